@@ -621,3 +621,13 @@ def test_score_release_audits_dpsvi_and_hdp_lda(docs, tmp_path, capsys, trainer,
     e = json.loads((tmp_path / "a" / "audit.json").read_text())["empirical_epsilon"]
     assert e["relation"] == relation and e["n_canaries"] == 100
     assert e["epsilon_lower_bound"] >= 0 and e["releases_scored"] >= 2
+
+
+def test_the_audit_help_states_the_library_bounds():
+    """cli/audit.py keeps copies of the audit's bounds for its help (the library loads numpy at start-up)."""
+    from dptopic.attacks import audit as library
+    from dptopic.cli import audit
+
+    assert (audit.COVERAGE_LIMIT, audit.MAX_SHADOWS, audit.ONE_RUN_CANARIES) == (
+        library.COVERAGE_LIMIT, library.MAX_SHADOWS, library.ONE_RUN_CANARIES)
+    assert audit.parse_set is library.parse_settings        # an old name, found in the library when read

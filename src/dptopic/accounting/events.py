@@ -296,7 +296,7 @@ LOCAL_DOCUMENT_RELATION = ("any two documents of one contributor (local DP: ever
 
 def check_f(f) -> float:
     if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
-        raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
+        raise ParameterError("invalid {f=}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).", "f", f)
     if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
         raise ParameterError("invalid {f=}: so small a flip parameter gives eps_word above {top:g} per word, which"
                              " protects nothing; give {f} >= {least:.3g} or use --epsilon-word.", "f", f,

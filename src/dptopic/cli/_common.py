@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import importlib
 import math
+import secrets
 import sys
 
 from ..errors import DPTopicError
@@ -78,7 +79,6 @@ def words_or(*keywords: str):
         return n
 
     return parse
-DEFAULT_MAX_VOCAB = 1000
 NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word: corpus.corpus.NO_CAP (a copy: CLI imports stay light)
 
 
@@ -271,6 +271,18 @@ def corpus_from_args(a):
 
 
 
+def moved(names: dict):
+    """A module ``__getattr__`` (PEP 562) for names that moved to the library (``{"old": "dptopic.pkg.mod:new"}``): an
+    old import keeps working, and the library module (which may load numpy) loads only when one is read."""
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module has no attribute {name!r}")
+        module, _, attr = names[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    return __getattr__
+
+
 class ExitStatus(int):
     """What a command function returns to end with a status of its own (``privacy verify``'s 3); any other return
     value is ignored and a command that returns ends with 0."""
@@ -321,8 +333,6 @@ def experiment_seed(a, console) -> int:
     """The experiment's seed: ``--seed``, or a fresh one from the OS that is printed so the run can be
     repeated. Experiments are reproductions on public benchmark corpora; they release no model."""
     if a.seed is None:
-        import secrets
-
         a.seed = secrets.randbelow(2**31)
         console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
     return a.seed

@@ -14,7 +14,6 @@ Only parameters the command set from a flag are mapped: a name the user typed hi
 from __future__ import annotations
 
 import functools
-import re
 from contextlib import contextmanager
 
 from ..errors import DPTopicError, ParameterError
@@ -29,67 +28,36 @@ FORMAT_FLAG = {"format": "--format"}
 # HDP-LDA with --clip: eps_I follows from the clip bound (--epsilon-inherent is the other way to set it)
 FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
 
-# A value after ``name=`` in a line that is not yet a ParameterError: a quoted string, or a token up to a space, ``:``,
-# ``;``, ``,``, ``)`` or a closing full stop.
-_VALUE = r"(?P<value>'[^']*'|\"[^\"]*\"|[^\s:;,()]+?)(?=[\s:;,)]|\.\s|\.$|$)"
-
-
-def _flag_value(flag: str, value: str) -> str:
-    if value == "None":
-        return f"no {flag}"
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        value = value[1:-1]
-    return f"{flag} {value}"
-
-
-def _unstructured(message: str, names: dict) -> str:
-    """A bridge for the library's refusals that are not yet a :class:`ParameterError` (a plain
-    :class:`DPTopicError` that names a parameter in its text): ``name=VALUE`` read as ``--flag VALUE`` and a bare
-    ``snake_case`` name as ``--flag``. It rewrites names only, never a sentence; each raise site it serves is to
-    become a ParameterError (then it is not called)."""
-    text = str(message)
-    for name in sorted(names, key=len, reverse=True):
-        flag = names[name]
-        if isinstance(flag, tuple):         # (the name alone, the name with its value): ParameterError's
-            flag = flag[0]
-        text = re.sub(rf"(?<![\w\-./'\"]){re.escape(name)}={_VALUE}",
-                      lambda m, flag=flag: _flag_value(flag, m.group("value")), text)
-        if "_" in name:
-            text = re.sub(rf"(?<![\w\-./'\"]){re.escape(name)}(?![\w\-=]|\.\w)", flag, text)
-        else:       # a single word is a name where a bound follows it: "give epsilon > 20"
-            text = re.sub(rf"(?<![\w\-./'\"]){re.escape(name)}(?= (?:>=|<=|>|<) )", flag, text)
-    if text != str(message):    # a flag given on the command line is never None: the API's "None or" is not for it
-        text = text.replace(" must be None or ", " must be ")
-    return text
-
 
 def flag_message(error: DPTopicError, names: dict) -> str:
-    """``error``'s line with each parameter of ``names`` (``{"n_words": "--n-words"}``) written as its flag."""
-    if isinstance(error, ParameterError):
-        return error.message(names)
-    return _unstructured(str(error), names)
+    """``error``'s line with each parameter of ``names`` (``{"n_words": "--n-words"}``) written as its flag; an error
+    that is not a :class:`ParameterError` names no parameter as data and keeps its line."""
+    if isinstance(error, FlagError):
+        return error.error.message({**names, **error.names})
+    return error.message(names) if isinstance(error, ParameterError) else str(error)
+
+
+class FlagError(DPTopicError):
+    """A :class:`ParameterError` written in flags; a :func:`flag_errors` around the one that wrote it may name more of
+    its parameters (a command's corpus flags around its trainer's)."""
+
+    def __init__(self, error: ParameterError, names: dict):
+        self.error, self.names = error, dict(names)
+        super().__init__(error.message(self.names))
 
 
 @contextmanager
 def flag_errors(names: dict):
-    """Write a :class:`~dptopic.errors.DPTopicError` raised inside the block in the flags ``names`` maps its
-    parameters to (:func:`flag_message`); ``main`` prints it as one line, exit status 2. The error keeps its class
-    where it can be made from one line."""
+    """Write a :class:`~dptopic.errors.ParameterError` raised inside the block in the flags ``names`` maps its
+    parameters to (:func:`flag_message`); ``main`` prints it as one line, exit status 2. Any other error goes out as
+    it came."""
     try:
         yield
-    except DPTopicError as e:
-        message = str(e)
-        new = flag_message(e, names)
-        if new == message:
+    except (FlagError, ParameterError) as e:
+        if flag_message(e, names) == str(e):
             raise
-        if isinstance(e, ParameterError):
-            err = DPTopicError(new)
-        else:
-            try:
-                err = type(e)(new)
-            except Exception:  # a subclass with another signature: the message is what the command line shows
-                err = DPTopicError(new)
-        raise err from e
+        original = e.error if isinstance(e, FlagError) else e
+        raise FlagError(original, {**names, **e.names} if isinstance(e, FlagError) else names) from original
 
 
 def with_flag_names(names: dict):

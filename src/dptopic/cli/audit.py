@@ -5,24 +5,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..attacks.audit import (COVERAGE_LIMIT, FREQUENCY_CUT_OVERLAP, MAX_SHADOWS, OLD_NAMES,  # noqa: F401 (old homes)
-                             ONE_RUN_CANARIES, PERSON_DOCUMENTS, RELEASE_CANARIES, SETTING_KEYS, check_renamed,
-                             model_reading, scale_note)
-from ..attacks.audit import parse_settings as parse_set  # noqa: F401 (its old name)
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console, print_table, user_args
+from ..reporting.terminal import audit_results_table, print_audit_summary
+from ._common import (DEFAULT_MAX_VOCAB, add_corpus_args, corpus_from_args, jobs_int, load_corpus, make_console, moved,
+                      positive_int, print_table, read_vocabulary, user_args)
 from ._flags import CORPUS_FLAGS, flag_errors
+
+# copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
+COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
+# the old homes of names that moved to dptopic.attacks.audit
+__getattr__ = moved({**{n: f"dptopic.attacks.audit:{n}" for n in (
+    "FREQUENCY_CUT_OVERLAP", "OLD_NAMES", "PERSON_DOCUMENTS", "RELEASE_CANARIES", "SETTING_KEYS", "check_renamed",
+    "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings",
+    "results_table": "dptopic.reporting.terminal:audit_results_table"})
 
 # how the library's audit settings are written on this command line
 NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterations", "alpha", "beta", "epsilon",
                                                   "delta", "confidence", "seed", "shadows", "targets", "canaries",
                                                   "canary_length", "canary_documents")}
-_FLAG_KEYS = SETTING_KEYS
 
 
 def _trainer_from_args(a):
     """The :class:`~dptopic.attacks.audit.AuditedProcedure` of ``--model`` or ``--algorithm``."""
-    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure
+    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure  # deferred: loads numpy
 
     if a.model is None:
         return trainer_procedure(a.algorithm, topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta,
@@ -45,6 +50,8 @@ def _prepared(a) -> bool:
 
 
 def _model_reading(model, a) -> dict:
+    from ..attacks.audit import model_reading      # deferred: the attacks load numpy
+
     return model_reading(model, _prepared(a))
 
 
@@ -53,7 +60,6 @@ def _audit_corpus(a, model):
     ``--model`` they are read into the saved model's vocabulary as ``dptopic evaluate`` reads them (only tokenised, in
     the vocabulary's own case), or in ``--vocabulary FILE`` restricted to the model's words; otherwise built from the
     corpus as ``train`` builds it. ``note`` says what the reading dropped (None when nothing)."""
-    from ._common import load_corpus, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     cuts = {"max_vocab": a.max_vocab, "min_df": a.min_df, "max_df": a.max_df, "stop_words": a.stop_words,
@@ -65,12 +71,10 @@ def _audit_corpus(a, model):
         if vocab is None:
             corpus = corpus_from_args(a)
             if a.max_vocab is None:     # the value used: train's default cut for a vocabulary built from text
-                cut = getattr(corpus, "_vocabulary_cut", None)
+                cut = getattr(corpus, "vocabulary_cut", None)
                 if cut:
                     cuts["max_vocab"] = cut["max_vocab"]
                 elif not _prepared(a):
-                    from ._common import DEFAULT_MAX_VOCAB
-
                     cuts["max_vocab"] = DEFAULT_MAX_VOCAB
                 if cuts["max_vocab"] is not None:
                     cuts["max_vocab_is"] = "the default (no --max-vocab given)"
@@ -88,7 +92,7 @@ def _audit_corpus(a, model):
         return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a))
-    from ..attacks.audit import restricted_to_model
+    from ..attacks.audit import restricted_to_model  # deferred: loads numpy
 
     corpus, note = restricted_to_model(model, reference, a.restrict, f"--vocabulary {a.vocabulary}", vocab.words)
     return corpus, note, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
@@ -98,9 +102,8 @@ def _audit_corpus(a, model):
 def _into_model(a, model):
     """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
     (:func:`~dptopic.attacks.audit.model_corpus_note`)."""
-    from ..attacks.audit import check_coverage, model_corpus_note
+    from ..attacks.audit import check_coverage, model_corpus_note  # deferred: loads numpy
     from ..attacks.coverage import outside_vocabulary_share
-    from ._common import load_corpus
 
     read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
     n_model = len(model.vocabulary_)
@@ -123,38 +126,6 @@ def _into_model(a, model):
     return corpus, model_corpus_note(model, corpus, reference, a.restrict), read
 
 
-def results_table(summaries: dict):
-    """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
-    of the non-member scores (fewer than 1/FPR of them) is shown as n/r."""
-    from rich.table import Table
-
-    models = any("auc_se_models" in s for s in summaries.values())
-    t = Table(title="Membership inference (higher = more leakage)",
-              caption="AUC ± its standard error over " + ("documents and shadow models" if models else
-                                                          "documents only (too few shadows for the models' part)")
-              + " (see docs/auditing.md)")
-    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
-        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
-                     min_width=max(len(n) for n in summaries) if col == "attack" else None)
-    from ..attacks.metrics import resolvable
-
-    def tpr(s, f):
-        n = s.get("n_nonmembers")
-        if n is not None and not resolvable(n, f):  # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
-            return "n/r"
-        return f"{s[f'tpr_at_fpr_{f:g}']:.3%}"
-
-    unresolved = False
-    for name, s in summaries.items():
-        row = [tpr(s, 0.01), tpr(s, 0.001)]
-        unresolved |= "n/r" in row
-        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", *row, f"{s['tpr_at_fpr_0']:.3%}")
-    if unresolved:
-        t.caption += ("; n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate"
-                      " (audit more documents or shadows to resolve it)")
-    return t
-
-
 _FLAG_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
               ("beta", ("beta", "eta")), ("delta", ("delta",)))
 
@@ -165,10 +136,10 @@ def audit_flag_names(a) -> dict:
     saved model fixes them, so only the corpus flags are mapped."""
     names = {**CORPUS_FLAGS, "vocabulary": "--vocabulary"}
     if a.model is None and a.algorithm is not None:
-        from ..models import ALGORITHMS
+        from ..models import ALGORITHMS  # deferred: loads numpy
 
         if a.algorithm in ALGORITHMS:
-            from ..attacks.lira import guarantee_epsilon_parameter
+            from ..attacks.lira import guarantee_epsilon_parameter  # deferred: loads numpy
 
             key = guarantee_epsilon_parameter(a.algorithm)
             if key is not None:
@@ -239,6 +210,7 @@ def _corpus_record(a, read: dict) -> dict:
 
 
 def _audit(a):
+    # deferred: the attacks and _io's bundles load numpy, which the command line's start-up must not
     from .. import attacks
     from .._io import check_output_folder, refuse_other_writer
     from ..attacks import audit as run
@@ -275,7 +247,7 @@ def _audit(a):
         console.print(f"[bold]audit[/] (one-run design, scored on the release): {head} {m:,} canary {unit}s"
                       + (f" of {K} documents" if unit == "person" else "")
                       + ", each included by a fair coin; one model trained")
-    scale = scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
+    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
     console.print(f"note: {scale}")
     if coverage:
         console.print(f"[yellow]note: {coverage}[/]")
@@ -285,30 +257,17 @@ def _audit(a):
         res = run.audit_lira(corpus, procedure, shadows=a.shadows, targets=a.targets, jobs=a.jobs,
                              verbose=0 if a.quiet else 1, **common)
         written = run.write_audit(a.out, res.to_json(), lira=res)
-        print_table(console, results_table(res.summaries))
-        return _print_summary(console, res.to_json(), written)
+        print_table(console, audit_results_table(res.summaries))
+        return print_audit_summary(console, res.to_json(), written)
     if design == "one-run":
         doc = run.audit_one_run(corpus, procedure, canaries=a.canaries, canary_length=a.canary_length, **common)
     else:
         doc = run.audit_release(corpus, procedure, canaries=m, canary_unit=unit, canary_documents=K, **common)
     written = run.write_audit(a.out, doc)
-    _print_summary(console, doc, written)
-
-
-_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consistent": "green", "verdict": "yellow"}
-
-
-def _print_summary(console, doc, written) -> None:
-    """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
-    from ..attacks.audit import summary_lines
-
-    for text, emphasis in summary_lines(doc, written):
-        console.print(text, style=_STYLES.get(emphasis), markup=False)
+    print_audit_summary(console, doc, written)
 
 
 def register(sub) -> None:
-    from ._common import jobs_int, positive_int
-
     p = sub.add_parser("audit", help="attack shadow models retrained with a model's training procedure (LiRA) and"
                                      " compare with its privacy claim")
     src = p.add_mutually_exclusive_group()

@@ -13,7 +13,7 @@ from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_f
 
 
 def _is_corpus(path) -> bool:
-    from ..corpus import Corpus
+    from ..corpus import Corpus  # deferred: loads numpy
 
     try:
         Corpus.load(path)
@@ -35,10 +35,10 @@ def _prepared_corpus(a):
 
 @with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary"})
 def cmd_corpus_prepare(a):
-    from .._io import check_output_file
+    from .._io import check_output_file  # deferred: loads numpy
 
     if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
-        from .._io import check_output_folder
+        from .._io import check_output_folder  # deferred: loads numpy
 
         out = Path(a.out)
         if out.suffix.lower() == ".npz" and not out.is_dir():   # a file's name for what will be a folder
@@ -53,14 +53,14 @@ def cmd_corpus_prepare(a):
             raise DPTopicError(f"--out {a.out!r}: a prepared corpus is a .npz file and is recognised by that name;"
                                f" write it as {str(suggestion)!r}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
-    from ..corpus.corpus import tokenising_progress
+    from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
     with tokenising_progress():
         corpus = _prepared_corpus(a)
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from .._io import mark_output_folder, unmark_failed_run
+        from .._io import mark_output_folder, unmark_failed_run  # deferred: loads numpy
         from ..backends import write_shards
 
         command = "corpus prepare --shards"
@@ -92,7 +92,7 @@ PRIVATE_STATS_WARNING = ("these statistics are computed from private documents a
 def _shard_summary(a):
     """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
-    from ..corpus.shards import ShardSet, folder_shards
+    from ..corpus.shards import ShardSet, folder_shards  # deferred: loads numpy
     from ..corpus.summary import shard_set_summary
 
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
@@ -111,9 +111,9 @@ def _shard_summary(a):
 
 @with_flag_names(CORPUS_FLAGS)
 def cmd_corpus_info(a):
-    from ..corpus.corpus import tokenising_progress
+    from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
-    from ..local.document import report_file_summary
+    from ..local.document import report_file_summary  # deferred: loads numpy
 
     reports = report_file_summary(a.corpus)
     if reports is not None:
@@ -127,7 +127,7 @@ def cmd_corpus_info(a):
     if not sharded:
         with tokenising_progress():
             corpus = corpus_from_args(a)
-        from ..corpus.summary import corpus_summary
+        from ..corpus.summary import corpus_summary  # deferred: loads numpy
 
         info = corpus_summary(corpus, a.top)
     private = bool(info.get("metadata", {}).get("private")) or a.private

@@ -13,7 +13,7 @@ from ._common import (add_common_experiment_args, epsilon_value, experiment_corp
 
 
 def cmd_hdp_utility(a):
-    from .. import experiments
+    from .. import experiments  # deferred: loads numpy
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -30,7 +30,7 @@ def cmd_hdp_utility(a):
 
 
 def cmd_topic_attack(a):
-    from .. import experiments
+    from .. import experiments  # deferred: loads numpy
 
     console = make_console()
     train, _ = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -57,19 +57,15 @@ def register_zhao_central(esub) -> None:
     t.set_defaults(func=cmd_topic_attack)
 
 
-def register_park_svi(esub) -> None:
-    from .svi import register_svi_experiment
-
-    register_svi_experiment(esub)
-
-
 # One registration function per paper's experiments, in the order --help lists them.
-from .experiment_manzonelli import register_manzonelli  # noqa: E402
+from .experiment_manzonelli import check_classifier_mia_args, check_lira_args, register_manzonelli  # noqa: E402
 from .fed import register_fedlda_experiment  # noqa: E402
 from .local import register_zhao_local  # noqa: E402
+from .secure_sum import register_experiment  # noqa: E402
+from .svi import register_svi_experiment  # noqa: E402
 
-EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, register_fedlda_experiment,
-               register_manzonelli]
+EXPERIMENTS = [register_zhao_central, register_zhao_local, register_svi_experiment, register_fedlda_experiment,
+               register_manzonelli, register_experiment]
 
 
 # The library parameters each experiment sets from its flags, for its errors (cli._flags).
@@ -99,17 +95,14 @@ def experiment_flag_names(name: str, a) -> dict:
 
 def _check_svi(a) -> None:
     """``experiment svi``: every (sigma, q) of the grid builds a valid DP-SVI before the corpus is read."""
-    from ..experiments.park_svi import check_svi_grid
+    from ..experiments.park_svi import check_svi_grid  # deferred: loads numpy
 
     check_svi_grid(a.sigmas, a.sampling_rates, n_topics=a.topics, n_epochs=a.epochs, clip=a.clip, delta=a.delta,
                    tau0=a.tau0)
 
 
-def _experiment_checks() -> dict:
-    """The argument checks each experiment makes before any work (before its folder is written or its corpus read)."""
-    from .experiment_manzonelli import check_classifier_mia_args, check_lira_args
-
-    return {"svi": _check_svi, "lira": check_lira_args, "classifier-mia": check_classifier_mia_args}
+# The argument checks each experiment makes before any work (before its folder is written or its corpus read).
+EXPERIMENT_CHECKS = {"svi": _check_svi, "lira": check_lira_args, "classifier-mia": check_classifier_mia_args}
 
 
 def _guard_out(name, func):
@@ -119,11 +112,12 @@ def _guard_out(name, func):
     earlier runs wrote that this one did not write again stay, listed as ``earlier``, and a run that fails leaves
     every file and listing as it was."""
     def run(a):
+        # deferred: loads numpy (the command line's start-up must not)
         from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run
         from ..experiments.measuring import MEASUREMENT_NOTE, measuring
 
         command = f"experiment {name}"
-        check = _experiment_checks().get(name)
+        check = EXPERIMENT_CHECKS.get(name)
         if check is not None:
             with flag_errors(experiment_flag_names(name, a)):
                 check(a)
@@ -187,9 +181,6 @@ def register(sub) -> None:
     esub = ex.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for reg in EXPERIMENTS:
         reg(esub)
-    from .secure_sum import register_experiment
-
-    register_experiment(esub)
     for name, p in esub.choices.items():
         p.add_argument("--overwrite", action="store_true",
                        help="write into an --out that dptopic commands wrote, over the files this run writes again;"

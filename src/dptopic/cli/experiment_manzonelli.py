@@ -5,16 +5,25 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..attacks.audit import MAX_SHADOWS
-from ..attacks.audit import parse_settings as parse_set
-from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
-from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
-                      unit_interval)
+from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
+                      make_console, moved, positive_float, positive_int, unit_interval)
+from .audit import MAX_SHADOWS
+
+# old homes (the library loads numpy, which the command line's start-up must not)
+__getattr__ = moved({"NOT_RESOLVED": "dptopic.experiments.manzonelli_lira:NOT_RESOLVED",
+                     "_tpr": "dptopic.experiments.manzonelli_lira:tpr_text"})
+
+
+def parse_set(items, flag):
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.attacks.audit.parse_settings`)."""
+    from ..attacks.audit import parse_settings     # deferred: the attacks load numpy
+
+    return parse_settings(items, flag)
 
 
 def check_lira_args(a) -> None:
     """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
-    from ..experiments.manzonelli_lira import check_lira_settings
+    from ..experiments.manzonelli_lira import check_lira_settings  # deferred: loads numpy
 
     check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
                         dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid, dp_params=parse_set(a.dp_set, "--dp-set"),
@@ -23,7 +32,7 @@ def check_lira_args(a) -> None:
 
 def check_classifier_mia_args(a) -> None:
     """``experiment classifier-mia``'s trainers, checked before the corpus is read or any folder written."""
-    from ..experiments.manzonelli_lira import check_classifier_trainers
+    from ..experiments.manzonelli_lira import check_classifier_trainers  # deferred: loads numpy
 
     check_classifier_trainers(a.algorithms)
 
@@ -47,8 +56,7 @@ def print_checks(console, checks: dict, untested: dict) -> None:
 
 
 def cmd_lira(a):
-    from ..experiments import manzonelli_lira as ml
-    from ._common import experiment_seed
+    from ..experiments import manzonelli_lira as ml  # deferred: loads numpy
 
     started = time.perf_counter()
     console = make_console()
@@ -78,8 +86,7 @@ def cmd_lira(a):
 
 
 def cmd_classifier_mia(a):
-    from ..experiments import manzonelli_lira as ml
-    from ._common import experiment_seed
+    from ..experiments import manzonelli_lira as ml  # deferred: loads numpy
 
     console = make_console()
     check_classifier_mia_args(a)
@@ -96,8 +103,6 @@ def cmd_classifier_mia(a):
 
 
 def register_manzonelli(esub) -> None:
-    from ._common import add_seed_arg
-
     p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
     p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path (default: 20newsgroups)")
     p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")

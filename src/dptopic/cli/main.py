@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import logging
 import sys
 import warnings
 
+from .. import __version__
 from ..errors import DPTopicError
-from . import audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, serve, train
+from . import _common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, serve, train
 
 # Command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = [train, refit, recommend, results, corpus, privacy, budget, experiment, local, audit, report, serve]
@@ -75,8 +77,6 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     ap = ArgumentParser(prog="dptopic", description="Differentially private topic models (LDA) and auditing.")
-    from .. import __version__
-
     ap.add_argument("--version", action="version", version=f"dptopic {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in COMMAND_GROUPS:
@@ -87,8 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
 def _run(argv) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
-    import logging
-
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     # the command's warning settings end with it (a caller of main() in the same process keeps its own)
     with warnings.catch_warnings():
@@ -107,17 +105,15 @@ def _run(argv) -> int:
 
 
 def _dispatch(a) -> int:
-    from ._common import ExitStatus, flush_notes, resolve_model_arg
-
-    flush_notes(show=False)
+    _common.flush_notes(show=False)
     try:
         from ..kernels import check_numba_threads     # numba's own check of NUMBA_NUM_THREADS is a traceback
 
         check_numba_threads()
-        resolve_model_arg(a)
+        _common.resolve_model_arg(a)
         rc = a.func(a)
     except DPTopicError as e:
-        flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
+        _common.flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`dptopic ... | head`): stop quietly, as a shell tool does
@@ -125,7 +121,7 @@ def _dispatch(a) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except (OSError, MemoryError) as e:
-        flush_notes(show=False)
+        _common.flush_notes(show=False)
         detail = getattr(e, "strerror", None) or str(e) or ("out of memory" if isinstance(e, MemoryError)
                                                              else type(e).__name__)
         if _scheduler_lost(a, e):     # distributed's: the scheduler went away mid-run
@@ -136,14 +132,14 @@ def _dispatch(a) -> int:
         print(f"error: {type(e).__name__}: {' '.join(str(detail).split())}{where}", file=sys.stderr)
         return 2
     except BaseException:
-        flush_notes(show=False)
+        _common.flush_notes(show=False)
         raise
     finally:
-        from .._io import release_output
+        from .._io import release_output  # deferred: loads numpy
 
         release_output()        # the --out folders this command held (claim_output)
-    flush_notes()
-    return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
+    _common.flush_notes()
+    return int(rc) if isinstance(rc, _common.ExitStatus) else 0     # a command may end with a status of its own
 
 
 def _scheduler_lost(a, e) -> bool:

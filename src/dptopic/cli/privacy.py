@@ -4,8 +4,11 @@ from __future__ import annotations
 import json
 import math
 
+from ..accounting.verify import rounded_up
 from ..errors import DPTopicError
-from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
+from ..reporting.terminal import print_verification
+from ._common import (ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float, positive_int,
+                      unit_interval, warn)
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
 from .local import plural
 
@@ -19,7 +22,6 @@ COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states i
 
 def _up(x: float) -> str:
     """An epsilon (an upper bound) shown at 6 significant digits, rounded up: never below the one computed."""
-    from ..accounting.verify import rounded_up
 
     return f"{rounded_up(x, 6):.6g}"
 
@@ -27,7 +29,6 @@ def _up(x: float) -> str:
 def _down(x: float) -> str:
     """A largest allowed value (an epsilon_L within a budget, a clip for an eps_I) at 6 significant digits, rounded
     down: using the figure shown never spends more than asked."""
-    from ..accounting.verify import rounded_up
 
     return f"{rounded_up(x, 6, down=True):.6g}"
 
@@ -37,9 +38,9 @@ _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n
 
 @with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations"})
 def cmd_privacy_inherent(a):
-    import numpy as np
+    import numpy as np  # deferred: loads numpy
 
-    from ..accounting import eps_related, eps_iter_static
+    from ..accounting import eps_iter_static, eps_related
 
     most = max(a.n_t, a.max_n_tprime)
     if a.cmax is not None and a.cmax > most:
@@ -68,7 +69,7 @@ def cmd_privacy_hdp(a):
 
 
 def _privacy_hdp(a):
-    from ..accounting import (hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace)
+    from ..accounting import hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace  # loads numpy
 
     if (a.clip is None) == (a.epsilon_inherent is None):
         raise DPTopicError("give exactly one of --clip or --epsilon-inherent.")
@@ -108,7 +109,7 @@ def _privacy_hdp(a):
 
 def _pairs(a, flag: str, zero_ok: bool):
     """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
-    from ..accounting.events import EPSILON_MAX
+    from ..accounting.events import EPSILON_MAX  # deferred: loads numpy
     from ..accounting.ledger import MAX_COUNT
 
     out = []
@@ -135,7 +136,7 @@ def _pairs(a, flag: str, zero_ok: bool):
 
 
 def cmd_privacy_compose(a):
-    from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
+    from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent  # deferred: loads numpy
 
     laplace, pure = _pairs(a, "laplace", False), _pairs(a, "pure", True)
     led = PrivacyLedger(unit=a.unit)     # the unit the figures are stated per: argparse allows COMPOSE_UNITS
@@ -161,6 +162,7 @@ _fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie
 
 @with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
+    # deferred: loads numpy (the command line's start-up must not)
     from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size
 
     if a.old_epsilon is not None:
@@ -185,8 +187,7 @@ def cmd_privacy_fed_report_words(a):
 
 
 def cmd_privacy_verify(a):
-    from ..reporting.terminal import print_verification
-    from ..reporting.verification import verify_saved_model
+    from ..reporting.verification import verify_saved_model  # deferred: loads numpy
 
     v = verify_saved_model(a.model)
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed

@@ -10,14 +10,14 @@ from ._common import (FORMATS, add_model_arg, make_console, owner_only_note, pos
 def __getattr__(name):
     """What the page reads moved to :mod:`dptopic.reporting.page`; the old names import from here still."""
     if name in ("MARKER", "AUDIT_FILE_LIMIT", "evaluate_on", "reference_note", "PERPLEXITY_LABEL"):
-        from ..reporting import page
+        from ..reporting import page  # deferred: loads numpy
 
         return getattr(page, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cmd_report(a):
-    from .. import load
+    from .. import load  # deferred: loads numpy
     from .._io import atomic_write_bytes, check_output_file
     from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page
 

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, _float_arg, _int_arg, add_model_arg, make_console, owner_only_note, read_into_model, refuse_show_unsupported,
-                      topic_support)
+from ._common import (FORMATS, _float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
+                      refuse_show_unsupported, topic_support)
 
 def _add_input_args(p, what: str) -> None:
     add_model_arg(p)
@@ -18,7 +18,7 @@ def _add_input_args(p, what: str) -> None:
 
 
 def _model_and_docs(a):
-    from .. import load
+    from .. import load  # deferred: loads numpy
 
     model = load(a.model)
     given = getattr(a, "id_field", None)
@@ -30,19 +30,14 @@ def _model_and_docs(a):
 DEFAULT_ID_FIELD = "id"     # transform's doc_id column: this JSONL field / CSV column when every record has it
 
 
-def __getattr__(name):
-    """The export's and the table's computations live in :mod:`dptopic.reporting.export`; imports from here keep
-    working."""
-    if name in ("pyldavis_data", "kept_words", "spread_summary", "export_privacy", "DOCUMENT_LEVEL", "SPREAD_WARNING",
-                "PRIVATE_INPUT_NOTE", "private_input_note", "THETA_NPY_FORMAT", "FORMULA_STARTS"):
-        from ..reporting import export
-
-        return getattr(export, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the export's and the table's computations live in dptopic.reporting.export; imports from here keep working
+__getattr__ = moved({n: f"dptopic.reporting.export:{n}" for n in (
+    "pyldavis_data", "kept_words", "spread_summary", "export_privacy", "DOCUMENT_LEVEL", "SPREAD_WARNING",
+    "PRIVATE_INPUT_NOTE", "private_input_note", "THETA_NPY_FORMAT", "FORMULA_STARTS")})
 
 
 def cmd_transform(a):
-    from ..reporting.export import check_theta_out, private_input_note, write_theta_table
+    from ..reporting.export import check_theta_out, private_input_note, write_theta_table  # deferred: loads numpy
 
     out = check_theta_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
@@ -57,7 +52,7 @@ def cmd_transform(a):
 
 
 def cmd_export(a):
-    from .._io import atomic_write_bytes, check_output_file
+    from .._io import atomic_write_bytes, check_output_file  # deferred: loads numpy
     from ..reporting.export import DOCUMENT_LEVEL, SPREAD_WARNING, kept_words, pyldavis_export
 
     def ours(p):
@@ -106,7 +101,7 @@ def cmd_export(a):
 
 
 def cmd_pull(a):
-    from ..service.client import ServiceClient, pull
+    from ..service.client import ServiceClient, pull  # deferred: loads numpy
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)

@@ -2,16 +2,20 @@
 (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import argparse
+
 from ..errors import DPTopicError
-from ..service.secure_client import person_bow  # noqa: F401 (its old home)
-from ..service.secure_client import state_path as secure_state_path  # noqa: F401 (its old name)
-from ..service.startup import SECURE_SUM_PEOPLE  # noqa: F401 (its old home)
-from ..service.startup import secure_sum_recommendation as recommend_note  # noqa: F401 (its old name)
+from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console, moved, positive_float, read_vocabulary
+
+# old homes and names (the service loads numpy, which the command line's start-up must not)
+__getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
+                     "secure_state_path": "dptopic.service.secure_client:state_path",
+                     "SECURE_SUM_PEOPLE": "dptopic.service.startup:SECURE_SUM_PEOPLE",
+                     "recommend_note": "dptopic.service.startup:secure_sum_recommendation"})
 
 
 def add_serve_flags(s) -> None:
     """The secure sum's flags of ``dptopic serve``."""
-    from ._common import positive_float
 
     s.add_argument("--unit", choices=("user",), default=None,
                    help="--report-kind secure-sum: the privacy unit, user (one person's documents)")
@@ -33,9 +37,8 @@ def refuse_secure_flags(a) -> None:
 
 
 def serve_secure_sum(a) -> None:
-    from ..service import startup
+    from ..service import startup  # deferred: loads numpy
     from ..service.config import read_token_file
-    from ._common import make_console, read_vocabulary
 
     startup.need_service_extra()
     vocab = read_vocabulary(a.vocabulary)
@@ -58,35 +61,29 @@ def serve_secure_sum(a) -> None:
 
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # deferred: loads numpy
     from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
-    from ..service.secure_client import take_part
-    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
+    from ..service.secure_client import person_bow, state_path, take_part
+    from ..service.status import secure_sum_lines
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
         raise DPTopicError(f"the server asks for epsilon {cfg['secure_sum']['epsilon']:g} per person, above your"
                            f" --max-epsilon {limit:g}{' (the default)' if a.max_epsilon is None else ''}: nothing"
                            " computed or sent.")
-    state = secure_state_path(a.state, str(cfg.get("round_id")))
+    state = state_path(a.state, str(cfg.get("round_id")))
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=limit, client=client,
                   contributor=a.contributor)
-    console = make_console()
-    if "left_out" in s:
-        console.print(f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed"
-                      " before this run took part); nothing of yours is in the sum.")
-        return
-    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
-    console.print(f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
-                  + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else ""))
+    for line in secure_sum_lines(s):
+        make_console().print(line)
 
 
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
-    from ..service.client import ServiceClient
+    from ..service.client import ServiceClient  # deferred: loads numpy
 
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
@@ -99,8 +96,6 @@ def maybe_submit_secure_sum(a) -> bool:
 
 
 def _share(text: str) -> float:
-    import argparse
-
     try:
         v = float(text)
     except ValueError:
@@ -126,11 +121,11 @@ def register_experiment(esub) -> None:
 
 
 def cmd_experiment(a) -> None:
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # deferred: loads numpy
     from ..service.client import ServiceClient
     from ..service.config import read_token_file
     from ..service.secure_client import secure_sum_experiment
-    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
+    from ..service.status import secure_sum_experiment_line
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")
@@ -141,11 +136,4 @@ def cmd_experiment(a) -> None:
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
     s = secure_sum_experiment(a.server, corpus, a.out, dropout=a.dropout, token=token, seed=a.seed, client=client)
-    make_console().print(
-        f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
-        f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
-        f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
-        f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
-        + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
-        + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
-        " (outside the guarantee: computed from the private documents).")
+    make_console().print(secure_sum_experiment_line(s))

@@ -1,21 +1,25 @@
 """``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
 from __future__ import annotations
 
+import argparse
+import logging
 import math
 
 from ..errors import DPTopicError
-from ..service.startup import (FED_DEFAULTS, check_body_limit, check_port_free, close_all,  # noqa: F401 (old homes)
-                               smallest_upload, warn_above_client_limit, warn_unreachable_vocabulary)
-from ..service.startup import need_service_extra as _need_service_extra  # noqa: F401 (its old name)
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
-                      read_vocabulary, unit_interval)
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, moved, positive_float,
+                      positive_int, read_vocabulary, unit_interval)
 from ._flags import flag_errors
+from .local import print_empty_note, print_no_pair_note
 from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
+from .secure_sum import add_serve_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
+
+# old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
+__getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
+    "FED_DEFAULTS", "check_body_limit", "check_port_free", "close_all", "smallest_upload", "warn_above_client_limit",
+    "warn_unreachable_vocabulary")}, "_need_service_extra": "dptopic.service.startup:need_service_extra"})
 
 
 def _port(text: str) -> int:
-    import argparse
-
     try:
         v = int(text)
     except ValueError:
@@ -28,15 +32,15 @@ def _port(text: str) -> int:
 def refuse_idle_flags(a) -> None:
     """Refuse, in one line, a flag given that has no effect with the others
     (:func:`dptopic.service.startup.refuse_idle_settings`)."""
-    from ..service.startup import refuse_idle_settings
+    from ..service.startup import refuse_idle_settings  # deferred: loads numpy
 
     refuse_idle_settings(vars(a), getattr(a, "_given", None))    # the flags written (cli.main's parser)
 
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file
-    from ..service.startup import serve_config
+    from ..service.config import read_token_file        # deferred: the service loads numpy
+    from ..service.startup import FED_DEFAULTS, serve_config
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
@@ -90,8 +94,6 @@ def serve_flag_names(a) -> dict:
 
 
 def cmd_serve(a):
-    from .secure_sum import refuse_secure_flags, serve_secure_sum
-
     if a.report_kind == "secure-sum":       # docs/secure_sum.md
         return serve_secure_sum(a)
     refuse_secure_flags(a)
@@ -100,24 +102,22 @@ def cmd_serve(a):
 
 
 def _serve(a):
-    from ..service import create_app, startup
+    from ..service import create_app, startup  # deferred: loads numpy
 
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
     startup.check_startup(cfg, a.fed_user_budget)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
-    sockets = check_port_free(a.host, a.port, keep=True)
+    sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         _serve_on(sockets, a, cfg, create_app)
     finally:
-        close_all(sockets)
+        startup.close_all(sockets)
 
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
-    import logging
-
-    from ..service.http import server_options
+    from ..service.http import server_options  # deferred: loads numpy
     from ..service.startup import banner, check_database, run_server
 
     probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
@@ -143,28 +143,31 @@ def _client_corpus(a):
 
 
 def cmd_submit(a):
-    from ..service.client import ServiceClient, default_state_folder, submit
-    from .secure_sum import maybe_submit_secure_sum
+    from ..service.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
 
     if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
         return
 
     corpus = _client_corpus(a)
-    state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
+    state = _state(a, default_state_folder)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
-    from .local import print_empty_note, print_no_pair_note
 
     n = s["n_documents"]
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
-    from ..service.status import submit_lines
+    from ..service.status import submit_lines  # deferred: loads numpy
 
     console = make_console()
     for line in submit_lines(s, a.server):
         console.print(line, markup=False)
+
+
+def _state(a, default_state_folder):
+    """``--state``: the folder given, none (``none``), or the default one."""
+    return default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
 
 
 def _limit(a) -> dict:
@@ -173,20 +176,17 @@ def _limit(a) -> dict:
 
 
 def cmd_fed_client(a):
-    from ..service.client import ServiceClient, default_state_folder, fed_participate
+    from ..service.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
 
     console = make_console()
     corpus = _client_corpus(a)
-    if a.state is None:
-        state = default_state_folder()
-    else:
-        state = None if a.state.strip().lower() == "none" else a.state
+    state = _state(a, default_state_folder)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
                         client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
                         **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    from ..service.status import fed_client_lines
+    from ..service.status import fed_client_lines  # deferred: loads numpy
 
     took_part, note = fed_client_lines(s)
     console.print(took_part, markup=False)
@@ -210,7 +210,6 @@ def _client_args(p):
 
 def _seconds_arg(text: str) -> float:
     """``serve --header-timeout`` and ``--database-timeout``: seconds in (0, 3600]."""
-    import argparse
 
     try:
         v = float(text)
@@ -297,7 +296,6 @@ def register(sub) -> None:
                    help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
                         " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
     s.add_argument("--quiet", action="store_true", help="no access log")
-    from .secure_sum import add_serve_flags
 
     add_serve_flags(s)
     s.set_defaults(func=cmd_serve)

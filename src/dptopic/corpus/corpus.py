@@ -328,31 +328,38 @@ NO_CAP = 2**31 - 1
 """A ``max_vocab`` at least this large keeps every word (the CLI's ``--max-vocab all``)."""
 
 
-def data_cut_of(corpus) -> str | None:
-    """The recorded cut, if any, that chose ``corpus``'s words by its own documents' counts (at build time or in a
-    later prune), as a phrase for an error; None when none did or none is recorded. DP set union needs its candidate
+def data_cuts(corpus) -> list:
+    """The recorded cuts that chose ``corpus``'s words by its own documents' counts (at build time or in a later
+    prune), as ``(where, parameter, value)`` (``("built with", "max_vocab", 4)``); empty when none did or none is
+    recorded. DP set union needs its candidate
     words to be each document's own, whatever the neighbouring corpus: a word cap binds on some corpus one document
     away even where it left nothing out of this one (a document with new words pushes the rarest out), and document
     frequency bounds move with one document too. So every finite ``max_vocab``, an integer ``min_df`` above 1, any
     fractional ``min_df`` above 0 (its count grows with the corpus) and any ``max_df`` but a fraction of at least 1
     counts."""
     if corpus.metadata.get(VOCABULARY_SOURCE) == "supplied":
-        return None                                     # the caller's word list, not chosen from these counts
+        return []                                       # the caller's word list, not chosen from these counts
     cuts = corpus.metadata.get(VOCABULARY_CUTS)
     if not isinstance(cuts, dict):
-        return None
+        return []
     found = []
     for where, c in (("built with", cuts), ("pruned with", cuts.get("pruned"))):
         if not isinstance(c, dict):
             continue
         max_vocab, min_df, max_df = c.get("max_vocab"), c.get("min_df"), c.get("max_df")
         if max_vocab is not None and max_vocab < NO_CAP:
-            found.append(f"{where} max_vocab={max_vocab}")
+            found.append((where, "max_vocab", max_vocab))
         if min_df is not None and (min_df > 1 if isinstance(min_df, int) else min_df > 0):
-            found.append(f"{where} min_df={min_df}")
+            found.append((where, "min_df", min_df))
         if max_df is not None and (isinstance(max_df, int) or max_df < 1):
-            found.append(f"{where} max_df={max_df}")
-    return ", ".join(found) or None
+            found.append((where, "max_df", max_df))
+    return found
+
+
+def data_cut_of(corpus) -> str | None:
+    """The recorded cut, if any, that chose ``corpus``'s words by its own documents' counts, as a phrase for an error
+    (``built with max_vocab=4``); None when none did or none is recorded (:func:`data_cuts`)."""
+    return ", ".join(f"{where} {name}={value}" for where, name, value in data_cuts(corpus)) or None
 
 
 def _is_number(v) -> bool:
@@ -412,6 +419,12 @@ class Corpus:
     @property
     def vocab_size(self) -> int:
         return len(self.vocabulary)
+
+    @property
+    def vocabulary_cut(self) -> dict | None:
+        """What a default ``max_vocab`` left out when the vocabulary was built from text (``max_vocab``, ``words``,
+        ``tokens_read``), or None when it left nothing out."""
+        return None if self._vocabulary_cut is None else dict(self._vocabulary_cut)
 
     @property
     def doc_lengths(self) -> np.ndarray:

@@ -12,7 +12,7 @@ import sys
 import zlib
 from pathlib import Path
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 
 def _read_csv(path, delimiter: str):
@@ -136,7 +136,8 @@ def _check_file(path) -> Path:
         raise DPTopicError("the corpus path is empty: give a file name.")
     path = Path(path)
     if path.is_dir():
-        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or format='dir' for a folder of .txt files.")
+        raise ParameterError("{path} is a folder, not a file: give a file, or {format=folder} for a folder of .txt files.",
+                             "format", path=repr(str(path)), folder="dir")
     if not path.is_file():
         if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
             raise DPTopicError(f"{str(path)!r} {not_a_regular_file(path) or 'is not a regular file'}: give a corpus"
@@ -380,6 +381,7 @@ def _refuse_binary(path, start: bytes) -> None:
     zipped = start[:4] == b"PK\x03\x04"
     if zipped or (b"\x00" in start and start[:-4].decode("utf-8", errors="replace").count("\ufffd") > 8):
         what = " (a zip archive, such as a corpus .npz that 'dptopic corpus prepare' writes)" if zipped else ""
-        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with"
-                           " format='npz' or format='auto' (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
+        raise ParameterError("{path} is a binary file{what}, not UTF-8 text: read a prepared .npz with {format=npz} or"
+                             " {format=auto} (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.",
+                             "format", path=repr(str(path)), what=what, npz="npz", auto="auto")
 

@@ -31,8 +31,8 @@ import numpy as np
 from .._validation import Int, IsNone, Options, Real, validate_params
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
-from ..errors import DPTopicError
-from .corpus import Corpus, data_cut_of
+from ..errors import DPTopicError, ParameterError
+from .corpus import Corpus, data_cuts
 from .vocabulary import Vocabulary
 from ..mechanisms.gaussian import gaussian_mechanism
 from ..mechanisms.laplace import laplace_with_scale
@@ -167,13 +167,15 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     order = DEFAULT_ORDER[mechanism] if order is None else order
     if order == "frequency" and mechanism == "gaussian":
         raise DPTopicError("order='frequency' (Carvalho et al.) is defined for the Laplace policy: use mechanism='laplace' or order='gopi'.")
-    cut = data_cut_of(corpus)
-    if cut is not None:
-        raise DPTopicError(f"DP set union needs every word of the documents as a candidate, and this corpus's words"
-                           f" were cut by their counts ({cut}): one document could push another's word off the list,"
-                           " which the guarantee does not cover. Keep every word: build it with max_vocab=None and"
-                           " no document-frequency bounds (CLI: train on the text itself, or prepare it with"
-                           " --max-vocab all).")
+    cuts = data_cuts(corpus)
+    if cuts:
+        fields = {f"cut{i}": value for i, (_, _, value) in enumerate(cuts)}
+        cut = ", ".join(f"{where} {{{name}=cut{i}}}" for i, (where, name, _) in enumerate(cuts))
+        raise ParameterError("DP set union needs every word of the documents as a candidate, and this corpus's words"
+                             " were cut by their counts (" + cut + "): one document could push another's word off the"
+                             " list, which the guarantee does not cover. Keep every word: build it with"
+                             " max_vocab=None and no document-frequency bounds (CLI: train on the text itself, or"
+                             " prepare it with --max-vocab all).", cuts[0][1], cuts[0][2], **fields)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
     scale = noise_scale(epsilon, delta, mechanism)

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
                     orange_header_rows, read_text_file)
 from .shard_folder import check_unfinished_shard_folder
@@ -382,9 +382,9 @@ def csv_records(path, text_column: str = "text", label_column: str | None = None
     if id_column is not None and id_column not in cols and not require_ids:
         id_column = None
     if text_column not in cols and cols and cols[0].lstrip().startswith("{"):
-        raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
-                           " file looks like JSON Lines; read it as JSONL (format='jsonl', or a name ending in"
-                           " .jsonl).")
+        raise ParameterError("{bad}: its first line is a JSON object ({first}), not a header: the file looks like JSON"
+                             " Lines; read it as JSONL ({format=jsonl}, or a name ending in .jsonl).", "format",
+                             bad=bad, first=_column_list(cols[:1]), jsonl="jsonl")
     for col in (text_column, label_column, id_column, user_column):
         if col is not None and col not in cols:
             hint = _other_delimiter(cols, delimiter)

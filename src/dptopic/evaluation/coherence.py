@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .topic_quality import _components, _reference_corpus, defined_mean, top_words
 
 
@@ -31,7 +31,8 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
     if components.shape[1] != corpus.vocab_size:
         raise DPTopicError(f"vocabulary mismatch: topics have {components.shape[1]} words, the corpus {corpus.vocab_size}.")
     if not (isinstance(top_n, (int, np.integer)) and not isinstance(top_n, bool) and 2 <= top_n <= components.shape[1]):
-        raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [2, {components.shape[1]}].")
+        raise ParameterError("invalid {top_n=}: must be an integer in [2, {most}].", "top_n", top_n,
+                             most=components.shape[1])
     if corpus.n_docs == 0 or corpus.n_tokens == 0:     # every topic would be undefined, with a warning blaming it
         raise DPTopicError("empty reference corpus: give held-out documents with words of the model's vocabulary.")
     B = (corpus.to_bow() > 0).astype(np.float64).tocsc()

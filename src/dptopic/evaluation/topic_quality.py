@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.window_counts import window_cooccurrence
 from ..corpus import Corpus, as_corpus
 from ..corpus.preprocess import warn_if_other_tokenizer
@@ -135,7 +135,8 @@ def top_words(components, top_n: int, least: int = 2, ranking=None) -> np.ndarra
     ranks by relevance (:func:`word_ranking`) or a ``ranking`` given, most relevant first."""
     comp = _components(components)
     if not (isinstance(top_n, (int, np.integer)) and least <= top_n <= comp.shape[1]):
-        raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [{least}, {comp.shape[1]}].")
+        raise ParameterError("invalid {top_n=}: must be an integer in [{least}, {most}].", "top_n", top_n,
+                             least=least, most=comp.shape[1])
     return np.argsort(-ranking_scores(components, ranking), axis=1, kind="stable")[:, :top_n]
 
 
@@ -304,8 +305,8 @@ def topic_diversity(components, top_n: int = 25) -> float:
     comp = _components(components)
     if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 1:
         # int() would read True as 1 and 2.5 as 2, and fail on NaN with a bare ValueError
-        raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer >= 1 (more than the {comp.shape[1]} words"
-                           " of the vocabulary reads them all).")
+        raise ParameterError("invalid {top_n=}: must be an integer >= 1 (more than the {words} words of the"
+                             " vocabulary reads them all).", "top_n", top_n, words=comp.shape[1])
     top_n = min(int(top_n), comp.shape[1])
     tops = top_words(components, top_n, least=1)
     return float(len(np.unique(tops)) / tops.size)

@@ -413,7 +413,7 @@ def _tpr_fpr(key: str) -> float | None:
 def _attack_cell(row: dict, key: str) -> str:
     """One cell of the attack table. A TPR is a percentage, as the terminal prints it; at an FPR below the
     resolution of the non-member scores (fewer than 1/FPR of them: no threshold has an FPR between 0 and it) it is
-    n/r, the terminal's rule (``cli.audit.results_table``)."""
+    n/r, the terminal's rule (``reporting.terminal.audit_results_table``)."""
     v, fpr = row.get(key), _tpr_fpr(key)
     if fpr is None:
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _fmt(v)

@@ -417,3 +417,45 @@ def print_verdict(console, s, out, files):
         console.print(f"The result {verdict} the paper's qualitative shape{note}: {checks}")
     console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
 
+
+def audit_results_table(summaries: dict):
+    """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
+    of the non-member scores (fewer than 1/FPR of them) is shown as n/r (what ``dptopic audit`` prints)."""
+    from rich.table import Table
+
+    models = any("auc_se_models" in s for s in summaries.values())
+    t = Table(title="Membership inference (higher = more leakage)",
+              caption="AUC ± its standard error over " + ("documents and shadow models" if models else
+                                                          "documents only (too few shadows for the models' part)")
+              + " (see docs/auditing.md)")
+    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
+        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
+                     min_width=max(len(n) for n in summaries) if col == "attack" else None)
+    from ..attacks.metrics import resolvable
+
+    def tpr(s, f):
+        n = s.get("n_nonmembers")
+        if n is not None and not resolvable(n, f):  # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
+            return "n/r"
+        return f"{s[f'tpr_at_fpr_{f:g}']:.3%}"
+
+    unresolved = False
+    for name, s in summaries.items():
+        row = [tpr(s, 0.01), tpr(s, 0.001)]
+        unresolved |= "n/r" in row
+        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", *row, f"{s['tpr_at_fpr_0']:.3%}")
+    if unresolved:
+        t.caption += ("; n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate"
+                      " (audit more documents or shadows to resolve it)")
+    return t
+
+
+_AUDIT_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consistent": "green", "verdict": "yellow"}
+
+
+def print_audit_summary(console, doc, written) -> None:
+    """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
+    from ..attacks.audit import summary_lines
+
+    for text, emphasis in summary_lines(doc, written):
+        console.print(text, style=_AUDIT_STYLES.get(emphasis), markup=False)

@@ -192,3 +192,27 @@ def fed_client_lines(s: dict) -> list[str]:
     return [f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
             f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.",
             s["note"]]
+
+
+def secure_sum_lines(s: dict) -> list[str]:
+    """What :func:`~dptopic.service.secure_client.take_part`'s summary ``s`` tells its contributor (the line
+    ``dptopic submit`` prints against a secure-sum server)."""
+    if "left_out" in s:
+        return [f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed before this"
+                " run took part); nothing of yours is in the sum."]
+    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
+    return [f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person"
+            f" (delta {s['delta']:g}) for the whole round."
+            + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else "")]
+
+
+def secure_sum_experiment_line(s: dict) -> str:
+    """The line ``dptopic experiment secure-sum`` prints of
+    :func:`~dptopic.service.secure_client.secure_sum_experiment`'s summary ``s``."""
+    return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
+            f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
+            f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
+            f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
+            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
+            + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
+            " (outside the guarantee: computed from the private documents).")
