@@ -120,11 +120,6 @@ def test_no_module_level_import_cycle():
     assert module_level_cycles("dptopic") == []
 
 
-CIRCLES_LEFT = []
-"""Circles through imports inside functions that are still to be broken (cli/ and models/ are being rewritten); an
-entry goes when its circle does, and none is added."""
-
-
 def test_no_package_has_an_import_circle_counting_imports_inside_functions():
     """Within a package the modules import one way, whether the import runs at module level or inside a function:
     ``corpus.py`` builds on ``records.py`` (the readers of each file format) and ``readers.py`` and ``shards.py`` build
@@ -132,7 +127,7 @@ def test_no_package_has_an_import_circle_counting_imports_inside_functions():
     pytest.importorskip("grimp")
     circles = import_cycles_within_packages("dptopic")
     assert not [c for c in circles if c[0].startswith("dptopic.corpus.")], circles
-    assert [c for c in circles if c not in CIRCLES_LEFT] == []
+    assert circles == []
 
 
 def _write_package(root: Path, files: dict) -> None:
