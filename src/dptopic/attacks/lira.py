@@ -266,7 +266,7 @@ def _fit(est, corpus: Corpus, rng: np.random.Generator):
 def sklearn_trainer(n_topics: int = 20, **params):
     """``train_fn`` with scikit-learn's ``LatentDirichletAllocation`` (default learning parameters unless
     given), as in Manzonelli et al.'s experiments; Φ = ``components_`` normalised by row."""
-    from sklearn.decomposition import LatentDirichletAllocation  # scikit-learn: heavy, loaded only when this runs
+    from sklearn.decomposition import LatentDirichletAllocation  # scikit-learn: heavy, loaded when used
 
     if isinstance(n_topics, bool) or not isinstance(n_topics, (int, np.integer)) or n_topics < 1:
         raise DPTopicError(f"invalid n_topics={n_topics!r}: give a whole number >= 1.")
@@ -554,7 +554,7 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
     targets' own training is not included, and ``targets_covered`` is False. ``({}, 0, False)`` when fewer than 3
     pairs, or fewer than 2 groups that can be left out, leave none to spare. ``advance``: called once per group (a
     progress bar's)."""
-    from sklearn.metrics import roc_auc_score  # scikit-learn: heavy, loaded only when this runs
+    from sklearn.metrics import roc_auc_score  # scikit-learn: heavy, loaded when used
 
     P = shadows.n_shadows // 2
     if P < 3:

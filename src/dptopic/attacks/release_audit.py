@@ -43,7 +43,8 @@ from ..errors import DPTopicError
 from ..mechanisms.observer import observing
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
 from ..corpus import Corpus, Vocabulary
-from .lira import (_check_corpus, _check_seed, claim_delta, claimed_epsilon, ONE_RUN_SEED_NOTE, quiet_shadow_warnings, shadow_claim, verdict)
+from .lira import (_check_corpus, _check_seed, claim_delta, claimed_epsilon, ONE_RUN_SEED_NOTE, quiet_shadow_warnings,
+                   shadow_claim, verdict)
 
 SUPPORTED = ("DocDPCooccurrence", "DocDPEM", "DPSVI", "HDPLDA")
 """The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of

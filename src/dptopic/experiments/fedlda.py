@@ -60,8 +60,8 @@ def task_corpora(task: str, max_docs: int | None = None, seed: int = 0):
 
 def classify(model, train, test, y_train, y_test, seed: int = 0) -> dict:
     """Logistic regression on fold-in document–topic proportions; precision, recall, F1, AUC on ``test``."""
-    from sklearn.linear_model import LogisticRegression  # scikit-learn: heavy, loaded only when this runs
-    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score  # scikit-learn: heavy, loaded only when this runs
+    from sklearn.linear_model import LogisticRegression  # scikit-learn: heavy, loaded when used
+    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score  # scikit-learn: heavy
 
     Xtr = model.transform(train, n_iter=40, burn_in=20, seed=seed)
     Xte = model.transform(test, n_iter=40, burn_in=20, seed=seed)

@@ -172,7 +172,7 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
     def _document_passes(self, X, vocabulary, client, user_ids=None):
         """:func:`~dptopic.models._document_source.document_source`, summed on the Dask cluster of ``client`` when
         one is given (``_execution`` says where the run went); nothing is spent here."""
-        from ._document_source import document_source  # looked up when called: tests patch document_source where it is defined
+        from ._document_source import document_source  # looked up when called: tests patch it at its source
 
         if client is not None and getattr(self, "unit", "document") == "user":
             raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"

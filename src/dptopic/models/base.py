@@ -459,7 +459,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """A secure fit checks, before it reads any data, that OpenDP (which draws its noise) imports: a missing
         OpenDP is then one line at once, not after a pass over the corpus."""
         if getattr(self, "secure", False) is True:
-            from ..mechanisms.laplace import require_opendp  # looked up when called: tests patch require_opendp where it is defined
+            from ..mechanisms.laplace import require_opendp  # looked up when called: tests patch it at its source
 
             require_opendp()
 

@@ -102,7 +102,7 @@ def fingerprint(X) -> str | None:
     (``content:`` and 16 hex digits); None for an input that cannot be read twice (an iterator, a function)."""
     import scipy.sparse as sp  # scipy.sparse: kept off this module's import (a light start)
 
-    from ..corpus import Corpus  # kept off start-up: corpus loads SciPy, numba
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(X, (str, os.PathLike)) and not (isinstance(X, str) and ("\n" in X or len(X) > 4096)) \
             and os.path.exists(X):

@@ -38,7 +38,7 @@ def public_counts(public_corpus, vocab) -> sp.csr_matrix:
     """The public documents as a documents x words count matrix over ``vocab``: a Corpus is matched by word (its words
     outside ``vocab`` dropped), a matrix must have one column per word. Refused in one line when empty or not
     counts."""
-    from ..corpus import Corpus  # kept off start-up: corpus loads numba
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(public_corpus, Corpus):
         X = public_corpus.restrict(list(vocab), drop_empty=True).to_bow()
@@ -66,7 +66,7 @@ MIN_FINGERPRINT_TOKENS = 5
 
 def _bags(docs, vocab) -> tuple:
     """``(csr, words)`` of a Corpus (its own words) or a documents x words count matrix (over ``vocab``)."""
-    from ..corpus import Corpus  # kept off start-up: corpus loads numba
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(docs, Corpus):
         return sp.csr_matrix(docs.to_bow()), [str(w) for w in docs.vocabulary.words]

@@ -417,7 +417,7 @@ def _attack_cell(row: dict, key: str) -> str:
     if fpr is None:
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _fmt(v)
     n = row.get("n_nonmembers")
-    from ..attacks.metrics import resolvable  # kept off start-up: attacks.metrics loads SciPy, numba
+    from ..attacks.metrics import resolvable  # start-up: attacks.metrics loads numba
 
     if fpr > 0 and isinstance(n, (int, float)) and not isinstance(n, bool) and not resolvable(n, fpr):
         return UNRESOLVED
@@ -434,7 +434,7 @@ _SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow m
 def _trainer_text(settings: dict) -> str | None:
     """The audited trainer's settings as ``Class: name = value, ...`` from ``settings["audited"]`` (an audit.json's
     ``trainer`` line of an earlier dptopic is a Python dict's repr); None where the audit does not record them."""
-    from ..attacks.provenance import settings_text  # kept off start-up: attacks.provenance loads SciPy, numba
+    from ..attacks.provenance import settings_text  # start-up: attacks.provenance loads numba
 
     audited = settings.get("audited")
     if not isinstance(audited, dict) or not isinstance(audited.get("params"), dict):
@@ -450,7 +450,7 @@ ONE_RUN_MODEL = "one model on the corpus and the canaries whose coin came up hea
 def _audited_text(settings: dict) -> str | None:
     """What the audit audited, in words, rebuilt from its record (``settings["audited"]``, ``["corpus"]``): the
     training procedure, by retraining shadow models, never the saved model itself; None without a record."""
-    from ..attacks.provenance import describe  # kept off start-up: attacks.provenance loads SciPy, numba
+    from ..attacks.provenance import describe  # start-up: attacks.provenance loads numba
 
     audited, corpus = settings.get("audited"), settings.get("corpus")
     if not isinstance(audited, dict) or not audited:

@@ -80,7 +80,7 @@ def without_copies_said(test, train, console, private: bool):
     """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
     were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
     line labels its sizes."""
-    from ..corpus import without_copies  # kept off start-up: corpus loads SciPy, numba
+    from ..corpus import without_copies  # start-up: corpus loads numba
 
     kept, n_left_out = without_copies(test, train)
     if n_left_out:
@@ -122,7 +122,7 @@ def topic_support(model):
 
 def support_summary(supported) -> str:
     """"K of N topics stand above the noise of the release (...)"."""
-    from .html import standing_text  # kept off start-up: reporting.html loads numpy
+    from .html import standing_text  # start-up: reporting.html loads numpy
 
     k, n = sum(bool(s) for s in supported), len(supported)
     text = standing_text(k, n)
@@ -141,7 +141,7 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     console = console or make_console()
     from rich.table import Table  # rich: loaded only to print
 
-    from ..evaluation.topic_quality import ranking_text, word_ranking  # kept off start-up: evaluation.topic_quality loads SciPy, numba
+    from ..evaluation.topic_quality import ranking_text, word_ranking  # start-up: evaluation.topic_quality loads numba
 
     supported, background = topic_support(model)
     # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
@@ -207,12 +207,12 @@ def print_privacy(report: dict, console=None):
         _dataset_row(t, report)
         _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
         return
-    from ..accounting.card import privacy_card  # kept off start-up: accounting.card loads numpy
+    from ..accounting.card import privacy_card  # start-up: accounting.card loads numpy
 
     headline = privacy_card(report, check=False)   # the card's rule: the trainer's own reasons first, then the vocabulary
     partial = (headline.get("guarantee_note") or ("partial: see scope" if headline["guarantee"] == "partial" else "")
                if headline["guarantee"] == "partial" else "")
-    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee  # kept off start-up: accounting.ledger loads numpy
+    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee  # start-up: accounting.ledger loads numpy
 
     if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
         t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
@@ -235,7 +235,7 @@ def print_privacy(report: dict, console=None):
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")
-        from ..accounting.card import PURE_METHOD  # kept off start-up: accounting.card loads numpy
+        from ..accounting.card import PURE_METHOD  # start-up: accounting.card loads numpy
 
         method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
         if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
@@ -294,7 +294,7 @@ def print_privacy(report: dict, console=None):
 def epsilon_cell(x) -> str:
     """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
     computed, as the privacy card does), anything else (an edited model.json) as it is."""
-    from ..accounting.card import epsilon_text  # kept off start-up: accounting.card loads numpy
+    from ..accounting.card import epsilon_text  # start-up: accounting.card loads numpy
 
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         return str(x)

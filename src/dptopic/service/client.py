@@ -261,8 +261,8 @@ def fed_settings(cfg: dict, server: str):
     """``(RRPConfig, report words)``: the FedLDA protocol of a server's ``/v1/config`` (``cfg["fed"]``), every field a
     participant reads checked (type and range, then that the protocol can run on the report words), with a one-line
     refusal that names the server and the key ``fed.NAME``."""
-    from ..federated import RRPConfig  # kept off start-up: federated loads SciPy, numba
-    from ..federated.client import check_config as check_protocol_config, protocol_value_rule  # kept off start-up: federated.client loads SciPy, numba
+    from ..federated import RRPConfig  # start-up: federated loads numba
+    from ..federated.client import check_config as check_protocol_config, protocol_value_rule  # start-up: loads numba
 
     fed = cfg.get("fed")
     if not isinstance(fed, dict):
@@ -371,7 +371,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     ``contributor`` is the one the server tallies (``contributor_from_server`` says so). ``replayed_reports``: those
     of ``reports`` the server had stored before (it stored nothing for them); ``stored_reports``: the rest. Without
     ``state`` every run randomizes anew under a fresh pseudonym."""
-    from ..corpus import Vocabulary  # kept off start-up: corpus loads SciPy, numba
+    from ..corpus import Vocabulary  # start-up: corpus loads numba
 
     limit = check_max_epsilon(max_epsilon)
     if contributor is not None and not codec.PSEUDONYM.fullmatch(str(contributor)):
@@ -785,7 +785,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         _read_state_file(Path(state), "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     client = client or ServiceClient(server)
     cfg = check_server_config(client.config(), client.server, "fed")
-    from ..corpus import Vocabulary  # kept off start-up: corpus loads SciPy, numba
+    from ..corpus import Vocabulary  # start-up: corpus loads numba
 
     rrp, report_words = fed_settings(cfg, client.server)
     vocab = Vocabulary(list(cfg["vocabulary"])[:report_words])  # FedLDA's report words

@@ -108,7 +108,7 @@ class ServiceConfig:
     }
 
     def __post_init__(self):
-        from ..corpus import Vocabulary  # kept off start-up: corpus loads SciPy, numba
+        from ..corpus import Vocabulary  # start-up: corpus loads numba
 
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
@@ -116,7 +116,7 @@ class ServiceConfig:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
         validate_params(vars(self), self._parameter_constraints)
 
-        from . import kinds  # kept off the command line's start (cli.serve imports this module)
+        from . import kinds  # off the CLI start: cli.serve imports this module
 
         kinds.get(self.report_kind).check_config(self)
         if not isinstance(self.database, str) or "://" not in self.database:
@@ -151,7 +151,7 @@ class ServiceConfig:
             if not 0 < self.fed_epsilon_per_entry <= EPSILON_MAX:
                 raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon_per_entry:g}: give a per-entry"
                                    f" epsilon in (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
-            from ..federated.client import rounds_to_no_entry  # kept off start-up: federated.client loads SciPy, numba
+            from ..federated.client import rounds_to_no_entry  # start-up: federated.client loads numba
 
             if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
                 raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"
@@ -166,7 +166,7 @@ class ServiceConfig:
     @property
     def fed_vocabulary(self):
         """The words FedLDA's reports range over: the vocabulary's first ``fed_report_words`` (all by default)."""
-        from ..corpus import Vocabulary  # kept off start-up: corpus loads SciPy, numba
+        from ..corpus import Vocabulary  # start-up: corpus loads numba
 
         n = self.fed_report_words
         return self.vocabulary if n is None or n >= len(self.vocabulary) else Vocabulary(self.vocabulary.words[:n])

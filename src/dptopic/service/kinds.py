@@ -183,7 +183,7 @@ class DocumentReports(ReportKind):
                 f" eps_doc = {(fmt_eps or fmt)(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
 
     def randomizer(self, vocabulary, config_doc):
-        from ..local import DocumentRandomizer  # kept off start-up: local loads SciPy, numba
+        from ..local import DocumentRandomizer  # start-up: local loads numba
 
         return DocumentRandomizer(vocabulary, config_doc["epsilon_doc"])  # the OS CSPRNG
 

@@ -309,7 +309,7 @@ def secure_sum_experiment(server: str, corpus, out, *, dropout: float = 0.1, tok
     beside a central user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned."""
-    from .._io import atomic_write_json  # looked up when called: tests patch atomic_write_json where it is defined
+    from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     client = client or ServiceClient(server, retries=3)
     cfg = client.get_json("/v1/config")
     s = simulate_round(server, person_bows(corpus), dropout, token, seed=seed, client=client)

@@ -405,7 +405,7 @@ class SecureRound:
             conn.execute(t_state.insert().values(key=f"sum{phase}", value=json.dumps(
                 {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "shares": len(uploaded)})))
             if phase == 0:
-                from ..models.secure_sum import released_words  # kept off start-up: models.secure_sum loads scikit-learn
+                from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
 
                 kept = released_words(self.plan, total, len(uploaded), self.cfg.n_topics)[0]
                 self._open_upload(conn, 1, sorted(uploaded), kept=[int(k) for k in kept])
@@ -415,7 +415,7 @@ class SecureRound:
                 self._model_doc = doc
 
     def _release(self, presence, cooc, shares) -> dict:
-        from ..models.secure_sum import secure_sum_topics  # kept off start-up: models.secure_sum loads scikit-learn
+        from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
 
         model = secure_sum_topics(self.plan, self.cfg.vocabulary, self.cfg.n_topics, presence, cooc, shares,
                                   {"round_id": self.round_id, "timings": self.timings})

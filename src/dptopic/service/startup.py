@@ -203,17 +203,17 @@ def smallest_upload(cfg) -> int:
     upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
     import numpy as np  # numpy: kept off this module's import (a light start)
 
-    from . import codec  # kept off the command line's start (cli.serve imports this module)
+    from . import codec  # off the CLI start: cli.serve imports this module
 
     fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
     V = cfg.vocab_size
     if cfg.report_kind == "document":
-        from ..local.document import DocumentReportSet, domain_size, subset_size  # kept off start-up: local.document loads SciPy, numba
+        from ..local.document import DocumentReportSet, domain_size, subset_size  # start-up: local.document loads numba
 
         k = subset_size(domain_size(V), float(cfg.epsilon_doc))
         one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
     else:
-        from ..local import ReportSet  # kept off start-up: local loads SciPy, numba
+        from ..local import ReportSet  # start-up: local loads numba
 
         one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
     return len(codec.encode_reports(one))
@@ -231,7 +231,7 @@ def check_body_limit(cfg) -> None:
     if cfg.fed_epsilon_per_entry is not None:
         # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
         # refuse as too large spends for nothing
-        from . import codec  # kept off the command line's start (cli.serve imports this module)
+        from . import codec  # off the CLI start: cli.serve imports this module
 
         words = len(cfg.fed_vocabulary)
         update = codec.fed_largest_update(codec.fed_config(cfg), words)
@@ -246,7 +246,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
     refusal: a contributor may raise the limit."""
-    from .client import DEFAULT_MAX_EPSILON as LIMIT  # kept off the command line's start (cli.serve imports this module)
+    from .client import DEFAULT_MAX_EPSILON as LIMIT  # off the CLI start: cli.serve imports this module
 
     asked = []
     if cfg.report_kind == "document":
@@ -270,8 +270,8 @@ def warn_unreachable_vocabulary(vocabulary) -> None:
     tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
     a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
     a refusal: the list is public and the server still works."""
-    from ..corpus.corpus import warn_unreachable_words  # kept off start-up: corpus.corpus loads SciPy, numba
-    from ..corpus.preprocess import Preprocessor  # kept off start-up: corpus.preprocess loads SciPy, numba
+    from ..corpus.corpus import warn_unreachable_words  # start-up: corpus.corpus loads numba
+    from ..corpus.preprocess import Preprocessor  # start-up: corpus.preprocess loads numba
 
     warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=CLIENT_STOP_WORDS))
 
@@ -280,8 +280,8 @@ def check_startup(cfg, fed_user_budget=None) -> None:
     """Everything a configuration is checked for before the port is taken or the database touched: FedLDA's settings
     for its vocabulary, the upload limit; then the warnings its contributors would meet."""
     if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
-        from ..federated.client import check_config  # kept off start-up: federated.client loads SciPy, numba
-        from . import codec  # kept off the command line's start (cli.serve imports this module)
+        from ..federated.client import check_config  # start-up: federated.client loads numba
+        from . import codec  # off the CLI start: cli.serve imports this module
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
     check_body_limit(cfg)
@@ -292,8 +292,8 @@ def check_startup(cfg, fed_user_budget=None) -> None:
 def check_database(cfg, allow_foreign_tables: bool = False):
     """The database checked before serving (other programs' tables, a bad URL, a newer schema, another vocabulary):
     one line each; the probing :class:`~dptopic.service.app.Service` (its trainer not started)."""
-    from .app import Service  # kept off start-up: service.app loads sqlalchemy, starlette
-    from .storage import foreign_tables  # kept off start-up: service.storage loads sqlalchemy
+    from .app import Service  # start-up: service.app loads sqlalchemy, starlette
+    from .storage import foreign_tables  # start-up: service.storage loads sqlalchemy
 
     foreign = foreign_tables(cfg.database)
     if foreign and not allow_foreign_tables:
@@ -325,7 +325,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     ``vocabulary``: its plan (:class:`~dptopic.federated.secure_sum.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth) and an upload limit that holds
     the round's largest upload. ``others``: the word-level server's report settings, refused when given."""
-    from ..federated.secure_sum import SecureSumPlan  # kept off start-up: federated.secure_sum loads SciPy, numba
+    from ..federated.secure_sum import SecureSumPlan  # start-up: federated.secure_sum loads numba
 
     if unit != "user":
         raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
@@ -342,7 +342,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
 def banner(cfg, url: str) -> str:
     """The line a server says as it starts: its vocabulary, reports, model, prior, FedLDA and admin settings (an
     epsilon shown rounded up) and ``url``."""
-    from .status import fmt_epsilon as eps  # kept off the command line's start (cli.serve imports this module)
+    from .status import fmt_epsilon as eps  # off the CLI start: cli.serve imports this module
 
     if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
         plan = cfg.plan

@@ -276,7 +276,7 @@ def _shards_of(corpus):
     if isinstance(corpus, (str, Path)):
         p = Path(corpus)
         if p.is_dir() and folder_shards(p):
-            from ..backends import training_source  # looked up when called: tests patch training_source where it is defined
+            from ..backends import training_source  # looked up when called: tests patch it at its source
 
             return training_source(p)
         raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.read_corpus reads a file) or a shard"
@@ -300,7 +300,7 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
         result.corpus = corpus
         _after_vocabulary(result, inputs)
         return _say(result, callback, "vocabulary")
-    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch restrict_to_private_vocabulary where it is defined
+    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     eps_v, delta_v = inputs.private_vocabulary
     secure = bool(getattr(result.model, "secure", False))
