@@ -12,6 +12,9 @@ import math
 import re
 
 from .ledger import NO_GUARANTEE, claims_no_guarantee
+from .verify import _mechanism, _same_mechanism, rounded_up, verify_report
+from .. import __version__
+from .group import group_privacy, GROUP_SIZES, replacement_epsilon
 
 CARD_SCHEMA = "dptopic-privacy-card/1"
 STRONG_EPSILON_LIMIT = 16.0
@@ -81,8 +84,6 @@ def _trust_model(trainer: str, report: dict) -> str:
 def ceil_epsilon(x, digits: int = 4):
     """``x`` rounded up at ``digits`` significant digits, so that an epsilon shown is never below the one computed
     (0.99994 reads 1, not 0.9999); None for anything but a finite number."""
-    from .verify import rounded_up
-
     x = finite_or_none(x)
     return None if x is None else rounded_up(x, digits)
 
@@ -183,8 +184,6 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
 
     ``check``: recompute the report's figures from the events it lists (``ledger_check``,
     :func:`~dptopic.accounting.verify.verify_report`)."""
-    from .. import __version__
-
     report = dict(report or {})
     eps, delta, which = claimed(report)
     private = bool(report.get("private")) and eps is not None
@@ -287,8 +286,6 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
             "rule": "group privacy: a document of L words is protected with L x epsilon",
             "examples": {str(L): eps * L for L in (10, 100, 1000)}}
     if check and report.get("private") is True:
-        from .verify import verify_report
-
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
     led = report.get("dataset_ledger")
@@ -366,8 +363,6 @@ def _group_figures(card: dict, report: dict) -> None:
     """The card's ``group_privacy`` (k units together, at the card's delta, computed from the events: never k x
     epsilon) and, per person, ``replacement`` (one person's documents replaced by another's); and, per person, the
     shared ids the guarantee does not cover."""
-    from .group import GROUP_SIZES, group_privacy, replacement_epsilon
-
     unit, delta = report.get("unit"), card["delta"]
     group = group_privacy(report, delta)
     if group is not None:
@@ -432,8 +427,6 @@ def planned_and_spent(report: dict) -> dict | None:
     sensitivity and noise, how many times it was planned and how many times the run spent its event (the report's
     ``events``; a baseline's, those of its partial ``count_release_epsilon``), and whether the two agree (``matches``: every planned release spent as often as planned and nothing
     spent that was not planned). None where the report states no plan."""
-    from .verify import _mechanism, _same_mechanism
-
     plan = report.get("plan")
     if not isinstance(plan, dict) or not isinstance(plan.get("releases"), list):
         return None
@@ -530,7 +523,6 @@ def fed_composition(report: dict) -> str | None:
     m, rounds = params.get("entries_per_round"), params.get("rounds")
     if e is None or not isinstance(m, int) or not isinstance(rounds, int):
         return None
-    from .ledger import claims_no_guarantee
 
     rule = params.get("exclusion")
     if rule == "none":

@@ -23,6 +23,7 @@ from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, bound_text, claim_text,
 from .one_run import check_canary_size, one_run_audit
 from .provenance import audited_model, audited_procedure, describe, settings_text
 from .release_audit import SUPPORTED, release_audit
+from ..corpus.preprocess import resolve_stop_words
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
 DEFAULT_SHADOWS = 64
@@ -276,8 +277,6 @@ def model_reading(model, prepared: bool) -> dict:
     recorded (or whose stop words were a file of the user's, recorded by name only, or a list given in Python), as far
     as its vocabulary tells: stop words dropped unless the vocabulary holds English stop words, text lower-cased unless
     it holds a capital letter. ``prepared``: the corpus is tokenised already (.npz or UCI)."""
-    from ..corpus.preprocess import resolve_stop_words
-
     reading = (getattr(model, "tokenizer_", None) or {}).get("reading")
     if isinstance(reading, dict) and isinstance(reading.get("stop_words"), str) \
             and not reading["stop_words"].startswith("a list of") and isinstance(reading.get("lowercase"), bool):

@@ -20,6 +20,7 @@ from ..errors import DPTopicError
 from ..evaluation import infer_theta
 from .lira import (_check_corpus, _check_seed, _check_train_fn, check_phi, outside_guarantee_label, phi_and_privacy,
                    shadow_claim)
+from ..models.dataset_charge import shadow_runs
 
 
 @dataclass
@@ -53,11 +54,10 @@ class TopicClassifier:
 
 def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, classes=None) -> TopicClassifier:
     """Fit the topic model with ``train_fn`` (as in :mod:`dptopic.attacks.lira`) and a classifier on θ."""
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # scikit-learn: heavy, loaded when used
 
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
-    from ..models.dataset_charge import shadow_runs
 
     with shadow_runs():     # a shadow's release goes on its own dataset of the ledger
         phi, priv = phi_and_privacy(train_fn(corpus, rng))
@@ -68,7 +68,7 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, c
     if len(np.unique(y)) < 2:
         # a random half of a small or skewed corpus may hold one class only: logistic regression cannot fit it (a
         # ValueError), and the classifier that sees one class predicts it with probability 1
-        from sklearn.dummy import DummyClassifier
+        from sklearn.dummy import DummyClassifier  # scikit-learn: heavy, loaded when used
 
         tc.clf = DummyClassifier(strategy="prior").fit(tc.features(corpus), y)
     else:
@@ -140,8 +140,8 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
 def _one_attack(corpus: Corpus, train_fn, test_size: float, n_shadows: int, rng: np.random.Generator,
                 verbose: int) -> dict:
     """One replicate of :func:`classifier_mia`, every draw from ``rng``."""
-    from sklearn.ensemble import GradientBoostingClassifier
-    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.ensemble import GradientBoostingClassifier  # scikit-learn: heavy, loaded when used
+    from sklearn.metrics import accuracy_score, f1_score  # scikit-learn: heavy, loaded when used
 
     train, test = corpus.train_test_split(test_size, seed=rng)
     classes = sorted(set(corpus.labels))
@@ -203,7 +203,7 @@ F1_BOOTSTRAP = 200
 
 def _f1_bootstrap_se(y_true, y_pred, rng, n_boot: int = F1_BOOTSTRAP) -> float:
     """Standard error of the macro F1 by a bootstrap over the test documents (its spread over resamples)."""
-    from sklearn.metrics import f1_score
+    from sklearn.metrics import f1_score  # scikit-learn: heavy, loaded when used
 
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     n = len(y_true)

@@ -33,7 +33,6 @@ from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
 from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_card
 from ..corpus import Corpus
-from ..errors import DPTopicError, UnknownParameterError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
@@ -41,6 +40,13 @@ from ..models.registry import TRAINERS, trainer_of
 from ..training import train as training_run
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
+from .. import __version__
+from ..accounting.verify import rounded_up
+from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
+from ..local import Randomizer
+from ..models import ALGORITHMS
+from ..models.base import OUTSIDE_GUARANTEE
+from ..models.lplda import LocalReportsModel
 
 SD_FLOOR = 1e-8
 
@@ -74,8 +80,6 @@ def make_estimator(algorithm, seed=None, **params):
     Only the estimator interface is assumed (``fit``, ``components_``, optionally
     ``privacy_``); ``seed`` and ``verbose=0`` are passed when the class accepts them.
     """
-    from ..models import ALGORITHMS
-
     if isinstance(algorithm, str):
         if algorithm not in ALGORITHMS:
             raise DPTopicError(f"unknown algorithm {algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
@@ -123,8 +127,6 @@ def epsilon_parameter(algorithm, required=True):
     """The name of a trainer's privacy parameter: ``epsilon``, ``epsilon_laplace`` (HDP-LDA, per iteration),
     ``epsilon_word`` (LP-LDA, OLP-LDA), ``epsilon_per_entry`` (FedLDA) or ``paper_epsilon`` (CDP-LDA, CDP-LDA+);
     ``epsilon`` also for a trainer calibrated from a total budget by ``from_budget`` (DP-SVI)."""
-    from ..models import ALGORITHMS
-
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
     names = inspect.signature(cls.__init__).parameters if cls is not None else {}
     entry = trainer_of(cls) if cls is not None else None
@@ -145,8 +147,6 @@ def guarantee_epsilon_parameter(algorithm):
     a total (DP-SVI's ``from_budget``); ``epsilon_word`` for the local trainers (the whole guarantee per word); None
     for a trainer that claims no guarantee (CDP-LDA's ``paper_epsilon`` is the paper's figure, not a guarantee) or
     has no privacy parameter."""
-    from ..models import ALGORITHMS
-
     key = epsilon_parameter(algorithm, required=False)
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
     entry = trainer_of(cls) if cls is not None else None
@@ -172,8 +172,6 @@ def not_audited_reason(name: str) -> str:
 
 def estimator_trainer(algorithm, **params):
     """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
-
-    from ..models import ALGORITHMS
 
     if isinstance(algorithm, str) and algorithm in NOT_AUDITED or \
             isinstance(algorithm, type) and algorithm.__name__ in NOT_AUDITED.values():
@@ -211,8 +209,6 @@ SHADOW_WARNING_MESSAGES = (r".*already used by an earlier private fit", r".*trai
 
 
 def _shadow_filters() -> list:
-    from ..errors import DataVocabularyWarning, SeededNoiseWarning, SmallCorpusWarning
-
     return ([("ignore", None, c, None, 0) for c in (SeededNoiseWarning, DataVocabularyWarning, SmallCorpusWarning)]
             + [("ignore", re.compile(m, re.I), UserWarning, None, 0) for m in SHADOW_WARNING_MESSAGES])
 
@@ -246,11 +242,8 @@ LOCAL_DEFAULT_EPSILON_WORD = 3.0
 def _fit(est, corpus: Corpus, rng: np.random.Generator):
     """Fit ``est`` on ``corpus``; a local-DP estimator (LP-LDA, OLP-LDA) is audited as the whole pipeline:
     the contributors' randomizer on every document, then the server's estimator on the reports."""
-    from ..models.lplda import LocalReportsModel
-
     if not isinstance(est, LocalReportsModel):     # a shadow's run: dptopic.train's checks and fit, nothing held out
         return training_run(corpus, model=est, test_size=0, metrics=False).model
-    from ..local import Randomizer
 
     f = est._expected_f()
     if f is None:
@@ -273,7 +266,7 @@ def _fit(est, corpus: Corpus, rng: np.random.Generator):
 def sklearn_trainer(n_topics: int = 20, **params):
     """``train_fn`` with scikit-learn's ``LatentDirichletAllocation`` (default learning parameters unless
     given), as in Manzonelli et al.'s experiments; Φ = ``components_`` normalised by row."""
-    from sklearn.decomposition import LatentDirichletAllocation
+    from sklearn.decomposition import LatentDirichletAllocation  # scikit-learn: heavy, loaded when used
 
     if isinstance(n_topics, bool) or not isinstance(n_topics, (int, np.integer)) or n_topics < 1:
         raise DPTopicError(f"invalid n_topics={n_topics!r}: give a whole number >= 1.")
@@ -561,7 +554,7 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
     targets' own training is not included, and ``targets_covered`` is False. ``({}, 0, False)`` when fewer than 3
     pairs, or fewer than 2 groups that can be left out, leave none to spare. ``advance``: called once per group (a
     progress bar's)."""
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # scikit-learn: heavy, loaded when used
 
     P = shadows.n_shadows // 2
     if P < 3:
@@ -639,8 +632,6 @@ SEEDED_NOTE = ("the audited model was trained with an explicit seed, so its nois
 
 def outside_guarantee_label() -> str:
     """The label of every figure an attack computes from the audited documents (they are the private data)."""
-    from ..models.base import OUTSIDE_GUARANTEE
-
     return OUTSIDE_GUARANTEE
 
 
@@ -733,8 +724,6 @@ def claim_text(eps) -> str:
 
 def bound_text(bound) -> str:
     """An empirical lower bound for display, rounded down at 3 significant digits (never shown larger than it is)."""
-    from ..accounting.verify import rounded_up
-
     b = finite_or_none(bound)
     return "inf" if b is None and bound is not None and float(bound) > 0 else f"{rounded_up(b or 0.0, 3, down=True):.3g}"
 
@@ -760,8 +749,6 @@ def verdict(claim: dict, bound: float) -> tuple[str, str]:
 
 
 def dptopic_version() -> str:
-    from .. import __version__
-
     return str(__version__)
 
 
@@ -930,8 +917,6 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                       f"scoring the attacks ({T} targets x {shadows.members.shape[1]:,} documents)", verbose) as bar:
         res = _score(corpus, train_fn, shadows, n_targets, T, seed, confidence, claim, lambda: bar.advance(1))
     if res.settings.get("small_audit"):     # after the bar, so that the line is not drawn over
-        from ..errors import SmallCorpusWarning
-
         warnings.warn(res.settings["small_audit"], SmallCorpusWarning, stacklevel=2)
     return res
 

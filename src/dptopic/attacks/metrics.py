@@ -43,7 +43,7 @@ def _check(scores, labels):
 
 def roc(scores, labels):
     """``(fpr, tpr, thresholds)`` of the ROC curve (scikit-learn's ``roc_curve``, all points kept)."""
-    from sklearn.metrics import roc_curve
+    from sklearn.metrics import roc_curve  # scikit-learn: heavy, loaded when used
 
     s, y = _check(scores, labels)
     return roc_curve(y, s, drop_intermediate=False)
@@ -293,7 +293,7 @@ def summarize(scores, labels, groups=None, n_boot: int = AUC_BOOTSTRAP, seed=Non
     (:func:`auc_bootstrap_se`, ``n_boot`` resamples from ``seed``), as pooled attack scores need; without it the
     standard error is Hanley & McNeil's, which assumes independent scores. ``auc_se_method`` names the estimator.
     """
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # scikit-learn: heavy, loaded when used
 
     s, y = _check(scores, labels)
     fpr, tpr, _ = roc(s, y)
@@ -313,16 +313,16 @@ def summarize(scores, labels, groups=None, n_boot: int = AUC_BOOTSTRAP, seed=Non
 
 def plot_roc(curves: dict, path, title: str = "ROC (log-log)", private: bool = False) -> Path:
     """Write a log–log ROC plot: ``curves`` maps a name to ``(scores, labels)``; ``private``: owner-only (0600)."""
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
-    from .._io import save_fig
+    from .._io import save_fig  # looked up when called: tests patch it at its source
 
     if not isinstance(curves, dict) or not curves:
         raise DPTopicError("plot_roc needs at least one curve: give {name: (scores, labels)}.")
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import roc_auc_score  # scikit-learn: heavy, loaded when used
 
     fig, ax = plt.subplots(figsize=(5, 5))
     lo = 1.0

@@ -29,9 +29,14 @@ import math
 
 import numpy as np
 from scipy.stats import binom
+import io
 
 from ..corpus import Corpus
 from ..errors import DPTopicError
+from ..kernels.em import document_statistic
+from ..models.dataset_charge import shadow_runs
+from .lira import (_check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta, claim_relation,
+                   claimed_epsilon, ONE_RUN_SEED_NOTE, phi_and_privacy, shadow_claim, unit_covers_document, verdict)
 
 EPSILON_MAX = 60.0
 """The bisection's upper end: beyond it ``q = e^ε/(e^ε+1)`` is 1 to double precision."""
@@ -205,10 +210,6 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     ``delta``, ``relation`` (``add_remove``), ``claimed_privacy``, ``verdict``, ``verdict_note``, ``design`` and
     ``note`` (what the confidence covers).
     """
-    from ..kernels.em import document_statistic
-    from .lira import (ONE_RUN_SEED_NOTE, _check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta,
-                       claim_relation, claimed_epsilon, phi_and_privacy, shadow_claim, unit_covers_document, verdict)
-
     _check_corpus(corpus)
     m = _whole("n_canaries", n_canaries, 2)
     L = _whole("canary_length", canary_length, 1)
@@ -233,7 +234,6 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     rng_canary, rng_train, rng_guess = (np.random.default_rng(s) for s in root.spawn(3))
     canaries = make_canaries(corpus, m, L, rng_canary, wpc)
     coins = rng_canary.integers(0, 2, size=m) * 2 - 1          # drawn after the canaries were written
-    from ..models.dataset_charge import shadow_runs
 
     with shadow_runs():     # the audited run goes on its own dataset of the ledger, never the user's
         fitted = train_fn(_with_canaries(corpus, canaries, coins > 0), rng_train)
@@ -273,15 +273,13 @@ def bound_figure(audit: dict) -> bytes | None:
     --design one-run`` writes): the bound at the stated confidence, what an ideal audit of the release's noise expects
     from as many canaries (``--score release``), and the claimed epsilon as a line. None when the audit holds no bound.
     ``dptopic report --audit`` embeds it."""
-    import io
-
     emp = audit.get("empirical_epsilon") if isinstance(audit, dict) else None
     if not isinstance(emp, dict) or not isinstance(emp.get("epsilon_lower_bound"), (int, float)):
         return None
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     claim = (audit.get("claimed_privacy") or {}).get("epsilon")
     unit = emp.get("canary_unit", "document")

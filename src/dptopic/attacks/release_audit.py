@@ -39,10 +39,12 @@ import math
 
 import numpy as np
 
-from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..mechanisms.observer import observing
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
+from ..corpus import Corpus, Vocabulary
+from .lira import (_check_corpus, _check_seed, claim_delta, claimed_epsilon, ONE_RUN_SEED_NOTE, quiet_shadow_warnings,
+                   shadow_claim, verdict)
 
 SUPPORTED = ("DocDPCooccurrence", "DocDPEM", "DPSVI", "HDPLDA")
 """The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of
@@ -71,8 +73,8 @@ NOTE = ("white-box: canaries scored on the released noisy statistic (co-occurren
 def expected_accuracy(mu: float, share: float) -> float:
     """The share of right guesses an audit expects when it guesses the top and bottom ``share`` of scores each way,
     every score unit normal and shifted by ``mu`` for an included canary (an ideal audit of a Gaussian release)."""
-    from scipy.optimize import brentq
-    from scipy.stats import norm
+    from scipy.optimize import brentq  # SciPy's optimisers: heavy, loaded only when solving
+    from scipy.stats import norm  # scipy.stats: heavy, loaded only when this runs
 
     t = brentq(lambda x: 0.5 * norm.sf(x - mu) + 0.5 * norm.sf(x) - share, -40.0, 40.0 + mu)
     return float(0.5 * norm.sf(t - mu) / share)
@@ -197,8 +199,6 @@ def _em_scores(audited, known, pairs, planned):
 def with_fresh_words(corpus: Corpus, documents: list, n_words: int) -> Corpus:
     """``corpus`` with ``n_words`` new words appended to its vocabulary (named so that none is a word of it) and the
     given documents (arrays of word ids, the new words numbered from ``corpus.vocab_size``) appended."""
-    from ..corpus import Vocabulary
-
     V = corpus.vocab_size
     words = list(corpus.vocabulary.words)
     taken = set(words)
@@ -341,8 +341,6 @@ class _Released(BaseException):
 
 
 def _fit(estimator, corpus: Corpus, seed: np.random.SeedSequence, observer):
-    from .lira import quiet_shadow_warnings
-
     est = type(estimator)(**{**estimator.get_params(), "seed": np.random.default_rng(seed)})
     with quiet_shadow_warnings(), observing(observer):
         try:
@@ -373,9 +371,6 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     ``canary_documents``, ``ideal_bound`` (what an ideal audit of this noise expects) and ``words_held`` (how many
     canary units had both words in the release).
     """
-    from .lira import (ONE_RUN_SEED_NOTE, _check_corpus, _check_seed, claim_delta, claimed_epsilon, shadow_claim,
-                       verdict)
-
     _check_corpus(corpus)
     name = type(estimator).__name__
     if name not in SUPPORTED or not hasattr(estimator, "get_params"):
@@ -467,8 +462,6 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
 def _result(m, coins, scores, mu, share, confidence, delta, claim, privacy, s_guess, canary_unit, K, held, noise,
             n_releases, seed, name, length=2):
     """The guesses fixed in advance, the bound and the verdict (:func:`release_audit`'s dict)."""
-    from .lira import ONE_RUN_SEED_NOTE, claim_delta, claimed_epsilon, shadow_claim, verdict
-
     person = canary_unit == "person"
     s = planned_share(m, mu, confidence) if share is None else float(share)
     k = max(1, int(s * m))

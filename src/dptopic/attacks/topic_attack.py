@@ -17,6 +17,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DPTopicError
+from ..corpus import Corpus
+from ..models.base import GibbsTopicModel
+from ..models.dataset_charge import shadow_runs
+from ..models.fedlda import FedLDA
+from ..models.lplda import LocalReportsModel
 
 
 class TopicAttack:
@@ -80,10 +85,6 @@ SUPPORTED = "LDA, CDPLDA, CDPLDAPlus and HDPLDA"
 def _check_model(model) -> None:
     """The attack reads the word-topic counts each iteration releases and the topic sampled for each token: only the
     central collapsed Gibbs samplers have both."""
-    from ..models.base import GibbsTopicModel
-    from ..models.fedlda import FedLDA
-    from ..models.lplda import LocalReportsModel
-
     if not isinstance(model, GibbsTopicModel) or isinstance(model, (LocalReportsModel, FedLDA)):
         raise DPTopicError(f"the topic-based attack supports the central collapsed Gibbs samplers ({SUPPORTED}), which"
                            " release word-topic counts and sample a topic for every token each iteration;"
@@ -93,8 +94,6 @@ def _check_model(model) -> None:
 def run_topic_attack(make_model, corpus, seeds=range(10), n_targets: int = 20, beta_a: float | None = None) -> AttackResult:
     """Train ``make_model(seed)`` on ``corpus`` once per seed while attacking ``n_targets`` tokens
     (``make_model`` builds one of the collapsed Gibbs samplers: LDA, CDPLDA, CDPLDAPlus, HDPLDA)."""
-    from ..corpus import Corpus
-
     if not isinstance(corpus, Corpus):
         raise DPTopicError(f"the attack needs a dptopic Corpus, got a {type(corpus).__name__}: build one with"
                            " Corpus.from_texts(texts).")
@@ -120,7 +119,6 @@ def run_topic_attack(make_model, corpus, seeds=range(10), n_targets: int = 20, b
         targets = choose_targets(corpus, n_targets, rng)
         atk = TopicAttack(targets, corpus.word_ids[targets], corpus.vocab_size,
                           beta_a=model.beta if beta_a is None else beta_a)
-        from ..models.dataset_charge import shadow_runs
 
         with shadow_runs():     # its own dataset of the ledger, never the user's
             model.fit(corpus, callback=atk)

@@ -21,6 +21,7 @@ import numpy as np
 from .._io import atomic_write_json
 from ..models import LDA, FedLDA
 from ._output import save_fig, write_csv
+from ..datasets import load_20newsgroups, load_sotu
 
 TASKS = {
     "20ng": ("20 Newsgroups sci.space vs sci.med", ("sci.space", "sci.med")),
@@ -38,8 +39,6 @@ POSTER_TABLE = {"SF": {"LDA": 0.798, "FedLDA_7.5": 0.771, "FedLDA_5.0": 0.738},
 
 def task_corpora(task: str, max_docs: int | None = None, seed: int = 0):
     """``(train, test, y_train, y_test)`` of one binary task (labels 1 = the first class)."""
-    from ..datasets import load_20newsgroups, load_sotu
-
     _, (pos, neg) = TASKS[task] if task in TASKS else TUNING_TASKS[task]
     if task != "sotu":
         tr = load_20newsgroups("train", max_vocab=None)
@@ -61,8 +60,8 @@ def task_corpora(task: str, max_docs: int | None = None, seed: int = 0):
 
 def classify(model, train, test, y_train, y_test, seed: int = 0) -> dict:
     """Logistic regression on fold-in document–topic proportions; precision, recall, F1, AUC on ``test``."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score
+    from sklearn.linear_model import LogisticRegression  # scikit-learn: heavy, loaded when used
+    from sklearn.metrics import f1_score, precision_score, recall_score, roc_auc_score  # scikit-learn: heavy
 
     Xtr = model.transform(train, n_iter=40, burn_in=20, seed=seed)
     Xte = model.transform(test, n_iter=40, burn_in=20, seed=seed)
@@ -218,9 +217,9 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
 
 
 def _plot(out, rows, ref):
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     def series(fig, model, x):
         pts = [(r[x], r[5], r[6]) for r in rows if r[0] == fig and r[1] == model]

@@ -24,6 +24,10 @@ from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator
 from ..errors import DPTopicError
 from ..evaluation import umass_coherence
 from .zhao_local import paper_shape
+from ..attacks.audit import lira_settings
+from ..attacks.classifier_mia import classifier_mia
+from ..attacks.lira import bound_text, NOT_AUDITED, not_audited_reason
+from ..models import ALGORITHMS
 
 
 # Every file these experiments write is computed from the attacked documents (the private data, outside the
@@ -59,10 +63,10 @@ def make_trainer(trainer: str, n_topics: int, cgs_iterations: int = 100):
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     return plt
 
@@ -178,7 +182,7 @@ def write_fig3(rows, out) -> list:
 def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
     """FDPTM inside one shadow: DP set union on the shadow's own documents, then the base trainer on the
     restricted corpus; Φ comes back over the full vocabulary (zero columns for unreleased words)."""
-    from ..models.fdptm import restrict_to_private_vocabulary
+    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     def train(corpus, rng):
         # the candidate words are the pool's, cut once before any shadow is drawn: for a shadow, whose documents are a
@@ -205,8 +209,6 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
                      verbose=1) -> dict:
     """Figs. 4-6: for each eps_V (and each eps_T when ``dp_algorithm`` is given): mean vocabulary size,
     mean UMass coherence of the shadow models on their private vocabularies, and online LiRA."""
-    from ..errors import DPTopicError
-
     if bool(eps_t_grid) != bool(dp_algorithm):
         raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
     if dp_algorithm:
@@ -520,8 +522,6 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
     ``se_method`` says which),
     :func:`fig7_shape`); each of :func:`chance_warnings` is warned (UserWarning) and kept in ``warnings``. Every file
     is written owner-only (0600): the figures are computed from the documents."""
-    from ..attacks.classifier_mia import classifier_mia
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -577,8 +577,6 @@ def check_lira_settings(*, shadows: int = 64, targets=None, private_vocabulary=N
                         eps_t_grid=None, dp_params=None, n_topics: int = 20) -> None:
     """The settings of :func:`lira_experiment` and :func:`fdptm_experiment` (as ``dptopic experiment lira`` writes
     them), checked before any corpus is read or folder written; the FDPTM sweep's private trainer is built once."""
-    from ..attacks.audit import lira_settings
-
     lira_settings(shadows, targets, names={"shadows": "--shadows", "targets": "--targets"})
     if (dp_algorithm or eps_t_grid or dp_params) and not private_vocabulary:
         raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
@@ -604,9 +602,6 @@ def check_topics_fit(vocab_size: int, trainer: str, topics: dict) -> None:
 
 def check_classifier_trainers(algorithms) -> None:
     """:func:`classifier_mia_experiment`'s trainers: each one the attack can train (not ``ldp-doc``)."""
-    from ..attacks.lira import NOT_AUDITED, not_audited_reason
-    from ..models import ALGORITHMS
-
     for algo in algorithms:
         if algo in NOT_AUDITED:
             raise DPTopicError(not_audited_reason(algo))
@@ -649,8 +644,6 @@ def tpr_text(v, digits: int = 2) -> str:
 def lira_lines(s: dict, n_shadows: int) -> list[str]:
     """The figures of :func:`lira_experiment`'s summary ``s`` as ``dptopic experiment lira`` prints them: each
     attack's AUC and TPRs, the empirical epsilon bound, the published figures beside this run's, its time."""
-    from ..attacks.lira import bound_text
-
     lines = [f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {tpr_text(v['tpr_at_fpr_0.01'])},"
              f" TPR@0.1% {tpr_text(v['tpr_at_fpr_0.001'])}" for name, v in s["attacks"].items()]
     if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):

@@ -23,6 +23,7 @@ from ..evaluation import cosine_matrix
 from ..models import DPSVI, OnlineVB
 from ._output import save_fig, write_csv
 from .zhao_local import paper_shape
+from ..errors import DPTopicError
 
 
 def _strong_sigma(eps, q, steps, delta, delta_step):
@@ -33,8 +34,6 @@ def check_svi_grid(sigmas, sampling_rates, n_topics=20, n_epochs=1.0, clip=10.0,
                    tau0=64.0, kappa=0.7) -> None:
     """A one-line error, before any training, when a point of the grid is not a valid DP-SVI (a sampling rate
     outside (0, 1], a delta outside (0, 1), too many steps, ...): each (sigma, q) is built and checked, none fitted."""
-    from ..errors import DPTopicError
-
     if not len(sigmas) or not len(sampling_rates):
         raise DPTopicError("the grid is empty: give at least one noise multiplier (sigmas) and one sampling rate.")
     for q in sampling_rates:
@@ -103,10 +102,10 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
     write_csv(out / f"svi_fig1_{name}.csv", header, rows)
 
     # ---- figure
-    import matplotlib
-    import matplotlib.ticker
+    import matplotlib  # matplotlib: heavy, loaded only to draw
+    import matplotlib.ticker  # matplotlib: heavy, loaded only to draw
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for i, q in enumerate(sampling_rates):

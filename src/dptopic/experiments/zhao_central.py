@@ -67,9 +67,9 @@ def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_top
         cdp.append(run("CDP-LDA+", e, lambda s: CDPLDAPlus(paper_epsilon=e, beta=beta, seed=s, **common)))
     _write_csv(out / "hdp_utility.csv", ["algorithm", "epsilon_laplace", "perplexity_mean", "perplexity_std"], rows)
 
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(eps_grid, hdp, "o-", label=f"HDP-LDA (eps_I={epsilon_inherent:g}, beta={beta_hdp:g})")
@@ -132,9 +132,9 @@ def topic_attack_experiment(corpus, out_dir, n_topics: int = 50, n_iter: int = 1
     _write_csv(out / "topic_attack.csv", ["algorithm", "iteration", "p_true_mean", "p_true_stderr", "top1"], rows,
                private=True)
 
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     it = np.arange(1, n_iter + 1)

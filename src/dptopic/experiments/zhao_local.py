@@ -25,9 +25,9 @@ from ._output import save_fig, write_csv
 
 
 def _plt():
-    import matplotlib
+    import matplotlib  # matplotlib: heavy, loaded only to draw
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: heavy, loaded only to draw
 
     return plt
 

@@ -29,7 +29,7 @@ def count_units(X: sp.csr_matrix):
     """``(norm_factor, theta_factor)`` per row of ``X``, as :func:`dptopic.kernels.docdp.count_units` gives them for a
     document: ``2^-600`` for a row whose largest count is above ``2^400``, ``2^600`` (the norm only) below
     ``2^-400``, else 1 (exact multiplications)."""
-    from ..kernels.docdp import BIG_COUNT, SMALL_COUNT, UNIT_SHIFT
+    from ..kernels.docdp import BIG_COUNT, SMALL_COUNT, UNIT_SHIFT  # start-up: kernels.docdp loads numba
 
     X = sp.csr_matrix(X)
     m = np.zeros(X.shape[0])

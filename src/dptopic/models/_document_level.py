@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import TransformerMixin
+import warnings
 
 from ..errors import DPTopicError, user_stacklevel
 from ..evaluation import perplexity as _perplexity
 from ..kernels.docdp import normalised_statistic, tokens_to_bow
 from .base import TopicModel
 from .registry import TRAINERS
+from ..backends import make_backend
+from ..backends.dask import check_client, n_workers
 
 SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
 GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"
@@ -34,8 +37,6 @@ LARGE_DELTA = 1e-3
 def warn_if_large_delta(delta) -> None:
     """delta is the chance that the guarantee fails outright; above 1e-3 that is rarely a choice anyone means."""
     if isinstance(delta, (int, float)) and delta > LARGE_DELTA:
-        import warnings
-
         warnings.warn(f"delta = {delta:g} is large: (epsilon, delta)-DP allows a delta chance that a document is exposed"
                       " outright; choose delta well below 1/(number of documents), e.g. 1e-5 or 1e-6.", UserWarning,
                       stacklevel=user_stacklevel())
@@ -162,19 +163,16 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
     def _cluster_client(self):
         """The Dask client of ``backend='dask'`` (checked: an open ``distributed.Client``), else None; a ``client``
         with another backend is refused. Called before anything is read or spent."""
-        from ..backends import make_backend
-
         if getattr(self, "backend", "threads") != "dask":
             make_backend(getattr(self, "backend", "threads"), 1, getattr(self, "client", None))  # refuses a client
             return None
-        from ..backends.dask import check_client
 
         return check_client(self.client)
 
     def _document_passes(self, X, vocabulary, client, user_ids=None):
         """:func:`~dptopic.models._document_source.document_source`, summed on the Dask cluster of ``client`` when
         one is given (``_execution`` says where the run went); nothing is spent here."""
-        from ._document_source import document_source
+        from ._document_source import document_source  # looked up when called: tests patch it at its source
 
         if client is not None and getattr(self, "unit", "document") == "user":
             raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"
@@ -186,7 +184,6 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
                 raise DPTopicError(f"{type(self).__name__}(backend='dask') reads a shard folder or a corpus in memory;"
                                    " mini-batches come from a function on this machine: write them as shards"
                                    " ('dptopic corpus prepare --shards N') or drop backend='dask'.")
-            from ..backends.dask import n_workers
 
             passes.on_cluster(client)
             self._execution = {"backend": "dask", "workers": n_workers(client), "shards": len(passes.blocks)}

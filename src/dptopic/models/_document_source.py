@@ -18,6 +18,8 @@ from ..corpus.corpus import user_ids_of
 from ..errors import DPTopicError
 from ..kernels.docdp import tokens_to_bow
 from .base import vocabulary_given
+from ..backends.dask import load_shard, map_shards, n_workers
+from ..kernels import make_shards
 
 
 def document_source(model, X, vocabulary, user_ids=None):
@@ -86,8 +88,6 @@ class DocumentPasses:
     def on_cluster(self, client, min_blocks: int | None = None) -> "DocumentPasses":
         """Sum on the Dask cluster of ``client`` from now on. A corpus in memory is cut into ``min_blocks`` blocks of
         documents (one per worker by default), sent with the tasks; shards are read by the workers themselves."""
-        from ..backends.dask import n_workers
-
         self.client = client
         if len(self.blocks) == 1 and not isinstance(self.blocks[0], str):
             self.blocks = split_bow(self.blocks[0], min_blocks or max(n_workers(client), 1))
@@ -98,8 +98,6 @@ class DocumentPasses:
         if self.client is None:
             parts = (_block_partial(bow, self.vocab, fn, args, kwargs) for bow in self())
         else:
-            from ..backends.dask import map_shards
-
             parts = map_shards(self.client, _block_partial, self.blocks, self.vocab, fn, args, kwargs,
                                on_worker=True)
         total, self.n_docs, self.n_entries = 0.0, 0, 0
@@ -112,8 +110,6 @@ class DocumentPasses:
 
 def split_bow(bow, n: int) -> list:
     """``bow`` cut into at most ``n`` blocks of whole documents, each with its own ``ptr`` from 0."""
-    from ..kernels import make_shards
-
     ptr, ids, cts = bow
     return [(ptr[s.doc_start:s.doc_stop + 1] - ptr[s.doc_start], ids[ptr[s.doc_start]:ptr[s.doc_stop]],
              cts[ptr[s.doc_start]:ptr[s.doc_stop]]) for s in make_shards(ptr, n) if s.doc_stop > s.doc_start]
@@ -124,8 +120,6 @@ def _block_bow(block, vocab: Vocabulary, on_worker: bool = False):
     if not isinstance(block, str):
         return block
     if on_worker:
-        from ..backends.dask import load_shard
-
         return corpus_bow(load_shard(block), vocab)
     return corpus_bow(Corpus.load(block), vocab)
 

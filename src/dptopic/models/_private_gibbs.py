@@ -13,6 +13,7 @@ from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
 from ..errors import DPTopicError
 from .base import GibbsTopicModel
 from .registry import GIBBS_SECURE
+from ..corpus import Corpus
 
 SEED_WARNING = ("an explicit seed was given: whoever knows it can regenerate every noise draw and the sampler's"
                 " coins and remove the noise, so the guarantee holds only while the seed stays secret. Use an"
@@ -57,7 +58,6 @@ class _PrivateGibbs(GibbsTopicModel):
         """``theta`` (one row per training document) with a uniform row put back for each input text or token list
         that reading dropped as empty (found by the names reading gave the documents it kept, ``doc<i>``)."""
         kept = getattr(self, "_kept_doc_ids", None)
-        from ..corpus import Corpus
 
         # texts or token lists (a list, an array or a column of strings); a Corpus's documents are the samples as given
         if kept is None or isinstance(X, Corpus) or not hasattr(X, "__len__") or getattr(X, "ndim", 1) != 1:

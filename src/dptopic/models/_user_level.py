@@ -14,6 +14,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import DPTopicError
+from ..accounting import DOCUMENT_RELATION
 
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
@@ -36,7 +37,7 @@ def user_bound_text(documents_per_user) -> str:
 def user_codes(user_ids, n_docs: int) -> np.ndarray:
     """One integer per document, the same for the documents of one person, from ``user_ids`` (one string per
     document; :func:`~dptopic.corpus.corpus.check_user_ids` refuses anything else in one line)."""
-    from ..corpus.corpus import check_user_ids
+    from ..corpus.corpus import check_user_ids  # start-up: corpus.corpus loads numba
 
     return person_codes(check_user_ids(user_ids, n_docs))
 
@@ -106,7 +107,7 @@ def people_of(model, corpus, passes, rng):
         raise DPTopicError(f"{name}(unit='user') needs the person of each document: pass user_ids= to fit (one string"
                            " per document), or a Corpus read with its user ids (user_field=; CLI: --user-field"
                            " FIELD).")
-    from ..corpus.corpus import USER_FIELD
+    from ..corpus.corpus import USER_FIELD  # start-up: corpus.corpus loads numba
 
     # where the person of each document was read from (a JSONL field, a CSV column, a folder level), for the report
     model.user_field_ = corpus.metadata.get(USER_FIELD) if isinstance(getattr(corpus, "metadata", None), dict) else None
@@ -117,8 +118,8 @@ def people_of(model, corpus, passes, rng):
 
 def presence_statistic(people, vocab_size: int, n_jobs: int, **kw) -> np.ndarray:
     """The first release's statistic with each person's contribution bounded (``people`` from :func:`people_of`)."""
-    from ..kernels.pair_moments import document_frequency_bow
-    from ..kernels.user_level import user_document_frequency_bow
+    from ..kernels.pair_moments import document_frequency_bow  # start-up: kernels.pair_moments loads numba
+    from ..kernels.user_level import user_document_frequency_bow  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:
@@ -128,8 +129,8 @@ def presence_statistic(people, vocab_size: int, n_jobs: int, **kw) -> np.ndarray
 
 def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int) -> np.ndarray:
     """The co-occurrence release's statistic with each person's contribution bounded."""
-    from ..kernels.pair_moments import normalised_cooccurrence_bow
-    from ..kernels.user_level import user_cooccurrence_bow
+    from ..kernels.pair_moments import normalised_cooccurrence_bow  # start-up: kernels.pair_moments loads numba
+    from ..kernels.user_level import user_cooccurrence_bow  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:
@@ -139,8 +140,8 @@ def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int) -> np.
 
 def em_statistic(people, beta: np.ndarray, alpha: float, inner: int, n_jobs: int) -> np.ndarray:
     """One EM iteration's statistic (K x V) with each person's contribution bounded."""
-    from ..kernels.docdp import normalised_statistic
-    from ..kernels.user_level import user_normalised_statistic
+    from ..kernels.docdp import normalised_statistic  # start-up: kernels.docdp loads numba
+    from ..kernels.user_level import user_normalised_statistic  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:
@@ -150,8 +151,6 @@ def em_statistic(people, beta: np.ndarray, alpha: float, inner: int, n_jobs: int
 
 def unit_and_relation(model) -> tuple[str, str]:
     """The ledger's unit and neighbouring relation for ``model.unit``."""
-    from ..accounting import DOCUMENT_RELATION
-
     return ("user", USER_RELATION) if getattr(model, "unit", "document") == "user" else ("document", DOCUMENT_RELATION)
 
 

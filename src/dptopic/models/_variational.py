@@ -13,11 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._validation import N_JOBS, SEED, VERBOSE, IsNone, Int, Real
+from .._validation import Int, IsNone, N_JOBS, Real, SEED, validate_value, VERBOSE
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError
+from ..errors import CorruptModelError, DPTopicError
 from ..kernels.vb import (dirichlet_expectation, doc_elbo, vb_estep, vb_estep_docs, vb_scatter)
 from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary)
+from ..evaluation import split_completion
+from ..kernels import token_log_likelihood
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
@@ -183,8 +185,6 @@ class _VariationalLDA(TopicModel):
         Deterministic: every document starts from γ = 1 and stops on its own convergence test, so a row's θ does
         not depend on the other rows of ``X`` or their order. ``seed`` is accepted (and checked) for the same call
         as the Gibbs trainers' fold-in, which draws; here nothing is drawn."""
-        from .._validation import SEED, validate_value
-
         validate_value("seed", seed, SEED)
         gamma = self._gamma(X)
         return gamma / gamma.sum(axis=1, keepdims=True)
@@ -204,9 +204,6 @@ class _VariationalLDA(TopicModel):
         into halves, θ = E[θ | first half] from the E-step, and the second half is scored under
         ``Σ_k θ_k E[φ_k]``.
         """
-        from ..evaluation import split_completion
-        from ..kernels import token_log_likelihood
-
         if mode not in ("paper", "completion"):
             raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
         c = self._as_model_corpus(X)
@@ -237,8 +234,6 @@ class _VariationalLDA(TopicModel):
         return {"lambda": self.lambda_, "svi_state": np.array(state, dtype=np.int64)}
 
     def _load_extra(self, arrays) -> None:
-        from ..errors import CorruptModelError
-
         lam = np.asarray(arrays.get("lambda", np.empty(0)), dtype=np.float64)
         if lam.shape != self.components_.shape or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
             raise CorruptModelError("lambda.npy must be a positive, finite K×V matrix")

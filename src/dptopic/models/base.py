@@ -20,6 +20,9 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+import copy
+import difflib
+import functools
 
 from .. import __version__ as _version
 from .._io import load_bundle, plain_numbers, restore_nonfinite, save_bundle
@@ -27,15 +30,23 @@ from .._progress import progress_bar
 from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params,
                            validate_value)
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..corpus.corpus import READING, column_difference, is_text_column, is_token_lists
+from ..corpus.corpus import column_difference, is_text_column, is_token_lists, READING, TOKENS_SOURCE, VOCABULARY_CUTS
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel, ParameterError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..evaluation.topic_quality import ranking_scores
-from ..backends import BACKENDS, make_backend, training_source
+from ..backends import BACKENDS, make_backend, ShardSet, training_source
 from ..kernels import SweepArrays
 from . import dataset_charge
 from .registry import class_named
+from ..accounting.card import epsilon_text, privacy_card
+from ..accounting.ledger import claims_no_guarantee, name_guarantee
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..accounting.verify import check_run, Verification, verify_report
+from ..corpus.shards import SHARD_PATTERN
+from ..errors import BudgetExceededError, DataVocabularyWarning, SeededNoiseWarning, UnknownParameterError
+from ..local.document import DocumentReportSet
+from ..local.reports import ReportSet
 
 _CLONED_PRIVATE = weakref.WeakSet()
 """Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""
@@ -88,8 +99,6 @@ MIN_PRIOR = 1e-8
 def vocabulary_given(X) -> bool:
     """A :class:`Corpus` (or shard set) whose vocabulary its maker supplied (``vocabulary_supplied``): a private fit
     on it records the vocabulary as supplied, as ``fit(vocabulary=...)`` does."""
-    from ..backends import ShardSet
-
     return isinstance(X, (Corpus, ShardSet)) and X.vocabulary_supplied
 
 
@@ -107,7 +116,6 @@ def refuse_corpus_file(X, who: str, training: bool) -> None:
         return
     if kind is None:
         return
-    from ..corpus.shards import SHARD_PATTERN
 
     name, path = p.name.lower().removesuffix(".gz"), str(p)
     ext = Path(name).suffix
@@ -208,9 +216,6 @@ class _AcceptsSklearnNames(type):
                   and k not in cls._init_param_names()}       # every budget-spending estimator's (dataset_charge)
         unknown = [k for k in kw if k not in names]
         if unknown and not cls._takes_any_keyword():     # a misspelt name: one line that names the right one
-            import difflib
-
-            from ..errors import UnknownParameterError
 
             close = difflib.get_close_matches(unknown[0], names, n=1)
             raise UnknownParameterError("{cls} has no parameter {unknown!r}" + (" (did you mean {close}=?)" if close
@@ -227,8 +232,6 @@ def _report_of_a_fitted_model(report):
     """``privacy_report`` of a trainer, answered for a model without its fit's ledger too: an unfitted model is
     refused in one line (``NotFittedError``, never an ``AttributeError``), and a loaded one answers with the report
     it was saved with (``privacy_``), which is the report its fit made."""
-    import functools
-
     if getattr(report, "_answers_unfitted", False):
         return report
 
@@ -242,8 +245,6 @@ def _report_of_a_fitted_model(report):
                 raise NotFittedError(f"this {type(self).__name__} is not fitted yet: it has no privacy report; call"
                                      " fit() or dptopic.load() first.") from None
             if isinstance(saved, dict) and getattr(self, "ledger_", None) is None:
-                import copy
-
                 return copy.deepcopy(saved)     # a loaded model: the report its fit made, as saved
             raise
 
@@ -458,7 +459,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """A secure fit checks, before it reads any data, that OpenDP (which draws its noise) imports: a missing
         OpenDP is then one line at once, not after a pass over the corpus."""
         if getattr(self, "secure", False) is True:
-            from ..mechanisms.laplace import require_opendp
+            from ..mechanisms.laplace import require_opendp  # looked up when called: tests patch it at its source
 
             require_opendp()
 
@@ -469,7 +470,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         vocab = getattr(self, "vocabulary_", None)
         if planner is None or not isinstance(getattr(self, "privacy_", None), dict):
             return
-        from ..errors import DPTopicError
 
         try:
             plan = planner(n_words=None if vocab is None else len(vocab))
@@ -482,8 +482,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """The guarantee's extent in one field of ``privacy_`` (``full``, ``partial`` or ``none``), as the privacy card
         names it; called whenever the report is (re)built."""
         if self.privacy_.get("private"):
-            from ..accounting.ledger import claims_no_guarantee
-
             partial = self.privacy_.get("vocabulary_source") == "data" or self.privacy_.get("guarantee") == "partial"
             self.privacy_["guarantee"] = ("none" if claims_no_guarantee(self.privacy_) else "partial" if partial
                                           else self.privacy_.get("guarantee", "full"))
@@ -499,7 +497,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         self._record_plan()
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
         # caller's tokens
-        from ..corpus.corpus import TOKENS_SOURCE
 
         # a Corpus, or a shard set (whose first shard's metadata it keeps)
         described = isinstance(corpus, Corpus) or isinstance(getattr(corpus, "metadata", None), dict)
@@ -509,26 +506,17 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         reading = corpus.metadata.get(READING) if described else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
-        from ..corpus.corpus import VOCABULARY_CUTS
 
         cuts = corpus.metadata.get(VOCABULARY_CUTS) if described else None
         if isinstance(cuts, dict):      # the settings that chose the vocabulary from the data (max_vocab, min_df, ...)
             self.tokenizer_[VOCABULARY_CUTS] = dict(cuts)
         if self._private and getattr(self, "seed", None) is not None:
-            import warnings
-
-            from ..errors import SeededNoiseWarning
-
             warnings.warn(f"{type(self).__name__} with an explicit seed: its noise can be regenerated by whoever knows"
                           " the seed, so any privacy it gives holds only while the seed stays secret (seeds are for"
                           " tests and reproduction; leave seed=None otherwise).",
                           SeededNoiseWarning, stacklevel=user_stacklevel())
         self._name_guarantee()
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
-            import warnings
-
-            from ..errors import DataVocabularyWarning
-
             warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
                           " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
                           " vocabulary (vocabulary=, --vocabulary FILE) or choose one privately (--private-vocabulary).",
@@ -618,7 +606,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             if not allow_empty:
                 raise DPTopicError("none of the input's words is in the model's vocabulary: there is nothing to score"
                                    f" or learn from, and the model is unchanged; {hint}")
-            import warnings
 
             warnings.warn(f"none of the input's words is in the model's vocabulary: every row is the prior alone; {hint}",
                           UserWarning, stacklevel=user_stacklevel())
@@ -626,8 +613,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         again = X is getattr(self, "_scoring_corpus", None)
         n_seen = _private_training_documents(c) if self._private and not again else 0
         if n_seen:
-            import warnings
-
             theta = ("; for the training documents, training_theta_ (released at fit time) is covered"
                      if hasattr(type(self), "_training_theta") else "")
             warnings.warn(READS_TRAINING_DOCUMENTS.format(name=type(self).__name__, n=n_seen, total=c.n_docs,
@@ -723,7 +708,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if names is not None:   # fitted on a DataFrame: a loaded model checks columns at transform as this one does
             meta["feature_names_in"] = ([str(n) for n in names] if [str(n) for n in names] != list(self.vocabulary_.words)
                                         else True)
-        from ..accounting.card import privacy_card
 
         meta["privacy_card"] = privacy_card(self.privacy_, type(self).__name__)  # one schema for every trainer
         if private and keep_metrics and metrics:
@@ -783,9 +767,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             del self._scoring_corpus
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
-        from ..local.document import DocumentReportSet
-        from ..local.reports import ReportSet
-
         if isinstance(X, (ReportSet, DocumentReportSet)):   # before fit: a refused call changes nothing
             raise DPTopicError(f"fit_transform needs documents, and {type(X).__name__} holds randomized reports, not"
                                f" documents: call fit(reports), then transform(documents) where the documents are"
@@ -812,8 +793,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if not hasattr(self, "feature_names_in_"):  # fitted without column names: scikit-learn only warns
             # (a vectorizer's matrix is checked against the vocabulary when it is read: Corpus.from_bow)
             if frame and names != [str(w) for w in self.vocabulary_.words]:
-                import warnings
-
                 warnings.warn(f"X has column names, but {type(self).__name__} was fitted without them: its columns are"
                               " taken in order as the model's words.", UserWarning, stacklevel=user_stacklevel())
             return values
@@ -943,10 +922,6 @@ class GibbsTopicModel(TopicModel):
         if self.backend != "threads":
             self.privacy_["replayed_iterations"] = self.n_replayed_
             if self.n_replayed_ and getattr(self, "ledger_", None) is not None:
-                import warnings
-
-                from ..accounting.card import epsilon_text
-
                 eps = self.privacy_.get("epsilon")     # rounded up, as the privacy card shows it
                 eps = f" ({epsilon_text(eps)})" if isinstance(eps, (int, float)) and np.isfinite(eps) else ""
                 warnings.warn(f"{type(self).__name__}: a Dask worker was lost and {self.n_replayed_} sweep(s) were"
@@ -959,8 +934,6 @@ class GibbsTopicModel(TopicModel):
     def _replays_explained(self):
         """A budget exceeded once sweeps were replayed (the replays took what the planned iterations needed) is
         reported as the lost worker's doing, not the user's."""
-        from ..errors import BudgetExceededError
-
         try:
             yield
         except BudgetExceededError as e:
@@ -971,8 +944,6 @@ class GibbsTopicModel(TopicModel):
     def _replay(self, backend, it, arrays, rng, todo) -> None:
         """Shards lost with a worker restarted from their checkpoint: sweep them ``todo[j]`` times to catch up.
         Each replayed sweep is another release (fresh noise, on the ledger) for a private trainer."""
-        from ..errors import BudgetExceededError
-
         alpha, beta = float(self.alpha), float(self.beta)
         ledger = getattr(self, "ledger_", None) if todo else None
         while todo:
@@ -1052,8 +1023,6 @@ MODEL_FORMAT_VERSION = 1
 def planned_spend_check(check, model, rep):
     """``check`` (:func:`~dptopic.accounting.verify.verify_report` of ``rep``) with the report's events compared
     with what ``model``'s parameters make a fit spend (:func:`~dptopic.accounting.verify.check_run`)."""
-    from ..accounting.verify import check_run
-
     return check_run(check, model._planned_spend(rep), rep, who=type(model).__name__)
 
 
@@ -1082,7 +1051,6 @@ def verify_saved(meta: dict, check):
         return check
     # the recomputation alone holds for whatever events the report lists: without the trainer's plan, events edited
     # together with their figures (fewer iterations, less noise) would pass
-    from ..accounting.verify import Verification
 
     return Verification("failed", f"model.json {why}, so its events cannot be compared with what the trainer's"
                                   " parameters plan (dptopic load refuses it too)", check.figures)
@@ -1094,8 +1062,6 @@ def _check_stated_claims(rep: dict, model, bad) -> None:
     vocabulary and scope text, the guarantee's extent against that source, and ``secure_noise`` against the saved
     ``secure`` parameter. Edited wording that agrees with everything else (a rewritten theorem) cannot be told from
     the original: the card says its text rows are shown as stored."""
-    from ..accounting.set_union import VOCABULARY_NOT_COVERED
-
     source = rep.get("vocabulary_source")
     if source not in (None, "data", "supplied", "private"):
         raise bad(f"its privacy report names the vocabulary source {str(source)[:30]!r} (one of 'data', 'supplied',"
@@ -1123,8 +1089,6 @@ def _checked_privacy(rep, bad, model=None) -> dict:
     that none follows from its events (their deltas add to 1 or more); the figures as saved must not claim
     more than those events give (:func:`~dptopic.accounting.verify.verify_report`), and the events must be
     those ``model``'s parameters plan (:func:`~dptopic.accounting.verify.check_run`)."""
-    from ..accounting.ledger import claims_no_guarantee, name_guarantee
-
     if not isinstance(rep, dict):
         raise bad("'privacy' in model.json must be an object")
     if rep.get("private") is True:
@@ -1137,7 +1101,6 @@ def _checked_privacy(rep, bad, model=None) -> dict:
             raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
                       " damaged)")
         _check_stated_claims(saved, model, bad)
-        from ..accounting.verify import verify_report
 
         check = verify_report(saved)    # the figures as saved, recomputed from the report's own events
         if model is not None:
@@ -1146,8 +1109,6 @@ def _checked_privacy(rep, bad, model=None) -> dict:
             raise bad(f"its privacy report does not match its own events ({check.detail}): the file was edited or"
                       " damaged")
         if check.status == "not_recomputable":
-            import warnings
-
             warnings.warn(f"the privacy figures of this model cannot be recomputed from its events ({check.detail}):"
                           " they are shown as saved, unchecked ('dptopic privacy verify' fails on them); this dptopic"
                           " saves every figure recomputable, so the model was saved by an older version or edited:"

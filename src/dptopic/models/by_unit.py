@@ -15,6 +15,8 @@ from ..errors import DPTopicError, user_stacklevel
 from .cdp_lda import CDPLDA
 from .hdp_lda import HDPLDA
 from .registry import UNITS, for_unit_trainer, trainer
+from ..accounting.budget import hdp_total_epsilon
+from ..accounting.events import EPSILON_MAX
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
 # NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md). A view kept for its old spelling.
@@ -116,9 +118,6 @@ def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | N
     """``HDPLDA.from_budget`` gives each iteration's Laplace release at most the epsilon the accountants support
     (``EPSILON_MAX``): a budget above what the run then spends is not all spent. The sentence that says so (``flag``
     names the budget: ``--epsilon``), or None when the budget is all spent."""
-    from ..accounting.budget import hdp_total_epsilon
-    from ..accounting.events import EPSILON_MAX
-
     if model.epsilon_laplace_ is None or model.epsilon_laplace_ < EPSILON_MAX:
         return None
     spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import DPTopicError
 from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics, mass_supported, wigner_edge
+from .._validation import Int, validate_value
 
 ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales")
 
@@ -89,8 +90,6 @@ def _releases(model):
 
 
 def _check_k(model, n_topics) -> int:
-    from .._validation import Int, validate_value
-
     K = int(validate_value("n_topics", n_topics, [Int(1, 100_000)]))
     n_bg, kept = int(model.n_background_topics_), len(model.kept_words_)
     if K - n_bg < 1:

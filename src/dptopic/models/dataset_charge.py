@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import warnings
 
 from ..accounting.dataset_ledger import (ENV, SESSION, DatasetLedger, check_name, default_path, total_line)
 from ..accounting.ledger import RESERVE_HOOK
@@ -99,9 +100,9 @@ def file_fingerprint(path) -> str:
 def fingerprint(X) -> str | None:
     """The default dataset name of a fit's input: a hash of its content, the same whatever the order of its documents
     (``content:`` and 16 hex digits); None for an input that cannot be read twice (an iterator, a function)."""
-    import scipy.sparse as sp
+    import scipy.sparse as sp  # scipy.sparse: kept off this module's import (a light start)
 
-    from ..corpus import Corpus
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(X, (str, os.PathLike)) and not (isinstance(X, str) and ("\n" in X or len(X) > 4096)) \
             and os.path.exists(X):
@@ -305,8 +306,6 @@ def record_saved(model, path) -> None:
     try:
         DatasetLedger(Path(rel[0])).set_model_path(rel[1], Path(path).resolve())
     except DPTopicError as e:        # the model is saved; the ledger's path column is a convenience
-        import warnings
-
         warnings.warn(f"the model was saved, but its folder could not be written to the ledger: {e}", UserWarning,
                       stacklevel=user_stacklevel())
 

@@ -47,8 +47,8 @@ import numpy as np
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting.plan import COOC_RANKING as _RANKING, COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC, ReleasePlan, cooccurrence_plan
-from ..accounting.verify import RunPlan
-from ..errors import DPTopicError, ParameterError, user_stacklevel
+from ..accounting.verify import rounded_up, RunPlan
+from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusWarning, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..moments import topics_from_cooccurrence
@@ -60,6 +60,7 @@ from .base import check_topics_fit_vocabulary
 from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
                            refuse_private_as_public)
+from ..advice import too_small_message
 
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
@@ -251,7 +252,6 @@ class DocDPCooccurrence(_DocumentDPModel):
             if floor is None:
                 raise
         from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, unreachable_budget  # SciPy's accountant
-        from ..accounting.verify import rounded_up
 
         raise unreachable_budget(epsilon, delta, rounded_up(floor, 4), MAX_NOISE_MULTIPLIER,
                                  f"DocDPCooccurrence's two releases (the word ranking with {ratio:g} times the"
@@ -467,9 +467,6 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     """A model of noise is never presented without a warning: when the utility table (public corpora) expects
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
-    from ..advice import too_small_message
-    from ..errors import ForecastWarning
-
     msg = too_small_message(unit, epsilon, n_docs, n_topics, delta=delta,
                             **({"what": "people"} if unit == "user" else {}))
     if msg is not None:
@@ -531,7 +528,7 @@ def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, 
     ``eligible`` unchanged, and the expected count of such words among the ``n_words`` kept is not bounded (None)."""
     if max_false_words is None or not len(eligible):
         return None, None, eligible
-    from scipy.stats import norm
+    from scipy.stats import norm  # scipy.stats: heavy, loaded only when this runs
 
     V = len(counts)
     threshold = float(noise_std * norm.isf(min(float(max_false_words) / V, 0.5)))
@@ -540,8 +537,6 @@ def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, 
     expected = float(V * norm.sf(threshold / noise_std))
     if len(clear) >= at_least:
         return threshold, expected, clear
-
-    from ..errors import SmallCorpusWarning
 
     warnings.warn(f"DocDPCooccurrence: only {len(clear)} word(s) of the {V:,} stand above the noise of the word counts"
                   f" (noisy count above {threshold:.3g}); {at_least} are needed for the topics asked, so the most"

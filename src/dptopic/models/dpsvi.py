@@ -5,6 +5,7 @@ Orchestration only: the E-step and the bound are compiled in :mod:`dptopic.kerne
 :class:`~dptopic.accounting.PrivacyLedger`.
 """
 from __future__ import annotations
+import warnings
 
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
@@ -27,6 +28,7 @@ from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
 from .base import (unchanged_on_error, vocabulary_given)
 from ._variational import _RELEASE, _VariationalLDA
+from ..accounting.gaussian import pld_epsilon
 
 
 def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, steps: int) -> PlannedRelease:
@@ -120,10 +122,6 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         steps = cls._n_steps(n_epochs, sampling_rate)
         sigma = calibrate_noise_multiplier(float(epsilon), float(delta), float(sampling_rate), steps)
         if sigma <= MIN_NOISE_MULTIPLIER:
-            import warnings
-
-            from ..accounting.gaussian import pld_epsilon
-
             spent = pld_epsilon(sigma, float(sampling_rate), steps, float(delta))
             if spent < float(epsilon):
                 warnings.warn(f"DPSVI.from_budget: epsilon={float(epsilon):g} allows less noise than the smallest noise"

@@ -12,7 +12,9 @@ from .._io import plain_numbers
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.private_vocabulary import dp_set_union
-from ..errors import DPTopicError
+from ..errors import DataVocabularyWarning, DPTopicError
+from ..accounting.events import ApproxDPEvent
+from .dataset_charge import debit_outside_fit
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
@@ -21,8 +23,6 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
     """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``; ``secure`` as in
     :func:`~dptopic.corpus.private_vocabulary.dp_set_union`."""
     corpus: Corpus = as_corpus(X, uncut=True)     # texts and words: every word a candidate, no top-N cut
-    from ..accounting.events import ApproxDPEvent
-    from .dataset_charge import debit_outside_fit
 
     # the selection is a release of its own: on the dataset's ledger (when one is on) before its noise is drawn
     debit_outside_fit("DP set union (vocabulary)", "document",
@@ -61,8 +61,6 @@ def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: in
     secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
                                                        order, seed, secure, charge_as=estimator)
-
-    from ..errors import DataVocabularyWarning
 
     with warnings.catch_warnings():     # the restricted corpus's words were chosen privately: compose_privacy says so
         warnings.simplefilter("ignore", DataVocabularyWarning)

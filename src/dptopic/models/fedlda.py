@@ -28,7 +28,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
-from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
+from ..federated.client import cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
 from ..federated.messages import decode_message
 from ..evaluation import infer_theta
 from .base import GibbsTopicModel, vocabulary_given
@@ -152,8 +152,6 @@ def coverage(replacement: str, exclusion: str = "floor") -> dict:
 def _floor_fits(cfg, V: int, delta: float) -> bool:
     """Whether the floor rule's 'another word' replacement fits ``V`` words at ``cfg``'s epsilon with failure rate
     ``delta``."""
-    from ..federated.client import cap_fits
-
     c = replace(cfg, failure_rate=float(delta))
     return cap_fits(c.epsilon_per_entry, c, V)
 
@@ -371,8 +369,6 @@ class FedLDA(GibbsTopicModel):
         ``dptopic fed-client`` (``secure``: the OS CSPRNG for the ``"none"`` rule). ``training``: what the
         collector itself knows (how many clients, updates per round), saved as the model's training record; what
         only a simulation knows (the users' documents, a per-round history) is absent. No seed."""
-        from ..corpus import Vocabulary
-
         phi = np.asarray(phi, dtype=np.float64)
         words = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
         V = len(words)

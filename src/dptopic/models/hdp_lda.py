@@ -6,13 +6,14 @@ event goes into a :class:`~dptopic.accounting.PrivacyLedger`, reported in ``priv
 from __future__ import annotations
 
 import numpy as np
+import warnings
 
 from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, non_private_report, hdp_clip_bound, hdp_epsilon_inherent, hdp_iteration_events,
                           solve_epsilon_laplace)
 from ..accounting.events import EPSILON_MAX
 from ..accounting.plan import PlannedRelease, ReleasePlan
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..mechanisms import clamp, laplace_mechanism, normalize_rows
 from ._private_gibbs import _PRIVATE_CONSTRAINTS, _PrivateGibbs
 
@@ -220,10 +221,6 @@ class HDPLDA(_PrivateGibbs):
         self.log_likelihood_ = []
         C = self.clip_
         if C < 1:
-            import warnings
-
-            from ..errors import user_stacklevel
-
             need = hdp_epsilon_inherent(1.0, self.beta)
             warnings.warn(f"HDPLDA: the clip bound C = {C:.3g} (from epsilon_inherent={self.epsilon_inherent_:g} and"
                           f" beta={self.beta:g}) is under one token: every topic's count of a word is clamped below 1,"

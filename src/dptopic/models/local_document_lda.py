@@ -26,6 +26,7 @@ from ..moments import topics_from_cooccurrence
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
 from .base import TopicModel
+from ..accounting.verify import RunPlan
 
 
 def pair_report_release(epsilon: float, vocab_size: int, reports: int) -> PlannedRelease:
@@ -181,10 +182,6 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     def _planned_spend(self, report: dict):
         """The unit and relation a document-level local report must name: one document, or one contributor's
         reports when the report states several, under the local relation (every pair of inputs)."""
-        from ..accounting.local import local_unit
-        from ..accounting.verify import RunPlan
-        from ..mechanisms.frequency_oracle import LOCAL_RELATION
-
         return RunPlan(unit=local_unit(stated_reports(report)), relation=LOCAL_RELATION)
 
     def _contributor_reports(self) -> int:

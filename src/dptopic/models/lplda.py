@@ -11,16 +11,17 @@ import numpy as np
 from .._io import plain_numbers
 from .._validation import IsNone, Real
 from ..accounting.events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION, RandomizedResponseEvent
-from ..accounting.local import f_from_epsilon, local_privacy_report
+from ..accounting.local import f_from_epsilon, local_privacy_report, LOCAL_THEOREM, local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..corpus import Vocabulary
-from ..errors import DPTopicError
+from ..errors import CorruptModelError, DPTopicError
 from ..local import ReportSet
 from ..local.reports import REFIT_NOTE, WORD_SCOPE
 from ..local.estimation import (bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact,
                                 variance_paper)
 from ._contributors import checked_reports, stated_reports
 from .lda import LDA
+from ..accounting.verify import RunPlan
 
 SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstruction and sampling); the"
                     " randomization happened on the contributors' devices and is not reproducible from it")
@@ -97,7 +98,6 @@ class LocalReportsModel:
         V = n_words if n_words is not None else len(getattr(self, "vocabulary_", None) or ())
         if not V:
             raise DPTopicError("the vocabulary's size is unknown: give n_words, or train on reports first.")
-        from ..accounting.local import LOCAL_THEOREM, local_unit
 
         m = self._contributor_reports()
         return ReleasePlan(type(self).__name__, local_unit(m), (presence_report_release(f, int(V), m),),
@@ -107,9 +107,6 @@ class LocalReportsModel:
         """The unit and relation a local report must name: one document, or one contributor's reports when the
         report states several (their count is what the server knew of its store, public), under the local
         relation."""
-        from ..accounting.local import local_unit
-        from ..accounting.verify import RunPlan
-
         return RunPlan(unit=local_unit(stated_reports(report)), relation=DOCUMENT_RELATION)
 
     def _contributor_reports(self) -> int:
@@ -239,13 +236,11 @@ class LPLDA(LocalReportsModel, LDA):
             for name in ("noisy_counts", "estimates", "targets", "variance_paper"):
                 a = arrays[name]
                 if a.shape != (V,) or a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
-                    from ..errors import CorruptModelError
                     raise CorruptModelError(f"corrupt model: {name}.npy must hold {V} finite numbers (one per word),"
                                             f" not {a.dtype} {a.shape}; re-save the model.")
             stats = np.asarray(arrays["report_stats"])
             if stats.shape != (3,) or stats.dtype.kind not in "iuf" or not np.all(np.isfinite(stats)) \
                     or not 0 < stats[0] < 1 or stats[1] < 0 or stats[1] != int(stats[1]):
-                from ..errors import CorruptModelError
                 raise CorruptModelError("corrupt model: report_stats.npy must hold f (between 0 and 1), the number of"
                                         " reports and the exact variance; re-save the model.")
             self.noisy_counts_ = arrays["noisy_counts"]

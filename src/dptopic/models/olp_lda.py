@@ -10,7 +10,7 @@ from scipy import stats
 from .._progress import progress_bar
 from .._validation import IsNone, Options, Real
 from ..corpus import Corpus
-from ..errors import DPTopicError, ParameterError, user_stacklevel
+from ..errors import CorruptModelError, DPTopicError, ParameterError, user_stacklevel
 from ..local import ReportSet
 from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
                                 omega_from_sigma2, overlap_count, overlap_threshold, presence_bits,
@@ -18,6 +18,7 @@ from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequen
 from .lda import LDA
 from .lplda import LocalReportsModel
 from .online_lda import OnlineLDA
+from ..mechanisms.randomized_response import randomized_response
 
 
 class OLPLDA(LocalReportsModel, OnlineLDA):
@@ -149,7 +150,6 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
         if P is None or len(P) < 20:
             return
         if getattr(self, "_overlap_thr", None) is None:
-            from ..mechanisms.randomized_response import randomized_response
             sub = P[:1000]
             bits = np.unpackbits(sub, axis=1, count=reports.vocab_size, bitorder="little").astype(bool)
             rows, ids = np.nonzero(bits)
@@ -304,7 +304,6 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
             self._prior_presence = arrays["prior_presence"]
         state = np.asarray(arrays["stream_state"], dtype=np.float64)
         if state.shape != (4,) or not np.isfinite(state[0]) or state[0] < 0:
-            from ..errors import CorruptModelError
             raise CorruptModelError("corrupt model: stream_state.npy must hold 4 numbers, the first a finite count;"
                                     " re-save the model.")
         size_prev, f, thr, rate = state

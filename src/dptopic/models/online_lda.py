@@ -13,11 +13,12 @@ from .._progress import progress_bar
 from .._validation import Int, Real
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column
-from ..errors import DPTopicError
+from ..errors import CorruptModelError, DPTopicError
 from ..kernels import count_assignments
 from .base import (GibbsTopicModel, check_topics_fit_vocabulary, generator_from_state_array, generator_state_array,
                    unchanged_on_error)
 from .lda import LDA
+from ..accounting import non_private_report
 
 
 class _MatrixPriorGibbs(GibbsTopicModel):
@@ -236,8 +237,6 @@ class OnlineLDA(GibbsTopicModel):
         return int(sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray)))
 
     def privacy_report(self) -> dict:
-        from ..accounting import non_private_report
-
         return non_private_report("O-LDA trains on the mini-batches in the clear; it adds no noise.",
                                   unit="document", relation="add or remove one document")
 
@@ -273,12 +272,10 @@ class OnlineLDA(GibbsTopicModel):
         self.prior_ = np.asarray(arrays["prior"], dtype=np.float64)
         self.topic_word_counts_ = arrays["topic_word_counts"]
         if self.prior_.shape != self.components_.shape:
-            from ..errors import CorruptModelError
             raise CorruptModelError("corrupt model: prior.npy must have the shape of components.npy; re-save the model.")
         for key in ("n_batches", "n_docs_seen"):
             v = self._train_stats.get(key, 0)
             if type(v) is not int or v < 0:
-                from ..errors import CorruptModelError
                 raise CorruptModelError(f"corrupt model: training.{key} in model.json must be a whole number of at"
                                         f" least 0, not {str(v)[:20]!r}; re-save the model.")
         self.n_batches_ = int(self._train_stats.get("n_batches", 0))

@@ -78,7 +78,7 @@ class RandomStoppingSearch:
         self.dataset = dataset
 
     def _candidates(self) -> list:
-        from sklearn.model_selection import ParameterGrid
+        from sklearn.model_selection import ParameterGrid  # scikit-learn: heavy, loaded when used
 
         try:
             cands = list(ParameterGrid(self.param_grid))
@@ -89,7 +89,7 @@ class RandomStoppingSearch:
         return cands
 
     def _clone(self, params: dict):
-        from sklearn.base import clone
+        from sklearn.base import clone  # scikit-learn: heavy, loaded when used
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # the clone warning is about grid searches: not this one

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+import warnings
 
 from ..errors import DPTopicError, user_stacklevel
 from ..moments import normalised_cooccurrence, topics_from_cooccurrence
@@ -37,7 +38,7 @@ def public_counts(public_corpus, vocab) -> sp.csr_matrix:
     """The public documents as a documents x words count matrix over ``vocab``: a Corpus is matched by word (its words
     outside ``vocab`` dropped), a matrix must have one column per word. Refused in one line when empty or not
     counts."""
-    from ..corpus import Corpus
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(public_corpus, Corpus):
         X = public_corpus.restrict(list(vocab), drop_empty=True).to_bow()
@@ -65,7 +66,7 @@ MIN_FINGERPRINT_TOKENS = 5
 
 def _bags(docs, vocab) -> tuple:
     """``(csr, words)`` of a Corpus (its own words) or a documents x words count matrix (over ``vocab``)."""
-    from ..corpus import Corpus
+    from ..corpus import Corpus  # start-up: corpus loads numba
 
     if isinstance(docs, Corpus):
         return sp.csr_matrix(docs.to_bow()), [str(w) for w in docs.vocabulary.words]
@@ -138,8 +139,6 @@ def public_prior_topics(noisy, public: sp.csr_matrix, kept, n_topics: int, noise
     info = {"documents": int(public.shape[0]), "tokens": int(public.sum()), "route": route, "weight": w,
             "supported_public_only": n_public, "supported_public_private": n_both}
     if route == ROUTES[1]:
-        import warnings
-
         warnings.warn(f"DocDPCooccurrence: the private release did not improve on the public documents' topics"
                       f" ({n_both} topic(s) of public + private stand above its noise, {n_public} of the public ones"
                       " alone): the model keeps the public topics (public_route_ says so); give more private"

@@ -17,11 +17,12 @@ from ..accounting import PrivacyLedger
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..errors import DPTopicError
-from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size
+from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
 from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics
 from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
+from ..corpus import Vocabulary
 
 TRUST_MODEL = ("secure aggregation: the server is honest-but-curious (it follows the protocol and sees only the sum"
                " of the masked uploads); at most {t} contributors collude with it (each contributor's mask seeds are"
@@ -99,9 +100,6 @@ def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, s
                       round_info: dict) -> SecureSumTopics:
     """The model of a round: ``presence_sum`` and ``cooc_sum`` the unmasked integer sums, ``shares`` the number of
     noise shares in each."""
-    from ..corpus import Vocabulary
-    from ..federated.secure_sum import triangle_size, triangle_to_matrix
-
     vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
     V, K = len(vocab), int(n_topics)
     kept, counts, sigma_rank, sigma, threshold, expected = released_words(plan, presence_sum, shares[0], K)

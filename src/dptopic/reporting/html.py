@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
+from ..accounting.verify import rounded_up
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -80,8 +81,6 @@ def _fmt_delta(x, digits=3) -> str:
 
 def _fmt_lower(x, digits=3) -> str:
     """A lower bound (the audit's empirical epsilon): rounded down at ``digits`` significant digits, never up."""
-    from ..accounting.verify import rounded_up
-
     try:
         f = float(x)
     except (TypeError, ValueError, OverflowError):
@@ -418,7 +417,7 @@ def _attack_cell(row: dict, key: str) -> str:
     if fpr is None:
         return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _fmt(v)
     n = row.get("n_nonmembers")
-    from ..attacks.metrics import resolvable
+    from ..attacks.metrics import resolvable  # start-up: attacks.metrics loads numba
 
     if fpr > 0 and isinstance(n, (int, float)) and not isinstance(n, bool) and not resolvable(n, fpr):
         return UNRESOLVED
@@ -435,7 +434,7 @@ _SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow m
 def _trainer_text(settings: dict) -> str | None:
     """The audited trainer's settings as ``Class: name = value, ...`` from ``settings["audited"]`` (an audit.json's
     ``trainer`` line of an earlier dptopic is a Python dict's repr); None where the audit does not record them."""
-    from ..attacks.provenance import settings_text
+    from ..attacks.provenance import settings_text  # start-up: attacks.provenance loads numba
 
     audited = settings.get("audited")
     if not isinstance(audited, dict) or not isinstance(audited.get("params"), dict):
@@ -451,7 +450,7 @@ ONE_RUN_MODEL = "one model on the corpus and the canaries whose coin came up hea
 def _audited_text(settings: dict) -> str | None:
     """What the audit audited, in words, rebuilt from its record (``settings["audited"]``, ``["corpus"]``): the
     training procedure, by retraining shadow models, never the saved model itself; None without a record."""
-    from ..attacks.provenance import describe
+    from ..attacks.provenance import describe  # start-up: attacks.provenance loads numba
 
     audited, corpus = settings.get("audited"), settings.get("corpus")
     if not isinstance(audited, dict) or not audited:
@@ -627,7 +626,7 @@ def _pyldavis_assets(js_dir=None) -> dict:
     ``{"d3": ..., "ldavis": ..., "css": ...}``. ``js_dir`` another folder holding the same three files."""
     if js_dir is None:
         try:
-            from pyLDAvis import urls
+            from pyLDAvis import urls  # pyLDAvis: optional (the [pyldavis] extra)
         except ImportError:
             raise DPTopicError("a pyLDAvis page needs the pyLDAvis package, whose bundled scripts it inlines: pip"
                                " install pyLDAvis (or 'dptopic[pyldavis]').") from None

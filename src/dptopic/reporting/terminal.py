@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..accounting.verify import rounded_up
 
 def make_console(stderr=False):
-    from rich.console import Console
+    from rich.console import Console  # rich: loaded only to print
 
     class _Console(Console):
         def on_broken_pipe(self) -> None:   # the reader went away (`| head`): exit as every other output does
@@ -41,8 +42,8 @@ def print_table(console, table) -> None:
         return
     # a table is laid out at its natural width (soft wrapping, which leaves prose lines whole, would not lay it out):
     # rendered at that width, then printed as it is, uncropped (the console's own width is left as it was)
-    from rich.measure import Measurement
-    from rich.segment import Segments
+    from rich.measure import Measurement  # rich: loaded only to print
+    from rich.segment import Segments  # rich: loaded only to print
 
     width = max(console.width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
     console.print(Segments(console.render(table, console.options.update_width(width))), crop=False, soft_wrap=True)
@@ -88,7 +89,7 @@ def without_copies_said(test, train, console, private: bool):
     """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
     were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
     line labels its sizes."""
-    from ..corpus import without_copies
+    from ..corpus import without_copies  # start-up: corpus loads numba
 
     kept, n_left_out = without_copies(test, train)
     if n_left_out:
@@ -112,7 +113,7 @@ def topic_support(model):
     carries no ``supported_topics_`` (non-private LDA, the word-level trainers, a folder saved before the flags were
     kept): not assessed, and then nothing is hidden. ``background`` comes from ``background_topics_`` or, without it,
     from ``background_topic_ids()``."""
-    import numpy as np
+    import numpy as np  # numpy: kept off this module's import (a light start)
 
     K = int(np.asarray(model.components_).shape[0])
     s = getattr(model, "supported_topics_", None)
@@ -130,7 +131,7 @@ def topic_support(model):
 
 def support_summary(supported) -> str:
     """"K of N topics stand above the noise of the release (...)"."""
-    from .html import standing_text
+    from .html import standing_text  # start-up: reporting.html loads numpy
 
     k, n = sum(bool(s) for s in supported), len(supported)
     text = standing_text(k, n)
@@ -147,9 +148,9 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
     (``hint`` says how to show them)."""
     console = console or make_console()
-    from rich.table import Table
+    from rich.table import Table  # rich: loaded only to print
 
-    from ..evaluation.topic_quality import ranking_text, word_ranking
+    from ..evaluation.topic_quality import ranking_text, word_ranking  # start-up: evaluation.topic_quality loads numba
 
     supported, background = topic_support(model)
     # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
@@ -185,7 +186,7 @@ def print_privacy(report: dict, console=None):
     unit and relation, the guarantee (the privacy card's headline) and the cross-checks below it; a seed that makes the
     noise reproducible is also warned of on stderr."""
     console = console or make_console()
-    from rich.table import Table
+    from rich.table import Table  # rich: loaded only to print
 
     if not isinstance(report, dict):
         report = {}
@@ -215,12 +216,12 @@ def print_privacy(report: dict, console=None):
         _dataset_row(t, report)
         _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
         return
-    from ..accounting.card import privacy_card
+    from ..accounting.card import privacy_card  # start-up: accounting.card loads numpy
 
     headline = privacy_card(report, check=False)   # the card's rule: the trainer's own reasons first, then the vocabulary
     partial = (headline.get("guarantee_note") or ("partial: see scope" if headline["guarantee"] == "partial" else "")
                if headline["guarantee"] == "partial" else "")
-    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
+    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee  # start-up: accounting.ledger loads numpy
 
     if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
         t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
@@ -243,7 +244,7 @@ def print_privacy(report: dict, console=None):
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")
-        from ..accounting.card import PURE_METHOD
+        from ..accounting.card import PURE_METHOD  # start-up: accounting.card loads numpy
 
         method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
         if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
@@ -302,7 +303,7 @@ def print_privacy(report: dict, console=None):
 def epsilon_cell(x) -> str:
     """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
     computed, as the privacy card does), anything else (an edited model.json) as it is."""
-    from ..accounting.card import epsilon_text
+    from ..accounting.card import epsilon_text  # start-up: accounting.card loads numpy
 
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         return str(x)
@@ -357,9 +358,7 @@ def print_verification(v, source, console=None, no_guarantee_exit: int = 3) -> N
     """``privacy verify``'s table of a :class:`~dptopic.reporting.verification.SavedVerification`: each figure stated
     and recomputed, then the verdict (``no_guarantee_exit``: the exit status said with a consistent report that gives
     no guarantee)."""
-    from rich.table import Table
-
-    from ..accounting.verify import rounded_up
+    from rich.table import Table  # rich: loaded only to print
 
     console = console or make_console()
     check = v.check
@@ -386,7 +385,7 @@ def print_verification(v, source, console=None, no_guarantee_exit: int = 3) -> N
 def print_corpus_summary(info: dict, console=None) -> None:
     """``dptopic corpus info``: a corpus summary (:func:`dptopic.corpus.summary.corpus_summary`) as lines and a table
     of its most frequent words."""
-    from rich.table import Table
+    from rich.table import Table  # rich: loaded only to print
 
     con = console or make_console()
     L = info["document_length"]

@@ -13,7 +13,7 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool =
     ``freeze_gc``: after start-up, move the objects alive then out of the garbage collector's reach
     (:func:`gc.freeze`), so that full collections under load stay short.
     """
-    from .app import create_app as _create
+    from .app import create_app as _create  # starlette: optional (the [service] extra); app loads it
 
     return _create(cfg, start_trainer=start_trainer, freeze_gc=freeze_gc)
 

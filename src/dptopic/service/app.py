@@ -566,7 +566,7 @@ def public_model(meta_json: str, arrays: dict[str, bytes]) -> tuple[str, dict[st
     unsalted digest of the prior, against which a guessed prior corpus could be tested); ``stream_state``'s overlap
     threshold and rate, computed from the prior documents, are blanked (NaN: a pulled model has no prior rows to
     check against anyway) and its digest recomputed, so that the folder loads and verifies as saved."""
-    import numpy as np
+    import numpy as np  # numpy: kept off this module's import (a light start)
 
     held = set(arrays) & SERVER_ONLY_ARRAYS
     state = arrays.get("stream_state")

@@ -20,10 +20,15 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from dataclasses import fields as dataclass_fields
+from urllib.parse import urlsplit
+import binascii
+import ssl
 
-from ..errors import DPTopicError
+from ..errors import CorruptModelError, DPTopicError
 from . import codec, kinds
 from .status import fmt_epsilon
+from .._io import atomic_write_bytes, check_output_dir, load_json
 
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 #: error codes of a retryable status that retrying cannot cure (the server's database refuses its writes)
@@ -53,8 +58,6 @@ class ServiceClient:
 
     def __init__(self, server: str, timeout: float = 30.0, retries: int = 8, backoff: float = 0.2,
                  max_backoff: float = 5.0):
-        from urllib.parse import urlsplit
-
         if not isinstance(server, str) or not server.startswith(("http://", "https://")):
             raise DPTopicError(f"invalid server URL {server!r}: use http://HOST:PORT or https://HOST:PORT.")
         try:
@@ -80,8 +83,6 @@ class ServiceClient:
     def _path_hint(self, status: int) -> str:
         """For a 404 from a server URL that carries a path (``http://host:8000/v1``): the endpoints already start
         with ``/v1``, so say which URL to give instead."""
-        from urllib.parse import urlsplit
-
         parts = urlsplit(self.server)
         if status != 404 or parts.path in ("", "/"):
             return ""
@@ -131,8 +132,6 @@ class ServiceClient:
         """Whether ``error`` (the last attempt's) is a TLS handshake that got a plain-HTTP reply: an https:// URL for
         a server that speaks HTTP (OpenSSL says WRONG_VERSION_NUMBER; newer releases, record layer failure or packet
         length too long)."""
-        import ssl
-
         reason = getattr(error, "reason", error)
         if not self.server.startswith("https://") or not isinstance(reason, ssl.SSLError):
             return False
@@ -143,8 +142,6 @@ class ServiceClient:
     def _json_object(self, method: str, path: str, data: bytes) -> dict:
         """A reply's body as the JSON object every dptopic endpoint answers with; anything else (a proxy's HTML
         page, a cut-off body) is one line naming what came back."""
-        from .._io import load_json
-
         try:
             doc = load_json(data.decode("utf-8"), f"the reply to {method} {path}")
         except (UnicodeDecodeError, ValueError):
@@ -264,10 +261,8 @@ def fed_settings(cfg: dict, server: str):
     """``(RRPConfig, report words)``: the FedLDA protocol of a server's ``/v1/config`` (``cfg["fed"]``), every field a
     participant reads checked (type and range, then that the protocol can run on the report words), with a one-line
     refusal that names the server and the key ``fed.NAME``."""
-    from dataclasses import fields as dataclass_fields
-
-    from ..federated import RRPConfig
-    from ..federated.client import check_config as check_protocol_config, protocol_value_rule
+    from ..federated import RRPConfig  # start-up: federated loads numba
+    from ..federated.client import check_config as check_protocol_config, protocol_value_rule  # start-up: loads numba
 
     fed = cfg.get("fed")
     if not isinstance(fed, dict):
@@ -376,7 +371,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     ``contributor`` is the one the server tallies (``contributor_from_server`` says so). ``replayed_reports``: those
     of ``reports`` the server had stored before (it stored nothing for them); ``stored_reports``: the rest. Without
     ``state`` every run randomizes anew under a fresh pseudonym."""
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # start-up: corpus loads numba
 
     limit = check_max_epsilon(max_epsilon)
     if contributor is not None and not codec.PSEUDONYM.fullmatch(str(contributor)):
@@ -548,8 +543,6 @@ def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
 def _read_state_file(path: Path, what: str, fmt: str, version: int, alternative: str = "") -> dict:
     """The JSON object of a contributor's state file (``what``: its name in messages), checked to be a file of
     format ``fmt`` and ``version``; a one-line error otherwise."""
-    from .._io import load_json
-
     if not path.is_file():
         raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a {what} (it is created on the"
                            f" first run){alternative}.")
@@ -649,8 +642,6 @@ def _create_submit_state(path, kept: dict):
 
 
 def _write_submit_state(path, kept: dict) -> None:
-    from .._io import atomic_write_bytes
-
     try:
         atomic_write_bytes(Path(path), _submit_state_bytes(kept), private=True)
     except OSError as e:
@@ -663,8 +654,6 @@ PSEUDONYMS_FILE = "contributor-pseudonyms.json"
 
 def _kept_pseudonym(state, server: str):
     """The pseudonym a state folder keeps for ``server`` (None when none is kept, or ``state`` is a file)."""
-    from .._io import load_json
-
     p = Path(state) / PSEUDONYMS_FILE
     if not Path(state).is_dir() or not p.is_file():
         return None
@@ -677,8 +666,6 @@ def _kept_pseudonym(state, server: str):
 
 
 def _keep_pseudonym(state, server: str, contributor: str) -> None:
-    from .._io import atomic_write_bytes, load_json
-
     p = Path(state) / PSEUDONYMS_FILE
     doc = {}
     if p.is_file():
@@ -711,7 +698,7 @@ def _fed_state_key(rrp, vocab_sha: str, vocab_size: int) -> dict:
 def _load_fed_state(path, key: dict, client_id: str | None):
     """The client id and randomized reports a FedLDA state file holds (None when there is no file), checked
     against the server's configuration; a one-line error otherwise."""
-    import numpy as np
+    import numpy as np  # numpy: kept off this module's import (a light start)
 
     p = Path(path)
     if not p.exists():
@@ -798,7 +785,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         _read_state_file(Path(state), "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     client = client or ServiceClient(server)
     cfg = check_server_config(client.config(), client.server, "fed")
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # start-up: corpus loads numba
 
     rrp, report_words = fed_settings(cfg, client.server)
     vocab = Vocabulary(list(cfg["vocabulary"])[:report_words])  # FedLDA's report words
@@ -918,10 +905,6 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
 
     ``fed=True``: the FedLDA model instead (``GET /v1/fed/model``): the broadcast of the latest closed round, with the
     privacy report of a FedLDA with the server's protocol settings; ``round`` in the summary is that round's number."""
-    import binascii
-
-    from .._io import check_output_dir
-
     check_output_dir(out, overwrite=overwrite)
     client = client or ServiceClient(server)
     cfg = check_server_config(client.config(), client.server, "model")
@@ -940,7 +923,6 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
     if not isinstance(meta, str):
         raise DPTopicError(f"the server at {client.server} sent a malformed model (model_json is not the text of a"
                            " model.json); is it a dptopic server?")
-    from ..errors import CorruptModelError
 
     try:
         model = codec.model_from_blobs(meta, arrays)

@@ -23,6 +23,11 @@ import numpy as np
 
 from ..errors import DPTopicError
 from . import formats
+from .._io import load_json
+from ..accounting import PrivacyLedger, rrp_event
+from ..accounting.fedlda import user_spend
+from ..accounting.local import epsilon_from_f
+from ..models import load
 
 #: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
 PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
@@ -45,8 +50,6 @@ def _checked_header(body: bytes, kind: str) -> dict | None:
     """The header of a checksummed report file of ``kind`` in its format, or ``None`` (then the file is simply
     malformed). Called only after the parser refused the file, to tell a file made with other settings from a broken
     one."""
-    from .._io import load_json
-
     module = formats.format_module(kind)
     data = bytes(body)
     if _kind_of(data) != kind or len(data) < 12 + 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
@@ -123,14 +126,12 @@ def _real(v) -> float | None:
 
 
 def _eps_word(f: float) -> float:
-    from ..accounting.local import epsilon_from_f
-
     return epsilon_from_f(float(f))
 
 
 def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
     """Parse an upload of document-level reports and check it against the server's vocabulary and epsilon."""
-    from ..local.document import DocumentReportSet
+    from ..local.document import DocumentReportSet  # start-up: local.document loads numba
 
     if _kind_of(body) == "word":
         raise IncompatibleReports("uploaded reports are word-level (kind 'word', format dptopic-ldp-reports) but this"
@@ -161,7 +162,7 @@ def _differing(x: float, other: float) -> str:
 
 
 def vocabulary_fingerprint(vocabulary) -> str:
-    from ..local import vocabulary_fingerprint as fp
+    from ..local import vocabulary_fingerprint as fp  # start-up: local loads numba
 
     return fp(vocabulary)
 
@@ -173,7 +174,7 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     Raises :class:`MalformedReports` or :class:`IncompatibleReports` (one line each); returns
     the :class:`~dptopic.local.ReportSet` otherwise.
     """
-    from ..local import ReportSet
+    from ..local import ReportSet  # start-up: local loads numba
 
     if _kind_of(body) == "document":
         raise IncompatibleReports("uploaded reports are document-level (kind 'document') but this server takes"
@@ -184,8 +185,6 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     except DPTopicError as e:
         _refuse_other_version(body, "word", e, vocab_size=len(vocabulary), f=f)
     if f is not None and not math.isclose(float(f), rs.f, rel_tol=1e-12, abs_tol=0.0):
-        from ..accounting.local import epsilon_from_f
-
         raise IncompatibleReports(f"the reports were randomized with f={_differing(rs.f, float(f))}"
                                   f" (eps_word={rs.epsilon_word:.4g}) but this server collects"
                                   f" f={_differing(float(f), rs.f)} (eps_word={epsilon_from_f(float(f)):.4g}):"
@@ -213,7 +212,7 @@ def report_rows(reports) -> list[bytes]:
 
 def rows_to_document_reports(rows, vocabulary, epsilon: float):
     """Rebuild a :class:`~dptopic.local.DocumentReportSet` from stored rows (a training batch)."""
-    from ..local.document import DocumentReportSet, domain_size, subset_size
+    from ..local.document import DocumentReportSet, domain_size, subset_size  # start-up: local.document loads numba
 
     k = subset_size(domain_size(len(vocabulary)), float(epsilon))
     buf = b"".join(rows)
@@ -226,7 +225,7 @@ def rows_to_document_reports(rows, vocabulary, epsilon: float):
 
 def rows_to_reports(rows, vocabulary, f: float):
     """Rebuild a :class:`~dptopic.local.ReportSet` from stored rows (a training mini-batch)."""
-    from ..local import ReportSet
+    from ..local import ReportSet  # start-up: local loads numba
 
     V = len(vocabulary)
     nb = (V + 7) // 8
@@ -242,14 +241,14 @@ def encode_reports(reports) -> bytes:
     """The upload body for a report set of any kind (the vocabulary is never embedded), with a fresh
     ``upload_nonce``: honest uploads never share their bytes, so the server can refuse one upload stored twice
     under two keys without refusing two contributors whose reports happen to coincide."""
-    from ..local.reports import new_upload_nonce
+    from ..local.reports import new_upload_nonce  # start-up: local.reports loads numba
 
     return reports.to_bytes(include_vocabulary=False, nonce=new_upload_nonce())
 
 
 def randomizer(vocabulary, f: float):
     """The contributor-side randomizer; coins from the OS CSPRNG, no seed (reports leave the device)."""
-    from ..local import Randomizer
+    from ..local import Randomizer  # start-up: local loads numba
 
     return Randomizer(vocabulary, f=f, secure=True)
 
@@ -299,8 +298,6 @@ def model_to_blobs(model) -> tuple[str, dict[str, bytes]]:
 
 def model_from_blobs(meta: str, arrays: dict[str, bytes]):
     """Inverse of :func:`model_to_blobs`, through the model's own ``load`` (``allow_pickle=False``)."""
-    from ..models import load
-
     with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
         d = Path(tmp) / "m"
         d.mkdir()
@@ -319,7 +316,7 @@ class StaleMessage(DPTopicError):
 
 def fed_config(cfg):
     """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
-    from ..federated import RRPConfig
+    from ..federated import RRPConfig  # start-up: federated loads numba
 
     return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon_per_entry), float(cfg.fed_failure_rate),
                      float(cfg.fed_gamma), cfg.fed_pad_length, float(cfg.fed_sample_ratio))
@@ -336,7 +333,7 @@ def fed_config_dict(rrp) -> dict:
 
 
 def fed_config_from_dict(d: dict):
-    from ..federated import RRPConfig
+    from ..federated import RRPConfig  # start-up: federated loads numba
 
     names = {f.name for f in fields(RRPConfig)}
     d = {**{new: d[old] for old, new in FED_WIRE_RENAMED.items() if old in d and new not in d}, **d}
@@ -344,13 +341,13 @@ def fed_config_from_dict(d: dict):
 
 
 def fed_fingerprint(vocabulary) -> str:
-    from ..federated import vocabulary_fingerprint as fp
+    from ..federated import vocabulary_fingerprint as fp  # start-up: federated loads numba
 
     return fp(list(vocabulary.words))
 
 
 def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
-    from ..federated import FedServer
+    from ..federated import FedServer  # start-up: federated loads numba
 
     s = FedServer.from_config(vocabulary, rrp, clients, beta=beta, rng=rng)
     s.round = round_
@@ -366,7 +363,7 @@ def fed_largest_update(rrp, vocab_size: int) -> int:
     """Bytes of the largest update a participant sends to a server with these settings (``vocab_size``: the words
     reports range over): every entry a report of the resolved size, the longest client id allowed. Data-independent,
     so ``serve`` can check it against its body limit before any participant draws (and spends) anything."""
-    from ..federated import ClientUpdate
+    from ..federated import ClientUpdate  # start-up: federated loads numba
 
     m, s = rrp.n_entries, max(1, rrp.report_size(vocab_size))
     words = np.zeros((m, s) if rrp.exclusion == "none" else (m,), np.int32)
@@ -379,7 +376,7 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
     Raises :class:`MalformedReports` (undecodable), :class:`StaleMessage` (another round),
     :class:`IncompatibleReports` (another vocabulary, wrong size or ids out of range).
     """
-    from ..federated import ClientUpdate, decode_message
+    from ..federated import ClientUpdate, decode_message  # start-up: federated loads numba
 
     try:
         msg = decode_message(body)
@@ -407,7 +404,7 @@ def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: floa
 
     ``broadcast``: the message that opened ``round_``. The ``"none"`` rule needs its Φ (the labels were
     drawn against it, and the server's counts are expectations under it)."""
-    from ..federated import decode_message
+    from ..federated import decode_message  # start-up: federated loads numba
 
     clients = [decode_message(u).client for u in updates]
     server = _fed_server(vocabulary, rrp, beta, clients, round_)
@@ -422,7 +419,7 @@ def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: floa
 
 
 def fed_phi(message: bytes):
-    from ..federated import decode_message
+    from ..federated import decode_message  # start-up: federated loads numba
 
     return decode_message(message).phi
 
@@ -439,8 +436,8 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
     """The FedLDA model a server with configuration ``cfg`` released: :meth:`~dptopic.models.FedLDA.from_broadcast`
     of the broadcast that the latest closed round produced (``released``: :meth:`Storage.fed_released`). Built from
     that broadcast, the public settings and the collector's own counts (clients, updates per round) only."""
-    from ..federated import decode_message
-    from ..models.fedlda import FedLDA
+    from ..federated import decode_message  # start-up: federated loads numba
+    from ..models.fedlda import FedLDA  # start-up: models.fedlda loads numba
 
     msg = decode_message(released["message"])
     rounds = int(released["rounds"])
@@ -458,9 +455,6 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
 
 def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = None) -> dict:
     """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
-    from ..accounting import PrivacyLedger, rrp_event
-    from ..accounting.fedlda import user_spend
-
     event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
     ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
                            discretization=1e-2)
@@ -469,7 +463,7 @@ def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = 
     rep = ledger.report(delta)
     rep["rounds"] = rounds
     rep["entries_per_round"] = rrp.n_entries
-    from ..models.fedlda import FED_RRP_COINS, FED_SECURE, coverage
+    from ..models.fedlda import FED_RRP_COINS, FED_SECURE, coverage  # start-up: models.fedlda loads numba
 
     rep.update(coverage(rrp.replacement, rrp.exclusion))  # topic labels go out in the clear: partial
     rep["randomness"] = FED_SECURE if rrp.exclusion == "none" else FED_RRP_COINS   # as fed_client draws them
@@ -480,6 +474,6 @@ def fed_client(client_id: str, corpus, rrp, reports=None):
     """A FedLDA participant holding ``corpus``: its reports' coins come from the operating system's CSPRNG, the rest
     (which entries are sampled, the labels) from fresh OS entropy (no seed). ``reports``: the randomized reports
     it drew in an earlier run, reused (nothing is randomized again)."""
-    from ..federated import FedClient
+    from ..federated import FedClient  # start-up: federated loads numba
 
     return FedClient(client_id, corpus, rrp, np.random.default_rng(), secure=rrp.exclusion == "none", reports=reports)

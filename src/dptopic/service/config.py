@@ -8,6 +8,9 @@ from pathlib import Path
 
 from .._validation import Int, IsNone, Real, validate_params
 from ..errors import DPTopicError
+from ..accounting.events import EPSILON_MAX
+from ..accounting.fedlda import listed_alphabetically
+from ..accounting.local import epsilon_from_f
 
 DEFAULT_DATABASE = "sqlite:///dptopic-service.db"
 
@@ -105,14 +108,15 @@ class ServiceConfig:
     }
 
     def __post_init__(self):
-        from ..corpus import Vocabulary
+        from ..corpus import Vocabulary  # start-up: corpus loads numba
 
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
         validate_params(vars(self), self._parameter_constraints)
-        from . import kinds
+
+        from . import kinds  # off the CLI start: cli.serve imports this module
 
         kinds.get(self.report_kind).check_config(self)
         if not isinstance(self.database, str) or "://" not in self.database:
@@ -138,19 +142,16 @@ class ServiceConfig:
             if not self.fed_topics <= self.fed_report_words <= V:
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} must lie between --fed-topics"
                                    f" ({self.fed_topics}) and the vocabulary size ({V}).")
-            from ..accounting.fedlda import listed_alphabetically
 
             if self.fed_report_words < V and listed_alphabetically(self.vocabulary):
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} keeps the vocabulary's first words as"
                                    " its most common, but --vocabulary is in alphabetical order: list it most common"
                                    " first (dptopic corpus prepare writes it so), or drop --fed-report-words.")
         if self.fed_epsilon_per_entry is not None:
-            from ..accounting.events import EPSILON_MAX
-
             if not 0 < self.fed_epsilon_per_entry <= EPSILON_MAX:
                 raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon_per_entry:g}: give a per-entry"
                                    f" epsilon in (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
-            from ..federated.client import rounds_to_no_entry
+            from ..federated.client import rounds_to_no_entry  # start-up: federated.client loads numba
 
             if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
                 raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"
@@ -165,15 +166,13 @@ class ServiceConfig:
     @property
     def fed_vocabulary(self):
         """The words FedLDA's reports range over: the vocabulary's first ``fed_report_words`` (all by default)."""
-        from ..corpus import Vocabulary
+        from ..corpus import Vocabulary  # start-up: corpus loads numba
 
         n = self.fed_report_words
         return self.vocabulary if n is None or n >= len(self.vocabulary) else Vocabulary(self.vocabulary.words[:n])
 
     @property
     def epsilon_word(self) -> float:
-        from ..accounting.local import epsilon_from_f
-
         return None if self.f is None else epsilon_from_f(self.f)
 
     def check_token(self, presented: str | None) -> bool:

@@ -161,8 +161,8 @@ def _count_bad_request(app, code: str = "bad_request") -> None:
 
 
 def _h11_protocol():
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    import h11  # h11: optional (comes with uvicorn, the [service] extra)
+    from uvicorn.protocols.http.h11_impl import H11Protocol  # uvicorn: optional (the [service] extra)
 
     class JSONErrorH11Protocol(_HeaderDeadline, H11Protocol):
         def handle_events(self) -> None:
@@ -188,7 +188,7 @@ def _h11_protocol():
 
 
 def _httptools_protocol():
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # uvicorn: optional (the [service] extra)
 
     class JSONErrorHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         _header_bytes = 0

@@ -21,6 +21,7 @@ from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
 from . import codec, formats
+from ..models import LocalDocumentLDA, OLPLDA
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -112,8 +113,6 @@ class WordReports(ReportKind):
         return codec.rows_to_reports(rows, cfg.vocabulary, cfg.f)
 
     def new_model(self, cfg):
-        from ..models import OLPLDA
-
         return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
                       lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
                       prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
@@ -173,8 +172,6 @@ class DocumentReports(ReportKind):
         return codec.rows_to_document_reports(rows, cfg.vocabulary, cfg.epsilon_doc)
 
     def new_model(self, cfg):
-        from ..models import LocalDocumentLDA
-
         return LocalDocumentLDA(n_topics=cfg.n_topics)
 
     def contributor_privacy(self, cfg, n):
@@ -186,7 +183,7 @@ class DocumentReports(ReportKind):
                 f" eps_doc = {(fmt_eps or fmt)(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
 
     def randomizer(self, vocabulary, config_doc):
-        from ..local import DocumentRandomizer
+        from ..local import DocumentRandomizer  # start-up: local loads numba
 
         return DocumentRandomizer(vocabulary, config_doc["epsilon_doc"])  # the OS CSPRNG
 

@@ -17,6 +17,13 @@ import numpy as np
 
 from ..errors import DPTopicError
 from ..federated import secure_sum as ss
+from . import codec
+from .._io import atomic_write_bytes
+from ..accounting.skellam import rounded_norms
+from ..evaluation import topic_coverage
+from ..mechanisms.skellam import skellam_share
+from ..models import DocDPCooccurrence
+from .client import default_state_folder, ServerError, ServiceClient
 
 STATE_FORMAT = "dptopic-secure-sum-state"
 
@@ -65,8 +72,6 @@ class SecureContributor:
 
     def _write(self) -> None:
         if self.path is not None:
-            from .._io import atomic_write_bytes
-
             atomic_write_bytes(self.path, json.dumps(self.st).encode(), private=True)   # it holds the round's secrets
 
     def _once(self, step: str, make):
@@ -98,9 +103,6 @@ class SecureContributor:
 
     def upload_body(self, phase: int, roster: dict, members, kept=None) -> bytes:
         """The masked upload of ``phase`` (quantized statistic + noise share + masks), made once."""
-        from ..accounting.skellam import rounded_norms
-        from ..mechanisms.skellam import skellam_share
-
         def make():
             x = self.statistic(phase, kept)
             q = ss.quantize(x, self.plan.scale, rounded_norms(self.plan.scale, len(x))[0], self.rng)
@@ -125,8 +127,6 @@ def take_part(server: str, bow, state=None, max_epsilon: float | None = None, cl
               timeout: float = 3600.0, contributor: str | None = None) -> dict:
     """Run every step of the server's round for one person; returns a summary. Waits (polling ``GET
     /v1/secure/round``) between steps, at most ``timeout`` seconds for each."""
-    from .client import ServerError, ServiceClient
-
     client = client or ServiceClient(server)
     cfg = client.get_json("/v1/config")
     c = SecureContributor(cfg, bow, state=state, max_epsilon=max_epsilon, contributor=contributor)
@@ -183,8 +183,6 @@ def simulate_round(server: str, bows, dropout: float, token: str | None, seed=No
     lock-step; a share ``dropout`` of them (chosen at random) drops out after masking, without uploading. Returns the
     timings, the bytes and CPU seconds per contributor, and the server's sum-and-unmask times. ``token``: the server's
     admin token, to close the upload step once the survivors are in."""
-    from .client import ServerError, ServiceClient
-
     client = client or ServiceClient(server, retries=3)
     rng = np.random.default_rng(seed)
     cfg = client.get_json("/v1/config")
@@ -295,8 +293,6 @@ def state_path(given, round_id: str):
     """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
     ``secure-sum-ROUND.json``), by default the state folder ``submit`` uses (None given); None for ``"none"`` (a rerun
     then joins as a new contributor while the roster is open, so keep the default)."""
-    from .client import default_state_folder
-
     if given is not None and given.strip().lower() == "none":
         return None
     name = f"secure-sum-{round_id}.json"
@@ -313,12 +309,7 @@ def secure_sum_experiment(server: str, corpus, out, *, dropout: float = 0.1, tok
     beside a central user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned."""
-    from .._io import atomic_write_json
-    from ..evaluation import topic_coverage
-    from ..models import DocDPCooccurrence
-    from . import codec
-    from .client import ServiceClient
-
+    from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     client = client or ServiceClient(server, retries=3)
     cfg = client.get_json("/v1/config")
     s = simulate_round(server, person_bows(corpus), dropout, token, seed=seed, client=client)

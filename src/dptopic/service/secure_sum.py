@@ -36,10 +36,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from pathlib import Path
+import hmac
+import os
+import tempfile
 
 from ..errors import DPTopicError
 from ..federated import secure_sum as ss
 from .storage import Storage
+from .._io import load_bundle
+from ..accounting.skellam import rounded_norms
+from ..corpus import Vocabulary
 
 log = logging.getLogger("dptopic.service.secure_sum")
 CONTRIBUTOR = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -80,8 +87,6 @@ class SecureSumConfig:
     max_body_bytes: int = 16 * 1024 * 1024
 
     def __post_init__(self):
-        from ..corpus import Vocabulary
-
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if self.plan.vocab_size != len(self.vocabulary):
@@ -110,8 +115,6 @@ class SecureRound:
                 raise DPTopicError(f"--database {cfg.database} holds a secure-sum round with other settings: give a"
                                    " new database, or the same settings.")
             if not rows:
-                import os
-
                 conn.execute(t_state.insert(), [{"key": "settings", "value": json.dumps(self._settings())},
                                                 {"key": "round_id", "value": os.urandom(8).hex()},
                                                 {"key": "state", "value": json.dumps({"state": "keys"})}])
@@ -385,7 +388,6 @@ class SecureRound:
         t2 = time.perf_counter()
         self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": t2 - t1, "uploads": len(uploaded), "dim": dim}
         # a wrap-around shows as an entry outside what the signal and the noise can reach
-        from ..accounting.skellam import rounded_norms
 
         limit = len(uploaded) * rounded_norms(self.plan.scale, dim)[0] + 2 ** (self.plan.bits - 2)
         if np.any(np.abs(total) > limit):
@@ -403,7 +405,7 @@ class SecureRound:
             conn.execute(t_state.insert().values(key=f"sum{phase}", value=json.dumps(
                 {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "shares": len(uploaded)})))
             if phase == 0:
-                from ..models.secure_sum import released_words
+                from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
 
                 kept = released_words(self.plan, total, len(uploaded), self.cfg.n_topics)[0]
                 self._open_upload(conn, 1, sorted(uploaded), kept=[int(k) for k in kept])
@@ -413,17 +415,13 @@ class SecureRound:
                 self._model_doc = doc
 
     def _release(self, presence, cooc, shares) -> dict:
-        import tempfile
-
-        from .._io import load_bundle
-        from ..models.secure_sum import secure_sum_topics
+        from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
 
         model = secure_sum_topics(self.plan, self.cfg.vocabulary, self.cfg.n_topics, presence, cooc, shares,
                                   {"round_id": self.round_id, "timings": self.timings})
         with tempfile.TemporaryDirectory() as d:
             model.save(f"{d}/m")
             meta_doc, _ = load_bundle(f"{d}/m")
-            from pathlib import Path
 
             arrays = {p.stem: base64.b64encode(p.read_bytes()).decode() for p in Path(f"{d}/m").glob("*.npy")}
             meta_json = Path(f"{d}/m/model.json").read_text()
@@ -528,7 +526,6 @@ async def admin_close(request: Request):
     r = _round(request)
     token = r.cfg.admin_token
     auth = request.headers.get("authorization", "")
-    import hmac
 
     if token is None:
         raise ApiError(403, "admin_disabled", "admin endpoints are disabled: start the server with --token-file.")

@@ -15,6 +15,8 @@ import warnings
 
 from ..errors import DPTopicError
 from .config import ServiceConfig
+from ..accounting.local import check_reporting_f, f_from_epsilon
+from ..models import FedLDA
 
 CLIENT_STOP_WORDS = "none"
 """The stop words of the contributors' tokeniser (``submit``, ``fed-client``, ``randomize``): none, the public
@@ -162,15 +164,12 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
     ``fed_user_budget`` (the per-user total, split into the epsilon per entry and the entries by
     :meth:`~dptopic.models.FedLDA.from_user_budget`) is given, a FedLDA setting refused without it; ``settings``: the
     other parameters of :class:`ServiceConfig`."""
-    from ..accounting.local import check_reporting_f, f_from_epsilon
-
     fed = {"topics": fed_topics, "failure_rate": fed_failure_rate, "pad_length": fed_pad_length,
            "sample_ratio": fed_sample_ratio, "min_updates": fed_min_updates, "report_words": fed_report_words}
     if fed_user_budget is not None:
         if fed_epsilon_per_entry is not None or fed_pad_length is not None:
             raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
                                " --fed-epsilon-per-entry and --fed-pad-length.")
-        from ..models import FedLDA
 
         words = len(vocabulary.words)
         split = FedLDA.from_user_budget(fed_user_budget, min(words, fed_report_words or words),
@@ -202,19 +201,19 @@ def smallest_upload(cfg) -> int:
     """Bytes of the smallest upload of reports this server takes: one report of its kind for its vocabulary, with the
     file's header (without the word list, with an upload nonce, as ``dptopic submit`` sends it) and checksum; every
     upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
-    import numpy as np
+    import numpy as np  # numpy: kept off this module's import (a light start)
 
-    from . import codec
+    from . import codec  # off the CLI start: cli.serve imports this module
 
     fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
     V = cfg.vocab_size
     if cfg.report_kind == "document":
-        from ..local.document import DocumentReportSet, domain_size, subset_size
+        from ..local.document import DocumentReportSet, domain_size, subset_size  # start-up: local.document loads numba
 
         k = subset_size(domain_size(V), float(cfg.epsilon_doc))
         one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
     else:
-        from ..local import ReportSet
+        from ..local import ReportSet  # start-up: local loads numba
 
         one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
     return len(codec.encode_reports(one))
@@ -232,7 +231,7 @@ def check_body_limit(cfg) -> None:
     if cfg.fed_epsilon_per_entry is not None:
         # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
         # refuse as too large spends for nothing
-        from . import codec
+        from . import codec  # off the CLI start: cli.serve imports this module
 
         words = len(cfg.fed_vocabulary)
         update = codec.fed_largest_update(codec.fed_config(cfg), words)
@@ -247,7 +246,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
     refusal: a contributor may raise the limit."""
-    from .client import DEFAULT_MAX_EPSILON as LIMIT
+    from .client import DEFAULT_MAX_EPSILON as LIMIT  # off the CLI start: cli.serve imports this module
 
     asked = []
     if cfg.report_kind == "document":
@@ -271,8 +270,8 @@ def warn_unreachable_vocabulary(vocabulary) -> None:
     tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
     a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
     a refusal: the list is public and the server still works."""
-    from ..corpus.corpus import warn_unreachable_words
-    from ..corpus.preprocess import Preprocessor
+    from ..corpus.corpus import warn_unreachable_words  # start-up: corpus.corpus loads numba
+    from ..corpus.preprocess import Preprocessor  # start-up: corpus.preprocess loads numba
 
     warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=CLIENT_STOP_WORDS))
 
@@ -281,8 +280,8 @@ def check_startup(cfg, fed_user_budget=None) -> None:
     """Everything a configuration is checked for before the port is taken or the database touched: FedLDA's settings
     for its vocabulary, the upload limit; then the warnings its contributors would meet."""
     if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
-        from ..federated.client import check_config
-        from . import codec
+        from ..federated.client import check_config  # start-up: federated.client loads numba
+        from . import codec  # off the CLI start: cli.serve imports this module
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
     check_body_limit(cfg)
@@ -293,8 +292,8 @@ def check_startup(cfg, fed_user_budget=None) -> None:
 def check_database(cfg, allow_foreign_tables: bool = False):
     """The database checked before serving (other programs' tables, a bad URL, a newer schema, another vocabulary):
     one line each; the probing :class:`~dptopic.service.app.Service` (its trainer not started)."""
-    from .app import Service
-    from .storage import foreign_tables
+    from .app import Service  # start-up: service.app loads sqlalchemy, starlette
+    from .storage import foreign_tables  # start-up: service.storage loads sqlalchemy
 
     foreign = foreign_tables(cfg.database)
     if foreign and not allow_foreign_tables:
@@ -326,7 +325,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     ``vocabulary``: its plan (:class:`~dptopic.federated.secure_sum.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth) and an upload limit that holds
     the round's largest upload. ``others``: the word-level server's report settings, refused when given."""
-    from ..federated.secure_sum import SecureSumPlan
+    from ..federated.secure_sum import SecureSumPlan  # start-up: federated.secure_sum loads numba
 
     if unit != "user":
         raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
@@ -343,7 +342,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
 def banner(cfg, url: str) -> str:
     """The line a server says as it starts: its vocabulary, reports, model, prior, FedLDA and admin settings (an
     epsilon shown rounded up) and ``url``."""
-    from .status import fmt_epsilon as eps
+    from .status import fmt_epsilon as eps  # off the CLI start: cli.serve imports this module
 
     if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
         plan = cfg.plan
@@ -364,7 +363,7 @@ def banner(cfg, url: str) -> str:
 def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **options) -> bool:
     """Serve ``app`` with uvicorn on the ``sockets`` held (:func:`check_port_free` with ``keep=True``) until stopped
     (Ctrl-C: a graceful shut-down); whether it started. ``options``: more of uvicorn's ``Config``."""
-    import uvicorn
+    import uvicorn  # uvicorn: optional (the [service] extra)
 
     config = uvicorn.Config(app, host=host, port=port, log_level="warning" if quiet else "info",
                             access_log=not quiet, **options)

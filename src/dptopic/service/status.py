@@ -5,6 +5,7 @@ import time
 from html import escape
 
 from . import kinds
+from ..accounting.verify import rounded_up
 
 
 SHOWN = 25    # contributors listed on the page, most reports first
@@ -28,7 +29,6 @@ def fmt_epsilon(x, digits: int = 4) -> str:
     floating-point noise above a round value is not rounded up (:func:`~dptopic.accounting.verify.rounded_up`)."""
     if x is None:
         return "-"
-    from ..accounting.verify import rounded_up
 
     return f"{rounded_up(float(x), digits):.{digits}g}"
 

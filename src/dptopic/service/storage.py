@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from sqlalchemy import (BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, func, select, text)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy import inspect
+from sqlalchemy.engine import make_url
 
 from ..errors import DPTopicError, ParameterError
 
@@ -358,8 +360,6 @@ class Submission:
 def check_backend(url: str) -> None:
     """Only SQLite and PostgreSQL are supported (and tested): any other database is refused by name, before a driver
     that is not installed answers for it."""
-    from sqlalchemy.engine import make_url
-
     try:
         backend = make_url(url).get_backend_name()
     except Exception:       # an unparsable URL: create_engine's own message says why
@@ -374,8 +374,6 @@ def check_backend(url: str) -> None:
 def _check_sqlite_folder(url: str) -> None:
     """A SQLite file in a folder that does not exist is named (SQLite itself says only "unable to open database
     file")."""
-    from sqlalchemy.engine import make_url
-
     try:
         u = make_url(url)
     except Exception:  # noqa: BLE001 - create_engine's own message says why
@@ -393,7 +391,7 @@ def safe_url(url: str) -> str:
     """``url`` as messages show it: scheme, user, host, port and database, with any password masked (``***``, as
     SQLAlchemy renders it); ``<database>`` for a URL SQLAlchemy cannot parse (it could hold a password anywhere)."""
     try:
-        from sqlalchemy.engine import make_url
+        from sqlalchemy.engine import make_url  # sqlalchemy: optional (the [service] extra)
 
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # noqa: BLE001 - only used in messages
@@ -403,8 +401,6 @@ def safe_url(url: str) -> str:
 def foreign_tables(url: str) -> list[str]:
     """Tables in the database at ``url`` that are not the service's (a user's own SQLite file, say); [] for a new
     database. Read before the service creates anything."""
-    from sqlalchemy import inspect
-
     check_backend(url)
     try:
         engine = create_engine(url)
@@ -433,8 +429,6 @@ MIN_LONG_TIMEOUT = 300.0
 def _pg_connect_args(url: str, timeout: float | None = None) -> dict:
     """libpq's ``connect_timeout`` and, with ``timeout``, the server-side ``statement_timeout`` and ``lock_timeout``
     of every session (``options``, added to the URL's own ``?options=``; a limit the URL sets itself wins)."""
-    from sqlalchemy.engine import make_url
-
     try:
         query = make_url(url).query
     except Exception:  # noqa: BLE001 - create_engine's own message says why
@@ -542,7 +536,7 @@ def _deadline_connection():
     global _DEADLINE_CONNECTION, _DeadlineExceeded
     if _DEADLINE_CONNECTION is not None:
         return _DEADLINE_CONNECTION
-    import psycopg
+    import psycopg  # psycopg: optional (the [service] extra)
 
     class DeadlineExceeded(psycopg.OperationalError):
         dptopic_deadline = True
@@ -877,7 +871,7 @@ class Storage:
     def _broadcast_topics(conn) -> int | None:
         """The number of topics of the newest FedLDA round's published model, or None without a round (or with a
         message this version cannot read): what an older database, which did not record ``fed_topics``, ran with."""
-        from ..federated.messages import ModelBroadcast, decode_message
+        from ..federated.messages import ModelBroadcast, decode_message  # start-up: federated.messages loads numba
 
         row = conn.execute(select(fed_rounds.c.message).order_by(fed_rounds.c["round"].desc()).limit(1)).first()
         if row is None:

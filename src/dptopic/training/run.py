@@ -25,6 +25,22 @@ from dataclasses import dataclass, field
 from ..errors import DPTopicError, ForecastWarning, SmallCorpusWarning, user_stacklevel
 from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
+from pathlib import Path
+from ..accounting.dataset_ledger import DatasetLedger, session
+from .._io import check_output_dir
+from ..corpus.corpus import as_corpus
+from ..models.public_prior import refuse_private_as_public
+from ..models.base import check_topics_fit_vocabulary
+from ..corpus.shards import folder_shards
+from ..models import FedLDA
+from ..corpus import without_copies
+from ..corpus.summary import median_user_length
+from ..advice import too_small_message
+from ..evaluation import npmi_and_diversity, training_run_metrics
+from ..models.fdptm import compose_privacy
+from ..corpus.wordlist import record_word_list
+from ..accounting.card import privacy_card
+from ..models.registry import trainer_of
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
@@ -131,11 +147,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     -------
     TrainingResult
     """
-    from ..accounting.dataset_ledger import session
-
     if ledger is not None:
-        from ..accounting.dataset_ledger import DatasetLedger
-
         DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
     args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
             public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
@@ -200,8 +212,6 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     share, a shard folder's trainer. Nothing is drawn here."""
     names = dict(names or {})
     if out is not None:
-        from .._io import check_output_dir
-
         check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
     if not isinstance(test_size, (int, float)) or isinstance(test_size, bool) or not 0 <= test_size < 1:
         raise DPTopicError(f"invalid {names.get('test_size', 'test_size')}={test_size!r}: give a share in [0, 1)"
@@ -235,7 +245,6 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
                                " give the corpus the shards were prepared from.")
         return _Inputs(corpus=None, shards=shards, vocabulary=vocabulary, vocabulary_name=vocabulary_name,
                        forecast=None if unit is None else (unit, epsilon, delta), names=names)
-    from ..corpus.corpus import as_corpus
 
     # a Corpus, a count matrix, texts or token lists; every word kept when DP set union chooses them
     corpus = as_corpus(getattr(corpus, "corpus", corpus), uncut=private_vocabulary is not None)
@@ -245,12 +254,9 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
                            f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
                            " from a folder of folders (one per person).")
     if public_corpus is not None:
-        from ..models.public_prior import refuse_private_as_public
-
         refuse_private_as_public(public_corpus, corpus, public_name=names.get("public_corpus", "public_corpus"),
                                  private_name=names.get("corpus", "the training corpus"))
     if private_vocabulary is None and user_epsilon is None:     # the words are known: as fit would refuse them
-        from ..models.base import check_topics_fit_vocabulary
 
         check_topics_fit_vocabulary(int(model.n_topics), len(vocabulary) if vocabulary is not None
                                     else corpus.vocab_size)
@@ -265,16 +271,12 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
 
 def _shards_of(corpus):
     """A shard folder (a path to one, or its ``training_source``), else None."""
-    from pathlib import Path
-
     if hasattr(corpus, "paths") and hasattr(corpus, "n_docs") and not hasattr(corpus, "to_bow"):
         return corpus
     if isinstance(corpus, (str, Path)):
-        from ..corpus.shards import folder_shards
-
         p = Path(corpus)
         if p.is_dir() and folder_shards(p):
-            from ..backends import training_source
+            from ..backends import training_source  # looked up when called: tests patch it at its source
 
             return training_source(p)
         raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.read_corpus reads a file) or a shard"
@@ -298,7 +300,7 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
         result.corpus = corpus
         _after_vocabulary(result, inputs)
         return _say(result, callback, "vocabulary")
-    from ..models.fdptm import restrict_to_private_vocabulary
+    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     eps_v, delta_v = inputs.private_vocabulary
     secure = bool(getattr(result.model, "secure", False))
@@ -319,8 +321,6 @@ def _after_vocabulary(result: TrainingResult, inputs: _Inputs) -> None:
     public corpus over the training words."""
     n_words = len(result.vocabulary) if result.vocabulary is not None else result.corpus.vocab_size
     if inputs.user_epsilon is not None:
-        from ..models import FedLDA
-
         params = {k: v for k, v in result.model.get_params().items()
                   if k not in ("epsilon", "epsilon_per_entry", "pad_length")}
         result.model = FedLDA.from_user_budget(inputs.user_epsilon, n_words, **params)
@@ -331,7 +331,6 @@ def _after_vocabulary(result: TrainingResult, inputs: _Inputs) -> None:
             raise DPTopicError(f"{inputs.names.get('public_corpus', 'public_corpus')}: no document holds a word of the"
                                " training vocabulary; give public documents of the same domain.")
         inputs.public_corpus = public
-    from ..models.base import check_topics_fit_vocabulary
 
     check_topics_fit_vocabulary(int(result.model.n_topics), n_words)
 
@@ -364,8 +363,6 @@ def split(result: TrainingResult, inputs: _Inputs | None = None, test_size: floa
     """The training and held-out parts, split by the model's unit (``split_for``): whole people under the user unit,
     by position under word-level DP, by each document's words otherwise; held-out copies of training documents are
     left out of the evaluation."""
-    from ..corpus import without_copies
-
     train_part, test = split_for(result.model if split_as is None else split_as, result.corpus, test_size)
     result.train, result.test = train_part, test
     if test is not None:
@@ -381,9 +378,6 @@ def pad_length_note(model, train_part, names=None, user_epsilon=None) -> str | N
     """FedLDA: one note when ``pad_length`` is far above the typical simulated user's length: each user then sends
     mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
     statistic of the private corpus, labelled outside the guarantee (shown, not saved)."""
-    from ..corpus.summary import median_user_length
-    from ..models import FedLDA
-
     if not isinstance(model, FedLDA) or user_epsilon is not None or not train_part.n_docs:
         return None
     typical = median_user_length(train_part, model.n_clients)
@@ -420,8 +414,6 @@ def forecast(result: TrainingResult, inputs: _Inputs) -> None:
 
 
 def _forecast(unit, epsilon, delta, train_part, n_topics, what) -> None:
-    from ..advice import too_small_message
-
     n_docs = train_part.n_docs
     if unit == "user" and getattr(train_part, "user_ids", None) is not None:
         n_docs, what = len(set(train_part.user_ids)), "people"
@@ -449,14 +441,11 @@ VARIATIONAL = ("DPSVI", "OnlineVB", "DocDPEM", "DocDPCooccurrence")
 def held_out_metrics(result: TrainingResult, callback=None, kind: str = "all") -> None:
     """The held-out metrics (``training_run_metrics``; ``kind="coherence"``: NPMI and diversity alone), set as
     ``model.metrics_``; under a private model they read private documents: labelled outside the guarantee."""
-    from ..evaluation import training_run_metrics
-
     model = result.model
     if result.test is None:
         model.metrics_ = result.metrics = {}
         return _say(result, callback, "metrics")
     if kind == "coherence":     # NPMI and diversity alone (the demo reads them beside a reference's)
-        from ..evaluation import npmi_and_diversity
 
         metrics = {"n_train_docs": result.train.n_docs, "n_test_docs": result.test.n_docs,
                    **npmi_and_diversity(model, result.test)}
@@ -473,7 +462,6 @@ def compose_vocabulary(result: TrainingResult) -> None:
     """FDPTM: the model's report replaced by its composition with the private vocabulary's selection."""
     if result.vocabulary_event is None:
         return
-    from ..models.fdptm import compose_privacy
 
     for w in compose_privacy(result.model, result.vocabulary_event).get("warnings", []):
         warnings.warn(w, UserWarning, stacklevel=user_stacklevel())
@@ -482,8 +470,6 @@ def compose_vocabulary(result: TrainingResult) -> None:
 # -------------------------------------------------------------------------------------------- 7. the word list
 def record_words(result: TrainingResult, inputs: _Inputs) -> None:
     """Which public word list the model was trained on (its name, size and sha256) in ``privacy_``."""
-    from ..corpus.wordlist import record_word_list
-
     if inputs.vocabulary is not None:
         record_word_list(result.model, inputs.vocabulary_name or "vocabulary", inputs.vocabulary)
 
@@ -491,8 +477,6 @@ def record_words(result: TrainingResult, inputs: _Inputs) -> None:
 # --------------------------------------------------------------------------------------------------- 8. the card
 def card(result: TrainingResult) -> None:
     """The model's privacy card, from its privacy report alone."""
-    from ..accounting.card import privacy_card
-
     rep = getattr(result.model, "privacy_", None)
     result.card = privacy_card(rep, type(result.model).__name__, check=False) if isinstance(rep, dict) else None
 
@@ -530,8 +514,6 @@ def _train_shards(result: TrainingResult, inputs: _Inputs, out, save_metrics, ca
 
 def _reads_reports(model) -> bool:
     """Whether ``model`` trains on randomized reports (``dptopic randomize``), not on a corpus (the registry says)."""
-    from ..models.registry import trainer_of
-
     entry = trainer_of(model)
     return entry is not None and entry.reads == "reports"
 
@@ -542,8 +524,6 @@ def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_cont
     post-processing; nothing is held out. ``reports_per_contributor``: the guarantee is stated for contributors who
     sent up to that many reports each (their epsilons add)."""
     if out is not None:
-        from .._io import check_output_dir
-
         check_output_dir(out, overwrite=overwrite, flag="out")
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
         vocabulary = vocabulary[1]
