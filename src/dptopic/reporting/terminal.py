@@ -56,8 +56,8 @@ def _split_name(split: str) -> str:
 
 
 def __getattr__(name):
-    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (models.by_unit): numpy, loaded late
-        from ..models.by_unit import SPLIT_NAMES
+    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (models.by_unit)
+        from ..models.by_unit import SPLIT_NAMES    # numpy: loaded when asked, not at start-up
 
         return SPLIT_NAMES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -420,7 +420,7 @@ def print_verdict(console, s, out, files):
 def audit_results_table(summaries: dict):
     """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
     of the non-member scores (fewer than 1/FPR of them) is shown as n/r (what ``dptopic audit`` prints)."""
-    from rich.table import Table
+    from rich.table import Table     # rich: loaded when a table is printed, not at start-up
 
     models = any("auc_se_models" in s for s in summaries.values())
     t = Table(title="Membership inference (higher = more leakage)",
@@ -430,7 +430,7 @@ def audit_results_table(summaries: dict):
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
         t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
                      min_width=max(len(n) for n in summaries) if col == "attack" else None)
-    from ..attacks.metrics import resolvable
+    from ..attacks.metrics import resolvable    # numpy: loaded when an audit is printed
 
     def tpr(s, f):
         n = s.get("n_nonmembers")
@@ -454,7 +454,7 @@ _AUDIT_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consi
 
 def print_audit_summary(console, doc, written) -> None:
     """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
-    from ..attacks.audit import summary_lines
+    from ..attacks.audit import summary_lines    # numpy: loaded when an audit is printed, not at start-up
 
     for text, emphasis in summary_lines(doc, written):
         console.print(text, style=_AUDIT_STYLES.get(emphasis), markup=False)
