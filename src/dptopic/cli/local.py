@@ -5,17 +5,12 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.terminal import plural
 from ..reporting.training import print_local_result
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
                       experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
                       print_verdict, read_vocabulary)
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
-    count = f"{n:,}" if isinstance(n, int) else f"{n}"
-    return f"{count} {word if n == 1 else (words or word + 's')}"
 
 
 def _eps(x) -> str:

@@ -958,9 +958,10 @@ class Corpus:
         except OSError as e:
             raise DPTopicError(f"cannot read corpus file {str(path)!r} ({type(e).__name__}): check its permissions.") from None
         if not zipped:  # a text, JSONL or CSV file given to the .npz reader
-            raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
-                               " format=FORMAT for what it holds (text: one document per line, jsonl, csv), or prepare it"
-                               " with 'dptopic corpus prepare'.")
+            raise ParameterError("{path} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
+                                 " {format=shown} for what it holds (text: one document per line, jsonl, csv), or"
+                                 " prepare it with 'dptopic corpus prepare'.", "format", "npz", path=repr(str(path)),
+                                 shown="FORMAT")
         try:
             with np.load(path, allow_pickle=False) as z:
                 missing = [k for k in ("meta", "doc_ptr", "word_ids") if k not in z.files]

@@ -2,15 +2,10 @@
 for useful topics, and the ``dptopic train`` line that trains it (:func:`dptopic.advice.recommend`'s figures)."""
 from __future__ import annotations
 
+from .terminal import plural
 from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA, docs_needed_text,
                       forecast_inputs, large_delta, range_text, suggested_delta, supported_note, train_refusal_error,
                       useful_threshold, verdict)
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
-    count = f"{n:,}" if isinstance(n, int) else f"{n}"
-    return f"{count} {word if n == 1 else (words or word + 's')}"
 
 
 def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, topics: int, delta: float) -> None:

@@ -28,6 +28,12 @@ def make_console(stderr=False):
     return console
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
+    count = f"{n:,}" if isinstance(n, int) else f"{n}"
+    return f"{count} {word if n == 1 else (words or word + 's')}"
+
+
 def warn(text: str) -> None:
     """One warning line on stderr (``warning: ...``), as every warning of the command line and the library's own
     (``main`` shows those alike): never on stdout, which carries the command's output."""

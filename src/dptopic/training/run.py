@@ -253,6 +253,9 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
         raise DPTopicError(f"the user unit needs each document's person, and {names.get('corpus', 'the corpus')}"
                            f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
                            " from a folder of folders (one per person).")
+    if test_size > 0 and corpus.n_docs < 2:     # the split's refusal, before any budget is spent on the words
+        raise DPTopicError(f"cannot split a corpus of {corpus.n_docs} document(s) into train and test parts: give at"
+                           f" least 2 documents (or {names.get('test_size', 'test_size')} 0).")
     if public_corpus is not None:
         refuse_private_as_public(public_corpus, corpus, public_name=names.get("public_corpus", "public_corpus"),
                                  private_name=names.get("corpus", "the training corpus"))
