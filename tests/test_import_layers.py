@@ -207,7 +207,7 @@ def test_the_private_name_check_finds_one(tmp_path):
 
 
 # ------------------------------------------------------------------ imports inside functions say why
-IMPORTS_SAY_WHY = ("kernels", "mechanisms", "accounting", "corpus", "evaluation", "moments", "backends", "local",
+IMPORTS_SAY_WHY = ("cli", "kernels", "mechanisms", "accounting", "corpus", "evaluation", "moments", "backends", "local",
                    "federated", "_io", "datasets.py", "advice.py", "training", "models", "reporting",
                    "attacks", "service", "experiments")
 """The packages and modules of dptopic whose imports inside a function each carry a ``#`` comment on their line."""

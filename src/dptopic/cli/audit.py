@@ -103,7 +103,7 @@ def _into_model(a, model):
     """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
     (:func:`~dptopic.attacks.audit.model_corpus_note`)."""
     from ..attacks.audit import check_coverage, model_corpus_note  # deferred: loads numpy
-    from ..attacks.coverage import outside_vocabulary_share
+    from ..attacks.coverage import outside_vocabulary_share  # loaded when the command runs, off the start-up path
 
     read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
     n_model = len(model.vocabulary_)
@@ -211,9 +211,9 @@ def _corpus_record(a, read: dict) -> dict:
 
 def _audit(a):
     # deferred: the attacks and _io's bundles load numpy, which the command line's start-up must not
-    from .. import attacks
-    from .._io import check_output_folder, refuse_other_writer
-    from ..attacks import audit as run
+    from .. import attacks  # loaded when the command runs, off the start-up path
+    from .._io import check_output_folder, refuse_other_writer  # loaded when the command runs, off the start-up path
+    from ..attacks import audit as run  # loaded when the command runs, off the start-up path
 
     console = make_console()
     _check_design_flags(a)

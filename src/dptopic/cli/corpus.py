@@ -61,7 +61,7 @@ def cmd_corpus_prepare(a):
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
         from .._io import mark_output_folder, unmark_failed_run  # deferred: loads numpy
-        from ..backends import write_shards
+        from ..backends import write_shards  # loaded when the command runs, off the start-up path
 
         command = "corpus prepare --shards"
         existed = Path(a.out).exists()
@@ -93,7 +93,7 @@ def _shard_summary(a):
     """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
     from ..corpus.shards import ShardSet, folder_shards  # deferred: loads numpy
-    from ..corpus.summary import shard_set_summary
+    from ..corpus.summary import shard_set_summary  # loaded when the command runs, off the start-up path
 
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
     if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not folder_shards(p):

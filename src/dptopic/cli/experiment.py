@@ -113,8 +113,8 @@ def _guard_out(name, func):
     every file and listing as it was."""
     def run(a):
         # deferred: loads numpy (the command line's start-up must not)
-        from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run
-        from ..experiments.measuring import MEASUREMENT_NOTE, measuring
+        from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run  # when the command runs
+        from ..experiments.measuring import MEASUREMENT_NOTE, measuring  # loaded when the command runs, off the start-up path
 
         command = f"experiment {name}"
         check = EXPERIMENT_CHECKS.get(name)

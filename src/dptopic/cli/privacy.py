@@ -40,7 +40,7 @@ _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n
 def cmd_privacy_inherent(a):
     import numpy as np  # deferred: loads numpy
 
-    from ..accounting import eps_iter_static, eps_related
+    from ..accounting import eps_iter_static, eps_related  # loaded when the command runs, off the start-up path
 
     most = max(a.n_t, a.max_n_tprime)
     if a.cmax is not None and a.cmax > most:
@@ -110,7 +110,7 @@ def _privacy_hdp(a):
 def _pairs(a, flag: str, zero_ok: bool):
     """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
     from ..accounting.events import EPSILON_MAX  # deferred: loads numpy
-    from ..accounting.ledger import MAX_COUNT
+    from ..accounting.ledger import MAX_COUNT  # loaded when the command runs, off the start-up path
 
     out = []
     for eps, n in getattr(a, flag) or []:
@@ -163,7 +163,7 @@ _fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie
 @with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
     # deferred: loads numpy (the command line's start-up must not)
-    from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size
+    from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size  # when the command runs
 
     if a.old_epsilon is not None:
         raise DPTopicError("--epsilon is now --epsilon-per-entry here: the reports' word count follows from the epsilon"

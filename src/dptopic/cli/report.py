@@ -18,8 +18,8 @@ def __getattr__(name):
 
 def cmd_report(a):
     from .. import load  # deferred: loads numpy
-    from .._io import atomic_write_bytes, check_output_file
-    from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page
+    from .._io import atomic_write_bytes, check_output_file  # loaded when the command runs, off the start-up path
+    from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page  # when the command runs
 
     out = check_output_file(a.out, is_report, overwrite=a.overwrite, what="report")
     if out.suffix.lower() not in (".html", ".htm"):

@@ -53,7 +53,7 @@ def cmd_transform(a):
 
 def cmd_export(a):
     from .._io import atomic_write_bytes, check_output_file  # deferred: loads numpy
-    from ..reporting.export import DOCUMENT_LEVEL, SPREAD_WARNING, kept_words, pyldavis_export
+    from ..reporting.export import DOCUMENT_LEVEL, SPREAD_WARNING, kept_words, pyldavis_export  # when the command runs
 
     def ours(p):
         try:

@@ -38,7 +38,7 @@ def refuse_secure_flags(a) -> None:
 
 def serve_secure_sum(a) -> None:
     from ..service import startup  # deferred: loads numpy
-    from ..service.config import read_token_file
+    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
     startup.need_service_extra()
     vocab = read_vocabulary(a.vocabulary)
@@ -62,9 +62,9 @@ def serve_secure_sum(a) -> None:
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
-    from ..service.secure_client import person_bow, state_path, take_part
-    from ..service.status import secure_sum_lines
+    from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient  # loaded when the command runs, off the start-up path
+    from ..service.secure_client import person_bow, state_path, take_part  # loaded when the command runs, off the start-up path
+    from ..service.status import secure_sum_lines  # loaded when the command runs, off the start-up path
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
@@ -122,10 +122,10 @@ def register_experiment(esub) -> None:
 
 def cmd_experiment(a) -> None:
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import ServiceClient
-    from ..service.config import read_token_file
-    from ..service.secure_client import secure_sum_experiment
-    from ..service.status import secure_sum_experiment_line
+    from ..service.client import ServiceClient  # loaded when the command runs, off the start-up path
+    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
+    from ..service.secure_client import secure_sum_experiment  # loaded when the command runs, off the start-up path
+    from ..service.status import secure_sum_experiment_line  # loaded when the command runs, off the start-up path
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")

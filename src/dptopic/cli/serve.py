@@ -40,7 +40,7 @@ def refuse_idle_flags(a) -> None:
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
     from ..service.config import read_token_file        # deferred: the service loads numpy
-    from ..service.startup import FED_DEFAULTS, serve_config
+    from ..service.startup import FED_DEFAULTS, serve_config  # loaded when the command runs, off the start-up path
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
@@ -118,7 +118,7 @@ def _serve(a):
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
     from ..service.http import server_options  # deferred: loads numpy
-    from ..service.startup import banner, check_database, run_server
+    from ..service.startup import banner, check_database, run_server  # loaded when the command runs, off the start-up path
 
     probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
