@@ -76,7 +76,7 @@ def test_train_and_recommend_read_one_forecast_with_its_inputs_named(tmp_path, c
                      "--vocabulary", str(tmp_path / "words.txt"), "--test-size", "0", "--quiet", "--out",
                      str(tmp_path / name[:-4])]) in (0, None)
         err = " ".join(capsys.readouterr().err.split())
-        said.append(next(line for line in err.split("warning: ") if "forecast read at" in line).split(" note: ")[0])
+        said.append(next(line for line in err.split("warning: ") if "forecast read at" in line).split(" note: ")[0].strip())
     assert said[0] == said[1]          # the documents' lengths are not read
     n = int(re.search(r"([\d,]+) training documents", said[0]).group(1).replace(",", ""))
     assert "document length not given (the median over the measured corpora)" in said[0]

@@ -782,8 +782,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         words = None if frame or not sp.issparse(X) else getattr(X, "feature_names", None)
         if not frame and (words is None or len(words) != X.shape[1]):
             if hasattr(self, "feature_names_in_") and (sp.issparse(X) or isinstance(X, np.ndarray)):
-                import warnings     # as scikit-learn: the columns are taken in order as the model's words
-
+                # as scikit-learn: the columns are taken in order as the model's words
                 warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with feature"
                               " names: its columns are taken in order as the model's words.", UserWarning,
                               stacklevel=user_stacklevel())

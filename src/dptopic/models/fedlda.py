@@ -461,9 +461,10 @@ class FedLDA(GibbsTopicModel):
             raise ParameterError("{report_words=} exceeds the vocabulary's {V} words: give at most {V}, or 'all'.",
                                  "report_words", n, V=vocab_size)
         if n < K or s >= n:
-            more = f" and more than subset_size={s}" if s else ""
-            raise DPTopicError(f"report_words={n} is too few: the reports need at least n_topics={K} words{more};"
-                               " raise report_words or pass 'auto'.")
+            more = " and more than {subset_size=}" if s else ""
+            raise ParameterError("{report_words=} is too few: the reports need at least {n_topics=} words" + more
+                                 + "; raise {report_words} or pass 'auto'.", "report_words", n,
+                                 values={"n_topics": K, **({"subset_size": s} if s else {})})
         return n
 
     def _report_corpora(self, corpora: list[Corpus]) -> tuple[list[Corpus], int]:

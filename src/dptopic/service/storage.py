@@ -391,8 +391,6 @@ def safe_url(url: str) -> str:
     """``url`` as messages show it: scheme, user, host, port and database, with any password masked (``***``, as
     SQLAlchemy renders it); ``<database>`` for a URL SQLAlchemy cannot parse (it could hold a password anywhere)."""
     try:
-        from sqlalchemy.engine import make_url  # sqlalchemy: optional (the [service] extra)
-
         return make_url(url).render_as_string(hide_password=True)
     except Exception:  # noqa: BLE001 - only used in messages
         return "<database>"
