@@ -254,3 +254,32 @@ def test_the_import_check_finds_an_unexplained_one(tmp_path):
                               "advice.py": "def k():\n    import sys\n", "other/c.py": "def m():\n    import io\n"})
     assert unexplained_imports(tmp_path, ("kernels", "advice.py")) == [
         ("advice.py", 2, "import sys"), ("kernels/a.py", 4, "import json"), ("kernels/a.py", 8, "import re")]
+
+
+def shadowing_imports(root: Path) -> list:
+    """``(path, line, name)`` for each import inside a function of a name the module already imports at its top: the
+    import makes the name local to the whole function, so a branch that skips it reads an unbound name."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {(a.asname or a.name).split(".")[0] for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+               for a in node.names}
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(func):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        found += [(str(path.relative_to(root)), node.lineno, a.asname or a.name.split(".")[0])
+                                  for a in node.names if (a.asname or a.name.split(".")[0]) in top]
+    return found
+
+
+def test_no_function_imports_a_name_its_module_already_imports():
+    assert shadowing_imports(ROOT / "src" / "dptopic") == []
+
+
+def test_the_shadowing_check_finds_a_second_import(tmp_path):
+    _write_package(tmp_path, {"m.py": "import warnings\n\n\ndef f(x):\n    if x:\n        import warnings\n"
+                                      "        warnings.warn('a')\n    warnings.warn('b')\n"})
+    assert shadowing_imports(tmp_path) == [("m.py", 6, "warnings")]
