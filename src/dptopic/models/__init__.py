@@ -5,12 +5,13 @@ Names are imported on first use (PEP 562, as in ``dptopic/__init__.py``), so tha
 scikit-learn."""
 import importlib as _importlib
 
+from .registry import TRAINERS as _TRAINERS
+
 _EXPORTS = {"GibbsTopicModel": ".base", "IterationInfo": ".base", "TopicModel": ".base", "load": ".base",
-            "DocDPEM": ".docdp", "DocDPCooccurrence": ".docdp_cooc", "LocalDocumentLDA": ".local_document_lda",
-            "FedLDA": ".fedlda", "LDA": ".lda", "CDPLDA": ".cdp_lda", "CDPLDAPlus": ".cdp_lda", "HDPLDA": ".hdp_lda",
-            "LPLDA": ".lplda", "OLPLDA": ".olp_lda", "OnlineLDA": ".online_lda", "DPSVI": ".dpsvi", "OnlineVB": ".online_vb",
             "ALGORITHMS": ".algorithms", "UNIT_TRAINERS": ".by_unit", "for_unit": ".by_unit",
-            "SecureSumTopics": ".secure_sum", "TRAINERS": ".registry", "Trainer": ".registry"}
+            "TRAINERS": ".registry", "Trainer": ".registry",
+            # each estimator where the registry says it stands (one place for the fact)
+            **{t.class_name: "." + t.where.split(".")[0] for t in _TRAINERS.values()}}
 
 __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA",
            "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics",
