@@ -3,6 +3,8 @@ __version__ = "0.1.0"
 
 from . import _moved  # noqa: E402
 
+from ._lazy_names import lazy_names as _lazy_names  # noqa: E402
+
 _moved.install()        # old module paths (dptopic.recovery, ...) import their new modules, with a warning
 
 # Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
@@ -24,20 +26,5 @@ __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDP
            "__version__"]
 
 
-def __getattr__(name):
-    import importlib
-
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    try:
-        return importlib.import_module(f".{name}", __name__)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = _lazy_names(__name__, {k: v.lstrip('.') for k, v in _EXPORTS.items()}, globals(),
+                                     submodules=True)

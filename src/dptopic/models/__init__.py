@@ -3,33 +3,19 @@
 Names are imported on first use (PEP 562, as in ``dptopic/__init__.py``), so that reading the trainer registry
 (:mod:`dptopic.models.registry`: the command line builds its parser and help from it) loads no estimator, numba or
 scikit-learn."""
-import importlib as _importlib
+from .._lazy_names import lazy_names as _lazy_names
 
 from .registry import TRAINERS as _TRAINERS
 
-_EXPORTS = {"GibbsTopicModel": ".base", "IterationInfo": ".base", "TopicModel": ".base", "load": ".base",
-            "ALGORITHMS": ".algorithms", "UNIT_TRAINERS": ".by_unit", "for_unit": ".by_unit",
-            "TRAINERS": ".registry", "Trainer": ".registry",
+_EXPORTS = {"GibbsTopicModel": "base", "IterationInfo": "base", "TopicModel": "base", "load": "base",
+            "ALGORITHMS": "algorithms", "UNIT_TRAINERS": "by_unit", "for_unit": "by_unit",
+            "TRAINERS": "registry", "Trainer": "registry",
             # each estimator where the registry says it stands (one place for the fact)
-            **{t.class_name: "." + t.where.split(".")[0] for t in _TRAINERS.values()}}
+            **{t.class_name: t.where.split(".")[0] for t in _TRAINERS.values()}}
 
 __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA",
            "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS", "TRAINERS", "Trainer"]
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(_importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    try:        # a submodule read as an attribute (dptopic.models.lda), as after a plain import of it
-        return _importlib.import_module(f".{name}", __name__)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals(), submodules=True)
