@@ -174,16 +174,18 @@ def refined_anchor_topics(Q: np.ndarray, K: int, n_candidates: int | None = None
     # the projection's negative cells (noise the projection kept) are dropped for the anchor step only: rows of
     # conditional probabilities need non-negative weights (an exact A R A^T has none)
     P = np.maximum(_rank_k_projection(Q, K), 0.0)
-    mass, cand = _anchor_candidates(P, K, n_candidates)
-    live = np.flatnonzero(mass > 0)
-    Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
     A = np.zeros((V, K))
     try:
+        mass, cand = _anchor_candidates(P, K, n_candidates)
+        live = np.flatnonzero(mass > 0)
+        Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
         anchors = _anchor_rows(Pbar, cand, K)
         A[live] = _nnls_simplex_weights(Pbar, anchors, live) * mass[live, None]     # Bayes' rule: p(word, topic)
     except DPTopicError:
-        # fewer than K distinguishable rows in the projection (its rank fell below K: a tiny or topicless matrix):
-        # the refinement starts from the NMF of the matrix's non-negative part instead, still deterministic
+        # fewer than K words with mass, or fewer than K distinguishable rows, in the projection (its rank fell below
+        # K: a tiny or topicless matrix, or noise that drowns the signal): the refinement starts from the NMF of the
+        # matrix's non-negative part instead, still deterministic; the caller's support check says whether the
+        # topics stand above the noise
         A = _nmf(np.maximum(Q, 0.0), K, 200).T
     A = A / np.maximum(A.sum(axis=0, keepdims=True), 1e-300)
     # a word with no weight anywhere would stay at zero under multiplicative updates: a floor far below any topic's
