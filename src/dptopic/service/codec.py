@@ -14,7 +14,6 @@ import os
 import re
 import struct
 import tempfile
-import warnings
 from dataclasses import asdict
 from dataclasses import fields
 from pathlib import Path
@@ -28,6 +27,7 @@ from ..accounting import PrivacyLedger, rrp_event
 from ..accounting.fedlda import user_spend
 from ..accounting.local import epsilon_from_f
 from ..models import load
+from ..training import train_batch as training_batch
 
 #: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
 PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
@@ -254,25 +254,19 @@ def randomizer(vocabulary, f: float):
 
 
 # ----------------------------------------------------------------------------- trainer
-def train_batch(model, reports, vocabulary) -> str | None:
-    """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged.
+def train_batch(model, reports, vocabulary, reports_per_contributor: int | None = None) -> str | None:
+    """One mini-batch through the library's training steps for a stream (:func:`dptopic.training.train_batch`, the
+    steps ``dptopic.train`` runs on a report file): the inputs checked, ``partial_fit`` (a refused batch leaves the
+    model unchanged), the guarantee stated for contributors who sent up to ``reports_per_contributor`` reports each,
+    the card. The trainer then stores the model's own ``save`` (:func:`model_to_blobs`) in the batch's transaction.
 
     Returns the step's note, one line, or None: OLP-LDA's prior-overlap finding ("the prior corpus seems to overlap
-    the stream"), the only safeguard on the ``--prior`` documents, read from the model (not from the warnings system,
-    which is process-wide). The trainer records it in the batch's ``note`` and logs it (:meth:`Trainer.step`); the
-    model's warnings are not printed to the server's stderr.
+    the stream"), the only safeguard on the ``--prior`` documents. The trainer records it in the batch's ``note`` and
+    logs it (:meth:`Trainer.step`); the model's warnings are not printed to the server's stderr (``quiet``).
     """
-    model.__dict__.pop("_overlap_note", None)
-    with warnings.catch_warnings():
-        # the model's warnings are not printed by the server; the one it must keep is read from the model below
-        # (recording warnings here would also catch other threads' while a batch trains)
-        warnings.simplefilter("ignore")
-        if hasattr(reports, "packed"):
-            model.partial_fit(reports, vocabulary=vocabulary)
-        else:
-            model.partial_fit(reports)
-    note = getattr(model, "_overlap_note", None)
-    return " ".join(note.split()) if note else None
+    result = training_batch(model, reports, vocabulary=vocabulary, reports_per_contributor=reports_per_contributor,
+                            quiet=True)
+    return " ".join(result.notes) or None
 
 
 def model_summary(model) -> dict:

@@ -1,9 +1,10 @@
 """The trainer loop: stored reports → OLP-LDA mini-batches, exactly once.
 
-Each step reads the ``batch_size`` reports after the active model's cursor, runs
-``OLPLDA.partial_fit`` on them, then commits the new model state (``model.json`` + ``.npy``
-bytes), the new cursor and a batch record in one transaction guarded by the model's version
-(:meth:`Storage.commit_batch`). A ``kill -9`` before the commit loses only the computation; the
+Each step reads the ``batch_size`` reports after the active model's cursor and trains the model on them through the
+library's steps for a batch (:func:`dptopic.training.train_batch`: the steps ``dptopic.train`` runs on a report
+file, with ``partial_fit``, so that the saved model states what ``dptopic.train`` would). It then commits the new
+model state (``model.json`` + ``.npy`` bytes), the new cursor and a batch record in one transaction guarded by the
+model's version (:meth:`Storage.commit_batch`). A ``kill -9`` before the commit loses only the computation; the
 same reports are trained again after the restart, and never twice.
 """
 from __future__ import annotations
@@ -67,8 +68,9 @@ class Trainer:
                 try:
                     # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
                     # (GET /v1/admin/models) and logged once per batch below
-                    note = codec.train_batch(self._model, reports, self.cfg.vocabulary)
-                    self._model.for_contributors(most)
+                    # the library's steps for a batch (dptopic.training.train_batch): checked, partial_fit, the
+                    # guarantee restated for the contributor with the most reports, the card
+                    note = codec.train_batch(self._model, reports, self.cfg.vocabulary, most)
                     meta, arrays = codec.model_to_blobs(self._model)
                 except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
                     status, note = "skipped", str(e)

@@ -12,6 +12,9 @@
 8. :func:`card`;
 9. :func:`save`.
 
+Randomized reports (lp, olp, ldp-doc) take :func:`check_reports` → :func:`fit_reports` → :func:`state_contributors` →
+:func:`card` → :func:`save`; one mini-batch of them (``dptopic serve``'s trainer): :func:`dptopic.training.train_batch`.
+
 Warnings and forecasts are raised here with :func:`warnings.warn` (``ForecastWarning``, the few-private-words
 warning), once, for both front doors: ``dptopic train`` shows them on stderr as every warning. Lines a front door
 prints (the corpus's sizes, the notes) are returned in ``TrainingResult.notes`` and passed, as each step makes them,
@@ -19,6 +22,7 @@ to ``callback``.
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass, field
 
@@ -522,33 +526,68 @@ def _reads_reports(model) -> bool:
 
 
 def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_contributor, out, overwrite,
-                   callback) -> TrainingResult:
+                   callback, batch: bool = False, quiet: bool = False, names=None) -> TrainingResult:
     """Local DP (lp, olp, ldp-doc): the reports were randomized on the contributors' side, so every server step is
     post-processing; nothing is held out. ``reports_per_contributor``: the guarantee is stated for contributors who
-    sent up to that many reports each (their epsilons add)."""
+    sent up to that many reports each (their epsilons add). ``batch``: one more mini-batch into the model
+    (``partial_fit``; :func:`dptopic.training.train_batch`), not a fresh fit."""
+    vocabulary = check_reports(result.model, reports, vocabulary, out=out, overwrite=overwrite, names=names)
+    _say(result, callback, "checked")
+    fit_reports(result, reports, vocabulary, batch=batch, quiet=quiet, callback=callback)
+    state_contributors(result, reports_per_contributor)
+    card(result)
+    _say(result, callback, "card")
+    save(result, out, callback=callback)
+    return result
+
+
+def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False, names=None):
+    """:func:`check_inputs` for randomized reports, before the model reads one: the model trains on reports (the
+    registry's ``reads``), the vocabulary is known (given, or embedded in the reports), the output folder is new or
+    empty. The reports themselves are checked by the model's own ``fit``/``partial_fit``, which refuses a bad set
+    before it changes anything. Returns the vocabulary."""
+    names = dict(names or {})
+    if not _reads_reports(model):
+        raise DPTopicError(f"{type(model).__name__} trains on a corpus, not on randomized reports: give a corpus"
+                           " (dptopic.train), or a trainer of reports (lp, olp, ldp-doc).")
     if out is not None:
-        check_output_dir(out, overwrite=overwrite, flag="out")
+        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
         vocabulary = vocabulary[1]
     vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
     if vocabulary is None:
         raise DPTopicError("the report file does not embed its vocabulary: give vocabulary= (the public word list;"
                            " CLI: --vocabulary FILE).")
-    _say(result, callback, "checked")
+    return vocabulary
+
+
+def fit_reports(result: TrainingResult, reports, vocabulary, batch: bool = False, quiet: bool = False,
+                callback=None) -> None:
+    """``fit`` on the reports (``batch``: ``partial_fit``, one more mini-batch; a refused batch leaves the model as it
+    was). ``quiet``: the model's warnings are not raised (a server prints none); the finding a stream must keep,
+    OLP-LDA's "the prior corpus seems to overlap the stream", becomes a line of ``result.notes``."""
     model = result.model
-    if type(model).__name__ == "LocalDocumentLDA":
-        model.fit(reports)
-    else:
-        model.fit(reports, vocabulary=vocabulary)
+    step = model.partial_fit if batch else model.fit
+    kw = {"vocabulary": vocabulary} if "vocabulary" in inspect.signature(step).parameters else {}
+    # OLP-LDA keeps its batch's overlap finding on the model, where a caller reads it without the process-wide
+    # warnings registry (recording warnings would also catch other threads' while a batch trains)
+    model.__dict__.pop("_overlap_note", None)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        step(reports, **kw)
+    note = getattr(model, "_overlap_note", None)
     result.train, result.vocabulary = reports, list(getattr(vocabulary, "words", vocabulary))
-    _say(result, callback, "fit")
+    _say(result, callback, "fit", " ".join(note.split()) if quiet and note else None)
+
+
+def state_contributors(result: TrainingResult, reports_per_contributor) -> None:
+    """The guarantee stated for contributors who sent up to ``reports_per_contributor`` reports each (their epsilons
+    add; never lowered); None: as the model states it already (one report each, for a fresh model)."""
     if reports_per_contributor is not None:
-        model.for_contributors(reports_per_contributor)
-    card(result)
-    save(result, out, callback=callback)
-    return result
+        result.model.for_contributors(reports_per_contributor)
 
 
 __all__ = ["train", "TrainingResult", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
            "held_out_metrics", "compose_vocabulary", "record_words", "card", "save", "warn_if_few_private_words",
-           "DOCUMENT_LEVEL"]
+           "check_reports", "fit_reports", "state_contributors", "DOCUMENT_LEVEL"]
