@@ -543,13 +543,14 @@ def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_cont
 
 def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False, names=None):
     """:func:`check_inputs` for randomized reports, before the model reads one: the model trains on reports (the
-    registry's ``reads``), the vocabulary is known (given, or embedded in the reports), the output folder is new or
-    empty. The reports themselves are checked by the model's own ``fit``/``partial_fit``, which refuses a bad set
-    before it changes anything. Returns the vocabulary."""
+    registry's ``reads``) and its parameters are valid, the vocabulary is known (given, or embedded in the reports),
+    the output folder is new or empty. The reports themselves are checked by the model's own ``fit``/``partial_fit``,
+    which refuses a bad set before it changes anything. Returns the vocabulary."""
     names = dict(names or {})
     if not _reads_reports(model):
         raise DPTopicError(f"{type(model).__name__} trains on a corpus, not on randomized reports: give a corpus"
                            " (dptopic.train), or a trainer of reports (lp, olp, ldp-doc).")
+    model.validate_parameters()
     if out is not None:
         check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
