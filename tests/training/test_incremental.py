@@ -99,8 +99,8 @@ def test_a_refused_batch_leaves_the_model_as_it_was_and_writes_nothing(word_batc
 
 
 def test_inputs_are_checked_before_the_model_reads_a_report(word_reports, tmp_path):
-    """A trainer of corpora, an output folder that holds files, reports without their vocabulary: refused before
-    partial_fit runs."""
+    """A trainer of corpora, an output folder that holds files, a count of reports that is none, reports without
+    their vocabulary: refused before partial_fit runs."""
     with pytest.raises(DPTopicError, match="LDA trains on a corpus, not on randomized reports"):
         train_batch(LDA(n_topics=3), word_reports)
     (tmp_path / "full").mkdir()
@@ -108,6 +108,9 @@ def test_inputs_are_checked_before_the_model_reads_a_report(word_reports, tmp_pa
     model = _olp()
     with pytest.raises(DPTopicError, match="out"):
         train_batch(model, word_reports, vocabulary=WORDS, out=str(tmp_path / "full"))
+    for bad in (0, 2.5, True):
+        with pytest.raises(DPTopicError, match=f"invalid reports_per_contributor={bad}"):
+            train_batch(model, word_reports, vocabulary=WORDS, reports_per_contributor=bad)
     bare = Randomizer(WORDS, epsilon_word=2.0, secure=True).randomize(_docs(5))
     bare = type(bare).from_bytes(bare.to_bytes(include_vocabulary=False))
     with pytest.raises(DPTopicError, match="does not embed its vocabulary"):

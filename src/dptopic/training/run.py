@@ -32,6 +32,7 @@ from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from pathlib import Path
 from ..accounting.dataset_ledger import DatasetLedger, session
 from .._io import check_output_dir
+from .._validation import Int, validate_value
 from ..corpus.corpus import as_corpus
 from ..models.public_prior import refuse_private_as_public
 from ..models.base import check_topics_fit_vocabulary
@@ -531,7 +532,8 @@ def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_cont
     post-processing; nothing is held out. ``reports_per_contributor``: the guarantee is stated for contributors who
     sent up to that many reports each (their epsilons add). ``batch``: one more mini-batch into the model
     (``partial_fit``; :func:`dptopic.training.train_batch`), not a fresh fit."""
-    vocabulary = check_reports(result.model, reports, vocabulary, out=out, overwrite=overwrite, names=names)
+    vocabulary = check_reports(result.model, reports, vocabulary, out=out, overwrite=overwrite,
+                               reports_per_contributor=reports_per_contributor, names=names)
     _say(result, callback, "checked")
     fit_reports(result, reports, vocabulary, batch=batch, quiet=quiet, callback=callback)
     state_contributors(result, reports_per_contributor)
@@ -541,16 +543,21 @@ def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_cont
     return result
 
 
-def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False, names=None):
+def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False, reports_per_contributor=None,
+                  names=None):
     """:func:`check_inputs` for randomized reports, before the model reads one: the model trains on reports (the
-    registry's ``reads``) and its parameters are valid, the vocabulary is known (given, or embedded in the reports),
-    the output folder is new or empty. The reports themselves are checked by the model's own ``fit``/``partial_fit``,
+    registry's ``reads``) and its parameters are valid, ``reports_per_contributor`` is a count of reports, the
+    vocabulary is known (given, or embedded in the reports), the output folder is new or empty. The reports themselves are checked by the model's own ``fit``/``partial_fit``,
     which refuses a bad set before it changes anything. Returns the vocabulary."""
     names = dict(names or {})
     if not _reads_reports(model):
         raise DPTopicError(f"{type(model).__name__} trains on a corpus, not on randomized reports: give a corpus"
                            " (dptopic.train), or a trainer of reports (lp, olp, ldp-doc).")
     model.validate_parameters()
+    if reports_per_contributor is not None:     # as for_contributors takes it, refused before a batch is read
+        whole = isinstance(reports_per_contributor, float) and reports_per_contributor.is_integer()
+        validate_value("reports_per_contributor", int(reports_per_contributor) if whole else reports_per_contributor,
+                       [Int(1, None)])
     if out is not None:
         check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
