@@ -34,7 +34,8 @@ class HDPLDA(_PrivateGibbs):
     n_topics : number of topics K (default 50).
     epsilon : the guarantee per word, in total: the whole run is (ε, δ)-DP by the tight (PLD) accountant, the
         figure the privacy card puts at the top. The trainer splits it: ε_L per iteration is the largest the
-        accountant allows over the ``n_iter`` releases at ``epsilon_inherent`` (as :meth:`from_budget`). Give
+        accountant allows over the ``n_iter`` releases at ``epsilon_inherent`` (as :meth:`from_budget`), so that the
+        card states ``epsilon`` to within 0.1% below it, never above (``accounting.budget.HDP_SPEND_RTOL``). Give
         ``epsilon`` or ``epsilon_laplace``, not both.
     epsilon_laplace : the component instead: ε_L per iteration (``"auto"``, the default: solved from ``epsilon``,
         or 1.0 without it); ``None`` gives "limited inherent" (clipping only, no noise, **no** DP guarantee —
