@@ -177,7 +177,8 @@ def _solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_in
         return math.exp(a)
 
     cap = float(EPSILON_MAX)
-    if spend(cap) <= epsilon:
+    s_cap = spend(cap)
+    if s_cap <= epsilon:
         return cap  # the budget covers the largest epsilon_laplace the accountants support
     goal = epsilon * (1.0 - float(tol))     # what ε_L must spend at least: the answer spends within [goal, epsilon]
     aim = epsilon * (1.0 - 0.1 * float(tol))        # where a guess aims, inside that window
@@ -187,12 +188,12 @@ def _solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_in
     # ε_L) exactly epsilon. The second moves the bound's target by how far the accountant was below it; the later ones
     # are secant steps through the last two. A guess outside the bracket is replaced by regula falsi, every other
     # time by a halving of the bracket. The answer, lo, never spends more than the total asked.
-    lo, s_lo, hi, s_hi = 0.0, floor, cap, None
+    lo, s_lo, hi, s_hi = 0.0, floor, cap, s_cap
     guess, last = within_bound(epsilon * (1.0 - 1e-12)), None
     for step in range(SOLVE_STEPS):
         if not lo < guess < hi:
-            if s_hi is None or (lo > 0 and step % 2):
-                guess = math.sqrt(lo * hi) if lo > 0 else 0.5 * hi
+            if lo > 0 and step % 2:
+                guess = math.sqrt(lo * hi)
             else:
                 guess = lo + (aim - s_lo) * (hi - lo) / (s_hi - s_lo)
                 guess = guess if lo < guess < hi else 0.5 * (lo + hi)
