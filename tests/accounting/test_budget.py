@@ -21,3 +21,36 @@ def test_rdp_closed_form_values():
     assert compose_pld([(lap, 100), (inh, 100)], 1e-5) == pytest.approx(1053.0, abs=0.1)
     cdp = LaplaceEvent(scale=1.0, changes=(1, 1), discrete=True)  # CDP-LDA+ count release at eps = 1
     assert compose_rdp([(cdp, 100)], 1e-5) == pytest.approx(146.3, abs=0.1)
+
+
+def test_hdp_total_epsilon_is_the_headline_of_a_ledger_that_spent_the_plan():
+    """The total the solver aims at is the privacy card's figure: a ledger that spent the plan's events states it."""
+    from dptopic.accounting import PrivacyLedger
+    from dptopic.accounting.budget import hdp_plan
+
+    for eps_l, extra in ((1.0, 0), (2.5, 1)):
+        plan = hdp_plan(eps_l, 10.0, 100, extra_laplace=extra)
+        ledger = PrivacyLedger()
+        for event, n in plan.groups():
+            ledger.spend(event, n)
+        headline = ledger.report(1e-5)["epsilon"]
+        assert hdp_total_epsilon(eps_l, 10.0, 100, 1e-5, extra_laplace=extra) == plan.epsilon(1e-5) == headline
+    assert smallest_hdp_budget(10.0, 100, 1e-5) == hdp_plan(None, 10.0, 100).epsilon(1e-5)
+
+
+@pytest.mark.parametrize("epsilon, n_iter, epsilon_inherent, extra", [
+    (1000.0, 50, 10.0, 0), (1100.0, 100, 10.0, 0), (1100.0, 100, 10.0, 1), (5.0, 10, 0.1, 0), (30.0, 10, 1.0, 1)])
+def test_solved_epsilon_laplace_spends_the_total_within_the_stated_tolerance(epsilon, n_iter, epsilon_inherent, extra):
+    from dptopic.accounting.budget import HDP_SPEND_RTOL
+
+    eps_l = solve_epsilon_laplace(epsilon, 1e-5, n_iter, epsilon_inherent, extra_laplace=extra)
+    spent = hdp_total_epsilon(eps_l, epsilon_inherent, n_iter, 1e-5, extra_laplace=extra)
+    assert epsilon * (1 - HDP_SPEND_RTOL) <= spent <= epsilon
+
+
+def test_a_total_basic_composition_states_is_spent_exactly():
+    """T (eps_L + eps_I) of pure events at large eps_L: every figure is basic composition, and the solver spends the
+    total to rounding (it once stopped at 999.56 of 1,000, its bisection stopping on eps_L's own tolerance)."""
+    eps_l = solve_epsilon_laplace(1000.0, 1e-5, 50, 10.0)
+    assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) == pytest.approx(1000.0, rel=1e-9)
+    assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) <= 1000.0

@@ -43,3 +43,30 @@ def test_gaussian_sigma_refuses_an_epsilon_out_of_range(eps):
 
     with pytest.raises(DPTopicError, match=r"invalid eps=.*\[0, 500\]"):
         gaussian_sigma(eps, 1e-5)
+
+
+def test_model_epsilon_within_total_spends_the_total_within_its_tolerance_never_above():
+    """A composed total that saves on the sum (as the PLD does): the share is more than the total less eps_V, and the
+    composition states the total to within VOCABULARY_SPEND_RTOL below it."""
+    from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL, model_epsilon_within_total
+
+    def composed(e):
+        return 0.4 + e - 0.1 * e ** 0.5          # below 0.4 + e: composition saves on the sum
+
+    share = model_epsilon_within_total(composed, 1.0, 0.4)
+    assert share > 0.6 and 1.0 * (1 - VOCABULARY_SPEND_RTOL) <= composed(share) <= 1.0
+    assert model_epsilon_within_total(lambda e: 0.4 + e, 1.0, 0.4) == 0.6      # the sum itself: nothing to gain
+    assert model_epsilon_within_total(lambda e: e / 2, 1.0, 0.4) == 1.0        # the whole total fits
+
+
+def test_composed_epsilon_is_the_card_s_total_of_a_plan_and_a_vocabulary_event():
+    from dptopic.accounting import ApproxDPEvent
+    from dptopic.accounting.plan import cooccurrence_plan
+    from dptopic.accounting.set_union import DOCUMENT_RELATION, composed_epsilon, fdptm_report
+
+    plan = cooccurrence_plan(1.0, 5e-6, 0.5)
+    vocab = ApproxDPEvent(2.0, 5e-6, label="vocabulary", unit="document", relation=DOCUMENT_RELATION)
+    led = plan.ledger(budget=False)
+    for e, n in plan.groups():
+        led.spend(e, n)
+    assert composed_epsilon(vocab, plan, 5e-6) == fdptm_report(vocab, led.report(5e-6), led)["epsilon"] < 3.0

@@ -340,3 +340,29 @@ def test_a_word_list_corpus_is_restricted_to_the_models_words_with_a_note(small)
     assert corpus.vocab_size == 70 and "were dropped (--restrict)" in note
     with pytest.raises(DPTopicError, match="outside the model's vocabulary"):
         restricted_to_model(Model(), small.restrict(small.vocabulary.__class__(list(small.vocabulary.words)[70:])))
+
+
+def test_check_renamed_refuses_a_renamed_setting_with_the_trainers_public_line():
+    from dptopic import FedLDA
+    from dptopic.attacks.audit import check_renamed
+    from dptopic.errors import DPTopicError
+
+    with pytest.raises(DPTopicError) as e:
+        check_renamed(FedLDA, {"delta": 0.1})
+    assert str(e.value) == f"invalid --set delta=...: {FedLDA.renamed_parameter('delta')}"
+    check_renamed(FedLDA, {"failure_rate": 0.1})
+
+
+def test_the_library_reads_no_private_model_attribute_outside_the_models():
+    """Above the models, a model's training sizes, renamed parameters and FedLDA's per-entry epsilon are read by
+    their public names (training_stats_, renamed_parameter, epsilon_per_entry_)."""
+    import pathlib
+
+    import dptopic
+
+    root = pathlib.Path(dptopic.__file__).parent
+    private = ("._train_stats", "_renamed_params", "._entry_epsilon", '"_train_stats"', '"_renamed_params"')
+    found = [f"{p.relative_to(root)}: {name}" for package in ("attacks", "service", "training", "reporting",
+                                                              "experiments", "cli")
+             for p in sorted((root / package).rglob("*.py")) for name in private if name in p.read_text()]
+    assert not found, found

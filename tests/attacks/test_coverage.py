@@ -27,7 +27,7 @@ def test_absent_words_and_overlap():
 
 class _Model:
     def __init__(self, stats):
-        self._train_stats = stats
+        self.training_stats_ = stats
 
 
 def test_as_dense_as_training_compares_tokens_per_document():
@@ -36,3 +36,14 @@ def test_as_dense_as_training_compares_tokens_per_document():
     assert as_dense_as_training(_Model({"n_tokens": 30, "n_docs": 10}), c, 0.1) is False    # 2 < 0.9 * 3
     assert as_dense_as_training(_Model(None), c, 0.1) is None
     assert as_dense_as_training(_Model({"n_tokens": 1, "n_docs": 0}), c, 0.1) is None
+
+
+def test_as_dense_as_training_reads_a_fitted_model_s_public_training_stats(tiny):
+    from dptopic import LDA
+
+    m = LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(tiny.corpus)
+    assert m.training_stats_["n_docs"] == tiny.corpus.n_docs
+    c = tiny.corpus
+    assert as_dense_as_training(m, c, 0.0) is True
+    m._train_stats = {"vocab_size": c.vocab_size}      # a private model that keeps only the released size
+    assert as_dense_as_training(m, c, 0.1) is None

@@ -602,7 +602,7 @@ def test_the_audit_says_when_it_trains_on_fewer_documents_than_the_saved_model(t
     from dptopic.attacks.audit import scale_note
 
     class Saved:
-        _train_stats = {"n_docs": 63_000}
+        training_stats_ = {"n_docs": 63_000}
 
     note = scale_note(5_000, Saved(), "lira")
     assert "2,500-document half of the 5,000 documents" in note

@@ -714,3 +714,29 @@ def test_the_privacy_report_of_an_unfitted_model_is_refused_in_one_line(cls):
     with pytest.raises(NotFittedError, match=rf"^this {cls} is not fitted yet: it has no privacy report; call fit\(\)"
                                              r" or dptopic.load\(\) first\.$"):
         getattr(dptopic, cls)(n_topics=2).privacy_report()
+
+
+def test_training_stats_is_a_copy_of_what_model_json_saves_and_empty_before_fit(tiny, tmp_path):
+    m = LDA(n_topics=2, n_iter=2, seed=0, verbose=0)
+    assert m.training_stats_ == {}
+    m.fit(tiny.corpus)
+    stats = m.training_stats_
+    assert stats == {"n_docs": tiny.corpus.n_docs, "n_tokens": tiny.corpus.n_tokens,
+                     "vocab_size": tiny.corpus.vocab_size}
+    stats["n_docs"] = -1                                    # a copy: the model keeps its own
+    assert m.training_stats_["n_docs"] == tiny.corpus.n_docs
+    m.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["training"] == m.training_stats_
+    assert dptopic.load(tmp_path / "m").training_stats_ == m.training_stats_
+
+
+def test_renamed_parameter_gives_the_line_that_refuses_a_name_given_up():
+    from dptopic import FedLDA
+
+    why = FedLDA.renamed_parameter("delta")
+    assert "failure_rate=" in why and "\n" not in why
+    assert FedLDA.renamed_parameter("failure_rate") is None and FedLDA.renamed_parameter("n_topics") is None
+    assert "paper_epsilon" in CDPLDA.renamed_parameter("epsilon") and LDA.renamed_parameter("delta") is None
+    with pytest.raises(DPTopicError) as e:
+        FedLDA(delta=0.1)
+    assert str(e.value) == why

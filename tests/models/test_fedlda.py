@@ -468,3 +468,19 @@ def test_fedlda_fit_spends_exactly_its_release_plan_and_the_total_asked():
     plan = assert_fit_spent_its_plan(m)
     assert plan.unit == "user" and plan.releases[0].count == 8
     assert 20.0 * 0.99 <= plan.epsilon(m.report_delta) <= 20.0 * (1 + 1e-9)
+
+
+def test_epsilon_per_entry_is_the_figure_per_entry_the_settings_give_before_and_after_fit():
+    """The public name of the per-entry epsilon (dptopic serve reads it): the one given, the poster's 5, or the one
+    solved from the per-user total, whose ledger then states that total."""
+    from dptopic import FedLDA
+    from dptopic.accounting.fedlda import user_ledger_after
+
+    assert FedLDA(n_topics=2, epsilon_per_entry=3.0).epsilon_per_entry_ == 3.0
+    assert FedLDA(n_topics=2).epsilon_per_entry_ == FedLDA.DEFAULT_EPSILON_PER_ENTRY
+    m = FedLDA(n_topics=2, epsilon=40.0, pad_length=8)
+    per = m.epsilon_per_entry_
+    assert per == m._entry_epsilon() and per * 8 >= 0.99 * 40.0    # pure events compose at most to their sum
+    rep = user_ledger_after(per, m.failure_rate, m.gamma, m.variant, m.exclusion, 100, 8, m.rounds).report(
+        m.report_delta)
+    assert 0.99 * 40.0 <= rep["epsilon"] <= 40.0

@@ -651,19 +651,26 @@ def test_a_dask_trained_model_says_its_transport_must_be_secured(tiny, lossy):
     assert "Dask" not in threads.privacy_["scope"]
 
 
-@pytest.mark.parametrize("budget", [1000.0, 2000.0])
-def test_hdp_from_budget_spends_the_total_asked_to_within_one_percent(budget):
-    """HDPLDA.from_budget solves epsilon_laplace against the accountant its report states: the run spends what was
-    asked, to within 1% below it (FedLDA once spent a fraction of it)."""
-    import warnings
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("build", ["epsilon", "from_budget"])
+@pytest.mark.parametrize("epsilon, n_iter, epsilon_inherent, final_release", [
+    (1000.0, 20, 10.0, "last"), (2000.0, 20, 10.0, "fresh"),    # where the total is basic composition
+    (30.0, 5, 1.0, "last"), (40.0, 20, 1.0, "fresh")])          # where the PLD is below it
+def test_hdplda_spends_the_total_asked_within_its_stated_tolerance(tiny, build, epsilon, n_iter, epsilon_inherent,
+                                                                     final_release):
+    """HDPLDA(epsilon=...) and from_budget solve epsilon_L against the accountant the card states: the run spends the
+    total asked to within HDP_SPEND_RTOL below it, never above; where every figure is basic composition, exactly it
+    (the solver once stopped 0.44 short of 1,000, solving against a coarser PLD than the card's)."""
+    from dptopic.accounting.budget import HDP_SPEND_RTOL
 
-    from dptopic.corpus.synthetic import lda_corpus
-
-    corpus = lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = HDPLDA.from_budget(budget, 1e-5, 20, n_topics=2, verbose=0).fit(corpus)
-    assert 0.99 * budget <= m.privacy_["epsilon"] <= budget
+    kw = dict(n_iter=n_iter, epsilon_inherent=epsilon_inherent, final_release=final_release, n_topics=2, verbose=0)
+    m = (HDPLDA(epsilon=epsilon, **kw) if build == "epsilon" else HDPLDA.from_budget(epsilon, 1e-5, **kw))
+    m.fit(tiny.corpus)
+    spent = m.privacy_["epsilon"]
+    assert epsilon * (1 - HDP_SPEND_RTOL) <= spent <= epsilon
+    if spent == m.privacy_["epsilon_basic"]:
+        assert spent == pytest.approx(epsilon, rel=1e-9)
+    assert m.release_plan().epsilon(1e-5) == spent
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -676,7 +683,7 @@ def test_hdplda_fit_spends_exactly_its_release_plan(tiny, final_release):
     m = HDPLDA(n_topics=3, epsilon=60.0, n_iter=4, final_release=final_release, seed=0, verbose=0).fit(tiny.corpus)
     plan = assert_fit_spent_its_plan(m)
     assert len(plan.events()) == 8 + (final_release == "fresh") and plan.budget == (60.0, 1e-5)
-    assert plan.epsilon(1e-5) <= 60.0 * (1 + 1e-9)
+    assert 60.0 * (1 - 1e-3) <= plan.epsilon(1e-5) <= 60.0
 
 
 @pytest.mark.filterwarnings("ignore")

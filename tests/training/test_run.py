@@ -95,6 +95,43 @@ def test_a_private_vocabulary_is_composed_into_the_report(texts):
     assert r.card["epsilon"] > 2.0      # the composed total: the trainer's and the vocabulary's
 
 
+@pytest.mark.parametrize("build", [dict(unit="document"),
+                                   pytest.param(dict(algorithm="svi", n_epochs=1), marks=pytest.mark.slow)])
+def test_a_private_vocabulary_inside_the_total_spends_the_total_asked(texts, build):
+    """Without vocabulary_in_total the trainer's (1, 5e-6) and the vocabulary's (2, 5e-6) compose to less than 3
+    (the card's PLD saves on the sum); with it, epsilon 3 and delta 1e-5 are the total, and the trainer's share is
+    solved so that the card states 3 to within 0.1% below it, never above."""
+    from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        split = dptopic.train(corpus, epsilon=1.0, delta=5e-6, private_vocabulary=(2.0, 5e-6), n_topics=3,
+                              metrics=False, **build)
+        total = dptopic.train(corpus, epsilon=3.0, delta=1e-5, private_vocabulary=(2.0, 5e-6), n_topics=3,
+                              vocabulary_in_total=True, metrics=False, **build)
+    assert split.card["epsilon"] < 3.0 * (1 - VOCABULARY_SPEND_RTOL)
+    assert 3.0 * (1 - VOCABULARY_SPEND_RTOL) <= total.card["epsilon"] <= 3.0 and total.card["delta"] == 1e-5
+    assert total.model.privacy_["topic_model"]["delta"] == 5e-6
+    assert total.model.privacy_["topic_model"]["epsilon_pld"] > 1.0      # more than the total less eps_V
+    assert any("the trainer's share of epsilon 3:" in n for n in total.notes)
+
+
+def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_read(corpus, monkeypatch):
+    from dptopic.models import fdptm
+
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
+    for kw, why in ((dict(unit="document", epsilon=1.0, delta=1e-5), "add private_vocabulary"),
+                    (dict(unit="document", epsilon=0.4, delta=1e-5, private_vocabulary=(0.4, 5e-6)), "must be below"),
+                    (dict(unit="document", epsilon=1.0, delta=5e-6, private_vocabulary=(0.4, 5e-6)), "must be below"),
+                    (dict(unit="document", epsilon=1.0, private_vocabulary=(0.4, 5e-6)), "needs epsilon and delta"),
+                    (dict(model=dptopic.DPSVI(), epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6)),
+                     "not a built model")):
+        with pytest.raises(DPTopicError, match=why) as e:
+            dptopic.train(corpus, vocabulary_in_total=True, **kw)
+        assert "\n" not in str(e.value)
+
+
 def test_too_few_private_words_for_the_topics_warns(texts):
     corpus = Corpus.from_texts(texts, max_vocab=None)
     with pytest.warns(dptopic.SmallCorpusWarning, match="private_vocabulary kept .* words for 30 topics, too few"):

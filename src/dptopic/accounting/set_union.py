@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import math
 
+from ..errors import DPTopicError
 from .events import ApproxDPEvent, _check_event_eps
 from .ledger import claims_no_guarantee, name_guarantee
 
@@ -138,3 +139,56 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
         sigma += step
         step *= 2
     return sigma
+
+
+def composed_epsilon(vocab_event: ApproxDPEvent, plan, delta: float) -> float:
+    """The total the privacy card states for a topic model whose fit spends ``plan`` (a
+    :class:`~dptopic.accounting.plan.ReleasePlan`, its report at the model's ``delta``) composed with the private
+    vocabulary's event: :func:`fdptm_report`'s ``epsilon`` at ``delta`` plus the vocabulary's delta, from public
+    settings alone (no fit, no data). ``inf`` where no guarantee follows."""
+    ledger = plan.ledger(budget=False)
+    for event, n in plan.groups():
+        ledger.spend(event, n)
+    eps = fdptm_report(vocab_event, ledger.report(float(delta)), ledger).get("epsilon")
+    return float(eps) if isinstance(eps, (int, float)) and math.isfinite(eps) else math.inf
+
+
+VOCABULARY_SPEND_RTOL = 1e-3
+"""A whole-run total asked with a private vocabulary inside it (``dptopic.train(..., vocabulary_in_total=True)``) is
+spent to within this share below it, never above it, as the card states the composed total
+(:func:`model_epsilon_within_total`)."""
+
+
+def model_epsilon_within_total(composed, epsilon: float, epsilon_vocab: float, rtol: float = VOCABULARY_SPEND_RTOL,
+                               steps: int = 30) -> float:
+    """The topic model's epsilon ``e`` at which ``composed(e)`` (the card's composed total, e.g.
+    :func:`composed_epsilon` of the plan of a model built with ``e``) is ``epsilon`` to within ``rtol`` below it, never
+    above it. ``e`` lies between ``epsilon - epsilon_vocab`` (Theorem 4.1's sum, which the composed figure never
+    exceeds) and ``epsilon``; the search is regula falsi on that bracket, with a halving whenever a step stalls, and
+    returns the largest ``e`` it found whose composed total is at most ``epsilon``."""
+    epsilon, epsilon_vocab = float(epsilon), float(epsilon_vocab)
+    lo, hi = epsilon - epsilon_vocab, epsilon
+    s_lo = composed(lo)
+    if not s_lo <= epsilon * (1 + 1e-12):
+        raise DPTopicError(f"the topic model's share epsilon={lo:g} (the total {epsilon:g} less the vocabulary's"
+                           f" {epsilon_vocab:g}) already composes to {s_lo:.6g}, above the total: give a larger total.")
+    goal = epsilon * (1 - float(rtol))
+    if s_lo >= goal:
+        return lo
+    s_hi = composed(hi)
+    if s_hi <= epsilon:
+        return hi
+    for step in range(int(steps)):
+        width = hi - lo
+        aim = epsilon * (1 - 0.1 * float(rtol))
+        mid = lo + (aim - s_lo) * width / (s_hi - s_lo) if s_hi > s_lo else 0.5 * (lo + hi)
+        if not lo < mid < hi or step % 3 == 2:
+            mid = 0.5 * (lo + hi)
+        s = composed(mid)
+        if s <= epsilon:
+            lo, s_lo = mid, s
+            if s_lo >= goal:
+                break
+        else:
+            hi, s_hi = mid, s
+    return lo

@@ -80,15 +80,16 @@ def parse_settings(items, flag: str = "--set") -> dict:
 
 
 def check_renamed(cls, extra: dict, flag: str = "--set") -> None:
-    """Refuse a setting name that the trainer renamed (its ``_renamed_params``: the new parameter and why) or that
+    """Refuse a setting name that the trainer renamed (its ``renamed_parameter``: the new parameter and why) or that
     names a flag (:data:`OLD_NAMES`), in one line naming the new one, before the trainer is built."""
     names = set(inspect.signature(cls.__init__).parameters)
     for k in extra:
         if k in names:
             continue
-        renamed = getattr(cls, "_renamed_params", {}) or {}
-        if k in renamed:
-            raise DPTopicError(f"invalid {flag} {k}=...: {renamed[k]}")
+        renamed = getattr(cls, "renamed_parameter", None)
+        why = renamed(k) if renamed is not None else None
+        if why is not None:
+            raise DPTopicError(f"invalid {flag} {k}=...: {why}")
         if k in OLD_NAMES:
             raise DPTopicError(f"invalid {flag} {k}=...: {cls.__name__} has no parameter {k!r}; {OLD_NAMES[k]}.")
 
@@ -253,7 +254,7 @@ def scale_note(n_docs: int, model, design: str) -> str:
     documents, and, when the saved model records it, how many documents its own training run had (a smaller audit
     corpus audits the procedure at a smaller scale, where each document weighs more)."""
     trained = None
-    stats = getattr(model, "_train_stats", None) if model is not None else None
+    stats = getattr(model, "training_stats_", None) if model is not None else None
     if isinstance(stats, dict) and isinstance(stats.get("n_docs"), int):
         trained = int(stats["n_docs"])
     if design == "lira":

@@ -35,7 +35,7 @@ def as_dense_as_training(model, corpus, limit: float) -> bool | None:
     """Whether ``corpus`` (read in ``model``'s vocabulary) holds at least ``1 - limit`` times as many of the model's
     tokens per document as the model's training documents did; None when the model does not record them (a saved
     Gibbs model does; a private model whose sizes its guarantee does not cover does not)."""
-    stats = getattr(model, "_train_stats", None)
+    stats = getattr(model, "training_stats_", None)
     try:
         trained = float(stats["n_tokens"]) / float(stats["n_docs"])
     except (TypeError, KeyError, ValueError, ZeroDivisionError):

@@ -256,7 +256,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     """What every dptopic estimator answers, Gibbs and variational alike, with scikit-learn's conventions:
     ``fit``, ``transform``, ``fit_transform``, ``score`` (higher is better), ``perplexity(X, mode=...)``,
     ``components_`` (K x V, rows sum to 1), ``get_feature_names_out``, ``get_params(deep=True)``/``set_params``
-    (so ``sklearn.base.clone`` works), ``topic_words``, ``coherence``, and ``save``/``dptopic.load``.
+    (so ``sklearn.base.clone`` works), ``topic_words``, ``coherence``, and ``save``/``dptopic.load``;
+    ``training_stats_`` (what a fitted model records of its training corpus) and ``renamed_parameter(name)`` (the line
+    that refuses a parameter name given up because its meaning changed).
     Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`OnlineVB`, :class:`DPSVI`, ..."""
 
     marks_supported_topics = False
@@ -275,6 +277,22 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # the dataset ledger (models/dataset_charge.py): parameters of every estimator whose fit spends a budget
     ledger = None
     dataset = None
+
+    @classmethod
+    def renamed_parameter(cls, name: str) -> str | None:
+        """The one line that refuses ``name``, a parameter this estimator gave up because its meaning changed (it
+        names the parameter to give instead: ``FedLDA.renamed_parameter("delta")``); None for any other name. The
+        constructor and ``set_params`` refuse such a name with it; a front door that takes settings by name
+        (``dptopic audit --set``) refuses it the same way."""
+        return None if name in cls._param_names() else cls._renamed_params.get(name)
+
+    @property
+    def training_stats_(self) -> dict:
+        """What the model records of its training corpus, saved as ``model.json``'s ``"training"`` (a copy; empty
+        before ``fit``): always ``vocab_size``; ``n_docs`` and ``n_tokens`` where the trainer's guarantee lets it
+        publish them (a trainer whose guarantee protects a whole document keeps only the released vocabulary size,
+        since the exact counts would undo it); a streaming trainer's ``n_batches`` and ``n_docs_seen``."""
+        return dict(getattr(self, "_train_stats", None) or {})
 
     @classmethod
     def _params_from_saved(cls, params: dict) -> dict:

@@ -233,6 +233,11 @@ class FedLDA(GibbsTopicModel):
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
     verbose : 0 silences the progress bar (default 1).
+
+    Attributes
+    ----------
+    epsilon_per_entry_ : ε per reported entry that the settings give (``epsilon_per_entry``, or solved from the
+        per-user ``epsilon``); set before ``fit`` too.
     """
 
     _parameter_constraints = {
@@ -340,10 +345,16 @@ class FedLDA(GibbsTopicModel):
         return user_spend(self.exclusion, max(1, int(round(float(self.sample_ratio) * int(self.pad_length)))),
                           int(self.rounds))
 
+    @property
+    def epsilon_per_entry_(self) -> float:
+        """ε per reported entry (word) this model's settings give, fitted or not: ``epsilon_per_entry``, or the
+        per-user total ``epsilon`` split over the entries a user spends, solved so that the per-user figure the
+        report states is ``epsilon`` to within 1% below it (:func:`~dptopic.accounting.fedlda.entry_epsilon_for_total`),
+        or the poster's 5. What a deployment's clients randomize each entry with (``dptopic serve``)."""
+        return self._entry_epsilon()
+
     def _entry_epsilon(self) -> float:
-        """ε per reported entry: ``epsilon_per_entry``, or the per-user total ``epsilon`` split over the entries a
-        user spends, solved so that the per-user figure the report states is ``epsilon`` to within 1% below it
-        (:func:`~dptopic.accounting.fedlda.entry_epsilon_for_total`), or the poster's 5."""
+        """:attr:`epsilon_per_entry_` (the name the trainer's own code calls)."""
         if self.epsilon is None:
             return float(self.DEFAULT_EPSILON_PER_ENTRY if self.epsilon_per_entry is None else self.epsilon_per_entry)
         # solved against the per-user ledger whose headline the report states, so that the run spends the total

@@ -9,30 +9,15 @@ import numpy as np
 import warnings
 
 from .._validation import IsNone, Options, Real, validate_value
-from ..accounting import (WORD_RELATION, non_private_report, hdp_clip_bound, hdp_epsilon_inherent, hdp_iteration_events,
-                          solve_epsilon_laplace)
+from ..accounting import WORD_RELATION, non_private_report, hdp_clip_bound, hdp_epsilon_inherent, solve_epsilon_laplace
+# HDP-LDA's two releases and its plan stand in accounting (dptopic recommend reads them too); their names import
+# from here as well
+from ..accounting.budget import HDP_THEOREM, hdp_count_release, hdp_plan, hdp_sampling_step  # noqa: F401
 from ..accounting.events import EPSILON_MAX
-from ..accounting.plan import PlannedRelease, ReleasePlan
+from ..accounting.plan import ReleasePlan
 from ..errors import DPTopicError, user_stacklevel
 from ..mechanisms import clamp, laplace_mechanism, normalize_rows
 from ._private_gibbs import _PRIVATE_CONSTRAINTS, _PrivateGibbs
-
-
-def hdp_count_release(epsilon_laplace: float, discrete: bool, count: int,
-                      name: str = "noisy topic-word counts") -> PlannedRelease:
-    """HDP-LDA's release each iteration: ``S_i = N + Lap(2/eps_L)`` of the true topic-word counts (discrete Laplace
-    for integer counts). Replacing one token's word changes two cells by one each: L1 sensitivity 2, so the Laplace
-    mechanism (Dwork & Roth 2014, Thm 3.6) is eps_L-DP (Zhao et al. 2020, Thm 3 and App. D, sound variant)."""
-    lap, _ = hdp_iteration_events(epsilon_laplace, 1.0, discrete)
-    return PlannedRelease(name, "discrete_laplace" if discrete else "laplace", 2.0, float(lap.scale), lap, int(count))
-
-
-def hdp_sampling_step(epsilon_inherent: float, count: int) -> PlannedRelease:
-    """HDP-LDA's sampling step each iteration: the topic of the replaced token drawn against the frozen clipped
-    counts, eps_I = 2 log(C/beta + 1)-DP by Zhao et al. 2020, Theorem 3, eq. (7) (an exponential-mechanism-like step,
-    no added noise: sensitivity and scale 0)."""
-    _, inh = hdp_iteration_events(1.0, epsilon_inherent, True)
-    return PlannedRelease("clipped topic sampling", "pure_dp", 0.0, 0.0, inh, int(count))
 
 
 class HDPLDA(_PrivateGibbs):
@@ -49,7 +34,8 @@ class HDPLDA(_PrivateGibbs):
     n_topics : number of topics K (default 50).
     epsilon : the guarantee per word, in total: the whole run is (ε, δ)-DP by the tight (PLD) accountant, the
         figure the privacy card puts at the top. The trainer splits it: ε_L per iteration is the largest the
-        accountant allows over the ``n_iter`` releases at ``epsilon_inherent`` (as :meth:`from_budget`). Give
+        accountant allows over the ``n_iter`` releases at ``epsilon_inherent`` (as :meth:`from_budget`), so that the
+        card states ``epsilon`` to within 0.1% below it, never above (``accounting.budget.HDP_SPEND_RTOL``). Give
         ``epsilon`` or ``epsilon_laplace``, not both.
     epsilon_laplace : the component instead: ε_L per iteration (``"auto"``, the default: solved from ``epsilon``,
         or 1.0 without it); ``None`` gives "limited inherent" (clipping only, no noise, **no** DP guarantee —
@@ -100,9 +86,7 @@ class HDPLDA(_PrivateGibbs):
                               "paper_literal": [Options((True, False))],
                               "final_release": [Options(("last", "fresh"))],
                               "sampler": [Options(("auto", "dense"))]}
-    _theorem = ("Zhao et al. 2020, Theorem 3: each iteration is (eps_L + eps_I)-DP, eps_I = 2 log(C/beta + 1);"
-                " sound variant: fresh noisy snapshot of the true counts each iteration, frozen as the word"
-                " factor for the sweep (docs/privacy.md); adaptive sequential composition over iterations")
+    _theorem = HDP_THEOREM
 
     DEFAULT_EPSILON_LAPLACE = 1.0
     """ε_L per iteration when neither ``epsilon`` nor ``epsilon_laplace`` is given."""
@@ -242,7 +226,10 @@ class HDPLDA(_PrivateGibbs):
         """The releases a fit makes (public settings alone; the vocabulary's size changes nothing): per iteration the
         noisy topic-word counts (:func:`hdp_count_release`) and the clipped sampling step (:func:`hdp_sampling_step`),
         ``n_iter`` of each, and one more count release with ``final_release="fresh"``; ε_L solved from ``epsilon``
-        against the PLD accountant that reports the total (:func:`~dptopic.accounting.solve_epsilon_laplace`).
+        (:func:`~dptopic.accounting.solve_epsilon_laplace`) against this plan
+        (:func:`~dptopic.accounting.budget.hdp_plan`) and the total it spends by the accountant that reports it
+        (:meth:`ReleasePlan.epsilon`), so that the card states ``epsilon`` (within
+        :data:`~dptopic.accounting.budget.HDP_SPEND_RTOL` below it).
         ``epsilon_laplace=None`` releases nothing with noise (no guarantee: an empty plan); ``paper_literal``
         spends the same events but claims no guarantee (``guarantee`` False)."""
         name = type(self).__name__
@@ -250,15 +237,12 @@ class HDPLDA(_PrivateGibbs):
         if eps_l is None:
             return ReleasePlan(name, "word", (), relation=WORD_RELATION, theorem=self._theorem, guarantee=False,
                                note="limited inherent: clipping without noise, no differential privacy guarantee")
-        T = int(self.n_iter)
-        releases = (hdp_count_release(eps_l, self._discrete, T), hdp_sampling_step(self.epsilon_inherent_, T))
-        if self.final_release == "fresh":
-            releases += (hdp_count_release(eps_l, self._discrete, 1, "final topic-word counts"),)
         literal = bool(self.paper_literal)
-        return ReleasePlan(name, "word", releases, relation=WORD_RELATION, theorem=self._theorem,
-                           budget=None if literal else self._budget_of({}), guarantee=not literal,
-                           note=("paper_literal: Algorithm 1 as written; the events are spent, but no guarantee"
-                                 " holds (docs/privacy.md)") if literal else "")
+        return hdp_plan(eps_l, self.epsilon_inherent_, int(self.n_iter), self._discrete,
+                        1 if self.final_release == "fresh" else 0, trainer=name,
+                        budget=None if literal else self._budget_of({}), guarantee=not literal,
+                        note=("paper_literal: Algorithm 1 as written; the events are spent, but no guarantee"
+                              " holds (docs/privacy.md)") if literal else "")
 
     def _plan(self) -> list:
         """The events a fit spends (:meth:`release_plan`), as the ledger reserves them."""

@@ -175,7 +175,7 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
         split = FedLDA.from_user_budget(fed_user_budget, min(words, fed_report_words or words),
                                         sample_ratio=FED_DEFAULTS["sample_ratio"] if fed_sample_ratio is None
                                         else fed_sample_ratio)
-        fed_epsilon_per_entry, fed["pad_length"] = split._entry_epsilon(), split.pad_length   # the service's is per entry
+        fed_epsilon_per_entry, fed["pad_length"] = split.epsilon_per_entry_, split.pad_length   # the service's is per entry
     if fed_epsilon_per_entry is None and any(v is not None for v in fed.values()):
         given = next(k for k, v in fed.items() if v is not None)
         raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon-per-entry"

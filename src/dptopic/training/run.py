@@ -45,6 +45,7 @@ from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models.fdptm import compose_privacy
 from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
+from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
 from ..models.registry import trainer_of
 
 WORDS_PER_TOPIC = 10
@@ -115,7 +116,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
           n_topics=None, test_size: float = 0.2, vocabulary=None, private_vocabulary=None, public_corpus=None,
           user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
           client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
-          names=None, callback=None, split_as=None, metrics=True, **params) -> TrainingResult:
+          names=None, callback=None, split_as=None, metrics=True, vocabulary_in_total: bool = False,
+          **params) -> TrainingResult:
     """Train a topic model as ``dptopic train`` does, in the order that keeps every release inside the guarantee.
 
     Parameters
@@ -133,6 +135,13 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         name (a file, ``wordfreq:LANG``) the privacy report records.
     private_vocabulary : (epsilon_vocab, delta_vocab), the words chosen by DP set union and composed with the
         trainer's guarantee (Manzonelli et al. 2024); ``vocabulary_policy`` "gaussian" (default) or "laplace".
+        Its budget adds to the trainer's ``epsilon`` and ``delta``, and the card states the composed total.
+    vocabulary_in_total : bool, with ``private_vocabulary``: ``epsilon`` and ``delta`` are the whole run's total, the
+        vocabulary's ``(epsilon_vocab, delta_vocab)`` part of it. The trainer gets ``delta - delta_vocab`` and the
+        epsilon at which the card's composed total is ``epsilon`` (solved against the accountant that states it, to
+        within 0.1% below it, never above), which is more than ``epsilon - epsilon_vocab`` where the composition by
+        privacy loss distributions saves on the sum. Needs a private trainer built by the run (``algorithm`` or
+        ``unit``, not ``model``).
     public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones.
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
@@ -156,7 +165,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
     args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
             public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
-            names, callback, split_as, metrics, params)
+            names, callback, split_as, metrics, vocabulary_in_total, params)
     if ledger is not None or dataset is not None:
         with session(ledger, dataset):
             return _train(*args)
@@ -165,14 +174,18 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
 
 def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
-           names, callback, split_as, metrics, params) -> TrainingResult:
+           names, callback, split_as, metrics, vocabulary_in_total, params) -> TrainingResult:
     user_epsilon = params.pop("user_epsilon", None)
     reports_per_contributor = params.pop("reports_per_contributor", None)
+    total = None
+    if vocabulary_in_total:     # the model's share, until the vocabulary is chosen and the share is solved
+        total = _total_with_vocabulary(epsilon, delta, private_vocabulary, model, user_epsilon, names or {})
+        epsilon, delta = total[0] - total[2], total[1] - total[3]
     if model is None:
         if backend is not None and backend != "threads":
             params.update(backend=backend, client=client)
-        model = build_model(algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics, seed=seed,
-                            **params)
+        build = dict(algorithm=algorithm, unit=unit, delta=delta, n_topics=n_topics, seed=seed, **params)
+        model = build_model(epsilon=epsilon, **build)
         algorithm = resolve_algorithm(algorithm, unit)
     else:
         if backend is not None and backend != "threads":
@@ -181,9 +194,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     if _reads_reports(model):
         return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
                               reports_per_contributor, out, overwrite, callback)
-    if private_vocabulary is not None and getattr(model, "report_words", None) == "auto":
-        # FedLDA: a vocabulary chosen by DP set union has no frequency order its guarantee covers
-        model.set_params(report_words="all")
+    model = _with_vocabulary_words(model, private_vocabulary)
     result = TrainingResult(model=model, algorithm=algorithm, unit=unit)
     inputs = check_inputs(model, corpus, test_size=test_size, vocabulary=vocabulary,
                           private_vocabulary=private_vocabulary, vocabulary_policy=vocabulary_policy,
@@ -193,6 +204,9 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     if inputs.shards is not None:
         return _train_shards(result, inputs, out, save_metrics, callback)
     choose_vocabulary(result, inputs, seed=seed, callback=callback)
+    if total is not None:
+        solve_model_share(result, total, lambda e: _with_vocabulary_words(build_model(epsilon=e, **build),
+                                                                          private_vocabulary))
     split(result, inputs, test_size, callback=callback, split_as=split_as)
     forecast(result, inputs)
     fit(result, inputs, callback=callback)
@@ -208,7 +222,38 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     return result
 
 
+def _with_vocabulary_words(model, private_vocabulary):
+    if private_vocabulary is not None and getattr(model, "report_words", None) == "auto":
+        # FedLDA: a vocabulary chosen by DP set union has no frequency order its guarantee covers
+        model.set_params(report_words="all")
+    return model
+
+
 # ------------------------------------------------------------------------------------------------------ 1. check
+def _total_with_vocabulary(epsilon, delta, private_vocabulary, model, user_epsilon, names) -> tuple:
+    """``vocabulary_in_total``: ``(epsilon, delta, epsilon_vocab, delta_vocab)``, checked before anything is read."""
+    flag = names.get("vocabulary_in_total", "vocabulary_in_total")
+    pv = names.get("private_vocabulary", "private_vocabulary")
+    if private_vocabulary is None:
+        raise DPTopicError(f"{flag} reads epsilon and delta as a total with the private vocabulary inside it: add"
+                           f" {pv} (its part of the total), or drop {flag}.")
+    if model is not None or user_epsilon is not None:
+        raise DPTopicError(f"{flag} solves the trainer's share of the total, so the run builds the trainer: give"
+                           " algorithm= (or unit=) and its parameters, not a built model or a per-user budget.")
+    try:
+        eps_v, delta_v = (float(x) for x in private_vocabulary)
+    except (TypeError, ValueError):
+        raise DPTopicError(f"invalid {pv}: give a pair (epsilon_vocab, delta_vocab).") from None
+    eps_name, delta_name = names.get("epsilon", "epsilon"), names.get("delta", "delta")
+    if epsilon is None or delta is None:
+        raise DPTopicError(f"{flag} needs {eps_name} and {delta_name}, the whole run's total.")
+    if not (eps_v < float(epsilon) and delta_v < float(delta)):
+        raise DPTopicError(f"{pv} ({eps_v:g}, {delta_v:g}) is part of the total with {flag}: it must be below"
+                           f" {eps_name} {float(epsilon):g} and {delta_name} {float(delta):g}, leaving the trainer"
+                           " the rest.")
+    return float(epsilon), float(delta), eps_v, delta_v
+
+
 def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocabulary=None, vocabulary_policy=None,
                  public_corpus=None, user_field=None, out=None, overwrite=False, unit=None, epsilon=None, delta=None,
                  user_epsilon=None, names=None) -> _Inputs:
@@ -466,6 +511,26 @@ def held_out_metrics(result: TrainingResult, callback=None, kind: str = "all") -
 
 
 # --------------------------------------------------------------------------------- 6. the vocabulary's composition
+def solve_model_share(result: TrainingResult, total: tuple, build) -> None:
+    """``vocabulary_in_total``: the trainer rebuilt (``build(epsilon)``) with the epsilon at which the composed total
+    the card will state, of its release plan over the chosen words and the vocabulary's event, is the total asked
+    (:func:`~dptopic.accounting.set_union.model_epsilon_within_total`). Public settings alone: the words' count and
+    the vocabulary's event are released; no document is read."""
+    epsilon, delta, eps_v, delta_v = total
+    n_words = len(result.vocabulary)
+    if getattr(result.model, "release_plan", None) is None or not result.model.release_plan(n_words).guarantee:
+        raise DPTopicError(f"vocabulary_in_total needs a private trainer: {type(result.model).__name__} claims no"
+                           " guarantee to share the total with.")
+
+    def composed(e: float) -> float:
+        return composed_epsilon(result.vocabulary_event, build(e).release_plan(n_words), delta - delta_v)
+
+    share = model_epsilon_within_total(composed, epsilon, eps_v)
+    result.model = build(share)
+    result.notes.append(f"the trainer's share of epsilon {epsilon:g}: {share:.6g} at delta {delta - delta_v:g} (the"
+                        f" private vocabulary takes ({eps_v:g}, {delta_v:g}), composed as the card states it)")
+
+
 def compose_vocabulary(result: TrainingResult) -> None:
     """FDPTM: the model's report replaced by its composition with the private vocabulary's selection."""
     if result.vocabulary_event is None:
