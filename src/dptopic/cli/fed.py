@@ -46,10 +46,10 @@ def add_fed_args(t) -> None:
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
 
-def fed_parameters(a) -> dict:
-    """``dptopic.train``'s parameters for ``--algorithm fed`` (``--delta`` is FedLDA's ``report_delta``, passed by
-    the caller; ``--user-budget`` is ``user_epsilon``, split by :meth:`FedLDA.from_user_budget` once the vocabulary
-    is known); the flags that cannot go together are refused in one line."""
+def refuse_fed_flags(a) -> None:
+    """``--algorithm fed``: the flags that cannot go together, refused in one line (each flag is FedLDA's parameter,
+    ``--delta`` its ``report_delta``, ``--user-budget`` its ``user_epsilon``, split by
+    :meth:`FedLDA.from_user_budget` once the vocabulary is known)."""
     per_entry = getattr(a, "epsilon_per_entry", None)
     if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
         raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
@@ -66,14 +66,6 @@ def fed_parameters(a) -> dict:
                            " (ordering it by the documents' counts would spend data outside it): use --report-words"
                            " all (the default with --private-vocabulary), or a public --vocabulary listed most"
                            " common first.")
-    # with --private-vocabulary, report_words "auto" becomes "all" in dptopic.train
-    return dict(epsilon_per_entry=per_entry, failure_rate=a.failure_rate, gamma=a.gamma, rounds=a.rounds,
-                sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients, variant=a.variant,
-                exclusion=a.exclusion, replacement=a.replacement, subset_size=a.subset_size,
-                local_inference=a.local_inference, report_words=a.report_words or "auto",
-                secure=bool(getattr(a, "secure", False)))
-
-
 
 
 def cmd_fedlda_experiment(a):

@@ -5,7 +5,7 @@ the same function, so that both front doors build the same model from the same s
 """
 from __future__ import annotations
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..models.by_unit import UNIT_TRAINERS, for_unit
 from ..models.registry import TRAINERS, trainer
 
@@ -63,7 +63,8 @@ def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilo
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, n_iter, **kw)
     elif name in DOCUMENT_LEVEL:
         if epsilon is None:
-            raise DPTopicError(f"{name} needs epsilon, the budget of the whole run (and delta).")
+            raise ParameterError("{algorithm} needs {epsilon}, the budget of the whole run (and {delta}).", "epsilon",
+                                 others=("delta",), algorithm=name)
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)
     elif name == "svi" and epsilon is not None:
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)
