@@ -31,7 +31,8 @@ from .corpus.corpus import NO_CAP, no_word_of_vocabulary
 from .corpus.files import broken_link, not_a_regular_file
 from .corpus.preprocess import warn_if_other_tokenizer
 from .corpus.readers import auto_format, file_suffix, read_corpus
-from .errors import DPTopicError
+from .corpus.shards import folder_shards
+from .errors import DPTopicError, ParameterError
 
 
 def _package_dir(name: str) -> Path | None:
@@ -359,6 +360,45 @@ def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str 
     if docs.n_docs and not docs.n_tokens:
         raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
     return docs if keep_empty else docs.drop_empty()
+
+
+BUILT_IN = (None, "demo", "sotu", "20newsgroups")
+"""The corpora ``load_corpus`` names (None: the demo): none of them has people."""
+
+USER_FORMATS = ("jsonl", "csv", "dir", "npz")
+"""The formats that give each document's person: a JSONL field / CSV column (``user_field``), a folder of folders (one
+per person), a prepared corpus saved with them."""
+
+
+def corpus_format(spec, fmt: str = "auto") -> str:
+    """The format the corpus ``spec`` is read in: ``fmt``, or for ``"auto"`` the one its name says (as
+    :func:`load_corpus` reads it); a path that does not exist yet keeps ``fmt``."""
+    return auto_format(Path(spec)) if fmt == "auto" and Path(spec).exists() else fmt
+
+
+def check_user_corpus(spec, fmt: str = "auto", user_field: str | None = None) -> None:
+    """Whether the corpus ``spec`` can give each document's person (``unit="user"``), checked before it is read:
+    refused in one line for a built-in corpus (no people), a shard folder (streamed, while each person's documents are
+    grouped in memory), a JSONL/CSV file without ``user_field``, or a format that holds no people."""
+    def refuse(template: str, **fields):
+        raise ParameterError(template.format(field="{user_field}=FIELD"), "unit", "user", others=("user_field",),
+                             flag_template=template.format(field="{user_field} FIELD"), **fields)
+
+    if spec in BUILT_IN:
+        refuse("{{unit=}} needs each document's person, and the built-in corpus {{name!r}} has none: give a JSONL/CSV"
+               " file with {field}, or a folder of folders (one per person).", name=spec or "demo")
+    if Path(spec).is_dir() and folder_shards(Path(spec)):
+        refuse("{{unit=}} groups each person's documents in memory, and a shard folder is streamed: give the"
+               " JSONL/CSV file the shards were prepared from, with {field}.")
+    fmt = corpus_format(spec, fmt)
+    if fmt == "auto":       # no such path: reading it says so
+        return
+    if user_field is None and fmt in ("jsonl", "csv"):
+        refuse("{{unit=}} needs {field}: the JSONL field / CSV column holding each document's person (a string in"
+               " every record).")
+    if fmt not in USER_FORMATS:
+        refuse("{{unit=}} needs each document's person, and a {{fmt}} corpus has none: give a JSONL/CSV file with"
+               " {field}, or a folder of folders (one per person).", fmt=fmt)
 
 
 def _same_file(a_path, b_path) -> bool:

@@ -1,8 +1,6 @@
 """``train --algorithm fed``'s flags, as :class:`~dptopic.models.FedLDA`'s parameters; ``experiment fedlda``."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..errors import DPTopicError
 from ._common import (add_seed_arg, experiment_seed, jobs_int, make_console, positive_float, positive_int,
                       unit_interval, words_or)
@@ -70,6 +68,7 @@ def refuse_fed_flags(a) -> None:
 
 def cmd_fedlda_experiment(a):
     from ..experiments import fedlda_experiment  # loads numba/numpy: not at the CLI's start-up
+    from ..experiments.fedlda import fedlda_lines  # loads numba/numpy: not at the CLI's start-up
 
     console = make_console()
     seed = experiment_seed(a, console)
@@ -79,23 +78,8 @@ def cmd_fedlda_experiment(a):
                               figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
                               rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
                               local_inference=a.local_inference, report_words=a.report_words)
-    for key, v in s["auc_loss"].items():
-        target, meets = v.get("target_points"), s["auc_loss_meets_target"].get(key)
-        if v["points"] != v["points"]:      # NaN: a test set of one class has no AUC
-            console.print(f"AUC loss {key}: undefined (a test set of one class has no AUC; give more documents with"
-                          " --max-docs) -> target not tested")
-            continue
-        mark = "" if target is None else f" -> target < {target:g} points: {'met' if meets else 'NOT met'}"
-        rel = v["relative_pct"]
-        rel = "" if rel != rel else f" ({rel:.1f}% relative)"
-        console.print(f"AUC loss {key}: {v['points']:.1f} points{rel}{mark}")
-    if any(v is not None for v in s["auc_loss_meets_target"].values()):
-        console.print("(each verdict reads one run of one seed, and the AUC moves by up to 0.03 between seeds:"
-                      " docs/fedlda.md holds the targets to the mean of seeds 0, 1 and 2; run --seed 1 and --seed 2"
-                      " as well)")
-    files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if a.no_figures else [
-        "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
-    console.print("written: " + ", ".join(str(Path(a.out) / f) for f in files))
+    for line in fedlda_lines(s, a.out, a.no_figures):
+        console.print(line)
 
 
 def register_fedlda_experiment(esub) -> None:

@@ -6,18 +6,11 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ..reporting.terminal import plural, print_empty_note, print_no_pair_note  # noqa: F401  (serve's import)
-from ..reporting.training import print_local_result
+from ..reporting.training import print_local_result, print_reports
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
                       experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
                       print_verdict, read_vocabulary)
-
-
-def _eps(x) -> str:
-    """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
-    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
-
-    return epsilon_text(x)
 
 
 def _flip_args(p):
@@ -119,15 +112,10 @@ def train_local(a, console, params: dict) -> None:
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
     reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
+    print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:
         raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
-    if document:
-        console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
-                      f" eps_doc={_eps(reports.epsilon)}")
-    else:
-        console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
-                      f" (eps_word={_eps(reports.epsilon_word)})")
     if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
         params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
                                              stop_words=PUBLIC_VOCABULARY_DECIDES)

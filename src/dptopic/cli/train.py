@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS
+from ..models.registry import TRAINERS, unit_algorithm_error
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
+from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
                       refuse_data_cuts, say_reading, user_args)
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
@@ -96,7 +96,7 @@ def _refuse_person_flags_without_unit(a) -> None:
     if a.unit is not None:
         raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
                            f" --unit user instead, or drop {given}.")
-    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+    if a.corpus in BUILT_IN_CORPORA:
         raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
                            " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
                            f" FIELD (or a folder of folders, one per person), or drop {given}.")
@@ -113,42 +113,31 @@ def _refuse_person_flags_without_unit(a) -> None:
 
 
 def _refuse_user_level_flags(a) -> None:
-    """``--unit user``: the corpus flags that do not fit it, refused in one line before any corpus is read (a field
-    named without the unit, the unit without a field for a JSONL/CSV file, a built-in corpus, which has no people, or
-    a vocabulary chosen per document)."""
-    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+    """``--unit user``: the flags that do not fit it, refused in one line before any corpus is read (a corpus without
+    people, :func:`dptopic.datasets.check_user_corpus`; a vocabulary chosen per document; a Dask cluster); a field
+    named without the unit is refused first, ``_refuse_person_flags_without_unit``."""
+    from ..datasets import check_user_corpus  # loads numpy: not at the CLI's start-up
+
     if a.unit != "user":
-        for flag, v in (("--user-field", field), ("--documents-per-user", per_user)):
-            if v is not None:
-                raise DPTopicError(f"{flag} is for a guarantee per person: add --unit user (and --epsilon), or drop"
-                                   f" {flag}.")
         return
-    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
-        raise DPTopicError(f"--unit user needs each document's person, and the built-in corpus {a.corpus or 'demo'!r}"
-                           " has none: give a JSONL/CSV file with --user-field FIELD, or a folder of folders (one per"
-                           " person).")
-    if getattr(a, "private_vocabulary", None) is not None:
-        raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person: with"
-                           " --unit user give a public word list (--vocabulary FILE) instead.")
-    if shard_dir(a.corpus) is not None:
-        raise DPTopicError("--unit user groups each person's documents in memory, and a shard folder is streamed: give"
-                           " the JSONL/CSV file the shards were prepared from, with --user-field FIELD.")
-    fmt = _corpus_format(a)
-    if field is None and fmt in ("jsonl", "csv"):
-        raise DPTopicError("--unit user needs --user-field FIELD: the JSONL field / CSV column holding each document's"
-                           " person (a string in every record).")
-    if fmt not in ("jsonl", "csv", "dir", "npz"):
-        raise DPTopicError(f"--unit user needs each document's person, and a {fmt} corpus has none: give a JSONL/CSV"
-                           " file with --user-field FIELD, or a folder of folders (one per person).")
+    with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
+        if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
+            check_user_corpus(a.corpus)
+        if a.private_vocabulary is not None:
+            raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person:"
+                               " with --unit user give a public word list (--vocabulary FILE) instead.")
+        check_user_corpus(a.corpus, a.format, a.user_field)
+    if a.scheduler is not None or a.dask_local is not None:
+        raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                           " --unit user, which groups each person's documents in memory on this machine: drop it.")
 
 
 def _corpus_format(a) -> str:
     """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
-    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
+    from ..datasets import corpus_format  # loads numpy: not at the CLI's start-up
 
-    fmt = getattr(a, "format", "auto")
     with flag_errors(FORMAT_FLAG):
-        return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
+        return corpus_format(a.corpus, a.format)
 
 
 def _resolve_seed(a):
@@ -255,17 +244,10 @@ def _resolve_unit(a) -> tuple:
 
 
 def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
-    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not): --unit user takes docdp-cooc
-    or docdp, the other units pick their trainer themselves. One rule for the command and its ``--help``."""
-    if unit is None or algorithm is None:
-        return None
-    if unit == "user":
-        if algorithm in _DOC:
-            return None
-        return (f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
-                f" default) or docdp; --algorithm {algorithm} cannot give it: drop --algorithm, or choose one of"
-                " those.")
-    return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
+    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in the command's flags: one
+    rule for the command, its ``--help`` and ``dptopic.train`` (:func:`~dptopic.models.registry.unit_algorithm_error`)."""
+    error = unit_algorithm_error(unit, algorithm)
+    return None if error is None else error.message({"unit": "--unit", "algorithm": "--algorithm"})
 
 
 def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
@@ -348,12 +330,7 @@ def _train(a, console, unit_note=None):
     if a.public_text_field is not None and a.public_corpus is None:
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
-    if a.algorithm in _DOC:
-        _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
-        if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
-            raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
-                               " --unit user, which groups each person's documents in memory on this machine:"
-                               " drop it.")
+    _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
     from ..datasets import read_public_corpus   # loads numpy: not at the CLI's start-up
     from ..training import build_model, train    # the library's run (not on the command line's start-up path)
 
