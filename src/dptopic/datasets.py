@@ -454,8 +454,9 @@ def read_public_corpus(spec, *, private=None, text_field: str = "text", public_t
     return public
 
 
-def experiment_corpora(name, max_vocab=1000, max_docs=None):
-    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
+def experiment_corpora(name, max_vocab=1000, max_docs=None, max_test_docs=None):
+    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split); ``max_docs`` and
+    ``max_test_docs``: only the first N documents of each part."""
     if name == "20newsgroups":
         train = load_20newsgroups("train", max_vocab=max_vocab)
         test = load_20newsgroups("test", vocabulary=train.vocabulary)
@@ -463,4 +464,6 @@ def experiment_corpora(name, max_vocab=1000, max_docs=None):
         train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
     if max_docs and train.n_docs > max_docs:
         train = train.subset(range(max_docs))
+    if max_test_docs and test.n_docs > max_test_docs:
+        test = test.subset(range(max_test_docs))
     return train, test

@@ -52,9 +52,6 @@ def refuse_fed_flags(a) -> None:
     if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
         raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
                            " --epsilon-per-entry and --pad-length.")
-    if a.epsilon is not None and per_entry is not None:
-        raise DPTopicError("give --epsilon (the per-user total, split over the entries) or --epsilon-per-entry (its"
-                           " figure per reported word), not both.")
     if a.user_budget is not None and a.exclusion != "none":
         raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
                            " randomize again every round.")

@@ -129,9 +129,7 @@ def cmd_ldp_utility(a):
     from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
-    if a.max_test_docs and test.n_docs > a.max_test_docs:
-        test = test.subset(range(a.max_test_docs))
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
                                 progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
@@ -145,9 +143,7 @@ def cmd_olp(a):
     from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
-    if a.max_test_docs and test.n_docs > a.max_test_docs:
-        test = test.subset(range(a.max_test_docs))
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     try:
         s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                        n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,

@@ -33,6 +33,7 @@ def add_svi_args(t) -> None:
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
     from .. import experiments  # read on use: the CLI's start-up stays light
+    from ..experiments.park_svi import svi_lines  # loads numpy: not at the CLI's start-up
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -42,9 +43,8 @@ def cmd_experiment_svi(a) -> None:
                                  table_sigma=a.sigmas[min(1, len(a.sigmas) - 1)],
                                  table_q=a.sampling_rates[min(1, len(a.sampling_rates) - 1)],
                                  progress=lambda msg: console.print(f"  {msg}"))
-    console.print(f"top-word mass {s['top_word_mass']}, held-out coherence {s['coherence_test']}")
-    for claim, ok in s["checks"].items():
-        console.print(f"  {'not tested (one sampling rate)' if ok is None else 'holds' if ok else 'FAILS'}: {claim}")
+    for line in svi_lines(s):
+        console.print(line)
     n = a.corpus
     print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
                                             f"svi_summary_{n}.json"])

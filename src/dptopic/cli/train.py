@@ -74,9 +74,6 @@ def _refuse_foreign_flags(a) -> None:
                                " (the default) randomizes each entry by subset selection and ignores it; drop it or"
                                " choose --exclusion floor or tail.")
     if a.algorithm == "hdp":
-        if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
-            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
-                               " --epsilon-laplace (eps_L per iteration), not both.")
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
@@ -232,9 +229,6 @@ def _resolve_unit(a) -> tuple:
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
-        if getattr(a, "epsilon_laplace", None) is not None:
-            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
-                               " --epsilon-laplace (eps_L per iteration, with --algorithm hdp), not both.")
         # the iterations the utility table measured (dptopic recommend --unit word)
         _refuse_word_budget_below_floor(a, a.iterations or WORD_ITERATIONS)
     return algorithm, (f"[bold]--unit {a.unit}[/]: training {algorithm} (the best {a.unit}-level trainer measured on"
