@@ -34,6 +34,7 @@ def _refuse_foreign_flags(a) -> None:
         raise DPTopicError(f"--algorithm {a.algorithm} is a baseline with no guarantee: give the paper's figure per"
                            f" release as {trainer.flag(trainer.components[0])}, not --epsilon (which names a"
                            " guarantee).")
+
     def written(dest, default):
         return dest in given if given is not None else getattr(a, dest, default) != default
 
@@ -113,10 +114,10 @@ def _refuse_user_level_flags(a) -> None:
     """``--unit user``: the flags that do not fit it, refused in one line before any corpus is read (a corpus without
     people, :func:`dptopic.datasets.check_user_corpus`; a vocabulary chosen per document; a Dask cluster); a field
     named without the unit is refused first, ``_refuse_person_flags_without_unit``."""
-    from ..datasets import check_user_corpus  # loads numpy: not at the CLI's start-up
-
     if a.unit != "user":
         return
+    from ..datasets import check_user_corpus  # loads numpy: not at the CLI's start-up
+
     with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
         if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
             check_user_corpus(a.corpus)
@@ -195,7 +196,7 @@ def _parameters(a) -> dict:
         p["omega"] = None
     p.update(n_topics=a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
              verbose=0 if a.quiet else 1)
-    if "seed" in p or flag_applies("seed", algo):
+    if flag_applies("seed", algo):
         p["seed"] = _resolve_seed(a)
     if flag_applies("iterations", algo):
         p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)

@@ -128,7 +128,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         name (a file, ``wordfreq:LANG``) the privacy report records.
     private_vocabulary : (epsilon_vocab, delta_vocab), the words chosen by DP set union and composed with the
         trainer's guarantee (Manzonelli et al. 2024); ``vocabulary_policy`` "gaussian" (default) or "laplace".
-    public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones.
+    public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones
+        (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
     ledger, dataset : the dataset ledger file and the dataset's name the run is charged to (docs/budget.md).
