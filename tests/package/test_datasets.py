@@ -146,3 +146,24 @@ def test_read_public_corpus_keeps_every_word_and_refuses_what_cannot_be_a_prior(
     with pytest.raises(DPTopicError, match="--public-text-field"):       # the public file's own field option
         datasets.read_public_corpus(str(records))
     assert datasets.read_public_corpus(str(records), public_text_field="body").n_docs == 1
+
+
+def test_check_user_corpus_refuses_a_corpus_without_people_in_parameters_or_flags(tmp_path):
+    """unit='user' needs each document's person: a built-in corpus, a text file, a JSONL file without its field are
+    refused before anything is read, in the caller's names (parameters, or train's flags)."""
+    flags = {"unit": "--unit", "user_field": "--user-field"}
+    with pytest.raises(DPTopicError) as e:
+        datasets.check_user_corpus("demo")
+    assert str(e.value).startswith("unit='user' needs each document's person, and the built-in corpus 'demo'")
+    assert "with user_field=FIELD" in str(e.value) and "with --user-field FIELD" in e.value.message(flags)
+    text, records = tmp_path / "docs.txt", tmp_path / "docs.jsonl"
+    text.write_text("a b c\n")
+    records.write_text('{"text": "a b c", "author": "x"}\n')
+    with pytest.raises(DPTopicError, match="a text corpus has none"):
+        datasets.check_user_corpus(str(text))
+    with pytest.raises(DPTopicError) as e:
+        datasets.check_user_corpus(str(records))
+    assert e.value.message(flags).startswith("--unit user needs --user-field FIELD: the JSONL field")
+    datasets.check_user_corpus(str(records), user_field="author")     # a field: every document has its person
+    datasets.check_user_corpus(str(tmp_path))                          # a folder of folders, one per person
+    datasets.check_user_corpus(str(tmp_path / "missing.jsonl"))        # reading it says it is missing
