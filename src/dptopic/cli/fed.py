@@ -48,8 +48,7 @@ def refuse_fed_flags(a) -> None:
     """``--algorithm fed``: the flags that cannot go together, refused in one line (each flag is FedLDA's parameter,
     ``--delta`` its ``report_delta``, ``--user-budget`` its ``user_epsilon``, split by
     :meth:`FedLDA.from_user_budget` once the vocabulary is known)."""
-    per_entry = getattr(a, "epsilon_per_entry", None)
-    if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
+    if a.user_budget is not None and (a.epsilon is not None or a.epsilon_per_entry is not None or a.pad_length != 512):
         raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
                            " --epsilon-per-entry and --pad-length.")
     if a.user_budget is not None and a.exclusion != "none":
