@@ -9,8 +9,8 @@ from ..errors import DPTopicError
 from ..models.registry import TRAINERS, unit_algorithm_error
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
-                      refuse_data_cuts, say_reading, user_args)
+from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console,
+                      read_vocabulary, refuse_data_cuts, say_reading, user_args)
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
                            algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
@@ -74,7 +74,7 @@ def _refuse_foreign_flags(a) -> None:
             raise DPTopicError(f"--{dest.replace('_', '-')} applies to --exclusion floor/tail only: the 'none' rule"
                                " (the default) randomizes each entry by subset selection and ignores it; drop it or"
                                " choose --exclusion floor or tail.")
-    if a.algorithm == "hdp":
+    if "epsilon_inherent" in trainer.parameters():      # hdp: eps_I and the clip bound C determine each other
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
@@ -239,8 +239,8 @@ def _resolve_unit(a) -> tuple:
 
 
 def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
-    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in the command's flags: one
-    rule for the command, its ``--help`` and ``dptopic.train`` (:func:`~dptopic.models.registry.unit_algorithm_error`)."""
+    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in its flags: one rule for the
+    command, its ``--help`` and ``dptopic.train`` (``dptopic.models.registry.unit_algorithm_error``)."""
     error = unit_algorithm_error(unit, algorithm)
     return None if error is None else error.message({"unit": "--unit", "algorithm": "--algorithm"})
 
@@ -329,11 +329,11 @@ def _train(a, console, unit_note=None):
     from ..datasets import read_public_corpus   # loads numpy: not at the CLI's start-up
     from ..training import build_model, train    # the library's run (not on the command line's start-up path)
 
-    if a.algorithm == "fed":
+    if flag_applies("user_budget", a.algorithm):        # fed: its budget per entry, per user or a per-user total
         refuse_fed_flags(a)
-    if a.algorithm == "svi" and (a.epsilon is None) == (a.noise_multiplier is None):
-        raise DPTopicError("svi needs exactly one of --epsilon (sigma is calibrated) or --noise-multiplier (epsilon is"
-                           " reported).")
+    if flag_applies("noise_multiplier", a.algorithm) and (a.epsilon is None) == (a.noise_multiplier is None):  # svi
+        raise DPTopicError(f"{a.algorithm} needs exactly one of --epsilon (sigma is calibrated) or --noise-multiplier"
+                           " (epsilon is reported).")
     params = _parameters(a)
     epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
     model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first

@@ -304,8 +304,8 @@ def unit_algorithm_error(unit: str | None, algorithm: str | None) -> ParameterEr
                               " default) or {alternatives}; {algorithm=} cannot give it.", "algorithm", algorithm,
                               values={"unit": unit}, default=default, alternatives=" or ".join(others),
                               flag_template="{unit=} needs a trainer that bounds each person's documents as a whole:"
-                              " {default} (the default) or {alternatives}; {algorithm=} cannot give it: drop {algorithm},"
-                              " or choose one of those.")
+                              " {default} (the default) or {alternatives}; {algorithm=} cannot give it: drop"
+                              " {algorithm}, or choose one of those.")
     return ParameterError("{unit=} picks the trainer itself: leave {algorithm} out, or leave {unit} out.", "algorithm",
                           algorithm, values={"unit": unit},
                           flag_template="{unit} picks the trainer itself: drop {algorithm}, or drop {unit} to choose"
