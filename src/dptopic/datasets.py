@@ -27,11 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from .corpus import Corpus, Vocabulary
-from .corpus.corpus import no_word_of_vocabulary
+from .corpus.corpus import NO_CAP, no_word_of_vocabulary
 from .corpus.files import broken_link, not_a_regular_file
 from .corpus.preprocess import warn_if_other_tokenizer
-from .corpus.readers import auto_format, read_corpus
-from .errors import DPTopicError
+from .corpus.readers import auto_format, file_suffix, read_corpus
+from .corpus.shards import folder_shards
+from .errors import DPTopicError, ParameterError
 
 
 def _package_dir(name: str) -> Path | None:
@@ -361,8 +362,101 @@ def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str 
     return docs if keep_empty else docs.drop_empty()
 
 
-def experiment_corpora(name, max_vocab=1000, max_docs=None):
-    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
+BUILT_IN = (None, "demo", "sotu", "20newsgroups")
+"""The corpora ``load_corpus`` names (None: the demo): none of them has people."""
+
+USER_FORMATS = ("jsonl", "csv", "dir", "npz")
+"""The formats that give each document's person: a JSONL field / CSV column (``user_field``), a folder of folders (one
+per person), a prepared corpus saved with them."""
+
+
+def corpus_format(spec, fmt: str = "auto") -> str:
+    """The format the corpus ``spec`` is read in: ``fmt``, or for ``"auto"`` the one its name says (as
+    :func:`load_corpus` reads it); a path that does not exist yet keeps ``fmt``."""
+    return auto_format(Path(spec)) if fmt == "auto" and Path(spec).exists() else fmt
+
+
+def check_user_corpus(spec, fmt: str = "auto", user_field: str | None = None) -> None:
+    """Whether the corpus ``spec`` can give each document's person (``unit="user"``), checked before it is read:
+    refused in one line for a built-in corpus (no people), a shard folder (streamed, while each person's documents are
+    grouped in memory), a JSONL/CSV file without ``user_field``, or a format that holds no people."""
+    def refuse(template: str, **fields):
+        raise ParameterError(template.format(field="{user_field}=FIELD"), "unit", "user", others=("user_field",),
+                             flag_template=template.format(field="{user_field} FIELD"), **fields)
+
+    if spec in BUILT_IN:
+        refuse("{{unit=}} needs each document's person, and the built-in corpus {{name!r}} has none: give a JSONL/CSV"
+               " file with {field}, or a folder of folders (one per person).", name=spec or "demo")
+    if Path(spec).is_dir() and folder_shards(Path(spec)):
+        refuse("{{unit=}} groups each person's documents in memory, and a shard folder is streamed: give the"
+               " JSONL/CSV file the shards were prepared from, with {field}.")
+    fmt = corpus_format(spec, fmt)
+    if fmt == "auto":       # no such path: reading it says so
+        return
+    if user_field is None and fmt in ("jsonl", "csv"):
+        refuse("{{unit=}} needs {field}: the JSONL field / CSV column holding each document's person (a string in"
+               " every record).")
+    if fmt not in USER_FORMATS:
+        refuse("{{unit=}} needs each document's person, and a {{fmt}} corpus has none: give a JSONL/CSV file with"
+               " {field}, or a folder of folders (one per person).", fmt=fmt)
+
+
+def _same_file(a_path, b_path) -> bool:
+    """Whether two paths name one file or folder (the same device and inode: a ``../`` path, a symlink, a hard
+    link)."""
+    try:
+        x, y = Path(a_path).stat(), Path(b_path).stat()
+    except OSError:
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
+
+
+def read_public_corpus(spec, *, private=None, text_field: str = "text", public_text_field: str | None = None,
+                       lowercase=None) -> Corpus:
+    """Public documents of the domain (``dptopic train --public-corpus``, docdp-cooc's prior), read and checked before
+    anything is read from the private corpus or spent: the format by its own name, the text from ``public_text_field``
+    (by default ``text_field``, the private corpus's, where the public file has fields too), every word kept (the
+    training vocabulary restricts it later). Refused in one line that names ``--public-corpus`` (and
+    ``--public-text-field``) when it is missing, unreadable, empty, has no document of two different words, or is the
+    private corpus ``private`` itself (the same file by device and inode)."""
+    flag = f"--public-corpus {spec!r}"
+    if not str(spec).strip() or not Path(spec).exists():
+        raise DPTopicError(f"{flag}: no such file or folder; give public documents of the same domain (a JSONL/CSV"
+                           " file, a text file of one document per line, or a folder of text files).")
+    if private is not None and _same_file(spec, private):
+        raise DPTopicError(f"{flag} is the private --corpus {private!r} itself (the same file): public documents are"
+                           " read in the clear, outside the epsilon; give public documents of the same domain"
+                           " (published reports, a public forum), none of them private.")
+    try:
+        fmt = auto_format(Path(spec))
+    except DPTopicError:
+        raise DPTopicError(f"{flag}: its extension {file_suffix(Path(spec))!r} names no format the public corpus is"
+                           " read in: name the file .txt (one document per line), .jsonl, .csv, .tsv or .npz, or give a"
+                           " folder of .txt files.") from None
+    field = public_text_field if public_text_field is not None else text_field if fmt in ("jsonl", "csv") else "text"
+    try:
+        public = load_corpus(spec, fmt, None, field, None, max_vocab=NO_CAP, min_df=1, stop_words="none",
+                             lowercase=lowercase)
+    except DPTopicError as e:
+        # the reader's line names the private corpus's field option; here the public file's is meant
+        msg = str(e)
+        for old, new in (("set text_field (CLI: --text-field) to", "give --public-text-field"),
+                         ("--text-field", "--public-text-field"), ("text_field", "--public-text-field")):
+            msg = msg.replace(old, new)
+        if msg[:1].isupper() and not msg[:2].isupper():
+            msg = msg[0].lower() + msg[1:]
+        raise DPTopicError(f"{flag}: {msg}" + ("" if "give" in msg or "drop" in msg else
+                                                " Give public documents of the same domain in a format --corpus reads"
+                                                " (docs/document_dp.md).")) from None
+    if not np.diff(public.to_bow().indptr).max(initial=0) >= 2:     # as fit refuses it, beforehand
+        raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
+                           " public documents of the same domain (whole texts, not a word list).")
+    return public
+
+
+def experiment_corpora(name, max_vocab=1000, max_docs=None, max_test_docs=None):
+    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split); ``max_docs`` and
+    ``max_test_docs``: only the first N documents of each part."""
     if name == "20newsgroups":
         train = load_20newsgroups("train", max_vocab=max_vocab)
         test = load_20newsgroups("test", vocabulary=train.vocabulary)
@@ -370,4 +464,6 @@ def experiment_corpora(name, max_vocab=1000, max_docs=None):
         train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
     if max_docs and train.n_docs > max_docs:
         train = train.subset(range(max_docs))
+    if max_test_docs and test.n_docs > max_test_docs:
+        test = test.subset(range(max_test_docs))
     return train, test

@@ -8,7 +8,7 @@ CLI = Path(__file__).resolve().parents[2] / "src" / "dptopic" / "cli"
 
 TARGET_TOTAL_LINES = 4000
 """Where cli/ is headed (issue #68): 7,682 lines before the training run moved into the library, 4,713 after."""
-MAX_TOTAL_LINES = 4720
+MAX_TOTAL_LINES = 4300
 """A ratchet, not the target: cli/ may not grow back; lower it as rules move into the library, down to the target."""
 MAX_MODULE_LINES = 600
 

@@ -127,3 +127,27 @@ def test_no_module_outside_the_registry_holds_a_table_of_trainer_names():
     for moved in ("dptopic/models/algorithms.py", "dptopic/models/by_unit.py", "dptopic/models/base.py",
                   "dptopic/models/_document_level.py", "dptopic/cli/_train_help.py", "dptopic/cli/_train_flags.py"):
         assert moved not in every, (moved, every.get(moved))
+
+
+def test_unit_algorithm_rule_is_one_for_python_and_the_command_line():
+    """Under the user unit only a trainer with both the document and the user unit may be named; any other unit picks
+    its trainer itself. dptopic.train and dptopic train (and its --help) write the one rule in their own names."""
+    from dptopic.models.registry import unit_algorithm_error
+    from dptopic.training import resolve_algorithm
+
+    both = [t.name for t in TRAINERS.values() if {"document", "user"} <= set(t.units)]
+    assert [n for n in TRAINERS if unit_algorithm_error("user", n) is None] == both
+    assert unit_algorithm_error(None, "lda") is None and unit_algorithm_error("word", None) is None
+    err = unit_algorithm_error("user", "lda")
+    assert err.parameter == "algorithm" and err.value == "lda" and set(err.parameters) == {"algorithm", "unit"}
+    assert str(err).startswith("unit='user' needs a trainer") and "algorithm='lda' cannot give it." in str(err)
+    flags = err.message({"unit": "--unit", "algorithm": "--algorithm"})
+    assert flags.startswith("--unit user needs") and flags.endswith("--algorithm lda cannot give it: drop --algorithm,"
+                                                                    " or choose one of those.")
+    with pytest.raises(DPTopicError, match="^unit='user' needs a trainer"):
+        resolve_algorithm("lda", "user")
+    word = unit_algorithm_error("word", "hdp")          # the command line refuses even the unit's own trainer
+    assert word.message({"unit": "--unit", "algorithm": "--algorithm"}).startswith("--unit picks the trainer itself")
+    assert resolve_algorithm("hdp", "word") == "hdp"    # which dptopic.train takes
+    with pytest.raises(DPTopicError, match=r"^unit='word' picks the trainer itself: leave algorithm out"):
+        resolve_algorithm("lda", "word")

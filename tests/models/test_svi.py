@@ -445,3 +445,16 @@ def test_dpsvi_fit_spends_exactly_its_release_plan():
     plan = assert_fit_spent_its_plan(m)
     assert plan.releases[0].count == m.n_steps == 4 and plan.budget == (2.0, 1e-5)
     assert plan.releases[0].scale == m.noise_multiplier * m.clip and plan.epsilon(1e-5) <= 2.0 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("epochs", [0.5, math.inf, math.nan])
+def test_online_vb_refuses_a_fraction_of_a_pass_in_its_own_words_and_in_flags(epochs):
+    """OnlineVB makes whole passes (DPSVI takes fractional epochs): a fraction, inf or nan is refused before any data
+    is read, and the command line writes the same refusal in its flags (``train --algorithm online-vb --epochs``)."""
+    from dptopic.errors import ParameterError
+
+    with pytest.raises(ParameterError) as e:
+        OnlineVB(n_epochs=epochs).validate_parameters()
+    assert e.value.parameter == "n_epochs" and "whole passes" in str(e.value)
+    assert e.value.message({"n_epochs": "--epochs"}).startswith(f"invalid --epochs {epochs:g} for online-vb:")
+    OnlineVB(n_epochs=3).validate_parameters()      # a whole number of passes

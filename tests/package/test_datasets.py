@@ -117,3 +117,53 @@ def test_election_tweets_are_short_labelled_texts_without_links():
     assert not any("https://" in t for t in texts)
     c = load_election_tweets(max_vocab=500)
     assert np.mean(c.doc_lengths) < 15 and c.vocab_size == 500
+
+
+def test_read_public_corpus_keeps_every_word_and_refuses_what_cannot_be_a_prior(tmp_path):
+    """The public corpus of ``train --public-corpus`` (docdp-cooc's prior): read whole, by its own format, and refused
+    in one line naming --public-corpus when it is missing, the private corpus itself, of no known format, or has no
+    document of two different words."""
+    public = tmp_path / "public.txt"
+    public.write_text("the cat sat on the mat\nrare words appear once here\n")
+    got = datasets.read_public_corpus(str(public))
+    assert got.n_docs == 2 and "rare" in got.vocabulary.words and "the" in got.vocabulary.words  # no stop words cut
+    with pytest.raises(DPTopicError, match=r"^--public-corpus '.*missing.txt': no such file"):
+        datasets.read_public_corpus(str(tmp_path / "missing.txt"))
+    link = tmp_path / "same.txt"
+    link.symlink_to(public)
+    with pytest.raises(DPTopicError, match=r"is the private --corpus .* itself \(the same file\)"):
+        datasets.read_public_corpus(str(link), private=str(public))
+    odd = tmp_path / "data.xlsx"
+    odd.write_text("x")
+    with pytest.raises(DPTopicError, match=r"its extension '.xlsx' names no format"):
+        datasets.read_public_corpus(str(odd))
+    words = tmp_path / "words.txt"
+    words.write_text("cat\nmat\nrare\n")
+    with pytest.raises(DPTopicError, match="no document with two different words"):
+        datasets.read_public_corpus(str(words))
+    records = tmp_path / "public.jsonl"
+    records.write_text('{"body": "the cat sat on the mat"}\n')
+    with pytest.raises(DPTopicError, match="--public-text-field"):       # the public file's own field option
+        datasets.read_public_corpus(str(records))
+    assert datasets.read_public_corpus(str(records), public_text_field="body").n_docs == 1
+
+
+def test_check_user_corpus_refuses_a_corpus_without_people_in_parameters_or_flags(tmp_path):
+    """unit='user' needs each document's person: a built-in corpus, a text file, a JSONL file without its field are
+    refused before anything is read, in the caller's names (parameters, or train's flags)."""
+    flags = {"unit": "--unit", "user_field": "--user-field"}
+    with pytest.raises(DPTopicError) as e:
+        datasets.check_user_corpus("demo")
+    assert str(e.value).startswith("unit='user' needs each document's person, and the built-in corpus 'demo'")
+    assert "with user_field=FIELD" in str(e.value) and "with --user-field FIELD" in e.value.message(flags)
+    text, records = tmp_path / "docs.txt", tmp_path / "docs.jsonl"
+    text.write_text("a b c\n")
+    records.write_text('{"text": "a b c", "author": "x"}\n')
+    with pytest.raises(DPTopicError, match="a text corpus has none"):
+        datasets.check_user_corpus(str(text))
+    with pytest.raises(DPTopicError) as e:
+        datasets.check_user_corpus(str(records))
+    assert e.value.message(flags).startswith("--unit user needs --user-field FIELD: the JSONL field")
+    datasets.check_user_corpus(str(records), user_field="author")     # a field: every document has its person
+    datasets.check_user_corpus(str(tmp_path))                          # a folder of folders, one per person
+    datasets.check_user_corpus(str(tmp_path / "missing.jsonl"))        # reading it says it is missing

@@ -142,6 +142,7 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
 
 # copies of dptopic.datasets' constants (importing it loads numpy, which the command line's start-up path must not)
 DEFAULT_MAX_VOCAB = 1000
+BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_IN: no people, a documented word cap
 PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
@@ -265,7 +266,7 @@ def corpus_from_args(a):
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
                          lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a),
                          keep_urls=getattr(a, "keep_urls", None))
-    if getattr(a, "max_vocab", None) is None and a.corpus not in (None, "demo", "sotu", "20newsgroups"):
+    if getattr(a, "max_vocab", None) is None and a.corpus not in BUILT_IN_CORPORA:
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
 

@@ -12,7 +12,6 @@ A flag's default is the one ``train``'s parser gives it (:func:`_train_options`)
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
 from functools import lru_cache
 
 from ..models.registry import TRAINERS, for_unit_trainer
@@ -78,32 +77,11 @@ def _specific(dest: str) -> bool:
     return dest in _READS or any(dest in _parameter_dests(t.name) or dest in t.cli_flags for t in _CLI)
 
 
-class _Built(Mapping):
-    """A table built from the registry when first read (reading a trainer's parameters imports its class: the
-    command line's start-up imports none)."""
-
-    def __init__(self, build):
-        self._build, self._table = build, None
-
-    def _get(self) -> dict:
-        if self._table is None:
-            self._table = self._build()
-        return self._table
-
-    def __getitem__(self, key):
-        return self._get()[key]
-
-    def __iter__(self):
-        return iter(self._get())
-
-    def __len__(self):
-        return len(self._get())
-
-    def __repr__(self):
-        return repr(self._get())
-
-
-def _algorithm_only() -> dict:
+@lru_cache(maxsize=None)
+def algorithm_only() -> dict:
+    """``{dest: (its default, the trainers that read it)}``: the options only some trainers read (built from the
+    registry when first read: reading a trainer's parameters imports its class, and the command line's start-up
+    imports none)."""
     names = tuple(t.name for t in _CLI)
     table = {}
     for dest, default in _train_options().items():
@@ -115,14 +93,13 @@ def _algorithm_only() -> dict:
     return table
 
 
-# dest -> (its default, the trainers that read it): the options only some trainers read
-_ALGORITHM_ONLY = _Built(_algorithm_only)
-
-
-def _algorithm_flags() -> dict:
+@lru_cache(maxsize=None)
+def algorithm_flags() -> dict:
+    """``{trainer: {parameter: flag}}``: the parameters each trainer's errors name, and the train flags that set them
+    (cli._flags); its parameters, and the keywords of fit that an option of _READS sets (public_corpus)."""
     options = _train_options()
     table = {}
-    for t in _CLI:      # its parameters, and the keywords of fit that an option of _READS sets (public_corpus)
+    for t in _CLI:
         dests = {**{_dest(t.flag(p)): p for p in t.fit_parameters() if _dest(t.flag(p)) in _READS},
                  **_parameter_dests(t.name)}
         table[t.name] = {p: "--" + dest.replace("_", "-") for dest, p in dests.items()
@@ -130,12 +107,22 @@ def _algorithm_flags() -> dict:
     return table
 
 
-# Parameters the trainers' errors name, and the train flags that set them (cli._flags): per trainer, from the registry
-_ALGORITHM_FLAGS = _Built(_algorithm_flags)
-# and those of every run: the default trainer's (the registry's first, lda: --topics, --iterations, --alpha ...), and
-# the parameters of the training run itself (reading the corpus, the held-out split, the private vocabulary)
-_COMMON_FLAGS = _Built(lambda: {**_ALGORITHM_FLAGS[_CLI[0].name], "test_size": "--test-size",
-                                "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS})
+@lru_cache(maxsize=None)
+def common_flags() -> dict:
+    """The parameters of every run: the default trainer's (the registry's first, lda: --topics, --iterations,
+    --alpha ...), and those of the training run itself (reading the corpus, the held-out split, the private
+    vocabulary)."""
+    return {**algorithm_flags()[_CLI[0].name], "test_size": "--test-size",
+            "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
+
+
+def __getattr__(name):
+    """The tables' names before they became functions (``_ALGORITHM_ONLY`` ...), built when first read."""
+    tables = {"_ALGORITHM_ONLY": algorithm_only, "_ALGORITHM_FLAGS": algorithm_flags, "_COMMON_FLAGS": common_flags}
+    if name not in tables:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return tables[name]()
+
 
 _RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
 # flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
@@ -156,9 +143,9 @@ _UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "
 
 
 def flag_applies(dest: str, algorithm: str) -> bool:
-    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
+    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (:func:`algorithm_only`; any other, every
     trainer reads)."""
-    entry = _ALGORITHM_ONLY.get(dest)
+    entry = algorithm_only().get(dest)
     return entry is None or algorithm in entry[1]
 
 
@@ -175,6 +162,19 @@ def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None)
             and flag_applies(dest, trainer)
     if algorithm is not None:       # the person's flags need --unit user (its help lists them)
         return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
-    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
+    algos = set(algorithm_only()[dest][1]) if dest in algorithm_only() else None
     unit_trainers = {for_unit_trainer(u).name for u in _UNIT_REFUSES}
     return algos is None or set(_CORPUS_ALGOS) <= algos or unit_trainers <= algos
+
+
+# switches that set a trainer's parameter (given by the flag of the same name) to None: --no-noise, HDP-LDA's
+# clipping alone (epsilon_laplace=None); --no-clip, DP-SVI unclipped (clip=None)
+SWITCHES_TO_NONE = {"no_noise": "epsilon_laplace", "no_clip": "clip"}
+
+
+def parameter_flags(algorithm: str) -> dict:
+    """``{dest: parameter}``: the options of ``dptopic train`` that set a parameter of ``algorithm``'s trainer (its
+    ``__init__``'s, or its budget constructor's: ``--user-budget`` sets FedLDA's ``user_epsilon``)."""
+    options = _train_options()
+    return {dest: p for dest, p in _parameter_dests(algorithm).items() if dest in options
+            and flag_applies(dest, algorithm)}

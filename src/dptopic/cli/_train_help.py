@@ -51,21 +51,14 @@ def trainer_table() -> str:
                       *rows])
 
 
-class _Chooser(argparse.ArgumentParser):
-    """Reads --algorithm and --unit alone; an error is no message but a plain help."""
-
-    def error(self, message):
-        raise ValueError(message)
-
-
 def chosen(arguments) -> tuple:
     """``(algorithm, unit)`` written on a train command line (``None`` where not, or not one of the choices)."""
-    p = _Chooser(add_help=False)
+    p = argparse.ArgumentParser(add_help=False, exit_on_error=False)    # a bad line is no message but a plain help
     p.add_argument("--algorithm", default=None)
     p.add_argument("--unit", default=None)
     try:
         ns, _ = p.parse_known_args([w for w in arguments if w not in ("-h", "--help")])
-    except ValueError:
+    except argparse.ArgumentError:
         return None, None
     return (ns.algorithm if ns.algorithm in TRAINERS else None), (ns.unit if ns.unit in UNITS else None)
 

@@ -1,8 +1,6 @@
 """``train --algorithm fed``'s flags, as :class:`~dptopic.models.FedLDA`'s parameters; ``experiment fedlda``."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..errors import DPTopicError
 from ._common import (add_seed_arg, experiment_seed, jobs_int, make_console, positive_float, positive_int,
                       unit_interval, words_or)
@@ -46,17 +44,13 @@ def add_fed_args(t) -> None:
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
 
-def fed_parameters(a) -> dict:
-    """``dptopic.train``'s parameters for ``--algorithm fed`` (``--delta`` is FedLDA's ``report_delta``, passed by
-    the caller; ``--user-budget`` is ``user_epsilon``, split by :meth:`FedLDA.from_user_budget` once the vocabulary
-    is known); the flags that cannot go together are refused in one line."""
-    per_entry = getattr(a, "epsilon_per_entry", None)
-    if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
+def refuse_fed_flags(a) -> None:
+    """``--algorithm fed``: the flags that cannot go together, refused in one line (each flag is FedLDA's parameter,
+    ``--delta`` its ``report_delta``, ``--user-budget`` its ``user_epsilon``, split by
+    :meth:`FedLDA.from_user_budget` once the vocabulary is known)."""
+    if a.user_budget is not None and (a.epsilon is not None or a.epsilon_per_entry is not None or a.pad_length != 512):
         raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
                            " --epsilon-per-entry and --pad-length.")
-    if a.epsilon is not None and per_entry is not None:
-        raise DPTopicError("give --epsilon (the per-user total, split over the entries) or --epsilon-per-entry (its"
-                           " figure per reported word), not both.")
     if a.user_budget is not None and a.exclusion != "none":
         raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
                            " randomize again every round.")
@@ -66,18 +60,11 @@ def fed_parameters(a) -> dict:
                            " (ordering it by the documents' counts would spend data outside it): use --report-words"
                            " all (the default with --private-vocabulary), or a public --vocabulary listed most"
                            " common first.")
-    # with --private-vocabulary, report_words "auto" becomes "all" in dptopic.train
-    return dict(epsilon_per_entry=per_entry, failure_rate=a.failure_rate, gamma=a.gamma, rounds=a.rounds,
-                sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients, variant=a.variant,
-                exclusion=a.exclusion, replacement=a.replacement, subset_size=a.subset_size,
-                local_inference=a.local_inference, report_words=a.report_words or "auto",
-                secure=bool(getattr(a, "secure", False)))
-
-
 
 
 def cmd_fedlda_experiment(a):
     from ..experiments import fedlda_experiment  # loads numba/numpy: not at the CLI's start-up
+    from ..experiments.fedlda import fedlda_lines  # loads numba/numpy: not at the CLI's start-up
 
     console = make_console()
     seed = experiment_seed(a, console)
@@ -87,23 +74,8 @@ def cmd_fedlda_experiment(a):
                               figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
                               rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
                               local_inference=a.local_inference, report_words=a.report_words)
-    for key, v in s["auc_loss"].items():
-        target, meets = v.get("target_points"), s["auc_loss_meets_target"].get(key)
-        if v["points"] != v["points"]:      # NaN: a test set of one class has no AUC
-            console.print(f"AUC loss {key}: undefined (a test set of one class has no AUC; give more documents with"
-                          " --max-docs) -> target not tested")
-            continue
-        mark = "" if target is None else f" -> target < {target:g} points: {'met' if meets else 'NOT met'}"
-        rel = v["relative_pct"]
-        rel = "" if rel != rel else f" ({rel:.1f}% relative)"
-        console.print(f"AUC loss {key}: {v['points']:.1f} points{rel}{mark}")
-    if any(v is not None for v in s["auc_loss_meets_target"].values()):
-        console.print("(each verdict reads one run of one seed, and the AUC moves by up to 0.03 between seeds:"
-                      " docs/fedlda.md holds the targets to the mean of seeds 0, 1 and 2; run --seed 1 and --seed 2"
-                      " as well)")
-    files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if a.no_figures else [
-        "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
-    console.print("written: " + ", ".join(str(Path(a.out) / f) for f in files))
+    for line in fedlda_lines(s, a.out, a.no_figures):
+        console.print(line)
 
 
 def register_fedlda_experiment(esub) -> None:

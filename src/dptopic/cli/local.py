@@ -1,23 +1,16 @@
 """``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import plural
-from ..reporting.training import print_local_result
+from ..models.registry import TRAINERS
+from ..reporting.terminal import plural, print_empty_note, print_no_pair_note  # noqa: F401  (serve's import)
+from ..reporting.training import print_local_result, print_reports
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
                       experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
                       print_verdict, read_vocabulary)
-
-
-def _eps(x) -> str:
-    """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
-    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
-
-    return epsilon_text(x)
 
 
 def _flip_args(p):
@@ -36,9 +29,8 @@ def cmd_randomize(a):
 
 
 def _randomize(a):
-    from ..local import Randomizer  # read on use: the CLI's start-up stays light
-
     from .._io import check_output_file  # read on use: the CLI's start-up stays light
+    from ..reporting import randomize  # loads numpy: not at the CLI's start-up
 
     if a.unit == "document":
         if a.epsilon_word is not None or a.f is not None:
@@ -50,104 +42,17 @@ def _randomize(a):
     elif a.epsilon_word is None and a.f is None:
         raise DPTopicError("--unit word needs --epsilon-word (or --f); for a per-document guarantee use --unit document"
                            " --epsilon-doc 8.")
-    check_output_file(a.out, _is_report_file, overwrite=a.overwrite, what="report file")
+    check_output_file(a.out, randomize.is_report_file, overwrite=a.overwrite, what="report file")
+    console = make_console(stderr=True)
+    vocab = read_vocabulary(a.vocabulary)
+    # one report per input document, those with no vocabulary word included (randomize_words says why)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
+                         vocab_flag=None, stop_words=PUBLIC_VOCABULARY_DECIDES)
     if a.unit == "document":
-        return _randomize_documents(a)
-    console = make_console(stderr=True)
-    vocab = read_vocabulary(a.vocabulary)
-    # one report per input document, those with no vocabulary word included: dropping them would make the number
-    # of reports an exact function of the raw text
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False, vocab_flag=None,
-                         stop_words=PUBLIC_VOCABULARY_DECIDES)
-    rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
-    reports = rz.randomize(corpus)
-    out = reports.save(a.out)
-    n = reports.n_reports
-    console.print(f"{plural(n, 'randomized report')} written to [bold]{out}[/] (V={rz.vocab_size},"
-                  f" f={rz.f:.6g}; eps_word={_eps(rz.epsilon_word)} per word, eps_doc={_eps(rz.epsilon_doc)} per"
-                  " document" + ("" if n == 1 else f"; together eps_word={_eps(n * rz.epsilon_word)} for one word's"
-                                 f" presence in each and eps={_eps(n * rz.epsilon_doc)} for all {n:,} documents, by"
-                                 " basic composition, if one person wrote them all")
-                  + "; coins from the OS CSPRNG)")
-    print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
-
-
-def _randomize_documents(a) -> None:
-    from ..local import DocumentRandomizer  # read on use: the CLI's start-up stays light
-
-    console = make_console(stderr=True)
-    vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False, vocab_flag=None,
-                         stop_words=PUBLIC_VOCABULARY_DECIDES)
-    rz = DocumentRandomizer(vocab, 8.0 if a.epsilon_doc is None else a.epsilon_doc)  # OS CSPRNG; no seed, ever
-    warn_large_document_reports(rz.vocab_size, rz.epsilon, corpus.n_docs)
-    reports = rz.randomize(corpus)
-    out = reports.save(a.out)
-    n = reports.n_reports
-    console.print(f"{plural(n, 'document-level report')} written to [bold]{out}[/] (V={rz.vocab_size},"
-                  f" eps_doc={_eps(rz.epsilon)} per document, {plural(reports.subset_size, 'item')} per report"
-                  + ("" if n == 1 else f"; together eps={_eps(n * rz.epsilon)} for all {n:,} documents, by basic"
-                                       " composition, if one person wrote them all")
-                  + "; coins from the OS CSPRNG)")
-    print_no_pair_note(int((corpus.doc_lengths < 2).sum()), corpus.n_docs)
-
-
-LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
-
-
-def _size(n_bytes: float) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            return f"{n_bytes / scale:.1f} {unit}"
-    return f"{int(n_bytes)} bytes"
-
-
-def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) -> None:
-    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`
-    (:func:`dptopic.local.document.report_size`: the size per document, the total, and the --epsilon-doc or
-    vocabulary size that keep a report under the limit); the mechanism is unchanged."""
-    from ..local.document import REPORT_ITEM_BYTES, report_size  # loads numpy: not at the CLI's start-up
-
-    per_doc, eps_min, v_max = report_size(vocab_size, epsilon, LARGE_REPORT_BYTES)
-    if eps_min is None:
-        return
-    print(f"warning: at --epsilon-doc {epsilon:g} over {vocab_size} words each document-level report holds"
-          f" {per_doc // REPORT_ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')}"
-          f" will write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
-          f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
-
-
-def _is_report_file(path) -> bool:
-    from ..local.document import MAGIC as DOC_MAGIC  # read on use: the CLI's start-up stays light
-    from ..local.reports import MAGIC  # read on use: the CLI's start-up stays light
-
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(MAGIC)) in (MAGIC, DOC_MAGIC)
-    except OSError:
-        return False
-
-
-# the notes' counts are exact counts of the contributor's documents, printed on their machine and never sent
-OWN_COUNTS = "exact counts of your documents: outside the guarantee; shown here, not sent"
-
-
-def print_empty_note(n_empty: int, n_docs: int) -> None:
-    """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
-    if n_empty:
-
-        print(f"note: {n_empty:,} of {n_docs:,} documents contain no word of the vocabulary ({OWN_COUNTS}); their"
-              " reports carry only noise and are sent anyway, so that the number of reports reveals nothing about the"
-              " text.", file=sys.stderr)
-
-
-def print_no_pair_note(n_short: int, n_docs: int) -> None:
-    """The document-level twin of :func:`print_empty_note`: documents with fewer than two vocabulary words."""
-    if n_short:
-
-        print(f"note: {n_short:,} of {n_docs:,} documents have fewer than two vocabulary words ({OWN_COUNTS}); they"
-              " report 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
-              file=sys.stderr)
+        randomize.randomize_documents(corpus, vocab, a.out, console,
+                                      epsilon_doc=8.0 if a.epsilon_doc is None else a.epsilon_doc)
+    else:
+        randomize.randomize_words(corpus, vocab, a.out, console, epsilon_word=a.epsilon_word, f=a.f)
 
 
 def register(sub) -> None:
@@ -192,46 +97,31 @@ def add_train_args(t) -> None:
                         " the server knows of its store, as dptopic serve states it")
 
 
-def train_local(a, console) -> None:
-    """``train --algorithm lp|olp|ldp-doc``: read the reports (and olp's prior), train through :func:`dptopic.train`,
-    print and save."""
+def train_local(a, console, params: dict) -> None:
+    """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
+    reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
     from ..local import DocumentReportSet, ReportSet  # read on use: the CLI's start-up stays light
     from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
                            " (written by 'dptopic randomize').")
-    document = a.algorithm == "ldp-doc"
-    if document and a.seed is not None:
-        raise DPTopicError("--seed has no effect with --algorithm ldp-doc: its server steps use no randomness.")
+    if "prior_corpus" in TRAINERS[a.algorithm].parameters() and a.prior is None:     # olp
+        raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
+                           " contributors ('none' to run without prior data).")
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
     reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
+    print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:
         raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
-    params = {"n_topics": 50 if a.topics is None else a.topics, "verbose": 0 if a.quiet else 1}  # train's default K
-    if document:
-        console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
-                      f" eps_doc={_eps(reports.epsilon)}")
-    else:
-        params.update(n_iter=a.iterations or 200, seed=a.seed, n_jobs=a.jobs, delta=a.delta,
-                      **{k: getattr(a, k) for k in ("alpha", "beta") if getattr(a, k) is not None})
-        console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
-                      f" (eps_word={_eps(reports.epsilon_word)})")
-    if a.algorithm == "lp" and a.prior is not None:
-        raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")
-    if a.algorithm == "olp":
-        if a.prior is None:
-            raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
-                               " contributors ('none' to run without prior data).")
-        params.update(prior_corpus="none" if a.prior == "none" else load_corpus(
-            a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab, stop_words=PUBLIC_VOCABULARY_DECIDES),
-            omega=a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4), sigma2=a.sigma2,
-            lam=a.lam, batch_size=a.batch_size or 160, alg2_literal=a.alg2_literal)
-    delta = params.pop("delta", None)
-    result = train(reports, algorithm=a.algorithm, delta=delta, vocabulary=vocab, out=a.out, overwrite=a.overwrite,
-                   reports_per_contributor=getattr(a, "reports_per_contributor", None), **params)
-    print_local_result(result, console, batch_size=params.get("batch_size"), seeded=a.seed is not None)
+    if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
+        params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
+                                             stop_words=PUBLIC_VOCABULARY_DECIDES)
+    params["reports_per_contributor"] = getattr(a, "reports_per_contributor", None)
+    result = train(reports, algorithm=a.algorithm, vocabulary=vocab, out=a.out, overwrite=a.overwrite, **params)
+    print_local_result(result, console, batch_size=getattr(result.model, "batch_size", None), seeded=a.seed is not None)
 
 
 # ------------------------------------------------------------------ experiments
@@ -239,9 +129,7 @@ def cmd_ldp_utility(a):
     from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
-    if a.max_test_docs and test.n_docs > a.max_test_docs:
-        test = test.subset(range(a.max_test_docs))
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
                                 progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
@@ -255,9 +143,7 @@ def cmd_olp(a):
     from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
-    if a.max_test_docs and test.n_docs > a.max_test_docs:
-        test = test.subset(range(a.max_test_docs))
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     try:
         s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                        n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,

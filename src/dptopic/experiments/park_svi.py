@@ -176,3 +176,11 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
                                      " docs/experiments.md does.")
     atomic_write_json(out / f"svi_summary_{name}.json", summary)
     return summary
+
+
+def svi_lines(s: dict) -> list[str]:
+    """The figures of :func:`svi_tradeoff`'s summary ``s`` as ``dptopic experiment svi`` prints them before its
+    verdict: the top-word mass and held-out coherence, and whether each of the paper's claims holds."""
+    return [f"top-word mass {s['top_word_mass']}, held-out coherence {s['coherence_test']}",
+            *(f"  {'not tested (one sampling rate)' if ok is None else 'holds' if ok else 'FAILS'}: {claim}"
+              for claim, ok in s["checks"].items())]

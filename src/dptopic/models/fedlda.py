@@ -425,8 +425,11 @@ class FedLDA(GibbsTopicModel):
                                  " raise {pad_length} or {sample_ratio}.", "pad_length", self.pad_length,
                                  values={"sample_ratio": self.sample_ratio})
         if self.epsilon is not None and self.epsilon_per_entry is not None:
-            raise DPTopicError(f"give epsilon={self.epsilon!r} (the per-user total, split over the entries) or"
-                               f" epsilon_per_entry={self.epsilon_per_entry!r} (its figure per reported word), not both.")
+            raise ParameterError("give {epsilon=} (the per-user total, split over the entries) or {epsilon_per_entry=} (its"
+                                 " figure per reported word), not both.", "epsilon_per_entry", self.epsilon_per_entry,
+                                 values={"epsilon": self.epsilon},
+                                 flag_template="give {epsilon} (the per-user total, split over the entries) or"
+                                 " {epsilon_per_entry} (its figure per reported word), not both.")
         if self.epsilon is not None:
             per, spent = self._entry_epsilon(), self._entries_spent()
             if not 0 < per <= EPSILON_MAX:

@@ -15,7 +15,7 @@ from ..accounting import WORD_RELATION, non_private_report, hdp_clip_bound, hdp_
 from ..accounting.budget import HDP_THEOREM, hdp_count_release, hdp_plan, hdp_sampling_step  # noqa: F401
 from ..accounting.events import EPSILON_MAX
 from ..accounting.plan import ReleasePlan
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..mechanisms import clamp, laplace_mechanism, normalize_rows
 from ._private_gibbs import _PRIVATE_CONSTRAINTS, _PrivateGibbs
 
@@ -133,8 +133,10 @@ class HDPLDA(_PrivateGibbs):
         validate_value("delta", delta, [Real(0, 1, "neither")])
         validate_value("epsilon_inherent", epsilon_inherent, [Real(0, None, "neither")])
         if "epsilon_laplace" in kw:
-            raise DPTopicError("from_budget solves epsilon_laplace from epsilon: leave it out, or build"
-                               " HDPLDA(epsilon_laplace=...) directly.")
+            raise ParameterError("from_budget solves {epsilon_laplace} from {epsilon}: leave it out, or build"
+                                 " HDPLDA({epsilon_laplace}=...) directly.", "epsilon_laplace", kw["epsilon_laplace"],
+                                 others=("epsilon",), flag_template="give {epsilon} (the whole run's epsilon per word;"
+                                 " eps_L is solved from it) or {epsilon_laplace} (eps_L per iteration), not both.")
         discrete, extra = kw.get("noise", "discrete") == "discrete", 1 if kw.get("final_release") == "fresh" else 0
         from ..advice import word_budget_error       # one rule with for_unit, train and recommend
 

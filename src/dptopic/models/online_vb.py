@@ -2,12 +2,14 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._progress import progress_bar
 from .._validation import IsNone, Int, Options
 from ..accounting import DOCUMENT_RELATION, non_private_report
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.vb import gather_rows
 from .base import (generator_from_state_array, generator_state_array, unchanged_on_error)
 from ._variational import ESTEP_MAX_ITER, _VariationalLDA
@@ -70,6 +72,16 @@ class OnlineVB(_VariationalLDA):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.max_doc_update_iter = max_doc_update_iter
+
+    def _validate(self) -> None:
+        n = self.n_epochs
+        if isinstance(n, float) and not (math.isfinite(n) and n.is_integer()):     # DPSVI's epochs may be fractional
+            raise ParameterError("invalid {n_epochs=:g}: OnlineVB makes whole passes over the corpus; give an integer"
+                                 " >= 1 (DPSVI takes fractional epochs).", "n_epochs", n,
+                                 flag_template="invalid {n_epochs=:g} for online-vb: it makes whole passes over the"
+                                 " corpus; give an integer >= 1 (svi takes fractional epochs: steps = round(epochs /"
+                                 " q)).")
+        super()._validate()
 
     def _step(self, lam, t, batch, D, rng):
         ptr, ids, cts = batch

@@ -21,7 +21,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 UNITS = ("document", "user", "word")
 """The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
@@ -285,3 +285,28 @@ def for_unit_trainer(unit: str) -> Trainer:
                            " (one person's documents) or 'word' (one token's word replaced); for local DP see"
                            " dptopic.local.")
     return found
+
+
+def unit_algorithm_error(unit: str | None, algorithm: str | None) -> ParameterError | None:
+    """Why a run may not take both ``unit`` and ``algorithm`` (None when it may, or when either is None): under
+    ``unit="user"`` the algorithm must bound each person's documents as a whole (a trainer with both the document and
+    the user unit); any other unit picks its trainer itself (``dptopic.train`` takes that trainer's own name too). One
+    rule for ``dptopic.train`` and ``dptopic train`` (and
+    its ``--help``), each writing it in its own names."""
+    if unit is None or algorithm is None:
+        return None
+    if unit == "user":
+        default = for_unit_trainer("user").name
+        if algorithm == default or {"document", "user"} <= set(getattr(TRAINERS.get(algorithm), "units", ())):
+            return None
+        others = [t.name for t in TRAINERS.values() if {"document", "user"} <= set(t.units) and t.name != default]
+        return ParameterError("{unit=} needs a trainer that bounds each person's documents as a whole: {default} (the"
+                              " default) or {alternatives}; {algorithm=} cannot give it.", "algorithm", algorithm,
+                              values={"unit": unit}, default=default, alternatives=" or ".join(others),
+                              flag_template="{unit=} needs a trainer that bounds each person's documents as a whole:"
+                              " {default} (the default) or {alternatives}; {algorithm=} cannot give it: drop"
+                              " {algorithm}, or choose one of those.")
+    return ParameterError("{unit=} picks the trainer itself: leave {algorithm} out, or leave {unit} out.", "algorithm",
+                          algorithm, values={"unit": unit},
+                          flag_template="{unit} picks the trainer itself: drop {algorithm}, or drop {unit} to choose"
+                          " one by hand.")

@@ -34,6 +34,26 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{count} {word if n == 1 else (words or word + 's')}"
 
 
+# the notes' counts are exact counts of the contributor's documents, printed on their machine and never sent
+OWN_COUNTS = "exact counts of your documents: outside the guarantee; shown here, not sent"
+
+
+def print_empty_note(n_empty: int, n_docs: int) -> None:
+    """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
+    if n_empty:
+        print(f"note: {n_empty:,} of {n_docs:,} documents contain no word of the vocabulary ({OWN_COUNTS}); their"
+              " reports carry only noise and are sent anyway, so that the number of reports reveals nothing about the"
+              " text.", file=sys.stderr)
+
+
+def print_no_pair_note(n_short: int, n_docs: int) -> None:
+    """The document-level twin of :func:`print_empty_note`: documents with fewer than two vocabulary words."""
+    if n_short:
+        print(f"note: {n_short:,} of {n_docs:,} documents have fewer than two vocabulary words ({OWN_COUNTS}); they"
+              " report 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
+              file=sys.stderr)
+
+
 def warn(text: str) -> None:
     """One warning line on stderr (``warning: ...``), as every warning of the command line and the library's own
     (``main`` shows those alike): never on stdout, which carries the command's output."""

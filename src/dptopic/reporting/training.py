@@ -176,6 +176,18 @@ def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
                f" {epsilon_text(document_epsilon)} per whole paragraph)" if document_epsilon is not None else ""))
 
 
+def print_reports(reports, console) -> None:
+    """What a local trainer reads: the reports' number, their vocabulary's size and the randomizer's epsilon."""
+    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
+
+    if hasattr(reports, "epsilon_word"):
+        console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
+                      f" (eps_word={epsilon_text(reports.epsilon_word)})")
+    else:
+        console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
+                      f" eps_doc={epsilon_text(reports.epsilon)}")
+
+
 def print_local_result(result, console, *, batch_size=None, seeded: bool = False) -> None:
     """A model trained on local reports (LP-LDA, OLP-LDA, LocalDocumentLDA): its stream of mini-batches (OLP-LDA,
     ``batch_size``), topics, card, guarantee per word and per document, and where it was saved."""

@@ -5,9 +5,9 @@ the same function, so that both front doors build the same model from the same s
 """
 from __future__ import annotations
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..models.by_unit import UNIT_TRAINERS, for_unit
-from ..models.registry import TRAINERS, trainer
+from ..models.registry import TRAINERS, trainer, unit_algorithm_error
 
 DOCUMENT_LEVEL = tuple(name for name, t in TRAINERS.items() if {"document", "user"} <= set(t.units))
 """The trainers that bound a whole document, or with ``unit="user"`` a person (both units in the registry)."""
@@ -21,15 +21,12 @@ def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
         name = algorithm or "lda"
     elif unit not in UNIT_TRAINERS:
         raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
-    elif algorithm in (None, UNIT_TRAINERS[unit]) or (unit == "user" and algorithm in DOCUMENT_LEVEL):
+    elif algorithm in (None, UNIT_TRAINERS[unit]):
         name = algorithm or UNIT_TRAINERS[unit]
-    elif unit == "user":
-        others = [n for n in DOCUMENT_LEVEL if n != UNIT_TRAINERS["user"]]
-        raise DPTopicError(f"unit='user' needs a trainer that bounds each person's documents as a whole:"
-                           f" {UNIT_TRAINERS['user']} (the default) or {' or '.join(others)}; algorithm={algorithm!r}"
-                           " cannot give it.")
+    elif unit_algorithm_error(unit, algorithm) is not None:
+        raise unit_algorithm_error(unit, algorithm)
     else:
-        raise DPTopicError(f"unit={unit!r} picks the trainer itself: leave algorithm out, or leave unit out.")
+        name = algorithm
     trainer(name)       # an unknown name: refused in one line naming the choices
     return name
 
@@ -63,7 +60,8 @@ def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilo
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, n_iter, **kw)
     elif name in DOCUMENT_LEVEL:
         if epsilon is None:
-            raise DPTopicError(f"{name} needs epsilon, the budget of the whole run (and delta).")
+            raise ParameterError("{algorithm} needs {epsilon}, the budget of the whole run (and {delta}).", "epsilon",
+                                 others=("delta",), algorithm=name)
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)
     elif name == "svi" and epsilon is not None:
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)

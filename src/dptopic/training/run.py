@@ -142,7 +142,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         within 0.1% below it, never above), which is more than ``epsilon - epsilon_vocab`` where the composition by
         privacy loss distributions saves on the sum. Needs a private trainer built by the run (``algorithm`` or
         ``unit``, not ``model``).
-    public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones.
+    public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones
+        (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
     ledger, dataset : the dataset ledger file and the dataset's name the run is charged to (docs/budget.md).
