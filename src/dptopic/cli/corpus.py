@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, with_flag_names
-from ..reporting.terminal import print_corpus_summary
+from ..reporting.terminal import corpus_hints, prepared_line, print_corpus_summary
 from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
 
@@ -60,29 +60,16 @@ def cmd_corpus_prepare(a):
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from .._io import mark_output_folder, unmark_failed_run  # deferred: loads numpy
+        from .._io import marked_run  # deferred: loads numpy
         from ..backends import write_shards  # loaded when the command runs, off the start-up path
 
-        command = "corpus prepare --shards"
-        existed = Path(a.out).exists()
-        mark_output_folder(a.out, command)
-        try:
+        with marked_run(a.out, "corpus prepare --shards"):
             # the new set is written under temporary names and takes the old one's place only once complete: a run
             # that fails part-way leaves the shards there as they were
             paths = write_shards(corpus, a.out, a.shards, replace=True)
-        except BaseException:
-            unmark_failed_run(a.out, command, created=not existed)     # listed as unfinished; nothing is deleted
-            raise
-        mark_output_folder(a.out, command, done=True)
-        fewer = (f" (fewer than the {a.shards} asked: each shard holds whole documents, about equal in tokens, and"
-                 f" {corpus.n_docs} documents split into {len(paths)} such blocks)" if len(paths) < a.shards else "")
-        make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-                             f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}"
-                             + fewer)
+        make_console().print(prepared_line(corpus, a.out, paths, a.shards))
         return
-    out = corpus.save(a.out)
-    make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} "
-                         f"({corpus.n_empty_dropped} empty dropped) written to {out}")
+    make_console().print(prepared_line(corpus, corpus.save(a.out)))
 
 
 PRIVATE_STATS_WARNING = ("these statistics are computed from private documents and are NOT protected by"
@@ -139,19 +126,10 @@ def cmd_corpus_info(a):
         return
     con = make_console()
     print_corpus_summary(info, con)
-    hints = []
-    # the cuts of a shard folder were made when it was prepared: the hints below are for 'corpus prepare' then
-    most = info["words_in_most_documents"]
-    if most and getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
-        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
-                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
-                     f" drops {'them' if len(most) > 1 else 'it'}")
-    reading = (info.get("metadata") or {}).get("reading")
-    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
-    if getattr(a, "stop_words", None) is None and not chosen:
-        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
-    if hints:
-        con.print("[dim]" + ("when preparing the shards: " if sharded else "") + "; ".join(hints) + "[/]")
+    # the cuts of a shard folder were made when it was prepared: the hints are for 'corpus prepare' then
+    hint = corpus_hints(info, a.max_df is not None, a.stop_words is not None, sharded)
+    if hint:
+        con.print(f"[dim]{hint}[/]")
 
 
 def register(sub) -> None:
