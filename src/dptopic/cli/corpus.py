@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import CORPUS_FLAGS, with_flag_names
+from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
 from ..reporting.terminal import corpus_hints, prepared_line, print_corpus_summary
-from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
+from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
 
 
@@ -155,10 +155,7 @@ def register(sub) -> None:
 
     ci = csub.add_parser("info", help="documents, tokens, vocabulary size and the most frequent words of a corpus")
     ci.add_argument("corpus", metavar="FILE", help="a prepared .npz, a text/JSONL/CSV/UCI file or folder, 'demo'")
-    ci.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    ci.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
-    ci.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    ci.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
+    add_reading_args(ci, label=True)
     add_preprocessing_args(ci)
     ci.add_argument("--top", type=positive_int, default=20, help="how many of the most frequent words to list (default 20)")
     ci.add_argument("--json", action="store_true", help="print the summary as JSON")

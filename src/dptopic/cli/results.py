@@ -4,16 +4,14 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import (FORMATS, _float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
+from ._common import (_float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
                       refuse_show_unsupported, warn)
-from ._flags import with_flag_names
+from ._flags import add_reading_args, with_flag_names
 
 def _add_input_args(p, what: str) -> None:
     add_model_arg(p)
     p.add_argument("--corpus", required=True, help=f"the documents to {what} (read in the model's vocabulary)")
-    p.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
+    add_reading_args(p)
 
 
 def _model_and_docs(a):
@@ -97,6 +95,15 @@ _timeout_arg = _float_arg(lambda v: 0 < v <= MAX_TIMEOUT, f"must be a number of 
 _retries_arg = _int_arg(0, MAX_RETRIES)     # pull --retries; serve's too
 
 
+def add_request_args(p, per: str, retries: int, retrying: str) -> None:
+    """``--timeout`` (seconds ``per`` request or attempt) and ``--retries`` (default ``retries``, ``retrying``: when)
+    of a command that talks to a server."""
+    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
+                   help=f"seconds per {per}, in (0, {MAX_TIMEOUT:g}] (default 30)")
+    p.add_argument("--retries", type=_retries_arg, default=retries,
+                   help=f"retries {retrying}, 0 to {MAX_RETRIES} (default {retries})")
+
+
 def register(sub) -> None:
     t = sub.add_parser("transform", help="document-topic proportions of documents under a saved model (CSV or .npy)")
     _add_input_args(t, "infer topic proportions for")
@@ -136,8 +143,5 @@ def register(sub) -> None:
     p.add_argument("--fed", action="store_true",
                    help="fetch the FedLDA model instead (GET /v1/fed/model): the broadcast of the latest closed round,"
                         " with its per-user privacy report (servers started with --fed-epsilon-per-entry)")
-    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
-                   help=f"seconds per request, in (0, {MAX_TIMEOUT:g}] (default 30)")
-    p.add_argument("--retries", type=_retries_arg, default=3,
-                   help=f"retries while the server is unavailable, 0 to {MAX_RETRIES} (default 3)")
+    add_request_args(p, "request", 3, "while the server is unavailable")
     p.set_defaults(func=cmd_pull)

@@ -1,14 +1,15 @@
 """``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
 from __future__ import annotations
 
+import argparse
 import logging
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
+from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
                       positive_float, positive_int, read_vocabulary, unit_interval)
-from ._flags import flag_errors
+from ._flags import add_reading_args, flag_errors
 from .local import print_empty_note, print_no_pair_note
-from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
+from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import add_serve_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
 
 # old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
@@ -17,7 +18,16 @@ __getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
     "warn_unreachable_vocabulary")}, "_need_service_extra": "dptopic.service.startup:need_service_extra"})
 
 
-_port = _int_arg(1, 65535)      # serve --port: a TCP port
+def _port(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port lies in 1-65535, got {text}")
+    return v
+
+
 # serve --header-timeout and --database-timeout
 _seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600], e.g. 30")
 
@@ -175,12 +185,8 @@ def cmd_fed_client(a):
 def _client_args(p):
     p.add_argument("--server", required=True, help="base URL of the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
-    p.add_argument("--format", default="auto", choices=FORMATS)
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
-                   help=f"seconds per HTTP attempt, in (0, {MAX_TIMEOUT:g}] (default 30)")
-    p.add_argument("--retries", type=_retries_arg, default=8,
-                   help=f"retries per request (exponential backoff), 0 to {MAX_RETRIES} (default 8)")
+    add_reading_args(p, vocab=False)
+    add_request_args(p, "HTTP attempt", 8, "per request (exponential backoff)")
     p.add_argument("--max-epsilon", type=positive_float, default=None, metavar="EPS",
                    help="the largest epsilon per report you accept (per word for word-level reports, per document for"
                         " document-level ones, per entry for FedLDA; default 16): a server asking for more is refused"
@@ -209,8 +215,7 @@ def register(sub) -> None:
     s.add_argument("--epsilon-word", type=positive_float, default=None,
                    help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
     s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
-    s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")
-    s.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
+    add_reading_args(s, "--prior", vocab=False)
     s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
     s.add_argument("--topics", type=positive_int, default=20,
                    help="topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
