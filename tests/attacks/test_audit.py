@@ -391,4 +391,5 @@ def test_the_audit_corpus_is_built_as_train_builds_it_or_refused_in_one_line(tmp
                                            r" max_vocab, lowercase \(or give vocabulary FILE\)"):
         audit_corpus("demo", model, max_vocab=10, lowercase=False)
     again, note, read = audit_corpus("demo", model)
-    assert again.vocabulary == model.vocabulary_ and note is None and read["read"].startswith("into the model's")
+    assert list(again.vocabulary.words) == list(model.vocabulary_.words) and read["read"].startswith("into the model's")
+    assert note is None or "held none of its words" in note

@@ -21,6 +21,6 @@ def test_hdp_lines_show_each_figure_on_its_safe_side():
 
 
 def test_inherent_compose_and_fed_lines():
-    assert "over 1 iteration:" in inherent_lines(inherent_bounds(5, 10), 0.01)[2]
+    assert "over 1 iteration:" in inherent_lines(inherent_bounds(5, 10))[2]
     assert compose_lines(compose([(1, 10)]), "document", 1e-5)[0] == "per document:"
     assert "1 user x 1 entry:" in fed_report_words_lines(fed_report_words(5.0, 1000, 1, entries=1))[0]

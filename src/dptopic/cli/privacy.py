@@ -34,7 +34,7 @@ def cmd_privacy_inherent(a):
     from ..accounting.calculators import inherent_bounds  # loaded when the command runs, off the start-up path
     from ..reporting.calculators import inherent_lines  # as above
 
-    _print(inherent_lines(inherent_bounds(a.n_t, a.max_n_tprime, a.beta, a.cmax, a.iterations), a.beta))
+    _print(inherent_lines(inherent_bounds(a.n_t, a.max_n_tprime, a.beta, a.cmax, a.iterations)))
 
 
 HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-inherent", "epsilon": "--epsilon",

@@ -20,7 +20,7 @@ def down(x: float) -> str:
     return f"{rounded_up(x, 6, down=True):.6g}"
 
 
-def inherent_lines(b: dict, beta: float) -> list:
+def inherent_lines(b: dict) -> list:
     """:func:`~dptopic.accounting.calculators.inherent_bounds`'s figures."""
     return [f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {up(b['related'])}",
             f"Thm 1 (static), per iteration: eps_i <= {up(b['per_iteration'])}",
