@@ -12,16 +12,6 @@ from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args,
                       positive_int, read_vocabulary, refuse_data_cuts)
 
 
-def _is_corpus(path) -> bool:
-    from ..corpus import Corpus  # deferred: loads numpy
-
-    try:
-        Corpus.load(path)
-    except DPTopicError:
-        return False
-    return True
-
-
 def _prepared_corpus(a):
     """``--vocabulary FILE``: the corpus on that public word list, which it remembers (a private fit then records
     the vocabulary as supplied); otherwise the vocabulary options choose the words from the data."""
@@ -33,26 +23,11 @@ def _prepared_corpus(a):
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
-@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary"})
+@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards"})
 def cmd_corpus_prepare(a):
-    from .._io import check_output_file  # deferred: loads numpy
+    from ..corpus.shards import check_prepared_out  # deferred: loads numpy
 
-    if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
-        from .._io import check_output_folder  # deferred: loads numpy
-
-        out = Path(a.out)
-        if out.suffix.lower() == ".npz" and not out.is_dir():   # a file's name for what will be a folder
-            raise DPTopicError(f"--out {a.out!r} names a .npz file, but --shards {a.shards} writes a folder of shard"
-                               f" files: give a folder name such as --out {str(out.with_suffix('')) or 'shards'}/"
-                               " (or drop --shards for one .npz file).")
-
-        check_output_folder(a.out, overwrite=a.overwrite, what="corpus shard set")
-    else:
-        if Path(a.out).suffix.lower() != ".npz":     # --corpus tells formats by their names: it would not read it back
-            suggestion = Path(a.out).with_suffix(".npz") if Path(a.out).suffix else f"{a.out}.npz"
-            raise DPTopicError(f"--out {a.out!r}: a prepared corpus is a .npz file and is recognised by that name;"
-                               f" write it as {str(suggestion)!r}")
-        check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
+    check_prepared_out(a.out, a.shards, a.overwrite)
     from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
     with tokenising_progress():

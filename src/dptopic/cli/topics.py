@@ -25,40 +25,25 @@ def _window_int(s: str) -> int:
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    from ..evaluation import topic_quality  # loads numba/numpy: not at the CLI's start-up
-    from ..evaluation.topic_quality import umass_mimno_sum  # loads numba/numpy: not at the CLI's start-up
     from ..models import load  # loads numba/numpy: not at the CLI's start-up
+    from ..reporting.page import evaluation_figures  # as above
 
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
     # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True,
                          tokenizer=getattr(model, "tokenizer_", None))
-    top_n = min(a.top_n, len(model.vocabulary_))
-    ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
-    q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
-    q["perplexity"], q["perplexity_mode"] = ppl, a.mode
-    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
-    if a.compare_to is not None:
-        from ..evaluation import match_models  # loads numba/numpy: not at the CLI's start-up
-
-        q["match"] = match_models(model, load(a.compare_to))
-        q["match"]["reference_model"] = str(a.compare_to)
-        if getattr(model, "privacy_", {}).get("private"):     # as 'dptopic report --compare-to' labels it
-            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
-                                  " report does not cover")
-    # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
-    # public (--reference-public, as for report); topic diversity reads only the released topics
-    private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
-    if private:
-        from .report import reference_note  # read on use: the CLI's start-up stays light
-
-        q["note"] = reference_note("the documents of --corpus", "--reference-public")
+    # a private model's figures on the documents of --corpus lie outside its guarantee unless that corpus is public
+    # (--reference-public, as for report)
+    q = evaluation_figures(model, corpus, top_n=a.top_n, window=a.window, mode=a.mode, seed=a.seed,
+                           reference_name=str(a.corpus), compare=None if a.compare_to is None else load(a.compare_to),
+                           compare_name=a.compare_to, corpus_public=a.corpus_public)
     if a.json:
         print(json.dumps(q, indent=2))
         return
-    print_quality(q, make_console(), top_n=top_n, asked_top_n=a.top_n, vocab_size=len(model.vocabulary_),
-                  mode=a.mode, compare_to=a.compare_to, umass_defined=hasattr(model, "coherence"), private=private)
+    print_quality(q, make_console(), top_n=min(a.top_n, len(model.vocabulary_)), asked_top_n=a.top_n,
+                  vocab_size=len(model.vocabulary_), mode=a.mode, compare_to=a.compare_to,
+                  umass_defined=hasattr(model, "coherence"), private="note" in q)
 
 
 def cmd_topics(a):
