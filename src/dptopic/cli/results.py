@@ -76,15 +76,11 @@ def cmd_export(a):
 
 def cmd_pull(a):
     from ..service.client import ServiceClient, pull  # deferred: loads numpy
+    from ..service.status import pull_line  # as above
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)
-    if a.fed:
-        make_console().print(f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic"
-                             " topics', 'transform' or 'report'")
-        return
-    make_console().print(f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to"
-                         f" {info['out']}: read it with 'dptopic topics', 'evaluate' or 'report'")
+    make_console().print(pull_line(info, a.fed))
 
 
 MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails
