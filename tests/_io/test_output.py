@@ -341,3 +341,18 @@ def test_saves_from_threads_into_one_folder_are_whole_or_refused_never_broken(tm
     a = _io.load_bundle(out)[1]["a"]
     assert len(set(a.tolist())) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_a_marked_run_lists_its_files_when_done_and_leaves_no_folder_it_created_when_it_fails(tmp_path):
+    from dptopic._io import marked_run
+
+    out = tmp_path / "run"
+    with pytest.raises(RuntimeError):
+        with marked_run(out, "cmd"):
+            out.mkdir(exist_ok=True)
+            raise RuntimeError("stopped")
+    assert not (out / OUTPUT_MARKER).exists()
+    with marked_run(out, "cmd"):
+        (out / "a.txt").write_text("x")
+    runs = json.loads((out / OUTPUT_MARKER).read_text())["runs"]
+    assert runs["dptopic cmd"]["files"] == ["a.txt"]

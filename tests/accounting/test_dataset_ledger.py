@@ -161,3 +161,22 @@ def test_bad_names_and_caps_are_refused(tmp_path):
 def test_compose_releases_of_nothing_is_zero():
     assert compose_releases([])["epsilon_total"] == 0.0
     assert math.isfinite(compose_releases([])["delta_total"])
+
+
+def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_default(tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import ENV, ledger_path
+    from dptopic.errors import ParameterError
+
+    monkeypatch.delenv(ENV, raising=False)
+    assert ledger_path() == default_path() and ledger_path(off=True) is None
+    assert ledger_path(str(tmp_path / "l.sqlite")) == tmp_path / "l.sqlite"
+    monkeypatch.setenv(ENV, str(tmp_path / "env.sqlite"))
+    assert ledger_path() == tmp_path / "env.sqlite"
+    names = {"ledger": "--ledger", "no_ledger": "--no-ledger"}
+    for kw, line in (({"path": "x", "off": True}, "give --ledger PATH or --no-ledger, not both."),
+                     ({"path": " "}, "--ledger needs a file path (or give --no-ledger)."),
+                     ({"must_exist": True}, f"no ledger at {tmp_path / 'env.sqlite'}: nothing has been recorded there"
+                                            f" yet (give --ledger PATH or {ENV} to read another).")):
+        with pytest.raises(ParameterError) as e:
+            ledger_path(**kw)
+        assert e.value.message(names) == line

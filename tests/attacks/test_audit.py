@@ -366,3 +366,56 @@ def test_the_library_reads_no_private_model_attribute_outside_the_models():
                                                               "experiments", "cli")
              for p in sorted((root / package).rglob("*.py")) for name in private if name in p.read_text()]
     assert not found, found
+
+
+def test_the_design_is_chosen_from_the_settings_and_a_setting_it_does_not_read_is_refused():
+    from dptopic.attacks.audit import audit_design
+
+    assert audit_design() == "lira" and audit_design("one-run") == "one-run"
+    assert audit_design("one-run", "release", canary_unit="person", canary_documents=3) == "release"
+    with pytest.raises(DPTopicError, match=r"^canaries and score apply to design one-run only"):
+        audit_design(canaries=5, score="model")
+    with pytest.raises(DPTopicError, match=r"^--shadows applies to the LiRA design only .* drop it\.$"):
+        audit_design("one-run", shadows=4, names={"shadows": "--shadows"})
+    with pytest.raises(DPTopicError, match=r"^canary_length does not apply to score release"):
+        audit_design("one-run", "release", canary_length=4)
+    with pytest.raises(DPTopicError, match=r"^canary_unit applies to score release only"):
+        audit_design("one-run", canary_unit="person")
+    with pytest.raises(DPTopicError, match=r"^canary_documents applies to canary_unit person"):
+        audit_design("one-run", "release", canary_documents=3)
+
+
+def test_a_user_level_procedure_needs_the_person_of_each_document():
+    from dptopic.attacks.audit import AuditedProcedure, check_user_field
+
+    def trained(unit):
+        def train(corpus, rng):
+            return None
+        train.audited = {"params": {"unit": unit}}
+        return AuditedProcedure(train, None, "fake")
+
+    assert check_user_field(trained("user"), "person") and check_user_field(trained("user"), None, by_folder=True)
+    assert not check_user_field(trained("document"), None)
+    with pytest.raises(DPTopicError, match=r"per person \(unit user\): give --user-field FIELD"):
+        check_user_field(trained("user"), None, names={"user_field": "--user-field"})
+    with pytest.raises(DPTopicError, match=r"^user_field person applies to a user-level model only"):
+        check_user_field(trained("document"), "person")
+
+
+def test_the_audit_corpus_is_built_as_train_builds_it_or_refused_in_one_line(tmp_path):
+    from dptopic.attacks.audit import audit_corpus, prepared_spec
+
+    assert prepared_spec("docword.kos.txt") and prepared_spec("c.npz") and prepared_spec("x", "uci")
+    assert not prepared_spec("c.jsonl") and not prepared_spec("c.npz", "jsonl")
+    corpus, note, read = audit_corpus("demo")
+    assert corpus.n_docs > 100 and note is None and read["read"] == "built as 'dptopic train' builds it"
+    assert read["max_vocab"] == 1000 and read["max_vocab_is"] == "the default (no max_vocab given)"
+    with pytest.raises(DPTopicError, match=r"^--restrict applies with --model only"):
+        audit_corpus("demo", restrict=True, names={"restrict": "--restrict", "model": "--model"})
+    model = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(corpus)
+    with pytest.raises(DPTopicError, match=r"^with model the corpus is read into the model's own vocabulary.*drop"
+                                           r" max_vocab, lowercase \(or give vocabulary FILE\)"):
+        audit_corpus("demo", model, max_vocab=10, lowercase=False)
+    again, note, read = audit_corpus("demo", model)
+    assert list(again.vocabulary.words) == list(model.vocabulary_.words) and read["read"].startswith("into the model's")
+    assert note is None or "held none of its words" in note

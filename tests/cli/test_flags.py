@@ -280,9 +280,8 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
     """model.json did not record the stop words or the case folding, so the audit guessed them from the vocabulary:
     a stop-word file of the user's own was taken for English's list, and its words came back into the coverage
     check's reference. The reading is now recorded (settings, not data) and read back."""
-    from argparse import Namespace
 
-    from dptopic.cli.audit import _model_reading
+    from dptopic.attacks.audit import model_reading, prepared_spec
     from dptopic.models.base import load as load_model
 
     stop = tmp_path / "stop.txt"
@@ -297,14 +296,14 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
     assert saved == {"stop_words": "english+stop.txt", "lowercase": False, "min_length": 3}
     assert str(tmp_path) not in (tmp_path / "m" / "model.json").read_text()
     model = load_model(tmp_path / "m")
-    a = Namespace(format="auto", corpus=str(tmp_path / "c.jsonl"))
-    assert _model_reading(model, a)["stop_words"] in ("english", "none")     # its words unknown: the vocabulary tells
+    prepared = prepared_spec(str(tmp_path / "c.jsonl"), "auto")
+    assert not prepared and model_reading(model, prepared)["stop_words"] in ("english", "none")     # its words unknown: the vocabulary tells
     plain = [" ".join(WORDS[(i * 5 + j) % len(WORDS)] for j in range(10)) for i in range(40)]   # no stop word
     (tmp_path / "c2.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in plain))
     assert main(["train", "--algorithm", "lda", "--corpus", str(tmp_path / "c2.jsonl"), "--topics", "2", "--iterations",
                  "2", "--seed", "0", "--quiet", "--stop-words", "none", "--out", str(tmp_path / "m2")]) in (0, None)
     # recorded "none": read so, though the vocabulary (no English stop word in it) would suggest "english"
-    assert _model_reading(load_model(tmp_path / "m2"), a) == {"stop_words": "none"}
+    assert model_reading(load_model(tmp_path / "m2"), prepared) == {"stop_words": "none"}
 
 
 def test_randomizers_say_which_budget_they_take():

@@ -180,3 +180,19 @@ def test_a_shard_folder_given_where_one_corpus_is_read_says_only_training_reads_
     write_shards(lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus, tmp_path / "sh", 2)
     with pytest.raises(DPTopicError, match=r"only training reads a shard folder whole .*one of its shard-\*\.npz"):
         Corpus.from_directory(tmp_path / "sh")
+
+
+def test_where_a_prepared_corpus_goes_is_checked_before_any_document_is_read(tmp_path):
+    from dptopic.corpus.shards import check_prepared_out
+    from dptopic.errors import ParameterError
+
+    names = {"out": "--out", "n_shards": "--shards"}
+    with pytest.raises(ParameterError) as e:
+        check_prepared_out(tmp_path / "c.npz", n_shards=2)
+    assert e.value.message(names) == (f"--out {str(tmp_path / 'c.npz')!r} names a .npz file, but --shards 2 writes a"
+                                      f" folder of shard files: give a folder name such as --out {tmp_path / 'c'}/ (or"
+                                      " drop --shards for one .npz file).")
+    with pytest.raises(ParameterError, match=r"^out '.*c\.txt': a prepared corpus is a \.npz file .* as '.*c\.npz'$"):
+        check_prepared_out(tmp_path / "c.txt")
+    check_prepared_out(tmp_path / "c.npz")
+    check_prepared_out(tmp_path / "shards", n_shards=2)

@@ -41,3 +41,53 @@ def test_spread_summary_and_kept_words_of_another_model():
     assert s["weight_outside_kept_words"] == round(1 - (5 / 8 + 5 / 8) / 2, 4)
     assert s["weight_on_top_10_words"] == 1.0           # 4 words: all of the weight
     assert kept_words(m) is None                         # not a document-level trainer
+
+
+def test_the_export_is_refused_in_the_callers_names_before_it_is_built(tmp_path):
+    import pytest
+
+    from dptopic.errors import ParameterError
+    from dptopic.reporting.export import check_export_out, pyldavis_export
+
+    class _Plain(_Model):
+        privacy_ = {"private": False}
+
+    with pytest.raises(ParameterError) as e:
+        pyldavis_export(_Plain([[1, 1, 1, 1], [1, 2, 3, 4]]), _docs(), kept_words_only=True, source="m")
+    assert e.value.parameter == "kept_words_only" and "the model is _Plain" in str(e.value)
+    assert "--model 'm' is _Plain, which estimates every word: drop --kept-words-only." in e.value.message(
+        {"kept_words_only": "--kept-words-only", "model": "--model"})
+    with pytest.raises(ParameterError) as e:
+        check_export_out(tmp_path / "x.txt")
+    assert e.value.message({"out": "--out"}) == f"--out {str(tmp_path / 'x.txt')!r} must end in .json: the export is one JSON file."
+    assert check_export_out(tmp_path / "x.json") == tmp_path / "x.json"
+
+
+def test_the_export_warns_of_flat_topics_and_of_figures_from_private_documents():
+    from dptopic.reporting.export import export_warnings
+
+    doc = {"smoothing": {"weight_outside_kept_words": 0.9, "vocabulary_words": 10, "kept_words": 2,
+                         "weight_on_top_10_words": 0.5}, "privacy_note": "computed from --corpus"}
+    flat, private = export_warnings(doc, _Model([[1, 1, 1, 1]]))
+    assert flat.startswith("90% of each topic's weight") and "8 words outside the 2" in flat
+    assert private == "computed from --corpus (pass --corpus-public if --corpus is a public corpus)."
+    assert export_warnings(doc, _Model([[1, 1, 1, 1]]), kept_words_only=True, corpus_public=True) == []
+
+
+def test_the_topics_table_and_document_of_a_fitted_model(tmp_path):
+    import json
+
+    import dptopic
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.reporting.export import privacy_card_line, topics_csv, topics_document
+
+    model = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(
+        lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=15, seed=0).corpus)
+    doc = topics_document(model, 3, tmp_path / "m")
+    assert doc["model"] == str(tmp_path / "m") and doc["class"] == "LDA" and len(doc["topics"]) == 2
+    assert len(doc["topics"][0]["words"]) == 3 and "support" not in doc and doc["privacy_card"]["guarantee"] == "none"
+    json.dumps(doc)
+    table, notes = topics_csv(model, 3, "a b")
+    assert table.splitlines()[0] == "topic,rank,word,weight" and len(table.splitlines()) == 7
+    assert notes == [f"{privacy_card_line(model, 'a b')}; words {doc['words'].split(';')[0]} (weight: P(word | topic))"]
+    assert "'dptopic topics --model '\"'\"'a b'\"'\"''" not in notes[0] and "--model 'a b'" in notes[0]

@@ -47,3 +47,10 @@ def test_the_host_is_this_machine_unless_remote_is_allowed():
     startup.check_host("example.org", allow_remote=True)
     with pytest.raises(DPTopicError, match=r"^invalid --host 'not a host'"):
         startup.check_host("not a host", allow_remote=True)
+
+
+def test_a_restart_with_other_settings_is_said_in_the_callers_names():
+    assert startup.kept_settings_warning([]) is None
+    line = startup.kept_settings_warning([("n_topics", 3, 5), ("delta", 1e-5, 1e-6), ("prior", True, False)],
+                                         {"n_topics": "--topics", "prior": "--prior"})
+    assert "keeps n_topics=3, delta=1e-05, a prior corpus: --topics, delta, --prior of this start" in line

@@ -26,3 +26,11 @@ def test_fed_client_lines_name_the_rounds_and_whether_reports_were_reused():
     took_part, note = fed_client_lines(s)
     assert took_part.startswith("took part in 2 round(s) as c; epsilon of your reports (this user): 1.001 basic")
     assert "reused the reports drawn before" in took_part and note == "a note"
+
+
+def test_pull_says_which_model_it_wrote_and_what_reads_it():
+    from dptopic.service.status import pull_line
+
+    assert pull_line({"model_id": 3, "model_version": 7, "class": "OLPLDA", "out": "m"}) == (
+        "model 3 (version 7, OLPLDA) written to m: read it with 'dptopic topics', 'evaluate' or 'report'")
+    assert pull_line({"round": 2, "out": "f"}, fed=True).startswith("FedLDA model of round 2 written to f:")

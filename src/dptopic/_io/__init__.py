@@ -13,7 +13,7 @@ from .output import (  # noqa: F401
     _read_marker, _listed, _claims, _stale_temporaries, _marker_lock, _name_list, check_output_folder,
     refuse_other_writer, mark_output_folder, _update_marker, unmark_failed_run, _out_path, _may_replace,
     check_output_file, _check_writable, _remove_stale_temporaries, OUTPUT_LOCK_SUFFIX, claim_output, release_output,
-    holding_output)
+    holding_output, marked_run)
 from .bundles import (  # noqa: F401
     ARRAY_DIGESTS, _file_sha256, mismatched_arrays, save_bundle, MAX_META_BYTES, load_bundle, _HashingReader)
 from .exports import (  # noqa: F401

@@ -590,6 +590,21 @@ def unmark_failed_run(path, command: str, created: bool) -> None:
             pass
 
 
+@contextlib.contextmanager
+def marked_run(path, command: str):
+    """The run inside writes into folder ``path`` for ``command``: the folder's marker lists it as running, then as
+    done; a run that fails has the files it wrote listed as its own, unfinished (nothing is deleted), and one that
+    created the folder and wrote nothing leaves no marked folder behind to block the next one."""
+    existed = Path(path).exists()
+    mark_output_folder(path, command)
+    try:
+        yield
+    except BaseException:
+        unmark_failed_run(path, command, created=not existed)
+        raise
+    mark_output_folder(path, command, done=True)
+
+
 def _out_path(path, flag: str, what: str, kind: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise DPTopicError(f"invalid {flag}={path!r}: give a {kind} path for the {what}.")

@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import BudgetExceededError, DPTopicError
+from ..errors import BudgetExceededError, DPTopicError, ParameterError
 from .verify import event_from_description, rounded_up
 
 FORMAT = "dptopic-dataset-ledger"
@@ -62,6 +62,26 @@ def default_path() -> Path:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
     return base / "dptopic" / "ledger.sqlite"
+
+
+def ledger_path(path=None, off: bool = False, must_exist: bool = False) -> Path | None:
+    """The ledger file a run uses: none when ``off``, else ``path``, else ``$DPTOPIC_LEDGER``, else
+    :func:`default_path` (``~`` expanded). ``must_exist``: for reading, a file that is not there is refused."""
+    if off:
+        if path is not None:
+            raise ParameterError("give {ledger} or {no_ledger}, not both.", "ledger", path, others=("no_ledger",),
+                                 flag_template="give {ledger} PATH or {no_ledger}, not both.")
+        return None
+    if path is not None and not str(path).strip():
+        raise ParameterError("{ledger} needs a file path (or set {no_ledger}).", "ledger", path,
+                             flag_template="{ledger} needs a file path (or give {no_ledger}).")
+    env = os.environ.get(ENV, "").strip()
+    chosen = Path(os.path.expanduser(path if path is not None else env)) if path is not None or env else default_path()
+    if must_exist and not chosen.exists():
+        raise ParameterError("no ledger at {path}: nothing has been recorded there yet (give {ledger} or {env} to"
+                             " read another).", "ledger", path, flag_template="no ledger at {path}: nothing has been"
+                             " recorded there yet (give {ledger} PATH or {env} to read another).", path=chosen, env=ENV)
+    return chosen
 
 
 def check_name(name, what: str = "dataset") -> str:

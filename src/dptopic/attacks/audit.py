@@ -13,6 +13,7 @@ import math
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from .._io import atomic_write_json, load_json, mark_output_folder
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
@@ -24,6 +25,7 @@ from .one_run import check_canary_size, one_run_audit
 from .provenance import audited_model, audited_procedure, describe, settings_text
 from .release_audit import SUPPORTED, release_audit
 from ..corpus.preprocess import resolve_stop_words
+from ..datasets import DEFAULT_MAX_VOCAB, load_corpus
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
 DEFAULT_SHADOWS = 64
@@ -241,6 +243,57 @@ def release_settings(canaries=None, canary_unit=None, canary_documents=None, nam
     return m, unit, K
 
 
+DESIGN_ONLY = ("canaries", "canary_length", "score", "canary_unit", "canary_documents")
+"""The settings of the one-run design (a LiRA audit takes none of them)."""
+
+
+def audit_design(design: str = "lira", score: str | None = None, *, canaries=None, canary_length=None,
+                 canary_unit=None, canary_documents=None, shadows=None, targets=None, jobs=None, names=None) -> str:
+    """Which audit the settings ask for: ``"lira"`` (shadow models), ``"one-run"`` (canaries scored through the
+    topics) or ``"release"`` (``design="one-run"``, ``score="release"``: canaries scored on the release). A setting
+    given that the design does not read is refused in one line, before anything is read."""
+    given = dict(canaries=canaries, canary_length=canary_length, score=score, canary_unit=canary_unit,
+                 canary_documents=canary_documents, shadows=shadows, targets=targets, jobs=jobs)
+
+    def refuse(keys, where: str) -> None:
+        named = [_name(names, k) for k in keys if given[k] is not None]
+        if named:
+            raise DPTopicError(f"{' and '.join(named)} appl{'ies' if len(named) == 1 else 'y'} to {where}")
+
+    one_run = f"{_name(names, 'design')} one-run"
+    if design != "one-run":
+        refuse(DESIGN_ONLY, f"{one_run} only: add it, or drop them for the LiRA audit.")
+        return "lira"
+    release = f"{_name(names, 'score')} release"
+    if score == "release" and canary_length is not None:
+        raise DPTopicError(f"{_name(names, 'canary_length')} does not apply to {release}: each canary document is its"
+                           " own pair of words, one token each; drop it.")
+    if score != "release":
+        refuse(DESIGN_ONLY[3:], f"{release} only: add it, or drop them.")
+    lira_only = [k for k in ("shadows", "targets", "jobs") if given[k] is not None]
+    refuse(lira_only, "the LiRA design only (one-run trains one model, no shadow models): drop "
+                      f"{'it' if len(lira_only) == 1 else 'them'}.")
+    if score == "release" and canary_documents is not None and canary_unit != "person":
+        raise DPTopicError(f"{_name(names, 'canary_documents')} applies to {_name(names, 'canary_unit')} person: add"
+                           f" it, or drop {_name(names, 'canary_documents')}.")
+    return "release" if score == "release" else "one-run"
+
+
+def check_user_field(procedure: AuditedProcedure, user_field: str | None, by_folder: bool = False,
+                     names=None) -> bool:
+    """Whether the audited documents are read with their person: a user-level model (``unit='user'``) is audited on
+    documents with their person (``user_field``, or ``by_folder``: a folder of folders, one per person), and only such
+    a model takes a ``user_field``; refused in one line before the corpus is read."""
+    if procedure.user_level and user_field is None and not by_folder:
+        raise DPTopicError(f"the audited model's guarantee is per person (unit user): give {_name(names, 'user_field')}"
+                           " FIELD, the JSONL field / CSV column holding each document's person (or a folder of"
+                           " folders, one per person), so that its shadows group the documents by person.")
+    if user_field is not None and not procedure.user_level:
+        raise DPTopicError(f"{_name(names, 'user_field')} {user_field} applies to a user-level model only (train --unit"
+                           " user; with --algorithm: --set unit=user): drop it, or audit a user-level model.")
+    return procedure.user_level
+
+
 def check_release_supported(procedure: AuditedProcedure) -> None:
     audited = procedure.audited or {}
     if audited.get("class") not in SUPPORTED:
@@ -295,6 +348,86 @@ def model_reading(model, prepared: bool) -> dict:
     if not prepared and any(w != w.lower() for w in words):
         kw["lowercase"] = False
     return kw
+
+
+def prepared_spec(spec, fmt: str = "auto") -> bool:
+    """Whether corpus ``spec`` read in format ``fmt`` is a prepared (.npz) or UCI corpus, tokenised already."""
+    if fmt in ("npz", "uci"):
+        return True
+    name = Path(str(spec)).name.lower()
+    return fmt == "auto" and (name.endswith(".npz") or name.startswith("docword"))
+
+
+def audit_corpus(spec, model=None, *, fmt: str = "auto", uci_vocab=None, text_field: str = "text", label_field=None,
+                 vocabulary=None, vocabulary_name: str = "the vocabulary given", restrict: bool = False, max_vocab=None,
+                 min_df=None, max_df=None, stop_words=None, lowercase=None, keep_urls=None, user_field=None,
+                 users_by_folder: bool = False, names=None) -> tuple:
+    """``(corpus, note, read)``: the documents an audit attacks and how they were read (``read``, for ``audit.json``).
+
+    With a saved ``model`` they are read into its vocabulary as ``dptopic evaluate`` reads them (only tokenised, in the
+    vocabulary's own case), or in ``vocabulary`` (a public word list, named ``vocabulary_name``) restricted to the
+    model's words, and refused when they are not a corpus the model could have been trained on (:data:`COVERAGE_LIMIT`;
+    ``restrict`` drops the words it does not know instead); otherwise built as ``train`` builds it, in ``vocabulary``
+    or with the cuts given. ``note`` says what the reading dropped (None when nothing)."""
+    users = {"user_field": user_field, "users_by_folder": users_by_folder} if user_field or users_by_folder else {}
+    cuts = {"max_vocab": max_vocab, "min_df": min_df, "max_df": max_df, "stop_words": stop_words,
+            "lowercase": lowercase}
+    if model is None:
+        if restrict:
+            raise DPTopicError(f"{_name(names, 'restrict')} applies with {_name(names, 'model')} only (it drops words"
+                               " the saved model does not know); drop it.")
+        if vocabulary is None:
+            corpus = load_corpus(spec, fmt, uci_vocab, text_field, label_field, max_vocab, min_df, max_df=max_df,
+                                 stop_words=stop_words, lowercase=lowercase, user_cuts=True, keep_urls=keep_urls,
+                                 **users)
+            if max_vocab is None:     # the value used: train's default cut for a vocabulary built from text
+                cut = getattr(corpus, "vocabulary_cut", None)
+                if cut:
+                    cuts["max_vocab"] = cut["max_vocab"]
+                elif not prepared_spec(spec, fmt):
+                    cuts["max_vocab"] = DEFAULT_MAX_VOCAB
+                if cuts["max_vocab"] is not None:
+                    cuts["max_vocab_is"] = f"the default (no {_name(names, 'max_vocab')} given)"
+            return corpus, None, {"read": "built as 'dptopic train' builds it", **cuts}
+        return (load_corpus(spec, fmt, uci_vocab, text_field, label_field, vocabulary=vocabulary, stop_words=stop_words,
+                            lowercase=lowercase, **users), None,
+                {"read": f"in {vocabulary_name}", "stop_words": stop_words, "lowercase": lowercase})
+    if vocabulary is None:
+        given = [_name(names, k) for k, v in cuts.items() if v is not None]
+        if given:
+            raise DPTopicError(f"with {_name(names, 'model')} the corpus is read into the model's own vocabulary, as"
+                               f" 'dptopic evaluate' reads it: drop {', '.join(given)} (or give"
+                               f" {_name(names, 'vocabulary')} FILE).")
+        return _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users)
+    reference = load_corpus(spec, fmt, uci_vocab, text_field, label_field, vocabulary=vocabulary,
+                            stop_words=stop_words, lowercase=lowercase, **users)
+    corpus, note = restricted_to_model(model, reference, restrict, vocabulary_name, vocabulary.words)
+    return corpus, note, {"read": f"in {vocabulary_name}, restricted to the model's vocabulary",
+                          "stop_words": stop_words, "lowercase": lowercase}
+
+
+def _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users) -> tuple:
+    """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
+    (:func:`model_corpus_note`)."""
+    read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
+    n_model = len(model.vocabulary_)
+    # the corpus as train would read it at the model's vocabulary size: the words a frequency cut would choose
+    try:
+        reference = load_corpus(spec, fmt, uci_vocab, text_field, label_field, max_vocab=max(2, n_model),
+                                **model_reading(model, prepared_spec(spec, fmt)))
+    except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower --min-df does not apply)
+        if not str(e).startswith(("vocabulary too small", "empty corpus: the tokenizer")):
+            raise               # an empty or unreadable file: its own message names it
+        raise DPTopicError(f"{spec!r} holds fewer than two distinct words once read as the model reads text, against"
+                           f" the model's {n_model:,}: it is not the kind of corpus the model was trained on; audit on"
+                           " that corpus.") from None
+    try:
+        corpus = load_corpus(spec, fmt, uci_vocab, text_field, label_field, vocabulary=model.vocabulary_, **users,
+                             into_model=True, tokenizer=getattr(model, "tokenizer_", None))
+    except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
+        check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, reference), restrict, reference.vocab_size)
+        raise
+    return corpus, model_corpus_note(model, corpus, reference, restrict), read
 
 
 def documents(n: int) -> str:

@@ -149,3 +149,22 @@ def dask_cluster(scheduler: str | None = None, local_workers: int | None = None,
         with LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True, dashboard_address=None,
                           silence_logs=logging.CRITICAL) as cl, Client(cl) as client:
             yield "dask", client
+
+
+def scheduler_lost(error: BaseException, on_cluster: bool) -> str | None:
+    """The one line that says ``error`` means the Dask scheduler went away mid-run, or None when it does not:
+    distributed's ``CommClosedError``, any OSError of distributed's own, or, for a run on a cluster (``on_cluster``),
+    the plain ``OSError`` / ``TimeoutError`` it raises once its reconnect time-out is over ("Timed out trying to
+    connect to tcp://...")."""
+    if not isinstance(error, OSError):
+        return None
+    ours = type(error).__name__ == "CommClosedError" or type(error).__module__.startswith("distributed")
+    text = str(error)
+    # a file that could not be opened is no lost scheduler, whatever its name holds
+    timed_out = (on_cluster and not getattr(error, "filename", None) and "Timed out trying to connect" in text
+                 and "://" in text)
+    if not (ours or timed_out):
+        return None
+    detail = getattr(error, "strerror", None) or text or type(error).__name__
+    return (f"lost the connection to the Dask scheduler ({' '.join(str(detail).split())[:120]}): check that it is"
+            " still running, then run the command again.")

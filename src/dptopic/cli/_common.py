@@ -16,9 +16,7 @@ from ..reporting.terminal import (MORE_SUPPORT, SUPPORT_SOURCE, corpus_line, mak
                                   print_privacy, print_table, print_topics, print_verdict, support_summary,
                                   topic_support, warn, without_copies_said)
 from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)
-from ._flags import FORMAT_FLAG, flag_errors
-
-FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
+from ._flags import FORMAT_FLAG, FORMATS, flag_errors
 
 
 

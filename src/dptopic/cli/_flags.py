@@ -22,8 +22,9 @@ from ..errors import DPTopicError, ParameterError
 CORPUS_FLAGS = {"max_vocab": "--max-vocab", "min_df": "--min-df", "max_df": "--max-df", "stop_words": "--stop-words",
                 "lowercase": "--lowercase"}
 
-# --format of every command that reads a corpus file (the readers name format=)
+# --format of every command that reads a corpus file (the readers name format=), and the formats it takes
 FORMAT_FLAG = {"format": "--format"}
+FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
 # HDP-LDA with --clip: eps_I follows from the clip bound (--epsilon-inherent is the other way to set it)
 FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
@@ -72,3 +73,19 @@ def with_flag_names(names: dict):
         return run
 
     return wrap
+
+
+def add_reading_args(p, of: str | None = None, vocab: bool = True, label: bool = False) -> None:
+    """How a command reads a corpus file it is given: ``--format``, ``--vocab`` (the vocabulary file of a UCI corpus)
+    unless ``vocab`` is false, ``--text-field``, and ``--label-field`` with ``label``. ``of``: the flag naming the
+    file, for a command that reads more than one kind (``--prior``, ``--reference``)."""
+    p.add_argument("--format", default="auto", choices=FORMATS,
+                   help=f"format of {of} (auto: by name)" if of else "input format (auto: by name)")
+    if vocab:
+        p.add_argument("--vocab", default=None, metavar="FILE",
+                       help=f"the vocabulary file of a UCI {of} (default: next to its docword file)" if of else
+                       "UCI vocab file (default: next to the docword file)")
+    p.add_argument("--text-field", default="text",
+                   help=f"JSONL field / CSV column holding the text{f' of {of}' if of else ''} (default: text)")
+    if label:
+        p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")

@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import audit_results_table, print_audit_summary
-from ._common import (DEFAULT_MAX_VOCAB, add_corpus_args, corpus_from_args, jobs_int, load_corpus, make_console, moved,
-                      positive_int, print_table, read_vocabulary, user_args)
-from ._flags import CORPUS_FLAGS, flag_errors
+from ..reporting.terminal import audit_heading, audit_results_table, print_audit_summary
+from ._common import (add_corpus_args, jobs_int, make_console, moved, note_vocabulary_cut, positive_int, print_table,
+                      read_vocabulary, user_args)
+from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
+
+BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 
 # copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
 COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
@@ -19,10 +21,11 @@ __getattr__ = moved({**{n: f"dptopic.attacks.audit:{n}" for n in (
     "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings",
     "results_table": "dptopic.reporting.terminal:audit_results_table"})
 
-# how the library's audit settings are written on this command line
-NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterations", "alpha", "beta", "epsilon",
-                                                  "delta", "confidence", "seed", "shadows", "targets", "canaries",
-                                                  "canary_length", "canary_documents")}
+# how the library's audit settings (and its corpus reading's) are written on this command line
+NAMES = {**{k: "--" + k.replace("_", "-") for k in (
+    "algorithm", "topics", "iterations", "alpha", "beta", "epsilon", "delta", "confidence", "seed", "shadows", "targets",
+    "canaries", "canary_length", "canary_documents", "design", "score", "canary_unit", "jobs", "user_field", "model",
+    "vocabulary", "restrict", "max_vocab", "min_df", "max_df", "stop_words")}, "lowercase": "--lowercase/--no-lowercase"}
 
 
 def _trainer_from_args(a):
@@ -41,110 +44,37 @@ def _trainer_from_args(a):
     return saved_procedure(a.model)
 
 
-def _prepared(a) -> bool:
-    """Whether ``--corpus`` is a prepared (.npz) or UCI corpus, whose words are tokenised already."""
-    if a.format in ("npz", "uci"):
-        return True
-    name = Path(str(a.corpus)).name.lower()
-    return a.format == "auto" and (name.endswith(".npz") or name.startswith("docword"))
-
-
-def _model_reading(model, a) -> dict:
-    from ..attacks.audit import model_reading      # deferred: the attacks load numpy
-
-    return model_reading(model, _prepared(a))
-
-
 def _audit_corpus(a, model):
-    """``(corpus, note, read)``: the audited documents and how they were read (``read``, for ``audit.json``). With
-    ``--model`` they are read into the saved model's vocabulary as ``dptopic evaluate`` reads them (only tokenised, in
-    the vocabulary's own case), or in ``--vocabulary FILE`` restricted to the model's words; otherwise built from the
-    corpus as ``train`` builds it. ``note`` says what the reading dropped (None when nothing)."""
+    """``(corpus, note, read)``: the audited documents and how they were read
+    (:func:`dptopic.attacks.audit.audit_corpus`)."""
+    from ..attacks.audit import audit_corpus  # deferred: loads numpy
 
-    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    cuts = {"max_vocab": a.max_vocab, "min_df": a.min_df, "max_df": a.max_df, "stop_words": a.stop_words,
-            "lowercase": a.lowercase}
-    if model is None:
-        if a.restrict:
-            raise DPTopicError("--restrict applies with --model only (it drops words the saved model does not know);"
-                               " drop it.")
-        if vocab is None:
-            corpus = corpus_from_args(a)
-            if a.max_vocab is None:     # the value used: train's default cut for a vocabulary built from text
-                cut = getattr(corpus, "vocabulary_cut", None)
-                if cut:
-                    cuts["max_vocab"] = cut["max_vocab"]
-                elif not _prepared(a):
-                    cuts["max_vocab"] = DEFAULT_MAX_VOCAB
-                if cuts["max_vocab"] is not None:
-                    cuts["max_vocab_is"] = "the default (no --max-vocab given)"
-            return corpus, None, {"read": "built as 'dptopic train' builds it", **cuts}
-        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                            stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a)), None,
-                {"read": f"in --vocabulary {a.vocabulary}", "stop_words": a.stop_words, "lowercase": a.lowercase})
-    if vocab is None:
-        given = [f for f, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df),
-                                ("--stop-words", a.stop_words), ("--lowercase/--no-lowercase", a.lowercase))
-                 if v is not None]
-        if given:
-            raise DPTopicError(f"with --model the corpus is read into the model's own vocabulary, as 'dptopic evaluate'"
-                               f" reads it: drop {', '.join(given)} (or give --vocabulary FILE).")
-        return _into_model(a, model)
-    reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                            stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a))
-    from ..attacks.audit import restricted_to_model  # deferred: loads numpy
-
-    corpus, note = restricted_to_model(model, reference, a.restrict, f"--vocabulary {a.vocabulary}", vocab.words)
-    return corpus, note, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
-                                                      " vocabulary", "stop_words": a.stop_words, "lowercase": a.lowercase}
-
-
-def _into_model(a, model):
-    """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
-    (:func:`~dptopic.attacks.audit.model_corpus_note`)."""
-    from ..attacks.audit import check_coverage, model_corpus_note  # deferred: loads numpy
-    from ..attacks.coverage import outside_vocabulary_share  # loaded when the command runs, off the start-up path
-
-    read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
-    n_model = len(model.vocabulary_)
-    # the corpus as train would read it at the model's vocabulary size: the words a frequency cut would choose
-    try:
-        reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=max(2, n_model),
-                                **_model_reading(model, a))
-    except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower --min-df does not apply)
-        if not str(e).startswith(("vocabulary too small", "empty corpus: the tokenizer")):
-            raise               # an empty or unreadable file: its own message names it
-        raise DPTopicError(f"{a.corpus!r} holds fewer than two distinct words once read as the model reads text, against"
-                           f" the model's {n_model:,}: it is not the kind of corpus the model was trained on; audit on"
-                           " that corpus.") from None
-    try:
-        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
-                             **user_args(a), into_model=True, tokenizer=getattr(model, "tokenizer_", None))
-    except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
-        check_coverage(outside_vocabulary_share(model.vocabulary_, reference), a.restrict, reference.vocab_size)
-        raise
-    return corpus, model_corpus_note(model, corpus, reference, a.restrict), read
-
-
-_FLAG_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
-              ("beta", ("beta", "eta")), ("delta", ("delta",)))
+    corpus, note, read = audit_corpus(
+        a.corpus, model, fmt=a.format, uci_vocab=a.vocab, text_field=a.text_field, label_field=a.label_field,
+        vocabulary=read_vocabulary(a.vocabulary) if a.vocabulary else None,
+        vocabulary_name=f"--vocabulary {a.vocabulary}", restrict=a.restrict, max_vocab=a.max_vocab, min_df=a.min_df,
+        max_df=a.max_df, stop_words=a.stop_words, lowercase=a.lowercase, keep_urls=a.keep_urls, **user_args(a),
+        names=NAMES)
+    if model is None and a.vocabulary is None and a.max_vocab is None and a.corpus not in BUILT_IN:
+        note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
+    return corpus, note, read
 
 
 def audit_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names = {**CORPUS_FLAGS, "vocabulary": "--vocabulary"}
+    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary"}
     if a.model is None and a.algorithm is not None:
-        from ..models import ALGORITHMS  # deferred: loads numpy
+        from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
+        from ..attacks.lira import guarantee_epsilon_parameter  # as above
+        from ..models import ALGORITHMS  # as above
 
         if a.algorithm in ALGORITHMS:
-            from ..attacks.lira import guarantee_epsilon_parameter  # deferred: loads numpy
-
             key = guarantee_epsilon_parameter(a.algorithm)
             if key is not None:
                 names.update({key: "--epsilon", "epsilon": "--epsilon"})
-        for flag, keys in _FLAG_KEYS:
+        for flag, keys in SETTING_KEYS:
             names.update({k: f"--{flag}" for k in keys})
         for item in a.set or []:
             names.pop(item.split("=", 1)[0].strip(), None)
@@ -155,50 +85,6 @@ def cmd_audit(a):
     # "LDA has no parameter 'foo'; valid: n_topics, ...": an UnknownParameterError, whose names stay as they are
     with flag_errors(audit_flag_names(a)):
         _audit(a)
-
-
-_GIVEN = (("--canaries", "canaries"), ("--canary-length", "canary_length"), ("--score", "score"),
-          ("--canary-unit", "canary_unit"), ("--canary-documents", "canary_documents"))
-
-
-def _applies(given, where: str) -> None:
-    if given:
-        raise DPTopicError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to {where}")
-
-
-def _check_design_flags(a) -> None:
-    """Which flags apply to which design, refused in one line before anything is read."""
-    if a.design != "one-run":
-        _applies([f for f, d in _GIVEN if getattr(a, d, None) is not None],
-                 "--design one-run only: add it, or drop them for the LiRA audit.")
-        return
-    if a.score == "release":
-        if a.canary_length is not None:
-            raise DPTopicError("--canary-length does not apply to --score release: each canary document is its own"
-                               " pair of words, one token each; drop it.")
-    else:
-        _applies([f for f, d in _GIVEN[3:] if getattr(a, d) is not None], "--score release only: add it, or drop them.")
-    lira_only = [f for f in ("--shadows", "--targets", "--jobs") if getattr(a, f[2:]) is not None]
-    if lira_only:
-        _applies(lira_only, "the LiRA design only (one-run trains one model, no shadow models): drop "
-                            f"{'it' if len(lira_only) == 1 else 'them'}.")
-    if a.score == "release" and a.canary_documents is not None and a.canary_unit != "person":
-        raise DPTopicError("--canary-documents applies to --canary-unit person: add it, or drop --canary-documents.")
-
-
-def _check_user_field(a, procedure) -> None:
-    """A user-level model (``train --unit user``) is audited on documents with their person: ``--user-field FIELD``
-    (or a folder of folders, one per person), refused in one line before the corpus is read. With it, every document is
-    read with its person (``a.unit``: what :func:`~dptopic.cli._common.user_args` reads)."""
-    folders = a.corpus is not None and Path(str(a.corpus)).is_dir()
-    if procedure.user_level and a.user_field is None and not folders:
-        raise DPTopicError("the audited model's guarantee is per person (unit user): give --user-field FIELD, the"
-                           " JSONL field / CSV column holding each document's person (or a folder of folders, one per"
-                           " person), so that its shadows group the documents by person.")
-    if a.user_field is not None and not procedure.user_level:
-        raise DPTopicError(f"--user-field {a.user_field} applies to a user-level model only (train --unit user; with"
-                           " --algorithm: --set unit=user): drop it, or audit a user-level model.")
-    a.unit = "user" if procedure.user_level else None
 
 
 def _corpus_record(a, read: dict) -> dict:
@@ -215,9 +101,10 @@ def _audit(a):
     from .._io import check_output_folder, refuse_other_writer  # loaded when the command runs, off the start-up path
     from ..attacks import audit as run  # loaded when the command runs, off the start-up path
 
-    console = make_console()
-    _check_design_flags(a)
-    design = "lira" if a.design != "one-run" else "release" if a.score == "release" else "one-run"
+    console, m, unit, K = make_console(), None, "document", 1
+    design = run.audit_design(a.design, a.score, canaries=a.canaries, canary_length=a.canary_length,
+                              canary_unit=a.canary_unit, canary_documents=a.canary_documents, shadows=a.shadows,
+                              targets=a.targets, jobs=a.jobs, names=NAMES)
     if design == "lira":
         a.shadows, a.targets, a.jobs = run.lira_settings(a.shadows, a.targets, a.jobs, names=NAMES)
     elif design == "one-run":
@@ -232,21 +119,16 @@ def _audit(a):
     procedure = _trainer_from_args(a)
     if design == "release":
         run.check_release_supported(procedure)
-    _check_user_field(a, procedure)
+    folders = a.corpus is not None and Path(str(a.corpus)).is_dir()
+    # with the person of each document read (what _common.user_args reads)
+    a.unit = "user" if run.check_user_field(procedure, a.user_field, folders, names=NAMES) else None
     corpus, coverage, read = _audit_corpus(a, procedure.model)
     if design == "one-run":     # the corpus: before any training
         attacks.one_run.check_canary_size(a.canaries, a.canary_length, corpus.n_tokens,
-                                          names=("--canaries", "--canary-length"))
-    head = f"{procedure.description}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
-    if design == "lira":
-        console.print(f"[bold]audit[/]: {head} {a.shadows} shadow models on complementary halves")
-    elif design == "one-run":
-        console.print(f"[bold]audit[/] (one-run design): {head} {a.canaries} canaries of {a.canary_length} tokens, each"
-                      " included by a fair coin; one model trained")
-    else:
-        console.print(f"[bold]audit[/] (one-run design, scored on the release): {head} {m:,} canary {unit}s"
-                      + (f" of {K} documents" if unit == "person" else "")
-                      + ", each included by a fair coin; one model trained")
+                                          names=(NAMES["canaries"], NAMES["canary_length"]))
+    console.print(audit_heading(design, procedure.description, corpus, shadows=a.shadows, canaries=m if design ==
+                                "release" else a.canaries, canary_length=a.canary_length, canary_unit=unit,
+                                canary_documents=K))
     scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
     console.print(f"note: {scale}")
     if coverage:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.ledger import epsilon_figure, print_ledger
+from ..reporting.ledger import cap_lines, print_ledger
 from ._common import make_console, positive_float, unit_interval
+from ._flags import flag_errors
 
 
 def add_ledger_flags(p, training: bool = True) -> None:
@@ -29,20 +30,16 @@ def add_ledger_flags(p, training: bool = True) -> None:
                             " file's bytes); runs on the same documents should give the same name")
 
 
-def ledger_file(a) -> Path | None:
-    """The ledger of this command: ``--no-ledger`` (none), ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
-    from ..accounting.dataset_ledger import ENV, default_path  # read on use: the CLI's start-up stays light
+LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger"}
 
-    if getattr(a, "no_ledger", False):
-        if getattr(a, "ledger", None) is not None:
-            raise DPTopicError("give --ledger PATH or --no-ledger, not both.")
-        return None
-    if getattr(a, "ledger", None) is not None:
-        if not str(a.ledger).strip():
-            raise DPTopicError("--ledger needs a file path (or give --no-ledger).")
-        return Path(os.path.expanduser(a.ledger))
-    env = os.environ.get(ENV, "").strip()
-    return Path(os.path.expanduser(env)) if env else default_path()
+
+def ledger_file(a, must_exist: bool = False) -> Path | None:
+    """The ledger of this command (:func:`dptopic.accounting.dataset_ledger.ledger_path`): ``--no-ledger`` (none),
+    ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
+    from ..accounting.dataset_ledger import ledger_path  # read on use: the CLI's start-up stays light
+
+    with flag_errors(LEDGER_FLAGS):
+        return ledger_path(getattr(a, "ledger", None), getattr(a, "no_ledger", False), must_exist)
 
 
 def _spends(a) -> bool:
@@ -74,18 +71,10 @@ def training_ledger(a):
 
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
-def _ledger_for_reading(a):
+def cmd_budget_show(a):
     from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
-    path = ledger_file(a)
-    if not path.exists():
-        raise DPTopicError(f"no ledger at {path}: nothing has been recorded there yet (give --ledger PATH or"
-                           " DPTOPIC_LEDGER to read another).")
-    return DatasetLedger(path)
-
-
-def cmd_budget_show(a):
-    ledger = _ledger_for_reading(a)
+    ledger = DatasetLedger(ledger_file(a, must_exist=True))
     data = ledger.show(a.dataset)
     if a.json:
         print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
@@ -107,14 +96,9 @@ def cmd_budget_cap(a):
         raise DPTopicError("budget cap needs --epsilon E (and --delta D), or --clear.")
     ledger = DatasetLedger(path)
     ledger.set_cap(a.dataset, a.epsilon, a.delta)
-    total = ledger.total(a.dataset)
     console = make_console()
-    console.print(f"dataset {a.dataset!r} capped at epsilon = {a.epsilon:g}, delta = {a.delta:g} (ledger {path});"
-                  f" spent so far: epsilon = {epsilon_figure(total['epsilon_total'])} over {total['n_releases']} release(s)")
-    spent = total["epsilon_total"]
-    if total["n_releases"] and (spent is None or spent > a.epsilon):
-        console.print("[bold yellow]warning[/]: the dataset has already spent more than this cap: every further"
-                      " release will be refused")
+    for line in cap_lines(a.dataset, a.epsilon, a.delta, path, ledger.total(a.dataset)):
+        console.print(line)
 
 
 def register(sub) -> None:

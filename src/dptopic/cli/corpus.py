@@ -6,20 +6,10 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import CORPUS_FLAGS, with_flag_names
-from ..reporting.terminal import print_corpus_summary
-from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
+from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
+from ..reporting.terminal import corpus_hints, prepared_line, print_corpus_summary
+from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
-
-
-def _is_corpus(path) -> bool:
-    from ..corpus import Corpus  # deferred: loads numpy
-
-    try:
-        Corpus.load(path)
-    except DPTopicError:
-        return False
-    return True
 
 
 def _prepared_corpus(a):
@@ -33,26 +23,11 @@ def _prepared_corpus(a):
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
-@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary"})
+@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards"})
 def cmd_corpus_prepare(a):
-    from .._io import check_output_file  # deferred: loads numpy
+    from ..corpus.shards import check_prepared_out  # deferred: loads numpy
 
-    if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
-        from .._io import check_output_folder  # deferred: loads numpy
-
-        out = Path(a.out)
-        if out.suffix.lower() == ".npz" and not out.is_dir():   # a file's name for what will be a folder
-            raise DPTopicError(f"--out {a.out!r} names a .npz file, but --shards {a.shards} writes a folder of shard"
-                               f" files: give a folder name such as --out {str(out.with_suffix('')) or 'shards'}/"
-                               " (or drop --shards for one .npz file).")
-
-        check_output_folder(a.out, overwrite=a.overwrite, what="corpus shard set")
-    else:
-        if Path(a.out).suffix.lower() != ".npz":     # --corpus tells formats by their names: it would not read it back
-            suggestion = Path(a.out).with_suffix(".npz") if Path(a.out).suffix else f"{a.out}.npz"
-            raise DPTopicError(f"--out {a.out!r}: a prepared corpus is a .npz file and is recognised by that name;"
-                               f" write it as {str(suggestion)!r}")
-        check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
+    check_prepared_out(a.out, a.shards, a.overwrite)
     from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
     with tokenising_progress():
@@ -60,29 +35,16 @@ def cmd_corpus_prepare(a):
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from .._io import mark_output_folder, unmark_failed_run  # deferred: loads numpy
+        from .._io import marked_run  # deferred: loads numpy
         from ..backends import write_shards  # loaded when the command runs, off the start-up path
 
-        command = "corpus prepare --shards"
-        existed = Path(a.out).exists()
-        mark_output_folder(a.out, command)
-        try:
+        with marked_run(a.out, "corpus prepare --shards"):
             # the new set is written under temporary names and takes the old one's place only once complete: a run
             # that fails part-way leaves the shards there as they were
             paths = write_shards(corpus, a.out, a.shards, replace=True)
-        except BaseException:
-            unmark_failed_run(a.out, command, created=not existed)     # listed as unfinished; nothing is deleted
-            raise
-        mark_output_folder(a.out, command, done=True)
-        fewer = (f" (fewer than the {a.shards} asked: each shard holds whole documents, about equal in tokens, and"
-                 f" {corpus.n_docs} documents split into {len(paths)} such blocks)" if len(paths) < a.shards else "")
-        make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-                             f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}"
-                             + fewer)
+        make_console().print(prepared_line(corpus, a.out, paths, a.shards))
         return
-    out = corpus.save(a.out)
-    make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} "
-                         f"({corpus.n_empty_dropped} empty dropped) written to {out}")
+    make_console().print(prepared_line(corpus, corpus.save(a.out)))
 
 
 PRIVATE_STATS_WARNING = ("these statistics are computed from private documents and are NOT protected by"
@@ -139,19 +101,10 @@ def cmd_corpus_info(a):
         return
     con = make_console()
     print_corpus_summary(info, con)
-    hints = []
-    # the cuts of a shard folder were made when it was prepared: the hints below are for 'corpus prepare' then
-    most = info["words_in_most_documents"]
-    if most and getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
-        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
-                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
-                     f" drops {'them' if len(most) > 1 else 'it'}")
-    reading = (info.get("metadata") or {}).get("reading")
-    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
-    if getattr(a, "stop_words", None) is None and not chosen:
-        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
-    if hints:
-        con.print("[dim]" + ("when preparing the shards: " if sharded else "") + "; ".join(hints) + "[/]")
+    # the cuts of a shard folder were made when it was prepared: the hints are for 'corpus prepare' then
+    hint = corpus_hints(info, a.max_df is not None, a.stop_words is not None, sharded)
+    if hint:
+        con.print(f"[dim]{hint}[/]")
 
 
 def register(sub) -> None:
@@ -177,10 +130,7 @@ def register(sub) -> None:
 
     ci = csub.add_parser("info", help="documents, tokens, vocabulary size and the most frequent words of a corpus")
     ci.add_argument("corpus", metavar="FILE", help="a prepared .npz, a text/JSONL/CSV/UCI file or folder, 'demo'")
-    ci.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    ci.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
-    ci.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    ci.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
+    add_reading_args(ci, label=True)
     add_preprocessing_args(ci)
     ci.add_argument("--top", type=positive_int, default=20, help="how many of the most frequent words to list (default 20)")
     ci.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -113,7 +113,7 @@ def _guard_out(name, func):
     every file and listing as it was."""
     def run(a):
         # deferred: loads numpy (the command line's start-up must not)
-        from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run  # when the command runs
+        from .._io import check_output_folder, marked_run, refuse_other_writer  # when the command runs
         from ..experiments.measuring import MEASUREMENT_NOTE, measuring  # loaded when the command runs, off the start-up path
 
         command = f"experiment {name}"
@@ -126,20 +126,11 @@ def _guard_out(name, func):
         refuse_other_writer(a.out, command, share_with="experiment ")
         # on standard output: an error the run stops on later is then the one line on standard error
         print(MEASUREMENT_NOTE)
-        out = Path(a.out)
-        existed = out.exists()
-        mark_output_folder(a.out, command)
-        try:
-            with measuring():  # the per-fit reuse warnings, said once above, for this experiment only
-                with flag_errors(experiment_flag_names(name, a)):
-                    result = func(a)
-        except BaseException:
-            # the files a failed run wrote are listed as its own (unfinished); a run that wrote nothing leaves no
-            # marked folder behind to block the next one
-            unmark_failed_run(a.out, command, created=not existed)
-            raise
-        mark_output_folder(a.out, command, done=True)
-        return result
+        # the files a failed run wrote are listed as its own (unfinished); a run that wrote nothing leaves no marked
+        # folder behind to block the next one; measuring: the per-fit reuse warnings, said once above, for this
+        # experiment only
+        with marked_run(a.out, command), measuring(), flag_errors(experiment_flag_names(name, a)):
+            return func(a)
 
     return run
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
                       make_console, moved, positive_float, positive_int, unit_interval)
+from ..reporting.terminal import print_checks
 from .audit import MAX_SHADOWS
 
 # old homes (the library loads numpy, which the command line's start-up must not)
@@ -35,24 +36,6 @@ def check_classifier_mia_args(a) -> None:
     from ..experiments.manzonelli_lira import check_classifier_trainers  # deferred: loads numpy
 
     check_classifier_trainers(a.algorithms)
-
-
-def print_checks(console, checks: dict, untested: dict) -> None:
-    """One line per claim: yes / NO / not tested (with the reason), then the count of claims tested."""
-    for c, ok in checks.items():
-        why = str(untested.get(c, "this run cannot test it"))
-        if ok is None and why.startswith("inconclusive"):     # within the standard errors: neither holds nor fails
-            console.print(f"  [yellow]inconclusive[/] {c}: {why.split(': ', 1)[-1]}")
-        elif ok is None:
-            console.print(f"  [yellow]not tested[/] {c}: {why}")
-        else:
-            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
-    tested = [v for v in checks.values() if v is not None]
-    if not tested:
-        console.print("This run tests none of these claims.")
-    else:
-        console.print(f"{sum(tested)} of {len(tested)} claim(s) tested hold"
-                      + (f"; {len(checks) - len(tested)} not tested by this run." if len(tested) < len(checks) else "."))
 
 
 def cmd_lira(a):

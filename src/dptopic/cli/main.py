@@ -122,12 +122,15 @@ def _dispatch(a) -> int:
         return 141
     except (OSError, MemoryError) as e:
         _common.flush_notes(show=False)
+        if isinstance(e, OSError):      # distributed's, when the scheduler went away mid-run: said in one line
+            from ..backends.cluster import scheduler_lost  # read on an OSError only: the backends load numpy
+
+            lost = scheduler_lost(e, getattr(a, "scheduler", None) is not None or getattr(a, "dask_local", None) is not None)
+            if lost:
+                print(f"error: {lost}", file=sys.stderr)
+                return 2
         detail = getattr(e, "strerror", None) or str(e) or ("out of memory" if isinstance(e, MemoryError)
                                                              else type(e).__name__)
-        if _scheduler_lost(a, e):     # distributed's: the scheduler went away mid-run
-            print(f"error: lost the connection to the Dask scheduler ({' '.join(str(detail).split())[:120]}): check"
-                  " that it is still running, then run the command again.", file=sys.stderr)
-            return 2
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
         print(f"error: {type(e).__name__}: {' '.join(str(detail).split())}{where}", file=sys.stderr)
         return 2
@@ -140,22 +143,6 @@ def _dispatch(a) -> int:
         release_output()        # the --out folders this command held (claim_output)
     _common.flush_notes()
     return int(rc) if isinstance(rc, _common.ExitStatus) else 0     # a command may end with a status of its own
-
-
-def _scheduler_lost(a, e) -> bool:
-    """Whether ``e`` says the Dask scheduler went away: distributed's ``CommClosedError``, any OSError of
-    distributed's own, or the plain ``OSError`` / ``TimeoutError`` it raises once its reconnect time-out is over
-    ("Timed out trying to connect to tcp://..."), when this command trains on a cluster."""
-    if not isinstance(e, OSError):
-        return False
-    if type(e).__name__ == "CommClosedError" or type(e).__module__.startswith("distributed"):
-        return True
-    if getattr(e, "filename", None):        # a file that could not be opened, whatever its name holds
-        return False
-    on_cluster = getattr(a, "scheduler", None) is not None or getattr(a, "dask_local", None) is not None
-    text = str(e)
-    # what distributed raises once its reconnect time-out is over: "Timed out trying to connect to tcp://..."
-    return on_cluster and "Timed out trying to connect" in text and "://" in text
 
 
 def _interrupt_hook(previous):

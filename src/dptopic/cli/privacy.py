@@ -2,60 +2,39 @@
 from __future__ import annotations
 
 import json
-import math
 
-from ..accounting.verify import rounded_up
 from ..errors import DPTopicError
-from ..reporting.terminal import print_verification
-from ._common import (ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float, positive_int,
-                      unit_interval, warn)
+from ..reporting.terminal import plural, print_verification  # noqa: F401  (plural: this module's old name)
+from ._common import (ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, moved, positive_float,
+                      positive_int, unit_interval, warn)
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
-from .local import plural
 
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)
-HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.hdp_lda.HDPLDA), the calculator's default too
+HDP_DEFAULT_BETA = 1.0      # a copy of dptopic.accounting.calculators' (HDPLDA's default beta), for the help
 MAX_HDP_ITERATIONS = 10**7  # the PLD accountant's bound on an event's count (accounting.ledger.MAX_COUNT)
 COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states its figures per
 
-
-def _up(x: float) -> str:
-    """An epsilon (an upper bound) shown at 6 significant digits, rounded up: never below the one computed."""
-
-    return f"{rounded_up(x, 6):.6g}"
-
-
-def _down(x: float) -> str:
-    """A largest allowed value (an epsilon_L within a budget, a clip for an eps_I) at 6 significant digits, rounded
-    down: using the figure shown never spends more than asked."""
-
-    return f"{rounded_up(x, 6, down=True):.6g}"
-
+# the calculators' figures and their wording moved to the library; the old names import from here still
+__getattr__ = moved({"_up": "dptopic.reporting.calculators:up", "_down": "dptopic.reporting.calculators:down"})
 
 _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n-tprime
 
 
-@with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations"})
-def cmd_privacy_inherent(a):
-    import numpy as np  # deferred: loads numpy
-
-    from ..accounting import eps_iter_static, eps_related  # loaded when the command runs, off the start-up path
-
-    most = max(a.n_t, a.max_n_tprime)
-    if a.cmax is not None and a.cmax > most:
-        # the bound's first term is 2 max_k |log((n_k^t' + beta) / (n_k^t + beta))|, so --cmax must bound the count of
-        # t and of another word t' in any one topic: neither exceeds its word's total, hence the larger of the two
-        raise DPTopicError(f"--cmax {a.cmax:g} is larger than both --n-t {a.n_t} and --max-n-tprime {a.max_n_tprime}:"
-                           " it bounds the count of t or of another word in one topic, which never exceeds that word's"
-                           f" total; give --cmax at most {most} or leave it out.")
+def _print(lines) -> None:
     console = make_console()
-    n_tok = np.array([a.n_t, a.max_n_tprime], float)
-    per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
-    console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {_up(eps_related(a.beta))}")
-    console.print(f"Thm 1 (static), per iteration: eps_i <= {_up(per)}")
-    console.print(f"Thm 2 (static), over {plural(a.iterations, 'iteration')}: eps <= {_up(a.iterations * per)}")
-    console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
+    for line in lines:
+        console.print(line)
+
+
+@with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations", "n_t": "--n-t",
+                  "max_n_tprime": "--max-n-tprime"})
+def cmd_privacy_inherent(a):
+    from ..accounting.calculators import inherent_bounds  # loaded when the command runs, off the start-up path
+    from ..reporting.calculators import inherent_lines  # as above
+
+    _print(inherent_lines(inherent_bounds(a.n_t, a.max_n_tprime, a.beta, a.cmax, a.iterations)))
 
 
 HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-inherent", "epsilon": "--epsilon",
@@ -64,93 +43,27 @@ HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-
 
 
 def cmd_privacy_hdp(a):
-    with flag_errors({**HDP_FLAGS, **(FROM_CLIP if a.clip is not None else {})}):
-        _privacy_hdp(a)
+    from ..accounting.calculators import hdp_calculator  # loads numpy: off the start-up path
+    from ..reporting.calculators import hdp_lines  # as above
 
-
-def _privacy_hdp(a):
-    from ..accounting import hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace  # loads numpy
-
-    if (a.clip is None) == (a.epsilon_inherent is None):
-        raise DPTopicError("give exactly one of --clip or --epsilon-inherent.")
-    if a.epsilon is not None and a.epsilon_laplace is not None:
-        raise DPTopicError("give at most one of --epsilon (a total budget to split) or --epsilon-laplace (a per-iteration"
-                           " eps_L to compose); the calculator answers one question at a time.")
-    eps_i = a.epsilon_inherent if a.clip is None else hdp_epsilon_inherent(a.clip, a.beta)
-    C = a.clip if a.clip is not None else hdp_clip_bound(a.epsilon_inherent, a.beta)
-    # every figure is computed (and every input checked) before anything is printed: a bad input gives one line
-    lines = []
-    if a.epsilon is not None:
-        eps_l = solve_epsilon_laplace(a.epsilon, a.delta, a.iterations, eps_i)
-        lines.append(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {_down(eps_l)}"
-                     f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {_up(a.iterations * (eps_l + eps_i))}")
-    elif a.epsilon_laplace is not None:
-        tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
-        lines.append(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {_up(a.iterations * (a.epsilon_laplace + eps_i))},"
-                     f" tight PLD eps({a.delta:g}) = {_up(tight)} (discrete Laplace noise, train's default)")
-    else:
-        lines.append("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
-    warnings = []
-    if C < 1:   # as HDPLDA.fit warns: every topic's count of a word is clamped below one token
-        warnings.append(f"a clip C = {C:.3g} under one token clamps every topic's count of a word below 1, so the"
-                     f" topics can hardly differ; C >= 1 needs eps_I >= {_up(hdp_epsilon_inherent(1.0, a.beta))} at"
-                     f" beta={a.beta:g} (docs/privacy.md).")
-    console = make_console()
-    # a clip computed from --epsilon-inherent is shown rounded down (a smaller clip gives a smaller eps_I), an eps_I
-    # computed from --clip rounded up; one given is shown as given
-    shown_c = f"{C:.6g}" if a.clip is not None else _down(C)
-    shown_i = f"{eps_i:.6g}" if a.clip is None else _up(eps_i)
-    console.print(f"beta={a.beta:g}: clip C = {shown_c}  <->  eps_I = 2 log(C/beta + 1) = {shown_i} per iteration")
-    for line in lines:
-        console.print(line)
+    # with --clip, eps_I follows from it (a refusal of eps_I names --clip), unless both were given
+    from_clip = FROM_CLIP if a.clip is not None and a.epsilon_inherent is None else {}
+    with flag_errors({**HDP_FLAGS, **from_clip}):
+        # every figure is computed (and every input checked) before anything is printed: a bad input gives one line
+        lines, warnings = hdp_lines(hdp_calculator(a.beta, a.clip, a.epsilon_inherent, a.epsilon, a.epsilon_laplace,
+                                                   a.delta, a.iterations))
+    _print(lines)
     for line in warnings:       # on stderr, as every warning
         warn(line)
 
 
-def _pairs(a, flag: str, zero_ok: bool):
-    """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
-    from ..accounting.events import EPSILON_MAX  # deferred: loads numpy
-    from ..accounting.ledger import MAX_COUNT  # loaded when the command runs, off the start-up path
-
-    out = []
-    for eps, n in getattr(a, flag) or []:
-        try:
-            e = float(eps)
-        except ValueError:
-            e = None
-        if e is None or not (0 <= e <= EPSILON_MAX) or (e == 0 and not zero_ok):
-            rng = f"{'[' if zero_ok else '('}0, {EPSILON_MAX:g}]"
-            raise DPTopicError(f"--{flag} {eps} {n}: EPS must be a number in {rng}.")
-        if flag == "laplace" and not math.isfinite(1.0 / e):
-            # a subnormal EPS: its Laplace scale 1/EPS is not a finite number (the mechanism takes none)
-            raise DPTopicError(f"--{flag} {eps} {n}: EPS is so small that the Laplace scale 1/EPS overflows; give EPS of"
-                               " at least 1e-308 (an epsilon that small adds next to nothing).")
-        try:
-            k = int(n)
-        except ValueError:
-            k = None
-        if k is None or not 1 <= k <= MAX_COUNT:
-            raise DPTopicError(f"--{flag} {eps} {n}: COUNT must be a whole number in [1, {MAX_COUNT:g}].")
-        out.append((e, k))
-    return out
-
-
+@with_flag_names({"laplace": "--laplace", "pure": "--pure"})
 def cmd_privacy_compose(a):
-    from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent  # deferred: loads numpy
+    from ..accounting.calculators import compose  # deferred: loads numpy
+    from ..reporting.calculators import compose_lines  # as above
 
-    laplace, pure = _pairs(a, "laplace", False), _pairs(a, "pure", True)
-    led = PrivacyLedger(unit=a.unit)     # the unit the figures are stated per: argparse allows COMPOSE_UNITS
-    for eps, n in laplace:
-        led.spend(LaplaceEvent(scale=1.0 / eps), n)
-    for eps, n in pure:
-        led.spend(PureDPEvent(eps), n)
-    if led.n_events == 0:
-        raise DPTopicError("nothing to compose: give --laplace EPS COUNT and/or --pure EPS COUNT.")
-    rep = led.report(a.delta)
-    make_console().print(f"per {a.unit}:\n"
-                         f"basic composition: eps = {_up(rep['epsilon_basic'])} (delta = 0)\n"
-                         f"tight PLD:         eps = {_up(rep['epsilon_pld'])} (delta = {a.delta:g})\n"
-                         f"RDP cross-check:   eps = {_up(rep['epsilon_rdp'])} (delta = {a.delta:g})")
+    # the unit the figures are stated per: argparse allows COMPOSE_UNITS
+    _print(compose_lines(compose(a.laplace, a.pure, a.delta, a.unit), a.unit, a.delta))
 
 
 MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabulary; the rule walks its words in order
@@ -162,28 +75,15 @@ _fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie
 
 @with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
-    # deferred: loads numpy (the command line's start-up must not)
-    from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size  # when the command runs
+    from ..accounting.calculators import fed_report_words  # deferred: loads numpy
+    from ..reporting.calculators import fed_report_words_lines  # as above
 
     if a.old_epsilon is not None:
         raise DPTopicError("--epsilon is now --epsilon-per-entry here: the reports' word count follows from the epsilon"
                            " per entry, not FedLDA's per-user total (train --algorithm fed --epsilon).")
     if a.epsilon is None:
         raise DPTopicError("fed-report-words needs --epsilon-per-entry, the epsilon of each reported entry.")
-
-    check_informative(a.epsilon, a.vocab_size)  # the reports would carry nothing: FedLDA refuses such an epsilon
-    n = report_words_for(a.epsilon, a.vocab_size, a.users * a.entries, a.z)
-    check_informative(a.epsilon, n)
-    s = subset_size(a.epsilon, n)
-    console = make_console()
-    who = f"{plural(a.users, 'user')} x {plural(a.entries, 'entry', 'entries')}"
-    console.print(f"FedLDA (exclusion none), eps={a.epsilon:g} per entry, {who}:"
-                  f" reports over the first {n:,} of {a.vocab_size:,} words (those whose share the reports can tell"
-                  f" from zero at z={a.z:g}; the vocabulary listed most common first)")
-    console.print(f"  {s} word(s) per report; randomization variance summed over the words: {n * subset_report_variance(a.epsilon, n):.3g}"
-                  f" (every word: {a.vocab_size * subset_report_variance(a.epsilon, a.vocab_size):.3g}; sampling alone: 1)")
-    console.print(f"  FedLDA(report_words={n}) or report_words='auto'; dptopic train --algorithm fed --report-words {n};"
-                  f" dptopic serve --fed-epsilon-per-entry {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
+    _print(fed_report_words_lines(fed_report_words(a.epsilon, a.vocab_size, a.users, a.entries, a.z)))
 
 
 def cmd_privacy_verify(a):

@@ -21,22 +21,21 @@ def cmd_refit(a):
         raise DPTopicError(f"{a.model} holds a {type(model).__name__}, whose releases do not determine topics at another"
                            " K (only docdp-cooc's do): a new K needs a new fit, which spends budget again"
                            " (docs/budget.md).")
-    console = make_console()
-    from ..models.cooc_refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
-
+    console, topics = make_console(), a.topics
     if a.suggest:
+        from ..models.cooc_refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
+
         s = suggest_n_topics(model)
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"
                       " stand above its noise; supported topics at each K: "
                       + ", ".join(f"K={k}: {c}" for k, c in s["supported"].items()))
         console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]")
-        if a.topics is None:
-            a.topics = s["n_topics"]
+        topics = s["n_topics"] if topics is None else topics
     check_out(a)
-    model.refit(n_topics=a.topics)
+    model.refit(n_topics=topics)
     print_topics(model, 10, console=console)
     out = model.save(a.out)
-    console.print(f"refitted at K = {a.topics} from the saved releases (post-processing: nothing spent, the card and"
+    console.print(f"refitted at K = {topics} from the saved releases (post-processing: nothing spent, the card and"
                   f" the ledger unchanged); model written to [bold]{out}[/]")
 
 

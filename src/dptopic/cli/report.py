@@ -4,8 +4,9 @@ from __future__ import annotations
 import sys
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, add_model_arg, make_console, owner_only_note, positive_int, read_into_model,
+from ._common import (add_model_arg, make_console, owner_only_note, positive_int, read_into_model,
                       refuse_show_unsupported)
+from ._flags import add_reading_args
 
 def __getattr__(name):
     """What the page reads moved to :mod:`dptopic.reporting.page`; the old names import from here still."""
@@ -68,10 +69,7 @@ def register(sub) -> None:
                         " training, so it says 'perplexity on the reference corpus')")
     p.add_argument("--reference-public", action="store_true",
                    help="the reference corpus is public (else its figures are labelled outside the guarantee)")
-    p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")
-    p.add_argument("--vocab", default=None, metavar="FILE",
-                   help="the vocabulary file of a UCI --reference (default: next to its docword file)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference (default: text)")
+    add_reading_args(p, "--reference")
     p.add_argument("--compare-to", default=None, metavar="MODEL",
                    help="also report how close the topics are to another saved model's (one trained without privacy"
                         " on public documents of the domain, say): NPMI alone cannot tell a corpus's own topics from"

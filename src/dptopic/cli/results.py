@@ -3,18 +3,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from ..errors import DPTopicError
-from ._common import (FORMATS, _float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
-                      refuse_show_unsupported, topic_support)
+from ._common import (_float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
+                      refuse_show_unsupported, warn)
+from ._flags import add_reading_args, with_flag_names
 
 def _add_input_args(p, what: str) -> None:
     add_model_arg(p)
     p.add_argument("--corpus", required=True, help=f"the documents to {what} (read in the model's vocabulary)")
-    p.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
+    add_reading_args(p)
 
 
 def _model_and_docs(a):
@@ -51,66 +48,39 @@ def cmd_transform(a):
                          + (f"; {empty} with no word of the model's vocabulary: their rows are the prior mean" if empty else ""))
 
 
+# the names of the export's parameters on this command line
+EXPORT_FLAGS = {"kept_words_only": "--kept-words-only", "show_unsupported": "--show-unsupported", "model": "--model",
+                "out": "--out"}
+
+
+@with_flag_names(EXPORT_FLAGS)
 def cmd_export(a):
-    from .._io import atomic_write_bytes, check_output_file  # deferred: loads numpy
-    from ..reporting.export import DOCUMENT_LEVEL, SPREAD_WARNING, kept_words, pyldavis_export  # when the command runs
+    from .._io import atomic_write_bytes  # deferred: loads numpy
+    from ..reporting.export import check_export_out, export_warnings, pyldavis_export  # when the command runs
 
-    def ours(p):
-        try:
-            return json.loads(p.read_text("utf-8")).get("format") == "dptopic-pyldavis"
-        except (OSError, ValueError, AttributeError):
-            return False
-
-    if Path(a.out).suffix.lower() != ".json":
-        raise DPTopicError(f"--out {a.out!r} must end in .json: the export is one JSON file.")
-    out = check_output_file(a.out, ours, overwrite=a.overwrite, what="pyLDAvis export")
+    out = check_export_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
-    kept = kept_words(model)
-    if a.kept_words_only and kept is None:
-        raise DPTopicError(f"--kept-words-only applies to a document-level model ({', '.join(DOCUMENT_LEVEL)}), whose"
-                           f" topics spread weight they did not estimate over the other words; --model {a.model!r} is"
-                           f" {type(model).__name__}, which estimates every word: drop --kept-words-only.")
-    if a.kept_words_only and not len(kept):
-        raise DPTopicError(f"--model {a.model!r}: its release estimated no word above the noise, so there are no kept"
-                           " words to export: drop --kept-words-only.")
     if a.show_unsupported:
         refuse_show_unsupported(model, a.model)
-    supported, _ = topic_support(model)
-    if supported is not None and not a.show_unsupported and not any(supported):
-        raise DPTopicError(f"--model {a.model!r}: none of its {len(supported)} topics stands above the noise of its"
-                           " release, so there is nothing to export; pass --show-unsupported to export them all, noise"
-                           " included.")
     doc = pyldavis_export(model, docs, kept_words_only=a.kept_words_only, show_unsupported=a.show_unsupported,
-                          corpus_public=a.corpus_public)
-    sm = doc.get("smoothing")
-    if sm and not a.kept_words_only and sm["weight_outside_kept_words"] >= SPREAD_WARNING:
-        print(f"warning: {sm['weight_outside_kept_words']:.0%} of each topic's weight (mean over topics) is"
-              f" smoothing over the {sm['vocabulary_words'] - sm['kept_words']} words outside the"
-              f" {sm['kept_words']} that {type(model).__name__} estimated per topic ({sm['weight_on_top_10_words']:.0%}"
-              " on its top 10 words), so pyLDAvis will show flat topics and large perplexities: pass"
-              " --kept-words-only to export the kept words only, renormalised.", file=sys.stderr)
-    if "privacy_note" in doc and not a.corpus_public:
-        print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
+                          corpus_public=a.corpus_public, source=a.model)
+    for line in export_warnings(doc, model, a.kept_words_only, a.corpus_public):
+        warn(line)
     atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
     n_docs, n_topics = len(doc["doc_lengths"]), len(doc["topics"])
     left = model.components_.shape[0] - n_topics
     make_console().print(f"pyLDAvis data for {n_topics} topics" + (f" ({left} below the noise left out)" if left else "")
-                         + f" and {n_docs}"
-                         f" document{'' if n_docs == 1 else 's'} written to {out}" + ("" if a.corpus_public else
-                                                           owner_only_note("--corpus", "--corpus-public")))
+                         + f" and {n_docs} document{'' if n_docs == 1 else 's'} written to {out}"
+                         + ("" if a.corpus_public else owner_only_note("--corpus", "--corpus-public")))
 
 
 def cmd_pull(a):
     from ..service.client import ServiceClient, pull  # deferred: loads numpy
+    from ..service.status import pull_line  # as above
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)
-    if a.fed:
-        make_console().print(f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic"
-                             " topics', 'transform' or 'report'")
-        return
-    make_console().print(f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to"
-                         f" {info['out']}: read it with 'dptopic topics', 'evaluate' or 'report'")
+    make_console().print(pull_line(info, a.fed))
 
 
 MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails
@@ -119,6 +89,15 @@ MAX_RETRIES = 1000
 
 _timeout_arg = _float_arg(lambda v: 0 < v <= MAX_TIMEOUT, f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
 _retries_arg = _int_arg(0, MAX_RETRIES)     # pull --retries; serve's too
+
+
+def add_request_args(p, per: str, retries: int, retrying: str) -> None:
+    """``--timeout`` (seconds ``per`` request or attempt) and ``--retries`` (default ``retries``, ``retrying``: when)
+    of a command that talks to a server."""
+    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
+                   help=f"seconds per {per}, in (0, {MAX_TIMEOUT:g}] (default 30)")
+    p.add_argument("--retries", type=_retries_arg, default=retries,
+                   help=f"retries {retrying}, 0 to {MAX_RETRIES} (default {retries})")
 
 
 def register(sub) -> None:
@@ -160,8 +139,5 @@ def register(sub) -> None:
     p.add_argument("--fed", action="store_true",
                    help="fetch the FedLDA model instead (GET /v1/fed/model): the broadcast of the latest closed round,"
                         " with its per-user privacy report (servers started with --fed-epsilon-per-entry)")
-    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
-                   help=f"seconds per request, in (0, {MAX_TIMEOUT:g}] (default 30)")
-    p.add_argument("--retries", type=_retries_arg, default=3,
-                   help=f"retries while the server is unavailable, 0 to {MAX_RETRIES} (default 3)")
+    add_request_args(p, "request", 3, "while the server is unavailable")
     p.set_defaults(func=cmd_pull)

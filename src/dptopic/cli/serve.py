@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, moved, positive_float,
-                      positive_int, read_vocabulary, unit_interval)
-from ._flags import flag_errors
+from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
+                      positive_float, positive_int, read_vocabulary, unit_interval)
+from ._flags import add_reading_args, flag_errors
 from .local import print_empty_note, print_no_pair_note
-from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
+from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import add_serve_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
 
 # old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
@@ -27,6 +26,10 @@ def _port(text: str) -> int:
     if not 1 <= v <= 65535:
         raise argparse.ArgumentTypeError(f"a TCP port lies in 1-65535, got {text}")
     return v
+
+
+# serve --header-timeout and --database-timeout
+_seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600], e.g. 30")
 
 
 def refuse_idle_flags(a) -> None:
@@ -66,31 +69,21 @@ def build_config(a):
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
-SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc", "database": "--database",
-               "n_topics": "--topics", "batch_size": "--batch-size", "n_iter": "--iterations", "lam": "--lam",
-               "omega": "--omega", "prior_iter": "--prior-iterations", "delta": "--delta",
-               "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes", "body_timeout": "--body-timeout",
-               "database_timeout": "--database-timeout",
-               "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
-               "fed_epsilon_per_entry": "--fed-epsilon-per-entry", "fed_epsilon": "--fed-epsilon-per-entry",
-               "fed_topics": "--fed-topics",
-               "fed_failure_rate": "--fed-failure-rate",
-               "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
-               "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
-               "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
-               # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
-               "epsilon": "--fed-epsilon-per-entry", "epsilon_per_entry": "--fed-epsilon-per-entry",
-               "pad_length": "--fed-pad-length",
-               "sample_ratio": "--fed-sample-ratio",
-               "report_words": "--fed-report-words"}
+SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
+    "epsilon_word", "epsilon_doc", "database", "batch_size", "lam", "omega", "delta", "train_interval", "max_body_bytes",
+    "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
+    "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary")},
+    "n_topics": "--topics", "n_iter": "--iterations", "prior_iter": "--prior-iterations", "admin_token": "--token-file",
+    "fed_epsilon": "--fed-epsilon-per-entry", "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
+    # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
+    **{p: "--fed-" + p.replace("_", "-") for p in ("epsilon_per_entry", "pad_length", "sample_ratio", "report_words")},
+    "epsilon": "--fed-epsilon-per-entry"}
 
 
 def serve_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors` (``--fed-user-budget`` chooses the epsilon per entry and
     the entries itself: FedLDA's per-user total is it)."""
-    if a.fed_user_budget is not None:
-        return {**SERVE_FLAGS, "epsilon": "--fed-user-budget", "vocabulary": "--vocabulary"}
-    return {**SERVE_FLAGS, "vocabulary": "--vocabulary"}
+    return {**SERVE_FLAGS, "epsilon": "--fed-user-budget"} if a.fed_user_budget is not None else SERVE_FLAGS
 
 
 def cmd_serve(a):
@@ -118,19 +111,15 @@ def _serve(a):
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
     from ..service.http import server_options  # deferred: loads numpy
-    from ..service.startup import banner, check_database, run_server  # loaded when the command runs, off the start-up path
+    from ..service.startup import banner, check_database, kept_settings_warning, run_server  # when the command runs
 
     probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
     console.print(banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
-    kept = probe.settings_kept_by_model()
+    kept = kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
-        held = ", ".join(("a prior corpus" if v else "no prior corpus") if k == "prior" else f"{k}={v:g}"
-                         if isinstance(v, float) else f"{k}={v}" for k, v, _ in kept)
-        flags = ", ".join(("--prior" if k == "prior" else SERVE_FLAGS.get(k, k)) for k, _, _ in kept)
-        console.print(f"[bold yellow]warning[/]: the database's active model keeps {held}: {flags} of this start"
-                      " apply to a new model only (POST /v1/admin/rotate starts one), not to the one trained so far.")
+        console.print(kept)
     if not run_server(create_app(cfg), sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
                       **server_options(header_timeout=a.header_timeout)):
         raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
@@ -196,28 +185,12 @@ def cmd_fed_client(a):
 def _client_args(p):
     p.add_argument("--server", required=True, help="base URL of the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
-    p.add_argument("--format", default="auto", choices=FORMATS)
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
-                   help=f"seconds per HTTP attempt, in (0, {MAX_TIMEOUT:g}] (default 30)")
-    p.add_argument("--retries", type=_retries_arg, default=8,
-                   help=f"retries per request (exponential backoff), 0 to {MAX_RETRIES} (default 8)")
+    add_reading_args(p, vocab=False)
+    add_request_args(p, "HTTP attempt", 8, "per request (exponential backoff)")
     p.add_argument("--max-epsilon", type=positive_float, default=None, metavar="EPS",
                    help="the largest epsilon per report you accept (per word for word-level reports, per document for"
                         " document-level ones, per entry for FedLDA; default 16): a server asking for more is refused"
                         " before anything is randomized")
-
-
-def _seconds_arg(text: str) -> float:
-    """``serve --header-timeout`` and ``--database-timeout``: seconds in (0, 3600]."""
-
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not (0 < v <= 3600):
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give seconds in (0, 3600], e.g. 30")
-    return v
 
 
 def register(sub) -> None:
@@ -242,8 +215,7 @@ def register(sub) -> None:
     s.add_argument("--epsilon-word", type=positive_float, default=None,
                    help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
     s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
-    s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")
-    s.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
+    add_reading_args(s, "--prior", vocab=False)
     s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
     s.add_argument("--topics", type=positive_int, default=20,
                    help="topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"

@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import shlex
 import sys
 
 from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
-                      print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
+                      print_topics, refuse_show_unsupported, seed_int)
 from ._flags import with_flag_names
 from ..reporting.quality import print_quality
 
@@ -28,40 +25,25 @@ def _window_int(s: str) -> int:
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    from ..evaluation import topic_quality  # loads numba/numpy: not at the CLI's start-up
-    from ..evaluation.topic_quality import umass_mimno_sum  # loads numba/numpy: not at the CLI's start-up
     from ..models import load  # loads numba/numpy: not at the CLI's start-up
+    from ..reporting.page import evaluation_figures  # as above
 
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
     # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True,
                          tokenizer=getattr(model, "tokenizer_", None))
-    top_n = min(a.top_n, len(model.vocabulary_))
-    ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
-    q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
-    q["perplexity"], q["perplexity_mode"] = ppl, a.mode
-    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
-    if a.compare_to is not None:
-        from ..evaluation import match_models  # loads numba/numpy: not at the CLI's start-up
-
-        q["match"] = match_models(model, load(a.compare_to))
-        q["match"]["reference_model"] = str(a.compare_to)
-        if getattr(model, "privacy_", {}).get("private"):     # as 'dptopic report --compare-to' labels it
-            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
-                                  " report does not cover")
-    # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
-    # public (--reference-public, as for report); topic diversity reads only the released topics
-    private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
-    if private:
-        from .report import reference_note  # read on use: the CLI's start-up stays light
-
-        q["note"] = reference_note("the documents of --corpus", "--reference-public")
+    # a private model's figures on the documents of --corpus lie outside its guarantee unless that corpus is public
+    # (--reference-public, as for report)
+    q = evaluation_figures(model, corpus, top_n=a.top_n, window=a.window, mode=a.mode, seed=a.seed,
+                           reference_name=str(a.corpus), compare=None if a.compare_to is None else load(a.compare_to),
+                           compare_name=a.compare_to, corpus_public=a.corpus_public)
     if a.json:
         print(json.dumps(q, indent=2))
         return
-    print_quality(q, make_console(), top_n=top_n, asked_top_n=a.top_n, vocab_size=len(model.vocabulary_),
-                  mode=a.mode, compare_to=a.compare_to, umass_defined=hasattr(model, "coherence"), private=private)
+    print_quality(q, make_console(), top_n=min(a.top_n, len(model.vocabulary_)), asked_top_n=a.top_n,
+                  vocab_size=len(model.vocabulary_), mode=a.mode, compare_to=a.compare_to,
+                  umass_defined=hasattr(model, "coherence"), private="note" in q)
 
 
 def cmd_topics(a):
@@ -74,74 +56,23 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
-    from ..evaluation.topic_quality import ranking_text, word_ranking  # loads numba/numpy: not at the CLI's start-up
+    from ..reporting.export import topics_csv, topics_document  # loads numpy: not at the CLI's start-up
 
-    topics = model.topic_words(a.n, weights=True)
-    supported, background = topic_support(model)
-    # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
-    hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
     if a.format == "json":
-        from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
-        from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
-
-        def entry(k, t):
-            e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
-                 "weights": [] if k in hidden else [float(p) for _, p in t]}
-            if supported is not None:       # absent for a model without the assessment
-                e.update({"supported": supported[k], "background": background[k]})
-            return e
-
-        doc = {"model": str(a.model), "class": type(model).__name__,
-               "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
-               "topics": [entry(k, t) for k, t in enumerate(topics)]}
-        if supported is not None:
-            doc["support"] = {"supported": sum(supported), "topics": len(supported),
-                              "note": support_summary(supported)
-                              + ("; the words of the topics below it are left out (--show-unsupported includes"
-                                 " them)" if hidden else "")}
-        doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
-        learned = learned_words(model)
-        if learned:
-            doc.update(learned)
-        print(json.dumps(doc, indent=2))
+        print(json.dumps(topics_document(model, a.n, a.model, a.show_unsupported), indent=2))
         return
-    buf = io.StringIO()
-    card = privacy_card_line(model, a.model)
-    # the rank column follows the model's display order: said with the card's line, as the JSON says it
-    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
-    print(f"{card}; {ranked}" if card else f"note: {ranked}", file=sys.stderr)
-    if supported is not None:
-        print(f"note: {support_summary(supported)}" + (
-            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
-            " includes them)" if hidden else "") + ".", file=sys.stderr)
-    w = csv.writer(buf, lineterminator="\n")
-    # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
-    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
-    for k, t in enumerate(topics):
-        if k in hidden:
-            continue
-        flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
-        for r, (word, p) in enumerate(t):
-            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
-    print(buf.getvalue(), end="")
+    table, notes = topics_csv(model, a.n, a.model, a.show_unsupported)
+    for line in notes:
+        print(line, file=sys.stderr)
+    print(table, end="")
 
 
 def privacy_card_line(model, path) -> str:
-    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
-    from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
-    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
-    from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
+    """One line pointing a CSV's reader to the model's privacy card
+    (:func:`dptopic.reporting.export.privacy_card_line`)."""
+    from ..reporting.export import privacy_card_line as line  # loads numpy: not at the CLI's start-up
 
-    rep = getattr(model, "privacy_", None) or {}
-    card = privacy_card(rep, type(model).__name__, check=False)
-    g = card["guarantee"]
-    what = ("no differential privacy guarantee" if g == "none" else
-            f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
-    note = learned_words(model).get("report_words_note")
-
-    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
-            f" {shlex.quote(str(path))}'"
-            " or --format json" + (f"; {note}" if note else "") + ".")
+    return line(model, path)
 
 
 def register(sub) -> None:

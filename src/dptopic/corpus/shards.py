@@ -15,13 +15,41 @@ import numpy as np
 
 from .corpus import Corpus, as_corpus
 from .vocabulary import Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels import make_shards
 # the folder's state (which shards it holds, whether its run finished) lives in shard_folder.py, below Corpus;
 # its names import from here too
 from .shard_folder import (SHARD_PATTERN, SHARD_RECORD, _COMMIT, _finish_locked, _leftovers, _read_header,  # noqa: F401
                            _shard_run_unfinished, check_unfinished_shard_folder, finish_replacement, folder_shards)
 from .. import _io
+
+
+def _is_corpus(path) -> bool:
+    try:
+        Corpus.load(path)
+    except DPTopicError:
+        return False
+    return True
+
+
+def check_prepared_out(out, n_shards: int | None = None, overwrite: bool = False) -> None:
+    """Where a prepared corpus may be written, checked before any document is read: a ``.npz`` file (a new one, or
+    with ``overwrite`` a corpus), recognised by that name when it is read back; with ``n_shards``, a folder for the
+    shard set (new or empty, or with ``overwrite`` the shards an earlier run wrote)."""
+    p = Path(out)
+    if n_shards is not None:
+        if p.suffix.lower() == ".npz" and not p.is_dir():   # a file's name for what will be a folder
+            raise ParameterError("{out} {path!r} names a .npz file, but {n_shards=} writes a folder of shard files:"
+                                 " give a folder name such as {out} {folder}/ (or drop {n_shards} for one .npz file).",
+                                 "out", str(out), values={"n_shards": n_shards}, path=str(out),
+                                 folder=str(p.with_suffix("")) or "shards")
+        _io.check_output_folder(out, overwrite=overwrite, what="corpus shard set")
+        return
+    if p.suffix.lower() != ".npz":     # a corpus is told by its name when it is read: it would not be read back
+        raise ParameterError("{out} {path!r}: a prepared corpus is a .npz file and is recognised by that name; write it"
+                             " as {suggestion!r}", "out", str(out), path=str(out),
+                             suggestion=str(p.with_suffix(".npz") if p.suffix else f"{out}.npz"))
+    _io.check_output_file(out, _is_corpus, overwrite=overwrite)
 
 
 def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False) -> list[Path]:

@@ -3,17 +3,19 @@ pyLDAvis's inputs, the words a document-level release estimated per topic, how m
 what of the file the model's privacy card covers."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
 
 from .._io import atomic_write_bytes, check_output_file
 from ..accounting.card import epsilon_text, privacy_card
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
 from .terminal import support_summary, topic_support
@@ -253,15 +255,76 @@ def learned_words(model) -> dict:
                                  " (a shared fill, not learned)"}
 
 
+def _check_export(model, kept, supported, kept_words_only: bool, show_unsupported: bool, source) -> None:
+    """:func:`pyldavis_export`'s refusals (``model`` and ``source`` name the model to a caller of the command line)."""
+    where = {"values": {"model": source}, "source": str(source)}
+    if kept_words_only and kept is None:
+        raise ParameterError(
+            "{kept_words_only} applies to a document-level model ({levels}), whose topics spread weight they did not"
+            " estimate over the other words; the model is {cls}, which estimates every word: drop {kept_words_only}.",
+            "kept_words_only", True, flag_template="{kept_words_only} applies to a document-level model ({levels}),"
+            " whose topics spread weight they did not estimate over the other words; {model} {source!r} is {cls},"
+            " which estimates every word: drop {kept_words_only}.", levels=", ".join(DOCUMENT_LEVEL),
+            cls=type(model).__name__, **where)
+    if kept_words_only and not len(kept):
+        raise ParameterError("the model's release estimated no word above the noise, so there are no kept words to"
+                             " export: drop {kept_words_only}.", "kept_words_only", True,
+                             flag_template="{model} {source!r}: its release estimated no word above the noise, so"
+                             " there are no kept words to export: drop {kept_words_only}.", **where)
+    if supported is not None and not show_unsupported and not any(supported):
+        raise ParameterError("none of the model's {n} topics stands above the noise of its release, so there is"
+                             " nothing to export; set {show_unsupported}=True to export them all, noise included.",
+                             "show_unsupported", False, flag_template="{model} {source!r}: none of its {n} topics"
+                             " stands above the noise of its release, so there is nothing to export; pass"
+                             " {show_unsupported} to export them all, noise included.", n=len(supported), **where)
+
+
+def check_export_out(path, overwrite: bool = False) -> Path:
+    """The checked path of a pyLDAvis export to write (one ``.json`` file): a new file, or with ``overwrite`` an
+    export this module wrote."""
+    if Path(path).suffix.lower() != ".json":
+        raise ParameterError("{out} {path!r} must end in .json: the export is one JSON file.", "out", str(path),
+                             path=str(path))
+
+    def ours(p):
+        try:
+            return json.loads(p.read_text("utf-8")).get("format") == "dptopic-pyldavis"
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    return check_output_file(path, ours, overwrite=overwrite, what="pyLDAvis export")
+
+
+def export_warnings(doc: dict, model, kept_words_only: bool = False, corpus_public: bool = False) -> list:
+    """The warnings ``dptopic export`` gives about the document :func:`pyldavis_export` wrote: most of the topics'
+    weight spread over the words outside the kept ones (:data:`SPREAD_WARNING`), and figures read from documents
+    not declared public."""
+    out = []
+    sm = doc.get("smoothing")
+    if sm and not kept_words_only and sm["weight_outside_kept_words"] >= SPREAD_WARNING:
+        out.append(f"{sm['weight_outside_kept_words']:.0%} of each topic's weight (mean over topics) is smoothing over"
+                   f" the {sm['vocabulary_words'] - sm['kept_words']} words outside the {sm['kept_words']} that"
+                   f" {type(model).__name__} estimated per topic ({sm['weight_on_top_10_words']:.0%} on its top 10"
+                   " words), so pyLDAvis will show flat topics and large perplexities: pass --kept-words-only to"
+                   " export the kept words only, renormalised.")
+    if "privacy_note" in doc and not corpus_public:
+        out.append(f"{doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).")
+    return out
+
+
 def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsupported: bool = False,
-                    corpus_public: bool = False) -> dict:
+                    corpus_public: bool = False, source=None) -> dict:
     """The JSON document ``dptopic export --to pyldavis`` writes: :func:`pyldavis_data` of the topics shown (those
     above the noise of the release unless ``show_unsupported``; ``kept_words_only``: the words a document-level release
     estimated per topic, :func:`kept_words`), with how dptopic ranks the words, each topic's support, the smoothing
     outside the kept words, the model's privacy card and what of the file it covers (``corpus_public``: the documents
-    ``docs`` are public, so the figures read from them need no note)."""
+    ``docs`` are public, so the figures read from them need no note). ``source``: where the model was read from, as a
+    refusal names it to a caller who names the model by a flag. Refused in one line: ``kept_words_only`` for a model
+    that estimates every word or whose release estimated none, and a model none of whose topics stands above the
+    noise unless ``show_unsupported``."""
     kept = kept_words(model)
     supported, background = topic_support(model)
+    _check_export(model, kept, supported, kept_words_only, show_unsupported, source)
     K = model.components_.shape[0]
     shown = list(range(K)) if supported is None or show_unsupported else [k for k in range(K) if supported[k]]
     doc = {"format": "dptopic-pyldavis", "version": 1,
@@ -297,3 +360,73 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
                                           " term_frequency are computed from the documents of --corpus and are NOT"
                                           " covered by the model's privacy report")
     return doc
+
+
+def topics_document(model, n: int, source, show_unsupported: bool = False) -> dict:
+    """What ``dptopic topics --format json`` prints: each topic's ``n`` top words and their weights P(word | topic),
+    how the words are ranked, which topics stand above the noise of the release (for a model that assessed it; the
+    words of those below it left out unless ``show_unsupported``) and the model's privacy card. ``source``: the saved
+    model's folder, as the document names it."""
+    topics = model.topic_words(n, weights=True)
+    supported, background = topic_support(model)
+    # a topic below the noise: listed with its flag, its words left out unless show_unsupported
+    hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
+
+    def entry(k, t):
+        e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
+             "weights": [] if k in hidden else [float(p) for _, p in t]}
+        if supported is not None:       # absent for a model without the assessment
+            e.update({"supported": supported[k], "background": background[k]})
+        return e
+
+    doc = {"model": str(source), "class": type(model).__name__,
+           "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
+           "topics": [entry(k, t) for k, t in enumerate(topics)]}
+    if supported is not None:
+        doc["support"] = {"supported": sum(supported), "topics": len(supported),
+                          "note": support_summary(supported)
+                          + ("; the words of the topics below it are left out (--show-unsupported includes"
+                             " them)" if hidden else "")}
+    doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
+    doc.update(learned_words(model))
+    return doc
+
+
+def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[str, list]:
+    """What ``dptopic topics --format csv`` prints: ``(table, notes)``, the table of each topic's ``n`` top words (rank,
+    weight P(word | topic), and for a model that assessed it whether the topic stands above the noise; the rows of
+    those below it left out unless ``show_unsupported``), and the notes for standard error: where the privacy card is
+    (``source``: the saved model's folder) and how the words are ranked."""
+    topics = model.topic_words(n, weights=True)
+    supported, background = topic_support(model)
+    hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
+    card = privacy_card_line(model, source)
+    # the rank column follows the model's display order: said with the card's line, as the JSON says it
+    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
+    notes = [f"{card}; {ranked}" if card else f"note: {ranked}"]
+    if supported is not None:
+        notes.append(f"note: {support_summary(supported)}" + (
+            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
+            " includes them)" if hidden else "") + ".")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
+    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
+    for k, t in enumerate(topics):
+        if k in hidden:
+            continue
+        flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
+        for r, (word, p) in enumerate(t):
+            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
+    return buf.getvalue(), notes
+
+
+def privacy_card_line(model, path) -> str:
+    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
+    card = privacy_card(getattr(model, "privacy_", None) or {}, type(model).__name__, check=False)
+    g = card["guarantee"]
+    what = ("no differential privacy guarantee" if g == "none" else
+            f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
+    note = learned_words(model).get("report_words_note")
+    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
+            f" {shlex.quote(str(path))}' or --format json" + (f"; {note}" if note else "") + ".")

@@ -46,3 +46,16 @@ def print_ledger(data: dict, path, console) -> None:
                       _g(r["epsilon"]) if r["guarantee"] else "no guarantee",
                       "" if r["delta"] is None else f"{r['delta']:.3g}", r["model_path"] or "")
         print_table(console, t)
+
+
+def cap_lines(dataset: str, epsilon: float, delta: float, path, total: dict) -> list:
+    """What ``dptopic budget cap`` says of a cap just set: the cap, the dataset's spend so far (``total``, the
+    ledger's :meth:`~dptopic.accounting.dataset_ledger.DatasetLedger.total`), and a warning when it already spent more
+    than the cap."""
+    lines = [f"dataset {dataset!r} capped at epsilon = {epsilon:g}, delta = {delta:g} (ledger {path}); spent so far:"
+             f" epsilon = {epsilon_figure(total['epsilon_total'])} over {total['n_releases']} release(s)"]
+    spent = total["epsilon_total"]
+    if total["n_releases"] and (spent is None or spent > epsilon):
+        lines.append("[bold yellow]warning[/]: the dataset has already spent more than this cap: every further release"
+                     " will be refused")
+    return lines

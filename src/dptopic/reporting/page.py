@@ -15,7 +15,7 @@ from ..attacks.one_run import bound_figure
 from ..attacks.provenance import mismatch
 from ..errors import DPTopicError
 from ..evaluation import match_models, topic_diversity, topic_quality
-from ..evaluation.topic_quality import ranking_text, size_text, word_ranking
+from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
 from .html import match_yardstick, render_report
 from .terminal import topic_support
 
@@ -150,6 +150,30 @@ def reference_note(documents: str, flag: str) -> str:
             f" {documents}, which the model's privacy"
             " report does not cover (topic diversity reads only the released topics, post-processing of the"
             f" release); pass {flag} when that corpus is public")
+
+
+def evaluation_figures(model, corpus, *, top_n: int = 10, window=None, mode: str = "completion", seed=0,
+                       reference_name=None, compare=None, compare_name=None, corpus_public: bool = False) -> dict:
+    """What ``dptopic evaluate`` reports of ``model`` on ``corpus`` (read in its vocabulary):
+    :func:`~dptopic.evaluation.topic_quality`'s figures over the ``top_n`` top words (at most the vocabulary's size),
+    the perplexity in ``mode``, Mimno's UMass sum, and, against ``compare`` (another model, named ``compare_name``),
+    how close the topics are. A private model's figures that read documents not declared public (``corpus_public``)
+    carry the note that they lie outside its guarantee (topic diversity reads only the released topics)."""
+    top_n = min(top_n, len(model.vocabulary_))
+    ppl = model.perplexity(corpus, mode=mode, seed=seed)
+    q = topic_quality(model, corpus, top_n=top_n, window=window, reference_name=reference_name)
+    q["perplexity"], q["perplexity_mode"] = ppl, mode
+    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
+    private = bool(getattr(model, "privacy_", {}).get("private"))
+    if compare is not None:
+        q["match"] = match_models(model, compare)
+        q["match"]["reference_model"] = str(compare_name)
+        if private:     # as 'dptopic report --compare-to' labels it
+            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
+                                  " report does not cover")
+    if private and not corpus_public:
+        q["note"] = reference_note("the documents of --corpus", "--reference-public")
+    return q
 
 
 def topic_quality_figures(model, reference) -> dict:

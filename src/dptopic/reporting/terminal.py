@@ -430,6 +430,35 @@ def print_corpus_summary(info: dict, console=None) -> None:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
 
 
+def prepared_line(corpus, out, shards=None, asked: int | None = None) -> str:
+    """What ``corpus prepare`` says of the corpus it wrote to ``out``: as ``shards`` (the files written, ``asked`` the
+    number asked for), or as one file."""
+    head = (f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} ({corpus.n_empty_dropped}"
+            " empty dropped) written")
+    if shards is None:
+        return f"{head} to {out}"
+    fewer = (f" (fewer than the {asked} asked: each shard holds whole documents, about equal in tokens, and"
+             f" {corpus.n_docs} documents split into {len(shards)} such blocks)" if len(shards) < asked else "")
+    return f"{head} as {len(shards)} shards to {out}{fewer}"
+
+
+def corpus_hints(info: dict, max_df_given: bool, stop_words_given: bool, sharded: bool = False) -> str | None:
+    """The hints ``corpus info`` prints under a corpus summary (:func:`print_corpus_summary`): words in most documents
+    (unless a ``--max-df`` cut was given) and the user's own stop words (unless stop words were given or the corpus was
+    prepared with its own); for a shard folder (``sharded``) they are for preparing the shards."""
+    hints = []
+    most = info["words_in_most_documents"]
+    if most and not max_df_given:
+        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
+                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
+                     f" drops {'them' if len(most) > 1 else 'it'}")
+    reading = (info.get("metadata") or {}).get("reading")
+    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
+    if not stop_words_given and not chosen:
+        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
+    return ("when preparing the shards: " if sharded else "") + "; ".join(hints) if hints else None
+
+
 def print_verdict(console, s, out, files):
     checks = s["paper_shape_checks"]
     untested = sum(v is None for v in checks.values())
@@ -441,6 +470,39 @@ def print_verdict(console, s, out, files):
         note = f" ({untested} claim(s) not tested by this run)" if untested else ""
         console.print(f"The result {verdict} the paper's qualitative shape{note}: {checks}")
     console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
+
+
+def print_checks(console, checks: dict, untested: dict) -> None:
+    """One line per claim: yes / NO / not tested (with the reason), then the count of claims tested."""
+    for c, ok in checks.items():
+        why = str(untested.get(c, "this run cannot test it"))
+        if ok is None and why.startswith("inconclusive"):     # within the standard errors: neither holds nor fails
+            console.print(f"  [yellow]inconclusive[/] {c}: {why.split(': ', 1)[-1]}")
+        elif ok is None:
+            console.print(f"  [yellow]not tested[/] {c}: {why}")
+        else:
+            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+    tested = [v for v in checks.values() if v is not None]
+    if not tested:
+        console.print("This run tests none of these claims.")
+    else:
+        console.print(f"{sum(tested)} of {len(tested)} claim(s) tested hold"
+                      + (f"; {len(checks) - len(tested)} not tested by this run." if len(tested) < len(checks) else "."))
+
+
+def audit_heading(design: str, description: str, corpus, *, shadows=None, canaries=None, canary_length=None,
+                  canary_unit: str = "document", canary_documents: int = 1) -> str:
+    """The line ``dptopic audit`` starts with: the procedure audited, the corpus, and what the design
+    (``"lira"``, ``"one-run"`` or ``"release"``, :func:`dptopic.attacks.audit.audit_design`) trains."""
+    head = f"{description}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
+    if design == "lira":
+        return f"[bold]audit[/]: {head} {shadows} shadow models on complementary halves"
+    if design == "one-run":
+        return (f"[bold]audit[/] (one-run design): {head} {canaries} canaries of {canary_length} tokens, each included"
+                " by a fair coin; one model trained")
+    return (f"[bold]audit[/] (one-run design, scored on the release): {head} {canaries:,} canary {canary_unit}s"
+            + (f" of {canary_documents} documents" if canary_unit == "person" else "")
+            + ", each included by a fair coin; one model trained")
 
 
 def audit_results_table(summaries: dict):

@@ -308,6 +308,19 @@ def check_database(cfg, allow_foreign_tables: bool = False):
 SECURE_SUM_PEOPLE = 3000     # the smallest round measured within 0.03 of the central trainer (docs/secure_sum.md)
 
 
+def kept_settings_warning(kept, names=None) -> str | None:
+    """The warning for a restart with other trainer settings than the database's active model was trained with (``kept``:
+    its probe's ``settings_kept_by_model()``, triples ``(setting, value kept, value asked)``): that model keeps its own,
+    said in one line naming each setting as ``names`` writes it (``prior``: the prior corpus). None when none differs."""
+    if not kept:
+        return None
+    held = ", ".join(("a prior corpus" if v else "no prior corpus") if k == "prior" else f"{k}={v:g}"
+                     if isinstance(v, float) else f"{k}={v}" for k, v, _ in kept)
+    flags = ", ".join((names or {}).get(k, k) for k, _, _ in kept)
+    return (f"[bold yellow]warning[/]: the database's active model keeps {held}: {flags} of this start apply to a new"
+            " model only (POST /v1/admin/rotate starts one), not to the one trained so far.")
+
+
 def secure_sum_recommendation(people: int) -> str:
     """``dptopic recommend --unit user``'s line on the secure sum for a corpus of ``people`` people."""
     if people >= SECURE_SUM_PEOPLE:

@@ -141,6 +141,16 @@ JSON: <a href="/v1/topics">/v1/topics</a>, <a href="/v1/config">/v1/config</a>, 
 """
 
 
+def pull_line(info: dict, fed: bool = False) -> str:
+    """What ``dptopic pull`` says of the model it fetched (``info``: :func:`dptopic.service.client.pull`'s answer):
+    the server's active model, or with ``fed`` the FedLDA model of its latest closed round."""
+    if fed:
+        return (f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic topics',"
+                " 'transform' or 'report'")
+    return (f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to {info['out']}:"
+            " read it with 'dptopic topics', 'evaluate' or 'report'")
+
+
 def submit_lines(s: dict, server: str) -> list[str]:
     """What :func:`~dptopic.service.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
     prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
