@@ -70,7 +70,7 @@ def test_hdp_calculator_default_beta_is_hdplda_s_and_gives_the_trained_model_s_f
     out = _out(_cli("privacy", "hdp", "--clip", "147.4", "--epsilon-laplace", "1", "--iterations", "20"))
     assert f"eps_I = 2 log(C/beta + 1) = {_up(m.epsilon_inherent_)} per iteration" in out
     assert m.privacy_["epsilon_method"] == "PLD"
-    assert f"tight PLD eps(1e-05) = {_up(m.privacy_['epsilon'])}" in out           # 215.994, not 307.854
+    assert f"tight eps(1e-05) = {_up(m.privacy_['epsilon'])}" in out           # 215.994, not 307.854
     assert f"basic eps = {_up(m.privacy_['epsilon_basic'])}" in out
 
 
@@ -78,7 +78,7 @@ def test_hdp_calculator_default_beta_is_hdplda_s_and_gives_the_trained_model_s_f
 def test_calculators_round_epsilon_up_never_to_nearest():
     out = _out(_cli("privacy", "hdp", "--beta", "1", "--epsilon-inherent", "10", "--epsilon-laplace", "1",
                     "--iterations", "2"))
-    assert "tight PLD eps(1e-05) = 22" in out and "21.9999" not in out                # 21.99993...
+    assert "tight eps(1e-05) = 22" in out and "21.9999" not in out                # 21.99993...
     out = _out(_cli("privacy", "compose", "--laplace", "1", "10"))
     assert "tight PLD: eps = 9.98997 " in out and "9.98996" not in out                 # 9.98996232...
     out = _out(_cli("privacy", "inherent", "--beta", "0.01", "--n-t", "5", "--max-n-tprime", "10"))

@@ -117,6 +117,36 @@ def test_a_private_vocabulary_inside_the_total_spends_the_total_asked(texts, bui
     assert any("the trainer's share of epsilon 3:" in n for n in total.notes)
 
 
+def test_a_built_trainer_and_the_command_line_get_the_same_share_of_the_total(texts, tmp_path):
+    """vocabulary_in_total with a built trainer (as the command line passes one): its total-epsilon parameter and
+    delta are set to the share, and `dptopic train --vocabulary-in-total` states the same total on its card."""
+    import json
+
+    from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
+    from helpers import run_dptopic
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    asked = dict(epsilon=3.0, delta=1e-5, private_vocabulary=(2.0, 5e-6), vocabulary_in_total=True, metrics=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = dptopic.train(corpus, model=dptopic.DocDPCooccurrence(n_topics=3, epsilon=3.0, delta=1e-5), **asked)
+    assert 3.0 * (1 - VOCABULARY_SPEND_RTOL) <= built.card["epsilon"] <= 3.0 and built.card["delta"] == 1e-5
+    assert built.model.delta == 5e-6 and 1.0 < built.model.epsilon < 3.0
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(texts) + "\n")
+    out = tmp_path / "model"
+    r = run_dptopic("train", "--corpus", str(path), "--unit", "document", "--topics", "3", "--epsilon", "3",
+                    "--delta", "1e-5", "--private-vocabulary", "2,5e-6", "--vocabulary-in-total", "--test-size", "0",
+                    "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    card = json.loads((out / "model.json").read_text())["privacy_card"]
+    assert 3.0 * (1 - VOCABULARY_SPEND_RTOL) <= card["epsilon"] <= 3.0
+    r = run_dptopic("train", "--corpus", str(path), "--unit", "document", "--epsilon", "3", "--delta", "1e-5",
+                    "--vocabulary-in-total", "--out", str(tmp_path / "other"))
+    assert r.returncode == 2 and "--vocabulary-in-total reads epsilon and delta as a total" in r.stderr
+    assert "add --private-vocabulary" in r.stderr and "\n" not in r.stderr.strip()
+
+
 def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_read(corpus, monkeypatch):
     from dptopic.models import fdptm
 
@@ -125,8 +155,10 @@ def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_rea
                     (dict(unit="document", epsilon=0.4, delta=1e-5, private_vocabulary=(0.4, 5e-6)), "must be below"),
                     (dict(unit="document", epsilon=1.0, delta=5e-6, private_vocabulary=(0.4, 5e-6)), "must be below"),
                     (dict(unit="document", epsilon=1.0, private_vocabulary=(0.4, 5e-6)), "needs epsilon and delta"),
-                    (dict(model=dptopic.DPSVI(), epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6)),
-                     "not a built model")):
+                    (dict(unit="document", epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6), user_epsilon=2.0),
+                     "not a per-user budget"),
+                    (dict(model=dptopic.LDA(n_topics=2), epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6)),
+                     "needs a private trainer: LDA claims no guarantee")):
         with pytest.raises(DPTopicError, match=why) as e:
             dptopic.train(corpus, vocabulary_in_total=True, **kw)
         assert "\n" not in str(e.value)

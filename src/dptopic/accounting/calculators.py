@@ -43,8 +43,8 @@ def hdp_calculator(beta: float = HDP_DEFAULT_BETA, clip: float | None = None, ep
                    n_iter: int = 100) -> dict:
     """HDP-LDA's per-iteration inherent loss ``eps_I = 2 log(C/beta + 1)`` for a clip ``C`` (Zhao et al. 2020, Thm 3),
     or the clip of an ``epsilon_inherent``; then, given a total ``epsilon``, the largest Laplace ``eps_L`` per
-    iteration it allows over ``n_iter`` iterations (tight PLD, discrete Laplace noise), or, given ``epsilon_laplace``,
-    the total of ``n_iter`` iterations (basic and tight). One question at a time: exactly one of ``clip`` and
+    iteration it allows over ``n_iter`` iterations (against the accountant the card states its total by, discrete
+    Laplace noise), or, given ``epsilon_laplace``, the total of ``n_iter`` iterations (basic and tight). One question at a time: exactly one of ``clip`` and
     ``epsilon_inherent``, at most one of ``epsilon`` and ``epsilon_laplace``.
 
     Returns ``{"beta", "clip", "epsilon_inherent", "clip_given", "n_iter", "delta"}``, with ``"split"`` (the largest

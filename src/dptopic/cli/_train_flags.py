@@ -31,7 +31,8 @@ def _reads_corpus(t) -> bool:
 # train options that set no parameter of a trainer, and the registry fact that says which trainers read them
 _READS = {
     **{dest: _reads_corpus for dest in ("corpus", "max_vocab", "min_df", "max_df", "label_field", "stop_words",
-                                        "lowercase", "test_size", "private_vocabulary", "vocabulary_policy")},
+                                        "lowercase", "test_size", "private_vocabulary", "vocabulary_policy",
+                                        "vocabulary_in_total")},
     # a trainer with a public prior corpus (olp: --prior) reads it with them
     **{dest: (lambda t: t.reads == "corpus" or "prior_corpus" in t.parameters()) for dest in ("text_field", "format",
                                                                                               "vocab")},
@@ -137,7 +138,8 @@ _UNIT_REFUSES = {
 
 # flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
 # 'train --unit UNIT --help' as _UNIT_REFUSES are
-_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
+_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "vocabulary_in_total", "scheduler",
+                                    "dask_local"),
                            "document": ("user_field", "documents_per_user"),
                            "word": ("user_field", "documents_per_user")}
 

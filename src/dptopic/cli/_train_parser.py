@@ -99,6 +99,10 @@ def add_train_arguments(t) -> None:
                    help="with --private-vocabulary: 'gaussian' (default: Gopi et al.'s Gaussian policy, cap 100;"
                         " several times more words at the same budget) or 'laplace' (Manzonelli et al.'s setting:"
                         " Laplace policy, frequency order, cap 50)")
+    t.add_argument("--vocabulary-in-total", action="store_true",
+                   help="with --private-vocabulary: --epsilon and --delta are the whole run's total, EPS_V,DELTA_V"
+                        " part of it; the trainer gets the rest, solved so that the card's composed total is"
+                        " --epsilon (docs/choosing_a_guarantee.md). Without it, EPS_V,DELTA_V adds to them")
     t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
                    help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
                         " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"

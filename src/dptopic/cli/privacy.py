@@ -116,9 +116,9 @@ def register(sub) -> None:
     pi.set_defaults(func=cmd_privacy_inherent)
     ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting",
                          description="HDP-LDA's per-iteration inherent loss eps_I = 2 log(C/beta + 1) for a clip C"
-                                     " (Zhao et al. 2020, Thm 3), and the tight PLD composition of T iterations of"
-                                     " Laplace noise eps_L plus eps_I. The PLD figures assume discrete Laplace noise,"
-                                     " train's default (--noise discrete); docs/privacy.md.")
+                                     " (Zhao et al. 2020, Thm 3), and the tight composition of T iterations of"
+                                     " Laplace noise eps_L plus eps_I (the card's figure). The figures assume"
+                                     " discrete Laplace noise, train's default (--noise discrete); docs/privacy.md.")
     ph.add_argument("--beta", type=positive_float, default=HDP_DEFAULT_BETA,
                     help=f"topic-word smoothing beta, > 0 (default {HDP_DEFAULT_BETA:g}, HDPLDA's and train's)")
     ph.add_argument("--clip", type=positive_float, default=None,

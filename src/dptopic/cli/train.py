@@ -357,7 +357,8 @@ def _train(a, console, unit_note=None):
                                " (one per person).")
     names = {"corpus": f"--corpus {a.corpus!r}", "public_corpus": f"--public-corpus {a.public_corpus!r}",
              "private_vocabulary": "--private-vocabulary", "vocabulary": "--vocabulary", "n_topics": "--topics",
-             "pad_length": "--pad-length", "out": "--out", "test_size": "--test-size"}
+             "pad_length": "--pad-length", "out": "--out", "test_size": "--test-size",
+             "vocabulary_in_total": "--vocabulary-in-total", "epsilon": "--epsilon", "delta": "--delta"}
     with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local: the Gibbs and document-level ones
         result = train(
             source, model=model, unit=a.unit, epsilon=epsilon, delta=delta, test_size=a.test_size, out=a.out,
@@ -365,6 +366,7 @@ def _train(a, console, unit_note=None):
             vocabulary=None if vocab is None else (a.vocabulary, vocab), private_vocabulary=a.private_vocabulary,
             vocabulary_policy=getattr(a, "vocabulary_policy", None), public_corpus=public, seed=params["seed"],
             backend=backend, client=client, names=names, user_epsilon=getattr(a, "user_budget", None),
+            vocabulary_in_total=getattr(a, "vocabulary_in_total", False),
             callback=lambda step, res: _say_step(step, res, a, console))
     print_training_result(result, console, save_metrics=a.save_metrics,
                           show_unsupported=getattr(a, "show_unsupported", False))

@@ -40,12 +40,13 @@ def hdp_lines(h: dict, total_flag: str = "--epsilon", component_flag: str = "--e
     if "split" in h:
         s = h["split"]
         lines.append(f"budget (eps={s['epsilon']:g}, delta={delta:g}) over T={T}: largest eps_L ="
-                     f" {down(s['epsilon_laplace'])} per iteration (tight PLD); paper's basic total T(eps_L+eps_I) ="
+                     f" {down(s['epsilon_laplace'])} per iteration (solved against the card's accountant); paper's basic total T(eps_L+eps_I) ="
                      f" {up(s['basic'])}")
     elif "composed" in h:
         c = h["composed"]
-        lines.append(f"T={T}, eps_L={c['epsilon_laplace']:g}: basic eps = {up(c['basic'])}, tight PLD eps({delta:g}) ="
-                     f" {up(c['pld'])} (discrete Laplace noise, train's default)")
+        lines.append(f"T={T}, eps_L={c['epsilon_laplace']:g}: basic eps = {up(c['basic'])}, tight eps({delta:g}) ="
+                     f" {up(c['pld'])} (the card's figure: the least of PLD, RDP and basic; discrete Laplace noise,"
+                     " train's default)")
     else:
         lines.append(f"[dim]give {total_flag} to split a total budget, or {component_flag} to compose one per"
                      " iteration.[/]")

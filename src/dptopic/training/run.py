@@ -140,8 +140,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         vocabulary's ``(epsilon_vocab, delta_vocab)`` part of it. The trainer gets ``delta - delta_vocab`` and the
         epsilon at which the card's composed total is ``epsilon`` (solved against the accountant that states it, to
         within 0.1% below it, never above), which is more than ``epsilon - epsilon_vocab`` where the composition by
-        privacy loss distributions saves on the sum. Needs a private trainer built by the run (``algorithm`` or
-        ``unit``, not ``model``).
+        privacy loss distributions saves on the sum. With ``model``, its total-epsilon parameter and ``delta`` are
+        set to that share.
     public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones
         (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
@@ -188,9 +188,15 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
         build = dict(algorithm=algorithm, unit=unit, delta=delta, n_topics=n_topics, seed=seed, **params)
         model = build_model(epsilon=epsilon, **build)
         algorithm = resolve_algorithm(algorithm, unit)
+
+        def rebuild(e):
+            return build_model(epsilon=e, **build)
     else:
         if backend is not None and backend != "threads":
             model.set_params(backend=backend, client=client)
+        if total is not None:       # the given trainer at its share: its total-epsilon parameter and delta set
+            rebuild = _at_share(model, delta)
+            model = rebuild(epsilon)
         model.validate_parameters()
     if _reads_reports(model):
         return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
@@ -206,8 +212,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
         return _train_shards(result, inputs, out, save_metrics, callback)
     choose_vocabulary(result, inputs, seed=seed, callback=callback)
     if total is not None:
-        solve_model_share(result, total, lambda e: _with_vocabulary_words(build_model(epsilon=e, **build),
-                                                                          private_vocabulary))
+        solve_model_share(result, total, lambda e: _with_vocabulary_words(rebuild(e), private_vocabulary))
     split(result, inputs, test_size, callback=callback, split_as=split_as)
     forecast(result, inputs)
     fit(result, inputs, callback=callback)
@@ -221,6 +226,22 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     _say(result, callback, "card")
     save(result, out, save_metrics, callback=callback)
     return result
+
+
+def _at_share(model, delta):
+    """``vocabulary_in_total`` with a built trainer: ``epsilon -> a copy of it`` whose total-epsilon parameter (the
+    registry's ``Trainer.epsilon``) is ``epsilon`` and whose ``delta`` is the trainer's part of the total."""
+    name = trainer_of(model).epsilon
+    if name is None:
+        raise DPTopicError(f"vocabulary_in_total needs a private trainer: {type(model).__name__} claims no guarantee to"
+                           " share the total with.")
+    settings = model.get_params(deep=False)
+
+    def at(epsilon):
+        copy = type(model)(**settings)
+        copy.set_params(**{name: epsilon}, **({"delta": delta} if "delta" in settings else {}))
+        return copy
+    return at
 
 
 def _with_vocabulary_words(model, private_vocabulary):
@@ -238,9 +259,9 @@ def _total_with_vocabulary(epsilon, delta, private_vocabulary, model, user_epsil
     if private_vocabulary is None:
         raise DPTopicError(f"{flag} reads epsilon and delta as a total with the private vocabulary inside it: add"
                            f" {pv} (its part of the total), or drop {flag}.")
-    if model is not None or user_epsilon is not None:
-        raise DPTopicError(f"{flag} solves the trainer's share of the total, so the run builds the trainer: give"
-                           " algorithm= (or unit=) and its parameters, not a built model or a per-user budget.")
+    if user_epsilon is not None:
+        raise DPTopicError(f"{flag} solves the trainer's share of a total in the model's unit: give epsilon and"
+                           " delta, not a per-user budget.")
     try:
         eps_v, delta_v = (float(x) for x in private_vocabulary)
     except (TypeError, ValueError):
