@@ -45,7 +45,7 @@ from ..corpus.summary import median_user_length
 from ..advice import too_small_message
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models.fdptm import compose_privacy
-from ..models.dataset_charge import after_fit, charging_active, hook, ledger_path, open_run_charge
+from ..models.dataset_charge import after_fit, charging_active, hook, ledger_path, model_delta, open_run_charge
 from ..accounting.events import ApproxDPEvent
 from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
@@ -374,20 +374,21 @@ def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) 
     cap refuses spends nothing (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read
     from public settings before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share
     solved for it); its fit adds what it reserves to the release, the cap checked again. No ledger: nothing."""
-    if inputs.private_vocabulary is None or charging_active() or ledger_path(result.model) is None:
-        return
+    if inputs.private_vocabulary is None or not getattr(result.model, "_spends_budget", False) \
+            or charging_active() or ledger_path(result.model) is None:
+        return      # a trainer whose fit no ledger charges: the set union records its own release
     eps_v, delta_v = inputs.private_vocabulary
     event = ApproxDPEvent(eps_v, delta_v, label="DP set union vocabulary", unit="document")
     model = result.model
-    if total is not None:       # the share it will get, as solve_model_share solves it, at a size not yet known
-        model = build(_share(total, event, None, build))
-    plan_of = getattr(model, "release_plan", None)
+    plan = None
     try:
-        plan = plan_of(None) if plan_of is not None else None
-    except DPTopicError:        # a plan that needs the words: its fit's reservation is checked against the cap
-        plan = None
+        if total is not None:       # the share it will get, as solve_model_share solves it, at a size not known yet
+            model = build(_share(total, event, None, build))
+        plan = model.release_plan(None) if getattr(model, "release_plan", None) is not None else None
+    except DPTopicError:    # no plan before the words: the fit's reservation is checked against the cap (and
+        pass                # solve_model_share refuses a share it cannot solve)
     planned = plan.groups() if plan is not None and plan.guarantee else []
-    delta = (total[1] if total is not None else float(getattr(model, "delta", 0.0) or 0.0) + delta_v)
+    delta = total[1] if total is not None else model_delta(model) + delta_v
     inputs.charge = open_run_charge(
         result.model, inputs.corpus, [(event, 1)], planned, delta,
         note=f"the private vocabulary (DP set union, eps_V={eps_v:g}, delta_V={delta_v:g}) and the trainer's fit")
