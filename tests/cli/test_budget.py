@@ -70,6 +70,23 @@ def test_a_cap_admits_the_first_run_and_refuses_a_later_one_before_spending(corp
     assert d["epsilon_total"] <= 1.5
 
 
+def test_a_cap_refuses_a_private_vocabulary_run_before_the_set_union_draws(corpus_file, tmp_path, monkeypatch):
+    """The cap of the --corpus file's dataset admits the vocabulary's 0.4 alone, not with the trainer's 1: refused in
+    one line before the DP set union draws, nothing written to the ledger or the model folder."""
+    from dptopic.models import fdptm
+    from dptopic.models.dataset_charge import file_fingerprint
+
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
+    L, name = tmp_path / "l.sqlite", file_fingerprint(corpus_file / "docs.txt")
+    assert run_dptopic("budget", "cap", "--ledger", L, "--dataset", name, "--epsilon", "1", "--delta",
+                       "1e-5").returncode == 0
+    r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", corpus_file / "docs.txt", "--format", "text",
+                    "--epsilon", "1", "--delta", "5e-6", "--private-vocabulary", "0.4,5e-6", "--topics", "2",
+                    "--test-size", "0", "--out", tmp_path / "m", "--quiet", "--ledger", L)
+    assert r.returncode != 0 and "capped at epsilon = 1" in one_line_stderr(r)
+    assert DatasetLedger(L).releases(name) == [] and not (tmp_path / "m").exists()
+
+
 def test_the_default_ledger_is_in_the_data_folder_and_named_by_the_file(corpus_file, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     assert _train(corpus_file, tmp_path / "m").returncode == 0

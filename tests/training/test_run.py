@@ -147,6 +147,50 @@ def test_a_built_trainer_and_the_command_line_get_the_same_share_of_the_total(te
     assert "add --private-vocabulary" in r.stderr and "\n" not in r.stderr.strip()
 
 
+@pytest.mark.parametrize("in_total", [True, False])
+def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp_path, in_total):
+    """With a ledger on, the DP set union's event and the trainer's fit are charged to the dataset the user's corpus
+    names (its fingerprint, not the restricted corpus's): one release whose total is the card's epsilon."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
+    from dptopic.models.dataset_charge import fingerprint
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    L = tmp_path / "l.sqlite"
+    asked = dict(epsilon=3.0, delta=1e-5, vocabulary_in_total=True) if in_total else dict(epsilon=1.0, delta=5e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dptopic.train(corpus, unit="document", private_vocabulary=(2.0, 5e-6), n_topics=3, metrics=False,
+                          ledger=str(L), **asked)
+    ledger = DatasetLedger(L)
+    name = fingerprint(corpus)
+    assert ledger.datasets() == [name]
+    (release,) = ledger.releases(name)
+    assert release["kind"] == "fit" and len(release["groups"]) > 1      # the vocabulary's event and the fit's
+    total = ledger.total(name)
+    assert total["epsilon_total"] == pytest.approx(r.card["epsilon"], rel=VOCABULARY_SPEND_RTOL)
+    assert total["delta_total"] == pytest.approx(r.card["delta"])
+    line = r.model.privacy_["dataset_ledger"]
+    assert line["dataset"] == name and "over 1 release" in line["line"]
+    assert line["epsilon_total"] == pytest.approx(total["epsilon_total"])
+
+
+def test_a_cap_the_whole_run_would_exceed_refuses_it_before_the_set_union_draws(corpus, tmp_path, monkeypatch):
+    """The cap admits the vocabulary's 0.4 alone, not with the trainer's 1: refused before the DP set union draws,
+    nothing written."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.errors import BudgetExceededError
+    from dptopic.models import fdptm
+
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
+    L = tmp_path / "l.sqlite"
+    DatasetLedger(L).set_cap("posts", 1.0, 1e-5)
+    with pytest.raises(BudgetExceededError, match="capped at epsilon = 1"):
+        dptopic.train(corpus, unit="document", epsilon=1.0, delta=5e-6, private_vocabulary=(0.4, 5e-6),
+                      n_topics=3, ledger=str(L), dataset="posts")
+    assert DatasetLedger(L).releases("posts") == []
+
+
 def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_read(corpus, monkeypatch):
     from dptopic.models import fdptm
 

@@ -373,13 +373,17 @@ class DatasetLedger:
                         (epsilon, None if epsilon is None else delta, dataset))
 
     def debit(self, dataset: str, trainer: str, unit: str, groups, delta: float, *, kind: str = "fit",
-              guarantee: bool = True, release_id: int | None = None, note: str | None = None) -> int:
+              guarantee: bool = True, release_id: int | None = None, note: str | None = None,
+              planned=()) -> int:
         """Record a release of ``groups`` (``[(event, count), ...]``) from ``dataset`` and return its id; with
         ``release_id``, add ``groups`` to that release instead (more of one fit, such as replayed sweeps). Refused
         with :class:`~dptopic.errors.BudgetExceededError`, nothing written, when the dataset's cap would be
-        exceeded. Call it before the release's noise is drawn."""
+        exceeded. Call it before the release's noise is drawn. ``planned``: the rest of this release, added later
+        with ``release_id`` (a run's fit after its private vocabulary): counted in the cap's check now, not
+        written."""
         dataset = check_name(dataset)
         groups = [(e, int(n)) for e, n in groups]
+        planned = [(e, int(n)) for e, n in planned]
         text = events_to_json(groups)
         with self._write() as con:
             self._ensure_dataset(con, dataset)
@@ -396,6 +400,10 @@ class DatasetLedger:
                    "guarantee": guarantee}
             cap = self._cap(con, dataset)
             if cap is not None:
+                if planned:     # the whole release, as it will be once its planned part is added
+                    whole = _merge(groups + planned)
+                    e_w, d_w = release_guarantee(whole, delta) if guarantee else (math.inf, float(delta))
+                    new = dict(new, groups=whole, epsilon=e_w, delta=d_w)
                 tot = compose_releases(releases + [new], cap[1])
                 spent = tot["epsilon_total"]
                 if spent is None or spent > cap[0] * (1 + 1e-9):

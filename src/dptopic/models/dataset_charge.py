@@ -277,6 +277,9 @@ def after_fit(model, charge: Charge) -> None:
             charge.release_id = charge.ledger.debit(
                 charge.dataset, charge.trainer, str(rep.get("unit") or "word"), spent, charge.delta,
                 note="recorded after its noise was drawn (its trainer reserves no plan)")
+    elif not charge.reserved and claims and spent:      # a run's release opened before its fit (open_run_charge)
+        charge.ledger.debit(charge.dataset, charge.trainer, str(rep.get("unit") or "word"), spent, charge.delta,
+                            release_id=charge.release_id)
     elif not claims:
         charge.ledger.mark_no_guarantee(charge.release_id, "claims no differential privacy guarantee: what it"
                                                            " released is bounded by no epsilon")
@@ -330,3 +333,25 @@ def debit_outside_fit(what: str, unit: str, groups, delta: float, X, model=None)
         return None
     ledger = DatasetLedger(path)
     return ledger.debit(dataset_name(probe, X), what, unit, groups, delta, kind="vocabulary")
+
+
+def open_run_charge(model, X, groups, planned, delta: float, unit: str = "document", note: str | None = None):
+    """A run that releases from its dataset before its trainer's fit (a vocabulary chosen by DP set union) is one
+    release on the dataset's ledger: its cap checked now for the whole run, ``groups`` (released before the fit)
+    and ``planned`` (the fit's plan), before any noise is drawn, and refused with nothing written; ``groups`` is
+    written now, and the fit, run inside ``hook(charge)`` and ended by :func:`after_fit`, adds what it reserves to
+    the same release. ``X`` is the data the user gave (the dataset's name, as a fit of it is charged under), and
+    ``delta`` the whole run's. Returns the :class:`Charge`, or None when no ledger is on (or a charged fit or
+    search around the run records its own)."""
+    if charging_active():
+        return None
+    check_params(model)
+    path = ledger_path(model)
+    if path is None:
+        return None
+    ledger = DatasetLedger(path)
+    name = dataset_name(model, X)
+    trainer = type(model).__name__
+    charge = Charge(ledger, name, trainer, float(delta))
+    charge.release_id = ledger.debit(name, trainer, unit, groups, float(delta), planned=planned, note=note)
+    return charge

@@ -1,7 +1,8 @@
 """``dptopic.train``: one training run, in the order that keeps every release inside the guarantee.
 
 1. :func:`check_inputs` reads and checks every input before the first release (nothing is drawn until every input
-   is known good);
+   is known good); with a private vocabulary and a ledger on, :func:`charge_run` opens the run's one release on the
+   dataset's ledger, the cap checked for the whole run (the words' selection and the trainer's plan);
 2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
    the corpus's own;
 3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.models.by_unit.split_for`);
@@ -22,6 +23,7 @@ to ``callback``.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 from dataclasses import dataclass, field
@@ -43,6 +45,8 @@ from ..corpus.summary import median_user_length
 from ..advice import too_small_message
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models.fdptm import compose_privacy
+from ..models.dataset_charge import after_fit, charging_active, hook, ledger_path, model_delta, open_run_charge
+from ..accounting.events import ApproxDPEvent
 from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
@@ -103,6 +107,7 @@ class _Inputs:
     user_epsilon: float | None = None
     forecast: tuple | None = None     # (unit, epsilon, delta) when the run forecasts its topics' use
     names: dict = field(default_factory=dict)
+    charge: object = None     # the run's release on the dataset's ledger, opened before the private vocabulary
 
 
 def _say(result: TrainingResult, callback, step: str, line: str | None = None) -> None:
@@ -210,9 +215,11 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     _say(result, callback, "checked")
     if inputs.shards is not None:
         return _train_shards(result, inputs, out, save_metrics, callback)
+    share_of = None if total is None else (lambda e: _with_vocabulary_words(rebuild(e), private_vocabulary))
+    charge_run(result, inputs, total, share_of)
     choose_vocabulary(result, inputs, seed=seed, callback=callback)
     if total is not None:
-        solve_model_share(result, total, lambda e: _with_vocabulary_words(rebuild(e), private_vocabulary))
+        solve_model_share(result, total, share_of)
     split(result, inputs, test_size, callback=callback, split_as=split_as)
     forecast(result, inputs)
     fit(result, inputs, callback=callback)
@@ -359,6 +366,34 @@ def _shards_of(corpus):
     return None
 
 
+# ----------------------------------------------------------------------------------------- 1b. the run's charge
+def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) -> None:
+    """With a private vocabulary and a ledger on: the run is one release of its dataset (the words' DP set union and
+    the trainer's fit), charged under the name the user's corpus is charged under (``dataset``, ``--dataset`` or
+    its fingerprint), and the dataset's cap checked for the whole run before the set union draws, so that a run the
+    cap refuses spends nothing (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read
+    from public settings before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share
+    solved for it); its fit adds what it reserves to the release, the cap checked again. No ledger: nothing."""
+    if inputs.private_vocabulary is None or not getattr(result.model, "_spends_budget", False) \
+            or charging_active() or ledger_path(result.model) is None:
+        return      # a trainer whose fit no ledger charges: the set union records its own release
+    eps_v, delta_v = inputs.private_vocabulary
+    event = ApproxDPEvent(eps_v, delta_v, label="DP set union vocabulary", unit="document")
+    model = result.model
+    plan = None
+    try:
+        if total is not None:       # the share it will get, as solve_model_share solves it, at a size not known yet
+            model = build(_share(total, event, None, build))
+        plan = model.release_plan(None) if getattr(model, "release_plan", None) is not None else None
+    except DPTopicError:    # no plan before the words: the fit's reservation is checked against the cap (and
+        pass                # solve_model_share refuses a share it cannot solve)
+    planned = plan.groups() if plan is not None and plan.guarantee else []
+    delta = total[1] if total is not None else model_delta(model) + delta_v
+    inputs.charge = open_run_charge(
+        result.model, inputs.corpus, [(event, 1)], planned, delta,
+        note=f"the private vocabulary (DP set union, eps_V={eps_v:g}, delta_V={delta_v:g}) and the trainer's fit")
+
+
 # ------------------------------------------------------------------------------------------------- 2. vocabulary
 def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callback=None) -> None:
     """The training corpus over its words: a public list given (nothing chosen from the data); words chosen by DP set
@@ -379,8 +414,9 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
 
     eps_v, delta_v = inputs.private_vocabulary
     secure = bool(getattr(result.model, "secure", False))
-    chosen, event = restrict_to_private_vocabulary(corpus, eps_v, delta_v, mechanism=inputs.vocabulary_policy,
-                                                   seed=None if secure else seed, secure=secure)
+    with _charged(inputs):      # the run's release holds the selection: charged once, before its noise
+        chosen, event = restrict_to_private_vocabulary(corpus, eps_v, delta_v, mechanism=inputs.vocabulary_policy,
+                                                       seed=None if secure else seed, secure=secure)
     result.corpus, result.vocabulary_event = chosen, event
     # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
     # the data; the composed report then names it as selected privately
@@ -505,8 +541,16 @@ def fit(result: TrainingResult, inputs: _Inputs, callback=None) -> None:
     with warnings.catch_warnings():
         if inputs.forecast is not None:     # said once, before the fit, by forecast()
             warnings.simplefilter("ignore", ForecastWarning)
-        result.model.fit(result.train, vocabulary=result.vocabulary, **kw)
+        with _charged(inputs):
+            result.model.fit(result.train, vocabulary=result.vocabulary, **kw)
+    if inputs.charge is not None:
+        after_fit(result.model, inputs.charge)
     _say(result, callback, "fit")
+
+
+def _charged(inputs: _Inputs):
+    """``hook(inputs.charge)`` around a release of the run (its own charge already on the ledger), or nothing."""
+    return contextlib.nullcontext() if inputs.charge is None else hook(inputs.charge)
 
 
 # ------------------------------------------------------------------------------------------------ 5. the metrics
@@ -543,14 +587,21 @@ def solve_model_share(result: TrainingResult, total: tuple, build) -> None:
     if getattr(result.model, "release_plan", None) is None or not result.model.release_plan(n_words).guarantee:
         raise DPTopicError(f"vocabulary_in_total needs a private trainer: {type(result.model).__name__} claims no"
                            " guarantee to share the total with.")
-
-    def composed(e: float) -> float:
-        return composed_epsilon(result.vocabulary_event, build(e).release_plan(n_words), delta - delta_v)
-
-    share = model_epsilon_within_total(composed, epsilon, eps_v)
+    share = _share(total, result.vocabulary_event, n_words, build)
     result.model = build(share)
     result.notes.append(f"the trainer's share of epsilon {epsilon:g}: {share:.6g} at delta {delta - delta_v:g} (the"
                         f" private vocabulary takes ({eps_v:g}, {delta_v:g}), composed as the card states it)")
+
+
+def _share(total: tuple, event, n_words, build) -> float:
+    """The trainer's epsilon at which the composed total over ``n_words`` words (None: a size not known yet, the
+    trainer's plan for it) is the total asked."""
+    epsilon, delta, eps_v, delta_v = total
+
+    def composed(e: float) -> float:
+        return composed_epsilon(event, build(e).release_plan(n_words), delta - delta_v)
+
+    return model_epsilon_within_total(composed, epsilon, eps_v)
 
 
 def compose_vocabulary(result: TrainingResult) -> None:
