@@ -36,7 +36,7 @@ test-deps: $(STAMP)
 	fi
 
 test: test-deps
-	$(BIN)/python -m pytest -q -n auto --durations=25
+	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
 test-slow: $(STAMP)
