@@ -598,8 +598,9 @@ def test_cli_warnings_are_one_line(tmp_path):
 
 
 def test_cli_svi_with_private_vocabulary_saves(tmp_path):
-    r = run_dptopic("train", "--algorithm", "svi", "--private-vocabulary", "0.5,1e-6", "--epsilon", "2", "--topics", "5",
-                    "--out", tmp_path / "m")
+    # 300 documents of 12 words: every word is common enough for the private set union to keep it
+    r = run_dptopic("train", "--corpus", _posts(tmp_path, n=300), "--algorithm", "svi", "--private-vocabulary",
+                    "0.5,1e-6", "--epsilon", "2", "--topics", "5", "--out", tmp_path / "m")
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
     assert rep["private"] and "vocabulary_selection" in rep and math.isfinite(rep["epsilon"])
