@@ -8,6 +8,7 @@ import pytest
 
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
+from helpers import run_dptopic
 
 
 def test_train_topics_evaluate_prepare(textfile, tmp_path, capsys):
@@ -77,7 +78,7 @@ def test_bad_input_is_one_line(args, msg, tmp_path):
         p = tmp_path / "empty.txt"
         p.write_text("the of and\n")
         args = [str(p) if a == "EMPTY" else a for a in args]
-    r = subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+    r = run_dptopic(*args)      # in this process (test_help_lists_commands runs the real entry point)
     assert r.returncode == 2
     assert msg in r.stderr and "Traceback" not in r.stderr
     err_lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error") or "error:" in ln]
