@@ -481,15 +481,19 @@ def test_train_private_vocabulary_huge_epsilon_cli(tmp_path):
                          "1000,1e-5", "--out", tmp_path / "x", timeout=300), "--private-vocabulary", "(0, 500]")
 
 
-def test_scheduler_cli_malformed(tmp_path):
-    subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler",
+def test_scheduler_cli_malformed(tmp_path, textfile):
+    subprocess_error_line(run_dptopic("train", "--corpus", textfile, "--topics", 2, "--iterations", 1, "--scheduler",
                          "tcp://[::1:5", "--out", tmp_path / "x"), "invalid --scheduler")
 
 
-def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path):
+def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path, textfile, monkeypatch):
+    from dptopic.backends import cluster
+
+    # the listener never greets: wait 1 s for the greeting, not the default PROBE_SECONDS
+    monkeypatch.setattr(cluster.probe_scheduler, "__defaults__", (1.0,))
     srv = TcpListener()
     try:
-        r = run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
+        r = run_dptopic("train", "--corpus", textfile, "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
                  "--out", tmp_path / "x", timeout=60)
     finally:
         srv.close()
