@@ -199,3 +199,21 @@ def test_the_lira_experiment_lists_the_tpr_against_k_table(tmp_path, capsys):
                  "--trainer", "cgs", "--cgs-iterations", "2", "--k-grid", "2", "4", "--out", str(out)]) == 0
     written = " ".join(capsys.readouterr().out.split())
     assert (out / "fig3_tpr_vs_k.csv").exists() and "fig3_tpr_vs_k.csv" in written
+
+
+def test_the_f1_bootstrap_counts_as_scikit_learns_macro_f1():
+    """The bootstrap's macro F1 per resample is scikit-learn's (labels of either side, zero_division=0), on the same
+    resamples drawn from the same stream."""
+    from sklearn.metrics import f1_score
+
+    from dptopic.attacks.classifier_mia import _f1_bootstrap_se
+
+    for seed in range(12):
+        g = np.random.default_rng(seed)
+        n, k = int(g.integers(2, 30)), int(g.integers(1, 5))
+        lab = np.array(["a", "b", "c", "d"])[:k] if seed % 2 else np.arange(k)
+        yt, yp = lab[g.integers(k, size=n)], lab[g.integers(k, size=n)]
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        vals = [f1_score(yt[i], yp[i], average="macro", zero_division=0)
+                for i in (r2.integers(n, size=n) for _ in range(40))]
+        assert _f1_bootstrap_se(yt, yp, r1, 40) == pytest.approx(np.std(vals, ddof=1), abs=1e-12)

@@ -8,6 +8,7 @@ import pytest
 
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
+from helpers import run_dptopic
 
 
 def test_train_topics_evaluate_prepare(textfile, tmp_path, capsys):
@@ -77,7 +78,7 @@ def test_bad_input_is_one_line(args, msg, tmp_path):
         p = tmp_path / "empty.txt"
         p.write_text("the of and\n")
         args = [str(p) if a == "EMPTY" else a for a in args]
-    r = subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+    r = run_dptopic(*args)      # in this process (test_help_lists_commands runs the real entry point)
     assert r.returncode == 2
     assert msg in r.stderr and "Traceback" not in r.stderr
     err_lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error") or "error:" in ln]
@@ -224,10 +225,12 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_pat
 def test_builtin_corpus_keeps_one_row_per_paragraph_for_transform(tmp_path):
     """transform --corpus demo wrote 23,280 rows for 23,431 paragraphs: the built-in corpora ignored drop_empty."""
     from dptopic.cli._common import load_corpus
+    from dptopic.corpus import Vocabulary
     from dptopic.datasets import load_sotu
 
     full = load_sotu(max_vocab=None, min_df=1, stop_words=None)
-    vocab = load_sotu().vocabulary
+    # a model's vocabulary: 300 of the corpus's words (reading the demo again for its default vocabulary costs seconds)
+    vocab = Vocabulary(full.vocabulary.words[:300])
     kept = load_corpus("demo", vocabulary=vocab, into_model=True, drop_empty=False)
     assert kept.n_docs == full.n_docs + full.n_empty_dropped
     assert load_corpus("demo", vocabulary=vocab, into_model=True).n_docs < kept.n_docs

@@ -481,15 +481,19 @@ def test_train_private_vocabulary_huge_epsilon_cli(tmp_path):
                          "1000,1e-5", "--out", tmp_path / "x", timeout=300), "--private-vocabulary", "(0, 500]")
 
 
-def test_scheduler_cli_malformed(tmp_path):
-    subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler",
+def test_scheduler_cli_malformed(tmp_path, textfile):
+    subprocess_error_line(run_dptopic("train", "--corpus", textfile, "--topics", 2, "--iterations", 1, "--scheduler",
                          "tcp://[::1:5", "--out", tmp_path / "x"), "invalid --scheduler")
 
 
-def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path):
+def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path, textfile, monkeypatch):
+    from dptopic.backends import cluster
+
+    # the listener never greets: wait 1 s for the greeting, not the default PROBE_SECONDS
+    monkeypatch.setattr(cluster.probe_scheduler, "__defaults__", (1.0,))
     srv = TcpListener()
     try:
-        r = run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
+        r = run_dptopic("train", "--corpus", textfile, "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
                  "--out", tmp_path / "x", timeout=60)
     finally:
         srv.close()
@@ -598,8 +602,9 @@ def test_cli_warnings_are_one_line(tmp_path):
 
 
 def test_cli_svi_with_private_vocabulary_saves(tmp_path):
-    r = run_dptopic("train", "--algorithm", "svi", "--private-vocabulary", "0.5,1e-6", "--epsilon", "2", "--topics", "5",
-                    "--out", tmp_path / "m")
+    # 300 documents of 12 words: every word is common enough for the private set union to keep it
+    r = run_dptopic("train", "--corpus", _posts(tmp_path, n=300), "--algorithm", "svi", "--private-vocabulary",
+                    "0.5,1e-6", "--epsilon", "2", "--topics", "5", "--out", tmp_path / "m")
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
     assert rep["private"] and "vocabulary_selection" in rep and math.isfinite(rep["epsilon"])

@@ -202,13 +202,24 @@ F1_BOOTSTRAP = 200
 
 
 def _f1_bootstrap_se(y_true, y_pred, rng, n_boot: int = F1_BOOTSTRAP) -> float:
-    """Standard error of the macro F1 by a bootstrap over the test documents (its spread over resamples)."""
-    from sklearn.metrics import f1_score  # scikit-learn: heavy, loaded when used
+    """Standard error of the macro F1 by a bootstrap over the test documents (its spread over resamples).
 
+    Each resample's macro F1 is scikit-learn's ``f1_score(average="macro", zero_division=0)``: the mean, over the
+    labels present in that resample's truth or predictions, of ``2 tp / (n_true + n_pred)``; counted here with
+    ``np.bincount`` (scikit-learn's per-call input checks cost ~4 ms a resample, most of an attack's time)."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     n = len(y_true)
     if n < 2:
         return float("nan")
-    vals = [f1_score(y_true[i], y_pred[i], average="macro", zero_division=0)
-            for i in (rng.integers(n, size=n) for _ in range(n_boot))]
+    _, codes = np.unique(np.concatenate([y_true, y_pred]), return_inverse=True)
+    codes = codes.reshape(-1)
+    t, p = codes[:n], codes[n:]
+    k = int(codes.max()) + 1
+    vals = []
+    for i in (rng.integers(n, size=n) for _ in range(n_boot)):
+        ti, pi = t[i], p[i]
+        tp = np.bincount(ti[ti == pi], minlength=k)
+        both = np.bincount(ti, minlength=k) + np.bincount(pi, minlength=k)
+        present = both > 0
+        vals.append(float(np.mean(2.0 * tp[present] / both[present])))
     return float(np.std(vals, ddof=1))
