@@ -367,7 +367,7 @@ def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path)
     # the same database refuses to be served for word-level reports
     word_srv = Server(tmp_path, db, "--train-interval", "0")
     with pytest.raises(RuntimeError, match="--report-kind"):
-        word_srv.start(timeout=60)
+        word_srv.start_refused(timeout=60)
 
 
 @pytest.mark.service
