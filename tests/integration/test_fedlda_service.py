@@ -22,7 +22,8 @@ from dptopic.federated.server import full_vocabulary_topics  # noqa: E402
 from dptopic.models import FedLDA  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
 
-from service_helpers import Server, corpus_of, get_json, http, make_data, raw_fed_message  # noqa: E402
+from service_helpers import (InProcessServer, Server, corpus_of, get_json, http, make_data, raw_fed_message,  # noqa: E402
+                             service_config)
 from helpers import run_dptopic  # noqa: E402
 
 
@@ -260,15 +261,13 @@ def test_pull_fed_refuses_malformed_answers_in_one_line(fed, tmp_path):
 @pytest.mark.service
 def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
     tmp = fed["tmp"]
-    srv = Server(tmp, f"sqlite:///{tmp / 'nofed.db'}", "--train-interval", "0").start()
-    try:
+    # the service app without FedLDA under uvicorn in this process: what it answers needs no serve process
+    with InProcessServer(service_config(fed["words"], f"sqlite:///{tmp / 'nofed.db'}")) as srv:
         status, doc = get_json(srv.url + "/v1/fed/model")
         assert status == 404 and doc["error"]["code"] == "fed_disabled" and "\n" not in doc["error"]["message"]
         line = one_line_error(run_cli("pull", "--server", srv.url, "--out", str(tmp / "nofed"), "--fed"))
         assert "no FedLDA rounds" in line
         assert not (tmp / "nofed").exists()
-    finally:
-        srv.stop()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
