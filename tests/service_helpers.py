@@ -75,14 +75,30 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = None
 
-    def start(self, timeout: float = 120.0) -> "Server":
+    def argv(self) -> list[str]:
+        """The ``dptopic serve`` arguments this server runs with."""
         # OLP-LDA's sweeps: document-level reports train LocalDocumentLDA, and serve refuses flags without effect
         kind = (["--report-kind", "document", "--epsilon-doc", "8"] if self.document else
                 ["--epsilon-word", "2.0", "--prior", str(self.tmp / "prior.txt"), "--iterations", "10",
                  "--prior-iterations", "20"])
-        cmd = [sys.executable, "-m", "dptopic", "serve", "--database", self.database, "--host", "127.0.0.1",
-               "--port", str(self.port), "--vocabulary", str(self.tmp / "vocab.txt"), *kind,
-               "--token-file", str(self.tmp / "token"), "--topics", "4", "--batch-size", "40", "--quiet", *self.extra]
+        return ["serve", "--database", self.database, "--host", "127.0.0.1", "--port", str(self.port),
+                "--vocabulary", str(self.tmp / "vocab.txt"), *kind, "--token-file", str(self.tmp / "token"),
+                "--topics", "4", "--batch-size", "40", "--quiet", *self.extra]
+
+    def start_refused(self, timeout: float = 120.0) -> None:
+        """For a start that ``serve`` must refuse before it listens: the same command run in this process
+        (``helpers.run_dptopic``, sparing a new interpreter's imports), its output written to the log that
+        ``log_text`` reads. Raises ``RuntimeError`` as ``start`` does when the server exits; a server that starts
+        instead serves in this process until ``timeout`` stops it, which fails the test."""
+        from helpers import run_dptopic
+
+        r = run_dptopic(*self.argv(), timeout=timeout)
+        with open(self.tmp / f"server-{self.port}.log", "a") as log:
+            log.write(r.stdout + r.stderr)
+        raise RuntimeError(f"server exited with {r.returncode}: {self.log_text()[-2000:]}")
+
+    def start(self, timeout: float = 120.0) -> "Server":
+        cmd = [sys.executable, "-m", "dptopic", *self.argv()]
         env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.log = open(self.tmp / f"server-{self.port}.log", "ab")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +22,8 @@ from dptopic.federated.server import full_vocabulary_topics  # noqa: E402
 from dptopic.models import FedLDA  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
 
-from service_helpers import Server, corpus_of, get_json, http, make_data, raw_fed_message  # noqa: E402
+from service_helpers import (InProcessServer, Server, corpus_of, get_json, http, make_data, raw_fed_message,  # noqa: E402
+                             service_config)
 from helpers import run_dptopic  # noqa: E402
 
 
@@ -33,11 +31,9 @@ EPS, K, PAD, N_REPORT, USERS, ROUNDS = 5.0, 3, 16, 30, 3, 2
 
 
 def run_cli(*args, timeout=120):
-    import os
-
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    """``dptopic ARGS`` run in this process (``helpers.run_dptopic``): the client commands these tests run need no
+    process of their own, and a new interpreter's imports took seconds per call."""
+    return run_dptopic(*args, timeout=timeout)
 
 
 def one_line_error(r):
@@ -265,15 +261,13 @@ def test_pull_fed_refuses_malformed_answers_in_one_line(fed, tmp_path):
 @pytest.mark.service
 def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
     tmp = fed["tmp"]
-    srv = Server(tmp, f"sqlite:///{tmp / 'nofed.db'}", "--train-interval", "0").start()
-    try:
+    # the service app without FedLDA under uvicorn in this process: what it answers needs no serve process
+    with InProcessServer(service_config(fed["words"], f"sqlite:///{tmp / 'nofed.db'}")) as srv:
         status, doc = get_json(srv.url + "/v1/fed/model")
         assert status == 404 and doc["error"]["code"] == "fed_disabled" and "\n" not in doc["error"]["message"]
         line = one_line_error(run_cli("pull", "--server", srv.url, "--out", str(tmp / "nofed"), "--fed"))
         assert "no FedLDA rounds" in line
         assert not (tmp / "nofed").exists()
-    finally:
-        srv.stop()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -282,8 +276,6 @@ def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
 # randomized, kept or sent. Before, ``sample_ratio`` 2 or ``n_topics`` 0 failed inside NumPy with a traceback after the
 # reports were drawn, ``pad_length`` 10^9 exhausted the device's memory, and a negative ``alpha`` or a fractional
 # ``subset_size`` was taken as it came.
-
-SRC = str(Path(dptopic.__file__).resolve().parents[1])     # the dptopic under test, in the CLI too
 
 
 class _Fake(BaseHTTPRequestHandler):
@@ -571,9 +563,6 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    import subprocess
-    import sys
-
     from service_helpers import Server, corpus_of, get_json, http, make_data
 
     from dptopic.federated import vocabulary_fingerprint
@@ -598,13 +587,12 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "3",
                    "--fed-report-words", "50")
     with pytest.raises(RuntimeError, match="--fed-report-words 40"):
-        again.start(timeout=60)
+        again.start_refused(timeout=60)
     # settings that cannot work: one line, before anything starts
     for extra, msg in ((["--fed-report-words", "40"], "no effect without FedLDA"),
                        (["--fed-epsilon-per-entry", "5", "--fed-report-words", "500"], "between --fed-topics")):
-        r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--vocabulary", str(tmp_path / "vocab.txt"),
-                            "--epsilon-word", "2", "--database", f"sqlite:///{tmp_path / 'other.db'}", *extra],
-                           capture_output=True, text=True, timeout=120)
+        r = run_dptopic("serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--database",
+                        f"sqlite:///{tmp_path / 'other.db'}", *extra, timeout=120)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
 
 

@@ -367,7 +367,7 @@ def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path)
     # the same database refuses to be served for word-level reports
     word_srv = Server(tmp_path, db, "--train-interval", "0")
     with pytest.raises(RuntimeError, match="--report-kind"):
-        word_srv.start(timeout=60)
+        word_srv.start_refused(timeout=60)
 
 
 @pytest.mark.service
@@ -505,15 +505,17 @@ def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_mal
 
 @pytest.mark.service
 def test_topics_words_takes_ascii_digits_only(tmp_path):
-    make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
-    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'q.db'}", "--train-interval", "0", document=True).start()
-    try:
+    from dptopic.service.config import ServiceConfig
+
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
+    # a document-kind app under uvicorn in this process: what /v1/topics answers needs no serve process
+    cfg = ServiceConfig(words, None, database=f"sqlite:///{tmp_path / 'q.db'}", report_kind="document",
+                        epsilon_doc=8.0, n_topics=4, train_interval=0)
+    with InProcessServer(cfg) as srv:
         assert http("GET", srv.url + "/v1/topics?words=5")[0] == 200
         for bad in ("%D9%A1%D9%A0", "1_0", "%205", "-1", "0", "101", "x"):
             status, _, data = http("GET", srv.url + f"/v1/topics?words={bad}")
             assert status == 400 and json.loads(data)["error"]["code"] == "bad_request", bad
-    finally:
-        srv.stop()
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -25,8 +25,7 @@ from dptopic.service.storage import (Storage, StorageError, StoragePermissionErr
 from dptopic.service.trainer import Trainer  # noqa: E402
 
 from service_helpers import (PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
-                             crash_scenario, get_json, http, make_data, make_words, post_reports, throwaway_postgres,
-                             throwaway_postgres_url)
+                             crash_scenario, get_json, http, make_data, make_words, post_reports, throwaway_postgres)
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +84,10 @@ def test_kill_9_while_posting_and_training_postgres(pg, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def pg_url():
-    yield from throwaway_postgres_url()
+def pg_url(pg):
+    """The URL of the module's one throwaway cluster (``pg``): each test that takes it makes a database of its own
+    there (``new_database``), so the tests share the cluster's start-up and not their tables."""
+    return pg.url
 
 
 _n_db = iter(range(1_000_000))

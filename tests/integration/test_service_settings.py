@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +32,8 @@ from dptopic.local import Randomizer, ReportSet  # noqa: E402
 from dptopic.local.document import DocumentRandomizer, DocumentReportSet  # noqa: E402
 
 from conftest import flat  # noqa: E402
-from service_helpers import (InProcessServer, NoServer, SRC, Server, admin, corpus_of, get_json, http, make_data,  # noqa: E402
+from helpers import run_dptopic  # noqa: E402
+from service_helpers import (InProcessServer, NoServer, Server, admin, corpus_of, get_json, http, make_data,  # noqa: E402
                              plain_report_body, post_reports, service_config, upload_key)
 
 
@@ -82,7 +80,7 @@ def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_sta
                    "--fed-pad-length", "32")
     with pytest.raises(RuntimeError, match="--fed-epsilon-per-entry 5.0, --fed-topics 4 but the server was started with"
                                            " --fed-epsilon-per-entry 2.0, --fed-topics 5"):
-        again.start(timeout=60)
+        again.start_refused(timeout=60)
     assert "Traceback" not in again.log_text()
     srv = Server(tmp_path, db, *fed).start()
     try:
@@ -157,9 +155,8 @@ def test_a_deeply_nested_document_header_is_refused_in_one_line(doc_server, tmp_
     assert "RecursionError" not in srv.log_text() and "Traceback" not in srv.log_text()
     path = tmp_path / "deep.bin"
     path.write_bytes(with_raw_header(good, b"[" * 2000 + b"]" * 2000))
-    r = subprocess.run([sys.executable, "-m", "dptopic", "train", "--algorithm", "ldp-doc", "--reports", str(path),
-                        "--topics", "3", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": SRC})
+    r = run_dptopic("train", "--algorithm", "ldp-doc", "--reports", str(path), "--topics", "3", "--out",
+                    str(tmp_path / "out"), timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "RecursionError" not in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "deeper than 64 levels" in r.stderr, r.stderr
 

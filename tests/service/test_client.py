@@ -6,11 +6,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import os
-import subprocess
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -24,10 +20,8 @@ from dptopic.service.app import Service  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
+from helpers import run_dptopic  # noqa: E402
 from service_helpers import free_port, make_words  # noqa: E402
-
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _canned_server():
@@ -78,9 +72,9 @@ def canned_shared():
 
 
 def _cli(*args, cwd=None):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=cwd)
+    """``dptopic ARGS`` in this process (``helpers.run_dptopic``): a client command against a canned server needs no
+    interpreter of its own, whose imports took seconds per call."""
+    return run_dptopic(*args, timeout=120, cwd=cwd)
 
 
 def _valid_config():

@@ -325,18 +325,14 @@ def test_a_query_parameter_given_twice_is_refused(served_2):
 
 def test_malformed_http_framing_gets_the_json_error(tmp_path):
     pytest.importorskip("uvicorn")
-    from service_helpers import Server, make_data
-
-    make_data(tmp_path)
-    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'h.db'}", "--train-interval", "0").start()
-    try:
+    words, _ = make_data(tmp_path)
+    # the app under uvicorn with the protocol class serve uses (httptools'), in this process: no serve process needed
+    with ServedLikeServe(service_config(words, f"sqlite:///{tmp_path / 'h.db'}"), True) as srv:
         with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
             s.sendall(b"POST /v1/reports HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
             data = b""
             while chunk := s.recv(4096):
                 data += chunk
-    finally:
-        srv.stop()
     head, _, body = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
     assert json.loads(body)["error"]["code"] == "bad_request"
