@@ -35,7 +35,10 @@ test-deps: $(STAMP)
 			|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"; \
 	fi
 
+# dptopic's bytecode is compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
+# Python caches none, and each process the tests start (servers, command runs) would compile it again
 test: test-deps
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
