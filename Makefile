@@ -39,7 +39,7 @@ test-deps: $(STAMP)
 # Python caches none, and each process the tests start (servers, command runs) would compile it again
 test: test-deps
 	$(BIN)/python -m compileall -q src >/dev/null
-	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
+	$(BIN)/python -m pytest -q -n auto --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
 test-slow: $(STAMP)
