@@ -202,7 +202,9 @@ def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_rea
                     (dict(unit="document", epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6), user_epsilon=2.0),
                      "not a per-user budget"),
                     (dict(model=dptopic.LDA(n_topics=2), epsilon=1.0, delta=1e-5, private_vocabulary=(0.4, 5e-6)),
-                     "needs a private trainer: LDA claims no guarantee")):
+                     "needs a private trainer: LDA claims no guarantee"),
+                    (dict(model=type("MyCooc", (dptopic.DocDPCooccurrence,), {})(n_topics=2), epsilon=1.0,
+                          delta=1e-5, private_vocabulary=(0.4, 5e-6)), "MyCooc is not one; give algorithm=")):
         with pytest.raises(DPTopicError, match=why) as e:
             dptopic.train(corpus, vocabulary_in_total=True, **kw)
         assert "\n" not in str(e.value)

@@ -238,7 +238,12 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
 def _at_share(model, delta):
     """``vocabulary_in_total`` with a built trainer: ``epsilon -> a copy of it`` whose total-epsilon parameter (the
     registry's ``Trainer.epsilon``) is ``epsilon`` and whose ``delta`` is the trainer's part of the total."""
-    name = trainer_of(model).epsilon
+    entry = trainer_of(model)
+    if entry is None:
+        raise DPTopicError(f"vocabulary_in_total sets the trainer's total-epsilon parameter, which the registry names"
+                           f" for dptopic's trainers only: {type(model).__name__} is not one; give algorithm= (or"
+                           " unit=) instead of the model.")
+    name = entry.epsilon
     if name is None:
         raise DPTopicError(f"vocabulary_in_total needs a private trainer: {type(model).__name__} claims no guarantee to"
                            " share the total with.")
@@ -374,7 +379,8 @@ def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) 
     cap refuses spends nothing (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read
     from public settings before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share
     solved for it); its fit adds what it reserves to the release, the cap checked again. No ledger: nothing."""
-    if inputs.private_vocabulary is None or not getattr(result.model, "_spends_budget", False) \
+    # a fit a ledger charges takes ledger= and dataset= (models/dataset_charge.py: the estimators' public contract)
+    if inputs.private_vocabulary is None or "ledger" not in result.model.get_params(deep=False) \
             or charging_active() or ledger_path(result.model) is None:
         return      # a trainer whose fit no ledger charges: the set union records its own release
     eps_v, delta_v = inputs.private_vocabulary
