@@ -6,9 +6,9 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-deps test-slow test-browser bench data docs clean setup
 
-# .venv is filled by uv, installed into it with pip: uv resolves and installs the same packages as pip in about a
-# sixth of the time (14 s against 80 s here). Where uv cannot be installed, pip does every install itself.
-pip_install = if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install -q --python $(BIN)/python $(1); \
+# .venv is filled by uv, installed into it with pip: uv installs the same packages at the same versions as pip, and
+# compiles their bytecode as pip does, in 33 s against pip's 80 s here. Where uv cannot be installed, pip does it all.
+pip_install = if [ -x $(BIN)/uv ]; then $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python $(1); \
 	else $(BIN)/python -m pip install -q $(1); fi
 
 $(STAMP): pyproject.toml
