@@ -188,6 +188,35 @@ def test_olplda_warns_when_prior_overlaps_stream(data):
         m.partial_fit(disjoint)
 
 
+def test_the_overlap_threshold_pools_the_null_distances_of_every_randomized_copy():
+    from dptopic.local.estimation import min_hamming, overlap_threshold
+
+    rng = np.random.default_rng(0)
+    prior = np.packbits(rng.random((30, 40)) < 0.2, axis=1, bitorder="little")
+    copies = [np.packbits(rng.random((30, 40)) < 0.3, axis=1, bitorder="little") for _ in range(3)]
+    null = np.concatenate([min_hamming(c, prior, exclude_diagonal=True) for c in copies])
+    thr = float(np.quantile(null, 0.05))
+    p = float(np.mean(null <= thr))
+    assert overlap_threshold(prior, copies, 0.05) == (thr, pytest.approx(p + 3 * np.sqrt(p * (1 - p) / 90) + 1 / 90))
+    # one copy, given as an array, is one copy
+    assert overlap_threshold(prior, copies[0]) == overlap_threshold(prior, copies[:1])
+
+
+def test_a_small_prior_is_randomized_until_the_overlap_check_rests_on_a_thousand_null_distances(data, monkeypatch):
+    import dptopic.models.olp_lda as olp
+
+    prior, stream, _ = data
+    seen = []
+    real = olp.overlap_threshold
+    monkeypatch.setattr(olp, "overlap_threshold", lambda P, copies, level: seen.append(
+        (len(P), [len(c) for c in copies])) or real(P, copies, level))
+    rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(prior.subset(np.arange(60)))
+    with pytest.warns(UserWarning, match="overlap"):
+        OLPLDA(prior, n_topics=4, n_iter=2, prior_iter=5, seed=2, verbose=0).partial_fit(rs)
+    ((n_prior, sizes),) = seen
+    assert set(sizes) == {n_prior} and sum(sizes) >= 1000 > sum(sizes) - n_prior
+
+
 # ------------------------------------------------------------------------- CLI
 def test_cli_randomize_and_train(data, tmp_path, capsys):
     prior, stream, _ = data

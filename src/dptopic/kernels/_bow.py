@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 from ..errors import DPTopicError
 
 OK, MEND, BAD_PTR, BAD_ID, BAD_COUNT = 0, 1, 2, 3, 4

@@ -3,7 +3,7 @@
 A list is ``(items, pos, length)``: ``items[:length]`` are the topics with a non-zero
 count and ``pos[k]`` is topic k's index in ``items`` (−1 when absent).
 """
-from numba import njit
+from ._jit import njit
 
 
 @njit(inline="always", cache=True)

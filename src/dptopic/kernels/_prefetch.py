@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 import numpy as np
-from numba import njit, types
+from numba import types
+
+from ._jit import njit
 from numba.extending import intrinsic
 
 

@@ -1,5 +1,5 @@
 """Binary search over a cumulative row, shared by the kernels that draw from a CDF."""
-from numba import njit
+from ._jit import njit
 
 
 @njit(inline="always", cache=True)

@@ -16,8 +16,10 @@ import functools
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic, overload
+
+from ._jit import njit
 
 VECTOR_FROM = 33  # with fewer topics the 64-wide pass mostly adds zeros: kernels keep the scalar loop
 LANES = 64  # the lane path covers up to 64 topics; ``h`` and ``p`` must have at least this many entries

@@ -11,7 +11,7 @@ local θ"). The draw uses the same blocked order of operations as :func:`~dptopi
 """
 from __future__ import annotations
 
-from numba import njit
+from ._jit import njit
 
 from .dense import blocked_draw, draw_buffers
 

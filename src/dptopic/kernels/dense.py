@@ -14,7 +14,7 @@ The conditional for token ``i`` (word ``w``, document ``d``), with ``¬i`` count
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from ._prefetch import prefetch
 from ._simd import LANES, VECTOR_FROM, lane_weights, vector_works

@@ -21,7 +21,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from ._bow import canonical_bow
 from .engine import make_shards

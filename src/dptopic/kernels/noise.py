@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .rng import _INV53, _S11, xorshift_step
 

@@ -18,7 +18,7 @@ draw ``q``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from .rng import next_uint64
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 _S23 = np.uint64(23)
 _S17 = np.uint64(17)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 from scipy.special import psi
 
 from ._bow import canonical_bow, segment_sums

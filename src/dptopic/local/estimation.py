@@ -134,15 +134,19 @@ def min_hamming(A: np.ndarray, B: np.ndarray, exclude_diagonal: bool = False, ch
     return out
 
 
-def overlap_threshold(prior_packed: np.ndarray, randomized_prior: np.ndarray, level: float = 0.05):
+def overlap_threshold(prior_packed: np.ndarray, randomized_prior, level: float = 0.05):
     """Null calibration of the overlap check.
 
     The distance from a randomized prior document to the nearest *other* prior document is
-    what a report of a non-member looks like. Returns ``(threshold, rate)``: the ``level``
-    quantile of that distance and an upper bound (3 standard errors) on the share of
-    non-members at or below it (distances are integers, so ties can push it above ``level``).
+    what a report of a non-member looks like. ``randomized_prior`` is one randomized copy of
+    the prior (rows in the prior's order), or a list of independent copies: each copy adds
+    ``len(prior_packed)`` draws of that null distance. Returns ``(threshold, rate)``: the
+    ``level`` quantile of the null distances and an upper bound (3 standard errors) on the
+    share of non-members at or below it (distances are integers, so ties can push it above
+    ``level``).
     """
-    null = min_hamming(randomized_prior, prior_packed, exclude_diagonal=True)
+    copies = [randomized_prior] if isinstance(randomized_prior, np.ndarray) else list(randomized_prior)
+    null = np.concatenate([min_hamming(c, prior_packed, exclude_diagonal=True) for c in copies])
     thr = float(np.quantile(null, level))
     p = float(np.mean(null <= thr))
     return thr, min(1.0, p + 3 * np.sqrt(p * (1 - p) / len(null)) + 1.0 / len(null))
