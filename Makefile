@@ -41,9 +41,12 @@ test-deps: $(STAMP)
 	fi
 
 # dptopic's bytecode is compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
-# Python caches none, and each process the tests start (servers, command runs) would compile it again
+# Python caches none, and each process the tests start (servers, command runs) would compile it again. So are its
+# numba kernels, into their cache, in two processes (tests/compile_kernels.py): on a fresh clone every test worker
+# would otherwise compile the same kernels at the same time.
 test: test-deps
 	$(BIN)/python -m compileall -q src >/dev/null
+	$(BIN)/python tests/compile_kernels.py
 	$(BIN)/python -m pytest -q -n auto --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)

@@ -1,0 +1,64 @@
+"""Compile dptopic's numba kernels into their cache before the suite (``make test`` runs this first).
+
+On a fresh clone the kernels' cache is empty, and every test worker, command and server the suite starts compiled the
+kernels it met first by itself, the workers at the same time: about 100 s of the suite's time on 2 cores. Here each
+trainer of the registry fits a tiny corpus once (3 and 40 topics, the scalar and the vector kernels), in two processes
+that share the trainers; the suite then loads most kernels from the cache. Nothing is asserted: a trainer that fails
+here is reported on one line and left to its own tests.
+
+    python tests/compile_kernels.py            # both halves, in parallel
+    python tests/compile_kernels.py lda hdp    # these trainers, in this process
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import warnings
+
+# the smallest settings that fit a tiny corpus (as tests/models/test_estimator_contract.py); the two halves take
+# about the same time to compile
+SMALL = {"lda": dict(n_iter=5), "cdp": dict(n_iter=3), "cdp+": dict(n_iter=3),
+         "hdp": dict(n_iter=3, epsilon_inherent=10.0), "lp": dict(n_iter=3, epsilon_word=3),
+         "olp": dict(prior_corpus="none", n_iter=2, epsilon_word=3), "fed": dict(rounds=1, pad_length=8),
+         "online-vb": dict(n_epochs=1), "svi": dict(), "docdp": dict(epsilon=100.0),
+         "docdp-cooc": dict(epsilon=100.0), "ldp-doc": dict(), "online-lda": dict(n_iter=2, batch_size=20)}
+HALVES = (["lda", "cdp", "cdp+", "lp", "olp", "svi", "ldp-doc"],
+          ["hdp", "fed", "online-vb", "docdp", "docdp-cooc", "online-lda"])
+
+
+def fit_each(names) -> None:
+    warnings.simplefilter("ignore")        # tiny corpora and budgets warn; only the compiling matters here
+    from dptopic.corpus import lda_corpus
+    from dptopic.local import Randomizer
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models.registry import TRAINERS
+
+    corpus = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=12, alpha=0.5, beta=0.1, seed=1).corpus
+    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
+    document_reports = DocumentRandomizer(corpus.vocabulary, epsilon=3.0, simulation=True).randomize(corpus)
+    for name in names:
+        data = {"lp": reports, "olp": reports, "ldp-doc": document_reports}.get(name, corpus)
+        for k in (3, 40):
+            try:
+                model = TRAINERS[name].cls(n_topics=k, verbose=0, **SMALL[name])
+                model.fit(data)
+                model.transform(corpus)
+            except Exception as e:  # noqa: BLE001 - a warm-up: the trainer's own tests say what is wrong
+                print(f"compile_kernels: {name} (K={k}) did not fit: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def main(argv) -> int:
+    if argv:
+        fit_each(argv)
+        return 0
+    t = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, __file__, *half]) for half in HALVES]
+    for p in procs:
+        p.wait()
+    print(f"compile_kernels: the kernels compiled into their cache in {time.perf_counter() - t:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
