@@ -685,3 +685,15 @@ def test_fit_spends_exactly_its_release_plan(vocab_size, unit):
     plan = assert_fit_spent_its_plan(m)
     assert len(plan.releases) == (1 if vocab_size <= 200 else 2) and plan.unit == unit
     assert m.noise_std_ == plan.release("co-occurrence statistic").scale
+
+
+def test_a_seeded_fit_does_not_depend_on_the_fits_before_it_in_the_process():
+    """The same seeded fit, first and after other fits (non-private, private and unseeded, on the same documents),
+    gives the same topics to the bit: nothing a fit leaves in the process (caches, the record of documents already
+    used by a private fit, numba's state) changes the next one."""
+    planted = lda_corpus(n_docs=600, vocab_size=80, n_topics=4, doc_length=25, alpha=0.3, beta=0.05, seed=3).corpus
+    first = quiet_fit(DocDPCooccurrence(n_topics=4, epsilon=1.0, seed=7, verbose=0), planted).components_
+    quiet_fit(dptopic.LDA(n_topics=4, n_iter=5, seed=1, verbose=0), planted)
+    quiet_fit(DocDPCooccurrence(n_topics=4, epsilon=2.0, verbose=0), planted)
+    again = quiet_fit(DocDPCooccurrence(n_topics=4, epsilon=1.0, seed=7, verbose=0), planted).components_
+    assert np.array_equal(first, again)
