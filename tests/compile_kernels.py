@@ -37,6 +37,7 @@ def fit_each(names) -> None:
     corpus = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=12, alpha=0.5, beta=0.1, seed=1).corpus
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
     document_reports = DocumentRandomizer(corpus.vocabulary, epsilon=3.0, simulation=True).randomize(corpus)
+    people = [f"p{d // 3}" for d in range(corpus.n_docs)]
     for name in names:
         data = {"lp": reports, "olp": reports, "ldp-doc": document_reports}.get(name, corpus)
         for k in (3, 40):
@@ -44,8 +45,15 @@ def fit_each(names) -> None:
                 model = TRAINERS[name].cls(n_topics=k, verbose=0, **SMALL[name])
                 model.fit(data)
                 model.transform(corpus)
+                if hasattr(model, "perplexity"):
+                    model.perplexity(corpus)
             except Exception as e:  # noqa: BLE001 - a warm-up: the trainer's own tests say what is wrong
                 print(f"compile_kernels: {name} (K={k}) did not fit: {type(e).__name__}: {e}", file=sys.stderr)
+        if name in ("docdp", "docdp-cooc"):          # the person-level kernels
+            try:
+                TRAINERS[name].cls(n_topics=3, verbose=0, unit="user", **SMALL[name]).fit(corpus, user_ids=people)
+            except Exception as e:  # noqa: BLE001
+                print(f"compile_kernels: {name} (unit user) did not fit: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def main(argv) -> int:
