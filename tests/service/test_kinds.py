@@ -35,6 +35,21 @@ def test_every_registered_kind_implements_the_whole_contract():
 
 
 @pytest.mark.parametrize("name", ["word", "document"])
+def test_each_kind_builds_its_registry_trainer_as_the_library_builds_it_unseeded(name, data, tmp_path):
+    from dptopic.models.registry import trainer
+    from dptopic.training import build_model
+
+    words = data[0]
+    cfg = ServiceConfig(words, database=f"sqlite:///{tmp_path / 'k.db'}", n_topics=3, **SETTINGS[name])
+    kind = kinds.get(cfg.report_kind)
+    model = kinds.new_trainer(cfg)
+    assert type(model) is trainer(kind.trainer).cls
+    assert model.get_params().get("seed") is None and model.n_topics == 3
+    assert model.get_params() == build_model(kind.trainer, **{k: v for k, v in model.get_params().items()
+                                                              if k != "seed"}).get_params()
+
+
+@pytest.mark.parametrize("name", ["word", "document"])
 def test_upload_stored_rows_and_config_agree_for_each_kind(name, data, tmp_path):
     words, texts = data
     cfg = ServiceConfig(words, database=f"sqlite:///{tmp_path / 'k.db'}", **SETTINGS[name])

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
 from . import codec, formats
-from ..models import LocalDocumentLDA, OLPLDA
+from ..training import build_model
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -33,6 +33,7 @@ class ReportKind(ABC):
     name: str = ""
     format_module: str = ""  # the dptopic.local module that reads and writes the format
     model_name: str = ""
+    trainer: str = ""           # the name of the registry's entry (dptopic.models.registry) that trains the reports
     format_fields: dict = {}  # extra fields of /v1/config's report_format
 
     # -------------------------------------------------------------- format
@@ -94,6 +95,7 @@ class WordReports(ReportKind):
     """LP-LDA's word-presence bits, each flipped with probability f/2 (Zhao et al. 2020); trained by OLP-LDA."""
 
     name = "word"
+    trainer = "olp"             # the registry's entry (dptopic.models.registry) that trains these reports
     format_module = formats.FORMAT_MODULES["word"]
     model_name = "OLP-LDA"
     format_fields = formats.FORMAT_FIELDS["word"]
@@ -113,9 +115,11 @@ class WordReports(ReportKind):
         return codec.rows_to_reports(rows, cfg.vocabulary, cfg.f)
 
     def new_model(self, cfg):
-        return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
-                      lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
-                      prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
+        # built as dptopic.train builds a trainer (its parameters checked); unseeded, as every private trainer
+        return build_model(self.trainer, n_topics=cfg.n_topics, delta=cfg.delta,
+                           prior_corpus=cfg.prior if cfg.prior is not None else "none", f=cfg.f, lam=cfg.lam,
+                           omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter, prior_iter=cfg.prior_iter,
+                           n_jobs=1, verbose=0)
 
     def contributor_privacy(self, cfg, n):
         return {"reports": n, "epsilon_word": cfg.epsilon_word, "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
@@ -143,6 +147,7 @@ class DocumentReports(ReportKind):
     """One word pair of the document by k-subset selection, eps_doc per document; trained by LocalDocumentLDA."""
 
     name = "document"
+    trainer = "ldp-doc"         # the registry's entry that trains these reports
     format_module = formats.FORMAT_MODULES["document"]
     model_name = "LocalDocumentLDA"
     format_fields = formats.FORMAT_FIELDS["document"]
@@ -172,7 +177,7 @@ class DocumentReports(ReportKind):
         return codec.rows_to_document_reports(rows, cfg.vocabulary, cfg.epsilon_doc)
 
     def new_model(self, cfg):
-        return LocalDocumentLDA(n_topics=cfg.n_topics)
+        return build_model(self.trainer, n_topics=cfg.n_topics)
 
     def contributor_privacy(self, cfg, n):
         return {"reports": n, "epsilon_doc": cfg.epsilon_doc, "epsilon_contributor_doc_basic": n * cfg.epsilon_doc,
