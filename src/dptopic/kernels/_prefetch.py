@@ -10,9 +10,9 @@ from __future__ import annotations
 from llvmlite import ir
 import numpy as np
 from numba import types
+from numba.extending import intrinsic
 
 from ._jit import njit
-from numba.extending import intrinsic
 
 
 @intrinsic
