@@ -16,13 +16,7 @@ import sys
 import time
 import warnings
 
-# the smallest settings that fit a tiny corpus (as tests/models/test_estimator_contract.py); the two halves take
-# about the same time to compile
-SMALL = {"lda": dict(n_iter=5), "cdp": dict(n_iter=3), "cdp+": dict(n_iter=3),
-         "hdp": dict(n_iter=3, epsilon_inherent=10.0), "lp": dict(n_iter=3, epsilon_word=3),
-         "olp": dict(prior_corpus="none", n_iter=2, epsilon_word=3), "fed": dict(rounds=1, pad_length=8),
-         "online-vb": dict(n_epochs=1), "svi": dict(), "docdp": dict(epsilon=100.0),
-         "docdp-cooc": dict(epsilon=100.0), "ldp-doc": dict(), "online-lda": dict(n_iter=2, batch_size=20)}
+# the two halves take about the same time to compile
 HALVES = (["lda", "cdp", "cdp+", "lp", "olp", "svi", "ldp-doc"],
           ["hdp", "fed", "online-vb", "docdp", "docdp-cooc", "online-lda"])
 
@@ -33,6 +27,7 @@ def fit_each(names) -> None:
     from dptopic.local import Randomizer
     from dptopic.local.document import DocumentRandomizer
     from dptopic.models.registry import TRAINERS
+    from helpers import SMALL_SETTINGS as SMALL       # the estimator contract test's settings (tests/ is sys.path[0])
 
     corpus = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=12, alpha=0.5, beta=0.1, seed=1).corpus
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)

@@ -371,6 +371,17 @@ def fit_fedlda(exclusion="none", **kw):
                       verbose=0, seed=0, **kw).fit(c)
 
 
+# each trainer of the registry's smallest settings that fit a tiny corpus quickly (the estimator contract test,
+# tests/compile_kernels.py); private trainers are never seeded here (no seed is the
+# default, and a seed would warn)
+SMALL_SETTINGS = {"lda": dict(n_iter=5), "cdp": dict(n_iter=3), "cdp+": dict(n_iter=3),
+                  "hdp": dict(n_iter=3, epsilon_inherent=10.0), "lp": dict(n_iter=3, epsilon_word=3),
+                  "olp": dict(prior_corpus="none", n_iter=2, epsilon_word=3), "fed": dict(rounds=1, pad_length=8),
+                  "online-vb": dict(n_epochs=1), "svi": dict(), "docdp": dict(epsilon=100.0),
+                  "docdp-cooc": dict(epsilon=100.0), "ldp-doc": dict(), "online-lda": dict(n_iter=2, batch_size=20),
+                  "secure-sum": dict()}
+
+
 def quiet_fit(model, X, **kw):
     """``model.fit(X, **kw)`` with its warnings silenced."""
     with warnings.catch_warnings():

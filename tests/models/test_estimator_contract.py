@@ -14,16 +14,11 @@ from dptopic.errors import DPTopicError
 from dptopic.local import Randomizer
 from dptopic.models.registry import TRAINERS
 
+from helpers import SMALL_SETTINGS as SMALL
+
 ALGORITHMS = {name: t.cls for name, t in TRAINERS.items()}
 
 K = 3
-# the smallest settings that fit the ``tiny`` corpus quickly; private trainers are never seeded here (no seed is the
-# default, and a seed would warn)
-SMALL = {"lda": dict(n_iter=5), "cdp": dict(n_iter=3), "cdp+": dict(n_iter=3),
-         "hdp": dict(n_iter=3, epsilon_inherent=10.0), "lp": dict(n_iter=3, epsilon_word=3), "olp": dict(prior_corpus="none", n_iter=2, epsilon_word=3),
-         "fed": dict(rounds=1, pad_length=8), "online-vb": dict(n_epochs=1), "svi": dict(),
-         "docdp": dict(epsilon=100.0), "docdp-cooc": dict(epsilon=100.0), "ldp-doc": dict(),
-         "online-lda": dict(n_iter=2, batch_size=20), "secure-sum": dict()}
 FROM_REPORTS = {"lp", "olp"}       # local trainers fit randomized reports, and read documents in transform
 FROM_DOCUMENT_REPORTS = {"ldp-doc"}     # document-level local reports ('dptopic randomize --unit document')
 FROM_SUMS = {"secure-sum"}          # built from a secure-sum round's two sums, never fitted
