@@ -13,6 +13,7 @@ import os
 import warnings
 import weakref
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -54,6 +55,10 @@ _CLONED_PRIVATE = weakref.WeakSet()
 _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
+REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
+"""True while a private search fits its candidates (``models.private_search``): their re-use of the documents is
+covered by the search's one release, so it is not warned of."""
+
 
 def _document_keys(corpus: Corpus, skip_empty: bool = False):
     """A short hash of each document's bag of words (its word ids with their counts, in any order: a Corpus read
@@ -72,10 +77,11 @@ def _warn_if_documents_reused(name: str, corpus) -> None:
     n_docs = sum(c.n_docs for c in parts)
     again = sum(k in _PRIVATE_DOCS for k in keys)
     _PRIVATE_DOCS.update(keys)
-    if again:
-        warnings.warn(f"{name}: {again} of these {n_docs} training documents were already used by an earlier"
-                      " private fit in this process (a refit, or another candidate of a grid search): each fit spends"
-                      " its budget again, and the epsilons add up; the report of each fit covers that fit alone.",
+    if again and not REUSE_COVERED.get():
+        warnings.warn(f"{name}: {again} of these {n_docs} training documents (exact counts of the private data:"
+                      " outside the guarantee, shown here, not saved) were already used by an earlier private fit in"
+                      " this process (a refit, or another candidate of a grid search): each fit spends its budget"
+                      " again, and the epsilons add up; the report of each fit covers that fit alone.",
                       UserWarning, stacklevel=user_stacklevel())
 
 

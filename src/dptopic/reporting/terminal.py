@@ -269,7 +269,11 @@ def print_privacy(report: dict, console=None):
         t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
                                         " below are what the events give, not a guarantee")
     else:
-        eps = _report_number(report, "epsilon")
+        eps, head_delta = _report_number(report, "epsilon"), delta
+        if headline.get("search"):      # the model a private search chose: the search's guarantee is the headline
+            eps, head_delta = headline["epsilon"], headline["delta"]
+            t.add_row("private search", str(headline["search"].get("scope")))
+            t.add_row("cross-checks below", str(headline.get("figures_note")))
         from ..accounting.card import PURE_METHOD  # start-up: accounting.card loads numpy
 
         method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
@@ -277,7 +281,7 @@ def print_privacy(report: dict, console=None):
             head = f"epsilon = {epsilon_cell(eps)}, {PURE_METHOD}"
             method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
         else:
-            head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(delta)}"
+            head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(head_delta)}"
         t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
         card = headline                     # the card built above
         if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
