@@ -95,7 +95,7 @@ from pathlib import Path
 warnings.simplefilter("ignore")
 def wrong(why): print("WRONG: " + why); sys.exit(0)
 def badly(why): print("BADLY: " + why); sys.exit(0)
-from dptopic.corpus import read_corpus
+from dptopic.corpus.readers import read_corpus
 """
 
 
@@ -582,7 +582,7 @@ def sweep_templates(fx: dict) -> list[tuple]:
           "{sw}"],
          {"corpus": ("--corpus", "file", C), "out": ("--out", "name", "p.npz"), "mv": ("--max-vocab", "int", "100"),
           "sw": ("--stop-words", "file", "english")}))
-    add((["budget", "show", "--ledger", "{ledger}", "--dataset", "{dataset}"],
+    add((["budget", "show", "--ledger", "{ledger}", "--dataset", "{dataset}", "--json"],
          {"ledger": ("--ledger", "file_out", "l.sqlite"), "dataset": ("--dataset", "name", "d")}))
     add((["budget", "cap", "--ledger", "{ledger}", "--dataset", "{dataset}", "--epsilon", "{epsilon}", "--delta",
           "{delta}"],
@@ -603,7 +603,7 @@ def sweep_templates(fx: dict) -> list[tuple]:
           "n": ("--top-n", "int", "5"), "w": ("--window", "int", "10")}))
     add((["export", "{model}", "--to", "pyldavis", "--corpus", "{corpus}", "--out", "{out}"],
          {"model": ("MODEL", "model", fx.get("m_lda", "missing")), "corpus": ("--corpus", "file", C),
-          "out": ("--out", "name", "e")}))
+          "out": ("--out", "name", "e.json")}))
     add((["randomize", "--vocabulary", "{vocab}", "--unit", "word", "--epsilon-word", "{eps}", "--corpus",
           "{corpus}", "--out", "{out}"],
          {"vocab": ("--vocabulary", "file", V), "eps": ("--epsilon-word", "number", "2"),
@@ -635,8 +635,11 @@ def sweep_cases(fx: dict, n: int, seed: int) -> list[Case]:
         if flag in ("MODEL", "model", "FILE"):
             names += ("model", "folder", "FILE")
         shown = odd if len(odd) < 40 else odd[:12] + f"...({len(odd)} chars)"
+        setup = [["budget", "cap", "--dataset", "d", "--epsilon", "5", "--ledger", "l.sqlite"]] \
+            if argv[0] == "budget" else []
         cases.append(Case(f"sweep {i}: {argv[0]}{' ' + argv[1] if not argv[1].startswith(('-', '{')) else ''}"
-                          f" {flag} {shown!r}", [filled], names=names, timeout=45, check=_generic_check))
+                          f" {flag} {shown!r}", setup + [filled], names=names, timeout=45,
+                          check=_generic_check))
     return cases
 
 
@@ -928,7 +931,8 @@ def main(argv=None) -> int:
             part = "sweep" if case.id.startswith("sweep") else "issue"
             counts[cls][part] += 1
             rows.append({"id": case.id, "class": cls, "why": why, "part": part,
-                         "argv": [s if not isinstance(s, tuple) else list(s[:1]) for s in case.steps]})
+                         "argv": [s if not isinstance(s, tuple) else list(s[:1]) for s in case.steps],
+                         "rc": [r.rc for r in results], "err": [r.err[-300:] for r in results]})
             if cls != "fine" or a.verbose:
                 print(f"[{cls}] {case.id.encode('unicode_escape').decode()}" + (f": {why}" if why else ""))
         print()

@@ -601,6 +601,7 @@ def test_a_refit_on_the_count_matrix_of_the_same_documents_counts_every_document
         dptopic.DocDPEM(n_topics=3, epsilon=1.0).fit(c.to_bow(), vocabulary=words)
     said = _reuse_warnings(caught)
     assert len(said) == 1 and said[0].startswith("DocDPEM: 70 of these 70 training documents"), said
+    assert "outside the guarantee" in said[0]       # exact counts of the private data, labelled
     base._PRIVATE_DOCS.clear()
 
 

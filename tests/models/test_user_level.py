@@ -119,8 +119,9 @@ def test_user_level_refuses_streamed_input(planted):
 
 def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
     texts = ["apple banana cherry apple", "", "banana cherry grape melon", "grape melon apple"] * 5
-    with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match"):
+    with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match") as e:
         DocDPCooccurrence(n_topics=2, unit="user").fit(texts, user_ids=[str(i) for i in range(len(texts))])
+    assert "5 of the texts (an exact count of the private data: outside the guarantee" in str(e.value)
 
 
 def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
