@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
-from ..reporting.terminal import corpus_hints, prepared_line, print_corpus_summary
+from ..reporting.terminal import corpus_hints, esc, prepared_line, print_corpus_summary
 from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
 
@@ -104,7 +104,7 @@ def cmd_corpus_info(a):
     # the cuts of a shard folder were made when it was prepared: the hints are for 'corpus prepare' then
     hint = corpus_hints(info, a.max_df is not None, a.stop_words is not None, sharded)
     if hint:
-        con.print(f"[dim]{hint}[/]")
+        con.print(f"[dim]{esc(hint)}[/]", markup=True)
 
 
 def register(sub) -> None:

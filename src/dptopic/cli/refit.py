@@ -6,6 +6,7 @@ Only a trainer whose saved releases determine the topics at any K allows it: ``d
 from __future__ import annotations
 
 from ..errors import DPTopicError
+from ..reporting.terminal import esc
 from ._common import add_model_arg, add_out_args, check_out, make_console, positive_int, print_topics
 from ._flags import with_flag_names
 
@@ -29,14 +30,14 @@ def cmd_refit(a):
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"
                       " stand above its noise; supported topics at each K: "
                       + ", ".join(f"K={k}: {c}" for k, c in s["supported"].items()))
-        console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]")
+        console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]", markup=True)
         topics = s["n_topics"] if topics is None else topics
     check_out(a)
     model.refit(n_topics=topics)
     print_topics(model, 10, console=console)
     out = model.save(a.out)
     console.print(f"refitted at K = {topics} from the saved releases (post-processing: nothing spent, the card and"
-                  f" the ledger unchanged); model written to [bold]{out}[/]")
+                  f" the ledger unchanged); model written to [bold]{esc(out)}[/]", markup=True)
 
 
 def register(sub) -> None:

@@ -313,8 +313,8 @@ def _train(a, console, unit_note=None):
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
-    if unit_note:   # printed once every flag is known to apply
-        console.print(unit_note)
+    if unit_note:   # printed once every flag is known to apply (rich markup: fixed words only)
+        console.print(unit_note, markup=True)
     check_out(a)
     if a.algorithm not in _CORPUS_ALGOS:       # lp, olp, ldp-doc: randomized reports
         return train_local(a, console, _parameters(a))

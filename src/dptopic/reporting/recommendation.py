@@ -2,7 +2,7 @@
 for useful topics, and the ``dptopic train`` line that trains it (:func:`dptopic.advice.recommend`'s figures)."""
 from __future__ import annotations
 
-from .terminal import plural
+from .terminal import esc, plural
 from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA, docs_needed_text,
                       forecast_inputs, large_delta, range_text, suggested_delta, supported_note, train_refusal_error,
                       useful_threshold, verdict)
@@ -16,7 +16,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         counted = counted.replace("persons", "people")
     console.print(f"[bold]{unit}-level DP, epsilon = {epsilon:g}, {counted},"
                   f" {plural(topics, 'topic')}[/]"
-                  " (this advice reads no data and costs no privacy)")
+                  " (this advice reads no data and costs no privacy)", markup=True)
     # the inputs named as dptopic train's warning names them: the same forecast (advice.recommend)
     console.print(forecast_inputs(rec, "people" if unit == "user" else "documents"))
     if rec.trainer is None:
@@ -24,7 +24,8 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
             console.print(f"- {n}")
         return
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
-    console.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
+    console.print(f"trainer: [bold]{esc(rec.trainer)}[/]" + (f" with {esc(settings)} (its defaults)" if settings else ""),
+                  markup=True)
     lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
     span = range_text(lo, hi, list(rec.per_corpus))
     # above a corpus's measured range its figure is a lower bound for that corpus only: the range over the corpora is

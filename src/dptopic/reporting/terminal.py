@@ -14,6 +14,10 @@ from ..errors import DPTopicError
 from ..accounting.verify import rounded_up
 
 def make_console(stderr=False):
+    """The console every command prints with. Text is printed as text: rich markup is off unless a call asks for it
+    (``markup=True``, or a cell built with :func:`styled`), so that a name the user gave (a dataset, a file, a word
+    of a vocabulary, a field of a saved model) prints as given and never as markup or an emoji code; control and
+    bidirectional-format characters in any text are shown as escapes (:func:`plain`)."""
     from rich.console import Console  # rich: loaded only to print
 
     class _Console(Console):
@@ -21,11 +25,46 @@ def make_console(stderr=False):
             self.quiet = True
             raise BrokenPipeError
 
-    console = _Console(stderr=stderr, highlight=False)
+        def render_str(self, text, **kw):   # every string printed or put in a table passes here
+            return super().render_str(plain(text), **kw)
+
+    console = _Console(stderr=stderr, highlight=False, markup=False, emoji=False)
     # off a terminal (a file, a pipe) rich would break prose at 80 columns while tables take their natural width
     # (print_table): lines are left whole there, for the pager or terminal that shows them to wrap
     console.soft_wrap = not console.is_terminal
     return console
+
+
+_INVISIBLE = None
+
+
+def plain(text) -> str:
+    """``text`` with its control characters (but line breaks and tabs) and bidirectional-format characters written as
+    escapes (``\\x1b``, ``\\u202e``): a name from the user or a saved file cannot move the cursor, colour the
+    terminal or reverse the line it is printed on."""
+    global _INVISIBLE
+    text = str(text)
+    if _INVISIBLE is None:
+        import re  # only when text is printed
+
+        _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def esc(text) -> str:
+    """A user-given value (a name, a path, a word, a field of a saved file) inside a line printed with markup: shown
+    as text, its markup escaped (:func:`plain` too)."""
+    from rich.markup import escape  # rich: loaded only to print
+
+    return escape(plain(text))
+
+
+def styled(markup: str):
+    """A table cell or line written in rich markup (its user-given parts passed through :func:`esc`), as a
+    ``rich.text.Text``: consoles print text as text (:func:`make_console`)."""
+    from rich.text import Text  # rich: loaded only to print
+
+    return Text.from_markup(plain(markup), emoji=False)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -122,7 +161,7 @@ def without_copies_said(test, train, console, private: bool):
         console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
                       " document and are left out of the evaluation"
                       + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if private else ""))
+                         " saved)[/]" if private else ""), markup=True)
     return kept
 
 
@@ -203,8 +242,8 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     if below:
         names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)
         console.print(f"[yellow]below the noise[/]: topic{'' if len(below) == 1 else 's'} {names}"
-                      + (f": words hidden ({hint})" if hidden else ": their words are mostly noise")
-                      + f"; more topics would stand out with {MORE_SUPPORT}")
+                      + (f": words hidden ({esc(hint)})" if hidden else ": their words are mostly noise")
+                      + f"; more topics would stand out with {MORE_SUPPORT}", markup=True)
 
 
 def print_privacy(report: dict, console=None):
@@ -266,8 +305,8 @@ def print_privacy(report: dict, console=None):
     delta = report.get("delta")
 
     if claims_no_guarantee(report):
-        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
-                                        " below are what the events give, not a guarantee")
+        t.add_row(styled("[bold]GUARANTEE[/]"), styled(f"[bold red]NONE[/] ({esc(report['epsilon_method'][len(NO_GUARANTEE):])});"
+                                                       " the rows below are what the events give, not a guarantee"))
     else:
         eps, head_delta = _report_number(report, "epsilon"), delta
         if headline.get("search"):      # the model a private search chose: the search's guarantee is the headline
@@ -282,13 +321,14 @@ def print_privacy(report: dict, console=None):
             method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
         else:
             head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(head_delta)}"
-        t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
+        t.add_row(styled("[bold]GUARANTEE[/]"), styled(f"[bold]{esc(head)}[/] ({esc(method)}); the rows below are"
+                                                       " cross-checks"))
         card = headline                     # the card built above
         if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
             t.add_row("pure DP", str(card["pure_note"]))
         note = card.get("strength_note")      # the card's rule: above epsilon 16, weak
         if note:
-            t.add_row("[bold yellow]strength[/]", str(note))
+            t.add_row(styled("[bold yellow]strength[/]"), str(note))
     per = report.get("per_document")
     if per:
         if isinstance(per, dict):
@@ -364,7 +404,7 @@ def _dataset_row(t, report) -> None:
     """The dataset ledger's line: this dataset's total over every release so far (docs/budget.md)."""
     led = report.get("dataset_ledger")
     if isinstance(led, dict) and led.get("line"):
-        t.add_row("[bold]dataset[/]", f"{led.get('dataset')}: {led['line']}")
+        t.add_row(styled("[bold]dataset[/]"), f"{led.get('dataset')}: {led['line']}")
 
 
 def _report_tail(t, report, keys, console):
@@ -481,11 +521,11 @@ def print_checks(console, checks: dict, untested: dict) -> None:
     for c, ok in checks.items():
         why = str(untested.get(c, "this run cannot test it"))
         if ok is None and why.startswith("inconclusive"):     # within the standard errors: neither holds nor fails
-            console.print(f"  [yellow]inconclusive[/] {c}: {why.split(': ', 1)[-1]}")
+            console.print(f"  [yellow]inconclusive[/] {esc(c)}: {esc(why.split(': ', 1)[-1])}", markup=True)
         elif ok is None:
-            console.print(f"  [yellow]not tested[/] {c}: {why}")
+            console.print(f"  [yellow]not tested[/] {esc(c)}: {esc(why)}", markup=True)
         else:
-            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {esc(c)}", markup=True)
     tested = [v for v in checks.values() if v is not None]
     if not tested:
         console.print("This run tests none of these claims.")
@@ -498,7 +538,7 @@ def audit_heading(design: str, description: str, corpus, *, shadows=None, canari
                   canary_unit: str = "document", canary_documents: int = 1) -> str:
     """The line ``dptopic audit`` starts with: the procedure audited, the corpus, and what the design
     (``"lira"``, ``"one-run"`` or ``"release"``, :func:`dptopic.attacks.audit.audit_design`) trains."""
-    head = f"{description}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
+    head = f"{esc(description)}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
     if design == "lira":
         return f"[bold]audit[/]: {head} {shadows} shadow models on complementary halves"
     if design == "one-run":
