@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._flags import flag_errors
-from ..reporting.terminal import esc
-from ._common import (add_common_experiment_args, epsilon_value, experiment_corpora, make_console, positive_int,
+from ._common import (add_common_experiment_args, epsilon_value, esc, experiment_corpora, make_console, positive_int,
                       print_verdict)
 
 

@@ -5,8 +5,7 @@ import argparse
 import json
 import math
 
-from ..reporting.terminal import esc
-from ._common import make_console, positive_float, positive_int, unit_interval
+from ._common import esc, make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..reporting.terminal import esc
-from ._common import experiment_corpora, make_console, positive_float, positive_int, print_verdict, seeds_int
+from ._common import esc, experiment_corpora, make_console, positive_float, positive_int, print_verdict, seeds_int
 
 
 def _passes(text: str):

@@ -1216,6 +1216,8 @@ def load(directory) -> TopicModel:
         raise bad("'tokenizer' must be an object with an integer 'version' of at least 1")
     if tok is not None:
         model.tokenizer_ = tok
+    card = meta.get("privacy_card")
+    model._saved_card = card if isinstance(card, dict) else None     # a trainer's _load_extra may hold it to the report
     try:
         model._load_extra(arrays)
     except DPTopicError as e:   # said once: "corrupt model at X: what; re-save the model."

@@ -58,8 +58,8 @@ from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_ev
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
 from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
-                           refuse_private_as_public)
+from .public_prior import (PUBLIC_AUTO_WORDS, check_public_input, extend_topics, public_counts, public_input_entry,
+                           public_prior_topics, refuse_private_as_public)
 from ..advice import too_small_message
 
 
@@ -421,8 +421,8 @@ class DocDPCooccurrence(_DocumentDPModel):
                 raise DPTopicError("corrupt model: kept_words.npy must list word ids of the vocabulary; re-save the"
                                    " model.")
         self.kept_words_ = None if kept is None else kept.astype(np.int64)
-        entry = (getattr(self, "privacy_", None) or {}).get("public_input")
-        self.public_route_ = entry.get("route") if isinstance(entry, dict) else None
+        entry = check_public_input(self.privacy_, getattr(self, "_saved_card", None))
+        self.public_route_ = entry.get("route") if entry is not None else None
         load_release_arrays(self, arrays)
 
     def privacy_report(self) -> dict:

@@ -35,6 +35,15 @@ from .base import REUSE_COVERED
 from .dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
 
 
+SEARCHABLE = ("docdp-cooc", "docdp", "svi")
+"""The trainers (registry names) whose runs the default score reads: private, trained on a corpus, and with
+``supported_topics_`` decided from their release (``dptopic search`` runs these)."""
+
+NOT_SEARCHED = ("epsilon", "delta", "seed", "secure", "ledger", "dataset", "verbose")
+"""Parameters a search does not vary: the budget is one for every run, a seed is refused, the rest are no
+hyper-parameters."""
+
+
 def supported_topics_score(model) -> float:
     """The default score: how many of the model's topics stand above its noise (``supported_topics_``, decided from
     its releases alone: post-processing), the background topics aside."""

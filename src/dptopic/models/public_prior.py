@@ -208,6 +208,31 @@ def extend_topics(beta: np.ndarray, public: sp.csr_matrix, alpha: float, steps: 
     return est
 
 
+def check_public_input(report, card=None) -> dict | None:
+    """A saved report's ``public_input`` entry (None without one), held to what :func:`public_input_entry` writes and
+    to the card saved beside it (``model.json``'s ``privacy_card``): an entry that is not an object, names an unknown
+    route or no count of documents, claims to be covered, or that the card names otherwise (or names where the
+    report has none) is refused: the folder was edited."""
+    report = report if isinstance(report, dict) else {}
+    entry = report.get("public_input")
+    saved = (card or {}).get("public_input") if isinstance(card, dict) else None
+    if entry is None:
+        if saved is not None:
+            raise DPTopicError("corrupt model: its privacy card names public input (public_corpus=) that its privacy"
+                               " report does not (the file was edited)")
+        return None
+    docs = entry.get("documents") if isinstance(entry, dict) else None
+    if (not isinstance(entry, dict) or entry.get("route") not in ROUTES or entry.get("covered") is not False
+            or isinstance(docs, bool) or not isinstance(docs, int) or docs < 1):
+        raise DPTopicError("corrupt model: the privacy report's public_input must be the object a fit with"
+                           " public_corpus= writes (its route, a count of documents, not covered; the file was"
+                           " edited)")
+    if card is not None and saved != entry:
+        raise DPTopicError("corrupt model: the privacy report's public_input differs from the one on the privacy"
+                           " card saved with it (the file was edited)")
+    return entry
+
+
 def public_input_entry(info: dict) -> dict:
     """The privacy report's and card's ``public_input`` entry: what public documents were read, outside the epsilon,
     and which route the model kept."""

@@ -129,7 +129,7 @@ def __getattr__(name):
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
-                split: str | None = None) -> str:
+                split: str | None = None):
     """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
     sizes are labelled as what
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
@@ -147,7 +147,7 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     elif private:
         line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
                  + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
-    return line
+    return styled(line)
 
 
 def without_copies_said(test, train, console, private: bool):
