@@ -332,3 +332,24 @@ def test_the_public_text_field_is_its_own(files, tmp_path, capsys):
                                         "2", "--topics", "2", "--test-size", "0", "--quiet", "--out", tmp_path / "m"])
     assert rc in (0, None), err
     assert "30 public documents" in out
+
+
+def test_a_saved_model_trained_with_public_documents_is_not_refitted_nor_edited(split, tmp_path):
+    """refit from a folder was accepted (the in-memory refusal read an attribute the folder does not keep), and the
+    card then said the topics come from the public and private co-occurrence together."""
+    import dptopic
+    from dptopic.errors import CorruptModelError
+
+    public, private = split
+    folder = _model().fit(private, public_corpus=public).save(tmp_path / "m")
+    with pytest.raises(DPTopicError, match="also read public documents"):
+        dptopic.load(folder).refit(3)
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    for edit in (lambda d: d["privacy"].pop("public_input"), lambda d: d["privacy"]["public_input"].update(covered=True),
+                 lambda d: d["privacy"]["public_input"].update(route="private only"),
+                 lambda d: d["privacy"].update(public_input="none")):
+        doc = json.loads(json.dumps(meta))
+        edit(doc)
+        (tmp_path / "m" / "model.json").write_text(json.dumps(doc))
+        with pytest.raises(CorruptModelError, match="public"):
+            dptopic.load(folder)
