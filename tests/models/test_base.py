@@ -741,3 +741,19 @@ def test_renamed_parameter_gives_the_line_that_refuses_a_name_given_up():
     with pytest.raises(DPTopicError) as e:
         FedLDA(delta=0.1)
     assert str(e.value) == why
+
+
+def test_a_model_trained_with_addresses_kept_says_so_and_reads_them_in_transform():
+    """--keep-urls was half kept: the model's tokenizer record said addresses were dropped, and transform dropped the
+    URL words the model was trained on (a URL-only document got the prior's uniform row)."""
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(["river", "water", "boat", "fish"], 20)) + " https://example.com/page" * 3
+             if i % 2 else " ".join(rng.choice(["money", "loan", "credit", "market"], 20)) for i in range(40)]
+    c = Corpus.from_texts(texts, keep_urls=True)
+    assert {"https", "example", "page"} <= set(c.vocabulary.words)
+    m = dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(c)
+    assert m.tokenizer_["keep_urls"] is True and "KEPT" in m.tokenizer_["tokens"]
+    row = m.transform(["https://example.com/page https://example.com/page"])[0]
+    assert abs(row[0] - row[1]) > 0.5       # the URL words place it, where dropping them left the uniform prior
+    plain = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(Corpus.from_texts(texts))
+    assert "keep_urls" not in plain.tokenizer_ and "dropped" in plain.tokenizer_["tokens"]

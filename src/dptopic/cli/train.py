@@ -166,7 +166,8 @@ def _training_corpus(a):
         raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
                            " policy.")
     # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
-    text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
+    text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None),
+                   keep_urls=getattr(a, "keep_urls", None))
     with tokenising_progress():      # a progress bar while a large text input is tokenised
         if a.vocabulary is not None:
             vocab = read_vocabulary(a.vocabulary)

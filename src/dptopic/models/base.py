@@ -32,7 +32,7 @@ from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, 
                            validate_value)
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import column_difference, is_text_column, is_token_lists, READING, TOKENS_SOURCE, VOCABULARY_CUTS
-from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
+from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel, ParameterError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..evaluation.topic_quality import ranking_scores
@@ -529,6 +529,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                                          TOKEN_LISTS if getattr(self, "_input_tokens", False) else came_with)
         reading = corpus.metadata.get(READING) if described else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
+            if reading.get("keep_urls") is True:    # the addresses' words were counted: said, and read so again
+                self.tokenizer_ = tokenizer_info(keep_urls=True)
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
 
         cuts = corpus.metadata.get(VOCABULARY_CUTS) if described else None
@@ -597,12 +599,12 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
-                                  lowercase="match")
+                                  lowercase="match", keep_urls=keeps_urls(getattr(self, "tokenizer_", None)))
         elif is_text_column(X):
             text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
-                                  lowercase="match")
+                                  lowercase="match", keep_urls=keeps_urls(getattr(self, "tokenizer_", None)))
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
