@@ -757,3 +757,30 @@ def test_a_model_trained_with_addresses_kept_says_so_and_reads_them_in_transform
     assert abs(row[0] - row[1]) > 0.5       # the URL words place it, where dropping them left the uniform prior
     plain = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(Corpus.from_texts(texts))
     assert "keep_urls" not in plain.tokenizer_ and "dropped" in plain.tokenizer_["tokens"]
+
+
+@pytest.fixture(scope="module")
+def thin_release():
+    """A person-level docdp-cooc model of a 1,000-word corpus at epsilon 1: its release estimates a handful of words
+    per topic, and every other word shares a tail (by noisy frequency) that is the same in each topic."""
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=600, vocab_size=1000, n_topics=3, doc_length=40, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return c, dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, unit="user", seed=0).fit(
+            c, user_ids=[str(i // 5) for i in range(600)])
+
+
+def test_top_words_leave_out_the_words_the_release_never_estimated(thin_release):
+    """The per-person epsilon = 1 model's topics showed 9 of 10 words the release never estimated, unmarked."""
+    _, m = thin_release
+    mask = m.estimated_words()
+    assert mask is not None and mask.shape == m.components_.shape and 0 < mask[0].sum() < 10
+    words = list(m.vocabulary_.words)
+    everything = m.topic_words(10, estimated_only=False)
+    assert sum(not mask[0, words.index(w)] for w in everything[0]) >= 5       # what the lists used to show
+    for k, topic in enumerate(m.topic_words(10)):
+        assert topic and all(mask[k, words.index(w)] for w in topic)
+    assert dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(
+        Corpus.from_texts(["river water boat", "money loan bank", "river boat fish"])).estimated_words() is None

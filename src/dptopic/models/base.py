@@ -654,15 +654,32 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     """How :meth:`topic_words` orders each topic's words: None, by probability; a model that shows them otherwise names
     its ranking here (``DocDPCooccurrence``: by relevance, :func:`dptopic.evaluation.topic_quality.relevance`)."""
 
-    def topic_words(self, n: int = 10, weights: bool = False, ranking=None) -> list:
+    def topic_words(self, n: int = 10, weights: bool = False, ranking=None, estimated_only: bool = True) -> list:
         """The first ``n`` words of each topic in the model's display order (:attr:`word_ranking`: most probable first
         unless the model ranks by relevance), or in ``ranking``: ``"probability"``, ``"relevance"`` or
-        ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic."""
+        ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic.
+
+        ``estimated_only`` (default): of a private model whose release estimated only some words per topic
+        (:meth:`estimated_words`), those words alone: the others carry a share of each topic that the release did
+        not estimate per topic (the same tail in every topic), and a topic would otherwise show them as its own
+        (a topic has fewer than ``n`` words when its release estimated fewer). False: every word, as ranked."""
         self._check_fitted()
         validate_value("n", n, [Int(1, None)])
-        order = np.argsort(-ranking_scores(self, ranking), axis=1, kind="stable")[:, :n]
-        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top]
-                for row, top in zip(self.components_, order)]
+        scores = np.asarray(ranking_scores(self, ranking), dtype=np.float64)
+        mask = self.estimated_words() if estimated_only else None
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
+        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top
+                 if mask is None or mask[k, i]]
+                for k, (row, top) in enumerate(zip(self.components_, order))]
+
+    def estimated_words(self):
+        """Which words the model's release estimated in each topic: a topics x words boolean array, or None when every
+        word of every topic was (every model but the document-level ones and FedLDA's reports over the vocabulary's
+        first words). Read from the fitted model alone (post-processing)."""
+        self._check_fitted()
+        return None
 
     def background_topic_ids(self) -> list:
         """Indices of the topics that hold corpus-wide words rather than a theme (``DocDPCooccurrence``'s background

@@ -821,6 +821,19 @@ class FedLDA(GibbsTopicModel):
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
         return rep
 
+    def estimated_words(self):
+        """The vocabulary's first ``report_words_`` words, which the reports ranged over; the other words get the same
+        weights in every topic (Zipf's law over the vocabulary order), which the reports never estimated. None when the
+        reports ranged over every word."""
+        self._check_fitted()
+        K, V = self.components_.shape
+        n = int(getattr(self, "report_words_", V))
+        if n >= V:
+            return None
+        mask = np.zeros((K, V), dtype=bool)
+        mask[:, :n] = True
+        return mask
+
     def _load_extra(self, arrays) -> None:
         super()._load_extra(arrays)
         # folders saved before these counts were dropped: read, but never written again

@@ -207,6 +207,20 @@ def support_summary(supported) -> str:
 
 
 
+def estimated_note(model) -> str | None:
+    """Which words a model's top-word lists leave out: those its release did not estimate in a topic
+    (``model.estimated_words()``), said once wherever topics are shown; None when every word was estimated."""
+    mask = model.estimated_words() if callable(getattr(model, "estimated_words", None)) else None
+    if mask is None:
+        return None
+    themes = [k for k in range(len(mask)) if not mask[k].all()]
+    n, V = int(mask[themes].any(axis=0).sum()), int(mask.shape[1])
+    return (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
+            + ("; every word in the background topics" if len(themes) < len(mask) else "") + "): the others share a"
+            " tail the release did not estimate per topic, the same in every topic, and are left out (a topic lists"
+            " fewer words when its release estimated fewer)")
+
+
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
                  hint="--show-unsupported shows their words"):
     """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
@@ -235,6 +249,9 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
         t.add_row(label, " ".join(words))
     if t.row_count:
         print_table(console, t)
+    note = estimated_note(model)
+    if note:
+        console.print(f"words: {note}")
     if supported is None:
         return
     console.print(support_summary(supported))
