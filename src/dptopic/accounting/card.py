@@ -269,8 +269,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     reasons = partial_reasons(report) if guarantee == "partial" else []
     if vocab_exposed and private:
         reasons.append("the vocabulary was chosen from the training documents and is released with the model, outside"
-                       " the epsilon; give a public vocabulary (--vocabulary) or select it privately"
-                       " (--private-vocabulary)" + ("" if len(reasons) else " for a full guarantee"))
+                       " the epsilon; give a public vocabulary (--vocabulary)"
+                       + (" (DP set union selects words per document, not per person)" if report.get("unit") == "user"
+                          else " or select it privately (--private-vocabulary)")
+                       + ("" if len(reasons) else " for a full guarantee"))
     if reasons:
         card["partial_reasons"] = reasons
         card["guarantee_note"] = "partial: " + "; ".join(reasons)

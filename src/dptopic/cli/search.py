@@ -8,7 +8,7 @@ from ..errors import DPTopicError
 from ..models.private_search import NOT_SEARCHED, SEARCHABLE
 from ..models.registry import COMMON_FLAGS, TRAINERS
 from ._common import (_float_arg, add_corpus_args, add_out_args, check_out, corpus_from_args, make_console,
-                      positive_float, unit_interval)
+                      positive_float, print_privacy, print_topics, unit_interval)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 from .budget import add_ledger_flags, training_ledger
 
@@ -53,11 +53,8 @@ def _grid(a) -> tuple[dict, dict]:
 
 def cmd_search(a):
     from ..models.private_search import RandomStoppingSearch  # loads numba/numpy: not at the CLI's start-up
-    from ..reporting.terminal import print_privacy, print_topics  # rich: loaded only to print
     from ..training import build_model  # the library's trainers: not at the CLI's start-up
 
-    if a.no_ledger and a.ledger is not None:
-        raise DPTopicError("--no-ledger records the search on no ledger, and --ledger names one: give one of them.")
     grid, names = _grid(a)
     check_out(a)
     with flag_errors({**names, "epsilon": "--epsilon", "delta": "--delta", **CORPUS_FLAGS, **FORMAT_FLAG}), \

@@ -543,9 +543,12 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                           SeededNoiseWarning, stacklevel=user_stacklevel())
         self._name_guarantee()
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
+            # DP set union chooses words per document: under the user unit only a public list covers them
+            privately = (" (a private choice of words is per document, not per person)" if
+                         self.privacy_.get("unit") == "user" else " or choose one privately (--private-vocabulary)")
             warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
                           " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
-                          " vocabulary (vocabulary=, --vocabulary FILE) or choose one privately (--private-vocabulary).",
+                          f" vocabulary (vocabulary=, --vocabulary FILE){privately}.",
                           DataVocabularyWarning, stacklevel=user_stacklevel())
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"

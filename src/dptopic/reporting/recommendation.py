@@ -49,17 +49,19 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
             console.print(f"beside them: {', '.join(columns)}")
     if rec.supported_topics is not None:
         console.print(f"topics the budget supports: {supported_note(rec)[len('the budget supports '):]}")
+    counted = "people" if unit == "user" else "documents"
     if rec.docs_for_useful is not None:
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
+                    + (" (read as people)" if unit == "user" else "")
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        console.print(f"documents for useful topics ({useful}) at this epsilon:"
+        console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
                   f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
                                                    f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     elif rec.docs_for_useful_beyond:
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        console.print(f"documents for useful topics ({useful}) at this epsilon:"
+        console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
         side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
@@ -72,7 +74,8 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
     if refusal:
         console.print(f"train it: not at these settings: dptopic train --unit {unit} refuses them ({refusal.rstrip('.')})")
     elif delta > LARGE_DELTA:             # too large for any corpus: no command
-        console.print(f"train it: not with --delta {delta:g}, too large for {plural(docs, 'document')} (see below):"
+        many = plural(docs, "person", "people") if unit == "user" else plural(docs, "document")
+        console.print(f"train it: not with --delta {delta:g}, too large for {many} (see below):"
                   f" give a delta well below 1/{docs:,}")
     elif large_delta(delta, docs):      # train's own default is too large for this many documents: a smaller one
         given = "the default delta" if delta == TRAIN_DELTA else f"--delta {delta:g}"

@@ -489,6 +489,17 @@ def print_corpus_summary(info: dict, console=None) -> None:
     print_table(con, t)
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
+    p = info.get("people")
+    if isinstance(p, dict):
+        d = p["documents_per_person"]
+        con.print(f"{plural(p['people'], 'person', 'people')}, documents per person: min {d['min']}, median"
+                  f" {d['median']:g}, max {d['max']}")
+        if p["similar_ids"]:
+            con.print(f"{plural(p['similar_groups'], 'group')} of similar person ids, each id its own person to every"
+                      " trainer (map the ids of one person to one id before training: docs/privacy_units.md, 'One"
+                      " person, several ids'):")
+            for g in p["similar_ids"]:
+                con.print(f"  {', '.join(repr(u) for u in g['ids'])}: {g['documents']} documents ({g['why']})")
 
 
 def prepared_line(corpus, out, shards=None, asked: int | None = None) -> str:
