@@ -406,7 +406,8 @@ def issue_cases(fx: dict) -> list[Case]:
              if "spends budget" in r[-1].err else None))
     add(Case("14 refit of a non-private model: the reason", [["refit", fx["m_lda"], "--topics", "2", "--out", "r"]],
              names=(fx["m_lda"],), refuse=True, needs=("m_lda",),
-             check=lambda r, c: "a non-private model is said to spend budget" if "budget" in r[-1].err else None))
+             check=lambda r, c: "a non-private model is said to spend budget" if re.search(
+                 r"spends? budget|budget again", r[-1].err) else None))
 
     # 15. the secure-sum server's flags (the secure sum's helper): it should refuse, not serve
     for extra in (["--batch-size", "5"], ["--lam", "0.3"], ["--fed-topics", "4"], ["--epsilon", "1e308"]):
@@ -496,10 +497,12 @@ def issue_cases(fx: dict) -> list[Case]:
                                                            "2000"]],
              check=lambda r, c: "says documents for people" if re.search(r"\b2,?000 documents\b", r[-1].out)
              else None))
-    add(Case("21 recommend --unit user suggests no flag --unit user refuses",
-             [["recommend", "--unit", "user", "--epsilon", "1", "--docs", "100"]],
-             check=lambda r, c: "suggests --private-vocabulary" if "--private-vocabulary" in r[-1].out + r[-1].err
-             else None))
+    add(Case("21 train --unit user: no warning suggests --private-vocabulary, which --unit user refuses",
+             [["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "2", "--topics", "2",
+               "--no-ledger", "--test-size", "0", "--out", "m"]],
+             check=lambda r, c: "a warning suggests --private-vocabulary" if re.search(
+                 r"^warning:.*(or choose one privately|select it privately) \(--private-vocabulary\)",
+                 r[-1].err + r[-1].out, re.M) else None, timeout=90))
     add(Case("21 train --unit user --help labels no option '(--unit document)'",
              [["train", "--unit", "user", "--help"]],
              check=lambda r, c: "help labels a --unit user option '(--unit document)'"
