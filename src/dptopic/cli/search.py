@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import DPTopicError
-from ..models.private_search import NOT_SEARCHED, SEARCHABLE
-from ..models.registry import COMMON_FLAGS, TRAINERS
+from ..models.registry import COMMON_FLAGS, NOT_SEARCHED, SEARCHABLE, TRAINERS
 from ._common import (_float_arg, add_corpus_args, add_out_args, check_out, corpus_from_args, make_console,
                       positive_float, print_privacy, print_topics, unit_interval)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors

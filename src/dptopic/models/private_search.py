@@ -32,16 +32,8 @@ from ..accounting.ledger import mechanism_key
 from ..accounting.tuning import RandomStoppingEvent, check_distribution, expected_runs, sample_runs
 from ..errors import DPTopicError, ParameterError
 from .base import REUSE_COVERED
+from .registry import NOT_SEARCHED, SEARCHABLE  # noqa: F401  (the search's facts, read by the command line)
 from .dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
-
-
-SEARCHABLE = ("docdp-cooc", "docdp", "svi")
-"""The trainers (registry names) whose runs the default score reads: private, trained on a corpus, and with
-``supported_topics_`` decided from their release (``dptopic search`` runs these)."""
-
-NOT_SEARCHED = ("epsilon", "delta", "seed", "secure", "ledger", "dataset", "verbose")
-"""Parameters a search does not vary: the budget is one for every run, a seed is refused, the rest are no
-hyper-parameters."""
 
 
 def supported_topics_score(model) -> float:
