@@ -69,9 +69,9 @@ USERS_FROM = {
                  " epsilon (give the corpus's user ids for one client per person)",
     "blocks": "simulated users: the documents split into as many contiguous blocks as clients were asked for, each one"
               " client; a block is not a person (give the corpus's user ids for one client per person)",
-    "corpora": "one user per corpus given: each client corpus is one user",
 }
-"""Who one simulated user is, by how ``fit`` formed its clients (the report's ``user_bound``, on the card)."""
+"""Who one simulated user is, by how ``fit`` formed its clients from one corpus (the report's ``user_bound``, on the
+card); a list of client corpora is one user each, as a deployment's participants are, and needs no such line."""
 
 
 def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
