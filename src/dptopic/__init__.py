@@ -11,7 +11,7 @@ _moved.install()        # old module paths (dptopic.recovery, ...) import their 
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
             "SmallCorpusWarning": ".errors", "ForecastWarning": ".errors", "SeededNoiseWarning": ".errors",
-            "DataVocabularyWarning": ".errors",
+            "DataVocabularyWarning": ".errors", "PublicOverlapWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
             "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models", "train": ".training", "TrainingResult": ".training",
@@ -19,7 +19,7 @@ _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus
             "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "SmallCorpusWarning", "ForecastWarning", "SeededNoiseWarning", "DataVocabularyWarning",
+           "SmallCorpusWarning", "ForecastWarning", "SeededNoiseWarning", "DataVocabularyWarning", "PublicOverlapWarning",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics", "for_unit",
            "train", "TrainingResult",
            "CountVectorizer",

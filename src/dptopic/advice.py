@@ -57,6 +57,12 @@ USEFUL_COVERAGE = 0.7
 corpus's word frequencies) scored on every corpus measured (0.51 to 0.63, docs/research/utility.md)."""
 
 
+USEFUL_SUPPORTED_SHARE = 0.25
+"""The share of the topics the budget must support (stand above the noise of the release) for ``recommend`` to call
+its topics useful: a high share of non-private LDA's coverage beside one supported topic of twenty (very short
+documents, where non-private LDA does poorly too) is no useful model."""
+
+
 def useful_threshold(headline: str) -> float:
     """The share of the ``headline`` measure from which topics are called useful."""
     return USEFUL_COVERAGE if headline == "coverage_share" else USEFUL_RATIO
@@ -442,11 +448,12 @@ def _docs_needed(x, y, epsilon, target) -> tuple[float, bool] | None:
     return math.exp(min(q - math.log(epsilon), 700.0)), bool(i == 0)     # beyond e^700: more than MAX_DOCS anyway
 
 
-def _outside_notes(rec: Recommendation, unit: str, rows) -> list:
-    """What the figure is when the point lies outside some corpus's measured range."""
+def _outside_notes(rec: Recommendation, unit: str, rows, counted: str = "documents") -> list:
+    """What the figure is when the point lies outside some corpus's measured range (``counted``: what the count of
+    documents counts)."""
     sides = rec.corpus_sides
     if unit == "document":
-        point = f"epsilon x documents ({count_text(rec.epsilon * rec.n_docs)})"
+        point = f"epsilon x {counted} ({count_text(rec.epsilon * rec.n_docs)})"
         start = f"from {count_text(min(r['epsilon'] * r['n_docs'] for r in rows))}"
     else:
         point = f"epsilon {rec.epsilon:g} per word on {rec.n_docs:,} documents"
@@ -482,11 +489,17 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
     counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`)."""
     if unit == "user":
-        rec = recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta)
+        rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, counted="people")
         rec.unit = "user"
         document_words = vocabulary_note("document", float(epsilon), float(delta))
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
         return rec
+    return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta)
+
+
+def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, counted: str = "documents"):
+    """:func:`recommend` for ``unit`` "document" or "word"; ``counted``: what ``n_docs`` counts, as the notes say it
+    ("people" for the user level, whose advice is the document level's for as many documents)."""
     if unit not in ("document", "word"):
         raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
     for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
@@ -577,9 +590,10 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          f" the co-occurrence's noise), and the smallest epsilon they reach at {at}"
                          f" {float(delta):g} is {rounded_up(floor, 4):g}; give at least that (or a larger delta).")
     if large_delta(delta, n_docs):
-        rec.notes.append(f"delta = {float(delta):g} is large for {int(n_docs):,} documents: (epsilon, delta)-DP allows a"
-                         f" delta chance that a {unit} is exposed outright, so the guarantee means little whatever"
-                         f" epsilon is; choose delta well below 1/(number of documents), e.g. {suggested_delta(n_docs):g}"
+        rec.notes.append(f"delta = {float(delta):g} is large for {int(n_docs):,} {counted}: (epsilon, delta)-DP allows a"
+                         f" delta chance that a {'person' if counted == 'people' else unit} is exposed outright, so the"
+                         f" guarantee means little whatever epsilon is; choose delta well below 1/(number of {counted}),"
+                         f" e.g. {suggested_delta(n_docs):g}"
                          " (Dwork & Roth 2014, Sec. 2.3).")
     elif unit == "document" and float(delta) != TRAIN_DELTA:
         rec.notes.append(f"the expected ratios were measured at delta = {TRAIN_DELTA:g}; at delta = {float(delta):g}"
@@ -587,7 +601,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          + ("less noise, so the figures above are conservative." if delta > TRAIN_DELTA else
                             "more noise, so the figures above may be optimistic."))
     if rec.extrapolated:
-        rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
+        rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer], counted))
     if rec.below_public:
         rec.notes.append(f"the forecast {' and '.join(MEASURE_NAMES[m] for m in rec.below_public)}"
                          f" {'is' if len(rec.below_public) == 1 else 'are'} {BELOW_PUBLIC}: LDA fitted on public"
@@ -599,14 +613,14 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if rec.expected_share < useful_threshold(key) and floor is None:
         if rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful ({useful}) from"
-                             f" {docs_needed_text(rec)} documents.")
+                             f" {docs_needed_text(rec)} {counted}.")
         elif rec.docs_for_useful_beyond:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics would need more than {MAX_DOCS:,} documents to become"
                              f" useful ({useful}): give a larger epsilon.")
         else:
             rec.notes.append(f"no measured setting reaches a {MEASURE_NAMES[key]} of {useful_threshold(key)} for {unit}-level"
                              " DP at this epsilon.")
-        if unit == "document":
+        if unit == "document" and counted == "documents":
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
                              " needs far more contributors still (docs/choosing_a_guarantee.md).")
@@ -774,7 +788,13 @@ def verdict(rec: Recommendation) -> str:
     if rec.extrapolated_side == "below":
         return ("unknown (below every measured setting)" if _below_every(rec) else
                 "unknown (below the settings measured on some corpora)")
-    return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "useful"
+    if rec.extrapolated_side == "both":
+        return "unknown (outside the measured ranges)"
+    s = rec.supported_topics
+    if s is not None and s["count"] < max(2, math.ceil(USEFUL_SUPPORTED_SHARE * s["of"])):
+        return (f"NOT useful yet: only {s['count']} of {s['of']} topics stand{'s' if s['count'] == 1 else ''} above the"
+                " noise (the share compares with non-private LDA, which these documents hold back too)")
+    return "useful"
 
 
 def expected_text(rec: Recommendation) -> str:

@@ -32,7 +32,7 @@ import numpy as np
 from .corpus import Corpus, Vocabulary
 from .corpus.corpus import NO_CAP, no_word_of_vocabulary
 from .corpus.files import broken_link, not_a_regular_file
-from .corpus.preprocess import warn_if_other_tokenizer
+from .corpus.preprocess import keeps_urls, warn_if_other_tokenizer
 from .corpus.readers import auto_format, file_suffix, read_corpus
 from .corpus.shards import folder_shards
 from .errors import DPTopicError, ParameterError
@@ -387,7 +387,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
-        if keep_urls:
+        if keep_urls and not into_model:     # (a model that kept them reads its words as they are)
             raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
                                " tokenised: drop the flag, or prepare the corpus again from its text with it.")
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
@@ -398,7 +398,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                     stop_words=None if into_model else stop_words,
                     lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
                     keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
-                    users_by_folder=users_by_folder, **({"keep_urls": True} if keep_urls else {}))
+                    users_by_folder=users_by_folder,
+                    **({"keep_urls": True} if keep_urls and fmt not in ("npz", "uci") else {}))
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
@@ -418,6 +419,7 @@ def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str 
     inferred or scored from them: most often another language, corpus or text field); otherwise a document without one
     is kept as a row (``keep_empty``: transform and export, whose rows follow the input; its row is the prior mean) or
     left out (figures read from the documents). ``flag``: the option that named ``spec``, for the refusal."""
+    kw.setdefault("keep_urls", keeps_urls(getattr(model, "tokenizer_", None)) or None)    # read as it was trained
     docs = load_corpus(spec, fmt, vocab, text_field, None, vocabulary=model.vocabulary_, drop_empty=False,
                        into_model=True, tokenizer=getattr(model, "tokenizer_", None), **kw)
     if docs.n_docs and not docs.n_tokens:

@@ -249,6 +249,12 @@ class SeededNoiseWarning(UserWarning):
     and reproduction; leave ``seed=None`` (fresh OS entropy) otherwise. Filter this class to silence it in tests."""
 
 
+class PublicOverlapWarning(UserWarning):
+    """Warned when a few documents of a public corpus (a prior's input) are also private documents, e.g. posts
+    cross-posted to a public forum: they are read in the clear as public input; the private release's guarantee is
+    unchanged. (A large share of them is refused.) ``dptopic.train`` says it once, naming its inputs as given."""
+
+
 class DataVocabularyWarning(UserWarning):
     """Warned when a private trainer's vocabulary was chosen from its training documents: which words it holds is not
     covered by the guarantee (the privacy card says partial). Pass a public vocabulary, or choose one privately."""

@@ -77,3 +77,28 @@ def test_bad_distributions_are_refused():
         RandomStoppingEvent((ONE_FIT,), distribution="uniform")
     with pytest.raises(DPTopicError):
         RandomStoppingEvent(())
+
+
+def _exact_epsilon(p, q, delta=1e-5):
+    """The smallest epsilon whose hockey-stick divergences between two output distributions are at most delta."""
+    from scipy import optimize  # scipy.optimize: only this test
+
+    def excess(e):
+        return max(np.clip(p - math.exp(e) * q, 0, None).sum(), np.clip(q - math.exp(e) * p, 0, None).sum()) - delta
+    return 0.0 if excess(0.0) <= 0 else optimize.brentq(excess, 0.0, 200.0)
+
+
+def test_the_bound_covers_the_best_run_alone_and_not_K_in_an_exact_toy():
+    """Randomized-response runs at epsilon 1 (a run's output is its score), geometric K of mean 10: the bound the
+    search states (3.02) holds for the best run alone (exactly 1.80), and fails once K is published with it (23.6):
+    why the search publishes no K (benchmarks/search_exact_toy.py)."""
+    gamma, keep = 0.1, math.e / (1 + math.e)
+    k = np.arange(1, 2001)
+    pk = gamma * (1 - gamma) ** (k - 1)
+    stated = RandomStoppingEvent((((PureDPEvent(1.0), 1),),), eta=1.0, gamma=gamma).epsilon_at(1e-5)
+    zeros = [pk * (1 - (keep if bit else 1 - keep)) ** k for bit in (0, 1)]
+    best = [np.array([z.sum(), 1 - z.sum()]) for z in zeros]
+    k_and_best = [np.concatenate([z, pk - z]) for z in zeros]
+    assert stated == pytest.approx(3.02, abs=0.01)
+    assert _exact_epsilon(*best) == pytest.approx(1.80, abs=0.01) and _exact_epsilon(*best) <= stated
+    assert _exact_epsilon(*k_and_best) == pytest.approx(23.6, abs=0.1)

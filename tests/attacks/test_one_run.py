@@ -176,3 +176,21 @@ def test_one_run_audit_goes_into_the_html_report_and_lira_refuses_canary_flags(t
     assert main(["audit", "--canaries", "20", "--algorithm", "lda", "--out", str(tmp_path / "b"), *common]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--canaries applies to --design one-run only" in err[0]
+
+
+def test_the_bound_figures_title_is_not_cut_at_the_right_edge():
+    """The report's audit chart lost the end of its title: centred on the axes, which the long bar labels push right,
+    it ran past the figure's edge."""
+    import io
+
+    import matplotlib.image as mpimg
+
+    from dptopic.attacks.one_run import bound_figure
+
+    audit = {"empirical_epsilon": {"epsilon_lower_bound": 0.8, "ideal_bound": 2.5, "confidence": 0.95,
+                                   "n_canaries": 1000, "canary_unit": "person", "canary_documents": 5,
+                                   "score": "release"}, "claimed_privacy": {"epsilon": 3.0}, "score": "release"}
+    img = mpimg.imread(io.BytesIO(bound_figure(audit)))
+    dark = img[..., :3].mean(axis=2) < 0.5
+    title_rows = dark[: int(0.12 * len(dark))]     # the band the title is drawn in
+    assert title_rows.any() and not title_rows[:, -4:].any()

@@ -20,6 +20,9 @@ def corpus_file(tmp_path_factory):
         for i in range(400):
             f.write(" ".join(rng.choice(halves[i % 2], 12)) + "\n")
     (d / "vocab.txt").write_text("\n".join(WORDS))
+    with open(d / "public.txt", "w") as f:         # public documents of the same domain, none of them private
+        for i in range(100):
+            f.write(" ".join(rng.choice(halves[i % 2], 15)) + "\n")
     return d
 
 
@@ -147,7 +150,37 @@ def test_refit_refuses_a_trainer_whose_releases_fix_k(corpus_file, tmp_path):
                     "--out", tmp_path / "lda", "--quiet")
     assert r.returncode == 0
     r = run_dptopic("refit", "--model", tmp_path / "lda", "--topics", "3", "--out", tmp_path / "x")
-    assert "new fit" in one_line_stderr(r)
+    line = one_line_stderr(r)   # a non-private model: no budget is involved (it said "spends budget")
+    assert "not private" in line and "budget again" not in line and "--topics K" in line
+    r = run_dptopic("train", "--algorithm", "svi", "--corpus", corpus_file / "docs.txt", "--topics", "2", "--epochs",
+                    "1", "--epsilon", "2", "--test-size", "0", "--out", tmp_path / "svi", "--quiet", "--no-ledger")
+    assert r.returncode == 0, r.stderr
+    line = one_line_stderr(run_dptopic("refit", tmp_path / "svi", "--topics", "3", "--out", tmp_path / "y"))
+    assert "new fit" in line and "dptopic search" in line
+
+
+def test_refit_of_a_model_trained_on_reports_says_retraining_spends_nothing(corpus_file, tmp_path):
+    """LP/OLP/ldp-doc refusals said "a new fit spends budget again": training again on the same reports spends
+    nothing."""
+    r = run_dptopic("randomize", "--vocabulary", corpus_file / "vocab.txt", "--corpus", corpus_file / "docs.txt",
+                    "--format", "text", "--epsilon-word", "2", "--out", tmp_path / "rep.jsonl")
+    assert r.returncode == 0, r.stderr
+    r = run_dptopic("train", "--algorithm", "lp", "--reports", tmp_path / "rep.jsonl", "--vocabulary",
+                    corpus_file / "vocab.txt", "--topics", "2", "--iterations", "3", "--out", tmp_path / "lp", "--quiet")
+    assert r.returncode == 0, r.stderr
+    line = one_line_stderr(run_dptopic("refit", tmp_path / "lp", "--topics", "3", "--out", tmp_path / "x"))
+    assert "spends nothing" in line and "--algorithm lp --reports FILE --topics K" in line
+
+
+def test_refit_names_the_topics_flag_and_refuses_a_public_corpus_model(corpus_file, tmp_path):
+    """--topics 61 said n_topics=61 on the command line; a folder trained with --public-corpus was refitted."""
+    assert _train(corpus_file, tmp_path / "m", "--no-ledger").returncode == 0
+    line = one_line_stderr(run_dptopic("refit", tmp_path / "m", "--topics", "61", "--out", tmp_path / "x"))
+    assert "--topics 61" in line and "n_topics" not in line
+    r = _train(corpus_file, tmp_path / "p", "--no-ledger", "--public-corpus", corpus_file / "public.txt")
+    assert r.returncode == 0, r.stderr
+    line = one_line_stderr(run_dptopic("refit", tmp_path / "p", "--topics", "3", "--out", tmp_path / "y"))
+    assert "--public-corpus" in line and not (tmp_path / "y").exists()
 
 
 def test_the_json_fields_are_those_privacy_md_documents(corpus_file, tmp_path):

@@ -689,3 +689,19 @@ def test_corpus_prepare_drops_web_addresses_unless_keep_urls_is_given(tmp_path):
     assert {"http", "www", "cmp", "cbcnews"} <= set(Corpus.load(tmp_path / "b.npz").vocabulary.words)
     r = run_dptopic("corpus", "prepare", "--corpus", tmp_path / "a.npz", "--keep-urls", "--out", tmp_path / "c.npz")
     assert r.returncode == 2 and "--keep-urls applies to raw text" in r.stderr, r.stderr
+
+
+def test_corpus_info_with_a_user_field_lists_people_with_similar_ids(tmp_path):
+    import json
+
+    from helpers import run_dptopic
+
+    ids = ["alice@example.com", "Alice@example.com", "bob", "carol"]
+    with open(tmp_path / "c.jsonl", "w") as f:
+        for i in range(40):
+            f.write(json.dumps({"text": "river water boat fish bank money loan market", "user": ids[i % 4]}) + "\n")
+    r = run_dptopic("corpus", "info", tmp_path / "c.jsonl", "--user-field", "user")
+    assert r.returncode == 0, r.stderr
+    assert "4 people" in r.stdout and "'Alice@example.com', 'alice@example.com': 20 documents" in r.stdout
+    r = run_dptopic("corpus", "info", tmp_path / "c.jsonl", "--user-field", "user", "--json")
+    assert json.loads(r.stdout)["people"]["similar_groups"] == 1

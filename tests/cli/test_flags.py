@@ -33,6 +33,8 @@ BASES = {
     "corpus prepare": ["corpus", "prepare", "--corpus", C, "--out", OUT + ".npz"],
     "corpus info": ["corpus", "info", C],
     "refit": ["refit", "{cooc_model}", "--topics", "2", "--out", OUT],
+    "search": ["search", "--corpus", C, "--epsilon", "1", "--grid", "topics=2", "--expected-runs", "1.5",
+               "--no-ledger", "--out", OUT],
     "budget cap": ["budget", "cap", "--ledger", OUT + ".sqlite", "--dataset", "d", "--epsilon", "1"],
     "privacy inherent": ["privacy", "inherent", "--n-t", "100", "--max-n-tprime", "120"],
     "privacy hdp": ["privacy", "hdp", "--clip", "20"],

@@ -193,3 +193,12 @@ def test_the_help_of_a_refused_unit_and_algorithm_is_the_refusal(capsys, argv):
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert lines[0] == "error: " + train.unit_algorithm_refusal(argv[argv.index("--unit") + 1],
                                                                 argv[argv.index("--algorithm") + 1])
+
+
+def test_the_user_units_help_labels_no_option_as_the_document_units():
+    """--unit user's help labelled docdp-cooc's options "(--unit document)", which the user unit trains too."""
+    from helpers import run_dptopic
+
+    r = run_dptopic("train", "--unit", "user", "--help")
+    assert r.returncode == 0 and "--background-share" in r.stdout
+    assert "(--unit document)" not in r.stdout and "(--unit document or user)" in r.stdout

@@ -363,3 +363,28 @@ def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(save
         assert r.returncode == 0 and f"tokeniser version {TOKENIZER_VERSION + 1}" in r.stderr, (argv[0], r.stderr)
     r = run("transform", "--model", saved, "--corpus", prepared, "--out", tmp_path / "p.csv")  # tokens: exact
     assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr
+
+
+def test_keep_urls_is_kept_by_train_with_a_vocabulary_and_by_transform(tmp_path):
+    """train --keep-urls --vocabulary read the addresses' words as dropped, and transform dropped the URL words the
+    model was trained on (a URL-only document got a uniform row)."""
+    import csv
+
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "c.jsonl", "w") as f:
+        for i in range(60):
+            text = " ".join(rng.choice(["river", "water", "boat", "fish"] if i % 2 else
+                                       ["money", "loan", "credit", "market"], 20))
+            f.write(json.dumps({"text": text + (" https://example.com/page" * 3 if i % 2 else "")}) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(["river", "water", "boat", "fish", "money", "loan", "credit", "market",
+                                               "https", "example", "page"]))
+    (tmp_path / "u.jsonl").write_text(json.dumps({"text": "https://example.com/page https://example.com/page"}) + "\n")
+    r = run_dptopic("train", "--corpus", tmp_path / "c.jsonl", "--algorithm", "lda", "--topics", "2", "--iterations",
+                    "30", "--seed", "0", "--keep-urls", "--vocabulary", tmp_path / "v.txt", "--test-size", "0",
+                    "--out", tmp_path / "m", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["tokenizer"]["keep_urls"] is True
+    r = run_dptopic("transform", tmp_path / "m", "--corpus", tmp_path / "u.jsonl", "--out", tmp_path / "t.csv")
+    assert r.returncode == 0, r.stderr
+    (row,) = list(csv.DictReader(open(tmp_path / "t.csv")))
+    assert abs(float(row["topic_0"]) - float(row["topic_1"])) > 0.5

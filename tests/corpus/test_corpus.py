@@ -940,3 +940,14 @@ def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(na
             warnings.simplefilter("always", dptopic.DataVocabularyWarning)
             with pytest.warns(dptopic.DataVocabularyWarning):
                 TRAINERS[name]().fit(c)
+
+
+def test_person_ids_that_differ_only_by_unicode_normalization_are_one_person():
+    """'José' with a precomposed é and with e + a combining accent were two people, each of their documents spending
+    epsilon on its own while the card said per person."""
+    import unicodedata
+
+    nfc, nfd = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
+    assert nfc != nfd
+    c = Corpus.from_texts(["river water boat", "river bank fish", "money loan"], user_ids=[nfc, nfd, "Ana"])
+    assert c.user_ids == [nfc, nfc, "Ana"] and len(set(c.user_ids)) == 2

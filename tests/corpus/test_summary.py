@@ -45,3 +45,18 @@ def test_median_user_length_splits_documents_into_contiguous_users():
     assert median_user_length(c, 1) == 6.0
     assert median_user_length(c, 10) == 2.0         # never more users than documents
     assert median_user_length(c.subset(np.array([], dtype=np.int64))) == 0.0
+
+
+def test_people_with_near_identical_ids_are_listed_together():
+    """Nothing helped map one person's several e-mail addresses to one id: corpus info --user-field lists ids that
+    look alike, and e-mail addresses with one name before the @."""
+    from dptopic.corpus.summary import people_summary
+
+    ids = ["alice@example.com", "Alice@Example.com", "alice@home.org", "bob", "Bob", "Jos\u00e9", "jose", "carol"] * 3
+    p = people_summary(ids)
+    assert p["people"] == 8 and p["documents_per_person"] == {"min": 3, "median": 3.0, "max": 3}
+    groups = [g["ids"] for g in p["similar_ids"]]
+    assert ["Alice@Example.com", "alice@example.com", "alice@home.org"] in groups
+    assert ["Bob", "bob"] in groups and ["Jos\u00e9", "jose"] in groups
+    assert not any(g == ["Alice@Example.com", "alice@example.com"] for g in groups)     # inside the larger group
+    assert all("carol" not in g for g in groups)

@@ -601,6 +601,7 @@ def test_a_refit_on_the_count_matrix_of_the_same_documents_counts_every_document
         dptopic.DocDPEM(n_topics=3, epsilon=1.0).fit(c.to_bow(), vocabulary=words)
     said = _reuse_warnings(caught)
     assert len(said) == 1 and said[0].startswith("DocDPEM: 70 of these 70 training documents"), said
+    assert "outside the guarantee" in said[0]       # exact counts of the private data, labelled
     base._PRIVATE_DOCS.clear()
 
 
@@ -740,3 +741,46 @@ def test_renamed_parameter_gives_the_line_that_refuses_a_name_given_up():
     with pytest.raises(DPTopicError) as e:
         FedLDA(delta=0.1)
     assert str(e.value) == why
+
+
+def test_a_model_trained_with_addresses_kept_says_so_and_reads_them_in_transform():
+    """--keep-urls was half kept: the model's tokenizer record said addresses were dropped, and transform dropped the
+    URL words the model was trained on (a URL-only document got the prior's uniform row)."""
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(["river", "water", "boat", "fish"], 20)) + " https://example.com/page" * 3
+             if i % 2 else " ".join(rng.choice(["money", "loan", "credit", "market"], 20)) for i in range(40)]
+    c = Corpus.from_texts(texts, keep_urls=True)
+    assert {"https", "example", "page"} <= set(c.vocabulary.words)
+    m = dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(c)
+    assert m.tokenizer_["keep_urls"] is True and "KEPT" in m.tokenizer_["tokens"]
+    row = m.transform(["https://example.com/page https://example.com/page"])[0]
+    assert abs(row[0] - row[1]) > 0.5       # the URL words place it, where dropping them left the uniform prior
+    plain = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(Corpus.from_texts(texts))
+    assert "keep_urls" not in plain.tokenizer_ and "dropped" in plain.tokenizer_["tokens"]
+
+
+@pytest.fixture(scope="module")
+def thin_release():
+    """A person-level docdp-cooc model of a 1,000-word corpus at epsilon 1: its release estimates a handful of words
+    per topic, and every other word shares a tail (by noisy frequency) that is the same in each topic."""
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=600, vocab_size=1000, n_topics=3, doc_length=40, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return c, dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, unit="user", seed=0).fit(
+            c, user_ids=[str(i // 5) for i in range(600)])
+
+
+def test_top_words_leave_out_the_words_the_release_never_estimated(thin_release):
+    """The per-person epsilon = 1 model's topics showed 9 of 10 words the release never estimated, unmarked."""
+    _, m = thin_release
+    mask = m.estimated_words()
+    assert mask is not None and mask.shape == m.components_.shape and 0 < mask[0].sum() < 10
+    words = list(m.vocabulary_.words)
+    everything = m.topic_words(10, estimated_only=False)
+    assert sum(not mask[0, words.index(w)] for w in everything[0]) >= 5       # what the lists used to show
+    for k, topic in enumerate(m.topic_words(10)):
+        assert topic and all(mask[k, words.index(w)] for w in topic)
+    assert dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(
+        Corpus.from_texts(["river water boat", "money loan bank", "river boat fish"])).estimated_words() is None

@@ -150,9 +150,35 @@ def test_refit_at_another_k_adds_no_release_and_keeps_the_card(planted, tmp_path
 
 
 def test_refit_refuses_a_k_the_release_cannot_give(planted):
+    from dptopic.errors import ParameterError
+
     m = _cooc(n_topics=5).fit(planted.corpus)
-    with pytest.raises(DPTopicError, match="more topics than"):
+    with pytest.raises(ParameterError, match="more topics than") as e:
         m.refit(n_topics=len(m.kept_words_) + 5)
+    # a ParameterError: the command line writes it as --topics K, never n_topics=
+    assert e.value.parameter == "n_topics" and "--topics 61" in e.value.message({"n_topics": "--topics"}).replace(
+        str(len(m.kept_words_) + 5), "61")
+
+
+@pytest.mark.parametrize("scales", [[np.inf, np.nan, 0, 0], [1e-300, np.nan, 0, 0], [1.0, -1.0, 0, 0],
+                                    [1.0, np.nan, 0, 7], ["a", "b", "c", "d"]])
+def test_release_scales_that_disagree_with_the_report_are_refused_on_load(planted, tmp_path, scales):
+    """Tampered scales (the model.json's checksums rewritten too) gave tracebacks, or a refit at a noise scale the
+    report never stated."""
+    import hashlib
+    import json
+
+    from dptopic.errors import CorruptModelError
+
+    m = _cooc(n_topics=4).fit(planted.corpus)
+    folder = m.save(tmp_path / "m")
+    np.save(tmp_path / "m" / "release_scales.npy", np.array(scales))
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["array_sha256"]["release_scales"] = hashlib.sha256(
+        (tmp_path / "m" / "release_scales.npy").read_bytes()).hexdigest()
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="release"):
+        load(folder)
 
 
 def test_the_releases_suggest_the_planted_number_of_topics():

@@ -16,7 +16,7 @@ from dptopic.evaluation import infer_theta
 from dptopic.models import FedLDA
 
 import scipy.sparse as sp
-from dptopic.errors import DPTopicError
+from dptopic.errors import DPTopicError, ParameterError
 import json
 from pathlib import Path
 from dptopic.reporting import privacy_card
@@ -484,3 +484,32 @@ def test_epsilon_per_entry_is_the_figure_per_entry_the_settings_give_before_and_
     rep = user_ledger_after(per, m.failure_rate, m.gamma, m.variant, m.exclusion, 100, 8, m.rounds).report(
         m.report_delta)
     assert 0.99 * 40.0 <= rep["epsilon"] <= 40.0
+
+
+def _people_corpus(n_people=12, per_person=3):
+    rng = np.random.default_rng(0)
+    words = ["river", "water", "boat", "fish", "money", "loan", "bank", "credit"]
+    texts = [" ".join(rng.choice(words, 12)) for _ in range(n_people * per_person)]
+    return Corpus.from_texts(texts, user_ids=[f"p{i // per_person}" for i in range(len(texts))])
+
+
+def test_a_corpus_with_people_gives_one_client_per_person():
+    """60 people of 5 documents each were 300 one-document "users", each person at 5 x epsilon."""
+    c = _people_corpus()
+    m = FedLDA(n_topics=2, epsilon=20.0, rounds=2, pad_length=16, verbose=0).fit(c)
+    assert m.n_clients_ == 12
+    card = privacy_card(m.privacy_, "FedLDA")
+    assert card["epsilon"] <= 20.0 and "per person" in card["user_bound"]
+
+
+def test_one_document_users_are_named_as_simulated_on_the_card():
+    c = _people_corpus()
+    plain = Corpus(c.doc_ptr, c.word_ids, c.vocabulary)
+    m = FedLDA(n_topics=2, epsilon=20.0, rounds=2, pad_length=16, verbose=0).fit(plain)
+    assert m.n_clients_ == plain.n_docs
+    assert "SIMULATED ONE-DOCUMENT USERS" in privacy_card(m.privacy_, "FedLDA")["user_bound"]
+
+
+def test_n_clients_with_people_is_refused():
+    with pytest.raises(ParameterError, match="n_clients=4"):
+        FedLDA(n_topics=2, epsilon=20.0, rounds=1, pad_length=16, n_clients=4, verbose=0).fit(_people_corpus())

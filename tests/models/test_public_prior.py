@@ -239,6 +239,29 @@ def test_the_private_corpus_given_as_public_is_refused_before_any_noise(split):
         _model().fit(private.to_bow(), vocabulary=words, public_corpus=private.subset(np.arange(40)))
 
 
+def test_a_few_private_documents_among_the_public_ones_are_warned_of_not_refused(split):
+    """500 public posts were refused because 2 were cross-posted private ones: the guarantee does not depend on it. A
+    few are warned of, the count labelled outside the guarantee; a large share is still refused."""
+    import warnings
+
+    from dptopic.corpus import Corpus
+
+    public, private = split
+    mixed = Corpus.concatenate([public, private.subset(np.arange(2))]) if hasattr(Corpus, "concatenate") else None
+    if mixed is None:
+        bow = sp.vstack([public.to_bow(), private.subset(np.arange(2)).to_bow()]).tocsr()
+        mixed = Corpus.from_bow(bow, vocabulary=list(public.vocabulary.words))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        public_prior.refuse_private_as_public(mixed, private)
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and "2 of its 62 documents" in said[0] and "outside the guarantee" in said[0]
+    with pytest.raises(DPTopicError, match="holds 5 of the private documents"):     # 5 of 65: large
+        bow = sp.vstack([public.to_bow(), private.subset(np.arange(5)).to_bow()]).tocsr()
+        public_prior.refuse_private_as_public(Corpus.from_bow(bow, vocabulary=list(public.vocabulary.words)),
+                                              private)
+
+
 def test_public_documents_of_the_domain_that_share_no_private_document_are_taken(split):
     public, private = split
     public_prior.refuse_private_as_public(public, private)        # disjoint: nothing to refuse
@@ -309,3 +332,24 @@ def test_the_public_text_field_is_its_own(files, tmp_path, capsys):
                                         "2", "--topics", "2", "--test-size", "0", "--quiet", "--out", tmp_path / "m"])
     assert rc in (0, None), err
     assert "30 public documents" in out
+
+
+def test_a_saved_model_trained_with_public_documents_is_not_refitted_nor_edited(split, tmp_path):
+    """refit from a folder was accepted (the in-memory refusal read an attribute the folder does not keep), and the
+    card then said the topics come from the public and private co-occurrence together."""
+    import dptopic
+    from dptopic.errors import CorruptModelError
+
+    public, private = split
+    folder = _model().fit(private, public_corpus=public).save(tmp_path / "m")
+    with pytest.raises(DPTopicError, match="also read public documents"):
+        dptopic.load(folder).refit(3)
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    for edit in (lambda d: d["privacy"].pop("public_input"), lambda d: d["privacy"]["public_input"].update(covered=True),
+                 lambda d: d["privacy"]["public_input"].update(route="private only"),
+                 lambda d: d["privacy"].update(public_input="none")):
+        doc = json.loads(json.dumps(meta))
+        edit(doc)
+        (tmp_path / "m" / "model.json").write_text(json.dumps(doc))
+        with pytest.raises(CorruptModelError, match="public"):
+            dptopic.load(folder)

@@ -135,6 +135,7 @@ PRIVACY = {
     "topic_model", "vocabulary_selection", "epsilon_moments_accountant", "epsilon_moments_accountant_paper",
     "epsilon_strong_composition", "paper_figures_note", "epsilon_per_entry", "report_words_note", "deployment",
     "replayed_iterations", "claimed_by_paper",
+    "user_bound",   # how one person's contribution is bounded; FedLDA: who a simulated user is (a setting, no count)
     # local DP
     "model", "kind", "epsilon_doc", "epsilon_doc_relation", "epsilon_word", "epsilon_word_relation",
     "epsilon_word_contributor", "epsilon_word_contributor_relation", "epsilon_contributor", "f", "flip_probability",

@@ -119,8 +119,9 @@ def test_user_level_refuses_streamed_input(planted):
 
 def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
     texts = ["apple banana cherry apple", "", "banana cherry grape melon", "grape melon apple"] * 5
-    with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match"):
+    with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match") as e:
         DocDPCooccurrence(n_topics=2, unit="user").fit(texts, user_ids=[str(i) for i in range(len(texts))])
+    assert "5 of the texts (an exact count of the private data: outside the guarantee" in str(e.value)
 
 
 def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
@@ -163,3 +164,20 @@ def test_the_small_corpus_warning_of_a_user_level_fit_counts_people():
 
     msg = too_small_message("user", 1.0, 50, 20, what="people")
     assert "50 people" in msg and "documents" not in msg
+
+
+def test_a_user_level_model_suggests_no_private_vocabulary(planted):
+    """Under the user unit a warning and the card suggested --private-vocabulary, which --unit user refuses (DP set
+    union selects words per document)."""
+    import warnings as _warnings
+
+    from dptopic.accounting.card import privacy_card
+    from dptopic.errors import DataVocabularyWarning
+
+    c = planted.corpus
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        m = DocDPCooccurrence(n_topics=3, epsilon=2.0, unit="user", seed=0).fit(c, user_ids=_people(c))
+    said = [str(w.message) for w in caught if issubclass(w.category, DataVocabularyWarning)]
+    assert said and not any("private-vocabulary" in s for s in said)
+    assert "private-vocabulary" not in " ".join(privacy_card(m.privacy_, "DocDPCooccurrence")["partial_reasons"])

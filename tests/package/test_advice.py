@@ -334,3 +334,24 @@ def test_supported_topics_are_read_off_the_measured_counts_and_capped_at_k():
     assert recommend("document", 10.0, 1000, 10, doc_length=100, table=MEASURED_TABLE).supported_topics["count"] == 10
     assert recommend("document", 1.0, 1000, table={"rows": [
         {k: v for k, v in x.items() if k != "supported"} for x in SHORT]}).supported_topics is None
+
+
+def test_a_high_share_beside_one_supported_topic_is_not_called_useful():
+    """recommend --doc-length 5 said "88% ... useful" beside "1 of 20 topics supported": on very short documents
+    non-private LDA does poorly too, so the share is high while the budget supports one topic."""
+    from dptopic.advice import recommend, verdict
+
+    rec = recommend("document", 8.0, 2000, 20, doc_length=5)
+    assert rec.supported_topics["count"] <= 2 and rec.expected_share >= 0.7
+    assert verdict(rec).startswith("NOT useful yet: only") and "of 20 topics" in verdict(rec)
+    assert verdict(recommend("user", 8.0, 2000, 20)) == "useful"      # 13 of 20 supported
+
+
+def test_the_user_level_advice_counts_people():
+    """recommend --unit user said "documents" for people."""
+    from dptopic.advice import recommend
+
+    rec = recommend("user", 1.0, 100, 20, delta=0.1)
+    text = " ".join(rec.notes)
+    assert "epsilon x people (100)" in text and "8,175 people" in text and "large for 100 people" in text
+    assert "epsilon x documents" not in text and "with fewer documents, a word-level" not in text

@@ -91,3 +91,28 @@ def test_the_topics_table_and_document_of_a_fitted_model(tmp_path):
     assert table.splitlines()[0] == "topic,rank,word,weight" and len(table.splitlines()) == 7
     assert notes == [f"{privacy_card_line(model, 'a b')}; words {doc['words'].split(';')[0]} (weight: P(word | topic))"]
     assert "'dptopic topics --model '\"'\"'a b'\"'\"''" not in notes[0] and "--model 'a b'" in notes[0]
+
+
+def test_topics_and_the_pyldavis_export_mark_the_words_the_release_never_estimated(tmp_path):
+    import json
+    import warnings
+
+    import dptopic
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.reporting.export import UNESTIMATED, pyldavis_export, topics_document
+
+    c = lda_corpus(n_docs=600, vocab_size=1000, n_topics=3, doc_length=40, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, unit="user", seed=0).fit(
+            c, user_ids=[str(i // 5) for i in range(600)])
+        doc = pyldavis_export(m, c, show_unsupported=True)
+    mask = m.estimated_words()
+    estimated = mask.any(axis=0)
+    assert all(v.endswith(UNESTIMATED) != bool(estimated[i]) for i, v in enumerate(doc["vocab"]))
+    assert doc["estimated_words"]["estimated"] == int(estimated.sum())
+    shown = topics_document(m, 10, tmp_path, show_unsupported=True)
+    assert "only the words its release estimated" in shown["words"]
+    words = list(m.vocabulary_.words)
+    assert all(mask[t["topic"], words.index(w)] for t in shown["topics"] for w in t["words"])
+    json.dumps(doc)

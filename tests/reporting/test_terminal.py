@@ -53,3 +53,18 @@ def test_print_privacy_states_the_guarantee_of_a_report(tmp_path):
     buf = io.StringIO()
     print_privacy(rep, Console(file=buf, width=200))
     assert "GUARANTEE" in buf.getvalue() and "word" in buf.getvalue()
+
+
+def test_the_console_prints_text_as_text_and_control_characters_as_escapes():
+    import io
+
+    from dptopic.reporting.terminal import esc, make_console, plain, styled
+
+    console = make_console()
+    console.file = io.StringIO()
+    console.print("[bold red]x [/] :smile: a\x1bb")
+    console.print(f"[bold]{esc('[/]')}[/] c", markup=True)
+    console.print(styled(f"[bold]{esc('[i]y')}[/]"))
+    out = console.file.getvalue()
+    assert "[bold red]x [/] :smile: a\\x1bb" in out and "[/] c" in out and "[i]y" in out and "\x1b" not in out
+    assert plain("a\rb\tc\nd\u202e") == "a\\rb\tc\nd\\u202e"

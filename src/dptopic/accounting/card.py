@@ -126,6 +126,17 @@ def claimed(report: dict) -> tuple[float | None, float | None, str]:
     return None, delta, "none"
 
 
+def _search(report: dict):
+    """``(epsilon, delta, which)`` of the private search that chose this model (``RandomStoppingSearch`` sets the
+    best model's ``privacy_["search"]``), or None: the search's guarantee, which covers the model, not one run's."""
+    s = report.get("search")
+    eps = finite_or_none(s.get("epsilon")) if isinstance(s, dict) else None
+    if eps is None:
+        return None
+    return eps, s.get("delta"), (f"{s.get('method') or 'RDP'}: the private hyper-parameter search that chose this"
+                                 " model (the number of runs kept secret)")
+
+
 def _split_scope(scope: str) -> tuple[str, str]:
     """The report's ``scope`` sentence split into what is covered and what is not."""
     scope = str(scope or "")
@@ -187,11 +198,17 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     report = dict(report or {})
     eps, delta, which = claimed(report)
     private = bool(report.get("private")) and eps is not None
+    search = _search(report) if private else None
+    if search is not None:      # the model a private search chose: the search's guarantee is the model's
+        eps, delta, which = search
     if private and "pure" in str(which):  # the claim is pure epsilon-DP: it holds with delta = 0
         delta = 0.0
     guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
     events_only = bool(report.get("private")) and claims_no_guarantee(report) and report.get("unit") is not None
     covered, not_covered = _split_scope(report.get("scope", ""))
+    if search is not None:
+        s_covered, s_not = _split_scope(report["search"].get("scope", ""))
+        covered, not_covered = s_covered or covered, " ".join(x for x in (s_not, not_covered) if x)
     vocab = report.get("vocabulary")
     # where the released words came from: "data" (read from the training documents: outside epsilon), "supplied"
     # (public) or "private" (DP set union); reports saved before the field existed say it in their "vocabulary" text
@@ -252,8 +269,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     reasons = partial_reasons(report) if guarantee == "partial" else []
     if vocab_exposed and private:
         reasons.append("the vocabulary was chosen from the training documents and is released with the model, outside"
-                       " the epsilon; give a public vocabulary (--vocabulary) or select it privately"
-                       " (--private-vocabulary)" + ("" if len(reasons) else " for a full guarantee"))
+                       " the epsilon; give a public vocabulary (--vocabulary)"
+                       + (" (DP set union selects words per document, not per person)" if report.get("unit") == "user"
+                          else " or select it privately (--private-vocabulary)")
+                       + ("" if len(reasons) else " for a full guarantee"))
     if reasons:
         card["partial_reasons"] = reasons
         card["guarantee_note"] = "partial: " + "; ".join(reasons)
@@ -305,6 +324,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         # the trainer's budget, kept by the private vocabulary's composition: below the headline, which adds eps_V
         card["budget"] = dict(card["budget"], covers="the topic model alone: the private vocabulary's (epsilon_V,"
                                                      " delta_V) is spent on top of it, and the headline composes both")
+    if search is not None:          # the run's own figures stay below, as one run's
+        card["search"] = dict(report["search"])
+        card["figures_note"] = ("the figures below are the chosen run's alone; the guarantee is the private search's,"
+                                " which covers that run as the best of a secret number of runs")
     if "public_input" in report:    # public documents read in the clear (DocDPCooccurrence public_corpus=)
         card["public_input"] = report["public_input"]
     if "paper_figures_note" in report:

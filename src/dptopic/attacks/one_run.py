@@ -296,10 +296,12 @@ def bound_figure(audit: dict) -> bytes | None:
     ax.set_xlabel("epsilon")
     score = "scored on the release" if emp.get("score") == "release" or audit.get("score") == "release" else \
         "scored through the topics"
-    ax.set_title(f"one-run audit ({score}): {emp.get('n_canaries')} canary {unit}s"
-                 + (f" of {emp.get('canary_documents')} documents" if unit == "person" else ""), fontsize=10)
+    # over the whole figure, not the axes (which the long bar labels push right): a title centred on the axes ran
+    # past the figure's right edge and was cut in the report
+    fig.suptitle(f"one-run audit ({score}): {emp.get('n_canaries')} canary {unit}s"
+                 + (f" of {emp.get('canary_documents')} documents" if unit == "person" else ""), fontsize=10, wrap=True)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()

@@ -12,7 +12,7 @@ import secrets
 import sys
 
 from ..errors import DPTopicError
-from ..reporting.terminal import (MORE_SUPPORT, SUPPORT_SOURCE, corpus_line, make_console,  # noqa: F401
+from ..reporting.terminal import (MORE_SUPPORT, SUPPORT_SOURCE, corpus_line, esc, make_console,  # noqa: F401
                                   print_privacy, print_table, print_topics, print_verdict, support_summary,
                                   topic_support, warn, without_copies_said)
 from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)

@@ -104,16 +104,16 @@ def add_train_arguments(t) -> None:
                         " part of it; the trainer gets the rest, solved so that the card's composed total is"
                         " --epsilon (docs/choosing_a_guarantee.md). Without it, EPS_V,DELTA_V adds to them")
     t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
-                   help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
+                   help="docdp-cooc (--unit document or user): words estimated to appear in more than this share of the"
                         " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"
                         " more topics, off below; 0.15 sets aside more; off: none); chosen from the first noisy"
                         " release, no extra budget"
                         " (docs/document_dp.md)")
     t.add_argument("--n-words", type=words_or("auto"), default=None, metavar="N|auto",
-                   help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
+                   help="docdp-cooc (--unit document or user): words in the co-occurrence release (default auto: from the"
                         " noisy document count of the first release and the noise, 200 to 400)")
     t.add_argument("--word-choice", choices=("frequency", "repetition"), default=None,
-                   help="docdp-cooc (--unit document): how the first release chooses the co-occurrence words:"
+                   help="docdp-cooc (--unit document or user): how the first release chooses the co-occurrence words:"
                         " 'frequency' (default) or 'repetition' (frequent words that come back within the documents"
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
@@ -128,7 +128,7 @@ def add_train_arguments(t) -> None:
                    help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
                         " documents (default: --text-field's, where the public file has fields)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
-                   help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
+                   help="docdp-cooc (--unit document or user): how the topics are read from the noisy co-occurrence matrix:"
                         " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
                         " documents grow) or 'nmf' (the earlier default, with background topics); post-processing,"
                         " no extra budget (docs/document_dp.md)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import audit_heading, audit_results_table, print_audit_summary
+from ..reporting.terminal import audit_heading, audit_results_table, esc, print_audit_summary
 from ._common import (add_corpus_args, jobs_int, make_console, moved, note_vocabulary_cut, positive_int, print_table,
                       read_vocabulary, user_args)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
@@ -128,11 +128,11 @@ def _audit(a):
                                           names=(NAMES["canaries"], NAMES["canary_length"]))
     console.print(audit_heading(design, procedure.description, corpus, shadows=a.shadows, canaries=m if design ==
                                 "release" else a.canaries, canary_length=a.canary_length, canary_unit=unit,
-                                canary_documents=K))
+                                canary_documents=K), markup=True)     # rich markup, the names in it escaped
     scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
     console.print(f"note: {scale}")
     if coverage:
-        console.print(f"[yellow]note: {coverage}[/]")
+        console.print(f"[yellow]note: {esc(coverage)}[/]", markup=True)
     common = dict(seed=a.seed, confidence=a.confidence, corpus_record=_corpus_record(a, read), scale=scale,
                   coverage=coverage)
     if design == "lira":

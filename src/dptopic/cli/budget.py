@@ -98,7 +98,7 @@ def cmd_budget_cap(a):
     ledger.set_cap(a.dataset, a.epsilon, a.delta)
     console = make_console()
     for line in cap_lines(a.dataset, a.epsilon, a.delta, path, ledger.total(a.dataset)):
-        console.print(line)
+        console.print(line, markup=True)    # rich markup, the names in it escaped
 
 
 def register(sub) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
-from ..reporting.terminal import corpus_hints, prepared_line, print_corpus_summary
+from ..reporting.terminal import corpus_hints, esc, prepared_line, print_corpus_summary
 from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
 
@@ -87,6 +87,7 @@ def cmd_corpus_info(a):
     info = _shard_summary(a)
     sharded = info is not None
     if not sharded:
+        a.unit = "user" if a.user_field is not None else None     # the people, read as train --unit user reads them
         with tokenising_progress():
             corpus = corpus_from_args(a)
         from ..corpus.summary import corpus_summary  # deferred: loads numpy
@@ -104,7 +105,7 @@ def cmd_corpus_info(a):
     # the cuts of a shard folder were made when it was prepared: the hints are for 'corpus prepare' then
     hint = corpus_hints(info, a.max_df is not None, a.stop_words is not None, sharded)
     if hint:
-        con.print(f"[dim]{hint}[/]")
+        con.print(f"[dim]{esc(hint)}[/]", markup=True)
 
 
 def register(sub) -> None:
@@ -134,5 +135,7 @@ def register(sub) -> None:
     add_preprocessing_args(ci)
     ci.add_argument("--top", type=positive_int, default=20, help="how many of the most frequent words to list (default 20)")
     ci.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ci.add_argument("--user-field", default=None, metavar="FIELD", help="the field naming each document's person: also"
+                    " count the people and list ids that look alike (one person's several ids)")
     ci.add_argument("--private", action="store_true", help="treat the corpus as private (warn) even if not marked")
     ci.set_defaults(func=cmd_corpus_info)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._flags import flag_errors
-from ._common import (add_common_experiment_args, epsilon_value, experiment_corpora, make_console, positive_int,
+from ._common import (add_common_experiment_args, epsilon_value, esc, experiment_corpora, make_console, positive_int,
                       print_verdict)
 
 
@@ -26,7 +26,7 @@ def cmd_hdp_utility(a):
         console.print(f"eps_L={e:g}: HDP-LDA {h:.1f}  CDP-LDA+ {c:.1f}")
     print_verdict(console, s, out, ["hdp_utility.csv", "hdp_utility.png", "hdp_utility_summary.json"])
     if s.get("short_run_note"):
-        console.print(f"[yellow]note[/]: {s['short_run_note']}")
+        console.print(f"[yellow]note[/]: {esc(s['short_run_note'])}", markup=True)
 
 
 def cmd_topic_attack(a):
@@ -43,7 +43,7 @@ def cmd_topic_attack(a):
         console.print(f"{n}: P(true word) after {a.iterations} iterations = {v:.4f} (uniform guess 1/V = {guess:.4f})")
     print_verdict(console, s, out, ["topic_attack.csv", "topic_attack.png", "topic_attack_summary.json"])
     if s.get("short_run_note"):
-        console.print(f"[yellow]note[/]: {s['short_run_note']}")
+        console.print(f"[yellow]note[/]: {esc(s['short_run_note'])}", markup=True)
 
 
 def register_zhao_central(esub) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
                       make_console, moved, positive_float, positive_int, unit_interval)
-from ..reporting.terminal import print_checks
+from ..reporting.terminal import esc, print_checks
 from .audit import MAX_SHADOWS
 
 # old homes (the library loads numpy, which the command line's start-up must not)
@@ -46,7 +46,7 @@ def cmd_lira(a):
     check_lira_args(a)
     corpus = ml.subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
-                  f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
+                  f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models", markup=True)
     if not a.private_vocabulary:    # a --k-grid value would otherwise fail after the whole --topics run
         ml.check_topics_fit(corpus.vocab_size, a.trainer, {"--topics": [a.topics], "--k-grid": a.k_grid or []})
     out = Path(a.out)
@@ -75,7 +75,8 @@ def cmd_classifier_mia(a):
     check_classifier_mia_args(a)
     corpus = load_corpus(a.corpus, text_field=a.text_field, label_field=a.label_field, max_vocab=a.max_vocab)
     corpus = ml.subsample(ml.labelled_documents(corpus, a.classes), a.subsample, experiment_seed(a, console))
-    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
+    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {esc(', '.join(sorted(set(corpus.labels))))}",
+                  markup=True)
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
                                      a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1,
                                      n_replicates=a.replicates)

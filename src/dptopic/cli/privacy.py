@@ -24,8 +24,8 @@ _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n
 
 def _print(lines) -> None:
     console = make_console()
-    for line in lines:
-        console.print(line)
+    for line in lines:      # the calculators' lines, in rich markup (numbers and fixed words only)
+        console.print(line, markup=True)
 
 
 @with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations", "n_t": "--n-t",

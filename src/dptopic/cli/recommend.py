@@ -5,7 +5,7 @@ import argparse
 import json
 import math
 
-from ._common import make_console, positive_float, positive_int, unit_interval
+from ._common import esc, make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 
@@ -27,7 +27,7 @@ def cmd_recommend(a):
         from .secure_sum import recommend_note  # read on use: the CLI's start-up stays light
 
         con.print(f"- {recommend_note(a.docs)}")
-    con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
+    con.print(f"[dim]source: {esc(rec.source)}; see docs/choosing_a_guarantee.md[/]", markup=True)
 
 
 def _doc_count(s: str) -> int:

@@ -6,7 +6,7 @@ Only a trainer whose saved releases determine the topics at any K allows it: ``d
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import add_model_arg, add_out_args, check_out, make_console, positive_int, print_topics
+from ._common import add_model_arg, add_out_args, check_out, esc, make_console, positive_int, print_topics
 from ._flags import with_flag_names
 
 
@@ -17,10 +17,8 @@ def cmd_refit(a):
     if a.topics is None and not a.suggest:
         raise DPTopicError("refit needs --topics K (the number of topics to read), or --suggest.")
     model = load(a.model)
-    if not callable(getattr(model, "refit", None)):
-        raise DPTopicError(f"{a.model} holds a {type(model).__name__}, whose releases do not determine topics at another"
-                           " K (only docdp-cooc's do): a new K needs a new fit, which spends budget again"
-                           " (docs/budget.md).")
+    if refit_refusal(a.model, model) is not None:
+        raise DPTopicError(refit_refusal(a.model, model))
     console, topics = make_console(), a.topics
     if a.suggest:
         from ..models.cooc_refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
@@ -29,14 +27,34 @@ def cmd_refit(a):
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"
                       " stand above its noise; supported topics at each K: "
                       + ", ".join(f"K={k}: {c}" for k, c in s["supported"].items()))
-        console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]")
+        console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]", markup=True)
         topics = s["n_topics"] if topics is None else topics
     check_out(a)
     model.refit(n_topics=topics)
     print_topics(model, 10, console=console)
-    out = model.save(a.out)
-    console.print(f"refitted at K = {topics} from the saved releases (post-processing: nothing spent, the card and"
-                  f" the ledger unchanged); model written to [bold]{out}[/]")
+    console.print(f"refitted at K = {topics} from the saved releases (post-processing: nothing spent, the card and the"
+                  f" ledger unchanged); model written to [bold]{esc(model.save(a.out))}[/]", markup=True)
+
+
+def refit_refusal(path, model) -> str | None:
+    """Why ``refit`` cannot read ``model``'s topics at another K, and what gives them instead; None when it can."""
+    from ..models.registry import trainer_of  # the estimator classes: loaded when used
+
+    entry, name = trainer_of(model), f"{path!r} holds a {type(model).__name__} model"
+    if entry is not None and entry.reads == "reports":
+        return (f"{name} trained on randomized reports, which are the release: train again on the same reports with"
+                f" --topics K (dptopic train --algorithm {entry.name} --reports FILE --topics K), which spends nothing"
+                " more (docs/budget.md).")
+    if not model.is_private:
+        return f"{name}, which is not private (no budget is involved): train it again with --topics K."
+    if not callable(getattr(model, "refit", None)):
+        return (f"{name}, whose releases do not determine topics at another K (only docdp-cooc's do): a new K needs a"
+                " new fit, which spends budget again; to choose K privately, search the candidates once (dptopic"
+                " search, or RandomStoppingSearch in Python; docs/budget.md).")
+    if "public_input" in (getattr(model, "privacy_", None) or {}):
+        return (f"{name} trained with --public-corpus: its topics also read the public documents, and refit reads the"
+                " releases alone; train again with --public-corpus FILE --topics K.")
+    return None
 
 
 def register(sub) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import experiment_corpora, make_console, positive_float, positive_int, print_verdict, seeds_int
+from ._common import esc, experiment_corpora, make_console, positive_float, positive_int, print_verdict, seeds_int
 
 
 def _passes(text: str):
@@ -49,7 +49,7 @@ def cmd_experiment_svi(a) -> None:
     print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
                                             f"svi_summary_{n}.json"])
     if s.get("short_run_note"):
-        console.print(f"[yellow]note[/]: {s['short_run_note']}")
+        console.print(f"[yellow]note[/]: {esc(s['short_run_note'])}", markup=True)
 
 
 def register_svi_experiment(esub) -> None:

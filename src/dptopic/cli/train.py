@@ -166,7 +166,8 @@ def _training_corpus(a):
         raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
                            " policy.")
     # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
-    text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
+    text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None),
+                   keep_urls=getattr(a, "keep_urls", None))
     with tokenising_progress():      # a progress bar while a large text input is tokenised
         if a.vocabulary is not None:
             vocab = read_vocabulary(a.vocabulary)
@@ -313,8 +314,8 @@ def _train(a, console, unit_note=None):
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
-    if unit_note:   # printed once every flag is known to apply
-        console.print(unit_note)
+    if unit_note:   # printed once every flag is known to apply (rich markup: fixed words only)
+        console.print(unit_note, markup=True)
     check_out(a)
     if a.algorithm not in _CORPUS_ALGOS:       # lp, olp, ldp-doc: randomized reports
         return train_local(a, console, _parameters(a))

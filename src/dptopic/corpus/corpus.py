@@ -136,8 +136,9 @@ def _check_entries(name: str, values: list, blank: bool = True) -> None:
 
 
 def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
-    """Each document's person, as given (``user_ids=``): one non-blank string per document, refused in one line
-    otherwise (a number is refused too, so that 7 and '7' cannot name two people)."""
+    """Each document's person (``user_ids=``): one non-blank string per document, refused in one line otherwise (a
+    number is refused too, so that 7 and '7' cannot name two people), in Unicode normal form NFC, so that one name
+    written with a precomposed letter and with a combining accent ('José' either way) is one person."""
     values = _sequence(where, values)
     if values is None or isinstance(values, (str, bytes)):
         raise DPTopicError(f"{where} must be a list of strings, one per document (the person who wrote it).")
@@ -157,7 +158,7 @@ def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
         if hidden is not None:
             raise DPTopicError(f"{where}[{i}] holds an invisible control or format character ({hidden}): two ids"
                                " that look alike would name two people; remove such characters from the user ids.")
-    return [str(u) for u in values]
+    return [unicodedata.normalize("NFC", str(u)) for u in values]
 
 
 
@@ -223,11 +224,13 @@ def _stop_words_name(spec) -> str:
         return "a list of words"
 
 
-def reading_of(stop_words, lowercase: bool, min_length: int) -> dict:
+def reading_of(stop_words, lowercase: bool, min_length: int, keep_urls: bool = False) -> dict:
     """How raw text was read into words, as a corpus's metadata and a fitted model's ``tokenizer_["reading"]``
-    record it: the stop words removed (``"english"``, ``"none"``, a file, or a list's size), the case folding and the
-    shortest word kept. Settings, not data: they say how to read more text the same way."""
-    return {"stop_words": _stop_words_name(stop_words), "lowercase": bool(lowercase), "min_length": int(min_length)}
+    record it: the stop words removed (``"english"``, ``"none"``, a file, or a list's size), the case folding, the
+    shortest word kept and, when they were kept, the words of web addresses (``keep_urls``). Settings, not data: they
+    say how to read more text the same way."""
+    return {"stop_words": _stop_words_name(stop_words), "lowercase": bool(lowercase), "min_length": int(min_length),
+            **({"keep_urls": True} if keep_urls else {})}
 
 
 def _cuts(max_vocab, min_df, max_df) -> dict:
@@ -513,7 +516,7 @@ class Corpus:
         toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
-                                                        min_length), user_ids=user_ids)
+                                                        min_length, bool(keep_urls)), user_ids=user_ids)
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,

@@ -96,9 +96,10 @@ BAG_OF_WORDS_FILE = "bag-of-words file"
 made into a :class:`~dptopic.corpus.Corpus` by ``Corpus.from_bow``): its words came with the counts."""
 
 
-def tokenizer_info(source: str | None = None) -> dict:
+def tokenizer_info(source: str | None = None, keep_urls: bool = False) -> dict:
     """What a saved model records about the tokeniser that made its words from text; ``source=COUNT_MATRIX`` when
-    the words came with a count matrix instead, ``source=TOKEN_LISTS`` when they came as tokenised documents."""
+    the words came with a count matrix instead, ``source=TOKEN_LISTS`` when they came as tokenised documents.
+    ``keep_urls``: the text was read with the words of web addresses kept (recorded, and read so again: ``keeps_urls``)."""
     if source == TOKEN_LISTS:
         return {"version": TOKENIZER_VERSION, "source": TOKEN_LISTS,
                 "tokens": "the tokens of the tokenised documents the model was fitted on (lists of words made by the"
@@ -116,8 +117,17 @@ def tokenizer_info(source: str | None = None) -> dict:
                           " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
             " or underscores, Chinese and Japanese as overlapping character pairs; web addresses, e-mail addresses and"
-            " @handles dropped; lower-cased, stop words and short words dropped unless configured otherwise (a Korean"
-            " syllable counts as two letters)"}
+            " @handles " + ("KEPT (keep_urls): their words are counted" if keep_urls else "dropped")
+            + "; lower-cased, stop words and short words dropped unless configured otherwise (a Korean syllable counts"
+            " as two letters)", **({"keep_urls": True} if keep_urls else {})}
+
+
+def keeps_urls(tokenizer) -> bool:
+    """Whether a model's tokeniser record (``tokenizer_``) says its text was read with the words of web addresses,
+    e-mail addresses and @handles kept: text read into the model (``transform``) is then read the same way."""
+    t = tokenizer if isinstance(tokenizer, dict) else {}
+    reading = t.get("reading") if isinstance(t.get("reading"), dict) else {}
+    return t.get("keep_urls") is True or reading.get("keep_urls") is True
 
 
 def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:

@@ -6,8 +6,14 @@ vocabulary cuts before training.
 """
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import numpy as np
 from .corpus import Corpus
+
+MAX_SIMILAR_GROUPS = 20
+"""The most groups of near-identical person ids :func:`people_summary` lists."""
 
 
 def corpus_summary(corpus, top: int = 20) -> dict:
@@ -16,8 +22,49 @@ def corpus_summary(corpus, top: int = 20) -> dict:
     most frequent words (``top_words``: token count, document count and share of documents, ties by word),
     ``words_in_no_document``, ``words_in_most_documents`` (in more than half of the documents, most documents first),
     ``labels`` (count per label, when the corpus has labels) and the scalar ``metadata`` with its ``reading`` and
-    ``vocabulary_cuts`` settings. Computed from the documents: not differentially private."""
-    return summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
+    ``vocabulary_cuts`` settings; with the documents' people (``user_ids``), ``people`` (:func:`people_summary`).
+    Computed from the documents: not differentially private."""
+    out = summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
+    if getattr(corpus, "user_ids", None) is not None:
+        out["people"] = people_summary(corpus.user_ids)
+    return out
+
+
+def _id_key(u: str) -> str:
+    """What is left of a person id once case, accents, width, spaces and punctuation are taken away: ids that share
+    it look alike (``Alice@Example.com`` and ``alice@example.com ``; ``José`` and ``jose``)."""
+    s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", str(u)).casefold())
+    return re.sub(r"[\W_]+", "", "".join(c for c in s if not unicodedata.combining(c)))
+
+
+def people_summary(user_ids) -> dict:
+    """The people of a corpus (``user_ids``, one per document): how many, their documents (min, median, max) and
+    ``similar_ids``, groups of ids that may name one person: the same once case, accents, width, spaces and
+    punctuation are taken away, or e-mail addresses with the same name before the ``@`` (one person's several
+    addresses). Each id of a group is its own person to every trainer; map them to one id before training if they
+    name one person (docs/privacy_units.md, "One person, several ids"). At most :data:`MAX_SIMILAR_GROUPS` groups,
+    largest first. A statistic of the documents: for a private corpus, outside any guarantee."""
+    counts: dict = {}
+    for u in user_ids:
+        counts[u] = counts.get(u, 0) + 1
+    per = np.asarray(list(counts.values()), dtype=np.int64)
+    groups: dict = {}
+    for u in counts:
+        groups.setdefault(("alike", _id_key(u)), set()).add(u)
+        if str(u).count("@") == 1 and str(u).split("@")[0].strip():
+            groups.setdefault(("mail", _id_key(str(u).split("@")[0])), set()).add(u)
+    seen, similar = set(), []
+    for (why, _), ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[1]))):
+        if len(ids) < 2 or any(ids <= other for other in seen):     # one group holding another: the larger one
+            continue
+        seen.add(frozenset(ids))
+        similar.append({"ids": sorted(ids), "documents": int(sum(counts[u] for u in ids)),
+                        "why": ("the same but for case, accents, width, spaces or punctuation" if why == "alike" else
+                                "e-mail addresses with the same name before the @")})
+    return {"people": len(counts),
+            "documents_per_person": {"min": int(per.min()), "median": float(np.median(per)), "max": int(per.max())}
+            if per.size else {"min": 0, "median": 0.0, "max": 0},
+            "similar_ids": similar[:MAX_SIMILAR_GROUPS], "similar_groups": len(similar)}
 
 
 def shard_set_summary(shards, top: int = 20) -> dict:

@@ -135,7 +135,8 @@ def _with_user_ids(corpus: Corpus, user_ids) -> Corpus:
     were dropped on reading (their ids could no longer be matched)."""
     n = len(user_ids) if hasattr(user_ids, "__len__") and not isinstance(user_ids, (str, bytes)) else None
     if corpus.n_empty_dropped and n == corpus.n_docs + corpus.n_empty_dropped:
-        raise DPTopicError(f"{corpus.n_empty_dropped} of the texts hold no word and were dropped, so user_ids no longer"
+        raise DPTopicError(f"{corpus.n_empty_dropped} of the texts (an exact count of the private data: outside the"
+                           " guarantee, shown here, not saved) hold no word and were dropped, so user_ids no longer"
                            " match the documents: build the corpus with Corpus.from_texts(texts, user_ids=...) and fit"
                            " on it.")
     user_ids = user_ids_of(corpus, user_ids)        # the corpus's own ids and different ones given: refused

@@ -13,6 +13,7 @@ import os
 import warnings
 import weakref
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -31,7 +32,7 @@ from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, 
                            validate_value)
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import column_difference, is_text_column, is_token_lists, READING, TOKENS_SOURCE, VOCABULARY_CUTS
-from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
+from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel, ParameterError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..evaluation.topic_quality import ranking_scores
@@ -54,6 +55,10 @@ _CLONED_PRIVATE = weakref.WeakSet()
 _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
+REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
+"""True while a private search fits its candidates (``models.private_search``): their re-use of the documents is
+covered by the search's one release, so it is not warned of."""
+
 
 def _document_keys(corpus: Corpus, skip_empty: bool = False):
     """A short hash of each document's bag of words (its word ids with their counts, in any order: a Corpus read
@@ -72,10 +77,11 @@ def _warn_if_documents_reused(name: str, corpus) -> None:
     n_docs = sum(c.n_docs for c in parts)
     again = sum(k in _PRIVATE_DOCS for k in keys)
     _PRIVATE_DOCS.update(keys)
-    if again:
-        warnings.warn(f"{name}: {again} of these {n_docs} training documents were already used by an earlier"
-                      " private fit in this process (a refit, or another candidate of a grid search): each fit spends"
-                      " its budget again, and the epsilons add up; the report of each fit covers that fit alone.",
+    if again and not REUSE_COVERED.get():
+        warnings.warn(f"{name}: {again} of these {n_docs} training documents (exact counts of the private data:"
+                      " outside the guarantee, shown here, not saved) were already used by an earlier private fit in"
+                      " this process (a refit, or another candidate of a grid search): each fit spends its budget"
+                      " again, and the epsilons add up; the report of each fit covers that fit alone.",
                       UserWarning, stacklevel=user_stacklevel())
 
 
@@ -523,6 +529,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                                          TOKEN_LISTS if getattr(self, "_input_tokens", False) else came_with)
         reading = corpus.metadata.get(READING) if described else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
+            if reading.get("keep_urls") is True:    # the addresses' words were counted: said, and read so again
+                self.tokenizer_ = tokenizer_info(keep_urls=True)
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
 
         cuts = corpus.metadata.get(VOCABULARY_CUTS) if described else None
@@ -535,9 +543,12 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                           SeededNoiseWarning, stacklevel=user_stacklevel())
         self._name_guarantee()
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
+            # DP set union chooses words per document: under the user unit only a public list covers them
+            privately = (" (a private choice of words is per document, not per person)" if
+                         self.privacy_.get("unit") == "user" else " or choose one privately (--private-vocabulary)")
             warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
                           " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
-                          " vocabulary (vocabulary=, --vocabulary FILE) or choose one privately (--private-vocabulary).",
+                          f" vocabulary (vocabulary=, --vocabulary FILE){privately}.",
                           DataVocabularyWarning, stacklevel=user_stacklevel())
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
@@ -591,12 +602,12 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
-                                  lowercase="match")
+                                  lowercase="match", keep_urls=keeps_urls(getattr(self, "tokenizer_", None)))
         elif is_text_column(X):
             text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
-                                  lowercase="match")
+                                  lowercase="match", keep_urls=keeps_urls(getattr(self, "tokenizer_", None)))
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
@@ -646,15 +657,32 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     """How :meth:`topic_words` orders each topic's words: None, by probability; a model that shows them otherwise names
     its ranking here (``DocDPCooccurrence``: by relevance, :func:`dptopic.evaluation.topic_quality.relevance`)."""
 
-    def topic_words(self, n: int = 10, weights: bool = False, ranking=None) -> list:
+    def topic_words(self, n: int = 10, weights: bool = False, ranking=None, estimated_only: bool = True) -> list:
         """The first ``n`` words of each topic in the model's display order (:attr:`word_ranking`: most probable first
         unless the model ranks by relevance), or in ``ranking``: ``"probability"``, ``"relevance"`` or
-        ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic."""
+        ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic.
+
+        ``estimated_only`` (default): of a private model whose release estimated only some words per topic
+        (:meth:`estimated_words`), those words alone: the others carry a share of each topic that the release did
+        not estimate per topic (the same tail in every topic), and a topic would otherwise show them as its own
+        (a topic has fewer than ``n`` words when its release estimated fewer). False: every word, as ranked."""
         self._check_fitted()
         validate_value("n", n, [Int(1, None)])
-        order = np.argsort(-ranking_scores(self, ranking), axis=1, kind="stable")[:, :n]
-        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top]
-                for row, top in zip(self.components_, order)]
+        scores = np.asarray(ranking_scores(self, ranking), dtype=np.float64)
+        mask = self.estimated_words() if estimated_only else None
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
+        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top
+                 if mask is None or mask[k, i]]
+                for k, (row, top) in enumerate(zip(self.components_, order))]
+
+    def estimated_words(self):
+        """Which words the model's release estimated in each topic: a topics x words boolean array, or None when every
+        word of every topic was (every model but the document-level ones and FedLDA's reports over the vocabulary's
+        first words). Read from the fitted model alone (post-processing)."""
+        self._check_fitted()
+        return None
 
     def background_topic_ids(self) -> list:
         """Indices of the topics that hold corpus-wide words rather than a theme (``DocDPCooccurrence``'s background
@@ -1210,6 +1238,8 @@ def load(directory) -> TopicModel:
         raise bad("'tokenizer' must be an object with an integer 'version' of at least 1")
     if tok is not None:
         model.tokenizer_ = tok
+    card = meta.get("privacy_card")
+    model._saved_card = card if isinstance(card, dict) else None     # a trainer's _load_extra may hold it to the report
     try:
         model._load_extra(arrays)
     except DPTopicError as e:   # said once: "corrupt model at X: what; re-save the model."

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics, mass_supported, wigner_edge
 from .._validation import Int, validate_value
@@ -61,9 +61,18 @@ def load_release_arrays(model, arrays) -> None:
     n = len(kept)
     if (Q.dtype.kind != "f" or Q.ndim != 2 or Q.shape != (n, n) or kept.dtype.kind not in "iu" or n < 2
             or not np.all((kept >= 0) & (kept < V)) or bg.dtype.kind not in "iu" or not np.all((bg >= 0) & (bg < V))
-            or scales.shape != (4,) or not np.all(np.isfinite(Q)) or not scales[0] > 0
-            or scales[2] not in (0, 1, 2)):
+            or scales.shape != (4,) or scales.dtype.kind != "f" or not np.all(np.isfinite(Q))
+            or not (np.isfinite(scales[0]) and scales[0] > 0) or scales[2] not in (0, 1, 2) or scales[3] not in (0, 1)
+            or not (np.isnan(scales[1]) or (np.isfinite(scales[1]) and scales[1] > 0))
+            or np.isnan(scales[1]) != (rank is None)):
         raise DPTopicError("release_*.npy do not hold the releases of this model (shapes or values)")
+    stated = ((getattr(model, "privacy_", None) or {}).get("parameters") or {})
+    for i, key, what in ((0, "noise_multiplier", "noise scale"), (1, "ranking_noise_multiplier", "ranking noise scale"),
+                         (2, "background_topics", "number of background topics")):
+        said = stated.get(key)
+        if key in stated and not _same_figure(scales[i], said):
+            raise DPTopicError(f"release_scales.npy's {what} ({scales[i]:.6g}) is not the privacy report's"
+                               f" {key} ({said!r}): the folder was edited")
     if rank is not None:
         rank = np.asarray(rank)
         if rank.dtype.kind != "f" or rank.ndim != 1 or len(rank) < V or not np.all(np.isfinite(rank)):
@@ -83,9 +92,12 @@ def _releases(model):
     if not rel:
         raise DPTopicError(f"{type(model).__name__} has no saved releases to read topics from: fit it (or load a"
                            " folder saved by this version of dptopic) first.")
-    if getattr(model, "public_input_", None):
+    if (getattr(model, "public_input_", None) or getattr(model, "public_route_", None)
+            or "public_input" in (getattr(model, "privacy_", None) or {})):    # a fitted model, or a loaded folder
         raise DPTopicError("this model's topics also read public documents (public_corpus=): refit reads the"
-                           " releases alone, so fit again with public_corpus (public documents cost no budget).")
+                           " releases alone, so its topics at another K would say they come from the public and"
+                           " private co-occurrence together while reading the private release only; fit again with"
+                           " public_corpus at that K (the public documents cost no budget; the fit spends it again).")
     return rel
 
 
@@ -93,11 +105,12 @@ def _check_k(model, n_topics) -> int:
     K = int(validate_value("n_topics", n_topics, [Int(1, 100_000)]))
     n_bg, kept = int(model.n_background_topics_), len(model.kept_words_)
     if K - n_bg < 1:
-        raise DPTopicError(f"n_topics={K} leaves no topic beside the model's {n_bg} background topic(s): give more"
-                           " than that.")
+        raise ParameterError("{n_topics=} leaves no topic beside the model's {n_bg} background topic(s): give more"
+                             " than that.", "n_topics", K, n_bg=n_bg)
     if K - n_bg > kept:
-        raise DPTopicError(f"n_topics={K} asks for more topics than the {kept} words of the co-occurrence release"
-                           f" allow (at most {kept + n_bg}); a larger K needs a new fit, which spends budget again.")
+        raise ParameterError("{n_topics=} asks for more topics than the {kept} words of the co-occurrence release"
+                             " allow (at most {most}); a larger K needs a new fit, which spends budget again.",
+                             "n_topics", K, kept=kept, most=kept + n_bg)
     return K
 
 
@@ -137,6 +150,13 @@ def refit_from_releases(model, n_topics):
     model._dataset_release_ = None      # a save of the refitted model adds nothing to the ledger's record
     model.refitted_from_releases_ = True
     return model
+
+
+def _same_figure(saved, stated) -> bool:
+    """A saved scale against the privacy report's figure (None and NaN both mean "none")."""
+    if stated is None or isinstance(stated, bool) or not isinstance(stated, (int, float)):
+        return stated is None and bool(np.isnan(saved))
+    return bool(np.isfinite(saved)) and abs(float(saved) - float(stated)) <= 1e-9 * max(1.0, abs(float(stated)))
 
 
 def release_outliers(model) -> int:

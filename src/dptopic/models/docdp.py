@@ -217,6 +217,15 @@ class DocDPEM(_DocumentDPModel):
             raise DPTopicError("init must hold finite, non-negative weights with a positive sum in every topic.")
         return start / start.sum(axis=1, keepdims=True)
 
+    def estimated_words(self):
+        """In each topic, the words with a cell above its denoising floor: every other cell holds the topic's floor,
+        the same for all its words, which is no estimate of that word in the topic. None when no cell is at it."""
+        self._check_fitted()
+        phi = np.asarray(self.components_, dtype=np.float64)
+        phi = phi / phi.sum(axis=1, keepdims=True)
+        mask = phi > phi.min(axis=1, keepdims=True) * (1 + 1e-9)
+        return None if mask.all() else mask
+
     def _saved_params(self) -> dict:
         params = super()._saved_params()
         params["init"] = None        # public input of the fit, like the corpus: not part of the saved model

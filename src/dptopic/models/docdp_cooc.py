@@ -58,8 +58,8 @@ from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_ev
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
 from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
-                           refuse_private_as_public)
+from .public_prior import (PUBLIC_AUTO_WORDS, check_public_input, extend_topics, public_counts, public_input_entry,
+                           public_prior_topics, refuse_private_as_public)
 from ..advice import too_small_message
 
 
@@ -396,6 +396,27 @@ class DocDPCooccurrence(_DocumentDPModel):
         _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
         return self
 
+    def estimated_words(self):
+        """The words of the co-occurrence release (``kept_words_``) in each thematic topic; the background topics
+        follow the noisy counts of every word. The other words share each thematic topic's tail by noisy frequency,
+        the same in every topic: no estimate of that topic. A folder saved before ``kept_words_`` was kept: the
+        words whose weight differs between the thematic topics. None when every word was estimated."""
+        self._check_fitted()
+        phi = np.asarray(self.components_, dtype=np.float64)
+        K, V = phi.shape
+        background = self.background_topic_ids()
+        kept = getattr(self, "kept_words_", None)
+        if kept is None:
+            themes = phi[[k for k in range(K) if k not in set(background)]]
+            if len(themes) < 2:
+                return None
+            top = themes.max(axis=0)
+            kept = np.flatnonzero(top - themes.min(axis=0) > 1e-6 * top)
+        mask = np.zeros((K, V), dtype=bool)
+        mask[:, np.asarray(kept, dtype=np.int64)] = True
+        mask[background] = True
+        return None if mask.all() else mask
+
     def refit(self, n_topics: int) -> "DocDPCooccurrence":
         """The topics at ``n_topics`` read from this model's own noisy releases, in place: post-processing, so no
         document is read, no noise is drawn, and the privacy report, its card and the dataset's ledger stay as they
@@ -421,8 +442,8 @@ class DocDPCooccurrence(_DocumentDPModel):
                 raise DPTopicError("corrupt model: kept_words.npy must list word ids of the vocabulary; re-save the"
                                    " model.")
         self.kept_words_ = None if kept is None else kept.astype(np.int64)
-        entry = (getattr(self, "privacy_", None) or {}).get("public_input")
-        self.public_route_ = entry.get("route") if isinstance(entry, dict) else None
+        entry = check_public_input(self.privacy_, getattr(self, "_saved_card", None))
+        self.public_route_ = entry.get("route") if entry is not None else None
         load_release_arrays(self, arrays)
 
     def privacy_report(self) -> dict:

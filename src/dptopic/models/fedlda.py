@@ -61,6 +61,19 @@ PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries
 
 
 
+USERS_FROM = {
+    "people": "one simulated user per person: each person's documents (the corpus's user ids) are one client, so the"
+              " epsilon per user is per person",
+    "documents": "SIMULATED ONE-DOCUMENT USERS: the corpus names no people, so each document is one simulated user and"
+                 " the epsilon per user is per document; a person who wrote k documents is protected only at k times"
+                 " epsilon (give the corpus's user ids for one client per person)",
+    "blocks": "simulated users: the documents split into as many contiguous blocks as clients were asked for, each one"
+              " client; a block is not a person (give the corpus's user ids for one client per person)",
+}
+"""Who one simulated user is, by how ``fit`` formed its clients from one corpus (the report's ``user_bound``, on the
+card); a list of client corpora is one user each, as a deployment's participants are, and needs no such line."""
+
+
 def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
     """``report_words`` takes the vocabulary's first words as its most common: an alphabetical list (what
     scikit-learn's and dptopic's ``CountVectorizer`` learn) would keep the words that sort first, so it is refused;
@@ -196,8 +209,10 @@ class FedLDA(GibbsTopicModel):
     sample_ratio : fraction in (0, 1] of the padded update that is sent each round.
     pad_length : L, entries per update before sampling. A user with fewer tokens pads with dummy entries
         (always replaced, so indistinguishable from words); a user with more reports a uniform sample of L.
-    n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
-        default one user per document. Ignored for a list of client corpora.
+    n_clients : when ``fit`` gets one corpus that names no people, split its documents into this many users
+        (contiguous blocks); default one user per document, which the card names as simulated one-document users.
+        A corpus that carries user ids (``Corpus.user_ids``) gives one client per person, and ``n_clients`` is then
+        refused. Ignored for a list of client corpora.
     alpha : symmetric Dirichlet prior on each user's local θ (default 0.1): the users' local sampling
         ``p(k) ∝ Φ[k, w] (n_dk + α)`` (floor/tail) and the labelling of the randomized reports (``"none"``).
     beta : the server's prior on the topics (default 0.01): ``Φ = (N + β) / rowsum(N + β)`` each round.
@@ -518,6 +533,7 @@ class FedLDA(GibbsTopicModel):
                                        " map every client corpus onto one vocabulary with Corpus.restrict.")
             if not any(c.n_tokens for c in X):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
+            self._users_from = "corpora"
             return list(X)
         _refuse_user_lists_of_matrices(X)
         _refuse_user_lists_of_texts(X)
@@ -531,11 +547,23 @@ class FedLDA(GibbsTopicModel):
             if corpus.vocabulary != given:
                 corpus = corpus.restrict(given).require_nonempty()
         self._vocabulary_supplied = supplied or (vocabulary is None and names is None and vocabulary_given(corpus))
+        people = getattr(corpus, "user_ids", None)
+        if people is not None:      # the corpus names each document's person: one client per person
+            if self.n_clients is not None:
+                raise ParameterError("{n_clients=} splits the documents into that many simulated users, but the corpus"
+                                     " names each document's person (its user ids), and each person is one client:"
+                                     " drop {n_clients}.", "n_clients", self.n_clients)
+            self._users_from = "people"
+            order = {}
+            for d, u in enumerate(people):      # each person's documents, people in order of first appearance
+                order.setdefault(u, []).append(d)
+            return [corpus.subset(np.asarray(ix, dtype=np.int64)) for ix in order.values()]
         if self.n_clients is not None and self.n_clients > corpus.n_docs:
             raise ParameterError("{n_clients=} exceeds the {n} documents: a simulated user holds at least one"
                                  " document; give fewer clients, or a list of user corpora.", "n_clients",
                                  self.n_clients, n=corpus.n_docs)
         n = corpus.n_docs if self.n_clients is None else self.n_clients
+        self._users_from = "documents" if self.n_clients is None else "blocks"
         # every user given sends, with or without tokens (padding only): taking part never depends on the text
         return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
 
@@ -756,6 +784,9 @@ class FedLDA(GibbsTopicModel):
             rep["note"] = DATA_VOCABULARY_NOTE
         if getattr(self, "_deployment", None):     # released by a deployment (from_broadcast), not simulated by fit
             rep["deployment"] = str(self._deployment)
+        users = USERS_FROM.get(getattr(self, "_users_from", None))
+        if users is not None:       # who a simulated user is: the card's epsilon is per that user
+            rep["user_bound"] = users
         if self.epsilon is not None:    # the total asked, which privacy verify holds the events to
             rep["budget"] = {"epsilon": float(self.epsilon), "delta": float(self.report_delta),
                              "rule": "the per-entry epsilon solved so that the per-user figure this report states is"
@@ -789,6 +820,19 @@ class FedLDA(GibbsTopicModel):
         if self.seed is not None:
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
         return rep
+
+    def estimated_words(self):
+        """The vocabulary's first ``report_words_`` words, which the reports ranged over; the other words get the same
+        weights in every topic (Zipf's law over the vocabulary order), which the reports never estimated. None when the
+        reports ranged over every word."""
+        self._check_fitted()
+        K, V = self.components_.shape
+        n = int(getattr(self, "report_words_", V))
+        if n >= V:
+            return None
+        mask = np.zeros((K, V), dtype=bool)
+        mask[:, :n] = True
+        return mask
 
     def _load_extra(self, arrays) -> None:
         super()._load_extra(arrays)

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 import warnings
 
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, PublicOverlapWarning, user_stacklevel
 from ..moments import normalised_cooccurrence, topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics
 
@@ -94,18 +94,26 @@ def document_fingerprints(docs, vocab=None, words=None) -> dict:
     return out
 
 
+LARGE_OVERLAP_SHARE = 0.05
+"""A public corpus of which at least this share of documents are private ones is refused by
+:func:`refuse_private_as_public` (the private data given as public by mistake); fewer are warned of (cross-posts)."""
+
+
 def refuse_private_as_public(public_corpus, private, vocab=None, public_name: str = "public_corpus",
                              private_name: str = "the training corpus") -> None:
-    """Refuse, before anything is spent, public input that is the private data: the same object, or a public document
-    found among the private ones by its fingerprint (:func:`document_fingerprints`: the same bag of words, of at least
-    :data:`MIN_FINGERPRINT_TOKENS` tokens, over the words both hold). Documents read in the clear as public would
-    otherwise be named on the card as public input while the epsilon claims to protect them.
-    ``vocab``: the words of a count matrix's columns (``fit``'s vocabulary)."""
+    """Refuse, before anything is spent, public input that is the private data: the same object, or a public corpus
+    of which a large share of the documents (:data:`LARGE_OVERLAP_SHARE`) is found among the private ones by its
+    fingerprint (:func:`document_fingerprints`: the same bag of words, of at least :data:`MIN_FINGERPRINT_TOKENS`
+    tokens, over the words both hold). A few such documents (a post cross-posted to a public forum) are warned of,
+    their count labelled outside the guarantee: the private release's guarantee does not depend on what is public,
+    but the card names every public document as public input, read in the clear. (The same file is refused where
+    files are read: :func:`dptopic.datasets.read_public_corpus`.) ``vocab``: the words of a count matrix's
+    columns (``fit``'s vocabulary)."""
     if public_corpus is private:
         raise DPTopicError(f"{public_name} is {private_name} itself: public documents are read in the clear, outside"
                            " the epsilon, so the private documents must not be among them; give public documents of"
                            " the same domain (published reports, a public forum), none of them private.")
-    _, pub_words = _bags(public_corpus, vocab)
+    X_pub, pub_words = _bags(public_corpus, vocab)
     _, priv_words = _bags(private, vocab)
     if pub_words is None or priv_words is None:
         return
@@ -114,12 +122,22 @@ def refuse_private_as_public(public_corpus, private, vocab=None, public_name: st
     if not public:
         return
     found = public.keys() & document_fingerprints(private, vocab, shared).keys()
-    if found:
-        first = min(public[f] for f in found)
+    if not found:
+        return
+    n_public = X_pub.shape[0]
+    first = min(public[f] for f in found)
+    if len(found) >= LARGE_OVERLAP_SHARE * n_public:
         raise DPTopicError(f"{public_name} holds {len(found):,} of the private documents of {private_name} (document"
-                           f" {first + 1} of {public_name} is one, the same words the same number of times): public"
-                           " documents are read in the clear, outside the epsilon; give public documents none of which"
-                           " is private.")
+                           f" {first + 1} of {public_name} is one, the same words the same number of times; at least"
+                           f" {LARGE_OVERLAP_SHARE:.0%} of its {n_public:,} documents; counts of the private data:"
+                           " outside the guarantee): public documents are read in the clear, outside the epsilon; give"
+                           " public documents none of which is private.")
+    warnings.warn(f"{public_name}: {len(found):,} of its {n_public:,} documents (document {first + 1} is one) are also"
+                  f" documents of {private_name}, the same words the same number of times (an exact count of the"
+                  " private data: outside the guarantee, shown here, not saved), e.g. posts cross-posted to a public"
+                  " forum. They are read in the clear as public input, as the card says of every public document;"
+                  " the private release's guarantee is unchanged. Remove them if they were not public.",
+                  PublicOverlapWarning, stacklevel=user_stacklevel())
 
 
 def public_prior_topics(noisy, public: sp.csr_matrix, kept, n_topics: int, noise_std: float, threshold: float,
@@ -188,6 +206,31 @@ def extend_topics(beta: np.ndarray, public: sp.csr_matrix, alpha: float, steps: 
         est = counts + strength * beta * counts.sum(axis=1, keepdims=True) + 1e-12
         est /= est.sum(axis=1, keepdims=True)
     return est
+
+
+def check_public_input(report, card=None) -> dict | None:
+    """A saved report's ``public_input`` entry (None without one), held to what :func:`public_input_entry` writes and
+    to the card saved beside it (``model.json``'s ``privacy_card``): an entry that is not an object, names an unknown
+    route or no count of documents, claims to be covered, or that the card names otherwise (or names where the
+    report has none) is refused: the folder was edited."""
+    report = report if isinstance(report, dict) else {}
+    entry = report.get("public_input")
+    saved = (card or {}).get("public_input") if isinstance(card, dict) else None
+    if entry is None:
+        if saved is not None:
+            raise DPTopicError("corrupt model: its privacy card names public input (public_corpus=) that its privacy"
+                               " report does not (the file was edited)")
+        return None
+    docs = entry.get("documents") if isinstance(entry, dict) else None
+    if (not isinstance(entry, dict) or entry.get("route") not in ROUTES or entry.get("covered") is not False
+            or isinstance(docs, bool) or not isinstance(docs, int) or docs < 1):
+        raise DPTopicError("corrupt model: the privacy report's public_input must be the object a fit with"
+                           " public_corpus= writes (its route, a count of documents, not covered; the file was"
+                           " edited)")
+    if card is not None and saved != entry:
+        raise DPTopicError("corrupt model: the privacy report's public_input differs from the one on the privacy"
+                           " card saved with it (the file was edited)")
+    return entry
 
 
 def public_input_entry(info: dict) -> dict:

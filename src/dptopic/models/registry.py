@@ -35,6 +35,15 @@ COMMON_FLAGS = MappingProxyType({"n_topics": "--topics", "n_iter": "--iterations
 trainer that has it (a trainer's own ``flags`` override it)."""
 
 
+SEARCHABLE = ("docdp-cooc", "docdp", "svi")
+"""The trainers whose runs a private search's default score reads (``models.private_search``): private, trained on a
+corpus, with ``supported_topics_`` decided from their release; ``dptopic search`` runs these."""
+
+NOT_SEARCHED = ("epsilon", "delta", "seed", "secure", "ledger", "dataset", "verbose")
+"""Parameters a private search does not vary: the budget is one for every run, a seed is refused, the rest are no
+hyper-parameters."""
+
+
 @dataclass(frozen=True)
 class Trainer:
     """One trainer: the facts the library and the command line read about it.

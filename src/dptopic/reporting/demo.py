@@ -14,7 +14,7 @@ from ..evaluation import npmi_and_diversity
 from ..models import HDPLDA, LDA
 from ..training import train
 from .demo_figures import write_demo_figures
-from .terminal import print_privacy, print_topics
+from .terminal import esc, print_privacy, print_topics
 from .training import copies_note, print_metrics, print_training_step, word_level_guarantee
 
 DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
@@ -65,22 +65,23 @@ def run_demo(a: DemoSettings, console) -> None:
     print_topics(private, 8, max_topics=a.show_topics, console=console)
     print_metrics(private, console, ref.metrics, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
-    console.print(word_level_guarantee(private.privacy_, None if document is None else document[1].privacy_['epsilon']))
+    console.print(word_level_guarantee(private.privacy_, None if document is None else document[1].privacy_['epsilon']),
+                  markup=True)
     out = mine.path
-    console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
-                  " -nonprivate)")
+    console.print(f"word-level private model written to [bold]{esc(out)}[/] (non-private reference beside it, suffix"
+                  " -nonprivate)", markup=True)
     if document is not None:
         console.print("[yellow]both models read the same paragraphs: each card covers its own model; published"
-                      " together, their guarantees compose (docs/privacy.md)[/]")
+                      " together, their guarantees compose (docs/privacy.md)[/]", markup=True)
     shown, lead = (out, private) if document is None else document
     marks = {"word": float(private.privacy_["epsilon"]),
              **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
     figures = write_demo_figures(a.out, lead, marks)
-    console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
-                  f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
-    console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
-                  " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
-                  " own text: dptopic train --help")
+    console.print(f"figures: [bold]{esc(figures[0])}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
+                  f"{esc(figures[1])}[/] (topic quality against epsilon, as the shipped utility table measured it)", markup=True)
+    console.print(f"next: [bold]dptopic report --model {esc(shown)} --out demo.html[/] (the topics and the privacy card"
+                  " as a page a review board can file), [bold]dptopic topics --model " f"{esc(shown)}[/], or train on your"
+                  " own text: dptopic train --help", markup=True)
 
 
 def _document_level(a: DemoSettings, console):
@@ -99,7 +100,7 @@ def _document_level(a: DemoSettings, console):
             console.print(f"[bold]vocabulary[/]: {res.corpus.vocab_size} words chosen by DP set union (eps_V ="
                           f" {b['epsilon_vocab']:g}, delta_V = {b['delta_vocab']:g}), then {type(res.model).__name__}"
                           f" (eps = {b['epsilon']:g}, delta = {b['delta']:g}): {total_eps:g} and {total_delta:g} in all"
-                          " (docs/choosing_a_guarantee.md)")
+                          " (docs/choosing_a_guarantee.md)", markup=True)
 
     # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
     # unless a seed is given (tests only)
@@ -118,14 +119,14 @@ def _document_level(a: DemoSettings, console):
                   f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
                   f" ({ref['npmi_top10']:.3f}, {a.iterations} sweep{'' if a.iterations == 1 else 's'})   [bold]topic"
                   " diversity[/] (top 25):"
-                  f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})")
+                  f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})", markup=True)
     console.print("[yellow]NPMI is computed on held-out paragraphs of the private corpus: outside the guarantee"
                   " (diversity reads only the released topics);[/] " + (
-                      "saved in model.json, labelled as such." if a.save_metrics else "not saved."))
+                      "saved in model.json, labelled as such." if a.save_metrics else "not saved."), markup=True)
     rep = model.privacy_
     console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included")
+                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included", markup=True)
     out = res.path
-    console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
-                  f" {out})")
+    console.print(f"document-level model written to [bold]{esc(out)}[/] (its whole privacy card: dptopic topics --model"
+                  f" {esc(out)})", markup=True)
     return out, model

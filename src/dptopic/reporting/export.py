@@ -18,7 +18,7 @@ from ..accounting.card import epsilon_text, privacy_card
 from ..errors import DPTopicError, ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
-from .terminal import support_summary, topic_support
+from .terminal import estimated_note, support_summary, topic_support
 
 DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
 """The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
@@ -52,6 +52,10 @@ def pyldavis_data(model, docs, theta=None, words=None, topics=None) -> dict:
             "doc_lengths": lengths.astype(int).tolist(), "vocab": vocab, "term_frequency": tf.astype(int).tolist()}
 
 
+UNESTIMATED = " (not estimated)"
+"""The mark a pyLDAvis export puts after a word that the model's release estimated in no topic."""
+
+
 def kept_words(model):
     """The word ids whose weight a document-level model's release estimated per topic, or None for another model.
 
@@ -60,21 +64,13 @@ def kept_words(model):
     word frequency, the same in each topic). ``DocDPEM``: the words with a cell above the denoising threshold in some
     topic (every other cell holds the topic's floor, the same for all its words). Read from the released topics only
     (post-processing)."""
-    name = type(model).__name__
-    phi = np.asarray(model.components_, dtype=np.float64)
-    phi = phi / phi.sum(axis=1, keepdims=True)
-    if name == "DocDPCooccurrence":
-        if getattr(model, "kept_words_", None) is not None:
-            return np.sort(np.asarray(model.kept_words_, dtype=np.int64))
-        themes = phi[[k for k in range(phi.shape[0]) if k not in set(model.background_topic_ids())]]
-        if len(themes) < 2:
-            return None
-        top = themes.max(axis=0)
-        return np.flatnonzero(top - themes.min(axis=0) > 1e-6 * top)
-    if name == "DocDPEM":
-        floor = phi.min(axis=1, keepdims=True)
-        return np.flatnonzero((phi > floor * (1 + 1e-9)).any(axis=0))
-    return None
+    if type(model).__name__ not in ("DocDPCooccurrence", "DocDPEM"):
+        return None
+    mask = model.estimated_words()          # (topics x words) or None
+    if mask is None:
+        return None if type(model).__name__ == "DocDPEM" else np.arange(np.asarray(model.components_).shape[1])
+    themes = [k for k in range(mask.shape[0]) if k not in set(model.background_topic_ids())] or list(range(len(mask)))
+    return np.flatnonzero(mask[themes].any(axis=0))
 
 
 def spread_summary(model, words) -> dict:
@@ -338,6 +334,15 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
     # that assessed it, whether it stands above the noise (post-processing of the release, inside the guarantee)
     doc["topics"] = [{"topic": k, **({} if supported is None else {"supported": supported[k],
                                                                     "background": background[k]})} for k in shown]
+    mask = model.estimated_words()
+    if mask is not None and not kept_words_only:    # words no topic's release estimated: marked where pyLDAvis shows them
+        themes = [k for k in range(K) if not mask[k].all()]
+        estimated = mask[themes].any(axis=0)
+        doc["vocab"] = [w if estimated[i] else w + UNESTIMATED for i, w in enumerate(doc["vocab"])]
+        doc["estimated_words"] = {"estimated": int(estimated.sum()), "vocabulary_words": int(len(estimated)),
+                                  "note": f"the words marked '{UNESTIMATED.strip()}' were estimated in no topic by the"
+                                          " release: their weight is a tail shared by every topic"
+                                          + (" (--kept-words-only leaves them out)" if kept is not None else "")}
     if supported is not None:
         left = [k for k in range(K) if k not in shown]
         doc["support"] = {"supported": sum(supported), "topics": K, "left_out": left,
@@ -369,6 +374,7 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     model's folder, as the document names it."""
     topics = model.topic_words(n, weights=True)
     supported, background = topic_support(model)
+    note = estimated_note(model)
     # a topic below the noise: listed with its flag, its words left out unless show_unsupported
     hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
 
@@ -380,7 +386,7 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
         return e
 
     doc = {"model": str(source), "class": type(model).__name__,
-           "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
+           "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)" + (f"; {note}" if note else ""),
            "topics": [entry(k, t) for k, t in enumerate(topics)]}
     if supported is not None:
         doc["support"] = {"supported": sum(supported), "topics": len(supported),
@@ -402,7 +408,8 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
     card = privacy_card_line(model, source)
     # the rank column follows the model's display order: said with the card's line, as the JSON says it
-    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
+    note = estimated_note(model)
+    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))" + (f"; {note}" if note else "")
     notes = [f"{card}; {ranked}" if card else f"note: {ranked}"]
     if supported is not None:
         notes.append(f"note: {support_summary(supported)}" + (

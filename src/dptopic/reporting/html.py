@@ -571,13 +571,15 @@ def _utility_warning(supported, card: dict) -> str:
 
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
                   audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
-                  supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability") -> str:
+                  supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability",
+                  words_note: str | None = None) -> str:
     """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic)), in the
     order ``words_ranking`` names (``dptopic.evaluation.topic_quality.ranking_text``);
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
     ``supported``: one bool per topic (``model.supported_topics_``), or None for a model without the assessment. With
     any topic unsupported, a banner (``id="utility-warning"``) opens the page, and each unsupported topic's card has
-    the class ``unsupported`` and shows no words unless ``show_unsupported``."""
+    the class ``unsupported`` and shows no words unless ``show_unsupported``. ``words_note``: which words the lists
+    leave out (the words the release did not estimate in a topic), said under the heading."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
@@ -608,7 +610,8 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
 {banner}
 {_privacy_section(card)}
 <h2 id="topics">Topics</h2><p class="note">Top words of each topic, {escape(words_ranking)}, with P(word | topic), read from the released
-model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}</p>
+model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}{
+    " " + escape(words_note[:1].upper() + words_note[1:]) + "." if words_note else ""}</p>
 <div class="topics">{cards}</div>
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from .terminal import print_table
+from .terminal import esc, print_table
 
 
 def epsilon_figure(x) -> str:
@@ -29,12 +29,12 @@ def print_ledger(data: dict, path, console) -> None:
         console.print("no dataset has a release yet")
     for d in data["datasets"]:
         cap = d["cap"]
-        head = (f"[bold]{d['name']}[/]: epsilon = {_g(d['epsilon_total'])} at delta = {d['delta_total']:.3g}"
-                f" over {len(d['releases'])} release(s) ({d['epsilon_method']}); basic composition: epsilon ="
+        head = (f"[bold]{esc(d['name'])}[/]: epsilon = {_g(d['epsilon_total'])} at delta = {d['delta_total']:.3g}"
+                f" over {len(d['releases'])} release(s) ({esc(d['epsilon_method'])}); basic composition: epsilon ="
                 f" {_g(d['epsilon_basic'])}, delta = {_g(d['delta_basic'])}")
         if cap is not None:
             head += f"; cap epsilon = {cap['epsilon']:g}, delta = {cap['delta']:g}"
-        console.print(head)
+        console.print(head, markup=True)
         if len(d["units"]) > 1:
             console.print(f"  note: the releases protect different units ({', '.join(d['units'])}): the total adds"
                           " figures stated per different units")
@@ -52,7 +52,7 @@ def cap_lines(dataset: str, epsilon: float, delta: float, path, total: dict) -> 
     """What ``dptopic budget cap`` says of a cap just set: the cap, the dataset's spend so far (``total``, the
     ledger's :meth:`~dptopic.accounting.dataset_ledger.DatasetLedger.total`), and a warning when it already spent more
     than the cap."""
-    lines = [f"dataset {dataset!r} capped at epsilon = {epsilon:g}, delta = {delta:g} (ledger {path}); spent so far:"
+    lines = [f"dataset {esc(repr(dataset))} capped at epsilon = {epsilon:g}, delta = {delta:g} (ledger {esc(path)}); spent so far:"
              f" epsilon = {epsilon_figure(total['epsilon_total'])} over {total['n_releases']} release(s)"]
     spent = total["epsilon_total"]
     if total["n_releases"] and (spent is None or spent > epsilon):

@@ -17,7 +17,7 @@ from ..errors import DPTopicError
 from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
 from .html import match_yardstick, render_report
-from .terminal import topic_support
+from .terminal import estimated_note, topic_support
 
 MARKER = '<meta name="generator" content="dptopic report">'
 
@@ -239,5 +239,5 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
                          topics=model.topic_words(top, weights=True), evaluation=evaluation, audit=audit,
                          roc_png=roc_png, source=source, background=[k for k, b in enumerate(background) if b],
                          supported=supported, show_unsupported=show_unsupported,
-                         words_ranking=ranking_text(word_ranking(model)))
+                         words_ranking=ranking_text(word_ranking(model)), words_note=estimated_note(model))
     return html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1), card

@@ -2,6 +2,8 @@
 :func:`dptopic.evaluation.topic_quality`, its perplexity and, against another model, the topics' match."""
 from __future__ import annotations
 
+from .terminal import esc
+
 
 def print_quality(q: dict, console, *, top_n: int, asked_top_n: int, vocab_size: int, mode: str, compare_to=None,
                   umass_defined: bool = True, private: bool = False) -> None:
@@ -25,13 +27,13 @@ def print_quality(q: dict, console, *, top_n: int, asked_top_n: int, vocab_size:
         console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
                       " a ranked top word in no reference document)")
     if "absent_top_words" in q:
-        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
+        console.print(f"[yellow]note[/]: {esc(q['absent_top_words'])}", markup=True)
     if "match" in q:
         m = q["match"]
         console.print(f"match to the topics of {compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
                       f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
                       " random topics near 0; reads only the two models)")
         if "note" in m:
-            console.print(f"[yellow]match: {m['note']}[/]")
+            console.print(f"[yellow]match: {esc(m['note'])}[/]", markup=True)
     if private:
-        console.print(f"[yellow]{q['note']}[/]")
+        console.print(f"[yellow]{esc(q['note'])}[/]", markup=True)

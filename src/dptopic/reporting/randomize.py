@@ -11,7 +11,7 @@ from ..accounting.card import epsilon_text as _eps
 from ..local import DocumentRandomizer, Randomizer
 from ..local.document import MAGIC as DOC_MAGIC, REPORT_ITEM_BYTES, report_size
 from ..local.reports import MAGIC
-from .terminal import plural, print_empty_note, print_no_pair_note
+from .terminal import esc, plural, print_empty_note, print_no_pair_note
 
 LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
 
@@ -32,12 +32,12 @@ def randomize_words(corpus, vocabulary, out, console, *, epsilon_word=None, f=No
     reports = rz.randomize(corpus)
     out = reports.save(out)
     n = reports.n_reports
-    console.print(f"{plural(n, 'randomized report')} written to [bold]{out}[/] (V={rz.vocab_size},"
+    console.print(f"{plural(n, 'randomized report')} written to [bold]{esc(out)}[/] (V={rz.vocab_size},"
                   f" f={rz.f:.6g}; eps_word={_eps(rz.epsilon_word)} per word, eps_doc={_eps(rz.epsilon_doc)} per"
                   " document" + ("" if n == 1 else f"; together eps_word={_eps(n * rz.epsilon_word)} for one word's"
                                  f" presence in each and eps={_eps(n * rz.epsilon_doc)} for all {n:,} documents, by"
                                  " basic composition, if one person wrote them all")
-                  + "; coins from the OS CSPRNG)")
+                  + "; coins from the OS CSPRNG)", markup=True)
     print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
 
 
@@ -49,11 +49,11 @@ def randomize_documents(corpus, vocabulary, out, console, *, epsilon_doc: float)
     reports = rz.randomize(corpus)
     out = reports.save(out)
     n = reports.n_reports
-    console.print(f"{plural(n, 'document-level report')} written to [bold]{out}[/] (V={rz.vocab_size},"
+    console.print(f"{plural(n, 'document-level report')} written to [bold]{esc(out)}[/] (V={rz.vocab_size},"
                   f" eps_doc={_eps(rz.epsilon)} per document, {plural(reports.subset_size, 'item')} per report"
                   + ("" if n == 1 else f"; together eps={_eps(n * rz.epsilon)} for all {n:,} documents, by basic"
                                        " composition, if one person wrote them all")
-                  + "; coins from the OS CSPRNG)")
+                  + "; coins from the OS CSPRNG)", markup=True)
     print_no_pair_note(int((corpus.doc_lengths < 2).sum()), corpus.n_docs)
 
 

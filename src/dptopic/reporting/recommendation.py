@@ -2,7 +2,7 @@
 for useful topics, and the ``dptopic train`` line that trains it (:func:`dptopic.advice.recommend`'s figures)."""
 from __future__ import annotations
 
-from .terminal import plural
+from .terminal import esc, plural
 from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA, docs_needed_text,
                       forecast_inputs, large_delta, range_text, suggested_delta, supported_note, train_refusal_error,
                       useful_threshold, verdict)
@@ -16,7 +16,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         counted = counted.replace("persons", "people")
     console.print(f"[bold]{unit}-level DP, epsilon = {epsilon:g}, {counted},"
                   f" {plural(topics, 'topic')}[/]"
-                  " (this advice reads no data and costs no privacy)")
+                  " (this advice reads no data and costs no privacy)", markup=True)
     # the inputs named as dptopic train's warning names them: the same forecast (advice.recommend)
     console.print(forecast_inputs(rec, "people" if unit == "user" else "documents"))
     if rec.trainer is None:
@@ -24,7 +24,8 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
             console.print(f"- {n}")
         return
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
-    console.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
+    console.print(f"trainer: [bold]{esc(rec.trainer)}[/]" + (f" with {esc(settings)} (its defaults)" if settings else ""),
+                  markup=True)
     lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
     span = range_text(lo, hi, list(rec.per_corpus))
     # above a corpus's measured range its figure is a lower bound for that corpus only: the range over the corpora is
@@ -48,17 +49,19 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
             console.print(f"beside them: {', '.join(columns)}")
     if rec.supported_topics is not None:
         console.print(f"topics the budget supports: {supported_note(rec)[len('the budget supports '):]}")
+    counted = "people" if unit == "user" else "documents"
     if rec.docs_for_useful is not None:
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
+                    + (" (read as people)" if unit == "user" else "")
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        console.print(f"documents for useful topics ({useful}) at this epsilon:"
+        console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
                   f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
                                                    f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     elif rec.docs_for_useful_beyond:
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        console.print(f"documents for useful topics ({useful}) at this epsilon:"
+        console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
         side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
@@ -71,7 +74,8 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
     if refusal:
         console.print(f"train it: not at these settings: dptopic train --unit {unit} refuses them ({refusal.rstrip('.')})")
     elif delta > LARGE_DELTA:             # too large for any corpus: no command
-        console.print(f"train it: not with --delta {delta:g}, too large for {plural(docs, 'document')} (see below):"
+        many = plural(docs, "person", "people") if unit == "user" else plural(docs, "document")
+        console.print(f"train it: not with --delta {delta:g}, too large for {many} (see below):"
                   f" give a delta well below 1/{docs:,}")
     elif large_delta(delta, docs):      # train's own default is too large for this many documents: a smaller one
         given = "the default delta" if delta == TRAIN_DELTA else f"--delta {delta:g}"

@@ -14,6 +14,10 @@ from ..errors import DPTopicError
 from ..accounting.verify import rounded_up
 
 def make_console(stderr=False):
+    """The console every command prints with. Text is printed as text: rich markup is off unless a call asks for it
+    (``markup=True``, or a cell built with :func:`styled`), so that a name the user gave (a dataset, a file, a word
+    of a vocabulary, a field of a saved model) prints as given and never as markup or an emoji code; control and
+    bidirectional-format characters in any text are shown as escapes (:func:`plain`)."""
     from rich.console import Console  # rich: loaded only to print
 
     class _Console(Console):
@@ -21,11 +25,46 @@ def make_console(stderr=False):
             self.quiet = True
             raise BrokenPipeError
 
-    console = _Console(stderr=stderr, highlight=False)
+        def render_str(self, text, **kw):   # every string printed or put in a table passes here
+            return super().render_str(plain(text), **kw)
+
+    console = _Console(stderr=stderr, highlight=False, markup=False, emoji=False)
     # off a terminal (a file, a pipe) rich would break prose at 80 columns while tables take their natural width
     # (print_table): lines are left whole there, for the pager or terminal that shows them to wrap
     console.soft_wrap = not console.is_terminal
     return console
+
+
+_INVISIBLE = None
+
+
+def plain(text) -> str:
+    """``text`` with its control characters (but line breaks and tabs) and bidirectional-format characters written as
+    escapes (``\\x1b``, ``\\u202e``): a name from the user or a saved file cannot move the cursor, colour the
+    terminal or reverse the line it is printed on."""
+    global _INVISIBLE
+    text = str(text)
+    if _INVISIBLE is None:
+        import re  # only when text is printed
+
+        _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    return _INVISIBLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def esc(text) -> str:
+    """A user-given value (a name, a path, a word, a field of a saved file) inside a line printed with markup: shown
+    as text, its markup escaped (:func:`plain` too)."""
+    from rich.markup import escape  # rich: loaded only to print
+
+    return escape(plain(text))
+
+
+def styled(markup: str):
+    """A table cell or line written in rich markup (its user-given parts passed through :func:`esc`), as a
+    ``rich.text.Text``: consoles print text as text (:func:`make_console`)."""
+    from rich.text import Text  # rich: loaded only to print
+
+    return Text.from_markup(plain(markup), emoji=False)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -90,7 +129,7 @@ def __getattr__(name):
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
-                split: str | None = None) -> str:
+                split: str | None = None):
     """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
     sizes are labelled as what
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
@@ -108,7 +147,7 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     elif private:
         line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
                  + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
-    return line
+    return styled(line)
 
 
 def without_copies_said(test, train, console, private: bool):
@@ -122,7 +161,7 @@ def without_copies_said(test, train, console, private: bool):
         console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
                       " document and are left out of the evaluation"
                       + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if private else ""))
+                         " saved)[/]" if private else ""), markup=True)
     return kept
 
 
@@ -168,6 +207,20 @@ def support_summary(supported) -> str:
 
 
 
+def estimated_note(model) -> str | None:
+    """Which words a model's top-word lists leave out: those its release did not estimate in a topic
+    (``model.estimated_words()``), said once wherever topics are shown; None when every word was estimated."""
+    mask = model.estimated_words() if callable(getattr(model, "estimated_words", None)) else None
+    if mask is None:
+        return None
+    themes = [k for k in range(len(mask)) if not mask[k].all()]
+    n, V = int(mask[themes].any(axis=0).sum()), int(mask.shape[1])
+    return (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
+            + ("; every word in the background topics" if len(themes) < len(mask) else "") + "): the others share a"
+            " tail the release did not estimate per topic, the same in every topic, and are left out (a topic lists"
+            " fewer words when its release estimated fewer)")
+
+
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
                  hint="--show-unsupported shows their words"):
     """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
@@ -196,6 +249,9 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
         t.add_row(label, " ".join(words))
     if t.row_count:
         print_table(console, t)
+    note = estimated_note(model)
+    if note:
+        console.print(f"words: {note}")
     if supported is None:
         return
     console.print(support_summary(supported))
@@ -203,8 +259,8 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     if below:
         names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)
         console.print(f"[yellow]below the noise[/]: topic{'' if len(below) == 1 else 's'} {names}"
-                      + (f": words hidden ({hint})" if hidden else ": their words are mostly noise")
-                      + f"; more topics would stand out with {MORE_SUPPORT}")
+                      + (f": words hidden ({esc(hint)})" if hidden else ": their words are mostly noise")
+                      + f"; more topics would stand out with {MORE_SUPPORT}", markup=True)
 
 
 def print_privacy(report: dict, console=None):
@@ -266,10 +322,14 @@ def print_privacy(report: dict, console=None):
     delta = report.get("delta")
 
     if claims_no_guarantee(report):
-        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
-                                        " below are what the events give, not a guarantee")
+        t.add_row(styled("[bold]GUARANTEE[/]"), styled(f"[bold red]NONE[/] ({esc(report['epsilon_method'][len(NO_GUARANTEE):])});"
+                                                       " the rows below are what the events give, not a guarantee"))
     else:
-        eps = _report_number(report, "epsilon")
+        eps, head_delta = _report_number(report, "epsilon"), delta
+        if headline.get("search"):      # the model a private search chose: the search's guarantee is the headline
+            eps, head_delta = headline["epsilon"], headline["delta"]
+            t.add_row("private search", str(headline["search"].get("scope")))
+            t.add_row("cross-checks below", str(headline.get("figures_note")))
         from ..accounting.card import PURE_METHOD  # start-up: accounting.card loads numpy
 
         method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
@@ -277,14 +337,15 @@ def print_privacy(report: dict, console=None):
             head = f"epsilon = {epsilon_cell(eps)}, {PURE_METHOD}"
             method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
         else:
-            head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(delta)}"
-        t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
+            head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(head_delta)}"
+        t.add_row(styled("[bold]GUARANTEE[/]"), styled(f"[bold]{esc(head)}[/] ({esc(method)}); the rows below are"
+                                                       " cross-checks"))
         card = headline                     # the card built above
         if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
             t.add_row("pure DP", str(card["pure_note"]))
         note = card.get("strength_note")      # the card's rule: above epsilon 16, weak
         if note:
-            t.add_row("[bold yellow]strength[/]", str(note))
+            t.add_row(styled("[bold yellow]strength[/]"), str(note))
     per = report.get("per_document")
     if per:
         if isinstance(per, dict):
@@ -360,7 +421,7 @@ def _dataset_row(t, report) -> None:
     """The dataset ledger's line: this dataset's total over every release so far (docs/budget.md)."""
     led = report.get("dataset_ledger")
     if isinstance(led, dict) and led.get("line"):
-        t.add_row("[bold]dataset[/]", f"{led.get('dataset')}: {led['line']}")
+        t.add_row(styled("[bold]dataset[/]"), f"{led.get('dataset')}: {led['line']}")
 
 
 def _report_tail(t, report, keys, console):
@@ -428,6 +489,17 @@ def print_corpus_summary(info: dict, console=None) -> None:
     print_table(con, t)
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
+    p = info.get("people")
+    if isinstance(p, dict):
+        d = p["documents_per_person"]
+        con.print(f"{plural(p['people'], 'person', 'people')}, documents per person: min {d['min']}, median"
+                  f" {d['median']:g}, max {d['max']}")
+        if p["similar_ids"]:
+            con.print(f"{plural(p['similar_groups'], 'group')} of similar person ids, each id its own person to every"
+                      " trainer (map the ids of one person to one id before training: docs/privacy_units.md, 'One"
+                      " person, several ids'):")
+            for g in p["similar_ids"]:
+                con.print(f"  {', '.join(repr(u) for u in g['ids'])}: {g['documents']} documents ({g['why']})")
 
 
 def prepared_line(corpus, out, shards=None, asked: int | None = None) -> str:
@@ -477,11 +549,11 @@ def print_checks(console, checks: dict, untested: dict) -> None:
     for c, ok in checks.items():
         why = str(untested.get(c, "this run cannot test it"))
         if ok is None and why.startswith("inconclusive"):     # within the standard errors: neither holds nor fails
-            console.print(f"  [yellow]inconclusive[/] {c}: {why.split(': ', 1)[-1]}")
+            console.print(f"  [yellow]inconclusive[/] {esc(c)}: {esc(why.split(': ', 1)[-1])}", markup=True)
         elif ok is None:
-            console.print(f"  [yellow]not tested[/] {c}: {why}")
+            console.print(f"  [yellow]not tested[/] {esc(c)}: {esc(why)}", markup=True)
         else:
-            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {esc(c)}", markup=True)
     tested = [v for v in checks.values() if v is not None]
     if not tested:
         console.print("This run tests none of these claims.")
@@ -494,7 +566,7 @@ def audit_heading(design: str, description: str, corpus, *, shadows=None, canari
                   canary_unit: str = "document", canary_documents: int = 1) -> str:
     """The line ``dptopic audit`` starts with: the procedure audited, the corpus, and what the design
     (``"lira"``, ``"one-run"`` or ``"release"``, :func:`dptopic.attacks.audit.audit_design`) trains."""
-    head = f"{description}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
+    head = f"{esc(description)}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
     if design == "lira":
         return f"[bold]audit[/]: {head} {shadows} shadow models on complementary halves"
     if design == "one-run":

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from .terminal import corpus_line, print_privacy, print_topics
+from .terminal import corpus_line, esc, print_privacy, print_topics
 
 _SAVED = {True: "saved in model.json, labelled as such.",
           False: "not saved (pass --save-metrics to save them, labelled as such)."}
@@ -24,20 +24,20 @@ def print_metrics(model, console, baseline=None, saved=True) -> None:
     """The held-out figures of a Gibbs trainer (``model.metrics_``), beside a non-private ``baseline``'s."""
     m = model.metrics_
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}", markup=True)
     console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
                   f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
                   f" sum): {umass_text(m['umass_coherence_top10'])}"
                   + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
-                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
+                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""), markup=True)
     if model.is_private:
         console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
-                      " outside the guarantee (diversity reads only the released topics);[/] " + _SAVED[bool(saved)])
+                      " outside the guarantee (diversity reads only the released topics);[/] " + _SAVED[bool(saved)], markup=True)
     if baseline is not None:
         console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
                       f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
                       f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
-                      f" (completion), UMass {umass_text(baseline['umass_coherence_top10'])}")
+                      f" (completion), UMass {umass_text(baseline['umass_coherence_top10'])}", markup=True)
 
 
 def print_variational_metrics(model, console, saved: bool) -> None:
@@ -45,17 +45,17 @@ def print_variational_metrics(model, console, saved: bool) -> None:
     labelled outside the guarantee."""
     m = model.metrics_
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}", markup=True)
     # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
     bound = hasattr(model, "lambda_")
     mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if bound
             else "paper mode: fold-in Gibbs sampling under the released topics")
     console.print(f"[bold]held-out per-word perplexity{' bound' if bound else ''}[/]: {m['perplexity_bound']:.1f}"
                   f" ({mode}, as 'dptopic evaluate --mode paper'"
-                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
+                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"), markup=True)
     if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
         console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
-                      " outside the guarantee;[/] " + _SAVED[bool(saved)])
+                      " outside the guarantee;[/] " + _SAVED[bool(saved)], markup=True)
 
 
 def print_variational_privacy(rep: dict, console) -> None:
@@ -89,7 +89,7 @@ def copies_note(result, console) -> None:
         console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
                       " held-out documents repeat a training document and are left out of the evaluation"
                       + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if result.model.is_private else ""))
+                         " saved)[/]" if result.model.is_private else ""), markup=True)
 
 
 def _variational(model) -> bool:
@@ -110,11 +110,11 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
     if step == "vocabulary" and result.vocabulary_event is not None:
         eps_v, delta_v = private_vocabulary
         console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
-                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {vocabulary_policy or 'gaussian'} policy)")
+                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {vocabulary_policy or 'gaussian'} policy)", markup=True)
     elif step == "split" and result.corpus is None:     # a shard folder
         s = result.train
         console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
-                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
+                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)", markup=True)
     elif step == "split":
         from ..models import CDPLDA, HDPLDA     # the estimator classes: as above
 
@@ -124,10 +124,12 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
         test = None if result.test is None else SimpleNamespace(n_docs=result.test.n_docs + result.held_out_copies)
         console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
                                   saved=bool(save_metrics),
-                                  split=by if not _variational(model) or by == "person" else None))
+                                  split=by if not _variational(model) or by == "person" else None), markup=True)
         copies_note(result, console)
     elif step == "pad_length":
-        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
+        note = result.notes[-1]
+        console.print("[bold yellow]note[/]:" + esc(note[len("note:"):]) if note.startswith("note:") else esc(note),
+                      markup=True)
 
 
 def _hdp_epsilon_line(model, console) -> None:
@@ -139,7 +141,7 @@ def _hdp_epsilon_line(model, console) -> None:
     from ..accounting.card import epsilon_text      # the card's accountants: not at start-up
 
     console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(model.privacy_['epsilon'])} per word in total"
-                  f" (epsilon_laplace = {eps_l:g} per iteration)")
+                  f" (epsilon_laplace = {eps_l:g} per iteration)", markup=True)
 
 
 def print_training_result(result, console, *, save_metrics: bool = False, show_unsupported: bool = False) -> None:
@@ -155,7 +157,7 @@ def print_training_result(result, console, *, save_metrics: bool = False, show_u
     if save_metrics and not model.is_private:
         console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its"
                       " metrics.")
-    console.print(f"model written to [bold]{result.path}[/]")
+    console.print(f"model written to [bold]{esc(result.path)}[/]", markup=True)
 
 
 def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
@@ -182,10 +184,10 @@ def print_reports(reports, console) -> None:
 
     if hasattr(reports, "epsilon_word"):
         console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
-                      f" (eps_word={epsilon_text(reports.epsilon_word)})")
+                      f" (eps_word={epsilon_text(reports.epsilon_word)})", markup=True)
     else:
         console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
-                      f" eps_doc={epsilon_text(reports.epsilon)}")
+                      f" eps_doc={epsilon_text(reports.epsilon)}", markup=True)
 
 
 def print_local_result(result, console, *, batch_size=None, seeded: bool = False) -> None:
@@ -195,7 +197,7 @@ def print_local_result(result, console, *, batch_size=None, seeded: bool = False
 
     model, p = result.model, result.model.privacy_
     if batch_size is not None:
-        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports", markup=True)
     print_topics(model, 10, console=console)
     print_privacy(p, console)
     if "epsilon_word" not in p:     # document-level reports
@@ -205,5 +207,5 @@ def print_local_result(result, console, *, batch_size=None, seeded: bool = False
         console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
                       f" {epsilon_text(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
     if seeded:
-        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
-    console.print(f"model written to [bold]{result.path}[/]")
+        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.", markup=True)
+    console.print(f"model written to [bold]{esc(result.path)}[/]", markup=True)

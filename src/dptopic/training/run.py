@@ -28,7 +28,7 @@ import inspect
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import DPTopicError, ForecastWarning, SmallCorpusWarning, user_stacklevel
+from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallCorpusWarning, user_stacklevel
 from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from pathlib import Path
@@ -341,6 +341,8 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
         raise DPTopicError(f"cannot split a corpus of {corpus.n_docs} document(s) into train and test parts: give at"
                            f" least 2 documents (or {names.get('test_size', 'test_size')} 0).")
     if public_corpus is not None:
+        # refused before anything is spent; a few shared documents warned of here, in the caller's names (the fit's
+        # own warning of them is silenced, fit())
         refuse_private_as_public(public_corpus, corpus, public_name=names.get("public_corpus", "public_corpus"),
                                  private_name=names.get("corpus", "the training corpus"))
     if private_vocabulary is None and user_epsilon is None:     # the words are known: as fit would refuse them
@@ -547,6 +549,7 @@ def fit(result: TrainingResult, inputs: _Inputs, callback=None) -> None:
     with warnings.catch_warnings():
         if inputs.forecast is not None:     # said once, before the fit, by forecast()
             warnings.simplefilter("ignore", ForecastWarning)
+        warnings.simplefilter("ignore", PublicOverlapWarning)       # said once, by check_inputs
         with _charged(inputs):
             result.model.fit(result.train, vocabulary=result.vocabulary, **kw)
     if inputs.charge is not None:

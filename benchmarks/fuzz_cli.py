@@ -1,0 +1,978 @@
+"""A bounded, seeded fuzz run of the ``dptopic`` command line and a few library calls, classified by outcome.
+
+Two parts:
+
+* the concrete cases of the review issue (the privacy review, the fuzz findings and the walk-through frictions), each
+  run as its command or a short Python script, with a check of the result where the right one is known;
+* a randomized sweep: every command's flags and file inputs given odd values (rich markup, control characters, huge,
+  NaN and negative numbers, look-alike digits, FIFOs and devices, empty and truncated files, tampered model folders),
+  one odd value per command, drawn from ``--seed``.
+
+Each command runs in a fresh process under a timeout, with ``HOME``, ``XDG_DATA_HOME``, the ledger, the bytecode and
+numba caches and the working folder all inside one temporary folder (removed at the end unless ``--keep``). Each
+outcome is one of:
+
+* ``traceback``: a Python traceback, or an exit status that is neither 0 nor a refusal's;
+* ``hang``: the command ran past its timeout (a server that should have refused counts as ``wrong``);
+* ``wrong``: a result that is checkable and wrong (a refusal missing, a figure that leaks, a name lost);
+* ``badly worded``: a refusal that is not one ``error:`` line, or that names none of the flags and files that
+  carried the odd value;
+* ``fine``.
+
+Run it against another checkout (the commit before a fix) with ``--src OTHER/src``; the cases are the same for every
+checkout, so the counts compare::
+
+    .venv/bin/python benchmarks/fuzz_cli.py                      # this checkout, seed 0
+    .venv/bin/python benchmarks/fuzz_cli.py --src /tmp/old/src   # another checkout
+    .venv/bin/python benchmarks/fuzz_cli.py --sweep 200 --seed 3 -v
+
+It prints each case that is not fine, then the counts per class (``--json FILE`` writes every outcome).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CLASSES = ("traceback", "hang", "wrong", "badly worded", "fine")
+REFUSAL_STATUSES = (0, 2, 3, 130)
+
+
+# ------------------------------------------------------------------------------------------------------ the cases
+@dataclass
+class Case:
+    """One case: ``steps`` (each a list of ``dptopic`` arguments, or ``("python", code)``), run in order in one
+    folder; ``names`` (the flags and files that carry the odd value: a refusal must name one); ``check(results,
+    ctx)`` returns why the result is wrong, or None; ``refuse``: the last step must be refused (exit 2); ``server``:
+    a command that would serve forever if it accepted its input (a timeout is then ``wrong``)."""
+    id: str
+    steps: list
+    names: tuple = ()
+    check: object = None
+    refuse: bool = False
+    server: bool = False
+    timeout: float = 60.0
+    needs: tuple = ()          # the fixtures it reads
+    env: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    rc: int | None
+    out: str
+    err: str
+    seconds: float
+
+
+def _py(code: str) -> tuple:
+    return ("python", textwrap.dedent(code))
+
+
+def _has(text: str, *needles: str) -> bool:
+    return all(n in text for n in needles)
+
+
+# the Python cases report what they find on stdout: "WRONG: why" or "BADLY: why"; an exception that escapes is a
+# traceback
+PY_PRELUDE = """
+import json, os, sys, warnings
+from pathlib import Path
+warnings.simplefilter("ignore")
+def wrong(why): print("WRONG: " + why); sys.exit(0)
+def badly(why): print("BADLY: " + why); sys.exit(0)
+from dptopic.corpus.readers import read_corpus
+"""
+
+
+def issue_cases(fx: dict) -> list[Case]:
+    """The review issue's concrete cases (the item number leads each id)."""
+    C = fx["corpus"]
+    cases = []
+    add = cases.append
+
+    # 1. the random-stopping search
+    add(Case("1 search: K, the runs' scores and a seeded K are not published", [_py(f"""
+        from dptopic.models import DocDPCooccurrence
+        from dptopic.models.private_search import RandomStoppingSearch
+        import dptopic
+        c = read_corpus({C!r})
+        s = RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {{"n_topics": [2, 3]}}, gamma=0.3, ledger=False)
+        s.fit(c)
+        for a in ("n_runs_", "scores_"):
+            if hasattr(s, a): wrong(f"the search publishes {{a}} (K or every run's score)")
+        if "runs" in s.privacy_: wrong("privacy_['runs'] publishes K")
+        if "runs" in (s.best_estimator_.privacy_.get("search") or {{}}): wrong("the best model's report holds K")
+        s.best_estimator_.save("best")
+        if '"runs"' in Path("best/model.json").read_text(): wrong("the saved model.json holds K")
+        if "secret" not in json.dumps(s.privacy_).lower(): wrong("the search's scope does not say K is secret")
+        try:
+            RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {{"n_topics": [2]}}, seed=4, ledger=False).fit(c)
+            wrong("a seed= fixes K (and the candidates): K is predictable")
+        except dptopic.DPTopicError as e:
+            if "seed" not in str(e): badly("the refusal of seed= does not name seed")
+    """)], timeout=120))
+    add(Case("1 search: dptopic search exists", [["search", "--help"]],
+             check=lambda r, c: None if r[-1].rc == 0 else "no 'dptopic search' command"))
+    add(Case("1 search: dptopic search trains and saves the best run alone",
+             [["search", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--grid", "topics=2,3",
+               "--out", "best", "--no-ledger"]],
+             check=lambda r, c: (None if r[-1].rc == 0 and (Path(c) / "best" / "model.json").exists()
+                                 else "the search did not save its best model")
+             if r[-1].rc in (0, 2) and "invalid choice" not in r[-1].err else "no 'dptopic search' command",
+             timeout=120))
+
+    # 2. FedLDA's people
+    add(Case("2 fed: one client per person of the corpus", [_py(f"""
+        import dptopic
+        from dptopic.models import FedLDA
+        from dptopic.accounting.card import privacy_card
+        c = read_corpus({C!r}, user_field="user")
+        m = FedLDA(n_topics=2, epsilon=20.0, rounds=2, pad_length=16, verbose=0).fit(c)
+        people = len(set(c.user_ids))
+        if m.n_clients_ != people:
+            wrong(f"{{c.n_docs}} documents of {{people}} people became {{m.n_clients_}} users")
+        c2 = read_corpus({C!r})
+        m2 = FedLDA(n_topics=2, epsilon=20.0, rounds=2, pad_length=16, verbose=0).fit(c2)
+        card = json.dumps(privacy_card(m2.privacy_, "FedLDA")).lower()
+        if "simulated" not in card: wrong("the card does not say each simulated user is one document")
+    """)], timeout=120))
+
+    # 3. (the dataset ledger) a document-level and a user-level release of one dataset
+    add(Case("3 ledger: a total that adds units names them", [_py(f"""
+        import dptopic
+        c = read_corpus({C!r}, user_field="user")
+        dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, ledger="l.sqlite", dataset="d", metrics=False)
+        r = dptopic.train(c, unit="user", epsilon=1, n_topics=2, ledger="l.sqlite", dataset="d", metrics=False)
+        line = json.dumps(r.card.get("dataset_total") or {{}}).lower()
+        if "document" not in line: wrong("the user-level card's total adds a document-level release unnamed")
+    """)], timeout=120))
+
+    # 4. exact counts without the label
+    add(Case("4 warnings: re-used documents are counted with the label", [_py(f"""
+        import dptopic
+        from dptopic.models import DocDPCooccurrence
+        c = read_corpus({C!r})
+        DocDPCooccurrence(epsilon=1.0, n_topics=2, ledger=False).fit(c)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            DocDPCooccurrence(epsilon=1.0, n_topics=2, ledger=False).fit(c)
+        for x in w:
+            t = str(x.message)
+            if "already used" in t and "outside the guarantee" not in t: wrong("exact count unlabelled: " + t[:80])
+    """)]))
+    add(Case("4 errors: texts that hold no word are counted with the label", [_py("""
+        import dptopic
+        from dptopic import Corpus
+        from dptopic.models import DocDPCooccurrence
+        texts = ["river water boat fish bank"] * 8 + ["", "!!!"] + ["money loan bank credit"] * 8
+        users = [f"u{i % 4}" for i in range(len(texts))]
+        c = Corpus.from_texts(texts)
+        try:
+            DocDPCooccurrence(epsilon=1.0, n_topics=2, unit="user", ledger=False).fit(c, user_ids=users)
+        except dptopic.DPTopicError as e:
+            if "hold no word" in str(e) and "outside the guarantee" not in str(e):
+                wrong("exact count unlabelled: " + str(e)[:80])
+    """)]))
+
+    # 5. the public corpus guard
+    add(Case("5 public corpus: a few identical texts warn, with the count labelled", [_py(f"""
+        import dptopic
+        from dptopic.models import DocDPCooccurrence
+        c = read_corpus({C!r})
+        pub = read_corpus({fx['public']!r})
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                DocDPCooccurrence(epsilon=1.0, n_topics=2, ledger=False).fit(c, public_corpus=pub)
+            except dptopic.DPTopicError as e:
+                wrong("refused for a few shared texts: " + str(e)[:100])
+        said = [str(x.message) for x in w if "public" in str(x.message).lower() and "outside the guarantee"
+                in str(x.message)]
+        if not said: wrong("no labelled warning about the texts the public corpus shares with the private one")
+    """)], timeout=90))
+    add(Case("5 public corpus: the same object and a large overlap are refused", [_py(f"""
+        import dptopic
+        from dptopic import Corpus
+        from dptopic.models import DocDPCooccurrence
+        c = read_corpus({C!r})
+        for pub, what in ((c, "the same object"), (c.subset(list(range(0, c.n_docs, 2))), "half of the documents")):
+            try:
+                DocDPCooccurrence(epsilon=1.0, n_topics=2, ledger=False).fit(c, public_corpus=pub)
+                wrong(what + " given as public was accepted")
+            except dptopic.DPTopicError:
+                pass
+    """)], timeout=90))
+    add(Case("5 public corpus: the same file is refused", [
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--public-corpus",
+         C, "--out", "m", "--no-ledger", "--test-size", "0"]], names=("--public-corpus",), refuse=True))
+
+    # 6. markup in user-given names
+    for name in ("[/]", "[bold red]x", "[link=file:///etc]y[/link]"):
+        add(Case(f"6 markup: budget cap --dataset {name!r}, then budget show",
+                 [["budget", "cap", "--dataset", name, "--epsilon", "5", "--ledger", "l.sqlite"],
+                  ["budget", "show", "--ledger", "l.sqlite"]],
+                 check=lambda r, c, n=name: None if n in r[-1].out else f"the name {n!r} is not printed as given"))
+        add(Case(f"6 markup: train --dataset {name!r}",
+                 [["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2",
+                   "--dataset", name, "--ledger", "l.sqlite", "--out", "m", "--test-size", "0"],
+                  ["budget", "show", "--ledger", "l.sqlite", "--dataset", name]],
+                 check=lambda r, c, n=name: None if n in r[-1].out and n in r[0].out
+                 else f"the name {n!r} is not printed as given", timeout=90))
+    add(Case("6 markup: a corpus file named with markup", [
+        ["train", "--corpus", fx["markup_corpus"], "--algorithm", "lda", "--topics", "2", "--iterations", "5",
+         "--out", "[bold]m", "--test-size", "0"]],
+        check=lambda r, c: None if "[bold]m" in r[-1].out else "the --out folder's name is not printed as given"))
+    add(Case("6 markup: a model whose trainer and words hold markup", [["topics", fx["markup_model"]]],
+             check=lambda r, c: None if "[red]" in r[-1].out else "a word '[red]...' is not printed as given",
+             needs=("markup_model",)))
+    add(Case("6 markup: report --title with markup", [
+        ["report", fx["m_cooc"], "--out", "r.html", "--title", "[/]"]], needs=("m_cooc",), timeout=90))
+
+    # 7. an edited ledger (the dataset ledger's helper fixes it)
+    for col, val, what in (("epsilon", -5.0, "a negative epsilon"), ("delta", 2.0, "delta = 2"),
+                           ("epsilon", float("inf"), "an infinite epsilon")):
+        add(Case(f"7 ledger: a release edited to {what} is refused", [
+            ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--dataset",
+             "d", "--ledger", "l.sqlite", "--out", "m", "--test-size", "0"],
+            _py(f"""
+                import sqlite3
+                con = sqlite3.connect("l.sqlite"); con.execute("UPDATE releases SET {col} = ?", (float({str(val)!r}),))
+                con.commit(); con.close()
+            """),
+            ["budget", "show", "--ledger", "l.sqlite"]], names=("l.sqlite", "--ledger"), refuse=True, timeout=90))
+    add(Case("7 ledger: a NaN cap is refused", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "5", "--ledger", "l.sqlite"],
+        _py("""
+            import sqlite3
+            con = sqlite3.connect("l.sqlite"); con.execute("UPDATE datasets SET cap_epsilon = ?", (float("nan"),))
+            con.commit(); con.close()
+        """),
+        ["budget", "show", "--ledger", "l.sqlite"]], names=("l.sqlite", "--ledger"), refuse=True))
+
+    # 8. dptopic.train(dataset=...) with the ledger from DPTOPIC_LEDGER
+    add(Case("8 ledger: train(dataset=) records on DPTOPIC_LEDGER's ledger", [_py(f"""
+        import dptopic
+        from dptopic.accounting.dataset_ledger import DatasetLedger
+        c = read_corpus({C!r})
+        dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, dataset="d", metrics=False)
+        if not DatasetLedger(os.environ["DPTOPIC_LEDGER"]).releases("d"): wrong("the fit spent and nothing was recorded")
+    """)], env={"DPTOPIC_LEDGER": "env.sqlite"}, timeout=90))
+
+    # 9. refit of a model trained with a public corpus
+    add(Case("9 refit: a model trained with --public-corpus is refused from its folder",
+             [["refit", fx["m_pub"], "--topics", "2", "--out", "r"]], names=("refit", fx["m_pub"]), refuse=True,
+             needs=("m_pub",)))
+    add(Case("9 refit: load(folder).refit() of a public-corpus model is refused", [_py(f"""
+        import dptopic
+        m = dptopic.load({fx['m_pub']!r})
+        try:
+            m.refit(2); wrong("refit accepted")
+        except dptopic.DPTopicError:
+            pass
+    """)], needs=("m_pub",)))
+    add(Case("9 refit: a tampered public_input is refused", [
+        ("copy", fx["m_pub"], "m"),
+        _py("""
+            p = Path("m/model.json"); d = json.loads(p.read_text())
+            d["privacy"].pop("public_input", None); p.write_text(json.dumps(d))
+        """),
+        ["refit", "m", "--topics", "2", "--out", "r"]], names=("m",), refuse=True, needs=("m_pub",)))
+
+    # 12b. person ids that differ only by Unicode normalization
+    add(Case("12b user ids: NFC and NFD of one name are one person", [_py("""
+        import unicodedata
+        from dptopic import Corpus
+        a, b = unicodedata.normalize("NFC", "José"), unicodedata.normalize("NFD", "José")
+        c = Corpus.from_texts(["river water boat", "river bank fish"], user_ids=[a, b])
+        if len(set(c.user_ids)) != 1: wrong("José in NFC and NFD are two people")
+    """)]))
+    # 12c. a run charged before its inputs are checked (the ledger's helper)
+    add(Case("12c ledger: private_vocabulary=(1, 0) is refused before anything is charged", [_py(f"""
+        import dptopic
+        from dptopic.accounting.dataset_ledger import DatasetLedger
+        c = read_corpus({C!r})
+        try:
+            dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, private_vocabulary=(1, 0),
+                          ledger="l.sqlite", dataset="d", metrics=False)
+        except dptopic.DPTopicError:
+            pass
+        if Path("l.sqlite").exists() and DatasetLedger("l.sqlite").releases("d"): wrong("charged, then refused")
+    """)]))
+    # 12d. FIFOs and devices as --corpus with the default ledger
+    for dev in ("fifo", "/dev/zero", "/dev/urandom"):
+        path = fx["fifo"] if dev == "fifo" else dev
+        add(Case(f"12d --corpus {dev} with the default ledger",
+                 [["train", "--corpus", path, "--algorithm", "docdp-cooc", "--epsilon", "1", "--out", "m"]],
+                 names=("--corpus", path), refuse=True, timeout=30))
+    # 12e. --keep-urls kept whole
+    add(Case("12e --keep-urls: the tokenizer record and transform keep the addresses", [
+        ["train", "--corpus", fx["urls"], "--algorithm", "lda", "--topics", "2", "--iterations", "20", "--keep-urls",
+         "--out", "m", "--test-size", "0"],
+        _py("""
+            import numpy as np, dptopic
+            m = dptopic.load("m")
+            rec = json.dumps(json.loads(Path("m/model.json").read_text()).get("tokenizer")
+                             or json.loads(Path("m/model.json").read_text()).get("preprocessing") or {}).lower()
+            if "keep_urls" not in rec or '"keep_urls": false' in rec: wrong("the tokenizer record says addresses were dropped")
+            row = m.transform(["https://example.com/page https://example.com/page"])[0]
+            if np.allclose(row, row.mean(), atol=1e-3): wrong("transform drops the URL words the model was trained on")
+        """)], timeout=90))
+
+    # 13. the ledger's wording (the ledger's helper)
+    add(Case("13 ledger: show --json of a ledger holding inf", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "5", "--ledger", "l.sqlite"],
+        _py("""
+            import sqlite3
+            con = sqlite3.connect("l.sqlite"); con.execute("UPDATE datasets SET cap_epsilon = ?", (float("inf"),))
+            con.commit(); con.close()
+        """),
+        ["budget", "show", "--json", "--ledger", "l.sqlite"]], names=("l.sqlite", "--ledger")))
+    add(Case("13 ledger: a read command leaves a user's empty file alone", [
+        ("touch", "empty.txt"), ["budget", "show", "--ledger", "empty.txt"]], names=("empty.txt", "--ledger"),
+        check=lambda r, c: None if (Path(c) / "empty.txt").stat().st_size == 0 else "the empty file became a ledger"))
+    add(Case("13 ledger: cap --clear of an unknown dataset adds none", [
+        ["budget", "cap", "--dataset", "typo", "--clear", "--ledger", "l.sqlite"],
+        ["budget", "show", "--ledger", "l.sqlite"]],
+        check=lambda r, c: "cap --clear of a typo added the dataset" if "typo" in r[-1].out else None))
+    add(Case("13 ledger: cap --clear --delta is refused", [
+        ["budget", "cap", "--dataset", "d", "--clear", "--delta", "1e-6", "--ledger", "l.sqlite"]],
+        names=("--delta", "--clear"), refuse=True))
+    add(Case("13 ledger: a symlink loop as --ledger", [
+        ("loop", "loop.sqlite"), ["budget", "show", "--ledger", "loop.sqlite"]], names=("loop.sqlite", "--ledger"),
+        refuse=True))
+    add(Case("13 ledger: an over-long --ledger path", [["budget", "show", "--ledger", "x" * 5000]],
+             names=("--ledger",), check=lambda r, c: "prints OSError" if "OSError" in r[-1].err else None))
+    add(Case("13 ledger: --ledger with --no-ledger is refused", [
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--no-ledger",
+         "--ledger", "l.sqlite", "--out", "m", "--test-size", "0"]], names=("--ledger", "--no-ledger"), refuse=True))
+    add(Case("13 ledger: --dataset with a non-private trainer is refused", [
+        ["train", "--corpus", C, "--algorithm", "lda", "--topics", "2", "--iterations", "5", "--dataset", "d",
+         "--out", "m", "--test-size", "0"]], names=("--dataset",), refuse=True))
+    for v in ("5", "''", "True"):
+        add(Case(f"13 ledger: dptopic.train(ledger={v})", [_py(f"""
+            import dptopic
+            c = read_corpus({C!r})
+            try:
+                dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, ledger={v}, metrics=False)
+            except dptopic.DPTopicError as e:
+                if "ledger" not in str(e): badly("the refusal names no ledger: " + str(e)[:80])
+            except TypeError as e:
+                badly("a raw TypeError: " + str(e)[:80])
+        """)], env={"XDG_DATA_HOME": "xdg"}, timeout=90))
+    add(Case("13 ledger: a ledger inside a new --out", [
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--ledger",
+         "new/l.sqlite", "--out", "new", "--test-size", "0"]],
+        check=lambda r, c: "the ledger it created in --out is refused as a file dptopic did not write"
+        if r[-1].rc == 2 and "did not write" in r[-1].err else None, timeout=90))
+
+    # 14. refit's wording
+    add(Case("14 refit --topics 61 names the flag", [["refit", fx["m_cooc"], "--topics", "61", "--out", "r"]],
+             names=("--topics",), refuse=True, needs=("m_cooc",),
+             check=lambda r, c: "names the Python parameter n_topics=" if "n_topics" in r[-1].err else None))
+    for key, val in (("scales", "nan"), ("scales", "-1"), ("scales", "'x'")):
+        add(Case(f"14 refit: tampered {key} = {val}", [
+            ("copy", fx["m_cooc"], "m"),
+            _py(f"""
+                p = Path("m/model.json"); d = json.loads(p.read_text())
+                def walk(o):
+                    if isinstance(o, dict):
+                        for k in list(o):
+                            if k in ("noise_std", "sigma", "noise_multiplier", "scale", "noise_scale"):
+                                o[k] = {val if val != "nan" else 'float("nan")'}
+                            walk(o[k])
+                    elif isinstance(o, list):
+                        for x in o: walk(x)
+                walk(d); p.write_text(json.dumps(d))
+            """),
+            ["refit", "m", "--topics", "2", "--out", "r"]], names=("m",), needs=("m_cooc",)))
+    add(Case("14 refit of an LP model: the reason", [["refit", fx["m_lp"], "--topics", "2", "--out", "r"]],
+             names=(fx["m_lp"],), refuse=True, needs=("m_lp",),
+             check=lambda r, c: "says a new fit spends budget (retraining on the same reports spends nothing)"
+             if "spends budget" in r[-1].err else None))
+    add(Case("14 refit of a non-private model: the reason", [["refit", fx["m_lda"], "--topics", "2", "--out", "r"]],
+             names=(fx["m_lda"],), refuse=True, needs=("m_lda",),
+             check=lambda r, c: "a non-private model is said to spend budget" if re.search(
+                 r"spends? budget|budget again", r[-1].err) else None))
+
+    # 15. the secure-sum server's flags (the secure sum's helper): it should refuse, not serve
+    for extra in (["--batch-size", "5"], ["--lam", "0.3"], ["--fed-topics", "4"], ["--epsilon", "1e308"]):
+        add(Case(f"15 serve secure-sum {' '.join(extra)}", [
+            ["serve", "--report-kind", "secure-sum", "--vocabulary", fx["vocab"], "--database",
+             "sqlite:///s.db", "--port", str(18700 + len(cases)), "--unit", "user", "--epsilon", "1", *extra]],
+            names=(extra[0],), refuse=True, server=True, timeout=15))
+
+    # 16, 17. totals at one delta; the report's total
+    add(Case("16 ledger: a total never falls when a release is added", [_py(f"""
+        import dptopic
+        c = read_corpus({C!r})
+        seen = []
+        for i in range(3):
+            r = dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, ledger="l.sqlite", dataset="d",
+                              metrics=False)
+            t = r.card.get("dataset_total") or {{}}
+            seen.append((t.get("epsilon"), t.get("delta")))
+        eps = [e for e, _ in seen]
+        if any(b is not None and a is not None and b < a for a, b in zip(eps, eps[1:])):
+            wrong(f"the total fell: {{eps}}")
+        if len({{d for _, d in seen}}) > 1: wrong(f"totals stated at several deltas: {{seen}}")
+    """)], timeout=120))
+    add(Case("17 report: the HTML report reads the ledger's total", [
+        *[["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--dataset", "d",
+           "--ledger", "l.sqlite", "--out", f"m{i}", "--test-size", "0"] for i in range(3)],
+        ["report", "m0", "--out", "r.html"]],
+        check=lambda r, c: "the report states a stale total (1 release)"
+        if (Path(c) / "r.html").exists() and "over 1 release" in (Path(c) / "r.html").read_text() else None,
+        timeout=150, env={"DPTOPIC_LEDGER": "l.sqlite"}))
+
+    # 18. words the release never estimated: the saved kept words (and background topics) against what is shown
+    thin = fx.get("m_thin", "")
+    add(Case("18 topics --format json: words never estimated are left out or marked", [_py(f"""
+        import subprocess
+        from dptopic.models import load
+        m = load({thin!r})
+        kept, bg, words = set(int(i) for i in m.kept_words_), set(m.background_topic_ids()), list(m.vocabulary_.words)
+        shown = json.loads(subprocess.run([sys.executable, "-m", "dptopic", "topics", {thin!r}, "--format", "json",
+                                           "--show-unsupported"], capture_output=True, text=True).stdout)
+        bad = [w for t in shown["topics"] if t["topic"] not in bg for w in t["words"]
+               if w in words and words.index(w) not in kept]
+        if bad and "estimated" not in shown["words"]:
+            wrong(f"{{len(bad)}} listed words were never estimated by the release, unmarked")
+    """)], needs=("m_thin",), timeout=90))
+    add(Case("18 topic_words: words never estimated are left out", [_py(f"""
+        from dptopic.models import load
+        m = load({thin!r})
+        kept, bg, words = set(int(i) for i in m.kept_words_), set(m.background_topic_ids()), list(m.vocabulary_.words)
+        bad = [w for k, t in enumerate(m.topic_words(10)) if k not in bg for w in t if words.index(w) not in kept]
+        if bad: wrong(f"topic_words lists {{len(bad)}} words the release never estimated, unmarked")
+    """)], needs=("m_thin",)))
+    add(Case("18 pyLDAvis export: words never estimated are marked", [
+        ["export", thin, "--to", "pyldavis", "--corpus", fx["thin"], "--corpus-public", "--show-unsupported",
+         "--out", "e.json"],
+        _py(f"""
+            from dptopic.models import load
+            m = load({thin!r})
+            kept, words = set(int(i) for i in m.kept_words_), set(m.vocabulary_.words)
+            d = json.loads(Path("e.json").read_text())
+            plain = [v for i, v in enumerate(d["vocab"]) if i not in kept and v in words]
+            if plain: wrong(f"{{len(plain)}} words never estimated are exported unmarked")
+        """)], needs=("m_thin",), timeout=90))
+
+    # 19. (public vectors' helper) refit --suggest says what it compared with
+    add(Case("19 refit --suggest says what the support test compared with",
+             [["refit", fx["m_cooc"], "--suggest", "--out", "r"]], needs=("m_cooc",),
+             check=lambda r, c: "'above the noise' without the floor it beat" if "above the noise" in r[-1].out
+             and "frequency" not in r[-1].out else None))
+
+    # 20. the white-box audit charges no ledger (the ledger's helper)
+    add(Case("20 audit --score release charges no ledger", [
+        ["audit", "--algorithm", "docdp-cooc", "--corpus", C, "--epsilon", "1", "--topics", "2", "--design",
+         "one-run", "--score", "release", "--canaries", "8", "--out", "a", "--ledger", "l.sqlite"],
+        _py("""
+            from dptopic.accounting.dataset_ledger import DatasetLedger
+            if Path("l.sqlite").exists():
+                L = DatasetLedger("l.sqlite")
+                n = sum(len(L.releases(d)) for d in L.datasets())
+                if n: wrong(f"the audit recorded {n} release(s)")
+        """)], timeout=180))
+
+    # 21. recommend's and help's wording
+    add(Case("21 recommend --doc-length 5: 'useful' beside one supported topic",
+             [["recommend", "--epsilon", "8", "--docs", "2000", "--doc-length", "5"]], check=_check_useful))
+    add(Case("21 recommend --unit user speaks of people", [["recommend", "--unit", "user", "--epsilon", "8", "--docs",
+                                                           "2000"]],
+             check=lambda r, c: "says documents for people" if re.search(r"\b2,?000 documents\b", r[-1].out)
+             else None))
+    add(Case("21 train --unit user: no warning suggests --private-vocabulary, which --unit user refuses",
+             [["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "2", "--topics", "2",
+               "--no-ledger", "--test-size", "0", "--out", "m"]],
+             check=lambda r, c: "a warning suggests --private-vocabulary" if re.search(
+                 r"^warning:.*(or choose one privately|select it privately) \(--private-vocabulary\)",
+                 r[-1].err + r[-1].out, re.M) else None, timeout=90))
+    add(Case("21 train --unit user --help labels no option '(--unit document)'",
+             [["train", "--unit", "user", "--help"]],
+             check=lambda r, c: "help labels a --unit user option '(--unit document)'"
+             if "(--unit document)" in r[-1].out else None))
+    add(Case("21 corpus info --user-field lists near-identical ids",
+             [["corpus", "info", fx["lookalike"], "--user-field", "user"]],
+             check=lambda r, c: None if r[-1].rc == 0 and "alice" in r[-1].out.lower() and "similar" in
+             r[-1].out.lower() else "no list of people with near-identical ids"))
+    add(Case("21 the HTML report's audit chart title is whole", [_py("""
+        import io
+        import matplotlib.image as mpimg
+        from dptopic.attacks.one_run import bound_figure
+        audit = {"empirical_epsilon": {"epsilon_lower_bound": 0.8, "ideal_bound": 2.5, "confidence": 0.95,
+                 "n_canaries": 1000, "canary_unit": "person", "canary_documents": 5, "score": "release"},
+                 "claimed_privacy": {"epsilon": 3.0}, "score": "release"}
+        img = mpimg.imread(io.BytesIO(bound_figure(audit)))
+        band = (img[..., :3].mean(axis=2) < 0.5)[: int(0.12 * img.shape[0])]
+        if band[:, -4:].any(): wrong("the chart's title runs past its right edge")
+    """)]))
+    return cases
+
+
+def _check_useful(r, c):
+    out = r[-1].out
+    sup = re.search(r"supports:[^\n]*?\b([01]) of (\d+) topics", out)
+    if re.search(r"-> useful\b", out) and sup:
+        return f"'useful' beside {sup.group(1)} of {sup.group(2)} topics supported"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------ the sweep
+NUMBERS = ["nan", "inf", "-inf", "-1", "0", "1e308", "1e-320", "99999999999999999999999", "\uff10.\uff15", "\u0661",
+           "0x10", "1e", "", " ", "[/]", "1,5", "-0", "2**31"]
+INTEGERS = ["nan", "-1", "0", "3.5", "99999999999999999999", "1e3", "\u0663", "", "[bold]2", "2147483648"]
+NAMES = ["[/]", "[bold red]x", "a\x1b[31mb", "a\x07b", "\u202eabc", unicodedata.normalize("NFD", "José"), "a\nb", "",
+         " ", "x" * 3000, "..", "../x", "a/b", "\t", "%s%n", "{0}", "\uff44\uff45\uff4d\uff4f", "[link=http://x]y[/]"]
+FILES = ["fifo", "/dev/zero", "/dev/urandom", "/dev/null", "empty", "truncated", "binary", "dir", "missing", "loop",
+         "markup_name", "long", "nul"]
+MODELS = ["truncated_model", "empty_model", "missing_arrays", "markup_trainer", "nan_epsilon", "string_topics",
+          "dir_not_model", "fifo", "missing", "model_json_list"]
+
+
+def sweep_templates(fx: dict) -> list[tuple]:
+    """``(argv with {slot} placeholders, {slot: (flag, kind, valid value)})``: one slot is given an odd value."""
+    C, V = fx["corpus"], fx["vocab"]
+    T = []
+    add = T.append
+    add((["train", "--corpus", "{corpus}", "--algorithm", "docdp-cooc", "--epsilon", "{epsilon}", "--delta",
+          "{delta}", "--topics", "{topics}", "--dataset", "{dataset}", "--ledger", "{ledger}", "--out", "{out}",
+          "--test-size", "{test}"],
+         {"corpus": ("--corpus", "file", C), "epsilon": ("--epsilon", "number", "1"),
+          "delta": ("--delta", "number", "1e-5"), "topics": ("--topics", "int", "2"),
+          "dataset": ("--dataset", "name", "d"), "ledger": ("--ledger", "file_out", "l.sqlite"),
+          "out": ("--out", "name", "m"), "test": ("--test-size", "number", "0.2")}))
+    add((["train", "--corpus", "{corpus}", "--algorithm", "lda", "--topics", "{topics}", "--iterations", "{iters}",
+          "--alpha", "{alpha}", "--text-field", "{field}", "--vocabulary", "{vocab}", "--out", "m", "--seed", "{seed}"],
+         {"corpus": ("--corpus", "file", C), "topics": ("--topics", "int", "2"), "iters": ("--iterations", "int", "5"),
+          "alpha": ("--alpha", "number", "0.1"), "field": ("--text-field", "name", "text"),
+          "vocab": ("--vocabulary", "file", V), "seed": ("--seed", "int", "1")}))
+    add((["train", "--corpus", "{corpus}", "--unit", "user", "--user-field", "{field}", "--epsilon", "{epsilon}",
+          "--topics", "2", "--out", "m", "--no-ledger", "--test-size", "0"],
+         {"corpus": ("--corpus", "file", C), "field": ("--user-field", "name", "user"),
+          "epsilon": ("--epsilon", "number", "4")}))
+    add((["train", "--corpus", "{corpus}", "--algorithm", "fed", "--epsilon", "{epsilon}", "--topics", "2",
+          "--rounds", "{rounds}", "--pad-length", "{pad}", "--out", "m", "--no-ledger", "--test-size", "0"],
+         {"corpus": ("--corpus", "file", C), "epsilon": ("--epsilon", "number", "20"),
+          "rounds": ("--rounds", "int", "2"), "pad": ("--pad-length", "int", "16")}))
+    add((["topics", "{model}", "-n", "{n}", "--format", "{fmt}"],
+         {"model": ("MODEL", "model", fx.get("m_cooc", "missing")), "n": ("-n", "int", "5"),
+          "fmt": ("--format", "name", "table")}))
+    add((["refit", "{model}", "--topics", "{k}", "--out", "{out}"],
+         {"model": ("MODEL", "model", fx.get("m_cooc", "missing")), "k": ("--topics", "int", "2"),
+          "out": ("--out", "name", "r")}))
+    add((["recommend", "--epsilon", "{epsilon}", "--docs", "{docs}", "--topics", "{topics}", "--delta", "{delta}",
+          "--doc-length", "{len}", "--unit", "{unit}"],
+         {"epsilon": ("--epsilon", "number", "1"), "docs": ("--docs", "number", "5000"),
+          "topics": ("--topics", "int", "20"), "delta": ("--delta", "number", "1e-5"),
+          "len": ("--doc-length", "number", "100"), "unit": ("--unit", "name", "document")}))
+    add((["corpus", "info", "{corpus}", "--top", "{top}", "--text-field", "{field}", "--min-df", "{mindf}"],
+         {"corpus": ("FILE", "file", C), "top": ("--top", "int", "5"), "field": ("--text-field", "name", "text"),
+          "mindf": ("--min-df", "number", "1")}))
+    add((["corpus", "prepare", "--corpus", "{corpus}", "--out", "{out}", "--max-vocab", "{mv}", "--stop-words",
+          "{sw}"],
+         {"corpus": ("--corpus", "file", C), "out": ("--out", "name", "p.npz"), "mv": ("--max-vocab", "int", "100"),
+          "sw": ("--stop-words", "file", "english")}))
+    add((["budget", "show", "--ledger", "{ledger}", "--dataset", "{dataset}", "--json"],
+         {"ledger": ("--ledger", "file_out", "l.sqlite"), "dataset": ("--dataset", "name", "d")}))
+    add((["budget", "cap", "--ledger", "{ledger}", "--dataset", "{dataset}", "--epsilon", "{epsilon}", "--delta",
+          "{delta}"],
+         {"ledger": ("--ledger", "file_out", "l.sqlite"), "dataset": ("--dataset", "name", "d"),
+          "epsilon": ("--epsilon", "number", "5"), "delta": ("--delta", "number", "1e-5")}))
+    add((["privacy", "verify", "{model}"], {"model": ("model", "model", fx.get("m_cooc", "missing"))}))
+    add((["privacy", "compose", "--laplace", "{eps}", "{count}", "--delta", "{delta}"],
+         {"eps": ("--laplace", "number", "1"), "count": ("--laplace", "int", "3"),
+          "delta": ("--delta", "number", "1e-5")}))
+    add((["report", "{model}", "--out", "{out}", "--title", "{title}", "--top", "{top}"],
+         {"model": ("MODEL", "model", fx.get("m_cooc", "missing")), "out": ("--out", "name", "r.html"),
+          "title": ("--title", "name", "t"), "top": ("--top", "int", "5")}))
+    add((["transform", "{model}", "--corpus", "{corpus}", "--out", "{out}"],
+         {"model": ("MODEL", "model", fx.get("m_lda", "missing")), "corpus": ("--corpus", "file", C),
+          "out": ("--out", "name", "t.csv")}))
+    add((["evaluate", "{model}", "--corpus", "{corpus}", "--top-n", "{n}", "--window", "{w}"],
+         {"model": ("MODEL", "model", fx.get("m_lda", "missing")), "corpus": ("--corpus", "file", C),
+          "n": ("--top-n", "int", "5"), "w": ("--window", "int", "10")}))
+    add((["export", "{model}", "--to", "pyldavis", "--corpus", "{corpus}", "--out", "{out}"],
+         {"model": ("MODEL", "model", fx.get("m_lda", "missing")), "corpus": ("--corpus", "file", C),
+          "out": ("--out", "name", "e.json")}))
+    add((["randomize", "--vocabulary", "{vocab}", "--unit", "word", "--epsilon-word", "{eps}", "--corpus",
+          "{corpus}", "--out", "{out}"],
+         {"vocab": ("--vocabulary", "file", V), "eps": ("--epsilon-word", "number", "2"),
+          "corpus": ("--corpus", "file", C), "out": ("--out", "name", "rep.jsonl")}))
+    return T
+
+
+def sweep_cases(fx: dict, n: int, seed: int) -> list[Case]:
+    rng = random.Random(seed)
+    templates = sweep_templates(fx)
+    pools = {"number": NUMBERS, "int": INTEGERS, "name": NAMES, "file": FILES, "file_out": FILES + NAMES,
+             "model": MODELS}
+    cases = []
+    for i in range(n):
+        argv, slots = templates[rng.randrange(len(templates))]
+        slot = sorted(slots)[rng.randrange(len(slots))]
+        flag, kind, _ = slots[slot]
+        pool = pools[kind]
+        odd = pool[rng.randrange(len(pool))]
+        value = fx.get(odd, odd) if kind in ("file", "model", "file_out") else odd
+        if kind in ("file", "file_out", "model") and odd in ("missing",):
+            value = "no/such/file"
+        values = {"{" + k + "}": v[2] for k, v in slots.items()}
+        values["{" + slot + "}"] = value
+        filled = [values.get(a, a) for a in argv]
+        names = tuple(x for x in (flag if flag.startswith("-") else None, value if kind in ("file", "model",
+                                                                                          "file_out") else None,
+                                  Path(value).name if kind in ("file", "model", "file_out") else None) if x)
+        if flag in ("MODEL", "model", "FILE"):
+            names += ("model", "folder", "FILE")
+        shown = odd if len(odd) < 40 else odd[:12] + f"...({len(odd)} chars)"
+        setup = [["budget", "cap", "--dataset", "d", "--epsilon", "5", "--ledger", "l.sqlite"]] \
+            if argv[0] == "budget" else []
+        cases.append(Case(f"sweep {i}: {argv[0]}{' ' + argv[1] if not argv[1].startswith(('-', '{')) else ''}"
+                          f" {flag} {shown!r}", setup + [filled], names=names, timeout=45,
+                          check=_generic_check))
+    return cases
+
+
+def _generic_check(results, folder):
+    r = results[-1]
+    text = r.out + r.err
+    if r.rc == 0 and re.search(r"epsilon\s*=\s*(nan|-\d|inf)", text, re.I):
+        return "claims a non-finite or negative epsilon"
+    if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]|\x1b(?!\[[0-9;]*m)", text):
+        return "prints a raw control character the user gave (terminal injection)"
+    return None
+
+
+# ------------------------------------------------------------------------------------------------------ fixtures
+TOPIC_WORDS = [["river", "water", "boat", "fish", "shore", "flood", "bridge", "stream"],
+               ["money", "loan", "credit", "interest", "market", "stock", "price", "bank"],
+               ["game", "team", "score", "player", "coach", "season", "match", "goal"]]
+
+
+def _texts(rng, n, length=30, url_every=0):
+    out = []
+    for i in range(n):
+        t = TOPIC_WORDS[i % 3]
+        words = [rng.choice(t) for _ in range(length)]
+        if url_every and i % url_every == 0:
+            words.append("see https://example.com/page")
+        out.append(" ".join(words))
+    return out
+
+
+def make_files(tmp: Path, seed: int) -> dict:
+    rng = random.Random(seed)
+    fx = {}
+    d = tmp / "fixtures"
+    d.mkdir(parents=True)
+    texts = _texts(rng, 90, url_every=10)
+    with open(d / "corpus.jsonl", "w") as f:
+        for i, t in enumerate(texts):
+            f.write(json.dumps({"text": t, "user": f"u{i // 5}", "label": str(i % 3)}) + "\n")
+    fx["corpus"] = str(d / "corpus.jsonl")
+    public = _texts(random.Random(seed + 1), 150, length=25) + texts[:2]        # 2 private texts, cross-posted
+    with open(d / "public.jsonl", "w") as f:
+        for t in public:
+            f.write(json.dumps({"text": t}) + "\n")
+    fx["public"] = str(d / "public.jsonl")
+    with open(d / "public_clean.jsonl", "w") as f:
+        for t in _texts(random.Random(seed + 2), 150, length=25):
+            f.write(json.dumps({"text": t}) + "\n")
+    fx["public_clean"] = str(d / "public_clean.jsonl")
+    with open(d / "urls.jsonl", "w") as f:
+        for i, t in enumerate(_texts(random.Random(seed + 3), 60, length=20)):
+            extra = " https://example.com/page" * 3 if i % 3 == 0 else ""
+            f.write(json.dumps({"text": t + extra}) + "\n")
+    fx["urls"] = str(d / "urls.jsonl")
+    words = sorted({w for t in TOPIC_WORDS for w in t})
+    (d / "vocab.txt").write_text("\n".join(words) + "\n")
+    fx["vocab"] = str(d / "vocab.txt")
+    with open(d / "lookalike.jsonl", "w") as f:
+        ids = ["alice@example.com", "Alice@example.com", "alice@example.com ", "bob", "b0b", "carol"]
+        for i, t in enumerate(_texts(random.Random(seed + 4), 36)):
+            f.write(json.dumps({"text": t, "user": ids[i % len(ids)].strip() if i % 12 else ids[i % len(ids)]})
+                    + "\n")
+    fx["lookalike"] = str(d / "lookalike.jsonl")
+    # 1,000 words, three topics of 300 words each: a person-level release at epsilon 1 estimates a few of them
+    rng2 = random.Random(seed + 5)
+    def word(i):        # runs of letters (the tokeniser keeps no digits): zaaa, zaab, ...
+        return "z" + "".join("abcdefghijklmnopqrstuvwxyz"[(i // 26 ** j) % 26] for j in range(3))
+
+    groups = [[word(300 * k + i) for i in range(300)] for k in range(3)]
+    common = [word(900 + i) for i in range(100)]
+    with open(d / "thin.jsonl", "w") as f:
+        for i in range(600):
+            words = [rng2.choice(groups[i % 3][:30] if rng2.random() < 0.6 else groups[i % 3]) for _ in range(30)]
+            words += [rng2.choice(common) for _ in range(10)]
+            f.write(json.dumps({"text": " ".join(words), "user": f"p{i // 5}"}) + "\n")
+    fx["thin"] = str(d / "thin.jsonl")
+    markup = d / "[bold]corpus.jsonl"
+    shutil.copy(d / "corpus.jsonl", markup)
+    fx["markup_corpus"] = fx["markup_name"] = str(markup)
+    # odd files
+    os.mkfifo(d / "fifo")
+    fx["fifo"] = str(d / "fifo")
+    (d / "empty").write_text("")
+    fx["empty"] = str(d / "empty")
+    fx["truncated"] = str(d / "truncated.jsonl")
+    Path(fx["truncated"]).write_text((d / "corpus.jsonl").read_text()[:1234])
+    fx["binary"] = str(d / "binary.jsonl")
+    Path(fx["binary"]).write_bytes(bytes(random.Random(seed).randrange(256) for _ in range(4096)))
+    fx["nul"] = str(d / "nul.txt")
+    Path(fx["nul"]).write_bytes(b"river water\x00boat fish\nmoney\x00loan\n" * 20)
+    (d / "adir").mkdir()
+    fx["dir"] = str(d / "adir")
+    os.symlink("loop_b", d / "loop_a")
+    os.symlink("loop_a", d / "loop_b")
+    fx["loop"] = str(d / "loop_a")
+    long_dir = d
+    for _ in range(3):
+        long_dir = long_dir / ("l" * 200)
+    fx["long"] = str(long_dir / ("f" * 250 + ".jsonl"))
+    fx["dir_not_model"] = str(d / "adir")
+    return fx
+
+
+def make_models(tmp: Path, fx: dict, run, log) -> None:
+    """Train the model folders the cases read, with the checkout under test (a failure leaves the fixture out and its
+    cases skipped)."""
+    d = tmp / "fixtures"
+    C = fx["corpus"]
+    jobs = {
+        "m_cooc": ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "3",
+                   "--no-ledger", "--test-size", "0"],
+        "m_lda": ["train", "--corpus", C, "--algorithm", "lda", "--topics", "3", "--iterations", "20",
+                  "--test-size", "0"],
+        "m_pub": ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "3",
+                  "--public-corpus", fx["public_clean"], "--no-ledger", "--test-size", "0"],
+        "m_user": ["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "1", "--topics",
+                   "3", "--no-ledger", "--test-size", "0"],
+        "m_thin": ["train", "--corpus", fx["thin"], "--unit", "user", "--user-field", "user", "--epsilon", "1",
+                   "--topics", "3", "--no-ledger", "--test-size", "0", "--max-vocab", "all", "--min-df", "1"],
+    }
+    for name, argv in jobs.items():
+        r = run(argv + ["--out", str(d / name)], d, 300)
+        if r.rc == 0:
+            fx[name] = str(d / name)
+        else:
+            log(f"fixture {name} failed: {(r.err.strip().splitlines() or ['?'])[-1][:200]}")
+    rep = d / "reports.jsonl"
+    r = run(["randomize", "--vocabulary", fx["vocab"], "--unit", "word", "--epsilon-word", "2", "--corpus", C,
+             "--out", str(rep)], d, 120)
+    if r.rc == 0:
+        r = run(["train", "--algorithm", "lp", "--reports", str(rep), "--vocabulary", fx["vocab"], "--topics", "3",
+                 "--iterations", "10", "--out", str(d / "m_lp")], d, 300)
+        if r.rc == 0:
+            fx["m_lp"] = str(d / "m_lp")
+    if "m_lda" in fx:       # tampered copies of a model folder
+        src = Path(fx["m_lda"])
+
+        def tampered(name, edit):
+            dst = d / name
+            shutil.copytree(src, dst)
+            edit(dst)
+            fx[name] = str(dst)
+
+        def set_json(key_path, value):
+            def edit(dst):
+                p = dst / "model.json"
+                doc = json.loads(p.read_text())
+                o = doc
+                for k in key_path[:-1]:
+                    o = o.setdefault(k, {})
+                o[key_path[-1]] = value
+                p.write_text(json.dumps(doc))
+            return edit
+
+        tampered("truncated_model", lambda p: (p / "model.json").write_text((p / "model.json").read_text()[:200]))
+        tampered("empty_model", lambda p: (p / "model.json").write_text(""))
+        tampered("missing_arrays", lambda p: [f.unlink() for f in p.iterdir() if f.suffix == ".npy"])
+        tampered("nan_epsilon", set_json(["privacy", "epsilon"], "NaN"))
+        tampered("string_topics", set_json(["params", "n_topics"], "three"))
+        tampered("model_json_list", lambda p: (p / "model.json").write_text("[1, 2]"))
+        tampered("markup_trainer", set_json(["trainer"], "[/]"))
+        # a model whose words hold markup: the vocabulary is public input a user may give
+        dst = d / "markup_model"
+        shutil.copytree(src, dst)
+        p = dst / "model.json"
+        doc = json.loads(p.read_text())
+        text = json.dumps(doc)
+        for w in ("bank", "river", "game"):
+            text = text.replace(f'"{w}"', f'"[red]{w}"')
+        p.write_text(text)
+        for f in dst.iterdir():
+            if f.suffix in (".txt", ".json") and f.name != "model.json":
+                f.write_text(f.read_text().replace("bank", "[red]bank").replace("river", "[red]river"))
+        fx["markup_model"] = str(dst)
+
+
+# ------------------------------------------------------------------------------------------------------ running
+class Runner:
+    def __init__(self, src: Path, tmp: Path, python: str):
+        self.src, self.tmp, self.python = src, tmp, python
+
+    def env(self, folder: Path, extra: dict | None = None) -> dict:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("DPTOPIC", "XDG_", "PYTHON"))}
+        env.update({"PYTHONPATH": str(self.src), "HOME": str(folder / "home"), "XDG_DATA_HOME": str(folder / "xdg"),
+                    "PYTHONPYCACHEPREFIX": str(self.tmp / "pycache"), "NUMBA_CACHE_DIR": str(self.tmp / "numba"),
+                    "COLUMNS": "160", "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
+        for k, v in (extra or {}).items():
+            env[k] = str(folder / v) if k in ("DPTOPIC_LEDGER", "XDG_DATA_HOME") else v
+        return env
+
+    def __call__(self, argv, folder: Path, timeout: float, extra_env=None, code: str | None = None) -> Result:
+        folder.mkdir(parents=True, exist_ok=True)
+        cmd = [self.python, "-c", PY_PRELUDE + code] if code is not None else [self.python, "-m", "dptopic", *argv]
+        t0 = time.monotonic()
+        try:
+            p = subprocess.Popen(cmd, cwd=folder, env=self.env(folder, extra_env), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            try:
+                out, err = p.communicate(timeout=timeout)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                out, err = p.communicate()
+                rc = None
+        except OSError as e:      # an argument the OS refuses (a NUL byte): the shell could not pass it either
+            return Result(0, "", f"(not run: {e})", 0.0)
+        return Result(rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), time.monotonic() - t0)
+
+
+def run_case(case: Case, runner: Runner, folder: Path, fx: dict) -> tuple[str, str, list]:
+    missing = [n for n in case.needs if n not in fx]
+    if missing:
+        return "skipped", f"fixture {', '.join(missing)} could not be built", []
+    results = []
+    for step in case.steps:
+        if isinstance(step, tuple) and step[0] == "copy":
+            shutil.copytree(step[1], folder / step[2])
+            continue
+        if isinstance(step, tuple) and step[0] == "touch":
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / step[1]).write_text("")
+            continue
+        if isinstance(step, tuple) and step[0] == "loop":
+            folder.mkdir(parents=True, exist_ok=True)
+            os.symlink(step[1] + ".b", folder / step[1])
+            os.symlink(step[1], folder / (step[1] + ".b"))
+            continue
+        if isinstance(step, tuple) and step[0] == "python":
+            r = runner(None, folder, case.timeout, case.env, code=step[1])
+        else:
+            r = runner(step, folder, case.timeout, case.env)
+        results.append(r)
+        if r.rc is None or "Traceback (most recent call last)" in r.err:
+            break
+    return (*classify(case, results, folder), results)
+
+
+def classify(case: Case, results: list, folder: Path) -> tuple[str, str]:
+    for r in results:
+        if r.rc is None:
+            return ("wrong", "a server started where it should have refused") if case.server else \
+                ("hang", f"ran past {case.timeout:g} s")
+        if "Traceback (most recent call last)" in r.err:
+            last = [ln for ln in r.err.strip().splitlines() if ln.strip()][-1]
+            return "traceback", last[:160]
+        if r.rc not in REFUSAL_STATUSES:
+            return "traceback", f"exit status {r.rc}: {(r.err.strip().splitlines() or [''])[-1][:120]}"
+    for r in results:
+        for line in r.out.splitlines():
+            if line.startswith("WRONG: "):
+                return "wrong", line[7:]
+            if line.startswith("BADLY: "):
+                return "badly worded", line[7:]
+    if case.check is not None:
+        why = case.check(results, folder)
+        if why:
+            return "wrong", why
+    last = results[-1] if results else None
+    if last is None:
+        return "fine", ""
+    if case.refuse and last.rc == 0:
+        return "wrong", "accepted silently (a refusal was due)"
+    if last.rc != 0 and not any(s[0] == "python" for s in case.steps if isinstance(s, tuple)):
+        lines = [ln for ln in last.err.splitlines() if ln.strip() and not ln.startswith(("warning:", "note:"))]
+        errors = [ln for ln in lines if ln.startswith("error:")]
+        if len(errors) != 1 or len(lines) != 1:
+            return "badly worded", f"not one error line: {' | '.join(lines[:3])[:160]}"
+        if case.names and not any(n and n in errors[0] for n in case.names):
+            return "badly worded", f"names none of {', '.join(repr(n[:30]) for n in case.names)}: {errors[0][:140]}"
+    return "fine", ""
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--src", default=str(ROOT / "src"), help="the src/ folder of the checkout to run (default: this one)")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter (its environment holds the dependencies)")
+    ap.add_argument("--seed", type=int, default=0, help="the sweep's draws and the fixtures' texts (default 0)")
+    ap.add_argument("--sweep", type=int, default=70, help="randomized sweep cases (default 70)")
+    ap.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
+    ap.add_argument("--only", default=None, help="run only the cases whose id holds this text")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder (printed)")
+    ap.add_argument("--json", default=None, help="write every outcome to this JSON file")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every case, fine ones too")
+    a = ap.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="dptopic-fuzz-"))
+    runner = Runner(Path(a.src).resolve(), tmp, a.python)
+    t0 = time.monotonic()
+    try:
+        fx = make_files(tmp, a.seed)
+        make_models(tmp, fx, lambda argv, folder, timeout: runner(argv, folder, timeout), print)
+        cases = issue_cases(fx) + sweep_cases(fx, a.sweep, a.seed)
+        if a.only:
+            cases = [c for c in cases if a.only in c.id]
+        outcomes = [None] * len(cases)
+
+        def one(i):
+            outcomes[i] = run_case(cases[i], runner, tmp / "cases" / f"{i:03d}", fx)
+
+        with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            list(pool.map(one, range(len(cases))))
+        counts = {k: {"issue": 0, "sweep": 0} for k in (*CLASSES, "skipped")}
+        rows = []
+        for case, (cls, why, results) in zip(cases, outcomes):
+            part = "sweep" if case.id.startswith("sweep") else "issue"
+            counts[cls][part] += 1
+            rows.append({"id": case.id, "class": cls, "why": why, "part": part,
+                         "argv": [s if not isinstance(s, tuple) else list(s[:1]) for s in case.steps],
+                         "rc": [r.rc for r in results], "err": [r.err[-300:] for r in results]})
+            if cls != "fine" or a.verbose:
+                print(f"[{cls}] {case.id.encode('unicode_escape').decode()}" + (f": {why}" if why else ""))
+        print()
+        print(f"{'class':<14}{'issue cases':>12}{'sweep':>8}{'total':>8}")
+        for k, v in counts.items():
+            print(f"{k:<14}{v['issue']:>12}{v['sweep']:>8}{v['issue'] + v['sweep']:>8}")
+        print(f"{'all':<14}{sum(v['issue'] for v in counts.values()):>12}{sum(v['sweep'] for v in counts.values()):>8}"
+              f"{len(cases):>8}")
+        print(f"src {a.src}, seed {a.seed}, {len(cases)} cases in {time.monotonic() - t0:.0f} s")
+        if a.json:
+            Path(a.json).write_text(json.dumps({"src": a.src, "seed": a.seed, "counts": counts, "cases": rows},
+                                               indent=1))
+    finally:
+        if a.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
