@@ -307,6 +307,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
                                                      " delta_V) is spent on top of it, and the headline composes both")
     if "public_input" in report:    # public documents read in the clear (DocDPCooccurrence public_corpus=)
         card["public_input"] = report["public_input"]
+    if "public_vectors" in report:  # public word vectors read in the clear (DocDPCooccurrence public_vectors=)
+        card["public_vectors"] = report["public_vectors"]
     if "paper_figures_note" in report:
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:

@@ -205,15 +205,19 @@ def _load_known(source: KnownSource) -> PublicVectors:
         if want is not None and _b64_sha256(bytes.fromhex(file_sha256(p))) != want:
             raise DPTopicError(f"public vectors {source.name!r}: {p} does not match the hash it was installed with"
                                f" (a corrupt or altered file); reinstall the {source.distribution} package.")
-    try:
-        import pyarrow.parquet as pq  # optional: the 'vectors' extra reads the package's word index with it
-    except ImportError:
-        raise DPTopicError(f"public vectors {source.name!r}: reading its word index needs pyarrow: {EXTRA}.") from None
-    try:
-        words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
-    except Exception as e:      # pyarrow raises several types for a damaged file
-        raise DPTopicError(f"public vectors {source.name!r}: cannot read {words_path} ({type(e).__name__}); reinstall"
-                           f" the {source.distribution} package.") from None
+    if words_path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq  # optional: the 'vectors' extra reads the package's word index with it
+        except ImportError:
+            raise DPTopicError(f"public vectors {source.name!r}: reading its word index needs pyarrow: {EXTRA}.") \
+                from None
+        try:
+            words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
+        except Exception as e:      # pyarrow raises several types for a damaged file
+            raise DPTopicError(f"public vectors {source.name!r}: cannot read {words_path} ({type(e).__name__});"
+                               f" reinstall the {source.distribution} package.") from None
+    else:                           # a word list, one word a line
+        words = _read_word_list(words_path)
     vectors = _read_npy(vec_path, len(words))
     return PublicVectors(name=source.name, words=words, vectors=vectors, sha256=file_sha256(vec_path),
                          version=version, language=source.language, source="package",
@@ -385,4 +389,10 @@ def default_vectors(words) -> tuple[PublicVectors | None, str]:
     if best_share < MIN_COVERAGE:
         return None, (f"the installed public vectors ({best.name}, {best.language}) cover {best_share:.0%} of the"
                       " vocabulary: not its language, so none are used")
-    return best, f"public vectors {best.name} ({best.dimension} dimensions, {best_share:.1%} of the vocabulary)"
+    return best, describe(best, best_share)
+
+
+def describe(vectors: PublicVectors, share: float) -> str:
+    """``glove-6b-50d 1.0.0 (50 dimensions, 99.6% of the vocabulary)``."""
+    version = f" {vectors.version}" if vectors.version else ""
+    return f"{vectors.name}{version} ({vectors.dimension} dimensions, {share:.1%} of the vocabulary)"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus.vectors import AUTO, OFF, PublicVectors, default_vectors, load_public_vectors
+from ..corpus.vectors import AUTO, OFF, PublicVectors, default_vectors, describe, load_public_vectors
 from ..errors import DPTopicError
 from ..moments.public_groups import expand_group_topics, prior_topics, spread_by_vectors, unit_rows, word_groups
 
@@ -63,8 +63,7 @@ def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> t
         return vectors, note, vectors is not None
     vectors = load_public_vectors(spec)
     share = vectors.check_covers(vocab_words)
-    return vectors, f"public vectors {vectors.name} ({vectors.dimension} dimensions, {share:.1%} of the vocabulary)", \
-        False
+    return vectors, describe(vectors, share), False
 
 
 def n_groups_for(n_kept: int) -> int:
