@@ -24,6 +24,7 @@ import gzip
 import hashlib
 import importlib.util
 import os
+from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,8 +183,6 @@ def _package_folder(source: KnownSource) -> Path:
 
 def _installed_hashes(source: KnownSource) -> tuple[dict, str | None]:
     """``({path inside the module: urlsafe-b64 sha256}, version)`` from the installed distribution's RECORD."""
-    from importlib import metadata
-
     try:
         dist = metadata.distribution(source.distribution)
     except metadata.PackageNotFoundError:

@@ -36,7 +36,7 @@ def unit_rows(E: np.ndarray) -> np.ndarray:
     return np.divide(E, n, out=np.zeros_like(E), where=n > 0)
 
 
-def _kmeans(U: np.ndarray, k: int, weights: np.ndarray) -> np.ndarray:
+def kmeans_labels(U: np.ndarray, k: int, weights: np.ndarray) -> np.ndarray:
     """Labels of k-means on the rows of ``U`` (weighted), from fixed starts."""
     from sklearn.cluster import KMeans  # scikit-learn takes seconds to import
 
@@ -62,7 +62,7 @@ def word_groups(words: np.ndarray, weights: np.ndarray, E: np.ndarray, found: np
     rest = rest[np.asarray(found)[rest]]
     group_of = {int(w): i for i, w in enumerate(single)}
     if len(rest) and n_groups > 0:
-        labels = _kmeans(unit_rows(E[rest]), n_groups, np.maximum(weights[rest], 1e-12))
+        labels = kmeans_labels(unit_rows(E[rest]), n_groups, np.maximum(weights[rest], 1e-12))
         # columns in order of first appearance (the most frequent word of each group first): deterministic
         _, first = np.unique(labels, return_index=True)
         renum = {lab: len(single) + i for i, lab in enumerate(labels[np.sort(first)])}
@@ -142,7 +142,7 @@ def prior_topics(E: np.ndarray, found: np.ndarray, rank: np.ndarray, n_topics: i
     idx = np.flatnonzero(found)
     beta = np.tile(1e-6 * p, (int(n_topics), 1))
     if len(idx) >= n_topics:
-        labels = _kmeans(unit_rows(E[idx]), n_topics, p[idx])
+        labels = kmeans_labels(unit_rows(E[idx]), n_topics, p[idx])
         for k in range(int(n_topics)):
             words = idx[labels == k]
             beta[k, words] = p[words]
