@@ -161,3 +161,16 @@ def test_saved_model_refits_with_the_same_vectors_and_refuses_others(planted, ve
     V._LOADED.clear()
     with pytest.raises(DPTopicError, match="not those the model was fitted with"):
         dptopic.load(tmp_path / "m").refit(4)
+
+
+def test_the_report_shows_the_floor_of_the_vectors_alone_beside_the_topics(planted, tmp_path, monkeypatch):
+    from dptopic.reporting.page import report_page
+
+    words = list(planted.corpus.vocabulary.words)
+    install(tmp_path, monkeypatch, words, topic_vectors(planted.phi, words))
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0), planted.corpus)
+    html, _ = report_page(m)
+    assert "id='public-floor'" in html and "read no document" in html
+    assert html.index('id="topics"') < html.index("id='public-floor'")      # after the model's own topics
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=None), planted.corpus)
+    assert "public-floor" not in report_page(off)[0]

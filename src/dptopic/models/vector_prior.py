@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus.vectors import AUTO, OFF, PublicVectors, default_vectors, describe, load_public_vectors
-from ..errors import DPTopicError
+from ..corpus.vectors import (AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe,
+                              load_public_vectors)
+from ..errors import MISSING, DPTopicError, ParameterError
 from ..moments.public_groups import expand_group_topics, prior_topics, spread_by_vectors, unit_rows, word_groups
 
 ROUTES = ("spread", "groups")
@@ -56,13 +57,19 @@ def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> t
     if not applies:
         if auto:
             return None, f"public vectors not used: {why_not}", False
-        raise DPTopicError(f"public_vectors applies to DocDPCooccurrence's default recovery only: {why_not}; drop"
-                           " public_vectors or those settings.")
+        raise ParameterError("{public_vectors} applies to DocDPCooccurrence's default settings only: {why}; drop"
+                             " {public_vectors} or those settings.", "public_vectors", MISSING, why=why_not)
     if auto:
         vectors, note = default_vectors(vocab_words)
         return vectors, note, vectors is not None
     vectors = load_public_vectors(spec)
-    share = vectors.check_covers(vocab_words)
+    share = vectors.coverage(vocab_words)
+    if share < MIN_COVERAGE:
+        raise ParameterError("{public_vectors} ({name}) has vectors for {n:,} of the vocabulary's {V:,} words"
+                             " ({share:.0%}; at least {least:.0%} are needed): they do not match the corpus's language"
+                             " or tokenisation; give vectors of the corpus's language.", "public_vectors", MISSING,
+                             name=vectors.name, n=int(round(share * len(vocab_words))), V=len(vocab_words),
+                             share=share, least=MIN_COVERAGE)
     return vectors, describe(vectors, share), False
 
 
@@ -135,3 +142,28 @@ def vectors_entry(vectors: PublicVectors, vocab_words, by_default: bool, route: 
         + f" ({vectors.dimension} dimensions, sha256 {vectors.sha256[:12]}…), read in the clear and not covered by the"
         f" epsilon, {'used by default' if by_default else 'given'}: {how}; the guarantee does not depend on them")})
     return entry
+
+
+def model_floor(model, top: int = 10) -> dict | None:
+    """The floor a report shows beside a model fitted with public vectors: ``{"topics": [[word, ...], ...], "note"}``,
+    the top ``top`` words of each topic the vectors alone give over the model's vocabulary (reading no document),
+    or ``{"topics": None, "note"}`` saying why they cannot be shown (the vectors are not installed here, or not those
+    of the fit); None for a model fitted without vectors."""
+    entry = getattr(model, "public_vectors_", None)
+    if not entry:
+        return None
+    what = f"{entry.get('name')} ({entry.get('dimension')} dimensions)"
+    try:
+        vectors = load_public_vectors(entry.get("name"))
+    except DPTopicError as e:
+        return {"topics": None, "note": f"the floor of {what} cannot be shown: {e}"}
+    if vectors.sha256 != entry.get("sha256"):
+        return {"topics": None, "note": f"the floor cannot be shown: the vectors installed are not the {what} the"
+                                        " model read (their sha256 differs)"}
+    words = list(model.vocabulary_.words)
+    beta = floor_topics(vectors, words, int(np.asarray(model.components_).shape[0]))
+    order = np.argsort(-beta, axis=1)[:, :int(top)]
+    return {"topics": [[words[j] for j in row] for row in order],
+            "note": f"topics from the public word vectors {what} alone: k-means clusters of the vocabulary's vectors,"
+                    " each topic its words by the vectors' own frequency order. They read no document: the private"
+                    " topics above are worth their budget where they do better than these."}

@@ -569,15 +569,30 @@ def _utility_warning(supported, card: dict) -> str:
             ' from the release alone: post-processing, inside the guarantee, no budget spent.</span></div>')
 
 
+def _floor_section(floor: dict | None) -> str:
+    """The topics public word vectors alone give, beside a model fitted with them: the floor, never the model's."""
+    if not floor:
+        return ""
+    head = "<h2 id='public-floor'>The floor: public word vectors alone</h2>"
+    note = f"<p class='note'>{escape(str(floor.get('note', '')))}</p>"
+    if not floor.get("topics"):
+        return head + note
+    rows = "".join(f"<li>{escape(' '.join(map(str, words)))}</li>" for words in floor["topics"])
+    return f"{head}{note}<ol class='floor' start='0'>{rows}</ol>"
+
+
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
                   audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
-                  supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability") -> str:
+                  supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability",
+                  floor: dict | None = None) -> str:
     """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic)), in the
     order ``words_ranking`` names (``dptopic.evaluation.topic_quality.ranking_text``);
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
     ``supported``: one bool per topic (``model.supported_topics_``), or None for a model without the assessment. With
     any topic unsupported, a banner (``id="utility-warning"``) opens the page, and each unsupported topic's card has
-    the class ``unsupported`` and shows no words unless ``show_unsupported``."""
+    the class ``unsupported`` and shows no words unless ``show_unsupported``. ``floor``: for a model fitted with public
+    word vectors, the topics the vectors alone give (``{"topics", "note"}``,
+    :func:`dptopic.models.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``)."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
@@ -610,6 +625,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
 <h2 id="topics">Topics</h2><p class="note">Top words of each topic, {escape(words_ranking)}, with P(word | topic), read from the released
 model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}</p>
 <div class="topics">{cards}</div>
+{_floor_section(floor)}
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
 <h2 id="card-json">The privacy card as JSON</h2>
