@@ -334,3 +334,27 @@ def test_supported_topics_are_read_off_the_measured_counts_and_capped_at_k():
     assert recommend("document", 10.0, 1000, 10, doc_length=100, table=MEASURED_TABLE).supported_topics["count"] == 10
     assert recommend("document", 1.0, 1000, table={"rows": [
         {k: v for k, v in x.items() if k != "supported"} for x in SHORT]}).supported_topics is None
+
+
+def test_with_public_vectors_the_forecast_reads_their_rows_and_the_higher_floor():
+    """Where public vectors are installed, docdp-cooc uses them by default, so the forecast reads the table's
+    docdp-cooc-vectors rows (named docdp-cooc), and the floor is the higher of the dictionaries' and the vectors'
+    alone; without them those rows are never read."""
+    row = {"unit": "document", "corpus": "c", "n_docs": 10_000, "doc_length": 50.0, "n_topics": 20, "epsilon": 1.0}
+    table = {"rows": [dict(row, trainer="docdp-cooc", coverage_share=0.6, accuracy_share=0.5),
+                      dict(row, trainer="docdp-cooc-vectors", coverage_share=0.62, accuracy_share=0.7)],
+             "floors": [{"floor": "public-dictionaries", "corpus": "c", "doc_length": 50.0, "coverage_share": 0.4,
+                         "accuracy_share": 0.55},
+                        {"floor": "public-vectors", "corpus": "c", "doc_length": 50.0, "coverage_share": 0.3,
+                         "accuracy_share": 0.75}]}
+    plain = recommend("document", 1.0, 10_000, 20, table=table, vectors=False)
+    assert plain.trainer == "docdp-cooc" and not plain.vectors
+    assert plain.expected_accuracy_share == 0.5 and plain.public_floor["accuracy_share"] == 0.55
+    assert [a["trainer"] for a in plain.alternatives] == []
+    withv = recommend("document", 1.0, 10_000, 20, table=table, vectors=True)
+    assert withv.trainer == "docdp-cooc" and withv.vectors and withv.expected_accuracy_share == 0.7
+    assert withv.public_floor == {"coverage_share": 0.4, "accuracy_share": 0.75}
+    assert withv.below_public == ["accuracy_share"]              # 0.70 against the vectors' own 0.75
+    assert any("forecast with public word vectors" in n for n in withv.notes)
+    # the suite sees no vectors installed (tests/conftest.py): the default is the forecast without them
+    assert not recommend("document", 1.0, 10_000, 20, table=table).vectors
