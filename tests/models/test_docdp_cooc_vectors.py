@@ -171,6 +171,7 @@ def test_the_report_shows_the_floor_of_the_vectors_alone_beside_the_topics(plant
     m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0), planted.corpus)
     html, _ = report_page(m)
     assert "id='public-floor'" in html and "read no document" in html
+    assert "<th>public vectors</th>" in html                                 # the card's row
     assert html.index('id="topics"') < html.index("id='public-floor'")      # after the model's own topics
     off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=None), planted.corpus)
     assert "public-floor" not in report_page(off)[0]

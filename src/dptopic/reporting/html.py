@@ -287,6 +287,10 @@ def _privacy_section(card: dict) -> str:
     if isinstance(words, dict) and words.get("note"):     # the false-word control of a choice by noisy counts
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
                     ("kept words", _text(words.get("note"))))
+    for key, name in (("public_input", "public input"), ("public_vectors", "public vectors")):
+        if isinstance(card.get(key), dict) and card[key].get("summary"):    # read in the clear, outside the epsilon
+            rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
+                        (name, _text(card[key]["summary"])))
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
     if card.get("report_words_note"):
