@@ -7,7 +7,9 @@ paragraphs), its topics kept. Each of P people then takes the topic proportions 
 random and its words drawn from the person's mix. Every trainer fits the same documents:
 
 - LDA (collapsed Gibbs, non-private): the peer of the ratio;
-- DocDPCooccurrence(unit="user"): each person's normalised documents summed, the sum scaled to norm 1 (the default);
+- DocDPCooccurrence(unit="user"): each person's normalised documents summed, the sum scaled to norm 1 (the default),
+  without public vectors, and with ``--vectors`` (the words outside the release placed by their vectors; with
+  ``--groups`` also the release of public word groups);
 - DocDPCooccurrence(unit="user", documents_per_user=m): at most m documents a person, each weighted 1/m;
 - DocDPCooccurrence (unit="document", the same epsilon per document: a weaker guarantee, for scale);
 - DocDPCooccurrence on one document a person (P documents, unit="document"): what the user level is compared with
@@ -22,6 +24,7 @@ setting unless --repeats; LDA and the drawing take --seed.
     python benchmarks/bench_user_level.py                          # 300 1000 3000 people, epsilon 1, K=20
     python benchmarks/bench_user_level.py --people 300 1000 3000 10000 --per-user 1 5 20
     python benchmarks/bench_user_level.py --people 3000 10000 --oracle --repeats 3   # with the ceiling of any bound
+    python benchmarks/bench_user_level.py --people 1000 3000 --per-user --vectors glove-6b-50d --groups --repeats 3
 """
 from __future__ import annotations
 
@@ -93,12 +96,19 @@ def run(a) -> list:
         rows.append(setting + ["LDA (non-private)", "-", f"{lda_s:.1f}", f"{base:.3f}", "1.00"])
         print("  ".join(rows[-1]), flush=True)
         first = np.unique(users, return_index=True)[1]          # one document a person
-        runs = [("user: sum scaled to norm 1 (default)", lambda: (dict(unit="user"), corpus, {"user_ids": users}))]
+        runs = [("user: sum scaled to norm 1 (default, no vectors)",
+                 lambda: (dict(unit="user", public_vectors=None), corpus, {"user_ids": users}))]
+        runs += [(f"user: with public vectors {v}", lambda v=v: (dict(unit="user", public_vectors=v), corpus,
+                                                                 {"user_ids": users})) for v in a.vectors]
+        runs += [(f"user: with public vectors {v}, groups", lambda v=v: (
+            dict(unit="user", public_vectors=v, vectors_route="groups"), corpus, {"user_ids": users}))
+            for v in a.vectors if a.groups]
         runs += [(f"user: at most {m} documents a person", lambda m=m: (
             dict(unit="user", documents_per_user=m), corpus, {"user_ids": users})) for m in a.per_user]
-        runs += [("document (per document, weaker)", lambda: ({}, corpus, {})),
-                 ("document, one document a person", lambda: ({}, corpus.subset(np.sort(first)), {})),
-                 ("document, each person's documents joined", lambda: ({}, joined(corpus, users), {}))]
+        off = {"public_vectors": None}
+        runs += [("document (per document, weaker)", lambda: (off, corpus, {})),
+                 ("document, one document a person", lambda: (off, corpus.subset(np.sort(first)), {})),
+                 ("document, each person's documents joined", lambda: (off, joined(corpus, users), {}))]
         for eps in a.epsilon:
             for name, make in runs:
                 params, docs, kw = make()
@@ -134,18 +144,22 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--people", nargs="+", type=int, default=[300, 1000, 3000], help="P (default 300 1000 3000)")
     ap.add_argument("--epsilon", nargs="+", type=float, default=[1.0], help="epsilon per person (default 1)")
-    ap.add_argument("--per-user", nargs="+", type=int, default=[5], help="m of documents_per_user runs (default 5)")
+    ap.add_argument("--per-user", nargs="*", type=int, default=[5],
+                    help="m of documents_per_user runs (default 5; none with no value)")
     ap.add_argument("--topics", type=int, default=20, help="K, planted and fitted (default 20)")
     ap.add_argument("--vocab", type=int, default=1000, help="V (default 1000)")
     ap.add_argument("--iters", type=int, default=200, help="LDA sweeps, planting and non-private (default 200)")
     ap.add_argument("--repeats", type=int, default=1, help="private runs per setting, averaged (default 1)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="seed of the planting LDA, the drawing and the peer LDA")
+    ap.add_argument("--vectors", nargs="*", default=[], metavar="NAME|PATH",
+                    help="also fit the user level with these public vectors (e.g. glove-6b-50d; docs/public_vectors.md)")
+    ap.add_argument("--groups", action="store_true", help="with --vectors: also the groups route")
     ap.add_argument("--oracle", action="store_true",
                     help="add the ceiling of any per-person statistic of norm 1: each person's exact population moment"
                          " (it reads the planted truth: a bound, not a trainer)")
     a = ap.parse_args(argv)
-    if min(a.people + a.per_user) < 1 or min(a.epsilon) <= 0 or a.topics < 2 or a.repeats < 1:
+    if min(a.people + (a.per_user or [1])) < 1 or min(a.epsilon) <= 0 or a.topics < 2 or a.repeats < 1:
         ap.error("--people, --per-user and --repeats must be at least 1, --epsilon above 0, --topics at least 2")
     print(f"{machine()}; planted-topic recovery with people, delta={DELTA:g}, K={a.topics}, V={a.vocab},"
           f" {a.iters} LDA sweeps, {a.repeats} private run(s) per setting, {a.jobs} thread(s)")

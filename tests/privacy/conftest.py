@@ -134,6 +134,9 @@ def _pairs() -> list:
             out.append(Pair("Dask partitions", unit, sharded, sharded.without_document(18),
                             options={"shards": 3, "dask": True}, fronts=("library",), slow=True))
         out.append(Pair("the public prior", unit, base.plus([M], "m"), base, options={"public": True}))
+        # a co-occurrence release over public word groups (vectors_route="groups"): the document's group counts
+        out.append(Pair("public word groups", unit, base.plus([M], "m"), base, options={"vectors": True},
+                        fronts=("library",)))
         out.append(Pair("secure mode", unit, base.plus([M], "m"), base, options={"secure": True}, fronts=("library",)))
         if unit == "document":      # DP set union selects per document: train refuses it with --unit user
             many = background(13, people=150)
@@ -161,8 +164,9 @@ def pytest_generate_tests(metafunc):
         for p in PAIRS:
             for trainer in TRAINERS:
                 for front in FRONTS:
-                    if front not in p.fronts or (trainer == "docdp" and p.options.get("public")):
-                        continue            # DocDPEM takes no public corpus
+                    if front not in p.fronts or (trainer == "docdp" and (p.options.get("public")
+                                                                         or p.options.get("vectors"))):
+                        continue            # DocDPEM takes no public corpus and no public vectors
                     if p.options.get("secure") and trainer == "docdp":
                         continue            # secure refuses a seed; DocDPEM's start would differ
                     # the fast set: the library front door; the CLI for the defects it must catch and a few more
@@ -219,6 +223,11 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
     kw = {}
     if pair.options.get("public"):
         kw["public_corpus"] = background(99, people=6).corpus(vocab)
+    if pair.options.get("vectors"):     # 10 words released, 3 of them alone, the others in groups by vector
+        rng = np.random.default_rng(0)
+        path = tmp_path / "vectors.txt"
+        path.write_text("\n".join(w + " " + " ".join(f"{x:.4f}" for x in rng.normal(size=4)) for w in WORDS) + "\n")
+        model.set_params(public_vectors=str(path), vectors_route="groups", n_words=10)
     X = corpus
     if pair.options.get("shards"):
         from dptopic.corpus.shards import write_shards
@@ -244,6 +253,8 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
                 model.fit(X, **kw)
         else:
             model.fit(X, **kw)
+    if pair.options.get("vectors"):
+        assert model.word_groups_ is not None and model.word_groups_.max() + 1 < len(model.kept_words_)
     return Run(records, model.privacy_)
 
 

@@ -330,6 +330,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
                                 " which covers that run as the best of a secret number of runs")
     if "public_input" in report:    # public documents read in the clear (DocDPCooccurrence public_corpus=)
         card["public_input"] = report["public_input"]
+    if "public_vectors" in report:  # public word vectors read in the clear (DocDPCooccurrence public_vectors=)
+        card["public_vectors"] = report["public_vectors"]
     if "paper_figures_note" in report:
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:

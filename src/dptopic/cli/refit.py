@@ -25,8 +25,12 @@ def cmd_refit(a):
 
         s = suggest_n_topics(model)
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"
-                      " stand above its noise; supported topics at each K: "
+                      " stand above its noise; supported topics at each K (each above the noise of the release and"
+                      " closer to what the release shows of it than a single word-frequency topic is): "
                       + ", ".join(f"K={k}: {c}" for k, c in s["supported"].items()))
+        if not any(s["supported"].values()):
+            console.print("no topic at any K stands above the noise and beats a single word-frequency topic: the"
+                          " release supports none (more documents or a larger epsilon would)")
         console.print(f"suggested number of topics: [bold]{s['n_topics']}[/]", markup=True)
         topics = s["n_topics"] if topics is None else topics
     check_out(a)

@@ -376,6 +376,14 @@ def _train(a, console, unit_note=None):
 def _say_step(step: str, result, a, console) -> None:
     if step == "checked":
         say_reading(a)          # before the first step that spends or trains, once the input is known good
+    elif step == "fit" and getattr(result.model, "public_vectors_", None):
+        v = result.model.public_vectors_
+        how = ("used by default; --public-vectors none turns them off" if v.get("default") else
+               "given with --public-vectors")
+        from rich.markup import escape  # rich: loaded only to print
+
+        console.print(f"[bold]public vectors[/]: {escape(result.model.public_vectors_note_)}, read in the clear (the"
+                      f" guarantee does not depend on them), {how}", markup=True, highlight=False)
     else:
         print_training_step(step, result, console, private_vocabulary=a.private_vocabulary,
                             vocabulary_policy=getattr(a, "vocabulary_policy", None), save_metrics=a.save_metrics)

@@ -122,13 +122,27 @@ def _run(kernel, bow, shape, n_jobs, extra=(), vocab_size=None):
     return sum(outs) if outs else np.zeros(shape)
 
 
-def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
-    """The sum over the documents of ``bow`` of each one's Frobenius-normalised pair matrix over the words
-    ``columns``."""
+def column_slots(columns, vocab_size: int, groups=None) -> tuple[np.ndarray, int]:
+    """``(slot, n)``: each word's column of the pair matrix (-1 for a word outside ``columns``) and the number of
+    columns: one per word of ``columns``, or with ``groups`` (one per word of ``columns``, 0 .. n-1) the word's group,
+    so that a document's count of a group is the sum of its words' counts."""
     columns = np.asarray(columns, dtype=np.int64)
     slot = np.full(int(vocab_size), -1, dtype=np.int64)
-    slot[columns] = np.arange(len(columns))
-    return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,), int(vocab_size))
+    if groups is None:
+        slot[columns] = np.arange(len(columns))
+        return slot, len(columns)
+    groups = np.asarray(groups, dtype=np.int64)
+    if groups.shape != columns.shape or (len(groups) and groups.min() < 0):
+        raise ValueError("groups must give one group (>= 0) per column word")
+    slot[columns] = groups
+    return slot, int(groups.max()) + 1 if len(groups) else 0
+
+
+def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1, groups=None) -> np.ndarray:
+    """The sum over the documents of ``bow`` of each one's Frobenius-normalised pair matrix over the words
+    ``columns`` (with ``groups``, over their groups: :func:`column_slots`; still norm 1 a document)."""
+    slot, n = column_slots(columns, vocab_size, groups)
+    return _run(cooccurrence_block, bow, (n, n), n_jobs, (slot,), int(vocab_size))
 
 
 def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document: bool = False,

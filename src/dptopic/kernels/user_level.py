@@ -21,7 +21,7 @@ from ._jit import njit
 
 from ._bow import canonical_bow
 from .docdp import docdp_estep
-from .pair_moments import blocks, cooccurrence_block, presence_block
+from .pair_moments import blocks, column_slots, cooccurrence_block, presence_block
 
 
 @njit(cache=True, nogil=True)
@@ -143,13 +143,11 @@ def _run_people(kernel, bow, gptr, shape, n_jobs, vocab_size, slot, n_slots, bef
     return sum(outs) if outs else np.zeros(shape)
 
 
-def user_cooccurrence_bow(bow, gptr, columns, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
+def user_cooccurrence_bow(bow, gptr, columns, vocab_size: int, n_jobs: int = 1, groups=None) -> np.ndarray:
     """The sum over persons of each one's normalised pair matrices over ``columns``, summed and scaled to Frobenius
-    norm at most 1 (the user-level :func:`~dptopic.kernels.pair_moments.normalised_cooccurrence_bow`)."""
-    columns = np.asarray(columns, dtype=np.int64)
-    n = len(columns)
-    slot = np.full(int(vocab_size), -1, dtype=np.int64)
-    slot[columns] = np.arange(n)
+    norm at most 1 (the user-level :func:`~dptopic.kernels.pair_moments.normalised_cooccurrence_bow`; ``groups``: each
+    column word's group, as there)."""
+    slot, n = column_slots(columns, vocab_size, groups)
     return _run_people(user_cooccurrence_block, bow, gptr, (n, n), n_jobs, int(vocab_size), slot, n)
 
 

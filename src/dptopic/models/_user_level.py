@@ -127,15 +127,16 @@ def presence_statistic(people, vocab_size: int, n_jobs: int, **kw) -> np.ndarray
     return user_document_frequency_bow(bow, gptr, vocab_size, n_jobs, **kw)
 
 
-def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int) -> np.ndarray:
-    """The co-occurrence release's statistic with each person's contribution bounded."""
+def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int, groups=None) -> np.ndarray:
+    """The co-occurrence release's statistic with each person's contribution bounded (over the groups of the column
+    words with ``groups``)."""
     from ..kernels.pair_moments import normalised_cooccurrence_bow  # start-up: kernels.pair_moments loads numba
     from ..kernels.user_level import user_cooccurrence_bow  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:
-        return normalised_cooccurrence_bow(bow, columns, vocab_size, n_jobs) * weight
-    return user_cooccurrence_bow(bow, gptr, columns, vocab_size, n_jobs)
+        return normalised_cooccurrence_bow(bow, columns, vocab_size, n_jobs, groups=groups) * weight
+    return user_cooccurrence_bow(bow, gptr, columns, vocab_size, n_jobs, groups=groups)
 
 
 def em_statistic(people, beta: np.ndarray, alpha: float, inner: int, n_jobs: int) -> np.ndarray:

@@ -18,18 +18,23 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import Int, validate_value
+from ..corpus.vectors import OFF, load_public_vectors
 from ..errors import DPTopicError, ParameterError
 from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics, mass_supported, wigner_edge
-from .._validation import Int, validate_value
+from .vector_prior import spread_tail, word_topics
 
-ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales")
+ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales",
+          "release_groups")
 
 
-def keep_releases(model, cooccurrence, ranking) -> None:
-    """At the end of a fit: the two noisy releases (``ranking`` None when the fit made one release only)."""
+def keep_releases(model, cooccurrence, ranking, groups=None) -> None:
+    """At the end of a fit: the two noisy releases (``ranking`` None when the fit made one release only; ``groups``
+    the column of each kept word when the co-occurrence release grouped words, else None)."""
     model.releases_ = {"cooccurrence": np.asarray(cooccurrence, dtype=np.float64),
-                       "ranking": None if ranking is None else np.asarray(ranking, dtype=np.float64)}
+                       "ranking": None if ranking is None else np.asarray(ranking, dtype=np.float64),
+                       "groups": None if groups is None else np.asarray(groups, dtype=np.int64)}
 
 
 def release_arrays(model) -> dict:
@@ -45,6 +50,8 @@ def release_arrays(model) -> dict:
                                        1.0 if getattr(model, "word_choice_", None) == "repetition" else 0.0])}
     if rel["ranking"] is not None:
         out["release_ranking"] = rel["ranking"]
+    if rel.get("groups") is not None:
+        out["release_groups"] = rel["groups"]
     return out
 
 
@@ -58,7 +65,13 @@ def load_release_arrays(model, arrays) -> None:
     bg = np.asarray(arrays.get("release_background", np.zeros(0, dtype=np.int64)))
     scales = np.asarray(arrays.get("release_scales", np.zeros(0)))
     rank = arrays.get("release_ranking")
-    n = len(kept)
+    groups = arrays.get("release_groups")
+    if groups is not None:
+        groups = np.asarray(groups)
+        if (groups.dtype.kind not in "iu" or groups.shape != kept.shape or not len(groups) or groups.min() < 0
+                or set(np.unique(groups)) != set(range(int(groups.max()) + 1))):
+            raise DPTopicError("release_groups.npy does not give each kept word's column of the release")
+    n = len(kept) if groups is None else int(groups.max()) + 1
     if (Q.dtype.kind != "f" or Q.ndim != 2 or Q.shape != (n, n) or kept.dtype.kind not in "iu" or n < 2
             or not np.all((kept >= 0) & (kept < V)) or bg.dtype.kind not in "iu" or not np.all((bg >= 0) & (bg < V))
             or scales.shape != (4,) or scales.dtype.kind != "f" or not np.all(np.isfinite(Q))
@@ -78,7 +91,9 @@ def load_release_arrays(model, arrays) -> None:
         if rank.dtype.kind != "f" or rank.ndim != 1 or len(rank) < V or not np.all(np.isfinite(rank)):
             raise DPTopicError("release_ranking.npy must hold the noisy word counts (one per word at least)")
     model.releases_ = {"cooccurrence": Q.astype(np.float64),
-                       "ranking": None if rank is None else rank.astype(np.float64)}
+                       "ranking": None if rank is None else rank.astype(np.float64),
+                       "groups": None if groups is None else groups.astype(np.int64)}
+    model.word_groups_ = model.releases_["groups"]
     model.kept_words_ = kept.astype(np.int64)
     model.background_words_ = np.sort(bg.astype(np.int64))
     model.noise_std_ = float(scales[0])
@@ -123,14 +138,41 @@ def topics_at(model, K: int):
     kept, background = np.asarray(model.kept_words_), np.asarray(model.background_words_)
     sigma, sigma_rank = float(model.noise_std_), model.ranking_noise_std_
     noisy = rel["cooccurrence"]
+    vectors = _refit_vectors(model)     # before any work: a refit needs the fit's vectors again
     H = topics_from_cooccurrence(noisy, K - n_bg, params.get("recovery", "refined-anchors"),
                                  noise_std=sigma / np.sqrt(2.0), threshold=float(params.get("threshold", 1.0)))
     supported = np.zeros(K, dtype=bool)
     supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
     counts = rel["ranking"][:V] if sigma_rank is not None else None
+    H = word_topics(H, rel.get("groups"), kept, counts, sigma_rank)
     beta = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank, counts, params.get("tail"),
                              model.word_choice_)
+    if vectors is not None:
+        E, found, _ = vectors.for_words(list(model.vocabulary_.words))
+        beta = spread_tail(beta, kept, E, found)
     return beta, supported
+
+
+def _refit_vectors(model):
+    """The public vectors the fit read (its ``public_vectors_`` entry), loaded again and checked by their sha256;
+    None when it read none. Refused in one line when they cannot be had (a refit reads the same public input)."""
+    entry = getattr(model, "public_vectors_", None)
+    if not entry:
+        return None
+    spec = entry.get("name")
+    given = (getattr(model, "_fit_params_", None) or model.get_params()).get("public_vectors")
+    if isinstance(given, str) and given != "auto" and given.lower() not in OFF:
+        spec = given
+    try:
+        vectors = load_public_vectors(spec)
+    except DPTopicError as e:
+        raise DPTopicError(f"this model's topics also read public word vectors ({entry.get('name')}), which cannot be"
+                           f" read again ({e}); install them, or fit again.") from None
+    if vectors.sha256 != entry.get("sha256"):
+        raise DPTopicError(f"the public word vectors {entry.get('name')} read now are not those the model was fitted"
+                           f" with (sha256 {vectors.sha256[:12]}… against {str(entry.get('sha256'))[:12]}…): install"
+                           " the same vectors, or fit again.")
+    return vectors
 
 
 def refit_from_releases(model, n_topics):

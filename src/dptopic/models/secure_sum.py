@@ -22,6 +22,7 @@ from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics
 from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
+from .vector_prior import resolve_vectors, spread_tail, vectors_entry
 from ..corpus import Vocabulary
 
 TRUST_MODEL = ("secure aggregation: the server is honest-but-curious (it follows the protocol and sees only the sum"
@@ -97,10 +98,14 @@ class SecureSumTopics(DocDPCooccurrence):
 
 
 def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, shares: tuple[int, int],
-                      round_info: dict) -> SecureSumTopics:
+                      round_info: dict, public_vectors="auto") -> SecureSumTopics:
     """The model of a round: ``presence_sum`` and ``cooc_sum`` the unmasked integer sums, ``shares`` the number of
-    noise shares in each."""
+    noise shares in each. ``public_vectors`` (as ``DocDPCooccurrence``'s; default: the installed vectors of the
+    vocabulary's language): the words outside the kept ones are placed in the topics of their nearest kept words
+    (post-processing of the sums and public input: :mod:`dptopic.models.vector_prior`); the model's report names
+    them."""
     vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
+    vectors, vectors_note, by_default = resolve_vectors(public_vectors, list(vocab.words), applies=True)
     V, K = len(vocab), int(n_topics)
     kept, counts, sigma_rank, sigma, threshold, expected = released_words(plan, presence_sum, shares[0], K)
     n = len(kept)
@@ -123,6 +128,12 @@ def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, s
     beta += 1e-9 * beta.sum(axis=1, keepdims=True)
     model = SecureSumTopics(n_topics=K, epsilon=plan.epsilon, delta=plan.delta, unit="user")
     model.components_ = beta / beta.sum(axis=1, keepdims=True)
+    if vectors is not None and len(rest):      # the words outside the release, placed by their vectors
+        E, found, _ = vectors.for_words(list(vocab.words))
+        model.components_ = spread_tail(model.components_, kept, E, found)
+    model.public_vectors_ = (None if vectors is None or not len(rest) else
+                             vectors_entry(vectors, list(vocab.words), by_default, "spread"))
+    model.public_vectors_note_ = vectors_note
     model.noise_std_, model.ranking_noise_std_ = float(sigma), float(sigma_rank)
     model.kept_words_ = kept
     model.word_threshold_, model.expected_false_words_ = threshold, expected
@@ -137,6 +148,8 @@ def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, s
     model._vocabulary_supplied = True
     model._train_stats = {"vocab_size": V}
     model._secure_report = secure_sum_report(plan, (V + 1, triangle_size(n)), shares, round_info)
+    if model.public_vectors_:
+        model._secure_report["public_vectors"] = dict(model.public_vectors_)
     model.ledger_ = None
     model._secure_plan, model._secure_dims = plan, (V + 1, triangle_size(n))
     model._set_fitted(None)

@@ -83,7 +83,13 @@ def cooccurrence_supported_topics(Q, topics, noise_std: float) -> np.ndarray:
         the signal only through another's words (a factorisation fitting noise), is not supported;
     (c) fewer topics were supported before it than ``Q`` has eigenvalues above ``edge``: a signal of rank ``m`` leaves
         at most ``m`` of them with probability at least 95% (Weyl again), so their count bounds the topics the
-        release can tell apart.
+        release can tell apart;
+    (d) the topic beats a single word-frequency topic at describing its own signal: with ``t`` the topic's part in the
+        release's signal space (the span of its eigenvectors above ``edge``), the topic is closer to ``t`` (cosine)
+        than the word-frequency topic ``v1`` is. A topic whose direction off ``v1`` clears the edge can still be
+        mostly noise as a word distribution; the word frequencies alone then describe what the release shows of it
+        better than the topic does (as with a per-person model at epsilon 1 whose supported topics together covered
+        non-private topics less than the word frequencies did). (d) only removes topics, so the 5% bound holds.
 
     Reads the release and the public noise scale only."""
     Q = np.asarray(Q, dtype=np.float64)
@@ -92,6 +98,7 @@ def cooccurrence_supported_topics(Q, topics, noise_std: float) -> np.ndarray:
     values, vecs = np.linalg.eigh(Q)
     outliers = int((values > edge).sum())
     U, ok = _off_direction(H, vecs[:, -1])
+    ok = ok & beats_frequency_topic(H, vecs[:, values > edge], vecs[:, -1])
     first = np.einsum("kv,vw,kw->k", U, Q, U)
     supported = np.zeros(len(H), dtype=bool)
     basis = np.zeros((Q.shape[0], 0))         # a column per supported topic (orthonormal)
@@ -108,6 +115,24 @@ def cooccurrence_supported_topics(Q, topics, noise_std: float) -> np.ndarray:
             supported[k] = True
             basis = np.column_stack([basis, u])
     return supported
+
+
+def beats_frequency_topic(topics, signal, v1) -> np.ndarray:
+    """Condition (d) of :func:`cooccurrence_supported_topics`: for each topic ``h`` (a row of ``topics``), with ``t``
+    its projection on ``signal`` (orthonormal columns: the release's eigenvectors above the edge), whether
+    ``cos(h, t) > cos(v1, t)``, ``v1`` the release's leading eigenvector (the word frequencies). A topic with no part
+    in the signal space does not beat it."""
+    H = np.atleast_2d(np.asarray(topics, dtype=np.float64))
+    S = np.asarray(signal, dtype=np.float64).reshape(H.shape[1], -1)
+    T = (H @ S) @ S.T
+    tn = np.linalg.norm(T, axis=1)
+    hn = np.linalg.norm(H, axis=1)
+    v = np.asarray(v1, dtype=np.float64)
+    v = v * (1.0 if v.sum() >= 0 else -1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = np.einsum("kv,kv->k", H, T) / (hn * tn)
+        freq = (T @ v) / (tn * max(np.linalg.norm(v), 1e-300))
+    return (tn > 1e-12 * np.maximum(hn, 1e-300)) & (own > freq)
 
 
 def em_supported_topics(release, noise_std: float) -> np.ndarray:

@@ -92,7 +92,8 @@ def _quality_curve(plt, marks: dict):
     rows = [r for r in table["rows"] if r["corpus"] in CURVE_CORPORA]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     for ax, level in zip(axes, ("document", "word")):
-        mine = [r for r in rows if r["unit"] == level]
+        # the trainers' own rows (a table row of a trainer with an option, docdp-cooc-vectors, is no curve here)
+        mine = [r for r in rows if r["unit"] == level and r["trainer"] in TRAINERS]
         trainers = sorted({r["trainer"] for r in mine}, key=list(TRAINERS).index)
         for i, trainer in enumerate(trainers):
             for corpus, style in CURVE_CORPORA.items():

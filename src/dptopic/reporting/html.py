@@ -287,6 +287,10 @@ def _privacy_section(card: dict) -> str:
     if isinstance(words, dict) and words.get("note"):     # the false-word control of a choice by noisy counts
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
                     ("kept words", _text(words.get("note"))))
+    for key, name in (("public_input", "public input"), ("public_vectors", "public vectors")):
+        if isinstance(card.get(key), dict) and card[key].get("summary"):    # read in the clear, outside the epsilon
+            rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
+                        (name, _text(card[key]["summary"])))
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
     if card.get("report_words_note"):
@@ -569,17 +573,31 @@ def _utility_warning(supported, card: dict) -> str:
             ' from the release alone: post-processing, inside the guarantee, no budget spent.</span></div>')
 
 
+def _floor_section(floor: dict | None) -> str:
+    """The topics public word vectors alone give, beside a model fitted with them: the floor, never the model's."""
+    if not floor:
+        return ""
+    head = "<h2 id='public-floor'>The floor: public word vectors alone</h2>"
+    note = f"<p class='note'>{escape(str(floor.get('note', '')))}</p>"
+    if not floor.get("topics"):
+        return head + note
+    rows = "".join(f"<li>{escape(' '.join(map(str, words)))}</li>" for words in floor["topics"])
+    return f"{head}{note}<ol class='floor' start='0'>{rows}</ol>"
+
+
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
                   audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
                   supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability",
-                  words_note: str | None = None) -> str:
+                  words_note: str | None = None, floor: dict | None = None) -> str:
     """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic)), in the
     order ``words_ranking`` names (``dptopic.evaluation.topic_quality.ranking_text``);
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
     ``supported``: one bool per topic (``model.supported_topics_``), or None for a model without the assessment. With
     any topic unsupported, a banner (``id="utility-warning"``) opens the page, and each unsupported topic's card has
     the class ``unsupported`` and shows no words unless ``show_unsupported``. ``words_note``: which words the lists
-    leave out (the words the release did not estimate in a topic), said under the heading."""
+    leave out (the words the release did not estimate in a topic), said under the heading. ``floor``: for a model
+    fitted with public word vectors, the topics the vectors alone give (``{"topics", "note"}``,
+    :func:`dptopic.models.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``)."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
@@ -613,6 +631,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
 model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}{
     " " + escape(words_note[:1].upper() + words_note[1:]) + "." if words_note else ""}</p>
 <div class="topics">{cards}</div>
+{_floor_section(floor)}
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
 <h2 id="card-json">The privacy card as JSON</h2>

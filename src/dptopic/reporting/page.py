@@ -235,9 +235,12 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
     supported, background = topic_support(model)
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
+    from ..models.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
+
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,
                          topics=model.topic_words(top, weights=True), evaluation=evaluation, audit=audit,
                          roc_png=roc_png, source=source, background=[k for k, b in enumerate(background) if b],
                          supported=supported, show_unsupported=show_unsupported,
-                         words_ranking=ranking_text(word_ranking(model)), words_note=estimated_note(model))
+                         words_ranking=ranking_text(word_ranking(model)), words_note=estimated_note(model),
+                         floor=model_floor(model, top))
     return html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1), card

