@@ -43,7 +43,7 @@ def test_two_runs_total_between_one_and_two_and_show_json(corpus_file, tmp_path)
     for i in range(2):
         r = _train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L)
         assert r.returncode == 0, r.stderr
-        assert "this dataset's total so far" in r.stdout
+        assert "releases recorded for these documents" in r.stdout
     data = _show(L)
     (d,) = data["datasets"]
     assert {"name", "releases", "epsilon_total", "delta_total", "cap"} <= set(d)
@@ -73,11 +73,13 @@ def test_a_cap_admits_the_first_run_and_refuses_a_later_one_before_spending(corp
 def test_a_cap_refuses_a_private_vocabulary_run_before_the_set_union_draws(corpus_file, tmp_path, monkeypatch):
     """The cap of the --corpus file's dataset admits the vocabulary's 0.4 alone, not with the trainer's 1: refused in
     one line before the DP set union draws, nothing written to the ledger or the model folder."""
+    from dptopic.corpus.readers import read_corpus
     from dptopic.models import fdptm
-    from dptopic.models.dataset_charge import file_fingerprint
+    from dptopic.models.dataset_charge import documents_of
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
-    L, name = tmp_path / "l.sqlite", file_fingerprint(corpus_file / "docs.txt")
+    L = tmp_path / "l.sqlite"
+    name = DatasetLedger(L).content_name(documents_of(read_corpus(corpus_file / "docs.txt", "text")))
     assert run_dptopic("budget", "cap", "--ledger", L, "--dataset", name, "--epsilon", "1", "--delta",
                        "1e-5").returncode == 0
     r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", corpus_file / "docs.txt", "--format", "text",
@@ -92,7 +94,7 @@ def test_the_default_ledger_is_in_the_data_folder_and_named_by_the_file(corpus_f
     assert _train(corpus_file, tmp_path / "m").returncode == 0
     L = tmp_path / "data" / "dptopic" / "ledger.sqlite"
     (d,) = DatasetLedger(L).show()["datasets"]
-    assert d["name"].startswith("sha256:")
+    assert d["name"].startswith("content:")
     assert _train(corpus_file, tmp_path / "m2", "--no-ledger").returncode == 0
     assert len(DatasetLedger(L).releases(d["name"])) == 1
     monkeypatch.setenv("DPTOPIC_LEDGER", str(tmp_path / "env.sqlite"))

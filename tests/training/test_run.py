@@ -153,7 +153,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
     names (its fingerprint, not the restricted corpus's): one release whose total is the card's epsilon."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
-    from dptopic.models.dataset_charge import fingerprint
+    from dptopic.models.dataset_charge import documents_of
 
     corpus = Corpus.from_texts(texts, max_vocab=None)
     L = tmp_path / "l.sqlite"
@@ -163,7 +163,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
         r = dptopic.train(corpus, unit="document", private_vocabulary=(2.0, 5e-6), n_topics=3, metrics=False,
                           ledger=str(L), **asked)
     ledger = DatasetLedger(L)
-    name = fingerprint(corpus)
+    name = ledger.content_name(documents_of(corpus))
     assert ledger.datasets() == [name]
     (release,) = ledger.releases(name)
     assert release["kind"] == "fit" and len(release["groups"]) > 1      # the vocabulary's event and the fit's

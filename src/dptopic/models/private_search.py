@@ -124,7 +124,7 @@ class RandomStoppingSearch:
                                        "dataset": self.dataset if proxy is None else getattr(proxy, "dataset", None)})
         path = ledger_path(probe)
         ledger = DatasetLedger(path) if path is not None else None      # a bad file: one line, before any read
-        name = dataset_name(probe, X) if ledger is not None else None
+        name, docs = dataset_name(probe, X, fit_kw.get("user_ids")) if ledger is not None else (None, None)
         plans, units = [], set()
         for c in cands:
             plan, unit = self._plan(c, X, fit_kw)
@@ -140,7 +140,7 @@ class RandomStoppingSearch:
         trainer = f"RandomStoppingSearch({type(self.estimator).__name__})"
         release = None
         if ledger is not None:      # before any run draws noise; refused by the dataset's cap with nothing spent
-            release = ledger.debit(name, trainer, unit, [(event, 1)], delta, kind="search",
+            release = ledger.debit(name, trainer, unit, [(event, 1)], delta, kind="search", documents=docs,
                                    note=f"{len(cands)} candidates, E[K] = {event.expected_runs:.3g}")
         rng = self.seed if isinstance(self.seed, np.random.Generator) else np.random.default_rng(self.seed)
         K = sample_runs(rng, self.distribution, float(self.eta), float(self.gamma), float(self.mu))
@@ -172,11 +172,11 @@ class RandomStoppingSearch:
         }
         if ledger is not None:
             self.privacy_["dataset_ledger"] = None
-            annotate(self, ledger, name, release)
+            annotate(self, ledger, release)
             if self.best_estimator_ is not None:
                 self.best_estimator_.privacy_["search"] = {"epsilon": eps, "delta": delta, "runs": K,
                                                            "method": self.privacy_["epsilon_method"]}
-                annotate(self.best_estimator_, ledger, name, release)
+                annotate(self.best_estimator_, ledger, release)
                 self.best_estimator_._dataset_release_ = (str(ledger.path), release)   # its save names the folder
         return self
 
