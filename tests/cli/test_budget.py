@@ -307,3 +307,20 @@ def test_a_corpus_that_never_ends_is_refused_without_hanging(tmp_path, source):
                             env=dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data")))
     assert str(source) in one_line_stderr(r) or "--corpus" in r.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_report_reads_the_ledger_as_it_is_now(corpus_file, tmp_path):
+    """Issue 75, item 17: after more releases, the report of the first model read its total as of its fit."""
+    L = tmp_path / "l.sqlite"
+    for i in range(3):
+        assert _train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L).returncode == 0
+    r = run_dptopic("report", "--model", tmp_path / "m0", "--out", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "over 3 releases" in html and "over 1 release" not in html
+    assert 'class="badge full"' not in html
+    L.rename(tmp_path / "gone.sqlite")
+    r = run_dptopic("report", "--model", tmp_path / "m0", "--out", tmp_path / "r2.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r2.html").read_text()
+    assert "as of the fit: the ledger was not read now" in html
