@@ -142,8 +142,12 @@ def release_guarantee(groups, delta: float) -> tuple[float, float]:
         compose_pld, compose_rdp, pure_basic_bound)
 
     groups = _merge(groups)
-    key = (events_to_json(sorted(groups, key=lambda g: json.dumps(g[0].describe(), sort_keys=True))), float(delta))
-    if key in _GUARANTEES:
+    try:
+        key = (frozenset(groups), float(delta))
+        hash(key)
+    except TypeError:       # an event that is not a frozen dataclass: not memoized
+        key = None
+    if key is not None and key in _GUARANTEES:
         return _GUARANTEES[key]
     pure = pure_basic_bound(groups)
     d_events = sum(getattr(e, "delta_event", 0.0) * n for e, n in groups)
@@ -152,7 +156,8 @@ def release_guarantee(groups, delta: float) -> tuple[float, float]:
     else:
         tight = min(compose_pld(groups, delta), compose_rdp(groups, delta))
         out = (pure, 0.0) if math.isfinite(pure) and pure <= tight * (1 + 1e-9) else (float(tight), float(delta))
-    _GUARANTEES[key] = out
+    if key is not None:
+        _GUARANTEES[key] = out
     return out
 
 
@@ -332,8 +337,7 @@ class DatasetLedger:
         rid, dataset, kind, trainer, unit, events, eps, delta, guarantee, when, path, note, docset, max_tokens = row
         where = f"release {rid} of dataset {str(dataset)[:60]!r}"
         try:
-            groups = events_from_json(events)
-            raw = json.loads(events)
+            groups, raw = _parsed(events)
         except (ValueError, TypeError, DPTopicError) as e:
             raise self._damaged(f"{where} has damaged events ({' '.join(str(e).split())[:120]})") from None
         if guarantee not in (0, 1):
@@ -465,7 +469,8 @@ class DatasetLedger:
                         np.r_[pe, pp[first]])
         return signatures(rows, state["releases"], extra)
 
-    def _total(self, state, sigs, dataset: str | None, docsets, delta: float, memo, extra=None) -> dict:
+    def _total(self, state, sigs, dataset: str | None, docsets, delta: float, memo, extra=None,
+               enough: float | None = None) -> dict:
         """The largest owner's total among ``sigs`` touching ``docsets`` (the datasets' named-only releases
         included), at ``delta``."""
         from .ledger_totals import Signature, compose_signature  # loads numpy, as above
@@ -481,7 +486,7 @@ class DatasetLedger:
             mine = [Signature(tuple((r["id"], 1) for r in rel), frozenset(), 0, 0, datasets={dataset})] if rel else []
         worst, releases, persons, owners, datasets = None, set(), 0, 0, set()
         for s in mine:
-            compose_signature(s, by_id, delta, memo)
+            compose_signature(s, by_id, delta, memo, enough)
             releases |= {rid for rid, _ in s.releases}
             persons += s.persons
             owners += s.owners
@@ -500,7 +505,8 @@ class DatasetLedger:
     def _dataset_docsets(self, state, dataset: str) -> set:
         return {r["docset"] for r in state["releases"] if r["dataset"] == dataset and r["docset"] is not None}
 
-    def _dataset_total(self, tx, state, dataset: str, memo=None, extra=None, delta=None, virtual=None) -> dict:
+    def _dataset_total(self, tx, state, dataset: str, memo=None, extra=None, delta=None, virtual=None,
+                       enough: float | None = None) -> dict:
         docsets = self._dataset_docsets(state, dataset)
         if extra is not None and extra["dataset"] == dataset and extra.get("docset") is not None:
             docsets.add(extra["docset"])
@@ -508,7 +514,7 @@ class DatasetLedger:
         sigs = self._sigs(tx, state, docsets | set(virtual or ()), extra, virtual)
         if virtual:
             docsets = docsets | {-1}
-        out = self._total(state, sigs, dataset, docsets, d, {} if memo is None else memo, extra)
+        out = self._total(state, sigs, dataset, docsets, d, {} if memo is None else memo, extra, enough)
         basic = [state["by_id"][i] for i in out["releases"] if i in state["by_id"]]
         if extra is not None and extra["id"] in out["releases"] and extra["id"] not in state["by_id"]:
             basic.append(extra)
@@ -732,10 +738,10 @@ class DatasetLedger:
             cap = state["caps"].get(name)
             if cap is None:
                 continue
-            before = self._dataset_total(tx, state, name, memo, delta=cap[1])
-            after = self._dataset_total(tx, state, name, memo, extra=new, delta=cap[1])
+            after = self._dataset_total(tx, state, name, memo, extra=new, delta=cap[1], enough=cap[0])
             spent = after["epsilon_total"]
             if spent is None or spent > cap[0] * (1 + 1e-9):
+                before = self._dataset_total(tx, state, name, memo, delta=cap[1])
                 shared = "" if name == new["dataset"] else f" (this run's documents overlap it: {new['dataset']!r})"
                 raise BudgetExceededError(
                     f"dataset {name!r} is capped at epsilon = {cap[0]:g} (delta = {cap[1]:g}) and has spent"
@@ -751,7 +757,7 @@ class DatasetLedger:
             for s in self._sigs(tx, state, {docset}, new):
                 if docset not in s.docsets:
                     continue
-                compose_signature(s, by_id, pc[1], memo)
+                compose_signature(s, by_id, pc[1], memo, pc[0])
                 if not s.epsilon <= pc[0] * (1 + 1e-9):
                     who = "a person" if s.persons else "a document"
                     raise BudgetExceededError(
@@ -873,6 +879,22 @@ class DatasetLedger:
     def set_model_path(self, release_id: int, path) -> None:
         """Where the release's model was saved (``model.save``)."""
         self._write(lambda tx: tx.run("UPDATE releases SET model_path = ? WHERE id = ?", (str(path), int(release_id))))
+
+
+_PARSED: dict = {}
+
+
+def _parsed(text) -> tuple:
+    """A release's events as stored: ``(groups, the JSON list)``, parsed once per process (a ledger read at every
+    debit holds the same rows)."""
+    if not isinstance(text, str):
+        raise DPTopicError("a release's events are not JSON text")
+    hit = _PARSED.get(text)
+    if hit is None:
+        hit = _PARSED[text] = (events_from_json(text), json.loads(text))
+        if len(_PARSED) > 4096:
+            _PARSED.pop(next(iter(_PARSED)))
+    return hit
 
 
 def _number(x) -> bool:

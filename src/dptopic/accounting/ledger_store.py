@@ -82,6 +82,10 @@ class LedgerFileError(DPTopicError):
     nothing was spent."""
 
 
+class LedgerMissing(DPTopicError):
+    """No ledger where one was to be read: nothing has been recorded there yet."""
+
+
 def is_url(location) -> bool:
     """Whether ``location`` names a PostgreSQL ledger (``postgresql://...``) rather than a file."""
     return isinstance(location, str) and location.split("://", 1)[0].lower() in (
@@ -173,8 +177,8 @@ class SQLiteStore(Store):
                 raise self.bad("is a symbolic link that leads nowhere (its target is missing, or the links make a"
                                " loop)") from None
             if self.read_only:
-                raise DPTopicError(f"no ledger at {p}: nothing has been recorded there yet (give --ledger PATH or"
-                                   f" {ENV} to read another).")
+                raise LedgerMissing(f"no ledger at {p}: nothing has been recorded there yet (give --ledger PATH or"
+                                    f" {ENV} to read another).")
             return
         except OSError as e:
             if e.errno == errno.ELOOP:
@@ -332,6 +336,7 @@ class PostgresStore(Store):
             raise DPTopicError("a ledger on PostgreSQL needs psycopg: pip install 'dptopic[service]'.") from None
         self.where = u.render_as_string(hide_password=True)
         self.read_only = read_only
+        self.ready = False      # its tables checked or created (open)
         self._sa = sqlalchemy
         self.engine = sqlalchemy.create_engine(u, poolclass=NullPool, connect_args={"connect_timeout": 10})
 
@@ -349,7 +354,11 @@ class PostgresStore(Store):
                 with conn.begin():
                     cur = conn.connection.driver_connection.cursor()
                     cur.execute(f"SET LOCAL search_path TO {PG_SCHEMA}")
-                    if write:       # debits queue here, one at a time, rather than fail and retry
+                    if write and self.ready:
+                        # debits queue here, one at a time, rather than fail and retry: LOCK takes no snapshot, so
+                        # the transaction's snapshot is taken after the lock, when the writer before it committed
+                        cur.execute(f"LOCK TABLE {PG_SCHEMA}.meta IN SHARE ROW EXCLUSIVE MODE")
+                    elif write:     # creating the tables: no table to lock yet
                         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
                     yield Tx(cur, postgres=True)
         except exc.DBAPIError as e:
@@ -389,12 +398,13 @@ class PostgresStore(Store):
             version = check_meta(self, meta)
             if not TABLES <= tables:
                 raise self.bad("is damaged (its tables are missing)")
+            self.ready = True
             return version
         if tables:
             raise self.bad(f"holds a schema {PG_SCHEMA!r} of another program (it has tables of its own)")
         if not create:
-            raise DPTopicError(f"no ledger at {self.where}: nothing has been recorded there yet (give --ledger URL or"
-                               f" {ENV} to read another).")
+            raise LedgerMissing(f"no ledger at {self.where}: nothing has been recorded there yet (give --ledger URL or"
+                                f" {ENV} to read another).")
         with self.transaction(write=True) as tx:
             if present is None:
                 tx.run(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
@@ -405,6 +415,7 @@ class PostgresStore(Store):
                            .replace("CREATE INDEX ", "CREATE INDEX ").replace(" ON docs", f" ON {PG_SCHEMA}.docs")
                            .replace("REFERENCES ", f"REFERENCES {PG_SCHEMA}."))
                 tx.many(f"INSERT INTO {PG_SCHEMA}.meta VALUES (?, ?)", [("format", FORMAT), ("version", str(VERSION))])
+        self.ready = True
         return VERSION
 
 

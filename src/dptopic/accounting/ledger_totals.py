@@ -92,10 +92,12 @@ def in_owner_unit(release: dict, k: int):
     return None if ev is None else [(ev, 1)]
 
 
-def compose_at(groups, delta: float, floor: float = 0.0) -> tuple:
+def compose_at(groups, delta: float, floor: float = 0.0, enough: float | None = None) -> tuple:
     """``(epsilon, method)`` of ``groups`` at ``delta``: the smallest of PLD, RDP, basic composition of pure events and,
     for Gaussian releases of the whole data alone, the exact figure; ``inf`` when no figure holds at ``delta``. Never
-    below ``floor`` (a release's own figure, itself a bound for the whole)."""
+    below ``floor`` (a release's own figure, itself a bound for the whole). ``enough``: a cap to check against: a
+    cheap figure (all but PLD) at or below it is returned without composing the privacy loss distributions, which
+    could only lower it (a valid bound, not always the smallest)."""
     from .events import SubsampledGaussianEvent  # loads numpy: 'dptopic budget' opens its ledger without it
     from .ledger import compose_pld, compose_rdp, pure_basic_bound  # as above
 
@@ -115,11 +117,15 @@ def compose_at(groups, delta: float, floor: float = 0.0) -> tuple:
         if all(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate >= 1 for e, _ in groups):
             mu = math.sqrt(sum(n / e.noise_multiplier ** 2 for e, n in groups))
             cands.append((gaussian_epsilon(mu, delta), "exact, Gaussian releases of the whole data"))
-        for fn, name in ((compose_pld, "PLD"), (compose_rdp, "RDP")):
+        for fn, name in ((compose_rdp, "RDP"), (compose_pld, "PLD")):
+            if fn is compose_pld and enough is not None and cands \
+                    and max(floor, min(e for e, _ in cands)) <= enough * (1 + 1e-9):
+                break       # already within the cap: the privacy loss distributions could only lower the figure
             try:
                 cands.append((fn(groups, delta), name))
             except Exception:       # noqa: BLE001 - an accountant that cannot compose these events: the others do
                 pass
+            cands = [(e, m) for e, m in cands if e is not None and math.isfinite(e)]
     cands = [(e, m) for e, m in cands if e is not None and math.isfinite(e)]
     if not cands:
         return math.inf, f"none at delta = {delta:.3g}: no accountant bounds these releases together"
@@ -192,11 +198,13 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
     return list(out.values())
 
 
-def compose_signature(sig: Signature, by_id: dict, delta: float, memo: dict | None = None) -> None:
+def compose_signature(sig: Signature, by_id: dict, delta: float, memo: dict | None = None,
+                      enough: float | None = None) -> None:
     """Set ``sig.epsilon`` and ``sig.method``: its releases converted (:func:`in_owner_unit`) and composed at
-    ``delta`` (:func:`compose_at`); ``inf`` when one of them leaves the owner without a guarantee."""
+    ``delta`` (:func:`compose_at`; ``enough``: a cap to check against); ``inf`` when one of them leaves the owner
+    without a guarantee."""
     memo = {} if memo is None else memo
-    key = (sig.releases, float(delta))
+    key = (sig.releases, float(delta), enough)
     if key in memo:
         sig.epsilon, sig.method = memo[key]
         return
@@ -213,5 +221,5 @@ def compose_signature(sig: Signature, by_id: dict, delta: float, memo: dict | No
         groups += conv
         if group_size(r, k) == 1 and r["epsilon"] is not None and float(r["delta"]) <= delta * (1 + 1e-12):
             floor = max(floor, float(r["epsilon"]))
-    memo[key] = compose_at(groups, delta, floor)
+    memo[key] = compose_at(groups, delta, floor, enough)
     sig.epsilon, sig.method = memo[key]

@@ -56,6 +56,7 @@ def training_ledger(a):
     ledger is checked first, read-only: a corrupt, foreign or newer one is refused in one line before any document
     is read; a new one is created once every input is known good (``dptopic.train``)."""
     from ..accounting.dataset_ledger import DatasetLedger, check_name, is_url, session  # read on use: start-up
+    from ..accounting.ledger_store import LedgerMissing  # as above
 
     path = ledger_file(a)
     given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
@@ -85,7 +86,10 @@ def training_ledger(a):
         raise DPTopicError(f"--ledger {path} lies inside --out {out}: keep the ledger outside the model's folder"
                            " (which holds the model alone, and which --overwrite replaces).")
     if is_url(path) or os.path.lexists(path):
-        DatasetLedger(path, read_only=True)     # checked now, before the corpus is read; written by the run
+        try:
+            DatasetLedger(path, read_only=True)     # checked now, before the corpus is read; written by the run
+        except LedgerMissing:       # a database with no ledger yet: the run creates it
+            pass
     with session(path, a.dataset):
         yield
 
