@@ -94,6 +94,24 @@ def training_ledger(a):
         yield
 
 
+def served_ledger(a) -> dict:
+    """``--ledger``/``--dataset`` as the server's settings: the ledger checked (or created) before the server starts,
+    a corrupt or foreign one refused in one line."""
+    if getattr(a, "ledger", None) is None:
+        if getattr(a, "dataset", None) is not None:
+            raise DPTopicError("--dataset names the served releases a ledger records: add --ledger PATH, or drop"
+                               " --dataset.")
+        return {}
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, ledger_path  # read on use: start-up
+
+    with flag_errors(LEDGER_FLAGS):
+        path = ledger_path(a.ledger)
+    if a.dataset is not None:
+        check_name(a.dataset)
+    DatasetLedger(path)
+    return {"ledger": str(path), "ledger_dataset": a.dataset}
+
+
 # ------------------------------------------------------------------------------------------------- budget show / cap
 def cmd_budget_show(a):
     from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
