@@ -263,34 +263,46 @@ class DatasetLedger:
         """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
         import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
-        counts: dict = {}
+        def person_keys(persons) -> np.ndarray:
+            index: dict = {}
+            codes = np.fromiter((index.setdefault(p, len(index)) for p in persons), dtype=np.int64,
+                                count=len(persons))
+            keyed = np.array([self._keyed(key, _person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
+                              for p in index], dtype=np.int64)
+            return keyed[codes] if len(keyed) else np.zeros(0, np.int64)
+
         if docs.digests is None:
-            reps = docs.counts or [1] * len(docs.persons)
-            for p, n in zip(docs.persons, reps):
-                o = self._keyed(key, _person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
-                counts[(None, o, 1)] = counts.get((None, o, 1), 0) + int(n)
+            owner = person_keys(docs.persons)
+            doc = np.zeros(len(owner), np.int64)
+            reps = np.asarray(docs.counts or [1] * len(owner), dtype=np.int64)
+            person = np.ones(len(owner), np.int64)
+            has_doc = False
         else:
             digests = np.asarray(docs.digests, dtype=np.uint64)
-            dkeys = [self._keyed(key, int(d).to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()]
-            if docs.persons is not None:
-                pkey: dict = {}
-                for d, p in zip(dkeys, docs.persons):
-                    o = pkey.get(p)
-                    if o is None:
-                        o = pkey[p] = self._keyed(key, _person_text(p).encode("utf-8", "surrogatepass"),
-                                                  b"ledger-person")
-                    counts[(d, o, 1)] = counts.get((d, o, 1), 0) + 1
-            else:
-                for d in dkeys:
-                    counts[(d, d, 0)] = counts.get((d, d, 0), 0) + 1
-        rows = sorted((d, o, p, n) for (d, o, p), n in counts.items())
+            doc = np.fromiter((self._keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
+                              dtype=np.int64, count=len(digests))
+            owner = person_keys(docs.persons) if docs.persons is not None else doc
+            person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
+            reps = np.ones(len(doc), np.int64)
+            has_doc = True
+        pairs = np.stack([doc, owner, person], axis=1)
+        uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        copies = np.bincount(inverse.ravel(), weights=reps, minlength=len(uniq)).astype(np.int64)
         h = hashlib.blake2b(key=key, digest_size=16, person=b"ledger-set")
-        for d, o, p, n in rows:
-            h.update(f"{d},{o if p else ''},{n};".encode())
+        h.update(b"docs" if has_doc else b"people")
+        h.update(np.ascontiguousarray(uniq[:, 0] if has_doc else uniq[:, 1]).tobytes())
+        h.update(np.ascontiguousarray(np.where(uniq[:, 2] > 0, uniq[:, 1], 0)).tobytes())
+        h.update(copies.tobytes())
         content = hashlib.blake2b(key=key, digest_size=8, person=b"ledger-name")
-        for d, o, p, n in rows:
-            content.update(f"{d if d is not None else 'p' + str(o)},{n};".encode())
-        prefix = "content:" if docs.digests is not None else "people:"
+        ident = uniq[:, 0] if has_doc else uniq[:, 1]
+        order = np.lexsort((ident,))
+        merged_ids, first = np.unique(ident[order], return_index=True)
+        merged_copies = np.add.reduceat(copies[order], first) if len(order) else copies
+        content.update(merged_ids.tobytes())
+        content.update(np.asarray(merged_copies, dtype=np.int64).tobytes())
+        rows = [(int(d) if has_doc else None, int(o), int(p), int(n))
+                for (d, o, p), n in zip(uniq.tolist(), copies.tolist())]
+        prefix = "content:" if has_doc else "people:"
         return h.hexdigest(), prefix + content.hexdigest(), rows
 
     def _ensure_docset(self, tx, docs: Documents) -> tuple[int, str]:
@@ -730,6 +742,8 @@ class DatasetLedger:
         memo: dict = {}
         docset = new.get("docset")
         touched = {new["dataset"]}
+        if not state["caps"] and state["person_cap"] is None:
+            return          # nothing capped: nothing to check
         if docset is not None:
             sigs = self._sigs(tx, state, {docset}, new)
             for s in sigs:

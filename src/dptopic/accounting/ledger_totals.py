@@ -115,8 +115,14 @@ def compose_at(groups, delta: float, floor: float = 0.0, enough: float | None = 
         cands.append((pure, "basic composition of pure steps"))
     if 0 < delta < 1:
         if all(isinstance(e, SubsampledGaussianEvent) and e.sampling_rate >= 1 for e, _ in groups):
+            # Gaussian releases of the whole data compose to one Gaussian mechanism: its figure is exact, and no
+            # accountant can give a smaller one
             mu = math.sqrt(sum(n / e.noise_multiplier ** 2 for e, n in groups))
-            cands.append((gaussian_epsilon(mu, delta), "exact, Gaussian releases of the whole data"))
+            exact = gaussian_epsilon(mu, delta)
+            if math.isfinite(exact):
+                if floor > exact:
+                    return float(floor), "a release's own epsilon (the composition's figure is below it)"
+                return float(exact), "exact, Gaussian releases of the whole data"
         for fn, name in ((compose_rdp, "RDP"), (compose_pld, "PLD")):
             if fn is compose_pld and enough is not None and cands \
                     and max(floor, min(e for e, _ in cands)) <= enough * (1 + 1e-9):

@@ -43,7 +43,7 @@ def charge_reports(cfg, persons: dict, first: int, last: int) -> int | None:
 
     eps = float(kinds.get(cfg.report_kind).epsilon_doc(cfg))
     event = PureDPEvent(eps, label=f"one {cfg.report_kind}-level local report (per document)",
-                        theorem="local differential privacy of the contributor's randomizer (docs/local.md)")
+                        theorem="local differential privacy of the contributor's randomizer (docs/local_dp.md)")
     return charge_served(_ledger(cfg.ledger), f"local reports ({cfg.report_kind})", "document", [(event, 1)],
                          persons, dataset=getattr(cfg, "ledger_dataset", None),
                          note=f"reports {first}-{last}, randomized on the contributors' devices")
