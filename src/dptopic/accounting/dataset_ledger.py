@@ -458,7 +458,7 @@ class DatasetLedger:
         first = next((r for r in state["releases"] if r["dataset"] == dataset and r["guarantee"] and r["delta"] > 0),
                      None)
         if first is not None:
-            return first["delta"], f"the delta of its first release ({first['id']})"
+            return first["delta"], f"the delta of its first release, release {first['id']}"
         return 0.0, "no release states a delta: pure composition"
 
     def _sigs(self, tx, state, docsets, extra=None, virtual=None) -> list:
@@ -638,7 +638,7 @@ class DatasetLedger:
                     d, source = st["person_cap"][1], "the person cap's delta"
                 else:
                     first = next((r for r in st["releases"] if r["guarantee"] and r["delta"] > 0), None)
-                    d, source = ((first["delta"], f"the delta of the ledger's first release ({first['id']})")
+                    d, source = ((first["delta"], f"the delta of the ledger's first release, release {first['id']}")
                                  if first else (0.0, "no release states a delta"))
             sigs = self._sigs(tx, st, None)
             memo: dict = {}

@@ -328,13 +328,14 @@ class PostgresStore(Store):
             u = make_url(url)
         except Exception:       # noqa: BLE001 - SQLAlchemy's parse error: the URL is malformed
             raise DPTopicError(f"invalid ledger URL {url[:60]!r}: give postgresql://USER@HOST[:PORT]/DATABASE.") from None
+        shown = u.render_as_string(hide_password=True)       # as the user wrote it, without its password
         if u.drivername in ("postgresql", "postgres"):
             u = u.set(drivername="postgresql+psycopg")
         try:
             import psycopg  # noqa: F401 - optional (the [service] extra), checked here for a one-line message
         except ImportError:
             raise DPTopicError("a ledger on PostgreSQL needs psycopg: pip install 'dptopic[service]'.") from None
-        self.where = u.render_as_string(hide_password=True)
+        self.where = shown
         self.read_only = read_only
         self.ready = False      # its tables checked or created (open)
         self._sa = sqlalchemy
