@@ -4,7 +4,8 @@ Corpus: 100,000 synthetic documents of 40 words (topics drawn as in LDA, V = 5,0
 JSONL file and read with ``dptopic.read_corpus`` (a public word list of all 5,000 words, so nothing is chosen from the
 data). Each repetition times, interleaved so that the machine's load hits all alike:
 
-- ``read + fit, no ledger``: ``read_corpus`` then ``dptopic.train(algorithm="docdp-cooc")`` (no ledger: ``DPTOPIC_LEDGER`` unset);
+- ``read + fit, no ledger``: ``read_corpus`` then ``dptopic.train(algorithm="docdp-cooc")`` (no ledger:
+  ``DPTOPIC_LEDGER`` unset);
 - ``read + fit, ledger (first)``: the same, charged to a fresh ledger (the documents' identity computed and stored);
 - ``read + fit, ledger (again)``: the same documents charged again on that ledger (their dataset found by content);
 - ``read + fit, one dropped``: all but one of the documents, charged on that ledger (a new dataset, checked for

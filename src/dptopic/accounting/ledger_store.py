@@ -327,7 +327,8 @@ class PostgresStore(Store):
         try:
             u = make_url(url)
         except Exception:       # noqa: BLE001 - SQLAlchemy's parse error: the URL is malformed
-            raise DPTopicError(f"invalid ledger URL {url[:60]!r}: give postgresql://USER@HOST[:PORT]/DATABASE.") from None
+            raise DPTopicError(f"invalid ledger URL {url[:60]!r}: give postgresql://USER@HOST[:PORT]/DATABASE.") \
+                from None
         shown = u.render_as_string(hide_password=True)       # as the user wrote it, without its password
         if u.drivername in ("postgresql", "postgres"):
             u = u.set(drivername="postgresql+psycopg")

@@ -77,9 +77,9 @@ def count_digests(X, words) -> np.ndarray:
     counts = np.asarray(X.data)
     if counts.size and (np.any(counts < 0) or np.any(counts != np.round(counts))):
         # a matrix of weights (tf-idf, say), not counts: each row's words and their weights, as text
-        return text_digests([" ".join(f"{words[j]}:{v!r}" for j, v in sorted(zip(X.indices[X.indptr[d]:X.indptr[d + 1]],
-                                                                                   counts[X.indptr[d]:X.indptr[d + 1]])))
-                             for d in range(X.shape[0])])
+        rows = (sorted(zip(X.indices[X.indptr[d]:X.indptr[d + 1]], counts[X.indptr[d]:X.indptr[d + 1]]))
+                for d in range(X.shape[0]))
+        return text_digests([" ".join(f"{words[j]}:{v!r}" for j, v in row) for row in rows])
     reps = counts.astype(np.int64)
     word_ids = np.repeat(X.indices.astype(np.int64), reps)
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))

@@ -80,9 +80,10 @@ def print_persons(data: dict, where, console) -> None:
         console.print("no release records its documents yet")
         return
     big = data["largest"]
+    names = ", ".join(_esc(x) for x in big["datasets"]) or "no dataset"
     console.print(f"largest total of a person: epsilon = {_g(big['epsilon'])} at delta = {data['delta']:.3g}"
-                  f" ({_esc(data['delta_source'])}; {_esc(big['method'])}), over"
-                  f" {len(big['releases'])} release(s) of {', '.join(_esc(x) for x in big['datasets']) or 'no dataset'}")
+                  f" ({_esc(data['delta_source'])}; {_esc(big['method'])}), over {len(big['releases'])} release(s)"
+                  f" of {names}")
     q = data["quantiles"]
     console.print(f"people: {data['persons']:,}, and {data['owners'] - data['persons']:,} documents whose person no"
                   f" release gave ({OUTSIDE}: exact counts of the private data)")

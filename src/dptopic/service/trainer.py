@@ -62,8 +62,9 @@ class Trainer:
             # the saved report states the guarantee of the contributor with the most reports in the store, not of
             # one report (read before training: a failed read must not log a batch the model took as skipped)
             most = max(1, self.storage.max_reports_per_contributor())
-            # the batch on the dataset ledger before the model reads it, charged to its contributors (service/ledger.py):
-            # a batch a cap refuses is skipped; a ledger that cannot be written stops the step, the batch kept
+            # the batch on the dataset ledger before the model reads it, charged to its contributors
+            # (service/ledger.py): a batch a cap refuses is skipped; a ledger that cannot be written stops the step,
+            # the batch kept
             refused = None
             if getattr(self.cfg, "ledger", None):
                 try:
