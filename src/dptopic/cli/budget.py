@@ -12,7 +12,7 @@ import os
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ..reporting.ledger import cap_lines, print_ledger, print_persons, print_plan, person_cap_lines
-from ._common import make_console, positive_float, unit_interval
+from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 
@@ -213,13 +213,15 @@ def register(sub) -> None:
                                      " remain under each cap: reads no document, spends nothing")
     add_ledger_flags(p, training=False)
     p.add_argument("--dataset", required=True, metavar="NAME", help="a recorded dataset ('budget show' lists them)")
-    p.add_argument("--algorithm", default=None, choices=[n for n, t in TRAINERS.items() if t.spends_budget and t.cli],
+    p.add_argument("--algorithm", default=None, choices=[n for n, t in TRAINERS.items() if t.units and t.cli
+                                                         and t.reads != "reports"],
                    help="the trainer, as train takes it")
     p.add_argument("--unit", default=None, choices=("document", "user", "word"), help="or the privacy unit")
     p.add_argument("--epsilon", type=positive_float, required=True, help="the run's epsilon, as train takes it")
     p.add_argument("--delta", type=unit_interval, default=None, help="the run's delta (default: the trainer's)")
-    p.add_argument("--topics", type=int, default=None, help="the number of topics, where the plan depends on it")
-    p.add_argument("--words", type=int, default=None, metavar="N",
+    p.add_argument("--topics", type=positive_int, default=None,
+                   help="the number of topics, where the plan depends on it")
+    p.add_argument("--words", type=positive_int, default=None, metavar="N",
                    help="the words the trainer would keep, where its plan depends on them (a public figure)")
     p.add_argument("--search-runs", type=positive_float, default=None, metavar="MEAN",
                    help="plan a private search (RandomStoppingSearch) of this mean number of runs instead of one run")
