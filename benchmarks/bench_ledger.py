@@ -101,13 +101,19 @@ def alone(full, dropped, words, tmp, base: float, reps: int) -> None:
     """The ledger's own work, timed alone (module note)."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
+    from dptopic.corpus.identity import text_digests
     from dptopic.models.dataset_charge import documents_of
 
     plan = [(SubsampledGaussianEvent(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1), 1.0), 1)]
     corpus, less = read_corpus(full, "jsonl", vocabulary=words), read_corpus(dropped, "jsonl", vocabulary=words)
-    steps = {"identity (documents_of)": [], "debit, first": [], "debit, again": [], "debit, one dropped": [],
-             "the card's total": []}
+    steps = {"digests of the texts (reading)": [], "identity (documents_of)": [], "debit, first": [],
+             "debit, again": [], "debit, one dropped": [], "the card's total": []}
+    with open(full) as f:
+        texts = [json.loads(line)["text"] for line in f]
     for rep in range(reps):
+        t = time.perf_counter()
+        text_digests(texts)         # what every reader of text adds, with a ledger or without
+        steps["digests of the texts (reading)"].append(time.perf_counter() - t)
         led = DatasetLedger(os.path.join(tmp, f"alone{rep}.sqlite"))
         t = time.perf_counter()
         docs = documents_of(corpus)
@@ -123,8 +129,8 @@ def alone(full, dropped, words, tmp, base: float, reps: int) -> None:
           f" without a ledger ({base:.1f} s):")
     table([(n, f"{np.median(v):.3f} s", f"{np.median(v) / base:.2%}") for n, v in steps.items()],
           ("step", "median", "share of the run"))
-    worst = np.median(steps["identity (documents_of)"]) + max(np.median(steps[k]) for k in steps if "debit" in k) \
-        + np.median(steps["the card's total"])
+    worst = np.median(steps["digests of the texts (reading)"]) + np.median(steps["identity (documents_of)"]) \
+        + max(np.median(steps[k]) for k in steps if "debit" in k) + np.median(steps["the card's total"])
     print(f"a charged run adds at most {worst:.3f} s: {worst / base:.2%} of the run without a ledger")
 
 
