@@ -71,6 +71,23 @@ def test_a_releases_own_figure_is_its_smallest_valid_one():
     assert (eps, d) == (1.0, 2e-4)
 
 
+def test_steps_whose_deltas_add_past_one_claim_no_guarantee_and_keep_the_ledger_readable(tmp_path):
+    """FedLDA's tail rule spends (eps, 0.2) steps 40 times: their deltas add to 8, which bounds nothing."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.debit("d", "FedLDA", "user", [(ApproxDPEvent(5.0, 0.2), 40)], 1e-5, documents=_docs(5))
+    (r,) = DatasetLedger(tmp_path / "l.sqlite").releases("d")
+    assert r["guarantee"] is False and r["delta"] == 1e-5
+    assert led.total("d")["epsilon_total"] is None
+
+
+def test_adding_to_a_release_keeps_one_release(tmp_path):
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    rid = led.debit("d", "HDPLDA", "word", [(PureDPEvent(1.0), 2)], 1e-5, documents=_docs(4))
+    assert led.debit("d", "HDPLDA", "word", [(PureDPEvent(1.0), 1)], 1e-5, release_id=rid) == rid
+    (r,) = led.releases("d")
+    assert r["epsilon"] == pytest.approx(3.0, rel=1e-3) and r["groups"][0][1] == 3
+
+
 def test_a_cap_refuses_a_release_that_would_exceed_it_and_writes_nothing(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
     led.set_cap("posts", 1.5, 1e-5)

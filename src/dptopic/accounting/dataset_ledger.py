@@ -812,13 +812,19 @@ class DatasetLedger:
                 max_tokens = documents.max_tokens
             self._ensure_dataset(tx, name)
             whole = _merge((mine["groups"] if mine else []) + groups)
-            eps, d = release_guarantee(whole, delta) if guarantee else (math.inf, float(delta))
+            claims = guarantee
+            eps, d = release_guarantee(whole, delta) if claims else (math.inf, float(delta))
+            if claims and not (math.isfinite(eps) and d < 1):
+                # (epsilon, delta) steps whose own deltas add to 1 or more bound nothing: no guarantee is claimed
+                claims, eps, d = False, math.inf, float(delta)
             check = _merge(whole + planned) if planned else whole
             e_c, d_c = (release_guarantee(check, delta) if guarantee else (math.inf, float(delta))) if planned \
                 else (eps, d)
+            if not claims:
+                e_c, d_c = math.inf, float(delta)
             new = {"id": int(release_id) if release_id is not None else -1, "dataset": name, "trainer": trainer,
                    "unit": mine["unit"] if mine else unit, "groups": check, "epsilon": e_c, "delta": d_c,
-                   "guarantee": guarantee, "docset": docset, "max_tokens": max_tokens}
+                   "guarantee": claims, "docset": docset, "max_tokens": max_tokens}
             if mine is not None:
                 state["releases"] = [r for r in state["releases"] if r["id"] != mine["id"]]
                 state["by_id"] = {r["id"]: r for r in state["releases"]}
@@ -826,12 +832,12 @@ class DatasetLedger:
             text = events_to_json(whole)
             if mine is not None:
                 tx.run("UPDATE releases SET events = ?, epsilon = ?, delta = ?, guarantee = ? WHERE id = ?",
-                       (text, eps if guarantee else None, d, int(guarantee), mine["id"]))
+                       (text, eps if claims else None, d, int(claims), mine["id"]))
                 return mine["id"]
             return tx.insert(
                 "INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time, note,"
                 " docset, max_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (name, kind, trainer, unit, text, eps if guarantee else None, d, int(guarantee), _now(), note,
+                (name, kind, trainer, unit, text, eps if claims else None, d, int(claims), _now(), note,
                  docset, max_tokens))
         return self._write(go)
 
