@@ -1,11 +1,23 @@
-"""Shared benchmark helpers (not part of the library)."""
+"""Shared benchmark helpers (not part of the library). Importing it points the dataset ledger and the contributors'
+state at a folder of this run's own, so that no benchmark writes the user's ~/.local/share/dptopic/ledger.sqlite
+(every benchmark script imports it; tests/test_suite_isolation.py checks)."""
 from __future__ import annotations
 
+import atexit
+import os
 import platform
 import resource
+import shutil
+import tempfile
 import time
 
 import numpy as np
+
+_RUN_HOME = tempfile.mkdtemp(prefix="dptopic-bench-")
+os.environ["XDG_DATA_HOME"] = os.path.join(_RUN_HOME, "data")
+os.environ["XDG_STATE_HOME"] = os.path.join(_RUN_HOME, "state")
+os.environ.pop("DPTOPIC_LEDGER", None)
+atexit.register(shutil.rmtree, _RUN_HOME, ignore_errors=True)
 
 
 def machine() -> str:

@@ -77,6 +77,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
+
 from dptopic.accounting.gaussian import calibrate_noise_multiplier
 from dptopic.datasets import load_20newsgroups
 

@@ -64,6 +64,8 @@ import warnings
 
 import numpy as np
 
+import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
+
 import dptopic.federated.client as fed_client
 from dptopic.accounting.fedlda import subset_inclusion
 from dptopic.evaluation import npmi_coherence

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
 from bench_docdp import diversity, load, npmi
 
 CHUNK = 50_000

@@ -15,6 +15,8 @@ import warnings
 
 import numpy as np
 
+import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
+
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

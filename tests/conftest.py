@@ -1,4 +1,6 @@
 import os
+import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -14,6 +16,45 @@ try:  # property tests draw the same examples on every run (a fixed seed, as the
     _hsettings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 except ImportError:
     pass
+
+
+# The whole session, session fixtures and every process a test starts included, keeps its ledger and contributor state
+# in folders of its own, never in the user's ~/.local/share/dptopic/ledger.sqlite or ~/.local/state (the Python API's
+# opt-in variable unset): set here, when pytest imports this file, before any fixture runs. Each test then gets
+# folders of its own (_own_state_folder). tests/test_suite_isolation.py checks it.
+_SESSION_HOME = tempfile.mkdtemp(prefix="dptopic-tests-")
+_REAL_LEDGER = None
+
+
+def _ledger_state(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def pytest_configure(config):
+    global _REAL_LEDGER
+    from dptopic.accounting.dataset_ledger import default_path
+
+    _REAL_LEDGER = (default_path(), _ledger_state(default_path()))
+    os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "data")
+    os.environ["XDG_STATE_HOME"] = os.path.join(_SESSION_HOME, "state")
+    os.environ.pop("DPTOPIC_LEDGER", None)
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    shutil.rmtree(_SESSION_HOME, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The user's own default ledger is as the session found it, or the run fails (and says which file)."""
+    if _REAL_LEDGER is not None and _ledger_state(_REAL_LEDGER[0]) != _REAL_LEDGER[1]:
+        print(f"\nerror: the test session wrote the user's own dataset ledger {_REAL_LEDGER[0]}", file=sys.stderr)
+        session.exitstatus = 1
 
 
 @pytest.fixture(autouse=True)

@@ -456,7 +456,8 @@ class SecureSumServer:
 
     TOKEN = "t" * 24
 
-    def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3):
+    def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
+                 ledger=None):
         import uvicorn
 
         from dptopic.federated.secure_sum import SecureSumPlan
@@ -464,7 +465,8 @@ class SecureSumServer:
 
         (tmp / "token").write_text(self.TOKEN)
         cfg = SecureSumConfig(list(words), SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words)), n_topics=topics,
-                              database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN)
+                              database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
+                              ledger=None if ledger is None else str(ledger))
         self.app = create_secure_sum_app(cfg)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -1,21 +1,30 @@
-"""The dataset ledger's file, its events as JSON, its totals and its caps (accounting.dataset_ledger)."""
+"""The dataset ledger's file, its events as JSON, its documents and owners, its totals and caps
+(accounting.dataset_ledger, accounting.ledger_totals)."""
 import json
 import math
+import os
 import sqlite3
 
+import numpy as np
 import pytest
 
-from dptopic.accounting import LaplaceEvent, PureDPEvent, ApproxDPEvent
-from dptopic.accounting.dataset_ledger import (DatasetLedger, LedgerFileError, compose_releases, default_path,
-                                               events_from_json, events_to_json, release_guarantee, total_line)
+from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent
+from dptopic.accounting.dataset_ledger import (DatasetLedger, Documents, LedgerFileError, compose_releases,
+                                               default_path, events_from_json, events_to_json, release_guarantee,
+                                               total_line)
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
-from dptopic.accounting.ledger import compose_pld
+from dptopic.accounting.group import gaussian_epsilon
+from dptopic.accounting.ledger import compose_pld, compose_rdp
 from dptopic.errors import BudgetExceededError, DPTopicError
 
 
 def _gaussian_plan(epsilon=1.0, delta=1e-5):
     """One Gaussian release calibrated to (epsilon, delta), as DocDPCooccurrence's one-release fit spends."""
     return [(SubsampledGaussianEvent(calibrate_noise_multiplier(epsilon, delta, 1.0, 1), 1.0), 1)]
+
+
+def _docs(n, start=1, persons=None):
+    return Documents(np.arange(start, start + n, dtype=np.uint64) * np.uint64(7919), persons)
 
 
 def test_events_round_trip_through_json():
@@ -31,13 +40,28 @@ def test_events_round_trip_through_json():
 def test_two_releases_at_epsilon_one_total_between_one_and_two(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
     for _ in range(2):
-        led.debit("posts", "DocDPCooccurrence", "document", _gaussian_plan(), 1e-5)
+        led.debit("posts", "DocDPCooccurrence", "document", _gaussian_plan(), 1e-5, documents=_docs(50))
     tot = led.total("posts")
-    assert tot["n_releases"] == 2
-    assert 1.0 < tot["epsilon_total"] <= 2.0
+    assert tot["n_releases"] == 2 and tot["unit"] == "document"
+    assert 1.0 < tot["epsilon_total"] <= 2.0 and tot["delta_total"] == 1e-5
     assert tot["epsilon_basic"] == pytest.approx(2.0, rel=1e-3) and tot["delta_basic"] == pytest.approx(2e-5)
     assert tot["epsilon_total"] < tot["epsilon_basic"]          # tight composition below the basic sum
-    assert "over 2 releases" in total_line(tot)
+    line = total_line(dict(tot, ledger="L"))
+    assert line.startswith("releases recorded for these documents in ledger L: epsilon = ")
+    assert "per document" in line and "over 2 releases" in line and "no person field" in line
+
+
+def test_a_total_never_falls_and_never_reads_below_a_releases_own_epsilon(tmp_path):
+    """Every total is stated at one delta (the first release's, without a cap): a release added never lowers it, and
+    it is never below the model's own epsilon (issue 75, item 16: 8, then 7.764, then 7.635 at the summed delta)."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    seen = []
+    for eps in (8.0, 0.5, 0.5):
+        led.debit("p", "T", "document", _gaussian_plan(eps), 1e-5, documents=_docs(30))
+        tot = led.total("p")
+        assert tot["delta_total"] == 1e-5 and "first release" in tot["delta_source"]
+        seen.append(tot["epsilon_total"])
+    assert seen[0] >= led.releases("p")[0]["epsilon"] and seen[0] <= seen[1] <= seen[2]
 
 
 def test_a_releases_own_figure_is_its_smallest_valid_one():
@@ -47,62 +71,205 @@ def test_a_releases_own_figure_is_its_smallest_valid_one():
     assert (eps, d) == (1.0, 2e-4)
 
 
-def test_a_cap_refuses_a_release_that_would_exceed_it_and_writes_nothing(tmp_path):
+def test_steps_whose_deltas_add_past_one_claim_no_guarantee_and_keep_the_ledger_readable(tmp_path):
+    """FedLDA's tail rule spends (eps, 0.2) steps 40 times: their deltas add to 8, which bounds nothing."""
     led = DatasetLedger(tmp_path / "l.sqlite")
-    led.set_cap("posts", 1.5, 1e-5)
-    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5)
-    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5)        # 1.47 by PLD: admitted
-    before = (tmp_path / "l.sqlite").read_bytes()
-    with pytest.raises(BudgetExceededError, match="capped at epsilon = 1.5") as e:
-        led.debit("posts", "T", "document", _gaussian_plan(), 1e-5)
-    assert "\n" not in str(e.value)
-    assert (tmp_path / "l.sqlite").read_bytes() == before
-    assert led.total("posts")["n_releases"] == 2
-    led.debit("other", "T", "document", _gaussian_plan(), 1e-5)          # a cap is per dataset
-
-
-def test_a_cap_at_its_own_delta_states_the_total_there(tmp_path):
-    led = DatasetLedger(tmp_path / "l.sqlite")
-    led.debit("d", "T", "document", _gaussian_plan(), 1e-5)
-    led.set_cap("d", 10.0, 1e-6)
-    assert led.total("d")["delta_total"] == 1e-6
-    assert led.total("d")["epsilon_total"] > 1.0            # the same release stated at a smaller delta
-
-
-def test_a_release_without_guarantee_leaves_no_total(tmp_path):
-    led = DatasetLedger(tmp_path / "l.sqlite")
-    led.debit("d", "T", "document", _gaussian_plan(), 1e-5)
-    led.debit("d", "CDPLDA", "word", [(LaplaceEvent(2.0, (1, 1)), 3)], 1e-5, guarantee=False)
-    tot = led.total("d")
-    assert tot["epsilon_total"] is None and tot["epsilon_method"].startswith("none:")
-    led.set_cap("d", 100.0, 1e-5)
-    with pytest.raises(BudgetExceededError):
-        led.debit("d", "T", "document", _gaussian_plan(), 1e-5)
+    led.debit("d", "FedLDA", "user", [(ApproxDPEvent(5.0, 0.2), 40)], 1e-5, documents=_docs(5))
+    (r,) = DatasetLedger(tmp_path / "l.sqlite").releases("d")
+    assert r["guarantee"] is False and r["delta"] == 1e-5
+    assert led.total("d")["epsilon_total"] is None
 
 
 def test_adding_to_a_release_keeps_one_release(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
-    rid = led.debit("d", "HDPLDA", "word", [(PureDPEvent(1.0), 2)], 1e-5)
+    rid = led.debit("d", "HDPLDA", "word", [(PureDPEvent(1.0), 2)], 1e-5, documents=_docs(4))
     assert led.debit("d", "HDPLDA", "word", [(PureDPEvent(1.0), 1)], 1e-5, release_id=rid) == rid
     (r,) = led.releases("d")
     assert r["epsilon"] == pytest.approx(3.0, rel=1e-3) and r["groups"][0][1] == 3
 
 
+def test_a_cap_refuses_a_release_that_would_exceed_it_and_writes_nothing(tmp_path):
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.set_cap("posts", 1.5, 1e-5)
+    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(40))
+    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(40))   # 1.47 by PLD: admitted
+    before = (tmp_path / "l.sqlite").read_bytes()
+    with pytest.raises(BudgetExceededError, match="capped at epsilon = 1.5") as e:
+        led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(40, start=20))
+    assert "\n" not in str(e.value)
+    assert (tmp_path / "l.sqlite").read_bytes() == before          # not even the new documents were kept
+    assert led.total("posts")["n_releases"] == 2
+    led.debit("other", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(40, start=5000))   # its own
+    # other documents under the same name: a total is per document (or person), and these were never released
+    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(40, start=9000))
+    assert led.total("posts")["epsilon_total"] <= 1.5
+
+
+@pytest.mark.parametrize("variant", ["same, reordered", "one dropped", "a subset", "a union"])
+def test_documents_charged_before_are_charged_wherever_they_appear(tmp_path, variant):
+    """The cap of the dataset whose documents a release reads applies to it under any name (issue 78's evasions)."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    first = np.arange(1, 201, dtype=np.uint64) * np.uint64(104729)
+    led.debit(None, "T", "document", _gaussian_plan(), 1e-5, documents=Documents(first))
+    (name,) = led.datasets()
+    assert name.startswith("content:")
+    led.set_cap(name, 1.2, 1e-5)
+    other = {"same, reordered": first[::-1], "one dropped": first[1:], "a subset": first[50:120],
+             "a union": np.r_[first, np.arange(500, 700, dtype=np.uint64)]}[variant]
+    with pytest.raises(BudgetExceededError, match=f"dataset '{name}' is capped"):
+        led.debit("renamed", "T", "document", _gaussian_plan(), 1e-5, documents=Documents(other))
+    assert led.datasets() == [name]
+    led.debit("fresh", "T", "document", _gaussian_plan(), 1e-5,       # documents never charged: no cap applies
+              documents=Documents(np.arange(10_000, 10_100, dtype=np.uint64)))
+
+
+def test_the_content_name_ignores_order_and_is_keyed_per_ledger(tmp_path):
+    a, b = DatasetLedger(tmp_path / "a.sqlite"), DatasetLedger(tmp_path / "b.sqlite")
+    d = _docs(20)
+    assert a.content_name(d) == a.content_name(Documents(d.digests[::-1]))
+    assert a.content_name(d) != a.content_name(_docs(19))
+    assert a.content_name(d) != b.content_name(d)          # another ledger, another key
+    a.debit(None, "T", "document", _gaussian_plan(), 1e-5, documents=d)
+    con = sqlite3.connect(tmp_path / "a.sqlite")
+    stored = {r[0] for r in con.execute("SELECT doc FROM docs")}
+    con.close()
+    raw = {int(x) - (1 << 64) if int(x) >= 1 << 63 else int(x) for x in d.digests}
+    assert len(stored) == 20 and not stored & raw          # the digests are keyed before they are stored
+
+
+def test_a_document_level_release_reaches_a_person_with_k_documents_as_a_group_of_k(tmp_path):
+    """Issue 75, item 3: a document-level and a user-level release of one dataset, per person (5 documents each)."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    persons = [f"a{i % 20}" for i in range(100)]
+    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(100))
+    led.debit("posts", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(100, persons=persons))
+    tot = led.total("posts")
+    assert tot["unit"] == "person" and tot["persons"] == 20
+    sigma = _gaussian_plan()[0][0].noise_multiplier
+    expected = gaussian_epsilon(math.sqrt(5 ** 2 + 1) / sigma, 1e-5)      # 5-fold sensitivity, then once more
+    assert tot["epsilon_total"] == pytest.approx(expected, rel=1e-6)
+    assert sorted(tot["largest"], key=lambda x: x["release"]) == [{"release": 1, "group": 5},
+                                                                  {"release": 2, "group": 1}]
+    assert led.person_total("a3")["epsilon"] == pytest.approx(expected, rel=1e-6)
+    assert led.person_total("nobody")["epsilon"] == 0.0
+    assert "per person" in total_line(tot)
+
+
+def test_two_datasets_sharing_half_their_people(tmp_path):
+    """Every shared person's total is the composition of both releases; every other person's their own (a reference
+    computation by PLD over the events themselves)."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    ev_a = [(LaplaceEvent(scale=4.0, changes=(1,)), 3)]
+    ev_b = _gaussian_plan(2.0)
+    a_people = [f"p{i}" for i in range(0, 40)]
+    b_people = [f"p{i}" for i in range(20, 60)]
+    docs_a = Documents(np.arange(1, 81, dtype=np.uint64), [a_people[i % 40] for i in range(80)])
+    docs_b = Documents(np.arange(1001, 1041, dtype=np.uint64), b_people)       # other documents, some same people
+    led.debit("A", "T", "user", ev_a, 1e-5, documents=docs_a)
+    led.debit("B", "T", "user", ev_b, 1e-5, documents=docs_b)
+    # the reference: each release's own figure, and both composed by PLD and RDP (the smaller), never below either
+    ref_a, ref_b = release_guarantee(ev_a, 1e-5)[0], release_guarantee(ev_b, 1e-5)[0]
+    ref_both = max(min(compose_pld(ev_a + ev_b, 1e-5), compose_rdp(ev_a + ev_b, 1e-5)), ref_a, ref_b)
+    assert ref_both > max(ref_a, ref_b) + 0.1
+    for p in range(60):
+        got = led.person_total(f"p{p}")["epsilon"]
+        want = ref_both if 20 <= p < 40 else ref_a if p < 20 else ref_b
+        assert got == pytest.approx(want, rel=1e-6), p
+    summary = led.person_summary()
+    assert summary["persons"] == 60
+    assert summary["largest"]["epsilon"] == pytest.approx(ref_both, rel=1e-3)
+    assert sorted(s["owners"] for s in summary["distribution"]) == [20, 20, 20]
+    assert led.total("A")["epsilon_total"] == pytest.approx(ref_both, rel=1e-3)     # its people share B's release
+    assert led.show()["datasets"][0]["overlaps"] == [{"dataset": "B", "shared_owners": 20}]
+
+
+def test_a_person_cap_refuses_a_release_that_would_take_one_person_past_it(tmp_path):
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.set_person_cap(2.0, 1e-5)
+    led.debit("A", "T", "user", _gaussian_plan(1.5), 1e-5, documents=_docs(10, persons=[f"x{i}" for i in range(10)]))
+    with pytest.raises(BudgetExceededError, match="every person is capped at epsilon = 2"):
+        led.debit("B", "T", "user", _gaussian_plan(1.5), 1e-5,
+                  documents=_docs(3, start=900, persons=["x1", "new", "other"]))
+    led.debit("C", "T", "user", _gaussian_plan(1.5), 1e-5, documents=_docs(2, start=950, persons=["y", "z"]))
+    assert led.person_cap() == (2.0, 1e-5) and led.datasets() == ["A", "C"]
+
+
+def test_documents_recorded_without_a_person_join_the_person_another_release_gives(tmp_path):
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.debit("plain", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(10))        # no person field
+    led.debit("people", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(10, persons=["ann"] * 10))
+    got = led.person_total("ann")
+    assert {"release": 1, "group": 10} in got["releases"] and {"release": 2, "group": 1} in got["releases"]
+    assert led.total("plain")["unit"] == "person"
+
+
+def test_a_served_release_charges_persons_with_no_documents(tmp_path):
+    from dptopic.models.dataset_charge import charge_served
+
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.debit("corpus", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(4, persons=["a", "b", "c", "d"]))
+    rid = charge_served(led, "FedLDA round", "user", _gaussian_plan(), {"a": 1, "b": 1, "zed": 1})
+    assert led.releases(led.datasets()[-1])[0]["kind"] == "served" and led.datasets()[-1].startswith("people:")
+    assert {"release": rid, "group": 1} in led.person_total("a")["releases"]
+    assert led.person_total("c")["releases"] == [{"release": 1, "group": 1}]
+    with pytest.raises(DPTopicError, match="covers no person"):
+        charge_served(led, "x", "user", _gaussian_plan(), {})
+
+
+def test_a_plan_reads_the_ledger_alone_and_writes_nothing(tmp_path):
+    L = tmp_path / "l.sqlite"
+    led = DatasetLedger(L)
+    led.debit("posts", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(30))
+    led.set_cap("posts", 1.6, 1e-5)
+    before = L.read_bytes()
+    plan = DatasetLedger(L, read_only=True).plan("posts", "T", "document", _gaussian_plan(), 1e-5)
+    (row,) = plan["caps"]
+    assert row["epsilon_now"] == pytest.approx(led.total("posts")["epsilon_total"])
+    assert 1.4 < row["epsilon_after"] < 1.5 and row["remaining"] == pytest.approx(1.6 - row["epsilon_after"])
+    assert not plan["refused"]
+    assert DatasetLedger(L, read_only=True).plan("posts", "T", "document", _gaussian_plan(3.0), 1e-5)["refused"]
+    assert L.read_bytes() == before
+    with pytest.raises(DPTopicError, match="no dataset 'nope'"):
+        led.plan("nope", "T", "document", _gaussian_plan(), 1e-5)
+
+
 def test_show_has_the_documented_shape(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
-    rid = led.debit("posts", "DocDPCooccurrence", "document", _gaussian_plan(), 1e-5)
+    rid = led.debit("posts", "DocDPCooccurrence", "document", _gaussian_plan(), 1e-5, documents=_docs(5))
     led.set_model_path(rid, tmp_path / "m")
     data = json.loads(json.dumps(led.show(), allow_nan=False))
-    assert list(data) == ["datasets"]
+    assert list(data) == ["datasets", "person_cap"]
     (d,) = data["datasets"]
-    assert list(d) == ["name", "releases", "epsilon_total", "delta_total", "epsilon_basic", "delta_basic",
-                       "epsilon_method", "units", "cap"]
+    assert list(d) == ["name", "releases", "epsilon_total", "delta_total", "delta_source", "unit", "epsilon_basic",
+                       "delta_basic", "epsilon_method", "n_releases", "largest", "units", "overlaps", "cap"]
     assert list(d["releases"][0]) == ["id", "time", "kind", "trainer", "unit", "epsilon", "delta", "guarantee",
-                                      "model_path", "note", "events"]
+                                      "model_path", "note", "documents", "events"]
     assert d["releases"][0]["model_path"] == str(tmp_path / "m") and d["cap"] is None
     assert events_from_json(json.dumps(d["releases"][0]["events"]))[0][0] == _gaussian_plan()[0][0]
     with pytest.raises(DPTopicError, match="no dataset 'nope'"):
         led.show("nope")
+
+
+def test_dp_accounting_recomputes_the_exported_total(tmp_path):
+    """``budget show --json`` lists every event with its parameters: dp_accounting's own PLD accountant, given them,
+    finds the total the ledger states."""
+    from dp_accounting import dp_event, pld
+
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    docs = _docs(25)
+    led.debit("posts", "T", "document", _gaussian_plan(1.0), 1e-5, documents=docs)
+    led.debit("posts", "T", "document", [(LaplaceEvent(scale=5.0, changes=(1,)), 2)], 1e-5, documents=docs)
+    (d,) = json.loads(json.dumps(led.show()))["datasets"]
+    acc = pld.PLDAccountant(value_discretization_interval=1e-4)
+    for r in d["releases"]:
+        for e in r["events"]:
+            if e["type"] == "poisson_subsampled_gaussian":
+                acc.compose(dp_event.GaussianDpEvent(e["noise_multiplier"]), e["count"])
+            elif e["type"] == "laplace":
+                acc.compose(dp_event.LaplaceDpEvent(e["scale"] / e["l1_sensitivity"]), e["count"])
+    theirs = acc.get_epsilon(d["delta_total"])
+    assert d["epsilon_total"] == pytest.approx(theirs, rel=2e-3)
+    assert d["largest"] == [{"release": 1, "group": 1}, {"release": 2, "group": 1}]
 
 
 @pytest.mark.parametrize("content", [b"this is not a database at all" * 100, b"\x00" * 50])
@@ -141,6 +308,137 @@ def test_a_ledger_of_a_newer_version_is_refused(tmp_path):
         DatasetLedger(p)
 
 
+def _edited(tmp_path, sql):
+    p = tmp_path / "l.sqlite"
+    led = DatasetLedger(p)
+    led.debit("d", "T", "document", _gaussian_plan(8.0), 1e-5, documents=_docs(10))
+    led.set_cap("d", 100.0, 1e-5)
+    con = sqlite3.connect(p)
+    con.executescript(sql)
+    con.commit()
+    con.close()
+    return p
+
+
+@pytest.mark.parametrize("sql, says", [
+    ("UPDATE releases SET epsilon = -5", "release 1 of dataset 'd' states epsilon -5"),
+    ("UPDATE releases SET delta = 2", "release 1 of dataset 'd' states delta 2"),
+    ("UPDATE releases SET epsilon = 1", "release 1 of dataset 'd' states epsilon 1 at delta 1e-05, but its events"
+                                        " give 7.99"),
+    ("UPDATE releases SET epsilon = 'inf'", "release 1 of dataset 'd' states epsilon 'inf'"),
+    ("UPDATE datasets SET cap_epsilon = 'nan'", "dataset 'd' has cap ('nan'"),
+    ("UPDATE releases SET events = '[{\"type\": \"laplace\"}]'", "release 1 of dataset 'd' has damaged events"),
+    ("UPDATE releases SET guarantee = 7", "release 1 of dataset 'd' has guarantee 7"),
+    ("DELETE FROM docsets", "release 1 names document set 1, which is not recorded"),
+    ("UPDATE meta SET value = 'xyz' WHERE key = 'key'", "its hashing key"),
+])
+def test_an_edited_ledger_is_refused_in_one_line_naming_the_row(tmp_path, sql, says):
+    """Issue 75, item 7: every stored figure is checked (finite, in range, the one its events give)."""
+    p = _edited(tmp_path, sql)
+    for read in (lambda: DatasetLedger(p).show(), lambda: DatasetLedger(p, read_only=True).total("d"),
+                 lambda: DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))):
+        with pytest.raises(LedgerFileError, match="is damaged") as e:
+            read()
+        assert says in str(e.value) and "\n" not in str(e.value) and "nothing was spent" in str(e.value)
+
+
+def test_reading_never_creates_or_changes_a_ledger(tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(LedgerFileError, match="is an empty file, not a ledger"):
+        DatasetLedger(empty, read_only=True)
+    assert empty.read_bytes() == b""
+    with pytest.raises(DPTopicError, match="no ledger at"):
+        DatasetLedger(tmp_path / "none.sqlite", read_only=True)
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_version_one_ledger_is_read_and_upgraded_on_its_first_write(tmp_path):
+    p = tmp_path / "v1.sqlite"
+    con = sqlite3.connect(p)
+    con.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE datasets (name TEXT PRIMARY KEY, cap_epsilon REAL, cap_delta REAL, created TEXT NOT NULL);
+        CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL REFERENCES datasets(name),
+          kind TEXT NOT NULL, trainer TEXT NOT NULL, unit TEXT NOT NULL, events TEXT NOT NULL, epsilon REAL,
+          delta REAL NOT NULL, guarantee INTEGER NOT NULL, time TEXT NOT NULL, model_path TEXT, note TEXT);
+        INSERT INTO meta VALUES ('format', 'dptopic-dataset-ledger'), ('version', '1');
+        INSERT INTO datasets VALUES ('old', NULL, NULL, '2026-01-01T00:00:00Z');
+        PRAGMA application_id = 1146115152;
+    """)
+    eps, d = release_guarantee(_gaussian_plan(), 1e-5)
+    con.execute("INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time) VALUES"
+                " ('old', 'fit', 'T', 'document', ?, ?, ?, 1, '2026-01-01T00:00:00Z')",
+                (events_to_json(_gaussian_plan()), eps, d))
+    con.commit()
+    con.close()
+    before = p.read_bytes()
+    assert DatasetLedger(p, read_only=True).total("old")["n_releases"] == 1
+    assert p.read_bytes() == before
+    led = DatasetLedger(p)
+    led.debit("old", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(5))
+    tot = led.total("old")
+    assert tot["n_releases"] == 2 and 1.0 < tot["epsilon_total"] < 2.0
+
+
+def test_a_symbolic_link_loop_and_a_long_path_are_one_line(tmp_path):
+    loop = tmp_path / "loop.sqlite"
+    os.symlink(loop, loop)
+    for ro in (False, True):
+        with pytest.raises(LedgerFileError, match="symbolic link that leads nowhere"):
+            DatasetLedger(loop, read_only=ro)
+    with pytest.raises(LedgerFileError, match="too long") as e:
+        DatasetLedger(tmp_path / ("x" * 300) / "l.sqlite")
+    assert "OSError" not in str(e.value)
+
+
+def test_a_locked_ledger_gives_up_in_one_line_with_nothing_spent(tmp_path, monkeypatch):
+    from dptopic.accounting import ledger_store
+
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    monkeypatch.setattr(ledger_store, "LOCK_TIMEOUT", 0.2)
+    holder = sqlite3.connect(p, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(DPTopicError, match="stayed locked by another run") as e:
+            DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+        assert "nothing was spent" in str(e.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(DatasetLedger(p).releases("d")) == 1
+
+
+def test_a_read_only_ledger_is_read_and_refused_for_writing_in_one_line(tmp_path):
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    os.chmod(p, 0o444)
+    os.chmod(tmp_path, 0o555)
+    try:
+        if os.access(p, os.W_OK):
+            pytest.skip("this user writes read-only files (root)")
+        assert DatasetLedger(p, read_only=True).total("d")["n_releases"] == 1
+        with pytest.raises(LedgerFileError, match="read-only|cannot be opened|could not be read or written"):
+            DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    finally:
+        os.chmod(tmp_path, 0o755)
+        os.chmod(p, 0o644)
+
+
+def test_a_read_only_file_is_refused_for_writing_in_one_line(tmp_path, monkeypatch):
+    """As a user who may not write it finds it (whatever user runs the tests): SQLite's own refusal, in one line."""
+    from dptopic.accounting.ledger_store import SQLiteStore
+
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    monkeypatch.setattr(SQLiteStore, "_connect", lambda self: sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                                                               isolation_level=None))
+    with pytest.raises(LedgerFileError, match="is read-only") as e:
+        DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    assert "nothing was spent" in str(e.value) and "\n" not in str(e.value)
+
+
 def test_default_file_is_in_the_users_data_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert default_path() == tmp_path / "dptopic" / "ledger.sqlite"
@@ -152,9 +450,11 @@ def test_bad_names_and_caps_are_refused(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
     for bad in ("", "a\nb", "x" * 300):
         with pytest.raises(DPTopicError, match="invalid dataset name"):
-            led.debit(bad, "T", "document", _gaussian_plan(), 1e-5)
+            led.debit(bad, "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
     with pytest.raises(DPTopicError):
         led.set_cap("d", -1.0, 1e-5)
+    with pytest.raises(DPTopicError, match="has no dataset 'typo': nothing to clear"):
+        led.set_cap("typo", None, None, clear=True)
     assert led.datasets() == []
 
 
@@ -170,6 +470,7 @@ def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_defaul
     monkeypatch.delenv(ENV, raising=False)
     assert ledger_path() == default_path() and ledger_path(off=True) is None
     assert ledger_path(str(tmp_path / "l.sqlite")) == tmp_path / "l.sqlite"
+    assert ledger_path("postgresql://me@db/ledger") == "postgresql://me@db/ledger"
     monkeypatch.setenv(ENV, str(tmp_path / "env.sqlite"))
     assert ledger_path() == tmp_path / "env.sqlite"
     names = {"ledger": "--ledger", "no_ledger": "--no-ledger"}

@@ -201,3 +201,17 @@ def test_the_audit_plans_against_the_trainers_release_plan():
     assert _planned_releases(DocDPCooccurrence(n_topics=2), small) == 1       # every word kept: no ranking
     assert _planned_releases(DocDPCooccurrence(n_topics=2), wide) == 2
     assert _planned_releases(DocDPEM(n_topics=2, n_iter=3), wide) == 3
+
+
+def test_the_audited_runs_are_charged_to_the_audits_own_dataset(planted, tmp_path):
+    """Issue 75, item 20: release_audit charged the user's own dataset (1 release became 3); its runs are shadows."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    L = tmp_path / "l.sqlite"
+    est = DocDPCooccurrence(n_topics=5, epsilon=1, ledger=str(L), dataset="posts")
+    est.fit(planted.corpus)
+    release_audit(planted.corpus, est, n_canaries=200, seed=1)
+    led = DatasetLedger(L)
+    assert len(led.releases("posts")) == 1
+    assert [d for d in led.datasets() if d != "posts"] == ["audit-shadow:posts"]
+    assert led.total("posts")["n_releases"] == 1

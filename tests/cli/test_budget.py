@@ -46,7 +46,7 @@ def test_two_runs_total_between_one_and_two_and_show_json(corpus_file, tmp_path)
     for i in range(2):
         r = _train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L)
         assert r.returncode == 0, r.stderr
-        assert "this dataset's total so far" in r.stdout
+        assert "releases recorded for these documents" in r.stdout
     data = _show(L)
     (d,) = data["datasets"]
     assert {"name", "releases", "epsilon_total", "delta_total", "cap"} <= set(d)
@@ -76,11 +76,13 @@ def test_a_cap_admits_the_first_run_and_refuses_a_later_one_before_spending(corp
 def test_a_cap_refuses_a_private_vocabulary_run_before_the_set_union_draws(corpus_file, tmp_path, monkeypatch):
     """The cap of the --corpus file's dataset admits the vocabulary's 0.4 alone, not with the trainer's 1: refused in
     one line before the DP set union draws, nothing written to the ledger or the model folder."""
+    from dptopic.corpus.readers import read_corpus
     from dptopic.models import fdptm
-    from dptopic.models.dataset_charge import file_fingerprint
+    from dptopic.models.dataset_charge import documents_of
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
-    L, name = tmp_path / "l.sqlite", file_fingerprint(corpus_file / "docs.txt")
+    L = tmp_path / "l.sqlite"
+    name = DatasetLedger(L).content_name(documents_of(read_corpus(corpus_file / "docs.txt", "text")))
     assert run_dptopic("budget", "cap", "--ledger", L, "--dataset", name, "--epsilon", "1", "--delta",
                        "1e-5").returncode == 0
     r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", corpus_file / "docs.txt", "--format", "text",
@@ -95,7 +97,7 @@ def test_the_default_ledger_is_in_the_data_folder_and_named_by_the_file(corpus_f
     assert _train(corpus_file, tmp_path / "m").returncode == 0
     L = tmp_path / "data" / "dptopic" / "ledger.sqlite"
     (d,) = DatasetLedger(L).show()["datasets"]
-    assert d["name"].startswith("sha256:")
+    assert d["name"].startswith("content:")
     assert _train(corpus_file, tmp_path / "m2", "--no-ledger").returncode == 0
     assert len(DatasetLedger(L).releases(d["name"])) == 1
     monkeypatch.setenv("DPTOPIC_LEDGER", str(tmp_path / "env.sqlite"))
@@ -200,3 +202,158 @@ def test_the_json_fields_are_those_privacy_md_documents(corpus_file, tmp_path):
     assert list(d["cap"]) == list(doc["cap"])
     for key in list(d) + list(d["releases"][0]):
         assert f"`{key}`" in section, key
+
+
+# ------------------------------------------------------------------------------- plan, persons, caps, bad ledgers
+def test_plan_says_what_a_run_would_add_and_spends_nothing(corpus_file, tmp_path):
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    assert run_dptopic("budget", "cap", "--ledger", L, "--dataset", "posts", "--epsilon", "1.6").returncode == 0
+    before = L.read_bytes()
+    r = run_dptopic("budget", "plan", "--ledger", L, "--dataset", "posts", "--algorithm", "docdp-cooc",
+                    "--epsilon", "1")
+    assert r.returncode == 0, r.stderr
+    assert "nothing was read or spent" in r.stdout and "would remain" in r.stdout
+    r = run_dptopic("budget", "plan", "--ledger", L, "--dataset", "posts", "--unit", "document", "--epsilon", "2",
+                    "--json")
+    assert r.returncode == 3 and json.loads(r.stdout)["refused"] is True
+    r = run_dptopic("budget", "plan", "--ledger", L, "--dataset", "posts", "--algorithm", "docdp-cooc",
+                    "--epsilon", "0.2", "--search-runs", "10", "--json")
+    plan = json.loads(r.stdout)
+    assert plan["trainer"].startswith("RandomStoppingSearch") and plan["epsilon"] > 0.2
+    assert L.read_bytes() == before
+    assert "no dataset 'nope'" in one_line_stderr(run_dptopic("budget", "plan", "--ledger", L, "--dataset", "nope",
+                                                              "--algorithm", "docdp-cooc", "--epsilon", "1"))
+
+
+def test_plan_in_python_reads_no_document(corpus_file, tmp_path):
+    from dptopic.training.budget import plan_budget
+
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    out = plan_budget("posts", algorithm="docdp-cooc", epsilon=1.0, ledger=str(L))
+    (row,) = out["caps"]
+    assert row["epsilon_now"] <= 1.0 + 1e-9 and 1.4 < row["epsilon_after"] < 1.5 and row["cap"] is None
+
+
+def test_person_level_show_and_a_cap_per_person(tmp_path):
+    rows = [{"text": f"apple banana cherry grape {w}", "author": f"a{i % 5}"}
+            for i, w in enumerate(["lemon mango", "peach plum", "river ocean"] * 20)]
+    path = tmp_path / "people.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    L = tmp_path / "l.sqlite"
+    base = ["train", "--corpus", path, "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet",
+            "--ledger", L, "--user-field", "author"]
+    assert run_dptopic(*base, "--unit", "user", "--out", tmp_path / "u").returncode == 0
+    r = run_dptopic("budget", "show", "--ledger", L, "--person-level")
+    assert r.returncode == 0, r.stderr
+    assert "largest total of a person" in r.stdout and "people: 5" in r.stdout
+    assert "outside the guarantee" in r.stdout
+    r = run_dptopic("budget", "cap", "--ledger", L, "--per-person", "--epsilon", "1.2")
+    assert r.returncode == 0 and "every person capped at epsilon = 1.2" in r.stdout
+    r = run_dptopic(*base, "--unit", "user", "--out", tmp_path / "u2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "u2").exists()
+    assert r.stderr.strip().splitlines()[-1].startswith("error: every person is capped at epsilon = 1.2")
+    data = json.loads(run_dptopic("budget", "show", "--ledger", L, "--person-level", "--json").stdout)
+    assert data["persons"] == 5 and data["person_cap"] == {"epsilon": 1.2, "delta": 1e-5}
+
+
+@pytest.mark.parametrize("args, says", [
+    (("cap", "--dataset", "typo", "--clear"), "has no dataset 'typo': nothing to clear"),
+    (("cap", "--dataset", "posts", "--clear", "--delta", "1e-6"), "--clear (no cap), not both"),
+    (("cap", "--epsilon", "1"), "--dataset NAME"),
+    (("show", "--person-level", "--dataset", "posts"), "drop --dataset"),
+])
+def test_budget_commands_refuse_what_they_would_ignore(corpus_file, tmp_path, args, says):
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    before = L.read_bytes()
+    assert says in one_line_stderr(run_dptopic("budget", *args, "--ledger", L))
+    assert L.read_bytes() == before
+
+
+@pytest.mark.parametrize("extra, says", [
+    (("--no-ledger", "--dataset", "posts"), "--no-ledger records none: drop --dataset"),
+    (("--algorithm", "lda", "--ledger", "L"), "--ledger records the releases of private trainers"),
+    (("--algorithm", "lda", "--dataset", "posts"), "--dataset records the releases of private trainers"),
+    (("--ledger", "OUT/l.sqlite"), "lies inside --out"),
+])
+def test_train_refuses_ledger_flags_it_would_ignore(corpus_file, tmp_path, extra, says):
+    out = tmp_path / "m"
+    extra = [str(x).replace("OUT", str(out)).replace("L", str(tmp_path / "l.sqlite")) if x in ("L", "OUT/l.sqlite")
+             else x for x in extra]
+    r = run_dptopic("train", "--corpus", corpus_file / "docs.txt", "--format", "text", "--epsilon", "1",
+                    "--topics", "2", "--test-size", "0", "--out", out, "--quiet",
+                    *(["--algorithm", "docdp-cooc"] if "--algorithm" not in extra else []), *extra)
+    assert says in one_line_stderr(r)
+    assert not out.exists() and not (tmp_path / "l.sqlite").exists()
+
+
+def test_a_report_trainer_refuses_ledger_flags(tmp_path):
+    r = run_dptopic("train", "--algorithm", "lp", "--reports", tmp_path / "r.json", "--dataset", "posts",
+                    "--out", tmp_path / "m")
+    assert "contributors drew the noise" in one_line_stderr(r)
+
+
+def test_reading_an_empty_file_or_a_link_loop_is_one_line_and_changes_nothing(tmp_path):
+    import os
+
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    assert "is an empty file, not a ledger" in one_line_stderr(run_dptopic("budget", "show", "--ledger", empty))
+    assert empty.read_bytes() == b""
+    loop = tmp_path / "loop.sqlite"
+    os.symlink(loop, loop)
+    assert "symbolic link that leads nowhere" in one_line_stderr(run_dptopic("budget", "show", "--ledger", loop))
+    long = tmp_path / ("x" * 300) / "l.sqlite"
+    assert "too long" in one_line_stderr(run_dptopic("budget", "cap", "--ledger", long, "--dataset", "d",
+                                                     "--epsilon", "1"))
+
+
+def test_show_json_of_an_edited_ledger_is_one_line(corpus_file, tmp_path):
+    """Issue 75, item 13: a non-finite figure stored in the ledger gave a traceback from show --json."""
+    import sqlite3
+
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    con = sqlite3.connect(L)
+    con.execute("UPDATE releases SET epsilon = 'inf'")
+    con.commit()
+    con.close()
+    for extra in ((), ("--json",), ("--person-level",)):
+        assert "release 1 of dataset 'posts' states epsilon 'inf'" in one_line_stderr(
+            run_dptopic("budget", "show", "--ledger", L, *extra))
+
+
+@pytest.mark.parametrize("source", ["fifo", "/dev/zero", "/dev/urandom"])
+def test_a_corpus_that_never_ends_is_refused_without_hanging(tmp_path, source):
+    """Issue 75, item 12d: with the default ledger on, the file was hashed before the check that refuses it."""
+    import os
+
+    from helpers import run_dptopic_process
+
+    if source == "fifo":
+        source = tmp_path / "pipe"
+        os.mkfifo(source)
+    r = run_dptopic_process("train", "--algorithm", "docdp-cooc", "--corpus", source, "--format", "text",
+                            "--epsilon", "1", "--topics", "2", "--out", tmp_path / "m", timeout=60,
+                            env=dict(os.environ, XDG_DATA_HOME=str(tmp_path / "data")))
+    assert str(source) in one_line_stderr(r) or "--corpus" in r.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_report_reads_the_ledger_as_it_is_now(corpus_file, tmp_path):
+    """Issue 75, item 17: after more releases, the report of the first model read its total as of its fit."""
+    L = tmp_path / "l.sqlite"
+    for i in range(3):
+        assert _train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L).returncode == 0
+    r = run_dptopic("report", "--model", tmp_path / "m0", "--out", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert "over 3 releases" in html and "over 1 release" not in html
+    assert 'class="badge full"' not in html
+    L.rename(tmp_path / "gone.sqlite")
+    r = run_dptopic("report", "--model", tmp_path / "m0", "--out", tmp_path / "r2.html")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "r2.html").read_text()
+    assert "as of the fit: the ledger was not read now" in html

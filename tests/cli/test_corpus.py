@@ -348,6 +348,7 @@ def empty_npz(tmp_path):
     z["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     z["doc_ptr"] = np.array([0], dtype=z["doc_ptr"].dtype)
     z["word_ids"] = z["word_ids"][:0]
+    z["content_keys"] = z["content_keys"][:0]       # one digest per document: none
     np.savez(tmp_path / "empty.npz", **z)
     return tmp_path / "empty.npz"
 

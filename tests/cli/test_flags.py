@@ -36,6 +36,8 @@ BASES = {
     "search": ["search", "--corpus", C, "--epsilon", "1", "--grid", "topics=2", "--expected-runs", "1.5",
                "--no-ledger", "--out", OUT],
     "budget cap": ["budget", "cap", "--ledger", OUT + ".sqlite", "--dataset", "d", "--epsilon", "1"],
+    "budget plan": ["budget", "plan", "--ledger", "{ledger}", "--dataset", "d", "--algorithm", "docdp-cooc",
+                    "--epsilon", "1"],
     "privacy inherent": ["privacy", "inherent", "--n-t", "100", "--max-n-tprime", "120"],
     "privacy hdp": ["privacy", "hdp", "--clip", "20"],
     "privacy compose": ["privacy", "compose", "--laplace", "1", "2"],
@@ -168,8 +170,9 @@ def files(tmp_path_factory):
     assert main([str(a) for a in ["train", "--algorithm", "docdp-cooc", "--corpus", root / "corpus.txt", "--vocabulary",
                                   root / "words.txt", "--epsilon", "1", "--topics", "2", "--test-size", "0",
                                   "--no-ledger", "--out", root / "cooc", "--quiet"]]) == 0
+    assert main(["budget", "cap", "--ledger", str(root / "ledger.sqlite"), "--dataset", "d", "--epsilon", "1000"]) == 0
     return {"corpus": root / "corpus.txt", "words": root / "words.txt", "model": root / "model",
-            "cooc_model": root / "cooc",
+            "cooc_model": root / "cooc", "ledger": root / "ledger.sqlite",
             "reports": root / "reports.bin", "document_reports": root / "doc-reports.bin"}
 
 

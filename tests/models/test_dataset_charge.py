@@ -38,14 +38,23 @@ def test_python_fits_are_not_charged_unless_asked(tiny, tmp_path, monkeypatch):
 
 
 def test_the_default_name_is_the_documents_content_in_any_order(planted, tmp_path):
-    from dptopic.models.dataset_charge import fingerprint
+    from dptopic.corpus import Corpus
+    from dptopic.models.dataset_charge import documents_of
+
+    led = DatasetLedger(tmp_path / "l.sqlite")
+
+    def name(X):
+        return led.content_name(documents_of(X))
 
     c = planted.corpus
     X = c.to_bow()
-    assert fingerprint(X) == fingerprint(X[::-1])
-    assert fingerprint(c) == fingerprint(c.subset(np.arange(c.n_docs)[::-1]))
-    assert fingerprint(c) != fingerprint(c.subset(np.arange(c.n_docs - 1)))
-    assert fingerprint(iter([1, 2])) is None
+    assert name(X) == name(X[::-1])
+    assert name(c) == name(c.subset(np.arange(c.n_docs)[::-1]))
+    assert name(c) != name(c.subset(np.arange(c.n_docs - 1)))
+    texts = ["apple banana  cherry", "river mountain valley", "apple cherry banana"]
+    assert name(texts) == name(Corpus.from_texts(texts)) == name([t + " " for t in texts[::-1]])
+    assert name([t.split() for t in texts]) == name(texts)
+    assert documents_of(iter([1, 2])) is None
     with pytest.raises(DPTopicError, match="give dataset=NAME"):
         _cooc(ledger=tmp_path / "l.sqlite").fit(lambda: iter([]))
 
@@ -57,7 +66,7 @@ def test_two_fits_on_one_dataset_total_between_one_and_two(tiny, tmp_path):
     assert m2.get_params()["ledger"] == L and m2.get_params()["dataset"] == "posts"
     tot = DatasetLedger(L).total("posts")
     assert tot["n_releases"] == 2 and 1.0 < tot["epsilon_total"] <= 2.0
-    assert m2.privacy_["dataset_ledger"]["line"].startswith("this dataset's total so far: epsilon = ")
+    assert m2.privacy_["dataset_ledger"]["line"].startswith("releases recorded for these documents in ledger")
     assert m.privacy_["epsilon"] <= 1.0 + 1e-9      # the model's own guarantee is its fit's alone
 
 
@@ -100,8 +109,9 @@ def test_non_spending_trainers_take_no_ledger_parameters():
 
 
 def test_a_bad_ledger_parameter_is_refused_before_reading(tiny, tmp_path):
-    with pytest.raises(DPTopicError, match="invalid ledger"):
-        _cooc(ledger=3).fit(tiny.corpus)
+    for bad in (3, "", "  ", 1.5, ["x"]):
+        with pytest.raises(DPTopicError, match="ledger="):
+            _cooc(ledger=bad).fit(tiny.corpus)
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"garbage" * 100)
     m = _cooc(ledger=bad, dataset="d")
@@ -209,7 +219,7 @@ def test_the_card_and_report_show_the_datasets_total(tiny, tmp_path):
     card = privacy_card(first.privacy_, "DocDPCooccurrence")
     assert card["dataset_total"]["releases"] == 1 and not card["dataset_total"]["exceeds_model"]
     html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[])
-    assert 'class="badge full"' in html and "this dataset&#x27;s total so far" in html
+    assert 'class="badge full"' in html and "releases recorded for these documents" in html
     second = _cooc(n_topics=2, ledger=L, dataset="posts").fit(tiny.corpus, vocabulary=vocab)
     card = privacy_card(second.privacy_, "DocDPCooccurrence")
     assert card["dataset_total"]["exceeds_model"] and "over 2 releases" in card["dataset_total"]["line"]

@@ -153,7 +153,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
     names (its fingerprint, not the restricted corpus's): one release whose total is the card's epsilon."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
-    from dptopic.models.dataset_charge import fingerprint
+    from dptopic.models.dataset_charge import documents_of
 
     corpus = Corpus.from_texts(texts, max_vocab=None)
     L = tmp_path / "l.sqlite"
@@ -163,7 +163,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
         r = dptopic.train(corpus, unit="document", private_vocabulary=(2.0, 5e-6), n_topics=3, metrics=False,
                           ledger=str(L), **asked)
     ledger = DatasetLedger(L)
-    name = fingerprint(corpus)
+    name = ledger.content_name(documents_of(corpus))
     assert ledger.datasets() == [name]
     (release,) = ledger.releases(name)
     assert release["kind"] == "fit" and len(release["groups"]) > 1      # the vocabulary's event and the fit's
@@ -279,3 +279,85 @@ def test_check_inputs_names_the_flags_a_front_door_gives(corpus):
     with pytest.raises(DPTopicError, match="^--public-corpus 'p.txt' is --corpus 'c.txt' itself"):
         steps.check_inputs(dptopic.DocDPCooccurrence(n_topics=2), corpus, public_corpus=corpus,
                            names={"public_corpus": "--public-corpus 'p.txt'", "corpus": "--corpus 'c.txt'"})
+
+
+# ---------------------------------------------------------------------------------------------------- the ledger
+def _quiet_train(*a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return dptopic.train(*a, **kw)
+
+
+def test_a_dataset_name_keeps_the_ledger_the_environment_names(corpus, tmp_path, monkeypatch):
+    """Issue 75, item 8: dataset= with the ledger from DPTOPIC_LEDGER is recorded there, as without dataset=."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    L = tmp_path / "env.sqlite"
+    monkeypatch.setenv("DPTOPIC_LEDGER", str(L))
+    r = _quiet_train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, test_size=0, metrics=False,
+                     dataset="posts")
+    assert [x["kind"] for x in DatasetLedger(L).releases("posts")] == ["fit"]
+    assert r.model.privacy_["dataset_ledger"]["dataset"] == "posts"
+    _quiet_train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, test_size=0, metrics=False, ledger=False)
+    assert len(DatasetLedger(L).releases("posts")) == 1 and DatasetLedger(L).datasets() == ["posts"]
+
+
+def test_the_run_is_one_release_of_every_document_given(corpus, tmp_path):
+    """Held-out documents included: the same corpus with another held-out share is the same documents."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.models.dataset_charge import documents_of
+
+    L = tmp_path / "l.sqlite"
+    for share in (0.2, 0.3):
+        _quiet_train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, test_size=share, metrics=False,
+                     ledger=str(L))
+    led = DatasetLedger(L)
+    assert led.datasets() == [led.content_name(documents_of(corpus))]
+    assert led.total(led.datasets()[0])["n_releases"] == 2
+
+
+@pytest.mark.parametrize("value, says", [(5, "invalid ledger=5"), ("", "ledger='' names no ledger"),
+                                         (["a"], "invalid ledger=")])
+def test_a_bad_ledger_value_is_one_line_naming_the_parameter(corpus, tmp_path, monkeypatch, value, says):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DPTopicError, match=says.replace("(", r"\(").replace("[", r"\[")) as e:
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, ledger=value)
+    assert "\n" not in str(e.value) and list(tmp_path.iterdir()) == []
+
+
+def test_ledger_true_is_the_default_file_and_false_none(corpus, tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import default_path
+
+    monkeypatch.chdir(tmp_path)
+    _quiet_train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, test_size=0, metrics=False, ledger=True)
+    assert default_path().exists() and list(tmp_path.iterdir()) == []     # no file named 'True' here
+
+
+def test_a_ledger_for_a_trainer_that_spends_nothing_is_refused(corpus, tmp_path):
+    for kw in (dict(ledger=str(tmp_path / "l.sqlite")), dict(dataset="posts")):
+        with pytest.raises(DPTopicError, match="releases nothing private: drop"):
+            dptopic.train(corpus, algorithm="lda", n_topics=3, n_iter=2, **kw)
+    assert not (tmp_path / "l.sqlite").exists()
+
+
+def test_a_private_vocabulary_without_delta_is_refused_before_the_run_is_charged(corpus, tmp_path, monkeypatch):
+    """Issue 75, item 12c: (1, 0) was refused only after the release was written."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    import dptopic.models.fdptm as fdptm
+
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
+    L = tmp_path / "l.sqlite"
+    for pv, says in (((1, 0), "its delta 0 must lie in"), ((0, 1e-6), "its epsilon 0 must be"),
+                     ((float("nan"), 1e-6), "its epsilon nan"), ((1, 1.5), "its delta 1.5")):
+        with pytest.raises(DPTopicError, match=says):
+            dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, private_vocabulary=pv,
+                          ledger=str(L), dataset="d")
+    assert not L.exists() or DatasetLedger(L).releases("d") == []
+
+
+def test_a_ledger_inside_the_output_folder_is_refused_before_either_is_made(corpus, tmp_path):
+    out = tmp_path / "m"
+    with pytest.raises(DPTopicError, match="lies inside the output folder"):
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, out=str(out),
+                      ledger=str(out / "l.sqlite"))
+    assert not out.exists()

@@ -1,56 +1,56 @@
-"""The dataset ledger: every private release made from one dataset, kept across runs in a small SQLite file.
+"""The dataset ledger: every private release made from a set of documents, kept across runs, processes and hosts.
 
 A fit's :class:`~dptopic.accounting.ledger.PrivacyLedger` composes what that fit spends and forgets it when the process
-ends. This ledger keeps, per named dataset, each release (trainer, privacy unit, the events it spends as JSON that
-re-creates them, its own (epsilon, delta), when, and the model folder it was saved to), and composes them all:
-tightly, by privacy loss distributions and Renyi DP over every event of every release (the smaller figure is the
-total), with basic composition (the releases' own epsilons and deltas added) beside it. A cap ``(epsilon, delta)`` per
-dataset refuses a release that would take the total past it, before that release draws any noise.
+ends. This ledger keeps each release (trainer, privacy unit, the events it spends as JSON that re-creates them, its
+own (epsilon, delta), when, the model folder it was saved to) with **the documents it read**: each document's content
+digest (:mod:`dptopic.corpus.identity`) and, with a person field, its person, both keyed with a key of the ledger's
+own before they are stored (the digests never leave it). A set of documents recorded once is one *document set*;
+its **dataset** is the name a user gave it (``--dataset NAME``, ``dataset=``) or ``content:`` and a keyed digest of
+its documents, the same for the same documents in any order, file or format.
 
-Writes are SQLite transactions: the debit takes the write lock (``BEGIN IMMEDIATE``), reads the dataset's releases
-and cap, checks the cap with the new release included and inserts it, in one transaction, so two processes debiting
-the same dataset never both pass a cap that admits only one. A release is written before its noise is drawn: a run
-that dies after the debit leaves its release recorded (the safe side: it may have drawn and shown its noise).
+Totals are per **owner** of documents, a person where some release gave the documents' person and a document
+otherwise (:mod:`dptopic.accounting.ledger_totals`): every release that held any of their documents, converted to
+the owner's unit by group privacy and composed at one delta. A dataset's total is its largest owner's; overlapping
+document sets (a subset, a file with one document dropped, a union) share the owners they have in common, so a
+release is charged wherever its documents were charged before. A cap ``(epsilon, delta)`` per dataset, and one per
+person for the whole ledger, refuse a release that would take a total past them, before that release draws any
+noise.
 
-Nothing here reads a corpus: the models layer names the dataset and passes the events (``docs/budget.md``).
+A debit is one transaction (:mod:`dptopic.accounting.ledger_store`: SQLite's write lock, or a serializable
+PostgreSQL transaction behind an advisory lock): it records the documents, reads the releases and caps, checks
+every cap the release touches with it included and writes it, or writes nothing. A release is written before its
+noise is drawn: a run that dies after the debit leaves its release recorded (the safe side).
+
+Every stored figure is checked when read (finite, in range, and each release's epsilon the one its events give),
+and a ledger that fails is refused in one line naming the row: totals are always recomputed from the events.
+
+Nothing here reads a corpus: the models layer passes the documents' digests (docs/budget.md).
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
-import sqlite3
+import secrets
 import sys
 import time
+import unicodedata
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
+from .ledger_store import (APPLICATION_ID, ENV, FORMAT, LOCK_TIMEOUT, VERSION, LedgerFileError,  # noqa: F401
+                           is_url, open_store)
 from .verify import event_from_description, rounded_up
 
-FORMAT = "dptopic-dataset-ledger"
-VERSION = 1
-APPLICATION_ID = 0x44505450
-"""SQLite's application id of a dptopic ledger file ("DPTP"): a SQLite file without it is another program's."""
-
-ENV = "DPTOPIC_LEDGER"
-"""The environment variable naming the ledger file (the Python API's opt-in; the CLI's default file otherwise)."""
-
-LOCK_TIMEOUT = 60.0
-"""Seconds a write waits for another process's transaction before it gives up with one line."""
-
 MAX_NAME = 200
+PERSON_CAP = "person"
+"""The ``caps`` row of the cap on every person's (every owner's) total."""
 
-_SCHEMA = (
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE datasets (name TEXT PRIMARY KEY, cap_epsilon REAL, cap_delta REAL, created TEXT NOT NULL)",
-    "CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL REFERENCES datasets(name),"
-    " kind TEXT NOT NULL, trainer TEXT NOT NULL, unit TEXT NOT NULL, events TEXT NOT NULL, epsilon REAL,"
-    " delta REAL NOT NULL, guarantee INTEGER NOT NULL, time TEXT NOT NULL, model_path TEXT, note TEXT)",
-)
-_TABLES = {"meta", "datasets", "releases", "sqlite_sequence"}
+UNITS_NOTE = {"person": "per person", "document": "per document"}
 
 
 def default_path() -> Path:
@@ -64,20 +64,27 @@ def default_path() -> Path:
     return base / "dptopic" / "ledger.sqlite"
 
 
-def ledger_path(path=None, off: bool = False, must_exist: bool = False) -> Path | None:
-    """The ledger file a run uses: none when ``off``, else ``path``, else ``$DPTOPIC_LEDGER``, else
-    :func:`default_path` (``~`` expanded). ``must_exist``: for reading, a file that is not there is refused."""
+def _location(value):
+    """A ledger named by the user: a ``postgresql://`` URL as given, a path with ``~`` expanded."""
+    s = str(value).strip()
+    return s if is_url(s) else Path(os.path.expanduser(s))
+
+
+def ledger_path(path=None, off: bool = False, must_exist: bool = False):
+    """The ledger a run uses: none when ``off``, else ``path``, else ``$DPTOPIC_LEDGER``, else :func:`default_path`
+    (``~`` expanded; a ``postgresql://`` URL kept as a string). ``must_exist``: for reading, a file that is not
+    there is refused."""
     if off:
         if path is not None:
             raise ParameterError("give {ledger} or {no_ledger}, not both.", "ledger", path, others=("no_ledger",),
                                  flag_template="give {ledger} PATH or {no_ledger}, not both.")
         return None
-    if path is not None and not str(path).strip():
+    if path is not None and (not isinstance(path, (str, os.PathLike)) or not str(path).strip()):
         raise ParameterError("{ledger} needs a file path (or set {no_ledger}).", "ledger", path,
                              flag_template="{ledger} needs a file path (or give {no_ledger}).")
     env = os.environ.get(ENV, "").strip()
-    chosen = Path(os.path.expanduser(path if path is not None else env)) if path is not None or env else default_path()
-    if must_exist and not chosen.exists():
+    chosen = _location(path) if path is not None else _location(env) if env else default_path()
+    if must_exist and not is_url(chosen) and not os.path.lexists(chosen):
         raise ParameterError("no ledger at {path}: nothing has been recorded there yet (give {ledger} or {env} to"
                              " read another).", "ledger", path, flag_template="no ledger at {path}: nothing has been"
                              " recorded there yet (give {ledger} PATH or {env} to read another).", path=chosen, env=ENV)
@@ -125,6 +132,9 @@ def _merge(groups) -> list:
     return list(merged.items())
 
 
+_GUARANTEES: dict = {}
+
+
 def release_guarantee(groups, delta: float) -> tuple[float, float]:
     """A release's own ``(epsilon, delta)``: the smallest valid figure of its events at ``delta`` (PLD, RDP, or basic
     composition when its events are pure: then delta is 0), as a fit's report names it."""
@@ -132,28 +142,36 @@ def release_guarantee(groups, delta: float) -> tuple[float, float]:
         compose_pld, compose_rdp, pure_basic_bound)
 
     groups = _merge(groups)
+    try:
+        key = (frozenset(groups), float(delta))
+        hash(key)
+    except TypeError:       # an event that is not a frozen dataclass: not memoized
+        key = None
+    if key is not None and key in _GUARANTEES:
+        return _GUARANTEES[key]
     pure = pure_basic_bound(groups)
     d_events = sum(getattr(e, "delta_event", 0.0) * n for e, n in groups)
     if d_events >= delta:        # (epsilon, delta) steps whose own deltas add past delta: basic composition at theirs
-        return float(sum(e.epsilon * n for e, n in groups)), float(d_events)
-    tight = min(compose_pld(groups, delta), compose_rdp(groups, delta))
-    if math.isfinite(pure) and pure <= tight * (1 + 1e-9):
-        return pure, 0.0
-    return float(tight), float(delta)
+        out = float(sum(e.epsilon * n for e, n in groups)), float(d_events)
+    else:
+        tight = min(compose_pld(groups, delta), compose_rdp(groups, delta))
+        out = (pure, 0.0) if math.isfinite(pure) and pure <= tight * (1 + 1e-9) else (float(tight), float(delta))
+    if key is not None:
+        _GUARANTEES[key] = out
+    return out
 
 
 def compose_releases(releases: list, delta: float | None = None) -> dict:
-    """The total of ``releases`` (dicts with ``groups``, ``epsilon``, ``delta``, ``guarantee``) at ``delta`` (None: the
-    releases' deltas added): ``epsilon_total`` is the smallest of PLD and RDP over every event of every release and
-    of basic composition (their epsilons added, valid when their deltas add to at most ``delta``);
-    ``epsilon_basic``/``delta_basic`` are that sum. A release that claims no guarantee makes the total unbounded
-    (``None``)."""
-    from .ledger import compose_pld, compose_rdp  # loads numpy: 'dptopic budget' opens its ledger without it
+    """The total of ``releases`` (dicts with ``groups``, ``epsilon``, ``delta``, ``guarantee``) composed as one
+    owner's, at ``delta`` (None: the first release's that states one): ``epsilon_total`` (None when a release claims
+    no guarantee, or when no figure holds at ``delta``); ``epsilon_basic``/``delta_basic``, the releases' own figures
+    added."""
+    from .ledger_totals import compose_at  # loads numpy: 'dptopic budget' opens its ledger without it
 
     basic = float(sum(r["epsilon"] for r in releases if r["guarantee"]))
     d_basic = float(sum(r["delta"] for r in releases if r["guarantee"]))
     if delta is None:
-        delta = d_basic if d_basic > 0 else max([r["delta"] for r in releases] + [0.0])
+        delta = next((float(r["delta"]) for r in releases if r["guarantee"] and r["delta"] > 0), 0.0)
     out = {"epsilon_total": 0.0, "delta_total": float(delta), "epsilon_basic": basic, "delta_basic": d_basic,
            "epsilon_method": "no releases"}
     if not releases:
@@ -165,274 +183,769 @@ def compose_releases(releases: list, delta: float | None = None) -> dict:
                                    f" (release {without[0]['id']}, {without[0]['trainer']}), so no total bounds"
                                    " what was released"))
         return out
-    cands = []
-    groups = _merge(g for r in releases for g in r["groups"])
-    if 0 < delta < 1:
-        cands += [(compose_pld(groups, delta), "PLD over every event of every release"),
-                  (compose_rdp(groups, delta), "RDP over every event of every release")]
-    if d_basic <= delta * (1 + 1e-12):
-        cands.append((basic, "basic composition (the releases' epsilons added)"))
-    cands = [(e, m) for e, m in cands if math.isfinite(e)]
-    if not cands:
-        out.update(epsilon_total=None, epsilon_method=f"none: no figure holds at delta = {delta:.3g}")
-        return out
-    eps, method = min(cands, key=lambda c: c[0])
-    out.update(epsilon_total=float(eps), epsilon_method=method)
+    floor = max((float(r["epsilon"]) for r in releases if float(r["delta"]) <= delta * (1 + 1e-12)), default=0.0)
+    eps, method = compose_at([g for r in releases for g in r["groups"]], float(delta), floor)
+    out.update(epsilon_total=eps if math.isfinite(eps) else None, epsilon_method=method)
     return out
 
 
-# ------------------------------------------------------------------------------------------------- the file
-class LedgerFileError(DPTopicError):
-    """The ledger file is not a dptopic ledger (corrupt, or another program's): nothing was spent."""
-
-
+# ------------------------------------------------------------------------------------------------- the documents
 @dataclass
-class DatasetLedger:
-    """One ledger file. Opening it checks that it is a dptopic ledger (or creates a new one)."""
+class Documents:
+    """What a release read, as the ledger knows it: ``digests``, each document's content digest (unsigned 64-bit, one
+    per document; :mod:`dptopic.corpus.identity`); ``persons``, each document's person (strings, or None without a
+    person field); ``max_tokens``, its longest document's tokens (a word-level release's group per document). With
+    ``digests`` None, ``persons`` alone: a release served to people whose documents never left them (each person's
+    reports, ``counts`` of them)."""
 
-    path: Path
-    _checked: bool = field(default=False, repr=False)
+    digests: object = None
+    persons: list | None = None
+    max_tokens: int | None = None
+    counts: list | None = None
 
     def __post_init__(self):
-        self.path = Path(os.path.expanduser(str(self.path)))
-        if self.path.is_dir():
-            raise LedgerFileError(f"ledger {self.path} is a folder: give a file (--ledger PATH, {ENV}).")
-        with self._connection() as con:
-            self._check_or_create(con)
+        if self.digests is None and not self.persons:
+            raise DPTopicError("a release's documents need their digests or their persons.")
+        if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
+            raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
 
-    def _bad(self, why: str) -> LedgerFileError:
-        return LedgerFileError(f"ledger {self.path} {why}: nothing was spent; give another file with --ledger PATH or"
-                               f" {ENV}, or move this one away (docs/budget.md).")
 
-    @contextlib.contextmanager
-    def _connection(self):
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise self._bad(f"cannot be created ({e.strerror or e})") from None
-        try:
-            con = sqlite3.connect(str(self.path), timeout=LOCK_TIMEOUT, isolation_level=None)
-        except sqlite3.Error as e:
-            raise self._bad(f"cannot be opened ({e})") from None
-        try:
-            yield con
-        except sqlite3.OperationalError as e:
-            if "locked" in str(e) or "busy" in str(e):
-                raise DPTopicError(f"ledger {self.path} stayed locked by another run for {LOCK_TIMEOUT:g} s: nothing"
-                                   " was spent; run again when it ends.") from None
-            raise self._bad(f"could not be read or written ({e})") from None
-        except sqlite3.DatabaseError as e:
-            raise self._bad(f"is not a dptopic ledger ({e})") from None
-        finally:
-            con.close()
+def _person_text(p) -> str:
+    return unicodedata.normalize("NFC", str(p))
 
-    def _check_or_create(self, con) -> None:
-        app = con.execute("PRAGMA application_id").fetchone()[0]
-        if app == APPLICATION_ID:
-            self._check_meta(con)
-            return
-        if app != 0:
-            raise self._bad("belongs to another program (its SQLite application id is not dptopic's)")
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            app = con.execute("PRAGMA application_id").fetchone()[0]
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if app == APPLICATION_ID:         # another process created it while this one waited
-                con.execute("COMMIT")
-                self._check_meta(con)
-                return
-            if tables:
-                raise self._bad("is another program's SQLite file (it has tables of its own)")
-            for stmt in _SCHEMA:
-                con.execute(stmt)
-            con.executemany("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", str(VERSION))])
-            con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
 
-    def _check_meta(self, con) -> None:
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not {"meta", "datasets", "releases"} <= tables:
-            raise self._bad("is damaged (its tables are missing)")
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("format") != FORMAT:
-            raise self._bad(f"is not a dptopic ledger (its format is {str(meta.get('format'))[:40]!r})")
-        try:
-            version = int(meta.get("version", ""))
-        except ValueError:
-            raise self._bad("is damaged (no version)") from None
-        if version > VERSION:
-            raise self._bad(f"was written by a newer dptopic (ledger version {version}; this one reads up to"
-                            f" {VERSION}): upgrade dptopic")
+# ------------------------------------------------------------------------------------------------- the ledger
+class DatasetLedger:
+    """One ledger: a SQLite file (a path) or a PostgreSQL database (``postgresql://USER@HOST/DB``). Opening it checks
+    that it is a dptopic ledger, creating one (or upgrading a version-1 file) unless ``read_only``: a ledger opened
+    to read is never created or changed."""
 
-    # ------------------------------------------------------------------------------ reading
-    @staticmethod
-    def _release(row) -> dict:
-        rid, dataset, kind, trainer, unit, events, eps, delta, guarantee, when, path, note = row
-        try:
-            groups = events_from_json(events)
-        except (ValueError, DPTopicError) as e:
-            raise DPTopicError(f"release {rid} of dataset {dataset!r} has damaged events ({str(e)[:120]})") from None
-        return {"id": rid, "dataset": dataset, "kind": kind, "trainer": trainer, "unit": unit, "groups": groups,
-                "events": json.loads(events), "epsilon": eps if eps is not None else math.inf, "delta": delta,
-                "guarantee": bool(guarantee), "time": when, "model_path": path, "note": note}
+    def __init__(self, path, read_only: bool = False):
+        self.path = _location(path) if isinstance(path, (str, os.PathLike)) else path
+        if isinstance(self.path, (bool, int, float)) or self.path is None:
+            raise ParameterError("invalid {ledger=}: give the path of a ledger file or a postgresql:// URL.",
+                                 "ledger", path, flag_template="invalid {ledger} {value!r}: give a file path.")
+        self.store = open_store(self.path, read_only=read_only)
+        self.read_only = read_only
+        self.version = self.store.open(create=not read_only)
+        self._key = None
 
-    def _releases(self, con, dataset: str) -> list:
-        rows = con.execute("SELECT id, dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time,"
-                           " model_path, note FROM releases WHERE dataset = ? ORDER BY id", (dataset,)).fetchall()
-        return [self._release(r) for r in rows]
+    @property
+    def where(self) -> str:
+        """The ledger as messages name it (a URL without its password)."""
+        return self.store.where
+
+    # ------------------------------------------------------------------ the key and the documents
+    def _the_key(self, tx, create: bool) -> bytes | None:
+        if self._key is not None:
+            return self._key
+        row = tx.one("SELECT value FROM meta WHERE key = 'key'")
+        if row is None and create:
+            tx.run("INSERT INTO meta (key, value) VALUES ('key', ?)", (secrets.token_hex(32),))
+            row = tx.one("SELECT value FROM meta WHERE key = 'key'")
+        if row is None:
+            return None
+        try:
+            key = bytes.fromhex(row[0])
+            if len(key) != 32:
+                raise ValueError
+        except (ValueError, TypeError):
+            raise self.store.bad("is damaged: its hashing key (meta row 'key') is not 64 hex digits") from None
+        self._key = key
+        return key
 
     @staticmethod
-    def _cap(con, dataset: str):
-        row = con.execute("SELECT cap_epsilon, cap_delta FROM datasets WHERE name = ?", (dataset,)).fetchone()
-        return None if row is None or row[0] is None else (float(row[0]), float(row[1]))
+    def _keyed(key: bytes, data: bytes, what: bytes) -> int:
+        return int.from_bytes(hashlib.blake2b(data, key=key, digest_size=8, person=what).digest(), "little",
+                              signed=True)
 
-    def datasets(self) -> list[str]:
-        with self._connection() as con:
-            return [r[0] for r in con.execute("SELECT name FROM datasets ORDER BY created, name")]
+    def _doc_rows(self, key: bytes, docs: Documents):
+        """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
+        import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
-    def releases(self, dataset: str) -> list:
-        with self._connection() as con:
-            return self._releases(con, dataset)
+        def person_keys(persons) -> np.ndarray:
+            index: dict = {}
+            codes = np.fromiter((index.setdefault(p, len(index)) for p in persons), dtype=np.int64,
+                                count=len(persons))
+            keyed = np.array([self._keyed(key, _person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
+                              for p in index], dtype=np.int64)
+            return keyed[codes] if len(keyed) else np.zeros(0, np.int64)
 
-    def cap(self, dataset: str):
-        with self._connection() as con:
-            return self._cap(con, dataset)
+        if docs.digests is None:
+            owner = person_keys(docs.persons)
+            doc = np.zeros(len(owner), np.int64)
+            reps = np.asarray(docs.counts or [1] * len(owner), dtype=np.int64)
+            person = np.ones(len(owner), np.int64)
+            has_doc = False
+        else:
+            digests = np.asarray(docs.digests, dtype=np.uint64)
+            doc = np.fromiter((self._keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
+                              dtype=np.int64, count=len(digests))
+            owner = person_keys(docs.persons) if docs.persons is not None else doc
+            person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
+            reps = np.ones(len(doc), np.int64)
+            has_doc = True
+        pairs = np.stack([doc, owner, person], axis=1)
+        uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        copies = np.bincount(inverse.ravel(), weights=reps, minlength=len(uniq)).astype(np.int64)
+        h = hashlib.blake2b(key=key, digest_size=16, person=b"ledger-set")
+        h.update(b"docs" if has_doc else b"people")
+        h.update(np.ascontiguousarray(uniq[:, 0] if has_doc else uniq[:, 1]).tobytes())
+        h.update(np.ascontiguousarray(np.where(uniq[:, 2] > 0, uniq[:, 1], 0)).tobytes())
+        h.update(copies.tobytes())
+        content = hashlib.blake2b(key=key, digest_size=8, person=b"ledger-name")
+        ident = uniq[:, 0] if has_doc else uniq[:, 1]
+        order = np.lexsort((ident,))
+        merged_ids, first = np.unique(ident[order], return_index=True)
+        merged_copies = np.add.reduceat(copies[order], first) if len(order) else copies
+        content.update(merged_ids.tobytes())
+        content.update(np.asarray(merged_copies, dtype=np.int64).tobytes())
+        rows = [(int(d) if has_doc else None, int(o), int(p), int(n))
+                for (d, o, p), n in zip(uniq.tolist(), copies.tolist())]
+        prefix = "content:" if has_doc else "people:"
+        return h.hexdigest(), prefix + content.hexdigest(), rows
 
-    def total(self, dataset: str) -> dict:
-        """The dataset's total (:func:`compose_releases`; at the cap's delta when it has a cap) and its number of
-        releases (``n_releases``)."""
-        with self._connection() as con:
-            releases, cap = self._releases(con, dataset), self._cap(con, dataset)
-        out = compose_releases(releases, cap[1] if cap else None)
-        out["n_releases"] = len(releases)
-        out["cap"] = None if cap is None else {"epsilon": cap[0], "delta": cap[1]}
+    def _ensure_docset(self, tx, docs: Documents) -> tuple[int, str]:
+        """The id of the document set ``docs`` and its content name, recorded now if it is new (its owners resolved:
+        a document whose person another set gave belongs to that person, and a set with persons gives theirs to the
+        same documents recorded before without one)."""
+        key = self._the_key(tx, create=True)
+        fingerprint, content, rows = self._doc_rows(key, docs)
+        row = tx.one("SELECT id FROM docsets WHERE fingerprint = ?", (fingerprint,))
+        if row is not None:
+            return int(row[0]), content
+        persons = int(any(r[2] for r in rows))
+        sid = tx.insert("INSERT INTO docsets (fingerprint, content, n_docs, persons, created) VALUES (?, ?, ?, ?, ?)",
+                        (fingerprint, content, sum(r[3] for r in rows), persons, _now()))
+        tx.many("INSERT INTO docs (docset, doc, owner, person, copies) VALUES (?, ?, ?, ?, ?)",
+                [(sid, d, o, p, n) for d, o, p, n in rows])
+        if persons:     # documents recorded before without their person: theirs now
+            tx.run("UPDATE docs SET owner = (SELECT n.owner FROM docs n WHERE n.docset = ? AND n.doc = docs.doc"
+                   " LIMIT 1), person = 1 WHERE person = 0 AND doc IN (SELECT doc FROM docs WHERE docset = ?)",
+                   (sid, sid))
+        else:           # this set's documents whose person another set gave
+            tx.run("UPDATE docs SET owner = (SELECT p.owner FROM docs p WHERE p.doc = docs.doc AND p.person = 1"
+                   " LIMIT 1), person = 1 WHERE docset = ? AND EXISTS (SELECT 1 FROM docs p WHERE p.doc = docs.doc"
+                   " AND p.person = 1)", (sid,))
+        return sid, content
+
+    def content_name(self, docs: Documents) -> str:
+        """The dataset name of ``docs`` when none is given: ``content:`` and a keyed digest of its documents (the
+        same documents in any order, file or format give the same name)."""
+        def read(tx):
+            return self._the_key(tx, create=False)
+        key = self.store.run(read)
+        if key is None:
+            if self.read_only:
+                return "content:(not recorded)"
+            key = self.store.run(lambda tx: self._the_key(tx, create=True), write=True)
+        return self._doc_rows(key, docs)[1]
+
+    # ------------------------------------------------------------------ reading, every figure checked
+    def _damaged(self, why: str) -> LedgerFileError:
+        return self.store.bad(f"is damaged: {why}")
+
+    def _release(self, row) -> dict:
+        rid, dataset, kind, trainer, unit, events, eps, delta, guarantee, when, path, note, docset, max_tokens = row
+        where = f"release {rid} of dataset {str(dataset)[:60]!r}"
+        try:
+            groups, raw = _parsed(events)
+        except (ValueError, TypeError, DPTopicError) as e:
+            raise self._damaged(f"{where} has damaged events ({' '.join(str(e).split())[:120]})") from None
+        if guarantee not in (0, 1):
+            raise self._damaged(f"{where} has guarantee {guarantee!r} (0 or 1)")
+        if not _number(delta) or not 0 <= float(delta) < 1:
+            raise self._damaged(f"{where} states delta {delta!r} (a number in [0, 1))")
+        if guarantee:
+            if not groups:
+                raise self._damaged(f"{where} claims a guarantee but lists no events")
+            if not _number(eps) or not 0 <= float(eps) < math.inf:
+                raise self._damaged(f"{where} states epsilon {eps!r} (a finite number >= 0)")
+            try:
+                again = release_guarantee(groups, float(delta))
+            except DPTopicError as e:
+                raise self._damaged(f"{where}: its events cannot be composed ({str(e)[:100]})") from None
+            if not math.isclose(again[0], float(eps), rel_tol=1e-6, abs_tol=1e-9):
+                raise self._damaged(f"{where} states epsilon {float(eps):.6g} at delta {float(delta):.3g}, but its"
+                                    f" events give {again[0]:.6g}")
+        elif eps is not None:
+            raise self._damaged(f"{where} claims no guarantee yet states epsilon {eps!r}")
+        if docset is not None and (isinstance(docset, bool) or not isinstance(docset, int)):
+            raise self._damaged(f"{where} names document set {docset!r}")
+        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                       or max_tokens < 1):
+            raise self._damaged(f"{where} states {max_tokens!r} tokens in its longest document")
+        for name, v in (("dataset", dataset), ("kind", kind), ("trainer", trainer), ("unit", unit), ("time", when)):
+            if not isinstance(v, str):
+                raise self._damaged(f"{where} has no {name} text")
+        return {"id": int(rid), "dataset": dataset, "kind": kind, "trainer": trainer, "unit": unit, "groups": groups,
+                "events": raw, "epsilon": float(eps) if guarantee else math.inf, "delta": float(delta),
+                "guarantee": bool(guarantee), "time": when, "model_path": path, "note": note, "docset": docset,
+                "max_tokens": max_tokens}
+
+    def _state(self, tx) -> dict:
+        """Every release, dataset cap, the person cap and the document sets, read and checked."""
+        cols = ("id, dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time, model_path, note"
+                + (", docset, max_tokens" if self.version >= 2 else ", NULL, NULL"))
+        releases = [self._release(r) for r in tx.all(f"SELECT {cols} FROM releases ORDER BY id")]
+        caps = {}
+        datasets = []
+        for name, ce, cd, created in tx.all("SELECT name, cap_epsilon, cap_delta, created FROM datasets"
+                                            " ORDER BY created, name"):
+            datasets.append(name)
+            if ce is None and cd is None:
+                continue
+            if not _number(ce) or not 0 < float(ce) < math.inf or not _number(cd) or not 0 < float(cd) < 1:
+                raise self._damaged(f"dataset {str(name)[:60]!r} has cap ({ce!r}, {cd!r}) (epsilon a finite number"
+                                    " > 0, delta in (0, 1))")
+            caps[name] = (float(ce), float(cd))
+        person_cap = None
+        docsets = {}
+        if self.version >= 2:
+            for scope, ce, cd in tx.all("SELECT scope, epsilon, delta FROM caps"):
+                if scope != PERSON_CAP or not _number(ce) or not 0 < float(ce) < math.inf or not _number(cd) \
+                        or not 0 < float(cd) < 1:
+                    raise self._damaged(f"cap {str(scope)[:40]!r} is ({ce!r}, {cd!r}) (the person cap: epsilon a"
+                                        " finite number > 0, delta in (0, 1))")
+                person_cap = (float(ce), float(cd))
+            for sid, content, n, persons in tx.all("SELECT id, content, n_docs, persons FROM docsets"):
+                if not isinstance(n, int) or isinstance(n, bool) or n < 1 or persons not in (0, 1):
+                    raise self._damaged(f"document set {sid} states {n!r} documents")
+                docsets[int(sid)] = {"content": content, "n_docs": n, "persons": bool(persons)}
+            key = tx.one("SELECT value FROM meta WHERE key = 'key'")
+            if key is not None:
+                self._key = None
+                self._the_key(tx, create=False)         # 64 hex digits, or the ledger is refused
+            bad = tx.one("SELECT docset FROM docs WHERE copies < 1 OR person NOT IN (0, 1) LIMIT 1")
+            if bad is not None:
+                raise self._damaged(f"a document row of document set {bad[0]} has no whole count >= 1")
+        for r in releases:
+            if r["docset"] is not None and r["docset"] not in docsets:
+                raise self._damaged(f"release {r['id']} names document set {r['docset']}, which is not recorded")
+            if r["dataset"] not in datasets:
+                raise self._damaged(f"release {r['id']} names dataset {r['dataset'][:60]!r}, which is not recorded")
+        return {"releases": releases, "by_id": {r["id"]: r for r in releases}, "caps": caps, "datasets": datasets,
+                "person_cap": person_cap, "docsets": docsets}
+
+    def _read(self, fn):
+        return self.store.run(lambda tx: fn(tx, self._state(tx)))
+
+    # ------------------------------------------------------------------ totals
+    @staticmethod
+    def _rows(tx, docsets=None):
+        """The owners of ``docsets`` (None: every owner) with, for each, their documents in every document set."""
+        import numpy as np  # 'dptopic budget' opens its ledger without numpy
+
+        if docsets is not None and not docsets:
+            return (np.zeros(0, np.int64),) * 4
+        if docsets is None:
+            rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs GROUP BY docset, owner")
+        else:
+            marks = ", ".join("?" * len(docsets))
+            rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner IN (SELECT owner FROM"
+                          f" docs WHERE docset IN ({marks})) GROUP BY docset, owner", tuple(sorted(docsets)))
+        if not rows:
+            return (np.zeros(0, np.int64),) * 4
+        a = np.array(rows, dtype=np.int64)
+        return a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+
+    @staticmethod
+    def _delta_of(state, dataset: str) -> tuple[float, str]:
+        """The delta a dataset's total is stated at, and which: its cap's, else its first release's."""
+        cap = state["caps"].get(dataset)
+        if cap is not None:
+            return cap[1], "the cap's delta"
+        first = next((r for r in state["releases"] if r["dataset"] == dataset and r["guarantee"] and r["delta"] > 0),
+                     None)
+        if first is not None:
+            return first["delta"], f"the delta of its first release, release {first['id']}"
+        return 0.0, "no release states a delta: pure composition"
+
+    def _sigs(self, tx, state, docsets, extra=None, virtual=None) -> list:
+        """The signatures of the owners of ``docsets`` (with ``extra``, a release not written); ``virtual``: the
+        document sets a planned release would read, as one more set (id -1) holding each of their owners with their
+        most documents in any of them."""
+        from .ledger_totals import signatures  # loads numpy: 'dptopic budget' opens its ledger without it
+
+        rows = self._rows(tx, docsets)
+        if virtual:
+            import numpy as np  # as above
+
+            ds, ow, k, pe = rows
+            inside = np.isin(ds, list(virtual))
+            if inside.any():
+                order = np.lexsort((-k[inside], ow[inside]))
+                o, kk, pp = ow[inside][order], k[inside][order], pe[inside][order]
+                first = np.r_[True, o[1:] != o[:-1]]
+                rows = (np.r_[ds, np.full(int(first.sum()), -1)], np.r_[ow, o[first]], np.r_[k, kk[first]],
+                        np.r_[pe, pp[first]])
+        return signatures(rows, state["releases"], extra)
+
+    def _total(self, state, sigs, dataset: str | None, docsets, delta: float, memo, extra=None,
+               enough: float | None = None) -> dict:
+        """The largest owner's total among ``sigs`` touching ``docsets`` (the datasets' named-only releases
+        included), at ``delta``."""
+        from .ledger_totals import Signature, compose_signature  # loads numpy, as above
+
+        by_id = dict(state["by_id"])
+        if extra is not None:
+            by_id[extra["id"]] = extra
+        mine = [s for s in sigs if s.docsets & docsets]
+        if not mine and dataset is not None:        # a dataset recorded with no documents: its releases together
+            rel = [r for r in state["releases"] if r["dataset"] == dataset]
+            if extra is not None and extra["dataset"] == dataset:
+                rel.append(extra)
+            mine = [Signature(tuple((r["id"], 1) for r in rel), frozenset(), 0, 0, datasets={dataset})] if rel else []
+        worst, releases, persons, owners, datasets = None, set(), 0, 0, set()
+        for s in mine:
+            compose_signature(s, by_id, delta, memo, enough)
+            releases |= {rid for rid, _ in s.releases}
+            persons += s.persons
+            owners += s.owners
+            datasets |= s.datasets
+            if worst is None or s.epsilon > worst.epsilon:
+                worst = s
+        if worst is None:
+            return {"epsilon_total": 0.0, "delta_total": delta, "epsilon_method": "no releases", "n_releases": 0,
+                    "releases": [], "unit": "document", "owners": 0, "persons": 0, "datasets": [], "largest": []}
+        eps = worst.epsilon
+        return {"epsilon_total": eps if math.isfinite(eps) else None, "delta_total": delta,
+                "epsilon_method": worst.method, "n_releases": len(releases), "releases": sorted(releases),
+                "unit": "person" if persons else "document", "owners": owners, "persons": persons,
+                "datasets": sorted(datasets), "largest": [{"release": rid, "group": k} for rid, k in worst.releases]}
+
+    def _dataset_docsets(self, state, dataset: str) -> set:
+        return {r["docset"] for r in state["releases"] if r["dataset"] == dataset and r["docset"] is not None}
+
+    def _dataset_total(self, tx, state, dataset: str, memo=None, extra=None, delta=None, virtual=None,
+                       enough: float | None = None) -> dict:
+        docsets = self._dataset_docsets(state, dataset)
+        if extra is not None and extra["dataset"] == dataset and extra.get("docset") is not None:
+            docsets.add(extra["docset"])
+        d, source = (delta, "as asked") if delta is not None else self._delta_of(state, dataset)
+        sigs = self._sigs(tx, state, docsets | set(virtual or ()), extra, virtual)
+        if virtual:
+            docsets = docsets | {-1}
+        out = self._total(state, sigs, dataset, docsets, d, {} if memo is None else memo, extra, enough)
+        basic = [state["by_id"][i] for i in out["releases"] if i in state["by_id"]]
+        if extra is not None and extra["id"] in out["releases"] and extra["id"] not in state["by_id"]:
+            basic.append(extra)
+        guaranteed = all(r["guarantee"] for r in basic)
+        out.update(dataset=dataset, delta_source=source, cap=_cap_dict(state["caps"].get(dataset)),
+                   epsilon_basic=float(sum(r["epsilon"] for r in basic)) if guaranteed else None,
+                   delta_basic=float(sum(r["delta"] for r in basic)) if guaranteed else None)
         return out
 
-    def show(self, dataset: str | None = None) -> dict:
-        """``{"datasets": [{"name", "releases", "epsilon_total", "delta_total", "cap", ...}]}``, the JSON of
-        ``dptopic budget show --json`` (its fields: docs/privacy.md)."""
-        with self._connection() as con:
-            names = ([r[0] for r in con.execute("SELECT name FROM datasets ORDER BY created, name")]
-                     if dataset is None else [dataset])
-            if dataset is not None and con.execute("SELECT 1 FROM datasets WHERE name = ?",
-                                                   (dataset,)).fetchone() is None:
-                raise DPTopicError(f"ledger {self.path} has no dataset {dataset!r}: 'dptopic budget show' lists the"
-                                   " datasets it has.")
-            per = [(n, self._releases(con, n), self._cap(con, n)) for n in names]
-        out = []
-        for name, releases, cap in per:
-            tot = compose_releases(releases, cap[1] if cap else None)
-            out.append({
-                "name": name,
-                "releases": [{"id": r["id"], "time": r["time"], "kind": r["kind"], "trainer": r["trainer"],
-                              "unit": r["unit"], "epsilon": r["epsilon"] if r["guarantee"] else None,
-                              "delta": r["delta"] if r["guarantee"] else None, "guarantee": r["guarantee"],
-                              "model_path": r["model_path"], "note": r["note"], "events": r["events"]}
-                             for r in releases],
-                "epsilon_total": tot["epsilon_total"], "delta_total": tot["delta_total"],
-                "epsilon_basic": tot["epsilon_basic"], "delta_basic": tot["delta_basic"],
-                "epsilon_method": tot["epsilon_method"],
-                "units": sorted({r["unit"] for r in releases}),
-                "cap": None if cap is None else {"epsilon": cap[0], "delta": cap[1]},
-            })
-        return {"datasets": out}
+    def total(self, dataset: str) -> dict:
+        """A dataset's total: its largest owner's (a person's, with a person field; a document's otherwise) over every
+        release that held their documents, at the cap's delta, else its first release's (``delta_source`` says
+        which); ``n_releases``, ``unit``, ``datasets`` (every dataset whose releases it composes), ``cap``."""
+        return self._read(lambda tx, st: self._dataset_total(tx, st, dataset))
 
-    # ------------------------------------------------------------------------------ writing
-    @contextlib.contextmanager
-    def _write(self):
-        with self._connection() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-                con.execute("COMMIT")
-            except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
-                raise
+    def release_total(self, release_id: int) -> dict:
+        """The total of a release's own documents (its largest owner's, at its dataset's delta): the card's line."""
+        def go(tx, st):
+            r = st["by_id"].get(int(release_id))
+            if r is None:
+                raise DPTopicError(f"release {release_id} is not in ledger {self.where}")
+            if r["docset"] is None:
+                return self._dataset_total(tx, st, r["dataset"])
+            d, source = self._delta_of(st, r["dataset"])
+            sigs = self._sigs(tx, st, {r["docset"]})
+            out = self._total(st, sigs, r["dataset"], {r["docset"]}, d, {})
+            out.update(dataset=r["dataset"], delta_source=source, cap=_cap_dict(st["caps"].get(r["dataset"])))
+            return out
+        return self._read(go)
+
+    # ------------------------------------------------------------------ the simple reads
+    def datasets(self) -> list[str]:
+        return self._read(lambda tx, st: list(st["datasets"]))
+
+    def releases(self, dataset: str) -> list:
+        return self._read(lambda tx, st: [r for r in st["releases"] if r["dataset"] == dataset])
+
+    def cap(self, dataset: str):
+        return self._read(lambda tx, st: st["caps"].get(dataset))
+
+    def person_cap(self):
+        """The cap on every person's total, ``(epsilon, delta)``, or None."""
+        return self._read(lambda tx, st: st["person_cap"])
+
+    # ------------------------------------------------------------------ show and export
+    def show(self, dataset: str | None = None) -> dict:
+        """``{"datasets": [...]}``, the JSON of ``dptopic budget show --json`` (its fields: docs/privacy.md): per
+        dataset its releases with their events (every parameter, so that another accountant recomputes the total),
+        its total and how it was reached (``largest``: the releases composed for its largest owner and the group
+        size each was converted at), the datasets it overlaps and its cap."""
+        def go(tx, st):
+            if dataset is not None and dataset not in st["datasets"]:
+                raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: 'dptopic budget show' lists the"
+                                   " datasets it has.")
+            names = st["datasets"] if dataset is None else [dataset]
+            shared = self._overlaps(tx, st)
+            out = []
+            memo: dict = {}
+            for name in names:
+                tot = self._dataset_total(tx, st, name, memo)
+                mine = [r for r in st["releases"] if r["dataset"] == name]
+                out.append({
+                    "name": name,
+                    "releases": [_release_json(r, st) for r in mine],
+                    "epsilon_total": tot["epsilon_total"], "delta_total": tot["delta_total"],
+                    "delta_source": tot["delta_source"], "unit": tot["unit"],
+                    "epsilon_basic": tot["epsilon_basic"], "delta_basic": tot["delta_basic"],
+                    "epsilon_method": tot["epsilon_method"], "n_releases": tot["n_releases"],
+                    "largest": tot["largest"],
+                    "units": sorted({r["unit"] for r in mine}),
+                    "overlaps": shared.get(name, []),
+                    "cap": _cap_dict(st["caps"].get(name)),
+                })
+            return {"datasets": out, "person_cap": _cap_dict(st["person_cap"])}
+        return self._read(go)
+
+    def _overlaps(self, tx, st) -> dict:
+        """Per dataset, the other datasets whose documents it shares and how many owners they share (exact counts of
+        the private data: outside the guarantee)."""
+        if self.version < 2:
+            return {}
+        rows = tx.all("SELECT a.docset, b.docset, COUNT(DISTINCT a.owner) FROM docs a JOIN docs b ON a.owner ="
+                      " b.owner AND a.docset <> b.docset GROUP BY a.docset, b.docset")
+        of: dict = {}
+        for r in st["releases"]:
+            if r["docset"] is not None:
+                of.setdefault(r["docset"], set()).add(r["dataset"])
+        pair: dict = {}
+        for a, b, n in rows:
+            for da in of.get(a, ()):
+                for db in of.get(b, ()):
+                    if da != db:
+                        pair[(da, db)] = max(pair.get((da, db), 0), int(n))
+        out: dict = {}
+        for (da, db), n in sorted(pair.items()):
+            out.setdefault(da, []).append({"dataset": db, "shared_owners": n})
+        return out
+
+    def person_summary(self, delta: float | None = None, top: int = 10) -> dict:
+        """Every owner's total (``budget show --person-level``): the largest, the distribution over owners (counts of
+        the private data: outside the guarantee) and the person cap. ``delta``: the person cap's, else the ledger's
+        first release's."""
+        from .ledger_totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
+
+        def go(tx, st):
+            d, source = delta, "as asked"
+            if d is None:
+                if st["person_cap"] is not None:
+                    d, source = st["person_cap"][1], "the person cap's delta"
+                else:
+                    first = next((r for r in st["releases"] if r["guarantee"] and r["delta"] > 0), None)
+                    d, source = ((first["delta"], f"the delta of the ledger's first release, release {first['id']}")
+                                 if first else (0.0, "no release states a delta"))
+            sigs = self._sigs(tx, st, None)
+            memo: dict = {}
+            for s in sigs:
+                compose_signature(s, st["by_id"], d, memo)
+            sigs.sort(key=lambda s: -s.epsilon)
+            owners = sum(s.owners for s in sigs)
+            persons = sum(s.persons for s in sigs)
+            dist = []
+            for s in sigs:
+                dist.append({"epsilon": s.epsilon if math.isfinite(s.epsilon) else None, "owners": s.owners,
+                             "persons": s.persons, "datasets": sorted(s.datasets),
+                             "releases": [{"release": rid, "group": k} for rid, k in s.releases],
+                             "method": s.method})
+            largest = dist[0] if dist else None
+            return {"delta": d, "delta_source": source, "owners": owners, "persons": persons,
+                    "largest": largest, "distribution": dist[:top] if top else dist,
+                    "quantiles": _quantiles(sigs), "person_cap": _cap_dict(st["person_cap"]),
+                    "note": "counts of owners are exact figures of the private data: outside the guarantee"}
+        return self._read(go)
+
+    def person_total(self, person) -> dict:
+        """One person's total (their id as the person field gives it), at the person cap's delta, else the ledger's
+        first release's: ``{"epsilon", "delta", "releases", "method"}``; ``epsilon`` 0 for a person not recorded."""
+        from .ledger_totals import compose_signature, signatures  # loads numpy: as above
+
+        def go(tx, st):
+            key = self._the_key(tx, create=False)
+            if key is None:
+                return {"epsilon": 0.0, "delta": None, "releases": [], "method": "no person recorded"}
+            o = self._keyed(key, _person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
+            rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner = ?"
+                          " GROUP BY docset, owner", (o,))
+            d = st["person_cap"][1] if st["person_cap"] else next(
+                (r["delta"] for r in st["releases"] if r["guarantee"] and r["delta"] > 0), 0.0)
+            if not rows:
+                return {"epsilon": 0.0, "delta": d, "releases": [], "method": "no release holds this person"}
+            import numpy as np  # as above
+
+            a = np.array(rows, dtype=np.int64)
+            (sig,) = signatures((a[:, 0], a[:, 1], a[:, 2], a[:, 3]), st["releases"])
+            compose_signature(sig, st["by_id"], d, {})
+            return {"epsilon": sig.epsilon, "delta": d, "method": sig.method,
+                    "releases": [{"release": rid, "group": k} for rid, k in sig.releases]}
+        return self._read(go)
+
+    # ------------------------------------------------------------------ writing
+    def _write(self, fn):
+        return self.store.run(fn, write=True)
 
     @staticmethod
-    def _ensure_dataset(con, dataset: str) -> None:
-        con.execute("INSERT OR IGNORE INTO datasets (name, created) VALUES (?, ?)", (dataset, _now()))
+    def _ensure_dataset(tx, dataset: str) -> None:
+        if tx.one("SELECT 1 FROM datasets WHERE name = ?", (dataset,)) is None:
+            tx.run("INSERT INTO datasets (name, created) VALUES (?, ?)", (dataset, _now()))
 
-    def set_cap(self, dataset: str, epsilon, delta) -> None:
-        """Cap ``dataset`` at ``(epsilon, delta)``; ``epsilon`` None removes its cap. A cap below what the dataset has
-        already spent is kept (it refuses every later release) and the caller may say so."""
+    def set_cap(self, dataset: str, epsilon, delta, *, clear: bool = False) -> None:
+        """Cap ``dataset`` at ``(epsilon, delta)`` (``clear``: remove its cap; the dataset must be recorded). A cap
+        below what the dataset has already spent is kept (it refuses every later release) and the caller may say
+        so."""
         from .._validation import Real, validate_value  # loads numpy: 'dptopic budget' opens its ledger without it
 
         dataset = check_name(dataset)
-        if epsilon is not None:
+        if clear:
+            if epsilon is not None or delta is not None:
+                raise ParameterError("give {epsilon} and {delta} (a cap) or {clear} (no cap), not both.", "clear",
+                                     True, others=("epsilon", "delta"))
+        else:
             epsilon = float(validate_value("epsilon", epsilon, [Real(0, None, "neither")]))
             delta = float(validate_value("delta", delta, [Real(0, 1, "neither")]))
-        with self._write() as con:
-            self._ensure_dataset(con, dataset)
-            con.execute("UPDATE datasets SET cap_epsilon = ?, cap_delta = ? WHERE name = ?",
-                        (epsilon, None if epsilon is None else delta, dataset))
 
-    def debit(self, dataset: str, trainer: str, unit: str, groups, delta: float, *, kind: str = "fit",
+        def go(tx):
+            self._state(tx)
+            if clear:
+                if tx.one("SELECT 1 FROM datasets WHERE name = ?", (dataset,)) is None:
+                    raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: nothing to clear ('dptopic"
+                                       " budget show' lists the datasets it has).")
+                tx.run("UPDATE datasets SET cap_epsilon = NULL, cap_delta = NULL WHERE name = ?", (dataset,))
+                return
+            self._ensure_dataset(tx, dataset)
+            tx.run("UPDATE datasets SET cap_epsilon = ?, cap_delta = ? WHERE name = ?", (epsilon, delta, dataset))
+        self._write(go)
+
+    def set_person_cap(self, epsilon, delta, *, clear: bool = False) -> None:
+        """Cap every person's total (every owner's: a document whose person is not known is its own) at ``(epsilon,
+        delta)``, across every dataset of the ledger; ``clear`` removes it."""
+        from .._validation import Real, validate_value  # loads numpy: as above
+
+        if not clear:
+            epsilon = float(validate_value("epsilon", epsilon, [Real(0, None, "neither")]))
+            delta = float(validate_value("delta", delta, [Real(0, 1, "neither")]))
+
+        def go(tx):
+            self._state(tx)
+            tx.run("DELETE FROM caps WHERE scope = ?", (PERSON_CAP,))
+            if not clear:
+                tx.run("INSERT INTO caps (scope, epsilon, delta) VALUES (?, ?, ?)", (PERSON_CAP, epsilon, delta))
+        self._write(go)
+
+    def _check_caps(self, tx, state, new: dict, trainer: str) -> None:
+        """Refuse ``new`` (a release not yet written) when a total it touches would pass its cap."""
+        memo: dict = {}
+        docset = new.get("docset")
+        touched = {new["dataset"]}
+        if not state["caps"] and state["person_cap"] is None:
+            return          # nothing capped: nothing to check
+        if docset is not None:
+            sigs = self._sigs(tx, state, {docset}, new)
+            for s in sigs:
+                touched |= s.datasets
+        for name in sorted(touched):
+            cap = state["caps"].get(name)
+            if cap is None:
+                continue
+            after = self._dataset_total(tx, state, name, memo, extra=new, delta=cap[1], enough=cap[0])
+            spent = after["epsilon_total"]
+            if spent is None or spent > cap[0] * (1 + 1e-9):
+                before = self._dataset_total(tx, state, name, memo, delta=cap[1])
+                shared = "" if name == new["dataset"] else f" (this run's documents overlap it: {new['dataset']!r})"
+                raise BudgetExceededError(
+                    f"dataset {name!r} is capped at epsilon = {cap[0]:g} (delta = {cap[1]:g}) and has spent"
+                    f" {_fmt(before['epsilon_total'])} {UNITS_NOTE[before['unit']]} over {before['n_releases']}"
+                    f" release(s){shared}; this {trainer} run would bring it to {_fmt(spent)}: refused before any noise"
+                    " was drawn, nothing written (raise the cap with 'dptopic budget cap', or spend less;"
+                    " docs/budget.md).")
+        pc = state["person_cap"]
+        if pc is not None and docset is not None:
+            from .ledger_totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
+
+            by_id = {**state["by_id"], new["id"]: new}
+            for s in self._sigs(tx, state, {docset}, new):
+                if docset not in s.docsets:
+                    continue
+                compose_signature(s, by_id, pc[1], memo, pc[0])
+                if not s.epsilon <= pc[0] * (1 + 1e-9):
+                    who = "a person" if s.persons else "a document"
+                    raise BudgetExceededError(
+                        f"every person is capped at epsilon = {pc[0]:g} (delta = {pc[1]:g}) in ledger {self.where};"
+                        f" this {trainer} run would bring {who} of its documents to {_fmt(s.epsilon)}: refused before"
+                        " any noise was drawn, nothing written ('dptopic budget show --person-level' lists the"
+                        " totals; docs/budget.md).")
+
+    def debit(self, dataset: str | None, trainer: str, unit: str, groups, delta: float, *, kind: str = "fit",
               guarantee: bool = True, release_id: int | None = None, note: str | None = None,
-              planned=()) -> int:
-        """Record a release of ``groups`` (``[(event, count), ...]``) from ``dataset`` and return its id; with
+              planned=(), documents: Documents | None = None) -> int:
+        """Record a release of ``groups`` (``[(event, count), ...]``) that read ``documents`` (None: a dataset known
+        by its name alone) from ``dataset`` (None: the documents' content name) and return its id; with
         ``release_id``, add ``groups`` to that release instead (more of one fit, such as replayed sweeps). Refused
-        with :class:`~dptopic.errors.BudgetExceededError`, nothing written, when the dataset's cap would be
-        exceeded. Call it before the release's noise is drawn. ``planned``: the rest of this release, added later
-        with ``release_id`` (a run's fit after its private vocabulary): counted in the cap's check now, not
-        written."""
-        dataset = check_name(dataset)
+        with :class:`~dptopic.errors.BudgetExceededError`, nothing written, when a cap it touches would be exceeded:
+        its dataset's, every dataset whose documents it shares, the person cap. Call it before the release's noise is
+        drawn. ``planned``: the rest of this release, added later with ``release_id`` (a run's fit after its private
+        vocabulary): counted in the caps' check now, not written."""
+        if dataset is None and documents is None and release_id is None:
+            raise DPTopicError("a release needs its dataset's name or its documents.")
+        if dataset is not None:
+            dataset = check_name(dataset)
         groups = [(e, int(n)) for e, n in groups]
         planned = [(e, int(n)) for e, n in planned]
-        text = events_to_json(groups)
-        with self._write() as con:
-            self._ensure_dataset(con, dataset)
-            releases = self._releases(con, dataset)
+
+        def go(tx):
+            state = self._state(tx)
+            name, docset, max_tokens = dataset, None, None
+            mine = None
             if release_id is not None:
-                mine = next((r for r in releases if r["id"] == release_id), None)
+                mine = state["by_id"].get(int(release_id))
                 if mine is None:
-                    raise DPTopicError(f"release {release_id} is not in dataset {dataset!r} of ledger {self.path}")
-                groups = _merge(mine["groups"] + groups)
-                text = events_to_json(groups)
-                releases = [r for r in releases if r["id"] != release_id]
-            eps, d = release_guarantee(groups, delta) if guarantee else (math.inf, float(delta))
-            new = {"id": release_id or -1, "trainer": trainer, "groups": groups, "epsilon": eps, "delta": d,
-                   "guarantee": guarantee}
-            cap = self._cap(con, dataset)
-            if cap is not None:
-                if planned:     # the whole release, as it will be once its planned part is added
-                    whole = _merge(groups + planned)
-                    e_w, d_w = release_guarantee(whole, delta) if guarantee else (math.inf, float(delta))
-                    new = dict(new, groups=whole, epsilon=e_w, delta=d_w)
-                tot = compose_releases(releases + [new], cap[1])
-                spent = tot["epsilon_total"]
-                if spent is None or spent > cap[0] * (1 + 1e-9):
-                    before = compose_releases(releases, cap[1])["epsilon_total"] if releases else 0.0
-                    raise BudgetExceededError(
-                        f"dataset {dataset!r} is capped at epsilon = {cap[0]:g} (delta = {cap[1]:g}) and has spent"
-                        f" {_fmt(before)} over {len(releases)} release(s); this {trainer} run would bring it to"
-                        f" {_fmt(spent)}: refused before any noise was drawn, nothing written (raise the cap with"
-                        " 'dptopic budget cap', or spend less; docs/budget.md).")
-            if release_id is not None:
-                con.execute("UPDATE releases SET events = ?, epsilon = ?, delta = ?, guarantee = ? WHERE id = ?",
-                            (text, eps if math.isfinite(eps) else None, d, int(guarantee), release_id))
-                return release_id
-            cur = con.execute(
-                "INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time, note)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (dataset, kind, trainer, unit, text, eps if math.isfinite(eps) else None, d, int(guarantee), _now(),
-                 note))
-            return int(cur.lastrowid)
+                    raise DPTopicError(f"release {release_id} is not in ledger {self.where}")
+                name, docset, max_tokens = mine["dataset"], mine["docset"], mine["max_tokens"]
+            elif documents is not None:
+                docset, content = self._ensure_docset(tx, documents)
+                name = name or content
+                max_tokens = documents.max_tokens
+            self._ensure_dataset(tx, name)
+            whole = _merge((mine["groups"] if mine else []) + groups)
+            claims = guarantee
+            eps, d = release_guarantee(whole, delta) if claims else (math.inf, float(delta))
+            if claims and not (math.isfinite(eps) and d < 1):
+                # (epsilon, delta) steps whose own deltas add to 1 or more bound nothing: no guarantee is claimed
+                claims, eps, d = False, math.inf, float(delta)
+            check = _merge(whole + planned) if planned else whole
+            e_c, d_c = (release_guarantee(check, delta) if guarantee else (math.inf, float(delta))) if planned \
+                else (eps, d)
+            if not claims:
+                e_c, d_c = math.inf, float(delta)
+            new = {"id": int(release_id) if release_id is not None else -1, "dataset": name, "trainer": trainer,
+                   "unit": mine["unit"] if mine else unit, "groups": check, "epsilon": e_c, "delta": d_c,
+                   "guarantee": claims, "docset": docset, "max_tokens": max_tokens}
+            if mine is not None:
+                state["releases"] = [r for r in state["releases"] if r["id"] != mine["id"]]
+                state["by_id"] = {r["id"]: r for r in state["releases"]}
+            self._check_caps(tx, state, new, trainer)
+            text = events_to_json(whole)
+            if mine is not None:
+                tx.run("UPDATE releases SET events = ?, epsilon = ?, delta = ?, guarantee = ? WHERE id = ?",
+                       (text, eps if claims else None, d, int(claims), mine["id"]))
+                return mine["id"]
+            return tx.insert(
+                "INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time, note,"
+                " docset, max_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (name, kind, trainer, unit, text, eps if claims else None, d, int(claims), _now(), note,
+                 docset, max_tokens))
+        return self._write(go)
+
+    def plan(self, dataset: str, trainer: str, unit: str, groups, delta: float) -> dict:
+        """What a release of ``groups`` from the recorded ``dataset`` (every one of its documents) would add, read
+        from the ledger alone: no document is read and nothing is written. Returns, for each cap it touches (its
+        dataset's, the datasets sharing its documents, the person cap), the total now, after, and what would
+        remain; and whether it would be refused."""
+        dataset = check_name(dataset)
+        groups = [(e, int(n)) for e, n in groups]
+
+        def go(tx, st):
+            if dataset not in st["datasets"]:
+                raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: 'dptopic budget show' lists the"
+                                   " datasets it has (a plan reads what the ledger recorded, never the documents).")
+            eps, d = release_guarantee(groups, delta)
+            docsets = self._dataset_docsets(st, dataset)
+            tokens = [r["max_tokens"] for r in st["releases"] if r["dataset"] == dataset and r["max_tokens"]]
+            new = {"id": -1, "dataset": dataset, "trainer": trainer, "unit": unit, "groups": groups, "epsilon": eps,
+                   "delta": d, "guarantee": True, "docset": -1 if docsets else None,
+                   "max_tokens": max(tokens) if tokens else None}
+            memo: dict = {}
+            touched = {dataset}
+            for s in self._sigs(tx, st, docsets, new, docsets):
+                touched |= s.datasets
+            rows = []
+            refused = False
+            for name in sorted(touched):
+                cap = st["caps"].get(name)
+                dd = cap[1] if cap else self._delta_of(st, name)[0]
+                before = self._dataset_total(tx, st, name, memo, delta=dd)
+                after = self._dataset_total(tx, st, name, memo, extra=new, delta=dd, virtual=docsets)
+                e_after = after["epsilon_total"]
+                over = cap is not None and (e_after is None or e_after > cap[0] * (1 + 1e-9))
+                refused |= over
+                rows.append({"scope": "dataset", "dataset": name, "unit": after["unit"], "delta": dd,
+                             "epsilon_now": before["epsilon_total"], "epsilon_after": e_after,
+                             "cap": _cap_dict(cap), "remaining": None if cap is None or e_after is None
+                             else cap[0] - e_after, "refused": over})
+            pc = st["person_cap"]
+            if pc is not None:
+                before = self._dataset_total(tx, st, dataset, memo, delta=pc[1])
+                after = self._dataset_total(tx, st, dataset, memo, extra=new, delta=pc[1], virtual=docsets)
+                e_after = after["epsilon_total"]
+                over = e_after is None or e_after > pc[0] * (1 + 1e-9)
+                refused |= over
+                rows.append({"scope": "person", "dataset": dataset, "unit": after["unit"], "delta": pc[1],
+                             "epsilon_now": before["epsilon_total"], "epsilon_after": e_after, "cap": _cap_dict(pc),
+                             "remaining": None if e_after is None else pc[0] - e_after, "refused": over})
+            return {"dataset": dataset, "trainer": trainer, "unit": unit, "epsilon": eps, "delta": d,
+                    "caps": rows, "refused": refused}
+        return self._read(go)
 
     def mark_no_guarantee(self, release_id: int, note: str) -> None:
         """Mark a recorded release as claiming no guarantee (its fit turned out to claim none)."""
-        with self._write() as con:
-            con.execute("UPDATE releases SET guarantee = 0, epsilon = NULL, note = ? WHERE id = ?", (note, release_id))
+        self._write(lambda tx: tx.run("UPDATE releases SET guarantee = 0, epsilon = NULL, note = ? WHERE id = ?",
+                                      (note, int(release_id))))
 
     def set_model_path(self, release_id: int, path) -> None:
         """Where the release's model was saved (``model.save``)."""
-        with self._write() as con:
-            con.execute("UPDATE releases SET model_path = ? WHERE id = ?", (str(path), int(release_id)))
+        self._write(lambda tx: tx.run("UPDATE releases SET model_path = ? WHERE id = ?", (str(path), int(release_id))))
+
+
+_PARSED: dict = {}
+
+
+def _parsed(text) -> tuple:
+    """A release's events as stored: ``(groups, the JSON list)``, parsed once per process (a ledger read at every
+    debit holds the same rows)."""
+    if not isinstance(text, str):
+        raise DPTopicError("a release's events are not JSON text")
+    hit = _PARSED.get(text)
+    if hit is None:
+        hit = _PARSED[text] = (events_from_json(text), json.loads(text))
+        if len(_PARSED) > 4096:
+            _PARSED.pop(next(iter(_PARSED)))
+    return hit
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _cap_dict(cap):
+    return None if cap is None else {"epsilon": cap[0], "delta": cap[1]}
+
+
+def _release_json(r: dict, st: dict) -> dict:
+    ds = st["docsets"].get(r["docset"]) if r["docset"] is not None else None
+    return {"id": r["id"], "time": r["time"], "kind": r["kind"], "trainer": r["trainer"], "unit": r["unit"],
+            "epsilon": r["epsilon"] if r["guarantee"] else None, "delta": r["delta"] if r["guarantee"] else None,
+            "guarantee": r["guarantee"], "model_path": r["model_path"], "note": r["note"],
+            "documents": None if ds is None else ds["content"], "events": r["events"]}
+
+
+def _quantiles(sigs) -> dict:
+    """The owners' totals at the 50th, 90th and 99th percentiles and the largest (None where unbounded)."""
+    order = sorted(sigs, key=lambda s: s.epsilon)
+    n = sum(s.owners for s in order)
+    out = {}
+    for q in (0.5, 0.9, 0.99, 1.0):
+        need, seen = max(1, math.ceil(q * n)), 0
+        for s in order:
+            seen += s.owners
+            if seen >= need:
+                out[str(q)] = s.epsilon if math.isfinite(s.epsilon) else None
+                break
+    return out
 
 
 def _fmt(x) -> str:
@@ -442,26 +955,37 @@ def _fmt(x) -> str:
 
 
 def total_line(total: dict) -> str:
-    """``this dataset's total so far: epsilon = X over N releases`` (the card's and the report's line)."""
+    """The card's and the report's line: ``releases recorded for these documents in ledger L: epsilon = X per person
+    (delta = D, the cap's) over N releases``."""
     n = total.get("n_releases", 0)
     eps = total.get("epsilon_total")
-    what = f"epsilon = {_fmt(eps)}" if eps is not None else "no bound (a release claims no guarantee)"
+    unit = UNITS_NOTE.get(total.get("unit") or "document", "per document")
+    what = f"epsilon = {_fmt(eps)} {unit}" if eps is not None else f"no bound {unit} ({total.get('epsilon_method')})"
     d = total.get("delta_total")
-    if eps is not None and d:
-        what += f" (delta = {d:.3g})"
-    return f"this dataset's total so far: {what} over {n} release{'s' if n != 1 else ''}"
+    if d:
+        what += f" (delta = {d:.3g}, {total.get('delta_source') or 'its delta'})"
+    others = [x for x in total.get("datasets") or [] if x != total.get("dataset")]
+    also = f"; they overlap dataset{'s' if len(others) > 1 else ''} {', '.join(others)}" if others else ""
+    where = total.get("ledger")
+    return (f"releases recorded for these documents{f' in ledger {where}' if where else ''}: {what} over {n}"
+            f" release{'s' if n != 1 else ''}{also}"
+            + ("" if total.get("unit") == "person" else "; no person field: the total is per document"))
 
 
 # ------------------------------------------------------------------------------------------------- this process's charge
+INHERIT = object()
+"""A session's ledger left as the environment names it (``DPTOPIC_LEDGER``), not turned off."""
+
 SESSION: ContextVar = ContextVar("dptopic_ledger_session", default=None)
-"""The command line's ledger for the fits it runs: ``(path or None when off, dataset name or None)``."""
+"""The ledger for the fits a command or a training run makes: ``(path, None when off, or INHERIT; dataset name or
+None)``."""
 
 
 @contextlib.contextmanager
-def session(path, dataset: str | None = None):
-    """Fits inside charge ``path`` (None: the ledger is off, whatever ``DPTOPIC_LEDGER`` says) on ``dataset`` unless a
-    model names its own; the command line runs each command in one."""
-    token = SESSION.set((None if path is None else Path(path), dataset))
+def session(path=INHERIT, dataset: str | None = None):
+    """Fits inside charge ``path`` (None: the ledger is off, whatever ``DPTOPIC_LEDGER`` says; :data:`INHERIT`: as
+    the environment says) on ``dataset`` unless a model names its own; the command line runs each command in one."""
+    token = SESSION.set((path if path is None or path is INHERIT else _location(path), dataset))
     try:
         yield
     finally:
@@ -469,4 +993,4 @@ def session(path, dataset: str | None = None):
 
 
 def open_ledger(path) -> DatasetLedger:
-    return DatasetLedger(Path(path))
+    return DatasetLedger(path)

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import DPTopicError
 from ..mechanisms.observer import observing
+from ..models.dataset_charge import shadow_runs
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
 from ..corpus import Corpus, Vocabulary
 from .lira import (_check_corpus, _check_seed, claim_delta, claimed_epsilon, ONE_RUN_SEED_NOTE, quiet_shadow_warnings,
@@ -342,7 +343,8 @@ class _Released(BaseException):
 
 def _fit(estimator, corpus: Corpus, seed: np.random.SeedSequence, observer):
     est = type(estimator)(**{**estimator.get_params(), "seed": np.random.default_rng(seed)})
-    with quiet_shadow_warnings(), observing(observer):
+    # the audited runs are the audit's own shadows, never releases of the user's documents: on their own dataset
+    with quiet_shadow_warnings(), observing(observer), shadow_runs():
         try:
             est.fit(corpus)
         except _Released:

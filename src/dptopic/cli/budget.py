@@ -1,39 +1,42 @@
-"""``budget``: the dataset ledger (``budget show``, ``budget cap``), and the ledger flags of the training commands.
+"""``budget``: the dataset ledger (``budget show``, ``budget cap``, ``budget plan``), and the ledger flags of the
+training commands.
 
-The ledger keeps every private release made from a dataset across runs (``dptopic.accounting.dataset_ledger``);
-``train`` charges it by default. docs/budget.md."""
+The ledger keeps every private release with the documents it read, across runs and hosts
+(``dptopic.accounting.dataset_ledger``); ``train`` charges it by default. docs/budget.md."""
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.ledger import cap_lines, print_ledger
-from ._common import make_console, positive_float, unit_interval
+from ..reporting.ledger import cap_lines, print_ledger, print_persons, print_plan, person_cap_lines
+from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 
 def add_ledger_flags(p, training: bool = True) -> None:
     """``--ledger PATH`` and, for a command that trains, ``--no-ledger`` and ``--dataset NAME``."""
     p.add_argument("--ledger", default=None, metavar="PATH",
-                   help="the ledger file that keeps this dataset's releases across runs (default: $DPTOPIC_LEDGER, else"
+                   help="the ledger that keeps every release with the documents it read, across runs: a file, or"
+                        " postgresql://USER@HOST/DB shared by several hosts (default: $DPTOPIC_LEDGER, else"
                         " dptopic/ledger.sqlite in the user's data folder, $XDG_DATA_HOME or ~/.local/share;"
                         " docs/budget.md)")
     if training:
         p.add_argument("--no-ledger", action="store_true",
-                       help="record this run on no ledger (its release then counts in no dataset's total)")
+                       help="record this run on no ledger (its release then counts in no total)")
         p.add_argument("--dataset", default=None, metavar="NAME",
-                       help="the dataset this run's release is charged to (default: a fingerprint of the --corpus"
-                            " file's bytes); runs on the same documents should give the same name")
+                       help="the name this run's release is recorded under (default: content: and a digest of the"
+                            " documents read, the same for the same documents in any file, order or format)")
 
 
-LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger"}
+LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger", "dataset": "--dataset", "out": "--out",
+                "overwrite": "--overwrite", "epsilon": "--epsilon", "delta": "--delta", "clear": "--clear",
+                "search_runs": "--search-runs"}
 
 
-def ledger_file(a, must_exist: bool = False) -> Path | None:
+def ledger_file(a, must_exist: bool = False):
     """The ledger of this command (:func:`dptopic.accounting.dataset_ledger.ledger_path`): ``--no-ledger`` (none),
     ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
     from ..accounting.dataset_ledger import ledger_path  # read on use: the CLI's start-up stays light
@@ -49,72 +52,178 @@ def _spends(a) -> bool:
 
 @contextlib.contextmanager
 def training_ledger(a):
-    """``train``'s fits charged to ``--dataset`` (or the --corpus file's fingerprint) on the command's ledger. The
-    file is checked first: a corrupt or foreign one is refused in one line before any document is read."""
-    from ..accounting.dataset_ledger import DatasetLedger, check_name, session  # read on use: the CLI's start-up stays light
+    """``train``'s fits charged on the command's ledger, under ``--dataset`` (or the documents' content). An existing
+    ledger is checked first, read-only: a corrupt, foreign or newer one is refused in one line before any document
+    is read; a new one is created once every input is known good (``dptopic.train``)."""
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, is_url, session  # read on use: start-up
+    from ..accounting.ledger_store import LedgerMissing  # as above
 
     path = ledger_file(a)
-    if getattr(a, "dataset", None) is not None:
+    given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
+             if on]
+    if a.dataset is not None:
         check_name(a.dataset)
-    if path is None or not _spends(a):
+    if path is None:
+        if getattr(a, "dataset", None) is not None:
+            raise DPTopicError("--dataset names the release a ledger records, and --no-ledger records none: drop"
+                               " --dataset (or --no-ledger).")
         with session(None):
             yield
         return
-    DatasetLedger(path)         # checked (or created) now, before the corpus is read
-    name = a.dataset
-    if name is None and getattr(a, "corpus", None) is not None and os.path.exists(a.corpus):
-        from ..models.dataset_charge import file_fingerprint  # loads numba/numpy: not at the CLI's start-up
-
-        name = file_fingerprint(a.corpus)
-    with session(path, name):
+    if not _spends(a):
+        if given:
+            t = TRAINERS.get(getattr(a, "algorithm", None) or "lda")
+            why = ("fits randomized reports, whose contributors drew the noise: refitting them spends nothing"
+                   if t is not None and t.reads == "reports" else "releases nothing private")
+            raise DPTopicError(f"{' and '.join(given)} record{'s' if len(given) == 1 else ''} the releases of private"
+                               f" trainers, and --algorithm {a.algorithm} {why}: drop {' and '.join(given)}.")
+        with session(None):
+            yield
+        return
+    out = getattr(a, "out", None)
+    if out is not None and not is_url(path) and os.path.abspath(out) in [
+            str(q) for q in path.absolute().parents]:
+        raise DPTopicError(f"--ledger {path} lies inside --out {out}: keep the ledger outside the model's folder"
+                           " (which holds the model alone, and which --overwrite replaces).")
+    if is_url(path) or os.path.lexists(path):
+        try:
+            DatasetLedger(path, read_only=True)     # checked now, before the corpus is read; written by the run
+        except LedgerMissing:       # a database with no ledger yet: the run creates it
+            pass
+    with session(path, a.dataset):
         yield
+
+
+def served_ledger(a) -> dict:
+    """``--ledger``/``--dataset`` as the server's settings: the ledger checked (or created) before the server starts,
+    a corrupt or foreign one refused in one line."""
+    if getattr(a, "ledger", None) is None:
+        if getattr(a, "dataset", None) is not None:
+            raise DPTopicError("--dataset names the served releases a ledger records: add --ledger PATH, or drop"
+                               " --dataset.")
+        return {}
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, ledger_path  # read on use: start-up
+
+    with flag_errors(LEDGER_FLAGS):
+        path = ledger_path(a.ledger)
+    if a.dataset is not None:
+        check_name(a.dataset)
+    DatasetLedger(path)
+    return {"ledger": str(path), "ledger_dataset": a.dataset}
 
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
 def cmd_budget_show(a):
     from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
-    ledger = DatasetLedger(ledger_file(a, must_exist=True))
+    ledger = DatasetLedger(ledger_file(a, must_exist=True), read_only=True)
+    if a.person_level:
+        if a.dataset is not None:
+            raise DPTopicError("--person-level lists every person of the ledger, across datasets: drop --dataset (or"
+                               " --person-level).")
+        data = ledger.person_summary(top=0 if a.json else 10)
+        if a.json:
+            print(json.dumps(data, indent=2, allow_nan=False))
+            return
+        print_persons(data, ledger.where, make_console())
+        return
     data = ledger.show(a.dataset)
     if a.json:
         print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
         return
-    print_ledger(data, ledger.path, make_console())
+    print_ledger(data, ledger.where, make_console())
 
 
 def cmd_budget_cap(a):
     from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
+    if (a.dataset is None) == (not a.per_person):
+        raise DPTopicError("budget cap needs --dataset NAME (that dataset's total) or --per-person (every person's"
+                           " total, across datasets), one of them.")
     if a.clear:
-        if a.epsilon is not None:
+        if a.epsilon is not None or a.delta is not None:
             raise DPTopicError("give --epsilon E --delta D (a cap) or --clear (no cap), not both.")
-        DatasetLedger(path).set_cap(a.dataset, None, None)
-        make_console().print(f"dataset {a.dataset!r}: no cap (ledger {path})")
-        return
-    if a.epsilon is None:
+    elif a.epsilon is None:
         raise DPTopicError("budget cap needs --epsilon E (and --delta D), or --clear.")
-    ledger = DatasetLedger(path)
-    ledger.set_cap(a.dataset, a.epsilon, a.delta)
+    delta = 1e-5 if a.delta is None and not a.clear else a.delta
     console = make_console()
-    for line in cap_lines(a.dataset, a.epsilon, a.delta, path, ledger.total(a.dataset)):
+    with flag_errors(LEDGER_FLAGS):
+        ledger = DatasetLedger(path)
+        if a.per_person:
+            ledger.set_person_cap(a.epsilon, delta, clear=a.clear)
+            for line in person_cap_lines(None if a.clear else (a.epsilon, delta), ledger.where,
+                                         ledger.person_summary(top=1) if not a.clear else None):
+                console.print(line, markup=True)    # rich markup, the names in it escaped
+            return
+        ledger.set_cap(a.dataset, a.epsilon, delta, clear=a.clear)
+    if a.clear:
+        console.print(f"dataset {a.dataset!r}: no cap (ledger {ledger.where})", markup=False)
+        return
+    for line in cap_lines(a.dataset, a.epsilon, delta, ledger.where, ledger.total(a.dataset)):
         console.print(line, markup=True)    # rich markup, the names in it escaped
 
 
+def cmd_budget_plan(a):
+    from ..training.budget import plan_budget  # loads the trainers: not at the CLI's start-up
+
+    if (a.algorithm is None) == (a.unit is None):
+        raise DPTopicError("budget plan needs the trainer: --algorithm NAME or --unit UNIT (as train takes them).")
+    params = {}
+    if a.topics is not None:
+        params["n_topics"] = a.topics
+    with flag_errors({**LEDGER_FLAGS, "n_topics": "--topics", "algorithm": "--algorithm", "unit": "--unit",
+                      "n_words": "--words"}):
+        out = plan_budget(a.dataset, algorithm=a.algorithm, unit=a.unit, epsilon=a.epsilon, delta=a.delta,
+                          ledger=a.ledger, search_runs=a.search_runs, n_words=a.words, **params)
+    if a.json:
+        print(json.dumps(out, indent=2, allow_nan=False))
+    else:
+        print_plan(out, make_console())
+    if out["refused"]:
+        raise SystemExit(3)
+
+
 def register(sub) -> None:
-    b = sub.add_parser("budget", help="the dataset ledger: every private release per dataset, its total and cap",
-                       description="The ledger keeps every private release made from a dataset, across runs, and"
-                                   " composes them (docs/budget.md).")
+    b = sub.add_parser("budget", help="the dataset ledger: every private release, its documents, totals and caps",
+                       description="The ledger keeps every private release with the documents it read, across runs"
+                                   " and hosts, and composes them per document and per person (docs/budget.md).")
     bsub = b.add_subparsers(dest="budget_command", required=True, metavar="ACTION")
-    s = bsub.add_parser("show", help="list each dataset's releases and total")
+    s = bsub.add_parser("show", help="list each dataset's releases and total, or every person's total")
     add_ledger_flags(s, training=False)
     s.add_argument("--dataset", default=None, metavar="NAME", help="this dataset only")
-    s.add_argument("--json", action="store_true", help="JSON (its fields: docs/privacy.md, 'The dataset ledger')")
+    s.add_argument("--person-level", action="store_true",
+                   help="every person's total across datasets and units: the largest and the distribution")
+    s.add_argument("--json", action="store_true",
+                   help="JSON, every release's events with their parameters (its fields: docs/privacy.md, 'The"
+                        " dataset ledger')")
     s.set_defaults(func=cmd_budget_show)
-    c = bsub.add_parser("cap", help="cap a dataset's total: a run that would exceed it is refused before it spends")
+    c = bsub.add_parser("cap", help="cap a dataset's total, or every person's: a run that would exceed it is refused"
+                                    " before it spends")
     add_ledger_flags(c, training=False)
-    c.add_argument("--dataset", required=True, metavar="NAME", help="the dataset (as train --dataset names it)")
+    c.add_argument("--dataset", default=None, metavar="NAME",
+                   help="the dataset (as train --dataset or 'budget show' names it)")
+    c.add_argument("--per-person", action="store_true", help="cap every person's total, across every dataset")
     c.add_argument("--epsilon", type=positive_float, default=None, help="the cap's epsilon (> 0)")
-    c.add_argument("--delta", type=unit_interval, default=1e-5, help="the delta the total is stated at (default 1e-5)")
-    c.add_argument("--clear", action="store_true", help="remove the dataset's cap")
+    c.add_argument("--delta", type=unit_interval, default=None,
+                   help="the delta the total is stated at (default 1e-5)")
+    c.add_argument("--clear", action="store_true", help="remove the cap")
     c.set_defaults(func=cmd_budget_cap)
+    p = bsub.add_parser("plan", help="what a run or a search would add to each total it touches, and what would"
+                                     " remain under each cap: reads no document, spends nothing")
+    add_ledger_flags(p, training=False)
+    p.add_argument("--dataset", required=True, metavar="NAME", help="a recorded dataset ('budget show' lists them)")
+    p.add_argument("--algorithm", default=None, choices=[n for n, t in TRAINERS.items() if t.units and t.cli
+                                                         and t.reads != "reports"],
+                   help="the trainer, as train takes it")
+    p.add_argument("--unit", default=None, choices=("document", "user", "word"), help="or the privacy unit")
+    p.add_argument("--epsilon", type=positive_float, required=True, help="the run's epsilon, as train takes it")
+    p.add_argument("--delta", type=unit_interval, default=None, help="the run's delta (default: the trainer's)")
+    p.add_argument("--topics", type=positive_int, default=None,
+                   help="the number of topics, where the plan depends on it")
+    p.add_argument("--words", type=positive_int, default=None, metavar="N",
+                   help="the words the trainer would keep, where its plan depends on them (a public figure)")
+    p.add_argument("--search-runs", type=positive_float, default=None, metavar="MEAN",
+                   help="plan a private search (RandomStoppingSearch) of this mean number of runs instead of one run")
+    p.add_argument("--json", action="store_true", help="JSON")
+    p.set_defaults(func=cmd_budget_plan)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
+from .budget import served_ledger
 from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, make_console, moved, positive_float,
                       read_vocabulary)
 
@@ -48,7 +49,8 @@ def serve_secure_sum(a) -> None:
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app     # the service extra, checked above
 
     token = read_token_file(a.token_file) if a.token_file else None
-    cfg = SecureSumConfig(**settings, n_topics=a.topics, database=a.database, admin_token=token)
+    cfg = SecureSumConfig(**settings, n_topics=a.topics, database=a.database, admin_token=token,
+                          **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg)

@@ -8,6 +8,7 @@ from ..errors import DPTopicError
 from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
                       positive_float, positive_int, read_vocabulary, unit_interval)
 from ._flags import add_reading_args, flag_errors
+from .budget import served_ledger
 from .local import print_empty_note, print_no_pair_note
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import add_serve_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
@@ -65,7 +66,9 @@ def build_config(a):
                         database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations,
                         lam=a.lam, omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta,
                         train_interval=a.train_interval, max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
-                        database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request)
+                        database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request,
+                        **served_ledger(a))
+
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
@@ -267,6 +270,14 @@ def register(sub) -> None:
     s.add_argument("--fed-report-words", type=_int_arg(2), default=None, metavar="N",
                    help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
                         " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
+    s.add_argument("--ledger", default=None, metavar="PATH",
+                   help="a dataset ledger (a file, or postgresql://USER@HOST/DB) that records each served release"
+                        " (a batch of reports, a FedLDA or secure-sum round), charged to the contributors it covers by"
+                        " their pseudonym, so that a person's total spans central and served releases (default: none;"
+                        " docs/budget.md)")
+    s.add_argument("--dataset", default=None, metavar="NAME",
+                   help="with --ledger: the name the served releases are recorded under (default: by the persons"
+                        " they cover)")
     s.add_argument("--quiet", action="store_true", help="no access log")
 
     add_serve_flags(s)

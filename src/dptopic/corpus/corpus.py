@@ -35,6 +35,7 @@ from . import records
 # the checks of one value that the readers of corpus files share (records.py, below this module); importable from here
 from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
                       invisible_character)
+from .identity import text_digests, token_digests
 from .vocabulary import Vocabulary
 from .. import _progress
 
@@ -383,10 +384,13 @@ class Corpus:
     labels : optional per-document labels (strings).
     doc_ids : optional per-document names.
     user_ids : optional per-document person (strings), for a guarantee per person (``unit="user"``).
+    content_keys : optional per-document digest of its text as read (:mod:`dptopic.corpus.identity`; the readers
+        of text set it), by which the dataset ledger knows a document; without it the ledger knows each document by
+        its bag of words.
     """
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
-                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None):
+                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -397,6 +401,13 @@ class Corpus:
         self._vocabulary_cut = None     # {"max_vocab", "words", "tokens_read"}: a max_vocab that cut words (from_texts)
         self._check()
         self.user_ids = None if user_ids is None else check_user_ids(user_ids, self.n_docs)
+        self.content_keys = None
+        if content_keys is not None:
+            keys = np.asarray(content_keys)
+            if keys.shape != (self.n_docs,) or keys.dtype.kind not in "ui":
+                raise DPTopicError(f"content_keys must hold one 64-bit digest per document ({self.n_docs}), not an"
+                                   f" array of shape {keys.shape}.")
+            self.content_keys = keys.astype(np.uint64, copy=False)
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -505,7 +516,7 @@ class Corpus:
                                keep_urls=bool(keep_urls))
             toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                         user_ids=user_ids)
+                                         user_ids=user_ids, content_keys=text_digests(texts))
         if not isinstance(keep_urls, (bool, np.bool_)):
             raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
                                " addresses and @handles) or False (drop them, the default).")
@@ -516,7 +527,8 @@ class Corpus:
         toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
-                                                        min_length, bool(keep_urls)), user_ids=user_ids)
+                                                        min_length, bool(keep_urls)), user_ids=user_ids,
+                                     content_keys=text_digests(texts))
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -543,11 +555,12 @@ class Corpus:
                                    " every token of a tokenised document must be a string.")
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
-        return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+        return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                                     content_keys=token_digests(docs))
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                          reading=None, user_ids=None):
+                          reading=None, user_ids=None, content_keys=None):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
@@ -572,7 +585,7 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
-                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                          content_keys=content_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
@@ -581,7 +594,7 @@ class Corpus:
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
-                user_ids=None) -> "Corpus":
+                user_ids=None, content_keys=None) -> "Corpus":
         """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
         if user_ids is not None:
             user_ids = check_user_ids(user_ids, len(docs))
@@ -610,6 +623,7 @@ class Corpus:
                                   labels=None if labels is None else [labels[i] for i in keep],
                                   doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
                                   user_ids=None if user_ids is None else [user_ids[i] for i in keep],
+                                  content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
                                   n_empty_dropped=n_drop, metadata=metadata)
 
     @classmethod
@@ -763,7 +777,8 @@ class Corpus:
             ids = np.zeros(0, np.int32)
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
-                      metadata=self.metadata, user_ids=pick(self.user_ids))
+                      metadata=self.metadata, user_ids=pick(self.user_ids),
+                      content_keys=None if self.content_keys is None else self.content_keys[idx])
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)
@@ -840,7 +855,7 @@ class Corpus:
         self._check_split(test_size, "a split by person")
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
-            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids)
+            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys)
         k = (int(key) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
         side: dict = {}
         for u in ids:
@@ -879,6 +894,7 @@ class Corpus:
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
+                     content_keys=self.content_keys,
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
@@ -942,8 +958,9 @@ class Corpus:
                 "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
                 "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
+        keys = {} if self.content_keys is None else {"content_keys": self.content_keys}  # the ledger's identity
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
-                 meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
+                 meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8), **keys)
         atomic_write_bytes(path, buf.getvalue(), private=True)  # documents: readable by their owner only (0600)
         return path
 
@@ -974,6 +991,7 @@ class Corpus:
                                        f" (arrays: {held}); give a .npz written by 'dptopic corpus prepare'.")
                 meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]
+                keys = z["content_keys"] if "content_keys" in z.files else None
         except DPTopicError:
             raise
         except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:    # cut short or damaged
@@ -1003,7 +1021,7 @@ class Corpus:
             raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
         try:
             return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"))
+                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"), content_keys=keys)
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 

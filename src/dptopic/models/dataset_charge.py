@@ -1,133 +1,129 @@
-"""Charging a private fit to its dataset's ledger (:mod:`dptopic.accounting.dataset_ledger`).
+"""Charging a private fit to the dataset ledger (:mod:`dptopic.accounting.dataset_ledger`).
 
 Every estimator whose fit spends a privacy budget takes two more parameters, ``ledger`` and ``dataset`` (kept by
 ``get_params``, so scikit-learn's ``clone`` keeps them and every fit of a search is charged):
 
-- ``ledger``: a path to the ledger file, ``True`` (the default file), ``False`` (off, whatever the environment says)
-  or None (the default: the file ``DPTOPIC_LEDGER`` names, or the command line's; otherwise no ledger: in Python the
-  ledger is opt-in);
+- ``ledger``: a path to the ledger file (or a ``postgresql://`` URL), ``True`` (the default file), ``False`` (off,
+  whatever the environment says) or None (the default: the ledger ``dptopic.train`` or the command line runs the fit
+  under, else the one ``DPTOPIC_LEDGER`` names; otherwise none: in Python the ledger is opt-in);
 - ``dataset``: the dataset's name; None names it by the content of the documents given to ``fit``.
+
+Whatever the name, the release is recorded with **the documents it read** (:func:`documents_of`: each document's
+content digest, and its person where the input carries one), so that the ledger charges the same documents
+wherever they were charged before: in another file, another order, another format, or among others.
 
 The one place a fit is charged is the moment its trainer reserves its plan on its in-fit
 :class:`~dptopic.accounting.ledger.PrivacyLedger` (``reserve``), which every private trainer does before it draws
-its first noise: the release is then written to the dataset's ledger, or refused by the dataset's cap with nothing
-spent. A fit that reserves no plan and ends up claiming no guarantee (CDP-LDA, HDP-LDA's paper-literal and
-limited-inherent modes) is recorded after it as a release without a guarantee, so that no total is claimed for a
-dataset that was released from without one.
+its first noise: the release is then written to the ledger, or refused by a cap with nothing spent. A fit that
+reserves no plan and ends up claiming no guarantee (CDP-LDA, HDP-LDA's paper-literal and limited-inherent modes) is
+recorded after it as a release without a guarantee, so that no total is claimed for documents that were released
+from without one.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import os
+import warnings
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import warnings
 
-from ..accounting.dataset_ledger import (ENV, SESSION, DatasetLedger, check_name, default_path, total_line)
+from ..accounting.dataset_ledger import (ENV, INHERIT, SESSION, DatasetLedger, Documents, check_name, default_path,
+                                         is_url, total_line)
 from ..accounting.ledger import RESERVE_HOOK
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 
 PARAMS = ("ledger", "dataset")
 """The parameters every budget-spending estimator takes besides its own (``TopicModel._param_names``)."""
 
 REPORT_KEY = "dataset_ledger"
-"""The key of ``privacy_`` that holds the dataset's total when the fit was charged (the card's line)."""
+"""The key of ``privacy_`` that holds the total of the fit's documents when the fit was charged (the card's line)."""
 
 _ACTIVE: ContextVar = ContextVar("dptopic_active_charge", default=None)
 
 
-# -------------------------------------------------------------------------------------------- where and which dataset
-def ledger_path(model) -> Path | None:
-    """The ledger file ``model``'s fit is charged to, or None when it is off (module note for the precedence)."""
-    v = getattr(model, "ledger", None)
-    if v is False:
-        return None
+# -------------------------------------------------------------------------------------------- which ledger
+def ledger_value(v):
+    """A ``ledger=`` value as a location: None (not given), False (off), a Path or a ``postgresql://`` URL; anything
+    else refused in one line naming the parameter."""
+    if v is None or v is False:
+        return v
     if v is True:
         return default_path()
     if isinstance(v, (str, os.PathLike)) and str(v).strip():
-        return Path(os.path.expanduser(str(v)))
+        s = str(v).strip()
+        return s if is_url(s) else Path(os.path.expanduser(s))
+    if isinstance(v, (str, os.PathLike)):
+        raise ParameterError("{ledger=} names no ledger: give the path of a ledger file, True (the default file),"
+                             " False (no ledger) or None (DPTOPIC_LEDGER, if set).", "ledger", v)
+    raise ParameterError("invalid {ledger=}: give the path of a ledger file (or a postgresql:// URL), True (the"
+                         " default file), False (no ledger) or None (DPTOPIC_LEDGER, if set).", "ledger", v)
+
+
+def ledger_path(model):
+    """The ledger ``model``'s fit is charged to, or None when it is off (module note for the precedence)."""
+    v = ledger_value(getattr(model, "ledger", None))
+    if v is False:
+        return None
     if v is not None:
-        raise DPTopicError(f"invalid ledger={v!r}: give the path of a ledger file, True (the default file), False (no"
-                           " ledger) or None (DPTOPIC_LEDGER, if set).")
+        return v
     s = SESSION.get()
-    if s is not None:
+    if s is not None and s[0] is not INHERIT:
         return s[0]
     env = os.environ.get(ENV, "").strip()
-    return Path(os.path.expanduser(env)) if env else None
+    return ledger_value(env) if env else None
 
 
-def _digest(parts) -> str:
-    h = hashlib.sha256()
-    for p in sorted(parts):
-        h.update(p)
-    return h.hexdigest()[:16]
-
-
-def _rows_digest(indptr, indices, data) -> list:
-    """Each row's (column, value) pairs, in column order, hashed: an order-free fingerprint of the documents."""
-    out = []
-    for d in range(len(indptr) - 1):
-        a, b = indptr[d], indptr[d + 1]
-        order = np.argsort(indices[a:b], kind="stable")
-        out.append(hashlib.blake2b(np.asarray(indices[a:b])[order].astype(np.int64).tobytes()
-                                   + np.asarray(data[a:b])[order].astype(np.float64).tobytes(),
-                                   digest_size=16).digest())
-    return out
-
-
-def _path_digest(p: Path) -> str:
-    files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p]
-    h = hashlib.sha256()
-    for q in files:
-        h.update(str(q.relative_to(p) if p.is_dir() else q.name).encode())
-        with open(q, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()[:16]
-
-
-def file_fingerprint(path) -> str:
-    """The dataset name the command line gives a corpus file or folder: ``sha256:`` and the first 16 hex digits of the
-    hash of its bytes (a folder: of its files' names and bytes)."""
-    return "sha256:" + _path_digest(Path(path))
-
-
-def fingerprint(X) -> str | None:
-    """The default dataset name of a fit's input: a hash of its content, the same whatever the order of its documents
-    (``content:`` and 16 hex digits); None for an input that cannot be read twice (an iterator, a function)."""
+# -------------------------------------------------------------------------------------------- which documents
+def documents_of(X, user_ids=None) -> Documents | None:
+    """The documents a fit of ``X`` reads, as the ledger knows them (:class:`~dptopic.accounting.dataset_ledger.
+    Documents`): a Corpus read from text by its texts' digests (:mod:`dptopic.corpus.identity`), one without its
+    texts (or a count matrix, or a DataFrame) by its bags of words, strings by their texts, token lists by their
+    words; their persons from ``user_ids`` or the corpus's own. None for an input that cannot be read twice (an
+    iterator, a function)."""
     import scipy.sparse as sp  # scipy.sparse: kept off this module's import (a light start)
 
     from ..corpus import Corpus  # start-up: corpus loads numba
+    from ..corpus.identity import bag_digests, count_digests, text_digests, token_digests  # as above
 
-    if isinstance(X, (str, os.PathLike)) and not (isinstance(X, str) and ("\n" in X or len(X) > 4096)) \
-            and os.path.exists(X):
-        return "sha256:" + _path_digest(Path(X))
+    persons = None if user_ids is None else [str(u) for u in user_ids]
     if isinstance(X, Corpus):
-        words = hashlib.blake2b("\n".join(X.vocabulary.words).encode(), digest_size=16).digest()
-        rows = _rows_digest(X.doc_ptr, X.word_ids, np.ones(len(X.word_ids)))
-        return "content:" + _digest(rows + [b"vocabulary", words])
-    if sp.issparse(X) or isinstance(X, np.ndarray):
+        keys = X.content_keys if X.content_keys is not None else bag_digests(X.doc_ptr, X.word_ids, X.vocabulary.words)
+        persons = persons if persons is not None else X.user_ids
+        lengths = X.doc_lengths
+        return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0)
+    if sp.issparse(X) or isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "uif":
         m = sp.csr_matrix(X)
-        return "content:" + _digest(_rows_digest(m.indptr, m.indices, m.data))
+        words = getattr(X, "feature_names", None) or [f"#{j}" for j in range(m.shape[1])]
+        return _documents(count_digests(m, list(words)), persons, int(np.asarray(m.sum(axis=1)).max(initial=0)))
     if hasattr(X, "to_numpy") and hasattr(X, "columns"):      # a DataFrame of counts
         m = sp.csr_matrix(np.asarray(X.to_numpy(), dtype=float))
-        cols = hashlib.blake2b("\n".join(map(str, X.columns)).encode(), digest_size=16).digest()
-        return "content:" + _digest(_rows_digest(m.indptr, m.indices, m.data) + [b"columns", cols])
+        return _documents(count_digests(m, [str(c) for c in X.columns]), persons,
+                          int(np.asarray(m.sum(axis=1)).max(initial=0)))
     if isinstance(X, (list, tuple)) and X and all(isinstance(d, str) for d in X):
-        return "content:" + _digest([hashlib.blake2b(d.encode(), digest_size=16).digest() for d in X])
+        # a token is at least one character and the next starts after another: at most (length + 1) / 2 of them
+        return _documents(text_digests(X), persons, max((len(d) + 1) // 2 for d in X))
     if isinstance(X, (list, tuple)) and X and all(isinstance(d, (list, tuple)) and all(isinstance(w, str) for w in d)
                                                   for d in X):
-        return "content:" + _digest([hashlib.blake2b("\x00".join(sorted(d)).encode(), digest_size=16).digest()
-                                     for d in X])
-    paths = getattr(X, "paths", None)      # a shard set
-    if isinstance(paths, (list, tuple)) and paths and all(os.path.exists(str(p)) for p in paths):
-        return "sha256:" + _digest([_path_digest(Path(str(p))).encode() for p in paths])
+        return _documents(token_digests(X), persons, max(len(d) for d in X))
+    paths = getattr(X, "paths", None)      # a shard set: each shard is a saved corpus
+    if isinstance(paths, (list, tuple)) and paths and all(os.path.isfile(str(p)) for p in paths):
+        parts = [documents_of(Corpus.load(p)) for p in paths]
+        people = None if any(p.persons is None for p in parts) else [u for p in parts for u in p.persons]
+        return _documents(np.concatenate([p.digests for p in parts]), persons or people,
+                          max(p.max_tokens or 0 for p in parts))
     return None
+
+
+def _documents(keys, persons, max_tokens) -> Documents | None:
+    if keys is None or not len(keys):
+        return None
+    if persons is not None and len(persons) != len(keys):
+        persons = None          # a fit refuses persons that do not match its documents, in its own words
+    return Documents(np.asarray(keys, dtype=np.uint64), persons, max_tokens or None)
 
 
 _SHADOW: ContextVar = ContextVar("dptopic_shadow_runs", default=None)
@@ -135,8 +131,8 @@ _SHADOW: ContextVar = ContextVar("dptopic_shadow_runs", default=None)
 
 class shadow_runs:
     """``with shadow_runs():`` the fits inside are an audit's shadow models: charged (when a ledger is on) to their own
-    dataset, ``audit-shadow:NAME``, never to the user's dataset NAME itself (``dptopic.attacks`` uses it around each
-    shadow fit, in the thread that runs it)."""
+    dataset, ``audit-shadow:NAME``, with no documents, so that they add to no total of the user's documents: the
+    shadows are not released (``dptopic.attacks`` uses it around each shadow fit, in the thread that runs it)."""
 
     def __init__(self, label: str = "audit"):
         self.label = label
@@ -149,25 +145,23 @@ class shadow_runs:
         return False
 
 
-def dataset_name(model, X) -> str:
-    """``model.dataset``, the command line's ``--dataset``/input fingerprint, or the fingerprint of ``X``; inside
-    :class:`shadow_runs`, the shadows' own name."""
+def dataset_name(model, X, user_ids=None) -> tuple[str | None, Documents | None]:
+    """``(name, documents)`` a fit of ``X`` is charged under: the name is ``model.dataset``, the command line's
+    ``--dataset`` or ``dptopic.train``'s ``dataset=``, else None (the ledger names it by content); the documents
+    those of ``X``. Inside :class:`shadow_runs`, the shadows' own name and no documents."""
     shadow = _SHADOW.get()
     if shadow is not None:
         s = SESSION.get()
         base = getattr(model, "dataset", None) or (s[1] if s is not None else None) or "unnamed"
-        return check_name(f"{shadow}-shadow:{base}"[:200])
+        return check_name(f"{shadow}-shadow:{base}"[:200]), None
     given = getattr(model, "dataset", None)
-    if given is not None:
-        return check_name(given)
     s = SESSION.get()
-    if s is not None and s[1] is not None:
-        return check_name(s[1])
-    name = fingerprint(X)
-    if name is None:
-        raise DPTopicError(f"{type(model).__name__}: the ledger is on but this input cannot be named by its content"
+    name = check_name(given) if given is not None else (check_name(s[1]) if s is not None and s[1] else None)
+    docs = documents_of(X, user_ids)
+    if name is None and docs is None:
+        raise DPTopicError(f"{type(model).__name__}: the ledger is on but this input cannot be known by its content"
                            f" (a {type(X).__name__} is read once): give dataset=NAME.")
-    return name
+    return name, docs
 
 
 def model_delta(model) -> float:
@@ -192,8 +186,9 @@ class PlanCaptured(Exception):
 @dataclass
 class Charge:
     """The hook a charged fit puts on :data:`~dptopic.accounting.ledger.RESERVE_HOOK`. ``mode``: ``"debit"`` (record
-    on the dataset's ledger), ``"capture"`` (raise :class:`PlanCaptured`), ``"covered"`` (the fit runs inside a search
-    whose release was recorded: nothing to record)."""
+    on the ledger), ``"capture"`` (raise :class:`PlanCaptured`), ``"covered"`` (the fit runs inside a search whose
+    release was recorded: nothing to record). ``documents``: what the release read (None: its dataset's name
+    alone)."""
 
     ledger: DatasetLedger | None
     dataset: str | None
@@ -203,6 +198,7 @@ class Charge:
     release_id: int | None = None
     kind: str = "fit"
     reserved: list = field(default_factory=list)
+    documents: Documents | None = None
 
     def __call__(self, privacy_ledger, groups) -> None:
         if self.mode == "capture":
@@ -210,8 +206,13 @@ class Charge:
         self.reserved.extend(groups)
         if self.mode == "covered":
             return
-        self.release_id = self.ledger.debit(self.dataset, self.trainer, privacy_ledger.unit, groups, self.delta,
-                                            kind=self.kind, release_id=self.release_id)
+        self.debit(privacy_ledger.unit, groups)
+
+    def debit(self, unit, groups, **kw) -> int:
+        """Record ``groups`` on this charge's release (the first call opens it)."""
+        self.release_id = self.ledger.debit(self.dataset, self.trainer, unit, groups, self.delta, kind=self.kind,
+                                            release_id=self.release_id, documents=self.documents, **kw)
+        return self.release_id
 
 
 def charging_active() -> bool:
@@ -234,21 +235,31 @@ class hook:
         return False
 
 
+def open_charge(model, X, user_ids=None, trainer: str | None = None, delta: float | None = None) -> Charge | None:
+    """The charge of a fit of ``model`` on ``X`` (no release recorded yet: its first reservation records it), or None
+    when no ledger is on. The ledger is opened (checked, or created) now, before any document is read."""
+    check_params(model)
+    path = ledger_path(model)
+    if path is None:
+        return None
+    ledger = DatasetLedger(path)        # a corrupt, foreign or newer file: one line, before any document is read
+    name, docs = dataset_name(model, X, user_ids)
+    return Charge(ledger, name, trainer or type(model).__name__, model_delta(model) if delta is None else delta,
+                  documents=docs)
+
+
 def charged(fit):
-    """Wrap a budget-spending estimator's ``fit`` so that it is charged to its dataset's ledger (module note)."""
+    """Wrap a budget-spending estimator's ``fit`` so that it is charged to the ledger (module note)."""
     if getattr(fit, "_dptopic_charged", False):
         return fit
 
     @functools.wraps(fit)
     def charged_fit(self, X, *args, **kw):
-        if charging_active():               # inside a charged fit or a private search: that one records it
+        if charging_active():               # inside a charged run or a private search: that one records it
             return fit(self, X, *args, **kw)
-        check_params(self)
-        path = ledger_path(self)
-        if path is None:
+        charge = open_charge(self, X, kw.get("user_ids"))
+        if charge is None:
             return fit(self, X, *args, **kw)
-        ledger = DatasetLedger(path)         # a corrupt or foreign file: one line, before any document is read
-        charge = Charge(ledger, dataset_name(self, X), type(self).__name__, model_delta(self))
         with hook(charge):
             out = fit(self, X, *args, **kw)
         after_fit(self, charge)
@@ -259,46 +270,66 @@ def charged(fit):
 
 
 def after_fit(model, charge: Charge) -> None:
-    """A charged fit ended: record what it spent without reserving (module note), and put the dataset's total in its
-    report (``privacy_["dataset_ledger"]``, the card's line)."""
+    """A charged fit ended: record what it spent without reserving (module note), and put the total of its documents
+    in its report (``privacy_["dataset_ledger"]``, the card's line)."""
     rep = getattr(model, "privacy_", None)
     if not isinstance(rep, dict):
         return
     claims = bool(rep.get("private")) and rep.get("epsilon") is not None
     led = getattr(model, "ledger_", None)
     spent = led.groups() if led is not None and hasattr(led, "groups") else []
+    unit = str(rep.get("unit") or "word")
     if charge.release_id is None:
         if not claims:
-            charge.release_id = charge.ledger.debit(
-                charge.dataset, charge.trainer, str(rep.get("unit") or "word"), spent, charge.delta,
-                guarantee=False, note="claims no differential privacy guarantee: what it released is bounded by no"
-                                      " epsilon")
+            charge.debit(unit, spent, guarantee=False, note="claims no differential privacy guarantee: what it"
+                                                            " released is bounded by no epsilon")
         elif spent:         # a trainer that spent without reserving its plan first: recorded now, after its noise
-            charge.release_id = charge.ledger.debit(
-                charge.dataset, charge.trainer, str(rep.get("unit") or "word"), spent, charge.delta,
-                note="recorded after its noise was drawn (its trainer reserves no plan)")
-    elif not charge.reserved and claims and spent:      # a run's release opened before its fit (open_run_charge)
-        charge.ledger.debit(charge.dataset, charge.trainer, str(rep.get("unit") or "word"), spent, charge.delta,
-                            release_id=charge.release_id)
+            charge.debit(unit, spent, note="recorded after its noise was drawn (its trainer reserves no plan)")
+    elif not charge.reserved and claims and spent:      # a run's release opened before its fit (a private vocabulary)
+        charge.debit(unit, spent)
     elif not claims:
         charge.ledger.mark_no_guarantee(charge.release_id, "claims no differential privacy guarantee: what it"
                                                            " released is bounded by no epsilon")
     if charge.release_id is None:
         return
     model._dataset_release_ = (str(charge.ledger.path), charge.release_id)
-    annotate(model, charge.ledger, charge.dataset, charge.release_id)
+    annotate(model, charge.ledger, charge.release_id)
 
 
-def annotate(model, ledger: DatasetLedger, dataset: str, release_id: int | None) -> None:
-    """Put ``dataset``'s total into ``model.privacy_`` (the card's and the report's line)."""
-    total = ledger.total(dataset)
+def annotate(model, ledger: DatasetLedger, release_id: int | None, dataset: str | None = None) -> None:
+    """Put the total of the release's documents into ``model.privacy_`` (the card's and the report's line)."""
+    model.privacy_[REPORT_KEY] = total_entry(ledger, release_id)
+
+
+def total_entry(ledger: DatasetLedger, release_id: int) -> dict:
+    """What a model's report keeps of its documents' total: the dataset, the release, the ledger, the total (its
+    unit, delta and which delta), the datasets it composes and the card's line."""
+    total = ledger.release_total(release_id)
+    total["ledger"] = ledger.where
     eps = total["epsilon_total"]
-    model.privacy_[REPORT_KEY] = {
-        "dataset": dataset, "release": release_id, "n_releases": total["n_releases"],
+    return {
+        "dataset": total.get("dataset"), "release": release_id, "ledger": ledger.where,
+        "n_releases": total["n_releases"], "unit": total["unit"],
         "epsilon_total": eps if eps is None or math.isfinite(eps) else None, "delta_total": total["delta_total"],
-        "epsilon_basic": total["epsilon_basic"], "epsilon_method": total["epsilon_method"], "cap": total["cap"],
-        "line": total_line(total),
+        "delta_source": total["delta_source"], "epsilon_method": total["epsilon_method"], "cap": total["cap"],
+        "datasets": total["datasets"], "line": total_line(total),
     }
+
+
+def current_total(report: dict) -> dict:
+    """``report`` (a model's ``privacy_``) with the total of its documents read from its ledger again (``dptopic
+    report``: a model saved five releases ago states the total of its own fit, not today's), or, when the ledger
+    cannot be read, its saved line with a note that it was not. Reads; writes nothing."""
+    led = report.get(REPORT_KEY) if isinstance(report, dict) else None
+    if not isinstance(led, dict) or not led.get("ledger") or led.get("release") is None:
+        return report
+    try:
+        fresh = total_entry(DatasetLedger(led["ledger"], read_only=True), int(led["release"]))
+        fresh["read_at"] = "read again from the ledger when this was written"
+    except (DPTopicError, TypeError, ValueError) as e:
+        fresh = dict(led, line=f"{led.get('line')} (as of the fit: the ledger was not read now:"
+                               f" {' '.join(str(e).split())[:160]})", stale=True)
+    return {**report, REPORT_KEY: fresh}
 
 
 def record_saved(model, path) -> None:
@@ -307,7 +338,7 @@ def record_saved(model, path) -> None:
     if not rel:
         return
     try:
-        DatasetLedger(Path(rel[0])).set_model_path(rel[1], Path(path).resolve())
+        DatasetLedger(rel[0]).set_model_path(rel[1], Path(path).resolve())
     except DPTopicError as e:        # the model is saved; the ledger's path column is a convenience
         warnings.warn(f"the model was saved, but its folder could not be written to the ledger: {e}", UserWarning,
                       stacklevel=user_stacklevel())
@@ -315,43 +346,63 @@ def record_saved(model, path) -> None:
 
 def check_params(model) -> None:
     """``ledger=`` and ``dataset=``, checked with the other parameters (before anything is read)."""
-    ledger_path(model)
+    ledger_value(getattr(model, "ledger", None))
     if getattr(model, "dataset", None) is not None:
         check_name(model.dataset)
+
+
+_NO_MODEL = type("_NoModel", (), {"ledger": None, "dataset": None})
 
 
 def debit_outside_fit(what: str, unit: str, groups, delta: float, X, model=None) -> int | None:
     """Record a private release made outside an estimator's fit (DP set union choosing a vocabulary, before the
     trainer's fit) on the ledger that ``model`` (or the command line, or ``DPTOPIC_LEDGER``) names, before its noise
-    is drawn; the cap refuses it with nothing spent. Returns its id, or None when no ledger is on (or a charged fit
-    or search around it records its own)."""
+    is drawn; a cap refuses it with nothing spent. Returns its id, or None when no ledger is on (or a charged fit,
+    run or search around it records its own)."""
     if charging_active():
         return None
-    probe = model if model is not None else type("_NoModel", (), {"ledger": None, "dataset": None})()
-    path = ledger_path(probe)
-    if path is None:
+    charge = open_charge(model if model is not None else _NO_MODEL(), X, trainer=what, delta=delta)
+    if charge is None:
         return None
-    ledger = DatasetLedger(path)
-    return ledger.debit(dataset_name(probe, X), what, unit, groups, delta, kind="vocabulary")
+    charge.kind = "vocabulary"
+    return charge.debit(unit, groups)
 
 
-def open_run_charge(model, X, groups, planned, delta: float, unit: str = "document", note: str | None = None):
-    """A run that releases from its dataset before its trainer's fit (a vocabulary chosen by DP set union) is one
-    release on the dataset's ledger: its cap checked now for the whole run, ``groups`` (released before the fit)
-    and ``planned`` (the fit's plan), before any noise is drawn, and refused with nothing written; ``groups`` is
-    written now, and the fit, run inside ``hook(charge)`` and ended by :func:`after_fit`, adds what it reserves to
-    the same release. ``X`` is the data the user gave (the dataset's name, as a fit of it is charged under), and
-    ``delta`` the whole run's. Returns the :class:`Charge`, or None when no ledger is on (or a charged fit or
-    search around the run records its own)."""
+def open_run_charge(model, X, groups, planned, delta: float, unit: str = "document", note: str | None = None,
+                    user_ids=None):
+    """A run that releases from its documents before its trainer's fit (a vocabulary chosen by DP set union) is one
+    release on the ledger: its caps checked now for the whole run, ``groups`` (released before the fit) and
+    ``planned`` (the fit's plan), before any noise is drawn, and refused with nothing written; ``groups`` is written
+    now, and the fit, run inside ``hook(charge)`` and ended by :func:`after_fit`, adds what it reserves to the same
+    release. ``X`` is the data the user gave (the documents the release read), and ``delta`` the whole run's.
+    Returns the :class:`Charge`, or None when no ledger is on (or a charged fit or search around the run records its
+    own)."""
     if charging_active():
         return None
-    check_params(model)
-    path = ledger_path(model)
-    if path is None:
+    charge = open_charge(model, X, user_ids, delta=float(delta))
+    if charge is None:
         return None
-    ledger = DatasetLedger(path)
-    name = dataset_name(model, X)
-    trainer = type(model).__name__
-    charge = Charge(ledger, name, trainer, float(delta))
-    charge.release_id = ledger.debit(name, trainer, unit, groups, float(delta), planned=planned, note=note)
+    if groups:
+        charge.debit(unit, groups, planned=planned, note=note)
     return charge
+
+
+def charge_served(ledger, trainer: str, unit: str, groups, persons, *, dataset: str | None = None,
+                  delta: float = 1e-5, kind: str = "served", note: str | None = None) -> int:
+    """Record a release a service made from people whose documents never left them (local reports, a FedLDA round,
+    a secure-sum round): ``groups`` (``[(event, count), ...]``) is what **one** report or contribution spends, in
+    ``unit``; ``persons`` maps each person (as the collection names them: a contributor's pseudonym; give them the
+    ids your corpora's person field holds, and their totals join) to their number of reports or contributions in
+    this release. The ledger charges each person for their count (group privacy of the unit, as for documents), so
+    that their total spans the central releases that held their documents and the served ones. ``ledger``: a path,
+    URL or :class:`~dptopic.accounting.dataset_ledger.DatasetLedger`; ``dataset``: the collection's name (default:
+    ``people:`` and a keyed digest of the persons). Returns the release's id. The contributors drew their own noise
+    before the service saw anything, so a cap cannot stop this release: a release a cap refuses raises
+    :class:`~dptopic.errors.BudgetExceededError` and is not recorded, and the service should not use it."""
+    led = ledger if isinstance(ledger, DatasetLedger) else DatasetLedger(ledger)
+    items = sorted((str(p), int(n)) for p, n in dict(persons).items() if int(n) > 0)
+    if not items:
+        raise DPTopicError("a served release covers no person: nothing to record.")
+    docs = Documents(None, [p for p, _ in items], counts=[n for _, n in items])
+    return led.debit(dataset, trainer, unit, groups, delta, kind=kind, documents=docs,
+                     note=note or "served: the contributors drew its noise on their side")

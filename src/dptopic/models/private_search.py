@@ -144,7 +144,7 @@ class RandomStoppingSearch:
                                        "dataset": self.dataset if proxy is None else getattr(proxy, "dataset", None)})
         path = ledger_path(probe)
         ledger = DatasetLedger(path) if path is not None else None      # a bad file: one line, before any read
-        name = dataset_name(probe, X) if ledger is not None else None
+        name, docs = dataset_name(probe, X, fit_kw.get("user_ids")) if ledger is not None else (None, None)
         plans, units = [], set()
         token = REUSE_COVERED.set(True)     # the candidates' fits are covered by the search's one release
         try:
@@ -170,7 +170,7 @@ class RandomStoppingSearch:
         trainer = f"RandomStoppingSearch({type(self.estimator).__name__})"
         release = None
         if ledger is not None:      # before any run draws noise; refused by the dataset's cap with nothing spent
-            release = ledger.debit(name, trainer, unit, [(event, 1)], delta, kind="search",
+            release = ledger.debit(name, trainer, unit, [(event, 1)], delta, kind="search", documents=docs,
                                    note=f"{len(cands)} candidates, E[K] = {event.expected_runs:.3g}")
         # K and the candidates from fresh OS entropy, never from a seed (the class note); K stays in this frame
         rng = np.random.default_rng()
@@ -217,9 +217,9 @@ class RandomStoppingSearch:
                 "params": {k: _plain(v) for k, v in self.best_params_.items()}, "scope": SEARCH_SCOPE}
         if ledger is not None:
             self.privacy_["dataset_ledger"] = None
-            annotate(self, ledger, name, release)
+            annotate(self, ledger, release)
             if self.best_estimator_ is not None:
-                annotate(self.best_estimator_, ledger, name, release)
+                annotate(self.best_estimator_, ledger, release)
                 self.best_estimator_._dataset_release_ = (str(ledger.path), release)   # its save names the folder
 
 

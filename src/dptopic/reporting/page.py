@@ -16,6 +16,7 @@ from ..attacks.provenance import mismatch
 from ..errors import DPTopicError
 from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
+from ..models.dataset_charge import current_total
 from .html import match_yardstick, render_report
 from .terminal import estimated_note, topic_support
 
@@ -234,7 +235,8 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
     the privacy card it shows."""
     supported, background = topic_support(model)
     trainer = type(model).__name__
-    card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
+    # the total of its documents as the ledger states it now, not as of the fit (or a line saying it was not read)
+    card = privacy_card(current_total(getattr(model, "privacy_", None) or {}), trainer)
     from ..models.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
 
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,

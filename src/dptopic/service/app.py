@@ -188,6 +188,18 @@ class Service:
             self._view_key, self._view = key, view
         return view
 
+    def charge_fed_round(self, round_: int) -> None:
+        """A FedLDA round just closed: charged to its clients on the dataset ledger, when the server keeps one
+        (:func:`dptopic.service.ledger.charge_fed_round`; a failure is logged, the round stays released)."""
+        if not getattr(self.cfg, "ledger", None):
+            return
+        from .ledger import charge_fed_round  # read when a ledger is named
+
+        try:
+            charge_fed_round(self.cfg, self.rrp, round_, self.storage.fed_round_participation(round_))
+        except Exception as e:      # noqa: BLE001 - the round is released; the failure is the ledger's, logged
+            log.error("ledger: FedLDA round %d could not be recorded: %s", round_, " ".join(str(e).split())[:300])
+
     def fed_model_doc(self) -> dict | None:
         """``GET /v1/fed/model``'s answer: the model the latest closed FedLDA round released, as model-folder files
         (:func:`codec.fed_model`, written by the model's own ``save``), cached per closed round; None before the first
@@ -660,6 +672,8 @@ async def post_fed_update(request: Request):
         raise ApiError(409, "stale_round", f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
     if outcome == "duplicate":
         raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
+    if outcome == "stored" and info.get("round_closed"):
+        await run_in_threadpool(svc.charge_fed_round, rnd)      # on the dataset ledger (service/ledger.py)
     return _fed_ack(svc, key, outcome, info)
 
 
@@ -769,6 +783,7 @@ async def admin_close_round(request: Request):
         info = await run_in_threadpool(svc.storage.fed_close_round, aggregate)
     except StorageError as e:
         raise ApiError(409, "round_not_closable", str(e)) from None
+    await run_in_threadpool(svc.charge_fed_round, info["closed_round"])    # on the dataset ledger (service/ledger.py)
     return JSONResponse(info)
 
 

@@ -51,6 +51,9 @@ class ServiceConfig:
         (docs/fedlda.md, "Fewer words in each report").
     fed_user_epsilon : the per-user total that chose ``fed_epsilon_per_entry`` and ``fed_pad_length``
         (``FedLDA.from_user_budget``), or ``None``; said in a refusal of those settings, not bound to the database.
+    ledger, ledger_dataset : the dataset ledger each served release is charged to, per contributor
+        (:mod:`dptopic.service.ledger`; a file or a ``postgresql://`` URL; None: none), and the name it is recorded
+        under (None: by the persons it covers).
     """
 
     vocabulary: object
@@ -81,6 +84,8 @@ class ServiceConfig:
     fed_min_updates: int = 2
     fed_report_words: int | None = None
     fed_user_epsilon: float | None = None
+    ledger: str | None = None
+    ledger_dataset: str | None = None
 
     _parameter_constraints = {
         "f": [IsNone(), Real(0, 1, "neither")],

@@ -43,6 +43,7 @@ import tempfile
 
 from ..errors import DPTopicError
 from ..federated import secure_sum as ss
+from .ledger import charge_secure_round
 from .storage import Storage
 from .._io import load_bundle
 from ..accounting.skellam import rounded_norms
@@ -85,6 +86,8 @@ class SecureSumConfig:
     database: str = "sqlite:///dptopic-secure-sum.db"
     admin_token: str | None = field(default=None, repr=False)
     max_body_bytes: int = 16 * 1024 * 1024
+    ledger: str | None = None               # the dataset ledger the released round is charged to (service/ledger.py)
+    ledger_dataset: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.vocabulary, Vocabulary):
@@ -413,6 +416,10 @@ class SecureRound:
                 self.st = dict(self.st, state="released")
                 self._save(conn, model=doc)
                 self._model_doc = doc
+        if phase == 1:
+            # the dataset ledger: the released round charged to its contributors (service/ledger.py; a failure is
+            # logged, the round stays released) -- the one call of the secure-sum server into the ledger
+            charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, doc["model_json"], sorted(uploaded))
 
     def _release(self, presence, cooc, shares) -> dict:
         from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn

@@ -1010,6 +1010,32 @@ class Storage:
                                      .where(submissions.c.contributor.is_(None))).scalar() or 0
             return int(max(named, anonymous))
 
+    def report_contributors(self, first: int, last: int) -> dict:
+        """The contributors of the reports with ids ``first``..``last`` and their reports among them, for the dataset
+        ledger (:mod:`dptopic.service.ledger`): per pseudonym, and each upload without one as a contributor of its
+        own (``upload:`` and its Idempotency-Key)."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(submissions.c.contributor, submissions.c.idempotency_key, func.count().label("n"))
+                .select_from(reports.join(submissions, reports.c.submission_id == submissions.c.id))
+                .where((reports.c.id >= first) & (reports.c.id <= last))
+                .group_by(submissions.c.contributor, submissions.c.idempotency_key)).all()
+        out: dict = {}
+        for who, key, n in rows:
+            name = who if who is not None else f"upload:{key}"
+            out[name] = out.get(name, 0) + int(n)
+        return out
+
+    def fed_round_participation(self, round_: int) -> dict:
+        """Each client of FedLDA round ``round_`` and the rounds it has taken part in up to it, this one included (the
+        dataset ledger charges what its update spent)."""
+        with self.read() as conn:
+            clients = [c for (c,) in conn.execute(select(fed_updates.c.client).where(fed_updates.c.round == round_))]
+            rows = conn.execute(select(fed_updates.c.client, func.count(func.distinct(fed_updates.c.round)))
+                                .where((fed_updates.c.round <= round_) & fed_updates.c.client.in_(clients))
+                                .group_by(fed_updates.c.client)).all() if clients else []
+        return {c: int(n) for c, n in rows}
+
     # ------------------------------------------------------------------ models
     def active_model(self) -> dict:
         """The active model's row; created (empty, version 0) on first use."""

@@ -13,8 +13,9 @@ import logging
 import threading
 import time
 
-from ..errors import DPTopicError
+from ..errors import BudgetExceededError, DPTopicError
 from . import codec, kinds
+from .ledger import charge_reports
 from .storage import Storage
 
 log = logging.getLogger("dptopic.service")
@@ -61,11 +62,22 @@ class Trainer:
             # the saved report states the guarantee of the contributor with the most reports in the store, not of
             # one report (read before training: a failed read must not log a batch the model took as skipped)
             most = max(1, self.storage.max_reports_per_contributor())
+            # the batch on the dataset ledger before the model reads it, charged to its contributors
+            # (service/ledger.py): a batch a cap refuses is skipped; a ledger that cannot be written stops the step,
+            # the batch kept
+            refused = None
+            if getattr(self.cfg, "ledger", None):
+                try:
+                    charge_reports(self.cfg, self.storage.report_contributors(first, last), first, last)
+                except BudgetExceededError as e:
+                    refused = f"refused by the dataset ledger: {e}"
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             ok = False
             try:
                 try:
+                    if refused:
+                        raise DPTopicError(refused)
                     # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
                     # (GET /v1/admin/models) and logged once per batch below
                     # the library's steps for a batch (dptopic.training.train_batch): checked, partial_fit, the

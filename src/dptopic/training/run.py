@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
+import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -32,7 +34,7 @@ from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallC
 from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from pathlib import Path
-from ..accounting.dataset_ledger import DatasetLedger, session
+from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
 from .._io import check_output_dir
 from .._validation import Int, validate_value
 from ..corpus.corpus import as_corpus
@@ -45,7 +47,8 @@ from ..corpus.summary import median_user_length
 from ..advice import too_small_message
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models.fdptm import compose_privacy
-from ..models.dataset_charge import after_fit, charging_active, hook, ledger_path, model_delta, open_run_charge
+from ..models.dataset_charge import (after_fit, charging_active, hook, ledger_path, ledger_value, model_delta,
+                                     open_charge, open_run_charge)
 from ..accounting.events import ApproxDPEvent
 from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
@@ -151,7 +154,11 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
-    ledger, dataset : the dataset ledger file and the dataset's name the run is charged to (docs/budget.md).
+    ledger : the ledger the run is charged to (docs/budget.md): a file path or a ``postgresql://`` URL, True (the
+        default file), False (none, whatever ``DPTOPIC_LEDGER`` says) or None (``DPTOPIC_LEDGER``, if set). The
+        release is recorded with the documents of ``corpus`` (every one, held-out ones included), known by their
+        content: the same documents in another file, order or format are charged as the same.
+    dataset : the name the release is recorded under (default: ``content:`` and a digest of the documents).
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
     model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
@@ -167,15 +174,14 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     -------
     TrainingResult
     """
-    if ledger is not None:
-        DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
+    where = ledger_value(ledger)        # 5, '' or a list: refused in one line naming ledger=
     args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
             public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
             names, callback, split_as, metrics, vocabulary_in_total, params)
-    if ledger is not None or dataset is not None:
-        with session(ledger, dataset):
-            return _train(*args)
-    return _train(*args)
+    if where is None and dataset is None:
+        return _train(*args)
+    with session(INHERIT if where is None else None if where is False else where, dataset):
+        return _train(*args)
 
 
 def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
@@ -203,6 +209,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
             rebuild = _at_share(model, delta)
             model = rebuild(epsilon)
         model.validate_parameters()
+    refuse_idle_ledger(model, names or {})
     if _reads_reports(model):
         return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
                               reports_per_contributor, out, overwrite, callback)
@@ -212,6 +219,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
                           private_vocabulary=private_vocabulary, vocabulary_policy=vocabulary_policy,
                           public_corpus=public_corpus, user_field=user_field, out=out, overwrite=overwrite,
                           unit=unit, epsilon=epsilon, delta=delta, user_epsilon=user_epsilon, names=names)
+    open_ledger(result, inputs, out, names or {})
     _say(result, callback, "checked")
     if inputs.shards is not None:
         return _train_shards(result, inputs, out, save_metrics, callback)
@@ -316,12 +324,7 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
             raise DPTopicError(f"{names.get('private_vocabulary', 'private_vocabulary')} chooses the words by DP set"
                                " union per document, not per person: under the user unit give a public word list"
                                f" ({names.get('vocabulary', 'vocabulary')}) instead.")
-        try:
-            eps_v, delta_v = private_vocabulary
-        except (TypeError, ValueError):
-            raise DPTopicError(f"invalid {names.get('private_vocabulary', 'private_vocabulary')}: give a pair"
-                               " (epsilon_vocab, delta_vocab).") from None
-        private_vocabulary = (float(eps_v), float(delta_v))
+        private_vocabulary = check_private_vocabulary(private_vocabulary, names)
     shards = _shards_of(corpus)
     if shards is not None:
         if public_corpus is not None:
@@ -358,6 +361,22 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
                    forecast=None if unit is None else (unit, epsilon, delta), names=names)
 
 
+def check_private_vocabulary(private_vocabulary, names=None) -> tuple:
+    """``(epsilon_vocab, delta_vocab)``: a pair with epsilon finite and above 0 and delta in (0, 1) (DP set union
+    needs a delta above 0), refused in one line before anything is spent."""
+    pv = (names or {}).get("private_vocabulary", "private_vocabulary")
+    try:
+        eps_v, delta_v = (float(x) for x in private_vocabulary)
+    except (TypeError, ValueError):
+        raise DPTopicError(f"invalid {pv}: give a pair (epsilon_vocab, delta_vocab).") from None
+    if not (math.isfinite(eps_v) and eps_v > 0):
+        raise DPTopicError(f"invalid {pv}: its epsilon {eps_v:g} must be a finite number above 0.")
+    if not 0 < delta_v < 1:
+        raise DPTopicError(f"invalid {pv}: its delta {delta_v:g} must lie in (0, 1): DP set union's Gaussian"
+                           " threshold needs a delta above 0 (1e-6, say).")
+    return eps_v, delta_v
+
+
 def _shards_of(corpus):
     """A shard folder (a path to one, or its ``training_source``), else None."""
     if hasattr(corpus, "paths") and hasattr(corpus, "n_docs") and not hasattr(corpus, "to_bow"):
@@ -374,17 +393,60 @@ def _shards_of(corpus):
 
 
 # ----------------------------------------------------------------------------------------- 1b. the run's charge
+def refuse_idle_ledger(model, names=None) -> None:
+    """``ledger=`` or ``dataset=`` given for a trainer whose fit spends no budget (a non-private trainer, or one of
+    randomized reports, whose contributors drew the noise): refused in one line rather than silently idle."""
+    from ..accounting.dataset_ledger import SESSION  # the session train() opened
+
+    s = SESSION.get()
+    if "ledger" in model.get_params(deep=False) or s is None:
+        return
+    names = names or {}
+    given = [names.get(k, k) for k, on in (("ledger", s[0] not in (None, INHERIT)), ("dataset", s[1] is not None))
+             if on]
+    if given:
+        why = ("fits randomized reports, whose contributors drew the noise: refitting them spends nothing"
+               if _reads_reports(model) else "releases nothing private")
+        raise DPTopicError(f"{' and '.join(given)} record{'s' if len(given) == 1 else ''} the releases of private"
+                           f" trainers, and {type(model).__name__} {why}: drop {' and '.join(given)}.")
+
+
+def open_ledger(result: TrainingResult, inputs: _Inputs, out=None, names=None) -> None:
+    """Once every input is known good: the ledger the run is charged to (``ledger=``, ``DPTOPIC_LEDGER`` or the
+    command line's), checked or created now, before the first release; refused in one line when it lies inside the
+    output folder (which must be new or dptopic's), or when the trainer releases nothing private (a ledger given for
+    it would be silently idle). The run is then one release of the documents the user gave (every one, held-out ones
+    included: :func:`charge_run`)."""
+    spends = "ledger" in result.model.get_params(deep=False)
+    path = ledger_path(result.model) if spends else None
+    if path is None:
+        return
+    if out is not None and not isinstance(path, str):
+        inside = Path(os.path.abspath(path))
+        if Path(os.path.abspath(out)) in inside.parents:
+            raise DPTopicError(f"the ledger {path} lies inside the output folder {out}: keep it outside"
+                               f" ({names.get('out', 'out')} holds the model alone, and is replaced by"
+                               f" {names.get('overwrite', 'overwrite')}).")
+    DatasetLedger(path)         # a corrupt, foreign, newer or read-only ledger: one line, nothing drawn
+
+
 def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) -> None:
-    """With a private vocabulary and a ledger on: the run is one release of its dataset (the words' DP set union and
-    the trainer's fit), charged under the name the user's corpus is charged under (``dataset``, ``--dataset`` or
-    its fingerprint), and the dataset's cap checked for the whole run before the set union draws, so that a run the
-    cap refuses spends nothing (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read
-    from public settings before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share
-    solved for it); its fit adds what it reserves to the release, the cap checked again. No ledger: nothing."""
+    """With a ledger on, the run is one release of the documents the user gave (``inputs.corpus``: every document,
+    held-out ones included), whatever the trainer's fit reads of them; its fit reserves its plan on it before its
+    first noise (:func:`~dptopic.models.dataset_charge.open_charge`). With a private vocabulary the run releases
+    before the fit: the caps are checked for the whole run (the words' DP set union and the trainer's plan) before
+    the set union draws, so that a run a cap refuses spends nothing
+    (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read from public settings before
+    its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share solved for it); its fit adds
+    what it reserves to the release, the caps checked again. No ledger: nothing."""
     # a fit a ledger charges takes ledger= and dataset= (models/dataset_charge.py: the estimators' public contract)
-    if inputs.private_vocabulary is None or "ledger" not in result.model.get_params(deep=False) \
-            or charging_active() or ledger_path(result.model) is None:
-        return      # a trainer whose fit no ledger charges: the set union records its own release
+    if "ledger" not in result.model.get_params(deep=False) or charging_active() \
+            or ledger_path(result.model) is None:
+        return
+    user_ids = getattr(inputs.corpus, "user_ids", None)
+    if inputs.private_vocabulary is None:
+        inputs.charge = open_charge(result.model, inputs.corpus, user_ids)
+        return
     eps_v, delta_v = inputs.private_vocabulary
     event = ApproxDPEvent(eps_v, delta_v, label="DP set union vocabulary", unit="document")
     model = result.model
@@ -393,12 +455,12 @@ def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) 
         if total is not None:       # the share it will get, as solve_model_share solves it, at a size not known yet
             model = build(_share(total, event, None, build))
         plan = model.release_plan(None) if getattr(model, "release_plan", None) is not None else None
-    except DPTopicError:    # no plan before the words: the fit's reservation is checked against the cap (and
+    except DPTopicError:    # no plan before the words: the fit's reservation is checked against the caps (and
         pass                # solve_model_share refuses a share it cannot solve)
     planned = plan.groups() if plan is not None and plan.guarantee else []
     delta = total[1] if total is not None else model_delta(model) + delta_v
     inputs.charge = open_run_charge(
-        result.model, inputs.corpus, [(event, 1)], planned, delta,
+        result.model, inputs.corpus, [(event, 1)], planned, delta, user_ids=user_ids,
         note=f"the private vocabulary (DP set union, eps_V={eps_v:g}, delta_V={delta_v:g}) and the trainer's fit")
 
 

@@ -1,0 +1,98 @@
+"""The releases a collection server makes, on the dataset ledger (``dptopic serve --ledger``; docs/budget.md, "Served
+releases"): each is charged to the persons it covers, with its unit, so that a person's total spans the central
+releases that held their documents and the served ones.
+
+- **Local reports** (word- or document-level): each report protects one document at the kind's ``epsilon_doc``; a
+  batch is charged, before the trainer reads it, to each contributor (their pseudonym; an upload without one is a
+  contributor of its own) for their reports in it, a document-level release a person with ``k`` reports meets as a
+  group of ``k``. A batch a cap refuses is skipped: the model never reads it.
+- **FedLDA rounds**: a closed round is charged to each client that sent an update in it, for the entries its update
+  spent (user-level: all of one user's entries together); the clients drew the noise before the server saw
+  anything, so the round is charged once it closed.
+- **Secure-sum rounds**: the released round is charged to its contributors, at the released model's events.
+
+The contributors drew every noise of these releases on their own devices: a cap cannot take back what they sent,
+and a charge that fails is logged, never retried in a loop. Give contributors the ids your corpora's person field
+holds, and their totals join those of the documents they wrote.
+"""
+from __future__ import annotations
+
+import json
+import logging
+
+from ..errors import BudgetExceededError, DPTopicError
+
+log = logging.getLogger("dptopic.service")
+
+
+def _ledger(location):
+    from ..accounting.dataset_ledger import DatasetLedger  # read when a ledger is named: the server starts light
+
+    return DatasetLedger(location)
+
+
+def charge_reports(cfg, persons: dict, first: int, last: int) -> int | None:
+    """Charge one batch of local reports (ids ``first``..``last``) to the contributors ``persons`` names (pseudonym
+    -> reports in the batch), before the trainer reads it. Returns the release's id, or None without a ledger.
+    Raises :class:`~dptopic.errors.BudgetExceededError` when a cap refuses it (the batch is then skipped)."""
+    if not getattr(cfg, "ledger", None):
+        return None
+    from ..accounting.events import PureDPEvent  # as above
+    from ..models.dataset_charge import charge_served  # as above
+    from . import kinds  # as above
+
+    eps = float(kinds.get(cfg.report_kind).epsilon_doc(cfg))
+    event = PureDPEvent(eps, label=f"one {cfg.report_kind}-level local report (per document)",
+                        theorem="local differential privacy of the contributor's randomizer (docs/local_dp.md)")
+    return charge_served(_ledger(cfg.ledger), f"local reports ({cfg.report_kind})", "document", [(event, 1)],
+                         persons, dataset=getattr(cfg, "ledger_dataset", None),
+                         note=f"reports {first}-{last}, randomized on the contributors' devices")
+
+
+def charge_fed_round(cfg, rrp, round_: int, participation: dict) -> int | None:
+    """Charge a closed FedLDA round to its clients: ``participation`` maps each client of the round to the number of
+    rounds it has taken part in, this one included (entries randomized once are spent once: a client's later rounds
+    cost nothing more, and are not charged). Failures are logged: the round is released already."""
+    if not getattr(cfg, "ledger", None):
+        return None
+    from ..accounting.fedlda import rrp_event, user_spend  # read when a ledger is named: the server starts light
+    from ..models.dataset_charge import charge_served  # as above
+
+    event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion,
+                      vocab_size=len(cfg.fed_vocabulary))
+    by_spend: dict = {}
+    for client, k in participation.items():
+        spent = user_spend(rrp.exclusion, rrp.n_entries, k) - user_spend(rrp.exclusion, rrp.n_entries, k - 1)
+        if spent:
+            by_spend.setdefault(spent, {})[client] = 1
+    ids = []
+    for spent, persons in sorted(by_spend.items()):
+        try:
+            ids.append(charge_served(_ledger(cfg.ledger), f"FedLDA round {round_}", "user", [(event, spent)],
+                                     persons, dataset=getattr(cfg, "ledger_dataset", None),
+                                     note=f"FedLDA round {round_}: {spent} entries per client, randomized on the"
+                                          " clients' devices"))
+        except (BudgetExceededError, DPTopicError) as e:
+            log.error("ledger: FedLDA round %d is released but could not be recorded: %s", round_,
+                      " ".join(str(e).split())[:300])
+    return ids[-1] if ids else None
+
+
+def charge_secure_round(ledger, dataset, model_json: str, contributors) -> int | None:
+    """Charge a released secure-sum round to its contributors at its model's events (the report of
+    :class:`~dptopic.models.SecureSumTopics`). Failures are logged: the round is released already."""
+    if not ledger:
+        return None
+    from ..accounting.dataset_ledger import events_from_json  # read when a ledger is named: the server starts light
+    from ..models.dataset_charge import charge_served  # as above
+
+    try:
+        report = json.loads(model_json).get("privacy") or {}
+        groups = events_from_json(json.dumps(report.get("events") or []))
+        return charge_served(_ledger(ledger), "secure-sum round", str(report.get("unit") or "user"), groups,
+                             {c: 1 for c in contributors}, dataset=dataset,
+                             delta=float(report.get("delta") or 1e-5), note="a secure-sum round's release")
+    except (BudgetExceededError, DPTopicError, ValueError, TypeError) as e:
+        log.error("ledger: the secure-sum round is released but could not be recorded: %s",
+                  " ".join(str(e).split())[:300])
+        return None

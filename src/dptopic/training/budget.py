@@ -1,0 +1,81 @@
+"""Ask before you spend: what a training run, or a private search, would add to the ledger's totals.
+
+:func:`plan_budget` builds the trainer from public settings alone (its name or privacy unit, epsilon, delta and its
+own parameters), reads its release plan (the events its fit reserves before its first noise), and asks the ledger
+what that release would do to every total it touches if it read every document of a recorded dataset
+(:meth:`~dptopic.accounting.dataset_ledger.DatasetLedger.plan`): no document is read and nothing is written.
+``dptopic budget plan`` prints it.
+"""
+from __future__ import annotations
+
+from ..accounting.dataset_ledger import DatasetLedger, ledger_path
+from ..accounting.events import ApproxDPEvent, PureDPEvent
+from ..errors import DPTopicError, ParameterError
+from .build import build_model, resolve_algorithm
+
+
+def release_groups(model, n_words: int | None = None) -> tuple[list, str, str]:
+    """``(groups, unit, how)``: the events a fit of ``model`` reserves, from its release plan (public settings), or
+    its claimed ``(epsilon, delta)`` as one step for a trainer that plans only once it has read its words."""
+    planner = getattr(model, "release_plan", None)
+    if planner is not None:
+        try:
+            plan = planner(n_words)
+        except DPTopicError:
+            plan = None
+        if plan is not None and plan.guarantee:
+            return plan.groups(), plan.unit, "the trainer's release plan (public settings)"
+    eps = getattr(model, "epsilon", None)
+    delta = getattr(model, "delta", None) or 0.0
+    unit = getattr(model, "unit", None) or "document"
+    if eps is None:
+        raise DPTopicError(f"{type(model).__name__} claims no guarantee before its fit: nothing to plan.")
+    ev = PureDPEvent(float(eps), label="the trainer's claimed epsilon") if not delta else \
+        ApproxDPEvent(float(eps), float(delta), label="the trainer's claimed (epsilon, delta)", unit=unit)
+    return [(ev, 1)], unit, "the trainer's claimed (epsilon, delta) as one step (it plans once it has its words)"
+
+
+def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None = None, epsilon=None, delta=None,
+                model=None, ledger=None, search_runs: float | None = None, n_words: int | None = None,
+                **params) -> dict:
+    """What a run would add to the ledger, reading no document and spending nothing.
+
+    Parameters
+    ----------
+    dataset : str, a dataset the ledger recorded (``dptopic budget show`` lists them): the run is planned on every
+        one of its documents.
+    algorithm, unit, epsilon, delta, **params : the trainer, as :func:`dptopic.train` takes them; or ``model``, an
+        unfitted estimator.
+    ledger : the ledger (a path or ``postgresql://`` URL); None: ``DPTOPIC_LEDGER``, else the default file.
+    search_runs : a private search instead of one run: ``RandomStoppingSearch`` with a geometric number of runs of
+        this mean (Papernot & Steinke 2022), each a fit of this trainer.
+    n_words : the words the trainer would keep, where its plan depends on them (a public figure).
+
+    Returns
+    -------
+    dict : ``epsilon``/``delta`` of the release itself; ``caps``: per total it touches (its dataset's, the datasets
+        sharing its documents, the person cap) the total now and after, the cap and what would remain; ``refused``.
+    """
+    if model is None:
+        name = resolve_algorithm(algorithm, unit)
+        model = build_model(name, unit=unit, epsilon=epsilon, delta=delta, **params)
+    elif algorithm is not None or unit is not None:
+        raise ParameterError("give {model} or {algorithm}/{unit}, not both.", "model", others=("algorithm", "unit"))
+    groups, run_unit, how = release_groups(model, n_words)
+    d = float(getattr(model, "delta", None) or delta or 1e-5)
+    trainer = type(model).__name__
+    if search_runs is not None:
+        from ..accounting.tuning import RandomStoppingEvent  # the search's accountant: only a planned search needs it
+
+        if not float(search_runs) > 0:
+            raise ParameterError("{search_runs} is the mean number of runs of a search: give a number above 0.",
+                                 "search_runs", search_runs)
+        # a geometric number of runs (eta = 1) of mean (1 - gamma) / gamma
+        event = RandomStoppingEvent((tuple(groups),), "truncated_negative_binomial", 1.0,
+                                    1.0 / (float(search_runs) + 1.0), 0.0)
+        groups, trainer = [(event, 1)], f"RandomStoppingSearch({trainer})"
+        how += f"; a search of {float(search_runs):g} runs on average (RDP, Papernot & Steinke 2022)"
+    led = DatasetLedger(ledger_path(ledger, must_exist=True), read_only=True)
+    out = led.plan(dataset, trainer, run_unit, groups, d)
+    out.update(how=how, ledger=led.where)
+    return out

@@ -1,0 +1,115 @@
+"""The dataset ledger against a user who renames: the five evasions of issue 78 (a renamed copy, the lines shuffled,
+more white space per JSON line, the same records as CSV, one document dropped), each refused by the cap of the
+documents it holds, through the command line and through Python; and the same documents get the same dataset from
+both front doors."""
+import csv
+import json
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import dptopic
+from dptopic.accounting.dataset_ledger import DatasetLedger
+from dptopic.corpus.readers import read_corpus
+from dptopic.errors import BudgetExceededError
+from dptopic.models import DocDPCooccurrence
+
+from helpers import run_dptopic
+
+WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
+CAP = 1.2           # one release at epsilon 1 fits; a second (1.47 by PLD) does not
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("evasions")
+    rng = np.random.default_rng(3)
+    halves = (WORDS[:7], WORDS[7:])
+    recs = [{"text": " ".join(rng.choice(halves[i % 2], 10)) + f" note{i}", "author": f"a{i % 30}"}
+            for i in range(150)]
+    (d / "posts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (d / "renamed.jsonl").write_bytes((d / "posts.jsonl").read_bytes())
+    shuffled = recs[:]
+    random.Random(1).shuffle(shuffled)
+    (d / "shuffled.jsonl").write_text("".join(json.dumps(r) + "\n" for r in shuffled))
+    (d / "spaced.jsonl").write_text("".join(json.dumps(r, separators=(" , ", " :  ")) + " \n" for r in recs))
+    with open(d / "posts.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["text", "author"])
+        for r in recs:
+            w.writerow([r["text"], r["author"]])
+    (d / "dropped.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs[1:]))
+    (d / "words.txt").write_text("\n".join(WORDS))
+    return d
+
+
+EVASIONS = ["renamed.jsonl", "shuffled.jsonl", "spaced.jsonl", "posts.csv", "dropped.jsonl"]
+
+
+def _cli_train(d, corpus, ledger, out):
+    return run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", d / corpus, "--vocabulary", d / "words.txt",
+                       "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet", "--ledger", ledger,
+                       "--out", out)
+
+
+@pytest.fixture
+def capped(files, tmp_path):
+    """A ledger with one command-line run of posts.jsonl, its dataset (named by content) capped at CAP."""
+    L = tmp_path / "l.sqlite"
+    r = _cli_train(files, "posts.jsonl", L, tmp_path / "first")
+    assert r.returncode == 0, r.stderr
+    (name,) = DatasetLedger(L).datasets()
+    assert name.startswith("content:")
+    assert run_dptopic("budget", "cap", "--ledger", L, "--dataset", name, "--epsilon", str(CAP)).returncode == 0
+    return L, name
+
+
+@pytest.mark.parametrize("variant", EVASIONS)
+def test_each_evasion_is_refused_on_the_command_line(files, capped, tmp_path, variant):
+    L, name = capped
+    r = _cli_train(files, variant, L, tmp_path / "again")
+    assert r.returncode == 2, r.stdout
+    assert f"dataset '{name}' is capped at epsilon = {CAP:g}" in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "again").exists()
+    assert DatasetLedger(L).total(name)["n_releases"] == 1
+
+
+@pytest.mark.parametrize("variant", EVASIONS)
+def test_each_evasion_is_refused_in_python(files, capped, variant):
+    """``dptopic.train`` on the file read by ``read_corpus``, and ``fit`` on its texts, as a Python user would."""
+    L, name = capped
+    corpus = read_corpus(files / variant, vocabulary=WORDS)
+    with warnings.catch_warnings(), pytest.raises(BudgetExceededError, match=f"dataset '{name}' is capped"):
+        warnings.simplefilter("ignore")
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=2, test_size=0, ledger=str(L))
+    texts = [json.loads(x)["text"] for x in (files / "posts.jsonl").read_text().splitlines()]
+    texts = texts[1:] if variant == "dropped.jsonl" else texts[::-1] if variant == "shuffled.jsonl" else texts
+    with warnings.catch_warnings(), pytest.raises(BudgetExceededError, match=f"dataset '{name}' is capped"):
+        warnings.simplefilter("ignore")
+        DocDPCooccurrence(n_topics=2, epsilon=1.0, ledger=str(L)).fit(texts, vocabulary=WORDS)
+    assert DatasetLedger(L).total(name)["n_releases"] == 1
+
+
+def test_both_front_doors_name_the_same_documents_alike(files, tmp_path):
+    L = tmp_path / "l.sqlite"
+    assert _cli_train(files, "posts.csv", L, tmp_path / "cli").returncode == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dptopic.train(read_corpus(files / "shuffled.jsonl", vocabulary=WORDS), algorithm="docdp-cooc", epsilon=1.0,
+                      n_topics=2, test_size=0, ledger=str(L), metrics=False)
+        texts = [json.loads(x)["text"] for x in (files / "posts.jsonl").read_text().splitlines()]
+        DocDPCooccurrence(n_topics=2, epsilon=1.0, ledger=str(L)).fit(texts, vocabulary=WORDS)
+    led = DatasetLedger(L)
+    (name,) = led.datasets()
+    assert led.total(name)["n_releases"] == 3
+
+
+def test_a_name_given_does_not_split_the_documents_from_their_releases(files, capped, tmp_path):
+    """``--dataset NAME`` names the release; the documents are still those the cap was set on."""
+    L, name = capped
+    r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", files / "dropped.jsonl", "--vocabulary",
+                    files / "words.txt", "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet",
+                    "--ledger", L, "--out", tmp_path / "named", "--dataset", "a-new-name")
+    assert r.returncode == 2 and f"dataset '{name}' is capped" in r.stderr

@@ -1,0 +1,68 @@
+"""The test suite leaves the user's own dataset ledger and the repository's working folder as it found them: every
+test, session fixture and process a test starts keeps its ledger in a folder of the session's own (tests/conftest.py),
+and every benchmark in one of its own (benchmarks/_common.py)."""
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# a session fixture that trains as a test of the suite might: in this process (the command line, whose ledger is
+# on by default) and in a new one; before any test's own folders exist
+PLUGIN = textwrap.dedent("""
+    import subprocess, sys, warnings
+    import pytest
+
+    @pytest.fixture(scope="session", autouse=True)
+    def trains_before_any_test(tmp_path_factory):
+        from dptopic.cli.main import main
+        d = tmp_path_factory.mktemp("session")
+        (d / "docs.txt").write_text("\\n".join(["apple banana cherry grape lemon", "river mountain valley ocean"] * 30))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert main(["train", "--algorithm", "docdp-cooc", "--corpus", str(d / "docs.txt"), "--epsilon", "1",
+                         "--topics", "2", "--test-size", "0", "--quiet", "--out", str(d / "a")]) in (0, None)
+        r = subprocess.run([sys.executable, "-m", "dptopic", "train", "--algorithm", "docdp-cooc", "--corpus",
+                            str(d / "docs.txt"), "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet",
+                            "--out", str(d / "b")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+""")
+
+
+def _git_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True,
+                          text=True).stdout
+
+
+def test_a_session_leaves_the_users_ledger_and_the_working_folder_untouched(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "plugin" / "session_trainer.py").write_text(PLUGIN)
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_STATE_HOME", "DPTOPIC_LEDGER",
+                                                           "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST")}
+    env.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(tmp_path / "plugin"), str(ROOT / "src")]))
+    before = _git_status()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                        "-p", "session_trainer", "-n", "0",
+                        "tests/corpus/test_identity.py::test_white_space_and_unicode_forms_are_one_text"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert not (home / ".local" / "share" / "dptopic").exists(), "a session fixture wrote the user's own ledger"
+    assert not (home / ".local" / "state").exists()
+    assert _git_status() == before
+
+
+def test_every_benchmark_keeps_its_ledger_in_a_folder_of_its_own():
+    """Each script of benchmarks/ imports _common, which points the ledger and contributor state at a folder of the
+    run's own before anything trains."""
+    common = (ROOT / "benchmarks" / "_common.py").read_text()
+    assert 'os.environ["XDG_DATA_HOME"]' in common and 'os.environ.pop("DPTOPIC_LEDGER"' in common
+    for path in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        tree = ast.parse(path.read_text())
+        imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imports |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert "_common" in imports, f"{path.name} does not import _common"
