@@ -154,12 +154,12 @@ class RandomStoppingSearch:
                     plan, unit = self._plan(c, X, fit_kw)
                     plans.append(plan)
                     units.add(unit)
-            self._fit_runs(X, fit_kw, cands, plans, units, score, delta, ledger, name, planned)
+            self._fit_runs(X, fit_kw, cands, plans, units, score, delta, ledger, name, docs, planned)
         finally:
             REUSE_COVERED.reset(token)
         return self
 
-    def _fit_runs(self, X, fit_kw, cands, plans, units, score, delta, ledger, name, planned) -> None:
+    def _fit_runs(self, X, fit_kw, cands, plans, units, score, delta, ledger, name, docs, planned) -> None:
         if len(units) > 1:
             raise DPTopicError(f"the candidates protect different units ({', '.join(sorted(units))}): search one unit"
                                " at a time.")
