@@ -25,7 +25,8 @@ from ._jit import njit
 from ._vmath import exp_psi
 
 # Reassociation lets LLVM vectorise the sums over topics (~2x); no flag that assumes finite values
-# ('nnan', 'ninf'), since clip may be +inf.
+# ('nnan', 'ninf'), since clip may be +inf. The E-step compiles with numba's NumPy error model: its divisions
+# (by φ's normaliser, which starts at 1e-100, and by K) are never by zero, and unchecked they vectorise.
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
@@ -128,7 +129,7 @@ def _gather_tile(word_ids, counts, exp_elog_beta_vk, a, m, tile, c):
         c[i] = 0.0
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _tile_pass(tile, c, m, et, s, acc):
     """One fixed-point pass over a tile of ``m`` words: ``s[i] = Σ_k et_k β_k,i`` (φ's normaliser) and
     ``acc[k] += Σ_i (c_i / s_i) β_k,i``. The loops run over the tile's words (contiguous), which LLVM vectorises
@@ -150,7 +151,7 @@ def _tile_pass(tile, c, m, et, s, acc):
         acc[k] += t
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def vb_estep_docs(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, d_start, d_stop,
                   weights, et_out, norms):
     """The E-step of documents ``d_start .. d_stop − 1`` (Hoffman et al. 2010, Alg. 2, lines 5-9), each on its own:
