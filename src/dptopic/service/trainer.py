@@ -44,8 +44,8 @@ class Trainer:
             row, arrays = self.storage.active_model_with_arrays()   # model.json and arrays of one version
         if row["meta_json"]:
             self._model = codec.model_from_blobs(row["meta_json"], arrays)
-        else:
-            self._model = kinds.new_trainer(self.cfg)
+        else:   # no model yet: the first batch builds it (the trainers' imports wait until there is one to train)
+            self._model = None
         self._row = row
 
     def step(self, force: bool = False) -> dict | None:
@@ -61,6 +61,8 @@ class Trainer:
             # the saved report states the guarantee of the contributor with the most reports in the store, not of
             # one report (read before training: a failed read must not log a batch the model took as skipped)
             most = max(1, self.storage.max_reports_per_contributor())
+            if self._model is None:
+                self._model = kinds.new_trainer(self.cfg)
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             ok = False
