@@ -135,7 +135,7 @@ def scaling(train, K, iters, rounds, block, alpha, beta):
 
     burn = max(iters - rounds * block, 0)
     words = [[str(w) for w in train.doc(d)] for d in range(train.n_docs)]
-    LDA(K, n_iter=1, n_jobs=2, verbose=0).fit(train.subset(range(50)))    # compile outside the timing
+    LDA(K, n_iter=1, n_jobs=2, verbose=0).fit(train.subset(range(min(50, train.n_docs))))   # compile, not timed
 
     def dptopic(jobs):
         b = ThreadBackend(jobs, "partition")
