@@ -17,7 +17,10 @@ them: the threads backend's sweeps, ``parallel="partition"``) and tomotopy, each
 ``--iters`` minus ROUNDS x ``--block`` times from a random start, then ROUNDS rounds in which every system sweeps
 ``--block`` times, timed; the order of the four systems alternates from round to round (reversed every other round),
 so that load from elsewhere hits them alike. Printed per K: the median seconds per sweep of each system, each
-system's speed-up from 1 to 2 threads, and dptopic's speed-up as a fraction of tomotopy's (the target: >= 0.95).
+system's speed-up from 1 to 2 threads, and dptopic's speed-up as a fraction of tomotopy's (the target: >= 0.95), the
+median over the rounds of each round's fraction (a shared machine's load moves from round to round; within a round
+the four runs see about the same). On a machine whose other jobs hold a core, neither system gains from a second
+thread, and the fraction says nothing: read it with the load average printed.
 
     python benchmarks/bench_cgs.py --scaling 9 --block 5 --topics 50 200
 """
@@ -135,7 +138,7 @@ def scaling(train, K, iters, rounds, block, alpha, beta):
 
     burn = max(iters - rounds * block, 0)
     words = [[str(w) for w in train.doc(d)] for d in range(train.n_docs)]
-    LDA(K, n_iter=1, n_jobs=2, verbose=0).fit(train.subset(range(min(50, train.n_docs))))   # compile, not timed
+    LDA(K, n_iter=1, n_jobs=2, verbose=0).fit(train.subset(range(min(50, train.n_docs))))    # compile: not timed
 
     def dptopic(jobs):
         b = ThreadBackend(jobs, "partition")
@@ -246,8 +249,12 @@ def main(argv=None):
             table(rows, ("system", "ms/sweep", "rounds (ms)", "tokens/s"))
             ours = med["dptopic 1 thread"] / med["dptopic 2 threads"]
             theirs = med["tomotopy 1 worker"] / med["tomotopy 2 workers"]
-            print(f"2 threads / 1 thread: dptopic {ours:.2f}x, tomotopy {theirs:.2f}x; dptopic's scaling is"
-                  f" {ours / theirs:.2f} of tomotopy's (target >= 0.95); one thread: dptopic"
+            t = {name: np.asarray(ts) for name, ts in all_times.items()}
+            per_round = ((t["dptopic 1 thread"] / t["dptopic 2 threads"])
+                         / (t["tomotopy 1 worker"] / t["tomotopy 2 workers"]))
+            print(f"2 threads / 1 thread: dptopic {ours:.2f}x, tomotopy {theirs:.2f}x (medians); dptopic's scaling is"
+                  f" {np.median(per_round):.2f} of tomotopy's (target >= 0.95; the median over the rounds of each"
+                  f" round's fraction, {' '.join(f'{x:.2f}' for x in per_round)}); one thread: dptopic"
                   f" {med['tomotopy 1 worker'] / med['dptopic 1 thread']:.2f}x tomotopy's speed;"
                   f" load average {os.getloadavg()[0]:.1f} at the end\n", flush=True)
         return

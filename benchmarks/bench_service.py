@@ -283,8 +283,8 @@ def main(argv=None):
     print()
     table(rows, ["database", "reports/request", "clients", "reports/s stored", "requests/s", "p50 ms", "p99 ms",
                  "errors", "floor requests/s", "ratio to floor", "direct SQL reports/s"])
-    print(f"\nload average {os.getloadavg()[0]:.1f} at the end; medians over the rounds; ratio to floor: the median over"
-          " the rounds of requests/s over the floor's of the same round (target on SQLite with one report per upload:"
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end; medians over the rounds; ratio to floor: the median"
+          " over the rounds of requests/s over the floor's of the same round (target on SQLite with one report per upload:"
           " >= 0.5)")
 
 

@@ -15,11 +15,12 @@ Rows, each on 1 and on 2 threads:
 
 Each row prints seconds per pass (median over ``--repeats`` rounds; the rounds alternate the order of the systems so
 that load from elsewhere hits them alike), the mean inner iterations per document and pass, the ratio to BigARTM's
-pass on as many threads, and, after ``--passes`` passes, NPMI (top 10 words, document co-occurrence in the test split)
-and the held-out perplexity of the test split by document completion under each model's topics, one fold-in for all
-(``dptopic.evaluation.perplexity``, mode ``completion``, α = 1/K, 50 Gibbs sweeps; every model's topics mixed
-with 1e-6 of the uniform first, since BigARTM's hold exact zeros). DocDPEM's quality is that of a
-private fit (ε = 1, δ = 1e-5, ``n_iter`` = passes), for reference only.
+pass on as many threads (the median over the rounds of each round's ratio: the load of a shared machine moves from
+round to round, and a round's two runs see about the same), and, after ``--passes`` passes, NPMI (top 10 words,
+document co-occurrence in the test split) and the held-out perplexity of the test split by document completion under
+each model's topics, one fold-in for all (``dptopic.evaluation.perplexity``, mode ``completion``, α = 1/K, 50 Gibbs
+sweeps; every model's topics mixed with 1e-6 of the uniform first, since BigARTM's hold exact zeros). DocDPEM's quality
+is that of a private fit (ε = 1, δ = 1e-5, ``n_iter`` = passes), for reference only.
 
 Where one pass of OnlineVB spends its time (CPU seconds of one thread, median of the rounds; the E-step under the
 topics after 2 passes, γ started as a fit starts it; the rest per mini-batch of 256, times the 45 batches of a pass):
@@ -168,16 +169,17 @@ def main(argv=None) -> None:
     for n in names:
         j, kind, _ = systems[n]
         s = float(np.median(times[n]))
-        ref = next((float(np.median(times[m])) for m in names if systems[m][:2] == (j, "bigartm")), None)
+        ref = next((times[m] for m in names if systems[m][:2] == (j, "bigartm")), None)
         npmi, ppl = q.get(n, q["docdp"] if kind == "docdp" else (float("nan"), float("nan")))
         rows.append([n, f"{s:.3f}", f"{inner[n]:.1f}", f"{s / inner[n] * 1e3:.1f}",
-                     "-" if ref is None else f"{s / ref:.2f}", f"{npmi:.3f}", f"{ppl:.0f}"])
+                     "-" if ref is None else f"{np.median(np.divide(times[n], ref)):.2f}", f"{npmi:.3f}", f"{ppl:.0f}"])
     print()
     table(rows, ["system", "s/pass", "inner it./doc", "ms per inner it.", "ratio to BigARTM (same threads)",
                  f"NPMI after {P}", f"perplexity after {P}"])
-    print("\ns/pass: median wall seconds per pass; ratio: s/pass over BigARTM's on as many threads, measured in the same"
-          " rounds (below 1 is faster). DocDPEM rows: its E-step alone; their NPMI and perplexity are those of a private"
-          " DocDPEM fit (epsilon = 1), for reference. Timings on a shared machine: compare rows of one run only.")
+    print(f"\ns/pass: median wall seconds per pass; ratio: the median over the rounds of s/pass over BigARTM's on as many"
+          f" threads in the same round (below 1 is faster); load average {os.getloadavg()[0]:.1f} at the end. DocDPEM"
+          " rows: its E-step alone; their NPMI and perplexity are those of a private DocDPEM fit (epsilon = 1), for"
+          " reference. Timings on a shared machine: compare rows of one run only.")
 
 
 def profile(tr, ptr, ids, cts, K, repeats) -> None:
