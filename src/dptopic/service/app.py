@@ -537,21 +537,22 @@ async def post_reports(request: Request):
     contributor = single_header(request, "dptopic-contributor")
     if contributor is not None and not codec.PSEUDONYM.fullmatch(contributor):
         raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
-    body = await read_body(request, svc.cfg.max_body_bytes)
-    try:
-        if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
-            rs = svc.kind.decode(body, svc.cfg, svc.fingerprint)
-        else:
-            rs = await run_in_threadpool(svc.kind.decode, body, svc.cfg, svc.fingerprint)
-    except codec.MalformedReports as e:
-        raise ApiError(400, "malformed_reports", str(e)) from None
-    except codec.IncompatibleReports as e:
-        raise ApiError(422, "incompatible_reports", str(e)) from None
-    if rs.n_reports > svc.cfg.max_reports_per_request:
-        raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
-                                                f" {svc.cfg.max_reports_per_request}: split it.")
-    sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs),
-                     unique_body=getattr(rs, "upload_nonce", None) is not None)
+    with svc.writer.receiving():    # the writer waits a little for an upload on its way (service/ingest.py)
+        body = await read_body(request, svc.cfg.max_body_bytes)
+        try:
+            if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
+                rs = svc.kind.decode(body, svc.cfg, svc.fingerprint)
+            else:
+                rs = await run_in_threadpool(svc.kind.decode, body, svc.cfg, svc.fingerprint)
+        except codec.MalformedReports as e:
+            raise ApiError(400, "malformed_reports", str(e)) from None
+        except codec.IncompatibleReports as e:
+            raise ApiError(422, "incompatible_reports", str(e)) from None
+        if rs.n_reports > svc.cfg.max_reports_per_request:
+            raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
+                                                    f" {svc.cfg.max_reports_per_request}: split it.")
+        sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs),
+                         unique_body=getattr(rs, "upload_nonce", None) is not None)
     outcome, ack = await svc.writer.submit_async(sub)
     if outcome == "conflict":
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
