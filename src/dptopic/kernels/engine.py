@@ -99,9 +99,6 @@ def word_blocks(word_ids: np.ndarray, vocab_size: int, n_blocks: int) -> np.ndar
     return np.minimum((cum * n_blocks / total).astype(np.int64), n_blocks - 1)
 
 
-KEEP_WORDS = False   # experiment: worker p keeps word block p (tomotopy's orientation) instead of document block p
-
-
 class Partition:
     """Documents × words split into ``P × P`` blocks, swept one diagonal at a time (Yan et al. 2009).
 
@@ -252,7 +249,7 @@ class ShardedSweeper:
         def work(p, r):
             if r == 0:
                 saved[p] = self._save_partition_block(p)
-            start, stop, ptr, d0, d1 = part.cells[((p + r) % P, p) if KEEP_WORDS else (p, (p + r) % P)]
+            start, stop, ptr, d0, d1 = part.cells[p, (p + r) % P]
             nk = own_line(a.nk)  # written on every moved token: no cache line shared with the other workers
             if stop > start:
                 _run_kernel(self.kind, part.word_ids[start:stop], ptr, z[start:stop], a.ndk[d0:d1], word_table,
