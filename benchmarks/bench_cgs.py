@@ -11,6 +11,18 @@ topic recovery (mean cosine to the true topics after Hungarian matching; K=50 on
 
 Run:  python benchmarks/bench_cgs.py [--iters 200] [--timed 10] [--topics 50 200] [--no-lda] [--docs 5000]
 Smoke run (seconds, figures meaningless):  bench_cgs.py --docs 200 --iters 4 --timed 2 --topics 10 --no-lda
+
+Two-thread scaling against tomotopy's (``--scaling ROUNDS``): dptopic (its sampler and thread scheme as ``LDA`` runs
+them: the threads backend's sweeps, ``parallel="partition"``) and tomotopy, each on 1 and on 2 threads, first sweep
+``--iters`` minus ROUNDS x ``--block`` times from a random start, then ROUNDS rounds in which every system sweeps
+``--block`` times, timed; the order of the four systems alternates from round to round (reversed every other round),
+so that load from elsewhere hits them alike. Printed per K: the median seconds per sweep of each system, each
+system's speed-up from 1 to 2 threads, and dptopic's speed-up as a fraction of tomotopy's (the target: >= 0.95), the
+median over the rounds of each round's fraction (a shared machine's load moves from round to round; within a round
+the four runs see about the same). On a machine whose other jobs hold a core, neither system gains from a second
+thread, and the fraction says nothing: read it with the load average printed.
+
+    python benchmarks/bench_cgs.py --scaling 9 --block 5 --topics 50 200
 """
 from __future__ import annotations
 
@@ -117,6 +129,55 @@ def whole_fit(train, K, iters, reps, alpha, beta):
     return {name: float(np.median(ts)) for name, ts in times.items()}, times
 
 
+def scaling(train, K, iters, rounds, block, alpha, beta):
+    """Median seconds per sweep of dptopic and tomotopy on 1 and 2 threads, the systems interleaved round by round."""
+    import tomotopy as tp
+
+    from dptopic import LDA
+    from dptopic.backends.threads import ThreadBackend
+
+    burn = max(iters - rounds * block, 0)
+    words = [[str(w) for w in train.doc(d)] for d in range(train.n_docs)]
+    LDA(K, n_iter=1, n_jobs=2, verbose=0).fit(train.subset(range(min(50, train.n_docs))))    # compile: not timed
+
+    def dptopic(jobs):
+        b = ThreadBackend(jobs, "partition")
+        b.open(train, K, np.random.default_rng(0), LDA(K)._kernel)
+        for _ in range(burn):
+            b.sweep(alpha, beta)
+
+        def go():
+            t = time.perf_counter()
+            for _ in range(block):
+                b.sweep(alpha, beta)
+            return (time.perf_counter() - t) / block
+        return go, b.close
+
+    def tomotopy(workers):
+        m = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=1)
+        m.optim_interval = 0
+        for w in words:
+            m.add_doc(w)
+        m.train(burn, workers=workers)
+
+        def go():
+            t = time.perf_counter()
+            m.train(block, workers=workers)
+            return (time.perf_counter() - t) / block
+        return go, lambda: None
+
+    systems = {"dptopic 1 thread": dptopic(1), "dptopic 2 threads": dptopic(2),
+               "tomotopy 1 worker": tomotopy(1), "tomotopy 2 workers": tomotopy(2)}
+    times = {name: [] for name in systems}
+    names = list(systems)
+    for r in range(rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            times[name].append(systems[name][0]())
+    for _, close in systems.values():
+        close()
+    return {name: float(np.median(ts)) for name, ts in times.items()}, times
+
+
 def memory_probe(K, corpus_path):
     """Peak RSS of a fresh process that loads the saved corpus, then fits (1 thread).
 
@@ -155,6 +216,9 @@ def main(argv=None):
     ap.add_argument("--no-lda", action="store_true", help="skip the (slow) lda package")
     ap.add_argument("--docs", type=int, default=5000, help="documents of the synthetic corpus (default 5000: 1M tokens)")
     ap.add_argument("--json", default=None, help="also write the results as JSON here")
+    ap.add_argument("--scaling", type=int, default=0, metavar="ROUNDS",
+                    help="instead: two-thread scaling against tomotopy's, ROUNDS interleaved rounds (see above)")
+    ap.add_argument("--block", type=int, default=5, help="sweeps per system and round of --scaling (default 5)")
     ap.add_argument("--whole-fit", type=int, default=0, metavar="REPS",
                     help="instead: time REPS whole fits of --iters sweeps per system (median), burn-in included")
     a = ap.parse_args(argv)
@@ -170,6 +234,30 @@ def main(argv=None):
             print("the lda package is not installed (pip install 'dptopic[bench]'): its rows are skipped")
             a.no_lda = True
     s, train, test = build(n_docs=a.docs)
+    if a.scaling:
+        import os
+
+        print(f"machine: {machine()}; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start")
+        print(f"corpus: synthetic LDA, {s.corpus.n_docs} docs, train {train.n_tokens} tokens, V=5000, true K=50;"
+              f" {a.iters} sweeps per system from a random start, the last {a.scaling} x {a.block} timed in"
+              f" {a.scaling} interleaved rounds; seconds per sweep: median over the rounds\n")
+        for K in a.topics:
+            med, all_times = scaling(train, K, a.iters, a.scaling, a.block, 0.1, 0.01)
+            rows = [(name, f"{t * 1e3:.1f}", " ".join(f"{x * 1e3:.0f}" for x in all_times[name]),
+                     f"{train.n_tokens / t / 1e6:.2f}M") for name, t in med.items()]
+            print(f"== K={K} ==")
+            table(rows, ("system", "ms/sweep", "rounds (ms)", "tokens/s"))
+            ours = med["dptopic 1 thread"] / med["dptopic 2 threads"]
+            theirs = med["tomotopy 1 worker"] / med["tomotopy 2 workers"]
+            t = {name: np.asarray(ts) for name, ts in all_times.items()}
+            per_round = ((t["dptopic 1 thread"] / t["dptopic 2 threads"])
+                         / (t["tomotopy 1 worker"] / t["tomotopy 2 workers"]))
+            print(f"2 threads / 1 thread: dptopic {ours:.2f}x, tomotopy {theirs:.2f}x (medians); dptopic's scaling is"
+                  f" {np.median(per_round):.2f} of tomotopy's (target >= 0.95; the median over the rounds of each"
+                  f" round's fraction, {' '.join(f'{x:.2f}' for x in per_round)}); one thread: dptopic"
+                  f" {med['tomotopy 1 worker'] / med['dptopic 1 thread']:.2f}x tomotopy's speed;"
+                  f" load average {os.getloadavg()[0]:.1f} at the end\n", flush=True)
+        return
     if a.whole_fit:
         print(f"machine: {machine()}")
         print(f"corpus: synthetic LDA, {s.corpus.n_docs} docs, train {train.n_tokens} tokens, V=5000, true K=50;"

@@ -14,8 +14,9 @@ Printed, one row per database and upload size, columns in this order:
 * ``requests/s``, ``p50 ms``, ``p99 ms``: uploads answered per second and their latency percentiles;
 * ``errors``: uploads not answered 201 (a refusal or a connection error);
 * ``floor requests/s``: the same client against a bare uvicorn + Starlette server that stores nothing
-  (benchmarks/_floor_app.py), run first for each upload size: the HTTP stack's ceiling on this machine;
-* ``ratio to floor``: ``requests/s`` divided by ``floor requests/s``;
+  (benchmarks/_floor_app.py), run next to the service in every round (``--rounds``, the order alternating): the HTTP
+  stack's ceiling on this machine;
+* ``ratio to floor``: ``requests/s`` divided by ``floor requests/s`` of the same round (median over the rounds);
 * ``direct SQL reports/s``: the same rows written straight into an empty database of the same kind
   with the service's own ``Storage.store`` (no HTTP, no validation, no group commit), one transaction per
   upload: what storing one upload per transaction costs, which the service's group commit beats under
@@ -24,6 +25,8 @@ Printed, one row per database and upload size, columns in this order:
 Target: >= 2,000 reports/s stored on SQLite at V=1000.
 
 Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports-per-request 1 25] [--no-postgres]
+      [--rounds N]      (N rounds per row, the floor and the service alternating; medians)
+Single-report target:  python benchmarks/bench_service.py --reports-per-request 1 --no-postgres --rounds 5 --seconds 6
 Smoke run (seconds):  bench_service.py --seconds 1 --clients 2 --reports-per-request 1 --no-postgres
 """
 from __future__ import annotations
@@ -171,49 +174,65 @@ class FloorServer:
         self.proc.wait(20)
 
 
-def bench_floor(words, args) -> dict:
-    """Requests/s of the bare floor for each upload size, with the same client."""
-    out = {}
-    for per in args.reports_per_request:
-        srv = FloorServer().start()
-        try:
-            elapsed, lat, errors = run_clients(srv.port, bodies(words, per, args.seconds), args.clients, args.seconds,
-                                                  cycle=True)
-        finally:
-            srv.stop()
-        out[per] = (len(lat) / elapsed, np.percentile(lat, 99) * 1e3)
-        print(f"  floor x{per}: {out[per][0]:,.0f} requests/s, p99 {out[per][1]:.1f} ms", flush=True)
-    return out
+def run_floor(words, per: int, seconds: float, clients: int) -> tuple[float, float]:
+    """Requests/s and p99 ms of the bare floor for one upload size, with the same client."""
+    srv = FloorServer().start()
+    try:
+        elapsed, lat, errors = run_clients(srv.port, bodies(words, per, seconds), clients, seconds, cycle=True)
+    finally:
+        srv.stop()
+    return len(lat) / elapsed, np.percentile(lat, 99) * 1e3
 
 
-def bench_backend(name, make_db, words, args, floor):
+def run_service(make_db, words, per: int, args, tmp: Path, name: str):
+    """One run of ``dptopic serve`` on a fresh database: ``(reports/s stored, requests/s, latencies, errors,
+    payloads)``."""
+    db, cleanup = make_db(tmp, name)
+    srv = Server(tmp, db, "--train-interval", "0", "--max-reports-per-request", "10000").start()
+    try:
+        payloads = bodies(words, per, args.seconds)
+        elapsed, lat, errors = run_clients(srv.port, payloads, args.clients, args.seconds)
+    finally:
+        srv.stop()
+    stored = count_rows(db)["n_reports"]
+    cleanup()
+    return stored / elapsed, len(lat) / elapsed, lat, errors, payloads
+
+
+def bench_backend(name, make_db, words, args):
+    """One row per upload size: the service and the floor in ``--rounds`` rounds, their order alternating (floor
+    first in even rounds), medians over the rounds; the ratio is the median of each round's service over its floor."""
     out = []
     for per in args.reports_per_request:
         tmp = Path(tempfile.mkdtemp(prefix="dptopic-bench-"))
         prepare(tmp)
-        db, cleanup = make_db(tmp, f"svc{per}")
-        srv = Server(tmp, db, "--train-interval", "0",
-                     "--max-reports-per-request", "10000").start()
-        try:
-            payloads = bodies(words, per, args.seconds)
-            elapsed, lat, errors = run_clients(srv.port, payloads, args.clients, args.seconds)
-        finally:
-            srv.stop()
-        stored = count_rows(db)["n_reports"]
+        svc, flo, lats, errs = [], [], [], 0
+        for r in range(args.rounds):
+            for which in (("floor", "service") if r % 2 == 0 else ("service", "floor")):
+                if which == "floor":
+                    flo.append(run_floor(words, per, args.seconds, args.clients))
+                    print(f"  round {r + 1}: floor x{per}: {flo[-1][0]:,.0f} requests/s, p99 {flo[-1][1]:.1f} ms",
+                          flush=True)
+                else:
+                    rps, req_s, lat, errors, payloads = run_service(make_db, words, per, args, tmp, f"svc{per}r{r}")
+                    svc.append((rps, req_s))
+                    lats.append(lat)
+                    errs += errors
+                    print(f"  round {r + 1}: {name} x{per}: {rps:,.0f} reports/s stored, {req_s:,.0f} requests/s,"
+                          f" p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
         peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
         from dptopic.local import ReportSet
         rows = [(hashlib.sha256(b).hexdigest(), [r.tobytes() for r in ReportSet.from_bytes(b).packed])
                 for b in payloads]
         peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))
-        cleanup()
         peer_cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
-        rps = stored / elapsed
-        req_s = len(lat) / elapsed
-        out.append([name, per, args.clients, f"{rps:,.0f}", f"{req_s:,.0f}",
-                    f"{np.percentile(lat, 50) * 1e3:.1f}", f"{np.percentile(lat, 99) * 1e3:.1f}", errors,
-                    f"{floor[per][0]:,.0f}", f"{req_s / floor[per][0]:.2f}", f"{peer:,.0f}"])
-        print(f"  {name} x{per}: {rps:,.0f} reports/s stored, p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
+        lat = np.concatenate(lats)
+        ratio = float(np.median([s[1] / f[0] for s, f in zip(svc, flo)]))
+        out.append([name, per, args.clients, f"{np.median([s[0] for s in svc]):,.0f}",
+                    f"{np.median([s[1] for s in svc]):,.0f}", f"{np.percentile(lat, 50) * 1e3:.1f}",
+                    f"{np.percentile(lat, 99) * 1e3:.1f}", errs, f"{np.median([f[0] for f in flo]):,.0f}",
+                    f"{ratio:.2f}", f"{peer:,.0f}"])
     return out
 
 
@@ -225,6 +244,9 @@ def main(argv=None):
                     help="concurrent client threads, each on its own keep-alive connection (default 8)")
     ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25, 100], metavar="N",
                     help="reports in each upload; one run per value given, for each database (default 1 25 100)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="rounds of each row: the service and the floor alternate, floor first in odd rounds; medians"
+                         " over the rounds (default 1)")
     ap.add_argument("--no-postgres", action="store_true",
                     help="SQLite only; by default PostgreSQL is measured too when its server binaries are installed"
                          " (a throwaway cluster in a temporary folder)")
@@ -237,9 +259,10 @@ def main(argv=None):
               " 'dptopic[service]'): skipped")
         return 0
     words = vocabulary()
-    print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP")
-    floor = bench_floor(words, args)
-    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args, floor)
+    import os
+    print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP;"
+          f" {args.rounds} round(s); load average {os.getloadavg()[0]:.1f} at the start")
+    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args)
     if not args.no_postgres and PG_BIN is None:
         print("PostgreSQL: no server binaries under /usr/lib/postgresql: skipped (SQLite only)", flush=True)
     if not args.no_postgres and PG_BIN is not None:
@@ -254,12 +277,15 @@ def main(argv=None):
             return pg.url.replace("/dptopic", f"/{n}"), lambda: None
 
         try:
-            rows += bench_backend("postgresql", make_pg, words, args, floor)
+            rows += bench_backend("postgresql", make_pg, words, args)
         finally:
             pg.stop()
     print()
     table(rows, ["database", "reports/request", "clients", "reports/s stored", "requests/s", "p50 ms", "p99 ms",
                  "errors", "floor requests/s", "ratio to floor", "direct SQL reports/s"])
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end; medians over the rounds; ratio to floor: the median"
+          " over the rounds of requests/s over the floor's of the same round (target on SQLite with one report per upload:"
+          " >= 0.5)")
 
 
 if __name__ == "__main__":

@@ -15,11 +15,12 @@ Rows, each on 1 and on 2 threads:
 
 Each row prints seconds per pass (median over ``--repeats`` rounds; the rounds alternate the order of the systems so
 that load from elsewhere hits them alike), the mean inner iterations per document and pass, the ratio to BigARTM's
-pass on as many threads, and, after ``--passes`` passes, NPMI (top 10 words, document co-occurrence in the test split)
-and the held-out perplexity of the test split by document completion under each model's topics, one fold-in for all
-(``dptopic.evaluation.perplexity``, mode ``completion``, α = 1/K, 50 Gibbs sweeps; every model's topics mixed
-with 1e-6 of the uniform first, since BigARTM's hold exact zeros). DocDPEM's quality is that of a
-private fit (ε = 1, δ = 1e-5, ``n_iter`` = passes), for reference only.
+pass on as many threads (the median over the rounds of each round's ratio: the load of a shared machine moves from
+round to round, and a round's two runs see about the same), and, after ``--passes`` passes, NPMI (top 10 words,
+document co-occurrence in the test split) and the held-out perplexity of the test split by document completion under
+each model's topics, one fold-in for all (``dptopic.evaluation.perplexity``, mode ``completion``, α = 1/K, 50 Gibbs
+sweeps; every model's topics mixed with 1e-6 of the uniform first, since BigARTM's hold exact zeros). DocDPEM's quality
+is that of a private fit (ε = 1, δ = 1e-5, ``n_iter`` = passes), for reference only.
 
 Where one pass of OnlineVB spends its time (CPU seconds of one thread, median of the rounds; the E-step under the
 topics after 2 passes, γ started as a fit starts it; the rest per mini-batch of 256, times the 45 batches of a pass):
@@ -168,54 +169,58 @@ def main(argv=None) -> None:
     for n in names:
         j, kind, _ = systems[n]
         s = float(np.median(times[n]))
-        ref = next((float(np.median(times[m])) for m in names if systems[m][:2] == (j, "bigartm")), None)
+        ref = next((times[m] for m in names if systems[m][:2] == (j, "bigartm")), None)
         npmi, ppl = q.get(n, q["docdp"] if kind == "docdp" else (float("nan"), float("nan")))
         rows.append([n, f"{s:.3f}", f"{inner[n]:.1f}", f"{s / inner[n] * 1e3:.1f}",
-                     "-" if ref is None else f"{s / ref:.2f}", f"{npmi:.3f}", f"{ppl:.0f}"])
+                     "-" if ref is None else f"{np.median(np.divide(times[n], ref)):.2f}", f"{npmi:.3f}", f"{ppl:.0f}"])
     print()
     table(rows, ["system", "s/pass", "inner it./doc", "ms per inner it.", "ratio to BigARTM (same threads)",
                  f"NPMI after {P}", f"perplexity after {P}"])
-    print("\ns/pass: median wall seconds per pass; ratio: s/pass over BigARTM's on as many threads, measured in the same"
-          " rounds (below 1 is faster). DocDPEM rows: its E-step alone; their NPMI and perplexity are those of a private"
-          " DocDPEM fit (epsilon = 1), for reference. Timings on a shared machine: compare rows of one run only.")
+    print(f"\ns/pass: median wall seconds per pass; ratio: the median over the rounds of s/pass over BigARTM's on as many"
+          f" threads in the same round (below 1 is faster); load average {os.getloadavg()[0]:.1f} at the end. DocDPEM"
+          " rows: its E-step alone; their NPMI and perplexity are those of a private DocDPEM fit (epsilon = 1), for"
+          " reference. Timings on a shared machine: compare rows of one run only.")
 
 
 def profile(tr, ptr, ids, cts, K, repeats) -> None:
-    from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
+    from scipy.special import psi
+
+    from dptopic.kernels.vb import exp_dirichlet_expectation, gather_rows, svi_step, vb_estep
     from dptopic.models import OnlineVB
 
     m = OnlineVB(n_topics=K, n_epochs=2, seed=0, verbose=0).fit(tr)
     lam, D, V, B = m.lambda_, len(ptr) - 1, tr.vocab_size, 256
     n_batches = -(-D // B)
     rng = np.random.default_rng(0)
-    eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
+    eb = np.empty((V, K))
+    exp_dirichlet_expectation(lam, psi(lam.sum(axis=1)), eb, 0, V)
     g0 = rng.gamma(100.0, 0.01, size=(D, K))
     rows = rng.permutation(D)[:B]
-    ss = np.ones((V, K))
+    ss, out = np.ones((V, K)), np.empty_like(lam)
 
     def estep():
         return vb_estep(ptr, ids, cts, eb, 1.0 / K, g0.copy(), 100, 1e-3, np.inf, np.zeros((V, K)), np.zeros(D))
 
     parts = {
         "E-step kernel, all documents (vb_estep)": (estep, 1),
-        "exp(E[log beta]), V x K, per batch": (lambda: np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T),
+        "exp(E[log beta]), V x K, per batch": (lambda: exp_dirichlet_expectation(lam, psi(lam.sum(axis=1)), eb, 0, V),
                                                n_batches),
-        "statistics times exp(E[log beta]) and the SVI step, per batch": (lambda: m._svi_update(lam, (ss * eb).T, 44.0, 3),
-                                                                         n_batches),
-        "gather_rows of a batch": (lambda: gather_rows(ptr, ids, cts, rows), n_batches),
+        "the SVI step (statistics times exp(E[log beta])), per batch": (
+            lambda: svi_step(lam, ss, eb, 0.1, 0.05, 44.0, out, 0, V), n_batches),
+        "gather_rows of a batch": (lambda: gather_rows(ptr, ids, cts, rows, checked=True), n_batches),
         "gamma's start, Gamma(100, 1/100) per batch": (lambda: rng.gamma(100.0, 0.01, size=(B, K)), n_batches),
     }
     iters = estep()
-    out = {n: [] for n in parts}
+    out_t = {n: [] for n in parts}
     for _ in range(repeats):
         for n, (f, times) in parts.items():
             t = time.process_time()
             for _ in range(times):
                 f()
-            out[n].append(time.process_time() - t)
-    total = sum(float(np.median(v)) for v in out.values())
+            out_t[n].append(time.process_time() - t)
+    total = sum(float(np.median(v)) for v in out_t.values())
     print(f"OnlineVB pass, K={K}: {iters / D:.1f} fixed-point iterations per document; {n_batches} batches of {B}")
-    table([[n, f"{np.median(v) * 1e3:.1f}", f"{np.median(v) / total:.0%}"] for n, v in out.items()],
+    table([[n, f"{np.median(v) * 1e3:.1f}", f"{np.median(v) / total:.0%}"] for n, v in out_t.items()],
           ["part of one pass", "CPU ms", "share"])
 
 

@@ -111,6 +111,18 @@ def test_cgs_prints_settings_and_ratio_to_tomotopy():
 
 
 @pytest.mark.slow
+def test_cgs_scaling_prints_each_speed_up_and_the_fraction_of_tomotopys():
+    pytest.importorskip("tomotopy")
+    out = _run("bench_cgs", ["--docs", "60", "--iters", "3", "--scaling", "2", "--block", "1", "--topics", "5",
+                             "--no-lda"])
+    assert "the last 2 x 1 timed in 2 interleaved rounds" in out, out
+    for system in ("dptopic 1 thread", "dptopic 2 threads", "tomotopy 1 worker", "tomotopy 2 workers"):
+        assert re.search(rf"{system}\s+\d+\.\d\s+\d+ \d+\s+\S+M", out), (system, out)
+    assert re.search(r"dptopic's scaling is \d+\.\d\d of tomotopy's \(target >= 0\.95; the median over the rounds of"
+                     r" each round's fraction, \d+\.\d\d \d+\.\d\d\)", out), out
+
+
+@pytest.mark.slow
 def test_private_prints_settings_and_ratio_to_tomotopy():
     pytest.importorskip("tomotopy")
     out = _run("bench_private", ["--docs", "60", "--iters", "2", "--timed", "1", "--reps", "1"])
@@ -136,7 +148,8 @@ def test_the_benchmark_explains_its_columns_and_options():
     assert r.returncode == 0, r.stderr
     helptext = _flat(r.stdout)
     for option, words in (("--seconds", "seconds each run"), ("--clients", "client threads"),
-                          ("--reports-per-request", "reports in each upload"), ("--no-postgres", "SQLite only")):
+                          ("--reports-per-request", "reports in each upload"), ("--no-postgres", "SQLite only"),
+                      ("--rounds", "the service and the floor alternate")):
         assert option in helptext and words in helptext, option
     import ast
 

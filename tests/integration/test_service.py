@@ -199,6 +199,33 @@ def test_trainer_consumes_every_report_once_and_topics_appear(env):
 
 
 @pytest.mark.service
+def test_a_server_imports_no_trainer_until_it_trains(tmp_path, monkeypatch):
+    """``dptopic serve`` starts, wakes its trainer and stores uploads without importing scikit-learn or a trainer
+    (a light, fast start: every test that starts a server waits for it); the first mini-batch it trains imports them."""
+    import time
+
+    words, texts = make_data(tmp_path)
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")     # the server's log then names every module it imports
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 's.db'}", "--train-interval", "0.2").start()
+
+    def imported():
+        return {line.rsplit("|", 1)[1].strip() for line in srv.log_text().splitlines()
+                if line.startswith("import time:") and "|" in line}
+
+    try:
+        assert post_reports(srv.url, reports_body(words, texts, 5), "light-start-0001")[0] == 201
+        time.sleep(1.0)                                     # the trainer wakes: 5 reports are no batch of 40
+        before = imported()
+        assert "dptopic.local" in before and "starlette.applications" in before      # the log is read right
+        assert not before & {"sklearn", "sklearn.base", "dptopic.models.base", "dptopic.training", "pandas"}
+        status, done = admin(srv.url, "/v1/admin/train", {"force": True})
+        assert status == 200 and [b["status"] for b in done["batches"]] == ["trained"]
+        assert {"sklearn", "dptopic.models.base", "dptopic.training"} <= imported()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.service
 def test_rotation_starts_a_new_model_at_the_cursor(env):
     before = count_rows(env["db"])
     status, info = admin(env["url"], "/v1/admin/rotate", {"note": "test"})

@@ -11,10 +11,13 @@ import dptopic
 import dptopic.models._variational as svi
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.kernels.docdp import tokens_to_bow
-from dptopic.kernels.vb import (TILE, _exp_digamma, cap_lengths, digamma, dirichlet_expectation, doc_elbo, gather_rows,
-                                vb_estep, vb_estep_docs, vb_scatter)
+from dptopic.kernels.vb import (TILE, _exp_digamma, cap_lengths, digamma, dirichlet_expectation, doc_elbo,
+                                exp_dirichlet_expectation, gather_rows, scale_statistics, svi_step, vb_estep,
+                                vb_estep_docs, vb_scatter)
 
 from helpers import KERNEL_SHAPES, canonical_and_messy_csr, csr_token_corpus
+
+EPS = np.finfo(float).eps
 
 
 def _np_estep(ptr, ids, cts, lam, alpha, gamma0, max_iter, tol, clip):
@@ -84,10 +87,59 @@ def test_estep_matches_the_numpy_reference(K, clip, long_doc):
 
 
 def test_exp_digamma_matches_scipy():
-    xs = np.concatenate([np.logspace(-2, 5, 3000), [0.5, 1.0, 5.999, 6.0, 6.001]])
+    xs = np.concatenate([np.logspace(-2, 5, 3000), [0.5, 1.0, 5.999, 6.0, 6.001, 9.999, 10.0, 10.001]])
     out = np.empty_like(xs)
     _exp_digamma(xs, out)
-    np.testing.assert_allclose(out, np.exp(psi(xs)), rtol=3e-11)     # the series at x + 6 >= 6: ~1e-11 in psi
+    # a few units in the last place of psi (whose size, about 1/x below 1, the exponential turns into relative error;
+    # tests/kernels/test_vmath.py)
+    assert np.all(np.abs(out / np.exp(psi(xs)) - 1) <= 12 * EPS * np.maximum(1.0, np.abs(psi(xs))))
+
+
+def test_exp_dirichlet_expectation_is_numpys_word_major_in_any_word_ranges():
+    rng = np.random.default_rng(11)
+    K, V = 7, 300
+    lam = np.concatenate([rng.gamma(0.3, 1.0, size=(K, V // 2)), rng.gamma(2.0, 500.0, size=(K, V - V // 2))], axis=1)
+    want = np.exp(dirichlet_expectation(lam)).T
+    whole, parts = np.full((V, K), np.nan), np.full((V, K), np.nan)
+    exp_dirichlet_expectation(lam, psi(lam.sum(axis=1)), whole, 0, V)
+    for lo, hi in [(180, V), (0, 1), (1, 180)]:
+        exp_dirichlet_expectation(lam, psi(lam.sum(axis=1)), parts, lo, hi)
+    assert np.array_equal(whole, parts)
+    normal = want >= np.finfo(float).tiny           # below it (λ under about 1/700) both underflow towards 0
+    assert np.all(whole[~normal] < 1e-300)
+    p = dirichlet_expectation(lam).T[normal]        # the exponent: its absolute error is the relative error here
+    bound = 12 * EPS * np.maximum.reduce([np.ones_like(p), np.abs(p), np.abs(psi(lam.T[normal]))])
+    assert np.all(np.abs(whole[normal] / want[normal] - 1) <= bound)
+
+
+def test_svi_step_is_numpys_step_bit_for_bit():
+    """The fused step (statistics times exp(E[log β]), then λ's update) computes what NumPy computes, operation for
+    operation, in any word ranges and in place."""
+    rng = np.random.default_rng(12)
+    K, V = 5, 77
+    lam, ss, eb = rng.gamma(2.0, 3.0, size=(K, V)), rng.gamma(1.0, 2.0, size=(V, K)), rng.random((V, K))
+    rho, eta, scale = 0.37, 0.2, 41.5
+    want = (1.0 - rho) * lam + rho * (eta + scale * (ss * eb).T)
+    out = np.empty_like(lam)
+    for lo, hi in [(40, V), (0, 40)]:
+        svi_step(lam, ss, eb, rho, eta, scale, out, lo, hi)
+    assert np.array_equal(out, want)
+    svi_step(lam, ss, eb, rho, eta, scale, lam, 0, V)
+    assert np.array_equal(lam, want)
+    s2 = ss.copy()
+    scale_statistics(s2, eb, 30, V)
+    scale_statistics(s2, eb, 0, 30)
+    assert np.array_equal(s2, ss * eb)
+
+
+def test_gather_rows_of_a_checked_matrix_copies_the_rows():
+    rng = np.random.default_rng(13)
+    ptr, ids, cts = _bow(rng, 30, 50, 40)
+    rows = np.array([29, 0, 4, 4, 17, 3])
+    for got, want in zip(gather_rows(ptr, ids, cts, rows, checked=True), gather_rows(ptr, ids, cts, rows)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    p, i, c = gather_rows(ptr, ids, cts, np.array([], dtype=np.int64), checked=True)
+    assert p.tolist() == [0] and len(i) == len(c) == 0
 
 
 def test_chunks_in_any_order_and_split_scatter_give_the_serial_sums_bit_for_bit():

@@ -140,6 +140,8 @@ def _sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, c
     per_line = max(64 // word_table.itemsize, 1)
     lines = (K + per_line - 1) // per_line
     for d in range(D):
+        if doc_ptr[d] == doc_ptr[d + 1]:
+            continue    # no token here (the partition scheme's cells leave out most words of a document)
         for j in range(K):
             h[j] = inv[j] * (max(ndk[d, j], 0) + alpha)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):

@@ -112,7 +112,11 @@ class Partition:
     def __init__(self, word_ids, doc_ptr, vocab_size: int, n_blocks: int):
         shards = make_shards(doc_ptr, n_blocks)
         P = len(shards)
-        wb = word_blocks(word_ids, vocab_size, P).astype(np.int16 if P < 2**15 else np.int64)[word_ids]  # radix sort
+        blocks = word_blocks(word_ids, vocab_size, P)
+        # word block q is the word ids words[q] .. words[q + 1] - 1 (the blocks are contiguous and in order)
+        self.words = np.searchsorted(blocks, np.arange(P + 1)).tolist()
+        self.shards = shards
+        wb = blocks.astype(np.int16 if P < 2**15 else np.int64)[word_ids]  # radix sort
         order = np.empty(word_ids.shape[0], dtype=np.int64)
         self.cells = {}
         for p, sh in enumerate(shards):
@@ -236,11 +240,15 @@ class ShardedSweeper:
         if self._zp is None:
             self._zp = a.z[part.order]
         z = self._zp
-        saved = z.copy(), a.ndk.copy(), a.nwk.copy(), a.nk.copy()   # restored if a cell fails (< 1% of a sweep)
-        saved_states = [st.copy() for st in states]
-        saved_lists = None if self._lists is None else [x.copy() for x in self._lists]
+        # What a failing cell must not leave changed, copied by the worker that writes it, as its first round starts:
+        # worker p writes its documents' assignments and rows of ndk in every round, and the rows of word block p
+        # (nwk, the word lists) first, in round 0. In parallel, and into the caches of the core about to use them.
+        saved_nk, saved_states = a.nk.copy(), [st.copy() for st in states]
+        saved = [None] * P
 
         def work(p, r):
+            if r == 0:
+                saved[p] = self._save_partition_block(p)
             start, stop, ptr, d0, d1 = part.cells[p, (p + r) % P]
             nk = own_line(a.nk)  # written on every moved token: no cache line shared with the other workers
             if stop > start:
@@ -254,13 +262,30 @@ class ShardedSweeper:
                 for nk in self._run(work, [(p, r) for p in range(P)]):
                     a.nk += nk - base
         except BaseException:
-            z[...], a.ndk[...], a.nwk[...], a.nk[...] = saved
+            for p in range(P):
+                if saved[p] is not None:
+                    self._restore_partition_block(p, saved[p])
+            a.nk[...] = saved_nk
             for st, old in zip(states, saved_states):
                 st[...] = old
-            if saved_lists is not None:   # the sparse sampler's word lists (their order decides the draws)
-                for x, old in zip(self._lists, saved_lists):
-                    x[...] = old
             raise
+
+    def _partition_block(self, p):
+        """The arrays worker ``p`` of the partition scheme writes: its documents' assignments (in block order) and
+        rows of ``ndk``, and the rows of word block ``p`` in ``nwk`` and in the sparse sampler's word lists."""
+        a, part = self.arrays, self._partition
+        sh, (v0, v1) = part.shards[p], part.words[p:p + 2]
+        out = [self._zp[sh.tok_start:sh.tok_stop], a.ndk[sh.doc_start:sh.doc_stop], a.nwk[v0:v1]]
+        if self._lists is not None:     # their order decides the draws
+            out += [x[v0:v1] for x in self._lists]
+        return out
+
+    def _save_partition_block(self, p):
+        return [x.copy() for x in self._partition_block(p)]
+
+    def _restore_partition_block(self, p, saved):
+        for x, old in zip(self._partition_block(p), saved):
+            x[...] = old
 
     def _run(self, work, args):
         """``[work(*a) for a in args]``, the first on the calling thread and the rest on the pool: one

@@ -54,6 +54,8 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
     n_tok = word_ids.shape[0]
     lines = (K + 7) // 8  # 64-byte lines in one float64 row of A
     for d in range(D):
+        if doc_ptr[d] == doc_ptr[d + 1]:
+            continue    # no token here (the partition scheme's cells leave out most words of a document)
         dl = list_from_counts(ndk[d], dnz, dpos)
         for k in range(K):
             g[k] = ib[k] * ndk[d, k]

@@ -95,6 +95,8 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
         s += ab * inv[k]
         coef[k] = alpha * inv[k]
     for d in range(D):
+        if doc_ptr[d] == doc_ptr[d + 1]:
+            continue    # no token here (the partition scheme's cells leave out most words of a document)
         # a document's set-up costs O(its topics) plus one branch-free O(K) scan (the partition scheme
         # meets every document once per round, so this is paid P times per sweep)
         dl = list_from_counts(ndk[d], dnz, dpos)

@@ -18,13 +18,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ._jit import njit
 from scipy.special import psi
 
 from ._bow import canonical_bow, segment_sums
+from ._jit import njit
+from ._vmath import exp_psi
 
 # Reassociation lets LLVM vectorise the sums over topics (~2x); no flag that assumes finite values
-# ('nnan', 'ninf'), since clip may be +inf.
+# ('nnan', 'ninf'), since clip may be +inf. The E-step compiles with numba's NumPy error model: its divisions
+# (by φ's normaliser, which starts at 1e-100, and by K) are never by zero, and unchecked they vectorise.
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
@@ -46,24 +48,64 @@ def dirichlet_expectation(lam: np.ndarray) -> np.ndarray:
     return psi(lam) - psi(lam.sum(axis=1, keepdims=True))
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+# exp(ψ) is computed by kernels._vmath.exp_psi, inlined: its callers compile with fused multiply-adds only (never
+# re-association) and numba's NumPy error model, so that its divisions and its exp vectorise
+_VMATH = {"fastmath": {"contract"}, "error_model": "numpy"}
+
+
+@njit(cache=True, nogil=True, **_VMATH)
 def _exp_digamma(g, out):
     """``out[k] = exp(ψ(g[k]))`` for ``g[k] > 0``: ``exp(E[log θ_k])`` up to the document's common factor
     ``exp(−ψ(Σ_j g_j))``, which cancels in φ and in everything the E-step returns (so it is never computed).
-
-    ``ψ(x) = ψ(x + 6) − Σ_{j<6} 1/(x + j)`` for ``x < 6`` (the six reciprocals added in pairs, three divisions), then
-    ``exp(ψ(y)) = y · exp(−1/(2y) − Σ B_2n / (2n y^{2n}))`` (the series of :func:`digamma`): one ``exp`` and no
-    ``log`` per topic."""
+    One ``exp`` and no ``log`` per topic, as accurate as ``exp(scipy.special.psi(g))`` (:func:`~._vmath.exp_psi`),
+    several topics at a time."""
     for k in range(g.shape[0]):
-        x = g[k]
-        r = 0.0
-        if x < 6.0:
-            r = -((2.0 * x + 1.0) / (x * (x + 1.0)) + (2.0 * x + 5.0) / ((x + 2.0) * (x + 3.0))
-                  + (2.0 * x + 9.0) / ((x + 4.0) * (x + 5.0)))
-            x += 6.0
-        f = 1.0 / (x * x)
-        t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))))
-        out[k] = x * math.exp(r - 0.5 / x + t)
+        out[k] = exp_psi(g[k], 0.0)
+
+
+@njit(cache=True, nogil=True, **_VMATH)
+def exp_dirichlet_expectation(lam, psi_sums, out_vk, v_start, v_stop):
+    """``out_vk[v, k] = exp(ψ(λ_kv) − psi_sums[k])`` for ``v_start <= v < v_stop``: ``exp(E[log β])`` word-major, as
+    the E-step reads it, with ``psi_sums = ψ(Σ_v λ_kv)`` (``np.exp(dirichlet_expectation(lam)).T`` to within a few
+    units in the last place, :func:`~._vmath.exp_psi`). Calls on disjoint word ranges may run at the same time."""
+    K = lam.shape[0]
+    n = v_stop - v_start
+    row = np.empty(n)
+    for k in range(K):
+        c = psi_sums[k]
+        src = lam[k]
+        for i in range(n):                  # contiguous in λ: vectorised
+            row[i] = exp_psi(src[v_start + i], c)
+        for i in range(n):
+            out_vk[v_start + i, k] = row[i]
+
+
+@njit(cache=True, nogil=True)
+def scale_statistics(sstats_vk, exp_elog_beta_vk, v_start, v_stop):
+    """``sstats_vk[v] *= exp_elog_beta_vk[v]`` for ``v_start <= v < v_stop``: the expected sufficient statistics from
+    what :func:`vb_scatter` added (Hoffman's factorisation). Calls on disjoint word ranges may run at the same time."""
+    for v in range(v_start, v_stop):
+        s = sstats_vk[v]
+        e = exp_elog_beta_vk[v]
+        for k in range(s.shape[0]):
+            s[k] *= e[k]
+
+
+@njit(cache=True, nogil=True)
+def svi_step(lam, sstats_vk, exp_elog_beta_vk, rho, eta, scale, out, v_start, v_stop):
+    """The natural-gradient step of stochastic variational inference (Hoffman et al. 2010, Alg. 2) for the words
+    ``v_start <= v < v_stop``: ``out[k, v] = (1 − ρ) λ_kv + ρ (η + scale · s_kv)`` with the statistics
+    ``s_kv = sstats_vk[v, k] · exp_elog_beta_vk[v, k]`` (:func:`vb_scatter`'s sums times ``exp(E[log β])``). The
+    same operations in the same order as NumPy's ``(1 - rho) * lam + rho * (eta + scale * s)``, so the same numbers
+    bit for bit. Calls on disjoint word ranges may run at the same time; ``out`` may be ``lam``."""
+    K = lam.shape[0]
+    keep = 1.0 - rho
+    for k in range(K):
+        src = lam[k]
+        dst = out[k]
+        for v in range(v_start, v_stop):
+            s = sstats_vk[v, k] * exp_elog_beta_vk[v, k]
+            dst[v] = keep * src[v] + rho * (eta + scale * s)
 
 
 TILE = 512
@@ -87,7 +129,7 @@ def _gather_tile(word_ids, counts, exp_elog_beta_vk, a, m, tile, c):
         c[i] = 0.0
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def _tile_pass(tile, c, m, et, s, acc):
     """One fixed-point pass over a tile of ``m`` words: ``s[i] = Σ_k et_k β_k,i`` (φ's normaliser) and
     ``acc[k] += Σ_i (c_i / s_i) β_k,i``. The loops run over the tile's words (contiguous), which LLVM vectorises
@@ -109,7 +151,7 @@ def _tile_pass(tile, c, m, et, s, acc):
         acc[k] += t
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def vb_estep_docs(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, d_start, d_stop,
                   weights, et_out, norms):
     """The E-step of documents ``d_start .. d_stop − 1`` (Hoffman et al. 2010, Alg. 2, lines 5-9), each on its own:
@@ -268,17 +310,46 @@ def doc_elbo(doc_ptr, word_ids, counts, elog_beta_vk, alpha, gamma, out):
         out[d] = score
 
 
-def gather_rows(indptr, indices, data, rows, vocab_size=None):
+def gather_rows(indptr, indices, data, rows, vocab_size=None, checked: bool = False):
     """The CSR sub-matrix of ``rows`` (in that order) as ``(doc_ptr, word_ids, counts)``, one entry per distinct word
     of each document (:func:`vb_estep`'s norm ``||s_d||_F``, which the private trainer clips, is summed over entries):
     a matrix whose rows repeat a word or hold explicit zeros gives its canonical copy
-    (:func:`~dptopic.kernels._bow.canonical_bow`; ``vocab_size``, when given, bounds the word ids)."""
-    rows = np.asarray(rows, dtype=np.int64)
+    (:func:`~dptopic.kernels._bow.canonical_bow`; ``vocab_size``, when given, bounds the word ids).
+
+    ``checked=True``: ``(indptr, indices, data)`` is already canonical (what ``canonical_bow`` returned, with
+    ``indices`` int64 and ``data`` float64), so its rows are copied without checking them again."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    if checked:
+        ptr = np.empty(len(rows) + 1, dtype=np.int64)
+        ids = np.empty(_row_lengths(indptr, rows, ptr), dtype=np.int64)
+        cts = np.empty(len(ids), dtype=np.float64)
+        _copy_rows(indptr, indices, data, rows, ptr, ids, cts)
+        return ptr, ids, cts
     starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
     ptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     pos = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
     return canonical_bow(ptr, indices[pos], data[pos].astype(np.float64), vocab_size)
+
+
+@njit(cache=True, nogil=True)
+def _row_lengths(indptr, rows, ptr):
+    """``ptr``: the offsets of ``rows``' entries one after another; returns their number."""
+    ptr[0] = 0
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        ptr[j + 1] = ptr[j] + indptr[r + 1] - indptr[r]
+    return ptr[-1]
+
+
+@njit(cache=True, nogil=True)
+def _copy_rows(indptr, indices, data, rows, ptr, ids, cts):
+    for j in range(rows.shape[0]):
+        a = indptr[rows[j]]
+        o = ptr[j]
+        for i in range(ptr[j + 1] - o):
+            ids[o + i] = indices[a + i]
+            cts[o + i] = data[a + i]
 
 
 def cap_lengths(doc_ptr, counts, max_len: int, rng: np.random.Generator) -> np.ndarray:

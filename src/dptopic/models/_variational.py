@@ -9,14 +9,17 @@ import functools
 import itertools
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
+from scipy.special import psi
 
 from .._validation import Int, IsNone, N_JOBS, Real, SEED, validate_value, VERBOSE
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
-from ..kernels.vb import (dirichlet_expectation, doc_elbo, vb_estep, vb_estep_docs, vb_scatter)
+from ..kernels.vb import (dirichlet_expectation, doc_elbo, exp_dirichlet_expectation, scale_statistics, svi_step,
+                          vb_estep, vb_estep_docs, vb_scatter)
 from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary)
 from ..evaluation import split_completion
 from ..kernels import token_log_likelihood
@@ -55,6 +58,12 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     """One lasting pool per worker count and process (a forked child makes its own): a fresh pool per mini-batch
     costs a thread start per worker and batch."""
     return _pool_of(os.getpid(), workers)
+
+
+def _even_ranges(n: int, parts: int) -> list:
+    """``parts`` ``(first, end)`` ranges of ``0 .. n - 1``, in order, of sizes that differ by at most one."""
+    edges = [n * i // parts for i in range(parts + 1)]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def _token_blocks(ptr, jobs: int) -> list:
@@ -132,39 +141,67 @@ class _VariationalLDA(TopicModel):
         self.n_updates_ = 0
 
     # ------------------------------------------------------------------ maths glue
-    def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf, alpha=None):
+    def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf, alpha=None, step=None):
         """E-step on one batch: ``(gamma, sstats K×V, norms)``. ``rng=None`` starts every document from γ = 1 (as
-        scikit-learn's ``transform`` does), so each document's γ depends on its own words only."""
-        eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
-        n_docs, K = len(ptr) - 1, lam.shape[0]      # λ's K: the kernel sizes its buffers by it, and writes K of γ
+        scikit-learn's ``transform`` does), so each document's γ depends on its own words only. ``step=(ρ, η,
+        scale)``: the batch's natural-gradient step is taken too (:meth:`_svi_update`, the same numbers), and the new λ
+        is returned in place of the statistics.
+
+        With several threads each works through the whole batch: ``exp(E[log β])`` for its share of the words, then
+        chunks of documents as it finishes them, then its words' statistics (added in document order: the sums of
+        one thread) and their step; the threads meet twice, at a barrier. Every ``n_jobs`` gives the same numbers."""
+        K, V = lam.shape                    # λ's K: the kernel sizes its buffers by it, and writes K of γ
+        n_docs = len(ptr) - 1
         gamma = (np.ones((n_docs, K)) if rng is None
                  else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, K)))
         norms = np.zeros(n_docs)
         alpha = self.alpha_ if alpha is None else alpha
         jobs = len(_token_blocks(ptr, self._fold_in_jobs()))
-        ss = np.zeros_like(eb)
+        psi_sums = psi(lam.sum(axis=1))
+        eb, ss = np.empty((V, K)), np.zeros((V, K))
+        new_lam = None if step is None else np.empty_like(lam)
         inner = int(getattr(self, "max_doc_update_iter", ESTEP_MAX_ITER))
         args = (ptr, ids, cts, eb, alpha, gamma, inner, ESTEP_TOL, float(clip))
+
+        def finish(v_start, v_stop):
+            if step is None:
+                scale_statistics(ss, eb, v_start, v_stop)
+            else:
+                svi_step(lam, ss, eb, *step, new_lam, v_start, v_stop)
+
         if jobs == 1:
+            exp_dirichlet_expectation(lam, psi_sums, eb, 0, V)
             vb_estep(*args, ss, norms)
-        else:   # the threads take chunks of documents as they finish (a document's E-step is its own, in any order)
+            finish(0, V)
+        else:
+            words = _even_ranges(V, jobs)
             chunks, weights, et = _doc_chunks(ptr, jobs), np.empty(len(ids)), np.empty((n_docs, K))
             taken = itertools.count()           # next() on it is atomic under the GIL
+            barrier = threading.Barrier(jobs)
 
-            def work():
-                while (j := next(taken)) < len(chunks):
-                    vb_estep_docs(*args, *chunks[j], weights, et, norms)
+            def work(j):
+                try:
+                    exp_dirichlet_expectation(lam, psi_sums, eb, *words[j])
+                    barrier.wait()
+                    while (c := next(taken)) < len(chunks):    # a document's E-step is its own, in any order
+                        vb_estep_docs(*args, *chunks[c], weights, et, norms)
+                    barrier.wait()
+                    vb_scatter(ptr, ids, weights, et, ss, *words[j])
+                    finish(*words[j])
+                except threading.BrokenBarrierError:
+                    pass                        # another thread failed: its error is the one raised
+                except BaseException:
+                    barrier.abort()
+                    raise
 
-            helpers = [_pool(jobs - 1).submit(work) for _ in range(jobs - 1)]
+            helpers = [_pool(jobs - 1).submit(work, j) for j in range(1, jobs)]
             try:
-                work()
+                work(0)
             finally:                            # the arrays stay in use until every helper is done
-                for h in helpers:
-                    h.result()
-            # the statistics are added in document order, on one thread: vb_estep's sums, whatever n_jobs is
-            vb_scatter(ptr, ids, weights, et, ss, 0, ss.shape[0])
-        ss *= eb
-        return gamma, ss.T, norms
+                wait(helpers)
+            for h in helpers:
+                h.result()
+        return gamma, (ss.T if step is None else new_lam), norms
 
     def _rho(self, t: int) -> float:
         """Step size ρ_t = (τ0 + t + 1)^(−κ), t = 0, 1, ... (Hoffman et al. 2010, eq. 9 with their code's +1)."""

@@ -23,7 +23,7 @@ from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
                                    strong_composition_for_sigma)
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..errors import DPTopicError, user_stacklevel, ParameterError
-from ..kernels.vb import (cap_lengths, gather_rows)
+from ..kernels.vb import canonical_bow, cap_lengths, gather_rows
 from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
 from .base import (unchanged_on_error, vocabulary_given)
@@ -206,7 +206,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         self._init_state(corpus.vocab_size, rng)
         self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=self._theorem,
                                      budget=getattr(self, "_budget", None))
-        indptr, indices, data = self._bow(corpus)
+        indptr, indices, data = canonical_bow(*self._bow(corpus), corpus.vocab_size)   # checked once, not per batch
         D, q, T = corpus.n_docs, float(self.sampling_rate), self.n_steps
         self.release_plan().reserve(self.ledger_)    # the whole plan, before the first noise draw
         n_seen = n_clipped = 0
@@ -215,8 +215,8 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         with progress_bar(T, f"DPSVI K={self.n_topics} sigma={self.noise_multiplier:.3g}", self.verbose) as bar:
             for t in range(T):
                 rows = np.flatnonzero(rng.random(D) < q)      # Poisson sampling: each document independently
-                self.lambda_, norms = self._step(self.lambda_, t, gather_rows(indptr, indices, data, rows), D, rng,
-                                                 self.ledger_)
+                batch = gather_rows(indptr, indices, data, rows, checked=True)
+                self.lambda_, norms = self._step(self.lambda_, t, batch, D, rng, self.ledger_)
                 self.n_updates_ += 1
                 n_seen += len(rows)
                 if self.clip is not None:

@@ -10,7 +10,7 @@ from .._progress import progress_bar
 from .._validation import IsNone, Int, Options
 from ..accounting import DOCUMENT_RELATION, non_private_report
 from ..errors import DPTopicError, ParameterError
-from ..kernels.vb import gather_rows
+from ..kernels.vb import canonical_bow, gather_rows
 from .base import (generator_from_state_array, generator_state_array, unchanged_on_error)
 from ._variational import ESTEP_MAX_ITER, _VariationalLDA
 
@@ -85,8 +85,9 @@ class OnlineVB(_VariationalLDA):
 
     def _step(self, lam, t, batch, D, rng):
         ptr, ids, cts = batch
-        _, ss, _ = self._estep(lam, ptr, ids, cts, rng)
-        return self._svi_update(lam, ss, D / (len(ptr) - 1), t)
+        # the E-step takes the step too (the numbers of _svi_update), threads and all
+        _, new_lam, _ = self._estep(lam, ptr, ids, cts, rng, step=(self._rho(t), self.eta_, D / (len(ptr) - 1)))
+        return new_lam
 
     def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
         """Train from scratch for ``n_epochs`` passes. ``eval_set`` (held-out documents) records the
@@ -103,7 +104,7 @@ class OnlineVB(_VariationalLDA):
         rng = self._rng()
         self._init_state(corpus.vocab_size, rng)
         self.perplexity_ = []
-        indptr, indices, data = self._bow(corpus)
+        indptr, indices, data = canonical_bow(*self._bow(corpus), corpus.vocab_size)   # checked once, not per batch
         D = corpus.n_docs
         n_batches = -(-D // self.batch_size)
         with progress_bar(self.n_epochs * n_batches, f"OnlineVB K={self.n_topics}", self.verbose) as bar:
@@ -111,8 +112,8 @@ class OnlineVB(_VariationalLDA):
                 order = rng.permutation(D) if self.shuffle else np.arange(D)
                 for b in range(n_batches):
                     rows = order[b * self.batch_size:(b + 1) * self.batch_size]
-                    self.lambda_ = self._step(self.lambda_, self.n_updates_, gather_rows(indptr, indices, data, rows),
-                                              D, rng)
+                    self.lambda_ = self._step(self.lambda_, self.n_updates_,
+                                              gather_rows(indptr, indices, data, rows, checked=True), D, rng)
                     self.n_updates_ += 1
                     bar.advance(1)
                 if eval_set is not None:

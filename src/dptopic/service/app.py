@@ -303,7 +303,10 @@ def require_identity_encoding(request: Request) -> None:
 def _codings_other_than(request: Request, header: str, allowed: str) -> str:
     """The codings ``header`` names besides ``allowed``, shown (at most 40 characters); several headers are one list
     of codings (RFC 9110). Empty when there are none."""
-    codings = [c.strip().lower() for c in ",".join(request.headers.getlist(header)).split(",") if c.strip()]
+    values = header_values(request, header)
+    if not values:
+        return ""
+    codings = [c.strip().lower() for c in ",".join(values).split(",") if c.strip()]
     return ", ".join(c for c in codings if c != allowed)[:40]
 
 
@@ -333,24 +336,61 @@ async def read_body(request: Request, limit: int) -> bytes:
                                                   " upload into smaller requests.")
     chunks, n = [], 0
     idle = request.app.state.service.cfg.body_timeout
-    loop = asyncio.get_running_loop()
+    # an idle timeout, moved on at every chunk: a client that stops sending before its Content-Length (or its last
+    # chunk) would otherwise hold the request, and the memory of what it sent, for as long as it likes
+    timer = _IdleTimeout(idle)
     try:
-        # an idle timeout, moved on at every chunk: a client that stops sending before its Content-Length (or its
-        # last chunk) would otherwise hold the request, and the memory of what it sent, for as long as it likes
-        async with asyncio.timeout(idle) as deadline:
-            async for chunk in request.stream():
-                deadline.reschedule(loop.time() + idle)
-                n += len(chunk)
-                if n > limit:
-                    raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the"
-                                                          " upload into smaller requests.")
-                chunks.append(chunk)
+        async for chunk in request.stream():
+            timer.touch()
+            n += len(chunk)
+            if n > limit:
+                raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the"
+                                                      " upload into smaller requests.")
+            chunks.append(chunk)
     except ClientDisconnect:
         raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.") from None
-    except TimeoutError:
-        raise ApiError(408, "body_timeout", f"no byte of the body arrived for {idle:g} s: send the whole body at"
-                                            " once (the server's --body-timeout).") from None
+    except asyncio.CancelledError:
+        if timer.expired():
+            raise ApiError(408, "body_timeout", f"no byte of the body arrived for {idle:g} s: send the whole body at"
+                                                " once (the server's --body-timeout).") from None
+        raise
+    finally:
+        timer.close()
     return b"".join(chunks)
+
+
+class _IdleTimeout:
+    """Cancels the current task once ``idle`` seconds pass without a :meth:`touch` (as ``asyncio.timeout`` moved on
+    at every chunk, without cancelling and re-arming a timer per chunk: the timer, when it falls due, re-arms itself at
+    the last touch plus ``idle`` if there was one meanwhile)."""
+
+    def __init__(self, idle: float):
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._cancelling = self._task.cancelling()
+        self._idle = idle
+        self._last = self._loop.time()
+        self._fired = False
+        self._handle = self._loop.call_at(self._last + idle, self._due)
+
+    def touch(self) -> None:
+        self._last = self._loop.time()
+
+    def _due(self) -> None:
+        due = self._last + self._idle
+        if self._loop.time() < due:
+            self._handle = self._loop.call_at(due, self._due)
+        else:
+            self._fired = True
+            self._task.cancel()
+
+    def expired(self) -> bool:
+        """On a ``CancelledError``: whether it is this timeout's own (then the cancellation is withdrawn), not one of
+        the server's (a shutdown), as ``asyncio.timeout`` tells them apart."""
+        return self._fired and self._task.uncancel() <= self._cancelling
+
+    def close(self) -> None:
+        self._handle.cancel()
 
 
 async def read_json(request: Request, limit: int) -> dict:
@@ -428,10 +468,31 @@ def _text_fault(doc, where: str = "the body"):
     return None
 
 
+_UPLOAD_HEADERS = frozenset(("content-type", "content-length", "content-encoding", "transfer-encoding", "idempotency-key",
+                             "dptopic-contributor"))
+
+
+def header_values(request: Request, name: str) -> list[str]:
+    """Every value of the request header ``name`` (lower case), in order. The headers an upload reads (six of them,
+    some twice) are gathered in one pass over the request's headers, kept with the request; the others are looked up
+    as Starlette does."""
+    if name not in _UPLOAD_HEADERS:
+        return request.headers.getlist(name)
+    found = request.scope.get("dptopic.headers")
+    if found is None:
+        found = {}
+        for key, value in request.scope["headers"]:     # names in lower case (ASGI), bytes decoded as Starlette does
+            key = key.decode("latin-1")
+            if key in _UPLOAD_HEADERS:
+                found.setdefault(key, []).append(value.decode("latin-1"))
+        request.scope["dptopic.headers"] = found
+    return found.get(name, [])
+
+
 def single_header(request: Request, name: str, default=None):
     """The one value of a request header; 400 when it is sent more than once (two Idempotency-Keys or two pseudonyms
     would be read as whichever came first, and a proxy that reorders headers would change what is stored)."""
-    values = request.headers.getlist(name)
+    values = header_values(request, name)
     if len(values) > 1:
         raise ApiError(400, "bad_request", f"the {name} header is sent {len(values)} times: send it once.")
     return values[0] if values else default
@@ -488,21 +549,22 @@ async def post_reports(request: Request):
     contributor = single_header(request, "dptopic-contributor")
     if contributor is not None and not codec.PSEUDONYM.fullmatch(contributor):
         raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
-    body = await read_body(request, svc.cfg.max_body_bytes)
-    try:
-        if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
-            rs = svc.kind.decode(body, svc.cfg, svc.fingerprint)
-        else:
-            rs = await run_in_threadpool(svc.kind.decode, body, svc.cfg, svc.fingerprint)
-    except codec.MalformedReports as e:
-        raise ApiError(400, "malformed_reports", str(e)) from None
-    except codec.IncompatibleReports as e:
-        raise ApiError(422, "incompatible_reports", str(e)) from None
-    if rs.n_reports > svc.cfg.max_reports_per_request:
-        raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
-                                                f" {svc.cfg.max_reports_per_request}: split it.")
-    sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs),
-                     unique_body=getattr(rs, "upload_nonce", None) is not None)
+    with svc.writer.receiving():    # the writer waits a little for an upload on its way (service/ingest.py)
+        body = await read_body(request, svc.cfg.max_body_bytes)
+        try:
+            if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
+                rs = svc.kind.decode(body, svc.cfg, svc.fingerprint)
+            else:
+                rs = await run_in_threadpool(svc.kind.decode, body, svc.cfg, svc.fingerprint)
+        except codec.MalformedReports as e:
+            raise ApiError(400, "malformed_reports", str(e)) from None
+        except codec.IncompatibleReports as e:
+            raise ApiError(422, "incompatible_reports", str(e)) from None
+        if rs.n_reports > svc.cfg.max_reports_per_request:
+            raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
+                                                    f" {svc.cfg.max_reports_per_request}: split it.")
+        sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs),
+                         unique_body=getattr(rs, "upload_nonce", None) is not None)
     outcome, ack = await svc.writer.submit_async(sub)
     if outcome == "conflict":
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
@@ -865,11 +927,11 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool =
             await run_in_threadpool(service.close)
 
     routes = [
+        Route("/v1/reports", post_reports, methods=["POST"]),     # first: the router tries the routes in order
         Route("/", status_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
         Route("/v1/config", get_config, methods=["GET"]),
-        Route("/v1/reports", post_reports, methods=["POST"]),
         Route("/v1/topics", get_topics, methods=["GET"]),
         Route("/v1/model", get_model, methods=["GET"]),
         Route("/v1/fed/round", get_fed_round, methods=["GET"]),

@@ -26,8 +26,6 @@ from .._io import load_json
 from ..accounting import PrivacyLedger, rrp_event
 from ..accounting.fedlda import user_spend
 from ..accounting.local import epsilon_from_f
-from ..models import load
-from ..training import train_batch as training_batch
 
 #: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
 PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
@@ -264,6 +262,8 @@ def train_batch(model, reports, vocabulary, reports_per_contributor: int | None 
     the stream"), the only safeguard on the ``--prior`` documents. The trainer records it in the batch's ``note`` and
     logs it (:meth:`Trainer.step`); the model's warnings are not printed to the server's stderr (``quiet``).
     """
+    from ..training import train_batch as training_batch  # start-up: the trainers load scikit-learn (first batch)
+
     result = training_batch(model, reports, vocabulary=vocabulary, reports_per_contributor=reports_per_contributor,
                             quiet=True)
     return " ".join(result.notes) or None
@@ -292,6 +292,8 @@ def model_to_blobs(model) -> tuple[str, dict[str, bytes]]:
 
 def model_from_blobs(meta: str, arrays: dict[str, bytes]):
     """Inverse of :func:`model_to_blobs`, through the model's own ``load`` (``allow_pickle=False``)."""
+    from ..models import load  # start-up: the models load scikit-learn (a stored model is read on first use)
+
     with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
         d = Path(tmp) / "m"
         d.mkdir()

@@ -7,6 +7,11 @@ serves many clients, and report ids are assigned in commit order (the trainer's 
 on it). Requests of the event loop wait on asyncio futures (:meth:`GroupCommitWriter.submit_async`),
 resolved after the commit by one call into the loop per transaction, not one per request.
 
+While uploads are still being received (:meth:`GroupCommitWriter.receiving`), the writer waits a little for them
+before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most half the time the last transaction took
+(and ``max_wait``), so that one commit, and one fsync, serves them too. The slower the commits (a disk busy with other
+work), the more uploads each then serves; with fast commits the wait is short; with no upload on its way, none.
+
 A transaction must end within the storage's ``timeout`` (PostgreSQL, ``dptopic serve --database-timeout``) counted
 from when its oldest upload was queued, so an upload behind a transaction that waits for a database that stopped
 answering is refused (503) within that time too, not after its own transaction waited as long again.
@@ -18,6 +23,7 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import contextmanager
 
 from .storage import Storage, Submission
 
@@ -25,10 +31,13 @@ from .storage import Storage, Submission
 class GroupCommitWriter:
     """Queue of :class:`Submission` s drained by one thread into :meth:`Storage.store`."""
 
-    def __init__(self, storage: Storage, max_reports: int = 20_000, max_items: int = 512):
+    def __init__(self, storage: Storage, max_reports: int = 20_000, max_items: int = 512, max_wait: float = 0.002):
         self.storage = storage
         self.max_reports = max_reports
         self.max_items = max_items
+        self.max_wait = max_wait
+        self._receiving = 0         # uploads being received and checked, not queued yet (changed on one thread only)
+        self._last_seconds = 0.0    # how long the last transaction took
         self._q: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dptopic-writer", daemon=True)
@@ -37,6 +46,16 @@ class GroupCommitWriter:
     def start(self) -> "GroupCommitWriter":
         self._thread.start()
         return self
+
+    @contextmanager
+    def receiving(self):
+        """Around the receipt and the checks of an upload that will be submitted (from the event loop's thread only):
+        while it lasts, the writer waits a little for the upload before it begins a transaction (module docstring)."""
+        self._receiving += 1
+        try:
+            yield
+        finally:
+            self._receiving -= 1
 
     def submit(self, sub: Submission) -> Future:
         """Queue ``sub``; the returned :class:`concurrent.futures.Future` resolves after its commit."""
@@ -63,11 +82,22 @@ class GroupCommitWriter:
         except queue.Empty:
             return []
         items, n = [first], len(first[0].rows)
+        deadline = None
         while len(items) < self.max_items and n < self.max_reports:
             try:
                 item = self._q.get_nowait()
             except queue.Empty:
-                break
+                if self._receiving <= 0:    # no upload on its way
+                    break
+                if deadline is None:
+                    deadline = time.monotonic() + min(self.max_wait, 0.5 * self._last_seconds)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    item = self._q.get(timeout=remaining)
+                except queue.Empty:
+                    break
             items.append(item)
             n += len(item[0].rows)
         return items
@@ -84,6 +114,7 @@ class GroupCommitWriter:
                 continue
             live = [(s, f, loop) for s, f, loop, _ in kept]
             timeout = getattr(self.storage, "timeout", None)
+            began = time.monotonic()
             try:
                 if timeout:
                     results = self.storage.store([s for s, _, _ in live],
@@ -94,6 +125,7 @@ class GroupCommitWriter:
                 self._settle(live, [None] * len(live), e)
                 continue
             self.transactions += 1
+            self._last_seconds = time.monotonic() - began
             self._settle(live, results, None)
 
     @staticmethod

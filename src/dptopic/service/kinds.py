@@ -21,7 +21,6 @@ from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
 from . import codec, formats
-from ..training import build_model
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -115,6 +114,8 @@ class WordReports(ReportKind):
         return codec.rows_to_reports(rows, cfg.vocabulary, cfg.f)
 
     def new_model(self, cfg):
+        from ..training import build_model  # start-up: the trainers load scikit-learn (first batch)
+
         # built as dptopic.train builds a trainer (its parameters checked); unseeded, as every private trainer
         return build_model(self.trainer, n_topics=cfg.n_topics, delta=cfg.delta,
                            prior_corpus=cfg.prior if cfg.prior is not None else "none", f=cfg.f, lam=cfg.lam,
@@ -177,6 +178,8 @@ class DocumentReports(ReportKind):
         return codec.rows_to_document_reports(rows, cfg.vocabulary, cfg.epsilon_doc)
 
     def new_model(self, cfg):
+        from ..training import build_model  # start-up: the trainers load scikit-learn (first batch)
+
         return build_model(self.trainer, n_topics=cfg.n_topics)
 
     def contributor_privacy(self, cfg, n):

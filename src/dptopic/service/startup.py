@@ -16,7 +16,6 @@ import warnings
 from ..errors import DPTopicError
 from .config import ServiceConfig
 from ..accounting.local import check_reporting_f, f_from_epsilon
-from ..models import FedLDA
 
 CLIENT_STOP_WORDS = "none"
 """The stop words of the contributors' tokeniser (``submit``, ``fed-client``, ``randomize``): none, the public
@@ -170,6 +169,7 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
         if fed_epsilon_per_entry is not None or fed_pad_length is not None:
             raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
                                " --fed-epsilon-per-entry and --fed-pad-length.")
+        from ..models import FedLDA  # start-up: the models load scikit-learn (a FedLDA server's split only)
 
         words = len(vocabulary.words)
         split = FedLDA.from_user_budget(fed_user_budget, min(words, fed_report_words or words),

@@ -896,66 +896,104 @@ class Storage:
         (``time.monotonic()``, PostgreSQL): when the transaction must have ended (default: ``timeout``
         from now), else :class:`StorageTimeout` and nothing is stored.
         """
-        now = time.time()
-        out: list[tuple[str, dict] | None] = [None] * len(batch)
-        p = self._placeholder
+        if self.dialect == "sqlite":
+            return self._store_sqlite(batch)
         with self.write(deadline=deadline) as conn:
             self._lock(conn)
-            # The statements below go straight to the driver: this is the one path every upload takes, and SQLAlchemy's
+            # The statements go straight to the driver: this is the one path every upload takes, and SQLAlchemy's
             # per-statement work (cache keys, parameter processing, result set-up) was half of the writer thread's CPU
             # per group commit, time during which the event loop waits for the GIL (docs/service.md, "Throughput").
             cur = conn.connection.dbapi_connection.cursor()
             try:
-                keys = list(dict.fromkeys(s.idempotency_key for s in batch))
-                shas = list(dict.fromkeys(s.body_sha256 for s in batch if s.unique_body))
-                # one indexed lookup for both questions: which keys are known, and which nonce-carrying bodies were
-                # stored before (oldest first: a duplicate names the first upload of those bytes)
-                sql = (f"SELECT idempotency_key, body_sha256, n_reports, received_at, contributor FROM submissions"
-                       f" WHERE idempotency_key IN ({', '.join([p] * len(keys))})")
-                if shas:
-                    sql += f" OR body_sha256 IN ({', '.join([p] * len(shas))})"
-                cur.execute(sql + " ORDER BY id", [*keys, *shas])
-                key_set = set(keys)
-                known: dict[str, _Row] = {}
-                bodies: dict[str, _Row] = {}
-                for k, sha, n, at, who in cur.fetchall():
-                    row = _Row(k, sha, n, at, who)
-                    if k in key_set:
-                        known[k] = row
-                    bodies.setdefault(sha, row)
-                fresh = []
-                for i, s in enumerate(batch):
-                    prev = known.get(s.idempotency_key)
-                    if prev is not None:
-                        ack = _ack(prev.idempotency_key, prev.n_reports, prev.received_at)
-                        if prev.body_sha256 == s.body_sha256:
-                            out[i] = ("replayed", {**ack, "contributor": prev.contributor})
-                        else:
-                            out[i] = ("conflict", ack)
-                        continue
-                    same = bodies.get(s.body_sha256) if s.unique_body else None
-                    if same is not None:
-                        out[i] = ("duplicate", {"reports": int(same.n_reports), "stored_at": float(same.received_at)})
-                        continue
-                    row = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now, s.contributor)
-                    known[s.idempotency_key] = row
-                    if s.unique_body:
-                        bodies[s.body_sha256] = row
-                    fresh.append(i)
-                    out[i] = ("stored", {**_ack(s.idempotency_key, len(s.rows), now), "contributor": s.contributor})
-                if fresh:
-                    # one INSERT for every new submission; its ids come back with their keys, so their order does not
-                    # matter; then one statement (executemany) for all their reports
-                    values = ", ".join([f"({p}, {p}, {p}, {p}, {p})"] * len(fresh))
-                    params = [v for i in fresh for v in (batch[i].idempotency_key, batch[i].body_sha256,
-                                                          batch[i].contributor, len(batch[i].rows), now)]
-                    cur.execute("INSERT INTO submissions (idempotency_key, body_sha256, contributor, n_reports,"
-                                f" received_at) VALUES {values} RETURNING id, idempotency_key", params)
-                    ids = {k: sid for sid, k in cur.fetchall()}
-                    cur.executemany(f"INSERT INTO reports (submission_id, packed) VALUES ({p}, {p})",
-                                    [(ids[batch[i].idempotency_key], r) for i in fresh for r in batch[i].rows])
+                return self._store_statements(cur, batch)
             finally:
                 cur.close()
+
+    def _store_sqlite(self, batch: list[Submission]) -> list[tuple[str, dict]]:
+        """:meth:`store` on SQLite, on a pooled driver connection without SQLAlchemy's connection and transaction
+        objects (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload
+        transaction): ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and
+        the error :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there)."""
+        try:
+            raw = self.engine.raw_connection()
+        except SQLAlchemyError as e:
+            raise _database_error(e) from e
+        try:
+            cur = raw.driver_connection.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    out = self._store_statements(cur, batch)
+                    self.check_file()   # before the commit: nothing is acknowledged into a removed file
+                    cur.execute("COMMIT")
+                except BaseException:
+                    if raw.driver_connection.in_transaction:
+                        cur.execute("ROLLBACK")
+                    raise
+            finally:
+                cur.close()
+        except self._driver_error as e:
+            if is_permission_error(e):  # as write(): a connection opened while the file was read-only stays so
+                raw.invalidate()
+                self.engine.dispose()
+            raise _database_error(e) from e
+        finally:
+            raw.close()                 # back to the pool (a no-op once invalidated)
+        return out
+
+    def _store_statements(self, cur, batch: list[Submission]) -> list[tuple[str, dict]]:
+        """:meth:`store`'s statements on the driver's cursor ``cur``, inside the caller's write transaction."""
+        now = time.time()
+        out: list[tuple[str, dict] | None] = [None] * len(batch)
+        p = self._placeholder
+        keys = list(dict.fromkeys(s.idempotency_key for s in batch))
+        shas = list(dict.fromkeys(s.body_sha256 for s in batch if s.unique_body))
+        # one indexed lookup for both questions: which keys are known, and which nonce-carrying bodies were
+        # stored before (oldest first: a duplicate names the first upload of those bytes)
+        sql = (f"SELECT idempotency_key, body_sha256, n_reports, received_at, contributor FROM submissions"
+               f" WHERE idempotency_key IN ({', '.join([p] * len(keys))})")
+        if shas:
+            sql += f" OR body_sha256 IN ({', '.join([p] * len(shas))})"
+        cur.execute(sql + " ORDER BY id", [*keys, *shas])
+        key_set = set(keys)
+        known: dict[str, _Row] = {}
+        bodies: dict[str, _Row] = {}
+        for k, sha, n, at, who in cur.fetchall():
+            row = _Row(k, sha, n, at, who)
+            if k in key_set:
+                known[k] = row
+            bodies.setdefault(sha, row)
+        fresh = []
+        for i, s in enumerate(batch):
+            prev = known.get(s.idempotency_key)
+            if prev is not None:
+                ack = _ack(prev.idempotency_key, prev.n_reports, prev.received_at)
+                if prev.body_sha256 == s.body_sha256:
+                    out[i] = ("replayed", {**ack, "contributor": prev.contributor})
+                else:
+                    out[i] = ("conflict", ack)
+                continue
+            same = bodies.get(s.body_sha256) if s.unique_body else None
+            if same is not None:
+                out[i] = ("duplicate", {"reports": int(same.n_reports), "stored_at": float(same.received_at)})
+                continue
+            row = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now, s.contributor)
+            known[s.idempotency_key] = row
+            if s.unique_body:
+                bodies[s.body_sha256] = row
+            fresh.append(i)
+            out[i] = ("stored", {**_ack(s.idempotency_key, len(s.rows), now), "contributor": s.contributor})
+        if fresh:
+            # one INSERT for every new submission; its ids come back with their keys, so their order does not
+            # matter; then one statement (executemany) for all their reports
+            values = ", ".join([f"({p}, {p}, {p}, {p}, {p})"] * len(fresh))
+            params = [v for i in fresh for v in (batch[i].idempotency_key, batch[i].body_sha256,
+                                                  batch[i].contributor, len(batch[i].rows), now)]
+            cur.execute("INSERT INTO submissions (idempotency_key, body_sha256, contributor, n_reports,"
+                        f" received_at) VALUES {values} RETURNING id, idempotency_key", params)
+            ids = {k: sid for sid, k in cur.fetchall()}
+            cur.executemany(f"INSERT INTO reports (submission_id, packed) VALUES ({p}, {p})",
+                            [(ids[batch[i].idempotency_key], r) for i in fresh for r in batch[i].rows])
         return out
 
     def fetch_reports(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:

@@ -45,8 +45,8 @@ class Trainer:
             row, arrays = self.storage.active_model_with_arrays()   # model.json and arrays of one version
         if row["meta_json"]:
             self._model = codec.model_from_blobs(row["meta_json"], arrays)
-        else:
-            self._model = kinds.new_trainer(self.cfg)
+        else:   # no model yet: the first batch builds it (the trainers' imports wait until there is one to train)
+            self._model = None
         self._row = row
 
     def step(self, force: bool = False) -> dict | None:
@@ -71,6 +71,8 @@ class Trainer:
                     charge_reports(self.cfg, self.storage.report_contributors(first, last), first, last)
                 except BudgetExceededError as e:
                     refused = f"refused by the dataset ledger: {e}"
+            if self._model is None:
+                self._model = kinds.new_trainer(self.cfg)
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             ok = False

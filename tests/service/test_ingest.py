@@ -1,0 +1,77 @@
+"""The group-commit writer (``dptopic.service.ingest``): one transaction for the uploads queued together, and a short
+wait for an upload still being received before a transaction begins."""
+from __future__ import annotations
+
+import threading
+import time
+
+from dptopic.service.ingest import GroupCommitWriter
+from dptopic.service.storage import Submission
+
+
+class _Recorder:
+    """A storage whose transactions take ``seconds`` each and record the keys they stored."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.batches, self.lock = seconds, [], threading.Lock()
+
+    def store(self, batch, deadline=None):
+        began = time.monotonic()
+        time.sleep(self.seconds)
+        with self.lock:
+            self.batches.append([s.idempotency_key for s in batch])
+            self.began = began
+        return [("stored", {"idempotency_key": s.idempotency_key}) for s in batch]
+
+
+def _sub(key: str) -> Submission:
+    return Submission(key, "0" * 64, None, [b"\x00"])
+
+
+def _writer(seconds: float, max_wait: float):
+    storage = _Recorder(seconds)
+    writer = GroupCommitWriter(storage, max_wait=max_wait).start()
+    writer.submit(_sub("warm-up-0")).result(5)          # the writer learns how long a transaction takes
+    return storage, writer
+
+
+def test_an_upload_still_being_received_joins_the_transaction():
+    """Transactions of 0.2 s: an upload queued while another is being received waits for it (up to 0.1 s here), and
+    one transaction stores both."""
+    storage, writer = _writer(0.2, max_wait=1.0)
+    try:
+        with writer.receiving():
+            first = writer.submit(_sub("first-000"))
+            time.sleep(0.02)                             # the second upload is still arriving
+        second = writer.submit(_sub("second-00"))
+        assert first.result(5)[0] == second.result(5)[0] == "stored"
+    finally:
+        writer.stop()
+    assert storage.batches[1:] == [["first-000", "second-00"]]
+
+
+def test_without_an_upload_on_its_way_a_transaction_begins_at_once():
+    """Transactions of 0.6 s: with no upload being received, the writer does not wait its 0.3 s before the next."""
+    storage, writer = _writer(0.6, max_wait=1.0)
+    try:
+        t = time.monotonic()
+        writer.submit(_sub("alone-000")).result(5)
+    finally:
+        writer.stop()
+    assert storage.batches[1:] == [["alone-000"]]
+    assert storage.began - t < 0.2
+
+
+def test_the_wait_is_at_most_half_the_last_transaction():
+    """An upload announced but never submitted (a refused one) holds a transaction back by at most half the last one's
+    time, not the writer's whole max_wait."""
+    storage, writer = _writer(0.2, max_wait=5.0)
+    try:
+        with writer.receiving():
+            t = time.monotonic()
+            writer.submit(_sub("waits-000")).result(5)
+            took = time.monotonic() - t
+    finally:
+        writer.stop()
+    assert storage.batches[1:] == [["waits-000"]]
+    assert 0.2 + 0.08 < took < 0.2 + 0.1 + 0.25
