@@ -5,7 +5,7 @@ import pytest
 
 import dptopic
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 
 from helpers import quiet_fit
 
@@ -52,7 +52,7 @@ def small():
 
 @pytest.mark.parametrize("name", ["DocDPCooccurrence", "DocDPEM", "DPSVI"])
 def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(name, small):
-    from dptopic.reporting import privacy_card
+    from dptopic.accounting.card import privacy_card
 
     m = quiet_fit(TRAINERS[name](), small)
     rep = m.privacy_

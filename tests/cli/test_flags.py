@@ -459,7 +459,7 @@ def test_audit_table_marks_a_tpr_its_scores_cannot_resolve():
     (the TPR at FPR 0 under another name)."""
     from rich.console import Console
 
-    from dptopic.cli.audit import results_table
+    from dptopic.reporting.terminal import audit_results_table as results_table
 
     row = {"auc": 0.7, "auc_se": 0.01, "tpr_at_fpr_0.01": 0.2, "tpr_at_fpr_0.001": 0.1, "tpr_at_fpr_0": 0.1}
     console = Console(width=200, record=True)

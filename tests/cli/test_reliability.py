@@ -448,7 +448,7 @@ def test_load_validates_arrays(small_model, tmp_path, name, arr):
 def test_gzipped_binary_is_refused(tmp_path):
     p = tmp_path / "x.txt.gz"
     p.write_bytes(gzip.compress(bytes(range(256)) * 20))
-    from dptopic.corpus.corpus import read_text_file
+    from dptopic.corpus.files import read_text_file
 
     with pytest.raises(DPTopicError, match="binary"):
         read_text_file(p)
@@ -655,7 +655,7 @@ def test_a_tampered_svi_state_is_named_once(tmp_path):
 def test_a_device_or_pipe_as_a_corpus_is_named_as_such(tmp_path):
     import os
 
-    from dptopic.corpus.corpus import _check_file
+    from dptopic.corpus.files import _check_file
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

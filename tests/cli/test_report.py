@@ -12,7 +12,8 @@ import pytest
 
 import dptopic
 from dptopic.cli.main import main
-from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
+from dptopic.accounting.card import CARD_SCHEMA, privacy_card
+from dptopic.reporting.html import render_report
 from helpers import run_dptopic
 
 

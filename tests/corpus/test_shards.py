@@ -76,6 +76,7 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     folder), never moved in as if they were the committed set's."""
     import json
 
+    from dptopic.corpus import shard_folder
     from dptopic.corpus import shards as sh
 
     c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
@@ -86,7 +87,7 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     part.metadata[sh.SHARD_RECORD] = {"index": 0, "count": 1, "set": "other-run"}
     part.save(staged)
     (tmp_path / "s" / sh._COMMIT).write_text(json.dumps({"set": "stale", "count": 1, "remove": ["shard-00001.npz"]}))
-    assert sh.finish_replacement(tmp_path / "s") is True
+    assert shard_folder.finish_replacement(tmp_path / "s") is True
     assert staged.exists()                                  # not renamed over the live shard 0
     assert not (tmp_path / "s" / sh._COMMIT).exists()
     assert "shard-00000.npz" in before and (tmp_path / "s" / "shard-00000.npz").exists()

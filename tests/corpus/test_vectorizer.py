@@ -9,7 +9,7 @@ from sklearn.pipeline import Pipeline
 
 import dptopic
 from dptopic.corpus import lda_corpus
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 
 pd = pytest.importorskip("pandas")
 

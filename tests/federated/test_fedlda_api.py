@@ -16,7 +16,7 @@ from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError, DataVocabularyWarning
 from dptopic.mechanisms.rrp import subset_report
 from dptopic.models import FedLDA, LocalDocumentLDA, OnlineLDA
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 
 
 QUIET = dict(rounds=1, pad_length=16, verbose=0)

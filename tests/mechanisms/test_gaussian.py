@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 from dptopic.errors import DPTopicError
-from dptopic.accounting.gaussian import SubsampledGaussianEvent
+from dptopic.accounting.events import SubsampledGaussianEvent
 from dptopic.accounting.ledger import PrivacyLedger
 from dptopic.mechanisms.gaussian import gaussian_mechanism
 import math

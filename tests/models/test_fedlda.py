@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from dptopic.errors import DPTopicError, ParameterError
 import json
 from pathlib import Path
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 
 RULES = ["none", "floor", "tail"]
 

@@ -26,7 +26,7 @@ from conftest import counts_from_z
 import math
 from dptopic.corpus import lda_corpus
 from dptopic import SeededNoiseWarning
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 import sys
 from dptopic.models import base as model_base
 

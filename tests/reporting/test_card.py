@@ -8,20 +8,20 @@ import pytest
 
 import dptopic
 from dptopic.accounting.events import ApproxDPEvent
-from dptopic.accounting.set_union import DOCUMENT_RELATION, fdptm_report
+from dptopic.accounting.set_union import SET_UNION_RELATION, fdptm_report
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import (cv_coherence, npmi_coherence, topic_diversity, topic_quality, umass_coherence,
                                 umass_pairwise_mean)
 from dptopic.models import DPSVI, HDPLDA
-from dptopic.reporting import render_report
+from dptopic.reporting.html import render_report
 
 
 import hashlib
 import math
 
-from dptopic.reporting import privacy_card
+from dptopic.accounting.card import privacy_card
 from dptopic.accounting.card import vocabulary_text
 from dptopic.corpus.wordlist import WORD_LIST_HASH, word_list_record
 
@@ -201,7 +201,7 @@ def test_svi_figures_note_neither_says_none_nor_names_a_figure_the_composition_d
     note = m.privacy_["paper_figures_note"]
     assert "None" not in note
     assert "claimed is epsilon_pld" not in note and "epsilon_method" in note
-    vocab_event = ApproxDPEvent(0.5, 1e-6, relation=DOCUMENT_RELATION, unit="document")
+    vocab_event = ApproxDPEvent(0.5, 1e-6, relation=SET_UNION_RELATION, unit="document")
     composed = fdptm_report(vocab_event, m.privacy_, m.ledger_)
     assert composed["epsilon_method"] == "PLD, every event composed"
     card = privacy_card(composed, "DPSVI", check=False)
@@ -218,7 +218,7 @@ def _user_level_report() -> dict:
 def test_private_vocabulary_with_a_user_level_trainer_says_the_vocabulary_part_grows():
     """A user (FedLDA) holds L documents: group privacy enlarges the per-document vocabulary selection, not the
     user-level topic model (the note read "for a document of L users the topic model's part grows")."""
-    event = ApproxDPEvent(1.0, 1e-6, relation=DOCUMENT_RELATION, unit="document")
+    event = ApproxDPEvent(1.0, 1e-6, relation=SET_UNION_RELATION, unit="document")
     rep = fdptm_report(event, _user_level_report())
     (note,) = [w for w in rep["warnings"] if "different privacy units" in w]
     assert "document of L users" not in note
@@ -227,7 +227,7 @@ def test_private_vocabulary_with_a_user_level_trainer_says_the_vocabulary_part_g
 
 
 def test_private_vocabulary_with_a_word_level_trainer_keeps_its_group_privacy_note():
-    event = ApproxDPEvent(1.0, 1e-6, relation=DOCUMENT_RELATION, unit="document")
+    event = ApproxDPEvent(1.0, 1e-6, relation=SET_UNION_RELATION, unit="document")
     rep = fdptm_report(event, dict(_user_level_report(), unit="word"))
     (note,) = [w for w in rep["warnings"] if "different privacy units" in w]
     assert "for a document of L words the topic model's part grows to L times its epsilon" in note
@@ -242,7 +242,7 @@ def test_a_composed_cards_budget_says_it_is_the_topic_models_alone(small):
         m = DPSVI.from_budget(1.0, 1e-5, n_topics=3, sampling_rate=0.2, verbose=0).fit(corpus, vocabulary=vocab)
     plain = privacy_card(m.privacy_, "DPSVI", check=False)
     assert plain["budget"] == {"epsilon": 1.0, "delta": 1e-5}
-    event = ApproxDPEvent(0.5, 1e-6, relation=DOCUMENT_RELATION, unit="document")
+    event = ApproxDPEvent(0.5, 1e-6, relation=SET_UNION_RELATION, unit="document")
     card = privacy_card(fdptm_report(event, m.privacy_, m.ledger_), "DPSVI", check=False)
     assert card["epsilon"] > card["budget"]["epsilon"] == 1.0
     assert "topic model alone" in card["budget"]["covers"]

@@ -11,7 +11,8 @@ import pytest
 
 import dptopic
 from dptopic.cli.main import build_parser, main
-from dptopic.reporting import privacy_card, render_report
+from dptopic.accounting.card import privacy_card
+from dptopic.reporting.html import render_report
 
 from conftest import TWO_TOPIC_TEXTS as TRAIN
 from helpers import run_dptopic

@@ -329,7 +329,7 @@ _HELD: dict = {}
 """``{lock path: [fd, count, thread id]}``: the outputs this process holds (a run holds its own again, re-entrantly,
 when it saves)."""
 
-_HELD_GUARD = __import__("threading").Lock()
+_HELD_GUARD = threading.Lock()
 
 
 def _lock_path(path) -> Path:

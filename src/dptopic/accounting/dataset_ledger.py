@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .ledger_store import (APPLICATION_ID, ENV, FORMAT, LOCK_TIMEOUT, VERSION, LedgerFileError,  # noqa: F401
+from .ledger_store import (ENV, LedgerFileError,
                            is_url, open_store)
 from .verify import event_from_description, rounded_up
 

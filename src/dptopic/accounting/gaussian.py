@@ -24,9 +24,8 @@ from scipy import integrate, optimize
 from scipy.special import gammaln, logsumexp
 
 from ..errors import DPTopicError, ParameterError
-# the event and its noise range live in events.py (importable from here, their old home)
-from .events import DOCUMENT_ADD_REMOVE as DOCUMENT_RELATION  # noqa: F401
-from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,  # noqa: F401
+# the event and its noise range live in events.py
+from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
                      SubsampledGaussianEvent)
 from .ledger import compose_pld
 

@@ -22,7 +22,8 @@ from . import coverage as _coverage
 from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, bound_text, claim_text, dptopic_version, estimator_trainer,
                    guarantee_epsilon_parameter, make_estimator, not_audited_reason, outside_guarantee_label, run_lira)
 from .one_run import check_canary_size, one_run_audit
-from .provenance import audited_model, audited_procedure, describe, settings_text
+from .lira import settings_text
+from .provenance import audited_model, audited_procedure, describe
 from .release_audit import SUPPORTED, release_audit
 from ..corpus.preprocess import resolve_stop_words
 from ..datasets import DEFAULT_MAX_VOCAB, load_corpus

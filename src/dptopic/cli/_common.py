@@ -5,7 +5,6 @@ readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import math
 import secrets
@@ -144,25 +143,44 @@ BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_I
 PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
-def _deferred(module: str, name: str, in_flag_words: bool = False):
-    """The library's ``module.name`` (a reader of corpora or word lists), imported when first called: the readers load
-    numpy, which the command line's start-up path must not. ``in_flag_words``: its ``format`` errors name
-    ``--format``."""
-    def call(*args, **kw):
-        func = getattr(importlib.import_module(module, __package__), name)
-        with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}) if in_flag_words else contextlib.nullcontext():
-            return func(*args, **kw)
-
-    call.__name__, call.__doc__ = name, f"The library's :func:`dptopic.{module.lstrip('.')}.{name}`."
-    return call
+# The library's readers of corpora and word lists, imported when first called: they load numpy, which the command
+# line's start-up path must not. A reader's ``format`` and ``vocabulary`` errors are written in flags.
+def load_corpus(*args, **kw):
+    """:func:`dptopic.datasets.load_corpus`, its errors in flags (``--corpus``)."""
+    from ..datasets import load_corpus as read  # start-up: datasets loads numpy
+    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+        return read(*args, **kw)
 
 
-load_corpus = _deferred("..datasets", "load_corpus", True)                 # --corpus
-read_into_model = _deferred("..datasets", "read_into_model", True)         # documents in a saved model's words
-experiment_corpora = _deferred("..datasets", "experiment_corpora")         # an experiment's (train, test)
-read_vocabulary = _deferred("..corpus.wordlist", "read_vocabulary")        # --vocabulary FILE | wordfreq:LANG[:SIZE]
-reading_note = _deferred("..corpus.readers", "reading_note")               # the format --format auto chose
-vocabulary_cut_note = _deferred("..corpus.corpus", "vocabulary_cut_note")  # what the default --max-vocab left out
+def read_into_model(*args, **kw):
+    """:func:`dptopic.datasets.read_into_model` (documents in a saved model's words), its errors in flags."""
+    from ..datasets import read_into_model as read  # start-up: datasets loads numpy
+    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+        return read(*args, **kw)
+
+
+def experiment_corpora(*args, **kw):
+    """:func:`dptopic.datasets.experiment_corpora`: an experiment's (train, test)."""
+    from ..datasets import experiment_corpora as read  # start-up: datasets loads numpy
+    return read(*args, **kw)
+
+
+def read_vocabulary(*args, **kw):
+    """:func:`dptopic.corpus.wordlist.read_vocabulary` (``--vocabulary FILE | wordfreq:LANG[:SIZE]``)."""
+    from ..corpus.wordlist import read_vocabulary as read  # start-up: corpus loads numpy
+    return read(*args, **kw)
+
+
+def reading_note(*args, **kw):
+    """:func:`dptopic.corpus.readers.reading_note`: the format ``--format auto`` chose."""
+    from ..corpus.readers import reading_note as note  # start-up: corpus loads numpy
+    return note(*args, **kw)
+
+
+def vocabulary_cut_note(*args, **kw):
+    """:func:`dptopic.corpus.corpus.vocabulary_cut_note`: what the default ``--max-vocab`` left out."""
+    from ..corpus.corpus import vocabulary_cut_note as note  # start-up: corpus loads numpy
+    return note(*args, **kw)
 
 
 def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:

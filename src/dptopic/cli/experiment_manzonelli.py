@@ -6,13 +6,10 @@ import time
 from pathlib import Path
 
 from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
-                      make_console, moved, positive_float, positive_int, unit_interval)
+                      make_console, positive_float, positive_int, unit_interval)
 from ..reporting.terminal import esc, print_checks
 from .audit import MAX_SHADOWS
 
-# old homes (the library loads numpy, which the command line's start-up must not)
-__getattr__ = moved({"NOT_RESOLVED": "dptopic.experiments.manzonelli_lira:NOT_RESOLVED",
-                     "_tpr": "dptopic.experiments.manzonelli_lira:tpr_text"})
 
 
 def parse_set(items, flag):

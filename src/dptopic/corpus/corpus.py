@@ -27,14 +27,11 @@ from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError, ParameterError
-# the file helpers' old home: names user code may import from here
-from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
 from .preprocess import (BAG_OF_WORDS_FILE, Preprocessor, build_vocabulary, df_range, lower_word, no_words_message,
                          resolve_stop_words)
 from . import records
-# the checks of one value that the readers of corpus files share (records.py, below this module); importable from here
-from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
-                      invisible_character)
+# the checks of one value that the readers of corpus files share (records.py, below this module)
+from .records import USER_FIELD, _blank, _is_utf8, _missing_label, invisible_character
 from .identity import text_digests, token_digests
 from .vocabulary import Vocabulary
 from .. import _progress

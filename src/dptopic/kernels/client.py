@@ -33,4 +33,3 @@ def client_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             ndk[d, k] += 1
 
 
-local_sweep = client_sweep     # the old name, importable for one release

@@ -206,4 +206,3 @@ def subset_signal_add(labels, sets, phi, e1, counts):
             counts[k, w] += e1 * phi[k, w] / tot
 
 
-subset_local_sweep = subset_client_sweep     # the old name, importable for one release

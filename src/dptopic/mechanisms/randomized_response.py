@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ..accounting.local import RandomizedResponseEvent, check_f
+from ..accounting.events import RandomizedResponseEvent, check_f
 from ..errors import DPTopicError
 from ..kernels.randomized_response import flip_threshold, last_byte_mask, presence_packed, randomize_presence
 from ..kernels.rng import kernel_state

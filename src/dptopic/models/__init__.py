@@ -18,4 +18,4 @@ __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS", "TRAINERS", "Trainer"]
 
 
-__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals(), submodules=True)
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals())

@@ -19,7 +19,7 @@ from ..accounting.budget import hdp_total_epsilon
 from ..accounting.events import EPSILON_MAX
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
-# NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md). A view kept for its old spelling.
+# NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md).
 UNIT_TRAINERS = {unit: for_unit_trainer(unit).name for unit in UNITS}
 
 

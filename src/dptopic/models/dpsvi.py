@@ -17,10 +17,9 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import IsNone, Int, Options, Real, validate_value
 from ..accounting.ledger import MAX_COUNT
-from ..accounting import DOCUMENT_RELATION, PrivacyLedger
-from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
-                                   calibrate_noise_multiplier, moments_accountant_epsilon,
-                                   strong_composition_for_sigma)
+from ..accounting import PrivacyLedger
+from ..accounting.events import DOCUMENT_ADD_REMOVE, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER
+from ..accounting.gaussian import calibrate_noise_multiplier, moments_accountant_epsilon, strong_composition_for_sigma
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..errors import DPTopicError, user_stacklevel, ParameterError
 from ..kernels.vb import canonical_bow, cap_lengths, gather_rows
@@ -36,7 +35,7 @@ def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, step
     (rate ``sampling_rate``) of each document's expected sufficient statistics clipped to Frobenius norm ``clip``, L2
     sensitivity ``clip`` under add/remove of one document, plus Gaussian noise of std ``noise_multiplier * clip``:
     the subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019), composed by PLD."""
-    return gaussian_release("expected sufficient statistics", noise_multiplier, _RELEASE, DOCUMENT_RELATION,
+    return gaussian_release("expected sufficient statistics", noise_multiplier, _RELEASE, DOCUMENT_ADD_REMOVE,
                             sensitivity=clip, sampling_rate=sampling_rate, count=steps)
 
 
@@ -145,7 +144,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         return ReleasePlan(type(self).__name__, "document",
                            (svi_release(float(self.noise_multiplier), float(self.sampling_rate), self.sensitivity_,
                                         self.n_steps),),
-                           relation=DOCUMENT_RELATION, theorem=self._theorem, budget=self._budget_of({}))
+                           relation=DOCUMENT_ADD_REMOVE, theorem=self._theorem, budget=self._budget_of({}))
 
     def _planned_spend(self, report: dict):
         return self.release_plan().run_plan(budget=self._budget_of(report))
@@ -204,7 +203,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         self.vocabulary_ = corpus.vocabulary
         rng = self._rng()
         self._init_state(corpus.vocab_size, rng)
-        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=self._theorem,
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_ADD_REMOVE, theorem=self._theorem,
                                      budget=getattr(self, "_budget", None))
         indptr, indices, data = canonical_bow(*self._bow(corpus), corpus.vocab_size)   # checked once, not per batch
         D, q, T = corpus.n_docs, float(self.sampling_rate), self.n_steps

@@ -15,9 +15,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._progress import progress_bar
-from .._validation import Int, IsNone, Options, Real, validate_value
+from .._validation import Int, IsNone, Options, Real
 from ..accounting import delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_user_budget,  # noqa: F401
+from ..accounting.fedlda import (entries_for_user_budget,
                                  listed_alphabetically, report_words_for, spend_round, subset_inclusion,
                                  user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX

@@ -12,7 +12,7 @@ from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import WORD_RELATION, non_private_report, hdp_clip_bound, hdp_epsilon_inherent, solve_epsilon_laplace
 # HDP-LDA's two releases and its plan stand in accounting (dptopic recommend reads them too); their names import
 # from here as well
-from ..accounting.budget import HDP_THEOREM, hdp_count_release, hdp_plan, hdp_sampling_step  # noqa: F401
+from ..accounting.budget import HDP_THEOREM, hdp_plan
 from ..accounting.events import EPSILON_MAX
 from ..accounting.plan import ReleasePlan
 from ..errors import DPTopicError, ParameterError, user_stacklevel

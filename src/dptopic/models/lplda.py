@@ -10,7 +10,7 @@ import numpy as np
 
 from .._io import plain_numbers
 from .._validation import IsNone, Real
-from ..accounting.events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION, RandomizedResponseEvent
+from ..accounting.events import LOCAL_DOCUMENT_RELATION, RandomizedResponseEvent
 from ..accounting.local import f_from_epsilon, local_privacy_report, LOCAL_THEOREM, local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..corpus import Vocabulary
@@ -101,13 +101,13 @@ class LocalReportsModel:
 
         m = self._contributor_reports()
         return ReleasePlan(type(self).__name__, local_unit(m), (presence_report_release(f, int(V), m),),
-                           relation=DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
+                           relation=LOCAL_DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
 
     def _planned_spend(self, report: dict):
         """The unit and relation a local report must name: one document, or one contributor's reports when the
         report states several (their count is what the server knew of its store, public), under the local
         relation."""
-        return RunPlan(unit=local_unit(stated_reports(report)), relation=DOCUMENT_RELATION)
+        return RunPlan(unit=local_unit(stated_reports(report)), relation=LOCAL_DOCUMENT_RELATION)
 
     def _contributor_reports(self) -> int:
         given = getattr(self, "_reports_per_contributor", None)     # set by for_contributors, or read back from

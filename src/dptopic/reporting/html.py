@@ -438,7 +438,7 @@ _SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow m
 def _trainer_text(settings: dict) -> str | None:
     """The audited trainer's settings as ``Class: name = value, ...`` from ``settings["audited"]`` (an audit.json's
     ``trainer`` line of an earlier dptopic is a Python dict's repr); None where the audit does not record them."""
-    from ..attacks.provenance import settings_text  # start-up: attacks.provenance loads numba
+    from ..attacks.lira import settings_text  # start-up: attacks.lira loads numba
 
     audited = settings.get("audited")
     if not isinstance(audited, dict) or not isinstance(audited.get("params"), dict):
