@@ -2,7 +2,7 @@
 people (as ``bench_user_level.py``: its vocabulary, K = 20, epsilon = 1 per person), and its costs.
 
 Recovery: every person's statistic is computed, quantized, given its Skellam noise share and summed as the
-contributors would (the masks cancel exactly in the sum: ``tests/federated/test_secure_sum.py``), with ``--dropout``
+contributors would (the masks cancel exactly in the sum: ``tests/protocol/test_secure_sum.py``), with ``--dropout``
 of the people dropping out after masking; the topics are read by ``dptopic.models.secure_sum``. Costs: one
 contributor's upload at the largest size (the triangle over all V words) with the round's neighbours, and the
 server's sum and unmasking of the survivors' uploads at the measured size.
@@ -42,7 +42,7 @@ from bench_user_level import draw_people  # noqa: E402
 
 def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.federated import secure_sum as ss
+    from dptopic.contributor import secure_sum as cs
     from dptopic.mechanisms.skellam import skellam_share
     from dptopic.models._user_level import group_by_person, user_codes
     from dptopic.models.secure_sum import released_words, secure_sum_topics
@@ -61,9 +61,9 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     def total(phase, kept=None):
         s = None
         for g in np.flatnonzero(stay):
-            x = ss.person_presence(bow(g), plan.vocab_size) if phase == 0 else \
-                ss.person_cooccurrence(bow(g), kept, plan.vocab_size)
-            q = ss.quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
+            x = cs.person_presence(bow(g), plan.vocab_size) if phase == 0 else \
+                cs.person_cooccurrence(bow(g), kept, plan.vocab_size)
+            q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
             y, _ = skellam_share(q, plan.mu_shares[phase], plan.scale, rng)
             s = y if s is None else s + y
         return s
@@ -94,8 +94,8 @@ def largest_person_words(corpus, users) -> int:
 def curves(a, phi, theta, lengths, vocab):
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.federated.secure_sum import SecureSumPlan
-    from dptopic.local import Randomizer
+    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.models.fedlda import FedLDA
     from dptopic.models.lplda import LPLDA
 
@@ -182,11 +182,12 @@ def draw_curves(a, points):
 
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
-    from dptopic.federated import secure_sum as ss
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.protocol import secure_sum as ss
 
     n = min(plan.n, plan.degree + 1)
     ids = [f"c{i:05d}" for i in range(n)]
-    sec = {i: ss.ContributorSecrets.new(1) for i in ids}
+    sec = {i: cs.ContributorSecrets.new(1) for i in ids}
     roster = {i: sec[i].public() for i in ids}
     dim = ss.triangle_size(V)
     x = rng.random(dim)
@@ -195,9 +196,9 @@ def upload_cost(plan, V, rng):
     from dptopic.accounting.skellam import rounded_norms
     from dptopic.mechanisms.skellam import skellam_share
 
-    q = ss.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
+    q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
     y, _ = skellam_share(q, plan.mu_shares[1], plan.scale, rng)
-    body = ss.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids).tobytes()
+    body = cs.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids).tobytes()
     return time.process_time() - t, len(body)
 
 
@@ -205,7 +206,8 @@ def server_cost(plan, dim, dropout):
     """Seconds to sum the survivors' uploads mod 2^32 and to unmask them: each survivor's self-mask seed
     reconstructed from its threshold of Shamir shares and expanded, and each dropped contributor's pairwise key
     reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
-    from dptopic.federated import secure_sum as ss
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.protocol import secure_sum as ss
 
     n = plan.n
     up = n - int(round(dropout * n))
@@ -214,10 +216,10 @@ def server_cost(plan, dim, dropout):
     t = time.process_time()
     total = ss.ring_sum(block[i % 64] for i in range(up))
     t_sum = time.process_time() - t
-    from dptopic.federated import shamir
+    from dptopic.protocol import shamir
 
     shares = shamir.share(bytes(range(32)), range(1, plan.degree + 1), plan.threshold)
-    peer = ss.ContributorSecrets.new(1)
+    peer = cs.ContributorSecrets.new(1)
     peer_public = bytes.fromhex(peer.public()["s"][0])
     t = time.process_time()
     for _ in range(up):         # each survivor's self-mask seed from its shares, expanded and removed
@@ -249,7 +251,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 
     print(f"{machine()}; secure sum vs central --unit user, epsilon 1 per person, delta={DELTA:g}, K={a.topics},"
           f" V={a.vocab}")

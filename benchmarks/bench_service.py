@@ -46,7 +46,7 @@ from _common import machine, table
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 
 V = 1000
 
@@ -201,7 +201,7 @@ def bench_backend(name, make_db, words, args, floor):
             srv.stop()
         stored = count_rows(db)["n_reports"]
         peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
-        from dptopic.local import ReportSet
+        from dptopic.protocol.reports import ReportSet
         rows = [(hashlib.sha256(b).hexdigest(), [r.tobytes() for r in ReportSet.from_bytes(b).packed])
                 for b in payloads]
         peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))

@@ -292,7 +292,7 @@ def upload_key() -> str:
 
 def plain_report_body(words, texts, eps: float = 2.0) -> bytes:
     """Word-level reports of ``texts`` as bytes, without a vocabulary and without an upload nonce."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     return Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]).to_bytes(
         include_vocabulary=False)
@@ -384,7 +384,7 @@ def metric(url: str, name: str, code: str) -> float:
 def crash_scenario(tmp, database, n_clients=4, uploads_per_client=12, reports_per_upload=5):
     """kill -9 ``dptopic serve`` while clients post and the trainer trains, restart it: every acknowledged
     report is stored exactly once and no report is trained twice or skipped."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     words, texts = make_data(tmp)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
@@ -444,7 +444,7 @@ def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
     """A FedLDA protocol message built by hand around ``header`` (a JSON header and a payload, with a valid CRC)."""
     import zlib
 
-    from dptopic.federated.messages import MAGIC, VERSION
+    from dptopic.protocol.fedlda_messages import MAGIC, VERSION
 
     head = json.dumps(header).encode()
     body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
@@ -459,7 +459,7 @@ class SecureSumServer:
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3):
         import uvicorn
 
-        from dptopic.federated.secure_sum import SecureSumPlan
+        from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
         (tmp / "token").write_text(self.TOKEN)

@@ -309,7 +309,8 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
 def test_randomizers_say_which_budget_they_take():
     """Randomizer takes epsilon_word and DocumentRandomizer epsilon: the other's spelling was a bare TypeError."""
     from dptopic.errors import DPTopicError
-    from dptopic.local import DocumentRandomizer, Randomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with pytest.raises(DPTopicError, match=r"per word: give epsilon_word=.*DocumentRandomizer"):
         Randomizer(["a", "b"], epsilon=2.0)
@@ -390,7 +391,7 @@ def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
     import scipy.sparse as sp
 
     from dptopic.errors import DPTopicError
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     X = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0]])
     rz = Randomizer(["a", "b", "c"], f=1e-9, simulation=True, seed=0)       # f tiny: reports are the presence bits
@@ -406,7 +407,7 @@ def test_document_randomizer_takes_a_count_matrix():
     import scipy.sparse as sp
 
     from dptopic.errors import DPTopicError
-    from dptopic.local import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     X = np.array([[1, 0, 2, 0], [0, 3, 0, 1], [0, 0, 0, 0]])
     tokens = [["a", "c", "c"], ["b", "b", "b", "d"], []]

@@ -72,7 +72,7 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
     import numpy as np
     from service_helpers import SecureSumServer
 
-    from dptopic.service.secure_client import take_part
+    from dptopic.contributor.secure_client import take_part
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dptopic.errors import DPTopicError
-from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
 
 

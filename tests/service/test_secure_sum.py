@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from service_helpers import SecureSumServer
 
-from dptopic.service.secure_client import SecureContributor, take_part
+from dptopic.contributor.secure_client import SecureContributor, take_part
 
 pytestmark = pytest.mark.service
 V = 40
@@ -56,7 +56,7 @@ def run_all(url, n, skip=()):
 
 
 def test_a_round_releases_a_model_that_pull_loads(tmp_path):
-    from dptopic.service.client import pull
+    from dptopic.reporting.pull import pull
 
     with Live(tmp_path) as live:
         out = run_all(live.url, 6)

@@ -7,8 +7,8 @@ from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, make_c
                       read_vocabulary)
 
 # old homes and names (the service loads numpy, which the command line's start-up must not)
-__getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
-                     "secure_state_path": "dptopic.service.secure_client:state_path",
+__getattr__ = moved({"person_bow": "dptopic.contributor.secure_client:person_bow",
+                     "secure_state_path": "dptopic.contributor.secure_client:state_path",
                      "SECURE_SUM_PEOPLE": "dptopic.service.startup:SECURE_SUM_PEOPLE",
                      "recommend_note": "dptopic.service.startup:secure_sum_recommendation"})
 
@@ -61,8 +61,9 @@ def serve_secure_sum(a) -> None:
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient  # loaded when the command runs, off the start-up path
-    from ..service.secure_client import person_bow, state_path, take_part  # loaded when the command runs, off the start-up path
+    from ..protocol.codec import DEFAULT_MAX_EPSILON  # loaded when the command runs, off the start-up path
+    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
+    from ..contributor.secure_client import person_bow, state_path, take_part  # loaded when the command runs, off the start-up path
     from ..service.status import secure_sum_lines  # loaded when the command runs, off the start-up path
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
@@ -82,7 +83,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
 
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
-    from ..service.client import ServiceClient  # deferred: loads numpy
+    from ..contributor.client import ServiceClient  # deferred: loads numpy
 
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
@@ -114,9 +115,9 @@ def register_experiment(esub) -> None:
 
 def cmd_experiment(a) -> None:
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import ServiceClient  # loaded when the command runs, off the start-up path
+    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-    from ..service.secure_client import secure_sum_experiment  # loaded when the command runs, off the start-up path
+    from ..experiments.secure_sum import secure_sum_experiment  # loaded when the command runs, off the start-up path
     from ..service.status import secure_sum_experiment_line  # loaded when the command runs, off the start-up path
 
     client = ServiceClient(a.server, retries=3)

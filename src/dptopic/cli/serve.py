@@ -68,7 +68,7 @@ def build_config(a):
                         database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request)
 
 
-# ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
+# ServiceConfig's parameters (and FedLDA's, checked by protocol.fedlda.check_config) as serve's flags (cli._flags)
 SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
     "epsilon_word", "epsilon_doc", "database", "batch_size", "lam", "omega", "delta", "train_interval", "max_body_bytes",
     "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
@@ -132,7 +132,7 @@ def _client_corpus(a):
 
 
 def cmd_submit(a):
-    from ..service.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
 
     if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
         return
@@ -165,7 +165,7 @@ def _limit(a) -> dict:
 
 
 def cmd_fed_client(a):
-    from ..service.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
 
     console = make_console()
     corpus = _client_corpus(a)

@@ -2,7 +2,7 @@
 
 The releases are those of ``DocDPCooccurrence(unit="user")`` (each person's presence vector with a document entry,
 then each person's co-occurrence matrix over the kept words, both bounded to norm 1 per person), summed by the
-contributors' secure aggregation with Skellam noise (:mod:`dptopic.federated.secure_sum`) instead of the server's
+contributors' secure aggregation with Skellam noise (:mod:`dptopic.protocol.secure_sum`) instead of the server's
 Gaussian noise. The word choice between them and the topics are read as that trainer reads them, by
 ``"refined-anchors"`` recovery; the model is a :class:`SecureSumTopics` (a ``DocDPCooccurrence`` whose privacy report
 is the secure sum's).
@@ -17,7 +17,7 @@ from ..accounting import PrivacyLedger
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..errors import DPTopicError
-from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
+from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
 from ..moments import topics_from_cooccurrence
 from ..moments.support import cooccurrence_supported_topics
 from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text

@@ -1,6 +1,6 @@
 """``dptopic serve --report-kind secure-sum``: one round of secure aggregation of per-person statistics.
 
-The server stores and forwards; the protocol is :mod:`dptopic.federated.secure_sum` (read its note first). Steps,
+The server stores and forwards; the protocol is :mod:`dptopic.protocol.secure_sum` (read its note first). Steps,
 each a state of the round (``GET /v1/secure/round``):
 
 ``keys``      contributors post their public keys (``POST /v1/secure/keys``); the roster closes at
@@ -42,7 +42,7 @@ import os
 import tempfile
 
 from ..errors import DPTopicError
-from ..federated import secure_sum as ss
+from ..protocol import secure_sum as ss
 from .storage import Storage
 from .._io import load_bundle
 from ..accounting.skellam import rounded_norms
