@@ -12,8 +12,8 @@ from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
 
 
-def secure_sum_experiment(server: str, corpus, out, *, dropout: float = 0.1, token: str | None = None, seed=None,
-                          client=None) -> dict:
+def secure_sum_experiment(server: str, corpus, out, invitations, *, dropout: float = 0.1, token: str | None = None,
+                          seed=None, client=None) -> dict:
     """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
     ``user_ids``) against ``server`` (:func:`simulate_round`); the released model is saved to ``out/model`` and set
     beside a central user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
@@ -22,7 +22,7 @@ def secure_sum_experiment(server: str, corpus, out, *, dropout: float = 0.1, tok
     from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     client = client or ServiceClient(server, retries=3)
     cfg = client.get_json("/v1/config")
-    s = simulate_round(server, person_bows(corpus), dropout, token, seed=seed, client=client)
+    s = simulate_round(server, person_bows(corpus), invitations, dropout, token, seed=seed, client=client)
     doc = client.get_json("/v1/model")
     model = model_from_blobs(doc["model_json"], {k: base64.b64decode(v) for k, v in doc["arrays"].items()})
     out = Path(out)

@@ -333,11 +333,12 @@ def secure_sum_recommendation(people: int) -> str:
 
 
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
-                        dropout_tolerance=None, max_body_bytes: int = 4 * 1024 * 1024, **others) -> dict:
+                        dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
     ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
-    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth) and an upload limit that holds
-    the round's largest upload. ``others``: the word-level server's report settings, refused when given."""
+    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
+    most) and an upload limit: ``max_body_bytes``, refused when it cannot hold the round's largest upload (None: that
+    upload's size). ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     if unit != "user":
@@ -348,8 +349,12 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         if others.get(flag) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
-    plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary))
-    return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": max(max_body_bytes, 4 * max(plan.dims) + 64)}
+    plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), collusion)
+    need = 4 * max(plan.dims) + 64
+    if max_body_bytes is not None and max_body_bytes < need:
+        raise DPTopicError(f"--max-body-bytes {max_body_bytes} cannot hold the round's largest upload ({need} bytes, the"
+                           f" co-occurrence triangle over {plan.max_kept_words} words): raise it, or leave it out.")
+    return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": need if max_body_bytes is None else max_body_bytes}
 
 
 def banner(cfg, url: str) -> str:
@@ -360,9 +365,10 @@ def banner(cfg, url: str) -> str:
     if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
         plan = cfg.plan
         return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
-                f" person (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out,"
-                f" {plan.degree} neighbours each, threshold {plan.threshold}; admin {'on' if cfg.admin_token else 'off'};"
-                f" {url}")
+                f" person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}), up to"
+                f" {plan.dropouts} dropping out and {plan.collusion} colluding, {plan.degree} neighbours each,"
+                f" threshold {plan.threshold}; upload limit {cfg.max_body_bytes} bytes; admin"
+                f" {'on' if cfg.admin_token else 'off'}; {url}")
     reports = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
                if cfg.report_kind == "document" else
                f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
