@@ -256,3 +256,19 @@ def test_a_resumed_contributor_sends_the_same_keys_shares_and_upload(tmp_path):
     third = SecureContributor(rnd.config_doc(), c.bow, rnd.invitations[0], state=c.path)
     third.check_roster(roster)
     assert third.upload(0, view) == body
+
+
+def test_fewer_signers_than_n_minus_f_fail_the_round_before_anything_is_revealed(tmp_path):
+    """The unmasking opens only with at least N - F signers of the uploads (a server stopped short of them fails)."""
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0, drop={rnd.people[9].me})
+    view = rnd.server.view()
+    assert view["state"] == "consistency0" and len(view["uploaded"]) == 9
+    for c in rnd.people[:7]:
+        q = c.consistency(0, view)
+        rnd.server.post_consistency(0, q["contributor"], q["signature"])
+    view = rnd.server.close()
+    assert view["state"] == "failed" and "only 7 contributors signed" in view["reason"]
+    assert rnd.server._responses(0) == {}
