@@ -7,7 +7,7 @@ from dptopic.protocol import shamir
 
 
 def test_any_threshold_shares_reconstruct_the_secret():
-    secret = os.urandom(32)
+    secret = shamir.random_secret()
     shares = shamir.share(secret, range(1, 8), 4)
     for pick in ([1, 2, 3, 4], [7, 5, 3, 1], [2, 4, 6, 7]):
         assert shamir.reconstruct({x: shares[x] for x in pick}, 4, 32) == secret
@@ -19,9 +19,15 @@ def test_fewer_than_threshold_shares_reveal_nothing():
     secret = bytes(range(32))
     shares = shamir.share(secret, range(1, 8), 4)
     three = {x: shares[x] for x in (1, 2, 3)}
-    assert shamir.reconstruct(three, 3, 66) != secret.rjust(66, b"\0")
+    assert shamir.reconstruct(three, 3, 32) != secret
     with pytest.raises(DPTopicError, match="cannot reconstruct"):
         shamir.reconstruct(three, 4, 32)
+
+
+def test_a_secret_at_or_above_the_prime_is_refused_and_random_secrets_are_below_it():
+    with pytest.raises(DPTopicError, match="below the field's prime"):
+        shamir.share(shamir.PRIME.to_bytes(32, "big"), [1, 2, 3], 2)
+    assert all(int.from_bytes(shamir.random_secret(), "big") < shamir.PRIME for _ in range(200))
 
 
 def test_bad_threshold_is_refused():

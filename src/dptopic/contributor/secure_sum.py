@@ -30,7 +30,7 @@ from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_
 from ..mechanisms.skellam import SecureUniform, skellam_share
 from ..protocol import shamir
 from ..protocol.enrollment import check_directory
-from ..protocol.secure_sum import (PHASES, ROUND_ID, SEED_BYTES, SecureSumPlan, answers_message,
+from ..protocol.secure_sum import (PHASES, ROUND_ID, SecureSumPlan, answers_message,
                                    consistency_message, crypto, holder_index, keys_message, matrix_to_triangle,
                                    neighbour_graph, new_private_key, pair_seed, prg, public_key, seed_commitment,
                                    set_digest, share_key, sign, signing_public, to_ring, upload_message,
@@ -85,7 +85,7 @@ class ContributorSecrets:
     def new(cls, n_phases: int = PHASES) -> "ContributorSecrets":
         """Fresh keys and seeds from the OS CSPRNG."""
         return cls(new_private_key(), [new_private_key() for _ in range(n_phases)],
-                   [os.urandom(SEED_BYTES) for _ in range(n_phases)])
+                   [shamir.random_secret() for _ in range(n_phases)])
 
     def public(self, round_id: str, contributor: str) -> dict:
         """What is registered: the public keys and a commitment to each self-mask seed."""
@@ -108,23 +108,24 @@ class ContributorSecrets:
 
 def make_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: str, graph: dict,
                 threshold: int, agreed: dict | None = None) -> dict[str, str]:
-    """``{neighbour: hex ciphertext}``: each neighbour's Shamir shares of every phase's ``s`` key and ``b`` seed,
-    encrypted to that neighbour (AES-GCM, the round, sender and receiver bound as associated data)."""
+    """``{neighbour: base64 ciphertext}``: each neighbour's Shamir shares of every phase's ``s`` key and ``b`` seed
+    (``s_0 b_0 s_1 b_1``, 32 bytes each), encrypted to that neighbour (AES-GCM, the round, sender and receiver bound
+    as associated data)."""
     c = crypto()
     mine = graph[me]
     index = holder_index(roster)
-    per = {v: {"s": [], "b": []} for v in mine}
+    per = {v: [] for v in mine}
     for p in range(len(secrets.s)):
-        for what, secret in (("s", secrets.s[p]), ("b", secrets.b[p])):
+        for secret in (secrets.s[p], secrets.b[p]):
             shares = shamir.share(secret, [index[v] for v in mine], threshold)
             for v in mine:
-                per[v][what].append(shares[index[v]].hex())
+                per[v].append(shares[index[v]])
     out = {}
     for v in mine:
         key = share_key(secrets.c, bytes.fromhex(roster[v]["c"]), round_id, me, v, agreed)
         nonce = os.urandom(12)
-        out[v] = (nonce + c["AESGCM"](key).encrypt(nonce, json.dumps(per[v]).encode(),
-                                                   f"{round_id}/{me}/{v}".encode())).hex()
+        out[v] = base64.b64encode(nonce + c["AESGCM"](key).encrypt(nonce, b"".join(per[v]),
+                                                                   f"{round_id}/{me}/{v}".encode())).decode()
     return out
 
 
@@ -133,18 +134,18 @@ def open_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: st
     """The shares ``sender`` addressed to ``me`` (``{"s": [hex per phase], "b": [...]}``); one line if they were not
     made for ``me`` in this round, or do not hold one well-formed share per phase of each secret."""
     c = crypto()
+    n = shamir.SHARE_BYTES
     try:
-        raw = bytes.fromhex(ciphertext)
+        raw = base64.b64decode(ciphertext, validate=True)
         key = share_key(secrets.c, bytes.fromhex(roster[sender]["c"]), round_id, sender, me, agreed)
-        doc = json.loads(c["AESGCM"](key).decrypt(raw[:12], raw[12:], f"{round_id}/{sender}/{me}".encode()))
-        ok = isinstance(doc, dict) and all(isinstance(doc.get(k), list) and len(doc[k]) == len(secrets.s)
-                                           and all(isinstance(x, str) and len(x) == 2 * shamir.SHARE_BYTES
-                                                   for x in doc[k]) for k in ("s", "b"))
+        plain = c["AESGCM"](key).decrypt(raw[:12], raw[12:], f"{round_id}/{sender}/{me}".encode())
+        ok = len(plain) == 2 * n * len(secrets.s)
     except Exception:       # a tampered or misaddressed ciphertext: nothing learned, nothing sent for it
         ok = False
     if not ok:
         raise DPTopicError(f"the shares from {sender[:40]!r} do not decrypt for this contributor and round.")
-    return doc
+    parts = [plain[k * n:(k + 1) * n].hex() for k in range(2 * len(secrets.s))]
+    return {"s": parts[0::2], "b": parts[1::2]}
 
 
 def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict, round_id: str, phase: int,

@@ -53,6 +53,7 @@ import hashlib
 import hmac
 import json
 import math
+import os
 import random
 import re
 from dataclasses import dataclass
@@ -151,10 +152,15 @@ def public_key(private: bytes) -> bytes:
 
 
 def new_private_key() -> bytes:
-    """A fresh X25519 private key from the OS CSPRNG."""
-    c = crypto()
-    s = c["serialization"]
-    return c["X25519PrivateKey"].generate().private_bytes(s.Encoding.Raw, s.PrivateFormat.Raw, s.NoEncryption())
+    """A fresh X25519 private key from the OS CSPRNG, clamped (RFC 7748) and below the Shamir field's prime, so that
+    its bytes can be shared as they are."""
+    while True:
+        k = bytearray(os.urandom(32))
+        k[0] &= 248
+        k[31] &= 127
+        k[31] |= 64
+        if int.from_bytes(k, "big") < shamir.PRIME:
+            return bytes(k)
 
 
 P25519 = 2 ** 255 - 19

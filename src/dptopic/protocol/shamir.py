@@ -1,4 +1,8 @@
-"""Shamir secret sharing (Shamir 1979) of byte strings of up to 64 bytes over the prime field GF(2^521 - 1).
+"""Shamir secret sharing (Shamir 1979) of 32-byte secrets over the prime field GF(2^255 - 19).
+
+A secret is a 32-byte string whose value (big-endian) lies below the prime: the secure sum's self-mask seeds and
+X25519 private keys are drawn so (:func:`random_secret`; a clamped X25519 key is below 2^255, and the two clamped
+values in [p, 2^255) are redrawn), and each share is 32 bytes.
 
 A secret is the constant term of a random polynomial of degree ``threshold - 1``; the share of holder ``x`` (an
 integer 1..2^32) is the polynomial's value at ``x``. Any ``threshold`` shares give the secret back by Lagrange
@@ -11,13 +15,22 @@ import os
 
 from ..errors import DPTopicError
 
-PRIME = 2 ** 521 - 1
-SHARE_BYTES = 66
-MAX_SECRET_BYTES = 64
+PRIME = 2 ** 255 - 19
+SHARE_BYTES = 32
+MAX_SECRET_BYTES = 32
 
 
 def _random_element() -> int:
     return int.from_bytes(os.urandom(SHARE_BYTES + 16), "big") % PRIME
+
+
+def random_secret() -> bytes:
+    """32 bytes from the OS CSPRNG whose value lies below the prime (the top bit cleared, the rare rest redrawn)."""
+    while True:
+        b = bytearray(os.urandom(32))
+        b[0] &= 0x7F
+        if int.from_bytes(b, "big") < PRIME:
+            return bytes(b)
 
 
 def share(secret: bytes, holders, threshold: int) -> dict[int, bytes]:
@@ -28,8 +41,8 @@ def share(secret: bytes, holders, threshold: int) -> dict[int, bytes]:
         raise DPTopicError(f"invalid threshold {threshold}: between 1 and the number of holders ({len(holders)}).")
     if len(set(holders)) != len(holders) or min(holders) < 1 or max(holders) >= 2 ** 32:
         raise DPTopicError("Shamir holders must be distinct integers from 1 to 2^32 - 1.")
-    if len(secret) > MAX_SECRET_BYTES:
-        raise DPTopicError(f"a Shamir secret holds at most {MAX_SECRET_BYTES} bytes.")
+    if len(secret) > MAX_SECRET_BYTES or int.from_bytes(secret, "big") >= PRIME:
+        raise DPTopicError(f"a Shamir secret holds at most {MAX_SECRET_BYTES} bytes and lies below the field's prime.")
     coeffs = [int.from_bytes(secret, "big")] + [_random_element() for _ in range(threshold - 1)]
     out = {}
     for x in holders:

@@ -364,9 +364,9 @@ class SecureRound:
             raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not in this round's roster.")
         graph = self.graph()
         if not isinstance(shares, dict) or set(shares) != set(graph[contributor]) or not all(
-                isinstance(v, str) and re.fullmatch(r"[0-9a-f]{24,20000}", v) for v in shares.values()):
-            raise ApiError(400, "wrong_shape", "shares must be one hex ciphertext for each of your neighbours in this"
-                                               " round's graph, and none for anyone else.")
+                isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9+/]{16,4000}={0,2}", v) for v in shares.values()):
+            raise ApiError(400, "wrong_shape", "shares must be one base64 ciphertext for each of your neighbours in"
+                                               " this round's graph, and none for anyone else.")
         body = json.dumps(shares, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
         with self.lock, self.engine.begin() as conn:
