@@ -188,10 +188,10 @@ def test_a_setting_out_of_range_is_refused_in_one_line_before_anything_is_drawn(
 
 
 def test_the_participants_ranges_are_fedlda_s():
-    from dptopic.protocol.fedlda import _protocol_rules
     from dptopic.models.fedlda import FedLDA
+    from dptopic.protocol.fedlda import PROTOCOL_RULES
 
-    rules = _protocol_rules()
+    rules = PROTOCOL_RULES
     assert set(rules) == {"n_topics", "epsilon_per_entry", "failure_rate", "gamma", "pad_length", "sample_ratio",
                           "alpha", "local_iter", "variant", "exclusion", "replacement", "subset_size", "local_inference"}
     for name, r in rules.items():

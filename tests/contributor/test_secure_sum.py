@@ -92,3 +92,27 @@ def test_the_state_files_name_comes_from_the_invitation_never_from_the_server(rn
     for rid in ("x/../../../config/settings", "..", "a b", ""):
         with pytest.raises(DPTopicError):
             state_file_name(rid, "0001")
+
+
+def test_a_real_contributor_draws_its_noise_from_the_csprng_whatever_a_simulations_seed(rnd, monkeypatch):
+    """``simulate_round`` (``experiment secure-sum --seed``) builds its contributors without a Generator: their
+    rounding and noise come from the OS CSPRNG, so the seed fixes only who drops out (and the central model)."""
+    from dptopic.contributor import secure_sum as cs
+
+    calls = []
+    real = cs.skellam_share
+
+    def spy(*a, **k):
+        calls.append((a[3] if len(a) > 3 else k.get("rng"), k.get("secure")))
+        return real(*a, **k)
+    monkeypatch.setattr(cs, "skellam_share", spy)
+    rnd.keys()
+    rnd.shares()
+    live = SecureContributor(rnd.config_doc(), rnd.bows[0], rnd.invitations[0], state=rnd.people[0].path)
+    live.check_roster(rnd.server.roster_view())
+    live.upload(0, rnd.server.view())
+    assert calls == [(None, True)]
+    import inspect
+
+    from dptopic.contributor.secure_client import simulate_round
+    assert "SecureContributor(cfg, b, inv)" in inspect.getsource(simulate_round)

@@ -30,7 +30,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..contributor.fedlda import FedClient
 from ..protocol.fedlda_server import FedServer
-from ..protocol.fedlda import RRPConfig
+from ..protocol.fedlda import PROTOCOL_RULES, RRPConfig
 from ..protocol.fedlda_messages import vocabulary_fingerprint
 from ..protocol.fedlda_server import full_vocabulary_topics
 from ..protocol.fedlda import cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
@@ -202,13 +202,14 @@ class FedLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
-        "epsilon": [IsNone(), Real(0, None, "neither")], "epsilon_per_entry": [IsNone(), Real(0, EPSILON_MAX, "right")],
-        "failure_rate": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
-        "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, MAX_PAD_LENGTH)],
-        "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
-        "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
-        "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
-        "local_inference": [Options(("em", "gibbs"))], "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
+        # the protocol's settings: their ranges are the protocol's (protocol/fedlda.py), written once
+        **{k: PROTOCOL_RULES[k] for k in ("n_topics", "failure_rate", "gamma", "sample_ratio", "pad_length", "alpha",
+                                          "variant", "exclusion", "replacement", "local_iter", "subset_size",
+                                          "local_inference")},
+        "epsilon": [IsNone(), Real(0, None, "neither")], "epsilon_per_entry": [IsNone(), *PROTOCOL_RULES["epsilon_per_entry"]],
+        "rounds": [Int(1, 10_000_000)], "n_clients": [IsNone(), Int(1, 1_000_000_000)],
+        "report_delta": [Real(0, 1, "neither")],
+        "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
         "secure": [Options((True, False))],
     }
     _private = True

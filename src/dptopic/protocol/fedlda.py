@@ -89,23 +89,24 @@ def entries_per_update(pad_length: int, sample_ratio: float) -> int:
     return RRPConfig(1, 1.0, pad_length=pad_length, sample_ratio=sample_ratio).n_entries
 
 
-def _protocol_rules() -> dict:
-    """``FedLDA._parameter_constraints`` for the fields of :class:`RRPConfig` (a test keeps them equal), without
-    importing the models, which a participant does not otherwise load."""
-    return {"n_topics": [Int(1, 100_000)], "epsilon_per_entry": [Real(0, EPSILON_MAX, "right")],
-            "failure_rate": [Real(0, 1, "neither")],
-            "gamma": [Real(1, 1e6)], "pad_length": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")],
-            "alpha": [Real(1e-8, 1e6, "both")], "local_iter": [Int(1, 100_000)],
-            "variant": [Options(("another", "coincide"))], "exclusion": [Options(("none", "floor", "tail"))],
-            "replacement": [Options(("mixture", "topic"))], "subset_size": [Int(0, 1_000_000_000)],
-            "local_inference": [Options(LOCAL_INFERENCE)]}
+PROTOCOL_RULES = {
+    "n_topics": [Int(1, 100_000)], "epsilon_per_entry": [Real(0, EPSILON_MAX, "right")],
+    "failure_rate": [Real(0, 1, "neither")],
+    "gamma": [Real(1, 1e6)], "pad_length": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")],
+    "alpha": [Real(1e-8, 1e6, "both")], "local_iter": [Int(1, 100_000)],
+    "variant": [Options(("another", "coincide"))], "exclusion": [Options(("none", "floor", "tail"))],
+    "replacement": [Options(("mixture", "topic"))], "subset_size": [Int(0, 1_000_000_000)],
+    "local_inference": [Options(LOCAL_INFERENCE)]}
+"""The range of each :class:`RRPConfig` field, written once: a participant checks a server's settings against them,
+and ``FedLDA``'s parameter constraints are built from them."""
+
 
 
 def protocol_value_rule(name: str, value) -> str | None:
     """What the :class:`RRPConfig` setting ``name`` must be ("an integer in [1, 100000]"), when ``value`` is not
     that; None when it is. For a reader of settings from outside (a server's ``/v1/config``) that names the field
     itself."""
-    rules = _protocol_rules()[name]
+    rules = PROTOCOL_RULES[name]
     return None if any(c.accepts(value) for c in rules) else " or ".join(c.describe() for c in rules)
 
 
@@ -115,7 +116,7 @@ def check_protocol(config: RRPConfig) -> None:
     from a server it does not trust (``/v1/config``): without this, a malformed one failed deep inside NumPy with a
     traceback (``sample_ratio`` 2, ``pad_length`` 0, ``n_topics`` 0) or exhausted the device's memory
     (``pad_length`` 10^9); a fractional ``subset_size`` was truncated, a negative ``alpha`` taken."""
-    for name, rules in _protocol_rules().items():
+    for name, rules in PROTOCOL_RULES.items():
         validate_value(name, getattr(config, name), rules)
     if rounds_to_no_entry(config.pad_length, config.sample_ratio):
         raise ParameterError("{pad_length=} is too small for {sample_ratio=:g}: an update would round to no entry;"
