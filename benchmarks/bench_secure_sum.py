@@ -321,8 +321,9 @@ def http_main(a, vocab, phi, theta, lengths):
     for name, ss_ in runs.items():
         if ss_:
             per = [s["seconds"] / a.http * 1e3 for s in ss_]
-            rows.append([name, f"{len(ss_)}", f"{np.median(per):.1f}", f"{np.median([s['cpu_per_contributor_s'] for s in ss_]) * 1e3:.1f}",
-                         f"{np.median([s['bytes_per_contributor'] for s in ss_]) / 1e3:.1f}"])
+            cpu = np.median([s["cpu_per_contributor_s"] for s in ss_]) * 1e3
+            sent = np.median([s["bytes_per_contributor"] for s in ss_]) / 1e3
+            rows.append([name, f"{len(ss_)}", f"{np.median(per):.1f}", f"{cpu:.1f}", f"{sent:.1f}"])
     print()
     table(rows, ["code", "runs", "ms a contributor (median)", "contributor CPU ms", "kB sent"])
     if runs["this"] and runs["baseline"]:
@@ -350,7 +351,8 @@ def main(argv=None):
     ap.add_argument("--http", type=int, default=None, metavar="N",
                     help="only time a round of N planted people over HTTP (serve and experiment secure-sum processes)")
     ap.add_argument("--baseline-src", default=None, metavar="DIR",
-                    help="--http: also time the same round with the package at DIR (another version's src/), alternated")
+                    help="--http: also time the same round with the package at DIR (another version's src/),"
+                         " alternated")
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     a = ap.parse_args(argv)

@@ -16,8 +16,8 @@ import warnings
 
 from .. import __version__
 from ..errors import DPTopicError
-from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, secure_sum, serve,
-               train)
+from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results,
+               secure_sum, serve, train)
 
 # Command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = [train, refit, recommend, results, corpus, privacy, budget, experiment, local, audit, report, serve,

@@ -10,7 +10,8 @@ from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corp
 from ._flags import add_reading_args, flag_errors
 from .local import print_empty_note, print_no_pair_note
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
-from .secure_sum import add_serve_flags, add_submit_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
+from .secure_sum import (add_serve_flags, add_submit_flags, maybe_submit_secure_sum, refuse_secure_flags,
+                         serve_secure_sum)
 
 # old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
 __getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
