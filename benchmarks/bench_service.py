@@ -49,7 +49,7 @@ from _common import machine, table
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 
 V = 1000
 
@@ -71,14 +71,14 @@ def bodies(words, per_request: int, seconds: float) -> list[bytes]:
     """Upload bodies as ``dptopic submit`` builds them (each with its own upload nonce, so the server runs its
     duplicate-body lookup on every one), more than the clients can send in ``seconds``: upload s holds reports
     s .. s + per_request - 1 of one randomized set, so n uploads need only n + per_request - 1 reports."""
-    from dptopic.service import codec
+    from dptopic.protocol import codec as protocol_codec
 
     n = int(seconds * REQUESTS_PER_SECOND_CAP / max(1, per_request) ** 0.4)
     rng = np.random.default_rng(0)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
     docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(n + per_request - 1)]
     rs = rz.randomize(docs)
-    return [codec.encode_reports(rs[i:i + per_request]) for i in range(n)]
+    return [protocol_codec.encode_reports(rs[i:i + per_request]) for i in range(n)]
 
 
 REQUESTS_PER_SECOND_CAP = 8000   # single-report uploads per second no stored run here comes near (SQLite: about
@@ -221,7 +221,7 @@ def bench_backend(name, make_db, words, args):
                     print(f"  round {r + 1}: {name} x{per}: {rps:,.0f} reports/s stored, {req_s:,.0f} requests/s,"
                           f" p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
         peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
-        from dptopic.local import ReportSet
+        from dptopic.protocol.reports import ReportSet
         rows = [(hashlib.sha256(b).hexdigest(), [r.tobytes() for r in ReportSet.from_bytes(b).packed])
                 for b in payloads]
         peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))

@@ -168,7 +168,7 @@ def test_tables_are_not_cut_off_a_terminal():
 
     from rich.console import Console
 
-    from dptopic.cli._common import print_table
+    from dptopic.reporting.terminal import print_table
     from dptopic.reporting.terminal import audit_results_table as results_table
 
     row = {"auc": 0.576, "auc_se": 0.012, "tpr_at_fpr_0.01": 0.05, "tpr_at_fpr_0.001": 0.01, "tpr_at_fpr_0": 0.0}

@@ -1,7 +1,7 @@
 """The command line's console: off a terminal, prose is left in whole lines (rich broke it at 80 columns while the
 tables beside it were laid out wider, leaving a stray '; ' at the end of the corpus line); load_corpus's errors name
 the command line's flags."""
-from dptopic.cli._common import corpus_line, make_console
+from dptopic.reporting.terminal import corpus_line, make_console
 import csv
 import io
 import json
@@ -84,7 +84,7 @@ def model_dir(tmp_path_factory):
 def _privacy_text(report) -> str:
     from rich.console import Console
 
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     buf = io.StringIO()
     print_privacy(report, Console(file=buf, width=200))
@@ -121,7 +121,7 @@ def test_cdp_reports_not_private_with_partial_count_figure(small, cls, capsys):
     part = rep["count_release_epsilon"]
     assert "partial" in part["label"] and part["epsilon_basic"] == pytest.approx(2.0 * rep["parameters"]["noise_releases"])
     assert part["epsilon_pld"] <= part["epsilon_basic"] + 1e-9 and part["delta"] == 1e-5
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     print_privacy(rep)
     out = capsys.readouterr().out
@@ -180,7 +180,7 @@ def test_an_os_error_off_the_cluster_keeps_its_own_line(capsys, monkeypatch):
 
 def test_the_terminal_card_of_a_report_without_a_guarantee_shows_replayed_sweeps(capsys):
     # CDP-LDA+'s report (no proven guarantee) took a branch of print_privacy that left replayed_iterations out
-    from dptopic.cli._common import make_console, print_privacy
+    from dptopic.reporting.terminal import make_console, print_privacy
 
     print_privacy({"private": False, "mode": "CDP-LDA+", "scope": "s", "replayed_iterations": 2},
                   make_console())
@@ -256,7 +256,7 @@ def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file
     ([False], "The one topic does not stand above")])
 def test_the_count_of_topics_above_the_noise_reads_right_for_none_one_and_all(supported, said):
     """The page said "Only 0 of 20 topics stand above the noise"."""
-    from dptopic.cli._common import support_summary
+    from dptopic.reporting.terminal import support_summary
     from dptopic.reporting.html import _utility_warning
 
     assert said in support_summary(supported)

@@ -507,7 +507,7 @@ def test_verify_reads_a_folder_s_model_json_alone(tmp_path):
 
 def test_a_run_that_tests_no_claim_gives_no_verdict(capsys):
     # every check null (one-value grids) made has_paper_shape true and the line read "has the paper's shape"
-    from dptopic.cli._common import make_console, print_verdict
+    from dptopic.reporting.terminal import make_console, print_verdict
     from dptopic.experiments.zhao_local import paper_shape
 
     checks = {"a": None, "b": None}

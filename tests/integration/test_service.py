@@ -21,9 +21,10 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
-from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
-from dptopic.service import codec  # noqa: E402
-from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
+from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.protocol import codec as protocol_codec
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
 from conftest import cli_output  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
@@ -76,7 +77,7 @@ def test_config_is_everything_a_client_needs(env):
     status, cfg = get_json(env["url"] + "/v1/config")
     assert status == 200
     assert cfg["vocabulary"] == env["words"]
-    from dptopic.local import vocabulary_fingerprint
+    from dptopic.protocol.reports import vocabulary_fingerprint
     assert cfg["vocabulary_sha256"] == vocabulary_fingerprint(env["words"])
     assert cfg["epsilon_word"] == pytest.approx(2.0)
     assert cfg["f"] == pytest.approx(2 / (1 + np.exp(2.0)))
@@ -216,7 +217,7 @@ def test_a_server_imports_no_trainer_until_it_trains(tmp_path, monkeypatch):
         assert post_reports(srv.url, reports_body(words, texts, 5), "light-start-0001")[0] == 201
         time.sleep(1.0)                                     # the trainer wakes: 5 reports are no batch of 40
         before = imported()
-        assert "dptopic.local" in before and "starlette.applications" in before      # the log is read right
+        assert "dptopic.protocol.reports" in before and "starlette.applications" in before      # the log is read right
         assert not before & {"sklearn", "sklearn.base", "dptopic.models.base", "dptopic.training", "pandas"}
         status, done = admin(srv.url, "/v1/admin/train", {"force": True})
         assert status == 200 and [b["status"] for b in done["batches"]] == ["trained"]
@@ -262,17 +263,19 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     assert status == 200 and int(headers["dptopic-round"]) == 1
     # a client update for round 0 (stale now) is refused, state unchanged
     from dptopic.service import codec
-    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
-    fc = codec.fed_client("user9", corpus_of(texts[:20], words), rrp)
-    from dptopic.federated import ModelBroadcast
-    stale = fc.run_round(ModelBroadcast(0, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
+    from dptopic.protocol import codec as protocol_codec
+    rrp = protocol_codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    from dptopic.contributor.fedlda import fed_client
+    fc = fed_client("user9", corpus_of(texts[:20], words), rrp)
+    from dptopic.protocol.fedlda_messages import ModelBroadcast
+    stale = fc.run_round(ModelBroadcast(0, protocol_codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
                                         codec.fed_phi(msg)).encode())
     status, _, data = http("POST", url + "/v1/fed/updates", stale,
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-stale-0001"})
     assert_error(status, json.loads(data), 409, "stale_round")
     assert "stale or replayed" in json.loads(data)["error"]["message"]
     # an update for a future round is refused as such, not as stale
-    future = fc.run_round(ModelBroadcast(7, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
+    future = fc.run_round(ModelBroadcast(7, protocol_codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
                                          codec.fed_phi(msg)).encode())
     status, _, data = http("POST", url + "/v1/fed/updates", future,
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-future-0001"})
@@ -670,7 +673,7 @@ def _key() -> str:
 
 def _body(words, texts) -> bytes:
     rz = Randomizer(words, f=f_from_epsilon(EPS_WORD), secure=True)
-    return codec.encode_reports(rz.randomize([t.split() for t in texts]))
+    return protocol_codec.encode_reports(rz.randomize([t.split() for t in texts]))
 
 
 def _page(url: str) -> str:

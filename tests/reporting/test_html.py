@@ -13,7 +13,7 @@ import dptopic
 from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.local.document import document_privacy_report
+from dptopic.protocol.document_reports import document_privacy_report
 from dptopic.errors import DPTopicError
 from dptopic.accounting.card import privacy_card
 from dptopic.reporting.html import render_report
@@ -144,7 +144,7 @@ def _badge(page):
 def _terminal(report):
     from rich.console import Console
 
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     buf = io.StringIO()
     print_privacy(report, Console(file=buf, width=400, highlight=False))

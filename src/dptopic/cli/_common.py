@@ -5,16 +5,12 @@ readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import secrets
 import sys
 
 from ..errors import DPTopicError
-from ..reporting.terminal import (MORE_SUPPORT, SUPPORT_SOURCE, corpus_line, esc, make_console,  # noqa: F401
-                                  print_privacy, print_table, print_topics, print_verdict, support_summary,
-                                  topic_support, warn, without_copies_said)
-from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)
+from ..reporting.terminal import topic_support
 from ._flags import FORMAT_FLAG, FORMATS, flag_errors
 
 
@@ -286,18 +282,6 @@ def corpus_from_args(a):
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
 
-
-
-def moved(names: dict):
-    """A module ``__getattr__`` (PEP 562) for names that moved to the library (``{"old": "dptopic.pkg.mod:new"}``): an
-    old import keeps working, and the library module (which may load numpy) loads only when one is read."""
-    def __getattr__(name):
-        if name not in names:
-            raise AttributeError(f"module has no attribute {name!r}")
-        module, _, attr = names[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
-
-    return __getattr__
 
 
 class ExitStatus(int):

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._flags import flag_errors
-from ._common import (add_common_experiment_args, epsilon_value, esc, experiment_corpora, make_console, positive_int,
-                      print_verdict)
+from ._common import add_common_experiment_args, epsilon_value, experiment_corpora, positive_int
+from ..reporting.terminal import esc, make_console, print_verdict
 
 
 def cmd_hdp_utility(a):

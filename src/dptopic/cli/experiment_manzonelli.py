@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
-                      make_console, positive_float, positive_int, unit_interval)
+                      positive_float, positive_int, unit_interval)
+from ..reporting.terminal import make_console
 from ..reporting.terminal import esc, print_checks
 from .audit import MAX_SHADOWS
 

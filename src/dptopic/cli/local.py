@@ -5,12 +5,11 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.terminal import plural, print_empty_note, print_no_pair_note  # noqa: F401  (serve's import)
 from ..reporting.training import print_local_result, print_reports
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
-                      experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
-                      print_verdict, read_vocabulary)
+                      experiment_corpora, experiment_seed, load_corpus, positive_float, positive_int, read_vocabulary)
+from ..reporting.terminal import make_console, print_verdict
 
 
 def _flip_args(p):
@@ -100,7 +99,8 @@ def add_train_args(t) -> None:
 def train_local(a, console, params: dict) -> None:
     """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
     reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
-    from ..local import DocumentReportSet, ReportSet  # read on use: the CLI's start-up stays light
+    from ..protocol.document_reports import DocumentReportSet  # read on use: the CLI's start-up stays light
+    from ..protocol.reports import ReportSet  # read on use: the CLI's start-up stays light
     from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     if a.reports is None:

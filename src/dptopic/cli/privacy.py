@@ -5,8 +5,8 @@ import json
 
 from ..errors import DPTopicError
 from ..reporting.terminal import print_verification
-from ._common import (ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float,
-                      positive_int, unit_interval, warn)
+from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
+from ..reporting.terminal import make_console, warn
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
 
 

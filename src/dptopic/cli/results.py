@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import (_float_arg, _int_arg, add_model_arg, make_console, owner_only_note, read_into_model,
-                      refuse_show_unsupported, warn)
+from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
+from ..reporting.terminal import make_console, warn
 from ._flags import add_reading_args, with_flag_names
 
 def _add_input_args(p, what: str) -> None:
@@ -71,7 +71,8 @@ def cmd_export(a):
 
 
 def cmd_pull(a):
-    from ..service.client import ServiceClient, pull  # deferred: loads numpy
+    from ..contributor.client import ServiceClient  # deferred: loads numpy
+    from ..reporting.pull import pull  # deferred: loads numpy
     from ..service.status import pull_line  # as above
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),

@@ -9,8 +9,9 @@ from ..errors import DPTopicError
 from ..models.registry import TRAINERS, unit_algorithm_error
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console,
-                      read_vocabulary, refuse_data_cuts, say_reading, user_args)
+from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, read_vocabulary,
+                      refuse_data_cuts, say_reading, user_args)
+from ..reporting.terminal import make_console
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
                            algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
