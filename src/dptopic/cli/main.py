@@ -140,9 +140,12 @@ def _dispatch(a) -> int:
         _common.flush_notes(show=False)
         raise
     finally:
-        from .._io import release_output  # deferred: loads numpy
-
-        release_output()        # the --out folders this command held (claim_output)
+        # the --out folders this command held (claim_output): none unless _io.output was loaded; importing it here
+        # otherwise would load numpy again after a Ctrl-C that stopped its first import ("cannot load module more
+        # than once per process")
+        output = sys.modules.get(f"{__package__.rpartition('.')[0]}._io.output")
+        if output is not None and hasattr(output, "release_output"):
+            output.release_output()
     _common.flush_notes()
     return int(rc) if isinstance(rc, _common.ExitStatus) else 0     # a command may end with a status of its own
 
