@@ -21,6 +21,7 @@ from dptopic.cli.main import build_parser, main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.base import GibbsTopicModel
+from dptopic.models.registry import TRAINERS
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 
 from helpers import (TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic,
@@ -1128,3 +1129,45 @@ def test_the_private_perplexity_line_names_its_mode(tmp_path):
     line = next(ln for ln in r.stdout.splitlines() if "perplexity" in ln)
     assert "paper mode: fold-in Gibbs sampling under the released topics" in line
     assert "outside the guarantee" in line
+
+
+# budgets each trainer accepts at its own defaults (none: a trainer that takes no total epsilon)
+_DOOR_BUDGET = {"hdp": 5000.0, "docdp": 2.0, "docdp-cooc": 2.0, "svi": 2.0, "fed": 2.0, "secure-sum": 2.0}
+
+
+def _both_doors(name, unit=None, epsilon=None):
+    """The parameters of the model ``dptopic train`` builds from its flags (none but the trainer's and its budget)
+    and of the one ``dptopic.train``'s builder makes from the same, unset parameters left to their defaults."""
+    from dptopic.cli.train import _parameters
+    from dptopic.training import build_model
+
+    argv = ["train", "--corpus", "c.txt"] + (["--unit", unit] if unit else ["--algorithm", name])
+    argv += [] if epsilon is None else ["--epsilon", str(epsilon)]
+    a = build_parser().parse_args(argv)
+    if unit:
+        a.algorithm = name
+    given = {k: v for k, v in _parameters(a).items() if k not in ("seed", "verbose", "epsilon", "delta")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cli = build_model(name, unit=unit, epsilon=epsilon, **given).get_params()
+        lib = build_model(name, unit=unit, epsilon=epsilon).get_params()
+    return ({k: v for k, v in cli.items() if k not in ("seed", "verbose")},
+            {k: v for k, v in lib.items() if k not in ("seed", "verbose")})
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRAINERS if n not in ("online-lda", "secure-sum")))
+def test_both_front_doors_build_every_trainer_with_the_same_parameters(name):
+    """``dptopic train --algorithm hdp`` trained 200 iterations and ``dptopic.train(algorithm="hdp")`` 100 (and the
+    command line gave 50 topics to trainers whose default is 20): one set of defaults, the estimator's. (online-lda
+    and secure-sum are trained by their own commands, from reports and from the secure sum's rounds.)"""
+    cli, lib = _both_doors(name, epsilon=_DOOR_BUDGET.get(name))
+    differ = {k: (cli.get(k), lib.get(k)) for k in cli.keys() | lib.keys() if repr(cli.get(k)) != repr(lib.get(k))}
+    assert not differ, f"{name}: (command line, library) differ: {differ}"
+
+
+@pytest.mark.parametrize("unit,epsilon", [("document", 2.0), ("user", 2.0), ("word", 600.0)])
+def test_both_front_doors_build_the_same_model_for_a_unit(unit, epsilon):
+    from dptopic.models.by_unit import trainer_for_unit
+
+    cli, lib = _both_doors(trainer_for_unit(unit, epsilon), unit=unit, epsilon=epsilon)
+    assert cli == lib or repr(cli) == repr(lib)

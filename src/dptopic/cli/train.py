@@ -16,7 +16,7 @@ from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
                            algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
 from ._train_help import PLAIN, add_help
-from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
+from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
 from .budget import training_ledger
 from .demo import register as register_demo
 from .fed import refuse_fed_flags
@@ -183,12 +183,10 @@ def _training_corpus(a):
 
 def _parameters(a) -> dict:
     """``dptopic.train``'s keywords for this command line: each flag the trainer reads and the user gave, as the
-    parameter it sets (``Trainer.flag``; the flags are checked to apply first, ``_refuse_foreign_flags``), and the
-    command's own defaults where they are not the trainer's: 50 topics (20 with --unit) and 200 sweeps (with --unit
-    word, the number the utility table measured). A flag not given leaves the trainer's own default."""
-    from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
-
-    algo, unit = a.algorithm, a.unit
+    parameter it sets (``Trainer.flag``; the flags are checked to apply first, ``_refuse_foreign_flags``). A flag not
+    given leaves the default ``dptopic.train`` uses (the trainer's own; with ``unit``, :func:`dptopic.for_unit`'s):
+    the two front doors build the same model."""
+    algo = a.algorithm
     p = {param: getattr(a, dest) for dest, param in parameter_flags(algo).items() if getattr(a, dest) is not None}
     p.update({param: None for switch, param in SWITCHES_TO_NONE.items() if flag_applies(switch, algo)
               and getattr(a, switch)})     # --no-noise, --no-clip
@@ -196,12 +194,13 @@ def _parameters(a) -> dict:
         p["background_share"] = None
     if "sigma2" in p and a.omega is None:       # olp: the prior weight from its variance (Theorem 6)
         p["omega"] = None
-    p.update(n_topics=a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
-             verbose=0 if a.quiet else 1)
+    if a.topics is not None:
+        p["n_topics"] = a.topics
+    p["verbose"] = 0 if a.quiet else 1
     if flag_applies("seed", algo):
         p["seed"] = _resolve_seed(a)
-    if flag_applies("iterations", algo):
-        p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
+    if flag_applies("iterations", algo) and a.iterations is not None:
+        p["n_iter"] = a.iterations
     return p
 
 
