@@ -57,6 +57,24 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT_ENTRIES = set(os.listdir(ROOT))
+ROOT_CACHES = {".hypothesis", ".pytest_cache", ".ruff_cache"}
+"""What a test run may add to the repository's root: the test tools' caches (each ignored by git)."""
+
+
+@pytest.fixture(autouse=True)
+def _nothing_written_at_the_root():
+    """No test writes into the repository's working folder (a ledger named ``1`` was committed twice from a run's
+    leftovers): the test after which a new entry appears at the root fails, naming it (under xdist, the test that
+    wrote it ran in this process or beside it)."""
+    yield
+    new = set(os.listdir(ROOT)) - _ROOT_ENTRIES - ROOT_CACHES
+    if new:
+        _ROOT_ENTRIES.update(new)       # said once, by the test that left it
+        pytest.fail(f"the test wrote {', '.join(sorted(new))} into the repository's root {ROOT}: write into tmp_path")
+
+
 @pytest.fixture(autouse=True)
 def _own_state_folder(tmp_path_factory, monkeypatch):
     """Every test keeps contributor state (submit's and fed-client's kept reports and pseudonyms) in a folder of its

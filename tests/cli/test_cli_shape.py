@@ -19,7 +19,6 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 
 FLAG_TEXT = {
     "_io/bundles.py": 4,
-    "_io/output.py": 17,
     "accounting/card.py": 3,
     "accounting/dataset_ledger.py": 5,
     "accounting/events.py": 1,
@@ -96,7 +95,7 @@ FLAG_TEXT = {
     "service/startup.py": 50,
     "service/status.py": 8,
     "service/storage.py": 11,
-    "training/run.py": 7,
+    "training/run.py": 6,
 }
 """Lines of each library module (outside ``cli/``) whose strings write a ``--flag``: a ratchet that only goes down,
 to none. A library message names parameters (``ParameterError``: ``{overwrite}``, ``out=``), the command line writes

@@ -68,7 +68,7 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
         directory.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         pass            # said below, in the words of the write that fails
-    with holding_output(directory, flag="folder", what="model"):
+    with holding_output(directory, "directory", what="model"):
         return _save_bundle_held(directory, meta, arrays, meta_name)
 
 

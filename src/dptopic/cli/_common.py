@@ -96,9 +96,9 @@ def check_out(a, *suffixes: str) -> None:
     # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
     # and the check below cannot pass for two runs at once
     for out in (a.out, *(str(a.out).rstrip("/\\") + suf for suf in suffixes)):
-        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # a path that may be written at all
-        claim_output(out, "--out")
-        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # and still may, now that it is held
+        check_output_dir(out, overwrite=a.overwrite)      # a path that may be written at all
+        claim_output(out)
+        check_output_dir(out, overwrite=a.overwrite)      # and still may, now that it is held
 
 
 def eps_delta_pair(s: str) -> tuple:

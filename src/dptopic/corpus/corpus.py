@@ -626,7 +626,7 @@ class Corpus:
     @classmethod
     def from_bow(cls, X, vocabulary=None) -> "Corpus":
         """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass. A matrix that
-        carries its columns' words (:class:`dptopic.corpus.CountVectorizer`'s) must carry ``vocabulary``'s."""
+        carries its columns' words (:class:`dptopic.corpus.vectorizer.CountVectorizer`'s) must carry ``vocabulary``'s."""
         words = getattr(X, "feature_names", None) if sp.issparse(X) else None
         if getattr(X, "columns", None) is not None and hasattr(X, "to_numpy"):
             # a pandas DataFrame: its column names are the words, as a model's fit reads them (feature_names_in_)

@@ -820,7 +820,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return self.fit(X, **kw).transform(X)
 
     def _frame_in_model_order(self, X):
-        """A DataFrame of counts, or a count matrix of :class:`dptopic.corpus.CountVectorizer` (which carries its
+        """A DataFrame of counts, or a count matrix of :class:`dptopic.corpus.vectorizer.CountVectorizer` (which carries its
         words), at transform: its columns must be the words the model was fitted on, in that order
         (``feature_names_in_``, else the vocabulary), as scikit-learn requires; then its values."""
         cols = getattr(X, "columns", None)
@@ -853,7 +853,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
     def _as_input(self, X):
         """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
-        :class:`dptopic.corpus.CountVectorizer` brings its words along."""
+        :class:`dptopic.corpus.vectorizer.CountVectorizer` brings its words along."""
         refuse_corpus_file(X, type(self).__name__, training=True)
         cols = getattr(X, "columns", None)
         self._input_names = None

@@ -304,7 +304,7 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     share, a shard folder's trainer. Nothing is drawn here."""
     names = dict(names or {})
     if out is not None:
-        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
+        check_output_dir(out, overwrite=overwrite)
     if not isinstance(test_size, (int, float)) or isinstance(test_size, bool) or not 0 <= test_size < 1:
         raise DPTopicError(f"invalid {names.get('test_size', 'test_size')}={test_size!r}: give a share in [0, 1)"
                            " (0: nothing held out).")
@@ -387,8 +387,8 @@ def _shards_of(corpus):
             from ..backends import training_source  # looked up when called: tests patch it at its source
 
             return training_source(p)
-        raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.read_corpus reads a file) or a shard"
-                           " folder written by 'dptopic corpus prepare --shards'.")
+        raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.corpus.readers.read_corpus reads a file)"
+                           " or a shard folder (dptopic.corpus.shards.write_shards writes one).")
     return None
 
 
@@ -768,7 +768,7 @@ def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False,
         validate_value("reports_per_contributor", int(reports_per_contributor) if whole else reports_per_contributor,
                        [Int(1, None)])
     if out is not None:
-        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
+        check_output_dir(out, overwrite=overwrite)
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
         vocabulary = vocabulary[1]
     vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
