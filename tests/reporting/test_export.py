@@ -116,3 +116,13 @@ def test_topics_and_the_pyldavis_export_mark_the_words_the_release_never_estimat
     words = list(m.vocabulary_.words)
     assert all(mask[t["topic"], words.index(w)] for t in shown["topics"] for w in t["words"])
     json.dumps(doc)
+
+
+def test_the_models_that_keep_words_are_the_document_level_trainers_under_a_name_of_their_own():
+    """``DOCUMENT_LEVEL`` meant registry names in training/ and class names here: one name, one meaning."""
+    from dptopic.models.registry import TRAINERS
+    from dptopic.reporting import export
+    from dptopic.training.build import DOCUMENT_LEVEL
+
+    assert not hasattr(export, "DOCUMENT_LEVEL")
+    assert set(export.KEPT_WORDS_ESTIMATORS) == {TRAINERS[n].class_name for n in DOCUMENT_LEVEL}

@@ -361,3 +361,16 @@ def test_a_ledger_inside_the_output_folder_is_refused_before_either_is_made(corp
         dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, out=str(out),
                       ledger=str(out / "l.sqlite"))
     assert not out.exists()
+
+
+def test_the_run_takes_its_inputs_by_name():
+    """``train`` handed its 25 inputs to the run as one positional tuple, in an order two signatures had to keep
+    alike: the run takes each by its name, train's own."""
+    import inspect
+
+    from dptopic.training import run
+
+    kinds = {p.kind for p in inspect.signature(run._train).parameters.values()}
+    assert kinds == {inspect.Parameter.KEYWORD_ONLY}
+    train = set(inspect.signature(run.train).parameters) - {"ledger", "dataset"}
+    assert set(inspect.signature(run._train).parameters) == train

@@ -18,11 +18,13 @@ from ..accounting.card import epsilon_text, privacy_card
 from ..errors import DPTopicError, ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
+from ..models.registry import TRAINERS
 from .terminal import estimated_note, support_summary, topic_support
 
-DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
-"""The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
-(``--kept-words-only``)."""
+KEPT_WORDS_ESTIMATORS = tuple(t.class_name for t in TRAINERS.values() if {"document", "user"} <= set(t.units))
+"""The estimators (class names) of the document-level trainers (``dptopic.training.build.DOCUMENT_LEVEL``), whose
+topics spread weight the release did not estimate per topic over the words outside those it did
+(``kept_words_only``)."""
 
 
 def pyldavis_data(model, docs, theta=None, words=None, topics=None) -> dict:
@@ -260,7 +262,7 @@ def _check_export(model, kept, supported, kept_words_only: bool, show_unsupporte
             " estimate over the other words; the model is {cls}, which estimates every word: drop {kept_words_only}.",
             "kept_words_only", True, flag_template="{kept_words_only} applies to a document-level model ({levels}),"
             " whose topics spread weight they did not estimate over the other words; {model} {source!r} is {cls},"
-            " which estimates every word: drop {kept_words_only}.", levels=", ".join(DOCUMENT_LEVEL),
+            " which estimates every word: drop {kept_words_only}.", levels=", ".join(KEPT_WORDS_ESTIMATORS),
             cls=type(model).__name__, **where)
     if kept_words_only and not len(kept):
         raise ParameterError("the model's release estimated no word above the noise, so there are no kept words to"

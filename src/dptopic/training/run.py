@@ -175,18 +175,22 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     TrainingResult
     """
     where = ledger_value(ledger)        # 5, '' or a list: refused in one line naming ledger=
-    args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
-            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
-            names, callback, split_as, metrics, vocabulary_in_total, params)
+    run = dict(corpus=corpus, algorithm=algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics,
+               test_size=test_size, vocabulary=vocabulary, private_vocabulary=private_vocabulary,
+               public_corpus=public_corpus, user_field=user_field, out=out, save_metrics=save_metrics,
+               backend=backend, client=client, seed=seed, model=model, vocabulary_policy=vocabulary_policy,
+               overwrite=overwrite, names=names, callback=callback, split_as=split_as, metrics=metrics,
+               vocabulary_in_total=vocabulary_in_total, params=params)
     if where is None and dataset is None:
-        return _train(*args)
+        return _train(**run)
     with session(INHERIT if where is None else None if where is False else where, dataset):
-        return _train(*args)
+        return _train(**run)
 
 
-def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
+def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
            names, callback, split_as, metrics, vocabulary_in_total, params) -> TrainingResult:
+    """:func:`train`'s run, inside the ledger's session; every argument by its name (train's own)."""
     user_epsilon = params.pop("user_epsilon", None)
     reports_per_contributor = params.pop("reports_per_contributor", None)
     total = None
