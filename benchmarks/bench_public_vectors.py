@@ -84,8 +84,13 @@ def routes_of(model, train, K, E, found, eps, rng, groups):
     from dptopic.models.cooc_refit import topic_word_matrix
     from dptopic.models.vector_prior import grouped_columns, spread_tail, word_topics
     from dptopic.moments import normalised_cooccurrence, topics_from_cooccurrence
-    from dptopic.moments.public_groups import (expand_group_topics, kmeans_labels, prior_topics, spread_by_vectors,
-                                               unit_rows)
+    from dptopic.moments.public_groups import (
+        expand_group_topics,
+        kmeans_labels,
+        prior_topics,
+        spread_by_vectors,
+        unit_rows,
+    )
     from dptopic.moments.support import cooccurrence_supported_topics
 
     V = train.vocab_size

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import http.client
+import itertools
 import shutil
 import sys
 import tempfile
@@ -47,9 +47,8 @@ import numpy as np
 from _common import machine, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
-
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
 
 V = 1000
 

@@ -1,24 +1,31 @@
 """Small helpers that test modules in several folders share (tests/ is on the path: ``from helpers import ...``)."""
 import math
 import os
-import warnings
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic._validation import Interval
-from dptopic.accounting import (eps_iter_static, eps_related, eps_total_static, hdp_clip_bound, hdp_epsilon_inherent,
-                                hdp_total_epsilon, smallest_hdp_budget)
+from dptopic.accounting import (
+    eps_iter_static,
+    eps_related,
+    eps_total_static,
+    hdp_clip_bound,
+    hdp_epsilon_inherent,
+    hdp_total_epsilon,
+    smallest_hdp_budget,
+)
 from dptopic.cli.main import main
-from dptopic.errors import DPTopicError
 from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
 from dptopic.models import ALGORITHMS, FedLDA
-
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

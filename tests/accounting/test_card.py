@@ -4,9 +4,8 @@ import math
 import pytest
 
 import dptopic
-from dptopic.corpus.synthetic import lda_corpus
 from dptopic.accounting.card import privacy_card
-
+from dptopic.corpus.synthetic import lda_corpus
 from helpers import quiet_fit
 
 

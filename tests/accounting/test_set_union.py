@@ -10,6 +10,7 @@ from scipy.stats import norm
 from dptopic.accounting.set_union import gaussian_sigma
 from dptopic.errors import DPTopicError
 
+
 # ------------------------------------------------------------------ 1. calibration within the budget
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (0.5, 1e-3), (4.0, 1e-6), (4.0, 1e-5), (4.0, 0.05)])
 def test_set_union_sigma_never_exceeds_its_delta(eps, delta):

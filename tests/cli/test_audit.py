@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from dptopic.attacks import lira, metrics
-from dptopic.cli.main import build_parser
-from dptopic.cli.main import main
+from dptopic.cli.main import build_parser, main
 from dptopic.corpus import lda_corpus
-
 from helpers import run_dptopic, subprocess_error_line
 
 
@@ -168,8 +166,8 @@ def test_tables_are_not_cut_off_a_terminal():
 
     from rich.console import Console
 
-    from dptopic.reporting.terminal import print_table
     from dptopic.reporting.terminal import audit_results_table as results_table
+    from dptopic.reporting.terminal import print_table
 
     row = {"auc": 0.576, "auc_se": 0.012, "tpr_at_fpr_0.01": 0.05, "tpr_at_fpr_0.001": 0.01, "tpr_at_fpr_0": 0.0}
     console = Console(file=io.StringIO(), width=40, highlight=False)      # a file: not a terminal, 40 columns

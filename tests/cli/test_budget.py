@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from dptopic.accounting.dataset_ledger import DatasetLedger
-
 from helpers import one_line_stderr, run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()

@@ -14,12 +14,9 @@ import pytest
 import dptopic
 from dptopic.backends import ShardSet, training_source
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.errors import DPTopicError
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-
 from helpers import one_line_error, one_line_stderr, run_dptopic
 
 TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
@@ -291,7 +288,7 @@ _one_line_error = _err       # exit code 2, one line on stderr, no traceback
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus        # what submit and fed-client read
+    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 
@@ -354,8 +351,8 @@ def empty_npz(tmp_path):
 
 
 def test_corpus_summary_of_no_documents(empty_npz):
-    from dptopic.corpus.summary import corpus_summary
     from dptopic.corpus import Corpus
+    from dptopic.corpus.summary import corpus_summary
 
     info = corpus_summary(Corpus.load(empty_npz))
     assert info["documents"] == 0 and info["document_length"] == {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
@@ -646,7 +643,6 @@ def small():
 
 
 def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards(tmp_path, small):
-    from dptopic.backends import ShardSet
     from dptopic.cli.main import main
 
     words = ["word" + "".join(chr(97 + int(c)) for c in str(i)) for i in range(small.vocab_size)]  # letters only
@@ -674,9 +670,8 @@ def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards
 
 
 def test_corpus_prepare_drops_web_addresses_unless_keep_urls_is_given(tmp_path):
-    from helpers import run_dptopic
-
     from dptopic.corpus import Corpus
+    from helpers import run_dptopic
 
     src = tmp_path / "feed.txt"
     src.write_text("cbc news http://www.cbc.ca/cmp/rss health report\nhealth report www.cbc.ca/news today\n"

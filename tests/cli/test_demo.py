@@ -1,11 +1,11 @@
 """`dptopic demo`: it leads with the document-level model (epsilon = 1 per paragraph), keeps the word-level model as its
 second part with its per-paragraph figure, and writes its figures as PNG files."""
+import json
+
+import numpy as np
 import pytest
 
-from dptopic.cli.main import main
-import json
-import numpy as np
-from dptopic.cli.main import build_parser
+from dptopic.cli.main import build_parser, main
 
 
 def _flat(s: str) -> str:

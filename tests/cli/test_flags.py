@@ -9,14 +9,14 @@ success, or a later refusal such as an unreachable server), and that is not a ra
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import re
 import signal
 
 import pytest
 
 from dptopic.cli.main import build_parser, main
-import json
-import random
 
 C, W, M, OUT = "{corpus}", "{words}", "{model}", "{out}"
 NO_SERVER = "http://127.0.0.1:9"
@@ -314,9 +314,9 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
 
 def test_randomizers_say_which_budget_they_take():
     """Randomizer takes epsilon_word and DocumentRandomizer epsilon: the other's spelling was a bare TypeError."""
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.errors import DPTopicError
 
     with pytest.raises(DPTopicError, match=r"per word: give epsilon_word=.*DocumentRandomizer"):
         Randomizer(["a", "b"], epsilon=2.0)
@@ -396,8 +396,8 @@ def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
     import numpy as np
     import scipy.sparse as sp
 
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.errors import DPTopicError
 
     X = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0]])
     rz = Randomizer(["a", "b", "c"], f=1e-9, simulation=True, seed=0)       # f tiny: reports are the presence bits
@@ -412,8 +412,8 @@ def test_document_randomizer_takes_a_count_matrix():
     import numpy as np
     import scipy.sparse as sp
 
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.errors import DPTopicError
 
     X = np.array([[1, 0, 2, 0], [0, 3, 0, 1], [0, 0, 0, 0]])
     tokens = [["a", "c", "c"], ["b", "b", "b", "d"], []]

@@ -14,15 +14,24 @@ import scipy.sparse as sp
 
 import dptopic
 from dptopic import _io
-from dptopic.accounting import (LaplaceEvent, PrivacyLedger, PureDPEvent, compose_pld, compose_rdp, eps_iter_static,
-                                eps_total_static, hdp_clip_bound, hdp_total_epsilon, smallest_hdp_budget,
-                                solve_epsilon_laplace)
+from dptopic.accounting import (
+    LaplaceEvent,
+    PrivacyLedger,
+    PureDPEvent,
+    compose_pld,
+    compose_rdp,
+    eps_iter_static,
+    eps_total_static,
+    hdp_clip_bound,
+    hdp_total_epsilon,
+    smallest_hdp_budget,
+    solve_epsilon_laplace,
+)
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
 from dptopic.errors import CorruptModelError, DPTopicError
 from dptopic.mechanisms import laplace_mechanism, laplace_noise
 from dptopic.mechanisms.laplace import MAX_SCALE
-
 
 TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 8

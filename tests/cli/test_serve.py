@@ -9,10 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dptopic
-from dptopic.cli.main import main
-
 from conftest import cli_ok, cli_output, flat
+from dptopic.cli.main import main
 from helpers import cli_error_line, run_dptopic
 from service_helpers import free_port, make_data
 
@@ -130,10 +128,10 @@ def test_serve_takes_fed_epsilon_per_entry(serve_base, capsys):
 
 def test_serve_prior_keeps_a_rare_vocabulary_word(tmp_path):
     pytest.importorskip("starlette")
+    import itertools
+
     from dptopic.cli.main import build_parser
     from dptopic.cli.serve import build_config
-
-    import itertools
     letters = "bcdfghjklmnp"
     common = ["".join(t) + "a" for t in itertools.islice(itertools.product(letters, repeat=3), 1200)]  # 1,200 words
     vocab = common + ["zebrafish"]                       # the server's vocabulary holds a word the prior uses once
@@ -241,8 +239,8 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
     assert not (tmp_path / "x.db").exists()          # refused before the database is touched
     # the bound is an upper bound of what a client really sends
-    from dptopic.corpus import Corpus
     from dptopic.contributor.fedlda import FedClient
+    from dptopic.corpus import Corpus
     from dptopic.protocol.fedlda_server import FedServer
 
     rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)

@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic import DPSVI, load
@@ -21,11 +22,9 @@ from dptopic.cli.main import build_parser, main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.base import GibbsTopicModel
-from dptopic.models.registry import TRAINERS
 from dptopic.models.docdp_cooc import DocDPCooccurrence
-
-from helpers import (TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic,
-                     subprocess_error_line)
+from dptopic.models.registry import TRAINERS
+from helpers import TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic, subprocess_error_line
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 
@@ -337,7 +336,7 @@ def test_hdp_epsilon_is_the_total_per_word_and_epsilon_laplace_the_component(tmp
     flat = " ".join(out.split())
     assert "(epsilon_laplace = 1 per iteration)" in flat
     eps = json.loads((tmp_path / "component" / "model.json").read_text())["privacy"]["epsilon"]
-    assert f"hdp: epsilon = " in flat and "per word in total" in flat and eps > 3.0
+    assert "hdp: epsilon = " in flat and "per word in total" in flat and eps > 3.0
 
 
 def test_hdp_epsilon_and_epsilon_laplace_together_are_refused(tmp_path, capsys):
@@ -648,7 +647,6 @@ def test_cli_vocabulary_file(textfile, tmp_path, capsys):
 
 def test_cli_train_private_vocabulary(tmp_path):
     from dptopic.cli.main import main
-
     from dptopic.datasets import sotu_texts
 
     src = tmp_path / "docs.txt"

@@ -13,16 +13,15 @@ import pytest
 pytest.importorskip("starlette")
 
 from dptopic.cli import main as cli_main  # noqa: E402
+from dptopic.contributor import client as client_mod  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate  # noqa: E402
+from dptopic.contributor.fedlda import fed_privacy  # noqa: E402
 from dptopic.corpus import Corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.contributor import client as client_mod  # noqa: E402
-from dptopic.contributor.fedlda import fed_privacy  # noqa: E402
-from dptopic.service import codec  # noqa: E402
 from dptopic.protocol import codec as protocol_codec
+from dptopic.service import codec  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
-from dptopic.contributor.client import ServerError, ServiceClient, fed_participate  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
-
 from helpers import run_dptopic  # noqa: E402
 from service_helpers import free_port, make_words  # noqa: E402
 
@@ -155,9 +154,9 @@ def test_submit_refuses_a_server_asking_for_reports_above_the_contributors_limit
     # a server is not trusted: at eps_word = 40 the "randomized" presence vectors went out exact, and were sent
     import math
 
+    from dptopic.contributor.client import submit
     from dptopic.corpus import Corpus
     from dptopic.errors import DPTopicError
-    from dptopic.contributor.client import submit
 
     url, bodies = canned
     cfg = _valid_config()
@@ -182,9 +181,9 @@ def test_submit_refuses_a_server_asking_for_reports_above_the_contributors_limit
 @pytest.mark.parametrize("name", ["bob smith/ü", "", "x" * 129])
 def test_submit_checks_the_pseudonym_before_asking_the_server_anything(name):
     # the reports were randomized and sent, then refused with 400 bad_contributor; "" silently became a random one
+    from dptopic.contributor.client import ServiceClient, submit
     from dptopic.corpus import Corpus
     from dptopic.errors import DPTopicError
-    from dptopic.contributor.client import ServiceClient, submit
 
     class NoNetwork(ServiceClient):
         def request(self, *a, **k):

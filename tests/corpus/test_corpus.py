@@ -16,10 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dptopic
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
-
 from helpers import FAST, NASTY, PARAMS, base_kwargs, mutations, works_or_refuses
 
 TEXTS = ["The cat sat on the mat with another cat.", "Dogs chase cats; the cat runs!",
@@ -868,6 +866,7 @@ def _posts(tmp_path, n=40):
 
 def test_examples_in_vocabulary_messages_are_cut_short():
     import warnings
+
     from dptopic.corpus import Corpus
 
     long = "x" * 300

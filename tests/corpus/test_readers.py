@@ -13,7 +13,6 @@ from dptopic.corpus.files import tab_header_rows
 from dptopic.corpus.readers import auto_format, read_corpus
 from dptopic.errors import DPTopicError
 
-
 ROWS = "apple banana cherry\ten\tx\nbanana grape lemon\ten\tx\ncherry lemon mango plum\tfr\ty\n"
 
 

@@ -20,17 +20,29 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
+from conftest import cli_output  # noqa: E402
 from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.protocol import codec as protocol_codec
-from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
-
-from conftest import cli_output  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
-from service_helpers import (InProcessServer, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
-                             get_json, http, make_data, make_words, post_reports, service_config,
-                             with_format_version)
+from service_helpers import (  # noqa: E402
+    TOKEN,
+    InProcessServer,
+    Server,
+    admin,
+    check_exactly_once,
+    corpus_of,
+    count_rows,
+    get_json,
+    http,
+    make_data,
+    make_words,
+    post_reports,
+    service_config,
+    with_format_version,
+)
 
 
 @pytest.fixture(scope="module")
@@ -262,8 +274,8 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     status, headers, msg = http("GET", url + "/v1/fed/round")
     assert status == 200 and int(headers["dptopic-round"]) == 1
     # a client update for round 0 (stale now) is refused, state unchanged
-    from dptopic.service import codec
     from dptopic.protocol import codec as protocol_codec
+    from dptopic.service import codec
     rrp = protocol_codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
     from dptopic.contributor.fedlda import fed_client
     fc = fed_client("user9", corpus_of(texts[:20], words), rrp)

@@ -1,6 +1,7 @@
 """``dptopic.mechanisms.postprocess`` (named clipping.py once, though nothing in it clips a contribution)."""
 import numpy as np
 import pytest
+
 from dptopic.mechanisms.postprocess import clamp, normalize_rows
 
 

@@ -11,15 +11,11 @@ from scipy.stats import norm
 import dptopic
 from dptopic.accounting.card import privacy_card
 from dptopic.accounting.gaussian import calibrate_gaussian_pair
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
-from dptopic.errors import DPTopicError
-from dptopic.errors import SmallCorpusWarning
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.errors import DPTopicError, SmallCorpusWarning
 from dptopic.evaluation.topic_matching import topic_recovery
-from dptopic.models import DocDPCooccurrence
-from dptopic.models import docdp_cooc
+from dptopic.models import DocDPCooccurrence, docdp_cooc
 from dptopic.moments import document_frequency_statistic
-
 from helpers import quiet_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

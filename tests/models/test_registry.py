@@ -13,8 +13,7 @@ import dptopic
 from dptopic.errors import DPTopicError
 from dptopic.models import ALGORITHMS, UNIT_TRAINERS
 from dptopic.models.base import TopicModel
-from dptopic.models.registry import (TRAINERS, UNITS, _entries, class_named, for_unit_trainer, trainer,
-                                     trainer_of)
+from dptopic.models.registry import TRAINERS, UNITS, _entries, class_named, for_unit_trainer, trainer, trainer_of
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -1,5 +1,7 @@
 """The privacy card: what a document-level guarantee protects, in plain words, and which word list a model was
 trained on."""
+import hashlib
+import math
 import random
 import warnings
 
@@ -7,23 +9,23 @@ import numpy as np
 import pytest
 
 import dptopic
+from dptopic.accounting.card import privacy_card, vocabulary_text
 from dptopic.accounting.events import ApproxDPEvent
 from dptopic.accounting.set_union import SET_UNION_RELATION, fdptm_report
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus, lda_corpus
+from dptopic.corpus.wordlist import WORD_LIST_HASH, word_list_record
 from dptopic.errors import DPTopicError
-from dptopic.evaluation import (cv_coherence, npmi_coherence, topic_diversity, topic_quality, umass_coherence,
-                                umass_pairwise_mean)
+from dptopic.evaluation import (
+    cv_coherence,
+    npmi_coherence,
+    topic_diversity,
+    topic_quality,
+    umass_coherence,
+    umass_pairwise_mean,
+)
 from dptopic.models import DPSVI, HDPLDA
 from dptopic.reporting.html import render_report
-
-
-import hashlib
-import math
-
-from dptopic.accounting.card import privacy_card
-from dptopic.accounting.card import vocabulary_text
-from dptopic.corpus.wordlist import WORD_LIST_HASH, word_list_record
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",

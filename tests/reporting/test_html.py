@@ -10,14 +10,12 @@ from html import unescape
 import pytest
 
 import dptopic
-from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
+from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, privacy_card
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.protocol.document_reports import document_privacy_report
 from dptopic.errors import DPTopicError
-from dptopic.accounting.card import privacy_card
+from dptopic.protocol.document_reports import document_privacy_report
 from dptopic.reporting.html import render_report
-
 from helpers import fit_fedlda, quiet_fit
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
@@ -241,8 +239,9 @@ def test_the_attack_table_shows_nr_where_the_scores_cannot_resolve_the_fpr():
 
 
 def test_the_attack_table_follows_the_terminals_rule():
-    from dptopic.reporting.terminal import audit_results_table as results_table
     from rich.console import Console
+
+    from dptopic.reporting.terminal import audit_results_table as results_table
 
     buf = io.StringIO()
     Console(file=buf, width=200).print(results_table({"lira_online": dict(AUDIT["attacks"]["lira_online"])}))

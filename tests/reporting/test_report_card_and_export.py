@@ -10,11 +10,10 @@ import warnings
 import pytest
 
 import dptopic
-from dptopic.cli.main import build_parser, main
-from dptopic.accounting.card import privacy_card
-from dptopic.reporting.html import render_report
-
 from conftest import TWO_TOPIC_TEXTS as TRAIN
+from dptopic.accounting.card import privacy_card
+from dptopic.cli.main import build_parser, main
+from dptopic.reporting.html import render_report
 from helpers import run_dptopic
 
 

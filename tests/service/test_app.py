@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-
 from service_helpers import make_words
 
 
@@ -44,11 +43,10 @@ def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tm
     import hashlib
     import secrets
 
-    from dptopic.service import ServiceConfig, codec
     from dptopic.protocol import codec as protocol_codec
+    from dptopic.service import ServiceConfig, codec
     from dptopic.service.app import Service
     from dptopic.service.storage import StorageError, Submission
-
     from service_helpers import make_words
 
     words = make_words(50)

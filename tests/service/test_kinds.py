@@ -9,12 +9,10 @@ pytest.importorskip("starlette")
 
 from dptopic.contributor import kinds as contributor_kinds  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.service import ServiceConfig, codec, kinds  # noqa: E402
 from dptopic.protocol import codec as protocol_codec
+from dptopic.service import ServiceConfig, codec, kinds  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
-
 from service_helpers import corpus_of, make_data, with_format_version  # noqa: E402
-
 
 SETTINGS = {"word": {"f": 2 / (1 + np.exp(2.0))}, "document": {"f": None, "report_kind": "document", "epsilon_doc": 6.0}}
 

@@ -13,7 +13,6 @@ import pytest
 from dptopic.accounting import PureDPEvent
 from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-
 from service_helpers import make_words
 
 WORDS = make_words(50)
@@ -38,8 +37,8 @@ def _service(tmp_path, ledger):
 
 
 def _upload(svc, docs, contributor):
-    from dptopic.service import codec
     from dptopic.protocol import codec as protocol_codec
+    from dptopic.service import codec
     from dptopic.service.storage import Submission
 
     body = protocol_codec.encode_reports(DocumentRandomizer(WORDS, 2.0).randomize(docs))

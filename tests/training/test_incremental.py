@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import dptopic
-from dptopic.corpus import Corpus, lda_corpus
-from dptopic.errors import DPTopicError
 from dptopic.contributor.document_randomizer import DocumentRandomizer
 from dptopic.contributor.randomizer import Randomizer
-from dptopic.models import LDA, LocalDocumentLDA, OLPLDA
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models import LDA, OLPLDA, LocalDocumentLDA
 from dptopic.training import train_batch
 
 WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(60)]    # no stop word among them

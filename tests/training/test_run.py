@@ -44,8 +44,8 @@ def test_the_steps_run_in_the_issue_s_order(corpus):
 def test_a_bad_input_is_refused_before_anything_is_spent(corpus, tmp_path, monkeypatch):
     """The public corpus is the private one: refused in check_inputs, before the DP set union draws or the trainer
     fits; the ledger holds no release."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     import dptopic.models.fdptm as fdptm
+    from dptopic.accounting.dataset_ledger import DatasetLedger
 
     drawn = []
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: drawn.append(1))
@@ -342,8 +342,8 @@ def test_a_ledger_for_a_trainer_that_spends_nothing_is_refused(corpus, tmp_path)
 
 def test_a_private_vocabulary_without_delta_is_refused_before_the_run_is_charged(corpus, tmp_path, monkeypatch):
     """Issue 75, item 12c: (1, 0) was refused only after the release was written."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     import dptopic.models.fdptm as fdptm
+    from dptopic.accounting.dataset_ledger import DatasetLedger
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     L = tmp_path / "l.sqlite"

@@ -17,7 +17,6 @@ from pathlib import Path
 from ..errors import DPTopicError, ParameterError
 from .atomic import atomic_write_json
 
-
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 

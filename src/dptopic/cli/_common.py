@@ -14,7 +14,6 @@ from ..reporting.terminal import topic_support
 from ._flags import FORMAT_FLAG, FORMATS, flag_errors
 
 
-
 def _float_arg(check, what):
     def parse(s: str) -> float:
         try:
@@ -91,7 +90,7 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir, claim_output    # deferred: _io's bundles load numpy
+    from .._io import check_output_dir, claim_output  # deferred: _io's bundles load numpy
 
     # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
     # and the check below cannot pass for two runs at once
@@ -185,7 +184,7 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
     about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
     the topics, as fit would."""
     if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary      # deferred: the models load numba
+        from ..models.base import check_topics_fit_vocabulary  # deferred: the models load numba
 
         check_topics_fit_vocabulary(n_topics, vocab_size)
     if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:

@@ -2,8 +2,18 @@
 from __future__ import annotations
 
 from ._cluster import add_cluster_args
-from ._common import (add_corpus_args, add_out_args, eps_delta_pair, held_out_share, jobs_int, positive_float,
-                      positive_int, seed_int, unit_interval, words_or)
+from ._common import (
+    add_corpus_args,
+    add_out_args,
+    eps_delta_pair,
+    held_out_share,
+    jobs_int,
+    positive_float,
+    positive_int,
+    seed_int,
+    unit_interval,
+    words_or,
+)
 from ._train_help import TRAINERS
 from .budget import add_ledger_flags
 from .fed import add_fed_args

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import audit_heading, audit_results_table, esc, print_audit_summary
+from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
 from ._common import add_corpus_args, jobs_int, note_vocabulary_cut, positive_int, read_vocabulary, user_args
-from ..reporting.terminal import make_console, print_table
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap

@@ -5,11 +5,22 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.training import print_local_result, print_reports
-from ._flags import flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
-                      experiment_corpora, experiment_seed, load_corpus, positive_float, positive_int, read_vocabulary)
 from ..reporting.terminal import make_console, print_verdict
+from ..reporting.training import print_local_result, print_reports
+from ._common import (
+    FORMATS,
+    PUBLIC_VOCABULARY_DECIDES,
+    add_common_experiment_args,
+    add_seed_arg,
+    epsilon_value,
+    experiment_corpora,
+    experiment_seed,
+    load_corpus,
+    positive_float,
+    positive_int,
+    read_vocabulary,
+)
+from ._flags import flag_errors
 
 
 def _flip_args(p):

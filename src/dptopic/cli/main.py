@@ -8,16 +8,31 @@ status 130 and one line, whenever it comes.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
-import logging
 import sys
 import warnings
 
 from .. import __version__
 from ..errors import DPTopicError
-from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, search,
-               secure_sum, serve, train)
+from . import (
+    _common,
+    audit,
+    budget,
+    corpus,
+    experiment,
+    local,
+    privacy,
+    recommend,
+    refit,
+    report,
+    results,
+    search,
+    secure_sum,
+    serve,
+    train,
+)
 from ._flags import OUTPUT_FLAGS, flag_message
 
 # Command groups, in the order ``--help`` lists them.
@@ -110,7 +125,7 @@ def _run(argv) -> int:
 def _dispatch(a) -> int:
     _common.flush_notes(show=False)
     try:
-        from ..kernels import check_numba_threads     # numba's own check of NUMBA_NUM_THREADS is a traceback
+        from ..kernels import check_numba_threads  # numba's own check of NUMBA_NUM_THREADS is a traceback
 
         check_numba_threads()
         _common.resolve_model_arg(a)

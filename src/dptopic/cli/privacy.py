@@ -4,11 +4,9 @@ from __future__ import annotations
 import json
 
 from ..errors import DPTopicError
-from ..reporting.terminal import print_verification
+from ..reporting.terminal import make_console, print_verification, warn
 from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
-from ..reporting.terminal import make_console, warn
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
-
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)

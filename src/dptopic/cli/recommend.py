@@ -5,8 +5,8 @@ import argparse
 import json
 import math
 
-from ._common import positive_float, positive_int, unit_interval
 from ..reporting.terminal import esc, make_console
+from ._common import positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import DPTopicError
-from ._common import add_model_arg, owner_only_note, positive_int, read_into_model, refuse_show_unsupported
 from ..reporting.terminal import make_console
+from ._common import add_model_arg, owner_only_note, positive_int, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
 from ..reporting.terminal import make_console, warn
+from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args, with_flag_names
+
 
 def _add_input_args(p, what: str) -> None:
     add_model_arg(p)

@@ -3,12 +3,10 @@ invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (doc
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, positive_float,
-                      read_vocabulary)
 from ..reporting.terminal import make_console
+from ._common import PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, positive_float, read_vocabulary
 from ._flags import flag_errors
 from .budget import served_ledger
-
 
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
@@ -91,8 +89,8 @@ def serve_secure_sum(a) -> None:
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
             dropout_tolerance=a.dropout_tolerance,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
-    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app     # the service extra, checked above
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
 
     token = read_token_file(a.token_file) if a.token_file else None
     cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database, admin_token=token,

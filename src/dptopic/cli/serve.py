@@ -5,16 +5,27 @@ import argparse
 import logging
 
 from ..errors import DPTopicError
-from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, positive_float, positive_int,
-                      read_vocabulary, unit_interval)
-from ..reporting.terminal import make_console
+from ..reporting.terminal import make_console, print_empty_note, print_no_pair_note
+from ._common import (
+    PUBLIC_VOCABULARY_DECIDES,
+    _float_arg,
+    _int_arg,
+    load_corpus,
+    positive_float,
+    positive_int,
+    read_vocabulary,
+    unit_interval,
+)
 from ._flags import add_reading_args, flag_errors
 from .budget import served_ledger
-from ..reporting.terminal import print_empty_note, print_no_pair_note
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
-from .secure_sum import (add_serve_flags, add_submit_flags, maybe_submit_secure_sum, refuse_secure_flags,
-                         serve_secure_sum)
-
+from .secure_sum import (
+    add_serve_flags,
+    add_submit_flags,
+    maybe_submit_secure_sum,
+    refuse_secure_flags,
+    serve_secure_sum,
+)
 
 
 def _port(text: str) -> int:
@@ -41,7 +52,7 @@ def refuse_idle_flags(a) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file        # deferred: the service loads numpy
+    from ..service.config import read_token_file  # deferred: the service loads numpy
     from ..service.startup import FED_DEFAULTS, serve_config  # loaded when the command runs, off the start-up path
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total

@@ -7,21 +7,43 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS, unit_algorithm_error
+from ..reporting.terminal import make_console
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, read_vocabulary,
-                      refuse_data_cuts, say_reading, user_args)
-from ..reporting.terminal import make_console
+from ._common import (
+    BUILT_IN_CORPORA,
+    NO_VOCAB_CAP,
+    check_out,
+    corpus_from_args,
+    load_corpus,
+    read_vocabulary,
+    refuse_data_cuts,
+    say_reading,
+    user_args,
+)
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
-from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
-                           algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
+from ._train_flags import (
+    _CORPUS_ALGOS,
+    _DOC,
+    _RETIRED,
+    _STREAMS_SHARDS,
+    _UNIT_REFUSES,
+    SWITCHES_TO_NONE,
+    algorithm_flags,
+    algorithm_only,
+    common_flags,
+    flag_applies,
+    flag_shown,
+    parameter_flags,
+)
 from ._train_help import PLAIN, add_help
 from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
 from .budget import training_ledger
 from .demo import register as register_demo
 from .fed import refuse_fed_flags
 from .local import train_local
-from .topics import privacy_card_line, register as register_topics
+from .topics import privacy_card_line
+from .topics import register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "privacy_card_line", "_RETIRED"]     # the last two: their old import path
@@ -250,7 +272,10 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget  # read on use: the CLI's start-up stays light
+    from ..accounting.budget import (  # read on use: the CLI's start-up stays light
+        hdp_iterations_within,
+        smallest_hdp_budget,
+    )
     from ..advice import UNIT_EPSILON_MAX  # read on use: the CLI's start-up stays light
 
     given = getattr(a, "_given", None) or frozenset()
@@ -327,8 +352,8 @@ def _train(a, console, unit_note=None):
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
     _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
-    from ..datasets import read_public_corpus   # loads numpy: not at the CLI's start-up
-    from ..training import build_model, train    # the library's run (not on the command line's start-up path)
+    from ..datasets import read_public_corpus  # loads numpy: not at the CLI's start-up
+    from ..training import build_model, train  # the library's run (not on the command line's start-up path)
 
     if flag_applies("user_budget", a.algorithm):        # fed: its budget per entry, per user or a per-user total
         refuse_fed_flags(a)

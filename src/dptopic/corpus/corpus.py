@@ -23,18 +23,26 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _progress
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
-from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError, ParameterError
-from .preprocess import (BAG_OF_WORDS_FILE, Preprocessor, build_vocabulary, df_range, lower_word, no_words_message,
-                         resolve_stop_words)
+from ..kernels import segment_sums
 from . import records
+from .identity import text_digests, token_digests
+from .preprocess import (
+    BAG_OF_WORDS_FILE,
+    Preprocessor,
+    build_vocabulary,
+    df_range,
+    lower_word,
+    no_words_message,
+    resolve_stop_words,
+)
+
 # the checks of one value that the readers of corpus files share (records.py, below this module)
 from .records import USER_FIELD, _blank, _is_utf8, _missing_label, invisible_character
-from .identity import text_digests, token_digests
 from .vocabulary import Vocabulary
-from .. import _progress
 
 
 def _empty_corpus_error(head: str) -> ParameterError:

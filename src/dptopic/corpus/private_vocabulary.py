@@ -32,10 +32,10 @@ from .._validation import Int, IsNone, Options, Real, validate_params
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import SET_UNION_RELATION, gaussian_sigma
 from ..errors import DPTopicError, ParameterError
-from .corpus import Corpus, data_cuts
-from .vocabulary import Vocabulary
 from ..mechanisms.gaussian import gaussian_mechanism
 from ..mechanisms.laplace import laplace_with_scale
+from .corpus import Corpus, data_cuts
+from .vocabulary import Vocabulary
 
 _CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
                 "delta0": [IsNone(), Int(1, None)], "alpha": [IsNone(), Real(0, None, "left")],

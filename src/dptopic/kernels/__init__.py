@@ -73,7 +73,7 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
 
 
 def _user_cache_dir() -> str:
-    from numba.misc.appdirs import AppDirs       # where numba's user-wide locator caches
+    from numba.misc.appdirs import AppDirs  # where numba's user-wide locator caches
 
     return AppDirs(appname="numba", appauthor=False).user_cache_dir
 

@@ -12,7 +12,6 @@ local θ"). The draw uses the same blocked order of operations as :func:`~dptopi
 from __future__ import annotations
 
 from ._jit import njit
-
 from .dense import blocked_draw, draw_buffers
 
 

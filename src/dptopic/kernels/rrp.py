@@ -9,8 +9,8 @@ the input word when ``exclude_self`` (exact rejection sampling of "another word"
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from ._search import first_above
 from .rng import next_uniform
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._validation import Options, Real
-from ..accounting import (WORD_RELATION, non_private_report)
+from ..accounting import WORD_RELATION, non_private_report
 from ..accounting.events import LaplaceEvent
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..mechanisms import laplace_with_scale, normalize_rows

@@ -5,29 +5,32 @@ Orchestration only: the E-step and the bound are compiled in :mod:`dptopic.kerne
 :class:`~dptopic.accounting.PrivacyLedger`.
 """
 from __future__ import annotations
-import warnings
-
-from ..accounting.set_union import VOCABULARY_NOT_COVERED
-from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 
 import math
+import warnings
 
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import IsNone, Int, Options, Real, validate_value
-from ..accounting.ledger import MAX_COUNT
+from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger
 from ..accounting.events import DOCUMENT_ADD_REMOVE, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER
-from ..accounting.gaussian import calibrate_noise_multiplier, moments_accountant_epsilon, strong_composition_for_sigma
+from ..accounting.gaussian import (
+    calibrate_noise_multiplier,
+    moments_accountant_epsilon,
+    pld_epsilon,
+    strong_composition_for_sigma,
+)
+from ..accounting.ledger import MAX_COUNT
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
-from ..errors import DPTopicError, user_stacklevel, ParameterError
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..kernels.vb import canonical_bow, cap_lengths, gather_rows
 from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
-from .base import (unchanged_on_error, vocabulary_given)
+from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 from ._variational import _RELEASE, _VariationalLDA
-from ..accounting.gaussian import pld_epsilon
+from .base import unchanged_on_error, vocabulary_given
 
 
 def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, steps: int) -> PlannedRelease:

@@ -11,16 +11,22 @@ import numpy as np
 from .._io import plain_numbers
 from .._validation import IsNone, Real
 from ..accounting.events import LOCAL_DOCUMENT_RELATION, RandomizedResponseEvent
-from ..accounting.local import f_from_epsilon, local_privacy_report, LOCAL_THEOREM, local_unit
+from ..accounting.local import LOCAL_THEOREM, f_from_epsilon, local_privacy_report, local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
+from ..accounting.verify import RunPlan
 from ..corpus import Vocabulary
 from ..errors import CorruptModelError, DPTopicError
-from ..protocol.reports import ReportSet
-from ..protocol.reports import REFIT_NOTE, WORD_SCOPE
-from ..protocol.estimation import bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact, variance_paper
+from ..protocol.estimation import (
+    bits_to_corpus,
+    integer_targets,
+    moment_estimate,
+    reconstruct,
+    variance_exact,
+    variance_paper,
+)
+from ..protocol.reports import REFIT_NOTE, WORD_SCOPE, ReportSet
 from ._contributors import checked_reports, stated_reports
 from .lda import LDA
-from ..accounting.verify import RunPlan
 
 SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstruction and sampling); the"
                     " randomization happened on the contributors' devices and is not reproducible from it")

@@ -11,14 +11,19 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from .._validation import Int, Real
+from ..accounting import non_private_report
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column
 from ..errors import CorruptModelError, DPTopicError
 from ..kernels import count_assignments
-from .base import (GibbsTopicModel, check_topics_fit_vocabulary, generator_from_state_array, generator_state_array,
-                   unchanged_on_error)
+from .base import (
+    GibbsTopicModel,
+    check_topics_fit_vocabulary,
+    generator_from_state_array,
+    generator_state_array,
+    unchanged_on_error,
+)
 from .lda import LDA
-from ..accounting import non_private_report
 
 
 class _MatrixPriorGibbs(GibbsTopicModel):

@@ -10,9 +10,9 @@ import unicodedata
 from html import escape
 from pathlib import Path
 
-from ..errors import DPTopicError
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 from ..accounting.verify import rounded_up
+from ..errors import DPTopicError
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}

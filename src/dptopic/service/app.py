@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
 from ..protocol import codec as protocol_codec
 from . import codec, kinds
@@ -34,7 +35,6 @@ from .metrics import Metrics
 from .status import render_status, render_unavailable, used_prior
 from .storage import Storage, StorageError, StoragePermissionError, StorageTimeout, Submission
 from .trainer import Trainer
-from .._io import load_json, pairs_noting_repeats
 
 log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"

@@ -21,8 +21,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
-from . import codec
 from ..protocol import formats
+from . import codec
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"

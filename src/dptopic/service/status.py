@@ -4,9 +4,8 @@ from __future__ import annotations
 import time
 from html import escape
 
-from . import kinds
 from ..accounting.verify import fmt_epsilon
-
+from . import kinds
 
 SHOWN = 25    # contributors listed on the page, most reports first
 

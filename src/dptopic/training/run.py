@@ -29,31 +29,39 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, field
-
-from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallCorpusWarning, user_stacklevel
-from ..models.by_unit import SPLIT_NAMES, split_by, split_for
-from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from pathlib import Path
-from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
+
 from .._io import check_output_dir
 from .._validation import Int, validate_value
-from ..corpus.corpus import as_corpus
-from ..models.public_prior import refuse_private_as_public
-from ..models.base import check_topics_fit_vocabulary
-from ..corpus.shards import folder_shards
-from ..models import FedLDA
-from ..corpus import without_copies
-from ..corpus.summary import median_user_length
-from ..advice import too_small_message
-from ..evaluation import npmi_and_diversity, training_run_metrics
-from ..models.fdptm import compose_privacy
-from ..models.dataset_charge import (after_fit, charging_active, hook, ledger_path, ledger_value, model_delta,
-                                     open_charge, open_run_charge)
-from ..accounting.events import ApproxDPEvent
-from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
+from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
+from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
+from ..advice import too_small_message
+from ..corpus import without_copies
+from ..corpus.corpus import as_corpus
+from ..corpus.shards import folder_shards
+from ..corpus.summary import median_user_length
+from ..corpus.wordlist import record_word_list
+from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallCorpusWarning, user_stacklevel
+from ..evaluation import npmi_and_diversity, training_run_metrics
+from ..models import FedLDA
+from ..models.base import check_topics_fit_vocabulary
+from ..models.by_unit import SPLIT_NAMES, split_by, split_for
+from ..models.dataset_charge import (
+    after_fit,
+    charging_active,
+    hook,
+    ledger_path,
+    ledger_value,
+    model_delta,
+    open_charge,
+    open_run_charge,
+)
+from ..models.fdptm import compose_privacy
+from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
+from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
