@@ -196,17 +196,6 @@ def cli_output(capsys, *args):
     return code, flat(out), flat(err)
 
 
-def one_line_error(r, *phrases) -> str:
-    """The one line of error of a finished ``dptopic`` subprocess ``r`` (exit status 2, no traceback), holding every
-    phrase given."""
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for p in phrases:
-        assert p in lines[0], lines[0]
-    return lines[0]
-
-
 def cli_ok(capsys, argv) -> str:
     """stderr of ``dptopic ARGV`` run in this process, which must succeed."""
     from dptopic.cli.main import main

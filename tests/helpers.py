@@ -153,13 +153,14 @@ def cli_error_line(capsys, argv) -> str:
     return lines[0]
 
 
-def one_line_error(capsys, argv) -> str:
-    """Run the CLI on ``argv``: exit status 2, one line on stderr, no traceback; returns that line."""
-    rc = main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert rc == 2 and "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
+def one_line_error(r, *phrases) -> str:
+    """The one line of error of a finished ``dptopic`` subprocess ``r`` (exit status 2, no traceback), holding every
+    phrase given. (In this process: :func:`cli_error_line`.)"""
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for p in phrases:
+        assert p in lines[0], lines[0]
     return lines[0]
 
 

@@ -35,3 +35,24 @@ def test_ruff_passes():
     r = subprocess.run([ruff, "check", "--output-format", "concise", *FOLDERS], cwd=ROOT, capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-1000:]
+
+
+def _functions(path: Path) -> set:
+    import ast
+
+    return {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(n, ast.FunctionDef) and not n.name.startswith("_") and not n.decorator_list}
+
+
+def test_each_shared_test_helper_is_written_once():
+    """Three ``one_line_error`` helpers (helpers.py, conftest.py, a test module's own), two of them alike: a helper
+    the tests share is defined once, in one of the shared modules, and no test module writes its own of that name."""
+    shared = {}
+    for name in ("helpers.py", "conftest.py", "service_helpers.py"):
+        for f in _functions(ROOT / "tests" / name):
+            shared.setdefault(f, []).append(name)
+    twice = {f: where for f, where in shared.items() if len(where) > 1}
+    assert not twice, f"helpers defined in more than one shared module: {twice}"
+    copies = [f"{p.relative_to(ROOT)}: {f}" for p in sorted((ROOT / "tests").rglob("test_*.py"))
+              for f in _functions(p) & set(shared)]
+    assert not copies, "test modules that write their own copy of a shared helper: " + ", ".join(copies)

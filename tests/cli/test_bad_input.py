@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import one_line_error as _one_line
 from dptopic.cli.main import main
+from helpers import one_line_error as _one_line
 from helpers import run_dptopic
 
 WORDS = ("apple banana cherry grape lemon mango melon olive peach pear plum quince berry date fig kiwi lime "

@@ -17,7 +17,7 @@ from dptopic.cli.main import main
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.errors import DPTopicError
-from helpers import one_line_error, one_line_stderr, run_dptopic
+from helpers import cli_error_line, one_line_stderr, run_dptopic
 
 TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
 
@@ -231,8 +231,6 @@ def test_gzip_with_trailing_bytes_is_not_called_not_gzip(tmp_path, capsys):
 WORDS = "apple banana cherry grape lemon mango"
 
 
-_err = one_line_error
-
 
 # ---------------------------------------------------------------- 1. labels: one rule in every loader
 @pytest.mark.parametrize("name, body, line", [
@@ -249,7 +247,7 @@ def test_a_document_without_a_label_is_refused_in_every_format(tmp_path, capsys,
                                                                command):
     monkeypatch.chdir(tmp_path)
     (tmp_path / name).write_text(body)
-    err = _err(capsys, [*command, name, "--label-field", "label"])
+    err = cli_error_line(capsys, [*command, name, "--label-field", "label"])
     assert f"line {line}" in err and "no label" in err, err
     assert "--label-field" in err and "drop the unlabelled ones" in err, err
     assert not (tmp_path / "c.npz").exists()
@@ -283,7 +281,6 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
     assert "--background-share has no effect" in capsys.readouterr().err
 
 
-_one_line_error = _err       # exit code 2, one line on stderr, no traceback
 
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
@@ -299,7 +296,7 @@ def test_a_contributors_empty_file_is_one_line(tmp_path, capsys, data):
     p.write_bytes(data)
     with pytest.raises(DPTopicError, match="no non-blank lines; give one document per line"):
         _client(p)
-    assert "no non-blank lines" in _one_line_error(capsys, ["corpus", "info", p])
+    assert "no non-blank lines" in cli_error_line(capsys, ["corpus", "info", p])
 
 
 @pytest.mark.parametrize("data, says", [
@@ -312,7 +309,7 @@ def test_a_contributors_unreadable_file_is_one_line(tmp_path, capsys, data, says
     p.write_bytes(data)
     with pytest.raises(DPTopicError, match=says):
         _client(p)
-    assert says in _one_line_error(capsys, ["corpus", "prepare", "--corpus", p, "--out", tmp_path / "c.npz"])
+    assert says in cli_error_line(capsys, ["corpus", "prepare", "--corpus", p, "--out", tmp_path / "c.npz"])
 
 
 # ---------------------------------------------------------------- 4. text folders

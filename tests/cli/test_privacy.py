@@ -17,12 +17,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dptopic
-from conftest import one_line_error as _one_line
 from dptopic.accounting.verify import recompute_report, verify_report
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import CorruptModelError
 from helpers import FAST, SRC, fit_fedlda, run_dptopic, subprocess_error_line
+from helpers import one_line_error as _one_line
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))

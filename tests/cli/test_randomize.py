@@ -13,7 +13,7 @@ import pytest
 from conftest import cli_output
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-from helpers import one_line_error as _err
+from helpers import cli_error_line as _err
 from helpers import run_dptopic
 
 

@@ -22,7 +22,7 @@ from dptopic.models import FedLDA  # noqa: E402
 from dptopic.protocol.fedlda_messages import ModelBroadcast, decode_message  # noqa: E402
 from dptopic.protocol.fedlda_server import full_vocabulary_topics  # noqa: E402
 from dptopic.reporting.pull import pull  # noqa: E402
-from helpers import run_dptopic  # noqa: E402
+from helpers import one_line_error, run_dptopic  # noqa: E402
 from service_helpers import (  # noqa: E402
     InProcessServer,
     Server,
@@ -41,15 +41,6 @@ def run_cli(*args, timeout=120):
     """``dptopic ARGS`` run in this process (``helpers.run_dptopic``): the client commands these tests run need no
     process of their own, and a new interpreter's imports took seconds per call."""
     return run_dptopic(*args, timeout=timeout)
-
-
-def one_line_error(r):
-    """A CLI failure in one line of error, never a traceback."""
-    assert r.returncode != 0
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
