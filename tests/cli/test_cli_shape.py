@@ -73,7 +73,7 @@ FLAG_TEXT = {
     "protocol/reports.py": 2,
     "reporting/calculators.py": 3,
     "reporting/demo.py": 8,
-    "reporting/export.py": 20,
+    "reporting/export.py": 15,
     "reporting/html.py": 4,
     "reporting/ledger.py": 1,
     "reporting/page.py": 26,

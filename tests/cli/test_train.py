@@ -732,21 +732,22 @@ def _tiny_jsonl(path, n=120, seed=0):
 
 
 @pytest.mark.parametrize("budget", ["1e12", "1e30", "1e300"])
-def test_a_huge_user_budget_is_refused_at_once(capsys, budget):
+def test_a_huge_user_budget_is_refused_at_once(capsys, budget, tmp_path):
     """`--user-budget 1e30` spun for hours in a one-step search before the size check."""
     import dptopic
 
     line = cli_error_line(capsys, ["train", "--algorithm", "fed", "--user-budget", budget, "--corpus", "demo",
-                                "--topics", "3", "--out", "unused"])
+                                "--topics", "3", "--out", tmp_path / "unused"])
     assert f"--user-budget {float(budget):g} is too large" in line and "more than the 1e+07 an update may hold" in line
     with pytest.raises(DPTopicError, match="invalid pad_length="):
         dptopic.FedLDA.from_user_budget(float(budget), 26)
 
 
 @pytest.mark.parametrize("epochs", ["inf", "1e309"])
-def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs):
+def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs, tmp_path):
     assert "invalid --epochs inf for online-vb" in cli_error_line(
-        capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out", "unused"])
+        capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out",
+                 tmp_path / "unused"])
 
 
 def test_a_model_trained_on_dask_is_audited_with_its_shadows_on_threads(tmp_path, capsys):
@@ -859,9 +860,10 @@ def test_test_size_on_a_shard_folder_is_refused(shards_2, tmp_path, capsys):
                  "--out", str(tmp_path / "m2")]) == 0
 
 
-def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys):
+def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys, tmp_path):
     # review: `train --algorithm hdp --epsilon 2000` loaded the corpus and started the fit before its one-line error
-    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out", "unused"]) == 2
+    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out",
+                 str(tmp_path / "unused")]) == 2
     out, err = capsys.readouterr()
     assert "invalid --epsilon-laplace 2000.0" in err and "left out of the evaluation" not in out + err
     with pytest.raises(DPTopicError, match="epsilon_laplace"):

@@ -1,5 +1,6 @@
 """What ``dptopic export`` writes, computed in the library (``reporting/export.py``)."""
 import numpy as np
+import pytest
 
 from dptopic.corpus import Corpus, Vocabulary
 from dptopic.reporting.export import kept_words, pyldavis_data, spread_summary
@@ -126,3 +127,18 @@ def test_the_models_that_keep_words_are_the_document_level_trainers_under_a_name
 
     assert not hasattr(export, "DOCUMENT_LEVEL")
     assert set(export.KEPT_WORDS_ESTIMATORS) == {TRAINERS[n].class_name for n in DOCUMENT_LEVEL}
+
+
+def test_a_refused_table_path_names_the_parameter_not_the_flag(tmp_path):
+    """check_theta_out told a Python caller to choose "another --out": it names ``out``, which the command line
+    writes as --out."""
+    from dptopic.cli._flags import OUTPUT_FLAGS, flag_message
+    from dptopic.errors import ParameterError
+    from dptopic.reporting.export import check_theta_out
+
+    (tmp_path / "mine.npy").write_bytes(b"\x93NUMPY")
+    for path, overwrite in ((tmp_path / "t.txt", False), (tmp_path / "mine.npy", True)):
+        with pytest.raises(ParameterError) as e:
+            check_theta_out(path, overwrite)
+        assert e.value.parameter == "out" and "--" not in str(e.value) and str(e.value).startswith("out '"), e.value
+        assert flag_message(e.value, OUTPUT_FLAGS).startswith("--out '")
