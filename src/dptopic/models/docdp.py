@@ -92,6 +92,16 @@ class DocDPEM(_DocumentDPModel):
         weighted ``1/m``.
     backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
         runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1) of the last
+        noisy iteration.
+    supported_topics_ : ndarray of shape (n_topics,), bool: the topics that stand above the noise.
+    background_topics_ : ndarray of shape (n_topics,), bool: the topics held as background.
+    noise_std_ : float, the standard deviation of each release's Gaussian noise.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, the privacy card's report. ``ledger_`` : PrivacyLedger, the releases it spent.
     """
 
     _private = True

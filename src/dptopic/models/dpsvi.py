@@ -72,6 +72,17 @@ class DPSVI(_TopicFlags, _VariationalLDA):
     n_jobs : threads sharing each E-step, as :class:`OnlineVB`'s (each document is clipped on its own, so the blocks
         change nothing in the sensitivity or the accounting).
     verbose : 0 silences the progress bar (default 1).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the expected topics (rows sum to 1).
+    lambda_ : ndarray of shape (n_topics, n_words), the variational Dirichlet parameters after the last noisy step.
+    supported_topics_, background_topics_ : ndarray of shape (n_topics,), bool: the topics above the noise, and those
+        held as background.
+    n_updates_ : int, the noisy steps taken. ``clipped_fraction_`` : float, the share of documents clipped (outside
+        the guarantee). ``perplexity_`` : list of ``(step, bound)`` on ``eval_set`` when :meth:`fit` is given one.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, the privacy card's report. ``ledger_`` : PrivacyLedger, the releases it spent.
     """
 
     _private = True

@@ -221,6 +221,9 @@ class FedLDA(GibbsTopicModel):
     ----------
     epsilon_per_entry_ : ε per reported entry that the settings give (``epsilon_per_entry``, or solved from the
         per-user ``epsilon``); set before ``fit`` too.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1) of the last
+        round's broadcast.
+    vocabulary_ : Vocabulary of n_words words. ``privacy_`` : dict, the privacy card's report.
     """
 
     _parameter_constraints = {

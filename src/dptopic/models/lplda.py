@@ -158,7 +158,8 @@ class LPLDA(LocalReportsModel, LDA):
 
     Attributes
     ----------
-    components_, topic_word_counts_, vocabulary_, privacy_ : as :class:`LDA`.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1).
+    topic_word_counts_, vocabulary_, privacy_ : as :class:`LDA`.
     f_ : the reports' flip parameter. ``n_reports_`` : M.
     noisy_counts_ : ``n_t``. ``estimates_`` : eq. (8). ``targets_`` : the rounded, clamped targets.
     variance_exact_ : the exact variance of eq. (8) for a fixed data set (same for every word).
