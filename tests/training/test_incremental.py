@@ -114,8 +114,9 @@ def test_inputs_are_checked_before_the_model_reads_a_report(word_reports, tmp_pa
             train_batch(model, word_reports, vocabulary=WORDS, reports_per_contributor=bad)
     bare = Randomizer(WORDS, epsilon_word=2.0, secure=True).randomize(_docs(5))
     bare = type(bare).from_bytes(bare.to_bytes(include_vocabulary=False))
-    with pytest.raises(DPTopicError, match="does not embed its vocabulary"):
+    with pytest.raises(DPTopicError, match="does not embed its vocabulary") as e:
         train_batch(model, bare)
+    assert "give vocabulary= (the public word list)" in str(e.value) and "--" not in str(e.value)   # no flag
     assert not hasattr(model, "components_")
 
 

@@ -126,7 +126,10 @@ def train_local(a, console, params: dict) -> None:
     print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:
-        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
+        from ..training.run import no_vocabulary_error  # read on use: the CLI's start-up stays light
+
+        with flag_errors({"vocabulary": "--vocabulary"}):
+            raise no_vocabulary_error()
     if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
         params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
                                              stop_words=PUBLIC_VOCABULARY_DECIDES)

@@ -43,7 +43,14 @@ from ..corpus.corpus import as_corpus
 from ..corpus.shards import folder_shards
 from ..corpus.summary import median_user_length
 from ..corpus.wordlist import record_word_list
-from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallCorpusWarning, user_stacklevel
+from ..errors import (
+    DPTopicError,
+    ForecastWarning,
+    ParameterError,
+    PublicOverlapWarning,
+    SmallCorpusWarning,
+    user_stacklevel,
+)
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models import FedLDA
 from ..models.base import check_topics_fit_vocabulary
@@ -741,6 +748,14 @@ def _train_shards(result: TrainingResult, inputs: _Inputs, out, save_metrics, ca
     return result
 
 
+def no_vocabulary_error() -> ParameterError:
+    """The refusal of a report file that does not embed its vocabulary when no ``vocabulary`` is given (one sentence
+    for ``train_batch`` and the command line, which writes it in its flags)."""
+    return ParameterError("the report file does not embed its vocabulary: give {vocabulary=} (the public word list).",
+                          "vocabulary", flag_template="the report file does not embed its vocabulary: give {vocabulary}"
+                                                      " FILE (the public word list).")
+
+
 def _reads_reports(model) -> bool:
     """Whether ``model`` trains on randomized reports (``dptopic randomize``), not on a corpus (the registry says)."""
     entry = trainer_of(model)
@@ -785,8 +800,7 @@ def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False,
         vocabulary = vocabulary[1]
     vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
     if vocabulary is None:
-        raise DPTopicError("the report file does not embed its vocabulary: give vocabulary= (the public word list;"
-                           " CLI: --vocabulary FILE).")
+        raise no_vocabulary_error()
     return vocabulary
 
 
