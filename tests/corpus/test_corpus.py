@@ -950,3 +950,15 @@ def test_person_ids_that_differ_only_by_unicode_normalization_are_one_person():
     assert nfc != nfd
     c = Corpus.from_texts(["river water boat", "river bank fish", "money loan"], user_ids=[nfc, nfd, "Ana"])
     assert c.user_ids == [nfc, nfc, "Ana"] and len(set(c.user_ids)) == 2
+
+
+def test_a_split_by_person_without_ids_names_the_parameters_not_the_flag():
+    """person_split told a Python caller of the command line's --user-field: it names user_ids= and user_field=,
+    which the command line writes as its flags."""
+    from dptopic.errors import ParameterError
+
+    c = Corpus.from_texts(["apple banana", "cherry plum", "river ocean"])
+    with pytest.raises(ParameterError) as e:
+        c.person_split(0.5)
+    assert e.value.parameters == ("user_ids", "user_field") and "--" not in str(e.value), str(e.value)
+    assert e.value.message({"user_field": "--user-field"}).endswith("(--user-field).")

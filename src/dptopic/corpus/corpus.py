@@ -855,8 +855,9 @@ class Corpus:
         corpus's own :attr:`user_ids`; the parts carry them. ``key`` (public) picks another split."""
         ids = self.user_ids if user_ids is None else check_user_ids(user_ids, self.n_docs)
         if ids is None:
-            raise DPTopicError("a split by person needs the person of each document: give user_ids= (one string per"
-                               " document), or a Corpus read with its user ids (user_field=; CLI: --user-field FIELD).")
+            raise ParameterError("a split by person needs the person of each document: give {user_ids=} (one string"
+                                 " per document), or a Corpus read with its user ids ({user_field=}).", "user_ids",
+                                 others=("user_field",))
         self._check_split(test_size, "a split by person")
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
