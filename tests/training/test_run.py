@@ -374,3 +374,11 @@ def test_the_run_takes_its_inputs_by_name():
     assert kinds == {inspect.Parameter.KEYWORD_ONLY}
     train = set(inspect.signature(run.train).parameters) - {"ledger", "dataset"}
     assert set(inspect.signature(run._train).parameters) == train
+
+
+def test_a_user_level_run_without_people_names_the_parameter_to_a_python_caller():
+    """dptopic.train told a Python caller of the command line's --user-field."""
+    corpus = Corpus.from_texts(["apple banana cherry", "river ocean valley"] * 10)
+    with pytest.raises(DPTopicError, match="carries none") as e:
+        dptopic.train(corpus, unit="user", epsilon=2.0, ledger=False, metrics=False)
+    assert "user_field=" in str(e.value) and "--" not in str(e.value), str(e.value)

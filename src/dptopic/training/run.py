@@ -357,7 +357,7 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     if getattr(model, "unit", None) == "user" and getattr(corpus, "user_ids", None) is None:
         how = f"user_field={user_field!r}" if user_field is not None else "user_field=FIELD"
         raise DPTopicError(f"the user unit needs each document's person, and {names.get('corpus', 'the corpus')}"
-                           f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
+                           f" carries none: read it with its user ids ({how}), or"
                            " from a folder of folders (one per person).")
     if test_size > 0 and corpus.n_docs < 2:     # the split's refusal, before any budget is spent on the words
         raise DPTopicError(f"cannot split a corpus of {corpus.n_docs} document(s) into train and test parts: give at"
