@@ -95,7 +95,6 @@ FLAG_TEXT = {
     "service/startup.py": 50,
     "service/status.py": 8,
     "service/storage.py": 11,
-    "training/run.py": 4,
 }
 """Lines of each library module (outside ``cli/``) whose strings write a ``--flag``: a ratchet that only goes down,
 to none. A library message names parameters (``ParameterError``: ``{overwrite}``, ``out=``), the command line writes

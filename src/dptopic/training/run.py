@@ -145,7 +145,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
 
     Parameters
     ----------
-    corpus : Corpus, or a shard folder (``dptopic corpus prepare --shards``; path or ``training_source``) for the
+    corpus : Corpus, or a shard folder (:func:`dptopic.corpus.shards.write_shards`; path or ``training_source``) for the
         trainers that stream shards. With ``private_vocabulary`` the corpus must hold every word (read uncut).
     algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
     unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
@@ -166,7 +166,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         privacy loss distributions saves on the sum. With ``model``, its total-epsilon parameter and ``delta`` are
         set to that share.
     public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones
-        (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
+        (:func:`dptopic.datasets.read_public_corpus` reads a file as the command line does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
     ledger : the ledger the run is charged to (docs/budget.md): a file path or a ``postgresql://`` URL, True (the
@@ -177,8 +177,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
     model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
-    names : mapping, how messages name the inputs (the command line passes its flags: ``{"corpus": "--corpus
-        FILE", "public_corpus": "--public-corpus FILE"}``).
+    names : mapping, how messages name the inputs (``{parameter: name}``; the command line passes the flag that sets
+        each, with the file given).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
     split_as : another estimator whose split to use (a non-private reference trained on a private model's split).
     metrics : bool or "coherence", compute the held-out metrics (False: none, a caller computes its own on
