@@ -962,3 +962,14 @@ def test_a_split_by_person_without_ids_names_the_parameters_not_the_flag():
         c.person_split(0.5)
     assert e.value.parameters == ("user_ids", "user_field") and "--" not in str(e.value), str(e.value)
     assert e.value.message({"user_field": "--user-field"}).endswith("(--user-field).")
+
+
+def test_a_split_with_every_document_on_one_side_names_test_size_not_the_flag():
+    """The refusal told a Python caller to give "another --test-size (another key, in the API)"."""
+    from dptopic.errors import ParameterError
+
+    c = Corpus.from_texts(["apple banana", "cherry plum"])
+    with pytest.raises(ParameterError) as e:
+        c.stable_split(0.001)
+    assert "test_size" in e.value.parameters and "--" not in str(e.value), str(e.value)
+    assert e.value.message({"test_size": "--test-size"}).endswith("or another --test-size.")

@@ -885,8 +885,10 @@ class Corpus:
         "12 people"; the documents by default)."""
         if test.all() or not test.any():
             what = what or f"{self.n_docs} documents"
-            raise DPTopicError(f"the split put all {what} in one part: give more {what.split()[-1]}, or another"
-                               " --test-size (another key, in the API).")
+            raise ParameterError("the split put all {what} in one part: give more {unit}, or another {test_size} or"
+                                 " key.", "test_size", what=what, unit=what.split()[-1],
+                                 flag_template="the split put all {what} in one part: give more {unit}, or another"
+                                               " {test_size}.")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":
