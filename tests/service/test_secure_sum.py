@@ -84,6 +84,20 @@ def test_a_round_releases_a_model_that_pull_loads_and_wipes_the_secrets(tmp_path
     assert stat.S_IMODE(os.stat(tmp_path / "secure.sqlite").st_mode) == 0o600
 
 
+def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
+    import dptopic
+    from dptopic.reporting.pull import pull
+
+    with SecureSumServer(tmp_path, WORDS, n=6, dropouts=2, bits=64) as live:
+        assert live.call("GET", "/v1/config")[1]["secure_sum"]["modulus_bits"] == 64
+        out = run_all(live, tmp_path)
+        assert all(isinstance(o, dict) for o in out), out
+        assert wait_state(live, "released", "failed")["state"] == "released"
+        pull(live.url, tmp_path / "model")
+    params = dptopic.load(tmp_path / "model").privacy_["parameters"]
+    assert params["modulus_bits"] == 64 and params["scale"] == 2 ** 16 and params["noise_inflation"] <= 1.01
+
+
 def test_admission_takes_an_invitation_and_a_signature(tmp_path):
     with Live(tmp_path, n=6, dropouts=1) as live:
         cfg = live.call("GET", "/v1/config")[1]

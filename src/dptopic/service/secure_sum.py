@@ -8,7 +8,8 @@ first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of
                   (``POST /v1/secure/keys``); the roster closes when every member of the directory has.
 ``shares``        each posts its neighbours' encrypted shares (``POST /v1/secure/shares``); closes when every roster
                   member has, or by the admin.
-``upload{p}``     the signed, masked vector of step p (``POST /v1/secure/upload/{p}``, raw little-endian uint32;
+``upload{p}``     the signed, masked vector of step p (``POST /v1/secure/upload/{p}``, raw little-endian uint32 or
+                  uint64, the plan's ring;
                   step 0 answers with the shares addressed to the uploader); closes when every member has uploaded,
                   or by the admin (``POST /v1/admin/secure/close``).
 ``consistency{p}``  the survivors sign the set of uploads (``POST /v1/secure/consistency/{p}``); closes when every
@@ -127,7 +128,7 @@ class SecureSumConfig:
         if len(self.directory["members"]) != self.plan.n:
             raise DPTopicError(f"--directory lists {len(self.directory['members'])} invited contributors, but the round"
                                f" takes {self.plan.n} (--min-contributors): give the same number, or invite again.")
-        need = 4 * max(self.plan.dims) + 64
+        need = self.plan.upload_bytes(max(self.plan.dims)) + 64
         if self.max_body_bytes < need:
             raise DPTopicError(f"--max-body-bytes {self.max_body_bytes} is below the largest secure-sum upload here"
                                f" ({need} bytes): raise it.")
@@ -449,9 +450,10 @@ class SecureRound:
             self._need(f"upload{phase}")
             if contributor not in self._in("members"):
                 raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
-            if len(body) != 4 * self.dim(phase):
+            want = self.plan.upload_bytes(self.dim(phase))
+            if len(body) != want:
                 raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
-                                                   f" uint32 ({4 * self.dim(phase)} bytes), not {len(body)} bytes.")
+                                                   f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
             with self.engine.begin() as conn:
                 conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
                                                        signature=signature, data=body, at=time.time()))
@@ -635,7 +637,8 @@ class SecureRound:
         with self.engine.connect() as conn:
             rows = conn.execution_options(stream_results=True).execute(
                 select(t_uploads.c.contributor, t_uploads.c.data).where(t_uploads.c.phase == phase))
-            total = ss.ring_sum(np.frombuffer(r.data, dtype=ss.DTYPE) for r in rows if r.contributor in uploaded)
+            total = ss.ring_sum((np.frombuffer(r.data, dtype=self.plan.dtype) for r in rows
+                                 if r.contributor in uploaded), self.plan.bits)
         t1 = time.perf_counter()
         total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
         t2 = time.perf_counter()
