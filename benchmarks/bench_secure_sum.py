@@ -341,9 +341,10 @@ def http_main(a, vocab, phi, theta, lengths):
     runs = {"this": [], "baseline": []}
     mine = Path(__file__).resolve().parents[1] / "src"
     for r in range(a.repeats):
-        for name, src, inv in (("baseline", a.baseline_src, False), ("this", mine, True)):
+        for name, src in (("baseline", a.baseline_src), ("this", mine)):
             if src is None:
                 continue
+            inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
             s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", 8760 + r * 2 + (name == "this"),
                            inv)
             runs[name].append(s)

@@ -167,6 +167,77 @@ def test_a_restart_between_the_last_answer_and_the_unmasking_resumes_it(tmp_path
     assert again.view()["state"] == "upload1"
 
 
+def _released_sums(rnd) -> list:
+    import json
+
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state
+    with rnd.server.engine.connect() as conn:
+        return [json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{p}")).scalar())
+                for p in (0, 1)]
+
+
+def test_a_restart_at_every_step_resumes_from_the_running_sums_and_receipts(tmp_path):
+    """The server dropped (as by kill -9: only what was committed remains) after every step and in the middle of
+    each upload step, a fresh one started on the same database each time: the round releases the same sums as a
+    round never stopped (the same seeded statistics and noise), each upload counted exactly once although the first
+    half is sent again after the restart, and the database keeps one running sum per step, not the uploads."""
+    from sqlalchemy import func, inspect, select
+
+    from dptopic.service import secure_sum as server
+
+    plain = InProcessRound(tmp_path / "plain", n=10, dropouts=2, collusion=1, seed=3)
+    assert plain.run(drop0=[plain.people[-1].me])["state"] == "released"
+    rnd = InProcessRound(tmp_path / "stopped", n=10, dropouts=2, collusion=1, seed=3)
+
+    def restart():
+        rnd.server.engine.dispose()
+        rnd.server = server.SecureRound(rnd.cfg)
+    rnd.keys()
+    restart()
+    rnd.shares()
+    restart()
+    for phase in (0, 1):
+        view = rnd.server.view()
+        half = rnd.people[:4]
+        for c in half:
+            body, sig = c.upload(phase, view)
+            answer = rnd.server.post_upload(phase, c.me, body, sig)[1]
+            if phase == 0:
+                c.take_shares(answer["shares"])
+        restart()
+        rnd.upload(phase, drop=[rnd.people[-1].me] if phase == 0 else ())     # the first half again: replays
+        assert rnd.server.view()["state"] == f"consistency{phase}"
+        restart()
+        rnd.consistency(phase)
+        restart()
+        rnd.unmask(phase)
+        restart()
+    assert rnd.server.view()["state"] == "released"
+    assert _released_sums(rnd) == _released_sums(plain)
+    with rnd.server.engine.connect() as conn:
+        assert "secure_uploads" not in inspect(rnd.server.engine).get_table_names()
+        sums = {r.phase: r.count for r in conn.execute(select(server.t_sums))}
+        receipts = conn.execute(select(func.count()).select_from(server.t_uploads)).scalar()
+    assert sums == {0: 9, 1: 9} and receipts == 18
+
+
+def test_an_upload_made_unmaskable_by_its_neighbours_dropping_fails_the_round(tmp_path):
+    """An uploader left with fewer than T of its neighbours among the uploads cannot be unmasked (its neighbours
+    refuse) and is in the running sum, which keeps no upload to take out: the step closes as failed, nothing is
+    revealed."""
+    rnd = InProcessRound(tmp_path, n=60, dropouts=18, collusion=0)       # 36 neighbours, threshold 19
+    rnd.keys()
+    rnd.shares()
+    graph, T = rnd.server.graph(), rnd.server.T
+    target = rnd.people[0].me
+    drop = graph[target][:len(graph[target]) - T + 1]       # one more of its neighbours than it can lose
+    rnd.upload(0, drop=drop)
+    view = rnd.server.view()
+    assert view["state"] == "failed" and "cannot be unmasked" in view["reason"], view
+
+
 @pytest.mark.parametrize("damage, why", [
     ("UPDATE secure_round SET value = '{\"state\": \"dancing\"}' WHERE key = 'state'", "unknown step"),
     ("UPDATE secure_round SET value = '{\"state\": \"released\"}' WHERE key = 'state'", "without a model"),
