@@ -98,6 +98,49 @@ def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
     assert params["modulus_bits"] == 64 and params["scale"] == 2 ** 16 and params["noise_inflation"] <= 1.01
 
 
+def test_a_contributor_waits_by_long_polling_with_one_request_a_wait(tmp_path):
+    """Every request a contributor makes in a whole round: the configuration, the keys, then per step one long-polled
+    wait (the roster and the neighbours' signatures come with it) and one message, 17 in all, however long the others
+    take; the same checks as with separate requests (a contributor still refuses a roster or signatures that fail)."""
+    from dptopic.contributor.client import ServiceClient
+
+    class Counting(ServiceClient):
+        def request(self, method, path, *a, **k):
+            self.sent.append(f"{method} {path.split('?')[0]}")
+            return super().request(method, path, *a, **k)
+
+    with Live(tmp_path) as live:
+        clients = [Counting(live.url) for _ in live.invitations]
+        for cl in clients:
+            cl.sent = []
+        out = [None] * len(clients)
+
+        def one(i):
+            if i == 0:
+                time.sleep(1.5)     # one late contributor: the others wait for it without polling
+            out[i] = take_part(live.url, bow(i), live.invitation_files[i], state=tmp_path / f"s{i}.json",
+                               client=clients[i], poll=0.05, timeout=60)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(clients))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert all(isinstance(o, dict) for o in out), out
+    for cl in clients:
+        assert len(cl.sent) <= 17, cl.sent
+        assert "GET /v1/secure/roster" not in cl.sent and "GET /v1/secure/signatures/0" not in cl.sent
+
+
+def test_a_long_poll_is_refused_for_an_unknown_step_and_answers_at_its_timeout(tmp_path):
+    with Live(tmp_path) as live:
+        status, doc = live.call("GET", "/v1/secure/round?wait=dancing")
+        assert status == 400 and "no step" in doc["error"]["message"]
+        t = time.monotonic()
+        status, doc = live.call("GET", "/v1/secure/round?wait=released&timeout=0.3")
+        assert status == 200 and doc["state"] == "keys" and 0.25 <= time.monotonic() - t < 10
+        assert live.call("GET", "/v1/secure/round?include=roster")[0] == 400      # include names its contributor
+
+
 def test_admission_takes_an_invitation_and_a_signature(tmp_path):
     with Live(tmp_path, n=6, dropouts=1) as live:
         cfg = live.call("GET", "/v1/config")[1]

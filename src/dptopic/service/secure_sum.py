@@ -774,8 +774,54 @@ async def get_config(request: Request):
                          "directory": cfg.directory, "max_body_bytes": cfg.max_body_bytes})
 
 
+LONG_POLL_S = 20.0
+"""The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
+
+
+def _reached(state: str, step: str) -> bool:
+    return state == "failed" or STATES.index(state) >= STATES.index(step)
+
+
 async def get_round(request: Request):
-    return JSONResponse(await run_in_threadpool(_round(request).view))
+    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
+    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
+    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
+    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
+    (``include=signatures``)."""
+    import asyncio
+
+    r = _round(request)
+    q = request.query_params
+    step = q.get("wait")
+    if step is not None:
+        if step not in STATES:
+            raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
+        try:
+            timeout = float(q.get("timeout", LONG_POLL_S))
+        except ValueError:
+            timeout = -1.0
+        if not 0 <= timeout <= 3600:
+            raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
+        deadline = time.monotonic() + min(timeout, LONG_POLL_S)
+        pause = 0.02        # the state is looked at in memory; at most 4 times a second per waiting contributor
+        while not _reached(r.st["state"], step) and time.monotonic() < deadline:
+            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(0.25, pause * 1.5)
+    view = await run_in_threadpool(r.view)
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
+    if include:
+        who = _contributor(q.get("contributor"))
+        state = view["state"]
+        if "roster" in include and state not in ("keys", "failed"):
+            view["roster"] = await run_in_threadpool(r.roster)
+        if "signatures" in include and state.startswith("unmask"):
+            phase = int(state[-1])
+            mine = set(r.graph().get(who, ()))
+            view["signatures"] = {k: v for k, v in (await run_in_threadpool(r.signatures, phase)).items()
+                                  if k in mine}
+    return JSONResponse(view)
 
 
 async def get_roster(request: Request):
