@@ -38,6 +38,7 @@ contributors send again from their state files).
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -788,8 +789,6 @@ async def get_round(request: Request):
     ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
     roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
     (``include=signatures``)."""
-    import asyncio
-
     r = _round(request)
     q = request.query_params
     step = q.get("wait")
