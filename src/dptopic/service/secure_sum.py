@@ -27,10 +27,10 @@ once per contributor and step (a retry of the same bytes is acknowledged as a re
 Uploads are aggregated as they arrive: each is added to its step's running sum (in the plan's ring) in the
 transaction that stores its receipt (SHA-256 and signature), so exactly once, and its bytes are not kept. The
 server's storage for the uploads is the two running sums plus one receipt per contributor and step, and a server
-killed at any moment resumes from them (``tests/integration/test_secure_sum_restart.py``). The price: an upload
-whose maker is left with fewer than the threshold of its neighbours among the uploads cannot be unmasked, nor taken
-out of the sum, so the step fails; the plan's degree makes that rare under random dropouts (at most 1e-3
-contributors expected short), and a server or its contributors can fail a round in any case.
+killed at any moment resumes from them (``tests/integration/test_secure_sum_restart.py``). An upload whose maker is
+left with fewer than the threshold of its neighbours among the uploads cannot be unmasked, nor taken out of the sum,
+so the step fails; taking it out would rarely save the round (on the ring its neighbours are then short in turn), and
+the plan's degree makes it rare under random dropouts (at most 1e-3 contributors expected short).
 Fewer than ``n - F`` survivors at any step fail the round: the noise was calibrated for at least that many shares.
 The database is created readable by its owner only; SQLite commits in WAL mode and syncs at checkpoints, so a
 process killed at any moment loses nothing it acknowledged (a power cut may lose the last acknowledgements, which the
@@ -500,9 +500,10 @@ class SecureRound:
     def _close_upload(self, conn, phase: int) -> None:
         uploaded = set(r[0] for r in conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == phase)))
         # an upload whose maker has fewer than T neighbours among the uploads could not be unmasked (its neighbours
-        # refuse, rightly), and it is in the running sum, which keeps no upload to take out: the round fails. The
-        # plan's degree makes this rare under random dropouts (SecureSumPlan.degree: the expected number of
-        # contributors left short of T neighbours is at most 1e-3)
+        # refuse, rightly), and it is in the running sum, which keeps no upload to take out: the round fails. Taking
+        # it out would rarely help: on the ring its nearest uploading neighbour is then short too, and so on around
+        # (docs/research/secure_sum.md). The plan's degree makes it rare under random dropouts (SecureSumPlan.degree:
+        # the expected number of contributors left short of T neighbours is at most 1e-3)
         short = self._short(uploaded)
         least = self.plan.n - self.plan.dropouts
         if len(uploaded) < least:
