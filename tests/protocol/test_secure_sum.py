@@ -287,7 +287,8 @@ def test_signatures_verify_only_their_own_message_and_key():
     assert not ss.verify(pub, sig, ss.consistency_message("r", 1, ["a", "b"]))       # another step
     assert not ss.verify(pub, sig, ss.consistency_message("r", 0, ["a"]))           # another set
     assert not ss.verify(ss.signing_public(ss.new_signing_key()), sig, msg)          # another key
-    assert not ss.verify(pub, sig[:-2] + "00", msg) and not ss.verify(pub, "zz", msg) and not ss.verify(pub, None, msg)
+    flipped = sig[:-2] + format(int(sig[-2:], 16) ^ 1, "02x")      # one bit of the last byte changed
+    assert not ss.verify(pub, flipped, msg) and not ss.verify(pub, "zz", msg) and not ss.verify(pub, None, msg)
 
 
 def test_shares_are_checked_as_hex_below_the_prime():

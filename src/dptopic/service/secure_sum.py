@@ -492,7 +492,7 @@ class SecureRound:
             else:
                 total = np.frombuffer(row.data, dtype=self.plan.dtype)
                 if len(total) != self.dim(phase):
-                    raise DPTopicError(f"--database {safe_url(self.cfg.database)!r} holds a running sum of step"
+                    raise DPTopicError(f"the database {safe_url(self.cfg.database)!r} holds a running sum of step"
                                        f" {phase} of {len(total)} entries, not {self.dim(phase)}: give a new database.")
                 self._sums[phase] = (total, int(row.count))
         return self._sums[phase]
