@@ -53,18 +53,19 @@ from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusW
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..moments import topics_from_cooccurrence
+from ..moments.public_groups import grouped_columns, spread_tail, word_topics
+from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from ..moments.support import cooccurrence_supported_topics
 from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
-from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from .public_prior import (PUBLIC_AUTO_WORDS, check_public_input, extend_topics, public_counts, public_input_entry,
                            public_prior_topics, refuse_private_as_public)
 from ..advice import too_small_message
 from ..corpus.vectors import PublicVectors
 from .vector_prior import ROUTES as VECTOR_ROUTES
-from .vector_prior import choose_route, grouped_columns, resolve_vectors, spread_tail, vectors_entry, word_topics
+from .vector_prior import choose_route, resolve_vectors, vectors_entry
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -498,7 +499,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         """The topics at ``n_topics`` read from this model's own noisy releases, in place: post-processing, so no
         document is read, no noise is drawn, and the privacy report, its card and the dataset's ledger stay as they
         are. The kept and background words stay those the fit chose. To choose K, compare the candidates' supported
-        topics (:func:`dptopic.models.cooc_refit.suggest_n_topics`; docs/budget.md)."""
+        topics (:func:`dptopic.moments.refit.suggest_n_topics`; docs/budget.md)."""
         return refit_from_releases(self, n_topics)
 
     def _extra_arrays(self) -> dict:
