@@ -209,17 +209,26 @@ def support_summary(supported) -> str:
 
 
 def estimated_note(model) -> str | None:
-    """Which words a model's top-word lists leave out: those its release did not estimate in a topic
-    (``model.estimated_words()``), said once wherever topics are shown; None when every word was estimated."""
+    """Which words a model's top-word lists show and leave out: those its release estimated in a topic
+    (``model.estimated_words()``), and, marked, those public word vectors placed in it (``model.placed_words()``),
+    said once wherever topics are shown; None when every word was estimated."""
+    from ..models.base import PLACED_MARK  # start-up: the estimators' base loads numpy and numba
+
     mask = model.estimated_words() if callable(getattr(model, "estimated_words", None)) else None
     if mask is None:
         return None
+    placed = model.placed_words() if callable(getattr(model, "placed_words", None)) else None
     themes = [k for k in range(len(mask)) if not mask[k].all()]
     n, V = int(mask[themes].any(axis=0).sum()), int(mask.shape[1])
-    return (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
-            + ("; every word in the background topics" if len(themes) < len(mask) else "") + "): the others share a"
-            " tail the release did not estimate per topic, the same in every topic, and are left out (a topic lists"
-            " fewer words when its release estimated fewer)")
+    text = (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
+            + ("; every word in the background topics" if len(themes) < len(mask) else "") + ")")
+    if placed is not None:
+        name = (getattr(model, "public_vectors_", None) or {}).get("name") or "given"
+        text += (f" and, marked '{PLACED_MARK}', the words the public word vectors {name} placed in it"
+                 f" ({int(placed.any(axis=0).sum()):,} words): the release did not estimate them; the vectors put"
+                 " them beside their nearest released words (public knowledge, not learned from the data)")
+    return text + (": the others share a tail the release did not estimate per topic, the same in every topic, and"
+                   " are left out (a topic lists fewer words when its release estimated fewer)")
 
 
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
