@@ -129,7 +129,7 @@ class Run:
                                         noise_std=self.sigma / np.sqrt(2) if noise_std is None else noise_std)
 
     def spread(self, beta, kept=None):
-        from dptopic.models.vector_prior import spread_tail
+        from dptopic.moments.public_groups import spread_tail
 
         return spread_tail(beta, self.kept if kept is None else kept, self.E, self.found)
 
@@ -353,11 +353,34 @@ def _start_public(run):
     return run.spread(run.full(A.T / A.T.sum(axis=1, keepdims=True))), None
 
 
-def _groups_release(run, singles: float, groups_per_kept: float, spread=True):
+def _by_vectors_within_groups(run, beta, cols, grp, n_single):
+    """Each group's weight in a topic shared among its words by noisy count times how near (by vector) each word is
+    to the topic's single words (``p(k | word)`` of its 10 nearest singles, as the spread computes it), instead of
+    by noisy count alone."""
+    from dptopic.moments.public_groups import spread_by_vectors
+
+    singles = cols[grp < n_single]
+    grouped = cols[grp >= n_single]
+    # the grouped words as if outside the release: spread_by_vectors gives each p(k | word) from the singles
+    flat = beta.copy()
+    flat[:, grouped] = beta[:, grouped].sum(axis=0, keepdims=True) / beta.shape[0]
+    near = spread_by_vectors(flat, singles, run.E, run.found)[:, grouped]
+    pk = near / np.maximum(near.sum(axis=0, keepdims=True), 1e-300)
+    out = beta.copy()
+    g_of = grp[grp >= n_single]
+    for g in np.unique(g_of):
+        w = grouped[g_of == g]
+        total = beta[:, w].sum(axis=1, keepdims=True)
+        share = beta[:, w] * pk[:, g_of == g] * beta.shape[0]
+        out[:, w] = total * share / np.maximum(share.sum(axis=1, keepdims=True), 1e-300)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def _groups_release(run, singles: float, groups_per_kept: float, spread=True, within="count"):
     """A release of the co-occurrence of ``singles`` of the kept words and k-means groups of every other word (as
     ``vectors_route="groups"`` releases it), drawn at the fit's co-occurrence noise."""
     from dptopic.kernels.pair_moments import normalised_cooccurrence_bow
-    from dptopic.models.vector_prior import word_topics
+    from dptopic.moments.public_groups import word_topics
     from dptopic.moments.public_groups import word_groups
     from dptopic.moments.support import cooccurrence_supported_topics
 
@@ -372,6 +395,8 @@ def _groups_release(run, singles: float, groups_per_kept: float, spread=True):
     Hg = run.read(Q)
     sup = int(cooccurrence_supported_topics(Q, Hg, run.sigma / np.sqrt(2)).sum())
     beta = run.full(word_topics(Hg, grp, cols, run.counts, run.sigma_rank), cols)
+    if within == "vectors":
+        beta = _by_vectors_within_groups(run, beta, cols, grp, n_single)
     return (run.spread(beta, cols) if spread else beta), sup
 
 
@@ -404,6 +429,12 @@ def _groups_all(run):
 @route("groups-all-more", "as groups, every kept word as a word and one group per kept word of the others")
 def _groups_all_more(run):
     return _groups_release(run, 1.0, 1.0)
+
+
+@route("groups-half-vw", "as groups-half, each group's weight in a topic shared among its words by noisy count times"
+                         " their nearness (by vector) to the topic's single words")
+def _groups_half_vw(run):
+    return _groups_release(run, 0.5, 0.5, within="vectors")
 
 
 def em_topics(N, sigma, prior, strength: float, tau: float = 2.0):
