@@ -2,7 +2,7 @@
 
 Each route replays the protocol of ``FedLDA.fit`` on the tasks of ``dptopic experiment fedlda`` (same
 splits, users of 10 documents, L = 256 entries, K = 20, 20 rounds, eps per entry, the same seeds and
-random streams) with the clients of ``dptopic.federated`` and one choice of client labelling and
+random streams) with the clients of ``dptopic.contributor.fedlda`` and one choice of client labelling and
 server estimator, and prints the downstream AUC per seed (logistic regression on fold-in proportions,
 as the experiment does). Every route is post-processing of the same once-randomized reports: same
 per-user guarantee (entries x eps).
@@ -66,12 +66,12 @@ import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
 
-import dptopic.federated.client as fed_client
+import dptopic.contributor.fedlda as fed_client
 from dptopic.accounting.fedlda import subset_inclusion
 from dptopic.evaluation import npmi_coherence
 from dptopic.experiments.fedlda import classify, task_corpora
-from dptopic.federated import FedClient
-from dptopic.federated.server import full_vocabulary_topics
+from dptopic.contributor.fedlda import FedClient
+from dptopic.protocol.fedlda_server import full_vocabulary_topics
 from dptopic.kernels import kernel_state, sample_labels
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA

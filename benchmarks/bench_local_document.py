@@ -10,7 +10,7 @@ frequency oracle.
 ``curve`` (default): each contributor holds one document of the 20 Newsgroups training split (11,287; larger
 numbers of contributors are simulated by drawing documents with replacement, which repeats documents but not their
 randomization) and sends one report: two of its tokens among the V' most frequent words of the public 2,000-word
-vocabulary, as a word pair through k-subset selection (:class:`dptopic.local.DocumentRandomizer`, simulation mode,
+vocabulary, as a word pair through k-subset selection (:class:`dptopic.contributor.DocumentRandomizer`, simulation mode,
 seed 1). The server (:class:`dptopic.models.LocalDocumentLDA`, fed 50,000 reports at a time by ``partial_fit``)
 estimates the co-occurrence matrix and factorises it. Printed: NPMI (top 10 words, test split) and its ratio to
 non-private CGS on the same 2,000 words (300 sweeps, seed 0), diversity, and the match to CGS's topics (mean cosine
@@ -61,7 +61,7 @@ def exact_pair_matrix(corpus) -> np.ndarray:
 def curve(a):
     from dptopic import LDA
     from dptopic.evaluation.topic_matching import topic_recovery
-    from dptopic.local import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.models import LocalDocumentLDA
     from dptopic.moments import topics_from_cooccurrence
     tr, te = load()
@@ -223,7 +223,7 @@ def oracle_krr(n, D, eps, rng):
 
 
 def oracles(a):
-    from dptopic.local.document import domain_size
+    from dptopic.protocol.document_reports import domain_size
     print(f"{a.reports:,d} reports, every one holding item 0; variance per report of an absent item's count")
     print(f"{'eps':>4} {'V_prime':>7} {'D':>7} {'oracle':>22} {'var (formula)':>13} {'var (measured)':>14}"
           f" {'bits/report':>11} {'server s':>9} {'vs subset':>9} {'item 0 est./n':>13}")

@@ -31,8 +31,8 @@ def main(argv=None) -> None:
 
     from dptopic.accounting.local import f_from_epsilon
     from dptopic.corpus import Corpus, lda_corpus
-    from dptopic.local import Randomizer
-    from dptopic.local.estimation import overlap_count, overlap_threshold, presence_bits
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.protocol.estimation import overlap_count, overlap_threshold, presence_bits
     from dptopic.mechanisms.randomized_response import randomized_response
     from dptopic.models.olp_lda import _OVERLAP_NULL_DRAWS
 

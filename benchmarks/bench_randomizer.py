@@ -25,8 +25,9 @@ import numpy as np
 from _common import machine, median_time, table
 
 from dptopic.datasets import load_sotu
-from dptopic.local import Randomizer, f_from_epsilon
-from dptopic.local.estimation import presence_bits
+from dptopic.contributor.randomizer import Randomizer
+from dptopic.accounting.local import f_from_epsilon
+from dptopic.protocol.estimation import presence_bits
 
 
 def numpy_baseline(bits: np.ndarray, f: float, rng: np.random.Generator) -> np.ndarray:

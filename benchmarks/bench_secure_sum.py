@@ -2,12 +2,19 @@
 people (as ``bench_user_level.py``: its vocabulary, K = 20, epsilon = 1 per person), and its costs.
 
 Recovery: every person's statistic is computed, quantized, given its Skellam noise share and summed as the
-contributors would (the masks cancel exactly in the sum: ``tests/federated/test_secure_sum.py``), with ``--dropout``
+contributors would (the masks cancel exactly in the sum: ``tests/protocol/test_secure_sum.py``), with ``--dropout``
 of the people dropping out after masking; the topics are read by ``dptopic.models.secure_sum``. Costs: one
 contributor's upload at the largest size (the triangle over all V words) with the round's neighbours, and the
 server's sum and unmasking of the survivors' uploads at the measured size.
 
     python benchmarks/bench_secure_sum.py --people 3000 10000 --dropout 0.1
+
+``--http N``: a whole round of N planted people over HTTP instead, as a user runs it (``dptopic secure-sum invite``,
+``dptopic serve --report-kind secure-sum`` and ``dptopic experiment secure-sum``, 10% dropping out after masking,
+each command its own process), timed per contributor; with ``--baseline-src DIR`` the same round is also run with
+another version's package (its ``src/``), alternated with this one ``--repeats`` times:
+
+    python benchmarks/bench_secure_sum.py --http 1000 --baseline-src OLD/src --repeats 2
 
 ``--curves PNG``: the recovery curves instead of the costs, by number of people and dropout rate, beside the trainers
 that need no trusted server and randomize every word, on the same people at the same epsilon per person:
@@ -42,7 +49,7 @@ from bench_user_level import draw_people  # noqa: E402
 
 def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.federated import secure_sum as ss
+    from dptopic.contributor import secure_sum as cs
     from dptopic.mechanisms.skellam import skellam_share
     from dptopic.models._user_level import group_by_person, user_codes
     from dptopic.models.secure_sum import released_words, secure_sum_topics
@@ -61,9 +68,9 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     def total(phase, kept=None):
         s = None
         for g in np.flatnonzero(stay):
-            x = ss.person_presence(bow(g), plan.vocab_size) if phase == 0 else \
-                ss.person_cooccurrence(bow(g), kept, plan.vocab_size)
-            q = ss.quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
+            x = cs.person_presence(bow(g), plan.vocab_size) if phase == 0 else \
+                cs.person_cooccurrence(bow(g), kept, plan.vocab_size)
+            q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
             y, _ = skellam_share(q, plan.mu_shares[phase], plan.scale, rng)
             s = y if s is None else s + y
         return s
@@ -94,8 +101,8 @@ def largest_person_words(corpus, users) -> int:
 def curves(a, phi, theta, lengths, vocab):
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.federated.secure_sum import SecureSumPlan
-    from dptopic.local import Randomizer
+    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.models.fedlda import FedLDA
     from dptopic.models.lplda import LPLDA
 
@@ -182,12 +189,14 @@ def draw_curves(a, points):
 
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
-    from dptopic.federated import secure_sum as ss
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.protocol import secure_sum as ss
 
     n = min(plan.n, plan.degree + 1)
     ids = [f"c{i:05d}" for i in range(n)]
-    sec = {i: ss.ContributorSecrets.new(1) for i in ids}
-    roster = {i: sec[i].public() for i in ids}
+    sec = {i: cs.ContributorSecrets.new(1) for i in ids}
+    roster = {i: sec[i].public("r", i) for i in ids}
+    graph = ss.neighbour_graph(ids, "r", n - 1)
     dim = ss.triangle_size(V)
     x = rng.random(dim)
     x /= np.linalg.norm(x)
@@ -195,17 +204,18 @@ def upload_cost(plan, V, rng):
     from dptopic.accounting.skellam import rounded_norms
     from dptopic.mechanisms.skellam import skellam_share
 
-    q = ss.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
+    q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
     y, _ = skellam_share(q, plan.mu_shares[1], plan.scale, rng)
-    body = ss.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids).tobytes()
+    body = cs.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids, graph).tobytes()
     return time.process_time() - t, len(body)
 
 
 def server_cost(plan, dim, dropout):
     """Seconds to sum the survivors' uploads mod 2^32 and to unmask them: each survivor's self-mask seed
-    reconstructed from its threshold of Shamir shares and expanded, and each dropped contributor's pairwise key
-    reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
-    from dptopic.federated import secure_sum as ss
+    reconstructed from its threshold of Shamir shares, checked against its commitment and expanded, and each dropped
+    contributor's pairwise key reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.protocol import secure_sum as ss
 
     n = plan.n
     up = n - int(round(dropout * n))
@@ -214,20 +224,112 @@ def server_cost(plan, dim, dropout):
     t = time.process_time()
     total = ss.ring_sum(block[i % 64] for i in range(up))
     t_sum = time.process_time() - t
-    from dptopic.federated import shamir
+    from dptopic.protocol import shamir
 
-    shares = shamir.share(bytes(range(32)), range(1, plan.degree + 1), plan.threshold)
-    peer = ss.ContributorSecrets.new(1)
-    peer_public = bytes.fromhex(peer.public()["s"][0])
+    secret = bytes(range(32))
+    shares = shamir.share(secret, range(1, plan.degree + 1), plan.threshold)
+    want = ss.seed_commitment("r", "a", 0, secret)
+    peer = cs.ContributorSecrets.new(1)
+    peer_public = bytes.fromhex(peer.public("r", "p")["s"][0])
     t = time.process_time()
-    for _ in range(up):         # each survivor's self-mask seed from its shares, expanded and removed
-        seed = shamir.reconstruct(shares, plan.threshold, 32)
+    for _ in range(up):         # each survivor's self-mask seed from its shares, checked, expanded and removed
+        seed = ss.reconstruct_checked(shares, plan.threshold, lambda s: ss.seed_commitment("r", "a", 0, s) == want,
+                                      "a")
         total -= ss.prg(seed, dim)
     for _ in range(n - up):     # each dropped contributor's key, and its masks with its neighbours
         key = shamir.reconstruct(shares, plan.threshold, 32)
         for k in range(plan.degree):
             total -= ss.prg(ss.pair_seed(key, peer_public, "r", 0, "a", str(k)), dim)
     return t_sum, time.process_time() - t
+
+
+def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool) -> dict:
+    """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
+    secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
+    the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
+    (``dptopic secure-sum invite``), as this version's does. Returns the experiment's summary."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+    dptopic = [sys.executable, "-m", "dptopic"]
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    (work / "token").write_text("bench-token-" + "x" * 20)
+    extra = []
+    if invitations:
+        subprocess.run([*dptopic, "secure-sum", "invite", "--key", str(work / "enroll.key"), "--count", str(n),
+                        "--out", str(work / "inv")], env=env, check=True, capture_output=True)
+        extra = ["--directory", str(work / "inv" / "directory.json")]
+    server = subprocess.Popen([*dptopic, "serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", "1",
+                               "--delta", "1e-5", "--topics", "20", "--vocabulary", str(words), "--min-contributors",
+                               str(n), "--dropout-tolerance", str(n // 10), "--token-file", str(work / "token"),
+                               "--database", f"sqlite:///{work}/round.db", "--port", str(port), "--quiet", *extra],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):
+            try:
+                import urllib.request
+
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/config", timeout=2).read()
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(server.stderr.read().decode()[-2000:])
+                time.sleep(0.2)
+        subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}", "--corpus",
+                        str(people), "--user-field", "author", "--dropout", "0.1", "--token-file",
+                        str(work / "token"), "--out", str(work / "run"), "--seed", "0",
+                        *(["--invitations", str(work / "inv")] if invitations else [])],
+                       env=env, check=True, capture_output=True)
+        return json.loads((work / "run" / "summary.json").read_text())
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def http_main(a, vocab, phi, theta, lengths):
+    """``--http N``: the round's wall-clock time per contributor, this tree against ``--baseline-src`` (alternated,
+    ``--repeats`` times each), on the planted people of ``--people``'s first size."""
+    import json
+
+    out = Path(a.work)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "words.txt").write_text("\n".join(vocab) + "\n")
+    corpus, users = draw_people(phi, theta, lengths, vocab, a.http, a.seed)
+    people = out / f"people-{a.http}.jsonl"
+    with open(people, "w") as f:
+        for d in range(corpus.n_docs):
+            f.write(json.dumps({"author": users[d], "text": " ".join(vocab[w] for w in corpus.doc(d))}) + "\n")
+    runs = {"this": [], "baseline": []}
+    mine = Path(__file__).resolve().parents[1] / "src"
+    for r in range(a.repeats):
+        for name, src, inv in (("baseline", a.baseline_src, False), ("this", mine, True)):
+            if src is None:
+                continue
+            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", 8760 + r * 2 + (name == "this"),
+                           inv)
+            runs[name].append(s)
+            print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
+                  f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms, {s['bytes_per_contributor'] / 1e3:.1f} kB,"
+                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}",
+                  flush=True)
+    rows = []
+    for name, ss_ in runs.items():
+        if ss_:
+            per = [s["seconds"] / a.http * 1e3 for s in ss_]
+            cpu = np.median([s["cpu_per_contributor_s"] for s in ss_]) * 1e3
+            sent = np.median([s["bytes_per_contributor"] for s in ss_]) / 1e3
+            rows.append([name, f"{len(ss_)}", f"{np.median(per):.1f}", f"{cpu:.1f}", f"{sent:.1f}"])
+    print()
+    table(rows, ["code", "runs", "ms a contributor (median)", "contributor CPU ms", "kB sent"])
+    if runs["this"] and runs["baseline"]:
+        ratio = np.median([s["seconds"] for s in runs["this"]]) / np.median([s["seconds"] for s in runs["baseline"]])
+        print(f"\nthis / baseline: {ratio:.2f} (the target: at most 1.25); the two alternated on one machine shared"
+              " with other work.")
 
 
 def main(argv=None):
@@ -246,10 +348,17 @@ def main(argv=None):
     ap.add_argument("--local-max-people", type=int, default=3000, help="LP-LDA only up to this many people")
     ap.add_argument("--lplda-iters", type=int, default=50)
     ap.add_argument("--fedlda-rounds", type=int, default=10)
+    ap.add_argument("--http", type=int, default=None, metavar="N",
+                    help="only time a round of N planted people over HTTP (serve and experiment secure-sum processes)")
+    ap.add_argument("--baseline-src", default=None, metavar="DIR",
+                    help="--http: also time the same round with the package at DIR (another version's src/),"
+                         " alternated")
+    ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
+    ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     a = ap.parse_args(argv)
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 
     print(f"{machine()}; secure sum vs central --unit user, epsilon 1 per person, delta={DELTA:g}, K={a.topics},"
           f" V={a.vocab}")
@@ -260,6 +369,8 @@ def main(argv=None):
     rows = []
     if a.curves:
         return curves(a, phi, theta, lengths, vocab)
+    if a.http:
+        return http_main(a, vocab, phi, theta, lengths)
     if a.write_corpus:
         import json
 

@@ -49,7 +49,7 @@ from _common import machine, table
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 
 V = 1000
 
@@ -221,7 +221,7 @@ def bench_backend(name, make_db, words, args):
                     print(f"  round {r + 1}: {name} x{per}: {rps:,.0f} reports/s stored, {req_s:,.0f} requests/s,"
                           f" p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
         peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
-        from dptopic.local import ReportSet
+        from dptopic.protocol.reports import ReportSet
         rows = [(hashlib.sha256(b).hexdigest(), [r.tobytes() for r in ReportSet.from_bytes(b).packed])
                 for b in payloads]
         peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))

@@ -24,8 +24,8 @@ HALVES = (["lda", "cdp", "cdp+", "lp", "olp", "svi", "ldp-doc"],
 def fit_each(names) -> None:
     warnings.simplefilter("ignore")        # tiny corpora and budgets warn; only the compiling matters here
     from dptopic.corpus import lda_corpus
-    from dptopic.local import Randomizer
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.models.registry import TRAINERS
     from helpers import SMALL_SETTINGS as SMALL       # the estimator contract test's settings (tests/ is sys.path[0])
 

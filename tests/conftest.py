@@ -143,7 +143,7 @@ def seeded_randomizer(vocab, **kw):
     """A seeded word-level Randomizer for simulations, its seed warning silenced."""
     import warnings
 
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -257,7 +257,7 @@ def sotu_model_with_vocabulary(tmp_path_factory):
 def saved_local_models(tmp_path_factory):
     """A folder holding an LP-LDA (lp), an OLP-LDA (olp) and a document-level local model (doc), saved."""
     from dptopic import LPLDA, OLPLDA
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.models.local_document_lda import LocalDocumentLDA
     from helpers import FRUIT_DOCS, FRUIT_WORDS, fruit_reports
 

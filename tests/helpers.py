@@ -332,7 +332,7 @@ def mutations(good: bytes):
 # ------------------------------------------------------------------ models to check cards, ledgers and reports on
 def fit_each_private_trainer(corpus):
     """One model fitted by each private trainer (and by the F-DPTM path) on ``corpus``, small settings."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.models.fdptm import fit_fdptm
 
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
@@ -399,7 +399,7 @@ FRUIT_DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "oran
 
 def fruit_reports():
     """Word-level randomized reports (epsilon 1 per word, secure) of FRUIT_DOCS over FRUIT_WORDS."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     return Randomizer(FRUIT_WORDS, epsilon_word=1.0, secure=True).randomize(FRUIT_DOCS)
 

@@ -292,7 +292,7 @@ def upload_key() -> str:
 
 def plain_report_body(words, texts, eps: float = 2.0) -> bytes:
     """Word-level reports of ``texts`` as bytes, without a vocabulary and without an upload nonce."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     return Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]).to_bytes(
         include_vocabulary=False)
@@ -384,7 +384,7 @@ def metric(url: str, name: str, code: str) -> float:
 def crash_scenario(tmp, database, n_clients=4, uploads_per_client=12, reports_per_upload=5):
     """kill -9 ``dptopic serve`` while clients post and the trainer trains, restart it: every acknowledged
     report is stored exactly once and no report is trained twice or skipped."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     words, texts = make_data(tmp)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
@@ -444,7 +444,7 @@ def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
     """A FedLDA protocol message built by hand around ``header`` (a JSON header and a payload, with a valid CRC)."""
     import zlib
 
-    from dptopic.federated.messages import MAGIC, VERSION
+    from dptopic.protocol.fedlda_messages import MAGIC, VERSION
 
     head = json.dumps(header).encode()
     body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
@@ -452,21 +452,29 @@ def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
 
 
 class SecureSumServer:
-    """A ``--report-kind secure-sum`` round's app under a real uvicorn in a thread of this process, on 127.0.0.1."""
+    """A ``--report-kind secure-sum`` round's app under a real uvicorn in a thread of this process, on 127.0.0.1, with
+    the operator's invitations (one per contributor: ``invitations``, read; files in ``tmp/invitations``)."""
 
     TOKEN = "t" * 24
 
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
-                 ledger=None):
+                 collusion: int = 0, ledger=None):
         import uvicorn
 
-        from dptopic.federated.secure_sum import SecureSumPlan
+        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
         (tmp / "token").write_text(self.TOKEN)
-        cfg = SecureSumConfig(list(words), SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words)), n_topics=topics,
+        make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1")
+        self.directory = read_directory(tmp / "invitations" / "directory.json")
+        self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
+        self.invitations = [read_invitation(f) for f in self.invitation_files]
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion)
+        cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
                               ledger=None if ledger is None else str(ledger))
+        self.cfg = cfg
         self.app = create_secure_sum_app(cfg)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -491,3 +499,149 @@ class SecureSumServer:
         data = json.dumps(doc).encode() if doc is not None else body
         status, _, reply = http(method, self.url + path, data, headers or {})
         return status, json.loads(reply)
+
+
+class InProcessRound:
+    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.SecureRound`, called directly,
+    no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.SecureContributor`), each holding its own
+    invitation and state file; the steps are driven one by one so that a test can stand between the server and the
+    contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make the server lie).
+    The rounding and noise are seeded (a simulation) unless ``secure``."""
+
+    def __init__(self, tmp: Path, n: int = 12, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
+                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, bows=None, secure: bool = False):
+        import numpy as np
+
+        from dptopic.contributor.secure_sum import SecureContributor
+        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+
+        self.tmp = Path(tmp)
+        self.words = [f"w{i:03d}" for i in range(vocab)]
+        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1")
+        self.directory = read_directory(self.tmp / "inv" / "directory.json")
+        self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion)
+        self.cfg = SecureSumConfig(self.words, self.plan, self.directory, n_topics=topics,
+                                   database=f"sqlite:///{self.tmp}/round.sqlite", admin_token="t" * 24)
+        self.server = SecureRound(self.cfg)
+        rng = np.random.default_rng(seed)
+        if bows is None:
+            bows = []
+            for _ in range(n):
+                ptr, ids = [0], []
+                for _ in range(3):
+                    ids += list(np.unique(rng.integers(0, vocab, 8)))
+                    ptr.append(len(ids))
+                bows.append((np.array(ptr), np.array(ids, dtype=np.int64), np.ones(len(ids), np.int64)))
+        self.bows = bows
+        self.config = self.config_doc()
+        self.people = [SecureContributor(self.config, b, inv, state=self.tmp / f"state-{inv['contributor']}.json",
+                                         rng=None if secure else np.random.default_rng([seed, k]))
+                       for k, (b, inv) in enumerate(zip(bows, self.invitations))]
+        self.by_id = {c.me: c for c in self.people}
+        self.refused: dict = {}      # contributor -> (step, message) of its refusal
+
+    def config_doc(self) -> dict:
+        """What ``GET /v1/config`` serves."""
+        return {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": self.words,
+                "vocab_size": len(self.words), "n_topics": self.cfg.n_topics, "round_id": self.server.round_id,
+                "secure_sum": self.plan.to_dict(), "epsilon": self.plan.epsilon, "delta": self.plan.delta,
+                "fed": None, "directory": self.directory, "max_body_bytes": self.cfg.max_body_bytes}
+
+    def say(self, step: str, who: str, what: str, value):
+        """What the server tells ``who`` at ``step`` (``what``: view, roster, shares or signatures); honest here."""
+        return value
+
+    def _run(self, c, step, f, *args):
+        from dptopic.contributor.secure_sum import LeftOut, ServerLied
+
+        try:
+            return f(*args)
+        except ServerLied as e:
+            self.refused[c.me] = (step, str(e))
+        except LeftOut:
+            pass
+        return None
+
+    def wait(self, timeout: float = 60.0) -> dict:
+        """The round's view once it leaves an unmask step (the server unmasks off the request's thread)."""
+        deadline = time.monotonic() + timeout
+        while self.server.view()["state"].startswith("unmask") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.server.view()
+
+    def keys(self):
+        for c in self.people:
+            r = c.registration()
+            self.server.post_keys(r["contributor"], r["keys"], r["signature"])
+
+    def shares(self):
+        roster = self.server.roster_view()
+        for c in self.people:
+            q = self._run(c, "shares", c.shares_request, self.say("shares", c.me, "roster", roster))
+            if q is not None:
+                self.server.post_shares(q["contributor"], q["shares"])
+
+    def upload(self, phase: int, drop=()):
+        view = self.server.view()
+        for c in self.people:
+            if c.me in drop or c.me in self.refused:
+                continue
+            out = self._run(c, f"upload{phase}", c.upload, phase, self.say(f"upload{phase}", c.me, "view", view))
+            if out is None:
+                continue
+            body, sig = out
+            status, answer = self.server.post_upload(phase, c.me, body, sig)
+            if phase == 0:
+                c.take_shares(self.say("upload0", c.me, "shares", answer.get("shares", {})))
+        if self.server.view()["state"] == f"upload{phase}":
+            self.server.close()
+
+    def consistency(self, phase: int):
+        view = self.server.view()
+        for c in self.people:
+            if c.me in self.refused or c.me not in set(view.get("uploaded", ())):
+                continue
+            q = self._run(c, f"consistency{phase}", c.consistency, phase,
+                          self.say(f"consistency{phase}", c.me, "view", view))
+            if q is not None:
+                self.server.post_consistency(phase, q["contributor"], q["signature"])
+        if self.server.view()["state"] == f"consistency{phase}":
+            self.server.close()
+
+    def unmask(self, phase: int, wait: bool = True):
+        from dptopic.service.secure_sum import ApiError
+
+        view = self.server.view()
+        if view["state"] != f"unmask{phase}":
+            return self.server.view()
+        sigs = self.server.signatures(phase)
+        for c in self.people:
+            if c.me in self.refused or c.me not in set(view["signers"]):
+                continue
+            q = self._run(c, f"unmask{phase}", c.unmask, phase, self.say(f"unmask{phase}", c.me, "view", view),
+                          self.say(f"unmask{phase}", c.me, "signatures", sigs))
+            if q is None:
+                continue
+            try:
+                self.server.post_unmask(phase, q["contributor"], q["answers"], q["signature"])
+            except ApiError as e:
+                if e.code != "round_closed":
+                    raise
+        return self.wait() if wait else self.server.view()
+
+    def run(self, drop0=()):
+        """Every step; ``drop0``: contributors that mask step 0 and never upload. Returns the final view."""
+        self.keys()
+        self.shares()
+        for phase in (0, 1):
+            if self.server.view()["state"] != f"upload{phase}":
+                break
+            self.upload(phase, drop=drop0 if phase == 0 else ())
+            if self.server.view()["state"] != f"consistency{phase}":
+                break
+            self.consistency(phase)
+            self.unmask(phase)
+        return self.server.view()

@@ -23,7 +23,31 @@ def _lint(config: Path) -> subprocess.CompletedProcess:
 def test_imports_keep_to_the_layers():
     run = _lint(ROOT / "pyproject.toml")
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "1 kept, 0 broken" in run.stdout
+    assert "3 kept, 0 broken" in run.stdout
+
+
+def test_the_trust_boundary_contracts_read_the_imports(tmp_path):
+    """The contracts that keep the server and the contributor's code apart are checked against the imports: the same
+    contract aimed at a package the server does import (the protocol) is broken."""
+    text = (ROOT / "pyproject.toml").read_text()
+    aimed = text.replace('forbidden_modules = ["dptopic.contributor"]', 'forbidden_modules = ["dptopic.protocol"]')
+    assert aimed != text
+    config = tmp_path / "pyproject.toml"
+    config.write_text(aimed)
+    run = _lint(config)
+    assert run.returncode != 0 and "the server never imports the contributor's code BROKEN" in run.stdout, \
+        run.stdout[-2000:]
+
+
+def test_the_contributor_and_the_server_live_in_their_own_folders():
+    """What runs on a contributor's machine is found by its folder: the randomizers, the FedLDA client and the
+    secure-sum client are in dptopic/contributor, and the old mixed folders are gone."""
+    src = ROOT / "src" / "dptopic"
+    for name in ("randomizer.py", "document_randomizer.py", "fedlda.py", "secure_sum.py", "secure_client.py",
+                 "client.py"):
+        assert (src / "contributor" / name).is_file(), name
+    assert not (src / "local").exists() and not (src / "federated").exists()
+    assert not (src / "service" / "client.py").exists() and not (src / "service" / "secure_client.py").exists()
 
 
 def test_the_check_catches_an_import_running_up(tmp_path):

@@ -45,3 +45,15 @@ def test_curves_print_every_route_and_draw_the_png(bench, planted, monkeypatch, 
         assert all(0 <= float(r[i]) <= 1 for i in (2, 3, 5, 7, 9))
         assert r[6].startswith("1/") and int(r[6][2:]) >= 1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_costs_are_timed_with_the_rounds_graph_and_threshold(bench):
+    import numpy as np
+
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    plan = SecureSumPlan(1.0, 1e-5, 40, 4, 30, collusion=2)
+    cpu, size = bench.upload_cost(plan, 30, np.random.default_rng(0))
+    assert cpu > 0 and size == 4 * 30 * 31 // 2
+    t_sum, t_unmask = bench.server_cost(plan, 50, 0.1)
+    assert t_sum >= 0 and t_unmask > 0

@@ -520,7 +520,7 @@ def test_a_database_other_than_sqlite_or_postgresql_is_named_not_left_to_a_missi
 def test_one_attempt_is_not_plural():
     import socket
 
-    from dptopic.service.client import ServerError, ServiceClient
+    from dptopic.contributor.client import ServerError, ServiceClient
 
     with socket.socket() as s:          # a port nothing listens on
         s.bind(("127.0.0.1", 0))

@@ -66,6 +66,7 @@ BASES = {
               "--topics", "2", "--port", "8799"],
     "submit": ["submit", "--server", NO_SERVER, "--corpus", C, "--retries", "0", "--state", "none"],
     "fed-client": ["fed-client", "--server", NO_SERVER, "--corpus", C, "--retries", "0", "--state", "none"],
+    "secure-sum invite": ["secure-sum", "invite", "--key", OUT + ".key", "--count", "5", "--out", OUT],
 }
 
 # what a flag needs besides its command's line to take effect (serve's FedLDA flags need FedLDA on)
@@ -314,7 +315,8 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
 def test_randomizers_say_which_budget_they_take():
     """Randomizer takes epsilon_word and DocumentRandomizer epsilon: the other's spelling was a bare TypeError."""
     from dptopic.errors import DPTopicError
-    from dptopic.local import DocumentRandomizer, Randomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with pytest.raises(DPTopicError, match=r"per word: give epsilon_word=.*DocumentRandomizer"):
         Randomizer(["a", "b"], epsilon=2.0)
@@ -395,7 +397,7 @@ def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
     import scipy.sparse as sp
 
     from dptopic.errors import DPTopicError
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     X = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0]])
     rz = Randomizer(["a", "b", "c"], f=1e-9, simulation=True, seed=0)       # f tiny: reports are the presence bits
@@ -411,7 +413,7 @@ def test_document_randomizer_takes_a_count_matrix():
     import scipy.sparse as sp
 
     from dptopic.errors import DPTopicError
-    from dptopic.local import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     X = np.array([[1, 0, 2, 0], [0, 3, 0, 1], [0, 0, 0, 0]])
     tokens = [["a", "c", "c"], ["b", "b", "b", "d"], []]

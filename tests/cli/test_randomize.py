@@ -95,7 +95,7 @@ def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, ca
     assert 2 * 4 * items <= size < 2 * 4 * items + 100_000          # the figures are what was written
     assert float(m.group(3)) == pytest.approx(2 * 4 * items / 1e6, abs=0.06)
     # the suggestions hold: that epsilon, or that many words, keeps a report under 1 MB (the mechanism unchanged)
-    from dptopic.local.document import domain_size
+    from dptopic.protocol.document_reports import domain_size
     from dptopic.mechanisms.frequency_oracle import subset_size
 
     assert 4 * subset_size(domain_size(1100), float(m.group(4))) <= 1_000_000
@@ -180,7 +180,7 @@ def test_randomize_keeps_documents_without_vocabulary_words(tmp_path):
     r = _cli("randomize", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--corpus",
              str(tmp_path / "d.txt"), "--out", str(tmp_path / "r.dpr"))
     assert r.returncode == 0, r.stderr
-    from dptopic.local import ReportSet
+    from dptopic.protocol.reports import ReportSet
 
     assert ReportSet.load(tmp_path / "r.dpr").n_reports == 3
     assert "1 of 3 documents contain no word" in r.stderr

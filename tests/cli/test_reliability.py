@@ -571,7 +571,7 @@ def test_json_with_a_number_of_more_than_4300_digits_is_a_one_line_error(tmp_pat
 
     from dptopic._io import load_json
     from dptopic.corpus import Corpus
-    from dptopic.federated import messages
+    from dptopic.protocol import fedlda_messages as messages
 
     big = "1" + "0" * 5000
     with pytest.raises(DPTopicError, match="number too long"):

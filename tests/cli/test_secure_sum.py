@@ -1,31 +1,83 @@
+"""The secure sum from the command line: ``secure-sum invite``, ``serve --report-kind secure-sum``'s refusals,
+``submit --invitation`` and ``experiment secure-sum``."""
+import json
+import os
+import stat
+
+import pytest
 from helpers import run_dptopic
 
+pytest.importorskip("cryptography")
 
-def test_serve_secure_sum_needs_the_user_unit(tmp_path):
+
+@pytest.fixture
+def invited(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
-    r = run_dptopic("serve", "--report-kind", "secure-sum", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon", "1",
-                    "--min-contributors", "100", "--database", f"sqlite:///{tmp_path}/db")
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "100", "--out",
+                    str(tmp_path / "inv"), "--round-id", "spring")
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def serve(tmp_path, *extra):
+    return run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary",
+                       str(tmp_path / "v.txt"), "--epsilon", "1", "--directory", str(tmp_path / "inv" / "directory.json"),
+                       "--database", f"sqlite:///{tmp_path}/db", *extra)
+
+
+def test_invite_writes_private_invitations_and_a_directory(invited):
+    files = sorted((invited / "inv").glob("invitation-*.json"))
+    assert len(files) == 100 and stat.S_IMODE(os.stat(files[0]).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(invited / "enroll.key").st_mode) == 0o600
+    d = json.loads((invited / "inv" / "directory.json").read_text())
+    assert d["round_id"] == "spring" and len(d["members"]) == 100 and "private" not in json.dumps(d)
+    again = run_dptopic("secure-sum", "invite", "--key", str(invited / "enroll.key"), "--count", "5", "--out",
+                        str(invited / "inv"))
+    assert again.returncode == 2 and "--out" in again.stderr and "never overwritten" in again.stderr
+    small = run_dptopic("secure-sum", "invite", "--key", str(invited / "k2"), "--count", "2", "--out",
+                        str(invited / "x"))
+    assert small.returncode == 2 and "--count" in small.stderr
+
+
+def test_serve_needs_the_user_unit_and_a_directory(invited):
+    r = run_dptopic("serve", "--report-kind", "secure-sum", "--vocabulary", str(invited / "v.txt"), "--epsilon", "1",
+                    "--directory", str(invited / "inv" / "directory.json"), "--database", f"sqlite:///{invited}/db")
     assert r.returncode == 2 and "--unit user" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary", str(invited / "v.txt"),
+                    "--epsilon", "1", "--database", f"sqlite:///{invited}/db")
+    assert r.returncode == 2 and "--directory" in r.stderr and "anyone could join" in r.stderr
 
 
 def test_secure_sum_flags_are_refused_for_other_kinds(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
-    r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(tmp_path / "v.txt"), "--min-contributors",
-                    "10", "--database", f"sqlite:///{tmp_path}/db")
-    assert r.returncode == 2 and "--report-kind secure-sum" in r.stderr
+    for flag, value in (("--min-contributors", "10"), ("--collusion", "2"), ("--directory", "d.json")):
+        r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(tmp_path / "v.txt"), flag, value,
+                        "--database", f"sqlite:///{tmp_path}/db")
+        assert r.returncode == 2 and "--report-kind secure-sum" in r.stderr and flag in r.stderr
 
 
-def test_too_large_a_dropout_tolerance_is_refused(tmp_path):
-    (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
-    r = run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary", str(tmp_path / "v.txt"),
-                    "--epsilon", "1", "--min-contributors", "10", "--dropout-tolerance", "9",
-                    "--database", f"sqlite:///{tmp_path}/db")
-    assert r.returncode == 2 and "--dropout-tolerance" in r.stderr
+@pytest.mark.parametrize("flags", [("--batch-size", "10"), ("--fed-epsilon-per-entry", "1"), ("--lam", "0.5"),
+                                   ("--train-interval", "5"), ("--epsilon-word", "2"), ("--prior", "p.txt"),
+                                   ("--max-reports-per-request", "5"), ("--database-timeout", "3")])
+def test_the_flags_of_other_kinds_are_refused_not_ignored(invited, flags):
+    r = serve(invited, *flags)
+    assert r.returncode == 2 and flags[0] in r.stderr and "not read by --report-kind secure-sum" in r.stderr
+
+
+@pytest.mark.parametrize("flags, why", [
+    (("--epsilon", "1e308"), "--epsilon"),
+    (("--min-contributors", "50"), "--directory lists 100"),
+    (("--dropout-tolerance", "99"), "--dropout-tolerance"),
+    (("--dropout-tolerance", "45", "--collusion", "10"), "no neighbour graph survives"),
+    (("--max-body-bytes", "1000"), "--max-body-bytes 1000 cannot hold"),
+    (("--host", "0.0.0.0"), "--allow-remote"),
+])
+def test_bad_round_settings_are_refused_in_one_line(invited, flags, why):
+    r = serve(invited, *flags)
+    assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_experiment_plays_a_round_over_http(tmp_path):
-    import json
-
     import numpy as np
     from service_helpers import SecureSumServer
 
@@ -38,7 +90,7 @@ def test_experiment_plays_a_round_over_http(tmp_path):
     with SecureSumServer(tmp_path, words, n=8, dropouts=2) as srv:
         r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
-                        "--out", str(tmp_path / "out"), "--seed", "1")
+                        "--invitations", str(tmp_path / "invitations"), "--out", str(tmp_path / "out"), "--seed", "1")
         assert r.returncode == 0, r.stderr
         assert "released" in r.stdout and "outside the guarantee" in r.stdout
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
@@ -47,14 +99,16 @@ def test_experiment_plays_a_round_over_http(tmp_path):
         assert r.returncode == 0, r.stderr
 
 
-def test_submit_refuses_a_larger_epsilon_than_accepted(tmp_path):
+def test_submit_needs_an_invitation_and_refuses_a_larger_epsilon(tmp_path):
     from service_helpers import SecureSumServer
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
     with SecureSumServer(tmp_path, words) as srv:
+        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"))
+        assert r.returncode == 2 and "--invitation" in r.stderr
         r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--max-epsilon", "1",
-                        "--state", str(tmp_path / "state.json"))
+                        "--invitation", str(srv.invitation_files[0]), "--state", str(tmp_path / "state.json"))
         assert r.returncode == 2 and "above your --max-epsilon" in r.stderr
     assert not (tmp_path / "state.json").exists()
 
@@ -68,37 +122,38 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
 
 def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
     import threading
+    import time
 
     import numpy as np
     from service_helpers import SecureSumServer
 
-    from dptopic.service.secure_client import take_part
+    from dptopic.contributor.secure_client import take_part
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
     with SecureSumServer(tmp_path, words, n=3, dropouts=0) as srv:
-        def other(seed):
-            rng = np.random.default_rng(seed)
+        def other(k):
+            rng = np.random.default_rng(k)
             ids = np.unique(rng.integers(0, 30, 8))
-            take_part(srv.url, (np.array([0, len(ids)]), ids, np.ones(len(ids), np.int64)), poll=0.05, timeout=60)
+            take_part(srv.url, (np.array([0, len(ids)]), ids, np.ones(len(ids), np.int64)),
+                      srv.invitation_files[k], poll=0.05, timeout=60)
 
-        threads = [threading.Thread(target=other, args=(s,)) for s in (1, 2)]
+        threads = [threading.Thread(target=other, args=(k,)) for k in (1, 2)]
         for t in threads:
             t.start()
         state = tmp_path / "state.json"
-        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state", str(state))
+        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state", str(state),
+                        "--invitation", str(srv.invitation_files[0]))
         for t in threads:
             t.join(60)
         assert r.returncode == 0, r.stderr
-        assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout
-        import time
-
+        assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
         for _ in range(600):        # the server releases off the request's thread
             if srv.call("GET", "/v1/secure/round")[1]["state"] in ("released", "failed"):
                 break
             time.sleep(0.05)
         assert srv.call("GET", "/v1/secure/round")[1]["state"] == "released"
         again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
-                            str(state))
+                            str(state), "--invitation", str(srv.invitation_files[0]))
         assert again.returncode == 0, again.stderr
-        assert "nothing new sent" in again.stdout
+        assert "nothing new sent" in again.stdout and "round is over" in again.stdout

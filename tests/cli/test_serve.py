@@ -229,7 +229,7 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     """With --fed-pad-length 600000 an update is about 4.8 MB, over the 4 MiB default: participants drew their
     reports, spent their epsilon, and the upload was refused (a reset connection)."""
     from dptopic.cli.main import main
-    from dptopic.federated import RRPConfig
+    from dptopic.protocol.fedlda import RRPConfig
     from dptopic.service import codec
 
     vocab = tmp_path / "v.txt"
@@ -242,7 +242,8 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     assert not (tmp_path / "x.db").exists()          # refused before the database is touched
     # the bound is an upper bound of what a client really sends
     from dptopic.corpus import Corpus
-    from dptopic.federated import FedClient, FedServer
+    from dptopic.contributor.fedlda import FedClient
+    from dptopic.protocol.fedlda_server import FedServer
 
     rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
     words = [f"word{c}" for c in "abcdefghij"]

@@ -14,8 +14,8 @@ pytest.importorskip("uvicorn")
 import dptopic  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.local import Randomizer  # noqa: E402
-from dptopic.service.client import ServiceClient, fed_participate, submit  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.contributor.client import ServiceClient, fed_participate, submit  # noqa: E402
 
 from service_helpers import Server, admin, corpus_of, count_rows, get_json, make_data, post_reports  # noqa: E402
 from helpers import run_dptopic
@@ -149,7 +149,7 @@ def test_the_same_server_under_another_name_gets_the_kept_reports_again(env, tmp
 @pytest.mark.service
 def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
     """Two runs that start together on the same documents: the second to keep its reports sends the first's."""
-    from dptopic.service import client as client_module
+    from dptopic.contributor import client as client_module
 
     docs = corpus_of(env["texts"][110:113], env["words"])
     state = tmp_path / "state"

@@ -17,10 +17,11 @@ pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.federated import ModelBroadcast, decode_message  # noqa: E402
-from dptopic.federated.server import full_vocabulary_topics  # noqa: E402
+from dptopic.protocol.fedlda_messages import ModelBroadcast, decode_message  # noqa: E402
+from dptopic.protocol.fedlda_server import full_vocabulary_topics  # noqa: E402
 from dptopic.models import FedLDA  # noqa: E402
-from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
+from dptopic.contributor.client import ServiceClient, fed_participate  # noqa: E402
+from dptopic.reporting.pull import pull  # noqa: E402
 
 from service_helpers import (InProcessServer, Server, corpus_of, get_json, http, make_data, raw_fed_message,  # noqa: E402
                              service_config)
@@ -375,7 +376,7 @@ def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
     """docs/fedlda.md: a user with none of the report words takes part and sends padding only (so taking part says
     nothing about the text); fed_participate restricted the documents with drop_empty and refused the empty corpus."""
     from dptopic.corpus import Corpus
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     outside = Corpus.from_texts(["zebra xylophone quokka", "quokka zebra yak"], max_vocab=None)
     s = fed_participate(served["url"], outside, rounds=1, poll=0.05, timeout=30, state=None)
@@ -388,10 +389,10 @@ def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch)
     round's broadcast refused, as for a server that changed its vocabulary) did not."""
     from dptopic.corpus import Corpus
     from dptopic.errors import DPTopicError
-    from dptopic.service import client as service_client
-    from dptopic.service import codec
+    from dptopic.contributor import client as service_client
+    from dptopic.contributor import fedlda as participant
 
-    real = codec.fed_client
+    real = participant.fed_client
 
     def fed_client(*a, **k):
         fc = real(*a, **k)
@@ -406,7 +407,7 @@ def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch)
         fc.run_round = run_round
         return fc
 
-    monkeypatch.setattr(codec, "fed_client", fed_client)
+    monkeypatch.setattr(participant, "fed_client", fed_client)
     texts = (served["tmp"] / "mine.txt").read_text().splitlines()
     corpus = Corpus.from_texts(texts, max_vocab=None)
     with pytest.raises(DPTopicError) as e:
@@ -446,7 +447,8 @@ def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
-    fc = codec.fed_client("retry-user", corpus_of(texts[:10], words), rrp)
+    from dptopic.contributor.fedlda import fed_client
+    fc = fed_client("retry-user", corpus_of(texts[:10], words), rrp)
     rnd = _open_round(url)
     update = fc.run_round(http("GET", url + "/v1/fed/round")[2])
     headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-retry-00001"}
@@ -470,7 +472,7 @@ def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
 def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
     from service_helpers import corpus_of
 
-    from dptopic.service.client import ServiceClient, fed_participate
+    from dptopic.contributor.client import ServiceClient, fed_participate
 
     class LosesFirstAck(ServiceClient):
         lost = False
@@ -511,7 +513,7 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
 def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     from service_helpers import corpus_of
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
@@ -524,7 +526,7 @@ def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
     """Whether someone takes part must say nothing of their text: under the sound rule a user none of whose words
     the rounds take still sends its update (padding only), as the simulation does."""
     from dptopic.corpus import Corpus
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words = fed_server["url"], fed_server["words"]
     out = fed_participate(url, Corpus.from_token_ids([[]], words), rounds=1, poll=0.1, timeout=30)
@@ -540,7 +542,7 @@ def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
 
     from dptopic.accounting.fedlda import entries_for_user_budget
     from dptopic.service import codec
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-user-budget", "90",
@@ -565,8 +567,8 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     pytest.importorskip("uvicorn")
     from service_helpers import Server, corpus_of, get_json, http, make_data
 
-    from dptopic.federated import vocabulary_fingerprint
-    from dptopic.service.client import fed_participate
+    from dptopic.protocol.fedlda_messages import vocabulary_fingerprint
+    from dptopic.contributor.client import fed_participate
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     words = words[::-1]             # the helper's words are alphabetical, which --fed-report-words refuses
@@ -598,7 +600,7 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
 
 # ------------------------------------------------------------------ a user's reports kept between runs (--state)
 def _capturing_client(url):
-    from dptopic.service.client import ServiceClient
+    from dptopic.contributor.client import ServiceClient
 
     class Capturing(ServiceClient):
         updates: list = []
@@ -617,7 +619,7 @@ def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, 
     # each run drew new reports under the "spent once" claim: three runs spent three times m x eps
     from service_helpers import corpus_of
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     state = tmp_path / "fed-state.json"
@@ -645,7 +647,7 @@ def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, 
 def test_fed_client_state_of_another_client_or_server_is_refused_before_anything_is_sent(fed_server, tmp_path):
     from service_helpers import corpus_of
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     state = tmp_path / "s.json"
@@ -675,7 +677,7 @@ def test_fed_client_state_of_another_client_or_server_is_refused_before_anything
 def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_server):
     from service_helpers import corpus_of
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     c = _capturing_client(url)
@@ -724,7 +726,7 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
     pytest.importorskip("uvicorn")
     from service_helpers import Server, corpus_of, make_data
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "5",
@@ -762,7 +764,7 @@ def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_
     # the file was named from the client id too, so a run with --client-id after one without drew (and spent) again
     from service_helpers import corpus_of
 
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     folder = tmp_path / "st"

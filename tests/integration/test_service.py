@@ -21,9 +21,10 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
-from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
+from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.service import codec  # noqa: E402
-from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
 from conftest import cli_output  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
@@ -76,7 +77,7 @@ def test_config_is_everything_a_client_needs(env):
     status, cfg = get_json(env["url"] + "/v1/config")
     assert status == 200
     assert cfg["vocabulary"] == env["words"]
-    from dptopic.local import vocabulary_fingerprint
+    from dptopic.protocol.reports import vocabulary_fingerprint
     assert cfg["vocabulary_sha256"] == vocabulary_fingerprint(env["words"])
     assert cfg["epsilon_word"] == pytest.approx(2.0)
     assert cfg["f"] == pytest.approx(2 / (1 + np.exp(2.0)))
@@ -216,7 +217,7 @@ def test_a_server_imports_no_trainer_until_it_trains(tmp_path, monkeypatch):
         assert post_reports(srv.url, reports_body(words, texts, 5), "light-start-0001")[0] == 201
         time.sleep(1.0)                                     # the trainer wakes: 5 reports are no batch of 40
         before = imported()
-        assert "dptopic.local" in before and "starlette.applications" in before      # the log is read right
+        assert "dptopic.protocol.reports" in before and "starlette.applications" in before      # the log is read right
         assert not before & {"sklearn", "sklearn.base", "dptopic.models.base", "dptopic.training", "pandas"}
         status, done = admin(srv.url, "/v1/admin/train", {"force": True})
         assert status == 200 and [b["status"] for b in done["batches"]] == ["trained"]
@@ -263,8 +264,9 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     # a client update for round 0 (stale now) is refused, state unchanged
     from dptopic.service import codec
     rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
-    fc = codec.fed_client("user9", corpus_of(texts[:20], words), rrp)
-    from dptopic.federated import ModelBroadcast
+    from dptopic.contributor.fedlda import fed_client
+    fc = fed_client("user9", corpus_of(texts[:20], words), rrp)
+    from dptopic.protocol.fedlda_messages import ModelBroadcast
     stale = fc.run_round(ModelBroadcast(0, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
                                         codec.fed_phi(msg)).encode())
     status, _, data = http("POST", url + "/v1/fed/updates", stale,

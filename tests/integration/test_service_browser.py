@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 
 from service_helpers import Server, admin, get_json, make_data, post_reports  # noqa: E402
 

@@ -28,8 +28,8 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
-from dptopic.local import Randomizer  # noqa: E402
-from dptopic.local.reports import new_upload_nonce  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.protocol.reports import new_upload_nonce  # noqa: E402
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
 
@@ -243,7 +243,8 @@ def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tm
     with InProcessServer(cfg) as srv:
         svc = srv.service
         rnd, msg = svc.storage.fed_round()
-        update = codec.fed_client("racer", corpus_of(texts[:5], words), svc.rrp).run_round(msg)
+        from dptopic.contributor.fedlda import fed_client
+        update = fed_client("racer", corpus_of(texts[:5], words), svc.rrp).run_round(msg)
         key = "fed-race-00001"
         sha = hashlib.sha256(update).hexdigest()
         armed = [True]

@@ -32,8 +32,8 @@ pytest.importorskip("uvicorn")
 
 from dptopic.accounting.local import f_from_epsilon  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
-from dptopic.local import Randomizer  # noqa: E402
-from dptopic.service.client import ServerError, ServiceClient  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
 from service_helpers import (PG_BIN, InProcessServer, NoServer, PostgresServer, Server, admin, free_port, get_json, http,
@@ -377,7 +377,7 @@ def test_serve_warns_when_the_epsilon_is_above_the_clients_default_limit(capsys,
 
 def test_serve_refuses_a_body_limit_below_the_smallest_upload(capsys, tmp_path, no_uvicorn):
     from dptopic.cli.serve import smallest_upload
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
     from dptopic.service import codec

@@ -16,9 +16,9 @@ pytest.importorskip("starlette")
 pytest.importorskip("psycopg")
 pytest.importorskip("sqlalchemy")
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.service import codec, storage as storage_mod  # noqa: E402
-from dptopic.service.client import submit  # noqa: E402
+from dptopic.contributor.client import submit  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 from dptopic.service.storage import (Storage, StorageError, StoragePermissionError, StorageTimeout, Submission,  # noqa: E402
                                      _PG_INSERT_LOCK)

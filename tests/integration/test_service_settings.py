@@ -28,8 +28,10 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.local import Randomizer, ReportSet  # noqa: E402
-from dptopic.local.document import DocumentRandomizer, DocumentReportSet  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.protocol.reports import ReportSet  # noqa: E402
+from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
+from dptopic.protocol.document_reports import DocumentReportSet  # noqa: E402
 
 from conftest import flat  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
@@ -341,7 +343,7 @@ def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
     import numpy as np
 
     from dptopic.corpus import Corpus
-    from dptopic.federated.client import FedClient
+    from dptopic.contributor.fedlda import FedClient
     from dptopic.service import codec
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=20, n_prior=5)

@@ -27,7 +27,7 @@ def _rss_kb(pid: int) -> int:
 
 @pytest.mark.service
 def test_sixty_seconds_of_steady_load(tmp_path):
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     if not Path("/proc/self/status").exists():
         pytest.skip("needs /proc to read the server's memory")

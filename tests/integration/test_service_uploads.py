@@ -15,7 +15,7 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 from dptopic.cli.main import main  # noqa: E402
-from dptopic.service.client import submit  # noqa: E402
+from dptopic.contributor.client import submit  # noqa: E402
 
 from service_helpers import (InProcessServer, PG_BIN, PostgresServer, ServedLikeServe, corpus_of, count_rows, http,  # noqa: E402
                              make_data, metric, plain_report_body, post_reports, send_raw, service_config)
@@ -23,7 +23,7 @@ from service_helpers import (InProcessServer, PG_BIN, PostgresServer, ServedLike
 
 def _body(words, texts, eps: float = 2.0) -> bytes:
     """An upload as ``dptopic submit`` builds it: with a fresh upload nonce."""
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.service import codec
 
     return codec.encode_reports(Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]))
@@ -70,7 +70,7 @@ def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path
         assert post_reports(srv.url, body, "walk48-bob-00001", "bob")[0] == 201      # the same bytes, honestly
         assert count_rows(db)["n_reports"] == 2
         # a nonce makes uploads of the same reports differ, and the refusal applies to those only
-        from dptopic.local import ReportSet
+        from dptopic.protocol.reports import ReportSet
         from dptopic.service import codec
 
         rs = ReportSet.from_bytes(body)

@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.local import DocumentRandomizer, Randomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
 
 
 def _planted_docs(words, n_docs=200):

@@ -11,7 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from dptopic.errors import DPTopicError
-from dptopic.local import Randomizer
+from dptopic.contributor.randomizer import Randomizer
 from dptopic.models.registry import TRAINERS
 
 from helpers import SMALL_SETTINGS as SMALL
@@ -26,7 +26,7 @@ FROM_SUMS = {"secure-sum"}          # built from a secure-sum round's two sums, 
 
 def _secure_sum_model(corpus):
     """A SecureSumTopics of a simulated round over ``corpus``'s vocabulary (as tests/models/test_secure_sum.py)."""
-    from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
     from dptopic.models.secure_sum import released_words, secure_sum_topics
 
     V = corpus.vocab_size
@@ -46,7 +46,7 @@ def test_every_algorithm_has_small_settings():
 def fitted(tiny, tmp_path_factory):
     """Each trainer fitted once on ``tiny``, saved and loaded back: {name: (model, loaded)}."""
     out = {}
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     reports = Randomizer.for_simulation(tiny.corpus.vocabulary, epsilon_word=3).randomize(tiny.corpus)
     with warnings.catch_warnings():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dptopic.corpus import Corpus
-from dptopic.federated.messages import ClientUpdate, decode_message
+from dptopic.protocol.fedlda_messages import ClientUpdate, decode_message
 import warnings
 
 import dptopic
@@ -31,7 +31,7 @@ def _fed_server(rule):
     pytest.importorskip("sqlalchemy")
     from dptopic.service import codec
     from dptopic.service.app import Service
-    from dptopic.service.client import ServiceClient
+    from dptopic.contributor.client import ServiceClient
     from dptopic.service.config import ServiceConfig
     from service_helpers import make_words
 
@@ -64,7 +64,7 @@ def _fed_server(rule):
 
 @pytest.mark.parametrize("rule", RULES)
 def test_a_participant_without_any_report_word_sends_padding_under_every_rule(rule):
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
 
     words, server = _fed_server(rule)
     theirs = Corpus.from_texts(["apple banana cherry", "grape lemon mango melon"], max_vocab=None)
@@ -79,7 +79,8 @@ def test_a_participant_without_any_report_word_sends_padding_under_every_rule(ru
 @pytest.mark.parametrize("rule", ["floor", "tail"])
 def test_a_simulated_user_without_tokens_sends_as_many_entries_under_the_posters_rules(rule):
     """The in-process FedLDA: every user given takes part, a user without tokens with padding only."""
-    from dptopic.federated import FedClient, RRPConfig
+    from dptopic.contributor.fedlda import FedClient
+    from dptopic.protocol.fedlda import RRPConfig
 
     from dptopic.corpus import Vocabulary
 
@@ -382,7 +383,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------- finding 12: FedLDA's not covered
 def test_fedlda_scope_does_not_read_as_a_cost_beyond_the_per_user_figure():
-    from dptopic.models.fedlda import coverage
+    from dptopic.accounting.fedlda_scope import coverage
 
     scope = coverage("mixture", "none")["scope"]
     card = privacy_card({"private": True, "unit": "user", "neighbouring_relation": "r", "theorem": "t",

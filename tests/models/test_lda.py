@@ -511,7 +511,7 @@ WORDS = ["tax", "budget", "war", "army", "school", "teachers", "river", "bridge"
 
 # --------------------------------------------------- finding 3: LocalDocumentLDA fits reports, spends no budget
 def _local_model():
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     reports = DocumentRandomizer(WORDS, 8.0).randomize([["tax", "budget"], ["war", "army"], ["school", "river"]] * 4)
     return dptopic.models.LocalDocumentLDA(n_topics=2).fit(reports), reports

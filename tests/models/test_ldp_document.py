@@ -32,7 +32,7 @@ def _state(model) -> dict:
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
 def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus, counts):
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -54,7 +54,7 @@ def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus, c
                                           ("neighbouring_relation", "add/remove one document")])
 def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, value):
     # local models had no run plan, so an edited unit or relation loaded as it was
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.models import LocalDocumentLDA
 
     s = dptopic.lda_corpus(n_docs=400, vocab_size=30, n_topics=3, doc_length=12, seed=2)
@@ -75,7 +75,7 @@ def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, v
 
 @pytest.mark.filterwarnings("ignore")
 def test_local_document_lda_plans_one_report_per_contributor(corpus):
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
     from helpers import assert_fit_spent_its_plan
 
     with warnings.catch_warnings():

@@ -41,7 +41,8 @@ def other():
 
 @pytest.fixture(scope="module")
 def reports(corpus, other):
-    from dptopic.local import DocumentRandomizer, Randomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -144,7 +144,7 @@ def _state(model) -> dict:
 
 
 def _reports(corpus, seed=0):
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -15,8 +15,8 @@ import pytest
 
 import dptopic
 from dptopic.corpus import lda_corpus
-from dptopic.local import Randomizer
-from dptopic.local.document import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
 from dptopic.models import (CDPLDA, DPSVI, HDPLDA, LPLDA, OLPLDA, CDPLDAPlus, DocDPCooccurrence, DocDPEM, FedLDA,
                             LocalDocumentLDA, load)
 from dptopic.models.fdptm import fit_fdptm

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dptopic.errors import DPTopicError
-from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
 
 
@@ -27,7 +27,7 @@ def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
 
     card = privacy_card(model.privacy_, "SecureSumTopics")
     assert card["privacy_unit"] == "user" and card["epsilon"] <= 1.0
-    assert "honest-but-curious" in card["trust_model"] and "drop contributors" in card["trust_model"]
+    assert "may lie and drop" in card["trust_model"] and "enrollment key" in card["trust_model"]
     assert model.privacy_["wrap_around_probability"] <= 1e-8 and model.privacy_["delta_total"] <= 1e-5
     assert verify_report(model.privacy_).status == "verified"
     model.save(tmp_path / "m")
@@ -73,3 +73,17 @@ def test_public_vectors_place_the_words_outside_the_kept_ones_and_are_named(tmp_
     norm = lambda m: m.components_[:, kept] / m.components_[:, kept].sum(axis=1, keepdims=True)
     np.testing.assert_allclose(norm(with_v), norm(plain), rtol=1e-9)
     np.testing.assert_array_equal(with_v.supported_topics_, plain.supported_topics_)
+
+
+def test_the_card_gives_epsilon_by_the_number_of_colluders(model):
+    """Epsilon as a function of the dishonest entries: 0 to t colluders, at the plan's epsilon at t."""
+    from dptopic.accounting.card import privacy_card
+
+    table = model.privacy_["epsilon_by_colluders"]
+    t = model.privacy_["parameters"]["collusion"]
+    assert [c for c, _ in table] == list(range(t + 1))
+    assert table[-1][1] == pytest.approx(model.privacy_["epsilon"], rel=0.05)
+    assert all(a[1] < b[1] for a, b in zip(table, table[1:]))
+    card = privacy_card(model.privacy_, "SecureSumTopics")
+    assert card["epsilon_by_colluders"].startswith("0 colluding: ") and "not covered" in card["epsilon_by_colluders"]
+    assert "enrollment key" in model.privacy_["scope"] and "round's id" not in model.privacy_["scope"]

@@ -275,7 +275,7 @@ def test_set_output_pandas_applies_to_transform_of_the_document_level_trainers(m
 
 def test_set_output_pandas_applies_to_transform_of_local_document_lda():
     pd = pytest.importorskip("pandas")
-    from dptopic.local.document import DocumentRandomizer
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     vocab = ["tax", "budget", "war", "army", "school", "teachers"]
     rs = DocumentRandomizer.for_simulation(vocab, 4.0, seed=3).randomize(

@@ -55,7 +55,7 @@ def test_local_and_baseline_trainers_state_what_they_claim(tiny, harness):
     nothing."""
     tiny = tiny.corpus
     import dptopic
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -251,7 +251,7 @@ def test_a_composed_cards_budget_says_it_is_the_topic_models_alone(small):
 def test_olp_scope_says_a_saved_folder_holds_the_prior_documents_presence_rows():
     import numpy as np
 
-    from dptopic.local import Randomizer
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.models import OLPLDA
 
     corpus = lda_corpus(n_docs=120, n_topics=3, vocab_size=40, doc_length=20, seed=0).corpus

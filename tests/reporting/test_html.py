@@ -13,7 +13,7 @@ import dptopic
 from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.local.document import document_privacy_report
+from dptopic.protocol.document_reports import document_privacy_report
 from dptopic.errors import DPTopicError
 from dptopic.reporting import privacy_card, render_report
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dptopic.local import DocumentRandomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
 
 from service_helpers import make_words
 

@@ -6,9 +6,9 @@ import pytest
 
 
 def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage():
-    from dptopic.federated import ClientUpdate
+    from dptopic.protocol.fedlda_messages import ClientUpdate
     from dptopic.service import codec
-    from dptopic.service.client import fed_participate
+    from dptopic.contributor.client import fed_participate
     from dptopic.errors import DPTopicError
 
     t, w = np.zeros(3, np.int32), np.zeros(3, np.int32)
@@ -25,5 +25,5 @@ def test_a_pseudonym_with_a_final_newline_is_refused():
 
     assert codec.PSEUDONYM.fullmatch("alice") and not codec.PSEUDONYM.fullmatch("alice\n")
     with pytest.raises(codec.IncompatibleReports):
-        codec.fed_check_update(__import__("dptopic.federated", fromlist=["ClientUpdate"]).ClientUpdate(
+        codec.fed_check_update(__import__("dptopic.protocol.fedlda_messages", fromlist=["ClientUpdate"]).ClientUpdate(
             0, "alice\n", "v", np.zeros(3, np.int32), np.zeros(3, np.int32)).encode(), None, None, 0)

@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("starlette")
 
+from dptopic.contributor import kinds as contributor_kinds  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.service import ServiceConfig, codec, kinds  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
@@ -23,13 +24,16 @@ def data(tmp_path_factory):
 
 
 def test_every_registered_kind_implements_the_whole_contract():
-    assert set(kinds.NAMES) == {"word", "document"}
+    assert set(kinds.NAMES) == set(contributor_kinds.NAMES) == {"word", "document"}
     for name, kind in kinds.KINDS.items():
         assert kind.name == name and kind.model_name
-        missing = [m for m in ("epsilon_doc", "decode", "from_rows", "new_model", "contributor_privacy", "privacy_line",
-                               "randomizer", "bytes_per_report", "epsilons")
+        missing = [m for m in ("epsilon_doc", "decode", "from_rows", "new_model", "contributor_privacy", "privacy_line")
                    if getattr(type(kind), m) is getattr(kinds.ReportKind, m)]
         assert not missing, f"kind {name!r} does not implement {missing}"
+        theirs = contributor_kinds.get(name)        # and its contributor's side: the randomizer, the bytes of a report
+        missing = [m for m in ("randomizer", "bytes_per_report", "epsilons")
+                   if getattr(type(theirs), m) is getattr(contributor_kinds.ContributorKind, m)]
+        assert not missing, f"kind {name!r} has no contributor side for {missing}"
         fmt = kind.report_format()
         assert fmt["kind"] == name and fmt["version"] == kind.module.VERSION and fmt["name"] == kind.module.FORMAT
 
@@ -58,23 +62,23 @@ def test_upload_stored_rows_and_config_agree_for_each_kind(name, data, tmp_path)
     kind = kinds.get(doc["report_kind"])
     assert kind.name == name and doc["report_format"] == kind.report_format()
     # what a contributor does with /v1/config, what the server parses, what it stores and reads back for training
-    rz = kind.randomizer(cfg.vocabulary, doc)
+    rz = contributor_kinds.get(name).randomizer(cfg.vocabulary, doc)
     reports = rz.randomize(corpus_of(texts, words))
     body = codec.encode_reports(reports)
     parsed = kind.decode(body, cfg, svc.fingerprint)
     rows = codec.report_rows(parsed)
-    assert len(rows) == reports.n_reports == len(texts) and {len(r) for r in rows} == {kind.bytes_per_report(reports)}
+    assert len(rows) == reports.n_reports == len(texts) and {len(r) for r in rows} == {contributor_kinds.get(name).bytes_per_report(reports)}
     again = kind.from_rows(rows, cfg)
     assert codec.report_rows(again) == rows
-    assert kind.epsilons(rz)["epsilon_doc"] == pytest.approx(doc["epsilon_doc"])
+    assert contributor_kinds.get(name).epsilons(rz)["epsilon_doc"] == pytest.approx(doc["epsilon_doc"])
     privacy = svc.contributor_privacy(3)
     assert privacy["epsilon_contributor_doc_basic"] == pytest.approx(3 * doc["epsilon_doc"])
     # every other registered kind, and this kind at another format version, is refused in one line
     for other in kinds.NAMES:
         if other != name:
             other_cfg = ServiceConfig(words, database=cfg.database, **SETTINGS[other])
-            other_body = codec.encode_reports(kinds.get(other).randomizer(other_cfg.vocabulary,
-                                                                          Service(other_cfg).config_doc())
+            other_body = codec.encode_reports(contributor_kinds.get(other).randomizer(
+                other_cfg.vocabulary, Service(other_cfg).config_doc())
                                               .randomize(corpus_of(texts[:2], words)))
             with pytest.raises(codec.IncompatibleReports, match=f"kind '{name}'"):
                 kind.decode(other_body, cfg, svc.fingerprint)

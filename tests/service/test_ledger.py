@@ -12,7 +12,7 @@ import pytest
 
 from dptopic.accounting import PureDPEvent
 from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
-from dptopic.local import DocumentRandomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
 
 from service_helpers import make_words
 
@@ -131,7 +131,7 @@ def test_a_released_secure_sum_round_is_charged_to_its_contributors(tmp_path):
     import threading
     import time
 
-    from dptopic.service.secure_client import take_part
+    from dptopic.contributor.secure_client import take_part
     from service_helpers import SecureSumServer
 
     L = tmp_path / "l.sqlite"
@@ -149,7 +149,7 @@ def test_a_released_secure_sum_round_is_charged_to_its_contributors(tmp_path):
         out = [None] * 6
 
         def one(i):
-            out[i] = take_part(live.url, bow(i), poll=0.05, timeout=60)
+            out[i] = take_part(live.url, bow(i), live.invitation_files[i], poll=0.05, timeout=60)
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
         for t in threads:

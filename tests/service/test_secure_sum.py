@@ -1,11 +1,19 @@
-"""A secure-sum round against a live server on 127.0.0.1 (uvicorn in a thread)."""
+"""``dptopic.service.secure_sum``: a round against a live server on 127.0.0.1 (uvicorn in a thread), and the server's
+own checks: admission by invitation, signatures, one contributor's bad message refused alone, a restart that resumes
+the unmasking, a damaged database refused in one line, its file readable by its owner only."""
+import os
+import stat
 import threading
+import time
 
 import numpy as np
 import pytest
-from service_helpers import SecureSumServer
+from service_helpers import InProcessRound, SecureSumServer
 
-from dptopic.service.secure_client import SecureContributor, take_part
+from dptopic.contributor.secure_client import take_part
+from dptopic.contributor.secure_sum import SecureContributor
+from dptopic.errors import DPTopicError
+from dptopic.protocol import secure_sum as ss
 
 pytestmark = pytest.mark.service
 V = 40
@@ -13,14 +21,12 @@ WORDS = [f"word{i:02d}" for i in range(V)]
 TOKEN = SecureSumServer.TOKEN
 
 
-def Live(tmp, n=6, dropouts=2):
-    return SecureSumServer(tmp, WORDS, n=n, dropouts=dropouts)
+def Live(tmp, n=6, dropouts=2, collusion=0):
+    return SecureSumServer(tmp, WORDS, n=n, dropouts=dropouts, collusion=collusion)
 
 
 def wait_state(live, *states, timeout=60):
     """The round's view once it reaches one of ``states`` (the server unmasks off the request's thread)."""
-    import time
-
     deadline = time.monotonic() + timeout
     while True:
         view = live.call("GET", "/v1/secure/round")[1]
@@ -38,16 +44,17 @@ def bow(seed):
     return np.array(ptr), np.array(ids), np.ones(len(ids), np.int64)
 
 
-def run_all(url, n, skip=()):
-    out = [None] * n
+def run_all(live, tmp, skip=()):
+    out = [None] * len(live.invitations)
 
     def one(i):
         try:
-            out[i] = take_part(url, bow(i), poll=0.05, timeout=60)
+            out[i] = take_part(live.url, bow(i), live.invitation_files[i], state=tmp / f"state{i}.json", poll=0.05,
+                               timeout=60)
         except Exception as e:      # noqa: BLE001 (reported below)
             out[i] = e
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(n) if i not in skip]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(out)) if i not in skip]
     for t in threads:
         t.start()
     for t in threads:
@@ -55,129 +62,213 @@ def run_all(url, n, skip=()):
     return out
 
 
-def test_a_round_releases_a_model_that_pull_loads(tmp_path):
-    from dptopic.service.client import pull
+def test_a_round_releases_a_model_that_pull_loads_and_wipes_the_secrets(tmp_path):
+    import json
+
+    import dptopic
+    from dptopic.reporting.pull import pull
 
     with Live(tmp_path) as live:
-        out = run_all(live.url, 6)
+        out = run_all(live, tmp_path)
         assert all(isinstance(o, dict) for o in out), out
         assert wait_state(live, "released", "failed")["state"] == "released"
         s = pull(live.url, tmp_path / "model")
     assert s["class"] == "SecureSumTopics"
-    import dptopic
-
     m = dptopic.load(tmp_path / "model")
-    assert m.privacy_["unit"] == "user" and "honest-but-curious" in m.privacy_["trust_model"]
+    assert m.privacy_["unit"] == "user" and "may lie and drop" in m.privacy_["trust_model"]
     assert m.privacy_["epsilon"] <= 8.0
+    assert [c for c, _ in m.privacy_["epsilon_by_colluders"]] == [0]
+    state = json.loads((tmp_path / "state0.json").read_text())
+    assert state["secrets"] is None and state["finished"] == "released"
+    assert stat.S_IMODE(os.stat(tmp_path / "state0.json").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "secure.sqlite").st_mode) == 0o600
 
 
-def test_bad_input_is_refused_and_nothing_counted_twice(tmp_path):
+def test_admission_takes_an_invitation_and_a_signature(tmp_path):
     with Live(tmp_path, n=6, dropouts=1) as live:
         cfg = live.call("GET", "/v1/config")[1]
-        people = [SecureContributor(cfg, bow(i), contributor=f"p{i}") for i in range(6)]
-        for c in people[:5]:
-            assert live.call("POST", "/v1/secure/keys", c.keys_request())[0] == 201
-        # a replay is acknowledged once; other keys for one contributor, or keys another one sent, are refused
-        assert live.call("POST", "/v1/secure/keys", people[0].keys_request()) == (200, pytest.approx(
-            live.call("POST", "/v1/secure/keys", people[0].keys_request())[1]))
-        other = people[5].keys_request()
-        status, err = live.call("POST", "/v1/secure/keys", {"contributor": "p0", "keys": other["keys"]})
-        assert status == 409 and err["error"]["code"] == "keys_changed"
-        status, err = live.call("POST", "/v1/secure/keys", {"contributor": "p9", "keys": people[1].secrets.public()})
-        assert status == 409 and err["error"]["code"] == "keys_reused"
-        assert live.call("POST", "/v1/secure/keys", people[5].keys_request())[0] == 201
-        status, err = live.call("POST", "/v1/secure/keys", {"contributor": "late", "keys": {
-            "c": "ab" * 32, "s": ["cd" * 32, "ef" * 32]}})
-        assert status == 409 and err["error"]["code"] == "round_closed"
-        roster = live.call("GET", "/v1/secure/round")[1]["roster"]
-        for c in people:
-            assert live.call("POST", "/v1/secure/shares", c.shares_request(roster))[0] == 201
-        view = live.call("GET", "/v1/secure/round")[1]
-        assert view["state"] == "upload0"
-        for c in people:
-            c.take_shares(roster, live.call("GET", f"/v1/secure/shares?contributor={c.me}")[1])
-        body = people[0].upload_body(0, roster, view["members"])
-        h = {"Dptopic-Contributor": "p0", "Content-Type": "application/octet-stream"}
-        status, err = live.call("POST", "/v1/secure/upload/0", body=body[:-4], headers=h)
-        assert status == 400 and err["error"]["code"] == "wrong_shape"
-        assert live.call("POST", "/v1/secure/upload/0", body=body, headers=h)[0] == 201
-        assert live.call("POST", "/v1/secure/upload/0", body=body, headers=h) == (200, {"replayed": True})
-        status, err = live.call("POST", "/v1/secure/upload/0", body=bytes(len(body)), headers=h)
-        assert status == 409 and err["error"]["code"] == "second_upload"
-        # a resumed contributor sends the same bytes (kept), so a retry is a replay
-        assert people[0].upload_body(0, roster, view["members"]) == body
-        # closing with too few uploads releases nothing
-        status, view = live.call("POST", "/v1/admin/secure/close", body=b"",
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
-        assert view["state"] == "failed" and "nothing released" in view["reason"]
-        status, err = live.call("GET", "/v1/model")
-        assert status == 404
-        status, err = live.call("POST", "/v1/secure/upload/0", body=people[1].upload_body(0, roster, roster),
-                                headers={**h, "Dptopic-Contributor": "p1"})
-        assert status == 409 and err["error"]["code"] == "round_closed"
+        people = [SecureContributor(cfg, bow(i), inv) for i, inv in enumerate(live.invitations)]
+        reg = people[0].registration()
+        assert live.call("POST", "/v1/secure/keys", reg)[0] == 201
+        assert live.call("POST", "/v1/secure/keys", reg)[0] == 200        # a replay
+        stranger = {**people[1].registration(), "contributor": "9999"}
+        status, err = live.call("POST", "/v1/secure/keys", stranger)
+        assert status == 403 and err["error"]["code"] == "not_enrolled"
+        unsigned = {**people[1].registration(), "signature": "00" * 64}
+        status, err = live.call("POST", "/v1/secure/keys", unsigned)
+        assert status == 403 and err["error"]["code"] == "bad_signature"
+        # a low-order key, signed by the member itself, is refused: refused alone, the member may register again
+        low = people[1].registration()
+        low["keys"] = {**low["keys"], "c": "01" + "00" * 31}
+        low["signature"] = ss.sign(live.invitations[1]["signing_key"], ss.keys_message("round1", people[1].me,
+                                                                                         low["keys"]))
+        status, err = live.call("POST", "/v1/secure/keys", low)
+        assert status == 400 and err["error"]["code"] == "bad_keys"
+        assert live.call("POST", "/v1/secure/keys", people[1].registration())[0] == 201
+        status, err = live.call("GET", "/v1/secure/roster")
+        assert status == 409 and err["error"]["code"] == "not_open"
 
 
-def test_dropouts_within_the_tolerance_still_release(tmp_path):
-    with Live(tmp_path, n=6, dropouts=2) as live:
+def test_one_contributors_bad_answer_is_refused_alone_and_the_round_goes_on(tmp_path):
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    view = rnd.server.view()
+    sigs = rnd.server.signatures(0)
+    c = rnd.people[0]
+    q = c.unmask(0, view, sigs)
+    bad = {k: dict(v) for k, v in q["answers"].items()}
+    first = next(iter(bad))
+    bad[first]["share"] = "zz" * 66
+    from dptopic.service.secure_sum import ApiError
+
+    signature = ss.sign(rnd.invitations[0]["signing_key"], ss.answers_message("round1", 0, c.me, bad))
+    with pytest.raises(ApiError) as e:
+        rnd.server.post_unmask(0, c.me, bad, signature)
+    assert e.value.code == "wrong_shape" and rnd.server.view()["state"] == "unmask0"
+    rnd.server.post_unmask(0, c.me, q["answers"], q["signature"])
+    assert rnd.unmask(0)["state"] == "upload1"
+
+
+def test_a_restart_between_the_last_answer_and_the_unmasking_resumes_it(tmp_path, monkeypatch):
+    """A kill -9 after the answers were stored, before the unmasking ran: the next start unmasks."""
+    from dptopic.service import secure_sum as server
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    started = []
+    monkeypatch.setattr(server.SecureRound, "_unmask", lambda self, phase: started.append(phase))    # killed there
+    rnd.unmask(0, wait=False)
+    assert started == [0] and rnd.server.view()["state"] == "unmask0"
+    monkeypatch.undo()
+    again = server.SecureRound(rnd.cfg)         # the next start, on the same database
+    deadline = time.monotonic() + 60
+    while again.view()["state"] == "unmask0" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert again.view()["state"] == "upload1"
+
+
+@pytest.mark.parametrize("damage, why", [
+    ("UPDATE secure_round SET value = '{\"state\": \"dancing\"}' WHERE key = 'state'", "unknown step"),
+    ("UPDATE secure_round SET value = '{\"state\": \"released\"}' WHERE key = 'state'", "without a model"),
+    ("UPDATE secure_round SET value = '{\"state\"' WHERE key = 'state'", "do not read"),
+    ("DELETE FROM secure_keys WHERE contributor = '0001'", "registered keys"),
+    ("UPDATE secure_round SET value = '{\"state\": \"consistency0\"}' WHERE key = 'state'", "without its"),
+])
+def test_a_damaged_round_is_refused_on_restart_in_one_line(tmp_path, damage, why):
+    import sqlite3
+
+    from dptopic.service.secure_sum import SecureRound
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    con = sqlite3.connect(tmp_path / "round.sqlite")
+    con.execute(damage)
+    con.commit()
+    con.close()
+    with pytest.raises(DPTopicError, match=why) as e:
+        SecureRound(rnd.cfg)
+    assert "damaged" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_another_services_database_and_a_file_that_is_no_database_are_refused(tmp_path):
+    import sqlite3
+
+    from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    con = sqlite3.connect(tmp_path / "theirs.sqlite")
+    con.execute("CREATE TABLE reports (x)")
+    con.commit()
+    con.close()
+    cfg = SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3, database=f"sqlite:///{tmp_path}/theirs.sqlite")
+    with pytest.raises(DPTopicError, match="allow-foreign-tables"):
+        SecureRound(cfg)
+    (tmp_path / "text.db").write_text("not a database\n" * 100)
+    cfg = SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3, database=f"sqlite:///{tmp_path}/text.db")
+    with pytest.raises(DPTopicError, match="--database .* cannot hold the round"):
+        SecureRound(cfg)
+
+
+def test_dropouts_within_the_tolerance_still_release_over_http(tmp_path):
+    with Live(tmp_path, n=6, dropouts=1) as live:
+        def admin_close_when_stuck():
+            for _ in range(400):
+                view = live.call("GET", "/v1/secure/round")[1]
+                if view["state"] in ("released", "failed"):
+                    return
+                if view["state"] == "upload0" and len(view["members"]) == 6:
+                    time.sleep(0.5)
+                    live.call("POST", "/v1/admin/secure/close", body=b"",
+                              headers={"Authorization": f"Bearer {TOKEN}"})
+                time.sleep(0.05)
+        closer = threading.Thread(target=admin_close_when_stuck)
+        closer.start()
+        # contributor 5 registers and shares, then goes away before uploading
         cfg = live.call("GET", "/v1/config")[1]
-        people = [SecureContributor(cfg, bow(i), contributor=f"p{i}") for i in range(6)]
-        for c in people:
-            live.call("POST", "/v1/secure/keys", c.keys_request())
-        roster = live.call("GET", "/v1/secure/round")[1]["roster"]
-        for c in people:
-            live.call("POST", "/v1/secure/shares", c.shares_request(roster))
-        for c in people:
-            c.take_shares(roster, live.call("GET", f"/v1/secure/shares?contributor={c.me}")[1])
-        for phase in (0, 1):
-            view = wait_state(live, f"upload{phase}", "failed")
-            for c in people[: 4 if phase == 0 else 6]:
-                if c.me in view["members"]:
-                    live.call("POST", f"/v1/secure/upload/{phase}", body=c.upload_body(
-                        phase, roster, view["members"], view.get("kept")), headers={"Dptopic-Contributor": c.me})
-            if phase == 0:
-                live.call("POST", "/v1/admin/secure/close", body=b"", headers={"Authorization": f"Bearer {TOKEN}"})
-            view = live.call("GET", "/v1/secure/round")[1]
-            assert view["state"] == f"unmask{phase}", view
-            for c in people:
-                if c.me in view["uploaded"]:
-                    live.call("POST", f"/v1/secure/unmask/{phase}", c.unmask_request(phase, view["uploaded"],
-                                                                                   view["members"]))
-        assert wait_state(live, "released", "failed")["state"] == "released"
+        gone = SecureContributor(cfg, bow(5), live.invitations[5])
+        live.call("POST", "/v1/secure/keys", gone.registration())
+        out = [None] * 5
+
+        def one(i):
+            out[i] = take_part(live.url, bow(i), live.invitation_files[i], poll=0.05, timeout=60)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(5)]
+        for t in threads:
+            t.start()
+        for _ in range(200):
+            if live.call("GET", "/v1/secure/round")[1]["state"] == "shares":
+                break
+            time.sleep(0.05)
+        gone.check_roster(live.call("GET", "/v1/secure/roster")[1])
+        live.call("POST", "/v1/secure/shares", gone.shares_request(gone.roster))
+        for t in threads:
+            t.join(120)
+        closer.join(60)
+        assert wait_state(live, "released", "failed")["state"] == "released", out
 
 
 def test_a_contributor_refuses_a_larger_epsilon_before_computing(tmp_path):
-    from dptopic.errors import DPTopicError
-
     with Live(tmp_path) as live:
         cfg = live.call("GET", "/v1/config")[1]
-        with pytest.raises(DPTopicError, match="above your --max-epsilon"):
-            SecureContributor(cfg, bow(0), max_epsilon=1.0, state=tmp_path / "state.json")
+        with pytest.raises(DPTopicError, match="above your max_epsilon"):
+            SecureContributor(cfg, bow(0), live.invitations[0], max_epsilon=1.0, state=tmp_path / "state.json")
     assert not (tmp_path / "state.json").exists()
 
 
 def test_a_resumed_contributor_sends_the_same_keys_shares_and_upload(tmp_path):
-    import os
-    import stat
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    c = rnd.people[0]
+    first = c.registration()
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    shares = c.shares_request(roster)
+    again = SecureContributor(rnd.config_doc(), c.bow, rnd.invitations[0], state=c.path)     # a new run, same state
+    assert again.registration() == first and again.shares_request(roster) == shares
+    rnd.shares()
+    view = rnd.server.view()
+    body = c.upload(0, view)
+    third = SecureContributor(rnd.config_doc(), c.bow, rnd.invitations[0], state=c.path)
+    third.check_roster(roster)
+    assert third.upload(0, view) == body
 
-    with Live(tmp_path, n=3, dropouts=0) as live:
-        cfg = live.call("GET", "/v1/config")[1]
-        state = tmp_path / "state.json"
-        first = SecureContributor(cfg, bow(0), state=state)
-        assert stat.S_IMODE(os.stat(state).st_mode) == 0o600      # it holds the round's secrets
-        others = [SecureContributor(cfg, bow(i)) for i in (1, 2)]
-        for c in [first, *others]:
-            live.call("POST", "/v1/secure/keys", c.keys_request())
-        roster = live.call("GET", "/v1/secure/round")[1]["roster"]
-        shares = first.shares_request(roster)
-        again = SecureContributor(cfg, bow(0), state=state)      # a new run on the same state
-        assert again.keys_request() == first.keys_request()
-        assert again.shares_request(roster) == shares
-        for c in (first, *others):
-            assert live.call("POST", "/v1/secure/shares", c.shares_request(roster))[0] in (200, 201)
-        assert live.call("POST", "/v1/secure/shares", again.shares_request(roster)) == (200, {"replayed": True})
-        members = live.call("GET", "/v1/secure/round")[1]["members"]
-        for c in (first, again):
-            c.take_shares(roster, live.call("GET", f"/v1/secure/shares?contributor={c.me}")[1])
-        body = first.upload_body(0, roster, members)
-        third = SecureContributor(cfg, bow(0), state=state)
-        assert third.upload_body(0, roster, members) == body
+
+def test_fewer_signers_than_n_minus_f_fail_the_round_before_anything_is_revealed(tmp_path):
+    """The unmasking opens only with at least N - F signers of the uploads (a server stopped short of them fails)."""
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0, drop={rnd.people[9].me})
+    view = rnd.server.view()
+    assert view["state"] == "consistency0" and len(view["uploaded"]) == 9
+    for c in rnd.people[:7]:
+        q = c.consistency(0, view)
+        rnd.server.post_consistency(0, q["contributor"], q["signature"])
+    view = rnd.server.close()
+    assert view["state"] == "failed" and "only 7 contributors signed" in view["reason"]
+    assert rnd.server._responses(0) == {}

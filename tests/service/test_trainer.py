@@ -10,7 +10,8 @@ import secrets
 import pytest
 
 import dptopic
-from dptopic.local import DocumentRandomizer, Randomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
 
 from service_helpers import make_words, service_config
 

@@ -10,7 +10,8 @@ import pytest
 import dptopic
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.local import DocumentRandomizer, Randomizer
+from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
 from dptopic.models import LDA, LocalDocumentLDA, OLPLDA
 from dptopic.training import train_batch
 

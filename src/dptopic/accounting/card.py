@@ -279,6 +279,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     fed = fed_composition(report)
     if fed:
         card["fed_composition"] = fed
+    colluders = report.get("epsilon_by_colluders")
+    if isinstance(colluders, list) and colluders:      # a secure sum: epsilon by the number of dishonest entries
+        card["epsilon_by_colluders"] = ", ".join(f"{c} colluding: {epsilon_text(e)}" for c, e in colluders) \
+            + "; beyond that not covered"
     unit = str(report.get("unit") or "unit")
     if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
         unit = "privacy unit"

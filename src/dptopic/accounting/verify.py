@@ -64,6 +64,17 @@ class Damaged(DPTopicError):
     """The report's events or delta are missing or malformed: every report the library writes lists them whole."""
 
 
+
+
+def fmt_epsilon(x, digits: int = 4) -> str:
+    """An epsilon as the service and its participants show it: rounded *up* at ``digits`` significant digits, so that
+    the figure a contributor reads is never below the guarantee computed (round-to-nearest showed eps_word = 1.23444
+    as 1.234); floating-point noise above a round value is not rounded up (:func:`rounded_up`)."""
+    if x is None:
+        return "-"
+    return f"{rounded_up(float(x), digits):.{digits}g}"
+
+
 def _num(d: dict, key: str, what: str) -> float:
     v = d.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):

@@ -43,7 +43,7 @@ from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
 from .. import __version__
 from ..accounting.verify import rounded_up
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
-from ..local import Randomizer
+from ..contributor.randomizer import Randomizer
 from ..models import ALGORITHMS
 from ..models.base import OUTSIDE_GUARANTEE
 from ..models.lplda import LocalReportsModel

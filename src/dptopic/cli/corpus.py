@@ -75,7 +75,7 @@ def _shard_summary(a):
 def cmd_corpus_info(a):
     from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
-    from ..local.document import report_file_summary  # deferred: loads numpy
+    from ..protocol.document_reports import report_file_summary  # deferred: loads numpy
 
     reports = report_file_summary(a.corpus)
     if reports is not None:

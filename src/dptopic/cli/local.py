@@ -100,7 +100,8 @@ def add_train_args(t) -> None:
 def train_local(a, console, params: dict) -> None:
     """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
     reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
-    from ..local import DocumentReportSet, ReportSet  # read on use: the CLI's start-up stays light
+    from ..protocol.document_reports import DocumentReportSet  # read on use: the CLI's start-up stays light
+    from ..protocol.reports import ReportSet  # read on use: the CLI's start-up stays light
     from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     if a.reports is None:

@@ -16,12 +16,12 @@ import warnings
 
 from .. import __version__
 from ..errors import DPTopicError
-from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, search, serve,
-               train)
+from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, search,
+               secure_sum, serve, train)
 
 # Command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = [train, refit, search, recommend, results, corpus, privacy, budget, experiment, local, audit, report,
-                  serve]
+                  serve, secure_sum]
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -75,7 +75,8 @@ def cmd_export(a):
 
 
 def cmd_pull(a):
-    from ..service.client import ServiceClient, pull  # deferred: loads numpy
+    from ..contributor.client import ServiceClient  # deferred: loads numpy
+    from ..reporting.pull import pull  # deferred: loads numpy
     from ..service.status import pull_line  # as above
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),

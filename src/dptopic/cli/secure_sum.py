@@ -1,101 +1,207 @@
-"""``dptopic serve --report-kind secure-sum``, ``dptopic submit`` against it, and ``dptopic experiment secure-sum``
-(docs/secure_sum.md)."""
+"""``dptopic serve --report-kind secure-sum``, ``dptopic submit --invitation`` against it, ``dptopic secure-sum
+invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
 from __future__ import annotations
 
 from ..errors import DPTopicError
+from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
+                      positive_float, read_vocabulary)
+from ._flags import flag_errors
 from .budget import served_ledger
-from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, make_console, moved, positive_float,
-                      read_vocabulary)
 
 # old homes and names (the service loads numpy, which the command line's start-up must not)
-__getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
-                     "secure_state_path": "dptopic.service.secure_client:state_path",
+__getattr__ = moved({"person_bow": "dptopic.contributor.secure_client:person_bow",
+                     "secure_state_path": "dptopic.contributor.secure_client:state_path",
                      "SECURE_SUM_PEOPLE": "dptopic.service.startup:SECURE_SUM_PEOPLE",
                      "recommend_note": "dptopic.service.startup:secure_sum_recommendation"})
+
+#: the plan's parameters as the flags that set them
+PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
+              "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
+              "round_id": "--round-id", "invitations": "--invitations"}
+
+#: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
+SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
+                         "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
+                         "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout"})
 
 
 def add_serve_flags(s) -> None:
     """The secure sum's flags of ``dptopic serve``."""
-
     s.add_argument("--unit", choices=("user",), default=None,
                    help="--report-kind secure-sum: the privacy unit, user (one person's documents)")
     s.add_argument("--epsilon", type=positive_float, default=None,
                    help="--report-kind secure-sum: epsilon per person for the whole round")
     s.add_argument("--min-contributors", type=int, default=None, metavar="N",
-                   help="--report-kind secure-sum: the round's contributors (its roster closes at N keys)")
+                   help="--report-kind secure-sum: the round's contributors (default: the --directory's count; the"
+                        " roster closes when every invited one has registered)")
     s.add_argument("--dropout-tolerance", type=int, default=None, metavar="F",
                    help="--report-kind secure-sum: how many may drop out with the sum still released (the noise is"
                         " calibrated for the N - F survivors; default N/10)")
+    s.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
+                   help="--report-kind secure-sum: how many invited contributors may collude with the server (default"
+                        " ceil(log2 N) + 1; the noise leaves their shares out)")
+    s.add_argument("--directory", default=None, metavar="FILE",
+                   help="--report-kind secure-sum: the operator's signed list of invited contributors"
+                        " (directory.json, from 'dptopic secure-sum invite'); only they can join")
+    # each option's name as typed, for the refusal of those a secure sum does not read
+    s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
+
+
+def add_submit_flags(u) -> None:
+    """The secure sum's flags of ``dptopic submit``."""
+    u.add_argument("--invitation", default=None, metavar="FILE",
+                   help="a secure-sum server: your invitation from the round's operator (invitation-NNNN.json); the"
+                        " server cannot let anyone join without one")
 
 
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
-    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit"):
+    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
 
 
+def _refuse_other_flags(a, reads, what: str) -> None:
+    given = getattr(a, "_given", None) or ()
+    other = sorted(d for d in given if d not in reads and not d.startswith("_") and d not in ("command", "func"))
+    if other:
+        flags = getattr(a, "_flag_names", None) or {}
+        names = ", ".join(flags.get(d, "--" + d.replace("_", "-")) for d in other[:4]) \
+            + (", ..." if len(other) > 4 else "")
+        raise DPTopicError(f"{names} {'is' if len(other) == 1 else 'are'} not read by {what}: drop"
+                           f" {'it' if len(other) == 1 else 'them'} (see docs/secure_sum.md).")
+
+
 def serve_secure_sum(a) -> None:
+    """``dptopic serve --report-kind secure-sum``."""
     from ..service import startup  # deferred: loads numpy
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
+    _refuse_other_flags(a, SERVE_READS, "--report-kind secure-sum")
     startup.need_service_extra()
+    startup.check_host(a.host, a.allow_remote)
+    if a.directory is None:
+        raise DPTopicError("--report-kind secure-sum needs --directory FILE: the operator's signed list of invited"
+                           " contributors ('dptopic secure-sum invite' writes it); without one anyone could join.")
+    from ..protocol.enrollment import read_directory  # loaded when the command runs, off the start-up path
+
+    directory = read_directory(a.directory)
     vocab = read_vocabulary(a.vocabulary)
-    settings = startup.secure_sum_settings(vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta,
-                                           min_contributors=a.min_contributors, dropout_tolerance=a.dropout_tolerance,
-                                           max_body_bytes=a.max_body_bytes, epsilon_word=a.epsilon_word,
-                                           epsilon_doc=a.epsilon_doc, prior=a.prior)
+    given = getattr(a, "_given", None) or ()
+    with flag_errors(PLAN_FLAGS):
+        settings = startup.secure_sum_settings(
+            vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=a.collusion,
+            min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
+            dropout_tolerance=a.dropout_tolerance,
+            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app     # the service extra, checked above
+    from ..service.http import server_options  # loaded when the command runs, off the start-up path
 
     token = read_token_file(a.token_file) if a.token_file else None
-    cfg = SecureSumConfig(**settings, n_topics=a.topics, database=a.database, admin_token=token,
+    cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database, admin_token=token,
+                          allow_foreign_tables=a.allow_foreign_tables,
                           **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg)
         make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
-        startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet)
+        startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
+                           **server_options(header_timeout=a.header_timeout))
     finally:
         startup.close_all(sockets)
 
 
+SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout", "retries", "max_epsilon", "state",
+                          "invitation", "lowercase", "stop_words"})
+
+
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
+    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
+    from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
+    from ..contributor.secure_sum import check_config  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient  # loaded when the command runs, off the start-up path
-    from ..service.secure_client import person_bow, state_path, take_part  # loaded when the command runs, off the start-up path
+    from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
+    from ..protocol.enrollment import read_invitation  # (as above)
     from ..service.status import secure_sum_lines  # loaded when the command runs, off the start-up path
 
+    if a.invitation is None:
+        raise DPTopicError(f"the server at {a.server} runs a secure sum, which takes invited contributors only: give"
+                           " --invitation FILE (from the round's operator).")
+    if getattr(a, "contributor", None) is not None:
+        raise DPTopicError("--contributor is not read by a secure sum: your id is your invitation's; drop it.")
+    invitation = read_invitation(a.invitation)
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
-    if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
-        raise DPTopicError(f"the server asks for epsilon {cfg['secure_sum']['epsilon']:g} per person, above your"
-                           f" --max-epsilon {limit:g}{' (the default)' if a.max_epsilon is None else ''}: nothing"
-                           " computed or sent.")
-    state = state_path(a.state, str(cfg.get("round_id")))
+    eps = check_config(cfg)["plan"].epsilon       # a malformed /v1/config: one line, before the corpus is read
+    if eps > limit * (1 + 1e-12):
+        raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
+                           f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
+    state = state_path(a.state, invitation)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=limit, client=client,
-                  contributor=a.contributor)
+    s = take_part(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
-        make_console().print(line)
+        make_console().print(line, markup=False)
 
 
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
-    from ..service.client import ServiceClient  # deferred: loads numpy
+    from ..contributor.client import ServiceClient  # deferred: loads numpy
 
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
     except DPTopicError:
+        if getattr(a, "invitation", None) is not None:
+            raise
         return False
-    if cfg.get("report_kind") != "secure-sum":
+    if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
+        if getattr(a, "invitation", None) is not None:
+            raise DPTopicError(f"--invitation is for a secure-sum server, and the server at {a.server} runs none:"
+                               " drop it.")
         return False
     submit_secure_sum(a, cfg)
     return True
 
 
+# ----------------------------------------------------------------------------- dptopic secure-sum invite
+def register(sub) -> None:
+    """``dptopic secure-sum``: the operator's commands."""
+    g = sub.add_parser("secure-sum", help="the operator's side of a secure-sum round (invitations)",
+                       description="Commands for the operator of a secure-sum round (docs/secure_sum.md).")
+    gsub = g.add_subparsers(dest="secure_sum_command", required=True, metavar="COMMAND")
+    i = gsub.add_parser("invite", help="write one invitation per contributor and the signed directory",
+                        description="Draw one signing key per contributor, write each to its own invitation file"
+                                    " (hand each to its contributor only) and sign the list of their public keys, the"
+                                    " directory that the server is started with (--directory). The enrollment key"
+                                    " stays here: a server that does not hold it cannot enroll anyone.")
+    i.add_argument("--key", required=True, metavar="FILE",
+                   help="the enrollment key (created, readable by you only, when the file does not exist); keep it"
+                        " off the server")
+    i.add_argument("--count", type=_int_arg(3), required=True, metavar="N", help="contributors to invite (at least 3)")
+    i.add_argument("--out", required=True, metavar="DIR", help="a new folder for directory.json and the invitations")
+    i.add_argument("--round-id", default=None, metavar="ID",
+                   help="the round's name (1-64 of A-Z a-z 0-9 _ -; default random)")
+    i.set_defaults(func=cmd_invite)
+
+
+def cmd_invite(a) -> None:
+    """``dptopic secure-sum invite``."""
+    from ..protocol.enrollment import make_invitations  # loaded when the command runs, off the start-up path
+
+    with flag_errors(PLAN_FLAGS):
+        s = make_invitations(a.key, a.count, a.out, a.round_id)
+    console = make_console()
+    if s["key_created"]:
+        console.print(f"created the enrollment key {a.key} (readable by you only): keep it off the server.",
+                      markup=False)
+    console.print(f"round {s['round_id']}: {s['count']} invitations in {a.out} (invitation-*.json: hand each to its"
+                  f" contributor only) and the directory {s['directory']} (start the server with --directory).",
+                  markup=False)
+
+
+# ----------------------------------------------------------------------------- dptopic experiment secure-sum
 _share = _float_arg(lambda v: 0 <= v < 1, "a share must lie in [0, 1), e.g. 0.1")
 
 
@@ -104,30 +210,39 @@ def register_experiment(esub) -> None:
     p.add_argument("--server", required=True, help="a dptopic serve --report-kind secure-sum server")
     p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
     p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
+    p.add_argument("--invitations", required=True, metavar="DIR",
+                   help="the round's invitations ('dptopic secure-sum invite --out DIR'), one per person in the order"
+                        " of the people's sorted ids")
     p.add_argument("--format", default="auto", help="format of --corpus (auto: by its name; text = one document per"
                    " line)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--dropout", type=_share, default=0.1, help="share of people who drop out after masking")
-    p.add_argument("--token-file", default=None, help="the server's admin token (to close the upload step)")
-    p.add_argument("--seed", type=int, default=None, help="who drops out, and the central model's noise")
+    p.add_argument("--token-file", default=None, help="the server's admin token (to close a step)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="who drops out, and the central model's noise (the contributors' own rounding and noise"
+                        " always come from the OS CSPRNG)")
     p.add_argument("--out", required=True, help="folder for summary.json and the model")
     p.set_defaults(func=cmd_experiment)
 
 
 def cmd_experiment(a) -> None:
+    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..service.client import ServiceClient  # loaded when the command runs, off the start-up path
+    from ..experiments.secure_sum import secure_sum_experiment  # loaded when the command runs, off the start-up path
+    from ..protocol.enrollment import read_invitations  # (as above)
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-    from ..service.secure_client import secure_sum_experiment  # loaded when the command runs, off the start-up path
     from ..service.status import secure_sum_experiment_line  # loaded when the command runs, off the start-up path
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")
-    if cfg.get("report_kind") != "secure-sum":
+    if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
         raise DPTopicError(f"--server {a.server} runs no secure sum: start it with --report-kind secure-sum.")
+    with flag_errors(PLAN_FLAGS):
+        invitations = read_invitations(a.invitations)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False,
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
-    s = secure_sum_experiment(a.server, corpus, a.out, dropout=a.dropout, token=token, seed=a.seed, client=client)
-    make_console().print(secure_sum_experiment_line(s))
+    s = secure_sum_experiment(a.server, corpus, a.out, invitations, dropout=a.dropout, token=token, seed=a.seed,
+                              client=client)
+    make_console().print(secure_sum_experiment_line(s), markup=False)

@@ -11,7 +11,8 @@ from ._flags import add_reading_args, flag_errors
 from .budget import served_ledger
 from .local import print_empty_note, print_no_pair_note
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
-from .secure_sum import add_serve_flags, maybe_submit_secure_sum, refuse_secure_flags, serve_secure_sum
+from .secure_sum import (add_serve_flags, add_submit_flags, maybe_submit_secure_sum, refuse_secure_flags,
+                         serve_secure_sum)
 
 # old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
 __getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
@@ -71,7 +72,7 @@ def build_config(a):
 
 
 
-# ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
+# ServiceConfig's parameters (and FedLDA's, checked by protocol.fedlda.check_config) as serve's flags (cli._flags)
 SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
     "epsilon_word", "epsilon_doc", "database", "batch_size", "lam", "omega", "delta", "train_interval", "max_body_bytes",
     "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
@@ -135,7 +136,7 @@ def _client_corpus(a):
 
 
 def cmd_submit(a):
-    from ..service.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
 
     if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
         return
@@ -168,7 +169,7 @@ def _limit(a) -> dict:
 
 
 def cmd_fed_client(a):
-    from ..service.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
 
     console = make_console()
     corpus = _client_corpus(a)
@@ -298,6 +299,7 @@ def register(sub) -> None:
                         " keeps one pseudonym per server, so your runs are tallied as one contributor, and the files"
                         " hold a salted digest of your documents (readable by you only); 'none' keeps nothing and"
                         " takes a fresh pseudonym every run")
+    add_submit_flags(u)
     u.set_defaults(func=cmd_submit)
 
     f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",

@@ -98,7 +98,7 @@ def auc_losses(table) -> dict:
 PERPLEXITY_CAVEAT = (
     "held-out perplexity is over the whole vocabulary; under the 'none' rule, when its reports cover fewer than the"
     " V words (report_words < V), the other words get the same Zipf weights 1/(r H_V) in every topic by their rank r"
-    " in the vocabulary (federated.server.full_vocabulary_topics), and in this simulation that order comes from the"
+    " in the vocabulary (protocol.fedlda_server.full_vocabulary_topics), and in this simulation that order comes from the"
     " corpus's own word frequencies, which the reports never sent: such a run's perplexity is not comparable"
     " with centralized LDA's or the other rules' (a 'none' run below the LDA line does not show that privacy costs"
     " nothing; docs/fedlda.md)")

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_json
-from ..local import Randomizer
-from ..local.estimation import bits_to_corpus, presence_bits
+from ..contributor.randomizer import Randomizer
+from ..protocol.estimation import bits_to_corpus, presence_bits
 from ..models import CDPLDA, LDA, LPLDA, OLPLDA, OnlineLDA
 from ._output import save_fig, write_csv
 

@@ -5,7 +5,7 @@ flipped independently with probability ``p = f/2`` (keeping a bit with probabili
 ``1 - f`` and otherwise replacing it by a fair coin is the same as flipping it with
 probability ``f/2``).
 
-Bit layout (shared with :class:`dptopic.local.ReportSet`): report ``d`` is row ``d`` of
+Bit layout (shared with :class:`dptopic.protocol.reports.ReportSet`): report ``d`` is row ``d`` of
 a ``(D, ceil(V/8))`` ``uint8`` array; word ``j`` is bit ``j % 8`` (least significant
 first, NumPy's ``bitorder="little"``) of byte ``j // 8``; padding bits are 0.
 

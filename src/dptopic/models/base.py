@@ -46,8 +46,8 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..accounting.verify import check_run, Verification, verify_report
 from ..corpus.shards import SHARD_PATTERN
 from ..errors import BudgetExceededError, DataVocabularyWarning, SeededNoiseWarning, UnknownParameterError
-from ..local.document import DocumentReportSet
-from ..local.reports import ReportSet
+from ..protocol.document_reports import DocumentReportSet
+from ..protocol.reports import ReportSet
 
 _CLONED_PRIVATE = weakref.WeakSet()
 """Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""

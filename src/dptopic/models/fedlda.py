@@ -1,6 +1,7 @@
 """FedLDA: federated LDA with local differential privacy (Wang, Tong & Shi, AAAI 2020 poster).
 
-Orchestration only: the protocol lives in :mod:`dptopic.federated` (clients, server, messages), the
+Orchestration only: the protocol lives in :mod:`dptopic.contributor.fedlda` (the client) and
+:mod:`dptopic.protocol` (settings, server, messages), the
 perturbation in :mod:`dptopic.mechanisms.rrp`, the calculators in :mod:`dptopic.accounting.fedlda`.
 Design choices the poster leaves open are parameters, documented in ``docs/fedlda.md``.
 """
@@ -22,44 +23,20 @@ from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_
                                  user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX
 from ..accounting.fedlda import krr_eta
+from ..accounting.fedlda_scope import DATA_VOCABULARY_NOTE, FED_RRP_COINS, FED_SECURE, coverage
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.verify import RunPlan
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, ParameterError, user_stacklevel
-from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
-from ..federated.server import full_vocabulary_topics
-from ..federated.client import cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
-from ..federated.messages import decode_message
+from ..contributor.fedlda import FedClient
+from ..protocol.fedlda_server import FedServer
+from ..protocol.fedlda import PROTOCOL_RULES, RRPConfig
+from ..protocol.fedlda_messages import vocabulary_fingerprint
+from ..protocol.fedlda_server import full_vocabulary_topics
+from ..protocol.fedlda import cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
+from ..protocol.fedlda_messages import decode_message
 from ..evaluation import infer_theta
 from .base import GibbsTopicModel, vocabulary_given
-from .registry import FED_SECURE
-
-SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
-         " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
-         " replacement distribution on the user's local theta (replacement='mixture'), the server's held-out"
-         " perplexity, and any guarantee for a whole document or user beyond this composition.")
-SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
-               " the topic label of each entry (sent as sampled; it depends on the user's text; with"
-               " replacement='topic' the replacement words depend on nothing else), the server's held-out"
-               " perplexity, and any guarantee for a whole document or user beyond this composition.")
-SCOPE_NONE = ("covers everything one user sends: the randomized report of each of its entries (subset selection,"
-              " once; one word: k-ary randomized response) and the topic labels, which are post-processing of those"
-              " reports and the broadcast model. The epsilon per user is already the whole user's: the per-entry"
-              " epsilon composed over all of the user's entries, so it covers a user whose every word changes (a"
-              " text longer than the pad length sends a sample of its tokens and nothing else); there is no further"
-              " cost. NOT covered: reports randomized again (a client that does not keep the reports it drew spends"
-              " the per-user epsilon again each time, docs/fedlda.md), the server's held-out perplexity and anything"
-              " computed by the analyst from data other than the reports.")
-FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
-             " post-processing of the randomized reports and the public model (docs/fedlda.md)")
-DATA_VOCABULARY_NOTE = ("full guarantee for the reports a user sends: each entry's word is randomized once and the"
-                        " topic labels are post-processing of the randomized reports and the public model; the model"
-                        " as a whole is PARTIAL: its vocabulary was chosen from the training documents, which the"
-                        " guarantee does not cover (pass a public vocabulary; docs/fedlda.md)")
-PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
-                " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
-
-
 
 USERS_FROM = {
     "people": "one simulated user per person: each person's documents (the corpus's user ids) are one client, so the"
@@ -116,14 +93,10 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
                       " guarantee.)", UserWarning, stacklevel=user_stacklevel())
 
 
-# FED_SECURE, what secure=True covers, is declared with the trainers, in the registry
+# FED_SECURE, what secure=True covers, and the guarantee's texts: accounting/fedlda_scope.py
 FED_SIMULATION = ("SIMULATION: the reports' coins come from xorshift128+ seeded from NumPy's PCG64 (fresh OS entropy"
                   " unless a seed is given), not a cryptographic generator; secure=True (--secure) draws them from the"
                   " OS CSPRNG, as dptopic fed-client does on a participant's device")
-FED_RRP_COINS = ("SIMULATION: the replacement coins come from xorshift128+ seeded from NumPy's PCG64, not a"
-                 " cryptographic generator; the floor and tail rules have no secure sampler")
-
-
 def _refuse_user_lists_of_texts(X) -> None:
     """``fit([texts_user0, texts_user1])`` reads as lists of tokens, one per document: a "token" of more than three
     words is a text, and the users were meant as corpora (a phrase such as "new york" is a token)."""
@@ -147,19 +120,6 @@ def _refuse_user_lists_of_matrices(X) -> None:
                            f" ({kinds[0]}): a list is read as one user each only when it holds dptopic Corpus objects"
                            " on one vocabulary, e.g. [Corpus.from_bow(X_u, vocabulary=words) for X_u in users],"
                            " with words naming the columns, most common first.")
-
-
-def coverage(replacement: str, exclusion: str = "floor") -> dict:
-    """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
-    if exclusion == "none":
-        return {"guarantee": "full", "note": FULL_NOTE, "scope": SCOPE_NONE}
-    mixture = replacement == "mixture"
-    note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
-                               if mixture else "")
-    if exclusion == "tail":
-        note += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
-                 " probabilities follow Zipf's law with exponent gamma; not verified by construction")
-    return {"guarantee": "partial", "note": note, "scope": SCOPE if mixture else SCOPE_TOPIC}
 
 
 def _floor_fits(cfg, V: int, delta: float) -> bool:
@@ -236,7 +196,7 @@ class FedLDA(GibbsTopicModel):
         vocabulary must list its words most common first, as dptopic's vocabularies do (``Corpus.from_texts``,
         ``prune``, the loaders); a user's entries are drawn from its tokens among those words, and the other
         words get the same weights in every topic, by Zipf's law over the vocabulary order
-        (:func:`~dptopic.federated.server.full_vocabulary_topics`). ``"auto"`` (default): the words whose
+        (:func:`~dptopic.protocol.fedlda_server.full_vocabulary_topics`). ``"auto"`` (default): the words whose
         share the reports can estimate, from epsilon, the vocabulary size and the number of reports alone
         (:func:`~dptopic.accounting.fedlda.report_words_for`; 220 of 1,000 words for 119 users of 256 entries
         at eps = 5, all 1,000 for 300 users at 7.5); ``"all"``: every word; or a number. See
@@ -257,13 +217,14 @@ class FedLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
-        "epsilon": [IsNone(), Real(0, None, "neither")], "epsilon_per_entry": [IsNone(), Real(0, EPSILON_MAX, "right")],
-        "failure_rate": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
-        "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, MAX_PAD_LENGTH)],
-        "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
-        "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
-        "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
-        "local_inference": [Options(("em", "gibbs"))], "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
+        # the protocol's settings: their ranges are the protocol's (protocol/fedlda.py), written once
+        **{k: PROTOCOL_RULES[k] for k in ("n_topics", "failure_rate", "gamma", "sample_ratio", "pad_length", "alpha",
+                                          "variant", "exclusion", "replacement", "local_iter", "subset_size",
+                                          "local_inference")},
+        "epsilon": [IsNone(), Real(0, None, "neither")], "epsilon_per_entry": [IsNone(), *PROTOCOL_RULES["epsilon_per_entry"]],
+        "rounds": [Int(1, 10_000_000)], "n_clients": [IsNone(), Int(1, 1_000_000_000)],
+        "report_delta": [Real(0, 1, "neither")],
+        "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
         "secure": [Options((True, False))],
     }
     _private = True
@@ -384,11 +345,11 @@ class FedLDA(GibbsTopicModel):
                        report_words: int | str = "all", report_delta: float = 1e-5, training: dict | None = None,
                        deployment: str | None = None) -> "FedLDA":
         """The fitted FedLDA a deployment released: the broadcast Φ after ``rounds`` closed rounds of a federation
-        whose clients share ``config`` (an :class:`~dptopic.federated.RRPConfig`), with nothing else from the users.
+        whose clients share ``config`` (an :class:`~dptopic.protocol.fedlda.RRPConfig`), with nothing else from the users.
 
         ``phi``: the broadcast's K × N topics over the vocabulary's first N words (the words the reports range
         over: ``report_words``, a number, or ``"all"`` for every word); ``vocabulary``: the whole public vocabulary,
-        most common first. The components are :func:`~dptopic.federated.server.full_vocabulary_topics`, as
+        most common first. The components are :func:`~dptopic.protocol.fedlda_server.full_vocabulary_topics`, as
         ``fit`` releases them; the privacy report is the one ``fit`` builds for these settings (the same per-user
         ledger, :func:`~dptopic.accounting.fedlda.user_ledger_after`, for a user who took part in every round),
         with ``deployment`` (the trust model, in words) added. The clients' reports are taken as drawn by
@@ -694,7 +655,7 @@ class FedLDA(GibbsTopicModel):
         """Document–topic proportions θ (D×K) by fold-in Gibbs sampling with Φ fixed, over the report words.
 
         The reports ranged over the vocabulary's first ``report_words_`` words. The other words have the same
-        weight in every topic (:func:`~dptopic.federated.server.full_vocabulary_topics`): they say nothing of a
+        weight in every topic (:func:`~dptopic.protocol.fedlda_server.full_vocabulary_topics`): they say nothing of a
         document's topics, and in the sampler they only follow its current proportions, which adds noise. So
         fold-in reads the report words alone, and a document without any gets the prior. ``perplexity`` still
         scores every word. With every word reported (``report_words="all"``, the floor and tail rules) this is

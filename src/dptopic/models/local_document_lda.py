@@ -1,5 +1,5 @@
 """Topics from document-level local-DP reports (``LocalDocumentLDA``): the server side of
-:mod:`dptopic.local.document`.
+:mod:`dptopic.protocol.document_reports`.
 
 The unbiased pair counts of the reports form a word co-occurrence matrix; its non-negative factorisation
 (cells under ``threshold`` noise standard deviations set to zero first) gives the topics
@@ -20,8 +20,8 @@ from ..accounting.local import local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
 from ..errors import DPTopicError
-from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
-from ..local.reports import REFIT_NOTE
+from ..protocol.document_reports import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
+from ..protocol.reports import REFIT_NOTE
 from ..moments import topics_from_cooccurrence
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
@@ -41,10 +41,10 @@ def pair_report_release(epsilon: float, vocab_size: int, reports: int) -> Planne
 
 
 class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
-    """Topics learned by an untrusted server from :class:`~dptopic.local.document.DocumentReportSet` reports.
+    """Topics learned by an untrusted server from :class:`~dptopic.protocol.document_reports.DocumentReportSet` reports.
 
     It takes no ``seed``: it has no randomness of its own. The noise is drawn by the contributors
-    (:class:`~dptopic.local.document.DocumentRandomizer`, which takes a seed in simulations), and the topics are a
+    (:class:`~dptopic.contributor.document_randomizer.DocumentRandomizer`, which takes a seed in simulations), and the topics are a
     fixed function of the reports (pair counts, then NMF from a deterministic start); ``perplexity(X, seed=...)``
     seeds its fold-in sampler.
 
@@ -95,7 +95,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
                 if n != "self" and p.kind is not p.VAR_KEYWORD]
 
     def fit(self, reports, y=None):
-        """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary). A refused set (or
+        """Fit on a :class:`~dptopic.protocol.document_reports.DocumentReportSet` (with its vocabulary). A refused set (or
         parameter) leaves an already fitted model as it was."""
         kept = {attr: self.__dict__.pop(attr) for attr in ("components_", "pair_counts_", "n_reports_")
                 if attr in self.__dict__}

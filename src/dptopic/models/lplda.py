@@ -1,6 +1,6 @@
 """LP-LDA: LDA trained by an untrusted server on locally randomized reports (Zhao et al. 2020, Sec. V).
 
-Orchestration only: the estimators live in :mod:`dptopic.local.estimation`, the sampler is
+Orchestration only: the estimators live in :mod:`dptopic.protocol.estimation`, the sampler is
 the core collapsed Gibbs sampler (:class:`~dptopic.models.LDA`), the privacy report comes
 from the ledger (:func:`dptopic.accounting.local.local_privacy_report`).
 """
@@ -15,10 +15,9 @@ from ..accounting.local import f_from_epsilon, local_privacy_report, LOCAL_THEOR
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..corpus import Vocabulary
 from ..errors import CorruptModelError, DPTopicError
-from ..local import ReportSet
-from ..local.reports import REFIT_NOTE, WORD_SCOPE
-from ..local.estimation import (bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact,
-                                variance_paper)
+from ..protocol.reports import ReportSet
+from ..protocol.reports import REFIT_NOTE, WORD_SCOPE
+from ..protocol.estimation import bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact, variance_paper
 from ._contributors import checked_reports, stated_reports
 from .lda import LDA
 from ..accounting.verify import RunPlan
@@ -60,7 +59,7 @@ class LocalReportsModel:
     def _check_reports(self, reports, vocabulary=None) -> tuple:
         if not isinstance(reports, ReportSet):
             raise DPTopicError(f"expected a ReportSet (randomized reports), got a {type(reports).__name__}: randomize"
-                               " documents with dptopic.local.Randomizer or load a report file with ReportSet.load.")
+                               " documents with dptopic.contributor.Randomizer or load a report file with ReportSet.load.")
         vocab = vocabulary if vocabulary is not None else getattr(self, "vocabulary_", None)
         vocab = vocab if vocab is None or isinstance(vocab, Vocabulary) else Vocabulary(vocab)
         if vocab is None:
@@ -192,7 +191,7 @@ class LPLDA(LocalReportsModel, LDA):
         return bits_to_corpus(bits, vocab), stats
 
     def fit(self, X, y=None, *, vocabulary=None, callback=None):
-        """Train on a :class:`~dptopic.local.ReportSet` (randomized reports, never raw documents)."""
+        """Train on a :class:`~dptopic.protocol.reports.ReportSet` (randomized reports, never raw documents)."""
         self._validate()
         self._expected_f()
         rec_rng, self._sampling_rng = self._rng().spawn(2)

@@ -11,10 +11,8 @@ from .._progress import progress_bar
 from .._validation import IsNone, Options, Real
 from ..corpus import Corpus
 from ..errors import CorruptModelError, DPTopicError, ParameterError, user_stacklevel
-from ..local import ReportSet
-from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
-                                omega_from_sigma2, overlap_count, overlap_threshold, presence_bits,
-                                prior_mean_update, reconstruct, sigma2_from_omega)
+from ..protocol.reports import ReportSet
+from ..protocol.estimation import bayes_estimate, bits_to_corpus, document_frequencies, integer_targets, omega_from_sigma2, overlap_count, overlap_threshold, presence_bits, prior_mean_update, reconstruct, sigma2_from_omega
 from .lda import LDA
 from .lplda import LocalReportsModel
 from .online_lda import OnlineLDA

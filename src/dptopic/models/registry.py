@@ -21,6 +21,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
+from ..accounting.fedlda_scope import FED_SECURE
 from ..errors import DPTopicError, ParameterError
 
 UNITS = ("document", "user", "word")
@@ -157,12 +158,6 @@ GIBBS_SECURE = (
     " which is fast but not a cryptographic generator; the data-independent initial topics come from NumPy's PCG64"
     " seeded from OS entropy.")
 """What ``secure=True`` covers in the Gibbs trainers with Laplace noise (HDP-LDA, CDP-LDA, CDP-LDA+)."""
-FED_SECURE = (
-    "secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true word kept on a"
-    " 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user samples and the labels"
-    " (which the guarantee does not rest on) come from NumPy's PCG64, the labels from a generator of their own seeded"
-    " from OS entropy, which no draw whose number depends on the text has moved")
-"""What ``secure=True`` covers in FedLDA."""
 
 _DOCDP_SECURE = (
     "secure mode: the Gaussian noise of every release is drawn by OpenDP from the operating system's CSPRNG. DocDPEM's"
@@ -292,7 +287,7 @@ def for_unit_trainer(unit: str) -> Trainer:
     if found is None:
         raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user'"
                            " (one person's documents) or 'word' (one token's word replaced); for local DP see"
-                           " dptopic.local.")
+                           " dptopic.contributor (the randomizers) and docs/local_dp.md.")
     return found
 
 

@@ -2,7 +2,7 @@
 
 The releases are those of ``DocDPCooccurrence(unit="user")`` (each person's presence vector with a document entry,
 then each person's co-occurrence matrix over the kept words, both bounded to norm 1 per person), summed by the
-contributors' secure aggregation with Skellam noise (:mod:`dptopic.federated.secure_sum`) instead of the server's
+contributors' secure aggregation with Skellam noise (:mod:`dptopic.protocol.secure_sum`) instead of the server's
 Gaussian noise. The word choice between them and the topics are read as that trainer reads them, by
 ``"refined-anchors"`` recovery; the model is a :class:`SecureSumTopics` (a ``DocDPCooccurrence`` whose privacy report
 is the secure sum's).
@@ -17,7 +17,7 @@ from ..accounting import PrivacyLedger
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..errors import DPTopicError
-from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
+from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
 from ..moments import topics_from_cooccurrence
 from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
@@ -26,12 +26,16 @@ from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moment
 from .vector_prior import resolve_vectors, vectors_entry
 from ..corpus import Vocabulary
 
-TRUST_MODEL = ("secure aggregation: the server is honest-but-curious (it follows the protocol and sees only the sum"
-               " of the masked uploads); at most {t} contributors collude with it (each contributor's mask seeds are"
-               " Shamir-shared among its {d} neighbours with threshold {th}); a malicious server can drop contributors,"
-               " and the noise is calibrated so that with {f} dropped and {t} colluders' shares known the remaining"
-               " shares still give epsilon; contributors are trusted to bound their own statistic (the masks hide it,"
-               " so the server cannot check it)")
+TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
+               " malicious variant; Bell et al. 2020): every contributor was invited by the round's operator, whose"
+               " enrollment key the server does not hold, and signs what it sends; each contributor checks every"
+               " roster, set and step the server names, and reveals its neighbours' shares only after {th}"
+               " consistency signatures of their neighbours over the same set of uploads; at most {t} enrolled"
+               " contributors collude with the server (each contributor's mask seeds are Shamir-shared among its {d}"
+               " neighbours with threshold {th}); the noise is calibrated so that with {f} dropped, {t} colluders'"
+               " shares known and the protected person's own share left out, the {h} remaining shares still give"
+               " epsilon; contributors are trusted to bound their own statistic (the masks hide it, so the server"
+               " cannot check it)")
 
 
 def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
@@ -172,9 +176,12 @@ def secure_sum_report(plan, dims, shares, round_info: dict) -> dict:
         "mode": "secure sum of per-person statistics (distributed Skellam noise)",
         "user_bound": bound,
         "theorem": SKELLAM_THEOREM + f"; each person's contribution: {bound}",
-        "trust_model": TRUST_MODEL.format(t=plan.collusion, d=plan.degree, th=plan.threshold, f=plan.dropouts),
+        "trust_model": TRUST_MODEL.format(t=plan.collusion, d=plan.degree, th=plan.threshold, f=plan.dropouts,
+                                          h=plan.honest),
         "wrap_around_probability": wrap,
-        "noise_shares": {"calibrated_for": plan.honest, "in_the_sums": list(shares)},
+        "noise_shares": {"calibrated_for": plan.honest, "in_the_sums": list(shares),
+                         "note": "the honest shares besides the protected person's own (N - F - t - 1)"},
+        "epsilon_by_colluders": plan.epsilon_by_colluders(dims),
         "parameters": {**plan.to_dict(), "n_words": int(dims[1] and round(math.sqrt(2 * dims[1] + 0.25) - 0.5)),
                        "documents_per_user": None, "l2_sensitivity": 1.0},
         "round": round_info,
@@ -182,8 +189,14 @@ def secure_sum_report(plan, dims, shares, round_info: dict) -> dict:
         "scope": ("covers the two noisy sums (each person's presence vector and co-occurrence matrix, each bounded to"
                   " norm 1), hence the kept words and the released topics (post-processing), against anyone who sees"
                   " the sums or the model. NOT covered: " + USER_NOT_COVERED + "a contributor who does not bound"
-                  " their own statistic (the masks hide it from the server's checks), a server that deviates from"
-                  " the protocol beyond dropping contributors, and the choice of hyper-parameters."),
+                  " their own statistic (the masks hide it from the server's checks), a server that holds the"
+                  " operator's enrollment key (it could enroll contributors of its own), more than the stated number"
+                  " of colluding contributors (epsilon_by_colluders gives the figure up to it; beyond it the masks"
+                  " are not covered either), a server that stops the round (it can always fail it: nothing is then"
+                  " released), and the choice of hyper-parameters."),
         "noise": "skellam", "secure_noise": False,
+        "randomness": ("each contributor's rounding and Skellam share are drawn on its own machine (dptopic submit)"
+                       " from the operating system's CSPRNG: AES-256-CTR keyed from os.urandom, exact Poisson"
+                       " samplers (docs/secure_sum.md); the server cannot check a contributor's coins"),
     })
     return rep

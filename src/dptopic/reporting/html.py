@@ -293,6 +293,8 @@ def _privacy_section(card: dict) -> str:
                         (name, _text(card[key]["summary"])))
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
+    if card.get("epsilon_by_colluders"):        # a secure sum: epsilon by the number of dishonest entries
+        rows.insert(2, ("ε by colluding contributors", _text(card.get("epsilon_by_colluders"))))
     if card.get("report_words_note"):
         rows.append(("report words", _text(card.get("report_words_note"))))
     if card.get("fits"):

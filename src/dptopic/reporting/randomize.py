@@ -1,6 +1,6 @@
 """``dptopic randomize``'s run on the contributor's machine: a corpus read over the public vocabulary becomes one
-locally private report per document (word-level: :class:`~dptopic.local.Randomizer`; document-level:
-:class:`~dptopic.local.DocumentRandomizer`), saved to a report file, with what was written and its guarantee printed.
+locally private report per document (word-level: :class:`~dptopic.contributor.Randomizer`; document-level:
+:class:`~dptopic.contributor.DocumentRandomizer`), saved to a report file, with what was written and its guarantee printed.
 The notes' counts (:func:`~dptopic.reporting.terminal.print_empty_note`) are exact counts of the contributor's
 documents, printed on their machine and never sent."""
 from __future__ import annotations
@@ -8,9 +8,10 @@ from __future__ import annotations
 import sys
 
 from ..accounting.card import epsilon_text as _eps
-from ..local import DocumentRandomizer, Randomizer
-from ..local.document import MAGIC as DOC_MAGIC, REPORT_ITEM_BYTES, report_size
-from ..local.reports import MAGIC
+from ..contributor.document_randomizer import DocumentRandomizer
+from ..contributor.randomizer import Randomizer
+from ..protocol.document_reports import MAGIC as DOC_MAGIC, REPORT_ITEM_BYTES, report_size
+from ..protocol.reports import MAGIC
 from .terminal import esc, plural, print_empty_note, print_no_pair_note
 
 LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
@@ -66,7 +67,7 @@ def _size(n_bytes: float) -> str:
 
 def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) -> None:
     """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`
-    (:func:`dptopic.local.document.report_size`: the size per document, the total, and the --epsilon-doc or
+    (:func:`dptopic.protocol.document_reports.report_size`: the size per document, the total, and the --epsilon-doc or
     vocabulary size that keep a report under the limit); the mechanism is unchanged."""
     per_doc, eps_min, v_max = report_size(vocab_size, epsilon, LARGE_REPORT_BYTES)
     if eps_min is None:

@@ -368,6 +368,8 @@ def print_privacy(report: dict, console=None):
             t.add_row("per document (word-level)", str(per))
     if headline.get("fed_composition"):
         t.add_row("per-user epsilon (FedLDA)", str(headline["fed_composition"]))
+    if headline.get("epsilon_by_colluders"):
+        t.add_row("epsilon by colluders", str(headline["epsilon_by_colluders"]))
     figures = headline.get("figures") if isinstance(headline.get("figures"), dict) else {}
     for key, name in (("epsilon_word_contributor", "eps per contributor, word level"),
                       ("epsilon_word", "eps per report, word level"), ("epsilon_doc", "eps per report, document level")):

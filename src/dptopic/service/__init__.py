@@ -1,6 +1,6 @@
 """``dptopic serve``: a collection service for local-DP reports and FedLDA rounds.
 
-Contributors randomize their documents on their own devices (:class:`dptopic.local.Randomizer`)
+Contributors randomize their documents on their own devices (:class:`dptopic.contributor.Randomizer`)
 and upload only the reports; the server stores them durably, trains OLP-LDA on them in
 mini-batches, exactly once, and runs FedLDA rounds. See ``docs/service.md``.
 """

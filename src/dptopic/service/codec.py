@@ -1,35 +1,26 @@
-"""The one place where the service touches the library's formats and trainers.
+"""The one place where the server touches the library's formats and trainers.
 
-Everything the HTTP layer and the storage layer need from :mod:`dptopic.local` (the report
-format), :mod:`dptopic.models` (OLP-LDA) and :mod:`dptopic.federated` (FedLDA messages) goes
-through these functions, so a change of format or trainer touches one module. Nothing here
-re-implements a format: reports are parsed by :meth:`dptopic.local.ReportSet.from_bytes`,
+Everything the HTTP layer and the storage layer need from :mod:`dptopic.protocol` (the report formats, FedLDA's
+messages and aggregation, the codecs both sides share: :mod:`dptopic.protocol.codec`) and :mod:`dptopic.models`
+(the trainers, a model's rows) goes through these functions, so a change of format or trainer touches one module.
+Nothing here re-implements a format: reports are parsed by :meth:`dptopic.protocol.reports.ReportSet.from_bytes`,
 models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle).
 """
 from __future__ import annotations
 
 import hashlib
 import math
-import os
-import re
 import struct
-import tempfile
-from dataclasses import asdict
-from dataclasses import fields
-from pathlib import Path
 
 import numpy as np
 
-from ..errors import DPTopicError
-from . import formats
 from .._io import load_json
-from ..accounting import PrivacyLedger, rrp_event
-from ..accounting.fedlda import user_spend
 from ..accounting.local import epsilon_from_f
-
-#: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
-PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
-PSEUDONYM_RULE = "1-128 characters of A-Z a-z 0-9 _ - . :"
+from ..errors import DPTopicError
+from ..protocol import formats
+from ..protocol.codec import (FED_WIRE_RENAMED, PSEUDONYM, PSEUDONYM_RULE, encode_reports,  # noqa: F401
+                              fed_config_dict, fed_config_from_dict, fed_fingerprint, report_format,
+                              vocabulary_fingerprint)
 
 
 class MalformedReports(DPTopicError):
@@ -40,7 +31,6 @@ class IncompatibleReports(DPTopicError):
     """Well-formed reports made with another vocabulary, another ``f`` or another length."""
 
 
-report_format = formats.report_format
 _kind_of = formats.kind_of_body
 
 
@@ -129,7 +119,7 @@ def _eps_word(f: float) -> float:
 
 def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
     """Parse an upload of document-level reports and check it against the server's vocabulary and epsilon."""
-    from ..local.document import DocumentReportSet  # start-up: local.document loads numba
+    from ..protocol.document_reports import DocumentReportSet  # start-up: protocol.document_reports loads numba
 
     if _kind_of(body) == "word":
         raise IncompatibleReports("uploaded reports are word-level (kind 'word', format dptopic-ldp-reports) but this"
@@ -159,20 +149,14 @@ def _differing(x: float, other: float) -> str:
     return repr(float(x))
 
 
-def vocabulary_fingerprint(vocabulary) -> str:
-    from ..local import vocabulary_fingerprint as fp  # start-up: local loads numba
-
-    return fp(vocabulary)
-
-
 def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = None):
     """Parse an uploaded report file and check it against the server's vocabulary and ``f`` (``fingerprint``: the
     vocabulary's, when the caller has it already).
 
     Raises :class:`MalformedReports` or :class:`IncompatibleReports` (one line each); returns
-    the :class:`~dptopic.local.ReportSet` otherwise.
+    the :class:`~dptopic.protocol.reports.ReportSet` otherwise.
     """
-    from ..local import ReportSet  # start-up: local loads numba
+    from ..protocol.reports import ReportSet  # start-up: protocol.reports loads numba
 
     if _kind_of(body) == "document":
         raise IncompatibleReports("uploaded reports are document-level (kind 'document') but this server takes"
@@ -209,8 +193,8 @@ def report_rows(reports) -> list[bytes]:
 
 
 def rows_to_document_reports(rows, vocabulary, epsilon: float):
-    """Rebuild a :class:`~dptopic.local.DocumentReportSet` from stored rows (a training batch)."""
-    from ..local.document import DocumentReportSet, domain_size, subset_size  # start-up: local.document loads numba
+    """Rebuild a :class:`~dptopic.protocol.document_reports.DocumentReportSet` from stored rows (a training batch)."""
+    from ..protocol.document_reports import DocumentReportSet, domain_size, subset_size  # start-up: protocol.document_reports loads numba
 
     k = subset_size(domain_size(len(vocabulary)), float(epsilon))
     buf = b"".join(rows)
@@ -222,8 +206,8 @@ def rows_to_document_reports(rows, vocabulary, epsilon: float):
 
 
 def rows_to_reports(rows, vocabulary, f: float):
-    """Rebuild a :class:`~dptopic.local.ReportSet` from stored rows (a training mini-batch)."""
-    from ..local import ReportSet  # start-up: local loads numba
+    """Rebuild a :class:`~dptopic.protocol.reports.ReportSet` from stored rows (a training mini-batch)."""
+    from ..protocol.reports import ReportSet  # start-up: protocol.reports loads numba
 
     V = len(vocabulary)
     nb = (V + 7) // 8
@@ -233,22 +217,6 @@ def rows_to_reports(rows, vocabulary, f: float):
                            " written for another vocabulary.")
     packed = np.frombuffer(buf, dtype=np.uint8).reshape(len(rows), nb)
     return ReportSet(packed, V, vocabulary_fingerprint(vocabulary), f, vocabulary)
-
-
-def encode_reports(reports) -> bytes:
-    """The upload body for a report set of any kind (the vocabulary is never embedded), with a fresh
-    ``upload_nonce``: honest uploads never share their bytes, so the server can refuse one upload stored twice
-    under two keys without refusing two contributors whose reports happen to coincide."""
-    from ..local.reports import new_upload_nonce  # start-up: local.reports loads numba
-
-    return reports.to_bytes(include_vocabulary=False, nonce=new_upload_nonce())
-
-
-def randomizer(vocabulary, f: float):
-    """The contributor-side randomizer; coins from the OS CSPRNG, no seed (reports leave the device)."""
-    from ..local import Randomizer  # start-up: local loads numba
-
-    return Randomizer(vocabulary, f=f, secure=True)
 
 
 # ----------------------------------------------------------------------------- trainer
@@ -282,27 +250,17 @@ def topics(model, n_words: int = 10) -> list[dict]:
 
 
 def model_to_blobs(model) -> tuple[str, dict[str, bytes]]:
-    """``(model.json text, {array name: .npy bytes})`` written by the model's own ``save``."""
-    with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
-        d = Path(model.save(Path(tmp) / "m"))
-        meta = (d / "model.json").read_text("utf-8")
-        arrays = {p.stem: p.read_bytes() for p in sorted(d.glob("*.npy"))}
-    return meta, arrays
+    """``(model.json text, {array name: .npy bytes})``: :func:`dptopic.models.blobs.model_to_blobs`."""
+    from ..models.blobs import model_to_blobs as to_blobs  # start-up: the models load scikit-learn (first model)
+
+    return to_blobs(model)
 
 
 def model_from_blobs(meta: str, arrays: dict[str, bytes]):
-    """Inverse of :func:`model_to_blobs`, through the model's own ``load`` (``allow_pickle=False``)."""
-    from ..models import load  # start-up: the models load scikit-learn (a stored model is read on first use)
+    """A stored model back: :func:`dptopic.models.blobs.model_from_blobs`."""
+    from ..models.blobs import model_from_blobs as from_blobs  # start-up: the models load scikit-learn (first read)
 
-    with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
-        d = Path(tmp) / "m"
-        d.mkdir()
-        (d / "model.json").write_text(meta, "utf-8")
-        for name, data in arrays.items():
-            if os.sep in name or name.startswith("."):
-                raise DPTopicError(f"stored model array name {name!r} is invalid: the database is corrupt.")
-            (d / f"{name}.npy").write_bytes(data)
-        return load(d)
+    return from_blobs(meta, arrays)
 
 
 # ----------------------------------------------------------------------------- FedLDA
@@ -311,39 +269,15 @@ class StaleMessage(DPTopicError):
 
 
 def fed_config(cfg):
-    """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
-    from ..federated import RRPConfig  # start-up: federated loads numba
+    """The public FedLDA protocol parameters every client shares (:class:`~dptopic.protocol.fedlda.RRPConfig`)."""
+    from ..protocol.fedlda import RRPConfig  # start-up: protocol.fedlda loads numpy
 
     return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon_per_entry), float(cfg.fed_failure_rate),
                      float(cfg.fed_gamma), cfg.fed_pad_length, float(cfg.fed_sample_ratio))
 
 
-# the protocol's keys before RRPConfig named them by what they are (the same meaning: epsilon per reported entry and
-# the randomizer's failure rate): a participant still reads them from an older server; a server sends only the new
-# names, since a key "epsilon" would read as a guarantee's total
-FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
-
-
-def fed_config_dict(rrp) -> dict:
-    return {**asdict(rrp), "entries_per_update": rrp.n_entries}
-
-
-def fed_config_from_dict(d: dict):
-    from ..federated import RRPConfig  # start-up: federated loads numba
-
-    names = {f.name for f in fields(RRPConfig)}
-    d = {**{new: d[old] for old, new in FED_WIRE_RENAMED.items() if old in d and new not in d}, **d}
-    return RRPConfig(**{k: v for k, v in d.items() if k in names})
-
-
-def fed_fingerprint(vocabulary) -> str:
-    from ..federated import vocabulary_fingerprint as fp  # start-up: federated loads numba
-
-    return fp(list(vocabulary.words))
-
-
 def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
-    from ..federated import FedServer  # start-up: federated loads numba
+    from ..protocol.fedlda_server import FedServer  # start-up: protocol.fedlda_server loads numpy
 
     s = FedServer.from_config(vocabulary, rrp, clients, beta=beta, rng=rng)
     s.round = round_
@@ -351,7 +285,7 @@ def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
 
 
 def fed_initial_broadcast(vocabulary, rrp, beta: float = 0.01) -> bytes:
-    """Round 0's message: the data-independent random start of :class:`~dptopic.federated.FedServer`."""
+    """Round 0's message: the data-independent random start of :class:`~dptopic.protocol.fedlda_server.FedServer`."""
     return _fed_server(vocabulary, rrp, beta, [], 0).broadcast()
 
 
@@ -359,7 +293,7 @@ def fed_largest_update(rrp, vocab_size: int) -> int:
     """Bytes of the largest update a participant sends to a server with these settings (``vocab_size``: the words
     reports range over): every entry a report of the resolved size, the longest client id allowed. Data-independent,
     so ``serve`` can check it against its body limit before any participant draws (and spends) anything."""
-    from ..federated import ClientUpdate  # start-up: federated loads numba
+    from ..protocol.fedlda_messages import ClientUpdate  # start-up: fedlda_messages loads numpy
 
     m, s = rrp.n_entries, max(1, rrp.report_size(vocab_size))
     words = np.zeros((m, s) if rrp.exclusion == "none" else (m,), np.int32)
@@ -372,7 +306,7 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
     Raises :class:`MalformedReports` (undecodable), :class:`StaleMessage` (another round),
     :class:`IncompatibleReports` (another vocabulary, wrong size or ids out of range).
     """
-    from ..federated import ClientUpdate, decode_message  # start-up: federated loads numba
+    from ..protocol.fedlda_messages import ClientUpdate, decode_message  # start-up: loads numpy
 
     try:
         msg = decode_message(body)
@@ -400,7 +334,7 @@ def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: floa
 
     ``broadcast``: the message that opened ``round_``. The ``"none"`` rule needs its Φ (the labels were
     drawn against it, and the server's counts are expectations under it)."""
-    from ..federated import decode_message  # start-up: federated loads numba
+    from ..protocol.fedlda_messages import decode_message  # start-up: fedlda_messages loads numpy
 
     clients = [decode_message(u).client for u in updates]
     server = _fed_server(vocabulary, rrp, beta, clients, round_)
@@ -415,7 +349,7 @@ def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: floa
 
 
 def fed_phi(message: bytes):
-    from ..federated import decode_message  # start-up: federated loads numba
+    from ..protocol.fedlda_messages import decode_message  # start-up: fedlda_messages loads numpy
 
     return decode_message(message).phi
 
@@ -432,7 +366,7 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
     """The FedLDA model a server with configuration ``cfg`` released: :meth:`~dptopic.models.FedLDA.from_broadcast`
     of the broadcast that the latest closed round produced (``released``: :meth:`Storage.fed_released`). Built from
     that broadcast, the public settings and the collector's own counts (clients, updates per round) only."""
-    from ..federated import decode_message  # start-up: federated loads numba
+    from ..protocol.fedlda_messages import decode_message  # start-up: fedlda_messages loads numpy
     from ..models.fedlda import FedLDA  # start-up: models.fedlda loads numba
 
     msg = decode_message(released["message"])
@@ -447,29 +381,3 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
                                  report_words="all" if cfg.fed_report_words is None else int(cfg.fed_report_words),
                                  training=training,
                                  deployment=FED_DEPLOYMENT.format(round=int(released["round"]), rounds=rounds))
-
-
-def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = None) -> dict:
-    """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
-    event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
-    ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
-                           discretization=1e-2)
-    if rounds > 0:  # entries randomized once ("none") are spent once, whatever the number of rounds
-        ledger.spend(event, user_spend(rrp.exclusion, rrp.n_entries, rounds))
-    rep = ledger.report(delta)
-    rep["rounds"] = rounds
-    rep["entries_per_round"] = rrp.n_entries
-    from ..models.fedlda import FED_RRP_COINS, FED_SECURE, coverage  # start-up: models.fedlda loads numba
-
-    rep.update(coverage(rrp.replacement, rrp.exclusion))  # topic labels go out in the clear: partial
-    rep["randomness"] = FED_SECURE if rrp.exclusion == "none" else FED_RRP_COINS   # as fed_client draws them
-    return rep
-
-
-def fed_client(client_id: str, corpus, rrp, reports=None):
-    """A FedLDA participant holding ``corpus``: its reports' coins come from the operating system's CSPRNG, the rest
-    (which entries are sampled, the labels) from fresh OS entropy (no seed). ``reports``: the randomized reports
-    it drew in an earlier run, reused (nothing is randomized again)."""
-    from ..federated import FedClient  # start-up: federated loads numba
-
-    return FedClient(client_id, corpus, rrp, np.random.default_rng(), secure=rrp.exclusion == "none", reports=reports)

@@ -44,7 +44,7 @@ class ServiceConfig:
         disables the FedLDA endpoints. (``fed_epsilon=``, its former name, is refused; databases keep recording it
         under the settings key ``fed_epsilon``.)
     fed_topics, fed_failure_rate, fed_gamma, fed_pad_length, fed_sample_ratio : the other public
-        FedLDA protocol parameters (:class:`~dptopic.federated.RRPConfig`).
+        FedLDA protocol parameters (:class:`~dptopic.protocol.fedlda.RRPConfig`).
     fed_min_updates : a round closes by itself once this many updates arrived (0: only by the admin).
     fed_report_words : FedLDA's reports range over the vocabulary's first this many words (listed most common
         first); ``None``: every word. ``dptopic privacy fed-report-words`` gives the number for the users expected
@@ -156,7 +156,7 @@ class ServiceConfig:
             if not 0 < self.fed_epsilon_per_entry <= EPSILON_MAX:
                 raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon_per_entry:g}: give a per-entry"
                                    f" epsilon in (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
-            from ..federated.client import rounds_to_no_entry  # start-up: federated.client loads numba
+            from ..protocol.fedlda import rounds_to_no_entry  # start-up: protocol.fedlda loads numpy
 
             if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
                 raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"

@@ -3,16 +3,18 @@
 A server takes one kind, fixed for its database (``--report-kind``) and named in ``/v1/config``
 (``report_kind`` and ``report_format``: format name and version). Each kind says, in one class:
 
-* its file format (the :mod:`dptopic.local` module with ``MAGIC``, ``FORMAT`` and ``VERSION``);
+* its file format (the :mod:`dptopic.protocol` module with ``MAGIC``, ``FORMAT`` and ``VERSION``);
 * how an upload is parsed and checked against the server's settings, and how stored rows become
   a training batch again (through :mod:`dptopic.service.codec`);
 * which model the server trains on it;
-* the privacy it states: per report, and per contributor after ``n`` reports;
-* what a contributor's client does with it (randomizer, upload bytes).
+* the privacy it states: per report, and per contributor after ``n`` reports.
 
-To add a kind, subclass :class:`ReportKind` and add an instance to :data:`KINDS`; the HTTP layer,
-the trainer, the status page, the configuration checks and ``dptopic submit`` dispatch through
-:func:`get` and need no change. Importing this module loads no numerical library.
+What a contributor's client does with a kind (its randomizer, the bytes of a report) is
+:mod:`dptopic.contributor.kinds`': the server never imports the contributor's code.
+
+To add a kind, add its format to :mod:`dptopic.protocol.formats`, subclass :class:`ReportKind` here and add an
+instance to :data:`KINDS`, and give its randomizer to :mod:`dptopic.contributor.kinds`; the HTTP layer, the
+trainer, the status page, the configuration checks and ``dptopic submit`` dispatch through these and need no change. Importing this module loads no numerical library.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import importlib
 from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
-from . import codec, formats
+from . import codec
+from ..protocol import formats
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -30,7 +33,7 @@ class ReportKind(ABC):
     """One kind of report. Subclasses set the class attributes and implement the abstract methods."""
 
     name: str = ""
-    format_module: str = ""  # the dptopic.local module that reads and writes the format
+    format_module: str = ""  # the dptopic.protocol module that reads and writes the format
     model_name: str = ""
     trainer: str = ""           # the name of the registry's entry (dptopic.models.registry) that trains the reports
     format_fields: dict = {}  # extra fields of /v1/config's report_format
@@ -75,19 +78,6 @@ class ReportKind(ABC):
     def privacy_line(self, cfg, fmt=str, fmt_eps=None) -> str:
         """The status page's sentence on the privacy of every report (``fmt`` formats its numbers, ``fmt_eps`` its
         epsilons, which the status page rounds up; ``fmt`` when None)."""
-
-    # -------------------------------------------------------------- contributor
-    @abstractmethod
-    def randomizer(self, vocabulary, config_doc: dict):
-        """The contributor-side randomizer for a server's ``/v1/config`` (coins from the OS CSPRNG, no seed)."""
-
-    @abstractmethod
-    def bytes_per_report(self, reports) -> int:
-        """Bytes one report of the set ``reports`` takes in an upload (for splitting uploads under the body limit)."""
-
-    @abstractmethod
-    def epsilons(self, randomizer) -> dict:
-        """``epsilon_word`` and ``epsilon_doc`` of one report, for the contributor's summary."""
 
 
 class WordReports(ReportKind):
@@ -134,14 +124,8 @@ class WordReports(ReportKind):
                 f" per word, eps_doc = {fmt_eps(cfg.vocab_size * cfg.epsilon_word)} per document"
                 f" (V = {cfg.vocab_size}, f = {fmt(cfg.f)}).")
 
-    def randomizer(self, vocabulary, config_doc):
-        return codec.randomizer(vocabulary, config_doc["f"])
 
-    def bytes_per_report(self, reports):
-        return (reports.vocab_size + 7) // 8
 
-    def epsilons(self, randomizer):
-        return {"epsilon_word": randomizer.epsilon_word, "epsilon_doc": randomizer.epsilon_doc}
 
 
 class DocumentReports(ReportKind):
@@ -190,16 +174,8 @@ class DocumentReports(ReportKind):
         return (f"Local privacy of every report (k-subset selection of one word pair per document):"
                 f" eps_doc = {(fmt_eps or fmt)(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
 
-    def randomizer(self, vocabulary, config_doc):
-        from ..local import DocumentRandomizer  # start-up: local loads numba
 
-        return DocumentRandomizer(vocabulary, config_doc["epsilon_doc"])  # the OS CSPRNG
 
-    def bytes_per_report(self, reports):
-        return 4 * reports.subset_size
-
-    def epsilons(self, randomizer):
-        return {"epsilon_word": None, "epsilon_doc": randomizer.epsilon}
 
 
 KINDS: dict[str, ReportKind] = {k.name: k for k in (WordReports(), DocumentReports())}

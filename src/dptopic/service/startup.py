@@ -208,12 +208,12 @@ def smallest_upload(cfg) -> int:
     fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
     V = cfg.vocab_size
     if cfg.report_kind == "document":
-        from ..local.document import DocumentReportSet, domain_size, subset_size  # start-up: local.document loads numba
+        from ..protocol.document_reports import DocumentReportSet, domain_size, subset_size  # start-up: protocol.document_reports loads numba
 
         k = subset_size(domain_size(V), float(cfg.epsilon_doc))
         one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
     else:
-        from ..local import ReportSet  # start-up: local loads numba
+        from ..protocol.reports import ReportSet  # start-up: protocol.reports loads numba
 
         one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
     return len(codec.encode_reports(one))
@@ -246,7 +246,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
     refusal: a contributor may raise the limit."""
-    from .client import DEFAULT_MAX_EPSILON as LIMIT  # off the CLI start: cli.serve imports this module
+    from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT  # off the CLI start: cli.serve imports this module
 
     asked = []
     if cfg.report_kind == "document":
@@ -280,7 +280,7 @@ def check_startup(cfg, fed_user_budget=None) -> None:
     """Everything a configuration is checked for before the port is taken or the database touched: FedLDA's settings
     for its vocabulary, the upload limit; then the warnings its contributors would meet."""
     if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
-        from ..federated.client import check_config  # start-up: federated.client loads numba
+        from ..protocol.fedlda import check_config  # start-up: protocol.fedlda loads numpy
         from . import codec  # off the CLI start: cli.serve imports this module
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
@@ -333,12 +333,13 @@ def secure_sum_recommendation(people: int) -> str:
 
 
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
-                        dropout_tolerance=None, max_body_bytes: int = 4 * 1024 * 1024, **others) -> dict:
+                        dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
-    ``vocabulary``: its plan (:class:`~dptopic.federated.secure_sum.SecureSumPlan`: ``epsilon`` per person,
-    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth) and an upload limit that holds
-    the round's largest upload. ``others``: the word-level server's report settings, refused when given."""
-    from ..federated.secure_sum import SecureSumPlan  # start-up: federated.secure_sum loads numba
+    ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
+    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
+    most) and an upload limit: ``max_body_bytes``, refused when it cannot hold the round's largest upload (None: that
+    upload's size). ``others``: the word-level server's report settings, refused when given."""
+    from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     if unit != "user":
         raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
@@ -348,8 +349,12 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         if others.get(flag) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
-    plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary))
-    return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": max(max_body_bytes, 4 * max(plan.dims) + 64)}
+    plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), collusion)
+    need = 4 * max(plan.dims) + 64
+    if max_body_bytes is not None and max_body_bytes < need:
+        raise DPTopicError(f"--max-body-bytes {max_body_bytes} cannot hold the round's largest upload ({need} bytes, the"
+                           f" co-occurrence triangle over {plan.max_kept_words} words): raise it, or leave it out.")
+    return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": need if max_body_bytes is None else max_body_bytes}
 
 
 def banner(cfg, url: str) -> str:
@@ -360,9 +365,10 @@ def banner(cfg, url: str) -> str:
     if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
         plan = cfg.plan
         return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
-                f" person (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out,"
-                f" {plan.degree} neighbours each, threshold {plan.threshold}; admin {'on' if cfg.admin_token else 'off'};"
-                f" {url}")
+                f" person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}), up to"
+                f" {plan.dropouts} dropping out and {plan.collusion} colluding, {plan.degree} neighbours each,"
+                f" threshold {plan.threshold}; upload limit {cfg.max_body_bytes} bytes; admin"
+                f" {'on' if cfg.admin_token else 'off'}; {url}")
     reports = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
                if cfg.report_kind == "document" else
                f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")

@@ -5,7 +5,7 @@ import time
 from html import escape
 
 from . import kinds
-from ..accounting.verify import rounded_up
+from ..accounting.verify import fmt_epsilon
 
 
 SHOWN = 25    # contributors listed on the page, most reports first
@@ -21,16 +21,6 @@ def used_prior(privacy) -> bool | None:
 
 def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
-
-
-def fmt_epsilon(x, digits: int = 4) -> str:
-    """An epsilon as the service shows it: rounded *up* at ``digits`` significant digits, so that the figure a
-    contributor reads is never below the guarantee computed (round-to-nearest showed eps_word = 1.23444 as 1.234);
-    floating-point noise above a round value is not rounded up (:func:`~dptopic.accounting.verify.rounded_up`)."""
-    if x is None:
-        return "-"
-
-    return f"{rounded_up(float(x), digits):.{digits}g}"
 
 
 def _plural(n: int, word: str, words: str | None = None) -> str:
@@ -142,7 +132,7 @@ JSON: <a href="/v1/topics">/v1/topics</a>, <a href="/v1/config">/v1/config</a>, 
 
 
 def pull_line(info: dict, fed: bool = False) -> str:
-    """What ``dptopic pull`` says of the model it fetched (``info``: :func:`dptopic.service.client.pull`'s answer):
+    """What ``dptopic pull`` says of the model it fetched (``info``: :func:`dptopic.reporting.pull.pull`'s answer):
     the server's active model, or with ``fed`` the FedLDA model of its latest closed round."""
     if fed:
         return (f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic topics',"
@@ -152,7 +142,7 @@ def pull_line(info: dict, fed: bool = False) -> str:
 
 
 def submit_lines(s: dict, server: str) -> list[str]:
-    """What :func:`~dptopic.service.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
+    """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
     prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
     eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
     kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
@@ -187,7 +177,7 @@ def submit_lines(s: dict, server: str) -> list[str]:
 
 
 def fed_client_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.service.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
+    """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
     fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
     eps = fmt_epsilon     # rounded up: never below what was spent
     if s["state"] is None:
@@ -205,22 +195,36 @@ def fed_client_lines(s: dict) -> list[str]:
 
 
 def secure_sum_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.service.secure_client.take_part`'s summary ``s`` tells its contributor (the line
+    """What :func:`~dptopic.contributor.secure_client.take_part`'s summary ``s`` tells its contributor (the line
     ``dptopic submit`` prints against a secure-sum server)."""
+    notes = []
+    if s.get("no_vocabulary_word"):
+        notes.append("note: your documents hold none of the round's words, so your statistic is all zeros; you took"
+                     " part with your share of the noise only.")
+    if s.get("undecryptable_shares"):
+        notes.append(f"note: the shares of {s['undecryptable_shares']} neighbour(s) did not decrypt for you and were"
+                     " left out (each such neighbour's seeds then lack your share).")
     if "left_out" in s:
         return [f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed before this"
-                " run took part); nothing of yours is in the sum."]
+                " run took part); nothing of yours is in the sum.", *notes]
+    if s.get("finished"):
+        return [f"contributor {s['contributor']}: nothing new sent, the round is over for you ({s['finished']}); its"
+                f" secrets were wiped from {s['state']}.", *notes]
     steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
     return [f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person"
-            f" (delta {s['delta']:g}) for the whole round."
-            + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else "")]
+            f" (delta {s['delta']:g}) for the whole round, with at most {s['collusion']} contributors colluding with"
+            f" the server; {s['neighbours']} neighbours, threshold {s['threshold']}."
+            + (f" What was sent is kept in {s['state']}, the round's secrets wiped from it." if s.get("state") else ""),
+            *notes]
 
 
 def secure_sum_experiment_line(s: dict) -> str:
     """The line ``dptopic experiment secure-sum`` prints of
-    :func:`~dptopic.service.secure_client.secure_sum_experiment`'s summary ``s``."""
+    :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
     return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
-            f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
+            f" {s['seconds']:.1f} s ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor, {s['neighbours']}"
+            f" neighbours each, {s['requests_per_contributor']:.1f} requests); {s['bytes_per_contributor'] / 1e3:.1f} kB"
+            " sent and"
             f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
             f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
             + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())

@@ -869,7 +869,7 @@ class Storage:
     def _broadcast_topics(conn) -> int | None:
         """The number of topics of the newest FedLDA round's published model, or None without a round (or with a
         message this version cannot read): what an older database, which did not record ``fed_topics``, ran with."""
-        from ..federated.messages import ModelBroadcast, decode_message  # start-up: federated.messages loads numba
+        from ..protocol.fedlda_messages import ModelBroadcast, decode_message  # start-up: protocol.fedlda_messages loads numpy
 
         row = conn.execute(select(fed_rounds.c.message).order_by(fed_rounds.c["round"].desc()).limit(1)).first()
         if row is None:

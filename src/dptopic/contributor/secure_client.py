@@ -1,0 +1,251 @@
+"""The contributor's side of a secure-sum round over HTTP (``dptopic submit --invitation`` against ``--report-kind
+secure-sum``), and a whole round played by many people in one process (``dptopic experiment secure-sum``).
+
+:class:`~dptopic.contributor.secure_sum.SecureContributor` builds and checks every step's message; :func:`take_part`
+runs the steps against a server, waiting between them (``GET /v1/secure/round``). With a state file, everything a
+step sends is written there (atomically) before it is sent: a resumed run sends the same keys, shares, uploads,
+signature and answers, never a second noise share, key set or signed set for one round; a step the server lost (it
+does not list this contributor) is sent again from there.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DPTopicError
+from ..protocol.enrollment import read_invitation
+from .client import ServerError, ServiceClient, default_state_folder
+from .secure_sum import LeftOut, SecureContributor, state_file_name
+
+ORDER = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
+
+
+def _post_json(client: ServiceClient, path: str, doc: dict) -> tuple[dict, int]:
+    body = json.dumps(doc).encode()
+    _, _, data = client.request("POST", path, body, {"Content-Type": "application/json"})
+    return json.loads(data), len(body)
+
+
+def _post_upload(client: ServiceClient, phase: int, me: str, body: bytes, signature: str) -> dict:
+    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
+                                {"Content-Type": "application/octet-stream", "Dptopic-Contributor": me,
+                                 "Dptopic-Signature": signature})
+    return json.loads(data)
+
+
+def _closed(e: ServerError) -> bool:
+    """The step closed before this request (the others sufficed): nothing to send any more."""
+    return e.code == "round_closed"
+
+
+def take_part(server: str, bow, invitation, state=None, max_epsilon: float | None = None, client=None,
+              poll: float = 0.5, timeout: float = 3600.0) -> dict:
+    """Run every step of the server's round for one person holding ``invitation`` (a file path or
+    :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Waits (polling ``GET
+    /v1/secure/round``) between steps, at most ``timeout`` seconds for each."""
+    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    client = client or ServiceClient(server)
+    c = SecureContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
+    if c.finished:
+        return {**c.summary(), "steps": [], "finished": c.finished, "state": None if state is None else str(state)}
+
+    def wait_for(step):
+        t0 = time.monotonic()
+        while True:
+            view = client.get_json("/v1/secure/round")
+            st = view.get("state") if isinstance(view, dict) else None
+            if st == "failed":
+                c.finish(f"failed: {str(view.get('reason'))[:300]}")
+                raise DPTopicError(f"the round failed: {view.get('reason')}.")
+            if st not in ORDER:
+                raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
+            if ORDER.index(st) >= ORDER.index(step):
+                return view
+            if time.monotonic() - t0 > timeout:
+                raise DPTopicError(f"the round did not reach step {step!r} within {timeout:g} s: run again later"
+                                   " (the state file keeps what was sent).")
+            time.sleep(poll)
+
+    sent = []
+    _post_json(client, "/v1/secure/keys", c.registration())
+    view = wait_for("shares")
+    c.check_roster(client.get_json("/v1/secure/roster"))
+    if view["state"] == "shares":
+        _post_json(client, "/v1/secure/shares", c.shares_request(c.roster))
+        sent.append("shares")
+    for phase in (0, 1):
+        view = wait_for(f"upload{phase}")
+        if view["state"] == f"upload{phase}":
+            try:
+                body, sig = c.upload(phase, view)
+            except LeftOut:
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
+            answer = _post_upload(client, phase, c.me, body, sig)
+            if phase == 0 and isinstance(answer.get("shares"), dict):
+                c.take_shares(answer["shares"])
+            sent.append(f"upload{phase}")
+        view = wait_for(f"consistency{phase}")
+        if view["state"] == f"consistency{phase}":
+            try:
+                _post_json(client, f"/v1/secure/consistency/{phase}", c.consistency(phase, view))
+                sent.append(f"consistency{phase}")
+            except LeftOut:
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
+            except ServerError as e:
+                if not _closed(e):
+                    raise
+        view = wait_for(f"unmask{phase}")
+        if view["state"] == f"unmask{phase}" and str(phase) in c.st["signed"]:
+            if c.held is None:
+                c.take_shares(client.get_json(f"/v1/secure/shares?contributor={c.me}"))
+            signatures = client.get_json(f"/v1/secure/signatures/{phase}")
+            try:
+                _post_json(client, f"/v1/secure/unmask/{phase}", c.unmask(phase, view, signatures))
+                sent.append(f"unmask{phase}")
+            except ServerError as e:     # the others' shares sufficed: the step closed before this answer
+                if not _closed(e):
+                    raise
+    wait_for("released")
+    c.finish("released")
+    return {**c.summary(), "steps": sent, "state": None if state is None else str(state)}
+
+
+def simulate_round(server: str, bows, invitations, dropout: float, token: str | None, seed=None, client=None) -> dict:
+    """Play every person of ``bows`` (one bag of words each) as its own contributor holding its own invitation
+    (``invitations``: one per person, in order), over HTTP, in lock-step; a share ``dropout`` of them (chosen at random
+    from ``seed``) drops out after masking, without uploading. Each contributor's rounding and noise come from the OS
+    CSPRNG, whatever the seed. Returns the timings, the bytes and CPU seconds per contributor, and the server's
+    sum-and-unmask times. ``token``: the server's admin token, to close a step once the survivors are in."""
+    client = client or ServiceClient(server, retries=3)
+    rng = np.random.default_rng(seed)
+    cfg = client.get_json("/v1/config")
+    n = len(bows)
+    if n != len(invitations):
+        raise DPTopicError(f"{n} people but {len(invitations)} invitations: one invitation per person.")
+    people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
+    dropped = set(rng.choice(n, int(round(dropout * n)), replace=False).tolist()) if dropout > 0 else set()
+    cpu = np.zeros(n)
+    sent = np.zeros(n)
+    requests = np.zeros(n)
+    t0 = time.perf_counter()
+
+    def timed(i, f, *args):
+        t = time.process_time()
+        out = f(*args)
+        cpu[i] += time.process_time() - t
+        return out
+
+    def post(i, path, doc):
+        answer, size = _post_json(client, path, doc)
+        sent[i] += size
+        requests[i] += 1
+        return answer
+
+    def settled(*states, deadline=3600.0):      # the server unmasks off the request's thread
+        end = time.monotonic() + deadline
+        while True:
+            view = client.get_json("/v1/secure/round")
+            if view["state"] in states or view["state"] == "failed" or time.monotonic() > end:
+                return view
+            time.sleep(0.2)
+
+    def close_step(view, step):
+        if view["state"] == step:
+            if token is None:
+                raise DPTopicError("contributors dropped out: a step then closes by the admin only; give the server's"
+                                   " token file.")
+            client.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
+            view = client.get_json("/v1/secure/round")
+        return view
+
+    for i, c in enumerate(people):
+        post(i, "/v1/secure/keys", timed(i, c.registration))
+    roster = client.get_json("/v1/secure/roster")
+    for i, c in enumerate(people):
+        post(i, "/v1/secure/shares", timed(i, c.shares_request, roster))
+    upload_bytes, upload_cpu = [], []
+    for phase in (0, 1):
+        view = settled(f"upload{phase}")
+        if view["state"] != f"upload{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not upload{phase}.")
+        member = set(view["members"])
+        for i, c in enumerate(people):
+            if c.me not in member:
+                continue
+            t = time.process_time()
+            body, sig = timed(i, c.upload, phase, view)
+            upload_cpu.append(time.process_time() - t)
+            if phase == 0 and i in dropped:
+                continue            # masked, then gone
+            upload_bytes.append(len(body))
+            answer = _post_upload(client, phase, c.me, body, sig)
+            requests[i] += 1
+            sent[i] += len(body)
+            if phase == 0:
+                timed(i, c.take_shares, answer.get("shares") or {})
+        view = close_step(client.get_json("/v1/secure/round"), f"upload{phase}")
+        if view["state"] != f"consistency{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not consistency{phase}.")
+        uploaded = set(view["uploaded"])
+        for i, c in enumerate(people):
+            if c.me in uploaded:
+                post(i, f"/v1/secure/consistency/{phase}", timed(i, c.consistency, phase, view))
+        view = close_step(client.get_json("/v1/secure/round"), f"consistency{phase}")
+        if view["state"] != f"unmask{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not unmask{phase}.")
+        signatures = client.get_json(f"/v1/secure/signatures/{phase}")
+        for i, c in enumerate(people):
+            if c.me in uploaded:
+                try:
+                    post(i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view, signatures))
+                except ServerError as e:
+                    if not _closed(e):
+                        raise
+                    break
+    view = settled("released")
+    wall = time.perf_counter() - t0
+    timings = client.get_json("/v1/secure/timings")
+    return {"state": view["state"], "reason": view.get("reason"), "people": n, "dropped": len(dropped),
+            "seconds": wall, "seconds_per_contributor": wall / n, "bytes_per_contributor": float(np.mean(sent)),
+            "requests_per_contributor": float(np.mean(requests)),
+            "upload_bytes_max": int(max(upload_bytes)) if upload_bytes else 0,
+            "cpu_per_contributor_s": float(np.mean(cpu)), "upload_cpu_max_s": float(max(upload_cpu)),
+            "server": timings, "kept_words": len(view.get("kept", []) or []),
+            "neighbours": people[0].plan.degree, "threshold": people[0].plan.threshold}
+
+
+def person_bow(corpus) -> tuple:
+    """One person's documents (all of ``corpus``) as the ``(indptr, indices, data)`` int64 arrays a contributor sums."""
+    m = corpus.to_bow()
+    return m.indptr.astype("int64"), m.indices.astype("int64"), m.data.astype("int64")
+
+
+def person_bows(corpus) -> list:
+    """Each person's documents of ``corpus`` (read with its ``user_ids``) as :func:`person_bow`'s arrays, one tuple per
+    person in the order of their sorted ids."""
+    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    return bows
+
+
+def state_path(given, invitation: dict):
+    """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
+    :func:`~dptopic.contributor.secure_sum.state_file_name`), by default the state folder ``submit`` uses (None
+    given); None for ``"none"`` (a rerun then cannot resume). The name comes from the contributor's own invitation,
+    never from what a server sends."""
+    if given is not None and str(given).strip().lower() == "none":
+        return None
+    name = state_file_name(invitation["round_id"], invitation["contributor"])
+    if given is None:
+        return Path(default_state_folder()) / name
+    p = Path(given)
+    return p / name if p.is_dir() else p

@@ -1,0 +1,592 @@
+"""A person's side of a secure-sum round, transport-free: their secrets, every check of what the server says, their
+signed messages, masked uploads and answers.
+
+The protocol, its graph, its signed messages and its plan are :mod:`dptopic.protocol.secure_sum` (read its note
+first); what is computed here sees the person's documents or secrets and runs on their machine only. The transport
+(HTTP, waiting between steps) is :mod:`dptopic.contributor.secure_client`'s.
+
+:class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses
+in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (kept in the state
+file at first contact; a later change is refused), the directory against the enrollment key of its own invitation,
+the roster (exactly the directory's members, each entry signed by its member), each step's members, the set of
+uploads and the consistency signatures over it, the kept words. What it sends is written to the state file before it
+is sent (a resumed run sends the same keys, shares, uploads and answers, signs one set of uploads per step, never
+reveals both secrets of one neighbour), and the round's secrets are wiped from it once the round is over.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .._io import atomic_write_bytes
+from ..accounting.skellam import rounded_norms
+from ..errors import DPTopicError
+from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
+from ..mechanisms.skellam import SecureUniform, skellam_share
+from ..protocol import shamir
+from ..protocol.enrollment import check_directory
+from ..protocol.secure_sum import (PHASES, ROUND_ID, SecureSumPlan, answers_message,
+                                   consistency_message, crypto, holder_index, keys_message, matrix_to_triangle,
+                                   neighbour_graph, new_private_key, pair_seed, prg, public_key, seed_commitment,
+                                   set_digest, share_key, sign, signing_public, to_ring, upload_message,
+                                   valid_x25519, verify)
+
+STATE_FORMAT = "dptopic-secure-sum-state"
+STATE_VERSION = 2
+
+
+class ServerLied(DPTopicError):
+    """The server said something the protocol does not allow (a roster, a set, a plan or a signature): nothing more is
+    sent for this step."""
+
+
+class LeftOut(DPTopicError):
+    """The server left this contributor out of a step (it is not among the step's members or uploads)."""
+
+
+def quantize(x: np.ndarray, scale: float, l2_bound: float, rng, tries: int = 1000) -> np.ndarray:
+    """Conditional randomized rounding of ``scale * x`` (``x`` of L2 norm at most 1): each entry rounded up with
+    probability its fractional part (unbiased), re-drawn until the rounded vector's L2 norm is at most ``l2_bound``
+    (Kairouz, Liu & Steinke 2021, Sec. 4.1). ``rng``: anything with ``random(n)`` (a numpy Generator in a
+    simulation, :class:`~dptopic.mechanisms.skellam.SecureUniform` for a real contributor)."""
+    x = np.asarray(x, dtype=np.float64)
+    norm = float(np.sqrt(np.dot(x, x)))
+    if not np.isfinite(norm):
+        raise DPTopicError("the statistic to quantize is not finite.")
+    if norm > 1.0:
+        x = x / norm
+    y = x * float(scale)
+    low = np.floor(y)
+    frac = y - low
+    nz = np.flatnonzero(frac)
+    for _ in range(tries):
+        out = low.copy()
+        out[nz] += rng.random(len(nz)) < frac[nz]
+        if float(np.dot(out, out)) <= l2_bound * l2_bound:
+            return out.astype(np.int64)
+    raise DPTopicError("randomized rounding did not meet its norm bound (a statistic above norm 1?).")
+
+
+@dataclass
+class ContributorSecrets:
+    """A contributor's secrets for one round: ``c`` (share encryption), and per phase the pairwise key ``s`` and the
+    self-mask seed ``b``. Kept in the contributor's state file (``to_dict``) until the round is over."""
+
+    c: bytes
+    s: list
+    b: list
+
+    @classmethod
+    def new(cls, n_phases: int = PHASES) -> "ContributorSecrets":
+        """Fresh keys and seeds from the OS CSPRNG."""
+        return cls(new_private_key(), [new_private_key() for _ in range(n_phases)],
+                   [shamir.random_secret() for _ in range(n_phases)])
+
+    def public(self, round_id: str, contributor: str) -> dict:
+        """What is registered: the public keys and a commitment to each self-mask seed."""
+        return {"c": public_key(self.c).hex(), "s": [public_key(k).hex() for k in self.s],
+                "b": [seed_commitment(round_id, contributor, p, b) for p, b in enumerate(self.b)]}
+
+    def to_dict(self) -> dict:
+        """The secrets as hex, for the state file."""
+        return {"c": self.c.hex(), "s": [k.hex() for k in self.s], "b": [k.hex() for k in self.b]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ContributorSecrets":
+        """Inverse of :meth:`to_dict` (one line on a damaged state file)."""
+        try:
+            return cls(bytes.fromhex(d["c"]), [bytes.fromhex(k) for k in d["s"]], [bytes.fromhex(k) for k in d["b"]])
+        except (KeyError, TypeError, ValueError):
+            raise DPTopicError("the state file's secure-sum keys are damaged: start again with a fresh state file.") \
+                from None
+
+
+def make_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: str, graph: dict,
+                threshold: int, agreed: dict | None = None) -> dict[str, str]:
+    """``{neighbour: base64 ciphertext}``: each neighbour's Shamir shares of every phase's ``s`` key and ``b`` seed
+    (``s_0 b_0 s_1 b_1``, 32 bytes each), encrypted to that neighbour (AES-GCM, the round, sender and receiver bound
+    as associated data)."""
+    c = crypto()
+    mine = graph[me]
+    index = holder_index(roster)
+    per = {v: [] for v in mine}
+    for p in range(len(secrets.s)):
+        for secret in (secrets.s[p], secrets.b[p]):
+            shares = shamir.share(secret, [index[v] for v in mine], threshold)
+            for v in mine:
+                per[v].append(shares[index[v]])
+    out = {}
+    for v in mine:
+        key = share_key(secrets.c, bytes.fromhex(roster[v]["c"]), round_id, me, v, agreed)
+        nonce = os.urandom(12)
+        out[v] = base64.b64encode(nonce + c["AESGCM"](key).encrypt(nonce, b"".join(per[v]),
+                                                                   f"{round_id}/{me}/{v}".encode())).decode()
+    return out
+
+
+def open_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: str, sender: str,
+                ciphertext: str, agreed: dict | None = None) -> dict:
+    """The shares ``sender`` addressed to ``me`` (``{"s": [hex per phase], "b": [...]}``); one line if they were not
+    made for ``me`` in this round, or do not hold one well-formed share per phase of each secret."""
+    c = crypto()
+    n = shamir.SHARE_BYTES
+    try:
+        raw = base64.b64decode(ciphertext, validate=True)
+        key = share_key(secrets.c, bytes.fromhex(roster[sender]["c"]), round_id, sender, me, agreed)
+        plain = c["AESGCM"](key).decrypt(raw[:12], raw[12:], f"{round_id}/{sender}/{me}".encode())
+        ok = len(plain) == 2 * n * len(secrets.s)
+    except Exception:       # a tampered or misaddressed ciphertext: nothing learned, nothing sent for it
+        ok = False
+    if not ok:
+        raise DPTopicError(f"the shares from {sender[:40]!r} do not decrypt for this contributor and round.")
+    parts = [plain[k * n:(k + 1) * n].hex() for k in range(2 * len(secrets.s))]
+    return {"s": parts[0::2], "b": parts[1::2]}
+
+
+def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict, round_id: str, phase: int,
+         members, graph: dict) -> np.ndarray:
+    """The masked upload of ``values`` (signed integers) for ``phase``: self mask plus the pairwise masks with the
+    neighbours among ``members`` (the phase's participants), mod 2^32."""
+    dim = len(values)
+    y = to_ring(values)
+    y += prg(secrets.b[phase], dim)
+    members = set(members)
+    for v in graph[me]:
+        if v not in members:
+            continue
+        m = prg(pair_seed(secrets.s[phase], bytes.fromhex(roster[v]["s"][phase]), round_id, phase, me, v), dim)
+        if me < v:
+            y += m
+        else:
+            y -= m
+    return y
+
+
+@dataclass
+class RevealLog:
+    """What a contributor has revealed per phase and neighbour (``"b"`` or ``"s"``), kept in its state: it never
+    reveals both for one neighbour and phase, whatever the server asks."""
+
+    revealed: dict = field(default_factory=dict)
+
+    def answer(self, phase: int, held: dict, uploaded, dropped) -> dict:
+        """``{sender: {"kind": "b"|"s", "share": hex}}`` for the unmasking of ``phase``: the share of ``b`` of each
+        sender that uploaded, of its ``s`` key for each that dropped; refused (one line) when the server asks for
+        the other secret of a sender already answered, or names a sender in both lists."""
+        uploaded, dropped = set(uploaded), set(dropped)
+        if uploaded & dropped:
+            raise ServerLied("the server named a contributor as both uploaded and dropped: nothing revealed.")
+        out = {}
+        for sender, shares in held.items():
+            kind = "b" if sender in uploaded else "s" if sender in dropped else None
+            if kind is None:
+                continue
+            key = f"{phase}/{sender}"
+            if self.revealed.get(key, kind) != kind:
+                raise ServerLied(f"the server asks for the {'self-mask seed' if kind == 'b' else 'pairwise key'}"
+                                 f" share of {sender[:40]!r} in step {phase}, after the other one: refused, nothing"
+                                 " more revealed (both would unmask that contributor's upload).")
+            out[sender] = {"kind": kind, "share": shares[kind][phase]}
+        for sender, a in out.items():
+            self.revealed[f"{phase}/{sender}"] = a["kind"]
+        return out
+
+
+# ----------------------------------------------------------------------------- the statistics
+def person_presence(bow, vocab_size: int) -> np.ndarray:
+    """One person's bounded ranking statistic (``--unit user``'s first release with the document entry): the sum of
+    their documents' normalised presence vectors, scaled to L2 norm at most 1 (V + 1 entries)."""
+    n_docs = len(bow[0]) - 1
+    return user_document_frequency_bow(bow, np.array([0, n_docs]), vocab_size, 1, with_document=True)
+
+
+def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
+    """One person's bounded co-occurrence statistic over the ``kept`` words (``--unit user``'s second release) as its
+    upper triangle, row by row, the off-diagonal entries times sqrt(2): the vector's L2 norm is the matrix's Frobenius
+    norm (at most 1), and noise of std ``s`` on an off-diagonal entry is ``s / sqrt(2)`` on the matrix's cell, as the
+    central trainer's symmetrised release has."""
+    n_docs = len(bow[0]) - 1
+    m = user_cooccurrence_bow(bow, np.array([0, n_docs]), np.asarray(kept), vocab_size, 1)
+    return matrix_to_triangle(m)
+
+
+# ----------------------------------------------------------------------------- the server's configuration
+def check_config(config) -> dict:
+    """A secure-sum server's ``/v1/config``, checked before anything is computed or sent: ``{"plan", "round_id",
+    "vocabulary", "n_topics", "directory"}``; one line naming what is wrong."""
+    if not isinstance(config, dict) or config.get("report_kind") != "secure-sum":
+        raise DPTopicError("this server does not run a secure sum (its /v1/config names no report_kind"
+                           " 'secure-sum').")
+    plan = SecureSumPlan.from_dict(config.get("secure_sum"))
+    rid, words, k = config.get("round_id"), config.get("vocabulary"), config.get("n_topics")
+    if not (isinstance(rid, str) and ROUND_ID.fullmatch(rid)):
+        raise ServerLied(f"the server's round id {str(rid)[:80]!r} is not 1-64 of A-Z a-z 0-9 _ -: refusing to take"
+                         " part.")
+    if not (isinstance(words, list) and all(isinstance(w, str) for w in words)) or len(words) != plan.vocab_size \
+            or config.get("vocab_size") != plan.vocab_size or len(set(words)) != len(words):
+        raise ServerLied(f"the server's vocabulary ({len(words) if isinstance(words, list) else 'no list'} words)"
+                         f" does not match its plan's vocab_size {plan.vocab_size}: refusing to take part.")
+    for key in ("epsilon", "delta"):
+        if config.get(key) != getattr(plan, key):
+            raise ServerLied(f"the server's {key} ({str(config.get(key))[:20]}) differs from its plan's"
+                             f" ({getattr(plan, key):g}): refusing to take part.")
+    if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= plan.vocab_size:
+        raise ServerLied(f"the server's n_topics {str(k)[:20]} is not an integer in [2, V]: refusing to take part.")
+    if not isinstance(config.get("directory"), dict):
+        raise ServerLied("the server's /v1/config holds no enrollment directory: it admits anyone; refusing to take"
+                         " part.")
+    return {"plan": plan, "round_id": rid, "vocabulary": words, "n_topics": k, "directory": config["directory"]}
+
+
+class SecureContributor:
+    """One person (all of ``bow``'s documents) in one round, holding ``invitation``
+    (:func:`~dptopic.protocol.enrollment.read_invitation`'s).
+
+    ``state``: a JSON file path or None (kept nowhere: a rerun cannot resume). ``rng``: a numpy Generator for a
+    simulation's rounding and noise (tests, benchmarks); by default (None) they come from the OS CSPRNG
+    (:class:`~dptopic.mechanisms.skellam.SecureUniform`)."""
+
+    def __init__(self, config: dict, bow, invitation: dict, state=None, max_epsilon: float | None = None, rng=None):
+        cfg = check_config(config)
+        self.plan, self.round_id, self.n_topics = cfg["plan"], cfg["round_id"], cfg["n_topics"]
+        self.V = self.plan.vocab_size
+        self.me, self.key = invitation["contributor"], invitation["signing_key"]
+        if invitation["round_id"] != self.round_id:
+            raise ServerLied(f"the server runs round {self.round_id!r}, but your invitation is for round"
+                             f" {invitation['round_id']!r}: nothing sent.")
+        try:
+            directory = check_directory(cfg["directory"], invitation["enrollment_key"], "the server's directory")
+        except DPTopicError as e:
+            raise ServerLied(str(e)) from None
+        if directory["round_id"] != self.round_id:
+            raise ServerLied("the server's directory is for another round than its own: nothing sent.")
+        self.members = directory["members"]
+        if self.members.get(self.me) != signing_public(self.key).hex():
+            raise ServerLied(f"the server's directory does not list your invitation's key for {self.me!r}: nothing"
+                             " sent.")
+        if len(self.members) != invitation["count"] or self.plan.n != invitation["count"]:
+            raise ServerLied(f"the server's round has {self.plan.n} contributors and its directory"
+                             f" {len(self.members)}, but your invitation is for a round of {invitation['count']}:"
+                             " nothing sent.")
+        if max_epsilon is not None and self.plan.epsilon > max_epsilon * (1 + 1e-12):
+            raise DPTopicError(f"the server asks for epsilon {self.plan.epsilon:g} per person, above your"
+                               f" max_epsilon {max_epsilon:g}: nothing computed or sent.")
+        self.ids = sorted(self.members)
+        self.graph = neighbour_graph(self.ids, self.round_id, self.plan.degree)
+        self.T = self.plan.threshold
+        self.bow = bow
+        self.rng = rng
+        self.path = None if state is None else Path(state)
+        self.st = self._load() if self.path is not None else None
+        if self.st is None:
+            self.st = {"format": STATE_FORMAT, "version": STATE_VERSION, "round_id": self.round_id,
+                       "contributor": self.me, "plan": self.plan.to_dict(),
+                       "secrets": ContributorSecrets.new().to_dict(), "sent": {}, "revealed": {}, "masked_with": {},
+                       "signed": {}, "finished": None}
+            self._write()
+        #: the round is over for this contributor (released, or failed and why): its secrets were wiped
+        self.finished = self.st.get("finished")
+        self.secrets = None if self.st["secrets"] is None else ContributorSecrets.from_dict(self.st["secrets"])
+        self.log = RevealLog(self.st["revealed"])
+        self.held: dict | None = None
+        self.dropped_shares: list = []
+        self.roster: dict | None = None
+        self._agreed: dict = {}        # this contributor's c agreements, by peer key: each used to send and to open
+
+    # ------------------------------------------------------------ the state file
+    def _load(self):
+        if not self.path.exists():
+            return None
+        try:
+            st = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            raise DPTopicError(f"{self.path} is not a secure-sum state file: give another state file.") from None
+        if not isinstance(st, dict) or st.get("format") != STATE_FORMAT or st.get("version") != STATE_VERSION:
+            raise DPTopicError(f"{self.path} is not a secure-sum state file of this version: give another state"
+                               " file.")
+        if st.get("round_id") != self.round_id or st.get("contributor") != self.me:
+            raise DPTopicError(f"{self.path} belongs to round {str(st.get('round_id'))[:64]!r} as"
+                               f" {str(st.get('contributor'))[:64]!r}, not this round as {self.me!r}: give a fresh"
+                               " state file for a new round.")
+        if st.get("plan") != self.plan.to_dict():
+            raise ServerLied("the server's plan differs from the one you accepted when you joined this round (kept in"
+                             f" {self.path}): refusing to take part further.")
+        return st
+
+    def _write(self) -> None:
+        if self.path is not None:
+            atomic_write_bytes(self.path, json.dumps(self.st).encode(), private=True)   # it holds the round's secrets
+
+    def _once(self, step: str, make):
+        """What step ``step`` sends: made and kept the first time, the kept one afterwards."""
+        if step not in self.st["sent"]:
+            self.st["sent"][step] = make()
+            self._write()
+        return self.st["sent"][step]
+
+    def _coins(self):
+        return self.rng if self.rng is not None else SecureUniform()
+
+    # ------------------------------------------------------------ checks of what the server says
+    def _ids(self, value, what: str) -> list:
+        if not isinstance(value, list) or not all(isinstance(i, str) for i in value):
+            raise ServerLied(f"the server's {what} is not a list of contributor ids: nothing sent.")
+        if len(set(value)) != len(value):
+            raise ServerLied(f"the server's {what} names a contributor twice: nothing sent.")
+        stray = next((i for i in value if i not in self.members), None)
+        if stray is not None:
+            raise ServerLied(f"the server's {what} names {stray[:40]!r}, who is not in the round's directory: nothing"
+                             " sent.")
+        return value
+
+    def _enough(self, ids, what: str, phase: int) -> None:
+        """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours."""
+        least = self.plan.n - self.plan.dropouts
+        if len(ids) < least:
+            raise ServerLied(f"the server names {len(ids)} {what} for step {phase}, fewer than the {least} the noise"
+                             " was planned for (N - F): nothing sent.")
+        have = set(ids)
+        mine = sum(1 for v in self.graph[self.me] if v in have)
+        if mine < self.T:
+            raise ServerLied(f"the server names only {mine} of your {len(self.graph[self.me])} neighbours as {what} for"
+                             f" step {phase}, fewer than the threshold {self.T}: nothing sent (too few would let it"
+                             " unmask your upload alone).")
+
+    def check_roster(self, roster) -> dict:
+        """The closed roster ``{id: {"c", "s", "b", "signature"}}`` checked: exactly the directory's members, every key
+        different, this contributor's own entry as registered, and every neighbour's entry signed by that neighbour's
+        key with keys of full order."""
+        if self.roster is not None and roster == self.roster:
+            return self.roster
+        if not isinstance(roster, dict) or set(roster) != set(self.members):
+            n = len(roster) if isinstance(roster, dict) else "no"
+            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
+                             " directory (exactly): nothing sent.")
+        keys = []
+        for i, e in roster.items():
+            if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
+                    and len(e["s"]) == PHASES and isinstance(e.get("b"), list) and len(e["b"]) == PHASES
+                    and all(isinstance(k, str) for k in [e["c"], *e["s"], *e["b"]])):
+                raise ServerLied(f"the server's roster entry for {i[:40]!r} is malformed: nothing sent.")
+            keys += [e["c"], *e["s"]]
+        if len(set(keys)) != len(keys):
+            raise ServerLied("the server's roster gives one public key to two uses: nothing sent.")
+        self._live()
+        mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")}
+        if mine != self.secrets.public(self.round_id, self.me):
+            raise ServerLied("the server's roster does not hold this contributor's keys: nothing sent.")
+        for v in self.graph[self.me]:
+            e = roster[v]
+            entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
+            if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
+                raise ServerLied(f"the server's roster entry for {v[:40]!r} is not signed by that member's invitation"
+                                 " key: nothing sent.")
+            if not all(valid_x25519(k) for k in [e["c"], *e["s"]]):
+                raise ServerLied(f"the server's roster entry for {v[:40]!r} holds a key that is not a valid X25519 key"
+                                 " of full order: nothing sent.")
+        self.roster = roster
+        return roster
+
+    def _check_kept(self, kept) -> list:
+        ok = (isinstance(kept, list) and all(isinstance(k, int) and not isinstance(k, bool) for k in kept)
+              and 2 <= len(kept) <= self.plan.max_kept_words and all(0 <= k < self.V for k in kept)
+              and all(a < b for a, b in zip(kept, kept[1:])))
+        if not ok:
+            raise ServerLied(f"the server's kept words are not 2 to {self.plan.max_kept_words} distinct word ids in"
+                             f" [0, {self.V}), in increasing order: nothing sent.")
+        return kept
+
+    # ------------------------------------------------------------ steps
+    def _live(self) -> None:
+        if self.secrets is None:
+            raise DPTopicError(f"this round is over for you ({self.finished}): its secrets were wiped from"
+                               f" {self.path}; nothing more to send.")
+
+    def registration(self) -> dict:
+        """``POST /v1/secure/keys``: the public keys and seed commitments, signed with the invitation key."""
+        self._live()
+        keys = self.secrets.public(self.round_id, self.me)
+        return {"contributor": self.me, "keys": keys,
+                "signature": sign(self.key, keys_message(self.round_id, self.me, keys))}
+
+    def shares_request(self, roster: dict) -> dict:
+        """``POST /v1/secure/shares``: each neighbour's encrypted shares (made once)."""
+        self._live()
+        roster = self.check_roster(roster)
+        shares = self._once("shares", lambda: make_shares(self.me, self.secrets, roster, self.round_id, self.graph,
+                                                          self.T, self._agreed))
+        return {"contributor": self.me, "shares": shares}
+
+    def take_shares(self, ciphertexts) -> None:
+        """Keep the shares the neighbours sent: one that does not decrypt is dropped alone (its sender's seeds then
+        lack this share), and one from anyone else than a neighbour is ignored."""
+        self._live()
+        if self.roster is None:
+            raise DPTopicError("the roster is needed before the shares (check_roster).")
+        if not isinstance(ciphertexts, dict):
+            raise ServerLied("the server's shares are not an object: nothing sent.")
+        held = {}
+        for s in self.graph[self.me]:
+            ct = ciphertexts.get(s)
+            if not isinstance(ct, str):
+                continue
+            try:
+                held[s] = open_shares(self.me, self.secrets, self.roster, self.round_id, s, ct, self._agreed)
+            except DPTopicError:
+                self.dropped_shares.append(s)
+        self.held = held
+
+    def statistic(self, phase: int, kept=None) -> np.ndarray:
+        """This person's bounded statistic of ``phase``."""
+        if phase == 0:
+            return person_presence(self.bow, self.V)
+        return person_cooccurrence(self.bow, np.asarray(kept, dtype=np.int64), self.V)
+
+    def upload(self, phase: int, view: dict) -> tuple[bytes, str]:
+        """``(body, signature)`` of ``POST /v1/secure/upload/{phase}`` (quantized statistic + noise share + masks,
+        made once), after checking the step's members (and at step 1 the kept words). Raises :class:`LeftOut` when
+        the server leaves this contributor out."""
+        self._live()
+        members = self._ids(view.get("members"), f"members of step {phase}")
+        if self.me not in members:
+            raise LeftOut(f"the server left this contributor out of step {phase}.")
+        if phase == 1:
+            kept = self._check_kept(view.get("kept"))
+            signed0 = self.st["signed"].get("0")
+            if signed0 is None or not set(members) <= set(signed0["uploaded"]):
+                raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
+                                 " nothing sent.")
+        else:
+            kept = None
+        self._enough(members, "members", phase)
+        before = self.st["masked_with"].get(str(phase))
+        if before is not None and before != sorted(members):
+            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
+                             " nothing sent.")
+        if self.roster is None:
+            raise DPTopicError("the roster is needed before an upload (check_roster).")
+
+        def make():
+            self.st["masked_with"][str(phase)] = sorted(members)
+            x = self.statistic(phase, kept)
+            coins = self._coins()
+            q = quantize(x, self.plan.scale, rounded_norms(self.plan.scale, len(x))[0], coins)
+            noisy, _ = skellam_share(q, self.plan.mu_shares[phase], self.plan.scale,
+                                     None if self.rng is None else self.rng, secure=self.rng is None)
+            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, members, self.graph)
+            body = y.tobytes()
+            return {"body": base64.b64encode(body).decode(),
+                    "signature": sign(self.key, upload_message(self.round_id, phase, self.me, body))}
+        sent = self._once(f"upload{phase}", make)
+        return base64.b64decode(sent["body"]), sent["signature"]
+
+    def _uploaded(self, phase: int, view: dict) -> list:
+        uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
+        masked = self.st["masked_with"].get(str(phase))
+        if masked is None:
+            raise LeftOut(f"this contributor did not upload in step {phase}.")
+        if self.me not in uploaded:
+            raise LeftOut(f"the server does not count this contributor's upload of step {phase}.")
+        masked_set = set(masked)
+        stray = next((i for i in uploaded if i not in masked_set), None)
+        if stray is not None:
+            raise ServerLied(f"the server names {stray[:40]!r} among the uploads of step {phase}, who was not a member"
+                             " this contributor masked with: nothing sent.")
+        self._enough(uploaded, "uploads", phase)
+        return uploaded
+
+    def consistency(self, phase: int, view: dict) -> dict:
+        """``POST /v1/secure/consistency/{phase}``: this contributor's signature over the set of uploads the server
+        names, after checking it. A contributor signs one set per step: a second, different set is refused."""
+        self._live()
+        uploaded = self._uploaded(phase, view)
+        digest = set_digest(uploaded)
+        signed = self.st["signed"].get(str(phase))
+        if signed is not None and signed["digest"] != digest:
+            raise ServerLied(f"the server shows a second, different set of uploads for step {phase}: refused, nothing"
+                             " revealed (a server that shows two views is caught here).")
+        if signed is None:
+            self.st["signed"][str(phase)] = {"digest": digest, "uploaded": sorted(uploaded)}
+            self._write()
+        return {"contributor": self.me,
+                "signature": sign(self.key, consistency_message(self.round_id, phase, uploaded))}
+
+    def _confirmed(self, phase: int, uploaded: list, signatures) -> None:
+        """Require ``T`` valid signatures of this contributor's own neighbours over its own set of uploads (verified
+        until ``T`` are found): a server that showed its neighbourhood two sets is caught here, before anything is
+        revealed."""
+        if not isinstance(signatures, dict):
+            raise ServerLied(f"the server's consistency signatures of step {phase} are not an object: nothing"
+                             " revealed.")
+        msg = consistency_message(self.round_id, phase, uploaded)
+        valid = 0
+        for w in self.graph[self.me]:
+            if w in signatures and verify(bytes.fromhex(self.members[w]), signatures[w], msg):
+                valid += 1
+                if valid >= self.T:
+                    return
+        raise ServerLied(f"the server holds {valid} valid signatures of your neighbours over your set of uploads of"
+                         f" step {phase}, fewer than the threshold {self.T}: it may have shown them another set;"
+                         " nothing revealed.")
+
+    def unmask(self, phase: int, view: dict, signatures) -> dict:
+        """``POST /v1/secure/unmask/{phase}``: the shares the unmasking needs, after checking that the set of uploads
+        is the one this contributor signed, that ``T`` of its neighbours signed it too, and that each neighbour
+        counted as uploaded has ``T`` of its own neighbours among the uploads."""
+        self._live()
+        uploaded = self._uploaded(phase, view)
+        signed = self.st["signed"].get(str(phase))
+        if signed is None or signed["digest"] != set_digest(uploaded):
+            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
+                             " one you signed: nothing revealed.")
+        if self.held is None:
+            raise DPTopicError("the shares are needed before the unmasking (take_shares).")
+
+        def make():
+            self._confirmed(phase, uploaded, signatures)
+            up = set(uploaded)
+            for u in self.graph[self.me]:
+                if u in up and sum(1 for w in self.graph[u] if w in up) < self.T:
+                    raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
+                                     " neighbours: its self-mask seed would unmask its upload alone; nothing"
+                                     " revealed.")
+            masked = set(self.st["masked_with"][str(phase)])
+            held = {s: sh for s, sh in self.held.items() if s in masked}
+            answers = self.log.answer(phase, held, up, masked - up)
+            self.st["revealed"] = self.log.revealed
+            return {"answers": answers,
+                    "signature": sign(self.key, answers_message(self.round_id, phase, self.me, answers))}
+        sent = self._once(f"unmask{phase}", make)
+        return {"contributor": self.me, **sent}
+
+    def finish(self, outcome: str) -> None:
+        """The round is over (``outcome``: released, or failed and why): the secrets are wiped from the state file;
+        what was sent (masked, useless without them) stays as the record."""
+        self.st["secrets"] = None
+        self.st["finished"] = outcome
+        self._write()
+
+    def summary(self) -> dict:
+        """What the contributor's run reports besides the steps it took."""
+        return {"contributor": self.me, "round_id": self.round_id, "epsilon": self.plan.epsilon,
+                "delta": self.plan.delta, "collusion": self.plan.collusion,
+                "neighbours": len(self.graph[self.me]), "threshold": self.T,
+                "undecryptable_shares": len(self.dropped_shares),
+                "no_vocabulary_word": bool(len(self.bow[1]) == 0)}
+
+
+def state_file_name(round_id: str, contributor: str) -> str:
+    """The default state file's name for a round and a contributor, both from the contributor's own invitation and
+    checked (never a path from what a server sends)."""
+    if not (ROUND_ID.fullmatch(str(round_id)) and ROUND_ID.fullmatch(str(contributor))):
+        raise DPTopicError("a round id and a contributor id are 1-64 of A-Z a-z 0-9 _ -.")
+    return f"secure-sum-{round_id}-{contributor}.json"
+
+
+__all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "LeftOut", "check_config", "quantize",
+           "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence", "state_file_name"]

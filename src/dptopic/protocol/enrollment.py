@@ -1,0 +1,163 @@
+"""Enrollment in a secure-sum round that the server cannot forge: the operator's invitations and directory.
+
+The operator (not the server) runs ``dptopic secure-sum invite``: it draws one Ed25519 signing key per contributor,
+writes each to an *invitation* file for that contributor alone, and signs the list of the public keys, the
+*directory*, with an enrollment key that stays with the operator. The server is started with the directory (public)
+and admits a registration only when it is signed by a listed key not yet used; every contributor checks the
+directory the server forwards against the enrollment key in its own invitation, so a roster entry the operator did
+not issue, or a key the server put in a member's place, is refused by everyone.
+
+Files (JSON, no pickle; the invitation and the enrollment key are written readable by their owner only):
+
+- enrollment key: ``{"format": "dptopic-secure-sum-enrollment-key", "version": 1, "private_key": hex}``;
+- directory: ``{"format": "dptopic-secure-sum-directory", "version": 1, "round_id", "enrollment_key": hex,
+  "members": {id: Ed25519 public key hex}, "signature": hex}`` (the signature covers the round and the members);
+- invitation: ``{"format": "dptopic-secure-sum-invitation", "version": 1, "round_id", "contributor": id,
+  "count": N, "signing_key": hex, "enrollment_key": hex}``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .._io import atomic_write_bytes, load_json
+from ..errors import DPTopicError, ParameterError
+from .secure_sum import HEX32, HEX_SIG, ROUND_ID, canonical, message, new_signing_key, sign, signing_public, verify
+
+KEY_FORMAT = "dptopic-secure-sum-enrollment-key"
+DIRECTORY_FORMAT = "dptopic-secure-sum-directory"
+INVITATION_FORMAT = "dptopic-secure-sum-invitation"
+VERSION = 1
+MAX_COUNT = 1_000_000
+
+
+def directory_message(round_id: str, members: dict) -> bytes:
+    """What the enrollment key signs: the round and every member's public signing key."""
+    return message("directory", round_id, members)
+
+
+def _read(path, what: str) -> dict:
+    p = Path(path)
+    try:
+        text = p.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DPTopicError(f"cannot read the {what} {p}: {e.strerror if isinstance(e, OSError) else 'not UTF-8'}.") \
+            from None
+    doc = load_json(text, f"the {what} {p}")
+    if not isinstance(doc, dict):
+        raise DPTopicError(f"{p} is not a secure-sum {what} (not a JSON object).")
+    return doc
+
+
+def _private_json(path: Path, doc: dict) -> None:
+    atomic_write_bytes(path, json.dumps(doc, indent=1).encode() + b"\n", private=True)
+
+
+def load_enrollment_key(path, create: bool = False) -> tuple[bytes, bool]:
+    """``(private key, created)``: the operator's enrollment key in ``path``, made (readable by its owner only) when
+    ``create`` and the file does not exist."""
+    p = Path(path)
+    if not p.exists():
+        if not create:
+            raise DPTopicError(f"no enrollment key at {p}.")
+        key = new_signing_key()
+        _private_json(p, {"format": KEY_FORMAT, "version": VERSION, "private_key": key.hex()})
+        return key, True
+    doc = _read(p, "enrollment key")
+    hex_key = doc.get("private_key")
+    if doc.get("format") != KEY_FORMAT or doc.get("version") != VERSION or not (
+            isinstance(hex_key, str) and HEX32.fullmatch(hex_key)):
+        raise DPTopicError(f"{p} is not a secure-sum enrollment key (dptopic secure-sum invite writes one).")
+    return bytes.fromhex(hex_key), False
+
+
+def contributor_ids(count: int) -> list[str]:
+    """The ids of a round of ``count``: ``0001``, ``0002``, ... (at least four digits)."""
+    width = max(4, len(str(count)))
+    return [f"{i:0{width}d}" for i in range(1, count + 1)]
+
+
+def make_invitations(key, count: int, out, round_id: str | None = None) -> dict:
+    """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
+    ``key`` (created if missing); returns ``{"round_id", "count", "directory", "invitations", "key_created"}``.
+    ``round_id``: the round's name (default: random)."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 3 <= count <= MAX_COUNT:
+        raise ParameterError("invalid {count=}: an integer in [3, {most}] (one invitation per contributor).", "count",
+                             count, most=MAX_COUNT)
+    round_id = os.urandom(8).hex() if round_id is None else round_id
+    if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id):
+        raise ParameterError("invalid {round_id=}: 1-64 of A-Z a-z 0-9 _ -.", "round_id", round_id)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
+                             " folder (they are never overwritten).", "out", str(out), path=str(out))
+    private, created = load_enrollment_key(key, create=True)
+    ids = contributor_ids(count)
+    keys = {i: new_signing_key() for i in ids}
+    members = {i: signing_public(k).hex() for i, k in keys.items()}
+    enrollment = signing_public(private).hex()
+    directory = {"format": DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id, "enrollment_key": enrollment,
+                 "members": members, "signature": sign(private, directory_message(round_id, members))}
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
+    for i, k in keys.items():
+        _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
+                                                    "round_id": round_id, "contributor": i, "count": count,
+                                                    "signing_key": k.hex(), "enrollment_key": enrollment})
+    return {"round_id": round_id, "count": count, "directory": str(out / "directory.json"),
+            "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
+
+
+def check_directory(doc, enrollment_key: str | None = None, where: str = "the directory") -> dict:
+    """The directory ``doc`` checked: its shape, its signature under its own enrollment key, and (``enrollment_key``,
+    the key a contributor holds from its invitation) that this is the key that signed it. Returns the directory."""
+    if not isinstance(doc, dict) or doc.get("format") != DIRECTORY_FORMAT or doc.get("version") != VERSION:
+        raise DPTopicError(f"{where} is not a secure-sum directory (dptopic secure-sum invite writes one).")
+    round_id, members, key, sig = doc.get("round_id"), doc.get("members"), doc.get("enrollment_key"), \
+        doc.get("signature")
+    if not (isinstance(round_id, str) and ROUND_ID.fullmatch(round_id) and isinstance(members, dict)
+            and 3 <= len(members) <= MAX_COUNT and isinstance(key, str) and HEX32.fullmatch(key)
+            and isinstance(sig, str) and HEX_SIG.fullmatch(sig)
+            and all(isinstance(i, str) and ROUND_ID.fullmatch(i) and isinstance(k, str) and HEX32.fullmatch(k)
+                    for i, k in members.items())):
+        raise DPTopicError(f"{where} is malformed (its round id, members, enrollment key or signature).")
+    if len(set(members.values())) != len(members):
+        raise DPTopicError(f"{where} lists one signing key for two members: refused.")
+    if enrollment_key is not None and key != enrollment_key:
+        raise DPTopicError(f"{where} is signed by another enrollment key than the one in your invitation: it was not"
+                           " issued by your round's operator; nothing sent.")
+    if not verify(bytes.fromhex(key), sig, directory_message(round_id, members)):
+        raise DPTopicError(f"{where}'s signature does not verify: it was altered after the operator signed it.")
+    return doc
+
+
+def read_directory(path) -> dict:
+    """The directory file at ``path`` (the server's ``directory``), checked (:func:`check_directory`)."""
+    return check_directory(_read(path, "directory"), where=f"the directory {path}")
+
+
+def read_invitation(path) -> dict:
+    """The invitation file at ``path``, checked: ``{"round_id", "contributor", "count", "signing_key": bytes,
+    "enrollment_key": hex, "path"}``."""
+    doc = _read(path, "invitation")
+    rid, who, count, key, enroll = (doc.get(k) for k in ("round_id", "contributor", "count", "signing_key",
+                                                          "enrollment_key"))
+    if doc.get("format") != INVITATION_FORMAT or doc.get("version") != VERSION or not (
+            isinstance(rid, str) and ROUND_ID.fullmatch(rid) and isinstance(who, str) and ROUND_ID.fullmatch(who)
+            and isinstance(count, int) and not isinstance(count, bool) and 3 <= count <= MAX_COUNT
+            and isinstance(key, str) and HEX32.fullmatch(key) and isinstance(enroll, str) and HEX32.fullmatch(enroll)):
+        raise DPTopicError(f"{path} is not a secure-sum invitation (the round's operator writes them with dptopic"
+                           " secure-sum invite).")
+    return {"round_id": rid, "contributor": who, "count": count, "signing_key": bytes.fromhex(key),
+            "enrollment_key": enroll, "path": str(path)}
+
+
+def read_invitations(folder) -> list[dict]:
+    """Every invitation in ``folder`` (``invitation-*.json``, in the order of their ids): a simulation's people."""
+    p = Path(folder)
+    files = sorted(p.glob("invitation-*.json")) if p.is_dir() else []
+    if not files:
+        raise ParameterError("{invitations} {folder} holds no invitation-*.json: give the folder 'dptopic secure-sum"
+                             " invite' wrote.", "invitations", str(folder), folder=str(folder))
+    return [read_invitation(f) for f in files]

@@ -1,0 +1,702 @@
+"""Secure aggregation of bounded per-person statistics against a server that lies: what both sides compute.
+
+The protocol is SecAgg (Bonawitz et al. 2017) in its malicious-server variant, on a sparse neighbour graph (SecAgg+,
+Bell et al. 2020), in two phases that each sum one vector. What a contributor computes from its documents and
+secrets is :mod:`dptopic.contributor.secure_sum`; the server (:mod:`dptopic.service.secure_sum`) stores, forwards and
+unmasks. This module holds what both agree on: the plan, the graph, the signed messages and the maths.
+
+**Enrollment** (:mod:`dptopic.protocol.enrollment`). The operator draws one Ed25519 signing key per invitation and
+signs the list of their public keys (the *directory*) with an enrollment key the server never holds. A contributor
+gets its invitation (its id, its signing key and the enrollment key's public half) from the operator, and checks the
+directory the server shows against that key: the roster can hold only the directory's N ids, each speaking with its
+own key, so no one can join without an invitation and the server cannot forge a member.
+
+**Steps** (one state of the round each; every message signed with the sender's invitation key):
+
+1. ``keys``: each contributor registers its X25519 keys (``c`` to encrypt shares, ``s_p`` per phase for the pairwise
+   masks) and a commitment to each phase's self-mask seed ``b_p``, signed. The roster closes at N.
+2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.shamir`) every ``s_p`` private key and ``b_p`` among its
+   neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the ``c`` keys.
+3. ``upload{p}``: the server names the step's members; each checks them (at least N - F, at least ``T`` of its
+   neighbours) and uploads ``x + PRG(b_p) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv) mod 2^32`` over its
+   neighbours among the members, signed.
+4. ``consistency{p}``: the server names who uploaded (``U``); each survivor checks ``U`` (a subset of the members it
+   masked with, at least N - F, at least ``T`` of its neighbours) and signs it (a contributor signs one set per step,
+   whatever it is shown later).
+5. ``unmask{p}``: a survivor answers only after holding ``T`` valid signatures of its neighbours over its own
+   ``U``, and for a neighbour ``u`` in ``U`` only if ``T`` of ``u``'s neighbours are in ``U``: the share of ``b_p``
+   of a neighbour that uploaded, of ``s_p`` of one that did not, never both (:class:`RevealLog`). The server
+   reconstructs each seed (checked against its commitment), removes the masks and reads the sum.
+
+**Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most):
+
+- Degree ``d`` (even) on a ring, ``T = d/2 + t + 1``. The server holds both ``b_p`` and ``s_p`` of a contributor
+  ``u`` only with ``T`` shares of each from ``u``'s ``d`` neighbours; its ``c <= t`` colluders give both, each honest
+  neighbour one (:class:`RevealLog`), and ``2 (T - c) > d - c``: it never holds both, whatever views it shows (the
+  split-views attack). On top of that, two conflicting views cannot both gather ``T`` signatures among one
+  contributor's neighbours (``2T - t > d``): a server that shows a neighbourhood two views is caught there and the
+  round fails with nothing revealed.
+- Each honest survivor has more than ``d/2`` honest survivors among its neighbours (``T - t``). On a ring of degree
+  ``d`` such a set cannot be cut in two: a gap of ``d/2`` positions would leave the next member with at most ``d/2``
+  neighbours inside, and any honest survivor on the other side lies within ``d/2`` of the first. So the uploads
+  whose masks the server can remove are those of all honest survivors together: it learns their sum, no smaller one
+  (the members-of-one and dropped-neighbours attacks).
+- The noise is calibrated for the ``N - F - t - 1`` honest shares besides the protected person's own.
+
+Fewer than ``T`` of a contributor's neighbours learn nothing of its seeds; the plan chooses ``d`` so that a round
+with ``F`` contributors dropping at random still unmasks (:meth:`SecureSumPlan.degree`), and refuses a plan that
+cannot.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import random
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..accounting.events import EPSILON_MAX
+from ..accounting.skellam import SkellamRelease, calibrate_skellam, rounded_norms, skellam_epsilon, wrap_probability
+from ..errors import DPTopicError, ParameterError
+from . import shamir
+
+MODULUS_BITS = 32
+DTYPE = np.dtype("<u4")
+SEED_BYTES = 32
+PHASES = 2
+PROTOCOL = "dptopic-secure-sum/2"
+ROUND_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A round id and a contributor id: what the protocol accepts (and what a file name may hold)."""
+HEX32 = re.compile(r"[0-9a-f]{64}")
+HEX_SIG = re.compile(r"[0-9a-f]{128}")
+SHARE_HEX = 2 * shamir.SHARE_BYTES
+_ZEROS = bytearray()
+
+
+_CRYPTO: dict = {}
+
+
+def crypto():
+    """The ``cryptography`` primitives the secure sum uses, imported once (one line if the package is missing)."""
+    if _CRYPTO:
+        return _CRYPTO
+    try:
+        from cryptography.exceptions import InvalidSignature  # optional: the 'service' extra
+        from cryptography.hazmat.primitives import hashes, serialization  # (as above)
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey  # (as above)
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey  # (as above)
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # (as above)
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # (as above)
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # (as above)
+    except ImportError:
+        raise DPTopicError("the secure sum needs the 'cryptography' package: pip install 'dptopic[service]'.") from None
+    _CRYPTO.update(hashes=hashes, serialization=serialization, X25519PrivateKey=X25519PrivateKey,
+                   X25519PublicKey=X25519PublicKey, Cipher=Cipher, algorithms=algorithms, modes=modes, AESGCM=AESGCM,
+                   HKDF=HKDF, Ed25519PrivateKey=Ed25519PrivateKey, Ed25519PublicKey=Ed25519PublicKey,
+                   InvalidSignature=InvalidSignature)
+    return _CRYPTO
+
+
+# ----------------------------------------------------------------------------- primitives
+def prg(seed: bytes, dim: int) -> np.ndarray:
+    """``dim`` pseudo-random uint32 from a 32-byte seed: AES-256-CTR on zeros (a fresh key per seed, so a fixed
+    nonce is safe)."""
+    global _ZEROS
+    c = crypto()
+    need = 4 * int(dim)
+    if len(_ZEROS) < need:
+        _ZEROS = bytearray(need)
+    enc = c["Cipher"](c["algorithms"].AES(seed), c["modes"].CTR(b"\x00" * 16)).encryptor()
+    return np.frombuffer(enc.update(memoryview(_ZEROS)[:need]), dtype=DTYPE)
+
+
+_NO_SALT = bytes(32)
+
+
+def hkdf(material: bytes, info: bytes) -> bytes:
+    """32 bytes of HKDF-SHA256 (RFC 5869, no salt) of ``material`` bound to ``info``: one extract and one expand block,
+    with the standard library's HMAC (``tests/protocol/test_secure_sum.py`` checks it against ``cryptography``'s
+    HKDF)."""
+    prk = hmac.new(_NO_SALT, material, hashlib.sha256).digest()
+    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+
+
+_PRIVATE: dict = {}
+
+
+def agree(private: bytes, public: bytes) -> bytes:
+    """The X25519 shared secret of ``private`` and a peer's ``public`` (one line on an invalid key)."""
+    c = crypto()
+    key = _PRIVATE.get(private)
+    if key is None:         # a contributor agrees with many neighbours on few keys of its own: each loaded once
+        if len(_PRIVATE) > 4096:
+            _PRIVATE.clear()
+        key = _PRIVATE[private] = c["X25519PrivateKey"].from_private_bytes(private)
+    try:
+        return key.exchange(c["X25519PublicKey"].from_public_bytes(public))
+    except ValueError as e:
+        raise DPTopicError(f"a public key is not a valid X25519 key ({e}).") from None
+
+
+def public_key(private: bytes) -> bytes:
+    """The X25519 public key of a 32-byte private key."""
+    c = crypto()
+    s = c["serialization"]
+    return c["X25519PrivateKey"].from_private_bytes(private).public_key().public_bytes(s.Encoding.Raw,
+                                                                                       s.PublicFormat.Raw)
+
+
+def new_private_key() -> bytes:
+    """A fresh X25519 private key from the OS CSPRNG, clamped (RFC 7748) and below the Shamir field's prime, so that
+    its bytes can be shared as they are."""
+    while True:
+        k = bytearray(os.urandom(32))
+        k[0] &= 248
+        k[31] &= 127
+        k[31] |= 64
+        if int.from_bytes(k, "big") < shamir.PRIME:
+            return bytes(k)
+
+
+P25519 = 2 ** 255 - 19
+LOW_ORDER_U = frozenset({0, 1, P25519 - 1,
+                         325606250916557431795983626356110631294008115727848805560023387167927233504,
+                         39382357235489614581723060781553021112529911719440698176882885853963445705823})
+"""The u-coordinates (mod p) of the points of small order on Curve25519 and its twist: an agreement with any of them
+is all zeros, whatever the private key (the list libsodium blocks; ``tests/protocol/test_secure_sum.py`` checks each
+against an agreement)."""
+
+
+def valid_x25519(hex_key) -> bool:
+    """Whether ``hex_key`` is 64 lower-case hex digits naming an X25519 public key of full order: a low-order point
+    (0, 1, the points of order 2, 4 and 8, in any encoding) gives an all-zero agreement with any key, which would make
+    every neighbour's masks and shares with it public."""
+    if not isinstance(hex_key, str) or not HEX32.fullmatch(hex_key):
+        return False
+    u = (int.from_bytes(bytes.fromhex(hex_key), "little") & ((1 << 255) - 1)) % P25519      # as X25519 reads it
+    return u not in LOW_ORDER_U
+
+
+def pair_seed(private: bytes, peer_public: bytes, round_id: str, phase: int, u: str, v: str) -> bytes:
+    """The pairwise mask seed of ``u`` and ``v`` for one phase: the same from either side."""
+    a, b = sorted((u, v))
+    return hkdf(agree(private, peer_public), f"{PROTOCOL}/pair/{round_id}/{phase}/{a}/{b}".encode())
+
+
+def share_key(my_c: bytes, their_c_public: bytes, round_id: str, sender: str, receiver: str,
+              agreed: dict | None = None) -> bytes:
+    """The AES-GCM key of the shares ``sender`` addresses to ``receiver`` (agreed on their ``c`` keys). ``agreed``: a
+    contributor's own cache of its ``c`` agreements, by peer key (each is used both ways)."""
+    secret = None if agreed is None else agreed.get(their_c_public)
+    if secret is None:
+        secret = agree(my_c, their_c_public)
+        if agreed is not None:
+            agreed[their_c_public] = secret
+    return hkdf(secret, f"{PROTOCOL}/shares/{round_id}/{sender}/{receiver}".encode())
+
+
+def seed_commitment(round_id: str, contributor: str, phase: int, seed: bytes) -> str:
+    """The public commitment to a self-mask seed (hex SHA-256, bound to the round, the contributor and the phase): the
+    server checks each seed it reconstructs against it, so a wrong share is found, not summed."""
+    return hashlib.sha256(f"{PROTOCOL}/b/{round_id}/{contributor}/{phase}/".encode() + seed).hexdigest()
+
+
+# ----------------------------------------------------------------------------- signatures
+_VERIFIERS: dict = {}
+
+
+def new_signing_key() -> bytes:
+    """A fresh Ed25519 private key (32 bytes) from the OS CSPRNG."""
+    c = crypto()
+    s = c["serialization"]
+    return c["Ed25519PrivateKey"].generate().private_bytes(s.Encoding.Raw, s.PrivateFormat.Raw, s.NoEncryption())
+
+
+def signing_public(private: bytes) -> bytes:
+    """The Ed25519 public key of ``private``."""
+    c = crypto()
+    s = c["serialization"]
+    return c["Ed25519PrivateKey"].from_private_bytes(private).public_key().public_bytes(s.Encoding.Raw,
+                                                                                        s.PublicFormat.Raw)
+
+
+def sign(private: bytes, message: bytes) -> str:
+    """``message`` signed with the Ed25519 key ``private``, as hex."""
+    return crypto()["Ed25519PrivateKey"].from_private_bytes(private).sign(message).hex()
+
+
+def verify(public: bytes, signature, message: bytes) -> bool:
+    """Whether ``signature`` (hex) is ``public``'s Ed25519 signature of ``message``; anything malformed is False."""
+    if not isinstance(signature, str) or not HEX_SIG.fullmatch(signature):
+        return False
+    c = crypto()
+    key = _VERIFIERS.get(public)
+    if key is None:
+        try:
+            key = c["Ed25519PublicKey"].from_public_bytes(public)
+        except ValueError:
+            return False
+        if len(_VERIFIERS) > 100_000:
+            _VERIFIERS.clear()
+        _VERIFIERS[public] = key
+    try:
+        key.verify(bytes.fromhex(signature), message)
+    except c["InvalidSignature"]:
+        return False
+    return True
+
+
+def canonical(doc) -> bytes:
+    """The canonical JSON bytes of ``doc`` (sorted keys, no spaces): what a digest or a signature covers."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def message(kind: str, round_id: str, *fields) -> bytes:
+    """The bytes a contributor signs for one step: the protocol, the step's kind, the round and the step's fields."""
+    return PROTOCOL.encode() + b"\n" + canonical([kind, round_id, *fields])
+
+
+def digest(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def set_digest(ids) -> str:
+    """The digest of a set of contributor ids (sorted, one a line): what a consistency signature covers."""
+    return digest("\n".join(sorted(ids)).encode())
+
+
+def keys_message(round_id: str, contributor: str, keys: dict) -> bytes:
+    """What a contributor signs when it registers ``keys`` (``c``, ``s`` per phase, ``b`` commitments per phase)."""
+    return message("keys", round_id, contributor, keys["c"], list(keys["s"]), list(keys["b"]))
+
+
+def upload_message(round_id: str, phase: int, contributor: str, body: bytes) -> bytes:
+    """What a contributor signs with its masked upload of ``phase``."""
+    return message("upload", round_id, int(phase), contributor, digest(body))
+
+
+def consistency_message(round_id: str, phase: int, uploaded) -> bytes:
+    """What a survivor signs at the consistency step of ``phase``: the set of contributors it was told uploaded."""
+    return message("consistency", round_id, int(phase), set_digest(uploaded))
+
+
+def answers_message(round_id: str, phase: int, contributor: str, answers: dict) -> bytes:
+    """What a survivor signs with its unmasking answers of ``phase``."""
+    return message("unmask", round_id, int(phase), contributor, digest(canonical(answers)))
+
+
+def check_keys(keys) -> str | None:
+    """Why ``keys`` (as registered: ``{"c": hex, "s": [hex per phase], "b": [hex per phase]}``) is malformed, or
+    None: every public key a full-order X25519 point, all different, a 32-byte commitment per phase."""
+    if not (isinstance(keys, dict) and set(keys) == {"c", "s", "b"} and isinstance(keys["s"], list)
+            and isinstance(keys["b"], list) and len(keys["s"]) == PHASES and len(keys["b"]) == PHASES):
+        return f"keys must be {{'c': hex, 's': [{PHASES} hex], 'b': [{PHASES} hex]}}"
+    if not all(valid_x25519(k) for k in [keys["c"], *keys["s"]]):
+        return "a public key is not a valid X25519 key of full order (32 bytes in lower-case hex)"
+    if len({keys["c"], *keys["s"]}) != 1 + PHASES:
+        return "the same public key is given twice: draw a fresh key for each use"
+    if not all(isinstance(b, str) and HEX32.fullmatch(b) for b in keys["b"]):
+        return "each seed commitment is a SHA-256 in lower-case hex"
+    return None
+
+
+def check_share(value) -> bool:
+    """Whether ``value`` is one Shamir share as an answer carries it (hex of :data:`shamir.SHARE_BYTES` bytes, below
+    the field's prime)."""
+    if not isinstance(value, str) or len(value) != SHARE_HEX or not re.fullmatch(r"[0-9a-f]+", value):
+        return False
+    return int(value, 16) < shamir.PRIME
+
+
+# ----------------------------------------------------------------------------- the neighbour graph
+def default_collusion(n: int) -> int:
+    """The colluders a round of ``n`` tolerates unless told otherwise: ``ceil(log2 n) + 1`` (13 at 3,000)."""
+    return math.ceil(math.log2(max(n, 2))) + 1
+
+
+LIVENESS_TARGET = 1e-3
+"""A plan's degree makes the expected number of contributors whose neighbours drop below the threshold, with F of the
+N dropping at random, at most this."""
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def neighbours_short(n: int, dropouts: int, degree: int, threshold: int) -> float:
+    """The expected number of the ``n`` contributors left with fewer than ``threshold`` of their ``degree``
+    neighbours when ``dropouts`` of the others drop out at random (a hypergeometric tail)."""
+    most = degree - threshold          # neighbours that may drop
+    if dropouts <= most:
+        return 0.0
+    total = _log_comb(n - 1, degree)
+    tail = sum(math.exp(_log_comb(dropouts, k) + _log_comb(n - 1 - dropouts, degree - k) - total)
+               for k in range(most + 1, min(degree, dropouts) + 1) if degree - k <= n - 1 - dropouts)
+    return n * tail
+
+
+def threshold_of(degree: int, collusion: int) -> int:
+    """The Shamir threshold, the consistency signatures and the neighbours in a set a contributor requires:
+    ``degree // 2 + collusion + 1`` (module note)."""
+    return degree // 2 + collusion + 1
+
+
+def ring_order(ids, round_id: str) -> list:
+    """The contributors in their places on the ring: sorted by SHA-256 of the round and their id."""
+    return sorted(ids, key=lambda i: hashlib.sha256(f"{PROTOCOL}/ring/{round_id}/{i}".encode()).digest())
+
+
+_GRAPH_MEMO: dict = {}
+
+
+def neighbour_graph(ids, round_id: str, degree: int) -> dict[str, list[str]]:
+    """``{id: sorted neighbour ids}``: each contributor joined to the ``degree // 2`` nearest on either side of the
+    ring (:func:`ring_order`), or to everyone else when ``degree >= len(ids) - 1``. Memoised per round."""
+    ids = tuple(sorted(ids))
+    key = (ids, round_id, int(degree))
+    if key in _GRAPH_MEMO:
+        return _GRAPH_MEMO[key]
+    n = len(ids)
+    if degree >= n - 1:
+        graph = {i: [j for j in ids if j != i] for i in ids}
+    else:
+        ring = ring_order(ids, round_id)
+        h = degree // 2
+        graph = {i: sorted(ring[(k + o) % n] for o in range(-h, h + 1) if o != 0) for k, i in enumerate(ring)}
+    if len(_GRAPH_MEMO) > 4:
+        _GRAPH_MEMO.clear()
+    _GRAPH_MEMO[key] = graph
+    return graph
+
+
+def holder_index(ids) -> dict[str, int]:
+    """Each contributor's Shamir evaluation point: 1 + its place in the sorted ids."""
+    return {i: k + 1 for k, i in enumerate(sorted(ids))}
+
+
+def consistent_signers(graph: dict, u: str, signatures_ok: set, threshold: int) -> bool:
+    """Whether ``u``'s neighbours include ``threshold`` of ``signatures_ok`` (those whose consistency signatures over
+    one's own view were checked)."""
+    return sum(1 for w in graph[u] if w in signatures_ok) >= threshold
+
+
+# ----------------------------------------------------------------------------- quantization and the ring
+def to_ring(values: np.ndarray) -> np.ndarray:
+    """Signed integers as uint32 mod 2^32."""
+    return np.asarray(values, dtype=np.int64).astype(np.uint64).astype(DTYPE)
+
+
+def from_ring(values: np.ndarray) -> np.ndarray:
+    """uint32 mod 2^32 read as signed integers in [-2^31, 2^31)."""
+    return np.asarray(values, dtype=DTYPE).view(np.int32).astype(np.int64)
+
+
+def ring_sum(vectors) -> np.ndarray:
+    """The sum mod 2^32 of uint32 vectors (an iterable; one held at a time)."""
+    total = None
+    for v in vectors:
+        v = np.asarray(v, dtype=DTYPE)
+        if total is None:
+            total = v.copy()
+        else:
+            total += v
+    return total
+
+
+def triangle_size(n: int) -> int:
+    """Entries of the upper triangle (with the diagonal) of an ``n x n`` matrix."""
+    return n * (n + 1) // 2
+
+
+def matrix_to_triangle(m: np.ndarray) -> np.ndarray:
+    """The upper triangle of symmetric ``m``, row by row, the off-diagonal entries times sqrt(2) (the vector's L2
+    norm is the matrix's Frobenius norm)."""
+    n = m.shape[0]
+    iu = np.triu_indices(n)
+    w = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+    return m[iu] * w
+
+
+def triangle_to_matrix(vec: np.ndarray, n: int) -> np.ndarray:
+    """The symmetric matrix of :func:`matrix_to_triangle`'s vector."""
+    iu = np.triu_indices(n)
+    w = np.where(iu[0] == iu[1], 1.0, 1.0 / math.sqrt(2.0))
+    out = np.zeros((n, n))
+    out[iu] = vec * w
+    out.T[iu] = vec * w
+    return out
+
+
+# ----------------------------------------------------------------------------- the server's unmasking
+def reconstruct_checked(shares: dict[int, bytes], threshold: int, check, what: str, tries: int = 30) -> bytes:
+    """The 32-byte secret of ``shares`` (``{holder: share}``, at least ``threshold``) that passes ``check`` (its
+    commitment): the first ``threshold`` shares, else random subsets of them (a wrong share spoils only the subsets
+    that hold it). One line naming ``what`` when none passes."""
+    holders = sorted(shares)
+    subsets = [holders[:threshold]]
+    if len(holders) > threshold:
+        pick = random.SystemRandom()
+        subsets += [sorted(pick.sample(holders, threshold)) for _ in range(tries)]
+    for sub in subsets:
+        try:
+            seed = shamir.reconstruct({h: shares[h] for h in sub}, threshold, SEED_BYTES)
+        except DPTopicError:
+            continue
+        if check(seed):
+            return seed
+    raise DPTopicError(f"the shares of {what} do not reconstruct the secret it committed to (a neighbour sent a wrong"
+                       " share): the sum cannot be read.")
+
+
+def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph: dict, threshold: int, members,
+               uploaded, responses: dict) -> np.ndarray:
+    """The sum of the uploads of ``uploaded`` (``total``: their uint32 sum mod 2^32), unmasked, as signed integers.
+
+    ``roster``: ``{id: {"c", "s", "b"}}``; ``members``: the phase's participants (each masked with its neighbours
+    among them); ``responses``: ``{responder: {sender: {"kind", "share"}}}`` from the survivors. Each seed is checked
+    against the sender's commitment (``b``) or public key (``s``). Raises (one line) when a needed seed has fewer
+    shares than the threshold, or none that reconstruct it."""
+    dim = len(total)
+    index = holder_index(roster)
+    members, uploaded = set(members), set(uploaded)
+    dropped = members - uploaded
+    needed = {u: "b" for u in uploaded} | {v: "s" for v in dropped if any(u in uploaded for u in graph[v])}
+    shares: dict = {u: {} for u in needed}
+    for responder, answers in responses.items():
+        for sender, a in answers.items():
+            if sender in needed and a.get("kind") == needed[sender] and responder in graph[sender]:
+                shares[sender][index[responder]] = bytes.fromhex(a["share"])
+    y = np.array(total, dtype=DTYPE)
+    for u, kind in sorted(needed.items()):
+        if len(shares[u]) < threshold:
+            raise DPTopicError(f"only {len(shares[u])} of the {threshold} shares needed to unmask contributor {u[:40]!r}"
+                               f" arrived: the sum cannot be read.")
+        if kind == "b":
+            want = roster[u]["b"][phase]
+            seed = reconstruct_checked(shares[u], threshold,
+                                       lambda s: seed_commitment(round_id, u, phase, s) == want, f"{u[:40]!r}")
+            y -= prg(seed, dim)
+            continue
+        want = bytes.fromhex(roster[u]["s"][phase])
+        seed = reconstruct_checked(shares[u], threshold, lambda s: public_key(s) == want, f"{u[:40]!r}")
+        for w in graph[u]:
+            if w in uploaded:       # w added +m if w < u else -m; remove it
+                m = prg(pair_seed(seed, bytes.fromhex(roster[w]["s"][phase]), round_id, phase, u, w), dim)
+                if w < u:
+                    y -= m
+                else:
+                    y += m
+    return from_ring(y)
+
+
+# ----------------------------------------------------------------------------- the noise plan
+RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as --unit user's default
+MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
+WRAP_SHARE = 1e-3       # at most this share of delta may go to a modular wrap-around
+
+
+@dataclass(frozen=True)
+class SecureSumPlan:
+    """The public settings of a round, the graph they need and the noise they imply.
+
+    ``n``: contributors in the round (the roster closes at ``n``, the invitations' count); ``dropouts``: how many
+    may drop out, at any step, with the sum still released; ``vocab_size``: V; ``collusion``: ``t``, how many enrolled
+    contributors may collude with the server (default :func:`default_collusion`). The degree is the smallest that
+    survives ``dropouts`` random dropouts (:data:`LIVENESS_TARGET`), the threshold ``degree // 2 + t + 1`` (module
+    note). The noise is calibrated for the ``n - dropouts - t - 1`` honest shares besides the protected person's own:
+    with every share that survives the dropout tolerance, any ``t`` of them known, and the person's own share left out
+    (it leaves with the person under add/remove), the release still has ``epsilon`` per person."""
+
+    epsilon: float
+    delta: float
+    n: int
+    dropouts: int
+    vocab_size: int
+    collusion: int | None = None
+    bits: int = MODULUS_BITS
+
+    def __post_init__(self):
+        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) \
+                or not 0 < self.epsilon <= EPSILON_MAX:
+            raise ParameterError("invalid {epsilon=}: a number in (0, {most:g}] per person.", "epsilon", self.epsilon,
+                                 most=EPSILON_MAX)
+        if isinstance(self.delta, bool) or not isinstance(self.delta, (int, float)) or not 0 < self.delta < 1:
+            raise ParameterError("invalid {delta=}: a number in (0, 1).", "delta", self.delta)
+        for name in ("n", "dropouts", "vocab_size", "bits"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ParameterError("invalid {" + name + "=}: an integer.", name, v)
+        if self.collusion is None:
+            object.__setattr__(self, "collusion", default_collusion(int(self.n)))
+        if isinstance(self.collusion, bool) or not isinstance(self.collusion, (int, np.integer)) or self.collusion < 0:
+            raise ParameterError("invalid {collusion=}: an integer >= 0.", "collusion", self.collusion)
+        if self.n < 3:
+            raise ParameterError("{n=}: a secure sum needs at least 3 contributors.", "n", self.n)
+        if not 0 <= self.dropouts < self.n:
+            raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", self.dropouts, n=self.n)
+        if self.vocab_size < 2:
+            raise ParameterError("{vocab_size=}: the vocabulary needs at least 2 words.", "vocab_size",
+                                 self.vocab_size)
+        if self.bits != MODULUS_BITS:
+            raise ParameterError("{bits=}: the secure sum sums modulo 2^32.", "bits", self.bits)
+        if self.honest < 1:
+            raise ParameterError("{dropouts=} and {collusion=} with {n} contributors leave no honest noise share"
+                                 " besides the protected person's own: lower them (their sum at most {most}).",
+                                 "dropouts", self.dropouts, values={"collusion": self.collusion}, n=self.n,
+                                 most=self.n - 2)
+        self.degree     # noqa: B018 (refuses a plan whose graph cannot survive its dropouts)
+
+    @property
+    def degree(self) -> int:
+        """Neighbours per contributor: the smallest even degree (at least ``2 t + 2``) whose threshold survives
+        ``dropouts`` random dropouts, or everyone else; refused (one line) when even everyone else cannot."""
+        key = ("degree", self.n, self.dropouts, self.collusion)
+        if key not in _PLAN_MEMO:
+            n, F, t = int(self.n), int(self.dropouts), int(self.collusion)
+            d = 2 * t + 2
+            while d < n - 1 and neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+                d += 2
+            if d >= n - 1:
+                d = n - 1
+                if threshold_of(d, t) > d or neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+                    most = max(0, d - threshold_of(d, t))
+                    raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no neighbour graph"
+                                         " survives it (each contributor needs {need} of its {d} neighbours, so at"
+                                         " most {most} may drop out): lower {dropouts} or {collusion}, or enroll more"
+                                         " contributors.", "dropouts", F, values={"collusion": t}, n=n,
+                                         need=threshold_of(d, t), d=d, most=most)
+            _PLAN_MEMO[key] = d
+        return _PLAN_MEMO[key]
+
+    @property
+    def threshold(self) -> int:
+        """Shares to reconstruct a seed, consistency signatures a survivor needs, neighbours a set must hold."""
+        return threshold_of(self.degree, int(self.collusion))
+
+    @property
+    def honest(self) -> int:
+        """Honest noise shares the guarantee rests on, besides the protected person's own."""
+        return int(self.n) - int(self.dropouts) - int(self.collusion) - 1
+
+    @property
+    def scale(self) -> float:
+        """Quantization scale: the largest power of two up to 2^16 that keeps ``n`` persons' bounded entries 8 times
+        inside the modulus."""
+        return float(2 ** max(4, min(16, int(math.floor(math.log2(2.0 ** (self.bits - 4) / self.n))))))
+
+    @property
+    def dims(self) -> tuple[int, int]:
+        """The largest vector of each phase: the ranking release (V + 1) and the co-occurrence release's triangle over
+        at most :data:`MAX_WORDS` words."""
+        return self.vocab_size + 1, triangle_size(min(self.vocab_size, MAX_WORDS))
+
+    @property
+    def max_kept_words(self) -> int:
+        """The most words the second phase may sum."""
+        return min(int(self.vocab_size), MAX_WORDS)
+
+    def calibrated(self) -> tuple[list[float], float]:
+        """``(mu per phase for the honest shares' sum, wrap-around probability)``, memoised."""
+        key = (self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.collusion, self.bits)
+        if key not in _PLAN_MEMO:
+            mus = calibrate_skellam(self.epsilon, self.delta * (1 - WRAP_SHARE), [self.scale] * 2, list(self.dims),
+                                    [RANKING_RATIO, 1.0])
+            # the sum of every contributor's share (no dropout) is the noisiest a wrap-around can meet
+            wrap = sum(wrap_probability(mu / self.honest * self.n, self.n * rounded_norms(self.scale, d)[0], d,
+                                        self.bits) for mu, d in zip(mus, self.dims))
+            if wrap > self.delta * WRAP_SHARE:
+                raise DPTopicError(f"{self.n} contributors at epsilon {self.epsilon:g} would risk a modular"
+                                   f" wrap-around (probability {wrap:.2g}): fewer contributors per round, or a larger"
+                                   " epsilon.")
+            _PLAN_MEMO[key] = (mus, wrap)
+        return _PLAN_MEMO[key]
+
+    @property
+    def mu_shares(self) -> list[float]:
+        """Each contributor's share of the noise, per phase."""
+        return [mu / self.honest for mu in self.calibrated()[0]]
+
+    def releases(self, dims=None, shares=None):
+        """The Skellam events of the two releases with ``shares`` noise shares summed (default: the honest shares the
+        guarantee rests on) and vectors of ``dims`` entries (default: the largest)."""
+        shares = self.honest if shares is None else shares
+        dims = self.dims if dims is None else dims
+        labels = ("secure sum of per-person L2-normalised word-presence vectors (with a document entry)",
+                  "secure sum of per-person Frobenius-normalised word co-occurrence matrices")
+        return [SkellamRelease(m * shares, self.scale, int(d), label)
+                for m, d, label in zip(self.mu_shares, dims, labels)]
+
+    def epsilon_with_colluders(self, colluders: int, dims=None) -> float:
+        """epsilon per person (at the plan's delta for the noise) when ``colluders`` enrolled contributors collude with
+        the server (up to ``n - dropouts - 2``; beyond ``collusion`` the masks' secrecy is not covered either)."""
+        shares = int(self.n) - int(self.dropouts) - int(colluders) - 1
+        if shares < 1:
+            return math.inf
+        return skellam_epsilon(self.releases(dims=dims, shares=shares), self.delta * (1 - WRAP_SHARE))
+
+    def epsilon_by_colluders(self, dims=None) -> list[list]:
+        """``[[colluders, epsilon], ...]`` for 0 to ``collusion`` colluders (the card's table)."""
+        return [[c, self.epsilon_with_colluders(c, dims)] for c in range(int(self.collusion) + 1)]
+
+    def to_dict(self) -> dict:
+        """The plan as ``/v1/config`` states it (its settings, and what follows from them, for a contributor to check)."""
+        mus, wrap = self.calibrated()
+        return {"epsilon": self.epsilon, "delta": self.delta, "min_contributors": self.n,
+                "dropout_tolerance": self.dropouts, "vocab_size": self.vocab_size, "modulus_bits": self.bits,
+                "collusion": self.collusion, "degree": self.degree, "threshold": self.threshold,
+                "honest_shares": self.honest, "scale": self.scale, "mu_shares": self.mu_shares,
+                "ranking_ratio": RANKING_RATIO, "max_words": MAX_WORDS, "wrap_probability": wrap,
+                "protocol": PROTOCOL}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SecureSumPlan":
+        """The plan a server's ``/v1/config`` names, recomputed here; refused (one line) when anything it states
+        (degree, threshold, noise shares, protocol) is not what its settings give: a contributor computes the graph,
+        the threshold and its noise share itself."""
+        if not isinstance(d, dict):
+            raise DPTopicError("the server's secure-sum settings are not an object: is it a dptopic server?")
+        try:
+            plan = cls(_number(d["epsilon"]), _number(d["delta"]), _integer(d["min_contributors"]),
+                       _integer(d["dropout_tolerance"]), _integer(d["vocab_size"]), _integer(d["collusion"]),
+                       _integer(d.get("modulus_bits", MODULUS_BITS)))
+        except (KeyError, TypeError, ValueError):
+            raise DPTopicError("the server's secure-sum settings are incomplete or malformed: is it a dptopic server"
+                               " of this version?") from None
+        except DPTopicError as e:
+            raise DPTopicError(f"the server's secure-sum settings are refused ({' '.join(str(e).split()).rstrip('.')})"
+                               ": refusing to take part.") from None
+        if d.get("protocol") != PROTOCOL:
+            raise DPTopicError(f"the server speaks secure-sum protocol {str(d.get('protocol'))[:40]!r}, not {PROTOCOL!r}:"
+                               " update dptopic on one side.")
+        for name, mine in (("degree", plan.degree), ("threshold", plan.threshold), ("honest_shares", plan.honest)):
+            if d.get(name) != mine:
+                raise DPTopicError(f"the server states {name} {str(d.get(name))[:20]} but its settings give {mine}:"
+                                   " refusing to take part.")
+        stated = d.get("mu_shares")
+        if not isinstance(stated, list) or len(stated) != 2 or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isclose(x, y, rel_tol=1e-6)
+                for x, y in zip(stated, plan.mu_shares)):
+            raise DPTopicError("the server's secure-sum noise shares differ from what its epsilon, delta and round"
+                               " size give: refusing to take part.")
+        return plan
+
+
+def _number(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+        raise ValueError(v)
+    return float(v)
+
+
+def _integer(v) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(v)
+    return int(v)
+
+
+_PLAN_MEMO: dict = {}

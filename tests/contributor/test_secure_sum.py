@@ -1,0 +1,118 @@
+"""``dptopic.contributor.secure_sum``: what a contributor checks of a server's configuration, directory and roster,
+its state file, and what it does with one neighbour's undecryptable shares."""
+import json
+
+import numpy as np
+import pytest
+from service_helpers import InProcessRound
+
+from dptopic.contributor.secure_client import state_path
+from dptopic.contributor.secure_sum import SecureContributor, ServerLied, check_config, state_file_name
+from dptopic.errors import DPTopicError
+
+pytest.importorskip("cryptography")
+pytest.importorskip("starlette")
+
+
+@pytest.fixture
+def rnd(tmp_path):
+    return InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+
+
+def test_a_malformed_configuration_is_refused_in_one_line_before_anything_is_sent(rnd, tmp_path):
+    good = rnd.config_doc()
+    bad = [None, [], {**good, "report_kind": "word"}, {k: v for k, v in good.items() if k != "secure_sum"},
+           {**good, "secure_sum": []}, {**good, "secure_sum": {**good["secure_sum"], "epsilon": "1"}},
+           {**good, "secure_sum": {**good["secure_sum"], "epsilon": None}}, {**good, "epsilon": 1.0},
+           {**good, "vocabulary": good["vocabulary"][:-1]}, {**good, "vocab_size": 31},
+           {**good, "round_id": "../../etc"}, {**good, "n_topics": "3"},
+           {k: v for k, v in good.items() if k != "directory"}]
+    for cfg in bad:
+        with pytest.raises(DPTopicError) as e:
+            SecureContributor(cfg, rnd.bows[0], rnd.invitations[0], state=tmp_path / "never.json")
+        assert "\n" not in str(e.value)
+    assert not (tmp_path / "never.json").exists()
+    assert check_config(good)["round_id"] == "round1"
+
+
+def test_a_directory_or_round_not_the_invitations_is_refused(rnd, tmp_path):
+    other = InProcessRound(tmp_path / "other", n=10, dropouts=2, collusion=1)
+    with pytest.raises(ServerLied, match="another enrollment key"):
+        SecureContributor({**rnd.config_doc(), "directory": other.directory}, rnd.bows[0], rnd.invitations[0])
+    with pytest.raises(ServerLied, match="your invitation is for round"):
+        SecureContributor({**rnd.config_doc(), "round_id": "round2"}, rnd.bows[0], rnd.invitations[0])
+    small = dict(rnd.invitations[0], count=9)
+    with pytest.raises(ServerLied, match="round of 9"):
+        SecureContributor(rnd.config_doc(), rnd.bows[0], small)
+
+
+def test_one_undecryptable_share_is_dropped_alone(rnd):
+    rnd.keys()
+    rnd.shares()
+    view = rnd.server.view()
+    c = rnd.people[0]
+    body, sig = c.upload(0, view)
+    shares = rnd.server.post_upload(0, c.me, body, sig)[1]["shares"]
+    sender = next(iter(shares))
+    shares[sender] = shares[sender][:-4] + ("0000" if shares[sender][-4:] != "0000" else "1111")
+    shares["9999"] = "00" * 40          # and one from no neighbour: ignored
+    c.take_shares(shares)
+    assert sender not in c.held and len(c.held) == len(c.graph[c.me]) - 1
+    assert c.summary()["undecryptable_shares"] == 1
+
+
+def test_a_person_with_no_vocabulary_word_takes_part_with_a_note(tmp_path):
+    empty = (np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    c = SecureContributor(rnd.config_doc(), empty, rnd.invitations[0])
+    assert c.summary()["no_vocabulary_word"] is True
+    from dptopic.service.status import secure_sum_lines
+
+    lines = secure_sum_lines({**c.summary(), "steps": ["upload0"], "state": None})
+    assert any("hold none of the round's words" in line for line in lines)
+
+
+def test_the_state_file_holds_the_accepted_plan_and_loses_its_secrets_at_the_end(rnd):
+    c = rnd.people[0]
+    st = json.loads(c.path.read_text())
+    assert st["plan"] == rnd.plan.to_dict() and st["secrets"] is not None
+    c.finish("released")
+    st = json.loads(c.path.read_text())
+    assert st["secrets"] is None and st["finished"] == "released"
+    again = SecureContributor(rnd.config_doc(), c.bow, rnd.invitations[0], state=c.path)
+    assert again.finished == "released"
+    with pytest.raises(DPTopicError, match="round is over for you"):
+        again.registration()
+
+
+def test_the_state_files_name_comes_from_the_invitation_never_from_the_server(rnd, tmp_path):
+    inv = rnd.invitations[0]
+    assert state_path(str(tmp_path), inv) == tmp_path / "secure-sum-round1-0001.json"
+    assert state_path("none", inv) is None
+    for rid in ("x/../../../config/settings", "..", "a b", ""):
+        with pytest.raises(DPTopicError):
+            state_file_name(rid, "0001")
+
+
+def test_a_real_contributor_draws_its_noise_from_the_csprng_whatever_a_simulations_seed(rnd, monkeypatch):
+    """``simulate_round`` (``experiment secure-sum --seed``) builds its contributors without a Generator: their
+    rounding and noise come from the OS CSPRNG, so the seed fixes only who drops out (and the central model)."""
+    from dptopic.contributor import secure_sum as cs
+
+    calls = []
+    real = cs.skellam_share
+
+    def spy(*a, **k):
+        calls.append((a[3] if len(a) > 3 else k.get("rng"), k.get("secure")))
+        return real(*a, **k)
+    monkeypatch.setattr(cs, "skellam_share", spy)
+    rnd.keys()
+    rnd.shares()
+    live = SecureContributor(rnd.config_doc(), rnd.bows[0], rnd.invitations[0], state=rnd.people[0].path)
+    live.check_roster(rnd.server.roster_view())
+    live.upload(0, rnd.server.view())
+    assert calls == [(None, True)]
+    import inspect
+
+    from dptopic.contributor.secure_client import simulate_round
+    assert "SecureContributor(cfg, b, inv)" in inspect.getsource(simulate_round)

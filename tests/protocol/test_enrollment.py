@@ -1,0 +1,67 @@
+"""``dptopic.protocol.enrollment``: the operator's invitations and signed directory."""
+import json
+import os
+import stat
+
+import pytest
+
+from dptopic.errors import DPTopicError, ParameterError
+from dptopic.protocol import enrollment as en
+from dptopic.protocol import secure_sum as ss
+
+pytest.importorskip("cryptography")
+
+
+def test_invitations_and_directory_are_written_and_verify(tmp_path):
+    s = en.make_invitations(tmp_path / "enroll.key", 5, tmp_path / "inv", round_id="r-1")
+    assert s["key_created"] and s["count"] == 5
+    for name in ("enroll.key", "inv/invitation-0001.json"):      # private keys: readable by their owner only
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600
+    d = en.read_directory(tmp_path / "inv" / "directory.json")
+    assert d["round_id"] == "r-1" and sorted(d["members"]) == en.contributor_ids(5)
+    inv = en.read_invitation(tmp_path / "inv" / "invitation-0003.json")
+    assert inv["contributor"] == "0003" and inv["count"] == 5
+    assert d["members"]["0003"] == ss.signing_public(inv["signing_key"]).hex()
+    assert en.check_directory(d, inv["enrollment_key"]) is d
+    # the same key signs a second round; a key file is reused, not replaced
+    again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2")
+    assert not again["key_created"]
+    assert en.read_directory(tmp_path / "inv2" / "directory.json")["enrollment_key"] == d["enrollment_key"]
+
+
+def test_a_directory_altered_or_signed_by_another_key_is_refused(tmp_path):
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
+    en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r")
+    d = json.loads((tmp_path / "a" / "directory.json").read_text())
+    mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
+    stranger = {**d, "members": {**d["members"], "0002": ss.signing_public(ss.new_signing_key()).hex()}}
+    with pytest.raises(DPTopicError, match="altered"):
+        en.check_directory(stranger, mine)
+    theirs = json.loads((tmp_path / "b" / "directory.json").read_text())
+    with pytest.raises(DPTopicError, match="another enrollment key"):
+        en.check_directory(theirs, mine)
+    dup = {**d, "members": {**d["members"], "0002": d["members"]["0001"]}}
+    with pytest.raises(DPTopicError, match="one signing key for two"):
+        en.check_directory(dup)
+    for broken in ({**d, "format": "x"}, {**d, "round_id": "../x"}, {**d, "members": []}, [1]):
+        with pytest.raises(DPTopicError):
+            en.check_directory(broken)
+
+
+def test_bad_inputs_are_one_line(tmp_path):
+    with pytest.raises(ParameterError, match="count"):
+        en.make_invitations(tmp_path / "k", 2, tmp_path / "x")
+    with pytest.raises(ParameterError, match="round_id"):
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "x", round_id="a/b")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    with pytest.raises(ParameterError, match="never overwritten"):
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "full")
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(DPTopicError, match="not a secure-sum invitation"):
+        en.read_invitation(tmp_path / "bad.json")
+    with pytest.raises(DPTopicError, match="cannot read"):
+        en.read_invitation(tmp_path / "missing.json")
+    (tmp_path / "key.json").write_text('{"format": "x"}')
+    with pytest.raises(DPTopicError, match="not a secure-sum enrollment key"):
+        en.load_enrollment_key(tmp_path / "key.json")

@@ -1,0 +1,122 @@
+"""FedLDA's aggregation streams over updates (a compiled kernel checked against a NumPy reference), and the
+simulation decodes the one broadcast once for every user without changing what any user sends."""
+import numpy as np
+import pytest
+
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.contributor.fedlda import FedClient
+from dptopic.protocol.fedlda_server import FedServer
+from dptopic.protocol.fedlda import RRPConfig
+from dptopic.protocol.fedlda_messages import decode_message
+from dptopic.mechanisms.rrp import add_subset_signal, subset_signal_counts
+
+
+def _reference(labels, sets, phi, eps):
+    """The NumPy form of the expected revealed words (one array per entry)."""
+    K, V = phi.shape
+    keep = labels < K
+    lab, S = labels[keep].astype(np.int64), sets[keep].astype(np.int64)
+    w = np.expm1(eps) * phi[lab[:, None], S]
+    w /= 1.0 + w.sum(axis=1, keepdims=True)
+    return np.bincount((lab[:, None] * V + S).ravel(), weights=w.ravel(), minlength=K * V).reshape(K, V)
+
+
+@pytest.mark.parametrize("K,V,s,eps", [(3, 12, 1, 0.5), (4, 30, 3, 2.0), (5, 50, 7, 5.0)])
+def test_kernel_matches_the_numpy_reference(K, V, s, eps):
+    rng = np.random.default_rng(K * V)
+    phi = rng.dirichlet(np.ones(V), size=K)
+    n = 400
+    sets = np.stack([np.sort(rng.choice(V, s, replace=False)) for _ in range(n)]).astype(np.int32)
+    labels = rng.integers(0, K + 1, size=n).astype(np.int32)      # K: padding, not counted
+    want = _reference(labels, sets, phi, eps)
+    np.testing.assert_allclose(subset_signal_counts(labels, sets, phi, eps), want, rtol=1e-12, atol=1e-15)
+    # added in two parts onto existing counts: the same sum
+    counts = np.ones((K, V))
+    add_subset_signal(counts, labels[:150], sets[:150], phi, eps)
+    add_subset_signal(counts, labels[150:], sets[150:], phi, eps)
+    np.testing.assert_allclose(counts, want + 1.0, rtol=1e-12)
+
+
+def test_reports_out_of_range_are_refused_not_wrapped():
+    phi = np.full((2, 5), 0.2)
+    counts = np.zeros((2, 5))
+    with pytest.raises(DPTopicError, match="labels in"):
+        add_subset_signal(counts, np.array([-1]), np.array([[0, 1]]), phi, 1.0)
+    with pytest.raises(DPTopicError, match="word ids"):
+        add_subset_signal(counts, np.array([0]), np.array([[0, 5]]), phi, 1.0)
+    assert counts.sum() == 0
+
+
+def _clients(n, cfg, corpus_seed=0):
+    out = []
+    for i in range(n):
+        c = lda_corpus(n_docs=3, vocab_size=30, n_topics=3, doc_length=12, seed=corpus_seed + i).corpus
+        out.append(FedClient(f"u{i}", c, cfg, np.random.default_rng(100 + i)))
+    return out
+
+
+def test_server_counts_equal_the_reference_over_all_updates():
+    cfg = RRPConfig(3, 3.0, pad_length=40, subset_size=3)
+    clients = _clients(4, cfg)
+    server = FedServer.from_config(clients[0].corpus.vocabulary, cfg, [c.client_id for c in clients],
+                                   rng=np.random.default_rng(1))
+    b = server.broadcast()
+    phi = decode_message(b).phi
+    msgs = [decode_message(c.run_round(b)) for c in clients]
+    for m in msgs:
+        server.receive(m.encode())
+    server.aggregate()
+    want = _reference(np.concatenate([m.topics for m in msgs]), np.concatenate([m.words for m in msgs]), phi,
+                      cfg.epsilon_per_entry) / server.sample_ratio
+    np.testing.assert_allclose(server.counts, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("exclusion", ["none", "tail"])
+def test_round_update_sends_what_run_round_sends(exclusion):
+    kw = {"subset_size": 3} if exclusion == "none" else {"exclusion": "tail"}
+    cfg = RRPConfig(3, 3.0, pad_length=40, **kw)
+    a, b = _clients(2, cfg), _clients(2, cfg)
+    server = FedServer.from_config(a[0].corpus.vocabulary, cfg, [c.client_id for c in a],
+                                   rng=np.random.default_rng(1))
+    for _ in range(3):
+        bc = server.broadcast()
+        msg = decode_message(bc)
+        phi_wk = np.ascontiguousarray(msg.phi.T)
+        for x, y in zip(a, b):
+            ux, uy = x.run_round(bc), y.round_update(msg, phi_wk)
+            assert ux == uy
+            server.receive(ux)
+        server.aggregate()
+
+
+def _empty_user(words):
+    import warnings
+    from dptopic.corpus import Corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the synthetic words are not ones the tokeniser produces
+        c = Corpus.from_texts([""], vocabulary=words, drop_empty=False)
+    assert c.n_docs == 1 and c.n_tokens == 0
+    return c
+
+
+@pytest.mark.parametrize("exclusion", ["floor", "tail"])
+def test_a_user_without_tokens_takes_part_under_the_rrp_rules(exclusion, monkeypatch):
+    # whether a user sends must not depend on its text: a user with no tokens sends padding, always replaced
+    from dptopic import FedLDA
+    cfg = RRPConfig(3, 8.0, 0.1, pad_length=20, exclusion=exclusion)
+    full = lda_corpus(n_docs=3, vocab_size=30, n_topics=3, doc_length=12, seed=0).corpus
+    client = FedClient("e", _empty_user(full.vocabulary.words), cfg, np.random.default_rng(3))
+    server = FedServer.from_config(full.vocabulary, cfg, ["e"], rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    assert msg.words.shape == (cfg.n_entries,) and msg.words.min() >= 0 and msg.words.max() < 30
+    server.receive(msg.encode())
+    server.aggregate()
+    users = [lda_corpus(n_docs=2, vocab_size=30, n_topics=3, doc_length=12, seed=s).corpus for s in range(3)]
+    users.append(_empty_user(users[0].vocabulary.words))
+    seen, real = [], FedServer.receive
+    monkeypatch.setattr(FedServer, "receive", lambda self, data: seen.append(real(self, data)) or seen[-1])
+    m = FedLDA(n_topics=3, rounds=2, pad_length=20, seed=0, verbose=0, exclusion=exclusion, failure_rate=0.1, epsilon_per_entry=8.0)
+    with pytest.warns(Warning):
+        m.fit(users)
+    assert sorted(set(seen)) == [f"user{i}" for i in range(4)] and len(seen) == 2 * 4 and m.n_clients_ == 4

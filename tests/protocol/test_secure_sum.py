@@ -1,0 +1,278 @@
+"""``dptopic.protocol.secure_sum``: the plan, the graph and its threshold, the signatures, the keys, the masks and the
+server's unmasking (with ``dptopic.contributor.secure_sum``'s side of each step)."""
+import hashlib
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dptopic.contributor import secure_sum as cs
+from dptopic.errors import DPTopicError, ParameterError
+from dptopic.protocol import secure_sum as ss
+
+pytest.importorskip("cryptography")
+
+
+def fixed_secrets(i: int, phases: int = 1) -> cs.ContributorSecrets:
+    def h(tag):         # fixed 32-byte secrets below the Shamir field's prime
+        d = hashlib.sha256(f"{tag}/{i}".encode()).digest()
+        return bytes([d[0] & 0x3F]) + d[1:]
+    return cs.ContributorSecrets(h("c"), [h(f"s{p}") for p in range(phases)], [h(f"b{p}") for p in range(phases)])
+
+
+def round_of(n: int, degree: int | None = None, collusion: int = 0):
+    """A roster of ``n`` with its graph and threshold, every contributor's secrets and the shares each holds."""
+    ids = [f"c{i:03d}" for i in range(n)]
+    sec = {i: fixed_secrets(k) for k, i in enumerate(ids)}
+    roster = {i: sec[i].public("r", i) for i in ids}
+    degree = n - 1 if degree is None else degree
+    graph = ss.neighbour_graph(ids, "r", degree)
+    T = ss.threshold_of(degree, collusion)
+    held = {i: {} for i in ids}
+    for s in ids:
+        for v, ct in cs.make_shares(s, sec[s], roster, "r", graph, T).items():
+            held[v][s] = cs.open_shares(v, sec[v], roster, "r", s, ct)
+    return ids, sec, roster, graph, T, held
+
+
+def test_masks_cancel_and_the_server_reads_the_survivors_sum_exactly():
+    ids, sec, roster, graph, T, held = round_of(9, degree=6, collusion=0)
+    rng = np.random.default_rng(0)
+    xs = {i: rng.integers(-1000, 1000, 25) for i in ids}
+    up = ids[:7]          # two masked, then dropped
+    total = ss.ring_sum(cs.mask(xs[i], i, sec[i], roster, "r", 0, ids, graph) for i in up)
+    logs = {i: cs.RevealLog() for i in ids}
+    responses = {i: logs[i].answer(0, held[i], up, set(ids) - set(up)) for i in up}
+    assert np.array_equal(ss.unmask_sum(total, roster, "r", 0, graph, T, ids, up, responses), sum(xs[i] for i in up))
+
+
+def test_too_few_shares_is_one_line_and_a_wrong_share_is_outvoted():
+    ids, sec, roster, graph, T, held = round_of(7, degree=6, collusion=0)
+    total = ss.ring_sum(cs.mask(np.zeros(10, np.int64), i, sec[i], roster, "r", 0, ids, graph) for i in ids)
+    few = {i: cs.RevealLog().answer(0, held[i], ids, []) for i in ids[:3]}
+    with pytest.raises(DPTopicError, match="shares needed to unmask"):
+        ss.unmask_sum(total, roster, "r", 0, graph, T, ids, ids, few)
+    answers = {i: cs.RevealLog().answer(0, held[i], ids, []) for i in ids}
+    bad = dict(answers[ids[1]][ids[0]])
+    bad["share"] = format(int(bad["share"], 16) ^ 1, f"0{ss.SHARE_HEX}x")        # one neighbour lies about c000
+    answers[ids[1]] = {**answers[ids[1]], ids[0]: bad}
+    assert np.array_equal(ss.unmask_sum(total, roster, "r", 0, graph, T, ids, ids, answers), np.zeros(10))
+
+
+def test_an_upload_is_uniform_whatever_the_statistic():
+    ids, sec, roster, graph, T, _ = round_of(4)
+    zero = cs.mask(np.zeros(40_000, np.int64), ids[0], sec[ids[0]], roster, "r", 0, ids, graph)
+    signal = np.zeros(40_000, np.int64)
+    signal[:100] = 65536
+    other = cs.mask(signal, ids[0], sec[ids[0]], roster, "r", 0, ids, graph)
+    for y in (zero, other):
+        counts = np.bincount((y >> 24).astype(np.int64), minlength=256)
+        assert stats.chisquare(counts).pvalue > 1e-4
+
+
+def test_a_contributor_never_reveals_both_secrets_of_one_neighbour():
+    ids, sec, roster, graph, T, held = round_of(4)
+    log = cs.RevealLog()
+    log.answer(0, held[ids[0]], [ids[1]], [ids[2]])
+    with pytest.raises(cs.ServerLied, match="after the other one"):
+        log.answer(0, held[ids[0]], [ids[2]], [ids[1]])
+    with pytest.raises(cs.ServerLied, match="both uploaded and dropped"):
+        cs.RevealLog().answer(0, held[ids[0]], [ids[1]], [ids[1]])
+
+
+def _components(nodes, graph) -> int:
+    nodes, seen, parts = set(nodes), set(), 0
+    for s in nodes:
+        if s in seen:
+            continue
+        parts += 1
+        todo = [s]
+        while todo:
+            u = todo.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            todo += [w for w in graph[u] if w in nodes and w not in seen]
+    return parts
+
+
+def _split_found(n: int, degree: int, collusion: int, threshold: int, trials: int, rng) -> bool:
+    """Whether a server that chooses who dropped and ``collusion`` colluders finds honest survivors that pass every
+    contributor's check (each has ``threshold`` of its neighbours among the uploads) yet fall apart (the server would
+    learn the sum of one part alone): two gaps cut in the ring, colluders inside them, and random choices."""
+    ids = [f"c{i:03d}" for i in range(n)]
+    graph = ss.neighbour_graph(ids, "r", degree)
+    ring = ss.ring_order(ids, "r")
+    h = degree // 2
+    candidates = []
+    for arc in range(1, n - 2 * h):             # two gaps of h dropped places, an arc of honest survivors between
+        for gap in range(h, h + 3):
+            cut = [(k % n) for k in list(range(0, gap)) + list(range(gap + arc, 2 * gap + arc))]
+            if len(set(cut)) < 2 * gap or 2 * gap + arc >= n:
+                continue
+            for colluders in itertools.combinations(cut, min(collusion, len(cut))):
+                up = (set(range(n)) - set(cut)) | set(colluders)
+                candidates.append(({ring[k] for k in up}, {ring[k] for k in colluders}))
+    for _ in range(trials):
+        up = set(rng.choice(ids, int(rng.integers(n // 2, n)), replace=False))
+        candidates.append((up, set(rng.choice(sorted(up), collusion, replace=False))))
+    for up, colluders in candidates:
+        honest = up - colluders
+        if len(honest) < 2:
+            continue
+        if all(sum(1 for w in graph[u] if w in up) >= threshold for u in honest) and _components(honest, graph) > 1:
+            return True
+    return False
+
+
+def test_honest_survivors_that_pass_the_threshold_cannot_be_split():
+    """The plan's threshold, degree/2 + t + 1, leaves the server no smaller sum than all honest survivors'; the
+    majority threshold of a plain SecAgg+ graph (degree/2 + 1) lets a server with two colluders cut the ring."""
+    rng = np.random.default_rng(0)
+    for n, d, t in ((24, 8, 2), (30, 10, 2), (26, 6, 3)):
+        assert not _split_found(n, d, t, ss.threshold_of(d, t), 300, rng)
+        assert _split_found(n, d, t, d // 2 + 1, 300, rng)
+
+
+def test_two_views_cannot_both_gather_the_threshold_of_signatures():
+    for d, t in ((8, 1), (20, 5), (60, 12)):
+        T = ss.threshold_of(d, t)
+        # honest neighbours sign one view each; the colluders sign both: both views need T
+        assert 2 * T - t > d
+
+
+def test_the_plan_survives_its_dropouts_and_refuses_what_it_cannot():
+    plan = ss.SecureSumPlan(1.0, 1e-5, 3000, 300, 200)
+    d, T = plan.degree, plan.threshold
+    assert d % 2 == 0 and T == d // 2 + plan.collusion + 1 and T <= d
+    assert ss.neighbours_short(3000, 300, d, T) <= ss.LIVENESS_TARGET
+    assert ss.neighbours_short(3000, 300, d - 2, ss.threshold_of(d - 2, plan.collusion)) > ss.LIVENESS_TARGET
+    assert ss.SecureSumPlan(1.0, 1e-5, 3000, 900, 200).degree > d        # 30% dropping out needs more neighbours
+    with pytest.raises(ParameterError, match="no neighbour graph survives"):
+        ss.SecureSumPlan(1.0, 1e-5, 40, 15, 50, collusion=6)
+    with pytest.raises(ParameterError, match="epsilon"):
+        ss.SecureSumPlan(1e308, 1e-5, 40, 4, 50)
+
+
+def test_the_noise_leaves_out_the_colluders_and_the_persons_own_share():
+    plan = ss.SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
+    assert plan.honest == 40 - 4 - 3 - 1
+    eps = [e for _, e in plan.epsilon_by_colluders()]
+    assert eps[-1] == pytest.approx(1.0, rel=1e-3) and all(a < b for a, b in zip(eps, eps[1:]))
+
+
+def test_noise_shares_add_up_to_the_planned_noise():
+    from dptopic.mechanisms.skellam import skellam_share
+
+    plan = ss.SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
+    rng = np.random.default_rng(0)
+    total = sum(skellam_share(np.zeros(20_000, np.int64), plan.mu_shares[1], plan.scale, rng)[0]
+                for _ in range(plan.honest))
+    var = 2 * plan.calibrated()[0][1]
+    assert abs(total.var() / var - 1) < 5 * math.sqrt(2 / 20_000)
+
+
+def test_a_stated_plan_is_recomputed_and_a_tampered_one_refused():
+    plan = ss.SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
+    assert ss.SecureSumPlan.from_dict(plan.to_dict()) == plan
+    for key, value in (("threshold", plan.threshold - 1), ("degree", 4), ("mu_shares", [1.0, 1.0]),
+                       ("protocol", "dptopic-secure-sum/1"), ("collusion", "3"), ("epsilon", float("nan"))):
+        with pytest.raises(DPTopicError):
+            ss.SecureSumPlan.from_dict({**plan.to_dict(), key: value})
+    with pytest.raises(DPTopicError, match="not an object"):
+        ss.SecureSumPlan.from_dict([1, 2])
+
+
+LOW_ORDER = ["00" * 32, "01" + "00" * 31, "ec" + "ff" * 30 + "7f",
+             "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"]
+
+
+def _encode(u: int) -> str:
+    return u.to_bytes(32, "little").hex()
+
+
+def test_the_low_order_list_is_exactly_the_keys_whose_agreement_is_zero():
+    """Every listed point, in each encoding X25519 reads as it (plus p below 2^255, the ignored high bit set), agrees
+    to all zeros (cryptography refuses it); a random key does not."""
+    for u in ss.LOW_ORDER_U:
+        for enc in {u, u + ss.P25519 if u + ss.P25519 < 2 ** 255 else u, u | (1 << 255)}:
+            with pytest.raises(DPTopicError):
+                ss.agree(ss.new_private_key(), bytes.fromhex(_encode(enc)))
+            assert not ss.valid_x25519(_encode(enc))
+    for _ in range(20):
+        k = ss.public_key(ss.new_private_key())
+        ss.agree(ss.new_private_key(), k)
+        assert ss.valid_x25519(k.hex())
+
+
+def test_low_order_and_malformed_keys_are_refused():
+    good = ss.public_key(ss.new_private_key()).hex()
+    assert ss.valid_x25519(good)
+    for k in [*LOW_ORDER, good.upper(), good[:-2], 42, None]:
+        assert not ss.valid_x25519(k), k
+    b = [ss.seed_commitment("r", "c", p, bytes(32)) for p in range(2)]
+    s = [ss.public_key(ss.new_private_key()).hex() for _ in range(2)]
+    assert ss.check_keys({"c": good, "s": s, "b": b}) is None
+    assert "full order" in ss.check_keys({"c": LOW_ORDER[1], "s": s, "b": b})
+    assert "twice" in ss.check_keys({"c": good, "s": [good, s[1]], "b": b})
+    assert ss.check_keys({"c": good, "s": s}) is not None
+
+
+def test_hkdf_is_rfc_5869s():
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    for material, info in ((b"k" * 32, b"dptopic"), (bytes(32), b""), (b"\x01" * 32, b"x" * 200)):
+        want = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(material)
+        assert ss.hkdf(material, info) == want
+
+
+def test_signatures_verify_only_their_own_message_and_key():
+    key = ss.new_signing_key()
+    pub = ss.signing_public(key)
+    msg = ss.consistency_message("r", 0, ["a", "b"])
+    sig = ss.sign(key, msg)
+    assert ss.verify(pub, sig, msg)
+    assert not ss.verify(pub, sig, ss.consistency_message("r", 1, ["a", "b"]))       # another step
+    assert not ss.verify(pub, sig, ss.consistency_message("r", 0, ["a"]))           # another set
+    assert not ss.verify(ss.signing_public(ss.new_signing_key()), sig, msg)          # another key
+    assert not ss.verify(pub, sig[:-2] + "00", msg) and not ss.verify(pub, "zz", msg) and not ss.verify(pub, None, msg)
+
+
+def test_shares_are_checked_as_hex_below_the_prime():
+    from dptopic.protocol import shamir
+
+    assert ss.check_share("00" * shamir.SHARE_BYTES)
+    assert not ss.check_share("zz" * shamir.SHARE_BYTES) and not ss.check_share("00" * 10)
+    assert not ss.check_share(format(shamir.PRIME, f"0{ss.SHARE_HEX}x"))
+
+
+def test_randomized_rounding_is_unbiased_and_within_its_norm_bound():
+    from dptopic.accounting.skellam import rounded_norms
+
+    rng = np.random.default_rng(0)
+    x = rng.random(50)
+    x /= np.linalg.norm(x)
+    bound = rounded_norms(64.0, 50)[0]
+    qs = np.array([cs.quantize(x, 64.0, bound, rng) for _ in range(400)])
+    assert np.all(np.linalg.norm(qs, axis=1) <= bound)
+    assert np.abs(qs.mean(axis=0) - 64 * x).max() < 5 * 0.5 / math.sqrt(400)
+
+
+def test_triangle_round_trip_keeps_the_frobenius_norm():
+    rng = np.random.default_rng(1)
+    m = rng.random((6, 6))
+    m = m + m.T
+    v = ss.matrix_to_triangle(m)
+    assert np.isclose(np.linalg.norm(v), np.linalg.norm(m))
+    assert np.allclose(ss.triangle_to_matrix(v, 6), m)
+
+
+def test_the_graph_is_regular_and_symmetric():
+    ids = [f"c{i:03d}" for i in range(200)]
+    g = ss.neighbour_graph(ids, "r", 20)
+    assert all(len(v) == 20 for v in g.values())
+    assert all(u in g[v] for u in ids for v in g[u])
+    assert ss.neighbour_graph(ids[:10], "r", 20) == {i: [j for j in ids[:10] if j != i] for i in ids[:10]}
