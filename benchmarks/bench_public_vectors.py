@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import _common  # noqa: F401, E402 - this run's own ledger and state folders (no benchmark writes the user's)
 from bench_utility import CORPORA, DELTA, FixedTopics, corpora  # noqa: E402
 
 ROUTES: dict = {}
