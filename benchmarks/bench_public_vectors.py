@@ -438,6 +438,15 @@ def _groups_half_vw(run):
     return _groups_release(run, 0.5, 0.5, within="vectors")
 
 
+@route("auto", "the library's default (vectors_route=\"auto\"): groups where the first release's signal reaches"
+               " GROUPS_FROM, the spread below (models/vector_prior.py choose_route)")
+def _auto(run):
+    from dptopic.models.vector_prior import choose_route
+
+    taken = choose_route("auto", float(run.counts.sum()), run.sigma)
+    return ROUTES[taken][0](run)
+
+
 def em_topics(N, sigma, prior, strength: float, tau: float = 2.0):
     """Topics from a noisy K x V EM release ``N`` (noise ``sigma`` a cell): each cell soft-thresholded at ``tau``
     noise deviations, plus ``strength`` times the topic's thresholded mass spread as ``prior`` (K x V)."""
