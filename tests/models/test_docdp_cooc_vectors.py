@@ -187,7 +187,7 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     from dptopic.models.base import PLACED_MARK
     from dptopic.reporting.export import PLACED, UNESTIMATED, pyldavis_export, topics_csv, topics_document
     from dptopic.reporting.page import report_page
-    from dptopic.reporting.terminal import estimated_note
+    from dptopic.reporting.terminal import estimated_note, placed_note
 
     m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
                                     vectors_route="spread"), planted.corpus)
@@ -200,9 +200,12 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     assert all(estimated[k, words.index(w)] for k, t in enumerate(lists) for w in t if not w.endswith(PLACED_MARK))
     plain = m.topic_words(30, mark_placed=False)
     assert [[w.rstrip(PLACED_MARK) for w in t] for t in lists] == plain
-    note = estimated_note(m)
-    assert f"marked '{PLACED_MARK}'" in note and "vec.txt placed" in note and "not learned from the data" in note
-    assert any(w in report_page(m, top=30, show_unsupported=True)[0] for w in marked)
+    assert f"marked '{PLACED_MARK}'" in estimated_note(m)
+    note = placed_note(m)
+    assert note.startswith(f"'{PLACED_MARK}' marks") and "vec.txt placed" in note and "no private data" in note
+    assert "not learned from the data" in note and "inside the guarantee" in note
+    page = report_page(m, top=30, show_unsupported=True)[0]
+    assert any(w in page for w in marked) and "no private data" in page
     doc = topics_document(m, 30, tmp_path, show_unsupported=True)
     flags = [(t["words"][i], t["placed_by_public_vectors"][i]) for t in doc["topics"] for i in range(len(t["words"]))]
     assert {w + PLACED_MARK for w, f in flags if f} == set(marked) and not any(w.endswith("*") for w, _ in flags)

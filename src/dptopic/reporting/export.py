@@ -18,7 +18,7 @@ from ..accounting.card import epsilon_text, privacy_card
 from ..errors import DPTopicError, ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
-from .terminal import estimated_note, support_summary, topic_support
+from .terminal import estimated_note, placed_note, support_summary, topic_support
 
 DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
 """The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
@@ -412,6 +412,8 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     doc = {"model": str(source), "class": type(model).__name__,
            "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)" + (f"; {note}" if note else ""),
            "topics": [entry(k, t) for k, t in enumerate(topics)]}
+    if placed is not None:
+        doc["placed_words_note"] = placed_note(model)
     if supported is not None:
         doc["support"] = {"supported": sum(supported), "topics": len(supported),
                           "note": support_summary(supported)
@@ -436,6 +438,8 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     note = estimated_note(model)
     ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))" + (f"; {note}" if note else "")
     notes = [f"{card}; {ranked}" if card else f"note: {ranked}"]
+    if placed is not None:
+        notes.append(f"note: {placed_note(model)}")
     if supported is not None:
         notes.append(f"note: {support_summary(supported)}" + (
             f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
