@@ -614,20 +614,38 @@ def measure(a, vectors):
             scores["floor"] = {"public-vectors": floor, "word-frequencies": wf}
             scores_path.write_text(json.dumps(scores, indent=1))
         print(f"\n== {name}: {train.n_docs:,} documents, {a.runs} releases; {time.perf_counter() - t0:.0f} s")
-        print(f"{'route':18} {'coverage':>9} {'accuracy':>9} {'supported':>9}   (min-max over runs)")
-        for x in routes:
-            got = [scores[x][str(r)] for r in range(a.runs) if str(r) in scores.get(x, {})]
-            if not got:
-                continue
-            cov, acc = np.array([g["coverage"] for g in got]), np.array([g["accuracy"] for g in got])
-            sup = [g["supported"] for g in got if g["supported"] is not None]
-            print(f"{x:18} {np.median(cov):9.3f} {np.median(acc):9.3f} {np.median(sup) if sup else '-':>9}"
-                  f"   ({cov.min():.2f}-{cov.max():.2f}, {acc.min():.2f}-{acc.max():.2f})")
-        f = scores["floor"]
+        print_table(scores, routes, a.runs)
+
+
+def print_table(scores: dict, routes, runs: int) -> None:
+    """The medians over the first ``runs`` releases of each route's figures in ``scores`` (one corpus's cache), with
+    their ranges and the floors."""
+    print(f"{'route':18} {'coverage':>9} {'accuracy':>9} {'supported':>9}   (min-max over runs)")
+    for x in routes:
+        got = [scores[x][str(r)] for r in range(runs) if str(r) in scores.get(x, {})]
+        if not got:
+            continue
+        cov, acc = np.array([g["coverage"] for g in got]), np.array([g["accuracy"] for g in got])
+        sup = [g["supported"] for g in got if g["supported"] is not None]
+        print(f"{x:18} {np.median(cov):9.3f} {np.median(acc):9.3f} {np.median(sup) if sup else '-':>9}"
+              f"   ({cov.min():.2f}-{cov.max():.2f}, {acc.min():.2f}-{acc.max():.2f}; {len(got)} runs)")
+    f = scores.get("floor")
+    if f:
         print(f"{'public-vectors':18} {f['public-vectors'][0]:9.3f} {f['public-vectors'][1]:9.3f} {'-':>9}"
               "   (floor: reads no document)")
         print(f"{'word-frequencies':18} {f['word-frequencies'][0]:9.3f} {f['word-frequencies'][1]:9.3f} {'-':>9}"
               "   (control)")
+
+
+def cached(a) -> None:
+    """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        if not path.exists():
+            print(f"\n== {name}: nothing measured yet in {path.parent}")
+            continue
+        print(f"\n== {name} (cached in {path.parent})")
+        print_table(json.loads(path.read_text()), a.routes or list(DEFAULT_ROUTES), a.runs)
 
 
 def timing(a, vectors):
@@ -673,6 +691,8 @@ def main(argv=None):
     ap.add_argument("--vectors", default="glove-6b-50d")
     ap.add_argument("--cache", default="runs/bench_public_vectors", help="where fits and figures are kept")
     ap.add_argument("--list", action="store_true", help="list the routes and stop")
+    ap.add_argument("--cached", action="store_true",
+                    help="print the figures already in --cache (the first --runs releases), measure nothing")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")
@@ -681,6 +701,8 @@ def main(argv=None):
         for name, (_, what) in ROUTES.items():
             print(f"{name:18} {what}")
         return
+    if a.cached:
+        return cached(a)
     vectors = load_public_vectors(a.vectors)
     if a.time:
         return timing(a, vectors)
