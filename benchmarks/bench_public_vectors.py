@@ -637,8 +637,39 @@ def print_table(scores: dict, routes, runs: int) -> None:
               "   (control)")
 
 
+def markdown(a) -> None:
+    """``--cached --markdown``: one Markdown table, a row per route and a column per corpus, each cell the medians
+    ``coverage / accuracy`` over the first ``--runs`` releases (the count of runs where fewer, the supported topics'
+    median where the route decides support), then the floors."""
+    found = {}
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        found[name] = json.loads(path.read_text()) if path.exists() else {}
+
+    def cell(scores, x):
+        got = [scores[x][str(r)] for r in range(a.runs) if str(r) in scores.get(x, {})]
+        if not got:
+            return ""
+        sup = [g["supported"] for g in got if g["supported"] is not None]
+        return (f"{np.median([g['coverage'] for g in got]):.2f} / {np.median([g['accuracy'] for g in got]):.2f}"
+                + (f", {np.median(sup):g} supported" if sup else "") + (f" ({len(got)} run{'s' * (len(got) > 1)})"
+                                                                       if len(got) < a.runs else ""))
+
+    print("| route | " + " | ".join(found) + " |")
+    print("|---" * (len(found) + 1) + "|")
+    for x in a.routes or list(DEFAULT_ROUTES):
+        cells = [cell(s, x) for s in found.values()]
+        if any(cells):
+            print(f"| `{x}` | " + " | ".join(cells) + " |")
+    for key, what in (("public-vectors", "vectors alone (floor)"), ("word-frequencies", "word frequencies (control)")):
+        print(f"| {what} | " + " | ".join(f"{s['floor'][key][0]:.2f} / {s['floor'][key][1]:.2f}" if "floor" in s
+                                          else "" for s in found.values()) + " |")
+
+
 def cached(a) -> None:
     """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    if a.markdown:
+        return markdown(a)
     for name in a.corpora:
         path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
         if not path.exists():
@@ -693,6 +724,7 @@ def main(argv=None):
     ap.add_argument("--list", action="store_true", help="list the routes and stop")
     ap.add_argument("--cached", action="store_true",
                     help="print the figures already in --cache (the first --runs releases), measure nothing")
+    ap.add_argument("--markdown", action="store_true", help="with --cached: one Markdown table, a column per corpus")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")
