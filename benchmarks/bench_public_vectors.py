@@ -377,9 +377,10 @@ def _by_vectors_within_groups(run, beta, cols, grp, n_single):
     return out / out.sum(axis=1, keepdims=True)
 
 
-def _groups_release(run, singles: float, groups_per_kept: float, spread=True, within="count"):
+def _groups_release(run, singles: float, groups_per_kept: float, spread=True, within="count", lowrank=False):
     """A release of the co-occurrence of ``singles`` of the kept words and k-means groups of every other word (as
-    ``vectors_route="groups"`` releases it), drawn at the fit's co-occurrence noise."""
+    ``vectors_route="groups"`` releases it), drawn at the fit's co-occurrence noise. ``lowrank``: the topics read from
+    its eigen-directions above the noise edge, shrunk (as the route ``lowrank``), the support from the release."""
     from dptopic.kernels.pair_moments import normalised_cooccurrence_bow
     from dptopic.moments.public_groups import word_topics
     from dptopic.moments.public_groups import word_groups
@@ -393,7 +394,7 @@ def _groups_release(run, singles: float, groups_per_kept: float, spread=True, wi
     M = normalised_cooccurrence_bow(run.bow, cols, run.V, groups=grp)
     noisy = M + run.noise(M.shape, run.sigma)
     Q = (noisy + noisy.T) / 2.0
-    Hg = run.read(Q)
+    Hg = run.read(_lowrank(run, Q)[0] if lowrank else Q)
     sup = int(cooccurrence_supported_topics(Q, Hg, run.sigma / np.sqrt(2)).sum())
     beta = run.full(word_topics(Hg, grp, cols, run.counts, run.sigma_rank), cols)
     if within == "vectors":
@@ -436,6 +437,17 @@ def _groups_all_more(run):
                          " their nearness (by vector) to the topic's single words")
 def _groups_half_vw(run):
     return _groups_release(run, 0.5, 0.5, within="vectors")
+
+
+@route("groups-lowrank", "as groups, the topics read from the grouped release's eigen-directions above its noise"
+                         " edge, shrunk (as lowrank)")
+def _groups_lowrank(run):
+    return _groups_release(run, 0.25, 0.5, lowrank=True)
+
+
+@route("groups-half-lowrank", "as groups-lowrank, half the kept words as words")
+def _groups_half_lowrank(run):
+    return _groups_release(run, 0.5, 0.5, lowrank=True)
 
 
 @route("auto", "the library's default (vectors_route=\"auto\"): groups where the first release's signal reaches"
