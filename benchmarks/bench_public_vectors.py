@@ -17,6 +17,7 @@ compared on the same releases as the old ones.
     python benchmarks/bench_public_vectors.py --corpora election-tweets 20newsgroups-5000 sotu reuters --runs 3
     python benchmarks/bench_public_vectors.py --corpora 20newsgroups --routes release spread groups
     python benchmarks/bench_public_vectors.py --list                      # the routes, one line each
+    python benchmarks/bench_public_vectors.py --cached --markdown --corpora 20newsgroups sotu   # the table, measured
     python benchmarks/bench_public_vectors.py --time 100000 --runs 3      # fit time with and without, 100,000 documents
 
 ``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
