@@ -10,7 +10,7 @@ from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.models import DocDPCooccurrence, HDPLDA, LDA, load
 from dptopic.models import docdp_cooc
-from dptopic.models.cooc_refit import suggest_n_topics, topics_at
+from dptopic.moments.refit import suggest_n_topics, topics_at
 
 
 @pytest.fixture(autouse=True)
