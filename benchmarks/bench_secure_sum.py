@@ -16,6 +16,12 @@ another version's package (its ``src/``), alternated with this one ``--repeats``
 
     python benchmarks/bench_secure_sum.py --http 1000 --baseline-src OLD/src --repeats 2
 
+``--plan``: the ring and the quantization scale the plan chooses at N = 10^3 to 10^7 (V = ``--vocab``, ε = 1,
+10% dropping out), with the rounding's inflation of the per-entry noise (against the noise the same ε needs when
+rounding costs nothing) and the wrap-around probability, beside the first version's rule (always modulo 2^32):
+
+    python benchmarks/bench_secure_sum.py --plan
+
 ``--curves PNG``: the recovery curves instead of the costs, by number of people and dropout rate, beside the trainers
 that need no trusted server and randomize every word, on the same people at the same epsilon per person:
 
@@ -187,6 +193,34 @@ def draw_curves(a, points):
     print(f"wrote {a.curves}")
 
 
+def plan_main(a):
+    """``--plan``: per N, the 32-bit rule's scale and inflation (or its refusal) beside the plan's choice."""
+    from dptopic.errors import DPTopicError
+    from dptopic.protocol.secure_sum import MAX_INFLATION, SecureSumPlan
+
+    rows = []
+    for N in a.plan_sizes:
+        t = time.perf_counter()
+        plan = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab)
+        chose = time.perf_counter() - t
+        old = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab, bits=32)
+        try:
+            old_wrap = old.calibrated()[1]
+            old_cells = [f"2^{int(old.scale).bit_length() - 1}", f"{old.noise_inflation:.4f}", f"{old_wrap:.2g}"]
+        except DPTopicError:
+            old_cells = [f"2^{int(old.scale).bit_length() - 1}", f"{old.noise_inflation:.4f}", "refused (wrap-around)"]
+        rows.append([f"{N:,}", *old_cells, str(plan.bits), f"2^{int(plan.scale).bit_length() - 1}",
+                     f"{plan.noise_inflation:.4f}", f"{plan.calibrated()[1]:.2g}", f"{plan.upload_bytes(1)}",
+                     f"{chose * 1e3:.0f}"])
+        print("  ".join(rows[-1]), flush=True)
+    print()
+    table(rows, ["people", "32-bit scale", "32-bit inflation", "32-bit wrap", "plan bits", "plan scale",
+                 "plan inflation", "plan wrap", "bytes an entry", "plan ms"])
+    print(f"\ninflation: the per-entry noise (in units of the statistic) over the noise epsilon 1 needs at scale 2^40"
+          f" (no rounding cost), V = {a.vocab} (the co-occurrence triangle over all V words), 10% dropping out,"
+          f" delta = {DELTA:g}; the plan keeps it at most {MAX_INFLATION} and the wrap-around within 1e-3 of delta.")
+
+
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
     from dptopic.contributor import secure_sum as cs
@@ -206,12 +240,12 @@ def upload_cost(plan, V, rng):
 
     q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
     y, _ = skellam_share(q, plan.mu_shares[1], plan.scale, rng)
-    body = cs.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids, graph).tobytes()
+    body = cs.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids, graph, plan.bits).tobytes()
     return time.process_time() - t, len(body)
 
 
 def server_cost(plan, dim, dropout):
-    """Seconds to sum the survivors' uploads mod 2^32 and to unmask them: each survivor's self-mask seed
+    """Seconds to sum the survivors' uploads in the plan's ring and to unmask them: each survivor's self-mask seed
     reconstructed from its threshold of Shamir shares, checked against its commitment and expanded, and each dropped
     contributor's pairwise key reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
     from dptopic.contributor import secure_sum as cs
@@ -220,9 +254,9 @@ def server_cost(plan, dim, dropout):
     n = plan.n
     up = n - int(round(dropout * n))
     rng = np.random.default_rng(0)
-    block = rng.integers(0, 2**32, (64, dim), dtype=np.uint64).astype(ss.DTYPE)
+    block = rng.integers(0, 2**63, (64, dim), dtype=np.uint64).astype(plan.dtype)
     t = time.process_time()
-    total = ss.ring_sum(block[i % 64] for i in range(up))
+    total = ss.ring_sum((block[i % 64] for i in range(up)), plan.bits)
     t_sum = time.process_time() - t
     from dptopic.protocol import shamir
 
@@ -235,11 +269,11 @@ def server_cost(plan, dim, dropout):
     for _ in range(up):         # each survivor's self-mask seed from its shares, checked, expanded and removed
         seed = ss.reconstruct_checked(shares, plan.threshold, lambda s: ss.seed_commitment("r", "a", 0, s) == want,
                                       "a")
-        total -= ss.prg(seed, dim)
+        total -= ss.prg(seed, dim, plan.bits)
     for _ in range(n - up):     # each dropped contributor's key, and its masks with its neighbours
         key = shamir.reconstruct(shares, plan.threshold, 32)
         for k in range(plan.degree):
-            total -= ss.prg(ss.pair_seed(key, peer_public, "r", 0, "a", str(k)), dim)
+            total -= ss.prg(ss.pair_seed(key, peer_public, "r", 0, "a", str(k)), dim, plan.bits)
     return t_sum, time.process_time() - t
 
 
@@ -307,9 +341,10 @@ def http_main(a, vocab, phi, theta, lengths):
     runs = {"this": [], "baseline": []}
     mine = Path(__file__).resolve().parents[1] / "src"
     for r in range(a.repeats):
-        for name, src, inv in (("baseline", a.baseline_src, False), ("this", mine, True)):
+        for name, src in (("baseline", a.baseline_src), ("this", mine)):
             if src is None:
                 continue
+            inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
             s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", 8760 + r * 2 + (name == "this"),
                            inv)
             runs[name].append(s)
@@ -343,6 +378,10 @@ def main(argv=None):
     ap.add_argument("--write-corpus", default=None, metavar="DIR",
                     help="only write each --people's planted people to DIR/people-P.jsonl (with the vocabulary,"
                          " DIR/words.txt) for 'dptopic experiment secure-sum' over HTTP, and stop")
+    ap.add_argument("--plan", action="store_true",
+                    help="only the ring and scale the plan chooses at --plan-sizes people, beside the 32-bit rule")
+    ap.add_argument("--plan-sizes", nargs="+", type=int, default=[10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6, 10 ** 7],
+                    metavar="N", help="--plan: the round sizes")
     ap.add_argument("--curves", default=None, metavar="PNG",
                     help="recovery only, beside LP-LDA, FedLDA and the unigram, drawn to PNG (no costs)")
     ap.add_argument("--local-max-people", type=int, default=3000, help="LP-LDA only up to this many people")
@@ -356,6 +395,10 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     a = ap.parse_args(argv)
+    if a.plan:
+        print(machine())
+        print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
+        return plan_main(a)
     import dptopic
     from dptopic.evaluation import topic_coverage
     from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size

@@ -409,9 +409,11 @@ def issue_cases(fx: dict) -> list[Case]:
 
     # 15. the secure-sum server's flags (the secure sum's helper): it should refuse, not serve
     for extra in (["--batch-size", "5"], ["--lam", "0.3"], ["--fed-topics", "4"], ["--epsilon", "1e308"]):
-        add(Case(f"15 serve secure-sum {' '.join(extra)}", [
+        add(Case(f"15 serve secure-sum {' '.join(extra)}", [      # invited contributors first: the server needs them
+            ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv"],
             ["serve", "--report-kind", "secure-sum", "--vocabulary", fx["vocab"], "--database",
-             "sqlite:///s.db", "--port", str(18700 + len(cases)), "--unit", "user", "--epsilon", "1", *extra]],
+             "sqlite:///s.db", "--port", str(18700 + len(cases)), "--unit", "user", "--epsilon", "1",
+             "--directory", "inv/directory.json", *extra]],
             names=(extra[0],), refuse=True, server=True, timeout=15))
 
     # 16, 17. totals at one delta; the report's total

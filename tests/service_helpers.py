@@ -458,7 +458,7 @@ class SecureSumServer:
     TOKEN = "t" * 24
 
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
-                 collusion: int = 0, ledger=None):
+                 collusion: int = 0, ledger=None, bits: int | None = None):
         import uvicorn
 
         from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
@@ -470,7 +470,7 @@ class SecureSumServer:
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
         self.invitations = [read_invitation(f) for f in self.invitation_files]
-        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion)
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion, bits)
         cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
                               ledger=None if ledger is None else str(ledger))
@@ -509,7 +509,8 @@ class InProcessRound:
     The rounding and noise are seeded (a simulation) unless ``secure``."""
 
     def __init__(self, tmp: Path, n: int = 12, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
-                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, bows=None, secure: bool = False):
+                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, bows=None, secure: bool = False,
+                 bits: int | None = None):
         import numpy as np
 
         from dptopic.contributor.secure_sum import SecureContributor
@@ -522,7 +523,7 @@ class InProcessRound:
         make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1")
         self.directory = read_directory(self.tmp / "inv" / "directory.json")
         self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
-        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion)
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, bits)
         self.cfg = SecureSumConfig(self.words, self.plan, self.directory, n_topics=topics,
                                    database=f"sqlite:///{self.tmp}/round.sqlite", admin_token="t" * 24)
         self.server = SecureRound(self.cfg)

@@ -192,11 +192,11 @@ class ParameterError(DPTopicError):
                 elif v is MISSING:
                     out.append(flag)
                 elif with_value is not None:
-                    out.append(with_value.format(value=v if isinstance(v, str) else show_value(v, spec or "")))
+                    out.append(with_value.format(value=_typed(v) if isinstance(v, str) else show_value(v, spec or "")))
                 elif v is None:
                     out.append(f"no {flag}")
                 else:
-                    out.append(f"{flag} {v if isinstance(v, str) else show_value(v, spec or '')}")
+                    out.append(f"{flag} {_typed(v) if isinstance(v, str) else show_value(v, spec or '')}")
         return " ".join("".join(out).split())
 
     def __str__(self) -> str:
@@ -273,3 +273,10 @@ def __getattr__(name):
         globals()[name] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _typed(text: str) -> str:
+    """A string value as the user could type it back: as given when it is one plain word, else quoted with its
+    control characters escaped (a bell or a newline in a name is shown, never printed)."""
+    plain = text and text.isprintable() and not any(c.isspace() or c in "'\"\\" for c in text)
+    return text if plain else repr(text)

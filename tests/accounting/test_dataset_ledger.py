@@ -237,7 +237,7 @@ def test_a_plan_reads_the_ledger_alone_and_writes_nothing(tmp_path):
     assert not plan["refused"]
     assert DatasetLedger(L, read_only=True).plan("posts", "T", "document", _gaussian_plan(3.0), 1e-5)["refused"]
     assert L.read_bytes() == before
-    with pytest.raises(DPTopicError, match="no dataset 'nope'"):
+    with pytest.raises(DPTopicError, match="holds no dataset under dataset='nope'"):
         led.plan("nope", "T", "document", _gaussian_plan(), 1e-5)
 
 
@@ -254,7 +254,7 @@ def test_show_has_the_documented_shape(tmp_path):
                                       "model_path", "note", "documents", "events"]
     assert d["releases"][0]["model_path"] == str(tmp_path / "m") and d["cap"] is None
     assert events_from_json(json.dumps(d["releases"][0]["events"]))[0][0] == _gaussian_plan()[0][0]
-    with pytest.raises(DPTopicError, match="no dataset 'nope'"):
+    with pytest.raises(DPTopicError, match="holds no dataset under dataset='nope'"):
         led.show("nope")
 
 
@@ -461,7 +461,7 @@ def test_bad_names_and_caps_are_refused(tmp_path):
             led.debit(bad, "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
     with pytest.raises(DPTopicError):
         led.set_cap("d", -1.0, 1e-5)
-    with pytest.raises(DPTopicError, match="has no dataset 'typo': nothing to clear"):
+    with pytest.raises(DPTopicError, match="holds no dataset under dataset='typo': nothing to clear"):
         led.set_cap("typo", None, None, clear=True)
     assert led.datasets() == []
 

@@ -57,3 +57,16 @@ def test_the_costs_are_timed_with_the_rounds_graph_and_threshold(bench):
     assert cpu > 0 and size == 4 * 30 * 31 // 2
     t_sum, t_unmask = bench.server_cost(plan, 50, 0.1)
     assert t_sum >= 0 and t_unmask > 0
+    plan64 = SecureSumPlan(1.0, 1e-5, 40, 4, 30, collusion=2, bits=64)
+    assert bench.upload_cost(plan64, 30, np.random.default_rng(0))[1] == 8 * 30 * 31 // 2
+    assert bench.server_cost(plan64, 50, 0.1)[1] > 0
+
+
+def test_the_plan_table_shows_the_32_bit_rule_beside_the_ring_the_plan_chose(bench):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--plan", "--plan-sizes", "1000", "10000000"])
+    rows = [line.split() for line in out.getvalue().splitlines() if line.startswith(("1,000  ", "10,000,000  "))]
+    small, huge = rows[0], rows[1]
+    assert small[4] == "32" and float(small[6]) <= 1.01
+    assert "refused" in huge and huge[-6] == "64" and float(huge[-4]) <= 1.01

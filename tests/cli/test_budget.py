@@ -221,8 +221,9 @@ def test_plan_says_what_a_run_would_add_and_spends_nothing(corpus_file, tmp_path
     plan = json.loads(r.stdout)
     assert plan["trainer"].startswith("RandomStoppingSearch") and plan["epsilon"] > 0.2
     assert L.read_bytes() == before
-    assert "no dataset 'nope'" in one_line_stderr(run_dptopic("budget", "plan", "--ledger", L, "--dataset", "nope",
-                                                              "--algorithm", "docdp-cooc", "--epsilon", "1"))
+    line = one_line_stderr(run_dptopic("budget", "plan", "--ledger", L, "--dataset", "nope", "--algorithm",
+                                       "docdp-cooc", "--epsilon", "1"))
+    assert "holds no dataset under --dataset nope" in line
 
 
 def test_plan_in_python_reads_no_document(corpus_file, tmp_path):
@@ -258,7 +259,7 @@ def test_person_level_show_and_a_cap_per_person(tmp_path):
 
 
 @pytest.mark.parametrize("args, says", [
-    (("cap", "--dataset", "typo", "--clear"), "has no dataset 'typo': nothing to clear"),
+    (("cap", "--dataset", "typo", "--clear"), "holds no dataset under --dataset typo: nothing to clear"),
     (("cap", "--dataset", "posts", "--clear", "--delta", "1e-6"), "--clear (no cap), not both"),
     (("cap", "--epsilon", "1"), "--dataset NAME"),
     (("show", "--person-level", "--dataset", "posts"), "drop --dataset"),
@@ -356,3 +357,15 @@ def test_report_reads_the_ledger_as_it_is_now(corpus_file, tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "r2.html").read_text()
     assert "as of the fit: the ledger was not read now" in html
+
+
+@pytest.mark.parametrize("name", ["a\x07b", "a\nb", "two words"])
+def test_an_unknown_dataset_is_named_by_its_flag_and_shown_as_typed(tmp_path, name):
+    """A dataset the ledger does not hold is refused naming --dataset, its control characters escaped (never printed
+    raw, so the line stays one line and names what the user gave)."""
+    ledger = tmp_path / "l.sqlite"
+    DatasetLedger(ledger).set_cap("x", 1.0, 1e-5)
+    line = one_line_stderr(run_dptopic("budget", "show", "--ledger", str(ledger), "--dataset", name))
+    assert f"holds no dataset under --dataset {name!r}:" in line, line
+    line = one_line_stderr(run_dptopic("budget", "cap", "--clear", "--ledger", str(ledger), "--dataset", name))
+    assert "--dataset" in line, line

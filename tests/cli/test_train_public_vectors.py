@@ -70,3 +70,25 @@ def test_given_vectors_are_said_and_on_the_card_and_none_turns_them_off(tmp_path
                     "--max-vocab", "300", "--public-vectors", "none", "--out", tmp_path / "n", "--no-ledger")
     assert r.returncode == 0 and "public vectors:" not in r.stdout
     assert "public_vectors" not in json.loads((tmp_path / "n" / "model.json").read_text())["privacy_card"]
+
+
+def test_topics_mark_the_placed_words_and_say_in_one_line_that_they_read_no_private_data(tmp_path):
+    """``dptopic topics`` (terminal, JSON, CSV) lists the words the public vectors placed marked '*', and one line of
+    its own says what the mark means: placed by the named public vectors, not learned from the data, and read from
+    the release and the public vectors alone (no private data: inside the guarantee)."""
+    corpus = _corpus(tmp_path / "c.jsonl", n=1500)
+    vec = _vectors(tmp_path / "v.txt", _names("space") + _names("sport"))
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "4", "--topics", "2",
+                    "--max-vocab", "300", "--public-vectors", vec, "--out", tmp_path / "m", "--no-ledger", "--quiet")
+    assert r.returncode == 0, r.stderr
+    r = run_dptopic("topics", tmp_path / "m", "--show-unsupported")
+    assert r.returncode == 0, r.stderr
+    assert any(w.endswith("*") for line in r.stdout.splitlines() if "│" in line for w in line.split())
+    marks = [line for line in r.stdout.splitlines() if line.startswith("'*' marks")]
+    assert len(marks) == 1, r.stdout           # said once, on a line of its own
+    assert "public word vectors v.txt placed" in marks[0] and "not learned from the data" in marks[0]
+    assert "no private data" in marks[0] and "inside the guarantee" in marks[0]
+    doc = json.loads(run_dptopic("topics", tmp_path / "m", "--format", "json", "--show-unsupported").stdout)
+    assert "no private data" in doc["placed_words_note"] and "'*' marks" in doc["placed_words_note"]
+    r = run_dptopic("topics", tmp_path / "m", "--format", "csv", "--show-unsupported")
+    assert any(x.startswith("note: '*' marks") and "no private data" in x for x in r.stderr.splitlines())

@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV
 from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.models import HDPLDA, LDA, DocDPCooccurrence, docdp_cooc, load
-from dptopic.models.cooc_refit import suggest_n_topics, topics_at
+from dptopic.moments.refit import suggest_n_topics, topics_at
 
 
 @pytest.fixture(autouse=True)

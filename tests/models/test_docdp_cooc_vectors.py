@@ -176,3 +176,48 @@ def test_the_report_shows_the_floor_of_the_vectors_alone_beside_the_topics(plant
     assert html.index('id="topics"') < html.index("id='public-floor'")      # after the model's own topics
     off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=0, public_vectors=None), planted.corpus)
     assert "public-floor" not in report_page(off)[0]
+
+
+def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports(planted, vectors_file, tmp_path):
+    """The spread places the words outside the release by their vectors: the top-word lists show them, marked as
+    placed by public vectors (not hidden as unestimated, not presented as learned), the same in topic_words, the
+    terminal's note, the report and the JSON, CSV and pyLDAvis exports, and after a save and load."""
+    import csv
+    import io
+
+    from dptopic.models.base import PLACED_MARK
+    from dptopic.reporting.export import PLACED, UNESTIMATED, pyldavis_export, topics_csv, topics_document
+    from dptopic.reporting.page import report_page
+    from dptopic.reporting.terminal import estimated_note, placed_note
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread"), planted.corpus)
+    placed, estimated = m.placed_words(), m.estimated_words()
+    assert placed is not None and placed.any() and not (placed & estimated).any()
+    words = list(m.vocabulary_.words)
+    lists = m.topic_words(30)
+    marked = [w for t in lists for w in t if w.endswith(PLACED_MARK)]
+    assert marked and all(placed[k, words.index(w[:-1])] for k, t in enumerate(lists) for w in t if w in marked)
+    assert all(estimated[k, words.index(w)] for k, t in enumerate(lists) for w in t if not w.endswith(PLACED_MARK))
+    plain = m.topic_words(30, mark_placed=False)
+    assert [[w.rstrip(PLACED_MARK) for w in t] for t in lists] == plain
+    assert f"marked '{PLACED_MARK}'" in estimated_note(m)
+    note = placed_note(m)
+    assert note.startswith(f"'{PLACED_MARK}' marks") and "vec.txt placed" in note and "no private data" in note
+    assert "not learned from the data" in note and "inside the guarantee" in note
+    page = report_page(m, top=30, show_unsupported=True)[0]
+    assert any(w in page for w in marked) and "no private data" in page
+    doc = topics_document(m, 30, tmp_path, show_unsupported=True)
+    flags = [(t["words"][i], t["placed_by_public_vectors"][i]) for t in doc["topics"] for i in range(len(t["words"]))]
+    assert {w + PLACED_MARK for w, f in flags if f} == set(marked) and not any(w.endswith("*") for w, _ in flags)
+    table, _ = topics_csv(m, 30, tmp_path, show_unsupported=True)
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert {r["word"] + PLACED_MARK for r in rows if r["placed_by_public_vectors"] == "true"} == set(marked)
+    vocab = pyldavis_export(m, planted.corpus, show_unsupported=True)["vocab"]
+    outside = ~estimated.any(axis=0)
+    assert all(v.endswith(PLACED) == bool(placed.any(axis=0)[i]) for i, v in enumerate(vocab))
+    assert all(v.endswith(UNESTIMATED) == bool(outside[i] and not placed.any(axis=0)[i]) for i, v in enumerate(vocab))
+    m.save(tmp_path / "m")
+    np.testing.assert_array_equal(dptopic.load(tmp_path / "m").placed_words(), placed)
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30) for w in t)

@@ -305,12 +305,15 @@ def test_a_second_set_for_one_step_is_refused_even_after_a_restart(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the two gaps
-def test_the_released_noise_is_the_planned_noise(tmp_path):
+@pytest.mark.parametrize("bits", [None, 64])
+def test_the_released_noise_is_the_planned_noise(tmp_path, bits):
     """Every statistic zero: each released sum is pure noise, whose variance must be what the plan calibrated for the
-    uploads in it (2 mu_share per share). A release drawn with half the planned noise fails here."""
+    uploads in it (2 mu_share per share), in the ring the plan chose (32 bits here) and modulo 2^64. A release drawn
+    with half the planned noise fails here."""
     n, V = 12, 400
     zero = (np.array([0, 0]), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    rnd = InProcessRound(tmp_path, n=n, dropouts=2, collusion=1, vocab=V, bows=[zero] * n, secure=True)
+    rnd = InProcessRound(tmp_path, n=n, dropouts=2, collusion=1, vocab=V, bows=[zero] * n, secure=True, bits=bits)
+    assert rnd.plan.bits == (32 if bits is None else bits)
     assert rnd.run()["state"] == "released"
     import base64
 

@@ -84,6 +84,63 @@ def test_a_round_releases_a_model_that_pull_loads_and_wipes_the_secrets(tmp_path
     assert stat.S_IMODE(os.stat(tmp_path / "secure.sqlite").st_mode) == 0o600
 
 
+def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
+    import dptopic
+    from dptopic.reporting.pull import pull
+
+    with SecureSumServer(tmp_path, WORDS, n=6, dropouts=2, bits=64) as live:
+        assert live.call("GET", "/v1/config")[1]["secure_sum"]["modulus_bits"] == 64
+        out = run_all(live, tmp_path)
+        assert all(isinstance(o, dict) for o in out), out
+        assert wait_state(live, "released", "failed")["state"] == "released"
+        pull(live.url, tmp_path / "model")
+    params = dptopic.load(tmp_path / "model").privacy_["parameters"]
+    assert params["modulus_bits"] == 64 and params["scale"] == 2 ** 16 and params["noise_inflation"] <= 1.01
+
+
+def test_a_contributor_waits_by_long_polling_with_one_request_a_wait(tmp_path):
+    """Every request a contributor makes in a whole round: the configuration, the keys, then per step one long-polled
+    wait (the roster and the neighbours' signatures come with it) and one message, 17 in all, however long the others
+    take; the same checks as with separate requests (a contributor still refuses a roster or signatures that fail)."""
+    from dptopic.contributor.client import ServiceClient
+
+    class Counting(ServiceClient):
+        def request(self, method, path, *a, **k):
+            self.sent.append(f"{method} {path.split('?')[0]}")
+            return super().request(method, path, *a, **k)
+
+    with Live(tmp_path) as live:
+        clients = [Counting(live.url) for _ in live.invitations]
+        for cl in clients:
+            cl.sent = []
+        out = [None] * len(clients)
+
+        def one(i):
+            if i == 0:
+                time.sleep(1.5)     # one late contributor: the others wait for it without polling
+            out[i] = take_part(live.url, bow(i), live.invitation_files[i], state=tmp_path / f"s{i}.json",
+                               client=clients[i], poll=0.05, timeout=60)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(clients))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert all(isinstance(o, dict) for o in out), out
+    for cl in clients:
+        assert len(cl.sent) <= 17, cl.sent
+        assert "GET /v1/secure/roster" not in cl.sent and "GET /v1/secure/signatures/0" not in cl.sent
+
+
+def test_a_long_poll_is_refused_for_an_unknown_step_and_answers_at_its_timeout(tmp_path):
+    with Live(tmp_path) as live:
+        status, doc = live.call("GET", "/v1/secure/round?wait=dancing")
+        assert status == 400 and "no step" in doc["error"]["message"]
+        t = time.monotonic()
+        status, doc = live.call("GET", "/v1/secure/round?wait=released&timeout=0.3")
+        assert status == 200 and doc["state"] == "keys" and 0.25 <= time.monotonic() - t < 10
+        assert live.call("GET", "/v1/secure/round?include=roster")[0] == 400      # include names its contributor
+
+
 def test_admission_takes_an_invitation_and_a_signature(tmp_path):
     with Live(tmp_path, n=6, dropouts=1) as live:
         cfg = live.call("GET", "/v1/config")[1]
@@ -151,6 +208,77 @@ def test_a_restart_between_the_last_answer_and_the_unmasking_resumes_it(tmp_path
     while again.view()["state"] == "unmask0" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert again.view()["state"] == "upload1"
+
+
+def _released_sums(rnd) -> list:
+    import json
+
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state
+    with rnd.server.engine.connect() as conn:
+        return [json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{p}")).scalar())
+                for p in (0, 1)]
+
+
+def test_a_restart_at_every_step_resumes_from_the_running_sums_and_receipts(tmp_path):
+    """The server dropped (as by kill -9: only what was committed remains) after every step and in the middle of
+    each upload step, a fresh one started on the same database each time: the round releases the same sums as a
+    round never stopped (the same seeded statistics and noise), each upload counted exactly once although the first
+    half is sent again after the restart, and the database keeps one running sum per step, not the uploads."""
+    from sqlalchemy import func, inspect, select
+
+    from dptopic.service import secure_sum as server
+
+    plain = InProcessRound(tmp_path / "plain", n=10, dropouts=2, collusion=1, seed=3)
+    assert plain.run(drop0=[plain.people[-1].me])["state"] == "released"
+    rnd = InProcessRound(tmp_path / "stopped", n=10, dropouts=2, collusion=1, seed=3)
+
+    def restart():
+        rnd.server.engine.dispose()
+        rnd.server = server.SecureRound(rnd.cfg)
+    rnd.keys()
+    restart()
+    rnd.shares()
+    restart()
+    for phase in (0, 1):
+        view = rnd.server.view()
+        half = rnd.people[:4]
+        for c in half:
+            body, sig = c.upload(phase, view)
+            answer = rnd.server.post_upload(phase, c.me, body, sig)[1]
+            if phase == 0:
+                c.take_shares(answer["shares"])
+        restart()
+        rnd.upload(phase, drop=[rnd.people[-1].me] if phase == 0 else ())     # the first half again: replays
+        assert rnd.server.view()["state"] == f"consistency{phase}"
+        restart()
+        rnd.consistency(phase)
+        restart()
+        rnd.unmask(phase)
+        restart()
+    assert rnd.server.view()["state"] == "released"
+    assert _released_sums(rnd) == _released_sums(plain)
+    with rnd.server.engine.connect() as conn:
+        assert "secure_uploads" not in inspect(rnd.server.engine).get_table_names()
+        sums = {r.phase: r.count for r in conn.execute(select(server.t_sums))}
+        receipts = conn.execute(select(func.count()).select_from(server.t_uploads)).scalar()
+    assert sums == {0: 9, 1: 9} and receipts == 18
+
+
+def test_an_upload_made_unmaskable_by_its_neighbours_dropping_fails_the_round(tmp_path):
+    """An uploader left with fewer than T of its neighbours among the uploads cannot be unmasked (its neighbours
+    refuse) and is in the running sum, which keeps no upload to take out: the step closes as failed, nothing is
+    revealed."""
+    rnd = InProcessRound(tmp_path, n=60, dropouts=18, collusion=0)       # 36 neighbours, threshold 19
+    rnd.keys()
+    rnd.shares()
+    graph, T = rnd.server.graph(), rnd.server.T
+    target = rnd.people[0].me
+    drop = graph[target][:len(graph[target]) - T + 1]       # one more of its neighbours than it can lose
+    rnd.upload(0, drop=drop)
+    view = rnd.server.view()
+    assert view["state"] == "failed" and "cannot be unmasked" in view["reason"], view
 
 
 @pytest.mark.parametrize("damage, why", [

@@ -581,8 +581,8 @@ class DatasetLedger:
         size each was converted at), the datasets it overlaps and its cap."""
         def go(tx, st):
             if dataset is not None and dataset not in st["datasets"]:
-                raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: 'dptopic budget show' lists the"
-                                   " datasets it has.")
+                raise ParameterError("ledger {where} holds no dataset under {dataset=}: 'dptopic budget show' lists the"
+                                     " datasets it has.", "dataset", dataset, where=self.where)
             names = st["datasets"] if dataset is None else [dataset]
             shared = self._overlaps(tx, st)
             out = []
@@ -715,8 +715,8 @@ class DatasetLedger:
             self._state(tx)
             if clear:
                 if tx.one("SELECT 1 FROM datasets WHERE name = ?", (dataset,)) is None:
-                    raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: nothing to clear ('dptopic"
-                                       " budget show' lists the datasets it has).")
+                    raise ParameterError("ledger {where} holds no dataset under {dataset=}: nothing to clear ('dptopic budget"
+                                         " show' lists the datasets it has).", "dataset", dataset, where=self.where)
                 tx.run("UPDATE datasets SET cap_epsilon = NULL, cap_delta = NULL WHERE name = ?", (dataset,))
                 return
             self._ensure_dataset(tx, dataset)
@@ -853,8 +853,9 @@ class DatasetLedger:
 
         def go(tx, st):
             if dataset not in st["datasets"]:
-                raise DPTopicError(f"ledger {self.where} has no dataset {dataset!r}: 'dptopic budget show' lists the"
-                                   " datasets it has (a plan reads what the ledger recorded, never the documents).")
+                raise ParameterError("ledger {where} holds no dataset under {dataset=}: 'dptopic budget show' lists the"
+                                     " datasets it has (a plan reads what the ledger recorded, never the documents).",
+                                     "dataset", dataset, where=self.where)
             eps, d = release_guarantee(groups, delta)
             docsets = self._dataset_docsets(st, dataset)
             tokens = [r["max_tokens"] for r in st["releases"] if r["dataset"] == dataset and r["max_tokens"]]

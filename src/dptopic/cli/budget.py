@@ -128,7 +128,8 @@ def cmd_budget_show(a):
             return
         print_persons(data, ledger.where, make_console())
         return
-    data = ledger.show(a.dataset)
+    with flag_errors(LEDGER_FLAGS):
+        data = ledger.show(a.dataset)
     if a.json:
         print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
         return

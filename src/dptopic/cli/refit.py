@@ -22,7 +22,7 @@ def cmd_refit(a):
         raise DPTopicError(refit_refusal(a.model, model))
     console, topics = make_console(), a.topics
     if a.suggest:
-        from ..models.cooc_refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
+        from ..moments.refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
 
         s = suggest_n_topics(model)
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"

@@ -6,25 +6,27 @@ with a kind is :mod:`dptopic.service.kinds`'. Importing this module loads no num
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from ..errors import DPTopicError
 
 
-class ContributorKind:
+class ContributorKind(ABC):
     """One kind of report on the contributor's side. Subclasses implement the three methods."""
 
     name: str = ""
 
+    @abstractmethod
     def randomizer(self, vocabulary, config_doc: dict):
         """The contributor-side randomizer for a server's ``/v1/config`` (coins from the OS CSPRNG, no seed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def bytes_per_report(self, reports) -> int:
         """Bytes one report of the set ``reports`` takes in an upload (for splitting uploads under the body limit)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def epsilons(self, randomizer) -> dict:
         """``epsilon_word`` and ``epsilon_doc`` of one report, for the contributor's summary."""
-        raise NotImplementedError
 
 
 class WordReports(ContributorKind):

@@ -169,17 +169,17 @@ def open_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: st
 
 
 def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict, round_id: str, phase: int,
-         members, graph: dict) -> np.ndarray:
+         members, graph: dict, bits: int = 32) -> np.ndarray:
     """The masked upload of ``values`` (signed integers) for ``phase``: self mask plus the pairwise masks with the
-    neighbours among ``members`` (the phase's participants), mod 2^32."""
+    neighbours among ``members`` (the phase's participants), modulo ``2^bits`` (the plan's ring)."""
     dim = len(values)
-    y = to_ring(values)
-    y += prg(secrets.b[phase], dim)
+    y = to_ring(values, bits)
+    y += prg(secrets.b[phase], dim, bits)
     members = set(members)
     for v in graph[me]:
         if v not in members:
             continue
-        m = prg(pair_seed(secrets.s[phase], bytes.fromhex(roster[v]["s"][phase]), round_id, phase, me, v), dim)
+        m = prg(pair_seed(secrets.s[phase], bytes.fromhex(roster[v]["s"][phase]), round_id, phase, me, v), dim, bits)
         if me < v:
             y += m
         else:
@@ -498,7 +498,8 @@ class SecureContributor:
             q = quantize(x, self.plan.scale, rounded_norms(self.plan.scale, len(x))[0], coins)
             noisy, _ = skellam_share(q, self.plan.mu_shares[phase], self.plan.scale,
                                      None if self.rng is None else self.rng, secure=self.rng is None)
-            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, members, self.graph)
+            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, members, self.graph,
+                     self.plan.bits)
             body = y.tobytes()
             return {"body": base64.b64encode(body).decode(),
                     "signature": sign(self.key, upload_message(self.round_id, phase, self.me, body))}

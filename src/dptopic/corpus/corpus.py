@@ -29,7 +29,7 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError
 from ..kernels import segment_sums
 from . import records
-from .identity import text_digests, token_digests
+from .identity import mix64, text_digests, token_digests
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     Preprocessor,
@@ -57,18 +57,6 @@ def _word_hashes(words, key: int) -> np.ndarray:
     k = str(key).encode()
     return np.array([int.from_bytes(hashlib.blake2b(w.encode("utf-8"), digest_size=8, key=k).digest(), "little")
                      for w in words], dtype=np.uint64)
-
-
-def _mix64(h: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser: every bit of a sum of word hashes spreads over the whole output."""
-    h = np.asarray(h, dtype=np.uint64).copy()
-    with np.errstate(over="ignore"):
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return h
 
 
 MAX_TOKENS = 2**31 - 1
@@ -817,7 +805,7 @@ class Corpus:
         word_hash = _word_hashes(self.vocabulary.words, int(key))
         cs = np.zeros(self.n_tokens + 1, dtype=np.uint64)
         np.cumsum(word_hash[self.word_ids], out=cs[1:])            # sums modulo 2**64
-        h = _mix64(cs[self.doc_ptr[1:]] - cs[self.doc_ptr[:-1]])
+        h = mix64(cs[self.doc_ptr[1:]] - cs[self.doc_ptr[:-1]])
         # the k-th copy of a bag of words hashes with k: copies spread over both parts, and adding one more copy
         # adds one document to one part (which copy is which does not matter: they are the same document)
         _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
@@ -826,7 +814,7 @@ class Corpus:
         copy[order] = np.arange(len(h), dtype=np.uint64) - np.repeat(
             np.searchsorted(inverse[order], np.arange(len(first))), np.bincount(inverse)).astype(np.uint64)
         with np.errstate(over="ignore"):
-            u = (_mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
+            u = (mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
         return self._parts(u < test_size)
 
     def position_split(self, test_size: float = 0.2, key: int = 0) -> tuple["Corpus", "Corpus"]:
@@ -840,8 +828,8 @@ class Corpus:
         ``key`` (public) picks another split."""
         self._check_split(test_size, "a split")
         with np.errstate(over="ignore"):
-            h = _mix64(np.arange(self.n_docs, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                       + _mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
+            h = mix64(np.arange(self.n_docs, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                       + mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
         return self._parts(((h >> np.uint64(11)) / float(2 ** 53)) < test_size)
 
     def person_split(self, test_size: float = 0.2, key: int = 0, user_ids=None) -> tuple["Corpus", "Corpus"]:

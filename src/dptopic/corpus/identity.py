@@ -45,9 +45,10 @@ def token_digests(token_lists) -> np.ndarray:
     return text_digests([" ".join(ts) for ts in token_lists])
 
 
-def _mix64(h: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser over an array (modulo 2**64)."""
-    h = h.copy()
+def mix64(h: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser over an array (modulo 2**64): every bit of a sum of word hashes spreads over the whole
+    output."""
+    h = np.asarray(h, dtype=np.uint64).copy()
     with np.errstate(over="ignore"):
         h ^= h >> np.uint64(30)
         h *= np.uint64(0xBF58476D1CE4E5B9)
@@ -62,13 +63,13 @@ def bag_digests(doc_ptr, word_ids, words) -> np.ndarray:
     its word's hash (the word's string, not its id), mixed; the same bag in any order gives the same digest."""
     word_hash = np.fromiter((_digest(str(w).encode("utf-8", "surrogatepass"), _WORD) for w in words),
                             dtype=np.uint64, count=len(words))
-    word_hash = _mix64(word_hash)
+    word_hash = mix64(word_hash)
     doc_ptr = np.asarray(doc_ptr, dtype=np.int64)
     cs = np.zeros(len(word_ids) + 1, dtype=np.uint64)
     with np.errstate(over="ignore"):
         np.cumsum(word_hash[np.asarray(word_ids, dtype=np.int64)], out=cs[1:])
         sums = cs[doc_ptr[1:]] - cs[doc_ptr[:-1]]
-    return _mix64(sums ^ np.uint64(0x5DEECE66D))
+    return mix64(sums ^ np.uint64(0x5DEECE66D))
 
 
 def count_digests(X, words) -> np.ndarray:

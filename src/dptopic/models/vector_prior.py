@@ -8,7 +8,7 @@ What the vectors decide, and what they never decide:
   spent, so a refused file costs nothing;
 * ``vectors_route="spread"`` (default): the release is as without vectors; afterwards each word the release did not
   hold (beyond the kept words) is placed in the topics of its nearest kept words by vector, in proportion to how near
-  they are (:func:`spread_tail`), instead of in every topic alike;
+  they are (:func:`~dptopic.moments.public_groups.spread_tail`), instead of in every topic alike;
 * ``vectors_route="groups"``: the co-occurrence release counts the kept words and, beside them, groups of the other
   words made by their vectors (:func:`~dptopic.moments.public_groups.word_groups`); topics over the groups are shared
   among their words by noisy frequency.
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..corpus.vectors import AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe, load_public_vectors
 from ..errors import MISSING, DPTopicError, ParameterError
-from ..moments.public_groups import expand_group_topics, prior_topics, spread_by_vectors, unit_rows, word_groups
+from ..moments.public_groups import prior_topics
 
 ROUTES = ("auto", "spread", "groups")
 
@@ -43,19 +43,6 @@ def choose_route(route: str, presence: float, sigma: float) -> str:
         return route
     return "groups" if presence / (175.0 * float(sigma)) >= GROUPS_FROM else "spread"
 
-SPREAD_CONFIDENCE_POWER = 2.0
-"""``vectors_route="spread"``: a word outside the release takes ``c^2`` of its tail from its nearest kept words'
-topics and the rest alike in every topic, ``c`` the mean cosine of its 3 nearest kept words (a word with no close kept
-word stays near the frequency tail: on the election tweets, 40 kept words, a full spread lowered coverage from 0.80 to
-0.74; docs/research/public_vectors.md)."""
-
-GROUPS_PER_KEPT_WORD = 0.5
-SINGLES_PER_KEPT_WORD = 0.25
-"""``vectors_route="groups"``: of the words the release would keep without vectors (``n_words``), this share stays
-words of their own and the others, with every other word that has a vector, go into groups, as many as
-``GROUPS_PER_KEPT_WORD`` of those words (at least :data:`MIN_GROUPS`): 50 words and 100 groups on 20 Newsgroups at
-epsilon 1 (docs/research/public_vectors.md)."""
-MIN_GROUPS = 40
 
 
 def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> tuple[PublicVectors | None, str,
@@ -86,58 +73,6 @@ def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> t
                              name=vectors.name, n=int(round(share * len(vocab_words))), V=len(vocab_words),
                              share=share, least=MIN_COVERAGE)
     return vectors, describe(vectors, share), False
-
-
-def n_groups_for(n_kept: int) -> int:
-    """Groups beside ``n_kept`` kept words (:data:`GROUPS_PER_KEPT_WORD`)."""
-    return max(MIN_GROUPS, int(round(GROUPS_PER_KEPT_WORD * n_kept)))
-
-
-def grouped_columns(eligible, order, counts, sigma_rank: float, n_kept: int, E, found):
-    """``(columns, groups)`` of a grouped release: the first :data:`SINGLES_PER_KEPT_WORD` of the ``n_kept`` first
-    of ``eligible`` (the words whose noisy count cleared the threshold, decreasing) as they are, and every other word
-    of ``order`` (the candidates, decreasing noisy count) with a vector in :func:`n_groups_for` groups, each word
-    weighted by its noisy count (post-processing of the first release). A word that never occurs adds nothing to its
-    group's counts, so no threshold is needed for the grouped words."""
-    weight = np.maximum(np.asarray(counts, dtype=np.float64), 0.0) + 1e-3 * float(sigma_rank)
-    singles = np.asarray(eligible, dtype=np.int64)[:max(1, int(round(SINGLES_PER_KEPT_WORD * n_kept)))]
-    order = np.asarray(order, dtype=np.int64)
-    candidates = np.concatenate([singles, order[~np.isin(order, singles)]])
-    return word_groups(candidates, weight, E, found, len(singles), n_groups_for(n_kept))
-
-
-def word_topics(H, groups, kept, counts, sigma_rank):
-    """Topics over the kept words (K x len(kept)) from topics over the release's columns: ``H`` as it is for a
-    release over words (``groups`` None), else each group's weight shared among its words by noisy count."""
-    if groups is None:
-        return H
-    weight = np.maximum(np.asarray(counts, dtype=np.float64)[np.asarray(kept)], 0.0) + 1e-3 * float(sigma_rank)
-    return expand_group_topics(H, groups, weight)
-
-
-def spread_tail(beta, kept, E, found, power: float = SPREAD_CONFIDENCE_POWER) -> np.ndarray:
-    """``vectors_route="spread"`` (module note): ``beta`` (K x V, the words outside ``kept`` alike in every topic)
-    with each such word's tail moved towards the topics of its nearest kept words, by ``c ** power`` (``c`` the mean
-    cosine of its 3 nearest kept words, clipped to [0, 1])."""
-    beta = np.asarray(beta, dtype=np.float64)
-    V = beta.shape[1]
-    kept = np.asarray(kept, dtype=np.int64)
-    found = np.asarray(found, dtype=bool)
-    rest = np.setdiff1d(np.arange(V), kept)
-    base = kept[found[kept]]
-    rest = rest[found[rest]]
-    if not len(rest) or len(base) < 3:
-        return beta
-    spread = spread_by_vectors(beta, kept, E, found)
-    U = unit_rows(E)
-    confidence = np.zeros(V)
-    for start in range(0, len(rest), 2048):
-        r = rest[start:start + 2048]
-        S = U[r] @ U[base].T
-        top = -np.partition(-S, 2, axis=1)[:, :3]
-        confidence[r] = np.clip(top.mean(axis=1), 0.0, 1.0) ** float(power)
-    out = confidence[None, :] * spread + (1.0 - confidence[None, :]) * beta
-    return out / out.sum(axis=1, keepdims=True)
 
 
 def floor_topics(vectors: PublicVectors, vocab_words, n_topics: int) -> np.ndarray:

@@ -18,8 +18,9 @@ own key, so no one can join without an invitation and the server cannot forge a 
 2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.shamir`) every ``s_p`` private key and ``b_p`` among its
    neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the ``c`` keys.
 3. ``upload{p}``: the server names the step's members; each checks them (at least N - F, at least ``T`` of its
-   neighbours) and uploads ``x + PRG(b_p) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv) mod 2^32`` over its
-   neighbours among the members, signed.
+   neighbours) and uploads ``x + PRG(b_p) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv)`` over its
+   neighbours among the members, modulo ``2^bits`` (the plan's ring: 32 bits, or 64 where 32 would cost accuracy),
+   signed.
 4. ``consistency{p}``: the server names who uploaded (``U``); each survivor checks ``U`` (a subset of the members it
    masked with, at least N - F, at least ``T`` of its neighbours) and signs it (a contributor signs one set per step,
    whatever it is shown later).
@@ -66,7 +67,10 @@ from ..errors import DPTopicError, ParameterError
 from . import shamir
 
 MODULUS_BITS = 32
+RING_BITS = (32, 64)
+"""The rings a plan may sum in: modulo 2^32 while that costs no accuracy, else 2^64 (:class:`SecureSumPlan`)."""
 DTYPE = np.dtype("<u4")
+DTYPES = {32: DTYPE, 64: np.dtype("<u8")}
 SEED_BYTES = 32
 PHASES = 2
 PROTOCOL = "dptopic-secure-sum/2"
@@ -103,16 +107,25 @@ def crypto():
 
 
 # ----------------------------------------------------------------------------- primitives
-def prg(seed: bytes, dim: int) -> np.ndarray:
-    """``dim`` pseudo-random uint32 from a 32-byte seed: AES-256-CTR on zeros (a fresh key per seed, so a fixed
-    nonce is safe)."""
+def ring_dtype(bits: int) -> np.dtype:
+    """The little-endian unsigned integer type of the ring modulo ``2^bits`` (32 or 64)."""
+    try:
+        return DTYPES[int(bits)]
+    except (KeyError, TypeError, ValueError):
+        raise DPTopicError(f"the secure sum sums modulo 2^32 or 2^64, not 2^{bits}.") from None
+
+
+def prg(seed: bytes, dim: int, bits: int = MODULUS_BITS) -> np.ndarray:
+    """``dim`` pseudo-random elements of the ring modulo ``2^bits`` from a 32-byte seed: AES-256-CTR on zeros (a
+    fresh key per seed, so a fixed nonce is safe)."""
     global _ZEROS
     c = crypto()
-    need = 4 * int(dim)
+    dtype = ring_dtype(bits)
+    need = dtype.itemsize * int(dim)
     if len(_ZEROS) < need:
         _ZEROS = bytearray(need)
     enc = c["Cipher"](c["algorithms"].AES(seed), c["modes"].CTR(b"\x00" * 16)).encryptor()
-    return np.frombuffer(enc.update(memoryview(_ZEROS)[:need]), dtype=DTYPE)
+    return np.frombuffer(enc.update(memoryview(_ZEROS)[:need]), dtype=dtype)
 
 
 _NO_SALT = bytes(32)
@@ -387,21 +400,28 @@ def consistent_signers(graph: dict, u: str, signatures_ok: set, threshold: int) 
 
 
 # ----------------------------------------------------------------------------- quantization and the ring
-def to_ring(values: np.ndarray) -> np.ndarray:
-    """Signed integers as uint32 mod 2^32."""
-    return np.asarray(values, dtype=np.int64).astype(np.uint64).astype(DTYPE)
+def to_ring(values: np.ndarray, bits: int = MODULUS_BITS) -> np.ndarray:
+    """Signed integers (int64) as elements of the ring modulo ``2^bits`` (two's complement: uint64 wraps as the
+    ring does, and uint32 keeps its low 32 bits)."""
+    return np.asarray(values, dtype=np.int64).astype(np.uint64).astype(ring_dtype(bits))
 
 
-def from_ring(values: np.ndarray) -> np.ndarray:
-    """uint32 mod 2^32 read as signed integers in [-2^31, 2^31)."""
-    return np.asarray(values, dtype=DTYPE).view(np.int32).astype(np.int64)
+def from_ring(values: np.ndarray, bits: int | None = None) -> np.ndarray:
+    """Elements of the ring modulo ``2^bits`` read as signed integers in ``[-2^(bits-1), 2^(bits-1))`` (int64);
+    ``bits`` by default from the array's type."""
+    values = np.asarray(values)
+    if bits is None:
+        bits = 64 if values.dtype.itemsize == 8 else MODULUS_BITS
+    signed = np.int64 if int(bits) == 64 else np.int32
+    return np.asarray(values, dtype=ring_dtype(bits)).view(signed).astype(np.int64)
 
 
-def ring_sum(vectors) -> np.ndarray:
-    """The sum mod 2^32 of uint32 vectors (an iterable; one held at a time)."""
+def ring_sum(vectors, bits: int = MODULUS_BITS) -> np.ndarray:
+    """The sum modulo ``2^bits`` of ring vectors (an iterable; one held at a time)."""
+    dtype = ring_dtype(bits)
     total = None
     for v in vectors:
-        v = np.asarray(v, dtype=DTYPE)
+        v = np.asarray(v, dtype=dtype)
         if total is None:
             total = v.copy()
         else:
@@ -456,7 +476,8 @@ def reconstruct_checked(shares: dict[int, bytes], threshold: int, check, what: s
 
 def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph: dict, threshold: int, members,
                uploaded, responses: dict) -> np.ndarray:
-    """The sum of the uploads of ``uploaded`` (``total``: their uint32 sum mod 2^32), unmasked, as signed integers.
+    """The sum of the uploads of ``uploaded`` (``total``: their sum in the ring, uint32 or uint64 for modulo 2^32 or
+    2^64), unmasked, as signed integers.
 
     ``roster``: ``{id: {"c", "s", "b"}}``; ``members``: the phase's participants (each masked with its neighbours
     among them); ``responses``: ``{responder: {sender: {"kind", "share"}}}`` from the survivors. Each seed is checked
@@ -472,7 +493,9 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
         for sender, a in answers.items():
             if sender in needed and a.get("kind") == needed[sender] and responder in graph[sender]:
                 shares[sender][index[responder]] = bytes.fromhex(a["share"])
-    y = np.array(total, dtype=DTYPE)
+    y = np.array(total)
+    bits = 8 * y.dtype.itemsize
+    y = y.astype(ring_dtype(bits))
     for u, kind in sorted(needed.items()):
         if len(shares[u]) < threshold:
             raise DPTopicError(f"only {len(shares[u])} of the {threshold} shares needed to unmask contributor {u[:40]!r}"
@@ -481,24 +504,35 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
             want = roster[u]["b"][phase]
             seed = reconstruct_checked(shares[u], threshold,
                                        lambda s: seed_commitment(round_id, u, phase, s) == want, f"{u[:40]!r}")
-            y -= prg(seed, dim)
+            y -= prg(seed, dim, bits)
             continue
         want = bytes.fromhex(roster[u]["s"][phase])
         seed = reconstruct_checked(shares[u], threshold, lambda s: public_key(s) == want, f"{u[:40]!r}")
         for w in graph[u]:
             if w in uploaded:       # w added +m if w < u else -m; remove it
-                m = prg(pair_seed(seed, bytes.fromhex(roster[w]["s"][phase]), round_id, phase, u, w), dim)
+                m = prg(pair_seed(seed, bytes.fromhex(roster[w]["s"][phase]), round_id, phase, u, w), dim, bits)
                 if w < u:
                     y -= m
                 else:
                     y += m
-    return from_ring(y)
+    return from_ring(y, bits)
 
 
 # ----------------------------------------------------------------------------- the noise plan
 RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as --unit user's default
 MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
 WRAP_SHARE = 1e-3       # at most this share of delta may go to a modular wrap-around
+MAX_INFLATION = 1.01
+"""The ring and scale a plan chooses keep the quantization's inflation of the noise at most this (1%)."""
+MAX_SCALE_LOG2 = 16     # the quantization scale is at most 2^16
+IDEAL_SCALE = 2.0 ** 40
+"""A scale at which rounding costs nothing measurable: the reference of :attr:`SecureSumPlan.noise_inflation`."""
+
+
+def ring_scale(bits: int, n: int) -> float:
+    """The quantization scale of a round of ``n`` summed modulo ``2^bits``: the largest power of two up to 2^16 (at
+    least 2^4) that keeps ``n`` persons' bounded entries 8 times inside half the modulus (2^(bits-4) / n)."""
+    return float(2 ** max(4, min(MAX_SCALE_LOG2, int(math.floor(math.log2(2.0 ** (int(bits) - 4) / int(n)))))))
 
 
 @dataclass(frozen=True)
@@ -511,7 +545,13 @@ class SecureSumPlan:
     survives ``dropouts`` random dropouts (:data:`LIVENESS_TARGET`), the threshold ``degree // 2 + t + 1`` (module
     note). The noise is calibrated for the ``n - dropouts - t - 1`` honest shares besides the protected person's own:
     with every share that survives the dropout tolerance, any ``t`` of them known, and the person's own share left out
-    (it leaves with the person under add/remove), the release still has ``epsilon`` per person."""
+    (it leaves with the person under add/remove), the release still has ``epsilon`` per person.
+
+    ``bits``: the ring, modulo 2^32 or 2^64. By default (None) the plan chooses it: 32 bits (half the bytes) when
+    the scale they allow (:func:`ring_scale`) inflates the noise by at most :data:`MAX_INFLATION` and keeps the
+    wrap-around probability within its share of delta, else 64 bits (where the scale is 2^16 up to 2^44
+    contributors); a plan that neither ring can carry is refused. Given, the plan uses that ring (a stated plan's
+    ring is checked for its wrap-around, not its inflation: the noise is accounted at whatever scale it gives)."""
 
     epsilon: float
     delta: float
@@ -519,7 +559,7 @@ class SecureSumPlan:
     dropouts: int
     vocab_size: int
     collusion: int | None = None
-    bits: int = MODULUS_BITS
+    bits: int | None = None
 
     def __post_init__(self):
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) \
@@ -528,7 +568,7 @@ class SecureSumPlan:
                                  most=EPSILON_MAX)
         if isinstance(self.delta, bool) or not isinstance(self.delta, (int, float)) or not 0 < self.delta < 1:
             raise ParameterError("invalid {delta=}: a number in (0, 1).", "delta", self.delta)
-        for name in ("n", "dropouts", "vocab_size", "bits"):
+        for name in ("n", "dropouts", "vocab_size") + (("bits",) if self.bits is not None else ()):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ParameterError("invalid {" + name + "=}: an integer.", name, v)
@@ -543,14 +583,45 @@ class SecureSumPlan:
         if self.vocab_size < 2:
             raise ParameterError("{vocab_size=}: the vocabulary needs at least 2 words.", "vocab_size",
                                  self.vocab_size)
-        if self.bits != MODULUS_BITS:
-            raise ParameterError("{bits=}: the secure sum sums modulo 2^32.", "bits", self.bits)
+        if self.bits is not None and self.bits not in RING_BITS:
+            raise ParameterError("{bits=}: the secure sum sums modulo 2^32 or 2^64 (bits 32 or 64, or None to let"
+                                 " the plan choose).", "bits", self.bits)
         if self.honest < 1:
             raise ParameterError("{dropouts=} and {collusion=} with {n} contributors leave no honest noise share"
                                  " besides the protected person's own: lower them (their sum at most {most}).",
                                  "dropouts", self.dropouts, values={"collusion": self.collusion}, n=self.n,
                                  most=self.n - 2)
         self.degree     # noqa: B018 (refuses a plan whose graph cannot survive its dropouts)
+        if self.bits is None:
+            object.__setattr__(self, "bits", self._choose_bits())
+        else:
+            object.__setattr__(self, "bits", int(self.bits))
+
+    def _ring_noise(self, bits: int) -> tuple[list[float], float, float]:
+        """``(mu per phase, wrap-around probability, noise inflation)`` in the ring modulo ``2^bits``, memoised."""
+        key = ("ring", self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.collusion, int(bits))
+        if key not in _PLAN_MEMO:
+            scale, dims = ring_scale(bits, self.n), list(self.dims)
+            budget = self.delta * (1 - WRAP_SHARE)
+            mus = calibrate_skellam(self.epsilon, budget, [scale] * 2, dims, [RANKING_RATIO, 1.0])
+            # the sum of every contributor's share (no dropout) is the noisiest a wrap-around can meet
+            wrap = sum(wrap_probability(mu / self.honest * self.n, self.n * rounded_norms(scale, d)[0], d, bits)
+                       for mu, d in zip(mus, dims))
+            ideal = calibrate_skellam(self.epsilon, budget, [IDEAL_SCALE] * 2, dims, [RANKING_RATIO, 1.0])
+            inflation = math.sqrt(mus[1] / ideal[1]) * IDEAL_SCALE / scale
+            _PLAN_MEMO[key] = (mus, wrap, inflation)
+        return _PLAN_MEMO[key]
+
+    def _choose_bits(self) -> int:
+        """The ring (module note, :class:`SecureSumPlan`): 32 bits when they cost no accuracy, else 64."""
+        for bits in RING_BITS:
+            _, wrap, inflation = self._ring_noise(bits)
+            if wrap <= self.delta * WRAP_SHARE and inflation <= MAX_INFLATION:
+                return bits
+        _, wrap, inflation = self._ring_noise(RING_BITS[-1])
+        raise DPTopicError(f"{self.n} contributors at epsilon {self.epsilon:g} fit no ring: modulo 2^64 the rounding"
+                           f" inflates the noise {inflation:.3f} times and the wrap-around probability is {wrap:.2g}:"
+                           " fewer contributors per round, or a larger epsilon.")
 
     @property
     def degree(self) -> int:
@@ -586,9 +657,24 @@ class SecureSumPlan:
 
     @property
     def scale(self) -> float:
-        """Quantization scale: the largest power of two up to 2^16 that keeps ``n`` persons' bounded entries 8 times
-        inside the modulus."""
-        return float(2 ** max(4, min(16, int(math.floor(math.log2(2.0 ** (self.bits - 4) / self.n))))))
+        """Quantization scale of the plan's ring (:func:`ring_scale`)."""
+        return ring_scale(self.bits, self.n)
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The ring's element type: little-endian uint32 or uint64 (an upload's entries)."""
+        return ring_dtype(self.bits)
+
+    def upload_bytes(self, dim: int) -> int:
+        """Bytes of a masked upload of ``dim`` entries."""
+        return self.dtype.itemsize * int(dim)
+
+    @property
+    def noise_inflation(self) -> float:
+        """The per-entry noise of the plan's releases (in units of the statistic) over the noise the same epsilon
+        needs when rounding costs nothing (the scale 2^40): the quantization's price, at most :data:`MAX_INFLATION`
+        for a ring the plan chose."""
+        return self._ring_noise(self.bits)[2]
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -602,20 +688,14 @@ class SecureSumPlan:
         return min(int(self.vocab_size), MAX_WORDS)
 
     def calibrated(self) -> tuple[list[float], float]:
-        """``(mu per phase for the honest shares' sum, wrap-around probability)``, memoised."""
-        key = (self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.collusion, self.bits)
-        if key not in _PLAN_MEMO:
-            mus = calibrate_skellam(self.epsilon, self.delta * (1 - WRAP_SHARE), [self.scale] * 2, list(self.dims),
-                                    [RANKING_RATIO, 1.0])
-            # the sum of every contributor's share (no dropout) is the noisiest a wrap-around can meet
-            wrap = sum(wrap_probability(mu / self.honest * self.n, self.n * rounded_norms(self.scale, d)[0], d,
-                                        self.bits) for mu, d in zip(mus, self.dims))
-            if wrap > self.delta * WRAP_SHARE:
-                raise DPTopicError(f"{self.n} contributors at epsilon {self.epsilon:g} would risk a modular"
-                                   f" wrap-around (probability {wrap:.2g}): fewer contributors per round, or a larger"
-                                   " epsilon.")
-            _PLAN_MEMO[key] = (mus, wrap)
-        return _PLAN_MEMO[key]
+        """``(mu per phase for the honest shares' sum, wrap-around probability)``, memoised; refused (one line) when
+        the wrap-around would take more than its share of delta."""
+        mus, wrap, _ = self._ring_noise(self.bits)
+        if wrap > self.delta * WRAP_SHARE:
+            raise DPTopicError(f"{self.n} contributors at epsilon {self.epsilon:g} would risk a modular wrap-around"
+                               f" modulo 2^{self.bits} (probability {wrap:.2g}): fewer contributors per round, a"
+                               " larger epsilon, or the ring the plan chooses (bits=None).")
+        return mus, wrap
 
     @property
     def mu_shares(self) -> list[float]:
@@ -651,8 +731,8 @@ class SecureSumPlan:
                 "dropout_tolerance": self.dropouts, "vocab_size": self.vocab_size, "modulus_bits": self.bits,
                 "collusion": self.collusion, "degree": self.degree, "threshold": self.threshold,
                 "honest_shares": self.honest, "scale": self.scale, "mu_shares": self.mu_shares,
-                "ranking_ratio": RANKING_RATIO, "max_words": MAX_WORDS, "wrap_probability": wrap,
-                "protocol": PROTOCOL}
+                "noise_inflation": self.noise_inflation, "ranking_ratio": RANKING_RATIO, "max_words": MAX_WORDS,
+                "wrap_probability": wrap, "protocol": PROTOCOL}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SecureSumPlan":
@@ -674,7 +754,8 @@ class SecureSumPlan:
         if d.get("protocol") != PROTOCOL:
             raise DPTopicError(f"the server speaks secure-sum protocol {str(d.get('protocol'))[:40]!r}, not {PROTOCOL!r}:"
                                " update dptopic on one side.")
-        for name, mine in (("degree", plan.degree), ("threshold", plan.threshold), ("honest_shares", plan.honest)):
+        for name, mine in (("degree", plan.degree), ("threshold", plan.threshold), ("honest_shares", plan.honest),
+                           ("scale", plan.scale)):
             if d.get(name) != mine:
                 raise DPTopicError(f"the server states {name} {str(d.get(name))[:20]} but its settings give {mine}:"
                                    " refusing to take part.")

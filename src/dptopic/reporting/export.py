@@ -19,7 +19,7 @@ from ..errors import ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
 from ..models.registry import TRAINERS
-from .terminal import estimated_note, support_summary, topic_support
+from .terminal import estimated_note, placed_note, support_summary, topic_support
 
 KEPT_WORDS_ESTIMATORS = tuple(t.class_name for t in TRAINERS.values() if {"document", "user"} <= set(t.units))
 """The estimators (class names) of the document-level trainers (``dptopic.training.build.DOCUMENT_LEVEL``), whose
@@ -56,6 +56,19 @@ def pyldavis_data(model, docs, theta=None, words=None, topics=None) -> dict:
 
 UNESTIMATED = " (not estimated)"
 """The mark a pyLDAvis export puts after a word that the model's release estimated in no topic."""
+PLACED = " (placed by public vectors)"
+"""The mark a pyLDAvis export puts after a word that the release estimated in no topic but public word vectors placed
+(:meth:`~dptopic.models.base.TopicModel.placed_words`)."""
+
+
+def placed_flags(model, topics) -> list | None:
+    """For each topic's listed words (``topic_words(..., mark_placed=False)``), whether public word vectors placed it
+    rather than the release; None for a model without such words."""
+    placed = model.placed_words() if callable(getattr(model, "placed_words", None)) else None
+    if placed is None:
+        return None
+    index = {w: i for i, w in enumerate(model.vocabulary_.words)}
+    return [[bool(placed[k, index[w[0] if isinstance(w, tuple) else w]]) for w in t] for k, t in enumerate(topics)]
 
 
 def kept_words(model):
@@ -343,11 +356,19 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
     if mask is not None and not kept_words_only:    # words no topic's release estimated: marked where pyLDAvis shows them
         themes = [k for k in range(K) if not mask[k].all()]
         estimated = mask[themes].any(axis=0)
-        doc["vocab"] = [w if estimated[i] else w + UNESTIMATED for i, w in enumerate(doc["vocab"])]
+        placed = model.placed_words()
+        placed = np.zeros(len(estimated), dtype=bool) if placed is None else placed.any(axis=0) & ~estimated
+        doc["vocab"] = [w if estimated[i] else w + (PLACED if placed[i] else UNESTIMATED)
+                        for i, w in enumerate(doc["vocab"])]
         doc["estimated_words"] = {"estimated": int(estimated.sum()), "vocabulary_words": int(len(estimated)),
                                   "note": f"the words marked '{UNESTIMATED.strip()}' were estimated in no topic by the"
                                           " release: their weight is a tail shared by every topic"
                                           + (" (--kept-words-only leaves them out)" if kept is not None else "")}
+        if placed.any():
+            doc["estimated_words"].update({"placed_by_public_vectors": int(placed.sum()), "note": (
+                doc["estimated_words"]["note"] + f"; the words marked '{PLACED.strip()}' were estimated in no topic"
+                " either, but the public word vectors placed them in the topics of their nearest released words"
+                " (public knowledge, not learned from the data)")})
     if supported is not None:
         left = [k for k in range(K) if k not in shown]
         doc["support"] = {"supported": sum(supported), "topics": K, "left_out": left,
@@ -377,7 +398,8 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     how the words are ranked, which topics stand above the noise of the release (for a model that assessed it; the
     words of those below it left out unless ``show_unsupported``) and the model's privacy card. ``source``: the saved
     model's folder, as the document names it."""
-    topics = model.topic_words(n, weights=True)
+    topics = model.topic_words(n, weights=True, mark_placed=False)
+    placed = placed_flags(model, topics)
     supported, background = topic_support(model)
     note = estimated_note(model)
     # a topic below the noise: listed with its flag, its words left out unless show_unsupported
@@ -386,6 +408,8 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     def entry(k, t):
         e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
              "weights": [] if k in hidden else [float(p) for _, p in t]}
+        if placed is not None:          # which words the public vectors placed, not the release
+            e["placed_by_public_vectors"] = [] if k in hidden else placed[k]
         if supported is not None:       # absent for a model without the assessment
             e.update({"supported": supported[k], "background": background[k]})
         return e
@@ -393,6 +417,8 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     doc = {"model": str(source), "class": type(model).__name__,
            "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)" + (f"; {note}" if note else ""),
            "topics": [entry(k, t) for k, t in enumerate(topics)]}
+    if placed is not None:
+        doc["placed_words_note"] = placed_note(model)
     if supported is not None:
         doc["support"] = {"supported": sum(supported), "topics": len(supported),
                           "note": support_summary(supported)
@@ -408,7 +434,8 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     weight P(word | topic), and for a model that assessed it whether the topic stands above the noise; the rows of
     those below it left out unless ``show_unsupported``), and the notes for standard error: where the privacy card is
     (``source``: the saved model's folder) and how the words are ranked."""
-    topics = model.topic_words(n, weights=True)
+    topics = model.topic_words(n, weights=True, mark_placed=False)
+    placed = placed_flags(model, topics)
     supported, background = topic_support(model)
     hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
     card = privacy_card_line(model, source)
@@ -416,6 +443,8 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     note = estimated_note(model)
     ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))" + (f"; {note}" if note else "")
     notes = [f"{card}; {ranked}" if card else f"note: {ranked}"]
+    if placed is not None:
+        notes.append(f"note: {placed_note(model)}")
     if supported is not None:
         notes.append(f"note: {support_summary(supported)}" + (
             f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
@@ -423,13 +452,14 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
-    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
+    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"])
+               + ([] if placed is None else ["placed_by_public_vectors"]))
     for k, t in enumerate(topics):
         if k in hidden:
             continue
         flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
         for r, (word, p) in enumerate(t):
-            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
+            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags + ([] if placed is None else [str(placed[k][r]).lower()]))
     return buf.getvalue(), notes
 
 

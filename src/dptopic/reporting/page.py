@@ -18,7 +18,7 @@ from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
 from ..models.dataset_charge import current_total
 from .html import match_yardstick, render_report
-from .terminal import estimated_note, topic_support
+from .terminal import estimated_note, placed_note, topic_support
 
 MARKER = '<meta name="generator" content="dptopic report">'
 
@@ -239,10 +239,11 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
     card = privacy_card(current_total(getattr(model, "privacy_", None) or {}), trainer)
     from ..models.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
 
+    notes = ". ".join(x for x in (estimated_note(model), placed_note(model)) if x) or None   # which words, what '*' is
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,
                          topics=model.topic_words(top, weights=True), evaluation=evaluation, audit=audit,
                          roc_png=roc_png, source=source, background=[k for k, b in enumerate(background) if b],
                          supported=supported, show_unsupported=show_unsupported,
-                         words_ranking=ranking_text(word_ranking(model)), words_note=estimated_note(model),
+                         words_ranking=ranking_text(word_ranking(model)), words_note=notes,
                          floor=model_floor(model, top))
     return html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1), card

@@ -210,17 +210,41 @@ def support_summary(supported) -> str:
 
 
 def estimated_note(model) -> str | None:
-    """Which words a model's top-word lists leave out: those its release did not estimate in a topic
-    (``model.estimated_words()``), said once wherever topics are shown; None when every word was estimated."""
+    """Which words a model's top-word lists show and leave out: those its release estimated in a topic
+    (``model.estimated_words()``) and those public word vectors placed in it (``model.placed_words()``, marked; what
+    the mark means is :func:`placed_note`'s line), said once wherever topics are shown; None when every word was
+    estimated."""
+    from ..models.base import PLACED_MARK  # start-up: the estimators' base loads numpy and numba
+
     mask = model.estimated_words() if callable(getattr(model, "estimated_words", None)) else None
     if mask is None:
         return None
+    placed = model.placed_words() if callable(getattr(model, "placed_words", None)) else None
     themes = [k for k in range(len(mask)) if not mask[k].all()]
     n, V = int(mask[themes].any(axis=0).sum()), int(mask.shape[1])
-    return (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
-            + ("; every word in the background topics" if len(themes) < len(mask) else "") + "): the others share a"
-            " tail the release did not estimate per topic, the same in every topic, and are left out (a topic lists"
-            " fewer words when its release estimated fewer)")
+    text = (f"each topic lists only the words its release estimated in it ({n:,} of the {V:,} words"
+            + ("; every word in the background topics" if len(themes) < len(mask) else "") + ")")
+    if placed is not None:
+        text += f" and those public word vectors placed in it (marked '{PLACED_MARK}')"
+    return text + (": the others share a tail the release did not estimate per topic, the same in every topic, and"
+                   " are left out (a topic lists fewer words when its release estimated fewer)")
+
+
+def placed_note(model) -> str | None:
+    """One line that says what the mark of a placed word means (:data:`~dptopic.models.base.PLACED_MARK`): public word
+    vectors, named, put it in the topic, not the data; and the placement read the release and the public vectors
+    alone, no private data, so it is post-processing inside the guarantee. None for a model whose vectors placed no
+    word (or that had none)."""
+    from ..models.base import PLACED_MARK  # start-up: the estimators' base loads numpy and numba
+
+    placed = model.placed_words() if callable(getattr(model, "placed_words", None)) else None
+    if placed is None:
+        return None
+    name = (getattr(model, "public_vectors_", None) or {}).get("name") or "given"
+    return (f"'{PLACED_MARK}' marks a word the public word vectors {name} placed in a topic"
+            f" ({int(placed.any(axis=0).sum()):,} words): not learned from the data, whose release did not estimate"
+            " it there; the vectors put it beside its nearest released words, reading the release and the public"
+            " vectors alone, no private data (post-processing: inside the guarantee, no budget spent)")
 
 
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
@@ -254,6 +278,9 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     note = estimated_note(model)
     if note:
         console.print(f"words: {note}")
+    placed = placed_note(model)
+    if placed:
+        console.print(placed, markup=False, highlight=False)
     if supported is None:
         return
     console.print(support_summary(supported))

@@ -8,7 +8,8 @@ first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of
                   (``POST /v1/secure/keys``); the roster closes when every member of the directory has.
 ``shares``        each posts its neighbours' encrypted shares (``POST /v1/secure/shares``); closes when every roster
                   member has, or by the admin.
-``upload{p}``     the signed, masked vector of step p (``POST /v1/secure/upload/{p}``, raw little-endian uint32;
+``upload{p}``     the signed, masked vector of step p (``POST /v1/secure/upload/{p}``, raw little-endian uint32 or
+                  uint64, the plan's ring;
                   step 0 answers with the shares addressed to the uploader); closes when every member has uploaded,
                   or by the admin (``POST /v1/admin/secure/close``).
 ``consistency{p}``  the survivors sign the set of uploads (``POST /v1/secure/consistency/{p}``); closes when every
@@ -22,6 +23,14 @@ first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of
 Every request is refused in one line when it does not fit the state, is not signed by the member it names, or is
 malformed (one contributor's bad key, share or answer is refused, not the round); every message is stored durably
 once per contributor and step (a retry of the same bytes is acknowledged as a replay, different bytes are refused).
+
+Uploads are aggregated as they arrive: each is added to its step's running sum (in the plan's ring) in the
+transaction that stores its receipt (SHA-256 and signature), so exactly once, and its bytes are not kept. The
+server's storage for the uploads is the two running sums plus one receipt per contributor and step, and a server
+killed at any moment resumes from them (``tests/integration/test_secure_sum_restart.py``). An upload whose maker is
+left with fewer than the threshold of its neighbours among the uploads cannot be unmasked, nor taken out of the sum,
+so the step fails; taking it out would rarely save the round (on the ring its neighbours are then short in turn), and
+the plan's degree makes it rare under random dropouts (at most 1e-3 contributors expected short).
 Fewer than ``n - F`` survivors at any step fail the round: the noise was calibrated for at least that many shares.
 The database is created readable by its owner only; SQLite commits in WAL mode and syncs at checkpoints, so a
 process killed at any moment loses nothing it acknowledged (a power cut may lose the last acknowledgements, which the
@@ -29,6 +38,7 @@ contributors send again from their state files).
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -91,10 +101,14 @@ t_shares = Table("secure_shares", meta, Column("sender", String(64), primary_key
                  Column("body", Text, nullable=False), Column("sha", String(64), nullable=False))
 t_share_to = Table("secure_share_to", meta, Column("receiver", String(64), primary_key=True),
                    Column("sender", String(64), primary_key=True), Column("ct", Text, nullable=False))
-t_uploads = Table("secure_uploads", meta, Column("phase", Integer, primary_key=True),
+t_uploads = Table("secure_upload_receipts", meta, Column("phase", Integer, primary_key=True),
                   Column("contributor", String(64), primary_key=True), Column("sha", String(64), nullable=False),
-                  Column("signature", String(128), nullable=False), Column("data", LargeBinary, nullable=False),
-                  Column("at", Float, nullable=False))
+                  Column("signature", String(128), nullable=False), Column("at", Float, nullable=False))
+"""One receipt per contributor and step (the upload's SHA-256 and signature): an upload is added to the step's
+running sum exactly once, in the transaction that stores its receipt; the bytes themselves are not kept."""
+t_sums = Table("secure_running_sums", meta, Column("phase", Integer, primary_key=True),
+               Column("data", LargeBinary, nullable=False), Column("count", Integer, nullable=False))
+"""Each step's running sum of the uploads (in the plan's ring) and how many it holds."""
 t_consistency = Table("secure_consistency", meta, Column("phase", Integer, primary_key=True),
                       Column("contributor", String(64), primary_key=True),
                       Column("signature", String(128), nullable=False))
@@ -140,7 +154,7 @@ class SecureSumConfig:
         if len(self.directory["members"]) != self.plan.n:
             raise DPTopicError(f"--directory lists {len(self.directory['members'])} invited contributors, but the round"
                                f" takes {self.plan.n} (--min-contributors): give the same number, or invite again.")
-        need = 4 * max(self.plan.dims) + 64
+        need = self.plan.upload_bytes(max(self.plan.dims)) + 64
         if self.max_body_bytes < need:
             raise DPTopicError(f"--max-body-bytes {self.max_body_bytes} is below the largest secure-sum upload here"
                                f" ({need} bytes): raise it.")
@@ -196,6 +210,7 @@ class SecureRound:
         self._roster = None
         self._have = None
         self._unmasking = None
+        self._sums: dict = {}        # phase -> (running sum, uploads in it), as committed
         try:
             self.engine = _open_engine(cfg.database)
             found = set(inspect(self.engine).get_table_names())
@@ -462,29 +477,55 @@ class SecureRound:
             self._need(f"upload{phase}")
             if contributor not in self._in("members"):
                 raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
-            if len(body) != 4 * self.dim(phase):
+            want = self.plan.upload_bytes(self.dim(phase))
+            if len(body) != want:
                 raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
-                                                   f" uint32 ({4 * self.dim(phase)} bytes), not {len(body)} bytes.")
+                                                   f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
             with self.engine.begin() as conn:
                 conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
-                                                       signature=signature, data=body, at=time.time()))
-                n = conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == phase)).scalar()
+                                                       signature=signature, at=time.time()))
+                total, n = self._running(conn, phase)
+                total = total + np.frombuffer(body, dtype=self.plan.dtype)      # modulo 2^bits: the ring wraps
+                n += 1
+                conn.execute(t_sums.delete().where(t_sums.c.phase == phase))
+                conn.execute(t_sums.insert().values(phase=phase, data=total.tobytes(), count=n))
                 if phase == 0:
                     extra["shares"] = self.shares_for(contributor, conn)
                 if n >= len(self.st["members"]):
                     self._close_upload(conn, phase)
+            self._sums[phase] = (total, n)      # committed: the running sum in memory follows the database
         return 201, {"replayed": False, **extra}
+
+    def _running(self, conn, phase: int) -> tuple[np.ndarray, int]:
+        """``(running sum, uploads in it)`` of ``phase``: kept in memory, read from the database after a restart."""
+        if phase not in self._sums:
+            row = conn.execute(select(t_sums.c.data, t_sums.c.count).where(t_sums.c.phase == phase)).first()
+            if row is None:
+                self._sums[phase] = (np.zeros(self.dim(phase), dtype=self.plan.dtype), 0)
+            else:
+                total = np.frombuffer(row.data, dtype=self.plan.dtype)
+                if len(total) != self.dim(phase):
+                    raise DPTopicError(f"the database {safe_url(self.cfg.database)!r} holds a running sum of step"
+                                       f" {phase} of {len(total)} entries, not {self.dim(phase)}: give a new database.")
+                self._sums[phase] = (total, int(row.count))
+        return self._sums[phase]
 
     def _close_upload(self, conn, phase: int) -> None:
         uploaded = set(r[0] for r in conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == phase)))
         # an upload whose maker has fewer than T neighbours among the uploads could not be unmasked (its neighbours
-        # refuse, rightly): it is counted as dropped, until none is left
-        while (short := self._short(uploaded)) is not None:
-            uploaded.discard(short)
+        # refuse, rightly), and it is in the running sum, which keeps no upload to take out: the round fails. Taking
+        # it out would rarely help: on the ring its nearest uploading neighbour is then short too, and so on around
+        # (docs/research/secure_sum.md). The plan's degree makes it rare under random dropouts (SecureSumPlan.degree:
+        # the expected number of contributors left short of T neighbours is at most 1e-3)
+        short = self._short(uploaded)
         least = self.plan.n - self.plan.dropouts
         if len(uploaded) < least:
-            self._fail(f"only {len(uploaded)} uploads in step {phase} that can be unmasked, fewer than {least}"
+            self._fail(f"only {len(uploaded)} uploads in step {phase}, fewer than {least}"
                        " (--min-contributors minus --dropout-tolerance): nothing released", conn)
+        elif short is not None:
+            self._fail(f"contributor {short!r} uploaded in step {phase} with fewer than {self.T} of its neighbours"
+                       " among the uploads: its upload cannot be unmasked nor taken out of the running sum; nothing"
+                       " released", conn)
         else:
             self.st = dict(self.st, state=f"consistency{phase}", uploaded=sorted(uploaded))
             self._save(conn)
@@ -646,9 +687,9 @@ class SecureRound:
         t0 = time.perf_counter()
         dim = self.dim(phase)
         with self.engine.connect() as conn:
-            rows = conn.execution_options(stream_results=True).execute(
-                select(t_uploads.c.contributor, t_uploads.c.data).where(t_uploads.c.phase == phase))
-            total = ss.ring_sum(np.frombuffer(r.data, dtype=ss.DTYPE) for r in rows if r.contributor in uploaded)
+            total, n = self._running(conn, phase)
+        if n != len(uploaded):
+            raise DPTopicError(f"the running sum of step {phase} holds {n} uploads, not the {len(uploaded)} counted")
         t1 = time.perf_counter()
         total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
         t2 = time.perf_counter()
@@ -748,8 +789,52 @@ async def get_config(request: Request):
                          "directory": cfg.directory, "max_body_bytes": cfg.max_body_bytes})
 
 
+LONG_POLL_S = 20.0
+"""The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
+
+
+def _reached(state: str, step: str) -> bool:
+    return state == "failed" or STATES.index(state) >= STATES.index(step)
+
+
 async def get_round(request: Request):
-    return JSONResponse(await run_in_threadpool(_round(request).view))
+    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
+    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
+    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
+    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
+    (``include=signatures``)."""
+    r = _round(request)
+    q = request.query_params
+    step = q.get("wait")
+    if step is not None:
+        if step not in STATES:
+            raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
+        try:
+            timeout = float(q.get("timeout", LONG_POLL_S))
+        except ValueError:
+            timeout = -1.0
+        if not 0 <= timeout <= 3600:
+            raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
+        deadline = time.monotonic() + min(timeout, LONG_POLL_S)
+        pause = 0.02        # the state is looked at in memory; at most 4 times a second per waiting contributor
+        while not _reached(r.st["state"], step) and time.monotonic() < deadline:
+            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(0.25, pause * 1.5)
+    view = await run_in_threadpool(r.view)
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
+    if include:
+        who = _contributor(q.get("contributor"))
+        state = view["state"]
+        if "roster" in include and state not in ("keys", "failed"):
+            view["roster"] = await run_in_threadpool(r.roster)
+        if "signatures" in include and state.startswith("unmask"):
+            phase = int(state[-1])
+            mine = set(r.graph().get(who, ()))
+            view["signatures"] = {k: v for k, v in (await run_in_threadpool(r.signatures, phase)).items()
+                                  if k in mine}
+    return JSONResponse(view)
 
 
 async def get_roster(request: Request):

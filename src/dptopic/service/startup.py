@@ -354,7 +354,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
             raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
     plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), collusion)
-    need = 4 * max(plan.dims) + 64
+    need = plan.upload_bytes(max(plan.dims)) + 64
     if max_body_bytes is not None and max_body_bytes < need:
         raise DPTopicError(f"--max-body-bytes {max_body_bytes} cannot hold the round's largest upload ({need} bytes, the"
                            f" co-occurrence triangle over {plan.max_kept_words} words): raise it, or leave it out.")
@@ -371,7 +371,8 @@ def banner(cfg, url: str) -> str:
         return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
                 f" person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}), up to"
                 f" {plan.dropouts} dropping out and {plan.collusion} colluding, {plan.degree} neighbours each,"
-                f" threshold {plan.threshold}; upload limit {cfg.max_body_bytes} bytes; admin"
+                f" threshold {plan.threshold}; sums modulo 2^{plan.bits} at scale 2^{int(plan.scale).bit_length() - 1}"
+                f" (noise x{plan.noise_inflation:.4f} for the rounding); upload limit {cfg.max_body_bytes} bytes; admin"
                 f" {'on' if cfg.admin_token else 'off'}; {url}")
     reports = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
                if cfg.report_kind == "document" else

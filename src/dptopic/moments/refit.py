@@ -1,4 +1,5 @@
-"""Choosing the number of topics of a :class:`~dptopic.models.DocDPCooccurrence` from its releases, for free.
+"""Topics of a :class:`~dptopic.models.DocDPCooccurrence` read from its saved releases: at another number of topics,
+or to choose that number, for free.
 
 The model's two Gaussian releases (the noisy word counts that chose the kept words, and the noisy co-occurrence
 matrix of those words) are differentially private outputs: keeping them, and reading topics at another number of
@@ -12,7 +13,11 @@ and nothing is charged to any ledger.
   (:func:`~dptopic.moments.support.cooccurrence_supported_topics`): the largest K whose factorised topics all stand
   above the noise, no more than the release's eigenvalues above the noise edge.
 
+- :func:`topic_word_matrix`: topics over the whole vocabulary from topics over the kept words and the noisy word
+  counts, as both the fit and a refit read them.
+
 The releases are saved with the model (``release_*.npy``); a folder saved before they were kept cannot be refitted.
+The functions read and set a fitted model's attributes (duck-typed: no estimator class is imported here).
 """
 from __future__ import annotations
 
@@ -21,9 +26,9 @@ import numpy as np
 from .._validation import Int, validate_value
 from ..corpus.vectors import OFF, load_public_vectors
 from ..errors import DPTopicError, ParameterError
-from ..moments import topics_from_cooccurrence
-from ..moments.support import cooccurrence_supported_topics, mass_supported, wigner_edge
-from .vector_prior import spread_tail, word_topics
+from .factorize import topics_from_cooccurrence
+from .public_groups import spread_tail, word_topics
+from .support import cooccurrence_supported_topics, mass_supported, wigner_edge
 
 ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales",
           "release_groups")
