@@ -40,11 +40,13 @@ test-deps: $(STAMP)
 			|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"; \
 	fi
 
-# dptopic's bytecode is compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
+# ruff first (pyproject.toml's [tool.ruff]: pyflakes, pycodestyle's errors, import order), then dptopic's bytecode is
+# compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
 # Python caches none, and each process the tests start (servers, command runs) would compile it again. So are its
 # numba kernels, into their cache, in two processes (tests/compile_kernels.py): on a fresh clone every test worker
 # would otherwise compile the same kernels at the same time.
 test: test-deps
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/python tests/compile_kernels.py
 	$(BIN)/python -m pytest -q -n auto --durations=25

@@ -9,10 +9,9 @@ import sys
 import tempfile
 import time
 
+import artm
 import numpy as np
 import scipy.sparse as sp
-
-import artm
 
 path, K, threads, passes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 z = np.load(path, allow_pickle=False)

@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 from _common import IterationClock, machine, median_time, table
-
 from dptopic.corpus import lda_corpus
 from dptopic.evaluation import perplexity, topic_recovery
 

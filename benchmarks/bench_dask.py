@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from _common import IterationClock as Clock, machine  # times each iteration, gathers nothing
+from _common import IterationClock as Clock  # times each iteration, gathers nothing
+from _common import machine
 
 
 class Echo:

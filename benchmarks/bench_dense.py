@@ -22,12 +22,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from _common import machine
-
+from bench_cgs import build
 from dptopic.kernels import kernel_state
 from dptopic.kernels.counts import count_assignments
 from dptopic.kernels.dense import _dense_sweep_scalar, _dense_sweep_vector
-
-from bench_cgs import build
 
 
 def noisy_state(word_ids, doc_ptr, K, V, seed):

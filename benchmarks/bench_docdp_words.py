@@ -24,7 +24,6 @@ import warnings
 import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
-
 from dptopic.datasets import load_20newsgroups, load_sotu
 from dptopic.evaluation import topic_quality
 from dptopic.models import LDA, DocDPCooccurrence

@@ -65,17 +65,16 @@ import warnings
 import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
-
 import dptopic.contributor.fedlda as fed_client
 from dptopic.accounting.fedlda import subset_inclusion
+from dptopic.contributor.fedlda import FedClient
 from dptopic.evaluation import npmi_coherence
 from dptopic.experiments.fedlda import classify, task_corpora
-from dptopic.contributor.fedlda import FedClient
-from dptopic.protocol.fedlda_server import full_vocabulary_topics
 from dptopic.kernels import kernel_state, sample_labels
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA
 from dptopic.moments.factorize import topics_from_cooccurrence
+from dptopic.protocol.fedlda_server import full_vocabulary_topics
 
 
 def report_likelihoods(sets, phi, e1, V):
@@ -328,10 +327,10 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         if leave_user_out and t > 0 and server == "expected":
             # each user labels against the counts without its own last-round contribution (as collapsed Gibbs
             # sampling leaves out the token it resamples): post-processing of the broadcast and its own reports
-            own = [subset_signal_counts(c.rz, c.sets, phi_prev, eps) for c in clients]
+            own = [subset_signal_counts(c.rz, c.sets, phi_prev, eps) for c in clients]  # noqa: F821 - the last round's
         for i, c in enumerate(clients):
             if own is not None:
-                p_u = np.maximum(counts - own[i], 0.0) + beta
+                p_u = np.maximum(counts - own[i], 0.0) + beta  # noqa: F821 - the last round's counts
                 c.local_sampling(p_u / p_u.sum(axis=1, keepdims=True))
             else:
                 c.local_sampling(phi)
@@ -350,13 +349,13 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
             counts = np.maximum((hits - n_k * B) / (A - B), 0.0)
         else:
             counts = subset_signal_counts(z, all_sets, phi, eps)
-            phi_prev = phi
+            phi_prev = phi  # noqa: F841 - read in the next round (pyflakes does not follow the loop)
             if server == "shrink":
                 counts = counts + shrink * np.bincount(z[z < K], minlength=K)[:, None] * background
         phi = counts + beta
         phi /= phi.sum(axis=1, keepdims=True)
         if average and t >= rounds - average:
-            acc = counts / average if t == rounds - average else acc + counts / average
+            acc = counts / average if t == rounds - average else acc + counts / average  # noqa: F821
     if average:  # the counts of the last rounds averaged (post-processing of the published counts)
         phi = acc + beta
         phi /= phi.sum(axis=1, keepdims=True)

@@ -18,7 +18,6 @@ import warnings
 import numpy as np
 
 from _common import IterationClock, machine, peak_rss_bytes, table
-
 from dptopic import LDA, FedLDA
 from dptopic.datasets import load_sotu
 

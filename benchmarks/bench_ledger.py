@@ -31,9 +31,8 @@ import warnings
 
 import numpy as np
 
-from _common import draw_words, machine, table
-
 import dptopic
+from _common import draw_words, machine, table
 from dptopic.corpus.readers import read_corpus
 
 

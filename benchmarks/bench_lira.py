@@ -20,6 +20,7 @@ import os
 import time
 
 import numpy as np
+
 from _common import machine, table
 
 

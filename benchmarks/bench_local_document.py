@@ -60,8 +60,8 @@ def exact_pair_matrix(corpus) -> np.ndarray:
 
 def curve(a):
     from dptopic import LDA
-    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models import LocalDocumentLDA
     from dptopic.moments import topics_from_cooccurrence
     tr, te = load()
@@ -144,8 +144,12 @@ def _zero_variance(p: float, q: float) -> float:
 
 
 def oracle_subset(n, D, eps, rng):
-    from dptopic.mechanisms.frequency_oracle import (inclusion_probabilities, subset_selection,
-                                                     subset_selection_counts, subset_size)
+    from dptopic.mechanisms.frequency_oracle import (
+        inclusion_probabilities,
+        subset_selection,
+        subset_selection_counts,
+        subset_size,
+    )
     R, _ = subset_selection(np.zeros(n, dtype=np.int64), D, eps, rng)
     t = time.perf_counter()
     est, _ = subset_selection_counts(R, D, eps)

@@ -30,11 +30,11 @@ def main(argv=None) -> None:
     from scipy import stats
 
     from dptopic.accounting.local import f_from_epsilon
-    from dptopic.corpus import Corpus, lda_corpus
     from dptopic.contributor.randomizer import Randomizer
-    from dptopic.protocol.estimation import overlap_count, overlap_threshold, presence_bits
+    from dptopic.corpus import Corpus, lda_corpus
     from dptopic.mechanisms.randomized_response import randomized_response
     from dptopic.models.olp_lda import _OVERLAP_NULL_DRAWS
+    from dptopic.protocol.estimation import overlap_count, overlap_threshold, presence_bits
 
     V, eps = 120, a.epsilon_word
     words = ["".join(t) + "ix" for t in itertools.product("bcdfghjklm", "aeiou", "pqrst")][:V]   # letters only

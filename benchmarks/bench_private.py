@@ -24,7 +24,6 @@ import numpy as np
 
 from _common import IterationClock, machine, median_time, table
 from bench_cgs import build, run_tomotopy
-
 from dptopic import HDPLDA, CDPLDAPlus
 from dptopic.mechanisms import laplace_mechanism
 

@@ -383,8 +383,7 @@ def _groups_release(run, singles: float, groups_per_kept: float, spread=True, wi
     ``vectors_route="groups"`` releases it), drawn at the fit's co-occurrence noise. ``lowrank``: the topics read from
     its eigen-directions above the noise edge, shrunk (as the route ``lowrank``), the support from the release."""
     from dptopic.kernels.pair_moments import normalised_cooccurrence_bow
-    from dptopic.moments.public_groups import word_topics
-    from dptopic.moments.public_groups import word_groups
+    from dptopic.moments.public_groups import word_groups, word_topics
     from dptopic.moments.support import cooccurrence_supported_topics
 
     weight = np.maximum(run.counts, 0.0) + 1e-3 * run.sigma_rank

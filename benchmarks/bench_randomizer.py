@@ -23,10 +23,9 @@ import warnings
 import numpy as np
 
 from _common import machine, median_time, table
-
-from dptopic.datasets import load_sotu
-from dptopic.contributor.randomizer import Randomizer
 from dptopic.accounting.local import f_from_epsilon
+from dptopic.contributor.randomizer import Randomizer
+from dptopic.datasets import load_sotu
 from dptopic.protocol.estimation import presence_bits
 
 

@@ -106,11 +106,11 @@ def largest_person_words(corpus, users) -> int:
 
 def curves(a, phi, theta, lengths, vocab):
     import dptopic
-    from dptopic.evaluation import topic_coverage
-    from dptopic.protocol.secure_sum import SecureSumPlan
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.evaluation import topic_coverage
     from dptopic.models.fedlda import FedLDA
     from dptopic.models.lplda import LPLDA
+    from dptopic.protocol.secure_sum import SecureSumPlan
 
     cov = lambda m: topic_coverage(m, (phi, vocab))["coverage"]  # noqa: E731
     rows, points = [], {}

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import itertools
 import http.client
+import itertools
 import shutil
 import sys
 import tempfile
@@ -47,9 +47,8 @@ import numpy as np
 from _common import machine, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
-
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
 
 V = 1000
 
@@ -71,14 +70,14 @@ def bodies(words, per_request: int, seconds: float) -> list[bytes]:
     """Upload bodies as ``dptopic submit`` builds them (each with its own upload nonce, so the server runs its
     duplicate-body lookup on every one), more than the clients can send in ``seconds``: upload s holds reports
     s .. s + per_request - 1 of one randomized set, so n uploads need only n + per_request - 1 reports."""
-    from dptopic.service import codec
+    from dptopic.protocol import codec as protocol_codec
 
     n = int(seconds * REQUESTS_PER_SECOND_CAP / max(1, per_request) ** 0.4)
     rng = np.random.default_rng(0)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
     docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(n + per_request - 1)]
     rs = rz.randomize(docs)
-    return [codec.encode_reports(rs[i:i + per_request]) for i in range(n)]
+    return [protocol_codec.encode_reports(rs[i:i + per_request]) for i in range(n)]
 
 
 REQUESTS_PER_SECOND_CAP = 8000   # single-report uploads per second no stored run here comes near (SQLite: about

@@ -36,7 +36,6 @@ import time
 import numpy as np
 
 from _common import machine, table
-
 from dptopic import OnlineVB
 from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep

@@ -43,10 +43,15 @@ from pathlib import Path
 import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
-
 import dptopic
-from dptopic.evaluation import (downstream_score, infer_theta, npmi_coherence, topic_coverage, topic_diversity,
-                                topic_quality)
+from dptopic.evaluation import (
+    downstream_score,
+    infer_theta,
+    npmi_coherence,
+    topic_coverage,
+    topic_diversity,
+    topic_quality,
+)
 from dptopic.evaluation.topic_quality import word_ranking
 
 DELTA = 1e-5

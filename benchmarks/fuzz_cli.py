@@ -36,8 +36,6 @@ import os
 import random
 import re
 import shutil
-import sqlite3
-import stat
 import subprocess
 import sys
 import tempfile

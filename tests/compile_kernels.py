@@ -23,11 +23,11 @@ HALVES = (["lda", "cdp", "cdp+", "lp", "olp", "svi", "ldp-doc"],
 
 def fit_each(names) -> None:
     warnings.simplefilter("ignore")        # tiny corpora and budgets warn; only the compiling matters here
-    from dptopic.corpus import lda_corpus
-    from dptopic.contributor.randomizer import Randomizer
     from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.corpus import lda_corpus
     from dptopic.models.registry import TRAINERS
-    from helpers import SMALL_SETTINGS as SMALL       # the estimator contract test's settings (tests/ is sys.path[0])
+    from helpers import SMALL_SETTINGS as SMALL  # the estimator contract test's settings (tests/ is sys.path[0])
 
     corpus = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=12, alpha=0.5, beta=0.1, seed=1).corpus
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)

@@ -51,10 +51,38 @@ def pytest_unconfigure(config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The user's own default ledger is as the session found it, or the run fails (and says which file)."""
+    """The user's own default ledger is as the session found it, and the repository's root holds nothing new, or the
+    run fails (and says which file)."""
     if _REAL_LEDGER is not None and _ledger_state(_REAL_LEDGER[0]) != _REAL_LEDGER[1]:
         print(f"\nerror: the test session wrote the user's own dataset ledger {_REAL_LEDGER[0]}", file=sys.stderr)
         session.exitstatus = 1
+    left = sorted(set(os.listdir(ROOT)) - _ROOT_ENTRIES - ROOT_CACHES)
+    if left and not hasattr(session.config, "workerinput"):     # the controller's view, once every worker is done
+        print(f"\nerror: the test session left {', '.join(left)} in the repository's root {ROOT}", file=sys.stderr)
+        session.exitstatus = 1
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT_ENTRIES = set(os.listdir(ROOT))
+ROOT_CACHES = {".hypothesis", ".pytest_cache", ".ruff_cache"}
+"""What a test run may add to the repository's root: the test tools' caches (each ignored by git)."""
+LOCK_SUFFIX = ".dptopic-lock"
+"""The lock a command takes beside its output path while it runs (``dptopic._io.claim_output``): a command refused
+after its check of --out, run in the test process without --out (its default, runs/model) or with a relative one,
+holds it in the working folder until the process ends. Not counted after each test (under xdist another worker's
+lock would be blamed on this one's test); one left when the session ends is (:func:`pytest_sessionfinish`)."""
+
+
+@pytest.fixture(autouse=True)
+def _nothing_written_at_the_root():
+    """No test writes into the repository's working folder (a ledger named ``1`` was committed twice from a run's
+    leftovers): the test after which a new entry appears at the root fails, naming it (under xdist, the test that
+    wrote it ran in this process or beside it)."""
+    yield
+    new = {n for n in set(os.listdir(ROOT)) - _ROOT_ENTRIES - ROOT_CACHES if not n.endswith(LOCK_SUFFIX)}
+    if new:
+        _ROOT_ENTRIES.update(new)       # said once, by the test that left it
+        pytest.fail(f"the test wrote {', '.join(sorted(new))} into the repository's root {ROOT}: write into tmp_path")
 
 
 @pytest.fixture(autouse=True)
@@ -176,17 +204,6 @@ def cli_output(capsys, *args):
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, flat(out), flat(err)
-
-
-def one_line_error(r, *phrases) -> str:
-    """The one line of error of a finished ``dptopic`` subprocess ``r`` (exit status 2, no traceback), holding every
-    phrase given."""
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for p in phrases:
-        assert p in lines[0], lines[0]
-    return lines[0]
 
 
 def cli_ok(capsys, argv) -> str:

@@ -1,24 +1,31 @@
 """Small helpers that test modules in several folders share (tests/ is on the path: ``from helpers import ...``)."""
 import math
 import os
-import warnings
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from hypothesis import HealthCheck, settings, strategies as st
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic._validation import Interval
-from dptopic.accounting import (eps_iter_static, eps_related, eps_total_static, hdp_clip_bound, hdp_epsilon_inherent,
-                                hdp_total_epsilon, smallest_hdp_budget)
+from dptopic.accounting import (
+    eps_iter_static,
+    eps_related,
+    eps_total_static,
+    hdp_clip_bound,
+    hdp_epsilon_inherent,
+    hdp_total_epsilon,
+    smallest_hdp_budget,
+)
 from dptopic.cli.main import main
-from dptopic.errors import DPTopicError
 from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
 from dptopic.models import ALGORITHMS, FedLDA
-
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -146,13 +153,14 @@ def cli_error_line(capsys, argv) -> str:
     return lines[0]
 
 
-def one_line_error(capsys, argv) -> str:
-    """Run the CLI on ``argv``: exit status 2, one line on stderr, no traceback; returns that line."""
-    rc = main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert rc == 2 and "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
+def one_line_error(r, *phrases) -> str:
+    """The one line of error of a finished ``dptopic`` subprocess ``r`` (exit status 2, no traceback), holding every
+    phrase given. (In this process: :func:`cli_error_line`.)"""
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for p in phrases:
+        assert p in lines[0], lines[0]
     return lines[0]
 
 

@@ -307,3 +307,67 @@ def test_the_shadowing_check_finds_a_second_import(tmp_path):
     _write_package(tmp_path, {"m.py": "import warnings\n\n\ndef f(x):\n    if x:\n        import warnings\n"
                                       "        warnings.warn('a')\n    warnings.warn('b')\n"})
     assert shadowing_imports(tmp_path) == [("m.py", 6, "warnings")]
+
+
+# ------------------------------------------------------------------ no import the layer check cannot see; no old names
+DYNAMIC_IMPORTS = {
+    "_lazy_names.py": "a package's public names, imported from its own modules on first read (PEP 562)",
+    "models/registry.py": "a trainer's class, from the models/ module its registry entry names, on first read",
+    "accounting/_lazy.py": "dp-accounting's modules (a third-party package) on first use",
+}
+"""The modules that import by a name computed at run time (``importlib.import_module``, ``__import__``), which the
+layer check cannot follow; each loads a module of its own package or a third-party one, so no arrow between
+layers hides there."""
+
+
+def dynamic_imports(root: Path) -> list:
+    """``(module, line)`` for each ``import_module``/``__import__`` under ``root`` (a call, or the name imported)."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else
+                    node.name if isinstance(node, ast.alias) else None)
+            if name in ("import_module", "__import__"):
+                found.append((path.relative_to(root).as_posix(), node.lineno))
+    return sorted(set(found))
+
+
+def test_every_import_is_one_the_layer_check_sees():
+    found = [f"{m}:{line}" for m, line in dynamic_imports(ROOT / "src" / "dptopic")
+             if m not in DYNAMIC_IMPORTS]
+    assert not found, ("imports by a computed name, which the layer check cannot follow (import the module by its"
+                       " name, inside the function if start-up must stay light, with a comment saying why): "
+                       + ", ".join(found))
+
+
+def test_the_dynamic_import_check_finds_each_spelling(tmp_path):
+    _write_package(tmp_path, {"a.py": "import importlib\nm = importlib.import_module('x')\n",
+                              "b.py": "from importlib import import_module\n",
+                              "c.py": "lock = __import__('threading').Lock()\n", "d.py": "import threading\n"})
+    assert dynamic_imports(tmp_path) == [("a.py", 2), ("b.py", 1), ("c.py", 1)]
+
+
+OLD_NAME_WORDS = ("old name", "old home", "old path", "importable from here", "import from here still",
+                  "importable for one release", "old spelling")
+
+
+def old_name_devices(root: Path) -> list:
+    """``(module, line)`` for each line under ``root`` that keeps a name importable where it no longer lives (an alias,
+    a re-export, a module ``__getattr__`` for moved names), found by what such a line says it is."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if any(word in line.lower() for word in OLD_NAME_WORDS):
+                found.append((path.relative_to(root).as_posix(), number))
+    return found
+
+
+def test_no_module_keeps_an_old_name():
+    """A moved module or renamed name is imported from where it lives, everywhere (CONTRIBUTING.md): nothing outside
+    this repository imports dptopic's old paths, so no alias, re-export or finder keeps them."""
+    root = ROOT / "src" / "dptopic"
+    assert not (root / "_moved.py").exists()
+    found = [f"{m}:{line}" for m, line in old_name_devices(root)]
+    assert not found, "names kept under an old name or home: " + ", ".join(found)

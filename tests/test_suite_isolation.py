@@ -66,3 +66,16 @@ def test_every_benchmark_keeps_its_ledger_in_a_folder_of_its_own():
         imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imports |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         assert "_common" in imports, f"{path.name} does not import _common"
+
+
+def test_the_repository_root_holds_only_its_own_files():
+    """The root holds what git tracks, what .gitignore names (a virtual environment, the test tools' caches, built
+    documentation) and nothing else: a stray file (a SQLite ledger named ``1`` that a run left, committed twice) fails
+    here, whichever run wrote it."""
+    tracked = {p.split("/", 1)[0] for p in subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True,
+                                                            text=True, check=True).stdout.splitlines()}
+    others = sorted(set(os.listdir(ROOT)) - tracked - {".git"})
+    ignored = set(subprocess.run(["git", "check-ignore", "--no-index", *others], cwd=ROOT, capture_output=True,
+                                 text=True).stdout.splitlines()) if others else set()
+    stray = [n for n in others if n not in ignored and n + "/" not in ignored]
+    assert not stray, f"files at the repository root that belong to no one: {stray} (a run's leftovers? delete them)"

@@ -1,11 +1,7 @@
 """dptopic: differentially private topic models (LDA) and privacy auditing."""
 __version__ = "0.1.0"
 
-from . import _moved  # noqa: E402
-
 from ._lazy_names import lazy_names as _lazy_names  # noqa: E402
-
-_moved.install()        # old module paths (dptopic.recovery, ...) import their new modules, with a warning
 
 # Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
@@ -26,5 +22,4 @@ __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDP
            "__version__"]
 
 
-__getattr__, __dir__ = _lazy_names(__name__, {k: v.lstrip('.') for k, v in _EXPORTS.items()}, globals(),
-                                     submodules=True)
+__getattr__, __dir__ = _lazy_names(__name__, {k: v.lstrip('.') for k, v in _EXPORTS.items()}, globals())

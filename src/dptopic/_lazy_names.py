@@ -8,21 +8,14 @@ from __future__ import annotations
 import importlib
 
 
-def lazy_names(package: str, where: dict, module_globals: dict, submodules: bool = False):
+def lazy_names(package: str, where: dict, module_globals: dict):
     """``(__getattr__, __dir__)`` for ``package``: a name of ``where`` is imported from ``package.where[name]`` when
-    first read, then kept in ``module_globals``. ``submodules``: any other name is tried as a submodule
-    (``dptopic.models.lda`` read as an attribute, as after a plain import of it)."""
+    first read, then kept in ``module_globals``."""
     def __getattr__(name):
         if name in where:
             value = getattr(importlib.import_module(f".{where[name]}", package), name)
             module_globals[name] = value
             return value
-        if submodules:
-            try:
-                return importlib.import_module(f".{name}", package)
-            except ModuleNotFoundError as e:
-                if e.name != f"{package}.{name}":
-                    raise
         raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
 
     def __dir__():

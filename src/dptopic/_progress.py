@@ -26,8 +26,14 @@ def progress_bar(total: int, description: str, verbose: int = 1, transient: bool
         yield _NullBar()
         return
     from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(file=sys.stderr)
     cols = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

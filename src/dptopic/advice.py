@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DPTopicError, ParameterError
 from .accounting.budget import hdp_total_epsilon
 from .accounting.events import EPSILON_MAX
 from .accounting.verify import rounded_up
+from .errors import DPTopicError, ParameterError
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -112,7 +112,7 @@ def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
     ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`~dptopic.accounting.plan.
     cooccurrence_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
     and the pair within the budget of its ledger, as ``fit`` reserves it."""
-    from .accounting.plan import cooccurrence_plan   # SciPy's accountant: loaded only when a budget is checked
+    from .accounting.plan import cooccurrence_plan  # SciPy's accountant: loaded only when a budget is checked
 
     try:
         plan = cooccurrence_plan(float(epsilon), float(delta), float(ratio))
@@ -130,7 +130,9 @@ def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_R
     bisected. ``inf`` when no noise reaches a finite epsilon at ``delta``. (With a vocabulary of at most 200 words and
     fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
     from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
-        MAX_NOISE_MULTIPLIER, pld_epsilon)
+        MAX_NOISE_MULTIPLIER,
+        pld_epsilon,
+    )
 
     lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
     if not math.isfinite(lo) or _document_releases_fit(lo, delta, ratio):
@@ -157,7 +159,9 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     if unit not in ("document", "user"):     # the user level runs the same releases, one person bounded as one document
         return None
     from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
-        GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER)
+        GAUSSIAN_DISCRETIZATION,
+        MAX_NOISE_MULTIPLIER,
+    )
 
     # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
     # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER

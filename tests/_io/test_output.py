@@ -356,3 +356,29 @@ def test_a_marked_run_lists_its_files_when_done_and_leaves_no_folder_it_created_
         (out / "a.txt").write_text("x")
     runs = json.loads((out / OUTPUT_MARKER).read_text())["runs"]
     assert runs["dptopic cmd"]["files"] == ["a.txt"]
+
+
+def test_a_refused_output_path_names_the_parameters_a_python_caller_gave(tmp_path):
+    """``dptopic.train(out=...)`` told a Python caller to "pass --overwrite": the library names its parameters
+    (``out``, ``overwrite=True``), and the command line writes them as its flags through its one table."""
+    from dptopic.cli._flags import OUTPUT_FLAGS, flag_message
+    from dptopic.errors import ParameterError
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "model.json").write_text(json.dumps({"format": "dptopic-model", "arrays": []}))
+    (tmp_path / "r").mkdir()
+    mark_output_folder(tmp_path / "r", "audit")
+    (tmp_path / "f.npz").write_bytes(b"x")
+    refusals = []
+    for check in (lambda: check_output_dir(tmp_path / "m"),
+                  lambda: check_output_folder(tmp_path / "r", command="audit"),
+                  lambda: _io.check_output_file(tmp_path / "f.npz", lambda p: True)):
+        with pytest.raises(ParameterError) as e:
+            check()
+        refusals.append(e.value)
+    for e in refusals:
+        assert e.parameters == ("out", "overwrite") and "--" not in str(e), str(e)
+        assert str(e).startswith("out '") and "pass overwrite=True" in str(e), str(e)
+        line = flag_message(e, OUTPUT_FLAGS)
+        assert line.startswith("--out '") and "pass --overwrite " in line and "overwrite=" not in line, line
+

@@ -1,8 +1,16 @@
 """``dptopic.accounting.budget``."""
 import pytest
-from dptopic.accounting import hdp_total_epsilon, smallest_hdp_budget, solve_epsilon_laplace
+
+from dptopic.accounting import (
+    LaplaceEvent,
+    compose_pld,
+    compose_rdp,
+    hdp_iteration_events,
+    hdp_total_epsilon,
+    smallest_hdp_budget,
+    solve_epsilon_laplace,
+)
 from dptopic.errors import DPTopicError
-from dptopic.accounting import LaplaceEvent, compose_pld, compose_rdp, hdp_iteration_events
 
 
 def test_budget_helper():

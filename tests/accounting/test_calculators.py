@@ -6,8 +6,7 @@ import math
 import pytest
 
 from dptopic.accounting import hdp_total_epsilon, solve_epsilon_laplace
-from dptopic.accounting.calculators import (HDP_DEFAULT_BETA, compose, fed_report_words, hdp_calculator,
-                                            inherent_bounds)
+from dptopic.accounting.calculators import HDP_DEFAULT_BETA, compose, fed_report_words, hdp_calculator, inherent_bounds
 from dptopic.accounting.inherent import eps_iter_static, eps_related, hdp_epsilon_inherent
 from dptopic.errors import ParameterError
 

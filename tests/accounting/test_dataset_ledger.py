@@ -9,9 +9,17 @@ import numpy as np
 import pytest
 
 from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent
-from dptopic.accounting.dataset_ledger import (DatasetLedger, Documents, LedgerFileError, compose_releases,
-                                               default_path, events_from_json, events_to_json, release_guarantee,
-                                               total_line)
+from dptopic.accounting.dataset_ledger import (
+    DatasetLedger,
+    Documents,
+    LedgerFileError,
+    compose_releases,
+    default_path,
+    events_from_json,
+    events_to_json,
+    release_guarantee,
+    total_line,
+)
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.accounting.group import gaussian_epsilon
 from dptopic.accounting.ledger import compose_pld, compose_rdp

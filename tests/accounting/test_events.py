@@ -4,12 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.special import logsumexp
 
-from dptopic.accounting import LaplaceEvent, PrivacyLedger
-from dptopic.accounting import PureDPEvent
-
+from dptopic.accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
 from helpers import FAST, NASTY, works_or_refuses
 
 

@@ -1,9 +1,11 @@
 """``dptopic.accounting.fedlda``."""
-import pytest
-from dptopic.errors import DPTopicError
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
+
+import pytest
+
 from dptopic.accounting.fedlda import entries_for_user_budget, eta, rrp_event
+from dptopic.errors import DPTopicError
 
 
 def test_subset_report_variance_refuses_a_vanishing_epsilon():

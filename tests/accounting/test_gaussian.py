@@ -1,16 +1,24 @@
 """``dptopic.accounting.gaussian``."""
+import math
+
 import numpy as np
 import pytest
-from dptopic.errors import DPTopicError
-from dptopic.accounting.gaussian import calibrate_gaussian_pair, calibrate_noise_multiplier
-from dptopic.accounting.gaussian import SubsampledGaussianEvent, strong_composition_epsilon, strong_composition_noise
-from dptopic.accounting.ledger import compose_pld
-import math
-from scipy.stats import norm
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
+from scipy.stats import norm
+
 from dptopic.accounting import compose_rdp
-from dptopic.accounting.gaussian import moments_accountant_epsilon, svi_dp_event
+from dptopic.accounting.gaussian import (
+    SubsampledGaussianEvent,
+    calibrate_gaussian_pair,
+    calibrate_noise_multiplier,
+    moments_accountant_epsilon,
+    strong_composition_epsilon,
+    strong_composition_noise,
+    svi_dp_event,
+)
+from dptopic.accounting.ledger import compose_pld
+from dptopic.errors import DPTopicError
 
 
 def test_tiny_noise_multiplier_is_a_one_line_error_not_a_crash():

@@ -5,10 +5,17 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from dptopic.accounting import (eps_iter_state, eps_iter_static, eps_related, eps_replaced_state, eps_total,
-                                eps_total_static, hdp_clip_bound, hdp_epsilon_inherent)
+from dptopic.accounting import (
+    eps_iter_state,
+    eps_iter_static,
+    eps_related,
+    eps_replaced_state,
+    eps_total,
+    eps_total_static,
+    hdp_clip_bound,
+    hdp_epsilon_inherent,
+)
 from dptopic.errors import DPTopicError
-
 from helpers import CALCULATORS, FAST, NASTY, works_or_refuses
 
 

@@ -2,16 +2,15 @@
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from dptopic.accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
-from dptopic.accounting import compose_rdp
+from dptopic.accounting import LaplaceEvent, PrivacyLedger, PureDPEvent, compose_rdp
 from dptopic.accounting.events import ApproxDPEvent
 from dptopic.accounting.gaussian import SubsampledGaussianEvent
 from dptopic.accounting.ledger import compose_pld
 from dptopic.accounting.set_union import fdptm_report
 from dptopic.errors import BudgetExceededError, DPTopicError
-
 from helpers import NASTY, works_or_refuses
 
 

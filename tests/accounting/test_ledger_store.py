@@ -16,7 +16,6 @@ from dptopic.accounting import PureDPEvent
 from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.errors import BudgetExceededError, DPTopicError
-
 from helpers import one_line_stderr, run_dptopic
 from service_helpers import PG_BIN, _as_pg_user, throwaway_postgres
 

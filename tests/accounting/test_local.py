@@ -10,8 +10,8 @@ from fractions import Fraction
 
 import pytest
 
-from dptopic.errors import DPTopicError
 from dptopic.accounting.verify import verify_report
+from dptopic.errors import DPTopicError
 
 
 @pytest.mark.parametrize("V", [1, 2, 3])

@@ -5,8 +5,14 @@ import math
 import pytest
 
 from dptopic.accounting.events import LaplaceEvent, PureDPEvent
-from dptopic.accounting.plan import (PlannedRelease, ReleasePlan, cooccurrence_plan, cooccurrence_release,
-                                     refuse_unreachable, word_ranking_release)
+from dptopic.accounting.plan import (
+    PlannedRelease,
+    ReleasePlan,
+    cooccurrence_plan,
+    cooccurrence_release,
+    refuse_unreachable,
+    word_ranking_release,
+)
 from dptopic.errors import BudgetExceededError, DPTopicError
 
 

@@ -10,6 +10,7 @@ from scipy.stats import norm
 from dptopic.accounting.set_union import gaussian_sigma
 from dptopic.errors import DPTopicError
 
+
 # ------------------------------------------------------------------ 1. calibration within the budget
 @pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (0.5, 1e-3), (4.0, 1e-6), (4.0, 1e-5), (4.0, 0.05)])
 def test_set_union_sigma_never_exceeds_its_delta(eps, delta):
@@ -62,10 +63,10 @@ def test_model_epsilon_within_total_spends_the_total_within_its_tolerance_never_
 def test_composed_epsilon_is_the_card_s_total_of_a_plan_and_a_vocabulary_event():
     from dptopic.accounting import ApproxDPEvent
     from dptopic.accounting.plan import cooccurrence_plan
-    from dptopic.accounting.set_union import DOCUMENT_RELATION, composed_epsilon, fdptm_report
+    from dptopic.accounting.set_union import SET_UNION_RELATION, composed_epsilon, fdptm_report
 
     plan = cooccurrence_plan(1.0, 5e-6, 0.5)
-    vocab = ApproxDPEvent(2.0, 5e-6, label="vocabulary", unit="document", relation=DOCUMENT_RELATION)
+    vocab = ApproxDPEvent(2.0, 5e-6, label="vocabulary", unit="document", relation=SET_UNION_RELATION)
     led = plan.ledger(budget=False)
     for e, n in plan.groups():
         led.spend(e, n)

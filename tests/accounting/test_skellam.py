@@ -2,8 +2,14 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dptopic.accounting.skellam import (SkellamRelease, calibrate_skellam, rdp_to_epsilon, skellam_epsilon,
-                                        skellam_rdp, wrap_probability)
+from dptopic.accounting.skellam import (
+    SkellamRelease,
+    calibrate_skellam,
+    rdp_to_epsilon,
+    skellam_epsilon,
+    skellam_rdp,
+    wrap_probability,
+)
 
 
 def exact_rdp(alpha: int, mu: float, shift: int) -> float:

@@ -4,11 +4,10 @@ import json
 import pytest
 
 from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent, RandomizedResponseEvent
-from dptopic.accounting.gaussian import SubsampledGaussianEvent
-from dptopic.accounting.gaussian import calibrate_noise_multiplier
+from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.accounting.ledger import PrivacyLedger
-from dptopic.accounting.verify import RunPlan, check_run
-from dptopic.accounting.verify import event_from_description, recompute_report, verify_report
+from dptopic.accounting.verify import RunPlan, check_run, event_from_description, recompute_report, verify_report
+
 
 @pytest.mark.parametrize("event", [
     LaplaceEvent(scale=2.0, changes=(1, 1), discrete=True, label="counts"),

@@ -149,7 +149,8 @@ def test_plot_errors_are_one_line(small, tmp_path):
 
 # ----------------------------------------------------------------- HTML
 def test_html_audit_section_shows_verdict_label_and_unit_note():
-    from dptopic.reporting import privacy_card, render_report
+    from dptopic.accounting.card import privacy_card
+    from dptopic.reporting.html import render_report
 
     claim = lira.claimed_epsilon(dict(LEAKY_CLAIM, unit="word"))
     audit = {"attacks": {"lira_online": {"auc": 0.9}}, "empirical_epsilon": {"epsilon_lower_bound": 2.0},

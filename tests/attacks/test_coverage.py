@@ -2,8 +2,12 @@
 import numpy as np
 import pytest
 
-from dptopic.attacks.coverage import (absent_word_share, as_dense_as_training, outside_vocabulary_share,
-                                      vocabulary_overlap)
+from dptopic.attacks.coverage import (
+    absent_word_share,
+    as_dense_as_training,
+    outside_vocabulary_share,
+    vocabulary_overlap,
+)
 from dptopic.corpus import Corpus, Vocabulary
 
 

@@ -1,15 +1,14 @@
 """The one-run audit from Python: canaries that memory or the corpus cannot hold are refused before any is written."""
-import numpy as np
-import pytest
-
-from dptopic.attacks import one_run
-from dptopic.errors import DPTopicError
 import math
 
+import numpy as np
+import pytest
 from scipy.stats import binom
 
+from dptopic.attacks import one_run
 from dptopic.attacks.one_run import guesses, make_canaries, one_run_audit, one_run_epsilon_bound, one_run_p_value
 from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError
 
 
 def _never(*args, **kwargs):

@@ -4,11 +4,17 @@ raises no false alarm against a per-person claim."""
 import numpy as np
 import pytest
 
-from dptopic.attacks.release_audit import (canary_pairs, expected_accuracy, ideal_bound, planned_share,
-                                           release_audit, with_units)
+from dptopic.attacks.release_audit import (
+    canary_pairs,
+    expected_accuracy,
+    ideal_bound,
+    planned_share,
+    release_audit,
+    with_units,
+)
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
-from dptopic.models import DocDPCooccurrence, LDA
+from dptopic.models import LDA, DocDPCooccurrence
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +166,8 @@ def test_the_release_audit_runs_for_dpsvi_and_hdp_lda(small, make, relation):
 
 def _under_noised(monkeypatch, factor):
     """Every DPSVI and HDP-LDA release carries ``factor`` times the noise its ledger (and claim) accounts for."""
-    import dptopic.models.hdp_lda as private
     import dptopic.models.dpsvi as svi
+    import dptopic.models.hdp_lda as private
     from dptopic.mechanisms import observer
 
     def shrink(mechanism, norm):

@@ -1,5 +1,6 @@
 """``dptopic.backends.dask``."""
 import pytest
+
 from dptopic.errors import DPTopicError
 
 

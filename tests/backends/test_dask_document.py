@@ -12,7 +12,7 @@ import pytest
 from dptopic.backends import write_shards
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-from dptopic.models import DocDPEM, DocDPCooccurrence
+from dptopic.models import DocDPCooccurrence, DocDPEM
 from dptopic.models import docdp as docdp_module
 from dptopic.models import docdp_cooc as cooc_module
 

@@ -1,8 +1,9 @@
 """``dptopic.backends.threads``."""
 import numpy as np
-from dptopic.backends import ThreadBackend, make_backend
 import pytest
+
 from conftest import counts_from_z
+from dptopic.backends import ThreadBackend, make_backend
 
 
 def test_thread_backend_checkpoint_restore(planted):

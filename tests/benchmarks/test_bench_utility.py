@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from package.test_datasets import write_dictd
 
 from dptopic.corpus import Corpus, Vocabulary, lda_corpus
+from package.test_datasets import write_dictd
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 

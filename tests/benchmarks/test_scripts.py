@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import io
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-import importlib.util
-import subprocess
-import sys
+
 from service_helpers import SRC
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"

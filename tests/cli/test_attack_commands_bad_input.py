@@ -118,7 +118,7 @@ def test_fedlda_undefined_auc_loss_is_not_tested_rather_than_not_met(tmp_path, m
 
     c = Corpus.from_texts(_texts(12), labels=["Democratic", "Republican"] * 6)
     tr, te = c.subset(np.arange(10)), c.subset(np.arange(10, 12))
-    y = lambda x: np.array([1 if l == "Democratic" else 0 for l in x.labels])  # noqa: E731
+    y = lambda x: np.array([1 if label == "Democratic" else 0 for label in x.labels])  # noqa: E731
     monkeypatch.setattr(fedlda, "task_corpora", lambda t, m, s: (tr, te, y(tr), y(te)))
     monkeypatch.setattr(fedlda, "classify", lambda *a, **k: {"precision": 1.0, "recall": 1.0, "f1": 1.0,
                                                              "auc": float("nan")})

@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from dptopic.attacks import lira, metrics
-from dptopic.cli.main import build_parser
-from dptopic.cli.main import main
+from dptopic.cli.main import build_parser, main
 from dptopic.corpus import lda_corpus
-
 from helpers import run_dptopic, subprocess_error_line
 
 
@@ -168,8 +166,8 @@ def test_tables_are_not_cut_off_a_terminal():
 
     from rich.console import Console
 
-    from dptopic.cli._common import print_table
-    from dptopic.cli.audit import results_table
+    from dptopic.reporting.terminal import audit_results_table as results_table
+    from dptopic.reporting.terminal import print_table
 
     row = {"auc": 0.576, "auc_se": 0.012, "tpr_at_fpr_0.01": 0.05, "tpr_at_fpr_0.001": 0.01, "tpr_at_fpr_0": 0.0}
     console = Console(file=io.StringIO(), width=40, highlight=False)      # a file: not a terminal, 40 columns
@@ -630,4 +628,3 @@ def test_the_audit_help_states_the_library_bounds():
 
     assert (audit.COVERAGE_LIMIT, audit.MAX_SHADOWS, audit.ONE_RUN_CANARIES) == (
         library.COVERAGE_LIMIT, library.MAX_SHADOWS, library.ONE_RUN_CANARIES)
-    assert audit.parse_set is library.parse_settings        # an old name, found in the library when read

@@ -15,16 +15,15 @@ tried, and every one passing means every one is clean.
 from __future__ import annotations
 
 import json
-
-import pytest
-
-from dptopic.cli.main import main
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import one_line_error as _one_line
+import pytest
+
+from dptopic.cli.main import main
+from helpers import one_line_error as _one_line
 from helpers import run_dptopic
 
 WORDS = ("apple banana cherry grape lemon mango melon olive peach pear plum quince berry date fig kiwi lime "

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from dptopic.accounting.dataset_ledger import DatasetLedger
-
 from helpers import one_line_stderr, run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
@@ -222,8 +221,8 @@ def test_plan_says_what_a_run_would_add_and_spends_nothing(corpus_file, tmp_path
     plan = json.loads(r.stdout)
     assert plan["trainer"].startswith("RandomStoppingSearch") and plan["epsilon"] > 0.2
     assert L.read_bytes() == before
-    line = one_line_stderr(run_dptopic("budget", "plan", "--ledger", L, "--dataset", "nope", "--algorithm", "docdp-cooc",
-                                       "--epsilon", "1"))
+    line = one_line_stderr(run_dptopic("budget", "plan", "--ledger", L, "--dataset", "nope", "--algorithm",
+                                       "docdp-cooc", "--epsilon", "1"))
     assert "holds no dataset under --dataset nope" in line
 
 

@@ -1,8 +1,9 @@
 """``dptopic cluster``: what the command does with its flags and files, and its one-line refusals."""
-import pytest
-from dptopic.errors import DPTopicError
 import logging
 
+import pytest
+
+from dptopic.errors import DPTopicError
 from helpers import TcpListener
 
 

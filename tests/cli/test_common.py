@@ -1,18 +1,19 @@
 """The command line's console: off a terminal, prose is left in whole lines (rich broke it at 80 columns while the
 tables beside it were laid out wider, leaving a stray '; ' at the end of the corpus line); load_corpus's errors name
 the command line's flags."""
-from dptopic.cli._common import corpus_line, make_console
+import argparse
 import csv
+import importlib.util
 import io
 import json
+
 import pytest
+
 import dptopic
 from dptopic import CDPLDA, CDPLDAPlus
-import argparse
-from dptopic.errors import DPTopicError
-import importlib.util
-
 from dptopic.cli._common import load_corpus
+from dptopic.errors import DPTopicError
+from dptopic.reporting.terminal import corpus_line, make_console
 
 
 def test_prose_is_not_broken_at_80_columns_off_a_terminal(tiny, capsys):
@@ -30,7 +31,8 @@ def test_a_scheduler_lost_mid_run_is_named_in_one_line(capsys, monkeypatch):
 
     from distributed.comm.core import CommClosedError
 
-    from dptopic.cli import _common, main as cli_main
+    from dptopic.cli import _common
+    from dptopic.cli import main as cli_main
 
     def lost(a):
         raise CommClosedError("ConnectionPool closing.")
@@ -84,7 +86,7 @@ def model_dir(tmp_path_factory):
 def _privacy_text(report) -> str:
     from rich.console import Console
 
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     buf = io.StringIO()
     print_privacy(report, Console(file=buf, width=200))
@@ -121,7 +123,7 @@ def test_cdp_reports_not_private_with_partial_count_figure(small, cls, capsys):
     part = rep["count_release_epsilon"]
     assert "partial" in part["label"] and part["epsilon_basic"] == pytest.approx(2.0 * rep["parameters"]["noise_releases"])
     assert part["epsilon_pld"] <= part["epsilon_basic"] + 1e-9 and part["delta"] == 1e-5
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     print_privacy(rep)
     out = capsys.readouterr().out
@@ -141,7 +143,8 @@ def test_the_clis_no_cap_is_the_corpus_no_cap():
 def test_a_scheduler_lost_after_the_reconnect_timeout_is_one_line(capsys, monkeypatch, exc):
     # item 2: distributed raises a plain OSError once its reconnect time-out is over; the CLI printed
     # "error: OSError: Timed out trying to connect ..." instead of its scheduler-lost line
-    from dptopic.cli import _common, main as cli_main
+    from dptopic.cli import _common
+    from dptopic.cli import main as cli_main
 
     def lost(a):
         raise exc
@@ -156,7 +159,8 @@ def test_a_scheduler_lost_after_the_reconnect_timeout_is_one_line(capsys, monkey
                                  TimeoutError("lock timed out")])
 def test_an_ordinary_os_error_on_a_cluster_run_keeps_its_own_line(capsys, monkeypatch, exc):
     # a missing file whose name holds "://", or a time-out of something else, is not a lost scheduler
-    from dptopic.cli import _common, main as cli_main
+    from dptopic.cli import _common
+    from dptopic.cli import main as cli_main
 
     def fails(a):
         raise exc
@@ -168,7 +172,8 @@ def test_an_ordinary_os_error_on_a_cluster_run_keeps_its_own_line(capsys, monkey
 
 
 def test_an_os_error_off_the_cluster_keeps_its_own_line(capsys, monkeypatch):
-    from dptopic.cli import _common, main as cli_main
+    from dptopic.cli import _common
+    from dptopic.cli import main as cli_main
 
     def denied(a):
         raise PermissionError(13, "Permission denied", "/x/model")
@@ -180,7 +185,7 @@ def test_an_os_error_off_the_cluster_keeps_its_own_line(capsys, monkeypatch):
 
 def test_the_terminal_card_of_a_report_without_a_guarantee_shows_replayed_sweeps(capsys):
     # CDP-LDA+'s report (no proven guarantee) took a branch of print_privacy that left replayed_iterations out
-    from dptopic.cli._common import make_console, print_privacy
+    from dptopic.reporting.terminal import make_console, print_privacy
 
     print_privacy({"private": False, "mode": "CDP-LDA+", "scope": "s", "replayed_iterations": 2},
                   make_console())
@@ -189,6 +194,7 @@ def test_the_terminal_card_of_a_report_without_a_guarantee_shows_replayed_sweeps
 
 def test_max_vocab_all_goes_with_a_private_vocabulary():
     from argparse import Namespace
+
     from dptopic.cli._common import NO_VOCAB_CAP, refuse_data_cuts
 
     refuse_data_cuts(Namespace(max_vocab=NO_VOCAB_CAP, min_df=None), "--private-vocabulary chooses the words")
@@ -256,8 +262,8 @@ def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file
     ([False], "The one topic does not stand above")])
 def test_the_count_of_topics_above_the_noise_reads_right_for_none_one_and_all(supported, said):
     """The page said "Only 0 of 20 topics stand above the noise"."""
-    from dptopic.cli._common import support_summary
     from dptopic.reporting.html import _utility_warning
+    from dptopic.reporting.terminal import support_summary
 
     assert said in support_summary(supported)
     if not all(supported):

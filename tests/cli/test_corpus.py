@@ -14,13 +14,10 @@ import pytest
 import dptopic
 from dptopic.backends import ShardSet, training_source
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.errors import DPTopicError
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-
-from helpers import one_line_error, one_line_stderr, run_dptopic
+from helpers import cli_error_line, one_line_stderr, run_dptopic
 
 TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
 
@@ -234,8 +231,6 @@ def test_gzip_with_trailing_bytes_is_not_called_not_gzip(tmp_path, capsys):
 WORDS = "apple banana cherry grape lemon mango"
 
 
-_err = one_line_error
-
 
 # ---------------------------------------------------------------- 1. labels: one rule in every loader
 @pytest.mark.parametrize("name, body, line", [
@@ -252,7 +247,7 @@ def test_a_document_without_a_label_is_refused_in_every_format(tmp_path, capsys,
                                                                command):
     monkeypatch.chdir(tmp_path)
     (tmp_path / name).write_text(body)
-    err = _err(capsys, [*command, name, "--label-field", "label"])
+    err = cli_error_line(capsys, [*command, name, "--label-field", "label"])
     assert f"line {line}" in err and "no label" in err, err
     assert "--label-field" in err and "drop the unlabelled ones" in err, err
     assert not (tmp_path / "c.npz").exists()
@@ -286,12 +281,11 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
     assert "--background-share has no effect" in capsys.readouterr().err
 
 
-_one_line_error = _err       # exit code 2, one line on stderr, no traceback
 
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus        # what submit and fed-client read
+    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 
@@ -302,7 +296,7 @@ def test_a_contributors_empty_file_is_one_line(tmp_path, capsys, data):
     p.write_bytes(data)
     with pytest.raises(DPTopicError, match="no non-blank lines; give one document per line"):
         _client(p)
-    assert "no non-blank lines" in _one_line_error(capsys, ["corpus", "info", p])
+    assert "no non-blank lines" in cli_error_line(capsys, ["corpus", "info", p])
 
 
 @pytest.mark.parametrize("data, says", [
@@ -315,7 +309,7 @@ def test_a_contributors_unreadable_file_is_one_line(tmp_path, capsys, data, says
     p.write_bytes(data)
     with pytest.raises(DPTopicError, match=says):
         _client(p)
-    assert says in _one_line_error(capsys, ["corpus", "prepare", "--corpus", p, "--out", tmp_path / "c.npz"])
+    assert says in cli_error_line(capsys, ["corpus", "prepare", "--corpus", p, "--out", tmp_path / "c.npz"])
 
 
 # ---------------------------------------------------------------- 4. text folders
@@ -354,8 +348,8 @@ def empty_npz(tmp_path):
 
 
 def test_corpus_summary_of_no_documents(empty_npz):
-    from dptopic.corpus.summary import corpus_summary
     from dptopic.corpus import Corpus
+    from dptopic.corpus.summary import corpus_summary
 
     info = corpus_summary(Corpus.load(empty_npz))
     assert info["documents"] == 0 and info["document_length"] == {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
@@ -646,7 +640,6 @@ def small():
 
 
 def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards(tmp_path, small):
-    from dptopic.backends import ShardSet
     from dptopic.cli.main import main
 
     words = ["word" + "".join(chr(97 + int(c)) for c in str(i)) for i in range(small.vocab_size)]  # letters only
@@ -674,9 +667,8 @@ def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards
 
 
 def test_corpus_prepare_drops_web_addresses_unless_keep_urls_is_given(tmp_path):
-    from helpers import run_dptopic
-
     from dptopic.corpus import Corpus
+    from helpers import run_dptopic
 
     src = tmp_path / "feed.txt"
     src.write_text("cbc news http://www.cbc.ca/cmp/rss health report\nhealth report www.cbc.ca/news today\n"

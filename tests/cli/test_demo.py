@@ -1,11 +1,11 @@
 """`dptopic demo`: it leads with the document-level model (epsilon = 1 per paragraph), keeps the word-level model as its
 second part with its per-paragraph figure, and writes its figures as PNG files."""
+import json
+
+import numpy as np
 import pytest
 
-from dptopic.cli.main import main
-import json
-import numpy as np
-from dptopic.cli.main import build_parser
+from dptopic.cli.main import build_parser, main
 
 
 def _flat(s: str) -> str:
@@ -79,7 +79,7 @@ def test_demo_help_describes_every_option_and_topic_tables_name_their_model(caps
     import numpy as np
 
     from dptopic import LDA
-    from dptopic.cli._common import make_console, print_topics
+    from dptopic.reporting.terminal import make_console, print_topics
 
     X = np.array([[3, 0, 1], [0, 2, 2], [1, 1, 0]])
     m = LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X, vocabulary=["apple", "berry", "cherry"])

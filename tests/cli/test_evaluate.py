@@ -8,7 +8,6 @@ import pytest
 import dptopic
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
-
 from helpers import cli_error_line, one_line_stderr, run_dptopic, subprocess_error_line
 
 

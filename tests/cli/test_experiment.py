@@ -15,9 +15,7 @@ import pytest
 from dptopic._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, refuse_other_writer
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-
 from helpers import cli_error_line
-
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -336,8 +334,6 @@ def test_topic_attack_gives_the_uniform_guess_and_hdp_utility_a_short_run_note(t
 
 
 # ``dptopic experiment``: what the command does with its flags and files, and its one-line refusals.
-from dptopic.cli.main import main
-import pytest
 
 
 def _ok(args, capsys):

@@ -1,5 +1,4 @@
 """``dptopic fed-client``: what the command does with its flags and files, and its one-line refusals."""
-import pytest
 from dptopic.cli.main import main
 
 

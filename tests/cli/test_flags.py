@@ -9,14 +9,14 @@ success, or a later refusal such as an unreachable server), and that is not a ra
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import re
 import signal
 
 import pytest
 
 from dptopic.cli.main import build_parser, main
-import json
-import random
 
 C, W, M, OUT = "{corpus}", "{words}", "{model}", "{out}"
 NO_SERVER = "http://127.0.0.1:9"
@@ -314,9 +314,9 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
 
 def test_randomizers_say_which_budget_they_take():
     """Randomizer takes epsilon_word and DocumentRandomizer epsilon: the other's spelling was a bare TypeError."""
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.errors import DPTopicError
 
     with pytest.raises(DPTopicError, match=r"per word: give epsilon_word=.*DocumentRandomizer"):
         Randomizer(["a", "b"], epsilon=2.0)
@@ -335,7 +335,7 @@ def test_serve_holds_its_port_from_the_check_to_the_start(tmp_path, monkeypatch)
 
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("sqlalchemy")
-    from dptopic.cli.serve import check_port_free
+    from dptopic.service.startup import check_port_free
 
     held = check_port_free("127.0.0.1", 0, keep=True)        # port 0: any free port, for the check itself
     assert held and all(s.fileno() >= 0 for s in held)
@@ -396,8 +396,8 @@ def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
     import numpy as np
     import scipy.sparse as sp
 
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.errors import DPTopicError
 
     X = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0]])
     rz = Randomizer(["a", "b", "c"], f=1e-9, simulation=True, seed=0)       # f tiny: reports are the presence bits
@@ -412,8 +412,8 @@ def test_document_randomizer_takes_a_count_matrix():
     import numpy as np
     import scipy.sparse as sp
 
-    from dptopic.errors import DPTopicError
     from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.errors import DPTopicError
 
     X = np.array([[1, 0, 2, 0], [0, 3, 0, 1], [0, 0, 0, 0]])
     tokens = [["a", "c", "c"], ["b", "b", "b", "d"], []]
@@ -461,7 +461,7 @@ def test_audit_table_marks_a_tpr_its_scores_cannot_resolve():
     (the TPR at FPR 0 under another name)."""
     from rich.console import Console
 
-    from dptopic.cli.audit import results_table
+    from dptopic.reporting.terminal import audit_results_table as results_table
 
     row = {"auc": 0.7, "auc_se": 0.01, "tpr_at_fpr_0.01": 0.2, "tpr_at_fpr_0.001": 0.1, "tpr_at_fpr_0": 0.1}
     console = Console(width=200, record=True)

@@ -5,7 +5,6 @@ import pytest
 
 import dptopic
 from dptopic.corpus import Corpus
-
 from helpers import run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()

@@ -13,17 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic.accounting.verify import recompute_report, verify_report
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import CorruptModelError
-
-from conftest import one_line_error as _one_line
 from helpers import FAST, SRC, fit_fedlda, run_dptopic, subprocess_error_line
-
+from helpers import one_line_error as _one_line
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -267,7 +266,6 @@ def _answer(f, *args):
 
 
 def test_report_words_for_equals_the_old_loop_on_a_grid():
-    import numpy as np
 
     from dptopic.accounting.fedlda import report_words_for
 
@@ -315,7 +313,6 @@ def test_recommend_says_an_unreachable_document_epsilon_cannot_be_trained():
 
 def _wide_counts(n_docs=60, vocab_size=260, seed=0):
     """A count matrix whose vocabulary (over 200 words) makes DocDPCooccurrence's n_words='auto' release twice."""
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     return rng.poisson(0.1, size=(n_docs, vocab_size)) + np.eye(n_docs, vocab_size, dtype=int), \
@@ -425,13 +422,10 @@ def test_advice_constants_are_for_unit_s_defaults_and_documented_in_order():
 
 def test_one_plural_helper_and_one_rounding_wrapper():
     import dptopic.advice as advice
-    import dptopic.cli.local as local
-    import dptopic.cli.privacy as privacy
     import dptopic.reporting.recommendation as recommendation
     from dptopic.reporting.terminal import plural
 
-    assert not hasattr(privacy, "_plural")
-    assert privacy.plural is plural and local.plural is plural and recommendation.plural is plural
+    assert recommendation.plural is plural
     assert not hasattr(advice, "_up")
     assert "over 1 iteration:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10"))
     assert plural(1, "report") == "1 report" and plural(12_345, "report") == "12,345 reports"
@@ -510,8 +504,8 @@ def test_verify_reads_a_folder_s_model_json_alone(tmp_path):
 
 def test_a_run_that_tests_no_claim_gives_no_verdict(capsys):
     # every check null (one-value grids) made has_paper_shape true and the line read "has the paper's shape"
-    from dptopic.cli._common import make_console, print_verdict
     from dptopic.experiments.zhao_local import paper_shape
+    from dptopic.reporting.terminal import make_console, print_verdict
 
     checks = {"a": None, "b": None}
     assert paper_shape(checks) is None and paper_shape({"a": None, "b": True}) is True
@@ -588,8 +582,6 @@ def test_a_non_private_models_topics_copied_into_a_private_folder_are_refused(tm
     # walk C, finding 2: components.npy was not tied to model.json; a swapped file loaded, and verified, under the
     # private model's card
     import shutil
-
-    import numpy as np
 
     from dptopic.cli.main import main
     from dptopic.errors import CorruptModelError

@@ -10,12 +10,11 @@ import re
 import numpy as np
 import pytest
 
-import dptopic
+from conftest import cli_output
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-
-from conftest import cli_output
-from helpers import one_line_error as _err, run_dptopic
+from helpers import cli_error_line as _err
+from helpers import run_dptopic
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages
@@ -95,8 +94,8 @@ def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, ca
     assert 2 * 4 * items <= size < 2 * 4 * items + 100_000          # the figures are what was written
     assert float(m.group(3)) == pytest.approx(2 * 4 * items / 1e6, abs=0.06)
     # the suggestions hold: that epsilon, or that many words, keeps a report under 1 MB (the mechanism unchanged)
-    from dptopic.protocol.document_reports import domain_size
     from dptopic.mechanisms.frequency_oracle import subset_size
+    from dptopic.protocol.document_reports import domain_size
 
     assert 4 * subset_size(domain_size(1100), float(m.group(4))) <= 1_000_000
     assert 4 * subset_size(domain_size(int(m.group(5))), 0.1) <= 1_000_000
@@ -117,7 +116,7 @@ def _one_line(e: pytest.ExceptionInfo) -> str:
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus        # what submit and fed-client read
+    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 

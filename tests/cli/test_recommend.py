@@ -16,7 +16,6 @@ from dptopic.advice import recommend, too_small_message
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 
-
 WORDS = ["budget deficit tax revenue spending", "army navy war defense troops", "school education teachers students"]
 
 

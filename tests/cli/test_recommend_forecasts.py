@@ -4,10 +4,10 @@ many of the K topics the budget supports and how that is known."""
 import json
 
 import pytest
-from package.test_advice import MEASURED_TABLE as TABLE
 
 import dptopic.advice
 from dptopic.cli.main import main
+from package.test_advice import MEASURED_TABLE as TABLE
 
 
 @pytest.fixture

@@ -14,15 +14,24 @@ import scipy.sparse as sp
 
 import dptopic
 from dptopic import _io
-from dptopic.accounting import (LaplaceEvent, PrivacyLedger, PureDPEvent, compose_pld, compose_rdp, eps_iter_static,
-                                eps_total_static, hdp_clip_bound, hdp_total_epsilon, smallest_hdp_budget,
-                                solve_epsilon_laplace)
+from dptopic.accounting import (
+    LaplaceEvent,
+    PrivacyLedger,
+    PureDPEvent,
+    compose_pld,
+    compose_rdp,
+    eps_iter_static,
+    eps_total_static,
+    hdp_clip_bound,
+    hdp_total_epsilon,
+    smallest_hdp_budget,
+    solve_epsilon_laplace,
+)
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
 from dptopic.errors import CorruptModelError, DPTopicError
 from dptopic.mechanisms import laplace_mechanism, laplace_noise
 from dptopic.mechanisms.laplace import MAX_SCALE
-
 
 TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 8
@@ -448,7 +457,7 @@ def test_load_validates_arrays(small_model, tmp_path, name, arr):
 def test_gzipped_binary_is_refused(tmp_path):
     p = tmp_path / "x.txt.gz"
     p.write_bytes(gzip.compress(bytes(range(256)) * 20))
-    from dptopic.corpus.corpus import read_text_file
+    from dptopic.corpus.files import read_text_file
 
     with pytest.raises(DPTopicError, match="binary"):
         read_text_file(p)
@@ -655,7 +664,7 @@ def test_a_tampered_svi_state_is_named_once(tmp_path):
 def test_a_device_or_pipe_as_a_corpus_is_named_as_such(tmp_path):
     import os
 
-    from dptopic.corpus.corpus import _check_file
+    from dptopic.corpus.files import _check_file
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

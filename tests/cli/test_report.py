@@ -11,8 +11,9 @@ from html.parser import HTMLParser
 import pytest
 
 import dptopic
+from dptopic.accounting.card import CARD_SCHEMA, privacy_card
 from dptopic.cli.main import main
-from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
+from dptopic.reporting.html import render_report
 from helpers import run_dptopic
 
 
@@ -304,9 +305,9 @@ def test_card_names_a_pure_guarantee_at_almost_the_headline_epsilon():
 
 @pytest.mark.filterwarnings('ignore')
 def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(saved_local_models, tmp_path, capsys):
+    import dptopic
     from dptopic.attacks.provenance import mismatch
     from dptopic.cli.main import main
-    import dptopic
 
     (tmp_path / "au").mkdir()
     (tmp_path / "au" / "audit.json").write_text('{"attacks": {}, "x": ' + "[" * 100000 + "]" * 100000 + "}")

@@ -5,6 +5,7 @@ import os
 import stat
 
 import pytest
+
 from helpers import run_dptopic
 
 pytest.importorskip("cryptography")
@@ -79,6 +80,7 @@ def test_bad_round_settings_are_refused_in_one_line(invited, flags, why):
 
 def test_experiment_plays_a_round_over_http(tmp_path):
     import numpy as np
+
     from service_helpers import SecureSumServer
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
@@ -125,9 +127,9 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
     import time
 
     import numpy as np
-    from service_helpers import SecureSumServer
 
     from dptopic.contributor.secure_client import take_part
+    from service_helpers import SecureSumServer
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")

@@ -9,11 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dptopic
-from dptopic.cli.main import main
-
 from conftest import cli_ok, cli_output, flat
-from helpers import cli_error_line, run_dptopic
+from dptopic.cli.main import main
+from helpers import cli_error_line, one_line_stderr, run_dptopic
 from service_helpers import free_port, make_data
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
@@ -130,10 +128,10 @@ def test_serve_takes_fed_epsilon_per_entry(serve_base, capsys):
 
 def test_serve_prior_keeps_a_rare_vocabulary_word(tmp_path):
     pytest.importorskip("starlette")
+    import itertools
+
     from dptopic.cli.main import build_parser
     from dptopic.cli.serve import build_config
-
-    import itertools
     letters = "bcdfghjklmnp"
     common = ["".join(t) + "a" for t in itertools.islice(itertools.product(letters, repeat=3), 1200)]  # 1,200 words
     vocab = common + ["zebrafish"]                       # the server's vocabulary holds a word the prior uses once
@@ -241,8 +239,8 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
     assert not (tmp_path / "x.db").exists()          # refused before the database is touched
     # the bound is an upper bound of what a client really sends
-    from dptopic.corpus import Corpus
     from dptopic.contributor.fedlda import FedClient
+    from dptopic.corpus import Corpus
     from dptopic.protocol.fedlda_server import FedServer
 
     rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
@@ -271,12 +269,6 @@ def _cli(*args, cwd=None):
     return run_dptopic(*args, cwd=cwd)
 
 
-def _one_line_error(r):
-    assert r.returncode == 2, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    return r.stderr
-
-
 def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
     pytest.importorskip("starlette")
     from dptopic.accounting.fedlda import entries_for_user_budget
@@ -289,7 +281,7 @@ def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
     cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
     eps, entries = entries_for_user_budget(90, len(WORDS))
     assert cfg.fed_epsilon_per_entry == pytest.approx(eps) and cfg.fed_pad_length == entries
-    assert "drop --fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
+    assert "drop --fed-epsilon-per-entry" in one_line_stderr(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
 
 
 # ---- item 19: serve refuses, at start-up, settings that would break every request
@@ -297,20 +289,20 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(WORDS))
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
             "--database", f"sqlite:///{tmp_path / 's.db'}"]
-    assert "exceeds the vocabulary" in _one_line_error(_cli(*base, "--topics", "10"))
-    assert "too small" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
-    assert "(0, 500]" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
-    assert "in memory" in _one_line_error(_cli(*base[:-2], "--database", "sqlite://"))
-    assert "1-65535" in _one_line_error(_cli(*base, "--port", "70000"))
-    assert "--fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-min-updates", "3"))
+    assert "exceeds the vocabulary" in one_line_stderr(_cli(*base, "--topics", "10"))
+    assert "too small" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
+    assert "(0, 500]" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
+    assert "in memory" in one_line_stderr(_cli(*base[:-2], "--database", "sqlite://"))
+    assert "1-65535" in one_line_stderr(_cli(*base, "--port", "70000"))
+    assert "--fed-epsilon-per-entry" in one_line_stderr(_cli(*base, "--fed-min-updates", "3"))
     own = tmp_path / "mine.db"
     with sqlite3.connect(own) as con:
         con.execute("create table notes (x)")
-    assert "not dptopic's" in _one_line_error(_cli(*base[:-2], "--database", f"sqlite:///{own}"))
+    assert "not dptopic's" in one_line_stderr(_cli(*base[:-2], "--database", f"sqlite:///{own}"))
     with sqlite3.connect(own) as con:
         assert [r[0] for r in con.execute("select name from sqlite_master")] == ["notes"]   # untouched
     (tmp_path / "token").write_text("t" * 40)
-    assert "is a folder, not a file" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
+    assert "is a folder, not a file" in one_line_stderr(_cli(*base, "--token-file", str(tmp_path)))
 
 
 @pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])

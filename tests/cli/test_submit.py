@@ -1,8 +1,6 @@
 """``dptopic submit``: what the command does with its flags and files, and its one-line refusals."""
-import pytest
 
 from dptopic.cli.main import main
-
 from helpers import cli_error_line
 
 

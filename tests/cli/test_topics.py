@@ -10,13 +10,12 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
-
+from dptopic.corpus import Corpus, lda_corpus
 from helpers import FAST, mutations, run_dptopic
 
 SUPPORTED = np.array([True, False, True, False, True])

@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import dptopic
 from dptopic import DPSVI, load
@@ -22,9 +23,8 @@ from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.base import GibbsTopicModel
 from dptopic.models.docdp_cooc import DocDPCooccurrence
-
-from helpers import (TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic,
-                     subprocess_error_line)
+from dptopic.models.registry import TRAINERS
+from helpers import TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic, subprocess_error_line
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 
@@ -336,7 +336,7 @@ def test_hdp_epsilon_is_the_total_per_word_and_epsilon_laplace_the_component(tmp
     flat = " ".join(out.split())
     assert "(epsilon_laplace = 1 per iteration)" in flat
     eps = json.loads((tmp_path / "component" / "model.json").read_text())["privacy"]["epsilon"]
-    assert f"hdp: epsilon = " in flat and "per word in total" in flat and eps > 3.0
+    assert "hdp: epsilon = " in flat and "per word in total" in flat and eps > 3.0
 
 
 def test_hdp_epsilon_and_epsilon_laplace_together_are_refused(tmp_path, capsys):
@@ -647,7 +647,6 @@ def test_cli_vocabulary_file(textfile, tmp_path, capsys):
 
 def test_cli_train_private_vocabulary(tmp_path):
     from dptopic.cli.main import main
-
     from dptopic.datasets import sotu_texts
 
     src = tmp_path / "docs.txt"
@@ -733,21 +732,22 @@ def _tiny_jsonl(path, n=120, seed=0):
 
 
 @pytest.mark.parametrize("budget", ["1e12", "1e30", "1e300"])
-def test_a_huge_user_budget_is_refused_at_once(capsys, budget):
+def test_a_huge_user_budget_is_refused_at_once(capsys, budget, tmp_path):
     """`--user-budget 1e30` spun for hours in a one-step search before the size check."""
     import dptopic
 
     line = cli_error_line(capsys, ["train", "--algorithm", "fed", "--user-budget", budget, "--corpus", "demo",
-                                "--topics", "3", "--out", "unused"])
+                                "--topics", "3", "--out", tmp_path / "unused"])
     assert f"--user-budget {float(budget):g} is too large" in line and "more than the 1e+07 an update may hold" in line
     with pytest.raises(DPTopicError, match="invalid pad_length="):
         dptopic.FedLDA.from_user_budget(float(budget), 26)
 
 
 @pytest.mark.parametrize("epochs", ["inf", "1e309"])
-def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs):
+def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs, tmp_path):
     assert "invalid --epochs inf for online-vb" in cli_error_line(
-        capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out", "unused"])
+        capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out",
+                 tmp_path / "unused"])
 
 
 def test_a_model_trained_on_dask_is_audited_with_its_shadows_on_threads(tmp_path, capsys):
@@ -860,9 +860,10 @@ def test_test_size_on_a_shard_folder_is_refused(shards_2, tmp_path, capsys):
                  "--out", str(tmp_path / "m2")]) == 0
 
 
-def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys):
+def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys, tmp_path):
     # review: `train --algorithm hdp --epsilon 2000` loaded the corpus and started the fit before its one-line error
-    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out", "unused"]) == 2
+    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out",
+                 str(tmp_path / "unused")]) == 2
     out, err = capsys.readouterr()
     assert "invalid --epsilon-laplace 2000.0" in err and "left out of the evaluation" not in out + err
     with pytest.raises(DPTopicError, match="epsilon_laplace"):
@@ -1128,3 +1129,45 @@ def test_the_private_perplexity_line_names_its_mode(tmp_path):
     line = next(ln for ln in r.stdout.splitlines() if "perplexity" in ln)
     assert "paper mode: fold-in Gibbs sampling under the released topics" in line
     assert "outside the guarantee" in line
+
+
+# budgets each trainer accepts at its own defaults (none: a trainer that takes no total epsilon)
+_DOOR_BUDGET = {"hdp": 5000.0, "docdp": 2.0, "docdp-cooc": 2.0, "svi": 2.0, "fed": 2.0, "secure-sum": 2.0}
+
+
+def _both_doors(name, unit=None, epsilon=None):
+    """The parameters of the model ``dptopic train`` builds from its flags (none but the trainer's and its budget)
+    and of the one ``dptopic.train``'s builder makes from the same, unset parameters left to their defaults."""
+    from dptopic.cli.train import _parameters
+    from dptopic.training import build_model
+
+    argv = ["train", "--corpus", "c.txt"] + (["--unit", unit] if unit else ["--algorithm", name])
+    argv += [] if epsilon is None else ["--epsilon", str(epsilon)]
+    a = build_parser().parse_args(argv)
+    if unit:
+        a.algorithm = name
+    given = {k: v for k, v in _parameters(a).items() if k not in ("seed", "verbose", "epsilon", "delta")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cli = build_model(name, unit=unit, epsilon=epsilon, **given).get_params()
+        lib = build_model(name, unit=unit, epsilon=epsilon).get_params()
+    return ({k: v for k, v in cli.items() if k not in ("seed", "verbose")},
+            {k: v for k, v in lib.items() if k not in ("seed", "verbose")})
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRAINERS if n not in ("online-lda", "secure-sum")))
+def test_both_front_doors_build_every_trainer_with_the_same_parameters(name):
+    """``dptopic train --algorithm hdp`` trained 200 iterations and ``dptopic.train(algorithm="hdp")`` 100 (and the
+    command line gave 50 topics to trainers whose default is 20): one set of defaults, the estimator's. (online-lda
+    and secure-sum are trained by their own commands, from reports and from the secure sum's rounds.)"""
+    cli, lib = _both_doors(name, epsilon=_DOOR_BUDGET.get(name))
+    differ = {k: (cli.get(k), lib.get(k)) for k in cli.keys() | lib.keys() if repr(cli.get(k)) != repr(lib.get(k))}
+    assert not differ, f"{name}: (command line, library) differ: {differ}"
+
+
+@pytest.mark.parametrize("unit,epsilon", [("document", 2.0), ("user", 2.0), ("word", 600.0)])
+def test_both_front_doors_build_the_same_model_for_a_unit(unit, epsilon):
+    from dptopic.models.by_unit import trainer_for_unit
+
+    cli, lib = _both_doors(trainer_for_unit(unit, epsilon), unit=unit, epsilon=epsilon)
+    assert cli == lib or repr(cli) == repr(lib)

@@ -5,10 +5,9 @@ import numpy as np
 import pytest
 
 import dptopic
+from conftest import TWO_TOPIC_TEXTS
 from dptopic.cli.main import main
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
-
-from conftest import TWO_TOPIC_TEXTS
 from helpers import run_dptopic, subprocess_error_line
 
 TRAIN = TWO_TOPIC_TEXTS

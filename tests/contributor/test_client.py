@@ -13,15 +13,15 @@ import pytest
 pytest.importorskip("starlette")
 
 from dptopic.cli import main as cli_main  # noqa: E402
+from dptopic.contributor import client as client_mod  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate  # noqa: E402
+from dptopic.contributor.fedlda import fed_privacy  # noqa: E402
 from dptopic.corpus import Corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.contributor import client as client_mod  # noqa: E402
-from dptopic.contributor.fedlda import fed_privacy  # noqa: E402
+from dptopic.protocol import codec as protocol_codec
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
-from dptopic.contributor.client import ServerError, ServiceClient, fed_participate  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
-
 from helpers import run_dptopic  # noqa: E402
 from service_helpers import free_port, make_words  # noqa: E402
 
@@ -80,11 +80,11 @@ def _cli(*args, cwd=None):
 
 
 def _valid_config():
-    from dptopic.service import codec
+    from dptopic.protocol import codec as protocol_codec
 
     words = ["alpha", "beta", "gamma", "delta"]
-    return {"api_version": "v1", "report_format": codec.report_format("word"), "report_kind": "word",
-            "vocabulary": words, "vocabulary_sha256": codec.vocabulary_fingerprint(words), "f": 0.9,
+    return {"api_version": "v1", "report_format": protocol_codec.report_format("word"), "report_kind": "word",
+            "vocabulary": words, "vocabulary_sha256": protocol_codec.vocabulary_fingerprint(words), "f": 0.9,
             "max_reports_per_request": 100, "max_body_bytes": 1 << 20}
 
 
@@ -154,9 +154,9 @@ def test_submit_refuses_a_server_asking_for_reports_above_the_contributors_limit
     # a server is not trusted: at eps_word = 40 the "randomized" presence vectors went out exact, and were sent
     import math
 
+    from dptopic.contributor.client import submit
     from dptopic.corpus import Corpus
     from dptopic.errors import DPTopicError
-    from dptopic.contributor.client import submit
 
     url, bodies = canned
     cfg = _valid_config()
@@ -181,9 +181,9 @@ def test_submit_refuses_a_server_asking_for_reports_above_the_contributors_limit
 @pytest.mark.parametrize("name", ["bob smith/ü", "", "x" * 129])
 def test_submit_checks_the_pseudonym_before_asking_the_server_anything(name):
     # the reports were randomized and sent, then refused with 400 bad_contributor; "" silently became a random one
+    from dptopic.contributor.client import ServiceClient, submit
     from dptopic.corpus import Corpus
     from dptopic.errors import DPTopicError
-    from dptopic.contributor.client import ServiceClient, submit
 
     class NoNetwork(ServiceClient):
         def request(self, *a, **k):
@@ -340,7 +340,7 @@ def test_a_redone_update_above_the_users_epsilon_limit_is_not_sent(sleeps):
     # a rule that draws new entries for every update (dptopic's own server uses "none", whose reports are drawn once
     # and spent once: redone updates spend nothing more; a participant takes the rule of a server it need not trust)
     doc["fed"]["exclusion"] = "floor"
-    rrp = codec.fed_config_from_dict(doc["fed"])
+    rrp = protocol_codec.fed_config_from_dict(doc["fed"])
     one = float(fed_privacy(rrp, 1, vocab_size=len(words))["epsilon_basic"])
     two = float(fed_privacy(rrp, 2, vocab_size=len(words))["epsilon_basic"])
     assert two > one
@@ -620,7 +620,7 @@ def test_a_report_format_of_another_name_says_both_names(canned, tmp_path, capsy
     bodies["/v1/config"] = doc
     (tmp_path / "docs.txt").write_text(" ".join(words[:12]) + "\n")
     line = _err_line(capsys, _client_argv(SUBMIT, url, tmp_path))
-    assert codec.report_format("word")["name"] in line and codec.report_format("document")["name"] in line, line
+    assert protocol_codec.report_format("word")["name"] in line and protocol_codec.report_format("document")["name"] in line, line
     assert "document reports" in line and url in line and not bodies.get("_posted")
 
 

@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 
 from dptopic import FedLDA
+from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.contributor.fedlda import FedClient
-from dptopic.protocol.fedlda_messages import MessageError, ModelBroadcast, decode_message
-from dptopic.protocol.fedlda import RRPConfig
-from dptopic.protocol.fedlda_messages import MAGIC, VERSION
 from dptopic.models import load
-
+from dptopic.protocol.fedlda import RRPConfig
+from dptopic.protocol.fedlda_messages import MAGIC, VERSION, MessageError, ModelBroadcast, decode_message
 from service_helpers import corpus_of, make_words, raw_fed_message
 
 
@@ -210,8 +208,8 @@ def test_rrpconfig_refuses_its_old_names_in_one_line_naming_the_new_ones():
 
 
 def test_the_wire_names_the_per_entry_epsilon_and_a_participant_still_reads_an_older_server():
+    from dptopic.protocol.codec import fed_config_dict, fed_config_from_dict
     from dptopic.protocol.fedlda import RRPConfig
-    from dptopic.service.codec import fed_config_dict, fed_config_from_dict
 
     cfg = RRPConfig(3, 2.5, 0.05, pad_length=40)
     d = fed_config_dict(cfg)

@@ -10,18 +10,22 @@ import struct
 import numpy as np
 import pytest
 
-from dptopic.accounting.local import (RandomizedResponseEvent, epsilon_from_f, f_from_epsilon, local_privacy_report,
-                                      resolve_f)
+from conftest import column_corpus, seeded_randomizer
+from dptopic.accounting.local import (
+    RandomizedResponseEvent,
+    epsilon_from_f,
+    f_from_epsilon,
+    local_privacy_report,
+    resolve_f,
+)
+from dptopic.contributor.randomizer import Randomizer
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
 from dptopic.kernels.randomized_response import flip_threshold, packed_column_sums, presence_packed, randomize_presence
 from dptopic.kernels.rng import PyXorShift
-from dptopic.contributor.randomizer import Randomizer
-from dptopic.protocol.reports import ReportSet
 from dptopic.protocol.estimation import presence_bits
-from dptopic.protocol.reports import MAGIC
+from dptopic.protocol.reports import MAGIC, ReportSet
 
-from conftest import column_corpus, seeded_randomizer
 # Gaps closed in the mechanisms, local randomizers and accountants.
 
 

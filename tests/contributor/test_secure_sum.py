@@ -4,11 +4,11 @@ import json
 
 import numpy as np
 import pytest
-from service_helpers import InProcessRound
 
 from dptopic.contributor.secure_client import state_path
 from dptopic.contributor.secure_sum import SecureContributor, ServerLied, check_config, state_file_name
 from dptopic.errors import DPTopicError
+from service_helpers import InProcessRound
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")

@@ -16,10 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dptopic
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
-
 from helpers import FAST, NASTY, PARAMS, base_kwargs, mutations, works_or_refuses
 
 TEXTS = ["The cat sat on the mat with another cat.", "Dogs chase cats; the cat runs!",
@@ -868,6 +866,7 @@ def _posts(tmp_path, n=40):
 
 def test_examples_in_vocabulary_messages_are_cut_short():
     import warnings
+
     from dptopic.corpus import Corpus
 
     long = "x" * 300
@@ -951,3 +950,26 @@ def test_person_ids_that_differ_only_by_unicode_normalization_are_one_person():
     assert nfc != nfd
     c = Corpus.from_texts(["river water boat", "river bank fish", "money loan"], user_ids=[nfc, nfd, "Ana"])
     assert c.user_ids == [nfc, nfc, "Ana"] and len(set(c.user_ids)) == 2
+
+
+def test_a_split_by_person_without_ids_names_the_parameters_not_the_flag():
+    """person_split told a Python caller of the command line's --user-field: it names user_ids= and user_field=,
+    which the command line writes as its flags."""
+    from dptopic.errors import ParameterError
+
+    c = Corpus.from_texts(["apple banana", "cherry plum", "river ocean"])
+    with pytest.raises(ParameterError) as e:
+        c.person_split(0.5)
+    assert e.value.parameters == ("user_ids", "user_field") and "--" not in str(e.value), str(e.value)
+    assert e.value.message({"user_field": "--user-field"}).endswith("(--user-field).")
+
+
+def test_a_split_with_every_document_on_one_side_names_test_size_not_the_flag():
+    """The refusal told a Python caller to give "another --test-size (another key, in the API)"."""
+    from dptopic.errors import ParameterError
+
+    c = Corpus.from_texts(["apple banana", "cherry plum"])
+    with pytest.raises(ParameterError) as e:
+        c.stable_split(0.001)
+    assert "test_size" in e.value.parameters and "--" not in str(e.value), str(e.value)
+    assert e.value.message({"test_size": "--test-size"}).endswith("or another --test-size.")

@@ -1,9 +1,9 @@
 """``dptopic.corpus.preprocess``."""
 import pytest
+
 from dptopic.corpus import Corpus
 from dptopic.corpus.preprocess import Preprocessor, build_vocabulary, df_range
 from dptopic.errors import DPTopicError
-
 
 # Hand-counted: document frequencies over the 4 documents (stop words "the", "and" are in sklearn's list)
 #   apple 4 | banana 3 | cherry 2 | Paris/paris: "Paris" in doc 0, "paris" in doc 1 | durian 1

@@ -6,11 +6,10 @@ import pytest
 
 from dptopic.accounting import ApproxDPEvent
 from dptopic.accounting.set_union import gaussian_sigma
-from dptopic.corpus import Corpus
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.corpus.corpus import data_cut_of
 from dptopic.corpus.private_vocabulary import _l2_descent, _water_fill, dp_set_union, dpsu_threshold, set_union_weights
 from dptopic.errors import DPTopicError
-from dptopic.corpus import lda_corpus
-from dptopic.corpus.corpus import data_cut_of
 
 
 def test_thresholds_hand_computed():

@@ -13,7 +13,6 @@ from dptopic.corpus.files import tab_header_rows
 from dptopic.corpus.readers import auto_format, read_corpus
 from dptopic.errors import DPTopicError
 
-
 ROWS = "apple banana cherry\ten\tx\nbanana grape lemon\ten\tx\ncherry lemon mango plum\tfr\ty\n"
 
 
@@ -100,13 +99,11 @@ def test_read_corpus_refuses_bad_input_in_one_line(tmp_path, path, fmt, match):
         read_corpus(tmp_path / path if path else "", fmt)
 
 
-def test_corpus_from_jsonl_is_the_reader(tmp_path):
-    """The Corpus.from_* classmethods call the readers: user code that calls them keeps working."""
+def test_read_corpus_reads_as_the_format_s_reader(tmp_path):
+    """``read_corpus`` picks ``Corpus.from_jsonl`` for a JSONL file and passes it the same options."""
     paths = _write_each_format(tmp_path)
     a = Corpus.from_jsonl(paths["jsonl"], text_field="body", min_df=1)
-    from dptopic.corpus import readers
-
-    b = readers.from_jsonl(paths["jsonl"], "body", min_df=1)
+    b = read_corpus(paths["jsonl"], text_field="body", min_df=1)
     assert list(a.vocabulary.words) == list(b.vocabulary.words) and a.n_tokens == b.n_tokens
 
 

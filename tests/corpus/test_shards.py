@@ -1,15 +1,15 @@
 """A stale or hand-made shard commit record (``.shards-commit.json``) whose set is not in place removes nothing: the
 record alone is dropped, with a warning, and the old set stays readable."""
 import json
+import shutil
 
 import numpy as np
 import pytest
 
+from dptopic.backends import training_source
+from dptopic.corpus import Corpus
 from dptopic.corpus import shards as shards_module
 from dptopic.corpus.shards import ShardSet, folder_shards, write_shards
-from dptopic.corpus import Corpus
-import shutil
-from dptopic.backends import training_source
 from dptopic.errors import DPTopicError
 
 
@@ -76,6 +76,7 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     folder), never moved in as if they were the committed set's."""
     import json
 
+    from dptopic.corpus import shard_folder
     from dptopic.corpus import shards as sh
 
     c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
@@ -86,7 +87,7 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     part.metadata[sh.SHARD_RECORD] = {"index": 0, "count": 1, "set": "other-run"}
     part.save(staged)
     (tmp_path / "s" / sh._COMMIT).write_text(json.dumps({"set": "stale", "count": 1, "remove": ["shard-00001.npz"]}))
-    assert sh.finish_replacement(tmp_path / "s") is True
+    assert shard_folder.finish_replacement(tmp_path / "s") is True
     assert staged.exists()                                  # not renamed over the live shard 0
     assert not (tmp_path / "s" / sh._COMMIT).exists()
     assert "shard-00000.npz" in before and (tmp_path / "s" / "shard-00000.npz").exists()
@@ -173,8 +174,8 @@ def test_old_shards_without_a_record_read_unless_their_run_did_not_finish(tmp_pa
 
 
 def test_a_shard_folder_given_where_one_corpus_is_read_says_only_training_reads_it(tmp_path):
-    from dptopic.corpus.shards import write_shards
     from dptopic.corpus import Corpus
+    from dptopic.corpus.shards import write_shards
     from dptopic.corpus.synthetic import lda_corpus
 
     write_shards(lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus, tmp_path / "sh", 2)

@@ -1,7 +1,9 @@
 """``dptopic.corpus.synthetic``."""
-import numpy as np
 import warnings
+
+import numpy as np
 import pytest
+
 import dptopic
 from dptopic.corpus import lda_corpus
 

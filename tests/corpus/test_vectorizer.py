@@ -8,8 +8,8 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 import dptopic
+from dptopic.accounting.card import privacy_card
 from dptopic.corpus import lda_corpus
-from dptopic.reporting import privacy_card
 
 pd = pytest.importorskip("pandas")
 

@@ -1,6 +1,7 @@
 """``dptopic.corpus.vocabulary``."""
 import numpy as np
 import pytest
+
 from dptopic.corpus import Corpus, Vocabulary, lda_corpus
 from dptopic.errors import DPTopicError
 

@@ -1,8 +1,10 @@
 """Rough edges found walking through the general word list (``--vocabulary wordfreq:LANG[:SIZE]``) and the one-run
 audit (``dptopic audit --design one-run``) as a new user."""
 
-import pytest
 import builtins
+
+import pytest
+
 from dptopic.errors import DPTopicError
 
 

@@ -2,6 +2,7 @@
 resolves, and every ``dptopic`` command of a fenced block names a command, sub-command and flags that the CLI's
 parser has (read from ``dptopic.cli.main.build_parser``, nothing is run)."""
 import argparse
+import importlib
 import importlib.util
 import re
 import shlex
@@ -238,3 +239,46 @@ def test_no_user_facing_pointer_to_the_internal_spec():
     hits = [f"{f.relative_to(ROOT_2)}:{i}" for f in files
             for i, line in enumerate(f.read_text().splitlines(), 1) if pat.search(line)]
     assert not hits, hits
+
+
+# ---------------------------------------------------------------- names the library's text gives
+
+_DOTTED = re.compile(r"(?<![\w./-])dptopic(?:\.[A-Za-z_]\w*)+")
+
+
+def _resolves(dotted: str) -> bool:
+    """``dptopic.a.b.c`` names a module or an attribute reached from the longest importable module prefix."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for name in parts[i:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_every_name_the_library_writes_in_its_text_exists():
+    """An error said "give a Corpus (dptopic.read_corpus reads a file)", a function dptopic does not have: every
+    ``dptopic.x.y`` a string of the library writes (a message, a docstring) names a module or object that exists.
+    A string that is the name alone (a key, a logger's name) names nothing."""
+    import io
+    import tokenize
+
+    missing = []
+    for path in sorted((ROOT / "src" / "dptopic").rglob("*.py")):
+        for token in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+            if token.type != tokenize.STRING:
+                continue
+            for m in _DOTTED.finditer(token.string):
+                name = m.group(0)
+                if token.string.strip("\"'") == name or name.endswith((".py", ".json", ".md")):
+                    continue
+                if not _resolves(name):
+                    missing.append(f"{path.relative_to(ROOT)}:{token.start[0]}: {name}")
+    assert not missing, "names that exist nowhere: " + "; ".join(missing)

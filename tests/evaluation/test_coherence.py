@@ -1,6 +1,7 @@
 """``dptopic.evaluation.coherence``."""
 import numpy as np
 import pytest
+
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import umass_coherence
@@ -11,8 +12,8 @@ def test_umass_by_hand():
     comp = np.array([[0.5, 0.3, 0.2]])  # top words a, b, c
     D = {0: 3, 1: 3, 2: 2}
     co = {(1, 0): 2, (2, 0): 1, (2, 1): 2}
-    mimno = sum(np.log((co[(m, l)] + 1) / D[l]) for (m, l) in co)
-    authors = sum(np.log((co[(m, l)] + 1) / D[m]) for (m, l) in co)
+    mimno = sum(np.log((co[(m, l)] + 1) / D[l]) for (m, l) in co)  # noqa: E741 - the paper's indices
+    authors = sum(np.log((co[(m, l)] + 1) / D[m]) for (m, l) in co)  # noqa: E741 - the paper's indices
     assert umass_coherence(comp, c, top_n=3) == pytest.approx(mimno)
     assert umass_coherence(comp, c, top_n=3, variant="authors") == pytest.approx(authors)
     with pytest.raises(DPTopicError, match="top_n"):

@@ -1,13 +1,14 @@
+import itertools
+import math
+
 import numpy as np
 import pytest
+from scipy.special import gammaln
 
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import perplexity, split_completion
 from dptopic.evaluation.perplexity import infer_theta
-import itertools
-import math
-from scipy.special import gammaln
 from dptopic.kernels import token_log_likelihood
 
 

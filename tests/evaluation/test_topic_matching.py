@@ -1,15 +1,15 @@
 """dptopic.evaluation.topic_match and `dptopic evaluate --compare-to`: the match between two models' topics."""
 
+import math
+
 import numpy as np
 import pytest
 
-from dptopic.errors import DPTopicError
-from dptopic.evaluation import match_models, topic_match
 from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.evaluation import match_models, topic_diversity, topic_match
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.moments import normalised_cooccurrence, topics_from_cooccurrence
-import math
-from dptopic.evaluation import topic_diversity
 
 
 def test_hand_computed_match_over_reordered_vocabularies():

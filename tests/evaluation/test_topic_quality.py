@@ -1,22 +1,29 @@
 """NPMI, C_v, UMass (gensim's form) and diversity: hand-computed values, a NumPy reference, and gensim."""
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
-
-from dptopic.corpus import Corpus
-from dptopic.errors import DPTopicError
-from dptopic.evaluation import (cv_coherence, npmi_coherence, topic_diversity, topic_quality,
-                                umass_pairwise_mean)
-from dptopic.evaluation.topic_quality import cooccurrence
-
-from helpers import topic_ranking
-import warnings
 from sklearn.pipeline import make_pipeline
+
 import dptopic
 from dptopic import evaluation as ev
-from dptopic.evaluation import perplexity, topic_match, topic_recovery, umass_coherence
+from dptopic.corpus import Corpus
+from dptopic.errors import DPTopicError
+from dptopic.evaluation import (
+    cv_coherence,
+    npmi_coherence,
+    perplexity,
+    topic_diversity,
+    topic_match,
+    topic_quality,
+    topic_recovery,
+    umass_coherence,
+    umass_pairwise_mean,
+)
+from dptopic.evaluation.topic_quality import cooccurrence
+from helpers import topic_ranking
 
 # 4 documents over the words a b c d (vocabulary order: by frequency, then alphabetical)
 TEXTS = ["aaa bbb", "aaa bbb ccc", "aaa ccc", "ddd"]
@@ -404,8 +411,14 @@ def test_umass_mimno_sum_is_none_where_undefined_or_not_offered(tiny):
 
 
 # ------------------------------------------------------------------ the display order: relevance (Sievert & Shirley)
-from dptopic.evaluation.topic_quality import (check_ranking, ranking_scores, ranking_text, relevance, top_words,
-                                              word_ranking)
+from dptopic.evaluation.topic_quality import (
+    check_ranking,
+    ranking_scores,
+    ranking_text,
+    relevance,
+    top_words,
+    word_ranking,
+)
 
 
 def _relevance_reference(comp, lam):

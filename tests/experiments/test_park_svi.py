@@ -1,5 +1,6 @@
 """``dptopic.experiments.park_svi``."""
 import pytest
+
 from dptopic.accounting.gaussian import pld_epsilon
 from dptopic.corpus import lda_corpus
 

@@ -13,12 +13,11 @@ pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
-from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.contributor.client import ServiceClient, fed_participate, submit  # noqa: E402
-
-from service_helpers import Server, admin, corpus_of, count_rows, get_json, make_data, post_reports  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.errors import DPTopicError  # noqa: E402
 from helpers import run_dptopic
+from service_helpers import Server, admin, corpus_of, count_rows, get_json, make_data, post_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,14 @@ import signal
 import numpy as np
 import pytest
 
+from conftest import counts_from_z
 from dptopic.backends import ShardSet, training_source, write_shards
 from dptopic.cli.main import main
+from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.kernels import count_assignments
 from dptopic.models import HDPLDA, LDA, CDPLDAPlus
-from conftest import counts_from_z
-from dptopic.corpus import Corpus
 
 pytestmark = pytest.mark.dask     # each test here starts a local Dask cluster
 

@@ -10,10 +10,9 @@ import signal
 import numpy as np
 import pytest
 
+from conftest import counts_from_z
 from dptopic.kernels import count_assignments
 from dptopic.models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
-
-from conftest import counts_from_z
 
 distributed = pytest.importorskip("distributed")
 from dptopic.backends import dask as dask_backend  # noqa: E402

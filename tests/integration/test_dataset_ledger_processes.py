@@ -8,7 +8,6 @@ import textwrap
 import time
 from pathlib import Path
 
-
 from dptopic.accounting.dataset_ledger import DatasetLedger
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

@@ -16,17 +16,23 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
+from dptopic.contributor.client import ServiceClient, fed_participate  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
+from dptopic.models import FedLDA  # noqa: E402
 from dptopic.protocol.fedlda_messages import ModelBroadcast, decode_message  # noqa: E402
 from dptopic.protocol.fedlda_server import full_vocabulary_topics  # noqa: E402
-from dptopic.models import FedLDA  # noqa: E402
-from dptopic.contributor.client import ServiceClient, fed_participate  # noqa: E402
 from dptopic.reporting.pull import pull  # noqa: E402
-
-from service_helpers import (InProcessServer, Server, corpus_of, get_json, http, make_data, raw_fed_message,  # noqa: E402
-                             service_config)
-from helpers import run_dptopic  # noqa: E402
-
+from helpers import one_line_error, run_dptopic  # noqa: E402
+from service_helpers import (  # noqa: E402
+    InProcessServer,
+    Server,
+    corpus_of,
+    get_json,
+    http,
+    make_data,
+    raw_fed_message,
+    service_config,
+)
 
 EPS, K, PAD, N_REPORT, USERS, ROUNDS = 5.0, 3, 16, 30, 3, 2
 
@@ -35,15 +41,6 @@ def run_cli(*args, timeout=120):
     """``dptopic ARGS`` run in this process (``helpers.run_dptopic``): the client commands these tests run need no
     process of their own, and a new interpreter's imports took seconds per call."""
     return run_dptopic(*args, timeout=timeout)
-
-
-def one_line_error(r):
-    """A CLI failure in one line of error, never a traceback."""
-    assert r.returncode != 0
-    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -375,8 +372,8 @@ def test_fed_client_refuses_a_per_user_epsilon_above_its_limit_before_drawing(se
 def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
     """docs/fedlda.md: a user with none of the report words takes part and sends padding only (so taking part says
     nothing about the text); fed_participate restricted the documents with drop_empty and refused the empty corpus."""
-    from dptopic.corpus import Corpus
     from dptopic.contributor.client import fed_participate
+    from dptopic.corpus import Corpus
 
     outside = Corpus.from_texts(["zebra xylophone quokka", "quokka zebra yak"], max_vocab=None)
     s = fed_participate(served["url"], outside, rounds=1, poll=0.05, timeout=30, state=None)
@@ -387,10 +384,10 @@ def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
 def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch):
     """Only a refused upload said what the run had spent; a failure after an update had left (here: the next
     round's broadcast refused, as for a server that changed its vocabulary) did not."""
-    from dptopic.corpus import Corpus
-    from dptopic.errors import DPTopicError
     from dptopic.contributor import client as service_client
     from dptopic.contributor import fedlda as participant
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
 
     real = participant.fed_client
 
@@ -441,12 +438,11 @@ def _open_round(url) -> int:
 
 @pytest.mark.service
 def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
+    from dptopic.protocol import codec as protocol_codec
     from service_helpers import corpus_of, get_json, http
 
-    from dptopic.service import codec
-
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
-    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    rrp = protocol_codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
     from dptopic.contributor.fedlda import fed_client
     fc = fed_client("retry-user", corpus_of(texts[:10], words), rrp)
     rnd = _open_round(url)
@@ -470,9 +466,8 @@ def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
 
 @pytest.mark.service
 def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import ServiceClient, fed_participate
+    from service_helpers import corpus_of
 
     class LosesFirstAck(ServiceClient):
         lost = False
@@ -511,9 +506,8 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
 
 @pytest.mark.service
 def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import corpus_of
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
@@ -525,8 +519,8 @@ def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
 def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
     """Whether someone takes part must say nothing of their text: under the sound rule a user none of whose words
     the rounds take still sends its update (padding only), as the simulation does."""
-    from dptopic.corpus import Corpus
     from dptopic.contributor.client import fed_participate
+    from dptopic.corpus import Corpus
 
     url, words = fed_server["url"], fed_server["words"]
     out = fed_participate(url, Corpus.from_token_ids([[]], words), rounds=1, poll=0.1, timeout=30)
@@ -538,18 +532,17 @@ def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    from service_helpers import Server, corpus_of, get_json, make_data
-
     from dptopic.accounting.fedlda import entries_for_user_budget
-    from dptopic.service import codec
     from dptopic.contributor.client import fed_participate
+    from dptopic.protocol import codec as protocol_codec
+    from service_helpers import Server, corpus_of, get_json, make_data
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-user-budget", "90",
                  "--fed-topics", "3", "--fed-min-updates", "1").start()
     try:
         eps, entries = entries_for_user_budget(90, len(words))
-        rrp = codec.fed_config_from_dict(get_json(srv.url + "/v1/config")[1]["fed"])
+        rrp = protocol_codec.fed_config_from_dict(get_json(srv.url + "/v1/config")[1]["fed"])
         assert rrp.epsilon_per_entry == pytest.approx(eps) and rrp.n_entries == entries
         out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
         assert out["guarantee"] == "full" and len(out["rounds"]) == 1
@@ -565,10 +558,9 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    from service_helpers import Server, corpus_of, get_json, http, make_data
-
-    from dptopic.protocol.fedlda_messages import vocabulary_fingerprint
     from dptopic.contributor.client import fed_participate
+    from dptopic.protocol.fedlda_messages import vocabulary_fingerprint
+    from service_helpers import Server, corpus_of, get_json, http, make_data
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     words = words[::-1]             # the helper's words are alphabetical, which --fed-report-words refuses
@@ -617,9 +609,8 @@ def _capturing_client(url):
 @pytest.mark.service
 def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, tmp_path):
     # each run drew new reports under the "spent once" claim: three runs spent three times m x eps
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import corpus_of
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     state = tmp_path / "fed-state.json"
@@ -645,9 +636,8 @@ def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, 
 
 @pytest.mark.service
 def test_fed_client_state_of_another_client_or_server_is_refused_before_anything_is_sent(fed_server, tmp_path):
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import corpus_of
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     state = tmp_path / "s.json"
@@ -675,9 +665,8 @@ def test_fed_client_state_of_another_client_or_server_is_refused_before_anything
 
 @pytest.mark.service
 def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_server):
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import corpus_of
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     c = _capturing_client(url)
@@ -724,9 +713,8 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    from service_helpers import Server, corpus_of, make_data
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import Server, corpus_of, make_data
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "5",
@@ -762,9 +750,8 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
 @pytest.mark.service
 def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_id(fed_server, tmp_path):
     # the file was named from the client id too, so a run with --client-id after one without drew (and spent) again
-    from service_helpers import corpus_of
-
     from dptopic.contributor.client import fed_participate
+    from service_helpers import corpus_of
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     folder = tmp_path / "st"

@@ -7,6 +7,7 @@ import json
 import time
 
 import pytest
+
 from service_helpers import InProcessRound, Server, http
 
 pytest.importorskip("uvicorn")

@@ -20,17 +20,29 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
+from conftest import cli_output  # noqa: E402
 from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
+from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
-from dptopic.service import codec  # noqa: E402
-from dptopic.contributor.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
-
-from conftest import cli_output  # noqa: E402
+from dptopic.protocol import codec as protocol_codec
 from helpers import run_dptopic  # noqa: E402
-from service_helpers import (InProcessServer, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
-                             get_json, http, make_data, make_words, post_reports, service_config,
-                             with_format_version)
+from service_helpers import (  # noqa: E402
+    TOKEN,
+    InProcessServer,
+    Server,
+    admin,
+    check_exactly_once,
+    corpus_of,
+    count_rows,
+    get_json,
+    http,
+    make_data,
+    make_words,
+    post_reports,
+    service_config,
+    with_format_version,
+)
 
 
 @pytest.fixture(scope="module")
@@ -262,19 +274,20 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     status, headers, msg = http("GET", url + "/v1/fed/round")
     assert status == 200 and int(headers["dptopic-round"]) == 1
     # a client update for round 0 (stale now) is refused, state unchanged
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import codec
-    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    rrp = protocol_codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
     from dptopic.contributor.fedlda import fed_client
     fc = fed_client("user9", corpus_of(texts[:20], words), rrp)
     from dptopic.protocol.fedlda_messages import ModelBroadcast
-    stale = fc.run_round(ModelBroadcast(0, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
+    stale = fc.run_round(ModelBroadcast(0, protocol_codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
                                         codec.fed_phi(msg)).encode())
     status, _, data = http("POST", url + "/v1/fed/updates", stale,
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-stale-0001"})
     assert_error(status, json.loads(data), 409, "stale_round")
     assert "stale or replayed" in json.loads(data)["error"]["message"]
     # an update for a future round is refused as such, not as stale
-    future = fc.run_round(ModelBroadcast(7, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
+    future = fc.run_round(ModelBroadcast(7, protocol_codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
                                          codec.fed_phi(msg)).encode())
     status, _, data = http("POST", url + "/v1/fed/updates", future,
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-future-0001"})
@@ -672,7 +685,7 @@ def _key() -> str:
 
 def _body(words, texts) -> bytes:
     rz = Randomizer(words, f=f_from_epsilon(EPS_WORD), secure=True)
-    return codec.encode_reports(rz.randomize([t.split() for t in texts]))
+    return protocol_codec.encode_reports(rz.randomize([t.split() for t in texts]))
 
 
 def _page(url: str) -> str:

@@ -9,9 +9,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
-
 from service_helpers import Server, admin, get_json, make_data, post_reports  # noqa: E402
-
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH: run 'make test-browser' (installs"

@@ -32,10 +32,16 @@ from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.protocol.reports import new_upload_nonce  # noqa: E402
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
-
-from service_helpers import (InProcessServer, Server, count_rows, crash_scenario, http, make_data, service_config,  # noqa: E402
-                             throwaway_postgres_url)
-
+from service_helpers import (  # noqa: E402
+    InProcessServer,
+    Server,
+    count_rows,
+    crash_scenario,
+    http,
+    make_data,
+    service_config,
+    throwaway_postgres_url,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 _KEYS = iter(range(10 ** 6))

@@ -32,13 +32,26 @@ pytest.importorskip("uvicorn")
 
 from dptopic.accounting.local import f_from_epsilon  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
-from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.contributor.client import ServerError, ServiceClient  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
-
-from service_helpers import (PG_BIN, InProcessServer, NoServer, PostgresServer, Server, admin, free_port, get_json, http,
-                             make_data, plain_report_body, post_reports, service_config, throwaway_postgres,
-                             upload_key)
+from service_helpers import (
+    PG_BIN,
+    InProcessServer,
+    NoServer,
+    PostgresServer,
+    Server,
+    admin,
+    free_port,
+    get_json,
+    http,
+    make_data,
+    plain_report_body,
+    post_reports,
+    service_config,
+    throwaway_postgres,
+    upload_key,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
@@ -376,18 +389,18 @@ def test_serve_warns_when_the_epsilon_is_above_the_clients_default_limit(capsys,
 
 
 def test_serve_refuses_a_body_limit_below_the_smallest_upload(capsys, tmp_path, no_uvicorn):
-    from dptopic.cli.serve import smallest_upload
     from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.service.startup import smallest_upload
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
-    from dptopic.service import codec
+    from dptopic.protocol import codec as protocol_codec
 
     # the smallest upload is one report's file as the client sends it (with its upload nonce)
-    one = codec.encode_reports(Randomizer(words, epsilon_word=2.0, secure=True).randomize([texts[0].split()]))
+    one = protocol_codec.encode_reports(Randomizer(words, epsilon_word=2.0, secure=True).randomize([texts[0].split()]))
     need = smallest_upload(service_config(words, "sqlite:///x.db"))
     assert need == len(one) == len(plain_report_body(words, texts[:1])) + 50
     doc_cfg = ServiceConfig(words, None, report_kind="document", epsilon_doc=8.0, n_topics=3)
-    assert smallest_upload(doc_cfg) == len(codec.encode_reports(DocumentRandomizer(words, 8.0).randomize(
+    assert smallest_upload(doc_cfg) == len(protocol_codec.encode_reports(DocumentRandomizer(words, 8.0).randomize(
         [texts[0].split()])))
     base = ["serve", "--vocabulary", tmp_path / "vocab.txt", "--epsilon-word", 2, "--topics", 3, "--port", free_port()]
     db = tmp_path / "b.db"

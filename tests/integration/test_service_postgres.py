@@ -16,16 +16,35 @@ pytest.importorskip("starlette")
 pytest.importorskip("psycopg")
 pytest.importorskip("sqlalchemy")
 
-from dptopic.contributor.randomizer import Randomizer  # noqa: E402
-from dptopic.service import codec, storage as storage_mod  # noqa: E402
 from dptopic.contributor.client import submit  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.service import codec  # noqa: E402
+from dptopic.service import storage as storage_mod
 from dptopic.service.config import ServiceConfig  # noqa: E402
-from dptopic.service.storage import (Storage, StorageError, StoragePermissionError, StorageTimeout, Submission,  # noqa: E402
-                                     _PG_INSERT_LOCK)
+from dptopic.service.storage import (  # noqa: E402
+    _PG_INSERT_LOCK,
+    Storage,
+    StorageError,
+    StoragePermissionError,
+    StorageTimeout,
+    Submission,
+)
 from dptopic.service.trainer import Trainer  # noqa: E402
-
-from service_helpers import (PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
-                             crash_scenario, get_json, http, make_data, make_words, post_reports, throwaway_postgres)
+from service_helpers import (  # noqa: E402
+    PostgresServer,
+    Server,
+    admin,
+    check_exactly_once,
+    corpus_of,
+    count_rows,
+    crash_scenario,
+    get_json,
+    http,
+    make_data,
+    make_words,
+    post_reports,
+    throwaway_postgres,
+)
 
 
 @pytest.fixture(scope="module")

@@ -27,17 +27,27 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
-from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.contributor.randomizer import Randomizer  # noqa: E402
-from dptopic.protocol.reports import ReportSet  # noqa: E402
-from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
-from dptopic.protocol.document_reports import DocumentReportSet  # noqa: E402
-
 from conftest import flat  # noqa: E402
+from dptopic.contributor.document_randomizer import DocumentRandomizer  # noqa: E402
+from dptopic.contributor.randomizer import Randomizer  # noqa: E402
+from dptopic.errors import DPTopicError  # noqa: E402
+from dptopic.protocol.document_reports import DocumentReportSet  # noqa: E402
+from dptopic.protocol.reports import ReportSet  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
-from service_helpers import (InProcessServer, NoServer, Server, admin, corpus_of, get_json, http, make_data,  # noqa: E402
-                             plain_report_body, post_reports, service_config, upload_key)
-
+from service_helpers import (  # noqa: E402
+    InProcessServer,
+    NoServer,
+    Server,
+    admin,
+    corpus_of,
+    get_json,
+    http,
+    make_data,
+    plain_report_body,
+    post_reports,
+    service_config,
+    upload_key,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 # the tests' reports are simulations with fixed seeds (reproducible), which is what the warning is about
@@ -342,9 +352,9 @@ def test_serve_warns_that_the_active_model_keeps_its_settings(tmp_path, monkeypa
 def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
     import numpy as np
 
-    from dptopic.corpus import Corpus
     from dptopic.contributor.fedlda import FedClient
-    from dptopic.service import codec
+    from dptopic.corpus import Corpus
+    from dptopic.protocol import codec as protocol_codec
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=20, n_prior=5)
     cfg = service_config(words, f"sqlite:///{tmp_path / 's.db'}", fed_epsilon_per_entry=5.0, fed_pad_length=16, fed_min_updates=2)
@@ -355,7 +365,7 @@ def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
         # every name it lists is a key of the fed settings it sends ("delta" was renamed failure_rate)
         assert fed["unused_by_this_rule"] == ["failure_rate", "gamma", "variant", "replacement", "local_iter"]
         assert set(fed["unused_by_this_rule"]) <= set(fed)
-        rrp = codec.fed_config_from_dict(fed)
+        rrp = protocol_codec.fed_config_from_dict(fed)
         c = Corpus.from_texts(texts[:5], vocabulary=cfg.fed_vocabulary.words, max_vocab=None)
         client = FedClient("u1", c, rrp, np.random.default_rng(0))
         _, _, broadcast = http("GET", srv.url + "/v1/fed/round")

@@ -13,7 +13,6 @@ import pytest
 
 from service_helpers import Server, count_rows, make_data
 
-
 pytestmark = pytest.mark.slow
 SECONDS = 60
 

@@ -16,17 +16,29 @@ pytest.importorskip("uvicorn")
 
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.contributor.client import submit  # noqa: E402
-
-from service_helpers import (InProcessServer, PG_BIN, PostgresServer, ServedLikeServe, corpus_of, count_rows, http,  # noqa: E402
-                             make_data, metric, plain_report_body, post_reports, send_raw, service_config)
+from service_helpers import (  # noqa: E402
+    PG_BIN,
+    InProcessServer,
+    PostgresServer,
+    ServedLikeServe,
+    corpus_of,
+    count_rows,
+    http,
+    make_data,
+    metric,
+    plain_report_body,
+    post_reports,
+    send_raw,
+    service_config,
+)
 
 
 def _body(words, texts, eps: float = 2.0) -> bytes:
     """An upload as ``dptopic submit`` builds it: with a fresh upload nonce."""
     from dptopic.contributor.randomizer import Randomizer
-    from dptopic.service import codec
+    from dptopic.protocol import codec as protocol_codec
 
-    return codec.encode_reports(Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]))
+    return protocol_codec.encode_reports(Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]))
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 
@@ -70,11 +82,11 @@ def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path
         assert post_reports(srv.url, body, "walk48-bob-00001", "bob")[0] == 201      # the same bytes, honestly
         assert count_rows(db)["n_reports"] == 2
         # a nonce makes uploads of the same reports differ, and the refusal applies to those only
+        from dptopic.protocol import codec as protocol_codec
         from dptopic.protocol.reports import ReportSet
-        from dptopic.service import codec
 
         rs = ReportSet.from_bytes(body)
-        one, two = codec.encode_reports(rs), codec.encode_reports(rs)
+        one, two = protocol_codec.encode_reports(rs), protocol_codec.encode_reports(rs)
         assert one != two and ReportSet.from_bytes(one).upload_nonce != ReportSet.from_bytes(two).upload_nonce
         assert post_reports(srv.url, one, "walk48-alice-0002", "alice")[0] == 201
         assert post_reports(srv.url, two, "walk48-bob-00002", "bob")[0] == 201

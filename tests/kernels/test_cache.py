@@ -5,9 +5,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-import pytest
-from dptopic.errors import DPTopicError
 
+import pytest
+
+from dptopic.errors import DPTopicError
 
 ROOT = Path(__file__).resolve().parents[2]
 

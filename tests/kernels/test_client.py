@@ -4,7 +4,6 @@ import pytest
 
 from dptopic.kernels import client_sweep
 from dptopic.kernels.reference import reference_blocked_draw
-
 from helpers import KERNEL_SHAPES, XorShiftReference, csr_token_corpus, topic_counts, xorshift_state
 
 

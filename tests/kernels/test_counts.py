@@ -2,9 +2,8 @@
 import numpy as np
 import pytest
 
-from dptopic.kernels import count_assignments
-
 from conftest import counts_from_z
+from dptopic.kernels import count_assignments
 from helpers import KERNEL_SHAPES, csr_token_corpus
 
 

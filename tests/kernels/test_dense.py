@@ -1,8 +1,8 @@
 """``dptopic.kernels.dense``."""
 import numpy as np
 import pytest
-from scipy import stats
 from numba import njit
+from scipy import stats
 
 from dptopic.kernels import kernel_state
 from dptopic.kernels.dense import blocked_draw, draw_buffers

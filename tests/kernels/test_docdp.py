@@ -7,12 +7,10 @@ import scipy.sparse as sp
 
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.kernels.docdp import normalised_statistic
+from dptopic.kernels.docdp import normalised_statistic, tokens_to_bow
 from dptopic.kernels.docdp import normalised_statistic as kernel_statistic
-from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from dptopic.models._docdp_math import normalised_statistic as reference_statistic
-
 from helpers import canonical_and_messy_csr, csr_arrays, csr_token_corpus
 
 BETA = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])

@@ -4,8 +4,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from dptopic.kernels.em import document_statistic
-from dptopic.kernels.em import _em_step, max_doc_loglik
+from dptopic.kernels.em import _em_step, document_statistic, max_doc_loglik
 
 
 def _slsqp(phi, words, counts):

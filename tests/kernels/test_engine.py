@@ -2,12 +2,11 @@
 bit-identical runs for a fixed seed and n_jobs, frozen tables left untouched, same quality."""
 import numpy as np
 import pytest
+from scipy import stats
 
 from conftest import counts_from_z, random_state
-from dptopic.kernels import ShardedSweeper, SweepArrays, kernel_state
+from dptopic.kernels import ShardedSweeper, SweepArrays, kernel_state, make_shards, sweep_shard
 from dptopic.kernels.engine import Partition, _run_kernel, word_blocks
-from scipy import stats
-from dptopic.kernels import make_shards, sweep_shard
 
 
 def test_blocks_cover_every_token_once(planted):

@@ -4,7 +4,6 @@ import pytest
 
 from dptopic.kernels import kernel_state
 from dptopic.kernels.foldin import token_log_likelihood
-
 from helpers import KERNEL_SHAPES, csr_token_corpus
 
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from dptopic.kernels import frozen_sweep
-
 from helpers import KERNEL_SHAPES, XorShiftReference, csr_token_corpus, topic_counts, xorshift_state
 
 

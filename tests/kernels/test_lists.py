@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from numba import njit
+
 from dptopic.kernels._lists import list_add, list_from_counts, list_remove
 
 

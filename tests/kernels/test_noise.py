@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from dptopic.kernels.noise import ZIG_F, ZIG_K, ZIG_R, ZIG_W, standard_exponentials
-
 from helpers import XorShiftReference, xorshift_state
 
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
-
 from helpers import canonical_and_messy_csr, csr_arrays
 
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from dptopic.kernels import randomized_response as rr
-
 from helpers import XorShiftReference, csr_token_corpus, xorshift_state
 
 

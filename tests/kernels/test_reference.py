@@ -3,11 +3,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dptopic.kernels import kernel_state, sweep_shard
-from dptopic.kernels.reference import conditional
-from dptopic.kernels.reference import reference_sparse_sweep, reference_sweep
-
 from conftest import counts_from_z, random_state
+from dptopic.kernels import kernel_state, sweep_shard
+from dptopic.kernels.reference import conditional, reference_sparse_sweep, reference_sweep
 from helpers import KERNEL_SHAPES, csr_token_corpus, topic_counts, xorshift_state
 
 

@@ -6,12 +6,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import counts_from_z, random_state
 from dptopic.kernels import dense_sweep, kernel_state, sweep_shard
 from dptopic.kernels.reference import reference_sweep
-from dptopic.kernels.rng import PyXorShift, next_uniform
-from dptopic.kernels.rng import document_state
-
-from conftest import counts_from_z, random_state
+from dptopic.kernels.rng import PyXorShift, document_state, next_uniform
 from helpers import M64, xorshift_state
 
 

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from dptopic.kernels import subset_select
-
 from helpers import XorShiftReference, xorshift_state
 
 

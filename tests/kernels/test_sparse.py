@@ -1,6 +1,7 @@
 """``dptopic.kernels.sparse``."""
 import numpy as np
 import pytest
+
 from dptopic.kernels.sparse import build_word_lists, list_dtype
 
 

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dptopic.kernels.user_level import (user_cooccurrence_bow, user_document_frequency_bow,
-                                        user_normalised_statistic)
+from dptopic.kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow, user_normalised_statistic
 from dptopic.models._docdp_math import normalised_statistic
 from dptopic.models._user_level import group_by_person
 from dptopic.moments import document_frequency_statistic, normalised_cooccurrence

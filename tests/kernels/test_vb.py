@@ -11,10 +11,21 @@ import dptopic
 import dptopic.models._variational as svi
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.kernels.docdp import tokens_to_bow
-from dptopic.kernels.vb import (TILE, _exp_digamma, cap_lengths, digamma, dirichlet_expectation, doc_elbo,
-                                exp_dirichlet_expectation, gather_rows, scale_statistics, svi_step, vb_estep,
-                                vb_estep_docs, vb_scatter)
-
+from dptopic.kernels.vb import (
+    TILE,
+    _exp_digamma,
+    cap_lengths,
+    digamma,
+    dirichlet_expectation,
+    doc_elbo,
+    exp_dirichlet_expectation,
+    gather_rows,
+    scale_statistics,
+    svi_step,
+    vb_estep,
+    vb_estep_docs,
+    vb_scatter,
+)
 from helpers import KERNEL_SHAPES, canonical_and_messy_csr, csr_token_corpus
 
 EPS = np.finfo(float).eps

@@ -3,6 +3,7 @@ import itertools
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
+
 import pytest
 
 

@@ -1,11 +1,13 @@
 """``dptopic.mechanisms.gaussian``."""
+import math
+
 import numpy as np
 import pytest
-from dptopic.errors import DPTopicError
-from dptopic.accounting.gaussian import SubsampledGaussianEvent
+
+from dptopic.accounting.events import SubsampledGaussianEvent
 from dptopic.accounting.ledger import PrivacyLedger
+from dptopic.errors import DPTopicError
 from dptopic.mechanisms.gaussian import gaussian_mechanism
-import math
 
 
 def test_secure_mechanisms_refuse_a_generator_in_one_line():

@@ -2,14 +2,13 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 
 from dptopic.accounting import LaplaceEvent, PureDPEvent
 from dptopic.errors import DPTopicError
-from dptopic.mechanisms import discrete_laplace_pmf, laplace_mechanism, laplace_with_scale
-from dptopic.mechanisms import laplace_noise
-
+from dptopic.mechanisms import discrete_laplace_pmf, laplace_mechanism, laplace_noise, laplace_with_scale
 from helpers import CALCULATORS, FAST, NASTY, PARAMS, SPECIAL, base_kwargs, is_clean_number, works_or_refuses
 
 

@@ -1,6 +1,7 @@
 """``dptopic.mechanisms.randomized_response``."""
 import numpy as np
 import pytest
+
 from dptopic.errors import DPTopicError
 
 

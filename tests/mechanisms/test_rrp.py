@@ -1,13 +1,14 @@
 """``dptopic.mechanisms.rrp``."""
+import itertools
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
+
 import numpy as np
 import pytest
+
 from dptopic.accounting.fedlda import delta0, eta
 from dptopic.mechanisms import rrp as rrp_module
-import itertools
-
 
 TWO53 = 1 << 53
 

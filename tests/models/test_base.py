@@ -11,25 +11,20 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dptopic
-from dptopic import CDPLDA, HDPLDA, CDPLDAPlus
-from dptopic import LDA
+from dptopic import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 from dptopic.accounting.verify import verify_report
 from dptopic.backends import ThreadBackend
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
-from dptopic.errors import BudgetExceededError
-from dptopic.errors import CorruptModelError
-from dptopic.errors import DPTopicError
-from dptopic.models import ALGORITHMS
-from dptopic.models import base
+from dptopic.errors import BudgetExceededError, CorruptModelError, DPTopicError
+from dptopic.models import ALGORITHMS, base
 from dptopic.models import base as model_base
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
-
 from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()

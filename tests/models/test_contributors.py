@@ -23,7 +23,6 @@ def _planted_docs(words, n_docs=200):
 def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(tmp_path, kind):
     import dptopic
     from dptopic.models import OLPLDA, LocalDocumentLDA
-
     from service_helpers import make_words
 
     words = make_words(50)

@@ -8,8 +8,7 @@ from sklearn.model_selection import GridSearchCV
 
 from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError
-from dptopic.models import DocDPCooccurrence, HDPLDA, LDA, load
-from dptopic.models import docdp_cooc
+from dptopic.models import HDPLDA, LDA, DocDPCooccurrence, docdp_cooc, load
 from dptopic.moments.refit import suggest_n_topics, topics_at
 
 

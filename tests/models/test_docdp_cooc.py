@@ -11,15 +11,11 @@ from scipy.stats import norm
 import dptopic
 from dptopic.accounting.card import privacy_card
 from dptopic.accounting.gaussian import calibrate_gaussian_pair
-from dptopic.corpus import Corpus
-from dptopic.corpus import lda_corpus
-from dptopic.errors import DPTopicError
-from dptopic.errors import SmallCorpusWarning
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.errors import DPTopicError, SmallCorpusWarning
 from dptopic.evaluation.topic_matching import topic_recovery
-from dptopic.models import DocDPCooccurrence
-from dptopic.models import docdp_cooc
+from dptopic.models import DocDPCooccurrence, docdp_cooc
 from dptopic.moments import document_frequency_statistic
-
 from helpers import quiet_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -61,7 +57,7 @@ def test_the_threshold_is_the_noise_quantile_set_by_the_lists_length():
     card = privacy_card(m.privacy_, "DocDPCooccurrence")
     assert card["word_selection"]["expected_false_words_at_most"] == pytest.approx(0.25)
     assert "occur in no document" in card["word_selection"]["note"]
-    from dptopic.reporting import render_report
+    from dptopic.reporting.html import render_report
 
     page = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[[("w", 1.0)]] * 4)
     assert "kept words" in page and "occur in no document" in page
@@ -576,7 +572,7 @@ def test_cross_validation_on_a_public_vocabularys_counts_fits_its_folds_on_those
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_the_privacy_card_notes_a_large_delta():
-    from dptopic.reporting import privacy_card
+    from dptopic.accounting.card import privacy_card
 
     X = np.random.default_rng(0).poisson(1, (40, 8))
     words = [f"w{i}" for i in range(8)]

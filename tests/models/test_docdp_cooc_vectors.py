@@ -12,7 +12,6 @@ from dptopic.corpus import vectors as V
 from dptopic.corpus.vectors import KnownSource
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence
-
 from helpers import quiet_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -97,10 +96,12 @@ def test_vectors_place_the_words_outside_the_release_in_their_topics(planted, ve
     assert with_v.public_vectors_["default"] is False and with_v.public_vectors_["name"] == "vec.txt"
     rest = np.setdiff1d(np.arange(N_WORDS), with_v.kept_words_)
     assert len(rest) > 100
-    share = lambda m: (m.components_[:, rest] / m.components_[:, rest].sum(axis=0)).max(axis=0).mean()
+    def share(m):
+        return (m.components_[:, rest] / m.components_[:, rest].sum(axis=0)).max(axis=0).mean()
     assert share(without) < 0.35 < 0.5 < share(with_v)
     # the planted topics over those words: every topic alike without vectors, told apart with them
-    rec = lambda m: topic_recovery(m.components_[:, rest], planted.phi[:, rest])
+    def rec(m):
+        return topic_recovery(m.components_[:, rest], planted.phi[:, rest])
     assert rec(with_v) > rec(without) + 0.2
 
 

@@ -13,13 +13,12 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dptopic.corpus import lda_corpus
-from dptopic.models._docdp_math import denoise, normalised_statistic
-
-import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
-from dptopic.models._docdp_math import per_document_statistic
+from dptopic.models._docdp_math import denoise, normalised_statistic, per_document_statistic
 from dptopic.models.docdp import DocDPEM
 
 
@@ -138,7 +137,8 @@ def test_add_remove_changes_release_by_at_most_one(docs, extra, seed):
 
 def test_unnormalised_counts_would_break_the_bound():
     # the bound comes from the normalisation: a long document's raw expected counts exceed it
-    x = np.zeros(V); x[0] = 40
+    x = np.zeros(V)
+    x[0] = 40
     S = per_document_statistic(x, _beta(), 0.1, 5)
     assert np.linalg.norm(S * np.linalg.norm(x)) > 1
 

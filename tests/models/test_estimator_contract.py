@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from dptopic.errors import DPTopicError
 from dptopic.contributor.randomizer import Randomizer
+from dptopic.errors import DPTopicError
 from dptopic.models.registry import TRAINERS
-
 from helpers import SMALL_SETTINGS as SMALL
 
 ALGORITHMS = {name: t.cls for name, t in TRAINERS.items()}
@@ -26,8 +25,8 @@ FROM_SUMS = {"secure-sum"}          # built from a secure-sum round's two sums, 
 
 def _secure_sum_model(corpus):
     """A SecureSumTopics of a simulated round over ``corpus``'s vocabulary (as tests/models/test_secure_sum.py)."""
-    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
     from dptopic.models.secure_sum import released_words, secure_sum_topics
+    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 
     V = corpus.vocab_size
     plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)

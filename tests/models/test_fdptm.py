@@ -1,12 +1,13 @@
 """``dptopic.models.fdptm``."""
 import math
+import warnings
+
+import pytest
+
 import dptopic
-from dptopic.corpus import lda_corpus
-from dptopic.corpus import as_corpus
+from dptopic.corpus import as_corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.models.fdptm import restrict_to_private_vocabulary
-import warnings
-import pytest
 
 
 def test_fdptm_with_dpsvi_trains_and_reports():

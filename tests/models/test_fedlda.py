@@ -3,23 +3,22 @@
 whether a user takes part never depends on its text."""
 from __future__ import annotations
 
+import json
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pytest
-
-from dptopic.corpus import Corpus
-from dptopic.protocol.fedlda_messages import ClientUpdate, decode_message
-import warnings
+import scipy.sparse as sp
 
 import dptopic
+from dptopic.accounting.card import privacy_card
+from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError, ParameterError
 from dptopic.evaluation import infer_theta
 from dptopic.models import FedLDA
-
-import scipy.sparse as sp
-from dptopic.errors import DPTopicError, ParameterError
-import json
-from pathlib import Path
-from dptopic.reporting import privacy_card
+from dptopic.protocol.fedlda_messages import ClientUpdate, decode_message
 
 RULES = ["none", "floor", "tail"]
 
@@ -29,9 +28,10 @@ def _fed_server(rule):
     answers as that server and keeps the updates posted to it."""
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import codec
     from dptopic.service.app import Service
-    from dptopic.contributor.client import ServiceClient
     from dptopic.service.config import ServiceConfig
     from service_helpers import make_words
 
@@ -41,7 +41,7 @@ def _fed_server(rule):
     svc = Service(cfg, start_trainer=False)
     doc = svc.config_doc()
     doc["fed"]["exclusion"] = rule          # a server of another build may run the poster's rules
-    rrp = codec.fed_config_from_dict(doc["fed"])
+    rrp = protocol_codec.fed_config_from_dict(doc["fed"])
     msg = codec.fed_initial_broadcast(cfg.fed_vocabulary, rrp)
 
     class Server(ServiceClient):
@@ -80,9 +80,8 @@ def test_a_participant_without_any_report_word_sends_padding_under_every_rule(ru
 def test_a_simulated_user_without_tokens_sends_as_many_entries_under_the_posters_rules(rule):
     """The in-process FedLDA: every user given takes part, a user without tokens with padding only."""
     from dptopic.contributor.fedlda import FedClient
-    from dptopic.protocol.fedlda import RRPConfig
-
     from dptopic.corpus import Vocabulary
+    from dptopic.protocol.fedlda import RRPConfig
 
     vocab = [f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
     empty = Corpus.from_texts(["apple banana cherry"], max_vocab=None).restrict(Vocabulary(vocab), drop_empty=False)

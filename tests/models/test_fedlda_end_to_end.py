@@ -7,20 +7,33 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.accounting import (ApproxDPEvent, PrivacyLedger, delta0, effective_epsilon, eta, rrp_event,
-                                theorem2_error_bound)
+from dptopic.accounting import (
+    ApproxDPEvent,
+    PrivacyLedger,
+    delta0,
+    effective_epsilon,
+    eta,
+    rrp_event,
+    theorem2_error_bound,
+)
+from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery
-from dptopic.protocol.fedlda_messages import ClientUpdate, MessageError, ModelBroadcast, decode_message, vocabulary_fingerprint
-from dptopic.contributor.fedlda import FedClient
-from dptopic.protocol.fedlda_server import FedServer
-from dptopic.protocol.fedlda import RRPConfig
 from dptopic.kernels import client_sweep, rrp_replace
 from dptopic.kernels.reference import reference_blocked_draw
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms import replacement_table, rrp_perturb
 from dptopic.models import FedLDA, load
+from dptopic.protocol.fedlda import RRPConfig
+from dptopic.protocol.fedlda_messages import (
+    ClientUpdate,
+    MessageError,
+    ModelBroadcast,
+    decode_message,
+    vocabulary_fingerprint,
+)
+from dptopic.protocol.fedlda_server import FedServer
 
 
 # ------------------------------------------------------------------ calculators
@@ -424,8 +437,8 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
     import json
 
     from dptopic import load
-    from dptopic.cli.main import main
     from dptopic.accounting.card import privacy_card
+    from dptopic.cli.main import main
 
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")

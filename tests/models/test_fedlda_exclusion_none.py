@@ -14,18 +14,18 @@ import pytest
 
 import dptopic
 from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subset_size, user_spend
+from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery
-from dptopic.protocol.fedlda_messages import ClientUpdate, MessageError, decode_message
-from dptopic.contributor.fedlda import FedClient
-from dptopic.protocol.fedlda_server import FedServer
-from dptopic.protocol.fedlda import RRPConfig
 from dptopic.kernels import kernel_state, sample_labels, subset_client_sweep, subset_select, subset_theta_em
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
 from dptopic.models import FedLDA
+from dptopic.protocol.fedlda import RRPConfig
+from dptopic.protocol.fedlda_messages import ClientUpdate, MessageError, decode_message
+from dptopic.protocol.fedlda_server import FedServer
 
 
 def exact_report_probabilities(V: int, s: int, eps: float) -> np.ndarray:

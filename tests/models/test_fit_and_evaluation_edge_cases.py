@@ -32,10 +32,10 @@ def test_olplda_without_prior_data_does_not_halve_its_prior_mean():
     """Without prior data the first batch has no prior mean (a 0 placeholder with weight 0); eq. (21) then averaged
     that 0 with the first estimate, so the second batch's prior mean was half the document frequencies and its
     denoised estimates about 20% low (omega = 0.4)."""
-    from dptopic.corpus.synthetic import lda_corpus
     from dptopic.contributor.randomizer import Randomizer
-    from dptopic.protocol.estimation import document_frequencies
+    from dptopic.corpus.synthetic import lda_corpus
     from dptopic.models import OLPLDA
+    from dptopic.protocol.estimation import document_frequencies
 
     c = lda_corpus(n_docs=2000, vocab_size=60, n_topics=3, doc_length=20, alpha=0.1, beta=0.05, seed=7).corpus
     with warnings.catch_warnings():

@@ -1,24 +1,22 @@
 import json
+import os
+import pickle
+import re
+import shutil
+import warnings
 
 import numpy as np
 import pytest
+from sklearn.pipeline import make_pipeline
 
 import dptopic
-from dptopic import LDA
-from dptopic.errors import DPTopicError
-from dptopic.evaluation import topic_recovery
-from dptopic.corpus import Corpus, lda_corpus
-import warnings
-from sklearn.pipeline import make_pipeline
+from dptopic import LDA, DocDPEM
 from dptopic import evaluation as ev
 from dptopic.backends import ShardSet, training_source
-from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality
-import os
-import re
-import shutil
-from dptopic import DocDPEM
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.shards import write_shards
-import pickle
+from dptopic.errors import DPTopicError
+from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topic_recovery
 
 
 @pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2)])

@@ -1,12 +1,14 @@
 """``dptopic.models.local_document_lda``."""
+import json
 import pickle
 import warnings
+
 import pytest
+
 import dptopic
 from dptopic import DPTopicError
-from dptopic.corpus import lda_corpus
-import json
 from dptopic.accounting.verify import verify_report
+from dptopic.corpus import lda_corpus
 from dptopic.errors import CorruptModelError
 
 

@@ -10,14 +10,13 @@ import warnings
 import numpy as np
 import pytest
 
+from dptopic.accounting.card import privacy_card
 from dptopic.accounting.fedlda import subset_inclusion
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.errors import DPTopicError, DataVocabularyWarning
+from dptopic.errors import DataVocabularyWarning, DPTopicError
 from dptopic.mechanisms.rrp import subset_report
 from dptopic.models import FedLDA, LocalDocumentLDA, OnlineLDA
-from dptopic.reporting import privacy_card
-
 
 QUIET = dict(rounds=1, pad_length=16, verbose=0)
 
@@ -60,8 +59,8 @@ def test_fedlda_secure_mode_refuses_a_seed_and_the_partial_rules_and_says_what_d
 
 
 def test_a_deployed_fedlda_client_draws_its_reports_from_the_os(planted):
-    from dptopic.protocol.fedlda import RRPConfig
     from dptopic.contributor.fedlda import fed_client, fed_privacy
+    from dptopic.protocol.fedlda import RRPConfig
 
     rrp = RRPConfig(2, 3.0, 0.1, 1.0, 16, 1.0)
     assert fed_client("device-1", planted.subset(range(5)), rrp).secure is True
@@ -129,8 +128,8 @@ def test_local_reports_name_the_contributor_when_reports_compose():
 
 def test_report_sets_of_two_kinds_do_not_concatenate():
     from dptopic.contributor.document_randomizer import DocumentRandomizer
-    from dptopic.protocol.document_reports import DocumentReportSet
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.protocol.document_reports import DocumentReportSet
     from dptopic.protocol.reports import ReportSet
 
     words = [f"w{i}" for i in range(12)]

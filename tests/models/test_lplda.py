@@ -66,8 +66,8 @@ def test_local_trainers_plan_one_report_per_contributor_and_the_report_states_it
     import warnings
 
     import dptopic
-    from dptopic.corpus import lda_corpus
     from dptopic.contributor.randomizer import Randomizer
+    from dptopic.corpus import lda_corpus
     from helpers import assert_fit_spent_its_plan
 
     c = lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import dptopic
-import dptopic.models.local_document_lda as ldp_document
-import dptopic.models.online_lda as online
 import dptopic.models._variational as variational
 import dptopic.models.dpsvi as svi
+import dptopic.models.local_document_lda as ldp_document
+import dptopic.models.online_lda as online
 from dptopic import DPTopicError
 from dptopic.corpus import lda_corpus
 

@@ -8,23 +8,22 @@ the scaling fails them.
 """
 from __future__ import annotations
 
+import inspect
+import pickle
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import psi
 
-from dptopic import OnlineVB
+import dptopic
+from conftest import seeded_randomizer as _seeded
+from dptopic import DPTopicError, OnlineVB
+from dptopic.accounting.local import local_privacy_report
 from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
+from dptopic.models import OLPLDA, OnlineLDA, load
 from dptopic.models._variational import ESTEP_MAX_ITER, ESTEP_TOL
-import pickle
-import warnings
-import dptopic
-from dptopic import DPTopicError
-import inspect
-from dptopic.models import OLPLDA, OnlineLDA
-from dptopic.accounting.local import local_privacy_report
-from dptopic.models import load
-from conftest import seeded_randomizer as _seeded
 
 sklearn_lda = pytest.importorskip("sklearn.decomposition")
 

@@ -2,32 +2,28 @@
 guarantee takes the paper's figure as ``paper_epsilon``), and folders saved under the old names."""
 from __future__ import annotations
 
+import inspect
 import json
+import math
+import re
+import secrets
+import sys
+import warnings
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dptopic
-from dptopic import CDPLDA, CDPLDAPlus, HDPLDA
-from dptopic.errors import DPTopicError
-import numpy as np
-
-from dptopic.backends import ThreadBackend
-from dptopic.errors import BudgetExceededError
-import inspect
-import re
-from dptopic.models import DPSVI, OLPLDA, FedLDA, OnlineLDA
-import warnings
-from dptopic.evaluation.topic_matching import topic_recovery
-from dptopic.models import LDA
-import secrets
-from pathlib import Path
-from dptopic.accounting import LaplaceEvent
 from conftest import counts_from_z
-import math
+from dptopic import CDPLDA, HDPLDA, CDPLDAPlus, SeededNoiseWarning
+from dptopic.accounting import LaplaceEvent
+from dptopic.accounting.card import privacy_card
+from dptopic.backends import ThreadBackend
 from dptopic.corpus import lda_corpus
-from dptopic import SeededNoiseWarning
-from dptopic.reporting import privacy_card
-import sys
+from dptopic.errors import BudgetExceededError, DPTopicError
+from dptopic.evaluation.topic_matching import topic_recovery
+from dptopic.models import DPSVI, LDA, OLPLDA, FedLDA, OnlineLDA
 from dptopic.models import base as model_base
 
 

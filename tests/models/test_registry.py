@@ -13,8 +13,7 @@ import dptopic
 from dptopic.errors import DPTopicError
 from dptopic.models import ALGORITHMS, UNIT_TRAINERS
 from dptopic.models.base import TopicModel
-from dptopic.models.registry import (TRAINERS, UNITS, _entries, class_named, for_unit_trainer, trainer,
-                                     trainer_of)
+from dptopic.models.registry import TRAINERS, UNITS, _entries, class_named, for_unit_trainer, trainer, trainer_of
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -151,3 +150,23 @@ def test_unit_algorithm_rule_is_one_for_python_and_the_command_line():
     assert resolve_algorithm("hdp", "word") == "hdp"    # which dptopic.train takes
     with pytest.raises(DPTopicError, match=r"^unit='word' picks the trainer itself: leave algorithm out"):
         resolve_algorithm("lda", "word")
+
+
+ATTRIBUTES_PENDING = {"OLPLDA", "LocalDocumentLDA", "SecureSumTopics"}
+"""Estimators whose docstring has no Attributes section yet (issue #77, item 3): a list that only shrinks."""
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_every_estimator_documents_its_parameters_and_its_fitted_attributes_with_their_shapes(name):
+    """As scikit-learn's estimators do: a Parameters section, and an Attributes section that gives
+    ``components_``'s shape (9 of 14 estimators had none)."""
+    import inspect
+
+    cls = TRAINERS[name].cls
+    doc = inspect.getdoc(cls) or ""
+    if cls.__name__ in ATTRIBUTES_PENDING:
+        assert "\nAttributes\n---" not in doc, f"{cls.__name__} has its Attributes now: drop it from the pending list"
+        return
+    assert "\nParameters\n---" in doc and "\nAttributes\n---" in doc, cls.__name__
+    attributes = doc.split("\nAttributes\n", 1)[1]
+    assert "components_" in attributes and re.search(r"shape \(|\(K, ?V\)|K×V", attributes), cls.__name__

@@ -14,11 +14,22 @@ import numpy as np
 import pytest
 
 import dptopic
-from dptopic.corpus import lda_corpus
-from dptopic.contributor.randomizer import Randomizer
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-from dptopic.models import (CDPLDA, DPSVI, HDPLDA, LPLDA, OLPLDA, CDPLDAPlus, DocDPCooccurrence, DocDPEM, FedLDA,
-                            LocalDocumentLDA, load)
+from dptopic.contributor.randomizer import Randomizer
+from dptopic.corpus import lda_corpus
+from dptopic.models import (
+    CDPLDA,
+    DPSVI,
+    HDPLDA,
+    LPLDA,
+    OLPLDA,
+    CDPLDAPlus,
+    DocDPCooccurrence,
+    DocDPEM,
+    FedLDA,
+    LocalDocumentLDA,
+    load,
+)
 from dptopic.models.fdptm import fit_fdptm
 
 SEED = 987654321

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dptopic.errors import DPTopicError
-from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
+from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +68,11 @@ def test_public_vectors_place_the_words_outside_the_kept_ones_and_are_named(tmp_
     rest = np.setdiff1d(np.arange(V), kept)
     assert len(rest) and plain.public_vectors_ is None and "public_vectors" not in plain.privacy_
     assert with_v.privacy_["public_vectors"]["name"] == "v.txt" and with_v.public_vectors_["default"] is False
-    spread = lambda m: np.ptp(m.components_[:, rest] / m.components_[:, rest].sum(axis=0), axis=0).mean()
+    def spread(m):
+        return np.ptp(m.components_[:, rest] / m.components_[:, rest].sum(axis=0), axis=0).mean()
     assert spread(plain) < 1e-6 < 1e-4 < spread(with_v)           # alike in every topic before, placed after
-    norm = lambda m: m.components_[:, kept] / m.components_[:, kept].sum(axis=1, keepdims=True)
+    def norm(m):
+        return m.components_[:, kept] / m.components_[:, kept].sum(axis=1, keepdims=True)
     np.testing.assert_allclose(norm(with_v), norm(plain), rtol=1e-9)
     np.testing.assert_array_equal(with_v.supported_topics_, plain.supported_topics_)
 

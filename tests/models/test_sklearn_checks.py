@@ -19,10 +19,10 @@ for it by design (test_an_unseeded_private_trainer_fails_fit_idempotence_by_desi
 fit randomized report sets, not count matrices, so the checks do not apply to them.
 """
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
-from pathlib import Path
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 

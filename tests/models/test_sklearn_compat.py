@@ -1,5 +1,6 @@
 """scikit-learn conventions on every estimator: get_params/set_params/clone, tags, score, feature names,
 Pipeline and GridSearchCV."""
+import json
 import warnings
 
 import numpy as np
@@ -10,10 +11,9 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 import dptopic
-from dptopic.models import TopicModel
-import json
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
+from dptopic.models import TopicModel
 
 TEXTS = (["apple banana cherry apple fruit", "banana cherry apple fruit salad", "fruit apple banana",
           "river mountain valley river lake", "mountain valley lake river", "valley lake mountain hiking"] * 6)

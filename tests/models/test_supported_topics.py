@@ -9,8 +9,7 @@ from dptopic.errors import CorruptModelError
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 from dptopic.models.dpsvi import DPSVI
-from dptopic.moments.support import (cooccurrence_supported_topics, em_supported_topics, rectangular_edge,
-                                      wigner_edge)
+from dptopic.moments.support import cooccurrence_supported_topics, em_supported_topics, rectangular_edge, wigner_edge
 
 RUNS = 20
 # false support at most 5% of the runs, with two binomial standard errors of slack

@@ -1,29 +1,26 @@
 """Online VB (Hoffman et al. 2010) and private SVI (Park et al. 2016)."""
 from __future__ import annotations
 
+import json
 import math
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
+from sklearn.base import clone
 
-from dptopic.kernels.vb import gather_rows
 import dptopic
-import warnings
-from pathlib import Path
-import json
-from hypothesis import HealthCheck
-
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
-
+import dptopic.models._variational as svi
 from dptopic import DPSVI, OnlineVB, load  # noqa: E402
 from dptopic.accounting import PrivacyLedger, compose_pld
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, pld_epsilon
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-import dptopic.models._variational as svi
-from sklearn.base import clone
-import sys
+from dptopic.kernels.vb import gather_rows
 
 
 @settings(max_examples=4, deadline=None)
@@ -85,6 +82,7 @@ def test_online_vb_partial_fit_and_save_load(synth, tmp_path):
 
 def test_dpsvi_without_noise_or_clipping_equals_online_vb_step(synth, monkeypatch):
     import functools
+
     from dptopic.mechanisms.gaussian import gaussian_mechanism
     from dptopic.models import dpsvi as svi_module
     # a noise multiplier of 1e-15 is outside the accountant's range, which the mechanism now refuses before drawing:

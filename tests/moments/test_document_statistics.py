@@ -2,11 +2,12 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from dptopic.corpus import lda_corpus
 from dptopic.moments import document_frequency_statistic, normalised_cooccurrence
 from dptopic.moments.document_statistics import per_document_cooccurrence
-
 
 V = 10
 
@@ -39,7 +40,8 @@ def test_cooccurrence_against_a_direct_reference():
             ref += M / n
     np.testing.assert_allclose(normalised_cooccurrence(sp.csr_matrix(X)), ref, atol=1e-12)
     # a long document weighs no more than a short one: its term has Frobenius norm exactly 1
-    long = np.zeros(V); long[:3] = [50, 40, 30]
+    long = np.zeros(V)
+    long[:3] = [50, 40, 30]
     assert np.linalg.norm(per_document_cooccurrence(long)) == pytest.approx(1.0)
     # without the normalisation the bound breaks
     assert np.linalg.norm(np.outer(long, long) - np.diag(long)) > 1

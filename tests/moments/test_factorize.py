@@ -1,6 +1,7 @@
 """``dptopic.moments.factorize``."""
 import numpy as np
 import pytest
+
 from dptopic.errors import DPTopicError
 from dptopic.moments import topics_from_cooccurrence
 
@@ -38,8 +39,7 @@ reference, exact recovery from an exact second moment, and consistency: with the
 the truth as the signal grows."""
 from scipy.optimize import linear_sum_assignment, nnls
 
-from dptopic.moments.factorize import (_nnls_simplex_weights, _rank_k_projection, refine_moments,
-                                        refined_anchor_topics)
+from dptopic.moments.factorize import _nnls_simplex_weights, _rank_k_projection, refine_moments, refined_anchor_topics
 
 
 def separable_model(K=5, V=60, seed=0, n_docs=500):

@@ -243,7 +243,6 @@ def test_export_of_one_document_says_one_document(tmp_path, capsys):
 # compared with the public-knowledge floor, and the topics the budget supports are read off the measured counts.
 import math
 
-
 from dptopic.advice import BELOW_PUBLIC, expected_text, too_small_message, verdict
 
 

@@ -41,8 +41,6 @@ def test_20newsgroups_if_installed():
 # the floor of public knowledge in benchmarks/bench_utility.py), and load_election_tweets (the short-text corpus).
 import gzip
 
-import numpy as np
-
 from dptopic.corpus import Vocabulary
 from dptopic.datasets import dictionary_texts, load_dictionaries
 

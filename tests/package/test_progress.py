@@ -4,11 +4,10 @@ from dptopic.corpus import Corpus
 
 # ---------------------------------------------------------------- 4. progress while corpus prepare tokenises
 def test_tokenising_progress_shows_a_bar_only_inside_the_block(monkeypatch, capsys):
-    import dptopic.corpus.corpus as C
-
     import contextlib
 
     import dptopic._progress as P
+    import dptopic.corpus.corpus as C
 
     bars = []
     real = P.progress_bar

@@ -15,7 +15,6 @@ from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.corpus.readers import read_corpus
 from dptopic.errors import BudgetExceededError
 from dptopic.models import DocDPCooccurrence
-
 from helpers import run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()

@@ -11,11 +11,11 @@ import json
 
 import numpy as np
 import pytest
-from service_helpers import InProcessRound
 
 from dptopic.contributor.secure_sum import LeftOut, ServerLied
 from dptopic.protocol import secure_sum as ss
 from dptopic.protocol import shamir
+from service_helpers import InProcessRound
 
 pytestmark = pytest.mark.service
 pytest.importorskip("cryptography")

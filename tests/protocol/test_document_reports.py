@@ -6,13 +6,17 @@ import warnings
 import numpy as np
 import pytest
 
+from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.contributor.randomizer import Randomizer
-from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.mechanisms.frequency_oracle import (
+    inclusion_probabilities,
+    subset_selection,
+    subset_selection_counts,
+    subset_size,
+)
 from dptopic.protocol.document_reports import DocumentReportSet, domain_size, n_pairs, pair_cooccurrence, pair_index
-from dptopic.mechanisms.frequency_oracle import (inclusion_probabilities, subset_selection, subset_selection_counts,
-                                                 subset_size)
 
 
 def exact_subset_probabilities(D, eps):
@@ -168,9 +172,9 @@ def test_server_estimate_recovers_planted_cooccurrence():
 @pytest.mark.filterwarnings("ignore:an explicit seed")
 def test_server_model_learns_planted_topics_and_saves(tmp_path):
     import dptopic
-    from dptopic.models import LocalDocumentLDA
     from dptopic.corpus import lda_corpus
     from dptopic.evaluation.topic_matching import topic_recovery
+    from dptopic.models import LocalDocumentLDA
     s = lda_corpus(n_docs=20_000, vocab_size=30, n_topics=3, doc_length=12, alpha=0.05, beta=0.05, seed=2)
     rz = DocumentRandomizer.for_simulation(s.corpus.vocabulary, 8.0, seed=0)
     rs = rz.randomize(s.corpus)

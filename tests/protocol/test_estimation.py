@@ -6,14 +6,25 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import column_corpus, seeded_randomizer
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError, SeededNoiseWarning
-from dptopic.protocol.reports import ReportSet
-from dptopic.protocol.estimation import bayes_estimate, bits_to_corpus, integer_targets, moment_estimate, omega_from_sigma2, presence_bits, prior_mean_update, reconstruct, sigma2_from_omega, variance_exact, variance_paper
 from dptopic.models import LPLDA, OLPLDA, OnlineLDA, load
-
-from conftest import column_corpus, seeded_randomizer
+from dptopic.protocol.estimation import (
+    bayes_estimate,
+    bits_to_corpus,
+    integer_targets,
+    moment_estimate,
+    omega_from_sigma2,
+    presence_bits,
+    prior_mean_update,
+    reconstruct,
+    sigma2_from_omega,
+    variance_exact,
+    variance_paper,
+)
+from dptopic.protocol.reports import ReportSet
 
 
 @pytest.fixture(scope="module")
@@ -271,10 +282,10 @@ def test_fit_transform_of_reports_says_what_to_do_instead(data):
 
 # ---------------------------------------------------------------- unbiased estimators (fixed seed)
 def test_local_frequency_estimators_are_unbiased():
-    from dptopic.protocol.estimation import moment_estimate
     from dptopic.mechanisms.frequency_oracle import subset_selection, subset_selection_counts
     from dptopic.mechanisms.randomized_response import randomized_response
     from dptopic.mechanisms.rrp import subset_frequencies, subset_report
+    from dptopic.protocol.estimation import moment_estimate
 
     rng = np.random.default_rng(52)
     R = 120

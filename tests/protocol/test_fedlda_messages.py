@@ -1,6 +1,7 @@
 """``dptopic.protocol.fedlda_messages``."""
 import json
 import struct
+
 import numpy as np
 import pytest
 

@@ -3,13 +3,13 @@ simulation decodes the one broadcast once for every user without changing what a
 import numpy as np
 import pytest
 
+from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.contributor.fedlda import FedClient
-from dptopic.protocol.fedlda_server import FedServer
+from dptopic.mechanisms.rrp import add_subset_signal, subset_signal_counts
 from dptopic.protocol.fedlda import RRPConfig
 from dptopic.protocol.fedlda_messages import decode_message
-from dptopic.mechanisms.rrp import add_subset_signal, subset_signal_counts
+from dptopic.protocol.fedlda_server import FedServer
 
 
 def _reference(labels, sets, phi, eps):
@@ -92,6 +92,7 @@ def test_round_update_sends_what_run_round_sends(exclusion):
 
 def _empty_user(words):
     import warnings
+
     from dptopic.corpus import Corpus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # the synthetic words are not ones the tokeniser produces

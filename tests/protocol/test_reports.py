@@ -31,14 +31,13 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.errors import DPTopicError, SeededNoiseWarning
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-from dptopic.protocol.document_reports import DocumentReportSet
 from dptopic.contributor.randomizer import Randomizer
-from dptopic.protocol.reports import vocabulary_fingerprint
-from dptopic.protocol.document_reports import MAGIC as DOC_MAGIC, pair_cooccurrence
+from dptopic.errors import DPTopicError, SeededNoiseWarning
+from dptopic.protocol.document_reports import MAGIC as DOC_MAGIC
+from dptopic.protocol.document_reports import DocumentReportSet, pair_cooccurrence
 from dptopic.protocol.estimation import moment_estimate, variance_exact
-
+from dptopic.protocol.reports import vocabulary_fingerprint
 
 NOT_COVERED = "how many reports a contributor sends and when"
 WORDS = [f"w{i}" for i in range(12)]
@@ -276,9 +275,9 @@ def test_corpus_info_describes_a_report_file(tmp_path, capsys):
 
 
 def test_a_bad_upload_nonce_is_refused_in_one_line():
+    from dptopic.contributor.randomizer import Randomizer
     from dptopic.errors import DPTopicError
     from dptopic.protocol.reports import ReportSet
-    from dptopic.contributor.randomizer import Randomizer
 
     rs = Randomizer(["a", "b", "c"], epsilon_word=2.0, secure=True).randomize([["a"]])
     with pytest.raises(DPTopicError, match="upload_nonce is not 32 lowercase hex digits"):
@@ -328,9 +327,9 @@ def test_a_huge_vocab_size_is_refused_in_one_line():
 
 @pytest.mark.parametrize("which", ["word", "document"])
 def test_a_header_that_gives_a_field_twice_is_refused(which):
-    from dptopic.protocol.reports import ReportSet
     from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.protocol.document_reports import DocumentReportSet
+    from dptopic.protocol.reports import ReportSet
 
     if which == "word":
         raw, cls = _reports().to_bytes(), ReportSet
@@ -343,9 +342,9 @@ def test_a_header_that_gives_a_field_twice_is_refused(which):
 
 
 def test_report_bytes_of_other_types_are_refused_and_a_memoryview_is_read():
-    from dptopic.protocol.reports import ReportSet
     from dptopic.contributor.document_randomizer import DocumentRandomizer
     from dptopic.protocol.document_reports import DocumentReportSet
+    from dptopic.protocol.reports import ReportSet
 
     raw = _reports().to_bytes()
     for bad in (None, "str", 123):

@@ -2,8 +2,7 @@
 rounded down."""
 from dptopic.accounting.calculators import compose, fed_report_words, hdp_calculator, inherent_bounds
 from dptopic.accounting.verify import rounded_up
-from dptopic.reporting.calculators import (compose_lines, down, fed_report_words_lines, hdp_lines, inherent_lines,
-                                           up)
+from dptopic.reporting.calculators import compose_lines, down, fed_report_words_lines, hdp_lines, inherent_lines, up
 
 
 def test_up_and_down_round_away_from_the_unsafe_side():

@@ -1,5 +1,6 @@
 """What ``dptopic export`` writes, computed in the library (``reporting/export.py``)."""
 import numpy as np
+import pytest
 
 from dptopic.corpus import Corpus, Vocabulary
 from dptopic.reporting.export import kept_words, pyldavis_data, spread_summary
@@ -116,3 +117,28 @@ def test_topics_and_the_pyldavis_export_mark_the_words_the_release_never_estimat
     words = list(m.vocabulary_.words)
     assert all(mask[t["topic"], words.index(w)] for t in shown["topics"] for w in t["words"])
     json.dumps(doc)
+
+
+def test_the_models_that_keep_words_are_the_document_level_trainers_under_a_name_of_their_own():
+    """``DOCUMENT_LEVEL`` meant registry names in training/ and class names here: one name, one meaning."""
+    from dptopic.models.registry import TRAINERS
+    from dptopic.reporting import export
+    from dptopic.training.build import DOCUMENT_LEVEL
+
+    assert not hasattr(export, "DOCUMENT_LEVEL")
+    assert set(export.KEPT_WORDS_ESTIMATORS) == {TRAINERS[n].class_name for n in DOCUMENT_LEVEL}
+
+
+def test_a_refused_table_path_names_the_parameter_not_the_flag(tmp_path):
+    """check_theta_out told a Python caller to choose "another --out": it names ``out``, which the command line
+    writes as --out."""
+    from dptopic.cli._flags import OUTPUT_FLAGS, flag_message
+    from dptopic.errors import ParameterError
+    from dptopic.reporting.export import check_theta_out
+
+    (tmp_path / "mine.npy").write_bytes(b"\x93NUMPY")
+    for path, overwrite in ((tmp_path / "t.txt", False), (tmp_path / "mine.npy", True)):
+        with pytest.raises(ParameterError) as e:
+            check_theta_out(path, overwrite)
+        assert e.value.parameter == "out" and "--" not in str(e.value) and str(e.value).startswith("out '"), e.value
+        assert flag_message(e.value, OUTPUT_FLAGS).startswith("--out '")

@@ -10,13 +10,12 @@ from html import unescape
 import pytest
 
 import dptopic
-from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
+from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, privacy_card
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.protocol.document_reports import document_privacy_report
 from dptopic.errors import DPTopicError
-from dptopic.reporting import privacy_card, render_report
-
+from dptopic.protocol.document_reports import document_privacy_report
+from dptopic.reporting.html import render_report
 from helpers import fit_fedlda, quiet_fit
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
@@ -143,7 +142,7 @@ def _badge(page):
 def _terminal(report):
     from rich.console import Console
 
-    from dptopic.cli._common import print_privacy
+    from dptopic.reporting.terminal import print_privacy
 
     buf = io.StringIO()
     print_privacy(report, Console(file=buf, width=400, highlight=False))
@@ -240,8 +239,9 @@ def test_the_attack_table_shows_nr_where_the_scores_cannot_resolve_the_fpr():
 
 
 def test_the_attack_table_follows_the_terminals_rule():
-    from dptopic.cli.audit import results_table
     from rich.console import Console
+
+    from dptopic.reporting.terminal import audit_results_table as results_table
 
     buf = io.StringIO()
     Console(file=buf, width=200).print(results_table({"lira_online": dict(AUDIT["attacks"]["lira_online"])}))
@@ -343,7 +343,8 @@ ODD = [{"epsilon_nominal": "x"}, {"claimed_by_paper": 5}, {"count_release_epsilo
 
 @pytest.mark.parametrize("odd", ODD, ids=[next(iter(o)) + str(i) for i, o in enumerate(ODD)])
 def test_html_report_renders_odd_values(model_dir, odd):
-    from dptopic.reporting import privacy_card, render_report
+    from dptopic.accounting.card import privacy_card
+    from dptopic.reporting.html import render_report
 
     report = dict(json.loads((model_dir / "model.json").read_text())["privacy"], **odd)
     for private in (True, False):
@@ -356,7 +357,8 @@ def test_html_report_renders_odd_values(model_dir, odd):
 # ----------------------------------------------------------------- 2: an audit whose claimed_privacy is not an object
 @pytest.mark.parametrize("claim", ["x", 5, None, ["a"]])
 def test_html_audit_section_with_odd_claim(claim):
-    from dptopic.reporting import privacy_card, render_report
+    from dptopic.accounting.card import privacy_card
+    from dptopic.reporting.html import render_report
 
     audit = {"claimed_privacy": claim, "empirical_epsilon": {"lira": 0.1}, "attacks": {"lira": {"auc": 0.5}}}
     html = render_report(title="t", trainer="LDA", card=privacy_card({"private": False}, "LDA"),
@@ -365,7 +367,8 @@ def test_html_audit_section_with_odd_claim(claim):
 
 
 def test_card_and_html_show_the_check(private_models):
-    from dptopic.reporting import privacy_card, render_report
+    from dptopic.accounting.card import privacy_card
+    from dptopic.reporting.html import render_report
 
     card = privacy_card(private_models[2].privacy_, "DocDPCooccurrence")
     assert card["ledger_check"]["status"] == "verified"
@@ -466,7 +469,7 @@ def test_fed_page_shows_the_per_user_arithmetic(fedlda_none_model):
 @pytest.mark.parametrize("eps, unit, weak", [(600.0, "word", True), (20.0, "document", True), (8.0, "document", False),
                                              (16.0, "document", False)])
 def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
-    from dptopic.reporting import privacy_card
+    from dptopic.accounting.card import privacy_card
     from dptopic.reporting.html import _privacy_section
 
     rep = {"private": True, "epsilon": eps, "delta": 1e-5, "epsilon_method": "PLD", "unit": unit,
@@ -479,7 +482,7 @@ def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
 
 
 def test_background_topics_are_named_and_labelled(tmp_path):
-    from dptopic.reporting import privacy_card
+    from dptopic.accounting.card import privacy_card
     from dptopic.reporting.html import render_report
 
     c = lda_corpus(n_docs=400, vocab_size=300, n_topics=10, doc_length=40, seed=2).corpus

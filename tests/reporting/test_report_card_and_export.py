@@ -10,10 +10,10 @@ import warnings
 import pytest
 
 import dptopic
-from dptopic.cli.main import build_parser, main
-from dptopic.reporting import privacy_card, render_report
-
 from conftest import TWO_TOPIC_TEXTS as TRAIN
+from dptopic.accounting.card import privacy_card
+from dptopic.cli.main import build_parser, main
+from dptopic.reporting.html import render_report
 from helpers import run_dptopic
 
 
@@ -176,7 +176,7 @@ def test_an_epsilon_shown_is_never_rounded_down():
         ("1", "599.9", "17.39", "2560")
     # the terminal's privacy table and the verification's detail round up too (they printed 0.9999 and 2089.15)
     from dptopic.accounting.verify import rounded_up
-    from dptopic.cli._common import _g
+    from dptopic.reporting.terminal import epsilon_cell as _g
 
     assert (_g(0.99994), _g(2089.156), _g(float("inf")), _g("edited")) == ("1", "2090", "inf", "edited")
     assert rounded_up(2089.1551, 6) == 2089.16

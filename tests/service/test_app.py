@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-
 from service_helpers import make_words
 
 
@@ -44,10 +43,10 @@ def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tm
     import hashlib
     import secrets
 
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import ServiceConfig, codec
     from dptopic.service.app import Service
     from dptopic.service.storage import StorageError, Submission
-
     from service_helpers import make_words
 
     words = make_words(50)
@@ -58,7 +57,7 @@ def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tm
     svc.open()
     rz = DocumentRandomizer(words, 8.0)
     for i in range(2):
-        body = codec.encode_reports(rz.randomize(docs[i * 50:(i + 1) * 50]))
+        body = protocol_codec.encode_reports(rz.randomize(docs[i * 50:(i + 1) * 50]))
         rows = codec.report_rows(svc.kind.decode(body, cfg, svc.fingerprint))
         svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), f"c{i}", rows)])
     real, calls = svc.storage.max_reports_per_contributor, []

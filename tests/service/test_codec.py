@@ -6,10 +6,10 @@ import pytest
 
 
 def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage():
-    from dptopic.protocol.fedlda_messages import ClientUpdate
-    from dptopic.service import codec
     from dptopic.contributor.client import fed_participate
     from dptopic.errors import DPTopicError
+    from dptopic.protocol.fedlda_messages import ClientUpdate
+    from dptopic.service import codec
 
     t, w = np.zeros(3, np.int32), np.zeros(3, np.int32)
     for bad in ("x" * 200, "a\x00b", "name with spaces"):
@@ -21,9 +21,10 @@ def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage
 
 
 def test_a_pseudonym_with_a_final_newline_is_refused():
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import codec
 
-    assert codec.PSEUDONYM.fullmatch("alice") and not codec.PSEUDONYM.fullmatch("alice\n")
+    assert protocol_codec.PSEUDONYM.fullmatch("alice") and not protocol_codec.PSEUDONYM.fullmatch("alice\n")
     with pytest.raises(codec.IncompatibleReports):
         codec.fed_check_update(__import__("dptopic.protocol.fedlda_messages", fromlist=["ClientUpdate"]).ClientUpdate(
             0, "alice\n", "v", np.zeros(3, np.int32), np.zeros(3, np.int32)).encode(), None, None, 0)

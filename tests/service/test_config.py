@@ -19,7 +19,6 @@ def test_config_names_the_contributor_header(tmp_path):
 import json
 import sqlite3
 
-
 from dptopic.accounting.local import f_from_epsilon
 from dptopic.errors import DPTopicError
 from dptopic.service.app import Service

@@ -2,10 +2,9 @@
 limit gets 414 ``url_too_long``, headers past it 431 ``headers_too_large``, and neither ends in a connection reset."""
 from __future__ import annotations
 
-import json
-
 import hashlib
 import http.client
+import json
 import socket
 import struct
 
@@ -16,11 +15,17 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 
 from dptopic.service.http import MAX_HEADER_BYTES  # noqa: E402
-
-from service_helpers import (InProcessServer, ServedLikeServe, count_rows, make_data, metric,  # noqa: E402
-                             plain_report_body, send_raw, service_config)
+from service_helpers import (  # noqa: E402
+    InProcessServer,
+    ServedLikeServe,
+    count_rows,
+    make_data,
+    metric,
+    plain_report_body,
+    send_raw,
+    service_config,
+)
 from service_helpers import http as request  # noqa: E402
-
 
 LONG = 200_000      # bytes: a 200 KB query string, or header
 

@@ -9,11 +9,10 @@ pytest.importorskip("starlette")
 
 from dptopic.contributor import kinds as contributor_kinds  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
+from dptopic.protocol import codec as protocol_codec
 from dptopic.service import ServiceConfig, codec, kinds  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
-
 from service_helpers import corpus_of, make_data, with_format_version  # noqa: E402
-
 
 SETTINGS = {"word": {"f": 2 / (1 + np.exp(2.0))}, "document": {"f": None, "report_kind": "document", "epsilon_doc": 6.0}}
 
@@ -64,7 +63,7 @@ def test_upload_stored_rows_and_config_agree_for_each_kind(name, data, tmp_path)
     # what a contributor does with /v1/config, what the server parses, what it stores and reads back for training
     rz = contributor_kinds.get(name).randomizer(cfg.vocabulary, doc)
     reports = rz.randomize(corpus_of(texts, words))
-    body = codec.encode_reports(reports)
+    body = protocol_codec.encode_reports(reports)
     parsed = kind.decode(body, cfg, svc.fingerprint)
     rows = codec.report_rows(parsed)
     assert len(rows) == reports.n_reports == len(texts) and {len(r) for r in rows} == {contributor_kinds.get(name).bytes_per_report(reports)}
@@ -77,7 +76,7 @@ def test_upload_stored_rows_and_config_agree_for_each_kind(name, data, tmp_path)
     for other in kinds.NAMES:
         if other != name:
             other_cfg = ServiceConfig(words, database=cfg.database, **SETTINGS[other])
-            other_body = codec.encode_reports(contributor_kinds.get(other).randomizer(
+            other_body = protocol_codec.encode_reports(contributor_kinds.get(other).randomizer(
                 other_cfg.vocabulary, Service(other_cfg).config_doc())
                                               .randomize(corpus_of(texts[:2], words)))
             with pytest.raises(codec.IncompatibleReports, match=f"kind '{name}'"):

@@ -13,7 +13,6 @@ import pytest
 from dptopic.accounting import PureDPEvent
 from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
 from dptopic.contributor.document_randomizer import DocumentRandomizer
-
 from service_helpers import make_words
 
 WORDS = make_words(50)
@@ -38,10 +37,11 @@ def _service(tmp_path, ledger):
 
 
 def _upload(svc, docs, contributor):
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import codec
     from dptopic.service.storage import Submission
 
-    body = codec.encode_reports(DocumentRandomizer(WORDS, 2.0).randomize(docs))
+    body = protocol_codec.encode_reports(DocumentRandomizer(WORDS, 2.0).randomize(docs))
     rows = codec.report_rows(svc.kind.decode(body, svc.cfg, svc.fingerprint))
     svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), contributor, rows)])
 

@@ -8,12 +8,12 @@ import time
 
 import numpy as np
 import pytest
-from service_helpers import InProcessRound, SecureSumServer
 
 from dptopic.contributor.secure_client import take_part
 from dptopic.contributor.secure_sum import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol import secure_sum as ss
+from service_helpers import InProcessRound, SecureSumServer
 
 pytestmark = pytest.mark.service
 V = 40

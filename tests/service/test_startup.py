@@ -23,7 +23,7 @@ def test_a_per_user_fedlda_budget_chooses_the_epsilon_per_entry_and_the_entries(
     cfg = startup.serve_config(WORDS, epsilon_word=2.0, fed_user_budget=40.0, fed_topics=3)
     entries = cfg.fed_pad_length * cfg.fed_sample_ratio
     assert cfg.fed_epsilon_per_entry > 0 and cfg.fed_epsilon_per_entry * entries <= 40.0 * (1 + 1e-9)
-    from dptopic import FedLDA      # the split FedLDA states publicly: the one its own fit would randomize with
+    from dptopic import FedLDA  # the split FedLDA states publicly: the one its own fit would randomize with
 
     split = FedLDA.from_user_budget(40.0, len(WORDS))
     assert cfg.fed_epsilon_per_entry == split.epsilon_per_entry_ and cfg.fed_pad_length == split.pad_length

@@ -12,13 +12,11 @@ from pathlib import Path  # noqa: E402
 
 from sqlalchemy import insert, select  # noqa: E402
 
+from conftest import cli_ok  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.service import ServiceConfig  # noqa: E402
-from dptopic.service.storage import (SCHEMA_VERSION, Storage, Submission, reports, schema_table, submissions)  # noqa: E402
-
-from conftest import cli_ok  # noqa: E402
+from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission, reports, schema_table, submissions  # noqa: E402
 from service_helpers import free_port, make_data, throwaway_postgres_url  # noqa: E402
-
 
 BOUND = {"fed_epsilon": 2.0, "fed_topics": 5, "fed_failure_rate": 0.2, "fed_pad_length": 10}
 

@@ -12,7 +12,6 @@ import pytest
 import dptopic
 from dptopic.contributor.document_randomizer import DocumentRandomizer
 from dptopic.contributor.randomizer import Randomizer
-
 from service_helpers import make_words, service_config
 
 WORDS = make_words(50)
@@ -43,10 +42,11 @@ def _service(kind, tmp_path):
 
 
 def _upload(svc, rz, docs, contributor):
+    from dptopic.protocol import codec as protocol_codec
     from dptopic.service import codec
     from dptopic.service.storage import Submission
 
-    body = codec.encode_reports(rz.randomize(docs))
+    body = protocol_codec.encode_reports(rz.randomize(docs))
     rows = codec.report_rows(svc.kind.decode(body, svc.cfg, svc.fingerprint))
     svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), contributor, rows)])
 

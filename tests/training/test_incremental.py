@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import dptopic
-from dptopic.corpus import Corpus, lda_corpus
-from dptopic.errors import DPTopicError
 from dptopic.contributor.document_randomizer import DocumentRandomizer
 from dptopic.contributor.randomizer import Randomizer
-from dptopic.models import LDA, LocalDocumentLDA, OLPLDA
+from dptopic.corpus import Corpus, lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models import LDA, OLPLDA, LocalDocumentLDA
 from dptopic.training import train_batch
 
 WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(60)]    # no stop word among them
@@ -114,8 +114,9 @@ def test_inputs_are_checked_before_the_model_reads_a_report(word_reports, tmp_pa
             train_batch(model, word_reports, vocabulary=WORDS, reports_per_contributor=bad)
     bare = Randomizer(WORDS, epsilon_word=2.0, secure=True).randomize(_docs(5))
     bare = type(bare).from_bytes(bare.to_bytes(include_vocabulary=False))
-    with pytest.raises(DPTopicError, match="does not embed its vocabulary"):
+    with pytest.raises(DPTopicError, match="does not embed its vocabulary") as e:
         train_batch(model, bare)
+    assert "give vocabulary= (the public word list)" in str(e.value) and "--" not in str(e.value)   # no flag
     assert not hasattr(model, "components_")
 
 

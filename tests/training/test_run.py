@@ -44,8 +44,8 @@ def test_the_steps_run_in_the_issue_s_order(corpus):
 def test_a_bad_input_is_refused_before_anything_is_spent(corpus, tmp_path, monkeypatch):
     """The public corpus is the private one: refused in check_inputs, before the DP set union draws or the trainer
     fits; the ledger holds no release."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     import dptopic.models.fdptm as fdptm
+    from dptopic.accounting.dataset_ledger import DatasetLedger
 
     drawn = []
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: drawn.append(1))
@@ -342,8 +342,8 @@ def test_a_ledger_for_a_trainer_that_spends_nothing_is_refused(corpus, tmp_path)
 
 def test_a_private_vocabulary_without_delta_is_refused_before_the_run_is_charged(corpus, tmp_path, monkeypatch):
     """Issue 75, item 12c: (1, 0) was refused only after the release was written."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     import dptopic.models.fdptm as fdptm
+    from dptopic.accounting.dataset_ledger import DatasetLedger
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     L = tmp_path / "l.sqlite"
@@ -361,3 +361,24 @@ def test_a_ledger_inside_the_output_folder_is_refused_before_either_is_made(corp
         dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, out=str(out),
                       ledger=str(out / "l.sqlite"))
     assert not out.exists()
+
+
+def test_the_run_takes_its_inputs_by_name():
+    """``train`` handed its 25 inputs to the run as one positional tuple, in an order two signatures had to keep
+    alike: the run takes each by its name, train's own."""
+    import inspect
+
+    from dptopic.training import run
+
+    kinds = {p.kind for p in inspect.signature(run._train).parameters.values()}
+    assert kinds == {inspect.Parameter.KEYWORD_ONLY}
+    train = set(inspect.signature(run.train).parameters) - {"ledger", "dataset"}
+    assert set(inspect.signature(run._train).parameters) == train
+
+
+def test_a_user_level_run_without_people_names_the_parameter_to_a_python_caller():
+    """dptopic.train told a Python caller of the command line's --user-field."""
+    corpus = Corpus.from_texts(["apple banana cherry", "river ocean valley"] * 10)
+    with pytest.raises(DPTopicError, match="carries none") as e:
+        dptopic.train(corpus, unit="user", epsilon=2.0, ledger=False, metrics=False)
+    assert "user_field=" in str(e.value) and "--" not in str(e.value), str(e.value)

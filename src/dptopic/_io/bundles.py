@@ -17,7 +17,6 @@ from .atomic import _exchange, _old_name, _umask, atomic_write_json
 from .json_text import load_json
 from .output import _PLAIN_NAME, _holds_bundle, _remove_stale_temporaries, holding_output
 
-
 ARRAY_DIGESTS = "array_sha256"
 """``model.json``'s record of each array file's SHA-256 (hex), written by :func:`save_bundle` and checked by
 :func:`load_bundle`; folders saved before it was written have none and load as before."""
@@ -68,7 +67,7 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
         directory.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         pass            # said below, in the words of the write that fails
-    with holding_output(directory, flag="folder", what="model"):
+    with holding_output(directory, "directory", what="model"):
         return _save_bundle_held(directory, meta, arrays, meta_name)
 
 

@@ -14,9 +14,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .atomic import atomic_write_json
-
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
@@ -68,7 +67,7 @@ def _bundle_strangers(directory: Path, meta_name: str) -> list[str]:
     return [n for n in names if n not in ours and not (n.startswith(f".{meta_name}.") and n.endswith(".tmp"))]
 
 
-def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: str = "--out",
+def check_output_dir(path, overwrite: bool = False, what: str = "model", parameter: str = "out",
                      meta_name: str = "model.json", holds_ours=None) -> Path:
     """Check, before any work, that a bundle may be written to ``path``; return it resolved.
 
@@ -76,21 +75,23 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
     folder), an empty folder, or (with ``overwrite=True``) a folder that already holds a
     dptopic {what}. Anything else (a file, a folder with other contents, the current folder or
     one of its parents) is refused with a one-line :class:`DPTopicError`, so nothing the user
-    owns is ever deleted.
+    owns is ever deleted. The refusals are :class:`~dptopic.errors.ParameterError` naming ``parameter`` (the
+    caller's name for ``path``) and ``overwrite``.
     """
-    p = _out_path(path, flag, what, "folder")
+    p = _out_path(path, parameter, what, "folder")
     cwd = Path(os.getcwd())
     if p == cwd or p in cwd.parents or p.parent == p:
-        raise DPTopicError(f"{flag} {str(path)!r} is the current folder or one of its parents: give a new folder"
-                           f" name for the {what}, e.g. {flag} runs/{what}.")
+        raise _refusal("{parameter} {path!r} is the current folder or one of its parents: give a new folder name"
+                       " for the {what}, e.g. {parameter} runs/{what}.", parameter, path, what=what)
     if p.is_symlink() or (p.exists() and not p.is_dir()):
-        raise DPTopicError(f"{flag} {str(path)!r} exists and is not a folder: refusing to replace it; choose"
-                           f" another {flag}.")
+        raise _refusal("{parameter} {path!r} exists and is not a folder: refusing to replace it; choose another"
+                       " {parameter}.", parameter, path)
     if p.is_dir():
         try:
             empty = not any(p.iterdir())
         except OSError as e:
-            raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
+            raise _refusal("{parameter} {path!r} cannot be read ({why}); choose another {parameter}.", parameter, path,
+                           why=e.strerror) from None
         if not empty:
             ours = holds_ours(p) if holds_ours is not None else _holds_bundle(p, meta_name)
             strangers = _bundle_strangers(p, meta_name) if holds_ours is None and not ours else []
@@ -101,22 +102,23 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
                 marked = (p / OUTPUT_MARKER).is_file()     # another dptopic command's results (an audit, ...)
                 whose = (f"which a {what} does not hold (its {OUTPUT_MARKER} marks it as another dptopic command's"
                          " output folder)" if marked else "which dptopic did not write")
-                raise DPTopicError(f"{flag} {str(path)!r} {has} {shown}, {whose}: refusing to"
-                                   f" replace the folder; move {it} or choose a new or empty folder.")
-            _may_replace(ours, overwrite, path, what, flag, "is a folder that does")
-    _check_writable(p.parent, flag, path)
+                raise _refusal("{parameter} {path!r} {has} {shown}, {whose}: refusing to replace the folder; move"
+                               " {it} or choose a new or empty folder.", parameter, path, has=has, shown=shown,
+                               whose=whose, it=it)
+            _may_replace(ours, overwrite, path, what, parameter, "is a folder that does")
+    _check_writable(p.parent, parameter, path)
     return p
 
 
 OUTPUT_MARKER = ".dptopic-output"
-"""The file a command writes into an ``--out`` folder of results (audit, experiments, shards) so that a later run
-recognises the folder as its own: one ``--out`` rule for every command (see :func:`check_output_folder`).
+"""The file a command writes into an `output folder of results (audit, experiments, shards) so that a later run
+recognises the folder as its own: one rule for every command's output folder (see :func:`check_output_folder`).
 
 It lists, per command (``runs``), the files that command's runs wrote there, so that several commands can share one
 folder (``docs/figures`` holds the experiments' figures): ``files`` are the ones its last finished run wrote,
 ``earlier`` the ones an earlier run of it wrote that the last one did not write again, ``unfinished`` the ones a run
 of it wrote that stopped on an error, and ``before`` (while a run is under way, or after one was killed) the state
-of the folder when that run started. ``--overwrite`` lets a run write over files listed there; no listed file is
+of the folder when that run started. Overwriting (``overwrite=True``) lets a run write over files listed there; no listed file is
 ever deleted (a rerun of one corpus leaves the other corpus's figures, listed as ``earlier``). ``kept`` lists files
 no command claims (put there by hand, or listed by the marker of an older dptopic that did not say which command
 wrote each file). Any other file in the folder is the user's, and the folder is refused.
@@ -139,8 +141,8 @@ MARKER_LOCK = OUTPUT_MARKER + ".lock"
 _MARKER_NOTE = ("written by dptopic: 'runs' lists, per command, the files its last finished run wrote here ('files'),"
                 " the files its earlier runs wrote that the last one did not write again ('earlier'), and those of a run"
                 " that stopped on an error ('unfinished'); 'before' is the folder as a run under way (or killed) found"
-                " it. With --overwrite a command writes over files listed here and deletes none, except that 'corpus"
-                " prepare --shards' replaces its own shard set, removing the extra shards of a larger earlier set."
+                " it. Told to overwrite, a command writes over files listed here and deletes none, except that a"
+                " corpus prepared as shards replaces its own shard set, removing the extra shards of a larger earlier set."
                 " 'kept' lists files no"
                 " command claims (put here by hand, or listed by an older dptopic's marker that did not say which"
                 " command wrote them). A file listed nowhere makes dptopic refuse this folder.")
@@ -320,7 +322,7 @@ def _marker_lock(p: Path):
 
 OUTPUT_LOCK_SUFFIX = ".dptopic-lock"
 """A run that writes a folder ``NAME`` holds an ``flock`` on ``.NAME.dptopic-lock`` beside it from its check of the
-folder to its last write (:func:`claim_output`), so that two runs into one ``--out`` never both pass the check and
+folder to its last write (:func:`claim_output`), so that two runs into one output folder never both pass the check and
 overwrite each other's model, and a save never removes the temporary folder of another run's save. The file holds the
 holder's process id and is removed when the run lets go."""
 
@@ -329,7 +331,7 @@ _HELD: dict = {}
 """``{lock path: [fd, count, thread id]}``: the outputs this process holds (a run holds its own again, re-entrantly,
 when it saves)."""
 
-_HELD_GUARD = __import__("threading").Lock()
+_HELD_GUARD = threading.Lock()
 
 
 def _lock_path(path) -> Path:
@@ -352,7 +354,7 @@ def _holder(lock: Path) -> str:
     return f" (process {text})" if text.isdigit() else ""
 
 
-def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
+def claim_output(path, parameter: str = "out", what: str = "model") -> bool:
     """Hold ``path`` for this run: an exclusive, non-blocking ``flock`` on its lock file (:data:`OUTPUT_LOCK_SUFFIX`),
     taken before the folder is checked and kept until :func:`release_output` (or the process ends). Another run
     holding it is refused in one line; this thread holding it already counts once more. Returns False where the
@@ -368,8 +370,8 @@ def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
         held = _HELD.get(key)
         if held is not None:
             if held[2] != me:       # another thread of this process writes it
-                raise DPTopicError(f"{flag} {str(path)!r} is being written by another run in this process: wait for it"
-                                   f" to finish, or choose another {flag}.")
+                raise _refusal("{parameter} {path!r} is being written by another run in this process: wait for it to"
+                               " finish, or choose another {parameter}.", parameter, path)
             held[1] += 1
             return True
         while True:
@@ -383,9 +385,9 @@ def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
             except OSError as e:
                 os.close(fd)
                 if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise DPTopicError(f"{flag} {str(path)!r} is being written by another dptopic run{_holder(lock)}:"
-                                       f" wait for it to finish, or choose another {flag}; two runs into one folder"
-                                       f" would leave only one {what}.") from None
+                    raise _refusal("{parameter} {path!r} is being written by another dptopic run{holder}: wait for it"
+                                   " to finish, or choose another {parameter}; two runs into one folder would leave"
+                                   " only one {what}.", parameter, path, holder=_holder(lock), what=what) from None
                 return False    # no flock on this file system
             try:
                 same = os.path.samestat(os.lstat(lock), os.fstat(fd))
@@ -425,9 +427,9 @@ def release_output(path=None) -> None:
 
 
 @contextlib.contextmanager
-def holding_output(path, flag: str = "--out", what: str = "model"):
+def holding_output(path, parameter: str = "out", what: str = "model"):
     """:func:`claim_output` for the ``with`` block."""
-    held = claim_output(path, flag, what)
+    held = claim_output(path, parameter, what)
     try:
         yield
     finally:
@@ -441,14 +443,14 @@ def _name_list(names) -> tuple[str, str]:
     return shown, "it" if len(names) == 1 else "them"
 
 
-def check_output_folder(path, overwrite: bool = False, what: str = "results", flag: str = "--out",
+def check_output_folder(path, overwrite: bool = False, what: str = "results", parameter: str = "out",
                         command: str | None = None) -> Path:
-    """The ``--out`` rule for a folder of results, checked before any work: a new or empty folder; or, with
+    """The output folder's rule for a folder of results, checked before any work: a new or empty folder; or, with
     ``overwrite=True``, a folder whose every file its :data:`OUTPUT_MARKER` accounts for (written by dptopic
     commands, or kept). A file the marker does not list belongs to the user (a hidden one too, unless it is a stale
     temporary of dptopic's own, see :func:`_stale_temporaries`): the folder is refused, naming it. ``command``
     (e.g. ``"experiment lira"``) makes the message say whose results the folder holds."""
-    p = check_output_dir(path, overwrite=True, what=what, flag=flag, holds_ours=lambda q: True)
+    p = check_output_dir(path, overwrite=True, what=what, parameter=parameter, holds_ours=lambda q: True)
     if not p.is_dir() or not any(p.iterdir()):
         return p
     mark = _read_marker(p)
@@ -458,28 +460,35 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", fl
         why = (f"its {OUTPUT_MARKER} marker cannot be read" if OUTPUT_MARKER in names else
                f"the folder has no {OUTPUT_MARKER} marker")
         if "model.json" in names and OUTPUT_MARKER not in names:
-            raise DPTopicError(f"{flag} {str(path)!r} is a saved model folder (it holds model.json, as 'dptopic train'"
-                               f" writes it): a model folder is never replaced by another command's results; choose"
-                               f" another {flag}.")
-        raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write ({why}): refusing to"
-                           f" replace {it}; move {it} or choose a new or empty folder for {flag}.")
+            raise _refusal("{parameter} {path!r} is a saved model folder (it holds model.json, as dptopic's training"
+                           " writes it): a model folder is never replaced by another command's results; choose"
+                           " another {parameter}.", parameter, path)
+        raise _refusal("{parameter} {path!r} holds {shown}, which dptopic did not write ({why}): refusing to replace"
+                       " {it}; move {it} or choose a new or empty folder for {parameter}.", parameter, path,
+                       shown=shown, why=why, it=it)
     scan = _scan(p)
     claims = _claims(mark, scan)
     stale = set(_stale_temporaries(p, mark, scan))
     blockers = [n for n in scan if n not in claims and n not in stale]
     if blockers:
         shown, it = _name_list(blockers)
-        raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write (its {OUTPUT_MARKER}"
-                           f" marker does not list {it}): refusing to replace the folder; move {it} or choose another"
-                           f" {flag}.")
+        raise _refusal("{parameter} {path!r} holds {shown}, which dptopic did not write (its {marker} marker does"
+                       " not list {it}): refusing to replace the folder; move {it} or choose another {parameter}.",
+                       parameter, path, shown=shown, marker=OUTPUT_MARKER, it=it)
     if not overwrite:
         writers = sorted({c for cs in claims.values() for c in cs if c} |
                          ({mark["legacy"]} if mark["legacy"] else set()))
         if command is None or f"dptopic {command}" in writers or not writers:
-            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to write this"
-                               f" run's files over it, or choose another {flag}.")
-        raise DPTopicError(f"{flag} {str(path)!r} already holds results of {', '.join(writers)}: pass --overwrite to"
-                           f" write this run's beside them (nothing they wrote is deleted), or choose another {flag}.")
+            raise _refusal("{parameter} {path!r} already holds a dptopic {what}: pass overwrite=True to write this"
+                           " run's files over it, or choose another {parameter}.", parameter, path, what=what,
+                           flag_template="{parameter} {path!r} already holds a dptopic {what}: pass {overwrite} to"
+                                         " write this run's files over it, or choose another {parameter}.")
+        raise _refusal("{parameter} {path!r} already holds results of {writers}: pass overwrite=True to write this"
+                       " run's beside them (nothing they wrote is deleted), or choose another {parameter}.", parameter,
+                       path, writers=", ".join(writers),
+                       flag_template="{parameter} {path!r} already holds results of {writers}: pass {overwrite} to"
+                                     " write this run's beside them (nothing they wrote is deleted), or choose another"
+                                     " {parameter}.")
     return p
 
 
@@ -498,8 +507,8 @@ def refuse_other_writer(path, command: str, share_with: str | None = None) -> No
         if who == f"dptopic {command}" or (share_with and who.startswith(f"dptopic {share_with}")
                                             and command.startswith(share_with)):
             continue
-        raise DPTopicError(f"--out {str(path)!r} holds results written by '{who}', not by 'dptopic {command}': refusing"
-                           " to replace them; choose another --out.")
+        raise _refusal("{parameter} {path!r} holds results written by '{who}', not by 'dptopic {command}': refusing"
+                       " to replace them; choose another {parameter}.", "out", path, who=who, command=command)
 
 
 def mark_output_folder(path, command: str, done: bool = False, failed: bool = False) -> Path:
@@ -605,35 +614,46 @@ def marked_run(path, command: str):
     mark_output_folder(path, command, done=True)
 
 
-def _out_path(path, flag: str, what: str, kind: str) -> Path:
+def _refusal(template: str, parameter: str, path, flag_template: str | None = None, **fields) -> ParameterError:
+    """A refusal of the output path ``path`` given as ``parameter`` (``{parameter}`` and ``{path!r}`` in
+    ``template``); a ``flag_template`` also names ``overwrite``, which a front door may write as its flag."""
+    return ParameterError(template, parameter, str(path), flag_template=flag_template, path=str(path),
+                          others=("overwrite",) if flag_template else (), **fields)
+
+
+def _out_path(path, parameter: str, what: str, kind: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise DPTopicError(f"invalid {flag}={path!r}: give a {kind} path for the {what}.")
+        raise ParameterError("invalid {parameter}={value!r}: give a {kind} path for the {what}.", parameter, path,
+                             kind=kind, what=what)
     return Path(os.path.abspath(os.fspath(path)))
 
 
-def _may_replace(ours: bool, overwrite: bool, path, what: str, flag: str, kind: str) -> None:
+def _may_replace(ours: bool, overwrite: bool, path, what: str, parameter: str, kind: str) -> None:
     """Refuse to replace what is not ours; replace ours only with ``overwrite``."""
     if not ours:
-        raise DPTopicError(f"{flag} {str(path)!r} {kind} not hold a dptopic {what}: refusing to replace it; choose"
-                           f" a new {'or empty folder' if 'folder' in kind else 'file name'}.")
+        raise _refusal("{parameter} {path!r} {kind} not hold a dptopic {what}: refusing to replace it; choose a new"
+                       " {new}.", parameter, path, kind=kind, what=what,
+                       new="or empty folder" if "folder" in kind else "file name")
     if not overwrite:
-        raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
-                           f" or choose another {flag}.")
+        raise _refusal("{parameter} {path!r} already holds a dptopic {what}: pass overwrite=True to replace it, or"
+                       " choose another {parameter}.", parameter, path, what=what,
+                       flag_template="{parameter} {path!r} already holds a dptopic {what}: pass {overwrite} to replace"
+                                     " it, or choose another {parameter}.")
 
 
-def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", flag: str = "--out") -> Path:
+def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", parameter: str = "out") -> Path:
     """Like :func:`check_output_dir` for a single output file: a new path, or (with ``overwrite=True``)
     an existing file that ``is_ours(path)`` recognises as one of ours; anything else is refused."""
-    p = _out_path(path, flag, what, "file")
+    p = _out_path(path, parameter, what, "file")
     if p.is_dir():
-        raise DPTopicError(f"{flag} {str(path)!r} is a folder: give a file name for the {what}.")
+        raise _refusal("{parameter} {path!r} is a folder: give a file name for the {what}.", parameter, path, what=what)
     if p.exists() or p.is_symlink():
-        _may_replace(not p.is_symlink() and is_ours(p), overwrite, path, what, flag, "exists and does")
-    _check_writable(p.parent, flag, path)
+        _may_replace(not p.is_symlink() and is_ours(p), overwrite, path, what, parameter, "exists and does")
+    _check_writable(p.parent, parameter, path)
     return p
 
 
-def _check_writable(parent: Path, flag: str, given) -> None:
+def _check_writable(parent: Path, parameter: str, given) -> None:
     """The nearest existing ancestor of ``parent`` must be a folder we can create entries in (probed for real)."""
     q = parent
     while not q.exists():
@@ -641,13 +661,14 @@ def _check_writable(parent: Path, flag: str, given) -> None:
             break
         q = q.parent
     if not q.is_dir():
-        raise DPTopicError(f"{flag} {str(given)!r} cannot be created: {str(q)!r} is a file, not a folder.")
+        raise _refusal("{parameter} {path!r} cannot be created: {file!r} is a file, not a folder.", parameter, given,
+                       file=str(q))
     try:
         probe = tempfile.mkdtemp(prefix=".dptopic-write-probe.", dir=q)
         os.rmdir(probe)
     except OSError as e:
-        raise DPTopicError(f"{flag} {str(given)!r} is not writable ({e.strerror} in {str(q)!r}); choose a folder you"
-                           f" can write to.") from None
+        raise _refusal("{parameter} {path!r} is not writable ({why} in {folder!r}); choose a folder you can write"
+                       " to.", parameter, given, why=e.strerror, folder=str(q)) from None
 
 
 def _remove_stale_temporaries(directory: Path) -> None:

@@ -7,14 +7,15 @@ from .._lazy_names import lazy_names
 _WHERE = {
     **dict.fromkeys(("hdp_iteration_events", "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace"),
                     "budget"),
-    **dict.fromkeys(("LaplaceEvent", "PureDPEvent", "ApproxDPEvent"), "events"),
+    **dict.fromkeys(("LaplaceEvent", "PureDPEvent", "ApproxDPEvent", "RandomizedResponseEvent", "SubsampledGaussianEvent",
+                     "epsilon_from_f"), "events"),
     **dict.fromkeys(("eps_iter_state", "eps_iter_static", "eps_related", "eps_replaced_state", "eps_total",
                      "eps_total_static", "hdp_clip_bound", "hdp_epsilon_inherent"), "inherent"),
     **dict.fromkeys(("delta0", "effective_epsilon", "eta", "rrp_event", "theorem2_error_bound"), "fedlda"),
-    **dict.fromkeys(("RandomizedResponseEvent", "epsilon_from_f", "f_from_epsilon", "local_privacy_report"), "local"),
+    **dict.fromkeys(("f_from_epsilon", "local_privacy_report"), "local"),
     "fdptm_report": "set_union",
     **dict.fromkeys(("WORD_RELATION", "PrivacyLedger", "compose_pld", "compose_rdp", "non_private_report"), "ledger"),
-    **dict.fromkeys(("DOCUMENT_RELATION", "SubsampledGaussianEvent", "calibrate_noise_multiplier",
+    **dict.fromkeys(("calibrate_noise_multiplier",
                      "moments_accountant_epsilon", "strong_composition_epsilon", "strong_composition_for_sigma",
                      "strong_composition_noise"), "gaussian"),
 }

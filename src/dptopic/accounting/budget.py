@@ -19,7 +19,6 @@ from .events import DISCRETIZATION, EPSILON_MAX, RDP_ORDERS, LaplaceEvent, PureD
 from .ledger import MAX_COUNT, WORD_RELATION
 from .plan import PlannedRelease, ReleasePlan
 
-
 _RULES = {"epsilon_laplace": [Real(0, EPSILON_MAX, "right")], "epsilon_inherent": [Real(0, EPSILON_MAX, "right")],
           "n_iter": [Int(1, MAX_COUNT)], "delta": [Real(0, 1, "neither")]}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import re
 
+from .. import __version__
+from .group import GROUP_SIZES, group_privacy, replacement_epsilon
 from .ledger import NO_GUARANTEE, claims_no_guarantee
 from .verify import _mechanism, _same_mechanism, rounded_up, verify_report
-from .. import __version__
-from .group import group_privacy, GROUP_SIZES, replacement_epsilon
 
 CARD_SCHEMA = "dptopic-privacy-card/1"
 STRONG_EPSILON_LIMIT = 16.0

@@ -42,8 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .ledger_store import (APPLICATION_ID, ENV, FORMAT, LOCK_TIMEOUT, VERSION, LedgerFileError,  # noqa: F401
-                           is_url, open_store)
+from .ledger_store import ENV, LedgerFileError, is_url, open_store
 from .verify import event_from_description, rounded_up
 
 MAX_NAME = 200
@@ -139,7 +138,10 @@ def release_guarantee(groups, delta: float) -> tuple[float, float]:
     """A release's own ``(epsilon, delta)``: the smallest valid figure of its events at ``delta`` (PLD, RDP, or basic
     composition when its events are pure: then delta is 0), as a fit's report names it."""
     from .ledger import (  # loads numpy: 'dptopic budget' opens its ledger without it
-        compose_pld, compose_rdp, pure_basic_bound)
+        compose_pld,
+        compose_rdp,
+        pure_basic_bound,
+    )
 
     groups = _merge(groups)
     try:

@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
 
-from ..errors import DPTopicError, ParameterError
 from .._validation import Int, Real, validate_value
+from ..errors import DPTopicError, ParameterError
+from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
 
 DISCRETIZATION = 1e-4
 

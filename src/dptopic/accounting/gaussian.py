@@ -19,16 +19,16 @@ import functools
 import math
 
 import numpy as np
-from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant
 from scipy import integrate, optimize
 from scipy.special import gammaln, logsumexp
 
 from ..errors import DPTopicError, ParameterError
-# the event and its noise range live in events.py (importable from here, their old home)
-from .events import DOCUMENT_ADD_REMOVE as DOCUMENT_RELATION  # noqa: F401
-from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,  # noqa: F401
-                     SubsampledGaussianEvent)
+from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant
+
+# the event and its noise range live in events.py
+from .events import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent
 from .ledger import compose_pld
+
 
 def svi_dp_event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_event.DpEvent:
     """``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)``."""

@@ -16,7 +16,6 @@ from .._validation import Int, Real, validate_value
 from ..errors import DPTopicError
 from .events import EPSILON_MAX
 
-
 BETA_MAX = 1e6  # the estimators' bound on beta
 
 

@@ -8,12 +8,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, is_dataclass
 
 import numpy as np
-from ._lazy import rdp_privacy_accountant
 
 from .._validation import Int, Real, validate_value
 from ..errors import BudgetExceededError, DPTopicError
+from ._lazy import rdp_privacy_accountant
 from .events import DISCRETIZATION, RDP_ORDERS, LaplaceEvent, PureDPEvent
-
 
 WORD_RELATION = ("word-level replacement: D' is D with one token's word replaced by another word"
                  " (Zhao et al. Sec. IV-B); topic assignments of the other tokens are conditioned on")

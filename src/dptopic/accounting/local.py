@@ -18,10 +18,7 @@ import math
 import numpy as np
 
 from ..errors import DPTopicError, ParameterError
-# the event and the flip parameter's check live in events.py (importable from here, their old home)
-from .events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION  # noqa: F401
-from .events import RandomizedResponseEvent, check_f, epsilon_from_f  # noqa: F401
-from .events import EPSILON_MAX
+from .events import EPSILON_MAX, LOCAL_DOCUMENT_RELATION, RandomizedResponseEvent, check_f, epsilon_from_f
 from .ledger import PrivacyLedger
 
 LOCAL_UNIT = "document (local DP)"
@@ -108,7 +105,7 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
     ``reports_per_contributor``: how many randomized reports of the same contributor the
     server may hold (their events compose).
     """
-    ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=DOCUMENT_RELATION,
+    ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=LOCAL_DOCUMENT_RELATION,
                            theorem=LOCAL_THEOREM)
     ledger.spend(RandomizedResponseEvent(f, vocab_size), reports_per_contributor)
     rep = ledger.report(delta)
@@ -120,7 +117,7 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "epsilon_word": eps_w,
         "epsilon_word_relation": WORD_RELATION_LOCAL,
         "epsilon_doc": vocab_size * eps_w,
-        "epsilon_doc_relation": DOCUMENT_RELATION,
+        "epsilon_doc_relation": LOCAL_DOCUMENT_RELATION,
         # the word-level figure for a whole contributor: the presence of one word changed in each of its reports,
         # composed (basic); NOT the document-level guarantee, which is epsilon_doc per report
         "epsilon_word_contributor": reports_per_contributor * eps_w,

@@ -171,7 +171,7 @@ def gaussian_release(name: str, noise_multiplier: float, label: str, relation: s
     """A Gaussian mechanism release (Dwork & Roth 2014, Thm A.1) of a statistic of L2 ``sensitivity``, noise std
     ``noise_multiplier * sensitivity``, over records each taken with probability ``sampling_rate`` (Poisson
     subsampling, Mironov, Talwar & Zhang 2019), ``count`` times; accounted by its privacy loss distribution."""
-    from .gaussian import SubsampledGaussianEvent   # SciPy: loaded with the first Gaussian plan, not with the package
+    from .gaussian import SubsampledGaussianEvent  # SciPy: loaded with the first Gaussian plan, not with the package
 
     event = SubsampledGaussianEvent(float(noise_multiplier), float(sampling_rate), label=label, relation=relation)
     return PlannedRelease(name, "gaussian", float(sensitivity), float(noise_multiplier) * float(sensitivity), event,

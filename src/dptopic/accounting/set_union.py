@@ -8,7 +8,7 @@ from ..errors import DPTopicError
 from .events import ApproxDPEvent, _check_event_eps
 from .ledger import claims_no_guarantee, name_guarantee
 
-DOCUMENT_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
+SET_UNION_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
 
 
 VOCABULARY_NOT_COVERED = "the vocabulary (built from the training documents: pass a public vocabulary to cover it), "

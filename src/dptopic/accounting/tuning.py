@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DPTopicError
-from .events import GAUSSIAN_DISCRETIZATION, RDP_ORDERS
 from .._validation import Real, validate_value
-from .ledger import effective_discretization
+from ..errors import DPTopicError
 from ._lazy import pld_common, pldlib, rdp_privacy_accountant
+from .events import GAUSSIAN_DISCRETIZATION, RDP_ORDERS
+from .ledger import effective_discretization
 
 DISTRIBUTIONS = ("truncated_negative_binomial", "poisson")
 PLD_DELTA = 1e-10

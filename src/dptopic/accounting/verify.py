@@ -84,9 +84,13 @@ def _num(d: dict, key: str, what: str) -> float:
 
 def event_from_description(d: dict):
     """The event a report's ``events`` entry describes (``count`` aside); its own ``epsilon`` must agree."""
-    from .events import (  # loads numpy: rounded_up, which printing uses everywhere, needs none
-        ApproxDPEvent, LaplaceEvent, PureDPEvent)
-    from .events import RandomizedResponseEvent, SubsampledGaussianEvent  # loads numpy (as above)
+    from .events import (  # loads numpy: rounded_up, which printing uses everywhere, needs none  # loads numpy (as above)
+        ApproxDPEvent,
+        LaplaceEvent,
+        PureDPEvent,
+        RandomizedResponseEvent,
+        SubsampledGaussianEvent,
+    )
 
     if not isinstance(d, dict):
         raise Damaged(f"an event must be an object, got {type(d).__name__}")

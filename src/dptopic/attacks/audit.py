@@ -16,16 +16,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._io import atomic_write_json, load_json, mark_output_folder
+from ..corpus.preprocess import resolve_stop_words
+from ..datasets import DEFAULT_MAX_VOCAB, load_corpus
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
 from ..models import ALGORITHMS, load
 from . import coverage as _coverage
-from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, bound_text, claim_text, dptopic_version, estimator_trainer,
-                   guarantee_epsilon_parameter, make_estimator, not_audited_reason, outside_guarantee_label, run_lira)
+from .lira import (
+    NOT_AUDITED,
+    SHADOW_WARNING_MESSAGES,
+    bound_text,
+    claim_text,
+    dptopic_version,
+    estimator_trainer,
+    guarantee_epsilon_parameter,
+    make_estimator,
+    not_audited_reason,
+    outside_guarantee_label,
+    run_lira,
+    settings_text,
+)
 from .one_run import check_canary_size, one_run_audit
-from .provenance import audited_model, audited_procedure, describe, settings_text
+from .provenance import audited_model, audited_procedure, describe
 from .release_audit import SUPPORTED, release_audit
-from ..corpus.preprocess import resolve_stop_words
-from ..datasets import DEFAULT_MAX_VOCAB, load_corpus
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
 DEFAULT_SHADOWS = 64

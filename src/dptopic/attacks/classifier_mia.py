@@ -18,9 +18,16 @@ from .._progress import progress_bar
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
-from .lira import (_check_corpus, _check_seed, _check_train_fn, check_phi, outside_guarantee_label, phi_and_privacy,
-                   shadow_claim)
 from ..models.dataset_charge import shadow_runs
+from .lira import (
+    _check_corpus,
+    _check_seed,
+    _check_train_fn,
+    check_phi,
+    outside_guarantee_label,
+    phi_and_privacy,
+    shadow_claim,
+)
 
 
 @dataclass

@@ -28,25 +28,25 @@ from pathlib import PurePath
 import numpy as np
 from scipy.stats import norm
 
+from .. import __version__
 from .._progress import progress_bar
 from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
 from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_card
+from ..accounting.verify import rounded_up
+from ..contributor.randomizer import Randomizer
 from ..corpus import Corpus
+from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
 from ..kernels.em import document_statistic
+from ..models import ALGORITHMS
+from ..models.base import OUTSIDE_GUARANTEE
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
+from ..models.lplda import LocalReportsModel
 from ..models.registry import TRAINERS, trainer_of
 from ..training import train as training_run
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
-from .. import __version__
-from ..accounting.verify import rounded_up
-from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
-from ..contributor.randomizer import Randomizer
-from ..models import ALGORITHMS
-from ..models.base import OUTSIDE_GUARANTEE
-from ..models.lplda import LocalReportsModel
 
 SD_FLOOR = 1e-8
 

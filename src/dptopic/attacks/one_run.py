@@ -25,18 +25,30 @@ auditor wrote), not for the corpus's natural documents, which the design never r
 """
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
 from scipy.stats import binom
-import io
 
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import shadow_runs
-from .lira import (_check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta, claim_relation,
-                   claimed_epsilon, ONE_RUN_SEED_NOTE, phi_and_privacy, shadow_claim, unit_covers_document, verdict)
+from .lira import (
+    ONE_RUN_SEED_NOTE,
+    _check_corpus,
+    _check_seed,
+    _check_train_fn,
+    check_phi,
+    claim_delta,
+    claim_relation,
+    claimed_epsilon,
+    phi_and_privacy,
+    shadow_claim,
+    unit_covers_document,
+    verdict,
+)
 
 EPSILON_MAX = 60.0
 """The bisection's upper end: beyond it ``q = e^ε/(e^ε+1)`` is 1 to double precision."""

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 
-from .lira import claim_caption, settings_text  # noqa: F401 (settings_text: its old home)
+from .lira import claim_caption, settings_text
 
 EXECUTION_PARAMS = ("seed", "verbose", "n_jobs", "secure", "backend", "client", "parallel", "eval_every")
 """Parameters that change how a trainer runs, not what it computes or claims: left out of the procedure."""

@@ -39,13 +39,21 @@ import math
 
 import numpy as np
 
+from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.observer import observing
 from ..models.dataset_charge import shadow_runs
+from .lira import (
+    ONE_RUN_SEED_NOTE,
+    _check_corpus,
+    _check_seed,
+    claim_delta,
+    claimed_epsilon,
+    quiet_shadow_warnings,
+    shadow_claim,
+    verdict,
+)
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
-from ..corpus import Corpus, Vocabulary
-from .lira import (_check_corpus, _check_seed, claim_delta, claimed_epsilon, ONE_RUN_SEED_NOTE, quiet_shadow_warnings,
-                   shadow_claim, verdict)
 
 SUPPORTED = ("DocDPCooccurrence", "DocDPEM", "DPSVI", "HDPLDA")
 """The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of

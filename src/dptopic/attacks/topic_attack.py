@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DPTopicError
 from ..corpus import Corpus
+from ..errors import DPTopicError
 from ..models.base import GibbsTopicModel
 from ..models.dataset_charge import shadow_runs
 from ..models.fedlda import FedLDA

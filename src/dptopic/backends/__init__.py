@@ -2,11 +2,11 @@
 
 The trainers call only the :class:`Backend` interface (see ``docs/scaling.md``).
 """
-from .base import Backend
 from ..corpus.shards import ShardSet, training_source, write_shards
-from .threads import ThreadBackend
 from ..errors import DPTopicError
+from .base import Backend
 from .dask import DaskBackend
+from .threads import ThreadBackend
 
 BACKENDS = ("threads", "dask")
 

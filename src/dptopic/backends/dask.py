@@ -33,13 +33,13 @@ import time
 import numpy as np
 from numba import typeof
 
+from .. import kernels
 from ..corpus import Corpus
+from ..corpus.shards import ShardSet
 from ..errors import DPTopicError
 from ..kernels import SweepArrays, count_assignments, kernel_state, make_shards
 from ..kernels.engine import run_kernel as _run_kernel
 from .base import Backend
-from ..corpus.shards import ShardSet
-from .. import kernels
 
 #: attempts to place (or re-place) a shard before giving up on the cluster
 _ATTEMPTS = 5
@@ -327,7 +327,7 @@ class DaskBackend(Backend):
     def _workers(self) -> list[str]:
         ws = list(self.client.scheduler_info()["workers"])
         if not ws:
-            import warnings     # said before the wait, which otherwise shows only a progress bar standing still
+            import warnings  # said before the wait, which otherwise shows only a progress bar standing still
 
             warnings.warn("the Dask cluster has no live worker yet: waiting up to 120 s for one to join (start"
                           " workers, e.g. 'dask worker SCHEDULER_ADDRESS').", UserWarning, stacklevel=2)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..corpus.shards import ShardSet
 from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
 from .base import Backend
-from ..corpus.shards import ShardSet
 
 
 class ThreadBackend(Backend):

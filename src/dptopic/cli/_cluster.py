@@ -9,7 +9,6 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ._common import add_corpus_args, positive_int
 
-
 MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
 
 

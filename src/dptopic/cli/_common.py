@@ -5,19 +5,13 @@ readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import math
 import secrets
 import sys
 
 from ..errors import DPTopicError
-from ..reporting.terminal import (MORE_SUPPORT, SUPPORT_SOURCE, corpus_line, esc, make_console,  # noqa: F401
-                                  print_privacy, print_table, print_topics, print_verdict, support_summary,
-                                  topic_support, warn, without_copies_said)
-from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)
+from ..reporting.terminal import topic_support
 from ._flags import FORMAT_FLAG, FORMATS, flag_errors
-
 
 
 def _float_arg(check, what):
@@ -96,14 +90,14 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir, claim_output    # deferred: _io's bundles load numpy
+    from .._io import check_output_dir, claim_output  # deferred: _io's bundles load numpy
 
     # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
     # and the check below cannot pass for two runs at once
     for out in (a.out, *(str(a.out).rstrip("/\\") + suf for suf in suffixes)):
-        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # a path that may be written at all
-        claim_output(out, "--out")
-        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # and still may, now that it is held
+        check_output_dir(out, overwrite=a.overwrite)      # a path that may be written at all
+        claim_output(out)
+        check_output_dir(out, overwrite=a.overwrite)      # and still may, now that it is held
 
 
 def eps_delta_pair(s: str) -> tuple:
@@ -144,25 +138,44 @@ BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_I
 PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
-def _deferred(module: str, name: str, in_flag_words: bool = False):
-    """The library's ``module.name`` (a reader of corpora or word lists), imported when first called: the readers load
-    numpy, which the command line's start-up path must not. ``in_flag_words``: its ``format`` errors name
-    ``--format``."""
-    def call(*args, **kw):
-        func = getattr(importlib.import_module(module, __package__), name)
-        with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}) if in_flag_words else contextlib.nullcontext():
-            return func(*args, **kw)
-
-    call.__name__, call.__doc__ = name, f"The library's :func:`dptopic.{module.lstrip('.')}.{name}`."
-    return call
+# The library's readers of corpora and word lists, imported when first called: they load numpy, which the command
+# line's start-up path must not. A reader's ``format`` and ``vocabulary`` errors are written in flags.
+def load_corpus(*args, **kw):
+    """:func:`dptopic.datasets.load_corpus`, its errors in flags (``--corpus``)."""
+    from ..datasets import load_corpus as read  # start-up: datasets loads numpy
+    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+        return read(*args, **kw)
 
 
-load_corpus = _deferred("..datasets", "load_corpus", True)                 # --corpus
-read_into_model = _deferred("..datasets", "read_into_model", True)         # documents in a saved model's words
-experiment_corpora = _deferred("..datasets", "experiment_corpora")         # an experiment's (train, test)
-read_vocabulary = _deferred("..corpus.wordlist", "read_vocabulary")        # --vocabulary FILE | wordfreq:LANG[:SIZE]
-reading_note = _deferred("..corpus.readers", "reading_note")               # the format --format auto chose
-vocabulary_cut_note = _deferred("..corpus.corpus", "vocabulary_cut_note")  # what the default --max-vocab left out
+def read_into_model(*args, **kw):
+    """:func:`dptopic.datasets.read_into_model` (documents in a saved model's words), its errors in flags."""
+    from ..datasets import read_into_model as read  # start-up: datasets loads numpy
+    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+        return read(*args, **kw)
+
+
+def experiment_corpora(*args, **kw):
+    """:func:`dptopic.datasets.experiment_corpora`: an experiment's (train, test)."""
+    from ..datasets import experiment_corpora as read  # start-up: datasets loads numpy
+    return read(*args, **kw)
+
+
+def read_vocabulary(*args, **kw):
+    """:func:`dptopic.corpus.wordlist.read_vocabulary` (``--vocabulary FILE | wordfreq:LANG[:SIZE]``)."""
+    from ..corpus.wordlist import read_vocabulary as read  # start-up: corpus loads numpy
+    return read(*args, **kw)
+
+
+def reading_note(*args, **kw):
+    """:func:`dptopic.corpus.readers.reading_note`: the format ``--format auto`` chose."""
+    from ..corpus.readers import reading_note as note  # start-up: corpus loads numpy
+    return note(*args, **kw)
+
+
+def vocabulary_cut_note(*args, **kw):
+    """:func:`dptopic.corpus.corpus.vocabulary_cut_note`: what the default ``--max-vocab`` left out."""
+    from ..corpus.corpus import vocabulary_cut_note as note  # start-up: corpus loads numpy
+    return note(*args, **kw)
 
 
 def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
@@ -171,7 +184,7 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
     about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
     the topics, as fit would."""
     if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary      # deferred: the models load numba
+        from ..models.base import check_topics_fit_vocabulary  # deferred: the models load numba
 
         check_topics_fit_vocabulary(n_topics, vocab_size)
     if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
@@ -268,18 +281,6 @@ def corpus_from_args(a):
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
 
-
-
-def moved(names: dict):
-    """A module ``__getattr__`` (PEP 562) for names that moved to the library (``{"old": "dptopic.pkg.mod:new"}``): an
-    old import keeps working, and the library module (which may load numpy) loads only when one is read."""
-    def __getattr__(name):
-        if name not in names:
-            raise AttributeError(f"module has no attribute {name!r}")
-        module, _, attr = names[name].partition(":")
-        return getattr(importlib.import_module(module), attr)
-
-    return __getattr__
 
 
 class ExitStatus(int):

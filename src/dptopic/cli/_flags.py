@@ -29,6 +29,9 @@ FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 # HDP-LDA with --clip: eps_I follows from the clip bound (--epsilon-inherent is the other way to set it)
 FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
 
+# the parameters every command that writes sets by the same flags: main writes any refusal that names them in these
+OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite"}
+
 
 def flag_message(error: DPTopicError, names: dict) -> str:
     """``error``'s line with each parameter of ``names`` (``{"n_words": "--n-words"}``) written as its flag; an error

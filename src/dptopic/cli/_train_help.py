@@ -16,7 +16,8 @@ import argparse
 import sys
 import textwrap
 
-from ..models.registry import TRAINERS as _REGISTRY, for_unit_trainer
+from ..models.registry import TRAINERS as _REGISTRY
+from ..models.registry import for_unit_trainer
 
 # the trainers as the help table lists them (every choice of --algorithm), one line each: the registry's summaries
 TRAINERS = {t.name: t.summary for t in _REGISTRY.values() if t.cli}

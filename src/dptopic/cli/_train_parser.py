@@ -2,17 +2,24 @@
 from __future__ import annotations
 
 from ._cluster import add_cluster_args
-from ._common import (add_corpus_args, add_out_args, eps_delta_pair, held_out_share, jobs_int, positive_float,
-                      positive_int, seed_int, unit_interval, words_or)
+from ._common import (
+    add_corpus_args,
+    add_out_args,
+    eps_delta_pair,
+    held_out_share,
+    jobs_int,
+    positive_float,
+    positive_int,
+    seed_int,
+    unit_interval,
+    words_or,
+)
 from ._train_help import TRAINERS
 from .budget import add_ledger_flags
 from .fed import add_fed_args
 from .local import add_train_args
 from .svi import add_svi_args
 
-DEFAULT_ITERATIONS = 200
-DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)
-UNIT_TOPICS = 20                # --unit: dptopic.for_unit's default, the K of the utility table
 DEFAULT_EPSILON_INHERENT = 10.0
 
 
@@ -43,11 +50,12 @@ def add_train_arguments(t) -> None:
                         " instead of summing each person's documents and scaling the sum (the default, which"
                         " recovered more topics on a planted corpus: docs/privacy_units.md)")
     t.add_argument("--topics", type=positive_int, default=None,
-                   help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
-                        " table measured)")
+                   help="number of topics (default: the trainer's own, as dptopic.train builds it; with --unit"
+                        " 20, the number the utility table measured)")
     t.add_argument("--iterations", type=positive_int, default=None,
-                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS}; with --unit word"
-                        " the number the utility table measured, docs/choosing_a_guarantee.md)")
+                   help="Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default: the trainer's own, as dptopic.train"
+                        " builds it; with --unit word the number the utility table measured,"
+                        " docs/choosing_a_guarantee.md)")
     t.add_argument("--seed", type=seed_int, default=None,
                    help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
                         " only: whoever knows it can remove the noise; not allowed with --secure)")

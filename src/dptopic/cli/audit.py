@@ -6,20 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import audit_heading, audit_results_table, esc, print_audit_summary
-from ._common import (add_corpus_args, jobs_int, make_console, moved, note_vocabulary_cut, positive_int, print_table,
-                      read_vocabulary, user_args)
+from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
+from ._common import add_corpus_args, jobs_int, note_vocabulary_cut, positive_int, read_vocabulary, user_args
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 
 # copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
 COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
-# the old homes of names that moved to dptopic.attacks.audit
-__getattr__ = moved({**{n: f"dptopic.attacks.audit:{n}" for n in (
-    "FREQUENCY_CUT_OVERLAP", "OLD_NAMES", "PERSON_DOCUMENTS", "RELEASE_CANARIES", "SETTING_KEYS", "check_renamed",
-    "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings",
-    "results_table": "dptopic.reporting.terminal:audit_results_table"})
 
 # how the library's audit settings (and its corpus reading's) are written on this command line
 NAMES = {**{k: "--" + k.replace("_", "-") for k in (

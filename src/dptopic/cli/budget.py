@@ -11,8 +11,9 @@ import os
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.ledger import cap_lines, print_ledger, print_persons, print_plan, person_cap_lines
-from ._common import make_console, positive_float, positive_int, unit_interval
+from ..reporting.ledger import cap_lines, person_cap_lines, print_ledger, print_persons, print_plan
+from ..reporting.terminal import make_console
+from ._common import positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 

@@ -6,10 +6,17 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.terminal import corpus_hints, esc, make_console, prepared_line, print_corpus_summary
+from ._common import (
+    add_corpus_args,
+    add_preprocessing_args,
+    corpus_from_args,
+    load_corpus,
+    positive_int,
+    read_vocabulary,
+    refuse_data_cuts,
+)
 from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
-from ..reporting.terminal import corpus_hints, esc, prepared_line, print_corpus_summary
-from ._common import (add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
-                      positive_int, read_vocabulary, refuse_data_cuts)
 
 
 def _prepared_corpus(a):
@@ -74,7 +81,6 @@ def _shard_summary(a):
 @with_flag_names(CORPUS_FLAGS)
 def cmd_corpus_info(a):
     from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
-
     from ..protocol.document_reports import report_file_summary  # deferred: loads numpy
 
     reports = report_file_summary(a.corpus)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ._common import add_out_args, check_out, jobs_int, make_console, positive_float, positive_int, seed_int
+from ..reporting.terminal import make_console
+from ._common import add_out_args, check_out, jobs_int, positive_float, positive_int, seed_int
 from ._flags import with_flag_names
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..reporting.terminal import esc, make_console, print_verdict
+from ._common import add_common_experiment_args, epsilon_value, experiment_corpora, positive_int
 from ._flags import flag_errors
-from ._common import (add_common_experiment_args, epsilon_value, esc, experiment_corpora, make_console, positive_int,
-                      print_verdict)
 
 
 def cmd_hdp_utility(a):
@@ -114,7 +114,10 @@ def _guard_out(name, func):
     def run(a):
         # deferred: loads numpy (the command line's start-up must not)
         from .._io import check_output_folder, marked_run, refuse_other_writer  # when the command runs
-        from ..experiments.measuring import MEASUREMENT_NOTE, measuring  # loaded when the command runs, off the start-up path
+        from ..experiments.measuring import (  # loaded when the command runs, off the start-up path
+            MEASUREMENT_NOTE,
+            measuring,
+        )
 
         command = f"experiment {name}"
         check = EXPERIMENT_CHECKS.get(name)

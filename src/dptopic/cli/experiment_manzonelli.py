@@ -5,19 +5,25 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ._common import (_int_arg, add_seed_arg, epsilon_budget, epsilon_value, experiment_seed, jobs_int, load_corpus,
-                      make_console, moved, positive_float, positive_int, unit_interval)
-from ..reporting.terminal import esc, print_checks
+from ..reporting.terminal import esc, make_console, print_checks
+from ._common import (
+    _int_arg,
+    add_seed_arg,
+    epsilon_budget,
+    epsilon_value,
+    experiment_seed,
+    jobs_int,
+    load_corpus,
+    positive_float,
+    positive_int,
+    unit_interval,
+)
 from .audit import MAX_SHADOWS
-
-# old homes (the library loads numpy, which the command line's start-up must not)
-__getattr__ = moved({"NOT_RESOLVED": "dptopic.experiments.manzonelli_lira:NOT_RESOLVED",
-                     "_tpr": "dptopic.experiments.manzonelli_lira:tpr_text"})
 
 
 def parse_set(items, flag):
     """``--dp-set NAME=VALUE`` (:func:`dptopic.attacks.audit.parse_settings`)."""
-    from ..attacks.audit import parse_settings     # deferred: the attacks load numpy
+    from ..attacks.audit import parse_settings  # deferred: the attacks load numpy
 
     return parse_settings(items, flag)
 

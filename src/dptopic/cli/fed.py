@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import (add_seed_arg, experiment_seed, jobs_int, make_console, positive_float, positive_int,
-                      unit_interval, words_or)
+from ..reporting.terminal import make_console
+from ._common import add_seed_arg, experiment_seed, jobs_int, positive_float, positive_int, unit_interval, words_or
 from ._flags import flag_errors
 
 

@@ -5,12 +5,22 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ..reporting.terminal import plural, print_empty_note, print_no_pair_note  # noqa: F401  (serve's import)
+from ..reporting.terminal import make_console, print_verdict
 from ..reporting.training import print_local_result, print_reports
+from ._common import (
+    FORMATS,
+    PUBLIC_VOCABULARY_DECIDES,
+    add_common_experiment_args,
+    add_seed_arg,
+    epsilon_value,
+    experiment_corpora,
+    experiment_seed,
+    load_corpus,
+    positive_float,
+    positive_int,
+    read_vocabulary,
+)
 from ._flags import flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
-                      experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
-                      print_verdict, read_vocabulary)
 
 
 def _flip_args(p):
@@ -116,7 +126,10 @@ def train_local(a, console, params: dict) -> None:
     print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:
-        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
+        from ..training.run import no_vocabulary_error  # read on use: the CLI's start-up stays light
+
+        with flag_errors({"vocabulary": "--vocabulary"}):
+            raise no_vocabulary_error()
     if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
         params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
                                              stop_words=PUBLIC_VOCABULARY_DECIDES)

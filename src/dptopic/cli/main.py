@@ -8,16 +8,32 @@ status 130 and one line, whenever it comes.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
-import logging
 import sys
 import warnings
 
 from .. import __version__
 from ..errors import DPTopicError
-from . import (_common, audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, search,
-               secure_sum, serve, train)
+from . import (
+    _common,
+    audit,
+    budget,
+    corpus,
+    experiment,
+    local,
+    privacy,
+    recommend,
+    refit,
+    report,
+    results,
+    search,
+    secure_sum,
+    serve,
+    train,
+)
+from ._flags import OUTPUT_FLAGS, flag_message
 
 # Command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = [train, refit, search, recommend, results, corpus, privacy, budget, experiment, local, audit, report,
@@ -109,14 +125,14 @@ def _run(argv) -> int:
 def _dispatch(a) -> int:
     _common.flush_notes(show=False)
     try:
-        from ..kernels import check_numba_threads     # numba's own check of NUMBA_NUM_THREADS is a traceback
+        from ..kernels import check_numba_threads  # numba's own check of NUMBA_NUM_THREADS is a traceback
 
         check_numba_threads()
         _common.resolve_model_arg(a)
         rc = a.func(a)
     except DPTopicError as e:
         _common.flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {flag_message(e, OUTPUT_FLAGS)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`dptopic ... | head`): stop quietly, as a shell tool does
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -4,11 +4,9 @@ from __future__ import annotations
 import json
 
 from ..errors import DPTopicError
-from ..reporting.terminal import plural, print_verification  # noqa: F401  (plural: this module's old name)
-from ._common import (ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, moved, positive_float,
-                      positive_int, unit_interval, warn)
+from ..reporting.terminal import make_console, print_verification, warn
+from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
-
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)
@@ -16,8 +14,6 @@ HDP_DEFAULT_BETA = 1.0      # a copy of dptopic.accounting.calculators' (HDPLDA'
 MAX_HDP_ITERATIONS = 10**7  # the PLD accountant's bound on an event's count (accounting.ledger.MAX_COUNT)
 COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states its figures per
 
-# the calculators' figures and their wording moved to the library; the old names import from here still
-__getattr__ = moved({"_up": "dptopic.reporting.calculators:up", "_down": "dptopic.reporting.calculators:down"})
 
 _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n-tprime
 

@@ -5,7 +5,8 @@ import argparse
 import json
 import math
 
-from ._common import esc, make_console, positive_float, positive_int, unit_interval
+from ..reporting.terminal import esc, make_console
+from ._common import positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
 
@@ -24,7 +25,7 @@ def cmd_recommend(a):
     if rec.trainer is None:
         return
     if a.unit == "user":        # no trusted server: the secure sum (docs/secure_sum.md)
-        from .secure_sum import recommend_note  # read on use: the CLI's start-up stays light
+        from ..service.startup import secure_sum_recommendation as recommend_note  # read on use: a light start
 
         con.print(f"- {recommend_note(a.docs)}")
     con.print(f"[dim]source: {esc(rec.source)}; see docs/choosing_a_guarantee.md[/]", markup=True)

@@ -4,17 +4,9 @@ from __future__ import annotations
 import sys
 
 from ..errors import DPTopicError
-from ._common import (add_model_arg, make_console, owner_only_note, positive_int, read_into_model,
-                      refuse_show_unsupported)
+from ..reporting.terminal import make_console
+from ._common import add_model_arg, owner_only_note, positive_int, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args
-
-def __getattr__(name):
-    """What the page reads moved to :mod:`dptopic.reporting.page`; the old names import from here still."""
-    if name in ("MARKER", "AUDIT_FILE_LIMIT", "evaluate_on", "reference_note", "PERPLEXITY_LABEL"):
-        from ..reporting import page  # deferred: loads numpy
-
-        return getattr(page, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cmd_report(a):

@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import sys
 
-from ._common import (_float_arg, _int_arg, add_model_arg, make_console, moved, owner_only_note, read_into_model,
-                      refuse_show_unsupported, warn)
+from ..reporting.terminal import make_console, warn
+from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args, with_flag_names
+
 
 def _add_input_args(p, what: str) -> None:
     add_model_arg(p)
@@ -27,10 +28,6 @@ def _model_and_docs(a):
 DEFAULT_ID_FIELD = "id"     # transform's doc_id column: this JSONL field / CSV column when every record has it
 
 
-# the export's and the table's computations live in dptopic.reporting.export; imports from here keep working
-__getattr__ = moved({n: f"dptopic.reporting.export:{n}" for n in (
-    "pyldavis_data", "kept_words", "spread_summary", "export_privacy", "DOCUMENT_LEVEL", "SPREAD_WARNING",
-    "PRIVATE_INPUT_NOTE", "private_input_note", "THETA_NPY_FORMAT", "FORMULA_STARTS")})
 
 
 def cmd_transform(a):

@@ -6,8 +6,16 @@ import argparse
 
 from ..errors import DPTopicError
 from ..models.registry import COMMON_FLAGS, NOT_SEARCHED, SEARCHABLE, TRAINERS
-from ._common import (_float_arg, add_corpus_args, add_out_args, check_out, corpus_from_args, make_console,
-                      positive_float, print_privacy, print_topics, unit_interval)
+from ..reporting.terminal import make_console, print_privacy, print_topics
+from ._common import (
+    _float_arg,
+    add_corpus_args,
+    add_out_args,
+    check_out,
+    corpus_from_args,
+    positive_float,
+    unit_interval,
+)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 from .budget import add_ledger_flags, training_ledger
 

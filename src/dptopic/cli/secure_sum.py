@@ -3,16 +3,10 @@ invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (doc
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
-                      positive_float, read_vocabulary)
+from ..reporting.terminal import make_console
+from ._common import PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, positive_float, read_vocabulary
 from ._flags import flag_errors
 from .budget import served_ledger
-
-# old homes and names (the service loads numpy, which the command line's start-up must not)
-__getattr__ = moved({"person_bow": "dptopic.contributor.secure_client:person_bow",
-                     "secure_state_path": "dptopic.contributor.secure_client:state_path",
-                     "SECURE_SUM_PEOPLE": "dptopic.service.startup:SECURE_SUM_PEOPLE",
-                     "recommend_note": "dptopic.service.startup:secure_sum_recommendation"})
 
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
@@ -95,8 +89,8 @@ def serve_secure_sum(a) -> None:
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
             dropout_tolerance=a.dropout_tolerance,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
-    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app     # the service extra, checked above
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
 
     token = read_token_file(a.token_file) if a.token_file else None
     cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database, admin_token=token,

@@ -5,19 +5,27 @@ import argparse
 import logging
 
 from ..errors import DPTopicError
-from ._common import (PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, make_console, moved,
-                      positive_float, positive_int, read_vocabulary, unit_interval)
+from ..reporting.terminal import make_console, print_empty_note, print_no_pair_note
+from ._common import (
+    PUBLIC_VOCABULARY_DECIDES,
+    _float_arg,
+    _int_arg,
+    load_corpus,
+    positive_float,
+    positive_int,
+    read_vocabulary,
+    unit_interval,
+)
 from ._flags import add_reading_args, flag_errors
 from .budget import served_ledger
-from .local import print_empty_note, print_no_pair_note
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
-from .secure_sum import (add_serve_flags, add_submit_flags, maybe_submit_secure_sum, refuse_secure_flags,
-                         serve_secure_sum)
-
-# old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
-__getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
-    "FED_DEFAULTS", "check_body_limit", "check_port_free", "close_all", "smallest_upload", "warn_above_client_limit",
-    "warn_unreachable_vocabulary")}, "_need_service_extra": "dptopic.service.startup:need_service_extra"})
+from .secure_sum import (
+    add_serve_flags,
+    add_submit_flags,
+    maybe_submit_secure_sum,
+    refuse_secure_flags,
+    serve_secure_sum,
+)
 
 
 def _port(text: str) -> int:
@@ -44,7 +52,7 @@ def refuse_idle_flags(a) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file        # deferred: the service loads numpy
+    from ..service.config import read_token_file  # deferred: the service loads numpy
     from ..service.startup import FED_DEFAULTS, serve_config  # loaded when the command runs, off the start-up path
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import esc, experiment_corpora, make_console, positive_float, positive_int, print_verdict, seeds_int
+from ..reporting.terminal import esc, make_console, print_verdict
+from ._common import experiment_corpora, positive_float, positive_int, seeds_int
 
 
 def _passes(text: str):

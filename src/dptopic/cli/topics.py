@@ -5,10 +5,10 @@ import argparse
 import json
 import sys
 
-from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
-                      print_topics, refuse_show_unsupported, seed_int)
-from ._flags import with_flag_names
 from ..reporting.quality import print_quality
+from ..reporting.terminal import make_console, print_privacy, print_topics
+from ._common import add_corpus_args, add_model_arg, load_corpus, positive_int, refuse_show_unsupported, seed_int
+from ._flags import with_flag_names
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 

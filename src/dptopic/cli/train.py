@@ -7,20 +7,43 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS, unit_algorithm_error
+from ..reporting.terminal import make_console
 from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (BUILT_IN_CORPORA, NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console,
-                      read_vocabulary, refuse_data_cuts, say_reading, user_args)
+from ._common import (
+    BUILT_IN_CORPORA,
+    NO_VOCAB_CAP,
+    check_out,
+    corpus_from_args,
+    load_corpus,
+    read_vocabulary,
+    refuse_data_cuts,
+    say_reading,
+    user_args,
+)
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
-from ._train_flags import (_CORPUS_ALGOS, _DOC, _RETIRED, _STREAMS_SHARDS, _UNIT_REFUSES, SWITCHES_TO_NONE,
-                           algorithm_flags, algorithm_only, common_flags, flag_applies, flag_shown, parameter_flags)
+from ._train_flags import (
+    _CORPUS_ALGOS,
+    _DOC,
+    _RETIRED,
+    _STREAMS_SHARDS,
+    _UNIT_REFUSES,
+    SWITCHES_TO_NONE,
+    algorithm_flags,
+    algorithm_only,
+    common_flags,
+    flag_applies,
+    flag_shown,
+    parameter_flags,
+)
 from ._train_help import PLAIN, add_help
-from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
+from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
 from .budget import training_ledger
 from .demo import register as register_demo
 from .fed import refuse_fed_flags
 from .local import train_local
-from .topics import privacy_card_line, register as register_topics
+from .topics import privacy_card_line
+from .topics import register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "privacy_card_line", "_RETIRED"]     # the last two: their old import path
@@ -182,12 +205,10 @@ def _training_corpus(a):
 
 def _parameters(a) -> dict:
     """``dptopic.train``'s keywords for this command line: each flag the trainer reads and the user gave, as the
-    parameter it sets (``Trainer.flag``; the flags are checked to apply first, ``_refuse_foreign_flags``), and the
-    command's own defaults where they are not the trainer's: 50 topics (20 with --unit) and 200 sweeps (with --unit
-    word, the number the utility table measured). A flag not given leaves the trainer's own default."""
-    from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
-
-    algo, unit = a.algorithm, a.unit
+    parameter it sets (``Trainer.flag``; the flags are checked to apply first, ``_refuse_foreign_flags``). A flag not
+    given leaves the default ``dptopic.train`` uses (the trainer's own; with ``unit``, :func:`dptopic.for_unit`'s):
+    the two front doors build the same model."""
+    algo = a.algorithm
     p = {param: getattr(a, dest) for dest, param in parameter_flags(algo).items() if getattr(a, dest) is not None}
     p.update({param: None for switch, param in SWITCHES_TO_NONE.items() if flag_applies(switch, algo)
               and getattr(a, switch)})     # --no-noise, --no-clip
@@ -195,12 +216,13 @@ def _parameters(a) -> dict:
         p["background_share"] = None
     if "sigma2" in p and a.omega is None:       # olp: the prior weight from its variance (Theorem 6)
         p["omega"] = None
-    p.update(n_topics=a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
-             verbose=0 if a.quiet else 1)
+    if a.topics is not None:
+        p["n_topics"] = a.topics
+    p["verbose"] = 0 if a.quiet else 1
     if flag_applies("seed", algo):
         p["seed"] = _resolve_seed(a)
-    if flag_applies("iterations", algo):
-        p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
+    if flag_applies("iterations", algo) and a.iterations is not None:
+        p["n_iter"] = a.iterations
     return p
 
 
@@ -250,7 +272,10 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget  # read on use: the CLI's start-up stays light
+    from ..accounting.budget import (  # read on use: the CLI's start-up stays light
+        hdp_iterations_within,
+        smallest_hdp_budget,
+    )
     from ..advice import UNIT_EPSILON_MAX  # read on use: the CLI's start-up stays light
 
     given = getattr(a, "_given", None) or frozenset()
@@ -327,8 +352,8 @@ def _train(a, console, unit_note=None):
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
     _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
-    from ..datasets import read_public_corpus   # loads numpy: not at the CLI's start-up
-    from ..training import build_model, train    # the library's run (not on the command line's start-up path)
+    from ..datasets import read_public_corpus  # loads numpy: not at the CLI's start-up
+    from ..training import build_model, train  # the library's run (not on the command line's start-up path)
 
     if flag_applies("user_budget", a.algorithm):        # fed: its budget per entry, per user or a per-user total
         refuse_fed_flags(a)

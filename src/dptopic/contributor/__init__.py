@@ -18,4 +18,4 @@ from .._lazy_names import lazy_names as _lazy_names
 _EXPORTS = {"Randomizer": "randomizer", "DocumentRandomizer": "document_randomizer", "FedClient": "fedlda"}
 __all__ = list(_EXPORTS)
 
-__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals(), submodules=True)
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals())

@@ -16,13 +16,13 @@ import math
 import os
 import random
 import secrets
+import ssl
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from dataclasses import fields as dataclass_fields
+from pathlib import Path
 from urllib.parse import urlsplit
-import ssl
 
 from .._io import atomic_write_bytes, load_json
 from ..accounting.verify import fmt_epsilon
@@ -262,8 +262,11 @@ def fed_settings(cfg: dict, server: str):
     """``(RRPConfig, report words)``: the FedLDA protocol of a server's ``/v1/config`` (``cfg["fed"]``), every field a
     participant reads checked (type and range, then that the protocol can run on the report words), with a one-line
     refusal that names the server and the key ``fed.NAME``."""
-    from ..protocol.fedlda import RRPConfig  # start-up: protocol.fedlda loads numpy
-    from ..protocol.fedlda import check_config as check_protocol_config, protocol_value_rule  # (as above)
+    from ..protocol.fedlda import (
+        RRPConfig,  # start-up: protocol.fedlda loads numpy
+        protocol_value_rule,
+    )
+    from ..protocol.fedlda import check_config as check_protocol_config  # (as above)
 
     fed = cfg.get("fed")
     if not isinstance(fed, dict):

@@ -14,8 +14,16 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import DPTopicError, SeededNoiseWarning, user_stacklevel
 from ..mechanisms.frequency_oracle import subset_selection
-from ..protocol.document_reports import (DEFAULT_EPSILON, DocumentReportSet, check_epsilon, check_vocabulary,
-                                         document_privacy_report, domain_size, n_pairs, pair_index)
+from ..protocol.document_reports import (
+    DEFAULT_EPSILON,
+    DocumentReportSet,
+    check_epsilon,
+    check_vocabulary,
+    document_privacy_report,
+    domain_size,
+    n_pairs,
+    pair_index,
+)
 from ..protocol.reports import vocabulary_fingerprint
 from .randomizer import SEED_WARNING, count_matrix_corpus, not_a_document
 

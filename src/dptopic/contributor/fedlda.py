@@ -27,12 +27,10 @@ from ..accounting.fedlda import user_spend
 from ..accounting.fedlda_scope import FED_RRP_COINS, FED_SECURE, coverage
 from ..corpus import Corpus
 from ..errors import DPTopicError
-from ..kernels import client_sweep, kernel_state
-from ..kernels import sample_labels, subset_client_sweep, subset_theta_em
+from ..kernels import client_sweep, kernel_state, sample_labels, subset_client_sweep, subset_theta_em
 from ..mechanisms.rrp import replacement_table, rrp_perturb, subset_report
 from ..protocol.fedlda import RRPConfig, check_broadcast_phi, check_config, check_protocol
 from ..protocol.fedlda_messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
-
 
 EM_MAX_ITER = 30  # EM iterations for a user's topic proportions, from the uniform start every round (early-stopped:
 #                   converged EM, 200 iterations, measured worse; docs/fedlda.md)

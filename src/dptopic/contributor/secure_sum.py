@@ -30,11 +30,31 @@ from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_
 from ..mechanisms.skellam import SecureUniform, skellam_share
 from ..protocol import shamir
 from ..protocol.enrollment import check_directory
-from ..protocol.secure_sum import (PHASES, ROUND_ID, SecureSumPlan, answers_message,
-                                   consistency_message, crypto, holder_index, keys_message, matrix_to_triangle,
-                                   neighbour_graph, new_private_key, pair_seed, prg, public_key, seed_commitment,
-                                   set_digest, share_key, sign, signing_public, to_ring, upload_message,
-                                   valid_x25519, verify)
+from ..protocol.secure_sum import (
+    PHASES,
+    ROUND_ID,
+    SecureSumPlan,
+    answers_message,
+    consistency_message,
+    crypto,
+    holder_index,
+    keys_message,
+    matrix_to_triangle,
+    neighbour_graph,
+    new_private_key,
+    pair_seed,
+    prg,
+    public_key,
+    seed_commitment,
+    set_digest,
+    share_key,
+    sign,
+    signing_public,
+    to_ring,
+    upload_message,
+    valid_x25519,
+    verify,
+)
 
 STATE_FORMAT = "dptopic-secure-sum-state"
 STATE_VERSION = 2

@@ -23,21 +23,26 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .. import _progress
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
-from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError, ParameterError
-# the file helpers' old home: names user code may import from here
-from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
-from .preprocess import (BAG_OF_WORDS_FILE, Preprocessor, build_vocabulary, df_range, lower_word, no_words_message,
-                         resolve_stop_words)
+from ..kernels import segment_sums
 from . import records
-# the checks of one value that the readers of corpus files share (records.py, below this module); importable from here
-from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
-                      invisible_character)
 from .identity import mix64, text_digests, token_digests
+from .preprocess import (
+    BAG_OF_WORDS_FILE,
+    Preprocessor,
+    build_vocabulary,
+    df_range,
+    lower_word,
+    no_words_message,
+    resolve_stop_words,
+)
+
+# the checks of one value that the readers of corpus files share (records.py, below this module)
+from .records import USER_FIELD, _blank, _is_utf8, _missing_label, invisible_character
 from .vocabulary import Vocabulary
-from .. import _progress
 
 
 def _empty_corpus_error(head: str) -> ParameterError:
@@ -617,7 +622,7 @@ class Corpus:
     @classmethod
     def from_bow(cls, X, vocabulary=None) -> "Corpus":
         """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass. A matrix that
-        carries its columns' words (:class:`dptopic.corpus.CountVectorizer`'s) must carry ``vocabulary``'s."""
+        carries its columns' words (:class:`dptopic.corpus.vectorizer.CountVectorizer`'s) must carry ``vocabulary``'s."""
         words = getattr(X, "feature_names", None) if sp.issparse(X) else None
         if getattr(X, "columns", None) is not None and hasattr(X, "to_numpy"):
             # a pandas DataFrame: its column names are the words, as a model's fit reads them (feature_names_in_)
@@ -838,8 +843,9 @@ class Corpus:
         corpus's own :attr:`user_ids`; the parts carry them. ``key`` (public) picks another split."""
         ids = self.user_ids if user_ids is None else check_user_ids(user_ids, self.n_docs)
         if ids is None:
-            raise DPTopicError("a split by person needs the person of each document: give user_ids= (one string per"
-                               " document), or a Corpus read with its user ids (user_field=; CLI: --user-field FIELD).")
+            raise ParameterError("a split by person needs the person of each document: give {user_ids=} (one string"
+                                 " per document), or a Corpus read with its user ids ({user_field=}).", "user_ids",
+                                 others=("user_field",))
         self._check_split(test_size, "a split by person")
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
@@ -867,8 +873,10 @@ class Corpus:
         "12 people"; the documents by default)."""
         if test.all() or not test.any():
             what = what or f"{self.n_docs} documents"
-            raise DPTopicError(f"the split put all {what} in one part: give more {what.split()[-1]}, or another"
-                               " --test-size (another key, in the API).")
+            raise ParameterError("the split put all {what} in one part: give more {unit}, or another {test_size} or"
+                                 " key.", "test_size", what=what, unit=what.split()[-1],
+                                 flag_template="the split put all {what} in one part: give more {unit}, or another"
+                                               " {test_size}.")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":

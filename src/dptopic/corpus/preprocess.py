@@ -199,7 +199,7 @@ def resolve_stop_words(spec) -> frozenset[str]:
                                    " file with one word per line.")
             raise DPTopicError(f"unknown stop-word list {str(spec)!r}: give 'english', 'none' or an existing text file"
                                f" with one word per line.")
-        from .files import read_text_file   # strict UTF-8; a binary file is refused, not read as words
+        from .files import read_text_file  # strict UTF-8; a binary file is refused, not read as words
 
         lines = read_text_file(p, "a text file with one stop word per line").splitlines()
         words = [w.strip() for w in lines if w.strip()]

@@ -30,12 +30,12 @@ import numpy as np
 
 from .._validation import Int, IsNone, Options, Real, validate_params
 from ..accounting.events import ApproxDPEvent
-from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
+from ..accounting.set_union import SET_UNION_RELATION, gaussian_sigma
 from ..errors import DPTopicError, ParameterError
-from .corpus import Corpus, data_cuts
-from .vocabulary import Vocabulary
 from ..mechanisms.gaussian import gaussian_mechanism
 from ..mechanisms.laplace import laplace_with_scale
+from .corpus import Corpus, data_cuts
+from .vocabulary import Vocabulary
 
 _CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
                 "delta0": [IsNone(), Int(1, None)], "alpha": [IsNone(), Real(0, None, "left")],
@@ -189,5 +189,5 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
                           theorem=("Gopi et al. 2020, Thm 5.2 (Laplace) / 5.3 (Gaussian): (eps, delta)-DP for"
                                    f" one user's set; per-user cap delta0={delta0}, rho={rho:.4f},"
                                    f" cut-off Gamma={gamma:.4f}"),
-                          relation=DOCUMENT_RELATION, unit="document")
+                          relation=SET_UNION_RELATION, unit="document")
     return vocab, event

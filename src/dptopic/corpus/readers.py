@@ -15,11 +15,6 @@ from .corpus import Corpus
 from .files import _open_text, broken_link, not_a_regular_file, read_lines, tab_header_rows
 from .vocabulary import Vocabulary
 
-from_uci = Corpus.from_uci              # each reader's old name here: the same method as Corpus.from_*
-from_jsonl = Corpus.from_jsonl
-from_csv = Corpus.from_csv
-from_directory = Corpus.from_directory
-
 TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
 
 
@@ -98,7 +93,7 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"
                                f" {p.name!r}: " + (f"pass {vocab_flag} FILE." if vocab_flag else "put it there."))
         vocab = guess
-    return from_uci(p, vocab, drop_empty=drop_empty)
+    return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
 
 DEFAULT_MAX_VOCAB = 1000       # max_vocab when a vocabulary is built from text and none is given
@@ -114,8 +109,8 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
                 users_by_folder: bool = False, keep_urls: bool | None = None):
     """The corpus in the file or folder ``path``, read in ``format``: ``"auto"`` (by the path's name:
     :func:`auto_format`), ``"text"`` (one document per line; blank lines are no documents), ``"jsonl"``
-    (:func:`from_jsonl`), ``"csv"`` (:func:`from_csv`; ``.tsv``/``.tab``: tab-separated), ``"dir"``
-    (:func:`from_directory`), ``"uci"`` (:func:`from_uci`; its word list ``vocab``, else the ``vocab.*`` file beside it)
+    (:meth:`Corpus.from_jsonl`), ``"csv"`` (:meth:`Corpus.from_csv`; ``.tsv``/``.tab``: tab-separated), ``"dir"``
+    (:meth:`Corpus.from_directory`), ``"uci"`` (:meth:`Corpus.from_uci`; its word list ``vocab``, else the ``vocab.*`` file beside it)
     or ``"npz"`` (a corpus ``Corpus.save`` or ``dptopic corpus prepare`` wrote).
 
     ``text_field``/``label_field``/``id_field`` name the JSONL field or CSV column of the text, the labels and the
@@ -184,13 +179,13 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     ids = dict(require_ids=require_ids) if id_field is not None else {}
     if fmt == "jsonl":
-        return from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
+        return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
                           user_field=user_field, **kw)
     if fmt == "csv":
-        return from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
+        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
                         **({"delimiter": "\t"} if is_tab_separated(p) else {}), user_column=user_field, **kw)
     if fmt == "dir":
-        return from_directory(p, users_by_folder=users_by_folder, **kw)
+        return Corpus.from_directory(p, users_by_folder=users_by_folder, **kw)
     lines = read_lines(p)
     keep = [i for i, ln in enumerate(lines) if ln.strip()]
     if not keep:

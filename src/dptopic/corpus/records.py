@@ -20,9 +20,18 @@ import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError, ParameterError
-from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
-                    orange_header_rows, read_text_file)
+from .files import (
+    _column_list,
+    _nul_error,
+    _open_text,
+    _other_delimiter,
+    _other_delimiter_char,
+    _read_csv,
+    orange_header_rows,
+    read_text_file,
+)
 from .shard_folder import check_unfinished_shard_folder
+
 
 def invisible_character(s: str) -> str | None:
     """The first control or format character (Unicode category Cc or Cf: NUL, tab, zero-width space, BOM, ...) in

@@ -13,15 +13,25 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Corpus, as_corpus
-from .vocabulary import Vocabulary
+from .. import _io
 from ..errors import DPTopicError, ParameterError
 from ..kernels import make_shards
+from .corpus import Corpus, as_corpus
+
 # the folder's state (which shards it holds, whether its run finished) lives in shard_folder.py, below Corpus;
 # its names import from here too
-from .shard_folder import (SHARD_PATTERN, SHARD_RECORD, _COMMIT, _finish_locked, _leftovers, _read_header,  # noqa: F401
-                           _shard_run_unfinished, check_unfinished_shard_folder, finish_replacement, folder_shards)
-from .. import _io
+from .shard_folder import (
+    _COMMIT,
+    SHARD_PATTERN,
+    SHARD_RECORD,
+    _finish_locked,
+    _leftovers,
+    _read_header,
+    _shard_run_unfinished,
+    check_unfinished_shard_folder,
+    folder_shards,
+)
+from .vocabulary import Vocabulary
 
 
 def _is_corpus(path) -> bool:

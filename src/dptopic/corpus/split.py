@@ -3,6 +3,7 @@ training documents left out of the evaluation."""
 from __future__ import annotations
 
 import numpy as np
+
 from ..errors import DPTopicError
 
 SPLITS = ("stable", "position", "person")

@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 import numpy as np
+
 from .corpus import Corpus
 
 MAX_SIMILAR_GROUPS = 20

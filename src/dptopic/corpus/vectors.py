@@ -24,8 +24,8 @@ import gzip
 import hashlib
 import importlib.util
 import os
-from importlib import metadata
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np

@@ -15,8 +15,8 @@ from pathlib import Path, PurePath
 
 from ..errors import DPTopicError
 from .files import broken_link, not_a_regular_file, read_text_file
+from .preprocess import _CJK, URL_FRAGMENTS, Preprocessor, lower_word
 from .vocabulary import Vocabulary
-from .preprocess import Preprocessor, URL_FRAGMENTS, _CJK, lower_word
 
 SPEC_PREFIX = "wordfreq:"
 """``--vocabulary wordfreq:LANG[:SIZE]`` names this list on the command line (e.g. ``wordfreq:en:50000``)."""

@@ -43,7 +43,7 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
         df = np.diag(co)
         s = 0.0
         for m in range(1, top_n):
-            for l in range(m):
+            for l in range(m):  # noqa: E741 - the paper's index
                 denom = df[l] if variant == "mimno" else df[m]
                 if denom == 0 and variant == "authors":
                     continue        # the code behind Manzonelli et al. skips the pair, reproduced as it is

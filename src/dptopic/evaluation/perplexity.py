@@ -11,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._validation import SEED, Real, validate_value
+from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import fold_in, kernel_state, make_shards, token_log_likelihood
-from .._validation import Real, SEED, validate_value
-from ..corpus import Corpus
 
 
 def _rng(seed):

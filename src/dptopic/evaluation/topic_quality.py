@@ -38,10 +38,10 @@ import warnings
 
 import numpy as np
 
-from ..errors import DPTopicError, ParameterError
-from ..kernels.window_counts import window_cooccurrence
 from ..corpus import Corpus, as_corpus
 from ..corpus.preprocess import warn_if_other_tokenizer
+from ..errors import DPTopicError, ParameterError
+from ..kernels.window_counts import window_cooccurrence
 
 EPS = 1e-12
 
@@ -278,7 +278,7 @@ def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool 
     for ix in idx:
         vals = []
         for m in range(1, top_n):
-            for l in range(m):
+            for l in range(m):  # noqa: E741 - the paper's index
                 dl = single[ix[l]]
                 vals.append(math.log((pair[ix[m], ix[l]] / N + EPS) / (dl / N)) if dl > 0 else math.log(EPS))
         scores.append(float(np.mean(vals)))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .topic_quality import npmi_coherence, quiet_absent_words, topic_diversity
 from ..errors import DPTopicError
+from .topic_quality import npmi_coherence, quiet_absent_words, topic_diversity
 
 TOP_WORDS = 10          # the top words NPMI and UMass score each topic by
 DIVERSITY_WORDS = 25    # the top words topic diversity counts

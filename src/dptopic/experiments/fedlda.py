@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_json
+from ..datasets import load_20newsgroups, load_sotu
 from ..models import LDA, FedLDA
 from ._output import save_fig, write_csv
-from ..datasets import load_20newsgroups, load_sotu
 
 TASKS = {
     "20ng": ("20 Newsgroups sci.space vs sci.med", ("sci.space", "sci.med")),
@@ -43,18 +43,18 @@ def task_corpora(task: str, max_docs: int | None = None, seed: int = 0):
     if task != "sotu":
         tr = load_20newsgroups("train", max_vocab=None)
         te = load_20newsgroups("test", max_vocab=None)
-        tr = tr.subset([i for i, l in enumerate(tr.labels) if l in (pos, neg)]).prune(1000, min_df=2)
-        te = te.subset([i for i, l in enumerate(te.labels) if l in (pos, neg)]).restrict(tr.vocabulary)
+        tr = tr.subset([i for i, label in enumerate(tr.labels) if label in (pos, neg)]).prune(1000, min_df=2)
+        te = te.subset([i for i, label in enumerate(te.labels) if label in (pos, neg)]).restrict(tr.vocabulary)
     else:
         c = load_sotu()
-        c = c.subset([i for i, l in enumerate(c.labels) if l in (pos, neg)])
+        c = c.subset([i for i, label in enumerate(c.labels) if label in (pos, neg)])
         tr, te = c.train_test_split(0.2, seed=seed)
     rng = np.random.default_rng(seed)
     if max_docs and tr.n_docs > max_docs:
         tr = tr.subset(np.sort(rng.choice(tr.n_docs, max_docs, replace=False)))
     if max_docs and te.n_docs > max_docs // 4:
         te = te.subset(np.sort(rng.choice(te.n_docs, max_docs // 4, replace=False)))
-    y = lambda c: np.array([1 if l == pos else 0 for l in c.labels])  # noqa: E731
+    y = lambda c: np.array([1 if label == pos else 0 for label in c.labels])  # noqa: E731
     return tr, te, y(tr), y(te)
 
 

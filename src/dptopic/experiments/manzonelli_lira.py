@@ -19,15 +19,25 @@ import numpy as np
 
 from .. import _io
 from ..attacks import metrics
-from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, outside_guarantee_label,
-                            phi_and_privacy, run_lira, sklearn_trainer, train_shadows)
-from ..errors import DPTopicError
-from ..evaluation import umass_coherence
-from .zhao_local import paper_shape
 from ..attacks.audit import lira_settings
 from ..attacks.classifier_mia import classifier_mia
-from ..attacks.lira import bound_text, NOT_AUDITED, not_audited_reason
+from ..attacks.lira import (
+    NOT_AUDITED,
+    bound_text,
+    epsilon_parameter,
+    estimator_trainer,
+    make_estimator,
+    not_audited_reason,
+    outside_guarantee_label,
+    phi_and_privacy,
+    run_lira,
+    sklearn_trainer,
+    train_shadows,
+)
+from ..errors import DPTopicError
+from ..evaluation import umass_coherence
 from ..models import ALGORITHMS
+from .zhao_local import paper_shape
 
 
 # Every file these experiments write is computed from the attacked documents (the private data, outside the

@@ -19,11 +19,11 @@ from scipy.optimize import linear_sum_assignment
 
 from .._io import atomic_write_json
 from ..accounting.gaussian import moments_accountant_epsilon, strong_composition_noise
+from ..errors import DPTopicError
 from ..evaluation import cosine_matrix
 from ..models import DPSVI, OnlineVB
 from ._output import save_fig, write_csv
 from .zhao_local import paper_shape
-from ..errors import DPTopicError
 
 
 def _strong_sigma(eps, q, steps, delta, delta_step):

@@ -16,9 +16,10 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import run_topic_attack
-from ..models.base import OUTSIDE_GUARANTEE
 from ..models import HDPLDA, LDA, CDPLDAPlus
-from ._output import save_fig as _save_fig, write_csv as _write_csv
+from ..models.base import OUTSIDE_GUARANTEE
+from ._output import save_fig as _save_fig
+from ._output import write_csv as _write_csv
 from .zhao_local import paper_shape, untested_if
 
 REFERENCE_ITERATIONS = 100

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..contributor.randomizer import Randomizer
-from ..protocol.estimation import bits_to_corpus, presence_bits
 from ..models import CDPLDA, LDA, LPLDA, OLPLDA, OnlineLDA
+from ..protocol.estimation import bits_to_corpus, presence_bits
 from ._output import save_fig, write_csv
 
 

@@ -73,7 +73,7 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
 
 
 def _user_cache_dir() -> str:
-    from numba.misc.appdirs import AppDirs       # where numba's user-wide locator caches
+    from numba.misc.appdirs import AppDirs  # where numba's user-wide locator caches
 
     return AppDirs(appname="numba", appauthor=False).user_cache_dir
 
@@ -121,11 +121,11 @@ _WHERE = {
     "count_assignments": "counts", "dense_sweep": "dense", "document_statistic": "em", "max_doc_loglik": "em",
     **dict.fromkeys(("ShardedSweeper", "Shard", "SweepArrays", "make_shards", "sweep_shard"), "engine"),
     "frozen_sweep": "frozen", "fold_in": "foldin", "token_log_likelihood": "foldin",
-    **dict.fromkeys(("client_sweep", "local_sweep"), "client"),     # local_sweep: client_sweep's old name
+    "client_sweep": "client",
     "add_discrete_laplace": "noise", "discrete_laplace_threshold": "noise",
     **dict.fromkeys(("packed_column_sums", "presence_packed", "randomize_presence"), "randomized_response"),
     **dict.fromkeys(("rrp_replace", "sample_labels", "subset_client_sweep", "subset_select", "subset_signal_add",
-                     "subset_theta_em", "subset_local_sweep"), "rrp"),    # subset_local_sweep: the old name
+                     "subset_theta_em"), "rrp"),
     "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse", "segment_sums": "_bow",
     **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
 }

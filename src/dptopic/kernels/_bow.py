@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from ._jit import njit
+
 from ..errors import DPTopicError
+from ._jit import njit
 
 OK, MEND, BAD_PTR, BAD_ID, BAD_COUNT = 0, 1, 2, 3, 4
 

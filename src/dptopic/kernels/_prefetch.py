@@ -7,8 +7,8 @@ A prefetch never faults and never changes a result; it is only a hint.
 """
 from __future__ import annotations
 
-from llvmlite import ir
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 

@@ -12,7 +12,6 @@ local θ"). The draw uses the same blocked order of operations as :func:`~dptopi
 from __future__ import annotations
 
 from ._jit import njit
-
 from .dense import blocked_draw, draw_buffers
 
 
@@ -33,4 +32,3 @@ def client_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             ndk[d, k] += 1
 
 
-local_sweep = client_sweep     # the old name, importable for one release

@@ -14,12 +14,11 @@ The conditional for token ``i`` (word ``w``, document ``d``), with ``¬i`` count
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from ._prefetch import prefetch
 from ._simd import LANES, VECTOR_FROM, lane_weights, vector_works
 from .rng import next_uniform
-
 
 BLOCK = 8
 LANE_K = (8, 64)  # from 8 to 64 topics the draw groups the weights by lanes, otherwise by blocks

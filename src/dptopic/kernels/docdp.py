@@ -21,9 +21,9 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from ._jit import njit
 
 from ._bow import canonical_bow
+from ._jit import njit
 from .engine import make_shards
 
 TINY = 1e-300

@@ -16,6 +16,7 @@ at ``1e-300`` so that a private Φ with zero entries gives a finite value.
 from __future__ import annotations
 
 import numpy as np
+
 from ._jit import njit
 
 FLOOR = 1e-300

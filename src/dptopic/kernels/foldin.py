@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from .rng import document_state, next_uniform
 
 

@@ -18,8 +18,8 @@ The word row of the token a few places ahead is prefetched (the tables outgrow t
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from ._lists import list_add, list_from_counts, list_remove
 from ._prefetch import prefetch
 from .rng import next_uniform

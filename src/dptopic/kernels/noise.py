@@ -20,10 +20,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from ._jit import njit
-
 from .rng import _INV53, _S11, xorshift_step
-
 
 ZIG_LAYERS = 256
 ZIG_R = 7.69711747013104972  # right edge of the base layer (Marsaglia & Tsang 2000, exponential, 256 layers)

@@ -11,9 +11,9 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from ._jit import njit
 
 from ._bow import canonical_bow
+from ._jit import njit
 
 
 @njit(cache=True, nogil=True)

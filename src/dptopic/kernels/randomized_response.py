@@ -18,8 +18,8 @@ draw ``q``.
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from .rng import next_uint64
 
 _LOW32 = np.uint64(0xFFFFFFFF)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 
 import numpy as np
+
 from ._jit import njit
 
 _S23 = np.uint64(23)

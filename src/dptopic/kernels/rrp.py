@@ -9,8 +9,8 @@ the input word when ``exclude_self`` (exact rejection sampling of "another word"
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from ._search import first_above
 from .rng import next_uniform
 
@@ -206,4 +206,3 @@ def subset_signal_add(labels, sets, phi, e1, counts):
             counts[k, w] += e1 * phi[k, w] / tot
 
 
-subset_local_sweep = subset_client_sweep     # the old name, importable for one release

@@ -26,8 +26,8 @@ Three things keep a token cheap once the chain has settled (most tokens then kee
 from __future__ import annotations
 
 import numpy as np
-from ._jit import njit
 
+from ._jit import njit
 from ._lists import list_add, list_from_counts, list_remove
 from ._prefetch import prefetch
 from .rng import next_uniform

@@ -17,9 +17,9 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from ._jit import njit
 
 from ._bow import canonical_bow
+from ._jit import njit
 from .docdp import docdp_estep
 from .pair_moments import blocks, column_slots, cooccurrence_block, presence_block
 

@@ -3,6 +3,7 @@ Röder et al. 2015): a pure function over a corpus's token arrays."""
 from __future__ import annotations
 
 import numpy as np
+
 from ._jit import njit
 
 

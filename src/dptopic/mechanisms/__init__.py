@@ -4,7 +4,7 @@ The names below are imported on first use (PEP 562), so that a contributor's ``d
 the local randomizers, does not load the Gaussian and Laplace samplers and their compiled kernels."""
 from .._lazy_names import lazy_names
 
-_WHERE = {"gaussian_mechanism": "gaussian", "clamp": "clipping", "normalize_rows": "clipping",
+_WHERE = {"gaussian_mechanism": "gaussian", "clamp": "postprocess", "normalize_rows": "postprocess",
           "replacement_table": "rrp", "rrp_perturb": "rrp", "discrete_laplace_pmf": "laplace",
           "laplace_mechanism": "laplace", "laplace_noise": "laplace", "laplace_with_scale": "laplace",
           "randomized_response": "randomized_response"}

@@ -15,12 +15,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._validation import Real
 from ..accounting.events import LaplaceEvent
 from ..errors import DPTopicError, ParameterError
 from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
 from ..kernels.rng import kernel_state
 from . import observer
-from .._validation import Real
 
 
 def _check_eps(epsilon):

@@ -15,6 +15,7 @@ import contextvars
 from dataclasses import dataclass
 
 import numpy as np
+
 from ..errors import DPTopicError
 
 _OBSERVER: contextvars.ContextVar = contextvars.ContextVar("dptopic_release_observer", default=None)

@@ -13,11 +13,11 @@ import os
 
 import numpy as np
 
-from ..accounting.local import RandomizedResponseEvent, check_f
+from .._validation import Int, validate_value
+from ..accounting.events import RandomizedResponseEvent, check_f
 from ..errors import DPTopicError
 from ..kernels.randomized_response import flip_threshold, last_byte_mask, presence_packed, randomize_presence
 from ..kernels.rng import kernel_state
-from .._validation import Int, validate_value
 
 SECURE_CHUNK_BITS = 1 << 24  # urandom draws per chunk (64 MiB of 32-bit coins)
 

@@ -29,12 +29,19 @@ import secrets
 
 import numpy as np
 
-from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, realised_eta, rrp_event,
-                                 subset_inclusion, subset_size)
+from ..accounting.fedlda import (
+    EXCLUSIONS,
+    VARIANTS,
+    check_epsilon,
+    realised_eta,
+    rrp_event,
+    subset_inclusion,
+    subset_size,
+)
+from ..accounting.fedlda import delta0 as _delta0
 from ..errors import DPTopicError
 from ..kernels import kernel_state, rrp_replace, subset_select, subset_signal_add
 from .frequency_oracle import COIN_BITS, keep_threshold
-
 
 
 def cap_report(epsilon: float, eta: float) -> float:

@@ -4,7 +4,6 @@ Names are imported on first use (PEP 562, as in ``dptopic/__init__.py``), so tha
 (:mod:`dptopic.models.registry`: the command line builds its parser and help from it) loads no estimator, numba or
 scikit-learn."""
 from .._lazy_names import lazy_names as _lazy_names
-
 from .registry import TRAINERS as _TRAINERS
 
 _EXPORTS = {"GibbsTopicModel": "base", "IterationInfo": "base", "TopicModel": "base", "load": "base",
@@ -19,4 +18,4 @@ __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus",
            "model_to_blobs", "model_from_blobs"]
 
 
-__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals(), submodules=True)
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals())

@@ -5,17 +5,18 @@ runs the compiled E-step with them fixed, ``perplexity`` folds held-out document
 """
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import TransformerMixin
 import warnings
 
+import numpy as np
+from sklearn.base import TransformerMixin
+
+from ..backends import make_backend
+from ..backends.dask import check_client, n_workers
 from ..errors import DPTopicError, user_stacklevel
 from ..evaluation import perplexity as _perplexity
 from ..kernels.docdp import normalised_statistic, tokens_to_bow
 from .base import TopicModel
 from .registry import TRAINERS
-from ..backends import make_backend
-from ..backends.dask import check_client, n_workers
 
 SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
 GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"

@@ -13,13 +13,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..backends import ShardSet, training_source
+from ..backends.dask import load_shard, map_shards, n_workers
 from ..corpus import Corpus, Vocabulary
 from ..corpus.corpus import user_ids_of
 from ..errors import DPTopicError
+from ..kernels import make_shards
 from ..kernels.docdp import tokens_to_bow
 from .base import vocabulary_given
-from ..backends.dask import load_shard, map_shards, n_workers
-from ..kernels import make_shards
 
 
 def document_source(model, X, vocabulary, user_ids=None):

@@ -8,12 +8,12 @@ import re
 import numpy as np
 
 from .._validation import Options, Real
-from ..accounting import (WORD_RELATION, PrivacyLedger)
+from ..accounting import WORD_RELATION, PrivacyLedger
 from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
+from ..corpus import Corpus
 from ..errors import DPTopicError
 from .base import GibbsTopicModel
 from .registry import GIBBS_SECURE
-from ..corpus import Corpus
 
 SEED_WARNING = ("an explicit seed was given: whoever knows it can regenerate every noise draw and the sampler's"
                 " coins and remove the noise, so the guarantee holds only while the seed stays secret. Use an"

@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
+from ..accounting.events import DOCUMENT_ADD_REMOVE
 from ..errors import DPTopicError
-from ..accounting import DOCUMENT_RELATION
 
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
@@ -152,7 +152,7 @@ def em_statistic(people, beta: np.ndarray, alpha: float, inner: int, n_jobs: int
 
 def unit_and_relation(model) -> tuple[str, str]:
     """The ledger's unit and neighbouring relation for ``model.unit``."""
-    return ("user", USER_RELATION) if getattr(model, "unit", "document") == "user" else ("document", DOCUMENT_RELATION)
+    return ("user", USER_RELATION) if getattr(model, "unit", "document") == "user" else ("document", DOCUMENT_ADD_REMOVE)
 
 
 def for_unit_event(model, event):

@@ -15,14 +15,22 @@ from concurrent.futures import ThreadPoolExecutor, wait
 import numpy as np
 from scipy.special import psi
 
-from .._validation import Int, IsNone, N_JOBS, Real, SEED, validate_value, VERBOSE
+from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, Real, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
-from ..kernels.vb import (dirichlet_expectation, doc_elbo, exp_dirichlet_expectation, scale_statistics, svi_step,
-                          vb_estep, vb_estep_docs, vb_scatter)
-from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary)
 from ..evaluation import split_completion
 from ..kernels import token_log_likelihood
+from ..kernels.vb import (
+    dirichlet_expectation,
+    doc_elbo,
+    exp_dirichlet_expectation,
+    scale_statistics,
+    svi_step,
+    vb_estep,
+    vb_estep_docs,
+    vb_scatter,
+)
+from .base import MIN_PRIOR, TopicModel, check_topics_fit_vocabulary
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3

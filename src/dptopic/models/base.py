@@ -6,6 +6,9 @@ Subclasses plug in what differs between algorithms through three hooks
 """
 from __future__ import annotations
 
+import copy
+import difflib
+import functools
 import hashlib
 import inspect
 import math
@@ -21,33 +24,51 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
-import copy
-import difflib
-import functools
 
 from .. import __version__ as _version
 from .._io import load_bundle, plain_numbers, restore_nonfinite, save_bundle
 from .._progress import progress_bar
-from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params,
-                           validate_value)
-from ..corpus import Corpus, Vocabulary, as_corpus
-from ..corpus.corpus import column_difference, is_text_column, is_token_lists, READING, TOKENS_SOURCE, VOCABULARY_CUTS
-from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
-from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel, ParameterError
-from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
-from ..evaluation.topic_quality import ranking_scores
-from ..backends import BACKENDS, make_backend, ShardSet, training_source
-from ..kernels import SweepArrays
-from . import dataset_charge
-from .registry import class_named
+from .._validation import (
+    N_JOBS,
+    SEED,
+    VERBOSE,
+    Int,
+    IsNone,
+    IsType,
+    Options,
+    Real,
+    resolve_n_jobs,
+    validate_params,
+    validate_value,
+)
 from ..accounting.card import epsilon_text, privacy_card
 from ..accounting.ledger import claims_no_guarantee, name_guarantee
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
-from ..accounting.verify import check_run, Verification, verify_report
+from ..accounting.verify import Verification, check_run, verify_report
+from ..backends import BACKENDS, ShardSet, make_backend, training_source
+from ..corpus import Corpus, Vocabulary, as_corpus
+from ..corpus.corpus import READING, TOKENS_SOURCE, VOCABULARY_CUTS, column_difference, is_text_column, is_token_lists
+from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..corpus.shards import SHARD_PATTERN
-from ..errors import BudgetExceededError, DataVocabularyWarning, SeededNoiseWarning, UnknownParameterError
+from ..errors import (
+    BudgetExceededError,
+    CorruptModelError,
+    DataVocabularyWarning,
+    DPTopicError,
+    NotFittedError,
+    ParameterError,
+    SeededNoiseWarning,
+    UnknownParameterError,
+    user_stacklevel,
+)
+from ..evaluation import infer_theta, umass_coherence
+from ..evaluation import perplexity as _perplexity
+from ..evaluation.topic_quality import ranking_scores
+from ..kernels import SweepArrays
 from ..protocol.document_reports import DocumentReportSet
 from ..protocol.reports import ReportSet
+from . import dataset_charge
+from .registry import class_named
 
 _CLONED_PRIVATE = weakref.WeakSet()
 """Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""
@@ -844,7 +865,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return self.fit(X, **kw).transform(X)
 
     def _frame_in_model_order(self, X):
-        """A DataFrame of counts, or a count matrix of :class:`dptopic.corpus.CountVectorizer` (which carries its
+        """A DataFrame of counts, or a count matrix of :class:`dptopic.corpus.vectorizer.CountVectorizer` (which carries its
         words), at transform: its columns must be the words the model was fitted on, in that order
         (``feature_names_in_``, else the vocabulary), as scikit-learn requires; then its values."""
         cols = getattr(X, "columns", None)
@@ -877,7 +898,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
     def _as_input(self, X):
         """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
-        :class:`dptopic.corpus.CountVectorizer` brings its words along."""
+        :class:`dptopic.corpus.vectorizer.CountVectorizer` brings its words along."""
         refuse_corpus_file(X, type(self).__name__, training=True)
         cols = getattr(X, "columns", None)
         self._input_names = None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import warnings
 
 from .._validation import Int, Real, validate_value
+from ..accounting.budget import hdp_total_epsilon
+from ..accounting.events import EPSILON_MAX
 from ..advice import SPEND_TOLERANCE, TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
@@ -15,11 +17,9 @@ from ..errors import DPTopicError, user_stacklevel
 from .cdp_lda import CDPLDA
 from .hdp_lda import HDPLDA
 from .registry import UNITS, for_unit_trainer, trainer
-from ..accounting.budget import hdp_total_epsilon
-from ..accounting.events import EPSILON_MAX
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
-# NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md). A view kept for its old spelling.
+# NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md).
 UNIT_TRAINERS = {unit: for_unit_trainer(unit).name for unit in UNITS}
 
 
@@ -92,7 +92,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     n_topics = 20 if n_topics is None else n_topics
     _check_unit(unit)
     if unit == "word" and isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and epsilon > 0:
-        from ..advice import word_budget_error    # one rule with train, recommend and HDPLDA.from_budget
+        from ..advice import word_budget_error  # one rule with train, recommend and HDPLDA.from_budget
 
         refusal = word_budget_error(epsilon, kw.get("n_iter", WORD_ITERATIONS), kw.get("epsilon_inherent", 10.0),
                                     delta if isinstance(delta, float) and 0 < delta < 1 else TRAIN_DELTA)

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._validation import Options, Real
-from ..accounting import (WORD_RELATION, non_private_report)
+from ..accounting import WORD_RELATION, non_private_report
 from ..accounting.events import LaplaceEvent
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..mechanisms import laplace_with_scale, normalize_rows
@@ -83,6 +83,19 @@ class CDPLDA(_PrivateGibbs):
         same time.
     verbose : 0 silences the progress bar (default 1).
     backend, client, parallel : as in :class:`HDPLDA` (``docs/scaling.md``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1), from the last
+        sweep's noisy counts.
+    training_theta_ : ndarray of shape (n_docs, n_topics), the training documents' topic proportions (outside the
+        guarantee: computed from the private documents, never saved).
+    log_likelihood_ : list of ``(iteration, log p(w, z))`` (outside the guarantee).
+    n_iter_ : int, the sweeps run. ``n_replayed_`` : int, the sweeps whose noisy release was replayed, not drawn
+        fresh.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, the privacy report (``private: false``; the count releases' figure in
+        ``count_release_epsilon``). ``ledger_`` : PrivacyLedger, the releases it spent.
     """
 
     _parameter_constraints = {**{k: v for k, v in _PRIVATE_CONSTRAINTS.items() if k != "delta"},
@@ -221,6 +234,11 @@ class CDPLDAPlus(CDPLDA):
     noise : ``"discrete"`` (default: discrete Laplace, i.e. two-sided geometric, integer counts) or
         ``"continuous"`` (Laplace).
     secure, seed, n_jobs, verbose, backend, client, parallel : as in :class:`CDPLDA`.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words); ``training_theta_`` : ndarray of shape (n_docs, n_topics);
+    log_likelihood_, n_iter_, n_replayed_, vocabulary_, n_features_in_, privacy_, ledger_ : as :class:`CDPLDA`.
     """
 
     def __init__(self, n_topics: int = 50, paper_epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,

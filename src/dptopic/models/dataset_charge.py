@@ -31,8 +31,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..accounting.dataset_ledger import (ENV, INHERIT, SESSION, DatasetLedger, Documents, check_name, default_path,
-                                         is_url, total_line)
+from ..accounting.dataset_ledger import (
+    ENV,
+    INHERIT,
+    SESSION,
+    DatasetLedger,
+    Documents,
+    check_name,
+    default_path,
+    is_url,
+    total_line,
+)
 from ..accounting.ledger import RESERVE_HOOK
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 

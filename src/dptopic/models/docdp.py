@@ -26,8 +26,6 @@ shows through (see that function). DocDPEM has no background topics: ``backgroun
 """
 from __future__ import annotations
 
-from ..accounting.set_union import VOCABULARY_NOT_COVERED
-
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -36,13 +34,14 @@ from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
-from ..mechanisms import gaussian_mechanism
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator, block_statistic
+from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
 from ._docdp_math import denoise
-from ._document_source import read_ahead
 from ._document_level import _DocumentDPModel
+from ._document_source import read_ahead
 from ._user_level import UNITS, check_unit, em_statistic, for_unit_event, people_of, unit_and_relation, user_report
 from .base import check_topics_fit_vocabulary
 
@@ -93,6 +92,16 @@ class DocDPEM(_DocumentDPModel):
         weighted ``1/m``.
     backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
         runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1) of the last
+        noisy iteration.
+    supported_topics_ : ndarray of shape (n_topics,), bool: the topics that stand above the noise.
+    background_topics_ : ndarray of shape (n_topics,), bool: the topics held as background.
+    noise_std_ : float, the standard deviation of each release's Gaussian noise.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, the privacy card's report. ``ledger_`` : PrivacyLedger, the releases it spent.
     """
 
     _private = True

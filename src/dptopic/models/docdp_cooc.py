@@ -44,27 +44,43 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting.set_union import VOCABULARY_NOT_COVERED
-
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
-from ..accounting.plan import COOC_RANKING as _RANKING, COOC_RANKING_COUNTS as _RANKING_COUNTS
-from ..accounting.plan import COOC_STATISTIC as _COOC, ReleasePlan, cooccurrence_plan
-from ..accounting.verify import rounded_up, RunPlan
+from ..accounting.plan import COOC_RANKING as _RANKING
+from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
+from ..accounting.plan import COOC_STATISTIC as _COOC
+from ..accounting.plan import ReleasePlan, cooccurrence_plan
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..accounting.verify import RunPlan, rounded_up
+from ..advice import too_small_message
+from ..corpus.vectors import PublicVectors
 from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusWarning, user_stacklevel
-from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
+from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
 from ..moments.public_groups import grouped_columns, spread_tail, word_topics
 from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from ..moments.support import cooccurrence_supported_topics
 from ._document_level import _DocumentDPModel
-from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
-                          unit_and_relation, user_report)
+from ._user_level import (
+    UNITS,
+    check_unit,
+    cooccurrence_statistic,
+    for_unit_event,
+    people_of,
+    presence_statistic,
+    unit_and_relation,
+    user_report,
+)
 from .base import check_topics_fit_vocabulary
-from .public_prior import (PUBLIC_AUTO_WORDS, check_public_input, extend_topics, public_counts, public_input_entry,
-                           public_prior_topics, refuse_private_as_public)
-from ..advice import too_small_message
-from ..corpus.vectors import PublicVectors
+from .public_prior import (
+    PUBLIC_AUTO_WORDS,
+    check_public_input,
+    extend_topics,
+    public_counts,
+    public_input_entry,
+    public_prior_topics,
+    refuse_private_as_public,
+)
 from .vector_prior import ROUTES as VECTOR_ROUTES
 from .vector_prior import choose_route, resolve_vectors, vectors_entry
 
@@ -415,7 +431,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         except DPTopicError:
             if not ranked:
                 raise
-            from ..advice import unreachable_epsilon    # the floor recommend states: one rule
+            from ..advice import unreachable_epsilon  # the floor recommend states: one rule
             floor = unreachable_epsilon("document", epsilon, delta, ratio)
             if floor is None:
                 raise

@@ -5,30 +5,32 @@ Orchestration only: the E-step and the bound are compiled in :mod:`dptopic.kerne
 :class:`~dptopic.accounting.PrivacyLedger`.
 """
 from __future__ import annotations
-import warnings
-
-from ..accounting.set_union import VOCABULARY_NOT_COVERED
-from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 
 import math
+import warnings
 
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import IsNone, Int, Options, Real, validate_value
+from .._validation import Int, IsNone, Options, Real, validate_value
+from ..accounting import PrivacyLedger
+from ..accounting.events import DOCUMENT_ADD_REMOVE, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER
+from ..accounting.gaussian import (
+    calibrate_noise_multiplier,
+    moments_accountant_epsilon,
+    pld_epsilon,
+    strong_composition_for_sigma,
+)
 from ..accounting.ledger import MAX_COUNT
-from ..accounting import DOCUMENT_RELATION, PrivacyLedger
-from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
-                                   calibrate_noise_multiplier, moments_accountant_epsilon,
-                                   strong_composition_for_sigma)
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
-from ..errors import DPTopicError, user_stacklevel, ParameterError
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..kernels.vb import canonical_bow, cap_lengths, gather_rows
 from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
-from .base import (unchanged_on_error, vocabulary_given)
+from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 from ._variational import _RELEASE, _VariationalLDA
-from ..accounting.gaussian import pld_epsilon
+from .base import unchanged_on_error, vocabulary_given
 
 
 def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, steps: int) -> PlannedRelease:
@@ -36,7 +38,7 @@ def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, step
     (rate ``sampling_rate``) of each document's expected sufficient statistics clipped to Frobenius norm ``clip``, L2
     sensitivity ``clip`` under add/remove of one document, plus Gaussian noise of std ``noise_multiplier * clip``:
     the subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019), composed by PLD."""
-    return gaussian_release("expected sufficient statistics", noise_multiplier, _RELEASE, DOCUMENT_RELATION,
+    return gaussian_release("expected sufficient statistics", noise_multiplier, _RELEASE, DOCUMENT_ADD_REMOVE,
                             sensitivity=clip, sampling_rate=sampling_rate, count=steps)
 
 
@@ -70,6 +72,17 @@ class DPSVI(_TopicFlags, _VariationalLDA):
     n_jobs : threads sharing each E-step, as :class:`OnlineVB`'s (each document is clipped on its own, so the blocks
         change nothing in the sensitivity or the accounting).
     verbose : 0 silences the progress bar (default 1).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the expected topics (rows sum to 1).
+    lambda_ : ndarray of shape (n_topics, n_words), the variational Dirichlet parameters after the last noisy step.
+    supported_topics_, background_topics_ : ndarray of shape (n_topics,), bool: the topics above the noise, and those
+        held as background.
+    n_updates_ : int, the noisy steps taken. ``clipped_fraction_`` : float, the share of documents clipped (outside
+        the guarantee). ``perplexity_`` : list of ``(step, bound)`` on ``eval_set`` when :meth:`fit` is given one.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, the privacy card's report. ``ledger_`` : PrivacyLedger, the releases it spent.
     """
 
     _private = True
@@ -145,7 +158,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         return ReleasePlan(type(self).__name__, "document",
                            (svi_release(float(self.noise_multiplier), float(self.sampling_rate), self.sensitivity_,
                                         self.n_steps),),
-                           relation=DOCUMENT_RELATION, theorem=self._theorem, budget=self._budget_of({}))
+                           relation=DOCUMENT_ADD_REMOVE, theorem=self._theorem, budget=self._budget_of({}))
 
     def _planned_spend(self, report: dict):
         return self.release_plan().run_plan(budget=self._budget_of(report))
@@ -204,7 +217,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         self.vocabulary_ = corpus.vocabulary
         rng = self._rng()
         self._init_state(corpus.vocab_size, rng)
-        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=self._theorem,
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_ADD_REMOVE, theorem=self._theorem,
                                      budget=getattr(self, "_budget", None))
         indptr, indices, data = canonical_bow(*self._bow(corpus), corpus.vocab_size)   # checked once, not per batch
         D, q, T = corpus.n_docs, float(self.sampling_rate), self.n_steps

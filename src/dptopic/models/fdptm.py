@@ -9,11 +9,11 @@ from __future__ import annotations
 import warnings
 
 from .._io import plain_numbers
+from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.private_vocabulary import dp_set_union
 from ..errors import DataVocabularyWarning, DPTopicError
-from ..accounting.events import ApproxDPEvent
 from .dataset_charge import debit_outside_fit
 
 

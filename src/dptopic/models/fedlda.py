@@ -16,26 +16,34 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._progress import progress_bar
-from .._validation import Int, IsNone, Options, Real, validate_value
-from ..accounting import delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_user_budget,  # noqa: F401
-                                 listed_alphabetically, report_words_for, spend_round, subset_inclusion,
-                                 user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
+from .._validation import Int, IsNone, Options, Real
+from ..accounting import delta0 as _delta0
+from ..accounting import eta as _eta
+from ..accounting import rrp_event
 from ..accounting.events import EPSILON_MAX
-from ..accounting.fedlda import krr_eta
+from ..accounting.fedlda import (
+    entries_for_user_budget,
+    entry_epsilon_for_total,
+    krr_eta,
+    listed_alphabetically,
+    report_words_for,
+    spend_round,
+    subset_inclusion,
+    user_ledger,
+    user_ledger_after,
+    user_relation,
+    user_spend,
+)
 from ..accounting.fedlda_scope import DATA_VOCABULARY_NOTE, FED_RRP_COINS, FED_SECURE, coverage
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.verify import RunPlan
+from ..contributor.fedlda import FedClient
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, ParameterError, user_stacklevel
-from ..contributor.fedlda import FedClient
-from ..protocol.fedlda_server import FedServer
-from ..protocol.fedlda import PROTOCOL_RULES, RRPConfig
-from ..protocol.fedlda_messages import vocabulary_fingerprint
-from ..protocol.fedlda_server import full_vocabulary_topics
-from ..protocol.fedlda import cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
-from ..protocol.fedlda_messages import decode_message
 from ..evaluation import infer_theta
+from ..protocol.fedlda import PROTOCOL_RULES, RRPConfig, cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
+from ..protocol.fedlda_messages import decode_message, vocabulary_fingerprint
+from ..protocol.fedlda_server import FedServer, full_vocabulary_topics
 from .base import GibbsTopicModel, vocabulary_given
 
 USERS_FROM = {
@@ -213,6 +221,9 @@ class FedLDA(GibbsTopicModel):
     ----------
     epsilon_per_entry_ : ε per reported entry that the settings give (``epsilon_per_entry``, or solved from the
         per-user ``epsilon``); set before ``fit`` too.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1) of the last
+        round's broadcast.
+    vocabulary_ : Vocabulary of n_words words. ``privacy_`` : dict, the privacy card's report.
     """
 
     _parameter_constraints = {

@@ -5,14 +5,16 @@ event goes into a :class:`~dptopic.accounting.PrivacyLedger`, reported in ``priv
 """
 from __future__ import annotations
 
-import numpy as np
 import warnings
 
+import numpy as np
+
 from .._validation import IsNone, Options, Real, validate_value
-from ..accounting import WORD_RELATION, non_private_report, hdp_clip_bound, hdp_epsilon_inherent, solve_epsilon_laplace
+from ..accounting import WORD_RELATION, hdp_clip_bound, hdp_epsilon_inherent, non_private_report, solve_epsilon_laplace
+
 # HDP-LDA's two releases and its plan stand in accounting (dptopic recommend reads them too); their names import
 # from here as well
-from ..accounting.budget import HDP_THEOREM, hdp_count_release, hdp_plan, hdp_sampling_step  # noqa: F401
+from ..accounting.budget import HDP_THEOREM, hdp_plan
 from ..accounting.events import EPSILON_MAX
 from ..accounting.plan import ReleasePlan
 from ..errors import DPTopicError, ParameterError, user_stacklevel
@@ -138,7 +140,7 @@ class HDPLDA(_PrivateGibbs):
                                  others=("epsilon",), flag_template="give {epsilon} (the whole run's epsilon per word;"
                                  " eps_L is solved from it) or {epsilon_laplace} (eps_L per iteration), not both.")
         discrete, extra = kw.get("noise", "discrete") == "discrete", 1 if kw.get("final_release") == "fresh" else 0
-        from ..advice import word_budget_error       # one rule with for_unit, train and recommend
+        from ..advice import word_budget_error  # one rule with for_unit, train and recommend
 
         refusal = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)
         if refusal is not None:
@@ -178,7 +180,7 @@ class HDPLDA(_PrivateGibbs):
         if self.final_release == "fresh" and self.epsilon_laplace_ is None:
             raise DPTopicError("final_release='fresh' needs epsilon_laplace: limited-inherent mode adds no noise.")
         if self.epsilon is not None:    # solving the split refuses a total too small, before anything is read
-            from ..advice import word_budget_error    # and one too large to spend (as from_budget)
+            from ..advice import word_budget_error  # and one too large to spend (as from_budget)
 
             refusal = word_budget_error(self.epsilon, int(self.n_iter), self.epsilon_inherent_, float(self.delta),
                                         self.noise == "discrete", 1 if self.final_release == "fresh" else 0)

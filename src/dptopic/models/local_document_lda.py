@@ -18,15 +18,20 @@ from .._validation import VERBOSE, Int, Real
 from ..accounting.events import PureDPEvent
 from ..accounting.local import local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
-from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
+from ..accounting.verify import RunPlan
 from ..errors import DPTopicError
-from ..protocol.document_reports import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
-from ..protocol.reports import REFIT_NOTE
+from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
 from ..moments import topics_from_cooccurrence
+from ..protocol.document_reports import (
+    DocumentReportSet,
+    cooccurrence_from_counts,
+    document_privacy_report,
+    domain_size,
+)
+from ..protocol.reports import REFIT_NOTE
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
 from .base import TopicModel
-from ..accounting.verify import RunPlan
 
 
 def pair_report_release(epsilon: float, vocab_size: int, reports: int) -> PlannedRelease:

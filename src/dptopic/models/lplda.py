@@ -10,17 +10,23 @@ import numpy as np
 
 from .._io import plain_numbers
 from .._validation import IsNone, Real
-from ..accounting.events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION, RandomizedResponseEvent
-from ..accounting.local import f_from_epsilon, local_privacy_report, LOCAL_THEOREM, local_unit
+from ..accounting.events import LOCAL_DOCUMENT_RELATION, RandomizedResponseEvent
+from ..accounting.local import LOCAL_THEOREM, f_from_epsilon, local_privacy_report, local_unit
 from ..accounting.plan import PlannedRelease, ReleasePlan
+from ..accounting.verify import RunPlan
 from ..corpus import Vocabulary
 from ..errors import CorruptModelError, DPTopicError
-from ..protocol.reports import ReportSet
-from ..protocol.reports import REFIT_NOTE, WORD_SCOPE
-from ..protocol.estimation import bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact, variance_paper
+from ..protocol.estimation import (
+    bits_to_corpus,
+    integer_targets,
+    moment_estimate,
+    reconstruct,
+    variance_exact,
+    variance_paper,
+)
+from ..protocol.reports import REFIT_NOTE, WORD_SCOPE, ReportSet
 from ._contributors import checked_reports, stated_reports
 from .lda import LDA
-from ..accounting.verify import RunPlan
 
 SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstruction and sampling); the"
                     " randomization happened on the contributors' devices and is not reproducible from it")
@@ -100,13 +106,13 @@ class LocalReportsModel:
 
         m = self._contributor_reports()
         return ReleasePlan(type(self).__name__, local_unit(m), (presence_report_release(f, int(V), m),),
-                           relation=DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
+                           relation=LOCAL_DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
 
     def _planned_spend(self, report: dict):
         """The unit and relation a local report must name: one document, or one contributor's reports when the
         report states several (their count is what the server knew of its store, public), under the local
         relation."""
-        return RunPlan(unit=local_unit(stated_reports(report)), relation=DOCUMENT_RELATION)
+        return RunPlan(unit=local_unit(stated_reports(report)), relation=LOCAL_DOCUMENT_RELATION)
 
     def _contributor_reports(self) -> int:
         given = getattr(self, "_reports_per_contributor", None)     # set by for_contributors, or read back from
@@ -152,7 +158,8 @@ class LPLDA(LocalReportsModel, LDA):
 
     Attributes
     ----------
-    components_, topic_word_counts_, vocabulary_, privacy_ : as :class:`LDA`.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1).
+    topic_word_counts_, vocabulary_, privacy_ : as :class:`LDA`.
     f_ : the reports' flip parameter. ``n_reports_`` : M.
     noisy_counts_ : ``n_t``. ``estimates_`` : eq. (8). ``targets_`` : the rounded, clamped targets.
     variance_exact_ : the exact variance of eq. (8) for a fixed data set (same for every word).

@@ -11,12 +11,24 @@ from .._progress import progress_bar
 from .._validation import IsNone, Options, Real
 from ..corpus import Corpus
 from ..errors import CorruptModelError, DPTopicError, ParameterError, user_stacklevel
+from ..mechanisms.randomized_response import randomized_response
+from ..protocol.estimation import (
+    bayes_estimate,
+    bits_to_corpus,
+    document_frequencies,
+    integer_targets,
+    omega_from_sigma2,
+    overlap_count,
+    overlap_threshold,
+    presence_bits,
+    prior_mean_update,
+    reconstruct,
+    sigma2_from_omega,
+)
 from ..protocol.reports import ReportSet
-from ..protocol.estimation import bayes_estimate, bits_to_corpus, document_frequencies, integer_targets, omega_from_sigma2, overlap_count, overlap_threshold, presence_bits, prior_mean_update, reconstruct, sigma2_from_omega
 from .lda import LDA
 from .lplda import LocalReportsModel
 from .online_lda import OnlineLDA
-from ..mechanisms.randomized_response import randomized_response
 
 _OVERLAP_NULL_DRAWS = 1000
 """How many null distances (randomized prior document to its nearest other prior document) the prior-overlap check's

@@ -11,14 +11,19 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from .._validation import Int, Real
+from ..accounting import non_private_report
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column
 from ..errors import CorruptModelError, DPTopicError
 from ..kernels import count_assignments
-from .base import (GibbsTopicModel, check_topics_fit_vocabulary, generator_from_state_array, generator_state_array,
-                   unchanged_on_error)
+from .base import (
+    GibbsTopicModel,
+    check_topics_fit_vocabulary,
+    generator_from_state_array,
+    generator_state_array,
+    unchanged_on_error,
+)
 from .lda import LDA
-from ..accounting import non_private_report
 
 
 class _MatrixPriorGibbs(GibbsTopicModel):
@@ -67,6 +72,15 @@ class OnlineLDA(GibbsTopicModel):
     prior_corpus : optional clean corpus ``D_0``; ``B^1 = beta + lam·N^0`` with ``N^0`` its
         topic-word counts after ``prior_iter`` sweeps of plain LDA (as in Algorithm 2).
     seed, n_jobs, verbose : as :class:`LDA`.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1).
+    topic_word_counts_ : ndarray of shape (n_topics, n_words), the last batch's topic-word counts.
+    prior_ : ndarray of shape (n_topics, n_words), the topic-word prior ``B`` the next batch starts from (eq. 12).
+    n_batches_ : int, the mini-batches seen. ``n_docs_seen_`` : int, their documents.
+    vocabulary_ : Vocabulary of n_words words. ``n_features_in_`` : int, n_words.
+    privacy_ : dict, ``{"private": False, ...}``.
     """
 
     _parameter_constraints = {**GibbsTopicModel._parameter_constraints,

@@ -7,12 +7,13 @@ import math
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import IsNone, Int, Options
-from ..accounting import DOCUMENT_RELATION, non_private_report
+from .._validation import Int, IsNone, Options
+from ..accounting import non_private_report
+from ..accounting.events import DOCUMENT_ADD_REMOVE
 from ..errors import DPTopicError, ParameterError
 from ..kernels.vb import canonical_bow, gather_rows
-from .base import (generator_from_state_array, generator_state_array, unchanged_on_error)
 from ._variational import ESTEP_MAX_ITER, _VariationalLDA
+from .base import generator_from_state_array, generator_state_array, unchanged_on_error
 
 
 class OnlineVB(_VariationalLDA):
@@ -178,4 +179,4 @@ class OnlineVB(_VariationalLDA):
 
     def privacy_report(self) -> dict:
         return non_private_report("online variational Bayes adds no noise: the topics depend on every document.",
-                                  unit="document", relation=DOCUMENT_RELATION)
+                                  unit="document", relation=DOCUMENT_ADD_REMOVE)

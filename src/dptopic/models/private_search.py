@@ -32,7 +32,6 @@ from ..accounting.ledger import mechanism_key
 from ..accounting.tuning import RandomStoppingEvent, check_distribution, expected_runs, sample_runs
 from ..errors import DPTopicError, ParameterError
 from .base import REUSE_COVERED
-from .registry import NOT_SEARCHED, SEARCHABLE  # noqa: F401  (the search's facts, read by the command line)
 from .dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
 
 

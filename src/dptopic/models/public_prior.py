@@ -19,9 +19,10 @@ Nothing here reads the private documents.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
-import warnings
 
 from ..errors import DPTopicError, PublicOverlapWarning, user_stacklevel
 from ..moments import normalised_cooccurrence, topics_from_cooccurrence

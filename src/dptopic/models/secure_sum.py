@@ -16,15 +16,15 @@ import numpy as np
 from ..accounting import PrivacyLedger
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
+from ..corpus import Vocabulary
 from ..errors import DPTopicError
-from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
 from ..moments import topics_from_cooccurrence
 from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
-from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
+from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
+from ._user_level import USER_NOT_COVERED, USER_RELATION, user_bound_text
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 from .vector_prior import resolve_vectors, vectors_entry
-from ..corpus import Vocabulary
 
 TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
                " malicious variant; Bell et al. 2020): every contributor was invited by the round's operator, whose"

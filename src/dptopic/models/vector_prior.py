@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..corpus.vectors import (AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe,
-                              load_public_vectors)
+from ..corpus.vectors import AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe, load_public_vectors
 from ..errors import MISSING, DPTopicError, ParameterError
 from ..moments.public_groups import prior_topics
 

@@ -7,7 +7,7 @@ and a fitted model's topics read again from its saved releases (``refit``).
 post-processing, reading only the matrix it is given (a noisy release, or an unbiased estimate built from local-DP
 reports), never the documents.
 """
-from .document_statistics import normalised_cooccurrence, document_frequency_statistic
+from .document_statistics import document_frequency_statistic, normalised_cooccurrence
 from .factorize import topics_from_cooccurrence
 
 __all__ = ["normalised_cooccurrence", "document_frequency_statistic", "topics_from_cooccurrence"]

@@ -32,17 +32,24 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_bytes
-from ..corpus import Vocabulary
-from ..accounting.card import epsilon_text
-from .reports import MAGIC as WORD_MAGIC, ReportSet
-from ..errors import DPTopicError, ParameterError
-from ..mechanisms.frequency_oracle import (LOCAL_RELATION, THEOREM, subset_selection_estimate,
-                                           subset_size)
-from .reports import (UPLOAD_NONCE, HeaderFieldError, header_field, parse_header, report_bytes, upload_nonce_of,
-                      vocabulary_fingerprint)
 from ..accounting import PrivacyLedger
+from ..accounting.card import epsilon_text
 from ..accounting.events import PureDPEvent
 from ..accounting.local import local_unit
+from ..corpus import Vocabulary
+from ..errors import DPTopicError, ParameterError
+from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM, subset_selection_estimate, subset_size
+from .reports import MAGIC as WORD_MAGIC
+from .reports import (
+    UPLOAD_NONCE,
+    HeaderFieldError,
+    ReportSet,
+    header_field,
+    parse_header,
+    report_bytes,
+    upload_nonce_of,
+    vocabulary_fingerprint,
+)
 
 MAGIC = b"DPTLDPD\n"
 FORMAT = "dptopic-ldp-document-reports"

@@ -15,7 +15,8 @@ import numpy as np
 from .._validation import Int, Options, Real, validate_value
 from ..accounting import eta as _eta
 from ..accounting.events import EPSILON_MAX
-from ..accounting.fedlda import subset_inclusion, subset_size, subset_size as _subset_size, too_small_for_vocabulary
+from ..accounting.fedlda import subset_inclusion, subset_size, too_small_for_vocabulary
+from ..accounting.fedlda import subset_size as _subset_size
 from ..errors import DPTopicError, ParameterError
 from ..mechanisms.rrp import cap_report
 

@@ -3,8 +3,6 @@
 kinds on these; :mod:`dptopic.service.codec` reads files by them. Importing this module loads no numerical library."""
 from __future__ import annotations
 
-import importlib
-
 from ..errors import DPTopicError
 
 FORMAT_MODULES = {"word": "dptopic.protocol.reports", "document": "dptopic.protocol.document_reports"}
@@ -12,12 +10,17 @@ FORMAT_FIELDS = {"word": {"bit_order": "little"}, "document": {"byte_order": "li
 
 
 def format_module(kind: str):
-    """The module that reads and writes the reports of ``kind``; one-line error for an unknown kind."""
-    name = FORMAT_MODULES.get(kind) if isinstance(kind, str) else None
-    if name is None:
-        raise DPTopicError(f"invalid report kind {str(kind)[:20]!r}: one of"
-                           f" {', '.join(repr(n) for n in FORMAT_MODULES)}.")
-    return importlib.import_module(name)
+    """The module that reads and writes the reports of ``kind`` (:data:`FORMAT_MODULES`); one-line error for an
+    unknown kind."""
+    if kind == "word":
+        from . import reports  # start-up: the format loads numpy, which this module's importers must not
+
+        return reports
+    if kind == "document":
+        from . import document_reports  # start-up: as above
+
+        return document_reports
+    raise DPTopicError(f"invalid report kind {str(kind)[:20]!r}: one of {', '.join(repr(n) for n in FORMAT_MODULES)}.")
 
 
 def report_format(kind: str = "word") -> dict:

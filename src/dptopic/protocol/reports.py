@@ -40,8 +40,13 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
-from ..accounting.local import (FlipParameterMixin, RandomizedResponseEvent, check_f, epsilon_from_f,
-                                local_privacy_report)
+from ..accounting.local import (
+    FlipParameterMixin,
+    RandomizedResponseEvent,
+    check_f,
+    epsilon_from_f,
+    local_privacy_report,
+)
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..kernels.randomized_response import last_byte_mask, packed_column_sums

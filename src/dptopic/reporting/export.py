@@ -15,14 +15,16 @@ import numpy as np
 
 from .._io import atomic_write_bytes, check_output_file
 from ..accounting.card import epsilon_text, privacy_card
-from ..errors import DPTopicError, ParameterError
+from ..errors import ParameterError
 from ..evaluation.topic_quality import ranking_text, word_ranking
 from ..models import CDPLDA, HDPLDA
+from ..models.registry import TRAINERS
 from .terminal import estimated_note, placed_note, support_summary, topic_support
 
-DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
-"""The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
-(``--kept-words-only``)."""
+KEPT_WORDS_ESTIMATORS = tuple(t.class_name for t in TRAINERS.values() if {"document", "user"} <= set(t.units))
+"""The estimators (class names) of the document-level trainers (``dptopic.training.build.DOCUMENT_LEVEL``), whose
+topics spread weight the release did not estimate per topic over the words outside those it did
+(``kept_words_only``)."""
 
 
 def pyldavis_data(model, docs, theta=None, words=None, topics=None) -> dict:
@@ -193,20 +195,23 @@ def check_theta_out(path, overwrite: bool = False) -> Path:
     table this module wrote (:func:`is_theta_table`); a ``.npy`` whose stamp file (:func:`theta_stamp`) is not a plain
     file this module wrote is refused."""
     p = Path(path)
+
+    def refusal(template: str, **fields) -> ParameterError:      # the path is ``out``, as the caller names it
+        return ParameterError(template, "out", str(path), path=str(path), **fields)
+
     if p.suffix.lower() not in (".csv", ".npy"):
-        raise DPTopicError(f"--out {str(path)!r} must end in .csv or .npy.")
+        raise refusal("{out} {path!r} must end in .csv or .npy.")
     if overwrite and p.suffix.lower() == ".npy" and p.is_file() and not p.is_symlink() and not is_theta_table(p):
-        raise DPTopicError(f"--out {str(path)!r} is a .npy file that dptopic cannot tell it wrote (your own array, or a"
-                           " table from an older version): refusing to replace it; remove it yourself or choose"
-                           " another --out.")
+        raise refusal("{out} {path!r} is a .npy file that dptopic cannot tell it wrote (your own array, or a table from"
+                      " an older version): refusing to replace it; remove it yourself or choose another {out}.")
     out = check_output_file(path, is_theta_table, overwrite=overwrite, what="document-topic table")
     stamp = theta_stamp(out)
     if out.suffix.lower() == ".npy" and (stamp.is_symlink() or (stamp.exists() and not stamp.is_file())):
-        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is not a plain file:"
-                           " remove it, or choose another --out.")
+        raise refusal("{stamp!r} (where transform records the .npy tables it wrote) is not a plain file: remove it, or"
+                      " choose another {out}.", stamp=str(stamp))
     if out.suffix.lower() == ".npy" and stamp.is_file() and stamp_record(stamp) is None:
-        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is a file dptopic did"
-                           " not write: refusing to replace it; remove it yourself, or choose another --out.")
+        raise refusal("{stamp!r} (where transform records the .npy tables it wrote) is a file dptopic did not write:"
+                      " refusing to replace it; remove it yourself, or choose another {out}.", stamp=str(stamp))
     return out
 
 
@@ -273,7 +278,7 @@ def _check_export(model, kept, supported, kept_words_only: bool, show_unsupporte
             " estimate over the other words; the model is {cls}, which estimates every word: drop {kept_words_only}.",
             "kept_words_only", True, flag_template="{kept_words_only} applies to a document-level model ({levels}),"
             " whose topics spread weight they did not estimate over the other words; {model} {source!r} is {cls},"
-            " which estimates every word: drop {kept_words_only}.", levels=", ".join(DOCUMENT_LEVEL),
+            " which estimates every word: drop {kept_words_only}.", levels=", ".join(KEPT_WORDS_ESTIMATORS),
             cls=type(model).__name__, **where)
     if kept_words_only and not len(kept):
         raise ParameterError("the model's release estimated no word above the noise, so there are no kept words to"

@@ -10,9 +10,9 @@ import unicodedata
 from html import escape
 from pathlib import Path
 
-from ..errors import DPTopicError
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 from ..accounting.verify import rounded_up
+from ..errors import DPTopicError
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -440,7 +440,7 @@ _SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow m
 def _trainer_text(settings: dict) -> str | None:
     """The audited trainer's settings as ``Class: name = value, ...`` from ``settings["audited"]`` (an audit.json's
     ``trainer`` line of an earlier dptopic is a Python dict's repr); None where the audit does not record them."""
-    from ..attacks.provenance import settings_text  # start-up: attacks.provenance loads numba
+    from ..attacks.lira import settings_text  # start-up: attacks.lira loads numba
 
     audited = settings.get("audited")
     if not isinstance(audited, dict) or not isinstance(audited.get("params"), dict):

@@ -10,7 +10,8 @@ import sys
 from ..accounting.card import epsilon_text as _eps
 from ..contributor.document_randomizer import DocumentRandomizer
 from ..contributor.randomizer import Randomizer
-from ..protocol.document_reports import MAGIC as DOC_MAGIC, REPORT_ITEM_BYTES, report_size
+from ..protocol.document_reports import MAGIC as DOC_MAGIC
+from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size
 from ..protocol.reports import MAGIC
 from .terminal import esc, plural, print_empty_note, print_no_pair_note
 

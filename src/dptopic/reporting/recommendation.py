@@ -2,10 +2,24 @@
 for useful topics, and the ``dptopic train`` line that trains it (:func:`dptopic.advice.recommend`'s figures)."""
 from __future__ import annotations
 
+from ..advice import (
+    BELOW_PUBLIC,
+    LARGE_DELTA,
+    MAX_DOCS,
+    MEASURE_NAMES,
+    PUBLIC_WORDS,
+    TRAIN_DELTA,
+    docs_needed_text,
+    forecast_inputs,
+    large_delta,
+    range_text,
+    suggested_delta,
+    supported_note,
+    train_refusal_error,
+    useful_threshold,
+    verdict,
+)
 from .terminal import esc, plural
-from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA, docs_needed_text,
-                      forecast_inputs, large_delta, range_text, suggested_delta, supported_note, train_refusal_error,
-                      useful_threshold, verdict)
 
 
 def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, topics: int, delta: float) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import DPTopicError
 from ..accounting.verify import rounded_up
+from ..errors import DPTopicError
+
 
 def make_console(stderr=False):
     """The console every command prints with. Text is printed as text: rich markup is off unless a call asks for it
@@ -115,14 +116,14 @@ def print_table(console, table) -> None:
 
 
 def _split_name(split: str) -> str:
-    from ..models.by_unit import SPLIT_NAMES    # numpy: loaded when a corpus line is printed, not at start-up
+    from ..models.by_unit import SPLIT_NAMES  # numpy: loaded when a corpus line is printed, not at start-up
 
     return SPLIT_NAMES[split]
 
 
 def __getattr__(name):
     if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (models.by_unit)
-        from ..models.by_unit import SPLIT_NAMES    # numpy: loaded when asked, not at start-up
+        from ..models.by_unit import SPLIT_NAMES  # numpy: loaded when asked, not at start-up
 
         return SPLIT_NAMES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -612,7 +613,7 @@ def audit_heading(design: str, description: str, corpus, *, shadows=None, canari
 def audit_results_table(summaries: dict):
     """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
     of the non-member scores (fewer than 1/FPR of them) is shown as n/r (what ``dptopic audit`` prints)."""
-    from rich.table import Table     # rich: loaded when a table is printed, not at start-up
+    from rich.table import Table  # rich: loaded when a table is printed, not at start-up
 
     models = any("auc_se_models" in s for s in summaries.values())
     t = Table(title="Membership inference (higher = more leakage)",
@@ -622,7 +623,7 @@ def audit_results_table(summaries: dict):
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
         t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
                      min_width=max(len(n) for n in summaries) if col == "attack" else None)
-    from ..attacks.metrics import resolvable    # numpy: loaded when an audit is printed
+    from ..attacks.metrics import resolvable  # numpy: loaded when an audit is printed
 
     def tpr(s, f):
         n = s.get("n_nonmembers")
@@ -646,7 +647,7 @@ _AUDIT_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consi
 
 def print_audit_summary(console, doc, written) -> None:
     """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
-    from ..attacks.audit import summary_lines    # numpy: loaded when an audit is printed, not at start-up
+    from ..attacks.audit import summary_lines  # numpy: loaded when an audit is printed, not at start-up
 
     for text, emphasis in summary_lines(doc, written):
         console.print(text, style=_AUDIT_STYLES.get(emphasis), markup=False)

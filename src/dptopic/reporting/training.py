@@ -68,7 +68,7 @@ def print_variational_privacy(rep: dict, console) -> None:
                   f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
     if "epsilon_moments_accountant" not in rep:
         return
-    from ..accounting.card import epsilon_text      # the card's accountants: not on the command line's start-up path
+    from ..accounting.card import epsilon_text  # the card's accountants: not on the command line's start-up path
 
     ma = rep.get("epsilon_moments_accountant_paper")
     sc = rep.get("epsilon_strong_composition")
@@ -94,7 +94,7 @@ def copies_note(result, console) -> None:
 
 def _variational(model) -> bool:
     """Whether the model's held-out figures are the variational ones (svi, online-vb, the document-level trainers)."""
-    from ..models.registry import trainer_of    # reads the estimator classes: not at the command line's start-up
+    from ..models.registry import trainer_of  # reads the estimator classes: not at the command line's start-up
 
     t = trainer_of(model)
     return t is not None and (t.name in ("svi", "online-vb") or {"document", "user"} <= set(t.units))
@@ -104,7 +104,7 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
                         save_metrics: bool = False) -> None:
     """What a front door prints as :func:`dptopic.train` goes (its ``callback``): the private vocabulary, the
     corpus's sizes and split, the held-out copies, FedLDA's pad-length note."""
-    from ..models.by_unit import split_by    # the estimators: read when a run prints, not at start-up
+    from ..models.by_unit import split_by  # the estimators: read when a run prints, not at start-up
 
     model = result.model
     if step == "vocabulary" and result.vocabulary_event is not None:
@@ -116,7 +116,7 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
         console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
                       f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)", markup=True)
     elif step == "split":
-        from ..models import CDPLDA, HDPLDA     # the estimator classes: as above
+        from ..models import CDPLDA, HDPLDA  # the estimator classes: as above
 
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and private_vocabulary is None
@@ -138,7 +138,7 @@ def _hdp_epsilon_line(model, console) -> None:
     eps_l = getattr(model, "epsilon_laplace_", None)
     if eps_l is None or not isinstance(model.privacy_, dict) or model.privacy_.get("epsilon") is None:
         return
-    from ..accounting.card import epsilon_text      # the card's accountants: not at start-up
+    from ..accounting.card import epsilon_text  # the card's accountants: not at start-up
 
     console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(model.privacy_['epsilon'])} per word in total"
                   f" (epsilon_laplace = {eps_l:g} per iteration)", markup=True)

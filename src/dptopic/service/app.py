@@ -25,7 +25,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
+from ..protocol import codec as protocol_codec
 from . import codec, kinds
 from .config import ServiceConfig
 from .ingest import GroupCommitWriter
@@ -33,7 +35,6 @@ from .metrics import Metrics
 from .status import render_status, render_unavailable, used_prior
 from .storage import Storage, StorageError, StoragePermissionError, StorageTimeout, Submission
 from .trainer import Trainer
-from .._io import load_json, pairs_noting_repeats
 
 log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"
@@ -105,7 +106,7 @@ class Service:
         self._view_lock = threading.Lock()
         self._fed_model_key = self._fed_model_doc = None
         self.kind = kinds.get(cfg.report_kind)
-        self.fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
+        self.fingerprint = protocol_codec.vocabulary_fingerprint(cfg.vocabulary)
         self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon_per_entry is not None else None
         self.started_at = time.time()
         self.storage_log = LogThrottle(log)
@@ -272,16 +273,16 @@ class Service:
                "idempotency": "send a fresh Idempotency-Key header (8-128 of A-Z a-z 0-9 _ - . :) per upload and"
                               " reuse it, with the same body, on every retry",
                "contributor": "optional: a Dptopic-Contributor header, a pseudonym of"
-                              f" {codec.PSEUDONYM_RULE}, the same on each of your uploads: the status page counts"
+                              f" {protocol_codec.PSEUDONYM_RULE}, the same on each of your uploads: the status page counts"
                               " contributors by it (an upload without one counts as a contributor of its own) and"
                               " states the epsilon of the one with the most reports",
                "fed": None}
         if self.rrp is not None:
             V = len(cfg.fed_vocabulary)
-            doc["fed"] = {**codec.fed_config_dict(self.rrp), "report_words": V,
+            doc["fed"] = {**protocol_codec.fed_config_dict(self.rrp), "report_words": V,
                           # subset_size 0 means "the error-optimal size": the size every client then uses
                           "words_per_report": self.rrp.report_size(V),
-                          "vocabulary_fingerprint": codec.fed_fingerprint(cfg.fed_vocabulary),
+                          "vocabulary_fingerprint": protocol_codec.fed_fingerprint(cfg.fed_vocabulary),
                           "min_updates_per_round": cfg.fed_min_updates}
             if self.rrp.exclusion == "none":    # the floor and tail rules' settings, kept for the clients' config
                 doc["fed"]["unused_by_this_rule"] = (["failure_rate", "gamma", "variant", "replacement"]
@@ -547,8 +548,8 @@ async def post_reports(request: Request):
     require_octet_stream(request)
     key = idempotency_key(request)
     contributor = single_header(request, "dptopic-contributor")
-    if contributor is not None and not codec.PSEUDONYM.fullmatch(contributor):
-        raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
+    if contributor is not None and not protocol_codec.PSEUDONYM.fullmatch(contributor):
+        raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {protocol_codec.PSEUDONYM_RULE}")
     with svc.writer.receiving():    # the writer waits a little for an upload on its way (service/ingest.py)
         body = await read_body(request, svc.cfg.max_body_bytes)
         try:

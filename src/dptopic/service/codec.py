@@ -18,9 +18,7 @@ from .._io import load_json
 from ..accounting.local import epsilon_from_f
 from ..errors import DPTopicError
 from ..protocol import formats
-from ..protocol.codec import (FED_WIRE_RENAMED, PSEUDONYM, PSEUDONYM_RULE, encode_reports,  # noqa: F401
-                              fed_config_dict, fed_config_from_dict, fed_fingerprint, report_format,
-                              vocabulary_fingerprint)
+from ..protocol.codec import PSEUDONYM, PSEUDONYM_RULE, report_format, vocabulary_fingerprint
 
 
 class MalformedReports(DPTopicError):
@@ -194,7 +192,11 @@ def report_rows(reports) -> list[bytes]:
 
 def rows_to_document_reports(rows, vocabulary, epsilon: float):
     """Rebuild a :class:`~dptopic.protocol.document_reports.DocumentReportSet` from stored rows (a training batch)."""
-    from ..protocol.document_reports import DocumentReportSet, domain_size, subset_size  # start-up: protocol.document_reports loads numba
+    from ..protocol.document_reports import (  # start-up: protocol.document_reports loads numba
+        DocumentReportSet,
+        domain_size,
+        subset_size,
+    )
 
     k = subset_size(domain_size(len(vocabulary)), float(epsilon))
     buf = b"".join(rows)
@@ -366,8 +368,8 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
     """The FedLDA model a server with configuration ``cfg`` released: :meth:`~dptopic.models.FedLDA.from_broadcast`
     of the broadcast that the latest closed round produced (``released``: :meth:`Storage.fed_released`). Built from
     that broadcast, the public settings and the collector's own counts (clients, updates per round) only."""
-    from ..protocol.fedlda_messages import decode_message  # start-up: fedlda_messages loads numpy
     from ..models.fedlda import FedLDA  # start-up: models.fedlda loads numba
+    from ..protocol.fedlda_messages import decode_message  # start-up: fedlda_messages loads numpy
 
     msg = decode_message(released["message"])
     rounds = int(released["rounds"])

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._validation import Int, IsNone, Real, validate_params
-from ..errors import DPTopicError
 from ..accounting.events import EPSILON_MAX
 from ..accounting.fedlda import listed_alphabetically
 from ..accounting.local import epsilon_from_f
+from ..errors import DPTopicError
 
 DEFAULT_DATABASE = "sqlite:///dptopic-service.db"
 
@@ -204,7 +204,7 @@ ServiceConfig.__init__ = _init_refusing_fed_epsilon
 def read_token_file(path) -> str:
     """The admin token: the first line of ``path`` (the file should be readable by the server only)."""
     p = Path(path)
-    from ..corpus.files import not_a_regular_file, read_text_file     # strict UTF-8, a binary file refused
+    from ..corpus.files import not_a_regular_file, read_text_file  # strict UTF-8, a binary file refused
 
     if not p.is_file():
         raise DPTopicError(f"token file {str(path)!r} {not_a_regular_file(p) or 'does not exist'}:"

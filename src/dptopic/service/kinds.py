@@ -18,12 +18,11 @@ trainer, the status page, the configuration checks and ``dptopic submit`` dispat
 """
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
-from . import codec
 from ..protocol import formats
+from . import codec
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -33,7 +32,6 @@ class ReportKind(ABC):
     """One kind of report. Subclasses set the class attributes and implement the abstract methods."""
 
     name: str = ""
-    format_module: str = ""  # the dptopic.protocol module that reads and writes the format
     model_name: str = ""
     trainer: str = ""           # the name of the registry's entry (dptopic.models.registry) that trains the reports
     format_fields: dict = {}  # extra fields of /v1/config's report_format
@@ -41,7 +39,8 @@ class ReportKind(ABC):
     # -------------------------------------------------------------- format
     @property
     def module(self):
-        return importlib.import_module(self.format_module)
+        """The :mod:`dptopic.protocol` module that reads and writes this kind's file format."""
+        return formats.format_module(self.name)
 
     def report_format(self) -> dict:
         return formats.report_format(self.name)
@@ -85,7 +84,6 @@ class WordReports(ReportKind):
 
     name = "word"
     trainer = "olp"             # the registry's entry (dptopic.models.registry) that trains these reports
-    format_module = formats.FORMAT_MODULES["word"]
     model_name = "OLP-LDA"
     format_fields = formats.FORMAT_FIELDS["word"]
 
@@ -133,7 +131,6 @@ class DocumentReports(ReportKind):
 
     name = "document"
     trainer = "ldp-doc"         # the registry's entry that trains these reports
-    format_module = formats.FORMAT_MODULES["document"]
     model_name = "LocalDocumentLDA"
     format_fields = formats.FORMAT_FIELDS["document"]
 

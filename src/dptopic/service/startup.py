@@ -13,9 +13,9 @@ import re
 import socket
 import warnings
 
+from ..accounting.local import check_reporting_f, f_from_epsilon
 from ..errors import DPTopicError
 from .config import ServiceConfig
-from ..accounting.local import check_reporting_f, f_from_epsilon
 
 CLIENT_STOP_WORDS = "none"
 """The stop words of the contributors' tokeniser (``submit``, ``fed-client``, ``randomize``): none, the public
@@ -203,12 +203,16 @@ def smallest_upload(cfg) -> int:
     upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
     import numpy as np  # numpy: kept off this module's import (a light start)
 
-    from . import codec  # off the CLI start: cli.serve imports this module
+    from ..protocol import codec  # off the CLI start: cli.serve imports this module
 
     fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
     V = cfg.vocab_size
     if cfg.report_kind == "document":
-        from ..protocol.document_reports import DocumentReportSet, domain_size, subset_size  # start-up: protocol.document_reports loads numba
+        from ..protocol.document_reports import (  # start-up: protocol.document_reports loads numba
+            DocumentReportSet,
+            domain_size,
+            subset_size,
+        )
 
         k = subset_size(domain_size(V), float(cfg.epsilon_doc))
         one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))

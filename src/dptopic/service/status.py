@@ -4,9 +4,8 @@ from __future__ import annotations
 import time
 from html import escape
 
-from . import kinds
 from ..accounting.verify import fmt_epsilon
-
+from . import kinds
 
 SHOWN = 25    # contributors listed on the page, most reports first
 
@@ -24,7 +23,7 @@ def _fmt(x, digits=4) -> str:
 
 
 def _plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 entry``, ``2 entries``, ``1,000 uploads`` (as ``dptopic.cli.local.plural``; the service does not import
+    """``1 entry``, ``2 entries``, ``1,000 uploads`` (as ``dptopic.reporting.terminal.plural``; the service does not import
     the command line)."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 

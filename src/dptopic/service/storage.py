@@ -45,11 +45,27 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import (BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text,
-                        UniqueConstraint, create_engine, event, func, select, text)
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy import inspect
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..errors import DPTopicError, ParameterError
 
@@ -174,8 +190,8 @@ def refuse_nul(**texts) -> None:
     """Refuse (one line, :class:`DPTopicError`, not :class:`StorageError`: no retry can cure it) a text to be stored
     that holds a NUL character, before the database is touched: PostgreSQL's text refuses it (SQLite keeps it), so a
     refusal there would read as the database failing. ``texts``: what each is called in the message."""
-    for name, text in texts.items():
-        if isinstance(text, str) and "\0" in text:
+    for name, value in texts.items():
+        if isinstance(value, str) and "\0" in value:
             raise DPTopicError(f"the {name.replace('_', ' ')} holds a NUL character (\\u0000), which the service stores"
                                " in no text: remove it.")
 
@@ -869,7 +885,10 @@ class Storage:
     def _broadcast_topics(conn) -> int | None:
         """The number of topics of the newest FedLDA round's published model, or None without a round (or with a
         message this version cannot read): what an older database, which did not record ``fed_topics``, ran with."""
-        from ..protocol.fedlda_messages import ModelBroadcast, decode_message  # start-up: protocol.fedlda_messages loads numpy
+        from ..protocol.fedlda_messages import (  # start-up: protocol.fedlda_messages loads numpy
+            ModelBroadcast,
+            decode_message,
+        )
 
         row = conn.execute(select(fed_rounds.c.message).order_by(fed_rounds.c["round"].desc()).limit(1)).first()
         if row is None:

@@ -7,9 +7,27 @@ mini-batch of reports (:func:`train_batch`), so that every front door makes each
 """
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from .incremental import train_batch
-from .run import (PAD_LENGTH_FACTOR, WORDS_PER_TOPIC, TrainingResult, card, check_inputs, check_reports,
-                  choose_vocabulary, compose_vocabulary, fit, fit_reports, forecast, held_out_metrics, pad_length_note,
-                  record_words, save, split, state_contributors, train, warn_if_few_private_words)
+from .run import (
+                  PAD_LENGTH_FACTOR,
+                  WORDS_PER_TOPIC,
+                  TrainingResult,
+                  card,
+                  check_inputs,
+                  check_reports,
+                  choose_vocabulary,
+                  compose_vocabulary,
+                  fit,
+                  fit_reports,
+                  forecast,
+                  held_out_metrics,
+                  pad_length_note,
+                  record_words,
+                  save,
+                  split,
+                  state_contributors,
+                  train,
+                  warn_if_few_private_words,
+)
 
 __all__ = ["train", "train_batch", "TrainingResult", "build_model", "resolve_algorithm", "check_inputs",
            "choose_vocabulary", "split", "forecast", "fit", "held_out_metrics", "compose_vocabulary", "record_words",

@@ -5,6 +5,8 @@ the same function, so that both front doors build the same model from the same s
 """
 from __future__ import annotations
 
+import inspect
+
 from ..errors import DPTopicError, ParameterError
 from ..models.by_unit import UNIT_TRAINERS, for_unit
 from ..models.registry import TRAINERS, trainer, unit_algorithm_error
@@ -56,7 +58,7 @@ def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilo
         else:
             model = for_unit(unit, epsilon, **extra, **kw)
     elif name == "hdp" and epsilon is not None:
-        n_iter = kw.pop("n_iter", 100)
+        n_iter = kw.pop("n_iter", inspect.signature(cls).parameters["n_iter"].default)     # the estimator's own
         model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, n_iter, **kw)
     elif name in DOCUMENT_LEVEL:
         if epsilon is None:

@@ -29,31 +29,46 @@ import math
 import os
 import warnings
 from dataclasses import dataclass, field
-
-from ..errors import DPTopicError, ForecastWarning, PublicOverlapWarning, SmallCorpusWarning, user_stacklevel
-from ..models.by_unit import SPLIT_NAMES, split_by, split_for
-from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from pathlib import Path
-from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
+
 from .._io import check_output_dir
 from .._validation import Int, validate_value
-from ..corpus.corpus import as_corpus
-from ..models.public_prior import refuse_private_as_public
-from ..models.base import check_topics_fit_vocabulary
-from ..corpus.shards import folder_shards
-from ..models import FedLDA
-from ..corpus import without_copies
-from ..corpus.summary import median_user_length
-from ..advice import too_small_message
-from ..evaluation import npmi_and_diversity, training_run_metrics
-from ..models.fdptm import compose_privacy
-from ..models.dataset_charge import (after_fit, charging_active, hook, ledger_path, ledger_value, model_delta,
-                                     open_charge, open_run_charge)
-from ..accounting.events import ApproxDPEvent
-from ..corpus.wordlist import record_word_list
 from ..accounting.card import privacy_card
+from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
+from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
+from ..advice import too_small_message
+from ..corpus import without_copies
+from ..corpus.corpus import as_corpus
+from ..corpus.shards import folder_shards
+from ..corpus.summary import median_user_length
+from ..corpus.wordlist import record_word_list
+from ..errors import (
+    DPTopicError,
+    ForecastWarning,
+    ParameterError,
+    PublicOverlapWarning,
+    SmallCorpusWarning,
+    user_stacklevel,
+)
+from ..evaluation import npmi_and_diversity, training_run_metrics
+from ..models import FedLDA
+from ..models.base import check_topics_fit_vocabulary
+from ..models.by_unit import SPLIT_NAMES, split_by, split_for
+from ..models.dataset_charge import (
+    after_fit,
+    charging_active,
+    hook,
+    ledger_path,
+    ledger_value,
+    model_delta,
+    open_charge,
+    open_run_charge,
+)
+from ..models.fdptm import compose_privacy
+from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
+from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
@@ -130,7 +145,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
 
     Parameters
     ----------
-    corpus : Corpus, or a shard folder (``dptopic corpus prepare --shards``; path or ``training_source``) for the
+    corpus : Corpus, or a shard folder (:func:`dptopic.corpus.shards.write_shards`; path or ``training_source``) for the
         trainers that stream shards. With ``private_vocabulary`` the corpus must hold every word (read uncut).
     algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
     unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
@@ -151,7 +166,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         privacy loss distributions saves on the sum. With ``model``, its total-epsilon parameter and ``delta`` are
         set to that share.
     public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones
-        (:func:`dptopic.datasets.read_public_corpus` reads a file as ``dptopic train --public-corpus`` does).
+        (:func:`dptopic.datasets.read_public_corpus` reads a file as the command line does).
     out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
     save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
     ledger : the ledger the run is charged to (docs/budget.md): a file path or a ``postgresql://`` URL, True (the
@@ -162,8 +177,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
     model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
-    names : mapping, how messages name the inputs (the command line passes its flags: ``{"corpus": "--corpus
-        FILE", "public_corpus": "--public-corpus FILE"}``).
+    names : mapping, how messages name the inputs (``{parameter: name}``; the command line passes the flag that sets
+        each, with the file given).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
     split_as : another estimator whose split to use (a non-private reference trained on a private model's split).
     metrics : bool or "coherence", compute the held-out metrics (False: none, a caller computes its own on
@@ -175,18 +190,22 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     TrainingResult
     """
     where = ledger_value(ledger)        # 5, '' or a list: refused in one line naming ledger=
-    args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
-            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
-            names, callback, split_as, metrics, vocabulary_in_total, params)
+    run = dict(corpus=corpus, algorithm=algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics,
+               test_size=test_size, vocabulary=vocabulary, private_vocabulary=private_vocabulary,
+               public_corpus=public_corpus, user_field=user_field, out=out, save_metrics=save_metrics,
+               backend=backend, client=client, seed=seed, model=model, vocabulary_policy=vocabulary_policy,
+               overwrite=overwrite, names=names, callback=callback, split_as=split_as, metrics=metrics,
+               vocabulary_in_total=vocabulary_in_total, params=params)
     if where is None and dataset is None:
-        return _train(*args)
+        return _train(**run)
     with session(INHERIT if where is None else None if where is False else where, dataset):
-        return _train(*args)
+        return _train(**run)
 
 
-def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
+def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
            names, callback, split_as, metrics, vocabulary_in_total, params) -> TrainingResult:
+    """:func:`train`'s run, inside the ledger's session; every argument by its name (train's own)."""
     user_epsilon = params.pop("user_epsilon", None)
     reports_per_contributor = params.pop("reports_per_contributor", None)
     total = None
@@ -304,7 +323,7 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     share, a shard folder's trainer. Nothing is drawn here."""
     names = dict(names or {})
     if out is not None:
-        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
+        check_output_dir(out, overwrite=overwrite)
     if not isinstance(test_size, (int, float)) or isinstance(test_size, bool) or not 0 <= test_size < 1:
         raise DPTopicError(f"invalid {names.get('test_size', 'test_size')}={test_size!r}: give a share in [0, 1)"
                            " (0: nothing held out).")
@@ -338,7 +357,7 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     if getattr(model, "unit", None) == "user" and getattr(corpus, "user_ids", None) is None:
         how = f"user_field={user_field!r}" if user_field is not None else "user_field=FIELD"
         raise DPTopicError(f"the user unit needs each document's person, and {names.get('corpus', 'the corpus')}"
-                           f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
+                           f" carries none: read it with its user ids ({how}), or"
                            " from a folder of folders (one per person).")
     if test_size > 0 and corpus.n_docs < 2:     # the split's refusal, before any budget is spent on the words
         raise DPTopicError(f"cannot split a corpus of {corpus.n_docs} document(s) into train and test parts: give at"
@@ -387,8 +406,8 @@ def _shards_of(corpus):
             from ..backends import training_source  # looked up when called: tests patch it at its source
 
             return training_source(p)
-        raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.read_corpus reads a file) or a shard"
-                           " folder written by 'dptopic corpus prepare --shards'.")
+        raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.corpus.readers.read_corpus reads a file)"
+                           " or a shard folder (dptopic.corpus.shards.write_shards writes one).")
     return None
 
 
@@ -729,6 +748,14 @@ def _train_shards(result: TrainingResult, inputs: _Inputs, out, save_metrics, ca
     return result
 
 
+def no_vocabulary_error() -> ParameterError:
+    """The refusal of a report file that does not embed its vocabulary when no ``vocabulary`` is given (one sentence
+    for ``train_batch`` and the command line, which writes it in its flags)."""
+    return ParameterError("the report file does not embed its vocabulary: give {vocabulary=} (the public word list).",
+                          "vocabulary", flag_template="the report file does not embed its vocabulary: give {vocabulary}"
+                                                      " FILE (the public word list).")
+
+
 def _reads_reports(model) -> bool:
     """Whether ``model`` trains on randomized reports (``dptopic randomize``), not on a corpus (the registry says)."""
     entry = trainer_of(model)
@@ -768,13 +795,12 @@ def check_reports(model, reports, vocabulary=None, *, out=None, overwrite=False,
         validate_value("reports_per_contributor", int(reports_per_contributor) if whole else reports_per_contributor,
                        [Int(1, None)])
     if out is not None:
-        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
+        check_output_dir(out, overwrite=overwrite)
     if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
         vocabulary = vocabulary[1]
     vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
     if vocabulary is None:
-        raise DPTopicError("the report file does not embed its vocabulary: give vocabulary= (the public word list;"
-                           " CLI: --vocabulary FILE).")
+        raise no_vocabulary_error()
     return vocabulary
 
 

@@ -1,4 +1,5 @@
-"""Clipping and clamping (post-processing: free in privacy terms)."""
+"""Post-processing of released counts (free in privacy terms): clamping to a range and normalising rows to
+probabilities. Nothing here bounds a contribution (clipping, which is part of a mechanism, lives with it)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,7 +1,8 @@
-"""``dptopic.mechanisms.clipping``."""
+"""``dptopic.mechanisms.postprocess`` (named clipping.py once, though nothing in it clips a contribution)."""
 import numpy as np
 import pytest
-from dptopic.mechanisms import clamp, normalize_rows
+
+from dptopic.mechanisms.postprocess import clamp, normalize_rows
 
 
 def test_clamp_and_normalize():
