@@ -77,7 +77,7 @@ _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
 REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
-"""True while a private search fits its candidates (``models.private_search``): their re-use of the documents is
+"""True while a private search fits its candidates (``training.private_search``): their re-use of the documents is
 covered by the search's one release, so it is not warned of."""
 
 
