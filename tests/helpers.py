@@ -22,10 +22,11 @@ from dptopic.accounting import (
     hdp_total_epsilon,
     smallest_hdp_budget,
 )
+from dptopic.attacks.lira import ALGORITHMS
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.models import ALGORITHMS, FedLDA
+from dptopic.models import FedLDA
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

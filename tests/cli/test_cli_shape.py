@@ -55,7 +55,6 @@ FLAG_TEXT = {
     "models/_document_source.py": 1,
     "models/_private_gibbs.py": 2,
     "models/_user_level.py": 3,
-    "models/algorithms.py": 1,
     "models/base.py": 8,
     "models/by_unit.py": 4,
     "models/dataset_charge.py": 1,

@@ -5,8 +5,9 @@ import pytest
 import dptopic
 from dptopic.accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from dptopic.advice import UNIT_EPSILON_MAX
+from dptopic.attacks.lira import ALGORITHMS
 from dptopic.errors import DPTopicError
-from dptopic.models import ALGORITHMS, CDPLDA, HDPLDA, LDA, DocDPCooccurrence, for_unit
+from dptopic.models import CDPLDA, HDPLDA, LDA, DocDPCooccurrence, for_unit
 from dptopic.models.by_unit import split_by, split_for, trainer_for_unit
 
 

@@ -186,7 +186,7 @@ class Run:
 
 
 def _model(trainer: str, unit: str, secure: bool = False):
-    from dptopic.models import ALGORITHMS
+    from dptopic.attacks.lira import ALGORITHMS
 
     kw = {"n_topics": 2, "epsilon": 1.0, "unit": unit}
     if trainer == "docdp":

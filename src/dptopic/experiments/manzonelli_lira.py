@@ -22,6 +22,7 @@ from ..attacks import metrics
 from ..attacks.audit import lira_settings
 from ..attacks.classifier_mia import classifier_mia
 from ..attacks.lira import (
+    ALGORITHMS,
     NOT_AUDITED,
     bound_text,
     epsilon_parameter,
@@ -36,7 +37,6 @@ from ..attacks.lira import (
 )
 from ..errors import DPTopicError
 from ..evaluation import umass_coherence
-from ..models import ALGORITHMS
 from .zhao_local import paper_shape
 
 

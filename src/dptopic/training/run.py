@@ -147,7 +147,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     ----------
     corpus : Corpus, or a shard folder (:func:`dptopic.corpus.shards.write_shards`; path or ``training_source``) for the
         trainers that stream shards. With ``private_vocabulary`` the corpus must hold every word (read uncut).
-    algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
+    algorithm : str, the trainer (``dptopic.models.registry.TRAINERS``); default ``lda``, or the one ``unit`` picks.
     unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
         ``epsilon`` the whole run's budget in that unit. ``unit="user"``: the corpus carries each document's person
         (read with ``user_field=``; ``user_field`` here names that field in the refusal of a corpus without them).
