@@ -95,7 +95,7 @@ UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7, "user": 500.0}
 protects nothing; a word-level one is per word and starts in the hundreds."""
 TRAIN_DELTA = 1e-5
 """The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
-(``models/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
+(``training/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
 (imported by ``dptopic recommend``) does not; ``tests/cli/test_privacy.py`` checks that they agree."""
 LARGE_DELTA = 1e-3
 """Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in

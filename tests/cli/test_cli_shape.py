@@ -56,7 +56,7 @@ FLAG_TEXT = {
     "models/_private_gibbs.py": 2,
     "models/_user_level.py": 3,
     "models/base.py": 8,
-    "models/by_unit.py": 4,
+    "training/by_unit.py": 4,
     "models/dataset_charge.py": 1,
     "models/docdp.py": 1,
     "models/docdp_cooc.py": 1,

@@ -407,8 +407,8 @@ def test_advice_constants_are_for_unit_s_defaults_and_documented_in_order():
     import ast
 
     import dptopic.advice as advice
-    from dptopic.models.by_unit import for_unit
     from dptopic.models.docdp_cooc import resolve_ranking_noise
+    from dptopic.training.by_unit import for_unit
 
     body = ast.parse(Path(advice.__file__).read_text("utf-8")).body
     docs = {a.targets[0].id: b.value.value for a, b in zip(body, body[1:])

@@ -212,7 +212,7 @@ def _observer(records: list, replay: Run | None):
 def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run | None = None) -> Run:
     import warnings
 
-    from dptopic.models.by_unit import split_for
+    from dptopic.training.by_unit import split_for
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     vocab = Vocabulary(WORDS)

@@ -10,7 +10,7 @@ from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from dptopic.models import DocDPCooccurrence
 from dptopic.models._user_level import cooccurrence_statistic, group_by_person, people_of, presence_statistic
-from dptopic.models.by_unit import split_for
+from dptopic.training.by_unit import split_for
 
 SENSITIVITY = 1.0       # the L2 sensitivity DocDPCooccurrence(unit="user") calibrates its Gaussian noise to
 TOL = 1e-9

@@ -228,7 +228,7 @@ def test_the_word_list_is_recorded(corpus):
 
 def test_a_reference_can_take_another_model_s_split(corpus):
     from dptopic.models import HDPLDA, LDA
-    from dptopic.models.by_unit import split_for
+    from dptopic.training.by_unit import split_for
 
     hdp = HDPLDA(n_topics=2)
     r = dptopic.train(corpus, model=LDA(n_topics=2, n_iter=2, verbose=0), split_as=hdp)

@@ -5,7 +5,7 @@
    dataset's ledger, the cap checked for the whole run (the words' selection and the trainer's plan);
 2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
    the corpus's own;
-3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.models.by_unit.split_for`);
+3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.training.by_unit.split_for`);
 4. :func:`fit`;
 5. :func:`held_out_metrics`, labelled "outside the guarantee";
 6. :func:`compose_vocabulary`: the private vocabulary's composition with the trainer's guarantee (FDPTM);
@@ -54,7 +54,6 @@ from ..errors import (
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models import FedLDA
 from ..models.base import check_topics_fit_vocabulary
-from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from ..models.dataset_charge import (
     after_fit,
     charging_active,
@@ -69,6 +68,7 @@ from ..models.fdptm import compose_privacy
 from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
+from .by_unit import SPLIT_NAMES, split_by, split_for
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
