@@ -30,7 +30,7 @@ from .run import (
                   warn_if_few_private_words,
 )
 
-__all__ = ["train", "train_batch", "TrainingResult", "for_unit", "UNIT_TRAINERS", "build_model", "resolve_algorithm", "check_inputs",
-           "choose_vocabulary", "split", "forecast", "fit", "held_out_metrics", "compose_vocabulary", "record_words",
-           "card", "save", "check_reports", "fit_reports", "state_contributors", "pad_length_note",
+__all__ = ["train", "train_batch", "TrainingResult", "for_unit", "UNIT_TRAINERS", "build_model", "resolve_algorithm",
+           "check_inputs", "choose_vocabulary", "split", "forecast", "fit", "held_out_metrics", "compose_vocabulary",
+           "record_words", "card", "save", "check_reports", "fit_reports", "state_contributors", "pad_length_note",
            "warn_if_few_private_words", "DOCUMENT_LEVEL", "WORDS_PER_TOPIC", "PAD_LENGTH_FACTOR"]
