@@ -54,7 +54,7 @@ FLAG_TEXT = {
     "models/_document_level.py": 3,
     "models/_document_source.py": 1,
     "models/_private_gibbs.py": 2,
-    "models/_user_level.py": 3,
+    "moments/person_bound.py": 3,
     "models/base.py": 8,
     "training/by_unit.py": 4,
     "models/dataset_charge.py": 1,

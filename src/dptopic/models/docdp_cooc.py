@@ -57,11 +57,7 @@ from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusW
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
-from ..moments.public_groups import grouped_columns, spread_tail, word_topics
-from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from ..moments.support import cooccurrence_supported_topics
-from ._document_level import _DocumentDPModel
-from ._user_level import (
+from ..moments.person_bound import (
     UNITS,
     check_unit,
     cooccurrence_statistic,
@@ -71,6 +67,10 @@ from ._user_level import (
     unit_and_relation,
     user_report,
 )
+from ..moments.public_groups import grouped_columns, spread_tail, word_topics
+from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
+from ..moments.support import cooccurrence_supported_topics
+from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 from .public_prior import (
     PUBLIC_AUTO_WORDS,
@@ -226,7 +226,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``"document"``: epsilon covers one document added or removed. ``"user"``: one person's documents added or
         removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to both
         releases is bounded as a whole, so the accounting is the same with the person as the unit
-        (:mod:`dptopic.models._user_level`; ``docs/privacy_units.md``).
+        (:mod:`dptopic.moments.person_bound`; ``docs/privacy_units.md``).
     documents_per_user : int or None, default=None
         With ``unit="user"``: None sums each person's normalised documents and scales the sum to norm at most 1; an
         int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted ``1/m`` (``m`` is public;
@@ -603,7 +603,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def _release_cooccurrence(self, passes, people, n_people, words: "_WordChoice", V: int, sigma: float, rng):
         """``(noisy, n_docs)``: the co-occurrence release over the kept words (or their columns), each document's
-        (or person's, bounded as a whole: models/_user_level.py) contribution of Frobenius norm at most 1, kept
+        (or person's, bounded as a whole: moments/person_bound.py) contribution of Frobenius norm at most 1, kept
         (``releases_``) for a refit; ``n_docs`` decides the small-corpus warning only, never saved or released."""
         if people is None:
             stat = passes.sum(normalised_cooccurrence_bow, words.kept, V, self._jobs, groups=words.groups)
