@@ -99,7 +99,7 @@ TRAIN_DELTA = 1e-5
 (imported by ``dptopic recommend``) does not; ``tests/cli/test_privacy.py`` checks that they agree."""
 LARGE_DELTA = 1e-3
 """Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in
-``models/_document_level.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
+``models/_document_base.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
 DOCUMENT_RANKING_NOISE = 3.0
 """The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
 defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in

@@ -125,7 +125,7 @@ def test_no_module_outside_the_registry_holds_a_table_of_trainer_names():
     assert len(cooc) <= MAX_FILES_NAMING_DOCDP_COOC, cooc
     # the modules whose tables became look-ups name no trainer as data any more
     for moved in ("dptopic/training/by_unit.py", "dptopic/models/base.py",
-                  "dptopic/models/_document_level.py", "dptopic/cli/_train_help.py", "dptopic/cli/_train_flags.py"):
+                  "dptopic/models/_document_base.py", "dptopic/cli/_train_help.py", "dptopic/cli/_train_flags.py"):
         assert moved not in every, (moved, every.get(moved))
 
 

@@ -49,8 +49,8 @@ from ..moments.person_bound import (
 )
 from ..moments.support import em_supported_topics
 from ._docdp_math import denoise
-from ._document_level import _DocumentDPModel
-from ._document_source import read_ahead
+from ._document_base import _DocumentDPModel
+from ._document_passes import read_ahead
 from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"

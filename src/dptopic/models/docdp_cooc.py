@@ -70,7 +70,7 @@ from ..moments.person_bound import (
 from ..moments.public_groups import grouped_columns, spread_tail, word_topics
 from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from ..moments.support import cooccurrence_supported_topics
-from ._document_level import _DocumentDPModel
+from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 from .public_prior import (
     PUBLIC_AUTO_WORDS,
