@@ -110,12 +110,12 @@ agree."""
 def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
     """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its release plan (the word ranking with
     ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`~dptopic.accounting.plan.
-    cooccurrence_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
+    docdp_cooc_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
     and the pair within the budget of its ledger, as ``fit`` reserves it."""
-    from .accounting.plan import cooccurrence_plan  # SciPy's accountant: loaded only when a budget is checked
+    from .accounting.plan import docdp_cooc_plan  # SciPy's accountant: loaded only when a budget is checked
 
     try:
-        plan = cooccurrence_plan(float(epsilon), float(delta), float(ratio))
+        plan = docdp_cooc_plan(float(epsilon), float(delta), float(ratio))
         plan.reserve(plan.ledger())
     except DPTopicError:
         return False

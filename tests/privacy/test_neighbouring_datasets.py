@@ -52,8 +52,8 @@ def test_the_harness_reads_the_sensitivity_from_the_release_plan(harness, tmp_pa
     harness.within_sensitivity(a, b)            # the plan as calibrated: within it
     worst = max(m for label, m, _, _ in harness.moved(a, b) if label == plans.COOC_STATISTIC)
     assert worst > 0.5
-    true_release = plans.cooccurrence_release
-    monkeypatch.setattr(plans, "cooccurrence_release",
+    true_release = plans.docdp_cooc_release
+    monkeypatch.setattr(plans, "docdp_cooc_release",
                         lambda *a, **k: dataclasses.replace(true_release(*a, **k), sensitivity=0.5))
     a = harness.train["library"](pair, "docdp-cooc", pair.d, tmp_path / "a2")
     b = harness.train["library"](pair, "docdp-cooc", pair.d2, tmp_path / "b2", replay=a)

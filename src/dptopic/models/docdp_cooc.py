@@ -48,7 +48,7 @@ from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, R
 from ..accounting.plan import COOC_RANKING as _RANKING
 from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC
-from ..accounting.plan import ReleasePlan, cooccurrence_plan
+from ..accounting.plan import ReleasePlan, docdp_cooc_plan
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
@@ -414,7 +414,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         """The releases a fit over a vocabulary of ``n_words`` words makes (the vocabulary's size, as every trainer's
         ``release_plan`` takes it; the words kept are the parameter ``self.n_words``). Public settings alone; the two
         releases when the size is not given: the word ranking, unless every word is kept, and the co-occurrence statistic,
-        calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.cooccurrence_plan`).
+        calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.docdp_cooc_plan`).
         A budget no noise reaches is refused in one line naming ``epsilon`` and the smallest reachable one."""
         return self._plan(self._ranked(n_words))
 
@@ -426,8 +426,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         ratio = resolve_ranking_noise(self.ranking_noise, self.word_choice)
         epsilon, delta = float(self.epsilon), float(self.delta)
         try:
-            return cooccurrence_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
-                                     theorem=two_release_theorem(share is not None or auto, repetition))
+            return docdp_cooc_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
+                                   theorem=two_release_theorem(share is not None or auto, repetition))
         except DPTopicError:
             if not ranked:
                 raise
