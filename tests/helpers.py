@@ -342,7 +342,7 @@ def mutations(good: bytes):
 def fit_each_private_trainer(corpus):
     """One model fitted by each private trainer (and by the F-DPTM path) on ``corpus``, small settings."""
     from dptopic.contributor.randomizer import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
     with warnings.catch_warnings():

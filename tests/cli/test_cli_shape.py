@@ -61,7 +61,7 @@ FLAG_TEXT = {
     "models/docdp.py": 1,
     "models/docdp_cooc.py": 1,
     "models/dpsvi.py": 1,
-    "models/fdptm.py": 1,
+    "training/fdptm.py": 1,
     "models/fedlda.py": 6,
     "models/local_document_lda.py": 1,
     "models/olp_lda.py": 1,

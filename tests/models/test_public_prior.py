@@ -275,14 +275,14 @@ def no_noise(monkeypatch):
     spent budget."""
     import dptopic.mechanisms.gaussian
     import dptopic.models.docdp_cooc
-    import dptopic.models.fdptm
+    import dptopic.training.fdptm
 
     def drawn(*a, **k):
         raise AssertionError("noise was drawn")
 
     for module, name in ((dptopic.mechanisms.gaussian, "gaussian_mechanism"), (dptopic.models.docdp_cooc,
                                                                                "gaussian_mechanism"),
-                         (dptopic.models.fdptm, "dp_set_union")):
+                         (dptopic.training.fdptm, "dp_set_union")):
         monkeypatch.setattr(module, name, drawn)
 
 

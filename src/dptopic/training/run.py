@@ -64,11 +64,11 @@ from ..models.dataset_charge import (
     open_charge,
     open_run_charge,
 )
-from ..models.fdptm import compose_privacy
 from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from .by_unit import SPLIT_NAMES, split_by, split_for
+from .fdptm import compose_privacy
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
@@ -499,7 +499,7 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
         result.corpus = corpus
         _after_vocabulary(result, inputs)
         return _say(result, callback, "vocabulary")
-    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
+    from .fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     eps_v, delta_v = inputs.private_vocabulary
     secure = bool(getattr(result.model, "secure", False))

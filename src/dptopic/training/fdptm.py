@@ -14,7 +14,7 @@ from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.private_vocabulary import dp_set_union
 from ..errors import DataVocabularyWarning, DPTopicError
-from .dataset_charge import debit_outside_fit
+from ..models.dataset_charge import debit_outside_fit
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
