@@ -324,6 +324,14 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         since the exact counts would undo it); a streaming trainer's ``n_batches`` and ``n_docs_seen``."""
         return dict(getattr(self, "_train_stats", None) or {})
 
+    def drop_corpus_counts(self) -> None:
+        """Forget the exact numbers of documents and tokens of the training corpus (``training_stats_`` keeps the rest):
+        what a guarantee that protects a whole document requires, as when a private vocabulary is composed with the
+        fit (:func:`dptopic.training.fdptm.compose_privacy`)."""
+        stats = getattr(self, "_train_stats", None)
+        if isinstance(stats, dict):
+            self._train_stats = {k: v for k, v in stats.items() if k not in ("n_docs", "n_tokens")}
+
     @classmethod
     def _params_from_saved(cls, params: dict) -> dict:
         """The constructor parameters of a ``model.json`` written by this or an older dptopic: a class whose
