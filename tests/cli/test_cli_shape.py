@@ -67,7 +67,7 @@ FLAG_TEXT = {
     "models/olp_lda.py": 1,
     "models/registry.py": 31,
     "models/secure_sum.py": 3,
-    "models/vector_prior.py": 1,
+    "moments/vector_prior.py": 1,
     "protocol/document_reports.py": 11,
     "protocol/reports.py": 2,
     "reporting/calculators.py": 3,

@@ -68,11 +68,7 @@ from ..moments.person_bound import (
     user_report,
 )
 from ..moments.public_groups import grouped_columns, spread_tail, word_topics
-from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from ..moments.support import cooccurrence_supported_topics
-from ._document_base import _DocumentDPModel
-from .base import check_topics_fit_vocabulary
-from .public_prior import (
+from ..moments.public_prior import (
     PUBLIC_AUTO_WORDS,
     check_public_input,
     extend_topics,
@@ -81,8 +77,12 @@ from .public_prior import (
     public_prior_topics,
     refuse_private_as_public,
 )
-from .vector_prior import ROUTES as VECTOR_ROUTES
-from .vector_prior import choose_route, resolve_vectors, vectors_entry
+from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
+from ..moments.support import cooccurrence_supported_topics
+from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
+from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
+from ._document_base import _DocumentDPModel
+from .base import check_topics_fit_vocabulary
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -259,7 +259,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         most 1). ``"auto"``: the groups when the first release's signal is large, the sum of its noisy word entries
         over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
         (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
-        (:func:`~dptopic.models.vector_prior.choose_route`; post-processing of the first release).
+        (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release).
 
     Attributes
     ----------
@@ -377,7 +377,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         return params
 
     def _vectors_apply(self, public, bg_share) -> tuple[bool, str]:
-        """Whether this fit's settings use public vectors, and why not (:func:`~.vector_prior.resolve_vectors`)."""
+        """Whether this fit's settings use public vectors, and why not
+        (:func:`~dptopic.moments.vector_prior.resolve_vectors`)."""
         if self.recovery != "refined-anchors":
             return False, "recovery='nmf' reads no vectors"
         if public is not None:
@@ -462,7 +463,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only).
         ``public_corpus``: non-private documents of the same domain, none of them private (a Corpus, matched to the
         vocabulary by word, or a count matrix over its words): a prior for the topics, costing no budget
-        (``dptopic.models.public_prior``); the card names it as public input, and ``public_route_`` says whether the
+        (``dptopic.moments.public_prior``); the card names it as public input, and ``public_route_`` says whether the
         private release improved on the public topics.
 
         The steps, in order: every input checked (:meth:`_fit_settings`, :meth:`_fit_vectors`), nothing spent yet;
@@ -567,7 +568,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         if setting.auto:
             n_words = max(min(auto_n_words(float(released[V]), sigma) if self.recovery == "nmf" else
                               auto_n_words_moments(float(counts.sum()), sigma), V), K)
-            if setting.public is not None:          # the public matrix carries more words (models/public_prior.py)
+            if setting.public is not None:          # the public matrix carries more words (moments/public_prior.py)
                 n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
         order = np.argsort(-counts, kind="stable")
         if share_rule:
@@ -627,7 +628,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
                                          threshold=float(self.threshold))
             self.public_input_ = self.public_route_ = None
-        else:           # post-processing of the release and the public documents (models/public_prior.py)
+        else:           # post-processing of the release and the public documents (moments/public_prior.py)
             H, self.public_input_ = public_prior_topics(noisy, setting.public, words.kept, K - n_bg,
                                                         sigma / np.sqrt(2.0), float(self.threshold))
             self.public_route_ = self.public_input_["route"]
@@ -641,7 +642,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.public_vectors_ = (None if setting.vectors is None else
                                 vectors_entry(setting.vectors, list(vocab.words), setting.vectors_by_default,
                                               words.route))
-        if setting.public is not None:  # the public documents give each topic its own words (models/public_prior.py)
+        if setting.public is not None:  # the public documents give each topic its own words (moments/public_prior.py)
             self.components_ = extend_topics(self.components_, setting.public, float(self.alpha))
         self.supported_topics_ = supported
 

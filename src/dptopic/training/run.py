@@ -64,8 +64,8 @@ from ..models.dataset_charge import (
     open_charge,
     open_run_charge,
 )
-from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
+from ..moments.public_prior import refuse_private_as_public
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from .by_unit import SPLIT_NAMES, split_by, split_for
 from .fdptm import compose_privacy

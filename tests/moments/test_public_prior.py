@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dptopic.models.public_prior as public_prior
+import dptopic.moments.public_prior as public_prior
 from dptopic.accounting.card import privacy_card
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence
-from dptopic.models.public_prior import extend_topics
+from dptopic.moments.public_prior import extend_topics
 from helpers import main_output
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
