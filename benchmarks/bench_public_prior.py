@@ -27,7 +27,7 @@ import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
 import dptopic
-import dptopic.models.public_prior as public_prior
+import dptopic.moments.public_prior as public_prior
 from dptopic.datasets import load_20newsgroups
 from dptopic.evaluation import topic_coverage
 

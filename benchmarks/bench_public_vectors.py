@@ -451,9 +451,9 @@ def _groups_half_lowrank(run):
 
 
 @route("auto", "the library's default (vectors_route=\"auto\"): groups where the first release's signal reaches"
-               " GROUPS_FROM, the spread below (models/vector_prior.py choose_route)")
+               " GROUPS_FROM, the spread below (moments/vector_prior.py choose_route)")
 def _auto(run):
-    from dptopic.models.vector_prior import choose_route
+    from dptopic.moments.vector_prior import choose_route
 
     taken = choose_route("auto", float(run.counts.sum()), run.sigma)
     return ROUTES[taken][0](run)
@@ -618,7 +618,7 @@ def measure(a, vectors):
                 if a.verbose:
                     print(f"  {name} run {r} {x}: {cov:.3f} / {acc:.3f} ({sup} supported)", flush=True)
         if "floor" not in scores:
-            from dptopic.models.vector_prior import floor_topics
+            from dptopic.moments.vector_prior import floor_topics
 
             floor = score(floor_topics(vectors, train.vocabulary.words, a.topics), train, test, ref, base)
             freq = np.bincount(train.word_ids, minlength=train.vocab_size) + 1e-12

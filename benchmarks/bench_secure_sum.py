@@ -57,8 +57,8 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.accounting.skellam import rounded_norms
     from dptopic.contributor import secure_sum as cs
     from dptopic.mechanisms.skellam import skellam_share
-    from dptopic.models._user_level import group_by_person, user_codes
     from dptopic.models.secure_sum import released_words, secure_sum_topics
+    from dptopic.moments.person_bound import group_by_person, user_codes
 
     codes = user_codes(users, corpus.n_docs)
     m = corpus.to_bow()

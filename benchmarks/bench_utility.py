@@ -416,7 +416,7 @@ def floors(a, train, test, reference, base) -> dict:
     # by the vectors' own frequency order; deterministic, so one run (skipped when the vectors are not installed)
     try:
         from dptopic.corpus.vectors import load_public_vectors
-        from dptopic.models.vector_prior import floor_topics
+        from dptopic.moments.vector_prior import floor_topics
 
         vectors = load_public_vectors(VECTORS)
     except dptopic.DPTopicError as e:

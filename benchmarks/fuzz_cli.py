@@ -106,7 +106,7 @@ def issue_cases(fx: dict) -> list[Case]:
     # 1. the random-stopping search
     add(Case("1 search: K, the runs' scores and a seeded K are not published", [_py(f"""
         from dptopic.models import DocDPCooccurrence
-        from dptopic.models.private_search import RandomStoppingSearch
+        from dptopic.training.private_search import RandomStoppingSearch
         import dptopic
         c = read_corpus({C!r})
         s = RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {{"n_topics": [2, 3]}}, gamma=0.3, ledger=False)

@@ -22,10 +22,11 @@ from dptopic.accounting import (
     hdp_total_epsilon,
     smallest_hdp_budget,
 )
+from dptopic.attacks.lira import ALGORITHMS
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.models import ALGORITHMS, FedLDA
+from dptopic.models import FedLDA
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -341,7 +342,7 @@ def mutations(good: bytes):
 def fit_each_private_trainer(corpus):
     """One model fitted by each private trainer (and by the F-DPTM path) on ``corpus``, small settings."""
     from dptopic.contributor.randomizer import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
     with warnings.catch_warnings():

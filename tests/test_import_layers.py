@@ -185,7 +185,7 @@ SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_share
 
 def private_imports_across_packages(src: Path, package: str = "dptopic") -> list:
     """``(importer, line, imported)`` for each import from another package of ``package`` of a private module
-    (``models._document_level``) or a private name (``from ..corpus.corpus import _open_text``); the shared root
+    (``models._document_base``) or a private name (``from ..corpus.corpus import _open_text``); the shared root
     modules (:data:`SHARED_ROOT_MODULES`) excepted."""
     import ast
 

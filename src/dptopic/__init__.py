@@ -10,7 +10,7 @@ _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus
             "DataVocabularyWarning": ".errors", "PublicOverlapWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
-            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models", "train": ".training", "TrainingResult": ".training",
+            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".training", "train": ".training", "TrainingResult": ".training",
             "DocDPEM": ".models", "DocDPCooccurrence": ".models", "LocalDocumentLDA": ".models", "SecureSumTopics": ".models",
             "CountVectorizer": ".corpus.vectorizer"}
 

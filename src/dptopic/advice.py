@@ -95,11 +95,11 @@ UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7, "user": 500.0}
 protects nothing; a word-level one is per word and starts in the hundreds."""
 TRAIN_DELTA = 1e-5
 """The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
-(``models/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
+(``training/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
 (imported by ``dptopic recommend``) does not; ``tests/cli/test_privacy.py`` checks that they agree."""
 LARGE_DELTA = 1e-3
 """Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in
-``models/_document_level.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
+``models/_document_base.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
 DOCUMENT_RANKING_NOISE = 3.0
 """The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
 defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
@@ -110,12 +110,12 @@ agree."""
 def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
     """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its release plan (the word ranking with
     ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`~dptopic.accounting.plan.
-    cooccurrence_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
+    docdp_cooc_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
     and the pair within the budget of its ledger, as ``fit`` reserves it."""
-    from .accounting.plan import cooccurrence_plan  # SciPy's accountant: loaded only when a budget is checked
+    from .accounting.plan import docdp_cooc_plan  # SciPy's accountant: loaded only when a budget is checked
 
     try:
-        plan = cooccurrence_plan(float(epsilon), float(delta), float(ratio))
+        plan = docdp_cooc_plan(float(epsilon), float(delta), float(ratio))
         plan.reserve(plan.ledger())
     except DPTopicError:
         return False

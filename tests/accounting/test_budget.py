@@ -8,19 +8,19 @@ from dptopic.accounting import (
     hdp_iteration_events,
     hdp_total_epsilon,
     smallest_hdp_budget,
-    solve_epsilon_laplace,
+    solve_hdp_epsilon_laplace,
 )
 from dptopic.errors import DPTopicError
 
 
 def test_budget_helper():
-    eps_l = solve_epsilon_laplace(30.0, 1e-5, 10, 1.0)
+    eps_l = solve_hdp_epsilon_laplace(30.0, 1e-5, 10, 1.0)
     assert eps_l > 0
     assert hdp_total_epsilon(eps_l, 1.0, 10, 1e-5) <= 30.0 + 1e-6
     assert hdp_total_epsilon(eps_l * 1.01, 1.0, 10, 1e-5) > 30.0 - 0.05
     floor = smallest_hdp_budget(10.0, 100, 1e-5)
     with pytest.raises(DPTopicError, match=r"budget too small.*epsilon > "):
-        solve_epsilon_laplace(floor * 0.9, 1e-5, 100, 10.0)
+        solve_hdp_epsilon_laplace(floor * 0.9, 1e-5, 100, 10.0)
 
 
 def test_rdp_closed_form_values():
@@ -51,7 +51,7 @@ def test_hdp_total_epsilon_is_the_headline_of_a_ledger_that_spent_the_plan():
 def test_solved_epsilon_laplace_spends_the_total_within_the_stated_tolerance(epsilon, n_iter, epsilon_inherent, extra):
     from dptopic.accounting.budget import HDP_SPEND_RTOL
 
-    eps_l = solve_epsilon_laplace(epsilon, 1e-5, n_iter, epsilon_inherent, extra_laplace=extra)
+    eps_l = solve_hdp_epsilon_laplace(epsilon, 1e-5, n_iter, epsilon_inherent, extra_laplace=extra)
     spent = hdp_total_epsilon(eps_l, epsilon_inherent, n_iter, 1e-5, extra_laplace=extra)
     assert epsilon * (1 - HDP_SPEND_RTOL) <= spent <= epsilon
 
@@ -59,6 +59,6 @@ def test_solved_epsilon_laplace_spends_the_total_within_the_stated_tolerance(eps
 def test_a_total_basic_composition_states_is_spent_exactly():
     """T (eps_L + eps_I) of pure events at large eps_L: every figure is basic composition, and the solver spends the
     total to rounding (it once stopped at 999.56 of 1,000, its bisection stopping on eps_L's own tolerance)."""
-    eps_l = solve_epsilon_laplace(1000.0, 1e-5, 50, 10.0)
+    eps_l = solve_hdp_epsilon_laplace(1000.0, 1e-5, 50, 10.0)
     assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) == pytest.approx(1000.0, rel=1e-9)
     assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) <= 1000.0

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from dptopic.accounting import hdp_total_epsilon, solve_epsilon_laplace
+from dptopic.accounting import hdp_total_epsilon, solve_hdp_epsilon_laplace
 from dptopic.accounting.calculators import HDP_DEFAULT_BETA, compose, fed_report_words, hdp_calculator, inherent_bounds
 from dptopic.accounting.inherent import eps_iter_static, eps_related, hdp_epsilon_inherent
 from dptopic.errors import ParameterError
@@ -30,7 +30,7 @@ def test_hdp_calculator_splits_a_budget_and_composes_a_component():
     split = hdp_calculator(clip=147.4, epsilon=1000, n_iter=50)
     eps_i = hdp_epsilon_inherent(147.4, HDP_DEFAULT_BETA)
     assert split["epsilon_inherent"] == eps_i and split["clip_given"] and "small_clip" not in split
-    assert split["split"]["epsilon_laplace"] == solve_epsilon_laplace(1000, 1e-5, 50, eps_i)
+    assert split["split"]["epsilon_laplace"] == solve_hdp_epsilon_laplace(1000, 1e-5, 50, eps_i)
     composed = hdp_calculator(epsilon_inherent=10, epsilon_laplace=1, n_iter=20)
     assert not composed["clip_given"] and math.isclose(composed["clip"], math.expm1(5))
     assert composed["composed"]["pld"] == hdp_total_epsilon(1, 10, 20, 1e-5, discretization=1e-4)

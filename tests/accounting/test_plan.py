@@ -8,10 +8,10 @@ from dptopic.accounting.events import LaplaceEvent, PureDPEvent
 from dptopic.accounting.plan import (
     PlannedRelease,
     ReleasePlan,
-    cooccurrence_plan,
-    cooccurrence_release,
+    docdp_cooc_plan,
+    docdp_cooc_ranking_release,
+    docdp_cooc_release,
     refuse_unreachable,
-    word_ranking_release,
 )
 from dptopic.errors import BudgetExceededError, DPTopicError
 
@@ -63,14 +63,14 @@ def test_as_dict_is_json_and_names_every_release():
 
 
 def test_the_cooccurrence_plan_is_within_its_budget_and_the_two_releases_share_it():
-    plan = cooccurrence_plan(1.0, 1e-5, 3.0)
+    plan = docdp_cooc_plan(1.0, 1e-5, 3.0)
     rank, cooc = plan.releases
-    assert rank == word_ranking_release(rank.event.noise_multiplier)
-    assert cooc == cooccurrence_release(cooc.event.noise_multiplier)
+    assert rank == docdp_cooc_ranking_release(rank.event.noise_multiplier)
+    assert cooc == docdp_cooc_release(cooc.event.noise_multiplier)
     assert rank.scale == pytest.approx(3.0 * cooc.scale) and rank.sensitivity == cooc.sensitivity == 1.0
     assert plan.epsilon(1e-5) <= 1.0 * (1 + 1e-9)
     assert plan.epsilon(1e-5) > 0.99        # calibrated: spends what was asked
-    one = cooccurrence_plan(1.0, 1e-5, 3.0, ranked=False)
+    one = docdp_cooc_plan(1.0, 1e-5, 3.0, ranked=False)
     assert len(one.releases) == 1 and one.releases[0].scale < cooc.scale     # one release needs less noise
 
 
@@ -79,7 +79,7 @@ def test_the_models_plan_is_the_function_recommend_reads():
     from dptopic.models import DocDPCooccurrence
 
     m = DocDPCooccurrence(epsilon=0.7, delta=1e-6)
-    assert m.release_plan().releases == cooccurrence_plan(0.7, 1e-6, 3.0).releases
+    assert m.release_plan().releases == docdp_cooc_plan(0.7, 1e-6, 3.0).releases
     assert m.release_plan(n_words=150).releases != m.release_plan(n_words=5000).releases   # 150 words: all kept
     assert unreachable_epsilon("document", 0.7, 1e-6) is None
 

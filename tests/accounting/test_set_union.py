@@ -62,10 +62,10 @@ def test_model_epsilon_within_total_spends_the_total_within_its_tolerance_never_
 
 def test_composed_epsilon_is_the_card_s_total_of_a_plan_and_a_vocabulary_event():
     from dptopic.accounting import ApproxDPEvent
-    from dptopic.accounting.plan import cooccurrence_plan
+    from dptopic.accounting.plan import docdp_cooc_plan
     from dptopic.accounting.set_union import SET_UNION_RELATION, composed_epsilon, fdptm_report
 
-    plan = cooccurrence_plan(1.0, 5e-6, 0.5)
+    plan = docdp_cooc_plan(1.0, 5e-6, 0.5)
     vocab = ApproxDPEvent(2.0, 5e-6, label="vocabulary", unit="document", relation=SET_UNION_RELATION)
     led = plan.ledger(budget=False)
     for e, n in plan.groups():

@@ -107,7 +107,7 @@ def test_empirical_epsilon_stays_below_hdp_claim(planted):
 
 
 def test_every_registered_trainer_can_be_audited(planted):
-    from dptopic.models import ALGORITHMS
+    from dptopic.attacks.lira import ALGORITHMS
 
     small = planted.subset(range(40))
     import inspect

@@ -94,7 +94,7 @@ def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(name, s
         import os
         import signal
 
-        from dptopic.models import _document_source as mod
+        from dptopic.models import _document_passes as mod
         real = mod._block_bow
 
         def dying(block, vocab, on_worker=False):
@@ -117,7 +117,7 @@ def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(name, s
     def disarm():
         import importlib
 
-        from dptopic.models import _document_source as mod
+        from dptopic.models import _document_passes as mod
         importlib.reload(mod)
     fresh.run(disarm)
 

@@ -76,8 +76,8 @@ def test_a_cap_refuses_a_private_vocabulary_run_before_the_set_union_draws(corpu
     """The cap of the --corpus file's dataset admits the vocabulary's 0.4 alone, not with the trainer's 1: refused in
     one line before the DP set union draws, nothing written to the ledger or the model folder."""
     from dptopic.corpus.readers import read_corpus
-    from dptopic.models import fdptm
     from dptopic.models.dataset_charge import documents_of
+    from dptopic.training import fdptm
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     L = tmp_path / "l.sqlite"

@@ -109,10 +109,10 @@ def test_floating_point_noise_is_not_rounded_up_into_a_visible_bump(tmp_path):
 
 
 def test_hdp_budget_split_shows_the_largest_epsilon_l_rounded_down():
-    from dptopic.accounting import solve_epsilon_laplace
+    from dptopic.accounting import solve_hdp_epsilon_laplace
     from dptopic.accounting.verify import rounded_up
 
-    eps_l = solve_epsilon_laplace(1100.0, 1e-5, 100, 10.0)            # 1.5592575...: to nearest 1.55926, above it
+    eps_l = solve_hdp_epsilon_laplace(1100.0, 1e-5, 100, 10.0)            # 1.5592575...: to nearest 1.55926, above it
     out = _out(_cli("privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1100", "--iterations", "100"))
     assert f"largest eps_L = {rounded_up(eps_l, 6, down=True):.6g} per iteration" in out
     assert f"{eps_l:.6g}" not in out
@@ -407,8 +407,8 @@ def test_advice_constants_are_for_unit_s_defaults_and_documented_in_order():
     import ast
 
     import dptopic.advice as advice
-    from dptopic.models.by_unit import for_unit
     from dptopic.models.docdp_cooc import resolve_ranking_noise
+    from dptopic.training.by_unit import for_unit
 
     body = ast.parse(Path(advice.__file__).read_text("utf-8")).body
     docs = {a.targets[0].id: b.value.value for a, b in zip(body, body[1:])

@@ -267,7 +267,7 @@ def test_recommend_warns_of_a_delta_not_below_one_over_the_documents(capsys):
     out = _out(capsys, "recommend", "--epsilon", "1", "--docs", "100", "--delta", "1e-4")
     assert "conservative" in out and "--delta 0.0001 --topics 20 --corpus FILE" in out
     from dptopic.advice import LARGE_DELTA
-    from dptopic.models._document_level import LARGE_DELTA as FIT_LARGE_DELTA
+    from dptopic.models._document_base import LARGE_DELTA as FIT_LARGE_DELTA
 
     assert LARGE_DELTA == FIT_LARGE_DELTA
 

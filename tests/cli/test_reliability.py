@@ -25,7 +25,7 @@ from dptopic.accounting import (
     hdp_clip_bound,
     hdp_total_epsilon,
     smallest_hdp_budget,
-    solve_epsilon_laplace,
+    solve_hdp_epsilon_laplace,
 )
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
@@ -214,7 +214,7 @@ NONSENSE = [
     lambda: hdp_clip_bound(1e6, 1),
     lambda: hdp_total_epsilon(0, 1, 10, 1e-5),
     lambda: smallest_hdp_budget(-1, 10, 1e-5),
-    lambda: solve_epsilon_laplace(10.0, 1e-5, 0, 1.0),
+    lambda: solve_hdp_epsilon_laplace(10.0, 1e-5, 0, 1.0),
     lambda: dptopic.HDPLDA.from_budget(float("inf")),
     lambda: dptopic.HDPLDA.from_budget(100.0, n_iter=2.5),
     lambda: dptopic.HDPLDA.from_budget(100.0, n_iter=0),

@@ -276,7 +276,7 @@ def test_cli_report_refuses_an_audit_of_another_claim(tmp_path, saved_private):
 
 
 def test_card_partial_rule_for_document_level_trainers_and_fdptm(planted):
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     words = planted.corpus.vocabulary.words
     for make in (lambda: dptopic.DocDPEM(n_topics=3, epsilon=5.0, verbose=0),

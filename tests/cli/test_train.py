@@ -1167,7 +1167,7 @@ def test_both_front_doors_build_every_trainer_with_the_same_parameters(name):
 
 @pytest.mark.parametrize("unit,epsilon", [("document", 2.0), ("user", 2.0), ("word", 600.0)])
 def test_both_front_doors_build_the_same_model_for_a_unit(unit, epsilon):
-    from dptopic.models.by_unit import trainer_for_unit
+    from dptopic.training.by_unit import trainer_for_unit
 
     cli, lib = _both_doors(trainer_for_unit(unit, epsilon), unit=unit, epsilon=epsilon)
     assert cli == lib or repr(cli) == repr(lib)

@@ -98,9 +98,9 @@ def test_user_advice_is_the_document_advice_per_person():
 
 
 def test_train_unit_user_holds_out_whole_people_through_the_library_split(people, tmp_path, capsys, monkeypatch):
-    """The command splits through dptopic.models.by_unit.split_for, which holds out whole people under the user
+    """The command splits through dptopic.training.by_unit.split_for, which holds out whole people under the user
     unit: no person has documents on both sides."""
-    import dptopic.models.by_unit as by_unit
+    import dptopic.training.by_unit as by_unit
 
     splits = []
     real = by_unit.held_out_split

@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 import dptopic
 from dptopic import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 from dptopic.accounting.verify import verify_report
+from dptopic.attacks.lira import ALGORITHMS
 from dptopic.backends import ThreadBackend
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
 from dptopic.errors import BudgetExceededError, CorruptModelError, DPTopicError
-from dptopic.models import ALGORITHMS, base
+from dptopic.models import base
 from dptopic.models import base as model_base
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence

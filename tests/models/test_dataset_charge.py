@@ -227,7 +227,7 @@ def test_the_card_and_report_show_the_datasets_total(tiny, tmp_path):
 
 
 def test_a_private_vocabulary_is_a_release_of_its_own(tmp_path):
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     L = tmp_path / "l.sqlite"
     texts = ["apple banana cherry grape lemon"] * 60 + ["river mountain valley ocean forest"] * 60

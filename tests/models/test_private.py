@@ -456,7 +456,7 @@ def test_ledger_records_exactly_the_planned_events(planted):
 def test_fdptm_composed_report():
     from dptopic.corpus.synthetic import lda_corpus
     from dptopic.models import HDPLDA, LDA
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
     m, restricted = fit_fdptm(HDPLDA(n_topics=3, n_iter=2, epsilon_laplace=1.0, epsilon_inherent=1.0, seed=0,

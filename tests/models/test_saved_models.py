@@ -30,7 +30,7 @@ from dptopic.models import (
     LocalDocumentLDA,
     load,
 )
-from dptopic.models.fdptm import fit_fdptm
+from dptopic.training.fdptm import fit_fdptm
 
 SEED = 987654321
 

@@ -399,10 +399,10 @@ def _touched(*a, **kw):
 
 
 def test_secure_document_level_trainers_check_opendp_before_reading_data(tiny, monkeypatch):
-    from dptopic.models import DPSVI, DocDPCooccurrence, DocDPEM, _document_source
+    from dptopic.models import DPSVI, DocDPCooccurrence, DocDPEM, _document_passes
 
     _no_opendp(monkeypatch)
-    monkeypatch.setattr(_document_source, "document_source", _touched)    # where both trainers read their documents
+    monkeypatch.setattr(_document_passes, "document_source", _touched)    # where both trainers read their documents
     monkeypatch.setattr(DPSVI, "_train_corpus", _touched)
     for m in (DocDPEM(n_topics=3, secure=True), DocDPCooccurrence(n_topics=3, secure=True),
               DPSVI(n_topics=3, secure=True, verbose=0)):

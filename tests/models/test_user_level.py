@@ -9,7 +9,7 @@ from dptopic.accounting.card import privacy_card
 from dptopic.accounting.gaussian import calibrate_gaussian_pair, calibrate_noise_multiplier
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence, DocDPEM
-from dptopic.models._user_level import USER_RELATION
+from dptopic.moments.person_bound import USER_RELATION
 
 TRAINERS = [(DocDPCooccurrence, {}), (DocDPEM, {"n_iter": 2, "inner": 5})]
 
@@ -125,7 +125,7 @@ def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
 
 
 def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
-    from dptopic.models._user_level import person_codes
+    from dptopic.moments.person_bound import person_codes
 
     codes = person_codes(["v", "v\u0000", "v", "w", "v\u0000\u0000"])
     assert codes.tolist()[0] == codes.tolist()[2] and len(set(codes.tolist())) == 4

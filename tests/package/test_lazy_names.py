@@ -11,8 +11,7 @@ EXPORTS = {
     "dptopic.accounting": ["PrivacyLedger", "SubsampledGaussianEvent", "RandomizedResponseEvent", "fdptm_report",
                            "hdp_total_epsilon", "eps_total", "rrp_event", "LaplaceEvent", "compose_pld"],
     "dptopic.mechanisms": ["gaussian_mechanism", "laplace_mechanism", "randomized_response", "rrp_perturb", "clamp"],
-    "dptopic.models": ["LDA", "HDPLDA", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics", "TopicModel", "load",
-                       "for_unit", "UNIT_TRAINERS", "ALGORITHMS", "TRAINERS"],
+    "dptopic.models": ["LDA", "HDPLDA", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics", "TopicModel", "load", "TRAINERS"],
 }
 
 

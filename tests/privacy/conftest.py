@@ -186,7 +186,7 @@ class Run:
 
 
 def _model(trainer: str, unit: str, secure: bool = False):
-    from dptopic.models import ALGORITHMS
+    from dptopic.attacks.lira import ALGORITHMS
 
     kw = {"n_topics": 2, "epsilon": 1.0, "unit": unit}
     if trainer == "docdp":
@@ -212,7 +212,7 @@ def _observer(records: list, replay: Run | None):
 def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run | None = None) -> Run:
     import warnings
 
-    from dptopic.models.by_unit import split_for
+    from dptopic.training.by_unit import split_for
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     vocab = Vocabulary(WORDS)

@@ -52,8 +52,8 @@ def test_the_harness_reads_the_sensitivity_from_the_release_plan(harness, tmp_pa
     harness.within_sensitivity(a, b)            # the plan as calibrated: within it
     worst = max(m for label, m, _, _ in harness.moved(a, b) if label == plans.COOC_STATISTIC)
     assert worst > 0.5
-    true_release = plans.cooccurrence_release
-    monkeypatch.setattr(plans, "cooccurrence_release",
+    true_release = plans.docdp_cooc_release
+    monkeypatch.setattr(plans, "docdp_cooc_release",
                         lambda *a, **k: dataclasses.replace(true_release(*a, **k), sensitivity=0.5))
     a = harness.train["library"](pair, "docdp-cooc", pair.d, tmp_path / "a2")
     b = harness.train["library"](pair, "docdp-cooc", pair.d2, tmp_path / "b2", replay=a)
@@ -63,10 +63,10 @@ def test_the_harness_reads_the_sensitivity_from_the_release_plan(harness, tmp_pa
 
 def test_the_split_keeps_every_other_person_on_their_side(harness):
     """A user-level training run's held-out split: removing one person moves no other person's documents between the
-    parts (dptopic.models.by_unit.split_for), whatever copies of one message they share."""
+    parts (dptopic.training.by_unit.split_for), whatever copies of one message they share."""
     from dptopic.corpus import Vocabulary
     from dptopic.models import DocDPCooccurrence
-    from dptopic.models.by_unit import split_for
+    from dptopic.training.by_unit import split_for
 
     pair = next(p for p in harness.PAIRS if p.unit == "user" and p.split)
     vocab = Vocabulary(harness.WORDS)

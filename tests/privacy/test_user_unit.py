@@ -9,8 +9,8 @@ from dptopic.errors import DPTopicError
 from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from dptopic.models import DocDPCooccurrence
-from dptopic.models._user_level import cooccurrence_statistic, group_by_person, people_of, presence_statistic
-from dptopic.models.by_unit import split_for
+from dptopic.moments.person_bound import cooccurrence_statistic, group_by_person, people_of, presence_statistic
+from dptopic.training.by_unit import split_for
 
 SENSITIVITY = 1.0       # the L2 sensitivity DocDPCooccurrence(unit="user") calibrates its Gaussian noise to
 TOL = 1e-9
@@ -51,7 +51,7 @@ def test_removing_one_person_who_shares_a_message_with_400_others_moves_the_rele
 def test_ids_that_differ_by_an_invisible_character_are_refused_and_grouped_as_two_people():
     """ "v" and "v\\u0000" are two ids: the readers refuse the second (a control character), and the grouping the
     trainers use keeps them apart, so removing the documents of "v\\u0000" moves the releases at most 1."""
-    from dptopic.models._user_level import person_codes
+    from dptopic.moments.person_bound import person_codes
 
     words = ["fever", "cough", "rash", "sleep"]
     docs = [[0, 1]] + [[2, 3]] * 6 + [[0, 2], [1, 3]]     # "v" writes about 0 and 1, "v\u0000" about 2 and 3

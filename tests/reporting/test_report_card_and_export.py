@@ -142,7 +142,7 @@ def test_the_card_shows_the_figures_the_docs_promise(planted):
 def test_a_private_vocabularys_card_marks_the_trainers_own_figures_as_the_topic_model_alone(planted):
     # (review, 2026-11-24) DP-SVI's moments-accountant figure, without epsilon_V, stood beside the composed guarantee
     # at the composed delta, below the headline as if it covered the whole release
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -44,7 +44,7 @@ def test_the_steps_run_in_the_issue_s_order(corpus):
 def test_a_bad_input_is_refused_before_anything_is_spent(corpus, tmp_path, monkeypatch):
     """The public corpus is the private one: refused in check_inputs, before the DP set union draws or the trainer
     fits; the ledger holds no release."""
-    import dptopic.models.fdptm as fdptm
+    import dptopic.training.fdptm as fdptm
     from dptopic.accounting.dataset_ledger import DatasetLedger
 
     drawn = []
@@ -180,7 +180,7 @@ def test_a_cap_the_whole_run_would_exceed_refuses_it_before_the_set_union_draws(
     nothing written."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.errors import BudgetExceededError
-    from dptopic.models import fdptm
+    from dptopic.training import fdptm
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     L = tmp_path / "l.sqlite"
@@ -192,7 +192,7 @@ def test_a_cap_the_whole_run_would_exceed_refuses_it_before_the_set_union_draws(
 
 
 def test_a_private_vocabulary_inside_the_total_is_refused_before_anything_is_read(corpus, monkeypatch):
-    from dptopic.models import fdptm
+    from dptopic.training import fdptm
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     for kw, why in ((dict(unit="document", epsilon=1.0, delta=1e-5), "add private_vocabulary"),
@@ -228,7 +228,7 @@ def test_the_word_list_is_recorded(corpus):
 
 def test_a_reference_can_take_another_model_s_split(corpus):
     from dptopic.models import HDPLDA, LDA
-    from dptopic.models.by_unit import split_for
+    from dptopic.training.by_unit import split_for
 
     hdp = HDPLDA(n_topics=2)
     r = dptopic.train(corpus, model=LDA(n_topics=2, n_iter=2, verbose=0), split_as=hdp)
@@ -342,7 +342,7 @@ def test_a_ledger_for_a_trainer_that_spends_nothing_is_refused(corpus, tmp_path)
 
 def test_a_private_vocabulary_without_delta_is_refused_before_the_run_is_charged(corpus, tmp_path, monkeypatch):
     """Issue 75, item 12c: (1, 0) was refused only after the release was written."""
-    import dptopic.models.fdptm as fdptm
+    import dptopic.training.fdptm as fdptm
     from dptopic.accounting.dataset_ledger import DatasetLedger
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))

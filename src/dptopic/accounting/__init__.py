@@ -5,7 +5,7 @@ contributor's ``dptopic randomize`` needs only the local events (``dptopic.accou
 from .._lazy_names import lazy_names
 
 _WHERE = {
-    **dict.fromkeys(("hdp_iteration_events", "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace"),
+    **dict.fromkeys(("hdp_iteration_events", "hdp_total_epsilon", "smallest_hdp_budget", "solve_hdp_epsilon_laplace"),
                     "budget"),
     **dict.fromkeys(("LaplaceEvent", "PureDPEvent", "ApproxDPEvent", "RandomizedResponseEvent", "SubsampledGaussianEvent",
                      "epsilon_from_f"), "events"),

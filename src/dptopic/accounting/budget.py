@@ -3,7 +3,7 @@
 One function per release (:func:`hdp_count_release`, :func:`hdp_sampling_step`), one plan (:func:`hdp_plan`), and
 one accountant: the total a plan spends is :meth:`ReleasePlan.epsilon <dptopic.accounting.plan.ReleasePlan.epsilon>`,
 the headline of a ledger that spent every planned event (the figure ``HDPLDA.privacy_["epsilon"]`` and the privacy
-card state). :func:`hdp_total_epsilon` reads it, and :func:`solve_epsilon_laplace` solves ε_L against it, so that a
+card state). :func:`hdp_total_epsilon` reads it, and :func:`solve_hdp_epsilon_laplace` solves ε_L against it, so that a
 run asked for a total spends that total (within :data:`HDP_SPEND_RTOL` below it, never above it), as FedLDA's
 per-entry ε is solved against the per-user ledger (:func:`~dptopic.accounting.fedlda.entry_epsilon_for_total`).
 """
@@ -29,10 +29,10 @@ HDP_THEOREM = ("Zhao et al. 2020, Theorem 3: each iteration is (eps_L + eps_I)-D
 
 HDP_SPEND_RTOL = 1e-3
 """A whole-run total asked of HDP-LDA (``HDPLDA(epsilon=...)``, ``from_budget``) is spent to within this share below
-it, never above it, as the privacy card states the total (:func:`solve_epsilon_laplace`)."""
+it, never above it, as the privacy card states the total (:func:`solve_hdp_epsilon_laplace`)."""
 SOLVE_STEPS = 40
-"""At most this many evaluations of the accountant when :func:`solve_epsilon_laplace` looks for ε_L (it takes two to
-four)."""
+"""At most this many evaluations of the accountant when :func:`solve_hdp_epsilon_laplace` looks for ε_L (it takes two
+to four)."""
 
 
 def _check(**values) -> None:
@@ -121,8 +121,8 @@ def hdp_iterations_within(epsilon: float, epsilon_inherent: float, delta: float,
     return lo
 
 
-def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float,
-                          discrete: bool = True, tol: float = HDP_SPEND_RTOL, extra_laplace: int = 0) -> float:
+def solve_hdp_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float,
+                              discrete: bool = True, tol: float = HDP_SPEND_RTOL, extra_laplace: int = 0) -> float:
     """The largest per-iteration ε_L whose plan (:func:`hdp_plan`: T × (Laplace(ε_L) + pure ε_I), plus
     ``extra_laplace`` more Laplace(ε_L) releases) spends at most ``epsilon`` at ``delta`` by the accountant that
     reports the total (:func:`hdp_total_epsilon`, the privacy card's figure). What it spends lies within ``tol`` (a
@@ -134,13 +134,13 @@ def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inh
     validate_value("extra_laplace", extra_laplace, [Int(0, 1)])
     _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     # remembered: a model's clones and its front doors ask the same question again
-    return _solve_epsilon_laplace(float(epsilon), float(delta), int(n_iter), float(epsilon_inherent), bool(discrete),
-                                  float(tol), int(extra_laplace))
+    return _solve_hdp_epsilon_laplace(float(epsilon), float(delta), int(n_iter), float(epsilon_inherent),
+                                      bool(discrete), float(tol), int(extra_laplace))
 
 
 @functools.lru_cache(maxsize=256)
-def _solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float, discrete: bool,
-                           tol: float, extra_laplace: int) -> float:
+def _solve_hdp_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float, discrete: bool,
+                               tol: float, extra_laplace: int) -> float:
     T, extra = int(n_iter), int(extra_laplace)
     floor = smallest_hdp_budget(epsilon_inherent, n_iter, delta)
     if floor >= epsilon:

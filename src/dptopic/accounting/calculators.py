@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..errors import ParameterError
-from .budget import hdp_total_epsilon, solve_epsilon_laplace
+from .budget import hdp_total_epsilon, solve_hdp_epsilon_laplace
 from .events import EPSILON_MAX, LaplaceEvent, PureDPEvent
 from .fedlda import check_informative, report_words_for, subset_report_variance, subset_size
 from .inherent import eps_iter_static, eps_related, hdp_clip_bound, hdp_epsilon_inherent
@@ -63,7 +63,7 @@ def hdp_calculator(beta: float = HDP_DEFAULT_BETA, clip: float | None = None, ep
     out = {"beta": beta, "clip": c, "epsilon_inherent": eps_i, "clip_given": clip is not None, "n_iter": n_iter,
            "delta": delta}
     if epsilon is not None:
-        eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, eps_i)
+        eps_l = solve_hdp_epsilon_laplace(epsilon, delta, n_iter, eps_i)
         out["split"] = {"epsilon": epsilon, "epsilon_laplace": eps_l, "basic": n_iter * (eps_l + eps_i)}
     elif epsilon_laplace is not None:
         tight = hdp_total_epsilon(epsilon_laplace, eps_i, n_iter, delta, discretization=1e-4)

@@ -21,7 +21,7 @@ STRONG_EPSILON_LIMIT = 16.0
 """Above this epsilon the card says the guarantee is weak (deployed systems state 0.1 to 16 per document or user)."""
 LARGE_DELTA = 1e-3
 """Above this delta the card says the guarantee is weak too, as the document-level trainers' ``fit`` warns
-(``models/_document_level.py``): the card reads no data, so it cannot compare delta with 1/(number of documents)."""
+(``models/_document_base.py``): the card reads no data, so it cannot compare delta with 1/(number of documents)."""
 
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
 _LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",

@@ -10,7 +10,7 @@ uses, and dp_accounting's events).
 
 A reviewer reads one function per release: each :class:`PlannedRelease` is built by a small function, in the
 trainer's module, whose docstring cites the theorem the release rests on. ``DocDPCooccurrence``'s releases are built
-here (:func:`cooccurrence_plan`), since ``dptopic recommend`` (``advice``, below the models) reads them too.
+here (:func:`docdp_cooc_plan`), since ``dptopic recommend`` (``advice``, below the models) reads them too.
 """
 from __future__ import annotations
 
@@ -185,7 +185,7 @@ COOC_STATISTIC = "noisy sum of per-document Frobenius-normalised word co-occurre
 COOC_TRAINER = "DocDPCooccurrence"
 
 
-def cooccurrence_noise(epsilon: float, delta: float, ratio: float, ranked: bool = True) -> tuple:
+def docdp_cooc_noise(epsilon: float, delta: float, ratio: float, ranked: bool = True) -> tuple:
     """The one calibration of ``DocDPCooccurrence`` (its ``fit``, its plan, ``dptopic recommend`` and the pre-fit
     check all call it): ``(sigma_rank, sigma)``, the noise multipliers of the word ranking (``ratio`` times the
     co-occurrence's) and of the co-occurrence release, whose composition by the ledger's PLD is within
@@ -199,8 +199,8 @@ def cooccurrence_noise(epsilon: float, delta: float, ratio: float, ranked: bool 
     return None, calibrate_noise_multiplier(float(epsilon), float(delta), 1.0, 1)
 
 
-def word_ranking_release(sigma_rank: float, repetition: bool = False,
-                         relation: str = DOCUMENT_ADD_REMOVE) -> PlannedRelease:
+def docdp_cooc_ranking_release(sigma_rank: float, repetition: bool = False,
+                               relation: str = DOCUMENT_ADD_REMOVE) -> PlannedRelease:
     """``DocDPCooccurrence``'s first release: the sum over documents of each document's 0/1 presence vector divided by
     its L2 norm (with ``word_choice="repetition"`` also its word counts divided by theirs, both halves scaled by
     1/sqrt(2)), and a last entry for the document where counted: L2 sensitivity 1 under add/remove of one document
@@ -210,20 +210,20 @@ def word_ranking_release(sigma_rank: float, repetition: bool = False,
                             relation)
 
 
-def cooccurrence_release(sigma: float, relation: str = DOCUMENT_ADD_REMOVE) -> PlannedRelease:
+def docdp_cooc_release(sigma: float, relation: str = DOCUMENT_ADD_REMOVE) -> PlannedRelease:
     """``DocDPCooccurrence``'s co-occurrence release: the sum over documents of each document's pair matrix
     ``c c^T - diag(c)`` over the kept words, scaled to Frobenius norm 1: L2 sensitivity 1 under add/remove of one
     document (or one person), Gaussian mechanism (Dwork & Roth 2014, Thm A.1); the topics are post-processing."""
     return gaussian_release("co-occurrence statistic", sigma, COOC_STATISTIC, relation)
 
 
-def cooccurrence_plan(epsilon: float, delta: float, ratio: float, ranked: bool = True, repetition: bool = False,
-                      unit: str = "document", relation: str = DOCUMENT_ADD_REMOVE, theorem: str = "") -> ReleasePlan:
+def docdp_cooc_plan(epsilon: float, delta: float, ratio: float, ranked: bool = True, repetition: bool = False,
+                    unit: str = "document", relation: str = DOCUMENT_ADD_REMOVE, theorem: str = "") -> ReleasePlan:
     """``DocDPCooccurrence``'s plan from public numbers alone: the word ranking (when ``ranked``) and the
-    co-occurrence release, calibrated together to ``(epsilon, delta)`` by :func:`cooccurrence_noise`, composed by
+    co-occurrence release, calibrated together to ``(epsilon, delta)`` by :func:`docdp_cooc_noise`, composed by
     privacy loss distributions (Koskela et al. 2020)."""
-    sigma_rank, sigma = cooccurrence_noise(epsilon, delta, ratio, ranked)
-    releases = ((word_ranking_release(sigma_rank, repetition, relation),) if ranked else ()) + (
-        cooccurrence_release(sigma, relation),)
+    sigma_rank, sigma = docdp_cooc_noise(epsilon, delta, ratio, ranked)
+    releases = ((docdp_cooc_ranking_release(sigma_rank, repetition, relation),) if ranked else ()) + (
+        docdp_cooc_release(sigma, relation),)
     return ReleasePlan(COOC_TRAINER, unit, releases, relation=relation, theorem=theorem,
                        budget=(float(epsilon), float(delta)))

@@ -19,9 +19,10 @@ from .._io import atomic_write_json, load_json, mark_output_folder
 from ..corpus.preprocess import resolve_stop_words
 from ..datasets import DEFAULT_MAX_VOCAB, load_corpus
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
-from ..models import ALGORITHMS, load
+from ..models import load
 from . import coverage as _coverage
 from .lira import (
+    ALGORITHMS,
     NOT_AUDITED,
     SHADOW_WARNING_MESSAGES,
     bound_text,

@@ -38,7 +38,6 @@ from ..contributor.randomizer import Randomizer
 from ..corpus import Corpus
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
 from ..kernels.em import document_statistic
-from ..models import ALGORITHMS
 from ..models.base import OUTSIDE_GUARANTEE
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
@@ -49,6 +48,11 @@ from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
 
 SD_FLOOR = 1e-8
+
+ALGORITHMS = {t.name: t.cls for t in TRAINERS.values() if t.cli and t.audit is not None}
+"""Each trainer's name and its estimator class, for the trainers an audit takes by name (:func:`estimator_trainer`,
+:func:`dptopic.attacks.audit.trainer_procedure`): every trainer the command line trains but ``ldp-doc``, which the audit
+does not attack. A view of :data:`dptopic.models.registry.TRAINERS` (each entry's ``cli`` and ``audit``)."""
 
 
 # ------------------------------------------------------------------ trainers
@@ -75,7 +79,7 @@ _EPSILON_NAMES = _epsilon_names()
 
 
 def make_estimator(algorithm, seed=None, **params):
-    """Build one estimator from a name in ``dptopic.models.ALGORITHMS`` or a class.
+    """Build one estimator from a name in :data:`ALGORITHMS` or a class.
 
     Only the estimator interface is assumed (``fit``, ``components_``, optionally
     ``privacy_``); ``seed`` and ``verbose=0`` are passed when the class accepts them.

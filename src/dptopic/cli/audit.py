@@ -61,8 +61,10 @@ def audit_flag_names(a) -> dict:
     names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary"}
     if a.model is None and a.algorithm is not None:
         from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
-        from ..attacks.lira import guarantee_epsilon_parameter  # as above
-        from ..models import ALGORITHMS  # as above
+        from ..attacks.lira import (
+            ALGORITHMS,  # as above
+            guarantee_epsilon_parameter,  # as above
+        )
 
         if a.algorithm in ALGORITHMS:
             key = guarantee_epsilon_parameter(a.algorithm)

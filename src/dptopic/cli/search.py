@@ -1,5 +1,5 @@
 """``search``: a private hyper-parameter search with a random number of runs (Papernot & Steinke 2022), the best run
-alone released and saved (``dptopic.models.private_search.RandomStoppingSearch``; docs/budget.md)."""
+alone released and saved (``dptopic.training.private_search.RandomStoppingSearch``; docs/budget.md)."""
 from __future__ import annotations
 
 import argparse
@@ -59,8 +59,8 @@ def _grid(a) -> tuple[dict, dict]:
 
 
 def cmd_search(a):
-    from ..models.private_search import RandomStoppingSearch  # loads numba/numpy: not at the CLI's start-up
     from ..training import build_model  # the library's trainers: not at the CLI's start-up
+    from ..training.private_search import RandomStoppingSearch  # loads numba/numpy: not at the CLI's start-up
 
     grid, names = _grid(a)
     check_out(a)

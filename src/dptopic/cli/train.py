@@ -238,7 +238,7 @@ def _resolve_unit(a) -> tuple:
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..advice import train_refusal_error  # read on use: the CLI's start-up stays light
-    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
+    from ..training.by_unit import WORD_ITERATIONS, trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,

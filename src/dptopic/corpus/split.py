@@ -18,7 +18,7 @@ def held_out_split(corpus, test_size: float = 0.2, by: str = "stable", user_ids=
     side depends on its position alone, so replacing one token's word moves no document (the split for word-level
     guarantees). ``by="person"`` (:meth:`Corpus.person_split`): a keyed hash of each document's person (``user_ids``,
     or the corpus's own) decides the side of all their documents, so adding or removing one person moves no other
-    person's document (the split for user-level guarantees). :func:`dptopic.models.by_unit.split_for` picks the one a
+    person's document (the split for user-level guarantees). :func:`dptopic.training.by_unit.split_for` picks the one a
     model's guarantee needs.
     """
     if by not in SPLITS:

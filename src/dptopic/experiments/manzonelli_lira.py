@@ -22,6 +22,7 @@ from ..attacks import metrics
 from ..attacks.audit import lira_settings
 from ..attacks.classifier_mia import classifier_mia
 from ..attacks.lira import (
+    ALGORITHMS,
     NOT_AUDITED,
     bound_text,
     epsilon_parameter,
@@ -36,7 +37,6 @@ from ..attacks.lira import (
 )
 from ..errors import DPTopicError
 from ..evaluation import umass_coherence
-from ..models import ALGORITHMS
 from .zhao_local import paper_shape
 
 
@@ -192,7 +192,7 @@ def write_fig3(rows, out) -> list:
 def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
     """FDPTM inside one shadow: DP set union on the shadow's own documents, then the base trainer on the
     restricted corpus; Φ comes back over the full vocabulary (zero columns for unreleased words)."""
-    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
+    from ..training.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     def train(corpus, rng):
         # the candidate words are the pool's, cut once before any shadow is drawn: for a shadow, whose documents are a

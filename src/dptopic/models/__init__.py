@@ -7,14 +7,13 @@ from .._lazy_names import lazy_names as _lazy_names
 from .registry import TRAINERS as _TRAINERS
 
 _EXPORTS = {"GibbsTopicModel": "base", "IterationInfo": "base", "TopicModel": "base", "load": "base",
-            "ALGORITHMS": "algorithms", "UNIT_TRAINERS": "by_unit", "for_unit": "by_unit",
             "TRAINERS": "registry", "Trainer": "registry", "model_to_blobs": "blobs", "model_from_blobs": "blobs",
             # each estimator where the registry says it stands (one place for the fact)
             **{t.class_name: t.where.split(".")[0] for t in _TRAINERS.values()}}
 
-__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA",
+__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA",
            "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics",
-           "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS", "TRAINERS", "Trainer",
+           "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "TRAINERS", "Trainer",
            "model_to_blobs", "model_from_blobs"]
 
 

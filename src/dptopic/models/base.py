@@ -77,7 +77,7 @@ _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
 REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
-"""True while a private search fits its candidates (``models.private_search``): their re-use of the documents is
+"""True while a private search fits its candidates (``training.private_search``): their re-use of the documents is
 covered by the search's one release, so it is not warned of."""
 
 
@@ -323,6 +323,14 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         publish them (a trainer whose guarantee protects a whole document keeps only the released vocabulary size,
         since the exact counts would undo it); a streaming trainer's ``n_batches`` and ``n_docs_seen``."""
         return dict(getattr(self, "_train_stats", None) or {})
+
+    def drop_corpus_counts(self) -> None:
+        """Forget the exact numbers of documents and tokens of the training corpus (``training_stats_`` keeps the rest):
+        what a guarantee that protects a whole document requires, as when a private vocabulary is composed with the
+        fit (:func:`dptopic.training.fdptm.compose_privacy`)."""
+        stats = getattr(self, "_train_stats", None)
+        if isinstance(stats, dict):
+            self._train_stats = {k: v for k, v in stats.items() if k not in ("n_docs", "n_tokens")}
 
     @classmethod
     def _params_from_saved(cls, params: dict) -> dict:

@@ -48,7 +48,7 @@ from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, R
 from ..accounting.plan import COOC_RANKING as _RANKING
 from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC
-from ..accounting.plan import ReleasePlan, cooccurrence_plan
+from ..accounting.plan import ReleasePlan, docdp_cooc_plan
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
@@ -57,11 +57,7 @@ from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusW
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
-from ..moments.public_groups import grouped_columns, spread_tail, word_topics
-from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from ..moments.support import cooccurrence_supported_topics
-from ._document_level import _DocumentDPModel
-from ._user_level import (
+from ..moments.person_bound import (
     UNITS,
     check_unit,
     cooccurrence_statistic,
@@ -71,8 +67,8 @@ from ._user_level import (
     unit_and_relation,
     user_report,
 )
-from .base import check_topics_fit_vocabulary
-from .public_prior import (
+from ..moments.public_groups import grouped_columns, spread_tail, word_topics
+from ..moments.public_prior import (
     PUBLIC_AUTO_WORDS,
     check_public_input,
     extend_topics,
@@ -81,8 +77,12 @@ from .public_prior import (
     public_prior_topics,
     refuse_private_as_public,
 )
-from .vector_prior import ROUTES as VECTOR_ROUTES
-from .vector_prior import choose_route, resolve_vectors, vectors_entry
+from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
+from ..moments.support import cooccurrence_supported_topics
+from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
+from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
+from ._document_base import _DocumentDPModel
+from .base import check_topics_fit_vocabulary
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -226,7 +226,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``"document"``: epsilon covers one document added or removed. ``"user"``: one person's documents added or
         removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to both
         releases is bounded as a whole, so the accounting is the same with the person as the unit
-        (:mod:`dptopic.models._user_level`; ``docs/privacy_units.md``).
+        (:mod:`dptopic.moments.person_bound`; ``docs/privacy_units.md``).
     documents_per_user : int or None, default=None
         With ``unit="user"``: None sums each person's normalised documents and scales the sum to norm at most 1; an
         int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted ``1/m`` (``m`` is public;
@@ -259,7 +259,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         most 1). ``"auto"``: the groups when the first release's signal is large, the sum of its noisy word entries
         over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
         (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
-        (:func:`~dptopic.models.vector_prior.choose_route`; post-processing of the first release).
+        (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release).
 
     Attributes
     ----------
@@ -377,7 +377,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         return params
 
     def _vectors_apply(self, public, bg_share) -> tuple[bool, str]:
-        """Whether this fit's settings use public vectors, and why not (:func:`~.vector_prior.resolve_vectors`)."""
+        """Whether this fit's settings use public vectors, and why not
+        (:func:`~dptopic.moments.vector_prior.resolve_vectors`)."""
         if self.recovery != "refined-anchors":
             return False, "recovery='nmf' reads no vectors"
         if public is not None:
@@ -414,7 +415,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         """The releases a fit over a vocabulary of ``n_words`` words makes (the vocabulary's size, as every trainer's
         ``release_plan`` takes it; the words kept are the parameter ``self.n_words``). Public settings alone; the two
         releases when the size is not given: the word ranking, unless every word is kept, and the co-occurrence statistic,
-        calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.cooccurrence_plan`).
+        calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.docdp_cooc_plan`).
         A budget no noise reaches is refused in one line naming ``epsilon`` and the smallest reachable one."""
         return self._plan(self._ranked(n_words))
 
@@ -426,8 +427,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         ratio = resolve_ranking_noise(self.ranking_noise, self.word_choice)
         epsilon, delta = float(self.epsilon), float(self.delta)
         try:
-            return cooccurrence_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
-                                     theorem=two_release_theorem(share is not None or auto, repetition))
+            return docdp_cooc_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
+                                   theorem=two_release_theorem(share is not None or auto, repetition))
         except DPTopicError:
             if not ranked:
                 raise
@@ -462,7 +463,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only).
         ``public_corpus``: non-private documents of the same domain, none of them private (a Corpus, matched to the
         vocabulary by word, or a count matrix over its words): a prior for the topics, costing no budget
-        (``dptopic.models.public_prior``); the card names it as public input, and ``public_route_`` says whether the
+        (``dptopic.moments.public_prior``); the card names it as public input, and ``public_route_`` says whether the
         private release improved on the public topics.
 
         The steps, in order: every input checked (:meth:`_fit_settings`, :meth:`_fit_vectors`), nothing spent yet;
@@ -567,7 +568,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         if setting.auto:
             n_words = max(min(auto_n_words(float(released[V]), sigma) if self.recovery == "nmf" else
                               auto_n_words_moments(float(counts.sum()), sigma), V), K)
-            if setting.public is not None:          # the public matrix carries more words (models/public_prior.py)
+            if setting.public is not None:          # the public matrix carries more words (moments/public_prior.py)
                 n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
         order = np.argsort(-counts, kind="stable")
         if share_rule:
@@ -603,7 +604,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def _release_cooccurrence(self, passes, people, n_people, words: "_WordChoice", V: int, sigma: float, rng):
         """``(noisy, n_docs)``: the co-occurrence release over the kept words (or their columns), each document's
-        (or person's, bounded as a whole: models/_user_level.py) contribution of Frobenius norm at most 1, kept
+        (or person's, bounded as a whole: moments/person_bound.py) contribution of Frobenius norm at most 1, kept
         (``releases_``) for a refit; ``n_docs`` decides the small-corpus warning only, never saved or released."""
         if people is None:
             stat = passes.sum(normalised_cooccurrence_bow, words.kept, V, self._jobs, groups=words.groups)
@@ -627,7 +628,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
                                          threshold=float(self.threshold))
             self.public_input_ = self.public_route_ = None
-        else:           # post-processing of the release and the public documents (models/public_prior.py)
+        else:           # post-processing of the release and the public documents (moments/public_prior.py)
             H, self.public_input_ = public_prior_topics(noisy, setting.public, words.kept, K - n_bg,
                                                         sigma / np.sqrt(2.0), float(self.threshold))
             self.public_route_ = self.public_input_["route"]
@@ -641,7 +642,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.public_vectors_ = (None if setting.vectors is None else
                                 vectors_entry(setting.vectors, list(vocab.words), setting.vectors_by_default,
                                               words.route))
-        if setting.public is not None:  # the public documents give each topic its own words (models/public_prior.py)
+        if setting.public is not None:  # the public documents give each topic its own words (moments/public_prior.py)
             self.components_ = extend_topics(self.components_, setting.public, float(self.alpha))
         self.supported_topics_ = supported
 

@@ -28,7 +28,7 @@ from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..kernels.vb import canonical_bow, cap_lengths, gather_rows
 from ..mechanisms import gaussian_mechanism
 from ..moments.support import em_supported_topics
-from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
+from ._document_base import _TopicFlags, document_level_notes, warn_if_large_delta
 from ._variational import _RELEASE, _VariationalLDA
 from .base import unchanged_on_error, vocabulary_given
 

@@ -10,7 +10,13 @@ import warnings
 import numpy as np
 
 from .._validation import IsNone, Options, Real, validate_value
-from ..accounting import WORD_RELATION, hdp_clip_bound, hdp_epsilon_inherent, non_private_report, solve_epsilon_laplace
+from ..accounting import (
+    WORD_RELATION,
+    hdp_clip_bound,
+    hdp_epsilon_inherent,
+    non_private_report,
+    solve_hdp_epsilon_laplace,
+)
 
 # HDP-LDA's two releases and its plan stand in accounting (dptopic recommend reads them too); their names import
 # from here as well
@@ -145,7 +151,8 @@ class HDPLDA(_PrivateGibbs):
         refusal = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)
         if refusal is not None:
             raise refusal
-        eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent, discrete=discrete, extra_laplace=extra)
+        eps_l = solve_hdp_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent, discrete=discrete,
+                                          extra_laplace=extra)
         m = cls(epsilon_laplace=eps_l, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta, **kw)
         m._budget = (float(epsilon), float(delta))
         return m
@@ -153,15 +160,15 @@ class HDPLDA(_PrivateGibbs):
     @property
     def epsilon_laplace_(self) -> float | None:
         """ε_L per iteration: ``epsilon_laplace``, or solved from the total ``epsilon``
-        (:func:`~dptopic.accounting.solve_epsilon_laplace`), or 1.0."""
+        (:func:`~dptopic.accounting.solve_hdp_epsilon_laplace`), or 1.0."""
         if self.epsilon is None:
             return self.DEFAULT_EPSILON_LAPLACE if self.epsilon_laplace == "auto" else self.epsilon_laplace
         key = (float(self.epsilon), float(self.delta), int(self.n_iter), self.epsilon_inherent_, self.noise,
                self.final_release)
         cached = getattr(self, "_solved_laplace", None)
         if cached is None or cached[0] != key:
-            eps_l = solve_epsilon_laplace(key[0], key[1], key[2], key[3], discrete=self.noise == "discrete",
-                                          extra_laplace=1 if self.final_release == "fresh" else 0)
+            eps_l = solve_hdp_epsilon_laplace(key[0], key[1], key[2], key[3], discrete=self.noise == "discrete",
+                                              extra_laplace=1 if self.final_release == "fresh" else 0)
             self._solved_laplace = cached = (key, eps_l)
         return cached[1]
 
@@ -230,7 +237,7 @@ class HDPLDA(_PrivateGibbs):
         """The releases a fit makes (public settings alone; the vocabulary's size changes nothing): per iteration the
         noisy topic-word counts (:func:`hdp_count_release`) and the clipped sampling step (:func:`hdp_sampling_step`),
         ``n_iter`` of each, and one more count release with ``final_release="fresh"``; ε_L solved from ``epsilon``
-        (:func:`~dptopic.accounting.solve_epsilon_laplace`) against this plan
+        (:func:`~dptopic.accounting.solve_hdp_epsilon_laplace`) against this plan
         (:func:`~dptopic.accounting.budget.hdp_plan`) and the total it spends by the accountant that reports it
         (:meth:`ReleasePlan.epsilon`), so that the card states ``epsilon`` (within
         :data:`~dptopic.accounting.budget.HDP_SPEND_RTOL` below it).

@@ -30,7 +30,7 @@ from ..protocol.document_reports import (
 )
 from ..protocol.reports import REFIT_NOTE
 from ._contributors import checked_reports, stated_reports
-from ._document_level import _FixedTopicsInference
+from ._document_base import _FixedTopicsInference
 from .base import TopicModel
 
 

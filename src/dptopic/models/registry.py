@@ -37,7 +37,7 @@ trainer that has it (a trainer's own ``flags`` override it)."""
 
 
 SEARCHABLE = ("docdp-cooc", "docdp", "svi")
-"""The trainers whose runs a private search's default score reads (``models.private_search``): private, trained on a
+"""The trainers whose runs a private search's default score reads (``training.private_search``): private, trained on a
 corpus, with ``supported_topics_`` decided from their release; ``dptopic search`` runs these."""
 
 NOT_SEARCHED = ("epsilon", "delta", "seed", "secure", "ledger", "dataset", "verbose")

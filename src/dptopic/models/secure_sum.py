@@ -19,12 +19,12 @@ from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..moments import topics_from_cooccurrence
+from ..moments.person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_text
 from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
+from ..moments.vector_prior import resolve_vectors, vectors_entry
 from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
-from ._user_level import USER_NOT_COVERED, USER_RELATION, user_bound_text
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
-from .vector_prior import resolve_vectors, vectors_entry
 
 TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
                " malicious variant; Bell et al. 2020): every contributor was invited by the round's operator, whose"
@@ -107,7 +107,7 @@ def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, s
     """The model of a round: ``presence_sum`` and ``cooc_sum`` the unmasked integer sums, ``shares`` the number of
     noise shares in each. ``public_vectors`` (as ``DocDPCooccurrence``'s; default: the installed vectors of the
     vocabulary's language): the words outside the kept ones are placed in the topics of their nearest kept words
-    (post-processing of the sums and public input: :mod:`dptopic.models.vector_prior`); the model's report names
+    (post-processing of the sums and public input: :mod:`dptopic.moments.vector_prior`); the model's report names
     them."""
     vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
     vectors, vectors_note, by_default = resolve_vectors(public_vectors, list(vocab.words), applies=True)

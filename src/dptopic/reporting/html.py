@@ -599,7 +599,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
     the class ``unsupported`` and shows no words unless ``show_unsupported``. ``words_note``: which words the lists
     leave out (the words the release did not estimate in a topic), said under the heading. ``floor``: for a model
     fitted with public word vectors, the topics the vectors alone give (``{"topics", "note"}``,
-    :func:`dptopic.models.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``)."""
+    :func:`dptopic.moments.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``)."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print

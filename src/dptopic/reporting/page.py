@@ -237,7 +237,7 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
     trainer = type(model).__name__
     # the total of its documents as the ledger states it now, not as of the fit (or a line saying it was not read)
     card = privacy_card(current_total(getattr(model, "privacy_", None) or {}), trainer)
-    from ..models.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
+    from ..moments.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
 
     notes = ". ".join(x for x in (estimated_note(model), placed_note(model)) if x) or None   # which words, what '*' is
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,

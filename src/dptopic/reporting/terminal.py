@@ -116,14 +116,14 @@ def print_table(console, table) -> None:
 
 
 def _split_name(split: str) -> str:
-    from ..models.by_unit import SPLIT_NAMES  # numpy: loaded when a corpus line is printed, not at start-up
+    from ..training.by_unit import SPLIT_NAMES  # numpy: loaded when a corpus line is printed, not at start-up
 
     return SPLIT_NAMES[split]
 
 
 def __getattr__(name):
-    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (models.by_unit)
-        from ..models.by_unit import SPLIT_NAMES  # numpy: loaded when asked, not at start-up
+    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (training.by_unit)
+        from ..training.by_unit import SPLIT_NAMES  # numpy: loaded when asked, not at start-up
 
         return SPLIT_NAMES
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -104,7 +104,7 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
                         save_metrics: bool = False) -> None:
     """What a front door prints as :func:`dptopic.train` goes (its ``callback``): the private vocabulary, the
     corpus's sizes and split, the held-out copies, FedLDA's pad-length note."""
-    from ..models.by_unit import split_by  # the estimators: read when a run prints, not at start-up
+    from ..training.by_unit import split_by  # the estimators: read when a run prints, not at start-up
 
     model = result.model
     if step == "vocabulary" and result.vocabulary_event is not None:

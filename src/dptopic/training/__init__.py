@@ -6,6 +6,7 @@ The layer between ``models`` (the estimators) and ``attacks`` (which train shado
 mini-batch of reports (:func:`train_batch`), so that every front door makes each decision once.
 """
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
+from .by_unit import UNIT_TRAINERS, for_unit
 from .incremental import train_batch
 from .run import (
                   PAD_LENGTH_FACTOR,
@@ -29,7 +30,7 @@ from .run import (
                   warn_if_few_private_words,
 )
 
-__all__ = ["train", "train_batch", "TrainingResult", "build_model", "resolve_algorithm", "check_inputs",
-           "choose_vocabulary", "split", "forecast", "fit", "held_out_metrics", "compose_vocabulary", "record_words",
-           "card", "save", "check_reports", "fit_reports", "state_contributors", "pad_length_note",
+__all__ = ["train", "train_batch", "TrainingResult", "for_unit", "UNIT_TRAINERS", "build_model", "resolve_algorithm",
+           "check_inputs", "choose_vocabulary", "split", "forecast", "fit", "held_out_metrics", "compose_vocabulary",
+           "record_words", "card", "save", "check_reports", "fit_reports", "state_contributors", "pad_length_note",
            "warn_if_few_private_words", "DOCUMENT_LEVEL", "WORDS_PER_TOPIC", "PAD_LENGTH_FACTOR"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import inspect
 
 from ..errors import DPTopicError, ParameterError
-from ..models.by_unit import UNIT_TRAINERS, for_unit
 from ..models.registry import TRAINERS, trainer, unit_algorithm_error
+from .by_unit import UNIT_TRAINERS, for_unit
 
 DOCUMENT_LEVEL = tuple(name for name, t in TRAINERS.items() if {"document", "user"} <= set(t.units))
 """The trainers that bound a whole document, or with ``unit="user"`` a person (both units in the registry)."""

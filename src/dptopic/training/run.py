@@ -5,7 +5,7 @@
    dataset's ledger, the cap checked for the whole run (the words' selection and the trainer's plan);
 2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
    the corpus's own;
-3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.models.by_unit.split_for`);
+3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.training.by_unit.split_for`);
 4. :func:`fit`;
 5. :func:`held_out_metrics`, labelled "outside the guarantee";
 6. :func:`compose_vocabulary`: the private vocabulary's composition with the trainer's guarantee (FDPTM);
@@ -54,7 +54,6 @@ from ..errors import (
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models import FedLDA
 from ..models.base import check_topics_fit_vocabulary
-from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from ..models.dataset_charge import (
     after_fit,
     charging_active,
@@ -65,10 +64,11 @@ from ..models.dataset_charge import (
     open_charge,
     open_run_charge,
 )
-from ..models.fdptm import compose_privacy
-from ..models.public_prior import refuse_private_as_public
 from ..models.registry import trainer_of
+from ..moments.public_prior import refuse_private_as_public
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
+from .by_unit import SPLIT_NAMES, split_by, split_for
+from .fdptm import compose_privacy
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
@@ -147,7 +147,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     ----------
     corpus : Corpus, or a shard folder (:func:`dptopic.corpus.shards.write_shards`; path or ``training_source``) for the
         trainers that stream shards. With ``private_vocabulary`` the corpus must hold every word (read uncut).
-    algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
+    algorithm : str, the trainer (``dptopic.models.registry.TRAINERS``); default ``lda``, or the one ``unit`` picks.
     unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
         ``epsilon`` the whole run's budget in that unit. ``unit="user"``: the corpus carries each document's person
         (read with ``user_field=``; ``user_field`` here names that field in the refusal of a corpus without them).
@@ -499,7 +499,7 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
         result.corpus = corpus
         _after_vocabulary(result, inputs)
         return _say(result, callback, "vocabulary")
-    from ..models.fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
+    from .fdptm import restrict_to_private_vocabulary  # looked up when called: tests patch it at its source
 
     eps_v, delta_v = inputs.private_vocabulary
     secure = bool(getattr(result.model, "secure", False))

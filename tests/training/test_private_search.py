@@ -8,8 +8,9 @@ import pytest
 from dptopic.accounting.card import privacy_card
 from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
-from dptopic.models import LDA, DocDPCooccurrence, docdp_cooc, private_search
-from dptopic.models.private_search import RandomStoppingSearch
+from dptopic.models import LDA, DocDPCooccurrence, docdp_cooc
+from dptopic.training import private_search
+from dptopic.training.private_search import RandomStoppingSearch
 
 
 @pytest.fixture(autouse=True)

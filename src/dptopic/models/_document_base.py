@@ -1,4 +1,5 @@
-"""What the document-level trainers share: inference under released topics, and the budget/seed rules.
+"""What the document-level trainers share: their base class (``_DocumentDPModel``), inference under released topics,
+the supported-topic flags, and the budget and seed rules.
 
 Topics released once (``DocDPEM``, ``DocDPCooccurrence``, ``LocalDocumentLDA``) are used as they are: ``transform``
 runs the compiled E-step with them fixed, ``perplexity`` folds held-out documents in by Gibbs sampling.
@@ -171,9 +172,9 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
         return check_client(self.client)
 
     def _document_passes(self, X, vocabulary, client, user_ids=None):
-        """:func:`~dptopic.models._document_source.document_source`, summed on the Dask cluster of ``client`` when
+        """:func:`~dptopic.models._document_passes.document_source`, summed on the Dask cluster of ``client`` when
         one is given (``_execution`` says where the run went); nothing is spent here."""
-        from ._document_source import document_source  # looked up when called: tests patch it at its source
+        from ._document_passes import document_source  # looked up when called: tests patch it at its source
 
         if client is not None and getattr(self, "unit", "document") == "user":
             raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"

@@ -25,8 +25,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DPTopicError, PublicOverlapWarning, user_stacklevel
-from ..moments import normalised_cooccurrence, topics_from_cooccurrence
-from ..moments.support import cooccurrence_supported_topics
+from .document_statistics import normalised_cooccurrence
+from .factorize import topics_from_cooccurrence
+from .support import cooccurrence_supported_topics
 
 PUBLIC_WEIGHT = 1.0
 """The public matrix's weight in ``R + w P``, as a multiple of the private matrix's mass (set on 20 Newsgroups with

@@ -14,7 +14,7 @@ from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.private_vocabulary import dp_set_union
 from ..errors import DataVocabularyWarning, DPTopicError
-from .dataset_charge import debit_outside_fit
+from ..models.dataset_charge import debit_outside_fit
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
@@ -43,9 +43,9 @@ def compose_privacy(estimator, event) -> dict:
     estimator.privacy_ = plain_numbers(fdptm_report(event, estimator.privacy_, getattr(estimator, "ledger_", None)))
     # the vocabulary's guarantee protects a whole document (add/remove): the exact number of documents and tokens
     # would undo it, so model.json keeps only the (released) vocabulary size, as the document-level trainers do
-    stats = getattr(estimator, "_train_stats", None)
-    if isinstance(stats, dict):
-        estimator._train_stats = {k: v for k, v in stats.items() if k not in ("n_docs", "n_tokens")}
+    drop = getattr(estimator, "drop_corpus_counts", None)       # a dptopic model's; another estimator keeps none
+    if drop is not None:
+        drop()
     return estimator.privacy_
 
 

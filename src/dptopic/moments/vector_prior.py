@@ -23,7 +23,7 @@ import numpy as np
 
 from ..corpus.vectors import AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vectors, describe, load_public_vectors
 from ..errors import MISSING, DPTopicError, ParameterError
-from ..moments.public_groups import prior_topics
+from .public_groups import prior_topics
 
 ROUTES = ("auto", "spread", "groups")
 

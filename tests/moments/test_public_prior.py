@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dptopic.models.public_prior as public_prior
+import dptopic.moments.public_prior as public_prior
 from dptopic.accounting.card import privacy_card
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence
-from dptopic.models.public_prior import extend_topics
+from dptopic.moments.public_prior import extend_topics
 from helpers import main_output
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -275,14 +275,14 @@ def no_noise(monkeypatch):
     spent budget."""
     import dptopic.mechanisms.gaussian
     import dptopic.models.docdp_cooc
-    import dptopic.models.fdptm
+    import dptopic.training.fdptm
 
     def drawn(*a, **k):
         raise AssertionError("noise was drawn")
 
     for module, name in ((dptopic.mechanisms.gaussian, "gaussian_mechanism"), (dptopic.models.docdp_cooc,
                                                                                "gaussian_mechanism"),
-                         (dptopic.models.fdptm, "dp_set_union")):
+                         (dptopic.training.fdptm, "dp_set_union")):
         monkeypatch.setattr(module, name, drawn)
 
 

@@ -1,4 +1,4 @@
-"""``dptopic.models.fdptm``."""
+"""``dptopic.training.fdptm``."""
 import math
 import warnings
 
@@ -7,11 +7,11 @@ import pytest
 import dptopic
 from dptopic.corpus import as_corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
-from dptopic.models.fdptm import restrict_to_private_vocabulary
+from dptopic.training.fdptm import restrict_to_private_vocabulary
 
 
 def test_fdptm_with_dpsvi_trains_and_reports():
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     X = lda_corpus(n_docs=200, vocab_size=50, n_topics=3, doc_length=30, seed=1).corpus
     m, _ = fit_fdptm(dptopic.DPSVI(n_topics=3, noise_multiplier=1.0, sampling_rate=0.2, n_epochs=1, verbose=0),
@@ -28,7 +28,7 @@ def test_a_private_vocabulary_beside_a_trainer_with_no_guarantee_composes_to_non
     import dptopic
     from dptopic.accounting.verify import verify_report
     from dptopic.corpus.synthetic import lda_corpus
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
     with warnings.catch_warnings():
@@ -84,7 +84,7 @@ def _fit(model, X, **kw):
 
 @pytest.mark.parametrize("name", sorted(_trainers()))
 def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(texts, name):
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     plain = _fit(_trainers()[name](), [t.split() for t in texts]).privacy_["scope"]
     assert "built from the training documents" in plain or "chosen from the training corpus, not protected" in plain
@@ -103,7 +103,7 @@ def test_a_private_vocabulary_and_its_topic_model_each_spend_their_share_and_the
     import warnings
 
     from dptopic.corpus.synthetic import lda_corpus
-    from dptopic.models.fdptm import fit_fdptm
+    from dptopic.training.fdptm import fit_fdptm
 
     corpus = lda_corpus(n_docs=400, vocab_size=60, n_topics=3, doc_length=30, seed=1).corpus
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""User-level DP for the document-level trainers: one person's documents added or removed.
+"""The person bound: user-level DP for the document-level trainers, one person's documents added or removed.
 
 Each document's contribution to a release is computed as for document-level DP (norm at most 1); then, per person,
 either (``documents_per_user=None``, the default) the person's contributions are summed and the sum scaled to norm

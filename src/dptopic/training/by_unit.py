@@ -14,9 +14,9 @@ from ..advice import SPEND_TOLERANCE, TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERAT
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
-from .cdp_lda import CDPLDA
-from .hdp_lda import HDPLDA
-from .registry import UNITS, for_unit_trainer, trainer
+from ..models.cdp_lda import CDPLDA
+from ..models.hdp_lda import HDPLDA
+from ..models.registry import UNITS, for_unit_trainer, trainer
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
 # NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md).

@@ -31,8 +31,8 @@ from ..accounting.dataset_ledger import DatasetLedger
 from ..accounting.ledger import mechanism_key
 from ..accounting.tuning import RandomStoppingEvent, check_distribution, expected_runs, sample_runs
 from ..errors import DPTopicError, ParameterError
-from .base import REUSE_COVERED
-from .dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
+from ..models.base import REUSE_COVERED
+from ..models.dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
 
 
 def supported_topics_score(model) -> float:

@@ -1,13 +1,15 @@
-"""dptopic.models.by_unit: the trainer a privacy unit gets, and the split a training run of a model uses."""
+"""dptopic.training.by_unit: the trainer a privacy unit gets, and the split a training run of a model uses."""
 import numpy as np
 import pytest
 
 import dptopic
 from dptopic.accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from dptopic.advice import UNIT_EPSILON_MAX
+from dptopic.attacks.lira import ALGORITHMS
 from dptopic.errors import DPTopicError
-from dptopic.models import ALGORITHMS, CDPLDA, HDPLDA, LDA, DocDPCooccurrence, for_unit
-from dptopic.models.by_unit import split_by, split_for, trainer_for_unit
+from dptopic.models import CDPLDA, HDPLDA, LDA, DocDPCooccurrence
+from dptopic.training import for_unit
+from dptopic.training.by_unit import split_by, split_for, trainer_for_unit
 
 
 @pytest.mark.parametrize("unit", ["document", "word"])
@@ -41,7 +43,7 @@ def test_hdp_iterations_within_is_the_most_the_budget_covers():
     budget = smallest_hdp_budget(eps_i, 40, delta) + 1e-6      # covers 40 iterations, not 41
     assert hdp_iterations_within(budget, eps_i, delta, n_iter) == 40
     assert hdp_iterations_within(smallest_hdp_budget(eps_i, 1, delta) / 2, eps_i, delta, n_iter) == 0
-# ``dptopic.models.by_unit``.
+# ``dptopic.training.by_unit``.
 
 
 @pytest.mark.parametrize("make, suggestion", [
