@@ -92,7 +92,6 @@ FLAG_TEXT = {
     "service/kinds.py": 4,
     "service/ledger.py": 1,
     "service/secure_sum.py": 18,
-    "service/startup.py": 50,
     "service/status.py": 8,
     "service/storage.py": 11,
 }

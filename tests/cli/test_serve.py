@@ -107,6 +107,42 @@ def test_serve_takes_the_same_flags_where_they_have_an_effect(serve_base, capsys
     assert "the server would have started" in line, line
 
 
+def test_a_setting_without_effect_is_refused_only_when_given():
+    from dptopic.cli.serve import refuse_idle_settings
+    from dptopic.errors import DPTopicError
+
+    settings = {"prior": None, "report_kind": "word", "format": "csv", "host": "127.0.0.1"}
+    with pytest.raises(DPTopicError, match=r"^--format has no effect here: it is the format of --prior"):
+        refuse_idle_settings(settings, given={"format"})
+    refuse_idle_settings(settings, given=set())
+    with pytest.raises(DPTopicError, match="--format has no effect"):   # not at its default: taken as given
+        refuse_idle_settings(settings)
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--report-kind", "document", "--epsilon-word", "2"],
+     "error: --report-kind document takes --epsilon-doc (per document), not --epsilon-word."),
+    ([], "error: --epsilon-word is required for word-level reports (or --report-kind document with --epsilon-doc)."),
+    (WORD + ["--epsilon-doc", "4"], "error: --epsilon-doc is for --report-kind document; word-level reports take"
+                                    " --epsilon-word."),
+    (WORD + ["--fed-user-budget", "40", "--fed-pad-length", "8"], "error: --fed-user-budget chooses the epsilon per"
+     " entry and the entries itself: drop --fed-epsilon-per-entry and --fed-pad-length."),
+    (WORD + ["--fed-topics", "2"], "error: --fed-topics has no effect without FedLDA: add --fed-epsilon-per-entry"
+     " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it."),
+    (WORD + ["--host", "example.org"], "error: --host example.org would expose the server beyond this machine: put it"
+     " behind a TLS reverse proxy and pass --allow-remote to confirm."),
+    (WORD + ["--max-body-bytes", "65"], "error: --max-body-bytes 65 is smaller than the smallest upload"),
+], ids=["document with epsilon-word", "no epsilon", "word with epsilon-doc", "user budget with pad length",
+        "fed flag without fedlda", "remote host", "body limit"])
+def test_serve_writes_the_librarys_refusals_in_its_flags(serve_base, capsys, extra, expected):
+    """service.startup refuses in its parameters (epsilon_word=, max_body_bytes=); serve writes the line in flags."""
+    base, tmp = serve_base
+    line = _refusal(capsys, base + extra)
+    assert line.startswith(expected), line
+    assert "_" not in line.split(":")[1].split("(")[0], line        # no Python name before the reason
+    assert not (tmp / "s.db").exists()
+
+
 # ---------------------------------------------------------------- serve: FedLDA's epsilon per entry has its own name
 def test_serve_refuses_the_old_fed_epsilon_naming_the_per_entry_flag(serve_base, capsys):
     """--fed-epsilon was a figure per reported entry: refused, never read as the per-user total."""

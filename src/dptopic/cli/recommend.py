@@ -25,10 +25,21 @@ def cmd_recommend(a):
     if rec.trainer is None:
         return
     if a.unit == "user":        # no trusted server: the secure sum (docs/secure_sum.md)
-        from ..service.startup import secure_sum_recommendation as recommend_note  # read on use: a light start
-
-        con.print(f"- {recommend_note(a.docs)}")
+        con.print(f"- {secure_sum_note(a.docs)}")
     con.print(f"[dim]source: {esc(rec.source)}; see docs/choosing_a_guarantee.md[/]", markup=True)
+
+
+def secure_sum_note(people: int) -> str:
+    """``dptopic recommend --unit user``'s line on the secure sum for a corpus of ``people`` people."""
+    from ..service.startup import SECURE_SUM_PEOPLE  # read on use: a light start
+
+    if people >= SECURE_SUM_PEOPLE:
+        return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
+                " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
+                " (each person runs dptopic submit; docs/secure_sum.md)")
+    return (f"no server you may trust with the text? A secure sum (dptopic serve --report-kind secure-sum) needs"
+            f" thousands of people to give useful topics; it was measured from {SECURE_SUM_PEOPLE:,}"
+            " (docs/secure_sum.md)")
 
 
 def _doc_count(s: str) -> int:

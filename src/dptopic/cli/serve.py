@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import warnings
 
 from ..errors import DPTopicError
 from ..reporting.terminal import make_console, print_empty_note, print_no_pair_note
@@ -42,12 +43,69 @@ def _port(text: str) -> int:
 _seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600], e.g. 30")
 
 
-def refuse_idle_flags(a) -> None:
-    """Refuse, in one line, a flag given that has no effect with the others
-    (:func:`dptopic.service.startup.refuse_idle_settings`)."""
-    from ..service.startup import refuse_idle_settings  # deferred: loads numpy
+def _loopback(host) -> bool:
+    from ..service.startup import LOOPBACK  # deferred: loads numpy
 
+    return host in LOOPBACK
+
+
+# settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
+IDLE_SETTINGS = (
+    ("format", "auto", lambda a: a.get("prior") is None, "it is the format of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("text_field", "text", lambda a: a.get("prior") is None, "it names the text of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("prior_iterations", 200, lambda a: a.get("prior") is None or a.get("report_kind") == "document",
+     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
+    ("iterations", 50, lambda a: a.get("report_kind") == "document",
+     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
+    ("lam", 0.5, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("omega", 0.4, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("delta", 1e-5, lambda a: a.get("report_kind") == "document", "document-level reports are pure eps_doc-DP, with no"
+     " delta", "drop it"),
+    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
+     " by subset selection), which excludes no rare words", "drop it"),
+    ("database_timeout", 15.0, lambda a: not str(a.get("database")).startswith("postgresql"),
+     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
+     "drop it"),
+    ("allow_remote", False, lambda a: _loopback(a.get("host")),
+     "--host listens on this machine only", "drop it"),
+)
+
+
+def refuse_idle_settings(settings, given=None) -> None:
+    """Refuse, in one line, a setting given that has no effect with the others (``--format`` without ``--prior``), as
+    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
+    happen. ``settings``: serve's settings by name; ``given``: the names the user set (default: those not at their
+    default)."""
+    for dest, default, idle, why, fix in IDLE_SETTINGS:
+        written = dest in given if given is not None else settings.get(dest, default) != default
+        if written and idle(settings):
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+
+
+def refuse_idle_flags(a) -> None:
+    """Refuse, in one line, a flag given that has no effect with the others (:func:`refuse_idle_settings`)."""
     refuse_idle_settings(vars(a), getattr(a, "_given", None))    # the flags written (cli.main's parser)
+
+
+def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
+    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
+    default (``--max-epsilon``, 16; :func:`dptopic.service.startup.above_client_limit`): contributors who keep their
+    default refuse to send anything. A warning, not a refusal: a contributor may raise the limit."""
+    from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT  # deferred: loads numpy
+    from ..service.startup import above_client_limit  # deferred: loads numpy
+
+    for parameter, eps, client in above_client_limit(cfg, fed_user_budget):
+        flag = (f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
+                if parameter == "fed_user_budget" else SERVE_FLAGS[parameter])
+        warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that dptopic {client}"
+                      f" accepts by default (--max-epsilon): contributors who keep that default will refuse to"
+                      f" randomize or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
+                      UserWarning, stacklevel=2)
 
 
 def build_config(a):
@@ -84,7 +142,9 @@ def build_config(a):
 SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
     "epsilon_word", "epsilon_doc", "database", "batch_size", "lam", "omega", "delta", "train_interval", "max_body_bytes",
     "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
-    "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary")},
+    "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary",
+    "fed_user_budget", "host", "port", "allow_remote", "allow_foreign_tables", "report_kind", "unit", "prior",
+    "min_contributors")},
     "n_topics": "--topics", "n_iter": "--iterations", "prior_iter": "--prior-iterations", "admin_token": "--token-file",
     "fed_epsilon": "--fed-epsilon-per-entry", "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
     # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
@@ -99,10 +159,10 @@ def serve_flag_names(a) -> dict:
 
 
 def cmd_serve(a):
-    if a.report_kind == "secure-sum":       # docs/secure_sum.md
-        return serve_secure_sum(a)
-    refuse_secure_flags(a)
     with flag_errors(serve_flag_names(a)):
+        if a.report_kind == "secure-sum":       # docs/secure_sum.md (its plan's own flags inside: --epsilon)
+            return serve_secure_sum(a)
+        refuse_secure_flags(a)
         _serve(a)
 
 
@@ -112,7 +172,8 @@ def _serve(a):
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
-    startup.check_startup(cfg, a.fed_user_budget)
+    startup.check_startup(cfg)
+    warn_above_client_limit(cfg, a.fed_user_budget)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
