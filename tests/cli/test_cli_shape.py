@@ -32,7 +32,6 @@ FLAG_TEXT = {
     "attacks/provenance.py": 4,
     "attacks/release_audit.py": 16,
     "backends/dask.py": 3,
-    "contributor/client.py": 28,
     "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,
     "contributor/secure_sum.py": 2,

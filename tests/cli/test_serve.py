@@ -46,7 +46,7 @@ def test_a_state_file_that_is_not_one_is_refused_naming_it_and_left_alone(tmp_pa
     (tmp_path / name).write_bytes(BAD_STATE_FILES[name])
     line = _refusal(capsys, [command, "--server", NO_SERVER, "--corpus", "docs.txt", "--state", name,
                              "--retries", "0"])
-    assert f"--state '{name}' is not a" in line and "state file" in line, line
+    assert f"--state {name} is not a" in line and "state file" in line, line
     assert "empty" in line if name == "empty.json" else "not JSON" in line, line
     assert (tmp_path / name).read_bytes() == BAD_STATE_FILES[name]      # the user's file is not touched
 

@@ -17,7 +17,7 @@ from ._common import (
     read_vocabulary,
     unit_interval,
 )
-from ._flags import add_reading_args, flag_errors
+from ._flags import add_reading_args, flag_errors, with_flag_names
 from .budget import served_ledger
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import (
@@ -204,6 +204,12 @@ def _client_corpus(a):
                        stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
 
 
+# the contributors' parameters (contributor.client's submit and fed_participate) as submit's and fed-client's flags
+CLIENT_FLAGS = {"state": "--state", "contributor": "--contributor", "client_id": "--client-id",
+                "max_epsilon": "--max-epsilon", "max_user_epsilon": "--max-user-epsilon"}
+
+
+@with_flag_names(CLIENT_FLAGS)
 def cmd_submit(a):
     from ..contributor.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
 
@@ -237,6 +243,7 @@ def _limit(a) -> dict:
     return {} if a.max_epsilon is None else {"max_epsilon": a.max_epsilon}
 
 
+@with_flag_names(CLIENT_FLAGS)
 def cmd_fed_client(a):
     from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
 
