@@ -78,7 +78,6 @@ FLAG_TEXT = {
     "reporting/page.py": 26,
     "reporting/pull.py": 1,
     "reporting/quality.py": 1,
-    "reporting/randomize.py": 4,
     "reporting/recommendation.py": 11,
     "reporting/terminal.py": 8,
     "reporting/training.py": 5,

@@ -650,7 +650,7 @@ def test_a_state_file_is_refused_naming_the_state_parameter_and_serves_flags_wri
         client_mod._write_submit_state(folder / "s.json", {"settings": {}, "salt": "00", "documents": "",
                                                            "n_reports": 0, "acknowledged": {}, "contributors": {},
                                                            "uploads": []})
-    assert str(e.value).endswith("give state a path you can write to, or state=None.")
+    assert str(e.value).endswith("give state a path you can write to, or state=None.") and "s.json" in str(e.value)
     assert e.value.message(CLIENT_FLAGS).endswith("give --state a path you can write to, or --state none.")
 
 

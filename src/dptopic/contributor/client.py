@@ -518,10 +518,11 @@ def _noted(e: DPTopicError, note: str, strip: bool = False) -> DPTopicError:
     return ServerError(line, e.status, e.code) if isinstance(e, ServerError) else DPTopicError(line)
 
 
-def _state_refusal(template: str, path=MISSING, **fields) -> ParameterError:
-    """A refusal of the contributor's ``state`` (its file or folder, ``path``); ``{none}`` in ``template`` says how to
-    keep nothing (``state=None``)."""
-    return ParameterError(template.replace("{none}", "state=None"), "state", MISSING if path is MISSING else str(path),
+def _state_refusal(template: str, value=MISSING, **fields) -> ParameterError:
+    """A refusal of the contributor's ``state`` (its file or folder, ``value``; a ``path`` field: the file in it);
+    ``{none}`` in ``template`` says how to keep nothing (``state=None``)."""
+    return ParameterError(template.replace("{none}", "state=None"), "state",
+                          MISSING if value is MISSING else str(value),
                           flag_template=template.replace("{none}", "{state} none"), **fields)
 
 
