@@ -349,3 +349,33 @@ def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, se
     (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
     line = cli_error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
     assert "invalid server URL" in line
+
+
+# ---------------------------------------------------------------- what submit and fed-client print of their summaries
+def _submitted(**kw):
+    s = {"n_documents": 2, "state": None, "contributor": "c1", "already_acknowledged": 0, "reports": 4,
+         "uploads": 1, "replayed_acks": 0, "vocab_size": 30, "epsilon_word": 1.0, "epsilon_doc": 3.0}
+    return {**s, **kw}
+
+
+def test_submit_lines_total_the_documents_epsilon_and_say_the_reports_were_not_kept():
+    from dptopic.cli.serve import submit_lines
+
+    lines = submit_lines(_submitted(), "http://server")
+    assert "reports not kept (--state none)" in lines[0]
+    assert lines[1] == "4 randomized reports uploaded to http://server in 1 upload."
+    assert "eps_word=2 for one word's presence in each and eps=6 for the documents" in lines[-1]
+    assert "spent again by every run" in lines[-1]
+    kept = submit_lines(_submitted(state="/s", already_acknowledged=4, reports=0), "http://server")
+    assert "nothing was sent, nothing more spent." in kept[1] and len(kept) == 3
+    assert "spent once however often" in kept[-1]
+
+
+def test_fed_client_lines_name_the_rounds_and_whether_reports_were_reused():
+    from dptopic.cli.serve import fed_client_lines
+
+    s = {"state": "/s", "reused_reports": True, "rounds": [1, 2], "client": "c", "epsilon_basic": 1.00001,
+         "epsilon_pld": 0.5, "delta": 1e-5, "note": "a note"}
+    took_part, note = fed_client_lines(s)
+    assert took_part.startswith("took part in 2 round(s) as c; epsilon of your reports (this user): 1.001 basic")
+    assert "reused the reports drawn before" in took_part and note == "a note"

@@ -6,7 +6,7 @@ import logging
 import warnings
 
 from ..errors import DPTopicError
-from ..reporting.terminal import make_console, print_empty_note, print_no_pair_note
+from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
 from ._common import (
     PUBLIC_VOCABULARY_DECIDES,
     _float_arg,
@@ -226,8 +226,6 @@ def cmd_submit(a):
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
-    from ..service.status import submit_lines  # deferred: loads numpy
-
     console = make_console()
     for line in submit_lines(s, a.server):
         console.print(line, markup=False)
@@ -255,11 +253,66 @@ def cmd_fed_client(a):
                         client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
                         **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    from ..service.status import fed_client_lines  # deferred: loads numpy
-
     took_part, note = fed_client_lines(s)
     console.print(took_part, markup=False)
     console.print(note, style="yellow", markup=False)
+
+
+def submit_lines(s: dict, server: str) -> list[str]:
+    """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
+    prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
+    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
+
+    eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
+    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
+            " running it again, without randomizing again" if s["state"] else
+            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
+    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
+    lines = [f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be tallied as"
+             f" one contributor on another machine); {kept}."]
+    if s["already_acknowledged"]:
+        lines.append(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
+                     " earlier run: not randomized or sent again" + ("." if s["reports"] else
+                                                                      "; nothing was sent, nothing more spent."))
+    if s.get("replayed_reports"):
+        lines.append(f"{plural(s['replayed_reports'], 'report')} had already been stored by {server} (an earlier run,"
+                     " perhaps under another address of this server): replayed, nothing new stored, nothing more"
+                     " spent.")
+    stored = s.get("stored_reports", s["reports"])
+    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
+        lines.append(f"{plural(stored, 'randomized report')} uploaded to {server} in"
+                     f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
+    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
+    lines.append(f"Privacy of {these} (V={s['vocab_size']}; "
+                 + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
+                 + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
+                 + ("" if s["epsilon_word"] is None else
+                    f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
+                 + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
+                 + ("spent once however often the kept reports are sent" if s["state"] else
+                    "spent again by every run on these documents, since the reports were not kept (--state none)")
+                 + "). Raw text never left this machine.")
+    return lines
+
+
+def fed_client_lines(s: dict) -> list[str]:
+    """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
+    fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
+    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
+
+    eps = fmt_epsilon     # rounded up: never below what was spent
+    if s["state"] is None:
+        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
+    elif s["reused_reports"]:
+        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
+                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
+                " new documents need new reports: --state none, or another --state, at a new cost)")
+    else:
+        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
+                " nothing more")
+    return [f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
+            f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.",
+            s["note"]]
 
 
 def _client_args(p):
