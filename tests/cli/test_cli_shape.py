@@ -71,7 +71,6 @@ FLAG_TEXT = {
     "protocol/document_reports.py": 11,
     "protocol/reports.py": 2,
     "reporting/calculators.py": 3,
-    "reporting/demo.py": 8,
     "reporting/export.py": 15,
     "reporting/html.py": 4,
     "reporting/ledger.py": 1,
