@@ -74,7 +74,7 @@ FLAG_TEXT = {
     "reporting/export.py": 15,
     "reporting/html.py": 4,
     "reporting/ledger.py": 1,
-    "reporting/page.py": 26,
+    "reporting/page.py": 5,
     "reporting/pull.py": 1,
     "reporting/quality.py": 1,
     "reporting/recommendation.py": 11,
