@@ -83,7 +83,6 @@ FLAG_TEXT = {
     "reporting/verification.py": 4,
     "service/app.py": 7,
     "service/codec.py": 4,
-    "service/config.py": 13,
     "service/http.py": 2,
     "service/ingest.py": 1,
     "service/kinds.py": 4,

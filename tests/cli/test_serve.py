@@ -325,7 +325,7 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(WORDS))
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
             "--database", f"sqlite:///{tmp_path / 's.db'}"]
-    assert "exceeds the vocabulary" in one_line_stderr(_cli(*base, "--topics", "10"))
+    assert "error: --topics 10 exceeds the vocabulary size" in one_line_stderr(_cli(*base, "--topics", "10"))
     assert "too small" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
     assert "(0, 500]" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
     assert "in memory" in one_line_stderr(_cli(*base[:-2], "--database", "sqlite://"))
