@@ -77,7 +77,6 @@ FLAG_TEXT = {
     "reporting/page.py": 5,
     "reporting/pull.py": 1,
     "reporting/quality.py": 1,
-    "reporting/recommendation.py": 11,
     "reporting/terminal.py": 8,
     "reporting/training.py": 5,
     "reporting/verification.py": 4,
