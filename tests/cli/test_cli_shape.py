@@ -24,7 +24,7 @@ FLAG_TEXT = {
     "accounting/events.py": 1,
     "accounting/ledger_store.py": 7,
     "advice.py": 30,
-    "attacks/audit.py": 22,
+    "attacks/audit.py": 20,
     "attacks/classifier_mia.py": 3,
     "attacks/coverage.py": 1,
     "attacks/lira.py": 5,

@@ -7,7 +7,15 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
-from ._common import add_corpus_args, jobs_int, note_vocabulary_cut, positive_int, read_vocabulary, user_args
+from ._common import (
+    add_corpus_args,
+    jobs_int,
+    note_vocabulary_cut,
+    parse_settings,
+    positive_int,
+    read_vocabulary,
+    user_args,
+)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
@@ -24,7 +32,7 @@ NAMES = {**{k: "--" + k.replace("_", "-") for k in (
 
 def _trainer_from_args(a):
     """The :class:`~dptopic.attacks.audit.AuditedProcedure` of ``--model`` or ``--algorithm``."""
-    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure  # deferred: loads numpy
+    from ..attacks.audit import saved_procedure, trainer_procedure  # deferred: loads numpy
 
     if a.model is None:
         return trainer_procedure(a.algorithm, topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta,

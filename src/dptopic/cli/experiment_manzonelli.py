@@ -14,6 +14,7 @@ from ._common import (
     experiment_seed,
     jobs_int,
     load_corpus,
+    parse_settings,
     positive_float,
     positive_int,
     unit_interval,
@@ -22,9 +23,7 @@ from .audit import MAX_SHADOWS
 
 
 def parse_set(items, flag):
-    """``--dp-set NAME=VALUE`` (:func:`dptopic.attacks.audit.parse_settings`)."""
-    from ..attacks.audit import parse_settings  # deferred: the attacks load numpy
-
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._common.parse_settings`)."""
     return parse_settings(items, flag)
 
 
