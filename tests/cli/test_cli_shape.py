@@ -30,7 +30,7 @@ FLAG_TEXT = {
     "attacks/lira.py": 5,
     "attacks/one_run.py": 5,
     "attacks/provenance.py": 4,
-    "attacks/release_audit.py": 16,
+    "attacks/release_audit.py": 10,
     "backends/dask.py": 3,
     "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,

@@ -66,7 +66,8 @@ def audit_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary"}
+    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary", "n_canaries": "--canaries",
+             "canary_unit": "--canary-unit", "canary_documents": "--canary-documents"}
     if a.model is None and a.algorithm is not None:
         from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
         from ..attacks.lira import guarantee_epsilon_parameter  # as above
