@@ -78,7 +78,6 @@ FLAG_TEXT = {
     "reporting/pull.py": 1,
     "reporting/quality.py": 1,
     "reporting/terminal.py": 8,
-    "reporting/training.py": 5,
     "reporting/verification.py": 4,
     "service/app.py": 7,
     "service/codec.py": 4,

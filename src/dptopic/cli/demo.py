@@ -35,8 +35,8 @@ def run_demo(a, console) -> None:
     from ..models import HDPLDA, LDA  # (as above)
     from ..reporting.demo_figures import write_demo_figures  # (as above)
     from ..reporting.terminal import print_privacy, print_topics  # (as above)
-    from ..reporting.training import print_metrics, print_training_step, word_level_guarantee  # (as above)
     from ..training import train  # (as above)
+    from ._training_output import print_metrics, print_training_step, word_level_guarantee  # (as above)
 
     document = None if a.word_level_only else _document_level(a, console)
     console.rule(("dptopic demo, part 2" if document else "dptopic demo") + ": HDP-LDA, word-level DP (epsilon per"
@@ -90,8 +90,8 @@ def _document_level(a, console):
     from ..evaluation import npmi_and_diversity  # (as above)
     from ..models import LDA  # (as above)
     from ..reporting.terminal import print_topics  # (as above)
-    from ..reporting.training import copies_note  # (as above)
     from ..training import train  # (as above)
+    from ._training_output import copies_note  # (as above)
 
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]

@@ -12,7 +12,6 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note, print_verdict
-from ..reporting.training import print_local_result, print_reports
 from ._common import (
     FORMATS,
     PUBLIC_VOCABULARY_DECIDES,
@@ -27,6 +26,7 @@ from ._common import (
     read_vocabulary,
 )
 from ._flags import flag_errors
+from ._training_output import print_local_result, print_reports
 
 
 def _flip_args(p):
