@@ -259,7 +259,7 @@ def test_report_refuses_an_audit_of_another_model(files, tmp_path, capsys):
     # m2: another non-private LDA of the same claim (the old check compared only private/epsilon/delta/unit)
     assert main(["report", "--model", str(m2), "--audit", str(audit), "--out", str(tmp_path / "no.html")]) == 2
     err = _one_line(capsys)
-    assert "not an audit of" in err and "dptopic audit --model" in err and not (tmp_path / "no.html").exists()
+    assert "not an audit of" in err and "'dptopic audit' on" in err and not (tmp_path / "no.html").exists()
     # an audit of a procedure: refused for a model trained with other parameters
     proc = d / "proc"
     assert main(["audit", "--algorithm", "lda", "--topics", "4", "--iterations", "3", "--corpus", str(a),

@@ -160,7 +160,7 @@ def test_the_release_audit_runs_for_dpsvi_and_hdp_lda(small, make, relation):
     assert r["relation"] == relation and r["n_canaries"] == 200 and r["releases_scored"] >= 2
     assert 0 <= r["epsilon_lower_bound"] <= r["claimed_privacy"]["epsilon"]
     assert r["verdict"] == "consistent with the claim"
-    with pytest.raises(DPTopicError, match="--canary-unit"):
+    with pytest.raises(DPTopicError, match=r"^canary_unit=.person. does not apply to .*: drop canary_unit\."):
         release_audit(small, make(), n_canaries=10, canary_unit="person", canary_documents=2)
 
 
@@ -221,3 +221,14 @@ def test_the_audited_runs_are_charged_to_the_audits_own_dataset(planted, tmp_pat
     assert len(led.releases("posts")) == 1
     assert [d for d in led.datasets() if d != "posts"] == ["audit-shadow:posts"]
     assert led.total("posts")["n_releases"] == 1
+
+
+def test_too_many_canaries_are_refused_naming_n_canaries_which_audit_writes_as_its_flag():
+    from dptopic.corpus import Vocabulary
+    from dptopic.errors import ParameterError
+
+    c = Corpus(np.array([0, 2, 4]), np.array([0, 1, 1, 2], np.int32), Vocabulary(["a", "b", "c", "d"]))
+    with pytest.raises(ParameterError, match=r"^the vocabulary of 4 words holds fewer than 50 distinct word pairs:"
+                                             r" lower n_canaries") as e:
+        canary_pairs(c, 50, np.random.default_rng(0))
+    assert e.value.message({"n_canaries": "--canaries"}).endswith("lower --canaries or audit a corpus with more words.")

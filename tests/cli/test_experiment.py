@@ -147,6 +147,19 @@ def test_lira_shadows_are_refused_before_any_work(tmp_path, capsys):
     assert "invalid --shadows 3" in err and "note: an experiment fits" not in err   # no work announced
 
 
+@pytest.mark.parametrize("extra, expected", [
+    (["--dp-algorithm", "svi", "--eps-t-grid", "1"], "error: --dp-algorithm, --eps-t-grid and --dp-set belong to the"
+                                                     " FDPTM sweep: give --private-vocabulary too."),
+    (["--private-vocabulary", "1", "--dp-algorithm", "svi"], "error: the eps_T sweep needs both a private trainer"
+                                                             " (--dp-algorithm, e.g. svi) and --eps-t-grid."),
+])
+def test_the_fdptm_sweeps_settings_are_refused_in_the_flags_given(tmp_path, capsys, extra, expected):
+    """experiments.manzonelli_lira refuses in its parameters (dp_algorithm, eps_t_grid); experiment lira writes
+    flags."""
+    assert _bad(["experiment", "lira", *extra, "--out", tmp_path / "l"], capsys) == expected
+    assert not (tmp_path / "l").exists()
+
+
 def test_unknown_classes_are_listed(tmp_path, capsys):
     docs = tmp_path / "lab.jsonl"
     docs.write_text("".join(json.dumps({"text": f"word{i % 7} game team win", "party": "AB"[i % 2]}) + "\n"

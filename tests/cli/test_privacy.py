@@ -422,7 +422,7 @@ def test_advice_constants_are_for_unit_s_defaults_and_documented_in_order():
 
 def test_one_plural_helper_and_one_rounding_wrapper():
     import dptopic.advice as advice
-    import dptopic.reporting.recommendation as recommendation
+    import dptopic.cli.recommend as recommendation
     from dptopic.reporting.terminal import plural
 
     assert recommendation.plural is plural

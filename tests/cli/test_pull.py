@@ -12,3 +12,11 @@ def test_pull_timeout_and_retries(tmp_path, flag, value):
                                              value))
     assert flag in line and value in line, line        # names the flag and the value the user gave
     assert not (tmp_path / "p").exists()                 # refused before anything is written
+
+
+def test_pull_says_which_model_it_wrote_and_what_reads_it():
+    from dptopic.cli.results import pull_line
+
+    assert pull_line({"model_id": 3, "model_version": 7, "class": "OLPLDA", "out": "m"}) == (
+        "model 3 (version 7, OLPLDA) written to m: read it with 'dptopic topics', 'evaluate' or 'report'")
+    assert pull_line({"round": 2, "out": "f"}, fed=True).startswith("FedLDA model of round 2 written to f:")

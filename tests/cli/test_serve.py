@@ -46,7 +46,7 @@ def test_a_state_file_that_is_not_one_is_refused_naming_it_and_left_alone(tmp_pa
     (tmp_path / name).write_bytes(BAD_STATE_FILES[name])
     line = _refusal(capsys, [command, "--server", NO_SERVER, "--corpus", "docs.txt", "--state", name,
                              "--retries", "0"])
-    assert f"--state '{name}' is not a" in line and "state file" in line, line
+    assert f"--state {name} is not a" in line and "state file" in line, line
     assert "empty" in line if name == "empty.json" else "not JSON" in line, line
     assert (tmp_path / name).read_bytes() == BAD_STATE_FILES[name]      # the user's file is not touched
 
@@ -105,6 +105,42 @@ def test_serve_takes_the_same_flags_where_they_have_an_effect(serve_base, capsys
     base, tmp = serve_base
     line = _refusal(capsys, base + [str(tmp / "prior.txt") if a == "{prior}" else a for a in extra])
     assert "the server would have started" in line, line
+
+
+def test_a_setting_without_effect_is_refused_only_when_given():
+    from dptopic.cli.serve import refuse_idle_settings
+    from dptopic.errors import DPTopicError
+
+    settings = {"prior": None, "report_kind": "word", "format": "csv", "host": "127.0.0.1"}
+    with pytest.raises(DPTopicError, match=r"^--format has no effect here: it is the format of --prior"):
+        refuse_idle_settings(settings, given={"format"})
+    refuse_idle_settings(settings, given=set())
+    with pytest.raises(DPTopicError, match="--format has no effect"):   # not at its default: taken as given
+        refuse_idle_settings(settings)
+
+
+@pytest.mark.parametrize("extra, expected", [
+    (["--report-kind", "document", "--epsilon-word", "2"],
+     "error: --report-kind document takes --epsilon-doc (per document), not --epsilon-word."),
+    ([], "error: --epsilon-word is required for word-level reports (or --report-kind document with --epsilon-doc)."),
+    (WORD + ["--epsilon-doc", "4"], "error: --epsilon-doc is for --report-kind document; word-level reports take"
+                                    " --epsilon-word."),
+    (WORD + ["--fed-user-budget", "40", "--fed-pad-length", "8"], "error: --fed-user-budget chooses the epsilon per"
+     " entry and the entries itself: drop --fed-epsilon-per-entry and --fed-pad-length."),
+    (WORD + ["--fed-topics", "2"], "error: --fed-topics has no effect without FedLDA: add --fed-epsilon-per-entry"
+     " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it."),
+    (WORD + ["--host", "example.org"], "error: --host example.org would expose the server beyond this machine: put it"
+     " behind a TLS reverse proxy and pass --allow-remote to confirm."),
+    (WORD + ["--max-body-bytes", "65"], "error: --max-body-bytes 65 is smaller than the smallest upload"),
+], ids=["document with epsilon-word", "no epsilon", "word with epsilon-doc", "user budget with pad length",
+        "fed flag without fedlda", "remote host", "body limit"])
+def test_serve_writes_the_librarys_refusals_in_its_flags(serve_base, capsys, extra, expected):
+    """service.startup refuses in its parameters (epsilon_word=, max_body_bytes=); serve writes the line in flags."""
+    base, tmp = serve_base
+    line = _refusal(capsys, base + extra)
+    assert line.startswith(expected), line
+    assert "_" not in line.split(":")[1].split("(")[0], line        # no Python name before the reason
+    assert not (tmp / "s.db").exists()
 
 
 # ---------------------------------------------------------------- serve: FedLDA's epsilon per entry has its own name
@@ -289,7 +325,7 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(WORDS))
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
             "--database", f"sqlite:///{tmp_path / 's.db'}"]
-    assert "exceeds the vocabulary" in one_line_stderr(_cli(*base, "--topics", "10"))
+    assert "error: --topics 10 exceeds the vocabulary size" in one_line_stderr(_cli(*base, "--topics", "10"))
     assert "too small" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
     assert "(0, 500]" in one_line_stderr(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
     assert "in memory" in one_line_stderr(_cli(*base[:-2], "--database", "sqlite://"))
@@ -313,3 +349,33 @@ def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, se
     (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
     line = cli_error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
     assert "invalid server URL" in line
+
+
+# ---------------------------------------------------------------- what submit and fed-client print of their summaries
+def _submitted(**kw):
+    s = {"n_documents": 2, "state": None, "contributor": "c1", "already_acknowledged": 0, "reports": 4,
+         "uploads": 1, "replayed_acks": 0, "vocab_size": 30, "epsilon_word": 1.0, "epsilon_doc": 3.0}
+    return {**s, **kw}
+
+
+def test_submit_lines_total_the_documents_epsilon_and_say_the_reports_were_not_kept():
+    from dptopic.cli.serve import submit_lines
+
+    lines = submit_lines(_submitted(), "http://server")
+    assert "reports not kept (--state none)" in lines[0]
+    assert lines[1] == "4 randomized reports uploaded to http://server in 1 upload."
+    assert "eps_word=2 for one word's presence in each and eps=6 for the documents" in lines[-1]
+    assert "spent again by every run" in lines[-1]
+    kept = submit_lines(_submitted(state="/s", already_acknowledged=4, reports=0), "http://server")
+    assert "nothing was sent, nothing more spent." in kept[1] and len(kept) == 3
+    assert "spent once however often" in kept[-1]
+
+
+def test_fed_client_lines_name_the_rounds_and_whether_reports_were_reused():
+    from dptopic.cli.serve import fed_client_lines
+
+    s = {"state": "/s", "reused_reports": True, "rounds": [1, 2], "client": "c", "epsilon_basic": 1.00001,
+         "epsilon_pld": 0.5, "delta": 1e-5, "note": "a note"}
+    took_part, note = fed_client_lines(s)
+    assert took_part.startswith("took part in 2 round(s) as c; epsilon of your reports (this user): 1.001 basic")
+    assert "reused the reports drawn before" in took_part and note == "a note"

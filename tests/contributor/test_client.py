@@ -224,7 +224,7 @@ def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
         r = _cli("submit", "--server", root + "/v1", "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
         assert r.returncode == 2 and len(lines) == 1 and "404" in lines[0], r.stderr
-        assert f"--server {root}" in " ".join(lines[0].split()), r.stderr
+        assert f"give the server's root, e.g. {root}," in " ".join(lines[0].split()), r.stderr
         r = _cli("submit", "--server", root, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
         assert r.returncode == 2 and "404" in r.stderr and "has a path" not in r.stderr, r.stderr
     finally:
@@ -299,7 +299,7 @@ def test_stale_round_refusals_are_retried_after_growing_pauses_then_given_up_in_
         fed_participate(server.server, _corpus(words), rounds=1, poll=0.01, timeout=30, client=server)
     message = str(e.value)
     assert e.value.code == "stale_round" and "\n" not in message
-    assert f"{client_mod.STALE_RETRIES + 1} times in a row" in message and "--fed-min-updates" in message
+    assert f"{client_mod.STALE_RETRIES + 1} times in a row" in message and "wait for more updates" in message
     # what the updates that left the device spent is said, as for any failure after one left
     assert f"over {client_mod.STALE_RETRIES + 1} updates that left this device" in message
     # a bounded number of retries, each after a pause: the k-th in [P 2^k / 2, P 2^k] (at most the cap), jittered
@@ -630,3 +630,35 @@ def _err_line(capsys, argv) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
     return lines[0]
+
+
+def test_a_state_file_is_refused_naming_the_state_parameter_and_serves_flags_write_it(tmp_path):
+    """The library names its parameter (``state='…'``, ``state=None``); submit and fed-client write their flags."""
+    from dptopic.cli.serve import CLIENT_FLAGS
+    from dptopic.errors import ParameterError
+
+    bad = tmp_path / "notes.json"
+    bad.write_text("my own notes\n")
+    with pytest.raises(ParameterError, match=r"^state='.* is not a submit state file: it is not JSON") as e:
+        client_mod._read_state_file(bad, "submit state file", client_mod.SUBMIT_STATE_FORMAT,
+                                    client_mod.SUBMIT_STATE_VERSION)
+    assert e.value.parameter == "state" and "--" not in str(e.value)
+    assert e.value.message(CLIENT_FLAGS).startswith(f"--state {bad} is not a submit state file")
+    folder = tmp_path / "file-not-folder"
+    folder.write_text("")
+    with pytest.raises(ParameterError) as e:
+        client_mod._write_submit_state(folder / "s.json", {"settings": {}, "salt": "00", "documents": "",
+                                                           "n_reports": 0, "acknowledged": {}, "contributors": {},
+                                                           "uploads": []})
+    assert str(e.value).endswith("give state a path you can write to, or state=None.") and "s.json" in str(e.value)
+    assert e.value.message(CLIENT_FLAGS).endswith("give --state a path you can write to, or --state none.")
+
+
+def test_a_refusal_noted_with_what_was_sent_keeps_the_parameters_it_names():
+    from dptopic.errors import ParameterError
+
+    e = client_mod._noted(ParameterError("give another {state}.", "state", "s.json"), "; 3 of 9 sent.", strip=True)
+    assert isinstance(e, ParameterError) and str(e) == "give another state; 3 of 9 sent."
+    assert e.message({"state": "--state"}) == "give another --state; 3 of 9 sent."
+    plain = client_mod._noted(ServerError("refused.", 409, "stale_round"), " (spent: 1)")
+    assert isinstance(plain, ServerError) and plain.code == "stale_round" and str(plain) == "refused. (spent: 1)"

@@ -644,7 +644,7 @@ def test_fed_client_state_of_another_client_or_server_is_refused_before_anything
     fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="alice",
                     state=state)
     c = _capturing_client(url)
-    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not client_id='bob': leave out client_id"):
         fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
                         client=c, state=state)
     doc = json.loads(state.read_text())
@@ -761,6 +761,6 @@ def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_
     b = fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, state=folder)
     assert a["reused_reports"] is False and b["reused_reports"] is True and b["client"] == "alice"
     assert len(list(folder.glob("fed-*.json"))) == 1
-    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not client_id='bob': leave out client_id"):
         fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
                         state=folder)

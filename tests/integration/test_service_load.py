@@ -456,7 +456,7 @@ def test_an_https_url_for_a_plain_http_server_says_use_http(canned):
     with pytest.raises(ServerError) as e:
         client.request("GET", "/v1/config")
     msg = str(e.value)
-    assert "speaks plain HTTP" in msg and f"--server http://127.0.0.1:{port}" in msg, msg
+    assert "speaks plain HTTP" in msg and f"give its address as http://127.0.0.1:{port}" in msg, msg
     assert "running?" not in msg
 
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._io import atomic_write_json, load_json, mark_output_folder
+from .._io import atomic_write_json, mark_output_folder
 from ..corpus.preprocess import resolve_stop_words
 from ..datasets import DEFAULT_MAX_VOCAB, load_corpus
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
@@ -74,24 +74,6 @@ SETTING_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_ite
 
 def _name(names, key: str) -> str:
     return (names or {}).get(key, key)
-
-
-def parse_settings(items, flag: str = "--set") -> dict:
-    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible, and
-    ``none``/``None``/``null`` as None."""
-    out = {}
-    for it in items or []:
-        if "=" not in it:
-            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
-        k, v = it.split("=", 1)
-        if v.strip() in ("none", "None", "null"):       # Python's and JSON's spelling of "no value"
-            out[k.strip()] = None
-            continue
-        try:
-            out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
-        except ValueError:
-            out[k.strip()] = v
-    return out
 
 
 def check_renamed(cls, extra: dict, flag: str = "--set") -> None:
@@ -666,7 +648,7 @@ def summary_lines(doc: dict, written=()) -> list[tuple[str, str | None]]:
     return lines
 
 
-__all__ = ["AuditedProcedure", "saved_procedure", "trainer_procedure", "parse_settings", "check_renamed",
+__all__ = ["AuditedProcedure", "saved_procedure", "trainer_procedure", "check_renamed",
            "check_audit_settings", "lira_settings", "one_run_settings", "release_settings", "check_release_supported",
            "scale_note", "model_reading", "check_coverage", "restricted_to_model", "model_corpus_note", "audit_lira", "audit_one_run",
            "audit_release", "write_audit", "summary_lines", "MAX_SHADOWS", "COVERAGE_LIMIT"]

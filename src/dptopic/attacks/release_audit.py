@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from ..corpus import Corpus, Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..mechanisms.observer import observing
 from ..models.dataset_charge import shadow_runs
 from .lira import (
@@ -126,8 +126,8 @@ def canary_pairs(corpus: Corpus, n: int, rng: np.random.Generator, words: int | 
     need = int(math.ceil((1 + math.sqrt(1 + 8 * 2 * n)) / 2))     # W (W - 1) / 2 >= 2 n: room to spare
     W = min(V, need if words is None else int(words))
     if W * (W - 1) // 2 < n:
-        raise DPTopicError(f"the vocabulary of {V} words holds fewer than {n:,} distinct word pairs: lower --canaries"
-                           " or audit a corpus with more words.")
+        raise ParameterError("the vocabulary of {V} words holds fewer than {value:,} distinct word pairs: lower"
+                             " {n_canaries} or audit a corpus with more words.", "n_canaries", n, V=V)
     top = np.lexsort((rng.random(V), -df))[:W]
     i, j = np.triu_indices(W, 1)
     flat = rng.choice(len(i), size=n, replace=False)
@@ -163,9 +163,9 @@ def disjoint_pairs(corpus: Corpus, n: int, rng: np.random.Generator) -> np.ndarr
     two canaries never share one."""
     V = corpus.vocab_size
     if 2 * n > V:
-        raise DPTopicError(f"the vocabulary of {V} words holds at most {V // 2:,} canaries with words of their own (a"
-                           " DocDPEM release spreads each over its words' columns): give --canaries at most"
-                           f" {V // 2:,}.")
+        raise ParameterError("the vocabulary of {V} words holds at most {most:,} canaries with words of their own (a"
+                             " DocDPEM release spreads each over its words' columns): give {n_canaries} at most"
+                             " {most:,}.", "n_canaries", n, V=V, most=V // 2)
     rows = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
     df = np.bincount(np.unique(rows.astype(np.int64) * V + corpus.word_ids) % V, minlength=V)
     top = np.lexsort((rng.random(V), -df))[:2 * n]
@@ -391,15 +391,15 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
         raise DPTopicError(f"invalid canary_unit={canary_unit!r}: give 'document' or 'person'.")
     K = _whole("canary_documents", canary_documents, 1)
     if canary_unit == "document" and K != 1:
-        raise DPTopicError(f"canary_documents={K} applies to canary_unit='person' (--canary-unit person): a document"
-                           " canary is one document.")
+        raise ParameterError("{canary_documents=} applies to {canary_unit=person}: a document canary is one"
+                             " document.", "canary_documents", K, person="person")
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
     if share is not None and not (isinstance(share, float) and 0 < share <= 0.5):
         raise DPTopicError(f"invalid share={share!r}: give a share in (0, 0.5] of the canaries guessed each way.")
     if m * K * 2 > 10_000_000:
-        raise DPTopicError(f"{m:,} canaries of {K} documents hold more tokens than the audit can hold in memory:"
-                           " lower --canaries or --canary-documents.")
+        raise ParameterError("{m:,} canaries of {K} documents hold more tokens than the audit can hold in memory:"
+                             " lower {n_canaries} or {canary_documents}.", "n_canaries", m, m=m, K=K)
     user_level = getattr(estimator, "unit", "document") == "user"
     if user_level and corpus.user_ids is None:
         raise DPTopicError("a user-level model is audited on documents with their person: give --user-field FIELD"
@@ -412,8 +412,9 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     rng_canary = np.random.default_rng(s_canary)
     if name in FRESH_WORDS:
         if canary_unit != "document":
-            raise DPTopicError(f"--canary-unit person does not apply to {name} (its guarantee is per"
-                               f" {'document' if name == 'DPSVI' else 'word'}): drop --canary-unit.")
+            raise ParameterError("{canary_unit=} does not apply to {name} (its guarantee is per {unit}): drop"
+                                 " {canary_unit}.", "canary_unit", canary_unit, name=name,
+                                 unit="document" if name == "DPSVI" else "word")
         rng_canary = np.random.default_rng(s_canary)
         coins = rng_canary.integers(0, 2, size=m) * 2 - 1
         scores, mu, n_rel, model, scale, length = _fresh_word_audit(corpus, estimator, m, coins, s_train)

@@ -337,3 +337,22 @@ def experiment_seed(a, console) -> int:
         console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
     return a.seed
 
+
+def parse_settings(items, flag: str = "--set") -> dict:
+    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible, and
+    ``none``/``None``/``null`` as None."""
+    from .._io import load_json  # read on use: the CLI's start-up stays light
+
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
+        k, v = it.split("=", 1)
+        if v.strip() in ("none", "None", "null"):       # Python's and JSON's spelling of "no value"
+            out[k.strip()] = None
+            continue
+        try:
+            out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
+        except ValueError:
+            out[k.strip()] = v
+    return out

@@ -7,7 +7,15 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
-from ._common import add_corpus_args, jobs_int, note_vocabulary_cut, positive_int, read_vocabulary, user_args
+from ._common import (
+    add_corpus_args,
+    jobs_int,
+    note_vocabulary_cut,
+    parse_settings,
+    positive_int,
+    read_vocabulary,
+    user_args,
+)
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
@@ -24,7 +32,7 @@ NAMES = {**{k: "--" + k.replace("_", "-") for k in (
 
 def _trainer_from_args(a):
     """The :class:`~dptopic.attacks.audit.AuditedProcedure` of ``--model`` or ``--algorithm``."""
-    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure  # deferred: loads numpy
+    from ..attacks.audit import saved_procedure, trainer_procedure  # deferred: loads numpy
 
     if a.model is None:
         return trainer_procedure(a.algorithm, topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta,
@@ -58,7 +66,8 @@ def audit_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary"}
+    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary", "n_canaries": "--canaries",
+             "canary_unit": "--canary-unit", "canary_documents": "--canary-documents"}
     if a.model is None and a.algorithm is not None:
         from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
         from ..attacks.lira import (

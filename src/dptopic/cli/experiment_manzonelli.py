@@ -14,34 +14,41 @@ from ._common import (
     experiment_seed,
     jobs_int,
     load_corpus,
+    parse_settings,
     positive_float,
     positive_int,
     unit_interval,
 )
+from ._flags import flag_errors
 from .audit import MAX_SHADOWS
 
 
 def parse_set(items, flag):
-    """``--dp-set NAME=VALUE`` (:func:`dptopic.attacks.audit.parse_settings`)."""
-    from ..attacks.audit import parse_settings  # deferred: the attacks load numpy
-
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._common.parse_settings`)."""
     return parse_settings(items, flag)
+
+
+# the FDPTM sweep's settings (experiments.manzonelli_lira.check_lira_settings) as experiment lira's flags
+SWEEP_FLAGS = {"dp_algorithm": "--dp-algorithm", "eps_t_grid": "--eps-t-grid", "dp_params": "--dp-set",
+               "private_vocabulary": "--private-vocabulary"}
 
 
 def check_lira_args(a) -> None:
     """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
     from ..experiments.manzonelli_lira import check_lira_settings  # deferred: loads numpy
 
-    check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
-                        dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid, dp_params=parse_set(a.dp_set, "--dp-set"),
-                        n_topics=a.topics)
+    with flag_errors(SWEEP_FLAGS):
+        check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
+                            dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid,
+                            dp_params=parse_set(a.dp_set, "--dp-set"), n_topics=a.topics)
 
 
 def check_classifier_mia_args(a) -> None:
     """``experiment classifier-mia``'s trainers, checked before the corpus is read or any folder written."""
     from ..experiments.manzonelli_lira import check_classifier_trainers  # deferred: loads numpy
 
-    check_classifier_trainers(a.algorithms)
+    with flag_errors({"algorithms": "--algorithms"}):
+        check_classifier_trainers(a.algorithms)
 
 
 def cmd_lira(a):

@@ -6,7 +6,7 @@ import sys
 from ..errors import DPTopicError
 from ..reporting.terminal import make_console
 from ._common import add_model_arg, owner_only_note, positive_int, read_into_model, refuse_show_unsupported
-from ._flags import add_reading_args
+from ._flags import add_reading_args, flag_errors
 
 
 def cmd_report(a):
@@ -26,7 +26,8 @@ def cmd_report(a):
     model = load(a.model)
     if a.show_unsupported:
         refuse_show_unsupported(model, a.model)
-    audit, roc, audit_warning = audit_for_page(a.audit, model, a.model)
+    with flag_errors({"audit": "--audit"}):
+        audit, roc, audit_warning = audit_for_page(a.audit, model, a.model)
     ref = None if a.reference is None else read_into_model(model, a.reference, a.format, a.vocab, a.text_field,
                                                             flag="--reference", keep_empty=False)
     evaluation = page_evaluation(model, ref, a.reference_public, a.reference,

@@ -74,7 +74,6 @@ def cmd_export(a):
 def cmd_pull(a):
     from ..contributor.client import ServiceClient  # deferred: loads numpy
     from ..reporting.pull import pull  # deferred: loads numpy
-    from ..service.status import pull_line  # as above
 
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)
@@ -96,6 +95,16 @@ def add_request_args(p, per: str, retries: int, retrying: str) -> None:
                    help=f"seconds per {per}, in (0, {MAX_TIMEOUT:g}] (default 30)")
     p.add_argument("--retries", type=_retries_arg, default=retries,
                    help=f"retries {retrying}, 0 to {MAX_RETRIES} (default {retries})")
+
+
+def pull_line(info: dict, fed: bool = False) -> str:
+    """What ``dptopic pull`` says of the model it fetched (``info``: :func:`dptopic.reporting.pull.pull`'s answer):
+    the server's active model, or with ``fed`` the FedLDA model of its latest closed round."""
+    if fed:
+        return (f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic topics',"
+                " 'transform' or 'report'")
+    return (f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to {info['out']}:"
+            " read it with 'dptopic topics', 'evaluate' or 'report'")
 
 
 def register(sub) -> None:

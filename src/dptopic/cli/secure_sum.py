@@ -118,7 +118,6 @@ def submit_secure_sum(a, cfg: dict) -> None:
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
     from ..protocol.enrollment import read_invitation  # (as above)
-    from ..service.status import secure_sum_lines  # loaded when the command runs, off the start-up path
 
     if a.invitation is None:
         raise DPTopicError(f"the server at {a.server} runs a secure sum, which takes invited contributors only: give"
@@ -225,7 +224,6 @@ def cmd_experiment(a) -> None:
     from ..experiments.secure_sum import secure_sum_experiment  # loaded when the command runs, off the start-up path
     from ..protocol.enrollment import read_invitations  # (as above)
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-    from ..service.status import secure_sum_experiment_line  # loaded when the command runs, off the start-up path
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")
@@ -240,3 +238,41 @@ def cmd_experiment(a) -> None:
     s = secure_sum_experiment(a.server, corpus, a.out, invitations, dropout=a.dropout, token=token, seed=a.seed,
                               client=client)
     make_console().print(secure_sum_experiment_line(s), markup=False)
+
+
+def secure_sum_lines(s: dict) -> list[str]:
+    """What :func:`~dptopic.contributor.secure_client.take_part`'s summary ``s`` tells its contributor (the line
+    ``dptopic submit`` prints against a secure-sum server)."""
+    notes = []
+    if s.get("no_vocabulary_word"):
+        notes.append("note: your documents hold none of the round's words, so your statistic is all zeros; you took"
+                     " part with your share of the noise only.")
+    if s.get("undecryptable_shares"):
+        notes.append(f"note: the shares of {s['undecryptable_shares']} neighbour(s) did not decrypt for you and were"
+                     " left out (each such neighbour's seeds then lack your share).")
+    if "left_out" in s:
+        return [f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed before this"
+                " run took part); nothing of yours is in the sum.", *notes]
+    if s.get("finished"):
+        return [f"contributor {s['contributor']}: nothing new sent, the round is over for you ({s['finished']}); its"
+                f" secrets were wiped from {s['state']}.", *notes]
+    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
+    return [f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person"
+            f" (delta {s['delta']:g}) for the whole round, with at most {s['collusion']} contributors colluding with"
+            f" the server; {s['neighbours']} neighbours, threshold {s['threshold']}."
+            + (f" What was sent is kept in {s['state']}, the round's secrets wiped from it." if s.get("state") else ""),
+            *notes]
+
+
+def secure_sum_experiment_line(s: dict) -> str:
+    """The line ``dptopic experiment secure-sum`` prints of
+    :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
+    return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
+            f" {s['seconds']:.1f} s ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor, {s['neighbours']}"
+            f" neighbours each, {s['requests_per_contributor']:.1f} requests); {s['bytes_per_contributor'] / 1e3:.1f} kB"
+            " sent and"
+            f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
+            f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
+            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
+            + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
+            " (outside the guarantee: computed from the private documents).")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import warnings
 
 from ..errors import DPTopicError
-from ..reporting.terminal import make_console, print_empty_note, print_no_pair_note
+from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
 from ._common import (
     PUBLIC_VOCABULARY_DECIDES,
     _float_arg,
@@ -16,7 +17,7 @@ from ._common import (
     read_vocabulary,
     unit_interval,
 )
-from ._flags import add_reading_args, flag_errors
+from ._flags import add_reading_args, flag_errors, with_flag_names
 from .budget import served_ledger
 from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import (
@@ -42,12 +43,69 @@ def _port(text: str) -> int:
 _seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600], e.g. 30")
 
 
-def refuse_idle_flags(a) -> None:
-    """Refuse, in one line, a flag given that has no effect with the others
-    (:func:`dptopic.service.startup.refuse_idle_settings`)."""
-    from ..service.startup import refuse_idle_settings  # deferred: loads numpy
+def _loopback(host) -> bool:
+    from ..service.startup import LOOPBACK  # deferred: loads numpy
 
+    return host in LOOPBACK
+
+
+# settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
+IDLE_SETTINGS = (
+    ("format", "auto", lambda a: a.get("prior") is None, "it is the format of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("text_field", "text", lambda a: a.get("prior") is None, "it names the text of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("prior_iterations", 200, lambda a: a.get("prior") is None or a.get("report_kind") == "document",
+     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
+    ("iterations", 50, lambda a: a.get("report_kind") == "document",
+     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
+    ("lam", 0.5, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("omega", 0.4, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("delta", 1e-5, lambda a: a.get("report_kind") == "document", "document-level reports are pure eps_doc-DP, with no"
+     " delta", "drop it"),
+    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
+     " by subset selection), which excludes no rare words", "drop it"),
+    ("database_timeout", 15.0, lambda a: not str(a.get("database")).startswith("postgresql"),
+     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
+     "drop it"),
+    ("allow_remote", False, lambda a: _loopback(a.get("host")),
+     "--host listens on this machine only", "drop it"),
+)
+
+
+def refuse_idle_settings(settings, given=None) -> None:
+    """Refuse, in one line, a setting given that has no effect with the others (``--format`` without ``--prior``), as
+    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
+    happen. ``settings``: serve's settings by name; ``given``: the names the user set (default: those not at their
+    default)."""
+    for dest, default, idle, why, fix in IDLE_SETTINGS:
+        written = dest in given if given is not None else settings.get(dest, default) != default
+        if written and idle(settings):
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+
+
+def refuse_idle_flags(a) -> None:
+    """Refuse, in one line, a flag given that has no effect with the others (:func:`refuse_idle_settings`)."""
     refuse_idle_settings(vars(a), getattr(a, "_given", None))    # the flags written (cli.main's parser)
+
+
+def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
+    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
+    default (``--max-epsilon``, 16; :func:`dptopic.service.startup.above_client_limit`): contributors who keep their
+    default refuse to send anything. A warning, not a refusal: a contributor may raise the limit."""
+    from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT  # deferred: loads numpy
+    from ..service.startup import above_client_limit  # deferred: loads numpy
+
+    for parameter, eps, client in above_client_limit(cfg, fed_user_budget):
+        flag = (f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
+                if parameter == "fed_user_budget" else SERVE_FLAGS[parameter])
+        warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that dptopic {client}"
+                      f" accepts by default (--max-epsilon): contributors who keep that default will refuse to"
+                      f" randomize or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
+                      UserWarning, stacklevel=2)
 
 
 def build_config(a):
@@ -84,7 +142,9 @@ def build_config(a):
 SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
     "epsilon_word", "epsilon_doc", "database", "batch_size", "lam", "omega", "delta", "train_interval", "max_body_bytes",
     "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
-    "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary")},
+    "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary",
+    "fed_user_budget", "host", "port", "allow_remote", "allow_foreign_tables", "report_kind", "unit", "prior",
+    "min_contributors")},
     "n_topics": "--topics", "n_iter": "--iterations", "prior_iter": "--prior-iterations", "admin_token": "--token-file",
     "fed_epsilon": "--fed-epsilon-per-entry", "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
     # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
@@ -99,10 +159,10 @@ def serve_flag_names(a) -> dict:
 
 
 def cmd_serve(a):
-    if a.report_kind == "secure-sum":       # docs/secure_sum.md
-        return serve_secure_sum(a)
-    refuse_secure_flags(a)
     with flag_errors(serve_flag_names(a)):
+        if a.report_kind == "secure-sum":       # docs/secure_sum.md (its plan's own flags inside: --epsilon)
+            return serve_secure_sum(a)
+        refuse_secure_flags(a)
         _serve(a)
 
 
@@ -112,7 +172,8 @@ def _serve(a):
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
-    startup.check_startup(cfg, a.fed_user_budget)
+    startup.check_startup(cfg)
+    warn_above_client_limit(cfg, a.fed_user_budget)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
@@ -143,6 +204,12 @@ def _client_corpus(a):
                        stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
 
 
+# the contributors' parameters (contributor.client's submit and fed_participate) as submit's and fed-client's flags
+CLIENT_FLAGS = {"state": "--state", "contributor": "--contributor", "client_id": "--client-id",
+                "max_epsilon": "--max-epsilon", "max_user_epsilon": "--max-user-epsilon"}
+
+
+@with_flag_names(CLIENT_FLAGS)
 def cmd_submit(a):
     from ..contributor.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
 
@@ -159,8 +226,6 @@ def cmd_submit(a):
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
-    from ..service.status import submit_lines  # deferred: loads numpy
-
     console = make_console()
     for line in submit_lines(s, a.server):
         console.print(line, markup=False)
@@ -176,6 +241,7 @@ def _limit(a) -> dict:
     return {} if a.max_epsilon is None else {"max_epsilon": a.max_epsilon}
 
 
+@with_flag_names(CLIENT_FLAGS)
 def cmd_fed_client(a):
     from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
 
@@ -187,11 +253,66 @@ def cmd_fed_client(a):
                         client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
                         **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    from ..service.status import fed_client_lines  # deferred: loads numpy
-
     took_part, note = fed_client_lines(s)
     console.print(took_part, markup=False)
     console.print(note, style="yellow", markup=False)
+
+
+def submit_lines(s: dict, server: str) -> list[str]:
+    """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
+    prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
+    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
+
+    eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
+    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
+            " running it again, without randomizing again" if s["state"] else
+            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
+    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
+    lines = [f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be tallied as"
+             f" one contributor on another machine); {kept}."]
+    if s["already_acknowledged"]:
+        lines.append(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
+                     " earlier run: not randomized or sent again" + ("." if s["reports"] else
+                                                                      "; nothing was sent, nothing more spent."))
+    if s.get("replayed_reports"):
+        lines.append(f"{plural(s['replayed_reports'], 'report')} had already been stored by {server} (an earlier run,"
+                     " perhaps under another address of this server): replayed, nothing new stored, nothing more"
+                     " spent.")
+    stored = s.get("stored_reports", s["reports"])
+    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
+        lines.append(f"{plural(stored, 'randomized report')} uploaded to {server} in"
+                     f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
+    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
+    lines.append(f"Privacy of {these} (V={s['vocab_size']}; "
+                 + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
+                 + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
+                 + ("" if s["epsilon_word"] is None else
+                    f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
+                 + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
+                 + ("spent once however often the kept reports are sent" if s["state"] else
+                    "spent again by every run on these documents, since the reports were not kept (--state none)")
+                 + "). Raw text never left this machine.")
+    return lines
+
+
+def fed_client_lines(s: dict) -> list[str]:
+    """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
+    fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
+    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
+
+    eps = fmt_epsilon     # rounded up: never below what was spent
+    if s["state"] is None:
+        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
+    elif s["reused_reports"]:
+        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
+                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
+                " new documents need new reports: --state none, or another --state, at a new cost)")
+    else:
+        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
+                " nothing more")
+    return [f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
+            f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.",
+            s["note"]]
 
 
 def _client_args(p):

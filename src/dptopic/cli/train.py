@@ -8,7 +8,6 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS, unit_algorithm_error
 from ..reporting.terminal import make_console
-from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
 from ._common import (
     BUILT_IN_CORPORA,
@@ -38,6 +37,7 @@ from ._train_flags import (
 )
 from ._train_help import PLAIN, add_help
 from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
+from ._training_output import print_training_result, print_training_step
 from .budget import training_ledger
 from .demo import register as register_demo
 from .fed import refuse_fed_flags

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from .._io import atomic_write_bytes, load_json
 from ..accounting.verify import fmt_epsilon
-from ..errors import DPTopicError
+from ..errors import MISSING, DPTopicError, ParameterError
 from ..protocol import codec
 from ..protocol.codec import DEFAULT_MAX_EPSILON
 from . import kinds
@@ -87,7 +87,7 @@ class ServiceClient:
         parts = urlsplit(self.server)
         if status != 404 or parts.path in ("", "/"):
             return ""
-        return (f" (the server URL has a path, {parts.path!r}; give the server's root, e.g. --server"
+        return (f" (the server URL has a path, {parts.path!r}; give the server's root, e.g."
                 f" {parts.scheme}://{parts.netloc}, unless a proxy serves dptopic under that path)")
 
     def _once(self, method: str, path: str, body: bytes | None, headers: dict):
@@ -125,8 +125,8 @@ class ServiceClient:
                               " serve the request: try again later, or ask its operator).", *answered)
         if self._plain_http(error):
             plain = "http://" + self.server[len("https://"):]
-            raise ServerError(f"{tried} ({last}): the server at {self.server} speaks plain HTTP, not TLS: use"
-                              f" --server {plain} (or put it behind a TLS reverse proxy).")
+            raise ServerError(f"{tried} ({last}): the server at {self.server} speaks plain HTTP, not TLS: give its"
+                              f" address as {plain} (or put it behind a TLS reverse proxy).")
         raise ServerError(f"{tried} ({last}); is the server at {self.server} running?")
 
     def _plain_http(self, error) -> bool:
@@ -270,8 +270,8 @@ def fed_settings(cfg: dict, server: str):
 
     fed = cfg.get("fed")
     if not isinstance(fed, dict):
-        raise DPTopicError(f"the server at {server} runs no FedLDA rounds (it was started without"
-                           " --fed-epsilon-per-entry).")
+        raise DPTopicError(f"the server at {server} runs no FedLDA rounds (it was started without FedLDA's epsilon"
+                           " per entry).")
     words = cfg["vocabulary"]
     report_words = fed.get("report_words")
     if report_words is None:
@@ -337,13 +337,14 @@ def check_max_epsilon(max_epsilon) -> float:
     return float(max_epsilon)
 
 
-def _refuse_above(asked: float, limit: float, what: str, server: str,
-                  names: str = "max_epsilon, CLI --max-epsilon") -> None:
-    """The contributor's own limit: a server is not trusted, so it does not choose how little the reports hide."""
+def _refuse_above(asked: float, limit: float, what: str, server: str, parameter: str = "max_epsilon") -> None:
+    """The contributor's own limit (``parameter``): a server is not trusted, so it does not choose how little the
+    reports hide."""
     if asked > limit * (1 + 1e-12):
-        raise DPTopicError(f"{server} asks for reports at {what} = {asked:.4g}, above your limit of {limit:g}"
-                           f" ({names}): reports at that epsilon hide little of your text;"
-                           " nothing was randomized or sent. Raise the limit only if you accept it.")
+        raise ParameterError("{url} asks for reports at {what} = {asked:.4g}, above your limit of {value:g}"
+                             " ({parameter}): reports at that epsilon hide little of your text; nothing was randomized"
+                             " or sent. Raise the limit only if you accept it.", parameter, limit, url=server,
+                             what=what, asked=asked)
 
 
 def submit(server: str, corpus, contributor: str | None = None, chunk_reports: int | None = None,
@@ -412,8 +413,9 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     here = client.server
     saved_name = kept["contributors"].get(here)
     if contributor is not None and saved_name is not None and str(contributor) != saved_name:
-        raise DPTopicError(f"the reports kept in {str(path)!r} were sent to {here} as {saved_name!r}, not"
-                           f" {str(contributor)[:40]!r}: leave out --contributor to finish sending them as before.")
+        raise ParameterError("the reports kept in {path!r} were sent to {here} as {saved!r}, not {contributor=}:"
+                             " leave out {contributor} to finish sending them as before.", "contributor",
+                             str(contributor)[:40], path=str(path), here=here, saved=saved_name)
     contributor = saved_name or (str(contributor) if contributor is not None else
                                  (state is not None and _kept_pseudonym(state, here)) or secrets.token_hex(8))
     if state is not None and kept["contributors"].get(here) != contributor:
@@ -474,7 +476,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                               " (taken from this state file, or with its keys edited, and posted by another client):"
                               " running again gets the same answer; nothing more can be sent from this state file.",
                               e.status, e.code) from None
-        raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
+        raise _noted(e, _interrupted("", sent + already, kept["n_reports"], path), strip=True) from None
     if uploads:
         keep_acknowledged()
     return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "replayed_reports": replayed_reports,
@@ -500,8 +502,28 @@ def _interrupted(message: str, acknowledged: int, total: int, path) -> str:
                 f" again to send the rest: the reports kept in {str(path)!r} are sent again under their keys, nothing"
                 " is randomized again.")
     return (f"{message}; {acknowledged} of the {total} reports were acknowledged before it, and the rest were not kept"
-            " (--state none): running submit again randomizes all these documents anew, which spends their epsilon"
+            " (no state): running submit again randomizes all these documents anew, which spends their epsilon"
             " again and counts the acknowledged ones twice.")
+
+
+def _noted(e: DPTopicError, note: str, strip: bool = False) -> DPTopicError:
+    """``e`` with ``note`` after its line (``strip``: in place of its final full stop), of its kind: a
+    :class:`~dptopic.errors.ParameterError` keeps the parameters it names, for a front door to write in its names."""
+    if isinstance(e, ParameterError):
+        extra = note.replace("{", "{{").replace("}", "}}")
+        end = (lambda t: t.rstrip().rstrip(".") + extra) if strip else (lambda t: t + extra)
+        return ParameterError(end(e.template), e.parameter, e.value, values=e.values,
+                              flag_template=None if e.flag_template is None else end(e.flag_template), **e.fields)
+    line = (str(e).rstrip().rstrip(".") if strip else str(e)) + note
+    return ServerError(line, e.status, e.code) if isinstance(e, ServerError) else DPTopicError(line)
+
+
+def _state_refusal(template: str, value=MISSING, **fields) -> ParameterError:
+    """A refusal of the contributor's ``state`` (its file or folder, ``value``; a ``path`` field: the file in it);
+    ``{none}`` in ``template`` says how to keep nothing (``state=None``)."""
+    return ParameterError(template.replace("{none}", "state=None"), "state",
+                          MISSING if value is MISSING else str(value),
+                          flag_template=template.replace("{none}", "{state} none"), **fields)
 
 
 def _state_folder_or_file(state) -> Path:
@@ -511,8 +533,8 @@ def _state_folder_or_file(state) -> Path:
         try:
             p.mkdir(mode=0o700, parents=True)
         except OSError as e:
-            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
-                               " can write to.") from None
+            raise _state_refusal("cannot create the folder {state=} ({why}): give a folder you can write to.", state,
+                                 why=type(e).__name__) from None
     return p
 
 
@@ -534,8 +556,8 @@ def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
         finally:
             os.unlink(tmp)
     except OSError as e:
-        raise DPTopicError(f"cannot write the {what} {str(path)!r} ({type(e).__name__}): give --state a path you can"
-                           " write to, or --state none.") from None
+        raise _state_refusal("cannot write the {what} {path!r} ({why}): give {state} a path you can write to, or"
+                             " {none}.", what=what, path=str(path), why=type(e).__name__) from None
     return True
 
 
@@ -543,21 +565,21 @@ def _read_state_file(path: Path, what: str, fmt: str, version: int, alternative:
     """The JSON object of a contributor's state file (``what``: its name in messages), checked to be a file of
     format ``fmt`` and ``version``; a one-line error otherwise."""
     if not path.is_file():
-        raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a {what} (it is created on the"
-                           f" first run){alternative}.")
+        raise _state_refusal("{state=} is not a file: give the path of a {what} (it is created on the first"
+                             " run){alternative}.", path, what=what, alternative=alternative)
     try:
         doc = load_json(path.read_text(encoding="utf-8"), f"{what} {str(path)!r}")
     except json.JSONDecodeError as e:   # the user's own text, an empty or truncated file: left as it is
         why = "it is empty" if not e.doc.strip() else f"it is not JSON ({e.msg}, line {e.lineno})"
-        raise DPTopicError(f"--state {str(path)!r} is not a {what}: {why}; give"
-                           f" another --state{alternative or ''}, or a new path (the file is created on the first"
-                           " run).") from None
+        raise _state_refusal("{state=} is not a {what}: {why}; give another {state}{alternative}, or a new path (the"
+                             " file is created on the first run).", path, what=what, why=why,
+                             alternative=alternative or "") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read the {what} {str(path)!r} ({type(e).__name__}): check it, or give another"
-                           " --state.") from None
+        raise _state_refusal("cannot read the {what} {path!r} ({why}): check it, or give another {state}.", what=what,
+                             path=str(path), why=type(e).__name__) from None
     if not isinstance(doc, dict) or doc.get("format") != fmt or doc.get("version") != version:
-        raise DPTopicError(f"{str(path)!r} is not a {what} of this dptopic (format {fmt!r} v{version}): give another"
-                           " --state.")
+        raise _state_refusal("{path!r} is not a {what} of this dptopic (format {fmt!r} v{version}): give another"
+                             " {state}.", path=str(path), what=what, fmt=fmt, version=version)
     return doc
 
 
@@ -584,9 +606,9 @@ def _find_submit_state(state, settings: dict, local):
         kept = _load_submit_state(p) if p.exists() else None
         if kept is not None and (kept["settings"] != settings
                                  or kept["documents"] != _documents_digest(local, kept["salt"])):
-            raise DPTopicError(f"the submit state file {str(p)!r} keeps the reports of other documents or of other"
-                               " report settings: give a folder as --state (one file per set of documents), or"
-                               " another file.")
+            raise _state_refusal("the submit state file {path!r} keeps the reports of other documents or of other"
+                                 " report settings: give a folder as {state} (one file per set of documents), or"
+                                 " another file.", path=str(p))
         return p, kept
     for f in sorted(p.glob("submit-*.json")):
         try:
@@ -615,8 +637,8 @@ def _load_submit_state(path):
     except (KeyError, TypeError, ValueError, AttributeError):
         ok = False
     if not ok:
-        raise DPTopicError(f"the submit state file {str(path)!r} was edited or is damaged: give another --state (a"
-                           " run that randomizes these documents again spends their epsilon again).")
+        raise _state_refusal("the submit state file {path!r} was edited or is damaged: give another {state} (a run"
+                             " that randomizes these documents again spends their epsilon again).", path=str(path))
     return {"settings": doc["settings"], "salt": doc["salt"], "documents": doc["documents"],
             "n_reports": int(doc["n_reports"]), "acknowledged": acked, "contributors": names, "uploads": uploads}
 
@@ -644,8 +666,8 @@ def _write_submit_state(path, kept: dict) -> None:
     try:
         atomic_write_bytes(Path(path), _submit_state_bytes(kept), private=True)
     except OSError as e:
-        raise DPTopicError(f"cannot write the submit state file {str(path)!r} ({type(e).__name__}): give --state a"
-                           " path you can write to, or --state none.") from None
+        raise _state_refusal("cannot write the submit state file {path!r} ({why}): give {state} a path you can write"
+                             " to, or {none}.", path=str(path), why=type(e).__name__) from None
 
 
 PSEUDONYMS_FILE = "contributor-pseudonyms.json"
@@ -704,24 +726,25 @@ def _load_fed_state(path, key: dict, client_id: str | None):
         return None
     doc = _read_state_file(p, "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     if doc.get("server") != key:
-        raise DPTopicError(f"the FedLDA state file {str(p)!r} holds reports drawn for another server configuration"
-                           " (vocabulary, epsilon or entries): give another --state for this server; reports drawn"
-                           " for it anew spend its per-user epsilon again.")
+        raise _state_refusal("the FedLDA state file {path!r} holds reports drawn for another server configuration"
+                             " (vocabulary, epsilon or entries): give another {state} for this server; reports drawn"
+                             " for it anew spend its per-user epsilon again.", path=str(p))
     saved_id = doc.get("client")
     if not isinstance(saved_id, str) or not codec.PSEUDONYM.fullmatch(saved_id):
-        raise DPTopicError(f"the FedLDA state file {str(p)!r} has no valid client id: it was edited; give another"
-                           " --state.")
+        raise _state_refusal("the FedLDA state file {path!r} has no valid client id: it was edited; give another"
+                             " {state}.", path=str(p))
     if client_id is not None and str(client_id) != saved_id:
-        raise DPTopicError(f"the FedLDA state file {str(p)!r} belongs to client {saved_id!r}, not"
-                           f" {str(client_id)[:40]!r}: leave out the client id, or give another --state.")
+        raise ParameterError("the FedLDA state file {path!r} belongs to client {saved!r}, not {client_id=}: leave out"
+                             " {client_id}, or give another {state}.", "client_id", str(client_id)[:40],
+                             path=str(p), saved=saved_id)
     reports = doc.get("reports")
     try:
         sets = np.asarray(reports, dtype=np.int64)
     except (TypeError, ValueError, OverflowError):
         sets = None
     if sets is None or sets.ndim != 2 or not isinstance(reports, list):
-        raise DPTopicError(f"the FedLDA state file {str(p)!r} holds no table of reports: it was edited; give another"
-                           " --state.")
+        raise _state_refusal("the FedLDA state file {path!r} holds no table of reports: it was edited; give another"
+                             " {state}.", path=str(p))
     return saved_id, sets
 
 
@@ -744,9 +767,9 @@ def default_state_folder():
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as e:
-        raise DPTopicError(f"cannot create {str(folder)!r} to keep your randomized reports ({type(e).__name__}): give"
-                           " --state FILE (or --state none to draw new reports every run, which spends the per-user"
-                           " epsilon again).") from None
+        raise _state_refusal("cannot create {path!r} to keep your randomized reports ({why}): give {state} a file"
+                             " (or {none} to draw new reports every run, which spends the per-user epsilon again).",
+                             path=str(folder), why=type(e).__name__) from None
     return folder
 
 
@@ -797,7 +820,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         total = fed_privacy(rrp, rounds, vocab_size=len(vocab))["epsilon_basic"]
         _refuse_above(float(total), check_max_epsilon(max_user_epsilon),
                       f"a per-user epsilon (basic composition, {rounds} round{'s' if rounds != 1 else ''})", client.server,
-                      "max_user_epsilon, CLI --max-user-epsilon")
+                      "max_user_epsilon")
     # a user without any of them still takes part, with padding only, under every rule (the floor and tail rules
     # always replace a padding entry, as the 'none' rule randomizes it): whether someone takes part, and how many
     # entries they send, says nothing about their text
@@ -805,8 +828,9 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     saved = None
     if state is not None:
         if rrp.exclusion != "none":
-            raise DPTopicError("--state keeps reports drawn once, which only the 'none' rule does: this server's rule"
-                               f" {rrp.exclusion!r} draws new entries every round.")
+            raise _state_refusal("{state} keeps reports drawn once, which only the 'none' rule does: this server's"
+                                 " rule {rule!r} draws new entries every round; give {none}.", state,
+                                 rule=rrp.exclusion)
         state = fed_state_path(state, key)
         saved = _load_fed_state(state, key, client_id)
     if saved is None:
@@ -846,10 +870,10 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                 # updates redone after a stale_round refusal: the limit was checked for `rounds` updates up front
                 total = float(fed_privacy(rrp, sent + 1, vocab_size=len(vocab))["epsilon_basic"])
                 if total > user_limit:
-                    raise DPTopicError(f"another update for round {rnd} (updates refused as stale_round were redone)"
-                                       f" would bring this run's spend to epsilon {fmt_epsilon(total)}, above your"
-                                       f" limit {user_limit:g} (max_user_epsilon, CLI --max-user-epsilon): stopped"
-                                       " before sending it.")
+                    raise ParameterError("another update for round {round} (updates refused as stale_round were"
+                                         " redone) would bring this run's spend to epsilon {total}, above your limit"
+                                         " {value:g} ({parameter}): stopped before sending it.", "max_user_epsilon",
+                                         user_limit, round=rnd, total=fmt_epsilon(total))
             update = fc.run_round(msg)
             sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
             try:
@@ -867,7 +891,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                     raise ServerError(f"the open round closed before this client's update arrived, {stale + 1} times"
                                       f" in a row (lastly round {rnd}): the rounds close faster than this client can"
                                       " answer (other clients fill them first); run it again later, or ask the"
-                                      " operator to raise --fed-min-updates.", e.status, e.code) from None
+                                      " operator to let a round wait for more updates.", e.status, e.code) from None
                 time.sleep(min(STALE_MAX_PAUSE, STALE_PAUSE * 2 ** stale) * (0.5 + _JITTER.random() / 2))
                 stale += 1
                 continue
@@ -881,13 +905,11 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         # vocabulary, a server gone) says what was spent: the participant's privacy cost is not undone by the failure
         if sent == 0:
             raise
-        if isinstance(e, ServerError):
-            raise ServerError(f"{e} ({spent_text()})", e.status, e.code) from None
-        raise DPTopicError(f"{e} ({spent_text()})") from None
+        raise _noted(e, f" ({spent_text()})") from None
     except KeyboardInterrupt:       # Ctrl-C: what left the device is spent all the same
         if sent == 0:
             raise
-        again = ("running again draws new reports, which spends epsilon again (--state none)" if state is None else
+        again = ("running again draws new reports, which spends epsilon again (no state kept)" if state is None else
                  "run the same command again to take part in later rounds: it reuses the kept reports and spends"
                  " nothing more")
         raise KeyboardInterrupt(f"interrupted after {len(done)} round{'s' if len(done) != 1 else ''} ({spent_text()});"

@@ -35,7 +35,7 @@ from ..attacks.lira import (
     sklearn_trainer,
     train_shadows,
 )
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..evaluation import umass_coherence
 from .zhao_local import paper_shape
 
@@ -220,7 +220,7 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
     """Figs. 4-6: for each eps_V (and each eps_T when ``dp_algorithm`` is given): mean vocabulary size,
     mean UMass coherence of the shadow models on their private vocabularies, and online LiRA."""
     if bool(eps_t_grid) != bool(dp_algorithm):
-        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+        raise _needs_both(dp_algorithm, eps_t_grid)
     if dp_algorithm:
         # a private trainer with valid parameters, or a one-line error before any training
         make_estimator(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): eps_t_grid[0]},
@@ -589,12 +589,20 @@ def check_lira_settings(*, shadows: int = 64, targets=None, private_vocabulary=N
     them), checked before any corpus is read or folder written; the FDPTM sweep's private trainer is built once."""
     lira_settings(shadows, targets, names={"shadows": "--shadows", "targets": "--targets"})
     if (dp_algorithm or eps_t_grid or dp_params) and not private_vocabulary:
-        raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
+        raise ParameterError("{dp_algorithm}, {eps_t_grid} and {dp_params} belong to the FDPTM sweep: give"
+                             " {private_vocabulary} too.", "private_vocabulary", private_vocabulary)
     if bool(eps_t_grid) != bool(dp_algorithm):
-        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+        raise _needs_both(dp_algorithm, eps_t_grid)
     if dp_algorithm:  # a private trainer with valid parameters
         make_estimator(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): eps_t_grid[0]},
                        **(dp_params or {}))
+
+
+def _needs_both(dp_algorithm, eps_t_grid) -> ParameterError:
+    """The refusal of an eps_T sweep given one of its two settings only."""
+    return ParameterError("the eps_T sweep needs both a private trainer ({dp_algorithm}, e.g. svi) and"
+                          " {eps_t_grid}.", "eps_t_grid" if dp_algorithm else "dp_algorithm",
+                          eps_t_grid if dp_algorithm else dp_algorithm)
 
 
 def check_topics_fit(vocab_size: int, trainer: str, topics: dict) -> None:
@@ -616,7 +624,8 @@ def check_classifier_trainers(algorithms) -> None:
         if algo in NOT_AUDITED:
             raise DPTopicError(not_audited_reason(algo))
         if algo not in ALGORITHMS:
-            raise DPTopicError(f"unknown algorithm {algo!r} in --algorithms: choose among {', '.join(ALGORITHMS)}.")
+            raise ParameterError("unknown algorithm {value!r} in {algorithms}: choose among {choices}.", "algorithms",
+                                 algo, choices=", ".join(ALGORITHMS))
 
 
 def labelled_documents(corpus, classes=None):

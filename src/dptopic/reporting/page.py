@@ -13,7 +13,7 @@ from ..accounting.card import epsilon_text, privacy_card
 from ..attacks.lira import claimed_epsilon
 from ..attacks.one_run import bound_figure
 from ..attacks.provenance import mismatch
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
 from ..models.dataset_charge import current_total
@@ -32,12 +32,13 @@ def is_report(path: Path) -> bool:
 
 
 AUDIT_FILE_LIMIT = 64 << 20
-"""The largest audit.json ``report --audit`` reads (bytes): an audit's figures are kilobytes."""
+"""The largest audit.json a report page reads (bytes): an audit's figures are kilobytes."""
 
 
 def read_audit(spec: str | None):
-    """``--audit``: an ``audit.json`` file, or the folder ``dptopic audit --out`` wrote (``audit.json`` + ``roc.png``).
-    Every refusal names the file as given (for a folder, its ``audit.json``) and what is wrong with it."""
+    """The audit ``spec`` names: an ``audit.json`` file, or the folder an audit wrote (``audit.json`` + ``roc.png``).
+    Every refusal is a :class:`~dptopic.errors.ParameterError` naming ``audit``, with the file as given (for a folder,
+    its ``audit.json``) and what is wrong with it."""
     if spec is None:
         return None, None
 
@@ -45,48 +46,54 @@ def read_audit(spec: str | None):
     folder = p.is_dir()
     js = p / "audit.json" if folder else p
     shown = os.path.join(spec, "audit.json") if folder else spec
-    want = "give the folder 'dptopic audit --out' wrote, or its audit.json"
+    want = "give the folder 'dptopic audit' wrote, or its audit.json"
+
+    def refused(template: str, **fields) -> ParameterError:
+        return ParameterError("{audit} {shown!r} " + template, "audit", spec, shown=shown, want=want, **fields)
+
     if not js.is_file():
-        raise DPTopicError(f"--audit {spec!r} " + ("holds no audit.json" if folder else "does not exist" if not
-                           p.exists() else "is not a file") + f": {want}.")
+        raise ParameterError("{audit} {spec!r} " + ("holds no audit.json" if folder else "does not exist" if not
+                             p.exists() else "is not a file") + ": {want}.", "audit", spec, spec=spec, want=want)
     try:
         with open(js, "rb") as fh:
             data = fh.read(AUDIT_FILE_LIMIT + 1)
     except OSError as e:
-        raise DPTopicError(f"--audit {shown!r} cannot be read ({e.strerror or type(e).__name__}): {want}.") from None
+        raise refused("cannot be read ({why}): {want}.", why=e.strerror or type(e).__name__) from None
     if not data.strip():
-        raise DPTopicError(f"--audit {shown!r} is empty: {want}, or run 'dptopic audit' again.")
+        raise refused("is empty: {want}, or run 'dptopic audit' again.")
     if len(data) > AUDIT_FILE_LIMIT:
-        raise DPTopicError(f"--audit {shown!r} is larger than {AUDIT_FILE_LIMIT >> 20} MiB, which no audit.json is:"
-                           f" {want}.")
+        raise refused("is larger than {mib} MiB, which no audit.json is: {want}.", mib=AUDIT_FILE_LIMIT >> 20)
     try:
         if b"\0" in data:           # valid UTF-8 perhaps, but no JSON (nor any text file) holds a NUL byte
             raise UnicodeDecodeError("utf-8", data, data.index(b"\0"), data.index(b"\0") + 1, "NUL byte")
-        audit = load_json(data.decode("utf-8-sig"), f"--audit {shown!r}")
+        audit = load_json(data.decode("utf-8-sig"), f"audit {shown!r}")
     except UnicodeDecodeError:
-        raise DPTopicError(f"--audit {shown!r} is not UTF-8 text (a binary file?): {want}.") from None
+        raise refused("is not UTF-8 text (a binary file?): {want}.") from None
     except json.JSONDecodeError as e:
-        raise DPTopicError(f"--audit {shown!r} is not valid JSON ({e.msg}, line {e.lineno}): {want}, or run"
-                           " 'dptopic audit' again.") from None
-    # a LiRA audit names its attacks; a one-run audit (--design one-run) its design
+        raise refused("is not valid JSON ({why}, line {line}): {want}, or run 'dptopic audit' again.", why=e.msg,
+                      line=e.lineno) from None
+    # a LiRA audit names its attacks; a one-run audit its design
     if not isinstance(audit, dict) or ("attacks" not in audit and audit.get("design") != "one-run"):
-        raise DPTopicError(f"--audit {shown!r} is JSON but not a dptopic audit (no 'attacks' or one-run 'design'):"
-                           f" {want}.")
+        raise refused("is JSON but not a dptopic audit (no 'attacks' or one-run 'design'): {want}.")
     png = js.parent / "roc.png"
     return audit, (png.read_bytes() if png.is_file() else None)
 
 
 def check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -> str | None:
     """An audit embedded in a model's report must be an audit of that model: of the same saved model (its
-    fingerprint) when it was run with ``--model``, of the same trainer and parameters when run with ``--algorithm``,
+    fingerprint) when it audited a saved model, of the same trainer and parameters when it audited a procedure,
     and in any case of a model making the same claim (private or not, epsilon, delta, unit); otherwise the page
     would show one model's guarantee beside another's attack. An audit.json from before dptopic recorded what it
-    attacked is shown with a warning (its claim still has to match): the warning is returned (None otherwise)."""
+    attacked is shown with a warning (its claim still has to match): the warning is returned (None otherwise).
+    Refusals are :class:`~dptopic.errors.ParameterError` naming ``audit`` (``audit_spec``, as given)."""
+    def refused(template: str, **fields) -> ParameterError:
+        return ParameterError("{audit} {spec!r}" + template, "audit", audit_spec, spec=audit_spec, model=model_spec,
+                              **fields)
+
     privacy = getattr(model, "privacy_", None)
     mine, theirs = claimed_epsilon(privacy), audit.get("claimed_privacy")
     if not isinstance(theirs, dict):
-        raise DPTopicError(f"--audit {audit_spec!r}: audit.json names no claimed privacy; run 'dptopic audit --model"
-                           f" {model_spec}' again.")
+        raise refused(": audit.json names no claimed privacy; audit {model} again ('dptopic audit' on it).")
 
     def same(x, y):
         if isinstance(x, (int, float)) and isinstance(y, (int, float)):
@@ -98,8 +105,8 @@ def check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) ->
             def show(c):
                 return (f"epsilon {epsilon_text(c.get('epsilon'))} per {c.get('unit')}" if c.get("private") and
                         isinstance(c.get("epsilon"), (int, float)) else "no guarantee")
-            raise DPTopicError(f"--audit {audit_spec!r} audited the procedure of a model claiming {show(theirs)}, but"
-                               f" {model_spec} claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")
+            raise refused(" audited the procedure of a model claiming {theirs}, but {model} claims {mine}: audit this"
+                          " model ('dptopic audit' on {model}).", theirs=show(theirs), mine=show(mine))
 
     # the claims match: now the model or procedure the audit attacked
     settings = audit.get("settings") if isinstance(audit.get("settings"), dict) else {}
@@ -107,17 +114,17 @@ def check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) ->
     if isinstance(audited, dict):
         why = mismatch(audited, model)
         if why:
-            raise DPTopicError(f"--audit {audit_spec!r} is not an audit of {model_spec}: {why}; audit this model with"
-                               f" 'dptopic audit --model {model_spec} --corpus CORPUS' (its training corpus).")
+            raise refused(" is not an audit of {model}: {why}; audit this model ('dptopic audit' on {model} and its"
+                          " training corpus).", why=why)
     elif "audited" in settings or "dptopic_version" in settings:
         # written by a dptopic that records what it attacked, but the record is missing or damaged
-        raise DPTopicError(f"--audit {audit_spec!r}: audit.json does not say which model or procedure it audited"
-                           " (settings.audited is missing or damaged; an audit run from Python with run_lira records"
-                           f" none): run 'dptopic audit --model {model_spec}' to audit this model.")
+        raise refused(": audit.json does not say which model or procedure it audited (settings.audited is missing or"
+                      " damaged; an audit run from Python with run_lira records none): audit this model ('dptopic"
+                      " audit' on {model}).")
     else:
-        return (f"warning: --audit {audit_spec!r} was written by an earlier dptopic that did not record which model it"
-                f" audited: only its claim is checked against {model_spec}; run 'dptopic audit --model {model_spec}'"
-                " again to tie the audit to this model.")
+        return (f"warning: the audit {audit_spec!r} was written by an earlier dptopic that did not record which model"
+                f" it audited: only its claim is checked against {model_spec}; audit {model_spec} again ('dptopic"
+                " audit' on it) to tie the audit to this model.")
     return None
 
 

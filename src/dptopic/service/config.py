@@ -10,7 +10,7 @@ from .._validation import Int, IsNone, Real, validate_params
 from ..accounting.events import EPSILON_MAX
 from ..accounting.fedlda import listed_alphabetically
 from ..accounting.local import epsilon_from_f
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 DEFAULT_DATABASE = "sqlite:///dptopic-service.db"
 
@@ -118,7 +118,8 @@ class ServiceConfig:
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if len(self.vocabulary) < 1:
-            raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
+            raise ParameterError("empty {vocabulary}: give at least one word (one word per line of its file).",
+                                 "vocabulary")
         validate_params(vars(self), self._parameter_constraints)
 
         from . import kinds  # off the CLI start: cli.serve imports this module
@@ -132,36 +133,40 @@ class ServiceConfig:
             raise DPTopicError(f"database {self.database!r} is in memory: every connection would see its own empty"
                                " database and nothing would be durable; give sqlite:///PATH to a file.")
         if self.admin_token is not None and len(self.admin_token) < 16:
-            raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
-                               " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
+            raise ParameterError("the admin token ({admin_token}) is shorter than 16 characters: give a long random"
+                                 " string (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').",
+                                 "admin_token")
         V = len(self.vocabulary)
         fed_k = self.fed_topics if self.fed_epsilon_per_entry else 0
-        for name, k in (("--topics", self.n_topics), ("--fed-topics", fed_k)):
+        for name, k in (("n_topics", self.n_topics), ("fed_topics", fed_k)):
             if k > V:
-                raise DPTopicError(f"{name} {k} exceeds the vocabulary size {V}: every mini-batch would be refused;"
-                                   f" give at most {V} topics or a larger --vocabulary.")
+                raise ParameterError("{parameter}={value} exceeds the vocabulary size {V}: every mini-batch would be"
+                                     " refused; give at most {V} topics or a larger {vocabulary}.", name, k, V=V)
         if self.fed_report_words is not None:
             if self.fed_epsilon_per_entry is None:
-                raise DPTopicError("--fed-report-words has no effect without FedLDA: add --fed-epsilon-per-entry EPS,"
-                                   " or drop it.")
+                raise ParameterError("{fed_report_words} has no effect without FedLDA: give {fed_epsilon_per_entry},"
+                                     " or drop it.", "fed_report_words", self.fed_report_words)
             if not self.fed_topics <= self.fed_report_words <= V:
-                raise DPTopicError(f"--fed-report-words {self.fed_report_words} must lie between --fed-topics"
-                                   f" ({self.fed_topics}) and the vocabulary size ({V}).")
+                raise ParameterError("{fed_report_words=} must lie between {fed_topics} ({k}) and the vocabulary size"
+                                     " ({V}).", "fed_report_words", self.fed_report_words, k=self.fed_topics, V=V)
 
             if self.fed_report_words < V and listed_alphabetically(self.vocabulary):
-                raise DPTopicError(f"--fed-report-words {self.fed_report_words} keeps the vocabulary's first words as"
-                                   " its most common, but --vocabulary is in alphabetical order: list it most common"
-                                   " first (dptopic corpus prepare writes it so), or drop --fed-report-words.")
+                raise ParameterError("{fed_report_words=} keeps the vocabulary's first words as its most common, but"
+                                     " {vocabulary} is in alphabetical order: list it most common first (dptopic"
+                                     " corpus prepare writes it so), or drop {fed_report_words}.", "fed_report_words",
+                                     self.fed_report_words)
         if self.fed_epsilon_per_entry is not None:
             if not 0 < self.fed_epsilon_per_entry <= EPSILON_MAX:
-                raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon_per_entry:g}: give a per-entry"
-                                   f" epsilon in (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
+                raise ParameterError("invalid {fed_epsilon_per_entry=:g}: give a per-entry epsilon in (0, {most:g}]"
+                                     " (the smallest that works depends on the vocabulary).", "fed_epsilon_per_entry",
+                                     self.fed_epsilon_per_entry, most=EPSILON_MAX)
             from ..protocol.fedlda import rounds_to_no_entry  # start-up: protocol.fedlda loads numpy
 
             if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
-                raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"
-                                   f" {self.fed_sample_ratio:g}: an update would round to no entry; give --fed-pad-length"
-                                   " * --fed-sample-ratio >= 0.5.")
+                raise ParameterError("{fed_pad_length=} is too small for {fed_sample_ratio=:g}: an update would round"
+                                     " to no entry; give {fed_pad_length} * {fed_sample_ratio} >= 0.5.",
+                                     "fed_pad_length", self.fed_pad_length,
+                                     values={"fed_sample_ratio": self.fed_sample_ratio})
 
 
     @property

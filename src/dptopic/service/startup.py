@@ -3,7 +3,8 @@ budget, the report kind's epsilon), the checks that a start would otherwise fail
 port, the upload limit, the database's other tables) and the warnings its contributors would meet; then the run on
 the sockets held. ``dptopic serve`` parses its flags, calls these and prints; a Python user calls the same.
 
-The errors name ``dptopic serve``'s flags, as :class:`~dptopic.service.ServiceConfig`'s do.
+The refusals are :class:`~dptopic.errors.ParameterError` naming the parameters (``host``, ``max_body_bytes``);
+``dptopic serve`` writes them in its flags.
 """
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ import errno
 import ipaddress
 import re
 import socket
-import warnings
 
 from ..accounting.local import check_reporting_f, f_from_epsilon
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .config import ServiceConfig
 
 CLIENT_STOP_WORDS = "none"
@@ -44,15 +44,16 @@ def check_host(host: str, allow_remote: bool = False) -> None:
         ipaddress.ip_address(host)
     except ValueError:
         if not _HOST_NAME.fullmatch(host):
-            raise DPTopicError(f"invalid --host {host!r}: give an IP address or a host name (127.0.0.1 by default)."
-                               ) from None
+            raise ParameterError("invalid {host=}: give an IP address or a host name (127.0.0.1 by default).",
+                                 "host", host) from None
     if host not in LOOPBACK and not allow_remote:
-        raise DPTopicError(f"--host {host} would expose the server beyond this machine: put it behind a TLS reverse"
-                           " proxy and pass --allow-remote to confirm.")
+        exposes = "{host=} would expose the server beyond this machine: put it behind a TLS reverse proxy and "
+        raise ParameterError(exposes + "pass allow_remote=True to confirm.", "host", host,
+                             flag_template=exposes + "pass {allow_remote} to confirm.", others=("allow_remote",))
 
 
 def check_port_free(host: str, port: int, keep: bool = False) -> list:
-    """Refuse, in one line, a ``--port`` that ``--host`` cannot listen on (another server holds it, or it needs
+    """Refuse, in one line, a ``port`` that ``host`` cannot listen on (another server holds it, or it needs
     privileges): checked before the database is created or changed, so that a failed start leaves nothing behind.
 
     Binds each address ``host`` resolves to as uvicorn's event loop would (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
@@ -62,8 +63,8 @@ def check_port_free(host: str, port: int, keep: bool = False) -> list:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
-        raise DPTopicError(f"--host {host} does not resolve ({e.strerror}): give an IP address or a host name this"
-                           " machine knows (127.0.0.1 by default).") from None
+        raise ParameterError("{host=} does not resolve ({why}): give an IP address or a host name this machine knows"
+                             " (127.0.0.1 by default).", "host", host, why=e.strerror) from None
     seen, bound = set(), []
     try:
         for family, kind, proto, _, addr in infos:
@@ -85,13 +86,14 @@ def check_port_free(host: str, port: int, keep: bool = False) -> list:
                 if e.errno == errno.EADDRNOTAVAIL:
                     continue
                 if e.errno == errno.EADDRINUSE:
-                    raise DPTopicError(f"port {port} on {host} is in use (another program listens there): choose another"
-                                       " --port, or stop the program that holds it.") from None
+                    raise ParameterError("port {value} on {address} is in use (another program listens there):"
+                                         " choose another {port}, or stop the program that holds it.", "port", port,
+                                         address=host) from None
                 if e.errno in (errno.EACCES, errno.EPERM):
-                    raise DPTopicError(f"port {port} on {host} needs privileges to listen on (ports below 1024 do):"
-                                       " choose another --port, 1024 or above.") from None
-                raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose"
-                                   " another --port or --host.") from None
+                    raise ParameterError("port {value} on {address} needs privileges to listen on (ports below 1024"
+                                         " do): choose another {port}, 1024 or above.", "port", port,
+                                         address=host) from None
+                raise _cannot_listen(port, host, e) from None
     except BaseException:
         close_all(bound)
         raise
@@ -99,59 +101,26 @@ def check_port_free(host: str, port: int, keep: bool = False) -> list:
         close_all(bound)
         return []
     if not bound:
-        raise DPTopicError(f"no address of --host {host} can be listened on here: give an IP address of this machine"
-                           " (127.0.0.1 by default).")
+        raise ParameterError("no address of {host=} can be listened on here: give an IP address of this machine"
+                             " (127.0.0.1 by default).", "host", host)
     try:    # listening holds the port (a bound socket alone lets another SO_REUSEADDR socket bind it); clients queue
         for sock in bound:
             sock.listen(2048)
     except OSError as e:
         close_all(bound)
-        raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose another"
-                           " --port or --host.") from None
+        raise _cannot_listen(port, host, e) from None
     return bound
+
+
+def _cannot_listen(port: int, host: str, e: OSError) -> ParameterError:
+    """The refusal of a ``port`` on ``host`` that the system would not let us listen on, for a reason of its own."""
+    return ParameterError("cannot listen on port {value} on {address} ({why}): choose another {port} or {host}.",
+                          "port", port, address=host, why=(e.strerror or str(e)).lower())
 
 
 def close_all(sockets) -> None:
     for sock in sockets:
         sock.close()
-
-
-# settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
-IDLE_SETTINGS = (
-    ("format", "auto", lambda a: a.get("prior") is None, "it is the format of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("text_field", "text", lambda a: a.get("prior") is None, "it names the text of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("prior_iterations", 200, lambda a: a.get("prior") is None or a.get("report_kind") == "document",
-     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
-    ("iterations", 50, lambda a: a.get("report_kind") == "document",
-     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
-    ("lam", 0.5, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("omega", 0.4, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("delta", 1e-5, lambda a: a.get("report_kind") == "document", "document-level reports are pure eps_doc-DP, with no"
-     " delta", "drop it"),
-    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
-     " by subset selection), which excludes no rare words", "drop it"),
-    ("database_timeout", 15.0, lambda a: not str(a.get("database")).startswith("postgresql"),
-     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
-     "drop it"),
-    ("allow_remote", False, lambda a: a.get("host") in LOOPBACK,
-     "--host listens on this machine only", "drop it"),
-)
-
-
-def refuse_idle_settings(settings, given=None) -> None:
-    """Refuse, in one line, a setting given that has no effect with the others (``--format`` without ``--prior``), as
-    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
-    happen. ``settings``: serve's settings by name; ``given``: the names the user set (default: those not at their
-    default)."""
-    for dest, default, idle, why, fix in IDLE_SETTINGS:
-        written = dest in given if given is not None else settings.get(dest, default) != default
-        if written and idle(settings):
-            flag = "--" + dest.replace("_", "-")
-            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
 
 
 def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, epsilon_doc=None, prior=None,
@@ -167,8 +136,8 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
            "sample_ratio": fed_sample_ratio, "min_updates": fed_min_updates, "report_words": fed_report_words}
     if fed_user_budget is not None:
         if fed_epsilon_per_entry is not None or fed_pad_length is not None:
-            raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
-                               " --fed-epsilon-per-entry and --fed-pad-length.")
+            raise ParameterError("{fed_user_budget} chooses the epsilon per entry and the entries itself: drop"
+                                 " {fed_epsilon_per_entry} and {fed_pad_length}.", "fed_user_budget", fed_user_budget)
         from ..models import FedLDA  # start-up: the models load scikit-learn (a FedLDA server's split only)
 
         words = len(vocabulary.words)
@@ -178,19 +147,23 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
         fed_epsilon_per_entry, fed["pad_length"] = split.epsilon_per_entry_, split.pad_length   # the service's is per entry
     if fed_epsilon_per_entry is None and any(v is not None for v in fed.values()):
         given = next(k for k, v in fed.items() if v is not None)
-        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon-per-entry"
-                           " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it.")
+        raise ParameterError("{parameter} has no effect without FedLDA: give {fed_epsilon_per_entry} (or"
+                             " {fed_user_budget}) to run FedLDA rounds, or drop it.", f"fed_{given}", fed[given],
+                             flag_template="{parameter} has no effect without FedLDA: add {fed_epsilon_per_entry}"
+                             " EPS_ENTRY (or {fed_user_budget} EPS_USER) to run FedLDA rounds, or drop it.")
     fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
     if report_kind == "document":
         if epsilon_word is not None:
-            raise DPTopicError("--report-kind document takes --epsilon-doc (per document), not --epsilon-word.")
+            raise ParameterError("{report_kind=} takes {epsilon_doc} (per document), not {epsilon_word}.",
+                                 "epsilon_word", epsilon_word, values={"report_kind": report_kind})
         f, kind = None, {"report_kind": "document", "epsilon_doc": 8.0 if epsilon_doc is None else epsilon_doc}
     else:
         if epsilon_word is None:
-            raise DPTopicError("--epsilon-word is required for word-level reports (or --report-kind document with"
-                               " --epsilon-doc).")
+            raise ParameterError("{epsilon_word} is required for word-level reports (or {report_kind=} with"
+                                 " {epsilon_doc}).", "epsilon_word", values={"report_kind": "document"})
         if epsilon_doc is not None:
-            raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
+            raise ParameterError("{epsilon_doc} is for {report_kind=}; word-level reports take {epsilon_word}.",
+                                 "epsilon_doc", epsilon_doc, values={"report_kind": "document"})
         f, kind = check_reporting_f(f_from_epsilon(epsilon_word)), {}
     return ServiceConfig(vocabulary, f, prior=prior, **kind, **settings, admin_token=admin_token,
                          fed_epsilon_per_entry=fed_epsilon_per_entry, fed_user_epsilon=fed_user_budget,
@@ -224,14 +197,15 @@ def smallest_upload(cfg) -> int:
 
 
 def check_body_limit(cfg) -> None:
-    """Refuse a ``--max-body-bytes`` below the smallest upload of one report: the server would start and answer every
+    """Refuse a ``max_body_bytes`` below the smallest upload of one report: the server would start and answer every
     upload with 413."""
     need = smallest_upload(cfg)
     if cfg.max_body_bytes < need:
-        raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than the smallest upload this server"
-                           f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
-                           f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
-                           f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
+        raise ParameterError("{max_body_bytes=} is smaller than the smallest upload this server takes ({need} bytes:"
+                             " one {kind}-level report for a vocabulary of {words} words, with its header and"
+                             " checksum): every upload would be refused with 413; give at least {need} (uploads of"
+                             " many reports need more; default 4194304).", "max_body_bytes", cfg.max_body_bytes,
+                             need=need, kind=cfg.report_kind, words=cfg.vocab_size)
     if cfg.fed_epsilon_per_entry is not None:
         # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
         # refuse as too large spends for nothing
@@ -240,33 +214,26 @@ def check_body_limit(cfg) -> None:
         words = len(cfg.fed_vocabulary)
         update = codec.fed_largest_update(codec.fed_config(cfg), words)
         if cfg.max_body_bytes < update:
-            raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than a FedLDA update at these settings"
-                               f" (up to {update} bytes: {codec.fed_config(cfg).n_entries} entries of reports over"
-                               f" {words} words): participants would draw, and spend, then be refused with 413; raise"
-                               " --max-body-bytes or lower --fed-pad-length.")
+            raise ParameterError("{max_body_bytes=} is smaller than a FedLDA update at these settings (up to {update}"
+                                 " bytes: {entries} entries of reports over {words} words): participants would draw,"
+                                 " and spend, then be refused with 413; raise {max_body_bytes} or lower"
+                                 " {fed_pad_length}.", "max_body_bytes", cfg.max_body_bytes, update=update,
+                                 entries=codec.fed_config(cfg).n_entries, words=words)
 
 
-def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
-    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
-    default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
-    refusal: a contributor may raise the limit."""
+def above_client_limit(cfg, fed_user_budget=None) -> list:
+    """The epsilons per report of ``cfg`` above what ``dptopic submit`` and ``fed-client`` accept by default
+    (:data:`~dptopic.protocol.codec.DEFAULT_MAX_EPSILON`, 16), which contributors who keep their default refuse:
+    ``(parameter, epsilon, client)`` for each (``client``: ``"submit"`` or ``"fed-client"``); ``parameter`` is
+    ``fed_user_budget`` when that budget chose FedLDA's epsilon per entry."""
     from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT  # off the CLI start: cli.serve imports this module
 
-    asked = []
-    if cfg.report_kind == "document":
-        asked.append(("--epsilon-doc", cfg.epsilon_doc, "dptopic submit"))
-    else:
-        asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
+    asked = [("epsilon_doc", cfg.epsilon_doc, "submit") if cfg.report_kind == "document"
+             else ("epsilon_word", cfg.epsilon_word, "submit")]
     if cfg.fed_epsilon_per_entry is not None:
-        flag = "--fed-epsilon-per-entry" if fed_user_budget is None else \
-            f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
-        asked.append((flag, cfg.fed_epsilon_per_entry, "dptopic fed-client"))
-    for flag, eps, client in asked:
-        if eps > LIMIT * (1 + 1e-12):
-            warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that {client} accepts"
-                          f" by default (--max-epsilon): contributors who keep that default will refuse to randomize"
-                          f" or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
-                          UserWarning, stacklevel=2)
+        asked.append(("fed_epsilon_per_entry" if fed_user_budget is None else "fed_user_budget",
+                      cfg.fed_epsilon_per_entry, "fed-client"))
+    return [(p, eps, client) for p, eps, client in asked if eps > LIMIT * (1 + 1e-12)]
 
 
 def warn_unreachable_vocabulary(vocabulary) -> None:
@@ -280,16 +247,16 @@ def warn_unreachable_vocabulary(vocabulary) -> None:
     warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=CLIENT_STOP_WORDS))
 
 
-def check_startup(cfg, fed_user_budget=None) -> None:
+def check_startup(cfg) -> None:
     """Everything a configuration is checked for before the port is taken or the database touched: FedLDA's settings
-    for its vocabulary, the upload limit; then the warnings its contributors would meet."""
+    for its vocabulary, the upload limit; then the warning on vocabulary words its contributors never count (the
+    epsilons they would refuse: :func:`above_client_limit`)."""
     if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
         from ..protocol.fedlda import check_config  # start-up: protocol.fedlda loads numpy
         from . import codec  # off the CLI start: cli.serve imports this module
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
     check_body_limit(cfg)
-    warn_above_client_limit(cfg, fed_user_budget)
     warn_unreachable_vocabulary(cfg.vocabulary)
 
 
@@ -301,9 +268,11 @@ def check_database(cfg, allow_foreign_tables: bool = False):
 
     foreign = foreign_tables(cfg.database)
     if foreign and not allow_foreign_tables:
-        raise DPTopicError(f"--database {cfg.database!r} already holds tables that are not dptopic's"
-                           f" ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}): give a new database, or"
-                           " pass --allow-foreign-tables to add the service's tables beside them.")
+        held = "{database=} already holds tables that are not dptopic's ({tables}): give a new database, or pass "
+        raise ParameterError(held + "allow_foreign_tables=True to add the service's tables beside them.", "database",
+                             cfg.database, flag_template=held + "{allow_foreign_tables} to add the service's tables"
+                             " beside them.", others=("allow_foreign_tables",),
+                             tables=", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else ""))
     probe = Service(cfg, start_trainer=False)
     probe.preflight()
     return probe
@@ -325,17 +294,6 @@ def kept_settings_warning(kept, names=None) -> str | None:
             " model only (POST /v1/admin/rotate starts one), not to the one trained so far.")
 
 
-def secure_sum_recommendation(people: int) -> str:
-    """``dptopic recommend --unit user``'s line on the secure sum for a corpus of ``people`` people."""
-    if people >= SECURE_SUM_PEOPLE:
-        return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
-                " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
-                " (each person runs dptopic submit; docs/secure_sum.md)")
-    return (f"no server you may trust with the text? A secure sum (dptopic serve --report-kind secure-sum) needs"
-            f" thousands of people to give useful topics; it was measured from {SECURE_SUM_PEOPLE:,}"
-            " (docs/secure_sum.md)")
-
-
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
@@ -346,18 +304,26 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     if unit != "user":
-        raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
+        raise ParameterError("a secure sum needs unit='user' (the guarantee is per person), not {unit=}.", "unit", unit,
+                             flag_template="{report_kind=} needs {unit} user (the guarantee is per person).",
+                             values={"report_kind": "secure-sum"})
     if epsilon is None or min_contributors is None:
-        raise DPTopicError("--report-kind secure-sum needs --epsilon E (per person) and --min-contributors N.")
-    for flag in ("epsilon_word", "epsilon_doc", "prior"):
-        if others.get(flag) is not None:
-            raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
+        raise ParameterError("a secure sum needs {epsilon} (per person) and {min_contributors}.",
+                             "epsilon" if epsilon is None else "min_contributors", others=("min_contributors",),
+                             flag_template="{report_kind=} needs {epsilon} E (per person) and {min_contributors} N.",
+                             values={"report_kind": "secure-sum"})
+    for name in ("epsilon_word", "epsilon_doc", "prior"):
+        if others.get(name) is not None:
+            raise ParameterError("{parameter} is not for a secure sum: drop it.", name, others[name],
+                                 flag_template="{parameter} is not for {report_kind=}: drop it.",
+                                 values={"report_kind": "secure-sum"})
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
     plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), collusion)
     need = plan.upload_bytes(max(plan.dims)) + 64
     if max_body_bytes is not None and max_body_bytes < need:
-        raise DPTopicError(f"--max-body-bytes {max_body_bytes} cannot hold the round's largest upload ({need} bytes, the"
-                           f" co-occurrence triangle over {plan.max_kept_words} words): raise it, or leave it out.")
+        raise ParameterError("{max_body_bytes=} cannot hold the round's largest upload ({need} bytes, the"
+                             " co-occurrence triangle over {words} words): raise it, or leave it out.",
+                             "max_body_bytes", max_body_bytes, need=need, words=plan.max_kept_words)
     return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": need if max_body_bytes is None else max_body_bytes}
 
 
@@ -400,5 +366,5 @@ def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **opt
 
 
 __all__ = ["need_service_extra", "check_host", "check_port_free", "close_all", "serve_config", "smallest_upload",
-           "check_body_limit", "warn_above_client_limit", "warn_unreachable_vocabulary", "check_startup",
-           "check_database", "run_server", "banner", "refuse_idle_settings", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
+           "check_body_limit", "above_client_limit", "warn_unreachable_vocabulary", "check_startup",
+           "check_database", "run_server", "banner", "FED_DEFAULTS", "secure_sum_settings", "SECURE_SUM_PEOPLE"]

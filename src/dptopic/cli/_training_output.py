@@ -1,14 +1,14 @@
 """A training run as terminal text: the held-out figures (outside the guarantee where a private model's), the notes of
 each step of :func:`dptopic.train` and what it returns (what ``dptopic train`` and ``dptopic demo`` print).
 
-Light at import, as :mod:`.terminal`: what a function reads from the library is imported inside it.
+Light at import, as :mod:`dptopic.reporting.terminal`: what a function reads from the library is imported inside it.
 """
 from __future__ import annotations
 
 import math
 from types import SimpleNamespace
 
-from .terminal import corpus_line, esc, print_privacy, print_topics
+from ..reporting.terminal import corpus_line, esc, print_privacy, print_topics
 
 _SAVED = {True: "saved in model.json, labelled as such.",
           False: "not saved (pass --save-metrics to save them, labelled as such)."}
