@@ -398,6 +398,22 @@ def quiet_fit(model, X, **kw):
         return model.fit(X, **kw)
 
 
+# three private trainers whose vocabulary source the privacy report states (a vectorizer's, a private vocabulary's)
+VOCABULARY_TRAINERS = {
+    "DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0),
+    "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
+    "DPSVI": lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, verbose=0),
+}
+
+
+def small_lda_texts() -> list:
+    """120 short texts of a planted two-topic LDA corpus over 30 words (seed 4), as strings."""
+    from dptopic.corpus import lda_corpus
+
+    c = lda_corpus(n_docs=120, vocab_size=30, n_topics=2, doc_length=15, seed=4).corpus
+    return [" ".join(c.vocabulary.words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+
+
 # ------------------------------------------------------------------ local (randomized) reports of a few fruit words
 FRUIT_WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
 

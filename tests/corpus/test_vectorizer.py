@@ -9,32 +9,19 @@ from sklearn.pipeline import Pipeline
 
 import dptopic
 from dptopic.accounting.card import privacy_card
-from dptopic.corpus import lda_corpus
+from helpers import VOCABULARY_TRAINERS, quiet_fit, small_lda_texts
 
 pd = pytest.importorskip("pandas")
 
 
 @pytest.fixture(scope="module")
 def texts():
-    c = lda_corpus(n_docs=120, vocab_size=30, n_topics=2, doc_length=15, seed=4).corpus
-    return [" ".join(c.vocabulary.words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+    return small_lda_texts()
 
 
-def _trainers():
-    return {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, verbose=0)}
-
-
-def _fit(model, X, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, **kw)
-
-
-@pytest.mark.parametrize("name", sorted(_trainers()))
+@pytest.mark.parametrize("name", sorted(VOCABULARY_TRAINERS))
 def test_words_a_vectorizer_learned_are_data_and_given_words_are_supplied(texts, name):
-    make = _trainers()[name]
+    make = VOCABULARY_TRAINERS[name]
     learned = Pipeline([("vec", dptopic.CountVectorizer()), ("m", make())])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -51,24 +38,24 @@ def test_words_a_vectorizer_learned_are_data_and_given_words_are_supplied(texts,
     assert privacy_card(given[-1].privacy_, name)["guarantee"] == "full"
 
 
-@pytest.mark.parametrize("name", sorted(_trainers()))
+@pytest.mark.parametrize("name", sorted(VOCABULARY_TRAINERS))
 def test_a_dataframes_columns_are_data_unless_passed_as_the_vocabulary(texts, name):
     vec = dptopic.CountVectorizer()
     X = vec.fit_transform(texts)
     df = pd.DataFrame(X.toarray(), columns=vec.get_feature_names_out())
-    assert _fit(_trainers()[name](), df).privacy_["vocabulary_source"] == "data"
-    m = _fit(_trainers()[name](), df, vocabulary=list(df.columns))
+    assert quiet_fit(VOCABULARY_TRAINERS[name](), df).privacy_["vocabulary_source"] == "data"
+    m = quiet_fit(VOCABULARY_TRAINERS[name](), df, vocabulary=list(df.columns))
     assert m.privacy_["vocabulary_source"] == "supplied" and np.array_equal(m.vocabulary_.words, list(df.columns))
 
 
-@pytest.mark.parametrize("name", sorted(_trainers()))
+@pytest.mark.parametrize("name", sorted(VOCABULARY_TRAINERS))
 def test_rows_of_a_named_count_matrix_keep_its_words_and_their_provenance(texts, name):
     # X[:n] and the folds of GridSearchCV came back without their words: a public vocabulary read as "data"
     public = sorted(set(" ".join(texts).split()))
     X = dptopic.CountVectorizer(vocabulary=public).fit_transform(texts)
     for rows in (X[:80], X[np.arange(0, 120, 2)], X[np.arange(120) % 3 > 0]):
         assert list(rows.feature_names) == public and rows.public_vocabulary is True
-        m = _fit(_trainers()[name](), rows)
+        m = quiet_fit(VOCABULARY_TRAINERS[name](), rows)
         assert m.privacy_["vocabulary_source"] == "supplied" and list(m.vocabulary_.words) == public
     assert X.copy().public_vocabulary is True
     # a selection of columns keeps the words of the columns it holds, but no longer counts as supplied (the columns

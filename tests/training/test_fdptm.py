@@ -8,6 +8,7 @@ import dptopic
 from dptopic.corpus import as_corpus, lda_corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.training.fdptm import restrict_to_private_vocabulary
+from helpers import VOCABULARY_TRAINERS, quiet_fit, small_lda_texts
 
 
 def test_fdptm_with_dpsvi_trains_and_reports():
@@ -66,31 +67,18 @@ def test_the_private_vocabulary_of_texts_or_words_starts_from_every_word():
 
 @pytest.fixture(scope="module")
 def texts():
-    c = lda_corpus(n_docs=120, vocab_size=30, n_topics=2, doc_length=15, seed=4).corpus
-    return [" ".join(c.vocabulary.words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+    return small_lda_texts()
 
 
-def _trainers():
-    return {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, verbose=0)}
-
-
-def _fit(model, X, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, **kw)
-
-
-@pytest.mark.parametrize("name", sorted(_trainers()))
+@pytest.mark.parametrize("name", sorted(VOCABULARY_TRAINERS))
 def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(texts, name):
     from dptopic.training.fdptm import fit_fdptm
 
-    plain = _fit(_trainers()[name](), [t.split() for t in texts]).privacy_["scope"]
+    plain = quiet_fit(VOCABULARY_TRAINERS[name](), [t.split() for t in texts]).privacy_["scope"]
     assert "built from the training documents" in plain or "chosen from the training corpus, not protected" in plain
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m, _ = fit_fdptm(_trainers()[name](), dptopic.Corpus.from_tokens([t.split() for t in texts], max_vocab=None), 8.0, 1e-5, delta0=1)
+        m, _ = fit_fdptm(VOCABULARY_TRAINERS[name](), dptopic.Corpus.from_tokens([t.split() for t in texts], max_vocab=None), 8.0, 1e-5, delta0=1)
     scope = m.privacy_["scope"]
     assert m.privacy_["vocabulary_source"] == "private" and "DP set union" in scope
     assert "built from the training documents" not in scope and "not protected" not in scope
