@@ -3,8 +3,9 @@
 A real ``dptopic serve`` (uvicorn, one process, trainer off: ``--train-interval 0``) on 127.0.0.1;
 ``--clients`` concurrent client threads (keep-alive connections) post pre-randomized uploads of
 ``--reports-per-request`` reports at V=1000 for ``--seconds`` seconds; every upload is acknowledged
-only after its transaction committed (SQLite: WAL + synchronous=FULL; PostgreSQL:
-synchronous_commit=on). With the trainer on, training competes with ingest for the same cores.
+only after its transaction committed (SQLite: WAL + synchronous=FULL, or with ``--synchronous normal`` also
+synchronous=NORMAL, which survives a killed server but not a power loss; PostgreSQL: synchronous_commit=on). With the
+trainer on, training competes with ingest for the same cores.
 
 Printed, one row per database and upload size, columns in this order:
 
@@ -27,6 +28,7 @@ Target: >= 2,000 reports/s stored on SQLite at V=1000.
 Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports-per-request 1 25] [--no-postgres]
       [--rounds N]      (N rounds per row, the floor and the service alternating; medians)
 Single-report target:  python benchmarks/bench_service.py --reports-per-request 1 --no-postgres --rounds 5 --seconds 6
+                      [--synchronous full normal]
 Smoke run (seconds):  bench_service.py --seconds 1 --clients 2 --reports-per-request 1 --no-postgres
 """
 from __future__ import annotations
@@ -246,6 +248,11 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=1,
                     help="rounds of each row: the service and the floor alternate, floor first in odd rounds; medians"
                          " over the rounds (default 1)")
+    ap.add_argument("--synchronous", nargs="+", choices=["full", "normal"], default=["full"],
+                    help="SQLite's synchronous setting, one SQLite row per value (the service's ?synchronous= in the"
+                         " database URL): full (the default: an fsync per commit, an acknowledged upload survives a"
+                         " power loss) or normal (no wait for the disk: it survives the server being killed, not a power"
+                         " loss)")
     ap.add_argument("--no-postgres", action="store_true",
                     help="SQLite only; by default PostgreSQL is measured too when its server binaries are installed"
                          " (a throwaway cluster in a temporary folder)")
@@ -261,7 +268,11 @@ def main(argv=None):
     import os
     print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP;"
           f" {args.rounds} round(s); load average {os.getloadavg()[0]:.1f} at the start")
-    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args)
+    rows = []
+    for sync in args.synchronous:
+        query = "" if sync == "full" else f"?synchronous={sync}"
+        rows += bench_backend("sqlite" if sync == "full" else f"sqlite, synchronous={sync}",
+                              lambda tmp, n, q=query: (f"sqlite:///{tmp / (n + '.db')}{q}", lambda: None), words, args)
     if not args.no_postgres and PG_BIN is None:
         print("PostgreSQL: no server binaries under /usr/lib/postgresql: skipped (SQLite only)", flush=True)
     if not args.no_postgres and PG_BIN is not None:

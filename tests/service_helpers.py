@@ -223,7 +223,9 @@ def count_rows(database: str) -> dict:
     """Direct look into the database (not through the server)."""
     from sqlalchemy import create_engine, text
 
-    eng = create_engine(database)
+    from dptopic.service.storage import sqlite_synchronous
+
+    eng = create_engine(sqlite_synchronous(database)[0])   # without the service's own ?synchronous=
     try:
         with eng.connect() as c:
             subs = {k: n for k, n in c.execute(text("SELECT idempotency_key, n_reports FROM submissions"))}

@@ -75,3 +75,28 @@ def test_the_wait_is_at_most_half_the_last_transaction():
         writer.stop()
     assert storage.batches[1:] == [["waits-000"]]
     assert 0.2 + 0.08 < took < 0.2 + 0.1 + 0.25
+
+
+def test_an_upload_the_database_refuses_fails_alone_and_its_batch_mates_are_stored(tmp_path):
+    from dptopic.service.storage import Storage, StorageError
+
+    storage = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    writer = GroupCommitWriter(storage)
+    try:
+        subs = [Submission(f"key-good-{i:04d}", f"{i:064x}", None, [bytes([i])]) for i in range(3)]
+        subs.insert(1, Submission("key-bad-00001", "f" * 64, None, [b"\x07", None]))   # packed is NOT NULL
+        futures = [writer.submit(s) for s in subs]      # queued before the writer starts: one group
+        writer.start()
+        outcomes = []
+        for f in futures:
+            try:
+                outcomes.append(f.result(10)[0])
+            except StorageError as e:
+                outcomes.append(type(e).__name__)
+        assert outcomes == ["stored", "StorageError", "stored", "stored"]
+        # the refused upload left nothing; each batch-mate is stored once, acknowledged after its own commit
+        assert storage.counts()["submissions"] == 3
+        assert [p for _, p in storage.fetch_reports(0, 10)] == [b"\x00", b"\x01", b"\x02"]
+    finally:
+        writer.stop()
+        storage.close()

@@ -15,7 +15,16 @@ from sqlalchemy import insert, select  # noqa: E402
 from conftest import cli_ok  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.service import ServiceConfig  # noqa: E402
-from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission, reports, schema_table, submissions  # noqa: E402
+from dptopic.service.storage import (  # noqa: E402
+    SCHEMA_VERSION,
+    Storage,
+    Submission,
+    foreign_tables,
+    reports,
+    schema_table,
+    sqlite_synchronous,
+    submissions,
+)
 from service_helpers import free_port, make_data, throwaway_postgres_url  # noqa: E402
 
 BOUND = {"fed_epsilon": 2.0, "fed_topics": 5, "fed_failure_rate": 0.2, "fed_pad_length": 10}
@@ -480,3 +489,31 @@ def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_cop
     with eng.connect() as c:
         assert c.execute(text("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ix_submissions_body_sha256'")).scalar()
     eng.dispose()
+
+
+@pytest.mark.parametrize("query, pragma", [("", 2), ("?synchronous=full", 2), ("?synchronous=normal", 1),
+                                           ("?synchronous=NORMAL", 1)])
+def test_sqlite_syncs_every_commit_unless_the_url_asks_for_normal(tmp_path, query, pragma):
+    # 2 is FULL (an fsync of the log per commit: an acknowledged upload survives a power loss), 1 NORMAL (only a kill of
+    # the process); the option is the service's own: SQLAlchemy's driver would warn about it and ignore it
+    url = f"sqlite:///{tmp_path / 's.db'}{query}"
+    assert foreign_tables(url) == []
+    st = Storage(url)
+    try:
+        assert st.synchronous == ("normal" if pragma == 1 else "full")
+        with st.read() as c:
+            assert c.exec_driver_sql("PRAGMA synchronous").scalar() == pragma
+            assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert st.store([Submission("k1", "a" * 64, None, [b"\x01"])])[0][0] == "stored"
+        with st.read() as c:    # the writer's own pooled connection runs the same set-up
+            assert c.exec_driver_sql("PRAGMA synchronous").scalar() == pragma
+    finally:
+        st.close()
+    assert sqlite_synchronous(url)[0] == f"sqlite:///{tmp_path / 's.db'}"
+
+
+def test_an_unknown_synchronous_is_refused_in_one_line(tmp_path):
+    with pytest.raises(StorageError, match=r"synchronous='off' is not one of full, normal") as e:
+        Storage(f"sqlite:///{tmp_path / 's.db'}?synchronous=off")
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "s.db").exists()

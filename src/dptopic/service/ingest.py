@@ -12,6 +12,13 @@ before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most h
 (and ``max_wait``), so that one commit, and one fsync, serves them too. The slower the commits (a disk busy with other
 work), the more uploads each then serves; with fast commits the wait is short; with no upload on its way, none.
 
+Uploads are checked on the event loop before they are queued, so a malformed one never joins a group. A group whose
+transaction fails for the values of one of its uploads (:func:`~dptopic.service.storage.is_data_error`: a constraint,
+a value the driver refuses; the transaction is rolled back) is stored again one upload to a transaction: that upload
+fails alone, and its batch-mates are stored and acknowledged, each after its own commit. A failure of the database
+itself (locked, full, unreachable, too slow) fails the whole group with one answer, as a retry per upload would only
+wait for it again.
+
 A transaction must end within the storage's ``timeout`` (PostgreSQL, ``dptopic serve --database-timeout``) counted
 from when its oldest upload was queued, so an upload behind a transaction that waits for a database that stopped
 answering is refused (503) within that time too, not after its own transaction waited as long again.
@@ -25,7 +32,7 @@ import time
 from concurrent.futures import Future
 from contextlib import contextmanager
 
-from .storage import Storage, Submission
+from .storage import Storage, Submission, is_data_error
 
 
 class GroupCommitWriter:
@@ -122,11 +129,28 @@ class GroupCommitWriter:
                 else:
                     results = self.storage.store([s for s, _, _ in live])
             except BaseException as e:  # noqa: BLE001 - every waiting request learns the failure
-                self._settle(live, [None] * len(live), e)
+                if len(live) > 1 and is_data_error(e):  # one upload's values: the others need not fail with it
+                    self._one_by_one(live, min(t for *_, t in kept) + timeout if timeout else None)
+                else:                                   # the database's own trouble: one answer for the group
+                    self._settle(live, [None] * len(live), e)
                 continue
             self.transactions += 1
             self._last_seconds = time.monotonic() - began
             self._settle(live, results, None)
+
+    def _one_by_one(self, live, deadline) -> None:
+        """After a group's transaction failed (and was rolled back): each of its uploads in a transaction of its own,
+        so that one the database refuses fails alone and its batch-mates are stored and acknowledged; a failure of the
+        database itself fails each of them again, each with its own error."""
+        for s, f, loop in live:
+            try:
+                result = (self.storage.store([s], deadline=deadline) if deadline is not None
+                          else self.storage.store([s]))
+            except BaseException as e:  # noqa: BLE001 - this request learns its failure
+                self._settle([(s, f, loop)], [None], e)
+                continue
+            self.transactions += 1
+            self._settle([(s, f, loop)], result, None)
 
     @staticmethod
     def _settle(live, results, error) -> None:

@@ -256,6 +256,23 @@ def is_timeout_error(e: BaseException) -> bool:
     return state is not None and str(state) in _PG_TIMEOUT_STATES
 
 
+#: PEP 249's errors that a statement's values cause (a constraint they break, a value the driver or the column cannot
+#: take), as opposed to the database's own state (locked, full, unreachable, read-only: OperationalError and others)
+_DATA_ERRORS = frozenset({"IntegrityError", "DataError", "InterfaceError"})
+
+
+def is_data_error(e: BaseException) -> bool:
+    """Whether ``e`` (what :meth:`Storage.store` raised) was caused by the values it stored rather than by the
+    database: a driver's IntegrityError, DataError or InterfaceError behind a :class:`StorageError`, or a value this
+    module could not handle (TypeError, ValueError). The group-commit writer stores a group that failed so one
+    upload at a time (:mod:`dptopic.service.ingest`); a failure of the database fails the group at once."""
+    if isinstance(e, (TypeError, ValueError)):
+        return True
+    cause = e.__cause__ if isinstance(e, StorageError) else None
+    orig = getattr(cause, "orig", None) or cause
+    return orig is not None and any(c.__name__ in _DATA_ERRORS for c in type(orig).__mro__)
+
+
 def _database_error(e: BaseException) -> StorageError:
     if is_timeout_error(e):
         return StorageTimeout(f"database timeout: {_one_line(e)}")
@@ -412,10 +429,38 @@ def safe_url(url: str) -> str:
         return "<database>"
 
 
+#: what ``?synchronous=`` in a SQLite URL may ask for (SQLite's ``PRAGMA synchronous`` in WAL mode); the first is the
+#: default. ``full``: every commit waits for the write-ahead log's fsync, so an acknowledged upload survives a power
+#: loss or an operating-system crash too. ``normal``: a commit is written to the log without waiting for the disk (the
+#: log is synced at checkpoints): an acknowledged upload survives the server process being killed (``kill -9``, a
+#: crash of Python), not a power loss or a crash of the operating system, which may lose the last commits (never
+#: half of one: the database stays consistent). docs/research/service_throughput.md measures what each costs.
+SQLITE_SYNCHRONOUS = ("full", "normal")
+
+
+def sqlite_synchronous(url: str) -> tuple[str, str]:
+    """``(url, synchronous)``: a SQLite URL without the service's own ``synchronous`` query option, and the value it
+    asked for (default ``full``, :data:`SQLITE_SYNCHRONOUS`). Any other URL is returned as it is, with ``full``."""
+    try:
+        u = make_url(url)
+    except Exception:  # noqa: BLE001 - an unparsable URL: create_engine's own message says why
+        return url, SQLITE_SYNCHRONOUS[0]
+    if u.get_backend_name() != "sqlite" or "synchronous" not in u.query:
+        return url, SQLITE_SYNCHRONOUS[0]
+    value = u.query["synchronous"]
+    value = value[-1] if isinstance(value, tuple) else value
+    if value.lower() not in SQLITE_SYNCHRONOUS:
+        raise StorageError(f"database {safe_url(url)!r}: synchronous={value!r} is not one of"
+                           f" {', '.join(SQLITE_SYNCHRONOUS)} (full, the default, survives a power loss; normal only"
+                           " the server process being killed)")
+    return u.difference_update_query(["synchronous"]).render_as_string(hide_password=False), value.lower()
+
+
 def foreign_tables(url: str) -> list[str]:
     """Tables in the database at ``url`` that are not the service's (a user's own SQLite file, say); [] for a new
     database. Read before the service creates anything."""
     check_backend(url)
+    url = sqlite_synchronous(url)[0]
     try:
         engine = create_engine(url)
         try:
@@ -632,10 +677,14 @@ class Storage:
         self.long_timeout = (float(long_timeout) if long_timeout else
                              max(10 * self.timeout, MIN_LONG_TIMEOUT) if self.timeout else None)
         check_backend(url)
+        #: SQLite's ``synchronous`` (:data:`SQLITE_SYNCHRONOUS`, from the URL's ``?synchronous=``); None on PostgreSQL
+        self.synchronous = None
         try:
             if url.startswith("sqlite"):
-                self.engine = create_engine(url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False})
-                _sqlite_setup(self.engine)
+                engine_url, self.synchronous = sqlite_synchronous(url)
+                self.engine = create_engine(engine_url, echo=echo,
+                                            connect_args={"timeout": 30, "check_same_thread": False})
+                _sqlite_setup(self.engine, self.synchronous)
             else:
                 # READ COMMITTED whatever the database's default_transaction_isolation says: the writers take the
                 # advisory lock and only then look up the stored keys and bodies (store), the rounds (fed_store_update)
@@ -1340,15 +1389,17 @@ def _sqlite_file_identity(engine):
     return path, (st.st_dev, st.st_ino)
 
 
-def _sqlite_setup(engine) -> None:
-    """WAL journal, full fsync on commit, foreign keys, and explicit BEGIN (IMMEDIATE for writes)."""
+def _sqlite_setup(engine, synchronous: str = "full") -> None:
+    """WAL journal, ``synchronous`` (:data:`SQLITE_SYNCHRONOUS`: by default an fsync on every commit), foreign keys,
+    and explicit BEGIN (IMMEDIATE for writes)."""
+    pragma = f"PRAGMA synchronous={'NORMAL' if synchronous == 'normal' else 'FULL'}"
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn, _record):
         dbapi_conn.isolation_level = None  # let SQLAlchemy's "begin" event below emit BEGIN itself
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute(pragma)
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.close()
