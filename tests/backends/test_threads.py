@@ -86,6 +86,35 @@ def test_a_failing_thread_shard_leaves_the_state_unchanged(planted, monkeypatch,
     ref.close()
 
 
+def test_a_failing_cell_leaves_float_counts_unchanged(planted, monkeypatch):
+    # a trainer that writes noise into the counts makes them float: the partition scheme copies them whole, since
+    # taking one count out and putting it back need not give the same float (integer counts are put back by moves)
+    import dptopic.kernels.engine as engine
+
+    b, a = _backend(planted.corpus, 2, "partition", "dense")
+    b.sweep(0.1, 0.05)
+    noise = np.random.default_rng(3).normal(0, 0.3, a.nwk.shape)
+    a.nwk = a.nwk + noise
+    a.ndk = a.ndk + np.random.default_rng(4).normal(0, 0.3, a.ndk.shape)
+    a.nk = a.nwk.sum(axis=0)
+    b._sweeper.arrays = a
+    before = [b.z.copy(), a.ndk.copy(), a.nwk.copy(), a.nk.copy()]
+    real, calls = engine._run_kernel, []
+
+    def failing(*args, **kw):
+        calls.append(1)
+        if len(calls) == 3:             # round 1: both cells of round 0 have run
+            raise MemoryError("no memory for this cell")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engine, "_run_kernel", failing)
+    with pytest.raises(MemoryError):
+        b.sweep(0.1, 0.05)
+    for x, y in zip([b.z, a.ndk, a.nwk, a.nk], before):
+        np.testing.assert_array_equal(x, y)
+    b.close()
+
+
 @pytest.mark.parametrize("scheme", ["adlda", "partition"])
 def test_thread_backend_with_no_documents_or_more_threads_than_documents(scheme):
     from dptopic.backends import ThreadBackend

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .counts import list_positions, undo_moves
 from .dense import dense_sweep
 from .frozen import frozen_sweep
 from .rng import own_line
@@ -243,6 +244,7 @@ class ShardedSweeper:
         # What a failing cell must not leave changed, copied by the worker that writes it, as its first round starts:
         # worker p writes its documents' assignments and rows of ndk in every round, and the rows of word block p
         # (nwk, the word lists) first, in round 0. In parallel, and into the caches of the core about to use them.
+        # With integer counts only the assignments and the word lists are copied (_save_partition_block).
         saved_nk, saved_states = a.nk.copy(), [st.copy() for st in states]
         saved = [None] * P
 
@@ -281,11 +283,40 @@ class ShardedSweeper:
         return out
 
     def _save_partition_block(self, p):
-        return [x.copy() for x in self._partition_block(p)]
+        """What :meth:`_restore_partition_block` needs to undo worker ``p``'s cells of this sweep.
+
+        With integer counts, the worker's assignments and the word lists of its block (``wnz`` and ``wlen``; ``wpos``
+        follows from them): the counts are put back from the assignments' moves (:func:`undo_moves`, exact in integer
+        arithmetic), not copied. That is a quarter to a half of what a copy of everything moves per sweep (14 MB at
+        K = 200 on the 800,000 tokens of benchmarks/bench_cgs.py), a copy that two threads make and one does not.
+        Float counts (a trainer that adds noise to them) are copied whole: there, taking one count out and putting it
+        back need not give the same number."""
+        a, part = self.arrays, self._partition
+        if not (np.issubdtype(a.nwk.dtype, np.integer) and np.issubdtype(a.ndk.dtype, np.integer)):
+            return "copy", [x.copy() for x in self._partition_block(p)]
+        sh, (v0, v1) = part.shards[p], part.words[p:p + 2]
+        lists = [] if self._lists is None else [self._lists[0][v0:v1].copy(), self._lists[2][v0:v1].copy()]
+        return "moves", [self._zp[sh.tok_start:sh.tok_stop].copy(), *lists]
 
     def _restore_partition_block(self, p, saved):
-        for x, old in zip(self._partition_block(p), saved):
-            x[...] = old
+        how, arrays = saved
+        if how == "copy":
+            for x, old in zip(self._partition_block(p), arrays):
+                x[...] = old
+            return
+        a, part = self.arrays, self._partition
+        sh, (v0, v1) = part.shards[p], part.words[p:p + 2]
+        z_before = arrays[0]
+        for q in range(part.n_blocks):      # every cell of worker p's documents; a cell that did not run moved nothing
+            start, stop, ptr, d0, d1 = part.cells[p, q]
+            if stop > start:
+                undo_moves(part.word_ids[start:stop], ptr, self._zp[start:stop],
+                           z_before[start - sh.tok_start:stop - sh.tok_start], a.ndk[d0:d1], a.nwk)
+        self._zp[sh.tok_start:sh.tok_stop] = z_before
+        if len(arrays) > 1:                 # the word lists of block p, in the order that decides the draws
+            wnz, wpos, wlen = self._lists
+            wnz[v0:v1], wlen[v0:v1] = arrays[1], arrays[2]
+            list_positions(wnz[v0:v1], wlen[v0:v1], wpos[v0:v1])
 
     def _run(self, work, args):
         """``[work(*a) for a in args]``, the first on the calling thread and the rest on the pool: one
