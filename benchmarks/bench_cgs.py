@@ -20,7 +20,10 @@ so that load from elsewhere hits them alike. Printed per K: the median seconds p
 system's speed-up from 1 to 2 threads, and dptopic's speed-up as a fraction of tomotopy's (the target: >= 0.95), the
 median over the rounds of each round's fraction (a shared machine's load moves from round to round; within a round
 the four runs see about the same). On a machine whose other jobs hold a core, neither system gains from a second
-thread, and the fraction says nothing: read it with the load average printed.
+thread, and the fraction says nothing: read it with the load average printed. Printed beside: each system's CPU time
+per sweep (all its threads), and the speed-up that CPU time allows on two free cores, 2 x CPU(1 thread) /
+CPU(2 threads): the work a second thread adds (copies, merges, hand-overs, cache traffic), which other jobs move much
+less than they move the wall times; it does not show the time a thread waits for the other.
 
     python benchmarks/bench_cgs.py --scaling 9 --block 5 --topics 50 200
 """
@@ -146,10 +149,10 @@ def scaling(train, K, iters, rounds, block, alpha, beta):
             b.sweep(alpha, beta)
 
         def go():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             for _ in range(block):
                 b.sweep(alpha, beta)
-            return (time.perf_counter() - t) / block
+            return (time.perf_counter() - t) / block, (time.process_time() - c) / block
         return go, b.close
 
     def tomotopy(workers):
@@ -160,21 +163,24 @@ def scaling(train, K, iters, rounds, block, alpha, beta):
         m.train(burn, workers=workers)
 
         def go():
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             m.train(block, workers=workers)
-            return (time.perf_counter() - t) / block
+            return (time.perf_counter() - t) / block, (time.process_time() - c) / block
         return go, lambda: None
 
     systems = {"dptopic 1 thread": dptopic(1), "dptopic 2 threads": dptopic(2),
                "tomotopy 1 worker": tomotopy(1), "tomotopy 2 workers": tomotopy(2)}
     times = {name: [] for name in systems}
+    cpu = {name: [] for name in systems}
     names = list(systems)
     for r in range(rounds):
         for name in (names if r % 2 == 0 else names[::-1]):
-            times[name].append(systems[name][0]())
+            wall, used = systems[name][0]()
+            times[name].append(wall)
+            cpu[name].append(used)
     for _, close in systems.values():
         close()
-    return {name: float(np.median(ts)) for name, ts in times.items()}, times
+    return {name: float(np.median(ts)) for name, ts in times.items()}, times, {n: float(np.median(c)) for n, c in cpu.items()}
 
 
 def memory_probe(K, corpus_path):
@@ -241,11 +247,19 @@ def main(argv=None):
               f" {a.iters} sweeps per system from a random start, the last {a.scaling} x {a.block} timed in"
               f" {a.scaling} interleaved rounds; seconds per sweep: median over the rounds\n")
         for K in a.topics:
-            med, all_times = scaling(train, K, a.iters, a.scaling, a.block, 0.1, 0.01)
+            med, all_times, cpu = scaling(train, K, a.iters, a.scaling, a.block, 0.1, 0.01)
             rows = [(name, f"{t * 1e3:.1f}", " ".join(f"{x * 1e3:.0f}" for x in all_times[name]),
-                     f"{train.n_tokens / t / 1e6:.2f}M") for name, t in med.items()]
+                     f"{train.n_tokens / t / 1e6:.2f}M", f"{cpu[name] * 1e3:.1f}") for name, t in med.items()]
             print(f"== K={K} ==")
-            table(rows, ("system", "ms/sweep", "rounds (ms)", "tokens/s"))
+            table(rows, ("system", "ms/sweep", "rounds (ms)", "tokens/s", "CPU ms/sweep"))
+            bound = {who: 2 * cpu[one] / cpu[two] for who, one, two in
+                     (("dptopic", "dptopic 1 thread", "dptopic 2 threads"),
+                      ("tomotopy", "tomotopy 1 worker", "tomotopy 2 workers"))}
+            print(f"CPU time of a sweep, all threads: 2 threads / 1 thread: dptopic {2 / bound['dptopic']:.3f},"
+                  f" tomotopy {2 / bound['tomotopy']:.3f}; the speed-up two free cores would give if no thread waited"
+                  f" (2 x CPU of 1 / CPU of 2): dptopic {bound['dptopic']:.2f}x, tomotopy {bound['tomotopy']:.2f}x,"
+                  f" fraction {bound['dptopic'] / bound['tomotopy']:.2f} (less moved by other jobs than the wall"
+                  " times: what a second thread adds in work, not what it loses waiting)")
             ours = med["dptopic 1 thread"] / med["dptopic 2 threads"]
             theirs = med["tomotopy 1 worker"] / med["tomotopy 2 workers"]
             t = {name: np.asarray(ts) for name, ts in all_times.items()}

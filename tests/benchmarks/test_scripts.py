@@ -121,6 +121,8 @@ def test_cgs_scaling_prints_each_speed_up_and_the_fraction_of_tomotopys():
         assert re.search(rf"{system}\s+\d+\.\d\s+\d+ \d+\s+\S+M", out), (system, out)
     assert re.search(r"dptopic's scaling is \d+\.\d\d of tomotopy's \(target >= 0\.95; the median over the rounds of"
                      r" each round's fraction, \d+\.\d\d \d+\.\d\d\)", out), out
+    assert re.search(r"2 threads / 1 thread: dptopic \d+\.\d{3}, tomotopy \d+\.\d{3}; .* dptopic \d+\.\d\dx, tomotopy"
+                     r" \d+\.\d\dx, fraction \d+\.\d\d", out), out
 
 
 @pytest.mark.slow
@@ -150,7 +152,8 @@ def test_the_benchmark_explains_its_columns_and_options():
     helptext = _flat(r.stdout)
     for option, words in (("--seconds", "seconds each run"), ("--clients", "client threads"),
                           ("--reports-per-request", "reports in each upload"), ("--no-postgres", "SQLite only"),
-                      ("--rounds", "the service and the floor alternate")):
+                      ("--rounds", "the service and the floor alternate"),
+                      ("--synchronous", "survives a power loss")):
         assert option in helptext and words in helptext, option
     import ast
 

@@ -287,8 +287,9 @@ class ShardedSweeper:
 
         With integer counts, the worker's assignments and the word lists of its block (``wnz`` and ``wlen``; ``wpos``
         follows from them): the counts are put back from the assignments' moves (:func:`undo_moves`, exact in integer
-        arithmetic), not copied. That is a quarter to a half of what a copy of everything moves per sweep (14 MB at
-        K = 200 on the 800,000 tokens of benchmarks/bench_cgs.py), a copy that two threads make and one does not.
+        arithmetic), not copied: 5.2 MB a sweep instead of 14.4 at K = 200, 3.5 instead of 5.5 at K = 50, on the
+        800,000 tokens of benchmarks/bench_cgs.py; a copy that two threads make and one does not
+        (docs/research/cgs_scaling.md).
         Float counts (a trainer that adds noise to them) are copied whole: there, taking one count out and putting it
         back need not give the same number."""
         a, part = self.arrays, self._partition
