@@ -180,7 +180,8 @@ def scaling(train, K, iters, rounds, block, alpha, beta):
             cpu[name].append(used)
     for _, close in systems.values():
         close()
-    return {name: float(np.median(ts)) for name, ts in times.items()}, times, {n: float(np.median(c)) for n, c in cpu.items()}
+    medians = {name: float(np.median(ts)) for name, ts in times.items()}
+    return medians, times, {name: float(np.median(c)) for name, c in cpu.items()}
 
 
 def memory_probe(K, corpus_path):

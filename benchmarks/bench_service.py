@@ -251,8 +251,8 @@ def main(argv=None):
     ap.add_argument("--synchronous", nargs="+", choices=["full", "normal"], default=["full"],
                     help="SQLite's synchronous setting, one SQLite row per value (the service's ?synchronous= in the"
                          " database URL): full (the default: an fsync per commit, an acknowledged upload survives a"
-                         " power loss) or normal (no wait for the disk: it survives the server being killed, not a power"
-                         " loss)")
+                         " power loss) or normal (no wait for the disk: it survives the server being killed, not a"
+                         " power loss)")
     ap.add_argument("--no-postgres", action="store_true",
                     help="SQLite only; by default PostgreSQL is measured too when its server binaries are installed"
                          " (a throwaway cluster in a temporary folder)")
