@@ -681,6 +681,61 @@ def _groups_all_noiseless(run):
     return g.words(run, run.read(g.Q, 0.0)), None
 
 
+def singles_spread(run, g, Hg, full: bool = False):
+    """Topics over the vocabulary from the grouped release's single words only: their weights read from the release,
+    every other word (the grouped ones too) given the tail by noisy frequency, then placed by the vectors from the
+    singles (``full``: wholly, ``spread_by_vectors``; else by nearness, ``spread_tail``)."""
+    from dptopic.moments.public_groups import spread_by_vectors
+
+    single = g.grp < g.n_single
+    words = g.cols[single]
+    H = Hg[:, g.grp[single]]
+    beta = run.full(H / H.sum(axis=1, keepdims=True), words)
+    return spread_by_vectors(beta, words, run.E, run.found) if full else run.spread(beta, words)
+
+
+@route("groups-singles-spread", "as groups, the topics' single words from the release and every other word placed"
+                                " from them by the vectors (the spread) instead of sharing its group's weight")
+def _groups_singles_spread(run):
+    g = grouped(run)
+    Hg = run.read(g.Q)
+    return singles_spread(run, g, Hg), g.supported(Hg)
+
+
+@route("groups-blend", "as groups, each topic the mean of the groups' topic and groups-singles-spread's")
+def _groups_blend(run):
+    g = grouped(run)
+    Hg = run.read(g.Q)
+    return (g.words(run, Hg) + singles_spread(run, g, Hg)) / 2.0, g.supported(Hg)
+
+
+@route("groups-all-singles-spread", "as groups-singles-spread, every kept word a single")
+def _groups_all_singles_spread(run):
+    g = grouped(run, singles=1.0)
+    Hg = run.read(g.Q)
+    return singles_spread(run, g, Hg), g.supported(Hg)
+
+
+@route("groups-all-blend", "as groups-blend, every kept word a single")
+def _groups_all_blend(run):
+    g = grouped(run, singles=1.0)
+    Hg = run.read(g.Q)
+    return (g.words(run, Hg) + singles_spread(run, g, Hg)) / 2.0, g.supported(Hg)
+
+
+@route("groups-all-singles-spread-noiseless", "not private: groups-all-singles-spread without noise")
+def _groups_all_singles_spread_noiseless(run):
+    g = grouped(run, singles=1.0, noise=False)
+    return singles_spread(run, g, run.read(g.Q, 0.0)), None
+
+
+@route("groups-all-blend-noiseless", "not private: groups-all-blend without noise")
+def _groups_all_blend_noiseless(run):
+    g = grouped(run, singles=1.0, noise=False)
+    Hg = run.read(g.Q, 0.0)
+    return (g.words(run, Hg) + singles_spread(run, g, Hg)) / 2.0, None
+
+
 def _vocab_knn(run, unit_rows, k=10):
     """Row-stochastic V x V smoother: each word with a vector averages itself and its k nearest words by vector
     (weights exp(20 (cos - 1))); a word without a vector keeps its own weight."""
