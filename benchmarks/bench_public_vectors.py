@@ -736,6 +736,26 @@ def _groups_all_blend_noiseless(run):
     return (g.words(run, Hg) + singles_spread(run, g, Hg)) / 2.0, None
 
 
+@route("sure-bands", "the fit's own release (words) rotated into the eigenbasis of the kept words' public-vector"
+                     " kernel, bands x bands shrunk by their James-Stein (SURE) factors as groups-sure-bands, read"
+                     " and spread")
+def _sure_bands_words(run):
+    from dptopic.moments.public_groups import unit_rows
+
+    U = unit_rows(run.E[run.kept])
+    s = run.sigma / np.sqrt(2)
+    Qd, _ = band_sure(run.Q, public_basis(U), geometric_bands(len(run.Q)), s)
+    return run.spread(run.full(run.read(Qd))), int(run.model.supported_topics_.sum())
+
+
+@route("sure", "the fit's own release (words) split into its blocks inside, across and outside the span of the kept"
+               " words' vectors, each shrunk by its James-Stein (SURE) factor as groups-sure, read and spread")
+def _sure_words(run):
+    B, _ = np.linalg.qr(np.column_stack([run.E[run.kept], np.ones(len(run.kept))]))
+    Qd, _ = sure_blocks(run.Q, B, run.sigma / np.sqrt(2))
+    return run.spread(run.full(run.read(Qd))), int(run.model.supported_topics_.sum())
+
+
 def _vocab_knn(run, unit_rows, k=10):
     """Row-stochastic V x V smoother: each word with a vector averages itself and its k nearest words by vector
     (weights exp(20 (cos - 1))); a word without a vector keeps its own weight."""

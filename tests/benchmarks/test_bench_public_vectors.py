@@ -1,6 +1,6 @@
-"""The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the James-Stein
-(SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's eigenbasis, and the
-singles chosen by public cluster coverage."""
+"""The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the
+James-Stein (SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's
+eigenbasis, and the singles chosen by public cluster coverage."""
 import importlib
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,8 +33,8 @@ def test_sure_blocks_scales_each_block_by_its_james_stein_factor(bench):
     P = B @ B.T
     inside, outside = P @ Q @ P, (np.eye(n) - P) @ Q @ (np.eye(n) - P)
     cross = Q - inside - outside
-    expect = [max(0.0, 1 - e / (X ** 2).sum()) for X, e in
-              ((inside, s * s * d * (d + 1)), (cross, 2 * s * s * d * (n - d)), (outside, s * s * (n - d) * (n - d + 1)))]
+    noise = (s * s * d * (d + 1), 2 * s * s * d * (n - d), s * s * (n - d) * (n - d + 1))
+    expect = [max(0.0, 1 - e / (X ** 2).sum()) for X, e in zip((inside, cross, outside), noise)]
     np.testing.assert_allclose(factors, expect)
     np.testing.assert_allclose(est, expect[0] * inside + expect[1] * cross + expect[2] * outside, atol=1e-12)
     assert expect[0] > 0.9 and expect[2] < 0.2       # the signal lies inside the span, only noise outside
