@@ -9,7 +9,9 @@ releases. Every route reads those saved releases; a route that releases somethin
 the three-release routes) draws its releases here from the training documents with fresh Gaussian noise of the
 multiplier its budget split gives (the whole run's budget as one Gaussian of multiplier ``s``, each release ``s /
 sqrt(w)`` for its share ``w``: Gaussian mechanisms compose exactly so; Dong, Roth & Su 2022), as the library's
-mechanism would. Everything is cached under ``--cache`` (the LDA runs, the fits, each route's figures per run): a
+mechanism would; a grouped release's noise comes from a generator seeded by the run's index and the release's
+shape (``Run.paired_noise``), so every route that reads the same grouped release of the same fit reads the same
+noise. Everything is cached under ``--cache`` (the LDA runs, the fits, each route's figures per run): a
 second call measures only the routes not measured yet (``--redo`` names routes to measure again), so a new route is
 compared on the same releases as the old ones.
 
@@ -1092,7 +1094,8 @@ def main(argv=None):
     ap.add_argument("--corpora", nargs="+", default=["20newsgroups"], choices=CORPORA)
     ap.add_argument("--routes", nargs="+", choices=list(ROUTES), default=None, help="default: every route")
     ap.add_argument("--redo", nargs="+", choices=list(ROUTES), default=None,
-                    help="measure these routes again (fresh noise where they draw it)")
+                    help="measure these routes again (fresh noise for the EM and three-release routes; a grouped"
+                         " release draws its paired noise again)")
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--topics", type=int, default=20)
