@@ -1,0 +1,120 @@
+"""The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the
+James-Stein (SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's
+eigenbasis, and the singles chosen by public cluster coverage."""
+import importlib
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    return importlib.import_module("bench_public_vectors")
+
+
+def goe(n, s, rng):
+    """A symmetric Gaussian matrix with off-diagonal deviation ``s`` and diagonal ``s sqrt(2)``, as the symmetrised
+    release's noise."""
+    G = s * rng.standard_normal((n, n))
+    return (G + G.T) / np.sqrt(2.0)
+
+
+def test_sure_blocks_scales_each_block_by_its_james_stein_factor(bench):
+    rng = np.random.default_rng(0)
+    n, d, s = 30, 4, 0.7
+    B, _ = np.linalg.qr(rng.standard_normal((n, d)))
+    Q = goe(n, s, rng) + 5.0 * (B @ np.diag([3.0, 2.0, 1.0, 0.5]) @ B.T)
+    est, factors = bench.sure_blocks(Q, B, s)
+    P = B @ B.T
+    inside, outside = P @ Q @ P, (np.eye(n) - P) @ Q @ (np.eye(n) - P)
+    cross = Q - inside - outside
+    noise = (s * s * d * (d + 1), 2 * s * s * d * (n - d), s * s * (n - d) * (n - d + 1))
+    expect = [max(0.0, 1 - e / (X ** 2).sum()) for X, e in zip((inside, cross, outside), noise)]
+    np.testing.assert_allclose(factors, expect)
+    np.testing.assert_allclose(est, expect[0] * inside + expect[1] * cross + expect[2] * outside, atol=1e-12)
+    assert expect[0] > 0.9 and expect[2] < 0.2       # the signal lies inside the span, only noise outside
+
+
+def test_block_noise_energies_are_those_of_the_goe(bench):
+    """The expected noise energy of each block (the factors' numerators) matches a Monte Carlo mean within 3 s.e."""
+    rng = np.random.default_rng(1)
+    n, d, s = 20, 3, 1.3
+    B, _ = np.linalg.qr(rng.standard_normal((n, d)))
+    P = B @ B.T
+    draws = []
+    for _ in range(400):
+        N = goe(n, s, rng)
+        inside, outside = P @ N @ P, (np.eye(n) - P) @ N @ (np.eye(n) - P)
+        draws.append([(inside ** 2).sum(), ((N - inside - outside) ** 2).sum(), (outside ** 2).sum()])
+    draws = np.array(draws)
+    expect = np.array([s * s * d * (d + 1), 2 * s * s * d * (n - d), s * s * (n - d) * (n - d + 1)])
+    se = draws.std(axis=0) / np.sqrt(len(draws))
+    assert np.all(np.abs(draws.mean(axis=0) - expect) < 3 * se)
+
+
+def test_band_sure_matches_a_rotation_and_per_block_scaling(bench):
+    rng = np.random.default_rng(2)
+    n, s = 24, 0.5
+    B, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    Q = goe(n, s, rng) + 4.0 * np.outer(B[:, 0], B[:, 0])
+    bands = bench.geometric_bands(n, first=4)
+    assert bands == [4, 8, 12] and sum(bands) == n
+    est, F = bench.band_sure(Q, B, bands, s)
+    C = B.T @ Q @ B
+    cut = np.cumsum([0] + bands)
+    for i in range(len(bands)):
+        for j in range(len(bands)):
+            blk = C[cut[i]:cut[i + 1], cut[j]:cut[j + 1]]
+            noise = s * s * bands[i] * ((bands[i] + 1) if i == j else bands[j])
+            assert F[i, j] == pytest.approx(max(0.0, 1 - noise / (blk ** 2).sum()))
+            C[cut[i]:cut[i + 1], cut[j]:cut[j + 1]] = F[i, j] * blk
+    np.testing.assert_allclose(est, B @ C @ B.T, atol=1e-12)
+    np.testing.assert_allclose(est, est.T, atol=1e-12)             # symmetric: F is symmetric
+    # with every factor 1 (no noise) the estimate is the matrix itself
+    np.testing.assert_allclose(bench.band_sure(Q, B, bands, 0.0)[0], Q, atol=1e-10)
+
+
+def test_band_sure_lowers_the_error_of_a_smooth_signal(bench):
+    """A signal smooth in the public basis (its first band) under GOE noise: the shrunk estimate is closer to it
+    than the noisy matrix, over 20 draws."""
+    rng = np.random.default_rng(3)
+    n, s = 60, 1.0
+    B, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    S = B[:, :4] @ np.diag([40.0, 30.0, 20.0, 10.0]) @ B[:, :4].T
+    bands = bench.geometric_bands(n, first=4)
+    err_raw, err_sure = [], []
+    for _ in range(20):
+        Q = S + goe(n, s, rng)
+        err_raw.append(((Q - S) ** 2).sum())
+        err_sure.append(((bench.band_sure(Q, B, bands, s)[0] - S) ** 2).sum())
+    assert np.mean(err_sure) < 0.2 * np.mean(err_raw)
+
+
+def test_public_basis_is_orthonormal_and_starts_smooth(bench):
+    rng = np.random.default_rng(4)
+    U = rng.standard_normal((15, 5))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    B = bench.public_basis(U)
+    np.testing.assert_allclose(B.T @ B, np.eye(15), atol=1e-10)
+    K = np.exp(10 * (U @ U.T - 1))
+    q = np.einsum("ni,nm,mi->i", B, K, B)           # each basis vector's kernel quotient: decreasing
+    assert np.all(np.diff(q) <= 1e-9)
+
+
+def test_cover_order_takes_one_single_from_each_public_cluster(bench):
+    """Two tight clusters of words by vector, the most frequent words all in the first: the singles by cluster
+    coverage are the most frequent word of each cluster, then every other candidate in its order."""
+    rng = np.random.default_rng(5)
+    a, b = np.eye(3)[0], np.eye(3)[1]
+    E = np.vstack([a + 0.01 * rng.standard_normal((6, 3)), b + 0.01 * rng.standard_normal((4, 3))])
+    weight = np.array([100, 90, 80, 70, 60, 50, 40, 30, 20, 10], dtype=float)
+    run = SimpleNamespace(kept=np.arange(10), found=np.ones(10, dtype=bool), E=E)
+    order = np.arange(10)
+    got = bench.cover_order(run, order, weight, 2)
+    assert list(got[:2]) == [0, 6]
+    assert sorted(got) == list(range(10)) and list(got[2:]) == [1, 2, 3, 4, 5, 7, 8, 9]
