@@ -135,8 +135,8 @@ def hkdf(material: bytes, info: bytes) -> bytes:
     """32 bytes of HKDF-SHA256 (RFC 5869, no salt) of ``material`` bound to ``info``: one extract and one expand block,
     with the standard library's HMAC (``tests/protocol/test_secure_sum.py`` checks it against ``cryptography``'s
     HKDF)."""
-    prk = hmac.new(_NO_SALT, material, hashlib.sha256).digest()
-    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+    prk = hmac.digest(_NO_SALT, material, "sha256")        # the one-shot C path: a contributor derives hundreds
+    return hmac.digest(prk, info + b"\x01", "sha256")
 
 
 _PRIVATE: dict = {}

@@ -44,12 +44,13 @@ def share(secret: bytes, holders, threshold: int) -> dict[int, bytes]:
     if len(secret) > MAX_SECRET_BYTES or int.from_bytes(secret, "big") >= PRIME:
         raise DPTopicError(f"a Shamir secret holds at most {MAX_SECRET_BYTES} bytes and lies below the field's prime.")
     coeffs = [int.from_bytes(secret, "big")] + [_random_element() for _ in range(threshold - 1)]
+    coeffs.reverse()
     out = {}
     for x in holders:
         y = 0
-        for c in reversed(coeffs):
-            y = (y * x + c) % PRIME
-        out[x] = y.to_bytes(SHARE_BYTES, "big")
+        for c in coeffs:        # Horner's rule, exact (x < 2^32: the value grows by 32 bits a step), reduced once
+            y = y * x + c
+        out[x] = (y % PRIME).to_bytes(SHARE_BYTES, "big")
     return out
 
 

@@ -797,15 +797,18 @@ def _reached(state: str, step: str) -> bool:
     return state == "failed" or STATES.index(state) >= STATES.index(step)
 
 
-async def get_round(request: Request):
-    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
-    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
-    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
-    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
-    (``include=signatures``)."""
+async def _await_view(request: Request, contributor: str | None = None) -> dict:
+    """The round's view for ``?wait=STEP[&timeout=S][&include=roster,signatures]``: once the round has reached STEP
+    (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) as it is; with ``include``, what
+    ``contributor`` (the query's ``contributor``, or the one that posted) needs next: the closed roster, and at an
+    unmasking the consistency signatures of its neighbours."""
     r = _round(request)
     q = request.query_params
     step = q.get("wait")
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
+    who = _contributor(q.get("contributor", contributor)) if include else None
     if step is not None:
         if step not in STATES:
             raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
@@ -821,11 +824,7 @@ async def get_round(request: Request):
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.25, pause * 1.5)
     view = await run_in_threadpool(r.view)
-    include = set(filter(None, q.get("include", "").split(",")))
-    if include - {"roster", "signatures"}:
-        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
     if include:
-        who = _contributor(q.get("contributor"))
         state = view["state"]
         if "roster" in include and state not in ("keys", "failed"):
             view["roster"] = await run_in_threadpool(r.roster)
@@ -834,7 +833,40 @@ async def get_round(request: Request):
             mine = set(r.graph().get(who, ()))
             view["signatures"] = {k: v for k, v in (await run_in_threadpool(r.signatures, phase)).items()
                                   if k in mine}
-    return JSONResponse(view)
+    return view
+
+
+async def get_round(request: Request):
+    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
+    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
+    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
+    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
+    (``include=signatures``)."""
+    return JSONResponse(await _await_view(request))
+
+
+async def _answer(request: Request, contributor: str, status: int, out: dict) -> JSONResponse:
+    """A message's acknowledgement; with ``?wait=STEP`` (post-and-wait), once stored, it waits as ``GET
+    /v1/secure/round?wait=STEP`` does and carries that view as ``view`` (with ``include``'s parts for the poster):
+    one request sends a step's message and brings the next step's data."""
+    if "wait" in request.query_params:
+        out = {**out, "view": await _await_view(request, contributor)}
+    return JSONResponse(out, status)
+
+
+async def _store_or_late(request: Request, phase: int, step: str, store, *args) -> tuple[int, dict]:
+    """Store a consistency signature or an unmasking answer; a post-and-wait one that comes after its step closed
+    (the others' sufficed: the round has moved on) is acknowledged as ``late`` (nothing stored) rather than refused,
+    so that its view still comes back in the same request."""
+    r = _round(request)
+    try:
+        return await run_in_threadpool(store, phase, *args)
+    except ApiError as e:
+        state = r.st["state"]
+        moved_on = state != "failed" and STATES.index(state) > STATES.index(f"{step}{phase}")
+        if e.code != "round_closed" or "wait" not in request.query_params or not moved_on:
+            raise
+        return 200, {"replayed": False, "late": True}
 
 
 async def get_roster(request: Request):
@@ -843,16 +875,16 @@ async def get_roster(request: Request):
 
 async def post_keys(request: Request):
     doc = await _json(request, 8192)
-    status, out = await run_in_threadpool(_round(request).post_keys, _contributor(doc.get("contributor")),
-                                          doc.get("keys"), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await run_in_threadpool(_round(request).post_keys, who, doc.get("keys"), doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def post_shares(request: Request):
     doc = await _json(request, 4 * 1024 * 1024)
-    status, out = await run_in_threadpool(_round(request).post_shares, _contributor(doc.get("contributor")),
-                                          doc.get("shares"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await run_in_threadpool(_round(request).post_shares, who, doc.get("shares"))
+    return await _answer(request, who, status, out)
 
 
 async def get_shares(request: Request):
@@ -868,15 +900,16 @@ async def post_upload(request: Request):
     if len(body) > r.cfg.max_body_bytes:
         raise ApiError(413, "too_large", f"the upload is over --max-body-bytes {r.cfg.max_body_bytes}.")
     status, out = await run_in_threadpool(r.post_upload, phase, who, body, request.headers.get("dptopic-signature"))
-    return JSONResponse(out, status)
+    return await _answer(request, who, status, out)
 
 
 async def post_consistency(request: Request):
     phase = _phase(request)
     doc = await _json(request, 4096)
-    status, out = await run_in_threadpool(_round(request).post_consistency, phase,
-                                          _contributor(doc.get("contributor")), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await _store_or_late(request, phase, "consistency", _round(request).post_consistency, who,
+                                       doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def get_signatures(request: Request):
@@ -887,9 +920,10 @@ async def get_signatures(request: Request):
 async def post_unmask(request: Request):
     phase = _phase(request)
     doc = await _json(request, 4 * 1024 * 1024)
-    status, out = await run_in_threadpool(_round(request).post_unmask, phase, _contributor(doc.get("contributor")),
-                                          doc.get("answers"), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await _store_or_late(request, phase, "unmask", _round(request).post_unmask, who,
+                                       doc.get("answers"), doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def admin_close(request: Request):
