@@ -73,7 +73,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._io import load_bundle
@@ -300,6 +300,16 @@ class SecureRound:
         if self.st["state"] != "keys":      # closed: it never changes again
             self._roster = roster
         return roster
+
+    def roster_json(self) -> bytes:
+        """The closed roster as JSON, encoded once: every contributor's view carries it (N entries, N times)."""
+        cached = self.__dict__.get("_roster_json")
+        if cached is not None:
+            return cached
+        data = _encode(self.roster_view())
+        if self._roster is not None:        # closed: it never changes again
+            self._roster_json = data
+        return data
 
     def graph(self) -> dict:
         """The round's neighbour graph (from the directory and the plan: fixed before anyone registers)."""
@@ -789,6 +799,30 @@ async def get_config(request: Request):
                          "directory": cfg.directory, "max_body_bytes": cfg.max_body_bytes})
 
 
+class _Encoded(bytes):
+    """JSON already encoded (the closed roster), put into a response as it is."""
+
+
+def _encode(doc) -> bytes:
+    """``doc`` as JSONResponse encodes it, with each :class:`_Encoded` value spliced in as it is (the value of a
+    top-level key, or of a key of a dict nested at the top level)."""
+    if isinstance(doc, _Encoded):
+        return bytes(doc)
+    if isinstance(doc, dict) and any(isinstance(v, (_Encoded, dict)) for v in doc.values()):
+        parts = [json.dumps(k, ensure_ascii=False) + ":" for k in doc]
+        return b"{" + b",".join(k.encode() + (_encode(v) if isinstance(v, (_Encoded, dict)) else _plain(v))
+                                 for k, v in zip(parts, doc.values())) + b"}"
+    return _plain(doc)
+
+
+def _plain(doc) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
+def _respond(doc: dict, status: int = 200) -> Response:
+    return Response(_encode(doc), status, media_type="application/json")
+
+
 LONG_POLL_S = 20.0
 """The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
 
@@ -827,7 +861,7 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
     if include:
         state = view["state"]
         if "roster" in include and state not in ("keys", "failed"):
-            view["roster"] = await run_in_threadpool(r.roster)
+            view["roster"] = _Encoded(await run_in_threadpool(r.roster_json))
         if "signatures" in include and state.startswith("unmask"):
             phase = int(state[-1])
             mine = set(r.graph().get(who, ()))
@@ -842,7 +876,7 @@ async def get_round(request: Request):
     ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
     roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
     (``include=signatures``)."""
-    return JSONResponse(await _await_view(request))
+    return _respond(await _await_view(request))
 
 
 async def _answer(request: Request, contributor: str, status: int, out: dict) -> JSONResponse:
@@ -851,7 +885,7 @@ async def _answer(request: Request, contributor: str, status: int, out: dict) ->
     one request sends a step's message and brings the next step's data."""
     if "wait" in request.query_params:
         out = {**out, "view": await _await_view(request, contributor)}
-    return JSONResponse(out, status)
+    return _respond(out, status)
 
 
 async def _store_or_late(request: Request, phase: int, step: str, store, *args) -> tuple[int, dict]:
@@ -870,7 +904,7 @@ async def _store_or_late(request: Request, phase: int, step: str, store, *args) 
 
 
 async def get_roster(request: Request):
-    return JSONResponse(await run_in_threadpool(_round(request).roster_view))
+    return Response(await run_in_threadpool(_round(request).roster_json), media_type="application/json")
 
 
 async def post_keys(request: Request):
