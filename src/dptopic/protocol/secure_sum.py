@@ -459,11 +459,14 @@ def reconstruct_checked(shares: dict[int, bytes], threshold: int, check, what: s
     commitment): the first ``threshold`` shares, else random subsets of them (a wrong share spoils only the subsets
     that hold it). One line naming ``what`` when none passes."""
     holders = sorted(shares)
-    subsets = [holders[:threshold]]
-    if len(holders) > threshold:
-        pick = random.SystemRandom()
-        subsets += [sorted(pick.sample(holders, threshold)) for _ in range(tries)]
-    for sub in subsets:
+
+    def subsets():      # drawn only when the first fails (each draw is dozens of reads of the OS's entropy)
+        yield holders[:threshold]
+        if len(holders) > threshold:
+            pick = random.SystemRandom()
+            for _ in range(tries):
+                yield sorted(pick.sample(holders, threshold))
+    for sub in subsets():
         try:
             seed = shamir.reconstruct({h: shares[h] for h in sub}, threshold, SEED_BYTES)
         except DPTopicError:
