@@ -238,9 +238,18 @@ def signing_public(private: bytes) -> bytes:
                                                                                         s.PublicFormat.Raw)
 
 
+_SIGNERS: dict = {}
+
+
 def sign(private: bytes, message: bytes) -> str:
-    """``message`` signed with the Ed25519 key ``private``, as hex."""
-    return crypto()["Ed25519PrivateKey"].from_private_bytes(private).sign(message).hex()
+    """``message`` signed with the Ed25519 key ``private``, as hex (each key loaded once: loading derives its public
+    half, a scalar multiplication)."""
+    key = _SIGNERS.get(private)
+    if key is None:
+        if len(_SIGNERS) > 100_000:
+            _SIGNERS.clear()
+        key = _SIGNERS[private] = crypto()["Ed25519PrivateKey"].from_private_bytes(private)
+    return key.sign(message).hex()
 
 
 def verify(public: bytes, signature, message: bytes) -> bool:
