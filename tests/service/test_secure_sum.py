@@ -405,3 +405,46 @@ def test_fewer_signers_than_n_minus_f_fail_the_round_before_anything_is_revealed
     view = rnd.server.close()
     assert view["state"] == "failed" and "only 7 contributors signed" in view["reason"]
     assert rnd.server._responses(0) == {}
+
+
+def _route(rnd, handler, path: str, query: str, body: bytes, **path_params):
+    """Call one of the server's HTTP route functions on ``rnd``'s round, as Starlette would."""
+    import asyncio
+    import json as _json
+    from types import SimpleNamespace
+
+    from starlette.requests import Request
+
+    scope = {"type": "http", "method": "POST", "path": path, "query_string": query.encode(),
+             "headers": [(b"content-type", b"application/json")], "path_params": path_params,
+             "app": SimpleNamespace(state=SimpleNamespace(round=rnd.server))}
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+    response = asyncio.run(handler(Request(scope, receive)))
+    return response.status_code, _json.loads(response.body)
+
+
+def test_a_post_and_wait_answer_after_its_step_closed_is_acknowledged_late_with_the_next_view(tmp_path):
+    """The others' answers sufficed and the round moved on: a post-and-wait answer is not stored and comes back
+    ``late`` with the view at the step it waited for (one request, no refusal to recover from); without ``wait`` it
+    is refused as before (409 round_closed)."""
+    import json as _json
+
+    from dptopic.service import secure_sum as server
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    late = rnd.people[0]
+    body = _json.dumps(late.unmask(0, rnd.server.view(), rnd.server.signatures(0))).encode()
+    rnd.refused[late.me] = ("test", "answers after the others")
+    assert rnd.unmask(0)["state"] == "upload1"
+    with pytest.raises(server.ApiError) as e:
+        _route(rnd, server.post_unmask, "/v1/secure/unmask/0", "", body, phase="0")
+    assert e.value.code == "round_closed"
+    status, doc = _route(rnd, server.post_unmask, "/v1/secure/unmask/0", "wait=upload1&timeout=1", body, phase="0")
+    assert status == 200 and doc["late"] is True and doc["view"]["state"] == "upload1" and doc["view"]["kept"]
+    assert late.me not in rnd.server._responses(0)         # nothing stored

@@ -879,7 +879,7 @@ async def get_round(request: Request):
     return _respond(await _await_view(request))
 
 
-async def _answer(request: Request, contributor: str, status: int, out: dict) -> JSONResponse:
+async def _answer(request: Request, contributor: str, status: int, out: dict) -> Response:
     """A message's acknowledgement; with ``?wait=STEP`` (post-and-wait), once stored, it waits as ``GET
     /v1/secure/round?wait=STEP`` does and carries that view as ``view`` (with ``include``'s parts for the poster):
     one request sends a step's message and brings the next step's data."""
