@@ -316,11 +316,13 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
                 if server.poll() is not None:
                     raise RuntimeError(server.stderr.read().decode()[-2000:])
                 time.sleep(0.2)
-        subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}", "--corpus",
-                        str(people), "--user-field", "author", "--dropout", "0.1", "--token-file",
-                        str(work / "token"), "--out", str(work / "run"), "--seed", "0",
-                        *(["--invitations", str(work / "inv")] if invitations else [])],
-                       env=env, check=True, capture_output=True)
+        run = subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}",
+                              "--corpus", str(people), "--user-field", "author", "--dropout", "0.1", "--token-file",
+                              str(work / "token"), "--out", str(work / "run"), "--seed", "0",
+                              *(["--invitations", str(work / "inv")] if invitations else [])],
+                             env=env, check=False, capture_output=True)
+        if run.returncode:
+            raise RuntimeError(f"the experiment failed: {run.stderr.decode()[-2000:]}")
         summary = json.loads((work / "run" / "summary.json").read_text())
     finally:
         server.terminate()
