@@ -277,6 +277,15 @@ def server_cost(plan, dim, dropout):
     return t_sum, time.process_time() - t
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 that no one listens on now (other benchmarks run servers on this machine too)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool) -> dict:
     """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
     secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
@@ -352,8 +361,7 @@ def http_main(a, vocab, phi, theta, lengths):
             if src is None:
                 continue
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
-            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", 8760 + r * 2 + (name == "this"),
-                           inv)
+            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(), inv)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
                   f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms (server and every process"
