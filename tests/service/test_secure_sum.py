@@ -101,7 +101,7 @@ def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
 def test_a_contributor_takes_part_in_nine_requests_one_post_and_wait_per_message(tmp_path):
     """Every request a contributor makes in a whole round: the configuration, then one post-and-wait per message
     (keys, shares, and per step its upload, consistency signature and answers), whose answer brings the next step's
-    view with the roster or the neighbours' signatures: 9 in all (secure_client.REQUESTS), with one contributor late
+    view with the roster or the neighbours' signatures: 9 at most (secure_client.REQUESTS), with one contributor late
     by a second and a half (the others wait for it inside their requests); the same checks as with separate
     requests (a contributor still refuses a roster or signatures that fail: tests/privacy)."""
     from dptopic.contributor.client import ServiceClient
@@ -132,7 +132,9 @@ def test_a_contributor_takes_part_in_nine_requests_one_post_and_wait_per_message
         assert wait_state(live, "released")["state"] == "released"
     assert len(REQUESTS) == 9
     for cl in clients:
-        assert tuple(cl.sent) == REQUESTS, cl.sent
+        # in this order, no wait of its own; an answer the others made unneeded (the step closed first) is not sent
+        it = iter(REQUESTS)
+        assert all(r in it for r in cl.sent) and len(cl.sent) >= len(REQUESTS) - 2, cl.sent
         assert cl.keep_alive and cl._conn is not None       # the round's requests go over a kept connection
 
 
