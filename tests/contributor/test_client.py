@@ -662,3 +662,51 @@ def test_a_refusal_noted_with_what_was_sent_keeps_the_parameters_it_names():
     assert e.message({"state": "--state"}) == "give another --state; 3 of 9 sent."
     plain = client_mod._noted(ServerError("refused.", 409, "stale_round"), " (spent: 1)")
     assert isinstance(plain, ServerError) and plain.code == "stale_round" and str(plain) == "refused. (spent: 1)"
+
+
+def test_a_kept_connection_serves_many_requests_and_is_opened_again_once_the_server_closes_it():
+    """``keep_alive``: one connection for a run of requests (a secure-sum round is a dozen), and a connection the server
+    closed while idle is opened again without a lost request; without it, one connection a request."""
+    connections = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self):
+            super().setup()
+            connections.append(self.client_address)
+
+        def do_GET(self):
+            close = self.path.endswith("close")
+            body = json.dumps({"path": self.path}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            if close:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+            # "close": said in the reply; "drop": closed without a word, as an idle connection is
+            self.close_connection = close or self.path.endswith("drop")
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        kept = ServiceClient(url, keep_alive=True, retries=0)
+        assert [kept.get_json(f"/v1/{i}")["path"] for i in range(5)] == [f"/v1/{i}" for i in range(5)]
+        assert len(connections) == 1
+        kept.get_json("/v1/close")                  # the server says it closes: the next request opens anew
+        assert kept.get_json("/v1/after")["path"] == "/v1/after" and len(connections) == 2
+        kept.get_json("/v1/drop")                   # closed without a word: opened again, the request not lost
+        assert kept.get_json("/v1/again")["path"] == "/v1/again" and len(connections) == 3
+        plain = ServiceClient(url, retries=0)
+        for i in range(3):
+            plain.get_json(f"/v1/plain{i}")
+        assert len(connections) == 6
+    finally:
+        server.shutdown()
+        server.server_close()

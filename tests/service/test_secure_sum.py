@@ -98,11 +98,14 @@ def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
     assert params["modulus_bits"] == 64 and params["scale"] == 2 ** 16 and params["noise_inflation"] <= 1.01
 
 
-def test_a_contributor_waits_by_long_polling_with_one_request_a_wait(tmp_path):
-    """Every request a contributor makes in a whole round: the configuration, the keys, then per step one long-polled
-    wait (the roster and the neighbours' signatures come with it) and one message, 17 in all, however long the others
-    take; the same checks as with separate requests (a contributor still refuses a roster or signatures that fail)."""
+def test_a_contributor_takes_part_in_nine_requests_one_post_and_wait_per_message(tmp_path):
+    """Every request a contributor makes in a whole round: the configuration, then one post-and-wait per message
+    (keys, shares, and per step its upload, consistency signature and answers), whose answer brings the next step's
+    view with the roster or the neighbours' signatures: 9 at most (secure_client.REQUESTS), with one contributor late
+    by a second and a half (the others wait for it inside their requests); the same checks as with separate
+    requests (a contributor still refuses a roster or signatures that fail: tests/privacy)."""
     from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_client import REQUESTS
 
     class Counting(ServiceClient):
         def request(self, method, path, *a, **k):
@@ -126,9 +129,13 @@ def test_a_contributor_waits_by_long_polling_with_one_request_a_wait(tmp_path):
         for t in threads:
             t.join(120)
         assert all(isinstance(o, dict) for o in out), out
+        assert wait_state(live, "released")["state"] == "released"
+    assert len(REQUESTS) == 9
     for cl in clients:
-        assert len(cl.sent) <= 17, cl.sent
-        assert "GET /v1/secure/roster" not in cl.sent and "GET /v1/secure/signatures/0" not in cl.sent
+        # in this order, no wait of its own; an answer the others made unneeded (the step closed first) is not sent
+        it = iter(REQUESTS)
+        assert all(r in it for r in cl.sent) and len(cl.sent) >= len(REQUESTS) - 2, cl.sent
+        assert cl.keep_alive and cl._conn is not None       # the round's requests go over a kept connection
 
 
 def test_a_long_poll_is_refused_for_an_unknown_step_and_answers_at_its_timeout(tmp_path):
@@ -400,3 +407,46 @@ def test_fewer_signers_than_n_minus_f_fail_the_round_before_anything_is_revealed
     view = rnd.server.close()
     assert view["state"] == "failed" and "only 7 contributors signed" in view["reason"]
     assert rnd.server._responses(0) == {}
+
+
+def _route(rnd, handler, path: str, query: str, body: bytes, **path_params):
+    """Call one of the server's HTTP route functions on ``rnd``'s round, as Starlette would."""
+    import asyncio
+    import json as _json
+    from types import SimpleNamespace
+
+    from starlette.requests import Request
+
+    scope = {"type": "http", "method": "POST", "path": path, "query_string": query.encode(),
+             "headers": [(b"content-type", b"application/json")], "path_params": path_params,
+             "app": SimpleNamespace(state=SimpleNamespace(round=rnd.server))}
+
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+    response = asyncio.run(handler(Request(scope, receive)))
+    return response.status_code, _json.loads(response.body)
+
+
+def test_a_post_and_wait_answer_after_its_step_closed_is_acknowledged_late_with_the_next_view(tmp_path):
+    """The others' answers sufficed and the round moved on: a post-and-wait answer is not stored and comes back
+    ``late`` with the view at the step it waited for (one request, no refusal to recover from); without ``wait`` it
+    is refused as before (409 round_closed)."""
+    import json as _json
+
+    from dptopic.service import secure_sum as server
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    late = rnd.people[0]
+    body = _json.dumps(late.unmask(0, rnd.server.view(), rnd.server.signatures(0))).encode()
+    rnd.refused[late.me] = ("test", "answers after the others")
+    assert rnd.unmask(0)["state"] == "upload1"
+    with pytest.raises(server.ApiError) as e:
+        _route(rnd, server.post_unmask, "/v1/secure/unmask/0", "", body, phase="0")
+    assert e.value.code == "round_closed"
+    status, doc = _route(rnd, server.post_unmask, "/v1/secure/unmask/0", "wait=upload1&timeout=1", body, phase="0")
+    assert status == 200 and doc["late"] is True and doc["view"]["state"] == "upload1" and doc["view"]["kept"]
+    assert late.me not in rnd.server._responses(0)         # nothing stored

@@ -29,8 +29,8 @@ def _post_json(client: ServiceClient, path: str, doc: dict) -> tuple[dict, int]:
     return json.loads(data), len(body)
 
 
-def _post_upload(client: ServiceClient, phase: int, me: str, body: bytes, signature: str) -> dict:
-    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
+def _post_upload(client: ServiceClient, phase: int, me: str, body: bytes, signature: str, query: str = "") -> dict:
+    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}{query}", body,
                                 {"Content-Type": "application/octet-stream", "Dptopic-Contributor": me,
                                  "Dptopic-Signature": signature})
     return json.loads(data)
@@ -41,33 +41,50 @@ def _closed(e: ServerError) -> bool:
     return e.code == "round_closed"
 
 
+REQUESTS = ("GET /v1/config", "POST /v1/secure/keys", "POST /v1/secure/shares", "POST /v1/secure/upload/0",
+            "POST /v1/secure/consistency/0", "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1",
+            "POST /v1/secure/consistency/1", "POST /v1/secure/unmask/1")
+"""A contributor's requests in a round where no step outlasts a long poll (:func:`take_part`): the configuration, then
+one post-and-wait per message (docs/research/secure_sum_round_trips.md says why no fewer)."""
+
+
 def take_part(server: str, bow, invitation, state=None, max_epsilon: float | None = None, client=None,
               poll: float = 0.5, timeout: float = 3600.0) -> dict:
     """Run every step of the server's round for one person holding ``invitation`` (a file path or
-    :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Waits between steps, at most
-    ``timeout`` seconds for each, by long polling (``GET /v1/secure/round?wait=STEP``, whose answer also carries the
-    roster and the neighbours' consistency signatures when they are needed next): a round with no one late takes 17
-    requests per contributor (the configuration, then per step one wait and one message)."""
+    :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
+    ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
+    the roster, or the neighbours' consistency signatures, where they are needed next), so a round whose steps each
+    close within a long poll (20 s) takes :data:`REQUESTS`, 9 requests per contributor: the configuration and one per
+    message. A step that takes longer is waited for with ``GET /v1/secure/round?wait=STEP`` (one request per 20 s,
+    at most ``timeout`` seconds for each step). The connection is kept open between the requests."""
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
     client = client or ServiceClient(server)
+    client.keep_alive = True        # a round is a dozen requests to one server: one connection for them all
     c = SecureContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
     if c.finished:
         return {**c.summary(), "steps": [], "finished": c.finished, "state": None if state is None else str(state)}
 
-    def wait_for(step, include=""):
+    def reached(view, step) -> bool:
+        """Whether ``view`` (the server's) is at ``step`` or beyond; one line if the round failed."""
+        st = view.get("state") if isinstance(view, dict) else None
+        if st == "failed":
+            c.finish(f"failed: {str(view.get('reason'))[:300]}")
+            raise DPTopicError(f"the round failed: {view.get('reason')}.")
+        if st not in ORDER:
+            raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
+        return ORDER.index(st) >= ORDER.index(step)
+
+    def wait_for(step, include="", view=None):
+        """The round's view at ``step`` or beyond: ``view`` (a post-and-wait's) when it got there, else long polls."""
+        if view is not None and reached(view, step):
+            return view
         t0 = time.monotonic()
         while True:     # long polling: the server answers once the step is reached (or after at most 20 s)
             asked = time.monotonic()
             hold = max(0.0, min(20.0, timeout - (asked - t0)))
             view = client.get_json(f"/v1/secure/round?wait={step}&timeout={hold:g}&contributor={c.me}"
                                    + (f"&include={include}" if include else ""))
-            st = view.get("state") if isinstance(view, dict) else None
-            if st == "failed":
-                c.finish(f"failed: {str(view.get('reason'))[:300]}")
-                raise DPTopicError(f"the round failed: {view.get('reason')}.")
-            if st not in ORDER:
-                raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
-            if ORDER.index(st) >= ORDER.index(step):
+            if reached(view, step):
                 return view
             if time.monotonic() - t0 > timeout:
                 raise DPTopicError(f"the round did not reach step {step!r} within {timeout:g} s: run again later"
@@ -75,49 +92,61 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
             if time.monotonic() - asked < poll:        # a server that does not hold the request: poll
                 time.sleep(poll)
 
+    def then(step, include=""):
+        """The query of a post-and-wait whose answer brings the view at ``step``."""
+        return f"?wait={step}" + (f"&include={include}" if include else "")
+
     sent = []
-    _post_json(client, "/v1/secure/keys", c.registration())
-    view = wait_for("shares", "roster")
+    answer, _ = _post_json(client, "/v1/secure/keys" + then("shares", "roster"), c.registration())
+    view = wait_for("shares", "roster", answer.get("view"))
     roster = view.get("roster")
     c.check_roster(roster if roster is not None else client.get_json("/v1/secure/roster"))
     if view["state"] == "shares":
-        _post_json(client, "/v1/secure/shares", c.shares_request(c.roster))
+        answer, _ = _post_json(client, "/v1/secure/shares" + then("upload0"), c.shares_request(c.roster))
+        view = answer.get("view") or view
         sent.append("shares")
-    for phase in (0, 1):
-        view = wait_for(f"upload{phase}")
+    for phase in (0, 1):        # view: the latest the server gave (a step may have passed while this one waited)
+        view = wait_for(f"upload{phase}", view=view)
         if view["state"] == f"upload{phase}":
             try:
                 body, sig = c.upload(phase, view)
             except LeftOut:
                 return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
-            answer = _post_upload(client, phase, c.me, body, sig)
+            answer = _post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
             if phase == 0 and isinstance(answer.get("shares"), dict):
                 c.take_shares(answer["shares"])
+            view = answer.get("view") or view
             sent.append(f"upload{phase}")
-        view = wait_for(f"consistency{phase}")
+        view = wait_for(f"consistency{phase}", view=view)
         if view["state"] == f"consistency{phase}":
             try:
-                _post_json(client, f"/v1/secure/consistency/{phase}", c.consistency(phase, view))
-                sent.append(f"consistency{phase}")
+                path = f"/v1/secure/consistency/{phase}" + then(f"unmask{phase}", "signatures")
+                answer, _ = _post_json(client, path, c.consistency(phase, view))
+                view = answer.get("view") or view
+                if not answer.get("late"):
+                    sent.append(f"consistency{phase}")
             except LeftOut:
                 return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
             except ServerError as e:
                 if not _closed(e):
                     raise
-        view = wait_for(f"unmask{phase}", "signatures")
-        if view["state"] == f"unmask{phase}" and str(phase) in c.st["signed"]:
+        view = wait_for(f"unmask{phase}", "signatures", view)
+        if view["state"] == f"unmask{phase}" and str(phase) in c.st["signed"] and c.me in view.get("signers", ()):
             if c.held is None:
                 c.take_shares(client.get_json(f"/v1/secure/shares?contributor={c.me}"))
             signatures = view.get("signatures")
             if signatures is None:
                 signatures = client.get_json(f"/v1/secure/signatures/{phase}")
             try:
-                _post_json(client, f"/v1/secure/unmask/{phase}", c.unmask(phase, view, signatures))
-                sent.append(f"unmask{phase}")
+                path = f"/v1/secure/unmask/{phase}" + then("upload1" if phase == 0 else "released")
+                answer, _ = _post_json(client, path, c.unmask(phase, view, signatures))
+                view = answer.get("view") or view
+                if not answer.get("late"):
+                    sent.append(f"unmask{phase}")
             except ServerError as e:     # the others' shares sufficed: the step closed before this answer
                 if not _closed(e):
                     raise
-    wait_for("released")
+    wait_for("released", view=view)
     c.finish("released")
     return {**c.summary(), "steps": sent, "state": None if state is None else str(state)}
 
@@ -129,6 +158,7 @@ def simulate_round(server: str, bows, invitations, dropout: float, token: str | 
     CSPRNG, whatever the seed. Returns the timings, the bytes and CPU seconds per contributor, and the server's
     sum-and-unmask times. ``token``: the server's admin token, to close a step once the survivors are in."""
     client = client or ServiceClient(server, retries=3)
+    client.keep_alive = True        # thousands of requests to one server: one connection for them all
     rng = np.random.default_rng(seed)
     cfg = client.get_json("/v1/config")
     n = len(bows)

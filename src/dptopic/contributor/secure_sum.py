@@ -572,7 +572,7 @@ class SecureContributor:
             self._confirmed(phase, uploaded, signatures)
             up = set(uploaded)
             for u in self.graph[self.me]:
-                if u in up and sum(1 for w in self.graph[u] if w in up) < self.T:
+                if u in up and len(up.intersection(self.graph[u])) < self.T:
                     raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
                                      " neighbours: its self-mask seed would unmask its upload alone; nothing"
                                      " revealed.")

@@ -135,8 +135,8 @@ def hkdf(material: bytes, info: bytes) -> bytes:
     """32 bytes of HKDF-SHA256 (RFC 5869, no salt) of ``material`` bound to ``info``: one extract and one expand block,
     with the standard library's HMAC (``tests/protocol/test_secure_sum.py`` checks it against ``cryptography``'s
     HKDF)."""
-    prk = hmac.new(_NO_SALT, material, hashlib.sha256).digest()
-    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()
+    prk = hmac.digest(_NO_SALT, material, "sha256")        # the one-shot C path: a contributor derives hundreds
+    return hmac.digest(prk, info + b"\x01", "sha256")
 
 
 _PRIVATE: dict = {}
@@ -238,9 +238,18 @@ def signing_public(private: bytes) -> bytes:
                                                                                         s.PublicFormat.Raw)
 
 
+_SIGNERS: dict = {}
+
+
 def sign(private: bytes, message: bytes) -> str:
-    """``message`` signed with the Ed25519 key ``private``, as hex."""
-    return crypto()["Ed25519PrivateKey"].from_private_bytes(private).sign(message).hex()
+    """``message`` signed with the Ed25519 key ``private``, as hex (each key loaded once: loading derives its public
+    half, a scalar multiplication)."""
+    key = _SIGNERS.get(private)
+    if key is None:
+        if len(_SIGNERS) > 100_000:
+            _SIGNERS.clear()
+        key = _SIGNERS[private] = crypto()["Ed25519PrivateKey"].from_private_bytes(private)
+    return key.sign(message).hex()
 
 
 def verify(public: bytes, signature, message: bytes) -> bool:
@@ -459,11 +468,14 @@ def reconstruct_checked(shares: dict[int, bytes], threshold: int, check, what: s
     commitment): the first ``threshold`` shares, else random subsets of them (a wrong share spoils only the subsets
     that hold it). One line naming ``what`` when none passes."""
     holders = sorted(shares)
-    subsets = [holders[:threshold]]
-    if len(holders) > threshold:
-        pick = random.SystemRandom()
-        subsets += [sorted(pick.sample(holders, threshold)) for _ in range(tries)]
-    for sub in subsets:
+
+    def subsets():      # drawn only when the first fails (each draw is dozens of reads of the OS's entropy)
+        yield holders[:threshold]
+        if len(holders) > threshold:
+            pick = random.SystemRandom()
+            for _ in range(tries):
+                yield sorted(pick.sample(holders, threshold))
+    for sub in subsets():
         try:
             seed = shamir.reconstruct({h: shares[h] for h in sub}, threshold, SEED_BYTES)
         except DPTopicError:

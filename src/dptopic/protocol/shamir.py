@@ -20,10 +20,6 @@ SHARE_BYTES = 32
 MAX_SECRET_BYTES = 32
 
 
-def _random_element() -> int:
-    return int.from_bytes(os.urandom(SHARE_BYTES + 16), "big") % PRIME
-
-
 def random_secret() -> bytes:
     """32 bytes from the OS CSPRNG whose value lies below the prime (the top bit cleared, the rare rest redrawn)."""
     while True:
@@ -43,13 +39,17 @@ def share(secret: bytes, holders, threshold: int) -> dict[int, bytes]:
         raise DPTopicError("Shamir holders must be distinct integers from 1 to 2^32 - 1.")
     if len(secret) > MAX_SECRET_BYTES or int.from_bytes(secret, "big") >= PRIME:
         raise DPTopicError(f"a Shamir secret holds at most {MAX_SECRET_BYTES} bytes and lies below the field's prime.")
-    coeffs = [int.from_bytes(secret, "big")] + [_random_element() for _ in range(threshold - 1)]
+    step = SHARE_BYTES + 16
+    coins = os.urandom(step * (threshold - 1))      # one read of the OS's entropy for every coefficient
+    coeffs = [int.from_bytes(secret, "big")] + [int.from_bytes(coins[k:k + step], "big") % PRIME
+                                                for k in range(0, len(coins), step)]
+    coeffs.reverse()
     out = {}
     for x in holders:
         y = 0
-        for c in reversed(coeffs):
-            y = (y * x + c) % PRIME
-        out[x] = y.to_bytes(SHARE_BYTES, "big")
+        for c in coeffs:        # Horner's rule, exact (x < 2^32: the value grows by 32 bits a step), reduced once
+            y = y * x + c
+        out[x] = (y % PRIME).to_bytes(SHARE_BYTES, "big")
     return out
 
 

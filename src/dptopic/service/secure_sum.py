@@ -73,7 +73,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._io import load_bundle
@@ -300,6 +300,16 @@ class SecureRound:
         if self.st["state"] != "keys":      # closed: it never changes again
             self._roster = roster
         return roster
+
+    def roster_json(self) -> bytes:
+        """The closed roster as JSON, encoded once: every contributor's view carries it (N entries, N times)."""
+        cached = self.__dict__.get("_roster_json")
+        if cached is not None:
+            return cached
+        data = _encode(self.roster_view())
+        if self._roster is not None:        # closed: it never changes again
+            self._roster_json = data
+        return data
 
     def graph(self) -> dict:
         """The round's neighbour graph (from the directory and the plan: fixed before anyone registers)."""
@@ -789,6 +799,30 @@ async def get_config(request: Request):
                          "directory": cfg.directory, "max_body_bytes": cfg.max_body_bytes})
 
 
+class _Encoded(bytes):
+    """JSON already encoded (the closed roster), put into a response as it is."""
+
+
+def _encode(doc) -> bytes:
+    """``doc`` as JSONResponse encodes it, with each :class:`_Encoded` value spliced in as it is (the value of a
+    top-level key, or of a key of a dict nested at the top level)."""
+    if isinstance(doc, _Encoded):
+        return bytes(doc)
+    if isinstance(doc, dict) and any(isinstance(v, (_Encoded, dict)) for v in doc.values()):
+        parts = [json.dumps(k, ensure_ascii=False) + ":" for k in doc]
+        return b"{" + b",".join(k.encode() + (_encode(v) if isinstance(v, (_Encoded, dict)) else _plain(v))
+                                 for k, v in zip(parts, doc.values())) + b"}"
+    return _plain(doc)
+
+
+def _plain(doc) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
+
+
+def _respond(doc: dict, status: int = 200) -> Response:
+    return Response(_encode(doc), status, media_type="application/json")
+
+
 LONG_POLL_S = 20.0
 """The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
 
@@ -797,15 +831,18 @@ def _reached(state: str, step: str) -> bool:
     return state == "failed" or STATES.index(state) >= STATES.index(step)
 
 
-async def get_round(request: Request):
-    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
-    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
-    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
-    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
-    (``include=signatures``)."""
+async def _await_view(request: Request, contributor: str | None = None) -> dict:
+    """The round's view for ``?wait=STEP[&timeout=S][&include=roster,signatures]``: once the round has reached STEP
+    (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) as it is; with ``include``, what
+    ``contributor`` (the query's ``contributor``, or the one that posted) needs next: the closed roster, and at an
+    unmasking the consistency signatures of its neighbours."""
     r = _round(request)
     q = request.query_params
     step = q.get("wait")
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
+    who = _contributor(q.get("contributor", contributor)) if include else None
     if step is not None:
         if step not in STATES:
             raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
@@ -821,38 +858,67 @@ async def get_round(request: Request):
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.25, pause * 1.5)
     view = await run_in_threadpool(r.view)
-    include = set(filter(None, q.get("include", "").split(",")))
-    if include - {"roster", "signatures"}:
-        raise ApiError(400, "bad_include", "include takes roster and signatures, comma-separated.")
     if include:
-        who = _contributor(q.get("contributor"))
         state = view["state"]
         if "roster" in include and state not in ("keys", "failed"):
-            view["roster"] = await run_in_threadpool(r.roster)
+            view["roster"] = _Encoded(await run_in_threadpool(r.roster_json))
         if "signatures" in include and state.startswith("unmask"):
             phase = int(state[-1])
             mine = set(r.graph().get(who, ()))
             view["signatures"] = {k: v for k, v in (await run_in_threadpool(r.signatures, phase)).items()
                                   if k in mine}
-    return JSONResponse(view)
+    return view
+
+
+async def get_round(request: Request):
+    """``GET /v1/secure/round``: the round's view. Long polling: ``?wait=STEP`` answers once the round has reached
+    STEP (or failed), or after ``timeout`` seconds (at most :data:`LONG_POLL_S`) with the view as it is. With
+    ``contributor=ID`` the view also carries what that contributor needs next, sparing it a request: the closed
+    roster (``include=roster``), and at an unmasking the consistency signatures of its neighbours
+    (``include=signatures``)."""
+    return _respond(await _await_view(request))
+
+
+async def _answer(request: Request, contributor: str, status: int, out: dict) -> Response:
+    """A message's acknowledgement; with ``?wait=STEP`` (post-and-wait), once stored, it waits as ``GET
+    /v1/secure/round?wait=STEP`` does and carries that view as ``view`` (with ``include``'s parts for the poster):
+    one request sends a step's message and brings the next step's data."""
+    if "wait" in request.query_params:
+        out = {**out, "view": await _await_view(request, contributor)}
+    return _respond(out, status)
+
+
+async def _store_or_late(request: Request, phase: int, step: str, store, *args) -> tuple[int, dict]:
+    """Store a consistency signature or an unmasking answer; a post-and-wait one that comes after its step closed
+    (the others' sufficed: the round has moved on) is acknowledged as ``late`` (nothing stored) rather than refused,
+    so that its view still comes back in the same request."""
+    r = _round(request)
+    try:
+        return await run_in_threadpool(store, phase, *args)
+    except ApiError as e:
+        state = r.st["state"]
+        moved_on = state != "failed" and STATES.index(state) > STATES.index(f"{step}{phase}")
+        if e.code != "round_closed" or "wait" not in request.query_params or not moved_on:
+            raise
+        return 200, {"replayed": False, "late": True}
 
 
 async def get_roster(request: Request):
-    return JSONResponse(await run_in_threadpool(_round(request).roster_view))
+    return Response(await run_in_threadpool(_round(request).roster_json), media_type="application/json")
 
 
 async def post_keys(request: Request):
     doc = await _json(request, 8192)
-    status, out = await run_in_threadpool(_round(request).post_keys, _contributor(doc.get("contributor")),
-                                          doc.get("keys"), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await run_in_threadpool(_round(request).post_keys, who, doc.get("keys"), doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def post_shares(request: Request):
     doc = await _json(request, 4 * 1024 * 1024)
-    status, out = await run_in_threadpool(_round(request).post_shares, _contributor(doc.get("contributor")),
-                                          doc.get("shares"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await run_in_threadpool(_round(request).post_shares, who, doc.get("shares"))
+    return await _answer(request, who, status, out)
 
 
 async def get_shares(request: Request):
@@ -868,15 +934,16 @@ async def post_upload(request: Request):
     if len(body) > r.cfg.max_body_bytes:
         raise ApiError(413, "too_large", f"the upload is over --max-body-bytes {r.cfg.max_body_bytes}.")
     status, out = await run_in_threadpool(r.post_upload, phase, who, body, request.headers.get("dptopic-signature"))
-    return JSONResponse(out, status)
+    return await _answer(request, who, status, out)
 
 
 async def post_consistency(request: Request):
     phase = _phase(request)
     doc = await _json(request, 4096)
-    status, out = await run_in_threadpool(_round(request).post_consistency, phase,
-                                          _contributor(doc.get("contributor")), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await _store_or_late(request, phase, "consistency", _round(request).post_consistency, who,
+                                       doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def get_signatures(request: Request):
@@ -887,9 +954,10 @@ async def get_signatures(request: Request):
 async def post_unmask(request: Request):
     phase = _phase(request)
     doc = await _json(request, 4 * 1024 * 1024)
-    status, out = await run_in_threadpool(_round(request).post_unmask, phase, _contributor(doc.get("contributor")),
-                                          doc.get("answers"), doc.get("signature"))
-    return JSONResponse(out, status)
+    who = _contributor(doc.get("contributor"))
+    status, out = await _store_or_late(request, phase, "unmask", _round(request).post_unmask, who,
+                                       doc.get("answers"), doc.get("signature"))
+    return await _answer(request, who, status, out)
 
 
 async def admin_close(request: Request):
