@@ -18,7 +18,6 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 """A command-line flag written in text (``--topics``, ``--no-noise``); a dash rule (``a -- b``) is none."""
 
 FLAG_TEXT = {
-    "_io/bundles.py": 4,
     "accounting/card.py": 3,
     "accounting/dataset_ledger.py": 5,
     "accounting/events.py": 1,
@@ -35,16 +34,7 @@ FLAG_TEXT = {
     "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,
     "contributor/secure_sum.py": 2,
-    "corpus/corpus.py": 6,
-    "corpus/preprocess.py": 1,
-    "corpus/private_vocabulary.py": 2,
-    "corpus/readers.py": 4,
-    "corpus/records.py": 15,
-    "corpus/shard_folder.py": 11,
-    "corpus/shards.py": 13,
-    "corpus/vectors.py": 2,
-    "corpus/wordlist.py": 6,
-    "datasets.py": 25,
+    "corpus/shard_folder.py": 1,
     "errors.py": 3,
     "experiments/fedlda.py": 3,
     "experiments/manzonelli_lira.py": 16,

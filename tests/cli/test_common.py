@@ -252,7 +252,7 @@ def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file
     p = tmp_path / "counts.txt"
     p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
     with pytest.raises(DPTopicError) as e:
-        load_corpus(str(p), "uci", vocab_flag=None)
+        load_corpus(str(p), "uci", vocab_settable=False)
     assert "(this command reads the UCI vocabulary from there; --vocabulary is the public word list" in str(e.value)
 
 

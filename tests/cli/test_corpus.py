@@ -547,8 +547,8 @@ def test_a_folder_left_by_a_killed_shard_run_is_named_incomplete(tmp_path, parti
     if partial:
         Path(folder, ".shard-00000.npz.partial").write_bytes(b"half a shard")
     for read in (lambda: Corpus.from_directory(folder), lambda: training_source(str(folder))):
-        with pytest.raises(DPTopicError, match="is incomplete: its 'corpus prepare --shards' run did not finish;"
-                                               " re-run it with --overwrite"):
+        with pytest.raises(DPTopicError, match="is incomplete: its write_shards run did not finish; re-create it:"
+                                               " write the shard set again in its place"):
             read()
     assert main(["corpus", "info", str(folder)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

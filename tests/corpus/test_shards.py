@@ -149,11 +149,11 @@ def test_shard_reader_refuses_a_partial_or_mixed_set(tmp_path):
     assert all(Corpus.load(p).metadata["shard"]["count"] == 4 for p in paths)
     assert sum(Corpus.load(p).n_empty_dropped for p in paths) == c.n_empty_dropped
     paths[2].unlink()                      # what a run that stopped part-way leaves
-    with pytest.raises(DPTopicError, match=r"incomplete: it holds 3 of the 4 shards.*corpus prepare --shards"):
+    with pytest.raises(DPTopicError, match=r"incomplete: it holds 3 of the 4 shards.*replace=True"):
         training_source(tmp_path / "a")
     other = write_shards(c, tmp_path / "b", 4)
     other[2].rename(paths[2])              # a shard of another run
-    with pytest.raises(DPTopicError, match="more than one 'corpus prepare --shards' run"):
+    with pytest.raises(DPTopicError, match="more than one write_shards run"):
         training_source(tmp_path / "a")
     with pytest.raises(DPTopicError, match="more than one"):
         ShardSet([paths[0], other[1]])

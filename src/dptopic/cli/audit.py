@@ -16,7 +16,7 @@ from ._common import (
     read_vocabulary,
     user_args,
 )
-from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
+from ._flags import READING_FLAGS, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 
@@ -66,7 +66,7 @@ def audit_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary", "n_canaries": "--canaries",
+    names = {**READING_FLAGS, "n_canaries": "--canaries",
              "canary_unit": "--canary-unit", "canary_documents": "--canary-documents"}
     if a.model is None and a.algorithm is not None:
         from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy

@@ -30,7 +30,8 @@ def _prepared_corpus(a):
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
-@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards"})
+@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards",
+                  "directory": "--out"})
 def cmd_corpus_prepare(a):
     from ..corpus.shards import check_prepared_out  # deferred: loads numpy
 

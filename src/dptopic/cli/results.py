@@ -20,7 +20,7 @@ def _model_and_docs(a):
 
     model = load(a.model)
     given = getattr(a, "id_field", None)
-    docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, flag="--corpus", keep_empty=True,
+    docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, parameter="corpus", keep_empty=True,
                            id_field=given or DEFAULT_ID_FIELD, require_ids=given is not None)
     return model, docs
 
