@@ -12,8 +12,9 @@ import pytest
 import dptopic
 from dptopic import CDPLDA, CDPLDAPlus
 from dptopic.cli._common import load_corpus
+from dptopic.cli._training_output import corpus_line
 from dptopic.errors import DPTopicError
-from dptopic.reporting.terminal import corpus_line, make_console
+from dptopic.reporting.terminal import make_console
 
 
 def test_prose_is_not_broken_at_80_columns_off_a_terminal(tiny, capsys):

@@ -9,6 +9,7 @@ import pytest
 from dptopic.backends import training_source
 from dptopic.corpus import Corpus
 from dptopic.corpus import shards as shards_module
+from dptopic.corpus.shard_folder import SHARD_RUN
 from dptopic.corpus.shards import ShardSet, folder_shards, write_shards
 from dptopic.errors import DPTopicError
 
@@ -164,12 +165,12 @@ def test_old_shards_without_a_record_read_unless_their_run_did_not_finish(tmp_pa
 
     c = Corpus.from_texts(TEXT.splitlines(), stop_words=None)
     out = tmp_path / "old"
-    mark_output_folder(out, "corpus prepare --shards")
+    mark_output_folder(out, SHARD_RUN)
     for j, idx in enumerate(([0, 1], [2, 3])):          # as the earlier version wrote them: no record
         c.subset(idx).save(out / f"shard-{j:05d}.npz")
     with pytest.raises(DPTopicError, match="may be incomplete.*did not finish"):
         training_source(out)
-    mark_output_folder(out, "corpus prepare --shards", done=True)
+    mark_output_folder(out, SHARD_RUN, done=True)
     assert training_source(out).n_docs == 4
 
 

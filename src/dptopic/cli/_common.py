@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.terminal import print_topics as _print_topics
 from ..reporting.terminal import topic_support
 from ._flags import FORMATS, READING_FLAGS, flag_errors
 
@@ -174,7 +175,7 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
     if fmt != "auto" or spec in BUILT_IN_CORPORA:
         return None
     from ..corpus.files import tab_header_rows  # start-up: corpus loads numpy
-    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated
+    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated  # as above
 
     p = Path(spec)
     chosen = auto_format(p)
@@ -329,6 +330,12 @@ def flush_notes(show: bool = True) -> None:
     _PENDING_NOTES.clear()
     for line in lines if show else ():
         print(line, file=sys.stderr)
+
+
+def print_topics(*args, **kw) -> None:
+    """:func:`dptopic.reporting.terminal.print_topics`, its hint on hidden topics in this command line's flag."""
+    kw.setdefault("hint", "--show-unsupported shows their words")
+    _print_topics(*args, **kw)
 
 
 def refuse_show_unsupported(model, spec) -> None:

@@ -36,8 +36,9 @@ READING_FLAGS = {**FORMAT_FLAG, **CORPUS_FLAGS, "vocab": "--vocab", "vocabulary"
 # HDP-LDA with --clip: eps_I follows from the clip bound (--epsilon-inherent is the other way to set it)
 FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
 
-# the parameters every command that writes sets by the same flags: main writes any refusal that names them in these
-OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite"}
+# the parameters every command that writes sets by the same flags (the dataset ledger a spending command records to
+# included): main writes any refusal that names them in these
+OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite", "ledger": "--ledger"}
 
 
 def flag_message(error: DPTopicError, names: dict) -> str:

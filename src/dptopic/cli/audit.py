@@ -27,7 +27,8 @@ COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
 NAMES = {**{k: "--" + k.replace("_", "-") for k in (
     "algorithm", "topics", "iterations", "alpha", "beta", "epsilon", "delta", "confidence", "seed", "shadows", "targets",
     "canaries", "canary_length", "canary_documents", "design", "score", "canary_unit", "jobs", "user_field", "model",
-    "vocabulary", "restrict", "max_vocab", "min_df", "max_df", "stop_words")}, "lowercase": "--lowercase/--no-lowercase"}
+    "vocabulary", "restrict", "max_vocab", "min_df", "max_df", "stop_words", "corpus")},
+         "lowercase": "--lowercase/--no-lowercase", "settings": "--set"}
 
 
 def _trainer_from_args(a):
@@ -123,7 +124,7 @@ def _audit(a):
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     procedure = _trainer_from_args(a)
     if design == "release":
-        run.check_release_supported(procedure)
+        run.check_release_supported(procedure, names=NAMES)
     folders = a.corpus is not None and Path(str(a.corpus)).is_dir()
     # with the person of each document read (what _common.user_args reads)
     a.unit = "user" if run.check_user_field(procedure, a.user_field, folders, names=NAMES) else None
@@ -134,12 +135,12 @@ def _audit(a):
     console.print(audit_heading(design, procedure.description, corpus, shadows=a.shadows, canaries=m if design ==
                                 "release" else a.canaries, canary_length=a.canary_length, canary_unit=unit,
                                 canary_documents=K), markup=True)     # rich markup, the names in it escaped
-    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
+    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run", names=NAMES)
     console.print(f"note: {scale}")
     if coverage:
         console.print(f"[yellow]note: {esc(coverage)}[/]", markup=True)
     common = dict(seed=a.seed, confidence=a.confidence, corpus_record=_corpus_record(a, read), scale=scale,
-                  coverage=coverage)
+                  coverage=coverage, names=NAMES)
     if design == "lira":
         res = run.audit_lira(corpus, procedure, shadows=a.shadows, targets=a.targets, jobs=a.jobs,
                              verbose=0 if a.quiet else 1, **common)

@@ -108,8 +108,9 @@ def rewrite_advice(folder) -> str:
             " replace=True), as dptopic corpus prepare does)")
 
 
-SHARD_RUN = "corpus prepare --shards"
-"""The run that writes a shard folder, as the folder's output marker records it (the command that writes it)."""
+SHARD_RUN = "corpus prepare"
+"""The command whose run writes a shard folder, as the folder's output marker records it (``dptopic corpus prepare``
+writes a folder for a shard set only; a prepared corpus in one piece is a file)."""
 
 
 def _leftovers(folder: Path) -> list[Path]:

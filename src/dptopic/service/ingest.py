@@ -12,7 +12,7 @@ before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most h
 (and ``max_wait``), so that one commit, and one fsync, serves them too. The slower the commits (a disk busy with other
 work), the more uploads each then serves; with fast commits the wait is short; with no upload on its way, none.
 
-A transaction must end within the storage's ``timeout`` (PostgreSQL, ``dptopic serve --database-timeout``) counted
+A transaction must end within the storage's ``timeout`` (PostgreSQL, the service's ``database_timeout``) counted
 from when its oldest upload was queued, so an upload behind a transaction that waits for a database that stopped
 answering is refused (503) within that time too, not after its own transaction waited as long again.
 """
