@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import binom
 
 from ..corpus import Corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import shadow_runs
 from .lira import (
@@ -115,8 +115,9 @@ def make_canaries(corpus: Corpus, n_canaries: int, canary_length: int, rng: np.r
         pool = order[:max(w, V // 2)]
         if math.comb(len(pool), w) < n_canaries:
             fit = max(math.comb(len(pool), w), V // 2 // w)
-            raise DPTopicError(f"the vocabulary of {V} words is too small for {n_canaries} distinct canaries (at most"
-                               f" {fit} fit): lower n_canaries or audit a corpus with more words.")
+            raise ParameterError("the vocabulary of {V} words is too small for {value} distinct canaries (at most"
+                                 " {fit} fit): lower {n_canaries} or audit a corpus with more words.", "n_canaries",
+                                 n_canaries, V=V, fit=fit)
         seen, sets = set(), []
         while len(sets) < n_canaries:
             s = tuple(sorted(rng.choice(pool, size=w, replace=False).tolist()))

@@ -476,6 +476,7 @@ def privacy_card_line(model, path, names=None) -> str:
     if "model" in names and "format" in names:
         see = (f"see 'dptopic topics {names['model']} {shlex.quote(str(path))}' or {names['format']} json")
     else:
-        see = f"see the privacy_ of the model saved at {str(path)!r} (dptopic.privacy_card), or topics_document"
+        see = (f"see the privacy_ of the model saved at {str(path)!r} (dptopic.accounting.card.privacy_card), or"
+               " topics_document")
     return (f"note: these topics come with the model's privacy card ({what}): {see}" + (f"; {note}" if note else "")
             + ".")
