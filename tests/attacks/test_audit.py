@@ -302,7 +302,7 @@ def test_the_one_run_audit_from_python_records_and_prints_what_the_command_does(
     assert proc.model is None and proc.claim() is None and not proc.user_level
     doc = audit.audit_one_run(small, proc, canaries=20, canary_length=10, seed=0, scale="one model")
     assert doc["design"] == "one-run" and doc["settings"]["scale"] == "one model"
-    assert doc["settings"]["reproducible"].startswith("yes: run again with --seed 0")
+    assert doc["settings"]["reproducible"].startswith("yes: run again with seed=0")
     written = audit.write_audit(tmp_path / "a", doc)
     assert json.loads(written[0].read_text())["verdict"] == doc["verdict"]
     lines = audit.summary_lines(doc, written)
@@ -317,8 +317,10 @@ def test_the_one_run_audit_from_python_records_and_prints_what_the_command_does(
 def test_the_audit_names_a_refused_setting_as_its_caller_writes_it():
     from dptopic.attacks import audit
 
-    with pytest.raises(DPTopicError, match=r"^epsilon is the guarantee .* paper_epsilon=VALUE"):
-        audit.trainer_procedure("cdp", epsilon=1.0, settings_flag="settings")
+    with pytest.raises(DPTopicError, match=r"^epsilon is the guarantee .* settings=\{'paper_epsilon': VALUE\}"):
+        audit.trainer_procedure("cdp", epsilon=1.0)
+    with pytest.raises(DPTopicError, match=r"^--epsilon is the guarantee .* --set paper_epsilon=VALUE"):
+        audit.trainer_procedure("cdp", epsilon=1.0, names={"epsilon": "--epsilon", "settings": "--set"})
     with pytest.raises(DPTopicError, match=r"^--epsilon is the guarantee"):
         audit.trainer_procedure("cdp", epsilon=1.0, names={"epsilon": "--epsilon"})
     with pytest.raises(DPTopicError, match=r"invalid shadows 5: need an even number"):
@@ -338,7 +340,7 @@ def test_a_word_list_corpus_is_restricted_to_the_models_words_with_a_note(small)
         vocabulary_ = small.vocabulary.__class__(list(small.vocabulary.words)[:70])
 
     corpus, note = restricted_to_model(Model(), small, restrict=True, vocabulary="the list")
-    assert corpus.vocab_size == 70 and "were dropped (--restrict)" in note
+    assert corpus.vocab_size == 70 and "were dropped (restrict=True)" in note
     with pytest.raises(DPTopicError, match="outside the model's vocabulary"):
         restricted_to_model(Model(), small.restrict(small.vocabulary.__class__(list(small.vocabulary.words)[70:])))
 
@@ -350,6 +352,9 @@ def test_check_renamed_refuses_a_renamed_setting_with_the_trainers_public_line()
 
     with pytest.raises(DPTopicError) as e:
         check_renamed(FedLDA, {"delta": 0.1})
+    assert str(e.value) == f"invalid settings={{'delta': ...}}: {FedLDA.renamed_parameter('delta')}"
+    with pytest.raises(DPTopicError) as e:
+        check_renamed(FedLDA, {"delta": 0.1}, names={"settings": "--set"})
     assert str(e.value) == f"invalid --set delta=...: {FedLDA.renamed_parameter('delta')}"
     check_renamed(FedLDA, {"failure_rate": 0.1})
 

@@ -380,3 +380,14 @@ def test_lira_halves_are_equal_on_an_odd_corpus():
 
     res = run_lira(c, train, n_shadows=4, seed=0, verbose=0)
     assert res.settings["n_docs_audited"] == 30 and "sat the audit out" in res.settings["halves"]
+
+
+def test_every_registered_trainers_passes_have_the_common_name_n_iter():
+    """The audit reaches a trainer's passes over the data (its ``n_iter``, ``n_epochs`` or ``rounds``) by the common
+    name ``n_iter``: every parameter that dptopic train sets by --iterations, --epochs or --rounds is one of them."""
+    from dptopic.attacks.lira import _ALIASES
+    from dptopic.models.registry import TRAINERS
+
+    passes = {p for t in TRAINERS.values() for p in t.parameters() if t.flag(p) in ("--iterations", "--epochs",
+                                                                                     "--rounds")}
+    assert passes and passes <= {"n_iter", *_ALIASES["n_iter"]}, passes

@@ -113,8 +113,9 @@ def test_docdpem_is_scored_on_every_iteration_of_its_release(sotu):
 def test_refusals_are_one_line(sotu):
     with pytest.raises(DPTopicError, match="docdp-cooc"):
         release_audit(sotu, LDA(n_topics=2), n_canaries=10)
-    with pytest.raises(DPTopicError, match="--user-field"):
+    with pytest.raises(DPTopicError, match="user_field=FIELD") as e:       # a parameter, the CLI's flag
         release_audit(sotu, DocDPCooccurrence(n_topics=2, unit="user"), n_canaries=10)
+    assert "give --user-field FIELD." in e.value.message({"user_field": "--user-field"})
     with pytest.raises(DPTopicError, match="canary_unit='person'"):
         release_audit(sotu, DocDPCooccurrence(n_topics=2), n_canaries=10, canary_documents=3)
     with pytest.raises(DPTopicError, match="fewer than"):

@@ -12,8 +12,9 @@ import pytest
 import dptopic
 from dptopic import CDPLDA, CDPLDAPlus
 from dptopic.cli._common import load_corpus
+from dptopic.cli._training_output import corpus_line
 from dptopic.errors import DPTopicError
-from dptopic.reporting.terminal import corpus_line, make_console
+from dptopic.reporting.terminal import make_console
 
 
 def test_prose_is_not_broken_at_80_columns_off_a_terminal(tiny, capsys):
@@ -252,7 +253,7 @@ def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file
     p = tmp_path / "counts.txt"
     p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
     with pytest.raises(DPTopicError) as e:
-        load_corpus(str(p), "uci", vocab_flag=None)
+        load_corpus(str(p), "uci", vocab_settable=False)
     assert "(this command reads the UCI vocabulary from there; --vocabulary is the public word list" in str(e.value)
 
 

@@ -541,14 +541,15 @@ def test_a_folder_left_by_a_killed_shard_run_is_named_incomplete(tmp_path, parti
     from dptopic.backends import training_source
     from dptopic.cli.main import main
     from dptopic.corpus import Corpus
+    from dptopic.corpus.shard_folder import SHARD_RUN
 
     folder = tmp_path / "xKILL"
-    mark_output_folder(str(folder), "corpus prepare --shards")       # what a run killed while writing leaves
+    mark_output_folder(str(folder), SHARD_RUN)       # what a run killed while writing leaves
     if partial:
         Path(folder, ".shard-00000.npz.partial").write_bytes(b"half a shard")
     for read in (lambda: Corpus.from_directory(folder), lambda: training_source(str(folder))):
-        with pytest.raises(DPTopicError, match="is incomplete: its 'corpus prepare --shards' run did not finish;"
-                                               " re-run it with --overwrite"):
+        with pytest.raises(DPTopicError, match="is incomplete: its write_shards run did not finish; re-create it:"
+                                               " write the shard set again in its place"):
             read()
     assert main(["corpus", "info", str(folder)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

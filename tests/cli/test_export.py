@@ -106,3 +106,14 @@ def test_an_export_of_a_model_without_the_assessment_carries_no_flag_and_refuses
     rc, err, doc = _export(capsys, saved, "--show-unsupported", model="lda", out="lda-show.json")
     assert rc == 2 and doc is None and len(err.strip().splitlines()) == 1
     assert err.startswith("error: --show-unsupported") and str(d / "lda") in err
+
+
+def test_the_export_warns_of_flat_topics_and_of_figures_from_private_documents():
+    from dptopic.cli.results import export_warnings
+
+    doc = {"smoothing": {"weight_outside_kept_words": 0.9, "vocabulary_words": 10, "kept_words": 2,
+                         "weight_on_top_10_words": 0.5}, "privacy_note": "computed from --corpus"}
+    flat, private = export_warnings(doc, object())
+    assert flat.startswith("90% of each topic's weight") and "8 words outside the 2" in flat
+    assert private == "computed from --corpus (pass --corpus-public if --corpus is a public corpus)."
+    assert export_warnings(doc, object(), kept_words_only=True, corpus_public=True) == []

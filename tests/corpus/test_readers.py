@@ -438,8 +438,8 @@ def test_reader_errors_name_the_python_parameter_not_a_flag(tmp_path, name, cont
 def test_a_uci_file_without_its_vocabulary_names_python_parameters(tmp_path):
     p = tmp_path / "counts.txt"                 # not named docword.*: no vocab.* file can be found beside it
     p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
-    for flag in ("vocab=", None):
+    for settable in (True, False):
         with pytest.raises(DPTopicError) as e:
-            read_corpus(p, "uci", vocab_flag=flag)
-        assert ("pass vocab= FILE" if flag else "vocabulary= is the public word list") in str(e.value)
+            read_corpus(p, "uci", vocab_settable=settable)
+        assert ("pass vocab= FILE" if settable else "vocabulary= is the public word list") in str(e.value)
         assert "--" not in str(e.value), str(e.value)

@@ -9,6 +9,7 @@ import pytest
 from dptopic.backends import training_source
 from dptopic.corpus import Corpus
 from dptopic.corpus import shards as shards_module
+from dptopic.corpus.shard_folder import SHARD_RUN
 from dptopic.corpus.shards import ShardSet, folder_shards, write_shards
 from dptopic.errors import DPTopicError
 
@@ -149,11 +150,11 @@ def test_shard_reader_refuses_a_partial_or_mixed_set(tmp_path):
     assert all(Corpus.load(p).metadata["shard"]["count"] == 4 for p in paths)
     assert sum(Corpus.load(p).n_empty_dropped for p in paths) == c.n_empty_dropped
     paths[2].unlink()                      # what a run that stopped part-way leaves
-    with pytest.raises(DPTopicError, match=r"incomplete: it holds 3 of the 4 shards.*corpus prepare --shards"):
+    with pytest.raises(DPTopicError, match=r"incomplete: it holds 3 of the 4 shards.*replace=True"):
         training_source(tmp_path / "a")
     other = write_shards(c, tmp_path / "b", 4)
     other[2].rename(paths[2])              # a shard of another run
-    with pytest.raises(DPTopicError, match="more than one 'corpus prepare --shards' run"):
+    with pytest.raises(DPTopicError, match="more than one write_shards run"):
         training_source(tmp_path / "a")
     with pytest.raises(DPTopicError, match="more than one"):
         ShardSet([paths[0], other[1]])
@@ -164,12 +165,12 @@ def test_old_shards_without_a_record_read_unless_their_run_did_not_finish(tmp_pa
 
     c = Corpus.from_texts(TEXT.splitlines(), stop_words=None)
     out = tmp_path / "old"
-    mark_output_folder(out, "corpus prepare --shards")
+    mark_output_folder(out, SHARD_RUN)
     for j, idx in enumerate(([0, 1], [2, 3])):          # as the earlier version wrote them: no record
         c.subset(idx).save(out / f"shard-{j:05d}.npz")
     with pytest.raises(DPTopicError, match="may be incomplete.*did not finish"):
         training_source(out)
-    mark_output_folder(out, "corpus prepare --shards", done=True)
+    mark_output_folder(out, SHARD_RUN, done=True)
     assert training_source(out).n_docs == 4
 
 

@@ -97,8 +97,9 @@ def test_the_classifier_attack_keeps_the_classes_asked_and_refuses_what_cannot_b
         labelled_documents(corpus)
     corpus.labels = np.array(["a", "b", "c"] * 10)
     assert sorted(set(labelled_documents(corpus, ["a", "b"]).labels)) == ["a", "b"]
-    with pytest.raises(DPTopicError, match="^--classes z: no document"):
+    with pytest.raises(DPTopicError, match="^classes z: no document") as e:      # a parameter, the CLI's flag
         labelled_documents(corpus, ["a", "z"])
+    assert e.value.message({"classes": "--classes"}).startswith("--classes z: no document")
     with pytest.raises(DPTopicError, match="fewer than two classes"):
         labelled_documents(corpus, ["a"])
     assert subsample(corpus, 10, 0).n_docs == 10 and subsample(corpus, None, 0) is corpus

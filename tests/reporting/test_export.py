@@ -64,17 +64,6 @@ def test_the_export_is_refused_in_the_callers_names_before_it_is_built(tmp_path)
     assert check_export_out(tmp_path / "x.json") == tmp_path / "x.json"
 
 
-def test_the_export_warns_of_flat_topics_and_of_figures_from_private_documents():
-    from dptopic.reporting.export import export_warnings
-
-    doc = {"smoothing": {"weight_outside_kept_words": 0.9, "vocabulary_words": 10, "kept_words": 2,
-                         "weight_on_top_10_words": 0.5}, "privacy_note": "computed from --corpus"}
-    flat, private = export_warnings(doc, _Model([[1, 1, 1, 1]]))
-    assert flat.startswith("90% of each topic's weight") and "8 words outside the 2" in flat
-    assert private == "computed from --corpus (pass --corpus-public if --corpus is a public corpus)."
-    assert export_warnings(doc, _Model([[1, 1, 1, 1]]), kept_words_only=True, corpus_public=True) == []
-
-
 def test_the_topics_table_and_document_of_a_fitted_model(tmp_path):
     import json
 
@@ -91,6 +80,10 @@ def test_the_topics_table_and_document_of_a_fitted_model(tmp_path):
     table, notes = topics_csv(model, 3, "a b")
     assert table.splitlines()[0] == "topic,rank,word,weight" and len(table.splitlines()) == 7
     assert notes == [f"{privacy_card_line(model, 'a b')}; words {doc['words'].split(';')[0]} (weight: P(word | topic))"]
+    assert "--" not in notes[0] and "privacy_ of the model saved at 'a b'" in notes[0]      # Python's names
+    flags = {"model": "--model", "format": "--format"}                 # the command line's
+    notes = topics_csv(model, 3, "a b", names=flags)[1]
+    assert notes[0].startswith(privacy_card_line(model, "a b", flags))
     assert "'dptopic topics --model '\"'\"'a b'\"'\"''" not in notes[0] and "--model 'a b'" in notes[0]
 
 

@@ -92,3 +92,17 @@ def test_an_unknown_kind_is_one_line():
         ServiceConfig(["a", "b"], None, report_kind="sentence")
     with pytest.raises(DPTopicError, match="invalid report kind"):
         kinds.get(None)
+
+
+@pytest.mark.parametrize("f, kind", [(None, "word"), (0.5, "document")])
+def test_a_budget_of_the_other_report_kind_is_refused_in_the_configs_parameters(f, kind):
+    """The kinds' refusals told a Python caller of ServiceConfig to give --epsilon-word: they name its parameters
+    (f, epsilon_doc), which dptopic serve writes as its flags."""
+    from dptopic.corpus import Vocabulary
+    from dptopic.errors import ParameterError
+
+    with pytest.raises(ParameterError) as e:
+        ServiceConfig(vocabulary=Vocabulary(["apple", "banana", "cherry"]), f=f, report_kind=kind)
+    assert str(e.value) == "word-level reports need f; document-level reports take epsilon_doc instead."
+    assert e.value.message({"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc"}) == (
+        "word-level reports need --epsilon-word; document-level reports take --epsilon-doc instead.")

@@ -123,7 +123,7 @@ MAX_META_BYTES = 256 * 2 ** 20
 def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
                 what: str = "model") -> tuple[dict, dict[str, np.ndarray]]:
     if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
-        raise DPTopicError(f"invalid {what} path {directory!r}: pass the folder of a saved {what} (the --out of train).")
+        raise DPTopicError(f"invalid {what} path {directory!r}: pass the folder of a saved {what} ({what}.save(folder), or out= of dptopic.train).")
     directory = Path(directory)
     if not directory.is_dir() and directory.name and _old_name(directory).is_dir() and not directory.exists():
         directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
@@ -131,7 +131,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         what_is = ("is a file, not a folder" if directory.is_file() else
                    "is not a folder (a device, pipe or socket)" if directory.exists() else "does not exist")
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
-                           f" ({what}.save(folder), or the --out of dptopic train).")
+                           f" ({what}.save(folder), or out= of dptopic.train).")
     mpath = directory / meta_name
 
     try:    # a regular file of bounded size: a FIFO would block, /dev/zero behind a link would fill the memory
@@ -151,7 +151,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
     except FileNotFoundError:
         if not any(directory.glob("*.npy")):        # nothing of a saved model here: the wrong folder, not a broken one
             raise CorruptModelError(f"{str(directory)!r} holds no saved {what} (no {meta_name}): pass the folder a {what}"
-                                    f" was saved to ({what}.save(folder), or the --out of dptopic train).") from None
+                                    f" was saved to ({what}.save(folder), or out= of dptopic.train).") from None
         raise CorruptModelError(f"{str(directory)!r} holds .npy files but no {meta_name}: it is not a saved dptopic {what}"
                                 f" (another program's folder?), or one whose {meta_name} was removed; pass the folder a"
                                 f" {what} was saved to, or re-save the {what}.") from None
@@ -162,7 +162,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
     if meta_name == "model.json" and isinstance(meta, dict) and "format" not in meta and "arrays" not in meta:
         raise CorruptModelError(f"{str(directory)!r} is not a saved dptopic {what}: its {meta_name} was written by"
                                 f" another program (it names no dptopic format); pass the folder a {what} was saved to"
-                                f" ({what}.save(folder), or the --out of dptopic train).")
+                                f" ({what}.save(folder), or out= of dptopic.train).")
     if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list):
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} has no 'arrays' list; re-save the {what}.")
     digests = meta.get(ARRAY_DIGESTS)

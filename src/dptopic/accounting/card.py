@@ -269,9 +269,9 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     reasons = partial_reasons(report) if guarantee == "partial" else []
     if vocab_exposed and private:
         reasons.append("the vocabulary was chosen from the training documents and is released with the model, outside"
-                       " the epsilon; give a public vocabulary (--vocabulary)"
+                       " the epsilon; give a public vocabulary (vocabulary=)"
                        + (" (DP set union selects words per document, not per person)" if report.get("unit") == "user"
-                          else " or select it privately (--private-vocabulary)")
+                          else " or select it privately (private_vocabulary=)")
                        + ("" if len(reasons) else " for a full guarantee"))
     if reasons:
         card["partial_reasons"] = reasons
@@ -436,8 +436,8 @@ def _protects(unit, eps, delta, group=None, replacement=None) -> str | None:
     if unit == "document":
         return (f"one whole document: any single training document, there or not (or replaced: see the neighbouring"
                 f" relation), {change} whether it was there or what it says; a person who wrote k of the documents is"
-                f" protected only as a group of k documents{groups or ' (group privacy)'}: train with --unit user"
-                " (unit='user') to protect people")
+                f" protected only as a group of k documents{groups or ' (group privacy)'}: train with unit='user' to"
+                " protect people")
     if unit == "word":
         return (f"one word: any single word of a training document, changed, {change} that word; a whole document of"
                 " L words only at L x epsilon (group privacy; see the per-document row)")

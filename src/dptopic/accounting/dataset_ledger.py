@@ -5,7 +5,7 @@ ends. This ledger keeps each release (trainer, privacy unit, the events it spend
 own (epsilon, delta), when, the model folder it was saved to) with **the documents it read**: each document's content
 digest (:mod:`dptopic.corpus.identity`) and, with a person field, its person, both keyed with a key of the ledger's
 own before they are stored (the digests never leave it). A set of documents recorded once is one *document set*;
-its **dataset** is the name a user gave it (``--dataset NAME``, ``dataset=``) or ``content:`` and a keyed digest of
+its **dataset** is the name a user gave it (``dataset=``) or ``content:`` and a keyed digest of
 its documents, the same for the same documents in any order, file or format.
 
 Totals are per **owner** of documents, a person where some release gave the documents' person and a document
@@ -93,8 +93,8 @@ def ledger_path(path=None, off: bool = False, must_exist: bool = False):
 def check_name(name, what: str = "dataset") -> str:
     """A dataset name: a non-empty line of printable text, at most :data:`MAX_NAME` characters."""
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or not name.isprintable():
-        raise DPTopicError(f"invalid {what} name {str(name)[:60]!r}: give a non-empty name of printable characters, at"
-                           f" most {MAX_NAME} long (--dataset NAME, dataset=).")
+        raise ParameterError("invalid %s name {%s=}: give a non-empty name of printable characters, at most {most}"
+                             " long." % (what, what), what, name, most=MAX_NAME)
     return name.strip()
 
 
@@ -575,7 +575,7 @@ class DatasetLedger:
 
     # ------------------------------------------------------------------ show and export
     def show(self, dataset: str | None = None) -> dict:
-        """``{"datasets": [...]}``, the JSON of ``dptopic budget show --json`` (its fields: docs/privacy.md): per
+        """``{"datasets": [...]}``, the JSON that ``dptopic budget show`` prints (its fields: docs/privacy.md): per
         dataset its releases with their events (every parameter, so that another accountant recomputes the total),
         its total and how it was reached (``largest``: the releases composed for its largest owner and the group
         size each was converted at), the datasets it overlaps and its cap."""
@@ -628,9 +628,9 @@ class DatasetLedger:
         return out
 
     def person_summary(self, delta: float | None = None, top: int = 10) -> dict:
-        """Every owner's total (``budget show --person-level``): the largest, the distribution over owners (counts of
-        the private data: outside the guarantee) and the person cap. ``delta``: the person cap's, else the ledger's
-        first release's."""
+        """Every owner's total (what ``dptopic budget show`` lists per person): the largest, the distribution over
+        owners (counts of the private data: outside the guarantee) and the person cap. ``delta``: the person cap's, else
+        the ledger's first release's."""
         from .ledger_totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
 
         def go(tx, st):
@@ -779,8 +779,8 @@ class DatasetLedger:
                     raise BudgetExceededError(
                         f"every person is capped at epsilon = {pc[0]:g} (delta = {pc[1]:g}) in ledger {self.where};"
                         f" this {trainer} run would bring {who} of its documents to {_fmt(s.epsilon)}: refused before"
-                        " any noise was drawn, nothing written ('dptopic budget show --person-level' lists the"
-                        " totals; docs/budget.md).")
+                        " any noise was drawn, nothing written (person_summary, or dptopic budget show per person,"
+                        " lists the totals; docs/budget.md).")
 
     def debit(self, dataset: str | None, trainer: str, unit: str, groups, delta: float, *, kind: str = "fit",
               guarantee: bool = True, release_id: int | None = None, note: str | None = None,

@@ -299,7 +299,7 @@ def check_f(f) -> float:
         raise ParameterError("invalid {f=}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).", "f", f)
     if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
         raise ParameterError("invalid {f=}: so small a flip parameter gives eps_word above {top:g} per word, which"
-                             " protects nothing; give {f} >= {least:.3g} or use --epsilon-word.", "f", f,
+                             " protects nothing; give {f} >= {least:.3g} or use {epsilon_word}.", "f", f,
                              top=EPSILON_MAX, least=2.0 / (1.0 + math.exp(EPSILON_MAX)))
     return float(f)
 

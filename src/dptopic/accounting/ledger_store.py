@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 FORMAT = "dptopic-dataset-ledger"
 VERSION = 2
@@ -77,12 +77,20 @@ _PG_TABLES = (
 TABLES = {"meta", "datasets", "releases", "docsets", "docs", "caps"}
 
 
-class LedgerFileError(DPTopicError):
+class _LedgerError(ParameterError):
+    """A refusal of the ledger a caller named (``ledger``): its template names the parameter (``{ledger=} PATH``),
+    every other field is written as given."""
+
+    def __init__(self, template: str, **fields):
+        super().__init__(template, "ledger", **fields)
+
+
+class LedgerFileError(_LedgerError):
     """The ledger is not a dptopic ledger (corrupt, another program's, newer, damaged) or cannot be opened:
     nothing was spent."""
 
 
-class LedgerMissing(DPTopicError):
+class LedgerMissing(_LedgerError):
     """No ledger where one was to be read: nothing has been recorded there yet."""
 
 
@@ -131,10 +139,11 @@ class Store:
     where: str = ""
 
     def fix(self) -> str:
-        return f"give another with --ledger PATH or {ENV}, or move this one away (docs/budget.md)"
+        return "give another with {ledger=} PATH or {env}, or move this one away (docs/budget.md)"
 
     def bad(self, why: str) -> LedgerFileError:
-        return LedgerFileError(f"ledger {self.where} {why}: nothing was spent; {self.fix()}.")
+        return LedgerFileError("ledger {where} {why}: nothing was spent; " + self.fix() + ".", where=self.where,
+                               why=why, env=ENV)
 
     RETRIES = 8
 
@@ -177,19 +186,19 @@ class SQLiteStore(Store):
                 raise self.bad("is a symbolic link that leads nowhere (its target is missing, or the links make a"
                                " loop)") from None
             if self.read_only:
-                raise LedgerMissing(f"no ledger at {p}: nothing has been recorded there yet (give --ledger PATH or"
-                                    f" {ENV} to read another).")
+                raise LedgerMissing("no ledger at {where}: nothing has been recorded there yet (give {ledger=} PATH or"
+                                    " {env} to read another).", where=p, env=ENV)
             return
         except OSError as e:
             if e.errno == errno.ELOOP:
                 raise self.bad("is a symbolic link that leads nowhere (its target is missing, or the links make a"
                                " loop)") from None
             if e.errno == errno.ENAMETOOLONG:
-                raise LedgerFileError(f"ledger path {str(p)[:80]}... is too long for this system: nothing was spent;"
-                                      " give a shorter path with --ledger PATH.") from None
+                raise LedgerFileError("ledger path {short}... is too long for this system: nothing was spent; give a"
+                                      " shorter path with {ledger=} PATH.", short=str(p)[:80]) from None
             raise self.bad(f"cannot be read ({e.strerror or e})") from None
         if p.is_dir():
-            raise LedgerFileError(f"ledger {p} is a folder: give a file (--ledger PATH, {ENV}).")
+            raise LedgerFileError("ledger {where} is a folder: give a file ({ledger=} PATH, {env}).", where=p, env=ENV)
         if not p.is_file():
             raise self.bad("is not a regular file (a pipe, a device or a socket)")
         if self.read_only and p.stat().st_size == 0:
@@ -201,8 +210,9 @@ class SQLiteStore(Store):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 if e.errno == errno.ENAMETOOLONG:
-                    raise LedgerFileError(f"ledger path {str(self.path)[:80]}... is too long for this system: nothing"
-                                          " was spent; give a shorter path with --ledger PATH.") from None
+                    raise LedgerFileError("ledger path {short}... is too long for this system: nothing was spent;"
+                                          " give a shorter path with {ledger=} PATH.",
+                                          short=str(self.path)[:80]) from None
                 raise self.bad(f"cannot be created ({e.strerror or e})") from None
         try:
             if self.read_only:
@@ -343,7 +353,7 @@ class PostgresStore(Store):
         self.engine = sqlalchemy.create_engine(u, poolclass=NullPool, connect_args={"connect_timeout": 10})
 
     def fix(self) -> str:
-        return f"give another with --ledger URL or {ENV} (docs/budget.md)"
+        return "give another with {ledger=} URL or {env} (docs/budget.md)"
 
     @contextlib.contextmanager
     def transaction(self, write: bool = False):
@@ -405,8 +415,8 @@ class PostgresStore(Store):
         if tables:
             raise self.bad(f"holds a schema {PG_SCHEMA!r} of another program (it has tables of its own)")
         if not create:
-            raise LedgerMissing(f"no ledger at {self.where}: nothing has been recorded there yet (give --ledger URL or"
-                                f" {ENV} to read another).")
+            raise LedgerMissing("no ledger at {where}: nothing has been recorded there yet (give {ledger=} URL or"
+                                " {env} to read another).", where=self.where, env=ENV)
         with self.transaction(write=True) as tx:
             if present is None:
                 tx.run(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")

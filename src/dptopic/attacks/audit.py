@@ -4,7 +4,7 @@ the release) and what ``audit.json`` records of it. ``dptopic audit`` parses its
 and prints the result; a Python user calls the same functions.
 
 Every function that refuses a setting names it by ``names`` (a mapping from its parameter to how the caller's user
-wrote it, e.g. ``{"shadows": "--shadows"}``; by default the parameter itself).
+wrote it: a command line maps ``shadows`` to its option; by default the parameter itself, ``shadows=8``).
 """
 from __future__ import annotations
 
@@ -64,8 +64,9 @@ FREQUENCY_CUT_OVERLAP = 0.5
 """A data-chosen vocabulary with fewer than this share of its words among the corpus's most frequent ones (as many as
 it has) is taken for a word list given to ``train``: a saved non-private model does not record which it was."""
 
-OLD_NAMES = {"budget": "the whole run's budget is --epsilon (and --delta), the guarantee the trainer claims in total"}
-"""Setting names that no trainer takes but that read as a setting: the one line that names the flag meant."""
+OLD_NAMES = {"budget": "the whole run's budget is {epsilon} (and {delta}), the guarantee the trainer claims in total"}
+"""Setting names that no trainer takes but that read as a setting: the one line that names the parameter meant
+(each field a parameter, written by ``names``)."""
 
 # the generic settings of an audited procedure, and the parameter each is among a trainer's parameters
 SETTING_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
@@ -76,19 +77,37 @@ def _name(names, key: str) -> str:
     return (names or {}).get(key, key)
 
 
-def check_renamed(cls, extra: dict, flag: str = "--set") -> None:
-    """Refuse a setting name that the trainer renamed (its ``renamed_parameter``: the new parameter and why) or that
-    names a flag (:data:`OLD_NAMES`), in one line naming the new one, before the trainer is built."""
-    names = set(inspect.signature(cls.__init__).parameters)
+def _is(names, key: str, value) -> str:
+    """Parameter ``key`` set to ``value`` as the caller writes it: ``names[key] value`` (an option and its value), else
+    ``key=value`` (a Python keyword); a value of True is the option alone."""
+    if key in (names or {}):
+        return names[key] if value is True else f"{names[key]} {value}"
+    return f"{key}={value!r}"
+
+
+def _setting(names, key: str, value: str = "VALUE") -> str:
+    """A trainer setting given through ``settings`` (``names["settings"]`` on a command line: its ``NAME=VALUE``
+    option), as the caller writes it."""
+    if "settings" in (names or {}):
+        return f"{names['settings']} {key}={value}"
+    return f"settings={{{key!r}: {value}}}"
+
+
+def check_renamed(cls, extra: dict, names=None) -> None:
+    """Refuse a setting name (of ``settings``) that the trainer renamed (its ``renamed_parameter``: the new parameter
+    and why) or that names another parameter (:data:`OLD_NAMES`), in one line naming the new one, before the trainer
+    is built."""
+    known = set(inspect.signature(cls.__init__).parameters)
     for k in extra:
-        if k in names:
+        if k in known:
             continue
         renamed = getattr(cls, "renamed_parameter", None)
         why = renamed(k) if renamed is not None else None
         if why is not None:
-            raise DPTopicError(f"invalid {flag} {k}=...: {why}")
+            raise DPTopicError(f"invalid {_setting(names, k, '...')}: {why}")
         if k in OLD_NAMES:
-            raise DPTopicError(f"invalid {flag} {k}=...: {cls.__name__} has no parameter {k!r}; {OLD_NAMES[k]}.")
+            meant = OLD_NAMES[k].format(**{p: _name(names, p) for p in ("epsilon", "delta")})
+            raise DPTopicError(f"invalid {_setting(names, k, '...')}: {cls.__name__} has no parameter {k!r}; {meant}.")
 
 
 @dataclass
@@ -138,8 +157,9 @@ def saved_procedure(path) -> AuditedProcedure:
 
 
 def trainer_procedure(algorithm: str, *, topics=None, iterations=None, alpha=None, beta=None, epsilon=None, delta=None,
-                      settings: dict | None = None, names=None, settings_flag: str = "--set") -> AuditedProcedure:
-    """The procedure of trainer ``algorithm`` (a ``dptopic train --algorithm`` name) with these settings: ``topics``,
+                      settings: dict | None = None, names=None) -> AuditedProcedure:
+    """The procedure of trainer ``algorithm`` (a registered trainer's name, as ``dptopic.train`` takes it) with these
+    settings: ``topics``,
     ``iterations``, ``alpha``, ``beta`` go to whichever of its parameters holds them, ``epsilon`` is the total it
     claims, and ``settings`` any other parameter. Every parameter and value is checked before anything is read."""
     if algorithm in NOT_AUDITED:
@@ -151,7 +171,7 @@ def trainer_procedure(algorithm: str, *, topics=None, iterations=None, alpha=Non
     params_epsilon = guarantee_epsilon_parameter(algorithm)
     if epsilon is not None and params_epsilon is None and "paper_epsilon" in known:
         raise DPTopicError(f"{_name(names, 'epsilon')} is the guarantee a trainer claims, in total, and {algorithm}"
-                           f" claims none: give its paper's figure as {settings_flag} paper_epsilon=VALUE instead.")
+                           f" claims none: give its paper's figure as {_setting(names, 'paper_epsilon')} instead.")
     given = dict(topics=topics, iterations=iterations, alpha=alpha, beta=beta, epsilon=epsilon, delta=delta)
     keys = dict(SETTING_KEYS, epsilon=(params_epsilon,))
     params = {}
@@ -162,18 +182,20 @@ def trainer_procedure(algorithm: str, *, topics=None, iterations=None, alpha=Non
         key = next((k for k in keys[flag] if k is not None and (k in known or flag == "epsilon")), None)
         if key is None:
             raise DPTopicError(f"{_name(names, flag)} does not apply to {algorithm}; see its parameters with"
-                               f" {settings_flag} NAME=VALUE.")
+                               f" {_setting(names, 'NAME')}.")
         params[key] = v
     extra = dict(settings or {})
     for k in ("seed", "verbose", "n_jobs"):
         if k in extra:
-            raise DPTopicError(f"{settings_flag} {k}=... is not a trainer setting here: the audit gives every shadow"
-                               f" model its own {'seed (use --seed)' if k == 'seed' else k}; drop it.")
+            raise DPTopicError(f"{_setting(names, k, '...')} is not a trainer setting here: the audit gives every"
+                               f" shadow model its own {k}" + (f" (use {_name(names, 'seed')})" if k == "seed" else "")
+                               + "; drop it.")
     clash = sorted(set(extra) & set(params))
     if clash:
         flag = next((_name(names, f) for f, ks in keys.items() if clash[0] in ks), "the flag")
-        raise DPTopicError(f"{settings_flag} {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
-    check_renamed(cls, extra, settings_flag)
+        raise DPTopicError(f"{_setting(names, clash[0], '...')} clashes with {flag}, which sets {clash[0]}: give it"
+                           " once.")
+    check_renamed(cls, extra, names)
     params.update(extra)
     est = make_estimator(algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     if hasattr(est, "validate_parameters"):                 # and so do bad values, before any shadow model is trained
@@ -284,20 +306,23 @@ def check_user_field(procedure: AuditedProcedure, user_field: str | None, by_fol
                            " FIELD, the JSONL field / CSV column holding each document's person (or a folder of"
                            " folders, one per person), so that its shadows group the documents by person.")
     if user_field is not None and not procedure.user_level:
-        raise DPTopicError(f"{_name(names, 'user_field')} {user_field} applies to a user-level model only (train --unit"
-                           " user; with --algorithm: --set unit=user): drop it, or audit a user-level model.")
+        raise DPTopicError(f"{_name(names, 'user_field')} {user_field} applies to a user-level model only (one trained"
+                           f" with unit 'user'; with {_name(names, 'algorithm')}: {_setting(names, 'unit', 'user')}):"
+                           " drop it, or audit a user-level model.")
     return procedure.user_level
 
 
-def check_release_supported(procedure: AuditedProcedure) -> None:
+def check_release_supported(procedure: AuditedProcedure, names=None) -> None:
+    """Refuse, in one line, the release-scored design for a procedure it cannot score."""
     audited = procedure.audited or {}
     if audited.get("class") not in SUPPORTED:
-        raise DPTopicError(f"--score release audits docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI,"
-                           f" HDPLDA) only, not {audited.get('class')}: drop --score release to score the canaries"
+        release = _is(names, "score", "release")
+        raise DPTopicError(f"{release} audits docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI,"
+                           f" HDPLDA) only, not {audited.get('class')}: drop {release} to score the canaries"
                            " through the topics.")
 
 
-def scale_note(n_docs: int, model, design: str) -> str:
+def scale_note(n_docs: int, model, design: str, names=None) -> str:
     """What the audit trained on, set beside the procedure it audits: the shadows' (or the one run's) number of
     documents, and, when the saved model records it, how many documents its own training run had (a smaller audit
     corpus audits the procedure at a smaller scale, where each document weighs more)."""
@@ -307,9 +332,10 @@ def scale_note(n_docs: int, model, design: str) -> str:
         trained = int(stats["n_docs"])
     if design == "lira":
         what = (f"each shadow model trains on a {n_docs // 2:,}-document half of the {n_docs:,} documents of"
-                " --corpus")
+                f" {_name(names, 'corpus')}")
     else:
-        what = f"the one model trains on the {n_docs:,} documents of --corpus plus the included canaries"
+        what = (f"the one model trains on the {n_docs:,} documents of {_name(names, 'corpus')} plus the included"
+                " canaries")
     if trained is None:
         return what + (" (the saved model does not record how many documents it was trained on)"
                        if model is not None else "")
@@ -393,15 +419,15 @@ def audit_corpus(spec, model=None, *, fmt: str = "auto", uci_vocab=None, text_fi
             raise DPTopicError(f"with {_name(names, 'model')} the corpus is read into the model's own vocabulary, as"
                                f" 'dptopic evaluate' reads it: drop {', '.join(given)} (or give"
                                f" {_name(names, 'vocabulary')} FILE).")
-        return _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users)
+        return _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users, names)
     reference = load_corpus(spec, fmt, uci_vocab, text_field, label_field, vocabulary=vocabulary,
                             stop_words=stop_words, lowercase=lowercase, **users)
-    corpus, note = restricted_to_model(model, reference, restrict, vocabulary_name, vocabulary.words)
+    corpus, note = restricted_to_model(model, reference, restrict, vocabulary_name, vocabulary.words, names)
     return corpus, note, {"read": f"in {vocabulary_name}, restricted to the model's vocabulary",
                           "stop_words": stop_words, "lowercase": lowercase}
 
 
-def _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users) -> tuple:
+def _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, users, names=None) -> tuple:
     """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
     (:func:`model_corpus_note`)."""
     read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
@@ -420,44 +446,47 @@ def _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, 
         corpus = load_corpus(spec, fmt, uci_vocab, text_field, label_field, vocabulary=model.vocabulary_, **users,
                              into_model=True, tokenizer=getattr(model, "tokenizer_", None))
     except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
-        check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, reference), restrict, reference.vocab_size)
+        check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, reference), restrict, reference.vocab_size,
+                       names=names)
         raise
-    return corpus, model_corpus_note(model, corpus, reference, restrict), read
+    return corpus, model_corpus_note(model, corpus, reference, restrict, names), read
 
 
 def documents(n: int) -> str:
     return f"{n} document" + ("" if n == 1 else "s")
 
 
-def check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None, word_list_hint=False):
+def check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None, word_list_hint=False,
+                   names=None):
     """Refuse (without ``restrict``) a corpus more than :data:`COVERAGE_LIMIT` of whose tokens the model does not
     know; otherwise the note to print (None when every token is known). ``word_list_hint``: the model may have been
     trained on a word list that the audit could not tell from a frequency cut: say to give it again."""
     where = where or (f"of the tokens of its {top} most frequent words" if top else "of its tokens")
     if share > COVERAGE_LIMIT and not restrict:
-        hint = (" (a model trained with --vocabulary LIST: give the same --vocabulary LIST here)"
-                if word_list_hint else "")
+        listed = _is(names, "vocabulary", "LIST")
+        hint = f" (a model trained with {listed}: give the same {listed} here)" if word_list_hint else ""
         raise DPTopicError(f"{share:.0%} {where} are outside the model's vocabulary (more than"
                            f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on{hint}, or pass"
-                           " --restrict to drop those words and audit what remains.")
+                           f" {_is(names, 'restrict', True)} to drop those words and audit what remains.")
     if share <= 0:
         return None
     return (f"{share:.1%} {where} are outside the model's vocabulary and were dropped"
-            + (" (--restrict)" if restrict else ""))
+            + (f" ({_is(names, 'restrict', True)})" if restrict else ""))
 
 
-def restricted_to_model(model, corpus, restrict: bool = False, vocabulary: str = "the vocabulary given", words=None):
+def restricted_to_model(model, corpus, restrict: bool = False, vocabulary: str = "the vocabulary given", words=None,
+                        names=None):
     """``corpus``, read in another vocabulary (``words``, default its own; named ``vocabulary`` in the messages) than
     ``model``'s, restricted to the model's words, its documents left without any dropped: ``(corpus, note)``, refused
     as :func:`check_coverage` refuses, or when no document is left; the note says what was dropped (None when
     nothing)."""
-    note = check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, corpus), restrict, None)
+    note = check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, corpus), restrict, None, names=names)
     restricted = corpus.restrict(model.vocabulary_, drop_empty=False)
     keep = restricted.doc_lengths > 0
     n_read = corpus.n_docs + corpus.n_empty_dropped
     if not keep.any():
         raise DPTopicError(f"no document holds a word of both {vocabulary} and the model: give the model's own"
-                           " vocabulary (leave --vocabulary out) or a list that shares its words.")
+                           f" vocabulary (leave {_name(names, 'vocabulary')} out) or a list that shares its words.")
     n_model = len(model.vocabulary_)
     shared = len(set(corpus.vocabulary.words if words is None else words) & set(model.vocabulary_.words))
     parts = [note] if note else []
@@ -470,7 +499,7 @@ def restricted_to_model(model, corpus, restrict: bool = False, vocabulary: str =
     return restricted.drop_empty(), "; ".join(parts) or None
 
 
-def model_corpus_note(model, corpus, reference, restrict: bool = False) -> str | None:
+def model_corpus_note(model, corpus, reference, restrict: bool = False, names=None) -> str | None:
     """Whether ``corpus`` (read into ``model``'s vocabulary) is a corpus the model could have been trained on
     (:data:`COVERAGE_LIMIT`), ``reference`` being the corpus as ``train`` would read it at the model's vocabulary
     size: refused in one line, or the note of what was dropped (None when nothing)."""
@@ -488,11 +517,11 @@ def model_corpus_note(model, corpus, reference, restrict: bool = False) -> str |
         if absent > COVERAGE_LIMIT and not restrict:
             raise DPTopicError(f"{absent:.0%} of the model's {n_model} words, selected privately from its training"
                                " documents (each occurs there), do not occur in this corpus (more than"
-                               f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
-                               " to audit this one.")
+                               f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass"
+                               f" {_is(names, 'restrict', True)} to audit this one.")
         note = (f"the model's vocabulary was selected privately (not as the corpus's most frequent words):"
                 f" {1 - absent:.0%} of its {n_model} words occur in the corpus; {share:.1%} {top} are outside it and"
-                " were dropped" + (" (--restrict)" if restrict else ""))
+                " were dropped" + (f" ({_is(names, 'restrict', True)})" if restrict else ""))
         return note + empty
     overlap = _coverage.vocabulary_overlap(model.vocabulary_, reference.vocabulary)
     word_list = source == "supplied" or (source is None or source == "data") and overlap < FREQUENCY_CUT_OVERLAP
@@ -507,7 +536,7 @@ def model_corpus_note(model, corpus, reference, restrict: bool = False) -> str |
             return (f"{share:.1%} {top} are outside the model's vocabulary (the word list it was trained on)"
                     " and were dropped; the model records no figure of its training documents to compare"
                     f" with, so whether this is its training corpus is not checked{empty}")
-    note = check_coverage(share, restrict, reference.vocab_size, top, word_list_hint=source != "data")
+    note = check_coverage(share, restrict, reference.vocab_size, top, word_list_hint=source != "data", names=names)
     return note + empty if note else (empty[2:] if empty else None)
 
 
@@ -523,14 +552,15 @@ def _quiet_warnings(shadows: bool):
         yield
 
 
-def _reproducible(seed, what: str) -> str:
-    return (f"yes: run again with --seed {seed}" if seed is not None else
-            f"no: no --seed was given, so the {what} drew fresh OS entropy")
+def _reproducible(seed, what: str, names=None) -> str:
+    return (f"yes: run again with {_is(names, 'seed', seed)}" if seed is not None else
+            f"no: no {_name(names, 'seed')} was given, so the {what} drew fresh OS entropy")
 
 
 def audit_lira(corpus, procedure: AuditedProcedure, *, shadows: int = DEFAULT_SHADOWS, targets=None,
                jobs: int = DEFAULT_JOBS, seed=None, confidence: float = 0.95, verbose: int = 0,
-               corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None):
+               corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None,
+               names=None):
     """LiRA on ``shadows`` shadow models of ``procedure`` trained on complementary halves of ``corpus``; the
     :class:`~dptopic.attacks.lira.LiRAResult`, its ``settings`` holding what ``audit.json`` records of the run."""
     with _quiet_warnings(shadows=True):
@@ -539,7 +569,7 @@ def audit_lira(corpus, procedure: AuditedProcedure, *, shadows: int = DEFAULT_SH
     # what was attacked, so that the figures are never shown beside another model's claim (dptopic report --audit)
     res.settings.update({"audited": procedure.audited, "corpus": corpus_record,
                          "attacked": describe(procedure.audited, corpus_record, shadows, claim=res.claimed),
-                         "seed": seed, "reproducible": _reproducible(seed, "shadow splits and training")})
+                         "seed": seed, "reproducible": _reproducible(seed, "shadow splits and training", names)})
     res.settings["scale"] = scale
     if coverage:
         res.settings["coverage"] = coverage
@@ -553,10 +583,10 @@ def _one_run_record(res: dict, settings: dict, score: str | None = None) -> dict
             "metrics_guarantee": outside_guarantee_label(), "settings": settings}
 
 
-def _one_run_settings(procedure, corpus_record, seed, scale, coverage, score=None) -> dict:
+def _one_run_settings(procedure, corpus_record, seed, scale, coverage, score=None, names=None) -> dict:
     settings = {"design": "one-run", **({"score": score} if score else {}), "audited": procedure.audited or None,
                 "corpus": corpus_record, "seed": seed, "dptopic_version": dptopic_version(),
-                "reproducible": _reproducible(seed, "coins and training"), "scale": scale}
+                "reproducible": _reproducible(seed, "coins and training", names), "scale": scale}
     if coverage:
         settings["coverage"] = coverage
     return settings
@@ -564,23 +594,25 @@ def _one_run_settings(procedure, corpus_record, seed, scale, coverage, score=Non
 
 def audit_one_run(corpus, procedure: AuditedProcedure, *, canaries: int = ONE_RUN_CANARIES,
                   canary_length: int = ONE_RUN_CANARY_LENGTH, seed=None, confidence: float = 0.95,
-                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None) -> dict:
+                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None,
+                  names=None) -> dict:
     """The one-run design scored through the released topics (:func:`~dptopic.attacks.one_run.one_run_audit`): the
     record ``audit.json`` holds."""
     with _quiet_warnings(shadows=False):    # the audit's own model is never released
         res = one_run_audit(corpus, procedure.train_fn, n_canaries=canaries, canary_length=canary_length,
                             confidence=confidence, seed=seed, claim=procedure.claim())
-    return _one_run_record(res, _one_run_settings(procedure, corpus_record, seed, scale, coverage))
+    return _one_run_record(res, _one_run_settings(procedure, corpus_record, seed, scale, coverage, names=names))
 
 
 def audit_release(corpus, procedure: AuditedProcedure, *, canaries: int = RELEASE_CANARIES,
                   canary_unit: str = "document", canary_documents: int = 1, seed=None, confidence: float = 0.95,
-                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None) -> dict:
+                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None,
+                  names=None) -> dict:
     """The one-run design scored on the released statistic itself (white-box;
     :func:`~dptopic.attacks.release_audit.release_audit`): the record ``audit.json`` holds."""
     res = release_audit(corpus, procedure.estimator(), n_canaries=canaries, canary_unit=canary_unit,
                         canary_documents=canary_documents, confidence=confidence, seed=seed, claim=procedure.claim())
-    settings = _one_run_settings(procedure, corpus_record, seed, scale, coverage, score="release")
+    settings = _one_run_settings(procedure, corpus_record, seed, scale, coverage, score="release", names=names)
     return _one_run_record(res, settings, score="release")
 
 

@@ -64,7 +64,8 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, c
     from sklearn.linear_model import LogisticRegression  # scikit-learn: heavy, loaded when used
 
     if corpus.labels is None:
-        raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
+        raise DPTopicError("the classifier attack needs a labelled corpus: give a corpus read with its labels"
+                           " (label_field=).")
 
     with shadow_runs():     # a shadow's release goes on its own dataset of the ledger
         phi, priv = phi_and_privacy(train_fn(corpus, rng))
@@ -121,7 +122,8 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
         raise DPTopicError(f"invalid n_replicates={n_replicates!r}: need a whole number >= 1 of replicates of the"
                            " attack (2 or more for a standard error that counts training).")
     if corpus.labels is None:
-        raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
+        raise DPTopicError("the classifier attack needs a labelled corpus: give a corpus read with its labels"
+                           " (label_field=).")
     _check_train_fn(train_fn)
     seed = _check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -158,7 +160,7 @@ def _one_attack(corpus: Corpus, train_fn, test_size: float, n_shadows: int, rng:
     if len(set(train.labels)) < 2:
         raise DPTopicError(f"the target classifier's training split ({train.n_docs} of the {corpus.n_docs} documents,"
                            f" drawn at random) holds only class {train.labels[0]!r}: give more documents of every"
-                           " class (a larger corpus or --subsample, or --classes with more even classes).")
+                           " class (a larger corpus or sample of it, or classes with more even counts).")
     target = train_topic_classifier(train, train_fn, rng, classes)
     y_test = np.asarray(test.labels)
     pred = target.predict(test)

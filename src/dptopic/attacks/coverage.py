@@ -1,5 +1,5 @@
 """How well a corpus matches a saved model's vocabulary: the figures an audit with a saved model checks before it
-attacks, so that it attacks documents like those the model was trained on (``dptopic audit --model``).
+attacks, so that it attacks documents like those the model was trained on (an audit of a saved model).
 
 Each reads the documents of the corpus given: for a private corpus, a figure outside any guarantee.
 """

@@ -57,15 +57,13 @@ does not attack. A view of :data:`dptopic.models.registry.TRAINERS` (each entry'
 
 # ------------------------------------------------------------------ trainers
 # a common name onto a class's own, for a class that lacks the common one: scikit-learn's names, and the names a
-# registered trainer's iterations go by (its parameter that train's --iterations or --epochs or --rounds sets)
+# registered trainer's passes over the data go by (Gibbs sweeps, epochs, FedLDA's rounds)
 _ALIASES = {"n_topics": ("n_components", "k"),
-            "n_iter": ("max_iter", *dict.fromkeys(p for t in TRAINERS.values() for p in t.parameters()
-                                                  if t.flag(p) in ("--iterations", "--epochs", "--rounds")
-                                                  and p != "n_iter"), "n_rounds", "iterations")}
+            "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
 
 
 def _epsilon_names() -> tuple:
-    """The knob an audit's --epsilon sets, as the registry declares it: a trainer's component first where it has one
+    """The knob an audit's ``epsilon`` sets, as the registry declares it: a trainer's component first where it has one
     (HDP-LDA's per-iteration Laplace, FedLDA's per entry: what the audit set before those trainers took a per-word or
     per-user total as epsilon; a baseline's figure without a guarantee, CDP-LDA's paper_epsilon), then a trainer's
     own total epsilon. Used for a class the registry does not hold; a registered one's own entry decides."""
@@ -146,7 +144,7 @@ def epsilon_parameter(algorithm, required=True):
 
 
 def guarantee_epsilon_parameter(algorithm):
-    """The parameter that takes a trainer's guarantee in total, in its unit, as ``dptopic train --epsilon`` does:
+    """The parameter that takes a trainer's guarantee in total, in its unit, as ``dptopic.train``'s ``epsilon`` does:
     ``epsilon`` where the trainer takes it (HDP-LDA and FedLDA split it into their components) or is calibrated from
     a total (DP-SVI's ``from_budget``); ``epsilon_word`` for the local trainers (the whole guarantee per word); None
     for a trainer that claims no guarantee (CDP-LDA's ``paper_epsilon`` is the paper's figure, not a guarantee) or
@@ -167,7 +165,7 @@ NOT_AUDITED = {t.name: t.cls.__name__ for t in TRAINERS.values() if t.not_audite
 
 def not_audited_reason(name: str) -> str:
     """One line: why the audit does not attack ``name`` (a trainer's name or class name, as ``ldp-doc`` or
-    ``LocalDocumentLDA``, possibly after the flag that gave it: ``--algorithm ldp-doc``)."""
+    ``LocalDocumentLDA``, possibly after the name of the setting that gave it: ``algorithm ldp-doc``)."""
     key = str(name).split()[-1] if str(name).split() else ""
     entry = next((t for t in TRAINERS.values() if key in (t.name, t.cls.__name__) and t.not_audited), None)
     why = entry.not_audited if entry is not None else "it is not one of the trainers the audit re-runs."
@@ -539,7 +537,7 @@ AUC_SE_METHOD = ("documents and models: a bootstrap over the audited documents (
 
 TARGETS_NOT_COVERED = ("; the jackknife leaves out only groups without an attacked target (one group holds them all),"
                        " so the spread due to the targets' own training is not included: attack more targets"
-                       " (n_targets, --targets) to include it")
+                       " (n_targets) to include it")
 
 
 def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import binom
 
 from ..corpus import Corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import shadow_runs
 from .lira import (
@@ -115,8 +115,9 @@ def make_canaries(corpus: Corpus, n_canaries: int, canary_length: int, rng: np.r
         pool = order[:max(w, V // 2)]
         if math.comb(len(pool), w) < n_canaries:
             fit = max(math.comb(len(pool), w), V // 2 // w)
-            raise DPTopicError(f"the vocabulary of {V} words is too small for {n_canaries} distinct canaries (at most"
-                               f" {fit} fit): lower --canaries (n_canaries) or audit a corpus with more words.")
+            raise ParameterError("the vocabulary of {V} words is too small for {value} distinct canaries (at most"
+                                 " {fit} fit): lower {n_canaries} or audit a corpus with more words.", "n_canaries",
+                                 n_canaries, V=V, fit=fit)
         seen, sets = set(), []
         while len(sets) < n_canaries:
             s = tuple(sorted(rng.choice(pool, size=w, replace=False).tolist()))
@@ -158,8 +159,8 @@ def check_canary_size(n_canaries: int, canary_length: int, corpus_tokens: int | 
     """Refuse canaries that memory or the corpus cannot hold, before any is written: more than
     :data:`MAX_CANARY_TOKENS` tokens in all, or (``corpus_tokens`` given) one canary longer than the whole corpus,
     which would outweigh every document the model is trained on (up to :data:`CANARY_LENGTH` tokens, the default, is
-    allowed on a smaller corpus). ``names``: how the caller spells the two settings (``--canaries``/``--canary-length``
-    on the command line)."""
+    allowed on a smaller corpus). ``names``: how the caller spells the two settings (a command line's flags; by
+    default ``n_canaries``/``canary_length``)."""
     count, length = names
     sep = " " if length.startswith("--") else "="
     total = int(n_canaries) * int(canary_length)
@@ -281,10 +282,10 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
 
 
 def bound_figure(audit: dict) -> bytes | None:
-    """A PNG of a one-run audit's lower bound against the claim (``audit``: the ``audit.json`` that ``dptopic audit
-    --design one-run`` writes): the bound at the stated confidence, what an ideal audit of the release's noise expects
-    from as many canaries (``--score release``), and the claimed epsilon as a line. None when the audit holds no bound.
-    ``dptopic report --audit`` embeds it."""
+    """A PNG of a one-run audit's lower bound against the claim (``audit``: the ``audit.json`` of a one-run audit,
+    as ``dptopic audit`` writes it): the bound at the stated confidence, what an ideal audit of the release's noise
+    expects from as many canaries (an audit scored on the release), and the claimed epsilon as a line. None when the
+    audit holds no bound. A report page with its audit embeds it."""
     emp = audit.get("empirical_epsilon") if isinstance(audit, dict) else None
     if not isinstance(emp, dict) or not isinstance(emp.get("epsilon_lower_bound"), (int, float)):
         return None

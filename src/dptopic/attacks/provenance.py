@@ -3,7 +3,7 @@
 An audit re-runs a training procedure (LiRA's shadow models) on a corpus and attacks the shadow models; a released
 model is never scored. ``audit.json`` names the procedure (the trainer's class and parameters), the saved model it
 was read from with a fingerprint of that model, the corpus and how it was read, and the dptopic version;
-``dptopic report --audit`` compares them with the model it reports.
+a report page given the audit compares them with the model it reports.
 """
 from __future__ import annotations
 
@@ -55,13 +55,13 @@ def model_fingerprint(model) -> str:
 
 
 def audited_model(model, path) -> dict:
-    """``settings["audited"]`` of an audit of a saved model (``dptopic audit --model``)."""
+    """``settings["audited"]`` of an audit of a saved model."""
     return {"what": "saved model", "model": str(path), "class": type(model).__name__,
             "fingerprint": model_fingerprint(model), "params": procedure_params(model)}
 
 
 def audited_procedure(algorithm: str, estimator) -> dict:
-    """``settings["audited"]`` of an audit of a trainer's procedure (``dptopic audit --algorithm``)."""
+    """``settings["audited"]`` of an audit of a trainer's procedure (a trainer named with its settings)."""
     return {"what": "procedure", "algorithm": algorithm, "class": type(estimator).__name__,
             "params": procedure_params(estimator)}
 
@@ -71,7 +71,7 @@ def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = 
     """One line: what was audited and how, on which corpus (``settings["attacked"]``, shown by ``dptopic report``).
 
     An audit never scores a released model: it retrains shadow models with the procedure (class and parameters) and
-    attacks those. With ``--model`` the procedure is the saved model's, and the line says that the saved model itself
+    attacks those. For a saved model the procedure is the saved model's, and the line says that the saved model itself
     was not scored. ``claim``: the privacy report audited (a model's ``privacy_``); its claimed epsilon and unit are
     named (a trainer's parameters need not hold them: DP-SVI's hold its noise multiplier). ``models``: what was
     trained, where it was not shadow models (the one-run design's one model)."""

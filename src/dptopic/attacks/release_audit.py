@@ -1,5 +1,5 @@
-"""A white-box audit with one training run: canaries scored on the released statistic itself (``dptopic audit
---design one-run --score release``).
+"""A white-box audit with one training run: canaries scored on the released statistic itself (``dptopic audit``'s
+one-run design scored on the release).
 
 The one-run design of :mod:`dptopic.attacks.one_run` (Steinke, Nasr & Jagielski 2023) scores each canary through the
 released topics. The strongest audits score the release the noise was added to (Nasr et al. 2021, 2023): this module
@@ -30,7 +30,7 @@ The design.
 
 The bound is for adding or removing one canary unit. A canary person of ``K`` documents under a per-document claim is
 covered only by group privacy (``K`` times epsilon): a bound above the per-document claim then says the claim does
-not cover the person, which is what ``--canary-unit person`` asks.
+not cover the person, which is what ``canary_unit="person"`` asks.
 """
 from __future__ import annotations
 
@@ -244,7 +244,7 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
     svi = type(estimator).__name__ == "DPSVI"
     if svi:
         if estimator.clip is not None and estimator.clip < 1:
-            raise DPTopicError(f"--score release needs DPSVI's clip of at least 1 token (clip={estimator.clip:g}): a"
+            raise DPTopicError(f"the release audit needs DPSVI's clip of at least 1 token (clip={estimator.clip:g}): a"
                                " canary of one token could be clipped and its contribution unknown.")
         n = int(min(estimator.max_doc_len, np.inf if estimator.clip is None else math.floor(estimator.clip)))
         docs = [np.full(n, V + i) for i in np.flatnonzero(coins > 0)]
@@ -252,13 +252,13 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
         cols = np.arange(V, V + m)
     else:
         if getattr(estimator, "paper_literal", False):
-            raise DPTopicError("--score release audits HDP-LDA's default release only, not paper_literal (its noise"
-                               " stays in the live counts, so each release carries the earlier ones' noise): drop"
-                               " --paper-literal.")
+            raise ParameterError("the release audit covers HDP-LDA's default release only, not {paper_literal} (its"
+                                 " noise stays in the live counts, so each release carries the earlier ones' noise):"
+                                 " drop {paper_literal}.", "paper_literal", True)
         if getattr(estimator, "epsilon_laplace_", None) is None:
-            raise DPTopicError("HDP-LDA without Laplace noise (epsilon_laplace=None) releases exact counts and claims"
-                               " no guarantee: --score release has nothing to audit; give --epsilon or"
-                               " --epsilon-laplace.")
+            raise ParameterError("HDP-LDA without Laplace noise ({epsilon_laplace=}) releases exact counts and claims"
+                                 " no guarantee: the release audit has nothing to audit; give {epsilon} or"
+                                 " {epsilon_laplace}.", "epsilon_laplace", None)
         docs = [np.array([V + 2 * i + (0 if c > 0 else 1)]) for i, c in enumerate(coins)]
         audited = with_fresh_words(corpus, docs, 2 * m)
         cols = np.arange(V, V + 2 * m)
@@ -384,8 +384,8 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     _check_corpus(corpus)
     name = type(estimator).__name__
     if name not in SUPPORTED or not hasattr(estimator, "get_params"):
-        raise DPTopicError(f"--score release audits {', '.join(SUPPORTED)} (docdp-cooc, docdp, svi, hdp) only, not"
-                           f" {name}: audit another trainer with --score model (the default).")
+        raise DPTopicError(f"the release audit covers {', '.join(SUPPORTED)} (docdp-cooc, docdp, svi, hdp) only, not"
+                           f" {name}: audit another trainer through its topics (the one-run audit's default).")
     m = _whole("n_canaries", n_canaries, 2)
     if canary_unit not in CANARY_UNITS:
         raise DPTopicError(f"invalid canary_unit={canary_unit!r}: give 'document' or 'person'.")
@@ -402,8 +402,10 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
                              " lower {n_canaries} or {canary_documents}.", "n_canaries", m, m=m, K=K)
     user_level = getattr(estimator, "unit", "document") == "user"
     if user_level and corpus.user_ids is None:
-        raise DPTopicError("a user-level model is audited on documents with their person: give --user-field FIELD"
-                           " (Python: a Corpus read with its user ids).")
+        raise ParameterError("a user-level model is audited on documents with their person: give a corpus read with"
+                             " its user ids ({user_field}=FIELD).", "user_field",
+                             flag_template="a user-level model is audited on documents with their person: give"
+                             " {user_field} FIELD.")
     seed = _check_seed(seed)
     root = seed if isinstance(seed, (np.random.Generator, np.random.SeedSequence)) else np.random.SeedSequence(seed)
     if isinstance(root, np.random.Generator):

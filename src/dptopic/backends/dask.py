@@ -8,7 +8,7 @@ changes and any noise the trainer wrote into the counts), once, in the sweep cal
 each actor returns only the entries its sweep changed. For sound HDP-LDA only the frozen
 noisy release and the K topic totals travel (``docs/privacy.md``): the actors keep no copy
 of the true counts. Shards are read by the workers themselves from the files written by
-``dptopic corpus prepare --shards N``; only an in-memory corpus is sent from the driver, one
+:func:`~dptopic.corpus.shards.write_shards`; only an in-memory corpus is sent from the driver, one
 shard to each actor.
 
 Recovery: every call the driver makes to an actor (create and start a shard, sweep,
@@ -624,14 +624,13 @@ def check_client(client):
     """``client`` if it is an open ``distributed.Client``, else one line saying what to pass."""
     _require_distributed()
     if client is None:
-        raise DPTopicError("backend='dask' needs client=distributed.Client(...) (or --scheduler/--dask-local on the CLI).")
+        raise DPTopicError("backend='dask' needs client=distributed.Client(...).")
     from distributed import Client  # optional: the 'dask' extra
 
     if not isinstance(client, Client):
         what = f"the address {client!r}" if isinstance(client, str) else f"a {type(client).__name__}"
         raise DPTopicError(f"client= takes a distributed.Client, not {what}: pass client=distributed.Client("
-                           f"{client if isinstance(client, str) else 'ADDRESS'!r}) (or --scheduler ADDRESS on the"
-                           " CLI).")
+                           f"{client if isinstance(client, str) else 'ADDRESS'!r}).")
     if client.status in ("closing", "closed"):
         raise DPTopicError("the Dask client is closed: open a new one (distributed.Client(ADDRESS)) and pass it"
                            " as client=.")

@@ -8,10 +8,12 @@ import argparse
 import math
 import secrets
 import sys
+from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.terminal import print_topics as _print_topics
 from ..reporting.terminal import topic_support
-from ._flags import FORMAT_FLAG, FORMATS, flag_errors
+from ._flags import FORMATS, READING_FLAGS, flag_errors
 
 
 def _float_arg(check, what):
@@ -143,14 +145,14 @@ PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alon
 def load_corpus(*args, **kw):
     """:func:`dptopic.datasets.load_corpus`, its errors in flags (``--corpus``)."""
     from ..datasets import load_corpus as read  # start-up: datasets loads numpy
-    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+    with flag_errors(READING_FLAGS):
         return read(*args, **kw)
 
 
 def read_into_model(*args, **kw):
     """:func:`dptopic.datasets.read_into_model` (documents in a saved model's words), its errors in flags."""
     from ..datasets import read_into_model as read  # start-up: datasets loads numpy
-    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
+    with flag_errors({**READING_FLAGS, "corpus": "--corpus", "reference": "--reference"}):
         return read(*args, **kw)
 
 
@@ -163,19 +165,44 @@ def experiment_corpora(*args, **kw):
 def read_vocabulary(*args, **kw):
     """:func:`dptopic.corpus.wordlist.read_vocabulary` (``--vocabulary FILE | wordfreq:LANG[:SIZE]``)."""
     from ..corpus.wordlist import read_vocabulary as read  # start-up: corpus loads numpy
-    return read(*args, **kw)
+    with flag_errors({"vocabulary": "--vocabulary"}):
+        return read(*args, **kw)
 
 
-def reading_note(*args, **kw):
-    """:func:`dptopic.corpus.readers.reading_note`: the format ``--format auto`` chose."""
-    from ..corpus.readers import reading_note as note  # start-up: corpus loads numpy
-    return note(*args, **kw)
+def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
+    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
+    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
+    if fmt != "auto" or spec in BUILT_IN_CORPORA:
+        return None
+    from ..corpus.files import tab_header_rows  # start-up: corpus loads numpy
+    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated  # as above
+
+    p = Path(spec)
+    chosen = auto_format(p)
+    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
+          f"by its extension {file_suffix(p)!r}")
+    if chosen == "csv" and is_tab_separated(p):
+        rows = tab_header_rows(p)
+        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
+                "tab-separated values with one header row")
+    else:
+        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
+    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
+             .get(chosen, ""))
+    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
+            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
-def vocabulary_cut_note(*args, **kw):
-    """:func:`dptopic.corpus.corpus.vocabulary_cut_note`: what the default ``--max-vocab`` left out."""
-    from ..corpus.corpus import vocabulary_cut_note as note  # start-up: corpus loads numpy
-    return note(*args, **kw)
+def vocabulary_cut_note(corpus) -> str | None:
+    """One line saying how many words and what share of the tokens the default ``--max-vocab`` kept, when it left
+    words out of a vocabulary built from text (``corpus.vocabulary_cut``); None when it left none out."""
+    cut = corpus.vocabulary_cut
+    if not cut:
+        return None
+    share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
+    return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
+            f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
+            f" (--max-vocab all keeps them all).")
 
 
 def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
@@ -303,6 +330,12 @@ def flush_notes(show: bool = True) -> None:
     _PENDING_NOTES.clear()
     for line in lines if show else ():
         print(line, file=sys.stderr)
+
+
+def print_topics(*args, **kw) -> None:
+    """:func:`dptopic.reporting.terminal.print_topics`, its hint on hidden topics in this command line's flag."""
+    kw.setdefault("hint", "--show-unsupported shows their words")
+    _print_topics(*args, **kw)
 
 
 def refuse_show_unsupported(model, spec) -> None:

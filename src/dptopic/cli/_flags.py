@@ -26,11 +26,19 @@ CORPUS_FLAGS = {"max_vocab": "--max-vocab", "min_df": "--min-df", "max_df": "--m
 FORMAT_FLAG = {"format": "--format"}
 FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
+# how every command that reads a corpus file names its reader's parameters (datasets.load_corpus, corpus.readers;
+# the CSV reader's *_column are the same settings as the JSONL reader's *_field)
+READING_FLAGS = {**FORMAT_FLAG, **CORPUS_FLAGS, "vocab": "--vocab", "vocabulary": "--vocabulary",
+                 "keep_urls": "--keep-urls", "text_field": "--text-field", "text_column": "--text-field",
+                 "label_field": "--label-field", "label_column": "--label-field", "id_field": "--id-field",
+                 "id_column": "--id-field", "user_field": "--user-field", "user_column": "--user-field"}
+
 # HDP-LDA with --clip: eps_I follows from the clip bound (--epsilon-inherent is the other way to set it)
 FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
 
-# the parameters every command that writes sets by the same flags: main writes any refusal that names them in these
-OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite"}
+# the parameters every command that writes sets by the same flags (the dataset ledger a spending command records to
+# included): main writes any refusal that names them in these
+OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite", "ledger": "--ledger"}
 
 
 def flag_message(error: DPTopicError, names: dict) -> str:

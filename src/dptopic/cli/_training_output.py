@@ -8,10 +8,37 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-from ..reporting.terminal import corpus_line, esc, print_privacy, print_topics
+from ..reporting.terminal import esc, print_privacy, styled
+from ._common import print_topics
 
 _SAVED = {True: "saved in model.json, labelled as such.",
           False: "not saved (pass --save-metrics to save them, labelled as such)."}
+
+
+
+def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
+                split: str | None = None):
+    """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
+    sizes are labelled as what
+    they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
+    statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
+    ``--save-metrics`` asks for: ``saved``)."""
+    from ..training.by_unit import SPLIT_NAMES  # numpy: loaded when a corpus line is printed, not at start-up
+
+    line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
+            f" ({corpus.n_empty_dropped} empty documents dropped); "
+            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
+                                                                 " only between runs split alike)" if split else "")
+               if test is not None else
+               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
+               " 'dptopic evaluate' on documents kept aside)"))
+    if private and word_level:
+        line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
+    elif private:
+        line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
+                 + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else
+                    "shown here, not saved)[/]"))
+    return styled(line)
 
 
 def umass_text(v) -> str:

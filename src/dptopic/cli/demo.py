@@ -7,7 +7,7 @@ import os
 import warnings
 
 from ..reporting.terminal import esc, make_console
-from ._common import add_out_args, check_out, jobs_int, positive_float, positive_int, seed_int
+from ._common import add_out_args, check_out, jobs_int, positive_float, positive_int, print_topics, seed_int
 from ._flags import with_flag_names
 
 
@@ -34,7 +34,7 @@ def run_demo(a, console) -> None:
     from ..datasets import load_corpus  # loads numpy, numba and matplotlib: on use
     from ..models import HDPLDA, LDA  # (as above)
     from ..reporting.demo_figures import write_demo_figures  # (as above)
-    from ..reporting.terminal import print_privacy, print_topics  # (as above)
+    from ..reporting.terminal import print_privacy  # (as above)
     from ..training import train  # (as above)
     from ._training_output import print_metrics, print_training_step, word_level_guarantee  # (as above)
 
@@ -89,7 +89,6 @@ def _document_level(a, console):
     from ..datasets import load_corpus  # (as above)
     from ..evaluation import npmi_and_diversity  # (as above)
     from ..models import LDA  # (as above)
-    from ..reporting.terminal import print_topics  # (as above)
     from ..training import train  # (as above)
     from ._training_output import copies_note  # (as above)
 

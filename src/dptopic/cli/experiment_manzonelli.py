@@ -40,7 +40,8 @@ def check_lira_args(a) -> None:
     with flag_errors(SWEEP_FLAGS):
         check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
                             dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid,
-                            dp_params=parse_set(a.dp_set, "--dp-set"), n_topics=a.topics)
+                            dp_params=parse_set(a.dp_set, "--dp-set"), n_topics=a.topics,
+                            names={"shadows": "--shadows", "targets": "--targets"})
 
 
 def check_classifier_mia_args(a) -> None:
@@ -61,7 +62,8 @@ def cmd_lira(a):
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models", markup=True)
     if not a.private_vocabulary:    # a --k-grid value would otherwise fail after the whole --topics run
-        ml.check_topics_fit(corpus.vocab_size, a.trainer, {"--topics": [a.topics], "--k-grid": a.k_grid or []})
+        ml.check_topics_fit(corpus.vocab_size, a.trainer, {"--topics": [a.topics], "--k-grid": a.k_grid or []},
+                            "--trainer sklearn")
     out = Path(a.out)
     if a.private_vocabulary:
         s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,
@@ -87,7 +89,9 @@ def cmd_classifier_mia(a):
     console = make_console()
     check_classifier_mia_args(a)
     corpus = load_corpus(a.corpus, text_field=a.text_field, label_field=a.label_field, max_vocab=a.max_vocab)
-    corpus = ml.subsample(ml.labelled_documents(corpus, a.classes), a.subsample, experiment_seed(a, console))
+    with flag_errors({"classes": "--classes", "label_field": "--label-field"}):
+        labelled = ml.labelled_documents(corpus, a.classes)
+    corpus = ml.subsample(labelled, a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {esc(', '.join(sorted(set(corpus.labels))))}",
                   markup=True)
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,

@@ -62,7 +62,7 @@ def _randomize(a):
     vocab = read_vocabulary(a.vocabulary)
     # one report per input document, those with no vocabulary word included (randomize_words says why)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
-                         vocab_flag=None, stop_words=PUBLIC_VOCABULARY_DECIDES)
+                         vocab_settable=False, stop_words=PUBLIC_VOCABULARY_DECIDES)
     if a.unit == "document":
         randomize_documents(corpus, vocab, a.out, console, epsilon_doc=8.0 if a.epsilon_doc is None else a.epsilon_doc)
     else:

@@ -47,7 +47,7 @@ def cmd_privacy_hdp(a):
     with flag_errors({**HDP_FLAGS, **from_clip}):
         # every figure is computed (and every input checked) before anything is printed: a bad input gives one line
         lines, warnings = hdp_lines(hdp_calculator(a.beta, a.clip, a.epsilon_inherent, a.epsilon, a.epsilon_laplace,
-                                                   a.delta, a.iterations))
+                                                   a.delta, a.iterations), "--epsilon", "--epsilon-laplace")
     _print(lines)
     for line in warnings:       # on stderr, as every warning
         warn(line)
@@ -79,7 +79,10 @@ def cmd_privacy_fed_report_words(a):
                            " per entry, not FedLDA's per-user total (train --algorithm fed --epsilon).")
     if a.epsilon is None:
         raise DPTopicError("fed-report-words needs --epsilon-per-entry, the epsilon of each reported entry.")
-    _print(fed_report_words_lines(fed_report_words(a.epsilon, a.vocab_size, a.users, a.entries, a.z)))
+    f = fed_report_words(a.epsilon, a.vocab_size, a.users, a.entries, a.z)
+    n = f["report_words"]
+    _print(fed_report_words_lines(f) + [f"  dptopic train --algorithm fed --report-words {n}; dptopic serve"
+                                        f" --fed-epsilon-per-entry {f['epsilon']:g} --fed-report-words {n}"])
 
 
 def cmd_privacy_verify(a):

@@ -6,8 +6,8 @@ Only a trainer whose saved releases determine the topics at any K allows it: ``d
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ..reporting.terminal import esc, make_console, print_topics
-from ._common import add_model_arg, add_out_args, check_out, positive_int
+from ..reporting.terminal import esc, make_console
+from ._common import add_model_arg, add_out_args, check_out, positive_int, print_topics
 from ._flags import with_flag_names
 
 

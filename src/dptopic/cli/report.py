@@ -29,9 +29,10 @@ def cmd_report(a):
     with flag_errors({"audit": "--audit"}):
         audit, roc, audit_warning = audit_for_page(a.audit, model, a.model)
     ref = None if a.reference is None else read_into_model(model, a.reference, a.format, a.vocab, a.text_field,
-                                                            flag="--reference", keep_empty=False)
+                                                            parameter="reference", keep_empty=False)
     evaluation = page_evaluation(model, ref, a.reference_public, a.reference,
-                                 None if a.compare_to is None else load(a.compare_to), a.compare_to)
+                                 None if a.compare_to is None else load(a.compare_to), a.compare_to,
+                                 names={"reference": "--reference FILE", "reference_public": "--reference-public"})
     html, card = report_page(model, title=a.title, top=a.top, evaluation=evaluation, audit=audit, roc_png=roc,
                              source=str(a.model), show_unsupported=a.show_unsupported)
     # figures read from a reference corpus not declared public, or an audit's attack figures (computed from the

@@ -20,7 +20,7 @@ def _model_and_docs(a):
 
     model = load(a.model)
     given = getattr(a, "id_field", None)
-    docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, flag="--corpus", keep_empty=True,
+    docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, parameter="corpus", keep_empty=True,
                            id_field=given or DEFAULT_ID_FIELD, require_ids=given is not None)
     return model, docs
 
@@ -38,11 +38,30 @@ def cmd_transform(a):
     theta = model.transform(docs)
     write_theta_table(out, theta, docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)])
     if getattr(model, "privacy_", {}).get("private"):
-        print(f"warning: {private_input_note(model)}.", file=sys.stderr)
+        print(f"warning: {private_input_note(model, {'corpus': '--corpus'})}.", file=sys.stderr)
     empty = int((docs.doc_lengths == 0).sum())
     make_console().print(f"{docs.n_docs} documents x {theta.shape[1]} topics written to {out}"
                          + owner_only_note("--corpus")
                          + (f"; {empty} with no word of the model's vocabulary: their rows are the prior mean" if empty else ""))
+
+
+def export_warnings(doc: dict, model, kept_words_only: bool = False, corpus_public: bool = False) -> list:
+    """The warnings ``dptopic export`` gives about the document it wrote (``reporting.export.pyldavis_export``): most
+    of the topics' weight spread over the words outside the kept ones (``reporting.export.SPREAD_WARNING``), and
+    figures read from documents not declared public."""
+    from ..reporting.export import SPREAD_WARNING  # deferred: loads numpy
+
+    out = []
+    sm = doc.get("smoothing")
+    if sm and not kept_words_only and sm["weight_outside_kept_words"] >= SPREAD_WARNING:
+        out.append(f"{sm['weight_outside_kept_words']:.0%} of each topic's weight (mean over topics) is smoothing over"
+                   f" the {sm['vocabulary_words'] - sm['kept_words']} words outside the {sm['kept_words']} that"
+                   f" {type(model).__name__} estimated per topic ({sm['weight_on_top_10_words']:.0%} on its top 10"
+                   " words), so pyLDAvis will show flat topics and large perplexities: pass --kept-words-only to"
+                   " export the kept words only, renormalised.")
+    if "privacy_note" in doc and not corpus_public:
+        out.append(f"{doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).")
+    return out
 
 
 # the names of the export's parameters on this command line
@@ -53,14 +72,14 @@ EXPORT_FLAGS = {"kept_words_only": "--kept-words-only", "show_unsupported": "--s
 @with_flag_names(EXPORT_FLAGS)
 def cmd_export(a):
     from .._io import atomic_write_bytes  # deferred: loads numpy
-    from ..reporting.export import check_export_out, export_warnings, pyldavis_export  # when the command runs
+    from ..reporting.export import check_export_out, pyldavis_export  # when the command runs
 
     out = check_export_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
     if a.show_unsupported:
         refuse_show_unsupported(model, a.model)
     doc = pyldavis_export(model, docs, kept_words_only=a.kept_words_only, show_unsupported=a.show_unsupported,
-                          corpus_public=a.corpus_public, source=a.model)
+                          corpus_public=a.corpus_public, source=a.model, names={**EXPORT_FLAGS, "corpus": "--corpus"})
     for line in export_warnings(doc, model, a.kept_words_only, a.corpus_public):
         warn(line)
     atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
@@ -71,6 +90,7 @@ def cmd_export(a):
                          + ("" if a.corpus_public else owner_only_note("--corpus", "--corpus-public")))
 
 
+@with_flag_names({"fed": "--fed"})
 def cmd_pull(a):
     from ..contributor.client import ServiceClient  # deferred: loads numpy
     from ..reporting.pull import pull  # deferred: loads numpy

@@ -6,7 +6,7 @@ import argparse
 
 from ..errors import DPTopicError
 from ..models.registry import COMMON_FLAGS, NOT_SEARCHED, SEARCHABLE, TRAINERS
-from ..reporting.terminal import make_console, print_privacy, print_topics
+from ..reporting.terminal import make_console, print_privacy
 from ._common import (
     _float_arg,
     add_corpus_args,
@@ -14,6 +14,7 @@ from ._common import (
     check_out,
     corpus_from_args,
     positive_float,
+    print_topics,
     unit_interval,
 )
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors

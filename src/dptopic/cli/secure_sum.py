@@ -132,7 +132,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
                            f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
     state = state_path(a.state, invitation)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = take_part(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
@@ -232,7 +232,7 @@ def cmd_experiment(a) -> None:
     with flag_errors(PLAN_FLAGS):
         invitations = read_invitations(a.invitations)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False,
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False,
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
     s = secure_sum_experiment(a.server, corpus, a.out, invitations, dropout=a.dropout, token=token, seed=a.seed,

@@ -123,7 +123,7 @@ def build_config(a):
         # read in the server's vocabulary: a cap on words built from the prior's text would drop the server's
         # words that the prior uses rarely
         prior = load_corpus(a.prior, a.format, None, a.text_field, None, vocabulary=vocab,
-                            stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
+                            stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
     return serve_config(vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc,
@@ -201,7 +201,7 @@ def _serve_on(sockets, a, cfg, create_app) -> None:
 def _client_corpus(a):
     # every document stays, even one that tokenisation empties: one report per document, whatever the text
     return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
-                       stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
+                       stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
 
 
 # the contributors' parameters (contributor.client's submit and fed_participate) as submit's and fed-client's flags

@@ -368,9 +368,11 @@ def _train(a, console, unit_note=None):
 
         refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
 
-    public = None if a.public_corpus is None else read_public_corpus(      # before the first release
-        a.public_corpus, private=a.corpus, text_field=a.text_field, public_text_field=a.public_text_field,
-        lowercase=a.lowercase)
+    with flag_errors({"public_corpus": "--public-corpus", "public_text_field": "--public-text-field",
+                      "corpus": "--corpus"}):
+        public = None if a.public_corpus is None else read_public_corpus(      # before the first release
+            a.public_corpus, private=a.corpus, text_field=a.text_field, public_text_field=a.public_text_field,
+            lowercase=a.lowercase)
     if shards is not None:
         from ..backends import training_source  # loads numba/numpy: not at the CLI's start-up
 

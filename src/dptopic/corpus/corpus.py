@@ -304,7 +304,7 @@ def warn_unreachable_words(words, pre) -> None:
                          " normalise the word list, e.g. with unicodedata.normalize('NFKC', word))")
         if stop:
             parts.append(f"{len(stop)} stop word(s) ({', '.join(map(_short_repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
-                         " pass stop_words=None or --stop-words none to count them)")
+                         " pass stop_words='none' to count them)")
         if bad:
             parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(_short_repr, bad[:3]))}"
                          f"{', ...' if len(bad) > 3 else ''}: upper case, punctuation, digits, spaces or fewer than"
@@ -322,7 +322,7 @@ VOCABULARY_CUTS = "vocabulary_cuts"
 
 
 NO_CAP = 2**31 - 1
-"""A ``max_vocab`` at least this large keeps every word (the CLI's ``--max-vocab all``)."""
+"""A ``max_vocab`` at least this large keeps every word."""
 
 
 def data_cuts(corpus) -> list:
@@ -1104,15 +1104,3 @@ def as_corpus(data, vocabulary=None, uncut: bool = False) -> Corpus:
                                       and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):
         return Corpus.from_bow(data, vocabulary=vocabulary)      # an array-like or nested lists of counts
     raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix, a list of strings (one per document) or a list of lists of words.")
-
-
-def vocabulary_cut_note(corpus) -> str | None:
-    """One line saying how many words and what share of the tokens the default ``--max-vocab`` kept, when it left
-    words out of a vocabulary built from text; None when it left none out."""
-    cut = getattr(corpus, "_vocabulary_cut", None)
-    if not cut:
-        return None
-    share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
-    return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
-            f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
-            f" (--max-vocab all keeps them all).")

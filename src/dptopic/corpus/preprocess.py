@@ -275,7 +275,7 @@ class Preprocessor:
 
 def no_words_message(n_docs: int, min_length: int = 3, stop_words: str = "english") -> str:
     """The empty-corpus error when the tokenizer itself kept no word of any document (before any vocabulary cut)."""
-    sw = "" if str(stop_words) == "none" else ", and stop words are dropped (--stop-words)"
+    sw = "" if str(stop_words) == "none" else ", and stop words are dropped (stop_words)"
     return (f"empty corpus: the tokenizer kept no word of the {n_docs} document(s): tokens are runs of"
             f" {min_length} or more letters, digits and '_' split words (so 'w1500' is read as 'w', which is too"
             f" short){sw}; see docs/preprocessing.md. Give text made of words, or tokenise it yourself and pass each"

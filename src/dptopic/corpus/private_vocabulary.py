@@ -158,8 +158,8 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     if secure not in (True, False):
         raise DPTopicError(f"invalid secure={secure!r}: must be True or False.")
     if secure and seed is not None:
-        raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG and refuses a seed: remove"
-                           " seed (--seed).")
+        raise ParameterError("secure=True takes its coins from the operating system's CSPRNG and refuses a seed:"
+                             " remove {seed}.", "seed", seed)
     validate_params(dict(epsilon=epsilon, delta=delta, delta0=delta0, alpha=alpha, mechanism=mechanism, order=order),
                     _CONSTRAINTS)
     delta0 = DEFAULT_DELTA0[mechanism] if delta0 is None else delta0
@@ -171,11 +171,12 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     if cuts:
         fields = {f"cut{i}": value for i, (_, _, value) in enumerate(cuts)}
         cut = ", ".join(f"{where} {{{name}=cut{i}}}" for i, (where, name, _) in enumerate(cuts))
-        raise ParameterError("DP set union needs every word of the documents as a candidate, and this corpus's words"
-                             " were cut by their counts (" + cut + "): one document could push another's word off the"
-                             " list, which the guarantee does not cover. Keep every word: build it with"
-                             " max_vocab=None and no document-frequency bounds (CLI: train on the text itself, or"
-                             " prepare it with --max-vocab all).", cuts[0][1], cuts[0][2], **fields)
+        head = ("DP set union needs every word of the documents as a candidate, and this corpus's words were cut by"
+                " their counts (" + cut + "): one document could push another's word off the list, which the"
+                " guarantee does not cover. Keep every word: ")
+        raise ParameterError(head + "build it with max_vocab=None and no document-frequency bounds.", cuts[0][1],
+                             cuts[0][2], flag_template=head + "train on the text itself, or prepare it with"
+                             " {max_vocab=all}.", all="all", **fields)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
     scale = noise_scale(epsilon, delta, mechanism)

@@ -12,7 +12,7 @@ from pathlib import Path
 from .._io import load_json
 from ..errors import DPTopicError, ParameterError
 from .corpus import Corpus
-from .files import _open_text, broken_link, not_a_regular_file, read_lines, tab_header_rows
+from .files import _open_text, broken_link, not_a_regular_file, read_lines
 from .vocabulary import Vocabulary
 
 TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
@@ -39,8 +39,7 @@ def is_tab_separated(p) -> bool:
 
 def auto_format(p) -> str:
     """The format ``format="auto"`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
-    does not know (or none) is refused in one line, which names the formats to choose from (as ``format=``; the
-    command line says ``--format``)."""
+    does not know (or none) is refused in one line, which names the formats to choose from (as ``format=``)."""
     p = Path(p)
     if p.is_dir():
         return "dir"
@@ -74,13 +73,14 @@ def _json_format(p) -> str:
                          what="holding an array" if first.startswith("[") else "that is not one object per line")
 
 
-def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab="):
-    """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
-    option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
+def _load_uci(p, vocab, drop_empty: bool = True, vocab_settable: bool = True):
+    """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_settable``:
+    whether the caller can name the vocabulary file (False: it reads the file beside)."""
     if vocab is None:
-        if "docword" not in p.name and vocab_flag:
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               f" no vocab.* file can be found beside it: pass {vocab_flag} FILE.")
+        if "docword" not in p.name and vocab_settable:
+            raise ParameterError("a UCI corpus needs its vocabulary file, and {name} is not named docword.*, so no"
+                                 " vocab.* file can be found beside it: pass {vocab=} FILE.", "vocab",
+                                 name=repr(p.name))
         if "docword" not in p.name:
             head = ("a UCI corpus needs its vocabulary file, and {name} is not named docword.*, so no vocab.* file can"
                     " be found beside it: name the pair docword.NAME.txt and vocab.NAME.txt, side by side")
@@ -90,8 +90,9 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab
                                  " {vocabulary=} is the public word list the documents are read into).")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"
-                               f" {p.name!r}: " + (f"pass {vocab_flag} FILE." if vocab_flag else "put it there."))
+            raise ParameterError("a UCI corpus needs its vocabulary file, and there is no {guess} beside {name}: "
+                                 + ("pass {vocab=} FILE." if vocab_settable else "put it there."), "vocab",
+                                 guess=guess.name, name=repr(p.name))
         vocab = guess
     return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
@@ -105,7 +106,7 @@ FORMATS = ("auto", "text", "jsonl", "csv", "dir", "uci", "npz")
 def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "text", label_field: str | None = None,
                 id_field: str | None = None, require_ids: bool = True, vocabulary=None, max_vocab: int | None = None,
                 min_df=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                keep_supplied_vocabulary: bool = False, vocab_flag: str | None = "vocab=", user_field: str | None = None,
+                keep_supplied_vocabulary: bool = False, vocab_settable: bool = True, user_field: str | None = None,
                 users_by_folder: bool = False, keep_urls: bool | None = None):
     """The corpus in the file or folder ``path``, read in ``format``: ``"auto"`` (by the path's name:
     :func:`auto_format`), ``"text"`` (one document per line; blank lines are no documents), ``"jsonl"``
@@ -123,8 +124,8 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     case) applies to raw text only. ``vocabulary`` (a public word list) replaces them all: text is tokenised against
     it and every other format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps
     documents left without a word (one row per input document). ``keep_supplied_vocabulary``: a ``.npz`` prepared on
-    a supplied (public) vocabulary is returned as prepared, never pruned by the data. ``vocab_flag``: how a refusal
-    names ``vocab`` (None: the caller has no such option, and the ``vocab.*`` file beside is read). ``user_field``:
+    a supplied (public) vocabulary is returned as prepared, never pruned by the data. ``vocab_settable``: whether
+    the caller can name ``vocab`` (False: the ``vocab.*`` file beside is read, and a refusal says to put it there). ``user_field``:
     the JSONL field / CSV column of each document's person (``Corpus.user_ids``); ``users_by_folder``: a ``"dir"``
     corpus is a folder of folders, one per person. ``keep_urls`` (None: False): count the words of web addresses,
     e-mail addresses and @handles in raw text, which are dropped by default.
@@ -155,7 +156,7 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
         if keep_urls is not None:
             raise DPTopicError(f"keep_urls applies to raw text, not to a {fmt} corpus, whose words are already"
                                " tokenised: leave it out, or prepare the corpus again from its text.")
-        c = Corpus.load(p) if fmt == "npz" else _load_uci(p, vocab, drop_empty, vocab_flag)
+        c = Corpus.load(p) if fmt == "npz" else _load_uci(p, vocab, drop_empty, vocab_settable)
         if vocabulary is not None:
             c = c.restrict(vocabulary, drop_empty=drop_empty)
             return c.require_nonempty() if drop_empty else c
@@ -197,24 +198,3 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
     c.n_empty_dropped += len(lines) - len(keep)
     return c
-
-
-def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
-    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
-    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
-    if fmt != "auto" or spec in (None, "demo", "sotu", "20newsgroups"):
-        return None
-    p = Path(spec)
-    chosen = auto_format(p)
-    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
-          f"by its extension {file_suffix(p)!r}")
-    if chosen == "csv" and is_tab_separated(p):
-        rows = tab_header_rows(p)
-        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
-                "tab-separated values with one header row")
-    else:
-        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
-    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
-             .get(chosen, ""))
-    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
-            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")

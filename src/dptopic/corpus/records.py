@@ -77,9 +77,9 @@ def _blank(s: str) -> bool:
 
 
 def _missing_label_fix(param: str) -> str:
-    """How to mend a document without a label, for the error that refuses it (``param``: the loader's setting)."""
-    return (f"fill in every document's label or drop the unlabelled ones, or read no labels (leave out {param}; CLI:"
-            " --label-field)")
+    """How to mend a document without a label, for the :class:`~dptopic.errors.ParameterError` that refuses it (a
+    template naming ``param``, the loader's setting)."""
+    return ("fill in every document's label or drop the unlabelled ones, or read no labels (leave out {%s})" % param)
 
 
 USER_FIELD = "user_field"  # metadata key: the field, column or folder level the person of each document was read from
@@ -183,9 +183,9 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
                                   f" {str(v)!r}, so the documents are named doc0, doc1, ... in their order instead;"
                                   f" give every record its own id to keep them.", UserWarning, stacklevel=4)
                     return None
-                raise DPTopicError(f"bad {what}: records {first[str(v)] + 1} and {i + 1} share the id {str(v)!r}: give"
-                                   f" every record its own id, or set {param} (CLI: --id-field) to a {kind} that has"
-                                   " one per record.")
+                raise ParameterError("bad {what}: records {a} and {b} share the id {id}: give every record its own"
+                                     " id, or set {%s} to a {kind} that has one per record." % param, param, name,
+                                     what=what, a=first[str(v)] + 1, b=i + 1, id=repr(str(v)), kind=kind)
             first[str(v)] = i
         return ids
     if not require_ids:
@@ -194,9 +194,10 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
                           f" {len(ids)} records have one), so the documents are named doc0, doc1, ... in their order"
                           " instead; give every record its own id to keep them.", UserWarning, stacklevel=4)
         return None
-    raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} ({len(ids) - len(missing)} of"
-                       f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
-                       f" {kind} that holds them.")
+    raise ParameterError("bad {what}: record {row} has no id {kind} {name} ({found} of {n} records have one): give"
+                         " every record an id, or set {%s} to the {kind} that holds them." % param, param, name,
+                         what=what, row=missing[0] + 1, kind=kind, name=repr(name), found=len(ids) - len(missing),
+                         n=len(ids))
 
 def uci_counts(docword: str | os.PathLike, vocab: str | os.PathLike):
     """A UCI bag-of-words file (``docword.*.txt[.gz]`` + ``vocab.*.txt``) as ``(X, words)``: the D x W count matrix
@@ -314,9 +315,10 @@ def jsonl_records(path, text_field: str = "text", label_field: str | None = None
                 raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
                                    " once; keep one value per field.")
             if text_field not in rec:
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r} (fields:"
-                                   f" {_column_list([str(k) for k in rec])}); set text_field (CLI: --text-field)"
-                                   " to the field that holds the text.")
+                raise ParameterError("bad JSONL file {path}: line {n} has no field {field} (fields: {fields}); set"
+                                     " {text_field} to the field that holds the text.", "text_field", text_field,
+                                     path=repr(str(path)), n=n, field=repr(text_field),
+                                     fields=_column_list([str(k) for k in rec]))
             if not isinstance(rec[text_field], str):
                 raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
                                    f" {_json_kind(rec[text_field])}, not a string.")
@@ -326,14 +328,16 @@ def jsonl_records(path, text_field: str = "text", label_field: str | None = None
                                           f" line {n}", user_field, "field"))
             if label_field is not None:
                 if label_field not in rec:
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}, so no"
-                                       f" label: {_missing_label_fix('label_field')}; if another field holds"
-                                       " them, set label_field to it.")
+                    raise ParameterError("bad JSONL file {path}: line {n} has no field {field}, so no label: "
+                                         + _missing_label_fix("label_field") + "; if another field holds them, set"
+                                         " {label_field} to it.", "label_field", label_field, path=repr(str(path)),
+                                         n=n, field=repr(label_field))
                 lab = rec[label_field]
                 if lab is None or (isinstance(lab, str) and _missing_label(lab)):
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no label (field {label_field!r}"
-                                       f" is {'null' if lab is None else repr(lab)}):"
-                                       f" {_missing_label_fix('label_field')}.")
+                    raise ParameterError("bad JSONL file {path}: line {n} has no label (field {field} is {lab}): "
+                                         + _missing_label_fix("label_field") + ".", "label_field", label_field,
+                                         path=repr(str(path)), n=n, field=repr(label_field),
+                                         lab="null" if lab is None else repr(lab))
                 if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
                                        f" {_json_kind(lab)}; labels must be strings or numbers.")
@@ -398,22 +402,17 @@ def csv_records(path, text_column: str = "text", label_column: str | None = None
         if col is not None and col not in cols:
             hint = _other_delimiter(cols, delimiter)
             near = [c for c in cols if c.strip().casefold() == col.strip().casefold()]
+            param = ("text_column" if col == text_column else "label_column" if col == label_column else
+                     "user_column" if col == user_column else "id_column")
             if not hint and near:      # "text " or "Text": the list of columns below shows no difference
-                param, flag = (("text_column", "--text-field") if col == text_column else
-                               ("label_column", "--label-field") if col == label_column else
-                               ("user_column", "--user-field") if col == user_column else
-                               ("id_column", "--id-field"))
                 how = ("case" if near[0].strip() == near[0] else "spaces around it"
                        if near[0].strip() == col.strip() else "case and spaces around it")
-                raise DPTopicError(f"{bad}: no column {col!r}, but the header has {near[0]!r}, which differs in"
-                                   f" {how}: set {param} (CLI: {flag}) to {near[0]!r}, or write the header as"
-                                   f" {col!r}.")
+                raise ParameterError("{bad}: no column {col}, but the header has {near}, which differs in {how}: set"
+                                     " {%s} to {near}, or write the header as {col}." % param, param, col, bad=bad,
+                                     col=repr(col), near=repr(near[0]), how=how)
             if not hint:       # name the setting that picks the column, as the JSONL reader does
-                param, flag = (("text_column", "--text-field") if col == text_column else
-                               ("label_column", "--label-field") if col == label_column else
-                               ("user_column", "--user-field") if col == user_column else
-                               ("id_column", "--id-field"))
-                hint = f"; set {param} (CLI: {flag}) to the column that holds it"
+                raise ParameterError("{bad}: no column {col} (columns: {cols}); set {%s} to the column that holds it."
+                                     % param, param, col, bad=bad, col=repr(col), cols=_column_list(cols))
             raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)}){hint}.")
         if col is not None and cols.count(col) > 1:
             raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
@@ -439,8 +438,9 @@ def csv_records(path, text_column: str = "text", label_column: str | None = None
     if blank is not None:       # an empty cell is no label, as JSON's null is: not the class ''
         what = (f"an empty {label_column!r} field" if not labels[blank] else
                 f"a blank {label_column!r} field ({labels[blank]!r}: spaces or invisible characters only)")
-        raise DPTopicError(f"{bad}: the row on line {lines[blank]} has {what}, so no label:"
-                           f" {_missing_label_fix('label_column')}.")
+        raise ParameterError("{bad}: the row on line {line} has {what}, so no label: "
+                             + _missing_label_fix("label_column") + ".", "label_column", label_column, bad=bad,
+                             line=lines[blank], what=what)
     ids = None
     if id_column is not None:
         ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
@@ -493,11 +493,11 @@ def directory_records(path, pattern: str = "*.txt", users_by_folder: bool = Fals
                           stacklevel=2)
         first[real] = f
     if not files:
-        if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
+        if any(Path(path).glob("shard-*.npz")):       # written by write_shards (dptopic corpus prepare)
             raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: only training"
-                               " reads a shard folder whole ('dptopic train --corpus FOLDER', fit(FOLDER)); here"
-                               " give one corpus file: one of its shard-*.npz files, or a corpus prepared without"
-                               " --shards.")
+                               " reads a shard folder whole (fit(FOLDER), or dptopic train on the folder); here"
+                               " give one corpus file: one of its shard-*.npz files, or a corpus prepared in one"
+                               " piece.")
         check_unfinished_shard_folder(path)     # a killed 'corpus prepare --shards' left it
         raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
     texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
@@ -529,15 +529,16 @@ def directory_records(path, pattern: str = "*.txt", users_by_folder: bool = Fals
 
 def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
     """A record's user id (``user_field``): a non-blank string, else refused in one line naming the record."""
-    fix = (f"give every record the id of the person who wrote it, or set user_{kind} (CLI: --user-field) to the"
-           f" {kind} that holds them")
+    fix = "give every record the id of the person who wrote it, or set {user_%s} to the {kind} that holds them" % kind
     if not present:
-        raise DPTopicError(f"{where} has no {kind} {name!r}, so no user id: {fix}.")
+        raise ParameterError("{where} has no {kind} {name}, so no user id: " + fix + ".", f"user_{kind}", name,
+                             where=where, kind=kind, name=repr(name))
     if not isinstance(value, str):
         raise DPTopicError(f"{where}: user id {kind} {name!r} is {_json_kind(value)}, not a string: write user ids as"
                            " strings (\"17\", not 17), so that one person has one id.")
     if _blank(value):
-        raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
+        raise ParameterError("{where} has an empty user id ({kind} {name}): " + fix + ".", f"user_{kind}", name,
+                             where=where, kind=kind, name=repr(name))
     hidden = invisible_character(value)
     if hidden is not None:
         raise DPTopicError(f"{where}: user id {kind} {name!r} holds an invisible control or format character"

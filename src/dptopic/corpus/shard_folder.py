@@ -1,4 +1,4 @@
-"""A folder of corpus shards on disk, as ``dptopic corpus prepare --shards N`` leaves it: which shard files it holds,
+"""A folder of corpus shards on disk, as :func:`~dptopic.corpus.shards.write_shards` leaves it: which shard files it holds,
 whether the run that wrote them finished, and the completion of a replacement a killed run left half done. It reads
 and moves files only and builds no :class:`~dptopic.corpus.Corpus`, so the readers of corpus files (``records``)
 can ask it whether a folder is an unfinished shard folder; :mod:`dptopic.corpus.shards` writes and reads the shards.
@@ -44,7 +44,7 @@ def _finish_locked(folder: Path) -> bool:
     commit = folder / _COMMIT
     if not commit.is_file():            # finished meanwhile by whoever held the lock before
         return False
-    redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
+    redo = rewrite_advice(folder)
     try:
         rec = load_json(commit.read_text(encoding="utf-8"), "the shard set's commit record")
     except (OSError, UnicodeDecodeError, DPTopicError):
@@ -102,8 +102,19 @@ def folder_shards(folder) -> list[Path]:
     return sorted(folder.glob(SHARD_PATTERN))
 
 
+def rewrite_advice(folder) -> str:
+    """How to mend a shard folder that is not one complete set: write it again in its place."""
+    return (f"re-create it: write the shard set again in its place (write_shards(corpus, {str(folder)!r}, n_shards,"
+            " replace=True), as dptopic corpus prepare does)")
+
+
+SHARD_RUN = "corpus prepare"
+"""The command whose run writes a shard folder, as the folder's output marker records it (``dptopic corpus prepare``
+writes a folder for a shard set only; a prepared corpus in one piece is a file)."""
+
+
 def _leftovers(folder: Path) -> list[Path]:
-    """What a killed 'corpus prepare --shards' run leaves in ``folder``: its staged shards (:data:`_STAGED`) and the
+    """What a killed write_shards run leaves in ``folder``: its staged shards (:data:`_STAGED`) and the
     hidden temporaries of their atomic writes (``..shard-NNNNN.npz.partial.<8 characters>.tmp``, as
     :func:`dptopic._io.atomic_write_bytes` names them). Nothing else of the folder is one."""
     found = list(folder.glob(_STAGED))
@@ -120,9 +131,9 @@ def _read_header(path: Path):
             meta = load_json(z["meta"].tobytes().decode("utf-8"), "the shard header")
             ptr = z["doc_ptr"]
     except Exception as e:
-        raise DPTopicError(f"corrupt corpus shard {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare --shards N'.") from None
+        raise DPTopicError(f"corrupt corpus shard {str(path)!r}: {type(e).__name__}; write the shard set again (write_shards).") from None
     if not isinstance(meta, dict) or meta.get("format") != "dptopic-corpus":
-        raise DPTopicError(f"corrupt corpus shard {str(path)!r}: not a dptopic corpus; re-create it with 'dptopic corpus prepare --shards N'.")
+        raise DPTopicError(f"corrupt corpus shard {str(path)!r}: not a dptopic corpus; write the shard set again (write_shards).")
     extra = meta.get("metadata")
     supplied = isinstance(extra, dict) and extra.get("vocabulary_source") == "supplied"
     record = extra.get(SHARD_RECORD) if isinstance(extra, dict) else None
@@ -133,21 +144,20 @@ def _read_header(path: Path):
 
 
 def _shard_run_unfinished(folder: Path) -> bool:
-    """Whether the folder's marker records a 'corpus prepare --shards' run that did not finish (killed, or stopped on
+    """Whether the folder's marker records a write_shards run that did not finish (killed, or stopped on
     an error)."""
     mark = _read_marker(folder)
-    run = (mark or {}).get("runs", {}).get("dptopic corpus prepare --shards")
+    run = (mark or {}).get("runs", {}).get(f"dptopic {SHARD_RUN}")
     return run is not None and (run["before"] is not None or bool(run["unfinished"]))
 
 
 def check_unfinished_shard_folder(folder) -> None:
-    """Refuse, in one line, a folder that holds no shard yet but was left by a 'corpus prepare --shards' run that did
+    """Refuse, in one line, a folder that holds no shard yet but was left by a write_shards run that did
     not finish: only its hidden ``.shard-*.npz.partial`` files (or nothing) and the marker of the unfinished run. Such a
     folder is no folder of text files, and is not to be read as one."""
     folder = Path(folder)
     if not folder.is_dir() or folder_shards(folder):
         return
     if _leftovers(folder) or _shard_run_unfinished(folder):
-        raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: its 'corpus prepare --shards' run did"
-                           f" not finish; re-run it with --overwrite ('dptopic corpus prepare --shards N --out {folder}"
-                           f" --overwrite').")
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: its write_shards run did not finish;"
+                           f" {rewrite_advice(folder)}.")

@@ -1,4 +1,4 @@
-"""Corpus shards on disk: ``dptopic corpus prepare --shards N`` writes them, workers read them.
+"""Corpus shards on disk: :func:`write_shards` writes them (for ``dptopic corpus prepare``), workers read them.
 
 A shard is an ordinary corpus ``.npz`` (:meth:`dptopic.corpus.Corpus.save`) holding a
 contiguous block of documents; all shards of a set share one vocabulary. The driver reads
@@ -30,6 +30,7 @@ from .shard_folder import (
     _shard_run_unfinished,
     check_unfinished_shard_folder,
     folder_shards,
+    rewrite_advice,
 )
 from .vocabulary import Vocabulary
 
@@ -72,7 +73,8 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     holds shards is refused."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
-        raise DPTopicError(f"--out {str(directory)!r} is a file: with --shards give a directory to write the shards into.")
+        raise ParameterError("{directory} {path!r} is a file: give a folder to write the shards into.", "directory",
+                             str(directory), path=str(directory))
     directory.mkdir(parents=True, exist_ok=True)
     existing = folder_shards(directory)         # a replacement a killed run committed is finished first
     if existing and not replace:
@@ -105,18 +107,18 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
 
 
 def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
-    """Refuse a shard folder that does not hold exactly one complete set written by one 'corpus prepare --shards' run:
+    """Refuse a shard folder that does not hold exactly one complete set written by one write_shards run:
     fewer shards than the run wrote (a run that stopped part-way), or shards of two runs. Shards written before each
     recorded its place in the set are accepted unless the folder's marker shows that run did not finish."""
-    redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
+    redo = rewrite_advice(folder)
     if all(r is None for r in records):
         if _shard_run_unfinished(folder):
-            raise DPTopicError(f"corpus shard folder {str(folder)!r} may be incomplete: the 'corpus prepare --shards'"
-                               f" run that wrote it did not finish; {redo}.")
+            raise DPTopicError(f"corpus shard folder {str(folder)!r} may be incomplete: the write_shards run"
+                               f" that wrote it did not finish; {redo}.")
         return
     if any(r is None for r in records) or len({r["set"] for r in records}) > 1:
-        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds shards of more than one 'corpus prepare --shards'"
-                           f" run (one that stopped part-way?): {redo}.")
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds shards of more than one write_shards run"
+                           f" (one that stopped part-way?): {redo}.")
     count = records[0]["count"]
     extra = _extra_shards(paths, records)
     if extra:
@@ -124,11 +126,11 @@ def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
                          for q, r in extra)
         one = len(extra) == 1
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds {'an extra shard' if one else 'extra shards'}"
-                           f" beyond the {count} shards its 'corpus prepare --shards' run wrote: {what}; remove"
+                           f" beyond the {count} shards its write_shards run wrote: {what}; remove"
                            f" {'it' if one else 'them'}, or {redo}.")
     if len(paths) != count or sorted(r["index"] for r in records) != list(range(count)):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: it holds {len(paths)} of the {count}"
-                           f" shards its 'corpus prepare --shards' run wrote; {redo}.")
+                           f" shards its write_shards run wrote; {redo}.")
 
 
 def _extra_shards(paths: list[Path], records: list) -> list[tuple[Path, dict]]:
@@ -150,12 +152,12 @@ class ShardSet:
         """``folder``: the shard folder the paths were found in, which must then hold one complete set."""
         self.paths = [Path(p) for p in paths]
         if not self.paths:
-            raise DPTopicError("no corpus shards given: write them with 'dptopic corpus prepare --shards N --out DIR'.")
+            raise DPTopicError("no corpus shards given: write them with write_shards(corpus, folder, n_shards).")
         seen: dict[Path, Path] = {}
         for p in self.paths:
             if not p.is_file():
                 raise DPTopicError(f"corpus shard {str(p)!r} does not exist: check the path, or give the shard folder"
-                                   " that 'dptopic corpus prepare --shards N --out DIR' wrote.")
+                                   " that write_shards wrote.")
             first = seen.setdefault(p.resolve(), p)
             if first is not p:        # its documents would count twice (and a private trainer's epsilon not know it)
                 also = f" (as {str(first)!r} too)" if str(first) != str(p) else ""
@@ -168,7 +170,7 @@ class ShardSet:
                 order = sorted(range(len(records)), key=lambda i: records[i]["index"])
                 self.paths, headers, records = ([x[i] for i in order] for x in (self.paths, headers, records))
         elif len({r["set"] for r in records if r is not None}) > 1:
-            raise DPTopicError("the corpus shards given come from more than one 'corpus prepare --shards' run: give the"
+            raise DPTopicError("the corpus shards given come from more than one write_shards run: give the"
                                " shards of one run (or its folder).")
         else:
             places: dict[int, Path] = {}
@@ -176,12 +178,12 @@ class ShardSet:
                 first = places.setdefault(r["index"], p) if r is not None else p
                 if first is not p:    # two files of one shard of one set (a copy): its documents would count twice
                     raise DPTopicError(f"corpus shards {str(first)!r} and {str(p)!r} are the same shard (shard"
-                                       f" {r['index']} of one 'corpus prepare --shards' run; a copy?): give each shard"
+                                       f" {r['index']} of one write_shards run; a copy?): give each shard"
                                        " once.")
         words = headers[0][0]
         for p, (w, *_) in zip(self.paths, headers):
             if w != words:
-                raise DPTopicError(f"corpus shard {str(p)!r} has a different vocabulary from {str(self.paths[0])!r}: write all shards in one 'corpus prepare' run.")
+                raise DPTopicError(f"corpus shard {str(p)!r} has a different vocabulary from {str(self.paths[0])!r}: write all shards in one write_shards run.")
         lengths = [h[1] for h in headers]
         supplied = all(h[2] for h in headers)
         self.vocabulary = Vocabulary(words)
@@ -253,7 +255,7 @@ def training_source(X, vocabulary=None):
             paths = folder_shards(p)
             if not paths:
                 check_unfinished_shard_folder(p)
-                raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with 'dptopic corpus prepare --shards N --out {p}'.")
+                raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with write_shards(corpus, {str(p)!r}, n_shards).")
             return ShardSet(paths, folder=p)
         if not p.is_file():
             if isinstance(X, str) and (any(c.isspace() for c in X) or not X.lower().endswith(".npz")):

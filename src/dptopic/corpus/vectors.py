@@ -1,7 +1,6 @@
 """Public word vectors: a source of public knowledge about words, read from an installed package or a user's file.
 
-A document-level or user-level co-occurrence trainer (``DocDPCooccurrence``, ``public_vectors=``; on the command line
-``--public-vectors NAME|PATH``) groups the vocabulary's words by these vectors before its co-occurrence release
+A document-level or user-level co-occurrence trainer (``DocDPCooccurrence``, ``public_vectors=NAME|PATH``) groups the vocabulary's words by these vectors before its co-occurrence release
 (``docs/document_dp.md``, "Public word vectors"). The vectors are public: they were trained on other text, they are
 read in the clear, and the guarantee does not depend on them. Nothing is fetched from a model hub: a source is
 
@@ -38,7 +37,7 @@ MIN_COVERAGE = 0.5
 the election tweets' (hashtags are not in it) and 100% of the State of the Union paragraphs'."""
 
 OFF = ("none", "off", "no")
-"""Values of ``public_vectors`` (and ``--public-vectors``) that turn the default off."""
+"""Values of ``public_vectors`` that turn the default off."""
 AUTO = "auto"
 
 

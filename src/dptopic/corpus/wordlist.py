@@ -13,13 +13,13 @@ import hashlib
 import warnings
 from pathlib import Path, PurePath
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .files import broken_link, not_a_regular_file, read_text_file
 from .preprocess import _CJK, URL_FRAGMENTS, Preprocessor, lower_word
 from .vocabulary import Vocabulary
 
 SPEC_PREFIX = "wordfreq:"
-"""``--vocabulary wordfreq:LANG[:SIZE]`` names this list on the command line (e.g. ``wordfreq:en:50000``)."""
+"""``vocabulary="wordfreq:LANG[:SIZE]"`` names this list (e.g. ``wordfreq:en:50000``)."""
 
 DEFAULT_SIZE = 50_000
 
@@ -94,7 +94,7 @@ WORD_LIST_HASH = "sha256 of its words, one per line in its order, UTF-8, each li
 
 
 def word_list_record(spec, words) -> dict:
-    """What a privacy report records of the public word list a model was trained on (``train --vocabulary``): its
+    """What a privacy report records of the public word list a model was trained on (``vocabulary=``): its
     name (a file by its name only, its folders kept private, as the stop-word files are; a general list by its spec,
     e.g. ``wordfreq:en:50000``), its number of words and the sha256 of the words (:data:`WORD_LIST_HASH`), so that a
     reviewer can tell which list it was."""
@@ -114,19 +114,20 @@ def record_word_list(model, spec, words) -> None:
 
 
 def read_vocabulary(path):
-    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored; or
+    """A public vocabulary file (``vocabulary``): one word per line, blank lines and surrounding spaces ignored; or
     ``wordfreq:LANG[:SIZE]``, a general word list of that language (:mod:`dptopic.corpus.wordlist`)."""
     spec = parse_spec(str(path))
     if spec is not None:
         return Vocabulary(general_word_list(*spec))
     p = Path(path)
     if p.is_dir():
-        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
-                           " one word per line.")
+        raise ParameterError("{vocabulary} {path!r} is a folder: give the vocabulary file itself, a text file with"
+                             " one word per line.", "vocabulary", str(path), path=str(path))
     if not p.is_file():
         odd = not_a_regular_file(p)
         if odd is not None:     # /dev/zero, a FIFO: named for what it is, not as missing
-            raise DPTopicError(f"--vocabulary {str(path)!r} {odd}: give a regular text file with one word per line.")
+            raise ParameterError("{vocabulary} {path!r} {odd}: give a regular text file with one word per line.",
+                                 "vocabulary", str(path), path=str(path), odd=odd)
         raise DPTopicError(f"vocabulary file {str(path)!r} not found{broken_link(p)}: give a text file with one word"
                            " per line.")
     # strict UTF-8: a Latin-1 'café' must not become another word
@@ -137,6 +138,6 @@ def read_vocabulary(path):
     if len(long) * 2 > len(words):        # an n-gram vocabulary has a few spaces per line, not sentences
         eg = long[0] if len(long[0]) <= 60 else long[0][:57] + "..."
         raise DPTopicError(f"vocabulary file {str(path)!r} holds text, not words ({len(long)} of its {len(words)} lines"
-                           f" have more than three words, e.g. {eg!r}): a vocabulary is one word per line; a corpus"
-                           " goes to --corpus.")
+                           f" have more than three words, e.g. {eg!r}): a vocabulary is one word per line; give the"
+                           " documents as the corpus.")
     return Vocabulary(words)

@@ -32,7 +32,7 @@ TUNING_TASKS = {
     "graphics-crypt": ("20 Newsgroups comp.graphics vs sci.crypt", ("comp.graphics", "sci.crypt")),
 }
 """Other 20 Newsgroups pairs, built as the 20ng task is: FedLDA's defaults are set on these, never on the tasks above
-(``benchmarks/bench_fedlda_routes.py --task``; docs/fedlda.md)."""
+(``benchmarks/bench_fedlda_routes.py``'s task option; docs/fedlda.md)."""
 POSTER_TABLE = {"SF": {"LDA": 0.798, "FedLDA_7.5": 0.771, "FedLDA_5.0": 0.738},
                 "SA": {"LDA": 0.794, "FedLDA_7.5": 0.778, "FedLDA_5.0": 0.767}}
 
@@ -223,8 +223,8 @@ def fedlda_lines(s: dict, out, no_figures: bool = False) -> list[str]:
     for key, v in s["auc_loss"].items():
         target, meets = v.get("target_points"), s["auc_loss_meets_target"].get(key)
         if v["points"] != v["points"]:      # NaN: a test set of one class has no AUC
-            lines.append(f"AUC loss {key}: undefined (a test set of one class has no AUC; give more documents with"
-                         " --max-docs) -> target not tested")
+            lines.append(f"AUC loss {key}: undefined (a test set of one class has no AUC; give more documents"
+                         " (max_docs)) -> target not tested")
             continue
         mark = "" if target is None else f" -> target < {target:g} points: {'met' if meets else 'NOT met'}"
         rel = v["relative_pct"]
@@ -232,8 +232,7 @@ def fedlda_lines(s: dict, out, no_figures: bool = False) -> list[str]:
         lines.append(f"AUC loss {key}: {v['points']:.1f} points{rel}{mark}")
     if any(v is not None for v in s["auc_loss_meets_target"].values()):
         lines.append("(each verdict reads one run of one seed, and the AUC moves by up to 0.03 between seeds:"
-                     " docs/fedlda.md holds the targets to the mean of seeds 0, 1 and 2; run --seed 1 and --seed 2"
-                     " as well)")
+                     " docs/fedlda.md holds the targets to the mean of seeds 0, 1 and 2; run seeds 1 and 2 as well)")
     files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if no_figures else [
         "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
     lines.append("written: " + ", ".join(str(Path(out) / f) for f in files))

@@ -109,7 +109,7 @@ def lira_checks(attacks: dict, n_nonmembers: int) -> tuple[dict, dict]:
         if fpr is None or metrics.resolvable(n_nonmembers, fpr):
             return None
         return (f"{n_nonmembers} non-member scores cannot resolve FPR {fpr:.1%}: it needs at least {round(1 / fpr):,}"
-                " (more documents, or more attacked targets: --targets up to --shadows)")
+                " (more documents, or more attacked targets: n_targets up to n_shadows)")
 
     for m in PUBLISHED:
         name = f"online LiRA {m} >= published {PUBLISHED[m]:g}"
@@ -425,7 +425,7 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
     def verdict(sign, text):   # a claim that the first is higher: True, False, or inconclusive (None, reason)
         return (True, None) if sign > 0 else (False, None) if sign < 0 else (None, f"{INCONCLUSIVE}: {text}")
 
-    no_private = "--algorithms has no private trainer (e.g. cdp, lp)"
+    no_private = "algorithms has no private trainer (e.g. cdp, lp)"
     if not private:
         for name in ("(a) private trainers' attack accuracy below non-private CGS at every eps",
                      "(a) attack accuracy grows with eps", "(b) prediction accuracy grows with eps",
@@ -438,7 +438,7 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
         lo, hi = min(pts), max(pts)
         name = f"(a) {a}: attack accuracy below non-private CGS ({FIG7_BASELINE}) at every eps"
         if base is None:
-            claim(name, None, f"--algorithms has no {FIG7_BASELINE} (non-private CGS) to compare with")
+            claim(name, None, f"algorithms has no {FIG7_BASELINE} (non-private CGS) to compare with")
         elif base_chance:
             claim(name, None, f"{INCONCLUSIVE}: the non-private attack is at chance ({base['attack_accuracy']:.3f}"
                               f" ± {base_se:.3f}): there is no measured leakage for DP to reduce")
@@ -452,7 +452,7 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
             else:
                 e, (_, text) = next((e, v) for e, v in signs.items() if v[0] == 0)
                 claim(name, None, f"{INCONCLUSIVE}: at eps={e:g}, {text}")
-        one = None if hi > lo else "--eps-grid has one value: a trend needs two or more"
+        one = None if hi > lo else "eps_grid has one value: a trend needs two or more"
         for tag, col, what in (("(a)", "attack_accuracy", "attack accuracy"),
                                ("(b)", "target_accuracy", "prediction accuracy"),
                                ("(c)", "target_f1_macro", "prediction F1 (macro)")):
@@ -465,8 +465,8 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
     lp, cdp = by.get("lp"), by.get("cdp")
     name = ("LP-LDA approaches CGS as eps grows (its prediction-accuracy gap to CGS shrinks from the smallest eps to"
             " the largest)")
-    reason = ("--algorithms has no lp" if lp is None else f"--algorithms has no {FIG7_BASELINE}" if base is None else
-              "--eps-grid has one value: a trend needs two or more" if len(lp) < 2 else None)
+    reason = ("algorithms has no lp" if lp is None else f"algorithms has no {FIG7_BASELINE}" if base is None else
+              "eps_grid has one value: a trend needs two or more" if len(lp) < 2 else None)
     if reason:
         claim(name, None, reason)
     else:
@@ -475,7 +475,7 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
                                    abs(near["target_accuracy"] - base["target_accuracy"]), _se(near, "target_accuracy")))
         claim(name, ok, why and f"{why} (the gap at the smallest eps against the gap at the largest)")
     name = "LP-LDA beats CDP-LDA at weak privacy (prediction accuracy at the largest eps)"
-    reason = "--algorithms has no lp" if lp is None else "--algorithms has no cdp" if cdp is None else None
+    reason = "algorithms has no lp" if lp is None else "algorithms has no cdp" if cdp is None else None
     if reason:
         claim(name, None, reason)
     else:
@@ -506,7 +506,7 @@ def chance_warnings(rows) -> list[str]:
         if r["epsilon"] is None and at_chance(r["attack_accuracy"], r["attack_accuracy_se"]):
             out.append(f"the attack on the non-private {r['algorithm']} is at chance (accuracy {r['attack_accuracy']:.3f}"
                        f" ± {r['attack_accuracy_se']:.3f}, chance 0.5): this run measures no leakage, so it cannot show"
-                       " that DP reduces it; use more documents, iterations or shadows, or fewer classes (--classes)")
+                       " that DP reduces it; use more documents, iterations or shadows, or fewer classes")
     weak = [dict(zip(FIG7_HEADER, r)) for r in rows]
     weak = [r for r in weak if r.get("target_majority_class_accuracy") is not None
             and at_chance(r["target_accuracy"], r.get("target_accuracy_se"), r["target_majority_class_accuracy"])]
@@ -515,7 +515,7 @@ def chance_warnings(rows) -> list[str]:
                    f" {min(r['target_accuracy'] for r in weak):.3f}-{max(r['target_accuracy'] for r in weak):.3f},"
                    f" always guessing the most frequent class gives {max(r['target_majority_class_accuracy'] for r in weak):.3f}):"
                    " an attack on a classifier that learned nothing measures nothing; use more documents or"
-                   " iterations, or fewer classes (--classes)")
+                   " iterations, or fewer classes")
     elif weak:
         out.append(f"{len(weak)} of the {len(rows)} target classifiers are at chance ("
                    + ", ".join(f"{r['algorithm']}" + (f" eps={r['epsilon']:g}" if r["epsilon"] is not None else "")
@@ -565,7 +565,7 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                                " counts as not tested. " + (
                                    "The standard errors are those of one replicate's evaluation (the documents"
                                    " scored), not of the models' training and noise, which only replicates over seeds"
-                                   " measure (--replicates): a claim significant here may not be across seeds"
+                                   " measure (n_replicates): a claim significant here may not be across seeds"
                                    if int(n_replicates) == 1 else
                                    f"The standard errors are the spread of {int(n_replicates)} independent replicates"
                                    " (training, noise and the documents scored)")),
@@ -584,10 +584,11 @@ def subsample(corpus, n, seed):
 
 
 def check_lira_settings(*, shadows: int = 64, targets=None, private_vocabulary=None, dp_algorithm=None,
-                        eps_t_grid=None, dp_params=None, n_topics: int = 20) -> None:
+                        eps_t_grid=None, dp_params=None, n_topics: int = 20, names=None) -> None:
     """The settings of :func:`lira_experiment` and :func:`fdptm_experiment` (as ``dptopic experiment lira`` writes
-    them), checked before any corpus is read or folder written; the FDPTM sweep's private trainer is built once."""
-    lira_settings(shadows, targets, names={"shadows": "--shadows", "targets": "--targets"})
+    them), checked before any corpus is read or folder written; the FDPTM sweep's private trainer is built once.
+    ``names``: how the caller writes ``shadows`` and ``targets`` (:func:`dptopic.attacks.audit.lira_settings`)."""
+    lira_settings(shadows, targets, names=names)
     if (dp_algorithm or eps_t_grid or dp_params) and not private_vocabulary:
         raise ParameterError("{dp_algorithm}, {eps_t_grid} and {dp_params} belong to the FDPTM sweep: give"
                              " {private_vocabulary} too.", "private_vocabulary", private_vocabulary)
@@ -605,9 +606,10 @@ def _needs_both(dp_algorithm, eps_t_grid) -> ParameterError:
                           eps_t_grid if dp_algorithm else dp_algorithm)
 
 
-def check_topics_fit(vocab_size: int, trainer: str, topics: dict) -> None:
+def check_topics_fit(vocab_size: int, trainer: str, topics: dict, other: str = "trainer='sklearn'") -> None:
     """dptopic's Gibbs LDA (``trainer='cgs'``) takes at most V topics: refused before the first run, naming the
-    setting that asked for more (``topics``: each setting's name and its numbers of topics)."""
+    setting that asked for more (``topics``: each setting's name and its numbers of topics; ``other``: how the caller
+    chooses the other trainer)."""
     if trainer != "cgs":
         return
     for flag, ks in topics.items():
@@ -615,7 +617,7 @@ def check_topics_fit(vocab_size: int, trainer: str, topics: dict) -> None:
         if over:
             raise DPTopicError(f"{flag} {' '.join(map(str, over))} exceeds the vocabulary size {vocab_size} of the"
                                f" corpus read: the cgs trainer takes at most {vocab_size} topics; give fewer, a corpus"
-                               " with more distinct words, or --trainer sklearn.")
+                               f" with more distinct words, or {other}.")
 
 
 def check_classifier_trainers(algorithms) -> None:
@@ -632,22 +634,24 @@ def labelled_documents(corpus, classes=None):
     """The documents of ``corpus`` whose label is one of ``classes`` (every label when None; labels read as text),
     refused in one line when the corpus has no labels, a class no document has, or fewer than two classes are left."""
     if corpus.labels is None:
-        raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups', or a JSONL/CSV file"
-                           " with --label-field NAME (the field or column holding each document's label).")
-    labels = np.asarray([str(x) for x in corpus.labels])   # --classes are typed as text
+        raise ParameterError("the classifier attack needs labels: use 'demo' (party), '20newsgroups', or a JSONL/CSV"
+                             " file read with its labels ({label_field=} NAME, the field or column holding each"
+                             " document's label).", "label_field")
+    labels = np.asarray([str(x) for x in corpus.labels])   # classes are given as text
     present = sorted(set(labels.tolist()))
     if classes is not None:
         unknown = [c for c in classes if c not in set(present)]
         if unknown:
             shown = ", ".join(present[:30]) + (f" and {len(present) - 30} more" if len(present) > 30 else "")
             which = "that label" if len(unknown) == 1 else "these labels"
-            raise DPTopicError(f"--classes {' '.join(unknown)}: no document of the corpus has {which}; its classes are"
-                               f" {shown}.")
+            raise ParameterError("{classes} {unknown}: no document of the corpus has {which}; its classes are"
+                                 " {shown}.", "classes", classes, unknown=" ".join(unknown), which=which, shown=shown)
     keep = np.arange(corpus.n_docs) if classes is None else np.flatnonzero(np.isin(labels, classes))
     if len(set(labels[keep])) < 2:
-        which = "the corpus has" if classes is None else f"--classes {' '.join(classes)} leaves"
-        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two"
-                           f" (its classes: {', '.join(present[:30])}).")
+        which = "the corpus has" if classes is None else "{classes} {given} leaves"
+        raise ParameterError(which + " fewer than two classes: the attack needs a labelled corpus of at least two"
+                             " (its classes: {present}).", "classes", classes, given=" ".join(classes or ()),
+                             present=", ".join(present[:30]))
     return corpus.subset(keep)
 
 
@@ -682,8 +686,8 @@ def lira_lines(s: dict, n_shadows: int) -> list[str]:
 
 
 def fdptm_lines(s: dict) -> list[str]:
-    """The rows of :func:`fdptm_experiment`'s summary ``s`` as ``dptopic experiment lira --private-vocabulary``
-    prints them."""
+    """The rows of :func:`fdptm_experiment`'s summary ``s`` as ``dptopic experiment lira`` prints them for a private
+    vocabulary sweep."""
     lines = [f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
              f" online LiRA AUC {r['auc']:.3f}, TPR@1% {tpr_text(r['tpr_at_fpr_0.01'], 3)},"
              f" TPR@0.1% {tpr_text(r['tpr_at_fpr_0.001'], 3)}" for r in s["rows"]]

@@ -172,7 +172,7 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
     if not checks[BASELINE_CHECK]:
         summary["short_run_note"] = (f"non-private online VB did no better than DP-SVI here: on {D:,} training"
                                      f" documents and {n_epochs:g} epoch(s) it has not converged, so this run is too"
-                                     " small to test the paper's shape; run it on the whole corpus (no --max-docs), as"
+                                     " small to test the paper's shape; run it on the whole corpus (no max_docs), as"
                                      " docs/experiments.md does.")
     atomic_write_json(out / f"svi_summary_{name}.json", summary)
     return summary

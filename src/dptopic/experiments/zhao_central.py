@@ -35,7 +35,7 @@ def short_run_note(n_iter: int, figure: str):
     return (f"this run has {n_iter} iteration(s), fewer than the T = {REFERENCE_ITERATIONS} of the reproduction of"
             f" {figure} in docs/experiments.md (K = 50), whose curves have the paper's shape: its chains may not have"
             f" settled, so it is too short to test the paper's shape (its verdict, either way, says little); run"
-            f" --iterations {REFERENCE_ITERATIONS} for that.")
+            f" {REFERENCE_ITERATIONS} iterations for that.")
 
 
 def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_topics: int = 50,

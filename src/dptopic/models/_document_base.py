@@ -29,7 +29,7 @@ GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the 
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
                  " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
                  " DP, and its standard extension to (epsilon, delta)); where"
-                 " people write several documents, train with unit='user' (CLI: --unit user), which bounds each person's"
+                 " people write several documents, train with unit='user', which bounds each person's"
                  " documents as a whole (docs/privacy_units.md).")
 
 
@@ -178,14 +178,14 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
 
         if client is not None and getattr(self, "unit", "document") == "user":
             raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"
-                               " machine: drop backend='dask' (CLI: --dask-local/--scheduler).")
+                               " machine: drop backend='dask'.")
         passes, vocab, corpus = document_source(self, X, vocabulary, user_ids)
         self._execution = {"backend": "threads", "n_jobs": int(self._jobs)}
         if client is not None:
             if passes.factory is not None:
                 raise DPTopicError(f"{type(self).__name__}(backend='dask') reads a shard folder or a corpus in memory;"
                                    " mini-batches come from a function on this machine: write them as shards"
-                                   " ('dptopic corpus prepare --shards N') or drop backend='dask'.")
+                                   " (write_shards) or drop backend='dask'.")
 
             passes.on_cluster(client)
             self._execution = {"backend": "dask", "workers": n_workers(client), "shards": len(passes.blocks)}

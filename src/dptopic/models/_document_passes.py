@@ -49,7 +49,7 @@ def document_source(model, X, vocabulary, user_ids=None):
                                   or (vocab is None and names is None and vocabulary_given(src)))
     if isinstance(src, ShardSet) and getattr(model, "unit", "document") == "user":
         raise DPTopicError(f"{type(model).__name__}(unit='user') groups each person's documents in memory: give the"
-                           " corpus file the shards were prepared from, with its user ids (CLI: --user-field).")
+                           " corpus file the shards were prepared from, with its user ids (user_field=).")
     if user_ids is not None:
         src = _with_user_ids(src, user_ids)
     if isinstance(src, ShardSet):

@@ -26,7 +26,7 @@ STANDARD_COINS = ("standard mode: noise and sampler coins flow from NumPy's PCG6
                   " (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
 VOCAB_SUPPLIED = "supplied by the user; treated as public (its choice must not depend on the private corpus)"
 VOCAB_FROM_DATA = ("chosen from the training corpus and published in the model; treated as public, i.e. NOT"
-                   " protected: pass a public vocabulary (fit(..., vocabulary=...), --vocabulary FILE) to avoid this")
+                   " protected: pass a public vocabulary (fit(..., vocabulary=...)) to avoid this")
 
 _PRIVATE_CONSTRAINTS = {**GibbsTopicModel._parameter_constraints,
                         "delta": [Real(0, 1, "neither")],
@@ -40,7 +40,8 @@ class _PrivateGibbs(GibbsTopicModel):
     def _validate(self) -> None:
         super()._validate()
         if self.secure and self.seed is not None:
-            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed:"
+                               " remove seed.")
 
     def _coins(self, rng):
         return None if self.secure else rng

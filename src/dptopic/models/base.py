@@ -134,8 +134,8 @@ def vocabulary_given(X) -> bool:
 
 def refuse_corpus_file(X, who: str, training: bool) -> None:
     """A path to a corpus file in a reader's format (JSONL, CSV, tab-separated, text, UCI, a folder of .txt files)
-    given where documents are expected: refused in one line that names the call reading it, as ``dptopic train
-    --corpus`` reads it by its extension. ``training`` (fit, partial_fit): a prepared ``.npz`` or a shard folder is
+    given where documents are expected: refused in one line that names the call reading it, as the command line's
+    corpus reader reads it by its extension. ``training`` (fit, partial_fit): a prepared ``.npz`` or a shard folder is
     read as such (:func:`~dptopic.backends.training_source`), so only the other files are refused."""
     if not isinstance(X, (str, os.PathLike)) or isinstance(X, str) and (len(X) > 4096 or "\n" in X):
         return
@@ -313,7 +313,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """The one line that refuses ``name``, a parameter this estimator gave up because its meaning changed (it
         names the parameter to give instead: ``FedLDA.renamed_parameter("delta")``); None for any other name. The
         constructor and ``set_params`` refuse such a name with it; a front door that takes settings by name
-        (``dptopic audit --set``) refuses it the same way."""
+        (``dptopic audit``'s settings) refuses it the same way."""
         return None if name in cls._param_names() else cls._renamed_params.get(name)
 
     @property
@@ -577,10 +577,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
             # DP set union chooses words per document: under the user unit only a public list covers them
             privately = (" (a private choice of words is per document, not per person)" if
-                         self.privacy_.get("unit") == "user" else " or choose one privately (--private-vocabulary)")
+                         self.privacy_.get("unit") == "user" else " or choose one privately (private_vocabulary=)")
             warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
                           " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
-                          f" vocabulary (vocabulary=, --vocabulary FILE){privately}.",
+                          f" vocabulary (vocabulary=){privately}.",
                           DataVocabularyWarning, stacklevel=user_stacklevel())
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
@@ -930,11 +930,10 @@ def replay_budget_message(n_replays: int, detail: str) -> str:
     detail = detail.split(";")[0].removeprefix("privacy budget exceeded: ")
     return (f"privacy budget exceeded after a Dask worker was lost: {n_replays} replayed sweep(s) of its shards are"
             f" new noisy releases, and with them the run would exceed its budget ({detail}). A run trained to a"
-            f" budget (--epsilon, epsilon=,"
-            f" from_budget, --unit word) spends all of it on the planned iterations and has no headroom for replays:"
-            f" leave headroom (plan the run below the budget you can spend: --algorithm hdp --epsilon-laplace, eps_L"
-            f" per iteration, whose replays raise the reported epsilon instead of stopping the run), or train on threads"
-            f" (see docs/scaling.md, Recovery).")
+            f" budget (epsilon=, from_budget, a word-level total) spends all of it on the planned iterations and has no"
+            f" headroom for replays: leave headroom (plan the run below the budget you can spend: HDPLDA's"
+            f" epsilon_laplace, eps_L per iteration, whose replays raise the reported epsilon instead of stopping the"
+            f" run), or train on threads (see docs/scaling.md, Recovery).")
 
 
 class GibbsTopicModel(TopicModel):
@@ -963,7 +962,7 @@ class GibbsTopicModel(TopicModel):
     # ---------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, callback: Callable[[IterationInfo], None] | None = None):
         """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense), a list of strings, or
-        corpus shard files (a directory or list of ``.npz`` from ``dptopic corpus prepare --shards N``).
+        corpus shard files (a directory or list of ``.npz`` from :func:`~dptopic.corpus.shards.write_shards`).
 
         ``vocabulary`` (a list of words or a :class:`Vocabulary`) fixes the model's vocabulary: the
         corpus is restricted to it, and private models record it as user-supplied (public); without

@@ -159,7 +159,7 @@ class DocDPEM(_DocumentDPModel):
         """Fit on documents held in memory or streamed from disk.
 
         ``X``: a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix or a list of texts (in memory);
-        or a shard folder written by ``dptopic corpus prepare --shards N`` (a path, a list of shard ``.npz`` paths
+        or a shard folder written by :func:`~dptopic.corpus.shards.write_shards` (a path, a list of shard ``.npz`` paths
         or a :class:`~dptopic.backends.ShardSet`); or mini-batches: a list of count matrices / Corpora, or a
         function returning a fresh iterable of them. Shards and mini-batches are read once per iteration and
         dropped, so memory does not grow with the number of documents. The vocabulary must be public

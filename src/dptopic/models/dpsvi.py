@@ -171,7 +171,8 @@ class DPSVI(_TopicFlags, _VariationalLDA):
     def _validate(self) -> None:
         super()._validate()
         if self.secure and self.seed is not None:
-            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed:"
+                               " remove seed.")
         warn_if_large_delta(self.delta)
         if self.n_epochs / self.sampling_rate > MAX_COUNT:
             raise ParameterError("{n_epochs=:g} at {sampling_rate=:g} makes {steps:.3g} steps; at most {most:,} are"

@@ -67,11 +67,11 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
         raise DPTopicError(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but this"
                            " vocabulary is in alphabetical order (as a CountVectorizer learns it): list it most common"
                            " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"
-                           " report_words='all' (CLI: --report-words all).")
+                           " report_words='all'.")
     if unnamed:
         warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
                       " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
-                      " alphabetically): pass vocabulary= listed most common first, or report_words='all' (CLI: --report-words all).",
+                      " alphabetically): pass vocabulary= listed most common first, or report_words='all'.",
                       UserWarning, stacklevel=user_stacklevel())
 
 
@@ -96,14 +96,14 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
         warnings.warn(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but they hold"
                       f" {first / counts.sum():.0%} of the users' tokens where the {n} most common hold"
                       f" {best / counts.sum():.0%}: the vocabulary is not listed most common first, so most tokens"
-                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all' (CLI: --report-words all)."
+                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all'."
                       " (This check read the training documents: a warning to whoever holds them, outside the"
                       " guarantee.)", UserWarning, stacklevel=user_stacklevel())
 
 
 # FED_SECURE, what secure=True covers, and the guarantee's texts: accounting/fedlda_scope.py
 FED_SIMULATION = ("SIMULATION: the reports' coins come from xorshift128+ seeded from NumPy's PCG64 (fresh OS entropy"
-                  " unless a seed is given), not a cryptographic generator; secure=True (--secure) draws them from the"
+                  " unless a seed is given), not a cryptographic generator; secure=True draws them from the"
                   " OS CSPRNG, as dptopic fed-client does on a participant's device")
 def _refuse_user_lists_of_texts(X) -> None:
     """``fit([texts_user0, texts_user1])`` reads as lists of tokens, one per document: a "token" of more than three
@@ -425,7 +425,7 @@ class FedLDA(GibbsTopicModel):
                                    " takes: give a total in range, or change pad_length (or rounds, floor/tail).")
         if self.secure and self.seed is not None:
             raise DPTopicError("secure mode draws the reports from the operating system's CSPRNG and refuses a seed:"
-                               " remove seed (--seed).")
+                               " remove seed.")
         if self.secure and self.exclusion != "none":
             raise DPTopicError("secure mode draws the reports by subset selection, the 'none' rule's randomizer: the"
                                " floor and tail rules have no secure sampler; use exclusion='none'.")
@@ -493,7 +493,7 @@ class FedLDA(GibbsTopicModel):
                                    " carries its own: build each with Corpus.from_texts(..., vocabulary=V).")
             if self.n_clients is not None and self.n_clients != len(X):
                 raise DPTopicError(f"n_clients={self.n_clients} but {len(X)} user corpora were given: each corpus of"
-                                   " the list is one user; drop n_clients (--clients).")
+                                   " the list is one user; drop n_clients.")
             self._columns_unnamed, self._input_names, self._input_names_public = False, None, False
             self._input_tokens = False
             # the users' shared word list is public only when each corpus was built on a supplied one

@@ -118,7 +118,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
             got = ("word-level reports (train those with OLPLDA or LPLDA)" if type(reports).__name__ == "ReportSet"
                    else f"a {type(reports).__name__}")
             raise DPTopicError("LocalDocumentLDA fits document-level reports (a DocumentReportSet from"
-                               f" DocumentRandomizer or 'dptopic randomize --unit document'), not {got}.")
+                               f" DocumentRandomizer, as dptopic randomize writes them per document), not {got}.")
         if reports.vocabulary is None:
             raise DPTopicError("these reports carry no vocabulary: load them with the vocabulary they were made with.")
         if reports.n_reports == 0:

@@ -124,8 +124,8 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
         if hasattr(self, "prior_"):
             return
         if self.prior_corpus is None:
-            raise DPTopicError("no prior data: OLP-LDA needs prior_corpus (a public corpus disjoint from the stream,"
-                               " --prior) before the first partial_fit; pass prior_corpus='none' to run without one.")
+            raise DPTopicError("no prior data: OLP-LDA needs prior_corpus (a public corpus disjoint from the stream)"
+                               " before the first partial_fit; pass prior_corpus='none' to run without one.")
         if self._no_prior():
             self.prior_corpus = None
             try:

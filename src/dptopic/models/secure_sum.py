@@ -1,4 +1,5 @@
-"""Topics from the two secure sums of a ``dptopic serve --report-kind secure-sum`` round (post-processing only).
+"""Topics from the two secure sums of a secure-sum round (``dptopic serve``'s secure-sum report kind; post-processing
+only).
 
 The releases are those of ``DocDPCooccurrence(unit="user")`` (each person's presence vector with a document entry,
 then each person's co-occurrence matrix over the kept words, both bounded to norm 1 per person), summed by the
@@ -66,13 +67,13 @@ def skellam_release(event, name: str, quantization: float) -> PlannedRelease:
 
 
 class SecureSumTopics(DocDPCooccurrence):
-    """Topics released by a secure-sum round (``dptopic serve --report-kind secure-sum``): a
+    """Topics released by a secure-sum round (``dptopic serve``'s secure-sum report kind): a
     :class:`~dptopic.models.DocDPCooccurrence` with ``unit="user"`` read from the two sums, whose privacy report names
     the Skellam mechanism, the trust model and the round's settings (``docs/secure_sum.md``). It is not fitted on
     documents: :func:`secure_sum_topics` builds it."""
 
     def fit(self, X, y=None, **kw):
-        raise DPTopicError("SecureSumTopics comes from a secure-sum round (dptopic serve --report-kind secure-sum);"
+        raise DPTopicError("SecureSumTopics comes from a secure-sum round (dptopic serve's secure-sum report kind);"
                            " to train on documents you hold, use DocDPCooccurrence(unit='user').")
 
     def release_plan(self, n_words: int | None = None) -> ReleasePlan:

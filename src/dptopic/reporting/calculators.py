@@ -28,9 +28,10 @@ def inherent_lines(b: dict) -> list:
             "[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]"]
 
 
-def hdp_lines(h: dict, total_flag: str = "--epsilon", component_flag: str = "--epsilon-laplace") -> tuple:
-    """``(lines, warnings)`` of :func:`~dptopic.accounting.calculators.hdp_calculator`'s figures; the flags name how a
-    budget is given, when none was."""
+def hdp_lines(h: dict, total: str = "epsilon", component: str = "epsilon_laplace") -> tuple:
+    """``(lines, warnings)`` of :func:`~dptopic.accounting.calculators.hdp_calculator`'s figures; ``total`` and
+    ``component`` name how a budget is given (the calculator's parameters, or a command line's flags), when none
+    was."""
     beta, T, delta = h["beta"], h["n_iter"], h["delta"]
     # a clip computed from eps_I is shown rounded down (a smaller clip gives a smaller eps_I), an eps_I computed from
     # the clip rounded up; one given is shown as given
@@ -48,7 +49,7 @@ def hdp_lines(h: dict, total_flag: str = "--epsilon", component_flag: str = "--e
                      f" {up(c['pld'])} (the card's figure: the least of PLD, RDP and basic; discrete Laplace noise,"
                      " train's default)")
     else:
-        lines.append(f"[dim]give {total_flag} to split a total budget, or {component_flag} to compose one per"
+        lines.append(f"[dim]give {total} to split a total budget, or {component} to compose one per"
                      " iteration.[/]")
     warnings = []
     if "small_clip" in h:
@@ -67,13 +68,11 @@ def compose_lines(report: dict, unit: str, delta: float) -> list:
 
 
 def fed_report_words_lines(f: dict) -> list:
-    """:func:`~dptopic.accounting.calculators.fed_report_words`'s answer, with how to use it from Python, ``train``
-    and ``serve``."""
+    """:func:`~dptopic.accounting.calculators.fed_report_words`'s answer, with how to use it from Python."""
     n, eps, V = f["report_words"], f["epsilon"], f["vocab_size"]
     who = f"{plural(f['users'], 'user')} x {plural(f['entries'], 'entry', 'entries')}"
     return [f"FedLDA (exclusion none), eps={eps:g} per entry, {who}: reports over the first {n:,} of {V:,} words (those"
             f" whose share the reports can tell from zero at z={f['z']:g}; the vocabulary listed most common first)",
             f"  {f['subset_size']} word(s) per report; randomization variance summed over the words: {f['variance']:.3g}"
             f" (every word: {f['variance_every_word']:.3g}; sampling alone: 1)",
-            f"  FedLDA(report_words={n}) or report_words='auto'; dptopic train --algorithm fed --report-words {n};"
-            f" dptopic serve --fed-epsilon-per-entry {eps:g} --fed-report-words {n} (docs/fedlda.md)"]
+            f"  FedLDA(report_words={n}) or report_words='auto' (docs/fedlda.md)"]

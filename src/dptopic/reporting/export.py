@@ -88,7 +88,17 @@ def kept_words(model):
     return np.flatnonzero(mask[themes].any(axis=0))
 
 
-def spread_summary(model, words) -> dict:
+def _option(names, key: str) -> str:
+    """How a caller sets the option ``key`` to True: ``names[key]`` (a command line's flag), else ``key=True``."""
+    return (names or {}).get(key, f"{key}=True")
+
+
+def _documents(names) -> str:
+    """The documents the figures were read from, as the caller named them (``names["corpus"]``)."""
+    return f"the documents of {names['corpus']}" if "corpus" in (names or {}) else "the documents given"
+
+
+def spread_summary(model, words, names=None) -> dict:
     """How much of each topic's weight lies outside ``words`` (the kept words), and on each topic's top 10 words."""
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
@@ -99,8 +109,9 @@ def spread_summary(model, words) -> dict:
             "weight_on_top_10_words": round(float(top10.mean()), 4),
             "note": (f"{type(model).__name__} estimated each topic on {len(words)} of the {phi.shape[1]} words; the rest"
                      " of each topic's weight is smoothing the release did not estimate per topic (means over topics"
-                     " above): where it is large, pyLDAvis shows flat topics and large perplexities; 'dptopic export"
-                     " --kept-words-only' exports the kept words only, each topic renormalised over them")}
+                     " above): where it is large, pyLDAvis shows flat topics and large perplexities; "
+                     f"{_option(names, 'kept_words_only')} exports the kept words only, each topic renormalised over"
+                     " them")}
 
 
 def export_privacy(model) -> tuple[dict, str]:
@@ -132,17 +143,18 @@ def export_privacy(model) -> tuple[dict, str]:
 
 
 # ------------------------------------------------------------------ the document-topic table (dptopic transform)
-PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
-                      " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
-                      " private data{})")
+PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from {documents}: they are NOT covered by"
+                      " its privacy report (if those are private documents, treat the output as private data{more})")
 
 
-def private_input_note(model) -> str:
+def private_input_note(model, names=None) -> str:
     """The warning for figures computed from documents under a private model; the Gibbs trainers that release the
-    training documents' proportions (``training_theta_``: HDPLDA and CDPLDA) are pointed to them."""
+    training documents' proportions (``training_theta_``: HDPLDA and CDPLDA) are pointed to them. ``names``: how the
+    caller named the documents (``names["corpus"]``)."""
     has = isinstance(model, (HDPLDA, CDPLDA))       # released with the topics at fit time
-    return PRIVATE_INPUT_NOTE.format("; for the training documents use training_theta_ of the fitted model in Python,"
-                                     " which the report covers" if has else "")
+    return PRIVATE_INPUT_NOTE.format(documents=_documents(names), more="; for the training documents use"
+                                     " training_theta_ of the fitted model in Python, which the report covers"
+                                     if has else "")
 
 
 THETA_NPY_FORMAT = "dptopic-theta-npy"
@@ -309,33 +321,17 @@ def check_export_out(path, overwrite: bool = False) -> Path:
     return check_output_file(path, ours, overwrite=overwrite, what="pyLDAvis export")
 
 
-def export_warnings(doc: dict, model, kept_words_only: bool = False, corpus_public: bool = False) -> list:
-    """The warnings ``dptopic export`` gives about the document :func:`pyldavis_export` wrote: most of the topics'
-    weight spread over the words outside the kept ones (:data:`SPREAD_WARNING`), and figures read from documents
-    not declared public."""
-    out = []
-    sm = doc.get("smoothing")
-    if sm and not kept_words_only and sm["weight_outside_kept_words"] >= SPREAD_WARNING:
-        out.append(f"{sm['weight_outside_kept_words']:.0%} of each topic's weight (mean over topics) is smoothing over"
-                   f" the {sm['vocabulary_words'] - sm['kept_words']} words outside the {sm['kept_words']} that"
-                   f" {type(model).__name__} estimated per topic ({sm['weight_on_top_10_words']:.0%} on its top 10"
-                   " words), so pyLDAvis will show flat topics and large perplexities: pass --kept-words-only to"
-                   " export the kept words only, renormalised.")
-    if "privacy_note" in doc and not corpus_public:
-        out.append(f"{doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).")
-    return out
-
-
 def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsupported: bool = False,
-                    corpus_public: bool = False, source=None) -> dict:
-    """The JSON document ``dptopic export --to pyldavis`` writes: :func:`pyldavis_data` of the topics shown (those
-    above the noise of the release unless ``show_unsupported``; ``kept_words_only``: the words a document-level release
-    estimated per topic, :func:`kept_words`), with how dptopic ranks the words, each topic's support, the smoothing
-    outside the kept words, the model's privacy card and what of the file it covers (``corpus_public``: the documents
-    ``docs`` are public, so the figures read from them need no note). ``source``: where the model was read from, as a
-    refusal names it to a caller who names the model by a flag. Refused in one line: ``kept_words_only`` for a model
-    that estimates every word or whose release estimated none, and a model none of whose topics stands above the
-    noise unless ``show_unsupported``."""
+                    corpus_public: bool = False, source=None, names=None) -> dict:
+    """The JSON document of a pyLDAvis export (what ``dptopic export`` writes): :func:`pyldavis_data` of the topics
+    shown (those above the noise of the release unless ``show_unsupported``; ``kept_words_only``: the words a
+    document-level release estimated per topic, :func:`kept_words`), with how dptopic ranks the words, each topic's
+    support, the smoothing outside the kept words, the model's privacy card and what of the file it covers
+    (``corpus_public``: the documents ``docs`` are public, so the figures read from them need no note). ``source``:
+    where the model was read from, as a refusal names it to a caller who names the model by a flag; ``names``: how the
+    caller sets ``kept_words_only``, ``show_unsupported`` and names the documents (``corpus``), for the notes (by
+    default as parameters). Refused in one line: ``kept_words_only`` for a model that estimates every word or whose
+    release estimated none, and a model none of whose topics stands above the noise unless ``show_unsupported``."""
     kept = kept_words(model)
     supported, background = topic_support(model)
     _check_export(model, kept, supported, kept_words_only, show_unsupported, source)
@@ -363,7 +359,8 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
         doc["estimated_words"] = {"estimated": int(estimated.sum()), "vocabulary_words": int(len(estimated)),
                                   "note": f"the words marked '{UNESTIMATED.strip()}' were estimated in no topic by the"
                                           " release: their weight is a tail shared by every topic"
-                                          + (" (--kept-words-only leaves them out)" if kept is not None else "")}
+                                          + (f" ({_option(names, 'kept_words_only')} leaves them out)"
+                                             if kept is not None else "")}
         if placed.any():
             doc["estimated_words"].update({"placed_by_public_vectors": int(placed.sum()), "note": (
                 doc["estimated_words"]["note"] + f"; the words marked '{PLACED.strip()}' were estimated in no topic"
@@ -374,9 +371,10 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
         doc["support"] = {"supported": sum(supported), "topics": K, "left_out": left,
                           "note": support_summary(supported) + (
                               f"; topics {', '.join(map(str, left))} are below it and left out, doc_topic_dists"
-                              " renormalised over the others (--show-unsupported exports them all)" if left else "")}
+                              f" renormalised over the others ({_option(names, 'show_unsupported')} exports them all)"
+                              if left else "")}
     if kept is not None:
-        doc["smoothing"] = spread_summary(model, kept)
+        doc["smoothing"] = spread_summary(model, kept, names)
         doc["smoothing"]["kept_words_only"] = bool(kept_words_only)
         if kept_words_only:
             doc["smoothing"]["note"] = (f"only the {len(kept)} kept words are exported, each topic renormalised over"
@@ -388,16 +386,17 @@ def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsuppor
         released += "; " + learned["report_words_note"]
     if getattr(model, "privacy_", {}).get("private"):
         doc["privacy_note"] = released + ("" if corpus_public else "; doc_topic_dists, doc_lengths and"
-                                          " term_frequency are computed from the documents of --corpus and are NOT"
+                                          f" term_frequency are computed from {_documents(names)} and are NOT"
                                           " covered by the model's privacy report")
     return doc
 
 
-def topics_document(model, n: int, source, show_unsupported: bool = False) -> dict:
-    """What ``dptopic topics --format json`` prints: each topic's ``n`` top words and their weights P(word | topic),
-    how the words are ranked, which topics stand above the noise of the release (for a model that assessed it; the
-    words of those below it left out unless ``show_unsupported``) and the model's privacy card. ``source``: the saved
-    model's folder, as the document names it."""
+def topics_document(model, n: int, source, show_unsupported: bool = False, names=None) -> dict:
+    """A model's topics as a JSON document (what ``dptopic topics`` prints as JSON): each topic's ``n`` top words and
+    their weights P(word | topic), how the words are ranked, which topics stand above the noise of the release (for a
+    model that assessed it; the words of those below it left out unless ``show_unsupported``) and the model's privacy
+    card. ``source``: the saved model's folder, as the document names it; ``names``: how the caller sets
+    ``show_unsupported`` (by default as the parameter)."""
     topics = model.topic_words(n, weights=True, mark_placed=False)
     placed = placed_flags(model, topics)
     supported, background = topic_support(model)
@@ -422,23 +421,24 @@ def topics_document(model, n: int, source, show_unsupported: bool = False) -> di
     if supported is not None:
         doc["support"] = {"supported": sum(supported), "topics": len(supported),
                           "note": support_summary(supported)
-                          + ("; the words of the topics below it are left out (--show-unsupported includes"
-                             " them)" if hidden else "")}
+                          + (f"; the words of the topics below it are left out ({_option(names, 'show_unsupported')}"
+                             " includes them)" if hidden else "")}
     doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
     doc.update(learned_words(model))
     return doc
 
 
-def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[str, list]:
-    """What ``dptopic topics --format csv`` prints: ``(table, notes)``, the table of each topic's ``n`` top words (rank,
-    weight P(word | topic), and for a model that assessed it whether the topic stands above the noise; the rows of
-    those below it left out unless ``show_unsupported``), and the notes for standard error: where the privacy card is
-    (``source``: the saved model's folder) and how the words are ranked."""
+def topics_csv(model, n: int, source, show_unsupported: bool = False, names=None) -> tuple[str, list]:
+    """A model's topics as a CSV table (what ``dptopic topics`` prints as CSV): ``(table, notes)``, the table of each
+    topic's ``n`` top words (rank, weight P(word | topic), and for a model that assessed it whether the topic stands
+    above the noise; the rows of those below it left out unless ``show_unsupported``), and the notes for standard error:
+    where the privacy card is (``source``: the saved model's folder) and how the words are ranked; ``names`` as for
+    :func:`topics_document` (and :func:`privacy_card_line`)."""
     topics = model.topic_words(n, weights=True, mark_placed=False)
     placed = placed_flags(model, topics)
     supported, background = topic_support(model)
     hidden = set() if supported is None or show_unsupported else {k for k, s in enumerate(supported) if not s}
-    card = privacy_card_line(model, source)
+    card = privacy_card_line(model, source, names)
     # the rank column follows the model's display order: said with the card's line, as the JSON says it
     note = estimated_note(model)
     ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))" + (f"; {note}" if note else "")
@@ -447,8 +447,8 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
         notes.append(f"note: {placed_note(model)}")
     if supported is not None:
         notes.append(f"note: {support_summary(supported)}" + (
-            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
-            " includes them)" if hidden else "") + ".")
+            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out"
+            f" ({_option(names, 'show_unsupported')} includes them)" if hidden else "") + ".")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
@@ -463,12 +463,20 @@ def topics_csv(model, n: int, source, show_unsupported: bool = False) -> tuple[s
     return buf.getvalue(), notes
 
 
-def privacy_card_line(model, path) -> str:
-    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
+def privacy_card_line(model, path, names=None) -> str:
+    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full). ``names``: a
+    command line's flags for ``model`` and ``format`` (the card is then pointed to as that command shows it), else
+    the card is pointed to as Python reads it."""
     card = privacy_card(getattr(model, "privacy_", None) or {}, type(model).__name__, check=False)
     g = card["guarantee"]
     what = ("no differential privacy guarantee" if g == "none" else
             f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
     note = learned_words(model).get("report_words_note")
-    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
-            f" {shlex.quote(str(path))}' or --format json" + (f"; {note}" if note else "") + ".")
+    names = names or {}
+    if "model" in names and "format" in names:
+        see = (f"see 'dptopic topics {names['model']} {shlex.quote(str(path))}' or {names['format']} json")
+    else:
+        see = (f"see the privacy_ of the model saved at {str(path)!r} (dptopic.accounting.card.privacy_card), or"
+               " topics_document")
+    return (f"note: these topics come with the model's privacy card ({what}): {see}" + (f"; {note}" if note else "")
+            + ".")

@@ -107,10 +107,10 @@ def _rows(pairs) -> str:
 
 
 LDA_RUN_TO_RUN_MATCH = (0.74, 0.79)
-"""The yardstick beside a topic match (``report --compare-to``): the match of two runs of non-private LDA that differ
-only in their seed, lowest and highest of the three pairs of seeds 0, 1 and 2, with 20 topics on the State of the
-Union paragraphs (the demo corpus's training split). A private model that matches a reference this well is as close to
-it as LDA comes to itself. Measured with::
+"""The yardstick beside a topic match (a report's comparison to another model): the match of two runs of
+non-private LDA that differ only in their seed, lowest and highest of the three pairs of seeds 0, 1 and 2, with 20
+topics on the State of the Union paragraphs (the demo corpus's training split). A private model that matches a
+reference this well is as close to it as LDA comes to itself. Measured with::
 
     from itertools import combinations
     import dptopic
@@ -322,8 +322,8 @@ def _privacy_section(card: dict) -> str:
 
 def _evaluation_section(evaluation: dict | None) -> str:
     if not evaluation:
-        return ("<h2 id='evaluation'>Evaluation</h2><p class='note'>No evaluation was given: run <code>dptopic report"
-                " --reference FILE</code> with held-out documents to add NPMI, diversity and perplexity.</p>")
+        return ("<h2 id='evaluation'>Evaluation</h2><p class='note'>No evaluation was given: give the report held-out"
+                " reference documents to add NPMI, diversity and perplexity.</p>")
     ref = evaluation.get("reference", "")
     notes = "".join(f'<div class="warn">{escape(str(evaluation[k]))}</div>' for k in _EVALUATION_NOTES
                     if evaluation.get(k))
@@ -609,8 +609,8 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
         head = (f"topic {k}{' (background: corpus-wide words)' if k in bg else ''}"
                 f"{' (below the noise)' if below else ''}")
         if below and not show_unsupported:
-            body = ("<p class='note'>Below the noise of the release: words not shown (<code>dptopic report"
-                    " --show-unsupported</code> shows them).</p>")
+            body = ("<p class='note'>Below the noise of the release: words not shown (a report asked to show"
+                    " the topics below the noise shows them).</p>")
         else:
             body = _topic_svg([w for w, _ in t], [p for _, p in t])
         return f"<div class='topic{' unsupported' if below else ''}'><h3>{head}</h3>{body}</div>"
@@ -665,7 +665,7 @@ def _pyldavis_assets(js_dir=None) -> dict:
             out[key] = Path(path).read_text("utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise DPTopicError(f"cannot read pyLDAvis's bundled file {str(path)!r} ({type(e).__name__}): reinstall"
-                               " pyLDAvis (pip install --force-reinstall pyLDAvis).") from None
+                               " pyLDAvis (pip install pyLDAvis, forcing a reinstall).") from None
     return out
 
 

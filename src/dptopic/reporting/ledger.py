@@ -127,7 +127,8 @@ def cap_lines(dataset: str, epsilon: float, delta: float, where, total: dict) ->
 
 
 def person_cap_lines(cap, where, summary) -> list:
-    """What ``dptopic budget cap --per-person`` says: the cap (or none), and a warning when a person is past it."""
+    """What ``dptopic budget cap`` says of the cap per person: the cap (or none), and a warning when a person is
+    past it."""
     if cap is None:
         return [f"no cap per person (ledger {esc(where)})"]
     lines = [f"every person capped at epsilon = {cap[0]:g}, delta = {cap[1]:g} (ledger {esc(where)})"]

@@ -128,8 +128,9 @@ def check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) ->
     return None
 
 
-def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
-    """Evaluation figures of ``model`` on a reference corpus (already in the model's vocabulary)."""
+def evaluate_on(model, reference, public: bool, reference_name: str, names=None) -> dict:
+    """Evaluation figures of ``model`` on a reference corpus (already in the model's vocabulary); ``names``: how the
+    caller declares the reference public (``names["reference_public"]``; by default ``reference_public=True``)."""
     ev = {"reference": f"{reference_name}: {size_text(reference)}"}
     quality = topic_quality_figures(model, reference)
     absent = quality.pop("absent_top_words", None)
@@ -142,7 +143,8 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
     except (TypeError, DPTopicError):
         ev[PERPLEXITY_LABEL] = float(model.perplexity(reference))
     if getattr(model, "privacy_", {}).get("private") and not public:
-        ev["note"] = reference_note("the reference documents", "--reference-public")
+        ev["note"] = reference_note("the reference documents",
+                                    (names or {}).get("reference_public", "reference_public=True"))
     if absent:      # as dptopic evaluate prints it: NPMI's -1 pairs and a missing C_v are explained on the page too
         ev["absent_top_words"] = absent
     return ev
@@ -151,22 +153,25 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
 PERPLEXITY_LABEL = "perplexity on the reference corpus"
 
 
-def reference_note(documents: str, flag: str) -> str:
-    """The note on figures of a private model computed from a corpus not declared public (``report --reference``,
-    ``evaluate --corpus``): which figures read the documents, and that topic diversity does not."""
+def reference_note(documents: str, public: str) -> str:
+    """The note on figures of a private model computed from a corpus not declared public (a report's reference
+    documents, an evaluation's corpus): which figures read the documents, and that topic diversity does not;
+    ``public``: how the caller declares the corpus public."""
     return (f"outside the guarantee: the reference corpus's exact size, NPMI, C_v, UMass and perplexity read"
             f" {documents}, which the model's privacy"
             " report does not cover (topic diversity reads only the released topics, post-processing of the"
-            f" release); pass {flag} when that corpus is public")
+            f" release); pass {public} when that corpus is public")
 
 
 def evaluation_figures(model, corpus, *, top_n: int = 10, window=None, mode: str = "completion", seed=0,
-                       reference_name=None, compare=None, compare_name=None, corpus_public: bool = False) -> dict:
+                       reference_name=None, compare=None, compare_name=None, corpus_public: bool = False,
+                       names=None) -> dict:
     """What ``dptopic evaluate`` reports of ``model`` on ``corpus`` (read in its vocabulary):
     :func:`~dptopic.evaluation.topic_quality`'s figures over the ``top_n`` top words (at most the vocabulary's size),
     the perplexity in ``mode``, Mimno's UMass sum, and, against ``compare`` (another model, named ``compare_name``),
     how close the topics are. A private model's figures that read documents not declared public (``corpus_public``)
-    carry the note that they lie outside its guarantee (topic diversity reads only the released topics)."""
+    carry the note that they lie outside its guarantee (topic diversity reads only the released topics); ``names``:
+    how the caller names ``corpus`` and ``corpus_public`` in that note (by default as these parameters)."""
     top_n = min(top_n, len(model.vocabulary_))
     ppl = model.perplexity(corpus, mode=mode, seed=seed)
     q = topic_quality(model, corpus, top_n=top_n, window=window, reference_name=reference_name)
@@ -180,7 +185,9 @@ def evaluation_figures(model, corpus, *, top_n: int = 10, window=None, mode: str
             q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
                                   " report does not cover")
     if private and not corpus_public:
-        q["note"] = reference_note("the documents of --corpus", "--reference-public")
+        names = names or {}
+        q["note"] = reference_note(f"the documents of {names.get('corpus', 'corpus')}",
+                                   names.get("corpus_public", "corpus_public=True"))
     return q
 
 
@@ -212,11 +219,13 @@ def audit_for_page(spec, model, model_spec: str):
 
 
 def page_evaluation(model, reference=None, reference_public: bool = False, reference_name: str = "",
-                    other=None, other_name: str = "") -> dict:
+                    other=None, other_name: str = "", names=None) -> dict:
     """The page's evaluation: the figures of ``reference`` (documents read in the model's vocabulary,
     :func:`evaluate_on`), the match to ``other``'s topics (another saved model), and topic diversity, which reads the
-    released topics alone, in any case."""
-    evaluation = None if reference is None else evaluate_on(model, reference, reference_public, reference_name)
+    released topics alone, in any case. ``names``: how the caller names ``reference`` and ``reference_public`` (by
+    default as these parameters)."""
+    names = names or {}
+    evaluation = None if reference is None else evaluate_on(model, reference, reference_public, reference_name, names)
     if other is not None:
         m = match_models(model, other)
         if evaluation is None:      # diversity reads only the released topics: shown as without the other model
@@ -231,7 +240,8 @@ def page_evaluation(model, reference=None, reference_public: bool = False, refer
                    " only the two models, not the reference corpus)"] = m["match"]
     if evaluation is None:          # diversity reads only the released topics: shown without a reference corpus too
         evaluation = {"reference": "none given: only topic diversity, which reads the released topics alone (add"
-                                   " --reference FILE with held-out documents for NPMI, C_v and perplexity)",
+                                   f" {names.get('reference', 'reference=')} with held-out documents for NPMI, C_v"
+                                   " and perplexity)",
                       "topic diversity (top 25)": topic_diversity(model, 25)}
     return evaluation
 

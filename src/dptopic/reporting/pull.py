@@ -10,7 +10,7 @@ import binascii
 
 from .._io import check_output_dir
 from ..contributor.client import ServiceClient, check_server_config
-from ..errors import CorruptModelError, DPTopicError
+from ..errors import CorruptModelError, DPTopicError, ParameterError
 from ..models.blobs import model_from_blobs
 
 
@@ -24,9 +24,9 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
     client = client or ServiceClient(server)
     cfg = check_server_config(client.config(), client.server, "model")
     if fed and not cfg.get("fed"):
-        raise DPTopicError(f"the server at {client.server} runs no FedLDA rounds (it was started without"
-                           " --fed-epsilon-per-entry): there is no FedLDA model to pull; drop --fed for its local-DP"
-                           " model.")
+        raise ParameterError("the server at {server} runs no FedLDA rounds (it was started without an epsilon per"
+                             " entry for them): there is no FedLDA model to pull; drop {fed} for its local-DP model.",
+                             "fed", True, server=client.server)
     path = "/v1/fed/model" if fed else "/v1/model"
     doc = client.get_json(path)
     try:

@@ -3,7 +3,7 @@
 
 rich and the library modules a function reads (the card's rules, the topics' ranking, numpy) are imported inside the
 functions, not at the top: the command line imports this module on its start-up path, and a command that prints no
-table (``--help``, an error) should not pay for those imports.
+table (its help, an error) should not pay for those imports.
 """
 from __future__ import annotations
 
@@ -129,28 +129,6 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
-                split: str | None = None):
-    """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
-    sizes are labelled as what
-    they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
-    statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
-    ``--save-metrics`` asks for: ``saved``)."""
-    line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-            f" ({corpus.n_empty_dropped} empty documents dropped); "
-            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({_split_name(split)}: compare held-out figures"
-                                                                 " only between runs split alike)" if split else "")
-               if test is not None else
-               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
-               " 'dptopic evaluate' on documents kept aside)"))
-    if private and word_level:
-        line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
-    elif private:
-        line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
-                 + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
-    return styled(line)
-
-
 def without_copies_said(test, train, console, private: bool):
     """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
     were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
@@ -248,7 +226,7 @@ def placed_note(model) -> str | None:
 
 
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
-                 hint="--show-unsupported shows their words"):
+                 hint="show_unsupported=True shows their words"):
     """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
     stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
     (``hint`` says how to show them)."""
@@ -545,23 +523,6 @@ def prepared_line(corpus, out, shards=None, asked: int | None = None) -> str:
     fewer = (f" (fewer than the {asked} asked: each shard holds whole documents, about equal in tokens, and"
              f" {corpus.n_docs} documents split into {len(shards)} such blocks)" if len(shards) < asked else "")
     return f"{head} as {len(shards)} shards to {out}{fewer}"
-
-
-def corpus_hints(info: dict, max_df_given: bool, stop_words_given: bool, sharded: bool = False) -> str | None:
-    """The hints ``corpus info`` prints under a corpus summary (:func:`print_corpus_summary`): words in most documents
-    (unless a ``--max-df`` cut was given) and the user's own stop words (unless stop words were given or the corpus was
-    prepared with its own); for a shard folder (``sharded``) they are for preparing the shards."""
-    hints = []
-    most = info["words_in_most_documents"]
-    if most and not max_df_given:
-        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
-                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
-                     f" drops {'them' if len(most) > 1 else 'it'}")
-    reading = (info.get("metadata") or {}).get("reading")
-    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
-    if not stop_words_given and not chosen:
-        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
-    return ("when preparing the shards: " if sharded else "") + "; ".join(hints) if hints else None
 
 
 def print_verdict(console, s, out, files):

@@ -44,6 +44,9 @@ class SavedVerification:
             raise DPTopicError(f"the privacy report cannot be verified: {self.check.detail}.")
 
 
+SAVED = "model.save(folder), or out= of dptopic.train"
+"""Where a saved model's folder comes from, as a refusal says it."""
+
 def verify_saved_model(path) -> SavedVerification:
     """Verify the privacy report of a saved model folder (its ``model.json``; the arrays beside it must be those it was
     saved with) or of a JSON file holding a ``model.json`` or a privacy report."""
@@ -73,17 +76,17 @@ def read_saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     source = os.path.join(path, "model.json") if folder else path
     odd = not_a_regular_file(source)
     if odd is not None:     # a FIFO would block, /dev/zero never end
-        raise DPTopicError(f"{source!r} {odd}: pass a saved model's folder (the --out of dptopic train) or a JSON"
-                           " privacy report saved to a regular file.")
+        raise DPTopicError(f"{source!r} {odd}: pass a saved model's folder ({SAVED}) or a JSON privacy report saved to"
+                           " a regular file.")
     try:
         with open(source, "rb") as fh:
             text = fh.read(-1 if folder else 64 << 20).decode("utf-8-sig")     # a model.json as loading reads it
     except FileNotFoundError:
         if folder:
-            raise DPTopicError(f"{path!r} holds no model.json: pass a saved model's folder (the --out of dptopic"
-                               " train) or a JSON privacy report.") from None
-        raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
-                           " JSON privacy report.") from None
+            raise DPTopicError(f"{path!r} holds no model.json: pass a saved model's folder ({SAVED}) or a JSON"
+                               " privacy report.") from None
+        raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder ({SAVED}) or a JSON privacy"
+                           " report.") from None
     except (OSError, UnicodeDecodeError) as e:
         raise DPTopicError(f"cannot read {source!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
                            " model's folder or a JSON privacy report.") from None
@@ -94,7 +97,7 @@ def read_saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
                            " a JSON privacy report.") from None
     rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
     if not isinstance(rep, dict) or "private" not in rep:
-        raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
+        raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder ({SAVED})"
                            " or a JSON privacy report (the \"privacy\" object of a model.json, or a model's"
                            " privacy_ attribute saved as JSON).")
     card = meta.get("privacy_card") if rep is not meta else None

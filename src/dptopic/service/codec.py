@@ -122,7 +122,7 @@ def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint
     if _kind_of(body) == "word":
         raise IncompatibleReports("uploaded reports are word-level (kind 'word', format dptopic-ldp-reports) but this"
                                   " server takes document-level reports (kind 'document'; see /v1/config): randomize"
-                                  " with 'dptopic randomize --unit document'.")
+                                  " each document with a DocumentRandomizer (dptopic randomize, per document).")
     try:
         rs = DocumentReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
@@ -158,8 +158,8 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
 
     if _kind_of(body) == "document":
         raise IncompatibleReports("uploaded reports are document-level (kind 'document') but this server takes"
-                                  " word-level reports (kind 'word'; see /v1/config): randomize with 'dptopic randomize"
-                                  " --epsilon-word'.")
+                                  " word-level reports (kind 'word'; see /v1/config): randomize with a"
+                                  " Randomizer (dptopic randomize, per word).")
     try:
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
@@ -229,7 +229,7 @@ def train_batch(model, reports, vocabulary, reports_per_contributor: int | None 
     the card. The trainer then stores the model's own ``save`` (:func:`model_to_blobs`) in the batch's transaction.
 
     Returns the step's note, one line, or None: OLP-LDA's prior-overlap finding ("the prior corpus seems to overlap
-    the stream"), the only safeguard on the ``--prior`` documents. The trainer records it in the batch's ``note`` and
+    the stream"), the only safeguard on the ``prior`` documents. The trainer records it in the batch's ``note`` and
     logs it (:meth:`Trainer.step`); the model's warnings are not printed to the server's stderr (``quiet``).
     """
     from ..training import train_batch as training_batch  # start-up: the trainers load scikit-learn (first batch)
@@ -375,8 +375,8 @@ def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
     rounds = int(released["rounds"])
     training = {"n_clients": int(released["n_clients"]),
                 "clients_note": "distinct client ids that sent an update to a closed round, as the server counts them:"
-                                " a user that took part without keeping its reports (fed-client --state) counts once"
-                                " per run",
+                                " a user that took part without keeping its reports (in the fed client's state)"
+                                " counts once per run",
                 "rounds": [{"round": int(r), "updates": int(n)} for r, n in released["updates"]],
                 "released_round": int(released["round"])}
     return FedLDA.from_broadcast(msg.phi, cfg.vocabulary, rrp, rounds, beta=beta,

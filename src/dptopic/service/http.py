@@ -13,12 +13,12 @@ what the client is still sending for a short while (:data:`DRAIN_SECONDS`, at mo
 Closing at once with the rest of a long request unread makes the kernel reset the connection, and a reset can discard
 the answer before the client has read it: the client saw "connection reset" instead of the JSON error.
 
-They must also arrive in time (``header_timeout``, :data:`HEADER_TIMEOUT` by default; ``dptopic serve
---header-timeout``): uvicorn arms no timer until a first response, so a client that connects and sends nothing, or
+They must also arrive in time (``header_timeout``, :data:`HEADER_TIMEOUT` by default, which ``dptopic
+serve`` sets too): uvicorn arms no timer until a first response, so a client that connects and sends nothing, or
 sends its headers a byte at a time, would otherwise hold a connection for ever (the "slowloris" attack). A connection
 that sent nothing is closed; one whose headers are incomplete gets 408 ``header_timeout``. The deadline counts from
 the connection (or from the first byte of a later request on a kept-alive one) to the end of the headers, whatever
-the pace of the bytes in between; a body has its own timeout (``--body-timeout``).
+the pace of the bytes in between; a body has its own timeout (``body_timeout``).
 
 :func:`server_options` picks the fastest implementation installed: httptools' parser and uvloop's event loop (both in
 the ``service`` extra), else h11 and asyncio.

@@ -19,7 +19,7 @@ fails alone, and its batch-mates are stored and acknowledged, each after its own
 itself (locked, full, unreachable, too slow) fails the whole group with one answer, as a retry per upload would only
 wait for it again.
 
-A transaction must end within the storage's ``timeout`` (PostgreSQL, ``dptopic serve --database-timeout``) counted
+A transaction must end within the storage's ``timeout`` (PostgreSQL, the service's ``database_timeout``) counted
 from when its oldest upload was queued, so an upload behind a transaction that waits for a database that stopped
 answering is refused (503) within that time too, not after its own transaction waited as long again.
 """

@@ -1,6 +1,6 @@
 """The kinds of local-DP report the service takes: the one place a kind is registered.
 
-A server takes one kind, fixed for its database (``--report-kind``) and named in ``/v1/config``
+A server takes one kind, fixed for its database (``report_kind``) and named in ``/v1/config``
 (``report_kind`` and ``report_format``: format name and version). Each kind says, in one class:
 
 * its file format (the :mod:`dptopic.protocol` module with ``MAGIC``, ``FORMAT`` and ``VERSION``);
@@ -20,13 +20,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..protocol import formats
 from . import codec
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
 
+
+
+def _epsilon_of_other_kind() -> ParameterError:
+    """The refusal of a budget of the other report kind: word-level reports are randomized with ``f`` (the flip
+    parameter; on a command line its epsilon per word), document-level ones with ``epsilon_doc``."""
+    return ParameterError("word-level reports need {f}; document-level reports take {epsilon_doc} instead.", "f",
+                          flag_template="word-level reports need {epsilon_word}; document-level reports take"
+                                        " {epsilon_doc} instead.")
 
 class ReportKind(ABC):
     """One kind of report. Subclasses set the class attributes and implement the abstract methods."""
@@ -89,8 +97,7 @@ class WordReports(ReportKind):
 
     def check_config(self, cfg) -> None:
         if cfg.f is None:
-            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
-                               " instead.")
+            raise _epsilon_of_other_kind()
 
     def epsilon_doc(self, cfg) -> float:
         return cfg.vocab_size * cfg.epsilon_word
@@ -136,15 +143,14 @@ class DocumentReports(ReportKind):
 
     def check_config(self, cfg) -> None:
         if cfg.f is not None:
-            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
-                               " instead.")
+            raise _epsilon_of_other_kind()
         max_words = self.module.MAX_WORDS
         if not 2 <= len(cfg.vocabulary) <= max_words:
             raise DPTopicError(f"document-level reports need a vocabulary of 2 to {max_words} words (a few hundred"
                                f" frequent words work best); got {len(cfg.vocabulary)}.")
         if cfg.prior is not None:
-            raise DPTopicError("--prior is for word-level reports (OLP-LDA); document-level topics use the reports"
-                               " alone.")
+            raise ParameterError("{prior} is for word-level reports (OLP-LDA); document-level topics use the"
+                                 " reports alone.", "prior")
 
     def settings(self, cfg):
         return {"epsilon_doc": cfg.epsilon_doc}

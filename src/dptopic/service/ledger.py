@@ -1,4 +1,4 @@
-"""The releases a collection server makes, on the dataset ledger (``dptopic serve --ledger``; docs/budget.md, "Served
+"""The releases a collection server makes, on the dataset ledger (``ServiceConfig``'s ledger; docs/budget.md, "Served
 releases"): each is charged to the persons it covers, with its unit, so that a person's total spans the central
 releases that held their documents and the served ones.
 

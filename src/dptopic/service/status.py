@@ -88,9 +88,9 @@ def render_status(service) -> str:
                     f" {fmt_epsilon(service.rrp.epsilon_per_entry * service.rrp.n_entries)} per user (basic composition),"
                     " spent once"
                     " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
-                    " fed-client keeps them in its --state file); a user who draws new reports spends it again, and"
+                    " fed-client keeps them in its state file); a user who draws new reports spends it again, and"
                     " this server cannot tell. The model of the latest closed round, with its privacy report:"
-                    " <code>GET /v1/fed/model</code> (<code>dptopic pull --fed</code>).</p>"
+                    " <code>GET /v1/fed/model</code> (<code>dptopic pull</code>, for the FedLDA model).</p>"
                     "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
 

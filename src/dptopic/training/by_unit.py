@@ -30,7 +30,7 @@ def _check_unit(unit: str) -> None:
 def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsilon_name: str = "epsilon") -> str:
     """The name (a key of ``dptopic.models.registry.TRAINERS``) of the trainer :func:`for_unit` builds for ``unit``; a budget
     above the unit's largest (``dptopic.advice.UNIT_EPSILON_MAX``) is refused. ``unit_name``/``epsilon_name``: what
-    the refusal calls them (the CLI: ``--unit``, ``--epsilon``)."""
+    the refusal calls them (a front door's own names for them)."""
     _check_unit(unit)
     top = UNIT_EPSILON_MAX[unit]
     if epsilon > top:
@@ -70,13 +70,12 @@ def split_for(model, corpus, test_size: float = 0.2, *, user_ids=None):
     by = split_by(model)
     if user_ids is not None and by != "person":
         raise DPTopicError(f"user_ids= splits by person, for a guarantee per person: give {type(model).__name__}"
-                           "(unit='user', ...) (CLI: --unit user --user-field FIELD), or leave user_ids out.")
+                           "(unit='user', ...), or leave user_ids out.")
     if by == "person":
         user_ids = user_ids_of(corpus, user_ids)
         if user_ids is None:
             raise DPTopicError(f"{type(model).__name__}(unit='user') holds out whole people: give user_ids= (one"
-                               " string per document) or a Corpus read with its user ids (user_field=; CLI:"
-                               " --user-field FIELD).")
+                               " string per document) or a Corpus read with its user ids (user_field=).")
     return held_out_split(corpus, test_size, by=by, user_ids=user_ids)
 
 
@@ -117,7 +116,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
 def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | None:
     """``HDPLDA.from_budget`` gives each iteration's Laplace release at most the epsilon the accountants support
     (``EPSILON_MAX``): a budget above what the run then spends is not all spent. The sentence that says so (``flag``
-    names the budget: ``--epsilon``), or None when the budget is all spent."""
+    names the budget, as the caller calls it), or None when the budget is all spent."""
     if model.epsilon_laplace_ is None or model.epsilon_laplace_ < EPSILON_MAX:
         return None
     spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),

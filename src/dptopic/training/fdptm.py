@@ -32,7 +32,7 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
                                 mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:
         raise DPTopicError(f"the private vocabulary has {len(vocab)} word(s) at eps_V={epsilon_vocab:g}: raise eps_V"
-                           " (epsilon_vocab; the first number of --private-vocabulary) or delta_V, or use a larger"
+                           " (epsilon_vocab) or delta_V, or use a larger"
                            " corpus.")
     return corpus.restrict(vocab), event
 
