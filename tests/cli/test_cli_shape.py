@@ -56,7 +56,6 @@ FLAG_TEXT = {
     "moments/person_bound.py": 3,
     "models/base.py": 8,
     "training/by_unit.py": 4,
-    "models/dataset_charge.py": 1,
     "models/docdp.py": 1,
     "models/docdp_cooc.py": 1,
     "models/dpsvi.py": 1,
