@@ -399,3 +399,15 @@ def test_models_holds_the_estimators_and_not_the_run_machinery():
             others.append(info.name)
     assert others == []
     assert (ROOT / "src" / "dptopic" / "accounting" / "dataset_charge.py").is_file()
+
+
+def test_the_estimators_take_no_trainer_rule_from_advice():
+    """A trainer's rules live with it: HDP-LDA's refusal of a total it cannot spend is beside its plan
+    (``accounting/budget.py``), not in ``advice.py``. The one estimator that still reads advice is DocDPCooccurrence
+    (its small-corpus warning reads the utility table, and its epsilon floor is there)."""
+    pytest.importorskip("grimp")
+    import grimp
+
+    graph = grimp.build_graph("dptopic", cache_dir=None)
+    readers = {m for m in graph.find_modules_that_directly_import("dptopic.advice") if m.startswith("dptopic.models")}
+    assert readers == {"dptopic.models.docdp_cooc"}
