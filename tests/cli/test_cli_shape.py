@@ -23,7 +23,7 @@ FLAG_TEXT = {
     "accounting/dataset_ledger.py": 5,
     "accounting/events.py": 1,
     "accounting/ledger_store.py": 7,
-    "advice.py": 30,
+    "advice.py": 29,
     "attacks/audit.py": 20,
     "attacks/classifier_mia.py": 3,
     "attacks/coverage.py": 1,
