@@ -633,3 +633,43 @@ SPEECH_TEXTS = (["the budget deficit fell by 30 percent in 1999 and the fiscal y
                 + ["our army and navy defend the nation at sea and on land with 10 new ships"] * 3
                 + ["schools teachers and students need education funding for every child"] * 3) * 8
 """72 sentences on three subjects (taxes, defence, schools), with numbers in them."""
+
+
+def random_count_csr(rng, D, Vv, unsorted=False):
+    """A D x Vv sparse count matrix (density 0.15, counts 1-6) drawn from ``rng``; ``unsorted``: each row's entries
+    in reverse order."""
+    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
+    X.data = np.ceil(X.data * 6)
+    X = X.tocsr()
+    if unsorted:                                   # reverse each row's entries: the kernel must not care
+        for d in range(D):
+            a, b = X.indptr[d], X.indptr[d + 1]
+            X.indices[a:b] = X.indices[a:b][::-1].copy()
+            X.data[a:b] = X.data[a:b][::-1].copy()
+        X.has_sorted_indices = False
+    return X
+
+
+def empty_and_small_corpora():
+    """``(empty, small)``: a corpus of one empty document over three words, and one of two short documents."""
+    from dptopic.corpus import Corpus, lda_corpus
+    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
+    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    return empty, small
+
+
+def check_backend_run(b, corpus, K=2, sweeps=3):
+    """Open backend ``b`` on ``corpus``, run ``sweeps`` sweeps, check that its counts are those of its topic
+    assignments, and close it."""
+    from conftest import counts_from_z
+
+    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
+    for _ in range(sweeps):
+        assert b.sweep(0.1, 0.05) == {}
+    assert b.collect() == {}
+    ndk, nwk = counts_from_z(corpus, b.z, K)
+    np.testing.assert_array_equal(a.nwk, nwk)
+    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
+    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
+    assert b.n_shards <= max(corpus.n_docs, 1)
+    b.close()
