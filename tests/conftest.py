@@ -5,6 +5,7 @@ import tempfile
 import numpy as np
 import pytest
 
+import dptopic
 from dptopic.corpus import lda_corpus
 
 try:  # property tests draw the same examples on every run (a fixed seed, as the other statistical tests);
@@ -111,6 +112,24 @@ def planted():
 @pytest.fixture(scope="session")
 def tiny():
     return lda_corpus(n_docs=20, vocab_size=30, n_topics=3, doc_length=8, alpha=0.5, beta=0.1, seed=1)
+
+
+@pytest.fixture(scope="module")
+def corpus30():
+    """30 documents of 10 words over 12 words, from 2 planted topics: the small corpus of the estimators' tests."""
+    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
+
+
+@pytest.fixture(scope="module")
+def counts30(corpus30):
+    """:func:`corpus30` as a dense count matrix (documents by words)."""
+    return corpus30.to_bow().toarray()
+
+
+@pytest.fixture(scope="module")
+def corpus200():
+    """200 documents of 20 words over 40 words, from 2 planted topics."""
+    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
 
 
 def random_state(corpus, K, seed=0, dtype=np.int32):
@@ -285,3 +304,95 @@ def saved_local_models(tmp_path_factory):
     doc_reports = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(FRUIT_DOCS)
     LocalDocumentLDA(n_topics=2, verbose=0).fit(doc_reports).save(root / "doc")
     return root
+
+
+@pytest.fixture(scope="module")
+def hdp_model_dir(tmp_path_factory):
+    """The folder of an HDP-LDA model (2 topics, 2 iterations) fitted on 20 short texts of fruit and of animals."""
+    texts = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
+    d = tmp_path_factory.mktemp("fuzz") / "m"
+    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(texts).save(d)
+    return d
+
+
+@pytest.fixture(scope="module")
+def hdp_cli_files(tmp_path_factory):
+    """``(folder, corpus file, model folder)``: 48 texts on three subjects in a text file, and an HDP-LDA model that
+    ``dptopic train --algorithm hdp`` fitted on them (3 topics, 3 iterations)."""
+    from dptopic.cli.main import main
+
+    d = tmp_path_factory.mktemp("models")
+    text = d / "docs.txt"
+    text.write_text("\n".join(["budget deficit tax revenue spending", "tax revenue budget treasury surplus",
+                               "army navy war defense troops", "war troops army peace treaty",
+                               "school education teachers students", "students teachers education college"] * 8))
+    private = d / "hdp"
+    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
+                 "--iterations", "3", "--out", str(private), "--quiet"]) == 0
+    return d, text, private
+
+
+@pytest.fixture(scope="module")
+def lda_three_subjects():
+    """LDA (3 topics, 3 iterations, seed 0) fitted on :data:`THREE_SUBJECTS`."""
+    from dptopic.corpus import Corpus
+    from helpers import THREE_SUBJECTS
+
+    return dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(Corpus.from_texts(THREE_SUBJECTS))
+
+
+@pytest.fixture(scope="module")
+def saved_lda_dir(lda_three_subjects, tmp_path_factory):
+    """The folder :func:`lda_three_subjects` was saved to."""
+    d = tmp_path_factory.mktemp("saved") / "model"
+    lda_three_subjects.save(d)
+    return d
+
+
+@pytest.fixture()
+def saved_two_topics(tmp_path):
+    """The folder of an LDA (2 topics, 5 iterations, seed 0) fitted on 40 short texts of rockets and of doctors, saved
+    in this test's own folder (a test may edit it)."""
+    texts = ["the rocket launch reached orbit", "the patient saw a doctor about the disease",
+             "orbit of the moon and the rocket", "a doctor treats disease in the clinic"] * 10
+    dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(texts).save(tmp_path / "m")
+    return tmp_path / "m"
+
+
+@pytest.fixture(scope="module")
+def poisson_counts():
+    """A 40 x 12 matrix of Poisson(1) counts (seed 0): documents by words."""
+    return np.random.default_rng(0).poisson(1.0, (40, 12))
+
+
+@pytest.fixture(scope="module")
+def fitted_lda_and_vb(poisson_counts):
+    """``{"LDA": ..., "OnlineVB": ...}``: each fitted on :func:`poisson_counts` (2 topics, seed 0)."""
+    return {"LDA": dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0).fit(poisson_counts),
+            "OnlineVB": dptopic.OnlineVB(n_topics=2, n_epochs=2, seed=0, verbose=0).fit(poisson_counts)}
+
+
+@pytest.fixture(scope="module")
+def svi_textfile(tmp_path_factory):
+    """A text file of 300 documents of 30 words, each drawn from one of three disjoint sets of 20 words."""
+    rng = np.random.default_rng(0)
+    words = [f"term{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(60)]
+    lines = [" ".join(rng.choice(words[(d % 3) * 20:(d % 3) * 20 + 20], size=30)) for d in range(300)]
+    p = tmp_path_factory.mktemp("svi") / "docs.txt"
+    p.write_text("\n".join(lines))
+    return p
+
+
+@pytest.fixture(scope="module")
+def speech_lda_pipeline():
+    """``CountVectorizer`` then LDA (3 topics, 20 iterations, seed 0), fitted on ``helpers.SPEECH_TEXTS``."""
+    import warnings
+
+    from sklearn.pipeline import make_pipeline
+
+    from helpers import SPEECH_TEXTS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_pipeline(dptopic.CountVectorizer(), dptopic.LDA(n_topics=3, n_iter=20, seed=0, verbose=0)).fit(
+            SPEECH_TEXTS)

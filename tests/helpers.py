@@ -1,12 +1,19 @@
 """Small helpers that test modules in several folders share (tests/ is on the path: ``from helpers import ...``)."""
+import contextlib
+import io
+import itertools
+import json
 import math
 import os
 import subprocess
 import sys
 import warnings
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -23,9 +30,10 @@ from dptopic.accounting import (
     smallest_hdp_budget,
 )
 from dptopic.attacks.lira import ALGORITHMS
+from dptopic.backends import ThreadBackend
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
-from dptopic.errors import DPTopicError
+from dptopic.errors import CorruptModelError, DPTopicError
 from dptopic.models import FedLDA
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
@@ -486,3 +494,182 @@ def assert_fit_spent_its_plan(model):
         assert math.isclose(plan.epsilon(model.privacy_["delta"]), card["epsilon"], rel_tol=1e-12), (
             plan.epsilon(model.privacy_["delta"]), card["epsilon"])
     return plan
+
+
+def fitted_state(model) -> dict:
+    """Every fitted attribute of ``model`` (a name ending in ``_``), pickled, to compare before and after a call."""
+    import pickle
+
+    return {k: pickle.dumps(v) for k, v in vars(model).items() if k.endswith("_") and not k.startswith("__")}
+
+
+def write_posts(tmp_path, n=40):
+    """A JSONL file of ``n`` short labelled posts (fields id, text, label) in ``tmp_path``; returns its path."""
+    p = tmp_path / "posts.jsonl"
+    rng = np.random.default_rng(0)
+    words = ["budget", "army", "navy", "school", "teacher", "farm", "wheat", "tax", "bank", "trade", "ship", "rail"]
+    with p.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words, 12)) + " and more words here",
+                                 "label": "ab"[i % 2]}) + "\n")
+    return p
+
+
+SMALL_PRIVATE_TRAINERS = {
+    "DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
+    "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
+    "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
+    "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
+}
+"""Four private trainers at one small setting each (the document-level three and the word-level one), by class name."""
+
+
+def cli_exit_code(argv):
+    """Run the command line in-process on ``argv``: its exit code (0 or 2), a refusal checked to be one line on
+    stderr that starts "error: "."""
+    from dptopic.cli.main import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = main(argv)
+        except SystemExit as e:  # argparse
+            rc = e.code
+    lines = err.getvalue().strip().splitlines()
+    assert rc in (0, 2), (argv, rc, err.getvalue())
+    if rc == 2:
+        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
+    return rc
+
+
+def exact_exp(eps: float) -> Fraction:
+    """e^eps (of the float eps) to 60 significant digits, as an exact fraction."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return Fraction(Decimal(eps).exp())
+
+
+def subset_law(D: int, k: int, p: Fraction, x: int) -> dict:
+    """Exact law of a k-subset report of item x kept with probability p (x = -1: a padding entry, uniform)."""
+    out = {}
+    for S in itertools.combinations(range(D), k):
+        if x < 0:
+            out[S] = Fraction(1, math.comb(D, k))
+        elif x in S:
+            out[S] = p / math.comb(D - 1, k - 1)
+        else:
+            out[S] = (1 - p) / math.comb(D - 1, k)
+    return out
+
+
+def max_ratio(laws) -> Fraction:
+    """The largest ratio of two laws' probabilities of one outcome, over every pair of laws (its log: an exact
+    epsilon)."""
+    return max(a[S] / b[S] for a in laws for b in laws for S in a)
+
+
+NUMBER_TOKENS = st.one_of(st.sampled_from(["nan", "inf", "-inf", "-5", "0", "1e308", "1e-320", "abc", "", "2.5", "1",
+                                           "10"]),
+                          st.text(alphabet="0123456789.-e", max_size=5))
+"""What a user may type where a number is asked for: odd numbers, words and short runs of number characters."""
+
+
+THREE_SUBJECTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus",
+                  "army navy war defense troops", "war troops army peace treaty", "school education teachers students",
+                  "students teachers education college"] * 3
+"""18 short texts on three subjects (taxes, war, schools)."""
+
+
+def set_tokenizer_version(path, version):
+    """Write ``version`` as the tokenizer version in the saved model at ``path`` (its model.json)."""
+    meta = json.loads((path / "model.json").read_text())
+    meta["tokenizer"]["version"] = version
+    (path / "model.json").write_text(json.dumps(meta))
+
+
+class ShardLosingBackend(ThreadBackend):
+    """The thread backend, but its second sweep reports shard 0 lost with ``lost`` sweeps to replay, as the Dask
+    backend does when a worker dies (``sweep`` returns ``{shard: sweeps to redo}``)."""
+
+    def __init__(self, *a, lost=2, **kw):
+        super().__init__(*a, **kw)
+        self._calls, self._lost = 0, lost
+
+    def sweep(self, alpha, beta, word_table=None, clip=np.inf, shards=None):
+        super().sweep(alpha, beta, word_table=word_table, clip=clip, shards=shards)
+        if shards is None:
+            self._calls += 1
+            if self._calls == 2:
+                return {0: self._lost}
+        return {}
+
+
+def corrupt_model_line(folder):
+    """The refusal ``dptopic.load(folder)`` gives for a corrupt model folder, checked to be one line that says so
+    once."""
+    import dptopic
+
+    with pytest.raises(CorruptModelError) as e:
+        dptopic.load(folder)
+    assert "\n" not in str(e.value) and str(e.value).count("re-save the model") == 1
+    assert str(e.value).count("corrupt model") == 1
+    return str(e.value)
+
+
+FOUR_DOCS_TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
+"""A text file's content: four short documents, one a line."""
+
+
+def prepare_shards(tmp_path, out, n, *extra):
+    """``dptopic corpus prepare`` of :data:`FOUR_DOCS_TEXT` (written to ``tmp_path``) into ``n`` shards at ``out``,
+    with ``extra`` flags: its exit status."""
+    src = tmp_path / "ok.txt"
+    src.write_text(FOUR_DOCS_TEXT)
+    return main(["corpus", "prepare", "--corpus", str(src), "--out", str(out), "--shards", str(n),
+                 "--stop-words", "none", *extra])
+
+
+SPEECH_TEXTS = (["the budget deficit fell by 30 percent in 1999 and the fiscal year closed with 000 jobs added"] * 3
+                + ["our army and navy defend the nation at sea and on land with 10 new ships"] * 3
+                + ["schools teachers and students need education funding for every child"] * 3) * 8
+"""72 sentences on three subjects (taxes, defence, schools), with numbers in them."""
+
+
+def random_count_csr(rng, D, Vv, unsorted=False):
+    """A D x Vv sparse count matrix (density 0.15, counts 1-6) drawn from ``rng``; ``unsorted``: each row's entries
+    in reverse order."""
+    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
+    X.data = np.ceil(X.data * 6)
+    X = X.tocsr()
+    if unsorted:                                   # reverse each row's entries: the kernel must not care
+        for d in range(D):
+            a, b = X.indptr[d], X.indptr[d + 1]
+            X.indices[a:b] = X.indices[a:b][::-1].copy()
+            X.data[a:b] = X.data[a:b][::-1].copy()
+        X.has_sorted_indices = False
+    return X
+
+
+def empty_and_small_corpora():
+    """``(empty, small)``: a corpus of one empty document over three words, and one of two short documents."""
+    from dptopic.corpus import Corpus, lda_corpus
+    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
+    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    return empty, small
+
+
+def check_backend_run(b, corpus, K=2, sweeps=3):
+    """Open backend ``b`` on ``corpus``, run ``sweeps`` sweeps, check that its counts are those of its topic
+    assignments, and close it."""
+    from conftest import counts_from_z
+
+    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
+    for _ in range(sweeps):
+        assert b.sweep(0.1, 0.05) == {}
+    assert b.collect() == {}
+    ndk, nwk = counts_from_z(corpus, b.z, K)
+    np.testing.assert_array_equal(a.nwk, nwk)
+    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
+    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
+    assert b.n_shards <= max(corpus.n_docs, 1)
+    b.close()

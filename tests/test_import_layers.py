@@ -371,3 +371,43 @@ def test_no_module_keeps_an_old_name():
     assert not (root / "_moved.py").exists()
     found = [f"{m}:{line}" for m, line in old_name_devices(root)]
     assert not found, "names kept under an old name or home: " + ", ".join(found)
+
+
+# ------------------------------------------------------------------ models/ holds the estimators
+MODELS_BESIDE_ESTIMATORS = {"base": "the estimators' base class", "registry": "the table of the trainers",
+                            "blobs": "a saved model as text and bytes (model.save's format)"}
+
+
+def test_models_holds_the_estimators_and_not_the_run_machinery():
+    """Every public module of ``dptopic/models`` defines an estimator (a ``TopicModel``), but for the few named
+    above: the run's machinery (the dataset ledger's charge, the search, the unit's trainer) lives in the packages
+    named for what it does (``accounting/dataset_charge.py``, ``training/``)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import dptopic.models as models
+    from dptopic.models.base import TopicModel
+
+    others = []
+    for info in pkgutil.iter_modules(models.__path__):
+        if info.name.startswith("_") or info.name in MODELS_BESIDE_ESTIMATORS:
+            continue
+        module = importlib.import_module(f"dptopic.models.{info.name}")
+        if not any(inspect.isclass(c) and issubclass(c, TopicModel) and c.__module__ == module.__name__
+                   for c in vars(module).values()):
+            others.append(info.name)
+    assert others == []
+    assert (ROOT / "src" / "dptopic" / "accounting" / "dataset_charge.py").is_file()
+
+
+def test_the_estimators_take_no_trainer_rule_from_advice():
+    """A trainer's rules live with it: HDP-LDA's refusal of a total it cannot spend is beside its plan
+    (``accounting/budget.py``), not in ``advice.py``. The one estimator that still reads advice is DocDPCooccurrence
+    (its small-corpus warning reads the utility table, and its epsilon floor is there)."""
+    pytest.importorskip("grimp")
+    import grimp
+
+    graph = grimp.build_graph("dptopic", cache_dir=None)
+    readers = {m for m in graph.find_modules_that_directly_import("dptopic.advice") if m.startswith("dptopic.models")}
+    assert readers == {"dptopic.models.docdp_cooc"}

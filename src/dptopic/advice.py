@@ -44,8 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .accounting.budget import hdp_total_epsilon
-from .accounting.events import EPSILON_MAX
+from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_most_epsilon
 from .accounting.verify import rounded_up
 from .errors import DPTopicError, ParameterError
 
@@ -179,42 +178,6 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
 
 MAX_TOPICS = 100_000
 """The most topics a trainer takes (the ``n_topics`` bound of every estimator, ``dptopic train --topics``)."""
-SPEND_TOLERANCE = 1.01
-"""A total a trainer cannot spend to within 1% is refused (:func:`word_budget_refusal`)."""
-
-
-def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float = WORD_EPSILON_INHERENT,
-                          delta: float = TRAIN_DELTA, discrete: bool = True, extra_laplace: int = 0) -> float:
-    """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
-    accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations by PLD."""
-    return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
-                                   extra_laplace=extra_laplace))
-
-
-def word_budget_refusal(epsilon: float, n_iter: int = WORD_ITERATIONS,
-                        epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
-                        discrete: bool = True, extra_laplace: int = 0) -> str | None:
-    """The line of :func:`word_budget_error`, or None."""
-    err = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra_laplace)
-    return None if err is None else str(err)
-
-
-def word_budget_error(epsilon: float, n_iter: int = WORD_ITERATIONS,
-                      epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
-                      discrete: bool = True, extra_laplace: int = 0) -> ParameterError | None:
-    """The one rule for a whole-run total per word that the word-level trainer cannot spend (``HDPLDA.from_budget``,
-    ``dptopic.for_unit("word")``, ``dptopic train --unit word`` and ``--algorithm hdp --epsilon``, and ``dptopic
-    recommend``'s "train it"): above what its iterations spend at most (:func:`most_word_level_spend`), to within 1%,
-    the :class:`~dptopic.errors.ParameterError` that refuses it, naming the total given, the most it can spend and
-    what to give; else None. A front door names its parameters (``epsilon``, ``n_iter``) with ``message(names)``."""
-    most = most_word_level_spend(n_iter, epsilon_inherent, delta, discrete, extra_laplace)
-    if float(epsilon) <= most * SPEND_TOLERANCE:
-        return None
-    return ParameterError("{epsilon=:g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
-                          " noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's"
-                          " iterations ({n_iter=}) spend at most {most:,.6g} per word at {delta=:g}; give"
-                          " {epsilon=most:.6g} or less (more iterations spend more).", "epsilon", float(epsilon),
-                          values={"n_iter": int(n_iter), "delta": float(delta)}, most=most)
 
 
 def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
@@ -230,17 +193,17 @@ def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, 
     """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, as a
     :class:`~dptopic.errors.ParameterError` (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
     user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
-    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (:func:`word_budget_refusal`, at
-    ``n_iter`` iterations, :data:`WORD_ITERATIONS` by default). ``dptopic recommend`` reads the same rule for its
+    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (HDP-LDA's rule,
+    :func:`~dptopic.accounting.budget.hdp_budget_error`, at ``n_iter`` iterations, :data:`WORD_ITERATIONS` by
+    default). ``dptopic recommend`` reads the same rule for its
     "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
     caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
     if n_topics is not None and int(n_topics) > MAX_TOPICS:
         return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
                               int(n_topics), most=MAX_TOPICS)
     if unit == "word":
-        return word_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
-                                   WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent),
-                                   delta)
+        return hdp_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
+                                WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent), delta)
     top = UNIT_EPSILON_MAX.get(unit)
     if top is not None and float(epsilon) > top:
         return ParameterError("{epsilon=:g} is more than a {unit}-level trainer takes: give at most {top:g} (a {unit}-level"
@@ -823,8 +786,9 @@ def verdict(rec: Recommendation) -> str:
     bound read off the measured end of some corpus (below its measured settings) or neither bound."""
     if rec.expected_share is None:
         return "unknown"
-    top = most_word_level_spend() if rec.unit == "word" else UNIT_EPSILON_MAX.get(rec.unit, math.inf)
-    if rec.epsilon > top * (SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
+    top = (hdp_most_epsilon(WORD_ITERATIONS, WORD_EPSILON_INHERENT, TRAIN_DELTA) if rec.unit == "word"
+           else UNIT_EPSILON_MAX.get(rec.unit, math.inf))
+    if rec.epsilon > top * (HDP_SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
     if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"

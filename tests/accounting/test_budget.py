@@ -62,3 +62,23 @@ def test_a_total_basic_composition_states_is_spent_exactly():
     eps_l = solve_hdp_epsilon_laplace(1000.0, 1e-5, 50, 10.0)
     assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) == pytest.approx(1000.0, rel=1e-9)
     assert hdp_total_epsilon(eps_l, 10.0, 50, 1e-5) <= 1000.0
+
+
+def test_hdp_budget_error_is_the_one_rule_of_the_word_level_trainer():
+    """HDP-LDA's rule for a total it cannot spend lives beside its plan: ``HDPLDA.from_budget``, ``HDPLDA(epsilon=)``
+    and ``dptopic.for_unit("word")`` refuse a total above what the iterations spend at most, and take one within
+    1% of it."""
+    import dptopic
+    from dptopic.accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_most_epsilon
+    from dptopic.errors import ParameterError
+
+    most = hdp_most_epsilon(2, 10.0, 1e-5)
+    assert hdp_budget_error(most * HDP_SPEND_TOLERANCE * 0.999, 2, 10.0, 1e-5) is None
+    error = hdp_budget_error(most * 2, 2, 10.0, 1e-5)
+    assert isinstance(error, ParameterError) and "is more than the word-level trainer (HDP-LDA) can spend" in str(error)
+    for build in (lambda: dptopic.HDPLDA.from_budget(most * 2, 1e-5, n_iter=2),
+                  lambda: dptopic.HDPLDA(epsilon=most * 2, n_iter=2, verbose=0)._validate(),
+                  lambda: dptopic.for_unit("word", most * 2, n_iter=2)):
+        with pytest.raises(ParameterError, match="can spend"):
+            build()
+    assert dptopic.HDPLDA.from_budget(most, 1e-5, n_iter=2).epsilon_inherent_ == 10.0

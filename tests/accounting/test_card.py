@@ -26,7 +26,7 @@ from dptopic.evaluation import (
 )
 from dptopic.models import DPSVI, HDPLDA
 from dptopic.reporting.html import render_report
-from helpers import quiet_fit
+from helpers import SMALL_PRIVATE_TRAINERS, quiet_fit
 
 
 def test_a_private_vocabularys_card_labels_the_added_figures_as_theorem_4_1_and_names_the_every_event_pld():
@@ -58,22 +58,12 @@ def test_none_rule_card_leaves_out_the_rrp_parameters(fedlda_none_model):
     assert params["report_words"] == 6 and params["vocab_size"] == len(fedlda_none_model.vocabulary_)
 
 
-TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-            "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
-
 
 @pytest.mark.parametrize("name", ["DocDPCooccurrence", "DocDPEM", "DPSVI"])
-def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(name, small):
+def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(name, corpus200):
     from dptopic.accounting.card import privacy_card
 
-    m = quiet_fit(TRAINERS[name](), small)
+    m = quiet_fit(SMALL_PRIVATE_TRAINERS[name](), corpus200)
     rep = m.privacy_
     assert rep["randomness"].startswith("standard mode") and "floating-point" in rep["randomness"]
     assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1
@@ -119,9 +109,6 @@ def test_the_user_card_states_group_privacy_computed_at_its_delta_and_shared_ids
     assert "shared or anonymous accounts" in card["not_covered"]
     # and the textbook form, k x epsilon with delta grown to k e^((k-1) epsilon) delta: 2 e 1e-5 for k = 2
     assert f"k = 2: delta {2 * math.e * 1e-5:.3g}" in group["note"]
-
-
-
 
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,

@@ -212,7 +212,7 @@ def test_documents_recorded_without_a_person_join_the_person_another_release_giv
 
 
 def test_a_served_release_charges_persons_with_no_documents(tmp_path):
-    from dptopic.models.dataset_charge import charge_served
+    from dptopic.accounting.dataset_charge import charge_served
 
     led = DatasetLedger(tmp_path / "l.sqlite")
     led.debit("corpus", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(4, persons=["a", "b", "c", "d"]))

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from conftest import counts_from_z
 from dptopic.backends import ThreadBackend, make_backend
+from helpers import check_backend_run, empty_and_small_corpora
 
 
 def test_thread_backend_checkpoint_restore(planted):
@@ -25,26 +25,6 @@ def _backend(tiny_corpus, n_jobs, scheme, kind="sparse", K=4):
     from dptopic.backends import ThreadBackend
     b = ThreadBackend(n_jobs, scheme)
     return b, b.open(tiny_corpus, K, np.random.default_rng(0), kind)
-
-
-def _empty_and_small():
-    from dptopic.corpus import Corpus, lda_corpus
-    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
-    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
-    return empty, small
-
-
-def _check_run(b, corpus, K=2, sweeps=3):
-    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
-    for _ in range(sweeps):
-        assert b.sweep(0.1, 0.05) == {}
-    assert b.collect() == {}
-    ndk, nwk = counts_from_z(corpus, b.z, K)
-    np.testing.assert_array_equal(a.nwk, nwk)
-    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
-    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
-    assert b.n_shards <= max(corpus.n_docs, 1)
-    b.close()
 
 
 @pytest.mark.parametrize("scheme", ["adlda", "partition"])
@@ -118,5 +98,5 @@ def test_a_failing_cell_leaves_float_counts_unchanged(planted, monkeypatch):
 @pytest.mark.parametrize("scheme", ["adlda", "partition"])
 def test_thread_backend_with_no_documents_or_more_threads_than_documents(scheme):
     from dptopic.backends import ThreadBackend
-    for corpus in _empty_and_small():
-        _check_run(ThreadBackend(5, scheme), corpus)
+    for corpus in empty_and_small_corpora():
+        check_backend_run(ThreadBackend(5, scheme), corpus)

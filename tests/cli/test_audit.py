@@ -10,7 +10,7 @@ import pytest
 from dptopic.attacks import lira, metrics
 from dptopic.cli.main import build_parser, main
 from dptopic.corpus import lda_corpus
-from helpers import run_dptopic, subprocess_error_line
+from helpers import run_dptopic, subprocess_error_line, write_posts
 
 
 @pytest.fixture(scope="module")
@@ -392,11 +392,6 @@ def test_the_lp_audit_on_a_corpus_cut_vocabulary_claims_a_partial_guarantee(tmp_
 ROOT = Path(__file__).resolve().parents[2]
 
 
-TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students",
-         "students teachers education college"] * 8
-
-
 def _subparser(name):
     parser = build_parser()
     for action in parser._actions:
@@ -404,16 +399,6 @@ def _subparser(name):
             return action.choices[name]
     raise AssertionError(name)
 
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("models")
-    text = d / "docs.txt"
-    text.write_text("\n".join(TEXTS))
-    private = d / "hdp"
-    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
-                 "--iterations", "3", "--out", str(private), "--quiet"]) == 0
-    return d, text, private
 
 
 # ---------------------------------------------------------------- finding 4: what an audit attacks
@@ -440,8 +425,8 @@ def test_audit_wording_says_the_procedure_was_audited_not_the_saved_model():
     assert "the saved model itself is\nnever scored" in doc or "the saved model itself is never scored" in doc
 
 
-def test_audit_run_records_the_procedure_and_the_page_reads_well(files, tmp_path, capsys):
-    _, text, private = files
+def test_audit_run_records_the_procedure_and_the_page_reads_well(hdp_cli_files, tmp_path, capsys):
+    _, text, private = hdp_cli_files
     out = tmp_path / "a"
     assert main(["audit", "--model", str(private), "--corpus", str(text), "--shadows", "4", "--seed", "0",
                  "--quiet", "--out", str(out)]) == 0
@@ -499,21 +484,10 @@ def test_three_canaries_guess_instead_of_failing(tmp_path, capsys):
     assert (e["k_plus"], e["k_minus"]) == (1, 1)
 
 
-def _posts(tmp_path, n=40):
-    p = tmp_path / "posts.jsonl"
-    rng = np.random.default_rng(0)
-    words = ["budget", "army", "navy", "school", "teacher", "farm", "wheat", "tax", "bank", "trade", "ship", "rail"]
-    with p.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words, 12)) + " and more words here",
-                                 "label": "ab"[i % 2]}) + "\n")
-    return p
-
-
 def test_audit_set_values_are_checked_before_any_shadow_model(tmp_path, capsys):
     from dptopic.cli.main import main
 
-    assert main(["audit", "--algorithm", "hdp", "--set", "epsilon_inherent=abc", "--corpus", str(_posts(tmp_path)),
+    assert main(["audit", "--algorithm", "hdp", "--set", "epsilon_inherent=abc", "--corpus", str(write_posts(tmp_path)),
                  "--out", str(tmp_path / "a")]) == 2
     cap = capsys.readouterr()
     assert "invalid epsilon_inherent='abc'" in cap.err and "shadow" not in (cap.out + cap.err).lower()

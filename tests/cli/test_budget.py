@@ -75,8 +75,8 @@ def test_a_cap_admits_the_first_run_and_refuses_a_later_one_before_spending(corp
 def test_a_cap_refuses_a_private_vocabulary_run_before_the_set_union_draws(corpus_file, tmp_path, monkeypatch):
     """The cap of the --corpus file's dataset admits the vocabulary's 0.4 alone, not with the trainer's 1: refused in
     one line before the DP set union draws, nothing written to the ledger or the model folder."""
+    from dptopic.corpus.ledger_documents import documents_of
     from dptopic.corpus.readers import read_corpus
-    from dptopic.models.dataset_charge import documents_of
     from dptopic.training import fdptm
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))

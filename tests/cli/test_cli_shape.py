@@ -18,12 +18,11 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 """A command-line flag written in text (``--topics``, ``--no-noise``); a dash rule (``a -- b``) is none."""
 
 FLAG_TEXT = {
-    "advice.py": 30,
+    "advice.py": 29,
     "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,
     "contributor/secure_sum.py": 2,
     "moments/person_bound.py": 3,
-    "models/dataset_charge.py": 1,
     "models/docdp_cooc.py": 1,
     "models/registry.py": 31,
     "moments/vector_prior.py": 1,

@@ -74,15 +74,6 @@ def test_same_documents_as_jsonl_csv_text_and_folder_give_one_corpus(tmp_path):
     assert "straße" in words and "große" in words   # str.lower, not case folding (docs/preprocessing.md)
 
 
-TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fuzz") / "m"
-    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
-    return d
-
 
 def _privacy_text(report) -> str:
     from rich.console import Console
@@ -103,8 +94,8 @@ ODD = [{"epsilon_nominal": "x"}, {"claimed_by_paper": 5}, {"count_release_epsilo
 
 @pytest.mark.parametrize("private", [True, False])
 @pytest.mark.parametrize("odd", ODD, ids=[next(iter(o)) + str(i) for i, o in enumerate(ODD)])
-def test_print_privacy_shows_odd_values_as_they_are(model_dir, private, odd):
-    report = dict(json.loads((model_dir / "model.json").read_text())["privacy"], **odd)
+def test_print_privacy_shows_odd_values_as_they_are(hdp_model_dir, private, odd):
+    report = dict(json.loads((hdp_model_dir / "model.json").read_text())["privacy"], **odd)
     report["private"] = private
     text = _privacy_text(report)
     assert "Privacy report" in text

@@ -14,26 +14,10 @@ import pytest
 import dptopic
 from dptopic.backends import ShardSet, training_source
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus, lda_corpus
+from dptopic.corpus import Corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.errors import DPTopicError
-from helpers import cli_error_line, one_line_stderr, run_dptopic
-
-TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
-
-
-def _error(capsys, argv) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
-
-
-def _prepare_shards(tmp_path, out, n, *extra):
-    src = tmp_path / "ok.txt"
-    src.write_text(TEXT)
-    return main(["corpus", "prepare", "--corpus", str(src), "--out", str(out), "--shards", str(n),
-                 "--stop-words", "none", *extra])
+from helpers import FOUR_DOCS_TEXT, SMALL_PRIVATE_TRAINERS, cli_error_line, one_line_stderr, prepare_shards, run_dptopic
 
 
 def _disk_full_on_write(monkeypatch, which: int):
@@ -54,12 +38,12 @@ def _disk_full_on_write(monkeypatch, which: int):
 # ---------------------------------------------------------------- 1. a failed --shards --overwrite keeps the old set
 def test_failed_shard_overwrite_keeps_the_old_complete_set(tmp_path, capsys, monkeypatch):
     out = tmp_path / "sh"
-    assert _prepare_shards(tmp_path, out, 4) == 0
+    assert prepare_shards(tmp_path, out, 4) == 0
     before = {p.name: p.read_bytes() for p in out.glob("shard-*.npz")}
     marker = (out / ".dptopic-output").read_text()
     capsys.readouterr()
     _disk_full_on_write(monkeypatch, 2)
-    assert _prepare_shards(tmp_path, out, 2, "--overwrite") == 2       # the old code deleted the old set first
+    assert prepare_shards(tmp_path, out, 2, "--overwrite") == 2       # the old code deleted the old set first
     assert "No space left" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.glob("shard-*.npz")} == before
     assert not list(out.glob(".shard-*"))                              # no temporaries left behind
@@ -67,14 +51,14 @@ def test_failed_shard_overwrite_keeps_the_old_complete_set(tmp_path, capsys, mon
     src = training_source(out)
     assert src.n_docs == 4 and len(src.paths) == 4
     monkeypatch.undo()
-    assert _prepare_shards(tmp_path, out, 2, "--overwrite") == 0       # a smaller set replaces it, extras removed
+    assert prepare_shards(tmp_path, out, 2, "--overwrite") == 0       # a smaller set replaces it, extras removed
     assert sorted(p.name for p in out.glob("shard-*.npz")) == ["shard-00000.npz", "shard-00001.npz"]
     assert training_source(out).n_docs == 4
 
 
 def test_failed_first_shard_run_leaves_no_folder(tmp_path, capsys, monkeypatch):
     _disk_full_on_write(monkeypatch, 2)
-    assert _prepare_shards(tmp_path, tmp_path / "new", 4) == 2
+    assert prepare_shards(tmp_path, tmp_path / "new", 4) == 2
     assert not (tmp_path / "new").exists()
 
 
@@ -112,14 +96,14 @@ def test_default_max_vocab_says_how_much_it_kept(tmp_path, capsys):
 def test_jsonl_scalar_line_is_named_for_what_it_is(tmp_path, capsys, line, kind):
     p = tmp_path / "d.jsonl"
     p.write_text('{"text": "apple banana cherry"}\n' + line + "\n")
-    err = _error(capsys, ["corpus", "info", str(p)])
+    err = cli_error_line(capsys, ["corpus", "info", str(p)])
     assert f"line 2 is {kind}, not a JSON object" in err and "--text-field" not in err
 
 
 def test_uci_duplicate_entry_is_refused_with_its_line(tmp_path, capsys):
     (tmp_path / "vocab.dup.txt").write_text("apple\nbanana\ncherry\ndurian\n")
     (tmp_path / "docword.dup.txt").write_text("2\n4\n4\n1 1 2\n2 3 1\n1 1 3\n2 4 5\n")
-    err = _error(capsys, ["corpus", "info", str(tmp_path / "docword.dup.txt")])
+    err = cli_error_line(capsys, ["corpus", "info", str(tmp_path / "docword.dup.txt")])
     assert "line 6 repeats the entry of line 4 (document 1, word 1)" in err
 
 
@@ -127,19 +111,19 @@ def test_uci_duplicate_entry_is_refused_with_its_line(tmp_path, capsys):
 def test_uci_blank_vocabulary_line_is_refused_with_its_number(tmp_path, capsys, W):
     (tmp_path / "vocab.b.txt").write_text("apple\n\nbanana\ncherry\ndurian\n")
     (tmp_path / "docword.b.txt").write_text(f"2\n{W}\n3\n1 1 2\n1 2 1\n2 3 1\n")
-    err = _error(capsys, ["corpus", "info", str(tmp_path / "docword.b.txt")])
+    err = cli_error_line(capsys, ["corpus", "info", str(tmp_path / "docword.b.txt")])
     assert "line 2 is blank" in err
 
 
 def test_uci_document_id_above_d_names_its_line_and_value(tmp_path, capsys):
     (tmp_path / "vocab.d.txt").write_text("apple\nbanana\ncherry\n")
     (tmp_path / "docword.d.txt").write_text("1\n3\n3\n1 1 2\n\n1 2 1\n7 3 1\n")
-    err = _error(capsys, ["corpus", "info", str(tmp_path / "docword.d.txt")])
+    err = cli_error_line(capsys, ["corpus", "info", str(tmp_path / "docword.d.txt")])
     assert "line 7 has document id 7" in err and "[1, 1]" in err
 
 
 def test_empty_corpus_path_is_refused_as_empty(capsys):
-    assert "corpus path is empty" in _error(capsys, ["corpus", "info", ""])
+    assert "corpus path is empty" in cli_error_line(capsys, ["corpus", "info", ""])
     for call in (lambda: Corpus.from_jsonl(""), lambda: Corpus.from_directory("")):
         with pytest.raises(DPTopicError, match="corpus path is empty"):
             call()
@@ -149,20 +133,20 @@ def test_empty_jsonl_and_header_only_csv_name_the_file(tmp_path, capsys):
     (tmp_path / "e.jsonl").write_text("\n\n")
     (tmp_path / "h.csv").write_text("text,label\n")
     for name in ("e.jsonl", "h.csv"):
-        err = _error(capsys, ["corpus", "info", str(tmp_path / name)])
+        err = cli_error_line(capsys, ["corpus", "info", str(tmp_path / name)])
         assert name in err and "empty corpus" in err
 
 
 # ---------------------------------------------------------------- 6. the cuts are recorded with the corpus
 def test_corpus_records_the_vocabulary_cuts_and_info_shows_them(tmp_path, capsys):
-    c = Corpus.from_texts(TEXT.splitlines(), max_vocab=5, min_df=1, max_df=0.9, stop_words=None)
+    c = Corpus.from_texts(FOUR_DOCS_TEXT.splitlines(), max_vocab=5, min_df=1, max_df=0.9, stop_words=None)
     assert c.metadata["vocabulary_cuts"] == {"max_vocab": 5, "min_df": 1, "max_df": 0.9}
     c.save(tmp_path / "c.npz")
     assert Corpus.load(tmp_path / "c.npz").metadata["vocabulary_cuts"]["max_vocab"] == 5
     pruned = c.prune(max_vocab=3)
     assert pruned.metadata["vocabulary_cuts"]["pruned"] == {"max_vocab": 3, "min_df": 1, "max_df": None}
     assert "vocabulary_cuts" not in c.restrict(c.vocabulary.words[:3]).metadata     # the caller's words
-    (tmp_path / "t.txt").write_text(TEXT)
+    (tmp_path / "t.txt").write_text(FOUR_DOCS_TEXT)
     assert main(["corpus", "info", str(tmp_path / "t.txt"), "--json", "--max-df", "3"]) == 0
     meta = json.loads(capsys.readouterr().out)["metadata"]
     assert meta["vocabulary_cuts"]["max_df"] == 3 and meta["reading"]["lowercase"] is True
@@ -231,7 +215,6 @@ def test_gzip_with_trailing_bytes_is_not_called_not_gzip(tmp_path, capsys):
 WORDS = "apple banana cherry grape lemon mango"
 
 
-
 # ---------------------------------------------------------------- 1. labels: one rule in every loader
 @pytest.mark.parametrize("name, body, line", [
     ("empty.csv", f"text,label\n{WORDS},a\n{WORDS},\n{WORDS},b\n", 3),
@@ -279,8 +262,6 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
     assert main(["train", "--corpus", str(p), "--algorithm", "lda", "--background-share", "0.2", "--topics", "3",
                  "--out", str(tmp_path / "m3"), "--quiet"]) == 2
     assert "--background-share has no effect" in capsys.readouterr().err
-
-
 
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
@@ -629,22 +610,12 @@ def test_prepare_shards_into_a_name_ending_npz_is_refused_before_any_work(tmp_pa
     assert main(["corpus", "prepare", "--corpus", str(docs), "--out", str(tmp_path / "shards"), "--shards", "2"]) in (0, None)
 
 
-TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-            "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
-
-
-def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards(tmp_path, small):
+def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards(tmp_path, corpus200):
     from dptopic.cli.main import main
 
-    words = ["word" + "".join(chr(97 + int(c)) for c in str(i)) for i in range(small.vocab_size)]  # letters only
-    (tmp_path / "docs.txt").write_text("\n".join(" ".join(words[w] for w in small.doc(d)) for d in range(small.n_docs))
+    words = ["word" + "".join(chr(97 + int(c)) for c in str(i)) for i in range(corpus200.vocab_size)]  # letters only
+    (tmp_path / "docs.txt").write_text("\n".join(" ".join(words[w] for w in corpus200.doc(d))
+                                                 for d in range(corpus200.n_docs))
                                        + "\n")
     (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
     base = ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--stop-words", "none"]
@@ -661,8 +632,8 @@ def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for src, source in ((tmp_path / "shards", "supplied"), (tmp_path / "data-shards", "data")):
-            assert TRAINERS["DocDPCooccurrence"]().fit(str(src)).privacy_["vocabulary_source"] == source
-            assert TRAINERS["HDPLDA"]().fit(str(src)).privacy_["vocabulary_source"] == source
+            assert SMALL_PRIVATE_TRAINERS["DocDPCooccurrence"]().fit(str(src)).privacy_["vocabulary_source"] == source
+            assert SMALL_PRIVATE_TRAINERS["HDPLDA"]().fit(str(src)).privacy_["vocabulary_source"] == source
     assert main(given + ["--max-vocab", "10", "--out", str(tmp_path / "x.npz")]) == 2
     assert not (tmp_path / "x.npz").exists()
 

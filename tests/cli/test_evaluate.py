@@ -79,25 +79,10 @@ def test_hints_name_only_what_the_command_has(tmp_path, capsys):
     assert "write it as 'bad\\nname.npz'" in line
 
 
-TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students",
-         "students teachers education college"] * 8
-
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("models")
-    text = d / "docs.txt"
-    text.write_text("\n".join(TEXTS))
-    private = d / "hdp"
-    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
-                 "--iterations", "3", "--out", str(private), "--quiet"]) == 0
-    return d, text, private
-
 
 # ---------------------------------------------------------------- finding 7: evaluate's note, --reference-public
-def test_evaluate_says_which_figures_read_the_corpus_and_takes_reference_public(files, capsys):
-    _, text, private = files
+def test_evaluate_says_which_figures_read_the_corpus_and_takes_reference_public(hdp_cli_files, capsys):
+    _, text, private = hdp_cli_files
     capsys.readouterr()
     assert main(["evaluate", str(private), "--corpus", str(text), "--json"]) in (0, None)
     note = json.loads(capsys.readouterr().out)["note"]

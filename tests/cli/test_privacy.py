@@ -1,8 +1,6 @@
 """The privacy calculators (`dptopic privacy`), `recommend` and the experiments on the command line: the calculators' defaults and figures as the trainers report them, epsilons never shown below the figure computed,
 claims a run cannot test stored as null, and one-line errors for inputs the commands cannot serve."""
-import contextlib
 import inspect
-import io
 import json
 import math
 import os
@@ -21,7 +19,7 @@ from dptopic.accounting.verify import recompute_report, verify_report
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import CorruptModelError
-from helpers import FAST, SRC, fit_fedlda, run_dptopic, subprocess_error_line
+from helpers import FAST, NUMBER_TOKENS, SRC, cli_exit_code, fit_fedlda, run_dptopic, subprocess_error_line
 from helpers import one_line_error as _one_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -749,36 +747,20 @@ def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(private_mod
 
 
 # ------------------------------------------------------------------ the CLI maps errors to exit 2
-def run_cli(argv):
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            rc = main(argv)
-        except SystemExit as e:  # argparse
-            rc = e.code
-    lines = err.getvalue().strip().splitlines()
-    assert rc in (0, 2), (argv, rc, err.getvalue())
-    if rc == 2:
-        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
-    return rc
-
-
-TOKENS = st.one_of(st.sampled_from(["nan", "inf", "-inf", "-5", "0", "1e308", "1e-320", "abc", "", "2.5", "1", "10"]),
-                   st.text(alphabet="0123456789.-e", max_size=5))
 
 
 @FAST
-@given(a=TOKENS, b=TOKENS, flag=st.sampled_from(["--laplace", "--pure"]), delta=TOKENS)
+@given(a=NUMBER_TOKENS, b=NUMBER_TOKENS, flag=st.sampled_from(["--laplace", "--pure"]), delta=NUMBER_TOKENS)
 def test_cli_privacy_compose(a, b, flag, delta):
-    run_cli(["privacy", "compose", flag, a, b, "--delta", delta])
+    cli_exit_code(["privacy", "compose", flag, a, b, "--delta", delta])
 
 
 @FAST
-@given(v=TOKENS, flag=st.sampled_from(["--beta", "--clip", "--epsilon-inherent", "--epsilon", "--epsilon-laplace",
+@given(v=NUMBER_TOKENS, flag=st.sampled_from(["--beta", "--clip", "--epsilon-inherent", "--epsilon", "--epsilon-laplace",
                                        "--iterations", "--delta"]))
 def test_cli_privacy_hdp(v, flag):
     extra = [] if flag in ("--clip", "--epsilon-inherent") else ["--epsilon-inherent", "5"]
-    run_cli(["privacy", "hdp", flag, v, *extra, "--iterations", "3"] if flag != "--iterations" else
+    cli_exit_code(["privacy", "hdp", flag, v, *extra, "--iterations", "3"] if flag != "--iterations" else
             ["privacy", "hdp", "--epsilon-inherent", "5", flag, v])
 
 

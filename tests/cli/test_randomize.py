@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import re
 
-import numpy as np
 import pytest
 
 from conftest import cli_output
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 from helpers import cli_error_line as _err
-from helpers import run_dptopic
+from helpers import run_dptopic, write_posts
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages
@@ -189,21 +187,10 @@ def test_randomize_keeps_documents_without_vocabulary_words(tmp_path):
     assert r.returncode == 0 and ReportSet.load(tmp_path / "e.dpr").n_reports == 2 and "2 of 2" in r.stderr
 
 
-def _posts(tmp_path, n=40):
-    p = tmp_path / "posts.jsonl"
-    rng = np.random.default_rng(0)
-    words = ["budget", "army", "navy", "school", "teacher", "farm", "wheat", "tax", "bank", "trade", "ship", "rail"]
-    with p.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words, 12)) + " and more words here",
-                                 "label": "ab"[i % 2]}) + "\n")
-    return p
-
-
 def test_a_corpus_given_as_the_vocabulary_is_refused_in_one_line(tmp_path, capsys):
     from dptopic.cli.main import main
 
-    posts = _posts(tmp_path)
+    posts = write_posts(tmp_path)
     assert main(["randomize", "--vocabulary", str(posts), "--epsilon-word", "3", "--corpus", str(posts),
                  "--out", str(tmp_path / "r.dpr")]) == 2
     err = capsys.readouterr().err

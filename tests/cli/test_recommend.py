@@ -83,7 +83,7 @@ def test_recommend_and_train_agree_on_the_word_level_budgets(capsys, tmp_path, d
     assert main(["recommend", "--unit", "word", "--epsilon", "500", "--docs", "10000"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
     assert "no word-level trainer runs at epsilon 500" in out and "needs more than 500" in out
-    # a total the trainer cannot spend: one rule (advice.word_budget_refusal) for --unit word, --algorithm hdp,
+    # a total the trainer cannot spend: one rule (accounting.budget.hdp_budget_error) for --unit word, --algorithm hdp,
     # for_unit and HDPLDA.from_budget, refused before the corpus is read
     for argv in (["--unit", "word", "--epsilon", "1e8"], ["--algorithm", "hdp", "--epsilon", "1e308"]):
         line = _error(capsys, "train", *argv, "--corpus", tmp_path / "absent.txt", "--out", tmp_path / "m")
@@ -114,11 +114,11 @@ def test_a_word_level_budget_that_cannot_be_spent_is_refused(capsys, tmp_path, d
     """eps_L per iteration is capped at 500: --epsilon 5000 over 2 iterations can spend about 1,020 only; it was
     accepted with a warning while --unit word --epsilon 1e8 was refused: now both are refused by one rule, and a total
     within 1% of what the run spends is taken."""
-    from dptopic.advice import most_word_level_spend
+    from dptopic.accounting.budget import hdp_most_epsilon
 
     line = _error(capsys, *_train(docs, tmp_path, "--unit", "word", "--epsilon", "5000"))
     assert "--epsilon 5000 is more than" in line and "at most 1,020 per word" in line
-    most = most_word_level_spend(2)
+    most = hdp_most_epsilon(2, epsilon_inherent=10.0, delta=1e-5)
     assert main([str(v) for v in _train(docs, tmp_path, "--unit", "word", "--epsilon", f"{most * 1.005:.6g}")]) \
         in (0, None)
     assert "not all spent" not in capsys.readouterr().err

@@ -318,26 +318,11 @@ def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(saved_loc
     assert text and "7…" in text
 
 
-TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students",
-         "students teachers education college"] * 8
-
-
 def _fit(model, corpus, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # seeds, a vocabulary from the data: not what these tests look at
         return model.fit(corpus, **kw)
 
-
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("models")
-    text = d / "docs.txt"
-    text.write_text("\n".join(TEXTS))
-    private = d / "hdp"
-    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
-                 "--iterations", "3", "--out", str(private), "--quiet"]) == 0
-    return d, text, private
 
 
 # ---------------------------------------------------------------- finding 3: "held-out" perplexity
@@ -352,8 +337,8 @@ def test_report_reference_perplexity_is_not_called_held_out(planted):
     assert "note" not in ev     # not private: no guarantee to be outside of
 
 
-def test_report_reference_note_keeps_diversity_inside(files, tmp_path, capsys):
-    _, text, private = files
+def test_report_reference_note_keeps_diversity_inside(hdp_cli_files, tmp_path, capsys):
+    _, text, private = hdp_cli_files
     out = tmp_path / "r.html"
     assert main(["report", str(private), "--reference", str(text), "--out", str(out)]) == 0
     html = out.read_text()

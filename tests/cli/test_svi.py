@@ -1,17 +1,7 @@
 """``dptopic svi``: what the command does with its flags and files, and its one-line refusals."""
-import numpy as np
 import pytest
 
-
 # ----------------------------------------------------------------------------- CLI
-@pytest.fixture(scope="module")
-def svi_textfile(tmp_path_factory):
-    rng = np.random.default_rng(0)
-    words = [f"term{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(60)]
-    lines = [" ".join(rng.choice(words[(d % 3) * 20:(d % 3) * 20 + 20], size=30)) for d in range(300)]
-    p = tmp_path_factory.mktemp("svi") / "docs.txt"
-    p.write_text("\n".join(lines))
-    return p
 
 
 @pytest.mark.parametrize("args", [["--sampling-rate", "0", "--epsilon", "1"], ["--sampling-rate", "1.5", "--epsilon", "1"],

@@ -1,7 +1,6 @@
 """`dptopic topics` of a document-level model with topics below the noise of their release (``supported_topics_``):
 the count is said, those topics are listed apart and their words hidden unless --show-unsupported; JSON and CSV carry
 the flag; a model without the assessment is shown as before and refuses the flag in one line."""
-import contextlib
 import csv
 import io
 import json
@@ -15,8 +14,8 @@ from hypothesis import strategies as st
 
 import dptopic
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus, lda_corpus
-from helpers import FAST, mutations, run_dptopic
+from dptopic.corpus import lda_corpus
+from helpers import FAST, cli_exit_code, mutations, run_dptopic
 
 SUPPORTED = np.array([True, False, True, False, True])
 BACKGROUND = np.array([False, False, False, False, True])
@@ -138,16 +137,6 @@ def test_every_view_of_the_words_says_how_they_are_ranked(folders, capsys):
     assert "Top words of each topic, ranked by relevance, λ = 0.4" in (d / "ranked.html").read_text()
 
 
-TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fuzz") / "m"
-    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
-    return d
-
-
 def _edited(model_dir, tmp_path, **privacy):
     d = tmp_path / "edited"
     shutil.copytree(model_dir, d)
@@ -157,8 +146,8 @@ def _edited(model_dir, tmp_path, **privacy):
     return d
 
 
-def test_topics_and_report_cli_with_odd_warnings(model_dir, tmp_path):
-    d = _edited(model_dir, tmp_path, warnings=5, epsilon_nominal="x", epsilon_pld="abc")
+def test_topics_and_report_cli_with_odd_warnings(hdp_model_dir, tmp_path):
+    d = _edited(hdp_model_dir, tmp_path, warnings=5, epsilon_nominal="x", epsilon_pld="abc")
     r = run_dptopic("topics", "--model", d)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert "abc" in r.stdout
@@ -167,8 +156,8 @@ def test_topics_and_report_cli_with_odd_warnings(model_dir, tmp_path):
     assert (tmp_path / "r.html").is_file()
 
 
-def test_topics_cli_not_private_with_odd_claims(model_dir, tmp_path):
-    d = _edited(model_dir, tmp_path, private=False, claimed_by_paper=5, count_release_epsilon={"a": 1})
+def test_topics_cli_not_private_with_odd_claims(hdp_model_dir, tmp_path):
+    d = _edited(hdp_model_dir, tmp_path, private=False, claimed_by_paper=5, count_release_epsilon={"a": 1})
     r = run_dptopic("topics", "--model", d)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
@@ -199,52 +188,19 @@ def test_a_model_whose_figures_cannot_be_recomputed_loads_with_a_warning(private
     assert r.returncode == 0 and "unchecked" in " ".join(r.stderr.split()), r.stderr
 
 
-TEXTS_2 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 3
-
-
-CORPUS = Corpus.from_texts(TEXTS_2)
-
-
-_MODEL = {}
-
-
-def _fitted():
-    if "m" not in _MODEL:
-        _MODEL["m"] = dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(CORPUS)
-    return _MODEL["m"]
-
-
 # ------------------------------------------------------------------ model files
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    d = tmp_path_factory.mktemp("saved") / "model"
-    _fitted().save(d)
-    return d
 
 
 # ------------------------------------------------------------------ the CLI maps errors to exit 2
-def run_cli(argv):
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            rc = main(argv)
-        except SystemExit as e:  # argparse
-            rc = e.code
-    lines = err.getvalue().strip().splitlines()
-    assert rc in (0, 2), (argv, rc, err.getvalue())
-    if rc == 2:
-        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
-    return rc
 
 
 @FAST
 @given(data=st.data())
-def test_cli_topics_on_damaged_model(saved, tmp_path_factory, data):
+def test_cli_topics_on_damaged_model(saved_lda_dir, tmp_path_factory, data):
     d = tmp_path_factory.mktemp("cli") / "model"
-    shutil.copytree(saved, d)
+    shutil.copytree(saved_lda_dir, d)
     (d / "model.json").write_bytes(data.draw(mutations((d / "model.json").read_bytes())))
-    run_cli(["topics", "--model", str(d)])
+    cli_exit_code(["topics", "--model", str(d)])
 
 
 # 5 / 6c -------------------------------------------------------------------------------------------------------

@@ -2,8 +2,6 @@
 guesses silently), what it says when a budget or a private vocabulary is too small, and the label on the exact counts
 it prints."""
 import argparse
-import contextlib
-import io
 import json
 import math
 import re
@@ -24,7 +22,18 @@ from dptopic.errors import DPTopicError
 from dptopic.models.base import GibbsTopicModel
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 from dptopic.models.registry import TRAINERS
-from helpers import TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic, subprocess_error_line
+from helpers import (
+    NUMBER_TOKENS,
+    TcpListener,
+    cli_error_line,
+    cli_exit_code,
+    letter_word,
+    one_line_stderr,
+    prepare_shards,
+    run_dptopic,
+    subprocess_error_line,
+    write_posts,
+)
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 
@@ -603,7 +612,7 @@ def test_cli_warnings_are_one_line(tmp_path):
 
 def test_cli_svi_with_private_vocabulary_saves(tmp_path):
     # 300 documents of 12 words: every word is common enough for the private set union to keep it
-    r = run_dptopic("train", "--corpus", _posts(tmp_path, n=300), "--algorithm", "svi", "--private-vocabulary",
+    r = run_dptopic("train", "--corpus", write_posts(tmp_path, n=300), "--algorithm", "svi", "--private-vocabulary",
                     "0.5,1e-6", "--epsilon", "2", "--topics", "5", "--out", tmp_path / "m")
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
@@ -692,32 +701,16 @@ TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury sur
 
 
 # ------------------------------------------------------------------ the CLI maps errors to exit 2
-def run_cli(argv):
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            rc = main(argv)
-        except SystemExit as e:  # argparse
-            rc = e.code
-    lines = err.getvalue().strip().splitlines()
-    assert rc in (0, 2), (argv, rc, err.getvalue())
-    if rc == 2:
-        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
-    return rc
-
-
-TOKENS = st.one_of(st.sampled_from(["nan", "inf", "-inf", "-5", "0", "1e308", "1e-320", "abc", "", "2.5", "1", "10"]),
-                   st.text(alphabet="0123456789.-e", max_size=5))
 
 
 @settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(flag=st.sampled_from(["--alpha", "--beta", "--topics", "--iterations", "--epsilon", "--delta", "--max-vocab",
-                             "--test-size", "--seed"]), v=TOKENS)
+                             "--test-size", "--seed"]), v=NUMBER_TOKENS)
 def test_cli_train_parameters(flag, v, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train")
     (tmp / "docs.txt").write_text("\n".join(TEXTS * 2))
     algo = ["--algorithm", "cdp"] if flag == "--delta" else ["--algorithm", "docdp"] if flag == "--epsilon" else []
-    run_cli(["train", "--corpus", str(tmp / "docs.txt"), "--topics", "2", "--iterations", "2", *algo, flag, v,
+    cli_exit_code(["train", "--corpus", str(tmp / "docs.txt"), "--topics", "2", "--iterations", "2", *algo, flag, v,
              "--out", str(tmp / "m"), "--quiet"])
 
 
@@ -773,14 +766,6 @@ def test_a_model_trained_on_dask_is_audited_with_its_shadows_on_threads(tmp_path
 
 
 # ----------------------------------------------------------------------------- CLI
-@pytest.fixture(scope="module")
-def svi_textfile(tmp_path_factory):
-    rng = np.random.default_rng(0)
-    words = [f"term{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(60)]
-    lines = [" ".join(rng.choice(words[(d % 3) * 20:(d % 3) * 20 + 20], size=30)) for d in range(300)]
-    p = tmp_path_factory.mktemp("svi") / "docs.txt"
-    p.write_text("\n".join(lines))
-    return p
 
 
 def test_cli_train_svi(svi_textfile, tmp_path, capsys):
@@ -870,30 +855,13 @@ def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(c
         dptopic.HDPLDA(epsilon_laplace=2000).fit(np.ones((4, 6), dtype=int))
 
 
-TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
-
-
-def _error(capsys, argv) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
-
-
-def _prepare_shards(tmp_path, out, n, *extra):
-    src = tmp_path / "ok.txt"
-    src.write_text(TEXT)
-    return main(["corpus", "prepare", "--corpus", str(src), "--out", str(out), "--shards", str(n),
-                 "--stop-words", "none", *extra])
-
-
 def test_train_refuses_a_partial_shard_folder_in_one_line(tmp_path, capsys):
     out = tmp_path / "sh"
-    assert _prepare_shards(tmp_path, out, 4) == 0
+    assert prepare_shards(tmp_path, out, 4) == 0
     (out / "shard-00003.npz").unlink()
     (out / ".dptopic-output").unlink()
     capsys.readouterr()
-    err = _error(capsys, ["train", "--corpus", str(out), "--topics", "2", "--iterations", "2",
+    err = cli_error_line(capsys, ["train", "--corpus", str(out), "--topics", "2", "--iterations", "2",
                           "--out", str(tmp_path / "m")])
     assert "incomplete" in err and str(out) in err and "corpus prepare" in err
 
@@ -1021,21 +989,10 @@ def test_coverage_refusal_says_to_give_the_word_list_again(tmp_path, capsys):
     assert main([*common, "--vocabulary", "wordfreq:en:2000", "--out", str(tmp_path / "b")]) == 0
 
 
-def _posts(tmp_path, n=40):
-    p = tmp_path / "posts.jsonl"
-    rng = np.random.default_rng(0)
-    words = ["budget", "army", "navy", "school", "teacher", "farm", "wheat", "tax", "bank", "trade", "ship", "rail"]
-    with p.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words, 12)) + " and more words here",
-                                 "label": "ab"[i % 2]}) + "\n")
-    return p
-
-
 def test_the_small_corpus_warning_goes_to_stderr(tmp_path, capsys):
     from dptopic.cli.main import main
 
-    posts = _posts(tmp_path, 30)
+    posts = write_posts(tmp_path, 30)
     assert main(["train", "--corpus", str(posts), "--unit", "document", "--epsilon", "1", "--topics", "3",
                  "--test-size", "0", "--quiet", "--out", str(tmp_path / "m")]) == 0
     cap = capsys.readouterr()
@@ -1075,8 +1032,6 @@ def test_train_unit_document_on_the_general_word_list(tmp_path, capsys):
     cap = capsys.readouterr()
     out = " ".join((cap.out + cap.err).split())
     assert "V=5000" in out and "never counted" not in out     # every word of the list is one the tokeniser produces
-
-
 
 
 def test_the_pad_length_note_reads_the_median_user_length(tiny):

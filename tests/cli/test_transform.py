@@ -8,7 +8,7 @@ import dptopic
 from conftest import TWO_TOPIC_TEXTS
 from dptopic.cli.main import main
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
-from helpers import run_dptopic, subprocess_error_line
+from helpers import run_dptopic, set_tokenizer_version, subprocess_error_line
 
 TRAIN = TWO_TOPIC_TEXTS
 
@@ -279,68 +279,42 @@ def test_ids_that_are_not_strings_or_numbers(tmp_path):
     assert dptopic.Corpus.from_jsonl(jl, id_field="nope", require_ids=False).doc_ids == ["doc0", "doc1"]
 
 
-TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fuzz") / "m"
-    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
-    return d
-
-
 # ----------------------------------------------------------------- 11: transform never replaces a user's own .npy
-def test_transform_keeps_a_users_npy(model_dir, tmp_path):
+def test_transform_keeps_a_users_npy(hdp_model_dir, tmp_path):
     docs = tmp_path / "in.txt"
     docs.write_text("apple banana cherry\ndog cat mouse\n")
     mine = tmp_path / "mydata.npy"
     np.save(mine, np.full((2, 2), 0.5))
     before = mine.read_bytes()
-    line = subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", mine, "--overwrite"),
-                           "refusing to replace")
+    model = hdp_model_dir
+    line = subprocess_error_line(run_dptopic("transform", "--model", model, "--corpus", docs, "--out", mine, "--overwrite"),
+                                 "refusing to replace")
     assert "another --out" in line and mine.read_bytes() == before
     # a table transform wrote is still replaced with --overwrite, and refused without it
     out = tmp_path / "t.npy"
-    r = run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out)
+    r = run_dptopic("transform", "--model", hdp_model_dir, "--corpus", docs, "--out", out)
     assert r.returncode == 0, r.stderr
     assert np.load(out).shape == (2, 2)
-    subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out), "--overwrite")
-    r = run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite")
+    subprocess_error_line(run_dptopic("transform", "--model", model, "--corpus", docs, "--out", out), "--overwrite")
+    r = run_dptopic("transform", "--model", hdp_model_dir, "--corpus", docs, "--out", out, "--overwrite")
     assert r.returncode == 0, r.stderr
     # a user's array saved over our table afterwards is theirs again
     np.save(out, np.full((2, 2), 0.5))
-    subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite"),
-                    "refusing to replace")
+    subprocess_error_line(run_dptopic("transform", "--model", model, "--corpus", docs, "--out", out, "--overwrite"),
+                          "refusing to replace")
 
 
-def test_transform_keeps_a_users_file_where_it_would_write_its_stamp(model_dir, tmp_path):
+def test_transform_keeps_a_users_file_where_it_would_write_its_stamp(hdp_model_dir, tmp_path):
     docs = tmp_path / "in.txt"
     docs.write_text("apple banana cherry\ndog cat mouse\n")
     stamp = tmp_path / ".t.npy.dptopic"
     stamp.write_text("my notes")
-    line = subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", tmp_path / "t.npy"),
-                           "did not write")
+    line = subprocess_error_line(run_dptopic("transform", "--model", hdp_model_dir, "--corpus", docs, "--out",
+                                             tmp_path / "t.npy"), "did not write")
     assert "another --out" in line and stamp.read_text() == "my notes" and not (tmp_path / "t.npy").exists()
 
 
-TEXTS_2 = ["the rocket launch reached orbit", "the patient saw a doctor about the disease",
-         "orbit of the moon and the rocket", "a doctor treats disease in the clinic"] * 10
-
-
-@pytest.fixture()
-def saved(tmp_path):
-    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(TEXTS_2)
-    m.save(tmp_path / "m")
-    return tmp_path / "m"
-
-
-def _edit(path, version):
-    meta = json.loads((path / "model.json").read_text())
-    meta["tokenizer"]["version"] = version
-    (path / "model.json").write_text(json.dumps(meta))
-
-
-def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(saved, tmp_path):
+def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(saved_two_topics, tmp_path):
 
     docs = tmp_path / "docs.txt"
     docs.write_text("a rocket in orbit\na doctor\n")
@@ -350,17 +324,18 @@ def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(save
     def run(*args):
         return run_dptopic(*args)
 
-    cases = [("transform", "--model", saved, "--corpus", docs, "--out", tmp_path / "t.csv"),
-             ("evaluate", "--model", saved, "--corpus", docs),
-             ("report", "--model", saved, "--reference", docs, "--out", tmp_path / "r.html")]
+    cases = [("transform", "--model", saved_two_topics, "--corpus", docs, "--out", tmp_path / "t.csv"),
+             ("evaluate", "--model", saved_two_topics, "--corpus", docs),
+             ("report", "--model", saved_two_topics, "--reference", docs, "--out", tmp_path / "r.html")]
     for argv in cases:
         r = run(*argv)
         assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr          # same version: silent
-    _edit(saved, TOKENIZER_VERSION + 1)
+    set_tokenizer_version(saved_two_topics, TOKENIZER_VERSION + 1)
     for argv in cases:
         r = run(*argv, "--overwrite") if argv[0] != "evaluate" else run(*argv)
         assert r.returncode == 0 and f"tokeniser version {TOKENIZER_VERSION + 1}" in r.stderr, (argv[0], r.stderr)
-    r = run("transform", "--model", saved, "--corpus", prepared, "--out", tmp_path / "p.csv")  # tokens: exact
+    # tokens: exact
+    r = run("transform", "--model", saved_two_topics, "--corpus", prepared, "--out", tmp_path / "p.csv")
     assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr
 
 

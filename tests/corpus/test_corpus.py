@@ -16,9 +16,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dptopic
-from dptopic.corpus import Corpus, lda_corpus
+from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
-from helpers import FAST, NASTY, PARAMS, base_kwargs, mutations, works_or_refuses
+from helpers import (
+    FAST,
+    NASTY,
+    PARAMS,
+    SMALL_PRIVATE_TRAINERS,
+    base_kwargs,
+    mutations,
+    works_or_refuses,
+    write_posts,
+)
 
 TEXTS = ["The cat sat on the mat with another cat.", "Dogs chase cats; the cat runs!",
          "A market rally lifted stocks and bonds.", "Stocks fell as bonds rallied in the market.",
@@ -853,17 +862,6 @@ def test_every_token_dropped_names_the_tokenizer_rule():
         Corpus.from_texts(["alpha beta", "gamma delta"], min_df=2)
 
 
-def _posts(tmp_path, n=40):
-    p = tmp_path / "posts.jsonl"
-    rng = np.random.default_rng(0)
-    words = ["budget", "army", "navy", "school", "teacher", "farm", "wheat", "tax", "bank", "trade", "ship", "rail"]
-    with p.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"d{i}", "text": " ".join(rng.choice(words, 12)) + " and more words here",
-                                 "label": "ab"[i % 2]}) + "\n")
-    return p
-
-
 def test_examples_in_vocabulary_messages_are_cut_short():
     import warnings
 
@@ -880,7 +878,7 @@ def test_examples_in_vocabulary_messages_are_cut_short():
 def test_a_jsonl_file_read_as_csv_says_it_looks_like_json_lines(tmp_path):
     from dptopic.corpus import Corpus
 
-    posts = _posts(tmp_path)
+    posts = write_posts(tmp_path)
     csv = tmp_path / "posts.csv"
     csv.write_text(posts.read_text())
     with pytest.raises(DPTopicError, match="looks like JSON Lines"):
@@ -890,16 +888,6 @@ def test_a_jsonl_file_read_as_csv_says_it_looks_like_json_lines(tmp_path):
     with pytest.raises(DPTopicError, match=r"no field 'text' \(fields: body, tag\)"):
         Corpus.from_jsonl(other)
 
-
-TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-            "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
 
 
 def test_a_given_vocabulary_with_words_text_never_yields_warns():
@@ -920,9 +908,9 @@ def test_a_vocabulary_given_as_a_generator_is_read_once():
 
 
 @pytest.mark.parametrize("name", ["DocDPCooccurrence", "HDPLDA", "DPSVI"])
-def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(name, small, tmp_path):
-    words = small.vocabulary.words
-    docs = [small.doc_words(d) for d in range(small.n_docs)]
+def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(name, corpus200, tmp_path):
+    words = corpus200.vocabulary.words
+    docs = [corpus200.doc_words(d) for d in range(corpus200.n_docs)]
     given = dptopic.Corpus.from_tokens(docs, vocabulary=words)
     saved = dptopic.Corpus.load(given.save(tmp_path / "c.npz"))
     restricted = dptopic.Corpus.from_tokens(docs).restrict(words)
@@ -931,14 +919,14 @@ def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(na
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             warnings.simplefilter("error", dptopic.DataVocabularyWarning)
-            assert TRAINERS[name]().fit(c).privacy_["vocabulary_source"] == "supplied"
+            assert SMALL_PRIVATE_TRAINERS[name]().fit(c).privacy_["vocabulary_source"] == "supplied"
     for c in (dptopic.Corpus.from_tokens(docs), given.prune(max_vocab=30)):  # built from, or chosen by, the counts
         assert not c.vocabulary_supplied
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             warnings.simplefilter("always", dptopic.DataVocabularyWarning)
             with pytest.warns(dptopic.DataVocabularyWarning):
-                TRAINERS[name]().fit(c)
+                SMALL_PRIVATE_TRAINERS[name]().fit(c)
 
 
 def test_person_ids_that_differ_only_by_unicode_normalization_are_one_person():
@@ -973,3 +961,86 @@ def test_a_split_with_every_document_on_one_side_names_test_size_not_the_flag():
         c.stable_split(0.001)
     assert "test_size" in e.value.parameters and "--" not in str(e.value), str(e.value)
     assert e.value.message({"test_size": "--test-size"}).endswith("or another --test-size.")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A corpus carries each document's person (user_ids): read from a JSONL field, a CSV column or a folder of folders,
+# kept through every subset, split, restriction and save; refused in one line when missing or not a string.
+def _jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+RECORDS = [{"text": "apple banana apple cherry", "user": "ann"}, {"text": "cherry banana grape", "user": "bob"},
+           {"text": "", "user": "cy"}, {"text": "apple grape melon", "user": "ann"}]
+
+
+def test_jsonl_user_field_is_kept_with_its_documents(tmp_path):
+    c = Corpus.from_jsonl(_jsonl(tmp_path / "c.jsonl", RECORDS), user_field="user")
+    assert c.n_docs == 3 and c.user_ids == ["ann", "bob", "ann"]      # the empty text went with its id
+    assert c.subset([2, 0]).user_ids == ["ann", "ann"]
+    assert c.restrict(["apple", "grape"]).user_ids == ["ann", "bob", "ann"]
+    assert c.restrict(["apple"]).user_ids == ["ann", "ann"]           # bob's document is empty there
+    train, test = c.stable_split(0.5) if c.n_docs > 1 else (c, c)
+    assert sorted(train.user_ids + test.user_ids) == sorted(c.user_ids)
+    assert Corpus.load(c.save(tmp_path / "c.npz")).user_ids == c.user_ids
+    assert Corpus.from_jsonl(tmp_path / "c.jsonl").user_ids is None
+
+
+def test_csv_user_column_and_folder_of_folders(tmp_path):
+    (tmp_path / "c.csv").write_text("text,user\napple banana cherry,ann\ngrape melon apple,bob\n")
+    assert Corpus.from_csv(tmp_path / "c.csv", user_column="user").user_ids == ["ann", "bob"]
+    for person, texts in (("ann", ["apple banana cherry", "apple cherry"]), ("bob", ["grape melon apple"])):
+        (tmp_path / "people" / person / "sub").mkdir(parents=True)
+        for i, t in enumerate(texts):
+            (tmp_path / "people" / person / ("sub" if i else "") / f"{i}.txt").write_text(t)
+    c = Corpus.from_directory(tmp_path / "people", users_by_folder=True)
+    assert sorted(c.user_ids) == ["ann", "ann", "bob"]
+    (tmp_path / "people" / "loose.txt").write_text("banana melon")
+    with pytest.raises(DPTopicError, match="'loose.txt' lies in the folder itself, not in a person's sub-folder"):
+        Corpus.from_directory(tmp_path / "people", users_by_folder=True)
+
+
+@pytest.mark.parametrize("records, fragment", [
+    ([{"text": "apple banana", "user": "ann"}, {"text": "banana cherry"}],
+     "line 2 has no field 'user', so no user id"),
+    ([{"text": "apple banana", "user": 7}], "line 1: user id field 'user' is a number, not a string"),
+    ([{"text": "apple banana", "user": None}], "line 1: user id field 'user' is null, not a string"),
+    ([{"text": "apple banana", "user": "  "}], "line 1 has an empty user id (field 'user')"),
+])
+def test_jsonl_bad_user_ids_are_refused_in_one_line(tmp_path, records, fragment):
+    path = _jsonl(tmp_path / "bad.jsonl", records)
+    with pytest.raises(DPTopicError) as e:
+        Corpus.from_jsonl(path, user_field="user")
+    assert fragment in str(e.value) and str(path) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_csv_row_without_a_user_id_is_refused_naming_its_line(tmp_path):
+    (tmp_path / "c.csv").write_text("text,user\napple banana cherry,ann\ngrape melon apple,\n")
+    with pytest.raises(DPTopicError, match=r"the row on line 3 has an empty user id \(column 'user'\)"):
+        Corpus.from_csv(tmp_path / "c.csv", user_column="user")
+    with pytest.raises(DPTopicError, match="no column 'person'"):
+        Corpus.from_csv(tmp_path / "c.csv", user_column="person")
+
+
+@pytest.mark.parametrize("ids, fragment", [([1, 2], "is int '1', not a string"), (["a"], "has 1 entries but there"),
+                                           (["a", None], "document 1 has no user id"), ("ab", "must be a list")])
+def test_user_ids_given_in_python_are_checked(ids, fragment):
+    with pytest.raises(DPTopicError, match=fragment):
+        Corpus(np.array([0, 2, 4]), np.array([0, 1, 1, 0]), ["x", "y"], user_ids=ids)
+
+
+@pytest.mark.parametrize("bad,shown", [("v\u0000", "U+0000 at character 2"), ("\u200bann", "U+200B at character 1"),
+                                       ("an\tn", "U+0009 at character 3"), ("bob\ufeff", "U+FEFF at character 4")])
+def test_user_ids_holding_control_or_format_characters_are_refused_naming_the_field_and_row(tmp_path, bad, shown):
+    """ "v" and "v\\u0000" look like one id but would be two people (a NumPy string array even merges them)."""
+    with pytest.raises(DPTopicError, match=rf"^user_ids\[1\] holds an invisible control or format character"
+                                           rf" \({re.escape(shown)}\): two ids that look alike"):
+        Corpus.from_texts(["apple banana", "cherry grape"], user_ids=["ann", bad])
+    path = _jsonl(tmp_path / "c.jsonl", [{"text": "apple banana", "who": "ann"}, {"text": "cherry", "who": bad}])
+    with pytest.raises(DPTopicError, match=rf"^bad JSONL file .*: line 2: user id field 'who' holds an invisible"
+                                           rf" control or format character \({re.escape(shown)}\)") as e:
+        Corpus.from_jsonl(path, user_field="who")
+    assert "\n" not in str(e.value)
+    kept = Corpus.from_texts(["apple", "grape"], user_ids=["ann\u00e9", "\u4e2d\u6587 x"])     # visible characters
+    assert kept.user_ids[1] == "\u4e2d\u6587 x"

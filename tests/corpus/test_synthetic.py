@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dptopic
-from dptopic.corpus import lda_corpus
+from helpers import SMALL_PRIVATE_TRAINERS
 
 
 def test_synthetic_shapes(planted):
@@ -19,20 +19,10 @@ def test_synthetic_shapes(planted):
     assert np.abs(emp - phi).sum(1).max() < 0.35
 
 
-TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-            "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
-            "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
-            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0)}
-
-
-@pytest.fixture(scope="module")
-def small():
-    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
-
 
 @pytest.mark.parametrize("name", ["DocDPCooccurrence", "HDPLDA", "DPSVI"])
-def test_a_private_fit_on_a_vocabulary_from_its_documents_warns_and_a_public_one_does_not(name, small):
-    make, c = TRAINERS[name], small
+def test_a_private_fit_on_a_vocabulary_from_its_documents_warns_and_a_public_one_does_not(name, corpus200):
+    make, c = SMALL_PRIVATE_TRAINERS[name], corpus200
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", dptopic.DataVocabularyWarning)

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.pipeline import make_pipeline
 
 import dptopic
 from dptopic import evaluation as ev
@@ -155,28 +154,18 @@ def test_topic_quality_and_bad_input(ref):
     assert npmi_coherence(np.array([[1.0, 0.5, 0.9]]), empty_word, top_n=2) == pytest.approx(-1.0)
 
 
-TEXTS_2 = (["the budget deficit fell by 30 percent in 1999 and the fiscal year closed with 000 jobs added"] * 3
-         + ["our army and navy defend the nation at sea and on land with 10 new ships"] * 3
-         + ["schools teachers and students need education funding for every child"] * 3) * 8
-
-
-@pytest.fixture(scope="module")
-def pipe():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return make_pipeline(dptopic.CountVectorizer(), dptopic.LDA(n_topics=3, n_iter=20, seed=0, verbose=0)).fit(TEXTS_2)
-
-
-def test_counts_of_another_vectorizer_are_refused_not_read_by_position(pipe):
-    lda = pipe[-1]
-    other = dptopic.CountVectorizer().fit(TEXTS_2[:3])            # fewer, other words in other columns
-    X = other.transform(TEXTS_2[:5])
-    padded = dptopic.CountVectorizer(vocabulary=list(reversed(pipe[0].get_feature_names_out()))).transform(TEXTS_2[:5])
+def test_counts_of_another_vectorizer_are_refused_not_read_by_position(speech_lda_pipeline):
+    lda = speech_lda_pipeline[-1]
+    other = dptopic.CountVectorizer().fit(SPEECH_TEXTS[:3])            # fewer, other words in other columns
+    X = other.transform(SPEECH_TEXTS[:5])
+    words = list(reversed(speech_lda_pipeline[0].get_feature_names_out()))
+    padded = dptopic.CountVectorizer(vocabulary=words).transform(SPEECH_TEXTS[:5])
     for bad in (X, padded):
         for f in (lda.transform, lda.perplexity, lambda Y: ev.npmi_coherence(lda, Y)):
             with pytest.raises(DPTopicError, match="another vectorizer"):
                 f(bad)
-    assert lda.transform(pipe[0].transform(TEXTS_2[:5])).shape == (5, 3)   # its own vectorizer's counts are read
+    # its own vectorizer's counts are read
+    assert lda.transform(speech_lda_pipeline[0].transform(SPEECH_TEXTS[:5])).shape == (5, 3)
     # without a vocabulary a vectorizer's matrix names its words, not w0, w1, ...
     assert dptopic.Corpus.from_bow(X).vocabulary.words == list(other.get_feature_names_out())
 
@@ -419,6 +408,7 @@ from dptopic.evaluation.topic_quality import (
     top_words,
     word_ranking,
 )
+from helpers import SPEECH_TEXTS
 
 
 def _relevance_reference(comp, lam):

@@ -6,7 +6,6 @@ import signal
 import numpy as np
 import pytest
 
-from conftest import counts_from_z
 from dptopic.backends import ShardSet, training_source, write_shards
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
@@ -14,6 +13,7 @@ from dptopic.errors import DPTopicError
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.kernels import count_assignments
 from dptopic.models import HDPLDA, LDA, CDPLDAPlus
+from helpers import check_backend_run, empty_and_small_corpora
 
 pytestmark = pytest.mark.dask     # each test here starts a local Dask cluster
 
@@ -177,26 +177,6 @@ def test_a_failing_dask_shard_stops_the_backend_in_one_line(monkeypatch):
         b.close()
 
 
-def _empty_and_small():
-    from dptopic.corpus import Corpus, lda_corpus
-    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
-    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
-    return empty, small
-
-
-def _check_run(b, corpus, K=2, sweeps=3):
-    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
-    for _ in range(sweeps):
-        assert b.sweep(0.1, 0.05) == {}
-    assert b.collect() == {}
-    ndk, nwk = counts_from_z(corpus, b.z, K)
-    np.testing.assert_array_equal(a.nwk, nwk)
-    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
-    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
-    assert b.n_shards <= max(corpus.n_docs, 1)
-    b.close()
-
-
 def test_dask_edge_cases_and_results_whatever_the_number_of_workers():
     distributed = pytest.importorskip("distributed")
     from dptopic.backends.dask import DaskBackend
@@ -207,9 +187,9 @@ def test_dask_edge_cases_and_results_whatever_the_number_of_workers():
         with distributed.LocalCluster(n_workers=n_workers, processes=False, threads_per_worker=1,
                                       dashboard_address=None) as cl, distributed.Client(cl) as client:
             if n_workers == 3:
-                for corpus in _empty_and_small():      # no documents; more workers (and shards) than documents
-                    _check_run(DaskBackend(client), corpus)
-                    _check_run(DaskBackend(client, n_shards=5), corpus)
+                for corpus in empty_and_small_corpora():      # no documents; more workers (and shards) than documents
+                    check_backend_run(DaskBackend(client), corpus)
+                    check_backend_run(DaskBackend(client, n_shards=5), corpus)
             b = DaskBackend(client, n_shards=3)
             a = b.open(c, 3, np.random.default_rng(1), "sparse")
             for _ in range(4):

@@ -1,5 +1,4 @@
 """``dptopic.mechanisms.rrp``."""
-import itertools
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
@@ -9,6 +8,7 @@ import pytest
 
 from dptopic.accounting.fedlda import delta0, eta
 from dptopic.mechanisms import rrp as rrp_module
+from helpers import exact_exp, max_ratio, subset_law
 
 TWO53 = 1 << 53
 
@@ -106,30 +106,6 @@ def test_floor_and_tail_realised_eta_is_never_below_eta(monkeypatch, variant, ex
             assert eta_r / (1 - eta_r) <= _exp_floor(event.epsilon) and 1 / eta_r <= _exp_floor(event.epsilon)
 
 
-def _exp(eps: float) -> Fraction:
-    """e^eps (of the float eps) to 60 significant digits, as an exact fraction."""
-    with localcontext() as ctx:
-        ctx.prec = 60
-        return Fraction(Decimal(eps).exp())
-
-
-def _subset_law(D: int, k: int, p: Fraction, x: int) -> dict:
-    """Exact law of a k-subset report of item x kept with probability p (x = -1: a padding entry, uniform)."""
-    out = {}
-    for S in itertools.combinations(range(D), k):
-        if x < 0:
-            out[S] = Fraction(1, math.comb(D, k))
-        elif x in S:
-            out[S] = p / math.comb(D - 1, k - 1)
-        else:
-            out[S] = (1 - p) / math.comb(D - 1, k)
-    return out
-
-
-def _max_ratio(laws) -> Fraction:
-    return max(a[S] / b[S] for a in laws for b in laws for S in a)
-
-
 # ---------------------------------------------------------------- FedLDA: the simulated keep probability
 def _captured_keep_probability(monkeypatch, V, eps):
     import dptopic.mechanisms.rrp as rrp
@@ -157,8 +133,8 @@ def test_fedlda_simulated_keep_probability_never_exceeds_the_claimed_one(monkeyp
     p_in = _captured_keep_probability(monkeypatch, V, eps)
     assert (p_in * 2.0 ** 53).is_integer()                         # so `uniform < p_in` realises exactly p_in
     s = subset_size(eps, V)
-    e = _exp(min(eps, 700.0))
+    e = exact_exp(min(eps, 700.0))
     exact_a = s * e / (s * e + V - s)
     assert Fraction(p_in) <= exact_a
-    laws = [_subset_law(V, s, Fraction(p_in), x) for x in range(-1, V)]
-    assert _max_ratio(laws) <= e
+    laws = [subset_law(V, s, Fraction(p_in), x) for x in range(-1, V)]
+    assert max_ratio(laws) <= e

@@ -4,29 +4,65 @@ file is refused in one line naming the call that reads it, for every estimator's
 import json
 import math
 import os
+import pickle
 import re
 import shutil
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dptopic
-from dptopic import CDPLDA, HDPLDA, LDA, CDPLDAPlus
+import dptopic.models._variational as variational
+import dptopic.models.dpsvi as svi
+import dptopic.models.local_document_lda as ldp_document
+import dptopic.models.online_lda as online
+from dptopic import CDPLDA, HDPLDA, LDA, CDPLDAPlus, DPTopicError
 from dptopic.accounting.verify import verify_report
 from dptopic.attacks.lira import ALGORITHMS
-from dptopic.backends import ThreadBackend
+from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.contributor.randomizer import Randomizer
 from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
-from dptopic.errors import BudgetExceededError, CorruptModelError, DPTopicError
-from dptopic.models import base
+from dptopic.errors import BudgetExceededError, CorruptModelError
+from dptopic.evaluation import npmi_coherence, topic_quality
+from dptopic.models import (
+    DPSVI,
+    LPLDA,
+    OLPLDA,
+    DocDPCooccurrence,
+    DocDPEM,
+    FedLDA,
+    LocalDocumentLDA,
+    TopicModel,
+    base,
+    load,
+)
 from dptopic.models import base as model_base
-from dptopic.models.docdp import DocDPEM
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
+from dptopic.training.fdptm import fit_fdptm
+from helpers import (
+    FAST,
+    NASTY,
+    PARAMS,
+    THREE_SUBJECTS,
+    ShardLosingBackend,
+    base_kwargs,
+    corrupt_model_line,
+    is_clean_number,
+    mutations,
+    set_tokenizer_version,
+    works_or_refuses,
+)
+from helpers import topic_ranking as _topic  # a K = 1 topic whose ranking is the words given
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
 
@@ -240,16 +276,6 @@ def test_set_params_after_fit_leaves_inference_as_fitted_and_as_reloaded(corpus,
     np.testing.assert_allclose(back.transform(corpus, seed=3), after, rtol=0, atol=1e-12)
 
 
-def _one_line_corrupt(folder):
-    import dptopic
-
-    with pytest.raises(CorruptModelError) as e:
-        dptopic.load(folder)
-    assert "\n" not in str(e.value) and str(e.value).count("re-save the model") == 1
-    assert str(e.value).count("corrupt model") == 1
-    return str(e.value)
-
-
 @pytest.mark.filterwarnings('ignore')
 def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(saved_local_models, tmp_path):
     import shutil
@@ -259,7 +285,7 @@ def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(saved_local_models, t
         shutil.copytree(saved_local_models / "lp", folder)
         (folder / name).unlink()
         os.mkfifo(folder / name)
-        msg = _one_line_corrupt(folder) if name != "model.json" else None
+        msg = corrupt_model_line(folder) if name != "model.json" else None
         if msg is None:
             with pytest.raises(CorruptModelError, match="not a regular file"):
                 import dptopic
@@ -310,23 +336,14 @@ def test_corrupt_model_files(planted, tmp_path):
         dptopic.load(tmp_path / "nope")
 
 
-@pytest.fixture(scope="module")
-def X():
-    return np.random.default_rng(0).poisson(1.0, (40, 12))
-
-
-@pytest.fixture(scope="module")
-def fitted(X):
-    return {"LDA": dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0).fit(X),
-            "OnlineVB": dptopic.OnlineVB(n_topics=2, n_epochs=2, seed=0, verbose=0).fit(X)}
 
 
 @pytest.mark.parametrize("name", ["LDA", "OnlineVB"])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_input_without_rows_is_named_as_scikit_learn_names_it(fitted, X, name, sparse):
-    empty = sp.csr_matrix(X[:0]) if sparse else X[:0]
+def test_input_without_rows_is_named_as_scikit_learn_names_it(fitted_lda_and_vb, poisson_counts, name, sparse):
+    empty = sp.csr_matrix(poisson_counts[:0]) if sparse else poisson_counts[:0]
     with pytest.raises(DPTopicError, match=r"X has 0 documents \(shape=\(0, 12\)\) while a minimum of 1 is required"):
-        fitted[name].transform(empty)
+        fitted_lda_and_vb[name].transform(empty)
 
 
 def test_every_trainer_report_verifies_before_and_after_saving(private_models, tmp_path):
@@ -427,28 +444,7 @@ def test_every_report_names_epsilon_delta_unit_relation_theorem(planted, make, t
             assert rep["epsilon"] in (float("inf"), "inf") and rep["delta"] is None and rep["reason"]
 
 
-TEXTS_2 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 3
-
-
-CORPUS = Corpus.from_texts(TEXTS_2)
-
-
-_MODEL = {}
-
-
-def _fitted():
-    if "m" not in _MODEL:
-        _MODEL["m"] = dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(CORPUS)
-    return _MODEL["m"]
-
-
 # ------------------------------------------------------------------ model files
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    d = tmp_path_factory.mktemp("saved") / "model"
-    _fitted().save(d)
-    return d
 
 
 def _meta_paths(obj, prefix=()):
@@ -481,19 +477,19 @@ def test_estimator_parameter_validation(algo, cls, name, value):
 
 @FAST
 @given(n=NASTY)
-def test_topic_words_and_transform_arguments(n):
-    m = _fitted()
+def test_topic_words_and_transform_arguments(lda_three_subjects, n):
+    m = lda_three_subjects
     works_or_refuses(lambda: m.topic_words(n))
-    ok, theta = works_or_refuses(lambda: m.transform(TEXTS_2[:2], n_iter=4, burn_in=2, seed=n))
+    ok, theta = works_or_refuses(lambda: m.transform(THREE_SUBJECTS[:2], n_iter=4, burn_in=2, seed=n))
     if ok:
         np.testing.assert_allclose(theta.sum(axis=1), 1.0)
 
 
 @FAST
 @given(data=st.data())
-def test_load_against_edited_json(saved, tmp_path_factory, data):
+def test_load_against_edited_json(saved_lda_dir, tmp_path_factory, data):
     d = tmp_path_factory.mktemp("edit") / "model"
-    shutil.copytree(saved, d)
+    shutil.copytree(saved_lda_dir, d)
     meta = json.loads((d / "model.json").read_text())
     path = data.draw(st.sampled_from(list(_meta_paths(meta))))
     node = meta
@@ -508,58 +504,41 @@ def test_load_against_edited_json(saved, tmp_path_factory, data):
 
 @FAST
 @given(data=st.data(), which=st.sampled_from(["model.json", "components.npy", "topic_word_counts.npy"]))
-def test_load_against_damaged_files(saved, tmp_path_factory, data, which):
+def test_load_against_damaged_files(saved_lda_dir, tmp_path_factory, data, which):
     d = tmp_path_factory.mktemp("dmg") / "model"
-    shutil.copytree(saved, d)
+    shutil.copytree(saved_lda_dir, d)
     (d / which).write_bytes(data.draw(mutations((d / which).read_bytes())))
     works_or_refuses(lambda: dptopic.load(d))
 
 
-TEXTS_3 = ["the rocket launch reached orbit", "the patient saw a doctor about the disease",
-         "orbit of the moon and the rocket", "a doctor treats disease in the clinic"] * 10
-
-
-@pytest.fixture()
-def saved_2(tmp_path):
-    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(TEXTS_3)
-    m.save(tmp_path / "m")
-    return tmp_path / "m"
-
-
-def _edit(path, version):
-    meta = json.loads((path / "model.json").read_text())
-    meta["tokenizer"]["version"] = version
-    (path / "model.json").write_text(json.dumps(meta))
-
-
-def test_the_saved_model_records_this_versions_tokenizer_and_keeps_it_on_resave(saved_2, tmp_path):
-    assert json.loads((saved_2 / "model.json").read_text())["tokenizer"]["version"] == TOKENIZER_VERSION
-    _edit(saved_2, TOKENIZER_VERSION - 1)
-    dptopic.load(saved_2).save(tmp_path / "again")         # a re-save does not pretend to be this version's
+def test_the_saved_model_records_this_versions_tokenizer_and_keeps_it_on_resave(saved_two_topics, tmp_path):
+    assert json.loads((saved_two_topics / "model.json").read_text())["tokenizer"]["version"] == TOKENIZER_VERSION
+    set_tokenizer_version(saved_two_topics, TOKENIZER_VERSION - 1)
+    dptopic.load(saved_two_topics).save(tmp_path / "again")         # a re-save does not pretend to be this version's
     assert json.loads((tmp_path / "again" / "model.json").read_text())["tokenizer"]["version"] == TOKENIZER_VERSION - 1
 
 
-def test_text_into_a_model_of_another_tokenizer_warns_and_tokens_do_not(saved_2):
+def test_text_into_a_model_of_another_tokenizer_warns_and_tokens_do_not(saved_two_topics):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        dptopic.load(saved_2).transform(["a rocket in orbit"])      # same version: silent
-    _edit(saved_2, TOKENIZER_VERSION + 1)
-    m = dptopic.load(saved_2)
+        dptopic.load(saved_two_topics).transform(["a rocket in orbit"])      # same version: silent
+    set_tokenizer_version(saved_two_topics, TOKENIZER_VERSION + 1)
+    m = dptopic.load(saved_two_topics)
     with pytest.warns(UserWarning, match=f"tokeniser version {TOKENIZER_VERSION + 1}"):
         m.transform(["a rocket in orbit"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m.transform([["rocket", "orbit"]])                         # token lists are read exactly
-    _edit(saved_2, 2)                                                # version 2 split ASCII text as version 3 does
+    set_tokenizer_version(saved_two_topics, 2)          # version 2 split ASCII text as version 3 does
     with pytest.warns(UserWarning, match=r"version 2 .*\(ASCII text[^)]* is read as it was then; other text may not be\)"):
-        dptopic.load(saved_2).transform(["a rocket in orbit"])
+        dptopic.load(saved_two_topics).transform(["a rocket in orbit"])
 
 
 @pytest.mark.parametrize("bad", [0, "2", None, 1.5])
-def test_a_malformed_tokenizer_version_is_refused_at_load(saved_2, bad):
-    _edit(saved_2, bad)
+def test_a_malformed_tokenizer_version_is_refused_at_load(saved_two_topics, bad):
+    set_tokenizer_version(saved_two_topics, bad)
     with pytest.raises(DPTopicError, match="'tokenizer'"):
-        dptopic.load(saved_2)
+        dptopic.load(saved_two_topics)
 
 
 WORDS_3 = ["tax", "budget", "war", "army", "school", "teachers", "river", "bridge"]
@@ -632,29 +611,12 @@ def test_edited_text_claims_of_a_saved_report_are_refused(tmp_path):
     dptopic.load(tmp_path / "m")                                   # as saved: loads
 
 
-class _LosesAShard(ThreadBackend):
-    """The thread backend, but its second sweep reports shard 0 lost with ``lost`` sweeps to replay, as the Dask
-    backend does when a worker dies (``sweep`` returns ``{shard: sweeps to redo}``)."""
-
-    def __init__(self, *a, lost=2, **kw):
-        super().__init__(*a, **kw)
-        self._calls, self._lost = 0, lost
-
-    def sweep(self, alpha, beta, word_table=None, clip=np.inf, shards=None):
-        super().sweep(alpha, beta, word_table=word_table, clip=clip, shards=shards)
-        if shards is None:
-            self._calls += 1
-            if self._calls == 2:
-                return {0: self._lost}
-        return {}
-
-
 @pytest.mark.parametrize("lost", [2, 5])   # 2: a later planned sweep goes over; 5: a replay itself goes over
 def test_a_budgeted_run_that_must_replay_says_a_worker_was_lost(tiny, monkeypatch, lost):
     # item 1: from_budget spends the whole budget on the plan, so any replay goes over it; the error used to say only
     # "raise the budget or run fewer iterations", never that a Dask worker had died
     monkeypatch.setattr(model_base, "make_backend", lambda name, n_jobs=1, client=None, parallel="adlda":
-                        _LosesAShard(n_jobs, parallel, lost=lost))
+                        ShardLosingBackend(n_jobs, parallel, lost=lost))
     m = HDPLDA.from_budget(50.0, 1e-5, n_iter=4, n_topics=3, seed=0, verbose=0, backend="dask")
     with pytest.raises(BudgetExceededError) as e:
         m.fit(tiny.corpus)
@@ -780,3 +742,1196 @@ def test_top_words_leave_out_the_words_the_release_never_estimated(thin_release)
         assert topic and all(mask[k, words.index(w)] for w in topic)
     assert dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(
         Corpus.from_texts(["river water boat", "money loan bank", "river boat fish"])).estimated_words() is None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Edge cases of the topic models and their evaluation, each a bug once fixed.
+# "aaa" and "bbb" occur in every document; "ccc" and "eee" never occur together
+EDGE_TEXTS = ["aaa bbb ccc", "aaa bbb ddd", "aaa bbb eee", "aaa bbb ccc ddd"]
+
+
+@pytest.fixture
+def ref():
+    return Corpus.from_texts(EDGE_TEXTS, stop_words=None, max_vocab=None)
+
+
+@pytest.mark.parametrize("window", [None, 110])
+def test_words_in_every_reference_document_score_complete_cooccurrence_not_never(ref, window):
+    """The eps-smoothed ratio reads log(1 + eps) / -log(1 + eps) = -1 (the value of words that never co-occur) when
+    two words are in every document; complete co-occurrence is NPMI's upper bound 1."""
+    always = npmi_coherence(_topic(ref, ["aaa", "bbb"]), ref, top_n=2, window=window)
+    never = npmi_coherence(_topic(ref, ["ccc", "eee"]), ref, top_n=2, window=window)
+    assert always == pytest.approx(1.0)
+    assert never < 0 < always
+    assert topic_quality(_topic(ref, ["aaa", "bbb"]), ref, top_n=2)["npmi"] == pytest.approx(1.0)
+
+
+def test_olplda_without_prior_data_does_not_halve_its_prior_mean():
+    """Without prior data the first batch has no prior mean (a 0 placeholder with weight 0); eq. (21) then averaged
+    that 0 with the first estimate, so the second batch's prior mean was half the document frequencies and its
+    denoised estimates about 20% low (omega = 0.4)."""
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models import OLPLDA
+    from dptopic.protocol.estimation import document_frequencies
+
+    c = lda_corpus(n_docs=2000, vocab_size=60, n_topics=3, doc_length=20, alpha=0.1, beta=0.05, seed=7).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rs = Randomizer(c.vocabulary, simulation=True, epsilon_word=3.0, seed=1).randomize(c)
+        m = OLPLDA("none", n_topics=3, n_iter=1, seed=0, verbose=0)
+        m.partial_fit(rs[:1000])
+        eta1 = m.eta_.copy()
+        assert np.array_equal(m.mu_, eta1)          # the first estimate is the prior mean it leaves
+        m.partial_fit(rs[1000:])
+    assert m.omega_history_ == [0.0, 0.4]
+    assert np.allclose(m.mu_, eta1)                 # eq. (21): (eta1 + eta1) / 2 * 1000 / 1000
+    true = document_frequencies(c.subset(np.arange(1000, 2000)))
+    assert m.eta_.sum() / true.sum() == pytest.approx(1.0, abs=0.05)
+
+
+def test_umass_takes_a_numpy_integer_top_n_as_the_other_measures_do(ref):
+    """``top_n`` from a NumPy array (a grid, ``np.arange``) is an integer to NPMI, C_v and topic_words; UMass refused
+    it as "not an integer"."""
+    from dptopic.evaluation import umass_coherence
+
+    comp = _topic(ref, ["aaa", "bbb", "ccc"])
+    assert umass_coherence(comp, ref, top_n=np.int64(3)) == umass_coherence(comp, ref, top_n=3)
+    with pytest.raises(Exception, match="invalid top_n"):
+        umass_coherence(comp, ref, top_n=True)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Mini-batch trainers (OnlineVB, OnlineLDA, OLPLDA, LocalDocumentLDA) and DPSVI's fit: a refused or failing batch
+# leaves the whole state as it was (its random stream included), the next batch gives what it would have given without
+# the failed one, and save/load between batches continues the stream.
+_MINIBATCH_STATE_MARKS = [pytest.mark.filterwarnings("ignore::dptopic.SeededNoiseWarning"),
+              pytest.mark.filterwarnings("ignore::dptopic.SmallCorpusWarning"),
+              pytest.mark.filterwarnings("ignore::dptopic.DataVocabularyWarning"),
+              pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit"),
+              pytest.mark.filterwarnings("ignore:.*trained a private model in this process"),
+              pytest.mark.filterwarnings("ignore::UserWarning")]
+
+
+def _minibatch_state_marks(test):
+    """The marks this section's tests carry (a module's ``pytestmark`` would reach the file's other tests)."""
+    for mark in _MINIBATCH_STATE_MARKS:
+        test = mark(test)
+    return test
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return lda_corpus(n_docs=90, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
+
+
+@pytest.fixture(scope="module")
+def batches(docs):
+    return [docs.subset(np.arange(a, a + 20)) for a in (0, 20, 40)]
+
+
+@pytest.fixture(scope="module")
+def other():
+    return lda_corpus(n_docs=20, vocab_size=14, n_topics=2, doc_length=10, seed=2).corpus
+
+
+@pytest.fixture(scope="module")
+def reports(docs, other):
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rs = Randomizer.for_simulation(docs.vocabulary, epsilon_word=3.0, seed=0).randomize(docs.subset(np.arange(60)))
+        return {"A": rs[:20], "B": rs[20:40], "C": rs[40:60],
+                "other f": Randomizer.for_simulation(docs.vocabulary, epsilon_word=1.0, seed=0).randomize(
+                    docs.subset(np.arange(20))),
+                "other vocabulary": Randomizer.for_simulation(other.vocabulary, epsilon_word=3.0, seed=0).randomize(other),
+                "document-level": DocumentRandomizer.for_simulation(docs.vocabulary, epsilon=4.0, seed=0).randomize(
+                    docs.subset(np.arange(20))),
+                "doc other eps": DocumentRandomizer.for_simulation(docs.vocabulary, epsilon=2.0, seed=0).randomize(
+                    docs.subset(np.arange(20))),
+                "doc other vocabulary": DocumentRandomizer.for_simulation(other.vocabulary, epsilon=4.0,
+                                                                          seed=0).randomize(other)}
+
+
+def _state(model) -> dict:
+    """Every attribute, private ones and Generators (their state) included, pickled."""
+    return {k: pickle.dumps(v) for k, v in vars(model).items()}
+
+
+def _one_line(e) -> None:
+    assert isinstance(e.value, DPTopicError) and "\n" not in str(e.value).strip()
+
+
+MAKERS = {
+    "OnlineVB": lambda: dptopic.OnlineVB(2, seed=0, verbose=0),
+    "OnlineLDA": lambda: dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0),
+}
+
+
+def _bad_counts(good):
+    cnt = good.to_bow().toarray()
+    return {"wrong width": np.ones((3, 5)), "negative": cnt - 3, "nan": np.where(cnt > 0, np.nan, 0.0),
+            "inf": np.where(cnt > 0, np.inf, 0.0), "fractional": cnt + 0.5, "no documents": cnt[:0],
+            "all-empty documents": np.zeros((4, cnt.shape[1])), "a string": "hello", "None": None}
+
+
+# ------------------------------------------------------------------------------------------ refused batches
+@_minibatch_state_marks
+@pytest.mark.parametrize("name", MAKERS)
+def test_a_refused_batch_leaves_the_stream_as_it_was(batches, name):
+    A, B, _ = batches
+    m = MAKERS[name]().partial_fit(A)
+    before = _state(m)
+    for bad, X in _bad_counts(B).items():
+        with pytest.raises(DPTopicError) as e:
+            m.partial_fit(X)
+        _one_line(e)
+        assert _state(m) == before, bad
+    m.partial_fit(B)
+    ref = MAKERS[name]().partial_fit(A).partial_fit(B)
+    assert np.array_equal(m.components_, ref.components_)
+
+
+@_minibatch_state_marks
+@pytest.mark.parametrize("prior", ["none", "corpus"])
+def test_olplda_refused_report_batches_leave_every_attribute(docs, reports, prior):
+    """With prior_corpus='none' the first batch left _params_at_validate recording prior_corpus=None (its start
+    validated with the placeholder in place): the next refused batch changed it."""
+    d0 = "none" if prior == "none" else docs.subset(np.arange(60, 90))
+    make = lambda: dptopic.OLPLDA(d0, n_topics=2, n_iter=2, prior_iter=2, seed=0, verbose=0)  # noqa: E731
+    m = make().partial_fit(reports["A"])
+    before = _state(m)
+    for bad in ("other f", "other vocabulary", "document-level", "empty", "corpus", "None"):
+        X = {"empty": reports["A"][:0], "corpus": docs, "None": None}.get(bad) if bad in ("empty", "corpus", "None") \
+            else reports[bad]
+        with pytest.raises(DPTopicError) as e:
+            m.partial_fit(X)
+        _one_line(e)
+        assert _state(m) == before, bad
+    m.partial_fit(reports["B"])
+    assert np.array_equal(m.components_, make().partial_fit(reports["A"]).partial_fit(reports["B"]).components_)
+
+
+# --------------------------------------------------------------------------- a failure half-way through a step
+def _failing_estep(ptr, ids, cts, eb, alpha, gamma, max_iter, tol, clip, ss, norms):
+    ss[:] = 7.0                     # writes part of its output, then fails
+    gamma[:] = 3.0
+    raise DPTopicError("injected failure")
+
+
+@_minibatch_state_marks
+def test_online_vb_first_batch_failing_half_way_leaves_an_unfitted_model(batches, monkeypatch):
+    """It kept lambda_ and n_updates_ without components_: every later partial_fit raised NotFittedError."""
+    A, B, _ = batches
+    m = dptopic.OnlineVB(2, seed=0, verbose=0)
+    before = _state(m)
+    with monkeypatch.context() as mp:
+        mp.setattr(variational, "vb_estep", _failing_estep)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(A)
+    assert _state(m) == before
+    m.partial_fit(A)
+    assert np.array_equal(m.lambda_, dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A).lambda_)
+
+
+@_minibatch_state_marks
+def test_online_vb_batch_failing_half_way_keeps_the_random_stream(batches, monkeypatch):
+    """The failed step had drawn γ's start from the stream: the next batch gave another λ than without it."""
+    A, B, C = batches
+    m = dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A)
+    before = _state(m)
+    with monkeypatch.context() as mp:
+        mp.setattr(variational, "vb_estep", _failing_estep)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(B)
+    assert _state(m) == before
+    m.partial_fit(C)
+    assert np.array_equal(m.lambda_, dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A).partial_fit(C).lambda_)
+
+
+def _failing_finish(self, arrays, rng):
+    self.topic_word_counts_ = np.zeros(1)
+    raise DPTopicError("injected failure")
+
+
+@_minibatch_state_marks
+@pytest.mark.parametrize("first", [True, False], ids=["first batch", "later batch"])
+def test_online_lda_batch_failing_half_way_changes_nothing(batches, monkeypatch, first):
+    A, B, _ = batches
+    m = MAKERS["OnlineLDA"]()
+    if not first:
+        m.partial_fit(A)
+    before = _state(m)
+    with monkeypatch.context() as mp:
+        mp.setattr(online._MatrixPriorGibbs, "_finish", _failing_finish)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(B)
+    assert _state(m) == before
+    m.partial_fit(B)
+    ref = MAKERS["OnlineLDA"]()
+    if not first:
+        ref.partial_fit(A)
+    assert np.array_equal(m.components_, ref.partial_fit(B).components_)
+
+
+@_minibatch_state_marks
+@pytest.mark.parametrize("first", [True, False], ids=["first batch", "later batch"])
+def test_olplda_batch_failing_half_way_changes_nothing(docs, reports, monkeypatch, first):
+    """A first batch failing after the overlap check kept its _overlap_note (and the 'none' start its validated
+    parameters) though the batch was refused."""
+    make = lambda: dptopic.OLPLDA(docs.subset(np.arange(60, 90)), n_topics=2, n_iter=2, prior_iter=2,  # noqa: E731
+                                  seed=0, verbose=0)
+    m = make()
+    if not first:
+        m.partial_fit(reports["A"])
+    before = _state(m)
+    with monkeypatch.context() as mp:
+        mp.setattr(online._MatrixPriorGibbs, "_finish", _failing_finish)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(reports["B"])
+    assert _state(m) == before
+    m.partial_fit(reports["B"])
+    ref = make()
+    if not first:
+        ref.partial_fit(reports["A"])
+    assert np.array_equal(m.components_, ref.partial_fit(reports["B"]).components_)
+
+
+# ------------------------------------------------------------------------------ save between batches, continue
+@_minibatch_state_marks
+@pytest.mark.parametrize("name", MAKERS)
+def test_save_and_load_between_batches_continues_the_same_stream(batches, tmp_path, name):
+    """The random stream was not saved: after load the seeded stream restarted, so the next batches drew the first
+    batch's numbers again and gave other topics than the model that was never saved."""
+    A, B, C = batches
+    m = MAKERS[name]().partial_fit(A)
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m")
+    for X in (B, C):
+        m.partial_fit(X)
+        loaded.partial_fit(X)
+    assert np.array_equal(m.components_, loaded.components_)
+    assert m.n_docs_seen_ == loaded.n_docs_seen_
+
+
+@_minibatch_state_marks
+def test_online_vb_partial_fit_after_fit_continues_that_fit_not_an_older_stream(docs, batches, tmp_path):
+    """fit() kept the Generator of an earlier partial_fit stream, and partial_fit went on drawing from it."""
+    A, B, _ = batches
+    m = dptopic.OnlineVB(2, n_epochs=1, batch_size=10, seed=0, verbose=0).partial_fit(A).fit(docs).partial_fit(B)
+    ref = dptopic.OnlineVB(2, n_epochs=1, batch_size=10, seed=0, verbose=0).fit(docs)
+    ref.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m").partial_fit(B)
+    assert np.array_equal(m.lambda_, ref.partial_fit(B).lambda_)
+    assert np.array_equal(loaded.lambda_, m.lambda_)
+
+
+@_minibatch_state_marks
+def test_olplda_saves_no_random_state_and_continues_validly_after_load(docs, reports, tmp_path):
+    """OLP-LDA never saves its seed nor its stream's state: after load it draws fresh randomness (documented)."""
+    m = dptopic.OLPLDA(docs.subset(np.arange(60, 90)), n_topics=2, n_iter=2, prior_iter=2, seed=0,
+                       verbose=0).partial_fit(reports["A"])
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert "rng_state" not in meta["arrays"] and meta["params"]["seed"] is None
+    loaded = dptopic.load(tmp_path / "m").partial_fit(reports["B"])
+    m.partial_fit(reports["B"])
+    assert loaded.n_batches_ == m.n_batches_ == 2 and loaded.n_docs_seen_ == m.n_docs_seen_
+    assert np.array_equal(loaded.mu_, m.mu_) and loaded.omega_history_ == m.omega_history_
+    assert np.allclose(loaded.components_.sum(axis=1), 1)
+
+
+@_minibatch_state_marks
+@pytest.mark.parametrize("name", MAKERS)
+def test_a_malformed_saved_random_state_is_named_once(batches, tmp_path, name):
+    m = MAKERS[name]().partial_fit(batches[0])
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert "rng_state" in meta["arrays"]
+    del meta["array_sha256"]        # as a folder saved before array digests: the state's own check speaks
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    for bad in (np.arange(5, dtype=np.uint64), np.zeros(6, dtype=np.uint64), np.full(6, 1.0)):
+        np.save(tmp_path / "m" / "rng_state.npy", bad)
+        with pytest.raises(DPTopicError, match="rng_state.npy must hold") as e:
+            dptopic.load(tmp_path / "m")
+        _one_line(e)
+
+
+# ---------------------------------------------------------------------------------------- DPSVI: fit aborted
+@_minibatch_state_marks
+def test_an_interrupted_dpsvi_refit_keeps_the_earlier_fit_and_its_ledger(docs, monkeypatch):
+    """An interrupt after a few private steps left lambda_ (noisy steps on the new documents) and a new ledger_ beside
+    the earlier fit's components_ and privacy_: save() then wrote that lambda under the old report."""
+    m = dptopic.DPSVI(n_topics=2, sampling_rate=0.25, n_epochs=1, seed=0, verbose=0).fit(docs.subset(np.arange(40)))
+    before = _state(m)
+    calls = []
+
+    def mechanism(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    real = svi.gaussian_mechanism
+    with monkeypatch.context() as mp:
+        mp.setattr(svi, "gaussian_mechanism", mechanism)
+        with pytest.raises(KeyboardInterrupt):
+            m.fit(docs.subset(np.arange(40, 80)))
+    assert _state(m) == before
+
+
+# ------------------------------------------------------------------------------ LocalDocumentLDA (pinned)
+@_minibatch_state_marks
+def test_local_document_lda_refused_or_failing_batches_change_nothing(reports, monkeypatch, tmp_path, docs):
+    m = dptopic.LocalDocumentLDA(n_topics=2).partial_fit(reports["document-level"])
+    before = _state(m)
+    for X in (reports["doc other eps"], reports["doc other vocabulary"], reports["A"], None):
+        with pytest.raises(DPTopicError) as e:
+            m.partial_fit(X)
+        _one_line(e)
+        assert _state(m) == before
+
+    def failing(*a, **k):
+        raise DPTopicError("injected failure")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(ldp_document, "topics_from_cooccurrence", failing)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(reports["document-level"])
+    assert _state(m) == before
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m").partial_fit(reports["document-level"])
+    assert np.array_equal(loaded.components_, m.partial_fit(reports["document-level"]).components_)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# What every private trainer saves: each field of model.json and each array classified, the seed never written,
+# metrics computed outside the ledger left out (or labelled), fresh entropy without a seed, atomic pickle-free I/O.  A
+# new field, array or privacy-report key makes ``test_saved_fields_are_classified`` fail until it is classified here:
+# (a) public input the user gave, (b) a noisy release or post-processing of releases only, or (c) computed from the
+# private data outside the ledger, which must not be saved unless labelled (the scope of the report says so).
+SEED = 987654321
+
+
+@pytest.fixture(scope="module")
+def data():
+    c = lda_corpus(n_docs=120, vocab_size=40, n_topics=3, doc_length=20, seed=1).corpus
+    with warnings.catch_warnings():     # simulated contributors, seeded for the test
+        warnings.simplefilter("ignore")
+        reports = Randomizer.for_simulation(c.vocabulary, epsilon_word=2.0, seed=0).randomize(c)
+        doc_reports = DocumentRandomizer.for_simulation(c.vocabulary, 8.0, seed=0).randomize(c)
+    return c, list(c.vocabulary.words), reports, doc_reports
+
+
+def _fit(name, data, seed=None):
+    c, vocab, reports, doc_reports = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "HDPLDA":
+            return HDPLDA(n_topics=3, n_iter=2, verbose=0, seed=seed).fit(c, vocabulary=vocab)
+        if name == "HDPLDA-data-vocabulary":
+            return HDPLDA(n_topics=3, n_iter=2, verbose=0, seed=seed).fit(c)
+        if name == "CDPLDA":
+            return CDPLDA(n_topics=3, n_iter=2, verbose=0, seed=seed).fit(c, vocabulary=vocab)
+        if name == "CDPLDAPlus":
+            return CDPLDAPlus(n_topics=3, n_iter=2, verbose=0, seed=seed).fit(c, vocabulary=vocab)
+        if name == "LPLDA":
+            return LPLDA(n_topics=3, n_iter=2, verbose=0, seed=seed).fit(reports)
+        if name == "OLPLDA":
+            return OLPLDA(c.subset(np.arange(40)), n_topics=3, n_iter=2, prior_iter=2, batch_size=60, verbose=0,
+                          seed=seed).fit(reports)
+        if name == "LocalDocumentLDA":      # no seed: the contributors drew the noise; the server draws nothing
+            return LocalDocumentLDA(n_topics=3).fit(doc_reports)
+        if name == "FedLDA":
+            return FedLDA(n_topics=3, epsilon_per_entry=3.0, rounds=2, pad_length=8, n_clients=4, report_words="all",
+                          verbose=0, seed=seed).fit(c, vocabulary=vocab)
+        if name == "DPSVI":
+            return DPSVI(3, noise_multiplier=1.0, sampling_rate=0.2, n_epochs=1, clip=3.0, verbose=0,
+                         seed=seed).fit(c, vocabulary=vocab)
+        if name == "DocDPEM":
+            return DocDPEM(n_topics=3, n_iter=1, seed=seed).fit(c, vocabulary=vocab)
+        if name == "DocDPCooccurrence":
+            return DocDPCooccurrence(n_topics=3, seed=seed).fit(c, vocabulary=vocab)
+        if name == "FDPTM-HDPLDA":
+            return fit_fdptm(HDPLDA(n_topics=3, n_iter=2, verbose=0, seed=seed), c, 20.0, 1e-4, seed=seed)[0]
+        if name == "FDPTM-DPSVI":
+            return fit_fdptm(DPSVI(3, noise_multiplier=1.0, sampling_rate=0.2, n_epochs=1, clip=3.0, verbose=0,
+                                   seed=seed), c, 20.0, 1e-4, seed=seed)[0]
+        if name == "for_unit-document":
+            return dptopic.for_unit("document", 1.0, n_topics=3, seed=seed).fit(c, vocabulary=vocab)
+        if name == "for_unit-word":
+            return dptopic.for_unit("word", 200.0, n_topics=3, n_iter=2, verbose=0, seed=seed).fit(c, vocabulary=vocab)
+    raise AssertionError(name)
+
+
+# model.json's own fields (every trainer): format and class (a), params (a: the constructor's, seed removed),
+# vocabulary (a, or labelled "data" in the report), privacy/privacy_card (b: the ledger's report), tokenizer (a:
+# settings), arrays/array_sha256 (bookkeeping), metrics (empty unless save_metrics=True, then labelled), training
+# (per trainer, below), log_likelihood (empty for every private trainer but LPLDA's eval_every, post-processing)
+TOP = {"format", "version", "dptopic_version", "class", "params", "vocabulary", "metrics", "training",
+       "log_likelihood", "privacy", "privacy_card", "tokenizer", "arrays", "array_sha256",
+       "feature_names_in",      # (a) a DataFrame's column names: the vocabulary, given with the data
+       "metrics_guarantee"}     # the label of metrics saved on request
+
+# "training" per trainer
+_WORD_SIZES = {"n_docs", "n_tokens", "vocab_size"}     # (c) labelled: public under word replacement (scope says so)
+TRAINING = {
+    "HDPLDA": _WORD_SIZES, "HDPLDA-data-vocabulary": _WORD_SIZES, "CDPLDA": _WORD_SIZES, "CDPLDAPlus": _WORD_SIZES,
+    "for_unit-word": _WORD_SIZES,
+    "LPLDA": {"n_docs", "n_tokens", "vocab_size"},          # (b) of the corpus reconstructed from the reports
+    "OLPLDA": {"n_batches", "n_docs_seen"},                 # (b)/(a) reports received, batch_size given
+    "LocalDocumentLDA": {"vocab_size", "n_reports"},        # (a) public vocabulary; reports received (local DP)
+    # (a) users (local DP: who takes part is not hidden), pad length, report words; rounds: ledger figures and
+    # message sizes, fixed by the configuration
+    "FedLDA": {"n_clients", "vocab_size", "entries_per_update", "report_words", "rounds"},
+    "DPSVI": {"vocab_size"}, "DocDPEM": {"vocab_size"}, "DocDPCooccurrence": {"vocab_size"},
+    "for_unit-document": {"vocab_size"},
+    # a private vocabulary protects whole documents: the sizes are dropped (compose_privacy)
+    "FDPTM-HDPLDA": {"vocab_size"}, "FDPTM-DPSVI": {"vocab_size"},
+}
+FED_ROUND = {"round", "epsilon_per_entry", "epsilon_user_basic", "epsilon_user_pld", "bytes_per_client",
+             "broadcast_bytes"}
+
+# arrays per trainer, besides components (b)
+ARRAYS = {
+    "LPLDA": {"noisy_counts", "estimates", "targets", "variance_paper", "report_stats",   # (b) of the reports
+              "topic_word_counts"},                                                     # (b) Gibbs on them
+    # (b) B, N^l, mu, eta, omega history; prior_presence: the public prior corpus D_0 (a), named in the scope;
+    # stream_state: batch size, f, the overlap threshold calibrated on D_0
+    "OLPLDA": {"prior", "topic_word_counts", "mu", "eta", "omega_history", "prior_presence", "stream_state"},
+    "LocalDocumentLDA": {"pair_counts"},                    # (b) counts of the randomized reports
+    "DPSVI": {"lambda", "svi_state"}, "FDPTM-DPSVI": {"lambda", "svi_state"},   # (b) lambda; steps: from params
+    # (b) per-topic flags decided from the releases and the public noise scale (dptopic.moments.support)
+    **{name: {"supported_topics", "background_topics"} for name in ("DocDPEM",)},
+    # (b) and the words of the co-occurrence release (public: the topics' own columns)
+    **{name: {"supported_topics", "background_topics", "kept_words"}
+       for name in ("DocDPCooccurrence", "for_unit-document")},
+    **{name: {"lambda", "svi_state", "supported_topics", "background_topics"} for name in ("DPSVI", "FDPTM-DPSVI")},
+}
+# (b) DocDPCooccurrence's two noisy releases (DP outputs: refit reads the topics at another K from them), the words the
+# first chose (kept, background) and the public noise scales
+for _name in ("DocDPCooccurrence", "for_unit-document"):
+    ARRAYS[_name] = ARRAYS[_name] | {"release_cooccurrence", "release_ranking", "release_kept", "release_background",
+                                     "release_scales"}
+
+# keys of the privacy report: the ledger's figures and events and the texts that qualify them (b)
+PRIVACY = {
+    "private", "unit", "neighbouring_relation", "theorem", "delta", "delta_basic", "epsilon", "epsilon_basic",
+    "epsilon_pld", "epsilon_rdp", "epsilon_method", "accounting", "events", "pld_discretization", "guarantee",
+    "guarantee_note", "mode", "parameters", "scope", "noise", "noise_reproducible", "secure_noise", "randomness",
+    "vocabulary", "vocabulary_source", "fits", "warning", "warnings", "budget", "per_document", "epsilon_paper",
+    "count_release_epsilon", "epsilon_nominal", "reason", "note", "composition", "epsilon_pld_tight",
+    "topic_model", "vocabulary_selection", "epsilon_moments_accountant", "epsilon_moments_accountant_paper",
+    "epsilon_strong_composition", "paper_figures_note", "epsilon_per_entry", "report_words_note", "deployment",
+    "replayed_iterations", "claimed_by_paper",
+    "user_bound",   # how one person's contribution is bounded; FedLDA: who a simulated user is (a setting, no count)
+    # local DP
+    "model", "kind", "epsilon_doc", "epsilon_doc_relation", "epsilon_word", "epsilon_word_relation",
+    "epsilon_word_contributor", "epsilon_word_contributor_relation", "epsilon_contributor", "f", "flip_probability",
+    "reports_per_contributor", "vocab_size", "domain_size", "subset_size", "mechanism", "server_steps",
+    "server_seed", "prior_data",
+    "stream",   # OLP-LDA: batches and reports taken (the server sees every report), and the per-contributor figures
+    # the dataset ledger's total as of the fit (other releases' figures and the dataset's name), and a private
+    # search's figures (docs/budget.md)
+    "dataset_ledger", "search",
+    # the release plan the fit reserved: public settings and the noise calibrated from them (a)
+    "plan",
+}
+# privacy["parameters"]: settings given or calibrated from them (a), or read from a noisy release (n_words) (b)
+PARAMETERS = {
+    "epsilon_laplace", "epsilon_inherent", "clip", "beta", "n_iter", "final_release", "epsilon", "noise_releases",
+    "noise_multiplier", "sampling_rate", "steps", "n_epochs", "l2_sensitivity", "max_doc_len", "threshold", "start",
+    "ranking_noise_multiplier", "n_words", "n_words_rule", "background_share", "word_choice", "background_topics",
+    "exclusion", "entries_per_round", "rounds", "vocab_size", "words_per_report", "local_inference",
+    "inclusion_probability", "report_words", "report_words_rule", "eta", "delta0", "failure_rate_delta", "gamma",
+    "variant", "replacement", "word_threshold", "expected_false_words", "words_below_threshold",
+}
+# never in a saved model: figures computed from the private documents outside the ledger
+NEVER = re.compile(r"clipped_fraction|outside_guarantee|n_truncated|heldout_perplexity|training_theta|perplexity")
+
+TRAINERS = sorted(TRAINING)
+
+
+@pytest.mark.parametrize("name", TRAINERS)
+def test_saved_fields_are_classified(name, data, tmp_path):
+    m = _fit(name, data)
+    folder = Path(m.save(tmp_path / "m"))
+    text = (folder / "model.json").read_text("utf-8")
+    meta = json.loads(text)
+    assert set(meta) <= TOP, f"{name}: unclassified model.json field(s) {sorted(set(meta) - TOP)}"
+    assert "metrics_guarantee" not in meta and meta["metrics"] == {}
+    assert meta["log_likelihood"] == []
+    assert set(meta["training"]) <= TRAINING[name], \
+        f"{name}: unclassified training field(s) {sorted(set(meta['training']) - TRAINING[name])}"
+    for r in meta["training"].get("rounds", []):
+        assert set(r) <= FED_ROUND, f"{name}: unclassified per-round field(s) {sorted(set(r) - FED_ROUND)}"
+    if {"n_docs", "n_tokens"} & set(meta["training"]) and name != "LPLDA":
+        assert meta["privacy"]["unit"] == "word" and "public under word replacement" in meta["privacy"]["scope"]
+    arrays = set(meta["arrays"]) - {"components"}
+    assert arrays <= ARRAYS.get(name, set()), f"{name}: unclassified array(s) {sorted(arrays - ARRAYS.get(name, set()))}"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["model.json"] + [f"{a}.npy" for a in meta["arrays"]])
+    rep = meta["privacy"]
+    assert set(rep) <= PRIVACY, f"{name}: unclassified privacy-report key(s) {sorted(set(rep) - PRIVACY)}"
+    assert set(rep.get("parameters") or {}) <= PARAMETERS, \
+        f"{name}: unclassified report parameter(s) {sorted(set(rep.get('parameters') or {}) - PARAMETERS)}"
+    found = NEVER.findall(json.dumps({k: v for k, v in meta.items() if k not in ("privacy", "privacy_card")}))
+    found += [k for k in rep if NEVER.search(k)]
+    assert not found, f"{name}: {found} saved"
+    assert meta["params"].get("seed") is None
+    # every private trainer's report: the guarantee's figures and what it does not cover
+    assert "scope" in rep and "not covered" in rep["scope"].lower() and "unit" in rep
+    if rep["private"]:
+        for key in ("epsilon", "delta", "neighbouring_relation", "theorem", "epsilon_basic", "epsilon_pld",
+                    "epsilon_rdp", "epsilon_method"):
+            assert key in rep, f"{name}: privacy report has no {key}"
+    assert isinstance(load(folder), type(m))
+
+
+@pytest.mark.parametrize("name", [n for n in TRAINERS if n != "LocalDocumentLDA"])
+def test_seed_never_saved(name, data, tmp_path):
+    m = _fit(name, data, seed=SEED)
+    folder = Path(m.save(tmp_path / "m"))
+    text = (folder / "model.json").read_text("utf-8")
+    assert str(SEED) not in text and json.loads(text)["params"]["seed"] is None
+    rep = json.loads(text)["privacy"]
+    # the report says the noise (or the server's post-processing) is reproducible by whoever knows the seed
+    assert rep.get("noise_reproducible") is True or "server_seed" in rep
+    for p in folder.glob("*.npy"):
+        a = np.load(p, allow_pickle=False)
+        assert not (a.dtype.kind in "iu" and SEED in a), f"{name}: {p.name} holds the seed"
+
+
+@pytest.mark.parametrize("name", ["HDPLDA", "CDPLDA", "FedLDA", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LPLDA"])
+def test_unseeded_trainers_draw_fresh_entropy(name, data):
+    a, b = _fit(name, data), _fit(name, data)
+    assert a.seed is None and not np.array_equal(a.components_, b.components_)
+
+
+def _with_metrics(m):
+    m.metrics_ = {"perplexity_completion": 123.0, "n_test_docs": 7}    # computed beside the model, from documents
+    return m
+
+
+@pytest.mark.parametrize("name", ["LPLDA", "OLPLDA"])
+def test_report_trainers_save_metrics_only_on_request_and_labelled(name, data, tmp_path):
+    """LPLDA and OLPLDA are not central private trainers, but their reports claim a guarantee: metrics computed
+    beside them are not saved by default, and are labelled when asked for (they were saved by default, unlabelled)."""
+    m = _with_metrics(_fit(name, data))
+    assert m.privacy_["private"] is True
+    meta = json.loads((Path(m.save(tmp_path / "a")) / "model.json").read_text("utf-8"))
+    assert meta["metrics"] == {} and "metrics_guarantee" not in meta
+    meta = json.loads((Path(m.save(tmp_path / "b", save_metrics=True)) / "model.json").read_text("utf-8"))
+    assert meta["metrics"]["perplexity_completion"] == 123.0
+    assert "outside the guarantee" in meta["metrics_guarantee"]
+
+
+def test_non_private_models_still_save_their_metrics(data, tmp_path):
+    c = data[0]
+    m = _with_metrics(dptopic.LDA(n_topics=3, n_iter=2, verbose=0, seed=0).fit(c))
+    meta = json.loads((Path(m.save(tmp_path / "a")) / "model.json").read_text("utf-8"))
+    assert meta["metrics"]["n_test_docs"] == 7 and "metrics_guarantee" not in meta
+
+
+def test_dpsvi_lambda_does_not_read_the_exact_number_of_documents(data):
+    """The step adds D times the noisy sum over qD: D cancels, and must not enter lambda even through rounding
+    (the saved lambda.npy and components would otherwise depend on the exact document count, bit by bit)."""
+    c = data[0]
+    m = DPSVI(3, noise_multiplier=1.0, sampling_rate=0.2, n_epochs=1, clip=3.0, verbose=0)
+    m._validate()
+    m._init_state(c.vocab_size, np.random.default_rng(0))
+    batch = m._bow(c.subset(np.arange(10)))
+    first = m._step(m.lambda_, 0, batch, 40, np.random.default_rng(5))[0]
+    for D in range(41, 80):
+        assert np.array_equal(first, m._step(m.lambda_, 0, batch, D, np.random.default_rng(5))[0]), D
+
+
+def test_arrays_are_read_without_pickle():
+    src = Path(dptopic.__file__).parent
+    for path in src.rglob("*.py"):
+        text = path.read_text("utf-8")
+        assert not re.search(r"^\s*(import pickle|from pickle|import cPickle|import dill|import joblib)", text, re.M), path
+        for call in re.finditer(r"np\.load\(", text):
+            depth, end = 1, call.end()
+            while depth:                    # the call's own arguments, nested parentheses included
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            assert "allow_pickle=False" in text[call.end():end], f"{path}: np.load without allow_pickle=False"
+        assert "allow_pickle=True" not in text, path
+
+
+def test_save_is_atomic(data, tmp_path, monkeypatch):
+    """A save that fails half-way leaves the folder as it was (the new bundle is written aside, then renamed)."""
+    m = _fit("LPLDA", data)
+    folder = Path(m.save(tmp_path / "m"))
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    real_save, calls = np.save, []
+
+    def failing(path, arr, **kw):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return real_save(path, arr, **kw)
+
+    monkeypatch.setattr(np, "save", failing)
+    m2 = _fit("LPLDA", data)
+    with pytest.raises(OSError):
+        m2.save(folder)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]       # no temporary folder left beside it
+
+
+# --------------------------------------------------------------------------------------------------------------
+# scikit-learn conventions on every estimator: get_params/set_params/clone, tags, score, feature names, Pipeline and
+# GridSearchCV.
+FRUITS = (["apple banana cherry apple fruit", "banana cherry apple fruit salad", "fruit apple banana",
+          "river mountain valley river lake", "mountain valley lake river", "valley lake mountain hiking"] * 6)
+
+
+def _X():
+    return CountVectorizer().fit_transform(FRUITS)
+
+
+COMPAT_ESTIMATORS = [lambda: dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0),
+              lambda: dptopic.OnlineVB(n_topics=2, n_epochs=3, seed=0, verbose=0)]
+
+
+@pytest.mark.parametrize("make", COMPAT_ESTIMATORS)
+def test_clone_then_fit_gives_an_equal_model(make):
+    m = make()
+    assert isinstance(m, TopicModel)
+    assert m.get_params(deep=True) == m.get_params(deep=False)
+    a = m.fit(_X())
+    b = clone(m).fit(_X())
+    assert np.array_equal(a.components_, b.components_)
+    assert clone(m).get_params() == m.get_params()
+
+
+@pytest.mark.parametrize("make", COMPAT_ESTIMATORS)
+def test_the_same_calls_everywhere(make):
+    m = make().fit(_X())
+    theta = m.transform(_X())
+    assert theta.shape == (len(FRUITS), 2) and np.allclose(theta.sum(axis=1), 1)
+    assert list(m.get_feature_names_out()) == ["topic0", "topic1"]
+    assert m.n_features_in_ == _X().shape[1]
+    assert np.isfinite(m.score(_X())) and m.score(_X()) < 0
+    for mode in ("paper", "completion"):
+        assert m.perplexity(_X(), mode=mode) > 1
+    tags = m.__sklearn_tags__()
+    assert tags.input_tags.sparse and tags.transformer_tags is not None and not tags.non_deterministic
+
+
+def test_private_estimators_are_tagged_non_deterministic():
+    assert dptopic.DPSVI(n_topics=2).__sklearn_tags__().non_deterministic
+    assert dptopic.HDPLDA(n_topics=2).__sklearn_tags__().non_deterministic
+
+
+def test_score_prefers_the_better_model():
+    X = _X()
+    good = dptopic.LDA(n_topics=2, n_iter=100, seed=0, verbose=0).fit(X)
+    worse = dptopic.LDA(n_topics=2, n_iter=100, alpha=50.0, beta=50.0, seed=0, verbose=0).fit(X)
+    assert good.score(X) > worse.score(X)
+
+
+def test_pipeline_with_countvectorizer_end_to_end():
+    pipe = Pipeline([("vec", CountVectorizer()), ("lda", dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0))])
+    theta = pipe.fit_transform(FRUITS)
+    assert theta.shape == (len(FRUITS), 2)
+    assert np.allclose(pipe.transform(FRUITS[:3]), pipe.named_steps["lda"].transform(pipe.named_steps["vec"].transform(FRUITS[:3])))
+    assert list(pipe.get_feature_names_out()) == ["topic0", "topic1"]
+
+
+@pytest.mark.parametrize("make", COMPAT_ESTIMATORS + [lambda: dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0),
+                                  lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=50.0, seed=0)])
+def test_pipeline_keeps_the_vectorizers_words(make):
+    pipe = Pipeline([("vec", dptopic.CountVectorizer(min_df=2)), ("lda", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theta = pipe.fit_transform(FRUITS)
+    words = list(pipe.named_steps["vec"].get_feature_names_out())
+    model = pipe.named_steps["lda"]
+    assert list(model.vocabulary_) == words == list(model.feature_names_in_)
+    assert {w for t in model.topic_words(3) for w in t} <= set(words)
+    assert theta.shape == (len(FRUITS), 2) and pipe.transform(FRUITS[:2]).shape == (2, 2)
+    # the same counts as scikit-learn's own vectorizer
+    assert (CountVectorizer(min_df=2).fit_transform(FRUITS) != pipe.named_steps["vec"].transform(FRUITS)).nnz == 0
+    # with scikit-learn's own vectorizer the model gets the matrix only, and names its words by column
+    plain = Pipeline([("vec", CountVectorizer(min_df=2)), ("lda", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain.fit(FRUITS)
+    assert list(plain.named_steps["lda"].vocabulary_)[0].startswith("w")
+
+
+def test_dataframe_columns_name_the_words():
+    pd = pytest.importorskip("pandas")
+    vec = CountVectorizer()
+    df = pd.DataFrame(vec.fit_transform(FRUITS).toarray(), columns=vec.get_feature_names_out())
+    m = dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(df)
+    assert list(m.feature_names_in_) == list(vec.get_feature_names_out())
+    assert set(w for t in m.topic_words(3) for w in t) <= set(vec.get_feature_names_out())
+
+
+def test_gridsearch_on_a_non_private_model():
+    gs = GridSearchCV(dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0), {"n_topics": [2, 3]}, cv=2)
+    gs.fit(_X())
+    assert gs.best_params_["n_topics"] in (2, 3) and np.isfinite(gs.best_score_)
+
+
+def test_gridsearch_on_a_private_model_warns_that_budgets_add():
+    from dptopic.models import base
+
+    base._PRIVATE_DOCS.clear()
+    X = _X()
+    gs = GridSearchCV(dptopic.DPSVI(n_topics=2, noise_multiplier=2.0, sampling_rate=0.5, verbose=0),
+                      {"n_topics": [2, 3]}, cv=2)
+    with pytest.warns(UserWarning, match="epsilons add up"):
+        gs.fit(X)
+    assert "epsilons add up" in gs.best_estimator_.privacy_["fits"]
+
+
+def test_a_parallel_search_on_a_private_model_warns_in_the_calling_process():
+    # with n_jobs > 1 the fits run in worker processes, whose record of used documents
+    # starts empty, so the re-use warning never fired; the clone, made in the calling process, now warns once
+    X = _X()
+    gs = GridSearchCV(dptopic.DocDPCooccurrence(n_topics=2, epsilon=1, delta=1e-5, verbose=0),
+                      {"n_topics": [2, 3]}, cv=2, n_jobs=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gs.fit(X)
+    assert sum("was cloned" in str(w.message) for w in caught) == 1
+    with warnings.catch_warnings(record=True) as caught:       # a non-private estimator's clone says nothing
+        warnings.simplefilter("always")
+        clone(dptopic.LDA(n_topics=2, verbose=0))
+    assert not caught
+
+
+def test_clones_of_a_private_trainer_seeded_with_a_generator_draw_their_own_noise():
+    # scikit-learn's clone deep-copies a Generator, so every clone drew the same noise: two releases on overlapping
+    # documents with equal noise show the difference of their data exactly. A private trainer's clones now get
+    # streams spawned from it (still reproducible from the one Generator); a non-private one keeps the copy
+    X = _X()
+    m = dptopic.DocDPCooccurrence(n_topics=2, epsilon=1, delta=1e-5, seed=np.random.default_rng(3), verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = clone(m), clone(m)
+        assert a.seed is not b.seed and not np.array_equal(a.fit(X).components_, b.fit(X).components_)
+        c = dptopic.LDA(n_topics=2, n_iter=10, seed=np.random.default_rng(3), verbose=0)
+        assert np.array_equal(clone(c).fit(X).components_, clone(c).fit(X).components_)
+
+
+def test_a_fitted_model_is_never_pickled_an_unfitted_one_is():
+    import copy
+    import pickle
+
+    m = dptopic.HDPLDA(n_topics=2, n_iter=2, verbose=0)
+    assert pickle.loads(pickle.dumps(m)).get_params() == m.get_params()  # joblib's parallel search ships these
+    m.fit(_X())
+    for dump in (pickle.dumps, copy.deepcopy):
+        with pytest.raises(dptopic.DPTopicError, match="never pickled.*model.save"):
+            dump(m)
+
+
+def test_a_dataframe_at_transform_must_have_the_fitted_words_in_order():
+    pd = pytest.importorskip("pandas")
+    vec = dptopic.CountVectorizer()
+    X = vec.fit_transform(FRUITS)
+    df = pd.DataFrame(X.toarray(), columns=vec.get_feature_names_out())
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(df)
+    assert m.transform(df.iloc[:3]).shape == (3, 2)
+    for bad, what in ((df.iloc[:3, ::-1], "another order"), (df.iloc[:3].rename(columns={df.columns[0]: "zzz"}), "'zzz'"),
+                      (df.iloc[:3, :4], "nothing")):
+        with pytest.raises(dptopic.DPTopicError, match=f"not the words LDA was fitted on.*{what}"):
+            m.transform(bad)
+    with pytest.raises(dptopic.DPTopicError, match=r"holds text, not counts.*df\['text'\]"):
+        dptopic.LDA(n_topics=2, n_iter=5, verbose=0).fit(pd.DataFrame({"text": FRUITS}))
+
+
+def test_n_jobs_follows_scikit_learns_convention():
+    import os
+
+    from dptopic._validation import resolve_n_jobs
+
+    assert resolve_n_jobs(None) == 1 and resolve_n_jobs(3) == 3
+    assert resolve_n_jobs(-1) == (os.cpu_count() or 1) and resolve_n_jobs(-1024) == 1
+    for n_jobs in (None, -1):
+        m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0, n_jobs=n_jobs).fit(_X())
+        assert m.get_params()["n_jobs"] == n_jobs and m._backend_.n_jobs == resolve_n_jobs(n_jobs)  # threads used
+    with pytest.raises(dptopic.DPTopicError, match="invalid n_jobs=0"):
+        dptopic.LDA(n_topics=2, n_iter=3, verbose=0, n_jobs=0).fit(_X())
+
+
+@pytest.mark.parametrize("make", [lambda **kw: dptopic.LDA(n_iter=5, verbose=0, **kw),
+                                  lambda **kw: dptopic.DocDPCooccurrence(epsilon=2.0, verbose=0, **kw),
+                                  lambda **kw: dptopic.DPSVI.from_budget(2.0, 1e-5, verbose=0, **kw)])
+def test_n_components_is_scikit_learns_name_for_n_topics(make):
+    import inspect
+
+    from sklearn.base import clone
+
+    m = make(n_components=3)
+    assert m.n_topics == 3 and m.n_components == 3 and "n_components" not in m.get_params()
+    assert clone(m).n_topics == 3
+    m.set_params(n_components=4)
+    assert m.get_params()["n_topics"] == 4
+    m.n_components = 5
+    assert m.n_topics == 5
+    assert "n_topics" in inspect.signature(type(m)).parameters          # what scikit-learn's checks read
+    with pytest.raises(dptopic.DPTopicError, match="not both"):
+        make(n_components=3, n_topics=3)
+    with pytest.raises(dptopic.DPTopicError, match="not both"):
+        m.set_params(n_components=3, n_topics=3)
+
+
+def test_a_model_used_before_fit_raises_scikit_learns_not_fitted_error():
+    from sklearn.exceptions import NotFittedError
+
+    from dptopic.errors import DPTopicError
+
+    for m in (dptopic.LDA(n_topics=2), dptopic.DocDPCooccurrence(n_topics=2)):
+        with pytest.raises(NotFittedError, match="not fitted yet") as e:
+            m.transform(_X())
+        assert isinstance(e.value, DPTopicError)           # still one line on the command line
+
+
+def test_report_trained_estimators_do_not_claim_matrix_input():
+    # LPLDA, OLPLDA and LocalDocumentLDA fit randomized reports, never a count matrix: their tags must not say
+    # that fit takes a (sparse) 2-D array, as the matrix-trained estimators' do
+    for m in (dptopic.LPLDA(n_topics=2), dptopic.OLPLDA(n_topics=2), dptopic.LocalDocumentLDA(n_topics=2)):
+        tags = m.__sklearn_tags__()
+        assert not tags.input_tags.sparse and not tags.input_tags.two_d_array, type(m).__name__
+    assert not dptopic.LocalDocumentLDA(n_topics=2).__sklearn_tags__().non_deterministic
+    assert dptopic.LDA(n_topics=2).__sklearn_tags__().input_tags.sparse
+
+
+WITH_EMPTY = FRUITS[:5] + ["", "the of and"] + FRUITS[5:]          # an empty text, and one of stop words only
+
+
+EMPTY_ROWS = [5, 6]
+
+
+def _frame(X):
+    pd = pytest.importorskip("pandas")
+    vec = CountVectorizer()
+    counts = vec.fit_transform(X).toarray()
+    return pd.DataFrame(counts, columns=vec.get_feature_names_out(), index=[f"d{i}" for i in range(len(X))])
+
+
+DOCUMENT_LEVEL = {"DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0),
+                  "DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=50.0, seed=0),
+                  "for_unit(document)": lambda: dptopic.for_unit("document", 5.0, n_topics=2, seed=0)}
+
+
+WORD_LEVEL = {"HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=3, epsilon_inherent=10.0, seed=0, verbose=0),
+              "CDPLDA": lambda: dptopic.CDPLDA(n_topics=2, n_iter=3, seed=0, verbose=0),
+              "CDPLDAPlus": lambda: dptopic.CDPLDAPlus(n_topics=2, n_iter=3, seed=0, verbose=0),
+              "for_unit(word)": lambda: dptopic.for_unit("word", 500.0, n_topics=2, n_iter=3, seed=0, verbose=0)}
+
+
+@pytest.mark.parametrize("make", DOCUMENT_LEVEL.values(), ids=DOCUMENT_LEVEL.keys())
+def test_set_output_pandas_applies_to_transform_of_the_document_level_trainers(make):
+    df = _frame(FRUITS)
+    m = make().set_output(transform="pandas").fit(df)
+    out = m.transform(df.iloc[:4])
+    pd = pytest.importorskip("pandas")
+    assert isinstance(out, pd.DataFrame), type(out).__name__
+    assert list(out.columns) == ["topic0", "topic1"] and list(out.index) == ["d0", "d1", "d2", "d3"]
+    assert np.allclose(out.to_numpy().sum(axis=1), 1)
+    # the same rows as without pandas output, and as fit_transform gives (a DataFrame already before the fix)
+    assert np.allclose(out.to_numpy(), make().fit(df).transform(df.iloc[:4]))
+    assert isinstance(make().set_output(transform="pandas").fit_transform(df), pd.DataFrame)
+
+
+def test_set_output_pandas_applies_to_transform_of_local_document_lda():
+    pd = pytest.importorskip("pandas")
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+
+    vocab = ["tax", "budget", "war", "army", "school", "teachers"]
+    rs = DocumentRandomizer.for_simulation(vocab, 4.0, seed=3).randomize(
+        [["tax", "budget"], ["war", "army"], ["school", "teachers"]] * 100)
+    m = dptopic.LocalDocumentLDA(n_topics=2).set_output(transform="pandas").fit(rs)
+    out = m.transform([["tax", "budget"], ["war", "army"]])
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["topic0", "topic1"]
+
+
+def test_a_pipeline_with_pandas_output_runs_through_a_document_level_trainer():
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    # the step after the topic model reads the topic columns by name, as pandas output promises
+    # (a vectorizer has no set_output, so the pipeline's own set_output refuses: the model's step is set)
+    pipe = make_pipeline(dptopic.CountVectorizer(),
+                         dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0).set_output(transform="pandas"),
+                         FunctionTransformer(lambda t: t[["topic0"]]))
+    pipe.fit(FRUITS)
+    out = pipe.transform(pd.Series(FRUITS[:3], index=["a", "b", "c"]))
+    assert list(out.columns) == ["topic0"] and out.shape == (3, 1)
+
+
+@pytest.mark.parametrize("make", WORD_LEVEL.values(), ids=WORD_LEVEL.keys())
+def test_fit_transform_of_texts_gives_one_row_per_text(make):
+    m = make()
+    theta = m.fit_transform(WITH_EMPTY)
+    assert theta.shape == (len(WITH_EMPTY), 2) and np.allclose(theta.sum(axis=1), 1) and np.all(theta >= 0)
+    # the texts that trained: their rows are training_theta_ (covered by the report); the empty ones the prior's
+    kept = [i for i in range(len(WITH_EMPTY)) if i not in EMPTY_ROWS]
+    assert m.training_theta_.shape == (len(kept), 2)
+    assert np.array_equal(theta[kept], m.training_theta_)
+    assert np.allclose(theta[EMPTY_ROWS], 0.5)
+    assert np.allclose(theta[EMPTY_ROWS], m.transform([WITH_EMPTY[i] for i in EMPTY_ROWS]))   # as transform gives
+    # token lists too (gensim's and tomotopy's input)
+    assert make().fit_transform([t.split() for t in WITH_EMPTY]).shape == (len(WITH_EMPTY), 2)
+
+
+def test_fit_transform_with_pandas_output_keeps_the_texts_index():
+    pd = pytest.importorskip("pandas")
+    texts = pd.Series(WITH_EMPTY, index=[f"r{i}" for i in range(len(WITH_EMPTY))])
+    out = WORD_LEVEL["HDPLDA"]().set_output(transform="pandas").fit_transform(texts)
+    assert isinstance(out, pd.DataFrame) and list(out.index) == list(texts.index)
+
+
+def test_fit_transform_of_a_corpus_or_a_matrix_is_unchanged():
+    # a Corpus's documents are the samples as given; a count matrix keeps every row (an all-zero one included)
+    m = WORD_LEVEL["HDPLDA"]()
+    corpus = dptopic.Corpus.from_texts(WITH_EMPTY)
+    assert np.array_equal(m.fit_transform(corpus), m.training_theta_) and m.training_theta_.shape[0] == corpus.n_docs
+    X = CountVectorizer().fit_transform(WITH_EMPTY)
+    assert WORD_LEVEL["HDPLDA"]().fit_transform(X).shape == (len(WITH_EMPTY), 2)
+    assert WORD_LEVEL["HDPLDA"]().fit_transform(FRUITS).shape == (len(FRUITS), 2)   # nothing dropped: as before
+
+
+def test_fedlda_report_says_whether_its_noise_is_reproducible_like_every_private_trainer():
+    """An unseeded FedLDA's report had no noise_reproducible field, where every other private trainer says false."""
+    from dptopic.corpus import lda_corpus
+    from dptopic.models import FedLDA
+
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=0).corpus
+    m = FedLDA(n_topics=2, epsilon_per_entry=5.0, rounds=2, pad_length=16, n_clients=4).fit(c)
+    assert m.privacy_["noise_reproducible"] is False
+    with pytest.warns(UserWarning):
+        seeded = FedLDA(n_topics=2, epsilon_per_entry=5.0, rounds=2, pad_length=16, n_clients=4, seed=1).fit(c)
+    assert seeded.privacy_["noise_reproducible"] is True
+
+
+@pytest.fixture(scope="module")
+def Xc():
+    return lda_corpus(n_docs=60, vocab_size=40, n_topics=3, doc_length=30, seed=1).corpus.to_bow()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_verbose_takes_a_bool_as_scikit_learn_does(Xc, verbose):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=verbose).fit(Xc)
+        dptopic.OnlineVB(n_topics=3, n_epochs=1, seed=0, verbose=verbose).fit(Xc)
+        dptopic.DocDPCooccurrence(n_topics=3, epsilon=4.0, delta=1e-5, verbose=verbose).fit(Xc)
+    with pytest.raises(DPTopicError, match="verbose=3"):
+        dptopic.LDA(n_topics=3, verbose=3).fit(Xc)
+
+
+def test_privacy_report_of_numpy_typed_parameters_is_plain_json(Xc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hdp = dptopic.HDPLDA(n_topics=np.int64(3), n_iter=np.int64(3), epsilon_laplace=np.float32(2.0),
+                             delta=np.float32(1e-5), seed=0).fit(Xc)
+        fed = dptopic.FedLDA(n_topics=np.int64(3), rounds=np.int64(2), epsilon_per_entry=np.float32(5.0), pad_length=20,
+                             seed=0, verbose=0).fit(Xc)
+    for m in (hdp, fed):
+        back = json.loads(json.dumps(m.privacy_))
+        assert back["epsilon"] == pytest.approx(m.privacy_["epsilon"])
+
+
+def test_a_typed_load_refuses_another_kind_of_model(Xc, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=0).fit(Xc).save(tmp_path / "lda")
+    assert type(dptopic.load(tmp_path / "lda")).__name__ == "LDA"
+    assert type(dptopic.LDA.load(tmp_path / "lda")).__name__ == "LDA"
+    with pytest.raises(DPTopicError, match="holds a LDA model, not a HDPLDA"):
+        dptopic.HDPLDA.load(tmp_path / "lda")
+
+
+def test_online_lda_reads_a_later_batch_with_column_names_as_transform_does(Xc):
+    pd = pytest.importorskip("pandas")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.OnlineLDA(n_topics=3, n_iter=3, seed=0, verbose=0).fit(Xc.toarray())
+    df = pd.DataFrame(Xc.toarray(), columns=[f"c{i}" for i in range(Xc.shape[1])])
+    with pytest.warns(UserWarning, match="fitted without them"):
+        m.partial_fit(df)
+    assert m.n_batches_ == 2
+
+
+def test_the_pipeline_saving_recipe_of_the_sklearn_page_runs_as_written(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from sklearn.pipeline import Pipeline
+
+    import dptopic
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "sklearn.md").read_text()
+    block = page.split("### Saving a fitted pipeline", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(0)
+    words = ["apple", "pear", "plum", "kiwi", "fig", "lime", "rock", "sand", "clay", "stone", "the", "and"]
+    texts = [" ".join(rng.choice(words[:6] if i % 2 else words[6:], 15)) for i in range(60)]
+    pipe = Pipeline([("vec", dptopic.CountVectorizer(min_df=2, stop_words="english")),
+                     ("lda", dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0))]).fit(texts)
+    before = pipe.transform(texts)
+    monkeypatch.chdir(tmp_path)
+    scope = {"pipe": pipe, "texts": texts}
+    exec(compile(block, "docs/sklearn.md", "exec"), scope)
+    np.testing.assert_allclose(scope["theta"], before)
+    assert scope["pipe"] is not pipe and "the" not in scope["lda"].vocabulary_.words
+
+
+@pytest.mark.parametrize("cls, other, ours", [("LDA", "max_iter", "n_iter"), ("LDA", "doc_topic_prior", "alpha"),
+                                               ("LDA", "topic_word_prior", "beta"), ("OnlineVB", "topic_word_prior", "eta"),
+                                               ("OnlineVB", "max_iter", "n_epochs"), ("OnlineVB", "learning_decay", "kappa"),
+                                               ("FedLDA", "max_iter", "rounds"), ("LDA", "num_topics", "n_topics"),
+                                               ("LDA", "evaluate_every", "eval_every")])
+def test_another_librarys_parameter_name_is_answered_with_dptopics(cls, other, ours):
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    with pytest.raises(DPTopicError, match=f"takes {ours}=, not {other}="):
+        getattr(dptopic, cls)(**{other: 3})
+
+
+def test_the_sklearn_page_names_every_estimator_whose_verbose_default_is_0():
+    import inspect
+    from pathlib import Path
+
+    import dptopic.models as M
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "sklearn.md").read_text()
+    para = page[page.index("`verbose=1` by default"):]
+    para = para[:para.index("\n- ") if "\n- " in para else para.index("\n\n")]
+    quiet = [n for n in dir(M) if inspect.isclass(getattr(M, n)) and hasattr(getattr(M, n), "get_params")
+             and inspect.signature(getattr(M, n)).parameters.get("verbose") is not None
+             and inspect.signature(getattr(M, n)).parameters["verbose"].default == 0]
+    assert quiet and all(f"`{n}`" in para for n in quiet), (quiet, para)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# scikit-learn's own estimator checks (``parametrize_with_checks``) on dptopic's estimators.  A topic model takes a
+# document-term matrix of integer counts, and dptopic refuses non-integral floats in one line rather than rounding
+# them silently, while the checks feed random floats in [0, 1). So each estimator runs through ``counting(cls)``, a
+# test-only subclass that turns the checks' floats into counts (times 3, rounded) before calling the estimator's real
+# ``fit``, ``partial_fit``, ``transform`` and ``score``. NaN, infinities, negative numbers, complex numbers and non-
+# numbers pass through unchanged, so the checks of input validation see them as they are. Every other contract is the
+# estimator's own: ``fit`` returns self and is idempotent, parameters are left alone, ``n_features_in_`` and the
+# message when it does not match, dtypes, sparse formats, read-only memory maps, ``transform`` of a subset or of the
+# rows reordered gives the same rows, ``fit_transform`` equals ``fit().transform()``, and the messages for empty, 1-D,
+# complex and object input.  One check fails by design and is expected to: ``check_estimators_pickle`` (models are
+# saved as JSON + ``.npy`` with ``save``/``dptopic.load``, never pickled).  Every estimator here is seeded
+# (``seed=0``; scikit-learn's ``set_random_state`` only knows ``random_state``, which dptopic does not take): an
+# unseeded private trainer draws fresh noise at each fit, so ``check_fit_idempotent`` fails for it by design
+# (test_an_unseeded_private_trainer_fails_fit_idempotence_by_design below shows it). The local trainers (``LPLDA``,
+# ``OLPLDA``, ``LocalDocumentLDA``) fit randomized report sets, not count matrices, so the checks do not apply to
+# them.
+NOT_PICKLED = "models are saved as JSON + .npy (save/dptopic.load), never pickled"
+EXPECTED = {"check_estimators_pickle": NOT_PICKLED}
+
+
+def _as_counts(Xc):
+    """The checks' random floats as integer-valued counts; anything else unchanged."""
+    if sp.issparse(Xc):
+        return type(Xc)(np.rint(Xc.toarray() * 3)) if Xc.dtype.kind == "f" else Xc
+    if not isinstance(Xc, np.ndarray):
+        if hasattr(Xc, "__array__") and not hasattr(Xc, "columns"):       # an array-like (the checks' _NotAnArray)
+            return type(Xc)(_as_counts(np.asarray(Xc)))
+        if isinstance(Xc, list) and Xc and all(isinstance(r, list) for r in Xc):     # nested lists of numbers
+            return _as_counts(np.asarray(Xc)).tolist()
+        return Xc
+    if Xc.dtype.kind == "f" and np.all(np.isfinite(Xc)) and np.all(Xc >= 0):
+        return np.rint(Xc * 3)
+    if Xc.dtype.kind == "O":
+        try:
+            return np.rint(Xc.astype(np.float64) * 3).astype(object)
+        except (TypeError, ValueError):
+            return Xc
+    return Xc
+
+
+def counting(cls):
+    """``cls`` with the checks' floats turned into counts on the way in (same name, parameters and methods)."""
+    def fit(self, X, y=None, **kw):
+        return cls.fit(self, _as_counts(X), y, **kw)
+
+    def transform(self, X, *a, **kw):
+        return cls.transform(self, _as_counts(X), *a, **kw)
+
+    def score(self, X, y=None):
+        return cls.score(self, _as_counts(X), y)
+
+    body = {"fit": fit, "transform": transform, "score": score, "__module__": cls.__module__}
+    if hasattr(cls, "partial_fit"):
+        body["partial_fit"] = lambda self, X, y=None, **kw: cls.partial_fit(self, _as_counts(X), y, **kw)
+    return type(cls.__name__, (cls,), body)
+
+
+CHECKED_ESTIMATORS = [counting(dptopic.LDA)(n_topics=2, n_iter=10, seed=0, verbose=0),
+              counting(dptopic.OnlineVB)(n_topics=2, n_epochs=1, seed=0, verbose=0),
+              counting(dptopic.DPSVI)(n_topics=2, seed=0, verbose=0),
+              counting(dptopic.DocDPCooccurrence)(n_topics=2, epsilon=100.0, seed=0),
+              counting(dptopic.DocDPEM)(n_topics=2, epsilon=100.0, seed=0),
+              counting(dptopic.OnlineLDA)(n_topics=2, n_iter=5, batch_size=64, seed=0, verbose=0),
+              counting(dptopic.HDPLDA)(n_topics=2, n_iter=3, epsilon_inherent=10.0, seed=0, verbose=0),
+              counting(dptopic.CDPLDA)(n_topics=2, n_iter=3, seed=0, verbose=0),
+              counting(dptopic.CDPLDAPlus)(n_topics=2, n_iter=3, seed=0, verbose=0),
+              counting(dptopic.FedLDA)(n_topics=2, rounds=1, pad_length=8, seed=0, verbose=0)]
+
+
+@parametrize_with_checks(CHECKED_ESTIMATORS, expected_failed_checks=lambda est: EXPECTED)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        # a seeded private fit warns that its noise is reproducible, a refit that its budget is spent again
+        warnings.simplefilter("ignore", UserWarning)
+        check(estimator)
+
+
+def test_the_expected_failure_is_a_real_check():
+    """The expected-failure list names checks scikit-learn has (a misspelt name would hide nothing and mean nothing)."""
+    import sklearn.utils.estimator_checks as checks
+
+    assert all(hasattr(checks, name) for name in EXPECTED)
+
+
+def test_the_adapter_leaves_the_estimators_own_refusal_of_fractions():
+    """Without the test adapter, non-integral floats are refused in one line (never rounded silently)."""
+    X = np.random.default_rng(0).uniform(size=(10, 4))
+    with pytest.raises(DPTopicError, match="integer counts"):
+        dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X)
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(np.rint(X * 3))
+    assert np.array_equal(m.transform(np.rint(X * 3)), counting(dptopic.LDA)(**m.get_params()).fit(X).transform(X))
+
+
+def test_sklearn_style_messages():
+    """The wording scikit-learn users search for, inside dptopic's one-line errors."""
+    m = dptopic.OnlineVB(n_topics=2, n_epochs=1, seed=0, verbose=0).fit(np.ones((6, 4), dtype=int))
+    with pytest.raises(DPTopicError, match="X has 3 features, but OnlineVB is expecting 4 features as input"):
+        m.transform(np.ones((2, 3), dtype=int))
+    with pytest.raises(DPTopicError, match="Reshape your data"):
+        m.transform(np.ones(4, dtype=int))
+    with pytest.raises(DPTopicError, match="Negative values in data"):
+        m.transform(-np.ones((2, 4), dtype=int))
+    with pytest.raises(TypeError, match="not a number"):
+        dptopic.Corpus.from_bow(np.array([[1, {"a": 1}]], dtype=object))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_unseeded_private_trainer_fails_fit_idempotence_by_design():
+    """docs/sklearn.md: the checks run on seeded instances; unseeded, fresh noise makes each fit differ."""
+    from sklearn.utils.estimator_checks import check_fit_idempotent
+
+    checked = {type(e).__name__ for e in CHECKED_ESTIMATORS}
+    assert {"HDPLDA", "CDPLDA", "CDPLDAPlus", "FedLDA"} <= checked
+    assert all(e.get_params().get("seed") is not None for e in CHECKED_ESTIMATORS)
+    with pytest.raises(AssertionError):
+        check_fit_idempotent("DocDPEM", counting(dptopic.DocDPEM)(n_topics=2, epsilon=1.0))
+    text = " ".join((Path(__file__).parents[2] / "docs" / "sklearn.md").read_text().split())
+    for phrase in ("**seeded**", "check_fit_idempotent", "random_state", "return_estimator=True",
+                   "fit randomized report sets"):
+        assert phrase in text, phrase

@@ -9,6 +9,7 @@ import dptopic
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.docdp import DocDPEM
+from helpers import random_count_csr
 
 
 def test_noise_std_matches_calibration():
@@ -52,23 +53,12 @@ def test_planted_topics_recovered_at_large_epsilon():
 
 
 # ---------------------------------------------------------------- speed and scale: kernel, threads, streaming
-def _random_csr(rng, D, Vv, unsorted=False):
-    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
-    X.data = np.ceil(X.data * 6)
-    X = X.tocsr()
-    if unsorted:                                   # reverse each row's entries: the kernel must not care
-        for d in range(D):
-            a, b = X.indptr[d], X.indptr[d + 1]
-            X.indices[a:b] = X.indices[a:b][::-1].copy()
-            X.data[a:b] = X.data[a:b][::-1].copy()
-        X.has_sorted_indices = False
-    return X
 
 
 def test_threads_share_the_estep_with_the_same_sum():
     from dptopic.kernels.docdp import normalised_statistic as fast
     rng = np.random.default_rng(0)
-    X = _random_csr(rng, 301, 50)
+    X = random_count_csr(rng, 301, 50)
     b = rng.dirichlet(np.ones(50), size=4)
     ptr = X.indptr.astype(np.int64)
     S1, th1 = fast(ptr, X.indices, X.data, b, 0.1, 10, n_jobs=1, want_theta=True)

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from dptopic.corpus import lda_corpus
 from dptopic.models._docdp_math import denoise, normalised_statistic, per_document_statistic
 from dptopic.models.docdp import DocDPEM
+from helpers import random_count_csr
 
 
 # ------------------------------------------------------------------ 2. DocDPEM's floor follows the noise scale
@@ -102,17 +103,6 @@ def _dense_statistic(X, beta, alpha, inner):
 
 
 # ---------------------------------------------------------------- speed and scale: kernel, threads, streaming
-def _random_csr(rng, D, Vv, unsorted=False):
-    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
-    X.data = np.ceil(X.data * 6)
-    X = X.tocsr()
-    if unsorted:                                   # reverse each row's entries: the kernel must not care
-        for d in range(D):
-            a, b = X.indptr[d], X.indptr[d + 1]
-            X.indices[a:b] = X.indices[a:b][::-1].copy()
-            X.data[a:b] = X.data[a:b][::-1].copy()
-        X.has_sorted_indices = False
-    return X
 
 
 @settings(max_examples=60, deadline=None)
@@ -176,7 +166,7 @@ def test_statistic_pairs_each_word_with_its_own_responsibilities():
 def test_numba_kernel_matches_numpy_reference(k, inner, unsorted):
     from dptopic.kernels.docdp import normalised_statistic as fast
     rng = np.random.default_rng(k)
-    X = _random_csr(rng, 80, 40, unsorted)
+    X = random_count_csr(rng, 80, 40, unsorted)
     X[5] = 0                                          # an empty document
     X = sp.csr_matrix(X)
     X.eliminate_zeros()

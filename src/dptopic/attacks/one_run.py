@@ -31,10 +31,10 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
 from ..errors import DPTopicError, ParameterError
 from ..kernels.em import document_statistic
-from ..models.dataset_charge import shadow_runs
 from .lira import (
     ONE_RUN_SEED_NOTE,
     _check_corpus,

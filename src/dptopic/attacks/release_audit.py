@@ -39,10 +39,10 @@ import math
 
 import numpy as np
 
+from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError, ParameterError
 from ..mechanisms.observer import observing
-from ..models.dataset_charge import shadow_runs
 from .lira import (
     ONE_RUN_SEED_NOTE,
     _check_corpus,

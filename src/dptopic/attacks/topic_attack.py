@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..models.base import GibbsTopicModel
-from ..models.dataset_charge import shadow_runs
 from ..models.fedlda import FedLDA
 from ..models.lplda import LocalReportsModel
 

@@ -41,6 +41,7 @@ from .._validation import (
     validate_params,
     validate_value,
 )
+from ..accounting import dataset_charge
 from ..accounting.card import epsilon_text, privacy_card
 from ..accounting.ledger import claims_no_guarantee, name_guarantee
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
@@ -48,6 +49,7 @@ from ..accounting.verify import Verification, check_run, verify_report
 from ..backends import BACKENDS, ShardSet, make_backend, training_source
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import READING, TOKENS_SOURCE, VOCABULARY_CUTS, column_difference, is_text_column, is_token_lists
+from ..corpus.ledger_documents import documents_of
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..corpus.shards import SHARD_PATTERN
 from ..errors import (
@@ -67,7 +69,6 @@ from ..evaluation.topic_quality import ranking_scores
 from ..kernels import SweepArrays
 from ..protocol.document_reports import DocumentReportSet
 from ..protocol.reports import ReportSet
-from . import dataset_charge
 from .registry import class_named
 
 _CLONED_PRIVATE = weakref.WeakSet()
@@ -304,7 +305,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # parameter names given up because their meaning changed: name -> the one line that refuses it (constructor and
     # set_params), naming the new parameter; never a silent alias, since the old meaning is not the new one's
     _renamed_params: dict = {}
-    # the dataset ledger (models/dataset_charge.py): parameters of every estimator whose fit spends a budget
+    # the dataset ledger (accounting/dataset_charge.py): parameters of every estimator whose fit spends a budget
     ledger = None
     dataset = None
 
@@ -366,9 +367,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
         sig = inspect.signature(cls.__init__)
         params = [p for n, p in sig.parameters.items() if n != "self"]
-        if cls._spends_budget:      # charged to its dataset's ledger (models/dataset_charge.py)
+        if cls._spends_budget:      # charged to its dataset's ledger (accounting/dataset_charge.py)
             if callable(getattr(cls, "fit", None)):
-                cls.fit = dataset_charge.charged(cls.fit)
+                cls.fit = dataset_charge.charged(cls.fit, documents_of)
             params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
                        for k in dataset_charge.PARAMS if k not in sig.parameters]
             params.sort(key=lambda p: p.kind)

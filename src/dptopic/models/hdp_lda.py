@@ -20,7 +20,7 @@ from ..accounting import (
 
 # HDP-LDA's two releases and its plan stand in accounting (dptopic recommend reads them too); their names import
 # from here as well
-from ..accounting.budget import HDP_THEOREM, hdp_plan
+from ..accounting.budget import HDP_THEOREM, hdp_budget_error, hdp_plan
 from ..accounting.events import EPSILON_MAX
 from ..accounting.plan import ReleasePlan
 from ..errors import DPTopicError, ParameterError, user_stacklevel
@@ -98,6 +98,8 @@ class HDPLDA(_PrivateGibbs):
 
     DEFAULT_EPSILON_LAPLACE = 1.0
     """ε_L per iteration when neither ``epsilon`` nor ``epsilon_laplace`` is given."""
+    DEFAULT_EPSILON_INHERENT = 10.0
+    """ε_I per iteration when neither ``epsilon_inherent`` nor ``clip`` is given (and ``from_budget``'s)."""
 
     def __init__(self, n_topics: int = 50, epsilon_laplace: float | str | None = "auto", epsilon_inherent: float | None = None,
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
@@ -132,8 +134,8 @@ class HDPLDA(_PrivateGibbs):
         return "frozen" if (self.sampler == "auto" and not self.paper_literal) else "dense"
 
     @classmethod
-    def from_budget(cls, epsilon: float, delta: float = 1e-5, n_iter: int = 100, epsilon_inherent: float = 10.0,
-                    **kw) -> "HDPLDA":
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, n_iter: int = 100,
+                    epsilon_inherent: float = DEFAULT_EPSILON_INHERENT, **kw) -> "HDPLDA":
         """Largest-utility ε_L such that the whole run is (ε, δ)-DP by the tight (PLD) accountant, solved now for
         these ``n_iter`` and fixed (``HDPLDA(epsilon=...)`` solves it at each fit for the fit's ``n_iter``); the
         budget is recorded, and a fit that would spend more (more iterations set later) is refused by the ledger."""
@@ -146,9 +148,7 @@ class HDPLDA(_PrivateGibbs):
                                  others=("epsilon",), flag_template="give {epsilon} (the whole run's epsilon per word;"
                                  " eps_L is solved from it) or {epsilon_laplace} (eps_L per iteration), not both.")
         discrete, extra = kw.get("noise", "discrete") == "discrete", 1 if kw.get("final_release") == "fresh" else 0
-        from ..advice import word_budget_error  # one rule with for_unit, train and recommend
-
-        refusal = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)
+        refusal = hdp_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)  # one rule
         if refusal is not None:
             raise refusal
         eps_l = solve_hdp_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent, discrete=discrete,
@@ -187,9 +187,8 @@ class HDPLDA(_PrivateGibbs):
         if self.final_release == "fresh" and self.epsilon_laplace_ is None:
             raise DPTopicError("final_release='fresh' needs epsilon_laplace: limited-inherent mode adds no noise.")
         if self.epsilon is not None:    # solving the split refuses a total too small, before anything is read
-            from ..advice import word_budget_error  # and one too large to spend (as from_budget)
-
-            refusal = word_budget_error(self.epsilon, int(self.n_iter), self.epsilon_inherent_, float(self.delta),
+            # and one too large to spend (as from_budget)
+            refusal = hdp_budget_error(self.epsilon, int(self.n_iter), self.epsilon_inherent_, float(self.delta),
                                         self.noise == "discrete", 1 if self.final_release == "fresh" else 0)
             if refusal is not None:
                 raise refusal
@@ -205,7 +204,7 @@ class HDPLDA(_PrivateGibbs):
             return float(self.epsilon_inherent)
         if self.clip is not None:
             return hdp_epsilon_inherent(self.clip, self.beta)
-        return 10.0
+        return self.DEFAULT_EPSILON_INHERENT
 
     @property
     def _discrete(self) -> bool:

@@ -37,8 +37,8 @@ def charge_reports(cfg, persons: dict, first: int, last: int) -> int | None:
     Raises :class:`~dptopic.errors.BudgetExceededError` when a cap refuses it (the batch is then skipped)."""
     if not getattr(cfg, "ledger", None):
         return None
+    from ..accounting.dataset_charge import charge_served  # as above
     from ..accounting.events import PureDPEvent  # as above
-    from ..models.dataset_charge import charge_served  # as above
     from . import kinds  # as above
 
     eps = float(kinds.get(cfg.report_kind).epsilon_doc(cfg))
@@ -55,8 +55,8 @@ def charge_fed_round(cfg, rrp, round_: int, participation: dict) -> int | None:
     cost nothing more, and are not charged). Failures are logged: the round is released already."""
     if not getattr(cfg, "ledger", None):
         return None
+    from ..accounting.dataset_charge import charge_served  # as above
     from ..accounting.fedlda import rrp_event, user_spend  # read when a ledger is named: the server starts light
-    from ..models.dataset_charge import charge_served  # as above
 
     event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion,
                       vocab_size=len(cfg.fed_vocabulary))
@@ -83,8 +83,8 @@ def charge_secure_round(ledger, dataset, model_json: str, contributors) -> int |
     :class:`~dptopic.models.SecureSumTopics`). Failures are logged: the round is released already."""
     if not ledger:
         return None
+    from ..accounting.dataset_charge import charge_served  # as above
     from ..accounting.dataset_ledger import events_from_json  # read when a ledger is named: the server starts light
-    from ..models.dataset_charge import charge_served  # as above
 
     try:
         report = json.loads(model_json).get("privacy") or {}

@@ -8,9 +8,9 @@ from __future__ import annotations
 import warnings
 
 from .._validation import Int, Real, validate_value
-from ..accounting.budget import hdp_total_epsilon
+from ..accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_total_epsilon
 from ..accounting.events import EPSILON_MAX
-from ..advice import SPEND_TOLERANCE, TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
@@ -91,10 +91,10 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     n_topics = 20 if n_topics is None else n_topics
     _check_unit(unit)
     if unit == "word" and isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and epsilon > 0:
-        from ..advice import word_budget_error  # one rule with train, recommend and HDPLDA.from_budget
-
-        refusal = word_budget_error(epsilon, kw.get("n_iter", WORD_ITERATIONS), kw.get("epsilon_inherent", 10.0),
-                                    delta if isinstance(delta, float) and 0 < delta < 1 else TRAIN_DELTA)
+        # HDP-LDA's rule (one with train, recommend and HDPLDA.from_budget)
+        refusal = hdp_budget_error(epsilon, kw.get("n_iter", WORD_ITERATIONS),
+                                   kw.get("epsilon_inherent", HDPLDA.DEFAULT_EPSILON_INHERENT),
+                                   delta if isinstance(delta, float) and 0 < delta < 1 else TRAIN_DELTA)
         if refusal is not None:
             raise refusal
     # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
@@ -121,7 +121,7 @@ def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | N
         return None
     spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),
                               model.noise == "discrete", extra_laplace=1 if model.final_release == "fresh" else 0)
-    if spent * SPEND_TOLERANCE >= epsilon:     # within 1% of the total: taken as spent, as train and recommend do
+    if spent * HDP_SPEND_TOLERANCE >= epsilon:     # within 1% of the total: taken as spent, as train and recommend do
         return None
     return (f"{flag} {epsilon:g} is not all spent: each iteration's noisy release takes at most epsilon_L ="
             f" {EPSILON_MAX:g} (the accountants' limit), so the {int(model.n_iter)} iterations spend about {spent:,.6g}"

@@ -9,12 +9,13 @@ from __future__ import annotations
 import warnings
 
 from .._io import plain_numbers
+from ..accounting.dataset_charge import debit_outside_fit
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
+from ..corpus.ledger_documents import documents_of
 from ..corpus.private_vocabulary import dp_set_union
 from ..errors import DataVocabularyWarning, DPTopicError
-from ..models.dataset_charge import debit_outside_fit
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
@@ -27,7 +28,7 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
     # the selection is a release of its own: on the dataset's ledger (when one is on) before its noise is drawn
     debit_outside_fit("DP set union (vocabulary)", "document",
                       [(ApproxDPEvent(float(epsilon_vocab), float(delta_vocab), label="DP set union vocabulary",
-                                      unit="document"), 1)], float(delta_vocab), X, charge_as)
+                                      unit="document"), 1)], float(delta_vocab), lambda: documents_of(X), charge_as)
     vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
                                 mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:

@@ -27,12 +27,13 @@ import warnings
 import numpy as np
 
 from .._validation import Real, validate_value
+from ..accounting.dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
 from ..accounting.dataset_ledger import DatasetLedger
 from ..accounting.ledger import mechanism_key
 from ..accounting.tuning import RandomStoppingEvent, check_distribution, expected_runs, sample_runs
+from ..corpus.ledger_documents import documents_of
 from ..errors import DPTopicError, ParameterError
 from ..models.base import REUSE_COVERED
-from ..models.dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
 
 
 def supported_topics_score(model) -> float:
@@ -64,7 +65,7 @@ class RandomStoppingSearch:
     seed : refused (must be None): K and each run's candidate are always drawn from the operating system's entropy,
         since a predictable K or sequence of candidates voids the theorem's bound. The runs' noise is their
         estimator's own.
-    ledger, dataset : as the estimators' (``models.dataset_charge``).
+    ledger, dataset : as the estimators' (``accounting.dataset_charge``).
 
     Attributes
     ----------
@@ -143,7 +144,8 @@ class RandomStoppingSearch:
                                        "dataset": self.dataset if proxy is None else getattr(proxy, "dataset", None)})
         path = ledger_path(probe)
         ledger = DatasetLedger(path) if path is not None else None      # a bad file: one line, before any read
-        name, docs = dataset_name(probe, X, fit_kw.get("user_ids")) if ledger is not None else (None, None)
+        name, docs = (dataset_name(probe, lambda: documents_of(X, fit_kw.get("user_ids"))) if ledger is not None
+                      else (None, None))
         plans, units = [], set()
         token = REUSE_COVERED.set(True)     # the candidates' fits are covered by the search's one release
         try:

@@ -34,12 +34,23 @@ from pathlib import Path
 from .._io import check_output_dir
 from .._validation import Int, validate_value
 from ..accounting.card import privacy_card
+from ..accounting.dataset_charge import (
+    after_fit,
+    charging_active,
+    hook,
+    ledger_path,
+    ledger_value,
+    model_delta,
+    open_charge,
+    open_run_charge,
+)
 from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
 from ..advice import too_small_message
 from ..corpus import without_copies
 from ..corpus.corpus import as_corpus
+from ..corpus.ledger_documents import documents_of
 from ..corpus.shards import folder_shards
 from ..corpus.summary import median_user_length
 from ..corpus.wordlist import record_word_list
@@ -54,16 +65,6 @@ from ..errors import (
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models import FedLDA
 from ..models.base import check_topics_fit_vocabulary
-from ..models.dataset_charge import (
-    after_fit,
-    charging_active,
-    hook,
-    ledger_path,
-    ledger_value,
-    model_delta,
-    open_charge,
-    open_run_charge,
-)
 from ..models.registry import trainer_of
 from ..moments.public_prior import refuse_private_as_public
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
@@ -452,19 +453,19 @@ def open_ledger(result: TrainingResult, inputs: _Inputs, out=None, names=None) -
 def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) -> None:
     """With a ledger on, the run is one release of the documents the user gave (``inputs.corpus``: every document,
     held-out ones included), whatever the trainer's fit reads of them; its fit reserves its plan on it before its
-    first noise (:func:`~dptopic.models.dataset_charge.open_charge`). With a private vocabulary the run releases
+    first noise (:func:`~dptopic.accounting.dataset_charge.open_charge`). With a private vocabulary the run releases
     before the fit: the caps are checked for the whole run (the words' DP set union and the trainer's plan) before
     the set union draws, so that a run a cap refuses spends nothing
-    (:func:`~dptopic.models.dataset_charge.open_run_charge`). The trainer's plan is read from public settings before
-    its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share solved for it); its fit adds
-    what it reserves to the release, the caps checked again. No ledger: nothing."""
-    # a fit a ledger charges takes ledger= and dataset= (models/dataset_charge.py: the estimators' public contract)
+    (:func:`~dptopic.accounting.dataset_charge.open_run_charge`). The trainer's plan is read from public settings
+    before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share solved for it); its fit
+    adds what it reserves to the release, the caps checked again. No ledger: nothing."""
+    # a fit a ledger charges takes ledger= and dataset= (accounting/dataset_charge.py: the estimators' public contract)
     if "ledger" not in result.model.get_params(deep=False) or charging_active() \
             or ledger_path(result.model) is None:
         return
     user_ids = getattr(inputs.corpus, "user_ids", None)
     if inputs.private_vocabulary is None:
-        inputs.charge = open_charge(result.model, inputs.corpus, user_ids)
+        inputs.charge = open_charge(result.model, lambda: documents_of(inputs.corpus, user_ids))
         return
     eps_v, delta_v = inputs.private_vocabulary
     event = ApproxDPEvent(eps_v, delta_v, label="DP set union vocabulary", unit="document")
@@ -479,7 +480,7 @@ def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) 
     planned = plan.groups() if plan is not None and plan.guarantee else []
     delta = total[1] if total is not None else model_delta(model) + delta_v
     inputs.charge = open_run_charge(
-        result.model, inputs.corpus, [(event, 1)], planned, delta, user_ids=user_ids,
+        result.model, lambda: documents_of(inputs.corpus, user_ids), [(event, 1)], planned, delta,
         note=f"the private vocabulary (DP set union, eps_V={eps_v:g}, delta_V={delta_v:g}) and the trainer's fit")
 
 

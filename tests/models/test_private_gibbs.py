@@ -25,6 +25,7 @@ from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import DPSVI, LDA, OLPLDA, FedLDA, OnlineLDA
 from dptopic.models import base as model_base
+from helpers import ShardLosingBackend
 
 
 def test_hdplda_epsilon_is_the_whole_runs_total_split_as_from_budget_does():
@@ -525,23 +526,6 @@ def test_cdp_card_puts_the_model_in_the_not_covered_row(tiny):
     assert "count_release_epsilon" in m.privacy_        # the figure itself is still reported (its own row)
 
 
-class _LosesAShard(ThreadBackend):
-    """The thread backend, but its second sweep reports shard 0 lost with ``lost`` sweeps to replay, as the Dask
-    backend does when a worker dies (``sweep`` returns ``{shard: sweeps to redo}``)."""
-
-    def __init__(self, *a, lost=2, **kw):
-        super().__init__(*a, **kw)
-        self._calls, self._lost = 0, lost
-
-    def sweep(self, alpha, beta, word_table=None, clip=np.inf, shards=None):
-        super().sweep(alpha, beta, word_table=word_table, clip=clip, shards=shards)
-        if shards is None:
-            self._calls += 1
-            if self._calls == 2:
-                return {0: self._lost}
-        return {}
-
-
 class _LosesAShardOnce(ThreadBackend):
     """Threads, but the second sweep reports shard 0 lost with one sweep to replay (as the Dask backend does)."""
 
@@ -592,7 +576,7 @@ def test_a_run_with_headroom_goes_on_and_reports_the_replay(tiny, backend):
 @pytest.fixture
 def lossy(monkeypatch):
     monkeypatch.setattr(model_base, "make_backend", lambda name, n_jobs=1, client=None, parallel="adlda":
-                        _LosesAShard(n_jobs, parallel))
+                        ShardLosingBackend(n_jobs, parallel))
 
 
 # ---------------------------------------------------------------- item 7: OpenDP checked before the data

@@ -8,9 +8,11 @@ Every estimator whose fit spends a privacy budget takes two more parameters, ``l
   under, else the one ``DPTOPIC_LEDGER`` names; otherwise none: in Python the ledger is opt-in);
 - ``dataset``: the dataset's name; None names it by the content of the documents given to ``fit``.
 
-Whatever the name, the release is recorded with **the documents it read** (:func:`documents_of`: each document's
-content digest, and its person where the input carries one), so that the ledger charges the same documents
-wherever they were charged before: in another file, another order, another format, or among others.
+Whatever the name, the release is recorded with **the documents it read** (each document's content digest, and its
+person where the input carries one), so that the ledger charges the same documents wherever they were charged
+before: in another file, another order, another format, or among others. Which documents an input holds is the
+corpus's to say (:func:`dptopic.corpus.ledger_documents.documents_of`): a charge takes them as ``read_documents``, a
+function of no arguments that reads them when a ledger is on (and only then), so that this module reads no input.
 
 The one place a fit is charged is the moment its trainer reserves its plan on its in-fit
 :class:`~dptopic.accounting.ledger.PrivacyLedger` (``reserve``), which every private trainer does before it draws
@@ -28,8 +30,7 @@ import warnings
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import Callable
 
 from ..accounting.dataset_ledger import (
     ENV,
@@ -86,55 +87,6 @@ def ledger_path(model):
     return ledger_value(env) if env else None
 
 
-# -------------------------------------------------------------------------------------------- which documents
-def documents_of(X, user_ids=None) -> Documents | None:
-    """The documents a fit of ``X`` reads, as the ledger knows them (:class:`~dptopic.accounting.dataset_ledger.
-    Documents`): a Corpus read from text by its texts' digests (:mod:`dptopic.corpus.identity`), one without its
-    texts (or a count matrix, or a DataFrame) by its bags of words, strings by their texts, token lists by their
-    words; their persons from ``user_ids`` or the corpus's own. None for an input that cannot be read twice (an
-    iterator, a function)."""
-    import scipy.sparse as sp  # scipy.sparse: kept off this module's import (a light start)
-
-    from ..corpus import Corpus  # start-up: corpus loads numba
-    from ..corpus.identity import bag_digests, count_digests, text_digests, token_digests  # as above
-
-    persons = None if user_ids is None else [str(u) for u in user_ids]
-    if isinstance(X, Corpus):
-        keys = X.content_keys if X.content_keys is not None else bag_digests(X.doc_ptr, X.word_ids, X.vocabulary.words)
-        persons = persons if persons is not None else X.user_ids
-        lengths = X.doc_lengths
-        return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0)
-    if sp.issparse(X) or isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "uif":
-        m = sp.csr_matrix(X)
-        words = getattr(X, "feature_names", None) or [f"#{j}" for j in range(m.shape[1])]
-        return _documents(count_digests(m, list(words)), persons, int(np.asarray(m.sum(axis=1)).max(initial=0)))
-    if hasattr(X, "to_numpy") and hasattr(X, "columns"):      # a DataFrame of counts
-        m = sp.csr_matrix(np.asarray(X.to_numpy(), dtype=float))
-        return _documents(count_digests(m, [str(c) for c in X.columns]), persons,
-                          int(np.asarray(m.sum(axis=1)).max(initial=0)))
-    if isinstance(X, (list, tuple)) and X and all(isinstance(d, str) for d in X):
-        # a token is at least one character and the next starts after another: at most (length + 1) / 2 of them
-        return _documents(text_digests(X), persons, max((len(d) + 1) // 2 for d in X))
-    if isinstance(X, (list, tuple)) and X and all(isinstance(d, (list, tuple)) and all(isinstance(w, str) for w in d)
-                                                  for d in X):
-        return _documents(token_digests(X), persons, max(len(d) for d in X))
-    paths = getattr(X, "paths", None)      # a shard set: each shard is a saved corpus
-    if isinstance(paths, (list, tuple)) and paths and all(os.path.isfile(str(p)) for p in paths):
-        parts = [documents_of(Corpus.load(p)) for p in paths]
-        people = None if any(p.persons is None for p in parts) else [u for p in parts for u in p.persons]
-        return _documents(np.concatenate([p.digests for p in parts]), persons or people,
-                          max(p.max_tokens or 0 for p in parts))
-    return None
-
-
-def _documents(keys, persons, max_tokens) -> Documents | None:
-    if keys is None or not len(keys):
-        return None
-    if persons is not None and len(persons) != len(keys):
-        persons = None          # a fit refuses persons that do not match its documents, in its own words
-    return Documents(np.asarray(keys, dtype=np.uint64), persons, max_tokens or None)
-
-
 _SHADOW: ContextVar = ContextVar("dptopic_shadow_runs", default=None)
 
 
@@ -154,10 +106,15 @@ class shadow_runs:
         return False
 
 
-def dataset_name(model, X, user_ids=None) -> tuple[str | None, Documents | None]:
-    """``(name, documents)`` a fit of ``X`` is charged under: the name is ``model.dataset``, the command line's
-    ``--dataset`` or ``dptopic.train``'s ``dataset=``, else None (the ledger names it by content); the documents
-    those of ``X``. Inside :class:`shadow_runs`, the shadows' own name and no documents."""
+DocumentsReader = Callable[[], "Documents | None"]
+"""What a charge reads the fit's documents with (``lambda: documents_of(X, user_ids)``): None for an input that
+cannot be read twice."""
+
+
+def dataset_name(model, read_documents: DocumentsReader) -> tuple[str | None, Documents | None]:
+    """``(name, documents)`` a fit is charged under: the name is ``model.dataset``, the command line's dataset
+    name or ``dptopic.train``'s ``dataset=``, else None (the ledger names it by content); the documents those
+    ``read_documents`` reads. Inside :class:`shadow_runs`, the shadows' own name and no documents."""
     shadow = _SHADOW.get()
     if shadow is not None:
         s = SESSION.get()
@@ -166,10 +123,10 @@ def dataset_name(model, X, user_ids=None) -> tuple[str | None, Documents | None]
     given = getattr(model, "dataset", None)
     s = SESSION.get()
     name = check_name(given) if given is not None else (check_name(s[1]) if s is not None and s[1] else None)
-    docs = documents_of(X, user_ids)
+    docs = read_documents()
     if name is None and docs is None:
         raise DPTopicError(f"{type(model).__name__}: the ledger is on but this input cannot be known by its content"
-                           f" (a {type(X).__name__} is read once): give dataset=NAME.")
+                           " (an iterator or a function is read once): give dataset=NAME.")
     return name, docs
 
 
@@ -244,21 +201,24 @@ class hook:
         return False
 
 
-def open_charge(model, X, user_ids=None, trainer: str | None = None, delta: float | None = None) -> Charge | None:
-    """The charge of a fit of ``model`` on ``X`` (no release recorded yet: its first reservation records it), or None
-    when no ledger is on. The ledger is opened (checked, or created) now, before any document is read."""
+def open_charge(model, read_documents: DocumentsReader, trainer: str | None = None,
+                delta: float | None = None) -> Charge | None:
+    """The charge of a fit of ``model`` on the documents ``read_documents`` reads (no release recorded yet: its first
+    reservation records it), or None when no ledger is on. The ledger is opened (checked, or created) now, before
+    any document is read."""
     check_params(model)
     path = ledger_path(model)
     if path is None:
         return None
     ledger = DatasetLedger(path)        # a corrupt, foreign or newer file: one line, before any document is read
-    name, docs = dataset_name(model, X, user_ids)
+    name, docs = dataset_name(model, read_documents)
     return Charge(ledger, name, trainer or type(model).__name__, model_delta(model) if delta is None else delta,
                   documents=docs)
 
 
-def charged(fit):
-    """Wrap a budget-spending estimator's ``fit`` so that it is charged to the ledger (module note)."""
+def charged(fit, documents_of: Callable):
+    """Wrap a budget-spending estimator's ``fit`` so that it is charged to the ledger (module note); the fit's
+    documents are ``documents_of(X, user_ids)``."""
     if getattr(fit, "_dptopic_charged", False):
         return fit
 
@@ -266,7 +226,7 @@ def charged(fit):
     def charged_fit(self, X, *args, **kw):
         if charging_active():               # inside a charged run or a private search: that one records it
             return fit(self, X, *args, **kw)
-        charge = open_charge(self, X, kw.get("user_ids"))
+        charge = open_charge(self, lambda: documents_of(X, kw.get("user_ids")))
         if charge is None:
             return fit(self, X, *args, **kw)
         with hook(charge):
@@ -363,32 +323,34 @@ def check_params(model) -> None:
 _NO_MODEL = type("_NoModel", (), {"ledger": None, "dataset": None})
 
 
-def debit_outside_fit(what: str, unit: str, groups, delta: float, X, model=None) -> int | None:
+def debit_outside_fit(what: str, unit: str, groups, delta: float, read_documents: DocumentsReader,
+                      model=None) -> int | None:
     """Record a private release made outside an estimator's fit (DP set union choosing a vocabulary, before the
     trainer's fit) on the ledger that ``model`` (or the command line, or ``DPTOPIC_LEDGER``) names, before its noise
     is drawn; a cap refuses it with nothing spent. Returns its id, or None when no ledger is on (or a charged fit,
     run or search around it records its own)."""
     if charging_active():
         return None
-    charge = open_charge(model if model is not None else _NO_MODEL(), X, trainer=what, delta=delta)
+    charge = open_charge(model if model is not None else _NO_MODEL(), read_documents, trainer=what, delta=delta)
     if charge is None:
         return None
     charge.kind = "vocabulary"
     return charge.debit(unit, groups)
 
 
-def open_run_charge(model, X, groups, planned, delta: float, unit: str = "document", note: str | None = None,
-                    user_ids=None):
+def open_run_charge(model, read_documents: DocumentsReader, groups, planned, delta: float, unit: str = "document",
+                    note: str | None = None):
     """A run that releases from its documents before its trainer's fit (a vocabulary chosen by DP set union) is one
     release on the ledger: its caps checked now for the whole run, ``groups`` (released before the fit) and
     ``planned`` (the fit's plan), before any noise is drawn, and refused with nothing written; ``groups`` is written
     now, and the fit, run inside ``hook(charge)`` and ended by :func:`after_fit`, adds what it reserves to the same
-    release. ``X`` is the data the user gave (the documents the release read), and ``delta`` the whole run's.
+    release. ``read_documents`` reads the data the user gave (the documents the release read), and ``delta`` is the
+    whole run's.
     Returns the :class:`Charge`, or None when no ledger is on (or a charged fit or search around the run records its
     own)."""
     if charging_active():
         return None
-    charge = open_charge(model, X, user_ids, delta=float(delta))
+    charge = open_charge(model, read_documents, delta=float(delta))
     if charge is None:
         return None
     if groups:

@@ -1,6 +1,5 @@
 """``dptopic.models.local_document_lda``."""
 import json
-import pickle
 import warnings
 
 import pytest
@@ -8,23 +7,8 @@ import pytest
 import dptopic
 from dptopic import DPTopicError
 from dptopic.accounting.verify import verify_report
-from dptopic.corpus import lda_corpus
 from dptopic.errors import CorruptModelError
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
-
-
-@pytest.fixture(scope="module")
-def counts(corpus):
-    return corpus.to_bow().toarray()
-
-
-def _state(model) -> dict:
-    """Every fitted attribute (name ending in ``_``), pickled, to compare before and after."""
-    return {k: pickle.dumps(v) for k, v in vars(model).items() if k.endswith("_") and not k.startswith("__")}
+from helpers import fitted_state
 
 
 # ------------------------------------------------------------------------------- LocalDocumentLDA: fit is atomic
@@ -33,22 +17,22 @@ def _state(model) -> dict:
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
-def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus, counts):
+def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus30, counts30):
     from dptopic.contributor.document_randomizer import DocumentRandomizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reports = DocumentRandomizer(corpus.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus)
+        reports = DocumentRandomizer(corpus30.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus30)
     m = dptopic.LocalDocumentLDA(n_topics=2).fit(reports)
-    before = _state(m)
-    for bad in (reports[:0], counts, None):
+    before = fitted_state(m)
+    for bad in (reports[:0], counts30, None):
         with pytest.raises(DPTopicError):
             m.fit(bad)
-        assert _state(m) == before
+        assert fitted_state(m) == before
     m.set_params(n_topics=0)
     with pytest.raises(DPTopicError, match="invalid n_topics"):
         m.fit(reports)
-    assert _state(m) == before
+    assert fitted_state(m) == before
 
 
 @pytest.mark.filterwarnings("ignore:an explicit seed")
@@ -76,13 +60,13 @@ def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, v
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_local_document_lda_plans_one_report_per_contributor(corpus):
+def test_local_document_lda_plans_one_report_per_contributor(corpus30):
     from dptopic.contributor.document_randomizer import DocumentRandomizer
     from helpers import assert_fit_spent_its_plan
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reports = DocumentRandomizer(corpus.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus)
+        reports = DocumentRandomizer(corpus30.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus30)
     m = dptopic.LocalDocumentLDA(n_topics=2).fit(reports)
     plan = assert_fit_spent_its_plan(m)
     assert plan.releases[0].event.eps == 2.0 and plan.releases[0].count == 1

@@ -9,7 +9,6 @@ the scaling fails them.
 from __future__ import annotations
 
 import inspect
-import pickle
 import warnings
 
 import numpy as np
@@ -24,6 +23,7 @@ from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
 from dptopic.models import OLPLDA, OnlineLDA, load
 from dptopic.models._variational import ESTEP_MAX_ITER, ESTEP_TOL
+from helpers import fitted_state
 
 sklearn_lda = pytest.importorskip("sklearn.decomposition")
 
@@ -127,21 +127,6 @@ def test_fit_without_shuffle_streams_the_given_order(bow):
     assert not np.allclose(c.lambda_, a.lambda_, rtol=1e-3)
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
-
-
-@pytest.fixture(scope="module")
-def counts(corpus):
-    return corpus.to_bow().toarray()
-
-
-def _state(model) -> dict:
-    """Every fitted attribute (name ending in ``_``), pickled, to compare before and after."""
-    return {k: pickle.dumps(v) for k, v in vars(model).items() if k.endswith("_") and not k.startswith("__")}
-
-
 def _reports(corpus, seed=0):
     from dptopic.contributor.randomizer import Randomizer
 
@@ -157,16 +142,16 @@ def _reports(corpus, seed=0):
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
 @pytest.mark.parametrize("bad", ["negative counts", "no documents", "batch_size=-1", "lam=5"])
-def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus, counts, bad):
-    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(corpus)
-    before = _state(m)
-    X = {"negative counts": counts - 1, "no documents": counts[:0]}.get(bad, corpus)
+def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus30, counts30, bad):
+    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(corpus30)
+    before = fitted_state(m)
+    X = {"negative counts": counts30 - 1, "no documents": counts30[:0]}.get(bad, corpus30)
     if "=" in bad:
         name, value = bad.split("=")
         m.set_params(**{name: float(value) if name == "lam" else int(value)})
     with pytest.raises(DPTopicError):
         m.fit(X)
-    assert _state(m) == before
+    assert fitted_state(m) == before
     assert m.components_.shape == (2, 12)
 
 
@@ -175,18 +160,18 @@ def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus, counts, b
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
-def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpus):
+def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpus30):
     """An empty ReportSet was streamed as no batches: fit returned an unfitted model (and dropped the fitted one)."""
-    reports = _reports(corpus)
+    reports = _reports(corpus30)
     m = dptopic.OLPLDA("none", n_topics=2, n_iter=2, batch_size=10, seed=0, verbose=0).fit(reports)
-    before = _state(m)
+    before = fitted_state(m)
     with pytest.raises(DPTopicError, match="no reports"):
         m.fit(reports[:0])
-    assert _state(m) == before
+    assert fitted_state(m) == before
     m.set_params(batch_size=-1)
     with pytest.raises(DPTopicError, match="batch_size"):
         m.fit(reports)
-    assert _state(m) == before
+    assert fitted_state(m) == before
 
 
 # --------------------------------------------------------------- partial_fit after set_params(n_topics=...) etc.
@@ -197,15 +182,15 @@ def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpu
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
 @pytest.mark.parametrize("make", [lambda: dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0),
                                   lambda: dptopic.OnlineVB(2, seed=0, verbose=0)], ids=["OnlineLDA", "OnlineVB"])
-def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus, make):
+def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus30, make):
     """OnlineLDA raised numpy's broadcast error; OnlineVB went on with K=2 while n_topics said 5 (its numba E-step
     wrote past its K-sized buffers) and saved a model that load() called corrupt."""
-    m = make().partial_fit(corpus)
-    before = _state(m)
+    m = make().partial_fit(corpus30)
+    before = fitted_state(m)
     m.set_params(n_topics=5)
     with pytest.raises(DPTopicError, match="n_topics=5"):
-        m.partial_fit(corpus)
-    assert _state(m) == before
+        m.partial_fit(corpus30)
+    assert fitted_state(m) == before
 
 
 @pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
@@ -213,16 +198,16 @@ def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus, make):
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
 @pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
 @pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
-def test_online_lda_partial_fit_checks_parameters_set_since_the_last_batch(corpus):
-    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).partial_fit(corpus)
-    before = _state(m)
+def test_online_lda_partial_fit_checks_parameters_set_since_the_last_batch(corpus30):
+    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).partial_fit(corpus30)
+    before = fitted_state(m)
     for name, value in (("lam", 5.0), ("n_jobs", "x")):
         old = m.get_params()[name]
         m.set_params(**{name: value})
         with pytest.raises(DPTopicError, match=f"invalid {name}="):
-            m.partial_fit(corpus)
+            m.partial_fit(corpus30)
         m.set_params(**{name: old})
-        assert _state(m) == before
+        assert fitted_state(m) == before
 
 
 @pytest.mark.parametrize("cls", [OnlineLDA, OLPLDA], ids=lambda c: c.__name__)

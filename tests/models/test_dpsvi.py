@@ -169,16 +169,6 @@ def test_dpsvi_secure_mode_uses_opendp(synth):
     assert np.all(np.isfinite(m.components_))
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
-
-
-@pytest.fixture(scope="module")
-def counts(corpus):
-    return corpus.to_bow().toarray()
-
-
 @pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
 @pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
 @pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
@@ -187,12 +177,12 @@ def counts(corpus):
 @pytest.mark.parametrize("make", [lambda: dptopic.OnlineVB(2, seed=0, verbose=0),
                                   lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, seed=0, verbose=0)],
                          ids=["OnlineVB", "DPSVI"])
-def test_variational_transform_keeps_the_fitted_k_after_set_params(corpus, counts, make):
+def test_variational_transform_keeps_the_fitted_k_after_set_params(corpus30, counts30, make):
     """transform sized θ by the new n_topics (5 columns for a 2-topic model)."""
-    m = make().fit(corpus)
+    m = make().fit(corpus30)
     m.set_params(n_topics=5)
-    theta = m.transform(counts)
-    assert theta.shape == (len(counts), 2)
+    theta = m.transform(counts30)
+    assert theta.shape == (len(counts30), 2)
     assert np.all(np.isfinite(theta)) and np.allclose(theta.sum(axis=1), 1)
 
 
@@ -283,18 +273,9 @@ def test_from_budget_always_fits_its_budget(eps, delta, q, epochs):
     assert m.privacy_["epsilon"] <= eps * (1 + 1e-9)
 
 
-@pytest.fixture(scope="module")
-def X():
-    return np.random.default_rng(0).poisson(1.0, (40, 12))
 
 
-@pytest.fixture(scope="module")
-def fitted(X):
-    return {"LDA": dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0).fit(X),
-            "OnlineVB": dptopic.OnlineVB(n_topics=2, n_epochs=2, seed=0, verbose=0).fit(X)}
-
-
-def test_all_zero_batch_is_refused_as_nothing_to_learn_and_leaves_the_model_unchanged(fitted):
+def test_all_zero_batch_is_refused_as_nothing_to_learn_and_leaves_the_model_unchanged(fitted_lda_and_vb):
     m = dptopic.OnlineVB(n_topics=2, n_epochs=1, seed=0, verbose=0).fit(np.ones((5, 12), dtype=int))
     before = m.components_.copy()
     with pytest.raises(DPTopicError, match="none of the input's words is in the model's vocabulary: there is nothing"
@@ -302,9 +283,9 @@ def test_all_zero_batch_is_refused_as_nothing_to_learn_and_leaves_the_model_unch
         m.partial_fit(np.zeros((3, 12), dtype=int))
     np.testing.assert_array_equal(m.components_, before)
     with pytest.raises(DPTopicError, match="nothing to score"):
-        fitted["LDA"].score(np.zeros((3, 12), dtype=int))
+        fitted_lda_and_vb["LDA"].score(np.zeros((3, 12), dtype=int))
     with pytest.warns(UserWarning, match="every row is the prior alone"):    # transform still answers, as before
-        theta = fitted["LDA"].transform(np.zeros((3, 12), dtype=int))
+        theta = fitted_lda_and_vb["LDA"].transform(np.zeros((3, 12), dtype=int))
     assert theta.shape == (3, 2)
 
 

@@ -1,4 +1,4 @@
-"""Private fits charged to their dataset's ledger (models.dataset_charge), and DocDPCooccurrence's free refit."""
+"""Private fits charged to their dataset's ledger (accounting.dataset_charge), and DocDPCooccurrence's free refit."""
 import warnings
 
 import numpy as np
@@ -38,7 +38,7 @@ def test_python_fits_are_not_charged_unless_asked(tiny, tmp_path, monkeypatch):
 
 def test_the_default_name_is_the_documents_content_in_any_order(planted, tmp_path):
     from dptopic.corpus import Corpus
-    from dptopic.models.dataset_charge import documents_of
+    from dptopic.corpus.ledger_documents import documents_of
 
     led = DatasetLedger(tmp_path / "l.sqlite")
 
@@ -200,7 +200,7 @@ def test_the_releases_suggest_the_planted_number_of_topics():
 
 
 def test_audit_shadows_are_charged_to_their_own_dataset(tiny, tmp_path):
-    from dptopic.models.dataset_charge import shadow_runs
+    from dptopic.accounting.dataset_charge import shadow_runs
 
     L = tmp_path / "l.sqlite"
     with shadow_runs():
