@@ -148,3 +148,18 @@ def test_it_survives_a_copy_and_the_pickle_a_worker_process_sends_it_back_in():
     for back in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
         assert type(back) is ParameterError and str(back) == str(e) and back.parameters == e.parameters
         assert back.message(FLAGS) == "invalid --n-words 9: at most 5."
+
+
+def test_a_parameter_warning_says_pythons_names_and_writes_a_callers_flags():
+    """A warning's advice names parameters as data, as a refusal does: ``str`` is the line a Python caller reads,
+    ``message(names)`` the one the command line prints; it is still a UserWarning (filters and pytest.warns)."""
+    from dptopic.errors import DataVocabularyWarning, ParameterWarning
+
+    w = ParameterWarning("{found}: pass {stop_words=} to count them", "stop_words", "none", found="2 words {x}")
+    assert str(w) == "2 words {x}: pass stop_words='none' to count them"
+    assert w.message({"stop_words": "--stop-words"}) == "2 words {x}: pass --stop-words none to count them"
+    assert isinstance(w, UserWarning) and issubclass(DataVocabularyWarning, ParameterWarning)
+    with pytest.warns(UserWarning, match="pass stop_words='none'"):
+        import warnings
+
+        warnings.warn(w)

@@ -62,11 +62,12 @@ def show_value(value, spec: str = "") -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
-class ParameterError(DPTopicError):
-    """A refused parameter value, with the parameters it names as data.
+class ParameterLine:
+    """A one-line message that names parameters as data (a refused value, a warning's advice).
 
     A front door that sets parameters under other names (the command line's flags) writes the same line in its own
-    names with :meth:`message`; nobody rewrites the text.
+    names with :meth:`message`; nobody rewrites the text. :class:`ParameterError` is the refusal,
+    :class:`ParameterWarning` the warning.
 
     Parameters
     ----------
@@ -203,8 +204,18 @@ class ParameterError(DPTopicError):
     def __str__(self) -> str:
         return self.message()
 
+
+class ParameterError(ParameterLine, DPTopicError):
+    """A refused parameter value, with the parameters it names as data (:class:`ParameterLine`): the CLI writes the
+    line in its flags."""
+
     def __reduce__(self):
         return (_rebuild_parameter_error, (type(self), self.__dict__))
+
+
+class ParameterWarning(ParameterLine, UserWarning):
+    """A warning whose advice names parameters as data (:class:`ParameterLine`): ``warnings.warn(SomeWarning(template,
+    parameter, ...))`` shows the line in Python's names, and the CLI writes it in its flags."""
 
 
 def _rebuild_parameter_error(cls, state):
@@ -256,7 +267,7 @@ class PublicOverlapWarning(UserWarning):
     unchanged. (A large share of them is refused.) ``dptopic.train`` says it once, naming its inputs as given."""
 
 
-class DataVocabularyWarning(UserWarning):
+class DataVocabularyWarning(ParameterWarning):
     """Warned when a private trainer's vocabulary was chosen from its training documents: which words it holds is not
     covered by the guarantee (the privacy card says partial). Pass a public vocabulary, or choose one privately."""
 

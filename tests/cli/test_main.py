@@ -402,3 +402,17 @@ def test_an_unusable_numba_num_threads_is_refused_in_one_line_naming_it(tmp_path
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     assert "NUMBA_NUM_THREADS" in lines[0] and "unset NUMBA_NUM_THREADS" in lines[0], lines[0]
     assert not (tmp_path / "m").exists()
+
+
+def test_a_library_warnings_advice_is_written_in_the_commands_flags(tmp_path):
+    """The vocabulary's stop words are never counted: Python is told stop_words='none', the command line
+    --stop-words none (the warning names its parameter as data; main writes it in WARNING_FLAGS)."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"rates rise {w} again and the bank moves" for w in ("fast", "slow", "now") * 10))
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("rates\nrise\nthe\nbank\n")
+    r = run_dptopic("train", "--corpus", corpus, "--vocabulary", vocab, "--algorithm", "lda", "--topics", "2",
+                    "--iterations", "2", "--seed", "0", "--out", tmp_path / "m", "--quiet")
+    assert r.returncode == 0, r.stderr
+    warning = [ln for ln in r.stderr.splitlines() if "never counted" in ln]
+    assert len(warning) == 1 and "--stop-words none" in warning[0] and "stop_words=" not in warning[0], r.stderr

@@ -40,6 +40,11 @@ FROM_CLIP = {"epsilon_inherent": ("--clip", "eps_I={value} (from --clip)")}
 # included): main writes any refusal that names them in these
 OUTPUT_FLAGS = {"out": "--out", "overwrite": "--overwrite", "ledger": "--ledger"}
 
+# the parameters a library warning's advice names (a ParameterWarning), as every command that warns sets them: main
+# writes such a warning in these flags, as it writes a refusal in OUTPUT_FLAGS
+WARNING_FLAGS = {**READING_FLAGS, **OUTPUT_FLAGS, "private_vocabulary": "--private-vocabulary",
+                 "report_words": "--report-words"}
+
 
 def flag_message(error: DPTopicError, names: dict) -> str:
     """``error``'s line with each parameter of ``names`` (``{"n_words": "--n-words"}``) written as its flag; an error

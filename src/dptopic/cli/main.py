@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from .. import __version__
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterWarning
 from . import (
     _common,
     audit,
@@ -33,7 +33,7 @@ from . import (
     serve,
     train,
 )
-from ._flags import OUTPUT_FLAGS, flag_message
+from ._flags import OUTPUT_FLAGS, WARNING_FLAGS, flag_message
 
 # Command groups, in the order ``--help`` lists them.
 COMMAND_GROUPS = [train, refit, search, recommend, results, corpus, privacy, budget, experiment, local, audit, report,
@@ -113,7 +113,8 @@ def _run(argv) -> int:
         shown: set = set()
 
         def show(message, category, *rest, **kw):
-            line = f"warning: {' '.join(str(message).split())}"
+            text = message.message(WARNING_FLAGS) if isinstance(message, ParameterWarning) else str(message)
+            line = f"warning: {' '.join(text.split())}"
             if line not in shown:
                 shown.add(line)
                 print(line, file=sys.stderr)

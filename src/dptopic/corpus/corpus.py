@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .. import _progress
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
-from ..errors import DPTopicError, InputTypeError, ParameterError
+from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from . import records
 from .identity import mix64, text_digests, token_digests
@@ -303,14 +303,18 @@ def warn_unreachable_words(words, pre) -> None:
                          " letters, while text is read in NFKC form, where 'cafe' and a combining accent is 'café':"
                          " normalise the word list, e.g. with unicodedata.normalize('NFKC', word))")
         if stop:
-            parts.append(f"{len(stop)} stop word(s) ({', '.join(map(_short_repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
-                         " pass stop_words='none' to count them)")
+            parts.append(f"{len(stop)} stop word(s) ({', '.join(map(_short_repr, stop[:3]))}"
+                         f"{', ...' if len(stop) > 3 else ''})")
         if bad:
             parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(_short_repr, bad[:3]))}"
                          f"{', ...' if len(bad) > 3 else ''}: upper case, punctuation, digits, spaces or fewer than"
                          f" {pre.min_length} letters)")
-        warnings.warn("the given vocabulary holds words that are never counted in text read with these options: "
-                      + "; ".join(parts) + ". They stay in the vocabulary without counts.", UserWarning, stacklevel=3)
+        # the words go in as a field (a word may hold braces); the advice names stop_words as data (ParameterWarning)
+        warnings.warn(ParameterWarning(
+            "the given vocabulary holds words that are never counted in text read with these options: {found}."
+            " They stay in the vocabulary without counts." + (" Pass {stop_words=} to count the stop words." if stop
+                                                             else ""),
+            "stop_words", "none", found="; ".join(parts)), stacklevel=3)
 
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"

@@ -578,11 +578,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
             # DP set union chooses words per document: under the user unit only a public list covers them
             privately = (" (a private choice of words is per document, not per person)" if
-                         self.privacy_.get("unit") == "user" else " or choose one privately (private_vocabulary=)")
-            warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
-                          " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
-                          f" vocabulary (vocabulary=){privately}.",
-                          DataVocabularyWarning, stacklevel=user_stacklevel())
+                         self.privacy_.get("unit") == "user" else " or choose one privately ({private_vocabulary=})")
+            warnings.warn(DataVocabularyWarning(
+                "{model}: the vocabulary was chosen from the training documents, so which words it holds is not covered"
+                " by the guarantee (the privacy card says partial): pass a public vocabulary ({vocabulary=})"
+                + privately + ".", "vocabulary", model=type(self).__name__), stacklevel=user_stacklevel())
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
                                      " (a refit, each candidate of a grid search) spends its own budget, and the"

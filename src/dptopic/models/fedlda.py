@@ -39,7 +39,7 @@ from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.verify import RunPlan
 from ..contributor.fedlda import FedClient
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError, ParameterError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, ParameterWarning, user_stacklevel
 from ..evaluation import infer_theta
 from ..protocol.fedlda import PROTOCOL_RULES, RRPConfig, cap_fits, check_broadcast_phi, check_config, rounds_to_no_entry
 from ..protocol.fedlda_messages import decode_message, vocabulary_fingerprint
@@ -69,10 +69,11 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
                            " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"
                            " report_words='all'.")
     if unnamed:
-        warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
-                      " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
-                      " alphabetically): pass vocabulary= listed most common first, or report_words='all'.",
-                      UserWarning, stacklevel=user_stacklevel())
+        warnings.warn(ParameterWarning(
+            "FedLDA {report_words} keeps the first {n} columns as the most common words, but X's columns carry no"
+            " words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them alphabetically):"
+            " pass {vocabulary=} listed most common first, or {report_words=}.", "report_words", "all", n=n),
+            stacklevel=user_stacklevel())
 
 
 MOST_COMMON_FIRST_SHARE = 0.8   # the first n words hold less than this share of what the n most common hold: warn
@@ -93,12 +94,13 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
     best = np.sort(counts)[::-1][:n].sum()
     first = counts[:n].sum()
     if best > 0 and first < MOST_COMMON_FIRST_SHARE * best:
-        warnings.warn(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but they hold"
-                      f" {first / counts.sum():.0%} of the users' tokens where the {n} most common hold"
-                      f" {best / counts.sum():.0%}: the vocabulary is not listed most common first, so most tokens"
-                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all'."
-                      " (This check read the training documents: a warning to whoever holds them, outside the"
-                      " guarantee.)", UserWarning, stacklevel=user_stacklevel())
+        warnings.warn(ParameterWarning(
+            "FedLDA {report_words} keeps the vocabulary's first {n} words as its most common, but they hold {first}"
+            " of the users' tokens where the {n} most common hold {best}: the vocabulary is not listed most common"
+            " first, so most tokens never reach the reports. List it most common first (Corpus.prune), or pass"
+            " {report_words=}. (This check read the training documents: a warning to whoever holds them, outside the"
+            " guarantee.)", "report_words", "all", n=n, first=f"{first / counts.sum():.0%}",
+            best=f"{best / counts.sum():.0%}"), stacklevel=user_stacklevel())
 
 
 # FED_SECURE, what secure=True covers, and the guarantee's texts: accounting/fedlda_scope.py
