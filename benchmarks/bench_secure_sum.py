@@ -277,7 +277,8 @@ def server_cost(plan, dim, dropout):
     return t_sum, time.process_time() - t
 
 
-def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool) -> dict:
+def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool,
+               workers: int | None = None) -> dict:
     """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
     secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
     the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
@@ -316,7 +317,8 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
                 time.sleep(0.2)
         subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}", "--corpus",
                         str(people), "--user-field", "author", "--dropout", "0.1", "--token-file",
-                        str(work / "token"), "--out", str(work / "run"), "--seed", "0",
+                        str(work / "token"), "--out", str(work / "run"), "--seed", "0", "--quiet",
+                        *(["--workers", str(workers)] if workers else []),
                         *(["--invitations", str(work / "inv")] if invitations else [])],
                        env=env, check=True, capture_output=True)
         return json.loads((work / "run" / "summary.json").read_text())
@@ -346,11 +348,13 @@ def http_main(a, vocab, phi, theta, lengths):
                 continue
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
             s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", 8760 + r * 2 + (name == "this"),
-                           inv)
+                           inv, a.workers if name == "this" else None)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
                   f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms, {s['bytes_per_contributor'] / 1e3:.1f} kB,"
-                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}",
+                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
+                  + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
+                     f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else ""),
                   flush=True)
     rows = []
     for name, ss_ in runs.items():
@@ -393,6 +397,8 @@ def main(argv=None):
                     help="--http: also time the same round with the package at DIR (another version's src/),"
                          " alternated")
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="--http: contributor processes of this version's experiment (default: its own, one per core)")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     a = ap.parse_args(argv)
     if a.plan:

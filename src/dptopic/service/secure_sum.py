@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import re
+import resource
 import tempfile
 import threading
 import time
@@ -907,8 +908,14 @@ async def get_model(request: Request):
     return JSONResponse(_round(request).model_doc())
 
 
+def process_usage() -> dict:
+    """This server process's own CPU seconds and peak resident memory since it started."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return {"pid": os.getpid(), "cpu_s": u.ru_utime + u.ru_stime, "peak_rss_bytes": u.ru_maxrss * 1024}
+
+
 async def get_timings(request: Request):
-    return JSONResponse(_round(request).timings)
+    return JSONResponse({**_round(request).timings, "process": process_usage()})
 
 
 async def _api_error(request: Request, exc: ApiError):
