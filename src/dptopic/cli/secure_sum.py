@@ -298,8 +298,8 @@ def secure_sum_experiment_line(s: dict) -> str:
             f" sent, {s.get('bytes_down_per_contributor', 0) / 1e3:.1f} kB received and"
             f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
             f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
-            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items()
-                        if k != "process")
+            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s"
+                        for k, v in s["server"].items() if k != "process")
             + usage
             + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
             " (outside the guarantee: computed from the private documents).")
