@@ -12,8 +12,9 @@ import json
 import multiprocessing
 import os
 import queue as queue_module
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -45,9 +46,18 @@ class _CountingClient(ServiceClient):
 
     def __init__(self, server: str, people: int):
         super().__init__(server, retries=5)
-        self.who = -1
+        self._local = threading.local()     # each sending thread's contributor
         self.up, self.down = np.zeros(people + 1), np.zeros(people + 1)
         self.requests, self.seconds = np.zeros(people + 1), np.zeros(people + 1)
+
+    @property
+    def who(self) -> int:
+        """The contributor the calling thread's requests are charged to (``-1``: the process's waiting)."""
+        return getattr(self._local, "who", -1)
+
+    @who.setter
+    def who(self, i: int) -> None:
+        self._local.who = i
 
     def _once(self, method, path, body, headers):
         t = time.perf_counter()
@@ -82,11 +92,13 @@ def _wait(client: _CountingClient, step: str, order: tuple) -> dict:
             raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
 
 
-def _play_part(server: str, bows: list, invitations: list, dropped: list, progress) -> dict:
+def _play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process: every person of its part plays the round in lock-step with the others of the part
-    (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the OS CSPRNG); those
-    marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a queue told of every
-    message sent (``("sent", count)``) and of every step-0 upload (``("uploaded", count)``)."""
+    (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the OS CSPRNG), their
+    messages of a step sent from ``threads`` threads (so that the server is never idle while this process computes);
+    those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a queue told of the
+    messages sent (``("sent", count)``) and, once per process, that its step-0 uploads are in (``("uploaded",
+    count)``)."""
     k = len(bows)
     client = _CountingClient(server, k)
     cfg = client.get_json("/v1/config")
@@ -94,18 +106,30 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
     cpu = np.zeros(k)
     upload_bytes = []
 
+    pool = ThreadPoolExecutor(threads)
+    told = threading.Lock()
+    pending = [0]
+
     def timed(i, f, *args):
-        t = time.process_time()
+        t = time.thread_time()
         out = f(*args)
-        cpu[i] += time.process_time() - t
+        cpu[i] += time.thread_time() - t
         return out
 
+    def tell(n: int, final: bool = False) -> None:
+        with told:
+            pending[0] += n
+            if pending[0] >= 50 or (final and pending[0]):
+                progress.put(("sent", pending[0]))
+                pending[0] = 0
+
     def each(ids, send):
-        sent = 0
-        for i in ids:
-            if send(i):
-                sent += 1
-        progress.put(("sent", sent))
+        def one(i):
+            ok = bool(send(i))
+            tell(int(ok))
+            return ok
+        sent = sum(pool.map(one, ids))
+        tell(0, final=True)
         return sent
 
     each(range(k), lambda i: _post_json(client, i, "/v1/secure/keys", timed(i, people[i].registration)) or True)
@@ -153,19 +177,24 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
         if view["state"] != f"unmask{phase}":
             continue
         signatures = client.get_json(f"/v1/secure/signatures/{phase}")
-        sent = 0
-        for i, c in enumerate(people):
-            if c.me not in uploaded or str(phase) not in c.st["signed"]:
-                continue
+        closed = threading.Event()
+
+        def answer(i, phase=phase, view=view, signatures=signatures, closed=closed):
+            c = people[i]
+            if closed.is_set() or c.me not in uploaded or str(phase) not in c.st["signed"]:
+                return False
             try:
                 _post_json(client, i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view, signatures))
-                sent += 1
             except ServerError as e:
                 if e.code != "round_closed":
                     raise
-                break               # the others' shares sufficed: the step closed before this answer
-        progress.put(("sent", sent))
+                closed.set()        # the others' shares sufficed: the step closed before this answer
+                return False
+            return True
+
+        each(range(k), answer)
     _wait(client, "released", ORDER)
+    pool.shutdown()
     return {"cpu": cpu.tolist(), "up": client.up[:k].tolist(), "down": client.down[:k].tolist(),
             "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
             "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
@@ -186,11 +215,11 @@ def server_usage(servers) -> dict:
 
 
 def play_round(servers, bows, invitations, dropout: float, token: str | None, *, seed=None, workers: int | None = None,
-               verbose: int = 1) -> dict:
+               threads: int = 8, verbose: int = 1) -> dict:
     """Play every person of ``bows`` (one bag of words each, holding ``invitations`` in order) over HTTP against the
     round served at ``servers`` (one address, or several server processes sharing the round's database), from
     ``workers`` contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of
-    the people against ``servers[w % len(servers)]``. A share ``dropout`` of the people (chosen from ``seed``: the
+    the people against ``servers[w % len(servers)]`` and sending their messages from ``threads`` threads. A share ``dropout`` of the people (chosen from ``seed``: the
     only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) drops out after
     masking; ``token`` (the admin's) then closes step 0's uploads once the others are in. Returns the wall-clock time,
     the time, requests, bytes up and down and CPU seconds per contributor, and the servers' own CPU and memory."""
@@ -205,6 +234,8 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
     if not 1 <= workers <= 256:
         raise ParameterError("{workers=} must lie between 1 and 256.", "workers", workers)
     workers = min(workers, n)
+    if not 1 <= int(threads) <= 64:
+        raise ParameterError("{threads=} must lie between 1 and 64.", "threads", threads)
     rng = np.random.default_rng(seed)
     dropped = np.zeros(n, bool)
     n_drop = int(round(dropout * n))
@@ -223,7 +254,7 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
             progress_bar(total_msgs, "secure-sum round", verbose) as bar:
         progress = manager.Queue()
         futures = [pool.submit(_play_part, servers[w % len(servers)], [bows[i] for i in part],
-                               [invitations[i] for i in part], dropped[part].tolist(), progress)
+                               [invitations[i] for i in part], dropped[part].tolist(), progress, threads)
                    for w, part in enumerate(parts)]
         reported0, closed0, done_msgs = 0, n_drop == 0, 0
         while True:
