@@ -202,3 +202,66 @@ def test_experiment_spreads_its_contributor_processes_over_two_servers(pg, tmp_p
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.mark.postgres
+@pytest.mark.service
+def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_refused(pg, tmp_path):
+    """The admin closes step 0 on one process while uploads pour into both: every upload stored is one the closed
+    step lists (an upload that waited on the round's lock across the close is refused, not added to the sum)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import ApiError, t_sums, t_uploads
+
+    rnd = InProcessRound(tmp_path / "shared", n=16, dropouts=4, collusion=1, seed=5)
+    url = new_database(pg)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
+    try:
+        a.start()
+        b.start()
+        servers = [OverHttp(a.url), OverHttp(b.url)]
+        rnd.server = Spread(*servers)
+        rnd.keys()
+        rnd.shares()
+        view = rnd.server.view()
+        bodies = [(c, *c.upload(0, view)) for c in rnd.people]
+        done = []
+
+        def send(k):
+            c, body, sig = bodies[k]
+            try:
+                servers[k % 2].post_upload(0, c.me, body, sig)
+                done.append(k)
+            except ApiError as e:
+                assert e.code == "round_closed", e.message
+
+        def close():
+            while len(done) < 10:
+                time.sleep(0.001)
+            try:
+                servers[0].close()
+            except ApiError as e:
+                assert e.code == "round_closed", e.message
+        with ThreadPoolExecutor(17) as pool:
+            jobs = [pool.submit(close)] + [pool.submit(send, k) for k in range(len(bodies))]
+            for j in jobs:
+                j.result()
+        view = rnd.server.view()
+        assert view["state"] in ("consistency0", "failed"), view
+    finally:
+        a.stop()
+        b.stop()
+    engine = create_engine(url)
+    try:
+        with engine.connect() as c:
+            receipts = {r[0] for r in c.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == 0))}
+            count = c.execute(select(t_sums.c.count).where(t_sums.c.phase == 0)).scalar()
+    finally:
+        engine.dispose()
+    assert count == len(receipts) == len(done)
+    if view["state"] == "consistency0":
+        assert receipts == set(view["uploaded"])

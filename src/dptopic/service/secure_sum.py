@@ -307,7 +307,10 @@ class SecureRound:
                 return self.refresh(c)
         q = select(t_state.c.value).where(t_state.c.key == "state")
         raw = conn.execute(q.with_for_update() if lock else q).scalar()
-        if raw is None or raw == self._st_raw:
+        if raw is None:
+            raise DPTopicError(f"the database {safe_url(self.cfg.database)!r} lost the round's state row: give a new"
+                               " database.")
+        if raw == self._st_raw:
             return
         st = json.loads(raw)
         if st.get("state") == "released" and self._model_doc is None:
@@ -398,9 +401,12 @@ class SecureRound:
 
     def _save(self, conn, **extra) -> None:
         raw = json.dumps(self.st)
-        conn.execute(t_state.delete().where(t_state.c.key.in_(["state", *extra])))
-        conn.execute(t_state.insert(), [{"key": "state", "value": raw}]
-                     + [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
+        # the state row is updated in place, never deleted and inserted again: a process waiting on its lock
+        # (FOR UPDATE) then reads the new row; a new row would leave it with none, and unlocked
+        conn.execute(t_state.update().where(t_state.c.key == "state").values(value=raw))
+        if extra:
+            conn.execute(t_state.delete().where(t_state.c.key.in_(list(extra))))
+            conn.execute(t_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
         self._st_raw = raw
 
     # ------------------------------------------------------------ views
