@@ -320,7 +320,7 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
                         str(work / "token"), "--out", str(work / "run"), "--seed", "0", "--quiet",
                         *(["--workers", str(workers)] if workers else []),
                         *(["--invitations", str(work / "inv")] if invitations else [])],
-                       env=env, check=True, capture_output=True)
+                       env=env, check=True, stdout=subprocess.DEVNULL, stderr=open(work / "experiment.log", "wb"))
         return json.loads((work / "run" / "summary.json").read_text())
     finally:
         server.terminate()

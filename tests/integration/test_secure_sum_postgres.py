@@ -152,14 +152,15 @@ def test_a_second_server_process_on_a_sqlite_round_is_refused(tmp_path):
     (tmp_path / "b").mkdir()
     db = f"sqlite:///{tmp_path}/one.sqlite"
     a = SecureServe(tmp_path / "a", rnd, db).start()
+    b = SecureServe(tmp_path / "b", rnd, db)
     try:
-        b = SecureServe(tmp_path / "b", rnd, db)
         with pytest.raises((RuntimeError, AssertionError)) as e:
             b.start(timeout=60)
         assert "served by another server process" in b.log_text() and "PostgreSQL" in b.log_text(), str(e.value)
         assert OverHttp(a.url).view()["state"] == "keys"      # the first serves on
     finally:
         a.stop()
+        b.stop()
 
 
 @pytest.mark.postgres

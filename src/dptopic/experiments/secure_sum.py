@@ -97,8 +97,8 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
     (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the OS CSPRNG), their
     messages of a step sent from ``threads`` threads (so that the server is never idle while this process computes);
     those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a queue told of the
-    messages sent (``("sent", count)``) and, once per process, that its step-0 uploads are in (``("uploaded",
-    count)``)."""
+    messages sent (``("sent", count)``) and, once per process and step, that it has sent its messages of the step
+    (``("done", step)``)."""
     k = len(bows)
     client = _CountingClient(server, k)
     cfg = client.get_json("/v1/config")
@@ -165,14 +165,14 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
                 timed(i, c.take_shares, json.loads(data).get("shares") or {})
             return True
 
-        n_up = each(range(k), upload)
-        if phase == 0:
-            progress.put(("uploaded", n_up))
+        each(range(k), upload)
+        progress.put(("done", f"upload{phase}"))
         view = _wait(client, f"consistency{phase}", ORDER)
         uploaded = set(view.get("uploaded") or ())
         if view["state"] == f"consistency{phase}":
             each(range(k), lambda i, phase=phase, view=view: people[i].me in uploaded and _post_json(
                 client, i, f"/v1/secure/consistency/{phase}", timed(i, people[i].consistency, phase, view)) is not None)
+        progress.put(("done", f"consistency{phase}"))
         view = _wait(client, f"unmask{phase}", ORDER)
         if view["state"] != f"unmask{phase}":
             continue
@@ -256,7 +256,7 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
         futures = [pool.submit(_play_part, servers[w % len(servers)], [bows[i] for i in part],
                                [invitations[i] for i in part], dropped[part].tolist(), progress, threads)
                    for w, part in enumerate(parts)]
-        reported0, closed0, done_msgs = 0, n_drop == 0, 0
+        reported, done_msgs = {}, 0
         while True:
             try:
                 kind, count = progress.get(timeout=0.25)
@@ -266,13 +266,15 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
                 step = min(count, total_msgs - done_msgs)
                 done_msgs += step
                 bar.advance(step, info=f"{done_msgs:,} messages")
-            elif kind == "uploaded":
-                reported0 += 1
-            if not closed0 and reported0 == len(futures):     # every part has sent its step-0 uploads
-                view = coordinator.get_json("/v1/secure/round")
-                if view["state"] == "upload0":
-                    coordinator.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
-                closed0 = True
+            elif kind == "done":       # a part has sent its messages of step ``count``
+                reported[count] = reported.get(count, 0) + 1
+                if reported[count] == len(futures) and token is not None:
+                    # every part has sent them: a step still open waits for those who dropped out (or were left
+                    # out) and closes by the admin, as an operator closes it once the survivors are in
+                    view = coordinator.get_json("/v1/secure/round")
+                    if view["state"] == count:
+                        coordinator.request("POST", "/v1/admin/secure/close", b"",
+                                            {"Authorization": f"Bearer {token}"})
             failed = next((f for f in futures if f.done() and f.exception() is not None), None)
             if failed is not None:
                 for f in futures:

@@ -589,37 +589,38 @@ class SecureRound:
         """A member's masked upload of ``phase`` (signed); step 0 answers with the shares addressed to it."""
         self._signed(contributor, signature, ss.upload_message(self.round_id, phase, contributor, body))
         sha = hashlib.sha256(body).hexdigest()
-        with self._txn() as conn:
-            old = conn.execute(select(t_uploads.c.sha).where((t_uploads.c.phase == phase)
-                                                             & (t_uploads.c.contributor == contributor))).first()
-            extra = {}
-            if old is not None:
-                if old.sha == sha:
-                    if phase == 0:
-                        extra["shares"] = self.shares_for(contributor, conn)
-                    return 200, {"replayed": True, **extra}
-                raise ApiError(409, "second_upload", f"contributor {contributor!r} already uploaded other bytes for"
-                                                     f" step {phase}: one upload per contributor and step.")
-            self._need(f"upload{phase}")
-            if contributor not in self._in("members"):
-                raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
-            want = self.plan.upload_bytes(self.dim(phase))
-            if len(body) != want:
-                raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
-                                                   f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
-            conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
-                                                   signature=signature, at=time.time()))
-            total, n = self._running(conn, phase)
-            total = total + np.frombuffer(body, dtype=self.plan.dtype)      # modulo 2^bits: the ring wraps
-            n += 1
-            conn.execute(t_sums.delete().where(t_sums.c.phase == phase))
-            conn.execute(t_sums.insert().values(phase=phase, data=total.tobytes(), count=n))
-            if phase == 0:
-                extra["shares"] = self.shares_for(contributor, conn)
-            if n >= len(self.st["members"]):
-                self._close_upload(conn, phase)
-            self._sums.pop(phase, None)     # until committed
-        self._sums[phase] = (total, n)      # committed: the running sum in memory follows the database
+        with self.lock:     # held until the running sum in memory follows the commit
+            with self._txn() as conn:
+                old = conn.execute(select(t_uploads.c.sha).where((t_uploads.c.phase == phase)
+                                                                 & (t_uploads.c.contributor == contributor))).first()
+                extra = {}
+                if old is not None:
+                    if old.sha == sha:
+                        if phase == 0:
+                            extra["shares"] = self.shares_for(contributor, conn)
+                        return 200, {"replayed": True, **extra}
+                    raise ApiError(409, "second_upload", f"contributor {contributor!r} already uploaded other bytes for"
+                                                         f" step {phase}: one upload per contributor and step.")
+                self._need(f"upload{phase}")
+                if contributor not in self._in("members"):
+                    raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
+                want = self.plan.upload_bytes(self.dim(phase))
+                if len(body) != want:
+                    raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
+                                                       f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
+                conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
+                                                       signature=signature, at=time.time()))
+                total, n = self._running(conn, phase)
+                total = total + np.frombuffer(body, dtype=self.plan.dtype)      # modulo 2^bits: the ring wraps
+                n += 1
+                conn.execute(t_sums.delete().where(t_sums.c.phase == phase))
+                conn.execute(t_sums.insert().values(phase=phase, data=total.tobytes(), count=n))
+                if phase == 0:
+                    extra["shares"] = self.shares_for(contributor, conn)
+                if n >= len(self.st["members"]):
+                    self._close_upload(conn, phase)
+                self._sums.pop(phase, None)     # until committed
+            self._sums[phase] = (total, n)      # committed: the running sum in memory follows the database
         return 201, {"replayed": False, **extra}
 
     def _running(self, conn, phase: int) -> tuple[np.ndarray, int]:
