@@ -219,9 +219,10 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
     """Play every person of ``bows`` (one bag of words each, holding ``invitations`` in order) over HTTP against the
     round served at ``servers`` (one address, or several server processes sharing the round's database), from
     ``workers`` contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of
-    the people against ``servers[w % len(servers)]`` and sending their messages from ``threads`` threads. A share ``dropout`` of the people (chosen from ``seed``: the
-    only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) drops out after
-    masking; ``token`` (the admin's) then closes step 0's uploads once the others are in. Returns the wall-clock time,
+    the people against ``servers[w % len(servers)]`` and sending their messages from ``threads`` threads. A share
+    ``dropout`` of the people (chosen from ``seed``: the only random choice made here; the contributors' rounding and
+    noise come from the OS CSPRNG) drops out after masking; ``token`` (the admin's) then closes each step left open
+    once every process has sent its messages of it. Returns the wall-clock time,
     the time, requests, bytes up and down and CPU seconds per contributor, and the servers' own CPU and memory."""
     servers = [servers] if isinstance(servers, str) else list(servers)
     n = len(bows)
