@@ -286,7 +286,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool) -> dict:
+def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool,
+               workers: int | None = None) -> dict:
     """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
     secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
     the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
@@ -325,13 +326,16 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
                 if server.poll() is not None:
                     raise RuntimeError(server.stderr.read().decode()[-2000:])
                 time.sleep(0.2)
-        run = subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}",
-                              "--corpus", str(people), "--user-field", "author", "--dropout", "0.1", "--token-file",
-                              str(work / "token"), "--out", str(work / "run"), "--seed", "0",
-                              *(["--invitations", str(work / "inv")] if invitations else [])],
-                             env=env, check=False, capture_output=True)
+        log = work / "experiment.log"
+        with open(log, "wb") as err:
+            run = subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}",
+                                  "--corpus", str(people), "--user-field", "author", "--dropout", "0.1",
+                                  "--token-file", str(work / "token"), "--out", str(work / "run"), "--seed", "0",
+                                  *(["--quiet", "--workers", str(workers)] if workers else []),     # this tree's
+                                  *(["--invitations", str(work / "inv")] if invitations else [])],
+                                 env=env, check=False, stdout=subprocess.DEVNULL, stderr=err)
         if run.returncode:
-            raise RuntimeError(f"the experiment failed: {run.stderr.decode()[-2000:]}")
+            raise RuntimeError(f"the experiment failed: {log.read_text(errors='replace')[-2000:]}")
         summary = json.loads((work / "run" / "summary.json").read_text())
     finally:
         server.terminate()
@@ -361,12 +365,15 @@ def http_main(a, vocab, phi, theta, lengths):
             if src is None:
                 continue
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
-            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(), inv)
+            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(), inv,
+                           a.workers if name == "this" else None)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
                   f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms (server and every process"
                   f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s['bytes_per_contributor'] / 1e3:.1f} kB,"
-                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}",
+                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
+                  + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
+                     f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else ""),
                   flush=True)
     rows = []
     for name, ss_ in runs.items():
@@ -413,6 +420,8 @@ def main(argv=None):
                     help="--http: also time the same round with the package at DIR (another version's src/),"
                          " alternated")
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="--http: contributor processes of this version's experiment (default: its own, one per core)")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     a = ap.parse_args(argv)
     if a.plan:

@@ -648,3 +648,83 @@ class InProcessRound:
             self.consistency(phase)
             self.unmask(phase)
         return self.server.view()
+
+
+class SecureServe(Server):
+    """``dptopic serve --report-kind secure-sum`` for an :class:`InProcessRound`'s settings, in a subprocess."""
+
+    def __init__(self, tmp, rnd: "InProcessRound", database: str | None = None):
+        (tmp / "words.txt").write_text("\n".join(rnd.words) + "\n")
+        (tmp / "token").write_text("t" * 24)
+        self.rnd = rnd
+        super().__init__(tmp, database or f"sqlite:///{tmp}/served.sqlite")
+
+    def argv(self) -> list[str]:
+        p = self.rnd.plan
+        return ["serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", str(p.epsilon), "--delta",
+                str(p.delta), "--min-contributors", str(p.n), "--dropout-tolerance", str(p.dropouts), "--collusion",
+                str(p.collusion), "--topics", str(self.rnd.cfg.n_topics), "--vocabulary", str(self.tmp / "words.txt"),
+                "--directory", str(self.rnd.tmp / "inv" / "directory.json"), "--database", self.database,
+                "--token-file", str(self.tmp / "token"), "--port", str(self.port), "--quiet"]
+
+    def start(self, timeout: float = 120.0) -> "SecureServe":
+        env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.log = open(self.tmp / f"server-{self.port}.log", "ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "dptopic", *self.argv()], env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log_text()[-2000:]
+            try:
+                if http("GET", self.url + "/v1/config", timeout=2)[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"the secure-sum server did not start: {self.log_text()[-2000:]}")
+
+
+class OverHttp:
+    """The :class:`~dptopic.service.secure_sum.SecureRound` methods :class:`InProcessRound` calls, over HTTP."""
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def _call(self, method, path, doc=None, body=None, headers=None):
+        from dptopic.service.secure_sum import ApiError
+        if doc is not None:
+            body, headers = json.dumps(doc).encode(), {"Content-Type": "application/json"}
+        status, _, data = http(method, self.url + path, body, headers or {})
+        out = json.loads(data)
+        if status >= 400:
+            raise ApiError(status, out["error"]["code"], out["error"]["message"])
+        return status, out
+
+    def view(self):
+        return self._call("GET", "/v1/secure/round")[1]
+
+    def roster_view(self):
+        return self._call("GET", "/v1/secure/roster")[1]
+
+    def post_keys(self, who, keys, signature):
+        return self._call("POST", "/v1/secure/keys", {"contributor": who, "keys": keys, "signature": signature})
+
+    def post_shares(self, who, shares):
+        return self._call("POST", "/v1/secure/shares", {"contributor": who, "shares": shares})
+
+    def post_upload(self, phase, who, body, signature):
+        return self._call("POST", f"/v1/secure/upload/{phase}", body=body,
+                          headers={"Dptopic-Contributor": who, "Dptopic-Signature": signature})
+
+    def post_consistency(self, phase, who, signature):
+        return self._call("POST", f"/v1/secure/consistency/{phase}", {"contributor": who, "signature": signature})
+
+    def signatures(self, phase):
+        return self._call("GET", f"/v1/secure/signatures/{phase}")[1]
+
+    def post_unmask(self, phase, who, answers, signature):
+        return self._call("POST", f"/v1/secure/unmask/{phase}", {"contributor": who, "answers": answers,
+                                                                 "signature": signature})
+
+    def close(self):
+        return self._call("POST", "/v1/admin/secure/close", body=b"", headers={"Authorization": "Bearer " + "t" * 24})

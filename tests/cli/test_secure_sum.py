@@ -92,13 +92,22 @@ def test_experiment_plays_a_round_over_http(tmp_path):
     with SecureSumServer(tmp_path, words, n=8, dropouts=2) as srv:
         r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
-                        "--invitations", str(tmp_path / "invitations"), "--out", str(tmp_path / "out"), "--seed", "1")
+                        "--invitations", str(tmp_path / "invitations"), "--out", str(tmp_path / "out"), "--seed", "1",
+                        "--workers", "2", "--quiet")
         assert r.returncode == 0, r.stderr
         assert "released" in r.stdout and "outside the guarantee" in r.stdout
+        assert "from 2 contributor process(es)" in r.stdout and "kB received" in r.stdout
+        assert "server processes: 1," in r.stdout and "peak memory" in r.stdout
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-        assert summary["dropped"] == 2 and summary["state"] == "released"
+        assert summary["dropped"] == 2 and summary["state"] == "released" and summary["workers"] == 2
         r = run_dptopic("pull", "--server", srv.url, "--out", str(tmp_path / "pulled"))
         assert r.returncode == 0, r.stderr
+
+
+def test_experiment_refuses_a_bad_workers_count_in_its_flag(tmp_path):
+    r = run_dptopic("experiment", "secure-sum", "--server", "http://127.0.0.1:9", "--corpus", "x.jsonl",
+                    "--user-field", "author", "--invitations", "inv", "--out", str(tmp_path / "o"), "--workers", "0")
+    assert r.returncode == 2 and "--workers" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_submit_needs_an_invitation_and_refuses_a_larger_epsilon(tmp_path):

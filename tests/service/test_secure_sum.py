@@ -450,3 +450,39 @@ def test_a_post_and_wait_answer_after_its_step_closed_is_acknowledged_late_with_
     status, doc = _route(rnd, server.post_unmask, "/v1/secure/unmask/0", "wait=upload1&timeout=1", body, phase="0")
     assert status == 200 and doc["late"] is True and doc["view"]["state"] == "upload1" and doc["view"]["kept"]
     assert late.me not in rnd.server._responses(0)         # nothing stored
+
+
+def test_uploads_from_many_threads_are_each_in_the_running_sum_once(tmp_path, monkeypatch):
+    """The server's request threads add uploads at once: the running sum in memory follows each commit under the
+    round's lock, so none is lost (a lost update would leave the sum's count short of the receipts, and the step open
+    for ever). Each change is slowed after its commit, so that a thread would take a stale sum if the lock were let
+    go before the sum in memory follows the commit."""
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import contextmanager
+
+    from sqlalchemy import select
+
+    from dptopic.service import secure_sum as server
+    from dptopic.service.secure_sum import t_sums, t_uploads
+
+    real = server.SecureRound._txn
+
+    @contextmanager
+    def slow(self):
+        with real(self) as conn:
+            yield conn
+        time.sleep(0.005)
+    monkeypatch.setattr(server.SecureRound, "_txn", slow)
+
+    rnd = InProcessRound(tmp_path, n=40, dropouts=4, collusion=1, seed=9)
+    rnd.keys()
+    rnd.shares()
+    view = rnd.server.view()
+    bodies = [(c, *c.upload(0, view)) for c in rnd.people]
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda b: rnd.server.post_upload(0, b[0].me, b[1], b[2]), bodies))
+    with rnd.server.engine.connect() as conn:
+        count = conn.execute(select(t_sums.c.count).where(t_sums.c.phase == 0)).scalar()
+        receipts = conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == 0)).all()
+    assert count == len(receipts) == 40
+    assert rnd.server.view()["state"] == "consistency0"

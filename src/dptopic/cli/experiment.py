@@ -83,6 +83,8 @@ EXPERIMENT_FLAGS = {
     "lira": {"n_topics": "--topics", "n_iter": "--cgs-iterations", "max_vocab": "--max-vocab", "n_jobs": "--jobs",
              "n_targets": "--targets", "delta_vocab": "--delta-v"},
     "classifier-mia": {**_TOPICS, "max_vocab": "--max-vocab", "epsilon": "--eps-grid"},
+    "secure-sum": {"servers": "--server", "workers": "--workers", "token": "--token-file", "dropout": "--dropout",
+                   "invitations": "--invitations"},
 }
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from ..errors import DPTopicError
 from ..reporting.terminal import make_console
-from ._common import PUBLIC_VOCABULARY_DECIDES, _float_arg, _int_arg, load_corpus, positive_float, read_vocabulary
+from ._common import (
+    PUBLIC_VOCABULARY_DECIDES,
+    _float_arg,
+    _int_arg,
+    load_corpus,
+    positive_float,
+    positive_int,
+    read_vocabulary,
+)
 from ._flags import flag_errors
 from .budget import served_ledger
 
@@ -200,7 +208,9 @@ _share = _float_arg(lambda v: 0 <= v < 1, "a share must lie in [0, 1), e.g. 0.1"
 
 def register_experiment(esub) -> None:
     p = esub.add_parser("secure-sum", help="a secure-sum round played by every person of a corpus, over HTTP")
-    p.add_argument("--server", required=True, help="a dptopic serve --report-kind secure-sum server")
+    p.add_argument("--server", required=True, nargs="+", metavar="URL",
+                   help="a dptopic serve --report-kind secure-sum server; several addresses: server processes sharing"
+                        " the round's PostgreSQL database, the contributor processes spread across them")
     p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
     p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
     p.add_argument("--invitations", required=True, metavar="DIR",
@@ -214,6 +224,9 @@ def register_experiment(esub) -> None:
     p.add_argument("--seed", type=int, default=None,
                    help="who drops out, and the central model's noise (the contributors' own rounding and noise"
                         " always come from the OS CSPRNG)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="contributor processes, each playing a share of the people (default: one per core, at most 8)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, help="folder for summary.json and the model")
     p.set_defaults(func=cmd_experiment)
 
@@ -225,18 +238,25 @@ def cmd_experiment(a) -> None:
     from ..protocol.enrollment import read_invitations  # (as above)
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
-    client = ServiceClient(a.server, retries=3)
-    cfg = client.get_json("/v1/config")
-    if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
-        raise DPTopicError(f"--server {a.server} runs no secure sum: start it with --report-kind secure-sum.")
+    servers = list(a.server)
+    cfgs = []
+    for server in servers:
+        client = ServiceClient(server, retries=3)
+        cfg = client.get_json("/v1/config")
+        if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
+            raise DPTopicError(f"--server {server} runs no secure sum: start it with --report-kind secure-sum.")
+        cfgs.append(cfg)
+    if any(c.get("round_id") != cfgs[0].get("round_id") for c in cfgs):
+        raise DPTopicError("--server: the addresses serve different rounds; give the server processes of one round.")
+    client, cfg = ServiceClient(servers[0], retries=3), cfgs[0]
     with flag_errors(PLAN_FLAGS):
         invitations = read_invitations(a.invitations)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False,
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
-    s = secure_sum_experiment(a.server, corpus, a.out, invitations, dropout=a.dropout, token=token, seed=a.seed,
-                              client=client)
+    s = secure_sum_experiment(servers, corpus, a.out, invitations, dropout=a.dropout, token=token, seed=a.seed,
+                              client=client, workers=a.workers, verbose=0 if a.quiet else 1)
     make_console().print(secure_sum_experiment_line(s), markup=False)
 
 
@@ -267,12 +287,19 @@ def secure_sum_lines(s: dict) -> list[str]:
 def secure_sum_experiment_line(s: dict) -> str:
     """The line ``dptopic experiment secure-sum`` prints of
     :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
-    return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
+    proc = s.get("server_process") or {}
+    usage = (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
+             f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else "")
+             if proc.get("processes") else "")
+    return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking) from"
+            f" {s.get('workers', 1)} contributor process(es): {s['state']} in"
             f" {s['seconds']:.1f} s ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor, {s['neighbours']}"
             f" neighbours each, {s['requests_per_contributor']:.1f} requests); {s['bytes_per_contributor'] / 1e3:.1f} kB"
-            " sent and"
+            f" sent, {s.get('bytes_down_per_contributor', 0) / 1e3:.1f} kB received and"
             f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
             f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
-            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
+            + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s"
+                        for k, v in s["server"].items() if k != "process")
+            + usage
             + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
             " (outside the guarantee: computed from the private documents).")

@@ -46,9 +46,11 @@ import json
 import logging
 import os
 import re
+import resource
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +69,7 @@ from sqlalchemy import (
     func,
     inspect,
     select,
+    text,
 )
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
@@ -115,6 +118,17 @@ t_consistency = Table("secure_consistency", meta, Column("phase", Integer, prima
 t_unmask = Table("secure_unmask", meta, Column("phase", Integer, primary_key=True),
                  Column("contributor", String(64), primary_key=True), Column("body", Text, nullable=False),
                  Column("sha", String(64), nullable=False))
+t_used_keys = Table("secure_used_keys", meta, Column("key", String(64), primary_key=True))
+"""Every public key of the registered key sets (a set re-using one is refused), checked in the transaction that
+registers a set, whichever server process takes it."""
+t_need = Table("secure_unmask_need", meta, Column("phase", Integer, primary_key=True),
+               Column("sender", String(64), primary_key=True), Column("have", Integer, nullable=False))
+"""At an unmasking: each seed the sum needs (its maker's) and how many of its threshold of shares have come, counted
+in the transaction that stores each answer, whichever server process takes it."""
+
+SQLITE_LOCKS: dict = {}
+"""The lock files of the SQLite rounds this process serves, held open while it lives (a POSIX lock is this
+process's: a second server process on the same file is refused; closing the file would release it)."""
 
 
 class ApiError(Exception):
@@ -165,9 +179,31 @@ class SecureSumConfig:
         return self.directory["round_id"]
 
 
+def _hold_sqlite(path: Path) -> None:
+    """Take the lock that makes this process the only server of the SQLite round at ``path`` (a second process is
+    refused in one line: SQLite serves a round from one process; several share it on PostgreSQL)."""
+    import fcntl  # POSIX only: loaded when a SQLite round is opened, not on start-up
+
+    key = str(path.resolve())
+    if key in SQLITE_LOCKS:
+        return
+    lock = Path(key + ".lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise DPTopicError(f"the SQLite database {str(path)!r} is served by another server process: a round on"
+                           " SQLite is served by one process; for several server processes give them one PostgreSQL"
+                           " database"
+                           " (postgresql+psycopg://USER@HOST/DB, docs/secure_sum.md).") from None
+    SQLITE_LOCKS[key] = fd
+
+
 def _open_engine(url: str):
-    """The round's database engine: SQLite (created readable by its owner only, WAL, synced at checkpoints) or
-    PostgreSQL."""
+    """The round's database engine: SQLite (created readable by its owner only, WAL, synced at checkpoints; one
+    server process at a time) or PostgreSQL (any number of server processes: every change a transaction that holds
+    the round's state row)."""
     check_backend(url)
     try:
         u = make_url(url)
@@ -182,6 +218,7 @@ def _open_engine(url: str):
                 os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             elif p.is_file() and p.stat().st_mode & 0o077 and p.stat().st_uid == os.getuid():
                 p.chmod(0o600)
+            _hold_sqlite(p)
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @event.listens_for(engine, "connect")
@@ -195,8 +232,16 @@ def _open_engine(url: str):
     return create_engine(url, pool_pre_ping=True)
 
 
+def _advisory_key(round_id: str) -> int:
+    """The PostgreSQL advisory lock of a round's start-up (a signed 64-bit number from its id)."""
+    return int.from_bytes(hashlib.sha256(f"dptopic-secure-sum:{round_id}".encode()).digest()[:8], "big", signed=True)
+
+
 class SecureRound:
-    """The round's state, durable in the database; one lock serialises its changes."""
+    """The round's state, durable in the database. Every change is one transaction that holds the round's state row
+    (on PostgreSQL ``SELECT ... FOR UPDATE``, so that several server processes share one round; on SQLite one
+    process serves the round, and a lock of its own serialises its threads); what is kept in memory (the state, the
+    running sums, the closed roster) is read again when the database shows another process changed it."""
 
     def __init__(self, cfg: SecureSumConfig):
         self.cfg, self.plan = cfg, cfg.plan
@@ -208,11 +253,14 @@ class SecureRound:
         self._graph = ss.neighbour_graph(self.ids, self.round_id, self.plan.degree)
         self.T = self.plan.threshold
         self._roster = None
-        self._have = None
         self._unmasking = None
-        self._sums: dict = {}        # phase -> (running sum, uploads in it), as committed
+        self._sums: dict = {}        # phase -> (running sum, uploads in it), as committed; keyed by the count
+        self._st_raw = None          # the state row as last read or written (None: read it again)
+        self._looked, self._polled = 0.0, "keys"     # long polling's reading of the state row, and when
+        self._changing = 0           # inside a change (:meth:`_txn`) of this process
         try:
             self.engine = _open_engine(cfg.database)
+            self.shared = self.engine.dialect.name != "sqlite"      # several server processes may share the round
             found = set(inspect(self.engine).get_table_names())
             foreign = sorted(found - set(meta.tables))
             if foreign and not cfg.allow_foreign_tables:
@@ -220,8 +268,10 @@ class SecureRound:
                                    f" sum's ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}): give a"
                                    " new database, or pass --allow-foreign-tables to add the round's tables beside"
                                    " them.")
-            meta.create_all(self.engine)
             with self.engine.begin() as conn:
+                if self.shared:     # server processes starting together: one creates the tables and the round
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(self.round_id)})
+                meta.create_all(conn)
                 rows = dict(conn.execute(select(t_state.c.key, t_state.c.value)).all())
                 if not rows:
                     conn.execute(t_state.insert(), [{"key": "settings", "value": json.dumps(self._settings())},
@@ -229,6 +279,9 @@ class SecureRound:
                                                     {"key": "state", "value": json.dumps({"state": "keys"})}])
                     rows = dict(conn.execute(select(t_state.c.key, t_state.c.value)).all())
                 n_keys = conn.execute(select(func.count()).select_from(t_keys)).scalar()
+                if n_keys and not conn.execute(select(func.count()).select_from(t_used_keys)).scalar():
+                    conn.execute(t_used_keys.insert(), [{"key": k} for r in conn.execute(select(t_keys.c.c, t_keys.c.s))
+                                                        for k in [r.c, *json.loads(r.s)]])     # an older round's
         except DPTopicError:
             raise
         except SQLAlchemyError as e:
@@ -236,9 +289,71 @@ class SecureRound:
                                f" ({' '.join(str(getattr(e, 'orig', e)).split())[:160]}): give a new SQLite file"
                                " (sqlite:///PATH) or a PostgreSQL database the server may write.") from None
         self.st, self._model_doc = self._check_stored(rows, n_keys)
-        self._used = None
+        self._st_raw = rows["state"]
         if self.st["state"].startswith("unmask"):      # killed between the last answer and the unmasking: resume
-            self._try_unmask(int(self.st["state"][-1]))
+            phase = int(self.st["state"][-1])
+            with self._txn() as conn:
+                complete = self._need_counts(conn, phase)[0] == 0
+            if complete:
+                self._start_unmask(phase)
+
+    # ------------------------------------------------------------ the state, shared by the server processes
+    def refresh(self, conn=None, lock: bool = False) -> None:
+        """Read the round's state row again (``lock``: ``FOR UPDATE``, held to the end of ``conn``'s transaction, so
+        that the server processes sharing the round change it one at a time) and, when another process has moved
+        the round on, take its state (and the model, once released)."""
+        if conn is None:
+            with self.engine.connect() as c:
+                return self.refresh(c)
+        q = select(t_state.c.value).where(t_state.c.key == "state")
+        raw = conn.execute(q.with_for_update() if lock else q).scalar()
+        if raw is None:
+            raise DPTopicError(f"the database {safe_url(self.cfg.database)!r} lost the round's state row: give a new"
+                               " database.")
+        if raw == self._st_raw:
+            return
+        st = json.loads(raw)
+        if st.get("state") == "released" and self._model_doc is None:
+            model = conn.execute(select(t_state.c.value).where(t_state.c.key == "model")).scalar()
+            self._model_doc = json.loads(model) if model else None
+        self.st, self._st_raw = st, raw
+
+    def fresh(self) -> None:
+        """Before a request is answered: the state as committed (several server processes share the round on
+        PostgreSQL; on SQLite this process alone changes it). Not within a change (:meth:`_txn` has read it)."""
+        if self.shared:
+            with self.lock:
+                if not self._changing:
+                    self.refresh()
+
+    def current_state(self) -> str:
+        """The round's step, for long polling: on PostgreSQL read from the database (as committed, whichever process
+        moved it) at most 10 times a second by this process."""
+        if not self.shared:
+            return self.st["state"]
+        if time.monotonic() - self._looked > 0.1:
+            with self.engine.connect() as conn:
+                raw = conn.execute(select(t_state.c.value).where(t_state.c.key == "state")).scalar()
+            self._polled, self._looked = json.loads(raw)["state"], time.monotonic()
+        return self._polled
+
+    @contextmanager
+    def _txn(self):
+        """One change of the round: a transaction holding the round's state row (``SELECT ... FOR UPDATE`` on
+        PostgreSQL: the server processes sharing the round change it one at a time; this process's lock besides), the
+        state read again first. A change that fails rolls back, and the state is read again by the next."""
+        with self.lock:
+            self._changing += 1
+            try:
+                with self.engine.begin() as conn:
+                    if self.shared or self._st_raw is None:
+                        self.refresh(conn, lock=True)
+                    yield conn
+            except BaseException:
+                self._st_raw = None      # what this change set in memory is not committed
+                raise
+            finally:
+                self._changing -= 1
 
     def _settings(self) -> dict:
         return {"plan": self.plan.to_dict(), "n_topics": self.cfg.n_topics,
@@ -285,15 +400,21 @@ class SecureRound:
         return st, model
 
     def _save(self, conn, **extra) -> None:
-        conn.execute(t_state.delete().where(t_state.c.key.in_(["state", *extra])))
-        conn.execute(t_state.insert(), [{"key": "state", "value": json.dumps(self.st)}]
-                     + [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
+        raw = json.dumps(self.st)
+        # the state row is updated in place, never deleted and inserted again: a process waiting on its lock
+        # (FOR UPDATE) then reads the new row; a new row would leave it with none, and unlocked
+        conn.execute(t_state.update().where(t_state.c.key == "state").values(value=raw))
+        if extra:
+            conn.execute(t_state.delete().where(t_state.c.key.in_(list(extra))))
+            conn.execute(t_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
+        self._st_raw = raw
 
     # ------------------------------------------------------------ views
     def roster(self) -> dict:
         """``{id: {"c", "s", "b", "signature"}}`` (the registered keys, each signed by its member)."""
         if self._roster is not None:
             return self._roster
+        self.fresh()
         with self.lock, self.engine.connect() as conn:     # not while a step closes (its rows uncommitted)
             roster = {r.contributor: {"c": r.c, "s": json.loads(r.s), "b": json.loads(r.b), "signature": r.signature}
                       for r in conn.execute(select(t_keys))}
@@ -317,6 +438,7 @@ class SecureRound:
 
     def view(self) -> dict:
         """``GET /v1/secure/round``: the step, and the sets and words the contributors check."""
+        self.fresh()
         with self.lock:
             st = dict(self.st)
             doc = {"round_id": self.round_id, "state": st["state"], "reason": st.get("reason")}
@@ -330,6 +452,7 @@ class SecureRound:
 
     def roster_view(self) -> dict:
         """``GET /v1/secure/roster``: the closed roster."""
+        self.fresh()
         if self.st["state"] == "keys":
             raise ApiError(409, "not_open", "the roster is handed out once every invited contributor has registered.")
         return self.roster()
@@ -375,7 +498,7 @@ class SecureRound:
         why = ss.check_keys(keys)
         if why is not None:
             raise ApiError(400, "bad_keys", why + ".")
-        with self.lock, self.engine.begin() as conn:
+        with self._txn() as conn:
             old = conn.execute(select(t_keys).where(t_keys.c.contributor == contributor)).first()
             if old is not None:
                 if old.c == keys["c"] and json.loads(old.s) == keys["s"] and json.loads(old.b) == keys["b"]:
@@ -383,15 +506,14 @@ class SecureRound:
                 raise ApiError(409, "keys_changed", f"contributor {contributor!r} already registered other keys for"
                                                     " this round: one key set per invitation.")
             self._need("keys")
-            if self._used is None:
-                rows = conn.execute(select(t_keys.c.c, t_keys.c.s)).all()
-                self._used = {k for r in rows for k in [r.c, *json.loads(r.s)]}
-            if self._used & {keys["c"], *keys["s"]}:
+            mine = sorted({keys["c"], *keys["s"]})
+            if len(mine) < 1 + len(keys["s"]) or conn.execute(
+                    select(t_used_keys.c.key).where(t_used_keys.c.key.in_(mine))).first() is not None:
                 raise ApiError(409, "keys_reused", "a public key of this set was already registered by another"
                                                    " contributor: re-used keys are refused; draw fresh ones.")
             conn.execute(t_keys.insert().values(contributor=contributor, c=keys["c"], s=json.dumps(keys["s"]),
                                                 b=json.dumps(keys["b"]), signature=signature, at=time.time()))
-            self._used.update([keys["c"], *keys["s"]])
+            conn.execute(t_used_keys.insert(), [{"key": k} for k in mine])
             if conn.execute(select(func.count()).select_from(t_keys)).scalar() >= self.plan.n:
                 self.st = {"state": "shares"}
                 self._save(conn)
@@ -399,6 +521,7 @@ class SecureRound:
 
     def post_shares(self, contributor: str, shares) -> tuple[int, dict]:
         """A registered member's encrypted shares, one for each of its neighbours."""
+        self.fresh()
         if self.st["state"] == "keys":
             raise ApiError(409, "not_open", "the shares are sent once the roster has closed.")
         if contributor not in self.members:
@@ -410,7 +533,7 @@ class SecureRound:
                                                " this round's graph, and none for anyone else.")
         body = json.dumps(shares, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
-        with self.lock, self.engine.begin() as conn:
+        with self._txn() as conn:
             old = conn.execute(select(t_shares.c.sha).where(t_shares.c.sender == contributor)).first()
             if old is not None:
                 if old.sha == sha:
@@ -428,6 +551,8 @@ class SecureRound:
 
     def shares_for(self, contributor: str, conn=None) -> dict:
         """The ciphertexts addressed to ``contributor`` (by the members of step 0: those who sent shares)."""
+        if conn is None:
+            self.fresh()
         if self.st["state"] in ("keys", "shares"):
             raise ApiError(409, "not_open", "the shares are handed out once the sharing step has closed.")
         query = select(t_share_to.c.sender, t_share_to.c.ct).where(t_share_to.c.receiver == contributor)
@@ -437,13 +562,15 @@ class SecureRound:
             return {r.sender: r.ct for r in c.execute(query)}
 
     def _fail(self, reason: str, conn=None) -> None:
-        with self.lock:
+        if conn is not None:
             self.st = {"state": "failed", "reason": reason}
-            if conn is not None:
-                self._save(conn)
+            self._save(conn)
+            return
+        with self._txn() as c:
+            if self.st["state"] in ("released", "failed"):
                 return
-            with self.engine.begin() as c:
-                self._save(c)
+            self.st = {"state": "failed", "reason": reason}
+            self._save(c)
 
     def _short(self, ids) -> str | None:
         """A contributor of ``ids`` with fewer than the threshold of its neighbours among them, or None."""
@@ -472,26 +599,25 @@ class SecureRound:
         """A member's masked upload of ``phase`` (signed); step 0 answers with the shares addressed to it."""
         self._signed(contributor, signature, ss.upload_message(self.round_id, phase, contributor, body))
         sha = hashlib.sha256(body).hexdigest()
-        with self.lock:
-            with self.engine.connect() as conn:
+        with self.lock:     # held until the running sum in memory follows the commit
+            with self._txn() as conn:
                 old = conn.execute(select(t_uploads.c.sha).where((t_uploads.c.phase == phase)
                                                                  & (t_uploads.c.contributor == contributor))).first()
-            extra = {}
-            if old is not None:
-                if old.sha == sha:
-                    if phase == 0:
-                        extra["shares"] = self.shares_for(contributor)
-                    return 200, {"replayed": True, **extra}
-                raise ApiError(409, "second_upload", f"contributor {contributor!r} already uploaded other bytes for"
-                                                     f" step {phase}: one upload per contributor and step.")
-            self._need(f"upload{phase}")
-            if contributor not in self._in("members"):
-                raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
-            want = self.plan.upload_bytes(self.dim(phase))
-            if len(body) != want:
-                raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
-                                                   f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
-            with self.engine.begin() as conn:
+                extra = {}
+                if old is not None:
+                    if old.sha == sha:
+                        if phase == 0:
+                            extra["shares"] = self.shares_for(contributor, conn)
+                        return 200, {"replayed": True, **extra}
+                    raise ApiError(409, "second_upload", f"contributor {contributor!r} already uploaded other bytes for"
+                                                         f" step {phase}: one upload per contributor and step.")
+                self._need(f"upload{phase}")
+                if contributor not in self._in("members"):
+                    raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not a member of step {phase}.")
+                want = self.plan.upload_bytes(self.dim(phase))
+                if len(body) != want:
+                    raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
+                                                       f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
                 conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
                                                        signature=signature, at=time.time()))
                 total, n = self._running(conn, phase)
@@ -503,11 +629,17 @@ class SecureRound:
                     extra["shares"] = self.shares_for(contributor, conn)
                 if n >= len(self.st["members"]):
                     self._close_upload(conn, phase)
+                self._sums.pop(phase, None)     # until committed
             self._sums[phase] = (total, n)      # committed: the running sum in memory follows the database
         return 201, {"replayed": False, **extra}
 
     def _running(self, conn, phase: int) -> tuple[np.ndarray, int]:
-        """``(running sum, uploads in it)`` of ``phase``: kept in memory, read from the database after a restart."""
+        """``(running sum, uploads in it)`` of ``phase``: kept in memory, read from the database after a restart or when
+        another server process has added to it (its count differs from the one in memory)."""
+        if phase in self._sums and self.shared:
+            count = conn.execute(select(t_sums.c.count).where(t_sums.c.phase == phase)).scalar()
+            if (count or 0) != self._sums[phase][1]:
+                del self._sums[phase]
         if phase not in self._sums:
             row = conn.execute(select(t_sums.c.data, t_sums.c.count).where(t_sums.c.phase == phase)).first()
             if row is None:
@@ -542,10 +674,9 @@ class SecureRound:
 
     def post_consistency(self, phase: int, contributor: str, signature) -> tuple[int, dict]:
         """An uploader's signature over the set of uploads of ``phase``."""
-        with self.lock:
-            with self.engine.connect() as conn:
-                old = conn.execute(select(t_consistency.c.signature).where(
-                    (t_consistency.c.phase == phase) & (t_consistency.c.contributor == contributor))).first()
+        with self._txn() as conn:
+            old = conn.execute(select(t_consistency.c.signature).where(
+                (t_consistency.c.phase == phase) & (t_consistency.c.contributor == contributor))).first()
             if old is not None:
                 if old.signature == signature:
                     return 200, {"replayed": True}
@@ -555,12 +686,11 @@ class SecureRound:
                 raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not among the uploads of step"
                                                     f" {phase}.")
             self._signed(contributor, signature, self._uploads_message(phase))
-            with self.engine.begin() as conn:
-                conn.execute(t_consistency.insert().values(phase=phase, contributor=contributor, signature=signature))
-                n = conn.execute(select(func.count()).select_from(t_consistency)
-                                 .where(t_consistency.c.phase == phase)).scalar()
-                if n >= len(self.st["uploaded"]):
-                    self._close_consistency(conn, phase)
+            conn.execute(t_consistency.insert().values(phase=phase, contributor=contributor, signature=signature))
+            n = conn.execute(select(func.count()).select_from(t_consistency)
+                             .where(t_consistency.c.phase == phase)).scalar()
+            if n >= len(self.st["uploaded"]):
+                self._close_consistency(conn, phase)
         return 201, {"replayed": False}
 
     def _close_consistency(self, conn, phase: int) -> None:
@@ -579,12 +709,13 @@ class SecureRound:
                        " its seeds cannot be unmasked; nothing released", conn)
         else:
             self.st = dict(self.st, state=f"unmask{phase}", signers=signers)
-            self._have = None
             self._save(conn)
+            self._need_counts(conn, phase)
 
     def signatures(self, phase: int) -> dict:
         """``GET /v1/secure/signatures/{phase}``: every stored consistency signature of ``phase`` (public once the step
         has closed)."""
+        self.fresh()
         if STATES.index(self.st["state"]) <= STATES.index(f"consistency{phase}") and self.st["state"] != "failed":
             raise ApiError(409, "not_open", f"the signatures of step {phase} are handed out once its consistency step"
                                             " has closed.")
@@ -594,7 +725,7 @@ class SecureRound:
 
     def close(self) -> dict:
         """The admin's close of the step under way (the shares, an upload or a consistency step)."""
-        with self.lock, self.engine.begin() as conn:
+        with self._txn() as conn:
             state = self.st["state"]
             if state == "shares":
                 self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
@@ -630,10 +761,10 @@ class SecureRound:
         """A signer's answers for the unmasking of ``phase`` (signed, checked on arrival)."""
         body = json.dumps(answers, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
-        with self.lock:
-            with self.engine.connect() as conn:
-                old = conn.execute(select(t_unmask.c.sha).where((t_unmask.c.phase == phase)
-                                                                & (t_unmask.c.contributor == contributor))).first()
+        start = False
+        with self._txn() as conn:
+            old = conn.execute(select(t_unmask.c.sha).where((t_unmask.c.phase == phase)
+                                                            & (t_unmask.c.contributor == contributor))).first()
             if old is not None:
                 if old.sha == sha:
                     return 200, {"replayed": True}
@@ -645,9 +776,10 @@ class SecureRound:
             self._signed(contributor, signature, ss.answers_message(self.round_id, phase, contributor, answers)
                          if isinstance(answers, dict) else b"")
             self._check_answers(phase, contributor, answers)
-            with self.engine.begin() as conn:
-                conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
-            self._try_unmask(phase, answers, contributor)
+            conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
+            start = self._count_answers(conn, phase, contributor, answers)
+        if start:
+            self._start_unmask(phase)
         return 201, {"replayed": False}
 
     def _responses(self, phase: int) -> dict:
@@ -655,32 +787,62 @@ class SecureRound:
             return {r.contributor: json.loads(r.body) for r in
                     conn.execute(select(t_unmask.c.contributor, t_unmask.c.body).where(t_unmask.c.phase == phase))}
 
-    def _try_unmask(self, phase: int, answers: dict | None = None, responder: str | None = None) -> None:
-        """Count the new answers (kept in memory per step; rebuilt from the database after a restart) and unmask
-        once every needed seed has its threshold of shares."""
+    def _needed(self, phase: int) -> dict:
+        """The seeds the unmasking of ``phase`` needs: each uploader's self-mask seed (``"b"``) and the key of each
+        member who did not upload but has an uploading neighbour (``"s"``)."""
         graph = self.graph()
-        members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
-        counts = self._have
-        if counts is None or counts[0] != phase:
-            needed = {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded
-                                                  if any(u in uploaded for u in graph[v])}
-            counts = self._have = (phase, needed, {u: 0 for u in needed}, [0])
-            todo = self._responses(phase).items()
-        else:
-            todo = [(responder, answers)] if answers is not None else []
-        _, needed, have, n_resp = counts
-        for who, ans in todo:
-            n_resp[0] += 1
-            for sender, a in ans.items():
-                if sender in needed and a.get("kind") == needed[sender] and who in graph[sender]:
+        members, uploaded = self._in("members"), self._in("uploaded")
+        return {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded if any(u in uploaded for u in graph[v])}
+
+    def _counted(self, phase: int, who: str, answers: dict) -> list:
+        """The senders whose needed seed ``who``'s answers bring one share closer (a neighbour's, of the right kind)."""
+        needed, graph = self._needed(phase), self.graph()
+        return sorted(s for s, a in answers.items() if s in needed and isinstance(a, dict)
+                      and a.get("kind") == needed[s] and who in graph[s])
+
+    def _need_counts(self, conn, phase: int) -> tuple[int, int]:
+        """``(seeds still short of their threshold, answers stored)`` of ``phase``; the counts are made from the
+        stored answers when the step has none yet (at its opening, or a round stored before they were kept)."""
+        rows = conn.execute(select(func.count()).select_from(t_need).where(t_need.c.phase == phase)).scalar()
+        if not rows:
+            have = dict.fromkeys(self._needed(phase), 0)
+            for who, body in conn.execute(select(t_unmask.c.contributor, t_unmask.c.body)
+                                          .where(t_unmask.c.phase == phase)):
+                for sender in self._counted(phase, who, json.loads(body)):
                     have[sender] += 1
-        if any(have[u] < self.T for u in needed):
-            if n_resp[0] >= len(self.st["signers"]):     # every signer answered and still too few: it cannot finish
-                self._fail(f"too few shares to unmask step {phase}: nothing released")
-            return
-        if self._unmasking != phase:      # once: off the request's thread (it may take a while)
+            if have:
+                conn.execute(t_need.insert(), [{"phase": phase, "sender": u, "have": h} for u, h in have.items()])
+        short = conn.execute(select(func.count()).select_from(t_need)
+                             .where((t_need.c.phase == phase) & (t_need.c.have < self.T))).scalar()
+        answered = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == phase)).scalar()
+        return short, answered
+
+    def _count_answers(self, conn, phase: int, who: str, answers: dict) -> bool:
+        """Count ``who``'s new answers in the transaction that stores them; True when every needed seed now has its
+        threshold of shares and no server process has started the unmasking yet (this one then starts it, marked in
+        the database). A step whose every signer answered with still too few shares fails."""
+        senders = self._counted(phase, who, answers)
+        if senders:
+            conn.execute(t_need.update().where((t_need.c.phase == phase) & t_need.c.sender.in_(senders))
+                         .values(have=t_need.c.have + 1))
+        short, answered = self._need_counts(conn, phase)
+        if short:
+            if answered >= len(self.st["signers"]):     # every signer answered and still too few: it cannot finish
+                self._fail(f"too few shares to unmask step {phase}: nothing released", conn)
+            return False
+        mark = f"unmasking{phase}"
+        if conn.execute(select(t_state.c.key).where(t_state.c.key == mark)).first() is not None:
+            return False
+        conn.execute(t_state.insert().values(key=mark, value=json.dumps({"pid": os.getpid(), "at": time.time()})))
+        return True
+
+    def _start_unmask(self, phase: int) -> None:
+        """Unmask ``phase`` off the request's thread (it may take a while), once in this process."""
+        with self.lock:
+            if self._unmasking == phase:
+                return
             self._unmasking = phase
-            threading.Thread(target=self._unmask, args=(phase,), name=f"secure-unmask-{phase}", daemon=True).start()
+        threading.Thread(target=self._unmask, args=(phase,), name=f"secure-unmask-{phase}", daemon=True).start()
 
     def _unmask(self, phase: int) -> None:
         """Sum and unmask (the uploads and the answers it reads are those of a closed step: no lock needed), then
@@ -703,7 +865,8 @@ class SecureRound:
         t1 = time.perf_counter()
         total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
         t2 = time.perf_counter()
-        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": t2 - t1, "uploads": len(uploaded), "dim": dim}
+        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": t2 - t1, "uploads": len(uploaded), "dim": dim,
+                               "pid": os.getpid()}
         # a wrap-around shows as an entry outside what the signal and the noise can reach
         limit = len(uploaded) * rounded_norms(self.plan.scale, dim)[0] + 2 ** (self.plan.bits - 2)
         if np.any(np.abs(total) > limit):
@@ -716,10 +879,11 @@ class SecureRound:
             presence = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8")
             doc = release_document(self.plan, self.cfg.vocabulary, self.cfg.n_topics, presence, total,
                                    (s0["shares"], len(uploaded)), self.round_id)
-        with self.lock, self.engine.begin() as conn:
+        with self._txn() as conn:
             if self.st["state"] != f"unmask{phase}":
                 return
-            conn.execute(t_state.delete().where(t_state.c.key == f"sum{phase}"))
+            conn.execute(t_state.delete().where(t_state.c.key.in_([f"sum{phase}", f"timings{phase}"])))
+            conn.execute(t_state.insert().values(key=f"timings{phase}", value=json.dumps(self.timings[phase])))
             conn.execute(t_state.insert().values(key=f"sum{phase}", value=json.dumps(
                 {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "shares": len(uploaded)})))
             if phase == 0:
@@ -736,8 +900,18 @@ class SecureRound:
             # logged, the round stays released) -- the one call of the secure-sum server into the ledger
             charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, doc["model_json"], sorted(uploaded))
 
+    def timings_view(self) -> dict:
+        """``GET /v1/secure/timings``: each unmasked step's sum and unmasking seconds (by whichever server process
+        unmasked it)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(t_state.c.key, t_state.c.value).where(t_state.c.key.in_(["timings0",
+                                                                                                "timings1"])))
+            return {**{k[-1]: json.loads(v) for k, v in rows}, **{str(k): v for k, v in self.timings.items()}}
+
     def model_doc(self) -> dict:
         """``GET /v1/model``: the released model."""
+        if self._model_doc is None:
+            self.fresh()
         if self._model_doc is None:
             raise ApiError(404, "no_model", f"the round has released no model (it is at step {self.st['state']!r}"
                                             + (f": {self.st['reason']}" if self.st.get("reason") else "") + ").")
@@ -854,7 +1028,7 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
             raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
         pause = 0.02        # the state is looked at in memory; at most 4 times a second per waiting contributor
-        while not _reached(r.st["state"], step) and time.monotonic() < deadline:
+        while not _reached(r.current_state(), step) and time.monotonic() < deadline:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.25, pause * 1.5)
     view = await run_in_threadpool(r.view)
@@ -896,7 +1070,7 @@ async def _store_or_late(request: Request, phase: int, step: str, store, *args) 
     try:
         return await run_in_threadpool(store, phase, *args)
     except ApiError as e:
-        state = r.st["state"]
+        state = r.current_state()       # another server process may have moved the round on
         moved_on = state != "failed" and STATES.index(state) > STATES.index(f"{step}{phase}")
         if e.code != "round_closed" or "wait" not in request.query_params or not moved_on:
             raise
@@ -975,8 +1149,15 @@ async def get_model(request: Request):
     return JSONResponse(_round(request).model_doc())
 
 
+def process_usage() -> dict:
+    """This server process's own CPU seconds and peak resident memory since it started."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return {"pid": os.getpid(), "cpu_s": u.ru_utime + u.ru_stime, "peak_rss_bytes": u.ru_maxrss * 1024}
+
+
 async def get_timings(request: Request):
-    return JSONResponse(_round(request).timings)
+    timings = await run_in_threadpool(_round(request).timings_view)
+    return JSONResponse({**timings, "process": process_usage()})
 
 
 async def _api_error(request: Request, exc: ApiError):
