@@ -163,3 +163,17 @@ def test_a_parameter_warning_says_pythons_names_and_writes_a_callers_flags():
         import warnings
 
         warnings.warn(w)
+
+
+def test_a_parameter_warning_class_given_plain_text_says_it_as_given():
+    """``warnings.warn(text, SomeParameterWarning)`` (a warning said again, by its text and class) builds the class
+    from the text alone: the line is the text, braces and all, and names no parameter."""
+    import warnings
+
+    from dptopic.errors import DataVocabularyWarning
+
+    with pytest.warns(DataVocabularyWarning) as caught:
+        warnings.warn("chosen from the {training} documents", DataVocabularyWarning)
+    w = caught[0].message
+    assert str(w) == w.message({"vocabulary": "--vocabulary"}) == "chosen from the {training} documents"
+    assert w.parameters == ()

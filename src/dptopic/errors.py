@@ -217,6 +217,13 @@ class ParameterWarning(ParameterLine, UserWarning):
     """A warning whose advice names parameters as data (:class:`ParameterLine`): ``warnings.warn(SomeWarning(template,
     parameter, ...))`` shows the line in Python's names, and the CLI writes it in its flags."""
 
+    def __init__(self, template: str, parameter: str | None = None, value=MISSING, **kw):
+        if parameter is None:       # a plain line: warnings.warn(text, category) builds the category from its text
+            super().__init__(template.replace("{", "{{").replace("}", "}}"), "", value, **kw)
+            self.parameters = ()
+        else:
+            super().__init__(template, parameter, value, **kw)
+
 
 def _rebuild_parameter_error(cls, state):
     err = cls.__new__(cls)
