@@ -21,9 +21,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
-from ..accounting.budget import hdp_budget_error
 from ..accounting.fedlda_scope import FED_SECURE
-from ..accounting.plan import docdp_cooc_epsilon_floor, docdp_cooc_unreachable_epsilon
 from ..accounting.verify import rounded_up
 from ..errors import DPTopicError, ParameterError
 
@@ -341,6 +339,8 @@ def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_R
     ``delta``:
     ``DocDPCooccurrence``'s two releases (:func:`~dptopic.accounting.plan.docdp_cooc_epsilon_floor`), searched up to
     the unit's largest budget (:data:`UNIT_EPSILON_MAX`); ``inf`` when none reaches it."""
+    from ..accounting.plan import docdp_cooc_epsilon_floor  # numpy: the registry alone loads none (the CLI's parser)
+
     return docdp_cooc_epsilon_floor(float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
 
 
@@ -352,6 +352,8 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     one document); None for the word unit (no such floor: below its inherent cost no trainer runs)."""
     if unit not in ("document", "user"):
         return None
+    from ..accounting.plan import docdp_cooc_unreachable_epsilon  # numpy: the registry alone loads none
+
     return docdp_cooc_unreachable_epsilon(float(epsilon), float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
 
 
@@ -377,6 +379,8 @@ def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, 
         return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
                               int(n_topics), most=MAX_TOPICS)
     if unit == "word":
+        from ..accounting.budget import hdp_budget_error  # numpy: the registry alone loads none (the CLI's parser)
+
         return hdp_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
                                 WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent), delta)
     top = UNIT_EPSILON_MAX.get(unit)
