@@ -15,7 +15,15 @@ from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
 from ..models.cdp_lda import CDPLDA
 from ..models.hdp_lda import HDPLDA
-from ..models.registry import TRAIN_DELTA, UNIT_EPSILON_MAX, UNITS, WORD_ITERATIONS, for_unit_trainer, trainer
+from ..models.registry import (
+    MAX_TOPICS,
+    TRAIN_DELTA,
+    UNIT_EPSILON_MAX,
+    UNITS,
+    WORD_ITERATIONS,
+    for_unit_trainer,
+    trainer,
+)
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
 # NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md).
@@ -99,7 +107,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
     validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
     validate_value("delta", delta, [Real(0, 1, "neither")])
-    validate_value("n_topics", n_topics, [Int(1, 100_000)])
+    validate_value("n_topics", n_topics, [Int(1, MAX_TOPICS)])
     cls = trainer(trainer_for_unit(unit, epsilon)).cls
     if unit == "word":
         model = cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
