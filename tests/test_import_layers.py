@@ -401,13 +401,41 @@ def test_models_holds_the_estimators_and_not_the_run_machinery():
     assert (ROOT / "src" / "dptopic" / "accounting" / "dataset_charge.py").is_file()
 
 
-def test_the_estimators_take_no_trainer_rule_from_advice():
-    """A trainer's rules live with it: HDP-LDA's refusal of a total it cannot spend is beside its plan
-    (``accounting/budget.py``), not in ``advice.py``. The one estimator that still reads advice is DocDPCooccurrence
-    (its small-corpus warning reads the utility table, and its epsilon floor is there)."""
-    pytest.importorskip("grimp")
-    import grimp
+def names_taken_from(src: Path, module: str, under: tuple) -> dict:
+    """``{importer: names}``: what each module in the folders ``under`` of ``src/dptopic`` imports from ``module``
+    (``"advice"``: ``dptopic.advice``), at module level or inside a function."""
+    import ast
 
-    graph = grimp.build_graph("dptopic", cache_dir=None)
-    readers = {m for m in graph.find_modules_that_directly_import("dptopic.advice") if m.startswith("dptopic.models")}
-    assert readers == {"dptopic.models.docdp_cooc"}
+    found: dict = {}
+    for folder in under:
+        for path in sorted((src / "dptopic" / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == module and (
+                        node.level or (node.module or "").startswith("dptopic.")):
+                    found.setdefault(path.relative_to(src / "dptopic").as_posix(), set()).update(
+                        a.name for a in node.names)
+    return found
+
+
+def test_no_estimator_or_registry_entry_takes_a_rule_from_advice():
+    """A trainer's rules live with it: the units' bounds and defaults and the refusal of ``dptopic.for_unit`` in the
+    registry (``models/registry.py``), DocDPCooccurrence's epsilon floor and HDP-LDA's word-budget rule beside their
+    plans (``accounting/plan.py``, ``accounting/budget.py``); ``advice.py`` reads them and holds only advice. What an
+    estimator, the registry or the training run takes from advice is the small-corpus forecast, and the layer contract
+    ignores exactly that one import of an estimator's (advice sits above models)."""
+    taken = names_taken_from(ROOT / "src", "advice", ("models", "training"))
+    assert taken == {"models/docdp_cooc.py": {"too_small_message"}, "training/run.py": {"too_small_message"}}
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["type"] == "layers")
+    assert layers["layers"].index("dptopic.training") < layers["layers"].index("dptopic.advice") < \
+        layers["layers"].index("dptopic.models")
+    assert layers.get("ignore_imports") == ["dptopic.models.docdp_cooc -> dptopic.advice"]
+
+
+def test_the_names_taken_from_advice_are_found_in_both_spellings(tmp_path):
+    _write_package(tmp_path, {"dptopic/models/a.py": "from ..advice import X\n",
+                              "dptopic/models/b.py": "def f():\n    from dptopic.advice import Y, Z  # why\n",
+                              "dptopic/models/c.py": "from ..advisor import W\nfrom .advice_text import V\n"})
+    assert names_taken_from(tmp_path, "advice", ("models",)) == {"models/a.py": {"X"}, "models/b.py": {"Y", "Z"}}

@@ -36,7 +36,6 @@ Nothing here reads the user's data: the answer is free of privacy cost.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -44,9 +43,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_most_epsilon
+from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_most_epsilon
 from .accounting.verify import rounded_up
 from .errors import DPTopicError, ParameterError
+from .models.registry import (
+    DOCUMENT_RANKING_NOISE,
+    TRAIN_DELTA,
+    UNIT_EPSILON_MAX,
+    WORD_EPSILON_INHERENT,
+    WORD_ITERATIONS,
+    unreachable_epsilon,
+)
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -84,136 +91,9 @@ MAX_DOCS = 10 ** 12
 MAX_DOC_LENGTH = 10 ** 9
 """The longest document (in words) the word-level advice reads."""
 """More documents than any corpus holds: beyond it the documents needed are not given as a number."""
-WORD_ITERATIONS = 50
-"""The iterations of the word-level trainer (HDPLDA.from_budget) that the utility table measured, and that
-``dptopic.for_unit("word", ...)`` and ``dptopic train --unit word`` run."""
-WORD_EPSILON_INHERENT = 10.0
-"""HDPLDA's inherent part per iteration (its default): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
-UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7, "user": 500.0}
-"""The largest epsilon ``dptopic.for_unit`` and ``dptopic train --unit`` take: a document-level budget above 500
-protects nothing; a word-level one is per word and starts in the hundreds."""
-TRAIN_DELTA = 1e-5
-"""The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
-(``training/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
-(imported by ``dptopic recommend``) does not; ``tests/cli/test_privacy.py`` checks that they agree."""
 LARGE_DELTA = 1e-3
 """Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in
 ``models/_document_base.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
-DOCUMENT_RANKING_NOISE = 3.0
-"""The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
-defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
-``models/docdp_cooc.py``, which imports scikit-learn); ``tests/cli/test_privacy.py`` checks that they
-agree."""
-
-
-def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
-    """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its release plan (the word ranking with
-    ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`~dptopic.accounting.plan.
-    docdp_cooc_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
-    and the pair within the budget of its ledger, as ``fit`` reserves it."""
-    from .accounting.plan import docdp_cooc_plan  # SciPy's accountant: loaded only when a budget is checked
-
-    try:
-        plan = docdp_cooc_plan(float(epsilon), float(delta), float(ratio))
-        plan.reserve(plan.ledger())
-    except DPTopicError:
-        return False
-    return True
-
-
-@functools.lru_cache(maxsize=64)
-def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_RANKING_NOISE) -> float:
-    """The smallest epsilon (to a relative 1e-5, from above) that ``dptopic.for_unit("document")`` (``dptopic train
-    --unit document``) reaches at ``delta``: its two releases (:func:`_document_releases_fit`) are tried from the
-    floor of one release (``calibrate_noise_multiplier``'s, from which ``calibrate_gaussian_pair`` starts) up, then
-    bisected. ``inf`` when no noise reaches a finite epsilon at ``delta``. (With a vocabulary of at most 200 words and
-    fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
-    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
-        MAX_NOISE_MULTIPLIER,
-        pld_epsilon,
-    )
-
-    lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
-    if not math.isfinite(lo) or _document_releases_fit(lo, delta, ratio):
-        return lo
-    hi = lo * 1.25
-    while not _document_releases_fit(hi, delta, ratio):
-        lo, hi = hi, hi * 1.25
-        if hi > UNIT_EPSILON_MAX["document"]:
-            return math.inf
-    while hi - lo > 1e-5 * hi:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if _document_releases_fit(mid, delta, ratio) else (mid, hi)
-    return hi
-
-
-def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
-                        ratio: float = DOCUMENT_RANKING_NOISE) -> float | None:
-    """The smallest epsilon ``dptopic train --unit document`` (``dptopic.for_unit``) reaches at ``delta``
-    (:func:`document_epsilon_floor`) when ``epsilon`` lies below it, else None. Its trainer, ``DocDPCooccurrence``,
-    calibrates two Gaussian releases (``calibrate_gaussian_pair``, the first with ``ratio`` times the second's noise
-    multiplier), and refuses a budget that needs a multiplier above the accountant's largest; whether ``epsilon`` is
-    reached is decided by that calibration itself. None for the word unit (no such floor: below its inherent cost
-    :func:`recommend` says no trainer runs)."""
-    if unit not in ("document", "user"):     # the user level runs the same releases, one person bounded as one document
-        return None
-    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
-        GAUSSIAN_DISCRETIZATION,
-        MAX_NOISE_MULTIPLIER,
-    )
-
-    # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
-    # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER
-    # divided by `scale`. The classic Gaussian mechanism at that multiplier is (c, delta)-DP for
-    # c = sqrt(2 ln(1.25/delta)) / multiplier when c < 1 (Dwork & Roth 2014, Thm A.1), and the floor exceeds the true
-    # epsilon by at most a few PLD grid steps: an epsilon far above both is reachable without loading the accountant
-    scale = max(ratio, 1.0) * math.sqrt(1.0 + 1.0 / ratio ** 2)
-    c = math.sqrt(2 * math.log(1.25 / delta)) * scale / MAX_NOISE_MULTIPLIER
-    if c < 1 and epsilon >= 10 * (c + 2 * GAUSSIAN_DISCRETIZATION):
-        return None
-    if _document_releases_fit(epsilon, delta, ratio):
-        return None
-    return document_epsilon_floor(float(delta), float(ratio))
-
-
-MAX_TOPICS = 100_000
-"""The most topics a trainer takes (the ``n_topics`` bound of every estimator, ``dptopic train --topics``)."""
-
-
-def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
-                  n_iter: int | None = None, epsilon_inherent: float | None = None, reach: bool = True) -> str | None:
-    """The line of :func:`train_refusal_error`, or None."""
-    err = train_refusal_error(unit, epsilon, n_topics, delta, n_iter, epsilon_inherent, reach)
-    return None if err is None else str(err)
-
-
-def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
-                        n_iter: int | None = None, epsilon_inherent: float | None = None,
-                        reach: bool = True) -> ParameterError | None:
-    """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, as a
-    :class:`~dptopic.errors.ParameterError` (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
-    user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
-    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (HDP-LDA's rule,
-    :func:`~dptopic.accounting.budget.hdp_budget_error`, at ``n_iter`` iterations, :data:`WORD_ITERATIONS` by
-    default). ``dptopic recommend`` reads the same rule for its
-    "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
-    caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
-    if n_topics is not None and int(n_topics) > MAX_TOPICS:
-        return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
-                              int(n_topics), most=MAX_TOPICS)
-    if unit == "word":
-        return hdp_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
-                                WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent), delta)
-    top = UNIT_EPSILON_MAX.get(unit)
-    if top is not None and float(epsilon) > top:
-        return ParameterError("{epsilon=:g} is more than a {unit}-level trainer takes: give at most {top:g} (a {unit}-level"
-                              " budget above it protects nothing).", "epsilon", float(epsilon), unit=unit, top=top)
-    floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
-    if floor is not None:
-        return ParameterError("{epsilon=:g} is below what the {unit}-level trainer reaches at {delta=:g}: give"
-                              " {epsilon=floor:g} or more (or a larger {delta}).", "epsilon", float(epsilon),
-                              values={"delta": float(delta)}, unit=unit, floor=rounded_up(floor, 4))
-    return None
 
 
 def suggested_delta(n_docs: int) -> float:

@@ -75,8 +75,8 @@ def test_the_cooccurrence_plan_is_within_its_budget_and_the_two_releases_share_i
 
 
 def test_the_models_plan_is_the_function_recommend_reads():
-    from dptopic.advice import unreachable_epsilon
     from dptopic.models import DocDPCooccurrence
+    from dptopic.models.registry import unreachable_epsilon
 
     m = DocDPCooccurrence(epsilon=0.7, delta=1e-6)
     assert m.release_plan().releases == docdp_cooc_plan(0.7, 1e-6, 3.0).releases
@@ -86,8 +86,8 @@ def test_the_models_plan_is_the_function_recommend_reads():
 
 def test_refuse_unreachable_names_the_parameter_and_the_smallest_reachable_epsilon():
     from dptopic.accounting.verify import rounded_up
-    from dptopic.advice import document_epsilon_floor
     from dptopic.models import DocDPCooccurrence, DocDPEM
+    from dptopic.models.registry import document_epsilon_floor
 
     with pytest.raises(DPTopicError, match=r"budget unreachable: epsilon=0.001 .* two releases .*smallest reachable"
                                            rf" epsilon is {rounded_up(document_epsilon_floor(1e-5, 3.0), 4):.4g}"):

@@ -18,7 +18,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 """A command-line flag written in text (``--topics``, ``--no-noise``); a dash rule (``a -- b``) is none."""
 
 FLAG_TEXT = {
-    "advice.py": 29,
+    "advice.py": 22,
     "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,
     "contributor/secure_sum.py": 2,

@@ -99,7 +99,7 @@ def test_recommend_and_train_agree_on_the_word_level_budgets(capsys, tmp_path, d
 
 def test_recommend_says_train_refuses_too_many_topics_by_the_same_rule(capsys, tmp_path):
     """recommend --topics 100001 answered without saying that train refuses it."""
-    from dptopic.advice import train_refusal
+    from dptopic.models.registry import train_refusal
 
     assert main(["recommend", "--epsilon", "1", "--docs", "1000", "--topics", "100001"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
@@ -230,7 +230,8 @@ def test_recommend_refuses_a_document_count_that_is_not_a_whole_number(capsys, g
 
 
 def test_the_small_corpus_warning_reads_the_models_delta():
-    from dptopic.advice import too_small_message, unreachable_epsilon
+    from dptopic.advice import too_small_message
+    from dptopic.models.registry import unreachable_epsilon
 
     assert unreachable_epsilon("document", 0.005, 1e-5) is not None
     assert unreachable_epsilon("document", 0.005, 0.05) is None

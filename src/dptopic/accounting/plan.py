@@ -14,6 +14,7 @@ here (:func:`docdp_cooc_plan`), since ``dptopic recommend`` (``advice``, below t
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -227,3 +228,61 @@ def docdp_cooc_plan(epsilon: float, delta: float, ratio: float, ranked: bool = T
         docdp_cooc_release(sigma, relation),)
     return ReleasePlan(COOC_TRAINER, unit, releases, relation=relation, theorem=theorem,
                        budget=(float(epsilon), float(delta)))
+
+
+def docdp_cooc_reaches(epsilon: float, delta: float, ratio: float) -> bool:
+    """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its release plan (the word ranking with
+    ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`docdp_cooc_plan`, the function
+    its ``release_plan`` calls), each multiplier within what the accountant handles, and the pair within the budget of
+    its ledger, as ``fit`` reserves it."""
+    try:
+        plan = docdp_cooc_plan(float(epsilon), float(delta), float(ratio))
+        plan.reserve(plan.ledger())
+    except DPTopicError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def docdp_cooc_epsilon_floor(delta: float, ratio: float, most: float) -> float:
+    """The smallest epsilon (to a relative 1e-5, from above) that ``DocDPCooccurrence``'s two releases reach at
+    ``delta`` (:func:`docdp_cooc_reaches`), tried from the floor of one release (``calibrate_noise_multiplier``'s, from
+    which ``calibrate_gaussian_pair`` starts) up, then bisected. ``inf`` when no noise reaches a finite epsilon at
+    ``delta``, or none up to ``most`` (the largest budget its unit takes). (With a vocabulary of at most 200 words and
+    fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
+    from .gaussian import MAX_NOISE_MULTIPLIER, pld_epsilon  # the Gaussian accountant loads SciPy's optimizers
+
+    lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
+    if not math.isfinite(lo) or docdp_cooc_reaches(lo, delta, ratio):
+        return lo
+    hi = lo * 1.25
+    while not docdp_cooc_reaches(hi, delta, ratio):
+        lo, hi = hi, hi * 1.25
+        if hi > most:
+            return math.inf
+    while hi - lo > 1e-5 * hi:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if docdp_cooc_reaches(mid, delta, ratio) else (mid, hi)
+    return hi
+
+
+def docdp_cooc_unreachable_epsilon(epsilon: float, delta: float, ratio: float, most: float) -> float | None:
+    """The smallest epsilon ``DocDPCooccurrence`` reaches at ``delta`` (:func:`docdp_cooc_epsilon_floor`) when
+    ``epsilon`` lies below it, else None. It calibrates two Gaussian releases (``calibrate_gaussian_pair``, the first
+    with ``ratio`` times the second's noise multiplier), and refuses a budget that needs a multiplier above the
+    accountant's largest; whether ``epsilon`` is reached is decided by that calibration itself. The user level runs
+    the same releases (one person bounded as one document), and so has the same floor."""
+    from .gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER  # the Gaussian accountant loads SciPy
+
+    # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
+    # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER
+    # divided by `scale`. The classic Gaussian mechanism at that multiplier is (c, delta)-DP for
+    # c = sqrt(2 ln(1.25/delta)) / multiplier when c < 1 (Dwork & Roth 2014, Thm A.1), and the floor exceeds the true
+    # epsilon by at most a few PLD grid steps: an epsilon far above both is reachable without loading the accountant
+    scale = max(ratio, 1.0) * math.sqrt(1.0 + 1.0 / ratio ** 2)
+    c = math.sqrt(2 * math.log(1.25 / delta)) * scale / MAX_NOISE_MULTIPLIER
+    if c < 1 and epsilon >= 10 * (c + 2 * GAUSSIAN_DISCRETIZATION):
+        return None
+    if docdp_cooc_reaches(epsilon, delta, ratio):
+        return None
+    return docdp_cooc_epsilon_floor(float(delta), float(ratio), float(most))

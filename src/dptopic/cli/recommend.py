@@ -52,17 +52,16 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         MAX_DOCS,
         MEASURE_NAMES,
         PUBLIC_WORDS,
-        TRAIN_DELTA,
         docs_needed_text,
         forecast_inputs,
         large_delta,
         range_text,
         suggested_delta,
         supported_note,
-        train_refusal_error,
         useful_threshold,
         verdict,
     )
+    from ..models.registry import TRAIN_DELTA, train_refusal_error  # read on use: the CLI's start-up stays light
 
     counted = plural(docs, "person") if unit == "user" else plural(docs, "document")
     if unit == "user":
@@ -120,7 +119,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
         console.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
     delta_flag = "" if delta == TRAIN_DELTA else f" --delta {delta:g}"
-    # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
+    # the rule dptopic train --unit and dptopic.for_unit refuse by (registry.train_refusal), in recommend's flags
     refusal = train_refusal_error(unit, epsilon, topics, delta)
     refusal = "" if refusal is None else refusal.message({"epsilon": "--epsilon", "n_topics": "--topics",
                                                           "delta": "--delta", "n_iter": "--iterations"})

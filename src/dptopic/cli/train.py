@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS, unit_algorithm_error
+from ..models.registry import TRAINERS, UNIT_EPSILON_MAX, WORD_ITERATIONS, train_refusal_error, unit_algorithm_error
 from ..reporting.terminal import make_console
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
 from ._common import (
@@ -237,12 +237,11 @@ def _resolve_unit(a) -> tuple:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..advice import train_refusal_error  # read on use: the CLI's start-up stays light
-    from ..training.by_unit import WORD_ITERATIONS, trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
+    from ..training.by_unit import trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
-    # through the same unreachable_epsilon)
+    # through the same unreachable_epsilon, models/registry.py)
     refusal = train_refusal_error(a.unit, a.epsilon, a.topics, a.delta, reach=False,
                                   **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent}
                                      if a.unit == "word" else {}))
@@ -276,7 +275,6 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
         hdp_iterations_within,
         smallest_hdp_budget,
     )
-    from ..advice import UNIT_EPSILON_MAX  # read on use: the CLI's start-up stays light
 
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT

@@ -48,7 +48,7 @@ from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, R
 from ..accounting.plan import COOC_RANKING as _RANKING
 from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC
-from ..accounting.plan import ReleasePlan, docdp_cooc_plan
+from ..accounting.plan import ReleasePlan, docdp_cooc_plan, docdp_cooc_unreachable_epsilon
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
@@ -83,6 +83,7 @@ from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
 from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
 from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
+from .registry import UNIT_EPSILON_MAX
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -432,8 +433,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         except DPTopicError:
             if not ranked:
                 raise
-            from ..advice import unreachable_epsilon  # the floor recommend states: one rule
-            floor = unreachable_epsilon("document", epsilon, delta, ratio)
+            floor = docdp_cooc_unreachable_epsilon(epsilon, delta, ratio, UNIT_EPSILON_MAX["document"])  # one rule
             if floor is None:
                 raise
         from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, unreachable_budget  # SciPy's accountant

@@ -22,10 +22,28 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ..accounting.fedlda_scope import FED_SECURE
+from ..accounting.verify import rounded_up
 from ..errors import DPTopicError, ParameterError
 
 UNITS = ("document", "user", "word")
 """The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
+UNIT_EPSILON_MAX = MappingProxyType({"document": 500.0, "word": 1e7, "user": 500.0})
+"""The largest epsilon ``dptopic.for_unit`` (and the command line's unit option) takes: a document-level budget
+above 500 protects nothing; a word-level one is per word and starts in the hundreds."""
+TRAIN_DELTA = 1e-5
+"""The delta ``dptopic.for_unit`` (and ``dptopic train``) use by default."""
+MAX_TOPICS = 100_000
+"""The most topics a trainer takes (the ``n_topics`` bound of every estimator)."""
+WORD_ITERATIONS = 50
+"""The iterations of the word-level trainer (HDPLDA.from_budget) that the utility table measured, and that
+``dptopic.for_unit("word", ...)`` (and ``dptopic train`` under the word unit) runs."""
+WORD_EPSILON_INHERENT = 10.0
+"""HDPLDA's inherent part per iteration (``HDPLDA.DEFAULT_EPSILON_INHERENT``, not imported: the registry loads no
+estimator): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
+DOCUMENT_RANKING_NOISE = 3.0
+"""The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
+defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
+``models/docdp_cooc.py``, not imported: the registry loads no estimator)."""
 
 BUDGET_CONSTRUCTORS = ("from_budget", "from_user_budget")
 """The class methods that build a trainer from a total budget; their parameters count as the trainer's."""
@@ -314,3 +332,65 @@ def unit_algorithm_error(unit: str | None, algorithm: str | None) -> ParameterEr
                           algorithm, values={"unit": unit},
                           flag_template="{unit} picks the trainer itself: drop {algorithm}, or drop {unit} to choose"
                           " one by hand.")
+
+
+def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_RANKING_NOISE) -> float:
+    """The smallest epsilon ``dptopic.for_unit("document")`` (and ``dptopic train`` under that unit) reaches at
+    ``delta``:
+    ``DocDPCooccurrence``'s two releases (:func:`~dptopic.accounting.plan.docdp_cooc_epsilon_floor`), searched up to
+    the unit's largest budget (:data:`UNIT_EPSILON_MAX`); ``inf`` when none reaches it."""
+    from ..accounting.plan import docdp_cooc_epsilon_floor  # numpy: the registry alone loads none (the CLI's parser)
+
+    return docdp_cooc_epsilon_floor(float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
+
+
+def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
+                        ratio: float = DOCUMENT_RANKING_NOISE) -> float | None:
+    """The smallest epsilon ``dptopic.for_unit(unit)`` (and ``dptopic train`` under that unit) reaches at ``delta``
+    when ``epsilon`` lies below it, else None: the floor of ``DocDPCooccurrence``'s two releases
+    (:func:`~dptopic.accounting.plan.docdp_cooc_unreachable_epsilon`) for a document or a person (one person bounded as
+    one document); None for the word unit (no such floor: below its inherent cost no trainer runs)."""
+    if unit not in ("document", "user"):
+        return None
+    from ..accounting.plan import docdp_cooc_unreachable_epsilon  # numpy: the registry alone loads none
+
+    return docdp_cooc_unreachable_epsilon(float(epsilon), float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
+
+
+def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
+                  n_iter: int | None = None, epsilon_inherent: float | None = None, reach: bool = True) -> str | None:
+    """The line of :func:`train_refusal_error`, or None."""
+    err = train_refusal_error(unit, epsilon, n_topics, delta, n_iter, epsilon_inherent, reach)
+    return None if err is None else str(err)
+
+
+def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
+                        n_iter: int | None = None, epsilon_inherent: float | None = None,
+                        reach: bool = True) -> ParameterError | None:
+    """Why ``dptopic.for_unit(unit, ...)`` (and ``dptopic train`` under ``unit``) refuses these settings, as a
+    :class:`~dptopic.errors.ParameterError` (None when it takes them): more than :data:`MAX_TOPICS` topics, a document-
+    or user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
+    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (HDP-LDA's rule,
+    :func:`~dptopic.accounting.budget.hdp_budget_error`, at ``n_iter`` iterations, :data:`WORD_ITERATIONS` by
+    default). ``dptopic recommend`` reads the same rule for its "train it" line, so that it never suggests a command
+    that train refuses. ``reach=False`` leaves out the floor (a caller that checks it with the trainer's own settings,
+    as ``dptopic train`` does once they are known)."""
+    if n_topics is not None and int(n_topics) > MAX_TOPICS:
+        return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
+                              int(n_topics), most=MAX_TOPICS)
+    if unit == "word":
+        from ..accounting.budget import hdp_budget_error  # numpy: the registry alone loads none (the CLI's parser)
+
+        return hdp_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
+                                WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent), delta)
+    top = UNIT_EPSILON_MAX.get(unit)
+    if top is not None and float(epsilon) > top:
+        return ParameterError("{epsilon=:g} is more than a {unit}-level trainer takes: give at most {top:g} (a"
+                              " {unit}-level budget above it protects nothing).", "epsilon", float(epsilon), unit=unit,
+                              top=top)
+    floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
+    if floor is not None:
+        return ParameterError("{epsilon=:g} is below what the {unit}-level trainer reaches at {delta=:g}: give"
+                              " {epsilon=floor:g} or more (or a larger {delta}).", "epsilon", float(epsilon),
+                              values={"delta": float(delta)}, unit=unit, floor=rounded_up(floor, 4))
+    return None
