@@ -50,6 +50,7 @@ class CohortSimulation:
         from dptopic.service.secure_sum import SecureSumConfig
 
         self.tmp, self.plan, self.words = Path(tmp), plan, list(words)
+        self.tmp.mkdir(parents=True, exist_ok=True)
         self.progress = progress or (lambda line: None)
         self.refused: dict = {}
         self.timings: dict = {}
