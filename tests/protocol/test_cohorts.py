@@ -1,6 +1,7 @@
 """protocol/cohorts.py: the plan of a round in cohorts, its pads and checks, and the exactness of the two-level sum
 (every cohort's real server, the bridge and the coordinator, with real contributors) at both ring sizes and several
 cohort splits."""
+import json
 import math
 
 import numpy as np
@@ -99,8 +100,12 @@ def test_the_released_sums_are_exactly_the_survivors_sums(tmp_path, monkeypatch,
         assert np.array_equal(co_.sums[phase], exact_sum(sim, seen, phase, bits))
         assert co_.shares[phase] == n - 3
     assert sim.delegates[0][0] not in sim.bridge.padded[0][1][0]
-    # every cohort's server serves the round's model
+    # every cohort's server serves the round's model, whose report and card say it ran in cohorts
     assert all(s.model_doc() == co_.model_doc for s in sim.servers)
+    meta = json.loads(co_.model_doc["model_json"])
+    assert meta["privacy"]["round"]["cohorts"] == plan.describe()
+    assert "cohorts" in meta["privacy"]["trust_model"] and "delegates" in meta["privacy_card"]["cohorts"]
+    assert meta["privacy"]["noise_shares"]["calibrated_for"] == plan.round_plan.honest
 
 
 def test_a_delegate_missing_from_the_bridge_fails_the_round_with_nothing_released(tmp_path):

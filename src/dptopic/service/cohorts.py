@@ -171,7 +171,8 @@ class Coordinator:
         model = secure_sum_topics(self.plan.round_plan, self.vocabulary, self.n_topics, self.sums[0], self.sums[1],
                                   (self.shares[0], self.shares[1]),
                                   {"round_id": self.round_id, "cohorts": self.plan.describe()})
-        model._secure_report["trust_model"] = self.plan.trust_model()
+        model._secure_report["trust_model"] = self.plan.trust_model()       # the cohorts' own statement
+        model.privacy_ = dict(model.privacy_, trust_model=model._secure_report["trust_model"])
         with tempfile.TemporaryDirectory() as d:
             model.save(f"{d}/m")
             load_bundle(f"{d}/m")
