@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -71,11 +71,12 @@ def _binomial_tail(n: int, p: float, f: int) -> float:
     for k in range(f + 1, n + 1):
         term = math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
         total += term
-        if term < 1e-300 and k > n * p:
+        if k > n * p and term <= total * 1e-17:      # past the mode the terms only fall
             break
     return min(1.0, total)
 
 
+@lru_cache(maxsize=256)
 def cohort_dropouts(size: int, rate: float, target: float) -> int:
     """The smallest tolerance ``f`` such that a cohort of ``size`` whose members drop out independently at ``rate``
     loses more than ``f`` with probability at most ``target``."""
