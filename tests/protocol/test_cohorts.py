@@ -49,7 +49,7 @@ def test_the_plan_pays_the_noise_once_for_the_whole_round():
 
 def test_the_ring_is_chosen_for_the_whole_round_not_a_cohort():
     plan = co.CohortPlan(1.0, 1e-5, 1_000_000, 100_000, 1000, 5000)
-    assert plan.bits_ == ss.SecureSumPlan(1.0, 1e-5, 1_000_000, sum(plan.cohort_dropouts), 1000).bits == 64
+    assert plan.ring_bits == ss.SecureSumPlan(1.0, 1e-5, 1_000_000, sum(plan.cohort_dropouts), 1000).bits == 64
     assert plan.scale == ss.ring_scale(64, 1_000_000)
     small = co.CohortPlan(1.0, 1e-5, 30_000, 3000, 1000, 2000, bits=32)
     # modulo 2^32 a cohort of 2,000 alone could quantize at 2^16; the sum of 30,000 needs 2^13
@@ -59,6 +59,8 @@ def test_the_ring_is_chosen_for_the_whole_round_not_a_cohort():
 def test_the_plan_refuses_one_cohort_and_cohorts_too_small_for_their_dropouts():
     with pytest.raises(ParameterError, match="cohort_size"):
         co.CohortPlan(1.0, 1e-5, 100, 10, 30, 100)
+    with pytest.raises(ParameterError, match="at least 3"):
+        co.CohortPlan(1.0, 1e-5, 100, 10, 30, 0)
     with pytest.raises(ParameterError, match="cohort_size"):
         co.CohortPlan(1.0, 1e-5, 200, 20, 30, 20, collusion=3)
 

@@ -182,6 +182,9 @@ class CohortPlan:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise ParameterError("invalid {" + name + "=}: an integer.", name, v)
+        if self.cohort_size < 3:
+            raise ParameterError("invalid {cohort_size=}: a cohort is a secure sum of at least 3 contributors.",
+                                 "cohort_size", self.cohort_size)
         if not 0 <= self.dropouts < self.n:
             raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", self.dropouts, n=self.n)
         if self.collusion is None:
@@ -227,7 +230,7 @@ class CohortPlan:
             raise
 
     @property
-    def bits_(self) -> int:
+    def ring_bits(self) -> int:
         """The ring every cohort and the bridge sum in."""
         return self.round_plan.bits
 
@@ -239,7 +242,7 @@ class CohortPlan:
         for c, (s, f) in enumerate(zip(self.sizes, self.cohort_dropouts)):
             try:
                 plans.append(ss.SecureSumPlan(self.epsilon, self.delta, s, f, self.vocab_size, int(self.collusion),
-                                              self.bits_))
+                                              self.ring_bits))
             except DPTopicError as e:
                 raise ParameterError("{cohort_size=}: cohort {c} of {s} cannot carry its dropout tolerance {f} with {t}"
                                      " colluders ({why}); give larger cohorts.", "cohort_size", self.cohort_size, c=c,
@@ -272,12 +275,12 @@ class CohortPlan:
         for f in range(fb, 0, -1):
             try:
                 return ss.SecureSumPlan(self.epsilon, self.delta, nb, f, self.vocab_size, int(self.collusion),
-                                        self.bits_)
+                                        self.ring_bits)
             except DPTopicError:
                 continue
         try:
             return ss.SecureSumPlan(self.epsilon, self.delta, nb, 0, self.vocab_size, int(self.collusion),
-                                    self.bits_)
+                                    self.ring_bits)
         except DPTopicError as e:
             raise ParameterError("{cohort_size=}: the bridge of {nb} delegates cannot carry {fb} dropouts with {t}"
                                  " colluders ({why}); give more cohorts or a lower dropout rate.", "cohort_size",
@@ -309,7 +312,7 @@ class CohortPlan:
         """The per-entry noise over that of a single round of ``n`` with ``dropouts`` (the price of the cohorts'
         dropout margins: their tolerances sum above ``dropouts``)."""
         single = ss.SecureSumPlan(self.epsilon, self.delta, int(self.n), int(self.dropouts), self.vocab_size,
-                                  int(self.collusion), self.bits_)
+                                  int(self.collusion), self.ring_bits)
         # the noise in a sum of m shares is m mu / honest: the same survivors, fewer honest shares planned for
         return math.sqrt(self.round_plan.mu_shares[1] / single.mu_shares[1]) * single.scale / self.scale
 

@@ -139,7 +139,7 @@ class Coordinator:
         bridge_up = [self.rename.get(u, u) for u in self.bridge.padded[phase][1]]
         try:
             total = combine([r.padded[phase][0] for r in self.cohorts], self.bridge.padded[phase][0],
-                            self.plan.bits_, uploaded_delegates, bridge_up)
+                            self.plan.ring_bits, uploaded_delegates, bridge_up)
         except DPTopicError as e:
             self._fail(str(e).rstrip("."))
             return False
