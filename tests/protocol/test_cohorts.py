@@ -88,7 +88,8 @@ def test_pads_cancel_in_the_combined_sum_and_a_missing_pad_is_refused(bits):
         co.combine(padded, bridge, bits, list(seeds), list(seeds)[:-1])
 
 
-@pytest.mark.parametrize("bits,n,size", [(32, 40, 20), (64, 40, 20), (32, 60, 20), (64, 60, 30)])
+@pytest.mark.parametrize("bits,n,size", [(32, 60, 20), (64, 40, 20), pytest.param(64, 60, 20, marks=pytest.mark.slow),
+                                          pytest.param(32, 60, 30, marks=pytest.mark.slow)])
 def test_the_released_sums_are_exactly_the_survivors_sums(tmp_path, monkeypatch, bits, n, size):
     seen = record_shares(monkeypatch)
     plan = co.CohortPlan(8.0, 1e-5, n, n // 10, len(WORDS), size, collusion=1, bits=bits)
