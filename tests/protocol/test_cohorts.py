@@ -117,3 +117,25 @@ def test_a_delegate_missing_from_the_bridge_fails_the_round_with_nothing_release
     out = sim.run(bridge_drop0=[sim.delegates[0][0]])       # it uploads in its cohort, not in the bridge
     assert out.startswith("failed") and "differ" in out
     assert sim.coordinator.model_doc is None and all(s.st["state"] == "failed" for s in sim.servers)
+
+
+def test_a_delegate_keeps_its_pads_in_its_state_file_and_wipes_them_when_the_round_ends(tmp_path):
+    from dptopic.contributor.cohorts import CohortContributor, Pads
+
+    plan = co.CohortPlan(8.0, 1e-5, 40, 4, len(WORDS), 20, collusion=1)
+    sim = simulation_class()(tmp_path, plan, tiny_bows(40), WORDS)
+    first = next(c for c in sim.people[0] if c.pads is not None)
+    inv = {"round_id": first.round_id, "contributor": first.me, "count": len(sim.groups[0]),
+           "signing_key": first.key, "enrollment_key": sim.servers[0].cfg.directory["enrollment_key"]}
+    config = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": WORDS,
+              "vocab_size": len(WORDS), "n_topics": 3, "round_id": first.round_id,
+              "secure_sum": plan.cohort_plans[0].to_dict(), "epsilon": 8.0, "delta": 1e-5, "fed": None,
+              "directory": sim.servers[0].cfg.directory}
+    state = tmp_path / "state.json"
+    pads = Pads()
+    c = CohortContributor(config, first.bow, inv, plan, "round1", 0, pads, state=state)
+    again = Pads()
+    CohortContributor(config, first.bow, inv, plan, "round1", 0, again, state=state)
+    assert again.seeds == pads.seeds          # resumed: the pads it drew first
+    c.finish("released")
+    assert "pads" not in json.loads(state.read_text()) and json.loads(state.read_text())["secrets"] is None

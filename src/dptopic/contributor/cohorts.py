@@ -58,6 +58,18 @@ class CohortContributor(SecureContributor):
             raise DPTopicError(f"{self.me!r} is {'' if self.me in self.delegates else 'not '}one of its cohort's"
                                " delegates: give its pads exactly when it is.")
         self.pads = pads
+        if pads is not None and self.secrets is not None:     # the pads are kept, as the round's secrets are
+            kept = self.st.get("pads")
+            if kept is None:
+                self.st["pads"] = [seed.hex() for seed in pads.seeds]
+                self._write()
+            else:                   # a resumed run uploads with the pads it drew first (the bridge's copy too)
+                pads.seeds = [bytes.fromhex(seed) for seed in kept]
+
+    def finish(self, outcome: str) -> None:
+        """The round is over: the pads are wiped with the other secrets."""
+        self.st.pop("pads", None)
+        super().finish(outcome)
 
     def _share(self, phase: int, x: np.ndarray) -> np.ndarray:
         """Quantized at the round's scale with the round's noise share; minus the pad for a delegate."""
