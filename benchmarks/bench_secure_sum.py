@@ -394,6 +394,111 @@ def http_main(a, vocab, phi, theta, lengths):
               f" with other work. CPU of the server and the contributors' process together: {cpu:.2f}.")
 
 
+def cohort_recovery_main(a, vocab_size):
+    """``--cohort-size S`` (without ``--simulate``): recovery of a round in cohorts of at most S (the noise of
+    :class:`~dptopic.protocol.cohorts.CohortPlan`, calibrated for the whole round with each cohort's dropout margin),
+    beside one single round (:class:`SecureSumPlan`) and the central ``--unit user`` trainer, for each ``--seeds``
+    (the planted topics, the drawing and the rounding and noise); the masks and pads cancel exactly
+    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares."""
+    import dptopic
+    from dptopic.evaluation import topic_coverage
+    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    rows, diffs = [], {}
+    for seed in a.seeds:
+        real = source("sotu", vocab_size)
+        phi, theta, lengths, _ = plant(real, a.topics, a.iters, seed, 1)
+        vocab = list(real.vocabulary)
+        for P in a.people:
+            corpus, users = draw_people(phi, theta, lengths, vocab, P, seed)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                central = dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=1.0, delta=DELTA, unit="user").fit(
+                    corpus, user_ids=users)
+            c_cov = topic_coverage(central, (phi, vocab))["coverage"]
+            for d in a.dropout:
+                F = int(round(d * P))
+                cplan = CohortPlan(1.0, DELTA, P, F, len(vocab), a.cohort_size)
+                for name, plan in (("cohorts", cplan.round_plan), ("single", SecureSumPlan(1.0, DELTA, P, F,
+                                                                                           len(vocab)))):
+                    t = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        model, n_kept = secure_topics(corpus, users, plan, a.topics, d,
+                                                      np.random.default_rng([seed, P]))
+                    cov = topic_coverage(model, (phi, vocab))["coverage"]
+                    diffs.setdefault((P, d, name), []).append(cov - c_cov)
+                    rows.append([str(seed), f"{P:,}", f"{d:g}", name, f"{len(cplan.sizes) if name == 'cohorts' else 1}",
+                                 f"{plan.honest:,}", f"{c_cov:.3f}", f"{cov:.3f}", f"{cov - c_cov:+.3f}", str(n_kept),
+                                 f"{time.perf_counter() - t:.0f}"])
+                    print("  ".join(rows[-1]), flush=True)
+    print()
+    table(rows, ["seed", "people", "dropout", "round", "cohorts", "honest shares", "central", "secure sum",
+                 "difference", "kept words", "s"])
+    print()
+    table([[f"{P:,}", f"{d:g}", name, f"{np.mean(v):+.3f}", f"{len(v)}"] for (P, d, name), v in diffs.items()],
+          ["people", "dropout", "round", "mean difference to central", "seeds"])
+    print(f"\ncoverage of the planted topics; cohorts of at most {a.cohort_size}; central ="
+          " DocDPCooccurrence(unit='user') unseeded; the target: the cohorts' mean difference within 0.03 of central.")
+
+
+def cohort_simulation_main(a, vocab, phi, theta, lengths):
+    """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, in this process,
+    with the real server code (every cohort's :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on
+    SQLite files) and the real contributor code (``benchmarks/_cohort_round.py``), 10% of the people dropping out
+    after masking; prints each stage's time, the server and contributor CPU, the peak memory and the recovery."""
+    import resource
+    import tempfile
+
+    from _cohort_round import CohortSimulation
+    from dptopic.evaluation import topic_coverage
+    from dptopic.models.secure_sum import secure_sum_topics
+    from dptopic.protocol.cohorts import CohortPlan
+
+    t0 = time.perf_counter()
+    corpus, users = draw_people(phi, theta, lengths, vocab, a.simulate, a.seed)
+    u = np.unique(np.asarray(users), return_inverse=True)[1]
+    order = np.argsort(u, kind="stable")
+    m = corpus.to_bow()
+    bows = []
+    for ix in np.split(order, np.flatnonzero(np.diff(u[order])) + 1):
+        sub = m[ix]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    F = int(round(a.dropout[0] * a.simulate))
+    plan = CohortPlan(1.0, DELTA, a.simulate, F, len(vocab), a.cohort_size)
+    d = plan.describe()
+    print(f"plan: {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}, tolerance"
+          f" {d['cohort_dropouts'][1]} a cohort, degree {d['cohort_degree'][1]}, threshold {d['cohort_threshold'][1]},"
+          f" {d['delegates_per_cohort']} delegates a cohort, bridge of {d['bridge']['n']} (degree"
+          f" {d['bridge']['degree']}), modulus 2^{d['modulus_bits']}, noise cost {d['noise_cost']:.4f};"
+          f" people drawn in {time.perf_counter() - t0:.0f} s", flush=True)
+    rng = np.random.default_rng([a.seed, 7])
+    with tempfile.TemporaryDirectory(dir=a.work if Path(a.work).is_dir() else None) as tmp:
+        t = time.perf_counter()
+        sim = CohortSimulation(tmp, plan, bows, vocab, topics=a.topics, seed=a.seed,
+                               progress=lambda line: print(f"  {line} (at {time.perf_counter() - t:.0f} s)",
+                                                           flush=True))
+        ids = [c.me for p in sim.people for c in p]
+        drop = set(rng.choice(ids, F, replace=False).tolist()) if F else set()
+        outcome = sim.run(drop0=drop)
+        wall = time.perf_counter() - t
+        cpu = time.process_time()
+        server = {k: s.timings for k, s, _ in sim.rounds()}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\n{a.simulate:,} people in cohorts of {a.cohort_size}: {outcome}; {wall:.0f} s wall"
+          f" ({wall / a.simulate * 1e3:.1f} ms a contributor), process CPU {cpu:.0f} s, peak memory {peak:.0f} MB;"
+          f" stages {', '.join(f'{k} {v:.0f} s' for k, v in sim.timings.items())}")
+    sums = sum(v.get("sum_s", 0) + v.get("unmask_s", 0) for t_ in server.values() for v in t_.values())
+    print(f"servers' sum and unmask: {sums:.1f} s over {len(server)} rounds")
+    co = sim.coordinator
+    if co.model_doc is not None:
+        model = secure_sum_topics(plan.round_plan, vocab, a.topics, co.sums[0], co.sums[1],
+                                  (co.shares[0], co.shares[1]), {})
+        print(f"coverage of the planted topics: {topic_coverage(model, (phi, vocab))['coverage']:.3f}; kept words"
+              f" {int(round((np.sqrt(8 * len(co.sums[1]) + 1) - 1) / 2))}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--people", nargs="+", type=int, default=[3000])
@@ -423,7 +528,18 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=None,
                     help="--http: contributor processes of this version's experiment (default: its own, one per core)")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
+    ap.add_argument("--cohort-size", type=int, default=None, metavar="S",
+                    help="a round in cohorts of at most S: recovery beside one round and central (with --seeds), or"
+                         " with --simulate a whole round in process")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="--cohort-size: the seeds, each a run")
+    ap.add_argument("--simulate", type=int, default=None, metavar="N",
+                    help="with --cohort-size: only simulate a round of N planted people in process (real server and"
+                         " contributor code), timed")
     a = ap.parse_args(argv)
+    if a.cohort_size and not a.simulate:
+        print(machine())
+        print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
+        return cohort_recovery_main(a, a.vocab)
     if a.plan:
         print(machine())
         print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
@@ -443,6 +559,8 @@ def main(argv=None):
         return curves(a, phi, theta, lengths, vocab)
     if a.http:
         return http_main(a, vocab, phi, theta, lengths)
+    if a.simulate:
+        return cohort_simulation_main(a, vocab, phi, theta, lengths)
     if a.write_corpus:
         import json
 

@@ -453,3 +453,14 @@ def test_topic_bars_show_three_significant_digits():
 
     svg = _topic_svg(["tax", "war"], [0.00213, 0.00187])
     assert ">0.00213<" in svg and ">0.00187<" in svg
+
+
+def test_a_secure_sum_in_cohorts_says_how_it_was_split_and_what_a_cohort_server_learned():
+    from dptopic.protocol.cohorts import CohortPlan
+
+    plan = CohortPlan(1.0, 1e-5, 10_000, 1000, 1000, 2000)
+    card = privacy_card({"round": {"cohorts": plan.describe()}}, check=False)
+    text = card["cohorts"]
+    assert text.startswith("5 cohorts of 2000-2000") and f"{plan.round_plan.honest} honest shares" in text
+    assert "cohort's server learned" in text and "modulo 2^32" in text and f"{plan.cohort_dropouts[0]} dropouts" in text
+    assert "cohorts" not in privacy_card({"round": {"round_id": "r"}}, check=False)

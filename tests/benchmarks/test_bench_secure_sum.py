@@ -70,3 +70,15 @@ def test_the_plan_table_shows_the_32_bit_rule_beside_the_ring_the_plan_chose(ben
     small, huge = rows[0], rows[1]
     assert small[4] == "32" and float(small[6]) <= 1.01
     assert "refused" in huge and huge[-6] == "64" and float(huge[-4]) <= 1.01
+
+
+@pytest.mark.slow
+def test_a_round_in_cohorts_is_simulated_whole_and_released(bench, planted, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--simulate", "200", "--cohort-size", "100", "--topics", "3", "--iters", "3", "--work",
+                    str(tmp_path)])
+    text = out.getvalue()
+    assert "plan: 2 cohorts of 100-100" in text and "200 people in cohorts of 100: released" in text
+    assert "coverage of the planted topics:" in text

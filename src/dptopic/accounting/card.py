@@ -283,6 +283,9 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     if isinstance(colluders, list) and colluders:      # a secure sum: epsilon by the number of dishonest entries
         card["epsilon_by_colluders"] = ", ".join(f"{c} colluding: {epsilon_text(e)}" for c, e in colluders) \
             + "; beyond that not covered"
+    cohorts = cohorts_text(report)
+    if cohorts:
+        card["cohorts"] = cohorts
     unit = str(report.get("unit") or "unit")
     if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
         unit = "privacy unit"
@@ -360,6 +363,24 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["noise_reproducible"] = True
         card["seed_warning"] = str(report.get("warning") or SEED_WARNING)
     return card
+
+
+def cohorts_text(report: dict) -> str | None:
+    """A secure sum run in cohorts (:mod:`dptopic.protocol.cohorts`): how the round was split, what each cohort's
+    server learned, the dropouts and threshold per cohort, and the ring of the total; None for any other round."""
+    c = (report.get("round") or {}).get("cohorts") if isinstance(report.get("round"), dict) else None
+    if not isinstance(c, dict):
+        return None
+    try:
+        return (f"{c['cohorts']} cohorts of {c['cohort_sizes'][0]}-{c['cohort_sizes'][1]} contributors, each a secure"
+                f" sum tolerating {c['cohort_dropouts'][1]} dropouts (threshold {c['cohort_threshold'][1]} of"
+                f" {c['cohort_degree'][1]} neighbours, {c['collusion']} colluders in the whole round), and a"
+                f" second-level sum over {c['delegates_per_cohort']} delegates a cohort; a cohort's server learned"
+                f" {c['cohort_server_learns']}; the operator learned {c['operator_learns']}; the noise was paid once,"
+                f" for {c['honest_shares']} honest shares ({c['dropouts_total']} dropouts planned over the cohorts,"
+                f" noise {c['noise_cost']:.3f} times a single round's), the total summed modulo 2^{c['modulus_bits']}")
+    except (KeyError, TypeError, IndexError, ValueError):
+        return "in cohorts (the report's cohort description is incomplete)"
 
 
 def vocabulary_text(card: dict) -> str | None:

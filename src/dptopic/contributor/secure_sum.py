@@ -467,6 +467,14 @@ class SecureContributor:
             return person_presence(self.bow, self.V)
         return person_cooccurrence(self.bow, np.asarray(kept, dtype=np.int64), self.V)
 
+    def _share(self, phase: int, x: np.ndarray) -> np.ndarray:
+        """The statistic ``x`` quantized, plus this person's noise share of ``phase`` (signed integers): what is
+        masked."""
+        q = quantize(x, self.plan.scale, rounded_norms(self.plan.scale, len(x))[0], self._coins())
+        noisy, _ = skellam_share(q, self.plan.mu_shares[phase], self.plan.scale,
+                                 None if self.rng is None else self.rng, secure=self.rng is None)
+        return noisy
+
     def upload(self, phase: int, view: dict) -> tuple[bytes, str]:
         """``(body, signature)`` of ``POST /v1/secure/upload/{phase}`` (quantized statistic + noise share + masks,
         made once), after checking the step's members (and at step 1 the kept words). Raises :class:`LeftOut` when
@@ -494,10 +502,7 @@ class SecureContributor:
         def make():
             self.st["masked_with"][str(phase)] = sorted(members)
             x = self.statistic(phase, kept)
-            coins = self._coins()
-            q = quantize(x, self.plan.scale, rounded_norms(self.plan.scale, len(x))[0], coins)
-            noisy, _ = skellam_share(q, self.plan.mu_shares[phase], self.plan.scale,
-                                     None if self.rng is None else self.rng, secure=self.rng is None)
+            noisy = self._share(phase, x)
             y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, members, self.graph,
                      self.plan.bits)
             body = y.tobytes()

@@ -1,0 +1,184 @@
+"""The servers of a round in cohorts (:mod:`dptopic.protocol.cohorts`, read its note first): one
+:class:`CohortRound` per cohort and one for the bridge, and the :class:`Coordinator` that adds their totals.
+
+A :class:`CohortRound` is the secure sum's server (:class:`~dptopic.service.secure_sum.SecureRound`: the same
+admission, checks, durable receipts and running sums, the same unmasking) with one change: what it unmasks is not a
+release but a padded total (its cohort's sum minus its delegates' pads, or the bridge's sum of pads), uniform in the
+ring, which it keeps (durably) for the coordinator and does not check for a wrap-around (a padded total is meant to
+look like one). The round stays at its unmask step until the coordinator, holding every cohort's padded total and the
+bridge's, reads the round's sum (:func:`~dptopic.protocol.cohorts.combine`), chooses the kept words (step 0, on the
+whole round's presence sum) or builds the model (step 1) and hands them to every cohort: each cohort's server then
+serves the round's model.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import select
+
+from .._io import load_bundle
+from ..accounting.skellam import rounded_norms
+from ..errors import DPTopicError
+from ..protocol import secure_sum as ss
+from ..protocol.cohorts import CohortPlan, combine
+from .secure_sum import SecureRound, SecureSumConfig, t_state
+
+
+class CohortRound(SecureRound):
+    """One cohort's server (or the bridge's): a :class:`SecureRound` whose unmasked totals are padded and kept for
+    the :class:`Coordinator` (module note)."""
+
+    def __init__(self, cfg: SecureSumConfig):
+        self.padded: dict = {}      # phase -> (padded total as signed integers, sorted uploaders)
+        super().__init__(cfg)
+        with self.engine.connect() as conn:
+            for phase in range(ss.PHASES):
+                raw = conn.execute(select(t_state.c.value).where(t_state.c.key == f"padded{phase}")).scalar()
+                if raw is not None:
+                    doc = json.loads(raw)
+                    self.padded[phase] = (np.frombuffer(base64.b64decode(doc["sum"]), dtype="<i8").copy(),
+                                          doc["uploaded"])
+
+    def _unmask_step(self, phase: int) -> None:
+        if phase in self.padded:
+            return
+        members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
+        roster, responses = self.roster(), self._responses(phase)
+        t0 = time.perf_counter()
+        with self.engine.connect() as conn:
+            total, n = self._running(conn, phase)
+        if n != len(uploaded):
+            raise DPTopicError(f"the running sum of step {phase} holds {n} uploads, not the {len(uploaded)} counted")
+        t1 = time.perf_counter()
+        total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
+        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": time.perf_counter() - t1, "uploads": len(uploaded),
+                               "dim": len(total)}
+        with self.lock, self.engine.begin() as conn:
+            if self.st["state"] != f"unmask{phase}":
+                return
+            conn.execute(t_state.delete().where(t_state.c.key == f"padded{phase}"))
+            conn.execute(t_state.insert().values(key=f"padded{phase}", value=json.dumps(
+                {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "uploaded": sorted(uploaded)})))
+            self.padded[phase] = (total, sorted(uploaded))
+
+    def open_step1(self, kept) -> None:
+        """The coordinator's kept words: step 1 opens over the uploaders of step 0."""
+        with self.lock, self.engine.begin() as conn:
+            if self.st["state"] != "unmask0":
+                return
+            self._open_upload(conn, 1, list(self.padded[0][1]), kept=[int(k) for k in kept])
+
+    def release(self, doc: dict) -> None:
+        """The round's model (the coordinator's): this cohort's server serves it."""
+        with self.lock, self.engine.begin() as conn:
+            if self.st["state"] != "unmask1":
+                return
+            self.st = dict(self.st, state="released")
+            self._save(conn, model=doc)
+            self._model_doc = doc
+
+    def fail(self, reason: str) -> None:
+        """The coordinator fails the round here (another cohort failed, or the totals do not add up)."""
+        if self.st["state"] not in ("released", "failed"):
+            self._fail(reason)
+
+
+class Coordinator:
+    """Adds the cohorts' padded totals and the bridge's sum of pads, once each has unmasked a step (module note).
+
+    ``plan``: the round's :class:`CohortPlan`; ``cohorts``: the cohorts' :class:`CohortRound` in order; ``bridge``:
+    the bridge's; ``delegates``: each cohort's delegates (their ids in the cohort); ``bridge_ids``: each cohort's
+    delegates' ids in the bridge, in the same order."""
+
+    def __init__(self, plan: CohortPlan, cohorts, bridge: CohortRound, delegates, bridge_ids, vocabulary,
+                 n_topics: int, round_id: str):
+        self.plan, self.cohorts, self.bridge = plan, list(cohorts), bridge
+        self.rename = {}
+        for ds, bs in zip(delegates, bridge_ids):
+            if len(ds) != len(bs):
+                raise DPTopicError("each cohort's delegates need one bridge id each.")
+            self.rename.update(zip(bs, ds))
+        self.delegates = [set(d) for d in delegates]
+        self.vocabulary, self.n_topics, self.round_id = vocabulary, int(n_topics), round_id
+        self.shares: dict = {}
+        self.sums: dict = {}
+        self.model_doc: dict | None = None
+        self.reason: str | None = None
+
+    def rounds(self) -> list:
+        """Every cohort's round and the bridge's."""
+        return [*self.cohorts, self.bridge]
+
+    def ready(self, phase: int) -> bool:
+        """Whether every round has unmasked ``phase``."""
+        return all(phase in r.padded for r in self.rounds())
+
+    def failed(self) -> str | None:
+        """The first failure among the rounds (then the whole round fails), or None."""
+        for k, r in enumerate(self.rounds()):
+            if r.st["state"] == "failed":
+                return f"{'the bridge' if r is self.bridge else f'cohort {k}'} failed: {r.st.get('reason')}"
+        return self.reason
+
+    def _fail(self, reason: str) -> None:
+        self.reason = reason
+        for r in self.rounds():
+            r.fail(reason)
+
+    def step(self, phase: int) -> bool:
+        """Read the round's sum of ``phase`` once every round has unmasked it; step 0 then opens step 1 everywhere
+        with the kept words, step 1 releases the model everywhere. Returns whether it moved the round on."""
+        if phase in self.sums or not self.ready(phase):
+            return False
+        uploaded_delegates = [u for r, ds in zip(self.cohorts, self.delegates) for u in r.padded[phase][1] if u in ds]
+        bridge_up = [self.rename.get(u, u) for u in self.bridge.padded[phase][1]]
+        try:
+            total = combine([r.padded[phase][0] for r in self.cohorts], self.bridge.padded[phase][0],
+                            self.plan.ring_bits, uploaded_delegates, bridge_up)
+        except DPTopicError as e:
+            self._fail(str(e).rstrip("."))
+            return False
+        rp = self.plan.round_plan
+        shares = sum(len(r.padded[phase][1]) for r in self.cohorts)
+        dim = len(total)
+        limit = shares * rounded_norms(rp.scale, dim)[0] + 2 ** (rp.bits - 2)
+        if np.any(np.abs(total) > limit):
+            self._fail(f"step {phase}'s sum wrapped around the modulus: nothing released")
+            return False
+        self.sums[phase], self.shares[phase] = total, shares
+        if phase == 0:
+            from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
+
+            kept = [int(k) for k in released_words(rp, total, shares, self.n_topics)[0]]
+            for r in self.rounds():
+                r.open_step1(kept)
+            return True
+        self.model_doc = self.release_document()
+        for r in self.rounds():
+            r.release(self.model_doc)
+        return True
+
+    def release_document(self) -> dict:
+        """The round's model, as each cohort's ``GET /v1/model`` serves it (post-processing of the two sums and the
+        public plan)."""
+        from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
+
+        model = secure_sum_topics(self.plan.round_plan, self.vocabulary, self.n_topics, self.sums[0], self.sums[1],
+                                  (self.shares[0], self.shares[1]),
+                                  {"round_id": self.round_id, "cohorts": self.plan.describe()})
+        model._secure_report["trust_model"] = self.plan.trust_model()       # the cohorts' own statement
+        model.privacy_ = dict(model.privacy_, trust_model=model._secure_report["trust_model"])
+        with tempfile.TemporaryDirectory() as d:
+            model.save(f"{d}/m")
+            load_bundle(f"{d}/m")
+            arrays = {p.stem: base64.b64encode(p.read_bytes()).decode() for p in sorted(Path(f"{d}/m").glob("*.npy"))}
+            meta_json = Path(f"{d}/m/model.json").read_text()
+        return {"api_version": "v1", "model_id": 1, "model_version": 1, "model_json": meta_json, "arrays": arrays}
+
+
+__all__ = ["CohortRound", "Coordinator"]

@@ -1,0 +1,136 @@
+"""A round in cohorts attacked by its own servers (the real cohort servers, bridge and contributors, in process):
+what a cohort's server learns, the lies that would let the operator read one cohort's total (a set of uploads
+without honest delegates, a bridge that leaves a cohort out), each refused by every honest contributor shown it, and
+neighbouring datasets with everyone else's noise held fixed."""
+import numpy as np
+import pytest
+from tests.cohort_helpers import WORDS, exact_sum, record_shares, simulation_class, tiny_bows
+
+from dptopic.accounting.skellam import rounded_norms
+from dptopic.protocol import cohorts as co
+from dptopic.protocol import secure_sum as ss
+
+N, SIZE = 60, 20
+
+
+def plan(bits=32):
+    return co.CohortPlan(8.0, 1e-5, N, N // 10, len(WORDS), SIZE, collusion=1, bits=bits)
+
+
+def test_a_cohort_server_sees_its_total_masked_by_its_delegates_pads(tmp_path, monkeypatch):
+    seen = record_shares(monkeypatch)
+    sim = simulation_class()(tmp_path, plan(), tiny_bows(N), WORDS)
+    assert sim.run() == "released"
+    server = sim.servers[0]
+    padded, uploaded = server.padded[0]
+    mine = [seen[(server.round_id, u, 0)][1] for u in uploaded]
+    S0 = ss.from_ring(ss.ring_sum((ss.to_ring(y, 32) for y in mine), 32), 32)
+    # what the cohort's server read is its total minus the pads of its delegates that uploaded, and nothing nearer
+    pads = sum(c.pads.vector(0, len(S0), 32) for c in sim.people[0] if c.pads is not None and c.me in uploaded)
+    assert np.array_equal(ss.from_ring(ss.to_ring(padded, 32) + pads, 32), S0)
+    limit = len(uploaded) * rounded_norms(sim.plan.scale, len(S0))[0] + 50 * np.sqrt(sim.plan.mu_shares[0] * N)
+    assert np.all(np.abs(S0) < limit)
+    assert np.mean(np.abs(padded) < limit) < 0.05          # uniform in the ring: the total is not there to read
+    # the release is the whole round's exact sum
+    assert np.array_equal(sim.coordinator.sums[0], exact_sum(sim, seen, 0, 32))
+
+
+class DropsDelegates:
+    """A cohort server that counts only ``keep`` of its delegates among the uploads of step 0 (so that its total
+    would be padded by colluders' pads alone), to every contributor."""
+
+    def __init__(self, sim, cohort: int, keep: int):
+        self.sim, self.cohort, self.keep = sim, cohort, keep
+
+    def __call__(self, where, step, who, what, value):
+        if where == self.cohort and step in ("consistency0", "unmask0") and what == "view":
+            gone = set(self.sim.delegates[self.cohort][self.keep:])
+            return dict(value, uploaded=[u for u in value["uploaded"] if u not in gone])
+        return value
+
+
+def test_a_cohort_server_that_counts_too_few_delegates_is_refused_by_everyone_shown_it(tmp_path):
+    sim = simulation_class()(tmp_path, plan(), tiny_bows(N), WORDS)
+    sim.say = DropsDelegates(sim, 0, keep=1)          # t = 1: one delegate may be the server's own
+    sim.run()
+    shown = [c.me for c in sim.people[0] if c.me not in sim.delegates[0][1:]]
+    assert shown and all(sim.refused.get((sim.servers[0].round_id, u), ("", ""))[1].count("delegates") for u in shown)
+    assert all(sim.refused[(sim.servers[0].round_id, u)][0] == "consistency0" for u in shown)
+    assert sim.coordinator.model_doc is None and sim.servers[0].st["state"] != "released"
+    assert 0 not in sim.servers[0].padded          # nothing was unmasked in that cohort
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_the_delegate_check_is_what_refuses_a_server_that_counts_too_few(tmp_path, monkeypatch, checked):
+    from dptopic.contributor import cohorts as cc
+    from dptopic.contributor.secure_sum import ServerLied
+
+    if not checked:
+        monkeypatch.setattr(cc, "check_delegates", lambda *a: None)      # without it the same lie is signed
+    sim = simulation_class()(tmp_path, plan(), tiny_bows(N), WORDS)
+    sim.keys()
+    sim.shares()
+    sim.upload(0)
+    lie = DropsDelegates(sim, 0, keep=1)(0, "consistency0", "", "view", sim.servers[0].view())
+    outcomes = []
+    for c in sim.people[0]:
+        if c.me in lie["uploaded"]:
+            try:
+                c.consistency(0, lie)
+                outcomes.append("signed")
+            except ServerLied:
+                outcomes.append("refused")
+    assert outcomes and set(outcomes) == ({"refused"} if checked else {"signed"})
+
+
+class BridgeLeavesCohortOut:
+    """A bridge server that counts only one delegate of the last cohort among its uploads (its sum of pads would
+    then leave that cohort out, and the other cohorts' totals would add up without it)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+
+    def __call__(self, where, step, who, what, value):
+        if where == -1 and step in ("consistency0", "unmask0") and what == "view":
+            gone = {f"c{len(self.sim.groups) - 1}-{d}" for d in self.sim.delegates[-1][1:]}
+            return dict(value, uploaded=[u for u in value["uploaded"] if u not in gone])
+        return value
+
+
+def test_a_bridge_that_leaves_a_cohort_out_is_refused_by_every_delegate_shown_it(tmp_path):
+    sim = simulation_class()(tmp_path, plan(), tiny_bows(N), WORDS)
+    sim.say = BridgeLeavesCohortOut(sim)
+    sim.run()
+    last = len(sim.groups) - 1
+    shown = [c.me for c in sim.bridge_people if not (c.me.startswith(f"c{last}-")
+                                                      and c.me.split("-", 1)[1] in sim.delegates[-1][1:])]
+    refusals = [sim.refused.get((sim.bridge.round_id, u)) for u in shown]
+    assert all(r is not None and r[0] == "consistency0" and f"cohort {last}" in r[1] for r in refusals)
+    assert 0 not in sim.bridge.padded and sim.coordinator.model_doc is None
+
+
+@pytest.mark.parametrize("bits", [32, 64])
+def test_neighbouring_rounds_differ_by_the_persons_contribution_alone(tmp_path, monkeypatch, bits):
+    """Add/remove: the same round with one person in it and without them (they never upload), everyone else's
+    rounding and noise held fixed (the same seeds): the released sum moves by that person's quantized statistic, within
+    the rounded sensitivity, plus their own noise share, drawn at the round's planned share."""
+    releases, seens = [], []
+    target = "0008"
+    for k, drop in enumerate([(), (target,)]):
+        seen = record_shares(monkeypatch)
+        sim = simulation_class()(tmp_path / str(k), plan(bits), tiny_bows(N), WORDS, seed=3)
+        assert sim.run(drop0=drop) == "released"
+        releases.append(sim.coordinator.sums[0])
+        seens.append(seen)
+    (key,) = [k for k in seens[0] if k[1] == target and k[2] == 0]
+    q, y = seens[0][key]
+    others = [k for k in seens[0] if k[1] != target and k[2] == 0]
+    assert all(np.array_equal(seens[0][k][1], seens[1][k][1]) for k in others)      # noise held fixed
+    delta = releases[0] - releases[1]
+    assert np.array_equal(delta, y) and q.any()
+    assert np.linalg.norm(q) <= rounded_norms(plan(bits).scale, len(q))[0]
+    # every share drawn at the round's plan (Sk(mu / honest) of the whole round, not of a cohort): variance 2 mu_share
+    noise = np.concatenate([(y_ - q_).astype(float) for (_, _, ph), (q_, y_) in seens[0].items() if ph == 0])
+    want = 2 * plan(bits).mu_shares[0]
+    assert plan(bits).mu_shares[0] < plan(bits).cohort_plans[0].mu_shares[0]
+    assert abs(noise.var() / want - 1) < 5 * np.sqrt(2 / len(noise))
