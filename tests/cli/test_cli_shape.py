@@ -24,7 +24,6 @@ FLAG_TEXT = {
     "contributor/secure_sum.py": 2,
     "moments/person_bound.py": 3,
     "models/docdp_cooc.py": 1,
-    "models/registry.py": 31,
     "moments/vector_prior.py": 1,
     "protocol/document_reports.py": 11,
     "protocol/reports.py": 2,

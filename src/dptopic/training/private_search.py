@@ -200,8 +200,8 @@ class RandomStoppingSearch:
         said = {}
         for w in list(planned) + best_warnings:
             said.setdefault((w.category, str(w.message)), w)
-        for category, message in said:
-            warnings.warn(message, category, stacklevel=3)
+        for w in said.values():      # the warning itself: a ParameterWarning keeps its parameters (the CLI's flags)
+            warnings.warn(w.message, stacklevel=3)
         del K
         eps = event.epsilon_at(delta)
         method = "RDP (Papernot & Steinke 2022, Theorem 2/6; the candidates' largest RDP curve)"
