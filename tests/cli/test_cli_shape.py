@@ -29,7 +29,6 @@ FLAG_TEXT = {
     "protocol/reports.py": 2,
     "service/app.py": 7,
     "service/secure_sum.py": 18,
-    "service/storage.py": 11,
 }
 """Lines of each library module (outside ``cli/``) whose strings write a ``--flag``: a ratchet that only goes down,
 to none. A library message names parameters (``ParameterError``: ``{overwrite}``, ``out=``), the command line writes
