@@ -285,8 +285,8 @@ class ReportSet(FlipParameterMixin):
         data = report_bytes(data, where)
         bad = f"corrupt {where}:"
         if data[:8] == b"DPTLDPD\n":       # protocol.document_reports' format: whole-document reports
-            raise DPTopicError(f"{where} holds document-level reports (dptopic randomize --unit document): train on them"
-                               " with --algorithm ldp-doc (LocalDocumentLDA), not a word-level trainer.")
+            raise DPTopicError(f"{where} holds document-level reports (a DocumentRandomizer's): train on them with"
+                               " ldp-doc (LocalDocumentLDA), not a word-level trainer.")
         if len(data) < len(MAGIC) + 4 + _DIGEST or data[:len(MAGIC)] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic report file (bad magic or too short); re-create it with 'dptopic randomize'.")
         (H,) = struct.unpack("<I", data[8:12])
