@@ -37,7 +37,7 @@ def _flip_args(p):
 
 
 def cmd_randomize(a):
-    names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
+    names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc", "vocabulary": "--vocabulary"}
     if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
         names["epsilon"] = "--epsilon-doc"
     with flag_errors(names):
