@@ -153,7 +153,8 @@ def test_format_roundtrip_and_refusals(tmp_path):
     with pytest.raises(DPTopicError, match="document-report") as e:
         DocumentReportSet.from_bytes(word_reports)
     # in the library's names (the trainers' registry names, the randomizers' classes), with the command that runs them
-    assert "lp or olp (LPLDA, OLPLDA), not ldp-doc (LocalDocumentLDA)" in str(e.value) and "--" not in str(e.value)
+    assert "algorithm='lp' or olp (LPLDA, OLPLDA), not ldp-doc (LocalDocumentLDA)" in str(e.value)
+    assert "--" not in str(e.value) and "--algorithm lp or olp" in e.value.message({"algorithm": "--algorithm"})
     with pytest.raises(DPTopicError, match="bad magic") as e:
         DocumentReportSet.from_bytes(b"x" * 64)
     assert str(e.value).endswith("re-create it with a DocumentRandomizer (which 'dptopic randomize' runs for the"

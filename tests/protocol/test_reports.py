@@ -361,4 +361,5 @@ def test_document_reports_given_as_word_reports_are_refused_naming_the_trainer_t
     data = DocumentRandomizer(WORDS, 4.0).randomize(_docs(5)).to_bytes()
     with pytest.raises(DPTopicError) as e:
         ReportSet.from_bytes(data)
-    assert "train on them with ldp-doc (LocalDocumentLDA)" in str(e.value) and "--" not in str(e.value)
+    assert "train on them with algorithm='ldp-doc' (LocalDocumentLDA)" in str(e.value) and "--" not in str(e.value)
+    assert "with --algorithm ldp-doc (LocalDocumentLDA)" in e.value.message({"algorithm": "--algorithm"})

@@ -201,7 +201,8 @@ def train_local(a, console, params: dict) -> None:
                            " contributors ('none' to run without prior data).")
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
-    reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
+    with flag_errors({"algorithm": "--algorithm"}):     # reports of the other level name the trainer that reads them
+        reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
     print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:

@@ -229,9 +229,10 @@ class DocumentReportSet:
         bad = f"{where}:"
         data = report_bytes(data, where)
         if data[:8] == b"DPTLDPR\n":    # protocol.reports' format
-            raise DPTopicError(f"{where} holds word-level reports (a Randomizer's, 'dptopic randomize'), not a"
-                               " document-report file: train on them with a word-level trainer, lp or olp (LPLDA,"
-                               " OLPLDA), not ldp-doc (LocalDocumentLDA).")
+            raise ParameterError("{where} holds word-level reports (a Randomizer's, 'dptopic randomize'), not a"
+                                 " document-report file: train on them with a word-level trainer, {algorithm=word} or"
+                                 " olp (LPLDA, OLPLDA), not ldp-doc (LocalDocumentLDA).", "algorithm", where=where,
+                                 word="lp")
         if len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); {REMAKE}.")
         if hashlib.sha256(data[:-32]).digest() != data[-32:]:
