@@ -393,10 +393,11 @@ def test_every_registered_trainers_passes_have_the_common_name_n_iter():
     """The audit reaches a trainer's passes over the data (its ``n_iter``, ``n_epochs`` or ``rounds``) by the common
     name ``n_iter``: every parameter that dptopic train sets by --iterations, --epochs or --rounds is one of them."""
     from dptopic.attacks.lira import _ALIASES
+    from dptopic.cli._trainers import trainer_flag
     from dptopic.models.registry import TRAINERS
 
-    passes = {p for t in TRAINERS.values() for p in t.parameters() if t.flag(p) in ("--iterations", "--epochs",
-                                                                                     "--rounds")}
+    passes = {p for t in TRAINERS.values() if t.cli for p in t.parameters()
+              if trainer_flag(t.name, p) in ("--iterations", "--epochs", "--rounds")}
     assert passes and passes <= {"n_iter", *_ALIASES["n_iter"]}, passes
 
 

@@ -19,18 +19,10 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
 
 FLAG_TEXT = {
     "advice.py": 22,
-    "contributor/randomizer.py": 1,
     "contributor/secure_client.py": 1,
     "contributor/secure_sum.py": 2,
-    "moments/person_bound.py": 3,
     "models/docdp_cooc.py": 1,
-    "models/registry.py": 31,
-    "moments/vector_prior.py": 1,
-    "protocol/document_reports.py": 11,
-    "protocol/reports.py": 2,
-    "service/app.py": 7,
     "service/secure_sum.py": 18,
-    "service/storage.py": 11,
 }
 """Lines of each library module (outside ``cli/``) whose strings write a ``--flag``: a ratchet that only goes down,
 to none. A library message names parameters (``ParameterError``: ``{overwrite}``, ``out=``), the command line writes

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dptopic.cli import _train_flags as tf
+from dptopic.cli._trainers import own_options, trainer_flag
 from dptopic.models.registry import TRAINERS
 
 CLI_TRAINERS = [t for t in TRAINERS.values() if t.cli]
@@ -16,7 +17,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 def test_every_rule_and_trainer_option_is_an_option_of_train():
     options = tf._train_options()
     assert [d for d in tf._READS if d not in options] == []
-    assert [(t.name, d) for t in CLI_TRAINERS for d in t.cli_flags if d not in options] == []
+    assert [(t.name, d) for t in CLI_TRAINERS for d in own_options(t.name) if d not in options] == []
     assert [d for d in tf._ALGORITHM_ONLY if d not in options] == []
 
 
@@ -25,17 +26,17 @@ def test_a_trainer_reads_the_option_of_each_of_its_parameters(name):
     t = TRAINERS[name]
     options = tf._train_options()
     for p in t.parameters():
-        flag = t.flag(p)
+        flag = trainer_flag(name, p)
         if flag is not None and flag[2:].replace("-", "_") in options:
             assert tf.flag_applies(flag[2:].replace("-", "_"), name), (name, p, flag)
     # and the error messages name that option (and fit's public_corpus=, set by --public-corpus)
-    expected = {p: t.flag(p) for p in (*t.parameters(), *t.fit_parameters())
-                if t.flag(p) and t.flag(p)[2:].replace("-", "_") in options
+    expected = {p: trainer_flag(name, p) for p in (*t.parameters(), *t.fit_parameters())
+                if trainer_flag(name, p) and trainer_flag(name, p)[2:].replace("-", "_") in options
                 and (p in t.parameters() or p in tf._READS)}
     assert tf._ALGORITHM_FLAGS[name] == expected
 
 
-def test_an_option_set_to_none_in_the_registry_is_not_read():
+def test_an_option_set_to_none_in_the_trainer_table_is_not_read():
     assert not tf.flag_applies("iterations", "docdp")      # flags={"n_iter": None}
     assert not tf.flag_applies("alpha", "ldp-doc")          # flags={"alpha": None}
     assert tf.flag_applies("iterations", "lda") and tf.flag_applies("alpha", "docdp")

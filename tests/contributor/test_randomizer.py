@@ -266,3 +266,12 @@ def test_randomizer_default_is_cryptographic():
     fast = Randomizer.for_simulation(WORDS_2, epsilon_word=1.0)
     assert not fast.secure and "SIMULATION" in fast.privacy_report()["randomness"]
     assert rz.randomize([["apple"], [], ["fig", "kiwi"]]).n_reports == 3
+
+
+def test_an_empty_vocabulary_is_refused_naming_the_parameter():
+    from dptopic.errors import ParameterError
+
+    with pytest.raises(ParameterError) as e:
+        Randomizer([], epsilon_word=1.0)
+    assert str(e.value) == "empty vocabulary: give at least one word." and e.value.parameter == "vocabulary"
+    assert e.value.message({"vocabulary": "--vocabulary"}).endswith("(one word per line in --vocabulary).")

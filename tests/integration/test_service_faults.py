@@ -304,6 +304,7 @@ def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_p
         assert head.startswith(b"HTTP/1.1 408"), reply[:200]
         doc = json.loads(payload)
         assert doc["error"]["code"] == "body_timeout" and "\n" not in doc["error"]["message"]
+        assert "(the server's --body-timeout)" in doc["error"]["message"]     # serve's setting, by its flag
         assert 0.4 < waited < 8
         assert count_rows(database)["n_reports"] == 0
         assert _upload(srv.url, words, texts)[1] == 201

@@ -150,8 +150,15 @@ def test_format_roundtrip_and_refusals(tmp_path):
     with pytest.raises(DPTopicError, match="epsilon"):
         DocumentReportSet.load(p, epsilon=8.0)
     word_reports = Randomizer.for_simulation(VOCAB, epsilon_word=1.0, seed=0).randomize([["tax"]]).to_bytes()
-    with pytest.raises(DPTopicError, match="document-report"):
+    with pytest.raises(DPTopicError, match="document-report") as e:
         DocumentReportSet.from_bytes(word_reports)
+    # in the library's names (the trainers' registry names, the randomizers' classes), with the command that runs them
+    assert "algorithm='lp' or olp (LPLDA, OLPLDA), not ldp-doc (LocalDocumentLDA)" in str(e.value)
+    assert "--" not in str(e.value) and "--algorithm lp or olp" in e.value.message({"algorithm": "--algorithm"})
+    with pytest.raises(DPTopicError, match="bad magic") as e:
+        DocumentReportSet.from_bytes(b"x" * 64)
+    assert str(e.value).endswith("re-create it with a DocumentRandomizer (which 'dptopic randomize' runs for the"
+                                 " document unit).") and "--" not in str(e.value)
     bad = rs.reports.copy()
     bad[0, 0], bad[0, 1] = bad[0, 1], bad[0, 0]
     with pytest.raises(DPTopicError, match="corrupt"):

@@ -353,3 +353,13 @@ def test_report_bytes_of_other_types_are_refused_and_a_memoryview_is_read():
     assert ReportSet.from_bytes(memoryview(raw)).n_reports == 4
     doc = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(DOCS).to_bytes()
     assert DocumentReportSet.from_bytes(memoryview(doc)).n_reports == 4
+
+
+def test_document_reports_given_as_word_reports_are_refused_naming_the_trainer_that_reads_them():
+    from dptopic.protocol.reports import ReportSet
+
+    data = DocumentRandomizer(WORDS, 4.0).randomize(_docs(5)).to_bytes()
+    with pytest.raises(DPTopicError) as e:
+        ReportSet.from_bytes(data)
+    assert "train on them with algorithm='ldp-doc' (LocalDocumentLDA)" in str(e.value) and "--" not in str(e.value)
+    assert "with --algorithm ldp-doc (LocalDocumentLDA)" in e.value.message({"algorithm": "--algorithm"})

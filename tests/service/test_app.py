@@ -75,3 +75,29 @@ def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tm
     assert [b["status"] for b in svc.storage.batches()] == ["trained", "trained"]
     row, arrays = svc.storage.active_model_with_arrays()
     assert codec.model_from_blobs(row["meta_json"], arrays).n_reports_ == 100
+
+
+def _request(names=None, **cfg):
+    """What the app's answers read of a request: the service's settings and the names its starter gave them."""
+    from types import SimpleNamespace
+
+    state = SimpleNamespace(service=SimpleNamespace(cfg=SimpleNamespace(**cfg)))
+    if names is not None:
+        state.setting_names = names
+    return SimpleNamespace(app=SimpleNamespace(state=state), headers={})
+
+
+def test_an_answer_names_the_servers_setting_in_the_names_of_whoever_started_it():
+    """A server started from Python (ServiceConfig) answers in its fields; one started by 'dptopic serve' in the flags
+    that set them (create_app's setting_names)."""
+    from dptopic.cli.serve import SERVE_FLAGS
+    from dptopic.service.app import ApiError, _fed_disabled, require_admin
+
+    with pytest.raises(ApiError) as e:
+        require_admin(_request(admin_token=None))
+    assert e.value.status == 403 and "started without admin_token" in e.value.message
+    with pytest.raises(ApiError) as e:
+        require_admin(_request(SERVE_FLAGS, admin_token=None))
+    assert "started without --token-file" in e.value.message and "admin_token" not in e.value.message
+    assert _fed_disabled(_request()).message.endswith("(start it with fed_epsilon_per_entry).")
+    assert _fed_disabled(_request(SERVE_FLAGS)).message.endswith("(start it with --fed-epsilon-per-entry).")

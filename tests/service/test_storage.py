@@ -67,8 +67,9 @@ def test_migrations_are_recorded_and_a_newer_schema_is_refused(tmp_path, storage
 def test_settings_are_bound_on_first_start(storage):
     storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.2})
     storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.2})
-    with pytest.raises(StorageError, match="same --vocabulary"):
+    with pytest.raises(StorageError, match="same vocabulary, report_kind and epsilon, or use a new database") as e:
         storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.3})
+    assert {"vocabulary", "report_kind", "database"} <= set(e.value.parameters)       # the CLI writes their flags
 
 
 def test_other_report_kind_is_refused_as_such_not_by_its_f(tmp_path):
@@ -87,8 +88,27 @@ def test_other_report_kind_is_refused_as_such_not_by_its_f(tmp_path):
     url2 = f"sqlite:///{tmp_path / 'k2.db'}"
     doc.cfg.database = word.cfg.database = url2
     doc.preflight()
-    with pytest.raises(StorageError, match="holds document-level reports but the server was started for word-level"):
+    with pytest.raises(StorageError, match="holds document-level reports but the server was started for word") as e:
         word.preflight()
+    # in Python's names; the command line writes the same line in its flags
+    assert "(report_kind='word')" in str(e.value) and "start it with report_kind='document', or use a new database."\
+        in str(e.value)
+    assert e.value.parameter == "report_kind" and "database" in e.value.parameters
+    flags = e.value.message({"report_kind": "--report-kind", "database": "--database"})
+    assert "(--report-kind word)" in flags and flags.endswith("start it with --report-kind document, or use a new"
+                                                              " --database.")
+
+
+def test_a_missing_folder_of_a_sqlite_database_is_refused_naming_the_database(tmp_path):
+    from dptopic.errors import ParameterError
+    from dptopic.service.storage import check_backend
+
+    url = f"sqlite:///{tmp_path / 'no' / 's.db'}"
+    with pytest.raises(ParameterError) as e:
+        check_backend(url)
+    assert isinstance(e.value, StorageError) and e.value.parameter == "database" and "--" not in str(e.value)
+    assert str(e.value).startswith(f"cannot use database {url!r}: the folder")
+    assert str(e.value).endswith("give a database path in an existing folder.")
 
 
 def test_group_commit_outcomes_in_one_transaction(storage):
@@ -322,6 +342,16 @@ def serve_cli(tmp_path, no_uvicorn):
 
 
 FED = ["--fed-epsilon-per-entry", 5, "--fed-topics", 3, "--fed-pad-length", 32]
+
+
+def test_a_restart_for_another_report_kind_is_refused_in_the_flags_of_serve(capsys, serve_cli):
+    base, db = serve_cli
+    cli_ok(capsys, base)
+    line = _one_error(capsys, [x for x in base if x not in ("--epsilon-word", 2)] + ["--report-kind", "document",
+                                                                                     "--epsilon-doc", 6])
+    assert "(--report-kind document)" in line and line.endswith("start it with --report-kind word, or use a new"
+                                                                " --database."), line
+    assert "report_kind" not in line, line
 
 
 def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, serve_cli):

@@ -99,6 +99,20 @@ def test_the_runs_warnings_are_shown_once_whatever_K(tiny, monkeypatch):
     assert sum(str(x.message) == "a run's note" for x in w) == 1
 
 
+def test_a_runs_parameter_warning_is_shown_as_itself_naming_its_parameters(tiny, monkeypatch):
+    """A run's ParameterWarning (a vocabulary chosen from the data) reaches the caller as that warning, with the
+    parameters it names as data (the command line writes them in its flags), not rebuilt from its text."""
+    from dptopic.errors import DataVocabularyWarning
+
+    monkeypatch.setattr(private_search, "sample_runs", lambda *a, **k: 2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {"n_topics": [2]}, ledger=False).fit(tiny.corpus)
+    said = [x.message for x in w if x.category is DataVocabularyWarning]
+    assert len(said) == 1 and "vocabulary" in said[0].parameters
+    assert "--vocabulary" in said[0].message({"vocabulary": "--vocabulary"})
+
+
 def test_the_best_models_card_states_the_search_and_that_K_is_secret(tiny, monkeypatch):
     monkeypatch.setattr(private_search, "sample_runs", lambda *a, **k: 2)
     s = RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {"n_topics": [2, 3]}, ledger=False).fit(tiny.corpus)

@@ -1,9 +1,10 @@
 """Which ``dptopic train`` option each trainer reads, read from the trainer registry.
 
-A trainer reads the option that sets one of its parameters (``Trainer.parameters()``, each set by ``Trainer.flag``),
-the options of its own that set none (``Trainer.cli_flags``), and the options of what it trains on and where it runs
-(:data:`_READS`, by registry facts: ``reads``, ``dask``, the keywords of ``fit``). An option no trainer's parameter or
-rule names (``--out``, ``--topics`` ...) every trainer reads. Given to a trainer that does not read it, an option is
+A trainer reads the option that sets one of its parameters (``Trainer.parameters()``, each set by
+:func:`~dptopic.cli._trainers.trainer_flag`), the options of its own that set none (``cli._trainers.OWN_OPTIONS``),
+and the options of what it trains on and where it runs (:data:`_READS`, by registry facts: ``reads``, ``dask``, the
+keywords of ``fit``). An option no trainer's parameter or rule names (``--out``, ``--topics`` ...) every trainer
+reads. Given to a trainer that does not read it, an option is
 refused (it would be silently ignored: ``--algorithm lda --epsilon-inherent 10`` training a non-private model), and
 ``dptopic train --algorithm X --help`` lists only X's options: both read :func:`flag_applies`.
 
@@ -17,6 +18,7 @@ from functools import lru_cache
 from ..models.registry import TRAINERS, for_unit_trainer
 from ._flags import CORPUS_FLAGS
 from ._train_parser import add_train_arguments
+from ._trainers import own_options, trainer_flag
 
 _CLI = tuple(t for t in TRAINERS.values() if t.cli)          # the choices of --algorithm
 _DOC = tuple(t.name for t in _CLI if {"document", "user"} <= set(t.units))     # --unit user takes them
@@ -59,7 +61,7 @@ def _dest(flag: str) -> str:
 def _parameter_dests(name: str) -> dict:
     """``{dest: parameter}``: the train options that set a parameter of the trainer ``name``."""
     t = TRAINERS[name]
-    return {_dest(t.flag(p)): p for p in t.parameters() if t.flag(p) is not None}
+    return {_dest(trainer_flag(name, p)): p for p in t.parameters() if trainer_flag(name, p) is not None}
 
 
 @lru_cache(maxsize=None)
@@ -72,12 +74,12 @@ def _train_options() -> dict:
 
 def _reads(t, dest: str) -> bool:
     rule = _READS.get(dest)
-    return dest in _parameter_dests(t.name) or dest in t.cli_flags or (rule is not None and rule(t))
+    return dest in _parameter_dests(t.name) or dest in own_options(t.name) or (rule is not None and rule(t))
 
 
 def _specific(dest: str) -> bool:
     """Whether a rule or a trainer's parameter names ``dest`` (any other option every trainer reads)."""
-    return dest in _READS or any(dest in _parameter_dests(t.name) or dest in t.cli_flags for t in _CLI)
+    return dest in _READS or any(dest in _parameter_dests(t.name) or dest in own_options(t.name) for t in _CLI)
 
 
 @lru_cache(maxsize=None)
@@ -103,7 +105,8 @@ def algorithm_flags() -> dict:
     options = _train_options()
     table = {}
     for t in _CLI:
-        dests = {**{_dest(t.flag(p)): p for p in t.fit_parameters() if _dest(t.flag(p)) in _READS},
+        dests = {**{_dest(trainer_flag(t.name, p)): p for p in t.fit_parameters()
+                    if _dest(trainer_flag(t.name, p)) in _READS},
                  **_parameter_dests(t.name)}
         table[t.name] = {p: "--" + dest.replace("_", "-") for dest, p in dests.items()
                          if dest in options and flag_applies(dest, t.name)}

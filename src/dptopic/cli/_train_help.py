@@ -18,9 +18,11 @@ import textwrap
 
 from ..models.registry import TRAINERS as _REGISTRY
 from ..models.registry import for_unit_trainer
+from ._trainers import help_line
 
 # the trainers as the help table lists them (every choice of --algorithm), one line each: the registry's summaries
-TRAINERS = {t.name: t.summary for t in _REGISTRY.values() if t.cli}
+# with the flags of their budget and input (cli._trainers.HELP_NOTES)
+TRAINERS = {t.name: help_line(t.name) for t in _REGISTRY.values() if t.cli}
 UNITS = ("word", "document", "user")
 # what 'train --unit U --help' says the unit trains (the trainer's own line where it says the unit's guarantee)
 UNIT_LINES = {

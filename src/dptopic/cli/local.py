@@ -37,7 +37,7 @@ def _flip_args(p):
 
 
 def cmd_randomize(a):
-    names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
+    names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc", "vocabulary": "--vocabulary"}
     if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
         names["epsilon"] = "--epsilon-doc"
     with flag_errors(names):
@@ -201,7 +201,8 @@ def train_local(a, console, params: dict) -> None:
                            " contributors ('none' to run without prior data).")
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
-    reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
+    with flag_errors({"algorithm": "--algorithm"}):     # reports of the other level name the trainer that reads them
+        reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
     print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:

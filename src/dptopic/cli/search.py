@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import DPTopicError
-from ..models.registry import COMMON_FLAGS, NOT_SEARCHED, SEARCHABLE, TRAINERS
+from ..models.registry import NOT_SEARCHED, SEARCHABLE, TRAINERS
 from ..reporting.terminal import make_console, print_privacy
 from ._common import (
     _float_arg,
@@ -18,6 +18,7 @@ from ._common import (
     unit_interval,
 )
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
+from ._trainers import COMMON_FLAGS
 from .budget import add_ledger_flags, training_ledger
 
 

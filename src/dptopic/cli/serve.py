@@ -193,7 +193,8 @@ def _serve_on(sockets, a, cfg, create_app) -> None:
     kept = kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
         console.print(kept, markup=True)
-    if not run_server(create_app(cfg), sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
+    app = create_app(cfg, setting_names=serve_flag_names(a))   # its answers name the server's settings by their flags
+    if not run_server(app, sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
                       **server_options(header_timeout=a.header_timeout)):
         raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
 

@@ -37,6 +37,7 @@ from ._train_flags import (
 )
 from ._train_help import PLAIN, add_help
 from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
+from ._trainers import trainer_flag
 from ._training_output import print_training_result, print_training_step
 from .budget import training_ledger
 from .demo import register as register_demo
@@ -55,8 +56,8 @@ def _refuse_foreign_flags(a) -> None:
     trainer = TRAINERS[a.algorithm]
     if trainer.epsilon is None and trainer.components and a.epsilon is not None:     # cdp, cdp+
         raise DPTopicError(f"--algorithm {a.algorithm} is a baseline with no guarantee: give the paper's figure per"
-                           f" release as {trainer.flag(trainer.components[0])}, not --epsilon (which names a"
-                           " guarantee).")
+                           f" release as {trainer_flag(trainer.name, trainer.components[0])}, not --epsilon (which"
+                           " names a guarantee).")
 
     def written(dest, default):
         return dest in given if given is not None else getattr(a, dest, default) != default
@@ -305,7 +306,7 @@ def train_flag_names(a) -> dict:
     trainer = TRAINERS[a.algorithm]
     names = {**common_flags(), **algorithm_flags().get(a.algorithm, {}), "vocabulary": "--vocabulary"}
     if trainer.epsilon is None and trainer.components:     # a baseline's paper figure (cdp), not a guarantee
-        names["epsilon"] = trainer.flag(trainer.components[0])
+        names["epsilon"] = trainer_flag(trainer.name, trainer.components[0])
     if "epsilon_inherent" in names and a.clip is not None:      # HDP-LDA's eps_I follows from --clip
         names.update(FROM_CLIP)
     if trainer.reads == "reports":     # each contributor's reports are the ledger's count of releases

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from .._validation import SEED, validate_value
 from ..accounting.local import FlipParameterMixin, check_reporting_f, local_privacy_report, resolve_f
 from ..corpus import Corpus, Vocabulary
-from ..errors import DPTopicError, SeededNoiseWarning, user_stacklevel
+from ..errors import DPTopicError, ParameterError, SeededNoiseWarning, user_stacklevel
 from ..mechanisms.randomized_response import randomized_response
 from ..protocol.reports import WORD_SCOPE, ReportSet, vocabulary_fingerprint
 
@@ -82,7 +82,9 @@ class Randomizer(FlipParameterMixin):
                                " vocabulary, epsilon_word or f, seed, secure and simulation.")
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         if len(self.vocabulary) < 1:
-            raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
+            raise ParameterError("empty {vocabulary}: give at least one word.", "vocabulary",
+                                 flag_template="empty vocabulary: give at least one word (one word per line in"
+                                 " {vocabulary}).")
         self.f = check_reporting_f(resolve_f(f, epsilon_word))
         validate_value("seed", seed, SEED)
         if simulation not in (True, False) or secure not in (True, False, None):

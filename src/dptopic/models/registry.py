@@ -1,22 +1,23 @@
 """Every trainer, declared once: its name, its class and the facts every front door reads about it.
 
-One :class:`Trainer` per public estimator. ``dptopic train --algorithm`` takes its ``name``; ``dptopic.for_unit`` picks
-the trainer whose ``default_for`` holds a unit; ``models.load`` finds a saved model's class here (:func:`class_named`);
-the CLI's flags, its ``train --help``, the audit's parameter names and the card's secure-mode text are look-ups of
-these entries. The facts are data: no calibration or other mathematics lives here.
+One :class:`Trainer` per public estimator. ``dptopic.train(algorithm=...)`` takes its ``name``; ``dptopic.for_unit``
+picks the trainer whose ``default_for`` holds a unit; ``models.load`` finds a saved model's class here
+(:func:`class_named`); the audit's parameter names and the card's secure-mode text are look-ups of these entries, and
+the command line keys its own words for each trainer (its flags, its help) by ``name`` (``cli/_trainers.py``). The facts
+are data: no calibration or other mathematics lives here.
 
 An entry names its class by where it stands (``"lda.LDA"``: module ``dptopic.models.lda``), and the class is imported
 when first read (``Trainer.cls``): so the command line builds its parser and help from the registry without loading
 numba, scipy or scikit-learn, and every estimator module may import this one (no import circle).
 
-Adding a trainer is one class (in ``models/``) and one entry in :data:`TRAINERS` (CONTRIBUTING.md, "Adding a
-trainer").
+Adding a trainer is one class (in ``models/``), one entry in :data:`TRAINERS`, and, for a trainer the command line
+trains, its flags in ``cli/_trainers.py`` (CONTRIBUTING.md, "Adding a trainer").
 """
 from __future__ import annotations
 
 import importlib
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
@@ -26,7 +27,7 @@ from ..accounting.verify import rounded_up
 from ..errors import DPTopicError, ParameterError
 
 UNITS = ("document", "user", "word")
-"""The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
+"""The privacy units ``dptopic.for_unit`` and ``dptopic.train(unit=...)`` take."""
 UNIT_EPSILON_MAX = MappingProxyType({"document": 500.0, "word": 1e7, "user": 500.0})
 """The largest epsilon ``dptopic.for_unit`` (and the command line's unit option) takes: a document-level budget
 above 500 protects nothing; a word-level one is per word and starts in the hundreds."""
@@ -48,12 +49,6 @@ defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ra
 BUDGET_CONSTRUCTORS = ("from_budget", "from_user_budget")
 """The class methods that build a trainer from a total budget; their parameters count as the trainer's."""
 
-COMMON_FLAGS = MappingProxyType({"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs",
-                                 "eta": "--beta", "n_epochs": "--epochs", "n_clients": "--clients"})
-"""The ``dptopic train`` flag of a parameter whose flag is not ``'--' + parameter.replace('_', '-')``, for every
-trainer that has it (a trainer's own ``flags`` override it)."""
-
-
 SEARCHABLE = ("docdp-cooc", "docdp", "svi")
 """The trainers whose runs a private search's default score reads (``training.private_search``): private, trained on a
 corpus, with ``supported_topics_`` decided from their release; ``dptopic search`` runs these."""
@@ -69,10 +64,10 @@ class Trainer:
 
     Attributes
     ----------
-    name : the ``dptopic train --algorithm`` value, and the key of :data:`TRAINERS`.
+    name : the ``algorithm`` of ``dptopic.train`` (and of the command line), and the key of :data:`TRAINERS`.
     where : ``"module.Class"`` within ``dptopic.models``; ``cls``, the estimator class, is imported from it when
         first read.
-    summary : one line for ``dptopic train --help``.
+    summary : what it is, in one line (the command line's help adds its flags, ``cli/_trainers.py``).
     units : the privacy units its guarantee can be stated in (``"document"``, ``"user"``, ``"word"``); ``()``: it
         claims no guarantee.
     epsilon : the parameter that is the total epsilon in the model's unit (of ``__init__``, or of ``from_budget`` for
@@ -80,19 +75,16 @@ class Trainer:
     components : parameters that split or set that total (HDP-LDA's ``epsilon_laplace`` and ``epsilon_inherent``,
         FedLDA's ``epsilon_per_entry``); for a baseline with no guarantee (``epsilon`` None), the paper's figure
         (CDP-LDA's ``paper_epsilon``).
-    flags : parameter -> ``dptopic train`` flag, only where it is neither ``'--' + parameter.replace('_', '-')`` nor
-        in :data:`COMMON_FLAGS`; None: no flag of ``train`` sets this parameter of this trainer.
-    cli_flags : the ``train`` options (argparse dests) this trainer reads that set no parameter of its own
-        (``--no-noise``, ``--user-budget``, ...); the options every trainer of a corpus reads follow from ``reads``.
-    reads : ``"corpus"`` (documents) or ``"reports"`` (randomized reports from ``dptopic randomize``).
-    streams_shards : it trains from a ``dptopic corpus prepare --shards`` folder, one shard at a time.
-    dask : it runs on a Dask cluster (``--scheduler``/``--dask-local``; ``backend="dask"``).
-    audit : how ``dptopic audit`` attacks it: ``"lira"`` (shadow models), ``"lira+release"`` (and ``--score
-        release``, its release scored directly); None: not audited (``not_audited`` says why).
-    not_audited : why ``dptopic audit`` does not attack it, when ``audit`` is None.
+    reads : ``"corpus"`` (documents) or ``"reports"`` (randomized reports from a local randomizer,
+        ``dptopic.contributor``).
+    streams_shards : it trains from a folder of corpus shards (``corpus.shards``), one shard at a time.
+    dask : it runs on a Dask cluster (``backend="dask"``).
+    audit : how the audit (``dptopic.attacks.audit``) attacks it: ``"lira"`` (shadow models), ``"lira+release"``
+        (and ``score="release"``, its release scored directly); None: not audited (``not_audited`` says why).
+    not_audited : why the audit does not attack it, when ``audit`` is None.
     secure : what ``secure=True`` covers (the privacy card's text); None: no secure mode.
-    default_for : the units for which ``dptopic.for_unit`` (and ``dptopic train --unit``) picks it.
-    cli : ``dptopic train --algorithm`` trains it.
+    default_for : the units for which ``dptopic.for_unit`` (and ``dptopic.train(unit=...)``) picks it.
+    cli : the command line's ``train`` trains it (its flags: ``cli/_trainers.py``).
     """
 
     name: str
@@ -101,8 +93,6 @@ class Trainer:
     units: tuple = ()
     epsilon: str | None = None
     components: tuple = ()
-    flags: Mapping = field(default_factory=dict)
-    cli_flags: tuple = ()
     reads: str = "corpus"
     streams_shards: bool = False
     dask: bool = False
@@ -146,12 +136,6 @@ class Trainer:
         return tuple(n for n, p in inspect.signature(self.cls.fit).parameters.items()
                      if p.kind == p.KEYWORD_ONLY)
 
-    def flag(self, parameter: str) -> str | None:
-        """The ``dptopic train`` flag that sets ``parameter`` (None where no flag sets it for this trainer)."""
-        if parameter in self.flags:
-            return self.flags[parameter]
-        return COMMON_FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
-
     @property
     def spends_budget(self) -> bool:
         """Whether its fit spends a privacy budget on the data it is given (a central private trainer: each fit is
@@ -165,9 +149,9 @@ class Trainer:
 
 
 _LOCAL_DOCUMENT_NOT_AUDITED = (
-    "LocalDocumentLDA learns from document-level local reports (one randomized word pair per document, 'dptopic"
-    " randomize --unit document'), and the audit simulates only the word-level randomizer (lp, olp); its guarantee is"
-    " the randomizer's local epsilon per document, which holds whatever the server does (docs/local_dp.md).")
+    "LocalDocumentLDA learns from document-level local reports (one randomized word pair per document, written by"
+    " the document-level randomizer), and the audit simulates only the word-level randomizer (lp, olp); its guarantee"
+    " is the randomizer's local epsilon per document, which holds whatever the server does (docs/local_dp.md).")
 
 GIBBS_SECURE = (
     "secure mode: every Laplace draw comes from OpenDP's exact samplers on the operating system's CSPRNG, applied by"
@@ -204,56 +188,46 @@ def _entries() -> tuple:
                 "not private: LDA by collapsed Gibbs sampling (the default)",
                 streams_shards=True, dask=True, audit="lira"),
         Trainer("hdp", "hdp_lda.HDPLDA",
-                "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word trains it)",
+                "word-level DP: HDP-LDA (Zhao et al. 2021)",
                 units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
-                cli_flags=("no_noise",),         # --no-noise: epsilon_laplace=None, clipping alone
                 streams_shards=True, dask=True, audit="lira+release", secure=GIBBS_SECURE, default_for=("word",)),
         Trainer("cdp", "cdp_lda.CDPLDA",
-                "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
+                "baseline with no guarantee: CDP-LDA, noise on the counts once",
                 components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
         Trainer("cdp+", "cdp_lda.CDPLDAPlus",
-                "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep; --paper-epsilon",
+                "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep",
                 components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
         Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence",
-                "document-level DP: one noisy co-occurrence release; --epsilon per document (--unit document trains"
-                " it)",
+                "document-level DP: one noisy co-occurrence release",
                 units=("document", "user"), epsilon="epsilon",
-                flags={"unit": None},            # --unit picks the trainer; --unit user sets unit='user'
                 streams_shards=True, dask=True, audit="lira+release", secure=_COOC_SECURE,
                 default_for=("document", "user")),
         Trainer("docdp", "docdp.DocDPEM",
-                "document-level DP: full-batch noisy EM; --epsilon per document",
+                "document-level DP: full-batch noisy EM",
                 units=("document", "user"), epsilon="epsilon",
-                flags={"unit": None, "n_iter": None},    # its EM iterations are no Gibbs sweeps: no --iterations
                 streams_shards=True, dask=True, audit="lira+release", secure=_DOCDP_SECURE),
         Trainer("svi", "dpsvi.DPSVI",
-                "document-level DP: DP stochastic variational inference; --epsilon per document",
+                "document-level DP: DP stochastic variational inference",
                 units=("document",), epsilon="epsilon",
-                cli_flags=("no_clip",),          # --no-clip: clip=None
                 audit="lira+release", secure=_DPSVI_SECURE),
         Trainer("online-vb", "online_vb.OnlineVB",
                 "not private: online variational Bayes",
                 audit="lira"),
         Trainer("fed", "fedlda.FedLDA",
-                "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
+                "user-level local DP: FedLDA (Wang et al. 2020), simulated users",
                 units=("user",), epsilon="epsilon", components=("epsilon_per_entry",),
-                # the delta of its tight report; the per-user total solved over the vocabulary (from_user_budget)
-                flags={"report_delta": "--delta", "user_epsilon": "--user-budget"},
                 audit="lira", secure=FED_SECURE),
         Trainer("lp", "lplda.LPLDA",
-                "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
+                "local DP: LP-LDA on word-level reports",
                 units=("word",), epsilon="epsilon_word",
-                flags={"epsilon_word": None, "f": None},     # set by the randomizer that wrote the reports
                 reads="reports", audit="lira"),
         Trainer("olp", "olp_lda.OLPLDA",
-                "local DP: OLP-LDA on word-level reports and a public --prior corpus",
+                "local DP: OLP-LDA on word-level reports and a public prior corpus",
                 units=("word",), epsilon="epsilon_word",
-                flags={"epsilon_word": None, "f": None, "prior_corpus": "--prior"},
                 reads="reports", audit="lira"),
         Trainer("ldp-doc", "local_document_lda.LocalDocumentLDA",
-                "local DP: topics from document-level reports ('dptopic randomize --unit document')",
+                "local DP: topics from document-level reports",
                 units=("document",),
-                flags={"alpha": None},           # transform's smoothing; the topics are a fixed function of the reports
                 reads="reports", not_audited=_LOCAL_DOCUMENT_NOT_AUDITED),
         # not trained by `dptopic train`
         Trainer("online-lda", "online_lda.OnlineLDA",
@@ -261,11 +235,10 @@ def _entries() -> tuple:
                 " of OLP-LDA",
                 audit="lira", cli=False),
         Trainer("secure-sum", "secure_sum.SecureSumTopics",
-                "user-level DP: topics from a secure-sum round of 'dptopic serve --report-kind secure-sum'"
-                " (docs/secure_sum.md)",
+                "user-level DP: topics from a secure-sum collection round (docs/secure_sum.md)",
                 units=("user",),
-                not_audited=("SecureSumTopics is read from the two secure sums of a collection round ('dptopic serve"
-                             " --report-kind secure-sum'), not fitted on documents, so there is no training to re-run;"
+                not_audited=("SecureSumTopics is read from the two secure sums of a secure-sum collection round, not"
+                             " fitted on documents, so there is no training to re-run;"
                              " its guarantee is the secure sum's (docs/secure_sum.md)."),
                 cli=False),
     )
@@ -276,7 +249,7 @@ TRAINERS: Mapping = MappingProxyType({t.name: t for t in _entries()})
 
 
 def trainer(name: str) -> Trainer:
-    """The trainer called ``name`` (a ``dptopic train --algorithm`` value); an unknown name is refused in one line."""
+    """The trainer called ``name`` (an ``algorithm`` of ``dptopic.train``); an unknown name is refused in one line."""
     t = TRAINERS.get(name) if isinstance(name, str) else None
     if t is None:
         raise DPTopicError(f"unknown trainer {str(name)[:40]!r}: choose one of {', '.join(TRAINERS)}.")
@@ -300,7 +273,7 @@ def class_named(class_name: str) -> type | None:
 
 
 def for_unit_trainer(unit: str) -> Trainer:
-    """The trainer ``dptopic.for_unit`` (and ``dptopic train --unit``) picks for ``unit``."""
+    """The trainer ``dptopic.for_unit`` (and ``dptopic.train(unit=...)``) picks for ``unit``."""
     found = next((t for t in TRAINERS.values() if unit in t.default_for), None)
     if found is None:
         raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user'"
@@ -313,8 +286,7 @@ def unit_algorithm_error(unit: str | None, algorithm: str | None) -> ParameterEr
     """Why a run may not take both ``unit`` and ``algorithm`` (None when it may, or when either is None): under
     ``unit="user"`` the algorithm must bound each person's documents as a whole (a trainer with both the document and
     the user unit); any other unit picks its trainer itself (``dptopic.train`` takes that trainer's own name too). One
-    rule for ``dptopic.train`` and ``dptopic train`` (and
-    its ``--help``), each writing it in its own names."""
+    rule for ``dptopic.train`` and the command line (and its help), each writing it in its own names."""
     if unit is None or algorithm is None:
         return None
     if unit == "user":

@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 
 from ..accounting.events import DOCUMENT_ADD_REMOVE
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
@@ -87,8 +87,8 @@ def check_unit(model, user_ids) -> None:
     """Before the documents are read: ``user_ids`` only with ``unit="user"``, and ``documents_per_user`` too."""
     name = type(model).__name__
     if model.unit != "user" and user_ids is not None:
-        raise DPTopicError(f"user_ids= makes the guarantee per person: give {name}(unit='user', ...) (CLI: --unit"
-                           " user --user-field FIELD), or leave user_ids out for a guarantee per document.")
+        raise ParameterError("{user_ids=} makes the guarantee per person: give {model}(unit='user', ...), or leave"
+                             " {user_ids} out for a guarantee per document.", "user_ids", others=("unit",), model=name)
     if model.unit != "user" and model.documents_per_user is not None:
         raise DPTopicError(f"documents_per_user={model.documents_per_user!r} bounds each person's documents: give"
                            f" {name}(unit='user', ...) with it, or leave it out.")
@@ -104,9 +104,9 @@ def people_of(model, corpus, passes, rng):
     name = type(model).__name__
     ids = getattr(corpus, "user_ids", None) if corpus is not None else None
     if ids is None:
-        raise DPTopicError(f"{name}(unit='user') needs the person of each document: pass user_ids= to fit (one string"
-                           " per document), or a Corpus read with its user ids (user_field=; CLI: --user-field"
-                           " FIELD).")
+        raise ParameterError("{model}(unit='user') needs the person of each document: pass {user_ids=} to fit (one"
+                             " string per document), or a Corpus read with its user ids ({user_field=}).", "user_ids",
+                             others=("unit",), model=name)
     from ..corpus.corpus import USER_FIELD  # start-up: corpus.corpus loads numba
 
     # where the person of each document was read from (a JSONL field, a CSV column, a folder level), for the report

@@ -1,4 +1,4 @@
-"""Public word vectors as a prior for ``DocDPCooccurrence`` (``public_vectors=``, ``--public-vectors``).
+"""Public word vectors as a prior for ``DocDPCooccurrence`` (its ``public_vectors`` parameter).
 
 What the vectors decide, and what they never decide:
 

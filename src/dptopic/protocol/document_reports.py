@@ -55,6 +55,13 @@ MAGIC = b"DPTLDPD\n"
 FORMAT = "dptopic-ldp-document-reports"
 KIND = "document"
 VERSION = 1
+
+MADE_BY = "written by a DocumentRandomizer, which 'dptopic randomize' runs for the document unit"
+"""Who writes document-level reports, as refusals name it: the contributor's randomizer (and the command that runs
+it)."""
+REMAKE = "re-create it with a DocumentRandomizer (which 'dptopic randomize' runs for the document unit)"
+"""How a refusal of a document-report file says to make a good one."""
+
 MAX_WORDS = 2000
 DEFAULT_EPSILON = 8.0
 
@@ -160,7 +167,7 @@ class DocumentReportSet:
         R = np.asarray(reports)
         if R.ndim != 2 or R.shape[1] != k or R.dtype != np.uint32:
             raise DPTopicError(f"reports must be a uint32 array of shape (n, {k}) for {vocab_size} words at epsilon"
-                               f" {self.epsilon:g}; re-create them with 'dptopic randomize --unit document'.")
+                               f" {self.epsilon:g}; {REMAKE.replace(' it ', ' them ')}.")
         if R.size and (int(R.max()) >= D or (k > 1 and not np.all(R[:, 1:] > R[:, :-1]))):
             raise DPTopicError("corrupt reports: items out of range or not strictly increasing within a report;"
                                " re-create them.")
@@ -222,11 +229,12 @@ class DocumentReportSet:
         bad = f"{where}:"
         data = report_bytes(data, where)
         if data[:8] == b"DPTLDPR\n":    # protocol.reports' format
-            raise DPTopicError(f"{where} holds word-level reports (dptopic randomize, --unit word), not a"
-                               " document-report file: train on them with --algorithm lp or olp, not ldp-doc.")
+            raise ParameterError("{where} holds word-level reports (a Randomizer's, 'dptopic randomize'), not a"
+                                 " document-report file: train on them with a word-level trainer, {algorithm=word} or"
+                                 " olp (LPLDA, OLPLDA), not ldp-doc (LocalDocumentLDA).", "algorithm", where=where,
+                                 word="lp")
         if len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
-            raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); re-create it with"
-                               " 'dptopic randomize --unit document'.")
+            raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); {REMAKE}.")
         if hashlib.sha256(data[:-32]).digest() != data[-32:]:
             raise DPTopicError(f"{bad} checksum mismatch (truncated or modified); re-send or re-create it.")
         (hl,) = struct.unpack("<I", data[8:12])
@@ -236,14 +244,14 @@ class DocumentReportSet:
             text = bytes(data[12:12 + hl]).decode("utf-8")
         except UnicodeDecodeError:
             raise DPTopicError(f"{bad} the header is not a JSON object; re-create it.") from None
-        head = parse_header(text, bad, "re-create it with 'dptopic randomize --unit document'")
+        head = parse_header(text, bad, REMAKE)
         if head.get("format") != FORMAT or head.get("kind") != KIND:
             raise DPTopicError(f"{bad} reports of kind {str(head.get('kind'))[:20]!r} ({str(head.get('format'))[:40]}),"
-                               f" not {KIND!r}; give document-level reports ('dptopic randomize --unit document').")
+                               f" not {KIND!r}; give document-level reports ({MADE_BY}).")
         try:    # an integer: true and 1.0 equal 1 in Python, "1" is a mistyped header, none of them dptopic's
             version = header_field(head, "version", "count")
         except HeaderFieldError as e:
-            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize --unit document'.") from None
+            raise DPTopicError(f"{bad} {e}; {REMAKE}.") from None
         if version != VERSION:
             raise DPTopicError(f"{bad} format version {version}; this dptopic reads version {VERSION}: upgrade"
                                " dptopic or re-create the reports.")
@@ -251,15 +259,14 @@ class DocumentReportSet:
             V, n, k = (header_field(head, key, "count") for key in ("vocab_size", "n_reports", "subset_size"))
             eps, sha = header_field(head, "epsilon", "real"), header_field(head, "vocabulary_sha256", "text")
         except HeaderFieldError as e:
-            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize --unit document'.") from None
+            raise DPTopicError(f"{bad} {e}; {REMAKE}.") from None
         payload = bytes(data[12 + hl:-32])
         if n < 0 or k < 1 or len(payload) != 4 * n * k:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")
         words = head.get("vocabulary")
         if words is not None and (not isinstance(words, list) or len(words) != V
                                   or vocabulary_fingerprint(words) != sha):
-            raise DPTopicError(f"{bad} the embedded vocabulary does not match its fingerprint and size; re-create it"
-                               " with 'dptopic randomize --unit document'.")
+            raise DPTopicError(f"{bad} the embedded vocabulary does not match its fingerprint and size; {REMAKE}.")
         vocab = words if vocabulary is None else vocabulary
         nonce = upload_nonce_of(head, bad)
         rs = cls(np.frombuffer(payload, dtype="<u4").astype(np.uint32).reshape(n, k), V, sha, eps, vocab)
@@ -335,12 +342,12 @@ def report_file_summary(path) -> dict | None:
         out = {"kind": "word-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size, "f": r.f,
                "epsilon_word": r.epsilon_word, "epsilon_doc": r.vocab_size * r.epsilon_word}
         what = (f"eps_word={epsilon_text(r.epsilon_word)} per word, eps_doc={epsilon_text(out['epsilon_doc'])} per"
-                " report; train with --algorithm lp or olp")
+                " report; train with lp or olp")
     else:
         r = DocumentReportSet.load(path)
         out = {"kind": "document-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size,
                "epsilon_doc": r.epsilon}
-        what = f"eps_doc={epsilon_text(r.epsilon)} per report; train with --algorithm ldp-doc"
+        what = f"eps_doc={epsilon_text(r.epsilon)} per report; train with ldp-doc"
     out.update(vocabulary_embedded=r.vocabulary is not None, vocabulary_sha256=r.vocabulary_sha256)
     out["summary"] = (f"{path}: {r.n_reports} randomized {out['kind']} (dptopic randomize), vocabulary of"
                       f" {r.vocab_size} words ({'embedded' if r.vocabulary is not None else 'not embedded'}), {what}."

@@ -48,7 +48,7 @@ from ..accounting.local import (
     local_privacy_report,
 )
 from ..corpus import Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.randomized_response import last_byte_mask, packed_column_sums
 
 MAGIC = b"DPTLDPR\n"
@@ -285,8 +285,9 @@ class ReportSet(FlipParameterMixin):
         data = report_bytes(data, where)
         bad = f"corrupt {where}:"
         if data[:8] == b"DPTLDPD\n":       # protocol.document_reports' format: whole-document reports
-            raise DPTopicError(f"{where} holds document-level reports (dptopic randomize --unit document): train on them"
-                               " with --algorithm ldp-doc (LocalDocumentLDA), not a word-level trainer.")
+            raise ParameterError("{where} holds document-level reports (a DocumentRandomizer's): train on them with"
+                                 " {algorithm=document} (LocalDocumentLDA), not a word-level trainer.", "algorithm",
+                                 where=where, document="ldp-doc")
         if len(data) < len(MAGIC) + 4 + _DIGEST or data[:len(MAGIC)] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic report file (bad magic or too short); re-create it with 'dptopic randomize'.")
         (H,) = struct.unpack("<I", data[8:12])

@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from .._io import load_json, pairs_noting_repeats
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..protocol import codec as protocol_codec
 from . import codec, kinds
 from .config import ServiceConfig
@@ -57,6 +57,14 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
         self.status, self.code, self.message = status, code, _one_line(message)
+
+
+def setting_line(request: Request, template: str, parameter: str, **fields) -> str:
+    """An answer that names a setting of the server (a :class:`ServiceConfig` field, as a ``ParameterError``'s
+    ``template`` writes it), in the names of whoever started the server (``create_app``'s ``setting_names``: the flags
+    of ``dptopic serve``)."""
+    names = getattr(request.app.state, "setting_names", None)
+    return ParameterError(template, parameter, **fields).message(names)
 
 
 def error_response(status: int, code: str, message: str, headers=None) -> JSONResponse:
@@ -226,7 +234,7 @@ class Service:
 
     def settings_kept_by_model(self) -> list[tuple[str, object, object]]:
         """``(parameter, the active model's value, this start's value)`` for each trainer setting this start gives
-        otherwise than the model already trained holds (a restart with other --topics, --delta, --prior, ...): the
+        otherwise than the model already trained holds (a restart with other n_topics, delta, prior, ...): the
         model keeps its own until an admin rotates it (``POST /v1/admin/rotate``); ``prior`` stands for whether a
         prior corpus was used. Empty when no model has been trained yet."""
         storage = (self.storage if self.storage is not None       # before open()
@@ -352,8 +360,9 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.") from None
     except asyncio.CancelledError:
         if timer.expired():
-            raise ApiError(408, "body_timeout", f"no byte of the body arrived for {idle:g} s: send the whole body at"
-                                                " once (the server's --body-timeout).") from None
+            raise ApiError(408, "body_timeout", setting_line(request, "no byte of the body arrived for {idle:g} s:"
+                                                             " send the whole body at once (the server's"
+                                                             " {body_timeout}).", "body_timeout", idle=idle)) from None
         raise
     finally:
         timer.close()
@@ -529,11 +538,14 @@ def refuse_unknown_keys(doc: dict, allowed: frozenset, described: str | None) ->
 def require_admin(request: Request) -> None:
     svc: Service = request.app.state.service
     if svc.cfg.admin_token is None:
-        raise ApiError(403, "admin_disabled", "admin endpoints are disabled: start the server with --token-file.")
+        raise ApiError(403, "admin_disabled", setting_line(request, "admin endpoints are disabled: the server was"
+                                                           " started without {admin_token}; start it with one.",
+                                                           "admin_token"))
     auth = single_header(request, "authorization", "")
     scheme, _, token = auth.partition(" ")
     if scheme.lower() != "bearer" or not token:
-        raise ApiError(401, "missing_token", "send 'Authorization: Bearer TOKEN' (the token from --token-file).")
+        raise ApiError(401, "missing_token", setting_line(request, "send 'Authorization: Bearer TOKEN' (the token of"
+                                                          " the server's {admin_token}).", "admin_token"))
     if not svc.cfg.check_token(token.strip()):
         raise ApiError(403, "wrong_token", "the bearer token is wrong.")
 
@@ -671,27 +683,32 @@ def public_model(meta_json: str, arrays: dict[str, bytes]) -> tuple[str, dict[st
 async def get_fed_round(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", FED_DISABLED)
+        raise _fed_disabled(request)
     rnd, msg = await run_in_threadpool(svc.storage.fed_round)
     return Response(msg, media_type="application/octet-stream", headers={"Dptopic-Round": str(rnd)})
 
 
-FED_DISABLED = "FedLDA rounds are disabled on this server (start it with --fed-epsilon-per-entry)."
+FED_DISABLED = "FedLDA rounds are disabled on this server (start it with {fed_epsilon_per_entry})."
+"""The answer of a FedLDA endpoint on a server without FedLDA (:func:`setting_line`'s template)."""
+
+
+def _fed_disabled(request: Request) -> ApiError:
+    return ApiError(404, "fed_disabled", setting_line(request, FED_DISABLED, "fed_epsilon_per_entry"))
 
 
 async def get_fed_model(request: Request):
     """The FedLDA model the latest closed round released, as the files of a model folder (the wire shape of
-    ``/v1/model``, plus ``round``), for ``dptopic pull --fed``: built from that round's broadcast, the public settings
+    ``/v1/model``, plus ``round``), for a client that pulls it: built from that round's broadcast, the public settings
     and the server's own counts only (:func:`codec.fed_model`). 404 ``fed_disabled`` with FedLDA off, 404
     ``no_fed_model`` before the first round closes."""
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", FED_DISABLED)
+        raise _fed_disabled(request)
     doc = await run_in_threadpool(svc.fed_model_doc)
     if doc is None:
         rnd, _ = await run_in_threadpool(svc.storage.fed_round)
-        when = (f"once {svc.cfg.fed_min_updates} updates arrived (--fed-min-updates), or " if svc.cfg.fed_min_updates
-                else "")
+        when = (setting_line(request, "once {n} updates arrived ({fed_min_updates}), or ", "fed_min_updates",
+                             n=svc.cfg.fed_min_updates) + " " if svc.cfg.fed_min_updates else "")
         raise ApiError(404, "no_fed_model", f"no FedLDA round has closed yet (round {rnd if rnd is not None else 0} is"
                                             f" open): a model is released when a round closes, {when}when an admin"
                                             " closes it (POST /v1/admin/fed/close-round).")
@@ -701,7 +718,7 @@ async def get_fed_model(request: Request):
 async def post_fed_update(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", FED_DISABLED)
+        raise _fed_disabled(request)
     require_octet_stream(request)
     key = idempotency_key(request)
     body = await read_body(request, svc.cfg.max_body_bytes)
@@ -836,7 +853,7 @@ async def admin_close_round(request: Request):
     require_admin(request)
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", FED_DISABLED)
+        raise _fed_disabled(request)
     refuse_unknown_keys(await read_json(request, 64 * 1024), frozenset(), None)
 
     def aggregate(round_, bodies, broadcast):
@@ -905,11 +922,16 @@ async def _internal_error(request: Request, exc: Exception):
     return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); see the server log.")
 
 
-def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool = True) -> Starlette:
+def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool = True,
+               setting_names: dict | None = None) -> Starlette:
     """The ASGI app; storage is opened on startup (lifespan) and closed on shutdown.
 
     ``freeze_gc``: after start-up, move every object alive then into the garbage collector's permanent generation
     (:func:`gc.freeze`), so that full collections under load scan only the objects of requests in flight.
+
+    ``setting_names``: how whoever starts the server names its settings (a command line by its flags), for
+    the answers that tell a client which setting of the server to change (:func:`setting_line`); by default the
+    fields of :class:`ServiceConfig`.
     """
     service = Service(cfg, start_trainer=start_trainer)
 
@@ -947,4 +969,5 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool =
                 DPTopicError: _dptopic_error, Exception: _internal_error}
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.state.service = service
+    app.state.setting_names = dict(setting_names or {})
     return app

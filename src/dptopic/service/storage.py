@@ -27,7 +27,7 @@ writer thread per process, plus ``BEGIN IMMEDIATE`` on SQLite and a transaction-
 lock on PostgreSQL across processes).
 
 Time limits (PostgreSQL): every transaction and read of a request must end within ``timeout`` seconds
-(``dptopic serve --database-timeout``, :data:`DEFAULT_TIMEOUT`), or it is refused with :class:`StorageTimeout` (the
+(``ServiceConfig.database_timeout``, :data:`DEFAULT_TIMEOUT`), or it is refused with :class:`StorageTimeout` (the
 request gets 503). The server enforces it per statement (``statement_timeout``, ``lock_timeout``); this process
 enforces it too, for a server that stopped answering at all (a stopped postmaster, a half-open connection: the
 kernel still acknowledges the packets, so no TCP timeout fires and no server-side limit runs): a watchdog shuts the
@@ -197,7 +197,7 @@ def refuse_nul(**texts) -> None:
 
 
 class StorageTimeout(StorageError):
-    """The database did not answer within the time limit (:data:`DEFAULT_TIMEOUT`, ``--database-timeout``): it is
+    """The database did not answer within the time limit (:data:`DEFAULT_TIMEOUT`, ``database_timeout``): it is
     stopped, overloaded, or the network to it is gone. Retryable: the transaction was not committed (unless the
     limit struck while its COMMIT was on the way, in which case a retry under the same Idempotency-Key is answered
     as a replay)."""
@@ -320,7 +320,7 @@ def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: flo
         raise SettingsError("the database ran FedLDA rounds" + (" with " + ran if known else "") + " but the server was"
                             " started without FedLDA (no {fed_epsilon}): FedLDA is off now, while the database's open"
                             " round and the epsilon its users spent are bound to those settings; start it with the"
-                            " same FedLDA flags, or use a new --database.", "fed_epsilon", None, **fields)
+                            " same FedLDA settings, or use a new {database}.", "fed_epsilon", None, **fields)
     # fed_failure_rate binds nothing: the server's rounds use the 'none' rule, which has no failure rate (serve
     # refuses --fed-failure-rate), so a database first started with another value still starts
     differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v
@@ -333,14 +333,14 @@ def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: flo
     if not was_on:
         raise SettingsError("the database was made without FedLDA (" + was + ") but the server was started with"
                             " FedLDA (" + now + "): FedLDA's settings are bound to a database on its first start;"
-                            " start it without FedLDA, or use a new --database for FedLDA rounds.", differ[0],
+                            " start it without FedLDA, or use a new {database} for FedLDA rounds.", differ[0],
                             **was_fields, **now_fields)
     chosen = ("" if fed_user_epsilon is None else        # FedLDA.from_user_budget chose these two
               " ({fed_user_epsilon=:g} chose {fed_epsilon} and {fed_pad_length} here)")
     raise SettingsError("the database's FedLDA rounds were run with " + was + " but the server was started with " + now
                         + ": FedLDA's settings are bound to a database on its first start (the open round's model and"
-                        " the epsilon its users spent depend on them); start it with the same FedLDA flags" + chosen
-                        + ", or use a new --database.", differ[0], values={"fed_user_epsilon": fed_user_epsilon},
+                        " the epsilon its users spent depend on them); start it with the same FedLDA settings" + chosen
+                        + ", or use a new {database}.", differ[0], values={"fed_user_epsilon": fed_user_epsilon},
                         **was_fields, **now_fields)
 
 
@@ -348,11 +348,15 @@ class SettingsError(ParameterError, StorageError):
     """A start with settings other than those the database is bound to: a :class:`ParameterError` for the setting."""
 
 
+class DatabaseError(ParameterError, StorageError):
+    """A ``database`` that cannot be used, refused before it is opened: a :class:`ParameterError` for ``database``."""
+
+
 def _other_setting(key: str, stored, given) -> SettingsError:
     """The database's reports were made with another ``key`` (a setting of :meth:`Storage.bind_settings`) than the
     server was started with: said as the settings a user gives (the per-word epsilon for ``f``, the vocabulary for its
     fingerprint and size)."""
-    tail = ": start it with the same --vocabulary, --report-kind and epsilon, or use a new --database."
+    tail = ": start it with the same {vocabulary}, {report_kind} and epsilon, or use a new {database}."
     if key == "f":
         def eps(f):
             try:
@@ -416,8 +420,9 @@ def _check_sqlite_folder(url: str) -> None:
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise StorageError(f"cannot use database {safe_url(url)!r}: the folder {folder!r} does not exist; create it"
-                           " (mkdir -p) or give a --database path in an existing folder.")
+        raise DatabaseError("cannot use database {url!r}: the folder {folder!r} does not exist; create it (mkdir -p)"
+                            " or give a {database} path in an existing folder.", "database", url=safe_url(url),
+                            folder=folder)
 
 
 def safe_url(url: str) -> str:
@@ -897,7 +902,7 @@ class Storage:
         A setting the database has no record of (a database made by a dptopic that did not bind it yet) is recorded
         with the value the server is started with, and bound from then on. FedLDA's settings (the keys starting with
         ``fed_``; ``fed_epsilon`` is ``None`` with FedLDA off) are checked together, so that one line names every
-        FedLDA flag that differs (:func:`_check_fed`).
+        FedLDA setting that differs (:func:`_check_fed`).
         """
         with self.write() as conn:
             self._lock(conn)
@@ -909,10 +914,11 @@ class Storage:
             stored.setdefault("report_kind", "word")  # databases from before report kinds hold word-level reports
             kind, want = stored["report_kind"], expected.get("report_kind", "word")
             if kind != want:  # checked first: the other settings (f, eps_doc, ...) of the other kind differ as a consequence
-                raise StorageError(f"the database holds {_level(kind)} reports but the server was started for"
-                                   f" {_level(want)} reports (--report-kind {want}): a database created for one kind"
-                                   f" refuses to be served for the other; start it with --report-kind {kind}, or use a"
-                                   " new --database.")
+                raise SettingsError("the database holds {stored_level} reports but the server was started for"
+                                    " {given_level} reports ({report_kind=}): a database created for one kind refuses"
+                                    " to be served for the other; start it with {report_kind=stored}, or use a new"
+                                    " {database}.", "report_kind", want, stored=kind, stored_level=_level(kind),
+                                    given_level=_level(want))
             for k, v in expected.items():
                 if k.startswith(FED_PREFIX):
                     continue
@@ -1308,7 +1314,8 @@ class Storage:
             r = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
                              .where(fed_rounds.c.status == "open")).first()
             if r is None:
-                raise StorageError("no FedLDA round is open: start the server with --fed-epsilon-per-entry.")
+                raise StorageError("no FedLDA round is open: FedLDA rounds run only on a service started with"
+                                   " fed_epsilon_per_entry.")
             if r.n_updates == 0:
                 raise StorageError(f"round {r.round} has no updates yet: wait for clients before closing it.")
             self._fed_close(conn, r.round, aggregate)
