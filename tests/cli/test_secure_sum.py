@@ -72,10 +72,26 @@ def test_the_flags_of_other_kinds_are_refused_not_ignored(invited, flags):
     (("--dropout-tolerance", "45", "--collusion", "10"), "no neighbour graph survives"),
     (("--max-body-bytes", "1000"), "--max-body-bytes 1000 cannot hold"),
     (("--host", "0.0.0.0"), "--allow-remote"),
+    (("--topics", "40"), "--topics 40 must lie between 2 and the vocabulary's size (30)"),
 ])
 def test_bad_round_settings_are_refused_in_one_line(invited, flags, why):
     r = serve(invited, *flags)
     assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_database_that_cannot_hold_the_round_is_refused_in_the_servers_flags(invited):
+    """The round's refusals name the settings (``database=``, ``allow_foreign_tables=True``) in Python; serve writes
+    them in its flags."""
+    import sqlite3
+
+    con = sqlite3.connect(invited / "db")
+    con.execute("CREATE TABLE reports (x)")
+    con.commit()
+    con.close()
+    r = serve(invited)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"--database sqlite:///{invited}/db already holds tables" in r.stderr
+    assert "pass --allow-foreign-tables to add" in r.stderr and "=" not in r.stderr.split("sqlite:///")[0]
 
 
 def test_experiment_plays_a_round_over_http(tmp_path):

@@ -323,11 +323,12 @@ def test_another_services_database_and_a_file_that_is_no_database_are_refused(tm
     con.commit()
     con.close()
     cfg = SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3, database=f"sqlite:///{tmp_path}/theirs.sqlite")
-    with pytest.raises(DPTopicError, match="allow-foreign-tables"):
+    with pytest.raises(DPTopicError, match="pass allow_foreign_tables=True") as e:
         SecureRound(cfg)
+    assert "--allow-foreign-tables" in e.value.message({"allow_foreign_tables": "--allow-foreign-tables"})
     (tmp_path / "text.db").write_text("not a database\n" * 100)
     cfg = SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3, database=f"sqlite:///{tmp_path}/text.db")
-    with pytest.raises(DPTopicError, match="--database .* cannot hold the round"):
+    with pytest.raises(DPTopicError, match="^database=.* cannot hold the round"):
         SecureRound(cfg)
 
 

@@ -82,7 +82,7 @@ from starlette.routing import Route
 from .._io import load_bundle
 from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
@@ -160,18 +160,21 @@ class SecureSumConfig:
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if self.plan.vocab_size != len(self.vocabulary):
-            raise DPTopicError("the plan's vocabulary size differs from --vocabulary's.")
+            raise ParameterError("the plan's vocabulary size differs from {vocabulary}'s.", "vocabulary")
         if not 2 <= self.n_topics <= len(self.vocabulary):
-            raise DPTopicError(f"--topics {self.n_topics} must lie between 2 and the vocabulary's size"
-                               f" ({len(self.vocabulary)}).")
+            raise ParameterError("{n_topics=} must lie between 2 and the vocabulary's size ({size}).", "n_topics",
+                                 self.n_topics, size=len(self.vocabulary))
         self.directory = check_directory(self.directory, where="--directory")
         if len(self.directory["members"]) != self.plan.n:
-            raise DPTopicError(f"--directory lists {len(self.directory['members'])} invited contributors, but the round"
-                               f" takes {self.plan.n} (--min-contributors): give the same number, or invite again.")
+            raise ParameterError("{directory} lists {listed} invited contributors, but the round takes {n} (the plan's"
+                                 " n): give the same number, or invite again.", "directory",
+                                 listed=len(self.directory["members"]), n=self.plan.n,
+                                 flag_template="{directory} lists {listed} invited contributors, but the round takes"
+                                               " {n} ({min_contributors}): give the same number, or invite again.")
         need = self.plan.upload_bytes(max(self.plan.dims)) + 64
         if self.max_body_bytes < need:
-            raise DPTopicError(f"--max-body-bytes {self.max_body_bytes} is below the largest secure-sum upload here"
-                               f" ({need} bytes): raise it.")
+            raise ParameterError("{max_body_bytes=} is below the largest secure-sum upload here ({need} bytes): raise"
+                                 " it.", "max_body_bytes", self.max_body_bytes, need=need)
 
     @property
     def round_id(self) -> str:
@@ -208,8 +211,8 @@ def _open_engine(url: str):
     try:
         u = make_url(url)
     except Exception:       # noqa: BLE001 - SQLAlchemy's own words say why
-        raise DPTopicError(f"--database {url!r} is not a database URL: give sqlite:///PATH or"
-                           " postgresql+psycopg://USER@HOST/DB.") from None
+        raise ParameterError("{database=} is not a database URL: give sqlite:///PATH or"
+                             " postgresql+psycopg://USER@HOST/DB.", "database", url) from None
     if u.get_backend_name() == "sqlite":
         path = u.database
         if path and path != ":memory:" and not path.startswith("file:"):
@@ -264,10 +267,12 @@ class SecureRound:
             found = set(inspect(self.engine).get_table_names())
             foreign = sorted(found - set(meta.tables))
             if foreign and not cfg.allow_foreign_tables:
-                raise DPTopicError(f"--database {safe_url(cfg.database)!r} already holds tables that are not the secure"
-                                   f" sum's ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}): give a"
-                                   " new database, or pass --allow-foreign-tables to add the round's tables beside"
-                                   " them.")
+                tables = f"{', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}"
+                line = "{database=} already holds tables that are not the secure sum's ({tables}): give a new database,"
+                raise ParameterError(line + " or pass allow_foreign_tables=True to add the round's tables beside them.",
+                                     "database", safe_url(cfg.database), tables=tables,
+                                     flag_template=line + " or pass {allow_foreign_tables} to add the round's tables"
+                                                          " beside them.")
             with self.engine.begin() as conn:
                 if self.shared:     # server processes starting together: one creates the tables and the round
                     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(self.round_id)})
@@ -285,9 +290,9 @@ class SecureRound:
         except DPTopicError:
             raise
         except SQLAlchemyError as e:
-            raise DPTopicError(f"--database {safe_url(cfg.database)!r} cannot hold the round"
-                               f" ({' '.join(str(getattr(e, 'orig', e)).split())[:160]}): give a new SQLite file"
-                               " (sqlite:///PATH) or a PostgreSQL database the server may write.") from None
+            raise ParameterError("{database=} cannot hold the round ({why}): give a new SQLite file (sqlite:///PATH)"
+                                 " or a PostgreSQL database the server may write.", "database", safe_url(cfg.database),
+                                 why=" ".join(str(getattr(e, "orig", e)).split())[:160]) from None
         self.st, self._model_doc = self._check_stored(rows, n_keys)
         self._st_raw = rows["state"]
         if self.st["state"].startswith("unmask"):      # killed between the last answer and the unmasking: resume
@@ -363,11 +368,11 @@ class SecureRound:
     def _check_stored(self, rows: dict, n_keys: int) -> tuple[dict, dict | None]:
         """The stored state checked on start: the same settings, a known step with its fields, a model when
         released, every key of a closed roster; one line naming the database otherwise."""
-        where = f"--database {safe_url(self.cfg.database)!r}"
+        db = safe_url(self.cfg.database)
 
         def damaged(what):
-            return DPTopicError(f"{where} holds a damaged secure-sum round ({what}): give a new database; the"
-                                " contributors then join a new round.")
+            return ParameterError("{database=} holds a damaged secure-sum round ({what}): give a new database; the"
+                                  " contributors then join a new round.", "database", db, what=what)
         try:
             settings = json.loads(rows["settings"])
             st = json.loads(rows["state"])
@@ -375,8 +380,8 @@ class SecureRound:
         except (KeyError, TypeError, ValueError):
             raise damaged("its settings, state or model do not read") from None
         if settings != self._settings() or rows.get("round_id") != self.round_id:
-            raise DPTopicError(f"{where} holds a secure-sum round with other settings (plan, vocabulary or"
-                               " directory): give a new database, or the same settings.")
+            raise ParameterError("{database=} holds a secure-sum round with other settings (plan, vocabulary or"
+                                 " directory): give a new database, or the same settings.", "database", db)
         state = st.get("state") if isinstance(st, dict) else None
         if state not in STATES:
             raise damaged(f"an unknown step {str(state)[:40]!r}")
