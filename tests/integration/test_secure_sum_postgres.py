@@ -47,6 +47,26 @@ class Spread:
         return getattr(next(self.servers), name)
 
 
+def assert_same_sums(url: str, plain, uploads: int | None = None) -> None:
+    """The round on PostgreSQL at ``url`` released, step for step, the sums ``plain`` (the same contributors served
+    by one SQLite process) released; with ``uploads``, each step's running sum holds every receipt exactly once."""
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state, t_sums, t_uploads
+    engine = create_engine(url)
+    try:
+        with engine.connect() as c, plain.server.engine.connect() as d:
+            for p in (0, 1):
+                q = select(t_state.c.value).where(t_state.c.key == f"sum{p}")
+                assert json.loads(c.execute(q).scalar()) == json.loads(d.execute(q).scalar())
+                if uploads is not None:     # every upload in the running sum exactly once, whichever process took it
+                    count = c.execute(select(t_sums.c.count).where(t_sums.c.phase == p)).scalar()
+                    receipts = c.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == p)).all()
+                    assert count == len(receipts) == uploads
+    finally:
+        engine.dispose()
+
+
 @pytest.mark.postgres
 @pytest.mark.service
 def test_two_server_processes_share_one_round_and_release_the_exact_sums(pg, tmp_path):
@@ -75,21 +95,7 @@ def test_two_server_processes_share_one_round_and_release_the_exact_sums(pg, tmp
     finally:
         a.stop()
         b.stop()
-    from sqlalchemy import select
-
-    from dptopic.service.secure_sum import t_state, t_sums, t_uploads
-    engine = create_engine(url)
-    try:
-        with engine.connect() as c, plain.server.engine.connect() as d:
-            for p in (0, 1):
-                q = select(t_state.c.value).where(t_state.c.key == f"sum{p}")
-                assert json.loads(c.execute(q).scalar()) == json.loads(d.execute(q).scalar())
-                # every upload in the running sum exactly once, whichever process took it
-                count = c.execute(select(t_sums.c.count).where(t_sums.c.phase == p)).scalar()
-                receipts = c.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == p)).all()
-                assert count == len(receipts) == (9 if p == 0 else 9)
-    finally:
-        engine.dispose()
+    assert_same_sums(url, plain, uploads=9)
 
 
 @pytest.mark.postgres
@@ -132,17 +138,7 @@ def test_concurrent_uploads_to_two_processes_are_each_summed_once(pg, tmp_path):
     finally:
         a.stop()
         b.stop()
-    from sqlalchemy import select
-
-    from dptopic.service.secure_sum import t_state
-    engine = create_engine(url)
-    try:
-        with engine.connect() as c, plain.server.engine.connect() as d:
-            for p in (0, 1):
-                q = select(t_state.c.value).where(t_state.c.key == f"sum{p}")
-                assert json.loads(c.execute(q).scalar()) == json.loads(d.execute(q).scalar())
-    finally:
-        engine.dispose()
+    assert_same_sums(url, plain)
 
 
 @pytest.mark.service

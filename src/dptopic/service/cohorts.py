@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -47,17 +46,7 @@ class CohortRound(SecureRound):
     def _unmask_step(self, phase: int) -> None:
         if phase in self.padded:
             return
-        members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
-        roster, responses = self.roster(), self._responses(phase)
-        t0 = time.perf_counter()
-        with self.engine.connect() as conn:
-            total, n = self._running(conn, phase)
-        if n != len(uploaded):
-            raise DPTopicError(f"the running sum of step {phase} holds {n} uploads, not the {len(uploaded)} counted")
-        t1 = time.perf_counter()
-        total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
-        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": time.perf_counter() - t1, "uploads": len(uploaded),
-                               "dim": len(total)}
+        total, uploaded = self._unmasked(phase)
         with self.lock, self.engine.begin() as conn:
             if self.st["state"] != f"unmask{phase}":
                 return

@@ -858,20 +858,25 @@ class SecureRound:
             log.exception("unmasking step %s failed", phase)
             self._fail(f"unmasking step {phase} failed ({' '.join(str(e).split())[:200]}): nothing released")
 
-    def _unmask_step(self, phase: int) -> None:
+    def _unmasked(self, phase: int) -> tuple[np.ndarray, set]:
+        """Step ``phase``'s running sum with the masks removed (from the answers), and who uploaded to it; its
+        timings recorded."""
         members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
         roster, responses = self.roster(), self._responses(phase)
         t0 = time.perf_counter()
-        dim = self.dim(phase)
         with self.engine.connect() as conn:
             total, n = self._running(conn, phase)
         if n != len(uploaded):
             raise DPTopicError(f"the running sum of step {phase} holds {n} uploads, not the {len(uploaded)} counted")
         t1 = time.perf_counter()
         total = ss.unmask_sum(total, roster, self.round_id, phase, self.graph(), self.T, members, uploaded, responses)
-        t2 = time.perf_counter()
-        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": t2 - t1, "uploads": len(uploaded), "dim": dim,
-                               "pid": os.getpid()}
+        self.timings[phase] = {"sum_s": t1 - t0, "unmask_s": time.perf_counter() - t1, "uploads": len(uploaded),
+                               "dim": len(total), "pid": os.getpid()}
+        return total, uploaded
+
+    def _unmask_step(self, phase: int) -> None:
+        dim = self.dim(phase)
+        total, uploaded = self._unmasked(phase)
         # a wrap-around shows as an entry outside what the signal and the noise can reach
         limit = len(uploaded) * rounded_norms(self.plan.scale, dim)[0] + 2 ** (self.plan.bits - 2)
         if np.any(np.abs(total) > limit):
