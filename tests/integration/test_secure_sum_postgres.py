@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -47,6 +48,23 @@ class Spread:
         return getattr(next(self.servers), name)
 
 
+@contextmanager
+def two_servers(pg, tmp_path, rnd):
+    """``rnd``'s round served by two ``dptopic serve`` processes sharing a new PostgreSQL database: ``(url, a, b)``,
+    both started (the second finds the round the first created, and joins it) and stopped on the way out."""
+    url = new_database(pg)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
+    try:
+        a.start()
+        b.start()
+        yield url, a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
 def assert_same_sums(url: str, plain, uploads: int | None = None) -> None:
     """The round on PostgreSQL at ``url`` released, step for step, the sums ``plain`` (the same contributors served
     by one SQLite process) released; with ``uploads``, each step's running sum holds every receipt exactly once."""
@@ -73,14 +91,7 @@ def test_two_server_processes_share_one_round_and_release_the_exact_sums(pg, tmp
     plain = InProcessRound(tmp_path / "plain", n=10, dropouts=2, collusion=1, seed=7)
     assert plain.run(drop0=[plain.people[-1].me])["state"] == "released"
     rnd = InProcessRound(tmp_path / "shared", n=10, dropouts=2, collusion=1, seed=7)
-    url = new_database(pg)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a = SecureServe(tmp_path / "a", rnd, url)
-    b = SecureServe(tmp_path / "b", rnd, url)
-    try:
-        a.start()
-        b.start()       # the second process finds the round the first created, and joins it
+    with two_servers(pg, tmp_path, rnd) as (url, a, b):
         rnd.server = Spread(OverHttp(a.url), OverHttp(b.url))
         view = rnd.run(drop0=[rnd.people[-1].me])
         deadline = time.monotonic() + 60
@@ -92,9 +103,6 @@ def test_two_server_processes_share_one_round_and_release_the_exact_sums(pg, tmp
         models = [OverHttp(s.url)._call("GET", "/v1/model")[1] for s in (a, b)]
         assert models[0] == models[1]
         assert json.loads(models[0]["model_json"])["privacy"]["unit"] == "user"
-    finally:
-        a.stop()
-        b.stop()
     assert_same_sums(url, plain, uploads=9)
 
 
@@ -108,13 +116,7 @@ def test_concurrent_uploads_to_two_processes_are_each_summed_once(pg, tmp_path):
     plain = InProcessRound(tmp_path / "plain", n=12, dropouts=2, collusion=1, seed=3)
     assert plain.run()["state"] == "released"
     rnd = InProcessRound(tmp_path / "shared", n=12, dropouts=2, collusion=1, seed=3)
-    url = new_database(pg)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
-    try:
-        a.start()
-        b.start()
+    with two_servers(pg, tmp_path, rnd) as (url, a, b):
         servers = [OverHttp(a.url), OverHttp(b.url)]
         rnd.server = Spread(*servers)
         rnd.keys()
@@ -135,9 +137,6 @@ def test_concurrent_uploads_to_two_processes_are_each_summed_once(pg, tmp_path):
             rnd.consistency(phase)
             rnd.unmask(phase)
         assert rnd.wait()["state"] == "released"
-    finally:
-        a.stop()
-        b.stop()
     assert_same_sums(url, plain)
 
 
@@ -179,13 +178,7 @@ def test_experiment_spreads_its_contributor_processes_over_two_servers(pg, tmp_p
         for p in range(10):
             for _ in range(3):
                 f.write(json.dumps({"author": f"a{p}", "text": " ".join(rng.choice(rnd.words, 12))}) + "\n")
-    url = new_database(pg)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
-    try:
-        a.start()
-        b.start()
+    with two_servers(pg, tmp_path, rnd) as (url, a, b):
         r = run_dptopic("experiment", "secure-sum", "--server", a.url, b.url, "--corpus",
                         str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "a" / "token"),
@@ -196,9 +189,6 @@ def test_experiment_spreads_its_contributor_processes_over_two_servers(pg, tmp_p
         assert s["state"] == "released" and s["servers"] == 2 and s["workers"] == 2 and s["dropped"] == 2
         assert s["server_process"]["processes"] == 2 and s["server_process"]["cpu_s"] > 0
         assert "server processes: 2," in r.stdout
-    finally:
-        a.stop()
-        b.stop()
 
 
 @pytest.mark.postgres
@@ -213,13 +203,7 @@ def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_re
     from dptopic.service.secure_sum import ApiError, t_sums, t_uploads
 
     rnd = InProcessRound(tmp_path / "shared", n=16, dropouts=4, collusion=1, seed=5)
-    url = new_database(pg)
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
-    try:
-        a.start()
-        b.start()
+    with two_servers(pg, tmp_path, rnd) as (url, a, b):
         servers = [OverHttp(a.url), OverHttp(b.url)]
         rnd.server = Spread(*servers)
         rnd.keys()
@@ -249,9 +233,6 @@ def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_re
                 j.result()
         view = rnd.server.view()
         assert view["state"] in ("consistency0", "failed"), view
-    finally:
-        a.stop()
-        b.stop()
     engine = create_engine(url)
     try:
         with engine.connect() as c:
