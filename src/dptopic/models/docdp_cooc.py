@@ -454,7 +454,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def fit(self, X, y=None, *, vocabulary=None, user_ids=None, public_corpus=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
-        directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or
+        directory written by ``dptopic corpus prepare`` in shards, a shard ``.npz`` or a list of them), or
         mini-batches (a list of count matrices / Corpora, or a function returning a fresh iterable of them). Shards
         and mini-batches are streamed: each of the two passes holds one block at a time, so memory does not grow
         with the number of documents. The
