@@ -44,9 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_most_epsilon
-from .accounting.verify import rounded_up
-from .errors import DPTopicError, ParameterError, ParameterText
-from .models.registry import (
+from .accounting.units import (
     DOCUMENT_RANKING_NOISE,
     TRAIN_DELTA,
     UNIT_EPSILON_MAX,
@@ -54,6 +52,8 @@ from .models.registry import (
     WORD_ITERATIONS,
     unreachable_epsilon,
 )
+from .accounting.verify import rounded_up
+from .errors import DPTopicError, ParameterError, ParameterText
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6

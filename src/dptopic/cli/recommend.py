@@ -7,16 +7,18 @@ import argparse
 import json
 import math
 
+from ..models.registry import for_unit_trainer
 from ..reporting.terminal import esc, make_console, plural
 from ._common import positive_float, positive_int, unit_interval
 from ._flags import WARNING_FLAGS, flag_errors
 from ._trainers import trainer_flag
 
 ADVICE_FLAGS = {**WARNING_FLAGS, "unit": "--unit", "epsilon": "--epsilon", "delta": "--delta",
-                **{p: trainer_flag("docdp-cooc", p) for p in ("recovery", "background_share", "word_choice",
-                                                               "public_vectors")}}
+                **{p: trainer_flag(for_unit_trainer("document").name, p)
+                   for p in ("recovery", "background_share", "word_choice", "public_vectors")}}
 """The flags of the parameters the advice's notes and verdict name (:class:`~dptopic.errors.ParameterText`), as
-``dptopic train`` and ``recommend`` set them: a note is written in these, never reworded here."""
+``dptopic train`` and ``recommend`` set them (the options of the document unit's trainer, which the notes advise on):
+a note is written in these, never reworded here."""
 
 
 def in_flags(text) -> str:
@@ -58,6 +60,7 @@ def secure_sum_note(people: int) -> str:
 def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, topics: int, delta: float) -> None:
     """Print ``rec`` (:func:`dptopic.advice.recommend`'s, for these settings) for a reader at a terminal; the last
     lines (each note) follow it. Reads no data."""
+    from ..accounting.units import TRAIN_DELTA  # read on use: the CLI's start-up stays light
     from ..advice import (  # read on use: the CLI's start-up stays light
         BELOW_PUBLIC,
         LARGE_DELTA,
@@ -73,7 +76,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         useful_threshold,
         verdict,
     )
-    from ..models.registry import TRAIN_DELTA, train_refusal_error  # read on use: the CLI's start-up stays light
+    from ..models.registry import train_refusal_error  # (as above)
 
     counted = plural(docs, "person") if unit == "user" else plural(docs, "document")
     if unit == "user":

@@ -50,6 +50,7 @@ from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC
 from ..accounting.plan import ReleasePlan, docdp_cooc_plan, docdp_cooc_unreachable_epsilon
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..accounting.units import UNIT_EPSILON_MAX
 from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
 from ..corpus.vectors import PublicVectors
@@ -83,7 +84,6 @@ from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
 from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
 from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
-from .registry import UNIT_EPSILON_MAX
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
