@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
+from dptopic.corpus.synthetic import lda_corpus
 from dptopic.kernels import client_sweep
 from dptopic.kernels.reference import reference_blocked_draw
+from dptopic.kernels.rng import PyXorShift
 from helpers import KERNEL_SHAPES, XorShiftReference, csr_token_corpus, topic_counts, xorshift_state
 
 
@@ -24,3 +26,29 @@ def test_client_sweep_matches_reference_on_edge_shapes(D, V, K):
             ndr[d, zr[i]] += 1
     client_sweep(wid, ptr, z, ndk, phi_wk, 0.3, st.copy())
     assert np.array_equal(z, zr) and np.array_equal(ndk, ndr)
+
+
+# ------------------------------------------------------------------ against a NumPy reference on a planted corpus
+def _local_reference(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
+    g = PyXorShift(state)
+    for d in range(len(doc_ptr) - 1):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            ndk[d, z[i]] -= 1
+            k = reference_blocked_draw(phi_wk[word_ids[i]] * (ndk[d] + alpha), phi_wk.shape[1], g)
+            z[i] = k
+            ndk[d, k] += 1
+
+
+def test_client_sweep_matches_numpy_reference():
+    c, phi, _, _ = lda_corpus(n_docs=6, vocab_size=20, n_topics=11, doc_length=15, seed=2)
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 11, c.n_tokens, dtype=np.int32)
+    ndk = np.zeros((c.n_docs, 11), dtype=np.int32)
+    np.add.at(ndk, (np.repeat(np.arange(c.n_docs), c.doc_lengths), z), 1)
+    phi_wk = np.ascontiguousarray(phi.T)
+    state = np.array([99, 7], dtype=np.uint64)
+    z2, ndk2 = z.copy(), ndk.copy()
+    _local_reference(c.word_ids, c.doc_ptr, z2, ndk2, phi_wk, 0.1, state.copy())
+    client_sweep(c.word_ids, c.doc_ptr, z, ndk, phi_wk, 0.1, state.copy())
+    np.testing.assert_array_equal(z, z2)
+    np.testing.assert_array_equal(ndk, ndk2)
