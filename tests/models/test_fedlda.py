@@ -34,7 +34,7 @@ from dptopic.kernels import (
 )
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
-from dptopic.models import FedLDA, LocalDocumentLDA, OnlineLDA, load
+from dptopic.models import FedLDA, LocalDocumentLDA, load
 from dptopic.protocol.fedlda import RRPConfig
 from dptopic.protocol.fedlda_messages import (
     ClientUpdate,
@@ -704,47 +704,6 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
     card = privacy_card(rep, "FedLDA")
     assert card["guarantee"] == "none" and "deltas add to 8" in card["reason"]
     assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy_card"]["guarantee"] == "none"
-
-
-# ------------------------------------------------------------------ experiment plumbing
-def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatch):
-    import json
-
-    import dptopic.experiments.fedlda as fx
-
-    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=8)
-    y = (theta.argmax(axis=1) == 0).astype(int)
-    monkeypatch.setattr(fx, "task_corpora", lambda t, m, s: (c.subset(range(80)), c.subset(range(80, 120)),
-                                                             y[:80], y[80:]))
-    s = fx.fedlda_experiment(tmp_path, tasks=("sotu",), eps_table=(7.5,), eps_grid=(7.5,), k_grid=(3,),
-                          ratio_grid=(0.5,), n_topics=3, rounds=2, n_iter_lda=5, pad_length=64)
-    for f in ("fedlda_table.csv", "fedlda_figures.csv", "fedlda_summary.json", "fedlda_budget.png",
-              "fedlda_topics.png", "fedlda_ratio.png"):
-        assert (tmp_path / f).stat().st_size > 0
-    assert set(s["auc_loss"]) == {"sotu none eps=7.5", "sotu tail eps=7.5", "sotu floor eps=7.5"}
-    assert json.loads((tmp_path / "fedlda_summary.json").read_text())["settings"]["rounds"] == 2
-    assert all(0 <= r["auc"] <= 1 for r in s["table"])
-
-
-def test_fedlda_experiment_runs_only_the_rules_asked(tmp_path, monkeypatch):
-    import dptopic.experiments.fedlda as fx
-    from dptopic.cli.main import main
-
-    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=8)
-    y = (theta.argmax(axis=1) == 0).astype(int)
-    monkeypatch.setattr(fx, "task_corpora", lambda t, m, s: (c.subset(range(80)), c.subset(range(80, 120)),
-                                                             y[:80], y[80:]))
-    s = fx.fedlda_experiment(tmp_path, tasks=("sotu",), eps_table=(7.5, 5.0), n_topics=3, rounds=2, n_iter_lda=5,
-                             pad_length=32, figures=False, rules=("none",), local_inference="gibbs")
-    assert set(s["auc_loss"]) == {"sotu none eps=7.5", "sotu none eps=5"}
-    assert s["settings"]["local_inference"] == "gibbs" and s["settings"]["pad_length"] == 32
-    rc = main(["experiment", "fedlda", "--no-figures", "--tasks", "sotu", "--rules", "none", "--eps-table", "10",
-               "--pad-length", "16", "--rounds", "1", "--topics", "3", "--seed", "0", "--out", str(tmp_path / "cli")])
-    assert rc in (0, None)
-    import json
-
-    summary = json.loads((tmp_path / "cli" / "fedlda_summary.json").read_text())
-    assert [r["exclusion"] for r in summary["table"]] == ["-", "none"] and summary["settings"]["pad_length"] == 16
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -1435,32 +1394,6 @@ def test_report_sets_of_two_kinds_do_not_concatenate():
         m.partial_fit(DocumentRandomizer.for_simulation(words, 4.0, seed=0).randomize(docs))
 
 
-# ---------------------------------------------------------------------------------------------- OnlineLDA
-def test_online_lda_takes_what_the_other_trainers_take(planted):
-    texts = ["space nasa orbit launch", "tax budget congress spending", "orbit moon nasa", "budget tax deficit"] * 10
-    m = OnlineLDA(n_topics=2, n_iter=5, batch_size=10, seed=0, verbose=0).fit(texts)
-    assert m.n_batches_ == 4 and "nasa" in m.vocabulary_.words
-    before = m.components_.copy()
-    m.partial_fit(["nasa launch orbit", "tax budget"])                       # texts, read into its vocabulary
-    X = np.ones((3, len(m.vocabulary_)), dtype=np.int64)
-    m.partial_fit(X)                                                         # a count matrix with its columns
-    assert m.n_batches_ == 6
-    after = m.components_.copy()
-    with pytest.raises(DPTopicError, match="columns"):
-        m.partial_fit(np.ones((3, len(m.vocabulary_) + 1), dtype=np.int64))
-    assert np.array_equal(m.components_, after) and not np.array_equal(before, after)
-
-
-def test_experiment_targets_are_in_points_by_epsilon():
-    from dptopic.experiments.fedlda import auc_losses, loss_target
-
-    assert (loss_target(7.5), loss_target(5.0), loss_target(3.0)) == (3.0, 5.0, None)
-    table = [{"task": "t", "epsilon_per_word": None, "auc": 0.9, "exclusion": "-"},
-             {"task": "t", "epsilon_per_word": 5.0, "auc": 0.86, "exclusion": "none"}]
-    out = auc_losses(table)["t none eps=5"]
-    assert out["points"] == pytest.approx(4.0) and out["target_points"] == 5.0
-
-
 # ------------------------------------------------------------------------------------- a refit, user corpora, phrases
 def test_fedlda_maps_a_corpus_onto_a_given_vocabulary_before_calling_it_supplied(planted):
     words = planted.vocabulary.words[:8]
@@ -1501,14 +1434,3 @@ def test_a_phrase_is_a_token_and_a_sentence_is_not():
         FedLDA(n_topics=2, n_clients=2, **QUIET).fit(docs)
     with pytest.raises(DPTopicError, match="a token holds spaces"):
         FedLDA(n_topics=2, **QUIET).fit([["the budget of the nation is large"], ["war and peace"]])
-
-
-def test_online_lda_checks_a_later_frames_columns_and_keeps_its_own():
-    pd = pytest.importorskip("pandas")
-    X = pd.DataFrame(np.random.default_rng(0).poisson(1, (30, 6)), columns=list("abcdef"))
-    m = OnlineLDA(n_topics=2, n_iter=3, batch_size=10, seed=0, verbose=0).fit(X)
-    with pytest.raises(DPTopicError, match="columns are not the words"):
-        m.partial_fit(X[list("fedcba")])
-    m.partial_fit(X.iloc[:5])
-    m.partial_fit([["a", "b", "c"]])                   # token lists read into its words; its columns stay
-    assert list(m.feature_names_in_) == list("abcdef")
