@@ -12,7 +12,10 @@ from dptopic.accounting.fedlda import (
     effective_epsilon,
     entries_for_user_budget,
     eta,
+    krr_eta,
     rrp_event,
+    subset_inclusion,
+    subset_size,
     theorem2_error_bound,
 )
 from dptopic.accounting.ledger import PrivacyLedger
@@ -100,3 +103,12 @@ def test_ledger_composes_approximate_events_without_changing_pure_reports():
     assert isinstance(rrp_event(5.0, 0.01, exclusion="tail"), ApproxDPEvent)
     assert rep["delta_basic"] == pytest.approx(0.06) and rep["epsilon_basic"] == pytest.approx(15.0)
     assert rep["epsilon_rdp"] == math.inf
+
+
+# ------------------------------------------------------------------ the subset rule (exclusion='none')
+def test_one_word_is_k_ary_randomized_response():
+    V, eps = 10, 1.5
+    a, b = subset_inclusion(eps, V, 1)
+    assert a == pytest.approx(math.exp(eps) / (math.exp(eps) + V - 1))
+    assert 1 - krr_eta(eps, V) + krr_eta(eps, V) / V == pytest.approx(a)
+    assert subset_size(7.5, 1000) == 1 and subset_size(5.0, 1000) == 7 and subset_size(0.1, 5) == 2

@@ -6,9 +6,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dptopic.accounting.fedlda import delta0, effective_epsilon, eta
+from dptopic.accounting.fedlda import delta0, effective_epsilon, eta, subset_inclusion, subset_size
 from dptopic.mechanisms import replacement_table, rrp_perturb
 from dptopic.mechanisms import rrp as rrp_module
+from dptopic.mechanisms.rrp import subset_frequencies, subset_report
 from helpers import exact_exp, max_ratio, subset_law
 
 TWO53 = 1 << 53
@@ -227,3 +228,19 @@ def test_another_word_terminates_on_a_degenerate_distribution():
     words = np.zeros(1000, dtype=np.int32)
     out, _ = rrp_perturb(words, Q, 5.0, 0.1, rng=np.random.default_rng(0), exclusion="tail")
     assert np.all(out[out != 0] < 4) and np.any(out != 0)
+
+
+# ------------------------------------------------------------------ the subset rule's frequency estimator
+def test_frequency_estimator_is_unbiased_within_standard_error():
+    V, eps, n = 30, 2.0, 40_000
+    rng = np.random.default_rng(3)
+    f = rng.dirichlet(np.full(V, 0.5))
+    words = rng.choice(V, n, p=f).astype(np.int32)
+    sets, event = subset_report(words, V, eps, rng)
+    assert sets.shape == (n, subset_size(eps, V)) and event.epsilon == eps
+    est = subset_frequencies(sets, V, eps)
+    a, b = subset_inclusion(eps, V, sets.shape[1])
+    share = f * a + (1 - f) * b
+    se = np.sqrt(share * (1 - share) / n) / (a - b)
+    assert np.all(np.abs(est - f) <= 4.5 * se)
+    assert abs(est.sum() - 1.0) < 0.05

@@ -19,7 +19,7 @@ from dptopic.accounting import (
     rrp_event,
 )
 from dptopic.accounting.card import privacy_card
-from dptopic.accounting.fedlda import krr_eta, subset_inclusion, subset_size, user_spend
+from dptopic.accounting.fedlda import subset_inclusion, subset_size, user_spend
 from dptopic.contributor.fedlda import FedClient
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
@@ -28,12 +28,11 @@ from dptopic.evaluation import infer_theta, topic_recovery
 from dptopic.kernels import (
     kernel_state,
     sample_labels,
-    subset_client_sweep,
     subset_select,
     subset_theta_em,
 )
 from dptopic.kernels.rng import PyXorShift
-from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
+from dptopic.mechanisms.rrp import subset_report, subset_signal_counts
 from dptopic.models import FedLDA, LocalDocumentLDA, load
 from dptopic.protocol.fedlda import RRPConfig
 from dptopic.protocol.fedlda_messages import (
@@ -638,14 +637,6 @@ def test_worst_ratio_is_exactly_e_eps_by_enumeration(V, eps):
         assert worst >= math.exp(eps) * (1 - 1e-9)  # and the bound is attained: epsilon is not overstated
 
 
-def test_one_word_is_k_ary_randomized_response():
-    V, eps = 10, 1.5
-    a, b = subset_inclusion(eps, V, 1)
-    assert a == pytest.approx(math.exp(eps) / (math.exp(eps) + V - 1))
-    assert 1 - krr_eta(eps, V) + krr_eta(eps, V) / V == pytest.approx(a)
-    assert subset_size(7.5, 1000) == 1 and subset_size(5.0, 1000) == 7 and subset_size(0.1, 5) == 2
-
-
 @pytest.mark.parametrize("inp", [0, 3, -1])
 def test_subset_select_kernel_matches_the_exact_distribution(inp):
     V, s, eps, n = 5, 2, 1.0, 60_000
@@ -659,61 +650,6 @@ def test_subset_select_kernel_matches_the_exact_distribution(inp):
     p = exact_report_probabilities(V, s, eps)[inp if inp >= 0 else V]
     se = np.sqrt(p * (1 - p) / n)
     assert np.all(np.abs(counts / n - p) <= 4.5 * se)
-
-
-def test_frequency_estimator_is_unbiased_within_standard_error():
-    V, eps, n = 30, 2.0, 40_000
-    rng = np.random.default_rng(3)
-    f = rng.dirichlet(np.full(V, 0.5))
-    words = rng.choice(V, n, p=f).astype(np.int32)
-    sets, event = subset_report(words, V, eps, rng)
-    assert sets.shape == (n, subset_size(eps, V)) and event.epsilon == eps
-    est = subset_frequencies(sets, V, eps)
-    a, b = subset_inclusion(eps, V, sets.shape[1])
-    share = f * a + (1 - f) * b
-    se = np.sqrt(share * (1 - share) / n) / (a - b)
-    assert np.all(np.abs(est - f) <= 4.5 * se)
-    assert abs(est.sum() - 1.0) < 0.05
-
-
-def reference_subset_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
-    rng = PyXorShift(state)
-    K = phi_wk.shape[1]
-    for i in range(sets.shape[0]):
-        nk[z[i]] -= 1
-        w = [(nk[k] + alpha) * (1 + e1 * phi_wk[sets[i], k].sum()) for k in range(K)]
-        w.append((nk[K] + alpha) * pad_weight)
-        c = np.cumsum(w)
-        u = rng.uniform() * c[-1]
-        k = int(np.sum(c <= u)) if u >= c[0] else 0
-        k = min(k, K)
-        z[i] = k
-        nk[k] += 1
-        pick[i] = -1
-        if k < K:
-            ws = e1 * phi_wk[sets[i], k]
-            u = rng.uniform() * (1.0 + ws.sum())
-            c = np.cumsum(ws)
-            hit = np.nonzero(u < c)[0]
-            pick[i] = int(hit[0]) if hit.size else -1
-
-
-def test_subset_client_sweep_matches_numpy_reference():
-    rng = np.random.default_rng(5)
-    V, K, s, n = 12, 3, 3, 40
-    sets = np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32)
-    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
-    z = rng.integers(0, K + 1, n).astype(np.int32)
-    nk = np.bincount(z, minlength=K + 1).astype(np.int64)
-    state = kernel_state(rng)
-    args = (0.1, math.expm1(2.0), 1 + math.expm1(2.0) * s / V)
-    z2, nk2, pick, pick2 = z.copy(), nk.copy(), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    subset_client_sweep(sets, z, nk, phi_wk, *args, state.copy(), pick)
-    reference_subset_sweep(sets, z2, nk2, phi_wk, *args, state.copy(), pick2)
-    np.testing.assert_array_equal(z, z2)
-    np.testing.assert_array_equal(nk, nk2)
-    np.testing.assert_array_equal(pick, pick2)
-    assert nk.sum() == n and (pick >= 0).any()
 
 
 # ------------------------------------------------------------------ protocol and accounting
