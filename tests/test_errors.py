@@ -1,6 +1,8 @@
 """ParameterError: a refused parameter with the parameters it names as data, written in a front door's names."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dptopic._validation import N_JOBS, Int, IsNone, Real, validate_value
@@ -177,3 +179,16 @@ def test_a_parameter_warning_class_given_plain_text_says_it_as_given():
     w = caught[0].message
     assert str(w) == w.message({"vocabulary": "--vocabulary"}) == "chosen from the {training} documents"
     assert w.parameters == ()
+
+
+def test_parameter_text_is_text_in_python_names_that_a_front_door_writes_in_its_own():
+    from dptopic.errors import ParameterText
+    note = ParameterText("{recovery=} is the earlier route; {vocabulary=public} keeps the words out", "recovery", "nmf",
+                         flag_template="{recovery=} is the earlier route; {vocabulary} {public} keeps the words out",
+                         public="PUBLIC_WORDS.txt")
+    assert isinstance(note, str)
+    assert note == "recovery='nmf' is the earlier route; vocabulary='PUBLIC_WORDS.txt' keeps the words out"
+    assert note.parameters == ("recovery", "vocabulary") and "earlier route" in note
+    assert note.message({"recovery": "--recovery", "vocabulary": "--vocabulary"}) == \
+        "--recovery nmf is the earlier route; --vocabulary PUBLIC_WORDS.txt keeps the words out"
+    assert json.loads(json.dumps([note])) == [str(note)]

@@ -44,9 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_most_epsilon
-from .accounting.verify import rounded_up
-from .errors import DPTopicError, ParameterError
-from .models.registry import (
+from .accounting.units import (
     DOCUMENT_RANKING_NOISE,
     TRAIN_DELTA,
     UNIT_EPSILON_MAX,
@@ -54,6 +52,8 @@ from .models.registry import (
     WORD_ITERATIONS,
     unreachable_epsilon,
 )
+from .accounting.verify import rounded_up
+from .errors import DPTopicError, ParameterError, ParameterText
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -133,7 +133,7 @@ def load_table(path=None) -> dict:
         doc = json.loads(p.read_text("utf-8"))
     except (OSError, ValueError) as e:
         raise DPTopicError(f"cannot read the utility table {str(p)!r} ({type(e).__name__}); re-create it with"
-                           f" 'python benchmarks/bench_utility.py --write-table'.") from None
+                           f" benchmarks/bench_utility.py, which writes it on request (see its help).") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise DPTopicError(f"the utility table {str(p)!r} has no 'rows' list; re-create it with bench_utility.py.")
     return doc
@@ -141,6 +141,12 @@ def load_table(path=None) -> dict:
 
 @dataclass
 class Recommendation:
+    """What :func:`recommend` advises: the trainer, the figures to expect and the notes that qualify them.
+
+    The notes are text in Python's names: a note that names parameters (``vocabulary='PUBLIC_WORDS.txt'``,
+    ``recovery='nmf'``) is a :class:`~dptopic.errors.ParameterText`, which a front door that sets them by other
+    names writes in its own (``dptopic recommend`` in its flags, with ``note.message(names)``)."""
+
     unit: str
     epsilon: float
     n_docs: int
@@ -348,7 +354,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
     documents of about ``doc_length`` words, the coverage and downstream accuracy shares to expect (the NPMI ratio
     beside them), whether they lie below what public knowledge alone gives, and how many of the ``n_topics`` topics
-    the budget supports. Reads no data. ``delta`` is the delta the run will be given (``dptopic train --delta``): it
+    the budget supports. Reads no data. ``delta`` is the delta the run will be given (``dptopic.train``'s): it
     decides whether the document-level trainer reaches ``epsilon`` at all; the expected shares were measured at
     delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``doc_length`` reads the figures by
     document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
@@ -400,12 +406,13 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
     inherent = WORD_ITERATIONS * WORD_EPSILON_INHERENT
     if unit == "word" and epsilon <= inherent and epsilon < lowest_eps:
         # the word-level trainer cannot run at all within its inherent cost: no figure to extrapolate to
-        rec.notes.append(f"no word-level trainer runs at epsilon {epsilon:g} per word: HDPLDA's inherent part alone costs"
-                         f" epsilon_inherent ({WORD_EPSILON_INHERENT:g}) per iteration, {inherent:g} over the"
-                         f" {WORD_ITERATIONS} iterations measured, so it needs more than {inherent:g}; the smallest"
-                         f" budget measured is {lowest_eps:g}. Word-level guarantees are stated in the hundreds per word"
-                         " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead"
-                         " (dptopic recommend --unit document).")
+        head = (f"no word-level trainer runs at epsilon {epsilon:g} per word: HDPLDA's inherent part alone costs"
+                f" epsilon_inherent ({WORD_EPSILON_INHERENT:g}) per iteration, {inherent:g} over the"
+                f" {WORD_ITERATIONS} iterations measured, so it needs more than {inherent:g}; the smallest"
+                f" budget measured is {lowest_eps:g}. Word-level guarantees are stated in the hundreds per word"
+                " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead")
+        rec.notes.append(ParameterText("{head} (recommend with {unit=}).", "unit", "document", head=head,
+                                       flag_template="{head} (dptopic recommend {unit=})."))
         tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
         if tested and n_topics not in tested:
             rec.notes.append(f"the word-level measurements (budgets from {lowest_eps:g}) were taken at K ="
@@ -459,10 +466,15 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
         rec.docs_for_useful, rec.docs_for_useful_bound, rec.docs_for_useful_beyond = None, None, False
 
         at = "its default delta" if float(delta) == TRAIN_DELTA else "delta"
-        rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: its"
-                         f" trainer makes two Gaussian releases (the word ranking with {DOCUMENT_RANKING_NOISE:g} times"
-                         f" the co-occurrence's noise), and the smallest epsilon they reach at {at}"
-                         f" {float(delta):g} is {rounded_up(floor, 4):g}; give at least that (or a larger delta).")
+        rec.notes.append(ParameterText(
+            "training with {unit=} (dptopic.for_unit) cannot reach epsilon = {eps:g}: its trainer makes two"
+            " Gaussian releases (the word ranking with {noise:g} times the co-occurrence's noise), and the smallest"
+            " epsilon they reach at {at} {dlt:g} is {least:g}; give at least that (or a larger delta).", "unit",
+            unit, flag_template="dptopic train {unit=} (dptopic.for_unit) cannot reach epsilon = {eps:g}: its trainer"
+            " makes two Gaussian releases (the word ranking with {noise:g} times the co-occurrence's noise), and the"
+            " smallest epsilon they reach at {at} {dlt:g} is {least:g}; give at least that (or a larger delta).",
+            eps=epsilon, noise=DOCUMENT_RANKING_NOISE, at=at, dlt=float(delta),
+            least=rounded_up(floor, 4)))
     if large_delta(delta, n_docs):
         rec.notes.append(f"delta = {float(delta):g} is large for {int(n_docs):,} {counted}: (epsilon, delta)-DP allows a"
                          f" delta chance that a {'person' if counted == 'people' else unit} is exposed outright, so the"
@@ -498,31 +510,38 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
             rec.notes.append(f"no measured setting reaches a {MEASURE_NAMES[key]} of {useful_threshold(key)} for {unit}-level"
                              " DP at this epsilon.")
         if unit == "document" and counted == "documents":
-            rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
-                             " word rather than each document: a document of L words then has L x epsilon; local DP"
-                             " needs far more contributors still (docs/choosing_a_guarantee.md).")
+            rec.notes.append(ParameterText(
+                "with fewer documents, a word-level guarantee ({advice} {unit=}) protects each word rather than each"
+                " document: a document of L words then has L x epsilon; local DP needs far more contributors still"
+                " (docs/choosing_a_guarantee.md).", "unit", "word", advice="recommend with",
+                flag_template="with fewer documents, a word-level guarantee (dptopic recommend {unit=}) protects each"
+                " word rather than each document: a document of L words then has L x epsilon; local DP needs far"
+                " more contributors still (docs/choosing_a_guarantee.md)."))
     rec.notes.append(vocabulary_note(unit, float(epsilon), float(delta)))
     if rec.trainer == "docdp-cooc" and rec.vectors:
-        rec.notes.append("forecast with public word vectors (installed: docdp-cooc uses them by default when they cover"
-                         " the vocabulary's language; --public-vectors none, public_vectors=None, turns them off): measured with glove-6b-50d,"
-                         " the floor beside it the higher of public dictionaries' and the vectors' alone"
-                         " (docs/research/public_vectors.md).")
+        rec.notes.append(ParameterText(
+            "forecast with public word vectors (installed: docdp-cooc uses them by default when they cover the"
+            " vocabulary's language; {public_vectors=} turns them off): measured with glove-6b-50d, the floor beside"
+            " it the higher of public dictionaries' and the vectors' alone (docs/research/public_vectors.md).",
+            "public_vectors", None, flag_template="forecast with public word vectors (installed: docdp-cooc uses them"
+            " by default when they cover the vocabulary's language; {public_vectors} none turns them off): measured"
+            " with glove-6b-50d, the floor beside it the higher of public dictionaries' and the vectors' alone"
+            " (docs/research/public_vectors.md)."))
     if rec.trainer == "docdp-cooc":
-        rec.notes.append("docdp-cooc reads its topics by refined anchor words, which come closer to non-private LDA's"
-                         " as the documents grow; --recovery nmf (recovery='nmf') is the earlier route, with words in"
-                         " more than 25% of documents set aside in background topics. If the vocabulary keeps many"
-                         " stop-word-like words (no stop list: 'writes', 'don', 'just'), --background-share 0.15"
-                         " (background_share=0.15) sets them aside: on 20 Newsgroups it raised the NPMI ratio at"
-                         " epsilon 1, but lowered it on a corpus whose frequent words are topical"
-                         " (docs/document_dp.md).")
-        rec.notes.append("--word-choice repetition (word_choice='repetition') keeps the frequent words that repeat"
-                         " within documents: on 20 Newsgroups posts it raised the NPMI ratio from 0.60 to 0.67 at"
-                         " epsilon 1 and from 0.69 to 0.99 at epsilon 4, but lowered it on State of the Union"
-                         " paragraphs (0.81 to 0.61 at epsilon 1) and, in another run, on Reuters newswire (1.10 to"
-                         " 0.52; each pair from one run, the default's ratio moving by about 0.02 between runs);"
-                         " decide on a public corpus"
-                         " like yours, since trying both on the private one spends the budget twice"
-                         " (docs/document_dp.md).")
+        rec.notes.append(ParameterText(
+            "docdp-cooc reads its topics by refined anchor words, which come closer to non-private LDA's as the"
+            " documents grow; {recovery=} is the earlier route, with words in more than 25% of documents set aside"
+            " in background topics. If the vocabulary keeps many stop-word-like words (no stop list: 'writes', 'don',"
+            " 'just'), {background_share=} sets them aside: on 20 Newsgroups it raised the NPMI ratio at epsilon 1,"
+            " but lowered it on a corpus whose frequent words are topical (docs/document_dp.md).", "recovery", "nmf",
+            values={"background_share": 0.15}))
+        rec.notes.append(ParameterText(
+            "{word_choice=} keeps the frequent words that repeat within documents: on 20 Newsgroups posts it raised"
+            " the NPMI ratio from 0.60 to 0.67 at epsilon 1 and from 0.69 to 0.99 at epsilon 4, but lowered it on"
+            " State of the Union paragraphs (0.81 to 0.61 at epsilon 1) and, in another run, on Reuters newswire"
+            " (1.10 to 0.52; each pair from one run, the default's ratio moving by about 0.02 between runs); decide"
+            " on a public corpus like yours, since trying both on the private one spends the budget twice"
+            " (docs/document_dp.md).", "word_choice", "repetition"))
     if unit == "word":
         L = doc_length or 100
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
@@ -608,40 +627,46 @@ PUBLIC_WORDS = "PUBLIC_WORDS.txt"
 """The placeholder for a public word list in the suggested ``dptopic train`` command."""
 
 
-USER_NOTE = ("user-level (one person's documents added or removed; dptopic train --unit user --user-field FIELD):"
-             " each person's documents are summed and bounded as one document is, so the figures here are the"
-             " document level's with every count of documents read as a count of people; on a planted corpus with"
-             " people writing 1 to 60 documents each, N people recovered the topics better than N documents did at"
-             " the document level, so the figures are conservative (docs/research/user_level.md).")
+_USER_NOTE = ("user-level (one person's documents added or removed; {how}): each person's documents are summed and"
+              " bounded as one document is, so the figures here are the document level's with every count of"
+              " documents read as a count of people; on a planted corpus with people writing 1 to 60 documents"
+              " each, N people recovered the topics better than N documents did at the document level, so the"
+              " figures are conservative (docs/research/user_level.md).")
+USER_NOTE = ParameterText(_USER_NOTE.format(how="a training run with {unit=} and {user_field=field}"), "unit", "user",
+                          field="FIELD",
+                          flag_template=_USER_NOTE.format(how="dptopic train {unit=} {user_field=field}"))
 """How the user-level advice is read off the document-level measurements."""
 
 
-def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA) -> str:
-    """What keeps the vocabulary inside the guarantee the advice is about (the suggested command names a public list);
-    the private-vocabulary example splits this ``epsilon`` and ``delta`` 60/40 and in halves."""
-    if unit == "word":
-        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
-                " out of the private data; without it they are chosen from the private documents and the guarantee"
-                " is partial (docs/privacy.md).")
-    if unit == "user":      # DP set union selects per document: train --unit user refuses --private-vocabulary
-        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain; or"
-                " wordfreq:en) keeps the words out of the private data; --private-vocabulary selects words per"
-                " document, not per person, so --unit user refuses it; without a public list the words are chosen"
-                " from the private documents and the guarantee is partial (docs/privacy.md).")
-    if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that train would refuse
-        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
-                " out of the private data; --private-vocabulary EPS_V,DELTA_V chooses them by DP set union inside a"
-                f" budget of at most {UNIT_EPSILON_MAX['document']:g} (docs/privacy.md).")
-    e_t, e_v, half = 0.6 * epsilon, 0.4 * epsilon, delta / 2
-    return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words out"
-            " of the private data; without a list of your domain, --vocabulary wordfreq:en (a general English word"
-            " list; it needs the wordfreq package) does too, and the whole budget still goes to the topics: at"
-            " epsilon 1 it gave more coherent topics than DP set union on both corpora measured"
-            " (docs/document_dp.md); --private-vocabulary EPS_V,DELTA_V chooses them by DP set"
-            f" union inside the budget (e.g. --epsilon {e_t:.3g} --delta {half:.3g} --private-vocabulary"
-            f" {e_v:.3g},{half:.3g} for a total of epsilon {epsilon:g}, delta {delta:g}: the trainer then has less,"
-            " so expect less than the figure above); with none of these, the words are chosen from the private"
-            " documents and the guarantee is partial (docs/privacy.md).")
+def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA) -> ParameterText:
+    """What keeps the vocabulary inside the guarantee the advice is about (the suggested run names a public list);
+    the private-vocabulary example splits this ``epsilon`` and ``delta`` 60/40 and in halves. It names the
+    parameters (``vocabulary``, ``private_vocabulary``) as data: the command line writes them as its flags."""
+    def text(flags: bool) -> str:
+        pair = "{private_vocabulary} EPS_V,DELTA_V" if flags else "{private_vocabulary}=(EPS_V, DELTA_V)"
+        listed = "{vocabulary=public} (one word per line, from public text of the same domain"
+        chosen = " the words are chosen from the private documents and the guarantee is partial (docs/privacy.md)."
+        if unit == "word":
+            return listed + ") keeps the words out of the private data; without it" + chosen
+        if unit == "user":      # DP set union selects per document: a run under the user unit refuses it
+            return (listed + "; or {general}) keeps the words out of the private data; {private_vocabulary} selects"
+                    " words per document, not per person, so {unit=} refuses it; without a public list" + chosen)
+        if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that a run would refuse
+            return (listed + ") keeps the words out of the private data; " + pair + " chooses them by DP set union"
+                    " inside a budget of at most {most:g} (docs/privacy.md).")
+        split = ("{epsilon=e_t:.3g} {delta=half:.3g} {private_vocabulary} {e_v:.3g},{half:.3g}" if flags else
+                 "{epsilon=e_t:.3g}, {delta=half:.3g}, {private_vocabulary}=({e_v:.3g}, {half:.3g})")
+        return (listed + ") keeps the words out of the private data; without a list of your domain,"
+                " {vocabulary=general} (a general English word list; it needs the wordfreq package) does too, and"
+                " the whole budget still goes to the topics: at epsilon 1 it gave more coherent topics than DP set"
+                " union on both corpora measured (docs/document_dp.md); " + pair + " chooses them by DP set union"
+                " inside the budget (e.g. " + split + " for a total of epsilon {total:g}, delta {total_delta:g}: the"
+                " trainer then has less, so expect less than the figure above); with none of these," + chosen)
+
+    return ParameterText(text(False), "vocabulary", flag_template=text(True), values={"unit": unit},
+                         others=("private_vocabulary",), public=PUBLIC_WORDS, general="wordfreq:en",
+                         most=UNIT_EPSILON_MAX["document"], e_t=0.6 * epsilon, e_v=0.4 * epsilon, half=delta / 2,
+                         total=epsilon, total_delta=delta)
 
 
 def docs_needed_text(rec: Recommendation) -> str:
@@ -663,13 +688,16 @@ def _outside_corpora(rec: Recommendation) -> str:
 
 def verdict(rec: Recommendation) -> str:
     """One word on the expected topics: "useful", "NOT useful yet", or "unknown" where the figure is only an upper
-    bound read off the measured end of some corpus (below its measured settings) or neither bound."""
+    bound read off the measured end of some corpus (below its measured settings) or neither bound; beyond the budget a
+    run under the unit accepts, that limit (a :class:`~dptopic.errors.ParameterText` naming ``unit``)."""
     if rec.expected_share is None:
         return "unknown"
     top = (hdp_most_epsilon(WORD_ITERATIONS, WORD_EPSILON_INHERENT, TRAIN_DELTA) if rec.unit == "word"
            else UNIT_EPSILON_MAX.get(rec.unit, math.inf))
     if rec.epsilon > top * (HDP_SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
-        return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
+        return ParameterText("outside what training with {unit=} accepts (epsilon up to {top:g})", "unit",
+                             rec.unit, flag_template="outside what dptopic train {unit=} accepts (epsilon up to"
+                             " {top:g})", top=top)
     if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
     if rec.extrapolated_side == "below":
@@ -739,8 +767,7 @@ def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None
     if rec.docs_for_useful_beyond:
         need = f"topics would need more than {MAX_DOCS:,} {noun} at this epsilon"
     elif not rec.docs_for_useful and unreachable_epsilon(unit, epsilon, delta) is not None:
-        need = (f"no number of {noun} helps: dptopic train --unit {unit} cannot reach this epsilon at delta"
-                f" {delta:g}")
+        need = f"no number of {noun} helps: the {unit}-level trainer cannot reach this epsilon at delta {delta:g}"
     elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured

@@ -127,7 +127,8 @@ class ParameterLine:
                 if name is not None and name not in named:
                     named.append(name)
         self.parameters = tuple(named)
-        super().__init__(self.message())
+        if isinstance(self, BaseException):        # an error or a warning carries its line as its argument
+            super().__init__(self.message())
 
     def _parameter_of(self, field):
         """The parameter a template field names, or None (``value``, a plain field, literal text)."""
@@ -223,6 +224,28 @@ class ParameterWarning(ParameterLine, UserWarning):
             self.parameters = ()
         else:
             super().__init__(template, parameter, value, **kw)
+
+
+class ParameterText(str):
+    """Text that names parameters as data (a note of advice, a verdict): a ``str`` in Python's names, which a front
+    door that sets the parameters by other names (the command line's flags) writes in its own with :meth:`message`.
+
+    Takes the arguments of :class:`ParameterLine` (``parameter``: the first parameter the text names)."""
+
+    def __new__(cls, template: str, parameter: str, value=MISSING, **kw):
+        line = ParameterLine(template, parameter, value, **kw)
+        text = super().__new__(cls, line.message())
+        text.line = line
+        return text
+
+    @property
+    def parameters(self) -> tuple:
+        """Every parameter the text names."""
+        return self.line.parameters
+
+    def message(self, names=None) -> str:
+        """The text with each parameter written as ``names[p]`` (:meth:`ParameterLine.message`)."""
+        return self.line.message(names)
 
 
 def _rebuild_parameter_error(cls, state):

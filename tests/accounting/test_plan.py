@@ -75,8 +75,8 @@ def test_the_cooccurrence_plan_is_within_its_budget_and_the_two_releases_share_i
 
 
 def test_the_models_plan_is_the_function_recommend_reads():
+    from dptopic.accounting.units import unreachable_epsilon
     from dptopic.models import DocDPCooccurrence
-    from dptopic.models.registry import unreachable_epsilon
 
     m = DocDPCooccurrence(epsilon=0.7, delta=1e-6)
     assert m.release_plan().releases == docdp_cooc_plan(0.7, 1e-6, 3.0).releases

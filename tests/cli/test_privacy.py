@@ -292,9 +292,9 @@ def test_fed_report_words_on_a_huge_vocabulary_is_fast_or_refused():
 # ---------------------------------------------------------------- 8. recommend
 def test_recommend_says_an_unreachable_document_epsilon_cannot_be_trained():
     from dptopic.accounting.gaussian import calibrate_gaussian_pair
+    from dptopic.accounting.units import unreachable_epsilon
     from dptopic.accounting.verify import rounded_up
     from dptopic.errors import DPTopicError
-    from dptopic.models.registry import unreachable_epsilon
 
     out = _out(_cli("recommend", "--unit", "document", "--epsilon", "1e-12", "--docs", "1000"))
     assert "dptopic train --unit document --epsilon 1e-12" not in out
@@ -335,9 +335,9 @@ def test_recommend_floor_is_the_two_releases_of_for_unit_document():
     """recommend's floor was one release's (0.00198 at delta 1e-5), but for_unit("document") calibrates two
     (calibrate_gaussian_pair): recommend suggested train at 0.003 and 0.005, which then failed on 'invalid
     noise_multiplier=2.19e+03'."""
+    from dptopic.accounting.units import unreachable_epsilon
     from dptopic.accounting.verify import rounded_up
     from dptopic.advice import recommend
-    from dptopic.models.registry import unreachable_epsilon
 
     for e in (0.003, 0.005):                             # the repro: recommend and for_unit now agree
         assert not _for_unit_fits(e) and unreachable_epsilon("document", e) is not None
@@ -401,26 +401,6 @@ def test_train_unit_document_refuses_the_two_releases_floor_before_reading_the_c
     line = _one_line(_cli("train", "--unit", "document", "--epsilon", "0.01", "--corpus", absent, "--topics", "2",
                           "--out", tmp_path / "m"))
     assert "not found" in line
-
-
-def test_the_unit_constants_are_for_unit_s_defaults_and_documented_in_order():
-    import ast
-
-    import dptopic.models.registry as registry
-    from dptopic.models.docdp_cooc import resolve_ranking_noise
-    from dptopic.training.by_unit import for_unit
-
-    body = ast.parse(Path(registry.__file__).read_text("utf-8")).body
-    docs = {a.targets[0].id: b.value.value for a, b in zip(body, body[1:])
-            if isinstance(a, ast.Assign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)}
-    assert "largest epsilon" in docs["UNIT_EPSILON_MAX"] and "delta" in docs["TRAIN_DELTA"]
-    assert "two noise multipliers" in docs["DOCUMENT_RANKING_NOISE"]
-    assert inspect.signature(for_unit).parameters["delta"].default == registry.TRAIN_DELTA
-    model = for_unit("document", epsilon=1.0)
-    assert resolve_ranking_noise(model.ranking_noise, model.word_choice) == registry.DOCUMENT_RANKING_NOISE
-    from dptopic.models import HDPLDA
-
-    assert registry.WORD_EPSILON_INHERENT == HDPLDA.DEFAULT_EPSILON_INHERENT
 
 
 def test_one_plural_helper_and_one_rounding_wrapper():

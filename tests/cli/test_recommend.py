@@ -230,8 +230,8 @@ def test_recommend_refuses_a_document_count_that_is_not_a_whole_number(capsys, g
 
 
 def test_the_small_corpus_warning_reads_the_models_delta():
+    from dptopic.accounting.units import unreachable_epsilon
     from dptopic.advice import too_small_message
-    from dptopic.models.registry import unreachable_epsilon
 
     assert unreachable_epsilon("document", 0.005, 1e-5) is not None
     assert unreachable_epsilon("document", 0.005, 0.05) is None

@@ -1126,3 +1126,99 @@ def test_both_front_doors_build_the_same_model_for_a_unit(unit, epsilon):
 
     cli, lib = _both_doors(trainer_for_unit(unit, epsilon), unit=unit, epsilon=epsilon)
     assert cli == lib or repr(cli) == repr(lib)
+
+
+# ------------------------------------------------------------------ FedLDA (--algorithm fed)
+def test_cli_train_fed_and_bad_input(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
+               "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    assert (tmp_path / "m" / "model.json").exists()
+    out = capsys.readouterr().out
+    assert "Privacy report" in out
+    for bad in (["--epsilon", "0"], ["--sample-ratio", "2"], ["--gamma", "0.5"], ["--failure-rate", "1.5"]):
+        try:
+            rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
+                       "--out", str(tmp_path / "x")] + bad)
+        except SystemExit as e:  # argparse rejects it before training
+            rc = e.code
+        assert rc == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and "error" in err
+
+
+def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
+    import json
+
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
+               "--user-budget", "60", "--topics", "3", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    eps, entries = entries_for_user_budget(60, 40)
+    assert rep["epsilon_basic"] == pytest.approx(60) and rep["budget"]["epsilon_per_user"] == 60
+    assert rep["parameters"]["entries_per_round"] == entries and rep["epsilon_per_entry"] == pytest.approx(eps)
+    capsys.readouterr()
+    for bad, msg in ((["--epsilon", "5"], "drop --epsilon"), (["--pad-length", "64"], "drop --epsilon"),
+                     (["--exclusion", "floor"], "--exclusion none")):
+        rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--user-budget", "60", "--quiet",
+                   "--out", str(tmp_path / "x")] + bad)
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_train_fed_report_words(tmp_path, capsys):
+    import json
+
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "1",
+               "--report-words", "12", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    assert rep["parameters"]["report_words"] == 12 and "first 12 of 40 words" in rep["report_words_note"]
+    capsys.readouterr()
+    for bad, msg in ((["--report-words", "1"], "--report-words: must be auto or all or an integer >= 2, got 1"),
+                     (["--report-words", "many"], "--report-words: must be auto or all or an integer >= 2, got many"),
+                     (["--report-words", "2", "--topics", "3"], "at least --topics 3")):
+        try:
+            rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
+                       "--out", str(tmp_path / "x")] + bad)
+        except SystemExit as e:  # argparse rejects it before training
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and "Traceback" not in err
+    rc = main(["train", "--corpus", str(path), "--report-words", "12", "--quiet", "--out", str(tmp_path / "y")])
+    assert rc == 2 and "--report-words" in capsys.readouterr().err   # an option of FedLDA only
+
+
+def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys):
+    # the poster's rule: (eps, 2 delta) per entry, delta = 0.1, composed over every entry and round
+    import json
+
+    from dptopic import load
+    from dptopic.accounting.card import privacy_card
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
+               "--rounds", "2", "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
+               "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "NONE" in out
+    rep = load(tmp_path / "m").privacy_
+    assert rep["epsilon"] is None and rep["delta_basic"] == pytest.approx(2 * 20 * 2 * 0.1)
+    card = privacy_card(rep, "FedLDA")
+    assert card["guarantee"] == "none" and "deltas add to 8" in card["reason"]
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy_card"]["guarantee"] == "none"

@@ -470,3 +470,23 @@ def test_ranking_text_says_lambda():
     assert ranking_text("relevance") == "ranked by relevance, λ = 0.6"
     assert ranking_text({"by": "relevance", "lambda": 0.25}) == "ranked by relevance, λ = 0.25"
     assert ranking_text("probability") == "ranked by probability"
+
+
+# "aaa" and "bbb" occur in every document; "ccc" and "eee" never occur together
+EDGE_TEXTS = ["aaa bbb ccc", "aaa bbb ddd", "aaa bbb eee", "aaa bbb ccc ddd"]
+
+
+@pytest.fixture
+def edge_ref():
+    return Corpus.from_texts(EDGE_TEXTS, stop_words=None, max_vocab=None)
+
+
+@pytest.mark.parametrize("window", [None, 110])
+def test_words_in_every_reference_document_score_complete_cooccurrence_not_never(edge_ref, window):
+    """The eps-smoothed ratio reads log(1 + eps) / -log(1 + eps) = -1 (the value of words that never co-occur) when
+    two words are in every document; complete co-occurrence is NPMI's upper bound 1."""
+    always = npmi_coherence(_topic(edge_ref, ["aaa", "bbb"]), edge_ref, top_n=2, window=window)
+    never = npmi_coherence(_topic(edge_ref, ["ccc", "eee"]), edge_ref, top_n=2, window=window)
+    assert always == pytest.approx(1.0)
+    assert never < 0 < always
+    assert topic_quality(_topic(edge_ref, ["aaa", "bbb"]), edge_ref, top_n=2)["npmi"] == pytest.approx(1.0)

@@ -6,8 +6,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dptopic.accounting.fedlda import delta0, eta
+from dptopic.accounting.fedlda import delta0, effective_epsilon, eta, subset_inclusion, subset_size
+from dptopic.mechanisms import replacement_table, rrp_perturb
 from dptopic.mechanisms import rrp as rrp_module
+from dptopic.mechanisms.rrp import subset_frequencies, subset_report
 from helpers import exact_exp, max_ratio, subset_law
 
 TWO53 = 1 << 53
@@ -138,3 +140,107 @@ def test_fedlda_simulated_keep_probability_never_exceeds_the_claimed_one(monkeyp
     assert Fraction(p_in) <= exact_a
     laws = [subset_law(V, s, Fraction(p_in), x) for x in range(-1, V)]
     assert max_ratio(laws) <= e
+
+
+# ------------------------------------------------------------------ the replacement rules (Wang, Tong & Shi 2020)
+def _mechanism_matrix(table, row, V, eta_, another, rare_always):
+    """Exact output distribution M[x, o] of one entry, inputs x in V plus padding (last row)."""
+    kept_words, _, kept_len, kept_mask, kept_prob = table
+    q = np.zeros(V)
+    q[kept_words[row, :kept_len[row]]] = kept_prob[row, :kept_len[row]]
+    M = np.zeros((V + 1, V))
+    for x in range(V + 1):
+        rare = x == V or (not kept_mask[row, x] and rare_always)
+        if rare:
+            M[x] = q
+            continue
+        repl = q.copy()
+        if another:
+            repl[x] = 0.0
+            repl /= repl.sum()
+        M[x] = eta_ * repl
+        M[x, x] += 1 - eta_
+    return M
+
+
+def _worst_matrix_ratio(M):
+    worst = 1.0
+    for o in range(M.shape[1]):
+        col = M[:, o]
+        if col.max() > 0:
+            worst = max(worst, math.inf if col.min() == 0 else col.max() / col.min())
+    return worst
+
+
+@pytest.mark.parametrize("variant", ["another", "coincide"])
+@pytest.mark.parametrize("eps", [5.0, 7.5, 2.0])
+def test_worst_likelihood_ratio_is_at_most_e_eps(variant, eps):
+    rng = np.random.default_rng(3)
+    V = 12
+    # flat, Zipf-like and very skewed weights: the floor and cap rules must hold for all of them
+    Qs = np.vstack([np.ones(V), 1.0 / np.arange(1, V + 1), rng.dirichlet(np.full(V, 0.1)),
+                    np.r_[1.0, np.full(V - 1, 1e-6)]])
+    table = replacement_table(Qs, eps, 0.1, 1.0, variant, "floor")
+    e = eta(eps, 0.1, 1.0, variant)
+    bound = math.exp(effective_epsilon(eps, e, variant))
+    for r in range(Qs.shape[0]):
+        M = _mechanism_matrix(table, r, V, e, variant == "another", True)
+        np.testing.assert_allclose(M.sum(axis=1), 1.0)
+        assert _worst_matrix_ratio(M) <= bound * (1 + 1e-9)
+    if eps >= 5:
+        assert bound == pytest.approx(math.exp(eps))
+
+
+def test_tail_exclusion_is_not_pure_ldp():
+    """The poster's rule reports rare words as themselves: an unbounded ratio (hence its delta)."""
+    V = 12
+    Q = (1.0 / np.arange(1, V + 1) ** 2)[None, :]
+    table = replacement_table(Q, 5.0, 0.1, 1.0, "another", "tail")
+    assert table[2][0] < V
+    M = _mechanism_matrix(table, 0, V, eta(5.0, 0.1), True, False)
+    assert _worst_matrix_ratio(M) == math.inf
+
+
+@pytest.mark.parametrize("variant", ["another", "coincide"])
+def test_replacement_rate_is_eta_and_never_an_excluded_word(variant):
+    rng = np.random.default_rng(7)
+    V, n = 80, 200_000
+    Q = rng.dirichlet(np.full(V, 0.3), size=3)
+    table = replacement_table(Q, 5.0, 0.1, 1.0, variant)
+    kept = table[3]
+    rows = rng.integers(0, 3, n)
+    words = rng.integers(0, V, n).astype(np.int32)
+    flags = np.empty(n, dtype=np.uint8)
+    out, ev = rrp_perturb(words, Q, 5.0, 0.1, rng=rng, rows=rows, variant=variant, table=table, replaced=flags)
+    e = eta(5.0, 0.1, 1.0, variant)
+    k = kept[rows, words]
+    rate, m = flags[k].mean(), k.sum()
+    assert abs(rate - e) <= 4 * math.sqrt(e * (1 - e) / m)
+    assert np.all(flags[~k] == 1)                      # rare words are always replaced (floor rule)
+    assert np.all(kept[rows, out])                     # a replacement is never an excluded word
+    if variant == "another":
+        assert np.all((out != words)[flags == 1])      # "another" word, never the same one
+    assert ev.epsilon == pytest.approx(5.0)
+
+
+def test_another_word_terminates_on_a_degenerate_distribution():
+    Q = np.array([[1.0, 0.0, 0.0, 0.0]])
+    words = np.zeros(1000, dtype=np.int32)
+    out, _ = rrp_perturb(words, Q, 5.0, 0.1, rng=np.random.default_rng(0), exclusion="tail")
+    assert np.all(out[out != 0] < 4) and np.any(out != 0)
+
+
+# ------------------------------------------------------------------ the subset rule's frequency estimator
+def test_frequency_estimator_is_unbiased_within_standard_error():
+    V, eps, n = 30, 2.0, 40_000
+    rng = np.random.default_rng(3)
+    f = rng.dirichlet(np.full(V, 0.5))
+    words = rng.choice(V, n, p=f).astype(np.int32)
+    sets, event = subset_report(words, V, eps, rng)
+    assert sets.shape == (n, subset_size(eps, V)) and event.epsilon == eps
+    est = subset_frequencies(sets, V, eps)
+    a, b = subset_inclusion(eps, V, sets.shape[1])
+    share = f * a + (1 - f) * b
+    se = np.sqrt(share * (1 - share) / n) / (a - b)
+    assert np.all(np.abs(est - f) <= 4.5 * se)
+    assert abs(est.sum() - 1.0) < 0.05

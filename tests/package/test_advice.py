@@ -1,5 +1,6 @@
 """`dptopic recommend`: advice from the utility table, before any data is touched."""
 import json
+import re
 import subprocess
 import sys
 
@@ -218,9 +219,9 @@ def test_recommend_above_trains_range_gives_no_split_train_would_refuse():
     rec = recommend(epsilon=1e9, n_docs=100)
     text = " ".join(rec.notes)
     assert "inf" not in text.replace("info", "")
-    assert "--private-vocabulary EPS_V,DELTA_V" in text and "e+08" not in text     # no 0.6 x 1e9 split
+    assert "private_vocabulary=(EPS_V, DELTA_V)" in text and "e+08" not in text     # no 0.6 x 1e9 split
     rec = recommend(epsilon=1.0, n_docs=100)      # within the range: the worked split stays
-    assert "--epsilon 0.6 --delta 5e-06 --private-vocabulary 0.4,5e-06" in " ".join(rec.notes)
+    assert "epsilon=0.6, delta=5e-06, private_vocabulary=(0.4, 5e-06)" in " ".join(rec.notes)
 
 
 def test_export_of_one_document_says_one_document(tmp_path, capsys):
@@ -379,3 +380,27 @@ def test_with_public_vectors_the_forecast_reads_their_rows_and_the_higher_floor(
     assert any("forecast with public word vectors" in n for n in withv.notes)
     # the suite sees no vectors installed (tests/conftest.py): the default is the forecast without them
     assert not recommend("document", 1.0, 10_000, 20, table=table).vectors
+
+
+def test_the_advice_names_parameters_and_the_command_line_writes_its_flags():
+    """The library's advice speaks Python (``vocabulary='PUBLIC_WORDS.txt'``, ``recovery='nmf'``): no note or verdict
+    writes a flag; ``dptopic recommend`` writes the same notes in its flags (cli.recommend.in_flags)."""
+    from dptopic.advice import USER_NOTE, verdict
+    from dptopic.cli.recommend import in_flags
+    flag = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*[a-z0-9]")
+    cases = [("document", 1.0, 100, 1e-5), ("document", 1e9, 100, 1e-5), ("document", 1e-305, 10, 1e-5),
+             ("document", 1.0, 10_000, 1e-7), ("user", 1.0, 10_000, 1e-5), ("word", 3.0, 10_000, 1e-5),
+             ("word", 1000.0, 10_000, 1e-5)]
+    for unit, eps, docs, delta in cases:
+        rec = recommend(unit, eps, docs, delta=delta)
+        said = [*rec.notes, verdict(rec)]
+        assert not [n for n in said if flag.search(n)], (unit, eps)
+        assert all(not flag.search(in_flags(n)) for n in said if not hasattr(n, "message"))
+    rec = recommend("document", 1.0, 100)
+    vocab = [n for n in rec.notes if "vocabulary=" in n]
+    assert len(vocab) == 1 and {"vocabulary", "private_vocabulary"} <= set(vocab[0].parameters)
+    assert "--vocabulary PUBLIC_WORDS.txt" in in_flags(vocab[0])
+    assert "--private-vocabulary 0.4,5e-06" in in_flags(vocab[0]) and "private_vocabulary=" not in in_flags(vocab[0])
+    assert "user_field='FIELD'" in USER_NOTE and "--unit user --user-field FIELD" in in_flags(USER_NOTE)
+    far = recommend("document", 1e9, 100)
+    assert "unit='document'" in verdict(far) and "dptopic train --unit document" in in_flags(verdict(far))

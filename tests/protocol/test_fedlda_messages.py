@@ -54,3 +54,25 @@ def test_a_fedlda_message_header_with_a_repeated_key_is_refused():
         with pytest.raises(MessageError, match="more than once") as e:
             decode_message(bad)
         assert "\n" not in str(e.value)
+
+
+def test_messages_round_trip():
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.protocol.fedlda_messages import (
+        ClientUpdate,
+        ModelBroadcast,
+        decode_message,
+        vocabulary_fingerprint,
+    )
+
+    c, _, _, _ = lda_corpus(n_docs=12, vocab_size=40, n_topics=3, doc_length=20, seed=5)
+    fp = vocabulary_fingerprint(c.vocabulary.words)
+    b = ModelBroadcast(3, fp, np.random.default_rng(0).dirichlet(np.ones(40), size=3))
+    b2 = decode_message(b.encode())
+    assert isinstance(b2, ModelBroadcast) and b2.round == 3 and b2.vocab == fp
+    np.testing.assert_array_equal(b2.phi, b.phi)
+    u = ClientUpdate(3, "u0", fp, np.arange(5, dtype=np.int32), np.arange(5, 10, dtype=np.int32))
+    u2 = decode_message(u.encode())
+    assert isinstance(u2, ClientUpdate) and (u2.round, u2.client, u2.vocab) == (3, "u0", fp)
+    np.testing.assert_array_equal(u2.words, u.words)
+    np.testing.assert_array_equal(u2.topics, u.topics)

@@ -8,7 +8,7 @@ from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.mechanisms.rrp import add_subset_signal, subset_signal_counts
 from dptopic.protocol.fedlda import RRPConfig
-from dptopic.protocol.fedlda_messages import decode_message
+from dptopic.protocol.fedlda_messages import ClientUpdate, MessageError, decode_message
 from dptopic.protocol.fedlda_server import FedServer
 
 
@@ -121,3 +121,57 @@ def test_a_user_without_tokens_takes_part_under_the_rrp_rules(exclusion, monkeyp
     with pytest.warns(Warning):
         m.fit(users)
     assert sorted(set(seen)) == [f"user{i}" for i in range(4)] and len(seen) == 2 * 4 and m.n_clients_ == 4
+
+
+@pytest.fixture(scope="module")
+def federation():
+    c, _, _, _ = lda_corpus(n_docs=12, vocab_size=40, n_topics=3, doc_length=20, seed=5)
+    cfg = RRPConfig(3, 5.0, pad_length=100, sample_ratio=0.5)
+    rngs = np.random.default_rng(0).spawn(4)
+    clients = [FedClient(f"u{i}", c.subset(range(4 * i, 4 * i + 4)), cfg, rngs[i]) for i in range(3)]
+    return c, cfg, clients, rngs[3]
+
+
+def test_server_refuses_bad_messages_with_state_unchanged(federation):
+    c, cfg, clients, srng = federation
+    server = FedServer.from_config(c.vocabulary, cfg, [cl.client_id for cl in clients], rng=srng)
+    b = server.broadcast()
+    ups = [cl.run_round(b) for cl in clients]
+    server.receive(ups[0])
+
+    def refused(data, match):
+        before = server.state()
+        with pytest.raises(MessageError, match=match) as e:
+            server.receive(data)
+        assert "\n" not in str(e.value)
+        after = server.state()
+        assert before[0] == after[0] and before[3] == after[3]
+        np.testing.assert_array_equal(before[1], after[1])
+        np.testing.assert_array_equal(before[2], after[2])
+
+    corrupted = bytearray(ups[1])
+    corrupted[len(corrupted) // 2] ^= 0xFF
+    refused(bytes(corrupted), "checksum")
+    refused(ups[1][:20], "malformed")
+    refused(b"not a message", "malformed")
+    refused(ups[0], "duplicate")
+    msg = decode_message(ups[1])
+    refused(ClientUpdate(msg.round, msg.client, "0" * 16, msg.topics, msg.words).encode(), "vocabulary")
+    refused(ClientUpdate(msg.round + 1, msg.client, msg.vocab, msg.topics, msg.words).encode(), "round")
+    refused(ClientUpdate(msg.round, "intruder", msg.vocab, msg.topics, msg.words).encode(), "unknown client")
+    refused(ClientUpdate(msg.round, msg.client, msg.vocab, msg.topics[:-1], msg.words[:-1]).encode(), "entries")
+    bad = msg.words.copy()
+    bad[0] = 40
+    refused(ClientUpdate(msg.round, msg.client, msg.vocab, msg.topics, bad).encode(), "word ids")
+    refused(b, "expected a client update")
+    with pytest.raises(MessageError, match="not complete"):
+        server.aggregate()
+    for u in ups[1:]:
+        server.receive(u)
+    server.aggregate()
+    assert server.round == 1
+    refused(ups[1], "stale or replayed")  # a replay of last round's update
+    counted = sum(int((decode_message(u).topics < 3).sum()) for u in ups)  # label 3 = padding, not counted
+    assert 0 < counted <= 3 * cfg.n_entries
+    # each counted report adds the probability that it reveals its word (< 1), scaled by 1 / sample_ratio
+    assert 0 < server.counts.sum() < counted / 0.5

@@ -487,3 +487,42 @@ def test_uploads_from_many_threads_are_each_in_the_running_sum_once(tmp_path, mo
         receipts = conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == 0)).all()
     assert count == len(receipts) == 40
     assert rnd.server.view()["state"] == "consistency0"
+
+
+@pytest.mark.parametrize("names, said", [
+    (None, "(min_contributors minus dropout_tolerance)"),
+    ({"min_contributors": "--min-contributors", "dropout_tolerance": "--dropout-tolerance"},
+     "(--min-contributors minus --dropout-tolerance)")])
+def test_a_failed_round_names_its_settings_as_whoever_started_the_server_does(tmp_path, names, said):
+    """Too few uploads fail the round, and its reason names the settings that set the least: a Python caller's
+    names by default, ``dptopic serve``'s flags where it passed them (create_secure_sum_app's setting_names)."""
+    rnd = InProcessRound(tmp_path, n=6, dropouts=1, collusion=0)
+    if names is not None:
+        rnd.server.setting_names = names
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0, drop={rnd.people[0].me, rnd.people[1].me})
+    view = rnd.server.view()
+    assert view["state"] == "failed" and f"only 4 uploads in step 0, fewer than 5 {said}" in view["reason"], view
+
+
+def test_the_admin_answers_name_the_token_setting_in_the_servers_names(tmp_path):
+    """Without an admin token the close endpoint is off: the answer names ``admin_token`` to a Python caller, and
+    ``--token-file`` to a server that ``dptopic serve`` started."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from starlette.requests import Request
+
+    from dptopic.service.secure_sum import ApiError, admin_close
+
+    rnd = InProcessRound(tmp_path, n=6, dropouts=1, collusion=0)
+    rnd.server.cfg.admin_token = None
+    for names, said in ((None, "start the server with an admin_token"),
+                        ({"admin_token": "--token-file"}, "start the server with --token-file")):
+        state = SimpleNamespace(round=rnd.server, setting_names=names)
+        scope = {"type": "http", "method": "POST", "path": "/v1/admin/secure/close", "query_string": b"",
+                 "headers": [], "app": SimpleNamespace(state=state)}
+        with pytest.raises(ApiError) as e:
+            asyncio.run(admin_close(Request(scope)))
+        assert e.value.status == 403 and said in e.value.message, e.value.message

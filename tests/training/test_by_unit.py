@@ -4,10 +4,10 @@ import pytest
 
 import dptopic
 from dptopic.accounting.budget import hdp_iterations_within, smallest_hdp_budget
+from dptopic.accounting.units import UNIT_EPSILON_MAX
 from dptopic.attacks.lira import ALGORITHMS
 from dptopic.errors import DPTopicError
 from dptopic.models import CDPLDA, HDPLDA, LDA, DocDPCooccurrence
-from dptopic.models.registry import UNIT_EPSILON_MAX
 from dptopic.training import for_unit
 from dptopic.training.by_unit import split_by, split_for, trainer_for_unit
 

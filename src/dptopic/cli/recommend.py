@@ -7,9 +7,23 @@ import argparse
 import json
 import math
 
+from ..models.registry import for_unit_trainer
 from ..reporting.terminal import esc, make_console, plural
 from ._common import positive_float, positive_int, unit_interval
-from ._flags import flag_errors
+from ._flags import WARNING_FLAGS, flag_errors
+from ._trainers import trainer_flag
+
+ADVICE_FLAGS = {**WARNING_FLAGS, "unit": "--unit", "epsilon": "--epsilon", "delta": "--delta",
+                **{p: trainer_flag(for_unit_trainer("document").name, p)
+                   for p in ("recovery", "background_share", "word_choice", "public_vectors")}}
+"""The flags of the parameters the advice's notes and verdict name (:class:`~dptopic.errors.ParameterText`), as
+``dptopic train`` and ``recommend`` set them (the options of the document unit's trainer, which the notes advise on):
+a note is written in these, never reworded here."""
+
+
+def in_flags(text) -> str:
+    """A note or verdict of the advice in the command line's flags (text that names no parameter as it came)."""
+    return text.message(ADVICE_FLAGS) if hasattr(text, "message") else str(text)
 
 
 def cmd_recommend(a):
@@ -19,7 +33,7 @@ def cmd_recommend(a):
                       "delta": "--delta"}):
         rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
     if a.json:
-        print(json.dumps(rec.to_dict(), indent=2))
+        print(json.dumps({**rec.to_dict(), "notes": [in_flags(n) for n in rec.notes]}, indent=2))
         return
     con = make_console()
     print_recommendation(rec, con, unit=a.unit, epsilon=a.epsilon, docs=a.docs, topics=a.topics, delta=a.delta)
@@ -46,6 +60,7 @@ def secure_sum_note(people: int) -> str:
 def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, topics: int, delta: float) -> None:
     """Print ``rec`` (:func:`dptopic.advice.recommend`'s, for these settings) for a reader at a terminal; the last
     lines (each note) follow it. Reads no data."""
+    from ..accounting.units import TRAIN_DELTA  # read on use: the CLI's start-up stays light
     from ..advice import (  # read on use: the CLI's start-up stays light
         BELOW_PUBLIC,
         LARGE_DELTA,
@@ -61,7 +76,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
         useful_threshold,
         verdict,
     )
-    from ..models.registry import TRAIN_DELTA, train_refusal_error  # read on use: the CLI's start-up stays light
+    from ..models.registry import train_refusal_error  # (as above)
 
     counted = plural(docs, "person") if unit == "user" else plural(docs, "document")
     if unit == "user":
@@ -73,7 +88,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
     console.print(forecast_inputs(rec, "people" if unit == "user" else "documents"))
     if rec.trainer is None:
         for n in rec.notes:
-            console.print(f"- {n}")
+            console.print(f"- {in_flags(n)}")
         return
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
     console.print(f"trainer: [bold]{esc(rec.trainer)}[/]" + (f" with {esc(settings)} (its defaults)" if settings else ""),
@@ -88,7 +103,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
               if "coverage_share" in rec.below_public and rec.headline == "coverage_share" else "")
     console.print(f"expected {what}, as a share of non-private LDA's: {bound}{rec.expected_share:.0%}{span}{public}"
               + (" (outside some corpus's measured range: see below)" if rec.extrapolated else "")
-              + f"  -> {verdict(rec)}")
+              + f"  -> {in_flags(verdict(rec))}")
     if rec.headline == "coverage_share" and rec.expected_accuracy_share is not None:
         public = (f" ({BELOW_PUBLIC}: {rec.public_floor['accuracy_share']:.0%})"
                   if "accuracy_share" in rec.below_public else "")
@@ -139,7 +154,7 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
                   f" --corpus FILE --vocabulary {PUBLIC_WORDS}"
                   + (" --user-field FIELD (or a folder of folders, one per person)" if unit == "user" else ""))
     for n in rec.notes:
-        console.print(f"- {n}")
+        console.print(f"- {in_flags(n)}")
 
 
 def _doc_count(s: str) -> int:

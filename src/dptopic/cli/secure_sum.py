@@ -75,8 +75,9 @@ def _refuse_other_flags(a, reads, what: str) -> None:
                            f" {'it' if len(other) == 1 else 'them'} (see docs/secure_sum.md).")
 
 
-def serve_secure_sum(a) -> None:
-    """``dptopic serve --report-kind secure-sum``."""
+def serve_secure_sum(a, setting_names=None) -> None:
+    """``dptopic serve --report-kind secure-sum``; ``setting_names``: the flags of ``serve`` by setting, in which the
+    server's answers and failure reasons name its settings."""
     from ..service import startup  # deferred: loads numpy
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
@@ -106,7 +107,7 @@ def serve_secure_sum(a) -> None:
                           **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
-        app = create_secure_sum_app(cfg)
+        app = create_secure_sum_app(cfg, setting_names=setting_names)
         make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))

@@ -144,7 +144,7 @@ SERVE_FLAGS = {**{p: "--" + p.replace("_", "-") for p in (
     "body_timeout", "database_timeout", "max_reports_per_request", "fed_epsilon_per_entry", "fed_topics",
     "fed_failure_rate", "fed_pad_length", "fed_sample_ratio", "fed_min_updates", "fed_report_words", "vocabulary",
     "fed_user_budget", "host", "port", "allow_remote", "allow_foreign_tables", "report_kind", "unit", "prior",
-    "min_contributors", "directory")},
+    "min_contributors", "dropout_tolerance", "directory")},
     "n_topics": "--topics", "n_iter": "--iterations", "prior_iter": "--prior-iterations", "admin_token": "--token-file",
     "fed_epsilon": "--fed-epsilon-per-entry", "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
     # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
@@ -161,7 +161,7 @@ def serve_flag_names(a) -> dict:
 def cmd_serve(a):
     with flag_errors(serve_flag_names(a)):
         if a.report_kind == "secure-sum":       # docs/secure_sum.md (its plan's own flags inside: --epsilon)
-            return serve_secure_sum(a)
+            return serve_secure_sum(a, serve_flag_names(a))
         refuse_secure_flags(a)
         _serve(a)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..accounting.units import UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS, UNIT_EPSILON_MAX, WORD_ITERATIONS, train_refusal_error, unit_algorithm_error
+from ..models.registry import TRAINERS, train_refusal_error, unit_algorithm_error
 from ..reporting.terminal import make_console
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
 from ._common import (
@@ -242,7 +243,7 @@ def _resolve_unit(a) -> tuple:
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
-    # through the same unreachable_epsilon, models/registry.py)
+    # through the same unreachable_epsilon, accounting/units.py)
     refusal = train_refusal_error(a.unit, a.epsilon, a.topics, a.delta, reach=False,
                                   **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent}
                                      if a.unit == "word" else {}))

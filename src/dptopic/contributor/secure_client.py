@@ -1,5 +1,5 @@
-"""The contributor's side of a secure-sum round over HTTP (``dptopic submit --invitation`` against ``--report-kind
-secure-sum``), and a whole round played by many people in one process (``dptopic experiment secure-sum``).
+"""The contributor's side of a secure-sum round over HTTP (``dptopic submit`` with an invitation, against a secure-sum
+server), and a whole round played by many people in one process (``dptopic experiment secure-sum``).
 
 :class:`~dptopic.contributor.secure_sum.SecureContributor` builds and checks every step's message; :func:`take_part`
 runs the steps against a server, waiting between them (``GET /v1/secure/round``). With a state file, everything a

@@ -219,14 +219,14 @@ class RevealLog:
 
 # ----------------------------------------------------------------------------- the statistics
 def person_presence(bow, vocab_size: int) -> np.ndarray:
-    """One person's bounded ranking statistic (``--unit user``'s first release with the document entry): the sum of
+    """One person's bounded ranking statistic (the user unit's first release with the document entry): the sum of
     their documents' normalised presence vectors, scaled to L2 norm at most 1 (V + 1 entries)."""
     n_docs = len(bow[0]) - 1
     return user_document_frequency_bow(bow, np.array([0, n_docs]), vocab_size, 1, with_document=True)
 
 
 def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
-    """One person's bounded co-occurrence statistic over the ``kept`` words (``--unit user``'s second release) as its
+    """One person's bounded co-occurrence statistic over the ``kept`` words (the user unit's second release) as its
     upper triangle, row by row, the off-diagonal entries times sqrt(2): the vector's L2 norm is the matrix's Frobenius
     norm (at most 1), and noise of std ``s`` on an off-diagonal entry is ``s / sqrt(2)`` on the matrix's cell, as the
     central trainer's symmetrised release has."""

@@ -50,6 +50,7 @@ from ..accounting.plan import COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC
 from ..accounting.plan import ReleasePlan, docdp_cooc_plan, docdp_cooc_unreachable_epsilon
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ..accounting.units import UNIT_EPSILON_MAX
 from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
 from ..corpus.vectors import PublicVectors
@@ -83,7 +84,6 @@ from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
 from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
 from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
-from .registry import UNIT_EPSILON_MAX
 
 
 def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
@@ -454,7 +454,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def fit(self, X, y=None, *, vocabulary=None, user_ids=None, public_corpus=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
-        directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or
+        directory written by ``dptopic corpus prepare`` in shards, a shard ``.npz`` or a list of them), or
         mini-batches (a list of count matrices / Corpora, or a function returning a fresh iterable of them). Shards
         and mini-batches are streamed: each of the two passes holds one block at a time, so memory does not grow
         with the number of documents. The

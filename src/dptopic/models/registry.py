@@ -23,28 +23,21 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ..accounting.fedlda_scope import FED_SECURE
+from ..accounting.units import (
+    DOCUMENT_RANKING_NOISE,
+    TRAIN_DELTA,
+    UNIT_EPSILON_MAX,
+    WORD_EPSILON_INHERENT,
+    WORD_ITERATIONS,
+    unreachable_epsilon,
+)
 from ..accounting.verify import rounded_up
 from ..errors import DPTopicError, ParameterError
 
 UNITS = ("document", "user", "word")
 """The privacy units ``dptopic.for_unit`` and ``dptopic.train(unit=...)`` take."""
-UNIT_EPSILON_MAX = MappingProxyType({"document": 500.0, "word": 1e7, "user": 500.0})
-"""The largest epsilon ``dptopic.for_unit`` (and the command line's unit option) takes: a document-level budget
-above 500 protects nothing; a word-level one is per word and starts in the hundreds."""
-TRAIN_DELTA = 1e-5
-"""The delta ``dptopic.for_unit`` (and ``dptopic train``) use by default."""
 MAX_TOPICS = 100_000
 """The most topics a trainer takes (the ``n_topics`` bound of every estimator)."""
-WORD_ITERATIONS = 50
-"""The iterations of the word-level trainer (HDPLDA.from_budget) that the utility table measured, and that
-``dptopic.for_unit("word", ...)`` (and ``dptopic train`` under the word unit) runs."""
-WORD_EPSILON_INHERENT = 10.0
-"""HDPLDA's inherent part per iteration (``HDPLDA.DEFAULT_EPSILON_INHERENT``, not imported: the registry loads no
-estimator): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
-DOCUMENT_RANKING_NOISE = 3.0
-"""The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
-defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
-``models/docdp_cooc.py``, not imported: the registry loads no estimator)."""
 
 BUDGET_CONSTRUCTORS = ("from_budget", "from_user_budget")
 """The class methods that build a trainer from a total budget; their parameters count as the trainer's."""
@@ -310,23 +303,10 @@ def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_R
     """The smallest epsilon ``dptopic.for_unit("document")`` (and ``dptopic train`` under that unit) reaches at
     ``delta``:
     ``DocDPCooccurrence``'s two releases (:func:`~dptopic.accounting.plan.docdp_cooc_epsilon_floor`), searched up to
-    the unit's largest budget (:data:`UNIT_EPSILON_MAX`); ``inf`` when none reaches it."""
+    the unit's largest budget (:data:`~dptopic.accounting.units.UNIT_EPSILON_MAX`); ``inf`` when none reaches it."""
     from ..accounting.plan import docdp_cooc_epsilon_floor  # numpy: the registry alone loads none (the CLI's parser)
 
     return docdp_cooc_epsilon_floor(float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
-
-
-def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
-                        ratio: float = DOCUMENT_RANKING_NOISE) -> float | None:
-    """The smallest epsilon ``dptopic.for_unit(unit)`` (and ``dptopic train`` under that unit) reaches at ``delta``
-    when ``epsilon`` lies below it, else None: the floor of ``DocDPCooccurrence``'s two releases
-    (:func:`~dptopic.accounting.plan.docdp_cooc_unreachable_epsilon`) for a document or a person (one person bounded as
-    one document); None for the word unit (no such floor: below its inherent cost no trainer runs)."""
-    if unit not in ("document", "user"):
-        return None
-    from ..accounting.plan import docdp_cooc_unreachable_epsilon  # numpy: the registry alone loads none
-
-    return docdp_cooc_unreachable_epsilon(float(epsilon), float(delta), float(ratio), UNIT_EPSILON_MAX["document"])
 
 
 def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
@@ -341,12 +321,12 @@ def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, 
                         reach: bool = True) -> ParameterError | None:
     """Why ``dptopic.for_unit(unit, ...)`` (and ``dptopic train`` under ``unit``) refuses these settings, as a
     :class:`~dptopic.errors.ParameterError` (None when it takes them): more than :data:`MAX_TOPICS` topics, a document-
-    or user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
-    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (HDP-LDA's rule,
-    :func:`~dptopic.accounting.budget.hdp_budget_error`, at ``n_iter`` iterations, :data:`WORD_ITERATIONS` by
-    default). ``dptopic recommend`` reads the same rule for its "train it" line, so that it never suggests a command
-    that train refuses. ``reach=False`` leaves out the floor (a caller that checks it with the trainer's own settings,
-    as ``dptopic train`` does once they are known)."""
+    or user-level epsilon above :data:`~dptopic.accounting.units.UNIT_EPSILON_MAX` (it protects nothing) or below
+    what the trainer reaches at ``delta`` (:func:`~dptopic.accounting.units.unreachable_epsilon`), a word-level total
+    it cannot spend (HDP-LDA's rule, :func:`~dptopic.accounting.budget.hdp_budget_error`, at ``n_iter`` iterations,
+    :data:`~dptopic.accounting.units.WORD_ITERATIONS` by default). ``dptopic recommend`` reads the same rule for its
+    "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
+    caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
     if n_topics is not None and int(n_topics) > MAX_TOPICS:
         return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
                               int(n_topics), most=MAX_TOPICS)

@@ -1,4 +1,5 @@
-"""``dptopic serve --report-kind secure-sum``: one round of secure aggregation of per-person statistics.
+"""The server of a secure-sum round (``dptopic serve``'s secure-sum kind): one round of secure aggregation of
+per-person statistics.
 
 The server admits, stores, forwards and unmasks; the protocol is :mod:`dptopic.protocol.secure_sum` (read its note
 first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of the round (``GET
@@ -82,7 +83,7 @@ from starlette.routing import Route
 from .._io import load_bundle
 from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
-from ..errors import DPTopicError, ParameterError
+from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
@@ -141,9 +142,9 @@ class ApiError(Exception):
 
 @dataclass
 class SecureSumConfig:
-    """What ``dptopic serve --report-kind secure-sum`` is started with: the public vocabulary, the plan, the
-    operator's signed directory of invited contributors (:mod:`dptopic.protocol.enrollment`), and the server's own
-    settings."""
+    """What a secure-sum server (``dptopic serve``'s secure-sum kind) is started with: the public vocabulary, the
+    plan, the operator's signed directory of invited contributors (:mod:`dptopic.protocol.enrollment`), and the
+    server's own settings."""
 
     vocabulary: object
     plan: ss.SecureSumPlan
@@ -164,7 +165,7 @@ class SecureSumConfig:
         if not 2 <= self.n_topics <= len(self.vocabulary):
             raise ParameterError("{n_topics=} must lie between 2 and the vocabulary's size ({size}).", "n_topics",
                                  self.n_topics, size=len(self.vocabulary))
-        self.directory = check_directory(self.directory, where="--directory")
+        self.directory = check_directory(self.directory, where="the config's directory")
         if len(self.directory["members"]) != self.plan.n:
             raise ParameterError("{directory} lists {listed} invited contributors, but the round takes {n} (the plan's"
                                  " n): give the same number, or invite again.", "directory",
@@ -245,6 +246,8 @@ class SecureRound:
     (on PostgreSQL ``SELECT ... FOR UPDATE``, so that several server processes share one round; on SQLite one
     process serves the round, and a lock of its own serialises its threads); what is kept in memory (the state, the
     running sums, the closed roster) is read again when the database shows another process changed it."""
+
+    setting_names: dict = {}      # how the round's failure reasons name its settings (create_secure_sum_app's)
 
     def __init__(self, cfg: SecureSumConfig):
         self.cfg, self.plan = cfg, cfg.plan
@@ -587,8 +590,10 @@ class SecureRound:
         least = self.plan.n - self.plan.dropouts
         short = self._short(members)
         if len(members) < least:
-            self._fail(f"only {len(members)} contributors took part in step {phase}, fewer than {least}"
-                       " (--min-contributors minus --dropout-tolerance): nothing released", conn)
+            self._fail(ParameterText("only {count} contributors took part in step {phase}, fewer than {least}"
+                                     " ({min_contributors} minus {dropout_tolerance}): nothing released",
+                                     "min_contributors", count=len(members), phase=phase, least=least
+                                     ).message(self.setting_names), conn)
         elif short is not None:
             self._fail(f"contributor {short!r} has fewer than {self.T} of its neighbours among the members of step"
                        f" {phase}: its shares cannot be completed; nothing released", conn)
@@ -667,8 +672,9 @@ class SecureRound:
         short = self._short(uploaded)
         least = self.plan.n - self.plan.dropouts
         if len(uploaded) < least:
-            self._fail(f"only {len(uploaded)} uploads in step {phase}, fewer than {least}"
-                       " (--min-contributors minus --dropout-tolerance): nothing released", conn)
+            self._fail(ParameterText("only {count} uploads in step {phase}, fewer than {least} ({min_contributors}"
+                                     " minus {dropout_tolerance}): nothing released", "min_contributors",
+                                     count=len(uploaded), phase=phase, least=least).message(self.setting_names), conn)
         elif short is not None:
             self._fail(f"contributor {short!r} uploaded in step {phase} with fewer than {self.T} of its neighbours"
                        " among the uploads: its upload cannot be unmasked nor taken out of the running sum; nothing"
@@ -1116,7 +1122,8 @@ async def post_upload(request: Request):
     who = _contributor(request.headers.get("dptopic-contributor"))
     body = await request.body()
     if len(body) > r.cfg.max_body_bytes:
-        raise ApiError(413, "too_large", f"the upload is over --max-body-bytes {r.cfg.max_body_bytes}.")
+        raise ApiError(413, "too_large", _in_names(request, "the upload is over {max_body_bytes=}.", "max_body_bytes",
+                                                   r.cfg.max_body_bytes))
     status, out = await run_in_threadpool(r.post_upload, phase, who, body, request.headers.get("dptopic-signature"))
     return await _answer(request, who, status, out)
 
@@ -1149,9 +1156,13 @@ async def admin_close(request: Request):
     token = r.cfg.admin_token
     auth = request.headers.get("authorization", "")
     if token is None:
-        raise ApiError(403, "admin_disabled", "admin endpoints are disabled: start the server with --token-file.")
+        raise ApiError(403, "admin_disabled", _in_names(
+            request, "admin endpoints are disabled: start the server with an {admin_token}.", "admin_token",
+            flag_template="admin endpoints are disabled: start the server with {admin_token}."))
     if not auth.startswith("Bearer ") or not hmac.compare_digest(auth[7:].strip().encode(), token.encode()):
-        raise ApiError(403, "wrong_token", "send 'Authorization: Bearer TOKEN' (the token from --token-file).")
+        raise ApiError(403, "wrong_token", _in_names(
+            request, "send 'Authorization: Bearer TOKEN' (the server's {admin_token}).", "admin_token",
+            flag_template="send 'Authorization: Bearer TOKEN' (the token from {admin_token})."))
     return JSONResponse(await run_in_threadpool(r.close))
 
 
@@ -1170,6 +1181,13 @@ async def get_timings(request: Request):
     return JSONResponse({**timings, "process": process_usage()})
 
 
+def _in_names(request: Request, template: str, parameter: str, value=MISSING, **kw) -> str:
+    """An answer that names a setting of the server (a :class:`SecureSumConfig` field or a setting of
+    :func:`~dptopic.service.startup.secure_sum_settings`), in the names of whoever started it
+    (:func:`create_secure_sum_app`'s ``setting_names``: ``dptopic serve``'s flags)."""
+    return ParameterText(template, parameter, value, **kw).message(getattr(request.app.state, "setting_names", None))
+
+
 async def _api_error(request: Request, exc: ApiError):
     return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
 
@@ -1178,9 +1196,13 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
-def create_secure_sum_app(cfg: SecureSumConfig) -> Starlette:
-    """The ASGI app of one secure-sum round (its database opened and checked at once)."""
+def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None) -> Starlette:
+    """The ASGI app of one secure-sum round (its database opened and checked at once). ``setting_names``: how
+    whoever starts the server names its settings (``dptopic serve`` by its flags), for the answers and the round's
+    failure reasons that name one (as :func:`dptopic.service.create_app`'s); by default the :class:`SecureSumConfig`
+    fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters."""
     rnd = SecureRound(cfg)
+    rnd.setting_names = dict(setting_names or {})
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),
               Route("/v1/secure/roster", get_roster, methods=["GET"]),
@@ -1196,4 +1218,5 @@ def create_secure_sum_app(cfg: SecureSumConfig) -> Starlette:
               Route("/v1/model", get_model, methods=["GET"])]
     app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error})
     app.state.round = rnd
+    app.state.setting_names = rnd.setting_names
     return app

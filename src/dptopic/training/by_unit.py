@@ -10,20 +10,13 @@ import warnings
 from .._validation import Int, Real, validate_value
 from ..accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_total_epsilon
 from ..accounting.events import EPSILON_MAX
+from ..accounting.units import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
 from ..models.cdp_lda import CDPLDA
 from ..models.hdp_lda import HDPLDA
-from ..models.registry import (
-    MAX_TOPICS,
-    TRAIN_DELTA,
-    UNIT_EPSILON_MAX,
-    UNITS,
-    WORD_ITERATIONS,
-    for_unit_trainer,
-    trainer,
-)
+from ..models.registry import MAX_TOPICS, UNITS, for_unit_trainer, trainer
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
 # NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md).
@@ -36,7 +29,7 @@ def _check_unit(unit: str) -> None:
 
 def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsilon_name: str = "epsilon") -> str:
     """The name (a key of ``dptopic.models.registry.TRAINERS``) of the trainer :func:`for_unit` builds for ``unit``; a budget
-    above the unit's largest (``registry.UNIT_EPSILON_MAX``) is refused. ``unit_name``/``epsilon_name``: what
+    above the unit's largest (``accounting.units.UNIT_EPSILON_MAX``) is refused. ``unit_name``/``epsilon_name``: what
     the refusal calls them (a front door's own names for them)."""
     _check_unit(unit)
     top = UNIT_EPSILON_MAX[unit]
