@@ -938,6 +938,49 @@ def _ceiling1000(run):
     return _ceiling(run, 1000)
 
 
+# ------------------------------------------------------------------ third round: the rectangular release
+def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, noise: bool = True):
+    """A rectangular release (``vectors_route="rectangular"``): ``n_rows`` kept words (by noisy count, above the
+    false-words threshold) against ``n_hubs`` single-word columns and ``n_groups`` k-means groups of every other word,
+    each document's pair matrix between them scaled to Frobenius norm 1, drawn at the fit's co-occurrence noise
+    (paired: the same noise for every route on the same layout), read from its Gram matrix, spread; the support on
+    its singular values. ``noise`` False: the statistic as it is (not private; its ceiling)."""
+    from dptopic.kernels.pair_moments import normalised_rectangular_bow
+    from dptopic.models.docdp_cooc import _clear_the_noise
+    from dptopic.moments.rectangular import rectangular_layout, rectangular_topics
+    from dptopic.moments.support import rectangular_supported_topics
+
+    order = np.argsort(-run.counts, kind="stable")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, _, eligible = _clear_the_noise(order, run.counts, 0.5, run.sigma_rank, run.K, n_rows)
+    rows, cols, grp = rectangular_layout(eligible, order, run.counts, run.sigma_rank, run.E, run.found, n_rows,
+                                         n_hubs, n_groups)
+    M = run.memo(("rect", n_rows, n_hubs, n_groups),
+                 lambda: normalised_rectangular_bow(run.bow, rows, cols, run.V, groups=grp))
+    noisy = M + run.paired_noise(M.shape, run.sigma, 2) if noise else M
+    H = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0)
+    sup = int(rectangular_supported_topics(noisy, H, run.sigma).sum()) if noise else None
+    return run.spread(run.full(H, rows), rows), sup
+
+
+RECT_SHAPES = {"500x50+50": (500, 50, 50), "500x50+150": (500, 50, 150), "500x100+100": (500, 100, 100),
+               "500x20+80": (500, 20, 80), "1000x50+50": (1000, 50, 50), "300x50+50": (300, 50, 50),
+               "500x25+25": (500, 25, 25), "750x50+50": (750, 50, 50)}
+
+
+def _register_rectangular():
+    for shape, (n, h, g) in RECT_SHAPES.items():
+        ROUTES[f"rect-{shape}"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g),
+                                   f"a rectangular release: {n} kept words as rows against {h} single words and {g}"
+                                   " k-means groups of the other words as columns, read from its Gram matrix")
+        ROUTES[f"rect-{shape}-noiseless"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False),
+                                             f"not private: rect-{shape}'s statistic without noise (its ceiling)")
+
+
+_register_rectangular()
+
+
 DEFAULT_ROUTES = tuple(ROUTES)
 
 
