@@ -939,7 +939,8 @@ def _ceiling1000(run):
 
 
 # ------------------------------------------------------------------ third round: the rectangular release
-def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, noise: bool = True):
+def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, noise: bool = True,
+                method: str = "gram", place: bool = False):
     """A rectangular release (``vectors_route="rectangular"``): ``n_rows`` kept words (by noisy count, above the
     false-words threshold) against ``n_hubs`` single-word columns and ``n_groups`` k-means groups of every other word,
     each document's pair matrix between them scaled to Frobenius norm 1, drawn at the fit's co-occurrence noise
@@ -959,12 +960,21 @@ def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, no
     M = run.memo(("rect", n_rows, n_hubs, n_groups),
                  lambda: normalised_rectangular_bow(run.bow, rows, cols, run.V, groups=grp))
     noisy = M + run.paired_noise(M.shape, run.sigma, 2) if noise else M
-    H = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0)
+    if place:
+        from dptopic.moments.rectangular import place_by_columns
+
+        H, W = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, "direct", with_columns=True)
+    else:
+        H = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, method)
     sup = int(rectangular_supported_topics(noisy, H, run.sigma).sum()) if noise else None
-    return run.spread(run.full(H, rows), rows), sup
+    beta = run.full(H, rows)
+    if place:       # the words outside the rows placed by their column's topics, then the rest by the vectors
+        beta = place_by_columns(beta, rows, cols, grp, W)
+        return run.spread(beta, np.union1d(rows, cols)), sup
+    return run.spread(beta, rows), sup
 
 
-RECT_SHAPES = {"500x50+50": (500, 50, 50), "500x50+150": (500, 50, 150), "500x100+100": (500, 100, 100),
+RECT_SHAPES = {"500x50+50": (500, 50, 50), "300x25+25": (300, 25, 25), "200x25+25": (200, 25, 25), "500x10+10": (500, 10, 10), "500x20+20": (500, 20, 20), "500x50+150": (500, 50, 150), "500x100+100": (500, 100, 100),
                "500x20+80": (500, 20, 80), "1000x50+50": (1000, 50, 50), "300x50+50": (300, 50, 50),
                "500x25+25": (500, 25, 25), "750x50+50": (750, 50, 50)}
 
@@ -974,6 +984,18 @@ def _register_rectangular():
         ROUTES[f"rect-{shape}"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g),
                                    f"a rectangular release: {n} kept words as rows against {h} single words and {g}"
                                    " k-means groups of the other words as columns, read from its Gram matrix")
+        ROUTES[f"rect-{shape}-direct"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, method="direct"),
+                                          f"as rect-{shape}, its rows' topics read by anchors on its own rows and"
+                                          " a least-squares refinement of M ~ A W")
+        ROUTES[f"rect-{shape}-place"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, place=True),
+                                         f"as rect-{shape}-direct, and each word outside the rows placed in the"
+                                         " topics by its column's weights in the release")
+        ROUTES[f"rect-{shape}-place-noiseless"] = (
+            lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, place=True),
+            f"not private: rect-{shape}-place's statistic without noise")
+        ROUTES[f"rect-{shape}-direct-noiseless"] = (
+            lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, method="direct"),
+            f"not private: rect-{shape}-direct's statistic without noise")
         ROUTES[f"rect-{shape}-noiseless"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False),
                                              f"not private: rect-{shape}'s statistic without noise (its ceiling)")
 

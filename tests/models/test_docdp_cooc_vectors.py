@@ -150,13 +150,14 @@ def test_rectangular_route_releases_rows_against_columns_and_supports_planted_to
     """The kept words as rows against fewer columns (frequent words and groups of the others): each row word gets a
     topic profile of its own, the planted topics stand above the noise, the card names the route and the theorem
     the statistic; the model saves and loads, and refit refuses it in one line (its release is not square)."""
+    from dptopic.moments.rectangular import n_groups_for, n_hubs_for
     from helpers import assert_fit_spent_its_plan
 
     m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=4.0, seed=2, public_vectors=str(vectors_file),
                                     vectors_route="rectangular", n_words=150), planted.corpus)
     columns, groups = m.rectangular_columns_
     assert len(m.kept_words_) == 150 and np.all(np.diff(m.kept_words_) > 0)
-    assert int(groups.max()) + 1 == 30 and len(columns) > 150      # 15 hubs and 15 groups of every other word
+    assert int(groups.max()) + 1 == n_hubs_for(150) + n_groups_for(150) == 16 and len(columns) > 150
     assert m.word_groups_ is None and m.supported_topics_.sum() >= 3
     rows = m.components_[:, m.kept_words_]
     assert np.linalg.matrix_rank(rows / rows.sum(axis=1, keepdims=True), tol=1e-6) == K

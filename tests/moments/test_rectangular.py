@@ -34,14 +34,15 @@ def test_rows_topics_are_recovered_from_an_exact_rectangular_moment():
     assert matched_error(H, A) < 0.05
 
 
-def test_the_noise_part_of_the_gram_matrix_is_taken_out():
-    """With noise, the Gram matrix's diagonal carries ``n_columns s^2`` a row: subtracting it keeps the topics near
-    the truth, where leaving it in pulls every topic towards the words with the least signal."""
+@pytest.mark.parametrize("method", ["gram", "direct"])
+def test_rows_topics_are_recovered_through_the_noise_by_both_readers(method):
     K, s = 3, 1.0
     A, B = separable(80, K, 2), separable(40, K, 3)
     M = 20_000.0 * A @ (np.eye(K) + 0.1) @ B.T
     noisy = M + s * np.random.default_rng(4).standard_normal(M.shape)
-    assert matched_error(rectangular_topics(noisy, K, s), A) < 0.35
+    assert matched_error(rectangular_topics(noisy, K, s, method), A) < 0.05
+    exact = rectangular_topics(M, K, 0.0, method)
+    assert matched_error(exact, A) < 1e-4
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -82,3 +83,26 @@ def test_layout_takes_rows_and_hubs_by_noisy_count_and_groups_the_rest():
     assert [col_of[w] for w in range(10)] == list(range(10))        # the hubs, each its own column
     assert set(groups.tolist()) == set(range(25))                   # 10 hubs + 15 groups
     assert set(columns.tolist()) == set(range(190))                 # every word with a vector, once
+
+
+def test_words_outside_the_rows_are_placed_by_their_columns_weights():
+    """A word outside the rows, in a group column that the release puts in topic 0, moves to topic 0; each topic
+    keeps its tail's total; a word in no column stays as it was."""
+    from dptopic.moments.rectangular import place_by_columns
+
+    K, V = 2, 8
+    rows = np.array([0, 1, 2])
+    beta = np.full((K, V), 0.05)
+    beta[0, :3], beta[1, :3] = [0.5, 0.1, 0.1], [0.1, 0.1, 0.5]
+    beta /= beta.sum(axis=1, keepdims=True)
+    columns = np.array([0, 2, 3, 4, 5, 6])        # word 7 is in no column
+    groups = np.array([0, 1, 2, 2, 3, 3])         # words 3, 4 in column 2; words 5, 6 in column 3
+    W = np.array([[1.0, 0.0, 9.0, 1.0],
+                  [0.0, 1.0, 1.0, 9.0]])
+    out = place_by_columns(beta, rows, columns, groups, W)
+    np.testing.assert_allclose(out.sum(axis=1), 1.0)
+    assert out[0, 3] > 3 * out[1, 3] and out[1, 5] > 3 * out[0, 5]
+    outside = [3, 4, 5, 6, 7]
+    np.testing.assert_allclose(out[:, outside].sum(axis=1), beta[:, outside].sum(axis=1))
+    np.testing.assert_allclose(out[:, 7], beta[:, 7])
+    np.testing.assert_allclose(out[:, rows], beta[:, rows])

@@ -109,7 +109,7 @@ def test_the_rectangular_release_draws_the_noise_its_plan_calibrated(tmp_path):
     assert release.scale == pytest.approx(planned) and model.noise_std_ == pytest.approx(planned)
     noise = (release.noisy - release.values).ravel()
     n = noise.size
-    assert release.noisy.shape[0] == 120 and release.noisy.shape[1] < 120 and n > 2000
+    assert release.noisy.shape[0] == 120 and release.noisy.shape[1] < 120 and n > 1000
     assert abs(noise.mean()) < 4 * planned / np.sqrt(n)
     # the sample variance's standard error is sigma^2 sqrt(2 / (n - 1)) for Gaussian noise
     assert abs(noise.var(ddof=1) / planned ** 2 - 1.0) < 4 * np.sqrt(2.0 / (n - 1))

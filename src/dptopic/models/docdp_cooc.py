@@ -77,7 +77,7 @@ from ..moments.public_prior import (
     public_prior_topics,
     refuse_private_as_public,
 )
-from ..moments.rectangular import RECT_ROWS, rectangular_layout, rectangular_topics
+from ..moments.rectangular import RECT_ROWS, place_by_columns, rectangular_layout, rectangular_topics
 from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from ..moments.support import cooccurrence_supported_topics, rectangular_supported_topics
 from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
@@ -262,7 +262,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         vocabulary) or a corrupt file are refused in one line, before anything is spent. They apply with
         ``recovery="refined-anchors"``, ``word_choice="frequency"``, no background words and no ``public_corpus``
         (``"auto"`` then uses none). ``docs/public_vectors.md``.
-    vectors_route : {"auto", "spread", "groups"}, default="auto"
+    vectors_route : {"auto", "spread", "groups", "rectangular"}, default="auto"
         How the vectors are used (``docs/research/public_vectors.md`` measured each). ``"spread"``: the release is
         as without vectors, and each word outside it is placed in the topics of its nearest released words by vector
         (post-processing). ``"groups"``: the co-occurrence release counts a quarter of the kept words as they are
@@ -271,11 +271,12 @@ class DocDPCooccurrence(_DocumentDPModel):
         over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
         (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
         (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release).
-        ``"rectangular"`` (``unit="document"`` only): the co-occurrence release pairs the 500 most frequent kept
-        words (rows; ``n_words`` of them when it is a number) with 50 frequent words and 50 groups of the other words made by the vectors (columns), each
-        document's pair matrix scaled to Frobenius norm 1 (the same sensitivity); the rows' topics are read from its
-        Gram matrix and their support from its singular values (:mod:`dptopic.moments.rectangular`). Its model is
-        not refitted at another K (``refit``).
+        ``"rectangular"`` (``unit="document"`` only; never chosen by ``"auto"``): the co-occurrence release pairs
+        the 500 most frequent kept words (rows; ``n_words`` of them when it is a number) with 25 frequent words and
+        25 groups of the other words made by the vectors (columns), each document's pair matrix scaled to Frobenius
+        norm 1 (the same sensitivity); the rows' topics are read by anchors on its rows, the other words placed by
+        their column's weights, and the support decided on its singular values (:mod:`dptopic.moments.rectangular`).
+        Its model is not refitted at another K (``refit``).
 
     Attributes
     ----------
@@ -657,8 +658,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         input's entries (``public_input_``, ``public_route_``, ``public_vectors_``)."""
         K, V, n_bg = setting.K, setting.V, words.n_bg
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
+        W = None
         if words.columns is not None:      # the rectangular release: rows' topics and support from it alone
-            H = rectangular_topics(noisy, K - n_bg, sigma)
+            H, W = rectangular_topics(noisy, K - n_bg, sigma, "direct", with_columns=True)
             self.public_input_ = self.public_route_ = None
         elif setting.public is None:
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
@@ -676,8 +678,12 @@ class DocDPCooccurrence(_DocumentDPModel):
             H = word_topics(H, words.groups, words.kept, words.counts, words.sigma_rank)
         self.components_ = topic_word_matrix(H, supported, V, words.kept, words.background, n_bg, words.sigma_rank,
                                              words.counts, self.tail, self.word_choice)
+        spread_from = words.kept
+        if W is not None:       # the words outside the rows, placed by their column's weights in the release
+            self.components_ = place_by_columns(self.components_, words.kept, words.columns, words.groups, W)
+            spread_from = np.union1d(words.kept, words.columns)
         if setting.vectors is not None:     # the words outside the release, placed by their vectors
-            self.components_ = spread_tail(self.components_, words.kept, setting.E, setting.found)
+            self.components_ = spread_tail(self.components_, spread_from, setting.E, setting.found)
         self.public_vectors_ = (None if setting.vectors is None else
                                 vectors_entry(setting.vectors, list(vocab.words), setting.vectors_by_default,
                                               words.route))
