@@ -142,9 +142,9 @@ class _FitSettings:
 @dataclass
 class _WordChoice:
     """What the first release decided (:meth:`DocDPCooccurrence._choose_words`): the kept words (the co-occurrence
-    release's words, or with ``groups`` its words and grouped words, ``groups`` giving each one's column; with ``columns``, the rows of a
-    rectangular release and ``columns``, ``groups`` its column words and their columns), the
-    background words and topics, the public vectors' route, and the release itself (``released``, its word entries
+    release's words, or with ``groups`` its words and grouped words, ``groups`` giving each one's column; with
+    ``columns``, the rows of a rectangular release, and ``columns``, ``groups`` its column words and their columns),
+    the background words and topics, the public vectors' route, and the release itself (``released``, its word entries
     ``counts``, its noise multiplier ``sigma_rank``; all None with one release); ``threshold``, ``expected_false``,
     ``below``: the false-words threshold, its bound and the kept words under it."""
     kept: np.ndarray
