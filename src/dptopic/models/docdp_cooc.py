@@ -542,16 +542,16 @@ class DocDPCooccurrence(_DocumentDPModel):
         """The public word vectors this fit reads (``setting.vectors``, None for none, with each vocabulary word's
         row), read and checked (language, corrupt file) before anything is spent; ``public_vectors_note_`` says
         which, or why none."""
+        if self.vectors_route == "rectangular" and self.unit == "user":
+            raise ParameterError("{vectors_route=} applies at the document unit only, not per person: no per-person"
+                                 " bound of its statistic is built; give {vectors_route} 'auto', 'spread' or 'groups'.",
+                                 "vectors_route", self.vectors_route, others=("unit",))
         applies, why_not = self._vectors_apply(setting.public, setting.bg_share)
         vectors, self.public_vectors_note_, by_default = resolve_vectors(self.public_vectors, list(vocab.words),
                                                                          applies=applies, why_not=why_not)
         if vectors is not None and not self._ranked(setting.V):
             vectors, by_default = None, False
             self.public_vectors_note_ = "public vectors not needed: the release holds every word of the vocabulary"
-        if vectors is not None and self.vectors_route == "rectangular" and self.unit == "user":
-            raise ParameterError("{vectors_route=} applies with {unit=} 'document' only (no per-person bound of its"
-                                 " statistic is built); give {vectors_route} 'auto', 'spread' or 'groups'.",
-                                 "vectors_route", self.vectors_route, values={"unit": self.unit})
         if vectors is not None:
             setting.vectors, setting.vectors_by_default = vectors, by_default
             setting.E, setting.found, _ = vectors.for_words(list(vocab.words))
