@@ -940,7 +940,7 @@ def _ceiling1000(run):
 
 # ------------------------------------------------------------------ third round: the rectangular release
 def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, noise: bool = True,
-                method: str = "gram", place: bool = False):
+                method: str = "gram", place: bool = False, by_signal: float | None = None):
     """A rectangular release (``vectors_route="rectangular"``): ``n_rows`` kept words (by noisy count, above the
     false-words threshold) against ``n_hubs`` single-word columns and ``n_groups`` k-means groups of every other word,
     each document's pair matrix between them scaled to Frobenius norm 1, drawn at the fit's co-occurrence noise
@@ -960,13 +960,29 @@ def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, no
     M = run.memo(("rect", n_rows, n_hubs, n_groups),
                  lambda: normalised_rectangular_bow(run.bow, rows, cols, run.V, groups=grp))
     noisy = M + run.paired_noise(M.shape, run.sigma, 2) if noise else M
+    if by_signal is not None:
+        # rows chosen by their own signal (post-processing of the release): a row's squared norm is its signal's
+        # plus n_columns s^2 of noise (standard deviation s^2 sqrt(2 n_columns)); keep the rows above that by
+        # ``by_signal`` deviations, the others are placed by their column as words outside the rows
+        C = noisy.shape[1]
+        s2 = run.sigma ** 2 if noise else 0.0
+        keep = (noisy ** 2).sum(axis=1) > C * s2 + by_signal * s2 * np.sqrt(2.0 * C)
+        if keep.sum() >= run.K:
+            full, noisy, rows = noisy, noisy[keep], rows[keep]
     if place:
         from dptopic.moments.rectangular import place_by_columns
 
         H, W = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, "direct", with_columns=True)
     else:
         H = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, method)
-    sup = int(rectangular_supported_topics(noisy, H, run.sigma).sum()) if noise else None
+    if by_signal is not None and noise and noisy.shape[0] < M.shape[0]:
+        # the support on the whole release (topics zero on the rows set aside): choosing rows by their noisy norms
+        # would bias a test on the chosen rows alone
+        Hf = np.zeros((H.shape[0], M.shape[0]))
+        Hf[:, keep] = H
+        sup = int(rectangular_supported_topics(full, Hf, run.sigma).sum())
+    else:
+        sup = int(rectangular_supported_topics(noisy, H, run.sigma).sum()) if noise else None
     beta = run.full(H, rows)
     if place:       # the words outside the rows placed by their column's topics, then the rest by the vectors
         beta = place_by_columns(beta, rows, cols, grp, W)
@@ -994,6 +1010,9 @@ def _register_rectangular():
         ROUTES[f"rect-{shape}-place-noiseless"] = (
             lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, place=True),
             f"not private: rect-{shape}-place's statistic without noise")
+        ROUTES[f"rect-{shape}-sig"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, place=True, by_signal=3.0),
+                                       f"as rect-{shape}-place, only the rows whose noisy norm clears their noise by 3"
+                                       " deviations read as rows, the others placed by their column")
         ROUTES[f"rect-{shape}-direct-noiseless"] = (
             lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, method="direct"),
             f"not private: rect-{shape}-direct's statistic without noise")
