@@ -102,7 +102,8 @@ def test_rectangular_route_per_person_is_refused_in_one_line_naming_the_flags(tm
     rng = np.random.default_rng(0)
     words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
     src = tmp_path / "c.jsonl"
-    src.write_text("".join(f'{{"text": "{" ".join(rng.choice(words, 8))}", "user": "u{i % 20}"}}\n' for i in range(200)))
+    lines = [f'{{"text": "{" ".join(rng.choice(words, 8))}", "user": "u{i % 20}"}}\n' for i in range(200)]
+    src.write_text("".join(lines))
     vec = tmp_path / "v.txt"
     vec.write_text("".join(f"{w} {rng.normal():.3f} {rng.normal():.3f}\n" for w in words))
     r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", src, "--unit", "user", "--user-field", "user",

@@ -179,7 +179,8 @@ def test_rectangular_route_is_refused_per_person_before_anything_is_spent(plante
 
     records = []
     users = [str(i % 300) for i in range(planted.corpus.n_docs)]
-    with observing(records.append), pytest.raises(ParameterError, match="vectors_route='rectangular' applies at the document unit only, not per person"):
+    refusal = "vectors_route='rectangular' applies at the document unit only, not per person"
+    with observing(records.append), pytest.raises(ParameterError, match=refusal):
         DocDPCooccurrence(n_topics=K, unit="user", public_vectors=str(vectors_file),
                           vectors_route="rectangular").fit(planted.corpus, user_ids=users)
     assert not records

@@ -299,6 +299,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``word_groups_``, its words and grouped words, in column order.
     word_groups_ : ndarray of shape (n_kept,), int, or None
         With the groups route, each kept word's column of the release; None otherwise.
+    rectangular_columns_ : tuple of two ndarrays, or None
+        With the rectangular route (``kept_words_`` its rows), its column words and each one's column; None
+        otherwise, and on a loaded model.
     noise_std_ : float
         The co-occurrence release's noise multiplier (its Gaussian noise's standard deviation on each cell).
     ranking_noise_std_ : float or None
@@ -764,7 +767,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.public_route_ = entry.get("route") if entry is not None else None
         vectors = (getattr(self, "privacy_", None) or {}).get("public_vectors")
         self.public_vectors_ = dict(vectors) if isinstance(vectors, dict) else None
-        self.word_groups_ = None
+        self.word_groups_ = self.rectangular_columns_ = None
         load_release_arrays(self, arrays)
 
     def privacy_report(self) -> dict:
