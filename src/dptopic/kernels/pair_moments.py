@@ -156,3 +156,83 @@ def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document:
     extra = 1 if with_document else 0
     size = (2 if with_counts else 1) * int(vocab_size) + extra
     return _run(presence_block, bow, (size,), n_jobs, (extra, 1 if with_counts else 0), int(vocab_size))
+
+
+@njit(cache=True, nogil=True)
+def rectangular_block(ptr, ids, cts, d0, d1, row_slot, col_slot, row_col, out):
+    """Add ``(r c^T - P) / ||r c^T - P||_F`` of documents ``d0..d1-1`` to ``out`` (``n_rows x n_columns``): ``r`` the
+    document's counts of the row words (``row_slot[w]``: row of word ``w``, -1 if none), ``c`` its counts of the
+    columns (``col_slot[w]``: column of word ``w``, a word or a group of words, -1 if none), and ``P`` the pairs of a
+    token with itself (``P[a, row_col[a]] = r_a`` where row ``a``'s word is in a column), so every cell counts pairs
+    of distinct tokens and is non-negative."""
+    nr = out.shape[0]
+    nc = out.shape[1]
+    r = np.zeros(nr, np.float64)
+    c = np.zeros(nc, np.float64)
+    rseen = np.empty(nr, np.int64)
+    cseen = np.empty(nc, np.int64)
+    for d in range(d0, d1):
+        mr = 0
+        mc = 0
+        for i in range(ptr[d], ptr[d + 1]):
+            w = ids[i]
+            j = row_slot[w]
+            if j >= 0:
+                if r[j] == 0.0:
+                    rseen[mr] = j
+                    mr += 1
+                r[j] += cts[i]
+            k = col_slot[w]
+            if k >= 0:
+                if c[k] == 0.0:
+                    cseen[mc] = k
+                    mc += 1
+                c[k] += cts[i]
+        r2 = 0.0
+        for t in range(mr):
+            r2 += r[rseen[t]] * r[rseen[t]]
+        c2 = 0.0
+        for t in range(mc):
+            c2 += c[cseen[t]] * c[cseen[t]]
+        f2 = r2 * c2
+        for t in range(mr):
+            a = rseen[t]
+            k = row_col[a]
+            if k >= 0:
+                # (r_a c_k - r_a)^2 in place of (r_a c_k)^2
+                f2 += r[a] * r[a] * (1.0 - 2.0 * c[k])
+        if f2 > 1e-12:
+            wgt = 1.0 / math.sqrt(f2)
+            for t in range(mr):
+                a = rseen[t]
+                ra = r[a] * wgt
+                for u in range(mc):
+                    b = cseen[u]
+                    out[a, b] += ra * c[b]
+                k = row_col[a]
+                if k >= 0:
+                    out[a, k] -= ra
+        for t in range(mr):
+            r[rseen[t]] = 0.0
+        for t in range(mc):
+            c[cseen[t]] = 0.0
+
+
+def rectangular_slots(rows, columns, vocab_size: int, groups=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row_slot, col_slot, row_col)`` of a rectangular release: each word's row (-1 outside ``rows``), each word's
+    column (:func:`column_slots`), and each row's column (-1 where its word is in no column)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    row_slot = np.full(int(vocab_size), -1, dtype=np.int64)
+    row_slot[rows] = np.arange(len(rows))
+    col_slot, _ = column_slots(columns, vocab_size, groups)
+    return row_slot, col_slot, col_slot[rows].copy()
+
+
+def normalised_rectangular_bow(bow, rows, columns, vocab_size: int, n_jobs: int = 1, groups=None) -> np.ndarray:
+    """The sum over the documents of ``bow`` of each one's Frobenius-normalised pair matrix between the words
+    ``rows`` and the columns (the words ``columns``, or with ``groups`` their groups: :func:`column_slots`), pairs of
+    a token with itself left out (:func:`rectangular_block`): each document moves it by at most 1 in Frobenius norm."""
+    row_slot, col_slot, row_col = rectangular_slots(rows, columns, vocab_size, groups)
+    n = int(col_slot.max()) + 1 if len(col_slot) and col_slot.max() >= 0 else 0
+    return _run(rectangular_block, bow, (len(np.asarray(rows)), n), n_jobs, (row_slot, col_slot, row_col),
+                int(vocab_size))

@@ -55,7 +55,7 @@ from ..accounting.verify import RunPlan, rounded_up
 from ..advice import too_small_message
 from ..corpus.vectors import PublicVectors
 from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusWarning, user_stacklevel
-from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
+from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow, normalised_rectangular_bow
 from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
 from ..moments.person_bound import (
@@ -78,26 +78,34 @@ from ..moments.public_prior import (
     public_prior_topics,
     refuse_private_as_public,
 )
+from ..moments.rectangular import RECT_ROWS, place_by_columns, rectangular_layout, rectangular_topics
 from ..moments.refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
-from ..moments.support import cooccurrence_supported_topics
+from ..moments.support import cooccurrence_supported_topics, rectangular_supported_topics
 from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
 from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
 from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
+RECTANGULAR_STATISTIC = ("the pair matrix r c^T - P scaled to Frobenius norm 1, r the document's counts of the kept"
+                         " words, c its counts of the most frequent words and of groups of the other words made by"
+                         " public word vectors, P a token paired with itself")
+"""The co-occurrence statistic of ``vectors_route="rectangular"`` as the theorem names it."""
 
-def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False) -> str:
+
+def two_release_theorem(counted: bool, repetition: bool, grouped: bool = False, rectangular: bool = False) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
     ``counted``, a last entry 1 for the document (background topics or ``n_words="auto"``); ``repetition``,
     ``word_choice="repetition"``'s word counts beside the presence vector; ``grouped``, a co-occurrence over the kept
-    words and public word groups (``vectors_route="groups"``)."""
+    words and public word groups (``vectors_route="groups"``); ``rectangular``, the kept words against columns of
+    frequent words and word groups (``vectors_route="rectangular"``)."""
     ranking = ("a presence vector" + (" with a last entry 1 for the document" if counted else "")
                + (" and the word counts, each divided by its L2 norm and scaled by 1/sqrt(2)" if repetition
                   else ", divided by its L2 norm"))
     return ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
-            f" of one document ({ranking}; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1"
-            + (", c the document's counts of the kept words and of groups of the other words made by public word"
-               " vectors" if grouped else "") + "), composed by"
+            f" of one document ({ranking}; "
+            + (RECTANGULAR_STATISTIC if rectangular else "the pair matrix c c^T - diag(c) scaled to Frobenius norm 1"
+               + (", c the document's counts of the kept words and of groups of the other words made by public word"
+                  " vectors" if grouped else "")) + "), composed by"
             " privacy loss distributions (Koskela et al. 2020); the word selection and the topics are post-processing"
             " (Dwork & Roth 2014, Prop 2.1)")
 
@@ -134,14 +142,16 @@ class _FitSettings:
 @dataclass
 class _WordChoice:
     """What the first release decided (:meth:`DocDPCooccurrence._choose_words`): the kept words (the co-occurrence
-    release's words, or with ``groups`` its words and grouped words, ``groups`` giving each one's column), the
-    background words and topics, the public vectors' route, and the release itself (``released``, its word entries
+    release's words, or with ``groups`` its words and grouped words, ``groups`` giving each one's column; with
+    ``columns``, the rows of a rectangular release, and ``columns``, ``groups`` its column words and their columns),
+    the background words and topics, the public vectors' route, and the release itself (``released``, its word entries
     ``counts``, its noise multiplier ``sigma_rank``; all None with one release); ``threshold``, ``expected_false``,
     ``below``: the false-words threshold, its bound and the kept words under it."""
     kept: np.ndarray
     n_bg: int
     background: np.ndarray
     groups: np.ndarray | None = None
+    columns: np.ndarray | None = None
     route: str | None = None
     released: np.ndarray | None = None
     counts: np.ndarray | None = None
@@ -252,7 +262,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         vocabulary) or a corrupt file are refused in one line, before anything is spent. They apply with
         ``recovery="refined-anchors"``, ``word_choice="frequency"``, no background words and no ``public_corpus``
         (``"auto"`` then uses none). ``docs/public_vectors.md``.
-    vectors_route : {"auto", "spread", "groups"}, default="auto"
+    vectors_route : {"auto", "spread", "groups", "rectangular"}, default="auto"
         How the vectors are used (``docs/research/public_vectors.md`` measured each). ``"spread"``: the release is
         as without vectors, and each word outside it is placed in the topics of its nearest released words by vector
         (post-processing). ``"groups"``: the co-occurrence release counts a quarter of the kept words as they are
@@ -261,6 +271,12 @@ class DocDPCooccurrence(_DocumentDPModel):
         over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
         (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
         (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release).
+        ``"rectangular"`` (``unit="document"`` only; never chosen by ``"auto"``): the co-occurrence release pairs
+        the 500 most frequent kept words (rows; ``n_words`` of them when it is a number) with 25 frequent words and
+        25 groups of the other words made by the vectors (columns), each document's pair matrix scaled to Frobenius
+        norm 1 (the same sensitivity); the rows' topics are read by anchors on its rows, the other words placed by
+        their column's weights, and the support decided on its singular values (:mod:`dptopic.moments.rectangular`).
+        Its model is not refitted at another K (``refit``).
 
     Attributes
     ----------
@@ -283,6 +299,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``word_groups_``, its words and grouped words, in column order.
     word_groups_ : ndarray of shape (n_kept,), int, or None
         With the groups route, each kept word's column of the release; None otherwise.
+    rectangular_columns_ : tuple of two ndarrays, or None
+        With the rectangular route (``kept_words_`` its rows), its column words and each one's column; None
+        otherwise, and on a loaded model.
     noise_std_ : float
         The co-occurrence release's noise multiplier (its Gaussian noise's standard deviation on each cell).
     ranking_noise_std_ : float or None
@@ -526,6 +545,10 @@ class DocDPCooccurrence(_DocumentDPModel):
         """The public word vectors this fit reads (``setting.vectors``, None for none, with each vocabulary word's
         row), read and checked (language, corrupt file) before anything is spent; ``public_vectors_note_`` says
         which, or why none."""
+        if self.vectors_route == "rectangular" and self.unit == "user":
+            raise ParameterError("{vectors_route=} applies at the document unit only, not per person: no per-person"
+                                 " bound of its statistic is built; give {vectors_route} 'auto', 'spread' or 'groups'.",
+                                 "vectors_route", self.vectors_route, others=("unit",))
         applies, why_not = self._vectors_apply(setting.public, setting.bg_share)
         vectors, self.public_vectors_note_, by_default = resolve_vectors(self.public_vectors, list(vocab.words),
                                                                          applies=applies, why_not=why_not)
@@ -587,18 +610,24 @@ class DocDPCooccurrence(_DocumentDPModel):
                 n_bg = int(self.n_background)
         else:
             kept = _frequent_words(eligible, counts, n_words)
-        groups = None
+        groups = columns = None
         route = None if setting.vectors is None else choose_route(self.vectors_route, float(counts.sum()), sigma)
-        if route == "groups":
+        if route == "rectangular":
+            # the kept words (RECT_ROWS of them) as rows against frequent words and groups of the other words as
+            # columns (post-processing of the first release and public input: moments/rectangular.py)
+            kept, columns, groups = rectangular_layout(eligible, order[~np.isin(order, background)], counts,
+                                                       sigma_rank, setting.E, setting.found,
+                                                       n_rows=RECT_ROWS if setting.auto else setting.n_words)
+        elif route == "groups":
             # the co-occurrence release over a quarter of the kept words and groups of the other words made by the
             # vectors (post-processing of the first release and public input: moments/public_groups.py)
             kept, groups = grouped_columns(eligible, order[~np.isin(order, background)], counts, sigma_rank,
                                            len(kept), setting.E, setting.found)
-        kept = np.sort(kept) if groups is None else kept
+        kept = np.sort(kept) if groups is None or columns is not None else kept
         # kept although their noisy count did not clear the threshold (too few cleared it): the bound on words that
         # occur in no document does not hold for them, and the card says so
         below = None if threshold is None else int(np.sum(counts[kept] <= threshold))
-        return _WordChoice(kept=kept, n_bg=n_bg, background=background, groups=groups, route=route,
+        return _WordChoice(kept=kept, n_bg=n_bg, background=background, groups=groups, columns=columns, route=route,
                            released=released, counts=counts, sigma_rank=float(sigma_rank), threshold=threshold,
                            expected_false=expected_false, below=below)
 
@@ -606,15 +635,23 @@ class DocDPCooccurrence(_DocumentDPModel):
         """``(noisy, n_docs)``: the co-occurrence release over the kept words (or their columns), each document's
         (or person's, bounded as a whole: moments/person_bound.py) contribution of Frobenius norm at most 1, kept
         (``releases_``) for a refit; ``n_docs`` decides the small-corpus warning only, never saved or released."""
-        if people is None:
+        if words.columns is not None:       # the rectangular release (moments/rectangular.py); document unit only
+            stat = passes.sum(normalised_rectangular_bow, words.kept, words.columns, V, self._jobs,
+                              groups=words.groups)
+            n_docs = passes.n_docs
+        elif people is None:
             stat = passes.sum(normalised_cooccurrence_bow, words.kept, V, self._jobs, groups=words.groups)
             n_docs = passes.n_docs
         else:
             stat, n_docs = cooccurrence_statistic(people, words.kept, V, self._jobs, groups=words.groups), n_people
         self.kept_words_ = words.kept   # before the release: the white-box audit reads its rows (attacks/release_audit.py)
-        self.word_groups_ = words.groups
+        self.word_groups_ = words.groups if words.columns is None else None
+        self.rectangular_columns_ = None if words.columns is None else (words.columns, words.groups)
         noisy = self._release(stat, sigma, rng, _COOC)
-        keep_releases(self, noisy, words.released, words.groups)  # DP outputs: refit reads them
+        if words.columns is None:
+            keep_releases(self, noisy, words.released, words.groups)  # DP outputs: refit reads them
+        else:           # refit reads square releases: a rectangular one is not kept for it
+            self.releases_ = None
         return noisy, n_docs
 
     def _read_topics(self, noisy, words: "_WordChoice", setting: "_FitSettings", sigma: float, vocab) -> None:
@@ -624,7 +661,11 @@ class DocDPCooccurrence(_DocumentDPModel):
         input's entries (``public_input_``, ``public_route_``, ``public_vectors_``)."""
         K, V, n_bg = setting.K, setting.V, words.n_bg
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
-        if setting.public is None:
+        W = None
+        if words.columns is not None:      # the rectangular release: rows' topics and support from it alone
+            H, W = rectangular_topics(noisy, K - n_bg, sigma, "direct", with_columns=True)
+            self.public_input_ = self.public_route_ = None
+        elif setting.public is None:
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
                                          threshold=float(self.threshold))
             self.public_input_ = self.public_route_ = None
@@ -633,12 +674,19 @@ class DocDPCooccurrence(_DocumentDPModel):
                                                         sigma / np.sqrt(2.0), float(self.threshold))
             self.public_route_ = self.public_input_["route"]
         supported = np.zeros(K, dtype=bool)
-        supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
-        H = word_topics(H, words.groups, words.kept, words.counts, words.sigma_rank)
+        if words.columns is not None:
+            supported[:K - n_bg] = rectangular_supported_topics(noisy, H, sigma)
+        else:
+            supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
+            H = word_topics(H, words.groups, words.kept, words.counts, words.sigma_rank)
         self.components_ = topic_word_matrix(H, supported, V, words.kept, words.background, n_bg, words.sigma_rank,
                                              words.counts, self.tail, self.word_choice)
+        spread_from = words.kept
+        if W is not None:       # the words outside the rows, placed by their column's weights in the release
+            self.components_ = place_by_columns(self.components_, words.kept, words.columns, words.groups, W)
+            spread_from = np.union1d(words.kept, words.columns)
         if setting.vectors is not None:     # the words outside the release, placed by their vectors
-            self.components_ = spread_tail(self.components_, words.kept, setting.E, setting.found)
+            self.components_ = spread_tail(self.components_, spread_from, setting.E, setting.found)
         self.public_vectors_ = (None if setting.vectors is None else
                                 vectors_entry(setting.vectors, list(vocab.words), setting.vectors_by_default,
                                               words.route))
@@ -719,7 +767,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.public_route_ = entry.get("route") if entry is not None else None
         vectors = (getattr(self, "privacy_", None) or {}).get("public_vectors")
         self.public_vectors_ = dict(vectors) if isinstance(vectors, dict) else None
-        self.word_groups_ = None
+        self.word_groups_ = self.rectangular_columns_ = None
         load_release_arrays(self, arrays)
 
     def privacy_report(self) -> dict:
@@ -755,6 +803,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             rep["public_vectors"] = dict(self.public_vectors_)
             if getattr(self, "word_groups_", None) is not None and self.ranking_noise_std_ is not None:
                 rep["theorem"] = two_release_theorem(isinstance(self.n_words, str), False, grouped=True)
+            if self.public_vectors_.get("route") == "rectangular" and self.ranking_noise_std_ is not None:
+                rep["theorem"] = two_release_theorem(isinstance(self.n_words, str), False, rectangular=True)
         return self._note_seed(user_report(self, rep))
 
 

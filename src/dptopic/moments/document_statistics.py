@@ -60,3 +60,29 @@ def document_frequency_statistic(X, with_document: bool = False, with_counts: bo
 def per_document_cooccurrence(x) -> np.ndarray:
     """One document's ``M_d`` from its dense count vector (for checks and tests)."""
     return normalised_cooccurrence(sp.csr_matrix(np.asarray(x, dtype=np.float64)[None, :]))
+
+
+def normalised_rectangular(X, rows, columns, groups=None) -> np.ndarray:
+    """The dense ``len(rows) x n_columns`` sum of every document's ``(r c^T - P) / ||r c^T - P||_F`` (NumPy reference
+    of :func:`dptopic.kernels.pair_moments.normalised_rectangular_bow`): ``r`` the document's counts of the words
+    ``rows``, ``c`` its counts of the columns (the words ``columns``, or with ``groups`` the sums of each group's
+    words), ``P`` a token paired with itself (``P[a, column of row a's word] = r_a``). Each document's term has
+    Frobenius norm 1, or 0 when it holds no pair of distinct tokens between a row and a column."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
+    groups = np.arange(len(columns)) if groups is None else np.asarray(groups, dtype=np.int64)
+    n = int(groups.max()) + 1 if len(groups) else 0
+    G = sp.csr_matrix((np.ones(len(columns)), (columns, groups)), shape=(X.shape[1], n))
+    R = X[:, rows].toarray()
+    C = (X @ G).toarray()
+    col_of = np.full(X.shape[1], -1, dtype=np.int64)
+    col_of[columns] = groups
+    row_col = col_of[rows]
+    has = row_col >= 0
+    own = np.zeros_like(R)
+    own[:, has] = C[:, row_col[has]]          # c at each row word's own column
+    f2 = (R ** 2).sum(axis=1) * (C ** 2).sum(axis=1) + (R[:, has] ** 2 * (1.0 - 2.0 * own[:, has])).sum(axis=1)
+    w = np.divide(1.0, np.sqrt(np.maximum(f2, 0.0)), out=np.zeros_like(f2), where=f2 > 1e-12)
+    M = (R * w[:, None]).T @ C
+    np.subtract.at(M, (np.flatnonzero(has), row_col[has]), (R[:, has] * w[:, None]).sum(axis=0))
+    return M

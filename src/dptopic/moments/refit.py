@@ -109,6 +109,9 @@ def load_release_arrays(model, arrays) -> None:
 
 def _releases(model):
     rel = getattr(model, "releases_", None)
+    if not rel and (getattr(model, "public_vectors_", None) or {}).get("route") == "rectangular":
+        raise DPTopicError("this model's co-occurrence release is rectangular (vectors_route='rectangular'): refit"
+                           " reads square releases only; fit again at that K (the fit spends the budget again).")
     if not rel:
         raise DPTopicError(f"{type(model).__name__} has no saved releases to read topics from: fit it (or load a"
                            " folder saved by this version of dptopic) first.")

@@ -93,8 +93,25 @@ def cooccurrence_supported_topics(Q, topics, noise_std: float) -> np.ndarray:
 
     Reads the release and the public noise scale only."""
     Q = np.asarray(Q, dtype=np.float64)
+    return _supported_by_edge(Q, topics, wigner_edge(Q.shape[0], max(float(noise_std), 0.0)))
+
+
+def rectangular_supported_topics(M, topics, noise_std: float) -> np.ndarray:
+    """Which ``topics`` (rows over the row words of ``M``) stand above the noise of a rectangular release ``M``
+    (n_rows x n_columns, every cell with independent noise of standard deviation ``noise_std``): the tests of
+    :func:`cooccurrence_supported_topics` with singular values in place of eigenvalues. For a unit ``u`` over the
+    rows, ``||M^T u||`` is at most ``M``'s second singular value when ``u`` is orthogonal to its leading left singular
+    vector (the corpus-wide frequencies), which under the null of a rank-one signal is at most the noise's largest
+    (Weyl), below :func:`rectangular_edge` with probability at least 95%: so the tests read ``M M^T`` against the
+    squared edge. Reads the release and the public noise scale only."""
+    M = np.asarray(M, dtype=np.float64)
+    edge = rectangular_edge(M.shape[0], M.shape[1], max(float(noise_std), 0.0))
+    return _supported_by_edge(M @ M.T, topics, edge ** 2)
+
+
+def _supported_by_edge(Q: np.ndarray, topics, edge: float) -> np.ndarray:
+    """:func:`cooccurrence_supported_topics`'s conditions (a) to (d) on the symmetric ``Q`` against ``edge``."""
     H = np.atleast_2d(np.asarray(topics, dtype=np.float64))
-    edge = wigner_edge(Q.shape[0], max(float(noise_std), 0.0))
     values, vecs = np.linalg.eigh(Q)
     outliers = int((values > edge).sum())
     U, ok = _off_direction(H, vecs[:, -1])

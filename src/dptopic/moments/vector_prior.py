@@ -12,6 +12,9 @@ What the vectors decide, and what they never decide:
 * ``vectors_route="groups"``: the co-occurrence release counts the kept words and, beside them, groups of the other
   words made by their vectors (:func:`~dptopic.moments.public_groups.word_groups`); topics over the groups are shared
   among their words by noisy frequency.
+* ``vectors_route="rectangular"``: the co-occurrence release pairs 500 kept words (rows) with the most frequent words
+  and groups of the other words made by their vectors (columns; :mod:`dptopic.moments.rectangular`), the same
+  sensitivity; each row word gets topic weights of its own. Document unit only.
 
 Both are functions of the releases and of public input only. ``supported_topics_`` is decided on the release alone
 (at the level it was made: words, or words and groups), so a topic the prior shapes but the release does not
@@ -25,7 +28,7 @@ from ..corpus.vectors import AUTO, MIN_COVERAGE, OFF, PublicVectors, default_vec
 from ..errors import MISSING, DPTopicError, ParameterError
 from .public_groups import prior_topics
 
-ROUTES = ("auto", "spread", "groups")
+ROUTES = ("auto", "spread", "groups", "rectangular")
 
 GROUPS_FROM = 75.0
 """``vectors_route="auto"``: the release of word groups where the first release's signal is large enough, spreading
@@ -86,7 +89,9 @@ def vectors_entry(vectors: PublicVectors, vocab_words, by_default: bool, route: 
     """The privacy report's and card's ``public_vectors`` entry: what was read in the clear, outside the epsilon."""
     entry = vectors.entry(vocab_words, default=by_default)
     how = {"spread": "the words outside the release are placed in the topics of their nearest released words",
-           "groups": "the co-occurrence release also counts groups of the other words made by the vectors"}[route]
+           "groups": "the co-occurrence release also counts groups of the other words made by the vectors",
+           "rectangular": "the co-occurrence release pairs the kept words with the most frequent words and with groups"
+                          " of the other words made by the vectors (a rectangular release)"}[route]
     entry.update({"route": route, "summary": (
         f"public word vectors {vectors.name}" + (f" {vectors.version}" if vectors.version else "")
         + f" ({vectors.dimension} dimensions, sha256 {vectors.sha256[:12]}…), read in the clear and not covered by the"
