@@ -217,6 +217,67 @@ def test_a_restart_between_the_last_answer_and_the_unmasking_resumes_it(tmp_path
     assert again.view()["state"] == "upload1"
 
 
+def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_recount(tmp_path):
+    """At an unmasking each answer updates its senders' rows and two counters: no count over every answer or every
+    needed seed (N of each) per answer; the counters equal a recount from the stored rows at every answer."""
+    from sqlalchemy import event, func, select
+
+    from dptopic.service.secure_sum import t_counts, t_need, t_unmask
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    statements, listening = [], [False]
+    event.listen(rnd.server.engine, "before_cursor_execute",
+                 lambda conn, cursor, sql, *a: listening[0] and statements.append(" ".join(sql.lower().split())))
+    server = rnd.server
+    answers = []
+    post = server.post_unmask
+
+    def counted(phase, contributor, a, signature):
+        listening[0] = True
+        try:
+            out = post(phase, contributor, a, signature)
+        finally:
+            listening[0] = False
+        with server.engine.connect() as conn:
+            counters = dict(conn.execute(select(t_counts.c.key, t_counts.c.value)).all())
+            short = conn.execute(select(func.count()).select_from(t_need).where(
+                (t_need.c.phase == 0) & (t_need.c.have < server.T))).scalar()
+            stored = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == 0)).scalar()
+        answers.append((counters.get("short0"), counters.get("answered0"), short, stored))
+        return out
+    server.post_unmask = counted
+    rnd.unmask(0)
+    assert rnd.server.view()["state"] == "upload1"
+    assert answers and all(a[:2] == a[2:] for a in answers)       # (counters) == (recount), at every answer
+    assert answers[-1][0] == 0 and answers[-1][1] == len(answers)
+    scans = [q for q in statements if "count(*)" in q and "secure_unmask" in q and " in (" not in q]
+    assert scans == []
+
+
+def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(tmp_path):
+    """Every contributor's view of a step carries the step's lists (N ids each): the HTTP view encodes them once per
+    state, and its bytes read back as the plain view."""
+    import json
+
+    from dptopic.service.secure_sum import _encode
+
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    first, again = rnd.server.encoded_view(), rnd.server.encoded_view()
+    assert first["state"] == "consistency0" and first["uploaded"] is again["uploaded"]
+    assert json.loads(_encode(first)) == rnd.server.view()
+    rnd.consistency(0)
+    after = rnd.server.encoded_view()       # a new state: encoded afresh
+    assert after["state"] == "unmask0" and json.loads(_encode(after)) == rnd.server.view()
+    assert json.loads(_encode({"view": after, "replayed": False}))["view"]["signers"] == rnd.server.view()["signers"]
+
+
 def _released_sums(rnd) -> list:
     import json
 

@@ -126,6 +126,12 @@ t_need = Table("secure_unmask_need", meta, Column("phase", Integer, primary_key=
 """At an unmasking: each seed the sum needs (its maker's) and how many of its threshold of shares have come, counted
 in the transaction that stores each answer, whichever server process takes it."""
 
+t_counts = Table("secure_counts", meta, Column("key", String(64), primary_key=True),
+                 Column("value", Integer, nullable=False))
+"""Counts kept as the rows they count change, in the same transaction (whichever server process makes it): at an
+unmasking, the answers stored (``answered{p}``) and the seeds still short of their threshold (``short{p}``), so that
+an answer costs the rows it touches, not a count over every answer."""
+
 SQLITE_LOCKS: dict = {}
 """The lock files of the SQLite rounds this process serves, held open while it lives (a POSIX lock is this
 process's: a second server process on the same file is refused; closing the file would release it)."""
@@ -455,6 +461,23 @@ class SecureRound:
                     doc[k] = st[k]
             return doc
 
+    def encoded_view(self) -> dict:
+        """:meth:`view` as the HTTP answers carry it: its lists (members, uploads, signers: N ids each; the kept
+        words) encoded as JSON once for each state the round passes through, not once for each of the N
+        contributors' requests of a step."""
+        with self.lock:
+            view = self.view()
+            memo = self.__dict__.setdefault("_encoded", {})
+            if memo.get("_st") is not self.st:
+                memo.clear()
+                memo["_st"] = self.st
+            for k in ("members", "uploaded", "signers", "kept"):
+                if k in view:
+                    if k not in memo:
+                        memo[k] = _Encoded(_plain(view[k]))
+                    view[k] = memo[k]
+            return view
+
     def roster_view(self) -> dict:
         """``GET /v1/secure/roster``: the closed roster."""
         self.fresh()
@@ -781,6 +804,7 @@ class SecureRound:
             self._signed(contributor, signature, ss.answers_message(self.round_id, phase, contributor, answers)
                          if isinstance(answers, dict) else b"")
             self._check_answers(phase, contributor, answers)
+            self._need_counts(conn, phase)      # the counters, made (if need be) before this answer is stored
             conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
             start = self._count_answers(conn, phase, contributor, answers)
         if start:
@@ -806,8 +830,13 @@ class SecureRound:
                       and a.get("kind") == needed[s] and who in graph[s])
 
     def _need_counts(self, conn, phase: int) -> tuple[int, int]:
-        """``(seeds still short of their threshold, answers stored)`` of ``phase``; the counts are made from the
-        stored answers when the step has none yet (at its opening, or a round stored before they were kept)."""
+        """``(seeds still short of their threshold, answers stored)`` of ``phase``, from their counters
+        (:data:`t_counts`); made from the stored answers when the step has none yet (at its opening, or a round
+        stored before they were kept)."""
+        keys = [f"short{phase}", f"answered{phase}"]
+        found = dict(conn.execute(select(t_counts.c.key, t_counts.c.value).where(t_counts.c.key.in_(keys))).all())
+        if len(found) == 2:
+            return found[keys[0]], found[keys[1]]
         rows = conn.execute(select(func.count()).select_from(t_need).where(t_need.c.phase == phase)).scalar()
         if not rows:
             have = dict.fromkeys(self._needed(phase), 0)
@@ -820,17 +849,27 @@ class SecureRound:
         short = conn.execute(select(func.count()).select_from(t_need)
                              .where((t_need.c.phase == phase) & (t_need.c.have < self.T))).scalar()
         answered = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == phase)).scalar()
+        conn.execute(t_counts.delete().where(t_counts.c.key.in_(keys)))
+        conn.execute(t_counts.insert(), [{"key": keys[0], "value": short}, {"key": keys[1], "value": answered}])
         return short, answered
 
     def _count_answers(self, conn, phase: int, who: str, answers: dict) -> bool:
-        """Count ``who``'s new answers in the transaction that stores them; True when every needed seed now has its
-        threshold of shares and no server process has started the unmasking yet (this one then starts it, marked in
-        the database). A step whose every signer answered with still too few shares fails."""
+        """Count ``who``'s new answers in the transaction that stores them (the counters were made before its answer
+        was stored: :meth:`post_unmask`); True when every needed seed now has its threshold of shares and no server
+        process has started the unmasking yet (this one then starts it, marked in the database). A step whose every
+        signer answered with still too few shares fails. It reads and writes the rows of ``who``'s senders and two
+        counters, whatever the number of answers."""
         senders = self._counted(phase, who, answers)
+        reached = 0
         if senders:
             conn.execute(t_need.update().where((t_need.c.phase == phase) & t_need.c.sender.in_(senders))
                          .values(have=t_need.c.have + 1))
+            reached = conn.execute(select(func.count()).select_from(t_need).where(
+                (t_need.c.phase == phase) & t_need.c.sender.in_(senders) & (t_need.c.have == self.T))).scalar()
         short, answered = self._need_counts(conn, phase)
+        short, answered = short - reached, answered + 1
+        conn.execute(t_counts.update().where(t_counts.c.key == f"short{phase}").values(value=short))
+        conn.execute(t_counts.update().where(t_counts.c.key == f"answered{phase}").values(value=answered))
         if short:
             if answered >= len(self.st["signers"]):     # every signer answered and still too few: it cannot finish
                 self._fail(f"too few shares to unmask step {phase}: nothing released", conn)
@@ -1041,7 +1080,7 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
         while not _reached(r.current_state(), step) and time.monotonic() < deadline:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.25, pause * 1.5)
-    view = await run_in_threadpool(r.view)
+    view = await run_in_threadpool(r.encoded_view)
     if include:
         state = view["state"]
         if "roster" in include and state not in ("keys", "failed"):
