@@ -278,6 +278,54 @@ def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(t
     assert json.loads(_encode({"view": after, "replayed": False}))["view"]["signers"] == rnd.server.view()["signers"]
 
 
+def test_the_round_is_charged_to_the_dataset_ledger_before_its_first_unmasking(tmp_path, monkeypatch):
+    """The debit comes once the uploads, signatures and answers of step 0 are in (nothing spent before the input is
+    known good) and before the server unmasks anything: at the plan's bound, to every uploader of step 0, once."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_sum as server
+
+    led = tmp_path / "ledger.sqlite"
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.cfg.ledger, rnd.cfg.ledger_dataset = str(led), "clinic-people"
+    seen = []
+    real = server.ss.unmask_sum
+
+    def unmask(total, roster, round_id, phase, *a, **k):
+        seen.append((phase, len(DatasetLedger(led).releases("clinic-people")) if led.exists() else 0))
+        return real(total, roster, round_id, phase, *a, **k)
+    monkeypatch.setattr(server.ss, "unmask_sum", unmask)
+    assert rnd.run()["state"] == "released"
+    assert seen == [(0, 1), (1, 1)]      # spent before the first unmasking, once for the round
+    (r,) = DatasetLedger(led).releases("clinic-people")
+    assert r["kind"] == "served" and r["unit"] == "user"
+    assert DatasetLedger(led).person_summary()["persons"] == 8
+
+
+def test_a_round_the_dataset_ledger_refuses_fails_before_anything_is_unmasked(tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_sum as server
+
+    led = tmp_path / "ledger.sqlite"
+    DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.cfg.ledger, rnd.cfg.ledger_dataset = str(led), "clinic-people"
+    unmasked = []
+    monkeypatch.setattr(server.ss, "unmask_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
+    view = rnd.run()
+    assert view["state"] == "failed" and "ledger" in view["reason"] and "nothing" in view["reason"]
+    assert unmasked == []
+    assert DatasetLedger(led).releases("clinic-people") == []
+    assert _stored_sum(rnd, 0) is None
+
+
+def _stored_sum(rnd, phase):
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state
+    with rnd.server.engine.connect() as conn:
+        return conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{phase}")).scalar()
+
+
 def _released_sums(rnd) -> list:
     import json
 

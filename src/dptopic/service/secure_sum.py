@@ -913,7 +913,30 @@ class SecureRound:
                                "dim": len(total), "pid": os.getpid()}
         return total, uploaded
 
+    def _charge(self) -> bool:
+        """The round charged to the dataset ledger (its settings' ``ledger``), once, before its first unmasking: to
+        step 0's uploaders at the plan's bound (:func:`~dptopic.service.ledger.charge_secure_round`). False, with the
+        round failed and nothing revealed, when the ledger refuses it. (A process killed between the debit and its
+        mark charges the round again when it resumes: the ledger then holds it twice, never not at all.)"""
+        if not self.cfg.ledger:
+            return True
+        with self.engine.connect() as conn:
+            if conn.execute(select(t_state.c.key).where(t_state.c.key == "ledger_charge")).first() is not None:
+                return True
+        try:
+            release = charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, self.plan,
+                                          sorted(self.st["uploaded"]))
+        except DPTopicError as e:
+            log.error("%s", e)
+            self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+            return False
+        with self._txn() as conn:
+            conn.execute(t_state.insert().values(key="ledger_charge", value=json.dumps({"release": release})))
+        return True
+
     def _unmask_step(self, phase: int) -> None:
+        if phase == 0 and not self._charge():      # spent before anything of the round is unmasked
+            return
         dim = self.dim(phase)
         total, uploaded = self._unmasked(phase)
         # a wrap-around shows as an entry outside what the signal and the noise can reach
@@ -944,10 +967,6 @@ class SecureRound:
                 self.st = dict(self.st, state="released")
                 self._save(conn, model=doc)
                 self._model_doc = doc
-        if phase == 1:
-            # the dataset ledger: the released round charged to its contributors (service/ledger.py; a failure is
-            # logged, the round stays released) -- the one call of the secure-sum server into the ledger
-            charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, doc["model_json"], sorted(uploaded))
 
     def timings_view(self) -> dict:
         """``GET /v1/secure/timings``: each unmasked step's sum and unmasking seconds (by whichever server process
