@@ -233,7 +233,7 @@ def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_re
     event.listen(rnd.server.engine, "before_cursor_execute",
                  lambda conn, cursor, sql, *a: listening[0] and statements.append(" ".join(sql.lower().split())))
     server = rnd.server
-    answers = []
+    answers, needs = [], []
     post = server.post_unmask
 
     def counted(phase, contributor, a, signature):
@@ -248,12 +248,15 @@ def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_re
                 (t_need.c.phase == 0) & (t_need.c.have < server.T))).scalar()
             stored = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == 0)).scalar()
         answers.append((counters.get("short0"), counters.get("answered0"), short, stored))
+        if server.st["state"] == "unmask0":
+            needs.append(id(server._needed(0)))
         return out
     server.post_unmask = counted
     rnd.unmask(0)
     assert rnd.server.view()["state"] == "upload1"
     assert answers and all(a[:2] == a[2:] for a in answers)       # (counters) == (recount), at every answer
     assert answers[-1][0] == 0 and answers[-1][1] == len(answers)
+    assert len(set(needs)) == 1 and len(needs) >= len(answers) - 1     # the seeds a step needs: made once per step
     scans = [q for q in statements if "count(*)" in q and "secure_unmask" in q and " in (" not in q]
     assert scans == []
 

@@ -819,9 +819,13 @@ class SecureRound:
     def _needed(self, phase: int) -> dict:
         """The seeds the unmasking of ``phase`` needs: each uploader's self-mask seed (``"b"``) and the key of each
         member who did not upload but has an uploading neighbour (``"s"``)."""
-        graph = self.graph()
         members, uploaded = self._in("members"), self._in("uploaded")
-        return {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded if any(u in uploaded for u in graph[v])}
+        memo = self.__dict__["_sets"]       # made once for each state (every answer of the step reads it)
+        if ("needed", phase) not in memo:
+            graph = self.graph()
+            memo[("needed", phase)] = {u: "b" for u in uploaded} | {
+                v: "s" for v in members - uploaded if any(u in uploaded for u in graph[v])}
+        return memo[("needed", phase)]
 
     def _counted(self, phase: int, who: str, answers: dict) -> list:
         """The senders whose needed seed ``who``'s answers bring one share closer (a neighbour's, of the right kind)."""
