@@ -62,6 +62,8 @@ STATE_VERSION = 2
 
 _ID_SETS: dict = {}
 """Lists of ids a server named that passed :meth:`SecureContributor._id_set`, by directory and content, as sets."""
+_ROSTERS: list = []
+"""``(directory, copy)`` of the rosters whose shape passed (:meth:`SecureContributor._check_roster_shape`)."""
 
 
 class ServerLied(DPTopicError):
@@ -415,19 +417,8 @@ class SecureContributor:
         key with keys of full order."""
         if self.roster is not None and roster == self.roster:
             return self.roster
-        if not isinstance(roster, dict) or set(roster) != set(self.members):
-            n = len(roster) if isinstance(roster, dict) else "no"
-            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
-                             " directory (exactly): nothing sent.")
-        keys = []
-        for i, e in roster.items():
-            if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
-                    and len(e["s"]) == PHASES and isinstance(e.get("b"), list) and len(e["b"]) == PHASES
-                    and all(isinstance(k, str) for k in [e["c"], *e["s"], *e["b"]])):
-                raise ServerLied(f"the server's roster entry for {i[:40]!r} is malformed: nothing sent.")
-            keys += [e["c"], *e["s"]]
-        if len(set(keys)) != len(keys):
-            raise ServerLied("the server's roster gives one public key to two uses: nothing sent.")
+        if not any(k == self._directory_key and roster == shape for k, shape in _ROSTERS):
+            self._check_roster_shape(roster)
         self._live()
         mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")}
         if mine != self.secrets.public(self.round_id, self.me):
@@ -443,6 +434,29 @@ class SecureContributor:
                                  " of full order: nothing sent.")
         self.roster = roster
         return roster
+
+    def _check_roster_shape(self, roster) -> None:
+        """What a roster must be whoever reads it (N entries to look at): exactly the directory's members, every entry
+        well-formed, every public key different. A roster that passed is remembered (a copy, by its content and the
+        directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it, in C."""
+        if not isinstance(roster, dict) or set(roster) != set(self.members):
+            n = len(roster) if isinstance(roster, dict) else "no"
+            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
+                             " directory (exactly): nothing sent.")
+        keys = []
+        for i, e in roster.items():
+            if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
+                    and len(e["s"]) == PHASES and isinstance(e.get("b"), list) and len(e["b"]) == PHASES
+                    and all(isinstance(k, str) for k in [e["c"], *e["s"], *e["b"]])):
+                raise ServerLied(f"the server's roster entry for {i[:40]!r} is malformed: nothing sent.")
+            keys += [e["c"], *e["s"]]
+        if len(set(keys)) != len(keys):
+            raise ServerLied("the server's roster gives one public key to two uses: nothing sent.")
+        if len(_ROSTERS) >= 2:
+            _ROSTERS.pop(0)
+        # the copy holds the same strings (immutable) in new lists and dicts: a roster changed in place later is
+        # unequal to it, and is checked afresh
+        _ROSTERS.append((self._directory_key, {i: dict(e, s=list(e["s"]), b=list(e["b"])) for i, e in roster.items()}))
 
     def _check_kept(self, kept) -> list:
         ok = (isinstance(kept, list) and all(isinstance(k, int) and not isinstance(k, bool) for k in kept)
