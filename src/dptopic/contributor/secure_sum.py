@@ -106,8 +106,7 @@ class ContributorSecrets:
     c: bytes
     s: list
     b: list
-    _public: dict = field(default_factory=dict, repr=False, compare=False)
-
+    _public: dict = field(default_factory=dict, repr=False, compare=False)     # public(): derived once
 
     @classmethod
     def new(cls, n_phases: int = PHASES) -> "ContributorSecrets":
