@@ -318,12 +318,12 @@ def _wait(client: CountingClient, step: str, order: tuple) -> dict:
 
 def play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process of ``dptopic experiment secure-sum`` (spawned: it imports this module, not the
-    experiment's, whose models load scikit-learn): every person of its part plays the round in lock-step with the others of the part
-    (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the OS CSPRNG), their
-    messages of a step sent from ``threads`` threads (so that the server is never idle while this process computes);
-    those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a queue told of the
-    messages sent (``("sent", count)``) and, once per process and step, that it has sent its messages of the step
-    (``("done", step)``)."""
+    experiment's, whose models load scikit-learn): every person of its part plays the round in lock-step with the
+    others of the part (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the
+    OS CSPRNG), their messages of a step sent from ``threads`` threads (so that the server is never idle while this
+    process computes); those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a
+    queue told of the messages sent (``("sent", count)``) and, once per process and step, that it has sent its
+    messages of the step (``("done", step)``)."""
     k = len(bows)
     client = CountingClient(server, k)
     cfg = client.get_json("/v1/config")

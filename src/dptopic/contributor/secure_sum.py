@@ -568,9 +568,9 @@ class SecureContributor:
         return kept[1]
 
     def _uploaded(self, phase: int, view: dict) -> list:
-        """The uploads of ``phase`` the server names, checked (their set: :meth:`_id_set`, made once): distinct ids of the directory,
-        this contributor among them, every one a member it masked with, at least N - F and ``T`` of its neighbours
-        (a set already checked for ``phase`` is not checked again)."""
+        """The uploads of ``phase`` the server names, checked (their set: :meth:`_id_set`, made once): distinct ids
+        of the directory, this contributor among them, every one a member it masked with, at least N - F and ``T`` of
+        its neighbours (a set already checked for ``phase`` is not checked again)."""
         uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
         up = self._id_set(uploaded, f"uploads of step {phase}")
         masked_set = self._masked_set(phase)
