@@ -351,3 +351,13 @@ def test_one_contributors_rows_equal_the_whole_graphs_rows(n, degree):
     assert me in g and "stranger" not in g and g.get("stranger") is None
     with pytest.raises(KeyError):
         g["stranger"]
+
+
+def test_holder_indices_are_the_sorted_places_made_once_and_read_only():
+    ids = [f"p{i:03d}" for i in range(40)]
+    roster = {i: {} for i in reversed(ids)}
+    assert dict(ss.holder_index(roster)) == {i: k + 1 for k, i in enumerate(ids)} == dict(ss.holder_index(ids))
+    index = ss.holder_index(roster)
+    assert ss.holder_index(roster) is index          # every contributor a process plays indexes the same ids
+    with pytest.raises(TypeError):
+        index["p000"] = 7

@@ -59,6 +59,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -444,9 +445,19 @@ def neighbour_graph(ids, round_id: str, degree: int) -> NeighbourGraph:
     return graph
 
 
-def holder_index(ids) -> dict[str, int]:
-    """Each contributor's Shamir evaluation point: 1 + its place in the sorted ids."""
-    return {i: k + 1 for k, i in enumerate(sorted(ids))}
+_HOLDERS: dict = {}
+
+
+def holder_index(ids) -> Mapping[str, int]:
+    """Each contributor's Shamir evaluation point: 1 + its place in the sorted ids (read-only; memoised by the ids, in
+    their order: every contributor a process plays, and the server, index the same N ids)."""
+    key = tuple(ids)
+    found = _HOLDERS.get(key)
+    if found is None:
+        if len(_HOLDERS) >= 4:
+            _HOLDERS.clear()
+        found = _HOLDERS[key] = MappingProxyType({i: k + 1 for k, i in enumerate(sorted(key))})
+    return found
 
 
 def consistent_signers(graph: dict, u: str, signatures_ok: set, threshold: int) -> bool:
