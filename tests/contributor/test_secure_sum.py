@@ -116,3 +116,24 @@ def test_a_real_contributor_draws_its_noise_from_the_csprng_whatever_a_simulatio
 
     from dptopic.contributor.secure_client import simulate_round
     assert "SecureContributor(cfg, b, inv)" in inspect.getsource(simulate_round)
+
+
+def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_place(tmp_path, monkeypatch):
+    """A process playing many contributors checks one roster's N entries once (they compare theirs with a copy); a
+    roster changed in place after that is not the copy, and is refused as it would be the first time."""
+    from dptopic.contributor import secure_sum as cs
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    cs._ROSTERS.clear()
+    shapes = []
+    real = cs.SecureContributor._check_roster_shape
+    monkeypatch.setattr(cs.SecureContributor, "_check_roster_shape", lambda self, r: shapes.append(1) or real(self, r))
+    a, b, c = rnd.people[:3]
+    assert a.check_roster(roster) is roster and b.check_roster(roster) is roster
+    assert len(shapes) == 1
+    roster[a.me]["s"][0] = roster[c.me]["c"]        # in place: one public key given to two uses
+    with pytest.raises(ServerLied, match="two uses"):
+        c.check_roster(roster)
+    assert len(shapes) == 2

@@ -40,9 +40,9 @@ def test_a_round_is_played_from_several_processes_and_its_costs_are_counted(tmp_
 def test_the_dropouts_come_from_the_seed_and_every_contributor_from_the_csprng():
     """The seed chooses who drops out (the only random choice of the experiment); the contributors are built with
     no Generator, so their rounding and noise come from the OS CSPRNG."""
-    from dptopic.experiments import secure_sum as es
+    from dptopic.contributor.secure_client import play_part  # what each contributor process runs
 
-    src = inspect.getsource(es._play_part)
+    src = inspect.getsource(play_part)
     assert "SecureContributor(cfg, b, inv)" in src and "rng" not in src
 
 

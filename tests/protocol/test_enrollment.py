@@ -65,3 +65,24 @@ def test_bad_inputs_are_one_line(tmp_path):
     (tmp_path / "key.json").write_text('{"format": "x"}')
     with pytest.raises(DPTopicError, match="not a secure-sum enrollment key"):
         en.load_enrollment_key(tmp_path / "key.json")
+
+
+def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_path, monkeypatch):
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
+    d = json.loads((tmp_path / "a" / "directory.json").read_text())
+    mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
+    en._CHECKED.clear()
+    calls = []
+    real = en.verify
+    monkeypatch.setattr(en, "verify", lambda *a: calls.append(1) or real(*a))
+    for _ in range(3):      # a process playing many contributors of one round: verified once
+        assert en.check_directory(d, mine) is d
+    assert len(calls) == 1
+    d["members"]["0002"] = ss.signing_public(ss.new_signing_key()).hex()      # altered in place, after the check
+    with pytest.raises(DPTopicError, match="altered"):
+        en.check_directory(d, mine)
+    d["members"]["0002"] = [1]      # unhashable where a key belongs: malformed, not a crash
+    with pytest.raises(DPTopicError, match="malformed"):
+        en.check_directory(d, mine)
+    with pytest.raises(DPTopicError, match="another enrollment key"):
+        en.check_directory(json.loads((tmp_path / "a" / "directory.json").read_text()), "0" * 64)

@@ -217,6 +217,118 @@ def test_a_restart_between_the_last_answer_and_the_unmasking_resumes_it(tmp_path
     assert again.view()["state"] == "upload1"
 
 
+def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_recount(tmp_path):
+    """At an unmasking each answer updates its senders' rows and two counters: no count over every answer or every
+    needed seed (N of each) per answer; the counters equal a recount from the stored rows at every answer."""
+    from sqlalchemy import event, func, select
+
+    from dptopic.service.secure_sum import t_counts, t_need, t_unmask
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    statements, listening = [], [False]
+    event.listen(rnd.server.engine, "before_cursor_execute",
+                 lambda conn, cursor, sql, *a: listening[0] and statements.append(" ".join(sql.lower().split())))
+    server = rnd.server
+    answers, needs = [], []
+    post = server.post_unmask
+
+    def counted(phase, contributor, a, signature):
+        listening[0] = True
+        try:
+            out = post(phase, contributor, a, signature)
+        finally:
+            listening[0] = False
+        with server.engine.connect() as conn:
+            counters = dict(conn.execute(select(t_counts.c.key, t_counts.c.value)).all())
+            short = conn.execute(select(func.count()).select_from(t_need).where(
+                (t_need.c.phase == 0) & (t_need.c.have < server.T))).scalar()
+            stored = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == 0)).scalar()
+        answers.append((counters.get("short0"), counters.get("answered0"), short, stored))
+        if server.st["state"] == "unmask0":
+            needs.append(id(server._needed(0)))
+        return out
+    server.post_unmask = counted
+    rnd.unmask(0)
+    assert rnd.server.view()["state"] == "upload1"
+    assert answers and all(a[:2] == a[2:] for a in answers)       # (counters) == (recount), at every answer
+    assert answers[-1][0] == 0 and answers[-1][1] == len(answers)
+    assert len(set(needs)) == 1 and len(needs) >= len(answers) - 1     # the seeds a step needs: made once per step
+    scans = [q for q in statements if "count(*)" in q and "secure_unmask" in q and " in (" not in q]
+    assert scans == []
+
+
+def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(tmp_path):
+    """Every contributor's view of a step carries the step's lists (N ids each): the HTTP view encodes them once per
+    state, and its bytes read back as the plain view."""
+    import json
+
+    from dptopic.service.secure_sum import _encode
+
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    first, again = rnd.server.encoded_view(), rnd.server.encoded_view()
+    assert first["state"] == "consistency0" and first["uploaded"] is again["uploaded"]
+    assert json.loads(_encode(first)) == rnd.server.view()
+    rnd.consistency(0)
+    after = rnd.server.encoded_view()       # a new state: encoded afresh
+    assert after["state"] == "unmask0" and json.loads(_encode(after)) == rnd.server.view()
+    assert json.loads(_encode({"view": after, "replayed": False}))["view"]["signers"] == rnd.server.view()["signers"]
+
+
+def test_the_round_is_charged_to_the_dataset_ledger_before_its_first_unmasking(tmp_path, monkeypatch):
+    """The debit comes once the uploads, signatures and answers of step 0 are in (nothing spent before the input is
+    known good) and before the server unmasks anything: at the plan's bound, to every uploader of step 0, once."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_sum as server
+
+    led = tmp_path / "ledger.sqlite"
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.cfg.ledger, rnd.cfg.ledger_dataset = str(led), "clinic-people"
+    seen = []
+    real = server.ss.unmask_sum
+
+    def unmask(total, roster, round_id, phase, *a, **k):
+        seen.append((phase, len(DatasetLedger(led).releases("clinic-people")) if led.exists() else 0))
+        return real(total, roster, round_id, phase, *a, **k)
+    monkeypatch.setattr(server.ss, "unmask_sum", unmask)
+    assert rnd.run()["state"] == "released"
+    assert seen == [(0, 1), (1, 1)]      # spent before the first unmasking, once for the round
+    (r,) = DatasetLedger(led).releases("clinic-people")
+    assert r["kind"] == "served" and r["unit"] == "user"
+    assert DatasetLedger(led).person_summary()["persons"] == 8
+
+
+def test_a_round_the_dataset_ledger_refuses_fails_before_anything_is_unmasked(tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_sum as server
+
+    led = tmp_path / "ledger.sqlite"
+    DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.cfg.ledger, rnd.cfg.ledger_dataset = str(led), "clinic-people"
+    unmasked = []
+    monkeypatch.setattr(server.ss, "unmask_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
+    view = rnd.run()
+    assert view["state"] == "failed" and "ledger" in view["reason"] and "nothing" in view["reason"]
+    assert unmasked == []
+    assert DatasetLedger(led).releases("clinic-people") == []
+    assert _stored_sum(rnd, 0) is None
+
+
+def _stored_sum(rnd, phase):
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state
+    with rnd.server.engine.connect() as conn:
+        return conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{phase}")).scalar()
+
+
 def _released_sums(rnd) -> list:
     import json
 

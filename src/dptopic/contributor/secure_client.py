@@ -2,7 +2,8 @@
 server), and a whole round played by many people in one process (``dptopic experiment secure-sum``).
 
 :class:`~dptopic.contributor.secure_sum.SecureContributor` builds and checks every step's message; :func:`take_part`
-runs the steps against a server, waiting between them (``GET /v1/secure/round``). With a state file, everything a
+runs the steps against a server, waiting between them (``GET /v1/secure/round``); :func:`play_part` plays a part of
+a simulated round's people in one process of ``dptopic experiment secure-sum``'s pool. With a state file, everything a
 step sends is written there (atomically) before it is sent: a resumed run sends the same keys, shares, uploads,
 signature and answers, never a second noise share, key set or signed set for one round; a step the server lost (it
 does not list this contributor) is sent again from there.
@@ -10,7 +11,10 @@ does not list this contributor) is sent again from there.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -254,6 +258,173 @@ def simulate_round(server: str, bows, invitations, dropout: float, token: str | 
             "cpu_per_contributor_s": float(np.mean(cpu)), "upload_cpu_max_s": float(max(upload_cpu)),
             "server": timings, "kept_words": len(view.get("kept", []) or []),
             "neighbours": people[0].plan.degree, "threshold": people[0].plan.threshold}
+
+
+# ----------------------------------------------------------------------------- a pool's contributor process
+STEP_TIMEOUT_S = 3600.0
+
+
+class CountingClient(ServiceClient):
+    """A :class:`ServiceClient` that counts the bytes it sends and receives (bodies only), the requests and the
+    seconds spent in them, charged to the contributor named by :attr:`who` (or to the process's waiting, ``-1``)."""
+
+    def __init__(self, server: str, people: int):
+        super().__init__(server, retries=5)
+        self._local = threading.local()     # each sending thread's contributor
+        self.up, self.down = np.zeros(people + 1), np.zeros(people + 1)
+        self.requests, self.seconds = np.zeros(people + 1), np.zeros(people + 1)
+
+    @property
+    def who(self) -> int:
+        """The contributor the calling thread's requests are charged to (``-1``: the process's waiting)."""
+        return getattr(self._local, "who", -1)
+
+    @who.setter
+    def who(self, i: int) -> None:
+        self._local.who = i
+
+    def _once(self, method, path, body, headers):
+        t = time.perf_counter()
+        status, rh, data = super()._once(method, path, body, headers)
+        self.seconds[self.who] += time.perf_counter() - t
+        self.up[self.who] += len(body or b"")
+        self.down[self.who] += len(data or b"")
+        self.requests[self.who] += 1
+        return status, rh, data
+
+
+def _post_counted(client: CountingClient, i: int, path: str, doc: dict) -> dict:
+    client.who = i
+    try:
+        _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+    finally:
+        client.who = -1
+    return json.loads(data)
+
+
+def _wait(client: CountingClient, step: str, order: tuple) -> dict:
+    """Long-poll the round until it has reached ``step`` (or failed)."""
+    end = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        view = client.get_json(f"/v1/secure/round?wait={step}&timeout=20")
+        state = view.get("state")
+        if state == "failed":
+            raise DPTopicError(f"the round failed: {view.get('reason')}.")
+        if state in order and order.index(state) >= order.index(step):
+            return view
+        if time.monotonic() > end:
+            raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
+
+
+def play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
+    """One contributor process of ``dptopic experiment secure-sum`` (spawned: it imports this module, not the
+    experiment's, whose models load scikit-learn): every person of its part plays the round in lock-step with the
+    others of the part (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the
+    OS CSPRNG), their messages of a step sent from ``threads`` threads (so that the server is never idle while this
+    process computes); those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a
+    queue told of the messages sent (``("sent", count)``) and, once per process and step, that it has sent its
+    messages of the step (``("done", step)``)."""
+    k = len(bows)
+    client = CountingClient(server, k)
+    cfg = client.get_json("/v1/config")
+    people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
+    cpu = np.zeros(k)
+    upload_bytes = []
+
+    pool = ThreadPoolExecutor(threads)
+    told = threading.Lock()
+    pending = [0]
+
+    def timed(i, f, *args):
+        t = time.thread_time()
+        out = f(*args)
+        cpu[i] += time.thread_time() - t
+        return out
+
+    def tell(n: int, final: bool = False) -> None:
+        with told:
+            pending[0] += n
+            if pending[0] >= 50 or (final and pending[0]):
+                progress.put(("sent", pending[0]))
+                pending[0] = 0
+
+    def each(ids, send):
+        def one(i):
+            ok = bool(send(i))
+            tell(int(ok))
+            return ok
+        sent = sum(pool.map(one, ids))
+        tell(0, final=True)
+        return sent
+
+    each(range(k), lambda i: _post_counted(client, i, "/v1/secure/keys", timed(i, people[i].registration)) or True)
+    _wait(client, "shares", ORDER)
+    roster = client.get_json("/v1/secure/roster")
+    each(range(k), lambda i: _post_counted(client, i, "/v1/secure/shares", timed(i, people[i].shares_request, roster))
+         or True)
+    for phase in (0, 1):
+        view = _wait(client, f"upload{phase}", ORDER)
+        if view["state"] != f"upload{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
+        members = set(view["members"])
+
+        def upload(i, phase=phase, view=view):
+            c = people[i]
+            if c.me not in members:
+                return False
+            try:
+                body, sig = timed(i, c.upload, phase, view)
+            except LeftOut:
+                return False
+            if phase == 0 and dropped[i]:
+                return False        # masked, then gone
+            client.who = i
+            try:
+                _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
+                                            {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
+                                             "Dptopic-Signature": sig})
+            finally:
+                client.who = -1
+            upload_bytes.append(len(body))
+            if phase == 0:
+                timed(i, c.take_shares, json.loads(data).get("shares") or {})
+            return True
+
+        each(range(k), upload)
+        progress.put(("done", f"upload{phase}"))
+        view = _wait(client, f"consistency{phase}", ORDER)
+        uploaded = set(view.get("uploaded") or ())
+        if view["state"] == f"consistency{phase}":
+            each(range(k), lambda i, phase=phase, view=view: people[i].me in uploaded and _post_counted(
+                client, i, f"/v1/secure/consistency/{phase}", timed(i, people[i].consistency, phase, view)) is not None)
+        progress.put(("done", f"consistency{phase}"))
+        view = _wait(client, f"unmask{phase}", ORDER)
+        if view["state"] != f"unmask{phase}":
+            continue
+        signatures = client.get_json(f"/v1/secure/signatures/{phase}")
+        closed = threading.Event()
+
+        def answer(i, phase=phase, view=view, signatures=signatures, closed=closed):
+            c = people[i]
+            if closed.is_set() or c.me not in uploaded or str(phase) not in c.st["signed"]:
+                return False
+            try:
+                _post_counted(client, i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view, signatures))
+            except ServerError as e:
+                if e.code != "round_closed":
+                    raise
+                closed.set()        # the others' shares sufficed: the step closed before this answer
+                return False
+            return True
+
+        each(range(k), answer)
+    _wait(client, "released", ORDER)
+    pool.shutdown()
+    return {"cpu": cpu.tolist(), "up": client.up[:k].tolist(), "down": client.down[:k].tolist(),
+            "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
+            "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
+                        "requests": int(client.requests[-1])},
+            "upload_bytes_max": max(upload_bytes, default=0), "pid": os.getpid()}
 
 
 def person_bow(corpus) -> tuple:

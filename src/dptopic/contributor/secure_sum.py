@@ -60,6 +60,12 @@ STATE_FORMAT = "dptopic-secure-sum-state"
 STATE_VERSION = 2
 
 
+_ID_SETS: dict = {}
+"""Lists of ids a server named that passed :meth:`SecureContributor._id_set`, by directory and content, as sets."""
+_ROSTERS: list = []
+"""``(directory, copy)`` of the rosters whose shape passed (:meth:`SecureContributor._check_roster_shape`)."""
+
+
 class ServerLied(DPTopicError):
     """The server said something the protocol does not allow (a roster, a set, a plan or a signature): nothing more is
     sent for this step."""
@@ -100,6 +106,7 @@ class ContributorSecrets:
     c: bytes
     s: list
     b: list
+    _public: dict = field(default_factory=dict, repr=False, compare=False)     # public(): derived once
 
     @classmethod
     def new(cls, n_phases: int = PHASES) -> "ContributorSecrets":
@@ -108,9 +115,14 @@ class ContributorSecrets:
                    [shamir.random_secret() for _ in range(n_phases)])
 
     def public(self, round_id: str, contributor: str) -> dict:
-        """What is registered: the public keys and a commitment to each self-mask seed."""
-        return {"c": public_key(self.c).hex(), "s": [public_key(k).hex() for k in self.s],
-                "b": [seed_commitment(round_id, contributor, p, b) for p, b in enumerate(self.b)]}
+        """What is registered: the public keys and a commitment to each self-mask seed (derived once: each public
+        key is a scalar multiplication)."""
+        key = (round_id, contributor)
+        if key not in self._public:
+            self._public[key] = {"c": public_key(self.c).hex(), "s": [public_key(k).hex() for k in self.s],
+                                 "b": [seed_commitment(round_id, contributor, p, b) for p, b in enumerate(self.b)]}
+        mine = self._public[key]
+        return {"c": mine["c"], "s": list(mine["s"]), "b": list(mine["b"])}
 
     def to_dict(self) -> dict:
         """The secrets as hex, for the state file."""
@@ -198,7 +210,8 @@ class RevealLog:
         """``{sender: {"kind": "b"|"s", "share": hex}}`` for the unmasking of ``phase``: the share of ``b`` of each
         sender that uploaded, of its ``s`` key for each that dropped; refused (one line) when the server asks for
         the other secret of a sender already answered, or names a sender in both lists."""
-        uploaded, dropped = set(uploaded), set(dropped)
+        uploaded = uploaded if isinstance(uploaded, (set, frozenset)) else set(uploaded)
+        dropped = dropped if isinstance(dropped, (set, frozenset)) else set(dropped)
         if uploaded & dropped:
             raise ServerLied("the server named a contributor as both uploaded and dropped: nothing revealed.")
         out = {}
@@ -286,6 +299,7 @@ class SecureContributor:
         if directory["round_id"] != self.round_id:
             raise ServerLied("the server's directory is for another round than its own: nothing sent.")
         self.members = directory["members"]
+        self._directory_key = (directory["enrollment_key"], directory["signature"])    # verified: names its content
         if self.members.get(self.me) != signing_public(self.key).hex():
             raise ServerLied(f"the server's directory does not list your invitation's key for {self.me!r}: nothing"
                              " sent.")
@@ -316,6 +330,7 @@ class SecureContributor:
         self.held: dict | None = None
         self.dropped_shares: list = []
         self.roster: dict | None = None
+        self._sets: dict = {}          # the sets made once from the state and the views (_masked_set, _uploaded)
         self._agreed: dict = {}        # this contributor's c agreements, by peer key: each used to send and to open
 
     # ------------------------------------------------------------ the state file
@@ -354,15 +369,33 @@ class SecureContributor:
 
     # ------------------------------------------------------------ checks of what the server says
     def _ids(self, value, what: str) -> list:
+        self._id_set(value, what)
+        return value
+
+    def _id_set(self, value, what: str) -> frozenset:
+        """The set of a list of ids the server names, checked: a list of distinct ids of the round's directory. The
+        same list (by content) is checked once per directory in a process (:data:`_ID_SETS`): a view names N ids,
+        and a process may play many contributors of one round."""
+        try:
+            key = (self._directory_key, tuple(value)) if isinstance(value, list) else None
+            found = None if key is None else _ID_SETS.get(key)
+        except TypeError:       # an unhashable entry: not an id, refused below
+            key, found = None, None
+        if found is not None:
+            return found
         if not isinstance(value, list) or not all(isinstance(i, str) for i in value):
             raise ServerLied(f"the server's {what} is not a list of contributor ids: nothing sent.")
-        if len(set(value)) != len(value):
+        ids = frozenset(value)
+        if len(ids) != len(value):
             raise ServerLied(f"the server's {what} names a contributor twice: nothing sent.")
         stray = next((i for i in value if i not in self.members), None)
         if stray is not None:
             raise ServerLied(f"the server's {what} names {stray[:40]!r}, who is not in the round's directory: nothing"
                              " sent.")
-        return value
+        if len(_ID_SETS) >= 16:
+            _ID_SETS.clear()
+        _ID_SETS[key] = ids
+        return ids
 
     def _enough(self, ids, what: str, phase: int) -> None:
         """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours."""
@@ -370,7 +403,7 @@ class SecureContributor:
         if len(ids) < least:
             raise ServerLied(f"the server names {len(ids)} {what} for step {phase}, fewer than the {least} the noise"
                              " was planned for (N - F): nothing sent.")
-        have = set(ids)
+        have = ids if isinstance(ids, frozenset) else set(ids)
         mine = sum(1 for v in self.graph[self.me] if v in have)
         if mine < self.T:
             raise ServerLied(f"the server names only {mine} of your {len(self.graph[self.me])} neighbours as {what} for"
@@ -383,19 +416,8 @@ class SecureContributor:
         key with keys of full order."""
         if self.roster is not None and roster == self.roster:
             return self.roster
-        if not isinstance(roster, dict) or set(roster) != set(self.members):
-            n = len(roster) if isinstance(roster, dict) else "no"
-            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
-                             " directory (exactly): nothing sent.")
-        keys = []
-        for i, e in roster.items():
-            if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
-                    and len(e["s"]) == PHASES and isinstance(e.get("b"), list) and len(e["b"]) == PHASES
-                    and all(isinstance(k, str) for k in [e["c"], *e["s"], *e["b"]])):
-                raise ServerLied(f"the server's roster entry for {i[:40]!r} is malformed: nothing sent.")
-            keys += [e["c"], *e["s"]]
-        if len(set(keys)) != len(keys):
-            raise ServerLied("the server's roster gives one public key to two uses: nothing sent.")
+        if not any(k == self._directory_key and roster == shape for k, shape in _ROSTERS):
+            self._check_roster_shape(roster)
         self._live()
         mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")}
         if mine != self.secrets.public(self.round_id, self.me):
@@ -411,6 +433,29 @@ class SecureContributor:
                                  " of full order: nothing sent.")
         self.roster = roster
         return roster
+
+    def _check_roster_shape(self, roster) -> None:
+        """What a roster must be whoever reads it (N entries to look at): exactly the directory's members, every entry
+        well-formed, every public key different. A roster that passed is remembered (a copy, by its content and the
+        directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it, in C."""
+        if not isinstance(roster, dict) or set(roster) != set(self.members):
+            n = len(roster) if isinstance(roster, dict) else "no"
+            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
+                             " directory (exactly): nothing sent.")
+        keys = []
+        for i, e in roster.items():
+            if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
+                    and len(e["s"]) == PHASES and isinstance(e.get("b"), list) and len(e["b"]) == PHASES
+                    and all(isinstance(k, str) for k in [e["c"], *e["s"], *e["b"]])):
+                raise ServerLied(f"the server's roster entry for {i[:40]!r} is malformed: nothing sent.")
+            keys += [e["c"], *e["s"]]
+        if len(set(keys)) != len(keys):
+            raise ServerLied("the server's roster gives one public key to two uses: nothing sent.")
+        if len(_ROSTERS) >= 2:
+            _ROSTERS.pop(0)
+        # the copy holds the same strings (immutable) in new lists and dicts: a roster changed in place later is
+        # unequal to it, and is checked afresh
+        _ROSTERS.append((self._directory_key, {i: dict(e, s=list(e["s"]), b=list(e["b"])) for i, e in roster.items()}))
 
     def _check_kept(self, kept) -> list:
         ok = (isinstance(kept, list) and all(isinstance(k, int) and not isinstance(k, bool) for k in kept)
@@ -481,17 +526,18 @@ class SecureContributor:
         the server leaves this contributor out."""
         self._live()
         members = self._ids(view.get("members"), f"members of step {phase}")
-        if self.me not in members:
+        member_set = self._id_set(members, f"members of step {phase}")
+        if self.me not in member_set:
             raise LeftOut(f"the server left this contributor out of step {phase}.")
         if phase == 1:
             kept = self._check_kept(view.get("kept"))
             signed0 = self.st["signed"].get("0")
-            if signed0 is None or not set(members) <= set(signed0["uploaded"]):
+            if signed0 is None or not member_set <= set(signed0["uploaded"]):
                 raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
                                  " nothing sent.")
         else:
             kept = None
-        self._enough(members, "members", phase)
+        self._enough(member_set, "members", phase)
         before = self.st["masked_with"].get(str(phase))
         if before is not None and before != sorted(members):
             raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
@@ -503,7 +549,7 @@ class SecureContributor:
             self.st["masked_with"][str(phase)] = sorted(members)
             x = self.statistic(phase, kept)
             noisy = self._share(phase, x)
-            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, members, self.graph,
+            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, member_set, self.graph,
                      self.plan.bits)
             body = y.tobytes()
             return {"body": base64.b64encode(body).decode(),
@@ -511,19 +557,35 @@ class SecureContributor:
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["signature"]
 
-    def _uploaded(self, phase: int, view: dict) -> list:
-        uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
+    def _masked_set(self, phase: int) -> frozenset | None:
+        """The members this contributor masked with in ``phase`` (from its state), as a set made once."""
         masked = self.st["masked_with"].get(str(phase))
         if masked is None:
+            return None
+        kept = self._sets.get(("masked", phase))
+        if kept is None or kept[0] is not masked:
+            kept = self._sets[("masked", phase)] = (masked, frozenset(masked))
+        return kept[1]
+
+    def _uploaded(self, phase: int, view: dict) -> list:
+        """The uploads of ``phase`` the server names, checked (their set: :meth:`_id_set`, made once): distinct ids
+        of the directory, this contributor among them, every one a member it masked with, at least N - F and ``T`` of
+        its neighbours (a set already checked for ``phase`` is not checked again)."""
+        uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
+        up = self._id_set(uploaded, f"uploads of step {phase}")
+        masked_set = self._masked_set(phase)
+        if masked_set is None:
             raise LeftOut(f"this contributor did not upload in step {phase}.")
-        if self.me not in uploaded:
+        if self._sets.get(("uploaded", phase)) is up:
+            return uploaded
+        if self.me not in up:
             raise LeftOut(f"the server does not count this contributor's upload of step {phase}.")
-        masked_set = set(masked)
-        stray = next((i for i in uploaded if i not in masked_set), None)
-        if stray is not None:
+        if not up <= masked_set:
+            stray = next(i for i in uploaded if i not in masked_set)
             raise ServerLied(f"the server names {stray[:40]!r} among the uploads of step {phase}, who was not a member"
                              " this contributor masked with: nothing sent.")
-        self._enough(uploaded, "uploads", phase)
+        self._enough(up, "uploads", phase)
+        self._sets[("uploaded", phase)] = up
         return uploaded
 
     def consistency(self, phase: int, view: dict) -> dict:
@@ -531,7 +593,8 @@ class SecureContributor:
         names, after checking it. A contributor signs one set per step: a second, different set is refused."""
         self._live()
         uploaded = self._uploaded(phase, view)
-        digest = set_digest(uploaded)
+        up = self._id_set(uploaded, f"uploads of step {phase}")
+        digest = set_digest(up)
         signed = self.st["signed"].get(str(phase))
         if signed is not None and signed["digest"] != digest:
             raise ServerLied(f"the server shows a second, different set of uploads for step {phase}: refused, nothing"
@@ -540,9 +603,9 @@ class SecureContributor:
             self.st["signed"][str(phase)] = {"digest": digest, "uploaded": sorted(uploaded)}
             self._write()
         return {"contributor": self.me,
-                "signature": sign(self.key, consistency_message(self.round_id, phase, uploaded))}
+                "signature": sign(self.key, consistency_message(self.round_id, phase, up))}
 
-    def _confirmed(self, phase: int, uploaded: list, signatures) -> None:
+    def _confirmed(self, phase: int, uploaded: frozenset, signatures) -> None:
         """Require ``T`` valid signatures of this contributor's own neighbours over its own set of uploads (verified
         until ``T`` are found): a server that showed its neighbourhood two sets is caught here, before anything is
         revealed."""
@@ -566,24 +629,24 @@ class SecureContributor:
         counted as uploaded has ``T`` of its own neighbours among the uploads."""
         self._live()
         uploaded = self._uploaded(phase, view)
+        up = self._id_set(uploaded, f"uploads of step {phase}")
         signed = self.st["signed"].get(str(phase))
-        if signed is None or signed["digest"] != set_digest(uploaded):
+        if signed is None or signed["digest"] != set_digest(up):
             raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
                              " one you signed: nothing revealed.")
         if self.held is None:
             raise DPTopicError("the shares are needed before the unmasking (take_shares).")
 
         def make():
-            self._confirmed(phase, uploaded, signatures)
-            up = set(uploaded)
+            self._confirmed(phase, up, signatures)
             for u in self.graph[self.me]:
                 if u in up and len(up.intersection(self.graph[u])) < self.T:
                     raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
                                      " neighbours: its self-mask seed would unmask its upload alone; nothing"
                                      " revealed.")
-            masked = set(self.st["masked_with"][str(phase)])
+            masked = self._masked_set(phase)
             held = {s: sh for s, sh in self.held.items() if s in masked}
-            answers = self.log.answer(phase, held, up, masked - up)
+            answers = self.log.answer(phase, held, up, frozenset(s for s in held if s not in up))   # held: masked
             self.st["revealed"] = self.log.revealed
             return {"answers": answers,
                     "signature": sign(self.key, answers_message(self.round_id, phase, self.me, answers))}

@@ -8,26 +8,22 @@ its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
 from __future__ import annotations
 
 import base64
-import json
 import multiprocessing
 import os
 import queue as queue_module
-import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from .._progress import progress_bar
-from ..contributor.client import ServerError, ServiceClient
-from ..contributor.secure_client import ORDER, person_bows
-from ..contributor.secure_sum import LeftOut, SecureContributor
+from ..contributor.client import ServiceClient
+from ..contributor.secure_client import person_bows, play_part
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
 
-STEP_TIMEOUT_S = 3600.0
 """The longest a contributor process waits for the round to reach its next step."""
 
 
@@ -38,168 +34,6 @@ def default_workers() -> int:
     except AttributeError:      # not on Linux
         cores = os.cpu_count() or 1
     return max(1, min(8, cores))
-
-
-class _CountingClient(ServiceClient):
-    """A :class:`ServiceClient` that counts the bytes it sends and receives (bodies only), the requests and the
-    seconds spent in them, charged to the contributor named by :attr:`who` (or to the process's waiting, ``-1``)."""
-
-    def __init__(self, server: str, people: int):
-        super().__init__(server, retries=5)
-        self._local = threading.local()     # each sending thread's contributor
-        self.up, self.down = np.zeros(people + 1), np.zeros(people + 1)
-        self.requests, self.seconds = np.zeros(people + 1), np.zeros(people + 1)
-
-    @property
-    def who(self) -> int:
-        """The contributor the calling thread's requests are charged to (``-1``: the process's waiting)."""
-        return getattr(self._local, "who", -1)
-
-    @who.setter
-    def who(self, i: int) -> None:
-        self._local.who = i
-
-    def _once(self, method, path, body, headers):
-        t = time.perf_counter()
-        status, rh, data = super()._once(method, path, body, headers)
-        self.seconds[self.who] += time.perf_counter() - t
-        self.up[self.who] += len(body or b"")
-        self.down[self.who] += len(data or b"")
-        self.requests[self.who] += 1
-        return status, rh, data
-
-
-def _post_json(client: _CountingClient, i: int, path: str, doc: dict) -> dict:
-    client.who = i
-    try:
-        _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
-    finally:
-        client.who = -1
-    return json.loads(data)
-
-
-def _wait(client: _CountingClient, step: str, order: tuple) -> dict:
-    """Long-poll the round until it has reached ``step`` (or failed)."""
-    end = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        view = client.get_json(f"/v1/secure/round?wait={step}&timeout=20")
-        state = view.get("state")
-        if state == "failed":
-            raise DPTopicError(f"the round failed: {view.get('reason')}.")
-        if state in order and order.index(state) >= order.index(step):
-            return view
-        if time.monotonic() > end:
-            raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
-
-
-def _play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
-    """One contributor process: every person of its part plays the round in lock-step with the others of the part
-    (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the OS CSPRNG), their
-    messages of a step sent from ``threads`` threads (so that the server is never idle while this process computes);
-    those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a queue told of the
-    messages sent (``("sent", count)``) and, once per process and step, that it has sent its messages of the step
-    (``("done", step)``)."""
-    k = len(bows)
-    client = _CountingClient(server, k)
-    cfg = client.get_json("/v1/config")
-    people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
-    cpu = np.zeros(k)
-    upload_bytes = []
-
-    pool = ThreadPoolExecutor(threads)
-    told = threading.Lock()
-    pending = [0]
-
-    def timed(i, f, *args):
-        t = time.thread_time()
-        out = f(*args)
-        cpu[i] += time.thread_time() - t
-        return out
-
-    def tell(n: int, final: bool = False) -> None:
-        with told:
-            pending[0] += n
-            if pending[0] >= 50 or (final and pending[0]):
-                progress.put(("sent", pending[0]))
-                pending[0] = 0
-
-    def each(ids, send):
-        def one(i):
-            ok = bool(send(i))
-            tell(int(ok))
-            return ok
-        sent = sum(pool.map(one, ids))
-        tell(0, final=True)
-        return sent
-
-    each(range(k), lambda i: _post_json(client, i, "/v1/secure/keys", timed(i, people[i].registration)) or True)
-    _wait(client, "shares", ORDER)
-    roster = client.get_json("/v1/secure/roster")
-    each(range(k), lambda i: _post_json(client, i, "/v1/secure/shares", timed(i, people[i].shares_request, roster))
-         or True)
-    for phase in (0, 1):
-        view = _wait(client, f"upload{phase}", ORDER)
-        if view["state"] != f"upload{phase}":
-            raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-        members = set(view["members"])
-
-        def upload(i, phase=phase, view=view):
-            c = people[i]
-            if c.me not in members:
-                return False
-            try:
-                body, sig = timed(i, c.upload, phase, view)
-            except LeftOut:
-                return False
-            if phase == 0 and dropped[i]:
-                return False        # masked, then gone
-            client.who = i
-            try:
-                _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
-                                            {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
-                                             "Dptopic-Signature": sig})
-            finally:
-                client.who = -1
-            upload_bytes.append(len(body))
-            if phase == 0:
-                timed(i, c.take_shares, json.loads(data).get("shares") or {})
-            return True
-
-        each(range(k), upload)
-        progress.put(("done", f"upload{phase}"))
-        view = _wait(client, f"consistency{phase}", ORDER)
-        uploaded = set(view.get("uploaded") or ())
-        if view["state"] == f"consistency{phase}":
-            each(range(k), lambda i, phase=phase, view=view: people[i].me in uploaded and _post_json(
-                client, i, f"/v1/secure/consistency/{phase}", timed(i, people[i].consistency, phase, view)) is not None)
-        progress.put(("done", f"consistency{phase}"))
-        view = _wait(client, f"unmask{phase}", ORDER)
-        if view["state"] != f"unmask{phase}":
-            continue
-        signatures = client.get_json(f"/v1/secure/signatures/{phase}")
-        closed = threading.Event()
-
-        def answer(i, phase=phase, view=view, signatures=signatures, closed=closed):
-            c = people[i]
-            if closed.is_set() or c.me not in uploaded or str(phase) not in c.st["signed"]:
-                return False
-            try:
-                _post_json(client, i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view, signatures))
-            except ServerError as e:
-                if e.code != "round_closed":
-                    raise
-                closed.set()        # the others' shares sufficed: the step closed before this answer
-                return False
-            return True
-
-        each(range(k), answer)
-    _wait(client, "released", ORDER)
-    pool.shutdown()
-    return {"cpu": cpu.tolist(), "up": client.up[:k].tolist(), "down": client.down[:k].tolist(),
-            "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
-            "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
-                        "requests": int(client.requests[-1])},
-            "upload_bytes_max": max(upload_bytes, default=0), "pid": os.getpid()}
 
 
 def server_usage(servers) -> dict:
@@ -254,7 +88,7 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
     with ctx.Manager() as manager, ProcessPoolExecutor(workers, mp_context=ctx) as pool, \
             progress_bar(total_msgs, "secure-sum round", verbose) as bar:
         progress = manager.Queue()
-        futures = [pool.submit(_play_part, servers[w % len(servers)], [bows[i] for i in part],
+        futures = [pool.submit(play_part, servers[w % len(servers)], [bows[i] for i in part],
                                [invitations[i] for i in part], dropped[part].tolist(), progress, threads)
                    for w, part in enumerate(parts)]
         reported, done_msgs = {}, 0

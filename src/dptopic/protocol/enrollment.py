@@ -109,6 +109,11 @@ def make_invitations(key, count: int, out, round_id: str | None = None) -> dict:
             "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
 
 
+_CHECKED: dict = {}
+"""Directories that passed :func:`check_directory`, by their whole content (round, key, signature, every member): a
+process that plays many contributors of one round checks its directory's N entries and signature once."""
+
+
 def check_directory(doc, enrollment_key: str | None = None, where: str = "the directory") -> dict:
     """The directory ``doc`` checked: its shape, its signature under its own enrollment key, and (``enrollment_key``,
     the key a contributor holds from its invitation) that this is the key that signed it. Returns the directory."""
@@ -116,19 +121,29 @@ def check_directory(doc, enrollment_key: str | None = None, where: str = "the di
         raise DPTopicError(f"{where} is not a secure-sum directory (dptopic secure-sum invite writes one).")
     round_id, members, key, sig = doc.get("round_id"), doc.get("members"), doc.get("enrollment_key"), \
         doc.get("signature")
-    if not (isinstance(round_id, str) and ROUND_ID.fullmatch(round_id) and isinstance(members, dict)
-            and 3 <= len(members) <= MAX_COUNT and isinstance(key, str) and HEX32.fullmatch(key)
-            and isinstance(sig, str) and HEX_SIG.fullmatch(sig)
-            and all(isinstance(i, str) and ROUND_ID.fullmatch(i) and isinstance(k, str) and HEX32.fullmatch(k)
-                    for i, k in members.items())):
-        raise DPTopicError(f"{where} is malformed (its round id, members, enrollment key or signature).")
-    if len(set(members.values())) != len(members):
-        raise DPTopicError(f"{where} lists one signing key for two members: refused.")
+    try:        # the content, exactly: a directory that differs in any byte is checked afresh
+        seen = (round_id, key, sig, tuple(members.items())) if isinstance(members, dict) else None
+        checked = seen is not None and seen in _CHECKED
+    except TypeError:       # something unhashable where a string belongs: malformed, found below
+        seen, checked = None, False
+    if not checked:
+        if not (isinstance(round_id, str) and ROUND_ID.fullmatch(round_id) and isinstance(members, dict)
+                and 3 <= len(members) <= MAX_COUNT and isinstance(key, str) and HEX32.fullmatch(key)
+                and isinstance(sig, str) and HEX_SIG.fullmatch(sig)
+                and all(isinstance(i, str) and ROUND_ID.fullmatch(i) and isinstance(k, str) and HEX32.fullmatch(k)
+                        for i, k in members.items())):
+            raise DPTopicError(f"{where} is malformed (its round id, members, enrollment key or signature).")
+        if len(set(members.values())) != len(members):
+            raise DPTopicError(f"{where} lists one signing key for two members: refused.")
     if enrollment_key is not None and key != enrollment_key:
         raise DPTopicError(f"{where} is signed by another enrollment key than the one in your invitation: it was not"
                            " issued by your round's operator; nothing sent.")
-    if not verify(bytes.fromhex(key), sig, directory_message(round_id, members)):
-        raise DPTopicError(f"{where}'s signature does not verify: it was altered after the operator signed it.")
+    if not checked:
+        if not verify(bytes.fromhex(key), sig, directory_message(round_id, members)):
+            raise DPTopicError(f"{where}'s signature does not verify: it was altered after the operator signed it.")
+        if len(_CHECKED) >= 4:
+            _CHECKED.clear()
+        _CHECKED[seen] = True
     return doc
 
 

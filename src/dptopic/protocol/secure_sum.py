@@ -57,7 +57,9 @@ import math
 import os
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -288,9 +290,20 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_SET_DIGESTS: dict = {}
+
+
 def set_digest(ids) -> str:
-    """The digest of a set of contributor ids (sorted, one a line): what a consistency signature covers."""
-    return digest("\n".join(sorted(ids)).encode())
+    """The digest of a set of contributor ids (sorted, one a line): what a consistency signature covers. Of a
+    ``frozenset`` (whose hash Python keeps), memoised: a contributor digests one set of uploads several times."""
+    if not isinstance(ids, frozenset):
+        return digest("\n".join(sorted(ids)).encode())
+    found = _SET_DIGESTS.get(ids)
+    if found is None:
+        if len(_SET_DIGESTS) >= 16:
+            _SET_DIGESTS.clear()
+        found = _SET_DIGESTS[ids] = digest("\n".join(sorted(ids)).encode())
+    return found
 
 
 def keys_message(round_id: str, contributor: str, keys: dict) -> bytes:
@@ -374,32 +387,77 @@ def ring_order(ids, round_id: str) -> list:
     return sorted(ids, key=lambda i: hashlib.sha256(f"{PROTOCOL}/ring/{round_id}/{i}".encode()).digest())
 
 
+class NeighbourGraph(Mapping):
+    """``{id: sorted neighbour ids}`` of :func:`neighbour_graph`, each row computed when first read: a contributor
+    reads its own row and its neighbours' (``d + 1`` rows of ``d`` ids), not the ``N`` rows of the whole graph; the
+    server reads every row. The ring's order (one hash per id, :func:`ring_order`) is computed once, on creation."""
+
+    def __init__(self, ids, round_id: str, degree: int):
+        self._ids = tuple(sorted(ids))
+        self._degree = int(degree)
+        self._complete = self._degree >= len(self._ids) - 1
+        self._ring = self._ids if self._complete else tuple(ring_order(self._ids, round_id))
+        self._place = {i: k for k, i in enumerate(self._ring)}
+        self._rows: dict = {}
+
+    def __getitem__(self, i: str) -> list[str]:
+        row = self._rows.get(i)
+        if row is None:
+            k = self._place[i]      # KeyError for an id not in the round, as a dict's
+            ring, n = self._ring, len(self._ring)
+            if self._complete:
+                row = [j for j in self._ids if j != i]
+            else:
+                h = self._degree // 2
+                row = sorted(ring[(k + o) % n] for o in range(-h, h + 1) if o != 0)
+            self._rows[i] = row
+        return row
+
+    def __contains__(self, i) -> bool:
+        return i in self._place
+
+    def __iter__(self):
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def rows_computed(self) -> int:
+        """How many rows have been read (computed) so far."""
+        return len(self._rows)
+
+
 _GRAPH_MEMO: dict = {}
 
 
-def neighbour_graph(ids, round_id: str, degree: int) -> dict[str, list[str]]:
-    """``{id: sorted neighbour ids}``: each contributor joined to the ``degree // 2`` nearest on either side of the
-    ring (:func:`ring_order`), or to everyone else when ``degree >= len(ids) - 1``. Memoised per round."""
+def neighbour_graph(ids, round_id: str, degree: int) -> NeighbourGraph:
+    """``{id: sorted neighbour ids}`` (a :class:`NeighbourGraph`, a read-only mapping): each contributor joined to
+    the ``degree // 2`` nearest on either side of the ring (:func:`ring_order`), or to everyone else when
+    ``degree >= len(ids) - 1``. Memoised per round (a process playing many contributors orders the ring once)."""
     ids = tuple(sorted(ids))
     key = (ids, round_id, int(degree))
-    if key in _GRAPH_MEMO:
-        return _GRAPH_MEMO[key]
-    n = len(ids)
-    if degree >= n - 1:
-        graph = {i: [j for j in ids if j != i] for i in ids}
-    else:
-        ring = ring_order(ids, round_id)
-        h = degree // 2
-        graph = {i: sorted(ring[(k + o) % n] for o in range(-h, h + 1) if o != 0) for k, i in enumerate(ring)}
-    if len(_GRAPH_MEMO) > 4:
-        _GRAPH_MEMO.clear()
-    _GRAPH_MEMO[key] = graph
+    graph = _GRAPH_MEMO.get(key)
+    if graph is None:
+        graph = NeighbourGraph(ids, round_id, degree)
+        if len(_GRAPH_MEMO) > 4:
+            _GRAPH_MEMO.clear()
+        _GRAPH_MEMO[key] = graph
     return graph
 
 
-def holder_index(ids) -> dict[str, int]:
-    """Each contributor's Shamir evaluation point: 1 + its place in the sorted ids."""
-    return {i: k + 1 for k, i in enumerate(sorted(ids))}
+_HOLDERS: dict = {}
+
+
+def holder_index(ids) -> Mapping[str, int]:
+    """Each contributor's Shamir evaluation point: 1 + its place in the sorted ids (read-only; memoised by the ids, in
+    their order: every contributor a process plays, and the server, index the same N ids)."""
+    key = tuple(ids)
+    found = _HOLDERS.get(key)
+    if found is None:
+        if len(_HOLDERS) >= 4:
+            _HOLDERS.clear()
+        found = _HOLDERS[key] = MappingProxyType({i: k + 1 for k, i in enumerate(sorted(key))})
+    return found
 
 
 def consistent_signers(graph: dict, u: str, signatures_ok: set, threshold: int) -> bool:

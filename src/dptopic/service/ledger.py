@@ -9,15 +9,16 @@ releases that held their documents and the served ones.
 - **FedLDA rounds**: a closed round is charged to each client that sent an update in it, for the entries its update
   spent (user-level: all of one user's entries together); the clients drew the noise before the server saw
   anything, so the round is charged once it closed.
-- **Secure-sum rounds**: the released round is charged to its contributors, at the released model's events.
+- **Secure-sum rounds**: a round is charged to its contributors (step 0's uploaders) before the server unmasks
+  anything of it, at the plan's bound; a round the ledger refuses fails with nothing revealed.
 
-The contributors drew every noise of these releases on their own devices: a cap cannot take back what they sent,
-and a charge that fails is logged, never retried in a loop. Give contributors the ids your corpora's person field
+The contributors drew every noise of these releases on their own devices: a cap cannot take back what they sent (a
+secure-sum round's masks can: it is charged before they are removed), and a charge that fails is logged, never retried
+in a loop. Give contributors the ids your corpora's person field
 holds, and their totals join those of the documents they wrote.
 """
 from __future__ import annotations
 
-import json
 import logging
 
 from ..errors import BudgetExceededError, DPTopicError
@@ -78,21 +79,21 @@ def charge_fed_round(cfg, rrp, round_: int, participation: dict) -> int | None:
     return ids[-1] if ids else None
 
 
-def charge_secure_round(ledger, dataset, model_json: str, contributors) -> int | None:
-    """Charge a released secure-sum round to its contributors at its model's events (the report of
-    :class:`~dptopic.models.SecureSumTopics`). Failures are logged: the round is released already."""
+def charge_secure_round(ledger, dataset, plan, contributors) -> int | None:
+    """Charge a secure-sum round to its contributors before anything of it is unmasked: the two releases at the
+    plan's bound (the noise the guarantee rests on, and the largest co-occurrence release the plan allows: the kept
+    words are chosen from the first release, after this debit), each contributor of ``contributors`` (step 0's
+    uploaders, a superset of step 1's) charged once. Returns the release's id, or None without a ledger; raises
+    :class:`~dptopic.errors.DPTopicError` (one line) when the ledger refuses or cannot record it: the round must then
+    reveal nothing."""
     if not ledger:
         return None
-    from ..accounting.dataset_charge import charge_served  # as above
-    from ..accounting.dataset_ledger import events_from_json  # read when a ledger is named: the server starts light
+    from ..accounting.dataset_charge import charge_served  # read when a ledger is named: the server starts light
 
+    groups = [(ev, 1) for ev in plan.releases()]
     try:
-        report = json.loads(model_json).get("privacy") or {}
-        groups = events_from_json(json.dumps(report.get("events") or []))
-        return charge_served(_ledger(ledger), "secure-sum round", str(report.get("unit") or "user"), groups,
-                             {c: 1 for c in contributors}, dataset=dataset,
-                             delta=float(report.get("delta") or 1e-5), note="a secure-sum round's release")
+        return charge_served(_ledger(ledger), "secure-sum round", "user", groups, {c: 1 for c in contributors},
+                             dataset=dataset, delta=float(plan.delta) - plan.calibrated()[1],
+                             note="a secure-sum round, charged before its first unmasking at the plan's bound")
     except (BudgetExceededError, DPTopicError, ValueError, TypeError) as e:
-        log.error("ledger: the secure-sum round is released but could not be recorded: %s",
-                  " ".join(str(e).split())[:300])
-        return None
+        raise DPTopicError(f"the dataset ledger refuses the round ({' '.join(str(e).split())[:200]})") from None

@@ -127,6 +127,12 @@ t_need = Table("secure_unmask_need", meta, Column("phase", Integer, primary_key=
 """At an unmasking: each seed the sum needs (its maker's) and how many of its threshold of shares have come, counted
 in the transaction that stores each answer, whichever server process takes it."""
 
+t_counts = Table("secure_counts", meta, Column("key", String(64), primary_key=True),
+                 Column("value", Integer, nullable=False))
+"""Counts kept as the rows they count change, in the same transaction (whichever server process makes it): at an
+unmasking, the answers stored (``answered{p}``) and the seeds still short of their threshold (``short{p}``), so that
+an answer costs the rows it touches, not a count over every answer."""
+
 SQLITE_LOCKS: dict = {}
 """The lock files of the SQLite rounds this process serves, held open while it lives (a POSIX lock is this
 process's: a second server process on the same file is refused; closing the file would release it)."""
@@ -458,6 +464,23 @@ class SecureRound:
                     doc[k] = st[k]
             return doc
 
+    def encoded_view(self) -> dict:
+        """:meth:`view` as the HTTP answers carry it: its lists (members, uploads, signers: N ids each; the kept
+        words) encoded as JSON once for each state the round passes through, not once for each of the N
+        contributors' requests of a step."""
+        with self.lock:
+            view = self.view()
+            memo = self.__dict__.setdefault("_encoded", {})
+            if memo.get("_st") is not self.st:
+                memo.clear()
+                memo["_st"] = self.st
+            for k in ("members", "uploaded", "signers", "kept"):
+                if k in view:
+                    if k not in memo:
+                        memo[k] = _Encoded(_plain(view[k]))
+                    view[k] = memo[k]
+            return view
+
     def roster_view(self) -> dict:
         """``GET /v1/secure/roster``: the closed roster."""
         self.fresh()
@@ -787,6 +810,7 @@ class SecureRound:
             self._signed(contributor, signature, ss.answers_message(self.round_id, phase, contributor, answers)
                          if isinstance(answers, dict) else b"")
             self._check_answers(phase, contributor, answers)
+            self._need_counts(conn, phase)      # the counters, made (if need be) before this answer is stored
             conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
             start = self._count_answers(conn, phase, contributor, answers)
         if start:
@@ -801,9 +825,13 @@ class SecureRound:
     def _needed(self, phase: int) -> dict:
         """The seeds the unmasking of ``phase`` needs: each uploader's self-mask seed (``"b"``) and the key of each
         member who did not upload but has an uploading neighbour (``"s"``)."""
-        graph = self.graph()
         members, uploaded = self._in("members"), self._in("uploaded")
-        return {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded if any(u in uploaded for u in graph[v])}
+        memo = self.__dict__["_sets"]       # made once for each state (every answer of the step reads it)
+        if ("needed", phase) not in memo:
+            graph = self.graph()
+            memo[("needed", phase)] = {u: "b" for u in uploaded} | {
+                v: "s" for v in members - uploaded if any(u in uploaded for u in graph[v])}
+        return memo[("needed", phase)]
 
     def _counted(self, phase: int, who: str, answers: dict) -> list:
         """The senders whose needed seed ``who``'s answers bring one share closer (a neighbour's, of the right kind)."""
@@ -812,8 +840,13 @@ class SecureRound:
                       and a.get("kind") == needed[s] and who in graph[s])
 
     def _need_counts(self, conn, phase: int) -> tuple[int, int]:
-        """``(seeds still short of their threshold, answers stored)`` of ``phase``; the counts are made from the
-        stored answers when the step has none yet (at its opening, or a round stored before they were kept)."""
+        """``(seeds still short of their threshold, answers stored)`` of ``phase``, from their counters
+        (:data:`t_counts`); made from the stored answers when the step has none yet (at its opening, or a round
+        stored before they were kept)."""
+        keys = [f"short{phase}", f"answered{phase}"]
+        found = dict(conn.execute(select(t_counts.c.key, t_counts.c.value).where(t_counts.c.key.in_(keys))).all())
+        if len(found) == 2:
+            return found[keys[0]], found[keys[1]]
         rows = conn.execute(select(func.count()).select_from(t_need).where(t_need.c.phase == phase)).scalar()
         if not rows:
             have = dict.fromkeys(self._needed(phase), 0)
@@ -826,17 +859,27 @@ class SecureRound:
         short = conn.execute(select(func.count()).select_from(t_need)
                              .where((t_need.c.phase == phase) & (t_need.c.have < self.T))).scalar()
         answered = conn.execute(select(func.count()).select_from(t_unmask).where(t_unmask.c.phase == phase)).scalar()
+        conn.execute(t_counts.delete().where(t_counts.c.key.in_(keys)))
+        conn.execute(t_counts.insert(), [{"key": keys[0], "value": short}, {"key": keys[1], "value": answered}])
         return short, answered
 
     def _count_answers(self, conn, phase: int, who: str, answers: dict) -> bool:
-        """Count ``who``'s new answers in the transaction that stores them; True when every needed seed now has its
-        threshold of shares and no server process has started the unmasking yet (this one then starts it, marked in
-        the database). A step whose every signer answered with still too few shares fails."""
+        """Count ``who``'s new answers in the transaction that stores them (the counters were made before its answer
+        was stored: :meth:`post_unmask`); True when every needed seed now has its threshold of shares and no server
+        process has started the unmasking yet (this one then starts it, marked in the database). A step whose every
+        signer answered with still too few shares fails. It reads and writes the rows of ``who``'s senders and two
+        counters, whatever the number of answers."""
         senders = self._counted(phase, who, answers)
+        reached = 0
         if senders:
             conn.execute(t_need.update().where((t_need.c.phase == phase) & t_need.c.sender.in_(senders))
                          .values(have=t_need.c.have + 1))
+            reached = conn.execute(select(func.count()).select_from(t_need).where(
+                (t_need.c.phase == phase) & t_need.c.sender.in_(senders) & (t_need.c.have == self.T))).scalar()
         short, answered = self._need_counts(conn, phase)
+        short, answered = short - reached, answered + 1
+        conn.execute(t_counts.update().where(t_counts.c.key == f"short{phase}").values(value=short))
+        conn.execute(t_counts.update().where(t_counts.c.key == f"answered{phase}").values(value=answered))
         if short:
             if answered >= len(self.st["signers"]):     # every signer answered and still too few: it cannot finish
                 self._fail(f"too few shares to unmask step {phase}: nothing released", conn)
@@ -880,7 +923,30 @@ class SecureRound:
                                "dim": len(total), "pid": os.getpid()}
         return total, uploaded
 
+    def _charge(self) -> bool:
+        """The round charged to the dataset ledger (its settings' ``ledger``), once, before its first unmasking: to
+        step 0's uploaders at the plan's bound (:func:`~dptopic.service.ledger.charge_secure_round`). False, with the
+        round failed and nothing revealed, when the ledger refuses it. (A process killed between the debit and its
+        mark charges the round again when it resumes: the ledger then holds it twice, never not at all.)"""
+        if not self.cfg.ledger:
+            return True
+        with self.engine.connect() as conn:
+            if conn.execute(select(t_state.c.key).where(t_state.c.key == "ledger_charge")).first() is not None:
+                return True
+        try:
+            release = charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, self.plan,
+                                          sorted(self.st["uploaded"]))
+        except DPTopicError as e:
+            log.error("%s", e)
+            self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+            return False
+        with self._txn() as conn:
+            conn.execute(t_state.insert().values(key="ledger_charge", value=json.dumps({"release": release})))
+        return True
+
     def _unmask_step(self, phase: int) -> None:
+        if phase == 0 and not self._charge():      # spent before anything of the round is unmasked
+            return
         dim = self.dim(phase)
         total, uploaded = self._unmasked(phase)
         # a wrap-around shows as an entry outside what the signal and the noise can reach
@@ -911,10 +977,6 @@ class SecureRound:
                 self.st = dict(self.st, state="released")
                 self._save(conn, model=doc)
                 self._model_doc = doc
-        if phase == 1:
-            # the dataset ledger: the released round charged to its contributors (service/ledger.py; a failure is
-            # logged, the round stays released) -- the one call of the secure-sum server into the ledger
-            charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, doc["model_json"], sorted(uploaded))
 
     def timings_view(self) -> dict:
         """``GET /v1/secure/timings``: each unmasked step's sum and unmasking seconds (by whichever server process
@@ -1047,7 +1109,7 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
         while not _reached(r.current_state(), step) and time.monotonic() < deadline:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(0.25, pause * 1.5)
-    view = await run_in_threadpool(r.view)
+    view = await run_in_threadpool(r.encoded_view)
     if include:
         state = view["state"]
         if "roster" in include and state not in ("keys", "failed"):
