@@ -78,7 +78,11 @@ def test_a_round_in_cohorts_is_simulated_whole_and_released(bench, planted, monk
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         bench.main(["--simulate", "200", "--cohort-size", "100", "--topics", "3", "--iters", "3", "--work",
-                    str(tmp_path)])
+                    str(tmp_path), "--workers", "2"])
     text = out.getvalue()
-    assert "plan: 2 cohorts of 100-100" in text and "200 people in cohorts of 100: released" in text
+    assert "plan: 2 cohorts of 100-100" in text and "200 people in cohorts of 100, 2 worker processes: released" in text
     assert "coverage of the planted topics:" in text
+    # wall, CPU and peak memory of each process (this one, each worker) and in all
+    rows = [line.split() for line in text.splitlines() if line.startswith(("this process", "worker ", "total "))]
+    assert [r[0] for r in rows] == ["this", "worker", "worker", "total"]
+    assert all(float(r[-1]) > 0 and float(r[-2]) > 0 for r in rows)
