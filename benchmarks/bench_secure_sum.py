@@ -494,13 +494,14 @@ def cohort_gap_main(a, vocab_size):
             shares = len(survivors)
             for r in range(a.hold_noise):
                 out = {}
-                nrng = [np.random.default_rng([seed, P, r, k]) for k in range(4)]
 
-                def noise(plan, phase, dim, nrng=nrng):
-                    base = nrng[phase].poisson(shares * single.mu_shares[phase], (2, dim))
+                def noise(plan, phase, dim, r=r, seed=seed, P=P):
+                    # fresh generators for each release: the common part is the same draw for both plans
+                    base = np.random.default_rng([seed, P, r, phase]).poisson(shares * single.mu_shares[phase],
+                                                                              (2, dim))
                     extra = shares * (plan.mu_shares[phase] - single.mu_shares[phase])
                     if extra > 0:
-                        base = base + nrng[2 + phase].poisson(extra, (2, dim))
+                        base = base + np.random.default_rng([seed, P, r, 2 + phase]).poisson(extra, (2, dim))
                     return base[0] - base[1]
 
                 for name, plan in (("single", single), ("cohorts", coh)):
