@@ -399,7 +399,9 @@ def cohort_recovery_main(a, vocab_size):
     :class:`~dptopic.protocol.cohorts.CohortPlan`, calibrated for the whole round with each cohort's dropout margin),
     beside one single round (:class:`SecureSumPlan`) and the central ``--unit user`` trainer, for each ``--seeds``
     (the planted topics, the drawing and the rounding and noise); the masks and pads cancel exactly
-    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares."""
+    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares. The
+    cohorts' and the single round's noise come from one seed but are independent draws (the Poisson sampler's use of
+    the stream depends on its mean): ``--hold-noise`` pairs them."""
     import dptopic
     from dptopic.evaluation import topic_coverage
     from dptopic.protocol.cohorts import CohortPlan
@@ -531,9 +533,9 @@ def cohort_gap_main(a, vocab_size):
 
 
 def cohort_simulation_main(a, vocab, phi, theta, lengths):
-    """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, in this process,
-    with the real server code (every cohort's :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on
-    SQLite files) and the real contributor code (``benchmarks/_cohort_round.py``), 10% of the people dropping out
+    """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, the cohorts dealt
+    to ``--workers`` processes (the bridge and coordinator here), with the real server code (every cohort's
+    :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code (``benchmarks/_cohort_round.py``), 10% of the people dropping out
     after masking; prints each stage's time, the server and contributor CPU, the peak memory and the recovery."""
     import os
     import tempfile
