@@ -535,8 +535,9 @@ def cohort_gap_main(a, vocab_size):
 def cohort_simulation_main(a, vocab, phi, theta, lengths):
     """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, the cohorts dealt
     to ``--workers`` processes (the bridge and coordinator here), with the real server code (every cohort's
-    :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code (``benchmarks/_cohort_round.py``), 10% of the people dropping out
-    after masking; prints each stage's time, the server and contributor CPU, the peak memory and the recovery."""
+    :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code
+    (``benchmarks/_cohort_round.py``), 10% of the people dropping out after masking; prints each stage's time, each
+    process's wall, CPU and peak memory, the servers' sums and the recovery."""
     import os
     import tempfile
 
