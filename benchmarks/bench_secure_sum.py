@@ -370,7 +370,8 @@ def http_main(a, vocab, phi, theta, lengths):
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
                   f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms"
-                  + (f", the contributor processes' garbage collector {s['collector_cpu_per_contributor_s'] * 1e3:.2f} ms"
+                  + (f", the contributor processes' garbage collector"
+                     f" {s['collector_cpu_per_contributor_s'] * 1e3:.2f} ms"
                      if "collector_cpu_per_contributor_s" in s else "")
                   + f" (server and every process"
                   f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s['bytes_per_contributor'] / 1e3:.1f} kB,"

@@ -461,7 +461,8 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
     _wait(client, "released", ORDER)
     pool.shutdown()
     collector.close()
-    return {"cpu": cpu.tolist(), "collector": collector.summary(), "up": client.up[:k].tolist(), "down": client.down[:k].tolist(),
+    return {"cpu": cpu.tolist(), "collector": collector.summary(), "up": client.up[:k].tolist(),
+            "down": client.down[:k].tolist(),
             "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
             "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
                         "requests": int(client.requests[-1])},

@@ -687,4 +687,5 @@ def state_file_name(round_id: str, contributor: str) -> str:
 
 
 __all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "LeftOut", "check_config", "quantize",
-           "squared_norm", "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence", "state_file_name"]
+           "squared_norm", "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence",
+           "state_file_name"]
