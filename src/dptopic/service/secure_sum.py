@@ -1275,6 +1275,7 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
             gc.collect()
             gc.freeze()
         yield
+
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),
               Route("/v1/secure/roster", get_roster, methods=["GET"]),
