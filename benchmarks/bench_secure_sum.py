@@ -39,6 +39,7 @@ that need no trusted server and randomize every word, on the same people at the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -293,7 +294,6 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
     (``dptopic secure-sum invite``), as this version's does. Returns the experiment's summary."""
     import json
-    import os
     import resource
     import shutil
     import subprocess
@@ -369,12 +369,16 @@ def http_main(a, vocab, phi, theta, lengths):
                            a.workers if name == "this" else None)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
-                  f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms (server and every process"
+                  f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms"
+                  + (f", the contributor processes' garbage collector"
+                     f" {s['collector_cpu_per_contributor_s'] * 1e3:.2f} ms"
+                     if "collector_cpu_per_contributor_s" in s else "")
+                  + f" (server and every process"
                   f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s['bytes_per_contributor'] / 1e3:.1f} kB,"
                   f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
-                     f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else ""),
-                  flush=True)
+                     f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
+                  + ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
     rows = []
     for name, ss_ in runs.items():
         if ss_:

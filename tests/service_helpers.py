@@ -477,7 +477,7 @@ class SecureSumServer:
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
                               ledger=None if ledger is None else str(ledger))
         self.cfg = cfg
-        self.app = create_secure_sum_app(cfg)
+        self.app = create_secure_sum_app(cfg, freeze_gc=False)     # a test process: nothing frozen
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,

@@ -137,3 +137,21 @@ def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_p
     with pytest.raises(ServerLied, match="two uses"):
         c.check_roster(roster)
     assert len(shapes) == 2
+
+
+def test_rounding_computes_its_norms_without_blas(monkeypatch):
+    """``np.dot`` of a long vector goes to OpenBLAS's thread pool, which spins when many threads of one process call
+    it (a pool process plays many contributors from 8 threads): the rounding's norms are numpy's own sums."""
+    from dptopic.contributor import secure_sum as cs
+
+    def no_blas(*args, **kwargs):
+        raise AssertionError("np.dot called")
+
+    x = np.random.default_rng(0).random(23_000)
+    x /= np.sqrt(np.square(x).sum())
+    monkeypatch.setattr(np, "dot", no_blas)
+    bound = 200.0 + np.sqrt(23_000)
+    q = cs.quantize(x, 200.0, bound, np.random.default_rng(1))
+    assert q.dtype == np.int64 and int(np.square(q).sum()) <= bound ** 2
+    assert np.all(np.abs(q - 200.0 * x) < 1)
+    assert cs.squared_norm(np.array([3.0, 4.0])) == 25.0

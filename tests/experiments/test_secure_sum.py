@@ -32,6 +32,10 @@ def test_a_round_is_played_from_several_processes_and_its_costs_are_counted(tmp_
     assert 2 <= s["requests_per_contributor"] <= 8
     assert s["bytes_per_contributor"] > s["upload_bytes_max"] > 0
     assert s["bytes_down_per_contributor"] > 0 and s["cpu_per_contributor_s"] > 0
+    # each contributor process froze what lives as long as its part (its imports at least) out of the collector's
+    # full scans once its people were built, and counts the collector's CPU
+    assert s["collector_frozen"] > 10_000
+    assert s["collector_cpu_per_contributor_s"] >= 0 and len(s["collector_runs"]) == 3
     # the server (here this test's own process) reports its CPU seconds and peak memory
     proc = s["server_process"]
     assert proc["processes"] == 1 and proc["cpu_s"] > 0 and proc["peak_rss_bytes"] > 10 * 2 ** 20

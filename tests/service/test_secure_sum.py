@@ -638,3 +638,27 @@ def test_the_admin_answers_name_the_token_setting_in_the_servers_names(tmp_path)
         with pytest.raises(ApiError) as e:
             asyncio.run(admin_close(Request(scope)))
         assert e.value.status == 403 and said in e.value.message, e.value.message
+
+
+def test_the_rounds_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
+    """Every request of a round waits for a full collection that runs in the server (one process, one GIL): once it
+    has started, what lives as long as the round's app (imports, the directory, the neighbour graph) is out of the
+    full collections' scans, as the collection service's app does (tests/service/test_app.py)."""
+    import asyncio
+    import gc
+
+    from dptopic.service.secure_sum import create_secure_sum_app
+
+    cfg = InProcessRound(tmp_path, n=12).cfg
+
+    async def frozen_while_serving(app):
+        async with app.router.lifespan_context(app):
+            return gc.get_freeze_count()
+
+    gc.unfreeze()
+    try:
+        assert asyncio.run(frozen_while_serving(create_secure_sum_app(cfg))) > 1000
+        gc.unfreeze()
+        assert asyncio.run(frozen_while_serving(create_secure_sum_app(cfg, freeze_gc=False))) == 0
+    finally:
+        gc.unfreeze()

@@ -10,6 +10,7 @@ does not list this contributor) is sent again from there.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -316,6 +317,38 @@ def _wait(client: CountingClient, step: str, order: tuple) -> dict:
             raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
 
 
+class CollectorTime:
+    """The CPU time (``time.thread_time`` of the thread it ran on) and number of the cyclic garbage collector's runs
+    in this process, by generation, from creation until :meth:`close`: what of a pool process's CPU the collector
+    took (and so charged to whichever contributor's call set it off)."""
+
+    def __init__(self):
+        self.runs = [0, 0, 0]
+        self.seconds = [0.0, 0.0, 0.0]
+        self._started = threading.local()
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started.t = time.thread_time()
+            return
+        started = getattr(self._started, "t", None)
+        if started is not None:
+            g = min(int(info.get("generation", 2)), 2)
+            self.runs[g] += 1
+            self.seconds[g] += time.thread_time() - started
+            self._started.t = None
+
+    def close(self) -> None:
+        """Stop counting."""
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
+    def summary(self) -> dict:
+        """``{"runs": [gen 0, 1, 2], "seconds": [...], "frozen": objects out of the collector's reach}``."""
+        return {"runs": list(self.runs), "seconds": [float(x) for x in self.seconds], "frozen": gc.get_freeze_count()}
+
+
 def play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process of ``dptopic experiment secure-sum`` (spawned: it imports this module, not the
     experiment's, whose models load scikit-learn): every person of its part plays the round in lock-step with the
@@ -323,11 +356,18 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
     OS CSPRNG), their messages of a step sent from ``threads`` threads (so that the server is never idle while this
     process computes); those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a
     queue told of the messages sent (``("sent", count)``) and, once per process and step, that it has sent its
-    messages of the step (``("done", step)``)."""
+    messages of the step (``("done", step)``). What lives as long as the part (its contributors) is frozen out of the
+    cyclic collector's full scans (:func:`gc.freeze`) once they are built; the collector's runs and CPU in the part
+    are returned beside each person's CPU (``"collector"``, :class:`CollectorTime`)."""
     k = len(bows)
     client = CountingClient(server, k)
     cfg = client.get_json("/v1/config")
     people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
+    collector = CollectorTime()
+    # what lives as long as the part (imports, the config, every person's contributor) is out of the full
+    # collections' scans from here on: the cyclic collector then scans what the steps make
+    gc.collect()
+    gc.freeze()
     cpu = np.zeros(k)
     upload_bytes = []
 
@@ -420,7 +460,9 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
         each(range(k), answer)
     _wait(client, "released", ORDER)
     pool.shutdown()
-    return {"cpu": cpu.tolist(), "up": client.up[:k].tolist(), "down": client.down[:k].tolist(),
+    collector.close()
+    return {"cpu": cpu.tolist(), "collector": collector.summary(), "up": client.up[:k].tolist(),
+            "down": client.down[:k].tolist(),
             "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
             "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
                         "requests": int(client.requests[-1])},

@@ -75,13 +75,22 @@ class LeftOut(DPTopicError):
     """The server left this contributor out of a step (it is not among the step's members or uploads)."""
 
 
+def squared_norm(v: np.ndarray) -> float:
+    """``sum(v ** 2)`` by numpy's own pairwise sum, not BLAS: ``np.dot`` hands a vector of more than about 10,000
+    entries to OpenBLAS's thread pool, and from a process whose threads play many contributors at once those calls
+    spin for their pool (2.5 ms of CPU each at 23,000 entries from 8 threads, against 10 us: a 3,000-person round's
+    step-1 statistic; docs/research/secure_sum_cpu.md)."""
+    return float(np.square(v).sum())
+
+
 def quantize(x: np.ndarray, scale: float, l2_bound: float, rng, tries: int = 1000) -> np.ndarray:
     """Conditional randomized rounding of ``scale * x`` (``x`` of L2 norm at most 1): each entry rounded up with
     probability its fractional part (unbiased), re-drawn until the rounded vector's L2 norm is at most ``l2_bound``
     (Kairouz, Liu & Steinke 2021, Sec. 4.1). ``rng``: anything with ``random(n)`` (a numpy Generator in a
-    simulation, :class:`~dptopic.mechanisms.skellam.SecureUniform` for a real contributor)."""
+    simulation, :class:`~dptopic.mechanisms.skellam.SecureUniform` for a real contributor). The norms are
+    :func:`squared_norm`'s (no BLAS call)."""
     x = np.asarray(x, dtype=np.float64)
-    norm = float(np.sqrt(np.dot(x, x)))
+    norm = float(np.sqrt(squared_norm(x)))
     if not np.isfinite(norm):
         raise DPTopicError("the statistic to quantize is not finite.")
     if norm > 1.0:
@@ -93,7 +102,7 @@ def quantize(x: np.ndarray, scale: float, l2_bound: float, rng, tries: int = 100
     for _ in range(tries):
         out = low.copy()
         out[nz] += rng.random(len(nz)) < frac[nz]
-        if float(np.dot(out, out)) <= l2_bound * l2_bound:
+        if squared_norm(out) <= l2_bound * l2_bound:
             return out.astype(np.int64)
     raise DPTopicError("randomized rounding did not meet its norm bound (a statistic above norm 1?).")
 
@@ -678,4 +687,5 @@ def state_file_name(round_id: str, contributor: str) -> str:
 
 
 __all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "LeftOut", "check_config", "quantize",
-           "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence", "state_file_name"]
+           "squared_norm", "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence",
+           "state_file_name"]

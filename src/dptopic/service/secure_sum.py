@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import hashlib
 import hmac
 import json
@@ -51,7 +52,7 @@ import resource
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -1258,13 +1259,23 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
-def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None) -> Starlette:
+def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True) -> Starlette:
     """The ASGI app of one secure-sum round (its database opened and checked at once). ``setting_names``: how
     whoever starts the server names its settings (``dptopic serve`` by its flags), for the answers and the round's
     failure reasons that name one (as :func:`dptopic.service.create_app`'s); by default the :class:`SecureSumConfig`
-    fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters."""
+    fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters. ``freeze_gc``: once the server has
+    started, every object alive (imports, the round's directory and neighbour graph) is moved out of the cyclic
+    collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does)."""
     rnd = SecureRound(cfg)
     rnd.setting_names = dict(setting_names or {})
+
+    @asynccontextmanager
+    async def lifespan(app):
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
+        yield
+
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),
               Route("/v1/secure/roster", get_roster, methods=["GET"]),
@@ -1278,7 +1289,8 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None) -> Starlette
               Route("/v1/secure/timings", get_timings, methods=["GET"]),
               Route("/v1/admin/secure/close", admin_close, methods=["POST"]),
               Route("/v1/model", get_model, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error})
+    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error},
+                    lifespan=lifespan)
     app.state.round = rnd
     app.state.setting_names = rnd.setting_names
     return app
