@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -350,7 +351,7 @@ def http_main(a, vocab, phi, theta, lengths):
     ``--repeats`` times each), on the planted people of ``--people``'s first size."""
     import json
 
-    out = Path(a.work)
+    out = Path(a.work) if a.work else Path(tempfile.gettempdir()) / "dptopic-bench-secure-sum"
     out.mkdir(parents=True, exist_ok=True)
     (out / "words.txt").write_text("\n".join(vocab) + "\n")
     corpus, users = draw_people(phi, theta, lengths, vocab, a.http, a.seed)
@@ -542,9 +543,6 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
     :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code
     (``benchmarks/_cohort_round.py``), 10% of the people dropping out after masking; prints each stage's time, each
     process's wall, CPU and peak memory, the servers' sums and the recovery."""
-    import os
-    import tempfile
-
     from _cohort_round import CohortSimulation, usage
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import secure_sum_topics
@@ -570,7 +568,7 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
     rng = np.random.default_rng([a.seed, 7])
     workers = (os.cpu_count() or 1) if a.workers is None else a.workers
     load = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(dir=a.work if Path(a.work).is_dir() else None) as tmp:
+    with tempfile.TemporaryDirectory(dir=a.work if a.work and Path(a.work).is_dir() else None) as tmp:
         t = time.perf_counter()
         sim = CohortSimulation(tmp, plan, bows, vocab, topics=a.topics, seed=a.seed, workers=workers or None,
                                progress=lambda line: print(f"  {line} (at {time.perf_counter() - t:.0f} s, load"
@@ -631,7 +629,8 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=None,
                     help="--http: contributor processes of this version's experiment (default: its own, one per core);"
                          " --simulate: processes the cohorts are dealt to (default one per core; 0: this process)")
-    ap.add_argument("--work", default="bench-secure-sum-http", metavar="DIR", help="--http: a scratch folder")
+    ap.add_argument("--work", default=None, metavar="DIR",
+                    help="a scratch folder (default: dptopic-bench-secure-sum under the system's temporary folder)")
     ap.add_argument("--cohort-size", type=int, default=None, metavar="S",
                     help="a round in cohorts of at most S: recovery beside one round and central (with --seeds), or"
                          " with --simulate a whole round in process")
