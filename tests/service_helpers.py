@@ -529,15 +529,9 @@ class InProcessRound:
         self.cfg = SecureSumConfig(self.words, self.plan, self.directory, n_topics=topics,
                                    database=f"sqlite:///{self.tmp}/round.sqlite", admin_token="t" * 24)
         self.server = SecureRound(self.cfg)
-        rng = np.random.default_rng(seed)
         if bows is None:
-            bows = []
-            for _ in range(n):
-                ptr, ids = [0], []
-                for _ in range(3):
-                    ids += list(np.unique(rng.integers(0, vocab, 8)))
-                    ptr.append(len(ids))
-                bows.append((np.array(ptr), np.array(ids, dtype=np.int64), np.ones(len(ids), np.int64)))
+            from cohort_helpers import tiny_bows
+            bows = tiny_bows(n, seed, vocab)
         self.bows = bows
         self.config = self.config_doc()
         self.people = [SecureContributor(self.config, b, inv, state=self.tmp / f"state-{inv['contributor']}.json",

@@ -3,7 +3,7 @@ __version__ = "0.1.0"
 
 from ._lazy_names import lazy_names as _lazy_names  # noqa: E402
 
-# Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
+# Names are imported on first use (PEP 562), so that the command's help and a Ctrl-C during the
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
             "SmallCorpusWarning": ".errors", "ForecastWarning": ".errors", "SeededNoiseWarning": ".errors",

@@ -111,7 +111,7 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
 VERBOSE = [Int(0, 2), IsBool()]  # scikit-learn's estimators take a bool as well
-# scikit-learn's convention: None is 1, -1 every core, -2 all but one; a --jobs flag takes a count of threads
+# scikit-learn's convention: None is 1, -1 every core, -2 all but one; a command line's job count is a count of threads
 N_JOBS = [IsNone(), Interval(numbers.Integral, -256, -1, flags=False), Int(1, 256)]
 
 

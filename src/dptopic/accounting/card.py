@@ -343,7 +343,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:
         card["vocabulary_source"] = source if source is not None else "data"
-    if isinstance(report.get("vocabulary_list"), dict):    # which word list (train --vocabulary): name, size, sha256
+    if isinstance(report.get("vocabulary_list"), dict):    # which word list (vocabulary=): name, size, sha256
         card["vocabulary_list"] = report["vocabulary_list"]
     spent = planned_and_spent(report)
     if spent is not None:

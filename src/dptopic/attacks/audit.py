@@ -355,7 +355,7 @@ def model_reading(model, prepared: bool) -> dict:
     reading = (getattr(model, "tokenizer_", None) or {}).get("reading")
     if isinstance(reading, dict) and isinstance(reading.get("stop_words"), str) \
             and not reading["stop_words"].startswith("a list of") and isinstance(reading.get("lowercase"), bool):
-        # a prepared corpus was tokenised when it was prepared: only a later prune (train --stop-words) applies again
+        # a prepared corpus was tokenised when it was prepared: only a later prune (stop_words=) applies again
         spec = reading.get("stop_words_pruned", "none") if prepared else reading["stop_words"]
         # a stop-word file is recorded by its name only (its folders stay private): its words are not known here
         if isinstance(spec, str) and all(f.lower() in ("english", "none") for f in spec.split("+")):
@@ -436,7 +436,7 @@ def _into_model(spec, model, fmt, uci_vocab, text_field, label_field, restrict, 
     try:
         reference = load_corpus(spec, fmt, uci_vocab, text_field, label_field, max_vocab=max(2, n_model),
                                 **model_reading(model, prepared_spec(spec, fmt)))
-    except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower --min-df does not apply)
+    except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower min_df does not apply)
         if not str(e).startswith(("vocabulary too small", "empty corpus: the tokenizer")):
             raise               # an empty or unreadable file: its own message names it
         raise DPTopicError(f"{spec!r} holds fewer than two distinct words once read as the model reads text, against"
@@ -566,7 +566,7 @@ def audit_lira(corpus, procedure: AuditedProcedure, *, shadows: int = DEFAULT_SH
     with _quiet_warnings(shadows=True):
         res = run_lira(corpus, procedure.train_fn, n_shadows=shadows, seed=seed, n_jobs=jobs, verbose=verbose,
                        n_targets=targets, confidence=confidence, claim=procedure.claim())
-    # what was attacked, so that the figures are never shown beside another model's claim (dptopic report --audit)
+    # what was attacked, so that the figures are never shown beside another model's claim (the report's audit section)
     res.settings.update({"audited": procedure.audited, "corpus": corpus_record,
                          "attacked": describe(procedure.audited, corpus_record, shadows, claim=res.claimed),
                          "seed": seed, "reproducible": _reproducible(seed, "shadow splits and training", names)})
@@ -638,7 +638,7 @@ def summary_lines(doc: dict, written=()) -> list[tuple[str, str | None]]:
     if doc.get("design", "lira") != "one-run":
         rel = ("for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else
                "for replacing a document")
-        # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
+        # the confidences to 6 digits (":.0%" printed confidence=0.999 as "100%" and 0.975 as "98%")
         kind = "approximate" if str(e.get("confidence_note", "")).startswith("approximate") else "nominal"
         lines.append((f"empirical epsilon lower bound ({rel}; delta={e['delta']:g}, {kind} {100 * e['confidence']:.6g}%"
                       f" confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}, from {e['attack']},"

@@ -498,7 +498,7 @@ def directory_records(path, pattern: str = "*.txt", users_by_folder: bool = Fals
                                " reads a shard folder whole (fit(FOLDER), or dptopic train on the folder); here"
                                " give one corpus file: one of its shard-*.npz files, or a corpus prepared in one"
                                " piece.")
-        check_unfinished_shard_folder(path)     # a killed 'corpus prepare --shards' left it
+        check_unfinished_shard_folder(path)     # a killed sharded 'corpus prepare' left it
         raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
     texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
                                 " folder (in Python, from_directory's pattern= can leave it out)") for f in files]

@@ -168,7 +168,7 @@ def refuse_corpus_file(X, who: str, training: bool) -> None:
     elif ext in (".tsv", ".tab"):
         what = "a tab-separated file"
         call = f"dptopic.Corpus.from_csv({path!r}, text_column='text', delimiter='\\t'{into})"
-    else:       # one document per line, as 'dptopic train --format text' reads a file
+    else:       # one document per line, as format='text' reads a file
         what = "a text file" if ext in (".txt", ".text") else "a file"
         call = f"open({path!r}, encoding='utf-8').read().splitlines()"
         call = f"dptopic.Corpus.from_texts({call})" if training else call

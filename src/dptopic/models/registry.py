@@ -175,7 +175,7 @@ _DPSVI_SECURE = (
 
 
 def _entries() -> tuple:
-    # the order is that of `dptopic train --help`'s table of trainers
+    # the order is that of the train command's table of trainers
     return (
         Trainer("lda", "lda.LDA",
                 "not private: LDA by collapsed Gibbs sampling (the default)",

@@ -589,7 +589,7 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
 
 
 # ----------------------------------------------------------------------------- the noise plan
-RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as --unit user's default
+RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as the user unit's default
 MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
 WRAP_SHARE = 1e-3       # at most this share of delta may go to a modular wrap-around
 MAX_INFLATION = 1.01

@@ -181,7 +181,7 @@ def evaluation_figures(model, corpus, *, top_n: int = 10, window=None, mode: str
     if compare is not None:
         q["match"] = match_models(model, compare)
         q["match"]["reference_model"] = str(compare_name)
-        if private:     # as 'dptopic report --compare-to' labels it
+        if private:     # as the report's comparison labels it
             q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
                                   " report does not cover")
     if private and not corpus_public:

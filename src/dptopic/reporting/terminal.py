@@ -321,7 +321,7 @@ def print_privacy(report: dict, console=None):
         t.add_row("each person's contribution", str(report["user_bound"]))
     if headline.get("user_field"):  # which field of the input named the person
         t.add_row("person field", str(headline["user_field"]))
-    if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
+    if isinstance(report.get("public_input"), dict):    # fit(public_corpus=): read in the clear
         t.add_row("public input", str(report["public_input"].get("summary")))
     if isinstance(report.get("public_vectors"), dict):  # public word vectors read in the clear
         t.add_row("public vectors", str(report["public_vectors"].get("summary")))

@@ -94,8 +94,8 @@ def render_status(service) -> str:
                     "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
 
-    # the active model's own record decides (a restart without --prior keeps the prior it was started from); before
-    # any model, this start's --prior
+    # the active model's own record decides (a restart without prior keeps the prior it was started from); before
+    # any model, this start's prior
     used = used_prior(view.get("privacy"))
     if used is None:
         used = getattr(cfg, "prior", None) is not None

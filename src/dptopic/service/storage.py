@@ -322,7 +322,7 @@ def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: flo
                             " round and the epsilon its users spent are bound to those settings; start it with the"
                             " same FedLDA settings, or use a new {database}.", "fed_epsilon", None, **fields)
     # fed_failure_rate binds nothing: the server's rounds use the 'none' rule, which has no failure rate (serve
-    # refuses --fed-failure-rate), so a database first started with another value still starts
+    # refuses fed_failure_rate), so a database first started with another value still starts
     differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v
                      and k not in UNBOUND_FED_SETTINGS),
                     key=lambda k: FED_FLAG_SETTINGS.index(k) if k in FED_FLAG_SETTINGS else len(FED_FLAG_SETTINGS))
@@ -484,7 +484,7 @@ WRITE_PROBE_KEY = "# dptopic start-up write check #"
 
 #: seconds a new PostgreSQL connection may take (libpq's connect_timeout) unless the URL gives its own
 PG_CONNECT_TIMEOUT = 10
-#: seconds a request's transaction or read may take on PostgreSQL (``dptopic serve --database-timeout``)
+#: seconds a request's transaction or read may take on PostgreSQL (``ServiceConfig.database_timeout``)
 DEFAULT_TIMEOUT = 15.0
 #: the least ``long_timeout`` (the trainer's commit, a rotation, a FedLDA close, the model's arrays), in seconds
 MIN_LONG_TIMEOUT = 300.0
