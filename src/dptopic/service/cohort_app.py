@@ -275,4 +275,20 @@ def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool 
     return app
 
 
-__all__ = ["CohortSumConfig", "CohortServer", "create_cohort_app", "COHORT_PREFIX", "BRIDGE_PREFIX"]
+
+
+def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
+    """The line a server of a round in cohorts says as it starts (as :func:`~dptopic.service.startup.banner` for a
+    single round)."""
+    plan = cfg.plan
+    d = plan.describe()
+    return (f"dptopic serve: secure sum in cohorts, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g}"
+            f" per person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}) in"
+            f" {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}, each tolerating"
+            f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts, {plan.collusion} colluding, a bridge of"
+            f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
+            f"{plan.noise_cost:.3f} of a single round's; each round's database beside {cfg._path}; admin"
+            f" {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under /bridge)")
+
+
+__all__ = ["CohortSumConfig", "CohortServer", "create_cohort_app", "cohort_banner", "COHORT_PREFIX", "BRIDGE_PREFIX"]
