@@ -117,7 +117,8 @@ class LiveCohortRound:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.uvicorn = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
-                                                     log_level="error", access_log=False))
+                                                     log_level="error", access_log=False,
+                                                     timeout_graceful_shutdown=2))
 
     def __enter__(self) -> "LiveCohortRound":
         import threading

@@ -74,7 +74,8 @@ class CohortSumConfig:
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
-            diff = ", ".join(f"{k} {layout[k]} (the plan's {want[k]})" for k in want if layout[k] != want[k])
+            diff = ", ".join(f"{k} {layout[k]} in the invitations, {want[k]} in the plan" for k in want
+                             if layout[k] != want[k])
             raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
                                  " with the invitations' settings, or invite again.", "directory", diff=diff)
         self._path = self._sqlite_path(self.database)
