@@ -115,6 +115,7 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
                                      state=bstate, max_epsilon=max_epsilon)
         parts.append(("bridge", bridge_client, delegate, bstate))
     out: dict = {}
+    moved = threading.Event()
 
     def play(name, cl, who, st):
         try:
@@ -122,18 +123,18 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
                                   contributor=who)
         except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
             out[name] = e
+        moved.set()
 
-    threads = [threading.Thread(target=play, args=part, name=f"secure-sum-{part[0]}", daemon=True)
-               for part in parts[1:]]
-    for t in threads:
-        t.start()
-    play(*parts[0])
-    for t in threads:       # the bridge's round ends with the cohort's (the coordinator releases both at once)
-        while t.is_alive() and not isinstance(out.get("cohort"), BaseException):
-            t.join(0.2)
-    for name in ("cohort", "bridge"):
-        if isinstance(out.get(name), BaseException):
-            raise out[name]
+    for part in parts:      # a delegate's two rounds at once: each step of the round needs both
+        threading.Thread(target=play, args=part, name=f"secure-sum-{part[0]}", daemon=True).start()
+    while True:
+        moved.wait(1.0)
+        moved.clear()
+        failed = next((e for e in out.values() if isinstance(e, BaseException)), None)
+        if failed is not None:      # the first refusal or failure, at once (the other round cannot finish)
+            raise failed
+        if len(out) == len(parts):
+            break
     return {**out["cohort"], "cohort": c, "cohorts": len(plan.sizes), "bridge": out.get("bridge")}
 
 
