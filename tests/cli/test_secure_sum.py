@@ -199,8 +199,8 @@ def cohorts_invited(tmp_path):
 
 def serve_cohorts(tmp_path, *extra):
     return run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary",
-                       str(tmp_path / "v.txt"), "--epsilon", "8", "--directory", str(tmp_path / "inv" / "directory.json"),
-                       "--database", f"sqlite:///{tmp_path}/db", *extra)
+                       str(tmp_path / "v.txt"), "--epsilon", "8", "--directory",
+                       str(tmp_path / "inv" / "directory.json"), "--database", f"sqlite:///{tmp_path}/db", *extra)
 
 
 def test_invite_with_a_cohort_size_seats_each_person_in_a_cohort_and_each_delegate_in_the_bridge(cohorts_invited):
@@ -238,7 +238,7 @@ def test_cohort_size_is_in_the_help_of_serve_and_invite_only():
     (("--cohort-size", "2"), "--cohort-size"),
     ((), "give --cohort-size S"),
     (("--cohort-size", "8"), "--cohort-size 8 differs from the invitations' cohort size 12"),
-    (("--cohort-size", "12", "--collusion", "2"), "another layout of the round: collusion 1 in the invitations, 2 in the plan"),
+    (("--cohort-size", "12", "--collusion", "2"), "layout of the round: collusion 1 in the invitations, 2 in the plan"),
     (("--cohort-size", "12", "--database", "postgresql+psycopg://u@localhost/x"), "--database"),
 ])
 def test_serve_refuses_a_bad_round_in_cohorts_in_one_line(cohorts_invited, flags, why):

@@ -110,7 +110,7 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
     make_cohort_invitations(tmp_path / "k", N, tmp_path / "inv", SIZE, 0, 1, "round1")
     directory = read_cohort_directory(tmp_path / "inv" / "directory.json")
     plan = CohortPlan(8.0, 1e-5, N, 0, len(WORDS), SIZE, collusion=2)
-    with pytest.raises(ParameterError, match="another layout of the round: collusion 1 in the invitations, 2 in the plan"):
+    with pytest.raises(ParameterError, match="layout of the round: collusion 1 in the invitations, 2 in the plan"):
         CohortSumConfig(WORDS, plan, directory, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
     plan = CohortPlan(8.0, 1e-5, N, 0, len(WORDS), SIZE, collusion=1)
     with pytest.raises(ParameterError, match="its own SQLite file"):

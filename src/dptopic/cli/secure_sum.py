@@ -2,6 +2,9 @@
 invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from ..errors import DPTopicError
 from ..reporting.terminal import make_console
 from ._common import (
@@ -126,10 +129,8 @@ def serve_secure_sum(a, setting_names=None) -> None:
 def _is_cohort_directory_file(path, is_cohort_directory) -> bool:
     """Whether the directory file at ``path`` is a round in cohorts' (read as JSON; what it is otherwise, the reader
     of a single round's directory says)."""
-    import json
-
     try:
-        return is_cohort_directory(json.loads(open(path, encoding="utf-8").read()))
+        return is_cohort_directory(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return False
 

@@ -174,8 +174,8 @@ def check_cohort_directory(doc, where: str = "the cohort directory") -> dict:
     """The cohort directory ``doc`` checked: its shape, every directory's signature (one enrollment key), each
     cohort's members and the bridge's delegates as the rule seats them. Returns it."""
     if not is_cohort_directory(doc) or doc.get("version") != VERSION:
-        raise DPTopicError(f"{where} is not a secure-sum cohort directory ('dptopic secure-sum invite"
-                           " --cohort-size' writes one).")
+        raise DPTopicError(f"{where} is not a secure-sum cohort directory (the operator's invitations to a round in"
+                           " cohorts come with one).")
     rid = doc.get("round_id")
     if not (isinstance(rid, str) and ROUND_ID.fullmatch(rid)) or not isinstance(doc.get("cohorts"), list):
         raise DPTopicError(f"{where} is malformed (its round id or cohorts).")

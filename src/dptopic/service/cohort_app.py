@@ -1,4 +1,4 @@
-"""The server of a round in cohorts (``dptopic serve --report-kind secure-sum --cohort-size S``): one process serves
+"""The server of a round in cohorts (``dptopic serve``'s secure sum with a cohort size): one process serves
 every cohort's round, the bridge and the coordinator (:mod:`dptopic.protocol.cohorts`, read its note first).
 
 Each cohort's round and the bridge's is a :class:`~dptopic.service.cohorts.CohortRound`: the secure sum's server,
