@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -68,5 +69,34 @@ def test_a_round_in_cohorts_through_serve_submit_and_pull(tmp_path, monkeypatch)
         assert model.components_.shape[0] == 3 and "cohorts" in json.dumps(model.privacy_)
         kept = get_json(srv.url + "/cohorts/1/v1/secure/round")[1]["kept"]
         assert kept and set(kept) <= set(range(len(WORDS)))
+    finally:
+        srv.stop()
+
+
+def test_a_server_in_cohorts_killed_mid_round_resumes_from_its_files_and_releases(tmp_path, monkeypatch):
+    r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "enroll.key", "--count", N, "--out", tmp_path / "inv",
+                    "--cohort-size", SIZE, "--dropout-tolerance", 0, "--collusion", 1, "--round-id", "round1")
+    assert r.returncode == 0, r.stderr
+    files = sorted((tmp_path / "inv").glob("invitation-*.json"))
+    srv = CohortServe(tmp_path).start()
+    try:
+        hold_noise_fixed(monkeypatch)
+        out: list = []
+        players = threading.Thread(target=lambda: out.extend(play_all(srv.url, files, tiny_bows(N), tmp_path)))
+        players.start()
+        deadline = time.monotonic() + 90
+        state = "keys"
+        while state in ("keys", "shares", "upload0", "consistency0", "unmask0"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            state = get_json(srv.url + "/v1/secure/round")[1]["state"]
+        assert state in ("upload1", "consistency1", "unmask1")
+        srv.kill()          # SIGKILL after step 0's kept words: the contributors retry while it starts again
+        srv.start()
+        players.join(180)
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert get_json(srv.url + "/v1/secure/round")[1]["state"] == "released"
+        assert sorted(p.name for p in tmp_path.glob("round-*.db")) == ["round-bridge.db", "round-c0.db",
+                                                                        "round-c1.db"]
     finally:
         srv.stop()
