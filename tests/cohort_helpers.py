@@ -71,3 +71,91 @@ def exact_sum(sim, seen: dict, phase: int, bits: int) -> np.ndarray:
             y = to_ring(seen[(server.round_id, u, phase)][1], bits)
             total = y.astype(ring_dtype(bits)) if total is None else total + y
     return from_ring(total, bits)
+
+
+class FixedCoins:
+    """Coins that always read one half: the randomized rounding then rounds to nearest (noise held fixed)."""
+
+    def random(self, n):
+        return np.full(n, 0.5)
+
+
+def hold_noise_fixed(monkeypatch) -> None:
+    """Every cohort member (in this process) rounds to nearest and adds no noise share: two rounds of the same people
+    then release the same sums, whatever their keys, masks and pads."""
+    from dptopic.contributor import cohorts as cc
+
+    quantize = cc.quantize
+    monkeypatch.setattr(cc, "quantize", lambda x, scale, bound, rng: quantize(x, scale, bound, FixedCoins()))
+    monkeypatch.setattr(cc, "skellam_share", lambda q, mu, scale, rng, secure=False: (np.asarray(q), None))
+
+
+class LiveCohortRound:
+    """A round in cohorts (``dptopic.service.cohort_app``) under a real uvicorn in a thread of this process, on
+    127.0.0.1, with the operator's invitations (files in ``tmp/inv``)."""
+
+    TOKEN = "t" * 24
+
+    def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
+                 round_id: str = "round1", topics: int = 3):
+        import uvicorn
+
+        from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
+        from dptopic.protocol.cohorts import CohortPlan
+        from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
+        from service_helpers import free_port
+
+        self.tmp = Path(tmp)
+        make_cohort_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", cohort_size, dropouts, collusion,
+                                round_id)
+        self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
+        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(WORDS), cohort_size, collusion)
+        self.cfg = CohortSumConfig(WORDS, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
+                                   n_topics=topics, database=f"sqlite:///{self.tmp}/round.db", admin_token=self.TOKEN)
+        self.app = create_cohort_app(self.cfg, freeze_gc=False)
+        self.server = self.app.state.cohort_server
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.uvicorn = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                     log_level="error", access_log=False,
+                                                     timeout_graceful_shutdown=2))
+
+    def __enter__(self) -> "LiveCohortRound":
+        import threading
+        import time
+
+        self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.uvicorn.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the cohort server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.uvicorn.should_exit = True
+        self.thread.join(30)
+
+
+def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> list:
+    """Every person (``bows[i]`` holding ``files[i]``) plays the round at ``url`` in a thread of its own
+    (:func:`dptopic.contributor.cohort_client.take_part_in_cohorts`); their summaries, or what each raised."""
+    import threading
+
+    from dptopic.contributor.cohort_client import take_part_in_cohorts
+
+    out: list = [None] * len(files)
+
+    def one(i):
+        try:
+            out[i] = take_part_in_cohorts(url, bows[i], files[i], state=Path(tmp) / f"state-{i}.json", poll=0.05,
+                                          timeout=timeout)
+        except Exception as e:      # noqa: BLE001 (the caller looks)
+            out[i] = e
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(files)) if i not in skip]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout + 30)
+    return out

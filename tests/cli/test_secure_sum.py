@@ -184,3 +184,71 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
                             str(state), "--invitation", str(srv.invitation_files[0]))
         assert again.returncode == 0, again.stderr
         assert "nothing new sent" in again.stdout and "round is over" in again.stdout
+
+
+# ----------------------------------------------------------------------------- rounds in cohorts
+@pytest.fixture
+def cohorts_invited(tmp_path):
+    (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "24", "--out",
+                    str(tmp_path / "inv"), "--round-id", "spring", "--cohort-size", "12", "--dropout-tolerance", "0",
+                    "--collusion", "1")
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def serve_cohorts(tmp_path, *extra):
+    return run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary",
+                       str(tmp_path / "v.txt"), "--epsilon", "8", "--directory",
+                       str(tmp_path / "inv" / "directory.json"), "--database", f"sqlite:///{tmp_path}/db", *extra)
+
+
+def test_invite_with_a_cohort_size_seats_each_person_in_a_cohort_and_each_delegate_in_the_bridge(cohorts_invited):
+    files = sorted((cohorts_invited / "inv").glob("invitation-*.json"))
+    docs = [json.loads(f.read_text()) for f in files]
+    assert len(files) == 24 and stat.S_IMODE(os.stat(files[0]).st_mode) == 0o600
+    assert sorted({d["round_id"] for d in docs}) == ["spring-c0", "spring-c1"]
+    assert sum("bridge" in d for d in docs) == 4 and all(d["count"] == 12 for d in docs)
+    d = json.loads((cohorts_invited / "inv" / "directory.json").read_text())
+    assert [len(c["members"]) for c in d["cohorts"]] == [12, 12] and len(d["bridge"]["members"]) == 4
+    assert "private" not in json.dumps(d) and "signing_key" not in json.dumps(d)
+
+
+@pytest.mark.parametrize("flags, why", [
+    (("--cohort-size", "2"), "--cohort-size"),
+    (("--cohort-size", "24"), "--cohort-size 24 holds the whole round of 24"),
+    (("--dropout-tolerance", "2"), "--dropout-tolerance is for a round in cohorts"),
+    (("--cohort-size", "12", "--dropout-tolerance", "24"), "--dropout-tolerance 24 must lie in [0, 24)"),
+])
+def test_invite_refuses_a_bad_cohort_setting_in_one_line(tmp_path, flags, why):
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "24", "--out",
+                    str(tmp_path / "inv"), *flags)
+    assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_cohort_size_is_in_the_help_of_serve_and_invite_only():
+    serve_help = run_dptopic("serve", "--help").stdout
+    assert "--cohort-size S" in serve_help and "--report-kind secure-sum: a round in cohorts" in " ".join(
+        serve_help.split())
+    assert "--cohort-size" in run_dptopic("secure-sum", "invite", "--help").stdout
+    assert "--cohort-size" not in run_dptopic("submit", "--help").stdout
+
+
+@pytest.mark.parametrize("flags, why", [
+    (("--cohort-size", "2"), "--cohort-size"),
+    ((), "give --cohort-size S"),
+    (("--cohort-size", "8"), "--cohort-size 8 differs from the invitations' cohort size 12"),
+    (("--cohort-size", "12", "--collusion", "2"), "layout of the round: collusion 1 in the invitations, 2 in the plan"),
+    (("--cohort-size", "12", "--database", "postgresql+psycopg://u@localhost/x"), "--database"),
+])
+def test_serve_refuses_a_bad_round_in_cohorts_in_one_line(cohorts_invited, flags, why):
+    r = serve_cohorts(cohorts_invited, *flags)
+    assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_cohort_size_is_refused_with_a_single_rounds_directory_and_for_other_kinds(invited):
+    r = serve(invited, "--cohort-size", "50")
+    assert r.returncode == 2 and "is not one" in r.stderr and "invite --cohort-size" in r.stderr, r.stderr
+    r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(invited / "v.txt"), "--cohort-size", "10",
+                    "--database", f"sqlite:///{invited}/db2")
+    assert r.returncode == 2 and "--cohort-size is for --report-kind secure-sum" in r.stderr

@@ -2,6 +2,9 @@
 invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from ..errors import DPTopicError
 from ..reporting.terminal import make_console
 from ._common import (
@@ -19,12 +22,13 @@ from .budget import served_ledger
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
-              "round_id": "--round-id", "invitations": "--invitations"}
+              "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
-                         "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout"})
+                         "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
+                         "cohort_size"})
 
 
 def add_serve_flags(s) -> None:
@@ -45,6 +49,10 @@ def add_serve_flags(s) -> None:
     s.add_argument("--directory", default=None, metavar="FILE",
                    help="--report-kind secure-sum: the operator's signed list of invited contributors"
                         " (directory.json, from 'dptopic secure-sum invite'); only they can join")
+    s.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
+                   help="--report-kind secure-sum: a round in cohorts of at most S contributors each, with a"
+                        " second-level sum that pays the noise once (the --directory from 'dptopic secure-sum invite"
+                        " --cohort-size S'; docs/secure_sum.md, Rounds in cohorts)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 
@@ -58,7 +66,7 @@ def add_submit_flags(u) -> None:
 
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
-    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory"):
+    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
@@ -87,8 +95,11 @@ def serve_secure_sum(a, setting_names=None) -> None:
     if a.directory is None:
         raise DPTopicError("--report-kind secure-sum needs --directory FILE: the operator's signed list of invited"
                            " contributors ('dptopic secure-sum invite' writes it); without one anyone could join.")
-    from ..protocol.enrollment import read_directory  # loaded when the command runs, off the start-up path
+    from ..protocol.cohort_enrollment import is_cohort_directory  # loaded when the command runs, off start-up
+    from ..protocol.enrollment import read_directory  # (as above)
 
+    if a.cohort_size is not None or _is_cohort_directory_file(a.directory, is_cohort_directory):
+        return _serve_cohorts(a, setting_names)
     directory = read_directory(a.directory)
     vocab = read_vocabulary(a.vocabulary)
     given = getattr(a, "_given", None) or ()
@@ -109,6 +120,59 @@ def serve_secure_sum(a, setting_names=None) -> None:
     try:
         app = create_secure_sum_app(cfg, setting_names=setting_names)
         make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
+                           **server_options(header_timeout=a.header_timeout))
+    finally:
+        startup.close_all(sockets)
+
+
+def _is_cohort_directory_file(path, is_cohort_directory) -> bool:
+    """Whether the directory file at ``path`` is a round in cohorts' (read as JSON; what it is otherwise, the reader
+    of a single round's directory says)."""
+    try:
+        return is_cohort_directory(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return False
+
+
+def _serve_cohorts(a, setting_names) -> None:
+    """``dptopic serve --report-kind secure-sum --cohort-size S``: a round in cohorts (docs/secure_sum.md)."""
+    from ..protocol.cohort_enrollment import is_cohort_directory, read_cohort_directory  # when the command runs
+    from ..service import startup  # deferred: loads numpy
+    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
+
+    if a.cohort_size is None:
+        raise DPTopicError(f"--directory {a.directory} is a round in cohorts' (from 'dptopic secure-sum invite"
+                           " --cohort-size S'): give --cohort-size S, the invitations' cohort size.")
+    if not _is_cohort_directory_file(a.directory, is_cohort_directory):
+        raise DPTopicError(f"--cohort-size needs the directory of a round in cohorts, and --directory {a.directory}"
+                           " is not one: write the invitations with 'dptopic secure-sum invite --cohort-size S'.")
+    directory = read_cohort_directory(a.directory)
+    layout = directory["layout"]
+    if a.cohort_size != layout["cohort_size"]:
+        raise DPTopicError(f"--cohort-size {a.cohort_size} differs from the invitations' cohort size"
+                           f" {layout['cohort_size']} (--directory {a.directory}): give --cohort-size"
+                           f" {layout['cohort_size']}, or invite again.")
+    vocab = read_vocabulary(a.vocabulary)
+    given = getattr(a, "_given", None) or ()
+    pick = {k: getattr(a, f) if getattr(a, f) is not None else layout[k]
+            for k, f in (("count", "min_contributors"), ("dropouts", "dropout_tolerance"), ("collusion", "collusion"))}
+    with flag_errors(PLAN_FLAGS):
+        settings = startup.secure_sum_settings(
+            vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=pick["collusion"],
+            min_contributors=pick["count"], dropout_tolerance=pick["dropouts"], cohort_size=a.cohort_size,
+            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
+    from ..service.cohort_app import CohortSumConfig, cohort_banner, create_cohort_app  # the service extra
+    from ..service.http import server_options  # loaded when the command runs, off the start-up path
+
+    token = read_token_file(a.token_file) if a.token_file else None
+    with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
+        cfg = CohortSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
+                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables)
+    sockets = startup.check_port_free(a.host, a.port, keep=True)
+    try:
+        app = create_cohort_app(cfg, setting_names=setting_names)
+        make_console(stderr=True).print(cohort_banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -163,8 +227,54 @@ def maybe_submit_secure_sum(a) -> bool:
             raise DPTopicError(f"--invitation is for a secure-sum server, and the server at {a.server} runs none:"
                                " drop it.")
         return False
-    submit_secure_sum(a, cfg)
+    if "cohorts" in cfg:
+        submit_cohorts(a, cfg)
+    else:
+        submit_secure_sum(a, cfg)
     return True
+
+
+def submit_cohorts(a, cfg: dict) -> None:
+    """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
+    also plays the bridge (docs/secure_sum.md, Rounds in cohorts)."""
+    from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
+    from ..contributor.secure_client import person_bow, state_path  # (as above)
+    from ..corpus import Vocabulary  # deferred: loads numpy
+    from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
+    from ..protocol.cohort_enrollment import read_cohort_invitation  # (as above)
+
+    if a.invitation is None:
+        raise DPTopicError(f"the server at {a.server} runs a secure sum in cohorts, which takes invited contributors"
+                           " only: give --invitation FILE (from the round's operator).")
+    if getattr(a, "contributor", None) is not None:
+        raise DPTopicError("--contributor is not read by a secure sum: your id is your invitation's; drop it.")
+    invitation = read_cohort_invitation(a.invitation)
+    if invitation["cohorts"] is None:
+        raise DPTopicError(f"the server at {a.server} runs a round in cohorts, and --invitation {a.invitation} is to a"
+                           " single round: give your invitation to this round (from its operator).")
+    limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
+    eps = cfg.get("epsilon")
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool):
+        raise DPTopicError(f"the server at {a.server} states no epsilon: is it a dptopic server of this version?")
+    if eps > limit * (1 + 1e-12):
+        raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
+                           f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
+    words = cfg.get("vocabulary")
+    if not (isinstance(words, list) and all(isinstance(w, str) for w in words)):
+        raise DPTopicError(f"the server at {a.server} states no vocabulary: is it a dptopic server of this version?")
+    state = state_path(a.state, invitation)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(words),
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
+    s = take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
+                             client_timeout=a.timeout, retries=a.retries)
+    console = make_console()
+    for line in secure_sum_lines(s):
+        console.print(line, markup=False)
+    bridge = s.get("bridge")
+    console.print(f"cohort {s['cohort']} of {s['cohorts']}"
+                  + ("; a delegate of its cohort: also took part in the bridge (its pads"
+                     + (f", sent this run: {', '.join(bridge['steps'])})" if bridge and bridge.get("steps") else ")")
+                     if bridge is not None else "") + ".", markup=False)
 
 
 # ----------------------------------------------------------------------------- dptopic secure-sum invite
@@ -184,22 +294,43 @@ def register(sub) -> None:
     i.add_argument("--count", type=_int_arg(3), required=True, metavar="N", help="contributors to invite (at least 3)")
     i.add_argument("--out", required=True, metavar="DIR", help="a new folder for directory.json and the invitations")
     i.add_argument("--round-id", default=None, metavar="ID",
-                   help="the round's name (1-64 of A-Z a-z 0-9 _ -; default random)")
+                   help="the round's name (1-64 of A-Z a-z 0-9 _ -; 1-56 with --cohort-size; default random)")
+    i.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
+                   help="a round in cohorts of at most S contributors each: each invitation is to its cohort's round"
+                        " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
+                        " --cohort-size (docs/secure_sum.md, Rounds in cohorts)")
+    i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
+                   help="with --cohort-size: how many of the round may drop out (default N/10; it sets how many"
+                        " delegates each cohort has)")
+    i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
+                   help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
     i.set_defaults(func=cmd_invite)
 
 
 def cmd_invite(a) -> None:
     """``dptopic secure-sum invite``."""
-    from ..protocol.enrollment import make_invitations  # loaded when the command runs, off the start-up path
+    from ..protocol.cohort_enrollment import make_cohort_invitations  # loaded when the command runs, off start-up
+    from ..protocol.enrollment import make_invitations  # (as above)
 
-    with flag_errors(PLAN_FLAGS):
-        s = make_invitations(a.key, a.count, a.out, a.round_id)
+    if a.cohort_size is None:
+        for flag in ("dropout_tolerance", "collusion"):
+            if getattr(a, flag) is not None:
+                raise DPTopicError(f"--{flag.replace('_', '-')} is for a round in cohorts: add --cohort-size S, or"
+                                   " drop it (a single round's are the server's flags).")
+    with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
+        if a.cohort_size is None:
+            s = make_invitations(a.key, a.count, a.out, a.round_id)
+        else:
+            s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
+                                        a.round_id)
     console = make_console()
     if s["key_created"]:
         console.print(f"created the enrollment key {a.key} (readable by you only): keep it off the server.",
                       markup=False)
     console.print(f"round {s['round_id']}: {s['count']} invitations in {a.out} (invitation-*.json: hand each to its"
-                  f" contributor only) and the directory {s['directory']} (start the server with --directory).",
+                  f" contributor only) and the directory {s['directory']} (start the server with --directory"
+                  + (f" and --cohort-size {a.cohort_size}); {s['cohorts']} cohorts, {s['delegates']} delegates each"
+                     " (their invitations also to the bridge)." if a.cohort_size is not None else ")."),
                   markup=False)
 
 

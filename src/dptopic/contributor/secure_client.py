@@ -54,18 +54,24 @@ one post-and-wait per message (docs/research/secure_sum_round_trips.md says why 
 
 
 def take_part(server: str, bow, invitation, state=None, max_epsilon: float | None = None, client=None,
-              poll: float = 0.5, timeout: float = 3600.0) -> dict:
+              poll: float = 0.5, timeout: float = 3600.0, contributor: SecureContributor | None = None) -> dict:
     """Run every step of the server's round for one person holding ``invitation`` (a file path or
     :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
     ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
     the roster, or the neighbours' consistency signatures, where they are needed next), so a round whose steps each
     close within a long poll (20 s) takes :data:`REQUESTS`, 9 requests per contributor: the configuration and one per
     message. A step that takes longer is waited for with ``GET /v1/secure/round?wait=STEP`` (one request per 20 s,
-    at most ``timeout`` seconds for each step). The connection is kept open between the requests."""
-    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    at most ``timeout`` seconds for each step). The connection is kept open between the requests. ``contributor``:
+    the person's side already made from this server's configuration (a cohort's member or a bridge's delegate,
+    :mod:`dptopic.contributor.cohort_client`); ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then
+    its."""
     client = client or ServiceClient(server)
     client.keep_alive = True        # a round is a dozen requests to one server: one connection for them all
-    c = SecureContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
+    if contributor is None:
+        invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+        contributor = SecureContributor(client.get_json("/v1/config"), bow, invitation, state=state,
+                                        max_epsilon=max_epsilon)
+    c = contributor
     if c.finished:
         return {**c.summary(), "steps": [], "finished": c.finished, "state": None if state is None else str(state)}
 

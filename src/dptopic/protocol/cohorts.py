@@ -158,6 +158,23 @@ def combine(cohort_totals, bridge_total, bits: int, cohort_delegates_uploaded, b
     return ss.from_ring(total, bits)
 
 
+def delegates_per_cohort(sizes, rate: float, collusion: int, cohort_size=None) -> int:
+    """Delegates per cohort of ``sizes`` with ``collusion`` colluders and dropout ``rate``: the fewest (at least
+    ``collusion + 1``) that keep ``collusion + 1`` of them uploading, except with probability
+    :data:`LIVENESS_TARGET` over all cohorts (what :attr:`CohortPlan.n_delegates` is, and what the operator's
+    invitations need before any other setting of the round is known)."""
+    t = int(collusion)
+    target = LIVENESS_TARGET / (4 * len(sizes))
+    k = t + 1
+    while k < min(sizes) and _binomial_tail(k, rate, k - t - 1) > target:
+        k += 1
+    if k > min(sizes) or _binomial_tail(k, rate, k - t - 1) > target:
+        raise ParameterError("{cohort_size=}: the smallest cohort cannot hold enough delegates for {t} colluders"
+                             " at this dropout rate; give larger cohorts.", "cohort_size",
+                             max(sizes) if cohort_size is None else cohort_size, t=t)
+    return k
+
+
 @dataclass(frozen=True)
 class CohortPlan:
     """The plan of a round in cohorts (module note): the round's noise, ring and scale, each cohort's graph and
@@ -252,17 +269,8 @@ class CohortPlan:
     @cached_property
     def n_delegates(self) -> int:
         """Delegates per cohort: the fewest (at least ``t + 1``) that keep ``t + 1`` of them uploading with the
-        planned dropout rate (module note)."""
-        t = int(self.collusion)
-        target = LIVENESS_TARGET / (4 * len(self.sizes))
-        k = t + 1
-        while k < min(self.sizes) and _binomial_tail(k, self.rate, k - t - 1) > target:
-            k += 1
-        if _binomial_tail(k, self.rate, k - t - 1) > target:
-            raise ParameterError("{cohort_size=}: the smallest cohort cannot hold enough delegates for {t} colluders"
-                                 " at this dropout rate; give larger cohorts.", "cohort_size", self.cohort_size,
-                                 t=t)
-        return k
+        planned dropout rate (module note; :func:`delegates_per_cohort`)."""
+        return delegates_per_cohort(self.sizes, self.rate, int(self.collusion), self.cohort_size)
 
     @cached_property
     def bridge_plan(self) -> ss.SecureSumPlan:
@@ -316,6 +324,30 @@ class CohortPlan:
         # the noise in a sum of m shares is m mu / honest: the same survivors, fewer honest shares planned for
         return math.sqrt(self.round_plan.mu_shares[1] / single.mu_shares[1]) * single.scale / self.scale
 
+    def to_dict(self) -> dict:
+        """The plan's settings as a cohort server's ``/v1/config`` states them (the ring as chosen), for
+        :meth:`from_dict`: a contributor recomputes everything else (the cohorts, their plans, the delegates)."""
+        return {"epsilon": float(self.epsilon), "delta": float(self.delta), "n": int(self.n),
+                "dropouts": int(self.dropouts), "vocab_size": int(self.vocab_size),
+                "cohort_size": int(self.cohort_size), "collusion": int(self.collusion), "bits": int(self.ring_bits)}
+
+    @classmethod
+    def from_dict(cls, d) -> "CohortPlan":
+        """The plan :meth:`to_dict` states, recomputed here; refused in one line when malformed or not a plan."""
+        keys = ("epsilon", "delta", "n", "dropouts", "vocab_size", "cohort_size", "collusion", "bits")
+        if not isinstance(d, dict) or set(d) != set(keys):
+            raise DPTopicError("the server's cohort plan is malformed (its settings): is it a dptopic server of this"
+                               " version?")
+        ints = [d[k] for k in keys[2:]]
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in ints) or any(
+                isinstance(d[k], bool) or not isinstance(d[k], (int, float)) for k in keys[:2]):
+            raise DPTopicError("the server's cohort plan is malformed (its settings): is it a dptopic server of this"
+                               " version?")
+        try:
+            return cls(float(d["epsilon"]), float(d["delta"]), *ints)
+        except DPTopicError as e:
+            raise DPTopicError(f"the server's cohort plan is refused: {' '.join(str(e).split())}") from None
+
     def describe(self) -> dict:
         """What the card and the release state about the cohorts."""
         rp, bp = self.round_plan, self.bridge_plan
@@ -350,4 +382,5 @@ class CohortPlan:
 
 
 __all__ = ["CohortPlan", "assign", "cohort_sizes", "cohort_dropouts", "check_delegates", "check_bridge", "combine",
-           "pad", "cohort_round_id", "bridge_round_id", "LIVENESS_TARGET", "DEFAULT_COHORT_SIZE"]
+           "pad", "cohort_round_id", "bridge_round_id", "delegates_per_cohort", "LIVENESS_TARGET",
+           "DEFAULT_COHORT_SIZE"]

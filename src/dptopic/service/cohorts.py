@@ -119,6 +119,27 @@ class Coordinator:
         for r in self.rounds():
             r.fail(reason)
 
+    def advance(self) -> bool:
+        """What a server in cohorts calls whenever a round may have moved (:mod:`dptopic.service.cohort_app`): a
+        failure anywhere fails every round, and each step every round has unmasked is read (:meth:`step`), in order;
+        after a restart the sums are read again from the padded totals each round kept. Returns whether it moved
+        the round on."""
+        why = self.failed()
+        if why is not None:
+            if any(r.st["state"] not in ("released", "failed") for r in self.rounds()):
+                self._fail(why)
+                return True
+            return False
+        moved = False
+        for phase in range(ss.PHASES):
+            if phase not in self.sums:
+                if not self.ready(phase):
+                    break
+                moved = self.step(phase) or moved
+                if phase not in self.sums:
+                    break
+        return moved
+
     def step(self, phase: int) -> bool:
         """Read the round's sum of ``phase`` once every round has unmasked it; step 0 then opens step 1 everywhere
         with the kept words, step 1 releases the model everywhere. Returns whether it moved the round on."""

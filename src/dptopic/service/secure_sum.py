@@ -1259,14 +1259,16 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
-def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True) -> Starlette:
+def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True,
+                          round_class=None) -> Starlette:
     """The ASGI app of one secure-sum round (its database opened and checked at once). ``setting_names``: how
     whoever starts the server names its settings (``dptopic serve`` by its flags), for the answers and the round's
     failure reasons that name one (as :func:`dptopic.service.create_app`'s); by default the :class:`SecureSumConfig`
     fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters. ``freeze_gc``: once the server has
     started, every object alive (imports, the round's directory and neighbour graph) is moved out of the cyclic
-    collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does)."""
-    rnd = SecureRound(cfg)
+    collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does). ``round_class``: the
+    round's class (default :class:`SecureRound`; a cohort's, :mod:`dptopic.service.cohort_app`)."""
+    rnd = (round_class or SecureRound)(cfg)
     rnd.setting_names = dict(setting_names or {})
 
     @asynccontextmanager

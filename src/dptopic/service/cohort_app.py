@@ -1,0 +1,295 @@
+"""The server of a round in cohorts (``dptopic serve``'s secure sum with a cohort size): one process serves
+every cohort's round, the bridge and the coordinator (:mod:`dptopic.protocol.cohorts`, read its note first).
+
+Each cohort's round and the bridge's is a :class:`~dptopic.service.cohorts.CohortRound`: the secure sum's server,
+with its own SQLite file beside the round's database (``round.db`` gives ``round-c0.db``, ``round-c1.db``, ...,
+``round-bridge.db``), its own routes under a path prefix, the single round's (``/cohorts/{c}/v1/secure/...``,
+``/bridge/v1/secure/...``: a contributor's client speaks to its cohort as to a single round's server at that
+address), and the same durability: a server killed at any moment resumes from each round's receipts and running
+sums, and the coordinator reads again the padded totals each round kept. The
+:class:`~dptopic.service.cohorts.Coordinator` runs in the process: once every cohort's padded total and the
+bridge's are in for a step, it reads the round's sum, chooses the kept words (step 0) and opens step 1 everywhere,
+or builds the model (step 1) that every cohort then serves.
+
+The root serves what a contributor reads first: ``GET /v1/config`` (the cohort plan, :meth:`CohortPlan.to_dict
+<dptopic.protocol.cohorts.CohortPlan.to_dict>`, each cohort's members and where each round is served; a
+contributor finds its cohort by the plan's rule and refuses a server that seats anyone elsewhere), ``GET
+/v1/secure/round`` (every round's step), ``GET /v1/model`` (the released model, for ``dptopic pull``) and ``POST
+/v1/admin/secure/close`` (the admin closes the step under way in every round, once the survivors are in).
+"""
+from __future__ import annotations
+
+import gc
+import hmac
+import logging
+import threading
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from ..corpus import Vocabulary
+from ..errors import DPTopicError, ParameterError, ParameterText
+from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
+from ..protocol.cohorts import CohortPlan
+from .cohorts import CohortRound, Coordinator
+from .secure_sum import STATES, ApiError, SecureSumConfig, create_secure_sum_app
+from .storage import safe_url
+
+log = logging.getLogger("dptopic.service.cohort_app")
+COHORT_PREFIX = "/cohorts/{c}"
+BRIDGE_PREFIX = "/bridge"
+TICK_S = 0.05
+"""How often the coordinator looks whether every round has unmasked a step (the rounds unmask off the requests'
+threads)."""
+
+
+@dataclass
+class CohortSumConfig:
+    """What the server of a round in cohorts is started with: :class:`~dptopic.service.secure_sum.SecureSumConfig`'s
+    settings, with the round's :class:`~dptopic.protocol.cohorts.CohortPlan` as ``plan`` and the operator's cohort
+    directory (:func:`~dptopic.protocol.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
+    a SQLite file; each round's file lies beside it (:meth:`database_of`)."""
+
+    vocabulary: object
+    plan: CohortPlan
+    directory: dict
+    n_topics: int = 20
+    database: str = "sqlite:///dptopic-secure-sum.db"
+    admin_token: str | None = field(default=None, repr=False)
+    max_body_bytes: int = 16 * 1024 * 1024
+    allow_foreign_tables: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.vocabulary, Vocabulary):
+            self.vocabulary = Vocabulary(list(self.vocabulary))
+        if self.plan.vocab_size != len(self.vocabulary):
+            raise ParameterError("the plan's vocabulary size differs from {vocabulary}'s.", "vocabulary")
+        self.directory = check_cohort_directory(self.directory, where="the config's directory")
+        layout, want = self.directory["layout"], plan_layout(self.plan)
+        if layout != want:
+            diff = ", ".join(f"{k} {layout[k]} in the invitations, {want[k]} in the plan" for k in want
+                             if layout[k] != want[k])
+            raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
+                                 " with the invitations' settings, or invite again.", "directory", diff=diff)
+        self._path = self._sqlite_path(self.database)
+
+    @staticmethod
+    def _sqlite_path(url: str) -> Path:
+        try:
+            u = make_url(url)
+        except Exception:       # noqa: BLE001 (any malformed URL: one line)
+            u = None
+        if u is None or u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
+            raise ParameterError("{database=}: a round in cohorts keeps each cohort's round in its own SQLite file"
+                                 " beside the round's; give sqlite:///PATH.", "database", safe_url(str(url)))
+        return Path(u.database)
+
+    @property
+    def round_id(self) -> str:
+        """The whole round's id (each cohort's round adds its number)."""
+        return self.directory["round_id"]
+
+    @property
+    def cohorts(self) -> int:
+        """How many cohorts."""
+        return len(self.directory["cohorts"])
+
+    def database_of(self, part) -> str:
+        """The SQLite URL of cohort ``part``'s round (an index), or of the bridge's (``"bridge"``)."""
+        p = self._path
+        tail = "bridge" if part == "bridge" else f"c{int(part)}"
+        return f"sqlite:///{p.with_name(f'{p.stem}-{tail}{p.suffix}')}"
+
+    def part(self, part) -> SecureSumConfig:
+        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's."""
+        if part == "bridge":
+            plan, directory = self.plan.bridge_plan, self.directory["bridge"]
+        else:
+            plan, directory = self.plan.cohort_plans[int(part)], self.directory["cohorts"][int(part)]
+        return SecureSumConfig(self.vocabulary, plan, directory, n_topics=self.n_topics,
+                               database=self.database_of(part), admin_token=self.admin_token,
+                               max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables)
+
+
+class CohortServer:
+    """Every round of a round in cohorts and its coordinator, in one process (module note)."""
+
+    def __init__(self, cfg: CohortSumConfig, setting_names=None):
+        self.cfg, self.plan = cfg, cfg.plan
+        names = dict(setting_names or {})
+        self.apps = [create_secure_sum_app(cfg.part(c), names, freeze_gc=False, round_class=CohortRound)
+                     for c in range(cfg.cohorts)]
+        self.bridge_app = create_secure_sum_app(cfg.part("bridge"), names, freeze_gc=False, round_class=CohortRound)
+        self.rounds = [a.state.round for a in self.apps]
+        self.bridge = self.bridge_app.state.round
+        self.groups = [sorted(d["members"]) for d in cfg.directory["cohorts"]]
+        delegates = [self.plan.delegates(g, cfg.round_id, c) for c, g in enumerate(self.groups)]
+        self.coordinator = Coordinator(self.plan, self.rounds, self.bridge, delegates,
+                                       [[bridge_id(c, d) for d in ds] for c, ds in enumerate(delegates)],
+                                       cfg.vocabulary, cfg.n_topics, cfg.round_id)
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.advance()      # a restart: the steps every round had unmasked are read again
+
+    def advance(self) -> None:
+        """One look of the coordinator (a failure of its own fails the whole round, in one line)."""
+        with self.lock:
+            try:
+                self.coordinator.advance()
+            except Exception as e:      # noqa: BLE001 (any failure fails the round, in one line, and is logged)
+                log.exception("the coordinator failed")
+                self.coordinator._fail(f"the coordinator failed ({' '.join(str(e).split())[:200]}): nothing released")
+
+    def start(self) -> None:
+        """The coordinator's thread: it looks every :data:`TICK_S` seconds until :meth:`stop`."""
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="cohort-coordinator", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(TICK_S):
+            self.advance()
+
+    def stop(self) -> None:
+        """Stop the coordinator's thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None
+
+    def parts(self) -> list:
+        """Every cohort's round, then the bridge's."""
+        return [*self.rounds, self.bridge]
+
+    def config(self) -> dict:
+        """``GET /v1/config``: the round's public settings and its cohort plan."""
+        cfg, plan = self.cfg, self.plan
+        return {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "round_id": cfg.round_id,
+                "vocabulary": cfg.vocabulary.words, "vocab_size": len(cfg.vocabulary), "n_topics": cfg.n_topics,
+                "epsilon": plan.epsilon, "delta": plan.delta, "fed": None, "max_body_bytes": cfg.max_body_bytes,
+                "cohorts": {"plan": plan.to_dict(), "members": self.groups,
+                            "paths": [COHORT_PREFIX.format(c=c) for c in range(cfg.cohorts)],
+                            "bridge": BRIDGE_PREFIX, "delegates_per_cohort": plan.n_delegates}}
+
+    def view(self) -> dict:
+        """``GET /v1/secure/round``: the whole round's step (the earliest of its rounds', ``failed`` if any failed,
+        ``released`` once every one serves the model) and each round's."""
+        views = [r.view() for r in self.parts()]
+        states = [v["state"] for v in views]
+        reason = self.coordinator.failed()
+        if "failed" in states or reason is not None:
+            state = "failed"
+        else:
+            state = min(states, key=STATES.index)
+        return {"round_id": self.cfg.round_id, "state": state, "reason": reason, "cohorts": states[:-1],
+                "bridge": states[-1], "kept": next((v["kept"] for v in views if "kept" in v), None)}
+
+    def close(self) -> dict:
+        """The admin's close of the step under way in every round that has one (the others are left as they are)."""
+        for r in self.parts():
+            state = r.view()["state"]
+            if state == "shares" or state.startswith(("upload", "consistency")):
+                try:
+                    r.close()
+                except ApiError:        # moved on meanwhile
+                    pass
+        self.advance()
+        return self.view()
+
+
+def _server(request: Request) -> CohortServer:
+    return request.app.state.cohort_server
+
+
+async def get_config(request: Request):
+    return JSONResponse(_server(request).config())
+
+
+async def get_round(request: Request):
+    return JSONResponse(await run_in_threadpool(_server(request).view))
+
+
+async def get_model(request: Request):
+    return JSONResponse(await run_in_threadpool(_server(request).rounds[0].model_doc))
+
+
+async def admin_close(request: Request):
+    s = _server(request)
+    token, auth = s.cfg.admin_token, request.headers.get("authorization", "")
+    names = getattr(request.app.state, "setting_names", None)
+    if token is None:
+        raise ApiError(403, "admin_disabled", ParameterText(
+            "admin endpoints are disabled: start the server with an {admin_token}.", "admin_token",
+            flag_template="admin endpoints are disabled: start the server with {admin_token}.").message(names))
+    if not auth.startswith("Bearer ") or not hmac.compare_digest(auth[7:].strip().encode(), token.encode()):
+        raise ApiError(403, "wrong_token", ParameterText(
+            "send 'Authorization: Bearer TOKEN' (the server's {admin_token}).", "admin_token",
+            flag_template="send 'Authorization: Bearer TOKEN' (the token from {admin_token}).").message(names))
+    return JSONResponse(await run_in_threadpool(s.close))
+
+
+async def _api_error(request: Request, exc: ApiError):
+    return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
+
+
+async def _dptopic_error(request: Request, exc: DPTopicError):
+    return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
+
+
+def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool = True) -> Starlette:
+    """The ASGI app of a round in cohorts (every round's database opened and checked at once; module note). The
+    coordinator's thread runs while the app is served (its lifespan), and :attr:`state.cohort_server
+    <CohortServer>` is the round's. ``setting_names`` and ``freeze_gc``: as
+    :func:`~dptopic.service.secure_sum.create_secure_sum_app`'s."""
+    server = CohortServer(cfg, setting_names)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        server.start()
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
+        try:
+            yield
+        finally:
+            server.stop()
+
+    routes = [Route("/v1/config", get_config, methods=["GET"]),
+              Route("/v1/secure/round", get_round, methods=["GET"]),
+              Route("/v1/model", get_model, methods=["GET"]),
+              Route("/v1/admin/secure/close", admin_close, methods=["POST"]),
+              *[Mount(COHORT_PREFIX.format(c=c), app=a) for c, a in enumerate(server.apps)],
+              Mount(BRIDGE_PREFIX, app=server.bridge_app)]
+    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error},
+                    lifespan=lifespan)
+    app.state.cohort_server = server
+    app.state.setting_names = dict(setting_names or {})
+    return app
+
+
+
+
+def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
+    """The line a server of a round in cohorts says as it starts (as :func:`~dptopic.service.startup.banner` for a
+    single round)."""
+    plan = cfg.plan
+    d = plan.describe()
+    return (f"dptopic serve: secure sum in cohorts, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g}"
+            f" per person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}) in"
+            f" {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}, each tolerating"
+            f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts, {plan.collusion} colluding, a bridge of"
+            f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
+            f"{plan.noise_cost:.3f} of a single round's; each round's database beside {cfg._path}; admin"
+            f" {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under /bridge)")
+
+
+__all__ = ["CohortSumConfig", "CohortServer", "create_cohort_app", "cohort_banner", "COHORT_PREFIX", "BRIDGE_PREFIX"]
