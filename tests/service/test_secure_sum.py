@@ -662,3 +662,45 @@ def test_the_rounds_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
         assert asyncio.run(frozen_while_serving(create_secure_sum_app(cfg, freeze_gc=False))) == 0
     finally:
         gc.unfreeze()
+
+
+def test_the_release_code_is_loaded_off_the_round_once_the_server_has_started(tmp_path, monkeypatch):
+    """The code that reads the unmasked sums (scikit-learn: over a second of imports) is imported on a thread of its
+    own when the server starts, not between step 0's unmasking and step 1's opening while every contributor waits;
+    the server answers without waiting for it, and ``preload=False`` leaves it out."""
+    import asyncio
+    import threading
+
+    from dptopic.service import secure_sum as server
+
+    cfg = InProcessRound(tmp_path, n=12).cfg
+    started, release = [], threading.Event()
+
+    def slow_preload():
+        started.append(threading.current_thread().name)
+        release.wait(10)        # a slow import: the lifespan must not wait for it
+
+    monkeypatch.setattr(server, "preload_release_code", slow_preload)
+
+    async def serving(app):
+        async with app.router.lifespan_context(app):
+            await asyncio.sleep(0.2)
+            return list(started)
+
+    try:
+        assert asyncio.run(serving(server.create_secure_sum_app(cfg, freeze_gc=False))) == ["secure-preload"]
+    finally:
+        release.set()
+    started.clear()
+    assert asyncio.run(serving(server.create_secure_sum_app(cfg, freeze_gc=False, preload=False))) == []
+
+
+def test_preloading_imports_what_the_unmasking_reads():
+    import subprocess
+    import sys
+
+    code = ("import sys; from dptopic.service.secure_sum import preload_release_code; "
+            "print('dptopic.models.secure_sum' in sys.modules, end=' '); preload_release_code(); "
+            "print('dptopic.models.secure_sum' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

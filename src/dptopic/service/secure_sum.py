@@ -1259,13 +1259,24 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
-def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True) -> Starlette:
+def preload_release_code() -> None:
+    """Import the code that reads the unmasked sums (:mod:`dptopic.models.secure_sum`, which loads scikit-learn and
+    SciPy: about 1.4 s of CPU here), so that the round does not wait for it between step 0's unmasking and step 1's
+    opening, when every contributor is waiting (docs/research/secure_sum_cpu.md). Run on a thread of its own once the
+    server has started: the server answers at once, as before."""
+    from ..models import secure_sum  # noqa: F401 - start-up: models.secure_sum loads scikit-learn (here, off the start)
+
+
+def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True,
+                          preload: bool = True) -> Starlette:
     """The ASGI app of one secure-sum round (its database opened and checked at once). ``setting_names``: how
     whoever starts the server names its settings (``dptopic serve`` by its flags), for the answers and the round's
     failure reasons that name one (as :func:`dptopic.service.create_app`'s); by default the :class:`SecureSumConfig`
     fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters. ``freeze_gc``: once the server has
     started, every object alive (imports, the round's directory and neighbour graph) is moved out of the cyclic
-    collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does)."""
+    collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does). ``preload``: the code that
+    reads the unmasked sums is imported on a thread of its own once the server has started
+    (:func:`preload_release_code`), not in the middle of the round."""
     rnd = SecureRound(cfg)
     rnd.setting_names = dict(setting_names or {})
 
@@ -1274,6 +1285,8 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
         if freeze_gc:
             gc.collect()
             gc.freeze()
+        if preload:
+            threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
         yield
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
