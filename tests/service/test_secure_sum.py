@@ -261,6 +261,26 @@ def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_re
     assert scans == []
 
 
+def test_a_contributors_messages_run_statements_built_once_not_one_per_message(tmp_path):
+    """Each message's queries are statements built once (SQLAlchemy then keeps their cache keys), with their values
+    as bound parameters: the distinct statement objects a whole round executes are bounded by the kinds of query, not
+    by the messages (12 people send about a hundred), and every one of the per-message queries is among them."""
+    from sqlalchemy import event
+
+    from dptopic.service.secure_sum import _Q
+
+    rnd = InProcessRound(tmp_path, n=12, dropouts=2, collusion=1)
+    executed = []
+    event.listen(rnd.server.engine, "before_execute", lambda conn, clause, *a: executed.append(clause))
+    assert rnd.run(drop0=[rnd.people[0].me])["state"] == "released"
+    built_once = {id(v) for k, v in vars(_Q).items() if not k.startswith("_")}
+    per_message = [c for c in executed if id(c) in built_once]
+    assert len(executed) > 300 and len(per_message) > 0.85 * len(executed)     # the rest: a step's opening or close
+    assert len({id(c) for c in executed}) < 80
+    assert {id(_Q.unmask_sha), id(_Q.one_more), id(_Q.reached), id(_Q.upload_sha), id(_Q.keys_of)} <= {
+        id(c) for c in executed}
+
+
 def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(tmp_path):
     """Every contributor's view of a step carries the step's lists (N ids each): the HTTP view encodes them once per
     state, and its bytes read back as the plain view."""
