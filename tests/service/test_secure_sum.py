@@ -724,3 +724,52 @@ def test_preloading_imports_what_the_unmasking_reads():
             "print('dptopic.models.secure_sum' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_change_of_step_wakes_each_long_poll_once_and_no_message_wakes_it(tmp_path):
+    """The round wakes its long polls when this process moves it to another step (one wake-up per waiter and change
+    of step, none per message), so that a waiter answers at once instead of at its next look (up to 0.25 s later)."""
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    woken = []
+    rnd.server.listen(lambda: woken.append(rnd.server.st["state"]))
+    rnd.keys()
+    assert woken == ["shares"]                      # 8 registrations, one change of step
+    rnd.shares()
+    rnd.upload(0)
+    assert woken == ["shares", "upload0", "consistency0"]
+    rnd.server.unlisten(woken.append)               # not a listener: nothing happens
+    rnd.consistency(0)
+    assert woken[-1] == "unmask0" and len(woken) == 4
+
+
+def test_a_long_poll_answers_when_the_step_changes_not_at_its_next_look(tmp_path, monkeypatch):
+    import asyncio
+    import threading
+
+    from starlette.requests import Request
+
+    from dptopic.service import secure_sum as server
+
+    monkeypatch.setattr(server, "FIRST_LOOK_S", 60.0)     # looks alone would not see the change for a minute
+    monkeypatch.setattr(server, "LOOK_EVERY_S", 60.0)
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.keys()
+    app = server.create_secure_sum_app(rnd.cfg, freeze_gc=False, preload=False)
+    app.state.round = rnd.server
+    request = Request({"type": "http", "method": "GET", "path": "/v1/secure/round", "headers": [], "app": app,
+                       "query_string": b"wait=upload0&timeout=20"})
+
+    async def wait_for_upload0():
+        waiter = asyncio.create_task(server._await_view(request))
+        await asyncio.sleep(0.3)
+        assert not waiter.done() and len(rnd.server._waiters) == 1
+        moved = threading.Thread(target=rnd.shares)
+        moved.start()
+        await asyncio.to_thread(moved.join)
+        changed = time.monotonic()
+        view = await waiter
+        return view, time.monotonic() - changed
+
+    view, late = asyncio.run(wait_for_upload0())
+    assert view["state"] == "upload0" and late < 1.0
+    assert rnd.server._waiters == set()

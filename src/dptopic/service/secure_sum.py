@@ -312,6 +312,8 @@ class SecureRound:
         self._st_raw = None          # the state row as last read or written (None: read it again)
         self._looked, self._polled = 0.0, "keys"     # long polling's reading of the state row, and when
         self._changing = 0           # inside a change (:meth:`_txn`) of this process
+        self._waiters: set = set()   # long polls of this process, woken when the round's step changes (:meth:`_save`)
+        self._waiters_lock = threading.Lock()
         try:
             self.engine = _open_engine(cfg.database)
             self.shared = self.engine.dialect.name != "sqlite"      # several server processes may share the round
@@ -463,6 +465,25 @@ class SecureRound:
             conn.execute(t_state.delete().where(t_state.c.key.in_(list(extra))))
             conn.execute(t_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
         self._st_raw = raw
+        self._wake()
+
+    def listen(self, wake) -> None:
+        """Call ``wake()`` (from whichever thread changes the round) each time this process moves the round to another
+        step, until :meth:`unlisten`: a long poll then answers at once rather than at its next look. (Another server
+        process's change is seen at the next look, as before.)"""
+        with self._waiters_lock:
+            self._waiters.add(wake)
+
+    def unlisten(self, wake) -> None:
+        """Stop calling ``wake``."""
+        with self._waiters_lock:
+            self._waiters.discard(wake)
+
+    def _wake(self) -> None:
+        with self._waiters_lock:
+            waiters = list(self._waiters)
+        for wake in waiters:
+            wake()
 
     # ------------------------------------------------------------ views
     def roster(self) -> dict:
@@ -1112,6 +1133,11 @@ def _respond(doc: dict, status: int = 200) -> Response:
 
 LONG_POLL_S = 20.0
 """The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
+LOOK_EVERY_S = 0.25
+"""The longest a long poll waits between two looks at the round's step (its pauses grow from 20 ms to this); a step
+that this process moves on wakes it at once (:meth:`SecureRound.listen`)."""
+FIRST_LOOK_S = 0.02
+"""A long poll's first pause between two looks (each next one 1.5 times longer, up to :data:`LOOK_EVERY_S`)."""
 
 
 def _reached(state: str, step: str) -> bool:
@@ -1140,10 +1166,25 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
         if not 0 <= timeout <= 3600:
             raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
-        pause = 0.02        # the state is looked at in memory; at most 4 times a second per waiting contributor
-        while not _reached(r.current_state(), step) and time.monotonic() < deadline:
-            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(0.25, pause * 1.5)
+        pause = FIRST_LOOK_S    # the state is looked at in memory; at most 4 times a second per waiting contributor
+        loop, changed = asyncio.get_running_loop(), asyncio.Event()
+
+        def wake():         # from the thread that moved the round on: one wake-up per waiter and change of step
+            try:
+                loop.call_soon_threadsafe(changed.set)
+            except RuntimeError:        # the loop has closed (the server is stopping)
+                pass
+        r.listen(wake)
+        try:
+            while not _reached(r.current_state(), step) and time.monotonic() < deadline:
+                try:
+                    await asyncio.wait_for(changed.wait(), min(pause, max(0.0, deadline - time.monotonic())))
+                except asyncio.TimeoutError:
+                    pass
+                changed.clear()
+                pause = min(LOOK_EVERY_S, pause * 1.5)
+        finally:
+            r.unlisten(wake)
     view = await run_in_threadpool(r.encoded_view)
     if include:
         state = view["state"]
