@@ -38,3 +38,57 @@ def test_the_collectors_runs_and_cpu_are_counted_by_generation_until_closed():
     before = list(counter.runs)
     gc.collect()
     assert counter.runs == before
+
+
+def test_each_sending_thread_keeps_its_own_connection_for_all_its_requests():
+    """A pool process's threads each keep one HTTP/1.1 connection open (as one contributor's ``submit`` does), not one
+    connection a request: the server sees as many connections as threads, however many requests each sends."""
+    import http.server
+    import threading
+
+    connections = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self):
+            super().setup()
+            connections.append(self.client_address)
+
+        def do_GET(self):
+            body = b'{"ok": true}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    try:
+        client = secure_client.CountingClient(f"http://127.0.0.1:{server.server_address[1]}", 4)
+        seen = []
+
+        def send(i):
+            client.who = i
+            for _ in range(5):
+                assert client.get_json("/v1/anything") == {"ok": True}
+            seen.append(id(client._conn))
+            client.close()
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(set(seen)) == 3                      # one connection each, not shared between threads
+        assert len(connections) == 3                    # 15 requests on 3 connections
+        assert client.requests[:3].tolist() == [5, 5, 5]
+        assert client._conn is None                     # this thread never sent: it holds none
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -261,6 +261,26 @@ def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_re
     assert scans == []
 
 
+def test_a_contributors_messages_run_statements_built_once_not_one_per_message(tmp_path):
+    """Each message's queries are statements built once (SQLAlchemy then keeps their cache keys), with their values
+    as bound parameters: the distinct statement objects a whole round executes are bounded by the kinds of query, not
+    by the messages (12 people send about a hundred), and every one of the per-message queries is among them."""
+    from sqlalchemy import event
+
+    from dptopic.service.secure_sum import _Q
+
+    rnd = InProcessRound(tmp_path, n=12, dropouts=2, collusion=1)
+    executed = []
+    event.listen(rnd.server.engine, "before_execute", lambda conn, clause, *a: executed.append(clause))
+    assert rnd.run(drop0=[rnd.people[0].me])["state"] == "released"
+    built_once = {id(v) for k, v in vars(_Q).items() if not k.startswith("_")}
+    per_message = [c for c in executed if id(c) in built_once]
+    assert len(executed) > 300 and len(per_message) > 0.85 * len(executed)     # the rest: a step's opening or close
+    assert len({id(c) for c in executed}) < 80
+    assert {id(_Q.unmask_sha), id(_Q.one_more), id(_Q.reached), id(_Q.upload_sha), id(_Q.keys_of)} <= {
+        id(c) for c in executed}
+
+
 def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(tmp_path):
     """Every contributor's view of a step carries the step's lists (N ids each): the HTTP view encodes them once per
     state, and its bytes read back as the plain view."""
@@ -662,3 +682,94 @@ def test_the_rounds_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
         assert asyncio.run(frozen_while_serving(create_secure_sum_app(cfg, freeze_gc=False))) == 0
     finally:
         gc.unfreeze()
+
+
+def test_the_release_code_is_loaded_off_the_round_once_the_server_has_started(tmp_path, monkeypatch):
+    """The code that reads the unmasked sums (scikit-learn: over a second of imports) is imported on a thread of its
+    own when the server starts, not between step 0's unmasking and step 1's opening while every contributor waits;
+    the server answers without waiting for it, and ``preload=False`` leaves it out."""
+    import asyncio
+    import threading
+
+    from dptopic.service import secure_sum as server
+
+    cfg = InProcessRound(tmp_path, n=12).cfg
+    started, release = [], threading.Event()
+
+    def slow_preload():
+        started.append(threading.current_thread().name)
+        release.wait(10)        # a slow import: the lifespan must not wait for it
+
+    monkeypatch.setattr(server, "preload_release_code", slow_preload)
+
+    async def serving(app):
+        async with app.router.lifespan_context(app):
+            await asyncio.sleep(0.2)
+            return list(started)
+
+    try:
+        assert asyncio.run(serving(server.create_secure_sum_app(cfg, freeze_gc=False))) == ["secure-preload"]
+    finally:
+        release.set()
+    started.clear()
+    assert asyncio.run(serving(server.create_secure_sum_app(cfg, freeze_gc=False, preload=False))) == []
+
+
+def test_preloading_imports_what_the_unmasking_reads():
+    import subprocess
+    import sys
+
+    code = ("import sys; from dptopic.service.secure_sum import preload_release_code; "
+            "print('dptopic.models.secure_sum' in sys.modules, end=' '); preload_release_code(); "
+            "print('dptopic.models.secure_sum' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
+
+
+def test_a_change_of_step_wakes_each_long_poll_once_and_no_message_wakes_it(tmp_path):
+    """The round wakes its long polls when this process moves it to another step (one wake-up per waiter and change
+    of step, none per message), so that a waiter answers at once instead of at its next look (up to 0.25 s later)."""
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    woken = []
+    rnd.server.listen(lambda: woken.append(rnd.server.st["state"]))
+    rnd.keys()
+    assert woken == ["shares"]                      # 8 registrations, one change of step
+    rnd.shares()
+    rnd.upload(0)
+    assert woken == ["shares", "upload0", "consistency0"]
+    rnd.server.unlisten(woken.append)               # not a listener: nothing happens
+    rnd.consistency(0)
+    assert woken[-1] == "unmask0" and len(woken) == 4
+
+
+def test_a_long_poll_answers_when_the_step_changes_not_at_its_next_look(tmp_path, monkeypatch):
+    import asyncio
+    import threading
+
+    from starlette.requests import Request
+
+    from dptopic.service import secure_sum as server
+
+    monkeypatch.setattr(server, "FIRST_LOOK_S", 60.0)     # looks alone would not see the change for a minute
+    monkeypatch.setattr(server, "LOOK_EVERY_S", 60.0)
+    rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
+    rnd.keys()
+    app = server.create_secure_sum_app(rnd.cfg, freeze_gc=False, preload=False)
+    app.state.round = rnd.server
+    request = Request({"type": "http", "method": "GET", "path": "/v1/secure/round", "headers": [], "app": app,
+                       "query_string": b"wait=upload0&timeout=20"})
+
+    async def wait_for_upload0():
+        waiter = asyncio.create_task(server._await_view(request))
+        await asyncio.sleep(0.3)
+        assert not waiter.done() and len(rnd.server._waiters) == 1
+        moved = threading.Thread(target=rnd.shares)
+        moved.start()
+        await asyncio.to_thread(moved.join)
+        changed = time.monotonic()
+        view = await waiter
+        return view, time.monotonic() - changed
+
+    view, late = asyncio.run(wait_for_upload0())
+    assert view["state"] == "upload0" and late < 1.0
+    assert rnd.server._waiters == set()

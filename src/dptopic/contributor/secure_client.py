@@ -273,13 +273,27 @@ STEP_TIMEOUT_S = 3600.0
 
 class CountingClient(ServiceClient):
     """A :class:`ServiceClient` that counts the bytes it sends and receives (bodies only), the requests and the
-    seconds spent in them, charged to the contributor named by :attr:`who` (or to the process's waiting, ``-1``)."""
+    seconds spent in them, charged to the contributor named by :attr:`who` (or to the process's waiting, ``-1``).
+
+    Each thread that sends keeps its own HTTP/1.1 connection open between its requests (``keep_alive``, as one
+    contributor's ``submit`` keeps one): a connection a request cost the pool process and the server a TCP set-up,
+    urllib's request machinery and uvicorn's protocol set-up for each of a contributor's messages
+    (docs/research/secure_sum_cpu.md)."""
 
     def __init__(self, server: str, people: int):
-        super().__init__(server, retries=5)
-        self._local = threading.local()     # each sending thread's contributor
+        self._local = threading.local()     # each sending thread's contributor and kept connection
+        super().__init__(server, retries=5, keep_alive=True)
         self.up, self.down = np.zeros(people + 1), np.zeros(people + 1)
         self.requests, self.seconds = np.zeros(people + 1), np.zeros(people + 1)
+
+    @property
+    def _conn(self):
+        """The calling thread's kept connection (None: opened on its next request)."""
+        return getattr(self._local, "conn", None)
+
+    @_conn.setter
+    def _conn(self, conn) -> None:
+        self._local.conn = conn
 
     @property
     def who(self) -> int:
@@ -466,6 +480,7 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
         each(range(k), answer)
     _wait(client, "released", ORDER)
     pool.shutdown()
+    client.close()
     collector.close()
     return {"cpu": cpu.tolist(), "collector": collector.summary(), "up": client.up[:k].tolist(),
             "down": client.down[:k].tolist(),

@@ -66,6 +66,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     create_engine,
     event,
     func,
@@ -133,6 +134,46 @@ t_counts = Table("secure_counts", meta, Column("key", String(64), primary_key=Tr
 """Counts kept as the rows they count change, in the same transaction (whichever server process makes it): at an
 unmasking, the answers stored (``answered{p}``) and the seeds still short of their threshold (``short{p}``), so that
 an answer costs the rows it touches, not a count over every answer."""
+
+
+
+class _Q:
+    """The statements a contributor's messages run, built once: SQLAlchemy builds a statement's cache key each time a
+    new statement object is executed (about 100 us of a 120 us query here); a statement built once keeps its key,
+    and takes its values as bound parameters (docs/research/secure_sum_cpu.md). Parameters are named ``p_*``, apart
+    from the tables' columns."""
+
+    P, WHO, KEYS = bindparam("p_phase"), bindparam("p_who"), bindparam("p_keys", expanding=True)
+    state = select(t_state.c.value).where(t_state.c.key == "state")
+    state_locked = state.with_for_update()
+    save_state = t_state.update().where(t_state.c.key == "state").values(value=bindparam("p_value"))
+    state_key = select(t_state.c.key).where(t_state.c.key == bindparam("p_key"))
+    insert_state = t_state.insert()
+    keys_of = select(t_keys).where(t_keys.c.contributor == WHO)
+    used = select(t_used_keys.c.key).where(t_used_keys.c.key.in_(KEYS))
+    insert_keys, insert_used = t_keys.insert(), t_used_keys.insert()
+    n_keys = select(func.count()).select_from(t_keys)
+    shares_sha = select(t_shares.c.sha).where(t_shares.c.sender == WHO)
+    insert_shares, insert_share_to = t_shares.insert(), t_share_to.insert()
+    n_shares = select(func.count()).select_from(t_shares)
+    shares_for = select(t_share_to.c.sender, t_share_to.c.ct).where(t_share_to.c.receiver == WHO)
+    upload_sha = select(t_uploads.c.sha).where((t_uploads.c.phase == P) & (t_uploads.c.contributor == WHO))
+    insert_upload = t_uploads.insert()
+    delete_sum, insert_sum = t_sums.delete().where(t_sums.c.phase == P), t_sums.insert()
+    signature_of = select(t_consistency.c.signature).where((t_consistency.c.phase == P)
+                                                           & (t_consistency.c.contributor == WHO))
+    insert_signature = t_consistency.insert()
+    n_signatures = select(func.count()).select_from(t_consistency).where(t_consistency.c.phase == P)
+    unmask_sha = select(t_unmask.c.sha).where((t_unmask.c.phase == P) & (t_unmask.c.contributor == WHO))
+    insert_unmask = t_unmask.insert()
+    counts = select(t_counts.c.key, t_counts.c.value).where(t_counts.c.key.in_(KEYS))
+    set_count = t_counts.update().where(t_counts.c.key == bindparam("p_key")).values(value=bindparam("p_value"))
+    senders = bindparam("p_senders", expanding=True)
+    one_more = (t_need.update().where((t_need.c.phase == P) & t_need.c.sender.in_(senders))
+                .values(have=t_need.c.have + 1))
+    reached = select(func.count()).select_from(t_need).where((t_need.c.phase == P) & t_need.c.sender.in_(senders)
+                                                             & (t_need.c.have == bindparam("p_threshold")))
+
 
 SQLITE_LOCKS: dict = {}
 """The lock files of the SQLite rounds this process serves, held open while it lives (a POSIX lock is this
@@ -271,6 +312,8 @@ class SecureRound:
         self._st_raw = None          # the state row as last read or written (None: read it again)
         self._looked, self._polled = 0.0, "keys"     # long polling's reading of the state row, and when
         self._changing = 0           # inside a change (:meth:`_txn`) of this process
+        self._waiters: set = set()   # long polls of this process, woken when the round's step changes (:meth:`_save`)
+        self._waiters_lock = threading.Lock()
         try:
             self.engine = _open_engine(cfg.database)
             self.shared = self.engine.dialect.name != "sqlite"      # several server processes may share the round
@@ -320,8 +363,7 @@ class SecureRound:
         if conn is None:
             with self.engine.connect() as c:
                 return self.refresh(c)
-        q = select(t_state.c.value).where(t_state.c.key == "state")
-        raw = conn.execute(q.with_for_update() if lock else q).scalar()
+        raw = conn.execute(_Q.state_locked if lock else _Q.state).scalar()
         if raw is None:
             raise DPTopicError(f"the database {safe_url(self.cfg.database)!r} lost the round's state row: give a new"
                                " database.")
@@ -418,11 +460,30 @@ class SecureRound:
         raw = json.dumps(self.st)
         # the state row is updated in place, never deleted and inserted again: a process waiting on its lock
         # (FOR UPDATE) then reads the new row; a new row would leave it with none, and unlocked
-        conn.execute(t_state.update().where(t_state.c.key == "state").values(value=raw))
+        conn.execute(_Q.save_state, {"p_value": raw})
         if extra:
             conn.execute(t_state.delete().where(t_state.c.key.in_(list(extra))))
             conn.execute(t_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in extra.items()])
         self._st_raw = raw
+        self._wake()
+
+    def listen(self, wake) -> None:
+        """Call ``wake()`` (from whichever thread changes the round) each time this process moves the round to another
+        step, until :meth:`unlisten`: a long poll then answers at once rather than at its next look. (Another server
+        process's change is seen at the next look, as before.)"""
+        with self._waiters_lock:
+            self._waiters.add(wake)
+
+    def unlisten(self, wake) -> None:
+        """Stop calling ``wake``."""
+        with self._waiters_lock:
+            self._waiters.discard(wake)
+
+    def _wake(self) -> None:
+        with self._waiters_lock:
+            waiters = list(self._waiters)
+        for wake in waiters:
+            wake()
 
     # ------------------------------------------------------------ views
     def roster(self) -> dict:
@@ -531,7 +592,7 @@ class SecureRound:
         if why is not None:
             raise ApiError(400, "bad_keys", why + ".")
         with self._txn() as conn:
-            old = conn.execute(select(t_keys).where(t_keys.c.contributor == contributor)).first()
+            old = conn.execute(_Q.keys_of, {"p_who": contributor}).first()
             if old is not None:
                 if old.c == keys["c"] and json.loads(old.s) == keys["s"] and json.loads(old.b) == keys["b"]:
                     return 200, {"replayed": True, **self.view()}
@@ -539,14 +600,13 @@ class SecureRound:
                                                     " this round: one key set per invitation.")
             self._need("keys")
             mine = sorted({keys["c"], *keys["s"]})
-            if len(mine) < 1 + len(keys["s"]) or conn.execute(
-                    select(t_used_keys.c.key).where(t_used_keys.c.key.in_(mine))).first() is not None:
+            if len(mine) < 1 + len(keys["s"]) or conn.execute(_Q.used, {"p_keys": mine}).first() is not None:
                 raise ApiError(409, "keys_reused", "a public key of this set was already registered by another"
                                                    " contributor: re-used keys are refused; draw fresh ones.")
-            conn.execute(t_keys.insert().values(contributor=contributor, c=keys["c"], s=json.dumps(keys["s"]),
-                                                b=json.dumps(keys["b"]), signature=signature, at=time.time()))
-            conn.execute(t_used_keys.insert(), [{"key": k} for k in mine])
-            if conn.execute(select(func.count()).select_from(t_keys)).scalar() >= self.plan.n:
+            conn.execute(_Q.insert_keys, {"contributor": contributor, "c": keys["c"], "s": json.dumps(keys["s"]),
+                                          "b": json.dumps(keys["b"]), "signature": signature, "at": time.time()})
+            conn.execute(_Q.insert_used, [{"key": k} for k in mine])
+            if conn.execute(_Q.n_keys).scalar() >= self.plan.n:
                 self.st = {"state": "shares"}
                 self._save(conn)
         return 201, {"replayed": False, "state": self.st["state"]}
@@ -566,17 +626,17 @@ class SecureRound:
         body = json.dumps(shares, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
         with self._txn() as conn:
-            old = conn.execute(select(t_shares.c.sha).where(t_shares.c.sender == contributor)).first()
+            old = conn.execute(_Q.shares_sha, {"p_who": contributor}).first()
             if old is not None:
                 if old.sha == sha:
                     return 200, {"replayed": True}
                 raise ApiError(409, "second_upload", f"contributor {contributor!r} already sent other shares: one"
                                                      " set per round.")
             self._need("shares")
-            conn.execute(t_shares.insert().values(sender=contributor, body="", sha=sha))
-            conn.execute(t_share_to.insert(), [{"receiver": v, "sender": contributor, "ct": ct}
-                                               for v, ct in shares.items()])
-            n = conn.execute(select(func.count()).select_from(t_shares)).scalar()
+            conn.execute(_Q.insert_shares, {"sender": contributor, "body": "", "sha": sha})
+            conn.execute(_Q.insert_share_to, [{"receiver": v, "sender": contributor, "ct": ct}
+                                              for v, ct in shares.items()])
+            n = conn.execute(_Q.n_shares).scalar()
             if n >= self.plan.n:
                 self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
         return 201, {"replayed": False}
@@ -587,11 +647,10 @@ class SecureRound:
             self.fresh()
         if self.st["state"] in ("keys", "shares"):
             raise ApiError(409, "not_open", "the shares are handed out once the sharing step has closed.")
-        query = select(t_share_to.c.sender, t_share_to.c.ct).where(t_share_to.c.receiver == contributor)
         if conn is not None:
-            return {r.sender: r.ct for r in conn.execute(query)}
+            return {r.sender: r.ct for r in conn.execute(_Q.shares_for, {"p_who": contributor})}
         with self.engine.connect() as c:
-            return {r.sender: r.ct for r in c.execute(query)}
+            return {r.sender: r.ct for r in c.execute(_Q.shares_for, {"p_who": contributor})}
 
     def _fail(self, reason: str, conn=None) -> None:
         if conn is not None:
@@ -635,8 +694,7 @@ class SecureRound:
         sha = hashlib.sha256(body).hexdigest()
         with self.lock:     # held until the running sum in memory follows the commit
             with self._txn() as conn:
-                old = conn.execute(select(t_uploads.c.sha).where((t_uploads.c.phase == phase)
-                                                                 & (t_uploads.c.contributor == contributor))).first()
+                old = conn.execute(_Q.upload_sha, {"p_phase": phase, "p_who": contributor}).first()
                 extra = {}
                 if old is not None:
                     if old.sha == sha:
@@ -652,13 +710,13 @@ class SecureRound:
                 if len(body) != want:
                     raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
                                                        f" uint{self.plan.bits} ({want} bytes), not {len(body)} bytes.")
-                conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha,
-                                                       signature=signature, at=time.time()))
+                conn.execute(_Q.insert_upload, {"phase": phase, "contributor": contributor, "sha": sha,
+                                                "signature": signature, "at": time.time()})
                 total, n = self._running(conn, phase)
                 total = total + np.frombuffer(body, dtype=self.plan.dtype)      # modulo 2^bits: the ring wraps
                 n += 1
-                conn.execute(t_sums.delete().where(t_sums.c.phase == phase))
-                conn.execute(t_sums.insert().values(phase=phase, data=total.tobytes(), count=n))
+                conn.execute(_Q.delete_sum, {"p_phase": phase})
+                conn.execute(_Q.insert_sum, {"phase": phase, "data": total.tobytes(), "count": n})
                 if phase == 0:
                     extra["shares"] = self.shares_for(contributor, conn)
                 if n >= len(self.st["members"]):
@@ -710,8 +768,7 @@ class SecureRound:
     def post_consistency(self, phase: int, contributor: str, signature) -> tuple[int, dict]:
         """An uploader's signature over the set of uploads of ``phase``."""
         with self._txn() as conn:
-            old = conn.execute(select(t_consistency.c.signature).where(
-                (t_consistency.c.phase == phase) & (t_consistency.c.contributor == contributor))).first()
+            old = conn.execute(_Q.signature_of, {"p_phase": phase, "p_who": contributor}).first()
             if old is not None:
                 if old.signature == signature:
                     return 200, {"replayed": True}
@@ -721,9 +778,8 @@ class SecureRound:
                 raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not among the uploads of step"
                                                     f" {phase}.")
             self._signed(contributor, signature, self._uploads_message(phase))
-            conn.execute(t_consistency.insert().values(phase=phase, contributor=contributor, signature=signature))
-            n = conn.execute(select(func.count()).select_from(t_consistency)
-                             .where(t_consistency.c.phase == phase)).scalar()
+            conn.execute(_Q.insert_signature, {"phase": phase, "contributor": contributor, "signature": signature})
+            n = conn.execute(_Q.n_signatures, {"p_phase": phase}).scalar()
             if n >= len(self.st["uploaded"]):
                 self._close_consistency(conn, phase)
         return 201, {"replayed": False}
@@ -798,8 +854,7 @@ class SecureRound:
         sha = hashlib.sha256(body.encode()).hexdigest()
         start = False
         with self._txn() as conn:
-            old = conn.execute(select(t_unmask.c.sha).where((t_unmask.c.phase == phase)
-                                                            & (t_unmask.c.contributor == contributor))).first()
+            old = conn.execute(_Q.unmask_sha, {"p_phase": phase, "p_who": contributor}).first()
             if old is not None:
                 if old.sha == sha:
                     return 200, {"replayed": True}
@@ -811,9 +866,9 @@ class SecureRound:
             self._signed(contributor, signature, ss.answers_message(self.round_id, phase, contributor, answers)
                          if isinstance(answers, dict) else b"")
             self._check_answers(phase, contributor, answers)
-            self._need_counts(conn, phase)      # the counters, made (if need be) before this answer is stored
-            conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
-            start = self._count_answers(conn, phase, contributor, answers)
+            counts = self._need_counts(conn, phase)     # the counters, made (if need be) before this answer is stored
+            conn.execute(_Q.insert_unmask, {"phase": phase, "contributor": contributor, "body": body, "sha": sha})
+            start = self._count_answers(conn, phase, contributor, answers, counts)
         if start:
             self._start_unmask(phase)
         return 201, {"replayed": False}
@@ -845,7 +900,7 @@ class SecureRound:
         (:data:`t_counts`); made from the stored answers when the step has none yet (at its opening, or a round
         stored before they were kept)."""
         keys = [f"short{phase}", f"answered{phase}"]
-        found = dict(conn.execute(select(t_counts.c.key, t_counts.c.value).where(t_counts.c.key.in_(keys))).all())
+        found = dict(conn.execute(_Q.counts, {"p_keys": keys}).all())
         if len(found) == 2:
             return found[keys[0]], found[keys[1]]
         rows = conn.execute(select(func.count()).select_from(t_need).where(t_need.c.phase == phase)).scalar()
@@ -864,31 +919,31 @@ class SecureRound:
         conn.execute(t_counts.insert(), [{"key": keys[0], "value": short}, {"key": keys[1], "value": answered}])
         return short, answered
 
-    def _count_answers(self, conn, phase: int, who: str, answers: dict) -> bool:
+    def _count_answers(self, conn, phase: int, who: str, answers: dict, counts: tuple[int, int]) -> bool:
         """Count ``who``'s new answers in the transaction that stores them (the counters were made before its answer
         was stored: :meth:`post_unmask`); True when every needed seed now has its threshold of shares and no server
         process has started the unmasking yet (this one then starts it, marked in the database). A step whose every
         signer answered with still too few shares fails. It reads and writes the rows of ``who``'s senders and two
-        counters, whatever the number of answers."""
+        counters, whatever the number of answers. ``counts``: the counters as :meth:`_need_counts` read them in this
+        transaction, before ``who``'s answer was stored."""
         senders = self._counted(phase, who, answers)
         reached = 0
         if senders:
-            conn.execute(t_need.update().where((t_need.c.phase == phase) & t_need.c.sender.in_(senders))
-                         .values(have=t_need.c.have + 1))
-            reached = conn.execute(select(func.count()).select_from(t_need).where(
-                (t_need.c.phase == phase) & t_need.c.sender.in_(senders) & (t_need.c.have == self.T))).scalar()
-        short, answered = self._need_counts(conn, phase)
+            conn.execute(_Q.one_more, {"p_phase": phase, "p_senders": senders})
+            reached = conn.execute(_Q.reached, {"p_phase": phase, "p_senders": senders,
+                                                "p_threshold": self.T}).scalar()
+        short, answered = counts
         short, answered = short - reached, answered + 1
-        conn.execute(t_counts.update().where(t_counts.c.key == f"short{phase}").values(value=short))
-        conn.execute(t_counts.update().where(t_counts.c.key == f"answered{phase}").values(value=answered))
+        conn.execute(_Q.set_count, [{"p_key": f"short{phase}", "p_value": short},
+                                    {"p_key": f"answered{phase}", "p_value": answered}])
         if short:
             if answered >= len(self.st["signers"]):     # every signer answered and still too few: it cannot finish
                 self._fail(f"too few shares to unmask step {phase}: nothing released", conn)
             return False
         mark = f"unmasking{phase}"
-        if conn.execute(select(t_state.c.key).where(t_state.c.key == mark)).first() is not None:
+        if conn.execute(_Q.state_key, {"p_key": mark}).first() is not None:
             return False
-        conn.execute(t_state.insert().values(key=mark, value=json.dumps({"pid": os.getpid(), "at": time.time()})))
+        conn.execute(_Q.insert_state, {"key": mark, "value": json.dumps({"pid": os.getpid(), "at": time.time()})})
         return True
 
     def _start_unmask(self, phase: int) -> None:
@@ -1078,6 +1133,11 @@ def _respond(doc: dict, status: int = 200) -> Response:
 
 LONG_POLL_S = 20.0
 """The longest ``GET /v1/secure/round?wait=STEP`` holds its request (below a client's 30 s read timeout)."""
+LOOK_EVERY_S = 0.25
+"""The longest a long poll waits between two looks at the round's step (its pauses grow from 20 ms to this); a step
+that this process moves on wakes it at once (:meth:`SecureRound.listen`)."""
+FIRST_LOOK_S = 0.02
+"""A long poll's first pause between two looks (each next one 1.5 times longer, up to :data:`LOOK_EVERY_S`)."""
 
 
 def _reached(state: str, step: str) -> bool:
@@ -1106,10 +1166,25 @@ async def _await_view(request: Request, contributor: str | None = None) -> dict:
         if not 0 <= timeout <= 3600:
             raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
-        pause = 0.02        # the state is looked at in memory; at most 4 times a second per waiting contributor
-        while not _reached(r.current_state(), step) and time.monotonic() < deadline:
-            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(0.25, pause * 1.5)
+        pause = FIRST_LOOK_S    # the state is looked at in memory; at most 4 times a second per waiting contributor
+        loop, changed = asyncio.get_running_loop(), asyncio.Event()
+
+        def wake():         # from the thread that moved the round on: one wake-up per waiter and change of step
+            try:
+                loop.call_soon_threadsafe(changed.set)
+            except RuntimeError:        # the loop has closed (the server is stopping)
+                pass
+        r.listen(wake)
+        try:
+            while not _reached(r.current_state(), step) and time.monotonic() < deadline:
+                try:
+                    await asyncio.wait_for(changed.wait(), min(pause, max(0.0, deadline - time.monotonic())))
+                except asyncio.TimeoutError:
+                    pass
+                changed.clear()
+                pause = min(LOOK_EVERY_S, pause * 1.5)
+        finally:
+            r.unlisten(wake)
     view = await run_in_threadpool(r.encoded_view)
     if include:
         state = view["state"]
@@ -1259,15 +1334,25 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
+def preload_release_code() -> None:
+    """Import the code that reads the unmasked sums (:mod:`dptopic.models.secure_sum`, which loads scikit-learn and
+    SciPy: about 1.4 s of CPU here), so that the round does not wait for it between step 0's unmasking and step 1's
+    opening, when every contributor is waiting (docs/research/secure_sum_cpu.md). Run on a thread of its own once the
+    server has started: the server answers at once, as before."""
+    from ..models import secure_sum  # noqa: F401 - start-up: models.secure_sum loads scikit-learn (here, off the start)
+
+
 def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True,
-                          round_class=None) -> Starlette:
+                          round_class=None, preload: bool = True) -> Starlette:
     """The ASGI app of one secure-sum round (its database opened and checked at once). ``setting_names``: how
     whoever starts the server names its settings (``dptopic serve`` by its flags), for the answers and the round's
     failure reasons that name one (as :func:`dptopic.service.create_app`'s); by default the :class:`SecureSumConfig`
     fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters. ``freeze_gc``: once the server has
     started, every object alive (imports, the round's directory and neighbour graph) is moved out of the cyclic
     collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does). ``round_class``: the
-    round's class (default :class:`SecureRound`; a cohort's, :mod:`dptopic.service.cohort_app`)."""
+    round's class (default :class:`SecureRound`; a cohort's, :mod:`dptopic.service.cohort_app`). ``preload``: the
+    code that reads the unmasked sums is imported on a thread of its own once the server has started
+    (:func:`preload_release_code`), not in the middle of the round."""
     rnd = (round_class or SecureRound)(cfg)
     rnd.setting_names = dict(setting_names or {})
 
@@ -1276,6 +1361,8 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
         if freeze_gc:
             gc.collect()
             gc.freeze()
+        if preload:
+            threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
         yield
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
