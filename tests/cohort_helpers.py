@@ -159,3 +159,49 @@ def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> lis
     for t in threads:
         t.join(timeout + 30)
     return out
+
+
+class Lying:
+    """An ASGI wrapper of one round's app (a cohort's or the bridge's) whose every JSON answer goes through ``lie``
+    (a view and a post-and-wait's ``view`` alike): the server's own state stays honest, what it says does not."""
+
+    def __init__(self, app, lie):
+        self.app, self.lie = app, lie
+
+    async def __call__(self, scope, receive, send):
+        import json
+
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, chunks = {}, []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks)
+            try:
+                doc = json.loads(body)
+            except ValueError:
+                doc = None
+            if isinstance(doc, dict):
+                if isinstance(doc.get("view"), dict):
+                    doc["view"] = self.lie(doc["view"])
+                body = json.dumps(self.lie(doc)).encode()
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, capture)
+
+
+def lie_at(live, prefix: str, lie) -> None:
+    """Make the round at ``prefix`` (``/cohorts/C`` or ``/bridge``) of ``live`` (a :class:`LiveCohortRound`) say
+    what ``lie`` makes of each of its answers (:class:`Lying`)."""
+    from starlette.routing import Mount
+
+    route = next(r for r in live.app.routes if isinstance(r, Mount) and r.path == prefix)
+    route.app = Lying(route.app, lie)

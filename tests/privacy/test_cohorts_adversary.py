@@ -142,50 +142,6 @@ def test_neighbouring_rounds_differ_by_the_persons_contribution_alone(tmp_path, 
 
 
 # ----------------------------------------------------------------------------- the same lies over HTTP
-class _Lying:
-    """An ASGI wrapper of one round's app (a cohort's or the bridge's) whose every JSON answer goes through ``lie``
-    (a view and a post-and-wait's ``view`` alike): the server's own state stays honest, what it says does not."""
-
-    def __init__(self, app, lie):
-        self.app, self.lie = app, lie
-
-    async def __call__(self, scope, receive, send):
-        import json
-
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start, chunks = {}, []
-
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            try:
-                doc = json.loads(body)
-            except ValueError:
-                doc = None
-            if isinstance(doc, dict):
-                if isinstance(doc.get("view"), dict):
-                    doc["view"] = self.lie(doc["view"])
-                body = json.dumps(self.lie(doc)).encode()
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, capture)
-
-
-def _lie_at(live, prefix: str, lie) -> None:
-    from starlette.routing import Mount
-
-    route = next(r for r in live.app.routes if isinstance(r, Mount) and r.path == prefix)
-    route.app = _Lying(route.app, lie)
-
-
 @pytest.fixture
 def live_round(tmp_path):
     from tests.cohort_helpers import LiveCohortRound  # uvicorn: the service's tests only
@@ -234,7 +190,7 @@ def test_a_server_that_seats_a_contributor_elsewhere_is_refused_before_anything_
 @pytest.mark.service
 def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_over_http(live_round):
     from sqlalchemy import func, select
-    from tests.cohort_helpers import play_all  # the service's tests only
+    from tests.cohort_helpers import lie_at, play_all  # the service's tests only
 
     from dptopic.contributor.secure_sum import ServerLied
     from dptopic.service.secure_sum import t_consistency
@@ -246,7 +202,7 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
             view["uploaded"] = [u for u in view["uploaded"] if not u.startswith("c1-")]
         return view
 
-    _lie_at(live, "/bridge", hide_cohort_1)
+    lie_at(live, "/bridge", hide_cohort_1)
     out = play_all(live.url, live.files, tiny_bows(24), live.tmp, timeout=6)
     docs = [json.loads(f.read_text()) for f in live.files]
     shown = [o for d, o in zip(docs, out) if "bridge" in d and d["cohorts"]["cohort"] == 0]

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cohort_helpers import WORDS, LiveCohortRound, hold_noise_fixed, play_all, simulation_class, tiny_bows
+from cohort_helpers import WORDS, LiveCohortRound, hold_noise_fixed, lie_at, play_all, simulation_class, tiny_bows
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
 from dptopic.protocol.cohorts import CohortPlan, cohort_round_id
@@ -118,3 +118,44 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
     forged = dict(directory, cohorts=[directory["cohorts"][1], directory["cohorts"][0]])
     with pytest.raises(DPTopicError, match="cohort 0 is not the one the round's rule seats"):
         CohortSumConfig(WORDS, plan, forged, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
+
+
+def test_a_delegates_refusal_in_one_round_stops_its_other_round_at_once(tmp_path, monkeypatch):
+    """A bridge that hides cohort 1's delegates is refused by cohort 0's; their cohort round, waiting for a step the
+    bridge never opens, is stopped by that refusal (not left waiting in its thread until its timeout)."""
+    import time
+
+    from dptopic.contributor import cohort_client
+    from dptopic.contributor.secure_client import STOP_HOLD_S, Stopped
+    from dptopic.contributor.secure_sum import ServerLied
+
+    ended: dict = {}
+    take_part = cohort_client.take_part
+
+    def recorded(*args, contributor, **kw):
+        try:
+            out = take_part(*args, contributor=contributor, **kw)
+        except Exception as e:      # noqa: BLE001 (recorded, then raised as before)
+            out = e
+        ended[contributor.round_id, contributor.me] = (time.monotonic(), out)
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    monkeypatch.setattr(cohort_client, "take_part", recorded)
+    with LiveCohortRound(tmp_path, N, SIZE) as live:
+        lie_at(live, "/bridge", lambda v: dict(v, uploaded=[u for u in v["uploaded"] if not u.startswith("c1-")])
+               if isinstance(v.get("uploaded"), list) else v)
+        timeout = 12.0
+        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=timeout)
+    docs = [json.loads(f.read_text()) for f in live.files]
+    refusing = [d["contributor"] for d in docs if "bridge" in d and d["cohorts"]["cohort"] == 0]
+    assert len(refusing) == 2
+    for d, o in zip(docs, out):
+        if d["contributor"] in refusing:
+            assert isinstance(o, ServerLied)
+            me, bridge_me = d["contributor"], f"c0-{d['contributor']}"
+            refused_at, lied = ended[next(k for k in ended if k[1] == bridge_me)]
+            stopped_at, stopped = ended[cohort_round_id("round1", 0), me]
+            assert isinstance(lied, ServerLied) and isinstance(stopped, Stopped), stopped
+            assert stopped_at - refused_at < STOP_HOLD_S + 3 < timeout
