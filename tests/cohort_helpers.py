@@ -97,7 +97,7 @@ class LiveCohortRound:
     TOKEN = "t" * 24
 
     def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
-                 round_id: str = "round1", topics: int = 3):
+                 round_id: str = "round1", topics: int = 3, words=WORDS):
         import uvicorn
 
         from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
@@ -109,8 +109,8 @@ class LiveCohortRound:
         make_cohort_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", cohort_size, dropouts, collusion,
                                 round_id)
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
-        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(WORDS), cohort_size, collusion)
-        self.cfg = CohortSumConfig(WORDS, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
+        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion)
+        self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
                                    n_topics=topics, database=f"sqlite:///{self.tmp}/round.db", admin_token=self.TOKEN)
         self.app = create_cohort_app(self.cfg, freeze_gc=False)
         self.server = self.app.state.cohort_server
