@@ -11,6 +11,7 @@ import base64
 import multiprocessing
 import os
 import queue as queue_module
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -153,9 +154,7 @@ def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, t
     a thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
     cohort's round and the bridge's). No one drops out here yet (``dropout`` must be 0). Returns the round's
     outcome, its wall-clock time and the requests' count, with the cohorts and delegates."""
-    import threading
-
-    from ..contributor.cohort_client import take_part_in_cohorts
+    from ..contributor.cohort_client import take_part_in_cohorts  # loaded for a round in cohorts only
 
     n = len(bows)
     if n != len(invitations):
