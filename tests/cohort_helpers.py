@@ -97,7 +97,7 @@ class LiveCohortRound:
     TOKEN = "t" * 24
 
     def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
-                 round_id: str = "round1", topics: int = 3):
+                 round_id: str = "round1", topics: int = 3, words=WORDS):
         import uvicorn
 
         from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
@@ -109,8 +109,8 @@ class LiveCohortRound:
         make_cohort_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", cohort_size, dropouts, collusion,
                                 round_id)
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
-        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(WORDS), cohort_size, collusion)
-        self.cfg = CohortSumConfig(WORDS, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
+        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion)
+        self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
                                    n_topics=topics, database=f"sqlite:///{self.tmp}/round.db", admin_token=self.TOKEN)
         self.app = create_cohort_app(self.cfg, freeze_gc=False)
         self.server = self.app.state.cohort_server
@@ -159,3 +159,49 @@ def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> lis
     for t in threads:
         t.join(timeout + 30)
     return out
+
+
+class Lying:
+    """An ASGI wrapper of one round's app (a cohort's or the bridge's) whose every JSON answer goes through ``lie``
+    (a view and a post-and-wait's ``view`` alike): the server's own state stays honest, what it says does not."""
+
+    def __init__(self, app, lie):
+        self.app, self.lie = app, lie
+
+    async def __call__(self, scope, receive, send):
+        import json
+
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, chunks = {}, []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks)
+            try:
+                doc = json.loads(body)
+            except ValueError:
+                doc = None
+            if isinstance(doc, dict):
+                if isinstance(doc.get("view"), dict):
+                    doc["view"] = self.lie(doc["view"])
+                body = json.dumps(self.lie(doc)).encode()
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, capture)
+
+
+def lie_at(live, prefix: str, lie) -> None:
+    """Make the round at ``prefix`` (``/cohorts/C`` or ``/bridge``) of ``live`` (a :class:`LiveCohortRound`) say
+    what ``lie`` makes of each of its answers (:class:`Lying`)."""
+    from starlette.routing import Mount
+
+    route = next(r for r in live.app.routes if isinstance(r, Mount) and r.path == prefix)
+    route.app = Lying(route.app, lie)

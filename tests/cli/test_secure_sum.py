@@ -252,3 +252,30 @@ def test_cohort_size_is_refused_with_a_single_rounds_directory_and_for_other_kin
     r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(invited / "v.txt"), "--cohort-size", "10",
                     "--database", f"sqlite:///{invited}/db2")
     assert r.returncode == 2 and "--cohort-size is for --report-kind secure-sum" in r.stderr
+
+
+@pytest.mark.service
+def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
+    import numpy as np
+
+    from cohort_helpers import LiveCohortRound
+
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "people.jsonl", "w") as f:
+        for p in range(24):
+            for _ in range(3):
+                f.write(json.dumps({"author": f"a{p:02d}", "text": " ".join(rng.choice(words, 12))}) + "\n")
+    with LiveCohortRound(tmp_path / "round", 24, 12, words=words) as live:
+        args = ["experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
+                "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
+                str(tmp_path / "out"), "--quiet"]
+        r = run_dptopic(*args, "--dropout", "0.1")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "--dropout 0.1: a round in cohorts is played here without dropouts only; give 0" in r.stderr
+        r = run_dptopic(*args, "--dropout", "0")
+        assert r.returncode == 0, r.stderr
+        assert "24 people in 2 cohorts (4 delegates" in r.stdout and "released in" in r.stdout, r.stdout
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["state"] == "released" and summary["refused"] == 0 and summary["cohorts"] == 2
+        assert live.server.view()["state"] == "released"

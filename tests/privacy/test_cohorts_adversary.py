@@ -142,50 +142,6 @@ def test_neighbouring_rounds_differ_by_the_persons_contribution_alone(tmp_path, 
 
 
 # ----------------------------------------------------------------------------- the same lies over HTTP
-class _Lying:
-    """An ASGI wrapper of one round's app (a cohort's or the bridge's) whose every JSON answer goes through ``lie``
-    (a view and a post-and-wait's ``view`` alike): the server's own state stays honest, what it says does not."""
-
-    def __init__(self, app, lie):
-        self.app, self.lie = app, lie
-
-    async def __call__(self, scope, receive, send):
-        import json
-
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start, chunks = {}, []
-
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            try:
-                doc = json.loads(body)
-            except ValueError:
-                doc = None
-            if isinstance(doc, dict):
-                if isinstance(doc.get("view"), dict):
-                    doc["view"] = self.lie(doc["view"])
-                body = json.dumps(self.lie(doc)).encode()
-            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
-            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, capture)
-
-
-def _lie_at(live, prefix: str, lie) -> None:
-    from starlette.routing import Mount
-
-    route = next(r for r in live.app.routes if isinstance(r, Mount) and r.path == prefix)
-    route.app = _Lying(route.app, lie)
-
-
 @pytest.fixture
 def live_round(tmp_path):
     from tests.cohort_helpers import LiveCohortRound  # uvicorn: the service's tests only
@@ -234,7 +190,7 @@ def test_a_server_that_seats_a_contributor_elsewhere_is_refused_before_anything_
 @pytest.mark.service
 def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_over_http(live_round):
     from sqlalchemy import func, select
-    from tests.cohort_helpers import play_all  # the service's tests only
+    from tests.cohort_helpers import lie_at, play_all  # the service's tests only
 
     from dptopic.contributor.secure_sum import ServerLied
     from dptopic.service.secure_sum import t_consistency
@@ -246,18 +202,53 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
             view["uploaded"] = [u for u in view["uploaded"] if not u.startswith("c1-")]
         return view
 
-    _lie_at(live, "/bridge", hide_cohort_1)
+    lie_at(live, "/bridge", hide_cohort_1)
     out = play_all(live.url, live.files, tiny_bows(24), live.tmp, timeout=6)
     docs = [json.loads(f.read_text()) for f in live.files]
     shown = [o for d, o in zip(docs, out) if "bridge" in d and d["cohorts"]["cohort"] == 0]
     hidden = [o for d, o in zip(docs, out) if "bridge" in d and d["cohorts"]["cohort"] == 1]
     assert len(shown) == len(hidden) == 2
     # cohort 0's delegates, shown a set without cohort 1, refuse before signing (a bridge of no dropouts refuses
-    # any missing upload; the check of a cohort left out, check_bridge, is the one a bridge with a margin meets: in
-    # process above); cohort 1's, told they are not among the uploads, are left out: neither signs nor reveals
+    # any missing upload; the check of a cohort left out, check_bridge, is the one a bridge with a margin meets: the
+    # next test); cohort 1's, told they are not among the uploads, are left out: neither signs nor reveals
     assert all(isinstance(o, ServerLied) and "nothing sent" in str(o) for o in shown), shown
     assert not any(isinstance(o, dict) for o in hidden)
     with live.server.bridge.engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(t_consistency)).scalar() == 0
     assert live.server.bridge.view()["state"] == "consistency0" and 0 not in live.server.bridge.padded
     assert live.server.coordinator.model_doc is None
+
+
+@pytest.mark.service
+def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_the_bridge_check_over_http(tmp_path):
+    """A bridge of 18 delegates (three cohorts of 6) that may lose 7: hiding five of the last cohort's delegates
+    leaves 13 uploads, enough for N - F, so it is the bridge's own check (a cohort's delegates left out) that every
+    delegate shown the set meets; each refuses before signing, and its cohort round stops with it."""
+    from sqlalchemy import func, select
+    from tests.cohort_helpers import LiveCohortRound, lie_at, play_all  # the service's tests only
+
+    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.service.secure_sum import t_consistency
+
+    with LiveCohortRound(tmp_path, N, SIZE, dropouts=N // 10) as live:
+        bp, last = live.plan.bridge_plan, len(live.plan.sizes) - 1
+        hidden = {f"c{last}-{d}" for d in live.plan.delegates(live.server.groups[last], "round1", last)[1:]}
+        assert bp.n - len(hidden) >= bp.n - bp.dropouts and len(hidden) == live.plan.n_delegates - 1
+
+        def hide(view):
+            if isinstance(view.get("uploaded"), list):
+                view["uploaded"] = [u for u in view["uploaded"] if u not in hidden]
+            return view
+
+        lie_at(live, "/bridge", hide)
+        out = play_all(live.url, live.files, tiny_bows(N), live.tmp, timeout=6)
+        docs = [json.loads(f.read_text()) for f in live.files]
+        shown = [o for d, o in zip(docs, out) if "bridge" in d and d["bridge"]["contributor"] not in hidden]
+        assert len(shown) == bp.n - len(hidden)
+        said = f"the bridge's uploads hold 1 delegates of cohort {last}, fewer than 2: its sum of pads could leave"
+        assert all(isinstance(o, ServerLied) and said in str(o) and "nothing signed" in str(o) for o in shown), shown
+        assert not any(isinstance(o, dict) for o in out)
+        with live.server.bridge.engine.connect() as conn:
+            assert conn.execute(select(func.count()).select_from(t_consistency)).scalar() == 0
+        assert live.server.bridge.view()["state"] == "consistency0" and 0 not in live.server.bridge.padded
+        assert live.server.coordinator.model_doc is None

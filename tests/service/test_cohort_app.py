@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from cohort_helpers import WORDS, LiveCohortRound, hold_noise_fixed, play_all, simulation_class, tiny_bows
+from cohort_helpers import WORDS, LiveCohortRound, hold_noise_fixed, lie_at, play_all, simulation_class, tiny_bows
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
 from dptopic.protocol.cohorts import CohortPlan, cohort_round_id
@@ -118,3 +118,167 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
     forged = dict(directory, cohorts=[directory["cohorts"][1], directory["cohorts"][0]])
     with pytest.raises(DPTopicError, match="cohort 0 is not the one the round's rule seats"):
         CohortSumConfig(WORDS, plan, forged, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
+
+
+def test_a_delegates_refusal_in_one_round_stops_its_other_round_at_once(tmp_path, monkeypatch):
+    """A bridge that hides cohort 1's delegates is refused by cohort 0's; their cohort round, waiting for a step the
+    bridge never opens, is stopped by that refusal (not left waiting in its thread until its timeout)."""
+    import time
+
+    from dptopic.contributor import cohort_client
+    from dptopic.contributor.secure_client import STOP_HOLD_S, Stopped
+    from dptopic.contributor.secure_sum import ServerLied
+
+    ended: dict = {}
+    take_part = cohort_client.take_part
+
+    def recorded(*args, contributor, **kw):
+        try:
+            out = take_part(*args, contributor=contributor, **kw)
+        except Exception as e:      # noqa: BLE001 (recorded, then raised as before)
+            out = e
+        ended[contributor.round_id, contributor.me] = (time.monotonic(), out)
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    monkeypatch.setattr(cohort_client, "take_part", recorded)
+    with LiveCohortRound(tmp_path, N, SIZE) as live:
+        lie_at(live, "/bridge", lambda v: dict(v, uploaded=[u for u in v["uploaded"] if not u.startswith("c1-")])
+               if isinstance(v.get("uploaded"), list) else v)
+        timeout = 12.0
+        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=timeout)
+    docs = [json.loads(f.read_text()) for f in live.files]
+    refusing = [d["contributor"] for d in docs if "bridge" in d and d["cohorts"]["cohort"] == 0]
+    assert len(refusing) == 2
+    for d, o in zip(docs, out):
+        if d["contributor"] in refusing:
+            assert isinstance(o, ServerLied)
+            me, bridge_me = d["contributor"], f"c0-{d['contributor']}"
+            refused_at, lied = ended[next(k for k in ended if k[1] == bridge_me)]
+            stopped_at, stopped = ended[cohort_round_id("round1", 0), me]
+            assert isinstance(lied, ServerLied) and isinstance(stopped, Stopped), stopped
+            assert stopped_at - refused_at < STOP_HOLD_S + 3 < timeout
+
+
+class Dropped(Exception):
+    """A contributor gone after masking (raised in its thread)."""
+
+
+def drop_after_masking(monkeypatch, gone) -> None:
+    """The people ``gone`` (their ids; a delegate in its cohort and the bridge alike) mask step 0, then never upload."""
+    from dptopic.contributor.secure_sum import SecureContributor
+
+    upload = SecureContributor.upload
+
+    def upload_(self, phase, view):
+        out = upload(self, phase, view)
+        if phase == 0 and self.me.split("-")[-1] in gone:
+            raise Dropped(self.me)
+        return out
+
+    monkeypatch.setattr(SecureContributor, "upload", upload_)
+
+
+def uploads_of_step_0(live) -> list:
+    """How many uploads of step 0 each round (every cohort's, then the bridge's) holds a receipt of."""
+    from sqlalchemy import func, select
+
+    from dptopic.service.secure_sum import t_uploads
+
+    out = []
+    for r in live.server.parts():
+        with r.engine.connect() as conn:
+            out.append(conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == 0)).scalar())
+    return out
+
+
+def play_with_dropouts(live, bows, gone, tmp, closed=None) -> list:
+    """Everyone plays the round at ``live`` (``gone`` drop out after masking); the admin closes the upload of step 0
+    at the root once every round holds its survivors' uploads (then sets ``closed``, an event, if given). What each
+    person's play returned or raised."""
+    import threading
+    import time
+
+    out: list = []
+    players = threading.Thread(target=lambda: out.extend(play_all(live.url, live.files, bows, tmp, timeout=60)))
+    players.start()
+    want = [len([m for m in g if m not in gone]) for g in live.server.groups]
+    want.append(sum(live.plan.n_delegates - len(set(live.plan.delegates(g, "round1", c)) & set(gone))
+                    for c, g in enumerate(live.server.groups)))
+    deadline = time.monotonic() + 90
+    while uploads_of_step_0(live) != want:
+        assert time.monotonic() < deadline and players.is_alive(), (uploads_of_step_0(live), want)
+        time.sleep(0.05)
+    status, _, body = http("POST", live.url + "/v1/admin/secure/close", b"",
+                           {"Authorization": f"Bearer {live.TOKEN}"})
+    assert status == 200, body
+    if closed is not None:
+        closed.set()
+    players.join(120)
+    return out
+
+
+@pytest.mark.parametrize("where", ["both cohorts", "one cohort"])
+def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simulations_sums(tmp_path, monkeypatch,
+                                                                                         where):
+    """Three people (one of them a delegate) mask step 0 and leave; the admin's close at the root closes the upload
+    of every round that waits for it: the round releases the sums the simulation releases with the same people gone,
+    the noise held fixed. With everyone gone from one cohort, the other (its signatures held back until the close)
+    is past its upload when the admin closes, and is left to close its own step."""
+    import threading
+
+    from dptopic.contributor.secure_sum import SecureContributor
+
+    hold_noise_fixed(monkeypatch)
+    n, size, bows = 40, 20, tiny_bows(40)
+    with LiveCohortRound(tmp_path / "live", n, size, dropouts=4) as live:
+        groups = live.server.groups
+        delegate = live.plan.delegates(groups[1 if where == "both cohorts" else 0], "round1",
+                                        1 if where == "both cohorts" else 0)[0]
+        gone = [m for m in groups[0] if m not in live.plan.delegates(groups[0], "round1", 0)][:2] + [delegate]
+        drop_after_masking(monkeypatch, gone)
+        closed = threading.Event()
+        if where == "one cohort":
+            consistency = SecureContributor.consistency
+
+            def held(self, phase, view):
+                if self.round_id == cohort_round_id("round1", 1):
+                    closed.wait(60)
+                return consistency(self, phase, view)
+
+            monkeypatch.setattr(SecureContributor, "consistency", held)
+        out = play_with_dropouts(live, bows, gone, tmp_path / "live", closed)
+        mine = {d["contributor"]: o for d, o in zip((json.loads(f.read_text()) for f in live.files), out)}
+        assert all(isinstance(mine[g], Dropped) for g in gone)
+        assert all(isinstance(o, dict) for i, o in mine.items() if i not in gone), mine
+        view = get(live.url + "/v1/secure/round")[1]
+        assert view["state"] == "released", view
+        served = get(live.url + "/v1/model")[1]
+        sums = {p: live.server.coordinator.sums[p].copy() for p in (0, 1)}
+        assert sorted(set(live.server.bridge.view()["uploaded"])) == sorted(
+            f"c{c}-{d}" for c, g in enumerate(groups) for d in live.plan.delegates(g, "round1", c) if d != delegate)
+    monkeypatch.undo()
+    hold_noise_fixed(monkeypatch)
+    sim = simulation_class()(tmp_path / "sim", live.plan, bows, WORDS, round_id="round1")
+    assert sim.run(drop0=gone) == "released"
+    for p in (0, 1):
+        assert (sim.coordinator.sums[p] == sums[p]).all()
+    assert sim.coordinator.model_doc == served
+
+
+def test_a_round_where_too_many_of_one_cohort_drop_fails_in_one_line_and_releases_nothing(tmp_path, monkeypatch):
+    n, size = 40, 20
+    with LiveCohortRound(tmp_path, n, size, dropouts=4) as live:
+        tolerance = live.plan.cohort_dropouts[0]
+        gone = [m for m in live.server.groups[0] if m not in live.plan.delegates(live.server.groups[0], "round1", 0)]
+        gone = gone[:tolerance + 1]
+        drop_after_masking(monkeypatch, gone)
+        out = play_with_dropouts(live, tiny_bows(n), gone, tmp_path)
+        view = get(live.url + "/v1/secure/round")[1]
+        assert view["state"] == "failed" and view["reason"] and "\n" not in view["reason"], view
+        assert f"{size - tolerance - 1}" in view["reason"] and "nothing released" in view["reason"]
+        assert get(live.url + "/v1/model")[0] == 404 and live.server.coordinator.model_doc is None
+        assert not any(isinstance(o, dict) for o in out)
+        said = {str(o) for o in out if not isinstance(o, Dropped)}
+        assert said and all(s.startswith("the round failed") and "\n" not in s for s in said), said

@@ -382,7 +382,16 @@ def cmd_experiment(a) -> None:
         raise DPTopicError("--server: the addresses serve different rounds; give the server processes of one round.")
     client, cfg = ServiceClient(servers[0], retries=3), cfgs[0]
     with flag_errors(PLAN_FLAGS):
-        invitations = read_invitations(a.invitations)
+        if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: its invitations, one per person
+            from ..protocol.cohort_enrollment import read_cohort_invitation  # (as above)
+
+            files = sorted(Path(a.invitations).glob("invitation-*.json")) if Path(a.invitations).is_dir() else []
+            if not files:
+                raise DPTopicError(f"--invitations {a.invitations} holds no invitation-*.json: give the folder"
+                                   " 'dptopic secure-sum invite --cohort-size' wrote.")
+            invitations = [read_cohort_invitation(f) for f in files]
+        else:
+            invitations = read_invitations(a.invitations)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False,
                          user_field=a.user_field)
@@ -419,6 +428,12 @@ def secure_sum_lines(s: dict) -> list[str]:
 def secure_sum_experiment_line(s: dict) -> str:
     """The line ``dptopic experiment secure-sum`` prints of
     :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
+    if "cohorts" in s:
+        return (f"secure sum of {s['people']:,} people in {s['cohorts']} cohorts ({s['delegates']} delegates, each"
+                f" also in the bridge), every person in a thread of this process: {s['state']} in {s['seconds']:.1f} s"
+                f" ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor); the released topics cover the central"
+                f" --unit user model's at {s['recovery_of_central_topics']:.3f} (outside the guarantee: computed from"
+                " the private documents).")
     proc = s.get("server_process") or {}
     usage = (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
              f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else "")

@@ -20,7 +20,7 @@ from ..protocol.cohort_enrollment import plan_layout, read_cohort_invitation, se
 from ..protocol.cohorts import CohortPlan
 from .client import ServiceClient
 from .cohorts import BridgeContributor, CohortContributor, Pads
-from .secure_client import take_part
+from .secure_client import STOP_HOLD_S, Stopped, take_part
 from .secure_sum import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
@@ -116,22 +116,28 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
         parts.append(("bridge", bridge_client, delegate, bstate))
     out: dict = {}
     moved = threading.Event()
+    stop = threading.Event() if len(parts) > 1 else None      # a delegate's refusal in one round ends the other
 
     def play(name, cl, who, st):
         try:
             out[name] = take_part(cl.server, who.bow, None, state=st, client=cl, poll=poll, timeout=timeout,
-                                  contributor=who)
+                                  contributor=who, stop=stop)
         except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
             out[name] = e
         moved.set()
 
-    for part in parts:      # a delegate's two rounds at once: each step of the round needs both
-        threading.Thread(target=play, args=part, name=f"secure-sum-{part[0]}", daemon=True).start()
+    threads = [threading.Thread(target=play, args=part, name=f"secure-sum-{part[0]}", daemon=True) for part in parts]
+    for thread in threads:      # a delegate's two rounds at once: each step of the round needs both
+        thread.start()
     while True:
         moved.wait(1.0)
         moved.clear()
-        failed = next((e for e in out.values() if isinstance(e, BaseException)), None)
+        failed = next((e for e in out.values() if isinstance(e, BaseException) and not isinstance(e, Stopped)), None)
         if failed is not None:      # the first refusal or failure, at once (the other round cannot finish)
+            if stop is not None:
+                stop.set()
+            for thread in threads:      # the other round ends within a held request (STOP_HOLD_S), not its timeout
+                thread.join(STOP_HOLD_S + client_timeout)
             raise failed
         if len(out) == len(parts):
             break

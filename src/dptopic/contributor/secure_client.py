@@ -53,8 +53,17 @@ REQUESTS = ("GET /v1/config", "POST /v1/secure/keys", "POST /v1/secure/shares", 
 one post-and-wait per message (docs/research/secure_sum_round_trips.md says why no fewer)."""
 
 
+STOP_HOLD_S = 2.0
+"""The longest the server holds a request of a part that another thread may stop (:func:`take_part`'s ``stop``)."""
+
+
+class Stopped(DPTopicError):
+    """A part of a round ended by another thread (:func:`take_part`'s ``stop``): the state file keeps what was sent."""
+
+
 def take_part(server: str, bow, invitation, state=None, max_epsilon: float | None = None, client=None,
-              poll: float = 0.5, timeout: float = 3600.0, contributor: SecureContributor | None = None) -> dict:
+              poll: float = 0.5, timeout: float = 3600.0, contributor: SecureContributor | None = None,
+              stop: threading.Event | None = None) -> dict:
     """Run every step of the server's round for one person holding ``invitation`` (a file path or
     :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
     ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
@@ -64,7 +73,8 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     at most ``timeout`` seconds for each step). The connection is kept open between the requests. ``contributor``:
     the person's side already made from this server's configuration (a cohort's member or a bridge's delegate,
     :mod:`dptopic.contributor.cohort_client`); ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then
-    its."""
+    its. ``stop``: an event another thread sets to end this one's part (:class:`Stopped`, raised before the next
+    request; the server then holds each request at most :data:`STOP_HOLD_S` seconds, so the part ends that soon)."""
     client = client or ServiceClient(server)
     client.keep_alive = True        # a round is a dozen requests to one server: one connection for them all
     if contributor is None:
@@ -91,8 +101,9 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
             return view
         t0 = time.monotonic()
         while True:     # long polling: the server answers once the step is reached (or after at most 20 s)
+            stopped()
             asked = time.monotonic()
-            hold = max(0.0, min(20.0, timeout - (asked - t0)))
+            hold = max(0.0, min(20.0 if stop is None else STOP_HOLD_S, timeout - (asked - t0)))
             view = client.get_json(f"/v1/secure/round?wait={step}&timeout={hold:g}&contributor={c.me}"
                                    + (f"&include={include}" if include else ""))
             if reached(view, step):
@@ -101,11 +112,21 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
                 raise DPTopicError(f"the round did not reach step {step!r} within {timeout:g} s: run again later"
                                    " (the state file keeps what was sent).")
             if time.monotonic() - asked < poll:        # a server that does not hold the request: poll
-                time.sleep(poll)
+                if stop is None:
+                    time.sleep(poll)
+                else:
+                    stop.wait(poll)
+
+    def stopped() -> None:
+        if stop is not None and stop.is_set():
+            raise Stopped("stopped: another part of this contributor's round ended it (the state file keeps what was"
+                          " sent).")
 
     def then(step, include=""):
         """The query of a post-and-wait whose answer brings the view at ``step``."""
-        return f"?wait={step}" + (f"&include={include}" if include else "")
+        stopped()
+        held = "" if stop is None else f"&timeout={STOP_HOLD_S:g}"
+        return f"?wait={step}" + (f"&include={include}" if include else "") + held
 
     sent = []
     answer, _ = _post_json(client, "/v1/secure/keys" + then("shares", "roster"), c.registration())

@@ -11,6 +11,7 @@ import base64
 import multiprocessing
 import os
 import queue as queue_module
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -146,6 +147,48 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
             "neighbours": int(plan.get("degree", 0)), "threshold": int(plan.get("threshold", 0))}
 
 
+def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, timeout: float = 3600.0,
+                      verbose: int = 1) -> dict:
+    """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
+    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in
+    a thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
+    cohort's round and the bridge's). No one drops out here yet (``dropout`` must be 0). Returns the round's
+    outcome, its wall-clock time and the requests' count, with the cohorts and delegates."""
+    from ..contributor.cohort_client import take_part_in_cohorts  # loaded for a round in cohorts only
+
+    n = len(bows)
+    if n != len(invitations):
+        raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
+                             people=n, count=len(invitations))
+    if dropout:
+        raise ParameterError("{dropout=}: a round in cohorts is played here without dropouts only; give 0.",
+                             "dropout", dropout)
+    out: list = [None] * n
+
+    def one(i):
+        try:
+            out[i] = take_part_in_cohorts(server, bows[i], invitations[i], poll=0.05, timeout=timeout)
+        except Exception as e:      # noqa: BLE001 (the round's outcome is read below)
+            out[i] = e
+
+    threads = [threading.Thread(target=one, args=(i,), name=f"person-{i}", daemon=True) for i in range(n)]
+    t0 = time.perf_counter()
+    with progress_bar(n, "secure-sum round in cohorts", verbose) as bar:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+            bar.advance(1)
+    wall = time.perf_counter() - t0
+    view = ServiceClient(server, retries=3).get_json("/v1/secure/round")
+    failed = [o for o in out if not isinstance(o, dict)]
+    reason = view.get("reason") or (" ".join(str(failed[0]).split())[:300] if failed else None)
+    return {"state": view["state"], "reason": reason, "people": n, "dropped": 0, "workers": 1,
+            "seconds": wall, "seconds_per_contributor": wall / n, "cohorts": len(view.get("cohorts") or ()),
+            "delegates": sum(1 for o in out if isinstance(o, dict) and o.get("bridge") is not None),
+            "refused": len(failed)}
+
+
 def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float = 0.1, token: str | None = None,
                           seed=None, client=None, workers: int | None = None, verbose: int = 1) -> dict:
     """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
@@ -158,8 +201,14 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float = 
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
     cfg = client.get_json("/v1/config")
-    s = play_round(servers, person_bows(corpus), invitations, dropout, token, seed=seed, workers=workers,
-                   verbose=verbose)
+    if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: one server process, people in threads
+        if len(servers) != 1:
+            raise ParameterError("{servers}: a round in cohorts is served by one process; give its address once.",
+                                 "servers")
+        s = play_cohort_round(servers[0], person_bows(corpus), invitations, dropout, verbose=verbose)
+    else:
+        s = play_round(servers, person_bows(corpus), invitations, dropout, token, seed=seed, workers=workers,
+                       verbose=verbose)
     if s["state"] != "released":
         raise DPTopicError(f"the round ended {s['state']!r} ({s.get('reason')}): nothing released.")
     doc = client.get_json("/v1/model")

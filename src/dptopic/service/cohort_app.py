@@ -15,7 +15,8 @@ The root serves what a contributor reads first: ``GET /v1/config`` (the cohort p
 <dptopic.protocol.cohorts.CohortPlan.to_dict>`, each cohort's members and where each round is served; a
 contributor finds its cohort by the plan's rule and refuses a server that seats anyone elsewhere), ``GET
 /v1/secure/round`` (every round's step), ``GET /v1/model`` (the released model, for ``dptopic pull``) and ``POST
-/v1/admin/secure/close`` (the admin closes the step under way in every round, once the survivors are in).
+/v1/admin/secure/close`` (the admin closes the round's step, the earliest of its rounds', in every round at that step,
+once the survivors are in; a round past it closes its own steps).
 """
 from __future__ import annotations
 
@@ -194,10 +195,15 @@ class CohortServer:
                 "bridge": states[-1], "kept": next((v["kept"] for v in views if "kept" in v), None)}
 
     def close(self) -> dict:
-        """The admin's close of the step under way in every round that has one (the others are left as they are)."""
-        for r in self.parts():
-            state = r.view()["state"]
-            if state == "shares" or state.startswith(("upload", "consistency")):
+        """The admin's close of the whole round's step (:meth:`view`'s: the earliest of its rounds') in every round
+        at that step; a round already past it (one no one dropped out of) is left to close its own steps, as its
+        survivors answer."""
+        states = [r.view()["state"] for r in self.parts()]
+        if "failed" in states:
+            return self.view()
+        step = min(states, key=STATES.index)
+        for r, state in zip(self.parts(), states):
+            if state == step and (state == "shares" or state.startswith(("upload", "consistency"))):
                 try:
                     r.close()
                 except ApiError:        # moved on meanwhile
