@@ -152,7 +152,10 @@ class GroupCommitWriter:
             self.transactions += 1
             self._last_seconds = time.monotonic() - began
             if self._syncer is not None:
-                self._syncer.submit(self._sync_and_settle, live, results)
+                try:
+                    self._syncer.submit(self._sync_and_settle, live, results)
+                except RuntimeError:    # stop() gave up waiting for this thread and shut the syncs down
+                    self._sync_and_settle(live, results)
             else:
                 self._settle(live, results, None)
 

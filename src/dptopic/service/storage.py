@@ -435,11 +435,13 @@ def safe_url(url: str) -> str:
 
 
 #: what ``?synchronous=`` in a SQLite URL may ask for (SQLite's ``PRAGMA synchronous`` in WAL mode); the first is the
-#: default. ``full``: every commit waits for the write-ahead log's fsync, so an acknowledged upload survives a power
-#: loss or an operating-system crash too. ``normal``: a commit is written to the log without waiting for the disk (the
-#: log is synced at checkpoints): an acknowledged upload survives the server process being killed (``kill -9``, a
-#: crash of Python), not a power loss or a crash of the operating system, which may lose the last commits (never
-#: half of one: the database stays consistent). docs/research/service_throughput.md measures what each costs.
+#: default. ``full``: every commit is followed by the write-ahead log's fsync before anything of it is acknowledged
+#: (inside the commit; for uploads, on a sync thread beside the writer: :meth:`Storage.sync`), so an acknowledged
+#: upload survives a power loss or an operating-system crash too. ``normal``: a commit is written to the log without
+#: waiting for the disk (the log is synced at checkpoints): an acknowledged upload survives the server process being
+#: killed (``kill -9``, a crash of Python), not a power loss or a crash of the operating system, which may lose the
+#: last commits (never half of one: the database stays consistent). docs/research/service_throughput.md measures
+#: what each costs.
 SQLITE_SYNCHRONOUS = ("full", "normal")
 
 
