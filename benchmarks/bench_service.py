@@ -3,8 +3,9 @@
 A real ``dptopic serve`` (uvicorn, one process, trainer off: ``--train-interval 0``) on 127.0.0.1;
 ``--clients`` concurrent client threads (keep-alive connections) post pre-randomized uploads of
 ``--reports-per-request`` reports at V=1000 for ``--seconds`` seconds; every upload is acknowledged
-only after its transaction committed (SQLite: WAL + synchronous=FULL, or with ``--synchronous normal`` also
-synchronous=NORMAL, which survives a killed server but not a power loss; PostgreSQL: synchronous_commit=on). With the
+only after its transaction committed and reached the disk (SQLite: WAL, each commit followed by an fsync of the log
+before its uploads are answered, as synchronous=FULL; with ``--synchronous normal`` no fsync, which survives a killed
+server but not a power loss; PostgreSQL: synchronous_commit=on). With the
 trainer on, training competes with ingest for the same cores.
 
 Printed, one row per database and upload size, columns in this order:

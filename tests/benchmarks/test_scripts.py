@@ -161,3 +161,12 @@ def test_the_benchmark_explains_its_columns_and_options():
     for column in ("ratio to floor", "direct SQL reports/s", "floor requests/s", "p99 ms", "trainer off"):
         assert column in doc, column
     assert "ratio against a peer run" not in doc
+
+
+@pytest.mark.skipif(importlib.util.find_spec("starlette") is None, reason="needs starlette")
+@pytest.mark.skipif(importlib.util.find_spec("sqlalchemy") is None, reason="needs sqlalchemy")
+def test_upload_cpu_prints_each_round_and_the_services_cpu_over_the_floors(tmp_path):
+    """bench_upload_cpu: every upload answered 201 by the service and the floor alike, and the ratio printed."""
+    out = _run("bench_upload_cpu", ["--uploads", "24", "--rounds", "1", "--concurrent", "4", "--folder", str(tmp_path)])
+    assert out.count("answers {201: 24}") == 2, out
+    assert "us of CPU per upload" in out and "x the floor" in out

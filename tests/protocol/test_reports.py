@@ -363,3 +363,22 @@ def test_document_reports_given_as_word_reports_are_refused_naming_the_trainer_t
         ReportSet.from_bytes(data)
     assert "train on them with algorithm='ldp-doc' (LocalDocumentLDA)" in str(e.value) and "--" not in str(e.value)
     assert "with --algorithm ldp-doc (LocalDocumentLDA)" in e.value.message({"algorithm": "--algorithm"})
+
+
+def test_padding_bits_are_found_as_numpy_finds_them():
+    """``padding_set`` (a pass over the reports' last bytes, none when V is a multiple of 8) agrees with the array
+    check it replaced, for every V mod 8 and set sizes 0 to 50."""
+    import numpy as np
+
+    from dptopic.kernels.randomized_response import last_byte_mask
+    from dptopic.protocol.reports import padding_set
+
+    rng = np.random.default_rng(0)
+    for V in range(1, 25):
+        for n in (0, 1, 3, 50):
+            for clear in (False, True):
+                packed = rng.integers(0, 256, (n, (V + 7) // 8), dtype=np.uint8)
+                if clear:
+                    packed[:, -1] &= last_byte_mask(V)
+                want = bool(n and np.any(packed[:, -1] & np.uint8(~last_byte_mask(V) & 0xFF)))
+                assert padding_set(packed, V) == want, (V, n, clear)

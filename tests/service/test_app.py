@@ -101,3 +101,62 @@ def test_an_answer_names_the_servers_setting_in_the_names_of_whoever_started_it(
     assert "started without --token-file" in e.value.message and "admin_token" not in e.value.message
     assert _fed_disabled(_request()).message.endswith("(start it with fed_epsilon_per_entry).")
     assert _fed_disabled(_request(SERVE_FLAGS)).message.endswith("(start it with --fed-epsilon-per-entry).")
+
+
+def test_an_upload_is_answered_before_starlettes_middleware_and_router(tmp_path):
+    """``POST /v1/reports``, the request every contributor sends, is answered by the upload endpoint itself: Starlette
+    never builds its middleware stack for it (its middleware, router and response objects were a fifth of the event
+    loop's work per single-report upload). The answers are the route's: 201 with the JSON acknowledgement, 200 and
+    ``Idempotent-Replayed`` for a retry, and a refusal in the app's JSON error; other requests take Starlette's
+    path (a GET of the upload route is its 405)."""
+    import asyncio
+    import json
+
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.protocol import codec as protocol_codec
+    from dptopic.service import ServiceConfig, create_app
+
+    words = make_words(40)
+    body = protocol_codec.encode_reports(Randomizer(words, epsilon_word=2.0).randomize([words[:5], words[5:9]]))
+    cfg = ServiceConfig(words, Randomizer(words, epsilon_word=2.0).f, database=f"sqlite:///{tmp_path / 'u.db'}")
+    app = create_app(cfg, start_trainer=False, freeze_gc=False)
+
+    async def call(method, headers, data=b""):
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
+                 "path": "/v1/reports", "raw_path": b"/v1/reports", "query_string": b"", "root_path": "",
+                 "headers": [(k.encode(), v.encode()) for k, v in headers.items()], "client": ("127.0.0.1", 1),
+                 "server": ("127.0.0.1", 2)}
+        messages, sent = [], []
+
+        async def receive():
+            if not sent:
+                sent.append(1)
+                return {"type": "http.request", "body": data, "more_body": False}
+            await asyncio.sleep(60)
+
+        async def send(message):
+            messages.append(message)
+
+        await app(scope, receive, send)
+        head = {k.decode(): v.decode() for k, v in messages[0]["headers"]}
+        return messages[0]["status"], head, json.loads(b"".join(m.get("body", b"") for m in messages[1:]))
+
+    async def session():
+        async with app.router.lifespan_context(app):
+            upload = {"content-type": "application/octet-stream", "idempotency-key": "upload-key-0001",
+                      "content-length": str(len(body))}
+            first = await call("POST", upload, body)
+            again = await call("POST", upload, body)
+            refused = await call("POST", {"content-type": "application/octet-stream"}, body)
+            built = app.middleware_stack
+            wrong_method = await call("GET", {})
+        return first, again, refused, built, wrong_method
+
+    first, again, refused, built, wrong_method = asyncio.run(session())
+    assert first[0] == 201 and first[1]["content-type"] == "application/json"
+    assert first[2]["reports"] == 2 and first[2]["replayed"] is False
+    assert int(first[1]["content-length"]) == len(json.dumps(first[2], separators=(",", ":")))
+    assert again[0] == 200 and again[1]["idempotent-replayed"] == "true" and again[2]["replayed"] is True
+    assert refused[0] == 400 and refused[2]["error"]["code"] == "missing_idempotency_key"
+    assert built is None                                    # three uploads, no middleware stack
+    assert wrong_method[0] == 405 and wrong_method[2]["error"]["code"] == "method_not_allowed"

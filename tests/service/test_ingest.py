@@ -100,3 +100,46 @@ def test_an_upload_the_database_refuses_fails_alone_and_its_batch_mates_are_stor
     finally:
         writer.stop()
         storage.close()
+
+
+def test_on_a_sqlite_file_with_full_sync_an_upload_is_answered_after_an_fsync_begun_after_its_commit(tmp_path):
+    """synchronous=full (the default): the writer commits without waiting for the disk and answers a group only after
+    an fsync of the log that began once its commit had returned (the syncs run beside the writer, several at once), so
+    an acknowledged upload survives a power cut; a failed fsync fails the group's uploads."""
+    from dptopic.service.storage import Storage, StorageError
+
+    storage = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    real_sync, gate, began = storage.sync, threading.Event(), []
+
+    def sync():
+        began.append(storage.count_reports())       # what was committed when this sync began
+        if not gate.wait(10):
+            raise StorageError("the disk did not answer (simulated)")
+        real_sync()
+
+    storage.sync = sync
+    writer = GroupCommitWriter(storage).start()
+    try:
+        first = writer.submit(Submission("key-sync-0001", "1" * 64, None, [b"\x01"]))
+        deadline = time.monotonic() + 10
+        while not began and time.monotonic() < deadline:
+            time.sleep(0.01)
+        second = writer.submit(Submission("key-sync-0002", "2" * 64, None, [b"\x02"]))
+        time.sleep(0.2)
+        assert began[:1] == [1] and storage.count_reports() == 2   # both committed while the first sync waits
+        assert not first.done() and not second.done()              # neither answered before its fsync
+        gate.set()
+        assert first.result(10)[0] == second.result(10)[0] == "stored"
+        assert began == [1, 2]
+        with storage.read() as conn:    # the upload's connection is back in the pool with its commits synced again
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2
+        storage.sync = lambda: (_ for _ in ()).throw(StorageError("fsync failed (simulated)"))
+        try:
+            writer.submit(Submission("key-sync-0003", "3" * 64, None, [b"\x03"])).result(10)
+            raise AssertionError("a failed fsync answered the upload")
+        except StorageError:
+            pass
+    finally:
+        gate.set()
+        writer.stop()
+        storage.close()

@@ -547,3 +547,30 @@ def test_an_unknown_synchronous_is_refused_in_one_line(tmp_path):
         Storage(f"sqlite:///{tmp_path / 's.db'}?synchronous=off")
     assert "\n" not in str(e.value)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_commit_left_to_sync_leaves_the_connection_syncing_and_sync_fsyncs_the_log(tmp_path, monkeypatch):
+    """store(durable=False) on a SQLite file with synchronous=full commits without waiting for the disk, and its
+    pooled connection is back at FULL for every other write; sync() is an fsync of the write-ahead log. A file with
+    synchronous=normal has nothing to sync separately."""
+    import os
+
+    from dptopic.service.storage import Storage, Submission
+
+    st = Storage(f"sqlite:///{tmp_path / 'f.db'}")
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real_fsync(fd)))
+    try:
+        assert st.syncs_separately
+        assert st.store([Submission("key-left-0001", "a" * 64, None, [b"\x01"])], durable=False)[0][0] == "stored"
+        with st.read() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2
+        assert synced == []
+        st.sync()
+        assert synced == [str(tmp_path / "f.db") + "-wal"]
+    finally:
+        st.close()
+    normal = Storage(f"sqlite:///{tmp_path / 'n.db'}?synchronous=normal")
+    assert not normal.syncs_separately
+    normal.close()

@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import secrets
 import struct
 from pathlib import Path
@@ -85,6 +86,18 @@ def parse_header(text: str, bad: str, again: str) -> dict:
     return head
 
 
+_PADDING_CLEAR = [bytes(b for b in range(256) if not b & ~last_byte_mask(r or 8) & 0xFF) for r in range(8)]
+"""Per ``V % 8``: the values a report's last byte may take (its bits beyond the vocabulary clear)."""
+
+
+def padding_set(packed: np.ndarray, V: int) -> bool:
+    """Whether a report of ``packed`` (``(n, ceil(V/8))`` bytes) sets a padding bit beyond the ``V`` words (one pass in
+    C over the last bytes, none when V is a multiple of 8: a single report's check costs no array reduction)."""
+    if V % 8 == 0 or not packed.shape[0]:
+        return False
+    return bool(packed[:, -1].tobytes().translate(None, _PADDING_CLEAR[V % 8]))
+
+
 def report_bytes(data, where: str) -> bytes:
     """``data`` as bytes (bytes, bytearray or memoryview); anything else is refused in one line."""
     if isinstance(data, memoryview):
@@ -94,12 +107,15 @@ def report_bytes(data, where: str) -> bytes:
     return bytes(data)
 
 
+_NONCE = re.compile(r"[0-9a-f]{32}")
+
+
 def upload_nonce_of(head: dict, bad: str) -> str | None:
     """The header's ``upload_nonce`` (None when absent); anything but 32 lowercase hex digits is refused."""
     v = head.get(UPLOAD_NONCE)
     if v is None:
         return None
-    if not isinstance(v, str) or len(v) != 32 or any(c not in "0123456789abcdef" for c in v):
+    if not isinstance(v, str) or not _NONCE.fullmatch(v):
         raise DPTopicError(f"{bad} the header's {UPLOAD_NONCE} is not 32 lowercase hex digits; re-create it.")
     return v
 FORMAT = "dptopic-ldp-reports"
@@ -174,7 +190,7 @@ class ReportSet(FlipParameterMixin):
         if packed.ndim != 2 or packed.shape[1] != nb:
             raise DPTopicError(f"reports have the wrong length: expected {nb} bytes per report for V={V} words,"
                                f" got shape {packed.shape}.")
-        if packed.shape[0] and np.any(packed[:, -1] & np.uint8(~last_byte_mask(V) & 0xFF)):
+        if padding_set(packed, V):
             raise DPTopicError("corrupt reports: padding bits beyond the vocabulary are set; re-create the reports.")
         self.packed = packed
         self.vocab_size = V

@@ -12,6 +12,13 @@ before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most h
 (and ``max_wait``), so that one commit, and one fsync, serves them too. The slower the commits (a disk busy with other
 work), the more uploads each then serves; with fast commits the wait is short; with no upload on its way, none.
 
+On a SQLite file with ``synchronous=full`` (the default; :attr:`~dptopic.service.storage.Storage.syncs_separately`)
+the writer's commits do not wait for the disk: each transaction's answers wait instead for an fsync of the database's
+log begun after its commit returned (:meth:`~dptopic.service.storage.Storage.sync`), run on a thread beside the writer,
+several at once. An acknowledged upload survives a power cut as with an fsync inside the commit, but the writer commits
+the next group while the disk syncs the last, and an upload waits for one fsync of its own instead of the one in
+progress and then its own (docs/research/service_throughput.md).
+
 Uploads are checked on the event loop before they are queued, so a malformed one never joins a group. A group whose
 transaction fails for the values of one of its uploads (:func:`~dptopic.service.storage.is_data_error`: a constraint,
 a value the driver refuses; the transaction is rolled back) is stored again one upload to a transaction: that upload
@@ -29,10 +36,13 @@ import asyncio
 import queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 from .storage import Storage, Submission, is_data_error
+
+SYNC_THREADS = 4
+"""fsyncs of a SQLite file's log that may be in flight at once (:class:`GroupCommitWriter`)."""
 
 
 class GroupCommitWriter:
@@ -49,6 +59,9 @@ class GroupCommitWriter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dptopic-writer", daemon=True)
         self.transactions = 0
+        # a SQLite file with synchronous=full: each transaction's fsync on a thread of its own, several in flight
+        self._syncer = (ThreadPoolExecutor(max_workers=SYNC_THREADS, thread_name_prefix="dptopic-sync")
+                        if getattr(storage, "syncs_separately", False) else None)
 
     def start(self) -> "GroupCommitWriter":
         self._thread.start()
@@ -123,11 +136,13 @@ class GroupCommitWriter:
             timeout = getattr(self.storage, "timeout", None)
             began = time.monotonic()
             try:
-                if timeout:
-                    results = self.storage.store([s for s, _, _ in live],
-                                                 deadline=min(t for *_, t in kept) + timeout)
+                subs = [s for s, _, _ in live]
+                if self._syncer is not None:
+                    results = self.storage.store(subs, durable=False)
+                elif timeout:
+                    results = self.storage.store(subs, deadline=min(t for *_, t in kept) + timeout)
                 else:
-                    results = self.storage.store([s for s, _, _ in live])
+                    results = self.storage.store(subs)
             except BaseException as e:  # noqa: BLE001 - every waiting request learns the failure
                 if len(live) > 1 and is_data_error(e):  # one upload's values: the others need not fail with it
                     self._one_by_one(live, min(t for *_, t in kept) + timeout if timeout else None)
@@ -136,7 +151,24 @@ class GroupCommitWriter:
                 continue
             self.transactions += 1
             self._last_seconds = time.monotonic() - began
-            self._settle(live, results, None)
+            if self._syncer is not None:
+                try:
+                    self._syncer.submit(self._sync_and_settle, live, results)
+                except RuntimeError:    # stop() gave up waiting for this thread and shut the syncs down
+                    self._sync_and_settle(live, results)
+            else:
+                self._settle(live, results, None)
+
+    def _sync_and_settle(self, live, results) -> None:
+        """On a sync thread: an fsync begun after ``live``'s commit returned, then their answers (a failed sync fails
+        them all: what was committed may not survive a power cut, and a retry under the same key is answered as a
+        replay once it has)."""
+        try:
+            self.storage.sync()
+        except BaseException as e:  # noqa: BLE001 - every waiting request learns the failure
+            self._settle(live, [None] * len(live), e)
+            return
+        self._settle(live, results, None)
 
     def _one_by_one(self, live, deadline) -> None:
         """After a group's transaction failed (and was rolled back): each of its uploads in a transaction of its own,
@@ -173,6 +205,8 @@ class GroupCommitWriter:
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._thread.join(timeout)
+        if self._syncer is not None:
+            self._syncer.shutdown(wait=True)
 
 
 def _resolve(pairs, error) -> None:

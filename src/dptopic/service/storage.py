@@ -435,11 +435,13 @@ def safe_url(url: str) -> str:
 
 
 #: what ``?synchronous=`` in a SQLite URL may ask for (SQLite's ``PRAGMA synchronous`` in WAL mode); the first is the
-#: default. ``full``: every commit waits for the write-ahead log's fsync, so an acknowledged upload survives a power
-#: loss or an operating-system crash too. ``normal``: a commit is written to the log without waiting for the disk (the
-#: log is synced at checkpoints): an acknowledged upload survives the server process being killed (``kill -9``, a
-#: crash of Python), not a power loss or a crash of the operating system, which may lose the last commits (never
-#: half of one: the database stays consistent). docs/research/service_throughput.md measures what each costs.
+#: default. ``full``: every commit is followed by the write-ahead log's fsync before anything of it is acknowledged
+#: (inside the commit; for uploads, on a sync thread beside the writer: :meth:`Storage.sync`), so an acknowledged
+#: upload survives a power loss or an operating-system crash too. ``normal``: a commit is written to the log without
+#: waiting for the disk (the log is synced at checkpoints): an acknowledged upload survives the server process being
+#: killed (``kill -9``, a crash of Python), not a power loss or a crash of the operating system, which may lose the
+#: last commits (never half of one: the database stays consistent). docs/research/service_throughput.md measures
+#: what each costs.
 SQLITE_SYNCHRONOUS = ("full", "normal")
 
 
@@ -955,7 +957,38 @@ class Storage:
         return int(msg.phi.shape[0]) if isinstance(msg, ModelBroadcast) else None
 
     # ----------------------------------------------------------------- reports
-    def store(self, batch: list[Submission], deadline: float | None = None) -> list[tuple[str, dict]]:
+    @property
+    def syncs_separately(self) -> bool:
+        """Whether :meth:`store` can leave its commit's sync to :meth:`sync` (``durable=False``): a SQLite file with
+        ``synchronous=full`` (the default), whose commits the caller then makes durable with a separate fsync of the
+        write-ahead log, several of which may be in flight at once (:mod:`dptopic.service.ingest`)."""
+        return self._sqlite_file is not None and self.synchronous == "full"
+
+    def sync(self) -> None:
+        """Make every transaction committed so far durable: an fsync of the SQLite file's write-ahead log (its
+        database file too when there is no log, whose transactions a checkpoint has then copied and synced into the
+        file), as ``synchronous=FULL`` does at each commit. Only for a file :attr:`syncs_separately`; a failure is a
+        :class:`StorageError` (the caller must not acknowledge what it committed)."""
+        path = self._sqlite_file[0]
+        try:
+            for name in (path + "-wal", path):
+                try:
+                    fd = os.open(name, os.O_RDONLY)
+                except FileNotFoundError:
+                    continue
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                return
+        except OSError as e:
+            raise StorageError(f"the database file {path!r} could not be synced to its disk ({_one_line(e)}); retry"
+                               " later.") from None
+        raise StorageError(f"the database file {path!r} was removed while this server was using it: restore the file"
+                           " and restart the server.")
+
+    def store(self, batch: list[Submission], deadline: float | None = None,
+              durable: bool = True) -> list[tuple[str, dict]]:
         """Store many submissions in ONE transaction (group commit).
 
         Returns one ``(outcome, info)`` per submission: ``("stored", ack)``, ``("replayed", ack)``
@@ -968,10 +1001,12 @@ class Storage:
         write transaction, under the lock that serializes writers across processes, so two uploads
         of one body at once, even to two servers on one database, store it once. ``deadline``
         (``time.monotonic()``, PostgreSQL): when the transaction must have ended (default: ``timeout``
-        from now), else :class:`StorageTimeout` and nothing is stored.
+        from now), else :class:`StorageTimeout` and nothing is stored. ``durable=False`` (a file that
+        :attr:`syncs_separately`): the commit does not wait for the disk, and the caller acknowledges nothing of it
+        before a :meth:`sync` begun after it returned.
         """
         if self.dialect == "sqlite":
-            return self._store_sqlite(batch)
+            return self._store_sqlite(batch, durable or not self.syncs_separately)
         with self.write(deadline=deadline) as conn:
             self._lock(conn)
             # The statements go straight to the driver: this is the one path every upload takes, and SQLAlchemy's
@@ -983,7 +1018,7 @@ class Storage:
             finally:
                 cur.close()
 
-    def _store_sqlite(self, batch: list[Submission]) -> list[tuple[str, dict]]:
+    def _store_sqlite(self, batch: list[Submission], durable: bool = True) -> list[tuple[str, dict]]:
         """:meth:`store` on SQLite, on a pooled driver connection without SQLAlchemy's connection and transaction
         objects (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload
         transaction): ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and
@@ -995,15 +1030,21 @@ class Storage:
         try:
             cur = raw.driver_connection.cursor()
             try:
-                cur.execute("BEGIN IMMEDIATE")
+                if not durable:     # this commit leaves its fsync to sync(); the connection's others keep theirs
+                    cur.execute("PRAGMA synchronous=NORMAL")
                 try:
-                    out = self._store_statements(cur, batch)
-                    self.check_file()   # before the commit: nothing is acknowledged into a removed file
-                    cur.execute("COMMIT")
-                except BaseException:
-                    if raw.driver_connection.in_transaction:
-                        cur.execute("ROLLBACK")
-                    raise
+                    cur.execute("BEGIN IMMEDIATE")
+                    try:
+                        out = self._store_statements(cur, batch)
+                        self.check_file()   # before the commit: nothing is acknowledged into a removed file
+                        cur.execute("COMMIT")
+                    except BaseException:
+                        if raw.driver_connection.in_transaction:
+                            cur.execute("ROLLBACK")
+                        raise
+                finally:
+                    if not durable:
+                        cur.execute("PRAGMA synchronous=FULL")
             finally:
                 cur.close()
         except self._driver_error as e:
