@@ -28,7 +28,7 @@ PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributo
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size"})
+                         "cohort_size", "ledger", "dataset"})
 
 
 def add_serve_flags(s) -> None:
@@ -168,7 +168,8 @@ def _serve_cohorts(a, setting_names) -> None:
     token = read_token_file(a.token_file) if a.token_file else None
     with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
         cfg = CohortSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
-                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables)
+                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
+                              **served_ledger(a))     # --ledger: the whole round, charged once
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_cohort_app(cfg, setting_names=setting_names)

@@ -56,7 +56,9 @@ class CohortSumConfig:
     """What the server of a round in cohorts is started with: :class:`~dptopic.service.secure_sum.SecureSumConfig`'s
     settings, with the round's :class:`~dptopic.protocol.cohorts.CohortPlan` as ``plan`` and the operator's cohort
     directory (:func:`~dptopic.protocol.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
-    a SQLite file; each round's file lies beside it (:meth:`database_of`)."""
+    a SQLite file; each round's file lies beside it (:meth:`database_of`). ``ledger`` and ``ledger_dataset``: the
+    dataset ledger the whole round is charged to, once, before any of its rounds unmasks anything
+    (:meth:`~dptopic.service.cohorts.Coordinator.charge`)."""
 
     vocabulary: object
     plan: CohortPlan
@@ -66,6 +68,8 @@ class CohortSumConfig:
     admin_token: str | None = field(default=None, repr=False)
     max_body_bytes: int = 16 * 1024 * 1024
     allow_foreign_tables: bool = False
+    ledger: str | None = None
+    ledger_dataset: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.vocabulary, Vocabulary):
@@ -109,14 +113,17 @@ class CohortSumConfig:
         return f"sqlite:///{p.with_name(f'{p.stem}-{tail}{p.suffix}')}"
 
     def part(self, part) -> SecureSumConfig:
-        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's."""
+        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's (with
+        the round's ``ledger``: a :class:`~dptopic.service.cohorts.CohortRound` then waits for the coordinator's one
+        debit before it unmasks step 0; it never charges the ledger itself)."""
         if part == "bridge":
             plan, directory = self.plan.bridge_plan, self.directory["bridge"]
         else:
             plan, directory = self.plan.cohort_plans[int(part)], self.directory["cohorts"][int(part)]
         return SecureSumConfig(self.vocabulary, plan, directory, n_topics=self.n_topics,
                                database=self.database_of(part), admin_token=self.admin_token,
-                               max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables)
+                               max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables,
+                               ledger=self.ledger, ledger_dataset=self.ledger_dataset)
 
 
 class CohortServer:
@@ -134,7 +141,8 @@ class CohortServer:
         delegates = [self.plan.delegates(g, cfg.round_id, c) for c, g in enumerate(self.groups)]
         self.coordinator = Coordinator(self.plan, self.rounds, self.bridge, delegates,
                                        [[bridge_id(c, d) for d in ds] for c, ds in enumerate(delegates)],
-                                       cfg.vocabulary, cfg.n_topics, cfg.round_id)
+                                       cfg.vocabulary, cfg.n_topics, cfg.round_id, ledger=cfg.ledger,
+                                       dataset=cfg.ledger_dataset)
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -153,6 +161,8 @@ class CohortServer:
         """The coordinator's thread: it looks every :data:`TICK_S` seconds until :meth:`stop`."""
         if self._thread is None:
             self._stop.clear()
+            for r in self.parts():
+                r.halt.clear()
             self._thread = threading.Thread(target=self._run, name="cohort-coordinator", daemon=True)
             self._thread.start()
 
@@ -163,6 +173,8 @@ class CohortServer:
     def stop(self) -> None:
         """Stop the coordinator's thread."""
         self._stop.set()
+        for r in self.parts():      # an unmasking that waits for the ledger's debit gives up
+            r.halt.set()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
