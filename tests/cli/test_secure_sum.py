@@ -310,9 +310,10 @@ def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
         r = run_dptopic(*args, "--dropout", "0.1")
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "--dropout 0.1: a round in cohorts is played here without dropouts only; give 0" in r.stderr
-        r = run_dptopic(*args, "--dropout", "0")
+        r = run_dptopic(*args)      # the default --dropout: a single round's 0.1, none in a round in cohorts
         assert r.returncode == 0, r.stderr
         assert "24 people in 2 cohorts (4 delegates" in r.stdout and "released in" in r.stdout, r.stdout
+        assert "no one dropped out: a round in cohorts is played here without dropouts" in " ".join(r.stdout.split())
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["state"] == "released" and summary["refused"] == 0 and summary["cohorts"] == 2
         assert live.server.view()["state"] == "released"
