@@ -168,8 +168,8 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
     with pytest.raises(ParameterError, match="layout of the round: collusion 1 in the invitations, 2 in the plan"):
         CohortSumConfig(WORDS, plan, directory, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
     plan = CohortPlan(8.0, 1e-5, N, 0, len(WORDS), SIZE, collusion=1)
-    with pytest.raises(ParameterError, match="its own SQLite file"):
-        CohortSumConfig(WORDS, plan, directory, n_topics=3, database="postgresql+psycopg://u@h/db")
+    with pytest.raises(ParameterError, match="its own SQLite file .* or in its own schema of a PostgreSQL database"):
+        CohortSumConfig(WORDS, plan, directory, n_topics=3, database="mysql://u@h/db")
     forged = dict(directory, cohorts=[directory["cohorts"][1], directory["cohorts"][0]])
     with pytest.raises(DPTopicError, match="cohort 0 is not the one the round's rule seats"):
         CohortSumConfig(WORDS, plan, forged, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
@@ -280,14 +280,17 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
     """Three people (one of them a delegate) mask step 0 and leave; the admin's close at the root closes the upload
     of every round that waits for it: the round releases the sums the simulation releases with the same people gone,
     the noise held fixed. With everyone gone from one cohort, the other (its signatures held back until the close)
-    is past its upload when the admin closes, and is left to close its own step."""
+    is past its upload when the admin closes, and is left to close its own step. The dataset ledger is charged for
+    the people who uploaded, not for those gone."""
     import threading
 
+    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.contributor.secure_sum import SecureContributor
 
     hold_noise_fixed(monkeypatch)
     n, size, bows = 40, 20, tiny_bows(40)
-    with LiveCohortRound(tmp_path / "live", n, size, dropouts=4) as live:
+    led = tmp_path / "ledger.sqlite"
+    with LiveCohortRound(tmp_path / "live", n, size, dropouts=4, ledger=led, dataset="clinic") as live:
         groups = live.server.groups
         delegate = live.plan.delegates(groups[1 if where == "both cohorts" else 0], "round1",
                                         1 if where == "both cohorts" else 0)[0]
@@ -313,6 +316,8 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
         sums = {p: live.server.coordinator.sums[p].copy() for p in (0, 1)}
         assert sorted(set(live.server.bridge.view()["uploaded"])) == sorted(
             f"c{c}-{d}" for c, g in enumerate(groups) for d in live.plan.delegates(g, "round1", c) if d != delegate)
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    assert DatasetLedger(led).person_summary()["persons"] == n - len(gone)
     monkeypatch.undo()
     hold_noise_fixed(monkeypatch)
     sim = simulation_class()(tmp_path / "sim", live.plan, bows, WORDS, round_id="round1")
