@@ -112,7 +112,8 @@ class LiveCohortRound:
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
         self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion)
         self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
-                                   n_topics=topics, database=database or f"sqlite:///{self.tmp}/round.db", admin_token=self.TOKEN,
+                                   n_topics=topics, database=database or f"sqlite:///{self.tmp}/round.db",
+                                   admin_token=self.TOKEN,
                                    ledger=None if ledger is None else str(ledger), ledger_dataset=dataset)
         self.app = create_cohort_app(self.cfg, freeze_gc=False)
         self.server = self.app.state.cohort_server

@@ -204,7 +204,7 @@ class SecureSumConfig:
     ledger: str | None = None               # the dataset ledger the released round is charged to (service/ledger.py)
     ledger_dataset: str | None = None
     allow_foreign_tables: bool = False
-    schema: str | None = None               # PostgreSQL: the schema of the round's tables (a round in cohorts': one each)
+    schema: str | None = None               # PostgreSQL: the schema of the round's tables (one per round in cohorts)
 
     def __post_init__(self):
         if not isinstance(self.vocabulary, Vocabulary):
