@@ -92,12 +92,13 @@ def hold_noise_fixed(monkeypatch) -> None:
 
 class LiveCohortRound:
     """A round in cohorts (``dptopic.service.cohort_app``) under a real uvicorn in a thread of this process, on
-    127.0.0.1, with the operator's invitations (files in ``tmp/inv``)."""
+    127.0.0.1, with the operator's invitations (files in ``tmp/inv``); ``ledger`` and ``dataset``: the dataset ledger
+    the round is charged to; ``database``: the round's (default a SQLite file in ``tmp``)."""
 
     TOKEN = "t" * 24
 
     def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
-                 round_id: str = "round1", topics: int = 3, words=WORDS):
+                 round_id: str = "round1", topics: int = 3, words=WORDS, ledger=None, dataset=None, database=None):
         import uvicorn
 
         from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
@@ -111,7 +112,9 @@ class LiveCohortRound:
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
         self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion)
         self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
-                                   n_topics=topics, database=f"sqlite:///{self.tmp}/round.db", admin_token=self.TOKEN)
+                                   n_topics=topics, database=database or f"sqlite:///{self.tmp}/round.db",
+                                   admin_token=self.TOKEN,
+                                   ledger=None if ledger is None else str(ledger), ledger_dataset=dataset)
         self.app = create_cohort_app(self.cfg, freeze_gc=False)
         self.server = self.app.state.cohort_server
         self.port = free_port()

@@ -254,6 +254,43 @@ def test_cohort_size_is_refused_with_a_single_rounds_directory_and_for_other_kin
     assert r.returncode == 2 and "--cohort-size is for --report-kind secure-sum" in r.stderr
 
 
+def served_app(monkeypatch) -> dict:
+    """Stand in for uvicorn: ``dptopic serve`` builds its app, which is kept here, and returns at once."""
+    from dptopic.service import startup
+
+    got: dict = {}
+
+    def run_server(app, *args, **kw):
+        got["app"] = app
+        return True
+    monkeypatch.setattr(startup, "run_server", run_server)
+    return got
+
+
+def test_serve_a_single_secure_sum_round_takes_the_dataset_ledger(invited, monkeypatch):
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve(invited, "--ledger", str(invited / "people.ledger"), "--dataset", "clinic", "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    cfg = got["app"].state.round.cfg
+    assert cfg.ledger.endswith("people.ledger") and cfg.ledger_dataset == "clinic"
+
+
+def test_serve_a_round_in_cohorts_takes_the_dataset_ledger_of_a_single_round(cohorts_invited, monkeypatch):
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve_cohorts(cohorts_invited, "--cohort-size", "12", "--ledger", str(cohorts_invited / "people.ledger"),
+                      "--dataset", "clinic", "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    server = got["app"].state.cohort_server
+    assert server.cfg.ledger.endswith("people.ledger") and server.cfg.ledger_dataset == "clinic"
+    assert server.coordinator.ledger == server.cfg.ledger and not server.rounds[0].charged.is_set()
+    r = serve_cohorts(cohorts_invited, "--cohort-size", "12", "--dataset", "clinic")
+    assert r.returncode == 2 and "add --ledger PATH" in r.stderr, r.stderr
+
+
 @pytest.mark.service
 def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
     import numpy as np
@@ -273,9 +310,10 @@ def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
         r = run_dptopic(*args, "--dropout", "0.1")
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "--dropout 0.1: a round in cohorts is played here without dropouts only; give 0" in r.stderr
-        r = run_dptopic(*args, "--dropout", "0")
+        r = run_dptopic(*args)      # the default --dropout: a single round's 0.1, none in a round in cohorts
         assert r.returncode == 0, r.stderr
         assert "24 people in 2 cohorts (4 delegates" in r.stdout and "released in" in r.stdout, r.stdout
+        assert "no one dropped out: a round in cohorts is played here without dropouts" in " ".join(r.stdout.split())
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["state"] == "released" and summary["refused"] == 0 and summary["cohorts"] == 2
         assert live.server.view()["state"] == "released"

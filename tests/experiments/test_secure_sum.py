@@ -61,3 +61,13 @@ def test_bad_settings_are_refused_before_any_process_starts():
         play_round(["http://127.0.0.1:9"], bows, [{}] * 4, 0.0, None, workers=0, verbose=0)
     with pytest.raises(ParameterError, match="token"):
         play_round(["http://127.0.0.1:9"], bows, [{}] * 4, 0.5, None, verbose=0)
+
+
+def test_the_default_dropout_is_a_tenth_in_a_single_round_and_none_in_a_round_in_cohorts():
+    from dptopic.errors import ParameterError
+    from dptopic.experiments.secure_sum import experiment_dropout
+
+    assert experiment_dropout(None, cohorts=False) == 0.1 and experiment_dropout(None, cohorts=True) == 0.0
+    assert experiment_dropout(0.25, cohorts=False) == 0.25 and experiment_dropout(0.0, cohorts=True) == 0.0
+    with pytest.raises(ParameterError, match="without dropouts only; give 0"):
+        experiment_dropout(0.1, cohorts=True)

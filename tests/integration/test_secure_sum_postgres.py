@@ -243,3 +243,42 @@ def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_re
     assert count == len(receipts) == len(done)
     if view["state"] == "consistency0":
         assert receipts == set(view["uploaded"])
+
+
+@pytest.mark.postgres
+@pytest.mark.service
+def test_a_round_in_cohorts_on_postgresql_keeps_each_round_in_its_own_schema_and_resumes(pg, tmp_path, monkeypatch):
+    """Every cohort's round and the bridge's on one PostgreSQL database, each in a schema named by its round id (the
+    rounds' tables share their names): the round releases the model the same people release on SQLite, with the
+    noise held fixed, and a server started again on the database reads the released round back."""
+    from cohort_helpers import LiveCohortRound, hold_noise_fixed, play_all, tiny_bows
+    from dptopic.errors import DPTopicError
+    from dptopic.service.cohort_app import CohortServer
+
+    hold_noise_fixed(monkeypatch)
+    bows, url = tiny_bows(24), new_database(pg)
+    models = []
+    for database in (url, None):
+        where = tmp_path / ("pg" if database else "sqlite")
+        with LiveCohortRound(where, 24, 12, database=database) as live:
+            out = play_all(live.url, live.files, bows, where)
+            assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+            assert live.server.view()["state"] == "released"
+            models.append(live.server.coordinator.sums[1].copy())
+            if database:
+                cfg = live.cfg
+        live.server.stop()
+    assert (models[0] == models[1]).all()
+    eng = create_engine(url)
+    try:
+        with eng.connect() as c:
+            schemas = set(c.execute(text("SELECT table_schema FROM information_schema.tables"
+                                         " WHERE table_name = 'secure_round'")).scalars())
+    finally:
+        eng.dispose()
+    assert schemas == {"round1-c0", "round1-c1", "round1-bridge"}
+    again = CohortServer(cfg)
+    assert again.view()["state"] == "released"
+    with pytest.raises(DPTopicError, match="served by another server process"):
+        CohortServer(cfg)       # the coordinator runs in one process
+    again.stop()

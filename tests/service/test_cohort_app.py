@@ -75,15 +75,19 @@ def test_a_restarted_server_resumes_each_round_and_reads_the_steps_again(tmp_pat
 
 
 def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_it(tmp_path, monkeypatch):
+    """... and the round, charged to the dataset ledger before step 0 was unmasked, is not charged again when the
+    server resumes (the debit's mark is in the bridge's database)."""
     import threading
     import time
 
     import uvicorn
 
+    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.service.cohort_app import create_cohort_app
 
     hold_noise_fixed(monkeypatch)
-    live = LiveCohortRound(tmp_path, N, SIZE).__enter__()
+    led = tmp_path / "ledger.sqlite"
+    live = LiveCohortRound(tmp_path, N, SIZE, ledger=led, dataset="clinic").__enter__()
     out: list = []
     players = threading.Thread(target=lambda: out.extend(play_all(live.url, live.files, tiny_bows(N), tmp_path)))
     players.start()
@@ -104,6 +108,57 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
     finally:
         again.should_exit = True
         thread.join(30)
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+
+
+def _record_unmaskings(monkeypatch, led) -> list:
+    """Every unmasking any round of this process makes: ``(round id, step, releases on the ledger then)``."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_sum as server
+
+    seen = []
+    real = server.ss.unmask_sum
+
+    def unmask(total, roster, round_id, phase, *a, **k):
+        seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
+        return real(total, roster, round_id, phase, *a, **k)
+    monkeypatch.setattr(server.ss, "unmask_sum", unmask)
+    return seen
+
+
+def test_a_round_in_cohorts_is_charged_to_the_dataset_ledger_once_before_any_round_unmasks(tmp_path, monkeypatch):
+    """One debit for the whole round (not one per cohort, none for the bridge), at the cohort plan's bound, to every
+    person who uploaded in step 0 of their cohort, before any cohort's or the bridge's first unmasking."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    led = tmp_path / "ledger.sqlite"
+    seen = _record_unmaskings(monkeypatch, led)
+    with LiveCohortRound(tmp_path, N, SIZE, ledger=led, dataset="clinic") as live:
+        out = play_all(live.url, live.files, tiny_bows(N), tmp_path)
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert live.server.view()["state"] == "released"
+        rounds = {r.round_id for r in live.server.parts()}
+    assert sorted(seen) == sorted((r, p, 1) for r in rounds for p in (0, 1)), seen
+    (r,) = DatasetLedger(led).releases("clinic")
+    assert r["kind"] == "served" and r["unit"] == "user"
+    assert DatasetLedger(led).person_summary()["persons"] == N
+
+
+def test_a_round_in_cohorts_the_dataset_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    led = tmp_path / "ledger.sqlite"
+    DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)
+    seen = _record_unmaskings(monkeypatch, led)
+    with LiveCohortRound(tmp_path, N, SIZE, ledger=led, dataset="clinic") as live:
+        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=60)
+        view = live.server.view()
+        padded = [r.padded for r in live.server.parts()]
+    assert not any(isinstance(o, dict) for o in out)
+    assert view["state"] == "failed" and view["cohorts"] == ["failed", "failed"] and view["bridge"] == "failed"
+    assert "ledger" in view["reason"] and "nothing revealed" in view["reason"], view["reason"]
+    assert seen == [] and padded == [{}, {}, {}]
+    assert DatasetLedger(led).releases("clinic") == []
 
 
 def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is_not_sqlite(tmp_path):
@@ -113,8 +168,8 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
     with pytest.raises(ParameterError, match="layout of the round: collusion 1 in the invitations, 2 in the plan"):
         CohortSumConfig(WORDS, plan, directory, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
     plan = CohortPlan(8.0, 1e-5, N, 0, len(WORDS), SIZE, collusion=1)
-    with pytest.raises(ParameterError, match="its own SQLite file"):
-        CohortSumConfig(WORDS, plan, directory, n_topics=3, database="postgresql+psycopg://u@h/db")
+    with pytest.raises(ParameterError, match="its own SQLite file .* or in its own schema of a PostgreSQL database"):
+        CohortSumConfig(WORDS, plan, directory, n_topics=3, database="mysql://u@h/db")
     forged = dict(directory, cohorts=[directory["cohorts"][1], directory["cohorts"][0]])
     with pytest.raises(DPTopicError, match="cohort 0 is not the one the round's rule seats"):
         CohortSumConfig(WORDS, plan, forged, n_topics=3, database=f"sqlite:///{tmp_path}/r.db")
@@ -226,14 +281,17 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
     """Three people (one of them a delegate) mask step 0 and leave; the admin's close at the root closes the upload
     of every round that waits for it: the round releases the sums the simulation releases with the same people gone,
     the noise held fixed. With everyone gone from one cohort, the other (its signatures held back until the close)
-    is past its upload when the admin closes, and is left to close its own step."""
+    is past its upload when the admin closes, and is left to close its own step. The dataset ledger is charged for
+    the people who uploaded, not for those gone."""
     import threading
 
+    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.contributor.secure_sum import SecureContributor
 
     hold_noise_fixed(monkeypatch)
     n, size, bows = 40, 20, tiny_bows(40)
-    with LiveCohortRound(tmp_path / "live", n, size, dropouts=4) as live:
+    led = tmp_path / "ledger.sqlite"
+    with LiveCohortRound(tmp_path / "live", n, size, dropouts=4, ledger=led, dataset="clinic") as live:
         groups = live.server.groups
         delegate = live.plan.delegates(groups[1 if where == "both cohorts" else 0], "round1",
                                         1 if where == "both cohorts" else 0)[0]
@@ -259,6 +317,8 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
         sums = {p: live.server.coordinator.sums[p].copy() for p in (0, 1)}
         assert sorted(set(live.server.bridge.view()["uploaded"])) == sorted(
             f"c{c}-{d}" for c, g in enumerate(groups) for d in live.plan.delegates(g, "round1", c) if d != delegate)
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    assert DatasetLedger(led).person_summary()["persons"] == n - len(gone)
     monkeypatch.undo()
     hold_noise_fixed(monkeypatch)
     sim = simulation_class()(tmp_path / "sim", live.plan, bows, WORDS, round_id="round1")

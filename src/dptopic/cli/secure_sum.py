@@ -28,7 +28,7 @@ PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributo
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size"})
+                         "cohort_size", "ledger", "dataset"})
 
 
 def add_serve_flags(s) -> None:
@@ -168,7 +168,8 @@ def _serve_cohorts(a, setting_names) -> None:
     token = read_token_file(a.token_file) if a.token_file else None
     with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
         cfg = CohortSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
-                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables)
+                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
+                              **served_ledger(a))     # --ledger: the whole round, charged once
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_cohort_app(cfg, setting_names=setting_names)
@@ -351,7 +352,9 @@ def register_experiment(esub) -> None:
     p.add_argument("--format", default="auto", help="format of --corpus (auto: by its name; text = one document per"
                    " line)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--dropout", type=_share, default=0.1, help="share of people who drop out after masking")
+    p.add_argument("--dropout", type=_share, default=None,
+                   help="share of people who drop out after masking (default 0.1; a round in cohorts is played"
+                        " without dropouts: default 0 there)")
     p.add_argument("--token-file", default=None, help="the server's admin token (to close a step)")
     p.add_argument("--seed", type=int, default=None,
                    help="who drops out, and the central model's noise (the contributors' own rounding and noise"
@@ -433,7 +436,7 @@ def secure_sum_experiment_line(s: dict) -> str:
                 f" also in the bridge), every person in a thread of this process: {s['state']} in {s['seconds']:.1f} s"
                 f" ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor); the released topics cover the central"
                 f" --unit user model's at {s['recovery_of_central_topics']:.3f} (outside the guarantee: computed from"
-                " the private documents).")
+                " the private documents); no one dropped out: a round in cohorts is played here without dropouts.")
     proc = s.get("server_process") or {}
     usage = (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
              f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else "")

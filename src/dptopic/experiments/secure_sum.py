@@ -147,6 +147,22 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
             "neighbours": int(plan.get("degree", 0)), "threshold": int(plan.get("threshold", 0))}
 
 
+SINGLE_ROUND_DROPOUT = 0.1
+"""The share of people a single round played by :func:`secure_sum_experiment` drops after masking by default."""
+
+
+def experiment_dropout(dropout: float | None, cohorts: bool) -> float:
+    """The share of people who drop out after masking in :func:`secure_sum_experiment`: ``dropout``, or by default
+    (None) :data:`SINGLE_ROUND_DROPOUT` in a single round and 0 in a round in cohorts, which is played here without
+    dropouts only (any other share is refused)."""
+    if dropout is None:
+        return 0.0 if cohorts else SINGLE_ROUND_DROPOUT
+    if cohorts and dropout:
+        raise ParameterError("{dropout=}: a round in cohorts is played here without dropouts only; give 0.",
+                             "dropout", dropout)
+    return float(dropout)
+
+
 def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, timeout: float = 3600.0,
                       verbose: int = 1) -> dict:
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
@@ -160,9 +176,7 @@ def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, t
     if n != len(invitations):
         raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
                              people=n, count=len(invitations))
-    if dropout:
-        raise ParameterError("{dropout=}: a round in cohorts is played here without dropouts only; give 0.",
-                             "dropout", dropout)
+    experiment_dropout(dropout, cohorts=True)
     out: list = [None] * n
 
     def one(i):
@@ -189,14 +203,16 @@ def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, t
             "refused": len(failed)}
 
 
-def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float = 0.1, token: str | None = None,
-                          seed=None, client=None, workers: int | None = None, verbose: int = 1) -> dict:
+def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | None = None,
+                          token: str | None = None, seed=None, client=None, workers: int | None = None,
+                          verbose: int = 1) -> dict:
     """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
     ``user_ids``) against ``server`` (an address, or several server processes of one round), from ``workers``
     contributor processes (:func:`play_round`); the released model is saved to ``out/model`` and set beside a central
     user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
-    written to ``out/summary.json`` and returned."""
+    written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
+    :func:`experiment_dropout`'s default, a tenth in a single round, none in a round in cohorts)."""
     from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
@@ -205,10 +221,11 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float = 
         if len(servers) != 1:
             raise ParameterError("{servers}: a round in cohorts is served by one process; give its address once.",
                                  "servers")
-        s = play_cohort_round(servers[0], person_bows(corpus), invitations, dropout, verbose=verbose)
+        s = play_cohort_round(servers[0], person_bows(corpus), invitations, experiment_dropout(dropout, True),
+                              verbose=verbose)
     else:
-        s = play_round(servers, person_bows(corpus), invitations, dropout, token, seed=seed, workers=workers,
-                       verbose=verbose)
+        s = play_round(servers, person_bows(corpus), invitations, experiment_dropout(dropout, False), token,
+                       seed=seed, workers=workers, verbose=verbose)
     if s["state"] != "released":
         raise DPTopicError(f"the round ended {s['state']!r} ({s.get('reason')}): nothing released.")
     doc = client.get_json("/v1/model")

@@ -28,7 +28,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -40,7 +42,7 @@ from ..errors import DPTopicError, ParameterError, ParameterText
 from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
 from ..protocol.cohorts import CohortPlan
 from .cohorts import CohortRound, Coordinator
-from .secure_sum import STATES, ApiError, SecureSumConfig, create_secure_sum_app
+from .secure_sum import STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
 from .storage import safe_url
 
 log = logging.getLogger("dptopic.service.cohort_app")
@@ -56,7 +58,9 @@ class CohortSumConfig:
     """What the server of a round in cohorts is started with: :class:`~dptopic.service.secure_sum.SecureSumConfig`'s
     settings, with the round's :class:`~dptopic.protocol.cohorts.CohortPlan` as ``plan`` and the operator's cohort
     directory (:func:`~dptopic.protocol.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
-    a SQLite file; each round's file lies beside it (:meth:`database_of`)."""
+    a SQLite file; each round's file lies beside it (:meth:`database_of`). ``ledger`` and ``ledger_dataset``: the
+    dataset ledger the whole round is charged to, once, before any of its rounds unmasks anything
+    (:meth:`~dptopic.service.cohorts.Coordinator.charge`)."""
 
     vocabulary: object
     plan: CohortPlan
@@ -66,6 +70,8 @@ class CohortSumConfig:
     admin_token: str | None = field(default=None, repr=False)
     max_body_bytes: int = 16 * 1024 * 1024
     allow_foreign_tables: bool = False
+    ledger: str | None = None
+    ledger_dataset: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.vocabulary, Vocabulary):
@@ -82,15 +88,26 @@ class CohortSumConfig:
         self._path = self._sqlite_path(self.database)
 
     @staticmethod
-    def _sqlite_path(url: str) -> Path:
+    def _sqlite_path(url: str) -> Path | None:
+        """The round's SQLite file, or None on PostgreSQL (each round then keeps its tables in a schema named by its
+        round id, :meth:`part`)."""
         try:
             u = make_url(url)
         except Exception:       # noqa: BLE001 (any malformed URL: one line)
             u = None
+        if u is not None and u.get_backend_name() == "postgresql":
+            return None
         if u is None or u.get_backend_name() != "sqlite" or not u.database or u.database == ":memory:":
             raise ParameterError("{database=}: a round in cohorts keeps each cohort's round in its own SQLite file"
-                                 " beside the round's; give sqlite:///PATH.", "database", safe_url(str(url)))
+                                 " beside the round's, or in its own schema of a PostgreSQL database; give"
+                                 " sqlite:///PATH or postgresql+psycopg://USER@HOST/DB.", "database",
+                                 safe_url(str(url)))
         return Path(u.database)
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The round's SQLite file (each round's lies beside it), or None on PostgreSQL."""
+        return self._path
 
     @property
     def round_id(self) -> str:
@@ -103,20 +120,27 @@ class CohortSumConfig:
         return len(self.directory["cohorts"])
 
     def database_of(self, part) -> str:
-        """The SQLite URL of cohort ``part``'s round (an index), or of the bridge's (``"bridge"``)."""
+        """The SQLite URL of cohort ``part``'s round (an index), or of the bridge's (``"bridge"``); on PostgreSQL the
+        round's own database (each round in its own schema)."""
         p = self._path
+        if p is None:
+            return self.database
         tail = "bridge" if part == "bridge" else f"c{int(part)}"
         return f"sqlite:///{p.with_name(f'{p.stem}-{tail}{p.suffix}')}"
 
     def part(self, part) -> SecureSumConfig:
-        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's."""
+        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's (with
+        the round's ``ledger``: a :class:`~dptopic.service.cohorts.CohortRound` then waits for the coordinator's one
+        debit before it unmasks step 0; it never charges the ledger itself)."""
         if part == "bridge":
             plan, directory = self.plan.bridge_plan, self.directory["bridge"]
         else:
             plan, directory = self.plan.cohort_plans[int(part)], self.directory["cohorts"][int(part)]
         return SecureSumConfig(self.vocabulary, plan, directory, n_topics=self.n_topics,
                                database=self.database_of(part), admin_token=self.admin_token,
-                               max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables)
+                               max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables,
+                               ledger=self.ledger, ledger_dataset=self.ledger_dataset,
+                               schema=None if self._path is not None else directory["round_id"])
 
 
 class CohortServer:
@@ -124,6 +148,8 @@ class CohortServer:
 
     def __init__(self, cfg: CohortSumConfig, setting_names=None):
         self.cfg, self.plan = cfg, cfg.plan
+        self._held = None
+        self._hold()        # before any round is opened (a restart may resume one's unmasking)
         names = dict(setting_names or {})
         self.apps = [create_secure_sum_app(cfg.part(c), names, freeze_gc=False, round_class=CohortRound)
                      for c in range(cfg.cohorts)]
@@ -134,11 +160,43 @@ class CohortServer:
         delegates = [self.plan.delegates(g, cfg.round_id, c) for c, g in enumerate(self.groups)]
         self.coordinator = Coordinator(self.plan, self.rounds, self.bridge, delegates,
                                        [[bridge_id(c, d) for d in ds] for c, ds in enumerate(delegates)],
-                                       cfg.vocabulary, cfg.n_topics, cfg.round_id)
+                                       cfg.vocabulary, cfg.n_topics, cfg.round_id, ledger=cfg.ledger,
+                                       dataset=cfg.ledger_dataset)
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.advance()      # a restart: the steps every round had unmasked are read again
+
+    def _hold(self) -> None:
+        """On PostgreSQL, hold the round's advisory lock while this process serves it: the coordinator runs in one
+        process, so a second server of the same round is refused in one line (on SQLite each round's file lock
+        does the same)."""
+        if self.cfg.sqlite_path is not None or self._held is not None:
+            return
+        engine = create_engine(self.cfg.database, pool_size=1, max_overflow=0)
+        try:
+            conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k)"),
+                               {"k": _advisory_key(f"cohorts:{self.cfg.round_id}")}).scalar()
+        except SQLAlchemyError as e:
+            engine.dispose()
+            raise ParameterError("{database=} cannot hold the round ({why}): give a new SQLite file (sqlite:///PATH)"
+                                 " or a PostgreSQL database the server may write.", "database",
+                                 safe_url(self.cfg.database),
+                                 why=" ".join(str(getattr(e, "orig", e)).split())[:160]) from None
+        if not got:
+            conn.close()
+            engine.dispose()
+            raise DPTopicError(f"the round in cohorts {self.cfg.round_id!r} on {safe_url(self.cfg.database)!r} is"
+                               " served by another server process: one process serves a round in cohorts.")
+        self._held = (engine, conn)
+
+    def _release(self) -> None:
+        if self._held is not None:
+            engine, conn = self._held
+            self._held = None
+            conn.close()
+            engine.dispose()
 
     def advance(self) -> None:
         """One look of the coordinator (a failure of its own fails the whole round, in one line)."""
@@ -151,8 +209,11 @@ class CohortServer:
 
     def start(self) -> None:
         """The coordinator's thread: it looks every :data:`TICK_S` seconds until :meth:`stop`."""
+        self._hold()
         if self._thread is None:
             self._stop.clear()
+            for r in self.parts():
+                r.halt.clear()
             self._thread = threading.Thread(target=self._run, name="cohort-coordinator", daemon=True)
             self._thread.start()
 
@@ -163,9 +224,12 @@ class CohortServer:
     def stop(self) -> None:
         """Stop the coordinator's thread."""
         self._stop.set()
+        for r in self.parts():      # an unmasking that waits for the ledger's debit gives up
+            r.halt.set()
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+        self._release()
 
     def parts(self) -> list:
         """Every cohort's round, then the bridge's."""
@@ -294,8 +358,12 @@ def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
             f" {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}, each tolerating"
             f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts, {plan.collusion} colluding, a bridge of"
             f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
-            f"{plan.noise_cost:.3f} of a single round's; each round's database beside {cfg._path}; admin"
-            f" {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under /bridge)")
+            f"{plan.noise_cost:.3f} of a single round's; "
+            + (f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
+               f"each round in its own schema of {safe_url(cfg.database)}")
+            + (f"; charged to the dataset ledger {cfg.ledger}" if cfg.ledger else "")
+            + f"; admin {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under"
+              " /bridge)")
 
 
 __all__ = ["CohortSumConfig", "CohortServer", "create_cohort_app", "cohort_banner", "COHORT_PREFIX", "BRIDGE_PREFIX"]

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,16 +27,29 @@ from ..accounting.skellam import rounded_norms
 from ..errors import DPTopicError
 from ..protocol import secure_sum as ss
 from ..protocol.cohorts import CohortPlan, combine
-from .secure_sum import SecureRound, SecureSumConfig, t_state
+from .ledger import charge_secure_round
+from .secure_sum import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
+
+log = logging.getLogger("dptopic.service.cohorts")
+LEDGER_MARK = "ledger_charge"
+"""The key, in the bridge's database, of the round's debit on the dataset ledger (:meth:`Coordinator.charge`)."""
+GATE_POLL_S = 0.05
+"""How often an unmasking that waits for the ledger's debit looks whether the round failed or the server stopped."""
 
 
 class CohortRound(SecureRound):
     """One cohort's server (or the bridge's): a :class:`SecureRound` whose unmasked totals are padded and kept for
-    the :class:`Coordinator` (module note)."""
+    the :class:`Coordinator` (module note). With a dataset ledger in its settings (``cfg.ledger``), its unmasking of
+    step 0 waits until the coordinator has charged the whole round (:attr:`charged`, :meth:`Coordinator.charge`); it
+    never charges the ledger itself."""
 
     def __init__(self, cfg: SecureSumConfig):
         self.padded: dict = {}      # phase -> (padded total as signed integers, sorted uploaders)
-        super().__init__(cfg)
+        self.charged = threading.Event()       # set once the round may be unmasked (no ledger, or the debit made)
+        self.halt = threading.Event()          # the server stopped: a waiting unmasking gives up
+        if not cfg.ledger:
+            self.charged.set()
+        super().__init__(cfg)     # (a restart may start the unmasking here: it waits for the coordinator's look)
         with self.engine.connect() as conn:
             for phase in range(ss.PHASES):
                 raw = conn.execute(select(t_state.c.value).where(t_state.c.key == f"padded{phase}")).scalar()
@@ -43,8 +58,18 @@ class CohortRound(SecureRound):
                     self.padded[phase] = (np.frombuffer(base64.b64decode(doc["sum"]), dtype="<i8").copy(),
                                           doc["uploaded"])
 
+    def _may_unmask(self) -> bool:
+        """Wait for the round's debit on the dataset ledger (:attr:`charged`); False when the round failed meanwhile
+        (a refused debit fails every round) or the server stopped: nothing is then unmasked."""
+        while not self.charged.wait(GATE_POLL_S):
+            if self.st["state"] == "failed" or self.halt.is_set():
+                return False
+        return self.st["state"] != "failed"
+
     def _unmask_step(self, phase: int) -> None:
         if phase in self.padded:
+            return
+        if phase == 0 and not self._may_unmask():      # spent before anything of the round is unmasked
             return
         total, uploaded = self._unmasked(phase)
         with self.lock, self.engine.begin() as conn:
@@ -82,10 +107,12 @@ class Coordinator:
 
     ``plan``: the round's :class:`CohortPlan`; ``cohorts``: the cohorts' :class:`CohortRound` in order; ``bridge``:
     the bridge's; ``delegates``: each cohort's delegates (their ids in the cohort); ``bridge_ids``: each cohort's
-    delegates' ids in the bridge, in the same order."""
+    delegates' ids in the bridge, in the same order. ``ledger`` and ``dataset``: the dataset ledger the whole round is
+    charged to (:meth:`charge`), or None."""
 
     def __init__(self, plan: CohortPlan, cohorts, bridge: CohortRound, delegates, bridge_ids, vocabulary,
-                 n_topics: int, round_id: str):
+                 n_topics: int, round_id: str, ledger: str | None = None, dataset: str | None = None):
+        self.ledger, self.dataset = ledger, dataset
         self.plan, self.cohorts, self.bridge = plan, list(cohorts), bridge
         self.rename = {}
         for ds, bs in zip(delegates, bridge_ids):
@@ -131,6 +158,10 @@ class Coordinator:
                 return True
             return False
         moved = False
+        if not all(r.charged.is_set() for r in self.rounds()):
+            if not self.charge():
+                return False
+            moved = True
         for phase in range(ss.PHASES):
             if phase not in self.sums:
                 if not self.ready(phase):
@@ -139,6 +170,40 @@ class Coordinator:
                 if phase not in self.sums:
                     break
         return moved
+
+    def charge(self) -> bool:
+        """The whole round charged to the dataset ledger, once, before any cohort's or the bridge's first unmasking
+        (each waits for it: :meth:`CohortRound._may_unmask`): once every cohort has closed the uploads of step 0,
+        at the round's plan's bound (:attr:`CohortPlan.round_plan <dptopic.protocol.cohorts.CohortPlan.round_plan>`:
+        the noise is the whole round's), to every person who uploaded to their cohort in step 0
+        (:func:`~dptopic.service.ledger.charge_secure_round`, as a single round). The debit is marked in the bridge's
+        database (:data:`LEDGER_MARK`): a restart after it charges nothing more, and a process killed between the
+        debit and its mark charges the round again when it resumes (the ledger then holds it twice, never not at
+        all). A refused debit fails every round with nothing revealed. Returns whether the rounds may unmask."""
+        if self.ledger and not self._marked():
+            if any(STATES.index(r.st["state"]) < STATES.index("consistency0") for r in self.cohorts):
+                return False        # who took part is known once every cohort's uploads of step 0 are in
+            people = set()
+            for r in self.cohorts:
+                with r.engine.connect() as conn:
+                    people.update(u for (u,) in conn.execute(select(t_uploads.c.contributor)
+                                                             .where(t_uploads.c.phase == 0)))
+            try:
+                release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people))
+            except DPTopicError as e:
+                log.error("%s", e)
+                self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+                return False
+            with self.bridge.lock, self.bridge.engine.begin() as conn:
+                conn.execute(t_state.insert().values(key=LEDGER_MARK, value=json.dumps(
+                    {"release": release, "people": len(people)})))
+        for r in self.rounds():
+            r.charged.set()
+        return True
+
+    def _marked(self) -> bool:
+        with self.bridge.engine.connect() as conn:
+            return conn.execute(select(t_state.c.key).where(t_state.c.key == LEDGER_MARK)).first() is not None
 
     def step(self, phase: int) -> bool:
         """Read the round's sum of ``phase`` once every round has unmasked it; step 0 then opens step 1 everywhere

@@ -204,6 +204,7 @@ class SecureSumConfig:
     ledger: str | None = None               # the dataset ledger the released round is charged to (service/ledger.py)
     ledger_dataset: str | None = None
     allow_foreign_tables: bool = False
+    schema: str | None = None               # PostgreSQL: the schema of the round's tables (one per round in cohorts)
 
     def __post_init__(self):
         if not isinstance(self.vocabulary, Vocabulary):
@@ -252,10 +253,11 @@ def _hold_sqlite(path: Path) -> None:
     SQLITE_LOCKS[key] = fd
 
 
-def _open_engine(url: str):
+def _open_engine(url: str, schema: str | None = None):
     """The round's database engine: SQLite (created readable by its owner only, WAL, synced at checkpoints; one
     server process at a time) or PostgreSQL (any number of server processes: every change a transaction that holds
-    the round's state row)."""
+    the round's state row; ``schema``: the round's tables in that schema, created if need be, as the connections'
+    search path)."""
     check_backend(url)
     try:
         u = make_url(url)
@@ -281,7 +283,15 @@ def _open_engine(url: str):
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    if schema is None:
+        return create_engine(url, pool_pre_ping=True)
+    quoted = '"' + schema.replace('"', '""') + '"'
+    engine = create_engine(url, pool_pre_ping=True)
+    with engine.begin() as conn:        # server processes starting together: one creates the schema
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(f"schema:{schema}")})
+        conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
+    engine.dispose()
+    return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-c search_path={quoted}"})
 
 
 def _advisory_key(round_id: str) -> int:
@@ -315,7 +325,7 @@ class SecureRound:
         self._waiters: set = set()   # long polls of this process, woken when the round's step changes (:meth:`_save`)
         self._waiters_lock = threading.Lock()
         try:
-            self.engine = _open_engine(cfg.database)
+            self.engine = _open_engine(cfg.database, cfg.schema)
             self.shared = self.engine.dialect.name != "sqlite"      # several server processes may share the round
             found = set(inspect(self.engine).get_table_names())
             foreign = sorted(found - set(meta.tables))
