@@ -128,6 +128,7 @@ class _Steps:
                 q = self._run(c, "shares", c.shares_request, self.say(k, "shares", c.me, "roster", roster))
                 if q is not None:
                     server.post_shares(q["contributor"], q["shares"])
+                    c.acknowledged("shares")        # never resent here: the copy kept for a resend goes
 
     def upload(self, phase: int, drop=(), bridge_drop=()):
         drop = set(drop)
@@ -144,6 +145,7 @@ class _Steps:
                 if out is None:
                     continue
                 status, answer = server.post_upload(phase, c.me, *out)
+                c.acknowledged(f"upload{phase}")
                 if phase == 0:
                     c.take_shares(self.say(k, "upload0", c.me, "shares", answer.get("shares", {})))
             if server.view()["state"] == f"upload{phase}":
@@ -188,6 +190,7 @@ class _Steps:
                 except ApiError as e:
                     if e.code != "round_closed":
                         raise
+                c.acknowledged(f"unmask{phase}")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if all(phase in s.padded or not s.st["state"].startswith("unmask") for _, s, _ in self.rounds()):
