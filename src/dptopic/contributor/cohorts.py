@@ -20,7 +20,6 @@ from ..protocol.cohorts import CohortPlan, bridge_round_id, check_bridge, check_
 from ..protocol.secure_sum import PHASES, from_ring, to_ring, triangle_size
 from .secure_sum import SecureContributor, ServerLied, quantize
 
-
 _DELEGATES: dict = {}
 """Each cohort's delegates by ``(round, cohort, count)``, with the list of members they were drawn from: the
 contributors a process plays in one cohort share the members' list (a process-wide one, :class:`SecureContributor`'s
