@@ -1,7 +1,7 @@
 """``dptopic.contributor.cohorts``: what a process that plays many contributors of a cohort shares between them."""
 import pytest
-from cohort_helpers import WORDS, simulation_class, tiny_bows
 
+from cohort_helpers import WORDS, simulation_class, tiny_bows
 from dptopic.protocol import cohorts as co
 
 pytest.importorskip("cryptography")
