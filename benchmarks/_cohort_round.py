@@ -80,9 +80,17 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
 
 
 def usage() -> dict:
-    """This process's CPU seconds (user and system) and peak resident memory in bytes."""
+    """This process's CPU seconds (user and system) and peak resident memory in bytes: Linux's ``VmHWM`` where there
+    is one (``ru_maxrss`` keeps, across the exec of a spawned process, the peak of the process it was forked from: a
+    worker spawned by a parent of 600 MiB would report at least 600 MiB)."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    return {"cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_bytes": ru.ru_maxrss * 1024}
+    peak = ru.ru_maxrss * 1024
+    try:
+        with open("/proc/self/status") as f:
+            peak = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        pass
+    return {"cpu_s": ru.ru_utime + ru.ru_stime, "peak_rss_bytes": peak}
 
 
 class _Steps:
@@ -98,6 +106,9 @@ class _Steps:
         """What round ``where`` (a cohort's index, or -1 for the bridge) tells ``who`` at ``step`` (``what``: view,
         roster, shares or signatures); honest here."""
         return value
+
+    def done(self, where: int, step: str, people: int) -> None:
+        """Round ``where`` has been through ``step`` (``people``: its contributors here); nothing by default."""
 
     def _run(self, c, step, f, *args):
         from dptopic.contributor.secure_sum import LeftOut, ServerLied
@@ -116,10 +127,11 @@ class _Steps:
 
     # ------------------------------------------------------------ steps, each over every round
     def keys(self):
-        for _, server, people in self.rounds():
+        for k, server, people in self.rounds():
             for c in people:
                 r = c.registration()
                 server.post_keys(r["contributor"], r["keys"], r["signature"])
+            self.done(k, "keys", len(people))
 
     def shares(self):
         for k, server, people in self.rounds():
@@ -128,6 +140,8 @@ class _Steps:
                 q = self._run(c, "shares", c.shares_request, self.say(k, "shares", c.me, "roster", roster))
                 if q is not None:
                     server.post_shares(q["contributor"], q["shares"])
+                    c.acknowledged("shares")        # never resent here: the copy kept for a resend goes
+            self.done(k, "shares", len(people))
 
     def upload(self, phase: int, drop=(), bridge_drop=()):
         drop = set(drop)
@@ -144,10 +158,12 @@ class _Steps:
                 if out is None:
                     continue
                 status, answer = server.post_upload(phase, c.me, *out)
+                c.acknowledged(f"upload{phase}")
                 if phase == 0:
                     c.take_shares(self.say(k, "upload0", c.me, "shares", answer.get("shares", {})))
             if server.view()["state"] == f"upload{phase}":
                 server.close()
+            self.done(k, f"upload{phase}", len(people))
 
     def consistency(self, phase: int):
         for k, server, people in self.rounds():
@@ -164,6 +180,7 @@ class _Steps:
                     server.post_consistency(phase, q["contributor"], q["signature"])
             if server.view()["state"] == f"consistency{phase}":
                 server.close()
+            self.done(k, f"consistency{phase}", len(people))
 
     def unmask_here(self, phase: int, timeout: float = 3600.0) -> None:
         """Every signer's answers to its round's server, then wait until each round held here has unmasked
@@ -188,6 +205,8 @@ class _Steps:
                 except ApiError as e:
                     if e.code != "round_closed":
                         raise
+                c.acknowledged(f"unmask{phase}")
+            self.done(k, f"unmask{phase}", len(people))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if all(phase in s.padded or not s.st["state"].startswith("unmask") for _, s, _ in self.rounds()):
@@ -198,7 +217,9 @@ class _Steps:
 class _Worker(_Steps):
     """A worker process's cohorts (``cohorts``: ``{c: (members, bows, seed sequence or None)}``)."""
 
-    def __init__(self, tmp, plan, cohorts: dict, words, topics: int, enroll: bytes, round_id: str):
+    def __init__(self, tmp, plan, cohorts: dict, words, topics: int, enroll: bytes, round_id: str, worker: int = 0,
+                 verbose: bool = False):
+        self.worker, self.verbose, self.started = worker, verbose, time.perf_counter()
         self.refused: dict = {}
         self.held = []
         self.pads: dict = {}
@@ -212,6 +233,14 @@ class _Worker(_Steps):
     def rounds(self) -> list:
         """This worker's cohorts."""
         return self.held
+
+    def done(self, where: int, step: str, people: int) -> None:
+        """With ``verbose``, one line on standard output per cohort and step: a partial run still shows its pace."""
+        if self.verbose:
+            u = usage()
+            print(f"    worker {self.worker}: cohort {where} {step} ({people} people) at"
+                  f" {time.perf_counter() - self.started:.0f} s, CPU {u['cpu_s']:.0f} s, peak"
+                  f" {u['peak_rss_bytes'] / 2**20:.0f} MiB", flush=True)
 
     def states(self, phase: int | None = None) -> dict:
         """``{c: (state, reason, {phase: padded total and uploaders}, when unmasked)}``."""
@@ -278,10 +307,11 @@ class CohortSimulation(_Steps):
     """A round of ``len(bows)`` people under ``plan`` (a :class:`~dptopic.protocol.cohorts.CohortPlan`) in ``tmp``.
     The rounding and noise are seeded from ``seed`` (one stream a cohort, :func:`cohort_streams`) unless ``secure``;
     the keys, masks and pads always come from the OS CSPRNG. ``workers``: run the cohorts in that many spawned
-    processes (None: all in this one). ``progress``: a callable given one line per stage (timings)."""
+    processes (None: all in this one). ``progress``: a callable given one line per stage (timings); ``verbose``: each
+    worker also prints a line per cohort and step."""
 
     def __init__(self, tmp, plan, bows, words, topics: int = 3, seed: int = 0, secure: bool = False,
-                 round_id: str = "round1", progress=None, workers: int | None = None):
+                 round_id: str = "round1", progress=None, workers: int | None = None, verbose: bool = False):
         from dptopic.contributor.cohorts import BridgeContributor, Pads
         from dptopic.protocol.cohorts import bridge_round_id
         from dptopic.protocol.enrollment import contributor_ids
@@ -315,7 +345,7 @@ class CohortSimulation(_Steps):
                     continue
                 parent, child = ctx.Pipe()
                 setup = {"tmp": str(self.tmp), "plan": plan, "cohorts": mine, "words": self.words, "topics": topics,
-                         "enroll": enroll, "round_id": round_id}
+                         "enroll": enroll, "round_id": round_id, "worker": w, "verbose": verbose}
                 proc = ctx.Process(target=_worker_main, args=(child, setup), daemon=True)
                 proc.start()
                 self._conns.append(parent)

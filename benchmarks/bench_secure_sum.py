@@ -537,6 +537,19 @@ def cohort_gap_main(a, vocab_size):
               f" {np.std(v, ddof=1) if len(v) > 1 else float('nan'):.4f}")
 
 
+def people_bows(phi, theta, lengths, vocab, n: int, seed: int) -> list:
+    """``n`` planted people (:func:`draw_people`), each as its documents' bag of words ``(indptr, indices, data)``."""
+    corpus, users = draw_people(phi, theta, lengths, vocab, n, seed)
+    u = np.unique(np.asarray(users), return_inverse=True)[1]
+    order = np.argsort(u, kind="stable")
+    m = corpus.to_bow()
+    bows = []
+    for ix in np.split(order, np.flatnonzero(np.diff(u[order])) + 1):
+        sub = m[ix]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    return bows
+
+
 def cohort_simulation_main(a, vocab, phi, theta, lengths):
     """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, the cohorts dealt
     to ``--workers`` processes (the bridge and coordinator here), with the real server code (every cohort's
@@ -549,14 +562,7 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
     from dptopic.protocol.cohorts import CohortPlan
 
     t0 = time.perf_counter()
-    corpus, users = draw_people(phi, theta, lengths, vocab, a.simulate, a.seed)
-    u = np.unique(np.asarray(users), return_inverse=True)[1]
-    order = np.argsort(u, kind="stable")
-    m = corpus.to_bow()
-    bows = []
-    for ix in np.split(order, np.flatnonzero(np.diff(u[order])) + 1):
-        sub = m[ix]
-        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    bows = people_bows(phi, theta, lengths, vocab, a.simulate, a.seed)
     F = int(round(a.dropout[0] * a.simulate))
     plan = CohortPlan(1.0, DELTA, a.simulate, F, len(vocab), a.cohort_size)
     d = plan.describe()
@@ -572,7 +578,10 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
         t = time.perf_counter()
         sim = CohortSimulation(tmp, plan, bows, vocab, topics=a.topics, seed=a.seed, workers=workers or None,
                                progress=lambda line: print(f"  {line} (at {time.perf_counter() - t:.0f} s, load"
-                                                           f" {os.getloadavg()[0]:.1f})", flush=True))
+                                                           f" {os.getloadavg()[0]:.1f}, this process's peak"
+                                                           f" {usage()['peak_rss_bytes'] / 2**20:.0f} MiB)",
+                                                           flush=True), verbose=True)
+        del bows        # the workers hold their cohorts' people
         ids = [i for g in sim.groups for i in g]
         drop = set(rng.choice(ids, F, replace=False).tolist()) if F else set()
         outcome = sim.run(drop0=drop)

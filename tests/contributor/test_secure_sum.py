@@ -155,3 +155,96 @@ def test_rounding_computes_its_norms_without_blas(monkeypatch):
     assert q.dtype == np.int64 and int(np.square(q).sum()) <= bound ** 2
     assert np.all(np.abs(q - 200.0 * x) < 1)
     assert cs.squared_norm(np.array([3.0, 4.0])) == 25.0
+
+
+def _stateless(rnd, k: int):
+    """Contributor ``k`` of ``rnd`` again, with no state file (a simulation's), registered in its place."""
+    c = SecureContributor(rnd.config, rnd.bows[k], rnd.invitations[k], rng=np.random.default_rng([9, k]))
+    rnd.people[k] = rnd.by_id[c.me] = c
+    return c
+
+
+def test_an_acknowledged_message_is_dropped_and_never_made_a_second_time(rnd):
+    c = _stateless(rnd, 0)
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    first = c.shares_request(roster)
+    assert c.shares_request(roster) == first            # kept until acknowledged: a resend is the same
+    c.acknowledged("shares")
+    assert c.st["sent"]["shares"] == "acknowledged"     # the copy is gone
+    with pytest.raises(DPTopicError, match="acknowledged") as e:
+        c.shares_request(roster)                        # never a second, different set of shares
+    assert "\n" not in str(e.value)
+    c.acknowledged("upload0")                           # a step not sent yet: nothing to drop, nothing refused later
+    assert "upload0" not in c.st["sent"]
+
+
+def test_with_a_state_file_an_acknowledged_message_stays_for_a_resumed_run(rnd):
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    c = rnd.people[0]
+    first = c.shares_request(roster)
+    c.acknowledged("shares")
+    assert c.shares_request(roster) == first
+    again = SecureContributor(rnd.config, rnd.bows[0], rnd.invitations[0], state=c.path)
+    assert again.shares_request(roster) == first        # a resumed run resends the same bytes from its file
+
+
+def test_a_round_whose_contributors_drop_what_was_acknowledged_releases_the_same(tmp_path):
+    plain = InProcessRound(tmp_path / "a", n=10, dropouts=2, collusion=1)
+    dropping = InProcessRound(tmp_path / "b", n=10, dropouts=2, collusion=1)
+    for k in range(10):
+        _stateless(plain, k)
+        _stateless(dropping, k)
+    server = dropping.server
+    steps = {"post_shares": "shares", "post_upload": "upload{}", "post_unmask": "unmask{}"}
+    for name, step in steps.items():
+        real = getattr(server, name)
+
+        def acked(*args, real=real, step=step):
+            try:
+                return real(*args)
+            finally:        # answered, or refused as late (round_closed): never sent again either way
+                who = args[1] if step != "shares" else args[0]
+                dropping.by_id[who].acknowledged(step.format(args[0]))
+        setattr(server, name, acked)
+    views = [r.run(drop0={r.people[3].me}) for r in (plain, dropping)]
+    assert views[0]["state"] == views[1]["state"] == "released"
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_state
+
+    def released(r):        # the unmasked sums the server keeps (the masks differ, the sums do not)
+        with r.server.engine.connect() as conn:
+            return {k: json.loads(v) for k, v in conn.execute(select(t_state.c.key, t_state.c.value).where(
+                t_state.c.key.in_(["sum0", "sum1"])))}
+    assert released(plain) == released(dropping) and len(released(plain)) == 2
+    assert all(v == "acknowledged" for c in dropping.people for k, v in c.st["sent"].items() if k != "keys")
+    assert any(c.st["sent"] for c in dropping.people)
+
+
+def test_the_contributors_of_one_process_share_their_lists_of_ids(rnd):
+    for k in range(len(rnd.people)):
+        _stateless(rnd, k)
+    rnd.run()
+    a, b = rnd.people[0], rnd.people[1]
+    assert a.ids is b.ids and a.ids == sorted(a.members)
+    for phase in ("0", "1"):
+        assert a.st["masked_with"][phase] is b.st["masked_with"][phase]
+        assert a.st["signed"][phase]["uploaded"] is b.st["signed"][phase]["uploaded"]
+        assert a._masked_set(int(phase)) is b._masked_set(int(phase)) == frozenset(a.st["masked_with"][phase])
+    # a list read back from a state file is the contributor's own, and its set is made from it
+    st = json.loads(json.dumps(a.st))
+    a.st["masked_with"]["0"] = st["masked_with"]["0"]
+    a._sets.clear()
+    assert a._masked_set(0) == b._masked_set(0) and a._masked_set(0) is not b._masked_set(0)
+
+
+def test_held_shares_read_as_the_hex_of_each_phases_secret():
+    from dptopic.contributor.secure_sum import HeldShares
+
+    parts = [bytes([k]) * 32 for k in range(4)]       # s_0 b_0 s_1 b_1
+    held = HeldShares(b"".join(parts))
+    assert dict(held) == {"s": [parts[0].hex(), parts[2].hex()], "b": [parts[1].hex(), parts[3].hex()]}
+    with pytest.raises(KeyError):
+        held["c"]

@@ -109,6 +109,10 @@ def test_the_released_sums_are_exactly_the_survivors_sums(tmp_path, monkeypatch,
     assert meta["privacy"]["round"]["cohorts"] == plan.describe()
     assert "cohorts" in meta["privacy"]["trust_model"] and "delegates" in meta["privacy_card"]["cohorts"]
     assert meta["privacy"]["noise_shares"]["calibrated_for"] == plan.round_plan.honest
+    # the simulation's people keep no copy of what the servers acknowledged (a simulation of 100,000 holds them all)
+    people = [c for p in sim.people for c in p] + sim.bridge_people
+    assert all(v == "acknowledged" for c in people for v in c.st["sent"].values())
+    assert sum(len(c.st["sent"]) for c in people) >= 4 * len(people)
 
 
 def test_a_delegate_missing_from_the_bridge_fails_the_round_with_nothing_released(tmp_path):

@@ -20,6 +20,22 @@ from ..protocol.cohorts import CohortPlan, bridge_round_id, check_bridge, check_
 from ..protocol.secure_sum import PHASES, from_ring, to_ring, triangle_size
 from .secure_sum import SecureContributor, ServerLied, quantize
 
+_DELEGATES: dict = {}
+"""Each cohort's delegates by ``(round, cohort, count)``, with the list of members they were drawn from: the
+contributors a process plays in one cohort share the members' list (a process-wide one, :class:`SecureContributor`'s
+``ids``), and the draw (a hash of every member) is made once for them, not once each."""
+
+
+def _delegates(cohort_plan: CohortPlan, ids: list, round_id: str, cohort: int) -> list:
+    """``cohort_plan.delegates(ids, round_id, cohort)``, made once for the same list of members."""
+    key = (round_id, cohort, cohort_plan.n_delegates)
+    found = _DELEGATES.get(key)
+    if found is None or found[0] is not ids:
+        if len(_DELEGATES) >= 256:
+            _DELEGATES.clear()
+        found = _DELEGATES[key] = (ids, cohort_plan.delegates(ids, round_id, cohort))
+    return found[1]
+
 
 class Pads:
     """A delegate's pad seeds, one per phase, from the OS CSPRNG: the same pads are subtracted in its cohort and
@@ -53,7 +69,7 @@ class CohortContributor(SecureContributor):
             raise ServerLied(f"the server runs round {self.round_id!r}, not cohort {cohort} of round {round_id!r}:"
                              " refusing to take part.")
         _check_cohort_plan(self, cohort_plan, cohort_plan.cohort_plans[self.cohort])
-        self.delegates = cohort_plan.delegates(self.ids, round_id, self.cohort)
+        self.delegates = _delegates(cohort_plan, self.ids, round_id, self.cohort)
         if (self.me in self.delegates) != (pads is not None):
             raise DPTopicError(f"{self.me!r} is {'' if self.me in self.delegates else 'not '}one of its cohort's"
                                " delegates: give its pads exactly when it is.")

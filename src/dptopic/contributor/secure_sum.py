@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +65,33 @@ _ID_SETS: dict = {}
 """Lists of ids a server named that passed :meth:`SecureContributor._id_set`, by directory and content, as sets."""
 _ROSTERS: list = []
 """``(directory, copy)`` of the rosters whose shape passed (:meth:`SecureContributor._check_roster_shape`)."""
+_SORTED: dict = {}
+"""One sorted list per set of ids that a process's contributors record (the directory's members, the members each
+masked with, the uploads each signed), by the set (:func:`_sorted_ids`); and by each list's ``id``, the list and its
+set (:func:`_set_of`). A process that plays many contributors of one round keeps one copy of a list of N ids, not one
+per contributor (8 bytes an id each, and a set of N ids 32 bytes an id: docs/research/secure_sum_cohorts.md)."""
+
+
+def _sorted_ids(ids: frozenset) -> list:
+    """``sorted(ids)``, one list per set in a process (:data:`_SORTED`). The list is shared: never changed in place."""
+    found = _SORTED.get(ids)
+    if found is None:
+        if len(_SORTED) >= 1024:      # 512 sets: a worker of a simulation holds 4 a cohort
+            _SORTED.clear()
+        found = sorted(ids)
+        _SORTED[ids] = found
+        _SORTED[id(found)] = (found, ids)
+    return found
+
+
+def _set_of(ids: list) -> frozenset:
+    """``frozenset(ids)``: the set a list of :func:`_sorted_ids` came from, else a new one."""
+    found = _SORTED.get(id(ids))
+    return found[1] if found is not None and found[0] is ids else frozenset(ids)
+
+
+_ACKNOWLEDGED = "acknowledged"
+"""What a step's kept message becomes once :meth:`SecureContributor.acknowledged` drops it."""
 
 
 class ServerLied(DPTopicError):
@@ -185,8 +213,29 @@ def open_shares(me: str, secrets: ContributorSecrets, roster: dict, round_id: st
         ok = False
     if not ok:
         raise DPTopicError(f"the shares from {sender[:40]!r} do not decrypt for this contributor and round.")
-    parts = [plain[k * n:(k + 1) * n].hex() for k in range(2 * len(secrets.s))]
-    return {"s": parts[0::2], "b": parts[1::2]}
+    return HeldShares(plain)
+
+
+class HeldShares(Mapping):
+    """The shares one sender addressed to this contributor, ``{"s": [hex per phase], "b": [...]}``, kept as the
+    decrypted bytes (``s_0 b_0 s_1 b_1``, 32 bytes each) and written as hex when read: a contributor holds one per
+    neighbour until the round is over (about 170 bytes each, against about 600 as a dict of hex strings)."""
+
+    __slots__ = ("_plain",)
+
+    def __init__(self, plain: bytes):
+        self._plain = bytes(plain)
+
+    def __getitem__(self, kind: str) -> list:
+        n = shamir.SHARE_BYTES
+        first = {"s": 0, "b": 1}[kind]
+        return [self._plain[k * n:(k + 1) * n].hex() for k in range(first, len(self._plain) // n, 2)]
+
+    def __iter__(self):
+        return iter(("s", "b"))
+
+    def __len__(self) -> int:
+        return 2
 
 
 def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict, round_id: str, phase: int,
@@ -319,7 +368,7 @@ class SecureContributor:
         if max_epsilon is not None and self.plan.epsilon > max_epsilon * (1 + 1e-12):
             raise DPTopicError(f"the server asks for epsilon {self.plan.epsilon:g} per person, above your"
                                f" max_epsilon {max_epsilon:g}: nothing computed or sent.")
-        self.ids = sorted(self.members)
+        self.ids = _sorted_ids(frozenset(self.members))     # one list per directory in a process
         self.graph = neighbour_graph(self.ids, self.round_id, self.plan.degree)
         self.T = self.plan.threshold
         self.bow = bow
@@ -371,7 +420,21 @@ class SecureContributor:
         if step not in self.st["sent"]:
             self.st["sent"][step] = make()
             self._write()
-        return self.st["sent"][step]
+        sent = self.st["sent"][step]
+        if sent is _ACKNOWLEDGED:
+            raise DPTopicError(f"this contributor's {step} was acknowledged and not kept (acknowledged): it is never"
+                               " made a second time; nothing sent.")
+        return sent
+
+    def acknowledged(self, step: str) -> None:
+        """The server acknowledged what ``step`` sent (``shares``, ``upload0``, ``upload1``, ``unmask0``, ``unmask1``)
+        and the caller will never send it again: without a state file, the copy kept for a resend is dropped, and a
+        later request for the step is refused in one line (a step's message is never made twice: a second upload
+        would carry other noise under the same masks). With a state file nothing changes: a resumed run resends from
+        the file. For a process that plays many contributors (a simulation): each would otherwise hold its
+        uploads, shares and answers until the round is over (docs/research/secure_sum_cohorts.md)."""
+        if self.path is None and step in self.st["sent"]:
+            self.st["sent"][step] = _ACKNOWLEDGED
 
     def _coins(self):
         return self.rng if self.rng is not None else SecureUniform()
@@ -514,6 +577,7 @@ class SecureContributor:
             except DPTopicError:
                 self.dropped_shares.append(s)
         self.held = held
+        self._agreed = {}       # each c agreement was used to send and to open: none is needed again
 
     def statistic(self, phase: int, kept=None) -> np.ndarray:
         """This person's bounded statistic of ``phase``."""
@@ -555,7 +619,7 @@ class SecureContributor:
             raise DPTopicError("the roster is needed before an upload (check_roster).")
 
         def make():
-            self.st["masked_with"][str(phase)] = sorted(members)
+            self.st["masked_with"][str(phase)] = _sorted_ids(member_set)     # one list per set in a process
             x = self.statistic(phase, kept)
             noisy = self._share(phase, x)
             y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, member_set, self.graph,
@@ -573,7 +637,7 @@ class SecureContributor:
             return None
         kept = self._sets.get(("masked", phase))
         if kept is None or kept[0] is not masked:
-            kept = self._sets[("masked", phase)] = (masked, frozenset(masked))
+            kept = self._sets[("masked", phase)] = (masked, _set_of(masked))
         return kept[1]
 
     def _uploaded(self, phase: int, view: dict) -> list:
@@ -609,7 +673,7 @@ class SecureContributor:
             raise ServerLied(f"the server shows a second, different set of uploads for step {phase}: refused, nothing"
                              " revealed (a server that shows two views is caught here).")
         if signed is None:
-            self.st["signed"][str(phase)] = {"digest": digest, "uploaded": sorted(uploaded)}
+            self.st["signed"][str(phase)] = {"digest": digest, "uploaded": _sorted_ids(up)}
             self._write()
         return {"contributor": self.me,
                 "signature": sign(self.key, consistency_message(self.round_id, phase, up))}
