@@ -87,36 +87,36 @@ def _seated(n, size, dropouts, collusion=1, round_id="round1"):
 
 @pytest.mark.parametrize("n, size, dropouts, share", [(24, 12, 1, 1 / 3), (300, 100, 30, 0.2)])
 def test_the_dropouts_of_a_round_in_cohorts_come_from_the_seed_within_every_tolerance(n, size, dropouts, share):
-    from dptopic.experiments.secure_sum import cohort_dropouts
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts
 
     plan, cohort, delegate = _seated(n, size, dropouts)
-    a = cohort_dropouts(plan, cohort, delegate, share, seed=5)
-    assert (a == cohort_dropouts(plan, cohort, delegate, share, seed=5)).all()
-    assert any((a != cohort_dropouts(plan, cohort, delegate, share, seed=s)).any() for s in range(6, 9))
+    a = choose_cohort_dropouts(plan, cohort, delegate, share, seed=5)
+    assert (a == choose_cohort_dropouts(plan, cohort, delegate, share, seed=5)).all()
+    assert any((a != choose_cohort_dropouts(plan, cohort, delegate, share, seed=s)).any() for s in range(6, 9))
     assert a.sum() == round(share * n)
     by = np.bincount(cohort[a], minlength=len(plan.sizes))
     assert (by <= plan.cohort_dropouts).all(), (by, plan.cohort_dropouts)
     gone = np.bincount(cohort[a & delegate], minlength=len(plan.sizes))
     assert (plan.n_delegates - gone >= plan.collusion + 1).all() and gone.sum() <= plan.bridge_plan.dropouts
     # by default the dropouts the round's invitations expect
-    assert cohort_dropouts(plan, cohort, delegate, None, seed=5).sum() == dropouts
+    assert choose_cohort_dropouts(plan, cohort, delegate, None, seed=5).sum() == dropouts
 
 
 def test_a_dropout_above_what_the_cohorts_tolerate_is_refused_in_one_line():
     from dptopic.errors import ParameterError
-    from dptopic.experiments.secure_sum import cohort_dropouts
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts
 
     plan, cohort, delegate = _seated(24, 12, 1)     # tolerances 4 and 4: at most 8 of 24
-    assert cohort_dropouts(plan, cohort, delegate, 8 / 24, seed=0).sum() == 8
+    assert choose_cohort_dropouts(plan, cohort, delegate, 8 / 24, seed=0).sum() == 8
     with pytest.raises(ParameterError) as e:
-        cohort_dropouts(plan, cohort, delegate, 0.4, seed=0)
+        choose_cohort_dropouts(plan, cohort, delegate, 0.4, seed=0)
     said = e.value.message({"dropout": "--dropout"})
     assert said.startswith("--dropout 0.4 drops 10 of 24 people, more than the round's plan tolerates (8: at most 4")
     assert said.endswith("give --dropout 0.333 or less.") and "\n" not in said
     plan, cohort, delegate = _seated(24, 12, 0)
-    assert not cohort_dropouts(plan, cohort, delegate, None).any()
+    assert not choose_cohort_dropouts(plan, cohort, delegate, None).any()
     with pytest.raises(ParameterError, match="tolerates no dropouts .*: give dropout 0"):
-        cohort_dropouts(plan, cohort, delegate, 0.1)
+        choose_cohort_dropouts(plan, cohort, delegate, 0.1)
 
 
 def _uploads(live, phase: int) -> list[set]:
@@ -140,7 +140,7 @@ def test_a_round_in_cohorts_with_dropouts_releases_without_the_dropped(tmp_path)
     survivor's upload and none of the dropped's is in the sums (a delegate's in neither its cohort nor the bridge),
     and the summary counts them."""
     from cohort_helpers import LiveCohortRound, tiny_bows
-    from dptopic.experiments.secure_sum import cohort_dropouts, play_cohort_round
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts, play_cohort_round
     from dptopic.protocol.cohort_enrollment import read_cohort_invitation
 
     with LiveCohortRound(tmp_path, 24, 12, dropouts=1) as live:
@@ -150,7 +150,7 @@ def test_a_round_in_cohorts_with_dropouts_releases_without_the_dropped(tmp_path)
     assert s["state"] == "released", s["reason"]
     cohort = [inv["cohorts"]["cohort"] for inv in invitations]
     delegate = [inv["bridge"] is not None for inv in invitations]
-    dropped = cohort_dropouts(live.plan, cohort, delegate, 0.25, seed=2)
+    dropped = choose_cohort_dropouts(live.plan, cohort, delegate, 0.25, seed=2)
     gone = {inv["contributor"] for inv, d in zip(invitations, dropped) if d}
     assert s["dropped"] == len(gone) == 6 and s["refused"] == 0 and s["left_out"] == 0
     assert s["dropped_by_cohort"] == [sum(1 for c, d in zip(cohort, dropped) if d and c == k) for k in (0, 1)]

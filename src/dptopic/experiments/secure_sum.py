@@ -154,7 +154,8 @@ SINGLE_ROUND_DROPOUT = 0.1
 
 def experiment_dropout(dropout: float | None) -> float:
     """The share of people who drop out after masking in a single round played by :func:`secure_sum_experiment`:
-    ``dropout``, or by default (None) :data:`SINGLE_ROUND_DROPOUT` (a round in cohorts: :func:`cohort_dropouts`)."""
+    ``dropout``, or by default (None) :data:`SINGLE_ROUND_DROPOUT` (in a round in cohorts:
+    :func:`choose_cohort_dropouts`)."""
     if dropout is None:
         return SINGLE_ROUND_DROPOUT
     if not 0 <= dropout < 1:
@@ -184,7 +185,7 @@ def _drop_walk(order, cohort, delegate, plan: CohortPlan, want: int) -> list[int
     return taken
 
 
-def cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | None = None, seed=None) -> np.ndarray:
+def choose_cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | None = None, seed=None) -> np.ndarray:
     """Who drops out after masking in a round in cohorts played by :func:`secure_sum_experiment` (a boolean per
     person): ``round(dropout * n)`` people (``dropout`` None: the ``dropouts`` the round's ``plan`` expects) chosen at
     random from ``seed`` among those the plan tolerates, person ``i`` being in cohort ``cohort[i]`` and one of its
@@ -228,13 +229,13 @@ def cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | None = 
 def play_cohort_round(server: str, bows, invitations, dropout: float | None = None, token: str | None = None, *,
                       seed=None, timeout: float = 3600.0, verbose: int = 1) -> dict:
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
-    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in
-    a thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
-    cohort's round and the bridge's). The people :func:`cohort_dropouts` chooses from ``dropout`` and ``seed`` (the
-    only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) mask their step-0
-    uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then closes step 0 once
-    every survivor's upload is in every round. Returns the round's outcome, its wall-clock time and the dropped count
-    by cohort, with the cohorts and delegates."""
+    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in a
+    thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
+    cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and ``seed``
+    (the only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) mask their step-0
+    uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then closes step 0 once every
+    survivor's upload is in every round. Returns the round's outcome, its wall-clock time and the dropped count by
+    cohort, with the cohorts and delegates."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded for a round in cohorts only
 
     n = len(bows)
@@ -243,10 +244,12 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
                              people=n, count=len(invitations))
     coordinator = ServiceClient(server, retries=3)
     cfg = coordinator.get_json("/v1/config")
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("cohorts"), dict):
+        raise DPTopicError(f"the server at {server} runs no round in cohorts (its /v1/config names no cohort plan).")
     plan = CohortPlan.from_dict(cfg["cohorts"]["plan"])
     cohort = [int(inv["cohorts"]["cohort"]) for inv in invitations]
     delegate = [inv["bridge"] is not None for inv in invitations]
-    dropped = cohort_dropouts(plan, cohort, delegate, dropout, seed)
+    dropped = choose_cohort_dropouts(plan, cohort, delegate, dropout, seed)
     if dropped.any() and token is None:
         raise ParameterError("contributors drop out, so step 0 closes by the admin only: give the server's admin"
                              " {token}.", "token")
@@ -317,7 +320,7 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
     a tenth in a single round, :func:`experiment_dropout`; in a round in cohorts the dropouts its plan expects, at
-    most each cohort's tolerance, :func:`cohort_dropouts`)."""
+    most each cohort's tolerance, :func:`choose_cohort_dropouts`)."""
     from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
