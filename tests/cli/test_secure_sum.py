@@ -292,7 +292,7 @@ def test_serve_a_round_in_cohorts_takes_the_dataset_ledger_of_a_single_round(coh
 
 
 @pytest.mark.service
-def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
+def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
     import numpy as np
 
     from cohort_helpers import LiveCohortRound
@@ -303,17 +303,25 @@ def test_experiment_plays_a_round_in_cohorts_over_http(tmp_path):
         for p in range(24):
             for _ in range(3):
                 f.write(json.dumps({"author": f"a{p:02d}", "text": " ".join(rng.choice(words, 12))}) + "\n")
-    with LiveCohortRound(tmp_path / "round", 24, 12, words=words) as live:
+    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    # 24 people in two cohorts of 12, each tolerating 4 dropouts (the invitations expect 1)
+    with LiveCohortRound(tmp_path / "round", 24, 12, dropouts=1, words=words) as live:
         args = ["experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
                 "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
-                str(tmp_path / "out"), "--quiet"]
-        r = run_dptopic(*args, "--dropout", "0.1")
+                str(tmp_path / "out"), "--quiet", "--seed", "2"]
+        r = run_dptopic(*args, "--dropout", "0.4", "--token-file", str(tmp_path / "token"))
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
-        assert "--dropout 0.1: a round in cohorts is played here without dropouts only; give 0" in r.stderr
-        r = run_dptopic(*args)      # the default --dropout: a single round's 0.1, none in a round in cohorts
+        assert "--dropout 0.4 drops 10 of 24 people, more than the round's plan tolerates (8:" in r.stderr
+        assert "give --dropout 0.333 or less" in r.stderr
+        r = run_dptopic(*args, "--dropout", "0.25")
+        assert r.returncode == 2 and "give the server's admin --token-file" in r.stderr, r.stderr
+        assert live.server.view()["state"] == "keys"        # refused before anyone played
+        r = run_dptopic(*args, "--dropout", "0.25", "--token-file", str(tmp_path / "token"))
         assert r.returncode == 0, r.stderr
-        assert "24 people in 2 cohorts (4 delegates" in r.stdout and "released in" in r.stdout, r.stdout
-        assert "no one dropped out: a round in cohorts is played here without dropouts" in " ".join(r.stdout.split())
+        line = " ".join(r.stdout.split())
+        assert "24 people in 2 cohorts (10 delegates" in line and "released in" in line, line
+        assert "6 dropped after masking (2, 4 by cohort, each cohort's tolerance 4; 3 delegates among them)" in line
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["state"] == "released" and summary["refused"] == 0 and summary["cohorts"] == 2
+        assert summary["dropped"] == 6 and summary["dropped_by_cohort"] == [2, 4]
         assert live.server.view()["state"] == "released"

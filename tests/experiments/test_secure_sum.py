@@ -63,11 +63,123 @@ def test_bad_settings_are_refused_before_any_process_starts():
         play_round(["http://127.0.0.1:9"], bows, [{}] * 4, 0.5, None, verbose=0)
 
 
-def test_the_default_dropout_is_a_tenth_in_a_single_round_and_none_in_a_round_in_cohorts():
+def test_the_default_dropout_is_a_tenth_in_a_single_round():
     from dptopic.errors import ParameterError
     from dptopic.experiments.secure_sum import experiment_dropout
 
-    assert experiment_dropout(None, cohorts=False) == 0.1 and experiment_dropout(None, cohorts=True) == 0.0
-    assert experiment_dropout(0.25, cohorts=False) == 0.25 and experiment_dropout(0.0, cohorts=True) == 0.0
-    with pytest.raises(ParameterError, match="without dropouts only; give 0"):
-        experiment_dropout(0.1, cohorts=True)
+    assert experiment_dropout(None) == 0.1 and experiment_dropout(0.25) == 0.25 and experiment_dropout(0) == 0.0
+    with pytest.raises(ParameterError, match=r"dropout=1.5 is a share"):
+        experiment_dropout(1.5)
+
+
+# ----------------------------------------------------------------------------- rounds in cohorts
+def _seated(n, size, dropouts, collusion=1, round_id="round1"):
+    """A cohort plan and each person's cohort and delegacy, the people in the order of their sorted ids."""
+    from dptopic.protocol.cohorts import CohortPlan
+
+    plan = CohortPlan(8.0, 1e-5, n, dropouts, 30, size, collusion)
+    groups = plan.cohorts([f"{i:04d}" for i in range(1, n + 1)], round_id)
+    cohort_of = {m: c for c, g in enumerate(groups) for m in g}
+    delegates = {d for c, g in enumerate(groups) for d in plan.delegates(g, round_id, c)}
+    ids = sorted(cohort_of)
+    return plan, np.array([cohort_of[i] for i in ids]), np.array([i in delegates for i in ids])
+
+
+@pytest.mark.parametrize("n, size, dropouts, share", [(24, 12, 1, 1 / 3), (300, 100, 30, 0.2)])
+def test_the_dropouts_of_a_round_in_cohorts_come_from_the_seed_within_every_tolerance(n, size, dropouts, share):
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts
+
+    plan, cohort, delegate = _seated(n, size, dropouts)
+    a = choose_cohort_dropouts(plan, cohort, delegate, share, seed=5)
+    assert (a == choose_cohort_dropouts(plan, cohort, delegate, share, seed=5)).all()
+    assert any((a != choose_cohort_dropouts(plan, cohort, delegate, share, seed=s)).any() for s in range(6, 9))
+    assert a.sum() == round(share * n)
+    by = np.bincount(cohort[a], minlength=len(plan.sizes))
+    assert (by <= plan.cohort_dropouts).all(), (by, plan.cohort_dropouts)
+    gone = np.bincount(cohort[a & delegate], minlength=len(plan.sizes))
+    assert (plan.n_delegates - gone >= plan.collusion + 1).all() and gone.sum() <= plan.bridge_plan.dropouts
+    # by default the dropouts the round's invitations expect
+    assert choose_cohort_dropouts(plan, cohort, delegate, None, seed=5).sum() == dropouts
+
+
+def test_a_dropout_above_what_the_cohorts_tolerate_is_refused_in_one_line():
+    from dptopic.errors import ParameterError
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts
+
+    plan, cohort, delegate = _seated(24, 12, 1)     # tolerances 4 and 4: at most 8 of 24
+    assert choose_cohort_dropouts(plan, cohort, delegate, 8 / 24, seed=0).sum() == 8
+    with pytest.raises(ParameterError) as e:
+        choose_cohort_dropouts(plan, cohort, delegate, 0.4, seed=0)
+    said = e.value.message({"dropout": "--dropout"})
+    assert said.startswith("--dropout 0.4 drops 10 of 24 people, more than the round's plan tolerates (8: at most 4")
+    assert said.endswith("give --dropout 0.333 or less.") and "\n" not in said
+    plan, cohort, delegate = _seated(24, 12, 0)
+    assert not choose_cohort_dropouts(plan, cohort, delegate, None).any()
+    with pytest.raises(ParameterError, match="tolerates no dropouts .*: give dropout 0"):
+        choose_cohort_dropouts(plan, cohort, delegate, 0.1)
+
+
+def _uploads(live, phase: int) -> list[set]:
+    """Who uploaded in ``phase`` in each round of ``live`` (every cohort's, then the bridge's)."""
+    from sqlalchemy import select
+
+    from dptopic.service.secure_sum import t_uploads
+
+    out = []
+    for r in live.server.parts():
+        with r.engine.connect() as conn:
+            out.append({w for (w,) in conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == phase))})
+    return out
+
+
+@pytest.mark.service
+@pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")
+def test_a_round_in_cohorts_with_dropouts_releases_without_the_dropped(tmp_path):
+    """A quarter of 24 people (two cohorts of 12, each tolerating 4; a bridge of 10 delegates tolerating 3) mask step
+    0 and leave; the experiment closes step 0 at the root once the survivors are in: the round releases, every
+    survivor's upload and none of the dropped's is in the sums (a delegate's in neither its cohort nor the bridge),
+    and the summary counts them."""
+    from cohort_helpers import LiveCohortRound, tiny_bows
+    from dptopic.experiments.secure_sum import choose_cohort_dropouts, play_cohort_round
+    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
+
+    with LiveCohortRound(tmp_path, 24, 12, dropouts=1) as live:
+        invitations = [read_cohort_invitation(f) for f in live.files]
+        s = play_cohort_round(live.url, tiny_bows(24), invitations, 0.25, live.TOKEN, seed=2, verbose=0)
+        uploads = _uploads(live, 0)
+    assert s["state"] == "released", s["reason"]
+    cohort = [inv["cohorts"]["cohort"] for inv in invitations]
+    delegate = [inv["bridge"] is not None for inv in invitations]
+    dropped = choose_cohort_dropouts(live.plan, cohort, delegate, 0.25, seed=2)
+    gone = {inv["contributor"] for inv, d in zip(invitations, dropped) if d}
+    assert s["dropped"] == len(gone) == 6 and s["refused"] == 0 and s["left_out"] == 0
+    assert s["dropped_by_cohort"] == [sum(1 for c, d in zip(cohort, dropped) if d and c == k) for k in (0, 1)]
+    assert s["tolerance_by_cohort"] == [4, 4] and s["dropped_delegates"] == int(np.sum(dropped & delegate))
+    # seed 2 fills cohort 1's tolerance and the bridge's (three delegates): the round still releases
+    assert s["dropped_by_cohort"] == [2, 4] and s["dropped_delegates"] == 3
+    for k, members in enumerate(live.server.groups):
+        assert uploads[k] == set(members) - gone
+    bridge = {inv["bridge"]["contributor"] for inv in invitations if inv["bridge"] is not None}
+    assert uploads[-1] == {b for b in bridge if b.split("-", 1)[1] not in gone}
+
+
+def test_a_round_in_cohorts_with_dropouts_needs_the_admin_token_before_anyone_plays(monkeypatch):
+    from dptopic.errors import ParameterError
+    from dptopic.experiments import secure_sum
+
+    plan, cohort, delegate = _seated(24, 12, 1)
+
+    class Root:
+        def __init__(self, *a, **k):
+            pass
+
+        def get_json(self, path):
+            assert path == "/v1/config"
+            return {"cohorts": {"plan": plan.to_dict(), "paths": ["/cohorts/0", "/cohorts/1"], "bridge": "/bridge"}}
+
+    monkeypatch.setattr(secure_sum, "ServiceClient", Root)
+    invitations = [{"cohorts": {"cohort": int(c)}, "bridge": {} if d else None} for c, d in zip(cohort, delegate)]
+    with pytest.raises(ParameterError, match="give the server's admin token"):
+        secure_sum.play_cohort_round("http://127.0.0.1:9", [None] * 24, invitations, 0.25, None, verbose=0)
+    with pytest.raises(ParameterError, match="dropout=0.5 drops 12 of 24 people"):
+        secure_sum.play_cohort_round("http://127.0.0.1:9", [None] * 24, invitations, 0.5, "t" * 24, verbose=0)

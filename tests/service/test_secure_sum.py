@@ -405,6 +405,23 @@ def test_a_restart_at_every_step_resumes_from_the_running_sums_and_receipts(tmp_
     assert sums == {0: 9, 1: 9} and receipts == 18
 
 
+def test_the_view_of_an_upload_step_counts_the_uploads_in_so_far(tmp_path):
+    """An admin closes an upload step once its survivors are in: the view of the step says how many uploads it holds
+    (none in the view of another step)."""
+    rnd = InProcessRound(tmp_path, n=6, dropouts=1, collusion=1)
+    rnd.keys()
+    rnd.shares()
+    view = rnd.server.view()
+    assert view["state"] == "upload0" and view["uploads_received"] == 0
+    for c in rnd.people[:3]:
+        body, sig = c.upload(0, view)
+        rnd.server.post_upload(0, c.me, body, sig)
+        rnd.server.post_upload(0, c.me, body, sig)      # a replay counts once
+    assert rnd.server.view()["uploads_received"] == 3
+    rnd.server.close()
+    assert rnd.server.view()["state"] == "failed" and "uploads_received" not in rnd.server.view()
+
+
 def test_an_upload_made_unmaskable_by_its_neighbours_dropping_fails_the_round(tmp_path):
     """An uploader left with fewer than T of its neighbours among the uploads cannot be unmasked (its neighbours
     refuse) and is in the running sum, which keeps no upload to take out: the step closes as failed, nothing is

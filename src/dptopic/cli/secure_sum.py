@@ -353,8 +353,8 @@ def register_experiment(esub) -> None:
                    " line)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--dropout", type=_share, default=None,
-                   help="share of people who drop out after masking (default 0.1; a round in cohorts is played"
-                        " without dropouts: default 0 there)")
+                   help="share of people who drop out after masking, chosen with --seed (default 0.1; in a round in"
+                        " cohorts the dropouts its invitations expect, and at most what each cohort tolerates)")
     p.add_argument("--token-file", default=None, help="the server's admin token (to close a step)")
     p.add_argument("--seed", type=int, default=None,
                    help="who drops out, and the central model's noise (the contributors' own rounding and noise"
@@ -432,11 +432,17 @@ def secure_sum_experiment_line(s: dict) -> str:
     """The line ``dptopic experiment secure-sum`` prints of
     :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
     if "cohorts" in s:
+        by, tol = s.get("dropped_by_cohort") or [0], s.get("tolerance_by_cohort") or [0]
+        each = ", ".join(f"{d:,}" for d in by) if len(by) <= 10 else f"{min(by):,}-{max(by):,} a cohort"
+        limit = f"{min(tol):,}" if min(tol) == max(tol) else f"{min(tol):,}-{max(tol):,}"
+        left = (f"; {s['left_out']:,} left out (the step closed before they sent)" if s.get("left_out") else "")
         return (f"secure sum of {s['people']:,} people in {s['cohorts']} cohorts ({s['delegates']} delegates, each"
-                f" also in the bridge), every person in a thread of this process: {s['state']} in {s['seconds']:.1f} s"
+                f" also in the bridge), every person in a thread of this process; {s['dropped']:,} dropped after"
+                f" masking ({each} by cohort, each cohort's tolerance {limit}; {s.get('dropped_delegates', 0)}"
+                f" delegates among them){left}: {s['state']} in {s['seconds']:.1f} s"
                 f" ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor); the released topics cover the central"
                 f" --unit user model's at {s['recovery_of_central_topics']:.3f} (outside the guarantee: computed from"
-                " the private documents); no one dropped out: a round in cohorts is played here without dropouts.")
+                " the private documents).")
     proc = s.get("server_process") or {}
     usage = (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
              f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else "")

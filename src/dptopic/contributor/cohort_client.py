@@ -83,12 +83,14 @@ def bridge_state_path(state, invitation: dict):
 
 def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: float | None = None,
                          timeout: float = 3600.0, poll: float = 0.5, client_timeout: float = 30.0,
-                         retries: int = 8) -> dict:
+                         retries: int = 8, leave_after_masking: bool = False) -> dict:
     """Play one person's part of a round in cohorts at ``server`` (module note), holding ``invitation`` (a file path
     or :func:`~dptopic.protocol.cohort_enrollment.read_cohort_invitation`'s dict). ``state``: the cohort round's
     state file (a delegate's bridge state lies beside it, :func:`bridge_state_path`), or None. Returns the cohort
     round's summary (:func:`~dptopic.contributor.secure_client.take_part`'s) with ``cohort``, ``cohorts`` and, for a
-    delegate, ``bridge`` (the bridge round's)."""
+    delegate, ``bridge`` (the bridge round's). ``leave_after_masking``: the person masks its uploads of step 0 (a
+    delegate's in its cohort and in the bridge) and leaves without sending them (a dropout, as ``dptopic experiment
+    secure-sum`` plays one: :func:`~dptopic.contributor.secure_client.take_part`'s)."""
     inv = read_cohort_invitation(invitation) if not isinstance(invitation, dict) else invitation
     base = server.rstrip("/")
 
@@ -121,7 +123,7 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
     def play(name, cl, who, st):
         try:
             out[name] = take_part(cl.server, who.bow, None, state=st, client=cl, poll=poll, timeout=timeout,
-                                  contributor=who, stop=stop)
+                                  contributor=who, stop=stop, leave_after_masking=leave_after_masking)
         except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
             out[name] = e
         moved.set()

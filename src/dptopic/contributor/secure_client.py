@@ -63,7 +63,7 @@ class Stopped(DPTopicError):
 
 def take_part(server: str, bow, invitation, state=None, max_epsilon: float | None = None, client=None,
               poll: float = 0.5, timeout: float = 3600.0, contributor: SecureContributor | None = None,
-              stop: threading.Event | None = None) -> dict:
+              stop: threading.Event | None = None, leave_after_masking: bool = False) -> dict:
     """Run every step of the server's round for one person holding ``invitation`` (a file path or
     :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
     ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
@@ -74,7 +74,9 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     the person's side already made from this server's configuration (a cohort's member or a bridge's delegate,
     :mod:`dptopic.contributor.cohort_client`); ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then
     its. ``stop``: an event another thread sets to end this one's part (:class:`Stopped`, raised before the next
-    request; the server then holds each request at most :data:`STOP_HOLD_S` seconds, so the part ends that soon)."""
+    request; the server then holds each request at most :data:`STOP_HOLD_S` seconds, so the part ends that soon).
+    ``leave_after_masking``: the person masks its upload of step 0 and leaves without sending it (a dropout, as
+    ``dptopic experiment secure-sum`` plays one); the summary then says ``"left": "step 0"``."""
     client = client or ServiceClient(server)
     client.keep_alive = True        # a round is a dozen requests to one server: one connection for them all
     if contributor is None:
@@ -144,6 +146,8 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
                 body, sig = c.upload(phase, view)
             except LeftOut:
                 return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
+            if phase == 0 and leave_after_masking:
+                return {**c.summary(), "steps": sent, "left": "step 0"}        # masked, then gone
             answer = _post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
             if phase == 0 and isinstance(answer.get("shares"), dict):
                 c.take_shares(answer["shares"])

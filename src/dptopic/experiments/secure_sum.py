@@ -20,10 +20,11 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
-from ..contributor.secure_client import person_bows, play_part
+from ..contributor.secure_client import ORDER, person_bows, play_part
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
+from ..protocol.cohorts import CohortPlan
 
 """The longest a contributor process waits for the round to reach its next step."""
 
@@ -151,56 +152,162 @@ SINGLE_ROUND_DROPOUT = 0.1
 """The share of people a single round played by :func:`secure_sum_experiment` drops after masking by default."""
 
 
-def experiment_dropout(dropout: float | None, cohorts: bool) -> float:
-    """The share of people who drop out after masking in :func:`secure_sum_experiment`: ``dropout``, or by default
-    (None) :data:`SINGLE_ROUND_DROPOUT` in a single round and 0 in a round in cohorts, which is played here without
-    dropouts only (any other share is refused)."""
+def experiment_dropout(dropout: float | None) -> float:
+    """The share of people who drop out after masking in a single round played by :func:`secure_sum_experiment`:
+    ``dropout``, or by default (None) :data:`SINGLE_ROUND_DROPOUT` (in a round in cohorts:
+    :func:`choose_cohort_dropouts`)."""
     if dropout is None:
-        return 0.0 if cohorts else SINGLE_ROUND_DROPOUT
-    if cohorts and dropout:
-        raise ParameterError("{dropout=}: a round in cohorts is played here without dropouts only; give 0.",
-                             "dropout", dropout)
+        return SINGLE_ROUND_DROPOUT
+    if not 0 <= dropout < 1:
+        raise ParameterError("{dropout=} is a share of the people: give a number in [0, 1).", "dropout", dropout)
     return float(dropout)
 
 
-def play_cohort_round(server: str, bows, invitations, dropout: float = 0.0, *, timeout: float = 3600.0,
-                      verbose: int = 1) -> dict:
+def _drop_walk(order, cohort, delegate, plan: CohortPlan, want: int) -> list[int]:
+    """The people of ``order`` taken in turn while the round tolerates each (its cohort below its dropout tolerance;
+    a delegate only while its cohort keeps ``collusion + 1`` of its delegates and the bridge is below its own
+    tolerance), until ``want`` are taken."""
+    room = list(plan.cohort_dropouts)
+    delegate_room = [plan.n_delegates - int(plan.collusion) - 1] * len(room)
+    bridge_room = plan.bridge_plan.dropouts
+    taken = []
+    for i in order:
+        if len(taken) >= want:
+            break
+        c = cohort[i]
+        if room[c] <= 0 or (delegate[i] and (delegate_room[c] <= 0 or bridge_room <= 0)):
+            continue
+        room[c] -= 1
+        if delegate[i]:
+            delegate_room[c] -= 1
+            bridge_room -= 1
+        taken.append(int(i))
+    return taken
+
+
+def choose_cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | None = None, seed=None) -> np.ndarray:
+    """Who drops out after masking in a round in cohorts played by :func:`secure_sum_experiment` (a boolean per
+    person): ``round(dropout * n)`` people (``dropout`` None: the ``dropouts`` the round's ``plan`` expects) chosen at
+    random from ``seed`` among those the plan tolerates, person ``i`` being in cohort ``cohort[i]`` and one of its
+    delegates when ``delegate[i]``: each cohort at most its dropout tolerance (:attr:`CohortPlan.cohort_dropouts
+    <dptopic.protocol.cohorts.CohortPlan.cohort_dropouts>`), keeping ``collusion + 1`` of its delegates, and the
+    bridge at most its own. A share above what the plan tolerates is refused in one line."""
+    cohort = np.asarray(cohort, dtype=np.int64)
+    delegate = np.asarray(delegate, dtype=bool)
+    n = len(cohort)
+    if n != plan.n or len(delegate) != n:
+        raise ParameterError("{people} people for a round in cohorts of {n}: one per invitation.", "invitations",
+                             people=n, n=plan.n)
+    # the most the plan tolerates: every cohort's other members first, then delegates within the bridge's tolerance
+    most = len(_drop_walk(np.argsort(delegate, kind="stable"), cohort, delegate, plan, n))
+    if dropout is None:
+        want = min(int(plan.dropouts), most)
+    else:
+        want = int(round(experiment_dropout(dropout) * n))
+        if want > most:
+            low, high = min(plan.cohort_dropouts), max(plan.cohort_dropouts)
+            tol = f"{low}" if low == high else f"{low}-{high}"
+            if most == 0:
+                raise ParameterError("{dropout=} drops {want} of {n} people, but the round's plan tolerates no"
+                                     " dropouts (its invitations expect none): give {dropout} 0.", "dropout", dropout,
+                                     want=want, n=n)
+            raise ParameterError("{dropout=} drops {want} of {n} people, more than the round's plan tolerates"
+                                 " ({most}: at most {tol} in a cohort, keeping {keep} of each cohort's delegates,"
+                                 " at most {bridge} delegates in all): give {dropout} {share:g} or less.", "dropout",
+                                 dropout, want=want, n=n, most=most, tol=tol, keep=int(plan.collusion) + 1,
+                                 bridge=plan.bridge_plan.dropouts, share=np.floor(most / n * 1000) / 1000)
+    rng = np.random.default_rng(seed)
+    dropped = np.zeros(n, bool)
+    dropped[_drop_walk(rng.permutation(n), cohort, delegate, plan, want)] = True
+    if dropped.sum() < want:        # only where delegates took up the room others needed: the others first
+        dropped[:] = False
+        order = rng.permutation(n)
+        dropped[_drop_walk(order[np.argsort(delegate[order], kind="stable")], cohort, delegate, plan, want)] = True
+    return dropped
+
+
+def play_cohort_round(server: str, bows, invitations, dropout: float | None = None, token: str | None = None, *,
+                      seed=None, timeout: float = 3600.0, verbose: int = 1) -> dict:
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
-    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in
-    a thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
-    cohort's round and the bridge's). No one drops out here yet (``dropout`` must be 0). Returns the round's
-    outcome, its wall-clock time and the requests' count, with the cohorts and delegates."""
+    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in a
+    thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
+    cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and ``seed``
+    (the only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) mask their step-0
+    uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then closes step 0 once every
+    survivor's upload is in every round. Returns the round's outcome, its wall-clock time and the dropped count by
+    cohort, with the cohorts and delegates."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded for a round in cohorts only
 
     n = len(bows)
     if n != len(invitations):
         raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
                              people=n, count=len(invitations))
-    experiment_dropout(dropout, cohorts=True)
+    coordinator = ServiceClient(server, retries=3)
+    cfg = coordinator.get_json("/v1/config")
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("cohorts"), dict):
+        raise DPTopicError(f"the server at {server} runs no round in cohorts (its /v1/config names no cohort plan).")
+    plan = CohortPlan.from_dict(cfg["cohorts"]["plan"])
+    cohort = [int(inv["cohorts"]["cohort"]) for inv in invitations]
+    delegate = [inv["bridge"] is not None for inv in invitations]
+    dropped = choose_cohort_dropouts(plan, cohort, delegate, dropout, seed)
+    if dropped.any() and token is None:
+        raise ParameterError("contributors drop out, so step 0 closes by the admin only: give the server's admin"
+                             " {token}.", "token")
+    by_cohort = np.bincount(np.asarray(cohort)[dropped], minlength=len(plan.sizes))
+    # the uploads of step 0 each round holds once its survivors are in: every cohort's, then the bridge's
+    survivors = [*(np.bincount(np.asarray(cohort)[~dropped], minlength=len(plan.sizes))).tolist(),
+                 int(np.sum(np.asarray(delegate) & ~dropped))]
+    paths = [*cfg["cohorts"]["paths"], cfg["cohorts"]["bridge"]]
     out: list = [None] * n
 
     def one(i):
         try:
-            out[i] = take_part_in_cohorts(server, bows[i], invitations[i], poll=0.05, timeout=timeout)
+            out[i] = take_part_in_cohorts(server, bows[i], invitations[i], poll=0.05, timeout=timeout,
+                                          leave_after_masking=bool(dropped[i]))
         except Exception as e:      # noqa: BLE001 (the round's outcome is read below)
             out[i] = e
 
     threads = [threading.Thread(target=one, args=(i,), name=f"person-{i}", daemon=True) for i in range(n)]
+    closed = not dropped.any()
     t0 = time.perf_counter()
     with progress_bar(n, "secure-sum round in cohorts", verbose) as bar:
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
-            bar.advance(1)
+        ended = 0
+        while ended < n:
+            time.sleep(0.05)
+            done = sum(1 for t in threads if not t.is_alive())
+            bar.advance(done - ended)
+            ended = done
+            if not closed:
+                closed = _close_step_0(coordinator, server, paths, survivors, token)
     wall = time.perf_counter() - t0
-    view = ServiceClient(server, retries=3).get_json("/v1/secure/round")
+    view = coordinator.get_json("/v1/secure/round")
     failed = [o for o in out if not isinstance(o, dict)]
     reason = view.get("reason") or (" ".join(str(failed[0]).split())[:300] if failed else None)
-    return {"state": view["state"], "reason": reason, "people": n, "dropped": 0, "workers": 1,
+    return {"state": view["state"], "reason": reason, "people": n, "dropped": int(dropped.sum()),
+            "dropped_by_cohort": by_cohort.tolist(), "tolerance_by_cohort": list(plan.cohort_dropouts),
+            "dropped_delegates": int(np.sum(dropped & np.asarray(delegate))),
+            "left_out": sum(1 for o in out if isinstance(o, dict) and "left_out" in o), "workers": 1,
             "seconds": wall, "seconds_per_contributor": wall / n, "cohorts": len(view.get("cohorts") or ()),
             "delegates": sum(1 for o in out if isinstance(o, dict) and o.get("bridge") is not None),
             "refused": len(failed)}
+
+
+def _close_step_0(coordinator: ServiceClient, server: str, paths, survivors, token: str) -> bool:
+    """The admin's close of step 0's upload in a round in cohorts, once every round at that step (each cohort's, then
+    the bridge's, at ``paths``) holds its ``survivors``' uploads, as an operator closes it. Whether nothing is left to
+    close (the step closed, or the round moved past it or failed)."""
+    view = coordinator.get_json("/v1/secure/round")
+    if view["state"] != "upload0":
+        return view["state"] not in ORDER[:ORDER.index("upload0")]        # past it, or failed
+    for path, want, state in zip(paths, survivors, [*view["cohorts"], view["bridge"]]):
+        if state == "upload0":
+            got = ServiceClient(server.rstrip("/") + path, retries=3).get_json("/v1/secure/round")
+            if got.get("state") == "upload0" and got.get("uploads_received", 0) < want:
+                return False
+    coordinator.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
+    return True
 
 
 def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | None = None,
@@ -212,7 +319,8 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
     user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
-    :func:`experiment_dropout`'s default, a tenth in a single round, none in a round in cohorts)."""
+    a tenth in a single round, :func:`experiment_dropout`; in a round in cohorts the dropouts its plan expects, at
+    most each cohort's tolerance, :func:`choose_cohort_dropouts`)."""
     from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
@@ -221,10 +329,10 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
         if len(servers) != 1:
             raise ParameterError("{servers}: a round in cohorts is served by one process; give its address once.",
                                  "servers")
-        s = play_cohort_round(servers[0], person_bows(corpus), invitations, experiment_dropout(dropout, True),
+        s = play_cohort_round(servers[0], person_bows(corpus), invitations, dropout, token, seed=seed,
                               verbose=verbose)
     else:
-        s = play_round(servers, person_bows(corpus), invitations, experiment_dropout(dropout, False), token,
+        s = play_round(servers, person_bows(corpus), invitations, experiment_dropout(dropout), token,
                        seed=seed, workers=workers, verbose=verbose)
     if s["state"] != "released":
         raise DPTopicError(f"the round ended {s['state']!r} ({s.get('reason')}): nothing released.")

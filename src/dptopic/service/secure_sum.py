@@ -531,6 +531,10 @@ class SecureRound:
             if st["state"] == "keys":
                 with self.engine.connect() as conn:
                     doc["keys_received"] = conn.execute(select(func.count()).select_from(t_keys)).scalar()
+            elif st["state"].startswith("upload"):     # an admin closes the step once its survivors are in
+                with self.engine.connect() as conn:
+                    doc["uploads_received"] = conn.execute(select(t_sums.c.count).where(
+                        t_sums.c.phase == int(st["state"][-1]))).scalar() or 0
             for k in ("members", "uploaded", "signers", "kept", "phase"):
                 if k in st:
                     doc[k] = st[k]
