@@ -543,8 +543,29 @@ def _profile_joined(run):
     return _profile_route(run, "joined")
 
 
-for _n in (100, 150, 300, 400):
+for _n in (100, 125, 150, 300, 400):
     route(f"profile-{_n}", f"as person-counts, {_n} words")(lambda run, n=_n: _profile_route(run, n_words=n))
+
+
+def _knn_smoother(run, kept, k: int = 5):
+    """Row-stochastic smoother of the kept words: each word and its ``k`` nearest kept words by vector."""
+    from dptopic.moments.public_groups import unit_rows
+
+    U = unit_rows(run.s.E[kept])
+    S = U @ U.T
+    np.fill_diagonal(S, -np.inf)
+    idx = np.argsort(-S, axis=1)[:, :k]
+    W = np.eye(len(kept))
+    W[np.arange(len(kept))[:, None], idx] = np.exp(10 * (np.take_along_axis(S, idx, 1) - 1))
+    return W / W.sum(axis=1, keepdims=True)
+
+
+@route("profile-150-knn", "as profile-150, the release smoothed as knn does before it is read")
+def _profile_150_knn(run):
+    s = run.s
+    kept = run.kept(150)
+    W = _knn_smoother(run, kept)
+    return run.full(run.read(W @ profile_release(run, kept) @ W.T, s.sigma / np.sqrt(2)), kept)
 
 
 @route("person-rank2", "as person-rank1, rank 2")
