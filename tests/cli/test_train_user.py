@@ -162,3 +162,21 @@ def test_the_printed_card_shows_the_person_field_group_privacy_and_replacement(p
     assert rc == 0, err
     page = (tmp_path / "r.html").read_text()
     assert "person field" in page and "group privacy" in page and "one person replaced" in page
+
+
+def test_train_unit_user_with_the_person_profile_says_so_on_the_card(people, tmp_path, capsys):
+    rc, _, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                      people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                      people / "words.txt", "--person-statistic", "profile", "--out", tmp_path / "m",
+                                      "--quiet"])
+    assert rc == 0, err
+    privacy = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    assert privacy["parameters"]["person_statistic"] == "profile" and "u u^T" in privacy["user_bound"]
+
+
+def test_the_person_profile_without_unit_user_is_refused_in_one_line_naming_the_flag(people, tmp_path, capsys):
+    rc, _, err = main_output(capsys, ["train", "--unit", "document", "--corpus", people / "people.jsonl", "--epsilon",
+                                      "1", "--topics", "2", "--person-statistic", "profile", "--out", tmp_path / "m"])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1, err
+    assert "--person-statistic" in lines[0] and "--unit user" in lines[0] and "person_statistic" not in lines[0]

@@ -106,3 +106,59 @@ def test_at_most_m_documents_a_person_bounds_the_person_too(person, m, seed):
     bow, gptr, weight = group_by_person(_bow(person), np.zeros(len(person), int), m, np.random.default_rng(seed))
     assert len(bow[0]) - 1 == min(m, len(person))
     assert np.linalg.norm(normalised_cooccurrence_bow(bow, COLS, V) * weight) <= 1 + 1e-9
+
+
+def _profiles(X, codes, cols=COLS, groups=None):
+    """The NumPy reference of the profile statistic: per person, ``u u^T``, ``u`` the person's counts of ``cols`` (of
+    their groups with ``groups``) over all their documents scaled to norm 1."""
+    X = np.asarray(X, dtype=float)
+    G = np.zeros((V, len(cols) if groups is None else max(groups) + 1))
+    G[cols, np.arange(len(cols)) if groups is None else groups] = 1.0
+    out = np.zeros((G.shape[1], G.shape[1]))
+    for p in np.unique(codes):
+        u = X[np.asarray(codes) == p].sum(axis=0) @ G
+        if u.any():
+            out += np.outer(u, u) / (u @ u)
+    return out
+
+
+def test_the_profile_kernel_matches_the_numpy_reference_on_words_and_groups():
+    from dptopic.kernels.user_level import user_profile_cooccurrence_bow
+
+    rng = np.random.default_rng(5)
+    X = rng.poisson(0.7, size=(25, V))
+    codes = rng.integers(0, 7, size=25)
+    bow, gptr, _ = group_by_person(_bow(X), codes, None, None)
+    np.testing.assert_allclose(user_profile_cooccurrence_bow(bow, gptr, COLS, V), _profiles(X, codes), atol=1e-12)
+    groups = [0, 1, 1, 2, 0]
+    np.testing.assert_allclose(user_profile_cooccurrence_bow(bow, gptr, COLS, V, groups=groups),
+                               _profiles(X, codes, groups=groups), atol=1e-12)
+    np.testing.assert_allclose(user_profile_cooccurrence_bow(bow, gptr, COLS, V, n_jobs=2),
+                               user_profile_cooccurrence_bow(bow, gptr, COLS, V), atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(others=st.lists(st.tuples(st.lists(st.integers(0, 20), min_size=V, max_size=V), st.integers(0, 3)),
+                       min_size=0, max_size=8),
+       person=PEOPLE, at=st.lists(st.integers(0, 100), min_size=6, max_size=6))
+def test_adding_a_person_moves_the_profile_statistic_by_at_most_one(others, person, at):
+    """A person of any documents, placed anywhere among the others', adds ``u u^T`` of norm 1 (0 without a column
+    word)."""
+    from dptopic.kernels.user_level import user_profile_cooccurrence_bow
+
+    base, codes = [list(d) for d, _ in others], [c for _, c in others]
+    X, C = list(base), list(codes)
+    for d, pos in zip(person, at):
+        i = pos % (len(X) + 1)
+        X.insert(i, list(d))
+        C.insert(i, 99)
+
+    def stat(rows, people):
+        if not rows:
+            return np.zeros((len(COLS), len(COLS)))
+        bow, gptr, _ = group_by_person(_bow(rows), np.array(people), None, None)
+        return user_profile_cooccurrence_bow(bow, gptr, COLS, V)
+
+    moved = np.linalg.norm(stat(X, C) - stat(base, codes))
+    assert moved <= 1 + 1e-9
+    assert moved == pytest.approx(1.0 if np.asarray(person)[:, COLS].any() else 0.0, abs=1e-9)

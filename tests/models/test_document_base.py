@@ -181,3 +181,37 @@ def test_a_user_level_model_suggests_no_private_vocabulary(planted):
     said = [str(w.message) for w in caught if issubclass(w.category, DataVocabularyWarning)]
     assert said and not any("private-vocabulary" in s for s in said)
     assert "private-vocabulary" not in " ".join(privacy_card(m.privacy_, "DocDPCooccurrence")["partial_reasons"])
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"person_statistic": "profile"}, r"^person_statistic='profile' makes each person's contribution from all their"
+                                      " documents: give DocDPCooccurrence\\(unit='user', ...\\)"),
+    ({"person_statistic": "profile", "unit": "user", "documents_per_user": 3},
+     r"^person_statistic='profile' reads every document of each person: leave documents_per_user out"),
+    ({"person_statistic": "pooled", "unit": "user"}, "person_statistic"),
+])
+def test_the_person_profile_is_refused_in_one_line_outside_the_user_unit(planted, params, message):
+    c = planted.corpus
+    m = DocDPCooccurrence(n_topics=5, seed=0, **params)
+    with pytest.raises(DPTopicError, match=message) as e:
+        m.fit(c, **({"user_ids": _people(c)} if params.get("unit") == "user" else {}))
+    assert "\n" not in str(e.value) and "--" not in str(e.value)
+    assert not hasattr(m, "ledger_")
+
+
+def test_the_person_profile_releases_each_persons_word_profile_at_the_same_noise(planted):
+    """person_statistic='profile' changes the co-occurrence statistic only: the same plan, the same first release
+    (hence the same words, with the same seed), and the card says how each person was bounded."""
+    from dptopic.moments.person_bound import USER_BOUND
+
+    c = planted.corpus
+    people = _people(c)
+    summed = DocDPCooccurrence(n_topics=5, epsilon=1.0, seed=3, unit="user").fit(c, user_ids=people)
+    profile = DocDPCooccurrence(n_topics=5, epsilon=1.0, seed=3, unit="user", person_statistic="profile").fit(
+        c, user_ids=people)
+    assert profile.noise_std_ == summed.noise_std_ and profile.privacy_["epsilon"] == summed.privacy_["epsilon"]
+    np.testing.assert_array_equal(profile.kept_words_, summed.kept_words_)
+    assert not np.allclose(profile.releases_["cooccurrence"], summed.releases_["cooccurrence"])
+    assert profile.privacy_["user_bound"] == USER_BOUND["profile"]
+    assert profile.privacy_["parameters"]["person_statistic"] == "profile"
+    assert "u u^T" in privacy_card(profile.privacy_)["theorem"]

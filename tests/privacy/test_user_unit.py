@@ -20,14 +20,16 @@ def _bow(corpus):
     return tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
 
 
-def _released(corpus):
+def _released(corpus, person_statistic="sum"):
     """The first release's statistic and the co-occurrence release's, before noise, of a training run of
-    DocDPCooccurrence(unit="user") on ``corpus``: its training part (the split the run makes) grouped by person."""
-    model = DocDPCooccurrence(n_topics=2, unit="user")
+    DocDPCooccurrence(unit="user", person_statistic=...) on ``corpus``: its training part (the split the run makes)
+    grouped by person."""
+    model = DocDPCooccurrence(n_topics=2, unit="user", person_statistic=person_statistic)
     train, _ = split_for(model, corpus, 0.2)
     people, _ = people_of(model, train, lambda: iter([_bow(train)]), np.random.default_rng(0))
     V = train.vocab_size
-    return presence_statistic(people, V, 1), cooccurrence_statistic(people, np.arange(V), V, 1)
+    return presence_statistic(people, V, 1), cooccurrence_statistic(people, np.arange(V), V, 1,
+                                                                    person_statistic=model.person_statistic)
 
 
 def _moved(a, b):
@@ -44,8 +46,29 @@ def _shared_message(with_target: bool):
     return Corpus.from_token_ids(docs, words, user_ids=people)
 
 
-def test_removing_one_person_who_shares_a_message_with_400_others_moves_the_releases_at_most_one():
-    assert _moved(_released(_shared_message(True)), _released(_shared_message(False))) <= SENSITIVITY + TOL
+@pytest.mark.parametrize("person_statistic", ["sum", "profile"])
+def test_removing_one_person_who_shares_a_message_with_400_others_moves_the_releases_at_most_one(person_statistic):
+    assert _moved(_released(_shared_message(True), person_statistic),
+                  _released(_shared_message(False), person_statistic)) <= SENSITIVITY + TOL
+
+
+def test_removing_a_person_of_many_long_documents_moves_the_profile_release_at_most_one():
+    """person_statistic='profile': a person who wrote 300 long documents adds one u u^T of norm 1, like anyone."""
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(40)]
+    others = [list(rng.integers(0, 40, size=6)) for _ in range(200)]
+    prolific = [list(rng.integers(0, 5, size=200)) for _ in range(300)]
+    ids = [f"p{i}" for i in range(200)]
+    from dptopic.moments.person_bound import person_codes
+
+    def released(docs, people):
+        c = Corpus.from_token_ids(docs, words)
+        grouped = group_by_person(_bow(c), person_codes(people), None, None)
+        return cooccurrence_statistic(grouped, np.arange(40), 40, 1, person_statistic="profile")
+
+    moved = np.linalg.norm(released(others + prolific, ids + ["many"] * 300) - released(others, ids))
+    assert moved <= SENSITIVITY + TOL
+    assert moved == pytest.approx(1.0)      # the person is counted: u u^T has norm 1
 
 
 def test_ids_that_differ_by_an_invisible_character_are_refused_and_grouped_as_two_people():

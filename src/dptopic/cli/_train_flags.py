@@ -145,8 +145,8 @@ _UNIT_REFUSES = {
 # 'train --unit UNIT --help' as _UNIT_REFUSES are
 _UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "vocabulary_in_total", "scheduler",
                                     "dask_local"),
-                           "document": ("user_field", "documents_per_user"),
-                           "word": ("user_field", "documents_per_user")}
+                           "document": ("user_field", "documents_per_user", "person_statistic"),
+                           "word": ("user_field", "documents_per_user", "person_statistic")}
 
 
 def flag_applies(dest: str, algorithm: str) -> bool:

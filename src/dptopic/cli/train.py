@@ -110,12 +110,15 @@ def _refuse_foreign_flags(a) -> None:
 
 
 def _refuse_person_flags_without_unit(a) -> None:
-    """``--user-field``/``--documents-per-user`` without ``--unit user``: refused first (before a flag of the default
-    trainer is), with the whole fix that this command line needs, so that the line suggested is one train takes."""
+    """``--user-field``/``--documents-per-user``/``--person-statistic`` without ``--unit user``: refused first (before a
+    flag of the default trainer is), with the whole fix that this command line needs, so that the line suggested is
+    one train takes."""
     field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
-    if a.unit == "user" or (field is None and per_user is None):
+    profile = getattr(a, "person_statistic", None)
+    if a.unit == "user" or (field is None and per_user is None and profile is None):
         return
-    given = "/".join(f for f, v in (("--user-field", field), ("--documents-per-user", per_user)) if v is not None)
+    given = "/".join(f for f, v in (("--user-field", field), ("--documents-per-user", per_user),
+                                    ("--person-statistic", profile)) if v is not None)
     if a.unit is not None:
         raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
                            f" --unit user instead, or drop {given}.")

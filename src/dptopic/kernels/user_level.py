@@ -67,6 +67,29 @@ def user_cooccurrence_block(ptr, ids, cts, gptr, g0, g1, slot, tmp, mark, touche
 
 
 @njit(cache=True, nogil=True)
+def user_profile_block(ptr, ids, cts, gptr, g0, g1, slot, tmp, mark, touched, out):
+    """Persons ``g0..g1-1``: each one's word profile ``u`` (their counts of the tracked slots over all their documents,
+    in ``tmp``'s first row, zero on entry and on exit) scaled to L2 norm 1, its outer product ``u u^T`` (Frobenius norm
+    1) added to ``out``; a person with no tracked word adds nothing."""
+    for g in range(g0, g1):
+        for i in range(ptr[gptr[g]], ptr[gptr[g + 1]]):
+            j = slot[ids[i]]
+            if j >= 0:
+                tmp[0, j] += cts[i]
+        m = _mark_words(ptr, ids, gptr[g], gptr[g + 1], slot, mark, touched)
+        sq = 0.0
+        for a in range(m):
+            sq += tmp[0, touched[a]] * tmp[0, touched[a]]
+        if sq > 0.0:
+            for a in range(m):
+                ua = tmp[0, touched[a]] / sq
+                for b in range(m):
+                    out[touched[a], touched[b]] += ua * tmp[0, touched[b]]
+        for a in range(m):
+            tmp[0, touched[a]] = 0.0
+
+
+@njit(cache=True, nogil=True)
 def user_presence_block(ptr, ids, cts, gptr, g0, g1, document, with_counts, slot, tmp, mark, touched, out):
     """Persons ``g0..g1-1``: each one's documents' normalised presence vectors (as
     :func:`~dptopic.kernels.pair_moments.presence_block` makes them, ``tmp`` zero on entry and on exit) summed, scaled
@@ -149,6 +172,14 @@ def user_cooccurrence_bow(bow, gptr, columns, vocab_size: int, n_jobs: int = 1, 
     column word's group, as there)."""
     slot, n = column_slots(columns, vocab_size, groups)
     return _run_people(user_cooccurrence_block, bow, gptr, (n, n), n_jobs, int(vocab_size), slot, n)
+
+
+def user_profile_cooccurrence_bow(bow, gptr, columns, vocab_size: int, n_jobs: int = 1, groups=None) -> np.ndarray:
+    """The sum over persons of ``u u^T``, ``u`` each person's counts of ``columns`` (of their groups with ``groups``,
+    as :func:`~dptopic.kernels.pair_moments.column_slots` maps them) over all their documents, scaled to L2 norm 1:
+    each person adds a matrix of Frobenius norm 1 (0 without a column word)."""
+    slot, n = column_slots(columns, vocab_size, groups)
+    return _run_people(user_profile_block, bow, gptr, (n, n), n_jobs, int(vocab_size), slot, n)
 
 
 def user_document_frequency_bow(bow, gptr, vocab_size: int, n_jobs: int = 1, with_document: bool = False,

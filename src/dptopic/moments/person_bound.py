@@ -23,12 +23,22 @@ USER_NOT_COVERED = ("a person whose documents carry two or more user ids (each i
                     " several people sharing one id (shared or anonymous accounts: the id is the unit, so one of them"
                     " is not protected as a person added or removed), ")
 USER_BOUND = {None: "each person's normalised document contributions summed, the sum scaled to norm at most 1",
-              "m": "at most {m} documents a person (chosen at random), each weighted 1/{m}"}
+              "m": "at most {m} documents a person (chosen at random), each weighted 1/{m}",
+              "profile": "each person's normalised presence vectors summed, the sum scaled to norm at most 1; in the"
+                         " co-occurrence statistic, u u^T, u the person's word counts over all their documents scaled"
+                         " to norm 1"}
+PERSON_STATISTICS = ("sum", "profile")
+"""``person_statistic`` of ``DocDPCooccurrence(unit="user")``: how a person's co-occurrence contribution is made.
+``"sum"``: each document's normalised pair matrix, summed, the sum scaled to norm at most 1 (as the first release);
+``"profile"``: ``u u^T``, ``u`` the person's word counts over all their documents scaled to norm 1 (norm 1 a person;
+docs/research/user_level.md)."""
 UNITS = ("document", "user")
 
 
-def user_bound_text(documents_per_user) -> str:
+def user_bound_text(documents_per_user, person_statistic: str = "sum") -> str:
     """How each person's contribution is bounded, in words (the report's and the card's ``user_bound``)."""
+    if person_statistic == "profile":
+        return USER_BOUND["profile"]
     if documents_per_user is None:
         return USER_BOUND[None]
     return USER_BOUND["m"].format(m=int(documents_per_user))
@@ -92,6 +102,17 @@ def check_unit(model, user_ids) -> None:
     if model.unit != "user" and model.documents_per_user is not None:
         raise DPTopicError(f"documents_per_user={model.documents_per_user!r} bounds each person's documents: give"
                            f" {name}(unit='user', ...) with it, or leave it out.")
+    if getattr(model, "person_statistic", "sum") != "sum":
+        if model.unit != "user":
+            raise ParameterError("{person_statistic=} makes each person's contribution from all their documents:"
+                                 " give {model}(unit='user', ...) with it, or leave it out.", "person_statistic",
+                                 model.person_statistic, others=("unit",), model=name,
+                                 flag_template="{person_statistic=} makes each person's contribution from all their"
+                                               " documents: give {unit} user with it, or leave it out.")
+        if model.documents_per_user is not None:
+            raise ParameterError("{person_statistic=} reads every document of each person: leave"
+                                 " {documents_per_user} out (None).", "person_statistic", model.person_statistic,
+                                 others=("documents_per_user",))
 
 
 def people_of(model, corpus, passes, rng):
@@ -127,15 +148,21 @@ def presence_statistic(people, vocab_size: int, n_jobs: int, **kw) -> np.ndarray
     return user_document_frequency_bow(bow, gptr, vocab_size, n_jobs, **kw)
 
 
-def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int, groups=None) -> np.ndarray:
+def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int, groups=None,
+                           person_statistic: str = "sum") -> np.ndarray:
     """The co-occurrence release's statistic with each person's contribution bounded (over the groups of the column
-    words with ``groups``)."""
+    words with ``groups``); ``person_statistic="profile"``: each person's ``u u^T`` (:data:`PERSON_STATISTICS`)."""
     from ..kernels.pair_moments import normalised_cooccurrence_bow  # start-up: kernels.pair_moments loads numba
-    from ..kernels.user_level import user_cooccurrence_bow  # start-up: kernels.user_level loads numba
+    from ..kernels.user_level import (  # start-up: kernels.user_level loads numba
+        user_cooccurrence_bow,
+        user_profile_cooccurrence_bow,
+    )
 
     bow, gptr, weight = people
     if gptr is None:
         return normalised_cooccurrence_bow(bow, columns, vocab_size, n_jobs, groups=groups) * weight
+    if person_statistic == "profile":
+        return user_profile_cooccurrence_bow(bow, gptr, columns, vocab_size, n_jobs, groups=groups)
     return user_cooccurrence_bow(bow, gptr, columns, vocab_size, n_jobs, groups=groups)
 
 
@@ -166,7 +193,7 @@ def user_report(model, rep: dict) -> dict:
     """A report of a ``unit="user"`` fit: the theorem and scope per person, and how each person was bounded."""
     if getattr(model, "unit", "document") != "user":
         return rep
-    bound = user_bound_text(model.documents_per_user)
+    bound = user_bound_text(model.documents_per_user, getattr(model, "person_statistic", "sum"))
     rep["user_bound"] = bound
     field = getattr(model, "user_field_", None)
     rep["user_field"] = field if field else "user_ids given to fit (no field named)"
@@ -176,4 +203,6 @@ def user_report(model, rep: dict) -> dict:
     rep["scope"] = scope.replace("NOT covered: ", "NOT covered: " + USER_NOT_COVERED, 1)
     if isinstance(rep.get("parameters"), dict):
         rep["parameters"]["documents_per_user"] = model.documents_per_user
+        if getattr(model, "person_statistic", "sum") != "sum":
+            rep["parameters"]["person_statistic"] = model.person_statistic
     return rep

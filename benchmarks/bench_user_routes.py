@@ -1,0 +1,668 @@
+"""Routes to per-person topics at epsilon 1 (issue 79's per-person target), on bench_user_level.py's planted people.
+
+The corpus, the people and the score are ``bench_user_level.py``'s (3,000 people by default, K = 20, V = 1,000,
+topics planted from LDA on the State of the Union paragraphs; recovery = ``topic_coverage`` against the planted
+topics; the share divides it by non-private LDA's coverage on the same documents). Every route is built from the
+library's per-person statistics (each person's documents summed and scaled to norm at most 1,
+``dptopic.moments.person_bound``) with Gaussian noise at the multipliers ``DocDPCooccurrence(unit="user")``'s plan
+gives at the same (epsilon, delta); run ``r`` draws its noise from a generator seeded by ``r`` and the release's
+shape, so the routes of one run read the same noise where they release the same statistic (paired comparisons).
+Mean and standard error over ``--runs`` runs. ``--routes`` picks routes (``--list`` prints them).
+
+    python benchmarks/bench_user_routes.py --runs 3                       # every route, 3,000 people
+    python benchmarks/bench_user_routes.py --runs 3 --routes default centred-0.5 --lda-coverage 0.949
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import machine  # noqa: E402
+from bench_planted import DELTA, plant, source  # noqa: E402
+from bench_user_level import draw_people  # noqa: E402
+
+ROUTES: dict = {}
+
+
+def route(name: str, what: str):
+    """Register a route: a function of the run's context returning topics over the vocabulary (K x V)."""
+    def wrap(f):
+        ROUTES[name] = (f, what)
+        return f
+    return wrap
+
+
+class Setting:
+    """What every run shares: the planted truth, the people, the exact (noise-free) first statistic, the vectors and
+    the noise multipliers of the library's plan."""
+
+    def __init__(self, a):
+        import dptopic
+        from dptopic.corpus.vectors import load_public_vectors
+        from dptopic.kernels.docdp import tokens_to_bow
+        from dptopic.moments.person_bound import group_by_person, person_codes, presence_statistic
+
+        real = source("sotu", a.vocab)
+        name = f"plant-{a.topics}-{a.vocab}-{a.iters}-{a.seed}.npz"
+        cache = None if a.plant_cache is None else Path(a.plant_cache) / name
+        if cache is not None and cache.exists():         # the planting LDA is deterministic given its seed
+            with np.load(cache) as z:
+                self.phi, theta, lengths = z["phi"], z["theta"], z["lengths"]
+        else:
+            self.phi, theta, lengths, _ = plant(real, a.topics, a.iters, a.seed, a.jobs)
+            if cache is not None:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                np.savez(cache, phi=self.phi, theta=theta, lengths=lengths)
+        self.vocab = list(real.vocabulary)
+        self.corpus, users = draw_people(self.phi, theta, lengths, self.vocab, a.people, a.seed)
+        # each person's planted mix (draw_people's first draw), in the people's order: only the bound reads it
+        mix = np.random.default_rng([a.seed, a.people]).integers(0, len(lengths), size=a.people)
+        self.mixes = theta[mix][[int(u[1:]) for u in sorted(set(users))]]
+        self.users = users
+        self.K, self.V, self.jobs = a.topics, len(self.vocab), a.jobs
+        bow = tokens_to_bow(self.corpus.doc_ptr, self.corpus.word_ids, self.V)
+        self.people = group_by_person(bow, person_codes(users), None, None)
+        self.n_people = len(self.people[1]) - 1
+        self.presence = presence_statistic(self.people, self.V, self.jobs, with_document=True)
+        plan = dptopic.DocDPCooccurrence(n_topics=self.K, epsilon=a.epsilon, delta=DELTA,
+                                         unit="user").release_plan(n_words=self.V)
+        self.sigma = plan.release("co-occurrence statistic").event.noise_multiplier
+        self.sigma_rank = plan.release("word ranking").event.noise_multiplier
+        # the two Gaussian releases compose to one of this multiplier (mu-GDP adds in quadrature): a route that
+        # makes one release at the whole budget uses it
+        self.sigma_one = (self.sigma ** -2 + self.sigma_rank ** -2) ** -0.5
+        v = load_public_vectors("glove-6b-50d")
+        self.E, self.found, self.public_rank = v.for_words(self.vocab)
+        self.epsilon = a.epsilon
+        self.lda = a.lda_coverage
+        if self.lda is None:
+            lda = dptopic.LDA(n_topics=self.K, n_iter=a.iters, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(self.corpus)
+            self.lda = self.score(lda.components_)
+
+    def score(self, beta) -> float:
+        from dptopic.evaluation import topic_coverage
+
+        return float(topic_coverage((np.asarray(beta), self.vocab), (self.phi, self.vocab))["coverage"])
+
+
+class Run:
+    """One run: its noise generator's seed and the releases its routes share (memoised)."""
+
+    def __init__(self, s: Setting, index: int):
+        self.s, self.index, self._memo = s, int(index), {}
+
+    def noise(self, shape, sigma, tag: int = 0):
+        return sigma * np.random.default_rng([self.index, *map(int, shape), int(tag)]).standard_normal(shape)
+
+    def memo(self, key, make):
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    # --- the first release and the words it keeps (as DocDPCooccurrence._choose_words does)
+    def counts(self):
+        def make():
+            s = self.s
+            released = s.presence + self.noise(s.presence.shape, s.sigma_rank, 1)
+            return released
+        return self.memo("first", make)
+
+    def kept(self, n_words=None, sigma_for_auto=None):
+        from dptopic.models.docdp_cooc import _clear_the_noise, auto_n_words_moments
+
+        s, released = self.s, self.counts()
+        counts = released[:s.V]
+        if n_words is None:
+            n_words = max(min(auto_n_words_moments(float(counts.sum()), sigma_for_auto or s.sigma), s.V), s.K)
+        order = np.argsort(-counts, kind="stable")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _, _, eligible = _clear_the_noise(order, counts, 0.5, s.sigma_rank, s.K, n_words)
+        return np.sort(eligible[:n_words])
+
+    def cooccurrence(self, kept):
+        """The exact per-person co-occurrence statistic over ``kept`` (the library's kernel)."""
+        from dptopic.moments.person_bound import cooccurrence_statistic
+
+        return self.memo(("cooc", tuple(kept)), lambda: cooccurrence_statistic(self.s.people, kept, self.s.V,
+                                                                                self.s.jobs))
+
+    def released(self, kept, scale: float = 1.0, tag: int = 2):
+        """The co-occurrence release over ``kept`` (noise ``sigma * scale``), symmetrised."""
+        M = self.cooccurrence(kept)
+        noisy = M + self.noise(M.shape, self.s.sigma * scale, tag)
+        return (noisy + noisy.T) / 2.0
+
+    def read(self, Q, noise_std, K=None):
+        from dptopic.moments import topics_from_cooccurrence
+
+        return topics_from_cooccurrence(Q, K or self.s.K, "refined-anchors", noise_std=noise_std)
+
+    def full(self, H, kept, vectors=True):
+        """Topics over the vocabulary from ``H`` over ``kept`` as the fit makes them (the tail by noisy frequency),
+        spread by the vectors unless ``vectors`` is False."""
+        from dptopic.moments.public_groups import spread_tail
+        from dptopic.moments.refit import topic_word_matrix
+
+        s = self.s
+        beta = topic_word_matrix(H, np.zeros(len(H), bool), s.V, kept, np.zeros(0, dtype=np.int64), 0,
+                                 s.sigma_rank, self.counts()[:s.V], None, "frequency")
+        return spread_tail(beta, kept, s.E, s.found) if vectors else beta
+
+
+# ------------------------------------------------------------------------------------------------------ the routes
+def _words_route(run, n_words=None, vectors=True):
+    kept = run.kept(n_words)
+    s = run.s
+    return run.full(run.read(run.released(kept), s.sigma / np.sqrt(2)), kept, vectors)
+
+
+@route("library", "DocDPCooccurrence(unit='user') fitted by the library (vectors auto; fresh noise): the check")
+def _library(run):
+    import dptopic
+
+    s = run.s
+    m = dptopic.DocDPCooccurrence(n_topics=s.K, epsilon=s.epsilon, delta=DELTA, unit="user")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(s.corpus, user_ids=s.users)
+    return m.components_
+
+
+@route("library-profile", "DocDPCooccurrence(unit='user', person_statistic='profile') fitted by the library (vectors"
+                          " auto; fresh noise): the check of the library's route")
+def _library_profile(run):
+    import dptopic
+
+    s = run.s
+    m = dptopic.DocDPCooccurrence(n_topics=s.K, epsilon=s.epsilon, delta=DELTA, unit="user",
+                                  person_statistic="profile")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(s.corpus, user_ids=s.users)
+    return m.components_
+
+
+@route("no-vectors", "the default release and reading, no vectors (the model before)")
+def _no_vectors(run):
+    return _words_route(run, vectors=False)
+
+
+@route("default", "the default release and reading, the words outside it spread by the vectors (the library's"
+                  " default at this size)")
+def _default(run):
+    return _words_route(run)
+
+
+for _n in (50, 100, 150, 300, 400):
+    route(f"words-{_n}", f"as default, {_n} words in the co-occurrence release")(
+        lambda run, n=_n: _words_route(run, n))
+
+
+@route("floor", "the vectors alone (the library's prior-only topics, reading no document)")
+def _floor(run):
+    from dptopic.moments.public_groups import prior_topics
+
+    s = run.s
+    return prior_topics(s.E, s.found, s.public_rank, s.K)
+
+
+@route("floor-kept", "the vectors alone over the default's kept words (their clusters), the tail by noisy frequency")
+def _floor_kept(run):
+    from dptopic.moments.public_groups import prior_topics
+
+    s = run.s
+    kept = run.kept()
+    H = prior_topics(s.E[kept], s.found[kept], np.argsort(np.argsort(s.public_rank[kept])) + 1, s.K)
+    return run.full(H, kept)
+
+
+def _lowrank(Q, s):
+    from dptopic.moments.support import wigner_edge
+
+    n = Q.shape[0]
+    w, U = np.linalg.eigh(Q)
+    keep = w > wigner_edge(n, s)
+    lam = w[keep]
+    lam = (lam + np.sqrt(np.maximum(lam ** 2 - 4 * s * s * n, 0.0))) / 2.0
+    return (U[:, keep] * lam) @ U[:, keep].T
+
+
+@route("lowrank", "the default release's eigen-directions above the noise edge, eigenvalues shrunk (BBP), read")
+def _lowrank_route(run):
+    s, kept = run.s, run.kept()
+    sd = s.sigma / np.sqrt(2)
+    return run.full(run.read(_lowrank(run.released(kept), sd), sd), kept)
+
+
+def _public_span(run, kept):
+    B, _ = np.linalg.qr(np.column_stack([run.s.E[kept], np.ones(len(kept))]))
+    return B
+
+
+@route("denoise-linear", "the default release projected on the span of its words' vectors and a constant, read")
+def _denoise_linear(run):
+    s, kept = run.s, run.kept()
+    B = _public_span(run, kept)
+    Q = run.released(kept)
+    return run.full(run.read(B @ (B.T @ Q @ B) @ B.T, s.sigma / np.sqrt(2)), kept)
+
+
+@route("sure", "the default release split by its words' public-vector span (inside, across, outside), each block"
+               " shrunk by its James-Stein factor from the known noise scale, read")
+def _sure(run):
+    from bench_public_vectors import sure_blocks
+
+    s, kept = run.s, run.kept()
+    sd = s.sigma / np.sqrt(2)
+    Qd, run.factors = sure_blocks(run.released(kept), _public_span(run, kept), sd)
+    return run.full(run.read(Qd, sd), kept)
+
+
+@route("sure-bands", "the default release in the eigenbasis of its words' public-vector kernel, bands x bands each"
+                     " shrunk by its James-Stein factor, read")
+def _sure_bands(run):
+    from bench_public_vectors import band_sure, geometric_bands, public_basis
+    from dptopic.moments.public_groups import unit_rows
+
+    s, kept = run.s, run.kept()
+    sd = s.sigma / np.sqrt(2)
+    U = unit_rows(s.E[kept]) * s.found[kept][:, None]
+    Qd, _ = band_sure(run.released(kept), public_basis(U), geometric_bands(len(kept)), sd)
+    return run.full(run.read(Qd, sd), kept)
+
+
+@route("knn", "the default release smoothed on both sides by each word's 5 nearest kept words by vector, read")
+def _knn(run):
+    from dptopic.moments.public_groups import unit_rows
+
+    s, kept = run.s, run.kept()
+    U = unit_rows(s.E[kept])
+    S = U @ U.T
+    np.fill_diagonal(S, -np.inf)
+    idx = np.argsort(-S, axis=1)[:, :5]
+    W = np.eye(len(kept))
+    W[np.arange(len(kept))[:, None], idx] = np.exp(10 * (np.take_along_axis(S, idx, 1) - 1))
+    W /= W.sum(axis=1, keepdims=True)
+    return run.full(run.read(W @ run.released(kept) @ W.T, s.sigma / np.sqrt(2)), kept)
+
+
+# --- CTCL-like: a DP histogram of persons over public clusters, the topic words refined from a release
+def _histogram(run, n_clusters: int, share: float):
+    """Persons' normalised expected word-cluster counts under ``n_clusters`` public clusters (DocDPEM's statistic,
+    per person norm 1), released at ``share`` of the budget's one-Gaussian precision; the K clusters with the most
+    noisy mass, each topic's words from its noisy row thresholded at 2 noise deviations with the cluster as prior
+    (``bench_public_vectors.em_topics``)."""
+    from bench_public_vectors import em_topics
+    from dptopic.moments.person_bound import em_statistic
+    from dptopic.moments.public_groups import prior_topics
+
+    s = run.s
+    prior = prior_topics(s.E, s.found, s.public_rank, n_clusters)
+    stat = run.memo(("em", n_clusters), lambda: em_statistic(s.people, np.asarray(prior, np.float64), 0.1, 30,
+                                                              s.jobs))
+    sig = s.sigma_one / np.sqrt(share)
+    N = stat + run.noise(stat.shape, sig, 3)
+    top = np.argsort(-N.sum(axis=1))[:s.K]
+    return em_topics(N[top], sig, prior[top], 1.0)
+
+
+@route("histogram-20", "CTCL-like: a DP histogram of persons over the K public clusters with their word rows, the"
+                       " whole budget")
+def _hist20(run):
+    return _histogram(run, run.s.K, 1.0)
+
+
+@route("histogram-80", "CTCL-like: over 4K public clusters, keeping the K with the most noisy persons, the whole"
+                       " budget")
+def _hist80(run):
+    return _histogram(run, 4 * run.s.K, 1.0)
+
+
+# --- centred release: each person's moment less its part along a public-from-the-first-release centre, clipped
+def person_moments(run, kept):
+    """Each person's moment over ``kept`` (:func:`person_moments_of`), kept in float32 for the run's other routes."""
+    return run.memo(("moments", tuple(kept)), lambda: [M.astype(np.float32) for M in person_moments_of(run, kept)])
+
+
+def person_moments_of(run, kept):
+    """Yield each person's normalised co-occurrence moment over ``kept`` (n x n; the library's per-person statistic:
+    each document's ``c c^T - diag(c)`` scaled to Frobenius norm 1, summed over the person's documents, the sum
+    scaled to norm at most 1; a person of one document kept as it is)."""
+    s = run.s
+    (ptr, ids, cts), gptr, _ = s.people
+    col = np.full(s.V, -1, dtype=np.int64)
+    col[kept] = np.arange(len(kept))
+    n = len(kept)
+    for g in range(s.n_people):
+        d0, d1 = gptr[g], gptr[g + 1]
+        M = np.zeros((n, n))
+        for d in range(d0, d1):
+            w, c = ids[ptr[d]:ptr[d + 1]], cts[ptr[d]:ptr[d + 1]].astype(np.float64)
+            j = col[w]
+            ok = j >= 0
+            j, c = j[ok], c[ok]
+            if not len(j):
+                continue
+            P = np.outer(c, c)
+            P[np.diag_indices(len(j))] -= c
+            nrm = np.sqrt((P ** 2).sum())
+            if nrm > 0:
+                M[np.ix_(j, j)] += P / nrm
+        sq = (M ** 2).sum()
+        if d1 - d0 > 1 and sq > 1.0:
+            M /= np.sqrt(sq)
+        yield M
+
+
+def centre_of(run, kept):
+    """A unit centre from the first release alone (post-processing): ``f f^T`` normalised, ``f`` the kept words'
+    noisy presence counts clipped at 0."""
+    f = np.maximum(run.counts()[kept], 0.0)
+    C = np.outer(f, f)
+    return C / np.linalg.norm(C)
+
+
+def centred_stats(run, kept, C):
+    """Per person ``(a_p, D_p)``: the moment's coordinate along ``C`` and its deviation ``M_p - a_p C`` (memo: the
+    sums a route needs, for every clip radius at once, are made from the norms)."""
+    def make():
+        a, norms, Ds = [], [], []
+        for M in person_moments(run, kept):
+            M = M.astype(np.float64)
+            ap = float((M * C).sum())
+            D = M - ap * C
+            a.append(ap)
+            norms.append(float(np.sqrt((D ** 2).sum())))
+            Ds.append(D.astype(np.float32))
+        return np.array(a), np.array(norms), Ds
+    return run.memo(("centred", tuple(kept)), make)
+
+
+def _centred(run, tau: float, weight: float = 0.25, n_words=None, lowrank=False):
+    """One release of ``(sum_p clip_tau(M_p - a_p C), w tau sum_p a_p)``: each person moves it by at most
+    ``tau sqrt(1 + w^2)`` (the deviation clipped to ``tau``, ``a_p`` at most 1), so its noise is the default's
+    multiplier times that sensitivity; the moment is rebuilt as the noisy deviations plus the noisy ``sum a_p``
+    times ``C``, then read as the default's. ``C`` comes from the first release (post-processing), so the two
+    releases compose as the default's do."""
+    s = run.s
+    kept = run.kept(n_words) if n_words != "auto-scaled" else run.kept(None, s.sigma * tau * np.sqrt(1 + weight ** 2))
+    C = centre_of(run, kept)
+    a, norms, Ds = centred_stats(run, kept, C)
+    scale = np.minimum(1.0, tau / np.maximum(norms, 1e-300))
+    S = np.zeros_like(C)
+    for f, D in zip(scale, Ds):
+        S += f * D
+    sens = tau * np.sqrt(1.0 + weight ** 2)
+    noisy = S + run.noise(S.shape, s.sigma * sens, 2)
+    T = a.sum() + s.sigma * sens * np.random.default_rng([run.index, 7]).standard_normal() / (weight * tau)
+    Q = (noisy + noisy.T) / 2.0 + T * C
+    sd = s.sigma * sens / np.sqrt(2)
+    if lowrank:
+        Q = _lowrank(Q, sd)
+    run.clipped = float(np.mean(norms > tau))
+    run.deviation = (float(np.median(norms)), float(np.median(a)))
+    return run.full(run.read(Q, sd), kept)
+
+
+for _t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+    route(f"centred-{_t:g}", f"a centred release: each person's moment less its part along f f^T (f: the first"
+                             f" release's counts), deviation clipped to {_t:g}")(lambda run, t=_t: _centred(run, t))
+for _t in (0.4, 0.5, 0.6):
+    route(f"centred-{_t:g}-words", f"as centred-{_t:g}, the words sized by n_words='auto' at its smaller noise")(
+        lambda run, t=_t: _centred(run, t, n_words="auto-scaled"))
+    route(f"centred-{_t:g}-300", f"as centred-{_t:g}, 300 words")(lambda run, t=_t: _centred(run, t, n_words=300))
+
+
+# --- the per-person statistic changed: each person's moment replaced by a function of it, still of norm at most 1
+def person_release(run, kept, transform, name, tag: int = 2):
+    """The co-occurrence release over ``kept`` with each person's moment ``M_p`` replaced by ``transform(M_p)`` (of
+    Frobenius norm at most 1: the sensitivity, so the noise, is the default's), symmetrised."""
+    def make():
+        S = np.zeros((len(kept), len(kept)))
+        for M in person_moments(run, kept):
+            X = transform(M.astype(np.float64))
+            nrm = np.linalg.norm(X)
+            S += X / max(nrm, 1.0)
+        return S
+    S = run.memo((name, tuple(kept)), make)
+    noisy = S + run.noise(S.shape, run.s.sigma, tag)
+    return (noisy + noisy.T) / 2.0
+
+
+def rank1(M, n_iter: int = 50):
+    """``M``'s best rank-1 approximation scaled to Frobenius norm 1: ``v v^T``, ``v`` its leading (Perron) eigenvector
+    by power iteration from its row sums (``M`` is non-negative, so the leading eigenvector is)."""
+    M = np.asarray(M, dtype=np.float64)
+    v = M.sum(axis=1)
+    if not np.any(v > 0):
+        return np.zeros_like(M)
+    for _ in range(n_iter):
+        v = M @ v
+        v /= np.linalg.norm(v)
+    return np.outer(v, v)
+
+
+def rank_r(M, r: int = 1):
+    """``M``'s best rank-r approximation (its r largest eigenvalues; ``M`` symmetric, non-negative off the diagonal),
+    scaled to Frobenius norm 1."""
+    w, U = np.linalg.eigh(M)
+    top = np.argsort(-w)[:r]
+    X = (U[:, top] * np.maximum(w[top], 0.0)) @ U[:, top].T
+    nrm = np.linalg.norm(X)
+    return X / nrm if nrm > 0 else X
+
+
+def _person_route(run, transform, name, lowrank=False, n_words=None):
+    s = run.s
+    kept = run.kept(n_words)
+    sd = s.sigma / np.sqrt(2)
+    Q = person_release(run, kept, transform, name)
+    if lowrank:
+        Q = _lowrank(Q, sd)
+    return run.full(run.read(Q, sd), kept)
+
+
+@route("person-rank1", "each person's moment replaced by its best rank-1 approximation, scaled to norm 1 (the"
+                       " person's own data only: a per-person statistic of norm 1, sensitivity unchanged)")
+def _person_rank1(run):
+    return _person_route(run, rank1, "rank1")
+
+
+@route("person-rank1-300", "as person-rank1, 300 words")
+def _person_rank1_300(run):
+    return _person_route(run, rank1, "rank1", n_words=300)
+
+
+def profile_release(run, kept, kind: str = "profile", tag: int = 2):
+    """The co-occurrence release over ``kept`` with each person's contribution made from their word counts ``c``
+    over ``kept`` (all their documents): ``"profile"``, ``u u^T`` with ``u = c / |c|`` (the library's
+    ``person_statistic="profile"``, :func:`dptopic.kernels.user_level.user_profile_cooccurrence_bow`);
+    ``"joined"``, ``c c^T - diag(c)`` scaled to Frobenius norm 1 (the person's documents joined into one, as the
+    document-level statistic treats a document). Norm at most 1 a person either way; symmetrised."""
+    s = run.s
+
+    def make():
+        if kind == "profile":
+            from dptopic.kernels.user_level import user_profile_cooccurrence_bow
+
+            return user_profile_cooccurrence_bow(s.people[0], s.people[1], kept, s.V, s.jobs)
+        (ptr, ids, cts), gptr, _ = s.people
+        col = np.full(s.V, -1, dtype=np.int64)
+        col[kept] = np.arange(len(kept))
+        S = np.zeros((len(kept), len(kept)))
+        for g in range(s.n_people):
+            a, b = ptr[gptr[g]], ptr[gptr[g + 1]]
+            j = col[ids[a:b]]
+            c = np.bincount(j[j >= 0], weights=cts[a:b][j >= 0], minlength=len(kept))
+            P = np.outer(c, c) - np.diag(c)
+            nrm = np.linalg.norm(P)
+            if nrm > 0:
+                S += P / nrm
+        return S
+    S = run.memo((kind, tuple(kept)), make)
+    noisy = S + run.noise(S.shape, s.sigma, tag)
+    return (noisy + noisy.T) / 2.0
+
+
+def _profile_route(run, kind="profile", n_words=None, lowrank=False, vectors=True):
+    s = run.s
+    kept = run.kept(n_words)
+    sd = s.sigma / np.sqrt(2)
+    Q = profile_release(run, kept, kind)
+    if lowrank:
+        Q = _lowrank(Q, sd)
+    return run.full(run.read(Q, sd), kept, vectors)
+
+
+@route("person-counts", "each person's moment replaced by u u^T, u their word counts over the kept words scaled to"
+                        " norm 1 (the person's word profile; the library's person_statistic='profile')")
+def _person_counts(run):
+    return _profile_route(run)
+
+
+@route("profile-no-vectors", "as person-counts, no vectors (the words outside the release by noisy frequency)")
+def _profile_no_vectors(run):
+    return _profile_route(run, vectors=False)
+
+
+@route("profile-lowrank", "as person-counts, then the release's eigen-directions above the edge, shrunk (BBP)")
+def _profile_lowrank(run):
+    return _profile_route(run, lowrank=True)
+
+
+@route("profile-joined", "each person's documents joined into one: c c^T - diag(c) scaled to norm 1")
+def _profile_joined(run):
+    return _profile_route(run, "joined")
+
+
+for _n in (100, 125, 150, 300, 400):
+    route(f"profile-{_n}", f"as person-counts, {_n} words")(lambda run, n=_n: _profile_route(run, n_words=n))
+
+
+def _knn_smoother(run, kept, k: int = 5):
+    """Row-stochastic smoother of the kept words: each word and its ``k`` nearest kept words by vector."""
+    from dptopic.moments.public_groups import unit_rows
+
+    U = unit_rows(run.s.E[kept])
+    S = U @ U.T
+    np.fill_diagonal(S, -np.inf)
+    idx = np.argsort(-S, axis=1)[:, :k]
+    W = np.eye(len(kept))
+    W[np.arange(len(kept))[:, None], idx] = np.exp(10 * (np.take_along_axis(S, idx, 1) - 1))
+    return W / W.sum(axis=1, keepdims=True)
+
+
+@route("profile-150-knn", "as profile-150, the release smoothed as knn does before it is read")
+def _profile_150_knn(run):
+    s = run.s
+    kept = run.kept(150)
+    W = _knn_smoother(run, kept)
+    return run.full(run.read(W @ profile_release(run, kept) @ W.T, s.sigma / np.sqrt(2)), kept)
+
+
+@route("person-rank2", "as person-rank1, rank 2")
+def _person_rank2(run):
+    return _person_route(run, lambda M: rank_r(M, 2), "rank2")
+
+
+@route("person-rank1-lowrank", "person-rank1, then the release's eigen-directions above the edge, shrunk (BBP)")
+def _person_rank1_lowrank(run):
+    return _person_route(run, rank1, "rank1", lowrank=True)
+
+
+@route("person-full-norm", "each person's moment scaled to norm exactly 1 (the default scales only a sum above 1)")
+def _person_full_norm(run):
+    return _person_route(run, lambda M: M / max(np.linalg.norm(M), 1e-300), "fullnorm")
+
+
+@route("person-public", "each person's moment projected on the span of the kept words' vectors and a constant, then"
+                        " scaled to norm 1 (more of each person's norm where the public subspace says signal lies)")
+def _person_public(run):
+    kept = run.kept()
+    B = _public_span(run, kept)
+    P = B @ B.T
+    return _person_route(run, lambda M: P @ M @ P, "public")
+
+
+@route("ceiling", "NOT private, a bound: each person's exact moment u u^T (u: their expected word distribution over"
+                  " the kept words, norm 1), the same noise, the same reading (bench_user_level.py --oracle)")
+def _ceiling(run):
+    s = run.s
+    kept = run.kept()
+    sd = s.sigma / np.sqrt(2)
+    U = s.mixes @ s.phi[:, kept]
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    S = U.T @ U
+    noisy = S + run.noise(S.shape, s.sigma, 2)
+    return run.full(run.read((noisy + noisy.T) / 2.0, sd), kept)
+
+
+for _n in (200, 400):
+    route(f"noiseless-{_n}", f"NOT private, a diagnostic: the default per-person statistic over the {_n} most frequent"
+                             " words without noise, read")(
+        lambda run, n=_n: run.full(run.read(run.cooccurrence(np.sort(np.argsort(-run.s.presence[:run.s.V])[:n])),
+                                            0.0), np.sort(np.argsort(-run.s.presence[:run.s.V])[:n])))
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--people", type=int, default=3000)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--topics", type=int, default=20)
+    ap.add_argument("--vocab", type=int, default=1000)
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--first-run", type=int, default=0, help="index of the first run (its noise seed)")
+    ap.add_argument("--routes", nargs="*", default=None)
+    ap.add_argument("--lda-coverage", type=float, default=None,
+                    help="non-private LDA's coverage on these documents, if measured before (else measured here)")
+    ap.add_argument("--plant-cache", default=None, metavar="DIR",
+                    help="keep the planting LDA's topics here and read them again (the same seed gives the same)")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args(argv)
+    if a.list:
+        for name, (_, what) in ROUTES.items():
+            print(f"{name}: {what}")
+        return
+    names = a.routes or list(ROUTES)
+    unknown = [n for n in names if n not in ROUTES]
+    if unknown:
+        ap.error(f"unknown routes {unknown}; --list prints them")
+    print(f"{machine()}; command: python benchmarks/bench_user_routes.py " + " ".join(
+        sys.argv[1:] if argv is None else argv), flush=True)
+    t0 = time.perf_counter()
+    s = Setting(a)
+    print(f"{a.people:,} people, {s.corpus.n_docs:,} documents; sigma {s.sigma:.3f} (co-occurrence), "
+          f"{s.sigma_rank:.3f} (ranking), {s.sigma_one:.3f} (one release); LDA coverage {s.lda:.3f}"
+          f" ({'given' if a.lda_coverage else 'measured'}); set-up {time.perf_counter() - t0:.0f} s", flush=True)
+    scores = {n: [] for n in names}
+    for r in range(a.first_run, a.first_run + a.runs):
+        run = Run(s, r)
+        print(f"run {r}: the first release keeps {len(run.kept())} words (n_words='auto')", flush=True)
+        for n in names:
+            t = time.perf_counter()
+            c = s.score(ROUTES[n][0](run))
+            scores[n].append(c)
+            extra = ""
+            if n.startswith("centred"):
+                extra = (f"  clipped {run.clipped:.2f}, median |D| {run.deviation[0]:.2f},"
+                         f" median a {run.deviation[1]:.2f}")
+            print(f"run {r} {n}: {c:.3f} ({c / s.lda:.2f}) {time.perf_counter() - t:.1f} s{extra}", flush=True)
+    print("\n| route | recovery (mean ± s.e.) | share of LDA's |\n|---|---|---|")
+    for n in names:
+        v = np.array(scores[n])
+        se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
+        print(f"| `{n}` | {v.mean():.3f} ± {se:.3f} | {v.mean() / s.lda:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
