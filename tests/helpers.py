@@ -673,3 +673,39 @@ def check_backend_run(b, corpus, K=2, sweeps=3):
     np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
     assert b.n_shards <= max(corpus.n_docs, 1)
     b.close()
+
+
+class _CpuTimeUp(BaseException):
+    """Raised into a block that has spent its CPU seconds (a BaseException: no ``except Exception`` catches it)."""
+
+
+@contextlib.contextmanager
+def cpu_time_limit(seconds: float):
+    """Run the block on at most ``seconds`` of this process's CPU time, a bound that load on the machine does not move
+    as it moves wall time: the block is stopped with a test failure once the process has spent them in it (by
+    ``ITIMER_PROF``, so only on the main thread; elsewhere only the figure is checked). Yields a dict whose
+    ``"seconds"`` holds, after the block, the CPU time this thread spent in it; a block that ends over the bound
+    fails too."""
+    import signal
+    import threading
+    import time
+
+    spent = {"seconds": None}
+    armed = threading.current_thread() is threading.main_thread()
+    if armed:
+        def _time_up(signum, frame):
+            raise _CpuTimeUp()
+
+        previous = signal.signal(signal.SIGPROF, _time_up)
+        signal.setitimer(signal.ITIMER_PROF, float(seconds))
+    t0 = time.thread_time()
+    try:
+        yield spent
+    except _CpuTimeUp:
+        pytest.fail(f"the block was stopped after {seconds:g} s of CPU time")
+    finally:
+        spent["seconds"] = time.thread_time() - t0
+        if armed:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
+    assert spent["seconds"] < seconds, f"the block took {spent['seconds']:.1f} s of CPU time, over {seconds:g} s"
