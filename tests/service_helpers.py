@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,67 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class StubServer:
+    """A plain-HTTP server on 127.0.0.1, in a thread of this process, standing in for a dptopic server in a client's
+    tests. Each GET and POST is answered by ``answer(request)``: ``request`` is the handler (its ``command``, its
+    ``path``, the ``body`` a POST sent; an answer may set its ``close_connection`` to drop the connection without a
+    word), and ``answer`` returns ``(status, body)`` or ``(status, body, headers)``, a body of bytes, of text, or of
+    anything else as JSON. ``posted`` lists the paths of the POSTs, ``connections`` the client address of each
+    connection opened; ``keep_alive`` speaks HTTP/1.1, so that a connection serves many requests. Shut down and closed
+    by :meth:`close` or on leaving its ``with`` block."""
+
+    def __init__(self, answer, keep_alive: bool = False):
+        stub = self
+        self.posted: list = []
+        self.connections: list = []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+            def setup(self):
+                super().setup()
+                stub.connections.append(self.client_address)
+
+            def do_GET(self):
+                self.body = b""
+                self._reply()
+
+            def do_POST(self):
+                self.body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                stub.posted.append(self.path)
+                self._reply()
+
+            def _reply(self):
+                status, body, *headers = answer(self)
+                if not isinstance(body, bytes):
+                    body = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers[0] if headers else {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> "StubServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class Server:
