@@ -687,7 +687,7 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    from dptopic.contributor.client import fed_participate
+    from dptopic.contributor.client import ServerError, ServiceClient, fed_participate
     from service_helpers import Server, corpus_of, make_data
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
@@ -699,21 +699,30 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
         first = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, state=folder)
         rnd = first["rounds"][0]["round"]
         out = {}
+        met_its_own_update = threading.Event()
+
+        class Watched(ServiceClient):
+            def post_bytes(self, path, *a, **k):
+                try:
+                    return super().post_bytes(path, *a, **k)
+                except ServerError as e:
+                    if e.code == "duplicate_update":
+                        met_its_own_update.set()
+                    raise
 
         def rerun():
             try:
-                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=60,
-                                            state=folder)
+                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=120,
+                                            state=folder, client=Watched(srv.url))
             except Exception as e:  # noqa: BLE001 - reported below
                 out["error"] = e
 
         t = threading.Thread(target=rerun)
         t.start()
-        import time
-
-        time.sleep(1.0)    # the rerun meets round rnd, which its reports already joined, and waits
+        # the rerun meets round rnd, which its reports already joined, and waits; only then is rnd closed
+        assert met_its_own_update.wait(120), out.get("error")
         fed_participate(srv.url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30)  # closes rnd
-        t.join(90)
+        t.join(150)
         assert "error" not in out, out.get("error")
         assert out["ok"]["reused_reports"] is True and out["ok"]["client"] == first["client"]
         assert [r["round"] for r in out["ok"]["rounds"]] == [rnd + 1]
