@@ -534,6 +534,7 @@ class SecureSumServer:
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
         self.invitations = [read_invitation(f) for f in self.invitation_files]
+        self.words = list(words)
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion, bits)
         cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
@@ -563,6 +564,48 @@ class SecureSumServer:
         data = json.dumps(doc).encode() if doc is not None else body
         status, _, reply = http(method, self.url + path, data, headers or {})
         return status, json.loads(reply)
+
+    def wait_state(self, *states: str, timeout: float = 60) -> dict:
+        """The round's view once it reaches one of ``states`` (the server unmasks off the request's thread), or as it
+        stands after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            view = self.call("GET", "/v1/secure/round")[1]
+            if view["state"] in states or time.monotonic() > deadline:
+                return view
+            time.sleep(0.05)
+
+    def play(self, tmp: Path, skip=()) -> list:
+        """Every invited contributor but those in ``skip`` takes part (``take_part``, each in a thread, its state file
+        in ``tmp``) with :func:`person_bow` of its index: what each returned, or the exception it raised."""
+        from dptopic.contributor.secure_client import take_part
+
+        out: list = [None] * len(self.invitations)
+
+        def one(i):
+            try:
+                out[i] = take_part(self.url, person_bow(i, len(self.words)), self.invitation_files[i],
+                                   state=tmp / f"state{i}.json", poll=0.05, timeout=60)
+            except Exception as e:      # noqa: BLE001 (returned to the test)
+                out[i] = e
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(out)) if i not in skip]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        return out
+
+
+def person_bow(seed: int, vocab: int):
+    """One contributor's documents, ``(ptr, word ids, counts)``: three documents of up to 12 distinct words of
+    ``vocab`` (seed ``seed``)."""
+    rng = np.random.default_rng(seed)
+    ptr, ids = [0], []
+    for _ in range(3):
+        ids += list(np.unique(rng.integers(0, vocab, 12)))
+        ptr.append(len(ids))
+    return np.array(ptr), np.array(ids), np.ones(len(ids), np.int64)
 
 
 class InProcessRound:
