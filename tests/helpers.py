@@ -709,3 +709,17 @@ def cpu_time_limit(seconds: float):
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.signal(signal.SIGPROF, previous)
     assert spent["seconds"] < seconds, f"the block took {spent['seconds']:.1f} s of CPU time, over {seconds:g} s"
+
+
+SMALL_FIT_WARNINGS = ("ignore::dptopic.SeededNoiseWarning", "ignore::dptopic.SmallCorpusWarning",
+                      "ignore::dptopic.DataVocabularyWarning", "ignore:.*already used by an earlier private fit",
+                      "ignore:.*trained a private model in this process")
+"""The warnings a small, seeded private fit gives in a test process: a seed, a small corpus, a vocabulary read from the
+data, documents a private fit of this process has already used."""
+
+
+def quiet_small_fits(test):
+    """``test`` with :data:`SMALL_FIT_WARNINGS` ignored (a test of something else than those warnings)."""
+    for w in SMALL_FIT_WARNINGS:
+        test = pytest.mark.filterwarnings(w)(test)
+    return test

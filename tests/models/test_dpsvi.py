@@ -21,6 +21,7 @@ from dptopic.accounting.gaussian import SubsampledGaussianEvent, pld_epsilon
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.kernels.vb import gather_rows
+from helpers import quiet_small_fits
 
 
 @settings(max_examples=4, deadline=None)
@@ -169,11 +170,7 @@ def test_dpsvi_secure_mode_uses_opendp(synth):
     assert np.all(np.isfinite(m.components_))
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("make", [lambda: dptopic.OnlineVB(2, seed=0, verbose=0),
                                   lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, seed=0, verbose=0)],
                          ids=["OnlineVB", "DPSVI"])
