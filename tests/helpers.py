@@ -723,3 +723,13 @@ def quiet_small_fits(test):
     for w in SMALL_FIT_WARNINGS:
         test = pytest.mark.filterwarnings(w)(test)
     return test
+
+
+def claiming_trainer(report, n_topics=8, n_iter=20):
+    """A trainer for the membership audits, ``train(corpus, rng)``, whose model is plain (leaky) LDA but whose privacy
+    report claims whatever ``report`` says."""
+    def train(corpus, rng):
+        m = dptopic.LDA(n_topics=n_topics, n_iter=n_iter, beta=0.01, seed=rng, verbose=0).fit(corpus)
+        m.privacy_ = dict(report)
+        return m
+    return train

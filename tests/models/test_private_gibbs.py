@@ -25,7 +25,7 @@ from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import DPSVI, LDA, OLPLDA, FedLDA, OnlineLDA
 from dptopic.models import base as model_base
-from helpers import ShardLosingBackend
+from helpers import ShardLosingBackend, quiet_fit
 
 
 def test_hdplda_epsilon_is_the_whole_runs_total_split_as_from_budget_does():
@@ -509,15 +509,9 @@ def test_a_seeded_non_private_model_does_not_warn(corpus):
         dptopic.LDA(n_topics=2, n_iter=2, seed=7, verbose=0).fit(corpus)
 
 
-def _fit(model, corpus, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # seeds, a vocabulary from the data: not what these tests look at
-        return model.fit(corpus, **kw)
-
-
 # ---------------------------------------------------------------- finding 6: CDP's covered / not covered rows
 def test_cdp_card_puts_the_model_in_the_not_covered_row(tiny):
-    m = _fit(dptopic.CDPLDA(n_topics=3, n_iter=2, seed=0, verbose=0), tiny.corpus)
+    m = quiet_fit(dptopic.CDPLDA(n_topics=3, n_iter=2, seed=0, verbose=0), tiny.corpus)
     card = privacy_card(m.privacy_, "CDPLDA")
     assert "count_release_epsilon" not in card["covered"] and "count_release_epsilon" not in card["not_covered"]
     assert "Phi" not in card["covered"] and "not covered" not in card["covered"].lower()
