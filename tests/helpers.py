@@ -733,3 +733,14 @@ def claiming_trainer(report, n_topics=8, n_iter=20):
         m.privacy_ = dict(report)
         return m
     return train
+
+
+def hide_opendp(monkeypatch):
+    """Make OpenDP look uninstalled for the test (``import opendp.prelude`` raises ImportError)."""
+    monkeypatch.setitem(sys.modules, "opendp", None)
+    monkeypatch.setitem(sys.modules, "opendp.prelude", None)
+
+
+def read_before_opendp_check(*a, **kw):
+    """A stand-in for a trainer's data reader that fails the test when called: OpenDP is checked first."""
+    raise AssertionError("the data was read before OpenDP was checked")

@@ -381,6 +381,25 @@ class NoServer:
         self.started = True
 
 
+def start_uvicorn(server, what: str) -> threading.Thread:
+    """Run ``server`` (a ``uvicorn.Server``) in a daemon thread of this process and wait until it listens (60 s at
+    most; ``what`` names it in the failure): the thread."""
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive(), f"{what} did not start"
+        assert time.monotonic() < deadline, f"{what} did not start in 60 s"
+        time.sleep(0.02)
+    return thread
+
+
+def stop_uvicorn(server, thread: threading.Thread) -> None:
+    """Stop a server :func:`start_uvicorn` started, and wait for its thread (30 s at most)."""
+    server.should_exit = True
+    thread.join(30)
+
+
 class InProcessServer:
     """The service app under a real uvicorn in a thread of this process (no start-up checks: ``create_app`` as a
     library caller runs it), spoken to over HTTP on 127.0.0.1."""
@@ -402,18 +421,11 @@ class InProcessServer:
         return self.app.state.service
 
     def __enter__(self) -> "InProcessServer":
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive(), "the in-process server did not start"
-            assert time.monotonic() < deadline, "the in-process server did not start in 60 s"
-            time.sleep(0.05)
+        self.thread = start_uvicorn(self.server, "the in-process server")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
+        stop_uvicorn(self.server, self.thread)
 
 
 class ServedLikeServe(InProcessServer):
@@ -547,17 +559,11 @@ class SecureSumServer:
                                                     log_level="error", access_log=False))
 
     def __enter__(self) -> "SecureSumServer":
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the secure-sum server did not start"
-            time.sleep(0.02)
+        self.thread = start_uvicorn(self.server, "the secure-sum server")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
+        stop_uvicorn(self.server, self.thread)
 
     def call(self, method: str, path: str, doc=None, body: bytes | None = None, headers: dict | None = None):
         """``(status, JSON reply)``."""
