@@ -744,3 +744,13 @@ def hide_opendp(monkeypatch):
 def read_before_opendp_check(*a, **kw):
     """A stand-in for a trainer's data reader that fails the test when called: OpenDP is checked first."""
     raise AssertionError("the data was read before OpenDP was checked")
+
+
+def loaded_in_a_new_process(statement: str, modules) -> list:
+    """Which of ``modules`` (names) a new interpreter has imported once it has run ``statement`` (this checkout's src/
+    first on the path): for what a light import path must not load."""
+    code = f"import sys\n{statement}\nprint(json.dumps([m for m in {list(modules)!r} if m in sys.modules]))"
+    r = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])

@@ -1,11 +1,10 @@
 """``dptopic.contributor.secure_client``: what a pool's contributor process loads, and the garbage collector's time
 it counts."""
 import gc
-import subprocess
-import sys
 
 from dptopic.contributor import secure_client
 from dptopic.experiments import secure_sum as experiment
+from helpers import loaded_in_a_new_process
 from service_helpers import StubServer
 
 
@@ -13,10 +12,8 @@ def test_a_pools_contributor_process_loads_no_model_code():
     # play_round spawns its processes on play_part: each imports play_part's module (and what it imports), so that
     # module must not reach the models (scikit-learn, two seconds of imports per process)
     assert experiment.play_part is secure_client.play_part
-    code = ("import sys; from dptopic.contributor.secure_client import play_part; "
-            "print(sorted(m for m in ('sklearn', 'dptopic.models', 'dptopic.experiments') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert loaded_in_a_new_process("from dptopic.contributor.secure_client import play_part",
+                                   ("sklearn", "dptopic.models", "dptopic.experiments")) == []
 
 
 def test_the_collectors_runs_and_cpu_are_counted_by_generation_until_closed():
