@@ -164,7 +164,6 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
 
 def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
     import threading
-    import time
 
     import numpy as np
 
@@ -189,11 +188,7 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
             t.join(60)
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
-        for _ in range(600):        # the server releases off the request's thread
-            if srv.call("GET", "/v1/secure/round")[1]["state"] in ("released", "failed"):
-                break
-            time.sleep(0.05)
-        assert srv.call("GET", "/v1/secure/round")[1]["state"] == "released"
+        assert srv.wait_state("released", "failed")["state"] == "released"    # released off the request's thread
         again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
                             str(state), "--invitation", str(srv.invitation_files[0]))
         assert again.returncode == 0, again.stderr
