@@ -124,20 +124,15 @@ class LiveCohortRound:
                                                      timeout_graceful_shutdown=2))
 
     def __enter__(self) -> "LiveCohortRound":
-        import threading
-        import time
+        from service_helpers import start_uvicorn
 
-        self.thread = threading.Thread(target=self.uvicorn.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.uvicorn.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the cohort server did not start"
-            time.sleep(0.02)
+        self.thread = start_uvicorn(self.uvicorn, "the cohort server")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.uvicorn.should_exit = True
-        self.thread.join(30)
+        from service_helpers import stop_uvicorn
+
+        stop_uvicorn(self.uvicorn, self.thread)
 
 
 def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> list:

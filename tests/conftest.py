@@ -185,6 +185,18 @@ def textfile(tmp_path):
     return p
 
 
+@pytest.fixture
+def shards(tmp_path):
+    """Four shards (``write_shards``) of 40 documents of 8 words drawn from 12 (seed 0), in ``tmp_path/sh``: their
+    paths."""
+    from dptopic.corpus import Corpus
+    from dptopic.corpus.shards import write_shards
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    return write_shards(Corpus.from_tokens([list(rng.choice(words, size=8)) for _ in range(40)]), tmp_path / "sh", 4)
+
+
 # ------------------------------------------------------------------------------------------------ local DP
 def seeded_randomizer(vocab, **kw):
     """A seeded word-level Randomizer for simulations, its seed warning silenced."""

@@ -673,3 +673,84 @@ def check_backend_run(b, corpus, K=2, sweeps=3):
     np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
     assert b.n_shards <= max(corpus.n_docs, 1)
     b.close()
+
+
+class _CpuTimeUp(BaseException):
+    """Raised into a block that has spent its CPU seconds (a BaseException: no ``except Exception`` catches it)."""
+
+
+@contextlib.contextmanager
+def cpu_time_limit(seconds: float):
+    """Run the block on at most ``seconds`` of this process's CPU time, a bound that load on the machine does not move
+    as it moves wall time: the block is stopped with a test failure once the process has spent them in it (by
+    ``ITIMER_PROF``, so only on the main thread; elsewhere only the figure is checked). Yields a dict whose
+    ``"seconds"`` holds, after the block, the CPU time this thread spent in it; a block that ends over the bound
+    fails too."""
+    import signal
+    import threading
+    import time
+
+    spent = {"seconds": None}
+    armed = threading.current_thread() is threading.main_thread()
+    if armed:
+        def _time_up(signum, frame):
+            raise _CpuTimeUp()
+
+        previous = signal.signal(signal.SIGPROF, _time_up)
+        signal.setitimer(signal.ITIMER_PROF, float(seconds))
+    t0 = time.thread_time()
+    try:
+        yield spent
+    except _CpuTimeUp:
+        pytest.fail(f"the block was stopped after {seconds:g} s of CPU time")
+    finally:
+        spent["seconds"] = time.thread_time() - t0
+        if armed:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, previous)
+    assert spent["seconds"] < seconds, f"the block took {spent['seconds']:.1f} s of CPU time, over {seconds:g} s"
+
+
+SMALL_FIT_WARNINGS = ("ignore::dptopic.SeededNoiseWarning", "ignore::dptopic.SmallCorpusWarning",
+                      "ignore::dptopic.DataVocabularyWarning", "ignore:.*already used by an earlier private fit",
+                      "ignore:.*trained a private model in this process")
+"""The warnings a small, seeded private fit gives in a test process: a seed, a small corpus, a vocabulary read from the
+data, documents a private fit of this process has already used."""
+
+
+def quiet_small_fits(test):
+    """``test`` with :data:`SMALL_FIT_WARNINGS` ignored (a test of something else than those warnings)."""
+    for w in SMALL_FIT_WARNINGS:
+        test = pytest.mark.filterwarnings(w)(test)
+    return test
+
+
+def claiming_trainer(report, n_topics=8, n_iter=20):
+    """A trainer for the membership audits, ``train(corpus, rng)``, whose model is plain (leaky) LDA but whose privacy
+    report claims whatever ``report`` says."""
+    def train(corpus, rng):
+        m = dptopic.LDA(n_topics=n_topics, n_iter=n_iter, beta=0.01, seed=rng, verbose=0).fit(corpus)
+        m.privacy_ = dict(report)
+        return m
+    return train
+
+
+def hide_opendp(monkeypatch):
+    """Make OpenDP look uninstalled for the test (``import opendp.prelude`` raises ImportError)."""
+    monkeypatch.setitem(sys.modules, "opendp", None)
+    monkeypatch.setitem(sys.modules, "opendp.prelude", None)
+
+
+def read_before_opendp_check(*a, **kw):
+    """A stand-in for a trainer's data reader that fails the test when called: OpenDP is checked first."""
+    raise AssertionError("the data was read before OpenDP was checked")
+
+
+def loaded_in_a_new_process(statement: str, modules) -> list:
+    """Which of ``modules`` (names) a new interpreter has imported once it has run ``statement`` (this checkout's src/
+    first on the path): for what a light import path must not load."""
+    code = f"import sys\n{statement}\nprint(json.dumps([m for m in {list(modules)!r} if m in sys.modules]))"
+    r = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])

@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,67 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class StubServer:
+    """A plain-HTTP server on 127.0.0.1, in a thread of this process, standing in for a dptopic server in a client's
+    tests. Each GET and POST is answered by ``answer(request)``: ``request`` is the handler (its ``command``, its
+    ``path``, the ``body`` a POST sent; an answer may set its ``close_connection`` to drop the connection without a
+    word), and ``answer`` returns ``(status, body)`` or ``(status, body, headers)``, a body of bytes, of text, or of
+    anything else as JSON. ``posted`` lists the paths of the POSTs, ``connections`` the client address of each
+    connection opened; ``keep_alive`` speaks HTTP/1.1, so that a connection serves many requests. Shut down and closed
+    by :meth:`close` or on leaving its ``with`` block."""
+
+    def __init__(self, answer, keep_alive: bool = False):
+        stub = self
+        self.posted: list = []
+        self.connections: list = []
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+            def setup(self):
+                super().setup()
+                stub.connections.append(self.client_address)
+
+            def do_GET(self):
+                self.body = b""
+                self._reply()
+
+            def do_POST(self):
+                self.body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                stub.posted.append(self.path)
+                self._reply()
+
+            def _reply(self):
+                status, body, *headers = answer(self)
+                if not isinstance(body, bytes):
+                    body = (body if isinstance(body, str) else json.dumps(body)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers[0] if headers else {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> "StubServer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class Server:
@@ -319,6 +381,25 @@ class NoServer:
         self.started = True
 
 
+def start_uvicorn(server, what: str) -> threading.Thread:
+    """Run ``server`` (a ``uvicorn.Server``) in a daemon thread of this process and wait until it listens (60 s at
+    most; ``what`` names it in the failure): the thread."""
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert thread.is_alive(), f"{what} did not start"
+        assert time.monotonic() < deadline, f"{what} did not start in 60 s"
+        time.sleep(0.02)
+    return thread
+
+
+def stop_uvicorn(server, thread: threading.Thread) -> None:
+    """Stop a server :func:`start_uvicorn` started, and wait for its thread (30 s at most)."""
+    server.should_exit = True
+    thread.join(30)
+
+
 class InProcessServer:
     """The service app under a real uvicorn in a thread of this process (no start-up checks: ``create_app`` as a
     library caller runs it), spoken to over HTTP on 127.0.0.1."""
@@ -340,18 +421,11 @@ class InProcessServer:
         return self.app.state.service
 
     def __enter__(self) -> "InProcessServer":
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive(), "the in-process server did not start"
-            assert time.monotonic() < deadline, "the in-process server did not start in 60 s"
-            time.sleep(0.05)
+        self.thread = start_uvicorn(self.server, "the in-process server")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
+        stop_uvicorn(self.server, self.thread)
 
 
 class ServedLikeServe(InProcessServer):
@@ -472,6 +546,7 @@ class SecureSumServer:
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
         self.invitations = [read_invitation(f) for f in self.invitation_files]
+        self.words = list(words)
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion, bits)
         cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
@@ -484,23 +559,59 @@ class SecureSumServer:
                                                     log_level="error", access_log=False))
 
     def __enter__(self) -> "SecureSumServer":
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "the secure-sum server did not start"
-            time.sleep(0.02)
+        self.thread = start_uvicorn(self.server, "the secure-sum server")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
+        stop_uvicorn(self.server, self.thread)
 
     def call(self, method: str, path: str, doc=None, body: bytes | None = None, headers: dict | None = None):
         """``(status, JSON reply)``."""
         data = json.dumps(doc).encode() if doc is not None else body
         status, _, reply = http(method, self.url + path, data, headers or {})
         return status, json.loads(reply)
+
+    def wait_state(self, *states: str, timeout: float = 60) -> dict:
+        """The round's view once it reaches one of ``states`` (the server unmasks off the request's thread), or as it
+        stands after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            view = self.call("GET", "/v1/secure/round")[1]
+            if view["state"] in states or time.monotonic() > deadline:
+                return view
+            time.sleep(0.05)
+
+    def play(self, tmp: Path, skip=()) -> list:
+        """Every invited contributor but those in ``skip`` takes part (``take_part``, each in a thread, its state file
+        in ``tmp``) with :func:`person_bow` of its index: what each returned, or the exception it raised."""
+        from dptopic.contributor.secure_client import take_part
+
+        out: list = [None] * len(self.invitations)
+
+        def one(i):
+            try:
+                out[i] = take_part(self.url, person_bow(i, len(self.words)), self.invitation_files[i],
+                                   state=tmp / f"state{i}.json", poll=0.05, timeout=60)
+            except Exception as e:      # noqa: BLE001 (returned to the test)
+                out[i] = e
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(out)) if i not in skip]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        return out
+
+
+def person_bow(seed: int, vocab: int):
+    """One contributor's documents, ``(ptr, word ids, counts)``: three documents of up to 12 distinct words of
+    ``vocab`` (seed ``seed``)."""
+    rng = np.random.default_rng(seed)
+    ptr, ids = [0], []
+    for _ in range(3):
+        ids += list(np.unique(rng.integers(0, vocab, 12)))
+        ptr.append(len(ids))
+    return np.array(ptr), np.array(ids), np.ones(len(ids), np.int64)
 
 
 class InProcessRound:

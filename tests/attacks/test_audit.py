@@ -12,16 +12,7 @@ from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.base import OUTSIDE_GUARANTEE
-
-
-def _fake(report, n_topics=8):
-    """A trainer whose model is plain (leaky) LDA but whose report claims whatever ``report`` says."""
-    def train(corpus, rng):
-        m = dptopic.LDA(n_topics=n_topics, n_iter=20, beta=0.01, seed=rng, verbose=0).fit(corpus)
-        m.privacy_ = dict(report)
-        return m
-    return train
-
+from helpers import claiming_trainer
 
 LEAKY_CLAIM = {"private": True, "epsilon": 0.1, "epsilon_pld": 0.1, "delta": 1e-5, "unit": "document",
                "neighbouring_relation": "document-level replacement"}
@@ -36,7 +27,7 @@ def _json_has_no_inf(doc):
 def test_a_leaky_trainer_claiming_epsilon_0_1_exceeds_its_claim(small):
     # 16 shadow models: the bound treats each model's scores as one cluster, and 4 models a half (8 shadows) bound
     # nothing at the attacks' Bonferroni confidence
-    r = run_lira(small, _fake(LEAKY_CLAIM), n_shadows=16, seed=0, verbose=0)
+    r = run_lira(small, claiming_trainer(LEAKY_CLAIM), n_shadows=16, seed=0, verbose=0)
     doc = r.to_json()
     assert doc["claimed_privacy"]["epsilon"] == 0.1 and doc["claimed_privacy"]["guarantee"] == "full"
     assert doc["empirical_epsilon"]["epsilon_lower_bound"] > 0.1
@@ -47,10 +38,10 @@ def test_a_leaky_trainer_claiming_epsilon_0_1_exceeds_its_claim(small):
 
 def test_word_level_claim_is_not_comparable_and_no_claim_is_null(small):
     word = dict(LEAKY_CLAIM, unit="word", neighbouring_relation="word-level replacement")
-    r = run_lira(small, _fake(word), n_shadows=4, seed=0, verbose=0)
+    r = run_lira(small, claiming_trainer(word), n_shadows=4, seed=0, verbose=0)
     assert r.verdict == "units differ"
     assert any("group privacy" in n for n in r.to_json()["claimed_privacy"]["notes"])
-    r = run_lira(small, _fake({"private": False, "reason": "plain LDA"}), n_shadows=4, seed=0, verbose=0)
+    r = run_lira(small, claiming_trainer({"private": False, "reason": "plain LDA"}), n_shadows=4, seed=0, verbose=0)
     doc = r.to_json()
     assert r.verdict == "no claim" and doc["claimed_privacy"]["epsilon"] is None
     _json_has_no_inf(doc)
@@ -59,7 +50,7 @@ def test_word_level_claim_is_not_comparable_and_no_claim_is_null(small):
 def test_the_claim_is_the_reports_guarantee_not_its_pld_figure(small):
     # the report's guarantee (epsilon) is looser than its PLD figure: the audit compares with the guarantee
     rep = dict(LEAKY_CLAIM, epsilon=50.0, epsilon_pld=0.1, delta=1e-3)
-    r = run_lira(small, _fake(rep), n_shadows=4, seed=0, verbose=0)
+    r = run_lira(small, claiming_trainer(rep), n_shadows=4, seed=0, verbose=0)
     assert r.to_json()["claimed_privacy"]["epsilon"] == 50.0
     assert r.verdict == "consistent with the claim" and r.empirical_epsilon["delta"] == 1e-3
 
@@ -67,7 +58,7 @@ def test_the_claim_is_the_reports_guarantee_not_its_pld_figure(small):
 def test_a_report_that_claims_nothing_says_no_guarantee_claimed(small):
     tail = {"private": True, "epsilon": None, "delta": 1e-5, "unit": "user", "guarantee": "none",
             "epsilon_method": "none: the events' own deltas add to 205, so no guarantee with delta < 1 follows"}
-    r = run_lira(small, _fake(tail), n_shadows=4, seed=0, verbose=0)
+    r = run_lira(small, claiming_trainer(tail), n_shadows=4, seed=0, verbose=0)
     c = r.to_json()["claimed_privacy"]
     assert c["private"] and c["epsilon"] is None and c["guarantee"] == "none"
     assert c["reason"].startswith("no guarantee claimed")
@@ -77,7 +68,7 @@ def test_a_report_that_claims_nothing_says_no_guarantee_claimed(small):
 def test_an_audited_models_claim_sets_delta_and_relation(small):
     saved = dict(LEAKY_CLAIM, epsilon=3.0, delta=1e-3, neighbouring_relation="add/remove one document",
                  vocabulary_source="private", vocabulary_selection={"eps": 1.0})
-    r = run_lira(small, _fake(LEAKY_CLAIM), n_shadows=4, seed=0, verbose=0, claim=saved)
+    r = run_lira(small, claiming_trainer(LEAKY_CLAIM), n_shadows=4, seed=0, verbose=0, claim=saved)
     e, c = r.empirical_epsilon, r.to_json()["claimed_privacy"]
     assert e["delta"] == 1e-3 and e["relation"] == "add_remove"        # the saved model's, not the shadows'
     assert c["epsilon"] == 3.0 and any("private vocabulary selection" in n for n in c["notes"])
@@ -113,11 +104,11 @@ def _phi(value):
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda c: run_lira(c, _fake(LEAKY_CLAIM), n_shadows=4, n_targets=0, verbose=0), "n_targets"),
-    (lambda c: run_lira(c, _fake(LEAKY_CLAIM), n_shadows=4, n_targets=-1, verbose=0), "n_targets"),
-    (lambda c: run_lira(c, _fake(LEAKY_CLAIM), n_shadows=4, n_jobs=0, verbose=0), "n_jobs"),
-    (lambda c: run_lira(c, _fake(LEAKY_CLAIM), n_shadows=4.0, verbose=0), "n_shadows"),
-    (lambda c: run_lira(["a b c", "d e f"], _fake(LEAKY_CLAIM), n_shadows=4, verbose=0), "Corpus"),
+    (lambda c: run_lira(c, claiming_trainer(LEAKY_CLAIM), n_shadows=4, n_targets=0, verbose=0), "n_targets"),
+    (lambda c: run_lira(c, claiming_trainer(LEAKY_CLAIM), n_shadows=4, n_targets=-1, verbose=0), "n_targets"),
+    (lambda c: run_lira(c, claiming_trainer(LEAKY_CLAIM), n_shadows=4, n_jobs=0, verbose=0), "n_jobs"),
+    (lambda c: run_lira(c, claiming_trainer(LEAKY_CLAIM), n_shadows=4.0, verbose=0), "n_shadows"),
+    (lambda c: run_lira(["a b c", "d e f"], claiming_trainer(LEAKY_CLAIM), n_shadows=4, verbose=0), "Corpus"),
     (lambda c: lira.sklearn_trainer(3, foo=1), "foo"),
     (lambda c: run_lira(c, _phi(lambda V: np.ones(V)), n_shadows=4, verbose=0), "K x V"),
     (lambda c: run_lira(c, _phi(lambda V: np.full((3, V), np.nan)), n_shadows=4, verbose=0), "NaN"),
@@ -138,7 +129,7 @@ def test_api_errors_are_one_line(small, call, words):
 
 
 def test_plot_errors_are_one_line(small, tmp_path):
-    r = run_lira(small.subset(range(20)), _fake(LEAKY_CLAIM, 3), n_shadows=4, seed=0, verbose=0)
+    r = run_lira(small.subset(range(20)), claiming_trainer(LEAKY_CLAIM, 3), n_shadows=4, seed=0, verbose=0)
     with pytest.raises(DPTopicError, match="unknown attack 'nope'"):
         r.plot(tmp_path / "x.png", attacks=["nope"])
     (tmp_path / "file").write_text("not a folder")
@@ -272,7 +263,7 @@ def test_cli_prints_a_loud_verdict(files, capsys, monkeypatch):
     d, a, *_ = files
     from dptopic.attacks.audit import AuditedProcedure
 
-    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: AuditedProcedure(_fake(LEAKY_CLAIM), None, "leaky fake"))
+    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: AuditedProcedure(claiming_trainer(LEAKY_CLAIM), None, "leaky fake"))
     assert main(["audit", "--algorithm", "lda", "--corpus", str(a), "--shadows", "16", "--seed", "0", "--quiet",
                  "--out", str(d / "loud")]) == 0
     out = " ".join(capsys.readouterr().out.split())

@@ -374,6 +374,7 @@ import warnings
 
 import dptopic
 from dptopic.attacks import run_lira
+from helpers import claiming_trainer
 
 
 # ---- item 9: LiRA's halves are equal on an odd corpus
@@ -407,12 +408,8 @@ def test_every_registered_trainers_passes_have_the_common_name_n_iter():
 # another model's audit), local-DP units, the corpus read into a saved model's vocabulary, a seeded model's caveat,
 # the coverage check, one-line API errors and thread-safe warnings, ldp-doc, and one rounding of the claim.
 def _fake(report, n_topics=4):
-    """Plain (leaky) LDA whose report claims whatever ``report`` says."""
-    def train(corpus, rng):
-        m = dptopic.LDA(n_topics=n_topics, n_iter=10, beta=0.01, seed=rng, verbose=0).fit(corpus)
-        m.privacy_ = dict(report)
-        return m
-    return train
+    """Plain (leaky) LDA whose report claims whatever ``report`` says (10 sweeps)."""
+    return claiming_trainer(report, n_topics, n_iter=10)
 
 
 DOC_CLAIM = {"private": True, "epsilon": 50.0, "delta": 1e-5, "unit": "document",

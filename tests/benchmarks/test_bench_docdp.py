@@ -6,25 +6,21 @@ Newsgroups, and the peer runs a few sweeps."""
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SYLLABLES = ["ba", "ce", "di", "fo", "gu", "ka", "le", "mi", "no", "pu", "ra", "se", "ti", "vo", "zu"]
 
 
 @pytest.fixture
-def bench(monkeypatch):
+def bench(bench, monkeypatch):
     """The module, its 20 Newsgroups loader replaced by a planted LDA corpus of letter words (train and test)."""
-    monkeypatch.syspath_prepend(str(BENCH))
     from dptopic.corpus import Corpus, lda_corpus
 
-    mod = importlib.import_module("bench_docdp")
+    mod = bench
     words = ["".join(p) + "x" for p in itertools.product(SYLLABLES, repeat=2)][:80]
     c = lda_corpus(n_docs=500, vocab_size=len(words), n_topics=4, doc_length=40, alpha=0.2, beta=0.05, seed=3).corpus
     texts = [" ".join(words[i] for i in c.doc(d)) for d in range(c.n_docs)]

@@ -1,19 +1,9 @@
 """benchmarks/bench_planted.py end to end on a tiny setting: it plants a fitted LDA's topics, fits both trainers to the
 drawn documents and prints each one's recovery (topic_coverage against the planted topics) with the ratio to LDA."""
 import contextlib
-import importlib
 import io
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    return importlib.import_module("bench_planted")
 
 
 def test_bench_planted_prints_recovery_and_ratio_to_lda(bench, planted, monkeypatch):

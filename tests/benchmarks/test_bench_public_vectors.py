@@ -1,20 +1,10 @@
 """The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the
 James-Stein (SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's
 eigenbasis, and the singles chosen by public cluster coverage."""
-import importlib
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    return importlib.import_module("bench_public_vectors")
 
 
 def goe(n, s, rng):

@@ -1,21 +1,11 @@
 """benchmarks/bench_secure_sum.py's curves on a tiny setting: the per-person helpers, and every route's recovery
 printed and drawn by number of people and dropout rate."""
 import contextlib
-import importlib
 import io
-from pathlib import Path
 
 import pytest
 
 from dptopic.corpus import Corpus
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    return importlib.import_module("bench_secure_sum")
 
 
 def test_largest_person_words_counts_present_words_over_all_a_persons_documents(bench):

@@ -1,20 +1,10 @@
 """benchmarks/bench_user_level.py end to end on a tiny setting: people drawn from planted topics, each trainer's
 recovery printed with its ratio to non-private LDA on the same documents."""
 import contextlib
-import importlib
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    return importlib.import_module("bench_user_level")
 
 
 def test_people_write_one_to_sixty_documents_from_their_own_mix(bench, planted):

@@ -2,24 +2,13 @@
 dictionary database): it prints coverage, accuracy, macro-F1 and NPMI shares of non-private LDA's beside the floors,
 and writes the utility table's rows and floors."""
 import contextlib
-import importlib
 import io
 import json
-from pathlib import Path
 
 import numpy as np
-import pytest
 
 from dptopic.corpus import Corpus, Vocabulary, lda_corpus
 from package.test_datasets import write_dictd
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCH))
-    return importlib.import_module("bench_utility")
 
 
 def labelled_corpus():

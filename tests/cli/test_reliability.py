@@ -32,6 +32,7 @@ from dptopic.corpus import Corpus
 from dptopic.errors import CorruptModelError, DPTopicError
 from dptopic.mechanisms import laplace_mechanism, laplace_noise
 from dptopic.mechanisms.laplace import MAX_SCALE
+from helpers import loaded_in_a_new_process
 
 TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 8
@@ -389,9 +390,7 @@ def test_ctrl_c_during_startup_exits_130(monkeypatch, capsys):
 
 def test_cli_import_is_light():
     """The heavy imports happen inside main()'s Ctrl-C guard, not when the entry point is imported."""
-    code = "import sys, dptopic.cli.main; print(any(m in sys.modules for m in ('numba', 'scipy', 'numpy')))"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": SRC})
-    assert r.stdout.strip() == "False", r.stderr
+    assert loaded_in_a_new_process("import dptopic.cli.main", ("numba", "scipy", "numpy")) == []
 
 
 # ------------------------------------------------------------------ model files are input

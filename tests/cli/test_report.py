@@ -5,7 +5,6 @@ import json
 import re
 import shutil
 import subprocess
-import warnings
 from html.parser import HTMLParser
 
 import pytest
@@ -14,7 +13,7 @@ import dptopic
 from dptopic.accounting.card import CARD_SCHEMA, privacy_card
 from dptopic.cli.main import main
 from dptopic.reporting.html import render_report
-from helpers import run_dptopic
+from helpers import quiet_fit, run_dptopic
 
 
 @pytest.fixture(scope="module")
@@ -318,18 +317,11 @@ def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(saved_loc
     assert text and "7…" in text
 
 
-def _fit(model, corpus, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # seeds, a vocabulary from the data: not what these tests look at
-        return model.fit(corpus, **kw)
-
-
-
 # ---------------------------------------------------------------- finding 3: "held-out" perplexity
 def test_report_reference_perplexity_is_not_called_held_out(planted):
     from dptopic.reporting.page import evaluate_on
 
-    model = _fit(dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=0), planted.corpus)
+    model = quiet_fit(dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=0), planted.corpus)
     ev = evaluate_on(model, planted.corpus, False, "the training corpus itself")
     keys = " ".join(ev)
     # nothing knows whether the reference was held out of training (here it was not): a neutral label

@@ -11,19 +11,42 @@ from helpers import run_dptopic
 pytest.importorskip("cryptography")
 
 
-@pytest.fixture
-def invited(tmp_path):
+WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
+"""The vocabulary of the rounds played over HTTP here."""
+
+
+def invite(tmp_path, count, *flags):
+    """The operator's invitations to round "spring" (``secure-sum invite``) in ``tmp_path/inv``, beside a vocabulary
+    of 30 words in ``tmp_path/v.txt``: ``tmp_path``."""
     (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
-    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "100", "--out",
-                    str(tmp_path / "inv"), "--round-id", "spring")
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", str(count), "--out",
+                    str(tmp_path / "inv"), "--round-id", "spring", *flags)
     assert r.returncode == 0, r.stderr
     return tmp_path
 
 
-def serve(tmp_path, *extra):
+@pytest.fixture
+def invited(tmp_path):
+    return invite(tmp_path, 100)
+
+
+def serve(tmp_path, *extra, epsilon=1):
+    """``dptopic serve`` of the round :func:`invite` wrote in ``tmp_path``."""
     return run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary",
-                       str(tmp_path / "v.txt"), "--epsilon", "1", "--directory", str(tmp_path / "inv" / "directory.json"),
-                       "--database", f"sqlite:///{tmp_path}/db", *extra)
+                       str(tmp_path / "v.txt"), "--epsilon", str(epsilon), "--directory",
+                       str(tmp_path / "inv" / "directory.json"), "--database", f"sqlite:///{tmp_path}/db", *extra)
+
+
+def write_people(path, n_people):
+    """A JSON-lines corpus of ``n_people`` authors (``a00``, ``a01`` ...), three documents of 12 of :data:`WORDS` each
+    (seed 0)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    with open(path, "w") as f:
+        for p in range(n_people):
+            for _ in range(3):
+                f.write(json.dumps({"author": f"a{p:02d}", "text": " ".join(rng.choice(WORDS, 12))}) + "\n")
 
 
 def test_invite_writes_private_invitations_and_a_directory(invited):
@@ -95,17 +118,10 @@ def test_a_database_that_cannot_hold_the_round_is_refused_in_the_servers_flags(i
 
 
 def test_experiment_plays_a_round_over_http(tmp_path):
-    import numpy as np
-
     from service_helpers import SecureSumServer
 
-    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
-    rng = np.random.default_rng(0)
-    with open(tmp_path / "people.jsonl", "w") as f:
-        for p in range(8):
-            for _ in range(3):
-                f.write(json.dumps({"author": f"a{p}", "text": " ".join(rng.choice(words, 12))}) + "\n")
-    with SecureSumServer(tmp_path, words, n=8, dropouts=2) as srv:
+    write_people(tmp_path / "people.jsonl", 8)
+    with SecureSumServer(tmp_path, WORDS, n=8, dropouts=2) as srv:
         r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
                         "--invitations", str(tmp_path / "invitations"), "--out", str(tmp_path / "out"), "--seed", "1",
@@ -129,9 +145,8 @@ def test_experiment_refuses_a_bad_workers_count_in_its_flag(tmp_path):
 def test_submit_needs_an_invitation_and_refuses_a_larger_epsilon(tmp_path):
     from service_helpers import SecureSumServer
 
-    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
-    with SecureSumServer(tmp_path, words) as srv:
+    with SecureSumServer(tmp_path, WORDS) as srv:
         r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"))
         assert r.returncode == 2 and "--invitation" in r.stderr
         r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--max-epsilon", "1",
@@ -149,16 +164,14 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
 
 def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
     import threading
-    import time
 
     import numpy as np
 
     from dptopic.contributor.secure_client import take_part
     from service_helpers import SecureSumServer
 
-    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
-    with SecureSumServer(tmp_path, words, n=3, dropouts=0) as srv:
+    with SecureSumServer(tmp_path, WORDS, n=3, dropouts=0) as srv:
         def other(k):
             rng = np.random.default_rng(k)
             ids = np.unique(rng.integers(0, 30, 8))
@@ -175,11 +188,7 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
             t.join(60)
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
-        for _ in range(600):        # the server releases off the request's thread
-            if srv.call("GET", "/v1/secure/round")[1]["state"] in ("released", "failed"):
-                break
-            time.sleep(0.05)
-        assert srv.call("GET", "/v1/secure/round")[1]["state"] == "released"
+        assert srv.wait_state("released", "failed")["state"] == "released"    # released off the request's thread
         again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
                             str(state), "--invitation", str(srv.invitation_files[0]))
         assert again.returncode == 0, again.stderr
@@ -189,18 +198,12 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
 # ----------------------------------------------------------------------------- rounds in cohorts
 @pytest.fixture
 def cohorts_invited(tmp_path):
-    (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
-    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "24", "--out",
-                    str(tmp_path / "inv"), "--round-id", "spring", "--cohort-size", "12", "--dropout-tolerance", "0",
-                    "--collusion", "1")
-    assert r.returncode == 0, r.stderr
-    return tmp_path
+    return invite(tmp_path, 24, "--cohort-size", "12", "--dropout-tolerance", "0", "--collusion", "1")
 
 
 def serve_cohorts(tmp_path, *extra):
-    return run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary",
-                       str(tmp_path / "v.txt"), "--epsilon", "8", "--directory",
-                       str(tmp_path / "inv" / "directory.json"), "--database", f"sqlite:///{tmp_path}/db", *extra)
+    """``dptopic serve`` of the round in cohorts ``cohorts_invited`` wrote."""
+    return serve(tmp_path, *extra, epsilon=8)
 
 
 def test_invite_with_a_cohort_size_seats_each_person_in_a_cohort_and_each_delegate_in_the_bridge(cohorts_invited):
@@ -293,19 +296,12 @@ def test_serve_a_round_in_cohorts_takes_the_dataset_ledger_of_a_single_round(coh
 
 @pytest.mark.service
 def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
-    import numpy as np
-
     from cohort_helpers import LiveCohortRound
 
-    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
-    rng = np.random.default_rng(0)
-    with open(tmp_path / "people.jsonl", "w") as f:
-        for p in range(24):
-            for _ in range(3):
-                f.write(json.dumps({"author": f"a{p:02d}", "text": " ".join(rng.choice(words, 12))}) + "\n")
+    write_people(tmp_path / "people.jsonl", 24)
     (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
     # 24 people in two cohorts of 12, each tolerating 4 dropouts (the invitations expect 1)
-    with LiveCohortRound(tmp_path / "round", 24, 12, dropouts=1, words=words) as live:
+    with LiveCohortRound(tmp_path / "round", 24, 12, dropouts=1, words=WORDS) as live:
         args = ["experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
                 "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
                 str(tmp_path / "out"), "--quiet", "--seed", "2"]

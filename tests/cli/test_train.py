@@ -1129,11 +1129,16 @@ def test_both_front_doors_build_the_same_model_for_a_unit(unit, epsilon):
 
 
 # ------------------------------------------------------------------ FedLDA (--algorithm fed)
-def test_cli_train_fed_and_bad_input(tmp_path, capsys):
+@pytest.fixture
+def fed_corpus(tmp_path):
+    """A saved planted corpus for the FedLDA runs: 30 documents of 20 words over 40, three topics."""
+    return lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0).corpus.save(tmp_path / "c.npz")
+
+
+def test_cli_train_fed_and_bad_input(tmp_path, capsys, fed_corpus):
     from dptopic.cli.main import main
 
-    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
-    path = c.save(tmp_path / "c.npz")
+    path = fed_corpus
     rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
                "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
     assert rc == 0
@@ -1151,14 +1156,13 @@ def test_cli_train_fed_and_bad_input(tmp_path, capsys):
         assert "Traceback" not in err and "error" in err
 
 
-def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
+def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys, fed_corpus):
     import json
 
     from dptopic.accounting.fedlda import entries_for_user_budget
     from dptopic.cli.main import main
 
-    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
-    path = c.save(tmp_path / "c.npz")
+    path = fed_corpus
     rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
                "--user-budget", "60", "--topics", "3", "--out", str(tmp_path / "m"), "--quiet"])
     assert rc == 0
@@ -1175,13 +1179,12 @@ def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
         assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
 
 
-def test_cli_train_fed_report_words(tmp_path, capsys):
+def test_cli_train_fed_report_words(tmp_path, capsys, fed_corpus):
     import json
 
     from dptopic.cli.main import main
 
-    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
-    path = c.save(tmp_path / "c.npz")
+    path = fed_corpus
     rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "1",
                "--report-words", "12", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"), "--quiet"])
     assert rc == 0
@@ -1202,7 +1205,7 @@ def test_cli_train_fed_report_words(tmp_path, capsys):
     assert rc == 2 and "--report-words" in capsys.readouterr().err   # an option of FedLDA only
 
 
-def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys):
+def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys, fed_corpus):
     # the poster's rule: (eps, 2 delta) per entry, delta = 0.1, composed over every entry and round
     import json
 
@@ -1210,8 +1213,7 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
     from dptopic.accounting.card import privacy_card
     from dptopic.cli.main import main
 
-    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
-    path = c.save(tmp_path / "c.npz")
+    path = fed_corpus
     rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
                "--rounds", "2", "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
                "--quiet"])

@@ -1,17 +1,13 @@
 """``dptopic.cli._train_flags``: which ``train`` option each trainer reads, read from the trainer registry."""
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from dptopic.cli import _train_flags as tf
 from dptopic.cli._trainers import own_options, trainer_flag
 from dptopic.models.registry import TRAINERS
+from helpers import loaded_in_a_new_process
 
 CLI_TRAINERS = [t for t in TRAINERS.values() if t.cli]
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def test_every_rule_and_trainer_option_is_an_option_of_train():
@@ -53,8 +49,5 @@ def test_registry_facts_decide_the_options_that_set_no_parameter():
 
 
 def test_building_the_command_line_imports_no_estimator():
-    code = ("import sys; from dptopic.cli.main import build_parser; build_parser();"
-            " print(any(m in sys.modules for m in ('numpy', 'numba', 'sklearn', 'dptopic.models.lda')))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120)
-    assert r.stdout.strip() == "False", r.stderr
+    assert loaded_in_a_new_process("from dptopic.cli.main import build_parser; build_parser()",
+                                   ("numpy", "numba", "sklearn", "dptopic.models.lda")) == []

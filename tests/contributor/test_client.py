@@ -4,9 +4,7 @@ HTTP server on 127.0.0.1 answers with canned bodies."""
 from __future__ import annotations
 
 import functools
-import http.server
 import json
-import threading
 
 import pytest
 
@@ -23,45 +21,28 @@ from dptopic.service import codec  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 from helpers import run_dptopic  # noqa: E402
-from service_helpers import free_port, make_words  # noqa: E402
+from service_helpers import StubServer, free_port, make_words  # noqa: E402
 
 
 def _canned_server():
-    """A real HTTP server on 127.0.0.1 that answers each path with the body ``bodies`` holds for it (``{}`` else) and
-    lists the paths of the POSTs it got under ``bodies["_posted"]``: ``(server, url, bodies)``."""
+    """A :class:`service_helpers.StubServer` that answers each path with the body ``bodies`` holds for it (``{}``
+    else) and lists the paths of the POSTs it got under ``bodies["_posted"]``: ``(server, url, bodies)``."""
     bodies: dict = {}
 
-    class H(http.server.BaseHTTPRequestHandler):
-        def _send(self):
-            b = bodies.get(self.path.split("?")[0], "{}")
-            b = b.encode() if isinstance(b, str) else json.dumps(b).encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(b)))
-            self.end_headers()
-            self.wfile.write(b)
+    def answer(request):
+        if request.command == "POST":
+            bodies.setdefault("_posted", []).append(request.path)     # what a client sent: the tests read it
+        return 200, bodies.get(request.path.split("?")[0], "{}")
 
-        def do_GET(self):
-            self._send()
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            bodies.setdefault("_posted", []).append(self.path)     # what a client sent: the tests read it
-            self._send()
-
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    return srv, f"http://127.0.0.1:{srv.server_address[1]}", bodies
+    srv = StubServer(answer)
+    return srv, srv.url, bodies
 
 
 @pytest.fixture
 def canned():
     srv, url, bodies = _canned_server()
     yield url, bodies
-    srv.shutdown()
-    srv.server_close()
+    srv.close()
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +50,7 @@ def canned_shared():
     """One canned server for a table of cases; each test sets its own bodies."""
     srv, url, bodies = _canned_server()
     yield url, bodies
-    srv.shutdown()
-    srv.server_close()
+    srv.close()
 
 
 def _cli(*args, cwd=None):
@@ -205,21 +185,8 @@ def test_submit_cli_max_epsilon(canned, tmp_path):
 
 def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
     # `submit --server http://host:port/v1` asked for /v1/v1/config: the 404 alone did not say what was wrong
-    class NotFound(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            b = json.dumps({"error": "not_found", "detail": "no such endpoint"}).encode()
-            self.send_response(404)
-            self.send_header("Content-Length", str(len(b)))
-            self.end_headers()
-            self.wfile.write(b)
-
-        def log_message(self, *a):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    try:
-        root = f"http://127.0.0.1:{srv.server_address[1]}"
+    with StubServer(lambda request: (404, {"error": "not_found", "detail": "no such endpoint"})) as srv:
+        root = srv.url
         (tmp_path / "docs.txt").write_text("alpha beta gamma\n")
         r = _cli("submit", "--server", root + "/v1", "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
@@ -227,9 +194,6 @@ def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
         assert f"give the server's root, e.g. {root}," in " ".join(lines[0].split()), r.stderr
         r = _cli("submit", "--server", root, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
         assert r.returncode == 2 and "404" in r.stderr and "has a path" not in r.stderr, r.stderr
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -425,11 +389,11 @@ def test_watchdog_never_shuts_down_a_socket_that_took_a_closed_descriptor_s_numb
     try:
         if c.fileno() != number:
             pytest.skip("the new socket did not reuse the closed descriptor's number here")
-        time.sleep(1.0)                     # past the deadline: the watchdog fires
+        b.settimeout(60)
+        assert b.recv(1) == b""             # past the deadline the watched socket is shut down (its peer reads EOF)
         c.sendall(b"x")                     # the new socket still works
         assert d.recv(1) == b"x"
         assert _WATCHDOG.unwatch(entry) is True
-        assert b.recv(1) == b""             # the watched socket was shut down (its peer reads end of file)
     finally:
         for s in (b, c, d):
             s.close()
@@ -441,24 +405,8 @@ def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
     assert r.returncode == 2 and "is the server" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not out.exists()
 
-    class Other(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            data = json.dumps({"api_version": "v9"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), Other)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        r = _cli("pull", "--server", f"http://127.0.0.1:{httpd.server_port}", "--out", str(out))
-    finally:
-        httpd.shutdown()
+    with StubServer(lambda request: (200, {"api_version": "v9"})) as httpd:
+        r = _cli("pull", "--server", httpd.url, "--out", str(out))
     assert r.returncode == 2 and "v9" in r.stderr and "upgrade" in r.stderr and not out.exists()
 
 
@@ -667,35 +615,14 @@ def test_a_refusal_noted_with_what_was_sent_keeps_the_parameters_it_names():
 def test_a_kept_connection_serves_many_requests_and_is_opened_again_once_the_server_closes_it():
     """``keep_alive``: one connection for a run of requests (a secure-sum round is a dozen), and a connection the server
     closed while idle is opened again without a lost request; without it, one connection a request."""
-    connections = []
+    def answer(request):
+        # "close": said in the reply; "drop": closed without a word, as an idle connection is
+        if request.path.endswith("drop"):
+            request.close_connection = True
+        return 200, {"path": request.path}, {"Connection": "close"} if request.path.endswith("close") else {}
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self):
-            super().setup()
-            connections.append(self.client_address)
-
-        def do_GET(self):
-            close = self.path.endswith("close")
-            body = json.dumps({"path": self.path}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if close:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
-            # "close": said in the reply; "drop": closed without a word, as an idle connection is
-            self.close_connection = close or self.path.endswith("drop")
-
-        def log_message(self, *a):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with StubServer(answer, keep_alive=True) as server:
+        connections, url = server.connections, server.url
         kept = ServiceClient(url, keep_alive=True, retries=0)
         assert [kept.get_json(f"/v1/{i}")["path"] for i in range(5)] == [f"/v1/{i}" for i in range(5)]
         assert len(connections) == 1
@@ -707,6 +634,3 @@ def test_a_kept_connection_serves_many_requests_and_is_opened_again_once_the_ser
         for i in range(3):
             plain.get_json(f"/v1/plain{i}")
         assert len(connections) == 6
-    finally:
-        server.shutdown()
-        server.server_close()

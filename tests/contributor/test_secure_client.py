@@ -1,21 +1,19 @@
 """``dptopic.contributor.secure_client``: what a pool's contributor process loads, and the garbage collector's time
 it counts."""
 import gc
-import subprocess
-import sys
 
 from dptopic.contributor import secure_client
 from dptopic.experiments import secure_sum as experiment
+from helpers import loaded_in_a_new_process
+from service_helpers import StubServer
 
 
 def test_a_pools_contributor_process_loads_no_model_code():
     # play_round spawns its processes on play_part: each imports play_part's module (and what it imports), so that
     # module must not reach the models (scikit-learn, two seconds of imports per process)
     assert experiment.play_part is secure_client.play_part
-    code = ("import sys; from dptopic.contributor.secure_client import play_part; "
-            "print(sorted(m for m in ('sklearn', 'dptopic.models', 'dptopic.experiments') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert loaded_in_a_new_process("from dptopic.contributor.secure_client import play_part",
+                                   ("sklearn", "dptopic.models", "dptopic.experiments")) == []
 
 
 def test_the_collectors_runs_and_cpu_are_counted_by_generation_until_closed():
@@ -43,34 +41,10 @@ def test_the_collectors_runs_and_cpu_are_counted_by_generation_until_closed():
 def test_each_sending_thread_keeps_its_own_connection_for_all_its_requests():
     """A pool process's threads each keep one HTTP/1.1 connection open (as one contributor's ``submit`` does), not one
     connection a request: the server sees as many connections as threads, however many requests each sends."""
-    import http.server
     import threading
 
-    connections = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def setup(self):
-            super().setup()
-            connections.append(self.client_address)
-
-        def do_GET(self):
-            body = b'{"ok": true}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
-    try:
-        client = secure_client.CountingClient(f"http://127.0.0.1:{server.server_address[1]}", 4)
+    with StubServer(lambda request: (200, {"ok": True}), keep_alive=True) as server:
+        client = secure_client.CountingClient(server.url, 4)
         seen = []
 
         def send(i):
@@ -86,9 +60,6 @@ def test_each_sending_thread_keeps_its_own_connection_for_all_its_requests():
         for t in threads:
             t.join()
         assert len(set(seen)) == 3                      # one connection each, not shared between threads
-        assert len(connections) == 3                    # 15 requests on 3 connections
+        assert len(server.connections) == 3             # 15 requests on 3 connections
         assert client.requests[:3].tolist() == [5, 5, 5]
         assert client._conn is None                     # this thread never sent: it holds none
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -25,6 +25,7 @@ from helpers import (
     SMALL_PRIVATE_TRAINERS,
     base_kwargs,
     mutations,
+    quiet_small_fits,
     works_or_refuses,
     write_posts,
 )
@@ -165,11 +166,7 @@ def test_from_tokens_refuses_in_one_line(bad, match):
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("dtype, value", [(np.uint8, 200), (np.int8, 100), (np.int16, 20_000)])
 def test_repeated_coo_entries_of_a_small_integer_dtype_are_added_without_wrapping(dtype, value):
     """A COO matrix's repeated entries are summed: in uint8 200 + 200 was 144 (silently wrong counts), in int8

@@ -94,17 +94,6 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     assert "shard-00000.npz" in before and (tmp_path / "s" / "shard-00000.npz").exists()
 
 
-def _corpus_2():
-    rng = np.random.default_rng(0)
-    words = [f"w{i}" for i in range(12)]
-    return Corpus.from_tokens([list(rng.choice(words, size=8)) for _ in range(40)])
-
-
-@pytest.fixture
-def shards(tmp_path):
-    return write_shards(_corpus_2(), tmp_path / "sh", 4)
-
-
 def test_a_list_of_npz_names_is_a_shard_source_even_when_none_exists(tmp_path):
     with pytest.raises(DPTopicError, match="corpus shard 'a.npz' does not exist"):
         training_source(["a.npz", "b.NPZ"])
@@ -130,7 +119,7 @@ def test_overwrite_removes_a_killed_runs_atomic_write_temporaries(shards):
     not_ours = [folder / "..notes.txt.abcdefgh.tmp", folder / "..shard-00001.npz.partial.tmp"]
     for q in not_ours:
         q.write_bytes(b"x")
-    write_shards(_corpus_2().subset(np.arange(20)), folder, 2, replace=True)
+    write_shards(_corpus(), folder, 2, replace=True)                  # 20 documents in place of 40
     assert not ours.exists()
     assert all(q.exists() for q in not_ours)
     assert training_source(folder).n_docs == 20

@@ -6,7 +6,6 @@ import json
 import math
 import threading
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -26,6 +25,7 @@ from helpers import one_line_error, run_dptopic  # noqa: E402
 from service_helpers import (  # noqa: E402
     InProcessServer,
     Server,
+    StubServer,
     corpus_of,
     get_json,
     http,
@@ -276,28 +276,15 @@ def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
 # ``subset_size`` was taken as it came.
 
 
-class _Fake(BaseHTTPRequestHandler):
-    """A server that answers ``/v1/config`` with a stored document and records every request."""
-
-    doc: dict = {}
+def _fake(doc):
+    """A server that answers ``/v1/config`` with ``doc`` (404 else) and records every request: ``(server, seen)``."""
     seen: list = []
 
-    def _answer(self):
-        type(self).seen.append((self.command, self.path))
-        n = int(self.headers.get("Content-Length") or 0)
-        if n:
-            self.rfile.read(n)
-        body = json.dumps(self.doc).encode() if self.path == "/v1/config" else b'{"error": {"code": "x"}}'
-        self.send_response(200 if self.path == "/v1/config" else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    def answer(request):
+        seen.append((request.command, request.path))
+        return (200, doc) if request.path == "/v1/config" else (404, {"error": {"code": "x"}})
 
-    do_GET = do_POST = _answer
-
-    def log_message(self, *args):
-        pass
+    return StubServer(answer), seen
 
 
 @pytest.fixture(scope="module")
@@ -328,21 +315,15 @@ def _fed_client(url, corpus, state, *extra):
 def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_nothing(served, tmp_path, name, value):
     doc = json.loads(json.dumps(served["config"]))
     doc["fed"][name] = value
-    handler = type("Fake", (_Fake,), {"doc": doc, "seen": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
-    try:
+    httpd, seen = _fake(doc)
+    with httpd:
         state = tmp_path / "state"
-        r = _fed_client(f"http://127.0.0.1:{httpd.server_address[1]}", served["tmp"] / "mine.txt", state)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+        r = _fed_client(httpd.url, served["tmp"] / "mine.txt", state)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and f"has fed.{name} = {value}" in lines[0] and "nothing was randomized or sent" in lines[0], \
         r.stderr
-    assert handler.seen == [("GET", "/v1/config")]             # no round fetched, no update sent
+    assert seen == [("GET", "/v1/config")]             # no round fetched, no update sent
     assert not state.exists()                                 # no reports drawn and kept
 
 
@@ -350,22 +331,15 @@ def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_no
 def test_fed_client_refuses_a_per_user_epsilon_above_its_limit_before_drawing(served, tmp_path):
     """--max-epsilon bounds one entry only, and the server chooses how many entries an update holds: a server asking
     for 8 entries at epsilon 3 per entry took a per-user epsilon of 24 from a user with no way to cap it."""
-    handler = type("Fake", (_Fake,), {"doc": json.loads(json.dumps(served["config"])), "seen": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
-    try:
+    httpd, seen = _fake(json.loads(json.dumps(served["config"])))
+    with httpd:
         state = tmp_path / "state"
-        r = _fed_client(f"http://127.0.0.1:{httpd.server_address[1]}", served["tmp"] / "mine.txt", state,
-                        "--max-user-epsilon", "20")
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+        r = _fed_client(httpd.url, served["tmp"] / "mine.txt", state, "--max-user-epsilon", "20")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "per-user epsilon" in lines[0] and "= 24" in lines[0], r.stderr
     assert "--max-user-epsilon" in lines[0] and "limit of 20" in lines[0], r.stderr
-    assert handler.seen == [("GET", "/v1/config")] and not state.exists()
+    assert seen == [("GET", "/v1/config")] and not state.exists()
 
 
 @pytest.mark.service
@@ -713,7 +687,7 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
     pytest.importorskip("uvicorn")
-    from dptopic.contributor.client import fed_participate
+    from dptopic.contributor.client import ServerError, ServiceClient, fed_participate
     from service_helpers import Server, corpus_of, make_data
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
@@ -725,21 +699,30 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
         first = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, state=folder)
         rnd = first["rounds"][0]["round"]
         out = {}
+        met_its_own_update = threading.Event()
+
+        class Watched(ServiceClient):
+            def post_bytes(self, path, *a, **k):
+                try:
+                    return super().post_bytes(path, *a, **k)
+                except ServerError as e:
+                    if e.code == "duplicate_update":
+                        met_its_own_update.set()
+                    raise
 
         def rerun():
             try:
-                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=60,
-                                            state=folder)
+                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=120,
+                                            state=folder, client=Watched(srv.url))
             except Exception as e:  # noqa: BLE001 - reported below
                 out["error"] = e
 
         t = threading.Thread(target=rerun)
         t.start()
-        import time
-
-        time.sleep(1.0)    # the rerun meets round rnd, which its reports already joined, and waits
+        # the rerun meets round rnd, which its reports already joined, and waits; only then is rnd closed
+        assert met_its_own_update.wait(120), out.get("error")
         fed_participate(srv.url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30)  # closes rnd
-        t.join(90)
+        t.join(150)
         assert "error" not in out, out.get("error")
         assert out["ok"]["reused_reports"] is True and out["ok"]["client"] == first["client"]
         assert [r["round"] for r in out["ok"]["rounds"]] == [rnd + 1]

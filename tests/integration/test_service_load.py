@@ -19,8 +19,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +39,7 @@ from service_helpers import (
     NoServer,
     PostgresServer,
     Server,
+    StubServer,
     admin,
     free_port,
     get_json,
@@ -420,23 +419,8 @@ def canned():
     reply = {"status": 503, "body": {"error": {"code": "storage_unavailable",
                                                "message": "the database is unavailable; retry later."}}}
 
-    class H(BaseHTTPRequestHandler):
-        def do_GET(self):
-            b = json.dumps(reply["body"]).encode()
-            self.send_response(reply["status"])
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(b)))
-            self.end_headers()
-            self.wfile.write(b)
-
-        def log_message(self, *a):
-            pass
-
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv.server_address[1], reply
-    srv.shutdown()
-    srv.server_close()
+    with StubServer(lambda request: (reply["status"], reply["body"])) as srv:
+        yield srv.port, reply
 
 
 def test_a_server_that_answers_503_is_not_asked_whether_it_runs(canned):

@@ -60,7 +60,9 @@ def _np_estep(ptr, ids, cts, lam, alpha, gamma0, max_iter, tol, clip):
     return gamma, sstats, norms, total
 
 
-def _bow(rng, D, V, max_len, long_doc=0):
+def _bow(rng, D=12, V=30, max_len=40, long_doc=0):
+    """``D`` random documents of fewer than ``max_len`` tokens over ``V`` words as CSR ``(ptr, ids, counts)``; with
+    ``long_doc``, the middle one holds ``long_doc`` distinct words and 50 tokens more."""
     docs = [rng.integers(0, V, size=rng.integers(0, max_len)) for _ in range(D)]
     if long_doc:                                   # more distinct words than a tile holds
         docs[D // 2] = np.concatenate([rng.permutation(V)[:long_doc], rng.integers(0, V, size=50)])
@@ -280,17 +282,6 @@ def test_svi_batches_of_a_messy_csr_have_the_canonical_norms():
 
 
 # ----------------------------------------------------------------------------- kernels
-def _batch(rng, D=12, V=30, max_len=40):
-    docs = [rng.integers(0, V, size=rng.integers(0, max_len)) for _ in range(D)]
-    ptr, ids, cts = [0], [], []
-    for doc in docs:
-        u, c = np.unique(doc, return_counts=True)
-        ids += list(u)
-        cts += list(c)
-        ptr.append(len(ids))
-    return np.array(ptr, np.int64), np.array(ids, np.int64), np.array(cts, np.float64)
-
-
 def test_digamma_matches_scipy():
     xs = np.concatenate([np.logspace(-4, 3, 200), [0.5, 1.0, 5.999, 6.0, 1e6]])
     ours = np.array([digamma(x) for x in xs])
@@ -300,7 +291,7 @@ def test_digamma_matches_scipy():
 @pytest.mark.parametrize("clip", [np.inf, 3.0])
 def test_estep_matches_numpy_reference(clip):
     rng = np.random.default_rng(1)
-    ptr, ids, cts = _batch(rng)
+    ptr, ids, cts = _bow(rng)
     K, V = 5, 30
     lam = rng.gamma(100.0, 0.01, size=(K, V)) + rng.random((K, V)) * 5
     gamma0 = rng.gamma(100.0, 0.01, size=(len(ptr) - 1, K))
@@ -319,7 +310,7 @@ def test_estep_matches_numpy_reference(clip):
 
 def test_clipping_bounds_every_document():
     rng = np.random.default_rng(2)
-    ptr, ids, cts = _batch(rng, D=20, max_len=80)
+    ptr, ids, cts = _bow(rng, D=20, max_len=80)
     K, V = 4, 30
     eb_vk = np.ascontiguousarray(np.exp(dirichlet_expectation(rng.gamma(1.0, 1.0, size=(K, V)))).T)
     clip = 2.5
@@ -336,7 +327,7 @@ def test_clipping_bounds_every_document():
 
 def test_doc_elbo_matches_numpy_reference():
     rng = np.random.default_rng(3)
-    ptr, ids, cts = _batch(rng)
+    ptr, ids, cts = _bow(rng)
     K, V, alpha = 5, 30, 0.3
     lam = rng.gamma(2.0, 1.0, size=(K, V))
     gamma = rng.gamma(2.0, 1.0, size=(len(ptr) - 1, K))
@@ -355,7 +346,7 @@ def test_doc_elbo_matches_numpy_reference():
 
 def test_gather_rows_and_cap_lengths():
     rng = np.random.default_rng(4)
-    ptr, ids, cts = _batch(rng, D=10, max_len=60)
+    ptr, ids, cts = _bow(rng, D=10, max_len=60)
     rows = [3, 0, 7, 7]
     p, i, c = gather_rows(ptr, ids, cts, rows)
     for j, r in enumerate(rows):

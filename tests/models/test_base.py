@@ -862,17 +862,22 @@ def _failing_estep(ptr, ids, cts, eb, alpha, gamma, max_iter, tol, clip, ss, nor
     raise DPTopicError("injected failure")
 
 
+def _fails_half_way_and_changes_nothing(m, batch, monkeypatch):
+    """``m.partial_fit(batch)`` with an E-step that fails half-way raises, and leaves ``m`` as it was."""
+    before = _state(m)
+    with monkeypatch.context() as mp:
+        mp.setattr(variational, "vb_estep", _failing_estep)
+        with pytest.raises(DPTopicError, match="injected"):
+            m.partial_fit(batch)
+    assert _state(m) == before
+
+
 @_minibatch_state_marks
 def test_online_vb_first_batch_failing_half_way_leaves_an_unfitted_model(batches, monkeypatch):
     """It kept lambda_ and n_updates_ without components_: every later partial_fit raised NotFittedError."""
     A, B, _ = batches
     m = dptopic.OnlineVB(2, seed=0, verbose=0)
-    before = _state(m)
-    with monkeypatch.context() as mp:
-        mp.setattr(variational, "vb_estep", _failing_estep)
-        with pytest.raises(DPTopicError, match="injected"):
-            m.partial_fit(A)
-    assert _state(m) == before
+    _fails_half_way_and_changes_nothing(m, A, monkeypatch)
     m.partial_fit(A)
     assert np.array_equal(m.lambda_, dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A).lambda_)
 
@@ -882,12 +887,7 @@ def test_online_vb_batch_failing_half_way_keeps_the_random_stream(batches, monke
     """The failed step had drawn γ's start from the stream: the next batch gave another λ than without it."""
     A, B, C = batches
     m = dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A)
-    before = _state(m)
-    with monkeypatch.context() as mp:
-        mp.setattr(variational, "vb_estep", _failing_estep)
-        with pytest.raises(DPTopicError, match="injected"):
-            m.partial_fit(B)
-    assert _state(m) == before
+    _fails_half_way_and_changes_nothing(m, B, monkeypatch)
     m.partial_fit(C)
     assert np.array_equal(m.lambda_, dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A).partial_fit(C).lambda_)
 

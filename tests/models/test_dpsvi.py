@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import warnings
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from dptopic.accounting.gaussian import SubsampledGaussianEvent, pld_epsilon
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.kernels.vb import gather_rows
+from helpers import hide_opendp, quiet_small_fits, read_before_opendp_check
 
 
 @settings(max_examples=4, deadline=None)
@@ -169,11 +169,7 @@ def test_dpsvi_secure_mode_uses_opendp(synth):
     assert np.all(np.isfinite(m.components_))
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("make", [lambda: dptopic.OnlineVB(2, seed=0, verbose=0),
                                   lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, seed=0, verbose=0)],
                          ids=["OnlineVB", "DPSVI"])
@@ -370,21 +366,13 @@ def test_dpsvi_report_says_none_below_sigma_one(planted):
 
 
 # ---------------------------------------------------------------- item 7: OpenDP checked before the data
-def _no_opendp(monkeypatch):
-    monkeypatch.setitem(sys.modules, "opendp", None)     # "import opendp.prelude" now raises ImportError
-    monkeypatch.setitem(sys.modules, "opendp.prelude", None)
-
-
-def _touched(*a, **kw):
-    raise AssertionError("the data was read before OpenDP was checked")
-
-
 def test_secure_document_level_trainers_check_opendp_before_reading_data(tiny, monkeypatch):
     from dptopic.models import DPSVI, DocDPCooccurrence, DocDPEM, _document_passes
 
-    _no_opendp(monkeypatch)
-    monkeypatch.setattr(_document_passes, "document_source", _touched)    # where both trainers read their documents
-    monkeypatch.setattr(DPSVI, "_train_corpus", _touched)
+    hide_opendp(monkeypatch)
+    # where both trainers read their documents
+    monkeypatch.setattr(_document_passes, "document_source", read_before_opendp_check)
+    monkeypatch.setattr(DPSVI, "_train_corpus", read_before_opendp_check)
     for m in (DocDPEM(n_topics=3, secure=True), DocDPCooccurrence(n_topics=3, secure=True),
               DPSVI(n_topics=3, secure=True, verbose=0)):
         with pytest.raises(DPTopicError, match="secure mode needs OpenDP"):

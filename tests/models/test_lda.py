@@ -16,7 +16,7 @@ from dptopic.corpus import Corpus, lda_corpus
 from dptopic.corpus.shards import write_shards
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topic_recovery
-from helpers import SPEECH_TEXTS
+from helpers import SPEECH_TEXTS, quiet_small_fits
 
 
 @pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2)])
@@ -98,11 +98,7 @@ def test_seed_must_be_int_or_generator(planted):
 
 
 # ------------------------------------------------------------------------------------------- count-matrix dtypes
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 def test_a_float16_count_matrix_is_read_like_any_other(counts30):
     """scipy.sparse has no float16: it was a ValueError listing scipy's dtypes, from inside scipy."""
     assert Corpus.from_bow(counts30.astype(np.float16)).n_tokens == counts30.sum()
@@ -110,11 +106,7 @@ def test_a_float16_count_matrix_is_read_like_any_other(counts30):
     assert m.transform(counts30.astype(np.float16)).shape == (len(counts30), 2)
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 def test_uint64_counts_too_large_for_a_corpus_are_refused_in_one_line(counts30):
     """Their integer sum wrapped, so the size check passed and np.repeat failed on 'negative' repeats."""
     X = counts30.astype(np.uint64) * np.uint64(2 ** 62)
@@ -123,11 +115,7 @@ def test_uint64_counts_too_large_for_a_corpus_are_refused_in_one_line(counts30):
 
 
 # ----------------------------------------------------------------- inference with an alpha set after the fit
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("make", [lambda: dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0),
                                   lambda: dptopic.DocDPEM(n_topics=2, epsilon=2.0, seed=0, verbose=0),
                                   lambda: dptopic.OnlineVB(2, seed=0, verbose=0)], ids=["LDA", "DocDPEM", "OnlineVB"])
@@ -410,7 +398,6 @@ def test_non_private_lda_keeps_its_seed(small, tmp_path):
 
 def test_a_model_trained_from_shards_records_how_its_text_was_read_and_its_words_chosen(tmp_path):
     import dptopic
-    from dptopic.corpus.shards import write_shards
 
     texts = [f"apple banana cherry grape {w}" for w in ("melon", "lemon", "peach", "plum")] * 10
     c = Corpus.from_texts(texts, max_vocab=6)
@@ -420,17 +407,6 @@ def test_a_model_trained_from_shards_records_how_its_text_was_read_and_its_words
     for key in ("reading", "vocabulary_cuts"):
         assert from_shards.tokenizer_.get(key) == from_npz.tokenizer_.get(key) is not None, key
     assert "shard" not in from_shards.tokenizer_.get("vocabulary_cuts", {})
-
-
-def _corpus():
-    rng = np.random.default_rng(0)
-    words = [f"w{i}" for i in range(12)]
-    return Corpus.from_tokens([list(rng.choice(words, size=8)) for _ in range(40)])
-
-
-@pytest.fixture
-def shards(tmp_path):
-    return write_shards(_corpus(), tmp_path / "sh", 4)
 
 
 @pytest.mark.parametrize("cls,kw", [(LDA, dict(n_iter=2)), (DocDPEM, dict(epsilon=1.0))])

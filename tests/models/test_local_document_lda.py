@@ -8,15 +8,11 @@ import dptopic
 from dptopic import DPTopicError
 from dptopic.accounting.verify import verify_report
 from dptopic.errors import CorruptModelError
-from helpers import fitted_state
+from helpers import fitted_state, quiet_small_fits
 
 
 # ------------------------------------------------------------------------------- LocalDocumentLDA: fit is atomic
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus30, counts30):
     from dptopic.contributor.document_randomizer import DocumentRandomizer
 

@@ -23,7 +23,7 @@ from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
 from dptopic.models import OLPLDA, OnlineLDA, load
 from dptopic.models._variational import ESTEP_MAX_ITER, ESTEP_TOL
-from helpers import fitted_state
+from helpers import fitted_state, quiet_small_fits
 
 sklearn_lda = pytest.importorskip("sklearn.decomposition")
 
@@ -136,11 +136,7 @@ def _reports(corpus, seed=0):
 
 
 # ----------------------------------------------------------------------------- OnlineLDA / OLPLDA: fit is atomic
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("bad", ["negative counts", "no documents", "batch_size=-1", "lam=5"])
 def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus30, counts30, bad):
     m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(corpus30)
@@ -155,11 +151,7 @@ def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus30, counts3
     assert m.components_.shape == (2, 12)
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpus30):
     """An empty ReportSet was streamed as no batches: fit returned an unfitted model (and dropped the fitted one)."""
     reports = _reports(corpus30)
@@ -175,11 +167,7 @@ def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpu
 
 
 # --------------------------------------------------------------- partial_fit after set_params(n_topics=...) etc.
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("make", [lambda: dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0),
                                   lambda: dptopic.OnlineVB(2, seed=0, verbose=0)], ids=["OnlineLDA", "OnlineVB"])
 def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus30, make):
@@ -193,11 +181,7 @@ def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus30, make):
     assert fitted_state(m) == before
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 def test_online_lda_partial_fit_checks_parameters_set_since_the_last_batch(corpus30):
     m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).partial_fit(corpus30)
     before = fitted_state(m)

@@ -7,7 +7,6 @@ import json
 import math
 import re
 import secrets
-import sys
 import warnings
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import DPSVI, LDA, OLPLDA, FedLDA, OnlineLDA
 from dptopic.models import base as model_base
-from helpers import ShardLosingBackend
+from helpers import ShardLosingBackend, hide_opendp, quiet_fit, read_before_opendp_check
 
 
 def test_hdplda_epsilon_is_the_whole_runs_total_split_as_from_budget_does():
@@ -509,15 +508,9 @@ def test_a_seeded_non_private_model_does_not_warn(corpus):
         dptopic.LDA(n_topics=2, n_iter=2, seed=7, verbose=0).fit(corpus)
 
 
-def _fit(model, corpus, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # seeds, a vocabulary from the data: not what these tests look at
-        return model.fit(corpus, **kw)
-
-
 # ---------------------------------------------------------------- finding 6: CDP's covered / not covered rows
 def test_cdp_card_puts_the_model_in_the_not_covered_row(tiny):
-    m = _fit(dptopic.CDPLDA(n_topics=3, n_iter=2, seed=0, verbose=0), tiny.corpus)
+    m = quiet_fit(dptopic.CDPLDA(n_topics=3, n_iter=2, seed=0, verbose=0), tiny.corpus)
     card = privacy_card(m.privacy_, "CDPLDA")
     assert "count_release_epsilon" not in card["covered"] and "count_release_epsilon" not in card["not_covered"]
     assert "Phi" not in card["covered"] and "not covered" not in card["covered"].lower()
@@ -580,15 +573,6 @@ def lossy(monkeypatch):
 
 
 # ---------------------------------------------------------------- item 7: OpenDP checked before the data
-def _no_opendp(monkeypatch):
-    monkeypatch.setitem(sys.modules, "opendp", None)     # "import opendp.prelude" now raises ImportError
-    monkeypatch.setitem(sys.modules, "opendp.prelude", None)
-
-
-def _touched(*a, **kw):
-    raise AssertionError("the data was read before OpenDP was checked")
-
-
 def test_a_replay_is_warned_with_its_count_and_the_epsilon_includes_it(tiny, lossy):
     # item 3: a replay raises epsilon above the plan; the fit said nothing about it
     m = HDPLDA(n_topics=3, epsilon_laplace=1.0, n_iter=4, seed=0, verbose=0, backend="dask")
@@ -607,8 +591,8 @@ def test_a_replay_is_warned_with_its_count_and_the_epsilon_includes_it(tiny, los
 
 
 def test_secure_gibbs_checks_opendp_before_reading_data(tiny, monkeypatch):
-    _no_opendp(monkeypatch)
-    monkeypatch.setattr(model_base, "training_source", _touched)
+    hide_opendp(monkeypatch)
+    monkeypatch.setattr(model_base, "training_source", read_before_opendp_check)
     for m in (HDPLDA(n_topics=3, n_iter=2, secure=True, verbose=0),):
         with pytest.raises(DPTopicError, match="secure mode needs OpenDP"):
             m.fit(tiny.corpus)

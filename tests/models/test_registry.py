@@ -2,10 +2,7 @@
 other module of the package holding a table of trainer names."""
 import inspect
 import json
-import os
 import re
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from dptopic.models.base import TopicModel
 from dptopic.models.registry import TRAINERS, UNITS, _entries, class_named, for_unit_trainer, trainer, trainer_of
 from dptopic.training import UNIT_TRAINERS
 from helpers import SMALL_SETTINGS as SMALL
+from helpers import loaded_in_a_new_process
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -94,11 +92,8 @@ def test_a_budget_constructor_s_parameters_count():
 
 def test_reading_the_registry_imports_no_estimator():
     """The command line builds its parser and help from the registry without numba, scipy or scikit-learn."""
-    code = ("import sys; from dptopic.models.registry import TRAINERS; names = list(TRAINERS);"
-            " print(any(m in sys.modules for m in ('numpy', 'numba', 'scipy', 'sklearn', 'dptopic.models.lda')))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120)
-    assert r.stdout.strip() == "False", r.stderr
+    assert loaded_in_a_new_process("from dptopic.models.registry import TRAINERS; names = list(TRAINERS)",
+                                   ("numpy", "numba", "scipy", "sklearn", "dptopic.models.lda")) == []
 
 
 # the trainer names of `dptopic train --algorithm`, quoted as a Python or JSON string literal

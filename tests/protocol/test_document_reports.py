@@ -17,6 +17,7 @@ from dptopic.mechanisms.frequency_oracle import (
     subset_size,
 )
 from dptopic.protocol.document_reports import DocumentReportSet, domain_size, n_pairs, pair_cooccurrence, pair_index
+from helpers import quiet_small_fits
 
 
 def exact_subset_probabilities(D, eps):
@@ -249,11 +250,7 @@ def test_partial_fit_equals_one_fit_and_survives_a_save(tmp_path):
 # ``dptopic.protocol.document_reports``.
 
 
-@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
-@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
-@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
-@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@quiet_small_fits
 @pytest.mark.parametrize("make", ["word", "document"])
 def test_randomizers_refuse_a_one_dimensional_array_and_a_number_as_a_document_in_one_line(make):
     import numpy as np

@@ -128,40 +128,14 @@ def test_a_service_logs_a_round_the_ledger_cannot_record_and_stays_up(tmp_path, 
 
 @pytest.mark.service
 def test_a_released_secure_sum_round_is_charged_to_its_contributors(tmp_path):
-    import threading
-    import time
-
-    from dptopic.contributor.secure_client import take_part
     from service_helpers import SecureSumServer
 
     L = tmp_path / "l.sqlite"
     words = [f"word{i:02d}" for i in range(40)]
-
-    def bow(seed):
-        rng = np.random.default_rng(seed)
-        ptr, ids = [0], []
-        for _ in range(3):
-            ids += list(np.unique(rng.integers(0, 40, 12)))
-            ptr.append(len(ids))
-        return np.array(ptr), np.array(ids), np.ones(len(ids), np.int64)
-
     with SecureSumServer(tmp_path, words, n=6, dropouts=2, ledger=L) as live:
-        out = [None] * 6
-
-        def one(i):
-            out[i] = take_part(live.url, bow(i), live.invitation_files[i], poll=0.05, timeout=60)
-
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        out = live.play(tmp_path)
         assert all(isinstance(o, dict) for o in out), out
-        deadline = time.monotonic() + 60
-        while live.call("GET", "/v1/secure/round")[1]["state"] not in ("released", "failed"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        assert live.call("GET", "/v1/secure/round")[1]["state"] == "released"
+        assert live.wait_state("released", "failed")["state"] == "released"
     led = DatasetLedger(L)
     (name,) = led.datasets()
     (r,) = led.releases(name)
