@@ -65,7 +65,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DisconnectionError, IntegrityError, SQLAlchemyError
 
 from ..errors import DPTopicError, ParameterError
 
@@ -740,6 +740,7 @@ class Storage:
         ``limit`` (PostgreSQL): seconds it may take, from now or until ``deadline`` (``time.monotonic()``): None
         for ``timeout``, ``"long"`` for ``long_timeout``, 0 for none; past it, :class:`StorageTimeout`."""
         seconds = self._limit(limit)
+        self.check_writable_file()
         try:
             with _deadline(seconds, deadline), self.engine.connect() as conn:
                 conn = conn.execution_options(dptopic_write=True)
@@ -779,6 +780,20 @@ class Storage:
             raise StorageError(f"the database file {path!r} was {'removed' if now is None else 'replaced'} while this"
                                " server was using it: nothing more is stored into the old file; restore the file and"
                                " restart the server.")
+
+    def check_writable_file(self) -> None:
+        """Refuse (:class:`StoragePermissionError`) a write while the SQLite file this server opened may not be
+        written (its operator made it read-only: its mode, or ``chattr +i``), before any connection is used: one
+        that SQLite opened before would still commit into the write-ahead log, which SQLite copies into the file only
+        at its checkpoints, so some writes would be refused and others acknowledged. Writes are taken again from the
+        first one after the file is writable (a connection opened while it was not is opened again on its next
+        check-out, :func:`_sqlite_setup`). A removed or replaced file is refused as :meth:`check_file` says. One
+        system call; nothing on PostgreSQL or for an in-memory database."""
+        if self._sqlite_file is None or _may_write(self._sqlite_file[0]):
+            return
+        self.check_file()
+        raise StoragePermissionError(f"the database file {self._sqlite_file[0]!r} is read-only: nothing is stored"
+                                     " until it is writable again; make it writable (no restart is needed).")
 
     @contextmanager
     def read(self, limit=None):
@@ -1023,6 +1038,7 @@ class Storage:
         objects (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload
         transaction): ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and
         the error :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there)."""
+        self.check_writable_file()
         try:
             raw = self.engine.raw_connection()
         except SQLAlchemyError as e:
@@ -1421,15 +1437,29 @@ def _one_line(e: BaseException) -> str:
     return " ".join(msg.split())[:300]
 
 
-def _sqlite_file_identity(engine):
-    """``(absolute path, (device, inode))`` of the SQLite file behind ``engine``; None for another database, an
-    in-memory one or a URI filename."""
+def _sqlite_path(engine) -> str | None:
+    """The absolute path of the SQLite file behind ``engine``; None for another database, an in-memory one or a URI
+    filename."""
     if engine.dialect.name != "sqlite":
         return None
     path = engine.url.database
     if not path or path == ":memory:" or path.startswith("file:") or engine.url.query.get("uri"):
         return None
-    path = os.path.abspath(path)
+    return os.path.abspath(path)
+
+
+def _may_write(path: str) -> bool:
+    """Whether this process may open the file ``path`` for writing now: its mode, and attributes such as Linux's
+    immutable one (``chattr +i``), which stop root too. One system call, no file opened."""
+    return os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+
+
+def _sqlite_file_identity(engine):
+    """``(absolute path, (device, inode))`` of the SQLite file behind ``engine``; None for another database, an
+    in-memory one or a URI filename."""
+    path = _sqlite_path(engine)
+    if path is None:
+        return None
     try:
         st = os.stat(path)
     except OSError:
@@ -1441,9 +1471,10 @@ def _sqlite_setup(engine, synchronous: str = "full") -> None:
     """WAL journal, ``synchronous`` (:data:`SQLITE_SYNCHRONOUS`: by default an fsync on every commit), foreign keys,
     and explicit BEGIN (IMMEDIATE for writes)."""
     pragma = f"PRAGMA synchronous={'NORMAL' if synchronous == 'normal' else 'FULL'}"
+    path = _sqlite_path(engine)
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn, _record):
+    def _connect(dbapi_conn, record):
         dbapi_conn.isolation_level = None  # let SQLAlchemy's "begin" event below emit BEGIN itself
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -1451,6 +1482,15 @@ def _sqlite_setup(engine, synchronous: str = "full") -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.close()
+        # SQLite opens a file it may not write read-only, and the connection stays so when the file is writable again
+        record.info["dptopic_read_only"] = path is not None and not _may_write(path)
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(_dbapi_conn, record, _proxy):
+        if record.info.get("dptopic_read_only") and _may_write(path):
+            # opened while the file was read-only, which it no longer is: the pool opens this one again, read-write,
+            # so that no write fails for it (a read-only file refuses writes before any connection: Storage.write)
+            raise DisconnectionError("opened read-only; the database file is writable again")
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
