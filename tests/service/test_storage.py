@@ -623,3 +623,34 @@ def test_a_sqlite_file_made_read_only_refuses_every_write_and_takes_the_first_on
             [900, *range(910, 916)]
     finally:
         con.close()
+
+
+def test_commits_left_to_sync_take_a_connection_of_their_own_with_no_check_out_or_pragma_each(tmp_path):
+    """store(durable=False), the writer's path on a SQLite file with synchronous=full, commits on one connection kept
+    out of the pool at synchronous=NORMAL: after the first, no pool check-out and no PRAGMA per commit; every pooled
+    connection keeps FULL."""
+    import sqlite3 as driver
+
+    from sqlalchemy import event
+
+    st = Storage(f"sqlite:///{tmp_path / 'own.db'}")
+    checkouts, statements = [], []
+    event.listen(st.engine, "checkout", lambda *a: checkouts.append(1))
+    try:
+        assert st.store([Submission("key-own-0000", "0" * 64, None, [b"\x01"])], durable=False)[0][0] == "stored"
+        own = st._lazy_conn.driver_connection
+        assert isinstance(own, driver.Connection)
+        own.set_trace_callback(statements.append)
+        checkouts.clear()
+        for i in range(1, 4):
+            assert st.store([Submission(f"key-own-{i:04d}", f"{i:064x}", None, [b"\x01"])],
+                            durable=False)[0][0] == "stored"
+        assert checkouts == []
+        assert not [s for s in statements if "PRAGMA" in s.upper()]
+        assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"] * 3
+        assert own.execute("PRAGMA synchronous").fetchone()[0] == 1
+        with st.read() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2
+        assert st.count_reports() == 4
+    finally:
+        st.close()

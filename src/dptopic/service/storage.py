@@ -717,6 +717,10 @@ class Storage:
         #: the driver's own error class: what those statements raise (SQLAlchemy wraps only what it runs itself)
         self._driver_error = self.engine.dialect.loaded_dbapi.Error
         self._sqlite_file = None
+        #: the driver connection that commits without waiting for the disk (store(durable=False)), kept out of the
+        #: pool at synchronous=NORMAL, and the lock of its one user at a time
+        self._lazy_conn = None
+        self._lazy_lock = threading.Lock()
         self.migrate()
         self._sqlite_file = _sqlite_file_identity(self.engine)
 
@@ -1034,33 +1038,63 @@ class Storage:
                 cur.close()
 
     def _store_sqlite(self, batch: list[Submission], durable: bool = True) -> list[tuple[str, dict]]:
-        """:meth:`store` on SQLite, on a pooled driver connection without SQLAlchemy's connection and transaction
-        objects (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload
-        transaction): ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and
-        the error :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there)."""
+        """:meth:`store` on SQLite, on a driver connection without SQLAlchemy's connection and transaction objects
+        (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload transaction):
+        ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and the error
+        :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there). A durable
+        commit takes a pooled connection (``synchronous`` as the URL says); one that leaves its fsync to :meth:`sync`
+        takes :meth:`_lazy_connection`, set to ``NORMAL`` once (no check-out and no ``PRAGMA`` per commit)."""
         self.check_writable_file()
+        if not durable:
+            with self._lazy_lock:
+                raw = self._lazy_connection()
+                try:
+                    return self._commit_sqlite(raw, batch)
+                except BaseException:
+                    if self._lazy_conn is not None and self._lazy_conn.dbapi_connection is None:  # invalidated
+                        self._lazy_conn = None
+                    raise
         try:
             raw = self.engine.raw_connection()
         except SQLAlchemyError as e:
             raise _database_error(e) from e
         try:
+            return self._commit_sqlite(raw, batch)
+        finally:
+            raw.close()                 # back to the pool (a no-op once invalidated)
+
+    def _lazy_connection(self):
+        """The connection of commits that leave their fsync to :meth:`sync`: a pool connection kept out of the pool
+        for them alone, at ``synchronous=NORMAL`` (every other connection keeps the URL's ``FULL``); opened again when
+        it was opened while the file was read-only and the file is writable now (as the pool's check-out does)."""
+        raw = self._lazy_conn
+        if raw is not None and raw.info.get("dptopic_read_only") and _may_write(self._sqlite_file[0]):
+            raw.invalidate()
+            raw.close()
+            raw = self._lazy_conn = None
+        if raw is None:
+            try:
+                raw = self.engine.raw_connection()
+                raw.driver_connection.execute("PRAGMA synchronous=NORMAL")
+            except (SQLAlchemyError, self._driver_error) as e:
+                raise _database_error(e) from e
+            self._lazy_conn = raw
+        return raw
+
+    def _commit_sqlite(self, raw, batch: list[Submission]) -> list[tuple[str, dict]]:
+        """:meth:`_store_sqlite`'s transaction on the driver connection of ``raw`` (a pool connection)."""
+        try:
             cur = raw.driver_connection.cursor()
             try:
-                if not durable:     # this commit leaves its fsync to sync(); the connection's others keep theirs
-                    cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("BEGIN IMMEDIATE")
                 try:
-                    cur.execute("BEGIN IMMEDIATE")
-                    try:
-                        out = self._store_statements(cur, batch)
-                        self.check_file()   # before the commit: nothing is acknowledged into a removed file
-                        cur.execute("COMMIT")
-                    except BaseException:
-                        if raw.driver_connection.in_transaction:
-                            cur.execute("ROLLBACK")
-                        raise
-                finally:
-                    if not durable:
-                        cur.execute("PRAGMA synchronous=FULL")
+                    out = self._store_statements(cur, batch)
+                    self.check_file()   # before the commit: nothing is acknowledged into a removed file
+                    cur.execute("COMMIT")
+                except BaseException:
+                    if raw.driver_connection.in_transaction:
+                        cur.execute("ROLLBACK")
+                    raise
             finally:
                 cur.close()
         except self._driver_error as e:
@@ -1068,8 +1102,6 @@ class Storage:
                 raw.invalidate()
                 self.engine.dispose()
             raise _database_error(e) from e
-        finally:
-            raw.close()                 # back to the pool (a no-op once invalidated)
         return out
 
     def _store_statements(self, cur, batch: list[Submission]) -> list[tuple[str, dict]]:
@@ -1416,6 +1448,10 @@ class Storage:
         return [{"client": c, "rounds": int(n)} for c, n in rows]
 
     def close(self) -> None:
+        with self._lazy_lock:
+            if self._lazy_conn is not None:
+                self._lazy_conn.close()
+                self._lazy_conn = None
         self.engine.dispose()
 
 
