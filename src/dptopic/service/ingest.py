@@ -37,7 +37,6 @@ import queue
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 
 from .storage import Storage, Submission, is_data_error
 
@@ -54,6 +53,7 @@ class GroupCommitWriter:
         self.max_items = max_items
         self.max_wait = max_wait
         self._receiving = 0         # uploads being received and checked, not queued yet (changed on one thread only)
+        self._receipt = _Receiving(self)
         self._last_seconds = 0.0    # how long the last transaction took
         self._q: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -67,15 +67,10 @@ class GroupCommitWriter:
         self._thread.start()
         return self
 
-    @contextmanager
-    def receiving(self):
+    def receiving(self) -> "_Receiving":
         """Around the receipt and the checks of an upload that will be submitted (from the event loop's thread only):
         while it lasts, the writer waits a little for the upload before it begins a transaction (module docstring)."""
-        self._receiving += 1
-        try:
-            yield
-        finally:
-            self._receiving -= 1
+        return self._receipt
 
     def submit(self, sub: Submission) -> Future:
         """Queue ``sub``; the returned :class:`concurrent.futures.Future` resolves after its commit."""
@@ -207,6 +202,21 @@ class GroupCommitWriter:
         self._thread.join(timeout)
         if self._syncer is not None:
             self._syncer.shutdown(wait=True)
+
+
+class _Receiving:
+    """:meth:`GroupCommitWriter.receiving`'s context manager (a class: a generator's costs more, on every upload)."""
+
+    __slots__ = ("_writer",)
+
+    def __init__(self, writer: GroupCommitWriter):
+        self._writer = writer
+
+    def __enter__(self) -> None:
+        self._writer._receiving += 1
+
+    def __exit__(self, *exc) -> None:
+        self._writer._receiving -= 1
 
 
 def _resolve(pairs, error) -> None:
