@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dptopic.corpus import Corpus, lda_corpus
 
@@ -343,6 +344,18 @@ def throwaway_postgres_url():
     """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
     for server in throwaway_postgres():
         yield server.url
+
+
+def read_only(path):
+    """Make the file ``path`` unwritable for a server of this test (``chattr +i`` as root, whom modes do not stop;
+    mode 0444 otherwise); returns the undo. Skips the test where it cannot."""
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(path)],
+                                                            capture_output=True).returncode != 0:
+            pytest.skip("running as root without chattr +i: cannot make the database file read-only")
+        return lambda: subprocess.run(["chattr", "-i", str(path)], check=True)
+    os.chmod(path, 0o444)
+    return lambda: os.chmod(path, 0o644)
 
 
 # --------------------------------------------------------------------------------------------- in-process servers

@@ -382,3 +382,51 @@ def test_padding_bits_are_found_as_numpy_finds_them():
                     packed[:, -1] &= last_byte_mask(V)
                 want = bool(n and np.any(packed[:, -1] & np.uint8(~last_byte_mask(V) & 0xFF)))
                 assert padding_set(packed, V) == want, (V, n, clear)
+
+
+def test_a_known_header_reads_what_from_bytes_reads_and_leaves_every_other_file_to_it():
+    """``KnownHeader.read`` (a server's fast path for the header ``dptopic submit`` writes for its settings) gives the
+    set ``ReportSet.from_bytes`` gives for every whole file with that header, and None for any other file, which
+    ``from_bytes`` then reads or refuses in its own words."""
+    from dptopic.protocol.reports import ReportSet, new_upload_nonce
+
+    rs = _reports()
+    fp = vocabulary_fingerprint(FRUIT_WORDS)
+    known = ReportSet.known_header(len(FRUIT_WORDS), fp, rs.f)
+    for n in range(5):
+        for nonce in (None, new_upload_nonce()):
+            raw = rs[:n].to_bytes(include_vocabulary=False, nonce=nonce) if n else \
+                ReportSet(rs.packed[:0], rs.vocab_size, fp, rs.f).to_bytes(nonce=nonce)
+            got, want = known.read(raw), ReportSet.from_bytes(raw)
+            assert got is not None and got.n_reports == want.n_reports == n
+            assert np.array_equal(got.packed, want.packed) and got.packed.flags.writeable
+            assert (got.vocab_size, got.vocabulary_sha256, got.f, got.upload_nonce, got.vocabulary) == \
+                (want.vocab_size, want.vocabulary_sha256, want.f, want.upload_nonce, want.vocabulary)
+    raw = rs.to_bytes(include_vocabulary=False, nonce=new_upload_nonce())
+    (H,) = struct.unpack("<I", raw[8:12])
+    padded = bytearray(raw)
+    padded[12 + H + (len(FRUIT_WORDS) + 7) // 8 - 1] |= 0x80      # a padding bit of the first report
+    padded[-32:] = hashlib.sha256(bytes(padded[:-32])).digest()
+    others = {
+        "the word list embedded": rs.to_bytes(include_vocabulary=True),
+        "another f": Randomizer(FRUIT_WORDS, epsilon_word=1.5, secure=True).randomize(DOCS).to_bytes(False),
+        "another vocabulary": Randomizer(WORDS, epsilon_word=1.0, secure=True).randomize([["w1"]]).to_bytes(False),
+        "spaces in the header": _with_header(raw, lambda t: json.dumps(json.loads(t))),
+        "a field twice": _with_header(raw, lambda t: t[:-1] + ',"n_reports":4}'),
+        "fields in another order": _with_header(raw, lambda t: json.dumps(dict(reversed(json.loads(t).items())),
+                                                                        separators=(",", ":"))),
+        "an upper-case nonce": _with_header(raw, lambda t: t.replace(t[-34:-2], t[-34:-2].upper())),
+        "a count of reports the payload does not hold": _with_header(raw, lambda t: t.replace('"n_reports":4',
+                                                                                              '"n_reports":5')),
+        "a leading zero": _with_header(raw, lambda t: t.replace('"n_reports":4', '"n_reports":04')),
+        "a byte changed": raw[:-40] + bytes([raw[-40] ^ 1]) + raw[-39:],
+        "truncated": raw[:-1],
+        "a padding bit set": bytes(padded),
+        "another magic": b"DPTLDPD\n" + raw[8:],
+    }
+    for what, data in others.items():
+        assert known.read(data) is None, what
+        try:
+            ReportSet.from_bytes(data)
+        except DPTopicError:
+            pass

@@ -160,3 +160,49 @@ def test_an_upload_is_answered_before_starlettes_middleware_and_router(tmp_path)
     assert refused[0] == 400 and refused[2]["error"]["code"] == "missing_idempotency_key"
     assert built is None                                    # three uploads, no middleware stack
     assert wrong_method[0] == 405 and wrong_method[2]["error"]["code"] == "method_not_allowed"
+
+
+def test_the_bodies_idle_timeouts_share_one_timer_and_each_read_times_out_on_its_own():
+    """``BodyTimeouts``: every body read on a loop has its idle timeout on one timer, armed once for many reads (a
+    timer per request was armed and cancelled on every upload); a read is cancelled once its own ``idle`` passes
+    without a touch, whatever the others do, and a closed one never is."""
+    import asyncio
+
+    from dptopic.service.app import BodyTimeouts
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        timeouts = BodyTimeouts(loop)
+        armed, real = [], loop.call_at
+        loop.call_at = lambda when, callback, *a, **kw: (armed.append(when) if callback == timeouts._due else None,
+                                                         real(when, callback, *a, **kw))[1]
+
+        async def read(idle: float, touches: int):
+            r = timeouts.start(idle)
+            try:
+                for _ in range(touches):
+                    await asyncio.sleep(idle / 2)
+                    r.touch()
+                last = loop.time()
+                await asyncio.sleep(30)
+                return None
+            except asyncio.CancelledError:
+                assert r.expired()
+                return loop.time() - last
+            finally:
+                r.close()
+
+        quiet = [timeouts.start(60.0) for _ in range(50)]      # reads that end well before their timeout
+        assert len(armed) == 1
+        for r in quiet:
+            r.close()
+        waited = await asyncio.gather(read(0.6, 0), read(0.2, 0), read(0.4, 3))
+        for idle, w in zip((0.6, 0.2, 0.4), waited):
+            assert w is not None and idle <= w + 1e-3 < idle + 2.0, (idle, w)
+        assert len(armed) < 10
+        r = timeouts.start(0.1)
+        r.close()
+        await asyncio.sleep(0.3)                # a closed read is not cancelled: this task goes on
+        assert not r.expired()
+
+    asyncio.run(main())

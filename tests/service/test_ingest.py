@@ -143,3 +143,28 @@ def test_on_a_sqlite_file_with_full_sync_an_upload_is_answered_after_an_fsync_be
         gate.set()
         writer.stop()
         storage.close()
+
+
+def test_the_uploads_of_one_loop_iteration_reach_the_writer_in_one_hand_over():
+    """Uploads submitted from the event loop in one iteration are queued for the writer together at its end (one
+    wake of the writer thread, not one per upload), and stored in one transaction."""
+    import asyncio
+
+    storage = _Recorder(0.0)
+    writer = GroupCommitWriter(storage)
+    puts = []
+    real_put = writer._q.put
+    writer._q.put = lambda items: (puts.append(len(items)), real_put(items))[1]
+
+    async def main():
+        futures = [writer.submit_async(_sub(f"loop-{i:05d}")) for i in range(5)]
+        assert puts == []                               # held until the iteration ends
+        writer.start()
+        return await asyncio.gather(*futures)
+
+    try:
+        answers = asyncio.run(main())
+    finally:
+        writer.stop()
+    assert [a[0] for a in answers] == ["stored"] * 5
+    assert puts == [5] and storage.batches == [[f"loop-{i:05d}" for i in range(5)]]

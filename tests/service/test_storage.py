@@ -574,3 +574,83 @@ def test_a_commit_left_to_sync_leaves_the_connection_syncing_and_sync_fsyncs_the
     normal = Storage(f"sqlite:///{tmp_path / 'n.db'}?synchronous=normal")
     assert not normal.syncs_separately
     normal.close()
+
+
+def test_a_sqlite_file_made_read_only_refuses_every_write_and_takes_the_first_one_after(tmp_path):
+    """An operator makes the database file read-only while the server runs: every write is refused from the next one
+    on, though the connections opened before could still write the log (SQLite writes the file itself only at its
+    checkpoints); and once the file is writable again, every write is stored from the first one on, though the reads
+    meanwhile made the pool open connections that SQLite opened read-only."""
+    from dptopic.service.storage import StoragePermissionError
+    from service_helpers import read_only
+
+    path = tmp_path / "ro.db"
+    st = Storage(f"sqlite:///{path}")
+    n = iter(range(100))
+
+    def sub():
+        i = next(n)
+        return Submission(f"key-read-only-{i:04d}", f"{i:064x}", None, [b"\x01"])
+
+    try:
+        for durable in (True, False):                       # the pool now holds connections opened read-write
+            assert st.store([sub()], durable=durable)[0][0] == "stored"
+        with st.write() as conn:
+            conn.execute(insert(schema_table).values(version=900, description="before", applied_at=0.0))
+        undo = read_only(path)
+        try:
+            for durable in (True, False, True):
+                with pytest.raises(StoragePermissionError, match="read-only"):
+                    st.store([sub()], durable=durable)
+            with pytest.raises(StoragePermissionError, match="read-only"):
+                with st.write() as conn:
+                    conn.execute(insert(schema_table).values(version=901, description="during", applied_at=0.0))
+            with st.read() as a, st.read() as b, st.read() as c:    # new connections, opened read-only by SQLite
+                assert {x.execute(select(schema_table.c.version).where(schema_table.c.version == 900)).scalar()
+                        for x in (a, b, c)} == {900}
+        finally:
+            undo()
+        for i in range(6):      # each connection of the pool in turn: none fails for having been opened read-only
+            assert st.store([sub()], durable=i % 2 == 0)[0][0] == "stored"
+            with st.write() as conn:
+                conn.execute(insert(schema_table).values(version=910 + i, description="after", applied_at=0.0))
+    finally:
+        st.close()
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 2 + 6
+        assert [v for (v,) in con.execute("SELECT version FROM dptopic_schema WHERE version >= 900")] == \
+            [900, *range(910, 916)]
+    finally:
+        con.close()
+
+
+def test_commits_left_to_sync_take_a_connection_of_their_own_with_no_check_out_or_pragma_each(tmp_path):
+    """store(durable=False), the writer's path on a SQLite file with synchronous=full, commits on one connection kept
+    out of the pool at synchronous=NORMAL: after the first, no pool check-out and no PRAGMA per commit; every pooled
+    connection keeps FULL."""
+    import sqlite3 as driver
+
+    from sqlalchemy import event
+
+    st = Storage(f"sqlite:///{tmp_path / 'own.db'}")
+    checkouts, statements = [], []
+    event.listen(st.engine, "checkout", lambda *a: checkouts.append(1))
+    try:
+        assert st.store([Submission("key-own-0000", "0" * 64, None, [b"\x01"])], durable=False)[0][0] == "stored"
+        own = st._lazy_conn.driver_connection
+        assert isinstance(own, driver.Connection)
+        own.set_trace_callback(statements.append)
+        checkouts.clear()
+        for i in range(1, 4):
+            assert st.store([Submission(f"key-own-{i:04d}", f"{i:064x}", None, [b"\x01"])],
+                            durable=False)[0][0] == "stored"
+        assert checkouts == []
+        assert not [s for s in statements if "PRAGMA" in s.upper()]
+        assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"] * 3
+        assert own.execute("PRAGMA synchronous").fetchone()[0] == 1
+        with st.read() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2
+        assert st.count_reports() == 4
+    finally:
+        st.close()

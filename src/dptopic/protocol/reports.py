@@ -354,6 +354,12 @@ class ReportSet(FlipParameterMixin):
         rs.upload_nonce = nonce
         return rs.check(vocabulary=vocabulary, f=f, where=where)
 
+    @staticmethod
+    def known_header(vocab_size: int, vocabulary_sha256: str, f: float) -> "KnownHeader":
+        """The header :meth:`to_bytes` writes for reports of these settings, to read such files fast
+        (:class:`KnownHeader`)."""
+        return KnownHeader(vocab_size, vocabulary_sha256, f)
+
     def save(self, path) -> Path:
         """Write the report file atomically."""
         path = Path(path)
@@ -367,3 +373,48 @@ class ReportSet(FlipParameterMixin):
             raise DPTopicError(f"report file {str(path)!r} {'is a directory' if path.is_dir() else 'does not exist'}:"
                                " give the file written by 'dptopic randomize'.")
         return cls.from_bytes(path.read_bytes(), vocabulary=vocabulary, f=f, where=f"report file {os.fspath(path)!r}")
+
+
+class KnownHeader:
+    """The header that :meth:`ReportSet.to_bytes` writes for reports of one vocabulary (its size and fingerprint) and
+    one ``f``, with no word list embedded (a contributor's upload), as bytes: a reader that expects those settings (a
+    collection server, every upload) recognises such a file by comparing bytes instead of parsing its JSON, which was
+    most of a single-report upload's decoding (docs/research/service_throughput.md).
+
+    :meth:`read` gives the same :class:`ReportSet` as :meth:`ReportSet.from_bytes` for a file whole (magic, length,
+    checksum) whose header is byte for byte this one, any ``n_reports`` and ``upload_nonce`` aside; for any other file
+    it gives None, and the caller reads it with :meth:`ReportSet.from_bytes`, which reads it or refuses it."""
+
+    def __init__(self, vocab_size: int, vocabulary_sha256: str, f: float):
+        V = int(vocab_size)
+        self.vocab_size, self.vocabulary_sha256 = V, str(vocabulary_sha256)
+        self.bytes_per_report = (V + 7) // 8
+        model = ReportSet(np.zeros((0, self.bytes_per_report), np.uint8), V, vocabulary_sha256, f)
+        self.f = model.f
+        text = json.dumps(model.header(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        at = text.index(b'"n_reports":0') + len(b'"n_reports":')      # the count and the nonce vary per upload
+        self._pattern = re.compile(re.escape(text[:at]) + rb"(0|[1-9][0-9]{0,8})" + re.escape(text[at + 1:-1])
+                                   + rb'(?:,"' + UPLOAD_NONCE.encode() + rb'":"([0-9a-f]{32})")?\}')
+
+    def read(self, data) -> ReportSet | None:
+        """The reports of ``data`` (bytes), or None when it is not a whole file with this header."""
+        if len(data) < 12 + _DIGEST or data[:8] != MAGIC:
+            return None
+        H = int.from_bytes(data[8:12], "little")
+        end = 12 + H
+        if end + _DIGEST > len(data):
+            return None
+        m = self._pattern.fullmatch(data, 12, end)
+        if m is None:
+            return None
+        n, nb = int(m[1]), self.bytes_per_report
+        if len(data) - end - _DIGEST != n * nb or \
+                hashlib.sha256(memoryview(data)[:-_DIGEST]).digest() != data[-_DIGEST:]:
+            return None
+        packed = np.frombuffer(data, dtype=np.uint8, count=n * nb, offset=end).reshape(n, nb).copy()
+        if padding_set(packed, self.vocab_size):    # refused by from_bytes, in its words
+            return None
+        rs = ReportSet(packed, self.vocab_size, self.vocabulary_sha256, self.f)
+        if m[2] is not None:
+            rs.upload_nonce = m[2].decode("ascii")
+        return rs

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gc
 import hashlib
 import io
 import json
 import logging
+import math
 import re
 import threading
 import time
-from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
@@ -31,6 +30,7 @@ from ..protocol import codec as protocol_codec
 from . import codec, kinds
 from .config import ServiceConfig
 from .ingest import GroupCommitWriter
+from .lifespan import frozen_lifespan
 from .metrics import Metrics
 from .status import render_status, render_unavailable, used_prior
 from .storage import Storage, StorageError, StoragePermissionError, StorageTimeout, Submission
@@ -119,6 +119,14 @@ class Service:
         self.started_at = time.time()
         self.storage_log = LogThrottle(log)
         self.write_refused_at: float | None = None    # time.monotonic() of the last permission error of a request
+        self._body_timeouts: BodyTimeouts | None = None
+
+    def body_timeouts(self) -> "BodyTimeouts":
+        """The request bodies' idle timeouts on the running event loop (one timer for them all)."""
+        loop = asyncio.get_running_loop()
+        if self._body_timeouts is None or self._body_timeouts.loop is not loop:
+            self._body_timeouts = BodyTimeouts(loop)
+        return self._body_timeouts
 
     def settings(self) -> dict:
         """What stored reports are made with: a database serves one vocabulary, one f and one format; and FedLDA on
@@ -344,20 +352,28 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise ApiError(413, "body_too_large", f"the body has {n} bytes, more than the limit of {limit}: split the"
                                                   " upload into smaller requests.")
     chunks, n = [], 0
-    idle = request.app.state.service.cfg.body_timeout
+    svc = request.app.state.service
+    idle = svc.cfg.body_timeout
     # an idle timeout, moved on at every chunk: a client that stops sending before its Content-Length (or its last
     # chunk) would otherwise hold the request, and the memory of what it sent, for as long as it likes
-    timer = _IdleTimeout(idle)
+    timer = svc.body_timeouts().start(idle)
+    receive = request.receive   # the ASGI messages read as Starlette's Request.stream reads them, without its generator
     try:
-        async for chunk in request.stream():
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                if message["type"] == "http.disconnect":
+                    raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.")
+                continue
             timer.touch()
+            chunk = message.get("body", b"")
             n += len(chunk)
             if n > limit:
                 raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the"
                                                       " upload into smaller requests.")
             chunks.append(chunk)
-    except ClientDisconnect:
-        raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.") from None
+            if not message.get("more_body", False):
+                break
     except asyncio.CancelledError:
         if timer.expired():
             raise ApiError(408, "body_timeout", setting_line(request, "no byte of the body arrived for {idle:g} s:"
@@ -366,33 +382,64 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise
     finally:
         timer.close()
-    return b"".join(chunks)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-class _IdleTimeout:
-    """Cancels the current task once ``idle`` seconds pass without a :meth:`touch` (as ``asyncio.timeout`` moved on
-    at every chunk, without cancelling and re-arming a timer per chunk: the timer, when it falls due, re-arms itself at
-    the last touch plus ``idle`` if there was one meanwhile)."""
+class BodyTimeouts:
+    """The idle timeouts of the request bodies being read on one event loop, all on one timer: each read
+    (:meth:`start`) cancels its task once ``idle`` seconds pass without a :meth:`_BodyRead.touch`, as
+    ``asyncio.timeout`` moved on at every chunk would, without a timer armed and cancelled per request (every upload
+    reads a body). The timer falls due at the earliest moment a read may have been idle too long, and is armed again
+    at the next such moment while reads remain."""
 
-    def __init__(self, idle: float):
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        self._cancelling = self._task.cancelling()
-        self._idle = idle
-        self._last = self._loop.time()
-        self._fired = False
-        self._handle = self._loop.call_at(self._last + idle, self._due)
+    def __init__(self, loop):
+        self.loop = loop
+        self._reads: dict = {}
+        self._handle = None
+        self._at = math.inf
 
-    def touch(self) -> None:
-        self._last = self._loop.time()
+    def start(self, idle: float) -> "_BodyRead":
+        """The timeout of the current task's body read (``close`` it when the read ends)."""
+        read = _BodyRead(self, idle)
+        self._reads[id(read)] = read
+        due = read.last + idle
+        if due < self._at:      # no timer, or one due after this read may time out
+            if self._handle is not None:
+                self._handle.cancel()
+            self._at, self._handle = due, self.loop.call_at(due, self._due)
+        return read
 
     def _due(self) -> None:
-        due = self._last + self._idle
-        if self._loop.time() < due:
-            self._handle = self._loop.call_at(due, self._due)
-        else:
-            self._fired = True
-            self._task.cancel()
+        now = self.loop.time()
+        soonest = math.inf
+        for key, read in list(self._reads.items()):
+            due = read.last + read.idle
+            if due <= now:
+                del self._reads[key]
+                read.fire()
+            elif due < soonest:
+                soonest = due
+        self._at, self._handle = soonest, (self.loop.call_at(soonest, self._due) if soonest < math.inf else None)
+
+
+class _BodyRead:
+    """One body read's place in :class:`BodyTimeouts`."""
+
+    __slots__ = ("_timeouts", "idle", "last", "_task", "_cancelling", "_fired")
+
+    def __init__(self, timeouts: BodyTimeouts, idle: float):
+        self._timeouts, self.idle = timeouts, idle
+        self.last = timeouts.loop.time()
+        self._task = asyncio.current_task()
+        self._cancelling = self._task.cancelling()
+        self._fired = False
+
+    def touch(self) -> None:
+        self.last = self._timeouts.loop.time()
+
+    def fire(self) -> None:
+        self._fired = True
+        self._task.cancel()
 
     def expired(self) -> bool:
         """On a ``CancelledError``: whether it is this timeout's own (then the cancellation is withdrawn), not one of
@@ -400,7 +447,7 @@ class _IdleTimeout:
         return self._fired and self._task.uncancel() <= self._cancelling
 
     def close(self) -> None:
-        self._handle.cancel()
+        self._timeouts._reads.pop(id(self), None)
 
 
 async def read_json(request: Request, limit: int) -> dict:
@@ -989,20 +1036,7 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool =
     fields of :class:`ServiceConfig`.
     """
     service = Service(cfg, start_trainer=start_trainer)
-
-    @asynccontextmanager
-    async def lifespan(app):
-        await run_in_threadpool(service.open)
-        # Everything built so far (imports, the vocabulary, the prior model) lives as long as the server: move it out
-        # of the collector's reach, so that a full collection under load scans only the objects of requests in
-        # flight (measured: 100-250 ms pauses of every request on a 2-core machine without this).
-        if freeze_gc:
-            gc.collect()
-            gc.freeze()
-        try:
-            yield
-        finally:
-            await run_in_threadpool(service.close)
+    lifespan = frozen_lifespan(service.open, service.close, freeze_gc=freeze_gc, in_thread=True)
 
     routes = [
         Route("/v1/reports", ServiceApp.upload, methods=["POST"]),    # first: the router tries the routes in order

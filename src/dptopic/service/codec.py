@@ -8,6 +8,7 @@ models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import struct
@@ -160,10 +161,14 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
         raise IncompatibleReports("uploaded reports are document-level (kind 'document') but this server takes"
                                   " word-level reports (kind 'word'; see /v1/config): randomize with a"
                                   " Randomizer (dptopic randomize, per word).")
-    try:
-        rs = ReportSet.from_bytes(body, where="uploaded reports")
-    except DPTopicError as e:
-        _refuse_other_version(body, "word", e, vocab_size=len(vocabulary), f=f)
+    want = fingerprint if fingerprint is not None else vocabulary_fingerprint(vocabulary)
+    # a header as dptopic submit writes it for this server's settings is read without parsing its JSON
+    rs = _known_header(len(vocabulary), want, f).read(body) if f is not None else None
+    if rs is None:
+        try:
+            rs = ReportSet.from_bytes(body, where="uploaded reports")
+        except DPTopicError as e:
+            _refuse_other_version(body, "word", e, vocab_size=len(vocabulary), f=f)
     if f is not None and not math.isclose(float(f), rs.f, rel_tol=1e-12, abs_tol=0.0):
         raise IncompatibleReports(f"the reports were randomized with f={_differing(rs.f, float(f))}"
                                   f" (eps_word={rs.epsilon_word:.4g}) but this server collects"
@@ -173,7 +178,6 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
         raise _other_vocab_size(rs.vocab_size, len(vocabulary))
     # f and V are checked above, the words here, each in words for the uploader (ReportSet.check's advice is for
     # someone training on a report file: "use the vocabulary the reports were randomized with")
-    want = fingerprint if fingerprint is not None else vocabulary_fingerprint(vocabulary)
     if rs.vocabulary_sha256 != want:
         raise IncompatibleReports(f"uploaded reports: made with another vocabulary of the same size ({rs.vocab_size}"
                                   f" words; fingerprint {str(rs.vocabulary_sha256)[:12]} but this server's is"
@@ -181,6 +185,14 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     if rs.n_reports == 0:
         raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
     return rs
+
+
+@functools.lru_cache(maxsize=8)
+def _known_header(vocab_size: int, fingerprint: str, f: float):
+    """:class:`~dptopic.protocol.reports.KnownHeader` of a server's settings (made once)."""
+    from ..protocol.reports import ReportSet  # start-up: protocol.reports loads numba
+
+    return ReportSet.known_header(vocab_size, fingerprint, f)
 
 
 def report_rows(reports) -> list[bytes]:

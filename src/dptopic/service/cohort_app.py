@@ -20,11 +20,9 @@ once the survivors are in; a round past it closes its own steps).
 """
 from __future__ import annotations
 
-import gc
 import hmac
 import logging
 import threading
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +40,7 @@ from ..errors import DPTopicError, ParameterError, ParameterText
 from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
 from ..protocol.cohorts import CohortPlan
 from .cohorts import CohortRound, Coordinator
+from .lifespan import frozen_lifespan
 from .secure_sum import STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
 from .storage import safe_url
 
@@ -321,17 +320,7 @@ def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool 
     <CohortServer>` is the round's. ``setting_names`` and ``freeze_gc``: as
     :func:`~dptopic.service.secure_sum.create_secure_sum_app`'s."""
     server = CohortServer(cfg, setting_names)
-
-    @asynccontextmanager
-    async def lifespan(app):
-        server.start()
-        if freeze_gc:
-            gc.collect()
-            gc.freeze()
-        try:
-            yield
-        finally:
-            server.stop()
+    lifespan = frozen_lifespan(server.start, server.stop, freeze_gc=freeze_gc)
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),

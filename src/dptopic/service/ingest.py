@@ -5,7 +5,8 @@ queued (up to ``max_reports`` reports), stores it in one transaction and only th
 each upload's future, so an acknowledgement always follows a durable commit. One fsync then
 serves many clients, and report ids are assigned in commit order (the trainer's cursor relies
 on it). Requests of the event loop wait on asyncio futures (:meth:`GroupCommitWriter.submit_async`),
-resolved after the commit by one call into the loop per transaction, not one per request.
+resolved after the commit by one call into the loop per transaction, not one per request; the uploads one iteration of
+the loop submits are handed to the writer together at its end, with one wake of the writer thread.
 
 While uploads are still being received (:meth:`GroupCommitWriter.receiving`), the writer waits a little for them
 before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most half the time the last transaction took
@@ -37,7 +38,6 @@ import queue
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 
 from .storage import Storage, Submission, is_data_error
 
@@ -54,6 +54,8 @@ class GroupCommitWriter:
         self.max_items = max_items
         self.max_wait = max_wait
         self._receiving = 0         # uploads being received and checked, not queued yet (changed on one thread only)
+        self._receipt = _Receiving(self)
+        self._held: dict = {}       # event loop -> its uploads submitted in its current iteration, not handed over yet
         self._last_seconds = 0.0    # how long the last transaction took
         self._q: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -67,15 +69,10 @@ class GroupCommitWriter:
         self._thread.start()
         return self
 
-    @contextmanager
-    def receiving(self):
+    def receiving(self) -> "_Receiving":
         """Around the receipt and the checks of an upload that will be submitted (from the event loop's thread only):
         while it lasts, the writer waits a little for the upload before it begins a transaction (module docstring)."""
-        self._receiving += 1
-        try:
-            yield
-        finally:
-            self._receiving -= 1
+        return self._receipt
 
     def submit(self, sub: Submission) -> Future:
         """Queue ``sub``; the returned :class:`concurrent.futures.Future` resolves after its commit."""
@@ -83,31 +80,45 @@ class GroupCommitWriter:
         if self._stop.is_set():
             fut.set_exception(RuntimeError("the server is shutting down"))
         else:
-            self._q.put((sub, fut, None, time.monotonic()))
+            self._q.put([(sub, fut, None, time.monotonic())])
         return fut
 
     def submit_async(self, sub: Submission) -> asyncio.Future:
-        """Queue ``sub`` from the running event loop; the returned asyncio future resolves after its commit."""
+        """Queue ``sub`` from the running event loop; the returned asyncio future resolves after its commit. The
+        uploads submitted in one iteration of the loop are handed to the writer together, at its end (one wake of the
+        writer thread for them all, not one each)."""
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         if self._stop.is_set():
             fut.set_exception(RuntimeError("the server is shutting down"))
-        else:
-            self._q.put((sub, fut, loop, time.monotonic()))
+            return fut
+        held = self._held.get(loop)
+        if held is None:
+            held = self._held[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        held.append((sub, fut, loop, time.monotonic()))
         return fut
+
+    def _hand_over(self, loop) -> None:
+        """On ``loop``'s thread, at the end of the iteration that submitted them: its uploads to the writer."""
+        held = self._held.pop(loop)
+        if self._stop.is_set() and not self._thread.is_alive():     # nobody left to store them
+            _resolve([(f, None) for _, f, _, _ in held], RuntimeError("the server is shutting down"))
+        else:
+            self._q.put(held)
 
     def _take(self):
         try:
-            first = self._q.get(timeout=0.2)
+            items = self._q.get(timeout=0.2)
         except queue.Empty:
             return []
-        items, n = [first], len(first[0].rows)
+        n = sum(len(item[0].rows) for item in items)
         deadline = None
         while len(items) < self.max_items and n < self.max_reports:
             try:
-                item = self._q.get_nowait()
+                more = self._q.get_nowait()
             except queue.Empty:
-                if self._receiving <= 0:    # no upload on its way
+                if self._receiving <= 0 and not self._held:     # no upload on its way
                     break
                 if deadline is None:
                     deadline = time.monotonic() + min(self.max_wait, 0.5 * self._last_seconds)
@@ -115,11 +126,11 @@ class GroupCommitWriter:
                 if remaining <= 0:
                     break
                 try:
-                    item = self._q.get(timeout=remaining)
+                    more = self._q.get(timeout=remaining)
                 except queue.Empty:
                     break
-            items.append(item)
-            n += len(item[0].rows)
+            items += more
+            n += sum(len(item[0].rows) for item in more)
         return items
 
     def _run(self) -> None:
@@ -207,6 +218,21 @@ class GroupCommitWriter:
         self._thread.join(timeout)
         if self._syncer is not None:
             self._syncer.shutdown(wait=True)
+
+
+class _Receiving:
+    """:meth:`GroupCommitWriter.receiving`'s context manager (a class: a generator's costs more, on every upload)."""
+
+    __slots__ = ("_writer",)
+
+    def __init__(self, writer: GroupCommitWriter):
+        self._writer = writer
+
+    def __enter__(self) -> None:
+        self._writer._receiving += 1
+
+    def __exit__(self, *exc) -> None:
+        self._writer._receiving -= 1
 
 
 def _resolve(pairs, error) -> None:

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gc
 import hashlib
 import hmac
 import json
@@ -52,7 +51,7 @@ import resource
 import tempfile
 import threading
 import time
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +88,7 @@ from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
+from .lifespan import frozen_lifespan
 from .storage import check_backend, safe_url
 
 log = logging.getLogger("dptopic.service.secure_sum")
@@ -1370,14 +1370,10 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
     rnd = (round_class or SecureRound)(cfg)
     rnd.setting_names = dict(setting_names or {})
 
-    @asynccontextmanager
-    async def lifespan(app):
-        if freeze_gc:
-            gc.collect()
-            gc.freeze()
-        if preload:
-            threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
-        yield
+    def preload_in_background() -> None:
+        threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
+
+    lifespan = frozen_lifespan(freeze_gc=freeze_gc, started=preload_in_background if preload else None)
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),

@@ -65,7 +65,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DisconnectionError, IntegrityError, SQLAlchemyError
 
 from ..errors import DPTopicError, ParameterError
 
@@ -717,6 +717,10 @@ class Storage:
         #: the driver's own error class: what those statements raise (SQLAlchemy wraps only what it runs itself)
         self._driver_error = self.engine.dialect.loaded_dbapi.Error
         self._sqlite_file = None
+        #: the driver connection that commits without waiting for the disk (store(durable=False)), kept out of the
+        #: pool at synchronous=NORMAL, and the lock of its one user at a time
+        self._lazy_conn = None
+        self._lazy_lock = threading.Lock()
         self.migrate()
         self._sqlite_file = _sqlite_file_identity(self.engine)
 
@@ -740,6 +744,7 @@ class Storage:
         ``limit`` (PostgreSQL): seconds it may take, from now or until ``deadline`` (``time.monotonic()``): None
         for ``timeout``, ``"long"`` for ``long_timeout``, 0 for none; past it, :class:`StorageTimeout`."""
         seconds = self._limit(limit)
+        self.check_writable_file()
         try:
             with _deadline(seconds, deadline), self.engine.connect() as conn:
                 conn = conn.execution_options(dptopic_write=True)
@@ -779,6 +784,20 @@ class Storage:
             raise StorageError(f"the database file {path!r} was {'removed' if now is None else 'replaced'} while this"
                                " server was using it: nothing more is stored into the old file; restore the file and"
                                " restart the server.")
+
+    def check_writable_file(self) -> None:
+        """Refuse (:class:`StoragePermissionError`) a write while the SQLite file this server opened may not be
+        written (its operator made it read-only: its mode, or ``chattr +i``), before any connection is used: one
+        that SQLite opened before would still commit into the write-ahead log, which SQLite copies into the file only
+        at its checkpoints, so some writes would be refused and others acknowledged. Writes are taken again from the
+        first one after the file is writable (a connection opened while it was not is opened again on its next
+        check-out, :func:`_sqlite_setup`). A removed or replaced file is refused as :meth:`check_file` says. One
+        system call; nothing on PostgreSQL or for an in-memory database."""
+        if self._sqlite_file is None or _may_write(self._sqlite_file[0]):
+            return
+        self.check_file()
+        raise StoragePermissionError(f"the database file {self._sqlite_file[0]!r} is read-only: nothing is stored"
+                                     " until it is writable again; make it writable (no restart is needed).")
 
     @contextmanager
     def read(self, limit=None):
@@ -1019,32 +1038,63 @@ class Storage:
                 cur.close()
 
     def _store_sqlite(self, batch: list[Submission], durable: bool = True) -> list[tuple[str, dict]]:
-        """:meth:`store` on SQLite, on a pooled driver connection without SQLAlchemy's connection and transaction
-        objects (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload
-        transaction): ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and
-        the error :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there)."""
+        """:meth:`store` on SQLite, on a driver connection without SQLAlchemy's connection and transaction objects
+        (their events and bookkeeping were as much CPU as the statements and the commit of a one-upload transaction):
+        ``BEGIN IMMEDIATE``, the statements, the file check, ``COMMIT``; on an error, ``ROLLBACK`` and the error
+        :meth:`write` raises (a refusal for lack of permission discards the pool's connections, as there). A durable
+        commit takes a pooled connection (``synchronous`` as the URL says); one that leaves its fsync to :meth:`sync`
+        takes :meth:`_lazy_connection`, set to ``NORMAL`` once (no check-out and no ``PRAGMA`` per commit)."""
+        self.check_writable_file()
+        if not durable:
+            with self._lazy_lock:
+                raw = self._lazy_connection()
+                try:
+                    return self._commit_sqlite(raw, batch)
+                except BaseException:
+                    if self._lazy_conn is not None and self._lazy_conn.dbapi_connection is None:  # invalidated
+                        self._lazy_conn = None
+                    raise
         try:
             raw = self.engine.raw_connection()
         except SQLAlchemyError as e:
             raise _database_error(e) from e
         try:
+            return self._commit_sqlite(raw, batch)
+        finally:
+            raw.close()                 # back to the pool (a no-op once invalidated)
+
+    def _lazy_connection(self):
+        """The connection of commits that leave their fsync to :meth:`sync`: a pool connection kept out of the pool
+        for them alone, at ``synchronous=NORMAL`` (every other connection keeps the URL's ``FULL``); opened again when
+        it was opened while the file was read-only and the file is writable now (as the pool's check-out does)."""
+        raw = self._lazy_conn
+        if raw is not None and raw.info.get("dptopic_read_only") and _may_write(self._sqlite_file[0]):
+            raw.invalidate()
+            raw.close()
+            raw = self._lazy_conn = None
+        if raw is None:
+            try:
+                raw = self.engine.raw_connection()
+                raw.driver_connection.execute("PRAGMA synchronous=NORMAL")
+            except (SQLAlchemyError, self._driver_error) as e:
+                raise _database_error(e) from e
+            self._lazy_conn = raw
+        return raw
+
+    def _commit_sqlite(self, raw, batch: list[Submission]) -> list[tuple[str, dict]]:
+        """:meth:`_store_sqlite`'s transaction on the driver connection of ``raw`` (a pool connection)."""
+        try:
             cur = raw.driver_connection.cursor()
             try:
-                if not durable:     # this commit leaves its fsync to sync(); the connection's others keep theirs
-                    cur.execute("PRAGMA synchronous=NORMAL")
+                cur.execute("BEGIN IMMEDIATE")
                 try:
-                    cur.execute("BEGIN IMMEDIATE")
-                    try:
-                        out = self._store_statements(cur, batch)
-                        self.check_file()   # before the commit: nothing is acknowledged into a removed file
-                        cur.execute("COMMIT")
-                    except BaseException:
-                        if raw.driver_connection.in_transaction:
-                            cur.execute("ROLLBACK")
-                        raise
-                finally:
-                    if not durable:
-                        cur.execute("PRAGMA synchronous=FULL")
+                    out = self._store_statements(cur, batch)
+                    self.check_file()   # before the commit: nothing is acknowledged into a removed file
+                    cur.execute("COMMIT")
+                except BaseException:
+                    if raw.driver_connection.in_transaction:
+                        cur.execute("ROLLBACK")
+                    raise
             finally:
                 cur.close()
         except self._driver_error as e:
@@ -1052,8 +1102,6 @@ class Storage:
                 raw.invalidate()
                 self.engine.dispose()
             raise _database_error(e) from e
-        finally:
-            raw.close()                 # back to the pool (a no-op once invalidated)
         return out
 
     def _store_statements(self, cur, batch: list[Submission]) -> list[tuple[str, dict]]:
@@ -1400,6 +1448,10 @@ class Storage:
         return [{"client": c, "rounds": int(n)} for c, n in rows]
 
     def close(self) -> None:
+        with self._lazy_lock:
+            if self._lazy_conn is not None:
+                self._lazy_conn.close()
+                self._lazy_conn = None
         self.engine.dispose()
 
 
@@ -1421,15 +1473,29 @@ def _one_line(e: BaseException) -> str:
     return " ".join(msg.split())[:300]
 
 
-def _sqlite_file_identity(engine):
-    """``(absolute path, (device, inode))`` of the SQLite file behind ``engine``; None for another database, an
-    in-memory one or a URI filename."""
+def _sqlite_path(engine) -> str | None:
+    """The absolute path of the SQLite file behind ``engine``; None for another database, an in-memory one or a URI
+    filename."""
     if engine.dialect.name != "sqlite":
         return None
     path = engine.url.database
     if not path or path == ":memory:" or path.startswith("file:") or engine.url.query.get("uri"):
         return None
-    path = os.path.abspath(path)
+    return os.path.abspath(path)
+
+
+def _may_write(path: str) -> bool:
+    """Whether this process may open the file ``path`` for writing now: its mode, and attributes such as Linux's
+    immutable one (``chattr +i``), which stop root too. One system call, no file opened."""
+    return os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids)
+
+
+def _sqlite_file_identity(engine):
+    """``(absolute path, (device, inode))`` of the SQLite file behind ``engine``; None for another database, an
+    in-memory one or a URI filename."""
+    path = _sqlite_path(engine)
+    if path is None:
+        return None
     try:
         st = os.stat(path)
     except OSError:
@@ -1441,9 +1507,10 @@ def _sqlite_setup(engine, synchronous: str = "full") -> None:
     """WAL journal, ``synchronous`` (:data:`SQLITE_SYNCHRONOUS`: by default an fsync on every commit), foreign keys,
     and explicit BEGIN (IMMEDIATE for writes)."""
     pragma = f"PRAGMA synchronous={'NORMAL' if synchronous == 'normal' else 'FULL'}"
+    path = _sqlite_path(engine)
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_conn, _record):
+    def _connect(dbapi_conn, record):
         dbapi_conn.isolation_level = None  # let SQLAlchemy's "begin" event below emit BEGIN itself
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -1451,6 +1518,15 @@ def _sqlite_setup(engine, synchronous: str = "full") -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.close()
+        # SQLite opens a file it may not write read-only, and the connection stays so when the file is writable again
+        record.info["dptopic_read_only"] = path is not None and not _may_write(path)
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(_dbapi_conn, record, _proxy):
+        if record.info.get("dptopic_read_only") and _may_write(path):
+            # opened while the file was read-only, which it no longer is: the pool opens this one again, read-write,
+            # so that no write fails for it (a read-only file refuses writes before any connection: Storage.write)
+            raise DisconnectionError("opened read-only; the database file is writable again")
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
