@@ -618,9 +618,9 @@ MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="au
 DEFAULT_MAX_WORDS = 256
 """The words a plan's second phase sums at most by default (:attr:`SecureSumPlan.max_words`): the triangle over 256
 words is 32,896 entries (128 KiB an upload modulo 2^32, 257 KiB modulo 2^64, and as much PRG output per
-neighbour's mask), whatever the round's size. The noisy ranking keeps more words as the round grows (200 at 10,000 people, 239 at 20,000, every one of
-V = 1,000 at 100,000: ``docs/research/secure_sum_cohorts.md``), and with them each contributor's upload and mask
-expansion: the cap keeps both bounded at about what 20,000 people cost."""
+neighbour's mask), whatever the round's size. The noisy ranking keeps more words as the round grows (200 at 10,000
+people, 239 at 20,000, every one of V = 1,000 at 100,000: ``docs/research/secure_sum_cohorts.md``), and with them
+each contributor's upload and mask expansion: the cap keeps both bounded at about what 20,000 people cost."""
 WRAP_SHARE = 1e-3       # at most this share of delta may go to a modular wrap-around
 MAX_INFLATION = 1.01
 """The ring and scale a plan chooses keep the quantization's inflation of the noise at most this (1%)."""
