@@ -198,14 +198,14 @@ def draw_curves(a, points):
 def plan_main(a):
     """``--plan``: per N, the 32-bit rule's scale and inflation (or its refusal) beside the plan's choice."""
     from dptopic.errors import DPTopicError
-    from dptopic.protocol.secure_sum import MAX_INFLATION, SecureSumPlan
+    from dptopic.protocol.secure_sum import MAX_INFLATION, MAX_WORDS, SecureSumPlan
 
-    rows = []
+    rows, words = [], MAX_WORDS if a.max_words is None else a.max_words
     for N in a.plan_sizes:
         t = time.perf_counter()
-        plan = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab)
+        plan = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab, max_words=words)
         chose = time.perf_counter() - t
-        old = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab, bits=32)
+        old = SecureSumPlan(1.0, DELTA, N, N // 10, a.vocab, bits=32, max_words=words)
         try:
             old_wrap = old.calibrated()[1]
             old_cells = [f"2^{int(old.scale).bit_length() - 1}", f"{old.noise_inflation:.4f}", f"{old_wrap:.2g}"]
@@ -219,7 +219,9 @@ def plan_main(a):
     table(rows, ["people", "32-bit scale", "32-bit inflation", "32-bit wrap", "plan bits", "plan scale",
                  "plan inflation", "plan wrap", "bytes an entry", "plan ms"])
     print(f"\ninflation: the per-entry noise (in units of the statistic) over the noise epsilon 1 needs at scale 2^40"
-          f" (no rounding cost), V = {a.vocab} (the co-occurrence triangle over all V words), 10% dropping out,"
+          f" (no rounding cost), V = {a.vocab} (the co-occurrence triangle over {min(words, a.vocab)} words:"
+          " --max-words),"
+          " 10% dropping out,"
           f" delta = {DELTA:g}; the plan keeps it at most {MAX_INFLATION} and the wrap-around within 1e-3 of delta.")
 
 
@@ -462,7 +464,7 @@ def cohort_gap_main(a, vocab_size):
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.moments.person_bound import group_by_person, user_codes
     from dptopic.protocol.cohorts import CohortPlan
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum import MAX_WORDS, SecureSumPlan
 
     rows, paired, spread = [], [], {}
     for seed in a.seeds:
@@ -472,8 +474,13 @@ def cohort_gap_main(a, vocab_size):
         for P in a.people:
             corpus, users = draw_people(phi, theta, lengths, vocab, P, seed)
             F = int(round(a.dropout[0] * P))
-            cplan = CohortPlan(1.0, DELTA, P, F, len(vocab), a.cohort_size)
-            single, coh = SecureSumPlan(1.0, DELTA, P, F, len(vocab)), cplan.round_plan
+            if a.max_words is None:
+                cplan = CohortPlan(1.0, DELTA, P, F, len(vocab), a.cohort_size)
+                plans = (("one round", SecureSumPlan(1.0, DELTA, P, F, len(vocab))), ("cohorts", cplan.round_plan))
+            else:       # the cohorts' plan without a cap (MAX_WORDS) against the cap --max-words
+                plans = tuple((name, CohortPlan(1.0, DELTA, P, F, len(vocab), a.cohort_size, max_words=w).round_plan)
+                              for name, w in (("no cap", MAX_WORDS), (f"cap {a.max_words}", a.max_words)))
+            (_, single), (_, coh) = plans
             if single.scale != coh.scale:
                 raise SystemExit("the two plans quantize at different scales; this comparison assumes one")
             rng = np.random.default_rng([seed, P])
@@ -503,15 +510,16 @@ def cohort_gap_main(a, vocab_size):
                 out = {}
 
                 def noise(plan, phase, dim, r=r, seed=seed, P=P):
-                    # fresh generators for each release: the common part is the same draw for both plans
-                    base = np.random.default_rng([seed, P, r, phase]).poisson(shares * single.mu_shares[phase],
-                                                                              (2, dim))
-                    extra = shares * (plan.mu_shares[phase] - single.mu_shares[phase])
+                    # fresh generators for each release: the common part is the same draw for both plans (at the
+                    # smaller of their noise shares), each plan's extra share an independent draw
+                    low = min(p.mu_shares[phase] for _, p in plans)
+                    base = np.random.default_rng([seed, P, r, phase]).poisson(shares * low, (2, dim))
+                    extra = shares * (plan.mu_shares[phase] - low)
                     if extra > 0:
                         base = base + np.random.default_rng([seed, P, r, 2 + phase]).poisson(extra, (2, dim))
                     return base[0] - base[1]
 
-                for name, plan in (("single", single), ("cohorts", coh)):
+                for name, plan in plans:
                     s0 = q0 + noise(plan, 0, len(q0))
                     kept = released_words(plan, s0, shares, a.topics)[0]
                     key = tuple(int(k) for k in kept)
@@ -522,18 +530,20 @@ def cohort_gap_main(a, vocab_size):
                         warnings.simplefilter("ignore")
                         model = secure_sum_topics(plan, vocab, a.topics, s0, s1, (shares, shares), {})
                     out[name] = (topic_coverage(model, (phi, vocab))["coverage"], len(kept))
-                paired.append(out["cohorts"][0] - out["single"][0])
-                spread.setdefault(seed, []).append(out["single"][0])
-                rows.append([str(seed), f"{P:,}", str(r), f"{out['single'][0]:.3f}", f"{out['cohorts'][0]:.3f}",
-                             f"{paired[-1]:+.3f}", f"{out['single'][1]}/{out['cohorts'][1]}"])
+                first, second = (out[name] for name, _ in plans)
+                paired.append(second[0] - first[0])
+                spread.setdefault(seed, []).append(first[0])
+                rows.append([str(seed), f"{P:,}", str(r), f"{first[0]:.3f}", f"{second[0]:.3f}",
+                             f"{paired[-1]:+.3f}", f"{first[1]}/{second[1]}"])
                 print("  ".join(rows[-1]), flush=True)
     print()
-    table(rows, ["seed", "people", "noise draw", "one round", "in cohorts", "cohorts - one round", "kept words"])
+    (n1, _), (n2, _) = plans
+    table(rows, ["seed", "people", "noise draw", n1, n2, f"{n2} - {n1}", "kept words"])
     sd = np.std(paired, ddof=1) if len(paired) > 1 else float("nan")
-    print(f"\npaired difference (cohorts - one round, noise held fixed): mean {np.mean(paired):+.4f}, standard error"
+    print(f"\npaired difference ({n2} - {n1}, noise held fixed): mean {np.mean(paired):+.4f}, standard error"
           f" {sd / np.sqrt(len(paired)):.4f} over {len(paired)} draws")
     for seed, v in spread.items():
-        print(f"seed {seed}: one round's coverage over {len(v)} noise draws: mean {np.mean(v):.3f}, standard deviation"
+        print(f"seed {seed}: {n1}: coverage over {len(v)} noise draws: mean {np.mean(v):.3f}, standard deviation"
               f" {np.std(v, ddof=1) if len(v) > 1 else float('nan'):.4f}")
 
 
@@ -564,12 +574,13 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
     t0 = time.perf_counter()
     bows = people_bows(phi, theta, lengths, vocab, a.simulate, a.seed)
     F = int(round(a.dropout[0] * a.simulate))
-    plan = CohortPlan(1.0, DELTA, a.simulate, F, len(vocab), a.cohort_size)
+    plan = CohortPlan(1.0, DELTA, a.simulate, F, len(vocab), a.cohort_size, max_words=a.max_words)
     d = plan.describe()
     print(f"plan: {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}, tolerance"
           f" {d['cohort_dropouts'][1]} a cohort, degree {d['cohort_degree'][1]}, threshold {d['cohort_threshold'][1]},"
           f" {d['delegates_per_cohort']} delegates a cohort, bridge of {d['bridge']['n']} (degree"
-          f" {d['bridge']['degree']}), modulus 2^{d['modulus_bits']}, noise cost {d['noise_cost']:.4f};"
+          f" {d['bridge']['degree']}), modulus 2^{d['modulus_bits']}, noise cost {d['noise_cost']:.4f}, at most"
+          f" {d['max_words']} words in step 1;"
           f" people drawn in {time.perf_counter() - t0:.0f} s", flush=True)
     rng = np.random.default_rng([a.seed, 7])
     workers = (os.cpu_count() or 1) if a.workers is None else a.workers
@@ -650,6 +661,10 @@ def main(argv=None):
     ap.add_argument("--hold-noise", type=int, default=None, metavar="R",
                     help="with --cohort-size: the cohorts' release against one round's with the noise held fixed, R"
                          " noise draws a seed (no central run)")
+    ap.add_argument("--max-words", type=int, default=None, metavar="W",
+                    help="with --cohort-size and --hold-noise: the cohorts' plan with at most W words in the second"
+                         " sum against the same plan without a cap, the noise held fixed; with --simulate: the plan's"
+                         " cap (default: the plan's)")
     a = ap.parse_args(argv)
     if a.cohort_size and a.hold_noise:
         print(machine())

@@ -636,7 +636,7 @@ class InProcessRound:
 
     def __init__(self, tmp: Path, n: int = 12, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, bows=None, secure: bool = False,
-                 bits: int | None = None):
+                 bits: int | None = None, max_words: int | None = None):
         import numpy as np
 
         from dptopic.contributor.secure_sum import SecureContributor
@@ -649,7 +649,7 @@ class InProcessRound:
         make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1")
         self.directory = read_directory(self.tmp / "inv" / "directory.json")
         self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
-        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, bits)
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, bits, max_words)
         self.cfg = SecureSumConfig(self.words, self.plan, self.directory, n_topics=topics,
                                    database=f"sqlite:///{self.tmp}/round.sqlite", admin_token="t" * 24)
         self.server = SecureRound(self.cfg)

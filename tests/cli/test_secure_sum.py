@@ -96,6 +96,8 @@ def test_the_flags_of_other_kinds_are_refused_not_ignored(invited, flags):
     (("--max-body-bytes", "1000"), "--max-body-bytes 1000 cannot hold"),
     (("--host", "0.0.0.0"), "--allow-remote"),
     (("--topics", "40"), "--topics 40 must lie between 2 and the vocabulary's size (30)"),
+    (("--max-words", "3000"), "--max-words 3000"),
+    (("--max-words", "4", "--topics", "5"), "--topics 5 must be at most --max-words 4"),
 ])
 def test_bad_round_settings_are_refused_in_one_line(invited, flags, why):
     r = serve(invited, *flags)
@@ -278,6 +280,29 @@ def test_serve_a_single_secure_sum_round_takes_the_dataset_ledger(invited, monke
     assert r.returncode == 0, r.stderr
     cfg = got["app"].state.round.cfg
     assert cfg.ledger.endswith("people.ledger") and cfg.ledger_dataset == "clinic"
+
+
+def test_serve_takes_the_plans_cap_on_the_words_of_the_second_sum(invited, monkeypatch):
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve(invited, "--max-words", "12", "--topics", "3", "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    plan = got["app"].state.round.cfg.plan
+    assert plan.max_words == 12 and plan.max_kept_words == 12 and plan.to_dict()["max_words"] == 12
+    r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(invited / "v.txt"), "--max-words", "10",
+                    "--database", f"sqlite:///{invited}/db2")
+    assert r.returncode == 2 and "--max-words is for --report-kind secure-sum" in r.stderr
+
+
+def test_serve_a_round_in_cohorts_takes_the_plans_cap_on_the_words(cohorts_invited, monkeypatch):
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve_cohorts(cohorts_invited, "--cohort-size", "12", "--max-words", "12", "--topics", "3", "--port",
+                      str(free_port()))
+    assert r.returncode == 0, r.stderr
+    assert got["app"].state.cohort_server.cfg.plan.round_plan.max_words == 12
 
 
 def test_serve_a_round_in_cohorts_takes_the_dataset_ledger_of_a_single_round(cohorts_invited, monkeypatch):

@@ -248,3 +248,38 @@ def test_held_shares_read_as_the_hex_of_each_phases_secret():
     assert dict(held) == {"s": [parts[0].hex(), parts[2].hex()], "b": [parts[1].hex(), parts[3].hex()]}
     with pytest.raises(KeyError):
         held["c"]
+
+
+def test_under_a_cap_on_the_words_the_server_keeps_the_top_words_and_a_longer_list_is_refused(tmp_path):
+    """With ``max_words`` 5 of V = 30, step 1 sums the 5 words of highest noisy count in step 0's sum (the server's
+    choice, post-processing of that sum); a contributor refuses a sixth word before sending anything."""
+    import base64
+
+    from sqlalchemy import select
+
+    from dptopic.models.secure_sum import released_words
+    from dptopic.protocol.secure_sum import triangle_size
+    from dptopic.service.secure_sum import t_state
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1, epsilon=200.0, max_words=5)
+    assert rnd.plan.max_kept_words == 5 and rnd.plan.dims == (31, triangle_size(5))
+    rnd.keys()
+    rnd.shares()
+    rnd.upload(0)
+    rnd.consistency(0)
+    rnd.unmask(0)
+    view = rnd.server.view()
+    kept = view["kept"]
+    with rnd.server.engine.connect() as conn:       # step 0's sum as the server unmasked it
+        s0 = json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == "sum0")).scalar())
+    total = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8")
+    assert len(kept) == 5
+    counts = total[:30].astype(float)
+    assert set(kept) == set(np.argsort(-counts, kind="stable")[:5].tolist())
+    assert kept == [int(k) for k in released_words(rnd.plan, total, s0["shares"], 3)[0]]
+    c = rnd.people[0]
+    sixth = sorted(set(range(30)) - set(kept))[0]
+    with pytest.raises(ServerLied, match="2 to 5 distinct word ids"):
+        c.upload(1, {**view, "kept": sorted(kept + [sixth])})
+    assert "upload1" not in c.st["sent"]
+    assert c.upload(1, view) is not None

@@ -115,6 +115,28 @@ def test_the_released_sums_are_exactly_the_survivors_sums(tmp_path, monkeypatch,
     assert sum(len(c.st["sent"]) for c in people) >= 4 * len(people)
 
 
+def test_under_a_cap_on_the_words_step_1_sums_the_top_words_exactly(tmp_path, monkeypatch):
+    """``max_words`` 6 of V = 30: the coordinator keeps the 6 words of highest noisy count in the round's step-0 sum,
+    every cohort and the bridge sum the triangle over them, the sums are exact, and the card states the cap."""
+    from dptopic.models.secure_sum import released_words
+
+    seen = record_shares(monkeypatch)
+    plan = co.CohortPlan(200.0, 1e-5, 40, 4, len(WORDS), 20, collusion=1, max_words=6)
+    assert plan.round_plan.max_kept_words == 6 and all(p.max_words == 6 for p in plan.cohort_plans)
+    assert plan.bridge_plan.max_words == 6 and co.CohortPlan.from_dict(plan.to_dict()).to_dict() == plan.to_dict()
+    sim = simulation_class()(tmp_path, plan, tiny_bows(40), WORDS)
+    assert sim.run() == "released"
+    co_ = sim.coordinator
+    for phase in (0, 1):
+        assert np.array_equal(co_.sums[phase], exact_sum(sim, seen, phase, plan.ring_bits))
+    kept = released_words(plan.round_plan, co_.sums[0], co_.shares[0], 3)[0]
+    counts = co_.sums[0][:len(WORDS)].astype(float)
+    assert len(kept) == 6 and set(kept) == set(np.argsort(-counts, kind="stable")[:6].tolist())
+    assert len(co_.sums[1]) == ss.triangle_size(6)
+    meta = json.loads(co_.model_doc["model_json"])
+    assert meta["privacy"]["parameters"]["max_words"] == 6 and meta["privacy"]["parameters"]["n_words"] == 6
+
+
 def test_a_delegate_missing_from_the_bridge_fails_the_round_with_nothing_released(tmp_path):
     plan = co.CohortPlan(8.0, 1e-5, 40, 4, len(WORDS), 20, collusion=1)
     sim = simulation_class()(tmp_path, plan, tiny_bows(40), WORDS)

@@ -75,19 +75,20 @@ def test_a_64_bit_upload_is_uniform_in_its_high_bits():
 
 def test_the_plan_chooses_its_ring_and_scale():
     """32 bits while they cost at most 1% of noise; 64 bits beyond, where a million contributors get the central
-    figure's noise (1.67 times it modulo 2^32) and ten million a plan at all (refused modulo 2^32)."""
+    figure's noise (1.67 times it modulo 2^32, over all V = 1,000 words) and ten million a plan at all (refused modulo
+    2^32)."""
     small = ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 1000)
     assert small.bits == 32 and small.scale == 2 ** 16 and small.noise_inflation <= ss.MAX_INFLATION
     million = ss.SecureSumPlan(1.0, 1e-5, 10 ** 6, 10 ** 5, 1000)
     assert million.bits == 64 and million.noise_inflation <= 1.05
     assert million.calibrated()[1] <= million.delta * ss.WRAP_SHARE
-    old = ss.SecureSumPlan(1.0, 1e-5, 10 ** 6, 10 ** 5, 1000, bits=32)
+    old = ss.SecureSumPlan(1.0, 1e-5, 10 ** 6, 10 ** 5, 1000, bits=32, max_words=ss.MAX_WORDS)
     assert old.scale == 2 ** 8 and old.noise_inflation == pytest.approx(1.67, abs=0.01)
     assert million.mu_shares[1] / million.scale ** 2 < old.mu_shares[1] / old.scale ** 2 / 2.5
     ten = ss.SecureSumPlan(1.0, 1e-5, 10 ** 7, 10 ** 6, 1000)
     assert ten.bits == 64 and ten.noise_inflation <= 1.05
     with pytest.raises(DPTopicError, match="wrap-around"):
-        ss.SecureSumPlan(1.0, 1e-5, 10 ** 7, 10 ** 6, 1000, bits=32).calibrated()
+        ss.SecureSumPlan(1.0, 1e-5, 10 ** 7, 10 ** 6, 1000, bits=32, max_words=ss.MAX_WORDS).calibrated()
     card = million.to_dict()        # what the card's parameters and /v1/config state
     assert card["modulus_bits"] == 64 and card["noise_inflation"] <= 1.05 and "wrap_probability" in card
     assert ss.SecureSumPlan.from_dict(card) == million
@@ -361,3 +362,46 @@ def test_holder_indices_are_the_sorted_places_made_once_and_read_only():
     assert ss.holder_index(roster) is index          # every contributor a process plays indexes the same ids
     with pytest.raises(TypeError):
         index["p000"] = 7
+
+
+def test_a_plan_caps_the_words_of_its_second_sum_and_states_the_cap():
+    """``max_words`` bounds the second sum's triangle (default 256 words), is checked, stated in ``/v1/config`` and
+    read back; a plan over fewer words than the cap sums them all; the smaller triangle needs a little less noise."""
+    plan = ss.SecureSumPlan(1.0, 1e-5, 100_000, 10_000, 1000)
+    assert plan.max_words == ss.DEFAULT_MAX_WORDS == 256 and plan.max_kept_words == 256
+    assert plan.dims == (1001, ss.triangle_size(256)) and plan.upload_bytes(plan.dims[1]) == 4 * 32_896
+    assert plan.bits == 32 and uncapped_bits(plan) == 64     # the smaller triangle rounds in 2^32 at 1% inflation
+    uncapped = ss.SecureSumPlan(1.0, 1e-5, 100_000, 10_000, 1000, max_words=ss.MAX_WORDS)
+    assert uncapped.max_kept_words == 1000 and plan.mu_shares[1] < uncapped.mu_shares[1]
+    assert ss.SecureSumPlan(1.0, 1e-5, 100, 10, 50).max_kept_words == 50
+    stated = plan.to_dict()
+    assert stated["max_words"] == 256 and ss.SecureSumPlan.from_dict(stated) == plan
+    older = {**uncapped.to_dict(), "max_words": ss.MAX_WORDS}       # a server of the first version stated 2,000
+    assert ss.SecureSumPlan.from_dict(older) == uncapped
+    with pytest.raises(DPTopicError, match="noise shares differ"):      # a cap changes the noise a contributor checks
+        ss.SecureSumPlan.from_dict({**stated, "max_words": 300})
+    for bad in (1, 2001, 2.5, True, "256"):
+        with pytest.raises(ParameterError, match="max_words"):
+            ss.SecureSumPlan(1.0, 1e-5, 100, 10, 50, max_words=bad)
+
+
+def uncapped_bits(plan) -> int:
+    """The ring the same plan chooses over every word (``max_words`` at :data:`~ss.MAX_WORDS`)."""
+    return ss.SecureSumPlan(plan.epsilon, plan.delta, plan.n, plan.dropouts, plan.vocab_size,
+                            max_words=ss.MAX_WORDS).bits
+
+
+def test_a_verified_signature_is_remembered_by_its_bytes_and_nothing_else_passes():
+    """A process verifies the same (key, signature, message) once; a changed message, key or signature is verified
+    afresh and refused, and an invalid triple is never remembered."""
+    key, other = ss.new_signing_key(), ss.new_signing_key()
+    pub = ss.signing_public(key)
+    sig = ss.sign(key, b"hello")
+    ss._VERIFIED.clear()
+    assert ss.verify(pub, sig, b"hello") and len(ss._VERIFIED) == 1
+    assert ss.verify(pub, sig, b"hello") and len(ss._VERIFIED) == 1
+    assert not ss.verify(pub, sig, b"hellO")
+    assert not ss.verify(ss.signing_public(other), sig, b"hello")
+    assert not ss.verify(pub, ss.sign(other, b"hello"), b"hello")
+    assert not ss.verify(pub + b"\x00", sig, b"hello") and not ss.verify(pub[:31], sig, b"hello")
+    assert len(ss._VERIFIED) == 1

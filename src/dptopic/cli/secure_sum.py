@@ -22,13 +22,14 @@ from .budget import served_ledger
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
-              "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size"}
+              "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
+              "max_words": "--max-words"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size", "ledger", "dataset"})
+                         "cohort_size", "max_words", "ledger", "dataset"})
 
 
 def add_serve_flags(s) -> None:
@@ -53,6 +54,10 @@ def add_serve_flags(s) -> None:
                    help="--report-kind secure-sum: a round in cohorts of at most S contributors each, with a"
                         " second-level sum that pays the noise once (the --directory from 'dptopic secure-sum invite"
                         " --cohort-size S'; docs/secure_sum.md, Rounds in cohorts)")
+    s.add_argument("--max-words", type=_int_arg(2), default=None, metavar="W",
+                   help="--report-kind secure-sum: the most words the second sum holds (default 256): the words of"
+                        " highest noisy count in the first sum, post-processing; it bounds each contributor's upload"
+                        " whatever the round's size (docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 
@@ -66,7 +71,8 @@ def add_submit_flags(u) -> None:
 
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
-    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size"):
+    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size",
+                 "max_words"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
@@ -107,15 +113,16 @@ def serve_secure_sum(a, setting_names=None) -> None:
         settings = startup.secure_sum_settings(
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=a.collusion,
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
-            dropout_tolerance=a.dropout_tolerance,
+            dropout_tolerance=a.dropout_tolerance, max_words=a.max_words,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
 
     token = read_token_file(a.token_file) if a.token_file else None
-    cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database, admin_token=token,
-                          allow_foreign_tables=a.allow_foreign_tables,
-                          **served_ledger(a))     # --ledger: the released round on the dataset ledger
+    with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
+        cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
+                              admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
+                              **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg, setting_names=setting_names)
@@ -161,7 +168,7 @@ def _serve_cohorts(a, setting_names) -> None:
         settings = startup.secure_sum_settings(
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=pick["collusion"],
             min_contributors=pick["count"], dropout_tolerance=pick["dropouts"], cohort_size=a.cohort_size,
-            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
+            max_words=a.max_words, max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.cohort_app import CohortSumConfig, cohort_banner, create_cohort_app  # the service extra
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
 

@@ -24,7 +24,7 @@ from ..moments.person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_t
 from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
 from ..moments.vector_prior import resolve_vectors, vectors_entry
-from ..protocol.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size, triangle_to_matrix
+from ..protocol.secure_sum import SecureSumPlan, triangle_size, triangle_to_matrix
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 
 TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
@@ -41,7 +41,8 @@ TRUST_MODEL = ("secure aggregation against a server that may lie and drop contri
 
 def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
     """``(kept, counts, sigma_rank, sigma, word_threshold, expected_false)`` from the unmasked first sum (post-
-    processing, as ``DocDPCooccurrence``'s ``n_words="auto"`` with ``recovery="refined-anchors"``): ``shares``
+    processing, as ``DocDPCooccurrence``'s ``n_words="auto"`` with ``recovery="refined-anchors"``, at most the plan's
+    :attr:`~dptopic.protocol.secure_sum.SecureSumPlan.max_kept_words` words, those of highest noisy count): ``shares``
     contributors' noise shares are in it."""
     V = plan.vocab_size
     released = np.asarray(presence_sum, dtype=np.float64) / plan.scale
@@ -51,7 +52,11 @@ def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
     sigma_rank = math.sqrt(2 * rel[0].mu) / plan.scale
     sigma = math.sqrt(2 * rel[1].mu) / plan.scale
     counts = released[:V]
-    n_words = max(min(auto_n_words_moments(float(counts.sum()), sigma), V), n_topics)
+    if n_topics > plan.max_kept_words:
+        raise DPTopicError(f"{n_topics} topics need at least as many kept words, but the plan sums at most"
+                           f" {plan.max_kept_words}: fewer topics, or a plan with more words (max_words).")
+    # at most the plan's max_words (the words of highest noisy count: post-processing of the first sum)
+    n_words = max(min(auto_n_words_moments(float(counts.sum()), sigma), plan.max_kept_words), n_topics)
     order = np.argsort(-counts, kind="stable")
     threshold, expected, eligible = _clear_the_noise(order, counts, 0.5, sigma_rank, n_topics, n_words)
     kept = np.sort(eligible[:n_words])
@@ -89,7 +94,7 @@ class SecureSumTopics(DocDPCooccurrence):
         if dims is None and isinstance(params.get("n_words"), int):     # the round's, from its saved report
             dims = (secure.vocab_size + 1, triangle_size(params["n_words"]))
         if dims is None and n_words is not None:        # before a round: the largest vectors it may sum
-            dims = (int(n_words) + 1, triangle_size(min(int(n_words), MAX_WORDS)))
+            dims = (int(n_words) + 1, triangle_size(min(int(n_words), secure.max_kept_words)))
         names = ("word ranking (secure sum)", "co-occurrence statistic (secure sum)")
         releases = tuple(skellam_release(ev, name, secure.scale) for ev, name in zip(secure.releases(dims=dims), names))
         _, wrap = secure.calibrated()

@@ -183,7 +183,9 @@ class CohortPlan:
     ``n``: contributors in the round; ``dropouts``: how many the operator expects to drop out (the rate
     ``dropouts / n`` sets each cohort's tolerance, :func:`cohort_dropouts`); ``cohort_size``: the most contributors
     in a cohort; ``collusion``: ``t`` for the whole round (default :func:`~secure_sum.default_collusion` of ``n``),
-    each cohort's and the bridge's threshold tolerate it; ``bits``: the ring (None: chosen for the whole round)."""
+    each cohort's and the bridge's threshold tolerate it; ``bits``: the ring (None: chosen for the whole round);
+    ``max_words``: the most words the second sum holds (:attr:`~secure_sum.SecureSumPlan.max_words`; None: its
+    default), the same in every cohort and the bridge."""
 
     epsilon: float
     delta: float
@@ -193,6 +195,7 @@ class CohortPlan:
     cohort_size: int = DEFAULT_COHORT_SIZE
     collusion: int | None = None
     bits: int | None = None
+    max_words: int | None = None
 
     def __post_init__(self):
         for name in ("n", "dropouts", "cohort_size"):
@@ -237,7 +240,7 @@ class CohortPlan:
         scale are every cohort's; its privacy events are the release's."""
         try:
             return ss.SecureSumPlan(self.epsilon, self.delta, int(self.n), sum(self.cohort_dropouts), self.vocab_size,
-                                    int(self.collusion), self.bits)
+                                    int(self.collusion), self.bits, self.max_words)
         except ParameterError as e:
             if e.parameter == "dropouts":
                 raise ParameterError("{dropouts=} with cohorts of {size}: the cohorts' tolerances (their random"
@@ -259,7 +262,7 @@ class CohortPlan:
         for c, (s, f) in enumerate(zip(self.sizes, self.cohort_dropouts)):
             try:
                 plans.append(ss.SecureSumPlan(self.epsilon, self.delta, s, f, self.vocab_size, int(self.collusion),
-                                              self.ring_bits))
+                                              self.ring_bits, self.max_words))
             except DPTopicError as e:
                 raise ParameterError("{cohort_size=}: cohort {c} of {s} cannot carry its dropout tolerance {f} with {t}"
                                      " colluders ({why}); give larger cohorts.", "cohort_size", self.cohort_size, c=c,
@@ -283,12 +286,12 @@ class CohortPlan:
         for f in range(fb, 0, -1):
             try:
                 return ss.SecureSumPlan(self.epsilon, self.delta, nb, f, self.vocab_size, int(self.collusion),
-                                        self.ring_bits)
+                                        self.ring_bits, self.max_words)
             except DPTopicError:
                 continue
         try:
             return ss.SecureSumPlan(self.epsilon, self.delta, nb, 0, self.vocab_size, int(self.collusion),
-                                    self.ring_bits)
+                                    self.ring_bits, self.max_words)
         except DPTopicError as e:
             raise ParameterError("{cohort_size=}: the bridge of {nb} delegates cannot carry {fb} dropouts with {t}"
                                  " colluders ({why}); give more cohorts or a lower dropout rate.", "cohort_size",
@@ -320,7 +323,7 @@ class CohortPlan:
         """The per-entry noise over that of a single round of ``n`` with ``dropouts`` (the price of the cohorts'
         dropout margins: their tolerances sum above ``dropouts``)."""
         single = ss.SecureSumPlan(self.epsilon, self.delta, int(self.n), int(self.dropouts), self.vocab_size,
-                                  int(self.collusion), self.ring_bits)
+                                  int(self.collusion), self.ring_bits, self.max_words)
         # the noise in a sum of m shares is m mu / honest: the same survivors, fewer honest shares planned for
         return math.sqrt(self.round_plan.mu_shares[1] / single.mu_shares[1]) * single.scale / self.scale
 
@@ -329,12 +332,13 @@ class CohortPlan:
         :meth:`from_dict`: a contributor recomputes everything else (the cohorts, their plans, the delegates)."""
         return {"epsilon": float(self.epsilon), "delta": float(self.delta), "n": int(self.n),
                 "dropouts": int(self.dropouts), "vocab_size": int(self.vocab_size),
-                "cohort_size": int(self.cohort_size), "collusion": int(self.collusion), "bits": int(self.ring_bits)}
+                "cohort_size": int(self.cohort_size), "collusion": int(self.collusion), "bits": int(self.ring_bits),
+                "max_words": int(self.round_plan.max_words)}
 
     @classmethod
     def from_dict(cls, d) -> "CohortPlan":
         """The plan :meth:`to_dict` states, recomputed here; refused in one line when malformed or not a plan."""
-        keys = ("epsilon", "delta", "n", "dropouts", "vocab_size", "cohort_size", "collusion", "bits")
+        keys = ("epsilon", "delta", "n", "dropouts", "vocab_size", "cohort_size", "collusion", "bits", "max_words")
         if not isinstance(d, dict) or set(d) != set(keys):
             raise DPTopicError("the server's cohort plan is malformed (its settings): is it a dptopic server of this"
                                " version?")
@@ -360,7 +364,7 @@ class CohortPlan:
                                      max(p.threshold for p in self.cohort_plans)],
                 "delegates_per_cohort": self.n_delegates, "bridge": {"n": bp.n, "dropouts": bp.dropouts,
                                                                      "degree": bp.degree, "threshold": bp.threshold},
-                "modulus_bits": rp.bits, "scale": rp.scale, "honest_shares": rp.honest,
+                "modulus_bits": rp.bits, "scale": rp.scale, "honest_shares": rp.honest, "max_words": rp.max_words,
                 "noise_cost": self.noise_cost,
                 "cohort_server_learns": ("its cohort's total minus the pads of at least one honest delegate: uniform in"
                                          " the ring, nothing"),

@@ -142,6 +142,7 @@ def hkdf(material: bytes, info: bytes) -> bytes:
 
 
 _PRIVATE: dict = {}
+_PEERS: dict = {}
 
 
 def agree(private: bytes, public: bytes) -> bytes:
@@ -152,8 +153,13 @@ def agree(private: bytes, public: bytes) -> bytes:
         if len(_PRIVATE) > 4096:
             _PRIVATE.clear()
         key = _PRIVATE[private] = c["X25519PrivateKey"].from_private_bytes(private)
+    peer = _PEERS.get(public)
     try:
-        return key.exchange(c["X25519PublicKey"].from_public_bytes(public))
+        if peer is None:    # a peer's key is read by each of its neighbours (a simulation plays them in one process)
+            if len(_PEERS) > 100_000:
+                _PEERS.clear()
+            peer = _PEERS[bytes(public)] = c["X25519PublicKey"].from_public_bytes(public)
+        return key.exchange(peer)
     except ValueError as e:
         raise DPTopicError(f"a public key is not a valid X25519 key ({e}).") from None
 
@@ -254,10 +260,25 @@ def sign(private: bytes, message: bytes) -> str:
     return key.sign(message).hex()
 
 
+_VERIFIED: set = set()
+"""Digests of the ``(public key, signature, message)`` triples :func:`verify` found valid in this process."""
+MAX_VERIFIED = 500_000
+""":data:`_VERIFIED` is emptied when it reaches this many (about 50 MB)."""
+
+
 def verify(public: bytes, signature, message: bytes) -> bool:
-    """Whether ``signature`` (hex) is ``public``'s Ed25519 signature of ``message``; anything malformed is False."""
-    if not isinstance(signature, str) or not HEX_SIG.fullmatch(signature):
+    """Whether ``signature`` (hex) is ``public``'s Ed25519 signature of ``message``; anything malformed is False.
+
+    A valid triple is remembered (its SHA-256 in :data:`_VERIFIED`; the key and the signature have fixed lengths, so
+    no two triples share their bytes): the same bytes are not verified a second time in a process (a verification
+    is a function of them alone). A contributor's process verifies each of its neighbours' signatures once either
+    way; a process that plays many people of a round (a simulation) verifies each signature once, not once per
+    neighbour who reads it (``docs/research/secure_sum_cohorts.md``). Nothing invalid is remembered."""
+    if not isinstance(signature, str) or not HEX_SIG.fullmatch(signature) or len(public) != 32:
         return False
+    seen = hashlib.sha256(bytes(public) + signature.encode() + message).digest()
+    if seen in _VERIFIED:
+        return True
     c = crypto()
     key = _VERIFIERS.get(public)
     if key is None:
@@ -272,6 +293,9 @@ def verify(public: bytes, signature, message: bytes) -> bool:
         key.verify(bytes.fromhex(signature), message)
     except c["InvalidSignature"]:
         return False
+    if len(_VERIFIED) >= MAX_VERIFIED:
+        _VERIFIED.clear()
+    _VERIFIED.add(seen)
     return True
 
 
@@ -591,6 +615,12 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
 # ----------------------------------------------------------------------------- the noise plan
 RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as the user unit's default
 MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
+DEFAULT_MAX_WORDS = 256
+"""The words a plan's second phase sums at most by default (:attr:`SecureSumPlan.max_words`): the triangle over 256
+words is 32,896 entries (128 KiB an upload modulo 2^32, 257 KiB modulo 2^64, and as much PRG output per
+neighbour's mask), whatever the round's size. The noisy ranking keeps more words as the round grows (200 at 10,000
+people, 239 at 20,000, every one of V = 1,000 at 100,000: ``docs/research/secure_sum_cohorts.md``), and with them
+each contributor's upload and mask expansion: the cap keeps both bounded at about what 20,000 people cost."""
 WRAP_SHARE = 1e-3       # at most this share of delta may go to a modular wrap-around
 MAX_INFLATION = 1.01
 """The ring and scale a plan chooses keep the quantization's inflation of the noise at most this (1%)."""
@@ -621,7 +651,13 @@ class SecureSumPlan:
     the scale they allow (:func:`ring_scale`) inflates the noise by at most :data:`MAX_INFLATION` and keeps the
     wrap-around probability within its share of delta, else 64 bits (where the scale is 2^16 up to 2^44
     contributors); a plan that neither ring can carry is refused. Given, the plan uses that ring (a stated plan's
-    ring is checked for its wrap-around, not its inflation: the noise is accounted at whatever scale it gives)."""
+    ring is checked for its wrap-around, not its inflation: the noise is accounted at whatever scale it gives).
+
+    ``max_words``: the most words the second phase sums (2 to :data:`MAX_WORDS`; None:
+    :data:`DEFAULT_MAX_WORDS`). The server keeps the words of highest noisy count in the first sum, at most this many
+    (post-processing of a released sum: it spends nothing); the noise is calibrated for the triangle over
+    ``min(vocab_size, max_words)`` words, so a cap also lowers it a little. It bounds what a contributor uploads and
+    expands into masks in the second phase, whatever the round's size."""
 
     epsilon: float
     delta: float
@@ -630,6 +666,7 @@ class SecureSumPlan:
     vocab_size: int
     collusion: int | None = None
     bits: int | None = None
+    max_words: int | None = None
 
     def __post_init__(self):
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) \
@@ -646,6 +683,13 @@ class SecureSumPlan:
             object.__setattr__(self, "collusion", default_collusion(int(self.n)))
         if isinstance(self.collusion, bool) or not isinstance(self.collusion, (int, np.integer)) or self.collusion < 0:
             raise ParameterError("invalid {collusion=}: an integer >= 0.", "collusion", self.collusion)
+        if self.max_words is None:
+            object.__setattr__(self, "max_words", DEFAULT_MAX_WORDS)
+        if isinstance(self.max_words, bool) or not isinstance(self.max_words, (int, np.integer)) \
+                or not 2 <= self.max_words <= MAX_WORDS:
+            raise ParameterError("invalid {max_words=}: the words the second sum may hold, an integer in [2, {most}].",
+                                 "max_words", self.max_words, most=MAX_WORDS)
+        object.__setattr__(self, "max_words", int(self.max_words))
         if self.n < 3:
             raise ParameterError("{n=}: a secure sum needs at least 3 contributors.", "n", self.n)
         if not 0 <= self.dropouts < self.n:
@@ -669,7 +713,8 @@ class SecureSumPlan:
 
     def _ring_noise(self, bits: int) -> tuple[list[float], float, float]:
         """``(mu per phase, wrap-around probability, noise inflation)`` in the ring modulo ``2^bits``, memoised."""
-        key = ("ring", self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.collusion, int(bits))
+        key = ("ring", self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.collusion, int(bits),
+               self.max_words)
         if key not in _PLAN_MEMO:
             scale, dims = ring_scale(bits, self.n), list(self.dims)
             budget = self.delta * (1 - WRAP_SHARE)
@@ -749,13 +794,13 @@ class SecureSumPlan:
     @property
     def dims(self) -> tuple[int, int]:
         """The largest vector of each phase: the ranking release (V + 1) and the co-occurrence release's triangle over
-        at most :data:`MAX_WORDS` words."""
-        return self.vocab_size + 1, triangle_size(min(self.vocab_size, MAX_WORDS))
+        at most :attr:`max_kept_words` words."""
+        return self.vocab_size + 1, triangle_size(self.max_kept_words)
 
     @property
     def max_kept_words(self) -> int:
-        """The most words the second phase may sum."""
-        return min(int(self.vocab_size), MAX_WORDS)
+        """The most words the second phase may sum: ``min(vocab_size, max_words)``."""
+        return min(int(self.vocab_size), int(self.max_words))
 
     def calibrated(self) -> tuple[list[float], float]:
         """``(mu per phase for the honest shares' sum, wrap-around probability)``, memoised; refused (one line) when
@@ -801,7 +846,7 @@ class SecureSumPlan:
                 "dropout_tolerance": self.dropouts, "vocab_size": self.vocab_size, "modulus_bits": self.bits,
                 "collusion": self.collusion, "degree": self.degree, "threshold": self.threshold,
                 "honest_shares": self.honest, "scale": self.scale, "mu_shares": self.mu_shares,
-                "noise_inflation": self.noise_inflation, "ranking_ratio": RANKING_RATIO, "max_words": MAX_WORDS,
+                "noise_inflation": self.noise_inflation, "ranking_ratio": RANKING_RATIO, "max_words": self.max_words,
                 "wrap_probability": wrap, "protocol": PROTOCOL}
 
     @classmethod
@@ -814,7 +859,7 @@ class SecureSumPlan:
         try:
             plan = cls(_number(d["epsilon"]), _number(d["delta"]), _integer(d["min_contributors"]),
                        _integer(d["dropout_tolerance"]), _integer(d["vocab_size"]), _integer(d["collusion"]),
-                       _integer(d.get("modulus_bits", MODULUS_BITS)))
+                       _integer(d.get("modulus_bits", MODULUS_BITS)), _integer(d.get("max_words", MAX_WORDS)))
         except (KeyError, TypeError, ValueError):
             raise DPTopicError("the server's secure-sum settings are incomplete or malformed: is it a dptopic server"
                                " of this version?") from None

@@ -214,6 +214,10 @@ class SecureSumConfig:
         if not 2 <= self.n_topics <= len(self.vocabulary):
             raise ParameterError("{n_topics=} must lie between 2 and the vocabulary's size ({size}).", "n_topics",
                                  self.n_topics, size=len(self.vocabulary))
+        if self.n_topics > self.plan.max_kept_words:
+            raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
+                                 " one a topic).", "n_topics", self.n_topics,
+                                 values={"max_words": self.plan.max_words})
         self.directory = check_directory(self.directory, where="the config's directory")
         if len(self.directory["members"]) != self.plan.n:
             raise ParameterError("{directory} lists {listed} invited contributors, but the round takes {n} (the plan's"

@@ -296,13 +296,14 @@ def kept_settings_warning(kept, names=None) -> str | None:
 
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None,
-                        cohort_size: int | None = None, **others) -> dict:
+                        cohort_size: int | None = None, max_words: int | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
     ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
-    most) and an upload limit: ``max_body_bytes``, refused when it cannot hold the round's largest upload (None: that
-    upload's size). ``cohort_size``: a round in cohorts of at most that many (its plan a
-    :class:`~dptopic.protocol.cohorts.CohortPlan`, the keyword arguments
+    most, ``max_words`` words at most in the second sum, default
+    :data:`~dptopic.protocol.secure_sum.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused when it
+    cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts of at most
+    that many (its plan a :class:`~dptopic.protocol.cohorts.CohortPlan`, the keyword arguments
     :class:`~dptopic.service.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in the whole
     round). ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
@@ -326,13 +327,13 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         from ..protocol.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
 
         plan = CohortPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), cohort_size,
-                          collusion)
+                          collusion, max_words=max_words)
         parts = [*plan.cohort_plans, plan.bridge_plan]
         need = max(p.upload_bytes(max(p.dims)) for p in parts) + 64
         plan_of_upload = parts[0]
     else:
         plan = plan_of_upload = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F),
-                                              len(vocabulary), collusion)
+                                              len(vocabulary), collusion, max_words=max_words)
         need = plan.upload_bytes(max(plan.dims)) + 64
     if max_body_bytes is not None and max_body_bytes < need:
         raise ParameterError("{max_body_bytes=} cannot hold the round's largest upload ({need} bytes, the"
