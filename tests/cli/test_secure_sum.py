@@ -303,6 +303,10 @@ def test_serve_a_round_in_cohorts_takes_the_plans_cap_on_the_words(cohorts_invit
                       str(free_port()))
     assert r.returncode == 0, r.stderr
     assert got["app"].state.cohort_server.cfg.plan.round_plan.max_words == 12
+    r = serve_cohorts(cohorts_invited, "--cohort-size", "12", "--max-words", "4", "--topics", "5", "--port",
+                      str(free_port()))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--topics 5 must be at most --max-words 4" in r.stderr, r.stderr
 
 
 def test_serve_a_round_in_cohorts_takes_the_dataset_ledger_of_a_single_round(cohorts_invited, monkeypatch):

@@ -77,6 +77,10 @@ class CohortSumConfig:
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if self.plan.vocab_size != len(self.vocabulary):
             raise ParameterError("the plan's vocabulary size differs from {vocabulary}'s.", "vocabulary")
+        cap = self.plan.round_plan
+        if self.n_topics > cap.max_kept_words:      # as each round's SecureSumConfig says, before any round is made
+            raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
+                                 " one a topic).", "n_topics", self.n_topics, values={"max_words": cap.max_words})
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
