@@ -264,7 +264,9 @@ def play_with_dropouts(live, bows, gone, tmp, closed=None) -> list:
                     for c, g in enumerate(live.server.groups)))
     deadline = time.monotonic() + 180
     while uploads_of_step_0(live) != want:
-        assert time.monotonic() < deadline and players.is_alive(), (uploads_of_step_0(live), want, out)
+        assert time.monotonic() < deadline and players.is_alive(), (  # every person's outcome, in full
+            f"step-0 uploads {uploads_of_step_0(live)}, want {want}; views"
+            f" {[r.view().get('state') for r in live.server.parts()]}; plays:\n" + "\n".join(map(repr, out)))
         time.sleep(0.05)
     status, _, body = http("POST", live.url + "/v1/admin/secure/close", b"",
                            {"Authorization": f"Bearer {live.TOKEN}"})
