@@ -206,8 +206,11 @@ def test_a_roster_that_is_not_the_directory_is_refused(tmp_path, lie):
     assert told and all(rnd.refused.get(i, ("",))[0] == "shares" for i in told)
 
 
-def test_kept_words_out_of_the_plan_are_refused(tmp_path):
-    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+@pytest.mark.parametrize("max_words", [None, 5])
+def test_kept_words_out_of_the_plan_are_refused(tmp_path, max_words):
+    """A server that names kept words the plan does not allow (repeated, unsorted, out of the vocabulary, too few,
+    not ids, or more than the plan's cap on the words step 1 sums) is refused before anything of step 1 is sent."""
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1, **({"max_words": max_words} if max_words else {}))
     rnd.keys()
     rnd.shares()
     rnd.upload(0)
@@ -216,7 +219,10 @@ def test_kept_words_out_of_the_plan_are_refused(tmp_path):
     view = rnd.server.view()
     assert view["state"] == "upload1"
     c = rnd.people[0]
-    for kept in ([3, 3, 5], [5, 3], [0, 30], [-1, 2], list(range(31)), [1], ["1", "2"], [True, 2], None):
+    lies = [[3, 3, 5], [5, 3], [0, 30], [-1, 2], list(range(31)), [1], ["1", "2"], [True, 2], None]
+    if max_words:       # one word more than the cap: distinct ids within the vocabulary, beyond the plan
+        lies.append(list(range(max_words + 1)))
+    for kept in lies:
         with pytest.raises(ServerLied, match="kept words"):
             c.upload(1, {**view, "kept": kept})
     assert "upload1" not in c.st["sent"]
