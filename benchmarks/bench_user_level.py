@@ -44,16 +44,24 @@ from bench_planted import DELTA, oracle_topics, plant, source  # noqa: E402
 MAX_DOCS_PER_PERSON = 60
 
 
-def draw_people(phi, theta, lengths, vocabulary, n_people: int, seed: int):
+def draw_people(phi, theta, lengths, vocabulary, n_people: int, seed: int, mixes: int = 1):
     """``(corpus, user_ids)``: ``n_people`` people, each with the topic mix of a real document drawn at random and
-    1 to 60 documents of real lengths drawn from it."""
+    1 to 60 documents of real lengths drawn from it. ``mixes`` above 1: each person has that many mixes (each of a
+    real document), and each of their documents is written from one of them chosen at random (people who write on
+    several subjects); 1 draws exactly as before."""
     from dptopic.corpus import Corpus
 
     rng = np.random.default_rng([seed, n_people])
     mix = rng.integers(0, len(lengths), size=n_people)
     n_docs = rng.integers(1, MAX_DOCS_PER_PERSON + 1, size=n_people)
     person = np.repeat(np.arange(n_people), n_docs)
-    ptr, words = draw_words(rng, phi, theta[mix][person],
+    if mixes > 1:
+        more = np.random.default_rng([seed, n_people, mixes])
+        own = np.column_stack([mix, more.integers(0, len(lengths), size=(n_people, mixes - 1))])
+        doc_theta = theta[own[person, more.integers(0, mixes, size=len(person))]]
+    else:
+        doc_theta = theta[mix][person]
+    ptr, words = draw_words(rng, phi, doc_theta,
                             np.maximum(1, lengths[rng.integers(0, len(lengths), size=len(person))]))
     return Corpus(ptr, words, vocabulary, metadata={"source": "bench_user_level"}), [f"p{p}" for p in person]
 

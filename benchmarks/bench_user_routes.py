@@ -61,7 +61,7 @@ class Setting:
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 np.savez(cache, phi=self.phi, theta=theta, lengths=lengths)
         self.vocab = list(real.vocabulary)
-        self.corpus, users = draw_people(self.phi, theta, lengths, self.vocab, a.people, a.seed)
+        self.corpus, users = draw_people(self.phi, theta, lengths, self.vocab, a.people, a.seed, a.mixes)
         # each person's planted mix (draw_people's first draw), in the people's order: only the bound reads it
         mix = np.random.default_rng([a.seed, a.people]).integers(0, len(lengths), size=a.people)
         self.mixes = theta[mix][[int(u[1:]) for u in sorted(set(users))]]
@@ -114,7 +114,9 @@ class Run:
             return released
         return self.memo("first", make)
 
-    def kept(self, n_words=None, sigma_for_auto=None):
+    def choice(self, n_words=None, sigma_for_auto=None):
+        """``(order, eligible, n_words)``: the words by decreasing noisy count, those that cleared the false-words
+        threshold, and how many the co-occurrence release keeps (as ``DocDPCooccurrence._choose_words``)."""
         from dptopic.models.docdp_cooc import _clear_the_noise, auto_n_words_moments
 
         s, released = self.s, self.counts()
@@ -125,7 +127,16 @@ class Run:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _, _, eligible = _clear_the_noise(order, counts, 0.5, s.sigma_rank, s.K, n_words)
+        return order, eligible, n_words
+
+    def kept(self, n_words=None, sigma_for_auto=None):
+        _, eligible, n_words = self.choice(n_words, sigma_for_auto)
         return np.sort(eligible[:n_words])
+
+    def signal(self) -> float:
+        """The first release's signal as ``vectors_route="auto"`` reads it: its noisy word entries summed, over
+        ``175 sigma`` (``dptopic.moments.vector_prior.choose_route``)."""
+        return float(self.counts()[:self.s.V].sum()) / (175.0 * self.s.sigma)
 
     def cooccurrence(self, kept):
         """The exact per-person co-occurrence statistic over ``kept`` (the library's kernel)."""
@@ -204,6 +215,37 @@ def _default(run):
 for _n in (50, 100, 150, 300, 400):
     route(f"words-{_n}", f"as default, {_n} words in the co-occurrence release")(
         lambda run, n=_n: _words_route(run, n))
+
+
+def _groups_route(run, person_statistic="sum"):
+    """``vectors_route="groups"`` as the library makes it at the user unit: the co-occurrence release over a quarter
+    of the kept words and groups of the other words made by their vectors (``grouped_columns``), each person bounded
+    by ``person_statistic``; topics over the groups shared among their words by noisy count, then spread."""
+    from dptopic.moments.person_bound import cooccurrence_statistic
+    from dptopic.moments.public_groups import grouped_columns, word_topics
+
+    s = run.s
+    order, eligible, n_words = run.choice()
+    counts = run.counts()[:s.V]
+    n_kept = len(eligible[:n_words])
+    cols, groups = grouped_columns(eligible, order, counts, s.sigma_rank, n_kept, s.E, s.found)
+    S = run.memo(("groups", person_statistic, tuple(cols)),
+                 lambda: cooccurrence_statistic(s.people, cols, s.V, s.jobs, groups=groups,
+                                                person_statistic=person_statistic))
+    noisy = S + run.noise(S.shape, s.sigma, 2)
+    H = run.read((noisy + noisy.T) / 2.0, s.sigma / np.sqrt(2))
+    return run.full(word_topics(H, groups, cols, counts, s.sigma_rank), cols)
+
+
+@route("groups", "vectors_route='groups' with the sum per person: a quarter of the kept words and groups of the other"
+                 " words by their vectors in the co-occurrence release (what 'auto' takes above its threshold)")
+def _groups(run):
+    return _groups_route(run)
+
+
+@route("groups-profile", "as groups, each person's contribution u u^T (person_statistic='profile')")
+def _groups_profile(run):
+    return _groups_route(run, "profile")
 
 
 @route("floor", "the vectors alone (the library's prior-only topics, reading no document)")
@@ -619,6 +661,9 @@ def main(argv=None):
     ap.add_argument("--vocab", type=int, default=1000)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mixes", type=int, default=1,
+                    help="topic mixes a person writes from, each document from one at random (default 1; the"
+                         " ceiling route reads the first only)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--first-run", type=int, default=0, help="index of the first run (its noise seed)")
@@ -647,7 +692,8 @@ def main(argv=None):
     scores = {n: [] for n in names}
     for r in range(a.first_run, a.first_run + a.runs):
         run = Run(s, r)
-        print(f"run {r}: the first release keeps {len(run.kept())} words (n_words='auto')", flush=True)
+        print(f"run {r}: the first release keeps {len(run.kept())} words (n_words='auto'); its signal for"
+              f" vectors_route='auto' {run.signal():.1f}", flush=True)
         for n in names:
             t = time.perf_counter()
             c = s.score(ROUTES[n][0](run))
@@ -657,11 +703,14 @@ def main(argv=None):
                 extra = (f"  clipped {run.clipped:.2f}, median |D| {run.deviation[0]:.2f},"
                          f" median a {run.deviation[1]:.2f}")
             print(f"run {r} {n}: {c:.3f} ({c / s.lda:.2f}) {time.perf_counter() - t:.1f} s{extra}", flush=True)
-    print("\n| route | recovery (mean ± s.e.) | share of LDA's |\n|---|---|---|")
+    first = np.array(scores[names[0]])
+    print(f"\n| route | recovery (mean ± s.e.) | share of LDA's | minus `{names[0]}` (paired) |\n|---|---|---|---|")
     for n in names:
         v = np.array(scores[n])
         se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
-        print(f"| `{n}` | {v.mean():.3f} ± {se:.3f} | {v.mean() / s.lda:.2f} |")
+        d = v - first
+        dse = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+        print(f"| `{n}` | {v.mean():.3f} ± {se:.3f} | {v.mean() / s.lda:.2f} | {d.mean():+.3f} ± {dse:.3f} |")
 
 
 if __name__ == "__main__":

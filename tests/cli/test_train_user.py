@@ -180,3 +180,35 @@ def test_the_person_profile_without_unit_user_is_refused_in_one_line_naming_the_
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1, err
     assert "--person-statistic" in lines[0] and "--unit user" in lines[0] and "person_statistic" not in lines[0]
+
+
+def test_train_unit_user_takes_the_spread_by_default_where_the_document_unit_takes_the_groups(tmp_path, capsys):
+    """`--vectors-route auto` (the default) at the user unit takes the spread, on a corpus whose first release's
+    signal takes the groups at the document unit (the library's rule, moments/vector_prior.py); the printed card
+    and the saved one say which route was taken."""
+    from dptopic.corpus import lda_corpus
+
+    planted = lda_corpus(n_docs=1500, vocab_size=400, n_topics=5, doc_length=40, alpha=0.1, beta=0.05, seed=3)
+    words = ["w" + "".join(chr(97 + j // 26 ** i % 26) for i in (2, 1, 0)) for j in range(400)]     # waaa, waab, ...
+    c = planted.corpus
+    (tmp_path / "people.jsonl").write_text("".join(
+        json.dumps({"text": " ".join(words[w] for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]), "user": f"p{d // 2}"})
+        + "\n" for d in range(c.n_docs)))
+    (tmp_path / "words.txt").write_text("\n".join(words) + "\n")
+    rng = np.random.default_rng(0)
+    E = 0.3 * rng.normal(size=(400, 8))
+    E[np.arange(400), np.argmax(planted.phi, axis=0)] += 1.0
+    (tmp_path / "vec.txt").write_text("\n".join(w + " " + " ".join(f"{x:.5f}" for x in row) for w, row in zip(words, E))
+                                      + "\n")
+    common = ["--corpus", tmp_path / "people.jsonl", "--epsilon", "20", "--topics", "5", "--vocabulary",
+              tmp_path / "words.txt", "--public-vectors", tmp_path / "vec.txt", "--test-size", "0"]
+    routes = {}
+    for unit, extra in (("user", ["--user-field", "user"]), ("document", [])):
+        rc, out, err = main_output(capsys, ["train", "--unit", unit, *extra, *common, "--out", tmp_path / unit])
+        assert rc == 0, err
+        routes[unit] = json.loads((tmp_path / unit / "model.json").read_text())["privacy"]["public_vectors"]["route"]
+        flat = " ".join(out.replace("\u2502", " ").split())          # the printed card's rows, their borders dropped
+        said = ("placed in the topics of their nearest released words" if unit == "user" else
+                "also counts groups of the other words made by the vectors")
+        assert said in flat, out
+    assert routes == {"user": "spread", "document": "groups"}

@@ -261,3 +261,31 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     np.testing.assert_array_equal(dptopic.load(tmp_path / "m").placed_words(), placed)
     off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
     assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30) for w in t)
+
+
+def test_auto_route_per_person_is_the_spread_where_the_signal_would_take_the_groups(planted, vectors_file, monkeypatch):
+    """``vectors_route="auto"`` at the user unit takes the spread even where the first release's signal is above the
+    document unit's threshold (the groups recovered less per person at every size measured:
+    docs/research/user_level.md); the same corpus at the document unit still takes the groups. The card says which."""
+    import dptopic.models.docdp_cooc as docdp_cooc
+    from dptopic.moments.vector_prior import GROUPS_FROM, choose_route
+
+    signals = []
+
+    def spy(route, presence, sigma, *unit):
+        signals.append(presence / (175.0 * sigma))
+        return choose_route(route, presence, sigma, *unit)
+
+    monkeypatch.setattr(docdp_cooc, "choose_route", spy)
+    users = [f"p{i // 2}" for i in range(planted.corpus.n_docs)]       # 750 people of two documents
+    person = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, unit="user",
+                                         public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
+    assert signals[-1] >= GROUPS_FROM                           # the document unit's rule would take the groups
+    assert person.public_vectors_["route"] == "spread" and person.word_groups_ is None
+    card = privacy_card(person.privacy_report(), "DocDPCooccurrence")
+    assert card["privacy_unit"] == "user" and "placed in the topics of their nearest released words" in \
+        card["public_vectors"]["summary"]
+    document = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, public_vectors=str(vectors_file)),
+                         planted.corpus)
+    assert signals[-1] >= GROUPS_FROM and document.public_vectors_["route"] == "groups"
+    assert document.word_groups_ is not None

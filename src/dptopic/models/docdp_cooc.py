@@ -278,8 +278,10 @@ class DocDPCooccurrence(_DocumentDPModel):
         and groups of the other words made by the vectors (the same sensitivity: one document still moves it by at
         most 1). ``"auto"``: the groups when the first release's signal is large, the sum of its noisy word entries
         over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
-        (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage
-        (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release).
+        (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage; with
+        ``unit="user"`` always the spread, which recovered more than the groups at every number of people and budget
+        measured (:func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release;
+        ``docs/research/user_level.md``).
         ``"rectangular"`` (``unit="document"`` only; never chosen by ``"auto"``): the co-occurrence release pairs
         the 500 most frequent kept words (rows; ``n_words`` of them when it is a number) with 25 frequent words and
         25 groups of the other words made by the vectors (columns), each document's pair matrix scaled to Frobenius
@@ -623,7 +625,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         else:
             kept = _frequent_words(eligible, counts, n_words)
         groups = columns = None
-        route = None if setting.vectors is None else choose_route(self.vectors_route, float(counts.sum()), sigma)
+        route = None if setting.vectors is None else choose_route(self.vectors_route, float(counts.sum()), sigma,
+                                                                  self.unit)
         if route == "rectangular":
             # the kept words (RECT_ROWS of them) as rows against frequent words and groups of the other words as
             # columns (post-processing of the first release and public input: moments/rectangular.py)
