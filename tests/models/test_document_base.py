@@ -215,3 +215,32 @@ def test_the_person_profile_releases_each_persons_word_profile_at_the_same_noise
     assert profile.privacy_["user_bound"] == USER_BOUND["profile"]
     assert profile.privacy_["parameters"]["person_statistic"] == "profile"
     assert "u u^T" in privacy_card(profile.privacy_)["theorem"]
+
+
+def test_the_person_profile_marks_no_topic_supported_for_people_without_topics(tmp_path):
+    """Each person's u u^T puts u_i^2 on the release's diagonal, a full-rank part that people without topics have too:
+    the support tests read the profile's release off its diagonal, so 800 people writing 1 to 3 short documents
+    from one word distribution get no topic marked supported, as with the sum (before: 16 of 20 at epsilon 4), and
+    the refit's suggestion reads the release as the fit did; topics the people do write about stay supported."""
+    from dptopic.corpus import Corpus, lda_corpus
+
+    rng = np.random.default_rng(0)
+    V, P = 1000, 800
+    f = 1.0 / np.arange(1, V + 1)
+    person = np.repeat(np.arange(P), rng.integers(1, 4, size=P))
+    ptr = np.r_[0, np.cumsum(rng.integers(1, 6, size=len(person)))]
+    flat = Corpus(ptr, rng.choice(V, size=ptr[-1], p=f / f.sum()).astype(np.int32), [f"w{i}" for i in range(V)])
+    users = [f"p{p}" for p in person]
+    for statistic in ("sum", "profile"):
+        m = DocDPCooccurrence(n_topics=20, epsilon=4.0, seed=1, unit="user", person_statistic=statistic,
+                              public_vectors=None).fit(flat, user_ids=users)
+        assert not m.supported_topics_.any(), statistic
+    from dptopic.moments.refit import suggest_n_topics
+
+    m.save(tmp_path / "m")
+    suggestion = suggest_n_topics(dptopic.load(tmp_path / "m"), [2, 5, 20])
+    assert not any(suggestion["supported"].values()) and suggestion["outliers"] <= 1
+    planted = lda_corpus(n_docs=1500, vocab_size=400, n_topics=5, doc_length=40, alpha=0.1, beta=0.05, seed=3)
+    topics = DocDPCooccurrence(n_topics=5, epsilon=20.0, seed=1, unit="user", person_statistic="profile",
+                               public_vectors=None).fit(planted.corpus, user_ids=[f"p{i // 2}" for i in range(1500)])
+    assert topics.supported_topics_.sum() >= 4

@@ -15,7 +15,7 @@ def presence_for(signal: float, sigma: float = SIGMA) -> float:
 
 # the signals of the measured user-unit settings (1,000 to 30,000 planted people at epsilon 1 and 4), where the
 # groups lost to the spread, and one far beyond them
-@pytest.mark.parametrize("signal", [15.0, 43.5, GROUPS_FROM, 145.7, 436.0, 1700.0, 1e6])
+@pytest.mark.parametrize("signal", [15.0, 43.5, GROUPS_FROM, 145.7, 436.0, 1504.0, 1e6])
 def test_auto_takes_the_spread_per_person_whatever_the_signal(signal):
     assert AUTO_ROUTE_PER_PERSON == "spread"
     assert choose_route("auto", presence_for(signal), SIGMA, "user") == "spread"

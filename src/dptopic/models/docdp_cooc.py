@@ -66,6 +66,7 @@ from ..moments.person_bound import (
     for_unit_event,
     people_of,
     presence_statistic,
+    support_view,
     unit_and_relation,
     user_report,
 )
@@ -694,7 +695,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         if words.columns is not None:
             supported[:K - n_bg] = rectangular_supported_topics(noisy, H, sigma)
         else:
-            supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
+            supported[:K - n_bg] = cooccurrence_supported_topics(
+                support_view((noisy + noisy.T) / 2.0, self.person_statistic if self.unit == "user" else "sum"), H,
+                sigma / np.sqrt(2.0))
             H = word_topics(H, words.groups, words.kept, words.counts, words.sigma_rank)
         self.components_ = topic_word_matrix(H, supported, V, words.kept, words.background, n_bg, words.sigma_rank,
                                              words.counts, self.tail, self.word_choice)

@@ -35,6 +35,24 @@ docs/research/user_level.md)."""
 UNITS = ("document", "user")
 
 
+def support_view(Q, person_statistic: str = "sum") -> np.ndarray:
+    """The symmetrised co-occurrence release ``Q`` as the support tests read it
+    (:func:`~dptopic.moments.support.cooccurrence_supported_topics`): as it is, or for ``person_statistic="profile"``
+    with its diagonal set to 0 (post-processing).
+
+    The tests' null is a corpus without topics, whose signal is rank one (the word frequencies). Each person's
+    ``u u^T`` also puts ``u_i^2`` on the diagonal, a full-rank part that such a corpus has too: read with it, people of
+    few short documents drawn from one word distribution had most topics marked supported
+    (``docs/research/user_level.md``). Off the diagonal, a person's counts ``c`` of such a corpus give
+    ``E[c_i c_j] = n(n-1) f_i f_j``: a rank-one matrix less a non-negative diagonal, with at most one positive
+    eigenvalue, so the tests' bound (Weyl) holds again. The sum's pair matrices ``c c^T - diag(c)`` have no such
+    diagonal, and its release is read as it is."""
+    Q = np.array(Q, dtype=np.float64)
+    if person_statistic == "profile":
+        np.fill_diagonal(Q, 0.0)
+    return Q
+
+
 def user_bound_text(documents_per_user, person_statistic: str = "sum") -> str:
     """How each person's contribution is bounded, in words (the report's and the card's ``user_bound``)."""
     if person_statistic == "profile":

@@ -27,6 +27,7 @@ from .._validation import Int, validate_value
 from ..corpus.vectors import OFF, load_public_vectors
 from ..errors import DPTopicError, ParameterError
 from .factorize import topics_from_cooccurrence
+from .person_bound import support_view
 from .public_groups import spread_tail, word_topics
 from .support import cooccurrence_supported_topics, mass_supported, wigner_edge
 
@@ -150,7 +151,8 @@ def topics_at(model, K: int):
     H = topics_from_cooccurrence(noisy, K - n_bg, params.get("recovery", "refined-anchors"),
                                  noise_std=sigma / np.sqrt(2.0), threshold=float(params.get("threshold", 1.0)))
     supported = np.zeros(K, dtype=bool)
-    supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
+    supported[:K - n_bg] = cooccurrence_supported_topics(support_view((noisy + noisy.T) / 2.0, _person_statistic(params)),
+                                                         H, sigma / np.sqrt(2.0))
     counts = rel["ranking"][:V] if sigma_rank is not None else None
     H = word_topics(H, rel.get("groups"), kept, counts, sigma_rank)
     beta = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank, counts, params.get("tail"),
@@ -214,9 +216,15 @@ def release_outliers(model) -> int:
     point): a bound, with probability at least 95%, on the number of directions the release can tell apart, the
     corpus-wide frequencies among them."""
     rel = _releases(model)
-    Q = (rel["cooccurrence"] + rel["cooccurrence"].T) / 2.0
+    params = getattr(model, "_fit_params_", None) or model.get_params()
+    Q = support_view((rel["cooccurrence"] + rel["cooccurrence"].T) / 2.0, _person_statistic(params))
     edge = wigner_edge(Q.shape[0], float(model.noise_std_) / np.sqrt(2.0))
     return int((np.linalg.eigvalsh(Q) > edge).sum())
+
+
+def _person_statistic(params) -> str:
+    """The fit's ``person_statistic`` at the user unit (``"sum"`` at the document unit or in an older folder)."""
+    return (params.get("person_statistic") or "sum") if params.get("unit") == "user" else "sum"
 
 
 def suggest_n_topics(model, candidates=None) -> dict:

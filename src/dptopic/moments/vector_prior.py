@@ -39,7 +39,7 @@ and the election tweets (18) (docs/research/public_vectors.md)."""
 
 AUTO_ROUTE_PER_PERSON = "spread"
 """``vectors_route="auto"`` at the user unit, whatever the signal: the spread. On planted people (1,000 to 30,000,
-epsilon 1 and 4, signal 15 to 1,700) the grouped release recovered less than the spread at every size and budget,
+epsilon 1 and 4, signal 15 to 1,500) the grouped release recovered less than the spread at every size and budget,
 with either per-person statistic, paired (docs/research/user_level.md)."""
 
 
