@@ -83,7 +83,8 @@ def main(argv=None):
     corpus = Corpus.from_texts(texts, max_vocab=a.vocab, min_df=2, user_ids=speakers)
     users = list(corpus.user_ids)
     sizes = np.unique(users, return_counts=True)[1]
-    print(f"Friends transcripts: {corpus.n_docs:,} {'parts' if a.per_episode else 'lines'} kept of {len(texts):,}, {corpus.n_tokens:,} tokens,"
+    kind = "parts" if a.per_episode else "lines"
+    print(f"Friends transcripts: {corpus.n_docs:,} {kind} kept of {len(texts):,}, {corpus.n_tokens:,} tokens,"
           f" V={corpus.vocab_size}; {len(sizes):,} speakers (documents a speaker: median {int(np.median(sizes))},"
           f" max {sizes.max():,}; the 6 most frequent say {np.sort(sizes)[-6:].sum() / sizes.sum():.0%})", flush=True)
     t = time.perf_counter()
@@ -123,7 +124,8 @@ def main(argv=None):
             def se(x):
                 return x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
             rows.append(f"| {eps:g} | `{stat}` | {v.mean():.3f} ± {se(v):.3f} | {d.mean():+.3f} ± {se(d):.3f} |"
-                        f" {n.mean():.3f} ± {se(n):.3f} | {dn.mean():+.3f} ± {se(dn):.3f} | {np.mean(g['words']):.0f} |"
+                        f" {n.mean():.3f} ± {se(n):.3f} | {dn.mean():+.3f} ± {se(dn):.3f} |"
+                        f" {np.mean(g['words']):.0f} |"
                         f" {np.mean(g['supported']):.1f} |")
     print("\n| epsilon | person statistic | coverage share | minus `sum` (paired) | NPMI | minus `sum` (paired) |"
           " words released | topics supported |\n|---|---|---|---|---|---|---|---|")

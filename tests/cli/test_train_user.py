@@ -191,9 +191,9 @@ def test_train_unit_user_takes_the_spread_by_default_where_the_document_unit_tak
     planted = lda_corpus(n_docs=1500, vocab_size=400, n_topics=5, doc_length=40, alpha=0.1, beta=0.05, seed=3)
     words = ["w" + "".join(chr(97 + j // 26 ** i % 26) for i in (2, 1, 0)) for j in range(400)]     # waaa, waab, ...
     c = planted.corpus
-    (tmp_path / "people.jsonl").write_text("".join(
-        json.dumps({"text": " ".join(words[w] for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]), "user": f"p{d // 2}"})
-        + "\n" for d in range(c.n_docs)))
+    texts = [" ".join(words[w] for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+    (tmp_path / "people.jsonl").write_text("".join(json.dumps({"text": t, "user": f"p{d // 2}"}) + "\n"
+                                                   for d, t in enumerate(texts)))
     (tmp_path / "words.txt").write_text("\n".join(words) + "\n")
     rng = np.random.default_rng(0)
     E = 0.3 * rng.normal(size=(400, 8))

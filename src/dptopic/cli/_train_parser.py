@@ -52,8 +52,8 @@ def add_train_arguments(t) -> None:
     t.add_argument("--person-statistic", choices=("sum", "profile"), default=None,
                    help="--unit user: each person's part of the co-occurrence release: 'sum' (default: each"
                         " document's pair matrix, summed and scaled) or 'profile' (u u^T, u the person's word counts"
-                        " over all their documents, scaled to norm 1; more topics recovered on a planted corpus:"
-                        " docs/research/user_level.md)")
+                        " over all their documents, scaled to norm 1; more topics recovered where each person writes on"
+                        " one subject, fewer where people write on several: docs/research/user_level.md)")
     t.add_argument("--topics", type=positive_int, default=None,
                    help="number of topics (default: the trainer's own, as dptopic.train builds it; with --unit"
                         " 20, the number the utility table measured)")

@@ -250,8 +250,10 @@ class DocDPCooccurrence(_DocumentDPModel):
         sum scaled to norm at most 1 (a person of one document adds what the document adds at the document level).
         ``"profile"``: ``u u^T``, ``u`` the person's word counts over all their documents scaled to norm 1 (norm 1 a
         person, so the noise and the accounting are the same): it pools a person's documents before pairing their
-        words, and on 3,000 planted people at epsilon 1 it recovered 0.68 of non-private LDA's topic coverage against
-        the sum's 0.63 (``docs/research/user_level.md``).
+        words. On 3,000 planted people who write every document from one topic mix, at epsilon 1, it recovered 0.68
+        of non-private LDA's topic coverage against the sum's 0.63; on people who write from three mixes, and on
+        real speakers (the Friends transcripts), it recovered less than the sum (``docs/research/user_level.md``).
+        Its support tests read the release off the diagonal (:func:`~dptopic.moments.person_bound.support_view`).
     backend : {"threads", "dask"}, default="threads"
         Where each pass is summed: threads, or with ``"dask"`` the workers of ``client``, one task per shard; the
         driver adds the noise of each release once (``docs/scaling.md``).

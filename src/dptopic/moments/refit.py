@@ -151,8 +151,8 @@ def topics_at(model, K: int):
     H = topics_from_cooccurrence(noisy, K - n_bg, params.get("recovery", "refined-anchors"),
                                  noise_std=sigma / np.sqrt(2.0), threshold=float(params.get("threshold", 1.0)))
     supported = np.zeros(K, dtype=bool)
-    supported[:K - n_bg] = cooccurrence_supported_topics(support_view((noisy + noisy.T) / 2.0, _person_statistic(params)),
-                                                         H, sigma / np.sqrt(2.0))
+    Q = support_view((noisy + noisy.T) / 2.0, _person_statistic(params))
+    supported[:K - n_bg] = cooccurrence_supported_topics(Q, H, sigma / np.sqrt(2.0))
     counts = rel["ranking"][:V] if sigma_rank is not None else None
     H = word_topics(H, rel.get("groups"), kept, counts, sigma_rank)
     beta = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank, counts, params.get("tail"),
