@@ -1,8 +1,8 @@
 """``dptopic experiment secure-sum``: a secure-sum round played by every person of a corpus over HTTP, beside the
 central user-level trainer on the same documents (docs/secure_sum.md).
 
-The contributors run in a pool of real processes (:func:`play_round`), each process playing its share of the people
-against one of the round's servers, so that a round of thousands can be measured on one machine as it would run:
+The contributors run in a pool of real processes (:func:`play_round`; a round in cohorts, :func:`play_cohort_round`),
+each process playing its share of the people against one of the round's servers, so that a round of thousands can be measured on one machine as it would run:
 every contributor's requests, bytes and CPU time are counted where they are made, and each server process reports
 its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
 from __future__ import annotations
@@ -329,7 +329,8 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
                           verbose: int = 1) -> dict:
     """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
     ``user_ids``) against ``server`` (an address, or several server processes of one round), from ``workers``
-    contributor processes (:func:`play_round`); the released model is saved to ``out/model`` and set beside a central
+    contributor processes (:func:`play_round`; in a round in cohorts, served by one process,
+    :func:`play_cohort_round`); the released model is saved to ``out/model`` and set beside a central
     user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
