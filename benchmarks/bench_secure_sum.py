@@ -21,8 +21,8 @@ With ``--cohort-size S`` the round is one in cohorts of at most S (``invite`` an
 PostgreSQL server, alternated (``--peer-sqlite``) with one process on a SQLite file:
 
     python benchmarks/bench_secure_sum.py --http 10000 --cohort-size 2000 --workers 2
-    python benchmarks/bench_secure_sum.py --http 1000 --servers 2 --database postgresql+psycopg://postgres@127.0.0.1:5432/x \
-        --peer-sqlite --workers 2
+    python benchmarks/bench_secure_sum.py --http 1000 --servers 2 --peer-sqlite --workers 2 \
+        --database postgresql+psycopg://postgres@127.0.0.1:5432/dptopic
 
 ``--plan``: the ring and the quantization scale the plan chooses at N = 10^3 to 10^7 (V = ``--vocab``, ε = 1,
 10% dropping out), with the rounding's inflation of the per-entry noise (against the noise the same ε needs when

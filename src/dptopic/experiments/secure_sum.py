@@ -2,9 +2,9 @@
 central user-level trainer on the same documents (docs/secure_sum.md).
 
 The contributors run in a pool of real processes (:func:`play_round`; a round in cohorts, :func:`play_cohort_round`),
-each process playing its share of the people against one of the round's servers, so that a round of thousands can be measured on one machine as it would run:
-every contributor's requests, bytes and CPU time are counted where they are made, and each server process reports
-its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
+each process playing its share of the people against one of the round's servers, so that a round of thousands can be
+measured on one machine as it would run: every contributor's requests, bytes and CPU time are counted where they are
+made, and each server process reports its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
 from __future__ import annotations
 
 import base64
