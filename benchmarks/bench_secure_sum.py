@@ -326,6 +326,21 @@ def fresh_database(url: str, name: str) -> str:
     return f"{head}/{name}"
 
 
+def postgres_cpu(url: str) -> float:
+    """CPU seconds the PostgreSQL server of ``url`` has used (its postmaster's, with every backend it has reaped; a
+    backend still open is not counted): read from ``/proc`` of the postmaster that ``data_directory`` names."""
+    from sqlalchemy import create_engine, text
+
+    eng = create_engine(url)
+    with eng.connect() as c:
+        data = c.execute(text("SHOW data_directory")).scalar()
+    eng.dispose()
+    time.sleep(1.0)     # the backend just closed is reaped
+    pid = (Path(data) / "postmaster.pid").read_text().split()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")     # utime, stime, cutime, cstime
+
+
 def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool,
                workers: int | None = None, cohort_size: int | None = None, servers: int = 1,
                database: str | None = None) -> dict:
@@ -359,6 +374,7 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     db = f"sqlite:///{work}/round.db" if database is None else fresh_database(database, f"bench_{work.name}")
     ports = [port + k for k in range(servers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)      # the server's and the contributors' CPU, from here
+    db_before = None if database is None else postgres_cpu(db)
     procs = []
     try:
         for p in ports:
@@ -396,6 +412,8 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
             server.wait(30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary["processes_cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    if database is not None:        # the database server is no child of this process: its CPU is counted apart
+        summary["database_cpu_s"] = postgres_cpu(db) - db_before
     return summary
 
 
@@ -437,6 +455,7 @@ def http_main(a, vocab, phi, theta, lengths):
                   f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
                      f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
+                  + (f", PostgreSQL CPU {s['database_cpu_s']:.0f} s" if "database_cpu_s" in s else "")
                   + (f", {s['cohorts']} cohorts, {s['delegates']} delegates, {s['dropped']} dropped"
                      if "cohorts" in s else "")
                   + f", {s.get('workers', 1)} contributor processes, {s.get('servers', 1)} server processes"
