@@ -437,21 +437,22 @@ def http_main(a, vocab, phi, theta, lengths):
                 "this": (mine, a.servers, a.database)}
     versions = {k: v for k, v in versions.items() if v is not None and v[0] is not None}
     runs = {name: [] for name in versions}
+    nan = float("nan")
     for r in range(a.repeats):
         for name, (src, servers, database) in versions.items():
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
             print(f"  {name:8s} run {r} starts; uptime: {uptime()}", flush=True)
             s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(servers), inv,
-                           a.workers if src == mine else None, a.cohort_size if src == mine else None, servers,
+                           a.workers if src == mine else None, a.cohort_size, servers,
                            database)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
-                  f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms"
+                  f" CPU {s.get('cpu_per_contributor_s', nan) * 1e3:.1f} ms"
                   + (f", the contributor processes' garbage collector"
                      f" {s['collector_cpu_per_contributor_s'] * 1e3:.2f} ms"
                      if "collector_cpu_per_contributor_s" in s else "")
                   + f" (server and every process"
-                  f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s['bytes_per_contributor'] / 1e3:.1f} kB,"
+                  f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s.get('bytes_per_contributor', nan) / 1e3:.1f} kB,"
                   f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
                      f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
@@ -464,8 +465,9 @@ def http_main(a, vocab, phi, theta, lengths):
     for name, ss_ in runs.items():
         if ss_:
             per = [s["seconds"] / a.http * 1e3 for s in ss_]
-            cpu = np.median([s["cpu_per_contributor_s"] for s in ss_]) * 1e3
-            sent = np.median([s["bytes_per_contributor"] for s in ss_]) / 1e3
+            # a version's round in cohorts before the pool counted no costs per contributor (nan)
+            cpu = np.median([s.get("cpu_per_contributor_s", nan) for s in ss_]) * 1e3
+            sent = np.median([s.get("bytes_per_contributor", nan) for s in ss_]) / 1e3
             every = np.median([s["processes_cpu_s"] for s in ss_]) / a.http * 1e3
             rows.append([name, f"{len(ss_)}", f"{np.median(per):.1f}", f"{cpu:.1f}", f"{every:.1f}", f"{sent:.1f}"])
     print()
