@@ -191,7 +191,8 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
     own by one :class:`~dptopic.contributor.secure_client.PartPlayer`, whose threads send every round's messages: a
     delegate's cohort round and bridge round move at once, as a delegate's two rounds must. Those marked ``dropped``
     mask their step-0 uploads (a delegate's in its cohort and the bridge) and leave. A person whose message fails
-    takes no further part, in either round, and is returned with its reason (``"failed"``); the rest is
+    (or whose seating the server's word fails) takes no further part, in either round, and is returned with its
+    reason (``"failed"``); the rest is
     :meth:`PartPlayer.close <dptopic.contributor.secure_client.PartPlayer.close>`'s, with ``"delegates"``: the part's
     people who are delegates."""
     k = len(bows)
@@ -206,14 +207,19 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
             configs[path] = clients[path].get_json("/v1/config")
         return configs[path]
 
+    player = PartPlayer(k, progress, threads, keep_going=True)
     seats: dict = {}
     delegates = []
     for i, (bow, inv) in enumerate(zip(bows, invitations)):
-        for name, path, who, _ in seat_person(config, bow, inv, round_config):
+        try:
+            seated = seat_person(config, bow, inv, round_config)
+        except DPTopicError as e:       # a refusal of what the server said: this person takes no part
+            player.failed[i] = " ".join(str(e).split())[:300]
+            continue
+        for name, path, who, _ in seated:
             seats.setdefault(path, []).append((i, who))
             if name == "bridge":
                 delegates.append(i)
-    player = PartPlayer(k, progress, threads, keep_going=True)
     player.freeze()
     errors: list = []
 

@@ -533,7 +533,8 @@ class PartPlayer:
         k = self.k
 
         def total(name, person=True):
-            return sum((getattr(c, name)[:k] if person else getattr(c, name)[-1]) for c in clients)
+            return sum(((getattr(c, name)[:k] if person else getattr(c, name)[-1]) for c in clients),
+                       np.zeros(k) if person else 0.0)
 
         for c in clients:
             c.close()
