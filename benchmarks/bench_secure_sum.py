@@ -16,6 +16,14 @@ another version's package (its ``src/``), alternated with this one ``--repeats``
 
     python benchmarks/bench_secure_sum.py --http 1000 --baseline-src OLD/src --repeats 2
 
+With ``--cohort-size S`` the round is one in cohorts of at most S (``invite`` and ``serve --cohort-size``); with
+``--servers K --database URL`` this version's round is served by K processes sharing a fresh database on that
+PostgreSQL server, alternated (``--peer-sqlite``) with one process on a SQLite file:
+
+    python benchmarks/bench_secure_sum.py --http 10000 --cohort-size 2000 --workers 2
+    python benchmarks/bench_secure_sum.py --http 1000 --servers 2 --peer-sqlite --workers 2 \
+        --database postgresql+psycopg://postgres@127.0.0.1:5432/dptopic
+
 ``--plan``: the ring and the quantization scale the plan chooses at N = 10^3 to 10^7 (V = ``--vocab``, ε = 1,
 10% dropping out), with the rounding's inflation of the per-entry noise (against the noise the same ε needs when
 rounding costs nothing) and the wrap-around probability, beside the first version's rule (always modulo 2^32):
@@ -281,21 +289,68 @@ def server_cost(plan, dim, dropout):
     return t_sum, time.process_time() - t
 
 
-def free_port() -> int:
-    """A port on 127.0.0.1 that no one listens on now (other benchmarks run servers on this machine too)."""
+def free_port(count: int = 1) -> int:
+    """A port on 127.0.0.1 that no one listens on now, nor on the ``count - 1`` ports after it (other benchmarks run
+    servers on this machine too)."""
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        try:
+            for k in range(1, count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port + k))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError(f"no {count} free consecutive ports on 127.0.0.1")
+
+
+def uptime() -> str:
+    """The load averages as ``uptime`` gives them."""
+    return "load average: {:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg())
+
+
+def fresh_database(url: str, name: str) -> str:
+    """A new empty database ``name`` on the PostgreSQL server of ``url`` (dropped first if it exists): its URL."""
+    from sqlalchemy import create_engine, text
+
+    head, _ = url.rsplit("/", 1)
+    eng = create_engine(f"{head}/postgres", isolation_level="AUTOCOMMIT")
+    with eng.connect() as c:
+        c.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    eng.dispose()
+    return f"{head}/{name}"
+
+
+def postgres_cpu(url: str) -> float:
+    """CPU seconds the PostgreSQL server of ``url`` has used (its postmaster's, with every backend it has reaped; a
+    backend still open is not counted): read from ``/proc`` of the postmaster that ``data_directory`` names."""
+    from sqlalchemy import create_engine, text
+
+    eng = create_engine(url)
+    with eng.connect() as c:
+        data = c.execute(text("SHOW data_directory")).scalar()
+    eng.dispose()
+    time.sleep(1.0)     # the backend just closed is reaped
+    pid = (Path(data) / "postmaster.pid").read_text().split()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")     # utime, stime, cutime, cstime
 
 
 def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool,
-               workers: int | None = None) -> dict:
+               workers: int | None = None, cohort_size: int | None = None, servers: int = 1,
+               database: str | None = None) -> dict:
     """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
     secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
     the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
-    (``dptopic secure-sum invite``), as this version's does. Returns the experiment's summary."""
+    (``dptopic secure-sum invite``), as this version's does. ``cohort_size``: a round in cohorts of at most that many
+    (``invite`` and ``serve --cohort-size``). ``servers``: server processes sharing the round's ``database`` (a
+    PostgreSQL server's URL: a fresh database on it for this round; None: a SQLite file), on consecutive ports from
+    ``port``. Returns the experiment's summary."""
     import json
     import resource
     import shutil
@@ -308,43 +363,57 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     work.mkdir(parents=True)
     (work / "token").write_text("bench-token-" + "x" * 20)
     extra = []
-    if invitations:
+    cohorts = ["--cohort-size", str(cohort_size)] if cohort_size else []
+    if invitations or cohort_size:
         subprocess.run([*dptopic, "secure-sum", "invite", "--key", str(work / "enroll.key"), "--count", str(n),
+                        *cohorts, *(["--dropout-tolerance", str(n // 10)] if cohort_size else []),
                         "--out", str(work / "inv")], env=env, check=True, capture_output=True)
         extra = ["--directory", str(work / "inv" / "directory.json")]
+    # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
+    size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
+    db = f"sqlite:///{work}/round.db" if database is None else fresh_database(database, f"bench_{work.name}")
+    ports = [port + k for k in range(servers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)      # the server's and the contributors' CPU, from here
-    server = subprocess.Popen([*dptopic, "serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", "1",
-                               "--delta", "1e-5", "--topics", "20", "--vocabulary", str(words), "--min-contributors",
-                               str(n), "--dropout-tolerance", str(n // 10), "--token-file", str(work / "token"),
-                               "--database", f"sqlite:///{work}/round.db", "--port", str(port), "--quiet", *extra],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    db_before = None if database is None else postgres_cpu(db)
+    procs = []
     try:
-        for _ in range(600):
-            try:
-                import urllib.request
+        for p in ports:
+            procs.append(subprocess.Popen(
+                [*dptopic, "serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", "1", "--delta",
+                 "1e-5", "--topics", "20", "--vocabulary", str(words), *size, *cohorts, "--token-file",
+                 str(work / "token"), "--database", db, "--port", str(p), "--quiet", *extra],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            for _ in range(600):
+                try:
+                    import urllib.request
 
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/config", timeout=2).read()
-                break
-            except OSError:
-                if server.poll() is not None:
-                    raise RuntimeError(server.stderr.read().decode()[-2000:])
-                time.sleep(0.2)
+                    urllib.request.urlopen(f"http://127.0.0.1:{p}/v1/config", timeout=2).read()
+                    break
+                except OSError:
+                    if procs[-1].poll() is not None:
+                        raise RuntimeError(procs[-1].stderr.read().decode()[-2000:])
+                    time.sleep(0.2)
         log = work / "experiment.log"
         with open(log, "wb") as err:
-            run = subprocess.run([*dptopic, "experiment", "secure-sum", "--server", f"http://127.0.0.1:{port}",
+            run = subprocess.run([*dptopic, "experiment", "secure-sum", "--server",
+                                  *(f"http://127.0.0.1:{p}" for p in ports),
                                   "--corpus", str(people), "--user-field", "author", "--dropout", "0.1",
                                   "--token-file", str(work / "token"), "--out", str(work / "run"), "--seed", "0",
                                   *(["--quiet", "--workers", str(workers)] if workers else []),     # this tree's
-                                  *(["--invitations", str(work / "inv")] if invitations else [])],
+                                  *(["--invitations", str(work / "inv")] if invitations or cohort_size else [])],
                                  env=env, check=False, stdout=subprocess.DEVNULL, stderr=err)
         if run.returncode:
             raise RuntimeError(f"the experiment failed: {log.read_text(errors='replace')[-2000:]}")
         summary = json.loads((work / "run" / "summary.json").read_text())
     finally:
-        server.terminate()
-        server.wait(30)
+        for server in procs:
+            server.terminate()
+        for server in procs:
+            server.wait(30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary["processes_cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    if database is not None:        # the database server is no child of this process: its CPU is counted apart
+        summary["database_cpu_s"] = postgres_cpu(db) - db_before
     return summary
 
 
@@ -361,44 +430,57 @@ def http_main(a, vocab, phi, theta, lengths):
     with open(people, "w") as f:
         for d in range(corpus.n_docs):
             f.write(json.dumps({"author": users[d], "text": " ".join(vocab[w] for w in corpus.doc(d))}) + "\n")
-    runs = {"this": [], "baseline": []}
     mine = Path(__file__).resolve().parents[1] / "src"
+    # each version: (package, server processes, database); --servers K: this tree's K processes on the PostgreSQL
+    # server of --database, beside (--peer-sqlite) this tree's one process on a SQLite file
+    versions = {"baseline": (a.baseline_src, 1, None), "sqlite": (mine, 1, None) if a.peer_sqlite else None,
+                "this": (mine, a.servers, a.database)}
+    versions = {k: v for k, v in versions.items() if v is not None and v[0] is not None}
+    runs = {name: [] for name in versions}
+    nan = float("nan")
     for r in range(a.repeats):
-        for name, src in (("baseline", a.baseline_src), ("this", mine)):
-            if src is None:
-                continue
+        for name, (src, servers, database) in versions.items():
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
-            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(), inv,
-                           a.workers if name == "this" else None)
+            print(f"  {name:8s} run {r} starts; uptime: {uptime()}", flush=True)
+            s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(servers), inv,
+                           a.workers if src == mine else None, a.cohort_size, servers,
+                           database)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
-                  f" CPU {s['cpu_per_contributor_s'] * 1e3:.1f} ms"
+                  f" CPU {s.get('cpu_per_contributor_s', nan) * 1e3:.1f} ms"
                   + (f", the contributor processes' garbage collector"
                      f" {s['collector_cpu_per_contributor_s'] * 1e3:.2f} ms"
                      if "collector_cpu_per_contributor_s" in s else "")
                   + f" (server and every process"
-                  f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s['bytes_per_contributor'] / 1e3:.1f} kB,"
+                  f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s.get('bytes_per_contributor', nan) / 1e3:.1f} kB,"
                   f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
                      f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
-                  + ", load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
+                  + (f", PostgreSQL CPU {s['database_cpu_s']:.0f} s" if "database_cpu_s" in s else "")
+                  + (f", {s['cohorts']} cohorts, {s['delegates']} delegates, {s['dropped']} dropped"
+                     if "cohorts" in s else "")
+                  + f", {s.get('workers', 1)} contributor processes, {s.get('servers', 1)} server processes"
+                  + f"; uptime: {uptime()}", flush=True)
     rows = []
     for name, ss_ in runs.items():
         if ss_:
             per = [s["seconds"] / a.http * 1e3 for s in ss_]
-            cpu = np.median([s["cpu_per_contributor_s"] for s in ss_]) * 1e3
-            sent = np.median([s["bytes_per_contributor"] for s in ss_]) / 1e3
+            # a version's round in cohorts before the pool counted no costs per contributor (nan)
+            cpu = np.median([s.get("cpu_per_contributor_s", nan) for s in ss_]) * 1e3
+            sent = np.median([s.get("bytes_per_contributor", nan) for s in ss_]) / 1e3
             every = np.median([s["processes_cpu_s"] for s in ss_]) / a.http * 1e3
             rows.append([name, f"{len(ss_)}", f"{np.median(per):.1f}", f"{cpu:.1f}", f"{every:.1f}", f"{sent:.1f}"])
     print()
     table(rows, ["code", "runs", "ms a contributor (median)", "contributor CPU ms", "all processes' CPU ms",
                  "kB sent"])
-    if runs["this"] and runs["baseline"]:
-        ratio = np.median([s["seconds"] for s in runs["this"]]) / np.median([s["seconds"] for s in runs["baseline"]])
-        cpu = (np.median([s["processes_cpu_s"] for s in runs["this"]])
-               / np.median([s["processes_cpu_s"] for s in runs["baseline"]]))
-        print(f"\nthis / baseline: {ratio:.2f} (the target: at most 1.25); the two alternated on one machine shared"
-              f" with other work. CPU of the server and the contributors' process together: {cpu:.2f}.")
+    for peer in ("baseline", "sqlite"):
+        if runs["this"] and runs.get(peer):
+            ratio = (np.median([s["seconds"] for s in runs["this"]])
+                     / np.median([s["seconds"] for s in runs[peer]]))
+            cpu = (np.median([s["processes_cpu_s"] for s in runs["this"]])
+                   / np.median([s["processes_cpu_s"] for s in runs[peer]]))
+            print(f"\nthis / {peer}: {ratio:.2f}; the two alternated on one machine shared with other work. CPU of"
+                  f" the servers and the contributors' processes together: {cpu:.2f}.")
 
 
 def cohort_recovery_main(a, vocab_size):
@@ -649,11 +731,18 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=None,
                     help="--http: contributor processes of this version's experiment (default: its own, one per core);"
                          " --simulate: processes the cohorts are dealt to (default one per core; 0: this process)")
+    ap.add_argument("--servers", type=int, default=1, metavar="K",
+                    help="--http: this version's round served by K processes sharing --database (PostgreSQL)")
+    ap.add_argument("--database", default=None, metavar="URL",
+                    help="--http: a PostgreSQL server's URL (postgresql+psycopg://USER@HOST:PORT/DB): each round of"
+                         " this version gets a fresh database there (default: a SQLite file)")
+    ap.add_argument("--peer-sqlite", action="store_true",
+                    help="--http: also run this version with one server process on a SQLite file, alternated")
     ap.add_argument("--work", default=None, metavar="DIR",
                     help="a scratch folder (default: dptopic-bench-secure-sum under the system's temporary folder)")
     ap.add_argument("--cohort-size", type=int, default=None, metavar="S",
                     help="a round in cohorts of at most S: recovery beside one round and central (with --seeds), or"
-                         " with --simulate a whole round in process")
+                         " with --simulate a whole round in process, or with --http a round over HTTP")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="--cohort-size: the seeds, each a run")
     ap.add_argument("--simulate", type=int, default=None, metavar="N",
                     help="with --cohort-size: only simulate a round of N planted people in process (real server and"
@@ -670,7 +759,9 @@ def main(argv=None):
         print(machine())
         print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
         return cohort_gap_main(a, a.vocab)
-    if a.cohort_size and not a.simulate:
+    if a.servers > 1 and not a.database:
+        ap.error("--servers K > 1 needs --database (a PostgreSQL server's URL): SQLite serves one process")
+    if a.cohort_size and not a.simulate and not a.http:
         print(machine())
         print("command: python benchmarks/bench_secure_sum.py " + " ".join(sys.argv[1:] if argv is None else argv))
         return cohort_recovery_main(a, a.vocab)

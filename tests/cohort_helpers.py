@@ -90,6 +90,16 @@ def hold_noise_fixed(monkeypatch) -> None:
     monkeypatch.setattr(cc, "skellam_share", lambda q, mu, scale, rng, secure=False: (np.asarray(q), None))
 
 
+def hold_noise_fixed_here() -> None:
+    """:func:`hold_noise_fixed` for the rest of this process's life: the initializer of a spawned contributor process
+    (``experiments.secure_sum.play_cohort_round(initializer=...)``), where no test's monkeypatch reaches."""
+    from dptopic.contributor import cohorts as cc
+
+    quantize = cc.quantize
+    cc.quantize = lambda x, scale, bound, rng: quantize(x, scale, bound, FixedCoins())
+    cc.skellam_share = lambda q, mu, scale, rng, secure=False: (np.asarray(q), None)
+
+
 class LiveCohortRound:
     """A round in cohorts (``dptopic.service.cohort_app``) under a real uvicorn in a thread of this process, on
     127.0.0.1, with the operator's invitations (files in ``tmp/inv``); ``ledger`` and ``dataset``: the dataset ledger

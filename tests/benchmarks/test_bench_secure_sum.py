@@ -109,3 +109,15 @@ def bench_plan(cohort_plan):
 
     return SecureSumPlan(cohort_plan.epsilon, cohort_plan.delta, cohort_plan.n, cohort_plan.dropouts,
                          cohort_plan.vocab_size)
+
+
+def test_several_server_processes_need_a_postgresql_database_and_consecutive_free_ports(bench, capsys):
+    import socket
+
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--http", "10", "--servers", "2"])
+    assert e.value.code == 2 and "--servers K > 1 needs --database" in capsys.readouterr().err
+    port = bench.free_port(3)
+    for p in range(port, port + 3):     # each of the three is free now
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", p))

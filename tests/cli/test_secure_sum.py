@@ -138,6 +138,13 @@ def test_experiment_plays_a_round_over_http(tmp_path):
         assert r.returncode == 0, r.stderr
 
 
+def test_experiment_help_says_workers_apply_to_both_kinds_of_round():
+    r = run_dptopic("experiment", "secure-sum", "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    assert "--workers" in text and "in a single round or a round in cohorts alike" in text, text
+
+
 def test_experiment_refuses_a_bad_workers_count_in_its_flag(tmp_path):
     r = run_dptopic("experiment", "secure-sum", "--server", "http://127.0.0.1:9", "--corpus", "x.jsonl",
                     "--user-field", "author", "--invitations", "inv", "--out", str(tmp_path / "o"), "--workers", "0")
@@ -341,12 +348,16 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
         r = run_dptopic(*args, "--dropout", "0.25")
         assert r.returncode == 2 and "give the server's admin --token-file" in r.stderr, r.stderr
         assert live.server.view()["state"] == "keys"        # refused before anyone played
-        r = run_dptopic(*args, "--dropout", "0.25", "--token-file", str(tmp_path / "token"))
+        r = run_dptopic(*args, "--dropout", "0.25", "--token-file", str(tmp_path / "token"), "--workers", "2")
         assert r.returncode == 0, r.stderr
         line = " ".join(r.stdout.split())
         assert "24 people in 2 cohorts (10 delegates" in line and "released in" in line, line
+        # --workers applies to a round in cohorts too: the people played from that many processes, with the costs
+        assert "from 2 contributor process(es)" in line and "kB received" in line, line
+        assert "ms of CPU per contributor" in line and "server processes: 1," in line and "peak memory" in line
         assert "6 dropped after masking (2, 4 by cohort, each cohort's tolerance 4; 3 delegates among them)" in line
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["state"] == "released" and summary["refused"] == 0 and summary["cohorts"] == 2
-        assert summary["dropped"] == 6 and summary["dropped_by_cohort"] == [2, 4]
+        assert summary["dropped"] == 6 and summary["dropped_by_cohort"] == [2, 4] and summary["workers"] == 2
+        assert summary["bytes_per_contributor"] > 0 and summary["server_process"]["peak_rss_bytes"] > 0
         assert live.server.view()["state"] == "released"

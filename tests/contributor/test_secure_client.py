@@ -63,3 +63,29 @@ def test_each_sending_thread_keeps_its_own_connection_for_all_its_requests():
         assert len(server.connections) == 3             # 15 requests on 3 connections
         assert client.requests[:3].tolist() == [5, 5, 5]
         assert client._conn is None                     # this thread never sent: it holds none
+
+
+def test_a_pools_person_whose_message_fails_stops_alone_in_a_round_in_cohorts_and_ends_a_single_rounds_part():
+    import queue
+
+    import pytest
+
+    from dptopic.errors import DPTopicError
+
+    def send(i, c):
+        if i == 1:
+            raise DPTopicError("the server lied\nto person 1")
+        return True
+
+    told = queue.Queue()
+    player = secure_client.PartPlayer(3, told, threads=2, keep_going=True)
+    seats = [(0, None), (1, None), (2, None)]
+    assert player._each(seats, send) == 2 and player.failed == {1: "the server lied to person 1"}
+    assert player._each(seats, lambda i, c: True) == 2      # person 1 takes no further part
+    assert told.get_nowait() == ("sent", 2)
+    out = player.close([])
+    assert out["failed"] == {"1": "the server lied to person 1"} and out["cpu"] == out["up"] == [0.0] * 3
+    single = secure_client.PartPlayer(3, queue.Queue(), threads=2)
+    with pytest.raises(DPTopicError, match="the server lied"):
+        single._each(seats, send)
+    single.close([])

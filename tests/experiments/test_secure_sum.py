@@ -163,6 +163,40 @@ def test_a_round_in_cohorts_with_dropouts_releases_without_the_dropped(tmp_path)
     assert uploads[-1] == {b for b in bridge if b.split("-", 1)[1] not in gone}
 
 
+@pytest.mark.service
+@pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")
+def test_a_round_in_cohorts_from_two_processes_releases_the_sums_of_one(tmp_path):
+    """The same 24 people and dropouts (a quarter, from one seed), the noise held fixed in every contributor process:
+    played from one contributor process and from two (each its part of the people, every round of theirs at once),
+    the rounds release the same sums; the summary gives the costs per contributor and the server's own."""
+    from cohort_helpers import LiveCohortRound, hold_noise_fixed_here, tiny_bows
+    from dptopic.experiments.secure_sum import play_cohort_round
+    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
+
+    sums, summaries, uploads = {}, {}, {}
+    for workers in (1, 2):
+        with LiveCohortRound(tmp_path / f"w{workers}", 24, 12, dropouts=1) as live:
+            invitations = [read_cohort_invitation(f) for f in live.files]
+            s = play_cohort_round(live.url, tiny_bows(24), invitations, 0.25, live.TOKEN, seed=2, workers=workers,
+                                  verbose=0, initializer=hold_noise_fixed_here)
+            assert s["state"] == "released", s["reason"]
+            sums[workers] = [live.server.coordinator.sums[p].copy() for p in (0, 1)]
+            summaries[workers], uploads[workers] = s, _uploads(live, 0)
+    for p in (0, 1):
+        assert (sums[1][p] == sums[2][p]).all()
+    assert uploads[1] == uploads[2] and sum(map(len, uploads[2][:2])) == 18       # the same 6 dropped
+    for workers, s in summaries.items():
+        assert s["workers"] == workers and s["dropped"] == 6 and s["refused"] == 0 and s["left_out"] == 0
+        assert s["delegates"] == 10 and s["cohorts"] == 2
+        # every person's messages of its cohort's round (a delegate's of the bridge's too): keys, shares, then per
+        # step an upload, a signature and perhaps an answer
+        assert 2 <= s["requests_per_contributor"] <= 16 and s["bytes_per_contributor"] > s["upload_bytes_max"] > 0
+        assert s["bytes_down_per_contributor"] > 0 and s["cpu_per_contributor_s"] > 0
+        assert s["seconds_per_contributor"] == pytest.approx(s["seconds"] / 24)
+        proc = s["server_process"]     # the server (here this test's own process): its CPU and peak memory
+        assert proc["processes"] == 1 and proc["cpu_s"] > 0 and proc["peak_rss_bytes"] > 10 * 2 ** 20
+
+
 def test_a_round_in_cohorts_with_dropouts_needs_the_admin_token_before_anyone_plays(monkeypatch):
     from dptopic.errors import ParameterError
     from dptopic.experiments import secure_sum

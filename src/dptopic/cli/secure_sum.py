@@ -367,7 +367,8 @@ def register_experiment(esub) -> None:
                    help="who drops out, and the central model's noise (the contributors' own rounding and noise"
                         " always come from the OS CSPRNG)")
     p.add_argument("--workers", type=positive_int, default=None,
-                   help="contributor processes, each playing a share of the people (default: one per core, at most 8)")
+                   help="contributor processes, each playing a share of the people, in a single round or a round in"
+                        " cohorts alike (default: one per core, at most 8)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, help="folder for summary.json and the model")
     p.set_defaults(func=cmd_experiment)
@@ -435,34 +436,43 @@ def secure_sum_lines(s: dict) -> list[str]:
             *notes]
 
 
+def _usage_text(s: dict) -> str:
+    """The servers' own CPU and peak memory in :func:`secure_sum_experiment_line` (nothing when none reported)."""
+    proc = s.get("server_process") or {}
+    if not proc.get("processes"):
+        return ""
+    return (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
+            f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else ""))
+
+
+def _per_contributor_text(s: dict) -> str:
+    """A pool's costs per contributor in :func:`secure_sum_experiment_line`."""
+    return (f"{s['bytes_per_contributor'] / 1e3:.1f} kB sent, {s.get('bytes_down_per_contributor', 0) / 1e3:.1f} kB"
+            f" received and {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
+            f" {s['upload_bytes_max'] / 1e3:.1f} kB)")
+
+
 def secure_sum_experiment_line(s: dict) -> str:
     """The line ``dptopic experiment secure-sum`` prints of
     :func:`~dptopic.experiments.secure_sum.secure_sum_experiment`'s summary ``s``."""
+    recovery = (f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
+                " (outside the guarantee: computed from the private documents).")
     if "cohorts" in s:
         by, tol = s.get("dropped_by_cohort") or [0], s.get("tolerance_by_cohort") or [0]
         each = ", ".join(f"{d:,}" for d in by) if len(by) <= 10 else f"{min(by):,}-{max(by):,} a cohort"
         limit = f"{min(tol):,}" if min(tol) == max(tol) else f"{min(tol):,}-{max(tol):,}"
         left = (f"; {s['left_out']:,} left out (the step closed before they sent)" if s.get("left_out") else "")
         return (f"secure sum of {s['people']:,} people in {s['cohorts']} cohorts ({s['delegates']} delegates, each"
-                f" also in the bridge), every person in a thread of this process; {s['dropped']:,} dropped after"
-                f" masking ({each} by cohort, each cohort's tolerance {limit}; {s.get('dropped_delegates', 0)}"
-                f" delegates among them){left}: {s['state']} in {s['seconds']:.1f} s"
-                f" ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor); the released topics cover the central"
-                f" --unit user model's at {s['recovery_of_central_topics']:.3f} (outside the guarantee: computed from"
-                " the private documents).")
-    proc = s.get("server_process") or {}
-    usage = (f"; server processes: {proc['processes']}, {proc['cpu_s']:.1f} CPU s, peak memory"
-             f" {proc['peak_rss_bytes'] / 2**20:,.0f} MiB" + (" (the largest)" if proc["processes"] > 1 else "")
-             if proc.get("processes") else "")
+                f" also in the bridge) from {s.get('workers', 1)} contributor process(es); {s['dropped']:,} dropped"
+                f" after masking ({each} by cohort, each cohort's tolerance {limit};"
+                f" {s.get('dropped_delegates', 0)} delegates among them){left}: {s['state']} in {s['seconds']:.1f} s"
+                f" ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor,"
+                f" {s['requests_per_contributor']:.1f} requests); {_per_contributor_text(s)}{_usage_text(s)}"
+                + recovery)
     return (f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking) from"
             f" {s.get('workers', 1)} contributor process(es): {s['state']} in"
             f" {s['seconds']:.1f} s ({s['seconds_per_contributor'] * 1e3:.0f} ms a contributor, {s['neighbours']}"
-            f" neighbours each, {s['requests_per_contributor']:.1f} requests); {s['bytes_per_contributor'] / 1e3:.1f} kB"
-            f" sent, {s.get('bytes_down_per_contributor', 0) / 1e3:.1f} kB received and"
-            f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
-            f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
+            f" neighbours each, {s['requests_per_contributor']:.1f} requests); {_per_contributor_text(s)}; server: "
             + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s"
                         for k, v in s["server"].items() if k != "process")
-            + usage
-            + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
-            " (outside the guarantee: computed from the private documents).")
+            + _usage_text(s) + recovery)

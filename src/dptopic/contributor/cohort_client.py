@@ -11,6 +11,7 @@ round too, at the same time (its pads are subtracted in its cohort and added in 
 """
 from __future__ import annotations
 
+import json
 import re
 import threading
 from pathlib import Path
@@ -20,10 +21,26 @@ from ..protocol.cohort_enrollment import plan_layout, read_cohort_invitation, se
 from ..protocol.cohorts import CohortPlan
 from .client import ServiceClient
 from .cohorts import BridgeContributor, CohortContributor, Pads
-from .secure_client import STOP_HOLD_S, Stopped, take_part
+from .secure_client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
 from .secure_sum import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
+
+
+_SEATED: dict = {}
+"""Each round's cohorts by the rule, by round id and layout: the people a process plays in one round (``dptopic
+experiment secure-sum``'s pool) seat the round once, not once each (a hash of every id: 17 ms at 10,000 people)."""
+
+
+def _groups(round_id: str, layout: dict) -> list:
+    """``seating(round_id, layout)``'s cohorts, made once for the same round and layout in this process."""
+    key = (round_id, json.dumps(layout, sort_keys=True))
+    found = _SEATED.get(key)
+    if found is None:
+        if len(_SEATED) >= 16:
+            _SEATED.clear()
+        found = _SEATED[key] = seating(round_id, layout)[0]
+    return found
 
 
 def check_cohort_config(config, invitation: dict) -> tuple[CohortPlan, int]:
@@ -53,7 +70,7 @@ def check_cohort_config(config, invitation: dict) -> tuple[CohortPlan, int]:
                          " sent.")
     if config.get("epsilon") != plan.epsilon or config.get("delta") != plan.delta:
         raise ServerLied("the server's epsilon or delta differs from its cohort plan's: nothing sent.")
-    groups, _ = seating(rid, want)
+    groups = _groups(rid, want)
     me = invitation["contributor"]
     mine = next((c for c, g in enumerate(groups) if me in g), None)
     if mine is None or mine != accepted["cohort"]:
@@ -98,24 +115,14 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
         return ServiceClient(base + path, timeout=client_timeout, retries=retries)
 
     config = client().get_json("/v1/config")
-    plan, c = check_cohort_config(config, inv)
-    if max_epsilon is not None and plan.epsilon > max_epsilon * (1 + 1e-12):
-        raise DPTopicError(f"the server asks for epsilon {plan.epsilon:g} per person, above your max_epsilon"
-                           f" {max_epsilon:g}: nothing computed or sent.")
-    rid, doc = inv["cohorts"]["round_id"], config["cohorts"]
-    pads = Pads() if inv["bridge"] is not None else None
-    cohort_client = client(doc["paths"][c])
-    member = CohortContributor(cohort_client.get_json("/v1/config"), bow, inv, plan, rid, c, pads, state=state,
-                               max_epsilon=max_epsilon)
-    if member.ids != doc["members"][c]:
-        raise ServerLied(f"the server's cohort {c} lists other members than the plan's rule seats there: nothing"
-                         " sent.")
-    parts = [("cohort", cohort_client, member, state)]
-    if pads is not None:
-        bridge_client, bstate = client(doc["bridge"]), bridge_state_path(state, inv)
-        delegate = BridgeContributor(bridge_client.get_json("/v1/config"), inv["bridge"], plan, rid, pads,
-                                     state=bstate, max_epsilon=max_epsilon)
-        parts.append(("bridge", bridge_client, delegate, bstate))
+    clients: dict = {}
+
+    def round_config(path: str) -> dict:
+        clients[path] = client(path)
+        return clients[path].get_json("/v1/config")
+
+    parts = [(name, clients[path], who, st)
+             for name, path, who, st in seat_person(config, bow, inv, round_config, state, max_epsilon)]
     out: dict = {}
     moved = threading.Event()
     stop = threading.Event() if len(parts) > 1 else None      # a delegate's refusal in one round ends the other
@@ -143,7 +150,96 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
             raise failed
         if len(out) == len(parts):
             break
-    return {**out["cohort"], "cohort": c, "cohorts": len(plan.sizes), "bridge": out.get("bridge")}
+    return {**out["cohort"], "cohort": parts[0][2].cohort, "cohorts": len(parts[0][2].cohort_plan.sizes),
+            "bridge": out.get("bridge")}
 
 
-__all__ = ["check_cohort_config", "take_part_in_cohorts", "bridge_state_path"]
+def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
+                max_epsilon: float | None = None) -> list[tuple]:
+    """The rounds one person of a round in cohorts plays, each as ``(name, path, contributor, state)``: its cohort's
+    (``"cohort"``, a :class:`~dptopic.contributor.cohorts.CohortContributor`) and, for a delegate, the bridge's
+    (``"bridge"``, a :class:`~dptopic.contributor.cohorts.BridgeContributor` sharing its pads), after every check of
+    the root's ``config`` against ``invitation`` (:func:`check_cohort_config`) and of each round's own configuration
+    (``round_config(path)``: the round's ``/v1/config`` at that path) against the plan; one line naming what the
+    server claimed otherwise, before anything is computed or sent. ``state``: the cohort round's state file or None
+    (the bridge's lies beside it, :func:`bridge_state_path`)."""
+    plan, c = check_cohort_config(config, invitation)
+    if max_epsilon is not None and plan.epsilon > max_epsilon * (1 + 1e-12):
+        raise DPTopicError(f"the server asks for epsilon {plan.epsilon:g} per person, above your max_epsilon"
+                           f" {max_epsilon:g}: nothing computed or sent.")
+    rid, doc = invitation["cohorts"]["round_id"], config["cohorts"]
+    pads = Pads() if invitation["bridge"] is not None else None
+    member = CohortContributor(round_config(doc["paths"][c]), bow, invitation, plan, rid, c, pads, state=state,
+                               max_epsilon=max_epsilon)
+    if member.ids != doc["members"][c]:
+        raise ServerLied(f"the server's cohort {c} lists other members than the plan's rule seats there: nothing"
+                         " sent.")
+    seats = [("cohort", doc["paths"][c], member, state)]
+    if pads is not None:
+        bstate = bridge_state_path(state, invitation)
+        delegate = BridgeContributor(round_config(doc["bridge"]), invitation["bridge"], plan, rid, pads, state=bstate,
+                                     max_epsilon=max_epsilon)
+        seats.append(("bridge", doc["bridge"], delegate, bstate))
+    return seats
+
+
+def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
+    """One contributor process of ``dptopic experiment secure-sum``'s pool in a round in cohorts (spawned; what
+    :func:`~dptopic.contributor.secure_client.play_part` is to a single round): every person of its part is seated
+    (:func:`seat_person`, every check of :func:`take_part_in_cohorts`; rounding, noise and pads from the OS CSPRNG),
+    and each round the part's people play (their cohorts' and the bridge's) is played in lock-step in a thread of its
+    own by one :class:`~dptopic.contributor.secure_client.PartPlayer`, whose threads send every round's messages: a
+    delegate's cohort round and bridge round move at once, as a delegate's two rounds must. Those marked ``dropped``
+    mask their step-0 uploads (a delegate's in its cohort and the bridge) and leave. A person whose message fails
+    (or whose seating the server's word fails) takes no further part, in either round, and is returned with its
+    reason (``"failed"``); the rest is
+    :meth:`PartPlayer.close <dptopic.contributor.secure_client.PartPlayer.close>`'s, with ``"delegates"``: the part's
+    people who are delegates."""
+    k = len(bows)
+    base = server.rstrip("/")
+    config = ServiceClient(base, retries=5).get_json("/v1/config")
+    clients: dict = {}
+    configs: dict = {}
+
+    def round_config(path: str) -> dict:
+        if path not in clients:
+            clients[path] = CountingClient(base + path, k)
+            configs[path] = clients[path].get_json("/v1/config")
+        return configs[path]
+
+    player = PartPlayer(k, progress, threads, keep_going=True)
+    seats: dict = {}
+    delegates = []
+    for i, (bow, inv) in enumerate(zip(bows, invitations)):
+        try:
+            seated = seat_person(config, bow, inv, round_config)
+        except DPTopicError as e:       # a refusal of what the server said: this person takes no part
+            player.failed[i] = " ".join(str(e).split())[:300]
+            continue
+        for name, path, who, _ in seated:
+            seats.setdefault(path, []).append((i, who))
+            if name == "bridge":
+                delegates.append(i)
+    player.freeze()
+    errors: list = []
+
+    def play(path):
+        try:
+            player.play(clients[path], seats[path], dropped, "bridge" if path == config["cohorts"]["bridge"]
+                        else "cohort")
+        except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
+            errors.append(e)
+
+    rounds = [threading.Thread(target=play, args=(path,), name=f"secure-sum-round{path}", daemon=True)
+              for path in seats]
+    for thread in rounds:       # every round at once: a delegate's two rounds each need the other's steps
+        thread.start()
+    for thread in rounds:
+        thread.join()
+    out = player.close(list(clients.values()))
+    if errors:
+        raise errors[0]
+    return {**out, "delegates": delegates}
+
+
+__all__ = ["check_cohort_config", "take_part_in_cohorts", "bridge_state_path", "seat_person", "play_cohort_part"]

@@ -394,125 +394,182 @@ class CollectorTime:
         return {"runs": list(self.runs), "seconds": [float(x) for x in self.seconds], "frozen": gc.get_freeze_count()}
 
 
+class PartPlayer:
+    """The people of one contributor process of ``dptopic experiment secure-sum``'s pool, played in lock-step round
+    by round (:meth:`play`: every seat of a round sends its message of a step, then the process waits for the next
+    step), their messages of a step sent from ``threads`` threads shared by every round the process plays (so that
+    the server is never idle while this process computes). ``k``: the people of the part, numbered ``0 .. k - 1``;
+    each person's CPU time is counted where it is spent (:meth:`timed`), and ``progress`` (a queue) is told of the
+    messages sent (``("sent", count)``) and, once per round played and step, that the part has sent its messages of
+    the step (``("done", step)``). ``keep_going``: a person whose message fails (a refusal of what the server said,
+    or a request refused) is set aside with the reason (:attr:`failed`) and takes no further part in any round, as a
+    contributor that stops; otherwise (a single round) the failure ends the part."""
+
+    def __init__(self, k: int, progress, threads: int = 8, keep_going: bool = False):
+        self.k, self.progress, self.keep_going = k, progress, keep_going
+        self.cpu = np.zeros(k)
+        self.upload_bytes: list = []
+        self.failed: dict = {}          # person -> why it stopped
+        self.left_out: set = set()      # (person, round's label): the step closed before the person took part
+        self.collector: CollectorTime | None = None
+        self._pool = ThreadPoolExecutor(threads)
+        self._told = threading.Lock()
+        self._pending = 0
+
+    def freeze(self) -> None:
+        """What lives as long as the part (imports, the configurations, every person's contributor) goes out of the
+        cyclic collector's full scans (:func:`gc.freeze`), from here on counted (:class:`CollectorTime`)."""
+        self.collector = CollectorTime()
+        gc.collect()
+        gc.freeze()
+
+    def timed(self, i: int, f, *args):
+        """``f(*args)``, its CPU time charged to person ``i``."""
+        t = time.thread_time()
+        out = f(*args)
+        self.cpu[i] += time.thread_time() - t
+        return out
+
+    def _tell(self, n: int, final: bool = False) -> None:
+        with self._told:
+            self._pending += n
+            if self._pending >= 50 or (final and self._pending):
+                self.progress.put(("sent", self._pending))
+                self._pending = 0
+
+    def _each(self, seats, send) -> int:
+        def one(seat):
+            i = seat[0]
+            if i in self.failed:
+                return False
+            try:
+                ok = bool(send(*seat))
+            except Exception as e:      # noqa: BLE001 (a person that stops, kept with its reason)
+                if not self.keep_going:
+                    raise
+                self.failed[i] = " ".join(str(e).split())[:300] or type(e).__name__
+                ok = False
+            self._tell(int(ok))
+            return ok
+        sent = sum(self._pool.map(one, seats))
+        self._tell(0, final=True)
+        return sent
+
+    def play(self, client: CountingClient, seats: list, dropped, label: str = "") -> None:
+        """Play every seat ``(person, contributor)`` of ``seats`` (each a :class:`SecureContributor` of the round
+        ``client`` speaks to) through the round's steps; those ``dropped`` (by person) mask their step-0 upload and
+        leave without sending it. ``label`` names the round in :attr:`left_out`."""
+        timed, each = self.timed, self._each
+        each(seats, lambda i, c: _post_counted(client, i, "/v1/secure/keys", timed(i, c.registration)) or True)
+        _wait(client, "shares", ORDER)
+        roster = client.get_json("/v1/secure/roster")
+        each(seats, lambda i, c: _post_counted(client, i, "/v1/secure/shares", timed(i, c.shares_request, roster))
+             or True)
+        for phase in (0, 1):
+            view = _wait(client, f"upload{phase}", ORDER)
+            if view["state"] != f"upload{phase}":
+                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
+            members = set(view["members"])
+
+            def upload(i, c, phase=phase, view=view):
+                if c.me not in members:
+                    return False
+                try:
+                    body, sig = timed(i, c.upload, phase, view)
+                except LeftOut:
+                    self.left_out.add((i, label))
+                    return False
+                if phase == 0 and dropped[i]:
+                    return False        # masked, then gone
+                client.who = i
+                try:
+                    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
+                                                {"Content-Type": "application/octet-stream",
+                                                 "Dptopic-Contributor": c.me, "Dptopic-Signature": sig})
+                finally:
+                    client.who = -1
+                self.upload_bytes.append(len(body))
+                if phase == 0:
+                    timed(i, c.take_shares, json.loads(data).get("shares") or {})
+                return True
+
+            each(seats, upload)
+            self.progress.put(("done", f"upload{phase}"))
+            view = _wait(client, f"consistency{phase}", ORDER)
+            uploaded = set(view.get("uploaded") or ())
+            if view["state"] == f"consistency{phase}":
+                each(seats, lambda i, c, phase=phase, view=view: c.me in uploaded and _post_counted(
+                    client, i, f"/v1/secure/consistency/{phase}", timed(i, c.consistency, phase, view)) is not None)
+            self.progress.put(("done", f"consistency{phase}"))
+            view = _wait(client, f"unmask{phase}", ORDER)
+            if view["state"] != f"unmask{phase}":
+                continue
+            signatures = client.get_json(f"/v1/secure/signatures/{phase}")
+            closed = threading.Event()
+
+            def answer(i, c, phase=phase, view=view, signatures=signatures, closed=closed):
+                if closed.is_set() or c.me not in uploaded or str(phase) not in c.st["signed"]:
+                    return False
+                try:
+                    _post_counted(client, i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view,
+                                                                                 signatures))
+                except ServerError as e:
+                    if e.code != "round_closed":
+                        raise
+                    closed.set()        # the others' shares sufficed: the step closed before this answer
+                    return False
+                return True
+
+            each(seats, answer)
+        _wait(client, "released", ORDER)
+
+    def close(self, clients) -> dict:
+        """Stop the threads and the collector's count; the part's costs, each person's summed over ``clients``
+        (each a :class:`CountingClient` of ``k`` people): CPU, bytes up and down, requests and their seconds, what
+        the process's own waiting cost, the largest upload, the collector's runs, the people set aside."""
+        self._pool.shutdown()
+        if self.collector is not None:
+            self.collector.close()
+        k = self.k
+
+        def total(name, person=True):
+            return sum(((getattr(c, name)[:k] if person else getattr(c, name)[-1]) for c in clients),
+                       np.zeros(k) if person else 0.0)
+
+        for c in clients:
+            c.close()
+        return {"cpu": self.cpu.tolist(),
+                "collector": (self.collector.summary() if self.collector is not None
+                              else {"runs": [0, 0, 0], "seconds": [0.0] * 3, "frozen": gc.get_freeze_count()}),
+                "up": np.asarray(total("up"), float).tolist(), "down": np.asarray(total("down"), float).tolist(),
+                "requests": np.asarray(total("requests"), float).tolist(),
+                "request_seconds": np.asarray(total("seconds"), float).tolist(),
+                "waiting": {"up": float(total("up", False)), "down": float(total("down", False)),
+                            "requests": int(total("requests", False))},
+                "upload_bytes_max": max(self.upload_bytes, default=0), "pid": os.getpid(),
+                "failed": {str(i): why for i, why in self.failed.items()},
+                "left_out": sorted([int(i), label] for i, label in self.left_out)}
+
+
 def play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process of ``dptopic experiment secure-sum`` (spawned: it imports this module, not the
     experiment's, whose models load scikit-learn): every person of its part plays the round in lock-step with the
     others of the part (each its own :class:`SecureContributor`, with its own invitation; rounding and noise from the
-    OS CSPRNG), their messages of a step sent from ``threads`` threads (so that the server is never idle while this
-    process computes); those marked ``dropped`` mask their step-0 upload and leave without sending it. ``progress``: a
-    queue told of the messages sent (``("sent", count)``) and, once per process and step, that it has sent its
-    messages of the step (``("done", step)``). What lives as long as the part (its contributors) is frozen out of the
-    cyclic collector's full scans (:func:`gc.freeze`) once they are built; the collector's runs and CPU in the part
+    OS CSPRNG), as a :class:`PartPlayer` plays them; those marked ``dropped`` mask their step-0 upload and leave
+    without sending it. ``progress``: :class:`PartPlayer`'s. What lives as long as the part (its contributors) is
+    frozen out of the cyclic collector's full scans once they are built; the collector's runs and CPU in the part
     are returned beside each person's CPU (``"collector"``, :class:`CollectorTime`)."""
     k = len(bows)
     client = CountingClient(server, k)
     cfg = client.get_json("/v1/config")
     people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
-    collector = CollectorTime()
-    # what lives as long as the part (imports, the config, every person's contributor) is out of the full
-    # collections' scans from here on: the cyclic collector then scans what the steps make
-    gc.collect()
-    gc.freeze()
-    cpu = np.zeros(k)
-    upload_bytes = []
-
-    pool = ThreadPoolExecutor(threads)
-    told = threading.Lock()
-    pending = [0]
-
-    def timed(i, f, *args):
-        t = time.thread_time()
-        out = f(*args)
-        cpu[i] += time.thread_time() - t
-        return out
-
-    def tell(n: int, final: bool = False) -> None:
-        with told:
-            pending[0] += n
-            if pending[0] >= 50 or (final and pending[0]):
-                progress.put(("sent", pending[0]))
-                pending[0] = 0
-
-    def each(ids, send):
-        def one(i):
-            ok = bool(send(i))
-            tell(int(ok))
-            return ok
-        sent = sum(pool.map(one, ids))
-        tell(0, final=True)
-        return sent
-
-    each(range(k), lambda i: _post_counted(client, i, "/v1/secure/keys", timed(i, people[i].registration)) or True)
-    _wait(client, "shares", ORDER)
-    roster = client.get_json("/v1/secure/roster")
-    each(range(k), lambda i: _post_counted(client, i, "/v1/secure/shares", timed(i, people[i].shares_request, roster))
-         or True)
-    for phase in (0, 1):
-        view = _wait(client, f"upload{phase}", ORDER)
-        if view["state"] != f"upload{phase}":
-            raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-        members = set(view["members"])
-
-        def upload(i, phase=phase, view=view):
-            c = people[i]
-            if c.me not in members:
-                return False
-            try:
-                body, sig = timed(i, c.upload, phase, view)
-            except LeftOut:
-                return False
-            if phase == 0 and dropped[i]:
-                return False        # masked, then gone
-            client.who = i
-            try:
-                _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
-                                            {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
-                                             "Dptopic-Signature": sig})
-            finally:
-                client.who = -1
-            upload_bytes.append(len(body))
-            if phase == 0:
-                timed(i, c.take_shares, json.loads(data).get("shares") or {})
-            return True
-
-        each(range(k), upload)
-        progress.put(("done", f"upload{phase}"))
-        view = _wait(client, f"consistency{phase}", ORDER)
-        uploaded = set(view.get("uploaded") or ())
-        if view["state"] == f"consistency{phase}":
-            each(range(k), lambda i, phase=phase, view=view: people[i].me in uploaded and _post_counted(
-                client, i, f"/v1/secure/consistency/{phase}", timed(i, people[i].consistency, phase, view)) is not None)
-        progress.put(("done", f"consistency{phase}"))
-        view = _wait(client, f"unmask{phase}", ORDER)
-        if view["state"] != f"unmask{phase}":
-            continue
-        signatures = client.get_json(f"/v1/secure/signatures/{phase}")
-        closed = threading.Event()
-
-        def answer(i, phase=phase, view=view, signatures=signatures, closed=closed):
-            c = people[i]
-            if closed.is_set() or c.me not in uploaded or str(phase) not in c.st["signed"]:
-                return False
-            try:
-                _post_counted(client, i, f"/v1/secure/unmask/{phase}", timed(i, c.unmask, phase, view, signatures))
-            except ServerError as e:
-                if e.code != "round_closed":
-                    raise
-                closed.set()        # the others' shares sufficed: the step closed before this answer
-                return False
-            return True
-
-        each(range(k), answer)
-    _wait(client, "released", ORDER)
-    pool.shutdown()
-    client.close()
-    collector.close()
-    return {"cpu": cpu.tolist(), "collector": collector.summary(), "up": client.up[:k].tolist(),
-            "down": client.down[:k].tolist(),
-            "requests": client.requests[:k].tolist(), "request_seconds": client.seconds[:k].tolist(),
-            "waiting": {"up": float(client.up[-1]), "down": float(client.down[-1]),
-                        "requests": int(client.requests[-1])},
-            "upload_bytes_max": max(upload_bytes, default=0), "pid": os.getpid()}
+    player = PartPlayer(k, progress, threads)
+    player.freeze()
+    try:
+        player.play(client, list(enumerate(people)), dropped)
+    finally:
+        out = player.close([client])
+    return out
 
 
 def person_bow(corpus) -> tuple:

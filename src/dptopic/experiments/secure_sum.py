@@ -1,17 +1,16 @@
 """``dptopic experiment secure-sum``: a secure-sum round played by every person of a corpus over HTTP, beside the
 central user-level trainer on the same documents (docs/secure_sum.md).
 
-The contributors run in a pool of real processes (:func:`play_round`), each process playing its share of the people
-against one of the round's servers, so that a round of thousands can be measured on one machine as it would run:
-every contributor's requests, bytes and CPU time are counted where they are made, and each server process reports
-its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
+The contributors run in a pool of real processes (:func:`play_round`; a round in cohorts, :func:`play_cohort_round`),
+each process playing its share of the people against one of the round's servers, so that a round of thousands can be
+measured on one machine as it would run: every contributor's requests, bytes and CPU time are counted where they are
+made, and each server process reports its own CPU seconds and peak memory (``GET /v1/secure/timings``)."""
 from __future__ import annotations
 
 import base64
 import multiprocessing
 import os
 import queue as queue_module
-import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
+from ..contributor.cohort_client import play_cohort_part
 from ..contributor.secure_client import ORDER, person_bows, play_part
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
@@ -50,6 +50,81 @@ def server_usage(servers) -> dict:
             "peak_rss_bytes_total": int(sum(p["peak_rss_bytes"] for p in procs))}
 
 
+def _pool_settings(n: int, invitations, workers: int | None, threads: int) -> int:
+    """The contributor processes a pool of ``workers`` starts for ``n`` people (None: :func:`default_workers`), after
+    the checks of the pool's settings; one line for a bad one."""
+    if n != len(invitations):
+        raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
+                             people=n, count=len(invitations))
+    workers = default_workers() if workers is None else int(workers)
+    if not 1 <= workers <= 256:
+        raise ParameterError("{workers=} must lie between 1 and 256.", "workers", workers)
+    if not 1 <= int(threads) <= 64:
+        raise ParameterError("{threads=} must lie between 1 and 64.", "threads", threads)
+    return max(1, min(workers, n))
+
+
+def _play_in_pool(target, servers: list, bows, invitations, dropped, workers: int, threads: int, total_msgs: int,
+                  title: str, verbose: int, on_message, initializer=None) -> tuple[list, float]:
+    """Every person of ``bows`` played from ``workers`` spawned contributor processes, each running ``target`` (a
+    part's function: :func:`~dptopic.contributor.secure_client.play_part`, or for a round in cohorts
+    :func:`~dptopic.contributor.cohort_client.play_cohort_part`) on a contiguous part of the people against
+    ``servers[w % len(servers)]``; the progress bar counts the ``total_msgs`` messages they report, and
+    ``on_message(kind, count)`` is called with each message of a part and, with ``(None, 0)``, at least every quarter
+    second (the coordinator's closes). ``initializer``: a function each process runs first (by name). Returns the
+    parts' results, in order, and the wall-clock time."""
+    parts = np.array_split(np.arange(len(bows)), workers)
+    ctx = multiprocessing.get_context("spawn")      # no fork of a process that may hold threads and sockets
+    t0 = time.perf_counter()
+    with ctx.Manager() as manager, ProcessPoolExecutor(workers, mp_context=ctx, initializer=initializer) as pool, \
+            progress_bar(total_msgs, title, verbose) as bar:
+        progress = manager.Queue()
+        futures = [pool.submit(target, servers[w % len(servers)], [bows[i] for i in part],
+                               [invitations[i] for i in part], np.asarray(dropped)[part].tolist(), progress, threads)
+                   for w, part in enumerate(parts)]
+        done_msgs = 0
+        while True:
+            try:
+                kind, count = progress.get(timeout=0.25)
+            except queue_module.Empty:
+                kind, count = None, 0
+            if kind == "sent":
+                step = min(count, total_msgs - done_msgs)
+                done_msgs += step
+                bar.advance(step, info=f"{done_msgs:,} messages")
+            on_message(kind, count)
+            failed = next((f for f in futures if f.done() and f.exception() is not None), None)
+            if failed is not None:
+                for f in futures:
+                    f.cancel()
+                raise failed.exception()
+            if kind is None and all(f.done() for f in futures):
+                break
+        results = [f.result() for f in futures]
+        bar.advance(total_msgs - done_msgs)
+    return results, time.perf_counter() - t0
+
+
+def _costs(results: list, n: int, wall: float, servers: list) -> dict:
+    """What a pool's parts (``results``) report of their ``n`` people, per contributor (time, requests, bytes up and
+    down, CPU, the cyclic collector's), with the servers' own CPU and peak memory (:func:`server_usage`)."""
+    def per(key):
+        return np.concatenate([np.asarray(r[key], float) for r in results])
+
+    up, down, cpu, reqs, secs = per("up"), per("down"), per("cpu"), per("requests"), per("request_seconds")
+    return {"seconds": wall, "seconds_per_contributor": wall / n,
+            "request_seconds_per_contributor": float(np.mean(secs)),
+            "bytes_per_contributor": float(np.mean(up)), "bytes_down_per_contributor": float(np.mean(down)),
+            "requests_per_contributor": float(np.mean(reqs)),
+            "waiting": {k: sum(r["waiting"][k] for r in results) for k in ("up", "down", "requests")},
+            "upload_bytes_max": int(max(r["upload_bytes_max"] for r in results)),
+            "cpu_per_contributor_s": float(np.mean(cpu)), "cpu_per_contributor_max_s": float(np.max(cpu)),
+            "collector_cpu_per_contributor_s": sum(sum(r["collector"]["seconds"]) for r in results) / n,
+            "collector_runs": [int(sum(r["collector"]["runs"][g] for r in results)) for g in range(3)],
+            "collector_frozen": int(min(r["collector"]["frozen"] for r in results)),
+            "server_process": server_usage(servers)}
+
+
 def play_round(servers, bows, invitations, dropout: float, token: str | None, *, seed=None, workers: int | None = None,
                threads: int = 8, verbose: int = 1) -> dict:
     """Play every person of ``bows`` (one bag of words each, holding ``invitations`` in order) over HTTP against the
@@ -62,17 +137,9 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
     the time, requests, bytes up and down and CPU seconds per contributor, and the servers' own CPU and memory."""
     servers = [servers] if isinstance(servers, str) else list(servers)
     n = len(bows)
-    if n != len(invitations):
-        raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
-                             people=n, count=len(invitations))
+    workers = _pool_settings(n, invitations, workers, threads)
     if not servers:
         raise ParameterError("give at least one server address in {servers}.", "servers")
-    workers = default_workers() if workers is None else int(workers)
-    if not 1 <= workers <= 256:
-        raise ParameterError("{workers=} must lie between 1 and 256.", "workers", workers)
-    workers = min(workers, n)
-    if not 1 <= int(threads) <= 64:
-        raise ParameterError("{threads=} must lie between 1 and 64.", "threads", threads)
     rng = np.random.default_rng(seed)
     dropped = np.zeros(n, bool)
     n_drop = int(round(dropout * n))
@@ -82,68 +149,26 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
         raise ParameterError("contributors drop out, so step 0 closes by the admin only: give the server's admin"
                              " {token}.", "token")
     coordinator = ServiceClient(servers[0], retries=5)
-    parts = np.array_split(np.arange(n), workers)
-    ctx = multiprocessing.get_context("spawn")      # no fork of a process that may hold threads and sockets
-    survivors = n - n_drop
-    total_msgs = 2 * n + 6 * survivors
-    t0 = time.perf_counter()
-    with ctx.Manager() as manager, ProcessPoolExecutor(workers, mp_context=ctx) as pool, \
-            progress_bar(total_msgs, "secure-sum round", verbose) as bar:
-        progress = manager.Queue()
-        futures = [pool.submit(play_part, servers[w % len(servers)], [bows[i] for i in part],
-                               [invitations[i] for i in part], dropped[part].tolist(), progress, threads)
-                   for w, part in enumerate(parts)]
-        reported, done_msgs = {}, 0
-        while True:
-            try:
-                kind, count = progress.get(timeout=0.25)
-            except queue_module.Empty:
-                kind, count = None, 0
-            if kind == "sent":
-                step = min(count, total_msgs - done_msgs)
-                done_msgs += step
-                bar.advance(step, info=f"{done_msgs:,} messages")
-            elif kind == "done":       # a part has sent its messages of step ``count``
-                reported[count] = reported.get(count, 0) + 1
-                if reported[count] == len(futures) and token is not None:
-                    # every part has sent them: a step still open waits for those who dropped out (or were left
-                    # out) and closes by the admin, as an operator closes it once the survivors are in
-                    view = coordinator.get_json("/v1/secure/round")
-                    if view["state"] == count:
-                        coordinator.request("POST", "/v1/admin/secure/close", b"",
-                                            {"Authorization": f"Bearer {token}"})
-            failed = next((f for f in futures if f.done() and f.exception() is not None), None)
-            if failed is not None:
-                for f in futures:
-                    f.cancel()
-                raise failed.exception()
-            if kind is None and all(f.done() for f in futures):
-                break
-        results = [f.result() for f in futures]
-        bar.advance(total_msgs - done_msgs)
-    wall = time.perf_counter() - t0
+    reported: dict = {}
+
+    def on_message(kind, count):
+        if kind == "done":       # a part has sent its messages of step ``count``
+            reported[count] = reported.get(count, 0) + 1
+            if reported[count] == workers and token is not None:
+                # every part has sent them: a step still open waits for those who dropped out (or were left
+                # out) and closes by the admin, as an operator closes it once the survivors are in
+                view = coordinator.get_json("/v1/secure/round")
+                if view["state"] == count:
+                    coordinator.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
+
+    results, wall = _play_in_pool(play_part, servers, bows, invitations, dropped, workers, threads,
+                                  2 * n + 6 * (n - n_drop), "secure-sum round", verbose, on_message)
     view = coordinator.get_json("/v1/secure/round")
     timings = coordinator.get_json("/v1/secure/timings")
-
-    def per(key):
-        return np.concatenate([np.asarray(r[key], float) for r in results])
-
-    up, down, cpu, reqs, secs = per("up"), per("down"), per("cpu"), per("requests"), per("request_seconds")
-    cfg = coordinator.get_json("/v1/config")
-    plan = cfg["secure_sum"]
+    plan = coordinator.get_json("/v1/config")["secure_sum"]
     return {"state": view["state"], "reason": view.get("reason"), "people": n, "dropped": n_drop,
-            "workers": workers, "servers": len(servers), "seconds": wall, "seconds_per_contributor": wall / n,
-            "request_seconds_per_contributor": float(np.mean(secs)),
-            "bytes_per_contributor": float(np.mean(up)), "bytes_down_per_contributor": float(np.mean(down)),
-            "requests_per_contributor": float(np.mean(reqs)),
-            "waiting": {k: sum(r["waiting"][k] for r in results) for k in ("up", "down", "requests")},
-            "upload_bytes_max": int(max(r["upload_bytes_max"] for r in results)),
-            "cpu_per_contributor_s": float(np.mean(cpu)), "cpu_per_contributor_max_s": float(np.max(cpu)),
-            "collector_cpu_per_contributor_s": sum(sum(r["collector"]["seconds"]) for r in results) / n,
-            "collector_runs": [int(sum(r["collector"]["runs"][g] for r in results)) for g in range(3)],
-            "collector_frozen": int(min(r["collector"]["frozen"] for r in results)),
+            "workers": workers, "servers": len(servers), **_costs(results, n, wall, servers),
             "server": {k: v for k, v in timings.items() if k != "process"},
-            "server_process": server_usage(servers),
             "kept_words": len(view.get("kept", []) or []),
             "neighbours": int(plan.get("degree", 0)), "threshold": int(plan.get("threshold", 0))}
 
@@ -227,21 +252,23 @@ def choose_cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | 
 
 
 def play_cohort_round(server: str, bows, invitations, dropout: float | None = None, token: str | None = None, *,
-                      seed=None, timeout: float = 3600.0, verbose: int = 1) -> dict:
+                      seed=None, workers: int | None = None, threads: int = 8, verbose: int = 1,
+                      initializer=None) -> dict:
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
-    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, each person in a
-    thread of this process (:func:`~dptopic.contributor.cohort_client.take_part_in_cohorts`: a delegate plays its
-    cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and ``seed``
-    (the only random choice made here; the contributors' rounding and noise come from the OS CSPRNG) mask their step-0
-    uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then closes step 0 once every
-    survivor's upload is in every round. Returns the round's outcome, its wall-clock time and the dropped count by
-    cohort, with the cohorts and delegates."""
-    from ..contributor.cohort_client import take_part_in_cohorts  # loaded for a round in cohorts only
-
+    read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, from ``workers``
+    contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of the people
+    (:func:`~dptopic.contributor.cohort_client.play_cohort_part`: every round its people play, their cohorts' and the
+    bridge's, in lock-step in a thread of its own, their messages sent from ``threads`` threads; a delegate plays its
+    cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and
+    ``seed`` (the only random choice made here; the contributors' rounding, noise and pads come from the OS CSPRNG)
+    mask their step-0 uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then
+    closes step 0 once every survivor's upload is in every round. ``initializer``: a function each contributor
+    process runs before it plays (importable by name; tests hold the noise fixed there). Returns the round's
+    outcome, its wall-clock time, the dropped count by cohort, the cohorts and delegates, every person's outcome
+    counted (``left_out``, ``refused``), and per contributor the time, requests, bytes sent and received and CPU,
+    with the server's own CPU and peak memory (:func:`_costs`)."""
     n = len(bows)
-    if n != len(invitations):
-        raise ParameterError("{people} people but {count} {invitations}: one invitation per person.", "invitations",
-                             people=n, count=len(invitations))
+    workers = _pool_settings(n, invitations, workers, threads)
     coordinator = ServiceClient(server, retries=3)
     cfg = coordinator.get_json("/v1/config")
     if not isinstance(cfg, dict) or not isinstance(cfg.get("cohorts"), dict):
@@ -258,39 +285,26 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
     survivors = [*(np.bincount(np.asarray(cohort)[~dropped], minlength=len(plan.sizes))).tolist(),
                  int(np.sum(np.asarray(delegate) & ~dropped))]
     paths = [*cfg["cohorts"]["paths"], cfg["cohorts"]["bridge"]]
-    out: list = [None] * n
+    closed = [not dropped.any()]
 
-    def one(i):
-        try:
-            out[i] = take_part_in_cohorts(server, bows[i], invitations[i], poll=0.05, timeout=timeout,
-                                          leave_after_masking=bool(dropped[i]))
-        except Exception as e:      # noqa: BLE001 (the round's outcome is read below)
-            out[i] = e
+    def on_message(kind, count):
+        if not closed[0]:
+            closed[0] = _close_step_0(coordinator, server, paths, survivors, token)
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"person-{i}", daemon=True) for i in range(n)]
-    closed = not dropped.any()
-    t0 = time.perf_counter()
-    with progress_bar(n, "secure-sum round in cohorts", verbose) as bar:
-        for t in threads:
-            t.start()
-        ended = 0
-        while ended < n:
-            time.sleep(0.05)
-            done = sum(1 for t in threads if not t.is_alive())
-            bar.advance(done - ended)
-            ended = done
-            if not closed:
-                closed = _close_step_0(coordinator, server, paths, survivors, token)
-    wall = time.perf_counter() - t0
+    seats, kept = n + sum(delegate), int(np.sum(~dropped)) + survivors[-1]
+    results, wall = _play_in_pool(play_cohort_part, [server], bows, invitations, dropped, workers, threads,
+                                  2 * seats + 6 * kept, "secure-sum round in cohorts", verbose, on_message,
+                                  initializer)
     view = coordinator.get_json("/v1/secure/round")
-    failed = [o for o in out if not isinstance(o, dict)]
-    reason = view.get("reason") or (" ".join(str(failed[0]).split())[:300] if failed else None)
+    failed = [why for r in results for why in r["failed"].values()]
+    left_out = {(w, int(i)) for w, r in enumerate(results) for i, name in r["left_out"] if name == "cohort"}
+    reason = view.get("reason") or (failed[0] if failed else None)
     return {"state": view["state"], "reason": reason, "people": n, "dropped": int(dropped.sum()),
             "dropped_by_cohort": by_cohort.tolist(), "tolerance_by_cohort": list(plan.cohort_dropouts),
-            "dropped_delegates": int(np.sum(dropped & np.asarray(delegate))),
-            "left_out": sum(1 for o in out if isinstance(o, dict) and "left_out" in o), "workers": 1,
-            "seconds": wall, "seconds_per_contributor": wall / n, "cohorts": len(view.get("cohorts") or ()),
-            "delegates": sum(1 for o in out if isinstance(o, dict) and o.get("bridge") is not None),
+            "dropped_delegates": int(np.sum(dropped & np.asarray(delegate))), "left_out": len(left_out),
+            # the server process's CPU and memory, as any of its rounds reports them (the root serves no timings)
+            "workers": workers, "servers": 1, **_costs(results, n, wall, [server.rstrip("/") + paths[0]]),
+            "cohorts": len(view.get("cohorts") or ()), "delegates": sum(len(r["delegates"]) for r in results),
             "refused": len(failed)}
 
 
@@ -315,7 +329,8 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
                           verbose: int = 1) -> dict:
     """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
     ``user_ids``) against ``server`` (an address, or several server processes of one round), from ``workers``
-    contributor processes (:func:`play_round`); the released model is saved to ``out/model`` and set beside a central
+    contributor processes (:func:`play_round`; in a round in cohorts, served by one process,
+    :func:`play_cohort_round`); the released model is saved to ``out/model`` and set beside a central
     user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
@@ -325,12 +340,12 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
     cfg = client.get_json("/v1/config")
-    if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: one server process, people in threads
+    if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: one server process
         if len(servers) != 1:
             raise ParameterError("{servers}: a round in cohorts is served by one process; give its address once.",
                                  "servers")
         s = play_cohort_round(servers[0], person_bows(corpus), invitations, dropout, token, seed=seed,
-                              verbose=verbose)
+                              workers=workers, verbose=verbose)
     else:
         s = play_round(servers, person_bows(corpus), invitations, experiment_dropout(dropout), token,
                        seed=seed, workers=workers, verbose=verbose)
