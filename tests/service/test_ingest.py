@@ -77,50 +77,6 @@ def test_the_wait_is_at_most_half_the_last_transaction():
     assert 0.2 + 0.08 < took < 0.2 + 0.1 + 0.25
 
 
-def _after_a_group_of_three(max_wait: float):
-    """A writer (transactions of no time) whose last group held three uploads, queued before it started."""
-    storage = _Recorder(0.0)
-    writer = GroupCommitWriter(storage, max_wait=max_wait)
-    first = [writer.submit(_sub(f"group-{i:03d}")) for i in range(3)]
-    writer.start()
-    assert all(f.result(5)[0] == "stored" for f in first)
-    assert storage.batches == [[f"group-{i:03d}" for i in range(3)]]
-    return storage, writer
-
-
-def test_after_a_group_the_writer_waits_for_as_many_uploads_before_the_next():
-    """Clients answered together send again together, one after another: after a group of three, three uploads
-    0.1 s apart (none on its way between them) share the next transaction instead of taking one each."""
-    storage, writer = _after_a_group_of_three(max_wait=1.0)
-    try:
-        futures = []
-        for key in ("next-a", "next-b", "next-c"):
-            futures.append(writer.submit(_sub(key)))
-            time.sleep(0.1)
-        assert [f.result(5)[0] for f in futures] == ["stored"] * 3
-    finally:
-        writer.stop()
-    assert storage.batches[1:] == [["next-a", "next-b", "next-c"]]
-
-
-def test_the_wait_for_the_last_groups_size_is_at_most_max_wait_and_then_follows_the_smaller_group():
-    """After a group of three, one upload alone waits for the others max_wait (0.3 s here) and no longer; the writer
-    then expects groups of one, and the next upload alone is stored at once."""
-    storage, writer = _after_a_group_of_three(max_wait=0.3)
-    try:
-        t = time.monotonic()
-        assert writer.submit(_sub("alone-1")).result(5)[0] == "stored"
-        waited = time.monotonic() - t
-        t = time.monotonic()
-        assert writer.submit(_sub("alone-2")).result(5)[0] == "stored"
-        then = time.monotonic() - t
-    finally:
-        writer.stop()
-    assert storage.batches[1:] == [["alone-1"], ["alone-2"]]
-    assert 0.25 < waited < 0.3 + 0.25
-    assert then < 0.15
-
-
 def test_an_upload_the_database_refuses_fails_alone_and_its_batch_mates_are_stored(tmp_path):
     from dptopic.service.storage import Storage, StorageError
 

@@ -12,11 +12,6 @@ While uploads are still being received (:meth:`GroupCommitWriter.receiving`), th
 before it begins a transaction, as PostgreSQL's ``commit_delay`` does: at most half the time the last transaction took
 (and ``max_wait``), so that one commit, and one fsync, serves them too. The slower the commits (a disk busy with other
 work), the more uploads each then serves; with fast commits the wait is short; with no upload on its way, none.
-It also waits, at most ``max_wait``, until a group holds as many uploads as the last one did: clients answered
-together send their next uploads together, but one after another (their own work between an answer and the next
-upload), and without the wait the first of them began a transaction alone and the rest a second one, each with its
-commit, its fsync and its hops between threads. When fewer come, the group is committed after ``max_wait`` and the
-next one expects that many (docs/research/service_throughput.md).
 
 On a SQLite file with ``synchronous=full`` (the default; :attr:`~dptopic.service.storage.Storage.syncs_separately`)
 the writer's commits do not wait for the disk: each transaction's answers wait instead for an fsync of the database's
@@ -62,7 +57,6 @@ class GroupCommitWriter:
         self._receipt = _Receiving(self)
         self._held: dict = {}       # event loop -> its uploads submitted in its current iteration, not handed over yet
         self._last_seconds = 0.0    # how long the last transaction took
-        self._expected = 1          # uploads in the last group: as many are waited for (max_wait) before the next
         self._q: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dptopic-writer", daemon=True)
@@ -114,27 +108,21 @@ class GroupCommitWriter:
             self._q.put(held)
 
     def _take(self):
-        """The next group: what is queued, then what arrives while an upload is on its way (at most half the last
-        transaction's time) or while the group holds fewer uploads than the last one did (at most ``max_wait``)."""
         try:
             items = self._q.get(timeout=0.2)
         except queue.Empty:
             return []
         n = sum(len(item[0].rows) for item in items)
-        empty_since = None
+        deadline = None
         while len(items) < self.max_items and n < self.max_reports:
             try:
                 more = self._q.get_nowait()
             except queue.Empty:
-                if len(items) < self._expected:     # the last group's uploaders, sending their next ones
-                    limit = self.max_wait
-                elif self._receiving > 0 or self._held:     # an upload on its way
-                    limit = min(self.max_wait, 0.5 * self._last_seconds)
-                else:
+                if self._receiving <= 0 and not self._held:     # no upload on its way
                     break
-                if empty_since is None:
-                    empty_since = time.monotonic()
-                remaining = empty_since + limit - time.monotonic()
+                if deadline is None:
+                    deadline = time.monotonic() + min(self.max_wait, 0.5 * self._last_seconds)
+                remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 try:
@@ -143,7 +131,6 @@ class GroupCommitWriter:
                     break
             items += more
             n += sum(len(item[0].rows) for item in more)
-        self._expected = len(items)
         return items
 
     def _run(self) -> None:
