@@ -51,7 +51,8 @@ def _serve(out: str, switch: float | None, argv: list[str]) -> None:
 
     W = ingest.GroupCommitWriter
     submit_async, hand_over, take, settle = W.submit_async, W._hand_over, W._take, W._settle
-    store, sync, resolve, call = stmod.Storage.store, stmod.Storage.sync, ingest._resolve, appmod.UploadEndpoint.__call__
+    store, sync, resolve = stmod.Storage.store, stmod.Storage.sync, ingest._resolve
+    call = appmod.UploadEndpoint.__call__
 
     def w_submit_async(self, sub):
         f = submit_async(self, sub)
@@ -162,7 +163,8 @@ def _analyse(doc: dict, per_thread: dict, n: int) -> None:
         return
     d = np.diff(rows, axis=1) * 1e6
     for i in range(len(STEPS) - 1):
-        print(f"  {STEPS[i] + ' -> ' + STEPS[i + 1]:24s} median {np.median(d[:, i]):6.0f} us, mean {d[:, i].mean():6.0f},"
+        step = f"{STEPS[i]} -> {STEPS[i + 1]}"
+        print(f"  {step:24s} median {np.median(d[:, i]):6.0f} us, mean {d[:, i].mean():6.0f},"
               f" p90 {np.percentile(d[:, i], 90):6.0f}")
     total = (rows[:, -1] - rows[:, 0]) * 1e6
     print(f"  {'recv -> sent (server)':24s} median {np.median(total):6.0f} us, mean {total.mean():6.0f}")
@@ -173,11 +175,13 @@ def _analyse(doc: dict, per_thread: dict, n: int) -> None:
     gaps = np.array([lst[i + 1][0] - lst[i][1] for lst in map(sorted, by_conn.values()) for i in range(len(lst) - 1)])
     if len(gaps):
         gaps = gaps[len(gaps) // 10:] * 1e6
-        print(f"  {'sent -> next recv':24s} median {np.median(gaps):6.0f} us, mean {gaps.mean():6.0f} (the client's turn)")
+        print(f"  {'sent -> next recv':24s} median {np.median(gaps):6.0f} us, mean {gaps.mean():6.0f}"
+              " (the client's turn)")
     if stores:
         s = np.array(stores)
         print(f"  transactions {len(s)}, mean group {s[:, 1].mean():.2f} uploads, transaction median"
-              f" {np.median(s[:, 0]) * 1e6:.0f} us" + (f", fsync median {np.median(syncs) * 1e6:.0f} us" if syncs else ""))
+              f" {np.median(s[:, 0]) * 1e6:.0f} us" + (f", fsync median {np.median(syncs) * 1e6:.0f} us"
+                                                        if syncs else ""))
 
 
 def main(argv=None):
