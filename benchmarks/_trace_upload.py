@@ -19,6 +19,7 @@ import contextvars
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,6 +229,7 @@ def main(argv=None):
           f" synchronous={args.synchronous}, load average {os.getloadavg()[0]:.1f});"
           f" the client's CPU per upload {((m1.user + m1.system) - (m0.user + m0.system)) / n * 1e6:.0f} us")
     _analyse(json.loads(out.read_text()), {k: v - c0.get(k, 0.0) for k, v in c1.items()}, n)
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
