@@ -364,7 +364,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``doc_length`` reads the figures by
     document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
     counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`). ``vectors``:
-    the forecast with public word vectors (the table's :data:`VECTORS_ROWS` in place of ``docdp-cooc``'s, and the
+    the forecast with public word vectors (the table's :data:`VECTORS_ROWS` in place of ``docdp-cooc``'s, at the user
+    unit its :data:`USER_VECTORS_ROWS`, the route the user unit takes with vectors; and the
     floor of the vectors alone beside the dictionaries'); None (default): with them when they are installed, as
     ``docdp-cooc`` then uses them."""
     if unit == "user":
