@@ -25,6 +25,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
@@ -62,10 +63,42 @@ def friends_lines(per_episode: bool = False):
     return [" ".join(v) for v in parts.values()], [who for who, _ in parts]
 
 
+def grouped_statistic(spec: str, vocabulary):
+    """A replacement for the fit's per-person co-occurrence statistic (``dptopic.moments.person_bound
+    .cooccurrence_statistic``) by a grouped profile of ``bench_user_routes.py``: ``spec`` is
+    ``[joined-]FEATURE-HOW-TAU`` (``counts-agglo-0.2``, ``joined-kept-agglo-0.3``, ...; ``joined-``: each group read
+    without self-pairs, ``bench_user_routes.grouped_joined_matrix``), each person's matrix scaled to norm
+    exactly 1 (benchmark only: the library has no such statistic; the fit's support tests read its release off the
+    diagonal, as the profile's)."""
+    from bench_user_routes import feature_rows, group_documents, grouped_joined_matrix, grouped_matrix
+
+    joined = spec.startswith("joined-")
+    feature, how, tau = spec.removeprefix("joined-").split("-", 2)
+    E = found = None
+    if feature == "vectors":
+        from dptopic.corpus.vectors import load_public_vectors
+
+        E, found, _ = load_public_vectors("glove-6b-50d").for_words(list(vocabulary))
+    memo = {}
+
+    def statistic(people, columns, vocab_size, n_jobs, groups=None, person_statistic="sum"):
+        bow, gptr, _ = people
+        key = tuple(columns) if feature == "kept" else None
+        if key not in memo:
+            X = feature_rows(bow, vocab_size, feature, E, found, columns)
+            memo[key] = group_documents(X, gptr, float(tau), how)[0]
+        if joined:
+            return grouped_joined_matrix(bow, gptr, np.asarray(columns), vocab_size, memo[key], full=True)
+        return grouped_matrix(bow, gptr, np.asarray(columns), vocab_size, memo[key], full=True)
+    return statistic
+
+
 def main(argv=None):
     import dptopic
     from dptopic.corpus import Corpus
     from dptopic.evaluation import npmi_coherence, topic_coverage
+    from dptopic.models import docdp_cooc
+    from dptopic.moments.person_bound import support_view
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epsilon", nargs="+", type=float, default=[1.0])
@@ -74,6 +107,10 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=200, help="non-private LDA's sweeps (runs A and B)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--statistics", nargs="+", default=["sum", "profile"],
+                    help="person statistics: sum, profile, or a grouped profile [joined-]FEATURE-HOW-TAU of"
+                         " bench_user_routes.py (counts|kept|vectors, greedy|agglo|kmeans|link; e.g."
+                         " joined-kept-agglo-0.3; TAU above 1 with greedy: one group a document)")
     ap.add_argument("--per-episode", action="store_true",
                     help="a document is a speaker's lines of one episode joined (default: one line)")
     a = ap.parse_args(argv)
@@ -98,15 +135,22 @@ def main(argv=None):
     print(f"non-private LDA (seeds 0, 1; {time.perf_counter() - t:.0f} s): coverage of A by B {ceiling:.3f}, NPMI of A"
           f" {npmi_lda:.3f}; the word frequencies as every topic (not private, the floor frequent words earn):"
           f" coverage share {floor:.3f}", flush=True)
-    stats = ("sum", "profile")
+    stats = tuple(a.statistics)
+    grouped = {stat: grouped_statistic(stat, corpus.vocabulary.words) for stat in stats
+               if stat not in ("sum", "profile")}
     rows = []
     for eps in a.epsilon:
         got = {s: {"share": [], "npmi": [], "words": [], "supported": []} for s in stats}
         for r in range(a.runs):
             for stat in stats:
+                library = stat in ("sum", "profile")
                 m = dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=DELTA, unit="user",
-                                              person_statistic=stat, seed=r, n_jobs=a.jobs)
-                with warnings.catch_warnings():
+                                              person_statistic=stat if library else "sum", seed=r, n_jobs=a.jobs)
+                with warnings.catch_warnings(), mock.patch.object(
+                        docdp_cooc, "cooccurrence_statistic",
+                        docdp_cooc.cooccurrence_statistic if library else grouped[stat]), mock.patch.object(
+                        docdp_cooc, "support_view",     # a grouped release read as the profile's: off its diagonal
+                        docdp_cooc.support_view if library else lambda Q, _: support_view(Q, "profile")):
                     warnings.simplefilter("ignore")     # a seeded or small-corpus fit's warnings are for users
                     m.fit(corpus)
                 g = got[stat]

@@ -67,6 +67,7 @@ class Setting:
         self.mixes = theta[mix][[int(u[1:]) for u in sorted(set(users))]]
         self.users = users
         self.K, self.V, self.jobs = a.topics, len(self.vocab), a.jobs
+        self.seed, self.n_mixes, self.n_lengths = a.seed, a.mixes, len(lengths)
         bow = tokens_to_bow(self.corpus.doc_ptr, self.corpus.word_ids, self.V)
         self.people = group_by_person(bow, person_codes(users), None, None)
         self.n_people = len(self.people[1]) - 1
@@ -634,6 +635,303 @@ def _person_public(run):
     return _person_route(run, lambda M: P @ M @ P, "public")
 
 
+# --- a grouped profile: each person's documents split into groups of similar documents (the person's own data only),
+# each group's profile u_g u_g^T weighted by its share w_g of the person's words: sum_g w_g u_g u_g^T has Frobenius
+# norm at most 1 (a convex combination of norm-1 terms), so the sensitivity, hence the noise, is the default's; "full"
+# scales each person's matrix up to norm exactly 1 (still norm 1: the same sensitivity).
+def feature_rows(bow, V: int, feature: str, E=None, found=None, kept=None):
+    """Each document's feature row (in ``bow``'s document order), unit L2 norm: ``"counts"``, its word counts over the
+    whole vocabulary (sparse CSR); ``"kept"``, its counts of the ``kept`` words (the first release's: post-processing);
+    ``"vectors"``, the count-weighted mean of its words' public vectors ``E`` (dense)."""
+    import scipy.sparse as sp
+
+    ptr, ids, cts = bow
+    X = sp.csr_matrix((np.asarray(cts, np.float64), ids, ptr), shape=(len(ptr) - 1, V))
+    if feature == "kept":
+        X = X[:, np.asarray(kept)]
+    if feature == "vectors":
+        X = np.asarray(X @ (E * found[:, None]))
+        return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ X)
+
+
+def agglomerate(X, tau: float) -> np.ndarray:
+    """Groups of the rows of ``X`` (one person's documents' feature rows), numbered from 0: from one group a
+    document, merge the two groups whose summed rows are closest by cosine while that cosine reaches ``tau`` (a
+    group's sum grows surer as it grows, so the documents of one subject come together)."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        return np.zeros(n, dtype=np.int64)
+    G = X[:, np.flatnonzero(np.any(X != 0, axis=0))].copy()
+    U = G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-300)
+    S = U @ U.T
+    np.fill_diagonal(S, -np.inf)
+    lab = np.arange(n)
+    while True:
+        a, b = np.unravel_index(int(np.argmax(S)), S.shape)
+        if not S[a, b] >= tau:
+            break
+        G[a] += G[b]
+        lab[lab == b] = a
+        S[b, :] = S[:, b] = -np.inf
+        U[a] = G[a] / max(np.linalg.norm(G[a]), 1e-300)
+        row = U @ U[a]
+        dead = np.all(S == -np.inf, axis=1)
+        row[dead] = -np.inf
+        row[a] = -np.inf
+        S[a, :] = S[:, a] = row
+    return np.unique(lab, return_inverse=True)[1]
+
+
+def kmeans(X, k: int, n_iter: int = 10) -> np.ndarray:
+    """Groups of the rows of ``X`` by spherical k-means with ``k`` groups (fewer where the person wrote fewer
+    documents), started from the farthest points (the first row, then each time the row least like the centres by
+    cosine): deterministic; groups left empty are dropped."""
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    k = min(int(k), n)
+    if k <= 1:
+        return np.zeros(n, dtype=np.int64)
+    U = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+    centres = [0]
+    for _ in range(k - 1):
+        centres.append(int(np.argmin(np.max(U @ U[centres].T, axis=1))))
+    C = U[centres].copy()
+    lab = np.zeros(n, dtype=np.int64)
+    for _ in range(n_iter):
+        new = np.argmax(U @ C.T, axis=1)
+        if _ and np.array_equal(new, lab):
+            break
+        lab = new
+        for c in range(k):
+            m = X[lab == c].sum(axis=0)
+            nrm = np.linalg.norm(m)
+            if nrm > 0:
+                C[c] = m / nrm
+    return np.unique(lab, return_inverse=True)[1]
+
+
+def greedy(X, tau: float) -> np.ndarray:
+    """Groups of the rows of ``X``: each document in turn joins the group whose summed rows are closest by cosine if
+    that cosine reaches ``tau``, else starts a group."""
+    cent = np.zeros((0, X.shape[1]))
+    lab = np.empty(X.shape[0], dtype=np.int64)
+    for i in range(X.shape[0]):
+        x = X[i]
+        if len(cent):
+            cos = cent @ x / np.maximum(np.linalg.norm(cent, axis=1), 1e-300)
+            j = int(np.argmax(cos))
+            if cos[j] >= tau:
+                cent[j] += x
+                lab[i] = j
+                continue
+        cent = np.vstack([cent, x])
+        lab[i] = len(cent) - 1
+    return lab
+
+
+def group_documents(X, gptr, tau: float, how: str = "greedy"):
+    """``(labels, n_groups)``: one group number per document (``X``'s rows, grouped by person by ``gptr``; a person's
+    groups numbered together), from each person's own documents only (``how``: ``"greedy"``, ``"agglo"``
+    (:func:`agglomerate`), ``"link"``: single-link, the connected parts of the graph of documents at cosine at least
+    ``tau``); ``tau`` above 1: one group a document."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    out = np.empty(int(gptr[-1]), dtype=np.int64)
+    base = 0
+    for g in range(len(gptr) - 1):
+        d0, d1 = int(gptr[g]), int(gptr[g + 1])
+        if tau > 1.0 and how != "kmeans":
+            lab = np.arange(d1 - d0)
+        else:
+            Xp = X[d0:d1]
+            Xp = Xp.toarray() if sp.issparse(Xp) else np.asarray(Xp)
+            if how == "link":
+                lab = connected_components(sp.csr_matrix(Xp @ Xp.T >= tau), directed=False)[1]
+            else:
+                lab = {"agglo": agglomerate, "kmeans": kmeans, "greedy": greedy}[how](Xp, tau)
+        out[d0:d1] = base + lab
+        base += int(lab.max()) + 1 if len(lab) else 0
+    return out, base
+
+
+def grouped_joined_matrix(bow, gptr, kept, V: int, labels, full: bool = True) -> np.ndarray:
+    """``sum_p c_p sum_g w_g J_g`` over ``kept``: ``J_g = (c c^T - diag(c)) / |c c^T - diag(c)|``, ``c`` a group's
+    counts of the kept words (its documents joined into one, read as the document level reads a document: no word
+    paired with itself), ``w_g`` its share of the person's kept words; ``c_p`` 1, or with ``full`` the factor that
+    brings the person's matrix to norm exactly 1. One group a document is the sum's pairs, one group a person the
+    joined profile."""
+    import scipy.sparse as sp
+
+    ptr, ids, cts = bow
+    col = np.full(V, -1, dtype=np.int64)
+    col[kept] = np.arange(len(kept))
+    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    ok = col[ids] >= 0
+    n_groups = int(labels.max()) + 1
+    C = sp.csr_matrix((np.asarray(cts, np.float64)[ok], (labels[doc[ok]], col[ids[ok]])),
+                      shape=(n_groups, len(kept)))
+    n_people = len(gptr) - 1
+    person = np.zeros(n_groups, dtype=np.int64)
+    person[labels] = np.repeat(np.arange(n_people), np.diff(gptr))
+    mass = np.asarray(C.sum(axis=1)).ravel()
+    C2 = C.multiply(C)
+    sq = np.asarray(C2.sum(axis=1)).ravel()
+    c4 = np.asarray(C2.multiply(C2).sum(axis=1)).ravel()
+    d2 = np.asarray((C2 - C).multiply(C2 - C).sum(axis=1)).ravel()
+    jnorm = np.sqrt(np.maximum(sq * sq - c4 + d2, 0.0))
+    total = np.bincount(person, weights=mass, minlength=n_people)
+    a = np.where(jnorm > 0, mass / np.maximum(total[person], 1e-300) / np.maximum(jnorm, 1e-300), 0.0)
+    if full:
+        starts = np.r_[0, np.flatnonzero(np.diff(person)) + 1]
+        for s0, s1 in zip(starts, np.r_[starts[1:], n_groups]):
+            Cp = C[s0:s1].toarray()
+            G = Cp @ Cp.T
+            cross = G * G - (Cp * Cp) @ Cp.T - Cp @ (Cp * Cp).T + G
+            nrm2 = float(a[s0:s1] @ cross @ a[s0:s1])
+            if nrm2 > 0:
+                a[s0:s1] /= np.sqrt(nrm2)
+    W = sp.diags(np.sqrt(a)) @ C
+    S = np.asarray((W.T @ W).todense())
+    S[np.diag_indices_from(S)] -= np.asarray((sp.diags(a) @ C).sum(axis=0)).ravel()
+    return S
+
+
+def grouped_matrix(bow, gptr, kept, V: int, labels, weights: str = "share", full: bool = False) -> np.ndarray:
+    """``sum_p c_p sum_g w_g u_g u_g^T`` over ``kept``: ``u_g`` a group's counts of the kept words scaled to norm 1,
+    ``w_g`` its share of the person's kept words (``weights="share"``) or 1 with the person's sum scaled to norm at
+    most 1 (``"sum"``); ``c_p`` 1, or with ``full`` the factor that brings the person's matrix to norm exactly 1.
+    Each person adds a matrix of Frobenius norm at most 1."""
+    import scipy.sparse as sp
+
+    ptr, ids, cts = bow
+    col = np.full(V, -1, dtype=np.int64)
+    col[kept] = np.arange(len(kept))
+    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    ok = col[ids] >= 0
+    n_groups = int(labels.max()) + 1
+    C = sp.csr_matrix((np.asarray(cts, np.float64)[ok], (labels[doc[ok]], col[ids[ok]])),
+                      shape=(n_groups, len(kept)))
+    n_people = len(gptr) - 1
+    person = np.zeros(n_groups, dtype=np.int64)
+    person[labels] = np.repeat(np.arange(n_people), np.diff(gptr))
+    mass = np.asarray(C.sum(axis=1)).ravel()
+    norm = np.sqrt(np.asarray(C.multiply(C).sum(axis=1)).ravel())
+    total = np.bincount(person, weights=mass, minlength=n_people)
+    U = sp.csr_matrix(sp.diags(1.0 / np.maximum(norm, 1e-300)) @ C)
+    w = mass / np.maximum(total[person], 1e-300) if weights == "share" else np.ones(n_groups)
+    factor = np.ones(n_people)
+    if full or weights == "sum":
+        starts = np.r_[0, np.flatnonzero(np.diff(person)) + 1]
+        for a, b in zip(starts, np.r_[starts[1:], n_groups]):
+            Up = U[a:b].toarray()
+            sq = float(w[a:b] @ ((Up @ Up.T) ** 2) @ w[a:b])
+            if sq > 0 and (full or (sq > 1.0 and b - a > 1)):
+                factor[person[a]] = 1.0 / np.sqrt(sq)
+    W = sp.diags(np.sqrt(w * factor[person])) @ U
+    return np.asarray((W.T @ W).todense())
+
+
+def person_groups(run, feature: str, tau: float, how: str = "greedy", kept=None):
+    """:func:`group_documents` of the run's people (a function of the documents alone, and of the first release's
+    words for ``feature="kept"``: kept for every run that asks the same)."""
+    s = run.s
+    key = (feature, tau, how, None if kept is None else tuple(kept))
+    cache = s.__dict__.setdefault("groupings", {})
+    if key not in cache:
+        if how == "oracle":
+            cache[key] = oracle_groups(s)
+        else:
+            X = feature_rows(s.people[0], s.V, feature, s.E, s.found, kept)
+            cache[key] = group_documents(X, s.people[1], tau, how)
+    labels, run.n_groups = cache[key]
+    return labels
+
+
+def oracle_groups(s):
+    """NOT private, a diagnostic: each person's documents grouped by the planted mix each was written from
+    (``bench_user_level.draw_people``'s draws replayed), as ``(labels, n_groups)``."""
+    from dptopic.moments.person_bound import person_codes
+
+    codes = person_codes(s.users)
+    which = np.zeros(len(codes), dtype=np.int64)
+    if s.n_mixes > 1:
+        n_people = int(codes.max()) + 1
+        more = np.random.default_rng([s.seed, n_people, s.n_mixes])
+        more.integers(0, s.n_lengths, size=(n_people, s.n_mixes - 1))
+        which = more.integers(0, s.n_mixes, size=len(codes))
+    order = np.argsort(codes, kind="stable")          # the people's document order (group_by_person)
+    _, labels = np.unique(codes[order] * s.n_mixes + which[order], return_inverse=True)
+    return labels.astype(np.int64), int(labels.max()) + 1
+
+
+def _grouped_route(run, feature="counts", tau=0.3, how="greedy", weights="share", full=False, n_words=None):
+    s = run.s
+    kept = run.kept(n_words)
+    labels = person_groups(run, feature, tau, how, kept if feature == "kept" else None)
+    if weights == "joined":
+        S = run.memo(("grouped-joined", feature, tau, how, full, tuple(kept)),
+                     lambda: grouped_joined_matrix(s.people[0], s.people[1], kept, s.V, labels, full))
+    else:
+        S = run.memo(("grouped", feature, tau, how, weights, full, tuple(kept)),
+                     lambda: grouped_matrix(s.people[0], s.people[1], kept, s.V, labels, weights, full))
+    noisy = S + run.noise(S.shape, s.sigma, 2)
+    run.extra = f"  groups a person {run.n_groups / s.n_people:.2f}"
+    return run.full(run.read((noisy + noisy.T) / 2.0, s.sigma / np.sqrt(2)), kept)
+
+
+for _t in (0.03, 0.05, 0.1, 0.2, 0.3):
+    route(f"grouped-{_t:g}", f"grouped profile: each person's documents grouped greedily by cosine of their word"
+                             f" counts >= {_t:g}, sum_g w_g u_g u_g^T, w_g the group's share of the person's words")(
+        lambda run, t=_t: _grouped_route(run, "counts", t))
+    route(f"grouped-{_t:g}-full", f"as grouped-{_t:g}, each person's matrix scaled up to norm exactly 1")(
+        lambda run, t=_t: _grouped_route(run, "counts", t, full=True))
+    route(f"grouped-link-{_t:g}", f"as grouped-{_t:g}, single-link groups (connected at cosine >= {_t:g})")(
+        lambda run, t=_t: _grouped_route(run, "counts", t, "link"))
+for _t in (0.8, 0.85, 0.9, 0.95, 0.97):
+    route(f"grouped-vec-{_t:g}", f"as grouped, the documents grouped greedily by cosine >= {_t:g} of their"
+                                 f" count-weighted mean public vectors")(
+        lambda run, t=_t: _grouped_route(run, "vectors", t))
+    route(f"grouped-vec-{_t:g}-full", f"as grouped-vec-{_t:g}, each person's matrix scaled up to norm exactly 1")(
+        lambda run, t=_t: _grouped_route(run, "vectors", t, full=True))
+for _t in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4):
+    route(f"agglo-{_t:g}", f"grouped profile, each person's documents merged agglomeratively while two groups' summed"
+                           f" word counts reach cosine {_t:g}; each person's matrix scaled to norm exactly 1")(
+        lambda run, t=_t: _grouped_route(run, "counts", t, "agglo", full=True))
+    route(f"agglo-kept-{_t:g}", f"as agglo-{_t:g}, the counts of the first release's words only")(
+        lambda run, t=_t: _grouped_route(run, "kept", t, "agglo", full=True))
+for _k in (2, 3, 4):
+    route(f"kmeans-kept-{_k}", f"grouped profile, each person's documents in {_k} groups by spherical k-means of their"
+                               f" counts of the first release's words; each person's matrix scaled to norm exactly 1")(
+        lambda run, k=_k: _grouped_route(run, "kept", k, "kmeans", full=True))
+    route(f"kmeans-vec-{_k}", f"as kmeans-kept-{_k}, by the documents' mean public vectors")(
+        lambda run, k=_k: _grouped_route(run, "vectors", k, "kmeans", full=True))
+for _t in (0.9, 0.95, 0.97, 0.98):
+    route(f"agglo-vec-{_t:g}", f"as agglo, by the cosine of the groups' summed public vectors, {_t:g}")(
+        lambda run, t=_t: _grouped_route(run, "vectors", t, "agglo", full=True))
+for _name, _f, _t, _h in (("oracle", "counts", 0.0, "oracle"), ("vec-0.95", "vectors", 0.95, "greedy"),
+                          ("vec-0.98", "vectors", 0.98, "agglo"), ("kmeans-vec-4", "vectors", 4, "kmeans"),
+                          ("kmeans-vec-3", "vectors", 3, "kmeans"), ("kept-0.3", "kept", 0.3, "agglo"),
+                          ("docs", "counts", 2.0, "greedy"), ("one", "counts", -2.0, "greedy")):
+    route(f"joined-{_name}", f"as the grouped route {_name} (oracle, greedy-vec, agglo-vec, kmeans-vec, agglo-kept, one"
+                             f" group a document, one group a person), each group's documents joined and read without"
+                             f" self-pairs: sum_g w_g J_g, J_g = (c c^T - diag c)/norm, scaled to norm exactly 1")(
+        lambda run, f=_f, t=_t, h=_h: _grouped_route(run, f, t, h, weights="joined", full=True))
+route("grouped-oracle", "NOT private, a diagnostic: grouped by the planted mix each document was written from")(
+    lambda run: _grouped_route(run, "counts", 0.0, "oracle"))
+route("grouped-oracle-full", "as grouped-oracle, each person's matrix scaled up to norm exactly 1")(
+    lambda run: _grouped_route(run, "counts", 0.0, "oracle", full=True))
+route("docprofile", "one group per document: sum_d w_d u_d u_d^T, w_d the document's share of the person's words")(
+    lambda run: _grouped_route(run, "counts", 2.0))
+route("docprofile-sum", "each document's u_d u_d^T summed, the person's sum scaled to norm at most 1 (the sum with"
+                        " the profile's diagonal)")(lambda run: _grouped_route(run, "counts", 2.0, weights="sum"))
+route("docprofile-full", "as docprofile, each person's matrix scaled up to norm exactly 1")(
+    lambda run: _grouped_route(run, "counts", 2.0, full=True))
+
+
 @route("ceiling", "NOT private, a bound: each person's exact moment u u^T (u: their expected word distribution over"
                   " the kept words, norm 1), the same noise, the same reading (bench_user_level.py --oracle)")
 def _ceiling(run):
@@ -699,6 +997,8 @@ def main(argv=None):
             c = s.score(ROUTES[n][0](run))
             scores[n].append(c)
             extra = ""
+            if n.startswith(("grouped", "agglo", "docprofile", "kmeans", "joined")):
+                extra = getattr(run, "extra", "")
             if n.startswith("centred"):
                 extra = (f"  clipped {run.clipped:.2f}, median |D| {run.deviation[0]:.2f},"
                          f" median a {run.deviation[1]:.2f}")

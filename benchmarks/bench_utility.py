@@ -65,6 +65,11 @@ TRAINERS = {
     # with these rows when they are; docs/research/public_vectors.md)
     "docdp-cooc-vectors": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS)),
+    # the route vectors_route="auto" takes at the user unit whatever the signal (the words outside the release spread by
+    # the vectors; docs/research/user_level.md): recommend's user-level forecast with vectors reads these rows, with
+    # every count of documents read as a count of people
+    "docdp-cooc-vectors-spread": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="spread")),
     # the other route with vectors: the release counts groups of words made by the vectors (an option)
     "docdp-cooc-groups": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="groups")),
@@ -259,6 +264,8 @@ def main(argv=None):
                     help="election tweets, eps 1 and 4, 1 run, 30 LDA sweeps, 5,000 definitions")
     ap.add_argument("--out", default="runs/bench_utility")
     ap.add_argument("--write-table", action="store_true", help="refresh src/dptopic/utility_table.json")
+    ap.add_argument("--rows-only", action="store_true",
+                    help="with --write-table: write the trainers' rows only, the table's floors left as they are")
     ap.add_argument("--from-json", nargs="+", metavar="JSON", default=None,
                     help="measure nothing: read earlier runs' utility_<corpus>.json files (with --write-table, into the"
                          " table; with --markdown, printed as tables)")
@@ -442,6 +449,8 @@ def write_table(a, table_rows, table_floors) -> None:
     """Refresh ``src/dptopic/utility_table.json``: rows and floors of the corpora measured in this run replace theirs;
     the others are kept as they were."""
     path = TABLE_PATH
+    if getattr(a, "rows_only", False):
+        table_floors = []
     old = json.loads(path.read_text()) if path.exists() else {"rows": []}
     measured = {(r["trainer"], r["corpus"]) for r in table_rows}
     for r in old.get("rows", []):       # the State of the Union paragraphs were called "demo" in earlier tables

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from dptopic.advice import VECTORS_ROWS, load_table, recommend
+from dptopic.advice import USER_VECTORS_ROWS, VECTORS_ROWS, load_table, recommend
 from dptopic.errors import DPTopicError
 from helpers import run_dptopic
 
@@ -170,7 +170,8 @@ def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
     docs = sorted(set(np.geomspace(10, 10 ** 7, 40).astype(int).tolist() + [4000, 5643, 5644, 6000, 9369, 9370]))
     for unit, epsilons in (("document", np.geomspace(0.01, 500, 20)), ("word", np.geomspace(501, 25_000, 12))):
         # the forecast without vectors (none installed for the suite) reads no docdp-cooc-vectors row
-        corpora = {r["corpus"] for r in table["rows"] if r["unit"] == unit and r["trainer"] != VECTORS_ROWS}
+        corpora = {r["corpus"] for r in table["rows"]
+                   if r["unit"] == unit and r["trainer"] not in (VECTORS_ROWS, USER_VECTORS_ROWS)}
         grid = [[recommend(unit, float(e), d, table=table) for d in docs] for e in epsilons]
         for r in (r for row in grid for r in row):
             assert set(r.per_corpus) == corpora
@@ -380,6 +381,28 @@ def test_with_public_vectors_the_forecast_reads_their_rows_and_the_higher_floor(
     assert any("forecast with public word vectors" in n for n in withv.notes)
     # the suite sees no vectors installed (tests/conftest.py): the default is the forecast without them
     assert not recommend("document", 1.0, 10_000, 20, table=table).vectors
+
+
+def test_the_user_level_forecast_with_vectors_reads_the_rows_of_the_route_the_user_unit_takes():
+    """At the user unit ``vectors_route="auto"`` takes the spread whatever the signal; at the document unit it takes
+    the groups on 20 Newsgroups and the State of the Union. So the user-level forecast with vectors reads the table's
+    rows measured with the spread (each count of documents read as people), and the document level's its own."""
+    table = load_table()
+    spread = {r["corpus"]: r for r in table["rows"] if r["trainer"] == USER_VECTORS_ROWS}
+    auto = {r["corpus"]: r for r in table["rows"] if r["trainer"] == VECTORS_ROWS}
+    assert set(spread) == set(auto) and spread
+    for corpus in ("sotu", "20newsgroups"):          # the two corpora where the document unit's auto takes the groups
+        at = spread[corpus]
+        user = recommend("user", at["epsilon"], at["n_docs"], at["n_topics"], table=table, vectors=True)
+        document = recommend("document", at["epsilon"], at["n_docs"], at["n_topics"], table=table, vectors=True)
+        assert user.vectors and user.per_corpus[corpus] == pytest.approx(at["coverage_share"])
+        assert document.per_corpus[corpus] == pytest.approx(auto[corpus]["coverage_share"])
+        assert at["coverage_share"] != auto[corpus]["coverage_share"]
+    # a table without the spread's rows: the user level reads the document level's rows with vectors, as before
+    older = {**table, "rows": [r for r in table["rows"] if r["trainer"] != USER_VECTORS_ROWS]}
+    at = auto["sotu"]
+    assert recommend("user", 1.0, at["n_docs"], 20, table=older, vectors=True).per_corpus["sotu"] == pytest.approx(
+        at["coverage_share"])
 
 
 def test_the_advice_names_parameters_and_the_command_line_writes_its_flags():
