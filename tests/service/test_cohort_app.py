@@ -219,14 +219,26 @@ class Dropped(Exception):
 
 
 def drop_after_masking(monkeypatch, gone) -> None:
-    """The people ``gone`` (their ids; a delegate in its cohort and the bridge alike) mask step 0, then never upload."""
+    """The people ``gone`` (their ids; a delegate in its cohort and the bridge alike) mask step 0, then never upload.
+    A delegate leaves once it has masked in both rounds: the part that masks first waits for the other (left at once,
+    it would stop the other part, which may not yet have sent its shares: its round then never reaches step 0)."""
+    import threading
+
+    from dptopic.contributor.cohorts import BridgeContributor
     from dptopic.contributor.secure_sum import SecureContributor
 
     upload = SecureContributor.upload
+    both = {who: threading.Barrier(2) for who in gone}      # a delegate's two parts, each once it has masked
 
     def upload_(self, phase, view):
         out = upload(self, phase, view)
-        if phase == 0 and self.me.split("-")[-1] in gone:
+        who = self.me.split("-")[-1]
+        if phase == 0 and who in gone:
+            if isinstance(self, BridgeContributor) or getattr(self, "pads", None) is not None:
+                try:
+                    both[who].wait(60)
+                except threading.BrokenBarrierError:
+                    pass
             raise Dropped(self.me)
         return out
 
