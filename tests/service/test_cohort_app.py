@@ -104,6 +104,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
     while live.server.view()["state"] not in ("upload1", "consistency1", "unmask1", "released", "failed"):
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    live.uvicorn.config.timeout_graceful_shutdown = 0.1     # the held requests are cut as they would be after 2 s
     live.__exit__()         # step 0 released its kept words; the contributors retry meanwhile
     app = create_cohort_app(live.cfg, freeze_gc=False)
     again = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=live.port, log_config=None, log_level="error",
