@@ -76,11 +76,12 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     close within a long poll (:data:`LONG_POLL_S`) takes :data:`REQUESTS`, 9 requests per contributor: the
     configuration and one per message. A step that takes longer is waited for with ``GET
     /v1/secure/round?wait=STEP`` (one request per long poll); ``timeout``: the most seconds each step is waited for,
-    counted from the message that waits for it (a post-and-wait is held no longer than that either). The connection is kept open between the requests. ``contributor``:
-    the person's side already made from this server's configuration (a cohort's member or a bridge's delegate,
-    :mod:`dptopic.contributor.cohort_client`); ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then
-    its. ``stop``: an event another thread sets to end this one's part (:class:`Stopped`, raised before the next
-    request; the server then holds each request at most :data:`STOP_HOLD_S` seconds, so the part ends that soon).
+    counted from the message that waits for it (a post-and-wait is held no longer than that either). The connection
+    is kept open between the requests. ``contributor``: the person's side already made from this server's
+    configuration (a cohort's member or a bridge's delegate, :mod:`dptopic.contributor.cohort_client`); ``bow``,
+    ``invitation``, ``state`` and ``max_epsilon`` are then its. ``stop``: an event another thread sets to end this
+    one's part (:class:`Stopped`, raised before the next request; the server then holds each request at most
+    :data:`STOP_HOLD_S` seconds, so the part ends that soon).
     ``leave_after_masking``: the person masks its upload of step 0 and leaves without sending it (a dropout, as
     ``dptopic experiment secure-sum`` plays one); the summary then says ``"left": "step 0"``."""
     client = client or ServiceClient(server)
