@@ -145,9 +145,69 @@ class LiveCohortRound:
         stop_uvicorn(self.uvicorn, self.thread)
 
 
-def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> list:
+class EndedParts(dict):
+    """``{(round id, contributor id): (time.monotonic(), summary or what it raised)}``: every part of a round in
+    cohorts a person of this process played (its cohort's round, a delegate's bridge round) that has ended
+    (:func:`record_parts`); :attr:`settled` is set once every part :meth:`watch` names has ended."""
+
+    def __init__(self):
+        import threading
+
+        super().__init__()
+        self.watched: set = set()
+        self.settled = threading.Event()
+        self._lock = threading.Lock()
+
+    def watch(self, parts) -> None:
+        """Set :attr:`settled` once each of ``parts`` (``(round id, contributor id)`` pairs) has ended."""
+        with self._lock:
+            self.watched |= set(parts)
+
+    def ended(self, part, outcome) -> None:
+        """``part`` ended with ``outcome`` now."""
+        import time
+
+        with self._lock:
+            self[part] = (time.monotonic(), outcome)
+            if self.watched and self.watched <= set(self):
+                self.settled.set()
+
+
+def record_parts(monkeypatch) -> EndedParts:
+    """Record when and how each part (:func:`dptopic.contributor.secure_client.take_part`) of every person a
+    :func:`play_all` plays ends, each raised or returned as before."""
+    from dptopic.contributor import cohort_client
+
+    parts = EndedParts()
+    take_part = cohort_client.take_part
+
+    def recorded(*args, contributor, **kw):
+        try:
+            out = take_part(*args, contributor=contributor, **kw)
+        except Exception as e:      # noqa: BLE001 (recorded, then raised as before)
+            parts.ended((contributor.round_id, contributor.me), e)
+            raise
+        parts.ended((contributor.round_id, contributor.me), out)
+        return out
+
+    monkeypatch.setattr(cohort_client, "take_part", recorded)
+    return parts
+
+
+def bridge_parts(files) -> set:
+    """The bridge round's part, ``(round id, contributor id)``, of every delegate holding one of ``files``."""
+    import json
+
+    docs = [json.loads(Path(f).read_text()) for f in files]
+    return {(d["bridge"]["round_id"], d["bridge"]["contributor"]) for d in docs if "bridge" in d}
+
+
+def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0, stop=None) -> list:
     """Every person (``bows[i]`` holding ``files[i]``) plays the round at ``url`` in a thread of its own
-    (:func:`dptopic.contributor.cohort_client.take_part_in_cohorts`); their summaries, or what each raised."""
+    (:func:`dptopic.contributor.cohort_client.take_part_in_cohorts`); their summaries, or what each raised.
+    ``stop``: an event that ends every part still playing once set (:class:`~dptopic.contributor.secure_client
+    .Stopped`): a test whose checks are settled (:attr:`EndedParts.settled`) ends the waits of those it does not look
+    at, rather than have them wait out their ``timeout`` for steps that never come."""
     import threading
 
     from dptopic.contributor.cohort_client import take_part_in_cohorts
@@ -157,7 +217,7 @@ def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0) -> lis
     def one(i):
         try:
             out[i] = take_part_in_cohorts(url, bows[i], files[i], state=Path(tmp) / f"state-{i}.json", poll=0.05,
-                                          timeout=timeout)
+                                          timeout=timeout, stop=stop)
         except Exception as e:      # noqa: BLE001 (the caller looks)
             out[i] = e
 

@@ -188,9 +188,11 @@ def test_a_server_that_seats_a_contributor_elsewhere_is_refused_before_anything_
 
 
 @pytest.mark.service
-def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_over_http(live_round):
+def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_over_http(live_round, monkeypatch):
+    """(Once every delegate's part in the bridge has ended, the cohort rounds, which wait for a step the bridge never
+    opens, are stopped rather than waited out.)"""
     from sqlalchemy import func, select
-    from tests.cohort_helpers import lie_at, play_all  # the service's tests only
+    from tests.cohort_helpers import bridge_parts, lie_at, play_all, record_parts  # the service's tests only
 
     from dptopic.contributor.secure_sum import ServerLied
     from dptopic.service.secure_sum import t_consistency
@@ -203,7 +205,9 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
         return view
 
     lie_at(live, "/bridge", hide_cohort_1)
-    out = play_all(live.url, live.files, tiny_bows(24), live.tmp, timeout=6)
+    ended = record_parts(monkeypatch)
+    ended.watch(bridge_parts(live.files))
+    out = play_all(live.url, live.files, tiny_bows(24), live.tmp, timeout=6, stop=ended.settled)
     docs = [json.loads(f.read_text()) for f in live.files]
     shown = [o for d, o in zip(docs, out) if "bridge" in d and d["cohorts"]["cohort"] == 0]
     hidden = [o for d, o in zip(docs, out) if "bridge" in d and d["cohorts"]["cohort"] == 1]
@@ -220,12 +224,20 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
 
 
 @pytest.mark.service
-def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_the_bridge_check_over_http(tmp_path):
+def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_the_bridge_check_over_http(tmp_path,
+                                                                                                      monkeypatch):
     """A bridge of 18 delegates (three cohorts of 6) that may lose 7: hiding five of the last cohort's delegates
     leaves 13 uploads, enough for N - F, so it is the bridge's own check (a cohort's delegates left out) that every
-    delegate shown the set meets; each refuses before signing, and its cohort round stops with it."""
+    delegate shown the set meets; each refuses before signing, and its cohort round stops with it. (Once every
+    delegate's part in the bridge has ended, the other cohort members are stopped rather than waited out.)"""
     from sqlalchemy import func, select
-    from tests.cohort_helpers import LiveCohortRound, lie_at, play_all  # the service's tests only
+    from tests.cohort_helpers import (  # the service's tests only
+        LiveCohortRound,
+        bridge_parts,
+        lie_at,
+        play_all,
+        record_parts,
+    )
 
     from dptopic.contributor.secure_sum import ServerLied
     from dptopic.service.secure_sum import t_consistency
@@ -241,7 +253,9 @@ def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_t
             return view
 
         lie_at(live, "/bridge", hide)
-        out = play_all(live.url, live.files, tiny_bows(N), live.tmp, timeout=6)
+        ended = record_parts(monkeypatch)
+        ended.watch(bridge_parts(live.files))
+        out = play_all(live.url, live.files, tiny_bows(N), live.tmp, timeout=6, stop=ended.settled)
         docs = [json.loads(f.read_text()) for f in live.files]
         shown = [o for d, o in zip(docs, out) if "bridge" in d and d["bridge"]["contributor"] not in hidden]
         assert len(shown) == bp.n - len(hidden)

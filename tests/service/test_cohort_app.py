@@ -5,7 +5,16 @@ import json
 
 import pytest
 
-from cohort_helpers import WORDS, LiveCohortRound, hold_noise_fixed, lie_at, play_all, simulation_class, tiny_bows
+from cohort_helpers import (
+    WORDS,
+    LiveCohortRound,
+    hold_noise_fixed,
+    lie_at,
+    play_all,
+    record_parts,
+    simulation_class,
+    tiny_bows,
+)
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
 from dptopic.protocol.cohorts import CohortPlan, cohort_round_id
@@ -95,6 +104,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
     while live.server.view()["state"] not in ("upload1", "consistency1", "unmask1", "released", "failed"):
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    live.uvicorn.config.timeout_graceful_shutdown = 0.1     # the held requests are cut as they would be after 2 s
     live.__exit__()         # step 0 released its kept words; the contributors retry meanwhile
     app = create_cohort_app(live.cfg, freeze_gc=False)
     again = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=live.port, log_config=None, log_level="error",
@@ -177,34 +187,23 @@ def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is
 
 def test_a_delegates_refusal_in_one_round_stops_its_other_round_at_once(tmp_path, monkeypatch):
     """A bridge that hides cohort 1's delegates is refused by cohort 0's; their cohort round, waiting for a step the
-    bridge never opens, is stopped by that refusal (not left waiting in its thread until its timeout)."""
-    import time
-
-    from dptopic.contributor import cohort_client
+    bridge never opens, is stopped by that refusal (not left waiting in its thread until its timeout). Once both
+    parts of both refusing delegates have ended, everyone else (whom no check here concerns) is stopped too, rather
+    than left waiting out its timeout for steps that never come."""
     from dptopic.contributor.secure_client import STOP_HOLD_S, Stopped
     from dptopic.contributor.secure_sum import ServerLied
 
-    ended: dict = {}
-    take_part = cohort_client.take_part
-
-    def recorded(*args, contributor, **kw):
-        try:
-            out = take_part(*args, contributor=contributor, **kw)
-        except Exception as e:      # noqa: BLE001 (recorded, then raised as before)
-            out = e
-        ended[contributor.round_id, contributor.me] = (time.monotonic(), out)
-        if isinstance(out, Exception):
-            raise out
-        return out
-
-    monkeypatch.setattr(cohort_client, "take_part", recorded)
+    ended = record_parts(monkeypatch)
     with LiveCohortRound(tmp_path, N, SIZE) as live:
+        docs = [json.loads(f.read_text()) for f in live.files]
+        refusing = [d["contributor"] for d in docs if "bridge" in d and d["cohorts"]["cohort"] == 0]
+        ended.watch(k for d in docs if d["contributor"] in refusing
+                    for k in ((cohort_round_id("round1", 0), d["contributor"]),
+                              (d["bridge"]["round_id"], d["bridge"]["contributor"])))
         lie_at(live, "/bridge", lambda v: dict(v, uploaded=[u for u in v["uploaded"] if not u.startswith("c1-")])
                if isinstance(v.get("uploaded"), list) else v)
         timeout = 12.0
-        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=timeout)
-    docs = [json.loads(f.read_text()) for f in live.files]
-    refusing = [d["contributor"] for d in docs if "bridge" in d and d["cohorts"]["cohort"] == 0]
+        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=timeout, stop=ended.settled)
     assert len(refusing) == 2
     for d, o in zip(docs, out):
         if d["contributor"] in refusing:
@@ -221,14 +220,26 @@ class Dropped(Exception):
 
 
 def drop_after_masking(monkeypatch, gone) -> None:
-    """The people ``gone`` (their ids; a delegate in its cohort and the bridge alike) mask step 0, then never upload."""
+    """The people ``gone`` (their ids; a delegate in its cohort and the bridge alike) mask step 0, then never upload.
+    A delegate leaves once it has masked in both rounds: the part that masks first waits for the other (left at once,
+    it would stop the other part, which may not yet have sent its shares: its round then never reaches step 0)."""
+    import threading
+
+    from dptopic.contributor.cohorts import BridgeContributor
     from dptopic.contributor.secure_sum import SecureContributor
 
     upload = SecureContributor.upload
+    both = {who: threading.Barrier(2) for who in gone}      # a delegate's two parts, each once it has masked
 
     def upload_(self, phase, view):
         out = upload(self, phase, view)
-        if phase == 0 and self.me.split("-")[-1] in gone:
+        who = self.me.split("-")[-1]
+        if phase == 0 and who in gone:
+            if isinstance(self, BridgeContributor) or getattr(self, "pads", None) is not None:
+                try:
+                    both[who].wait(60)
+                except threading.BrokenBarrierError:
+                    pass
             raise Dropped(self.me)
         return out
 

@@ -100,14 +100,18 @@ def bridge_state_path(state, invitation: dict):
 
 def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: float | None = None,
                          timeout: float = 3600.0, poll: float = 0.5, client_timeout: float = 30.0,
-                         retries: int = 8, leave_after_masking: bool = False) -> dict:
+                         retries: int = 8, leave_after_masking: bool = False,
+                         stop: threading.Event | None = None) -> dict:
     """Play one person's part of a round in cohorts at ``server`` (module note), holding ``invitation`` (a file path
     or :func:`~dptopic.protocol.cohort_enrollment.read_cohort_invitation`'s dict). ``state``: the cohort round's
     state file (a delegate's bridge state lies beside it, :func:`bridge_state_path`), or None. Returns the cohort
     round's summary (:func:`~dptopic.contributor.secure_client.take_part`'s) with ``cohort``, ``cohorts`` and, for a
     delegate, ``bridge`` (the bridge round's). ``leave_after_masking``: the person masks its uploads of step 0 (a
     delegate's in its cohort and in the bridge) and leaves without sending them (a dropout, as ``dptopic experiment
-    secure-sum`` plays one: :func:`~dptopic.contributor.secure_client.take_part`'s)."""
+    secure-sum`` plays one: :func:`~dptopic.contributor.secure_client.take_part`'s). ``stop``: an event another thread
+    sets to end this person's part in every round it plays (:class:`~dptopic.contributor.secure_client.Stopped`,
+    raised within about :data:`~dptopic.contributor.secure_client.STOP_HOLD_S` seconds: the server then holds each
+    request that long at most)."""
     inv = read_cohort_invitation(invitation) if not isinstance(invitation, dict) else invitation
     base = server.rstrip("/")
 
@@ -125,12 +129,13 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
              for name, path, who, st in seat_person(config, bow, inv, round_config, state, max_epsilon)]
     out: dict = {}
     moved = threading.Event()
-    stop = threading.Event() if len(parts) > 1 else None      # a delegate's refusal in one round ends the other
+    # a delegate's refusal in one round ends the other; the caller's stop ends every round of this person
+    halt = threading.Event() if len(parts) > 1 or stop is not None else None
 
     def play(name, cl, who, st):
         try:
             out[name] = take_part(cl.server, who.bow, None, state=st, client=cl, poll=poll, timeout=timeout,
-                                  contributor=who, stop=stop, leave_after_masking=leave_after_masking)
+                                  contributor=who, stop=halt, leave_after_masking=leave_after_masking)
         except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
             out[name] = e
         moved.set()
@@ -139,17 +144,22 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
     for thread in threads:      # a delegate's two rounds at once: each step of the round needs both
         thread.start()
     while True:
-        moved.wait(1.0)
+        moved.wait(1.0 if stop is None else 0.1)
         moved.clear()
+        if stop is not None and stop.is_set():
+            halt.set()
         failed = next((e for e in out.values() if isinstance(e, BaseException) and not isinstance(e, Stopped)), None)
         if failed is not None:      # the first refusal or failure, at once (the other round cannot finish)
-            if stop is not None:
-                stop.set()
+            if halt is not None:
+                halt.set()
             for thread in threads:      # the other round ends within a held request (STOP_HOLD_S), not its timeout
                 thread.join(STOP_HOLD_S + client_timeout)
             raise failed
         if len(out) == len(parts):
             break
+    stopped = next((e for e in out.values() if isinstance(e, Stopped)), None)
+    if stopped is not None:     # the caller's stop ended a round this person had not finished
+        raise stopped
     return {**out["cohort"], "cohort": parts[0][2].cohort, "cohorts": len(parts[0][2].cohort_plan.sizes),
             "bridge": out.get("bridge")}
 

@@ -53,6 +53,11 @@ REQUESTS = ("GET /v1/config", "POST /v1/secure/keys", "POST /v1/secure/shares", 
 one post-and-wait per message (docs/research/secure_sum_round_trips.md says why no fewer)."""
 
 
+LONG_POLL_S = 20.0
+"""The longest a contributor asks the server to hold a request (a post-and-wait or a long poll): below its client's
+30 s read timeout."""
+
+
 STOP_HOLD_S = 2.0
 """The longest the server holds a request of a part that another thread may stop (:func:`take_part`'s ``stop``)."""
 
@@ -68,13 +73,15 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
     ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
     the roster, or the neighbours' consistency signatures, where they are needed next), so a round whose steps each
-    close within a long poll (20 s) takes :data:`REQUESTS`, 9 requests per contributor: the configuration and one per
-    message. A step that takes longer is waited for with ``GET /v1/secure/round?wait=STEP`` (one request per 20 s,
-    at most ``timeout`` seconds for each step). The connection is kept open between the requests. ``contributor``:
-    the person's side already made from this server's configuration (a cohort's member or a bridge's delegate,
-    :mod:`dptopic.contributor.cohort_client`); ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then
-    its. ``stop``: an event another thread sets to end this one's part (:class:`Stopped`, raised before the next
-    request; the server then holds each request at most :data:`STOP_HOLD_S` seconds, so the part ends that soon).
+    close within a long poll (:data:`LONG_POLL_S`) takes :data:`REQUESTS`, 9 requests per contributor: the
+    configuration and one per message. A step that takes longer is waited for with ``GET
+    /v1/secure/round?wait=STEP`` (one request per long poll); ``timeout``: the most seconds each step is waited for,
+    counted from the message that waits for it (a post-and-wait is held no longer than that either). The connection
+    is kept open between the requests. ``contributor``: the person's side already made from this server's
+    configuration (a cohort's member or a bridge's delegate, :mod:`dptopic.contributor.cohort_client`); ``bow``,
+    ``invitation``, ``state`` and ``max_epsilon`` are then its. ``stop``: an event another thread sets to end this
+    one's part (:class:`Stopped`, raised before the next request; the server then holds each request at most
+    :data:`STOP_HOLD_S` seconds, so the part ends that soon).
     ``leave_after_masking``: the person masks its upload of step 0 and leaves without sending it (a dropout, as
     ``dptopic experiment secure-sum`` plays one); the summary then says ``"left": "step 0"``."""
     client = client or ServiceClient(server)
@@ -97,15 +104,22 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
             raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
         return ORDER.index(st) >= ORDER.index(step)
 
+    since = [time.monotonic()]      # when the wait for the next step began: the last message sent or step reached
+
     def wait_for(step, include="", view=None):
-        """The round's view at ``step`` or beyond: ``view`` (a post-and-wait's) when it got there, else long polls."""
-        if view is not None and reached(view, step):
-            return view
-        t0 = time.monotonic()
-        while True:     # long polling: the server answers once the step is reached (or after at most 20 s)
+        """The round's view at ``step`` or beyond: ``view`` (a post-and-wait's) when it got there, else long polls,
+        until ``timeout`` seconds after the wait began (a post-and-wait's hold counts)."""
+        if view is None or not reached(view, step):
+            view = poll_for(step, include)
+        since[0] = time.monotonic()
+        return view
+
+    def poll_for(step, include):
+        t0 = since[0]
+        while True:     # long polling: the server answers once the step is reached (or after at most a long poll)
             stopped()
             asked = time.monotonic()
-            hold = max(0.0, min(20.0 if stop is None else STOP_HOLD_S, timeout - (asked - t0)))
+            hold = max(0.0, min(LONG_POLL_S if stop is None else STOP_HOLD_S, timeout - (asked - t0)))
             view = client.get_json(f"/v1/secure/round?wait={step}&timeout={hold:g}&contributor={c.me}"
                                    + (f"&include={include}" if include else ""))
             if reached(view, step):
@@ -125,9 +139,11 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
                           " sent).")
 
     def then(step, include=""):
-        """The query of a post-and-wait whose answer brings the view at ``step``."""
+        """The query of a post-and-wait whose answer brings the view at ``step`` (held at most ``timeout``)."""
         stopped()
-        held = "" if stop is None else f"&timeout={STOP_HOLD_S:g}"
+        since[0] = time.monotonic()
+        hold = min(LONG_POLL_S if stop is None else STOP_HOLD_S, timeout)
+        held = "" if hold == LONG_POLL_S else f"&timeout={hold:g}"      # the server's own longest hold is 20 s
         return f"?wait={step}" + (f"&include={include}" if include else "") + held
 
     sent = []
