@@ -373,6 +373,42 @@ def test_no_module_keeps_an_old_name():
     assert not found, "names kept under an old name or home: " + ", ".join(found)
 
 
+MODULE_GETATTRS = {
+    "errors.py": "NotFittedError, made on first use so that the command line does not import scikit-learn",
+    "__init__.py": "a package's public names, each read from the module it lives in on first use (_lazy_names.py)",
+    **dict.fromkeys(("accounting/__init__.py", "contributor/__init__.py", "kernels/__init__.py",
+                     "mechanisms/__init__.py", "models/__init__.py"), "the same, for that package"),
+}
+"""The modules with a module ``__getattr__`` (PEP 562), and why: each makes a name that lives in that package on
+first read; none serves a name that moved away (the device three old paths kept until the last of them went)."""
+
+
+def module_getattrs(root: Path) -> list:
+    """The modules under ``root`` that define or assign a module-level ``__getattr__``."""
+    import ast
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            names = ([node.name] if isinstance(node, ast.FunctionDef) else
+                     [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                     if isinstance(node, ast.Assign) else [])
+            if "__getattr__" in names:
+                found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def test_only_the_named_modules_make_names_on_first_read():
+    assert module_getattrs(ROOT / "src" / "dptopic") == sorted(MODULE_GETATTRS)
+
+
+def test_the_module_getattr_check_sees_a_function_and_an_assignment(tmp_path):
+    (tmp_path / "a.py").write_text("def __getattr__(name):\n    raise AttributeError(name)\n")
+    (tmp_path / "b.py").write_text("__getattr__, __dir__ = make()\n")
+    (tmp_path / "c.py").write_text("class C:\n    def __getattr__(self, name):\n        return 1\n")
+    assert module_getattrs(tmp_path) == ["a.py", "b.py"]
+
+
 # ------------------------------------------------------------------ models/ holds the estimators
 MODELS_BESIDE_ESTIMATORS = {"base": "the estimators' base class", "registry": "the table of the trainers",
                             "blobs": "a saved model as text and bytes (model.save's format)"}

@@ -282,7 +282,7 @@ def test_a_scheduler_that_listens_a_moment_later_is_reached():
     import struct
     import threading
 
-    from dptopic.cli._cluster import REFUSED_GRACE, probe_scheduler
+    from dptopic.backends.cluster import REFUSED_GRACE, probe_scheduler
 
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -113,10 +113,10 @@ TRAIN_FLAG_ALGORITHM = {"--epochs": "svi", "--batch-size": "olp", "--user-budget
 
 
 def _train_base(dest: str) -> list:
-    from dptopic.cli._train_flags import _ALGORITHM_ONLY
+    from dptopic.cli._train_flags import algorithm_only
 
     flag = "--" + dest.replace("_", "-")
-    algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (_ALGORITHM_ONLY[dest][1][0] if dest in _ALGORITHM_ONLY else "lda")
+    algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (algorithm_only()[dest][1][0] if dest in algorithm_only() else "lda")
     if dest == "delta":     # cdp/cdp+ claim no guarantee: their count releases' delta is --count-release-delta
         algorithm = "hdp"
     if dest == "epsilon":       # a guarantee: cdp/cdp+ (no guarantee) take --paper-epsilon

@@ -14,7 +14,7 @@ def test_every_rule_and_trainer_option_is_an_option_of_train():
     options = tf._train_options()
     assert [d for d in tf._READS if d not in options] == []
     assert [(t.name, d) for t in CLI_TRAINERS for d in own_options(t.name) if d not in options] == []
-    assert [d for d in tf._ALGORITHM_ONLY if d not in options] == []
+    assert [d for d in tf.algorithm_only() if d not in options] == []
 
 
 @pytest.mark.parametrize("name", [t.name for t in CLI_TRAINERS])
@@ -29,7 +29,7 @@ def test_a_trainer_reads_the_option_of_each_of_its_parameters(name):
     expected = {p: trainer_flag(name, p) for p in (*t.parameters(), *t.fit_parameters())
                 if trainer_flag(name, p) and trainer_flag(name, p)[2:].replace("-", "_") in options
                 and (p in t.parameters() or p in tf._READS)}
-    assert tf._ALGORITHM_FLAGS[name] == expected
+    assert tf.algorithm_flags()[name] == expected
 
 
 def test_an_option_set_to_none_in_the_trainer_table_is_not_read():
@@ -40,12 +40,12 @@ def test_an_option_set_to_none_in_the_trainer_table_is_not_read():
 
 
 def test_registry_facts_decide_the_options_that_set_no_parameter():
-    assert tf._ALGORITHM_ONLY["reports"][1] == tuple(t.name for t in CLI_TRAINERS if t.reads == "reports")
-    assert tf._ALGORITHM_ONLY["scheduler"][1] == tuple(t.name for t in CLI_TRAINERS if t.dask)
+    assert tf.algorithm_only()["reports"][1] == tuple(t.name for t in CLI_TRAINERS if t.reads == "reports")
+    assert tf.algorithm_only()["scheduler"][1] == tuple(t.name for t in CLI_TRAINERS if t.dask)
     assert set(tf._STREAMS_SHARDS) == {t.name for t in CLI_TRAINERS if t.streams_shards}
-    assert tf._ALGORITHM_ONLY["public_corpus"][1] == ("docdp-cooc",)
-    assert tf._ALGORITHM_ONLY["user_field"][1] == tf._DOC
-    assert tf._ALGORITHM_ONLY["rounds"][0] == 50          # the default is the parser's
+    assert tf.algorithm_only()["public_corpus"][1] == ("docdp-cooc",)
+    assert tf.algorithm_only()["user_field"][1] == tf._DOC
+    assert tf.algorithm_only()["rounds"][0] == 50          # the default is the parser's
 
 
 def test_building_the_command_line_imports_no_estimator():

@@ -51,14 +51,6 @@ def check_scheduler_address(address: str) -> str:
     return check(address, "--scheduler")
 
 
-def __getattr__(name):      # the old import path of what moved to dptopic.backends.cluster
-    if name in ("PROBE_SECONDS", "QUIET_LOGGERS", "REFUSED_GRACE", "probe_scheduler", "quiet_cluster_logs"):
-        from ..backends import cluster  # the backends load numpy: read when first asked for
-
-        return getattr(cluster, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
     from ..corpus.shards import folder_shards  # read on use: the CLI's start-up stays light

@@ -122,12 +122,6 @@ def common_flags() -> dict:
             "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 
 
-def __getattr__(name):
-    """The tables' names before they became functions (``_ALGORITHM_ONLY`` ...), built when first read."""
-    tables = {"_ALGORITHM_ONLY": algorithm_only, "_ALGORITHM_FLAGS": algorithm_flags, "_COMMON_FLAGS": common_flags}
-    if name not in tables:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return tables[name]()
 
 
 _RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)

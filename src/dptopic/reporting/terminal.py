@@ -121,14 +121,6 @@ def _split_name(split: str) -> str:
     return SPLIT_NAMES[split]
 
 
-def __getattr__(name):
-    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (training.by_unit)
-        from ..training.by_unit import SPLIT_NAMES  # numpy: loaded when asked, not at start-up
-
-        return SPLIT_NAMES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def without_copies_said(test, train, console, private: bool):
     """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
     were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
