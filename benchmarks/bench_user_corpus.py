@@ -1,6 +1,6 @@
 """The user unit's vectors route on a real labelled corpus: ``DocDPCooccurrence(unit="user")`` with
 ``vectors_route="spread"`` against ``"groups"``, people built from 20 Newsgroups' (or the State of the Union's)
-documents, measured by ``bench_utility.py``'s protocol on the documents.
+documents (or another of ``bench_utility.py``'s labelled corpora), measured by its protocol on the documents.
 
 People (``--people``): ``one``, one document a person; ``same``, ``--docs-per-person`` documents a person from one
 label (newsgroup, or president for the State of the Union), the label's documents shuffled and cut in turn; ``mixed``,
@@ -129,8 +129,8 @@ def main(argv=None) -> int:
                     model.fit(train, user_ids=ids)
                     secs = time.perf_counter() - t
                 r = shares([measure(model, train, test, reference, perplexity=False, fitted=True)], base)[0]
-                r.update(seconds=secs, run=run, persons=n_people, route_taken=model.public_route_,
-                         signal=SIGNAL.get("signal"))
+                r.update(seconds=secs, run=run, persons=n_people, signal=SIGNAL.get("signal"),
+                         route_taken=(model.public_vectors_ or {}).get("route"))
                 r.pop("top_words", None)
                 out["rows"].setdefault(f"{how}/{route}", []).append(r)
                 print(f"{how:7} {n_people:7d} {route:7} {run:3d} {r['coverage_share']:6.3f} {r['accuracy_share']:6.3f}"
