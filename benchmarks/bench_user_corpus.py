@@ -1,6 +1,6 @@
 """The user unit's vectors route on a real labelled corpus: ``DocDPCooccurrence(unit="user")`` with
-``vectors_route="spread"`` against ``"groups"``, people built from 20 Newsgroups' (or the State of the Union's)
-documents (or another of ``bench_utility.py``'s labelled corpora), measured by its protocol on the documents.
+``vectors_route="spread"`` against ``"groups"``, people built from the documents of one of ``bench_utility.py``'s
+labelled corpora (20 Newsgroups, the State of the Union, ...), measured by its protocol on the documents.
 
 People (``--people``): ``one``, one document a person; ``same``, ``--docs-per-person`` documents a person from one
 label (newsgroup, or president for the State of the Union), the label's documents shuffled and cut in turn; ``mixed``,
