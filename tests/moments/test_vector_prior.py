@@ -14,10 +14,11 @@ def presence_for(signal: float, sigma: float = SIGMA) -> float:
     return signal * 175.0 * sigma
 
 
-# the signals of the measured real people (bench_user_corpus.py, epsilon 1): 20 Newsgroups' first 5,000 posts (21,
-# 41) and 20 Newsgroups of 6 and 3 documents a person (33, 53), where the groups lost coverage or are not taken;
+# the signals of the measured real people (bench_user_corpus.py, epsilon 1): the tweets (17), 20 Newsgroups' first
+# 5,000 posts (21, 41), Reuters (49) and 20 Newsgroups of 6 and 3 documents a person (33, 53), below the threshold;
 # the State of the Union of 2 documents a person (82), 20 Newsgroups of one (104), the State of the Union of one (123)
-@pytest.mark.parametrize("signal, route", [(21.0, "spread"), (33.0, "spread"), (41.0, "spread"), (53.0, "spread"),
+@pytest.mark.parametrize("signal, route", [(17.0, "spread"), (21.0, "spread"), (33.0, "spread"), (41.0, "spread"),
+                                           (49.0, "spread"), (53.0, "spread"),
                                            (GROUPS_FROM_PER_PERSON * 0.999, "spread"),
                                            (GROUPS_FROM_PER_PERSON, "groups"), (82.0, "groups"), (104.0, "groups"),
                                            (123.0, "groups"), (1504.0, "groups")])

@@ -43,12 +43,14 @@ GROUPS_FROM_PER_PERSON = GROUPS_FROM
 the people's summed contributions, against :data:`GROUPS_FROM`); until 2026-11-27 the user unit took the spread
 whatever the signal. Two measurements at epsilon 1 per person, paired (docs/research/user_level.md): on planted
 people (1,000 to 30,000; recovery of the planted topics only) the groups recovered 0.01-0.08 less than the spread at
-every signal (15 to 1,500); on real labelled documents grouped into people (20 Newsgroups and the State of the Union,
-1, 2, 3 or 6 documents a person, of one label or of random ones; ``bench_utility.py``'s coverage and accuracy
-shares), the groups won or tied wherever the signal reached 75 (20 Newsgroups, 104: coverage +0.014, accuracy
-+0.15; State of the Union, 82-123: coverage -0.016 to -0.002, accuracy tied, 6-8 more topics supported), and lost
-coverage on 20 Newsgroups' first 5,000 posts below it (21-41: -0.09), while the spread gave up to 0.24 less
-accuracy share on 20 Newsgroups. The rule is judged on real corpora, as the document unit's was."""
+every signal (15 to 1,500); on real labelled documents grouped into people (20 Newsgroups, its first 5,000 posts,
+the State of the Union, Reuters R52 and the election tweets, 1, 2, 3 or 6 documents a person, of one label or of
+random ones; ``bench_utility.py``'s coverage and accuracy shares), the groups won or tied wherever the signal reached
+75 (20 Newsgroups, 104: coverage +0.014, accuracy +0.15; State of the Union, 82-123: coverage -0.016 to -0.002,
+accuracy tied, 6-8 more topics supported), and below it lost coverage (20NG-5000 at 21-41: -0.09; Reuters at
+23-49: -0.025 to -0.09; tweets at 8-17: -0.026; State of the Union at 65: -0.02; 20 Newsgroups at 33: -0.02 to
+-0.04) except on 20 Newsgroups at 53-70, where they won both and this rule leaves them (accuracy +0.15 to +0.24).
+The rule is judged on real corpora, as the document unit's was."""
 
 
 def choose_route(route: str, presence: float, sigma: float, unit: str = "document") -> str:
