@@ -65,9 +65,8 @@ TRAINERS = {
     # with these rows when they are; docs/research/public_vectors.md)
     "docdp-cooc-vectors": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS)),
-    # the route vectors_route="auto" takes at the user unit whatever the signal (the words outside the release spread by
-    # the vectors; docs/research/user_level.md): recommend's user-level forecast with vectors reads these rows, with
-    # every count of documents read as a count of people
+    # the other route with vectors: the words outside the release spread by the vectors (an option; "auto" takes it
+    # where the first release's signal is low, at either unit; docs/research/user_level.md)
     "docdp-cooc-vectors-spread": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="spread")),
     # the other route with vectors: the release counts groups of words made by the vectors (an option)
@@ -92,7 +91,8 @@ TRAINERS = {
 
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
-OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf", "docdp-cooc-groups"}
+OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf", "docdp-cooc-groups",
+           "docdp-cooc-vectors-spread"}
 VECTORS = "glove-6b-50d"
 """The public vectors of the vectors rows and of the public-vectors floor (pip install 'dptopic[vectors]')."""
 

@@ -84,11 +84,11 @@ VECTORS_ROWS = "docdp-cooc-vectors"
 are installed): the forecast reads them in place of ``docdp-cooc``'s when vectors are installed
 (docs/research/public_vectors.md)."""
 """The table's floor of public knowledge alone: LDA fitted on public dictionary definitions over the same words."""
-USER_VECTORS_ROWS = "docdp-cooc-vectors-spread"
-"""The table's rows of ``docdp-cooc`` with public vectors and ``vectors_route="spread"``, the route ``"auto"`` takes at
-the user unit whatever the signal (at the document unit it takes the groups where the signal is high): the user-level
-forecast with vectors reads them in place of :data:`VECTORS_ROWS`, or those where the table has none
-(docs/research/user_level.md)."""
+USER_VECTORS_ROWS = VECTORS_ROWS
+"""The table's rows the user-level forecast with vectors reads: :data:`VECTORS_ROWS`, each count of documents read as
+a count of people, since ``vectors_route="auto"`` takes the same route at the user unit as at the document unit
+(by the first release's signal; :data:`dptopic.moments.vector_prior.GROUPS_FROM_PER_PERSON`). Until 2026-11-27 the
+user unit took the spread whatever the signal and read rows of its own, fitted with it (docs/research/user_level.md)."""
 BELOW_PUBLIC = "below what public knowledge alone gives"
 LENGTH_GROUP = 1.25
 """Corpora whose mean document lengths lie within this factor of each other are read as one length."""

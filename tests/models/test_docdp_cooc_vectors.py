@@ -263,12 +263,12 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30) for w in t)
 
 
-def test_auto_route_per_person_is_the_spread_where_the_signal_would_take_the_groups(planted, vectors_file, monkeypatch):
-    """``vectors_route="auto"`` at the user unit takes the spread even where the first release's signal is above the
-    document unit's threshold (the groups recovered less per person at every size measured:
-    docs/research/user_level.md); the same corpus at the document unit still takes the groups. The card says which."""
+def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):
+    """``vectors_route="auto"`` at the user unit takes the groups where the people's first release's signal reaches
+    the threshold, as the document unit does (on real documents grouped into people the groups won or tied there:
+    docs/research/user_level.md), and the spread below it. The card says which."""
     import dptopic.models.docdp_cooc as docdp_cooc
-    from dptopic.moments.vector_prior import GROUPS_FROM, choose_route
+    from dptopic.moments.vector_prior import GROUPS_FROM_PER_PERSON, choose_route
 
     signals = []
 
@@ -280,12 +280,14 @@ def test_auto_route_per_person_is_the_spread_where_the_signal_would_take_the_gro
     users = [f"p{i // 2}" for i in range(planted.corpus.n_docs)]       # 750 people of two documents
     person = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, unit="user",
                                          public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
-    assert signals[-1] >= GROUPS_FROM                           # the document unit's rule would take the groups
-    assert person.public_vectors_["route"] == "spread" and person.word_groups_ is None
+    assert signals[-1] >= GROUPS_FROM_PER_PERSON
+    assert person.public_vectors_["route"] == "groups" and person.word_groups_ is not None
     card = privacy_card(person.privacy_report(), "DocDPCooccurrence")
-    assert card["privacy_unit"] == "user" and "placed in the topics of their nearest released words" in \
+    assert card["privacy_unit"] == "user" and "also counts groups of the other words made by the vectors" in \
         card["public_vectors"]["summary"]
-    document = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, public_vectors=str(vectors_file)),
-                         planted.corpus)
-    assert signals[-1] >= GROUPS_FROM and document.public_vectors_["route"] == "groups"
-    assert document.word_groups_ is not None
+    low = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=1.0, seed=0, unit="user",
+                                      public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
+    assert signals[-1] < GROUPS_FROM_PER_PERSON
+    assert low.public_vectors_["route"] == "spread" and low.word_groups_ is None
+    assert "placed in the topics of their nearest released words" in \
+        privacy_card(low.privacy_report(), "DocDPCooccurrence")["public_vectors"]["summary"]

@@ -384,25 +384,19 @@ def test_with_public_vectors_the_forecast_reads_their_rows_and_the_higher_floor(
 
 
 def test_the_user_level_forecast_with_vectors_reads_the_rows_of_the_route_the_user_unit_takes():
-    """At the user unit ``vectors_route="auto"`` takes the spread whatever the signal; at the document unit it takes
-    the groups on 20 Newsgroups and the State of the Union. So the user-level forecast with vectors reads the table's
-    rows measured with the spread (each count of documents read as people), and the document level's its own."""
+    """At either unit ``vectors_route="auto"`` takes its route by the first release's signal (the groups on 20
+    Newsgroups and the State of the Union): so the user-level forecast with vectors reads the document level's rows
+    with vectors, each count of documents read as people, and the table keeps no rows of a route no unit takes."""
     table = load_table()
-    spread = {r["corpus"]: r for r in table["rows"] if r["trainer"] == USER_VECTORS_ROWS}
+    assert USER_VECTORS_ROWS == VECTORS_ROWS
+    assert not [r for r in table["rows"] if r["trainer"] == "docdp-cooc-vectors-spread"]
     auto = {r["corpus"]: r for r in table["rows"] if r["trainer"] == VECTORS_ROWS}
-    assert set(spread) == set(auto) and spread
-    for corpus in ("sotu", "20newsgroups"):          # the two corpora where the document unit's auto takes the groups
-        at = spread[corpus]
+    for corpus in ("sotu", "20newsgroups"):          # the two corpora where auto takes the groups
+        at = auto[corpus]
         user = recommend("user", at["epsilon"], at["n_docs"], at["n_topics"], table=table, vectors=True)
         document = recommend("document", at["epsilon"], at["n_docs"], at["n_topics"], table=table, vectors=True)
         assert user.vectors and user.per_corpus[corpus] == pytest.approx(at["coverage_share"])
-        assert document.per_corpus[corpus] == pytest.approx(auto[corpus]["coverage_share"])
-        assert at["coverage_share"] != auto[corpus]["coverage_share"]
-    # a table without the spread's rows: the user level reads the document level's rows with vectors, as before
-    older = {**table, "rows": [r for r in table["rows"] if r["trainer"] != USER_VECTORS_ROWS]}
-    at = auto["sotu"]
-    assert recommend("user", 1.0, at["n_docs"], 20, table=older, vectors=True).per_corpus["sotu"] == pytest.approx(
-        at["coverage_share"])
+        assert document.per_corpus[corpus] == pytest.approx(at["coverage_share"])
 
 
 def test_the_advice_names_parameters_and_the_command_line_writes_its_flags():

@@ -31,29 +31,37 @@ from .public_groups import prior_topics
 ROUTES = ("auto", "spread", "groups", "rectangular")
 
 GROUPS_FROM = 75.0
-"""``vectors_route="auto"`` at the document unit: the release of word groups where the first release's signal is large
-enough, spreading below: the sum of its noisy word entries over ``175 sigma`` (the count ``n_words="auto"`` reads
-before it clips it to 200-2,000 words) at least this. Measured at epsilon 1: the groups did better on 20 Newsgroups
-(106) and the State of the Union paragraphs (124), worse in coverage on its first 5,000 posts (43), Reuters R52 (51)
-and the election tweets (18) (docs/research/public_vectors.md)."""
+"""``vectors_route="auto"`` at the document unit (at the user unit :data:`GROUPS_FROM_PER_PERSON`, the same): the
+release of word groups where the first release's signal is large enough, spreading below: the sum of its noisy word
+entries over ``175 sigma`` (the count ``n_words="auto"`` reads before it clips it to 200-2,000 words) at least this.
+Measured at epsilon 1: the groups did better on 20 Newsgroups (106) and the State of the Union paragraphs (124), worse
+in coverage on its first 5,000 posts (43), Reuters R52 (51) and the election tweets (18)
+(docs/research/public_vectors.md)."""
 
-AUTO_ROUTE_PER_PERSON = "spread"
-"""``vectors_route="auto"`` at the user unit, whatever the signal: the spread. On planted people (1,000 to 30,000,
-epsilon 1 and 4, signal 15 to 1,500) the grouped release recovered less than the spread at every size and budget,
-with either per-person statistic, paired (docs/research/user_level.md)."""
+GROUPS_FROM_PER_PERSON = GROUPS_FROM
+"""``vectors_route="auto"`` at the user unit: the document unit's rule and threshold (the first release's signal,
+the people's summed contributions, against :data:`GROUPS_FROM`); until 2026-11-27 the user unit took the spread
+whatever the signal. Two measurements at epsilon 1 per person, paired (docs/research/user_level.md): on planted
+people (1,000 to 30,000; recovery of the planted topics only) the groups recovered 0.01-0.08 less than the spread at
+every signal (15 to 1,500); on real labelled documents grouped into people (20 Newsgroups, its first 5,000 posts,
+the State of the Union, Reuters R52 and the election tweets, 1, 2, 3 or 6 documents a person, of one label or of
+random ones; ``bench_utility.py``'s coverage and accuracy shares), the groups won or tied wherever the signal reached
+75 (20 Newsgroups, 104: coverage +0.014, accuracy +0.15; State of the Union, 82-123: coverage -0.016 to -0.002,
+accuracy tied, 6-8 more topics supported), and below it lost coverage (20NG-5000 at 21-41: -0.09; Reuters at
+23-49: -0.025 to -0.09; tweets at 8-17: -0.026; State of the Union at 65: -0.02; 20 Newsgroups at 33: -0.02 to
+-0.04) except on 20 Newsgroups at 53-70, where they won both and this rule leaves them (accuracy +0.15 to +0.24).
+The rule is judged on real corpora, as the document unit's was."""
 
 
 def choose_route(route: str, presence: float, sigma: float, unit: str = "document") -> str:
-    """The route a fit takes: ``route`` as given, or for ``"auto"``: at the user unit :data:`AUTO_ROUTE_PER_PERSON`;
-    at the document unit the groups when ``presence / (175 sigma)`` (the first release's noisy word entries summed,
-    ``sigma`` the co-occurrence release's noise multiplier) reaches :data:`GROUPS_FROM`, else the spread
-    (post-processing of the first release and of public settings)."""
+    """The route a fit takes: ``route`` as given, or for ``"auto"`` the groups when ``presence / (175 sigma)`` (the
+    first release's noisy word entries summed, ``sigma`` the co-occurrence release's noise multiplier) reaches
+    :data:`GROUPS_FROM` (:data:`GROUPS_FROM_PER_PERSON` at the user unit), else the spread (post-processing of the
+    first release and of public settings)."""
     if route != "auto":
         return route
-    if unit == "user":
-        return AUTO_ROUTE_PER_PERSON
-    return "groups" if presence / (175.0 * float(sigma)) >= GROUPS_FROM else "spread"
-
+    threshold = GROUPS_FROM_PER_PERSON if unit == "user" else GROUPS_FROM
+    return "groups" if presence / (175.0 * float(sigma)) >= threshold else "spread"
 
 
 def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> tuple[PublicVectors | None, str,
