@@ -84,11 +84,6 @@ VECTORS_ROWS = "docdp-cooc-vectors"
 are installed): the forecast reads them in place of ``docdp-cooc``'s when vectors are installed
 (docs/research/public_vectors.md)."""
 """The table's floor of public knowledge alone: LDA fitted on public dictionary definitions over the same words."""
-USER_VECTORS_ROWS = VECTORS_ROWS
-"""The table's rows the user-level forecast with vectors reads: :data:`VECTORS_ROWS`, each count of documents read as
-a count of people, since ``vectors_route="auto"`` takes the same route at the user unit as at the document unit
-(by the first release's signal; :data:`dptopic.moments.vector_prior.GROUPS_FROM_PER_PERSON`). Until 2026-11-27 the
-user unit took the spread whatever the signal and read rows of its own, fitted with it (docs/research/user_level.md)."""
 BELOW_PUBLIC = "below what public knowledge alone gives"
 LENGTH_GROUP = 1.25
 """Corpora whose mean document lengths lie within this factor of each other are read as one length."""
@@ -365,12 +360,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
     counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`). ``vectors``:
     the forecast with public word vectors (the table's :data:`VECTORS_ROWS` in place of ``docdp-cooc``'s, at the user
-    unit its :data:`USER_VECTORS_ROWS`, the route the user unit takes with vectors; and the
+    level too, since ``vectors_route="auto"`` takes the same route at both units:
+    :data:`dptopic.moments.vector_prior.GROUPS_FROM_PER_PERSON`; and the
     floor of the vectors alone beside the dictionaries'); None (default): with them when they are installed, as
     ``docdp-cooc`` then uses them."""
     if unit == "user":
-        rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, vectors, counted="people",
-                         vectors_rows=USER_VECTORS_ROWS)
+        rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, vectors, counted="people")
         rec.unit = "user"
         document_words = vocabulary_note("document", float(epsilon), float(delta))
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
@@ -378,12 +373,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
 
 
-def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors=None, counted: str = "documents",
-               vectors_rows: str = VECTORS_ROWS):
+def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors=None, counted: str = "documents"):
     """:func:`recommend` for ``unit`` "document" or "word"; ``counted``: what ``n_docs`` counts, as the notes say it
-    ("people" for the user level, whose advice is the document level's for as many documents); ``vectors_rows``: the
-    table's rows of ``docdp-cooc`` with vectors to read (:data:`USER_VECTORS_ROWS` for the user level, falling back
-    to :data:`VECTORS_ROWS` where the table has none)."""
+    ("people" for the user level, whose advice is the document level's for as many documents)."""
     if unit not in ("document", "word"):
         raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
     for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
@@ -402,10 +394,8 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     with_vectors = vectors_installed() if vectors is None else bool(vectors)
-    if not any(r["trainer"] == vectors_rows for r in rows):
-        vectors_rows = VECTORS_ROWS
-    vector_rows = [dict(r, trainer="docdp-cooc") for r in rows if r["trainer"] == vectors_rows]
-    rows = [r for r in rows if r["trainer"] not in (VECTORS_ROWS, USER_VECTORS_ROWS)]
+    vector_rows = [dict(r, trainer="docdp-cooc") for r in rows if r["trainer"] == VECTORS_ROWS]
+    rows = [r for r in rows if r["trainer"] != VECTORS_ROWS]
     with_vectors = with_vectors and bool(vector_rows)
     if with_vectors:            # docdp-cooc with vectors, as it runs where they are installed
         rows = [r for r in rows if r["trainer"] != "docdp-cooc"] + vector_rows

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from dptopic.advice import USER_VECTORS_ROWS, VECTORS_ROWS, load_table, recommend
+from dptopic.advice import VECTORS_ROWS, load_table, recommend
 from dptopic.errors import DPTopicError
 from helpers import run_dptopic
 
@@ -171,7 +171,7 @@ def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
     for unit, epsilons in (("document", np.geomspace(0.01, 500, 20)), ("word", np.geomspace(501, 25_000, 12))):
         # the forecast without vectors (none installed for the suite) reads no docdp-cooc-vectors row
         corpora = {r["corpus"] for r in table["rows"]
-                   if r["unit"] == unit and r["trainer"] not in (VECTORS_ROWS, USER_VECTORS_ROWS)}
+                   if r["unit"] == unit and r["trainer"] != VECTORS_ROWS}
         grid = [[recommend(unit, float(e), d, table=table) for d in docs] for e in epsilons]
         for r in (r for row in grid for r in row):
             assert set(r.per_corpus) == corpora
@@ -388,7 +388,6 @@ def test_the_user_level_forecast_with_vectors_reads_the_rows_of_the_route_the_us
     Newsgroups and the State of the Union): so the user-level forecast with vectors reads the document level's rows
     with vectors, each count of documents read as people, and the table keeps no rows of a route no unit takes."""
     table = load_table()
-    assert USER_VECTORS_ROWS == VECTORS_ROWS
     assert not [r for r in table["rows"] if r["trainer"] == "docdp-cooc-vectors-spread"]
     auto = {r["corpus"]: r for r in table["rows"] if r["trainer"] == VECTORS_ROWS}
     for corpus in ("sotu", "20newsgroups"):          # the two corpora where auto takes the groups
