@@ -758,12 +758,9 @@ def group_documents(X, gptr, tau: float, how: str = "greedy"):
     return out, base
 
 
-def grouped_joined_matrix(bow, gptr, kept, V: int, labels, full: bool = True) -> np.ndarray:
-    """``sum_p c_p sum_g w_g J_g`` over ``kept``: ``J_g = (c c^T - diag(c)) / |c c^T - diag(c)|``, ``c`` a group's
-    counts of the kept words (its documents joined into one, read as the document level reads a document: no word
-    paired with itself), ``w_g`` its share of the person's kept words; ``c_p`` 1, or with ``full`` the factor that
-    brings the person's matrix to norm exactly 1. One group a document is the sum's pairs, one group a person the
-    joined profile."""
+def _group_counts(bow, gptr, kept, V: int, labels):
+    """``(C, person, mass, n_people)``: each group's counts of the ``kept`` words (a sparse row a group, ``labels`` a
+    document's group), the person of each group, each group's count of kept words, and the number of people."""
     import scipy.sparse as sp
 
     ptr, ids, cts = bow
@@ -777,7 +774,19 @@ def grouped_joined_matrix(bow, gptr, kept, V: int, labels, full: bool = True) ->
     n_people = len(gptr) - 1
     person = np.zeros(n_groups, dtype=np.int64)
     person[labels] = np.repeat(np.arange(n_people), np.diff(gptr))
-    mass = np.asarray(C.sum(axis=1)).ravel()
+    return C, person, np.asarray(C.sum(axis=1)).ravel(), n_people
+
+
+def grouped_joined_matrix(bow, gptr, kept, V: int, labels, full: bool = True) -> np.ndarray:
+    """``sum_p c_p sum_g w_g J_g`` over ``kept``: ``J_g = (c c^T - diag(c)) / |c c^T - diag(c)|``, ``c`` a group's
+    counts of the kept words (its documents joined into one, read as the document level reads a document: no word
+    paired with itself), ``w_g`` its share of the person's kept words; ``c_p`` 1, or with ``full`` the factor that
+    brings the person's matrix to norm exactly 1. One group a document is the sum's pairs, one group a person the
+    joined profile."""
+    import scipy.sparse as sp
+
+    C, person, mass, n_people = _group_counts(bow, gptr, kept, V, labels)
+    n_groups = C.shape[0]
     C2 = C.multiply(C)
     sq = np.asarray(C2.sum(axis=1)).ravel()
     c4 = np.asarray(C2.multiply(C2).sum(axis=1)).ravel()
@@ -807,18 +816,8 @@ def grouped_matrix(bow, gptr, kept, V: int, labels, weights: str = "share", full
     Each person adds a matrix of Frobenius norm at most 1."""
     import scipy.sparse as sp
 
-    ptr, ids, cts = bow
-    col = np.full(V, -1, dtype=np.int64)
-    col[kept] = np.arange(len(kept))
-    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    ok = col[ids] >= 0
-    n_groups = int(labels.max()) + 1
-    C = sp.csr_matrix((np.asarray(cts, np.float64)[ok], (labels[doc[ok]], col[ids[ok]])),
-                      shape=(n_groups, len(kept)))
-    n_people = len(gptr) - 1
-    person = np.zeros(n_groups, dtype=np.int64)
-    person[labels] = np.repeat(np.arange(n_people), np.diff(gptr))
-    mass = np.asarray(C.sum(axis=1)).ravel()
+    C, person, mass, n_people = _group_counts(bow, gptr, kept, V, labels)
+    n_groups = C.shape[0]
     norm = np.sqrt(np.asarray(C.multiply(C).sum(axis=1)).ravel())
     total = np.bincount(person, weights=mass, minlength=n_people)
     U = sp.csr_matrix(sp.diags(1.0 / np.maximum(norm, 1e-300)) @ C)
