@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from http.client import HTTPException
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -223,6 +224,24 @@ def post_reports(url: str, body: bytes, key: str, contributor: str | None = None
         headers["Dptopic-Contributor"] = contributor
     status, _, data = http("POST", url + "/v1/reports", body, headers, timeout=timeout)
     return status, json.loads(data)
+
+
+def post_until_acknowledged(url, body: bytes, key: str, contributor: str, deadline: float):
+    """Post ``body`` under ``key`` again and again until it is acknowledged (its answer's document) or ``deadline``
+    (``time.monotonic()``) passes (None), as a client of a server that may be killed does: a refused connection, an
+    answer of 5xx and an answer cut off by the kill (its headers sent, not its body) are each tried again; any other
+    answer fails the caller."""
+    while time.monotonic() < deadline:
+        try:
+            status, doc = post_reports(url, body, key, contributor, timeout=10)
+        except (OSError, HTTPException):     # IncompleteRead: killed between the headers and the body
+            time.sleep(0.1)
+            continue
+        if status in (200, 201):
+            return doc
+        assert status >= 500, doc  # only unavailability may be retried
+        time.sleep(0.1)
+    return None
 
 
 # ----------------------------------------------------------------------------- PostgreSQL
@@ -486,18 +505,10 @@ def crash_scenario(tmp, database, n_clients=4, uploads_per_client=12, reports_pe
     def client(c):
         for u, body in enumerate(bodies[c]):
             key = f"crash-c{c}-u{u:03d}"
-            while time.monotonic() < deadline:  # retry the same key and body until acknowledged
-                try:
-                    status, doc = post_reports(srv.url, body, key, f"client{c}", timeout=10)
-                except OSError:
-                    time.sleep(0.1)
-                    continue
-                if status in (200, 201):
-                    with lock:
-                        acked[key] = doc["reports"]
-                    break
-                assert status >= 500, doc  # only unavailability may be retried
-                time.sleep(0.1)
+            doc = post_until_acknowledged(srv.url, body, key, f"client{c}", deadline)  # the same key and body
+            if doc is not None:
+                with lock:
+                    acked[key] = doc["reports"]
             time.sleep(0.01)
 
     threads = [threading.Thread(target=client, args=(c,)) for c in range(n_clients)]

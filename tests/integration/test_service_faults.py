@@ -38,6 +38,7 @@ from service_helpers import (  # noqa: E402
     crash_scenario,
     http,
     make_data,
+    post_until_acknowledged,
     read_only,
     service_config,
     throwaway_postgres_url,
@@ -315,3 +316,37 @@ def test_kill_9_while_posting_and_training_sqlite(tmp_path, synchronous):
     # synchronous=normal does not wait for the disk at a commit: what a killed process wrote is in the operating
     # system's cache, so no acknowledged report is lost (a power loss could lose the last commits, not tested here)
     crash_scenario(tmp_path, f"sqlite:///{tmp_path / 'crash.db'}{synchronous}")
+
+
+def test_the_crash_clients_post_again_after_an_answer_the_kill_cut_off():
+    # a server killed after an answer's headers and before its body leaves the client an IncompleteRead (not an
+    # OSError): the crash scenario's clients post the same key again, as after a refused connection or a 503
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    answers = []
+
+    class CutThenAnswer(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            answers.append(self.headers["Idempotency-Key"])
+            body = b'{"reports": 3}'
+            self.send_response(201 if len(answers) > 1 else 200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if len(answers) > 1:
+                self.wfile.write(body)
+            else:
+                self.close_connection = True         # the headers went out, the body never will
+
+        def log_message(self, *args):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), CutThenAnswer)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        doc = post_until_acknowledged(f"http://127.0.0.1:{srv.server_port}", b"x", "k1", "c", time.monotonic() + 10)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert doc == {"reports": 3} and answers == ["k1", "k1"]
