@@ -113,8 +113,8 @@ def main(argv=None) -> int:
     out = {"corpus": name, "epsilon": a.epsilon, "base": base, "rows": {}}
     last = a.first_run + a.runs - 1
     path = cache / f"user_corpus_{name}_d{a.docs_per_person}_eps{a.epsilon:g}_runs{a.first_run}-{last}.json"
-    print(f"{'people':7} {'persons':>7} {'route':7} {'run':>3} {'cover.':>6} {'acc.':>6} {'supp.':>5} {'signal':>6}"
-          f" {'s':>5}")
+    print(f"{'people':7} {'persons':>7} {'route':7} {'run':>3} {'cover.':>6} {'acc.':>6} {'supp.':>5} {'npmi r.':>7}"
+          f" {'div.':>5} {'signal':>6} {'s':>5}")
     for how in a.people:
         ids = person_ids(train.labels, how, a.docs_per_person)
         n_people = len(set(ids))
@@ -134,12 +134,13 @@ def main(argv=None) -> int:
                 r.pop("top_words", None)
                 out["rows"].setdefault(f"{how}/{route}", []).append(r)
                 print(f"{how:7} {n_people:7d} {route:7} {run:3d} {r['coverage_share']:6.3f} {r['accuracy_share']:6.3f}"
-                      f" {r.get('supported', -1):5d} {r['signal'] or 0:6.0f} {secs:5.0f}", flush=True)
+                      f" {r.get('supported', -1):5d} {r.get('npmi_ratio', float('nan')):7.2f}"
+                      f" {r.get('diversity', float('nan')):5.2f} {r['signal'] or 0:6.0f} {secs:5.0f}", flush=True)
                 path.write_text(json.dumps(out, indent=1))
     print("\nmean ± s.e. over runs; groups − spread paired by run")
     for how in a.people:
         rs = {route: out["rows"].get(f"{how}/{route}", []) for route in a.routes}
-        for key in ("coverage_share", "accuracy_share", "supported"):
+        for key in ("coverage_share", "accuracy_share", "supported", "npmi_ratio", "diversity"):
             cells = []
             for route in a.routes:
                 v = np.array([r.get(key, np.nan) for r in rs[route]], float)
