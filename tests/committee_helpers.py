@@ -134,6 +134,10 @@ class InProcessCommitteeRound:
         """Every step; ``drop0``: contributors that never upload in step 0. Returns the final view."""
         self.prekeys()
         self.open()
+        return self.run_from_open(drop0)
+
+    def run_from_open(self, drop0=()):
+        """The steps after :meth:`open`."""
         for phase in (0, 1):
             if self.server.state != f"upload{phase}":
                 break
