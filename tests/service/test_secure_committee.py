@@ -95,3 +95,76 @@ def test_the_body_is_the_plans_ring_and_each_upload_carries_one_blob_per_member(
     neighbours = rnd.people[0].graph[rnd.people[0].me]
     assert sorted(header["pairs"]) == sorted(neighbours)
     assert {len(base64.b64decode(b)) for b in blobs.values()} == {12 + 16 + 32 * (1 + len(neighbours))}
+
+
+def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_member_seven(tmp_path):
+    """Every request of every contributor in a live committee-mode round (one contributor late by a second and a
+    half; the prekeys posted ahead, at enrolment): REQUESTS_COMMITTEE for an ordinary contributor,
+    REQUESTS_COMMITTEE_MEMBER for a committee member; the round releases its model."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from cohort_helpers import tiny_bows
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_committee import (
+        PREKEY_REQUESTS,
+        REQUESTS_COMMITTEE,
+        REQUESTS_COMMITTEE_MEMBER,
+        post_prekey,
+        take_part_committee,
+    )
+    from dptopic.protocol.enrollment import make_invitations
+    from dptopic.service.secure_committee import create_committee_app
+    from service_helpers import free_port, http, start_uvicorn, stop_uvicorn
+
+    class Counting(ServiceClient):
+        def request(self, method, path, *a, **k):
+            self.sent.append(f"{method} {path.split('?')[0]}")
+            return super().request(method, path, *a, **k)
+
+    n = 10
+    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1")
+    from dptopic.protocol.enrollment import read_directory
+
+    plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
+    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
+                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
+                                           access_log=False))
+    thread = start_uvicorn(server, "the committee server")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        files = sorted((tmp_path / "inv").glob("invitation-*.json"))
+        bows = tiny_bows(n, 0, 30)
+        ahead = Counting(url)
+        ahead.sent = []
+        for i, f in enumerate(files[1:], start=1):      # enrolment: each prekey posted before the round
+            post_prekey(url, bows[i], f, tmp_path / f"s{i}.json", client=ahead)
+        assert ahead.sent == list(PREKEY_REQUESTS) * (n - 1)
+        clients = [Counting(url) for _ in files]
+        out = [None] * n
+
+        def one(i):
+            clients[i].sent = []
+            if i == 0:
+                time.sleep(1.5)     # late: posts its prekey within the round, the others wait inside requests
+            out[i] = take_part_committee(url, bows[i], files[i], tmp_path / f"s{i}.json", client=clients[i],
+                                         timeout=60)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert all(isinstance(o, dict) for o in out), out
+        committee = set(app.state.served.rnd.committee)
+        for i, o in enumerate(out[1:], start=1):
+            want = REQUESTS_COMMITTEE_MEMBER if o["contributor"] in committee else REQUESTS_COMMITTEE
+            assert clients[i].sent == list(want), (o["contributor"], clients[i].sent)
+        assert clients[0].sent[:2] == ["GET /v1/config", "POST /v1/secure/prekeys"]
+        status, _, data = http("GET", url + "/v1/model")
+        assert status == 200 and b"model_json" in data
+    finally:
+        stop_uvicorn(server, thread)

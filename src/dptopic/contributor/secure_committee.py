@@ -197,3 +197,148 @@ class CommitteeContributor(SecureContributor):
 
 
 __all__ = ["CommitteeContributor"]
+
+
+# ----------------------------------------------------------------------------- over HTTP
+REQUESTS_COMMITTEE = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/upload/1")
+"""An ordinary contributor's requests in a committee-mode round whose prekey was posted ahead
+(:func:`post_prekey`) and whose steps each close within a long poll: the configuration long-polled until the roster
+closes (with the roster and the committee), step 0's upload answered once step 0's sum is released (with the kept
+words), step 1's upload."""
+REQUESTS_COMMITTEE_MEMBER = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/consistency/0",
+                             "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1", "POST /v1/secure/consistency/1",
+                             "POST /v1/secure/unmask/1")
+"""A committee member's: the same three, and its consistency signature and answers of each step."""
+PREKEY_REQUESTS = ("GET /v1/config", "POST /v1/secure/prekeys")
+"""What posting the prekey ahead of the round costs (once, before the round: at enrolment)."""
+ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
+LONG_POLL_S = 20.0
+
+
+def _json_post(client, path: str, doc: dict) -> dict:
+    import json
+
+    _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+    return json.loads(data)
+
+
+def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: float | None = None):
+    """Post this person's prekey bundle for the server's round ahead of it (:data:`PREKEY_REQUESTS`); ``state``:
+    the state file that keeps the bundle's private halves until the round (required: the round is a later run).
+    Returns the :class:`CommitteeContributor`."""
+    from ..protocol.enrollment import read_invitation
+    from .client import ServiceClient
+
+    client = client or ServiceClient(server)
+    client.keep_alive = True
+    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    c = CommitteeContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
+    _json_post(client, "/v1/secure/prekeys", {"contributor": c.me, "bundles": [c.prekey()]})
+    c.st["sent"].setdefault("prekey", True)
+    c._write()
+    return c
+
+
+def _prekey_posted(state) -> bool:
+    """Whether the state file at ``state`` records a prekey posted for its round."""
+    import json
+    from pathlib import Path
+
+    try:
+        return bool(json.loads(Path(state).read_text())["sent"].get("prekey"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def take_part_committee(server: str, bow, invitation, state, client=None, timeout: float = 3600.0,
+                        max_epsilon: float | None = None, leave_after_masking: bool = False) -> dict:
+    """Run a committee-mode round for one person (its prekey posted first when its state file has none:
+    :func:`post_prekey`); returns a summary. Each message is a post-and-wait whose answer brings the next step's view:
+    :data:`REQUESTS_COMMITTEE` for an ordinary contributor, :data:`REQUESTS_COMMITTEE_MEMBER` for a committee member,
+    a ``GET /v1/secure/round?wait=STEP`` per long poll where a step takes longer. ``leave_after_masking``: the person
+    masks step 0 and leaves without sending it (a dropout)."""
+    import json
+    import time
+
+    from ..protocol.enrollment import read_invitation
+    from .client import ServiceClient
+
+    client = client or ServiceClient(server)
+    client.keep_alive = True
+    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    ahead = _prekey_posted(state)       # else the roster cannot close before this person's prekey: no wait
+    doc = client.get_json(f"/v1/config?wait=upload0&timeout={min(LONG_POLL_S, timeout):g}" if ahead else "/v1/config")
+    c = CommitteeContributor(doc, bow, invitation, state=state, max_epsilon=max_epsilon)
+    if c.finished:
+        return {**c.summary(), "steps": [], "finished": c.finished}
+    if not c.st["sent"].get("prekey"):
+        view = _json_post(client, "/v1/secure/prekeys?wait=upload0&include=roster",
+                          {"contributor": c.me, "bundles": [c.prekey()]}).get("view")
+        c.st["sent"]["prekey"] = True
+        c._write()
+    else:
+        view = doc.get("round")
+    t0 = [time.monotonic()]
+
+    def reached(v, step) -> bool:
+        st = v.get("state") if isinstance(v, dict) else None
+        if st == "failed":
+            c.finish(f"failed: {str(v.get('reason'))[:300]}")
+            raise DPTopicError(f"the round failed: {v.get('reason')}.")
+        if st not in ORDER:
+            raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
+        return ORDER.index(st) >= ORDER.index(step)
+
+    def wait_for(step, v, include=""):
+        while v is None or not reached(v, step):
+            if time.monotonic() - t0[0] > timeout:
+                raise DPTopicError(f"the round did not reach step {step!r} within {timeout:g} s: run again later"
+                                   " (the state file keeps what was sent).")
+            v = client.get_json(f"/v1/secure/round?wait={step}&contributor={c.me}"
+                                + (f"&include={include}" if include else ""))
+        t0[0] = time.monotonic()
+        return v
+
+    view = wait_for("upload0", view, "roster")
+    if "roster" not in view:
+        view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=roster")
+    c.check_round(view["roster"], view.get("committee"))
+    member = c.me in c.committee
+    sent = []
+    for phase in (0, 1):
+        view = wait_for(f"upload{phase}", view)
+        if view["state"] == f"upload{phase}":
+            try:
+                body, header, blobs, sig = c.committee_upload(phase, view)
+            except LeftOut:
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
+            if phase == 0 and leave_after_masking:
+                return {**c.summary(), "steps": sent, "left": "step 0"}
+            meta = json.dumps({"header": header, "blobs": blobs}).encode()
+            nxt = f"consistency{phase}&include=committee" if member else ("upload1" if phase == 0 else "released")
+            _, _, data = client.request("POST", f"/v1/secure/upload/{phase}?wait={nxt}", meta + body,
+                                        {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
+                                         "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
+            view = json.loads(data).get("view") or view
+            sent.append(f"upload{phase}")
+        if not member:
+            continue
+        view = wait_for(f"consistency{phase}", view, "committee")
+        if view["state"] == f"consistency{phase}":
+            if "uploads" not in view:
+                view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee")
+            q = c.committee_consistency(phase, view)
+            view = _json_post(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
+                                      "signatures", q).get("view") or view
+            sent.append(f"consistency{phase}")
+        view = wait_for(f"unmask{phase}", view, "committee,signatures")
+        if view["state"] == f"unmask{phase}" and c.me in view.get("signers", ()):
+            if "uploads" not in view or "signatures" not in view:
+                view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
+            q = c.committee_unmask(phase, view, view["signatures"], view["uploads"])
+            nxt = "upload1" if phase == 0 else "released"
+            view = _json_post(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q).get("view") or view
+            sent.append(f"unmask{phase}")
+    wait_for("released", view)
+    c.finish("released")
+    return {**c.summary(), "steps": sent}

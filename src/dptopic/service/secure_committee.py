@@ -258,3 +258,266 @@ class CommitteeRound:
 
 
 __all__ = ["CommitteeRound"]
+
+
+# ----------------------------------------------------------------------------- HTTP
+STATES = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released", "failed")
+LONG_POLL_S = 20.0
+"""The longest a request with ``?wait=STEP`` is held (below a client's 30 s read timeout)."""
+MAX_META_BYTES = 4 * 1024 * 1024
+
+
+def _reached(state: str, step: str) -> bool:
+    return state == "failed" or STATES.index(state) >= STATES.index(step)
+
+
+class _Served:
+    """A :class:`CommitteeRound` served over HTTP: every call runs on the event loop's thread (no lock needed), and
+    each change of step wakes the held requests."""
+
+    def __init__(self, rnd: CommitteeRound, admin_token: str | None, vocabulary, n_topics: int):
+        import asyncio
+
+        self.rnd, self.admin_token = rnd, admin_token
+        self.vocabulary, self.n_topics = vocabulary, n_topics
+        self.changed = asyncio.Event()
+        self.model = None
+
+    def moved(self, before: str) -> None:
+        """Wake every held request if the round left step ``before`` (each waits on the event of the step it saw: a
+        new one per change, never cleared, so no wake-up is lost)."""
+        import asyncio
+
+        if self.rnd.state != before:
+            old, self.changed = self.changed, asyncio.Event()
+            old.set()
+
+    async def wait(self, step: str, timeout: float) -> None:
+        import asyncio
+        import time
+
+        deadline = time.monotonic() + min(timeout, LONG_POLL_S)
+        while not _reached(self.rnd.state, step) and time.monotonic() < deadline:
+            changed = self.changed          # the event of the step just seen (no await since the look)
+            try:
+                await asyncio.wait_for(changed.wait(), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                pass
+
+
+def _served(request) -> _Served:
+    return request.app.state.served
+
+
+async def _view(request, who: str | None = None) -> dict:
+    """The round's view, once it reached ``?wait=STEP`` (or after ``timeout``, at most :data:`LONG_POLL_S`), with
+    what ``include`` asks for the poster (or ``contributor``): ``roster`` (and the committee), ``committee`` (a
+    member's uploads and blobs at its consistency and unmasking), ``signatures`` (the committee's)."""
+    s = _served(request)
+    q = request.query_params
+    step = q.get("wait")
+    if step is not None:
+        if step not in STATES:
+            raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
+        try:
+            timeout = float(q.get("timeout", LONG_POLL_S))
+        except ValueError:
+            timeout = -1.0
+        if not 0 <= timeout <= 3600:
+            raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
+        await s.wait(step, timeout)
+    r = s.rnd
+    view = r.view()
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "committee", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster, committee and signatures, comma-separated.")
+    who = q.get("contributor", who)
+    state = view["state"]
+    if "roster" in include and state not in ("keys", "failed"):
+        view["roster"] = r.roster()
+    if "committee" in include and who in r.committee and state[:-1] in ("consistency", "unmask"):
+        view["uploads"] = r.committee_view(int(state[-1]), who)["uploads"]
+    if "signatures" in include and state.startswith("unmask"):
+        view["signatures"] = r.signatures(int(state[-1]))
+    return view
+
+
+async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
+    import json
+
+    body = await request.body()
+    if len(body) > limit:
+        raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise ApiError(400, "bad_json", "the body is not JSON.") from None
+    if not isinstance(doc, dict):
+        raise ApiError(400, "bad_json", "the body must be a JSON object.")
+    return doc
+
+
+def _respond(doc: dict, status: int = 200):
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(doc, status)
+
+
+async def _after(request, who: str, out: dict, before: str):
+    s = _served(request)
+    s.moved(before)
+    if "wait" in request.query_params:
+        out = {**out, "view": await _view(request, who)}
+    return _respond(out)
+
+
+def _phase(request) -> int:
+    p = request.path_params["phase"]
+    if p not in ("0", "1"):
+        raise ApiError(404, "no_such_step", "steps are 0 (presence) and 1 (co-occurrence).")
+    return int(p)
+
+
+async def http_config(request):
+    """``GET /v1/config``: the round's public settings; with ``?wait=upload0`` held until the roster is closed and
+    answered with the view, the roster and the committee (``round``): a contributor's first request of a round."""
+    s = _served(request)
+    r = s.rnd
+    doc = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
+           "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
+           "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
+           "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+    if "wait" in request.query_params:
+        doc["round"] = await _view(request)
+        if doc["round"]["state"] not in ("keys", "failed"):
+            doc["round"]["roster"] = r.roster()
+    return _respond(doc)
+
+
+async def http_prekeys(request):
+    """``POST /v1/secure/prekeys``: ``{"contributor", "bundles": [{"round_id", "keys", "signature"}]}``."""
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before = r.state
+    out = r.post_prekeys(str(doc.get("contributor")), doc.get("bundles"))
+    return await _after(request, str(doc.get("contributor")), out, before)
+
+
+async def http_upload(request):
+    """``POST /v1/secure/upload/{p}``: the body is the JSON ``{"header", "blobs"}`` (its length in the
+    ``Dptopic-Meta-Length`` header) followed by the masked vector (raw little-endian, the plan's ring); signed
+    (``Dptopic-Signature``) by ``Dptopic-Contributor``."""
+    import json
+
+    phase = _phase(request)
+    who = request.headers.get("dptopic-contributor", "")
+    data = await request.body()
+    try:
+        n = int(request.headers.get("dptopic-meta-length", ""))
+        meta = json.loads(data[:n]) if 0 < n <= min(len(data), MAX_META_BYTES) else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise ApiError(400, "bad_upload", "an upload is its JSON header (Dptopic-Meta-Length bytes), then the vector.")
+    r = _served(request).rnd
+    before = r.state
+    out = r.post_upload(phase, who, data[n:], meta.get("header"), meta.get("blobs"),
+                        request.headers.get("dptopic-signature"))
+    return await _after(request, who, out, before)
+
+
+async def _late(request, store, *args) -> dict:
+    try:
+        return store(*args)
+    except ApiError as e:
+        if e.code == "round_closed" and "wait" in request.query_params:
+            return {"late": True}
+        raise
+
+
+async def http_consistency(request):
+    """``POST /v1/secure/consistency/{p}`` (a committee member): ``{"contributor", "signature"}``."""
+    phase = _phase(request)
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before, who = r.state, str(doc.get("contributor"))
+    out = await _late(request, r.post_consistency, phase, who, doc.get("signature"))
+    return await _after(request, who, out, before)
+
+
+async def http_unmask(request):
+    """``POST /v1/secure/unmask/{p}`` (a committee member): ``{"contributor", "answers", "signature"}``."""
+    phase = _phase(request)
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before, who = r.state, str(doc.get("contributor"))
+    out = await _late(request, r.post_unmask, phase, who, doc.get("answers"), doc.get("signature"))
+    return await _after(request, who, out, before)
+
+
+async def http_round(request):
+    """``GET /v1/secure/round[?wait=STEP&contributor=ID&include=...]``: the view (a long poll with ``wait``)."""
+    return _respond(await _view(request))
+
+
+async def http_close(request):
+    """``POST /v1/admin/secure/close`` (``Authorization: Bearer TOKEN``): the open step closes."""
+    import hmac
+
+    s = _served(request)
+    auth = request.headers.get("authorization", "")
+    if s.admin_token is None or not auth.startswith("Bearer ") or not hmac.compare_digest(
+            auth[7:].strip().encode(), s.admin_token.encode()):
+        raise ApiError(403, "wrong_token", "send 'Authorization: Bearer TOKEN' (the server's admin_token).")
+    before = s.rnd.state
+    out = s.rnd.close()
+    s.moved(before)
+    return _respond(out)
+
+
+async def http_model(request):
+    """``GET /v1/model``: the released model."""
+    from .secure_sum import release_document
+
+    s = _served(request)
+    r = s.rnd
+    if r.state != "released":
+        raise ApiError(404, "no_model", f"the round has released no model (it is at step {r.state!r}).")
+    if s.model is None:
+        s.model = release_document(r.plan, s.vocabulary, s.n_topics, r.sums[0], r.sums[1],
+                                   (r.shares_of_sum[0], r.shares_of_sum[1]), r.round_id)
+    return _respond(s.model)
+
+
+def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+                         admin_token: str | None = None):
+    """The ASGI app of one committee-mode round (:class:`CommitteeRound`, in memory): ``/v1/config`` (long-polled
+    with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
+    ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
+    ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from ..corpus import Vocabulary
+
+    words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
+    rnd = CommitteeRound(plan, directory, words, n_topics)
+
+    async def api_error(request, exc: ApiError):
+        return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
+
+    async def refused(request, exc: DPTopicError):
+        return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
+
+    routes = [Route("/v1/config", http_config, methods=["GET"]),
+              Route("/v1/secure/round", http_round, methods=["GET"]),
+              Route("/v1/secure/prekeys", http_prekeys, methods=["POST"]),
+              Route("/v1/secure/upload/{phase}", http_upload, methods=["POST"]),
+              Route("/v1/secure/consistency/{phase}", http_consistency, methods=["POST"]),
+              Route("/v1/secure/unmask/{phase}", http_unmask, methods=["POST"]),
+              Route("/v1/admin/secure/close", http_close, methods=["POST"]),
+              Route("/v1/model", http_model, methods=["GET"])]
+    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, DPTopicError: refused})
+    app.state.served = _Served(rnd, admin_token, words, n_topics)
+    return app
