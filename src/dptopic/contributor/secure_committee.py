@@ -9,10 +9,15 @@ for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.Serve
 from __future__ import annotations
 
 import base64
+import json
+import time
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
+from ..protocol.enrollment import read_invitation
 from ..protocol.secure_sum import digest, keys_message, prg, set_digest, sign, to_ring, verify
+from .client import ServiceClient
 from .secure_sum import LeftOut, SecureContributor, ServerLied
 
 
@@ -216,8 +221,6 @@ LONG_POLL_S = 20.0
 
 
 def _json_post(client, path: str, doc: dict) -> dict:
-    import json
-
     _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
     return json.loads(data)
 
@@ -226,9 +229,6 @@ def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: f
     """Post this person's prekey bundle for the server's round ahead of it (:data:`PREKEY_REQUESTS`); ``state``:
     the state file that keeps the bundle's private halves until the round (required: the round is a later run).
     Returns the :class:`CommitteeContributor`."""
-    from ..protocol.enrollment import read_invitation
-    from .client import ServiceClient
-
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
@@ -241,9 +241,6 @@ def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: f
 
 def _prekey_posted(state) -> bool:
     """Whether the state file at ``state`` records a prekey posted for its round."""
-    import json
-    from pathlib import Path
-
     try:
         return bool(json.loads(Path(state).read_text())["sent"].get("prekey"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -257,12 +254,6 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     :data:`REQUESTS_COMMITTEE` for an ordinary contributor, :data:`REQUESTS_COMMITTEE_MEMBER` for a committee member,
     a ``GET /v1/secure/round?wait=STEP`` per long poll where a step takes longer. ``leave_after_masking``: the person
     masks step 0 and leaves without sending it (a dropout)."""
-    import json
-    import time
-
-    from ..protocol.enrollment import read_invitation
-    from .client import ServiceClient
-
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation

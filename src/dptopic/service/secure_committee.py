@@ -14,13 +14,22 @@ Steps: ``keys`` (prekey bundles of this round; the roster closes when every memb
 """
 from __future__ import annotations
 
-import numpy as np
+import asyncio
+import hmac
+import json
+import time
 
+import numpy as np
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
-from .secure_sum import ApiError
+from .secure_sum import ApiError, release_document
 
 
 class CommitteeRound:
@@ -276,8 +285,6 @@ class _Served:
     each change of step wakes the held requests."""
 
     def __init__(self, rnd: CommitteeRound, admin_token: str | None, vocabulary, n_topics: int):
-        import asyncio
-
         self.rnd, self.admin_token = rnd, admin_token
         self.vocabulary, self.n_topics = vocabulary, n_topics
         self.changed = asyncio.Event()
@@ -286,16 +293,11 @@ class _Served:
     def moved(self, before: str) -> None:
         """Wake every held request if the round left step ``before`` (each waits on the event of the step it saw: a
         new one per change, never cleared, so no wake-up is lost)."""
-        import asyncio
-
         if self.rnd.state != before:
             old, self.changed = self.changed, asyncio.Event()
             old.set()
 
     async def wait(self, step: str, timeout: float) -> None:
-        import asyncio
-        import time
-
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
         while not _reached(self.rnd.state, step) and time.monotonic() < deadline:
             changed = self.changed          # the event of the step just seen (no await since the look)
@@ -343,8 +345,6 @@ async def _view(request, who: str | None = None) -> dict:
 
 
 async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
-    import json
-
     body = await request.body()
     if len(body) > limit:
         raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
@@ -358,8 +358,6 @@ async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
 
 
 def _respond(doc: dict, status: int = 200):
-    from starlette.responses import JSONResponse
-
     return JSONResponse(doc, status)
 
 
@@ -407,8 +405,6 @@ async def http_upload(request):
     """``POST /v1/secure/upload/{p}``: the body is the JSON ``{"header", "blobs"}`` (its length in the
     ``Dptopic-Meta-Length`` header) followed by the masked vector (raw little-endian, the plan's ring); signed
     (``Dptopic-Signature``) by ``Dptopic-Contributor``."""
-    import json
-
     phase = _phase(request)
     who = request.headers.get("dptopic-contributor", "")
     data = await request.body()
@@ -462,8 +458,6 @@ async def http_round(request):
 
 async def http_close(request):
     """``POST /v1/admin/secure/close`` (``Authorization: Bearer TOKEN``): the open step closes."""
-    import hmac
-
     s = _served(request)
     auth = request.headers.get("authorization", "")
     if s.admin_token is None or not auth.startswith("Bearer ") or not hmac.compare_digest(
@@ -477,8 +471,6 @@ async def http_close(request):
 
 async def http_model(request):
     """``GET /v1/model``: the released model."""
-    from .secure_sum import release_document
-
     s = _served(request)
     r = s.rnd
     if r.state != "released":
@@ -495,12 +487,6 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``."""
-    from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
-    from starlette.routing import Route
-
-    from ..corpus import Vocabulary
-
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
     rnd = CommitteeRound(plan, directory, words, n_topics)
 
