@@ -3,6 +3,7 @@ resumed from its state file), and what only a committee member does."""
 import pytest
 
 from dptopic.contributor.secure_committee import CommitteeContributor
+from dptopic.contributor.secure_sum import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol import secure_sum as ss
 
@@ -24,10 +25,12 @@ def test_the_prekey_is_the_rounds_keys_message_signed_with_the_invitation(rnd):
     assert ss.verify(bytes.fromhex(c.members[c.me]), b["signature"], ss.keys_message(c.round_id, c.me, b["keys"]))
 
 
-def test_a_plan_without_a_committee_is_refused_in_one_line(rnd):
+def test_a_contributor_of_the_other_mode_is_refused_in_one_line(rnd):
     plain = {**rnd.config, "secure_sum": ss.SecureSumPlan(8.0, 1e-5, 12, 1, 30, 1).to_dict()}
-    with pytest.raises(DPTopicError, match="no committee"):
+    with pytest.raises(DPTopicError, match="without a committee: take part with SecureContributor"):
         CommitteeContributor(plain, rnd.people[0].bow, rnd.invitations[0])
+    with pytest.raises(DPTopicError, match="with a committee: take part with CommitteeContributor"):
+        SecureContributor(rnd.config, rnd.people[0].bow, rnd.invitations[0])
 
 
 def test_an_upload_is_made_once_and_a_resumed_contributor_sends_the_same_bytes(rnd, tmp_path):

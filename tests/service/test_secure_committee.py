@@ -168,3 +168,11 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
         assert status == 200 and b"model_json" in data
     finally:
         stop_uvicorn(server, thread)
+
+
+def test_the_sql_round_server_refuses_a_committee_plan_in_one_line(rnd):
+    from dptopic.errors import ParameterError
+    from dptopic.service.secure_sum import SecureSumConfig
+
+    with pytest.raises(ParameterError, match="committee mode is not served"):
+        SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3)

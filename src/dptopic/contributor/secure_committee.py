@@ -25,10 +25,10 @@ class CommitteeContributor(SecureContributor):
     """One person in a committee-mode round (the plan's ``committee`` is not 0); the arguments are
     :class:`~dptopic.contributor.secure_sum.SecureContributor`'s."""
 
+    COMMITTEE = True
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if not self.plan.committee:
-            raise DPTopicError("the server's plan has no committee: take part with SecureContributor.")
         self.Tc = self.plan.committee_threshold
         self.committee: list | None = None
 
