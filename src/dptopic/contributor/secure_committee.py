@@ -58,8 +58,9 @@ class CommitteeContributor(SecureContributor):
 
     # ------------------------------------------------------------ everyone: one upload per sum
     def committee_upload(self, phase: int, view: dict) -> tuple[bytes, dict, dict, str]:
-        """``(body, header, blobs, signature)`` of ``POST /v1/secure/upload/{phase}`` in committee mode: the masked vector and
-        the committee's blobs (made once), after checking the step's members (and at step 1 the kept words)."""
+        """``(body, header, blobs, signature)`` of ``POST /v1/secure/upload/{phase}`` in committee mode: the masked
+        vector and the committee's blobs (made once), after checking the step's members (and at step 1 the kept
+        words)."""
         self._live()
         if self.committee is None:
             raise DPTopicError("the roster and committee are needed before an upload (check_round).")

@@ -47,6 +47,11 @@ own key, so no one can join without an invitation and the server cannot forge a 
 Fewer than ``T`` of a contributor's neighbours learn nothing of its seeds; the plan chooses ``d`` so that a round
 with ``F`` contributors dropping at random still unmasks (:meth:`SecureSumPlan.degree`), and refuses a plan that
 cannot.
+
+**Committee mode** (``SecureSumPlan(committee=...)``, :mod:`dptopic.protocol.secure_committee`): the same keys,
+graph, masks and checks, but each contributor sends one upload per sum carrying Shamir shares (threshold
+``T_c = floor((C + t) / 2) + 1`` of ``C``) of ``b_p`` and of its pairwise seeds to a public committee of ``C``
+contributors, which alone signs the set of uploads and answers; no trust beyond the same ``t`` (that module's note).
 """
 from __future__ import annotations
 
@@ -689,7 +694,11 @@ class SecureSumPlan:
     :data:`DEFAULT_MAX_WORDS`). The server keeps the words of highest noisy count in the first sum, at most this many
     (post-processing of a released sum: it spends nothing); the noise is calibrated for the triangle over
     ``min(vocab_size, max_words)`` words, so a cap also lowers it a little. It bounds what a contributor uploads and
-    expands into masks in the second phase, whatever the round's size."""
+    expands into masks in the second phase, whatever the round's size.
+
+    ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`): None or 0 (default) for none,
+    "auto" for the smallest committee whose threshold ``T_c`` survives ``dropouts`` random dropouts with probability
+    ``1 -`` :data:`LIVENESS_TARGET` (:func:`committee_size`), or a size, checked the same way; stored as the size."""
 
     epsilon: float
     delta: float
