@@ -7,12 +7,22 @@ the bytes of one upload (its vector, its blobs and header, beside what the defau
 and vector) and the requests per contributor, and whether the sums are exact.
 
     python benchmarks/bench_secure_committee.py --people 1000 --dropout 0.1
+
+``--http N``: a round of N over HTTP on 127.0.0.1, the default protocol (its server app on a SQLite file) and the
+committee mode (its app, in memory), alternated ``--repeats`` times, each server a process of its own and the
+contributors played by ``--workers`` processes of one thread per person (``take_part`` and ``take_part_committee``,
+the same people, 10% leaving after masking step 0; the committee's prekeys posted ahead, counted apart); an admin
+closes a step once its survivors are in. Prints the wall time, the requests and bytes sent per contributor, and the
+server process's CPU seconds, with ``uptime`` beside each:
+
+    python benchmarks/bench_secure_committee.py --http 1000 --repeats 1
 """
 from __future__ import annotations
 
 import argparse
 import base64
 import json
+import os
 import sys
 import tempfile
 import time
@@ -34,13 +44,194 @@ def bows(n: int, vocab: int, seed: int = 0) -> list:
     return out
 
 
+def _plan(n: int, vocab: int, committee):
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    return SecureSumPlan(1.0, 1e-5, n, n // 10, vocab, committee=committee)
+
+
+def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
+    """Run one round's server (``--serve``: a process of its own) on ``port``."""
+    import uvicorn
+
+    from dptopic.protocol.enrollment import read_directory
+
+    work_ = Path(work)
+    words = [f"w{i:04d}" for i in range(vocab)]
+    directory = read_directory(work_ / "inv" / "directory.json")
+    if committee:
+        from dptopic.service.secure_committee import create_committee_app
+
+        app = create_committee_app(_plan(n, vocab, "auto"), directory, words, 20, admin_token="t" * 24)
+    else:
+        from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+
+        cfg = SecureSumConfig(words, _plan(n, vocab, None), directory, n_topics=20,
+                              database=f"sqlite:///{work_}/round-{port}.db", admin_token="t" * 24,
+                              max_body_bytes=64 * 2 ** 20)
+        app = create_secure_sum_app(cfg, freeze_gc=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def _part(url: str, work: str, committee: bool, people: list, dropped: list, vocab: int) -> dict:
+    """One contributor process: each of ``people`` (indices) in a thread of its own; returns each one's requests
+    and bytes sent."""
+    import threading
+
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_client import take_part
+    from dptopic.contributor.secure_committee import take_part_committee
+
+    class Counting(ServiceClient):
+        def request(self, method, path, body=None, *a, **k):
+            self.n += 1
+            self.up += len(body or b"")
+            return super().request(method, path, body, *a, **k)
+
+    all_bows = bows(int(json.loads((Path(work) / "n.json").read_text())), vocab)
+    files = sorted((Path(work) / "inv").glob("invitation-*.json"))
+    out = {}
+
+    def one(i):
+        cl = Counting(url, timeout=120)
+        cl.n, cl.up = 0, 0
+        state = Path(work) / f"state-{int(committee)}-{i}.json"
+        try:
+            if committee:
+                take_part_committee(url, all_bows[i], files[i], state, client=cl, timeout=1800,
+                                    leave_after_masking=dropped[i])
+            else:
+                take_part(url, all_bows[i], files[i], state=state, client=cl, timeout=1800,
+                          leave_after_masking=dropped[i])
+            out[i] = (cl.n, cl.up, None)
+        except Exception as e:      # noqa: BLE001 (reported)
+            out[i] = (cl.n, cl.up, str(e)[:200])
+    threads = [threading.Thread(target=one, args=(i,)) for i in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def _cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def http_round(n: int, vocab: int, committee: bool, workers: int, work: Path, port: int) -> dict:
+    """One round of ``n`` over HTTP (module note); returns its figures."""
+    import subprocess
+    import urllib.request
+    from concurrent.futures import ProcessPoolExecutor
+
+    from dptopic.protocol.secure_committee import committee_of
+
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(work), str(n), str(vocab),
+                             str(int(committee)), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url + "/v1/config", timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(proc.stderr.read().decode()[-2000:]) from None
+            time.sleep(0.2)
+    rng = np.random.default_rng(0)
+    dropped = np.zeros(n, bool)
+    dropped[rng.choice(n, n // 10, replace=False)] = True
+    survivors = int(n - dropped.sum())
+    ahead = 0
+    if committee:       # the prekeys, posted before the round (at enrolment)
+        from dptopic.contributor.secure_committee import post_prekey
+
+        all_bows = bows(n, vocab)
+        files = sorted((work / "inv").glob("invitation-*.json"))
+        t = time.perf_counter()
+        for i in range(n):
+            post_prekey(url, all_bows[i], files[i], work / f"state-1-{i}.json")
+        ahead = time.perf_counter() - t
+    cpu0 = _cpu_of(proc.pid)
+    t0 = time.perf_counter()
+    from dptopic.contributor.client import ServiceClient
+
+    admin = ServiceClient(url)
+    parts = np.array_split(np.arange(n), workers)
+    with ProcessPoolExecutor(workers) as pool:
+        futs = [pool.submit(_part, url, str(work), committee, p.tolist(), dropped.tolist(), vocab) for p in parts]
+        alive_members = None
+        while not all(f.done() for f in futs):
+            time.sleep(0.5)
+            v = admin.get_json("/v1/secure/round")
+            st = v.get("state")
+            want = None
+            if st == "upload0":
+                want = survivors
+            elif committee and st and st[:-1] in ("consistency", "unmask"):
+                if alive_members is None:
+                    ids = sorted(json.loads(Path(f).read_text())["contributor"]
+                                 for f in sorted((work / "inv").glob("invitation-*.json")))
+                    alive_members = sum(1 for m in committee_of(ids, v["round_id"], len(v["committee"]))
+                                        if not dropped[ids.index(m)])
+                want = alive_members
+            got = v.get("uploads_received", v.get("received"))
+            if want is not None and got is not None and got >= want:
+                admin.request("POST", "/v1/admin/secure/close", b"", {"Authorization": "Bearer " + "t" * 24})
+        res = {}
+        for f in futs:
+            res.update(f.result())
+    wall = time.perf_counter() - t0
+    state = admin.get_json("/v1/secure/round")["state"]
+    cpu = _cpu_of(proc.pid) - cpu0
+    proc.terminate()
+    proc.wait(30)
+    kept = [i for i in range(n) if not dropped[i]]
+    errors = [res[i][2] for i in range(n) if res[i][2]]
+    return {"committee": committee, "state": state, "wall_s": wall, "prekeys_ahead_s": ahead,
+            "requests_per_survivor": float(np.mean([res[i][0] for i in kept])),
+            "bytes_up_per_survivor": float(np.mean([res[i][1] for i in kept])), "server_cpu_s": cpu,
+            "errors": errors[:3], "n_errors": len(errors)}
+
+
+def http_main(a) -> dict:
+    """``--http N``: the default protocol and the committee mode over HTTP, alternated."""
+    import subprocess
+
+    from dptopic.protocol.enrollment import make_invitations
+
+    out = []
+    for r in range(a.repeats):
+        for committee in (False, True):
+            work = Path(tempfile.mkdtemp(prefix="bench-committee-"))
+            make_invitations(work / "enroll.key", a.http, work / "inv", round_id="bench")
+            (work / "n.json").write_text(json.dumps(a.http))
+            up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+            s = http_round(a.http, a.vocab, committee, a.workers, work, 18000 + 10 * r + int(committee))
+            s["uptime_before"] = up
+            s["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+            print(json.dumps(s), flush=True)
+            out.append(s)
+    return {"runs": out}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--people", type=int, default=1000)
     ap.add_argument("--dropout", type=float, default=0.1)
     ap.add_argument("--vocab", type=int, default=1000)
     ap.add_argument("--topics", type=int, default=20)
+    ap.add_argument("--http", type=int, default=None, metavar="N")
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--serve", nargs=5, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.serve:
+        work, n, vocab, committee, port = a.serve
+        serve(work, int(n), int(vocab), bool(int(committee)), int(port))
+        return {"served": True}
+    if a.http:
+        return http_main(a)
 
     from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER, CommitteeContributor
     from dptopic.contributor.secure_sum import make_shares

@@ -136,6 +136,13 @@ class CommitteeRound:
         doc = {"round_id": self.round_id, "state": self.state, "reason": self.reason, **self.step}
         if self.committee:
             doc["committee"] = self.committee
+        if self.state == "keys":
+            doc["keys_received"] = len(self.keys)
+        elif self.state[:-1] in ("upload", "consistency", "unmask"):      # what an admin looks at before a close
+            phase = int(self.state[-1])
+            doc["received"] = {"upload": sum(1 for p, _ in self._receipts if p == phase),
+                               "consistency": len(self._signatures.get(phase, {})),
+                               "unmask": len(self._answers.get(phase, {}))}[self.state[:-1]]
         return doc
 
     def config_view(self) -> dict:
