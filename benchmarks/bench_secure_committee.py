@@ -10,10 +10,11 @@ and vector) and the requests per contributor, and whether the sums are exact.
 
 ``--http N``: a round of N over HTTP on 127.0.0.1, the default protocol (its server app on a SQLite file) and the
 committee mode (its app, in memory), alternated ``--repeats`` times, each server a process of its own and the
-contributors played by ``--workers`` processes of one thread per person (``take_part`` and ``take_part_committee``,
-the same people, 10% leaving after masking step 0; the committee's prekeys posted ahead, counted apart); an admin
-closes a step once its survivors are in. Prints the wall time, the requests and bytes sent per contributor, and the
-server process's CPU seconds, with ``uptime`` beside each:
+contributors played by ``--workers`` processes in lock-step (the default: ``secure_client.play_part``, as ``dptopic
+experiment secure-sum`` plays them; the committee: the same schedule for its messages), the same people, 10% leaving
+after masking step 0; the committee's prekeys posted ahead, timed apart; an admin closes a step once its survivors
+are in. Prints the wall time, the messages (requests charged to a person; the part's shared waits are not) and bytes
+sent per surviving contributor, and the server process's CPU seconds, with ``uptime`` beside each:
 
     python benchmarks/bench_secure_committee.py --http 1000 --repeats 1
 """
@@ -73,45 +74,100 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-def _part(url: str, work: str, committee: bool, people: list, dropped: list, vocab: int) -> dict:
-    """One contributor process: each of ``people`` (indices) in a thread of its own; returns each one's requests
-    and bytes sent."""
-    import threading
+def _prekeys(url: str, work: str, people: list, vocab: int) -> float:
+    """Post the prekeys of ``people`` (indices) ahead of the round, each with its state file; the seconds taken."""
+    from dptopic.contributor.secure_committee import post_prekey
 
-    from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_client import take_part
-    from dptopic.contributor.secure_committee import take_part_committee
+    n = int(json.loads((Path(work) / "n.json").read_text()))
+    all_bows, files = bows(n, vocab), sorted((Path(work) / "inv").glob("invitation-*.json"))
+    t = time.perf_counter()
+    for i in people:
+        post_prekey(url, all_bows[i], files[i], Path(work) / f"state-{i}.json")
+    return time.perf_counter() - t
 
-    class Counting(ServiceClient):
-        def request(self, method, path, body=None, *a, **k):
-            self.n += 1
-            self.up += len(body or b"")
-            return super().request(method, path, body, *a, **k)
 
-    all_bows = bows(int(json.loads((Path(work) / "n.json").read_text())), vocab)
+def _part(url: str, work: str, committee: bool, people: list, dropped: list, vocab: int, threads: int = 8) -> dict:
+    """One contributor process, its people played in lock-step from ``threads`` threads (the default protocol:
+    ``secure_client.play_part``, as ``dptopic experiment secure-sum`` plays it; the committee mode: the same
+    schedule for its messages). Returns each person's messages (requests charged to it) and bytes sent."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dptopic.contributor.secure_client import CountingClient, play_part
+    from dptopic.contributor.secure_committee import CommitteeContributor
+    from dptopic.protocol.enrollment import read_invitation
+
+    n = int(json.loads((Path(work) / "n.json").read_text()))
+    all_bows = bows(n, vocab)
     files = sorted((Path(work) / "inv").glob("invitation-*.json"))
-    out = {}
+    invs = [read_invitation(files[i]) for i in people]
+    drop = [bool(dropped[i]) for i in people]
+    if not committee:
+        class Quiet:
+            def put(self, _):
+                pass
+        r = play_part(url, [all_bows[i] for i in people], invs, drop, Quiet(), threads)
+        return {"requests": r["requests"], "up": r["up"]}
+    k = len(people)
+    client = CountingClient(url, k)
+    cfg = client.get_json("/v1/config")
+    seats = [(j, CommitteeContributor(cfg, all_bows[i], inv, state=Path(work) / f"state-{i}.json"))
+             for j, (i, inv) in enumerate(zip(people, invs))]
+    pool = ThreadPoolExecutor(threads)
+    order = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 
-    def one(i):
-        cl = Counting(url, timeout=120)
-        cl.n, cl.up = 0, 0
-        state = Path(work) / f"state-{int(committee)}-{i}.json"
+    def wait(step, query=""):
+        while True:
+            v = client.get_json(f"/v1/secure/round?wait={step}&timeout=20{query}")
+            if v.get("state") == "failed":
+                raise RuntimeError(v.get("reason"))
+            if order.index(v["state"]) >= order.index(step):
+                return v
+
+    def get(j, path):
+        client.who = j
         try:
-            if committee:
-                take_part_committee(url, all_bows[i], files[i], state, client=cl, timeout=1800,
-                                    leave_after_masking=dropped[i])
-            else:
-                take_part(url, all_bows[i], files[i], state=state, client=cl, timeout=1800,
-                          leave_after_masking=dropped[i])
-            out[i] = (cl.n, cl.up, None)
-        except Exception as e:      # noqa: BLE001 (reported)
-            out[i] = (cl.n, cl.up, str(e)[:200])
-    threads = [threading.Thread(target=one, args=(i,)) for i in people]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
+            return client.get_json(path)
+        finally:
+            client.who = -1
+
+    def post(j, path, body, headers):
+        client.who = j
+        try:
+            return json.loads(client.request("POST", path, body, headers)[2])
+        finally:
+            client.who = -1
+
+    view = wait("upload0", "&contributor=x&include=roster")
+    list(pool.map(lambda s: s[1].check_round(view["roster"], view["committee"]), seats))
+    for phase in (0, 1):
+        view = wait(f"upload{phase}")
+
+        def upload(s, phase=phase, view=view):
+            j, c = s
+            if drop[j] or c.me not in view["members"]:
+                return
+            body, header, blobs, sig = c.committee_upload(phase, view)
+            meta = json.dumps({"header": header, "blobs": blobs}).encode()
+            post(j, f"/v1/secure/upload/{phase}", meta + body,
+                 {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me, "Dptopic-Signature": sig,
+                  "Dptopic-Meta-Length": str(len(meta))})
+        list(pool.map(upload, seats))
+        members = [s for s in seats if s[1].me in view["committee"] and not drop[s[0]]]
+        if wait(f"consistency{phase}")["state"] == f"consistency{phase}":
+            for j, c in members:
+                v = get(j, f"/v1/secure/round?contributor={c.me}&include=committee")
+                if v["state"] == f"consistency{phase}":
+                    post(j, f"/v1/secure/consistency/{phase}", json.dumps(c.committee_consistency(phase, v)).encode(),
+                         {"Content-Type": "application/json"})
+        if wait(f"unmask{phase}")["state"] == f"unmask{phase}":
+            for j, c in members:
+                v = get(j, f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
+                if v["state"] == f"unmask{phase}" and c.me in v.get("signers", ()):
+                    q = c.committee_unmask(phase, v, v["signatures"], v["uploads"])
+                    post(j, f"/v1/secure/unmask/{phase}", json.dumps(q).encode(), {"Content-Type": "application/json"})
+    wait("released")
+    pool.shutdown()
+    return {"requests": client.requests[:k].tolist(), "up": client.up[:k].tolist()}
 
 
 def _cpu_of(pid: int) -> float:
@@ -142,29 +198,28 @@ def http_round(n: int, vocab: int, committee: bool, workers: int, work: Path, po
     dropped = np.zeros(n, bool)
     dropped[rng.choice(n, n // 10, replace=False)] = True
     survivors = int(n - dropped.sum())
-    ahead = 0
+    ahead = 0.0
+    parts = np.array_split(np.arange(n), workers)
     if committee:       # the prekeys, posted before the round (at enrolment)
-        from dptopic.contributor.secure_committee import post_prekey
+        from concurrent.futures import ProcessPoolExecutor as Pool
 
-        all_bows = bows(n, vocab)
-        files = sorted((work / "inv").glob("invitation-*.json"))
-        t = time.perf_counter()
-        for i in range(n):
-            post_prekey(url, all_bows[i], files[i], work / f"state-1-{i}.json")
-        ahead = time.perf_counter() - t
+        with Pool(workers) as pool:
+            ahead = max(pool.map(_prekeys, [url] * workers, [str(work)] * workers, [p.tolist() for p in parts],
+                                 [vocab] * workers))
     cpu0 = _cpu_of(proc.pid)
     t0 = time.perf_counter()
     from dptopic.contributor.client import ServiceClient
 
     admin = ServiceClient(url)
-    parts = np.array_split(np.arange(n), workers)
     with ProcessPoolExecutor(workers) as pool:
         futs = [pool.submit(_part, url, str(work), committee, p.tolist(), dropped.tolist(), vocab) for p in parts]
         alive_members = None
+        seen: dict = {}
         while not all(f.done() for f in futs):
             time.sleep(0.5)
             v = admin.get_json("/v1/secure/round")
             st = v.get("state")
+            seen.setdefault(st, round(time.perf_counter() - t0, 1))
             want = None
             if st == "upload0":
                 want = survivors
@@ -178,20 +233,18 @@ def http_round(n: int, vocab: int, committee: bool, workers: int, work: Path, po
             got = v.get("uploads_received", v.get("received"))
             if want is not None and got is not None and got >= want:
                 admin.request("POST", "/v1/admin/secure/close", b"", {"Authorization": "Bearer " + "t" * 24})
-        res = {}
-        for f in futs:
-            res.update(f.result())
+        res = [f.result() for f in futs]
     wall = time.perf_counter() - t0
     state = admin.get_json("/v1/secure/round")["state"]
     cpu = _cpu_of(proc.pid) - cpu0
     proc.terminate()
     proc.wait(30)
-    kept = [i for i in range(n) if not dropped[i]]
-    errors = [res[i][2] for i in range(n) if res[i][2]]
+    reqs = np.concatenate([r["requests"] for r in res])
+    up = np.concatenate([r["up"] for r in res])
+    kept = ~dropped
     return {"committee": committee, "state": state, "wall_s": wall, "prekeys_ahead_s": ahead,
-            "requests_per_survivor": float(np.mean([res[i][0] for i in kept])),
-            "bytes_up_per_survivor": float(np.mean([res[i][1] for i in kept])), "server_cpu_s": cpu,
-            "errors": errors[:3], "n_errors": len(errors)}
+            "messages_per_survivor": float(np.mean(reqs[kept])), "bytes_up_per_survivor": float(np.mean(up[kept])),
+            "server_cpu_s": cpu, "steps_seen_at_s": seen}
 
 
 def http_main(a) -> dict:

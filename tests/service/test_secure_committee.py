@@ -5,6 +5,7 @@ import base64
 import numpy as np
 import pytest
 
+from dptopic.protocol import secure_committee as sc
 from dptopic.protocol import secure_sum as ss
 from dptopic.service.secure_sum import ApiError
 
@@ -176,3 +177,22 @@ def test_the_sql_round_server_refuses_a_committee_plan_in_one_line(rnd):
 
     with pytest.raises(ParameterError, match="committee mode is not served"):
         SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3)
+
+
+def test_malformed_answers_from_a_committee_member_are_ignored_and_a_changed_one_refused(rnd):
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    rnd.consistency(0)
+    m = rnd.committee[0]
+    u = rnd.server.step["uploaded"][0]
+    bad = {u: {"b": "zz", "pairs": ["not", "a", "dict"]}, "x": 3}
+    key = rnd.by_id[m].key
+    rnd.server.post_unmask(0, m, bad, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, bad)))
+    other = {"x": 4}
+    with pytest.raises(ApiError, match="already stored"):
+        rnd.server.post_unmask(0, m, other, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, other)))
+    rnd.refused[m] = ("test", "answered already")        # the others answer; theirs suffice
+    rnd.unmask(0)
+    assert rnd.server.state == "upload1", rnd.server.reason
+    assert np.array_equal(rnd.server.sums[0], rnd.plain_sum(0))

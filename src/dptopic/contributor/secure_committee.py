@@ -69,6 +69,8 @@ class CommitteeContributor(SecureContributor):
         if self.me not in member_set:
             raise LeftOut(f"the server left this contributor out of step {phase}.")
         kept = self._check_kept(view.get("kept")) if phase == 1 else None
+        if phase == 1 and self._masked_set(0) is None:
+            raise LeftOut("this contributor did not upload in step 0.")
         if phase == 1 and not member_set <= self._masked_set(0):
             raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
         self._enough(member_set, "members", phase)

@@ -222,7 +222,8 @@ def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: 
                 continue
             if ss.check_share(a.get("b")):
                 b_shares[index[m]] = bytes.fromhex(a["b"])
-            for v, sh in (a.get("pairs") or {}).items():
+            pairs = a.get("pairs")
+            for v, sh in (pairs.items() if isinstance(pairs, dict) else ()):
                 if v in members and v not in uploaded and ss.check_share(sh):
                     pair_shares.setdefault(v, {})[index[m]] = bytes.fromhex(sh)
         if len(b_shares) < threshold:

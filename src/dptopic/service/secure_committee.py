@@ -235,6 +235,12 @@ class CommitteeRound:
             raise ApiError(403, "not_signer", f"{member!r} did not sign this step's set of uploads.")
         self._signed(member, signature, sc.answers_message(self.round_id, phase, member, answers)
                      if isinstance(answers, dict) else b"")
+        old = self._answers.get(phase, {}).get(member)
+        if old is not None:
+            if ss.canonical(old) == ss.canonical(answers):
+                return {"replayed": True}
+            raise ApiError(409, "answers_changed", f"{member!r}'s answers of step {phase} are already stored: one"
+                                                   " each.")
         self._answers.setdefault(phase, {})[member] = answers
         if len(self._answers[phase]) == len(self.step["signers"]):
             self._unmask(phase)
