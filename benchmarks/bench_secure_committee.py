@@ -155,7 +155,7 @@ def _part(url: str, work: str, committee: bool, people: list, dropped: list, voc
         members = [s for s in seats if s[1].me in view["committee"] and not drop[s[0]]]
         if wait(f"consistency{phase}")["state"] == f"consistency{phase}":
             for j, c in members:
-                v = get(j, f"/v1/secure/round?contributor={c.me}&include=committee")
+                v = get(j, "/v1/secure/round")
                 if v["state"] == f"consistency{phase}":
                     post(j, f"/v1/secure/consistency/{phase}", json.dumps(c.committee_consistency(phase, v)).encode(),
                          {"Content-Type": "application/json"})

@@ -309,7 +309,7 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
             if phase == 0 and leave_after_masking:
                 return {**c.summary(), "steps": sent, "left": "step 0"}
             meta = json.dumps({"header": header, "blobs": blobs}).encode()
-            nxt = f"consistency{phase}&include=committee" if member else ("upload1" if phase == 0 else "released")
+            nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
             _, _, data = client.request("POST", f"/v1/secure/upload/{phase}?wait={nxt}", meta + body,
                                         {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
                                          "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
@@ -317,10 +317,8 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
             sent.append(f"upload{phase}")
         if not member:
             continue
-        view = wait_for(f"consistency{phase}", view, "committee")
-        if view["state"] == f"consistency{phase}":
-            if "uploads" not in view:
-                view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee")
+        view = wait_for(f"consistency{phase}", view)
+        if view["state"] == f"consistency{phase}":      # the set of uploads is all a signature needs
             q = c.committee_consistency(phase, view)
             view = _json_post(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
                                       "signatures", q).get("view") or view
