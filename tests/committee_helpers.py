@@ -151,3 +151,41 @@ class InProcessCommitteeRound:
     def plain_sum(self, phase: int) -> np.ndarray:
         """The sum of the noisy shares of the step's uploaders, as they masked them."""
         return np.sum([self.shares[(u, phase)] for u in self.server.uploaded[phase]], axis=0)
+
+
+class CommitteeServer:
+    """A committee-mode round's app (:func:`~dptopic.service.secure_committee.create_committee_app`) under a real
+    uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
+
+    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3):
+        from dptopic.protocol.enrollment import make_invitations, read_directory
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.service.secure_committee import create_committee_app
+        from service_helpers import free_port
+
+        make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1")
+        self.invitation_files = sorted((Path(tmp) / "inv").glob("invitation-*.json"))
+        self.plan = SecureSumPlan(8.0, 1e-5, n, dropouts, len(words), collusion, committee="auto")
+        self.app = create_committee_app(self.plan, read_directory(Path(tmp) / "inv" / "directory.json"), list(words),
+                                        topics, admin_token="t" * 24)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    @property
+    def round(self):
+        return self.app.state.served.rnd
+
+    def __enter__(self) -> "CommitteeServer":
+        import uvicorn
+
+        from service_helpers import start_uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="warning", access_log=False))
+        self.thread = start_uvicorn(self.server, "the committee server")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from service_helpers import stop_uvicorn
+
+        stop_uvicorn(self.server, self.thread)

@@ -263,8 +263,9 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     ahead = _prekey_posted(state)       # else the roster cannot close before this person's prekey: no wait
     doc = client.get_json(f"/v1/config?wait=upload0&timeout={min(LONG_POLL_S, timeout):g}" if ahead else "/v1/config")
     c = CommitteeContributor(doc, bow, invitation, state=state, max_epsilon=max_epsilon)
+    kept = None if state is None else str(state)
     if c.finished:
-        return {**c.summary(), "steps": [], "finished": c.finished}
+        return {**c.summary(), "steps": [], "finished": c.finished, "state": kept}
     if not c.st["sent"].get("prekey"):
         view = _json_post(client, "/v1/secure/prekeys?wait=upload0&include=roster",
                           {"contributor": c.me, "bundles": [c.prekey()]}).get("view")
@@ -305,9 +306,9 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
             try:
                 body, header, blobs, sig = c.committee_upload(phase, view)
             except LeftOut:
-                return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}", "state": kept}
             if phase == 0 and leave_after_masking:
-                return {**c.summary(), "steps": sent, "left": "step 0"}
+                return {**c.summary(), "steps": sent, "left": "step 0", "state": kept}
             meta = json.dumps({"header": header, "blobs": blobs}).encode()
             nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
             _, _, data = client.request("POST", f"/v1/secure/upload/{phase}?wait={nxt}", meta + body,
@@ -333,4 +334,4 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
             sent.append(f"unmask{phase}")
     wait_for("released", view)
     c.finish("released")
-    return {**c.summary(), "steps": sent}
+    return {**c.summary(), "steps": sent, "state": kept}
