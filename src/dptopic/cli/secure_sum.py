@@ -2,6 +2,7 @@
 invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -68,8 +69,6 @@ def add_serve_flags(s) -> None:
 
 def _committee_arg(value: str):
     """``--secure-committee``: 'auto' or an integer."""
-    import argparse
-
     if value == "auto":
         return value
     try:
