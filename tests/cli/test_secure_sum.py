@@ -411,3 +411,20 @@ def test_submit_takes_part_in_a_committee_round(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
         assert srv.round.state == "released"
+
+
+def test_experiment_plays_a_committee_round_over_http(tmp_path):
+    from committee_helpers import CommitteeServer
+
+    write_people(tmp_path / "people.jsonl", 8)
+    (tmp_path / "token").write_text("t" * 24)
+    with CommitteeServer(tmp_path, WORDS, n=8, dropouts=2) as srv:
+        r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
+                        "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
+                        "--invitations", str(tmp_path / "inv"), "--out", str(tmp_path / "out"), "--seed", "1",
+                        "--workers", "2", "--quiet")
+        assert r.returncode == 0, r.stderr
+        assert "released" in r.stdout and "server processes: 1," in r.stdout
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["dropped"] == 2 and summary["committee"] == srv.plan.committee
+        assert srv.round.uploaded[0] != sorted(srv.round.keys)      # the two left after masking

@@ -29,7 +29,7 @@ from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
-from .secure_sum import ApiError, release_document
+from .secure_sum import ApiError, process_usage, release_document
 
 
 class CommitteeRound:
@@ -482,6 +482,11 @@ async def http_close(request):
     return _respond(out)
 
 
+async def http_timings(request):
+    """``GET /v1/secure/timings``: this server process's own CPU seconds and peak memory."""
+    return _respond({"process": process_usage()})
+
+
 async def http_model(request):
     """``GET /v1/model``: the released model."""
     s = _served(request)
@@ -516,6 +521,7 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
               Route("/v1/secure/consistency/{phase}", http_consistency, methods=["POST"]),
               Route("/v1/secure/unmask/{phase}", http_unmask, methods=["POST"]),
               Route("/v1/admin/secure/close", http_close, methods=["POST"]),
+              Route("/v1/secure/timings", http_timings, methods=["GET"]),
               Route("/v1/model", http_model, methods=["GET"])]
     app = Starlette(routes=routes, exception_handlers={ApiError: api_error, DPTopicError: refused})
     app.state.served = _Served(rnd, admin_token, words, n_topics)
