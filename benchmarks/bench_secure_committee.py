@@ -31,6 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine  # noqa: E402 (points the ledger and contributor state at this run's own folder)
+
 
 def bows(n: int, vocab: int, seed: int = 0) -> list:
     """``n`` people of five documents of 30 random words each."""
@@ -374,6 +377,7 @@ def main(argv=None) -> dict:
            "default_shares_bytes": sum(len(base64.b64decode(v)) for v in default_shares.values()),
            "requests": {"ordinary": len(REQUESTS_COMMITTEE), "committee_member": len(REQUESTS_COMMITTEE_MEMBER),
                         "default": 9}}
+    print(machine())
     print(json.dumps(out, indent=1))
     return out
 
