@@ -1,12 +1,14 @@
 """The server's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
-first), in process: the prekey bundles, the uploads with their committee blobs, the committee's consistency
-signatures and answers, and the unmasking.
+first): the prekey bundles, the uploads with their committee blobs, the committee's consistency signatures and
+answers, and the unmasking; and its HTTP app (``dptopic serve --report-kind secure-sum --secure-committee``).
 
 :class:`CommitteeRound` runs one round in memory (the same checks and refusals as
 :class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
-out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`). It is the protocol's
-reference server, driven step by step by the tests and simulations; it holds its state in memory only (not yet the
-durable SQL store of :class:`~dptopic.service.secure_sum.SecureRound`, nor HTTP).
+out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`), driven step by step by the
+tests, or served by :func:`create_committee_app`. Its state is in memory only: not yet the durable SQL store of
+:class:`~dptopic.service.secure_sum.SecureRound` (a restart loses the round), nor several server processes. The app
+runs every call on its event loop's thread (no lock needed), the unmasking included: requests wait while a step is
+unmasked (2 s at 1,000 people).
 
 Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or by
 :meth:`CommitteeRound.close` with at least N - F), ``upload{p}`` (everyone), ``consistency{p}`` and ``unmask{p}``
