@@ -1,6 +1,6 @@
 """The server's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
 first): the prekey bundles, the uploads with their committee blobs, the committee's consistency signatures and
-answers, and the unmasking; and its HTTP app (``dptopic serve --report-kind secure-sum --secure-committee``).
+answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a committee-mode round).
 
 :class:`CommitteeRound` runs one round in memory (the same checks and refusals as
 :class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
