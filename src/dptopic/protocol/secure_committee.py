@@ -39,7 +39,9 @@ assumption): ``T_c = floor((C + t) / 2) + 1`` (:func:`~dptopic.protocol.secure_s
   ``u`` in ``U`` has at least ``T`` of its neighbours in ``U`` (checked by every honest member before it signs and
   before it reveals), of which at least ``T - t > d/2`` honest: its masks with them stay secret, and, as in today's
   argument, the honest uploaders whose masks the server can remove are all of them together: it learns their sum, no
-  smaller one.
+  smaller one. (A server that shows contributors different members gains nothing: ``u`` masked with at least ``T``
+  neighbours, its own check, and has ``T`` in ``U``, so at least ``2T - d = 2t + 2`` of them are both, ``t + 2``
+  honest; a pairwise seed of two uploaders is never revealed. A mask left uncancelled only spoils the sum.)
 - Fewer than ``T_c`` shares of a secret reveal nothing of it (Shamir), whatever ``t`` colluders add: ``T_c > t``.
 - The committee cannot be chosen by the server (a public hash of the roster's ids), and the roster is the signed
   bundles of the directory's members (the server can leave people out, as today, not add or forge them).
