@@ -16,6 +16,10 @@ another version's package (its ``src/``), alternated with this one ``--repeats``
 
     python benchmarks/bench_secure_sum.py --http 1000 --baseline-src OLD/src --repeats 2
 
+``--committee``: this version's round also in the committee mode (``serve --secure-committee auto``), alternated:
+
+    python benchmarks/bench_secure_sum.py --http 1000 --committee
+
 With ``--cohort-size S`` the round is one in cohorts of at most S (``invite`` and ``serve --cohort-size``); with
 ``--servers K --database URL`` this version's round is served by K processes sharing a fresh database on that
 PostgreSQL server, alternated (``--peer-sqlite``) with one process on a SQLite file:
@@ -371,17 +375,20 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
         extra = ["--directory", str(work / "inv" / "directory.json")]
     # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
     size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
-    db = f"sqlite:///{work}/round.db" if database is None else fresh_database(database, f"bench_{work.name}")
+    committee = database == "committee"        # the committee mode: served in memory, no database
+    db = f"sqlite:///{work}/round.db" if database is None or committee else fresh_database(database,
+                                                                                          f"bench_{work.name}")
+    store = ["--secure-committee", "auto"] if committee else ["--database", db]
     ports = [port + k for k in range(servers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)      # the server's and the contributors' CPU, from here
-    db_before = None if database is None else postgres_cpu(db)
+    db_before = None if database is None or committee else postgres_cpu(db)
     procs = []
     try:
         for p in ports:
             procs.append(subprocess.Popen(
                 [*dptopic, "serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", "1", "--delta",
                  "1e-5", "--topics", "20", "--vocabulary", str(words), *size, *cohorts, "--token-file",
-                 str(work / "token"), "--database", db, "--port", str(p), "--quiet", *extra],
+                 str(work / "token"), *store, "--port", str(p), "--quiet", *extra],
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
             for _ in range(600):
                 try:
@@ -412,7 +419,7 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
             server.wait(30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary["processes_cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    if database is not None:        # the database server is no child of this process: its CPU is counted apart
+    if database is not None and not committee:     # the database server is no child: its CPU is counted apart
         summary["database_cpu_s"] = postgres_cpu(db) - db_before
     return summary
 
@@ -434,7 +441,8 @@ def http_main(a, vocab, phi, theta, lengths):
     # each version: (package, server processes, database); --servers K: this tree's K processes on the PostgreSQL
     # server of --database, beside (--peer-sqlite) this tree's one process on a SQLite file
     versions = {"baseline": (a.baseline_src, 1, None), "sqlite": (mine, 1, None) if a.peer_sqlite else None,
-                "this": (mine, a.servers, a.database)}
+                "this": (mine, a.servers, a.database),
+                "committee": (mine, 1, "committee") if a.committee else None}
     versions = {k: v for k, v in versions.items() if v is not None and v[0] is not None}
     runs = {name: [] for name in versions}
     nan = float("nan")
@@ -728,6 +736,9 @@ def main(argv=None):
                     help="--http: also time the same round with the package at DIR (another version's src/),"
                          " alternated")
     ap.add_argument("--repeats", type=int, default=1, help="--http: rounds of each version")
+    ap.add_argument("--committee", action="store_true",
+                    help="--http: also run this version's round in the committee mode (serve --secure-committee"
+                         " auto), alternated")
     ap.add_argument("--workers", type=int, default=None,
                     help="--http: contributor processes of this version's experiment (default: its own, one per core);"
                          " --simulate: processes the cohorts are dealt to (default one per core; 0: this process)")

@@ -361,3 +361,70 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
         assert summary["dropped"] == 6 and summary["dropped_by_cohort"] == [2, 4] and summary["workers"] == 2
         assert summary["bytes_per_contributor"] > 0 and summary["server_process"]["peak_rss_bytes"] > 0
         assert live.server.view()["state"] == "released"
+
+
+def test_serve_a_committee_round_and_refuse_it_in_cohorts_or_with_a_database(invited, monkeypatch):
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve(invited, "--secure-committee", "auto", "--port", str(free_port()))
+    assert r.returncode == 2 and "--database is not read with --secure-committee" in r.stderr
+    r = run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary", str(invited / "v.txt"),
+                    "--epsilon", "1", "--directory", str(invited / "inv" / "directory.json"), "--secure-committee",
+                    "auto", "--topics", "3", "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    plan = got["app"].state.served.rnd.plan
+    assert plan.committee > 0 and plan.to_dict()["committee"] == plan.committee
+    assert f"committee of {plan.committee}" in r.stderr
+    r = serve(invited, "--secure-committee", "1")
+    assert r.returncode == 2 and "--secure-committee" in r.stderr and "collusion" in r.stderr
+    r = serve(invited, "--secure-committee", "auto", "--cohort-size", "40")
+    assert r.returncode == 2 and "takes no committee yet" in r.stderr
+    r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(invited / "v.txt"), "--secure-committee",
+                    "auto", "--database", f"sqlite:///{invited}/db2")
+    assert r.returncode == 2 and "--secure-committee is for --report-kind secure-sum" in r.stderr
+
+
+def test_submit_takes_part_in_a_committee_round(tmp_path):
+    import threading
+
+    import numpy as np
+
+    from committee_helpers import CommitteeServer
+    from dptopic.contributor.secure_committee import take_part_committee
+
+    (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
+    with CommitteeServer(tmp_path, WORDS, n=4) as srv:
+        def other(k):
+            rng = np.random.default_rng(k)
+            ids = np.unique(rng.integers(0, 30, 8))
+            take_part_committee(srv.url, (np.array([0, len(ids)]), ids, np.ones(len(ids), np.int64)),
+                                srv.invitation_files[k], tmp_path / f"s{k}.json", timeout=60)
+
+        threads = [threading.Thread(target=other, args=(k,)) for k in (1, 2, 3)]
+        for t in threads:
+            t.start()
+        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
+                        str(tmp_path / "state.json"), "--invitation", str(srv.invitation_files[0]))
+        for t in threads:
+            t.join(60)
+        assert r.returncode == 0, r.stderr
+        assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
+        assert srv.round.state == "released"
+
+
+def test_experiment_plays_a_committee_round_over_http(tmp_path):
+    from committee_helpers import CommitteeServer
+
+    write_people(tmp_path / "people.jsonl", 8)
+    (tmp_path / "token").write_text("t" * 24)
+    with CommitteeServer(tmp_path, WORDS, n=8, dropouts=2) as srv:
+        r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
+                        "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
+                        "--invitations", str(tmp_path / "inv"), "--out", str(tmp_path / "out"), "--seed", "1",
+                        "--workers", "2", "--quiet")
+        assert r.returncode == 0, r.stderr
+        assert "released" in r.stdout and "server processes: 1," in r.stdout
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["dropped"] == 2 and summary["committee"] == srv.plan.committee
+        assert srv.round.uploaded[0] != sorted(srv.round.keys)      # the two left after masking

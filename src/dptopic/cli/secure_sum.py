@@ -2,6 +2,7 @@
 invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -23,13 +24,13 @@ from .budget import served_ledger
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
               "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
-              "max_words": "--max-words"}
+              "max_words": "--max-words", "committee": "--secure-committee"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size", "max_words", "ledger", "dataset"})
+                         "cohort_size", "max_words", "ledger", "dataset", "secure_committee"})
 
 
 def add_serve_flags(s) -> None:
@@ -58,8 +59,22 @@ def add_serve_flags(s) -> None:
                    help="--report-kind secure-sum: the most words the second sum holds (default 256): the words of"
                         " highest noisy count in the first sum, post-processing; it bounds each contributor's upload"
                         " whatever the round's size (docs/secure_sum.md)")
+    s.add_argument("--secure-committee", type=_committee_arg, default=None, metavar="C",
+                   help="--report-kind secure-sum: the committee mode, 'auto' or a size: each contributor makes 3"
+                        " requests and a committee of C contributors checks and unmasks (served in memory: a"
+                        " restart loses the round; docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
+
+
+def _committee_arg(value: str):
+    """``--secure-committee``: 'auto' or an integer."""
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not 'auto' nor an integer") from None
 
 
 def add_submit_flags(u) -> None:
@@ -72,7 +87,7 @@ def add_submit_flags(u) -> None:
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
     for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size",
-                 "max_words"):
+                 "max_words", "secure_committee"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
@@ -105,6 +120,9 @@ def serve_secure_sum(a, setting_names=None) -> None:
     from ..protocol.enrollment import read_directory  # (as above)
 
     if a.cohort_size is not None or _is_cohort_directory_file(a.directory, is_cohort_directory):
+        if a.secure_committee not in (None, 0):
+            raise DPTopicError("--secure-committee is for a single round: a round in cohorts (--cohort-size, or a"
+                               " cohorts' --directory) takes no committee yet; drop one of them.")
         return _serve_cohorts(a, setting_names)
     directory = read_directory(a.directory)
     vocab = read_vocabulary(a.vocabulary)
@@ -113,12 +131,14 @@ def serve_secure_sum(a, setting_names=None) -> None:
         settings = startup.secure_sum_settings(
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=a.collusion,
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
-            dropout_tolerance=a.dropout_tolerance, max_words=a.max_words,
+            dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
 
     token = read_token_file(a.token_file) if a.token_file else None
+    if settings["plan"].committee:
+        return _serve_committee(a, settings["plan"], directory, vocab, token, given)
     with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
         cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
                               admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
@@ -127,6 +147,30 @@ def serve_secure_sum(a, setting_names=None) -> None:
     try:
         app = create_secure_sum_app(cfg, setting_names=setting_names)
         make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
+                           **server_options(header_timeout=a.header_timeout))
+    finally:
+        startup.close_all(sockets)
+
+
+def _serve_committee(a, plan, directory, vocab, token, given) -> None:
+    """``dptopic serve --report-kind secure-sum --secure-committee C``: a committee-mode round, in memory."""
+    from ..service import startup  # deferred: loads numpy
+    from ..service.http import server_options  # loaded when the command runs, off the start-up path
+    from ..service.secure_committee import create_committee_app  # the service extra, checked by the caller
+
+    for dest in ("database", "ledger", "allow_foreign_tables"):
+        if dest in given:
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} is not read with --secure-committee: its round is kept in memory (a restart"
+                               " loses it); drop it.")
+    sockets = startup.check_port_free(a.host, a.port, keep=True)
+    try:
+        app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token)
+        make_console(stderr=True).print(
+            f"dptopic serve: secure sum with a committee of {plan.committee} (threshold {plan.committee_threshold}),"
+            f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, in"
+            f" memory, at http://{a.host}:{a.port}/", markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -215,7 +259,12 @@ def submit_secure_sum(a, cfg: dict) -> None:
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = take_part(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit, client=client)
+    if cfg["secure_sum"].get("committee"):      # the committee mode (docs/secure_sum.md): 3 requests a round
+        from ..contributor.secure_committee import take_part_committee  # loaded when the command runs
+
+        s = take_part_committee(a.server, person_bow(corpus), invitation, state, client=client, max_epsilon=limit)
+    else:
+        s = take_part(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
         make_console().print(line, markup=False)
 

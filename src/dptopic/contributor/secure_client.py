@@ -539,6 +539,74 @@ class PartPlayer:
             each(seats, answer)
         _wait(client, "released", ORDER)
 
+    def play_committee(self, client: CountingClient, seats: list, dropped) -> None:
+        """Play every seat ``(person, contributor)`` of ``seats`` (each a
+        :class:`~dptopic.contributor.secure_committee.CommitteeContributor`) through a committee-mode round: the
+        prekeys, one upload per step, and for the committee's members their signature and answers of each step;
+        those ``dropped`` mask their step-0 upload and leave without sending it."""
+        timed, each = self.timed, self._each
+        each(seats, lambda i, c: _post_counted(client, i, "/v1/secure/prekeys",
+                                               {"contributor": c.me, "bundles": [timed(i, c.prekey)]}) or True)
+        view = _wait(client, "upload0", COMMITTEE_ORDER)
+        view = client.get_json("/v1/secure/round?contributor=-&include=roster")
+        each(seats, lambda i, c: timed(i, c.check_round, view["roster"], view["committee"]) and False)
+        for phase in (0, 1):
+            view = _wait(client, f"upload{phase}", COMMITTEE_ORDER)
+            if view["state"] != f"upload{phase}":
+                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
+            members = set(view["members"])
+
+            def upload(i, c, phase=phase, view=view):
+                if c.me not in members:
+                    return False
+                body, header, blobs, sig = timed(i, c.committee_upload, phase, view)
+                if phase == 0 and dropped[i]:
+                    return False        # masked, then gone
+                meta = json.dumps({"header": header, "blobs": blobs}).encode()
+                client.who = i
+                try:
+                    client.request("POST", f"/v1/secure/upload/{phase}", meta + body,
+                                   {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
+                                    "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
+                finally:
+                    client.who = -1
+                self.upload_bytes.append(len(meta) + len(body))
+                return True
+
+            each(seats, upload)
+            self.progress.put(("done", f"upload{phase}"))
+            sitting = [(i, c) for i, c in seats if c.me in view["committee"] and c.me in members
+                       and not (phase == 0 and dropped[i])]
+            view = _wait(client, f"consistency{phase}", COMMITTEE_ORDER)
+            if view["state"] == f"consistency{phase}":
+                each(sitting, lambda i, c, phase=phase, view=view: _post_counted(
+                    client, i, f"/v1/secure/consistency/{phase}", timed(i, c.committee_consistency, phase, view))
+                    is not None)
+            self.progress.put(("done", f"consistency{phase}"))
+            if _wait(client, f"unmask{phase}", COMMITTEE_ORDER)["state"] != f"unmask{phase}":
+                continue
+
+            def answer(i, c, phase=phase):
+                client.who = i
+                try:
+                    v = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
+                finally:
+                    client.who = -1
+                if v["state"] != f"unmask{phase}" or c.me not in v.get("signers", ()):
+                    return False
+                q = timed(i, c.committee_unmask, phase, v, v["signatures"], v["uploads"])
+                try:
+                    _post_counted(client, i, f"/v1/secure/unmask/{phase}", q)
+                except ServerError as e:
+                    if e.code != "round_closed":
+                        raise
+                    return False
+                return True
+
+            each(sitting, answer)
+            self.progress.put(("done", f"unmask{phase}"))
+        _wait(client, "released", COMMITTEE_ORDER)
+
     def close(self, clients) -> dict:
         """Stop the threads and the collector's count; the part's costs, each person's summed over ``clients``
         (each a :class:`CountingClient` of ``k`` people): CPU, bytes up and down, requests and their seconds, what
@@ -583,6 +651,27 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
     player.freeze()
     try:
         player.play(client, list(enumerate(people)), dropped)
+    finally:
+        out = player.close([client])
+    return out
+
+
+COMMITTEE_ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
+"""The steps of a committee-mode round (:mod:`dptopic.service.secure_committee`)."""
+
+
+def play_committee_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
+    """:func:`play_part` for a committee-mode round (:meth:`PartPlayer.play_committee`)."""
+    from .secure_committee import CommitteeContributor  # secure_committee imports this module's client
+
+    k = len(bows)
+    client = CountingClient(server, k)
+    cfg = client.get_json("/v1/config")
+    people = [CommitteeContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
+    player = PartPlayer(k, progress, threads)
+    player.freeze()
+    try:
+        player.play_committee(client, list(enumerate(people)), dropped)
     finally:
         out = player.close([client])
     return out

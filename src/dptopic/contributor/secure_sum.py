@@ -342,9 +342,16 @@ class SecureContributor:
     simulation's rounding and noise (tests, benchmarks); by default (None) they come from the OS CSPRNG
     (:class:`~dptopic.mechanisms.skellam.SecureUniform`)."""
 
+    COMMITTEE = False
+    """Whether this class takes part in a committee-mode round (:mod:`dptopic.contributor.secure_committee`)."""
+
     def __init__(self, config: dict, bow, invitation: dict, state=None, max_epsilon: float | None = None, rng=None):
         cfg = check_config(config)
         self.plan, self.round_id, self.n_topics = cfg["plan"], cfg["round_id"], cfg["n_topics"]
+        if bool(self.plan.committee) != self.COMMITTEE:
+            raise DPTopicError("the server's round runs the secure sum " + ("with a committee: take part with"
+                               " CommitteeContributor (dptopic.contributor.secure_committee)." if self.plan.committee
+                               else "without a committee: take part with SecureContributor."))
         self.V = self.plan.vocab_size
         self.me, self.key = invitation["contributor"], invitation["signing_key"]
         if invitation["round_id"] != self.round_id:

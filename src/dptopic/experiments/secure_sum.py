@@ -20,7 +20,7 @@ import numpy as np
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
 from ..contributor.cohort_client import play_cohort_part
-from ..contributor.secure_client import ORDER, person_bows, play_part
+from ..contributor.secure_client import ORDER, person_bows, play_committee_part, play_part
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
@@ -150,6 +150,8 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
                              " {token}.", "token")
     coordinator = ServiceClient(servers[0], retries=5)
     reported: dict = {}
+    plan = coordinator.get_json("/v1/config").get("secure_sum") or {}
+    committee = bool(plan.get("committee"))        # the committee mode: its own part player
 
     def on_message(kind, count):
         if kind == "done":       # a part has sent its messages of step ``count``
@@ -161,16 +163,18 @@ def play_round(servers, bows, invitations, dropout: float, token: str | None, *,
                 if view["state"] == count:
                     coordinator.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
 
-    results, wall = _play_in_pool(play_part, servers, bows, invitations, dropped, workers, threads,
-                                  2 * n + 6 * (n - n_drop), "secure-sum round", verbose, on_message)
+    messages = 2 * n + (n - n_drop) + 4 * int(plan.get("committee", 0)) if committee else 2 * n + 6 * (n - n_drop)
+    results, wall = _play_in_pool(play_committee_part if committee else play_part, servers, bows, invitations,
+                                  dropped, workers, threads, messages, "secure-sum round", verbose, on_message)
     view = coordinator.get_json("/v1/secure/round")
     timings = coordinator.get_json("/v1/secure/timings")
-    plan = coordinator.get_json("/v1/config")["secure_sum"]
     return {"state": view["state"], "reason": view.get("reason"), "people": n, "dropped": n_drop,
             "workers": workers, "servers": len(servers), **_costs(results, n, wall, servers),
             "server": {k: v for k, v in timings.items() if k != "process"},
             "kept_words": len(view.get("kept", []) or []),
-            "neighbours": int(plan.get("degree", 0)), "threshold": int(plan.get("threshold", 0))}
+            "neighbours": int(plan.get("degree", 0)), "threshold": int(plan.get("threshold", 0)),
+            **({"committee": int(plan["committee"]), "committee_threshold": int(plan["committee_threshold"])}
+               if committee else {})}
 
 
 SINGLE_ROUND_DROPOUT = 0.1

@@ -47,6 +47,11 @@ own key, so no one can join without an invitation and the server cannot forge a 
 Fewer than ``T`` of a contributor's neighbours learn nothing of its seeds; the plan chooses ``d`` so that a round
 with ``F`` contributors dropping at random still unmasks (:meth:`SecureSumPlan.degree`), and refuses a plan that
 cannot.
+
+**Committee mode** (``SecureSumPlan(committee=...)``, :mod:`dptopic.protocol.secure_committee`): the same keys,
+graph, masks and checks, but each contributor sends one upload per sum carrying Shamir shares (threshold
+``T_c = floor((C + t) / 2) + 1`` of ``C``) of ``b_p`` and of its pairwise seeds to a public committee of ``C``
+contributors, which alone signs the set of uploads and answers; no trust beyond the same ``t`` (that module's note).
 """
 from __future__ import annotations
 
@@ -406,6 +411,38 @@ def threshold_of(degree: int, collusion: int) -> int:
     return degree // 2 + collusion + 1
 
 
+def committee_threshold(size: int, collusion: int) -> int:
+    """``T_c = floor((C + t) / 2) + 1``: the committee's signatures over one set, and its shares of one secret, that a
+    step needs (module note of :mod:`dptopic.protocol.secure_committee`: no two sets reach it, and the server never
+    holds it for both of a person's secrets, with ``t`` colluders)."""
+    return (int(size) + int(collusion)) // 2 + 1
+
+
+def committee_fails(n: int, dropouts: int, size: int, threshold: int) -> float:
+    """The probability that fewer than ``threshold`` of a committee of ``size`` survive when ``dropouts`` of the ``n``
+    drop out at random (a hypergeometric tail)."""
+    most = size - threshold
+    if most < 0:
+        return 1.0
+    if dropouts <= most:
+        return 0.0
+    total = _log_comb(n, size)
+    return sum(math.exp(_log_comb(dropouts, k) + _log_comb(n - dropouts, size - k) - total)
+               for k in range(most + 1, min(size, dropouts) + 1) if size - k <= n - dropouts)
+
+
+def committee_size(n: int, dropouts: int, collusion: int) -> int:
+    """The smallest committee whose threshold (:func:`committee_threshold`) survives ``dropouts`` random dropouts with
+    probability at least ``1 -`` :data:`LIVENESS_TARGET`; refused (one line) when no committee of the ``n`` does."""
+    for size in range(int(collusion) + 2, int(n) + 1):
+        if committee_fails(n, dropouts, size, committee_threshold(size, collusion)) <= LIVENESS_TARGET:
+            return size
+    raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no committee survives it (its"
+                         " threshold needs more than half of it and the colluders beside): lower {dropouts} or"
+                         " {collusion}, or run without a committee.", "dropouts", dropouts,
+                         values={"collusion": collusion}, n=n)
+
+
 def ring_order(ids, round_id: str) -> list:
     """The contributors in their places on the ring: sorted by SHA-256 of the round and their id."""
     return sorted(ids, key=lambda i: hashlib.sha256(f"{PROTOCOL}/ring/{round_id}/{i}".encode()).digest())
@@ -657,7 +694,11 @@ class SecureSumPlan:
     :data:`DEFAULT_MAX_WORDS`). The server keeps the words of highest noisy count in the first sum, at most this many
     (post-processing of a released sum: it spends nothing); the noise is calibrated for the triangle over
     ``min(vocab_size, max_words)`` words, so a cap also lowers it a little. It bounds what a contributor uploads and
-    expands into masks in the second phase, whatever the round's size."""
+    expands into masks in the second phase, whatever the round's size.
+
+    ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`): None or 0 (default) for none,
+    "auto" for the smallest committee whose threshold ``T_c`` survives ``dropouts`` random dropouts with probability
+    ``1 -`` :data:`LIVENESS_TARGET` (:func:`committee_size`), or a size, checked the same way; stored as the size."""
 
     epsilon: float
     delta: float
@@ -667,6 +708,7 @@ class SecureSumPlan:
     collusion: int | None = None
     bits: int | None = None
     max_words: int | None = None
+    committee: int | str | None = None
 
     def __post_init__(self):
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) \
@@ -706,10 +748,35 @@ class SecureSumPlan:
                                  "dropouts", self.dropouts, values={"collusion": self.collusion}, n=self.n,
                                  most=self.n - 2)
         self.degree     # noqa: B018 (refuses a plan whose graph cannot survive its dropouts)
+        object.__setattr__(self, "committee", self._choose_committee())
         if self.bits is None:
             object.__setattr__(self, "bits", self._choose_bits())
         else:
             object.__setattr__(self, "bits", int(self.bits))
+
+    def _choose_committee(self) -> int:
+        """The committee's size (:mod:`dptopic.protocol.secure_committee`): 0 (off) for None or 0; for "auto" the
+        smallest that survives the plan's dropouts (:func:`committee_size`); a size given is checked the same way."""
+        c = self.committee
+        if c is None or (isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c == 0):
+            return 0
+        n, F, t = int(self.n), int(self.dropouts), int(self.collusion)
+        if c == "auto":
+            return committee_size(n, F, t)
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or not t + 2 <= c <= n:
+            raise ParameterError("invalid {committee=}: 'auto', 0 (no committee) or an integer in [collusion + 2,"
+                                 " {n}].", "committee", c, n=n)
+        if committee_fails(n, F, int(c), committee_threshold(int(c), t)) > LIVENESS_TARGET:
+            raise ParameterError("{committee=} with {dropouts=} among {n} contributors: its threshold {need} would"
+                                 " fail with probability above {target:g}: a larger committee, or 'auto'.",
+                                 "committee", c, values={"dropouts": F}, n=n,
+                                 need=committee_threshold(int(c), t), target=LIVENESS_TARGET)
+        return int(c)
+
+    @property
+    def committee_threshold(self) -> int:
+        """``T_c``: the committee's signatures and shares a step needs (0 without a committee)."""
+        return committee_threshold(int(self.committee), int(self.collusion)) if self.committee else 0
 
     def _ring_noise(self, bits: int) -> tuple[list[float], float, float]:
         """``(mu per phase, wrap-around probability, noise inflation)`` in the ring modulo ``2^bits``, memoised."""
@@ -847,7 +914,9 @@ class SecureSumPlan:
                 "collusion": self.collusion, "degree": self.degree, "threshold": self.threshold,
                 "honest_shares": self.honest, "scale": self.scale, "mu_shares": self.mu_shares,
                 "noise_inflation": self.noise_inflation, "ranking_ratio": RANKING_RATIO, "max_words": self.max_words,
-                "wrap_probability": wrap, "protocol": PROTOCOL}
+                "wrap_probability": wrap, "protocol": PROTOCOL,
+                **({"committee": self.committee, "committee_threshold": self.committee_threshold}
+                   if self.committee else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "SecureSumPlan":
@@ -859,7 +928,8 @@ class SecureSumPlan:
         try:
             plan = cls(_number(d["epsilon"]), _number(d["delta"]), _integer(d["min_contributors"]),
                        _integer(d["dropout_tolerance"]), _integer(d["vocab_size"]), _integer(d["collusion"]),
-                       _integer(d.get("modulus_bits", MODULUS_BITS)), _integer(d.get("max_words", MAX_WORDS)))
+                       _integer(d.get("modulus_bits", MODULUS_BITS)), _integer(d.get("max_words", MAX_WORDS)),
+                       _integer(d.get("committee", 0)))
         except (KeyError, TypeError, ValueError):
             raise DPTopicError("the server's secure-sum settings are incomplete or malformed: is it a dptopic server"
                                " of this version?") from None
@@ -870,7 +940,8 @@ class SecureSumPlan:
             raise DPTopicError(f"the server speaks secure-sum protocol {str(d.get('protocol'))[:40]!r}, not {PROTOCOL!r}:"
                                " update dptopic on one side.")
         for name, mine in (("degree", plan.degree), ("threshold", plan.threshold), ("honest_shares", plan.honest),
-                           ("scale", plan.scale)):
+                           ("scale", plan.scale)) + ((("committee_threshold", plan.committee_threshold),)
+                                                     if plan.committee else ()):
             if d.get(name) != mine:
                 raise DPTopicError(f"the server states {name} {str(d.get(name))[:20]} but its settings give {mine}:"
                                    " refusing to take part.")

@@ -218,6 +218,10 @@ class SecureSumConfig:
             raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
                                  " one a topic).", "n_topics", self.n_topics,
                                  values={"max_words": self.plan.max_words})
+        if self.plan.committee:
+            raise ParameterError("{plan}'s committee mode is not served by this round's server: serve it with"
+                                 " dptopic.service.secure_committee.create_committee_app, or plan without a"
+                                 " committee.", "plan")
         self.directory = check_directory(self.directory, where="the config's directory")
         if len(self.directory["members"]) != self.plan.n:
             raise ParameterError("{directory} lists {listed} invited contributors, but the round takes {n} (the plan's"

@@ -296,7 +296,8 @@ def kept_settings_warning(kept, names=None) -> str | None:
 
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None,
-                        cohort_size: int | None = None, max_words: int | None = None, **others) -> dict:
+                        cohort_size: int | None = None, max_words: int | None = None, committee=None,
+                        **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
     ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
@@ -305,7 +306,9 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts of at most
     that many (its plan a :class:`~dptopic.protocol.cohorts.CohortPlan`, the keyword arguments
     :class:`~dptopic.service.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in the whole
-    round). ``others``: the word-level server's report settings, refused when given."""
+    round). ``committee``: the committee mode of a single round (:mod:`dptopic.protocol.secure_committee`: "auto",
+    a size, or None/0 for none), served by :func:`~dptopic.service.secure_committee.create_committee_app`.
+    ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     if unit != "user":
@@ -323,6 +326,9 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                                  flag_template="{parameter} is not for {report_kind=}: drop it.",
                                  values={"report_kind": "secure-sum"})
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
+    if cohort_size is not None and committee not in (None, 0):
+        raise ParameterError("{committee=} and {cohort_size=}: a round in cohorts takes no committee yet; give one of"
+                             " them.", "committee", committee, values={"cohort_size": cohort_size})
     if cohort_size is not None:
         from ..protocol.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
 
@@ -333,7 +339,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         plan_of_upload = parts[0]
     else:
         plan = plan_of_upload = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F),
-                                              len(vocabulary), collusion, max_words=max_words)
+                                              len(vocabulary), collusion, max_words=max_words, committee=committee)
         need = plan.upload_bytes(max(plan.dims)) + 64
     if max_body_bytes is not None and max_body_bytes < need:
         raise ParameterError("{max_body_bytes=} cannot hold the round's largest upload ({need} bytes, the"

@@ -1,0 +1,337 @@
+"""A person's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
+first): one upload per sum for everyone, the consistency and unmasking steps for the committee's members only.
+
+:class:`CommitteeContributor` is a :class:`~dptopic.contributor.secure_sum.SecureContributor` (the same
+configuration, directory, roster and state-file checks, the same keys message as its prekey bundle) whose uploads
+carry the committee's blobs, and which, when it sits on the committee, checks and signs the set of uploads and answers
+for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.ServerLied`).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ..protocol import secure_committee as sc
+from ..protocol.enrollment import read_invitation
+from ..protocol.secure_sum import digest, keys_message, prg, set_digest, sign, to_ring, verify
+from .client import ServiceClient
+from .secure_sum import LeftOut, SecureContributor, ServerLied
+
+
+class CommitteeContributor(SecureContributor):
+    """One person in a committee-mode round (the plan's ``committee`` is not 0); the arguments are
+    :class:`~dptopic.contributor.secure_sum.SecureContributor`'s."""
+
+    COMMITTEE = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.Tc = self.plan.committee_threshold
+        self.committee: list | None = None
+
+    # ------------------------------------------------------------ the round's roster and committee
+    def prekey(self) -> dict:
+        """The prekey bundle for this round (posted before the round opens): this round's keys message, signed with
+        the invitation key (:meth:`~dptopic.contributor.secure_sum.SecureContributor.registration`)."""
+        return {"round_id": self.round_id, **self.registration()}
+
+    def check_round(self, roster, committee) -> list:
+        """The closed roster (checked as today, and every committee member's entry signed by its member) and the
+        committee the server names, refused unless it is the public one (:func:`~dptopic.protocol.secure_committee.
+        committee_of` of the roster's ids)."""
+        roster = self.check_roster(roster)
+        mine = sc.committee_of(list(roster), self.round_id, self.plan.committee)
+        if committee != mine:
+            raise ServerLied("the server names another committee than the one the roster gives (the first"
+                             f" {self.plan.committee} by the round's public hash): nothing sent.")
+        for m in mine:
+            e = roster[m]
+            if not verify(bytes.fromhex(self.members[m]), e.get("signature"),
+                          keys_message(self.round_id, m, {"c": e["c"], "s": e["s"], "b": e["b"]})):
+                raise ServerLied(f"the server's roster entry for committee member {m[:40]!r} is not signed by that"
+                                 " member's invitation key: nothing sent.")
+        self.committee = mine
+        return mine
+
+    # ------------------------------------------------------------ everyone: one upload per sum
+    def committee_upload(self, phase: int, view: dict) -> tuple[bytes, dict, dict, str]:
+        """``(body, header, blobs, signature)`` of ``POST /v1/secure/upload/{phase}`` in committee mode: the masked
+        vector and the committee's blobs (made once), after checking the step's members (and at step 1 the kept
+        words)."""
+        self._live()
+        if self.committee is None:
+            raise DPTopicError("the roster and committee are needed before an upload (check_round).")
+        members = self._ids(view.get("members"), f"members of step {phase}")
+        member_set = self._id_set(members, f"members of step {phase}")
+        if self.me not in member_set:
+            raise LeftOut(f"the server left this contributor out of step {phase}.")
+        kept = self._check_kept(view.get("kept")) if phase == 1 else None
+        if phase == 1 and self._masked_set(0) is None:
+            raise LeftOut("this contributor did not upload in step 0.")
+        if phase == 1 and not member_set <= self._masked_set(0):
+            raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
+        self._enough(member_set, "members", phase)
+        before = self.st["masked_with"].get(str(phase))
+        if before is not None and before != sorted(members):
+            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
+                             " nothing sent.")
+
+        def make():
+            self.st["masked_with"][str(phase)] = sorted(member_set)
+            noisy = self._share(phase, self.statistic(phase, kept))
+            dim = len(noisy)
+            y = to_ring(noisy, self.plan.bits)
+            y += prg(self.secrets.b[phase], dim, self.plan.bits)
+            seeds = {}
+            for v in self.graph[self.me]:
+                if v not in member_set:
+                    continue
+                seed = sc.pair_seed_c(self.secrets.s[phase], bytes.fromhex(self.roster[v]["s"][phase]),
+                                      self.round_id, phase, self.me, v)
+                seeds[v] = seed
+                m = prg(seed, dim, self.plan.bits)
+                if self.me < v:
+                    y += m
+                else:
+                    y -= m
+            blobs = sc.make_blobs(self.me, self.secrets.c, self.roster, self.round_id, phase, self.committee,
+                                  self.secrets.b[phase], seeds, self.Tc)
+            header = {"blobs": {m: sc.blob_digest(b) for m, b in blobs.items()},
+                      "pairs": {v: sc.pair_commitment(self.round_id, phase, self.me, v, s) for v, s in seeds.items()}}
+            body = y.tobytes()
+            return {"body": base64.b64encode(body).decode(), "header": header, "blobs": blobs,
+                    "signature": sign(self.key, sc.upload_message(self.round_id, phase, self.me, digest(body),
+                                                                  header))}
+        sent = self._once(f"upload{phase}", make)
+        return base64.b64decode(sent["body"]), sent["header"], sent["blobs"], sent["signature"]
+
+    # ------------------------------------------------------------ committee members only
+    def _member(self) -> None:
+        if self.committee is None or self.me not in self.committee:
+            raise DPTopicError("this contributor is not on the round's committee.")
+
+    def _checked_set(self, phase: int, view: dict) -> frozenset:
+        """The set of uploads of ``phase`` the server names, checked as a survivor checks it today
+        (:func:`~dptopic.protocol.secure_committee.set_problem`) against the members this member masked with."""
+        uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
+        up = self._id_set(uploaded, f"uploads of step {phase}")
+        masked = self._masked_set(phase)
+        if masked is None:
+            raise LeftOut(f"this committee member did not upload in step {phase}.")
+        why = sc.set_problem(up, masked, self.graph, self.plan.n - self.plan.dropouts, self.T)
+        if why is not None:
+            raise ServerLied(f"the server's set of uploads of step {phase} {why}: nothing signed or revealed.")
+        return up
+
+    def committee_consistency(self, phase: int, view: dict) -> dict:
+        """``POST /v1/secure/consistency/{phase}`` (a committee member): its signature over the set of uploads, after
+        checking it; one set per step (a second, different set is refused)."""
+        self._live()
+        self._member()
+        up = self._checked_set(phase, view)
+        digest = set_digest(up)
+        signed = self.st["signed"].get(str(phase))
+        if signed is not None and signed["digest"] != digest:
+            raise ServerLied(f"the server shows a second, different set of uploads for step {phase}: refused, nothing"
+                             " revealed (a server that shows two views is caught here).")
+        if signed is None:
+            self.st["signed"][str(phase)] = {"digest": digest, "uploaded": sorted(up)}
+            self._write()
+        return {"contributor": self.me, "signature": sign(self.key, sc.consistency_message(self.round_id, phase, up))}
+
+    def _quorum(self, phase: int, up: frozenset, signatures) -> None:
+        """Require ``T_c`` valid committee signatures over this member's own set of uploads."""
+        if not isinstance(signatures, dict):
+            raise ServerLied(f"the server's committee signatures of step {phase} are not an object: nothing"
+                             " revealed.")
+        msg = sc.consistency_message(self.round_id, phase, up)
+        valid = sum(1 for m in self.committee
+                    if m in signatures and verify(bytes.fromhex(self.members[m]), signatures[m], msg))
+        if valid < self.Tc:
+            raise ServerLied(f"the server holds {valid} valid committee signatures over your set of uploads of step"
+                             f" {phase}, fewer than the committee's threshold {self.Tc}: it may have shown them"
+                             " another set; nothing revealed.")
+
+    def committee_unmask(self, phase: int, view: dict, signatures, uploads) -> dict:
+        """``POST /v1/secure/unmask/{phase}`` (a committee member): for each uploader of its signed set whose upload is
+        signed and whose blob decrypts, its share of ``b`` and of the pairwise seeds with its neighbours among the
+        members who did not upload; after ``T_c`` committee signatures over that set. Made once per step.
+
+        ``uploads``: ``{uploader: {"sha": hex SHA-256 of its body, "header", "signature", "blob"}}`` (the blob
+        addressed to this member)."""
+        self._live()
+        self._member()
+        up = self._checked_set(phase, view)
+        signed = self.st["signed"].get(str(phase))
+        if signed is None or signed["digest"] != set_digest(up):
+            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
+                             " one you signed: nothing revealed.")
+        if not isinstance(uploads, dict):
+            raise ServerLied(f"the server's uploads of step {phase} are not an object: nothing revealed.")
+        masked = self._masked_set(phase)
+
+        def make():
+            self._quorum(phase, up, signatures)
+            answers, skipped = {}, []
+            for u in sorted(up):
+                got = uploads.get(u)
+                neighbours = sorted(v for v in self.graph[u] if v in masked)
+                try:
+                    header, blob = got["header"], got["blob"]
+                    ok = (sc.check_header(header, self.committee, neighbours) is None
+                          and header["blobs"].get(self.me) == sc.blob_digest(blob)
+                          and verify(bytes.fromhex(self.members[u]), got["signature"],
+                                     sc.upload_message(self.round_id, phase, u, got["sha"], header)))
+                    b, pairs = sc.open_blob(self.me, self.secrets.c, self.roster, self.round_id, phase, u, blob,
+                                            neighbours) if ok else (None, None)
+                except (DPTopicError, KeyError, TypeError, AttributeError):
+                    b = None
+                if b is None:
+                    skipped.append(u)       # a replaced or missing blob: nothing revealed for it
+                    continue
+                answers[u] = {"b": b.hex(), "pairs": {v: pairs[v].hex() for v in neighbours if v not in up}}
+            return {"answers": answers, "skipped": skipped,
+                    "signature": sign(self.key, sc.answers_message(self.round_id, phase, self.me, answers))}
+        sent = self._once(f"unmask{phase}", make)
+        return {"contributor": self.me, "answers": sent["answers"], "signature": sent["signature"]}
+
+    def summary(self) -> dict:
+        """What the contributor's run reports (with the committee)."""
+        return {**super().summary(), "committee": self.plan.committee, "committee_threshold": self.Tc,
+                "on_committee": bool(self.committee and self.me in self.committee)}
+
+
+__all__ = ["CommitteeContributor"]
+
+
+# ----------------------------------------------------------------------------- over HTTP
+REQUESTS_COMMITTEE = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/upload/1")
+"""An ordinary contributor's requests in a committee-mode round whose prekey was posted ahead
+(:func:`post_prekey`) and whose steps each close within a long poll: the configuration long-polled until the roster
+closes (with the roster and the committee), step 0's upload answered once step 0's sum is released (with the kept
+words), step 1's upload."""
+REQUESTS_COMMITTEE_MEMBER = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/consistency/0",
+                             "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1", "POST /v1/secure/consistency/1",
+                             "POST /v1/secure/unmask/1")
+"""A committee member's: the same three, and its consistency signature and answers of each step."""
+PREKEY_REQUESTS = ("GET /v1/config", "POST /v1/secure/prekeys")
+"""What posting the prekey ahead of the round costs (once, before the round: at enrolment)."""
+ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
+LONG_POLL_S = 20.0
+
+
+def _json_post(client, path: str, doc: dict) -> dict:
+    _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+    return json.loads(data)
+
+
+def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: float | None = None):
+    """Post this person's prekey bundle for the server's round ahead of it (:data:`PREKEY_REQUESTS`); ``state``:
+    the state file that keeps the bundle's private halves until the round (required: the round is a later run).
+    Returns the :class:`CommitteeContributor`."""
+    client = client or ServiceClient(server)
+    client.keep_alive = True
+    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    c = CommitteeContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
+    _json_post(client, "/v1/secure/prekeys", {"contributor": c.me, "bundles": [c.prekey()]})
+    c.st["sent"].setdefault("prekey", True)
+    c._write()
+    return c
+
+
+def _prekey_posted(state) -> bool:
+    """Whether the state file at ``state`` records a prekey posted for its round."""
+    try:
+        return bool(json.loads(Path(state).read_text())["sent"].get("prekey"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def take_part_committee(server: str, bow, invitation, state, client=None, timeout: float = 3600.0,
+                        max_epsilon: float | None = None, leave_after_masking: bool = False) -> dict:
+    """Run a committee-mode round for one person (its prekey posted first when its state file has none:
+    :func:`post_prekey`); returns a summary. Each message is a post-and-wait whose answer brings the next step's view:
+    :data:`REQUESTS_COMMITTEE` for an ordinary contributor, :data:`REQUESTS_COMMITTEE_MEMBER` for a committee member,
+    a ``GET /v1/secure/round?wait=STEP`` per long poll where a step takes longer. ``leave_after_masking``: the person
+    masks step 0 and leaves without sending it (a dropout)."""
+    client = client or ServiceClient(server)
+    client.keep_alive = True
+    invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    ahead = _prekey_posted(state)       # else the roster cannot close before this person's prekey: no wait
+    doc = client.get_json(f"/v1/config?wait=upload0&timeout={min(LONG_POLL_S, timeout):g}" if ahead else "/v1/config")
+    c = CommitteeContributor(doc, bow, invitation, state=state, max_epsilon=max_epsilon)
+    kept = None if state is None else str(state)
+    if c.finished:
+        return {**c.summary(), "steps": [], "finished": c.finished, "state": kept}
+    if not c.st["sent"].get("prekey"):
+        view = _json_post(client, "/v1/secure/prekeys?wait=upload0&include=roster",
+                          {"contributor": c.me, "bundles": [c.prekey()]}).get("view")
+        c.st["sent"]["prekey"] = True
+        c._write()
+    else:
+        view = doc.get("round")
+    t0 = [time.monotonic()]
+
+    def reached(v, step) -> bool:
+        st = v.get("state") if isinstance(v, dict) else None
+        if st == "failed":
+            c.finish(f"failed: {str(v.get('reason'))[:300]}")
+            raise DPTopicError(f"the round failed: {v.get('reason')}.")
+        if st not in ORDER:
+            raise DPTopicError(f"the server's round is at an unknown step {str(st)[:40]!r}.")
+        return ORDER.index(st) >= ORDER.index(step)
+
+    def wait_for(step, v, include=""):
+        while v is None or not reached(v, step):
+            if time.monotonic() - t0[0] > timeout:
+                raise DPTopicError(f"the round did not reach step {step!r} within {timeout:g} s: run again later"
+                                   " (the state file keeps what was sent).")
+            v = client.get_json(f"/v1/secure/round?wait={step}&contributor={c.me}"
+                                + (f"&include={include}" if include else ""))
+        t0[0] = time.monotonic()
+        return v
+
+    view = wait_for("upload0", view, "roster")
+    if "roster" not in view:
+        view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=roster")
+    c.check_round(view["roster"], view.get("committee"))
+    member = c.me in c.committee
+    sent = []
+    for phase in (0, 1):
+        view = wait_for(f"upload{phase}", view)
+        if view["state"] == f"upload{phase}":
+            try:
+                body, header, blobs, sig = c.committee_upload(phase, view)
+            except LeftOut:
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}", "state": kept}
+            if phase == 0 and leave_after_masking:
+                return {**c.summary(), "steps": sent, "left": "step 0", "state": kept}
+            meta = json.dumps({"header": header, "blobs": blobs}).encode()
+            nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
+            _, _, data = client.request("POST", f"/v1/secure/upload/{phase}?wait={nxt}", meta + body,
+                                        {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
+                                         "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
+            view = json.loads(data).get("view") or view
+            sent.append(f"upload{phase}")
+        if not member:
+            continue
+        view = wait_for(f"consistency{phase}", view)
+        if view["state"] == f"consistency{phase}":      # the set of uploads is all a signature needs
+            q = c.committee_consistency(phase, view)
+            view = _json_post(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
+                                      "signatures", q).get("view") or view
+            sent.append(f"consistency{phase}")
+        view = wait_for(f"unmask{phase}", view, "committee,signatures")
+        if view["state"] == f"unmask{phase}" and c.me in view.get("signers", ()):
+            if "uploads" not in view or "signatures" not in view:
+                view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
+            q = c.committee_unmask(phase, view, view["signatures"], view["uploads"])
+            nxt = "upload1" if phase == 0 else "released"
+            view = _json_post(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q).get("view") or view
+            sent.append(f"unmask{phase}")
+    wait_for("released", view)
+    c.finish("released")
+    return {**c.summary(), "steps": sent, "state": kept}

@@ -1,0 +1,530 @@
+"""The server's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
+first): the prekey bundles, the uploads with their committee blobs, the committee's consistency signatures and
+answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a committee-mode round).
+
+:class:`CommitteeRound` runs one round in memory (the same checks and refusals as
+:class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
+out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`), driven step by step by the
+tests, or served by :func:`create_committee_app`. Its state is in memory only: not yet the durable SQL store of
+:class:`~dptopic.service.secure_sum.SecureRound` (a restart loses the round), nor several server processes. The app
+runs every call on its event loop's thread (no lock needed), the unmasking included: requests wait while a step is
+unmasked (2 s at 1,000 people).
+
+Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or by
+:meth:`CommitteeRound.close` with at least N - F), ``upload{p}`` (everyone), ``consistency{p}`` and ``unmask{p}``
+(the committee), then ``released`` (or ``failed``).
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from ..corpus import Vocabulary
+from ..errors import DPTopicError
+from ..protocol import secure_committee as sc
+from ..protocol import secure_sum as ss
+from ..protocol.enrollment import check_directory
+from .secure_sum import ApiError, process_usage, release_document
+
+
+class CommitteeRound:
+    """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.SecureSumPlan` with a
+    committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``."""
+
+    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3):
+        if not plan.committee:
+            raise DPTopicError("a committee round needs a plan with a committee (SecureSumPlan(committee=...)).")
+        self.plan = plan
+        self.directory = check_directory(directory, where="the round's directory")
+        self.round_id = self.directory["round_id"]
+        self.members = self.directory["members"]
+        if len(self.members) != plan.n:
+            raise DPTopicError(f"the directory lists {len(self.members)} contributors, the plan {plan.n}.")
+        self.vocabulary, self.n_topics = list(vocabulary), int(n_topics)
+        self.graph = ss.neighbour_graph(sorted(self.members), self.round_id, plan.degree)
+        self.T, self.Tc = plan.threshold, plan.committee_threshold
+        self.state = "keys"
+        self.reason: str | None = None
+        self.keys: dict = {}
+        self.committee: list = []
+        self.step: dict = {}        # the open step's sets: members, uploaded, kept
+        self.sums: dict = {}        # phase -> unmasked sum (signed integers)
+        self.shares_of_sum: dict = {}
+        self.uploaded: dict = {}    # phase -> the step's set of uploads, once it closed
+        self._running = None
+        self._receipts: dict = {}   # (phase, contributor) -> (sha, header, signature)
+        self._blobs: dict = {}      # (phase, member) -> {uploader: blob}
+        self._signatures: dict = {}
+        self._answers: dict = {}
+
+    # ------------------------------------------------------------ checks
+    def _need(self, *states) -> None:
+        if self.state not in states:
+            raise ApiError(409, "round_closed" if self.state != "keys" else "not_open",
+                           f"the round is at step {self.state!r}"
+                           + (f" ({self.reason})" if self.reason else "")
+                           + f", not {' or '.join(repr(s) for s in states)}: nothing stored.")
+
+    def _signed(self, contributor: str, signature, msg: bytes) -> None:
+        if contributor not in self.members:
+            raise ApiError(403, "not_enrolled", f"contributor {str(contributor)[:40]!r} holds no invitation to this"
+                                                " round (it is not in the operator's directory).")
+        if not ss.verify(bytes.fromhex(self.members[contributor]), signature, msg):
+            raise ApiError(403, "bad_signature", f"the request is not signed by {contributor!r}'s invitation key (or"
+                                                 " not over this step's message): refused.")
+
+    def _fail(self, reason: str) -> None:
+        self.state, self.reason = "failed", reason
+
+    # ------------------------------------------------------------ keys ahead of the round
+    def post_prekeys(self, contributor: str, bundles) -> dict:
+        """A member's prekey bundles (``[{"round_id", "keys", "signature"}]``): the one for this round is
+        registered (checked as today's keys); bundles for other rounds are not this round's business."""
+        if not isinstance(bundles, list) or not all(isinstance(b, dict) for b in bundles):
+            raise ApiError(400, "bad_prekeys", "prekeys must be a list of {round_id, keys, signature}.")
+        mine = [b for b in bundles if b.get("round_id") == self.round_id]
+        if len(mine) != 1:
+            raise ApiError(400, "bad_prekeys", f"prekeys must hold exactly one bundle for round {self.round_id!r}.")
+        b = mine[0]
+        keys = b.get("keys")
+        self._signed(contributor, b.get("signature"), ss.keys_message(self.round_id, contributor, keys)
+                     if isinstance(keys, dict) and {"c", "s", "b"} <= set(keys) else b"")
+        why = ss.check_keys(keys)
+        if why is not None:
+            raise ApiError(400, "bad_keys", why + ".")
+        old = self.keys.get(contributor)
+        if old is not None:
+            if {k: old[k] for k in ("c", "s", "b")} == keys:
+                return {"replayed": True}
+            raise ApiError(409, "keys_changed", f"contributor {contributor!r} already registered other keys for this"
+                                                " round: one key set per invitation.")
+        self._need("keys")
+        used = {k for e in self.keys.values() for k in [e["c"], *e["s"]]}
+        if used & {keys["c"], *keys["s"]}:
+            raise ApiError(409, "key_reused", "a public key of this set is already registered: draw fresh keys.")
+        self.keys[contributor] = {**keys, "signature": b["signature"]}
+        if len(self.keys) == len(self.members):
+            self._close_roster()
+        return {"registered": True}
+
+    def _close_roster(self) -> None:
+        if len(self.keys) < self.plan.n - self.plan.dropouts:
+            self._fail(f"{len(self.keys)} prekey bundles, fewer than N - F: nothing released")
+            return
+        self.committee = sc.committee_of(list(self.keys), self.round_id, self.plan.committee)
+        self._open_upload(0, sorted(self.keys))
+
+    def _open_upload(self, phase: int, members: list, kept=None) -> None:
+        self.state = f"upload{phase}"
+        self.step = {"members": members, **({"kept": kept} if kept is not None else {})}
+        self._running = None
+
+    # ------------------------------------------------------------ views
+    def roster(self) -> dict:
+        """The closed roster (the prekey bundles of this round)."""
+        if self.state == "keys":
+            raise ApiError(409, "not_open", "the roster is handed out once every invited contributor has registered.")
+        return self.keys
+
+    def view(self) -> dict:
+        """The round's step and the sets and words a contributor checks (with the committee once named)."""
+        doc = {"round_id": self.round_id, "state": self.state, "reason": self.reason, **self.step}
+        if self.committee:
+            doc["committee"] = self.committee
+        if self.state == "keys":
+            doc["keys_received"] = len(self.keys)
+        elif self.state[:-1] in ("upload", "consistency", "unmask"):      # what an admin looks at before a close
+            phase = int(self.state[-1])
+            doc["received"] = {"upload": sum(1 for p, _ in self._receipts if p == phase),
+                               "consistency": len(self._signatures.get(phase, {})),
+                               "unmask": len(self._answers.get(phase, {}))}[self.state[:-1]]
+        return doc
+
+    def config_view(self) -> dict:
+        """What ``GET /v1/config`` long-polled answers once the roster is closed: the view, the roster, the committee
+        (an ordinary contributor's first request)."""
+        return {**self.view(), "roster": self.roster()}
+
+    def committee_view(self, phase: int, member: str) -> dict:
+        """What a committee member reads at the consistency and unmasking of ``phase``: the view and, for each
+        uploader, its upload's digest, header, signature and the blob addressed to ``member``."""
+        blobs = self._blobs.get((phase, member), {})
+        uploads = {u: {"sha": r[0], "header": r[1], "signature": r[2], "blob": blobs.get(u)}
+                   for (p, u), r in self._receipts.items() if p == phase}
+        return {**self.view(), "uploads": uploads}
+
+    def signatures(self, phase: int) -> dict:
+        """The committee's consistency signatures of ``phase`` (public once the step closed)."""
+        return dict(self._signatures.get(phase, {}))
+
+    # ------------------------------------------------------------ uploads
+    def dim(self, phase: int) -> int:
+        """Entries of step ``phase``'s vector."""
+        return self.plan.vocab_size + 1 if phase == 0 else ss.triangle_size(len(self.step["kept"]))
+
+    def post_upload(self, phase: int, contributor: str, body: bytes, header, blobs, signature) -> dict:
+        """A member's masked upload of ``phase`` with its committee blobs, signed over both."""
+        sha = ss.digest(bytes(body))
+        self._signed(contributor, signature, sc.upload_message(self.round_id, phase, contributor, sha, header)
+                     if isinstance(header, dict) else b"")
+        old = self._receipts.get((phase, contributor))
+        if old is not None:
+            if old[0] == sha:
+                return {"replayed": True}
+            raise ApiError(409, "upload_changed", "a different upload of this step is already stored: one each.")
+        self._need(f"upload{phase}")
+        members = set(self.step["members"])
+        if contributor not in members:
+            raise ApiError(403, "not_member", f"{contributor!r} is not a member of step {phase}.")
+        if len(body) != self.plan.upload_bytes(self.dim(phase)):
+            raise ApiError(400, "bad_upload", f"an upload of step {phase} holds {self.dim(phase)} ring elements.")
+        why = sc.check_header(header, self.committee, [v for v in self.graph[contributor] if v in members])
+        if why is not None:
+            raise ApiError(400, "bad_header", why + ".")
+        if not isinstance(blobs, dict) or set(blobs) != set(self.committee) or not all(
+                isinstance(b, str) and sc.blob_digest(b) == header["blobs"][m] for m, b in blobs.items()):
+            raise ApiError(400, "bad_blobs", "the blobs are not the ones the header names, one per committee member.")
+        y = np.frombuffer(bytes(body), dtype=self.plan.dtype)
+        self._running = y.copy() if self._running is None else self._running + y
+        self._receipts[(phase, contributor)] = (sha, header, signature)
+        for m, b in blobs.items():
+            self._blobs.setdefault((phase, m), {})[contributor] = b
+        if sum(1 for p, _ in self._receipts if p == phase) == len(members):
+            self._close_upload(phase)
+        return {"stored": True}
+
+    def _close_upload(self, phase: int) -> None:
+        uploaded = sorted(u for p, u in self._receipts if p == phase)
+        if len(uploaded) < self.plan.n - self.plan.dropouts:
+            self._fail(f"{len(uploaded)} uploads at step {phase}, fewer than N - F: nothing released")
+            return
+        self.state = f"consistency{phase}"
+        self.step = {**self.step, "uploaded": uploaded}
+        self.uploaded[phase] = uploaded
+
+    # ------------------------------------------------------------ the committee
+    def post_consistency(self, phase: int, member: str, signature) -> dict:
+        """A committee member's signature over the set of uploads of ``phase``."""
+        self._need(f"consistency{phase}")
+        if member not in self.committee:
+            raise ApiError(403, "not_committee", f"{member!r} is not on the round's committee.")
+        self._signed(member, signature, sc.consistency_message(self.round_id, phase, self.step["uploaded"]))
+        self._signatures.setdefault(phase, {})[member] = signature
+        if len(self._signatures[phase]) == len(self.committee):
+            self._close_consistency(phase)
+        return {"stored": True}
+
+    def _close_consistency(self, phase: int) -> None:
+        if len(self._signatures.get(phase, {})) < self.Tc:
+            self._fail(f"{len(self._signatures.get(phase, {}))} committee signatures at step {phase}, fewer than its"
+                       f" threshold {self.Tc}: nothing released")
+            return
+        self.state = f"unmask{phase}"
+        self.step = {**self.step, "signers": sorted(self._signatures[phase])}
+
+    def post_unmask(self, phase: int, member: str, answers, signature) -> dict:
+        """A committee member's answers for ``phase``; the sum is unmasked once every signer has answered (or at
+        :meth:`close`)."""
+        self._need(f"unmask{phase}")
+        if member not in self.step["signers"]:
+            raise ApiError(403, "not_signer", f"{member!r} did not sign this step's set of uploads.")
+        self._signed(member, signature, sc.answers_message(self.round_id, phase, member, answers)
+                     if isinstance(answers, dict) else b"")
+        old = self._answers.get(phase, {}).get(member)
+        if old is not None:
+            if ss.canonical(old) == ss.canonical(answers):
+                return {"replayed": True}
+            raise ApiError(409, "answers_changed", f"{member!r}'s answers of step {phase} are already stored: one"
+                                                   " each.")
+        self._answers.setdefault(phase, {})[member] = answers
+        if len(self._answers[phase]) == len(self.step["signers"]):
+            self._unmask(phase)
+        return {"stored": True}
+
+    def _unmask(self, phase: int) -> None:
+        up = self.step["uploaded"]
+        headers = {u: self._receipts[(phase, u)][1] for u in up}
+        try:
+            total = sc.unmask_committee_sum(self._running, self.keys, self.round_id, phase, self.graph, self.Tc,
+                                            self.committee, self.step["members"], up, headers,
+                                            self._answers.get(phase, {}))
+        except DPTopicError as e:
+            self._fail(f"unmasking step {phase} failed ({e}): nothing released")
+            return
+        self.sums[phase], self.shares_of_sum[phase] = total, len(up)
+        if phase == 0:
+            from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
+
+            kept = released_words(self.plan, total, len(up), self.n_topics)[0]
+            self._open_upload(1, list(up), kept=[int(k) for k in kept])
+        else:
+            self.state = "released"
+
+    def close(self) -> dict:
+        """The admin's close of the open step (its survivors are in): the roster, an upload, a consistency or an
+        unmasking step."""
+        if self.state == "keys":
+            self._close_roster()
+        elif self.state.startswith("upload"):
+            self._close_upload(int(self.state[-1]))
+        elif self.state.startswith("consistency"):
+            self._close_consistency(int(self.state[-1]))
+        elif self.state.startswith("unmask"):
+            self._unmask(int(self.state[-1]))
+        return self.view()
+
+
+__all__ = ["CommitteeRound"]
+
+
+# ----------------------------------------------------------------------------- HTTP
+STATES = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released", "failed")
+LONG_POLL_S = 20.0
+"""The longest a request with ``?wait=STEP`` is held (below a client's 30 s read timeout)."""
+MAX_META_BYTES = 4 * 1024 * 1024
+
+
+def _reached(state: str, step: str) -> bool:
+    return state == "failed" or STATES.index(state) >= STATES.index(step)
+
+
+class _Served:
+    """A :class:`CommitteeRound` served over HTTP: every call runs on the event loop's thread (no lock needed), and
+    each change of step wakes the held requests."""
+
+    def __init__(self, rnd: CommitteeRound, admin_token: str | None, vocabulary, n_topics: int):
+        self.rnd, self.admin_token = rnd, admin_token
+        self.vocabulary, self.n_topics = vocabulary, n_topics
+        self.changed = asyncio.Event()
+        self.model = None
+
+    def moved(self, before: str) -> None:
+        """Wake every held request if the round left step ``before`` (each waits on the event of the step it saw: a
+        new one per change, never cleared, so no wake-up is lost)."""
+        if self.rnd.state != before:
+            old, self.changed = self.changed, asyncio.Event()
+            old.set()
+
+    async def wait(self, step: str, timeout: float) -> None:
+        deadline = time.monotonic() + min(timeout, LONG_POLL_S)
+        while not _reached(self.rnd.state, step) and time.monotonic() < deadline:
+            changed = self.changed          # the event of the step just seen (no await since the look)
+            try:
+                await asyncio.wait_for(changed.wait(), max(0.0, deadline - time.monotonic()))
+            except asyncio.TimeoutError:
+                pass
+
+
+def _served(request) -> _Served:
+    return request.app.state.served
+
+
+async def _view(request, who: str | None = None) -> dict:
+    """The round's view, once it reached ``?wait=STEP`` (or after ``timeout``, at most :data:`LONG_POLL_S`), with
+    what ``include`` asks for the poster (or ``contributor``): ``roster`` (and the committee), ``committee`` (a
+    member's uploads and blobs at its consistency and unmasking), ``signatures`` (the committee's)."""
+    s = _served(request)
+    q = request.query_params
+    step = q.get("wait")
+    if step is not None:
+        if step not in STATES:
+            raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
+        try:
+            timeout = float(q.get("timeout", LONG_POLL_S))
+        except ValueError:
+            timeout = -1.0
+        if not 0 <= timeout <= 3600:
+            raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
+        await s.wait(step, timeout)
+    r = s.rnd
+    view = r.view()
+    include = set(filter(None, q.get("include", "").split(",")))
+    if include - {"roster", "committee", "signatures"}:
+        raise ApiError(400, "bad_include", "include takes roster, committee and signatures, comma-separated.")
+    who = q.get("contributor", who)
+    state = view["state"]
+    if "roster" in include and state not in ("keys", "failed"):
+        view["roster"] = r.roster()
+    if "committee" in include and who in r.committee and state[:-1] in ("consistency", "unmask"):
+        view["uploads"] = r.committee_view(int(state[-1]), who)["uploads"]
+    if "signatures" in include and state.startswith("unmask"):
+        view["signatures"] = r.signatures(int(state[-1]))
+    return view
+
+
+async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
+    body = await request.body()
+    if len(body) > limit:
+        raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        raise ApiError(400, "bad_json", "the body is not JSON.") from None
+    if not isinstance(doc, dict):
+        raise ApiError(400, "bad_json", "the body must be a JSON object.")
+    return doc
+
+
+def _respond(doc: dict, status: int = 200):
+    return JSONResponse(doc, status)
+
+
+async def _after(request, who: str, out: dict, before: str):
+    s = _served(request)
+    s.moved(before)
+    if "wait" in request.query_params:
+        out = {**out, "view": await _view(request, who)}
+    return _respond(out)
+
+
+def _phase(request) -> int:
+    p = request.path_params["phase"]
+    if p not in ("0", "1"):
+        raise ApiError(404, "no_such_step", "steps are 0 (presence) and 1 (co-occurrence).")
+    return int(p)
+
+
+async def http_config(request):
+    """``GET /v1/config``: the round's public settings; with ``?wait=upload0`` held until the roster is closed and
+    answered with the view, the roster and the committee (``round``): a contributor's first request of a round."""
+    s = _served(request)
+    r = s.rnd
+    doc = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
+           "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
+           "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
+           "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+    if "wait" in request.query_params:
+        doc["round"] = await _view(request)
+        if doc["round"]["state"] not in ("keys", "failed"):
+            doc["round"]["roster"] = r.roster()
+    return _respond(doc)
+
+
+async def http_prekeys(request):
+    """``POST /v1/secure/prekeys``: ``{"contributor", "bundles": [{"round_id", "keys", "signature"}]}``."""
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before = r.state
+    out = r.post_prekeys(str(doc.get("contributor")), doc.get("bundles"))
+    return await _after(request, str(doc.get("contributor")), out, before)
+
+
+async def http_upload(request):
+    """``POST /v1/secure/upload/{p}``: the body is the JSON ``{"header", "blobs"}`` (its length in the
+    ``Dptopic-Meta-Length`` header) followed by the masked vector (raw little-endian, the plan's ring); signed
+    (``Dptopic-Signature``) by ``Dptopic-Contributor``."""
+    phase = _phase(request)
+    who = request.headers.get("dptopic-contributor", "")
+    data = await request.body()
+    try:
+        n = int(request.headers.get("dptopic-meta-length", ""))
+        meta = json.loads(data[:n]) if 0 < n <= min(len(data), MAX_META_BYTES) else None
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise ApiError(400, "bad_upload", "an upload is its JSON header (Dptopic-Meta-Length bytes), then the vector.")
+    r = _served(request).rnd
+    before = r.state
+    out = r.post_upload(phase, who, data[n:], meta.get("header"), meta.get("blobs"),
+                        request.headers.get("dptopic-signature"))
+    return await _after(request, who, out, before)
+
+
+async def _late(request, store, *args) -> dict:
+    try:
+        return store(*args)
+    except ApiError as e:
+        if e.code == "round_closed" and "wait" in request.query_params:
+            return {"late": True}
+        raise
+
+
+async def http_consistency(request):
+    """``POST /v1/secure/consistency/{p}`` (a committee member): ``{"contributor", "signature"}``."""
+    phase = _phase(request)
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before, who = r.state, str(doc.get("contributor"))
+    out = await _late(request, r.post_consistency, phase, who, doc.get("signature"))
+    return await _after(request, who, out, before)
+
+
+async def http_unmask(request):
+    """``POST /v1/secure/unmask/{p}`` (a committee member): ``{"contributor", "answers", "signature"}``."""
+    phase = _phase(request)
+    doc = await _json_body(request)
+    r = _served(request).rnd
+    before, who = r.state, str(doc.get("contributor"))
+    out = await _late(request, r.post_unmask, phase, who, doc.get("answers"), doc.get("signature"))
+    return await _after(request, who, out, before)
+
+
+async def http_round(request):
+    """``GET /v1/secure/round[?wait=STEP&contributor=ID&include=...]``: the view (a long poll with ``wait``)."""
+    return _respond(await _view(request))
+
+
+async def http_close(request):
+    """``POST /v1/admin/secure/close`` (``Authorization: Bearer TOKEN``): the open step closes."""
+    s = _served(request)
+    auth = request.headers.get("authorization", "")
+    if s.admin_token is None or not auth.startswith("Bearer ") or not hmac.compare_digest(
+            auth[7:].strip().encode(), s.admin_token.encode()):
+        raise ApiError(403, "wrong_token", "send 'Authorization: Bearer TOKEN' (the server's admin_token).")
+    before = s.rnd.state
+    out = s.rnd.close()
+    s.moved(before)
+    return _respond(out)
+
+
+async def http_timings(request):
+    """``GET /v1/secure/timings``: this server process's own CPU seconds and peak memory."""
+    return _respond({"process": process_usage()})
+
+
+async def http_model(request):
+    """``GET /v1/model``: the released model."""
+    s = _served(request)
+    r = s.rnd
+    if r.state != "released":
+        raise ApiError(404, "no_model", f"the round has released no model (it is at step {r.state!r}).")
+    if s.model is None:
+        s.model = release_document(r.plan, s.vocabulary, s.n_topics, r.sums[0], r.sums[1],
+                                   (r.shares_of_sum[0], r.shares_of_sum[1]), r.round_id)
+    return _respond(s.model)
+
+
+def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+                         admin_token: str | None = None):
+    """The ASGI app of one committee-mode round (:class:`CommitteeRound`, in memory): ``/v1/config`` (long-polled
+    with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
+    ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
+    ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``."""
+    words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
+    rnd = CommitteeRound(plan, directory, words, n_topics)
+
+    async def api_error(request, exc: ApiError):
+        return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
+
+    async def refused(request, exc: DPTopicError):
+        return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
+
+    routes = [Route("/v1/config", http_config, methods=["GET"]),
+              Route("/v1/secure/round", http_round, methods=["GET"]),
+              Route("/v1/secure/prekeys", http_prekeys, methods=["POST"]),
+              Route("/v1/secure/upload/{phase}", http_upload, methods=["POST"]),
+              Route("/v1/secure/consistency/{phase}", http_consistency, methods=["POST"]),
+              Route("/v1/secure/unmask/{phase}", http_unmask, methods=["POST"]),
+              Route("/v1/admin/secure/close", http_close, methods=["POST"]),
+              Route("/v1/secure/timings", http_timings, methods=["GET"]),
+              Route("/v1/model", http_model, methods=["GET"])]
+    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, DPTopicError: refused})
+    app.state.served = _Served(rnd, admin_token, words, n_topics)
+    return app

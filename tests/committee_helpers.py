@@ -1,0 +1,191 @@
+"""A committee-mode secure-sum round in process: the real server (:class:`~dptopic.service.secure_committee.
+CommitteeRound`) and real contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`), driven
+step by step so that a test can stand between them (what the server *says* is what :meth:`say` returns)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+class InProcessCommitteeRound:
+    """``n`` contributors with their invitations and state files, a plan with ``committee`` (default "auto"). Each
+    contributor's noisy share of each step (what it masked) is recorded in ``shares`` to check the sum exactly."""
+
+    def __init__(self, tmp: Path, n: int = 20, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
+                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto"):
+        from cohort_helpers import tiny_bows
+        from dptopic.contributor.secure_committee import CommitteeContributor
+        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.service.secure_committee import CommitteeRound
+
+        self.tmp = Path(tmp)
+        self.words = [f"w{i:03d}" for i in range(vocab)]
+        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1")
+        self.directory = read_directory(self.tmp / "inv" / "directory.json")
+        self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
+        self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, committee=committee)
+        self.server = CommitteeRound(self.plan, self.directory, self.words, topics)
+        self.config = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": self.words,
+                       "vocab_size": vocab, "n_topics": topics, "round_id": self.server.round_id,
+                       "secure_sum": self.plan.to_dict(), "epsilon": self.plan.epsilon, "delta": self.plan.delta,
+                       "directory": self.directory}
+        self.shares: dict = {}
+        self.people = []
+        for k, (b, inv) in enumerate(zip(tiny_bows(n, seed, vocab), self.invitations)):
+            c = CommitteeContributor(self.config, b, inv, state=self.tmp / f"state-{inv['contributor']}.json",
+                                     rng=np.random.default_rng([seed, k]))
+            self._record(c)
+            self.people.append(c)
+        self.by_id = {c.me: c for c in self.people}
+        self.refused: dict = {}
+        self.requests: dict = {c.me: [] for c in self.people}
+
+    def _record(self, c):
+        share = c._share
+
+        def recorded(phase, x):
+            out = share(phase, x)
+            self.shares[(c.me, phase)] = np.asarray(out, dtype=np.int64)
+            return out
+        c._share = recorded
+
+    def say(self, step: str, who: str, what: str, value):
+        """What the server tells ``who`` at ``step`` (``what``: config, view, signatures, uploads); honest here."""
+        return value
+
+    def _run(self, c, step, f, *args):
+        from dptopic.contributor.secure_sum import LeftOut, ServerLied
+
+        try:
+            return f(*args)
+        except ServerLied as e:
+            self.refused[c.me] = (step, str(e))
+        except LeftOut:
+            pass
+        return None
+
+    @property
+    def committee(self) -> list:
+        return self.server.committee
+
+    def prekeys(self):
+        for c in self.people:
+            self.server.post_prekeys(c.me, [c.prekey()])
+
+    def open(self):
+        """Each contributor's first request: the configuration with the closed roster and the committee."""
+        cfg = self.server.config_view()
+        for c in self.people:
+            self.requests[c.me].append("GET /v1/config")
+            v = self.say("config", c.me, "config", cfg)
+            self._run(c, "config", c.check_round, v["roster"], v["committee"])
+
+    def upload(self, phase: int, drop=()):
+        view = self.server.view()
+        for c in self.people:
+            if c.me in drop or c.me in self.refused:
+                continue
+            out = self._run(c, f"upload{phase}", c.committee_upload, phase, self.say(f"upload{phase}", c.me, "view",
+                                                                                     view))
+            if out is None:
+                continue
+            self.requests[c.me].append(f"POST /v1/secure/upload/{phase}")
+            self.server.post_upload(phase, c.me, *out)
+        if self.server.state == f"upload{phase}":
+            self.server.close()
+
+    def consistency(self, phase: int):
+        for m in self.committee:
+            c = self.by_id[m]
+            if m in self.refused or m not in set(self.server.view().get("uploaded", ())):
+                continue
+            q = self._run(c, f"consistency{phase}", c.committee_consistency, phase,
+                          self.say(f"consistency{phase}", m, "view", self.server.committee_view(phase, m)))
+            if q is not None:
+                self.requests[m].append(f"POST /v1/secure/consistency/{phase}")
+                self.server.post_consistency(phase, m, q["signature"])
+        if self.server.state == f"consistency{phase}":
+            self.server.close()
+
+    def unmask(self, phase: int):
+        if self.server.state != f"unmask{phase}":
+            return self.server.view()
+        sigs = self.server.signatures(phase)
+        for m in self.server.view()["signers"]:
+            c = self.by_id[m]
+            if m in self.refused:
+                continue
+            v = self.server.committee_view(phase, m)
+            q = self._run(c, f"unmask{phase}", c.committee_unmask, phase, self.say(f"unmask{phase}", m, "view", v),
+                          self.say(f"unmask{phase}", m, "signatures", sigs),
+                          self.say(f"unmask{phase}", m, "uploads", v["uploads"]))
+            if q is None:
+                continue
+            self.requests[m].append(f"POST /v1/secure/unmask/{phase}")
+            if self.server.state == f"unmask{phase}":
+                self.server.post_unmask(phase, m, q["answers"], q["signature"])
+        if self.server.state == f"unmask{phase}":
+            self.server.close()
+        return self.server.view()
+
+    def run(self, drop0=()):
+        """Every step; ``drop0``: contributors that never upload in step 0. Returns the final view."""
+        self.prekeys()
+        self.open()
+        return self.run_from_open(drop0)
+
+    def run_from_open(self, drop0=()):
+        """The steps after :meth:`open`."""
+        for phase in (0, 1):
+            if self.server.state != f"upload{phase}":
+                break
+            self.upload(phase, drop=drop0 if phase == 0 else ())
+            if self.server.state != f"consistency{phase}":
+                break
+            self.consistency(phase)
+            self.unmask(phase)
+        return self.server.view()
+
+    def plain_sum(self, phase: int) -> np.ndarray:
+        """The sum of the noisy shares of the step's uploaders, as they masked them."""
+        return np.sum([self.shares[(u, phase)] for u in self.server.uploaded[phase]], axis=0)
+
+
+class CommitteeServer:
+    """A committee-mode round's app (:func:`~dptopic.service.secure_committee.create_committee_app`) under a real
+    uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
+
+    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3):
+        from dptopic.protocol.enrollment import make_invitations, read_directory
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.service.secure_committee import create_committee_app
+        from service_helpers import free_port
+
+        make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1")
+        self.invitation_files = sorted((Path(tmp) / "inv").glob("invitation-*.json"))
+        self.plan = SecureSumPlan(8.0, 1e-5, n, dropouts, len(words), collusion, committee="auto")
+        self.app = create_committee_app(self.plan, read_directory(Path(tmp) / "inv" / "directory.json"), list(words),
+                                        topics, admin_token="t" * 24)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    @property
+    def round(self):
+        return self.app.state.served.rnd
+
+    def __enter__(self) -> "CommitteeServer":
+        import uvicorn
+
+        from service_helpers import start_uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="warning", access_log=False))
+        self.thread = start_uvicorn(self.server, "the committee server")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from service_helpers import stop_uvicorn
+
+        stop_uvicorn(self.server, self.thread)

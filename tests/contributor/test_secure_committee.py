@@ -1,0 +1,62 @@
+"""``dptopic.contributor.secure_committee``: a committee-mode contributor's prekey, its one upload per sum (made once,
+resumed from its state file), and what only a committee member does."""
+import pytest
+
+from dptopic.contributor.secure_committee import CommitteeContributor
+from dptopic.contributor.secure_sum import SecureContributor
+from dptopic.errors import DPTopicError
+from dptopic.protocol import secure_sum as ss
+
+pytest.importorskip("cryptography")
+pytest.importorskip("starlette")
+
+
+@pytest.fixture
+def rnd(tmp_path):
+    from committee_helpers import InProcessCommitteeRound
+
+    return InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
+
+
+def test_the_prekey_is_the_rounds_keys_message_signed_with_the_invitation(rnd):
+    c = rnd.people[0]
+    b = c.prekey()
+    assert b["round_id"] == rnd.server.round_id and b["contributor"] == c.me
+    assert ss.verify(bytes.fromhex(c.members[c.me]), b["signature"], ss.keys_message(c.round_id, c.me, b["keys"]))
+
+
+def test_a_contributor_of_the_other_mode_is_refused_in_one_line(rnd):
+    plain = {**rnd.config, "secure_sum": ss.SecureSumPlan(8.0, 1e-5, 12, 1, 30, 1).to_dict()}
+    with pytest.raises(DPTopicError, match="without a committee: take part with SecureContributor"):
+        CommitteeContributor(plain, rnd.people[0].bow, rnd.invitations[0])
+    with pytest.raises(DPTopicError, match="with a committee: take part with CommitteeContributor"):
+        SecureContributor(rnd.config, rnd.people[0].bow, rnd.invitations[0])
+
+
+def test_an_upload_is_made_once_and_a_resumed_contributor_sends_the_same_bytes(rnd, tmp_path):
+    rnd.prekeys()
+    rnd.open()
+    c = rnd.people[0]
+    first = c.committee_upload(0, rnd.server.view())
+    again = CommitteeContributor(rnd.config, c.bow, rnd.invitations[0], state=tmp_path / f"state-{c.me}.json")
+    again.check_round(rnd.server.roster(), rnd.server.committee)
+    assert again.committee_upload(0, rnd.server.view()) == first
+    with pytest.raises(Exception, match="other members"):
+        view = rnd.server.view()
+        again.committee_upload(0, {**view, "members": [i for i in view["members"] if i != view["members"][-1]
+                                                       or i == c.me]})
+
+
+def test_only_a_committee_member_signs_or_answers_and_the_secrets_go_at_the_end(rnd, tmp_path):
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    outsider = next(c for c in rnd.people if c.me not in rnd.committee)
+    with pytest.raises(DPTopicError, match="not on the round's committee"):
+        outsider.committee_consistency(0, rnd.server.view())
+    outsider.finish("released")
+    assert outsider.st["secrets"] is None
+    inv = next(i for i in rnd.invitations if i["contributor"] == outsider.me)
+    later = CommitteeContributor(rnd.config, outsider.bow, inv, state=tmp_path / f"state-{outsider.me}.json")
+    with pytest.raises(DPTopicError, match="round is over"):
+        later.committee_upload(1, rnd.server.view())

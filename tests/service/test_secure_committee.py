@@ -1,0 +1,198 @@
+"""``dptopic.service.secure_committee``: a committee-mode round, in process, from the prekeys to the release, and what
+the server refuses."""
+import base64
+
+import numpy as np
+import pytest
+
+from dptopic.protocol import secure_committee as sc
+from dptopic.protocol import secure_sum as ss
+from dptopic.service.secure_sum import ApiError
+
+pytest.importorskip("cryptography")
+pytest.importorskip("starlette")
+
+
+@pytest.fixture
+def rnd(tmp_path):
+    from committee_helpers import InProcessCommitteeRound
+
+    return InProcessCommitteeRound(tmp_path, n=20, dropouts=2, collusion=1)
+
+
+def test_a_round_with_a_tenth_dropping_releases_the_uploaders_exact_sums_in_three_requests_each(rnd):
+    rnd.prekeys()
+    rnd.open()
+    ordinary = [i for i in sorted(rnd.by_id) if i not in rnd.committee]
+    drop = ordinary[:2]
+    view = rnd.run_from_open(drop0=drop)
+    assert view["state"] == "released" and not rnd.refused, (view, rnd.refused)
+    assert rnd.server.uploaded[0] == sorted(set(rnd.by_id) - set(drop))
+    for phase in (0, 1):
+        assert np.array_equal(rnd.server.sums[phase], rnd.plain_sum(phase))
+    assert rnd.requests[ordinary[3]] == ["GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/upload/1"]
+    member = rnd.committee[0]
+    assert rnd.requests[member] == ["GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/consistency/0",
+                                    "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1",
+                                    "POST /v1/secure/consistency/1", "POST /v1/secure/unmask/1"]
+    assert (rnd.plan.committee, rnd.plan.committee_threshold) == (6, 4)
+
+
+def test_a_strangers_or_a_forged_prekey_bundle_is_refused(rnd, tmp_path):
+    from dptopic.protocol.enrollment import make_invitations, read_invitation
+
+    make_invitations(tmp_path / "other.key", 3, tmp_path / "other", round_id="round1")
+    stranger = read_invitation(sorted((tmp_path / "other").glob("invitation-*.json"))[0])
+    c = rnd.people[0]
+    bundle = c.prekey()
+    forged = {**bundle, "signature": ss.sign(stranger["signing_key"], ss.keys_message("round1", c.me,
+                                                                                       bundle["keys"]))}
+    with pytest.raises(ApiError, match="not signed by"):
+        rnd.server.post_prekeys(c.me, [forged])
+    with pytest.raises(ApiError, match="no invitation"):
+        rnd.server.post_prekeys("9999", [bundle])
+    with pytest.raises(ApiError, match="exactly one bundle"):
+        rnd.server.post_prekeys(c.me, [{**bundle, "round_id": "round2"}])
+    assert rnd.server.post_prekeys(c.me, [bundle]) == {"registered": True}
+    assert rnd.server.post_prekeys(c.me, [bundle]) == {"replayed": True}
+    assert rnd.server.state == "keys"
+
+
+def test_a_replaced_blob_or_body_is_refused_and_changes_nothing(rnd):
+    rnd.prekeys()
+    rnd.open()
+    c = rnd.people[0]
+    body, header, blobs, sig = c.committee_upload(0, rnd.server.view())
+    m = rnd.committee[0]
+    other = rnd.people[1].committee_upload(0, rnd.server.view())[2][m]
+    with pytest.raises(ApiError, match="blobs are not the ones"):
+        rnd.server.post_upload(0, c.me, body, header, {**blobs, m: other}, sig)
+    with pytest.raises(ApiError, match="not signed by"):
+        rnd.server.post_upload(0, c.me, body, {**header, "blobs": {**header["blobs"], m: "0" * 64}}, blobs, sig)
+    flipped = bytearray(body)
+    flipped[0] ^= 1
+    with pytest.raises(ApiError, match="not signed by"):
+        rnd.server.post_upload(0, c.me, bytes(flipped), header, blobs, sig)
+    assert rnd.server._running is None
+    assert rnd.server.post_upload(0, c.me, body, header, blobs, sig) == {"stored": True}
+    assert rnd.server.post_upload(0, c.me, body, header, blobs, sig) == {"replayed": True}
+    with pytest.raises(ApiError, match="not 'consistency0'"):
+        rnd.server.post_consistency(0, m, "00" * 64)
+
+
+def test_too_few_uploads_fail_the_round_with_nothing_revealed(rnd):
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0, drop=sorted(rnd.by_id)[:3])
+    assert rnd.server.state == "failed" and "fewer than N - F" in rnd.server.reason
+
+
+def test_the_body_is_the_plans_ring_and_each_upload_carries_one_blob_per_member(rnd):
+    rnd.prekeys()
+    rnd.open()
+    body, header, blobs, _ = rnd.people[0].committee_upload(0, rnd.server.view())
+    assert len(body) == rnd.plan.upload_bytes(rnd.plan.vocab_size + 1)
+    assert sorted(blobs) == rnd.committee == sorted(header["blobs"])
+    neighbours = rnd.people[0].graph[rnd.people[0].me]
+    assert sorted(header["pairs"]) == sorted(neighbours)
+    assert {len(base64.b64decode(b)) for b in blobs.values()} == {12 + 16 + 32 * (1 + len(neighbours))}
+
+
+def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_member_seven(tmp_path):
+    """Every request of every contributor in a live committee-mode round (one contributor late by a second and a
+    half; the prekeys posted ahead, at enrolment): REQUESTS_COMMITTEE for an ordinary contributor,
+    REQUESTS_COMMITTEE_MEMBER for a committee member; the round releases its model."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from cohort_helpers import tiny_bows
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_committee import (
+        PREKEY_REQUESTS,
+        REQUESTS_COMMITTEE,
+        REQUESTS_COMMITTEE_MEMBER,
+        post_prekey,
+        take_part_committee,
+    )
+    from dptopic.protocol.enrollment import make_invitations
+    from dptopic.service.secure_committee import create_committee_app
+    from service_helpers import free_port, http, start_uvicorn, stop_uvicorn
+
+    class Counting(ServiceClient):
+        def request(self, method, path, *a, **k):
+            self.sent.append(f"{method} {path.split('?')[0]}")
+            return super().request(method, path, *a, **k)
+
+    n = 10
+    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1")
+    from dptopic.protocol.enrollment import read_directory
+
+    plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
+    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
+                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
+                                           access_log=False))
+    thread = start_uvicorn(server, "the committee server")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        files = sorted((tmp_path / "inv").glob("invitation-*.json"))
+        bows = tiny_bows(n, 0, 30)
+        ahead = Counting(url)
+        ahead.sent = []
+        for i, f in enumerate(files[1:], start=1):      # enrolment: each prekey posted before the round
+            post_prekey(url, bows[i], f, tmp_path / f"s{i}.json", client=ahead)
+        assert ahead.sent == list(PREKEY_REQUESTS) * (n - 1)
+        clients = [Counting(url) for _ in files]
+        out = [None] * n
+
+        def one(i):
+            clients[i].sent = []
+            if i == 0:
+                time.sleep(1.5)     # late: posts its prekey within the round, the others wait inside requests
+            out[i] = take_part_committee(url, bows[i], files[i], tmp_path / f"s{i}.json", client=clients[i],
+                                         timeout=60)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert all(isinstance(o, dict) for o in out), out
+        committee = set(app.state.served.rnd.committee)
+        for i, o in enumerate(out[1:], start=1):
+            want = REQUESTS_COMMITTEE_MEMBER if o["contributor"] in committee else REQUESTS_COMMITTEE
+            assert clients[i].sent == list(want), (o["contributor"], clients[i].sent)
+        assert clients[0].sent[:2] == ["GET /v1/config", "POST /v1/secure/prekeys"]
+        status, _, data = http("GET", url + "/v1/model")
+        assert status == 200 and b"model_json" in data
+    finally:
+        stop_uvicorn(server, thread)
+
+
+def test_the_sql_round_server_refuses_a_committee_plan_in_one_line(rnd):
+    from dptopic.errors import ParameterError
+    from dptopic.service.secure_sum import SecureSumConfig
+
+    with pytest.raises(ParameterError, match="committee mode is not served"):
+        SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3)
+
+
+def test_malformed_answers_from_a_committee_member_are_ignored_and_a_changed_one_refused(rnd):
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    rnd.consistency(0)
+    m = rnd.committee[0]
+    u = rnd.server.step["uploaded"][0]
+    bad = {u: {"b": "zz", "pairs": ["not", "a", "dict"]}, "x": 3}
+    key = rnd.by_id[m].key
+    rnd.server.post_unmask(0, m, bad, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, bad)))
+    other = {"x": 4}
+    with pytest.raises(ApiError, match="already stored"):
+        rnd.server.post_unmask(0, m, other, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, other)))
+    rnd.refused[m] = ("test", "answered already")        # the others answer; theirs suffice
+    rnd.unmask(0)
+    assert rnd.server.state == "upload1", rnd.server.reason
+    assert np.array_equal(rnd.server.sums[0], rnd.plain_sum(0))
