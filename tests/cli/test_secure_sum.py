@@ -385,13 +385,22 @@ def test_serve_a_committee_round_and_refuse_it_in_cohorts_or_with_a_database(inv
     assert r.returncode == 2 and "--secure-committee is for --report-kind secure-sum" in r.stderr
 
 
-def test_submit_takes_part_in_a_committee_round(tmp_path):
+def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monkeypatch):
     import threading
 
     import numpy as np
 
     from committee_helpers import CommitteeServer
-    from dptopic.contributor.secure_committee import take_part_committee
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE, take_part_committee
+
+    sent, send = [], ServiceClient.request
+
+    def counted(self, method, path, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            sent.append(f"{method} {path.split('?')[0]}")
+        return send(self, method, path, *args, **kwargs)
+    monkeypatch.setattr(ServiceClient, "request", counted)
 
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
     with CommitteeServer(tmp_path, WORDS, n=4) as srv:
@@ -411,6 +420,12 @@ def test_submit_takes_part_in_a_committee_round(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
         assert srv.round.state == "released"
+        from dptopic.protocol.enrollment import read_invitation
+
+        if read_invitation(srv.invitation_files[0])["contributor"] not in srv.round.committee:
+            assert sent == list(REQUESTS_COMMITTEE)
+        else:
+            assert sent[0] == "POST /v1/secure/prekeys" and len(sent) == 7
 
 
 def test_experiment_plays_a_committee_round_over_http(tmp_path):

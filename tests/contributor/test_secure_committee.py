@@ -60,3 +60,33 @@ def test_only_a_committee_member_signs_or_answers_and_the_secrets_go_at_the_end(
     later = CommitteeContributor(rnd.config, outsider.bow, inv, state=tmp_path / f"state-{outsider.me}.json")
     with pytest.raises(DPTopicError, match="round is over"):
         later.committee_upload(1, rnd.server.view())
+
+
+def test_the_first_request_is_the_keys_and_a_refused_plan_sends_nothing_of_the_data(rnd, tmp_path):
+    """take_part_committee's first request carries public keys only (signed, for the invitation's round); the answer's
+    configuration is checked before the data is read: a plan above max_epsilon leaves after that one request."""
+    import json
+
+    from dptopic.contributor.secure_committee import take_part_committee
+
+    class Stub:
+        keep_alive = False
+
+        def __init__(self):
+            self.sent = []
+
+        def request(self, method, path, body=None, headers=None):
+            self.sent.append((method, path.split("?")[0], json.loads(body)))
+            return 200, {}, json.dumps({"registered": True, "config": rnd.config, "view": {"state": "keys"}}).encode()
+
+    stub, read = Stub(), []
+    with pytest.raises(DPTopicError, match="above your max_epsilon"):
+        take_part_committee("http://x", lambda config: read.append(1), rnd.invitations[0], tmp_path / "s.json",
+                            client=stub, max_epsilon=1.0)
+    assert read == [] and [(m, p) for m, p, _ in stub.sent] == [("POST", "/v1/secure/prekeys")]
+    doc = stub.sent[0][2]
+    (bundle,) = doc["bundles"]
+    assert doc["contributor"] == rnd.invitations[0]["contributor"] and set(bundle) == {"round_id", "keys", "signature"}
+    assert set(bundle["keys"]) == {"c", "s", "b"}
+    kept = json.loads((tmp_path / "s.json").read_text())      # the keys were kept before they were sent
+    assert kept["plan"] is None and kept["secrets"] is not None

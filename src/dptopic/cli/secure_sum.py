@@ -235,8 +235,11 @@ SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout",
                           "invitation", "lowercase", "stop_words"})
 
 
-def submit_secure_sum(a, cfg: dict) -> None:
-    """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
+def submit_secure_sum(a, cfg: dict | None) -> bool:
+    """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's. ``cfg``: the
+    server's ``/v1/config``, or None to try the committee mode first (its first request is the keys, answered with
+    the configuration: 3 requests a round); False when that server runs no committee-mode round (nothing sent but
+    public keys)."""
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
     from ..contributor.secure_sum import check_config  # (as above)
@@ -251,28 +254,53 @@ def submit_secure_sum(a, cfg: dict) -> None:
         raise DPTopicError("--contributor is not read by a secure sum: your id is your invitation's; drop it.")
     invitation = read_invitation(a.invitation)
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
-    eps = check_config(cfg)["plan"].epsilon       # a malformed /v1/config: one line, before the corpus is read
-    if eps > limit * (1 + 1e-12):
-        raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
-                           f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
-    state = state_path(a.state, invitation)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    if cfg["secure_sum"].get("committee"):      # the committee mode (docs/secure_sum.md): 3 requests a round
-        from ..contributor.secure_committee import take_part_committee  # loaded when the command runs
 
-        s = take_part_committee(a.server, person_bow(corpus), invitation, state, client=client, max_epsilon=limit)
+    def bow(config):
+        eps = check_config(config)["plan"].epsilon       # a malformed configuration: one line, before the corpus
+        if eps > limit * (1 + 1e-12):
+            raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
+                               f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
+        corpus = load_corpus(a.corpus, a.format, None, a.text_field, None,
+                             vocabulary=Vocabulary(config["vocabulary"]), stop_words=PUBLIC_VOCABULARY_DECIDES,
+                             vocab_settable=False, drop_empty=False)
+        return person_bow(corpus)
+
+    state = state_path(a.state, invitation)
+    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
+    if cfg is None or cfg["secure_sum"].get("committee"):   # the committee mode (docs/secure_sum.md): 3 requests
+        from ..contributor.secure_committee import NotCommittee, take_part_committee  # loaded when it runs
+
+        try:
+            s = take_part_committee(a.server, bow, invitation, state, client=client)
+        except NotCommittee:
+            return False
     else:
-        s = take_part(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit, client=client)
+        s = take_part(a.server, bow(cfg), invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
         make_console().print(line, markup=False)
+    return True
+
+
+def _plain_invitation(path) -> bool:
+    """Whether ``path`` reads as an invitation to a round without cohorts (a committee round's, maybe)."""
+    from ..protocol.enrollment import read_invitation  # deferred: loads numpy
+
+    try:
+        read_invitation(path)
+    except DPTopicError:
+        return False
+    return True
 
 
 def maybe_submit_secure_sum(a) -> bool:
-    """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
+    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). With an invitation
+    to a round without cohorts, the committee mode's first request (the keys) comes first: a committee round is
+    then 3 requests in all."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
 
+    if getattr(a, "invitation", None) is not None and _plain_invitation(a.invitation) \
+            and submit_secure_sum(a, None):
+        return True
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
     except DPTopicError:

@@ -13,12 +13,13 @@ import json
 import time
 from pathlib import Path
 
+from .._io import atomic_write_bytes
 from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol.enrollment import read_invitation
 from ..protocol.secure_sum import digest, keys_message, prg, set_digest, sign, to_ring, verify
-from .client import ServiceClient
-from .secure_sum import LeftOut, SecureContributor, ServerLied
+from .client import ServerError, ServiceClient
+from .secure_sum import STATE_FORMAT, STATE_VERSION, ContributorSecrets, LeftOut, SecureContributor, ServerLied
 
 
 class CommitteeContributor(SecureContributor):
@@ -27,10 +28,32 @@ class CommitteeContributor(SecureContributor):
 
     COMMITTEE = True
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, secrets: dict | None = None, **kwargs):
+        self._drawn = secrets       # keys drawn before the configuration was known (take_part_committee)
         super().__init__(*args, **kwargs)
         self.Tc = self.plan.committee_threshold
         self.committee: list | None = None
+        if secrets is not None and self.st["secrets"] != secrets:
+            if self.st["sent"]:
+                raise DPTopicError("this contributor's state file holds other keys than the ones just posted: give"
+                                   " a fresh state file for a new round.")
+            self.st["secrets"] = secrets
+            self.secrets = ContributorSecrets.from_dict(secrets)
+            self._write()
+
+    def _load(self):
+        """The state file; one written by :func:`take_part_committee` before the configuration was known (its keys,
+        and no plan yet) takes this plan now: the plan was checked (``max_epsilon``, the directory) just before."""
+        try:
+            st = json.loads(self.path.read_text()) if self.path.exists() else None
+        except (OSError, ValueError):
+            st = None
+        if isinstance(st, dict) and st.get("plan") is None and st.get("format") == STATE_FORMAT \
+                and st.get("round_id") == self.round_id and st.get("contributor") == self.me:
+            st["plan"] = self.plan.to_dict()
+            self.st = st
+            self._write()
+        return super()._load()
 
     # ------------------------------------------------------------ the round's roster and committee
     def prekey(self) -> dict:
@@ -204,21 +227,22 @@ class CommitteeContributor(SecureContributor):
                 "on_committee": bool(self.committee and self.me in self.committee)}
 
 
-__all__ = ["CommitteeContributor"]
+__all__ = ["CommitteeContributor", "NotCommittee"]
 
 
 # ----------------------------------------------------------------------------- over HTTP
-REQUESTS_COMMITTEE = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/upload/1")
-"""An ordinary contributor's requests in a committee-mode round whose prekey was posted ahead
-(:func:`post_prekey`) and whose steps each close within a long poll: the configuration long-polled until the roster
-closes (with the roster and the committee), step 0's upload answered once step 0's sum is released (with the kept
-words), step 1's upload."""
-REQUESTS_COMMITTEE_MEMBER = ("GET /v1/config", "POST /v1/secure/upload/0", "POST /v1/secure/consistency/0",
-                             "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1", "POST /v1/secure/consistency/1",
-                             "POST /v1/secure/unmask/1")
+REQUESTS_COMMITTEE = ("POST /v1/secure/prekeys", "POST /v1/secure/upload/0", "POST /v1/secure/upload/1")
+"""An ordinary contributor's requests in a committee-mode round whose steps each close within a long poll: its keys
+(public keys only) held until the roster closes and answered with the configuration, the roster and the committee
+(checked before anything of its data is computed: one that refuses leaves as a dropout), step 0's upload answered
+once step 0's sum is released (with the kept words), step 1's upload."""
+REQUESTS_COMMITTEE_MEMBER = ("POST /v1/secure/prekeys", "POST /v1/secure/upload/0",
+                             "POST /v1/secure/consistency/0", "POST /v1/secure/unmask/0", "POST /v1/secure/upload/1",
+                             "POST /v1/secure/consistency/1", "POST /v1/secure/unmask/1")
 """A committee member's: the same three, and its consistency signature and answers of each step."""
 PREKEY_REQUESTS = ("GET /v1/config", "POST /v1/secure/prekeys")
-"""What posting the prekey ahead of the round costs (once, before the round: at enrolment)."""
+"""Posting the keys ahead of the round (an option, :func:`post_prekey`: at enrolment); the round is then
+``GET /v1/config?wait=upload0`` and the two uploads, 3 requests as well."""
 ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 LONG_POLL_S = 20.0
 
@@ -242,37 +266,91 @@ def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: f
     return c
 
 
-def _prekey_posted(state) -> bool:
-    """Whether the state file at ``state`` records a prekey posted for its round."""
+def _kept_state(state):
+    """The state file at ``state`` as a dict, or None (none, or not readable: the contributor's checks say why)."""
     try:
-        return bool(json.loads(Path(state).read_text())["sent"].get("prekey"))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
+        st = json.loads(Path(state).read_text()) if state is not None else None
+    except (OSError, ValueError):
+        return None
+    return st if isinstance(st, dict) else None
+
+
+class NotCommittee(DPTopicError):
+    """The server answered the keys with 404 or 405: it runs no committee-mode round (nothing was sent but public
+    keys, and the state file this call began was removed)."""
+
+
+def _drawn_keys(invitation: dict, state) -> tuple[dict, dict, bool]:
+    """``(secrets, bundle, new)``: this person's keys for its invitation's round, drawn before the configuration is
+    known (public keys only go out: nothing of the data) and kept first in the state file (without a plan: the plan
+    is taken once checked); a rerun reuses the kept ones (the server answers a resent bundle as replayed)."""
+    rid, me = invitation["round_id"], invitation["contributor"]
+    st = None
+    if state is not None and Path(state).exists():
+        try:
+            st = json.loads(Path(state).read_text())
+        except (OSError, ValueError):
+            raise DPTopicError(f"{state} is not a secure-sum state file: give another state file.") from None
+        if not (isinstance(st, dict) and st.get("round_id") == rid and st.get("contributor") == me):
+            raise DPTopicError(f"{state} belongs to another round or contributor than your invitation: give a fresh"
+                               " state file for a new round.")
+    new = not (st is not None and isinstance(st.get("secrets"), dict))
+    if not new:
+        secrets = ContributorSecrets.from_dict(st["secrets"])
+    else:
+        secrets = ContributorSecrets.new()
+        if state is not None:
+            atomic_write_bytes(Path(state), json.dumps(
+                {"format": STATE_FORMAT, "version": STATE_VERSION, "round_id": rid, "contributor": me, "plan": None,
+                 "secrets": secrets.to_dict(), "sent": {}, "revealed": {}, "masked_with": {}, "signed": {},
+                 "finished": None}).encode(), private=True)
+    keys = secrets.public(rid, me)
+    return secrets.to_dict(), {"round_id": rid, "keys": keys,
+                               "signature": sign(invitation["signing_key"], keys_message(rid, me, keys))}, new
 
 
 def take_part_committee(server: str, bow, invitation, state, client=None, timeout: float = 3600.0,
                         max_epsilon: float | None = None, leave_after_masking: bool = False) -> dict:
-    """Run a committee-mode round for one person (its prekey posted first when its state file has none:
-    :func:`post_prekey`); returns a summary. Each message is a post-and-wait whose answer brings the next step's view:
-    :data:`REQUESTS_COMMITTEE` for an ordinary contributor, :data:`REQUESTS_COMMITTEE_MEMBER` for a committee member,
-    a ``GET /v1/secure/round?wait=STEP`` per long poll where a step takes longer. ``leave_after_masking``: the person
-    masks step 0 and leaves without sending it (a dropout)."""
+    """Run a committee-mode round for one person; returns a summary. Its first request is its keys (public keys
+    only), held until the roster closes and answered with the configuration, the roster and the committee, which it
+    checks (``max_epsilon``, the directory, the committee) before anything of its data is computed; then each message
+    is a post-and-wait whose answer brings the next step's view: :data:`REQUESTS_COMMITTEE` for an ordinary
+    contributor, :data:`REQUESTS_COMMITTEE_MEMBER` for a committee member, a ``GET /v1/secure/round?wait=STEP`` per
+    long poll where a step takes longer. When the state file records keys posted ahead (:func:`post_prekey`), the
+    first request is ``GET /v1/config?wait=upload0`` instead. ``bow``: the person's bag of words, or a callable that
+    makes it from the configuration (read once the plan is accepted). ``leave_after_masking``: the person masks step 0
+    and leaves without sending it (a dropout)."""
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
-    ahead = _prekey_posted(state)       # else the roster cannot close before this person's prekey: no wait
-    doc = client.get_json(f"/v1/config?wait=upload0&timeout={min(LONG_POLL_S, timeout):g}" if ahead else "/v1/config")
-    c = CommitteeContributor(doc, bow, invitation, state=state, max_epsilon=max_epsilon)
+    wait = f"wait=upload0&timeout={min(LONG_POLL_S, timeout):g}"
+    st = _kept_state(state)
+    if st is not None and isinstance(st.get("plan"), dict) and not st["plan"].get("committee"):
+        raise NotCommittee(f"{state} is the state of a round without a committee.")
+    if st is not None and (st.get("plan") is not None or st.get("sent", {}).get("prekey")):     # joined: resume
+        doc = client.get_json(f"/v1/config?{wait}")
+        c = CommitteeContributor(doc, None, invitation, state=state, max_epsilon=max_epsilon)
+        view = doc.get("round")
+    else:
+        secrets, bundle, new = _drawn_keys(invitation, state)
+        try:
+            out = _json_post(client, f"/v1/secure/prekeys?{wait}&include=roster",
+                             {"contributor": invitation["contributor"], "bundles": [bundle]})
+        except ServerError as e:
+            if e.status not in (404, 405):
+                raise
+            if new and state is not None:
+                Path(state).unlink(missing_ok=True)
+            raise NotCommittee(f"the server at {server} runs no committee-mode round.") from None
+        doc = out.get("config")
+        c = CommitteeContributor(doc, None, invitation, state=state, max_epsilon=max_epsilon, secrets=secrets)
+        c.st["sent"]["prekey"] = True
+        c._write()
+        view = out.get("view")
+    c.bow = bow(doc) if callable(bow) else bow
     kept = None if state is None else str(state)
     if c.finished:
         return {**c.summary(), "steps": [], "finished": c.finished, "state": kept}
-    if not c.st["sent"].get("prekey"):
-        view = _json_post(client, "/v1/secure/prekeys?wait=upload0&include=roster",
-                          {"contributor": c.me, "bundles": [c.prekey()]}).get("view")
-        c.st["sent"]["prekey"] = True
-        c._write()
-    else:
-        view = doc.get("round")
     t0 = [time.monotonic()]
 
     def reached(v, step) -> bool:

@@ -391,15 +391,21 @@ def _phase(request) -> int:
     return int(p)
 
 
+def _config(s: _Served) -> dict:
+    r = s.rnd
+    return {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
+            "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
+            "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
+            "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+
+
 async def http_config(request):
     """``GET /v1/config``: the round's public settings; with ``?wait=upload0`` held until the roster is closed and
-    answered with the view, the roster and the committee (``round``): a contributor's first request of a round."""
+    answered with the view, the roster and the committee (``round``): the first request of a contributor whose keys
+    were posted ahead."""
     s = _served(request)
     r = s.rnd
-    doc = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
-           "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
-           "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
-           "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+    doc = _config(s)
     if "wait" in request.query_params:
         doc["round"] = await _view(request)
         if doc["round"]["state"] not in ("keys", "failed"):
@@ -408,12 +414,15 @@ async def http_config(request):
 
 
 async def http_prekeys(request):
-    """``POST /v1/secure/prekeys``: ``{"contributor", "bundles": [{"round_id", "keys", "signature"}]}``."""
+    """``POST /v1/secure/prekeys``: ``{"contributor", "bundles": [{"round_id", "keys", "signature"}]}`` (public keys
+    only). Answered with the round's configuration (``config``, as ``GET /v1/config``), and with ``?wait=upload0``
+    held until the roster closes: a contributor's first request of a round (it checks the plan before anything of
+    its data is computed)."""
     doc = await _json_body(request)
-    r = _served(request).rnd
-    before = r.state
-    out = r.post_prekeys(str(doc.get("contributor")), doc.get("bundles"))
-    return await _after(request, str(doc.get("contributor")), out, before)
+    s = _served(request)
+    before = s.rnd.state
+    out = s.rnd.post_prekeys(str(doc.get("contributor")), doc.get("bundles"))
+    return await _after(request, str(doc.get("contributor")), {**out, "config": _config(s)}, before)
 
 
 async def http_upload(request):
