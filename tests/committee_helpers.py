@@ -189,3 +189,66 @@ class CommitteeServer:
         from service_helpers import stop_uvicorn
 
         stop_uvicorn(self.server, self.thread)
+
+
+class CommitteeOverHttp:
+    """The :class:`~dptopic.service.secure_committee.CommitteeRound` calls :class:`InProcessCommitteeRound` makes,
+    over HTTP to the server at ``url`` (its admin token ``token``): a served round driven step by step."""
+
+    def __init__(self, url: str, token: str = "t" * 24):
+        self.url, self.token = url, token
+
+    def _call(self, method, path, doc=None, body=None, headers=None):
+        import json
+
+        from dptopic.service.secure_sum import ApiError
+        from service_helpers import http
+
+        if doc is not None:
+            body, headers = json.dumps(doc).encode(), {"Content-Type": "application/json"}
+        status, _, data = http(method, self.url + path, body, headers or {})
+        out = json.loads(data)
+        if status >= 400:
+            raise ApiError(status, out["error"]["code"], out["error"]["message"])
+        return out
+
+    def view(self) -> dict:
+        return self._call("GET", "/v1/secure/round")
+
+    @property
+    def state(self) -> str:
+        return self.view()["state"]
+
+    @property
+    def committee(self) -> list:
+        return self.view().get("committee", [])
+
+    def config_view(self) -> dict:
+        return self._call("GET", "/v1/secure/round?include=roster")
+
+    def committee_view(self, phase: int, member: str) -> dict:
+        return self._call("GET", f"/v1/secure/round?contributor={member}&include=committee")
+
+    def signatures(self, phase: int) -> dict:
+        return self._call("GET", "/v1/secure/round?include=signatures")["signatures"]
+
+    def post_prekeys(self, who, bundles):
+        return self._call("POST", "/v1/secure/prekeys", {"contributor": who, "bundles": bundles})
+
+    def post_upload(self, phase, who, body, header, blobs, signature):
+        import json
+
+        meta = json.dumps({"header": header, "blobs": blobs}).encode()
+        return self._call("POST", f"/v1/secure/upload/{phase}", body=meta + body,
+                          headers={"Content-Type": "application/octet-stream", "Dptopic-Contributor": who,
+                                   "Dptopic-Signature": signature, "Dptopic-Meta-Length": str(len(meta))})
+
+    def post_consistency(self, phase, who, signature):
+        return self._call("POST", f"/v1/secure/consistency/{phase}", {"contributor": who, "signature": signature})
+
+    def post_unmask(self, phase, who, answers, signature):
+        return self._call("POST", f"/v1/secure/unmask/{phase}", {"contributor": who, "answers": answers,
+                                                                  "signature": signature})
+
+    def close(self) -> dict:
+        return self._call("POST", "/v1/admin/secure/close", headers={"Authorization": f"Bearer {self.token}"})

@@ -363,17 +363,19 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
         assert live.server.view()["state"] == "released"
 
 
-def test_serve_a_committee_round_and_refuse_it_in_cohorts_or_with_a_database(invited, monkeypatch):
+def test_serve_a_committee_round_in_its_database_and_refuse_it_in_cohorts_or_with_a_ledger(invited, monkeypatch):
     from service_helpers import free_port
 
     got = served_app(monkeypatch)
-    r = serve(invited, "--secure-committee", "auto", "--port", str(free_port()))
-    assert r.returncode == 2 and "--database is not read with --secure-committee" in r.stderr
-    r = run_dptopic("serve", "--report-kind", "secure-sum", "--unit", "user", "--vocabulary", str(invited / "v.txt"),
-                    "--epsilon", "1", "--directory", str(invited / "inv" / "directory.json"), "--secure-committee",
-                    "auto", "--topics", "3", "--port", str(free_port()))
+    r = serve(invited, "--secure-committee", "auto", "--topics", "3", "--ledger", str(invited / "l"), "--dataset", "d",
+              "--port", str(free_port()))
+    assert r.returncode == 2 and "--ledger is not read with --secure-committee" in r.stderr
+    r = serve(invited, "--secure-committee", "auto", "--topics", "3", "--port", str(free_port()))
     assert r.returncode == 0, r.stderr
-    plan = got["app"].state.served.rnd.plan
+    rnd = got["app"].state.served.rnd
+    assert rnd.database == f"sqlite:///{invited}/db" and f"in sqlite:///{invited}/db" in r.stderr
+    rnd.dispose()
+    plan = rnd.plan
     assert plan.committee > 0 and plan.to_dict()["committee"] == plan.committee
     assert f"committee of {plan.committee}" in r.stderr
     r = serve(invited, "--secure-committee", "1")

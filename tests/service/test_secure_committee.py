@@ -198,3 +198,56 @@ def test_malformed_answers_from_a_committee_member_are_ignored_and_a_changed_one
     rnd.unmask(0)
     assert rnd.server.state == "upload1", rnd.server.reason
     assert np.array_equal(rnd.server.sums[0], rnd.plain_sum(0))
+
+
+def test_a_stored_round_restarted_at_every_step_releases_the_exact_sums_and_a_refused_message_stores_nothing(
+        tmp_path):
+    """StoredCommitteeRound on a SQLite file, opened again (a new server object on the same file) after every step,
+    an answer of the unmasking included (the last answer in: the new server unmasks on start)."""
+    import json
+
+    from committee_helpers import InProcessCommitteeRound
+    from dptopic.service.secure_committee import StoredCommitteeRound, c_answers
+
+    rnd = InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
+    url = f"sqlite:///{tmp_path}/committee.db"
+
+    def reopen():
+        rnd.server.dispose()
+        rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, url)
+    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, url)
+    c = rnd.people[0]
+    rnd.server.post_prekeys(c.me, [c.prekey()])
+    reopen()
+    assert rnd.server.state == "keys" and list(rnd.server.keys) == [c.me]
+    rnd.prekeys()
+    reopen()
+    rnd.open()
+    ordinary = [i for i in sorted(rnd.by_id) if i not in rnd.committee]
+    for phase in (0, 1):
+        rnd.upload(phase, drop=ordinary[:1] if phase == 0 else ())
+        assert rnd.server.state == f"consistency{phase}"
+        before = rnd.server.view()
+        with pytest.raises(ApiError):       # a refused message: nothing stored
+            rnd.server.post_consistency(phase, ordinary[1], "00" * 64)
+        reopen()
+        assert rnd.server.view() == before
+        rnd.consistency(phase)
+        reopen()
+        signers = rnd.server.view()["signers"]
+        answers = {}
+        for m in signers:
+            v = rnd.server.committee_view(phase, m)
+            answers[m] = rnd.by_id[m].committee_unmask(phase, v, rnd.server.signatures(phase), v["uploads"])
+        for m in signers[:-1]:
+            rnd.server.post_unmask(phase, m, answers[m]["answers"], answers[m]["signature"])
+        assert rnd.server.state == f"unmask{phase}"
+        q = answers[signers[-1]]
+        with rnd.server.engine.begin() as conn:     # the last answer stored as the server would, then a restart
+            conn.execute(c_answers.insert().values(phase=phase, member=signers[-1],
+                                                   answers=json.dumps(q["answers"])))
+        reopen()
+        assert rnd.server.state == ("upload1" if phase == 0 else "released"), rnd.server.reason
+    for phase in (0, 1):
+        assert np.array_equal(rnd.server.sums[phase], rnd.plain_sum(phase))
+    rnd.server.dispose()

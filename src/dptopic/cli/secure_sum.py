@@ -61,8 +61,8 @@ def add_serve_flags(s) -> None:
                         " whatever the round's size (docs/secure_sum.md)")
     s.add_argument("--secure-committee", type=_committee_arg, default=None, metavar="C",
                    help="--report-kind secure-sum: the committee mode, 'auto' or a size: each contributor makes 3"
-                        " requests and a committee of C contributors checks and unmasks (served in memory: a"
-                        " restart loses the round; docs/secure_sum.md)")
+                        " requests and a committee of C contributors checks and unmasks (kept in --database, one"
+                        " server process; docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 
@@ -154,23 +154,26 @@ def serve_secure_sum(a, setting_names=None) -> None:
 
 
 def _serve_committee(a, plan, directory, vocab, token, given) -> None:
-    """``dptopic serve --report-kind secure-sum --secure-committee C``: a committee-mode round, in memory."""
+    """``dptopic serve --report-kind secure-sum --secure-committee C``: a committee-mode round, kept in
+    ``--database`` (SQLite by default) and resumed after a restart."""
     from ..service import startup  # deferred: loads numpy
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_committee import create_committee_app  # the service extra, checked by the caller
+    from ..service.storage import safe_url  # (as above)
 
-    for dest in ("database", "ledger", "allow_foreign_tables"):
+    for dest in ("ledger", "allow_foreign_tables"):
         if dest in given:
             flag = "--" + dest.replace("_", "-")
-            raise DPTopicError(f"{flag} is not read with --secure-committee: its round is kept in memory (a restart"
-                               " loses it); drop it.")
+            raise DPTopicError(f"{flag} is not read with --secure-committee yet; drop it.")
+    database = a.database
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
-        app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token)
+        with flag_errors({"database": "--database"}):
+            app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database)
         make_console(stderr=True).print(
             f"dptopic serve: secure sum with a committee of {plan.committee} (threshold {plan.committee_threshold}),"
             f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, in"
-            f" memory, at http://{a.host}:{a.port}/", markup=False)
+            f" {safe_url(database)}, at http://{a.host}:{a.port}/", markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:

@@ -19,10 +19,14 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import threading
 import time
 
 import numpy as np
+from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Text, select, text
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -32,6 +36,7 @@ from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .secure_sum import ApiError, process_usage, release_document
+from .storage import safe_url
 
 
 class CommitteeRound:
@@ -60,9 +65,11 @@ class CommitteeRound:
         self.uploaded: dict = {}    # phase -> the step's set of uploads, once it closed
         self._running = None
         self._receipts: dict = {}   # (phase, contributor) -> (sha, header, signature)
+        self._count: dict = {}      # phase -> uploads stored (read by views without iterating the receipts)
         self._blobs: dict = {}      # (phase, member) -> {uploader: blob}
         self._signatures: dict = {}
         self._answers: dict = {}
+        self.lock = threading.RLock()   # the HTTP app runs each message under it, off its event loop
 
     # ------------------------------------------------------------ checks
     def _need(self, *states) -> None:
@@ -142,7 +149,7 @@ class CommitteeRound:
             doc["keys_received"] = len(self.keys)
         elif self.state[:-1] in ("upload", "consistency", "unmask"):      # what an admin looks at before a close
             phase = int(self.state[-1])
-            doc["received"] = {"upload": sum(1 for p, _ in self._receipts if p == phase),
+            doc["received"] = {"upload": self._count.get(phase, 0),
                                "consistency": len(self._signatures.get(phase, {})),
                                "unmask": len(self._answers.get(phase, {}))}[self.state[:-1]]
         return doc
@@ -194,9 +201,10 @@ class CommitteeRound:
         y = np.frombuffer(bytes(body), dtype=self.plan.dtype)
         self._running = y.copy() if self._running is None else self._running + y
         self._receipts[(phase, contributor)] = (sha, header, signature)
+        self._count[phase] = self._count.get(phase, 0) + 1
         for m, b in blobs.items():
             self._blobs.setdefault((phase, m), {})[contributor] = b
-        if sum(1 for p, _ in self._receipts if p == phase) == len(members):
+        if self._count[phase] == len(members):
             self._close_upload(phase)
         return {"stored": True}
 
@@ -281,7 +289,169 @@ class CommitteeRound:
         return self.view()
 
 
-__all__ = ["CommitteeRound"]
+# ----------------------------------------------------------------------------- the durable store
+cmeta = MetaData()
+c_state = Table("committee_round", cmeta, Column("key", String(64), primary_key=True), Column("value", Text))
+"""The round's state (its step and sets, the committee, the reason of a failure) and the plan and round it is of."""
+c_keys = Table("committee_keys", cmeta, Column("contributor", String(64), primary_key=True),
+               Column("doc", Text, nullable=False))
+c_receipts = Table("committee_receipts", cmeta, Column("phase", Integer, primary_key=True),
+                   Column("contributor", String(64), primary_key=True), Column("sha", String(64), nullable=False),
+                   Column("header", Text, nullable=False), Column("signature", String(128), nullable=False))
+"""One receipt per upload (its SHA-256, header and signature): added to the running sum in the same transaction;
+the body itself is not kept."""
+c_blobs = Table("committee_blobs", cmeta, Column("phase", Integer, primary_key=True),
+                Column("member", String(64), primary_key=True), Column("uploader", String(64), primary_key=True),
+                Column("blob", Text, nullable=False))
+c_running = Table("committee_running", cmeta, Column("phase", Integer, primary_key=True),
+                  Column("data", LargeBinary, nullable=False))
+c_sums = Table("committee_sums", cmeta, Column("phase", Integer, primary_key=True),
+               Column("data", LargeBinary, nullable=False), Column("count", Integer, nullable=False))
+"""Each step's unmasked sum (signed 64-bit integers) and how many uploads it holds."""
+c_signatures = Table("committee_signatures", cmeta, Column("phase", Integer, primary_key=True),
+                     Column("member", String(64), primary_key=True), Column("signature", String(128), nullable=False))
+c_answers = Table("committee_answers", cmeta, Column("phase", Integer, primary_key=True),
+                  Column("member", String(64), primary_key=True), Column("answers", Text, nullable=False))
+
+
+class StoredCommitteeRound(CommitteeRound):
+    """A :class:`CommitteeRound` whose every accepted message (the keys, each upload's receipt, header and blobs with
+    the step's running sum, the signatures, the answers) and state are committed to ``database`` (SQLite, or
+    PostgreSQL) before the request is answered, in one transaction; started again on the same database it resumes
+    where it stood (an unmasking whose answers were all in runs again). A message refused leaves the state as it
+    was; a store that fails reloads the round from the database and answers 503. Calls are serialised by a lock, so
+    the HTTP app runs them (the unmasking included) off its event loop. One server process per round: a second on
+    the same SQLite file, or on the same PostgreSQL round, is refused in one line."""
+
+    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+                 database: str = "sqlite:///dptopic-secure-committee.db"):
+        super().__init__(plan, directory, vocabulary, n_topics)
+        from .secure_sum import _advisory_key, _open_engine  # the default round's engine: SQLite or PostgreSQL
+
+        self.database = database
+        self.engine = _open_engine(database)
+        if self.engine.dialect.name == "postgresql":     # this process holds the round while it lives
+            self._held = self.engine.connect()
+            if not self._held.execute(text("SELECT pg_try_advisory_lock(:k)"),
+                                      {"k": _advisory_key(f"committee:{self.round_id}")}).scalar():
+                self._held.close()
+                raise DPTopicError(f"the committee round {self.round_id!r} in {safe_url(database)} is served by"
+                                   " another server process: a committee round is served by one process.")
+        cmeta.create_all(self.engine)
+        self._fresh = {k: v for k, v in CommitteeRound(plan, directory, vocabulary, n_topics).__dict__.items()
+                       if k != "lock"}
+        self._reload()
+        if self.state.startswith("unmask") and len(self._answers.get(int(self.state[-1]), {})) == len(
+                self.step.get("signers", ())):
+            with self.lock:         # the answers were all in when the server stopped: unmask now
+                self._store(lambda conn, out: None, lambda: self._unmask(int(self.state[-1])))
+
+    # ------------------------------------------------------------ load and save
+    def _reload(self) -> None:
+        """The round as the database holds it (a fresh round when it holds none)."""
+        self.__dict__.update({k: (v.copy() if isinstance(v, (dict, list)) else v) for k, v in self._fresh.items()})
+        with self.engine.connect() as conn:
+            st = {k: json.loads(v) for k, v in conn.execute(select(c_state.c.key, c_state.c.value))}
+            if not st:
+                return
+            if st.get("round_id") != self.round_id or st.get("plan") != self.plan.to_dict():
+                raise DPTopicError(f"{safe_url(self.database)} holds committee round {str(st.get('round_id'))[:64]!r}"
+                                   " with another plan or directory: give a fresh database for this round.")
+            self.state, self.reason, self.step = st["state"], st["reason"], st["step"]
+            self.committee, self.uploaded = st["committee"], {int(p): u for p, u in st["uploaded"].items()}
+            self.keys = {r.contributor: json.loads(r.doc) for r in conn.execute(select(c_keys))}
+            for r in conn.execute(select(c_receipts)):
+                self._receipts[(r.phase, r.contributor)] = (r.sha, json.loads(r.header), r.signature)
+                self._count[r.phase] = self._count.get(r.phase, 0) + 1
+            for r in conn.execute(select(c_blobs)):
+                self._blobs.setdefault((r.phase, r.member), {})[r.uploader] = r.blob
+            for r in conn.execute(select(c_signatures)):
+                self._signatures.setdefault(r.phase, {})[r.member] = r.signature
+            for r in conn.execute(select(c_answers)):
+                self._answers.setdefault(r.phase, {})[r.member] = json.loads(r.answers)
+            for r in conn.execute(select(c_sums)):
+                self.sums[r.phase] = np.frombuffer(r.data, dtype=np.int64).copy()
+                self.shares_of_sum[r.phase] = r.count
+            if self.state[:-1] in ("upload", "consistency", "unmask"):
+                row = conn.execute(select(c_running.c.data).where(c_running.c.phase == int(self.state[-1]))).first()
+                self._running = None if row is None else np.frombuffer(row[0], dtype=self.plan.dtype).copy()
+
+    def _store(self, write, change):
+        """``change()`` (the round's own checks and change, in memory), then ``write(conn, its answer)`` and the
+        state in one transaction; the round reloaded from the database when the store fails."""
+        sums_before = set(self.sums)
+        out = change()
+        try:
+            with self.engine.begin() as conn:
+                write(conn, out)
+                for p in set(self.sums) - sums_before:
+                    conn.execute(c_sums.insert().values(phase=p, data=np.asarray(self.sums[p], np.int64).tobytes(),
+                                                        count=self.shares_of_sum[p]))
+                st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
+                      "reason": self.reason, "step": self.step, "committee": self.committee,
+                      "uploaded": {str(p): u for p, u in self.uploaded.items()}}
+                conn.execute(c_state.delete())
+                conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()])
+        except SQLAlchemyError as e:
+            self._reload()
+            raise ApiError(503, "storage", f"the round's database did not take the message ({type(e).__name__}):"
+                                           " nothing stored; send it again.") from None
+        return out
+
+    # ------------------------------------------------------------ the messages, stored
+    def post_prekeys(self, contributor: str, bundles) -> dict:
+        with self.lock:
+            def write(conn, out):
+                if out.get("registered"):
+                    conn.execute(c_keys.insert().values(contributor=contributor,
+                                                        doc=json.dumps(self.keys[contributor])))
+            return self._store(write, lambda: super(StoredCommitteeRound, self).post_prekeys(contributor, bundles))
+
+    def post_upload(self, phase: int, contributor: str, body: bytes, header, blobs, signature) -> dict:
+        with self.lock:
+            def write(conn, out):
+                if not out.get("stored"):
+                    return
+                sha, hdr, sig = self._receipts[(phase, contributor)]
+                conn.execute(c_receipts.insert().values(phase=phase, contributor=contributor, sha=sha,
+                                                        header=json.dumps(hdr), signature=sig))
+                conn.execute(c_blobs.insert(), [{"phase": phase, "member": m, "uploader": contributor, "blob": b}
+                                                for m, b in blobs.items()])
+                conn.execute(c_running.delete().where(c_running.c.phase == phase))
+                conn.execute(c_running.insert().values(phase=phase, data=self._running.tobytes()))
+            return self._store(write, lambda: super(StoredCommitteeRound, self).post_upload(
+                phase, contributor, body, header, blobs, signature))
+
+    def post_consistency(self, phase: int, member: str, signature) -> dict:
+        with self.lock:
+            def write(conn, out):
+                conn.execute(c_signatures.delete().where((c_signatures.c.phase == phase)
+                                                         & (c_signatures.c.member == member)))
+                conn.execute(c_signatures.insert().values(phase=phase, member=member, signature=signature))
+            return self._store(write, lambda: super(StoredCommitteeRound, self).post_consistency(phase, member,
+                                                                                                   signature))
+
+    def post_unmask(self, phase: int, member: str, answers, signature) -> dict:
+        with self.lock:
+            def write(conn, out):
+                if out.get("stored"):
+                    conn.execute(c_answers.insert().values(phase=phase, member=member, answers=json.dumps(answers)))
+            return self._store(write, lambda: super(StoredCommitteeRound, self).post_unmask(
+                phase, member, answers, signature))
+
+    def close(self) -> dict:
+        with self.lock:
+            return self._store(lambda conn, out: None, super().close)
+
+    def dispose(self) -> None:
+        """Let the database go (its engine and, on PostgreSQL, the round's lock)."""
+        held = getattr(self, "_held", None)
+        if held is not None:
+            held.close()
+        self.engine.dispose()
+
+
+__all__ = ["CommitteeRound", "StoredCommitteeRound"]
 
 
 # ----------------------------------------------------------------------------- HTTP
@@ -372,6 +542,15 @@ async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
     return doc
 
 
+async def _call(rnd: CommitteeRound, method, *args):
+    """``method(*args)`` under the round's lock on a worker thread: the event loop answers views and long polls
+    meanwhile (an unmasking takes seconds at 1,000 people)."""
+    def locked():
+        with rnd.lock:
+            return method(*args)
+    return await run_in_threadpool(locked)
+
+
 def _respond(doc: dict, status: int = 200):
     return JSONResponse(doc, status)
 
@@ -421,7 +600,7 @@ async def http_prekeys(request):
     doc = await _json_body(request)
     s = _served(request)
     before = s.rnd.state
-    out = s.rnd.post_prekeys(str(doc.get("contributor")), doc.get("bundles"))
+    out = await _call(s.rnd, s.rnd.post_prekeys, str(doc.get("contributor")), doc.get("bundles"))
     return await _after(request, str(doc.get("contributor")), {**out, "config": _config(s)}, before)
 
 
@@ -441,14 +620,14 @@ async def http_upload(request):
         raise ApiError(400, "bad_upload", "an upload is its JSON header (Dptopic-Meta-Length bytes), then the vector.")
     r = _served(request).rnd
     before = r.state
-    out = r.post_upload(phase, who, data[n:], meta.get("header"), meta.get("blobs"),
-                        request.headers.get("dptopic-signature"))
+    out = await _call(r, r.post_upload, phase, who, data[n:], meta.get("header"), meta.get("blobs"),
+                      request.headers.get("dptopic-signature"))
     return await _after(request, who, out, before)
 
 
 async def _late(request, store, *args) -> dict:
     try:
-        return store(*args)
+        return await _call(_served(request).rnd, store, *args)
     except ApiError as e:
         if e.code == "round_closed" and "wait" in request.query_params:
             return {"late": True}
@@ -488,7 +667,7 @@ async def http_close(request):
             auth[7:].strip().encode(), s.admin_token.encode()):
         raise ApiError(403, "wrong_token", "send 'Authorization: Bearer TOKEN' (the server's admin_token).")
     before = s.rnd.state
-    out = s.rnd.close()
+    out = await _call(s.rnd, s.rnd.close)
     s.moved(before)
     return _respond(out)
 
@@ -511,13 +690,16 @@ async def http_model(request):
 
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                         admin_token: str | None = None):
+                         admin_token: str | None = None, database: str | None = None):
     """The ASGI app of one committee-mode round (:class:`CommitteeRound`, in memory): ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
-    ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``."""
+    ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
+    in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
+    memory."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
-    rnd = CommitteeRound(plan, directory, words, n_topics)
+    rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
+        StoredCommitteeRound(plan, directory, words, n_topics, database)
 
     async def api_error(request, exc: ApiError):
         return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
