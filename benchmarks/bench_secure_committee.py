@@ -66,7 +66,8 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
     if committee:
         from dptopic.service.secure_committee import create_committee_app
 
-        app = create_committee_app(_plan(n, vocab, "auto"), directory, words, 20, admin_token="t" * 24)
+        app = create_committee_app(_plan(n, vocab, "auto"), directory, words, 20, admin_token="t" * 24,
+                                   database=f"sqlite:///{work_}/committee.db")
     else:
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 

@@ -375,10 +375,10 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
         extra = ["--directory", str(work / "inv" / "directory.json")]
     # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
     size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
-    committee = database == "committee"        # the committee mode: served in memory, no database
+    committee = database == "committee"        # the committee mode: on a SQLite file of the run's own
     db = f"sqlite:///{work}/round.db" if database is None or committee else fresh_database(database,
                                                                                           f"bench_{work.name}")
-    store = ["--secure-committee", "auto"] if committee else ["--database", db]
+    store = (["--secure-committee", "auto"] if committee else []) + ["--database", db]
     ports = [port + k for k in range(servers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)      # the server's and the contributors' CPU, from here
     db_before = None if database is None or committee else postgres_cpu(db)

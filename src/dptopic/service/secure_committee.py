@@ -5,10 +5,10 @@ answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a 
 :class:`CommitteeRound` runs one round in memory (the same checks and refusals as
 :class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
 out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`), driven step by step by the
-tests, or served by :func:`create_committee_app`. Its state is in memory only: not yet the durable SQL store of
-:class:`~dptopic.service.secure_sum.SecureRound` (a restart loses the round), nor several server processes. The app
-runs every call on its event loop's thread (no lock needed), the unmasking included: requests wait while a step is
-unmasked (2 s at 1,000 people).
+tests; :class:`StoredCommitteeRound` keeps it in a database (SQLite or PostgreSQL: each accepted message and the
+state in one transaction, resumed after a restart; one server process per round). :func:`create_committee_app`
+serves either; it runs each message on a worker thread under the round's lock, the unmasking included, so that the
+event loop answers views and long polls meanwhile.
 
 Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or by
 :meth:`CommitteeRound.close` with at least N - F), ``upload{p}`` (everyone), ``consistency{p}`` and ``unmask{p}``
@@ -466,8 +466,8 @@ def _reached(state: str, step: str) -> bool:
 
 
 class _Served:
-    """A :class:`CommitteeRound` served over HTTP: every call runs on the event loop's thread (no lock needed), and
-    each change of step wakes the held requests."""
+    """A :class:`CommitteeRound` served over HTTP: each message runs on a worker thread under the round's lock
+    (:func:`_call`), views on the event loop, and each change of step wakes the held requests."""
 
     def __init__(self, rnd: CommitteeRound, admin_token: str | None, vocabulary, n_topics: int):
         self.rnd, self.admin_token = rnd, admin_token
@@ -691,7 +691,7 @@ async def http_model(request):
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                          admin_token: str | None = None, database: str | None = None):
-    """The ASGI app of one committee-mode round (:class:`CommitteeRound`, in memory): ``/v1/config`` (long-polled
+    """The ASGI app of one committee-mode round: ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
