@@ -188,8 +188,7 @@ def test_a_replaced_blob_or_header_is_skipped_by_the_member_and_reveals_nothing_
     m = rnd.committee[0]
     v = rnd.server.committee_view(0, m)
     uploads = dict(v["uploads"])
-    uploads[u] = {**uploads[u], "header": {**uploads[u]["header"], "pairs": {
-        k: "0" * 64 for k in uploads[u]["header"]["pairs"]}}}           # commitments the server chose
+    uploads[u] = {**uploads[u], "pairs": "0" * 64}                     # commitments the server chose
     uploads[w] = {**uploads[w], "blob": v["uploads"][u]["blob"]}         # another uploader's blob
     ans = rnd.by_id[m].committee_unmask(0, v, rnd.server.signatures(0), uploads)["answers"]
     assert u not in ans and w not in ans and len(ans) == len(ids) - 2

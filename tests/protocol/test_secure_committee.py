@@ -115,3 +115,21 @@ def test_the_committee_unmasks_the_uploaders_sum_exactly_with_a_neighbour_droppe
     rnd.unmask(0)
     assert rnd.server.state == "upload1" and not rnd.refused
     assert np.array_equal(rnd.server.sums[0], rnd.plain_sum(0))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 9, 28])
+def test_each_members_merkle_path_leads_to_the_signed_root_and_nothing_else_does(size):
+    blobs = {f"{k:04d}": sc.blob_digest(f"blob{k}") for k in range(size)}
+    root = sc.blobs_root(blobs)
+    for m, d in blobs.items():
+        path = sc.blob_path(blobs, m)
+        assert len(path) <= max(1, size - 1).bit_length()
+        assert sc.root_from_path(m, d, path) == root
+        assert sc.root_from_path(m, sc.blob_digest("another"), path) != root
+        other = next((o for o in blobs if o != m), None)
+        if other is not None:
+            assert sc.root_from_path(other, d, path) != root
+        if path:
+            flipped = [["R" if s == "L" else "L", h] for s, h in path]
+            assert sc.root_from_path(m, d, flipped) != root
+    assert sc.root_from_path("0000", blobs["0000"], [["X", "0" * 64]]) is None

@@ -251,3 +251,22 @@ def test_a_stored_round_restarted_at_every_step_releases_the_exact_sums_and_a_re
     for phase in (0, 1):
         assert np.array_equal(rnd.server.sums[phase], rnd.plain_sum(phase))
     rnd.server.dispose()
+
+
+def test_a_committee_member_downloads_its_own_blob_and_a_path_not_every_header(rnd):
+    """What a member reads per uploader: its blob, the body's digest, the pair commitments' digest, a Merkle path of
+    at most log2(C) + 1 steps and the signature; no other member's blob digest, no pair commitment."""
+    import json
+
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    m = rnd.committee[0]
+    uploads = rnd.server.committee_view(0, m)["uploads"]
+    assert sorted(uploads) == rnd.server.step["uploaded"]
+    for u, got in uploads.items():
+        assert set(got) == {"sha", "pairs", "path", "signature", "blob"}
+        assert len(got["path"]) <= len(rnd.committee).bit_length()
+        header = rnd.server._receipts[(0, u)][1]
+        assert got["blob"] == rnd.server._blobs[(0, m)][u] and not set(header["blobs"].values()) & set(
+            json.dumps(got).split('"'))

@@ -183,8 +183,9 @@ class CommitteeContributor(SecureContributor):
         signed and whose blob decrypts, its share of ``b`` and of the pairwise seeds with its neighbours among the
         members who did not upload; after ``T_c`` committee signatures over that set. Made once per step.
 
-        ``uploads``: ``{uploader: {"sha": hex SHA-256 of its body, "header", "signature", "blob"}}`` (the blob
-        addressed to this member)."""
+        ``uploads``: ``{uploader: {"sha": hex SHA-256 of its body, "pairs": its pair commitments' digest, "path":
+        the Merkle path of this member's blob digest, "signature", "blob"}}`` (the blob addressed to this member;
+        :func:`~dptopic.protocol.secure_committee.signed_upload`)."""
         self._live()
         self._member()
         up = self._checked_set(phase, view)
@@ -203,11 +204,11 @@ class CommitteeContributor(SecureContributor):
                 got = uploads.get(u)
                 neighbours = sorted(v for v in self.graph[u] if v in masked)
                 try:
-                    header, blob = got["header"], got["blob"]
-                    ok = (sc.check_header(header, self.committee, neighbours) is None
-                          and header["blobs"].get(self.me) == sc.blob_digest(blob)
-                          and verify(bytes.fromhex(self.members[u]), got["signature"],
-                                     sc.upload_message(self.round_id, phase, u, got["sha"], header)))
+                    blob = got["blob"]
+                    root = sc.root_from_path(self.me, sc.blob_digest(blob), got["path"])
+                    ok = root is not None and verify(bytes.fromhex(self.members[u]), got["signature"],
+                                                     sc.signed_upload(self.round_id, phase, u, got["sha"], root,
+                                                                      got["pairs"]))
                     b, pairs = sc.open_blob(self.me, self.secrets.c, self.roster, self.round_id, phase, u, blob,
                                             neighbours) if ok else (None, None)
                 except (DPTopicError, KeyError, TypeError, AttributeError):

@@ -142,16 +142,81 @@ def open_blob(me: str, c_private: bytes, roster: dict, round_id: str, phase: int
     return plain[:SHARE], pairs
 
 
-def header_digest(header: dict) -> str:
-    """The digest of an upload's header (``{"blobs": {member: digest of its blob}, "pairs": {neighbour:
-    commitment}}``)."""
-    return ss.digest(ss.canonical(header))
+def _leaf(member: str, digest: str) -> bytes:
+    return hashlib.sha256(f"{ss.PROTOCOL}/committee-leaf/{member}/{digest}".encode()).digest()
+
+
+def _node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(f"{ss.PROTOCOL}/committee-node/".encode() + left + right).digest()
+
+
+def _levels(blobs: dict) -> list:
+    level = [_leaf(m, blobs[m]) for m in sorted(blobs)]
+    levels = [level]
+    while len(level) > 1:
+        level = [_node(level[k], level[k + 1]) if k + 1 < len(level) else level[k] for k in range(0, len(level), 2)]
+        levels.append(level)
+    return levels
+
+
+def blob_tree(blobs: dict) -> list:
+    """The Merkle tree of :func:`blobs_root` (its levels, leaves first), for :func:`blob_path` to reuse."""
+    return _levels(blobs)
+
+
+def blobs_root(blobs: dict) -> str:
+    """The Merkle root (hex) of an upload's blob digests (``{member: digest}``, leaves in the members' sorted order):
+    what the upload's signature covers of its blobs, so that a member checks it from its own blob and a path."""
+    if not blobs:
+        return ss.digest(b"")
+    return _levels(blobs)[-1][0].hex()
+
+
+def blob_path(blobs: dict, member: str, levels: list | None = None) -> list:
+    """``member``'s Merkle path in :func:`blobs_root`'s tree: ``[[side, hex], ...]`` from its leaf up, ``side`` "L"
+    when the sibling is on the left (a node without a sibling goes up as it is, with no entry). ``levels``: the
+    tree, when the caller keeps it (:func:`blob_tree`)."""
+    k = sorted(blobs).index(member)
+    path = []
+    for level in (levels or _levels(blobs))[:-1]:
+        sib = k ^ 1
+        if sib < len(level):
+            path.append(["L" if sib < k else "R", level[sib].hex()])
+        k //= 2
+    return path
+
+
+def root_from_path(member: str, digest: str, path) -> str | None:
+    """The root that ``member``'s blob digest and its ``path`` lead to, or None when the path is malformed."""
+    node = _leaf(member, digest)
+    if not isinstance(path, list) or len(path) > 64:
+        return None
+    for step in path:
+        if not (isinstance(step, list) and len(step) == 2 and step[0] in ("L", "R") and isinstance(step[1], str)
+                and ss.HEX32.fullmatch(step[1])):
+            return None
+        sib = bytes.fromhex(step[1])
+        node = _node(sib, node) if step[0] == "L" else _node(node, sib)
+    return node.hex()
+
+
+def pairs_digest(pairs: dict) -> str:
+    """The digest of an upload's pair commitments (``{neighbour: commitment}``)."""
+    return ss.digest(ss.canonical(pairs))
+
+
+def signed_upload(round_id: str, phase: int, contributor: str, body_sha: str, root: str, pairs: str) -> bytes:
+    """What an upload's signature covers: the masked vector's SHA-256, its blobs' Merkle root and its pair
+    commitments' digest (a committee member checks it from its own blob, its path and the two digests)."""
+    return ss.message("committee-upload", round_id, int(phase), contributor, str(body_sha), str(root), str(pairs))
 
 
 def upload_message(round_id: str, phase: int, contributor: str, body_sha: str, header: dict) -> bytes:
     """What a contributor signs with its committee-mode upload: the masked vector (``body_sha``: its hex SHA-256) and
-    the header of its blobs (a committee member checks the signature from the digest, without the body)."""
-    return ss.message("committee-upload", round_id, int(phase), contributor, str(body_sha), header_digest(header))
+    the header of its blobs (``{"blobs": {member: digest}, "pairs": {neighbour: commitment}}``), as
+    :func:`signed_upload`."""
+    blobs, pairs = (header.get(k) if isinstance(header.get(k), dict) else {} for k in ("blobs", "pairs"))
+    return signed_upload(round_id, phase, contributor, body_sha, blobs_root(blobs), pairs_digest(pairs))
 
 
 def blob_digest(blob: str) -> str:
@@ -256,4 +321,5 @@ def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: 
 
 __all__ = ["committee_of", "committee_index", "pair_seed_c", "pair_commitment", "make_blobs", "open_blob",
            "upload_message", "consistency_message", "answers_message", "check_header", "set_problem",
-           "unmask_committee_sum", "blob_digest", "header_digest"]
+           "unmask_committee_sum", "blob_digest", "blobs_root", "blob_tree", "blob_path", "root_from_path",
+           "pairs_digest", "signed_upload"]

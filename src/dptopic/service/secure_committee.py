@@ -70,6 +70,8 @@ class CommitteeRound:
         self._signatures: dict = {}
         self._answers: dict = {}
         self.lock = threading.RLock()   # the HTTP app runs each message under it, off its event loop
+        self._trees: dict = {}          # (phase, uploader) -> its blobs' Merkle tree and pair digest (members' views)
+        self._member_views: dict = {}   # (phase, member) -> what committee_view hands that member
 
     # ------------------------------------------------------------ checks
     def _need(self, *states) -> None:
@@ -161,11 +163,22 @@ class CommitteeRound:
 
     def committee_view(self, phase: int, member: str) -> dict:
         """What a committee member reads at the consistency and unmasking of ``phase``: the view and, for each
-        uploader, its upload's digest, header, signature and the blob addressed to ``member``."""
-        blobs = self._blobs.get((phase, member), {})
-        uploads = {u: {"sha": r[0], "header": r[1], "signature": r[2], "blob": blobs.get(u)}
-                   for (p, u), r in self._receipts.items() if p == phase}
-        return {**self.view(), "uploads": uploads}
+        uploader, only what that member needs: the blob addressed to it, and what checks the upload's signature
+        over it (the body's SHA-256, the pair commitments' digest, the blob's Merkle path; not the other members'
+        digests nor the commitments themselves). Made once per member and step (the uploads are closed by then)."""
+        key = (phase, member)
+        if key not in self._member_views:
+            blobs = self._blobs.get(key, {})
+            uploads = {}
+            for u in self.uploaded.get(phase, ()):
+                sha, header, sig = self._receipts[(phase, u)]
+                tree = self._trees.get((phase, u))
+                if tree is None:
+                    tree = self._trees[(phase, u)] = (sc.blob_tree(header["blobs"]), sc.pairs_digest(header["pairs"]))
+                uploads[u] = {"sha": sha, "pairs": tree[1], "path": sc.blob_path(header["blobs"], member, tree[0]),
+                              "signature": sig, "blob": blobs.get(u)}
+            self._member_views[key] = uploads
+        return {**self.view(), "uploads": self._member_views[key]}
 
     def signatures(self, phase: int) -> dict:
         """The committee's consistency signatures of ``phase`` (public once the step closed)."""
