@@ -14,7 +14,9 @@ argument are the same; what changes is *who* holds the shares and when they are 
    pairwise seeds :func:`pair_seed_c`), plus, for each committee member ``m``, an AES-GCM blob under a key agreed on
    the ``c`` keys holding ``m``'s Shamir share (threshold ``T_c`` of ``C``) of ``b_p`` and of each *pairwise seed*
    ``s_uv`` with a neighbour ``v`` among the members; the upload's header (the blobs' digests and a commitment to each
-   pairwise seed) and the body are covered by one signature (:func:`upload_message`). There is no shares step.
+   pairwise seed) and the body are covered by one signature (:func:`upload_message`: over the body's SHA-256, the
+   Merkle root of the blobs' digests and the commitments' digest, so that a member checks it from its own blob and
+   path, :func:`blob_path`, without the other members' digests). There is no shares step.
 3. ``consistency{p}`` (committee only): each member checks the set ``U`` of uploads as a survivor does today (a subset
    of the members, at least N - F, every ``u`` in ``U`` with at least ``T`` of its neighbours in ``U``) and signs it,
    one set per step.
