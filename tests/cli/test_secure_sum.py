@@ -171,13 +171,22 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
     assert "needs thousands of people" in few.stdout
 
 
-def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
+def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path, monkeypatch):
     import threading
 
     import numpy as np
 
+    from dptopic.contributor.client import ServiceClient
     from dptopic.contributor.secure_client import take_part
     from service_helpers import SecureSumServer
+
+    sent, send = [], ServiceClient.request
+
+    def counted(self, method, path, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            sent.append(f"{method} {path.split('?')[0]}")
+        return send(self, method, path, *args, **kwargs)
+    monkeypatch.setattr(ServiceClient, "request", counted)
 
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
     with SecureSumServer(tmp_path, WORDS, n=3, dropouts=0) as srv:
@@ -198,6 +207,8 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
         assert srv.wait_state("released", "failed")["state"] == "released"    # released off the request's thread
+        # an invitation that does not say "committee" reads the configuration first: no probe of the committee mode
+        assert sent[0] == "GET /v1/config" and not any("prekeys" in x for x in sent), sent
         again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
                             str(state), "--invitation", str(srv.invitation_files[0]))
         assert again.returncode == 0, again.stderr
@@ -445,3 +456,18 @@ def test_experiment_plays_a_committee_round_over_http(tmp_path):
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["dropped"] == 2 and summary["committee"] == srv.plan.committee
         assert srv.round.uploaded[0] != sorted(srv.round.keys)      # the two left after masking
+
+
+def test_invite_committee_writes_invitations_that_say_so_and_refuses_cohorts(tmp_path):
+    from dptopic.protocol.enrollment import read_invitation
+
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "3", "--out",
+                    str(tmp_path / "inv"), "--committee")
+    assert r.returncode == 0, r.stderr
+    assert "--secure-committee auto" in r.stdout
+    assert all(read_invitation(f)["committee"] for f in (tmp_path / "inv").glob("invitation-*.json"))
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "6", "--out",
+                    str(tmp_path / "inv2"), "--committee", "--cohort-size", "3")
+    assert r.returncode != 0 and "--committee" in r.stderr and "--cohort-size" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "inv2").exists()

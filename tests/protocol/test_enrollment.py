@@ -86,3 +86,19 @@ def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_pat
         en.check_directory(d, mine)
     with pytest.raises(DPTopicError, match="another enrollment key"):
         en.check_directory(json.loads((tmp_path / "a" / "directory.json").read_text()), "0" * 64)
+
+
+def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "plain", round_id="r")
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "committee", round_id="r", committee=True)
+    plain = sorted((tmp_path / "plain").glob("invitation-*.json"))[0]
+    assert "committee" not in json.loads(plain.read_text())     # files written before the mode read as before
+    assert en.read_invitation(plain)["committee"] is False
+    assert en.read_invitation(sorted((tmp_path / "committee").glob("invitation-*.json"))[0])["committee"] is True
+    doc = json.loads(plain.read_text())
+    doc["committee"] = "yes"
+    plain.write_text(json.dumps(doc))
+    with pytest.raises(DPTopicError, match="is not a secure-sum invitation"):
+        en.read_invitation(plain)
+    with pytest.raises(ParameterError, match="committee"):
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes")

@@ -284,24 +284,24 @@ def submit_secure_sum(a, cfg: dict | None) -> bool:
     return True
 
 
-def _plain_invitation(path) -> bool:
-    """Whether ``path`` reads as an invitation to a round without cohorts (a committee round's, maybe)."""
+def _committee_invitation(path) -> bool:
+    """Whether ``path`` reads as an invitation to a committee-mode round (``dptopic secure-sum invite
+    --committee``)."""
     from ..protocol.enrollment import read_invitation  # deferred: loads numpy
 
     try:
-        read_invitation(path)
+        return read_invitation(path)["committee"]
     except DPTopicError:
         return False
-    return True
 
 
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it). With an invitation
-    to a round without cohorts, the committee mode's first request (the keys) comes first: a committee round is
-    then 3 requests in all."""
+    to a committee-mode round, the keys are the first request (3 requests in all); otherwise the configuration is
+    (a committee round whose invitation does not say so then takes 4)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
 
-    if getattr(a, "invitation", None) is not None and _plain_invitation(a.invitation) \
+    if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation) \
             and submit_secure_sum(a, None):
         return True
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
@@ -392,6 +392,9 @@ def register(sub) -> None:
                         " delegates each cohort has)")
     i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
                    help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
+    i.add_argument("--committee", action="store_true",
+                   help="the round runs in committee mode (serve with --secure-committee): each invitation says so,"
+                        " and submit then takes part in 3 requests (not with --cohort-size)")
     i.set_defaults(func=cmd_invite)
 
 
@@ -405,9 +408,12 @@ def cmd_invite(a) -> None:
             if getattr(a, flag) is not None:
                 raise DPTopicError(f"--{flag.replace('_', '-')} is for a round in cohorts: add --cohort-size S, or"
                                    " drop it (a single round's are the server's flags).")
+    if a.committee and a.cohort_size is not None:
+        raise DPTopicError("--committee is for a single round: a round in cohorts (--cohort-size) takes no committee"
+                           " yet; drop one of them.")
     with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
         if a.cohort_size is None:
-            s = make_invitations(a.key, a.count, a.out, a.round_id)
+            s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee)
         else:
             s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
                                         a.round_id)
@@ -418,7 +424,8 @@ def cmd_invite(a) -> None:
     console.print(f"round {s['round_id']}: {s['count']} invitations in {a.out} (invitation-*.json: hand each to its"
                   f" contributor only) and the directory {s['directory']} (start the server with --directory"
                   + (f" and --cohort-size {a.cohort_size}); {s['cohorts']} cohorts, {s['delegates']} delegates each"
-                     " (their invitations also to the bridge)." if a.cohort_size is not None else ")."),
+                     " (their invitations also to the bridge)." if a.cohort_size is not None
+                     else " and --secure-committee auto)." if a.committee else ")."),
                   markup=False)
 
 

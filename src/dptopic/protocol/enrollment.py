@@ -78,10 +78,14 @@ def contributor_ids(count: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(1, count + 1)]
 
 
-def make_invitations(key, count: int, out, round_id: str | None = None) -> dict:
+def make_invitations(key, count: int, out, round_id: str | None = None, committee: bool = False) -> dict:
     """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
     ``key`` (created if missing); returns ``{"round_id", "count", "directory", "invitations", "key_created"}``.
-    ``round_id``: the round's name (default: random)."""
+    ``round_id``: the round's name (default: random). ``committee``: the round runs in committee mode
+    (:mod:`dptopic.protocol.secure_committee`); each invitation says so, so that a contributor's first request is
+    its keys (3 requests in all) instead of the configuration."""
+    if not isinstance(committee, bool):
+        raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
     if isinstance(count, bool) or not isinstance(count, int) or not 3 <= count <= MAX_COUNT:
         raise ParameterError("invalid {count=}: an integer in [3, {most}] (one invitation per contributor).", "count",
                              count, most=MAX_COUNT)
@@ -104,7 +108,8 @@ def make_invitations(key, count: int, out, round_id: str | None = None) -> dict:
     for i, k in keys.items():
         _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
                                                     "round_id": round_id, "contributor": i, "count": count,
-                                                    "signing_key": k.hex(), "enrollment_key": enrollment})
+                                                    "signing_key": k.hex(), "enrollment_key": enrollment,
+                                                    **({"committee": True} if committee else {})})
     return {"round_id": round_id, "count": count, "directory": str(out / "directory.json"),
             "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
 
@@ -154,18 +159,20 @@ def read_directory(path) -> dict:
 
 def read_invitation(path) -> dict:
     """The invitation file at ``path``, checked: ``{"round_id", "contributor", "count", "signing_key": bytes,
-    "enrollment_key": hex, "path"}``."""
+    "enrollment_key": hex, "committee": bool, "path"}`` (``committee``: the operator invited to a committee-mode
+    round; absent in the file means False)."""
     doc = _read(path, "invitation")
     rid, who, count, key, enroll = (doc.get(k) for k in ("round_id", "contributor", "count", "signing_key",
                                                           "enrollment_key"))
     if doc.get("format") != INVITATION_FORMAT or doc.get("version") != VERSION or not (
             isinstance(rid, str) and ROUND_ID.fullmatch(rid) and isinstance(who, str) and ROUND_ID.fullmatch(who)
             and isinstance(count, int) and not isinstance(count, bool) and 3 <= count <= MAX_COUNT
-            and isinstance(key, str) and HEX32.fullmatch(key) and isinstance(enroll, str) and HEX32.fullmatch(enroll)):
+            and isinstance(key, str) and HEX32.fullmatch(key) and isinstance(enroll, str) and HEX32.fullmatch(enroll)
+            and isinstance(doc.get("committee", False), bool)):
         raise DPTopicError(f"{path} is not a secure-sum invitation (the round's operator writes them with dptopic"
                            " secure-sum invite).")
     return {"round_id": rid, "contributor": who, "count": count, "signing_key": bytes.fromhex(key),
-            "enrollment_key": enroll, "path": str(path)}
+            "enrollment_key": enroll, "committee": doc.get("committee", False), "path": str(path)}
 
 
 def read_invitations(folder) -> list[dict]:
