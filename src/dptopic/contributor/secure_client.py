@@ -643,14 +643,23 @@ def play_part(server: str, bows: list, invitations: list, dropped: list, progres
     without sending it. ``progress``: :class:`PartPlayer`'s. What lives as long as the part (its contributors) is
     frozen out of the cyclic collector's full scans once they are built; the collector's runs and CPU in the part
     are returned beside each person's CPU (``"collector"``, :class:`CollectorTime`)."""
+    return _play_part(server, bows, invitations, dropped, progress, threads, committee=False)
+
+
+def _play_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int,
+               committee: bool) -> dict:
     k = len(bows)
     client = CountingClient(server, k)
     cfg = client.get_json("/v1/config")
-    people = [SecureContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
+    if committee:
+        from .secure_committee import CommitteeContributor as person  # secure_committee imports this module's client
+    else:
+        person = SecureContributor
+    people = [person(cfg, b, inv) for b, inv in zip(bows, invitations)]
     player = PartPlayer(k, progress, threads)
     player.freeze()
     try:
-        player.play(client, list(enumerate(people)), dropped)
+        (player.play_committee if committee else player.play)(client, list(enumerate(people)), dropped)
     finally:
         out = player.close([client])
     return out
@@ -662,19 +671,7 @@ COMMITTEE_ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "con
 
 def play_committee_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """:func:`play_part` for a committee-mode round (:meth:`PartPlayer.play_committee`)."""
-    from .secure_committee import CommitteeContributor  # secure_committee imports this module's client
-
-    k = len(bows)
-    client = CountingClient(server, k)
-    cfg = client.get_json("/v1/config")
-    people = [CommitteeContributor(cfg, b, inv) for b, inv in zip(bows, invitations)]
-    player = PartPlayer(k, progress, threads)
-    player.freeze()
-    try:
-        player.play_committee(client, list(enumerate(people)), dropped)
-    finally:
-        out = player.close([client])
-    return out
+    return _play_part(server, bows, invitations, dropped, progress, threads, committee=True)
 
 
 def person_bow(corpus) -> tuple:

@@ -155,15 +155,7 @@ class CommitteeContributor(SecureContributor):
         self._live()
         self._member()
         up = self._checked_set(phase, view)
-        digest = set_digest(up)
-        signed = self.st["signed"].get(str(phase))
-        if signed is not None and signed["digest"] != digest:
-            raise ServerLied(f"the server shows a second, different set of uploads for step {phase}: refused, nothing"
-                             " revealed (a server that shows two views is caught here).")
-        if signed is None:
-            self.st["signed"][str(phase)] = {"digest": digest, "uploaded": sorted(up)}
-            self._write()
-        return {"contributor": self.me, "signature": sign(self.key, sc.consistency_message(self.round_id, phase, up))}
+        return self._sign_once(phase, up, sc.consistency_message(self.round_id, phase, up))
 
     def _quorum(self, phase: int, up: frozenset, signatures) -> None:
         """Require ``T_c`` valid committee signatures over this member's own set of uploads."""

@@ -674,6 +674,11 @@ class SecureContributor:
         self._live()
         uploaded = self._uploaded(phase, view)
         up = self._id_set(uploaded, f"uploads of step {phase}")
+        return self._sign_once(phase, up, consistency_message(self.round_id, phase, up))
+
+    def _sign_once(self, phase: int, up: frozenset, signed_message: bytes) -> dict:
+        """This contributor's signature of ``signed_message`` over the set of uploads ``up`` of step ``phase``,
+        kept in the state file: one set per step, a second, different set refused."""
         digest = set_digest(up)
         signed = self.st["signed"].get(str(phase))
         if signed is not None and signed["digest"] != digest:
@@ -682,8 +687,7 @@ class SecureContributor:
         if signed is None:
             self.st["signed"][str(phase)] = {"digest": digest, "uploaded": _sorted_ids(up)}
             self._write()
-        return {"contributor": self.me,
-                "signature": sign(self.key, consistency_message(self.round_id, phase, up))}
+        return {"contributor": self.me, "signature": sign(self.key, signed_message)}
 
     def _confirmed(self, phase: int, uploaded: frozenset, signatures) -> None:
         """Require ``T`` valid signatures of this contributor's own neighbours over its own set of uploads (verified

@@ -35,7 +35,7 @@ from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
-from .secure_sum import ApiError, process_usage, release_document
+from .secure_sum import ApiError, _json, _phase, process_usage, release_document
 from .storage import safe_url
 
 
@@ -542,19 +542,6 @@ async def _view(request, who: str | None = None) -> dict:
     return view
 
 
-async def _json_body(request, limit: int = MAX_META_BYTES) -> dict:
-    body = await request.body()
-    if len(body) > limit:
-        raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        raise ApiError(400, "bad_json", "the body is not JSON.") from None
-    if not isinstance(doc, dict):
-        raise ApiError(400, "bad_json", "the body must be a JSON object.")
-    return doc
-
-
 async def _call(rnd: CommitteeRound, method, *args):
     """``method(*args)`` under the round's lock on a worker thread: the event loop answers views and long polls
     meanwhile (an unmasking takes seconds at 1,000 people)."""
@@ -574,13 +561,6 @@ async def _after(request, who: str, out: dict, before: str):
     if "wait" in request.query_params:
         out = {**out, "view": await _view(request, who)}
     return _respond(out)
-
-
-def _phase(request) -> int:
-    p = request.path_params["phase"]
-    if p not in ("0", "1"):
-        raise ApiError(404, "no_such_step", "steps are 0 (presence) and 1 (co-occurrence).")
-    return int(p)
 
 
 def _config(s: _Served) -> dict:
@@ -610,7 +590,7 @@ async def http_prekeys(request):
     only). Answered with the round's configuration (``config``, as ``GET /v1/config``), and with ``?wait=upload0``
     held until the roster closes: a contributor's first request of a round (it checks the plan before anything of
     its data is computed)."""
-    doc = await _json_body(request)
+    doc = await _json(request, MAX_META_BYTES)
     s = _served(request)
     before = s.rnd.state
     out = await _call(s.rnd, s.rnd.post_prekeys, str(doc.get("contributor")), doc.get("bundles"))
@@ -650,7 +630,7 @@ async def _late(request, store, *args) -> dict:
 async def http_consistency(request):
     """``POST /v1/secure/consistency/{p}`` (a committee member): ``{"contributor", "signature"}``."""
     phase = _phase(request)
-    doc = await _json_body(request)
+    doc = await _json(request, MAX_META_BYTES)
     r = _served(request).rnd
     before, who = r.state, str(doc.get("contributor"))
     out = await _late(request, r.post_consistency, phase, who, doc.get("signature"))
@@ -660,7 +640,7 @@ async def http_consistency(request):
 async def http_unmask(request):
     """``POST /v1/secure/unmask/{p}`` (a committee member): ``{"contributor", "answers", "signature"}``."""
     phase = _phase(request)
-    doc = await _json_body(request)
+    doc = await _json(request, MAX_META_BYTES)
     r = _served(request).rnd
     before, who = r.state, str(doc.get("contributor"))
     out = await _late(request, r.post_unmask, phase, who, doc.get("answers"), doc.get("signature"))
