@@ -36,6 +36,23 @@ def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
     assert dptopic.load(tmp_path / "m").privacy_["epsilon"] == model.privacy_["epsilon"]
 
 
+def test_a_committee_rounds_card_names_the_committee_and_its_threshold():
+    """A committee-mode round reveals through its committee, not the neighbours: the card's trust model says so."""
+    V = 50
+    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V, committee="auto")
+    rng = np.random.default_rng(0)
+    s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = released_words(plan, s0, 90, 3)[0]
+        s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
+        m = secure_sum_topics(plan, [f"w{i}" for i in range(V)], 3, s0, s1, (90, 90), {})
+    text = m.privacy_["trust_model"]
+    assert f"committee of {plan.committee} contributors" in text and f"threshold {plan.committee_threshold}" in text
+    assert "consistency signatures of their neighbours" not in text
+    assert m.privacy_["parameters"]["committee"] == plan.committee
+
+
 def test_it_is_not_fitted_on_documents(model):
     with pytest.raises(DPTopicError, match="secure-sum round"):
         SecureSumTopics().fit(np.ones((3, 4)))

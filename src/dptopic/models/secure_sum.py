@@ -37,6 +37,25 @@ TRUST_MODEL = ("secure aggregation against a server that may lie and drop contri
                " shares known and the protected person's own share left out, the {h} remaining shares still give"
                " epsilon; contributors are trusted to bound their own statistic (the masks hide it, so the server"
                " cannot check it)")
+COMMITTEE_TRUST_MODEL = (
+    "secure aggregation against a server that may lie and drop contributors, in its committee mode (Bonawitz et al."
+    " 2017, malicious variant; Bell et al. 2020; the committee after Ma et al. 2023, Flamingo): every contributor was"
+    " invited by the round's operator, whose enrollment key the server does not hold, and signs what it sends; each"
+    " masks its statistic with its {d} neighbours and Shamir-shares its mask seeds among a committee of {c}"
+    " contributors chosen by a public hash of the roster, with threshold {tc}; each committee member checks every set"
+    " of uploads the server names and reveals shares only after {tc} committee signatures over the same set; at most"
+    " {t} enrolled contributors collude with the server, committee members included (the threshold keeps the"
+    " guarantee whichever {t} they are: docs/research/secure_sum_round_trips.md); the noise is calibrated so that with {f} dropped, {t} colluders' shares known and the"
+    " protected person's own share left out, the {h} remaining shares still give epsilon; contributors are trusted to"
+    " bound their own statistic (the masks hide it, so the server cannot check it)")
+
+
+def trust_model(plan) -> str:
+    """The card's trust model for a round run with ``plan``: the committee mode's when the plan has a committee."""
+    if plan.committee:
+        return COMMITTEE_TRUST_MODEL.format(t=plan.collusion, d=plan.degree, c=plan.committee,
+                                            tc=plan.committee_threshold, f=plan.dropouts, h=plan.honest)
+    return TRUST_MODEL.format(t=plan.collusion, d=plan.degree, th=plan.threshold, f=plan.dropouts, h=plan.honest)
 
 
 def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
@@ -182,8 +201,7 @@ def secure_sum_report(plan, dims, shares, round_info: dict) -> dict:
         "mode": "secure sum of per-person statistics (distributed Skellam noise)",
         "user_bound": bound,
         "theorem": SKELLAM_THEOREM + f"; each person's contribution: {bound}",
-        "trust_model": TRUST_MODEL.format(t=plan.collusion, d=plan.degree, th=plan.threshold, f=plan.dropouts,
-                                          h=plan.honest),
+        "trust_model": trust_model(plan),
         "wrap_around_probability": wrap,
         "noise_shares": {"calibrated_for": plan.honest, "in_the_sums": list(shares),
                          "note": "the honest shares besides the protected person's own (N - F - t - 1)"},
