@@ -45,9 +45,10 @@ COMMITTEE_TRUST_MODEL = (
     " contributors chosen by a public hash of the roster, with threshold {tc}; each committee member checks every set"
     " of uploads the server names and reveals shares only after {tc} committee signatures over the same set; at most"
     " {t} enrolled contributors collude with the server, committee members included (the threshold keeps the"
-    " guarantee whichever {t} they are: docs/research/secure_sum_round_trips.md); the noise is calibrated so that with {f} dropped, {t} colluders' shares known and the"
-    " protected person's own share left out, the {h} remaining shares still give epsilon; contributors are trusted to"
-    " bound their own statistic (the masks hide it, so the server cannot check it)")
+    " guarantee whichever {t} they are: docs/research/secure_sum_round_trips.md); the noise is calibrated so that"
+    " with {f} dropped, {t} colluders' shares known and the protected person's own share left out, the {h} remaining"
+    " shares still give epsilon; contributors are trusted to bound their own statistic (the masks hide it, so the"
+    " server cannot check it)")
 
 
 def trust_model(plan) -> str:
