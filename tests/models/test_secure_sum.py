@@ -8,10 +8,8 @@ from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_su
 from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
 
 
-@pytest.fixture(scope="module")
-def model():
-    V = 50
-    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)
+def _released(plan, V=50):
+    """The model a round of ``plan`` releases from made-up sums (100 people, 90 shares each step)."""
     rng = np.random.default_rng(0)
     s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
     with warnings.catch_warnings():
@@ -19,6 +17,11 @@ def model():
         kept = released_words(plan, s0, 90, 3)[0]
         s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
         return secure_sum_topics(plan, [f"w{i}" for i in range(V)], 3, s0, s1, (90, 90), {})
+
+
+@pytest.fixture(scope="module")
+def model():
+    return _released(SecureSumPlan(1.0, 1e-5, 100, 10, 50))
 
 
 def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
@@ -38,15 +41,8 @@ def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
 
 def test_a_committee_rounds_card_names_the_committee_and_its_threshold():
     """A committee-mode round reveals through its committee, not the neighbours: the card's trust model says so."""
-    V = 50
-    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V, committee="auto")
-    rng = np.random.default_rng(0)
-    s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        kept = released_words(plan, s0, 90, 3)[0]
-        s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
-        m = secure_sum_topics(plan, [f"w{i}" for i in range(V)], 3, s0, s1, (90, 90), {})
+    plan = SecureSumPlan(1.0, 1e-5, 100, 10, 50, committee="auto")
+    m = _released(plan)
     text = m.privacy_["trust_model"]
     assert f"committee of {plan.committee} contributors" in text and f"threshold {plan.committee_threshold}" in text
     assert "consistency signatures of their neighbours" not in text

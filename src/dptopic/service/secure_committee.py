@@ -35,7 +35,7 @@ from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
-from .secure_sum import ApiError, _json, _phase, process_usage, release_document
+from .secure_sum import ApiError, _json, _phase, check_signed, process_usage, release_document
 from .storage import safe_url
 
 
@@ -82,12 +82,7 @@ class CommitteeRound:
                            + f", not {' or '.join(repr(s) for s in states)}: nothing stored.")
 
     def _signed(self, contributor: str, signature, msg: bytes) -> None:
-        if contributor not in self.members:
-            raise ApiError(403, "not_enrolled", f"contributor {str(contributor)[:40]!r} holds no invitation to this"
-                                                " round (it is not in the operator's directory).")
-        if not ss.verify(bytes.fromhex(self.members[contributor]), signature, msg):
-            raise ApiError(403, "bad_signature", f"the request is not signed by {contributor!r}'s invitation key (or"
-                                                 " not over this step's message): refused.")
+        check_signed(self.members, contributor, signature, msg)
 
     def _fail(self, reason: str) -> None:
         self.state, self.reason = "failed", reason

@@ -599,12 +599,7 @@ class SecureRound:
                            + f", not {' or '.join(repr(s) for s in states)}: nothing stored.")
 
     def _signed(self, contributor: str, signature, msg: bytes) -> None:
-        if contributor not in self.members:
-            raise ApiError(403, "not_enrolled", f"contributor {contributor!r} holds no invitation to this round (it is"
-                                                " not in the operator's directory).")
-        if not ss.verify(bytes.fromhex(self.members[contributor]), signature, msg):
-            raise ApiError(403, "bad_signature", f"the request is not signed by {contributor!r}'s invitation key (or"
-                                                 " not over this step's message): refused.")
+        check_signed(self.members, contributor, signature, msg)
 
     def post_keys(self, contributor: str, keys, signature) -> tuple[int, dict]:
         """A member registers its keys (signed)."""
@@ -1086,6 +1081,18 @@ def release_document(plan, vocabulary, n_topics: int, presence, cooc, shares: tu
         arrays = {p.stem: base64.b64encode(p.read_bytes()).decode() for p in sorted(Path(f"{d}/m").glob("*.npy"))}
         meta_json = Path(f"{d}/m/model.json").read_text()
     return {"api_version": "v1", "model_id": 1, "model_version": 1, "model_json": meta_json, "arrays": arrays}
+
+
+def check_signed(members: dict, contributor: str, signature, msg: bytes) -> None:
+    """Refuse (403) a message from ``contributor`` unless the operator's directory ``members`` lists it and
+    ``signature`` is its invitation key's over ``msg``: the one check of both round servers (this one and the
+    committee mode's)."""
+    if contributor not in members:
+        raise ApiError(403, "not_enrolled", f"contributor {str(contributor)[:40]!r} holds no invitation to this round"
+                                            " (it is not in the operator's directory).")
+    if not ss.verify(bytes.fromhex(members[contributor]), signature, msg):
+        raise ApiError(403, "bad_signature", f"the request is not signed by {contributor!r}'s invitation key (or"
+                                             " not over this step's message): refused.")
 
 
 # ----------------------------------------------------------------------------- HTTP
