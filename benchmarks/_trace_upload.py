@@ -9,8 +9,9 @@ when the group's transaction and its fsync end, when the event loop learns it an
 requests/s and p50 as the client saw them; each server thread's CPU per upload (``/proc``) and the client's; the
 median, mean and p90 of each step; the gap between an answer sent and the same connection's next upload (the
 client's own turn-around, with the kernel's); the transactions, their mean group size and the medians of a
-transaction and of an fsync. The wrappers cost a few microseconds per step: compare runs of this script, not its
-requests/s with bench_service.py's.
+transaction and of an fsync; a transaction's mean and p99, and the share of the writer's time in transactions spent
+in those over 1 ms (SQLite's checkpoints of the log, a disk busy with other work). The wrappers cost a few
+microseconds per step: compare runs of this script, not its requests/s with bench_service.py's.
 """
 from __future__ import annotations
 
@@ -183,6 +184,9 @@ def _analyse(doc: dict, per_thread: dict, n: int) -> None:
         print(f"  transactions {len(s)}, mean group {s[:, 1].mean():.2f} uploads, transaction median"
               f" {np.median(s[:, 0]) * 1e6:.0f} us" + (f", fsync median {np.median(syncs) * 1e6:.0f} us"
                                                         if syncs else ""))
+        slow = s[:, 0] > 1e-3
+        print(f"  transaction mean {s[:, 0].mean() * 1e6:.0f} us, p99 {np.percentile(s[:, 0], 99) * 1e6:.0f} us;"
+              f" {slow.sum()} over 1 ms, {s[slow, 0].sum() / s[:, 0].sum():.0%} of the writer's time in transactions")
 
 
 def main(argv=None):

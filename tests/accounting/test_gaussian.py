@@ -130,3 +130,22 @@ def test_the_papers_moments_accountant_is_none_outside_abadi_lemma_3():
     assert moments_accountant_epsilon(1.24, 0.05, 20, 1e-4, code_cap=True) == pytest.approx(2.441, abs=2e-3)
     # orders 1..64 stay valid for any sigma (a cross-check, not the paper's figure)
     assert moments_accountant_epsilon(0.997, 0.001, 100, 1e-5, max_order=64) > 0
+
+
+def test_the_moments_accountant_remembers_each_setting_apart():
+    """moments_accountant_epsilon is remembered per (sigma, q, steps, delta, orders): a setting asked after another
+    that differs in one of them gets its own figure, equal to the one computed with nothing remembered."""
+    from dptopic.accounting import gaussian
+
+    base = (1.24, 0.05, 20, 1e-4)
+    variants = [(1.2, 0.05, 20, 1e-4), (1.24, 0.04, 20, 1e-4), (1.24, 0.05, 21, 1e-4), (1.24, 0.05, 20, 1e-5)]
+    for kw in ({"max_order": 64}, {"max_order": 32}, {"code_cap": True}):
+        for args in variants:
+            gaussian._moments_epsilon.cache_clear()
+            fresh = moments_accountant_epsilon(*args, **kw)
+            gaussian._moments_epsilon.cache_clear()
+            first = moments_accountant_epsilon(*base, **kw)
+            assert moments_accountant_epsilon(*args, **kw) == fresh != first
+    gaussian._moments_epsilon.cache_clear()
+    capped = moments_accountant_epsilon(*base, code_cap=True)
+    assert moments_accountant_epsilon(*base, max_order=64) != capped        # the orders are in the key

@@ -70,7 +70,7 @@ def test_the_pld_memo_answers_only_the_same_composition_and_never_a_mutable_even
     assert ledger.compose_pld([(ev, 20)], 1e-5) > a
     assert ledger.compose_pld([(SubsampledGaussianEvent(2.5, 0.1), 10)], 1e-5) < a
     assert ledger.compose_pld([(ev, 10)], 1e-3) < a
-    ledger._PLD_MEMO.clear()
+    ledger._MEMO.clear()
     assert ledger.compose_pld([(ev, 10)], 1e-5) == a                    # recomputed, the same
 
     class Mutable:                                                      # a user's event: never remembered
@@ -90,6 +90,85 @@ def test_the_pld_memo_answers_only_the_same_composition_and_never_a_mutable_even
     one = ledger.compose_pld([(m, 3)], 1e-5)
     m.epsilon = 2.0
     assert ledger.compose_pld([(m, 3)], 1e-5) > one
+
+
+MEMO_SETS = [
+    [(LaplaceEvent(2.0), 5)],
+    [(PureDPEvent(0.5), 3), (LaplaceEvent(4.0), 7)],
+    [(SubsampledGaussianEvent(1.24, 0.05), 20)],
+    [(SubsampledGaussianEvent(2.0, 0.1), 10), (PureDPEvent(0.1), 1)],
+    [(ApproxDPEvent(0.5, 1e-7), 2), (LaplaceEvent(1.0), 3)],
+]
+
+
+def _uncached(method, groups, delta):
+    """The composition computed by the memo's own compute function, never looking in the memo."""
+    from dptopic.accounting import ledger
+
+    groups = ledger._check_groups(groups)
+    if method == "rdp":
+        return ledger._compose_rdp(groups, delta)
+    return ledger._compose_pld(groups, delta, ledger.effective_discretization(groups, ledger.DISCRETIZATION))
+
+
+@pytest.mark.parametrize("groups", MEMO_SETS)
+def test_a_remembered_composition_equals_the_composition(groups):
+    """compose_pld, compose_rdp and a ledger's basic epsilon answer from the memo exactly what they compute."""
+    from dptopic.accounting import ledger
+
+    ledger._MEMO.clear()
+    pld, rdp = compose_pld(groups, 1e-5), compose_rdp(groups, 1e-5)
+    assert any(k[0] == "pld" for k in ledger._MEMO) and any(k[0] == "rdp" for k in ledger._MEMO)
+    assert compose_pld(groups, 1e-5) == pld == _uncached("pld", groups, 1e-5)
+    assert compose_rdp(groups, 1e-5) == rdp == _uncached("rdp", groups, 1e-5)
+    led = PrivacyLedger()
+    for e, n in groups:
+        led.spend(e, n)
+    first = led.report(1e-5)
+    ledger._MEMO.clear()
+    assert PrivacyLedger.report(led, 1e-5) == first                 # recomputed, the same report
+    assert led.report(1e-5) == first                                # and remembered, the same
+
+
+@pytest.mark.parametrize("method", ["pld", "rdp", "basic"])
+def test_the_memo_never_answers_a_composition_that_differs_in_one_parameter(method):
+    """Each figure asked after another that differs in one parameter (a noise multiplier, a sampling rate, a count,
+    delta, the method) is that composition's own: a key that left the parameter out would answer the first."""
+    from dptopic.accounting import ledger
+
+    def figure(groups, delta):
+        if method == "basic":
+            led = PrivacyLedger()
+            for e, n in groups:
+                led.spend(e, n)
+            return led.epsilon_basic(delta)
+        return (compose_pld if method == "pld" else compose_rdp)(groups, delta)
+
+    base = ([(SubsampledGaussianEvent(1.5, 0.05), 20)], 1e-5)
+    variants = [([(SubsampledGaussianEvent(1.6, 0.05), 20)], 1e-5),     # noise multiplier
+                ([(SubsampledGaussianEvent(1.5, 0.06), 20)], 1e-5),     # sampling rate
+                ([(SubsampledGaussianEvent(1.5, 0.05), 21)], 1e-5),     # count
+                ([(SubsampledGaussianEvent(1.5, 0.05), 20)], 1e-6)]     # delta
+    for groups, delta in variants:
+        ledger._MEMO.clear()
+        fresh = figure(groups, delta)
+        ledger._MEMO.clear()
+        first = figure(*base)
+        assert figure(groups, delta) == fresh != first
+    ledger._MEMO.clear()
+    other = "rdp" if method == "pld" else "pld"
+    fresh = _uncached(other, *base)
+    figure(*base)
+    assert (compose_pld if other == "pld" else compose_rdp)(*base) == fresh     # the method is in the key
+
+
+def test_the_memo_is_bounded():
+    from dptopic.accounting import ledger
+
+    ledger._MEMO.clear()
+    for i in range(ledger.MEMO_SIZE + 20):
+        compose_rdp([(PureDPEvent(0.01 + i * 1e-4), 1)], 1e-5)
+    assert len(ledger._MEMO) == ledger.MEMO_SIZE
 
 
 # ---- item 2: every (epsilon, delta) pair is a valid guarantee

@@ -88,6 +88,11 @@ def moments_accountant_epsilon(noise_multiplier: float, sampling_rate: float, st
                                " outside it (or give a cap < 1); use code_cap=False.")
     else:
         top = int(max_order)
+    return _moments_epsilon(s, q, int(steps), float(delta), top)
+
+
+@functools.lru_cache(maxsize=256)      # a pure function of public numbers, asked again by each DPSVI report
+def _moments_epsilon(s: float, q: float, steps: int, delta: float, top: int) -> float:
     best = math.inf
     for lam in range(1, top + 1):
         alpha = max(_log_e1(lam, q, s), _log_e2(lam, q, s)) if q < 1 else lam * (lam + 1) / (2 * s * s)

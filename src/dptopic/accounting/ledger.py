@@ -57,40 +57,53 @@ def _check_groups(groups) -> list:
 def compose_pld(groups, delta: float, discretization: float = DISCRETIZATION) -> float:
     """Tight ε(δ) of the composition of ``[(event, count), ...]`` via privacy loss distributions.
 
-    The same composition asked again (a model's report rebuilt on load, on save, by its card) is answered from a small
-    memo of earlier answers, but only for events that are frozen dataclasses: their fields are their whole
-    description, so equal events have equal privacy loss distributions."""
+    The same composition asked again (a model's report rebuilt on load, on save, by its card) is answered from the
+    composition memo (:func:`_memoized`)."""
     groups, delta = _check_groups(groups), _check_delta(delta)
     validate_value("discretization", discretization, [Real(1e-8, 1)])
     discretization = effective_discretization(groups, discretization)
-    key = _memo_key(groups, delta, discretization)
+
+    def compute():
+        # numpy's floating-point state is per thread, where warnings.catch_warnings is not (a private fit inside an
+        # audit's thread pool left an 'ignore' filter behind for the whole process)
+        with np.errstate(all="ignore"):
+            return _compose_pld(groups, delta, discretization)
+    return _memoized("pld", groups, (delta, discretization), compute)
+
+
+MEMO_SIZE = 512
+"""Most compositions the memo keeps (the least recently asked is dropped first)."""
+_MEMO: OrderedDict = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
+
+def _memoized(method: str, groups, numbers: tuple, compute):
+    """``compute()``, remembered under ``(method, the events and their counts, numbers)`` in a small process-local
+    memo (at most :data:`MEMO_SIZE` entries), so that a composition asked again (a model's report rebuilt by each
+    fit, on load, on save and by its card) is not composed again. Only events that are frozen dataclasses are
+    remembered: their fields (every parameter of the mechanism, its label and relation) are their whole
+    description, so equal keys have equal privacy losses. The key holds public parameters only, the same the
+    ledger and the report hold; a composition with any other event is computed every time."""
+    key = _memo_key(method, groups, numbers)
     if key is not None:
-        with _PLD_MEMO_LOCK:
-            if key in _PLD_MEMO:
-                _PLD_MEMO.move_to_end(key)
-                return _PLD_MEMO[key]
-    # numpy's floating-point state is per thread, where warnings.catch_warnings is not (a private fit inside an
-    # audit's thread pool left an 'ignore' filter behind for the whole process)
-    with np.errstate(all="ignore"):
-        value = _compose_pld(groups, delta, discretization)
+        with _MEMO_LOCK:
+            if key in _MEMO:
+                _MEMO.move_to_end(key)
+                return _MEMO[key]
+    value = compute()
     if key is not None:
-        with _PLD_MEMO_LOCK:
-            _PLD_MEMO[key] = value
-            while len(_PLD_MEMO) > PLD_MEMO_SIZE:
-                _PLD_MEMO.popitem(last=False)
+        with _MEMO_LOCK:
+            _MEMO[key] = value
+            while len(_MEMO) > MEMO_SIZE:
+                _MEMO.popitem(last=False)
     return value
 
 
-PLD_MEMO_SIZE = 512
-_PLD_MEMO: OrderedDict = OrderedDict()
-_PLD_MEMO_LOCK = threading.Lock()
-
-
-def _memo_key(groups, delta: float, discretization: float):
+def _memo_key(method: str, groups, numbers: tuple):
     """The memo's key, or None where an event could change after it was composed (not a frozen dataclass)."""
     if not all(is_dataclass(e) and e.__dataclass_params__.frozen for e, _ in groups):
         return None
-    key = (tuple((type(e), e, n) for e, n in groups), float(delta), float(discretization))
+    key = (method, tuple((type(e), e, int(n)) for e, n in groups), tuple(float(x) for x in numbers))
     try:
         hash(key)
     except TypeError:
@@ -139,6 +152,10 @@ def _compose_pld(groups, delta, discretization):
 def compose_rdp(groups, delta: float) -> float:
     """ε(δ) from Rényi DP (Mironov 2017), converted with dp_accounting's ``compute_epsilon``."""
     groups, delta = _check_groups(groups), _check_delta(delta)
+    return _memoized("rdp", groups, (delta,), lambda: _compose_rdp(groups, delta))
+
+
+def _compose_rdp(groups, delta):
     rdp = np.zeros_like(RDP_ORDERS)
     for ev, n in groups:
         rdp += n * ev.rdp(RDP_ORDERS)
@@ -270,7 +287,8 @@ class PrivacyLedger:
         if delta is None:
             return float("inf")
         k = sum(n for _, n in approx)
-        return float(pure + sum(n * e.epsilon_at(delta / k) for e, n in approx))
+        return float(pure + sum(n * _memoized("epsilon_at", [(e, 1)], (delta / k,), lambda e=e: e.epsilon_at(delta / k))
+                                for e, n in approx))
 
     def epsilon_tight(self, delta: float) -> float:
         return compose_pld(self.groups(), delta, self.discretization)
