@@ -274,6 +274,12 @@ class CommitteeRound:
         except DPTopicError as e:
             self._fail(f"unmasking step {phase} failed ({e}): nothing released")
             return
+        self._unmasked_sum(phase, total, up)
+
+    def _unmasked_sum(self, phase: int, total, up) -> None:
+        """What the round does with step ``phase``'s unmasked sum of the uploads ``up``: step 0 opens step 1 over the
+        kept words, step 1 releases (a cohort's round keeps a padded total instead,
+        :mod:`dptopic.service.committee_cohorts`)."""
         self.sums[phase], self.shares_of_sum[phase] = total, len(up)
         if phase == 0:
             from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
@@ -482,6 +488,7 @@ class _Served:
         self.vocabulary, self.n_topics = vocabulary, n_topics
         self.changed = asyncio.Event()
         self.model = None
+        self.config_extra: dict = {}     # what /v1/config adds (a cohort's round: the round in cohorts' own)
 
     def moved(self, before: str) -> None:
         """Wake every held request if the round left step ``before`` (each waits on the event of the step it saw: a
@@ -563,7 +570,7 @@ def _config(s: _Served) -> dict:
     return {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
             "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
             "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
-            "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+            "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024, **s.config_extra}
 
 
 async def http_config(request):
@@ -678,16 +685,18 @@ async def http_model(request):
 
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                         admin_token: str | None = None, database: str | None = None):
+                         admin_token: str | None = None, database: str | None = None, rnd=None):
     """The ASGI app of one committee-mode round: ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
     in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
-    memory."""
+    memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.committee_cohorts`), instead
+    of one made from the other arguments."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
-    rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
-        StoredCommitteeRound(plan, directory, words, n_topics, database)
+    if rnd is None:
+        rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
+            StoredCommitteeRound(plan, directory, words, n_topics, database)
 
     async def api_error(request, exc: ApiError):
         return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
