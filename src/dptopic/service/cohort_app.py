@@ -374,7 +374,10 @@ def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
             f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts, {plan.collusion} colluding, a bridge of"
             f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
             f"{plan.noise_cost:.3f} of a single round's; "
-            + (f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
+            + (f"each cohort a committee-mode round (committees of {d['cohort_committee'][0]}-"
+               f"{d['cohort_committee'][1]}, in memory); " if plan.committee else "")
+            + (f"the bridge's database beside {cfg.sqlite_path}" if plan.committee and cfg.sqlite_path is not None
+               else f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
                f"each round in its own schema of {safe_url(cfg.database)}")
             + (f"; charged to the dataset ledger {cfg.ledger}" if cfg.ledger else "")
             + f"; admin {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under"
