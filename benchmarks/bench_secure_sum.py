@@ -368,14 +368,15 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     (work / "token").write_text("bench-token-" + "x" * 20)
     extra = []
     cohorts = ["--cohort-size", str(cohort_size)] if cohort_size else []
+    committee = database == "committee"        # the committee mode: on a SQLite file of the run's own
     if invitations or cohort_size:
         subprocess.run([*dptopic, "secure-sum", "invite", "--key", str(work / "enroll.key"), "--count", str(n),
                         *cohorts, *(["--dropout-tolerance", str(n // 10)] if cohort_size else []),
+                        *(["--committee"] if committee and cohort_size else []),
                         "--out", str(work / "inv")], env=env, check=True, capture_output=True)
         extra = ["--directory", str(work / "inv" / "directory.json")]
     # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
     size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
-    committee = database == "committee"        # the committee mode: on a SQLite file of the run's own
     db = f"sqlite:///{work}/round.db" if database is None or committee else fresh_database(database,
                                                                                           f"bench_{work.name}")
     store = (["--secure-committee", "auto"] if committee else []) + ["--database", db]
@@ -461,7 +462,8 @@ def http_main(a, vocab, phi, theta, lengths):
                      if "collector_cpu_per_contributor_s" in s else "")
                   + f" (server and every process"
                   f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s.get('bytes_per_contributor', nan) / 1e3:.1f} kB,"
-                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
+                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor (median"
+                  f" {s.get('requests_median', float('nan')):.0f}), state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
                      f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
                   + (f", PostgreSQL CPU {s['database_cpu_s']:.0f} s" if "database_cpu_s" in s else "")

@@ -456,7 +456,7 @@ def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(t
         summary = json.loads((tmp_path / "out" / "summary.json").read_text())
         assert summary["state"] == "released" and summary["refused"] == 0 and summary["dropped"] == 4, summary
         assert live.server.view()["state"] == "released"
-        assert all(r.uploaded[0] != sorted(r.keys) for r in live.server.rounds)     # the four left after masking
+        assert any(r.uploaded[0] != sorted(r.keys) for r in live.server.rounds)     # the four left after masking
 
 
 @pytest.mark.service

@@ -115,7 +115,7 @@ def _costs(results: list, n: int, wall: float, servers: list) -> dict:
     return {"seconds": wall, "seconds_per_contributor": wall / n,
             "request_seconds_per_contributor": float(np.mean(secs)),
             "bytes_per_contributor": float(np.mean(up)), "bytes_down_per_contributor": float(np.mean(down)),
-            "requests_per_contributor": float(np.mean(reqs)),
+            "requests_per_contributor": float(np.mean(reqs)), "requests_median": float(np.median(reqs)),
             "waiting": {k: sum(r["waiting"][k] for r in results) for k in ("up", "down", "requests")},
             "upload_bytes_max": int(max(r["upload_bytes_max"] for r in results)),
             "cpu_per_contributor_s": float(np.mean(cpu)), "cpu_per_contributor_max_s": float(np.max(cpu)),

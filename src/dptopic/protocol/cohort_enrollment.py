@@ -113,7 +113,8 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
     enrollment key at ``key`` (created if missing): one invitation per contributor (to its cohort's round; a
     delegate's also to the bridge) and ``directory.json`` (every cohort's signed directory and the bridge's).
     ``committee``: each cohort runs in committee mode (``CohortPlan(committee=...)``); each invitation says so, so
-    that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). Returns ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created"}``."""
+    that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). Returns
+    ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created"}``."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
     layout = cohort_layout(count, cohort_size, dropouts, collusion)

@@ -428,5 +428,5 @@ class CohortPlan:
 
 
 __all__ = ["CohortPlan", "assign", "cohort_sizes", "cohort_dropouts", "check_delegates", "check_bridge", "combine",
-           "pad", "cohort_round_id", "bridge_round_id", "COHORT_PATH", "BRIDGE_PATH", "delegates_per_cohort", "LIVENESS_TARGET",
-           "DEFAULT_COHORT_SIZE"]
+           "pad", "cohort_round_id", "bridge_round_id", "COHORT_PATH", "BRIDGE_PATH", "delegates_per_cohort",
+           "LIVENESS_TARGET", "DEFAULT_COHORT_SIZE"]
