@@ -20,32 +20,6 @@ def cohorts(tmp_path):
     return InProcessCommitteeRound.cohorts(tmp_path, n=40, cohort_size=20, dropouts=4, collusion=1)
 
 
-def test_an_honest_round_in_committee_cohorts_reads_the_exact_sum(tmp_path):
-    """The harness itself: both cohorts unmask their padded totals, and the coordinator's sum with the bridge's sum of
-    pads is the exact sum of what the survivors masked (a non-delegate gone in each cohort)."""
-    server, rounds = cohorts(tmp_path)
-    pads = []
-    for rnd in rounds:
-        rnd.prekeys()
-        rnd.open()
-        gone = [m for m in sorted(rnd.by_id) if m not in rnd.delegates and m not in rnd.committee][:1]
-        rnd.upload(0, drop=gone)
-        rnd.consistency(0)
-        rnd.unmask(0)
-        assert 0 in rnd.server.padded and rnd.server.state == "unmask0"
-        pads += [rnd.by_id[d].pads.vector(0, rnd.plan.vocab_size + 1, rnd.plan.bits) for d in rnd.delegates]
-    bits = rounds[0].plan.bits
-    server.bridge.padded[0] = (ss.from_ring(ss.ring_sum(pads, bits), bits),     # the bridge's sum, as it unmasks it
-                               sorted(f"c{c}-{d}" for c, rnd in enumerate(rounds) for d in rnd.delegates))
-    server.advance()
-    want = ss.from_ring(ss.ring_sum((ss.to_ring(rnd.shares[(u, 0)] + (
-        rnd.by_id[u].pads.vector(0, rnd.plan.vocab_size + 1, bits).astype(np.int64) if u in rnd.delegates else 0),
-        bits) for rnd in rounds for u in rnd.server.padded[0][1]), bits), bits)
-    assert server.coordinator.failed() is None
-    assert (server.coordinator.sums[0] == want).all()
-    assert all(r.state == "upload1" for r in server.rounds)
-
-
 def test_a_cohort_whose_operator_drops_its_delegates_uploads_is_refused_by_its_committee(tmp_path):
     """The operator takes every upload of cohort 0 but those of all its delegates save ``t``: the set of uploads is
     large enough and every uploader has its threshold of neighbours in it, yet its total would be padded by the

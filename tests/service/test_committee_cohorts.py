@@ -105,6 +105,9 @@ def test_a_round_in_committee_cohorts_releases_the_exact_sum_with_a_tenth_gone_a
             assert (sums[p] == exact_sum(rounds, seen, p, live.plan.ring_bits)).all()
         status, _, body = http("GET", live.url + "/v1/model")
         assert status == 200 and json.loads(body)["model_id"] == 1
+        card = json.loads(json.loads(body)["model_json"])       # the card's trust model: a committee per cohort
+        assert "each cohort is a committee-mode round" in json.dumps(card)
+        assert "cohort_committee" in json.dumps(card)
         delegates = {d for c, g in enumerate(live.server.groups) for d in live.plan.delegates(g, "round1", c)}
         ordinary = [o["contributor"] for i, o in enumerate(out)
                     if i not in gone and o["contributor"] not in committees | delegates]
