@@ -3,7 +3,6 @@ cohort"): the real cohort servers (:class:`~dptopic.service.committee_cohorts.Co
 contributors in process, driven by the committee mode's harness (``committee_helpers``). Each lie that would let the
 operator read one cohort's total is refused: a set of uploads short of ``t + 1`` of the cohort's delegates (really
 short, or shown so to a quorum of the committee), and a delegate counted in the bridge but not in its cohort."""
-import numpy as np
 import pytest
 
 from dptopic.protocol import secure_committee as sc
