@@ -84,8 +84,8 @@ class CohortSumConfig:
             raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
                                  " one a topic).", "n_topics", self.n_topics, values={"max_words": cap.max_words})
         if self.plan.committee and self.ledger:
-            raise ParameterError("{ledger}: a round in committee cohorts charges no dataset ledger yet (its cohorts'"
-                                 " rounds run in memory); drop it, or run the cohorts without a committee.", "ledger")
+            raise ParameterError("{ledger}: a round in committee cohorts charges no dataset ledger yet; drop it, or"
+                                 " run the cohorts without a committee.", "ledger")
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
@@ -94,6 +94,10 @@ class CohortSumConfig:
             raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
                                  " with the invitations' settings, or invite again.", "directory", diff=diff)
         self._path = self._sqlite_path(self.database)
+        if self.plan.committee and self._path is None:
+            raise ParameterError("{database=}: a round in committee cohorts keeps each cohort's round in its own"
+                                 " SQLite file beside the round's; give sqlite:///PATH.", "database",
+                                 safe_url(str(self.database)))
 
     @staticmethod
     def _sqlite_path(url: str) -> Path | None:
@@ -159,9 +163,10 @@ class CohortServer:
         self._held = None
         self._hold()        # before any round is opened (a restart may resume one's unmasking)
         names = dict(setting_names or {})
-        if self.plan.committee:         # each cohort a committee-mode round, in memory (service.committee_cohorts)
+        if self.plan.committee:         # each cohort a committee-mode round in its file (service.committee_cohorts)
             self.apps = [committee_cohort_app(self.plan.cohort_plans[c], cfg.directory["cohorts"][c],
-                                              cfg.vocabulary.words, cfg.n_topics, cfg.admin_token)
+                                              cfg.vocabulary.words, cfg.n_topics, cfg.admin_token,
+                                              database=cfg.database_of(c))
                          for c in range(cfg.cohorts)]
             self.rounds = [a.state.served.rnd for a in self.apps]
         else:
@@ -375,9 +380,8 @@ def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
             f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
             f"{plan.noise_cost:.3f} of a single round's; "
             + (f"each cohort a committee-mode round (committees of {d['cohort_committee'][0]}-"
-               f"{d['cohort_committee'][1]}, in memory); " if plan.committee else "")
-            + (f"the bridge's database beside {cfg.sqlite_path}" if plan.committee and cfg.sqlite_path is not None
-               else f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
+               f"{d['cohort_committee'][1]}); " if plan.committee else "")
+            + (f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
                f"each round in its own schema of {safe_url(cfg.database)}")
             + (f"; charged to the dataset ledger {cfg.ledger}" if cfg.ledger else "")
             + f"; admin {'on' if cfg.admin_token else 'off'}; {url} (cohorts under /cohorts/C, the bridge under"

@@ -7,9 +7,11 @@ unmasked sum is a padded total (its cohort's sum minus its delegates' pads), kep
 :class:`~dptopic.service.cohorts.Coordinator` as a :class:`~dptopic.service.cohorts.CohortRound` keeps it: the
 round stays at its unmask step until the coordinator opens step 1 with the round's kept words or hands it the
 round's model. It offers the coordinator what a :class:`~dptopic.service.cohorts.CohortRound` does (``padded``,
-``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). It runs in memory: a server
-restarted loses the cohorts' rounds (the bridge, a default round, keeps its own in its database). A dataset ledger
-is not charged by a round in committee cohorts (:class:`~dptopic.service.cohort_app.CohortSumConfig` refuses one).
+``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). :class:`StoredCommitteeCohortRound`
+keeps it in the cohort's own SQLite file (today's :class:`~dptopic.service.secure_committee.StoredCommitteeRound`:
+one server process), so that a server killed at any moment resumes every cohort, and the coordinator reads their
+padded totals again, as it does for default cohorts. A dataset ledger is not charged by a round in committee
+cohorts (:class:`~dptopic.service.cohort_app.CohortSumConfig` refuses one).
 
 :func:`committee_cohort_app` serves one cohort's round at its prefix
 (:data:`~dptopic.protocol.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding the
@@ -20,7 +22,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import DPTopicError
-from .secure_committee import CommitteeRound, create_committee_app
+from .secure_committee import CommitteeRound, StoredCommitteeRound, create_committee_app
 from .secure_sum import ApiError
 
 
@@ -28,14 +30,14 @@ class CommitteeCohortRound(CommitteeRound):
     """One cohort's committee-mode round, whose unmasked totals are padded and kept for the coordinator (module
     note). The arguments are :class:`~dptopic.service.secure_committee.CommitteeRound`'s."""
 
-    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3):
+    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, **kw):
         self.padded: dict = {}      # phase -> (padded total as signed integers, sorted uploaders)
         self.charged = threading.Event()       # no ledger is charged here: the coordinator may read at once
         self.charged.set()
         self.halt = threading.Event()
         self._model_doc: dict | None = None
         self.on_change = None       # called (from the coordinator's thread) when the coordinator moves the round
-        super().__init__(plan, directory, vocabulary, n_topics)
+        super().__init__(plan, directory, vocabulary, n_topics, **kw)
 
     @property
     def st(self) -> dict:
@@ -53,24 +55,32 @@ class CommitteeCohortRound(CommitteeRound):
         super()._unmask(phase)
 
     def _unmasked_sum(self, phase: int, total, up) -> None:
-        """Keep the padded total and its uploaders for the coordinator; the round stays at ``unmask{phase}``."""
+        """Keep the padded total and its uploaders for the coordinator (as the step's sum, which a stored round
+        keeps); the round stays at ``unmask{phase}``."""
+        self.sums[phase], self.shares_of_sum[phase] = total, len(up)
         self.padded[phase] = (total, sorted(up))
+
+    def _apply(self, change) -> None:
+        """``change()`` under the round's lock (a stored round also commits it)."""
+        with self.lock:
+            change()
 
     def open_step1(self, kept) -> None:
         """The coordinator's kept words: step 1 opens over the uploaders of step 0."""
-        with self.lock:
-            if self.state != "unmask0":
-                return
-            self._open_upload(1, list(self.padded[0][1]), kept=[int(k) for k in kept])
+        def change():
+            if self.state == "unmask0":
+                self._open_upload(1, list(self.padded[0][1]), kept=[int(k) for k in kept])
+        self._apply(change)
         self._changed()
 
     def release(self, doc: dict) -> None:
-        """The round's model (the coordinator's): this cohort's server serves it."""
-        with self.lock:
-            if self.state != "unmask1":
-                return
-            self._model_doc = doc
-            self.state = "released"
+        """The round's model (the coordinator's): this cohort's server serves it. After a restart the coordinator
+        hands the same model again (made from the same sums) to a round already released."""
+        def change():
+            if self.state == "unmask1" or (self.state == "released" and self._model_doc is None):
+                self._model_doc = doc
+                self.state = "released"
+        self._apply(change)
         self._changed()
 
     def model_doc(self) -> dict:
@@ -82,21 +92,42 @@ class CommitteeCohortRound(CommitteeRound):
 
     def fail(self, reason: str) -> None:
         """The coordinator fails the round here (another round failed, or the totals do not add up)."""
-        with self.lock:
-            if self.state in ("released", "failed"):
-                return
-            self._fail(reason)
+        def change():
+            if self.state not in ("released", "failed"):
+                self._fail(reason)
+        self._apply(change)
         self._changed()
 
 
-def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None):
+class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
+    """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort) as a
+    :class:`~dptopic.service.secure_committee.StoredCommitteeRound` keeps a round: every accepted message, the
+    padded totals (as the step's sums) and the coordinator's moves are committed before they are answered; started
+    again on the same file it resumes, and its padded totals are read again for the coordinator."""
+
+    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = ""):
+        super().__init__(plan, directory, vocabulary, n_topics, database=database)
+
+    def _reload(self) -> None:
+        super()._reload()
+        self.padded = {p: (self.sums[p], sorted(self.uploaded[p])) for p in self.sums}
+
+    def _apply(self, change) -> None:
+        with self.lock:
+            self._store(lambda conn, out: None, change)
+
+
+def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
+                         database: str | None = None):
     """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.SecureSumPlan`, with
     a committee; ``directory``: its signed directory): :func:`~dptopic.service.secure_committee.create_committee_app`
     over a :class:`CommitteeCohortRound`, whose model, once the coordinator hands it over, its ``/v1/model`` serves.
-    ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there)."""
+    ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there).
+    ``database``: the cohort's SQLite file (:class:`StoredCommitteeCohortRound`), or None: in memory."""
     if not plan.committee:
         raise DPTopicError("a committee cohort needs a plan with a committee (CohortPlan(committee=...)).")
-    rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics)
+    rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics) if database is None else \
+        StoredCommitteeCohortRound(plan, directory, vocabulary, n_topics, database)
     app = create_committee_app(plan, directory, vocabulary, n_topics, admin_token=admin_token, rnd=rnd)
     served = app.state.served
     release = rnd.release
@@ -119,4 +150,4 @@ def wake_on_change(app, loop) -> None:
     served.rnd.on_change = lambda: loop.call_soon_threadsafe(served.moved, "")
 
 
-__all__ = ["CommitteeCohortRound", "committee_cohort_app", "wake_on_change"]
+__all__ = ["CommitteeCohortRound", "StoredCommitteeCohortRound", "committee_cohort_app", "wake_on_change"]
