@@ -124,6 +124,11 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
                                            client_timeout, leave_after_masking, stop)
 
     config = client().get_json("/v1/config")
+    cohorts = config.get("cohorts") if isinstance(config, dict) else None
+    if isinstance(cohorts, dict) and isinstance(cohorts.get("plan"), dict) and cohorts["plan"].get("committee"):
+        # committee cohorts, and an invitation that did not say so: one request more than 3
+        return _take_part_committee_cohort(base, client, bow, inv, state, max_epsilon, timeout, poll,
+                                           client_timeout, leave_after_masking, stop)
     clients: dict = {}
 
     def round_config(path: str) -> dict:
