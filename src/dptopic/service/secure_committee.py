@@ -375,6 +375,7 @@ class StoredCommitteeRound(CommitteeRound):
         self.shared = self.engine.dialect.name != "sqlite"     # several server processes may share the round
         self._lock_name = f"committee:{self.round_id}"
         self._version = 0               # the changes of the stored round this copy holds
+        self._last: dict = {}           # the last change that wrote to each table (as the version row names them)
         self._looked, self._polled = 0.0, (0, "keys")       # the long polls' last read of the stored step, and when
         try:
             with self.engine.begin() as conn:
@@ -408,7 +409,7 @@ class StoredCommitteeRound(CommitteeRound):
         with self.lock:
             self.__dict__.update({k: (v.copy() if isinstance(v, (dict, list)) else v)
                                   for k, v in self._fresh.items()})
-            self._version = 0
+            self._version, self._last = 0, {}
             with self.engine.connect() as conn:
                 self._refresh(conn)
 
@@ -419,44 +420,58 @@ class StoredCommitteeRound(CommitteeRound):
         raw = conn.execute(_q_version).scalar()
         if raw is None or json.loads(raw)["v"] == self._version:
             return
-        rows = dict(conn.execute(select(c_state.c.key, c_state.c.value)).all())
-        st = {k: json.loads(rows[k]) for k in _STATE_KEYS if k in rows}
-        version = json.loads(rows["version"])["v"]
-        if version < self._version:         # the database was replaced under this process
+        ver, since = json.loads(raw), self._version
+        moved = ver["state"] != self.state or since == 0
+        if moved:       # the step and its sets change only with the step's name (module note of _store)
+            rows = dict(conn.execute(select(c_state.c.key, c_state.c.value)).all())
+            st = {k: json.loads(rows[k]) for k in _STATE_KEYS if k in rows}
+            ver = json.loads(rows["version"])       # as new as the state read with it
+            if st.get("round_id") != self.round_id or st.get("plan") != self.plan.to_dict():
+                raise DPTopicError(f"{safe_url(self.database)} holds committee round"
+                                   f" {str(st.get('round_id'))[:64]!r} with another plan or directory: give a fresh"
+                                   " database for this round.")
+        if ver["v"] < since:         # the database was replaced under this process
             raise DPTopicError(f"{safe_url(self.database)} holds an older copy of the committee round than this"
                                " server process read: start the server processes again.")
-        if st.get("round_id") != self.round_id or st.get("plan") != self.plan.to_dict():
-            raise DPTopicError(f"{safe_url(self.database)} holds committee round {str(st.get('round_id'))[:64]!r}"
-                               " with another plan or directory: give a fresh database for this round.")
-        self.state, self.reason, self.step = st["state"], st["reason"], st["step"]
-        self.committee, self.uploaded = st["committee"], {int(p): u for p, u in st["uploaded"].items()}
-        since = self._version
-        for r in conn.execute(select(c_keys).where(c_keys.c.seq > since)):
+        if moved:
+            self.state, self.reason, self.step = st["state"], st["reason"], st["step"]
+            self.committee, self.uploaded = st["committee"], {int(p): u for p, u in st["uploaded"].items()}
+        last = ver.get("last", {})
+
+        def new(name, table):       # the rows of ``table`` written since this copy's version (none: no read)
+            if since and last.get(name, 0) <= since:
+                return ()
+            return conn.execute(select(table).where(table.c.seq > since))
+        for r in new("keys", c_keys):
             self.keys[r.contributor] = json.loads(r.doc)
-        for r in conn.execute(select(c_receipts).where(c_receipts.c.seq > since)):
+        for r in new("receipts", c_receipts):
             if (r.phase, r.contributor) not in self._receipts:
                 self._count[r.phase] = self._count.get(r.phase, 0) + 1
             self._receipts[(r.phase, r.contributor)] = (r.sha, json.loads(r.header), r.signature)
-        for r in conn.execute(select(c_blobs).where(c_blobs.c.seq > since)):
+        for r in new("blobs", c_blobs):
             self._blobs.setdefault((r.phase, r.member), {})[r.uploader] = r.blob
-        for r in conn.execute(select(c_signatures).where(c_signatures.c.seq > since)):
+        for r in new("signatures", c_signatures):
             self._signatures.setdefault(r.phase, {})[r.member] = r.signature
-        for r in conn.execute(select(c_answers).where(c_answers.c.seq > since)):
+        for r in new("answers", c_answers):
             self._answers.setdefault(r.phase, {})[r.member] = json.loads(r.answers)
-        for r in conn.execute(select(c_sums).where(c_sums.c.seq > since)):
+        for r in new("sums", c_sums):
             self.sums[r.phase] = np.frombuffer(r.data, dtype=np.int64).copy()
             self.shares_of_sum[r.phase] = r.count
-        self._running = None
-        if self.state[:-1] in ("upload", "consistency", "unmask"):
-            row = conn.execute(select(c_running.c.data).where(c_running.c.phase == int(self.state[-1]))).first()
-            self._running = None if row is None else np.frombuffer(row[0], dtype=self.plan.dtype).copy()
-        self._version = version
+        if moved or last.get("running", 0) > since:
+            self._running = None
+            if self.state[:-1] in ("upload", "consistency", "unmask"):
+                row = conn.execute(select(c_running.c.data).where(c_running.c.phase == int(self.state[-1]))).first()
+                self._running = None if row is None else np.frombuffer(row[0], dtype=self.plan.dtype).copy()
+        self._version, self._last = ver["v"], dict(last)
 
-    def _store(self, write, change):
+    def _store(self, write, change, tables=()):
         """One message: under this process's lock, a transaction that takes the round's lock (PostgreSQL) and brings
         the copy up to the stored round, then ``change()`` (the round's own checks and change, in memory), then
-        ``write(conn, its answer, seq)`` and the state, committed together; the round reloaded from the database when
-        the store fails. A replay writes nothing."""
+        ``write(conn, its answer, seq)`` (rows of ``tables``) and the version, committed together; the round reloaded
+        from the database when the store fails. A replay writes nothing. The state's rows (the step's name, its sets,
+        the committee, a failure's reason) are written again only when the step's name changed: none of them changes
+        otherwise. The version row names, for each table, the last change that wrote to it, so that a process reads
+        only the tables another has written to since it last looked."""
         with self.lock:
             seq = self._version + 1
             try:
@@ -465,20 +480,26 @@ class StoredCommitteeRound(CommitteeRound):
                         hold_round_lock(conn, self._lock_name)
                         self._refresh(conn)
                         seq = self._version + 1
-                    sums_before = set(self.sums)
+                    sums_before, before = set(self.sums), self.state
                     out = change()
                     if out.get("replayed"):
                         return out
                     write(conn, out, seq)
+                    last = {**self._last, **dict.fromkeys(tables, seq)}
                     for p in set(self.sums) - sums_before:
+                        last["sums"] = seq
                         conn.execute(c_sums.insert().values(phase=p, count=self.shares_of_sum[p], seq=seq,
                                                             data=np.asarray(self.sums[p], np.int64).tobytes()))
-                    st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
-                          "reason": self.reason, "step": self.step, "committee": self.committee,
-                          "uploaded": {str(p): u for p, u in self.uploaded.items()},
-                          "version": {"v": seq, "state": self.state}}
-                    conn.execute(c_state.delete())
-                    conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()])
+                    version = json.dumps({"v": seq, "state": self.state, "last": last})
+                    if self.state != before or seq == 1:
+                        st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
+                              "reason": self.reason, "step": self.step, "committee": self.committee,
+                              "uploaded": {str(p): u for p, u in self.uploaded.items()}}
+                        conn.execute(c_state.delete())
+                        conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()]
+                                     + [{"key": "version", "value": version}])
+                    else:
+                        conn.execute(c_state.update().where(c_state.c.key == "version").values(value=version))
             except ApiError:
                 raise           # refused by the round's checks: nothing changed
             except SQLAlchemyError as e:
@@ -488,7 +509,7 @@ class StoredCommitteeRound(CommitteeRound):
             except BaseException:
                 self._reload()      # what the change set in memory is not committed
                 raise
-            self._version = seq
+            self._version, self._last = seq, last
         return out
 
     def fresh(self) -> None:
@@ -540,7 +561,8 @@ class StoredCommitteeRound(CommitteeRound):
             if out.get("registered"):
                 conn.execute(c_keys.insert().values(contributor=contributor, doc=json.dumps(self.keys[contributor]),
                                                     seq=seq))
-        return self._store(write, lambda: super(StoredCommitteeRound, self).post_prekeys(contributor, bundles))
+        return self._store(write, lambda: super(StoredCommitteeRound, self).post_prekeys(contributor, bundles),
+                           ("keys",))
 
     def post_upload(self, phase: int, contributor: str, body: bytes, header, blobs, signature) -> dict:
         def write(conn, out, seq):
@@ -554,7 +576,7 @@ class StoredCommitteeRound(CommitteeRound):
             conn.execute(c_running.delete().where(c_running.c.phase == phase))
             conn.execute(c_running.insert().values(phase=phase, data=self._running.tobytes()))
         return self._store(write, lambda: super(StoredCommitteeRound, self).post_upload(
-            phase, contributor, body, header, blobs, signature))
+            phase, contributor, body, header, blobs, signature), ("receipts", "blobs", "running"))
 
     def post_consistency(self, phase: int, member: str, signature) -> dict:
         def write(conn, out, seq):
@@ -562,7 +584,8 @@ class StoredCommitteeRound(CommitteeRound):
                                                      & (c_signatures.c.member == member)))
             conn.execute(c_signatures.insert().values(phase=phase, member=member, signature=signature, seq=seq))
         return self._store(write, lambda: super(StoredCommitteeRound, self).post_consistency(phase, member,
-                                                                                               signature))
+                                                                                               signature),
+                           ("signatures",))
 
     def post_unmask(self, phase: int, member: str, answers, signature) -> dict:
         def write(conn, out, seq):
@@ -570,7 +593,7 @@ class StoredCommitteeRound(CommitteeRound):
                 conn.execute(c_answers.insert().values(phase=phase, member=member, answers=json.dumps(answers),
                                                        seq=seq))
         return self._store(write, lambda: super(StoredCommitteeRound, self).post_unmask(
-            phase, member, answers, signature))
+            phase, member, answers, signature), ("answers",))
 
     def close(self) -> dict:
         return self._store(lambda conn, out, seq: None, super().close)
