@@ -312,3 +312,34 @@ class CommitteeOverHttp:
 
     def close(self) -> dict:
         return self._call("POST", "/v1/admin/secure/close", headers={"Authorization": f"Bearer {self.token}"})
+
+
+def committee_serve_class():
+    """:class:`service_helpers.SecureServe` for an :class:`InProcessCommitteeRound`'s committee round: ``dptopic serve
+    --report-kind secure-sum --secure-committee auto`` in a subprocess (a function: service_helpers loads numpy and
+    the server's helpers only where a test serves)."""
+    from service_helpers import SecureServe
+
+    class CommitteeServe(SecureServe):
+        def argv(self) -> list[str]:
+            p = self.rnd.plan
+            return ["serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", str(p.epsilon), "--delta",
+                    str(p.delta), "--min-contributors", str(p.n), "--dropout-tolerance", str(p.dropouts),
+                    "--collusion", str(p.collusion), "--topics", "3", "--vocabulary", str(self.tmp / "words.txt"),
+                    "--directory", str(self.rnd.tmp / "inv" / "directory.json"), "--secure-committee", "auto",
+                    "--database", self.database, "--token-file", str(self.tmp / "token"), "--port", str(self.port),
+                    "--quiet"]
+    return CommitteeServe
+
+
+class Spread:
+    """The server calls :class:`InProcessCommitteeRound` makes, each sent to the next of several servers
+    (:class:`CommitteeOverHttp`): a round whose requests are spread across server processes."""
+
+    def __init__(self, *servers: CommitteeOverHttp):
+        import itertools
+
+        self.servers = itertools.cycle(servers)
+
+    def __getattr__(self, name):
+        return getattr(next(self.servers), name)

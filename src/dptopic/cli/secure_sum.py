@@ -61,8 +61,8 @@ def add_serve_flags(s) -> None:
                         " whatever the round's size (docs/secure_sum.md)")
     s.add_argument("--secure-committee", type=_committee_arg, default=None, metavar="C",
                    help="--report-kind secure-sum: the committee mode, 'auto' or a size: each contributor makes 3"
-                        " requests and a committee of C contributors checks and unmasks (kept in --database, one"
-                        " server process; docs/secure_sum.md)")
+                        " requests and a committee of C contributors checks and unmasks (kept in --database; several"
+                        " server processes on one PostgreSQL --database; docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 

@@ -8,8 +8,8 @@ unmasked sum is a padded total (its cohort's sum minus its delegates' pads), kep
 round stays at its unmask step until the coordinator opens step 1 with the round's kept words or hands it the
 round's model. It offers the coordinator what a :class:`~dptopic.service.cohorts.CohortRound` does (``padded``,
 ``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). :class:`StoredCommitteeCohortRound`
-keeps it in the cohort's own SQLite file (today's :class:`~dptopic.service.secure_committee.StoredCommitteeRound`:
-one server process), so that a server killed at any moment resumes every cohort, and the coordinator reads their
+keeps it in the cohort's own SQLite file (a :class:`~dptopic.service.secure_committee.StoredCommitteeRound`: one
+server process on SQLite), so that a server killed at any moment resumes every cohort, and the coordinator reads their
 padded totals again, as it does for default cohorts. A dataset ledger is not charged by a round in committee
 cohorts (:class:`~dptopic.service.cohort_app.CohortSumConfig` refuses one).
 
@@ -108,13 +108,15 @@ class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
     def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = ""):
         super().__init__(plan, directory, vocabulary, n_topics, database=database)
 
-    def _reload(self) -> None:
-        super()._reload()
+    def _refresh(self, conn) -> None:
+        super()._refresh(conn)
         self.padded = {p: (self.sums[p], sorted(self.uploaded[p])) for p in self.sums}
 
     def _apply(self, change) -> None:
-        with self.lock:
-            self._store(lambda conn, out: None, change)
+        def changed() -> dict:
+            change()
+            return {}
+        self._store(lambda conn, out, seq: None, changed)
 
 
 def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
