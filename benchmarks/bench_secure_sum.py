@@ -16,9 +16,14 @@ another version's package (its ``src/``), alternated with this one ``--repeats``
 
     python benchmarks/bench_secure_sum.py --http 1000 --baseline-src OLD/src --repeats 2
 
-``--committee``: this version's round also in the committee mode (``serve --secure-committee auto``), alternated:
+``--committee``: this version's round also in the committee mode (``serve --secure-committee auto``), alternated;
+with ``--database URL`` also on PostgreSQL, served by one process and by ``--servers K``; with ``--baseline-src`` the
+baseline's committee round beside (one process; what the per-message lock of several processes costs);
+``--committee-only`` leaves the default protocol's rounds out:
 
     python benchmarks/bench_secure_sum.py --http 1000 --committee
+    python benchmarks/bench_secure_sum.py --http 1000 --committee-only --servers 2 --baseline-src OLD/src \
+        --database postgresql+psycopg://postgres@127.0.0.1:5432/dptopic
 
 With ``--cohort-size S`` the round is one in cohorts of at most S (``invite`` and ``serve --cohort-size``); with
 ``--servers K --database URL`` this version's round is served by K processes sharing a fresh database on that
@@ -347,14 +352,15 @@ def postgres_cpu(url: str) -> float:
 
 def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, invitations: bool,
                workers: int | None = None, cohort_size: int | None = None, servers: int = 1,
-               database: str | None = None) -> dict:
+               database: str | None = None, committee: bool = False) -> dict:
     """One round of ``n`` people over HTTP on this machine, as a user runs it: ``dptopic serve --report-kind
     secure-sum`` and ``dptopic experiment secure-sum`` (10% dropping out after masking), each its own process, with
     the package at ``src`` (this tree's, or a baseline's). ``invitations``: the round takes invited contributors
     (``dptopic secure-sum invite``), as this version's does. ``cohort_size``: a round in cohorts of at most that many
     (``invite`` and ``serve --cohort-size``). ``servers``: server processes sharing the round's ``database`` (a
     PostgreSQL server's URL: a fresh database on it for this round; None: a SQLite file), on consecutive ports from
-    ``port``. Returns the experiment's summary."""
+    ``port``. ``committee``: the round in the committee mode (``serve --secure-committee auto``). Returns the
+    experiment's summary."""
     import json
     import resource
     import shutil
@@ -371,17 +377,17 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     if invitations or cohort_size:
         subprocess.run([*dptopic, "secure-sum", "invite", "--key", str(work / "enroll.key"), "--count", str(n),
                         *cohorts, *(["--dropout-tolerance", str(n // 10)] if cohort_size else []),
+                        *(["--committee"] if committee and cohort_size else []),
                         "--out", str(work / "inv")], env=env, check=True, capture_output=True)
         extra = ["--directory", str(work / "inv" / "directory.json")]
     # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
     size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
-    committee = database == "committee"        # the committee mode: on a SQLite file of the run's own
-    db = f"sqlite:///{work}/round.db" if database is None or committee else fresh_database(database,
-                                                                                          f"bench_{work.name}")
+    db = f"sqlite:///{work}/round.db" if database is None else fresh_database(database,
+                                                                             f"bench_{work.name}".replace("-", "_"))
     store = (["--secure-committee", "auto"] if committee else []) + ["--database", db]
     ports = [port + k for k in range(servers)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)      # the server's and the contributors' CPU, from here
-    db_before = None if database is None or committee else postgres_cpu(db)
+    db_before = None if database is None else postgres_cpu(db)
     procs = []
     try:
         for p in ports:
@@ -419,7 +425,7 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
             server.wait(30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     summary["processes_cpu_s"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    if database is not None and not committee:     # the database server is no child: its CPU is counted apart
+    if database is not None:     # the database server is no child: its CPU is counted apart
         summary["database_cpu_s"] = postgres_cpu(db) - db_before
     return summary
 
@@ -438,21 +444,30 @@ def http_main(a, vocab, phi, theta, lengths):
         for d in range(corpus.n_docs):
             f.write(json.dumps({"author": users[d], "text": " ".join(vocab[w] for w in corpus.doc(d))}) + "\n")
     mine = Path(__file__).resolve().parents[1] / "src"
-    # each version: (package, server processes, database); --servers K: this tree's K processes on the PostgreSQL
-    # server of --database, beside (--peer-sqlite) this tree's one process on a SQLite file
-    versions = {"baseline": (a.baseline_src, 1, None), "sqlite": (mine, 1, None) if a.peer_sqlite else None,
-                "this": (mine, a.servers, a.database),
-                "committee": (mine, 1, "committee") if a.committee else None}
+    # each version: (package, server processes, database, committee mode); --servers K: this tree's K processes on
+    # the PostgreSQL server of --database, beside (--peer-sqlite) this tree's one process on a SQLite file;
+    # --committee: the committee mode's round (SQLite, and with --database one process and K on PostgreSQL; with
+    # --baseline-src the baseline's committee round on the same stores, one process)
+    default = not a.committee_only
+    versions = {"baseline": (a.baseline_src, 1, None, False) if default else None,
+                "sqlite": (mine, 1, None, False) if a.peer_sqlite and default else None,
+                "this": (mine, a.servers, a.database, False) if default else None}
+    if a.committee or a.committee_only:
+        versions.update({"c-base": (a.baseline_src, 1, None, True), "c-sqlite": (mine, 1, None, True)})
+        if a.database:
+            versions.update({"c-base-pg": (a.baseline_src, 1, a.database, True),
+                             "c-pg-1": (mine, 1, a.database, True),
+                             f"c-pg-{a.servers}": (mine, a.servers, a.database, True) if a.servers > 1 else None})
     versions = {k: v for k, v in versions.items() if v is not None and v[0] is not None}
     runs = {name: [] for name in versions}
     nan = float("nan")
     for r in range(a.repeats):
-        for name, (src, servers, database) in versions.items():
+        for name, (src, servers, database, committee) in versions.items():
             inv = (Path(src) / "dptopic" / "protocol" / "enrollment.py").exists()    # a version with invitations
             print(f"  {name:8s} run {r} starts; uptime: {uptime()}", flush=True)
             s = http_round(src, people, out / "words.txt", a.http, out / f"{name}-{r}", free_port(servers), inv,
-                           a.workers if src == mine else None, a.cohort_size, servers,
-                           database)
+                           a.workers if src == mine or committee else None, a.cohort_size, servers,
+                           database, committee)
             runs[name].append(s)
             print(f"  {name:8s} run {r}: {s['seconds']:.1f} s, {s['seconds'] / a.http * 1e3:.1f} ms a contributor,"
                   f" CPU {s.get('cpu_per_contributor_s', nan) * 1e3:.1f} ms"
@@ -461,7 +476,8 @@ def http_main(a, vocab, phi, theta, lengths):
                      if "collector_cpu_per_contributor_s" in s else "")
                   + f" (server and every process"
                   f" {s['processes_cpu_s'] / a.http * 1e3:.1f} ms), {s.get('bytes_per_contributor', nan) / 1e3:.1f} kB,"
-                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor, state {s['state']}"
+                  f" {s.get('requests_per_contributor', float('nan')):.1f} requests a contributor (median"
+                  f" {s.get('requests_median', float('nan')):.0f}), state {s['state']}"
                   + (f", server CPU {s['server_process']['cpu_s']:.0f} s, peak memory"
                      f" {s['server_process']['peak_rss_bytes'] / 2**20:.0f} MiB" if s.get("server_process") else "")
                   + (f", PostgreSQL CPU {s['database_cpu_s']:.0f} s" if "database_cpu_s" in s else "")
@@ -481,13 +497,15 @@ def http_main(a, vocab, phi, theta, lengths):
     print()
     table(rows, ["code", "runs", "ms a contributor (median)", "contributor CPU ms", "all processes' CPU ms",
                  "kB sent"])
-    for peer in ("baseline", "sqlite"):
-        if runs["this"] and runs.get(peer):
-            ratio = (np.median([s["seconds"] for s in runs["this"]])
+    pairs = [("this", "baseline"), ("this", "sqlite"), ("c-sqlite", "c-base"), ("c-pg-1", "c-base-pg"),
+             (f"c-pg-{a.servers}", "c-pg-1"), ("c-pg-1", "c-sqlite")]
+    for mine_, peer in pairs:
+        if runs.get(mine_) and runs.get(peer):
+            ratio = (np.median([s["seconds"] for s in runs[mine_]])
                      / np.median([s["seconds"] for s in runs[peer]]))
-            cpu = (np.median([s["processes_cpu_s"] for s in runs["this"]])
+            cpu = (np.median([s["processes_cpu_s"] for s in runs[mine_]])
                    / np.median([s["processes_cpu_s"] for s in runs[peer]]))
-            print(f"\nthis / {peer}: {ratio:.2f}; the two alternated on one machine shared with other work. CPU of"
+            print(f"\n{mine_} / {peer}: {ratio:.2f}; the two alternated on one machine shared with other work. CPU of"
                   f" the servers and the contributors' processes together: {cpu:.2f}.")
 
 
@@ -739,6 +757,8 @@ def main(argv=None):
     ap.add_argument("--committee", action="store_true",
                     help="--http: also run this version's round in the committee mode (serve --secure-committee"
                          " auto), alternated")
+    ap.add_argument("--committee-only", action="store_true",
+                    help="--http: only the committee mode's rounds (--committee's), not the default protocol's")
     ap.add_argument("--workers", type=int, default=None,
                     help="--http: contributor processes of this version's experiment (default: its own, one per core);"
                          " --simulate: processes the cohorts are dealt to (default one per core; 0: this process)")

@@ -108,7 +108,8 @@ class LiveCohortRound:
     TOKEN = "t" * 24
 
     def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
-                 round_id: str = "round1", topics: int = 3, words=WORDS, ledger=None, dataset=None, database=None):
+                 round_id: str = "round1", topics: int = 3, words=WORDS, ledger=None, dataset=None, database=None,
+                 committee=None):
         import uvicorn
 
         from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
@@ -118,9 +119,9 @@ class LiveCohortRound:
 
         self.tmp = Path(tmp)
         make_cohort_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", cohort_size, dropouts, collusion,
-                                round_id)
+                                round_id, committee=bool(committee))
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
-        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion)
+        self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion, committee=committee)
         self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),
                                    n_topics=topics, database=database or f"sqlite:///{self.tmp}/round.db",
                                    admin_token=self.TOKEN,
@@ -202,12 +203,13 @@ def bridge_parts(files) -> set:
     return {(d["bridge"]["round_id"], d["bridge"]["contributor"]) for d in docs if "bridge" in d}
 
 
-def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0, stop=None) -> list:
+def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0, stop=None, leave=()) -> list:
     """Every person (``bows[i]`` holding ``files[i]``) plays the round at ``url`` in a thread of its own
     (:func:`dptopic.contributor.cohort_client.take_part_in_cohorts`); their summaries, or what each raised.
     ``stop``: an event that ends every part still playing once set (:class:`~dptopic.contributor.secure_client
     .Stopped`): a test whose checks are settled (:attr:`EndedParts.settled`) ends the waits of those it does not look
-    at, rather than have them wait out their ``timeout`` for steps that never come."""
+    at, rather than have them wait out their ``timeout`` for steps that never come. ``leave``: the people (indices)
+    who mask step 0 and leave without sending it."""
     import threading
 
     from dptopic.contributor.cohort_client import take_part_in_cohorts
@@ -217,7 +219,7 @@ def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0, stop=N
     def one(i):
         try:
             out[i] = take_part_in_cohorts(url, bows[i], files[i], state=Path(tmp) / f"state-{i}.json", poll=0.05,
-                                          timeout=timeout, stop=stop)
+                                          timeout=timeout, stop=stop, leave_after_masking=i in leave)
         except Exception as e:      # noqa: BLE001 (the caller looks)
             out[i] = e
 

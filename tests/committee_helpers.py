@@ -42,6 +42,66 @@ class InProcessCommitteeRound:
         self.refused: dict = {}
         self.requests: dict = {c.me: [] for c in self.people}
 
+    @classmethod
+    def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
+                vocab: int = 30, topics: int = 3, seed: int = 0, committee="auto"):
+        """``(server, [round of each cohort])``: a round in committee cohorts (``dptopic.service.cohort_app``'s
+        :class:`~dptopic.service.cohort_app.CohortServer`, not served: its coordinator is called by the test) and,
+        for each cohort, this class over that cohort's :class:`~dptopic.service.committee_cohorts
+        .CommitteeCohortRound` and its members as :class:`~dptopic.contributor.cohorts.CohortCommitteeContributor`
+        (a delegate with its pads)."""
+        from cohort_helpers import tiny_bows
+        from dptopic.contributor.cohorts import CohortCommitteeContributor, Pads
+        from dptopic.protocol.cohort_enrollment import (
+            make_cohort_invitations,
+            read_cohort_directory,
+            read_cohort_invitation,
+        )
+        from dptopic.protocol.cohorts import CohortPlan
+        from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
+
+        tmp = Path(tmp)
+        words = [f"w{i:03d}" for i in range(vocab)]
+        make_cohort_invitations(tmp / "enroll.key", n, tmp / "inv", cohort_size, dropouts, collusion, "round1",
+                                committee=True)
+        plan = CohortPlan(8.0, 1e-5, n, dropouts, vocab, cohort_size, collusion, committee=committee)
+        cfg = CohortSumConfig(words, plan, read_cohort_directory(tmp / "inv" / "directory.json"), n_topics=topics,
+                              database=f"sqlite:///{tmp}/round.db")
+        server = create_cohort_app(cfg, freeze_gc=False).state.cohort_server
+        invitations = [read_cohort_invitation(f) for f in sorted((tmp / "inv").glob("invitation-*.json"))]
+        bows = dict(zip((inv["contributor"] for inv in invitations), tiny_bows(n, seed, vocab)))
+        rounds = []
+        for c, (cohort, members) in enumerate(zip(server.rounds, server.groups)):
+            rnd = cls.__new__(cls)
+            rnd.tmp, rnd.words, rnd.plan, rnd.server = tmp, words, cohort.plan, cohort
+            rnd.cohort_plan, rnd.delegates = plan, plan.delegates(members, "round1", c)
+            rnd.directory = cohort.directory
+            rnd.config = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": words,
+                          "vocab_size": vocab, "n_topics": topics, "round_id": cohort.round_id,
+                          "secure_sum": cohort.plan.to_dict(), "epsilon": plan.epsilon, "delta": plan.delta,
+                          "directory": cohort.directory}
+            rnd.shares, rnd.people, rnd.refused = {}, [], {}
+            for k, inv in enumerate(i for i in invitations if i["cohorts"]["cohort"] == c):
+                who = CohortCommitteeContributor(
+                    rnd.config, bows[inv["contributor"]], inv, plan, "round1", c,
+                    Pads() if inv["bridge"] is not None else None, state=tmp / f"state-{inv['contributor']}.json",
+                    rng=np.random.default_rng([seed, c, k]))
+                rnd._record(who)
+                rnd.people.append(who)
+            rnd.by_id = {p.me: p for p in rnd.people}
+            rnd.requests = {p.me: [] for p in rnd.people}
+            rounds.append(rnd)
+        return server, rounds
+
+    def revealed(self, phase: int) -> dict:
+        """``{member: answers}`` the honest committee members made for ``phase`` (kept in their state)."""
+        out = {}
+        for m in self.committee:
+            sent = self.by_id[m].st["sent"].get(f"unmask{phase}")
+            if isinstance(sent, dict):
+                out[m] = sent["answers"]
+        return out
+
     def _record(self, c):
         share = c._share
 
@@ -252,3 +312,34 @@ class CommitteeOverHttp:
 
     def close(self) -> dict:
         return self._call("POST", "/v1/admin/secure/close", headers={"Authorization": f"Bearer {self.token}"})
+
+
+def committee_serve_class():
+    """:class:`service_helpers.SecureServe` for an :class:`InProcessCommitteeRound`'s committee round: ``dptopic serve
+    --report-kind secure-sum --secure-committee auto`` in a subprocess (a function: service_helpers loads numpy and
+    the server's helpers only where a test serves)."""
+    from service_helpers import SecureServe
+
+    class CommitteeServe(SecureServe):
+        def argv(self) -> list[str]:
+            p = self.rnd.plan
+            return ["serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", str(p.epsilon), "--delta",
+                    str(p.delta), "--min-contributors", str(p.n), "--dropout-tolerance", str(p.dropouts),
+                    "--collusion", str(p.collusion), "--topics", "3", "--vocabulary", str(self.tmp / "words.txt"),
+                    "--directory", str(self.rnd.tmp / "inv" / "directory.json"), "--secure-committee", "auto",
+                    "--database", self.database, "--token-file", str(self.tmp / "token"), "--port", str(self.port),
+                    "--quiet"]
+    return CommitteeServe
+
+
+class Spread:
+    """The server calls :class:`InProcessCommitteeRound` makes, each sent to the next of several servers
+    (:class:`CommitteeOverHttp`): a round whose requests are spread across server processes."""
+
+    def __init__(self, *servers: CommitteeOverHttp):
+        import itertools
+
+        self.servers = itertools.cycle(servers)
+
+    def __getattr__(self, name):
+        return getattr(next(self.servers), name)

@@ -391,8 +391,8 @@ def test_serve_a_committee_round_in_its_database_and_refuse_it_in_cohorts_or_wit
     assert f"committee of {plan.committee}" in r.stderr
     r = serve(invited, "--secure-committee", "1")
     assert r.returncode == 2 and "--secure-committee" in r.stderr and "collusion" in r.stderr
-    r = serve(invited, "--secure-committee", "auto", "--cohort-size", "40")
-    assert r.returncode == 2 and "takes no committee yet" in r.stderr
+    r = serve(invited, "--secure-committee", "auto", "--cohort-size", "40")     # a single round's directory
+    assert r.returncode == 2 and "is not one" in r.stderr and "invite --cohort-size" in r.stderr, r.stderr
     r = run_dptopic("serve", "--epsilon-word", "2", "--vocabulary", str(invited / "v.txt"), "--secure-committee",
                     "auto", "--database", f"sqlite:///{invited}/db2")
     assert r.returncode == 2 and "--secure-committee is for --report-kind secure-sum" in r.stderr
@@ -441,6 +441,61 @@ def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monk
             assert sent[0] == "POST /v1/secure/prekeys" and len(sent) == 7
 
 
+@pytest.mark.service
+def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(tmp_path):
+    from cohort_helpers import LiveCohortRound
+
+    write_people(tmp_path / "people.jsonl", 40)
+    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    with LiveCohortRound(tmp_path / "round", 40, 20, dropouts=4, words=WORDS, committee="auto") as live:
+        r = run_dptopic("experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
+                        "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
+                        str(tmp_path / "out"), "--quiet", "--seed", "2", "--dropout", "0.1", "--token-file",
+                        str(tmp_path / "token"), "--workers", "2")
+        assert r.returncode == 0, r.stderr
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["state"] == "released" and summary["refused"] == 0 and summary["dropped"] == 4, summary
+        assert live.server.view()["state"] == "released"
+        assert any(r.uploaded[0] != sorted(r.keys) for r in live.server.rounds)     # the four left after masking
+
+
+@pytest.mark.service
+def test_submit_takes_part_in_a_committee_cohort_in_three_requests(tmp_path, monkeypatch):
+    import threading
+
+    from cohort_helpers import LiveCohortRound, play_all, tiny_bows
+    from dptopic.contributor.client import ServiceClient
+    from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE
+    from dptopic.protocol.secure_committee import committee_of
+
+    sent = []
+    request = ServiceClient.request
+
+    def counted(self, method, path, *a, **k):
+        if threading.current_thread() is threading.main_thread():
+            sent.append(f"{method} {path.split('?')[0]}")
+        return request(self, method, path, *a, **k)
+    monkeypatch.setattr(ServiceClient, "request", counted)
+    with LiveCohortRound(tmp_path / "round", 40, 20, dropouts=0, words=WORDS, committee="auto") as live:
+        files = live.files
+        ids = [json.loads(f.read_text())["contributor"] for f in files]
+        on = {m for c, (g, p) in enumerate(zip(live.server.groups, live.plan.cohort_plans))
+              for m in committee_of(g, f"round1-c{c}", p.committee) + live.plan.delegates(g, "round1", c)}
+        me = next(i for i, who in enumerate(ids) if who not in on)
+        out: list = []
+        others = threading.Thread(target=lambda: out.extend(play_all(live.url, files, tiny_bows(40, 0, len(WORDS)),
+                                                                     tmp_path, skip={me})))
+        others.start()
+        (tmp_path / "mine.txt").write_text(f"{WORDS[1]} {WORDS[2]} {WORDS[3]}\n{WORDS[2]} {WORDS[4]}\n")
+        r = run_dptopic("submit", "--server", live.url, "--corpus", str(tmp_path / "mine.txt"), "--format", "text",
+                        "--invitation", str(files[me]), "--state", str(tmp_path / "mine.json"))
+        others.join(120)
+        assert r.returncode == 0, r.stderr
+        assert "cohort " in r.stdout
+        assert sent == list(REQUESTS_COMMITTEE), sent
+        assert live.server.view()["state"] == "released"
+
+
 def test_experiment_plays_a_committee_round_over_http(tmp_path):
     from committee_helpers import CommitteeServer
 
@@ -458,7 +513,8 @@ def test_experiment_plays_a_committee_round_over_http(tmp_path):
         assert srv.round.uploaded[0] != sorted(srv.round.keys)      # the two left after masking
 
 
-def test_invite_committee_writes_invitations_that_say_so_and_refuses_cohorts(tmp_path):
+def test_invite_committee_writes_invitations_that_say_so_and_with_cohorts_each_cohorts(tmp_path):
+    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
     from dptopic.protocol.enrollment import read_invitation
 
     r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "3", "--out",
@@ -466,8 +522,27 @@ def test_invite_committee_writes_invitations_that_say_so_and_refuses_cohorts(tmp
     assert r.returncode == 0, r.stderr
     assert "--secure-committee auto" in r.stdout
     assert all(read_invitation(f)["committee"] for f in (tmp_path / "inv").glob("invitation-*.json"))
-    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "6", "--out",
-                    str(tmp_path / "inv2"), "--committee", "--cohort-size", "3")
-    assert r.returncode != 0 and "--committee" in r.stderr and "--cohort-size" in r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert not (tmp_path / "inv2").exists()
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "40", "--out",
+                    str(tmp_path / "inv2"), "--committee", "--cohort-size", "20", "--collusion", "1")
+    assert r.returncode == 0, r.stderr
+    assert "--cohort-size 20 --secure-committee auto" in r.stdout and "2 cohorts" in r.stdout
+    invitations = [read_cohort_invitation(f) for f in (tmp_path / "inv2").glob("invitation-*.json")]
+    assert len(invitations) == 40 and all(i["committee"] and i["cohorts"] is not None for i in invitations)
+
+
+def test_serve_a_round_in_cohorts_with_a_committee_in_each(tmp_path, monkeypatch):
+    from service_helpers import free_port
+
+    invite(tmp_path, 40, "--cohort-size", "20", "--collusion", "1", "--committee")
+    got = served_app(monkeypatch)
+    r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "auto", "--port", str(free_port()), epsilon=8)
+    assert r.returncode == 0, r.stderr
+    server = got["app"].state.cohort_server
+    assert server.plan.committee == "auto" and all(p.committee for p in server.plan.cohort_plans)
+    assert "each cohort a committee-mode round (committees of 18-18" in r.stderr
+    assert "committee-mode round" in server.plan.trust_model()
+    r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "auto", "--ledger", str(tmp_path / "l"),
+              "--dataset", "d", epsilon=8)
+    assert r.returncode == 2 and "--ledger" in r.stderr and "no dataset ledger" in r.stderr, r.stderr
+    r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "3", epsilon=8)
+    assert r.returncode == 2 and "--cohort-size 20: cohort 0 of 20" in r.stderr, r.stderr

@@ -100,3 +100,46 @@ def test_a_server_in_cohorts_killed_mid_round_resumes_from_its_files_and_release
                                                                         "round-c1.db"]
     finally:
         srv.stop()
+
+
+class CommitteeCohortServe(CohortServe):
+    """``dptopic serve --report-kind secure-sum --cohort-size 20 --secure-committee auto`` in a subprocess."""
+
+    def argv(self) -> list[str]:
+        argv = super().argv()
+        argv[argv.index("--cohort-size") + 1] = "20"
+        return [*argv, "--secure-committee", "auto"]
+
+
+def test_a_server_in_committee_cohorts_killed_mid_round_resumes_from_its_files_and_releases(tmp_path):
+    """Each cohort a committee round kept in its own SQLite file: SIGKILL once step 1 is open, started again on the
+    same files, the round goes on (the contributors retry) and releases."""
+    n = 40
+    r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "enroll.key", "--count", n, "--out", tmp_path / "inv",
+                    "--cohort-size", 20, "--dropout-tolerance", 0, "--collusion", 1, "--round-id", "round1",
+                    "--committee")
+    assert r.returncode == 0, r.stderr
+    files = sorted((tmp_path / "inv").glob("invitation-*.json"))
+    srv = CommitteeCohortServe(tmp_path).start()
+    try:
+        out: list = []
+        players = threading.Thread(target=lambda: out.extend(play_all(srv.url, files, tiny_bows(n), tmp_path)))
+        players.start()
+        deadline = time.monotonic() + 90
+        state = "keys"
+        while state in ("keys", "shares", "upload0", "consistency0", "unmask0"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+            state = get_json(srv.url + "/v1/secure/round")[1]["state"]
+        assert state in ("upload1", "consistency1", "unmask1")
+        srv.kill()          # SIGKILL after step 0's kept words: the contributors retry while it starts again
+        srv.start()
+        players.join(180)
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert get_json(srv.url + "/v1/secure/round")[1]["state"] == "released"
+        status, model = get_json(srv.url + "/v1/model")
+        assert status == 200 and "each cohort is a committee-mode round" in model["model_json"]
+        assert sorted(p.name for p in tmp_path.glob("round-*.db")) == ["round-bridge.db", "round-c0.db",
+                                                                        "round-c1.db"]
+    finally:
+        srv.stop()

@@ -7,24 +7,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from committee_helpers import CommitteeOverHttp, InProcessCommitteeRound
-from service_helpers import SecureServe
+from committee_helpers import CommitteeOverHttp, InProcessCommitteeRound, committee_serve_class
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("cryptography")
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")
 
 
-class CommitteeServe(SecureServe):
-    """``dptopic serve`` of an :class:`InProcessCommitteeRound`'s committee round, in a subprocess."""
-
-    def argv(self) -> list[str]:
-        p = self.rnd.plan
-        return ["serve", "--report-kind", "secure-sum", "--unit", "user", "--epsilon", str(p.epsilon), "--delta",
-                str(p.delta), "--min-contributors", str(p.n), "--dropout-tolerance", str(p.dropouts), "--collusion",
-                str(p.collusion), "--topics", "3", "--vocabulary", str(self.tmp / "words.txt"), "--directory",
-                str(self.rnd.tmp / "inv" / "directory.json"), "--secure-committee", "auto", "--database",
-                self.database, "--token-file", str(self.tmp / "token"), "--port", str(self.port), "--quiet"]
+CommitteeServe = committee_serve_class()
 
 
 def test_a_committee_server_killed_resumes_and_releases_the_exact_sums(tmp_path):
@@ -68,36 +58,3 @@ def test_a_committee_server_killed_resumes_and_releases_the_exact_sums(tmp_path)
     for p in (0, 1):
         assert np.array_equal(sums[p], np.sum([rnd.shares[(u, p)] for u in uploaded[p]], axis=0))
     assert uploaded[0] == sorted(set(rnd.by_id) - set(ordinary[:1]))
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    from service_helpers import throwaway_postgres_url
-
-    yield from throwaway_postgres_url()
-
-
-def test_a_committee_round_on_postgresql_releases_the_exact_sums_and_a_second_server_is_refused(tmp_path, pg_url):
-    """The round stored in PostgreSQL (opened again halfway, as a restarted server would); a second server of the
-    same round while the first holds it is refused in one line (a committee round is served by one process)."""
-    from dptopic.errors import DPTopicError
-    from dptopic.service.secure_committee import StoredCommitteeRound
-
-    rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, seed=5)
-    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, pg_url)
-    with pytest.raises(DPTopicError, match="served by another server process"):
-        StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, pg_url)
-    rnd.prekeys()
-    rnd.open()
-    rnd.upload(0)
-    rnd.server.dispose()
-    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, pg_url)
-    for phase in (0, 1):
-        if phase == 1:
-            rnd.upload(1)
-        rnd.consistency(phase)
-        rnd.unmask(phase)
-    assert rnd.server.state == "released", rnd.server.reason
-    for p in (0, 1):
-        assert np.array_equal(rnd.server.sums[p], rnd.plain_sum(p))
-    rnd.server.dispose()

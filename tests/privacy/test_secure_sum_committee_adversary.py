@@ -17,13 +17,8 @@ def make(tmp_path, **kw):
 
 
 def revealed(rnd, phase: int) -> dict:
-    """``{member: answers}`` the honest committee members made for ``phase`` (kept in their state)."""
-    out = {}
-    for m in rnd.committee:
-        sent = rnd.by_id[m].st["sent"].get(f"unmask{phase}")
-        if isinstance(sent, dict):
-            out[m] = sent["answers"]
-    return out
+    """``{member: answers}`` the honest committee members made for ``phase``."""
+    return rnd.revealed(phase)
 
 
 def exposed(rnd, phase: int, colluders=()) -> list:

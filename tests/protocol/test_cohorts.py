@@ -165,3 +165,65 @@ def test_a_delegate_keeps_its_pads_in_its_state_file_and_wipes_them_when_the_rou
     assert again.seeds == pads.seeds          # resumed: the pads it drew first
     c.finish("released")
     assert "pads" not in json.loads(state.read_text()) and json.loads(state.read_text())["secrets"] is None
+
+
+def test_a_committee_in_each_cohort_is_sized_by_the_auto_rule_for_the_cohort_and_the_bridge_keeps_none():
+    from dptopic.models.secure_sum import trust_model
+
+    plan = co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250, committee="auto")
+    for p, s, f in zip(plan.cohort_plans, plan.sizes, plan.cohort_dropouts):
+        assert p.committee == ss.committee_size(s, f, int(plan.collusion)) and p.committee < s
+    assert plan.bridge_plan.committee == 0
+    assert co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250).cohort_plans[0].committee == 0
+    d = plan.to_dict()
+    assert d["committee"] == "auto" and co.CohortPlan.from_dict(d).to_dict() == d
+    assert "committee" not in co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250).to_dict()
+    described = plan.describe()
+    assert described["cohort_committee"] == [plan.cohort_plans[0].committee] * 2
+    text = trust_model(plan)
+    assert text == plan.trust_model() and "each cohort is a committee-mode round" in text
+    assert f"at least {int(plan.collusion) + 1} of its delegates" in text
+    for bad in (True, -1, 1, "big"):
+        with pytest.raises(ParameterError, match="committee"):
+            co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250, committee=bad)
+    with pytest.raises(DPTopicError, match="malformed"):
+        co.CohortPlan.from_dict({**d, "committee": "many"})
+
+
+@pytest.mark.parametrize("n, size", [(40, 20), (60, 20), pytest.param(90, 30, marks=pytest.mark.slow)])
+def test_committee_cohorts_read_the_survivors_exact_sum_with_a_tenth_gone_after_masking(tmp_path, n, size):
+    """Every cohort a committee round (the real server and contributors, in process: committee_helpers), a tenth of
+    the people masking step 0 and leaving (a delegate and committee members among them): each cohort unmasks its
+    padded total, and the coordinator's sum with the bridge's sum of the pads of the delegates that uploaded (the
+    bridge is a default round, tested above) is the exact sum of what the survivors masked."""
+    from committee_helpers import InProcessCommitteeRound
+
+    server, rounds = InProcessCommitteeRound.cohorts(tmp_path, n=n, cohort_size=size, dropouts=n // 10,
+                                                     collusion=1)
+    bits = rounds[0].plan.bits
+    dim = rounds[0].plan.vocab_size + 1
+    pads, gone_all = [], []
+    for c, rnd in enumerate(rounds):
+        rnd.prekeys()
+        rnd.open()
+        members = sorted(rnd.by_id)
+        gone = rnd.delegates[:1] + [m for m in members if m not in rnd.delegates][:len(members) // 10 - 1]
+        view = rnd.server.view()
+        for m in gone:          # masked, then gone
+            rnd.by_id[m].committee_upload(0, view)
+        rnd.upload(0, drop=gone)
+        rnd.consistency(0)
+        rnd.unmask(0)
+        assert rnd.server.state == "unmask0" and 0 in rnd.server.padded, rnd.server.view()
+        assert not set(gone) & set(rnd.server.padded[0][1])
+        pads += [(f"c{c}-{d}", rnd.by_id[d].pads.vector(0, dim, bits)) for d in rnd.delegates if d not in gone]
+        gone_all += gone
+    assert any(m in rnd.committee for rnd in rounds for m in gone_all)
+    server.bridge.padded[0] = (ss.from_ring(ss.ring_sum((p for _, p in pads), bits), bits), sorted(b for b, _ in pads))
+    server.advance()
+    assert server.coordinator.failed() is None
+    masked = (ss.to_ring(rnd.shares[(u, 0)], bits) + (rnd.by_id[u].pads.vector(0, dim, bits)
+                                                      if u in rnd.delegates else 0)
+              for rnd in rounds for u in rnd.server.padded[0][1])
+    assert (server.coordinator.sums[0] == ss.from_ring(ss.ring_sum(masked, bits), bits)).all()
+    assert all(r.state == "upload1" for r in server.rounds)

@@ -207,7 +207,7 @@ def test_a_stored_round_restarted_at_every_step_releases_the_exact_sums_and_a_re
     import json
 
     from committee_helpers import InProcessCommitteeRound
-    from dptopic.service.secure_committee import StoredCommitteeRound, c_answers
+    from dptopic.service.secure_committee import StoredCommitteeRound, c_answers, c_state
 
     rnd = InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
     url = f"sqlite:///{tmp_path}/committee.db"
@@ -244,8 +244,11 @@ def test_a_stored_round_restarted_at_every_step_releases_the_exact_sums_and_a_re
         assert rnd.server.state == f"unmask{phase}"
         q = answers[signers[-1]]
         with rnd.server.engine.begin() as conn:     # the last answer stored as the server would, then a restart
+            seq = rnd.server._version + 1
             conn.execute(c_answers.insert().values(phase=phase, member=signers[-1],
-                                                   answers=json.dumps(q["answers"])))
+                                                   answers=json.dumps(q["answers"]), seq=seq))
+            conn.execute(c_state.update().where(c_state.c.key == "version").values(
+                value=json.dumps({"v": seq, "state": f"unmask{phase}"})))
         reopen()
         assert rnd.server.state == ("upload1" if phase == 0 else "released"), rnd.server.reason
     for phase in (0, 1):

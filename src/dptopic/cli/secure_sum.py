@@ -61,8 +61,8 @@ def add_serve_flags(s) -> None:
                         " whatever the round's size (docs/secure_sum.md)")
     s.add_argument("--secure-committee", type=_committee_arg, default=None, metavar="C",
                    help="--report-kind secure-sum: the committee mode, 'auto' or a size: each contributor makes 3"
-                        " requests and a committee of C contributors checks and unmasks (kept in --database, one"
-                        " server process; docs/secure_sum.md)")
+                        " requests and a committee of C contributors checks and unmasks (kept in --database; several"
+                        " server processes on one PostgreSQL --database; docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 
@@ -120,9 +120,6 @@ def serve_secure_sum(a, setting_names=None) -> None:
     from ..protocol.enrollment import read_directory  # (as above)
 
     if a.cohort_size is not None or _is_cohort_directory_file(a.directory, is_cohort_directory):
-        if a.secure_committee not in (None, 0):
-            raise DPTopicError("--secure-committee is for a single round: a round in cohorts (--cohort-size, or a"
-                               " cohorts' --directory) takes no committee yet; drop one of them.")
         return _serve_cohorts(a, setting_names)
     directory = read_directory(a.directory)
     vocab = read_vocabulary(a.vocabulary)
@@ -215,7 +212,8 @@ def _serve_cohorts(a, setting_names) -> None:
         settings = startup.secure_sum_settings(
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=pick["collusion"],
             min_contributors=pick["count"], dropout_tolerance=pick["dropouts"], cohort_size=a.cohort_size,
-            max_words=a.max_words, max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
+            max_words=a.max_words, max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None,
+            committee=a.secure_committee)
     from ..service.cohort_app import CohortSumConfig, cohort_banner, create_cohort_app  # the service extra
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
 
@@ -295,15 +293,28 @@ def _committee_invitation(path) -> bool:
         return False
 
 
+def _cohort_invitation(path) -> bool:
+    """Whether ``path`` reads as an invitation to a round in cohorts."""
+    from ..protocol.cohort_enrollment import read_cohort_invitation  # deferred: loads numpy
+
+    try:
+        return read_cohort_invitation(path)["cohorts"] is not None
+    except DPTopicError:
+        return False
+
+
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it). With an invitation
     to a committee-mode round, the keys are the first request (3 requests in all); otherwise the configuration is
     (a committee round whose invitation does not say so then takes 4)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
 
-    if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation) \
-            and submit_secure_sum(a, None):
-        return True
+    if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation):
+        if _cohort_invitation(a.invitation):     # its keys go to its cohort first: 3 requests
+            submit_cohorts(a, None)
+            return True
+        if submit_secure_sum(a, None):
+            return True
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
     except DPTopicError:
@@ -322,9 +333,11 @@ def maybe_submit_secure_sum(a) -> bool:
     return True
 
 
-def submit_cohorts(a, cfg: dict) -> None:
+def submit_cohorts(a, cfg: dict | None) -> None:
     """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
-    also plays the bridge (docs/secure_sum.md, Rounds in cohorts)."""
+    also plays the bridge (docs/secure_sum.md, Rounds in cohorts). ``cfg``: the server's ``/v1/config``, or None with
+    an invitation to committee cohorts (the keys are the first request, answered with the configuration, read
+    then)."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
     from ..contributor.secure_client import person_bow, state_path  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
@@ -341,6 +354,30 @@ def submit_cohorts(a, cfg: dict) -> None:
         raise DPTopicError(f"the server at {a.server} runs a round in cohorts, and --invitation {a.invitation} is to a"
                            " single round: give your invitation to this round (from its operator).")
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
+    state = state_path(a.state, invitation)
+    if cfg is None:
+        s = take_part_in_cohorts(a.server, lambda config: _cohort_bow(a, config, limit, person_bow, Vocabulary),
+                                 invitation, state=state, max_epsilon=limit, client_timeout=a.timeout,
+                                 retries=a.retries)
+        return _print_cohorts(s)
+    cfg = _checked_cohort_config(a, cfg, limit)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
+    _print_cohorts(take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
+                                        client_timeout=a.timeout, retries=a.retries))
+
+
+def _cohort_bow(a, config, limit, person_bow, Vocabulary):
+    """The person's bag of words from ``--corpus`` over the vocabulary of ``config`` (its cohort round's), once its
+    epsilon and vocabulary are checked."""
+    cfg = _checked_cohort_config(a, config, limit)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
+    return person_bow(corpus)
+
+
+def _checked_cohort_config(a, cfg: dict, limit: float) -> dict:
+    """The server's configuration, its epsilon within ``limit`` and its vocabulary stated (one line otherwise)."""
     eps = cfg.get("epsilon")
     if not isinstance(eps, (int, float)) or isinstance(eps, bool):
         raise DPTopicError(f"the server at {a.server} states no epsilon: is it a dptopic server of this version?")
@@ -350,11 +387,11 @@ def submit_cohorts(a, cfg: dict) -> None:
     words = cfg.get("vocabulary")
     if not (isinstance(words, list) and all(isinstance(w, str) for w in words)):
         raise DPTopicError(f"the server at {a.server} states no vocabulary: is it a dptopic server of this version?")
-    state = state_path(a.state, invitation)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(words),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
-    s = take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
-                             client_timeout=a.timeout, retries=a.retries)
+    return cfg
+
+
+def _print_cohorts(s: dict) -> None:
+    """What submit prints of a round in cohorts (its summary, then its cohort and a delegate's bridge)."""
     console = make_console()
     for line in secure_sum_lines(s):
         console.print(line, markup=False)
@@ -393,8 +430,8 @@ def register(sub) -> None:
     i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
                    help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
     i.add_argument("--committee", action="store_true",
-                   help="the round runs in committee mode (serve with --secure-committee): each invitation says so,"
-                        " and submit then takes part in 3 requests (not with --cohort-size)")
+                   help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
+                        " cohort): each invitation says so, and submit then takes part in 3 requests")
     i.set_defaults(func=cmd_invite)
 
 
@@ -408,22 +445,20 @@ def cmd_invite(a) -> None:
             if getattr(a, flag) is not None:
                 raise DPTopicError(f"--{flag.replace('_', '-')} is for a round in cohorts: add --cohort-size S, or"
                                    " drop it (a single round's are the server's flags).")
-    if a.committee and a.cohort_size is not None:
-        raise DPTopicError("--committee is for a single round: a round in cohorts (--cohort-size) takes no committee"
-                           " yet; drop one of them.")
     with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
         if a.cohort_size is None:
             s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee)
         else:
             s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
-                                        a.round_id)
+                                        a.round_id, committee=a.committee)
     console = make_console()
     if s["key_created"]:
         console.print(f"created the enrollment key {a.key} (readable by you only): keep it off the server.",
                       markup=False)
     console.print(f"round {s['round_id']}: {s['count']} invitations in {a.out} (invitation-*.json: hand each to its"
                   f" contributor only) and the directory {s['directory']} (start the server with --directory"
-                  + (f" and --cohort-size {a.cohort_size}); {s['cohorts']} cohorts, {s['delegates']} delegates each"
+                  + (f" and --cohort-size {a.cohort_size}{' --secure-committee auto' if a.committee else ''});"
+                     f" {s['cohorts']} cohorts, {s['delegates']} delegates each"
                      " (their invitations also to the bridge)." if a.cohort_size is not None
                      else " and --secure-committee auto)." if a.committee else ")."),
                   markup=False)

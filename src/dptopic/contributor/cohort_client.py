@@ -18,10 +18,11 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..protocol.cohort_enrollment import plan_layout, read_cohort_invitation, seating
-from ..protocol.cohorts import CohortPlan
+from ..protocol.cohorts import COHORT_PATH, CohortPlan
 from .client import ServiceClient
-from .cohorts import BridgeContributor, CohortContributor, Pads
+from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
 from .secure_client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
+from .secure_committee import take_part_committee
 from .secure_sum import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
@@ -118,7 +119,16 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
     def client(path: str = "") -> ServiceClient:
         return ServiceClient(base + path, timeout=client_timeout, retries=retries)
 
+    if inv.get("committee"):
+        return _take_part_committee_cohort(base, client, bow, inv, state, max_epsilon, timeout, poll,
+                                           client_timeout, leave_after_masking, stop)
+
     config = client().get_json("/v1/config")
+    cohorts = config.get("cohorts") if isinstance(config, dict) else None
+    if isinstance(cohorts, dict) and isinstance(cohorts.get("plan"), dict) and cohorts["plan"].get("committee"):
+        # committee cohorts, and an invitation that did not say so: one request more than 3
+        return _take_part_committee_cohort(base, client, bow, inv, state, max_epsilon, timeout, poll,
+                                           client_timeout, leave_after_masking, stop)
     clients: dict = {}
 
     def round_config(path: str) -> dict:
@@ -164,11 +174,80 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
             "bridge": out.get("bridge")}
 
 
+def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_epsilon, timeout: float, poll: float,
+                                client_timeout: float, leave_after_masking: bool, stop) -> dict:
+    """:func:`take_part_in_cohorts` with an invitation to a round in committee cohorts. An ordinary member's first
+    request is its keys, posted to its cohort's round at the invitation's cohort
+    (:data:`~dptopic.protocol.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round in
+    cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
+    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_committee
+    .take_part_committee`): 3 requests. A delegate (with a state file) reads the configurations first and starts the
+    bridge's default round at once, from a thread of its own, before it posts its keys to its cohort: the bridge then
+    runs while the cohorts' rosters fill, and no cohort waits on it."""
+    path = COHORT_PATH.format(c=int(inv["cohorts"]["cohort"]))
+    cohort = client(path)
+    bridge: dict = {}
+    seated: list = []
+
+    def round_config(p: str, doc=None) -> dict:
+        return doc if p == path and doc is not None else client(p).get_json("/v1/config")
+
+    def seat(root, doc, secrets) -> None:
+        seated.extend(seat_person(root, bow, inv, lambda p: round_config(p, doc), state, max_epsilon, secrets=secrets))
+        if len(seated) > 1:
+            _, bpath, who, bstate = seated[1]
+            bc = client(bpath)
+
+            def play_bridge():
+                try:
+                    bridge["out"] = take_part(bc.server, who.bow, None, state=bstate, client=bc, poll=poll,
+                                              timeout=timeout, contributor=who, stop=stop,
+                                              leave_after_masking=leave_after_masking)
+                except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
+                    bridge["out"] = e
+            bridge["thread"] = threading.Thread(target=play_bridge, name="secure-sum-bridge", daemon=True)
+            bridge["thread"].start()
+
+    def make(doc, secrets):
+        if seated:          # a delegate, seated before its keys went out
+            return seated[0][2]
+        root = doc.get("cohort_root") if isinstance(doc, dict) else None
+        if not isinstance(root, dict):
+            raise DPTopicError("this server's cohort round names no round in cohorts (its /v1/config holds no"
+                               " cohort_root): is it a dptopic server of this version, run with a committee?")
+        paths = (root.get("cohorts") or {}).get("paths") if isinstance(root.get("cohorts"), dict) else None
+        if not isinstance(paths, list) or int(inv["cohorts"]["cohort"]) >= len(paths) \
+                or paths[int(inv["cohorts"]["cohort"])] != path:
+            raise ServerLied(f"the server serves your cohort elsewhere than {path}: nothing sent but public keys.")
+        seat(root, doc, secrets)
+        return seated[0][2]
+
+    if inv["bridge"] is not None and state is not None:
+        seat(client().get_json("/v1/config"), None, None)
+        member = seated[0][2]
+        cohort.request("POST", "/v1/secure/prekeys", json.dumps({"contributor": member.me,
+                                                                 "bundles": [member.prekey()]}).encode(),
+                       {"Content-Type": "application/json"})
+        member.st["sent"]["prekey"] = True
+        member._write()
+    out = take_part_committee(cohort.server, bow, inv, state, client=cohort, timeout=timeout,
+                              max_epsilon=max_epsilon, leave_after_masking=leave_after_masking, make=make)
+    if "thread" in bridge:
+        bridge["thread"].join(timeout + client_timeout)
+        if isinstance(bridge.get("out"), BaseException):
+            raise bridge["out"]
+    member = seated[0][2] if seated else None
+    return {**out, "cohort": int(inv["cohorts"]["cohort"]),
+            "cohorts": len(member.cohort_plan.sizes) if member is not None else None, "bridge": bridge.get("out")}
+
+
 def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
-                max_epsilon: float | None = None) -> list[tuple]:
+                max_epsilon: float | None = None, secrets: dict | None = None) -> list[tuple]:
     """The rounds one person of a round in cohorts plays, each as ``(name, path, contributor, state)``: its cohort's
     (``"cohort"``, a :class:`~dptopic.contributor.cohorts.CohortContributor`) and, for a delegate, the bridge's
-    (``"bridge"``, a :class:`~dptopic.contributor.cohorts.BridgeContributor` sharing its pads), after every check of
+    (``"bridge"``, a :class:`~dptopic.contributor.cohorts.BridgeContributor` sharing its pads; in a committee cohort
+    the cohort's is a :class:`~dptopic.contributor.cohorts.CohortCommitteeContributor`, ``secrets`` its keys posted
+    before the configuration was known, or None), after every check of
     the root's ``config`` against ``invitation`` (:func:`check_cohort_config`) and of each round's own configuration
     (``round_config(path)``: the round's ``/v1/config`` at that path) against the plan; one line naming what the
     server claimed otherwise, before anything is computed or sent. ``state``: the cohort round's state file or None
@@ -179,8 +258,12 @@ def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
                            f" {max_epsilon:g}: nothing computed or sent.")
     rid, doc = invitation["cohorts"]["round_id"], config["cohorts"]
     pads = Pads() if invitation["bridge"] is not None else None
-    member = CohortContributor(round_config(doc["paths"][c]), bow, invitation, plan, rid, c, pads, state=state,
-                               max_epsilon=max_epsilon)
+    if plan.committee:
+        member = CohortCommitteeContributor(round_config(doc["paths"][c]), bow, invitation, plan, rid, c, pads,
+                                            state=state, max_epsilon=max_epsilon, secrets=secrets)
+    else:
+        member = CohortContributor(round_config(doc["paths"][c]), bow, invitation, plan, rid, c, pads, state=state,
+                                   max_epsilon=max_epsilon)
     if member.ids != doc["members"][c]:
         raise ServerLied(f"the server's cohort {c} lists other members than the plan's rule seats there: nothing"
                          " sent.")
@@ -218,6 +301,7 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
         return configs[path]
 
     player = PartPlayer(k, progress, threads, keep_going=True)
+    committee = bool(CohortPlan.from_dict(config["cohorts"]["plan"]).committee)
     seats: dict = {}
     delegates = []
     for i, (bow, inv) in enumerate(zip(bows, invitations)):
@@ -235,8 +319,11 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
 
     def play(path):
         try:
-            player.play(clients[path], seats[path], dropped, "bridge" if path == config["cohorts"]["bridge"]
-                        else "cohort")
+            if path != config["cohorts"]["bridge"] and committee:       # a committee cohort: 3 requests each
+                player.play_committee(clients[path], seats[path], dropped)
+            else:
+                player.play(clients[path], seats[path], dropped, "bridge" if path == config["cohorts"]["bridge"]
+                            else "cohort")
         except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
             errors.append(e)
 

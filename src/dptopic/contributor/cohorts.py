@@ -5,7 +5,8 @@ three differences: its noise share and quantization scale are the whole round's 
 cohort's; a delegate subtracts its pad from what it masks; and it refuses to sign or reveal over a set of uploads that
 holds fewer than ``t + 1`` of its cohort's delegates. A delegate also plays a :class:`BridgeContributor` in the
 bridge round, uploading its pad and refusing a set of uploads that leaves any cohort with fewer than ``t + 1``
-delegates.
+delegates. In a cohort with a committee (:class:`CohortCommitteeContributor`) that check is the committee's, made
+before it signs or reveals anything.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..errors import DPTopicError
 from ..mechanisms.skellam import skellam_share
 from ..protocol.cohorts import CohortPlan, bridge_round_id, check_bridge, check_delegates, cohort_round_id, pad
 from ..protocol.secure_sum import PHASES, from_ring, to_ring, triangle_size
+from .secure_committee import CommitteeContributor
 from .secure_sum import SecureContributor, ServerLied, quantize
 
 _DELEGATES: dict = {}
@@ -145,4 +147,20 @@ class BridgeContributor(SecureContributor):
         return uploaded
 
 
-__all__ = ["Pads", "CohortContributor", "BridgeContributor"]
+class CohortCommitteeContributor(CohortContributor, CommitteeContributor):
+    """One person in a committee-mode cohort (``CohortPlan(committee=...)``; :mod:`dptopic.protocol.cohorts`'s note,
+    "A committee in each cohort"): a :class:`~dptopic.contributor.secure_committee.CommitteeContributor` of its
+    cohort's round with :class:`CohortContributor`'s differences (the round's noise and scale, a delegate's pad). On
+    the committee, it signs and answers only for a set of uploads that holds at least ``t + 1`` of its cohort's
+    delegates. The arguments are :class:`CohortContributor`'s (and ``secrets``, the keys posted before the
+    configuration was known, as :class:`~dptopic.contributor.secure_committee.CommitteeContributor`'s)."""
+
+    def _checked_set(self, phase: int, view: dict) -> frozenset:
+        up = super()._checked_set(phase, view)
+        why = check_delegates(up, self.delegates, int(self.cohort_plan.collusion))
+        if why is not None:
+            raise ServerLied(f"the server names uploads of step {phase} where {why}: nothing signed or revealed.")
+        return up
+
+
+__all__ = ["Pads", "CohortContributor", "BridgeContributor", "CohortCommitteeContributor"]

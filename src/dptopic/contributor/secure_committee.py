@@ -303,7 +303,7 @@ def _drawn_keys(invitation: dict, state) -> tuple[dict, dict, bool]:
 
 
 def take_part_committee(server: str, bow, invitation, state, client=None, timeout: float = 3600.0,
-                        max_epsilon: float | None = None, leave_after_masking: bool = False) -> dict:
+                        max_epsilon: float | None = None, leave_after_masking: bool = False, make=None) -> dict:
     """Run a committee-mode round for one person; returns a summary. Its first request is its keys (public keys
     only), held until the roster closes and answered with the configuration, the roster and the committee, which it
     checks (``max_epsilon``, the directory, the committee) before anything of its data is computed; then each message
@@ -312,7 +312,9 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     long poll where a step takes longer. When the state file records keys posted ahead (:func:`post_prekey`), the
     first request is ``GET /v1/config?wait=upload0`` instead. ``bow``: the person's bag of words, or a callable that
     makes it from the configuration (read once the plan is accepted). ``leave_after_masking``: the person masks step 0
-    and leaves without sending it (a dropout)."""
+    and leaves without sending it (a dropout). ``make``: ``make(config, secrets)`` returns the person's contributor
+    for the round's configuration (``secrets``: the keys just posted, or None on a resumed run); default a
+    :class:`CommitteeContributor` (a cohort's member is another, :mod:`dptopic.contributor.cohort_client`)."""
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
@@ -322,7 +324,8 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
         raise NotCommittee(f"{state} is the state of a round without a committee.")
     if st is not None and (st.get("plan") is not None or st.get("sent", {}).get("prekey")):     # joined: resume
         doc = client.get_json(f"/v1/config?{wait}")
-        c = CommitteeContributor(doc, None, invitation, state=state, max_epsilon=max_epsilon)
+        c = make(doc, None) if make is not None else CommitteeContributor(doc, None, invitation, state=state,
+                                                                          max_epsilon=max_epsilon)
         view = doc.get("round")
     else:
         secrets, bundle, new = _drawn_keys(invitation, state)
@@ -336,7 +339,8 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
                 Path(state).unlink(missing_ok=True)
             raise NotCommittee(f"the server at {server} runs no committee-mode round.") from None
         doc = out.get("config")
-        c = CommitteeContributor(doc, None, invitation, state=state, max_epsilon=max_epsilon, secrets=secrets)
+        c = make(doc, secrets) if make is not None else CommitteeContributor(
+            doc, None, invitation, state=state, max_epsilon=max_epsilon, secrets=secrets)
         c.st["sent"]["prekey"] = True
         c._write()
         view = out.get("view")

@@ -115,7 +115,7 @@ def _costs(results: list, n: int, wall: float, servers: list) -> dict:
     return {"seconds": wall, "seconds_per_contributor": wall / n,
             "request_seconds_per_contributor": float(np.mean(secs)),
             "bytes_per_contributor": float(np.mean(up)), "bytes_down_per_contributor": float(np.mean(down)),
-            "requests_per_contributor": float(np.mean(reqs)),
+            "requests_per_contributor": float(np.mean(reqs)), "requests_median": float(np.median(reqs)),
             "waiting": {k: sum(r["waiting"][k] for r in results) for k in ("up", "down", "requests")},
             "upload_bytes_max": int(max(r["upload_bytes_max"] for r in results)),
             "cpu_per_contributor_s": float(np.mean(cpu)), "cpu_per_contributor_max_s": float(np.max(cpu)),
@@ -294,6 +294,8 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
     def on_message(kind, count):
         if not closed[0]:
             closed[0] = _close_step_0(coordinator, server, paths, survivors, token)
+        elif plan.committee and dropped.any():
+            _close_committee_signatures(server, paths[:-1], token)
 
     seats, kept = n + sum(delegate), int(np.sum(~dropped)) + survivors[-1]
     results, wall = _play_in_pool(play_cohort_part, [server], bows, invitations, dropped, workers, threads,
@@ -312,6 +314,19 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
             "refused": len(failed)}
 
 
+def _close_committee_signatures(server: str, paths, token: str) -> None:
+    """In a round in committee cohorts, the admin's close of each cohort's consistency step once every committee
+    member among its uploads has signed (the members who masked and left sign nothing: the step would wait for them),
+    at the cohort's own address, as an operator closes it."""
+    for path in paths:
+        client = ServiceClient(server.rstrip("/") + path, retries=3)
+        view = client.get_json("/v1/secure/round")
+        if str(view.get("state")).startswith("consistency"):
+            sitting = set(view.get("committee") or ()) & set(view.get("uploaded") or ())
+            if len(sitting) < len(view.get("committee") or ()) and view.get("received", 0) >= len(sitting):
+                client.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
+
+
 def _close_step_0(coordinator: ServiceClient, server: str, paths, survivors, token: str) -> bool:
     """The admin's close of step 0's upload in a round in cohorts, once every round at that step (each cohort's, then
     the bridge's, at ``paths``) holds its ``survivors``' uploads, as an operator closes it. Whether nothing is left to
@@ -322,7 +337,7 @@ def _close_step_0(coordinator: ServiceClient, server: str, paths, survivors, tok
     for path, want, state in zip(paths, survivors, [*view["cohorts"], view["bridge"]]):
         if state == "upload0":
             got = ServiceClient(server.rstrip("/") + path, retries=3).get_json("/v1/secure/round")
-            if got.get("state") == "upload0" and got.get("uploads_received", 0) < want:
+            if got.get("state") == "upload0" and got.get("uploads_received", got.get("received", 0)) < want:
                 return False
     coordinator.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
     return True

@@ -52,7 +52,11 @@ COMMITTEE_TRUST_MODEL = (
 
 
 def trust_model(plan) -> str:
-    """The card's trust model for a round run with ``plan``: the committee mode's when the plan has a committee."""
+    """The card's trust model for a round run with ``plan``: the committee mode's when the plan has a committee; a
+    round in cohorts' (a :class:`~dptopic.protocol.cohorts.CohortPlan`: its cohorts, delegates and bridge, and a
+    committee per cohort when it has one) for such a plan."""
+    if hasattr(plan, "cohort_plans"):
+        return plan.trust_model()
     if plan.committee:
         return COMMITTEE_TRUST_MODEL.format(t=plan.collusion, d=plan.degree, c=plan.committee,
                                             tc=plan.committee_threshold, f=plan.dropouts, h=plan.honest)

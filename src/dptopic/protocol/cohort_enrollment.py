@@ -108,11 +108,15 @@ def _signed_directory(private: bytes, round_id: str, keys: dict) -> dict:
 
 
 def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: int | None = None,
-                            collusion: int | None = None, round_id: str | None = None) -> dict:
+                            collusion: int | None = None, round_id: str | None = None, committee: bool = False) -> dict:
     """Write the invitations of a round in cohorts and its cohort directory into the new folder ``out`` with the
     enrollment key at ``key`` (created if missing): one invitation per contributor (to its cohort's round; a
     delegate's also to the bridge) and ``directory.json`` (every cohort's signed directory and the bridge's).
-    Returns ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created"}``."""
+    ``committee``: each cohort runs in committee mode (``CohortPlan(committee=...)``); each invitation says so, so
+    that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). Returns
+    ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created"}``."""
+    if not isinstance(committee, bool):
+        raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
     layout = cohort_layout(count, cohort_size, dropouts, collusion)
     round_id = os.urandom(8).hex() if round_id is None else round_id
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id) or len(round_id) > 56:
@@ -135,7 +139,8 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
         for i in members:
             invitations[i] = {"format": INVITATION_FORMAT, "version": VERSION, "round_id": rid, "contributor": i,
                               "count": len(members), "signing_key": keys[i].hex(), "enrollment_key": enrollment,
-                              "cohorts": {"round_id": round_id, "cohort": c, "layout": public_layout}}
+                              "cohorts": {"round_id": round_id, "cohort": c, "layout": public_layout},
+                              **({"committee": True} if committee else {})}
         for d in ds:
             bridge_keys[bridge_id(c, d)] = (d, new_signing_key())
     brid = co.bridge_round_id(round_id)

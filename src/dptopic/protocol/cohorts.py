@@ -41,6 +41,16 @@ single round whose dropout tolerance is ``sum F_c``: each cohort needs its own m
 (:func:`cohort_dropouts`), a little above its share of ``F`` (:attr:`CohortPlan.noise_cost` gives the ratio; about
 1.02 at 2,000 a cohort and 10% dropping out). The ring and the quantization scale are the whole round's: each cohort
 sums in it, so the total cannot wrap around any more than a single round's.
+
+**A committee in each cohort** (``CohortPlan(committee=...)``). Each cohort may be a committee-mode round
+(:mod:`dptopic.protocol.secure_committee`: an ordinary member makes 3 requests, a committee of the cohort checks and
+unmasks), its committee sized for ``n_c`` and ``F_c``. Check 1 then moves to who reveals: every honest committee
+member checks that the set of uploads it signs, and the set it answers for, holds ``t + 1`` of the cohort's delegates
+(:func:`check_delegates`), and the committee's threshold ``T_c`` lets at most one set of a step gather signatures, so
+the one ``Y_c`` the operator can unmask is padded by an honest delegate's pad, as above. The bridge (``C k``
+delegates) stays a default round, its survivors making check 2: a delegate's extra requests are not the common case,
+and its own checks are unchanged. Nothing else moves: :func:`combine` still refuses a delegate counted on one side
+only.
 """
 from __future__ import annotations
 
@@ -103,6 +113,12 @@ def assign(ids, round_id: str, sizes) -> list[list[str]]:
         out.append(sorted(order[at:at + s]))
         at += s
     return out
+
+
+COHORT_PATH = "/cohorts/{c}"
+"""Where a server in cohorts serves cohort ``c``'s round (its routes are a single round's under that prefix): a
+contributor of a committee cohort posts its keys there first, from its invitation alone."""
+BRIDGE_PATH = "/bridge"
 
 
 def cohort_round_id(round_id: str, cohort: int) -> str:
@@ -185,7 +201,10 @@ class CohortPlan:
     in a cohort; ``collusion``: ``t`` for the whole round (default :func:`~secure_sum.default_collusion` of ``n``),
     each cohort's and the bridge's threshold tolerate it; ``bits``: the ring (None: chosen for the whole round);
     ``max_words``: the most words the second sum holds (:attr:`~secure_sum.SecureSumPlan.max_words`; None: its
-    default), the same in every cohort and the bridge."""
+    default), the same in every cohort and the bridge; ``committee``: each cohort a committee-mode round (module note,
+    "A committee in each cohort"): None or 0 for none, "auto" for each cohort's smallest committee that survives its
+    own dropout tolerance (:func:`~secure_sum.committee_size` of ``n_c`` and ``F_c``), or a size every cohort
+    carries; the bridge stays on the default protocol."""
 
     epsilon: float
     delta: float
@@ -196,6 +215,7 @@ class CohortPlan:
     collusion: int | None = None
     bits: int | None = None
     max_words: int | None = None
+    committee: int | str | None = None
 
     def __post_init__(self):
         for name in ("n", "dropouts", "cohort_size"):
@@ -209,6 +229,12 @@ class CohortPlan:
             raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", self.dropouts, n=self.n)
         if self.collusion is None:
             object.__setattr__(self, "collusion", ss.default_collusion(int(self.n)))
+        c = self.committee
+        if c is None or (isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c == 0):
+            object.__setattr__(self, "committee", 0)
+        elif c != "auto" and (isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 2):
+            raise ParameterError("invalid {committee=}: 'auto', 0 (no committee) or a committee size for every"
+                                 " cohort.", "committee", c)
         if len(self.sizes) < 2:
             raise ParameterError("{cohort_size=} holds the whole round of {n}: a round in one cohort is a plain secure"
                                  " sum (SecureSumPlan); give a smaller cohort size.", "cohort_size", self.cohort_size,
@@ -256,13 +282,13 @@ class CohortPlan:
 
     @cached_property
     def cohort_plans(self) -> list[ss.SecureSumPlan]:
-        """Each cohort's plan: its graph, threshold and dropout tolerance (its noise figures are not used: the
-        contributors take the round's, :attr:`mu_shares`)."""
+        """Each cohort's plan: its graph, threshold and dropout tolerance, and its committee with :attr:`committee`
+        (its noise figures are not used: the contributors take the round's, :attr:`mu_shares`)."""
         plans = []
         for c, (s, f) in enumerate(zip(self.sizes, self.cohort_dropouts)):
             try:
                 plans.append(ss.SecureSumPlan(self.epsilon, self.delta, s, f, self.vocab_size, int(self.collusion),
-                                              self.ring_bits, self.max_words))
+                                              self.ring_bits, self.max_words, committee=self.committee or None))
             except DPTopicError as e:
                 raise ParameterError("{cohort_size=}: cohort {c} of {s} cannot carry its dropout tolerance {f} with {t}"
                                      " colluders ({why}); give larger cohorts.", "cohort_size", self.cohort_size, c=c,
@@ -333,13 +359,17 @@ class CohortPlan:
         return {"epsilon": float(self.epsilon), "delta": float(self.delta), "n": int(self.n),
                 "dropouts": int(self.dropouts), "vocab_size": int(self.vocab_size),
                 "cohort_size": int(self.cohort_size), "collusion": int(self.collusion), "bits": int(self.ring_bits),
-                "max_words": int(self.round_plan.max_words)}
+                "max_words": int(self.round_plan.max_words),
+                **({"committee": self.committee if self.committee == "auto" else int(self.committee)}
+                   if self.committee else {})}
 
     @classmethod
     def from_dict(cls, d) -> "CohortPlan":
         """The plan :meth:`to_dict` states, recomputed here; refused in one line when malformed or not a plan."""
         keys = ("epsilon", "delta", "n", "dropouts", "vocab_size", "cohort_size", "collusion", "bits", "max_words")
-        if not isinstance(d, dict) or set(d) != set(keys):
+        if not isinstance(d, dict) or set(d) - {"committee"} != set(keys) or not (
+                d.get("committee", 0) == "auto" or (isinstance(d.get("committee", 0), int)
+                                                    and not isinstance(d.get("committee", 0), bool))):
             raise DPTopicError("the server's cohort plan is malformed (its settings): is it a dptopic server of this"
                                " version?")
         ints = [d[k] for k in keys[2:]]
@@ -348,7 +378,7 @@ class CohortPlan:
             raise DPTopicError("the server's cohort plan is malformed (its settings): is it a dptopic server of this"
                                " version?")
         try:
-            return cls(float(d["epsilon"]), float(d["delta"]), *ints)
+            return cls(float(d["epsilon"]), float(d["delta"]), *ints, committee=d.get("committee", 0))
         except DPTopicError as e:
             raise DPTopicError(f"the server's cohort plan is refused: {' '.join(str(e).split())}") from None
 
@@ -362,6 +392,11 @@ class CohortPlan:
                 "cohort_degree": [min(p.degree for p in self.cohort_plans), max(p.degree for p in self.cohort_plans)],
                 "cohort_threshold": [min(p.threshold for p in self.cohort_plans),
                                      max(p.threshold for p in self.cohort_plans)],
+                **({"cohort_committee": [min(p.committee for p in self.cohort_plans),
+                                         max(p.committee for p in self.cohort_plans)],
+                    "cohort_committee_threshold": [min(p.committee_threshold for p in self.cohort_plans),
+                                                   max(p.committee_threshold for p in self.cohort_plans)]}
+                   if self.committee else {}),
                 "delegates_per_cohort": self.n_delegates, "bridge": {"n": bp.n, "dropouts": bp.dropouts,
                                                                      "degree": bp.degree, "threshold": bp.threshold},
                 "modulus_bits": rp.bits, "scale": rp.scale, "honest_shares": rp.honest, "max_words": rp.max_words,
@@ -380,11 +415,18 @@ class CohortPlan:
                 f" {d['collusion']} enrolled contributors in the whole round collude with it; each cohort tolerates"
                 f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts (threshold"
                 f" {d['cohort_threshold'][0]}-{d['cohort_threshold'][1]} of {d['cohort_degree'][0]}-"
-                f"{d['cohort_degree'][1]} neighbours); a cohort's server sees its total masked by an honest delegate's"
+                f"{d['cohort_degree'][1]} neighbours); "
+                + (f"each cohort is a committee-mode round: a committee of {d['cohort_committee'][0]}-"
+                   f"{d['cohort_committee'][1]} of its members, chosen by a public hash of its roster, holds the"
+                   " shares of its masks and reveals them only after"
+                   f" {d['cohort_committee_threshold'][0]}-{d['cohort_committee_threshold'][1]} committee signatures"
+                   f" over one set of uploads holding at least {d['collusion'] + 1} of its delegates (the bridge of"
+                   " delegates runs the default protocol); " if self.committee else "")
+                + "a cohort's server sees its total masked by an honest delegate's"
                 f" pad; the noise is paid once, calibrated for the {d['honest_shares']} honest shares of the whole"
                 " round besides the protected person's own")
 
 
 __all__ = ["CohortPlan", "assign", "cohort_sizes", "cohort_dropouts", "check_delegates", "check_bridge", "combine",
-           "pad", "cohort_round_id", "bridge_round_id", "delegates_per_cohort", "LIVENESS_TARGET",
-           "DEFAULT_COHORT_SIZE"]
+           "pad", "cohort_round_id", "bridge_round_id", "COHORT_PATH", "BRIDGE_PATH", "delegates_per_cohort",
+           "LIVENESS_TARGET", "DEFAULT_COHORT_SIZE"]

@@ -20,6 +20,7 @@ once the survivors are in; a round past it closes its own steps).
 """
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import threading
@@ -38,15 +39,16 @@ from starlette.routing import Mount, Route
 from ..corpus import Vocabulary
 from ..errors import DPTopicError, ParameterError, ParameterText
 from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
-from ..protocol.cohorts import CohortPlan
+from ..protocol.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
 from .cohorts import CohortRound, Coordinator
+from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
 from .lifespan import frozen_lifespan
 from .secure_sum import STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
 from .storage import safe_url
 
 log = logging.getLogger("dptopic.service.cohort_app")
-COHORT_PREFIX = "/cohorts/{c}"
-BRIDGE_PREFIX = "/bridge"
+COHORT_PREFIX = COHORT_PATH
+BRIDGE_PREFIX = BRIDGE_PATH
 TICK_S = 0.05
 """How often the coordinator looks whether every round has unmasked a step (the rounds unmask off the requests'
 threads)."""
@@ -81,6 +83,9 @@ class CohortSumConfig:
         if self.n_topics > cap.max_kept_words:      # as each round's SecureSumConfig says, before any round is made
             raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
                                  " one a topic).", "n_topics", self.n_topics, values={"max_words": cap.max_words})
+        if self.plan.committee and self.ledger:
+            raise ParameterError("{ledger}: a round in committee cohorts charges no dataset ledger yet; drop it, or"
+                                 " run the cohorts without a committee.", "ledger")
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
@@ -89,6 +94,10 @@ class CohortSumConfig:
             raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
                                  " with the invitations' settings, or invite again.", "directory", diff=diff)
         self._path = self._sqlite_path(self.database)
+        if self.plan.committee and self._path is None:
+            raise ParameterError("{database=}: a round in committee cohorts keeps each cohort's round in its own"
+                                 " SQLite file beside the round's; give sqlite:///PATH.", "database",
+                                 safe_url(str(self.database)))
 
     @staticmethod
     def _sqlite_path(url: str) -> Path | None:
@@ -154,10 +163,17 @@ class CohortServer:
         self._held = None
         self._hold()        # before any round is opened (a restart may resume one's unmasking)
         names = dict(setting_names or {})
-        self.apps = [create_secure_sum_app(cfg.part(c), names, freeze_gc=False, round_class=CohortRound)
-                     for c in range(cfg.cohorts)]
+        if self.plan.committee:         # each cohort a committee-mode round in its file (service.committee_cohorts)
+            self.apps = [committee_cohort_app(self.plan.cohort_plans[c], cfg.directory["cohorts"][c],
+                                              cfg.vocabulary.words, cfg.n_topics, cfg.admin_token,
+                                              database=cfg.database_of(c))
+                         for c in range(cfg.cohorts)]
+            self.rounds = [a.state.served.rnd for a in self.apps]
+        else:
+            self.apps = [create_secure_sum_app(cfg.part(c), names, freeze_gc=False, round_class=CohortRound)
+                         for c in range(cfg.cohorts)]
+            self.rounds = [a.state.round for a in self.apps]
         self.bridge_app = create_secure_sum_app(cfg.part("bridge"), names, freeze_gc=False, round_class=CohortRound)
-        self.rounds = [a.state.round for a in self.apps]
         self.bridge = self.bridge_app.state.round
         self.groups = [sorted(d["members"]) for d in cfg.directory["cohorts"]]
         delegates = [self.plan.delegates(g, cfg.round_id, c) for c, g in enumerate(self.groups)]
@@ -168,6 +184,9 @@ class CohortServer:
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        if self.plan.committee:         # a member's first request (its keys) brings the round in cohorts' own
+            for a in self.apps:
+                a.state.served.config_extra = {"cohort_root": self.config()}
         self.advance()      # a restart: the steps every round had unmasked are read again
 
     def _hold(self) -> None:
@@ -213,6 +232,13 @@ class CohortServer:
     def start(self) -> None:
         """The coordinator's thread: it looks every :data:`TICK_S` seconds until :meth:`stop`."""
         self._hold()
+        if self.plan.committee:         # the coordinator's moves wake the cohorts' held requests on this loop
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:        # started off an event loop (a test): the long polls time out instead
+                loop = None
+            for a in self.apps:
+                wake_on_change(a, loop)
         if self._thread is None:
             self._stop.clear()
             for r in self.parts():
@@ -270,7 +296,8 @@ class CohortServer:
             return self.view()
         step = min(states, key=STATES.index)
         for r, state in zip(self.parts(), states):
-            if state == step and (state == "shares" or state.startswith(("upload", "consistency"))):
+            if state == step and (state == "shares" or state.startswith(("upload", "consistency"))
+                                  or (state == "keys" and isinstance(r, CommitteeCohortRound))):
                 try:
                     r.close()
                 except ApiError:        # moved on meanwhile
@@ -352,6 +379,8 @@ def cohort_banner(cfg: CohortSumConfig, url: str) -> str:
             f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts, {plan.collusion} colluding, a bridge of"
             f" {d['delegates_per_cohort']} delegates a cohort; sums modulo 2^{plan.ring_bits}, noise x"
             f"{plan.noise_cost:.3f} of a single round's; "
+            + (f"each cohort a committee-mode round (committees of {d['cohort_committee'][0]}-"
+               f"{d['cohort_committee'][1]}); " if plan.committee else "")
             + (f"each round's database beside {cfg.sqlite_path}" if cfg.sqlite_path is not None else
                f"each round in its own schema of {safe_url(cfg.database)}")
             + (f"; charged to the dataset ledger {cfg.ledger}" if cfg.ledger else "")

@@ -241,12 +241,12 @@ class Coordinator:
     def release_document(self) -> dict:
         """The round's model, as each cohort's ``GET /v1/model`` serves it (post-processing of the two sums and the
         public plan)."""
-        from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
+        from ..models.secure_sum import secure_sum_topics, trust_model  # start-up: it loads scikit-learn
 
         model = secure_sum_topics(self.plan.round_plan, self.vocabulary, self.n_topics, self.sums[0], self.sums[1],
                                   (self.shares[0], self.shares[1]),
                                   {"round_id": self.round_id, "cohorts": self.plan.describe()})
-        model._secure_report["trust_model"] = self.plan.trust_model()       # the cohorts' own statement
+        model._secure_report["trust_model"] = trust_model(self.plan)       # the cohorts' own statement
         model.privacy_ = dict(model.privacy_, trust_model=model._secure_report["trust_model"])
         with tempfile.TemporaryDirectory() as d:
             model.save(f"{d}/m")

@@ -6,9 +6,9 @@ answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a 
 :class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
 out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`), driven step by step by the
 tests; :class:`StoredCommitteeRound` keeps it in a database (SQLite or PostgreSQL: each accepted message and the
-state in one transaction, resumed after a restart; one server process per round). :func:`create_committee_app`
-serves either; it runs each message on a worker thread under the round's lock, the unmasking included, so that the
-event loop answers views and long polls meanwhile.
+state in one transaction, resumed after a restart; on PostgreSQL several server processes share the round, each
+message under the round's lock). :func:`create_committee_app` serves either; it runs each message on a worker thread
+under the round's lock, the unmasking included, so that the event loop answers views and long polls meanwhile.
 
 Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or by
 :meth:`CommitteeRound.close` with at least N - F), ``upload{p}`` (everyone), ``consistency{p}`` and ``unmask{p}``
@@ -23,7 +23,7 @@ import threading
 import time
 
 import numpy as np
-from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Text, select, text
+from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Text, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -35,13 +35,28 @@ from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
-from .secure_sum import ApiError, _json, _phase, check_signed, process_usage, release_document
+from .secure_sum import (
+    FIRST_LOOK_S,
+    LOOK_EVERY_S,
+    STATE_LOOK_S,
+    ApiError,
+    _json,
+    _open_engine,
+    _phase,
+    check_signed,
+    hold_round_lock,
+    process_usage,
+    release_document,
+)
 from .storage import safe_url
 
 
 class CommitteeRound:
     """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.SecureSumPlan` with a
     committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``."""
+
+    shared = False
+    """Whether other server processes may change the round (:class:`StoredCommitteeRound` on PostgreSQL)."""
 
     def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3):
         if not plan.committee:
@@ -131,6 +146,13 @@ class CommitteeRound:
         self._running = None
 
     # ------------------------------------------------------------ views
+    def fresh(self) -> None:
+        """Bring the round up to what other server processes changed (none here: the round is this object)."""
+
+    def current_state(self) -> str:
+        """The round's step, as long polls read it."""
+        return self.state
+
     def roster(self) -> dict:
         """The closed roster (the prekey bundles of this round)."""
         if self.state == "keys":
@@ -274,6 +296,12 @@ class CommitteeRound:
         except DPTopicError as e:
             self._fail(f"unmasking step {phase} failed ({e}): nothing released")
             return
+        self._unmasked_sum(phase, total, up)
+
+    def _unmasked_sum(self, phase: int, total, up) -> None:
+        """What the round does with step ``phase``'s unmasked sum of the uploads ``up``: step 0 opens step 1 over the
+        kept words, step 1 releases (a cohort's round keeps a padded total instead,
+        :mod:`dptopic.service.committee_cohorts`)."""
         self.sums[phase], self.shares_of_sum[phase] = total, len(up)
         if phase == 0:
             from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
@@ -300,26 +328,34 @@ class CommitteeRound:
 # ----------------------------------------------------------------------------- the durable store
 cmeta = MetaData()
 c_state = Table("committee_round", cmeta, Column("key", String(64), primary_key=True), Column("value", Text))
-"""The round's state (its step and sets, the committee, the reason of a failure) and the plan and round it is of."""
+"""The round's state (its step and sets, the committee, the reason of a failure), the plan and round it is of, and
+its ``version``: the number of changes committed, with the step they left it at (read by every server process before
+each message, and by its long polls)."""
 c_keys = Table("committee_keys", cmeta, Column("contributor", String(64), primary_key=True),
-               Column("doc", Text, nullable=False))
+               Column("doc", Text, nullable=False), Column("seq", Integer, nullable=False, index=True))
 c_receipts = Table("committee_receipts", cmeta, Column("phase", Integer, primary_key=True),
                    Column("contributor", String(64), primary_key=True), Column("sha", String(64), nullable=False),
-                   Column("header", Text, nullable=False), Column("signature", String(128), nullable=False))
+                   Column("header", Text, nullable=False), Column("signature", String(128), nullable=False),
+                   Column("seq", Integer, nullable=False, index=True))
 """One receipt per upload (its SHA-256, header and signature): added to the running sum in the same transaction;
 the body itself is not kept."""
 c_blobs = Table("committee_blobs", cmeta, Column("phase", Integer, primary_key=True),
                 Column("member", String(64), primary_key=True), Column("uploader", String(64), primary_key=True),
-                Column("blob", Text, nullable=False))
+                Column("blob", Text, nullable=False), Column("seq", Integer, nullable=False, index=True))
 c_running = Table("committee_running", cmeta, Column("phase", Integer, primary_key=True),
                   Column("data", LargeBinary, nullable=False))
 c_sums = Table("committee_sums", cmeta, Column("phase", Integer, primary_key=True),
-               Column("data", LargeBinary, nullable=False), Column("count", Integer, nullable=False))
+               Column("data", LargeBinary, nullable=False), Column("count", Integer, nullable=False),
+               Column("seq", Integer, nullable=False, index=True))
 """Each step's unmasked sum (signed 64-bit integers) and how many uploads it holds."""
 c_signatures = Table("committee_signatures", cmeta, Column("phase", Integer, primary_key=True),
-                     Column("member", String(64), primary_key=True), Column("signature", String(128), nullable=False))
+                     Column("member", String(64), primary_key=True), Column("signature", String(128), nullable=False),
+                     Column("seq", Integer, nullable=False, index=True))
 c_answers = Table("committee_answers", cmeta, Column("phase", Integer, primary_key=True),
-                  Column("member", String(64), primary_key=True), Column("answers", Text, nullable=False))
+                  Column("member", String(64), primary_key=True), Column("answers", Text, nullable=False),
+                  Column("seq", Integer, nullable=False, index=True))
+_STATE_KEYS = ("round_id", "plan", "state", "reason", "step", "committee", "uploaded")
+_q_version = select(c_state.c.value).where(c_state.c.key == "version")
 
 
 class StoredCommitteeRound(CommitteeRound):
@@ -327,137 +363,250 @@ class StoredCommitteeRound(CommitteeRound):
     the step's running sum, the signatures, the answers) and state are committed to ``database`` (SQLite, or
     PostgreSQL) before the request is answered, in one transaction; started again on the same database it resumes
     where it stood (an unmasking whose answers were all in runs again). A message refused leaves the state as it
-    was; a store that fails reloads the round from the database and answers 503. Calls are serialised by a lock, so
-    the HTTP app runs them (the unmasking included) off its event loop. One server process per round: a second on
-    the same SQLite file, or on the same PostgreSQL round, is refused in one line."""
+    was; a store that fails reloads the round from the database and answers 503.
+
+    Several server processes share a round on PostgreSQL: each message is one transaction that first takes the
+    round's advisory lock (:func:`~dptopic.service.secure_sum.hold_round_lock`), so the processes change the round one
+    at a time, and reads in what the others committed since this process last looked (every stored row carries the
+    change that wrote it, ``seq``; the state row ``version`` counts the changes) before its checks run. What a
+    process holds in memory is a copy brought up to date that way; the views and long polls read the stored step too
+    (:meth:`fresh`, :meth:`current_state`). On SQLite one process serves the round (a second is refused in one line,
+    as the default round's is) and its threads take a lock of its own."""
 
     def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                  database: str = "sqlite:///dptopic-secure-committee.db"):
         super().__init__(plan, directory, vocabulary, n_topics)
-        from .secure_sum import _advisory_key, _open_engine  # the default round's engine: SQLite or PostgreSQL
-
         self.database = database
         self.engine = _open_engine(database)
-        if self.engine.dialect.name == "postgresql":     # this process holds the round while it lives
-            self._held = self.engine.connect()
-            if not self._held.execute(text("SELECT pg_try_advisory_lock(:k)"),
-                                      {"k": _advisory_key(f"committee:{self.round_id}")}).scalar():
-                self._held.close()
-                raise DPTopicError(f"the committee round {self.round_id!r} in {safe_url(database)} is served by"
-                                   " another server process: a committee round is served by one process.")
-        cmeta.create_all(self.engine)
+        self.shared = self.engine.dialect.name != "sqlite"     # several server processes may share the round
+        self._lock_name = f"committee:{self.round_id}"
+        self._version = 0               # the changes of the stored round this copy holds
+        self._last: dict = {}           # the last change that wrote to each table (as the version row names them)
+        self._looked, self._polled = 0.0, (0, "keys")       # the long polls' last read of the stored step, and when
+        try:
+            with self.engine.begin() as conn:
+                if self.shared:     # server processes starting together: one creates the tables
+                    hold_round_lock(conn, self._lock_name)
+                found = inspect(conn)
+                if "committee_keys" in found.get_table_names() and "seq" not in {
+                        c["name"] for c in found.get_columns("committee_keys")}:
+                    raise DPTopicError(f"{safe_url(database)} holds a committee round stored by an earlier version of"
+                                       " dptopic: give a fresh database for this round.")
+                cmeta.create_all(conn)
+        except SQLAlchemyError as e:
+            raise DPTopicError(f"{safe_url(database)} cannot hold the committee round"
+                               f" ({' '.join(str(getattr(e, 'orig', e)).split())[:160]}): give a new SQLite file"
+                               " (sqlite:///PATH) or a PostgreSQL database the server may write.") from None
         self._fresh = {k: v for k, v in CommitteeRound(plan, directory, vocabulary, n_topics).__dict__.items()
                        if k != "lock"}
         self._reload()
-        if self.state.startswith("unmask") and len(self._answers.get(int(self.state[-1]), {})) == len(
-                self.step.get("signers", ())):
-            with self.lock:         # the answers were all in when the server stopped: unmask now
-                self._store(lambda conn, out: None, lambda: self._unmask(int(self.state[-1])))
+
+        def resume():       # the answers were all in when a server stopped: unmask now (once, whichever process)
+            if self.state.startswith("unmask") and len(self._answers.get(int(self.state[-1]), {})) == len(
+                    self.step.get("signers", ())):
+                self._unmask(int(self.state[-1]))
+            return {}
+        if self.state.startswith("unmask"):
+            self._store(lambda conn, out, seq: None, resume)
 
     # ------------------------------------------------------------ load and save
     def _reload(self) -> None:
         """The round as the database holds it (a fresh round when it holds none)."""
-        self.__dict__.update({k: (v.copy() if isinstance(v, (dict, list)) else v) for k, v in self._fresh.items()})
-        with self.engine.connect() as conn:
-            st = {k: json.loads(v) for k, v in conn.execute(select(c_state.c.key, c_state.c.value))}
-            if not st:
-                return
+        with self.lock:
+            self.__dict__.update({k: (v.copy() if isinstance(v, (dict, list)) else v)
+                                  for k, v in self._fresh.items()})
+            self._version, self._last = 0, {}
+            with self.engine.connect() as conn:
+                self._refresh(conn)
+
+    def _refresh(self, conn) -> None:
+        """Bring this copy up to the stored round: when another process (or this one's earlier life) committed
+        changes since the copy's ``version``, read the state and the rows those changes wrote (``seq`` above it),
+        and the open step's running sum. Merging a row twice changes nothing (it is keyed)."""
+        raw = conn.execute(_q_version).scalar()
+        if raw is None or json.loads(raw)["v"] == self._version:
+            return
+        ver, since = json.loads(raw), self._version
+        moved = ver["state"] != self.state or since == 0
+        if moved:       # the step and its sets change only with the step's name (module note of _store)
+            rows = dict(conn.execute(select(c_state.c.key, c_state.c.value)).all())
+            st = {k: json.loads(rows[k]) for k in _STATE_KEYS if k in rows}
+            ver = json.loads(rows["version"])       # as new as the state read with it
             if st.get("round_id") != self.round_id or st.get("plan") != self.plan.to_dict():
-                raise DPTopicError(f"{safe_url(self.database)} holds committee round {str(st.get('round_id'))[:64]!r}"
-                                   " with another plan or directory: give a fresh database for this round.")
+                raise DPTopicError(f"{safe_url(self.database)} holds committee round"
+                                   f" {str(st.get('round_id'))[:64]!r} with another plan or directory: give a fresh"
+                                   " database for this round.")
+        if ver["v"] < since:         # the database was replaced under this process
+            raise DPTopicError(f"{safe_url(self.database)} holds an older copy of the committee round than this"
+                               " server process read: start the server processes again.")
+        if moved:
             self.state, self.reason, self.step = st["state"], st["reason"], st["step"]
             self.committee, self.uploaded = st["committee"], {int(p): u for p, u in st["uploaded"].items()}
-            self.keys = {r.contributor: json.loads(r.doc) for r in conn.execute(select(c_keys))}
-            for r in conn.execute(select(c_receipts)):
-                self._receipts[(r.phase, r.contributor)] = (r.sha, json.loads(r.header), r.signature)
+        last = ver.get("last", {})
+
+        def new(name, table):       # the rows of ``table`` written since this copy's version (none: no read)
+            if since and last.get(name, 0) <= since:
+                return ()
+            return conn.execute(select(table).where(table.c.seq > since))
+        for r in new("keys", c_keys):
+            self.keys[r.contributor] = json.loads(r.doc)
+        for r in new("receipts", c_receipts):
+            if (r.phase, r.contributor) not in self._receipts:
                 self._count[r.phase] = self._count.get(r.phase, 0) + 1
-            for r in conn.execute(select(c_blobs)):
-                self._blobs.setdefault((r.phase, r.member), {})[r.uploader] = r.blob
-            for r in conn.execute(select(c_signatures)):
-                self._signatures.setdefault(r.phase, {})[r.member] = r.signature
-            for r in conn.execute(select(c_answers)):
-                self._answers.setdefault(r.phase, {})[r.member] = json.loads(r.answers)
-            for r in conn.execute(select(c_sums)):
-                self.sums[r.phase] = np.frombuffer(r.data, dtype=np.int64).copy()
-                self.shares_of_sum[r.phase] = r.count
+            self._receipts[(r.phase, r.contributor)] = (r.sha, json.loads(r.header), r.signature)
+        for r in new("blobs", c_blobs):
+            self._blobs.setdefault((r.phase, r.member), {})[r.uploader] = r.blob
+        for r in new("signatures", c_signatures):
+            self._signatures.setdefault(r.phase, {})[r.member] = r.signature
+        for r in new("answers", c_answers):
+            self._answers.setdefault(r.phase, {})[r.member] = json.loads(r.answers)
+        for r in new("sums", c_sums):
+            self.sums[r.phase] = np.frombuffer(r.data, dtype=np.int64).copy()
+            self.shares_of_sum[r.phase] = r.count
+        if moved or last.get("running", 0) > since:
+            self._running = None
             if self.state[:-1] in ("upload", "consistency", "unmask"):
                 row = conn.execute(select(c_running.c.data).where(c_running.c.phase == int(self.state[-1]))).first()
                 self._running = None if row is None else np.frombuffer(row[0], dtype=self.plan.dtype).copy()
+        self._version, self._last = ver["v"], dict(last)
 
-    def _store(self, write, change):
-        """``change()`` (the round's own checks and change, in memory), then ``write(conn, its answer)`` and the
-        state in one transaction; the round reloaded from the database when the store fails."""
-        sums_before = set(self.sums)
-        out = change()
-        try:
-            with self.engine.begin() as conn:
-                write(conn, out)
-                for p in set(self.sums) - sums_before:
-                    conn.execute(c_sums.insert().values(phase=p, data=np.asarray(self.sums[p], np.int64).tobytes(),
-                                                        count=self.shares_of_sum[p]))
-                st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
-                      "reason": self.reason, "step": self.step, "committee": self.committee,
-                      "uploaded": {str(p): u for p, u in self.uploaded.items()}}
-                conn.execute(c_state.delete())
-                conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()])
-        except SQLAlchemyError as e:
-            self._reload()
-            raise ApiError(503, "storage", f"the round's database did not take the message ({type(e).__name__}):"
-                                           " nothing stored; send it again.") from None
+    def _store(self, write, change, tables=()):
+        """One message: under this process's lock, a transaction that takes the round's lock (PostgreSQL) and brings
+        the copy up to the stored round, then ``change()`` (the round's own checks and change, in memory), then
+        ``write(conn, its answer, seq)`` (rows of ``tables``) and the version, committed together; the round reloaded
+        from the database when the store fails. A replay writes nothing. The state's rows (the step's name, its sets,
+        the committee, a failure's reason) are written again only when the step's name changed: none of them changes
+        otherwise. The version row names, for each table, the last change that wrote to it, so that a process reads
+        only the tables another has written to since it last looked."""
+        with self.lock:
+            seq = self._version + 1
+            try:
+                with self.engine.begin() as conn:
+                    if self.shared:
+                        hold_round_lock(conn, self._lock_name)
+                        self._refresh(conn)
+                        seq = self._version + 1
+                    sums_before, before = set(self.sums), self.state
+                    out = change()
+                    if out.get("replayed"):
+                        return out
+                    write(conn, out, seq)
+                    last = {**self._last, **dict.fromkeys(tables, seq)}
+                    for p in set(self.sums) - sums_before:
+                        last["sums"] = seq
+                        conn.execute(c_sums.insert().values(phase=p, count=self.shares_of_sum[p], seq=seq,
+                                                            data=np.asarray(self.sums[p], np.int64).tobytes()))
+                    version = json.dumps({"v": seq, "state": self.state, "last": last})
+                    if self.state != before or seq == 1:
+                        st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
+                              "reason": self.reason, "step": self.step, "committee": self.committee,
+                              "uploaded": {str(p): u for p, u in self.uploaded.items()}}
+                        conn.execute(c_state.delete())
+                        conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()]
+                                     + [{"key": "version", "value": version}])
+                    else:
+                        conn.execute(c_state.update().where(c_state.c.key == "version").values(value=version))
+            except ApiError:
+                raise           # refused by the round's checks: nothing changed
+            except SQLAlchemyError as e:
+                self._reload()
+                raise ApiError(503, "storage", f"the round's database did not take the message ({type(e).__name__}):"
+                                               " nothing stored; send it again.") from None
+            except BaseException:
+                self._reload()      # what the change set in memory is not committed
+                raise
+            self._version, self._last = seq, last
         return out
+
+    def fresh(self) -> None:
+        """Before a view is answered: on PostgreSQL, the changes the other server processes committed read in (one
+        read of the stored version when there are none)."""
+        if not self.shared:
+            return
+        with self.engine.connect() as conn:
+            raw = conn.execute(_q_version).scalar()
+        if raw is not None and json.loads(raw)["v"] != self._version:
+            with self.lock, self.engine.connect() as conn:
+                self._refresh(conn)
+
+    def current_state(self) -> str:
+        """The round's step, for long polling: on PostgreSQL the stored one (whichever process moved it), read at most
+        every :data:`~dptopic.service.secure_sum.STATE_LOOK_S` by this process; this process's own changes at
+        once."""
+        if not self.shared:
+            return self.state
+        if time.monotonic() - self._looked > STATE_LOOK_S:
+            with self.engine.connect() as conn:
+                raw = conn.execute(_q_version).scalar()
+            if raw is not None:
+                v = json.loads(raw)
+                self._polled = (v["v"], v["state"])
+            self._looked = time.monotonic()
+        return self._polled[1] if self._polled[0] > self._version else self.state
+
+    # ------------------------------------------------------------ views, as stored
+    def roster(self) -> dict:
+        self.fresh()
+        return super().roster()
+
+    def view(self) -> dict:
+        self.fresh()
+        return super().view()
+
+    def committee_view(self, phase: int, member: str) -> dict:
+        self.fresh()
+        return super().committee_view(phase, member)
+
+    def signatures(self, phase: int) -> dict:
+        self.fresh()
+        return super().signatures(phase)
 
     # ------------------------------------------------------------ the messages, stored
     def post_prekeys(self, contributor: str, bundles) -> dict:
-        with self.lock:
-            def write(conn, out):
-                if out.get("registered"):
-                    conn.execute(c_keys.insert().values(contributor=contributor,
-                                                        doc=json.dumps(self.keys[contributor])))
-            return self._store(write, lambda: super(StoredCommitteeRound, self).post_prekeys(contributor, bundles))
+        def write(conn, out, seq):
+            if out.get("registered"):
+                conn.execute(c_keys.insert().values(contributor=contributor, doc=json.dumps(self.keys[contributor]),
+                                                    seq=seq))
+        return self._store(write, lambda: super(StoredCommitteeRound, self).post_prekeys(contributor, bundles),
+                           ("keys",))
 
     def post_upload(self, phase: int, contributor: str, body: bytes, header, blobs, signature) -> dict:
-        with self.lock:
-            def write(conn, out):
-                if not out.get("stored"):
-                    return
-                sha, hdr, sig = self._receipts[(phase, contributor)]
-                conn.execute(c_receipts.insert().values(phase=phase, contributor=contributor, sha=sha,
-                                                        header=json.dumps(hdr), signature=sig))
-                conn.execute(c_blobs.insert(), [{"phase": phase, "member": m, "uploader": contributor, "blob": b}
-                                                for m, b in blobs.items()])
-                conn.execute(c_running.delete().where(c_running.c.phase == phase))
-                conn.execute(c_running.insert().values(phase=phase, data=self._running.tobytes()))
-            return self._store(write, lambda: super(StoredCommitteeRound, self).post_upload(
-                phase, contributor, body, header, blobs, signature))
+        def write(conn, out, seq):
+            if not out.get("stored"):
+                return
+            sha, hdr, sig = self._receipts[(phase, contributor)]
+            conn.execute(c_receipts.insert().values(phase=phase, contributor=contributor, sha=sha,
+                                                    header=json.dumps(hdr), signature=sig, seq=seq))
+            conn.execute(c_blobs.insert(), [{"phase": phase, "member": m, "uploader": contributor, "blob": b,
+                                             "seq": seq} for m, b in blobs.items()])
+            conn.execute(c_running.delete().where(c_running.c.phase == phase))
+            conn.execute(c_running.insert().values(phase=phase, data=self._running.tobytes()))
+        return self._store(write, lambda: super(StoredCommitteeRound, self).post_upload(
+            phase, contributor, body, header, blobs, signature), ("receipts", "blobs", "running"))
 
     def post_consistency(self, phase: int, member: str, signature) -> dict:
-        with self.lock:
-            def write(conn, out):
-                conn.execute(c_signatures.delete().where((c_signatures.c.phase == phase)
-                                                         & (c_signatures.c.member == member)))
-                conn.execute(c_signatures.insert().values(phase=phase, member=member, signature=signature))
-            return self._store(write, lambda: super(StoredCommitteeRound, self).post_consistency(phase, member,
-                                                                                                   signature))
+        def write(conn, out, seq):
+            conn.execute(c_signatures.delete().where((c_signatures.c.phase == phase)
+                                                     & (c_signatures.c.member == member)))
+            conn.execute(c_signatures.insert().values(phase=phase, member=member, signature=signature, seq=seq))
+        return self._store(write, lambda: super(StoredCommitteeRound, self).post_consistency(phase, member,
+                                                                                               signature),
+                           ("signatures",))
 
     def post_unmask(self, phase: int, member: str, answers, signature) -> dict:
-        with self.lock:
-            def write(conn, out):
-                if out.get("stored"):
-                    conn.execute(c_answers.insert().values(phase=phase, member=member, answers=json.dumps(answers)))
-            return self._store(write, lambda: super(StoredCommitteeRound, self).post_unmask(
-                phase, member, answers, signature))
+        def write(conn, out, seq):
+            if out.get("stored"):
+                conn.execute(c_answers.insert().values(phase=phase, member=member, answers=json.dumps(answers),
+                                                       seq=seq))
+        return self._store(write, lambda: super(StoredCommitteeRound, self).post_unmask(
+            phase, member, answers, signature), ("answers",))
 
     def close(self) -> dict:
-        with self.lock:
-            return self._store(lambda conn, out: None, super().close)
+        return self._store(lambda conn, out, seq: None, super().close)
 
     def dispose(self) -> None:
-        """Let the database go (its engine and, on PostgreSQL, the round's lock)."""
-        held = getattr(self, "_held", None)
-        if held is not None:
-            held.close()
+        """Let the database go (its engine)."""
         self.engine.dispose()
-
 
 __all__ = ["CommitteeRound", "StoredCommitteeRound"]
 
@@ -482,6 +631,7 @@ class _Served:
         self.vocabulary, self.n_topics = vocabulary, n_topics
         self.changed = asyncio.Event()
         self.model = None
+        self.config_extra: dict = {}     # what /v1/config adds (a cohort's round: the round in cohorts' own)
 
     def moved(self, before: str) -> None:
         """Wake every held request if the round left step ``before`` (each waits on the event of the step it saw: a
@@ -491,13 +641,18 @@ class _Served:
             old.set()
 
     async def wait(self, step: str, timeout: float) -> None:
+        """Until the round reaches ``step`` or ``timeout`` passes: woken by this process's changes of step, and where
+        other server processes share the round, looking at the stored step between (pauses growing from
+        :data:`~dptopic.service.secure_sum.FIRST_LOOK_S` to :data:`~dptopic.service.secure_sum.LOOK_EVERY_S`)."""
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
-        while not _reached(self.rnd.state, step) and time.monotonic() < deadline:
+        pause = FIRST_LOOK_S if self.rnd.shared else LONG_POLL_S
+        while not _reached(self.rnd.current_state(), step) and time.monotonic() < deadline:
             changed = self.changed          # the event of the step just seen (no await since the look)
             try:
-                await asyncio.wait_for(changed.wait(), max(0.0, deadline - time.monotonic()))
+                await asyncio.wait_for(changed.wait(), max(0.0, min(pause, deadline - time.monotonic())))
             except asyncio.TimeoutError:
                 pass
+            pause = min(LOOK_EVERY_S, pause * 1.5) if self.rnd.shared else pause
 
 
 def _served(request) -> _Served:
@@ -522,19 +677,22 @@ async def _view(request, who: str | None = None) -> dict:
             raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
         await s.wait(step, timeout)
     r = s.rnd
-    view = r.view()
     include = set(filter(None, q.get("include", "").split(",")))
     if include - {"roster", "committee", "signatures"}:
         raise ApiError(400, "bad_include", "include takes roster, committee and signatures, comma-separated.")
     who = q.get("contributor", who)
-    state = view["state"]
-    if "roster" in include and state not in ("keys", "failed"):
-        view["roster"] = r.roster()
-    if "committee" in include and who in r.committee and state[:-1] in ("consistency", "unmask"):
-        view["uploads"] = r.committee_view(int(state[-1]), who)["uploads"]
-    if "signatures" in include and state.startswith("unmask"):
-        view["signatures"] = r.signatures(int(state[-1]))
-    return view
+
+    def made() -> dict:
+        view = r.view()
+        state = view["state"]
+        if "roster" in include and state not in ("keys", "failed"):
+            view["roster"] = r.roster()
+        if "committee" in include and who in r.committee and state[:-1] in ("consistency", "unmask"):
+            view["uploads"] = r.committee_view(int(state[-1]), who)["uploads"]
+        if "signatures" in include and state.startswith("unmask"):
+            view["signatures"] = r.signatures(int(state[-1]))
+        return view
+    return await run_in_threadpool(made) if r.shared else made()    # shared: it reads the database
 
 
 async def _call(rnd: CommitteeRound, method, *args):
@@ -563,7 +721,7 @@ def _config(s: _Served) -> dict:
     return {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": s.vocabulary,
             "vocab_size": len(s.vocabulary), "n_topics": s.n_topics, "round_id": r.round_id,
             "secure_sum": r.plan.to_dict(), "epsilon": r.plan.epsilon, "delta": r.plan.delta, "fed": None,
-            "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024}
+            "directory": r.directory, "max_body_bytes": 64 * 1024 * 1024, **s.config_extra}
 
 
 async def http_config(request):
@@ -576,7 +734,7 @@ async def http_config(request):
     if "wait" in request.query_params:
         doc["round"] = await _view(request)
         if doc["round"]["state"] not in ("keys", "failed"):
-            doc["round"]["roster"] = r.roster()
+            doc["round"]["roster"] = await run_in_threadpool(r.roster) if r.shared else r.roster()
     return _respond(doc)
 
 
@@ -669,6 +827,8 @@ async def http_model(request):
     """``GET /v1/model``: the released model."""
     s = _served(request)
     r = s.rnd
+    if r.shared and s.model is None:
+        await run_in_threadpool(r.fresh)        # another server process may have released it
     if r.state != "released":
         raise ApiError(404, "no_model", f"the round has released no model (it is at step {r.state!r}).")
     if s.model is None:
@@ -678,16 +838,18 @@ async def http_model(request):
 
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                         admin_token: str | None = None, database: str | None = None):
+                         admin_token: str | None = None, database: str | None = None, rnd=None):
     """The ASGI app of one committee-mode round: ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
     in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
-    memory."""
+    memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.committee_cohorts`), instead
+    of one made from the other arguments."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
-    rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
-        StoredCommitteeRound(plan, directory, words, n_topics, database)
+    if rnd is None:
+        rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
+            StoredCommitteeRound(plan, directory, words, n_topics, database)
 
     async def api_error(request, exc: ApiError):
         return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)

@@ -296,7 +296,7 @@ def _open_engine(url: str, schema: str | None = None):
     quoted = '"' + schema.replace('"', '""') + '"'
     engine = create_engine(url, pool_pre_ping=True)
     with engine.begin() as conn:        # server processes starting together: one creates the schema
-        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(f"schema:{schema}")})
+        hold_round_lock(conn, f"schema:{schema}")
         conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
     engine.dispose()
     return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-c search_path={quoted}"})
@@ -305,6 +305,13 @@ def _open_engine(url: str, schema: str | None = None):
 def _advisory_key(round_id: str) -> int:
     """The PostgreSQL advisory lock of a round's start-up (a signed 64-bit number from its id)."""
     return int.from_bytes(hashlib.sha256(f"dptopic-secure-sum:{round_id}".encode()).digest()[:8], "big", signed=True)
+
+
+def hold_round_lock(conn, name: str) -> None:
+    """On PostgreSQL, wait for and hold the advisory lock ``name`` (:func:`_advisory_key`) to the end of ``conn``'s
+    transaction: the server processes sharing a round take it one at a time (its start-up here; every message of a
+    committee-mode round, :mod:`dptopic.service.secure_committee`)."""
+    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(name)})
 
 
 class SecureRound:
@@ -346,7 +353,7 @@ class SecureRound:
                                                           " beside them.")
             with self.engine.begin() as conn:
                 if self.shared:     # server processes starting together: one creates the tables and the round
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(self.round_id)})
+                    hold_round_lock(conn, self.round_id)
                 meta.create_all(conn)
                 rows = dict(conn.execute(select(t_state.c.key, t_state.c.value)).all())
                 if not rows:
@@ -406,7 +413,7 @@ class SecureRound:
         moved it) at most 10 times a second by this process."""
         if not self.shared:
             return self.st["state"]
-        if time.monotonic() - self._looked > 0.1:
+        if time.monotonic() - self._looked > STATE_LOOK_S:
             with self.engine.connect() as conn:
                 raw = conn.execute(select(t_state.c.value).where(t_state.c.key == "state")).scalar()
             self._polled, self._looked = json.loads(raw)["state"], time.monotonic()
@@ -1167,6 +1174,9 @@ LOOK_EVERY_S = 0.25
 that this process moves on wakes it at once (:meth:`SecureRound.listen`)."""
 FIRST_LOOK_S = 0.02
 """A long poll's first pause between two looks (each next one 1.5 times longer, up to :data:`LOOK_EVERY_S`)."""
+STATE_LOOK_S = 0.1
+"""On PostgreSQL, the least time between two reads of a round's step from the database by one server process's long
+polls (all its waiting contributors share each read)."""
 
 
 def _reached(state: str, step: str) -> bool:

@@ -306,8 +306,9 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts of at most
     that many (its plan a :class:`~dptopic.protocol.cohorts.CohortPlan`, the keyword arguments
     :class:`~dptopic.service.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in the whole
-    round). ``committee``: the committee mode of a single round (:mod:`dptopic.protocol.secure_committee`: "auto",
-    a size, or None/0 for none), served by :func:`~dptopic.service.secure_committee.create_committee_app`.
+    round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`: "auto", a size, or None/0
+    for none), of a single round, served by :func:`~dptopic.service.secure_committee.create_committee_app`, or of
+    each cohort (:class:`~dptopic.protocol.cohorts.CohortPlan`'s ``committee``).
     ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
@@ -326,14 +327,11 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                                  flag_template="{parameter} is not for {report_kind=}: drop it.",
                                  values={"report_kind": "secure-sum"})
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
-    if cohort_size is not None and committee not in (None, 0):
-        raise ParameterError("{committee=} and {cohort_size=}: a round in cohorts takes no committee yet; give one of"
-                             " them.", "committee", committee, values={"cohort_size": cohort_size})
     if cohort_size is not None:
         from ..protocol.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
 
         plan = CohortPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), cohort_size,
-                          collusion, max_words=max_words)
+                          collusion, max_words=max_words, committee=committee)
         parts = [*plan.cohort_plans, plan.bridge_plan]
         need = max(p.upload_bytes(max(p.dims)) for p in parts) + 64
         plan_of_upload = parts[0]

@@ -1,0 +1,150 @@
+"""``dptopic.service.committee_cohorts``: a round in cohorts whose cohorts are committee-mode rounds, served by one
+process (``dptopic.service.cohort_app``) and played over HTTP on 127.0.0.1 by the library's client in threads: the
+round's exact sums with a tenth of the people gone after masking, an ordinary member's 3 requests, and the
+refusals of the configuration."""
+import json
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from cohort_helpers import LiveCohortRound, exact_sum, play_all, record_shares, tiny_bows
+from dptopic.errors import ParameterError
+from dptopic.protocol.secure_committee import committee_of
+from service_helpers import http
+
+pytestmark = [pytest.mark.service, pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")]
+
+
+def count_requests(monkeypatch) -> dict:
+    """``{contributor: [request, ...]}``: every request each person's cohort round sends (an ordinary member's are
+    all of its requests: its keys go to its cohort first, nothing to the root)."""
+    from dptopic.contributor import cohort_client
+
+    sent: dict = {}
+    play = cohort_client.take_part_committee
+
+    def counted(server, bow, invitation, state, client, **kw):
+        mine = sent.setdefault(invitation["contributor"], [])
+        request = client.request
+
+        def request_(method, path, *a, **k):
+            mine.append(f"{method} {path.split('?')[0]}")
+            return request(method, path, *a, **k)
+        client.request = request_
+        return play(server, bow, invitation, state, client=client, **kw)
+
+    monkeypatch.setattr(cohort_client, "take_part_committee", counted)
+    return sent
+
+
+def bridge_uploads(live) -> int:
+    from sqlalchemy import func, select
+
+    from dptopic.service.secure_sum import t_uploads
+
+    with live.server.bridge.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == 0)).scalar()
+
+
+def play_and_close(live, bows, gone, tmp) -> list:
+    """Everyone plays; ``gone`` (indices) mask step 0 and leave; the admin closes step 0's uploads at the root once
+    every cohort and the bridge hold their survivors' uploads. What each person's play returned or raised."""
+    out: list = []
+    players = threading.Thread(target=lambda: out.extend(play_all(live.url, live.files, bows, tmp, timeout=150,
+                                                                  leave=set(gone))))
+    players.start()
+    ids = [json.loads(f.read_text())["contributor"] for f in live.files]
+    away = {ids[i] for i in gone}
+    want = [len([m for m in g if m not in away]) for g in live.server.groups]
+    want_bridge = sum(len(set(live.plan.delegates(g, "round1", c)) - away) for c, g in enumerate(live.server.groups))
+    deadline = time.monotonic() + 180
+    while [r._count.get(0, 0) for r in live.server.rounds] != want or bridge_uploads(live) != want_bridge:
+        assert time.monotonic() < deadline and players.is_alive(), (
+            [r._count.get(0, 0) for r in live.server.rounds], want, [r.view()["state"] for r in live.server.parts()],
+            out)
+        time.sleep(0.05)
+    if gone:
+        status, _, body = http("POST", live.url + "/v1/admin/secure/close", b"",
+                               {"Authorization": f"Bearer {live.TOKEN}"})
+        assert status == 200, body
+    players.join(150)
+    return out
+
+
+@pytest.mark.parametrize("n, size", [(60, 30), pytest.param(90, 30, marks=pytest.mark.slow)])
+def test_a_round_in_committee_cohorts_releases_the_exact_sum_with_a_tenth_gone_after_masking(tmp_path, monkeypatch,
+                                                                                           n, size):
+    """Each cohort a committee round (its committee by the plan's rule for its size), a tenth of the people masking
+    step 0 and leaving (a delegate among them): the round releases the exact sum of what its survivors masked, and
+    an ordinary member makes 3 requests (its keys, posted to its cohort, then its two uploads)."""
+    from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE
+
+    seen = record_shares(monkeypatch)
+    sent = count_requests(monkeypatch)
+    bows = tiny_bows(n)
+    with LiveCohortRound(tmp_path / "live", n, size, dropouts=n // 10, committee="auto") as live:
+        ids = [json.loads(f.read_text())["contributor"] for f in live.files]
+        # every person posts its keys: each committee is the public rule's over the whole cohort, known ahead
+        committees = {m for c, (g, p) in enumerate(zip(live.server.groups, live.plan.cohort_plans))
+                      for m in committee_of(g, f"round1-c{c}", p.committee)}
+        gone = []
+        for c, g in enumerate(live.server.groups):
+            delegates = set(live.plan.delegates(g, "round1", c))
+            plain = sorted((m for m in g if m not in committees), key=lambda m: m not in delegates)
+            gone += [ids.index(m) for m in plain[:(n // 10) // len(live.server.groups)]]
+        assert any(ids[i] in {d for c, g in enumerate(live.server.groups) for d in live.plan.delegates(g, "round1", c)}
+                   for i in gone)
+        out = play_and_close(live, bows, gone, tmp_path / "live")
+        assert all(isinstance(o, dict) for o in out), out
+        assert live.server.view()["state"] == "released"
+        sums = {p: live.server.coordinator.sums[p] for p in (0, 1)}
+        rounds = SimpleNamespace(servers=live.server.rounds)
+        for p in (0, 1):
+            assert (sums[p] == exact_sum(rounds, seen, p, live.plan.ring_bits)).all()
+        status, _, body = http("GET", live.url + "/v1/model")
+        assert status == 200 and json.loads(body)["model_id"] == 1
+        card = json.loads(json.loads(body)["model_json"])       # the card's trust model: a committee per cohort
+        assert "each cohort is a committee-mode round" in json.dumps(card)
+        assert "cohort_committee" in json.dumps(card)
+        delegates = {d for c, g in enumerate(live.server.groups) for d in live.plan.delegates(g, "round1", c)}
+        ordinary = [o["contributor"] for i, o in enumerate(out)
+                    if i not in gone and o["contributor"] not in committees | delegates]
+        assert ordinary, "no ordinary member in this round"
+        for who in ordinary:        # besides the long polls while the admin's close is awaited
+            assert [r for r in sent[who] if r != "GET /v1/secure/round"] == list(REQUESTS_COMMITTEE), sent[who]
+        for i in gone:      # masked, never sent
+            assert not any("upload" in r for r in sent[ids[i]]), sent[ids[i]]
+
+
+def test_an_ordinary_member_of_a_committee_cohort_makes_three_requests(tmp_path, monkeypatch):
+    """No one gone, every step closing as its last message comes: an ordinary member's requests are its keys (to its
+    cohort, answered with everything it checks) and its two uploads, each answered with the next step."""
+    from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE
+
+    sent = count_requests(monkeypatch)
+    with LiveCohortRound(tmp_path / "live", 40, 20, dropouts=0, committee="auto") as live:
+        out = play_and_close(live, tiny_bows(40), [], tmp_path / "live")
+        assert all(isinstance(o, dict) for o in out), out
+        assert live.server.view()["state"] == "released"
+        committees = {m for r in live.server.rounds for m in r.committee}
+        delegates = {d for c, g in enumerate(live.server.groups) for d in live.plan.delegates(g, "round1", c)}
+    ordinary = sorted(set(sent) - committees - delegates)
+    assert len(ordinary) >= 20
+    assert all(sent[who] == list(REQUESTS_COMMITTEE) for who in ordinary), {w: sent[w] for w in ordinary}
+
+
+def test_a_round_in_committee_cohorts_refuses_a_dataset_ledger_and_a_committee_no_cohort_carries(tmp_path):
+    from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
+    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.service.cohort_app import CohortSumConfig
+
+    make_cohort_invitations(tmp_path / "k", 40, tmp_path / "inv", 20, 4, 1, "round1", committee=True)
+    plan = CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee="auto")
+    with pytest.raises(ParameterError, match="charges no dataset ledger"):
+        CohortSumConfig([f"w{i:03d}" for i in range(30)], plan, read_cohort_directory(tmp_path / "inv" /
+                                                                                      "directory.json"),
+                        database=f"sqlite:///{tmp_path}/r.db", ledger=str(tmp_path / "l.sqlite"), ledger_dataset="d")
+    with pytest.raises(ParameterError, match="cohort 0 of 20"):
+        CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee=4)
