@@ -217,6 +217,38 @@ def _spread(run):
     return run.spread(run.model.components_), int(run.model.supported_topics_.sum())
 
 
+# ------------------------------------------------------------ fifth round: a lighter spread where the release is weak
+def faded_spread(run, fade):
+    """The library's spread with each word's move scaled by ``fade`` (a number, or one per topic): ``fade`` 1 is
+    the spread, 0 the release's frequency tail."""
+    beta = run.model.components_
+    spread = run.spread(beta)
+    f = np.broadcast_to(np.asarray(fade, dtype=np.float64).reshape(-1, 1), (beta.shape[0], 1))
+    out = f * spread + (1.0 - f) * beta
+    return out / out.sum(axis=1, keepdims=True)
+
+
+@route("spread-supported", "the spread in the topics the release supports only; the others keep the frequency tail")
+def _spread_supported(run):
+    sup = np.asarray(run.model.supported_topics_, dtype=bool)
+    return faded_spread(run, sup.astype(np.float64)), int(sup.sum())
+
+
+def _register_faded():
+    for n in (100, 200):
+        ROUTES[f"spread-kept{n}"] = (
+            lambda run, n=n: (faded_spread(run, min(1.0, len(run.kept) / n)),
+                              int(run.model.supported_topics_.sum())),
+            f"the spread's moves scaled by min(1, kept words / {n})")
+    ROUTES["spread-sup-share"] = (
+        lambda run: (faded_spread(run, min(1.0, 2.0 * run.model.supported_topics_.mean())),
+                     int(run.model.supported_topics_.sum())),
+        "the spread's moves scaled by min(1, 2 x the share of topics supported)")
+
+
+_register_faded()
+
+
 @route("spread-full", "each word outside the release placed wholly in its 10 nearest kept words' topics")
 def _spread_full(run):
     from dptopic.moments.public_groups import spread_by_vectors

@@ -160,3 +160,37 @@ def test_paired_differences_mark_a_route_by_two_standard_errors(bench, tmp_path,
     bench.cached(args)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tiny"))
     assert "17-20" in line and "-0.050 ± 0.000 -" in line and "=" in line.split("-0.050")[1]
+
+
+def test_faded_spread_moves_each_topic_by_its_own_share(bench):
+    """The fifth round's lighter spreads: ``faded_spread`` is the release where its fade is 0 and the library's
+    spread where it is 1, topic by topic; ``spread-supported`` spreads the supported topics only, and
+    ``spread-kept100`` moves half as far with 50 kept words."""
+    import types
+
+    from dptopic.moments.public_groups import spread_tail
+
+    rng = np.random.default_rng(3)
+    K, V = 3, 60
+    kept = np.arange(12)
+    beta = np.full((K, V), 1.0)
+    beta[:, kept] = rng.gamma(0.3, size=(K, 12)) * 50
+    beta /= beta.sum(axis=1, keepdims=True)
+    E = rng.standard_normal((V, 5))
+    found = np.ones(V, dtype=bool)
+    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, True]))
+    run = SimpleNamespace(model=model, kept=kept, E=E, found=found)
+    run.spread = types.MethodType(bench.Run.spread, run)
+    spread = spread_tail(beta, kept, E, found)
+    assert not np.allclose(spread, beta)
+    np.testing.assert_allclose(bench.faded_spread(run, 0.0), beta, atol=1e-12)
+    np.testing.assert_allclose(bench.faded_spread(run, 1.0), spread, atol=1e-12)
+    out, sup = bench.ROUTES["spread-supported"][0](run)
+    assert sup == 2
+    np.testing.assert_allclose(out[[0, 2]], spread[[0, 2]], atol=1e-12)
+    np.testing.assert_allclose(out[1], beta[1], atol=1e-12)
+    run.kept = np.arange(50)
+    half, _ = bench.ROUTES["spread-kept100"][0](run)
+    full = spread_tail(beta, run.kept, E, found)
+    mid = 0.5 * full + 0.5 * beta
+    np.testing.assert_allclose(half, mid / mid.sum(axis=1, keepdims=True), atol=1e-12)
