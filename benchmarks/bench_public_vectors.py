@@ -234,12 +234,26 @@ def _spread_supported(run):
     return faded_spread(run, sup.astype(np.float64)), int(sup.sum())
 
 
+SHORT_WORDS = 10.0
+
+
+def mean_distinct_words(run) -> float:
+    """The documents' mean count of distinct vocabulary words (weighted by ``1 / sqrt(words + 1)``, towards the
+    short ones), read from the first release: its word entries' sum over its document entry (post-processing)."""
+    return float(run.ranking[:run.V].sum() / max(float(run.ranking[run.V]), 1e-12))
+
+
 def _register_faded():
     for n in (100, 200):
         ROUTES[f"spread-kept{n}"] = (
             lambda run, n=n: (faded_spread(run, min(1.0, len(run.kept) / n)),
                               int(run.model.supported_topics_.sum())),
             f"the spread's moves scaled by min(1, kept words / {n})")
+    ROUTES["spread-short-kept100"] = (
+        lambda run: (faded_spread(run, min(1.0, len(run.kept) / 100) if mean_distinct_words(run) < SHORT_WORDS
+                                  else 1.0), int(run.model.supported_topics_.sum())),
+        f"as spread-kept100 where the first release's mean distinct words per document is under {SHORT_WORDS:g},"
+        " else the spread")
     ROUTES["spread-sup-share"] = (
         lambda run: (faded_spread(run, min(1.0, 2.0 * run.model.supported_topics_.mean())),
                      int(run.model.supported_topics_.sum())),

@@ -194,3 +194,28 @@ def test_faded_spread_moves_each_topic_by_its_own_share(bench):
     full = spread_tail(beta, run.kept, E, found)
     mid = 0.5 * full + 0.5 * beta
     np.testing.assert_allclose(half, mid / mid.sum(axis=1, keepdims=True), atol=1e-12)
+
+
+def test_short_documents_fade_the_spread_by_kept_words(bench):
+    """``spread-short-kept100`` reads the documents' length from the first release (word entries over the document
+    entry): under ``SHORT_WORDS`` it moves as far as ``spread-kept100``, at or above it as far as the spread."""
+    import types
+
+    rng = np.random.default_rng(4)
+    K, V = 3, 60
+    kept = np.arange(25)
+    beta = np.full((K, V), 1.0)
+    beta[:, kept] = rng.gamma(0.3, size=(K, 25)) * 50
+    beta /= beta.sum(axis=1, keepdims=True)
+    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, False]))
+    run = SimpleNamespace(model=model, kept=kept, E=rng.standard_normal((V, 5)), found=np.ones(V, dtype=bool), V=V)
+    run.spread = types.MethodType(bench.Run.spread, run)
+    words = np.full(V, 10.0)
+    run.ranking = np.concatenate([words, [words.sum() / 6.0]])          # 6 distinct words a document: short
+    assert bench.mean_distinct_words(run) == pytest.approx(6.0)
+    short, _ = bench.ROUTES["spread-short-kept100"][0](run)
+    np.testing.assert_allclose(short, bench.ROUTES["spread-kept100"][0](run)[0], atol=1e-12)
+    run.ranking = np.concatenate([words, [words.sum() / 30.0]])         # 30: long
+    long_, _ = bench.ROUTES["spread-short-kept100"][0](run)
+    np.testing.assert_allclose(long_, bench.ROUTES["spread"][0](run)[0], atol=1e-12)
+    assert not np.allclose(short, long_)
