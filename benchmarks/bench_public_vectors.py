@@ -21,6 +21,7 @@ compared on the same releases as the old ones.
     python benchmarks/bench_public_vectors.py --list                      # the routes, one line each
     python benchmarks/bench_public_vectors.py --cached --markdown --corpora 20newsgroups sotu   # the table, measured
     python benchmarks/bench_public_vectors.py --cached --paired spread --routes groups rect-500x25+25-place
+    python benchmarks/bench_public_vectors.py --cached --stats --corpora election-tweets   # what the first releases say
     python benchmarks/bench_public_vectors.py --time 100000 --runs 3      # fit time with and without, 100,000 documents
 
 ``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
@@ -39,6 +40,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -1299,8 +1301,39 @@ def rows(a) -> None:
                      if len(f) > 3 else "- | - | - |"))
 
 
+def release_stats(a) -> None:
+    """``--cached --stats``: per corpus, the means over the first ``--runs`` saved fits of what their first release
+    says (post-processing only): the signal ``auto`` reads, the kept words, the documents' mean distinct words
+    (:func:`mean_distinct_words`), the kept words' share of the word entries, and the supported topics."""
+    import warnings
+
+    from dptopic.models import load
+
+    print("| corpus | signal | kept words | distinct words a document | kept words' share | supported |")
+    print("|---|---|---|---|---|---|")
+    for name in a.corpora:
+        got = []
+        for r in range(a.runs):
+            folder = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / f"fit{r}"
+            if not (folder / "model.json").exists():
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = load(folder)
+            ranking, V = np.asarray(m.releases_["ranking"]), m.components_.shape[1]
+            counts, kept = ranking[:V], np.asarray(m.kept_words_)
+            got.append([counts.sum() / (175.0 * m.noise_std_), len(kept),
+                        mean_distinct_words(SimpleNamespace(ranking=ranking, V=V)),
+                        counts[kept].sum() / counts.sum(), m.supported_topics_.sum()])
+        if got:
+            g = np.mean(got, axis=0)
+            print(f"| {name} | {g[0]:.1f} | {g[1]:.0f} | {g[2]:.1f} | {g[3]:.2f} | {g[4]:.1f} |")
+
+
 def cached(a) -> None:
     """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    if getattr(a, "stats", False):
+        return release_stats(a)
     if a.paired:
         return paired(a)
     if a.rows:
@@ -1368,6 +1401,8 @@ def main(argv=None):
                     help="with --cached: one Markdown table, a row per corpus and route, every measure")
     ap.add_argument("--paired", metavar="ROUTE", choices=list(ROUTES), default=None,
                     help="with --cached: each route's differences from ROUTE on the same releases, and the signal")
+    ap.add_argument("--stats", action="store_true",
+                    help="with --cached: what each corpus's saved first releases say (signal, kept words, length)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")

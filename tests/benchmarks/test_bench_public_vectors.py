@@ -1,6 +1,7 @@
 """The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the
 James-Stein (SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's
-eigenbasis, and the singles chosen by public cluster coverage."""
+eigenbasis, the singles chosen by public cluster coverage, the lighter spreads of the fifth round and what
+``--cached --stats`` reads from the saved first releases."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -219,3 +220,28 @@ def test_short_documents_fade_the_spread_by_kept_words(bench):
     long_, _ = bench.ROUTES["spread-short-kept100"][0](run)
     np.testing.assert_allclose(long_, bench.ROUTES["spread"][0](run)[0], atol=1e-12)
     assert not np.allclose(short, long_)
+
+
+def test_stats_read_each_saved_fit_first_release(bench, tmp_path, capsys):
+    """``--cached --stats``: the signal, kept words and documents' length read from the saved fits' first releases
+    (their means over the fits); here one saved fit of a planted corpus of 12-word documents."""
+    import warnings
+
+    import dptopic
+    from dptopic.corpus import lda_corpus
+
+    c = lda_corpus(n_docs=1500, vocab_size=400, n_topics=3, doc_length=12, alpha=0.1, beta=0.05, seed=2).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.DocDPCooccurrence.from_budget(1.0, 1e-5, n_topics=3, public_vectors=None, seed=0).fit(c)
+    m.save(tmp_path / "tiny-eps1-K3" / "fit0")
+    args = bench.argparse.Namespace(cache=str(tmp_path), corpora=["tiny"], epsilon=1.0, topics=3, runs=2,
+                                    stats=True)
+    bench.cached(args)
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| tiny"))
+    cells = [x.strip() for x in row.strip("|").split("|")]
+    ranking = m.releases_["ranking"]
+    assert float(cells[1]) == pytest.approx(ranking[:400].sum() / (175.0 * m.noise_std_), abs=0.06)
+    assert int(cells[2]) == len(m.kept_words_)
+    # 12 tokens of 400 words: about 10 distinct words a document, read through the noise
+    assert 6.0 < float(cells[3]) < 14.0
