@@ -21,6 +21,7 @@ compared on the same releases as the old ones.
     python benchmarks/bench_public_vectors.py --list                      # the routes, one line each
     python benchmarks/bench_public_vectors.py --cached --markdown --corpora 20newsgroups sotu   # the table, measured
     python benchmarks/bench_public_vectors.py --cached --paired spread --routes groups rect-500x25+25-place
+    python benchmarks/bench_public_vectors.py --cached --stats --corpora election-tweets   # what the first releases say
     python benchmarks/bench_public_vectors.py --time 100000 --runs 3      # fit time with and without, 100,000 documents
 
 ``--time D``: the time of a fit with vectors against one without, alternated in the same run, on D documents drawn
@@ -39,6 +40,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import scipy.sparse as sp
@@ -215,6 +217,52 @@ def _release(run):
                  " mean cosine): the library's spread")
 def _spread(run):
     return run.spread(run.model.components_), int(run.model.supported_topics_.sum())
+
+
+# ------------------------------------------------------------ fifth round: a lighter spread where the release is weak
+def faded_spread(run, fade):
+    """The library's spread with each word's move scaled by ``fade`` (a number, or one per topic): ``fade`` 1 is
+    the spread, 0 the release's frequency tail."""
+    beta = run.model.components_
+    spread = run.spread(beta)
+    f = np.broadcast_to(np.asarray(fade, dtype=np.float64).reshape(-1, 1), (beta.shape[0], 1))
+    out = f * spread + (1.0 - f) * beta
+    return out / out.sum(axis=1, keepdims=True)
+
+
+@route("spread-supported", "the spread in the topics the release supports only; the others keep the frequency tail")
+def _spread_supported(run):
+    sup = np.asarray(run.model.supported_topics_, dtype=bool)
+    return faded_spread(run, sup.astype(np.float64)), int(sup.sum())
+
+
+SHORT_WORDS = 10.0
+
+
+def mean_distinct_words(run) -> float:
+    """The documents' mean count of distinct vocabulary words (weighted by ``1 / sqrt(words + 1)``, towards the
+    short ones), read from the first release: its word entries' sum over its document entry (post-processing)."""
+    return float(run.ranking[:run.V].sum() / max(float(run.ranking[run.V]), 1e-12))
+
+
+def _register_faded():
+    for n in (100, 200):
+        ROUTES[f"spread-kept{n}"] = (
+            lambda run, n=n: (faded_spread(run, min(1.0, len(run.kept) / n)),
+                              int(run.model.supported_topics_.sum())),
+            f"the spread's moves scaled by min(1, kept words / {n})")
+    ROUTES["spread-short-kept100"] = (
+        lambda run: (faded_spread(run, min(1.0, len(run.kept) / 100) if mean_distinct_words(run) < SHORT_WORDS
+                                  else 1.0), int(run.model.supported_topics_.sum())),
+        f"as spread-kept100 where the first release's mean distinct words per document is under {SHORT_WORDS:g},"
+        " else the spread")
+    ROUTES["spread-sup-share"] = (
+        lambda run: (faded_spread(run, min(1.0, 2.0 * run.model.supported_topics_.mean())),
+                     int(run.model.supported_topics_.sum())),
+        "the spread's moves scaled by min(1, 2 x the share of topics supported)")
+
+
+_register_faded()
 
 
 @route("spread-full", "each word outside the release placed wholly in its 10 nearest kept words' topics")
@@ -1253,8 +1301,39 @@ def rows(a) -> None:
                      if len(f) > 3 else "- | - | - |"))
 
 
+def release_stats(a) -> None:
+    """``--cached --stats``: per corpus, the means over the first ``--runs`` saved fits of what their first release
+    says (post-processing only): the signal ``auto`` reads, the kept words, the documents' mean distinct words
+    (:func:`mean_distinct_words`), the kept words' share of the word entries, and the supported topics."""
+    import warnings
+
+    from dptopic.models import load
+
+    print("| corpus | signal | kept words | distinct words a document | kept words' share | supported |")
+    print("|---|---|---|---|---|---|")
+    for name in a.corpora:
+        got = []
+        for r in range(a.runs):
+            folder = Path(a.cache) / f"{name}-eps{a.epsilon:g}-K{a.topics}" / f"fit{r}"
+            if not (folder / "model.json").exists():
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = load(folder)
+            ranking, V = np.asarray(m.releases_["ranking"]), m.components_.shape[1]
+            counts, kept = ranking[:V], np.asarray(m.kept_words_)
+            got.append([counts.sum() / (175.0 * m.noise_std_), len(kept),
+                        mean_distinct_words(SimpleNamespace(ranking=ranking, V=V)),
+                        counts[kept].sum() / counts.sum(), m.supported_topics_.sum()])
+        if got:
+            g = np.mean(got, axis=0)
+            print(f"| {name} | {g[0]:.1f} | {g[1]:.0f} | {g[2]:.1f} | {g[3]:.2f} | {g[4]:.1f} |")
+
+
 def cached(a) -> None:
     """``--cached``: the figures already in ``--cache`` for the corpora and routes asked, nothing measured."""
+    if getattr(a, "stats", False):
+        return release_stats(a)
     if a.paired:
         return paired(a)
     if a.rows:
@@ -1322,6 +1401,8 @@ def main(argv=None):
                     help="with --cached: one Markdown table, a row per corpus and route, every measure")
     ap.add_argument("--paired", metavar="ROUTE", choices=list(ROUTES), default=None,
                     help="with --cached: each route's differences from ROUTE on the same releases, and the signal")
+    ap.add_argument("--stats", action="store_true",
+                    help="with --cached: what each corpus's saved first releases say (signal, kept words, length)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each route's figures as they come")
     ap.add_argument("--time", type=int, default=None, metavar="D",
                     help="time fits with and without vectors on D planted documents instead (module note)")

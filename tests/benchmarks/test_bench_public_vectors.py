@@ -1,6 +1,7 @@
 """The denoisers and the singles' choice of benchmarks/bench_public_vectors.py, checked against plain NumPy: the
 James-Stein (SURE) block shrinkage in the public embedding subspace, its band form in the public kernel's
-eigenbasis, and the singles chosen by public cluster coverage."""
+eigenbasis, the singles chosen by public cluster coverage, the lighter spreads of the fifth round and what
+``--cached --stats`` reads from the saved first releases."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -160,3 +161,87 @@ def test_paired_differences_mark_a_route_by_two_standard_errors(bench, tmp_path,
     bench.cached(args)
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("tiny"))
     assert "17-20" in line and "-0.050 ± 0.000 -" in line and "=" in line.split("-0.050")[1]
+
+
+def test_faded_spread_moves_each_topic_by_its_own_share(bench):
+    """The fifth round's lighter spreads: ``faded_spread`` is the release where its fade is 0 and the library's
+    spread where it is 1, topic by topic; ``spread-supported`` spreads the supported topics only, and
+    ``spread-kept100`` moves half as far with 50 kept words."""
+    import types
+
+    from dptopic.moments.public_groups import spread_tail
+
+    rng = np.random.default_rng(3)
+    K, V = 3, 60
+    kept = np.arange(12)
+    beta = np.full((K, V), 1.0)
+    beta[:, kept] = rng.gamma(0.3, size=(K, 12)) * 50
+    beta /= beta.sum(axis=1, keepdims=True)
+    E = rng.standard_normal((V, 5))
+    found = np.ones(V, dtype=bool)
+    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, True]))
+    run = SimpleNamespace(model=model, kept=kept, E=E, found=found)
+    run.spread = types.MethodType(bench.Run.spread, run)
+    spread = spread_tail(beta, kept, E, found)
+    assert not np.allclose(spread, beta)
+    np.testing.assert_allclose(bench.faded_spread(run, 0.0), beta, atol=1e-12)
+    np.testing.assert_allclose(bench.faded_spread(run, 1.0), spread, atol=1e-12)
+    out, sup = bench.ROUTES["spread-supported"][0](run)
+    assert sup == 2
+    np.testing.assert_allclose(out[[0, 2]], spread[[0, 2]], atol=1e-12)
+    np.testing.assert_allclose(out[1], beta[1], atol=1e-12)
+    run.kept = np.arange(50)
+    half, _ = bench.ROUTES["spread-kept100"][0](run)
+    full = spread_tail(beta, run.kept, E, found)
+    mid = 0.5 * full + 0.5 * beta
+    np.testing.assert_allclose(half, mid / mid.sum(axis=1, keepdims=True), atol=1e-12)
+
+
+def test_short_documents_fade_the_spread_by_kept_words(bench):
+    """``spread-short-kept100`` reads the documents' length from the first release (word entries over the document
+    entry): under ``SHORT_WORDS`` it moves as far as ``spread-kept100``, at or above it as far as the spread."""
+    import types
+
+    rng = np.random.default_rng(4)
+    K, V = 3, 60
+    kept = np.arange(25)
+    beta = np.full((K, V), 1.0)
+    beta[:, kept] = rng.gamma(0.3, size=(K, 25)) * 50
+    beta /= beta.sum(axis=1, keepdims=True)
+    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, False]))
+    run = SimpleNamespace(model=model, kept=kept, E=rng.standard_normal((V, 5)), found=np.ones(V, dtype=bool), V=V)
+    run.spread = types.MethodType(bench.Run.spread, run)
+    words = np.full(V, 10.0)
+    run.ranking = np.concatenate([words, [words.sum() / 6.0]])          # 6 distinct words a document: short
+    assert bench.mean_distinct_words(run) == pytest.approx(6.0)
+    short, _ = bench.ROUTES["spread-short-kept100"][0](run)
+    np.testing.assert_allclose(short, bench.ROUTES["spread-kept100"][0](run)[0], atol=1e-12)
+    run.ranking = np.concatenate([words, [words.sum() / 30.0]])         # 30: long
+    long_, _ = bench.ROUTES["spread-short-kept100"][0](run)
+    np.testing.assert_allclose(long_, bench.ROUTES["spread"][0](run)[0], atol=1e-12)
+    assert not np.allclose(short, long_)
+
+
+def test_stats_read_each_saved_fit_first_release(bench, tmp_path, capsys):
+    """``--cached --stats``: the signal, kept words and documents' length read from the saved fits' first releases
+    (their means over the fits); here one saved fit of a planted corpus of 12-word documents."""
+    import warnings
+
+    import dptopic
+    from dptopic.corpus import lda_corpus
+
+    c = lda_corpus(n_docs=1500, vocab_size=400, n_topics=3, doc_length=12, alpha=0.1, beta=0.05, seed=2).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.DocDPCooccurrence.from_budget(1.0, 1e-5, n_topics=3, public_vectors=None, seed=0).fit(c)
+    m.save(tmp_path / "tiny-eps1-K3" / "fit0")
+    args = bench.argparse.Namespace(cache=str(tmp_path), corpora=["tiny"], epsilon=1.0, topics=3, runs=2,
+                                    stats=True)
+    bench.cached(args)
+    row = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("| tiny"))
+    cells = [x.strip() for x in row.strip("|").split("|")]
+    ranking = m.releases_["ranking"]
+    assert float(cells[1]) == pytest.approx(ranking[:400].sum() / (175.0 * m.noise_std_), abs=0.06)
+    assert int(cells[2]) == len(m.kept_words_)
+    # 12 tokens of 400 words: about 10 distinct words a document, read through the noise
+    assert 6.0 < float(cells[3]) < 14.0
