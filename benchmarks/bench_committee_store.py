@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,8 @@ def main(argv=None) -> None:
     print(machine())
     print("command: python benchmarks/bench_committee_store.py " + " ".join(sys.argv[1:] if argv is None else argv))
     work = Path(a.work or tempfile.mkdtemp(prefix="dptopic-bench-committee-store-"))
+    if a.work and work.exists():        # a scratch folder: this run's own
+        shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     mine = Path(__file__).resolve().parents[1] / "src"
     t = time.perf_counter()

@@ -428,7 +428,7 @@ class StoredCommitteeRound(CommitteeRound):
             return
         ver, since = json.loads(raw), self._version
         moved = ver["state"] != self.state or since == 0
-        if moved:       # the step and its sets change only with the step's name (module note of _store)
+        if moved:       # the step and its sets change only with the step's name (see _store)
             rows = dict(conn.execute(select(c_state.c.key, c_state.c.value)).all())
             st = {k: json.loads(rows[k]) for k in _STATE_KEYS if k in rows}
             ver = json.loads(rows["version"])       # as new as the state read with it
