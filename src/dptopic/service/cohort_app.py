@@ -83,9 +83,6 @@ class CohortSumConfig:
         if self.n_topics > cap.max_kept_words:      # as each round's SecureSumConfig says, before any round is made
             raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
                                  " one a topic).", "n_topics", self.n_topics, values={"max_words": cap.max_words})
-        if self.plan.committee and self.ledger:
-            raise ParameterError("{ledger}: a round in committee cohorts charges no dataset ledger yet; drop it, or"
-                                 " run the cohorts without a committee.", "ledger")
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
@@ -166,7 +163,7 @@ class CohortServer:
         if self.plan.committee:         # each cohort a committee-mode round in its file (service.committee_cohorts)
             self.apps = [committee_cohort_app(self.plan.cohort_plans[c], cfg.directory["cohorts"][c],
                                               cfg.vocabulary.words, cfg.n_topics, cfg.admin_token,
-                                              database=cfg.database_of(c))
+                                              database=cfg.database_of(c), ledger=cfg.ledger)
                          for c in range(cfg.cohorts)]
             self.rounds = [a.state.served.rnd for a in self.apps]
         else:
