@@ -318,3 +318,41 @@ def test_a_second_server_process_on_a_sqlite_committee_round_is_refused(tmp_path
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_round_in_committee_cohorts_keeps_each_cohort_in_its_own_schema_charged_once_and_resumes(pg, tmp_path):
+    """Committee cohorts on one PostgreSQL database, each cohort's committee round in a schema named by its round id
+    (the bridge's default round in its own, as default cohorts keep theirs), charged to a dataset ledger once: the
+    round releases, a server started again on the database reads it back released and charges nothing more, and a
+    second server of the round is refused (one process runs its coordinator)."""
+    from cohort_helpers import LiveCohortRound, play_all, tiny_bows
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.errors import DPTopicError
+    from dptopic.service.cohort_app import CohortServer
+
+    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", database=url, ledger=led,
+                         dataset="clinic") as live:
+        out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live")
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert live.server.view()["state"] == "released"
+        cfg = live.cfg
+    live.server.stop()
+    eng = create_engine(url)
+    try:
+        with eng.connect() as c:
+            def schemas(table):
+                return set(c.execute(text("SELECT table_schema FROM information_schema.tables WHERE table_name = :t"),
+                                     {"t": table}).scalars())
+            assert schemas("committee_round") == {"round1-c0", "round1-c1"}
+            assert schemas("secure_round") == {"round1-bridge"}
+    finally:
+        eng.dispose()
+    again = CohortServer(cfg)
+    try:
+        assert again.view()["state"] == "released"
+        with pytest.raises(DPTopicError, match="served by another server process"):
+            CohortServer(cfg)
+    finally:
+        again.stop()
+    assert len(DatasetLedger(led).releases("clinic")) == 1

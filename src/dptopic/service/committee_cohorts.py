@@ -125,13 +125,15 @@ class CommitteeCohortRound(CommitteeRound):
 
 
 class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
-    """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort) as a
+    """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort, or a PostgreSQL
+    database, each cohort's round in its own ``schema``) as a
     :class:`~dptopic.service.secure_committee.StoredCommitteeRound` keeps a round: every accepted message, the
     padded totals (as the step's sums) and the coordinator's moves are committed before they are answered; started
     again on the same file it resumes, and its padded totals are read again for the coordinator."""
 
-    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = "", ledger=None):
-        super().__init__(plan, directory, vocabulary, n_topics, database=database, ledger=ledger)
+    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = "", ledger=None,
+                 schema: str | None = None):
+        super().__init__(plan, directory, vocabulary, n_topics, database=database, ledger=ledger, schema=schema)
 
     def _refresh(self, conn) -> None:
         super()._refresh(conn)
@@ -145,17 +147,18 @@ class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
 
 
 def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
-                         database: str | None = None, ledger=None):
+                         database: str | None = None, ledger=None, schema: str | None = None):
     """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.SecureSumPlan`, with
     a committee; ``directory``: its signed directory): :func:`~dptopic.service.secure_committee.create_committee_app`
     over a :class:`CommitteeCohortRound`, whose model, once the coordinator hands it over, its ``/v1/model`` serves.
     ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there).
     ``database``: the cohort's SQLite file (:class:`StoredCommitteeCohortRound`), or None: in memory. ``ledger``:
-    whether the coordinator charges the round to a dataset ledger (the round then waits for its debit)."""
+    whether the coordinator charges the round to a dataset ledger (the round then waits for its debit). ``schema``:
+    on PostgreSQL, the schema that keeps the cohort's round (its round id, as default cohorts keep theirs)."""
     if not plan.committee:
         raise DPTopicError("a committee cohort needs a plan with a committee (CohortPlan(committee=...)).")
     rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics, ledger=ledger) if database is None else \
-        StoredCommitteeCohortRound(plan, directory, vocabulary, n_topics, database, ledger=ledger)
+        StoredCommitteeCohortRound(plan, directory, vocabulary, n_topics, database, ledger=ledger, schema=schema)
     app = create_committee_app(plan, directory, vocabulary, n_topics, admin_token=admin_token, rnd=rnd)
     served = app.state.served
     release = rnd.release

@@ -414,10 +414,10 @@ class StoredCommitteeRound(CommitteeRound):
     as the default round's is) and its threads take a lock of its own."""
 
     def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                 database: str = "sqlite:///dptopic-secure-committee.db", **kw):
+                 database: str = "sqlite:///dptopic-secure-committee.db", schema: str | None = None, **kw):
         super().__init__(plan, directory, vocabulary, n_topics, **kw)
         self.database = database
-        self.engine = _open_engine(database)
+        self.engine = _open_engine(database, schema)     # schema: a cohort's round on PostgreSQL
         self.shared = self.engine.dialect.name != "sqlite"     # several server processes may share the round
         self._lock_name = f"committee:{self.round_id}"
         self._version = 0               # the changes of the stored round this copy holds
