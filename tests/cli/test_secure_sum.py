@@ -545,7 +545,9 @@ def test_serve_a_round_in_cohorts_with_a_committee_in_each(tmp_path, monkeypatch
     assert "each cohort a committee-mode round (committees of 18-18" in r.stderr
     assert "committee-mode round" in server.plan.trust_model()
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "auto", "--ledger", str(tmp_path / "l"),
-              "--dataset", "d", epsilon=8)
-    assert r.returncode == 2 and "--ledger" in r.stderr and "no dataset ledger" in r.stderr, r.stderr
+              "--dataset", "d", "--database", f"sqlite:///{tmp_path}/db2", "--port", str(free_port()), epsilon=8)
+    assert r.returncode == 0 and "charged to the dataset ledger" in r.stderr, r.stderr
+    server = got["app"].state.cohort_server     # each cohort's unmasking waits for the coordinator's one debit
+    assert server.coordinator.ledger and not any(rnd.charged.is_set() for rnd in server.rounds)
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "3", epsilon=8)
     assert r.returncode == 2 and "--cohort-size 20: cohort 0 of 20" in r.stderr, r.stderr
