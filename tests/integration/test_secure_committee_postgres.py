@@ -356,3 +356,45 @@ def test_a_round_in_committee_cohorts_keeps_each_cohort_in_its_own_schema_charge
     finally:
         again.stop()
     assert len(DatasetLedger(led).releases("clinic")) == 1
+
+
+def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which_charges_nothing_more(
+        tmp_path, pg, monkeypatch):
+    """Two server processes of one committee round charged to a dataset ledger: the one that takes the last answer
+    of step 0 makes the debit and dies before its unmasking is committed; the answer sent again to the other is
+    unmasked there with no second debit (the mark is read from the database under the round's lock)."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_committee as server
+    from dptopic.service.secure_committee import StoredCommitteeRound
+
+    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, seed=3)
+    a, b = (StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, url, ledger=str(led),
+                                 ledger_dataset="clinic") for _ in range(2))
+    rnd.server = a
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    rnd.consistency(0)
+    signers = a.view()["signers"]
+    answers = {}
+    for m in signers:
+        v = a.committee_view(0, m)
+        answers[m] = rnd.by_id[m].committee_unmask(0, v, a.signatures(0), v["uploads"])
+    for m in signers[:-1]:
+        a.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
+    real = server.sc.unmask_committee_sum
+
+    def killed(*args, **kw):
+        raise SystemExit("killed after the debit")
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    last = answers[signers[-1]]
+    with pytest.raises(SystemExit):
+        a.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    a.dispose()
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    b.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    assert b.state == "upload1", b.reason
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    b.dispose()
