@@ -9,10 +9,11 @@ round stays at its unmask step until the coordinator opens step 1 with the round
 round's model. It offers the coordinator what a :class:`~dptopic.service.cohorts.CohortRound` does (``padded``,
 ``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). :class:`StoredCommitteeCohortRound`
 keeps it in the cohort's own SQLite file, or its own schema of a PostgreSQL database (a
-:class:`~dptopic.service.secure_committee.StoredCommitteeRound`; one process serves the round in cohorts), so that a server killed at any moment resumes every cohort, and the coordinator reads their
-padded totals again, as it does for default cohorts. With a dataset ledger, a cohort's round never charges it: its
-unmasking of step 0 is held until the coordinator's one debit of the whole round
-(:meth:`~dptopic.service.cohorts.Coordinator.charge`), then run by the coordinator (:meth:`unmask_held`).
+:class:`~dptopic.service.secure_committee.StoredCommitteeRound`; one process serves the round in cohorts), so that
+a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
+does for default cohorts. With a dataset ledger, a cohort's round never charges it: its unmasking of step 0 is held
+until the coordinator's one debit of the whole round (:meth:`~dptopic.service.cohorts.Coordinator.charge`), then run
+by the coordinator (:meth:`unmask_held`).
 
 :func:`committee_cohort_app` serves one cohort's round at its prefix
 (:data:`~dptopic.protocol.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding the
