@@ -374,13 +374,16 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
         assert live.server.view()["state"] == "released"
 
 
-def test_serve_a_committee_round_in_its_database_and_refuse_it_in_cohorts_or_with_a_ledger(invited, monkeypatch):
+def test_serve_a_committee_round_in_its_database_with_a_ledger_and_refuse_it_in_cohorts(invited, monkeypatch):
     from service_helpers import free_port
 
     got = served_app(monkeypatch)
     r = serve(invited, "--secure-committee", "auto", "--topics", "3", "--ledger", str(invited / "l"), "--dataset", "d",
               "--port", str(free_port()))
-    assert r.returncode == 2 and "--ledger is not read with --secure-committee" in r.stderr
+    assert r.returncode == 0, r.stderr      # the round charged to the ledger before its first unmasking
+    rnd = got["app"].state.served.rnd
+    assert rnd.ledger.endswith("l") and rnd.ledger_dataset == "d"
+    rnd.dispose()
     r = serve(invited, "--secure-committee", "auto", "--topics", "3", "--port", str(free_port()))
     assert r.returncode == 0, r.stderr
     rnd = got["app"].state.served.rnd
@@ -542,7 +545,9 @@ def test_serve_a_round_in_cohorts_with_a_committee_in_each(tmp_path, monkeypatch
     assert "each cohort a committee-mode round (committees of 18-18" in r.stderr
     assert "committee-mode round" in server.plan.trust_model()
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "auto", "--ledger", str(tmp_path / "l"),
-              "--dataset", "d", epsilon=8)
-    assert r.returncode == 2 and "--ledger" in r.stderr and "no dataset ledger" in r.stderr, r.stderr
+              "--dataset", "d", "--database", f"sqlite:///{tmp_path}/db2", "--port", str(free_port()), epsilon=8)
+    assert r.returncode == 0 and "charged to the dataset ledger" in r.stderr, r.stderr
+    server = got["app"].state.cohort_server     # each cohort's unmasking waits for the coordinator's one debit
+    assert server.coordinator.ledger and not any(rnd.charged.is_set() for rnd in server.rounds)
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "3", epsilon=8)
     assert r.returncode == 2 and "--cohort-size 20: cohort 0 of 20" in r.stderr, r.stderr

@@ -103,17 +103,22 @@ def test_a_server_in_cohorts_killed_mid_round_resumes_from_its_files_and_release
 
 
 class CommitteeCohortServe(CohortServe):
-    """``dptopic serve --report-kind secure-sum --cohort-size 20 --secure-committee auto`` in a subprocess."""
+    """``dptopic serve --report-kind secure-sum --cohort-size 20 --secure-committee auto`` in a subprocess, charged
+    to the dataset ledger ``tmp/ledger.sqlite`` (dataset ``clinic``)."""
 
     def argv(self) -> list[str]:
         argv = super().argv()
         argv[argv.index("--cohort-size") + 1] = "20"
-        return [*argv, "--secure-committee", "auto"]
+        return [*argv, "--secure-committee", "auto", "--ledger", str(self.tmp / "ledger.sqlite"), "--dataset",
+                "clinic"]
 
 
 def test_a_server_in_committee_cohorts_killed_mid_round_resumes_from_its_files_and_releases(tmp_path):
     """Each cohort a committee round kept in its own SQLite file: SIGKILL once step 1 is open, started again on the
-    same files, the round goes on (the contributors retry) and releases."""
+    same files, the round goes on (the contributors retry) and releases, charged to the dataset ledger once (before
+    step 0 was unmasked, not again after the restart)."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
     n = 40
     r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "enroll.key", "--count", n, "--out", tmp_path / "inv",
                     "--cohort-size", 20, "--dropout-tolerance", 0, "--collusion", 1, "--round-id", "round1",
@@ -141,5 +146,7 @@ def test_a_server_in_committee_cohorts_killed_mid_round_resumes_from_its_files_a
         assert status == 200 and "each cohort is a committee-mode round" in model["model_json"]
         assert sorted(p.name for p in tmp_path.glob("round-*.db")) == ["round-bridge.db", "round-c0.db",
                                                                         "round-c1.db"]
+        assert len(DatasetLedger(tmp_path / "ledger.sqlite").releases("clinic")) == 1
+        assert DatasetLedger(tmp_path / "ledger.sqlite").person_summary()["persons"] == n
     finally:
         srv.stop()

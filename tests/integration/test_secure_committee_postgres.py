@@ -318,3 +318,83 @@ def test_a_second_server_process_on_a_sqlite_committee_round_is_refused(tmp_path
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_round_in_committee_cohorts_keeps_each_cohort_in_its_own_schema_charged_once_and_resumes(pg, tmp_path):
+    """Committee cohorts on one PostgreSQL database, each cohort's committee round in a schema named by its round id
+    (the bridge's default round in its own, as default cohorts keep theirs), charged to a dataset ledger once: the
+    round releases, a server started again on the database reads it back released and charges nothing more, and a
+    second server of the round is refused (one process runs its coordinator)."""
+    from cohort_helpers import LiveCohortRound, play_all, tiny_bows
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.errors import DPTopicError
+    from dptopic.service.cohort_app import CohortServer
+
+    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", database=url, ledger=led,
+                         dataset="clinic") as live:
+        out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live")
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert live.server.view()["state"] == "released"
+        cfg = live.cfg
+    live.server.stop()
+    eng = create_engine(url)
+    try:
+        with eng.connect() as c:
+            def schemas(table):
+                return set(c.execute(text("SELECT table_schema FROM information_schema.tables WHERE table_name = :t"),
+                                     {"t": table}).scalars())
+            assert schemas("committee_round") == {"round1-c0", "round1-c1"}
+            assert schemas("secure_round") == {"round1-bridge"}
+    finally:
+        eng.dispose()
+    again = CohortServer(cfg)
+    try:
+        assert again.view()["state"] == "released"
+        with pytest.raises(DPTopicError, match="served by another server process"):
+            CohortServer(cfg)
+    finally:
+        again.stop()
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+
+
+def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which_charges_nothing_more(
+        tmp_path, pg, monkeypatch):
+    """Two server processes of one committee round charged to a dataset ledger: the one that takes the last answer
+    of step 0 makes the debit and dies before its unmasking is committed; the answer sent again to the other is
+    unmasked there with no second debit (the mark is read from the database under the round's lock)."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_committee as server
+    from dptopic.service.secure_committee import StoredCommitteeRound
+
+    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, seed=3)
+    a, b = (StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, url, ledger=str(led),
+                                 ledger_dataset="clinic") for _ in range(2))
+    rnd.server = a
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    rnd.consistency(0)
+    signers = a.view()["signers"]
+    answers = {}
+    for m in signers:
+        v = a.committee_view(0, m)
+        answers[m] = rnd.by_id[m].committee_unmask(0, v, a.signatures(0), v["uploads"])
+    for m in signers[:-1]:
+        a.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
+    real = server.sc.unmask_committee_sum
+
+    def killed(*args, **kw):
+        raise SystemExit("killed after the debit")
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    last = answers[signers[-1]]
+    with pytest.raises(SystemExit):
+        a.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    a.dispose()
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    b.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    assert b.state == "upload1", b.reason
+    assert len(DatasetLedger(led).releases("clinic")) == 1
+    b.dispose()

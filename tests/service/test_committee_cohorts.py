@@ -135,16 +135,65 @@ def test_an_ordinary_member_of_a_committee_cohort_makes_three_requests(tmp_path,
     assert all(sent[who] == list(REQUESTS_COMMITTEE) for who in ordinary), {w: sent[w] for w in ordinary}
 
 
-def test_a_round_in_committee_cohorts_refuses_a_dataset_ledger_and_a_committee_no_cohort_carries(tmp_path):
-    from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
-    from dptopic.protocol.cohorts import CohortPlan
-    from dptopic.service.cohort_app import CohortSumConfig
+def _record_unmaskings(monkeypatch, led) -> list:
+    """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
+    step, releases on the ledger then)``."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_committee, secure_sum
 
-    make_cohort_invitations(tmp_path / "k", 40, tmp_path / "inv", 20, 4, 1, "round1", committee=True)
-    plan = CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee="auto")
-    with pytest.raises(ParameterError, match="charges no dataset ledger"):
-        CohortSumConfig([f"w{i:03d}" for i in range(30)], plan, read_cohort_directory(tmp_path / "inv" /
-                                                                                      "directory.json"),
-                        database=f"sqlite:///{tmp_path}/r.db", ledger=str(tmp_path / "l.sqlite"), ledger_dataset="d")
+    seen = []
+
+    def recorded(module, name):
+        real = getattr(module, name)
+
+        def unmask(total, keys, round_id, phase, *a, **k):
+            seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
+            return real(total, keys, round_id, phase, *a, **k)
+        monkeypatch.setattr(module, name, unmask)
+    recorded(secure_committee.sc, "unmask_committee_sum")
+    recorded(secure_sum.ss, "unmask_sum")
+    return seen
+
+
+def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_before_any_answer_is_used(
+        tmp_path, monkeypatch):
+    """As default cohorts: one debit for the whole round, by the coordinator, to every person who uploaded in step 0
+    of their cohort, before any cohort uses one answer of its committee and before the bridge unmasks."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    led = tmp_path / "ledger.sqlite"
+    seen = _record_unmaskings(monkeypatch, led)
+    with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", ledger=led, dataset="clinic") as live:
+        out = play_and_close(live, tiny_bows(40), [], tmp_path / "live")
+        assert all(isinstance(o, dict) for o in out), out
+        assert live.server.view()["state"] == "released"
+        rounds = {r.round_id for r in live.server.parts()}
+    assert sorted(seen) == sorted((r, p, 1) for r in rounds for p in (0, 1)), seen
+    (r,) = DatasetLedger(led).releases("clinic")
+    assert r["kind"] == "served" and r["unit"] == "user"
+    assert DatasetLedger(led).person_summary()["persons"] == 40
+
+
+def test_a_round_in_committee_cohorts_the_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path,
+                                                                                                 monkeypatch):
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    led = tmp_path / "ledger.sqlite"
+    DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)
+    seen = _record_unmaskings(monkeypatch, led)
+    with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", ledger=led, dataset="clinic") as live:
+        out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live", timeout=60)
+        view = live.server.view()
+        padded = [r.padded for r in live.server.parts()]
+    assert not any(isinstance(o, dict) for o in out)
+    assert view["state"] == "failed" and view["cohorts"] == ["failed", "failed"] and view["bridge"] == "failed"
+    assert "ledger" in view["reason"] and "nothing revealed" in view["reason"], view["reason"]
+    assert seen == [] and padded == [{}, {}, {}]
+    assert DatasetLedger(led).releases("clinic") == []
+
+
+def test_a_round_in_committee_cohorts_refuses_a_committee_no_cohort_carries(tmp_path):
+    from dptopic.protocol.cohorts import CohortPlan
+
     with pytest.raises(ParameterError, match="cohort 0 of 20"):
         CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee=4)

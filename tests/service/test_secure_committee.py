@@ -273,3 +273,95 @@ def test_a_committee_member_downloads_its_own_blob_and_a_path_not_every_header(r
         header = rnd.server._receipts[(0, u)][1]
         assert got["blob"] == rnd.server._blobs[(0, m)][u] and not set(header["blobs"].values()) & set(
             json.dumps(got).split('"'))
+
+
+def _ledger_round(tmp_path, stored=False, n=8):
+    from committee_helpers import InProcessCommitteeRound
+    from dptopic.service.secure_committee import CommitteeRound, StoredCommitteeRound
+
+    rnd = InProcessCommitteeRound(tmp_path, n=n, dropouts=1, collusion=1)
+    led = {"ledger": str(tmp_path / "ledger.sqlite"), "ledger_dataset": "clinic-people"}
+    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db", **led) \
+        if stored else CommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, **led)
+    return rnd, tmp_path / "ledger.sqlite"
+
+
+def _releases(led) -> list:
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+
+    return DatasetLedger(led).releases("clinic-people") if led.exists() else []
+
+
+def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is_used(tmp_path, monkeypatch):
+    """As the default round: the debit comes once step 0's uploads, signatures and answers are in, before the server
+    uses one answer, at the plan's bound, to every uploader of step 0, once for the round."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_committee as server
+
+    rnd, led = _ledger_round(tmp_path)
+    seen = []
+    real = server.sc.unmask_committee_sum
+
+    def unmask(running, keys, round_id, phase, *a, **k):
+        seen.append((phase, len(_releases(led))))
+        return real(running, keys, round_id, phase, *a, **k)
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", unmask)
+    rnd.prekeys()
+    rnd.open()
+    drop = [i for i in sorted(rnd.by_id) if i not in rnd.committee][:1]
+    assert rnd.run_from_open(drop0=drop)["state"] == "released"
+    assert seen == [(0, 1), (1, 1)]
+    (r,) = _releases(led)
+    assert r["kind"] == "served" and r["unit"] == "user"
+    assert DatasetLedger(led).person_summary()["persons"] == 7      # step 0's uploaders, the one gone not charged
+
+
+def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_path, monkeypatch):
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.service import secure_committee as server
+
+    rnd, led = _ledger_round(tmp_path)
+    DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
+    unmasked = []
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
+    view = rnd.run()
+    assert view["state"] == "failed" and "ledger" in view["reason"] and "nothing" in view["reason"], view
+    assert unmasked == [] and rnd.server.sums == {} and _releases(led) == []
+
+
+def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again(tmp_path, monkeypatch):
+    """The server dies after the debit is made and marked, before the unmasking is committed (the last answer is
+    lost with it); a new server on the same database takes the answer again and unmasks without a second debit."""
+    from dptopic.service import secure_committee as server
+    from dptopic.service.secure_committee import StoredCommitteeRound
+
+    rnd, led = _ledger_round(tmp_path, stored=True)
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    rnd.consistency(0)
+    signers = rnd.server.view()["signers"]
+    answers = {}
+    for m in signers:
+        v = rnd.server.committee_view(0, m)
+        answers[m] = rnd.by_id[m].committee_unmask(0, v, rnd.server.signatures(0), v["uploads"])
+    for m in signers[:-1]:
+        rnd.server.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
+    real = server.sc.unmask_committee_sum
+
+    def killed(*a, **k):
+        raise SystemExit("killed after the debit")
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    last = answers[signers[-1]]
+    with pytest.raises(SystemExit):
+        rnd.server.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    assert len(_releases(led)) == 1
+    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    rnd.server.dispose()
+    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db",
+                                      ledger=str(led), ledger_dataset="clinic-people")
+    assert rnd.server.state == "unmask0"
+    rnd.server.post_unmask(0, signers[-1], last["answers"], last["signature"])
+    assert rnd.server.state == "upload1", rnd.server.reason
+    assert len(_releases(led)) == 1
+    rnd.server.dispose()

@@ -158,15 +158,15 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     from ..service.secure_committee import create_committee_app  # the service extra, checked by the caller
     from ..service.storage import safe_url  # (as above)
 
-    for dest in ("ledger", "allow_foreign_tables"):
-        if dest in given:
-            flag = "--" + dest.replace("_", "-")
-            raise DPTopicError(f"{flag} is not read with --secure-committee yet; drop it.")
+    if "allow_foreign_tables" in given:
+        raise DPTopicError("--allow-foreign-tables is not read with --secure-committee yet; drop it.")
     database = a.database
+    ledger = served_ledger(a)       # --ledger: the round charged once, before its first unmasking
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         with flag_errors({"database": "--database"}):
-            app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database)
+            app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database,
+                                       **ledger)
         make_console(stderr=True).print(
             f"dptopic serve: secure sum with a committee of {plan.committee} (threshold {plan.committee_threshold}),"
             f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, in"

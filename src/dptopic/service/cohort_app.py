@@ -83,9 +83,6 @@ class CohortSumConfig:
         if self.n_topics > cap.max_kept_words:      # as each round's SecureSumConfig says, before any round is made
             raise ParameterError("{n_topics=} must be at most {max_words=} (the words the second sum holds, at least"
                                  " one a topic).", "n_topics", self.n_topics, values={"max_words": cap.max_words})
-        if self.plan.committee and self.ledger:
-            raise ParameterError("{ledger}: a round in committee cohorts charges no dataset ledger yet; drop it, or"
-                                 " run the cohorts without a committee.", "ledger")
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
@@ -94,10 +91,6 @@ class CohortSumConfig:
             raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
                                  " with the invitations' settings, or invite again.", "directory", diff=diff)
         self._path = self._sqlite_path(self.database)
-        if self.plan.committee and self._path is None:
-            raise ParameterError("{database=}: a round in committee cohorts keeps each cohort's round in its own"
-                                 " SQLite file beside the round's; give sqlite:///PATH.", "database",
-                                 safe_url(str(self.database)))
 
     @staticmethod
     def _sqlite_path(url: str) -> Path | None:
@@ -152,7 +145,13 @@ class CohortSumConfig:
                                database=self.database_of(part), admin_token=self.admin_token,
                                max_body_bytes=self.max_body_bytes, allow_foreign_tables=self.allow_foreign_tables,
                                ledger=self.ledger, ledger_dataset=self.ledger_dataset,
-                               schema=None if self._path is not None else directory["round_id"])
+                               schema=self.schema_of(part))
+
+    def schema_of(self, part) -> str | None:
+        """On PostgreSQL the schema of cohort ``part``'s round (or the bridge's): its round id; None on SQLite."""
+        if self._path is not None:
+            return None
+        return (self.directory["bridge"] if part == "bridge" else self.directory["cohorts"][int(part)])["round_id"]
 
 
 class CohortServer:
@@ -166,7 +165,8 @@ class CohortServer:
         if self.plan.committee:         # each cohort a committee-mode round in its file (service.committee_cohorts)
             self.apps = [committee_cohort_app(self.plan.cohort_plans[c], cfg.directory["cohorts"][c],
                                               cfg.vocabulary.words, cfg.n_topics, cfg.admin_token,
-                                              database=cfg.database_of(c))
+                                              database=cfg.database_of(c), ledger=cfg.ledger,
+                                              schema=cfg.schema_of(c))
                          for c in range(cfg.cohorts)]
             self.rounds = [a.state.served.rnd for a in self.apps]
         else:

@@ -66,6 +66,14 @@ class CohortRound(SecureRound):
                 return False
         return self.st["state"] != "failed"
 
+    def uploaders(self, phase: int) -> list:
+        """Who uploaded to step ``phase`` (the coordinator charges step 0's to the ledger)."""
+        with self.engine.connect() as conn:
+            return [u for (u,) in conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == phase))]
+
+    def unmask_held(self) -> None:
+        """Nothing: an unmasking that waits for the ledger's debit waits on its own thread (:meth:`_may_unmask`)."""
+
     def _unmask_step(self, phase: int) -> None:
         if phase in self.padded:
             return
@@ -162,6 +170,8 @@ class Coordinator:
             if not self.charge():
                 return False
             moved = True
+        for r in self.rounds():     # a committee cohort's unmasking held until the debit runs now
+            r.unmask_held()
         for phase in range(ss.PHASES):
             if phase not in self.sums:
                 if not self.ready(phase):
@@ -183,11 +193,7 @@ class Coordinator:
         if self.ledger and not self._marked():
             if any(STATES.index(r.st["state"]) < STATES.index("consistency0") for r in self.cohorts):
                 return False        # who took part is known once every cohort's uploads of step 0 are in
-            people = set()
-            for r in self.cohorts:
-                with r.engine.connect() as conn:
-                    people.update(u for (u,) in conn.execute(select(t_uploads.c.contributor)
-                                                             .where(t_uploads.c.phase == 0)))
+            people = {u for r in self.cohorts for u in r.uploaders(0)}
             try:
                 release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people))
             except DPTopicError as e:

@@ -8,10 +8,12 @@ unmasked sum is a padded total (its cohort's sum minus its delegates' pads), kep
 round stays at its unmask step until the coordinator opens step 1 with the round's kept words or hands it the
 round's model. It offers the coordinator what a :class:`~dptopic.service.cohorts.CohortRound` does (``padded``,
 ``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). :class:`StoredCommitteeCohortRound`
-keeps it in the cohort's own SQLite file (a :class:`~dptopic.service.secure_committee.StoredCommitteeRound`: one
-server process on SQLite), so that a server killed at any moment resumes every cohort, and the coordinator reads their
-padded totals again, as it does for default cohorts. A dataset ledger is not charged by a round in committee
-cohorts (:class:`~dptopic.service.cohort_app.CohortSumConfig` refuses one).
+keeps it in the cohort's own SQLite file, or its own schema of a PostgreSQL database (a
+:class:`~dptopic.service.secure_committee.StoredCommitteeRound`; one process serves the round in cohorts), so that
+a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
+does for default cohorts. With a dataset ledger, a cohort's round never charges it: its unmasking of step 0 is held
+until the coordinator's one debit of the whole round (:meth:`~dptopic.service.cohorts.Coordinator.charge`), then run
+by the coordinator (:meth:`unmask_held`).
 
 :func:`committee_cohort_app` serves one cohort's round at its prefix
 (:data:`~dptopic.protocol.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding the
@@ -28,12 +30,15 @@ from .secure_sum import ApiError
 
 class CommitteeCohortRound(CommitteeRound):
     """One cohort's committee-mode round, whose unmasked totals are padded and kept for the coordinator (module
-    note). The arguments are :class:`~dptopic.service.secure_committee.CommitteeRound`'s."""
+    note). The arguments are :class:`~dptopic.service.secure_committee.CommitteeRound`'s, but ``ledger``: whether
+    the whole round is charged to a dataset ledger (by the coordinator; this round waits for it, :attr:`charged`)."""
 
-    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, **kw):
+    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, ledger=None, **kw):
         self.padded: dict = {}      # phase -> (padded total as signed integers, sorted uploaders)
-        self.charged = threading.Event()       # no ledger is charged here: the coordinator may read at once
-        self.charged.set()
+        self.charged = threading.Event()       # set once the round may be unmasked (no ledger, or the debit made)
+        if not ledger:
+            self.charged.set()
+        self.held = False           # an admin's close of step 0's unmasking held until the debit (not kept)
         self.halt = threading.Event()
         self._model_doc: dict | None = None
         self.on_change = None       # called (from the coordinator's thread) when the coordinator moves the round
@@ -48,6 +53,27 @@ class CommitteeCohortRound(CommitteeRound):
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
+
+    def _charge(self) -> bool:
+        """Never charges: the coordinator charges the whole round once (step 0's unmasking waits until then)."""
+        if not self.charged.is_set():
+            self.held = True
+            return False
+        return True
+
+    def uploaders(self, phase: int) -> list:
+        """Who uploaded to step ``phase`` (once its uploads closed; the coordinator charges step 0's)."""
+        return list(self.uploaded.get(phase, ()))
+
+    def unmask_held(self) -> None:
+        """The coordinator's call once the round is charged: step 0's unmasking, held until then, runs now (every
+        signer's answers in, or an admin closed it meanwhile)."""
+        if self.state != "unmask0" or 0 in self.padded or not self.charged.is_set() or not (
+                self.held or len(self._answers.get(0, {})) == len(self.step.get("signers", ()))):
+            return
+        self.held = False
+        self._apply(lambda: self._unmask(0) if self.state == "unmask0" else None)
+        self._changed()
 
     def _unmask(self, phase: int) -> None:
         if phase in self.padded:        # kept once; an admin's close at this step reads nothing again
@@ -100,13 +126,15 @@ class CommitteeCohortRound(CommitteeRound):
 
 
 class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
-    """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort) as a
+    """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort, or a PostgreSQL
+    database, each cohort's round in its own ``schema``) as a
     :class:`~dptopic.service.secure_committee.StoredCommitteeRound` keeps a round: every accepted message, the
     padded totals (as the step's sums) and the coordinator's moves are committed before they are answered; started
     again on the same file it resumes, and its padded totals are read again for the coordinator."""
 
-    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = ""):
-        super().__init__(plan, directory, vocabulary, n_topics, database=database)
+    def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, database: str = "", ledger=None,
+                 schema: str | None = None):
+        super().__init__(plan, directory, vocabulary, n_topics, database=database, ledger=ledger, schema=schema)
 
     def _refresh(self, conn) -> None:
         super()._refresh(conn)
@@ -120,16 +148,18 @@ class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
 
 
 def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
-                         database: str | None = None):
+                         database: str | None = None, ledger=None, schema: str | None = None):
     """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.SecureSumPlan`, with
     a committee; ``directory``: its signed directory): :func:`~dptopic.service.secure_committee.create_committee_app`
     over a :class:`CommitteeCohortRound`, whose model, once the coordinator hands it over, its ``/v1/model`` serves.
     ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there).
-    ``database``: the cohort's SQLite file (:class:`StoredCommitteeCohortRound`), or None: in memory."""
+    ``database``: the cohort's SQLite file (:class:`StoredCommitteeCohortRound`), or None: in memory. ``ledger``:
+    whether the coordinator charges the round to a dataset ledger (the round then waits for its debit). ``schema``:
+    on PostgreSQL, the schema that keeps the cohort's round (its round id, as default cohorts keep theirs)."""
     if not plan.committee:
         raise DPTopicError("a committee cohort needs a plan with a committee (CohortPlan(committee=...)).")
-    rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics) if database is None else \
-        StoredCommitteeCohortRound(plan, directory, vocabulary, n_topics, database)
+    rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics, ledger=ledger) if database is None else \
+        StoredCommitteeCohortRound(plan, directory, vocabulary, n_topics, database, ledger=ledger, schema=schema)
     app = create_committee_app(plan, directory, vocabulary, n_topics, admin_token=admin_token, rnd=rnd)
     served = app.state.served
     release = rnd.release

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import threading
 import time
 
@@ -35,6 +36,7 @@ from ..errors import DPTopicError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
+from .ledger import charge_secure_round
 from .secure_sum import (
     FIRST_LOOK_S,
     LOOK_EVERY_S,
@@ -50,15 +52,19 @@ from .secure_sum import (
 )
 from .storage import safe_url
 
+log = logging.getLogger("dptopic.service")
 
 class CommitteeRound:
     """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.SecureSumPlan` with a
-    committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``."""
+    committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``; ``ledger`` and
+    ``ledger_dataset``: the dataset ledger the round is charged to, once, before its first unmasking (:meth:`_charge`),
+    or None."""
 
     shared = False
     """Whether other server processes may change the round (:class:`StoredCommitteeRound` on PostgreSQL)."""
 
-    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3):
+    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+                 ledger: str | None = None, ledger_dataset: str | None = None):
         if not plan.committee:
             raise DPTopicError("a committee round needs a plan with a committee (SecureSumPlan(committee=...)).")
         self.plan = plan
@@ -68,6 +74,8 @@ class CommitteeRound:
         if len(self.members) != plan.n:
             raise DPTopicError(f"the directory lists {len(self.members)} contributors, the plan {plan.n}.")
         self.vocabulary, self.n_topics = list(vocabulary), int(n_topics)
+        self.ledger, self.ledger_dataset = ledger, ledger_dataset
+        self._debit = None          # the round's release id on the dataset ledger, once charged
         self.graph = ss.neighbour_graph(sorted(self.members), self.round_id, plan.degree)
         self.T, self.Tc = plan.threshold, plan.committee_threshold
         self.state = "keys"
@@ -286,7 +294,37 @@ class CommitteeRound:
             self._unmask(phase)
         return {"stored": True}
 
+    def _charge(self) -> bool:
+        """The round charged to the dataset ledger (``ledger``), once, before its first unmasking: to step 0's
+        uploaders at the plan's bound (:func:`~dptopic.service.ledger.charge_secure_round`, as the default round
+        charges). It runs where the default round charges, at the start of step 0's unmasking: every uploader of step 0
+        is known, the committee has signed the set and answered, and the server has not yet used one answer; no
+        answer alone removes a mask, so nothing of the round is revealed before the debit. (Earlier, at the close of
+        the signatures, would charge rounds that then fail for want of answers.) False, with the round failed and
+        nothing revealed, when the ledger refuses it. The debit is marked (:meth:`_mark_charged`; a stored round
+        commits the mark before it unmasks): a restart after it charges nothing more, and a process killed between
+        the debit and its mark charges the round again (the ledger then holds it twice, never not at all)."""
+        if not self.ledger or self._charged():
+            return True
+        try:
+            release = charge_secure_round(self.ledger, self.ledger_dataset, self.plan, self.uploaded[0])
+        except DPTopicError as e:
+            log.error("%s", e)
+            self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+            return False
+        self._mark_charged(release)
+        return True
+
+    def _charged(self) -> bool:
+        """Whether the round's debit is made (and marked)."""
+        return self._debit is not None
+
+    def _mark_charged(self, release) -> None:
+        self._debit = {"release": release}
+
     def _unmask(self, phase: int) -> None:
+        if phase == 0 and not self._charge():      # spent before any answer is used
+            return
         up = self.step["uploaded"]
         headers = {u: self._receipts[(phase, u)][1] for u in up}
         try:
@@ -354,6 +392,8 @@ c_signatures = Table("committee_signatures", cmeta, Column("phase", Integer, pri
 c_answers = Table("committee_answers", cmeta, Column("phase", Integer, primary_key=True),
                   Column("member", String(64), primary_key=True), Column("answers", Text, nullable=False),
                   Column("seq", Integer, nullable=False, index=True))
+c_ledger = Table("committee_ledger", cmeta, Column("key", String(64), primary_key=True), Column("value", Text))
+"""The round's debit on the dataset ledger (:meth:`CommitteeRound._charge`), committed before the first unmasking."""
 _STATE_KEYS = ("round_id", "plan", "state", "reason", "step", "committee", "uploaded")
 _q_version = select(c_state.c.value).where(c_state.c.key == "version")
 
@@ -374,10 +414,10 @@ class StoredCommitteeRound(CommitteeRound):
     as the default round's is) and its threads take a lock of its own."""
 
     def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                 database: str = "sqlite:///dptopic-secure-committee.db"):
-        super().__init__(plan, directory, vocabulary, n_topics)
+                 database: str = "sqlite:///dptopic-secure-committee.db", schema: str | None = None, **kw):
+        super().__init__(plan, directory, vocabulary, n_topics, **kw)
         self.database = database
-        self.engine = _open_engine(database)
+        self.engine = _open_engine(database, schema)     # schema: a cohort's round on PostgreSQL
         self.shared = self.engine.dialect.name != "sqlite"     # several server processes may share the round
         self._lock_name = f"committee:{self.round_id}"
         self._version = 0               # the changes of the stored round this copy holds
@@ -397,8 +437,8 @@ class StoredCommitteeRound(CommitteeRound):
             raise DPTopicError(f"{safe_url(database)} cannot hold the committee round"
                                f" ({' '.join(str(getattr(e, 'orig', e)).split())[:160]}): give a new SQLite file"
                                " (sqlite:///PATH) or a PostgreSQL database the server may write.") from None
-        self._fresh = {k: v for k, v in CommitteeRound(plan, directory, vocabulary, n_topics).__dict__.items()
-                       if k != "lock"}
+        blank = CommitteeRound(plan, directory, vocabulary, n_topics, **kw)
+        self._fresh = {k: v for k, v in blank.__dict__.items() if k != "lock"}
         self._reload()
 
         def resume():       # the answers were all in when a server stopped: unmask now (once, whichever process)
@@ -410,6 +450,18 @@ class StoredCommitteeRound(CommitteeRound):
             self._store(lambda conn, out, seq: None, resume)
 
     # ------------------------------------------------------------ load and save
+    def _charged(self) -> bool:
+        """Whether the database holds the round's debit (read afresh: another process, or this one's earlier life,
+        may have made it; a change runs under the round's lock, so two processes do not both charge)."""
+        with self.engine.connect() as conn:
+            return conn.execute(select(c_ledger.c.key).where(c_ledger.c.key == "debit")).first() is not None
+
+    def _mark_charged(self, release) -> None:
+        """The debit's mark, committed in a transaction of its own before any answer is used (the unmasking's own
+        transaction, which this runs inside, may yet fail)."""
+        with self.engine.begin() as conn:
+            conn.execute(c_ledger.insert().values(key="debit", value=json.dumps({"release": release})))
+
     def _reload(self) -> None:
         """The round as the database holds it (a fresh round when it holds none)."""
         with self.lock:
@@ -838,18 +890,21 @@ async def http_model(request):
 
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                         admin_token: str | None = None, database: str | None = None, rnd=None):
+                         admin_token: str | None = None, database: str | None = None, rnd=None,
+                         ledger: str | None = None, ledger_dataset: str | None = None):
     """The ASGI app of one committee-mode round: ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
     in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
     memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.committee_cohorts`), instead
-    of one made from the other arguments."""
+    of one made from the other arguments. ``ledger``, ``ledger_dataset``: the dataset ledger the round is charged to
+    (:meth:`CommitteeRound._charge`)."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
     if rnd is None:
-        rnd = CommitteeRound(plan, directory, words, n_topics) if database is None else \
-            StoredCommitteeRound(plan, directory, words, n_topics, database)
+        led = {"ledger": ledger, "ledger_dataset": ledger_dataset}
+        rnd = CommitteeRound(plan, directory, words, n_topics, **led) if database is None else \
+            StoredCommitteeRound(plan, directory, words, n_topics, database, **led)
 
     async def api_error(request, exc: ApiError):
         return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
