@@ -395,6 +395,26 @@ def throwaway_postgres():
     server.stop()
 
 
+_n_database = itertools.count()
+
+
+def new_database(pg_url: str, prefix: str, *settings: str) -> str:
+    """A fresh database ``{prefix}_{n}`` of the throwaway cluster at ``pg_url`` (``ALTER DATABASE ... SET`` each of
+    ``settings``); its URL."""
+    from sqlalchemy import create_engine, text
+
+    name = f"{prefix}_{next(_n_database)}"
+    eng = create_engine(pg_url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with eng.connect() as c:
+            c.execute(text(f"CREATE DATABASE {name}"))
+            for s in settings:
+                c.execute(text(f"ALTER DATABASE {name} SET {s}"))
+    finally:
+        eng.dispose()
+    return pg_url.replace("/dptopic", f"/{name}")
+
+
 def throwaway_postgres_url():
     """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
     for server in throwaway_postgres():

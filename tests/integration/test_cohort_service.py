@@ -73,6 +73,26 @@ def test_a_round_in_cohorts_through_serve_submit_and_pull(tmp_path, monkeypatch)
         srv.stop()
 
 
+def _killed_once_step_1_is_open(srv, files, n: int, tmp_path) -> None:
+    """Every contributor of ``files`` plays against ``srv``; once step 1 is open the server is killed with SIGKILL and
+    started again on its files (the contributors retry meanwhile); the round must then release."""
+    out: list = []
+    players = threading.Thread(target=lambda: out.extend(play_all(srv.url, files, tiny_bows(n), tmp_path)))
+    players.start()
+    deadline = time.monotonic() + 90
+    state = "keys"
+    while state in ("keys", "shares", "upload0", "consistency0", "unmask0"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+        state = get_json(srv.url + "/v1/secure/round")[1]["state"]
+    assert state in ("upload1", "consistency1", "unmask1")
+    srv.kill()          # SIGKILL after step 0's kept words: the contributors retry while it starts again
+    srv.start()
+    players.join(180)
+    assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+    assert get_json(srv.url + "/v1/secure/round")[1]["state"] == "released"
+
+
 def test_a_server_in_cohorts_killed_mid_round_resumes_from_its_files_and_releases(tmp_path, monkeypatch):
     r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "enroll.key", "--count", N, "--out", tmp_path / "inv",
                     "--cohort-size", SIZE, "--dropout-tolerance", 0, "--collusion", 1, "--round-id", "round1")
@@ -81,21 +101,7 @@ def test_a_server_in_cohorts_killed_mid_round_resumes_from_its_files_and_release
     srv = CohortServe(tmp_path).start()
     try:
         hold_noise_fixed(monkeypatch)
-        out: list = []
-        players = threading.Thread(target=lambda: out.extend(play_all(srv.url, files, tiny_bows(N), tmp_path)))
-        players.start()
-        deadline = time.monotonic() + 90
-        state = "keys"
-        while state in ("keys", "shares", "upload0", "consistency0", "unmask0"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-            state = get_json(srv.url + "/v1/secure/round")[1]["state"]
-        assert state in ("upload1", "consistency1", "unmask1")
-        srv.kill()          # SIGKILL after step 0's kept words: the contributors retry while it starts again
-        srv.start()
-        players.join(180)
-        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
-        assert get_json(srv.url + "/v1/secure/round")[1]["state"] == "released"
+        _killed_once_step_1_is_open(srv, files, N, tmp_path)
         assert sorted(p.name for p in tmp_path.glob("round-*.db")) == ["round-bridge.db", "round-c0.db",
                                                                         "round-c1.db"]
     finally:
@@ -127,21 +133,7 @@ def test_a_server_in_committee_cohorts_killed_mid_round_resumes_from_its_files_a
     files = sorted((tmp_path / "inv").glob("invitation-*.json"))
     srv = CommitteeCohortServe(tmp_path).start()
     try:
-        out: list = []
-        players = threading.Thread(target=lambda: out.extend(play_all(srv.url, files, tiny_bows(n), tmp_path)))
-        players.start()
-        deadline = time.monotonic() + 90
-        state = "keys"
-        while state in ("keys", "shares", "upload0", "consistency0", "unmask0"):
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-            state = get_json(srv.url + "/v1/secure/round")[1]["state"]
-        assert state in ("upload1", "consistency1", "unmask1")
-        srv.kill()          # SIGKILL after step 0's kept words: the contributors retry while it starts again
-        srv.start()
-        players.join(180)
-        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
-        assert get_json(srv.url + "/v1/secure/round")[1]["state"] == "released"
+        _killed_once_step_1_is_open(srv, files, n, tmp_path)
         status, model = get_json(srv.url + "/v1/model")
         assert status == 200 and "each cohort is a committee-mode round" in model["model_json"]
         assert sorted(p.name for p in tmp_path.glob("round-*.db")) == ["round-bridge.db", "round-c0.db",

@@ -6,7 +6,6 @@ to the other; messages racing on both processes are each stored once and close e
 process on a SQLite round is refused, as the default round's is."""
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 import time
@@ -17,7 +16,7 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from committee_helpers import CommitteeOverHttp, InProcessCommitteeRound, Spread, committee_serve_class
-from service_helpers import throwaway_postgres
+from service_helpers import new_database, throwaway_postgres
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("cryptography")
@@ -31,23 +30,11 @@ def pg():
     yield from throwaway_postgres()
 
 
-_n_db = itertools.count()
-
-
-def new_database(pg) -> str:
-    name = f"committee80_{next(_n_db)}"
-    eng = create_engine(pg.url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
-    try:
-        with eng.connect() as c:
-            c.execute(text(f"CREATE DATABASE {name}"))
-    finally:
-        eng.dispose()
-    return pg.url.replace("/dptopic", f"/{name}")
 
 
 def two_servers(pg, tmp_path, rnd):
     """``rnd``'s round served by two ``dptopic serve`` processes on a new PostgreSQL database, both started."""
-    url = new_database(pg)
+    url = new_database(pg.url, "committee80")
     servers = []
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
@@ -84,7 +71,7 @@ def test_two_server_objects_share_a_committee_round_on_postgresql(tmp_path, pg):
     the next: each reads in what the other stored before it checks a message; one opened again halfway."""
     from dptopic.service.secure_committee import StoredCommitteeRound
 
-    url = new_database(pg)
+    url = new_database(pg.url, "committee80")
     rnd = InProcessCommitteeRound(tmp_path, n=10, dropouts=1, collusion=1, seed=5)
     class Fresh:
         """A round's attributes (its state, committee) read as a server process answers a view: once what the other
@@ -330,7 +317,7 @@ def test_a_round_in_committee_cohorts_keeps_each_cohort_in_its_own_schema_charge
     from dptopic.errors import DPTopicError
     from dptopic.service.cohort_app import CohortServer
 
-    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    url, led = new_database(pg.url, "committee80"), tmp_path / "ledger.sqlite"
     with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", database=url, ledger=led,
                          dataset="clinic") as live:
         out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live")
@@ -367,7 +354,7 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
     from dptopic.service import secure_committee as server
     from dptopic.service.secure_committee import StoredCommitteeRound
 
-    url, led = new_database(pg), tmp_path / "ledger.sqlite"
+    url, led = new_database(pg.url, "committee80"), tmp_path / "ledger.sqlite"
     rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, seed=3)
     a, b = (StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, url, ledger=str(led),
                                  ledger_dataset="clinic") for _ in range(2))

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 import pytest
 from sqlalchemy import create_engine, text
 
-from service_helpers import InProcessRound, OverHttp, SecureServe, throwaway_postgres
+from service_helpers import InProcessRound, OverHttp, SecureServe, new_database, throwaway_postgres
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("cryptography")
@@ -24,18 +24,6 @@ def pg():
     yield from throwaway_postgres()
 
 
-_n_db = itertools.count()
-
-
-def new_database(pg) -> str:
-    name = f"secure80_{next(_n_db)}"
-    eng = create_engine(pg.url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
-    try:
-        with eng.connect() as c:
-            c.execute(text(f"CREATE DATABASE {name}"))
-    finally:
-        eng.dispose()
-    return pg.url.replace("/dptopic", f"/{name}")
 
 
 class Spread:
@@ -52,7 +40,7 @@ class Spread:
 def two_servers(pg, tmp_path, rnd):
     """``rnd``'s round served by two ``dptopic serve`` processes sharing a new PostgreSQL database: ``(url, a, b)``,
     both started (the second finds the round the first created, and joins it) and stopped on the way out."""
-    url = new_database(pg)
+    url = new_database(pg.url, "secure80")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     a, b = SecureServe(tmp_path / "a", rnd, url), SecureServe(tmp_path / "b", rnd, url)
@@ -256,7 +244,7 @@ def test_a_round_in_cohorts_on_postgresql_keeps_each_round_in_its_own_schema_and
     from dptopic.service.cohort_app import CohortServer
 
     hold_noise_fixed(monkeypatch)
-    bows, url = tiny_bows(24), new_database(pg)
+    bows, url = tiny_bows(24), new_database(pg.url, "secure80")
     models = []
     for database in (url, None):
         where = tmp_path / ("pg" if database else "sqlite")

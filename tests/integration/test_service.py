@@ -39,6 +39,7 @@ from service_helpers import (  # noqa: E402
     http,
     make_data,
     make_words,
+    new_database,
     post_reports,
     service_config,
     with_format_version,
@@ -871,23 +872,10 @@ def pg_url():
     yield from throwaway_postgres_url()
 
 
-_n_database = iter(range(10 ** 6))
-
-
 def _database(backend, request, tmp_path) -> str:
     if backend == "sqlite":
         return f"sqlite:///{tmp_path / 'admin.db'}"
-    from sqlalchemy import create_engine, text
-
-    url = request.getfixturevalue("pg_url")
-    name = f"admin_bodies_{next(_n_database)}"
-    eng = create_engine(url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
-    try:
-        with eng.connect() as c:
-            c.execute(text(f"CREATE DATABASE {name}"))
-    finally:
-        eng.dispose()
-    return url.replace("/dptopic", f"/{name}")
+    return new_database(request.getfixturevalue("pg_url"), "admin_bodies")
 
 
 def _admin_raw(url: str, path: str, body: bytes, content_type: str = "application/json"):

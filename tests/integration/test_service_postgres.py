@@ -42,6 +42,7 @@ from service_helpers import (  # noqa: E402
     http,
     make_data,
     make_words,
+    new_database,
     post_reports,
     throwaway_postgres,
 )
@@ -109,21 +110,6 @@ def pg_url(pg):
     return pg.url
 
 
-_n_db = iter(range(1_000_000))
-
-
-def new_database(pg_url: str, *settings: str) -> str:
-    """A fresh database of the throwaway cluster (``ALTER DATABASE ... SET`` each of ``settings``); its URL."""
-    name = f"pg52_{next(_n_db)}"
-    eng = create_engine(pg_url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
-    try:
-        with eng.connect() as c:
-            c.execute(text(f"CREATE DATABASE {name}"))
-            for s in settings:
-                c.execute(text(f"ALTER DATABASE {name} SET {s}"))
-    finally:
-        eng.dispose()
-    return pg_url.replace("/dptopic", f"/{name}")
 
 
 def _store_behind_the_lock(url: str, batch: list[Submission], committed: list[tuple[str, str]]):
@@ -170,7 +156,7 @@ def _store_behind_the_lock(url: str, batch: list[Submission], committed: list[tu
 @pytest.mark.postgres
 @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
 def test_store_sees_what_another_server_committed_whatever_the_default_isolation(pg_url, isolation):
-    url = new_database(pg_url, f"default_transaction_isolation TO '{isolation}'")
+    url = new_database(pg_url, "pg52", f"default_transaction_isolation TO '{isolation}'")
     Storage(url).close()        # the schema
     # another server stored these two while this one waited for the lock: a copy of the first body under a new key
     # is a duplicate, a retry of the second key is a replay; nothing of this batch but the new upload is stored
@@ -201,7 +187,7 @@ def _trainer_setup(database: str, n_reports: int = 30, batch_size: int = 15):
 def _database(backend, request, tmp_path) -> str:
     """A fresh database of ``backend``: one in the throwaway PostgreSQL cluster, or a SQLite file."""
     if backend == "postgresql":
-        return new_database(request.getfixturevalue("pg_url"))
+        return new_database(request.getfixturevalue("pg_url"), "pg52")
     return f"sqlite:///{tmp_path / 't.db'}"
 
 
@@ -266,7 +252,7 @@ def test_a_batch_refused_after_the_model_took_it_is_not_in_the_next_saved_model(
 # ----------------------------------------------------------------------------- migrations
 @pytest.mark.postgres
 def test_an_upgrade_by_a_role_that_does_not_own_the_tables_names_the_owner(pg_url):
-    url = new_database(pg_url)
+    url = new_database(pg_url, "pg52")
     Storage(url).close()
     owner = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
@@ -384,7 +370,7 @@ def _body(words, texts, seed_docs):
 @pytest.mark.postgres
 @pytest.mark.service
 def test_a_stopped_postgresql_gets_uploads_refused_in_time_and_the_service_recovers(pg, tmp_path):
-    url = new_database(pg.url)
+    url = new_database(pg.url, "pg52")
     words, texts = make_data(tmp_path)
     srv = Server(tmp_path, url, "--train-interval", "0", "--database-timeout", "3").start()
     try:
@@ -439,7 +425,7 @@ def _in_thread(fn, wait: float):
 
 @pytest.mark.postgres
 def test_an_upload_behind_a_writers_lock_that_is_never_released_is_refused_by_the_lock_timeout(pg):
-    url = new_database(pg.url)
+    url = new_database(pg.url, "pg52")
     st = Storage(url, timeout=2)
     holder_engine = create_engine(url)
     try:
@@ -461,7 +447,7 @@ def test_an_upload_behind_a_writers_lock_that_is_never_released_is_refused_by_th
 
 @pytest.mark.postgres
 def test_the_trainers_commit_may_wait_longer_than_a_request(pg):
-    url = new_database(pg.url)
+    url = new_database(pg.url, "pg52")
     st = Storage(url, timeout=1, long_timeout=60)
     holder_engine = create_engine(url)
     try:
