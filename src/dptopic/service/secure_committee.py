@@ -39,6 +39,7 @@ from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
 from .secure_sum import (
     FIRST_LOOK_S,
+    LONG_POLL_S,
     LOOK_EVERY_S,
     STATE_LOOK_S,
     ApiError,
@@ -49,6 +50,7 @@ from .secure_sum import (
     hold_round_lock,
     process_usage,
     release_document,
+    wait_timeout,
 )
 from .storage import safe_url
 
@@ -665,8 +667,6 @@ __all__ = ["CommitteeRound", "StoredCommitteeRound"]
 
 # ----------------------------------------------------------------------------- HTTP
 STATES = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released", "failed")
-LONG_POLL_S = 20.0
-"""The longest a request with ``?wait=STEP`` is held (below a client's 30 s read timeout)."""
 MAX_META_BYTES = 4 * 1024 * 1024
 
 
@@ -719,15 +719,7 @@ async def _view(request, who: str | None = None) -> dict:
     q = request.query_params
     step = q.get("wait")
     if step is not None:
-        if step not in STATES:
-            raise ApiError(400, "no_such_step", f"wait names no step of the round ({', '.join(STATES)}).")
-        try:
-            timeout = float(q.get("timeout", LONG_POLL_S))
-        except ValueError:
-            timeout = -1.0
-        if not 0 <= timeout <= 3600:
-            raise ApiError(400, "bad_timeout", "timeout is a number of seconds, 0 or more.")
-        await s.wait(step, timeout)
+        await s.wait(step, wait_timeout(q, STATES))
     r = s.rnd
     include = set(filter(None, q.get("include", "").split(",")))
     if include - {"roster", "committee", "signatures"}:
