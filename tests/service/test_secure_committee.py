@@ -1,6 +1,7 @@
 """``dptopic.service.secure_committee``: a committee-mode round, in process, from the prekeys to the release, and what
 the server refuses."""
 import base64
+import json
 
 import numpy as np
 import pytest
@@ -365,3 +366,35 @@ def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again
     assert rnd.server.state == "upload1", rnd.server.reason
     assert len(_releases(led)) == 1
     rnd.server.dispose()
+
+
+def test_a_long_poll_is_refused_for_an_unknown_step_or_timeout_and_answers_at_its_timeout(tmp_path):
+    """``?wait=STEP[&timeout=S]`` is read as the default round reads it: a step the committee round does not have, or
+    a timeout that is not 0 to 3,600 seconds, is a 400 in one line; a short timeout answers with the round as it is."""
+    import time
+
+    import uvicorn
+
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.service.secure_committee import create_committee_app
+    from service_helpers import free_port, http, start_uvicorn, stop_uvicorn
+
+    make_invitations(tmp_path / "enroll.key", 6, tmp_path / "inv", round_id="round1")
+    plan = ss.SecureSumPlan(8.0, 1e-5, 6, 1, 30, 1, committee="auto")
+    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
+                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
+                                           access_log=False))
+    thread = start_uvicorn(server, "the committee server")
+    url = f"http://127.0.0.1:{port}/v1/secure/round"
+    try:
+        for query, code in (("?wait=shares", "no_such_step"), ("?wait=upload0&timeout=soon", "bad_timeout"),
+                            ("?wait=upload0&timeout=-1", "bad_timeout"), ("?wait=upload0&timeout=7200", "bad_timeout")):
+            status, _, data = http("GET", url + query)
+            assert status == 400 and json.loads(data)["error"]["code"] == code, (query, data)
+        t = time.monotonic()
+        status, _, data = http("GET", url + "?wait=released&timeout=0.3")
+        assert status == 200 and json.loads(data)["state"] == "keys" and 0.25 <= time.monotonic() - t < 10
+    finally:
+        stop_uvicorn(server, thread)
