@@ -398,3 +398,29 @@ def test_a_long_poll_is_refused_for_an_unknown_step_or_timeout_and_answers_at_it
         assert status == 200 and json.loads(data)["state"] == "keys" and 0.25 <= time.monotonic() - t < 10
     finally:
         stop_uvicorn(server, thread)
+
+
+def test_a_stored_round_holds_no_blob_in_memory_and_hands_each_member_the_blobs_addressed_to_it(tmp_path):
+    """The blobs (C an upload, most of a large round's bytes) stay in the database until a member reads its own: the
+    server object keeps none, and each member's view carries exactly the blob every uploader addressed to it."""
+    from committee_helpers import InProcessCommitteeRound
+    from dptopic.service.secure_committee import StoredCommitteeRound
+
+    rnd = InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
+    rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db")
+    sent: dict = {}
+    post = rnd.server.post_upload
+
+    def recording(phase, who, body, header, blobs, signature):
+        sent[who] = dict(blobs)
+        return post(phase, who, body, header, blobs, signature)
+    rnd.server.post_upload = recording
+    rnd.prekeys()
+    rnd.open()
+    rnd.upload(0)
+    assert sent and not rnd.server._blobs
+    for m in rnd.committee:
+        uploads = rnd.server.committee_view(0, m)["uploads"]
+        assert {u: v["blob"] for u, v in uploads.items()} == {u: b[m] for u, b in sent.items()}
+    assert not rnd.server._blobs
+    rnd.server.dispose()

@@ -195,7 +195,6 @@ class CommitteeRound:
         digests nor the commitments themselves). Made once per member and step (the uploads are closed by then)."""
         key = (phase, member)
         if key not in self._member_views:
-            blobs = self._blobs.get(key, {})
             uploads = {}
             for u in self.uploaded.get(phase, ()):
                 sha, header, sig = self._receipts[(phase, u)]
@@ -203,9 +202,20 @@ class CommitteeRound:
                 if tree is None:
                     tree = self._trees[(phase, u)] = (sc.blob_tree(header["blobs"]), sc.pairs_digest(header["pairs"]))
                 uploads[u] = {"sha": sha, "pairs": tree[1], "path": sc.blob_path(header["blobs"], member, tree[0]),
-                              "signature": sig, "blob": blobs.get(u)}
+                              "signature": sig}
             self._member_views[key] = uploads
-        return {**self.view(), "uploads": self._member_views[key]}
+        blobs = self._member_blobs(phase, member)
+        return {**self.view(), "uploads": {u: {**v, "blob": blobs.get(u)} for u, v in self._member_views[key].items()}}
+
+    def _member_blobs(self, phase: int, member: str) -> dict:
+        """``{uploader: the blob it addressed to member}`` of step ``phase`` (kept in memory here; a stored round
+        reads them from its database, :meth:`StoredCommitteeRound._member_blobs`)."""
+        return self._blobs.get((phase, member), {})
+
+    def _keep_blobs(self, phase: int, contributor: str, blobs: dict) -> None:
+        """An accepted upload's blobs, one per committee member, kept until the members read them."""
+        for m, b in blobs.items():
+            self._blobs.setdefault((phase, m), {})[contributor] = b
 
     def signatures(self, phase: int) -> dict:
         """The committee's consistency signatures of ``phase`` (public once the step closed)."""
@@ -242,8 +252,7 @@ class CommitteeRound:
         self._running = y.copy() if self._running is None else self._running + y
         self._receipts[(phase, contributor)] = (sha, header, signature)
         self._count[phase] = self._count.get(phase, 0) + 1
-        for m, b in blobs.items():
-            self._blobs.setdefault((phase, m), {})[contributor] = b
+        self._keep_blobs(phase, contributor, blobs)
         if self._count[phase] == len(members):
             self._close_upload(phase)
         return {"stored": True}
@@ -508,8 +517,6 @@ class StoredCommitteeRound(CommitteeRound):
             if (r.phase, r.contributor) not in self._receipts:
                 self._count[r.phase] = self._count.get(r.phase, 0) + 1
             self._receipts[(r.phase, r.contributor)] = (r.sha, json.loads(r.header), r.signature)
-        for r in new("blobs", c_blobs):
-            self._blobs.setdefault((r.phase, r.member), {})[r.uploader] = r.blob
         for r in new("signatures", c_signatures):
             self._signatures.setdefault(r.phase, {})[r.member] = r.signature
         for r in new("answers", c_answers):
@@ -610,6 +617,18 @@ class StoredCommitteeRound(CommitteeRound):
     def committee_view(self, phase: int, member: str) -> dict:
         self.fresh()
         return super().committee_view(phase, member)
+
+    def _member_blobs(self, phase: int, member: str) -> dict:
+        """The blobs addressed to ``member`` in step ``phase``, read from the database when the member asks: the
+        server holds no upload's blobs in memory (C of them an upload: at 10,000 people they were most of its
+        memory)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(c_blobs.c.uploader, c_blobs.c.blob).where(
+                (c_blobs.c.phase == phase) & (c_blobs.c.member == member)))
+            return {r.uploader: r.blob for r in rows}
+
+    def _keep_blobs(self, phase: int, contributor: str, blobs: dict) -> None:
+        """Nothing in memory: :meth:`post_upload` writes the blobs in the upload's transaction."""
 
     def signatures(self, phase: int) -> dict:
         self.fresh()
@@ -736,7 +755,8 @@ async def _view(request, who: str | None = None) -> dict:
         if "signatures" in include and state.startswith("unmask"):
             view["signatures"] = r.signatures(int(state[-1]))
         return view
-    return await run_in_threadpool(made) if r.shared else made()    # shared: it reads the database
+    # off the event loop where it reads the database: a shared round's view, a member's blobs of a stored round
+    return await run_in_threadpool(made) if r.shared or "committee" in include else made()
 
 
 async def _call(rnd: CommitteeRound, method, *args):
