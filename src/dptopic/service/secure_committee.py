@@ -96,7 +96,6 @@ class CommitteeRound:
         self._answers: dict = {}
         self.lock = threading.RLock()   # the HTTP app runs each message under it, off its event loop
         self._trees: dict = {}          # (phase, uploader) -> its blobs' Merkle tree and pair digest (members' views)
-        self._member_views: dict = {}   # (phase, member) -> what committee_view hands that member
 
     # ------------------------------------------------------------ checks
     def _need(self, *states) -> None:
@@ -192,20 +191,18 @@ class CommitteeRound:
         """What a committee member reads at the consistency and unmasking of ``phase``: the view and, for each
         uploader, only what that member needs: the blob addressed to it, and what checks the upload's signature
         over it (the body's SHA-256, the pair commitments' digest, the blob's Merkle path; not the other members'
-        digests nor the commitments themselves). Made once per member and step (the uploads are closed by then)."""
-        key = (phase, member)
-        if key not in self._member_views:
-            uploads = {}
-            for u in self.uploaded.get(phase, ()):
-                sha, header, sig = self._receipts[(phase, u)]
-                tree = self._trees.get((phase, u))
-                if tree is None:
-                    tree = self._trees[(phase, u)] = (sc.blob_tree(header["blobs"]), sc.pairs_digest(header["pairs"]))
-                uploads[u] = {"sha": sha, "pairs": tree[1], "path": sc.blob_path(header["blobs"], member, tree[0]),
-                              "signature": sig}
-            self._member_views[key] = uploads
+        digests nor the commitments themselves). Made when the member asks (a step's Merkle trees are kept, the views
+        not: at 10,000 people the committee's views of a step held more memory than the round)."""
         blobs = self._member_blobs(phase, member)
-        return {**self.view(), "uploads": {u: {**v, "blob": blobs.get(u)} for u, v in self._member_views[key].items()}}
+        uploads = {}
+        for u in self.uploaded.get(phase, ()):
+            sha, header, sig = self._receipts[(phase, u)]
+            tree = self._trees.get((phase, u))
+            if tree is None:
+                tree = self._trees[(phase, u)] = (sc.blob_tree(header["blobs"]), sc.pairs_digest(header["pairs"]))
+            uploads[u] = {"sha": sha, "pairs": tree[1], "path": sc.blob_path(header["blobs"], member, tree[0]),
+                          "signature": sig, "blob": blobs.get(u)}
+        return {**self.view(), "uploads": uploads}
 
     def _member_blobs(self, phase: int, member: str) -> dict:
         """``{uploader: the blob it addressed to member}`` of step ``phase`` (kept in memory here; a stored round
