@@ -1,6 +1,7 @@
 """``dptopic.service.secure_committee``: a committee-mode round, in process, from the prekeys to the release, and what
 the server refuses."""
 import base64
+import contextlib
 import json
 
 import numpy as np
@@ -99,6 +100,30 @@ def test_the_body_is_the_plans_ring_and_each_upload_carries_one_blob_per_member(
     assert {len(base64.b64decode(b)) for b in blobs.values()} == {12 + 16 + 32 * (1 + len(neighbours))}
 
 
+@contextlib.contextmanager
+def _live_committee_round(tmp_path, n: int):
+    """A committee-mode round of ``n`` invited contributors (V = 30, K = 3) served by uvicorn on 127.0.0.1: yields
+    ``(app, url)``."""
+    import uvicorn
+
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.service.secure_committee import create_committee_app
+    from service_helpers import free_port, start_uvicorn, stop_uvicorn
+
+    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1")
+    plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
+    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
+                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
+                                           access_log=False))
+    thread = start_uvicorn(server, "the committee server")
+    try:
+        yield app, f"http://127.0.0.1:{port}"
+    finally:
+        stop_uvicorn(server, thread)
+
+
 def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_member_seven(tmp_path):
     """Every request of every contributor in a live committee-mode round (one contributor late by a second and a
     half, one whose keys were posted ahead at enrolment): REQUESTS_COMMITTEE for an ordinary contributor (its keys
@@ -106,8 +131,6 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
     model."""
     import threading
     import time
-
-    import uvicorn
 
     from cohort_helpers import tiny_bows
     from dptopic.contributor.client import ServiceClient
@@ -118,9 +141,7 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
         post_prekey,
         take_part_committee,
     )
-    from dptopic.protocol.enrollment import make_invitations
-    from dptopic.service.secure_committee import create_committee_app
-    from service_helpers import free_port, http, start_uvicorn, stop_uvicorn
+    from service_helpers import http
 
     class Counting(ServiceClient):
         def request(self, method, path, *a, **k):
@@ -128,18 +149,7 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
             return super().request(method, path, *a, **k)
 
     n = 10
-    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1")
-    from dptopic.protocol.enrollment import read_directory
-
-    plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
-    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
-                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
-                                           access_log=False))
-    thread = start_uvicorn(server, "the committee server")
-    url = f"http://127.0.0.1:{port}"
-    try:
+    with _live_committee_round(tmp_path, n) as (app, url):
         files = sorted((tmp_path / "inv").glob("invitation-*.json"))
         bows = tiny_bows(n, 0, 30)
         ahead = Counting(url)
@@ -170,8 +180,6 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
             assert clients[i].sent == want, (o["contributor"], clients[i].sent)
         status, _, data = http("GET", url + "/v1/model")
         assert status == 200 and b"model_json" in data
-    finally:
-        stop_uvicorn(server, thread)
 
 
 def test_the_sql_round_server_refuses_a_committee_plan_in_one_line(rnd):
@@ -373,31 +381,17 @@ def test_a_long_poll_is_refused_for_an_unknown_step_or_timeout_and_answers_at_it
     a timeout that is not 0 to 3,600 seconds, is a 400 in one line; a short timeout answers with the round as it is."""
     import time
 
-    import uvicorn
+    from service_helpers import http
 
-    from dptopic.protocol.enrollment import make_invitations, read_directory
-    from dptopic.service.secure_committee import create_committee_app
-    from service_helpers import free_port, http, start_uvicorn, stop_uvicorn
-
-    make_invitations(tmp_path / "enroll.key", 6, tmp_path / "inv", round_id="round1")
-    plan = ss.SecureSumPlan(8.0, 1e-5, 6, 1, 30, 1, committee="auto")
-    app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
-                               [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning",
-                                           access_log=False))
-    thread = start_uvicorn(server, "the committee server")
-    url = f"http://127.0.0.1:{port}/v1/secure/round"
-    try:
+    with _live_committee_round(tmp_path, 6) as (_, url):
+        round_url = url + "/v1/secure/round"
         for query, code in (("?wait=shares", "no_such_step"), ("?wait=upload0&timeout=soon", "bad_timeout"),
                             ("?wait=upload0&timeout=-1", "bad_timeout"), ("?wait=upload0&timeout=7200", "bad_timeout")):
-            status, _, data = http("GET", url + query)
+            status, _, data = http("GET", round_url + query)
             assert status == 400 and json.loads(data)["error"]["code"] == code, (query, data)
         t = time.monotonic()
-        status, _, data = http("GET", url + "?wait=released&timeout=0.3")
+        status, _, data = http("GET", round_url + "?wait=released&timeout=0.3")
         assert status == 200 and json.loads(data)["state"] == "keys" and 0.25 <= time.monotonic() - t < 10
-    finally:
-        stop_uvicorn(server, thread)
 
 
 def test_a_stored_round_holds_no_blob_in_memory_and_hands_each_member_the_blobs_addressed_to_it(tmp_path):
