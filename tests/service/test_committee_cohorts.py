@@ -183,6 +183,9 @@ def test_a_round_in_committee_cohorts_the_ledger_refuses_fails_every_round_with_
     seen = _record_unmaskings(monkeypatch, led)
     with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", ledger=led, dataset="clinic") as live:
         out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live", timeout=60)
+        deadline = time.monotonic() + 30     # the players may give up before the coordinator has failed every round
+        while live.server.view()["bridge"] != "failed" and time.monotonic() < deadline:
+            time.sleep(0.05)
         view = live.server.view()
         padded = [r.padded for r in live.server.parts()]
     assert not any(isinstance(o, dict) for o in out)
