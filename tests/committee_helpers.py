@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from service_helpers import OverHttp
+
 
 class InProcessCommitteeRound:
     """``n`` contributors with their invitations and state files, a plan with ``committee`` (default "auto"). Each
@@ -251,26 +253,17 @@ class CommitteeServer:
         stop_uvicorn(self.server, self.thread)
 
 
-class CommitteeOverHttp:
+class CommitteeOverHttp(OverHttp):
     """The :class:`~dptopic.service.secure_committee.CommitteeRound` calls :class:`InProcessCommitteeRound` makes,
     over HTTP to the server at ``url`` (its admin token ``token``): a served round driven step by step."""
 
     def __init__(self, url: str, token: str = "t" * 24):
-        self.url, self.token = url, token
+        super().__init__(url)
+        self.token = token
 
     def _call(self, method, path, doc=None, body=None, headers=None):
-        import json
-
-        from dptopic.service.secure_sum import ApiError
-        from service_helpers import http
-
-        if doc is not None:
-            body, headers = json.dumps(doc).encode(), {"Content-Type": "application/json"}
-        status, _, data = http(method, self.url + path, body, headers or {})
-        out = json.loads(data)
-        if status >= 400:
-            raise ApiError(status, out["error"]["code"], out["error"]["message"])
-        return out
+        """The answer's document (:meth:`OverHttp._call` without its status); an error answer raised as ApiError."""
+        return super()._call(method, path, doc, body, headers)[1]
 
     def view(self) -> dict:
         return self._call("GET", "/v1/secure/round")

@@ -171,14 +171,11 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
     assert "needs thousands of people" in few.stdout
 
 
-def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path, monkeypatch):
+def _count_requests(monkeypatch) -> list:
+    """Every request the test's own thread makes through ServiceClient, as ``"METHOD /path"``, appended as made."""
     import threading
 
-    import numpy as np
-
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_client import take_part
-    from service_helpers import SecureSumServer
 
     sent, send = [], ServiceClient.request
 
@@ -187,6 +184,18 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path, monkeypatch):
             sent.append(f"{method} {path.split('?')[0]}")
         return send(self, method, path, *args, **kwargs)
     monkeypatch.setattr(ServiceClient, "request", counted)
+    return sent
+
+
+def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path, monkeypatch):
+    import threading
+
+    import numpy as np
+
+    from dptopic.contributor.secure_client import take_part
+    from service_helpers import SecureSumServer
+
+    sent = _count_requests(monkeypatch)
 
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
     with SecureSumServer(tmp_path, WORDS, n=3, dropouts=0) as srv:
@@ -407,16 +416,9 @@ def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monk
     import numpy as np
 
     from committee_helpers import CommitteeServer
-    from dptopic.contributor.client import ServiceClient
     from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE, take_part_committee
 
-    sent, send = [], ServiceClient.request
-
-    def counted(self, method, path, *args, **kwargs):
-        if threading.current_thread() is threading.main_thread():
-            sent.append(f"{method} {path.split('?')[0]}")
-        return send(self, method, path, *args, **kwargs)
-    monkeypatch.setattr(ServiceClient, "request", counted)
+    sent = _count_requests(monkeypatch)
 
     (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
     with CommitteeServer(tmp_path, WORDS, n=4) as srv:
