@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 
 WITH, WITHOUT, FLOOR = "docdp-cooc-vectors", "docdp-cooc", "public-vectors"
+SPREAD = "docdp-cooc-vectors-spread"
+"""The spread route forced (an option), drawn and reported beside the default where a file has its rows."""
 BOTH = ("20newsgroups",)
 """The corpora whose target is coverage and accuracy at once (the others': floor + 0.05, paired coverage, support)."""
 COVERAGE_AT, ACCURACY_AT, FLOOR_MARGIN, SUPPORTED_AT = 0.75, 0.80, 0.05, 8
@@ -46,11 +48,11 @@ def routes(row) -> str:
                      for r in sorted(set(taken), key=taken.index))
 
 
-def conditions(result) -> list:
-    """Per epsilon measured with vectors: (epsilon, {condition: (met, text)})."""
+def conditions(result, trainer=WITH) -> list:
+    """Per epsilon measured with vectors (``trainer``'s rows): (epsilon, {condition: (met, text)})."""
     corpus = result["corpus"]
     floor = round(result["floors"][FLOOR]["accuracy_share"], 2)
-    withv, without = rows_by_epsilon(result, WITH), rows_by_epsilon(result, WITHOUT)
+    withv, without = rows_by_epsilon(result, trainer), rows_by_epsilon(result, WITHOUT)
     out = []
     for eps, r in sorted(withv.items()):
         cov, acc, sup = round(r["coverage_share"], 2), round(r["accuracy_share"], 2), r.get("supported", 0)
@@ -72,13 +74,14 @@ def report(results) -> str:
     """Markdown: per corpus and epsilon, each condition's figure against its line, and the smallest epsilon meeting
     the whole target (or that none measured does)."""
     lines = []
-    for result in results:
-        conds = conditions(result)
+    for result, trainer in ((r, t) for r in results for t in (WITH, SPREAD)):
+        conds = conditions(result, trainer)
         if not conds:
             continue
         names = list(conds[0][1])
-        withv = rows_by_epsilon(result, WITH)
-        lines.append(f"{result['corpus']} (floor of the vectors alone: accuracy share"
+        withv = rows_by_epsilon(result, trainer)
+        n = len(withv[conds[0][0]]["runs"])
+        lines.append(f"{result['corpus']}, {trainer} ({n} runs; floor of the vectors alone: accuracy share"
                      f" {result['floors'][FLOOR]['accuracy_share']:.2f})\n")
         lines.append("| epsilon | route | " + " | ".join(names) + " | target |")
         lines.append("|---|---|" + "---|" * (len(names) + 1))
@@ -100,6 +103,8 @@ def plot(results, path) -> None:
     import matplotlib.ticker
 
     fig, axes = plt.subplots(3, len(results), figsize=(4.2 * len(results), 9.0), squeeze=False, sharex=True)
+    ticks = sorted({e for result in results for e in rows_by_epsilon(result, WITH)})
+    runs = sorted({len(r["runs"]) for result in results for r in rows_by_epsilon(result, WITH).values()})
     for col, result in enumerate(results):
         corpus = result["corpus"]
         floor = result["floors"].get(FLOOR, {})
@@ -108,7 +113,8 @@ def plot(results, path) -> None:
                                             ("supported", "topics supported (of 20)"))):
             ax = axes[row][col]
             for trainer, style, name in ((WITHOUT, "s--", "without vectors (docdp-cooc)"),
-                                         (WITH, "o-", "with GloVe 6B 50d (default)")):
+                                         (WITH, "o-", "with GloVe 6B 50d (default)"),
+                                         (SPREAD, "^:", "with GloVe, spread route forced")):
                 rs = rows_by_epsilon(result, trainer)
                 eps = sorted(rs)
                 if not eps:
@@ -130,7 +136,7 @@ def plot(results, path) -> None:
                 ax.plot([], [], color="red", ls=":", label="target: at least without vectors")
             ax.set_xscale("log")
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
-            ax.set_xticks([0.5, 1, 2, 4, 8], labels=["0.5", "1", "2", "4", "8"])
+            ax.set_xticks(ticks, labels=[f"{e:g}" for e in ticks])
             if key == "supported":
                 ax.set_ylim(-0.5, 20.5)
                 ax.set_xlabel("epsilon per document")
@@ -139,7 +145,8 @@ def plot(results, path) -> None:
             if row == 0:
                 ax.set_title(f"{corpus} ({result['n_docs']:,} documents)", fontsize=10)
             ax.legend(fontsize=6, loc="lower right")
-    fig.suptitle("Issue 79's targets by budget: medians of 3 runs, bars min to max (K = 20, V = 2,000)", fontsize=10)
+    fig.suptitle(f"Issue 79's targets by budget: medians of {'/'.join(map(str, runs))} runs, bars min to max"
+                 " (K = 20, V = 2,000)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
