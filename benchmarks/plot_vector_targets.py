@@ -4,7 +4,8 @@ share and the count of supported topics against epsilon, with and without the pu
 vectors alone and the target lines; prints each target's conditions at each epsilon measured and the smallest epsilon
 at which all of them hold (docs/research/public_vectors.md, "The targets by budget").
 
-    python benchmarks/plot_vector_targets.py runs/curve79/all/utility_*.json --out docs/img/vector_targets_by_epsilon.png
+    python benchmarks/plot_vector_targets.py runs/curve79/ten/utility_*.json \\
+        --out docs/img/vector_targets_by_epsilon.png
 
 The targets (medians of the runs, each read at two decimals as the research log reports them):
 
@@ -108,7 +109,8 @@ def report(results) -> str:
                          + f" | {'met' if all(v[0] for v in c.values()) else 'not met'} |")
         met = [eps for eps, c in conds if all(v[0] for v in c.values())]
         top = max(e for e, _ in conds)
-        lines.append("\nsmallest epsilon measured meeting the target: " + (f"{min(met):g}" if met else f"none up to {top:g}"))
+        lines.append("\nsmallest epsilon measured meeting the target: "
+                     + (f"{min(met):g}" if met else f"none up to {top:g}"))
         if any(len(v) > 2 for c in conds for v in c[1].values()):
             # the paired coverage condition read as "not lower beyond the noise": the difference of the runs' means
             # no more than 2 standard errors below 0
@@ -153,7 +155,8 @@ def plot(results, path) -> None:
                 ax.axhline(COVERAGE_AT if key == "coverage_share" else ACCURACY_AT, color="red", ls=":", lw=1.2,
                            label="target")
             elif corpus not in BOTH and key == "accuracy_share" and key in floor:
-                ax.axhline(round(floor[key], 2) + FLOOR_MARGIN, color="red", ls=":", lw=1.2, label="target: floor + 0.05")
+                ax.axhline(round(floor[key], 2) + FLOOR_MARGIN, color="red", ls=":", lw=1.2,
+                           label="target: floor + 0.05")
             elif corpus not in BOTH and key == "supported":
                 ax.axhline(SUPPORTED_AT, color="red", ls=":", lw=1.2, label=f"target: {SUPPORTED_AT} supported")
             elif corpus not in BOTH and key == "coverage_share":
