@@ -175,7 +175,7 @@ def plot(results, path) -> None:
     fig.suptitle(f"Issue 79's targets by budget: medians of {'/'.join(map(str, runs))} runs, bars min to max"
                  " (K = 20, V = 2,000)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=72)
     plt.close(fig)
 
 
