@@ -256,6 +256,9 @@ def measure(model, train, test, reference=None, fit_on=None, perplexity=True, fi
         if supported is not None:
             background = getattr(model, "background_topics_", np.zeros(len(supported), bool))
             out["supported"] = int(np.sum(np.asarray(supported) & ~np.asarray(background, bool)))
+        vectors = getattr(model, "public_vectors_", None)
+        if isinstance(vectors, dict) and vectors.get("route"):      # the route vectors_route="auto" took
+            out["route"] = vectors["route"]
     return out
 
 
@@ -310,8 +313,11 @@ def print_row(label, eps, row, n):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=ALL_CORPORA)
-    ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
-    ap.add_argument("--trainers", nargs="+", default=[t for t in TRAINERS if t not in OPTIONS], choices=list(TRAINERS))
+    ap.add_argument("--epsilons", type=float, nargs="+", default=None,
+                    help="default 0.5 1 2 4 8; with --from-json --write-table: write only these epsilons' rows")
+    ap.add_argument("--trainers", nargs="+", default=None, choices=list(TRAINERS),
+                    help="default every trainer but the options; with --from-json --write-table: write only these"
+                         " trainers' rows")
     ap.add_argument("--seeds", type=int, default=3, help="runs per setting (3 or more for the table)")
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=2000)
@@ -336,10 +342,15 @@ def main(argv=None):
         for f in a.from_json:
             result = json.loads(Path(f).read_text())
             if a.write_table:
-                write_table(a, *table_entries(result))
+                rows, result_floors = table_entries(result)
+                write_table(a, [r for r in rows if (a.trainers is None or r["trainer"] in a.trainers)
+                                and (a.epsilons is None or any(math.isclose(r["epsilon"], e) for e in a.epsilons))],
+                            result_floors)
             if a.markdown:
                 print(markdown(result))
         return 0
+    a.epsilons = [0.5, 1, 2, 4, 8] if a.epsilons is None else a.epsilons
+    a.trainers = [t for t in TRAINERS if t not in OPTIONS] if a.trainers is None else a.trainers
     if a.quick:
         a.corpora, a.epsilons, a.seeds, a.cgs_iterations = ["election-tweets"], [1.0, 4.0], 1, 30
         a.dictionary_docs = a.dictionary_docs or 5000
@@ -505,16 +516,17 @@ _PUBLIC_MODELS: dict = {}
 
 
 def write_table(a, table_rows, table_floors) -> None:
-    """Refresh ``src/dptopic/utility_table.json``: rows and floors of the corpora measured in this run replace theirs;
-    the others are kept as they were."""
+    """Refresh ``src/dptopic/utility_table.json``: rows of the trainers, corpora and epsilons measured in this run, and
+    floors of its corpora, replace theirs; the others are kept as they were."""
     path = TABLE_PATH
     if getattr(a, "rows_only", False):
         table_floors = []
     old = json.loads(path.read_text()) if path.exists() else {"rows": []}
-    measured = {(r["trainer"], r["corpus"]) for r in table_rows}
+    measured = {(r["trainer"], r["corpus"], float(r["epsilon"])) for r in table_rows}
     for r in old.get("rows", []):       # the State of the Union paragraphs were called "demo" in earlier tables
         r["corpus"] = "sotu" if r.get("corpus") == "demo" else r.get("corpus")
-    kept = [r for r in old.get("rows", []) if (r.get("trainer"), r.get("corpus")) not in measured]
+    kept = [r for r in old.get("rows", []) if (r.get("trainer"), r.get("corpus"), float(r.get("epsilon", "nan")))
+            not in measured]
     floors_measured = {(f["floor"], f["corpus"]) for f in table_floors}
     kept_floors = [f for f in old.get("floors", []) if (f.get("floor"), f.get("corpus")) not in floors_measured]
     source = (f"benchmarks/bench_utility.py ({a.seeds} run(s) per setting, K={a.topics}, V={a.vocab}, LDA"

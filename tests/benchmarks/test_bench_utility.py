@@ -95,3 +95,32 @@ def test_a_subsample_is_a_fixed_draw_of_its_corpus_with_the_held_out_labels_it_s
     assert set(test_a.labels) <= set(a.labels) and test_a.n_docs == test_b.n_docs
     dropped = set(held.labels) - set(a.labels)
     assert test_a.n_docs == sum(y not in dropped for y in held.labels)
+
+
+def test_from_json_writes_only_the_trainers_and_epsilons_named_and_keeps_the_other_rows(bench, tmp_path, monkeypatch):
+    """``--from-json --write-table --rows-only --trainers T --epsilons E``: the named trainer's rows at the named
+    epsilons replace theirs; its rows at other epsilons, other trainers' rows of the same corpus and the floors stay."""
+    def row(trainer, eps, cov):
+        return {"unit": "document", "trainer": trainer, "corpus": "c", "n_docs": 100, "doc_length": 10.0,
+                "n_topics": 20, "epsilon": eps, "coverage_share": cov}
+
+    table = tmp_path / "utility_table.json"
+    old = {"source": "benchmarks/bench_utility.py (3 run(s) per setting, K=20, V=2000, LDA 300 sweeps, delta=1e-05)",
+           "rows": [row("docdp-cooc", 2.0, 0.5), row("docdp-cooc-vectors", 1.0, 0.4)],
+           "floors": [{"floor": "public-vectors", "corpus": "c", "coverage_share": 0.3}]}
+    table.write_text(json.dumps(old))
+    monkeypatch.setattr(bench, "TABLE_PATH", table)
+    measured = {t: {"unit": "document", "rows": [{"epsilon": e, "coverage_share": v, "supported": 3}
+                                                 for e, v in ((1.0, 0.9), (2.0, 0.8), (4.0, 0.85))]}
+                for t in ("docdp-cooc", "docdp-cooc-vectors")}
+    result = {"corpus": "c", "n_docs": 100, "doc_length": 10.0, "n_topics": 20, "trainers": measured,
+              "floors": {"public-vectors": {"coverage_share": 0.99}}}
+    (tmp_path / "utility_c.json").write_text(json.dumps(result))
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert bench.main(["--from-json", str(tmp_path / "utility_c.json"), "--write-table", "--rows-only",
+                           "--trainers", "docdp-cooc-vectors", "--epsilons", "2", "4"]) == 0
+    doc = json.loads(table.read_text())
+    got = {(r["trainer"], r["epsilon"]): r["coverage_share"] for r in doc["rows"]}
+    assert got == {("docdp-cooc", 2.0): 0.5, ("docdp-cooc-vectors", 1.0): 0.4, ("docdp-cooc-vectors", 2.0): 0.8,
+                   ("docdp-cooc-vectors", 4.0): 0.85}
+    assert doc["floors"] == old["floors"] and doc["source"] == old["source"]

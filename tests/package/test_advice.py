@@ -398,6 +398,25 @@ def test_the_user_level_forecast_with_vectors_reads_the_rows_of_the_route_the_us
         assert document.per_corpus[corpus] == pytest.approx(at["coverage_share"])
 
 
+def test_the_forecast_with_vectors_reads_measurements_at_epsilon_2_and_4_on_every_corpus():
+    """The table's docdp-cooc-vectors rows span epsilon 0.5 to 8 on the five corpora (2026-11-28; before, epsilon 1
+    only, so every other budget was read as a bound at the measured ends): at epsilon 2 and 4, at each corpus's own
+    size, the forecast with vectors reads that corpus's row (its curve made non-decreasing) as a measurement."""
+    table = load_table()
+    rows = [r for r in table["rows"] if r["trainer"] == VECTORS_ROWS]
+    corpora = {"20newsgroups", "20newsgroups-5000", "election-tweets", "sotu", "reuters"}
+    assert {(r["corpus"], float(r["epsilon"])) for r in rows} == {(c, e) for c in corpora for e in (0.5, 1, 2, 4, 8)}
+    for eps in (2.0, 4.0):
+        for at in (r for r in rows if r["epsilon"] == eps):
+            rec = recommend("document", eps, at["n_docs"], at["n_topics"], table=table, vectors=True)
+            curve = [r["coverage_share"] for r in rows if r["corpus"] == at["corpus"] and r["epsilon"] <= eps]
+            assert rec.vectors and rec.corpus_sides[at["corpus"]] is None, (eps, at["corpus"])
+            assert rec.per_corpus[at["corpus"]] == pytest.approx(max(curve), abs=1e-3)
+    # with every corpus measured around it, the forecast at epsilon 2 on 11,287 documents is no bound
+    rec = recommend("document", 2.0, 11_287, 20, table=table, vectors=True)
+    assert not rec.extrapolated and set(rec.per_corpus) == corpora
+
+
 def test_the_advice_names_parameters_and_the_command_line_writes_its_flags():
     """The library's advice speaks Python (``vocabulary='PUBLIC_WORDS.txt'``, ``recovery='nmf'``): no note or verdict
     writes a flag; ``dptopic recommend`` writes the same notes in its flags (cli.recommend.in_flags)."""
