@@ -42,17 +42,17 @@ it and lose coverage with the groups: hence :data:`GROUPS_MIN_PRESENCE` (docs/re
 GROUPS_MIN_PRESENCE = 50_000.0
 """``vectors_route="auto"`` takes the groups only where the first release's presence (its noisy word entries summed,
 each document's presence vector of norm 1: about the sum over the documents of the square root of their distinct
-words; the figure the signal divides by ``175 sigma``) is at least this, besides the signal (:data:`GROUPS_FROM`).
-It does not grow with epsilon, as the signal does. A cut between measured corpora, not a fitted optimum: about the
+words; the figure the signal divides by ``175 sigma``) is at least this, besides the signal (:data:`GROUPS_FROM`). It
+does not grow with epsilon, as the signal does. A cut between measured corpora, not a fitted optimum: about the
 geometric midpoint (49,900) of the largest presence where the groups lost coverage at a signal above the threshold
-(Reuters R52, 34,400, at epsilon 4 and 8; 20 Newsgroups' first 5,000 posts, 29,100, at every epsilon from 2 to 8;
-20 Newsgroups' posts by their first 12 words, 21,400, at 4; the friends' lines, 40,200, see the research page) and
-the smallest where they won (20 Newsgroups, 72,400; the State of the Union, 85,200, wins or ties at every epsilon;
-people of two State of the Union paragraphs, about 57,000, tied). The first release carries no count of documents
-(its last entry sums each document's 1 / norm); a count estimated from it (within 7% on the corpora measured) does
-not separate them: the posts' first words (11,237 documents) lose with the groups where 20 Newsgroups (11,287) wins.
-The same figure at the user unit, where it sums the people's bounded contributions (docs/research/public_vectors.md,
-docs/research/user_level.md)."""
+(Reuters R52, 34,400, at epsilon 4 and 8; 20 Newsgroups' first 5,000 posts, 29,100, at every epsilon from 2 to 8; 20
+Newsgroups' posts by their first 12 words, 21,400, at 4; the friends' lines, 40,200, tied at 2 and lost 0.013 +-
+0.009 at 4) and the smallest where they won (20 Newsgroups, 72,400; the State of the Union, 85,200, won or tied at
+every epsilon; people of two State of the Union paragraphs, about 57,000, tied). The first release carries no count
+of documents (its last entry sums each document's 1 / norm); a count estimated from it (within 8% on the corpora
+measured) does not separate them: the posts' first words (11,237 documents) lose with the groups where 20 Newsgroups
+(11,287) wins. The same figure at the user unit, where it sums the people's bounded contributions
+(docs/research/public_vectors.md, docs/research/user_level.md)."""
 
 GROUPS_FROM_PER_PERSON = GROUPS_FROM
 """``vectors_route="auto"`` at the user unit: the document unit's rule and thresholds (the first release's signal,
