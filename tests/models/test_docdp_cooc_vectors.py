@@ -265,29 +265,59 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
 
 def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):
     """``vectors_route="auto"`` at the user unit takes the groups where the people's first release's signal reaches
-    the threshold, as the document unit does (on real documents grouped into people the groups won or tied there:
-    docs/research/user_level.md), and the spread below it. The card says which."""
+    the threshold and its presence reaches ``GROUPS_MIN_PRESENCE``, as the document unit does (on real documents
+    grouped into people the groups won or tied there: docs/research/user_level.md), and the spread otherwise (750
+    planted people give far less presence than the cut, which is lowered here to see the groups). The card says
+    which route."""
     import dptopic.models.docdp_cooc as docdp_cooc
-    from dptopic.moments.vector_prior import GROUPS_FROM_PER_PERSON, choose_route
+    from dptopic.moments import vector_prior
+    from dptopic.moments.vector_prior import GROUPS_FROM_PER_PERSON, GROUPS_MIN_PRESENCE, choose_route
 
-    signals = []
+    signals, presences = [], []
 
     def spy(route, presence, sigma, *unit):
         signals.append(presence / (175.0 * sigma))
+        presences.append(presence)
         return choose_route(route, presence, sigma, *unit)
 
     monkeypatch.setattr(docdp_cooc, "choose_route", spy)
     users = [f"p{i // 2}" for i in range(planted.corpus.n_docs)]       # 750 people of two documents
-    person = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, unit="user",
-                                         public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
+
+    def fit(epsilon):
+        return quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=epsilon, seed=0, unit="user",
+                                           public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
+
+    few = fit(20.0)             # the signal passes, the presence does not: the spread
+    assert signals[-1] >= GROUPS_FROM_PER_PERSON and presences[-1] < GROUPS_MIN_PRESENCE
+    assert few.public_vectors_["route"] == "spread" and few.word_groups_ is None
+    monkeypatch.setattr(vector_prior, "GROUPS_MIN_PRESENCE", presences[-1] / 2)   # as if the cut lay below them
+    person = fit(20.0)
     assert signals[-1] >= GROUPS_FROM_PER_PERSON
     assert person.public_vectors_["route"] == "groups" and person.word_groups_ is not None
     card = privacy_card(person.privacy_report(), "DocDPCooccurrence")
     assert card["privacy_unit"] == "user" and "also counts groups of the other words made by the vectors" in \
         card["public_vectors"]["summary"]
-    low = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=1.0, seed=0, unit="user",
-                                      public_vectors=str(vectors_file)), planted.corpus, user_ids=users)
+    low = fit(1.0)
     assert signals[-1] < GROUPS_FROM_PER_PERSON
     assert low.public_vectors_["route"] == "spread" and low.word_groups_ is None
     assert "placed in the topics of their nearest released words" in \
         privacy_card(low.privacy_report(), "DocDPCooccurrence")["public_vectors"]["summary"]
+
+
+
+def test_auto_route_at_the_document_unit_reads_the_presence_that_does_not_grow_with_epsilon(planted, vectors_file,
+                                                                                              monkeypatch):
+    """At the document unit ``vectors_route="auto"`` takes the spread where the signal passes its threshold (a large
+    epsilon) but the first release's presence stays below ``GROUPS_MIN_PRESENCE`` (1,500 planted documents), and the
+    groups where the cut lies below that presence."""
+    from dptopic.moments import vector_prior
+
+    def fit():
+        return quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=20.0, seed=0, public_vectors=str(vectors_file)),
+                         planted.corpus)
+
+    small = fit()
+    assert small.public_vectors_["route"] == "spread" and small.word_groups_ is None
+    monkeypatch.setattr(vector_prior, "GROUPS_MIN_PRESENCE", 1000.0)  # the same release (seed 0): the signal passes
+    large = fit()
+    assert large.public_vectors_["route"] == "groups" and large.word_groups_ is not None

@@ -280,11 +280,13 @@ class DocDPCooccurrence(_DocumentDPModel):
         (post-processing). ``"groups"``: the co-occurrence release counts a quarter of the kept words as they are
         and groups of the other words made by the vectors (the same sensitivity: one document still moves it by at
         most 1). ``"auto"``: the groups when the first release's signal is large, the sum of its noisy word entries
-        over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124), the spread below
-        (20 Newsgroups' first 5,000 posts: 43, tweets: 18), where the groups lowered coverage; with
-        ``unit="user"`` the same rule on the people's first release (on real documents grouped into people the
-        groups won or tied above it and lost coverage below; :func:`~dptopic.moments.vector_prior.choose_route`;
-        post-processing of the first release; ``docs/research/user_level.md``).
+        over ``175 sigma`` at least 75 (20 Newsgroups: 106, State of the Union paragraphs: 124, at epsilon 1), and
+        that sum itself (the presence, which does not grow with epsilon) at least 50,000 (20 Newsgroups: 72,000);
+        the spread otherwise (20 Newsgroups' first 5,000 posts: 29,000, Reuters R52: 34,000, at any epsilon), where
+        the groups lowered coverage; with ``unit="user"`` the same rule on the people's first release (on real
+        documents grouped into people the groups won or tied above it and lost coverage below;
+        :func:`~dptopic.moments.vector_prior.choose_route`; post-processing of the first release;
+        ``docs/research/public_vectors.md``, ``docs/research/user_level.md``).
         ``"rectangular"`` (``unit="document"`` only; never chosen by ``"auto"``): the co-occurrence release pairs
         the 500 most frequent kept words (rows; ``n_words`` of them when it is a number) with 25 frequent words and
         25 groups of the other words made by the vectors (columns), each document's pair matrix scaled to Frobenius

@@ -32,15 +32,32 @@ ROUTES = ("auto", "spread", "groups", "rectangular")
 
 GROUPS_FROM = 75.0
 """``vectors_route="auto"`` at the document unit (at the user unit :data:`GROUPS_FROM_PER_PERSON`, the same): the
-release of word groups where the first release's signal is large enough, spreading below: the sum of its noisy word
-entries over ``175 sigma`` (the count ``n_words="auto"`` reads before it clips it to 200-2,000 words) at least this.
-Measured at epsilon 1: the groups did better on 20 Newsgroups (106) and the State of the Union paragraphs (124), worse
-in coverage on its first 5,000 posts (43), Reuters R52 (51) and the election tweets (18)
-(docs/research/public_vectors.md)."""
+release of word groups where the first release's signal is large enough and its presence reaches
+:data:`GROUPS_MIN_PRESENCE`, spreading otherwise: the sum of its noisy word entries over ``175 sigma`` (the count
+``n_words="auto"`` reads before it clips it to 200-2,000 words) at least this. Measured at epsilon 1: the groups did
+better on 20 Newsgroups (106) and the State of the Union paragraphs (124), worse in coverage on its first 5,000 posts
+(43), Reuters R52 (51) and the election tweets (18). The signal grows with epsilon, and from 2 on small corpora pass
+it and lose coverage with the groups: hence :data:`GROUPS_MIN_PRESENCE` (docs/research/public_vectors.md)."""
+
+GROUPS_MIN_PRESENCE = 50_000.0
+"""``vectors_route="auto"`` takes the groups only where the first release's presence (its noisy word entries summed,
+each document's presence vector of norm 1: about the sum over the documents of the square root of their distinct
+words; the figure the signal divides by ``175 sigma``) is at least this, besides the signal (:data:`GROUPS_FROM`). It
+does not grow with epsilon, as the signal does. A cut between measured corpora, not a fitted optimum: about the
+geometric midpoint (49,900) of the largest presence where the groups lost coverage at a signal above the threshold
+(Reuters R52, 34,400, at epsilon 4 and 8; 20 Newsgroups' first 5,000 posts, 29,100, at every epsilon from 2 to 8; 20
+Newsgroups' posts by their first 12 words, 21,400, at 4; the friends' lines, 40,200, tied at 2 and lost 0.013 +-
+0.009 at 4) and the smallest where they won (20 Newsgroups, 72,400; the State of the Union, 85,200, won or tied at
+every epsilon; people of two State of the Union paragraphs, about 57,000, tied). The first release carries no count
+of documents (its last entry sums each document's 1 / norm); a count estimated from it (within 8% on the corpora
+measured) does not separate them: the posts' first words (11,237 documents) lose with the groups where 20 Newsgroups
+(11,287) wins. The same figure at the user unit, where it sums the people's bounded contributions
+(docs/research/public_vectors.md, docs/research/user_level.md)."""
 
 GROUPS_FROM_PER_PERSON = GROUPS_FROM
-"""``vectors_route="auto"`` at the user unit: the document unit's rule and threshold (the first release's signal,
-the people's summed contributions, against :data:`GROUPS_FROM`); until 2026-11-27 the user unit took the spread
+"""``vectors_route="auto"`` at the user unit: the document unit's rule and thresholds (the first release's signal,
+the people's summed contributions, against :data:`GROUPS_FROM`, and their sum against :data:`GROUPS_MIN_PRESENCE`);
+until 2026-11-27 the user unit took the spread
 whatever the signal. Two measurements at epsilon 1 per person, paired (docs/research/user_level.md): on planted
 people (1,000 to 30,000; recovery of the planted topics only) the groups recovered 0.01-0.08 less than the spread at
 every signal (15 to 1,500); on real labelled documents grouped into people (20 Newsgroups, its first 5,000 posts,
@@ -50,17 +67,21 @@ random ones; ``bench_utility.py``'s coverage and accuracy shares), the groups wo
 accuracy tied, 6-8 more topics supported), and below it lost coverage (20NG-5000 at 21-41: -0.09; Reuters at
 23-49: -0.025 to -0.09; tweets at 8-17: -0.026; State of the Union at 65: -0.02; 20 Newsgroups at 33: -0.02 to
 -0.04) except on 20 Newsgroups at 53-70, where they won both and this rule leaves them (accuracy +0.15 to +0.24).
-The rule is judged on real corpora, as the document unit's was."""
+Every measured set of people above the signal's threshold had a presence of 57,000 or more, so
+:data:`GROUPS_MIN_PRESENCE` changes none of their routes. The rule is judged on real corpora, as the document
+unit's was."""
 
 
 def choose_route(route: str, presence: float, sigma: float, unit: str = "document") -> str:
-    """The route a fit takes: ``route`` as given, or for ``"auto"`` the groups when ``presence / (175 sigma)`` (the
-    first release's noisy word entries summed, ``sigma`` the co-occurrence release's noise multiplier) reaches
-    :data:`GROUPS_FROM` (:data:`GROUPS_FROM_PER_PERSON` at the user unit), else the spread (post-processing of the
-    first release and of public settings)."""
+    """The route a fit takes: ``route`` as given, or for ``"auto"`` the groups when ``presence`` (the first release's
+    noisy word entries summed) reaches :data:`GROUPS_MIN_PRESENCE` and ``presence / (175 sigma)`` (``sigma`` the
+    co-occurrence release's noise multiplier) reaches :data:`GROUPS_FROM` (:data:`GROUPS_FROM_PER_PERSON` at the
+    user unit), else the spread (post-processing of the first release and of public settings)."""
     if route != "auto":
         return route
     threshold = GROUPS_FROM_PER_PERSON if unit == "user" else GROUPS_FROM
+    if presence < GROUPS_MIN_PRESENCE:
+        return "spread"
     return "groups" if presence / (175.0 * float(sigma)) >= threshold else "spread"
 
 
