@@ -3,8 +3,8 @@
 epsilon, the training split's noise-free presence (the first release's word entries summed, before noise), the
 signal ``presence / (175 sigma)``, the route ``auto`` takes on it, the medians coverage / accuracy share / supported
 of the groups forced, the spread forced and the model without vectors, and the coverage differences groups - spread
-and groups - none (the runs' means, standard error of independent fits; docs/research/public_vectors.md, "Locating
-the cut").
+and groups - none (the runs' means, standard error of independent fits, in bold beyond 2 of them;
+docs/research/public_vectors.md, "Locating the cut").
 
     python benchmarks/compare_vector_routes.py runs/cut79/*/utility_*.json
 """
@@ -47,8 +47,12 @@ def cell(row) -> str:
 
 
 def diff(a, b) -> str:
+    """The coverage difference ``a - b`` ± its standard error, in bold beyond 2 standard errors."""
     d = difference(a, b)
-    return "-" if d is None else f"{d[0]:+.3f} ± {d[1]:.3f}"
+    if d is None:
+        return "-"
+    text = f"{d[0]:+.3f} ± {d[1]:.3f}".replace("-", "−")
+    return f"**{text}**" if abs(d[0]) > 2 * d[1] else text
 
 
 def main(argv=None) -> None:

@@ -30,9 +30,10 @@ def test_each_corpus_and_epsilon_gives_its_route_medians_and_differences(bench, 
     # sigma 3.93 at epsilon 1 and 2.10 at 2 (delta 1e-5): 60,000 gives signals 87 and 163, the groups; 40,000 stays
     # below the presence cut at both, whatever its signal (58, 109)
     assert lines[2] == ("| small | 40,000 | 1 | 58 | spread | 0.70 / 0.80 / 17 | 0.69 / 0.60 / 9 | 0.66 / 0.50 / 9"
-                        " | +0.010 ± 0.008 | +0.040 ± 0.006 |")
+                        " | +0.010 ± 0.008 | **+0.040 ± 0.006** |")
     assert lines[3].startswith("| small | 40,000 | 2 | 109 | spread |")
     assert lines[4].startswith("| big | 60,000 | 1 | 87 | groups |")
-    # the differences of the runs' means: standard errors sqrt(0.01^2/3 + 0.02^2/3) = 0.013, sqrt(2 0.01^2/3)
-    assert lines[5].endswith("| 0.72 / 0.90 / 20 | 0.74 / 0.70 / 16 | 0.71 / 0.60 / 16 | -0.020 ± 0.013"
+    # the differences of the runs' means: standard errors sqrt(0.01^2/3 + 0.02^2/3) = 0.013, sqrt(2 0.01^2/3); in
+    # bold beyond 2 of them (+0.040 against 0.006 above; -0.020 against 0.013 not)
+    assert lines[5].endswith("| 0.72 / 0.90 / 20 | 0.74 / 0.70 / 16 | 0.71 / 0.60 / 16 | −0.020 ± 0.013"
                              " | +0.010 ± 0.008 |")
