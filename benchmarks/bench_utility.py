@@ -112,7 +112,11 @@ SUBSAMPLES = {"20newsgroups-2000": ("20newsgroups", 2000), "reuters-2000": ("reu
               "friends-6500": ("friends", 6500), "sotu-2800": ("sotu", 2800), "reuters-2400": ("reuters", 2400),
               "sotu-1200": ("sotu", 1200), "friends-3000": ("friends", 3000),
               "20newsgroups-heads-3000": ("20newsgroups-heads", 3000),
-              "election-tweets-2500": ("election-tweets", 2500)}
+              "election-tweets-2500": ("election-tweets", 2500),
+              # presence 41,100-72,800 (V = 2,000): where the presence cut of vectors_route="auto" lies
+              "20newsgroups-7000": ("20newsgroups", 7000), "20newsgroups-8500": ("20newsgroups", 8500),
+              "20newsgroups-10000": ("20newsgroups", 10000), "sotu-9000": ("sotu", 9000),
+              "sotu-11000": ("sotu", 11000), "sotu-13000": ("sotu", 13000), "sotu-16000": ("sotu", 16000)}
 """Small corpora of few words above the noise (the first release's signal 6-38 at epsilon 1; the election tweets'
 17-18): a fixed random draw (seed 0) of the named corpus's training split, its vocabulary and held-out split kept
 (the held-out split restricted to the labels drawn). Measured on request (``--corpora``), not by default;
