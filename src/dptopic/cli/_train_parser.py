@@ -151,7 +151,8 @@ def add_train_arguments(t) -> None:
                         " of their nearest released words), 'groups' (the release also counts groups of words made"
                         " by the vectors), 'rectangular' (--unit document: 500 words paired with frequent words and"
                         " groups of words), or auto (default: groups where the first noisy release shows enough"
-                        " signal, spread below, at either --unit; docs/research/public_vectors.md)")
+                        " signal from a large enough corpus, spread otherwise, at either --unit;"
+                        " docs/research/public_vectors.md)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
                    help="docdp-cooc (--unit document or user): how the topics are read from the noisy co-occurrence matrix:"
                         " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
