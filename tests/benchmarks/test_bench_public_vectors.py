@@ -163,26 +163,32 @@ def test_paired_differences_mark_a_route_by_two_standard_errors(bench, tmp_path,
     assert "17-20" in line and "-0.050 ± 0.000 -" in line and "=" in line.split("-0.050")[1]
 
 
+def _spread_run(bench, seed, n_kept, supported, K=3, V=60):
+    """A stand-in for a saved fit, for the spread routes: ``K`` topics over ``V`` words, the first ``n_kept`` of them
+    released (their weights drawn, the rest a flat tail), 5-dimensional vectors for every word, and the benchmark's
+    ``Run.spread`` bound to it; returns it and its topics."""
+    import types
+
+    rng = np.random.default_rng(seed)
+    kept = np.arange(n_kept)
+    beta = np.full((K, V), 1.0)
+    beta[:, kept] = rng.gamma(0.3, size=(K, n_kept)) * 50
+    beta /= beta.sum(axis=1, keepdims=True)
+    model = SimpleNamespace(components_=beta, supported_topics_=np.array(supported))
+    run = SimpleNamespace(model=model, kept=kept, E=rng.standard_normal((V, 5)), found=np.ones(V, dtype=bool), V=V)
+    run.spread = types.MethodType(bench.Run.spread, run)
+    return run, beta
+
+
 def test_faded_spread_moves_each_topic_by_its_own_share(bench):
     """The fifth round's lighter spreads: ``faded_spread`` is the release where its fade is 0 and the library's
     spread where it is 1, topic by topic; ``spread-supported`` spreads the supported topics only, and
     ``spread-kept100`` moves half as far with 50 kept words."""
-    import types
-
     from dptopic.moments.public_groups import spread_tail
 
-    rng = np.random.default_rng(3)
-    K, V = 3, 60
-    kept = np.arange(12)
-    beta = np.full((K, V), 1.0)
-    beta[:, kept] = rng.gamma(0.3, size=(K, 12)) * 50
-    beta /= beta.sum(axis=1, keepdims=True)
-    E = rng.standard_normal((V, 5))
-    found = np.ones(V, dtype=bool)
-    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, True]))
-    run = SimpleNamespace(model=model, kept=kept, E=E, found=found)
-    run.spread = types.MethodType(bench.Run.spread, run)
-    spread = spread_tail(beta, kept, E, found)
+    run, beta = _spread_run(bench, 3, 12, [True, False, True])
+    E, found = run.E, run.found
+    spread = spread_tail(beta, run.kept, E, found)
     assert not np.allclose(spread, beta)
     np.testing.assert_allclose(bench.faded_spread(run, 0.0), beta, atol=1e-12)
     np.testing.assert_allclose(bench.faded_spread(run, 1.0), spread, atol=1e-12)
@@ -200,18 +206,8 @@ def test_faded_spread_moves_each_topic_by_its_own_share(bench):
 def test_short_documents_fade_the_spread_by_kept_words(bench):
     """``spread-short-kept100`` reads the documents' length from the first release (word entries over the document
     entry): under ``SHORT_WORDS`` it moves as far as ``spread-kept100``, at or above it as far as the spread."""
-    import types
-
-    rng = np.random.default_rng(4)
-    K, V = 3, 60
-    kept = np.arange(25)
-    beta = np.full((K, V), 1.0)
-    beta[:, kept] = rng.gamma(0.3, size=(K, 25)) * 50
-    beta /= beta.sum(axis=1, keepdims=True)
-    model = SimpleNamespace(components_=beta, supported_topics_=np.array([True, False, False]))
-    run = SimpleNamespace(model=model, kept=kept, E=rng.standard_normal((V, 5)), found=np.ones(V, dtype=bool), V=V)
-    run.spread = types.MethodType(bench.Run.spread, run)
-    words = np.full(V, 10.0)
+    run, _ = _spread_run(bench, 4, 25, [True, False, False])
+    words = np.full(run.V, 10.0)
     run.ranking = np.concatenate([words, [words.sum() / 6.0]])          # 6 distinct words a document: short
     assert bench.mean_distinct_words(run) == pytest.approx(6.0)
     short, _ = bench.ROUTES["spread-short-kept100"][0](run)
