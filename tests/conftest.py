@@ -37,7 +37,7 @@ def _ledger_state(path):
 
 def pytest_configure(config):
     global _REAL_LEDGER
-    from dptopic.accounting.dataset_ledger import default_path
+    from dptopic.dataset_ledger.location import default_path
 
     _REAL_LEDGER = (default_path(), _ledger_state(default_path()))
     os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "data")
