@@ -66,7 +66,7 @@ def releases_of_this_run(path, since, folders):
 
 def pytest_configure(config):
     global _REAL_LEDGER
-    from dptopic.accounting.dataset_ledger import default_path
+    from dptopic.dataset_ledger.location import default_path
 
     _REAL_LEDGER = (default_path(), _last_release(default_path()))
     os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "data")

@@ -27,11 +27,11 @@ import warnings
 import numpy as np
 
 from .._validation import Real, validate_value
-from ..accounting.dataset_charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
-from ..accounting.dataset_ledger import DatasetLedger
 from ..accounting.ledger import mechanism_key
 from ..accounting.tuning import RandomStoppingEvent, check_distribution, expected_runs, sample_runs
 from ..corpus.ledger_documents import documents_of
+from ..dataset_ledger.charge import Charge, PlanCaptured, annotate, dataset_name, hook, ledger_path, model_delta
+from ..dataset_ledger.ledger import DatasetLedger
 from ..errors import DPTopicError, ParameterError
 from ..models.base import REUSE_COVERED
 
@@ -65,7 +65,7 @@ class RandomStoppingSearch:
     seed : refused (must be None): K and each run's candidate are always drawn from the operating system's entropy,
         since a predictable K or sequence of candidates voids the theorem's bound. The runs' noise is their
         estimator's own.
-    ledger, dataset : as the estimators' (``accounting.dataset_charge``).
+    ledger, dataset : as the estimators' (``dataset_ledger.charge``).
 
     Attributes
     ----------
