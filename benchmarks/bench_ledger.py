@@ -98,9 +98,9 @@ def main(argv=None):
 
 def alone(full, dropped, words, tmp, base: float, reps: int) -> None:
     """The ledger's own work, timed alone (module note)."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
     from dptopic.corpus.ledger_documents import documents_of, text_digests
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     plan = [(SubsampledGaussianEvent(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1), 1.0), 1)]
     corpus, less = read_corpus(full, "jsonl", vocabulary=words), read_corpus(dropped, "jsonl", vocabulary=words)

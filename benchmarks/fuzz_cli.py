@@ -265,7 +265,7 @@ def issue_cases(fx: dict) -> list[Case]:
     # 8. dptopic.train(dataset=...) with the ledger from DPTOPIC_LEDGER
     add(Case("8 ledger: train(dataset=) records on DPTOPIC_LEDGER's ledger", [_py(f"""
         import dptopic
-        from dptopic.accounting.dataset_ledger import DatasetLedger
+        from dptopic.dataset_ledger.ledger import DatasetLedger
         c = read_corpus({C!r})
         dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, dataset="d", metrics=False)
         if not DatasetLedger(os.environ["DPTOPIC_LEDGER"]).releases("d"): wrong("the fit spent and nothing was recorded")
@@ -302,7 +302,7 @@ def issue_cases(fx: dict) -> list[Case]:
     # 12c. a run charged before its inputs are checked (the ledger's helper)
     add(Case("12c ledger: private_vocabulary=(1, 0) is refused before anything is charged", [_py(f"""
         import dptopic
-        from dptopic.accounting.dataset_ledger import DatasetLedger
+        from dptopic.dataset_ledger.ledger import DatasetLedger
         c = read_corpus({C!r})
         try:
             dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, private_vocabulary=(1, 0),
@@ -483,7 +483,7 @@ def issue_cases(fx: dict) -> list[Case]:
         ["audit", "--algorithm", "docdp-cooc", "--corpus", C, "--epsilon", "1", "--topics", "2", "--design",
          "one-run", "--score", "release", "--canaries", "8", "--out", "a", "--ledger", "l.sqlite"],
         _py("""
-            from dptopic.accounting.dataset_ledger import DatasetLedger
+            from dptopic.dataset_ledger.ledger import DatasetLedger
             if Path("l.sqlite").exists():
                 L = DatasetLedger("l.sqlite")
                 n = sum(len(L.releases(d)) for d in L.datasets())

@@ -27,19 +27,48 @@ _SESSION_HOME = tempfile.mkdtemp(prefix="dptopic-tests-")
 _REAL_LEDGER = None
 
 
-def _ledger_state(path):
-    try:
-        st = os.stat(path)
-    except OSError:
+def _last_release(path):
+    """The id of the newest release in the ledger file ``path`` (0 for none, None where there is no ledger there),
+    read with SQLite alone, read-only: the check must not write the ledger it watches."""
+    if not os.path.isfile(path):
         return None
-    return st.st_size, st.st_mtime_ns
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            return con.execute("SELECT COALESCE(MAX(id), 0) FROM releases").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _run_temp_root(config):
+    """The root of this run's pytest temporary folders (each xdist worker's basetemp lies under the controller's)."""
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None:
+        return None
+    base = factory.getbasetemp()
+    return str(base.parent if base.name.startswith("popen-gw") else base)
+
+
+def releases_of_this_run(path, since, folders):
+    """The model folders of the releases written to the ledger file ``path`` after release ``since`` whose folder lies
+    under one of ``folders`` (this run's own temporary folders). Another process on the machine may write the user's
+    ledger while the suite runs (a person training beside it): its releases lie elsewhere and are not this run's."""
+    if not os.path.isfile(path):
+        return []
+    import sqlite3
+
+    roots = [os.path.realpath(f) + os.sep for f in folders if f]
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        rows = con.execute("SELECT model_path FROM releases WHERE id > ?", (since or 0,)).fetchall()
+    return [m for (m,) in rows if m and any(os.path.realpath(m).startswith(r) for r in roots)]
 
 
 def pytest_configure(config):
     global _REAL_LEDGER
-    from dptopic.accounting.dataset_ledger import default_path
+    from dptopic.dataset_ledger.location import default_path
 
-    _REAL_LEDGER = (default_path(), _ledger_state(default_path()))
+    _REAL_LEDGER = (default_path(), _last_release(default_path()))
     os.environ["XDG_DATA_HOME"] = os.path.join(_SESSION_HOME, "data")
     os.environ["XDG_STATE_HOME"] = os.path.join(_SESSION_HOME, "state")
     os.environ.pop("DPTOPIC_LEDGER", None)
@@ -54,9 +83,12 @@ def pytest_unconfigure(config):
 def pytest_sessionfinish(session, exitstatus):
     """The user's own default ledger is as the session found it, and the repository's root holds nothing new, or the
     run fails (and says which file)."""
-    if _REAL_LEDGER is not None and _ledger_state(_REAL_LEDGER[0]) != _REAL_LEDGER[1]:
-        print(f"\nerror: the test session wrote the user's own dataset ledger {_REAL_LEDGER[0]}", file=sys.stderr)
-        session.exitstatus = 1
+    if _REAL_LEDGER is not None:
+        ours = releases_of_this_run(*_REAL_LEDGER, [_SESSION_HOME, _run_temp_root(session.config)])
+        if ours:
+            print(f"\nerror: the test session wrote the user's own dataset ledger {_REAL_LEDGER[0]} "
+                  f"(releases of {', '.join(sorted(ours)[:3])})", file=sys.stderr)
+            session.exitstatus = 1
     left = sorted(set(os.listdir(ROOT)) - _ROOT_ENTRIES - ROOT_CACHES)
     if left and not hasattr(session.config, "workerinput"):     # the controller's view, once every worker is done
         print(f"\nerror: the test session left {', '.join(left)} in the repository's root {ROOT}", file=sys.stderr)

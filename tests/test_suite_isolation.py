@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # a session fixture that trains as a test of the suite might: in this process (the command line, whose ledger is
@@ -54,6 +56,53 @@ def test_a_session_leaves_the_users_ledger_and_the_working_folder_untouched(tmp_
     assert not (home / ".local" / "share" / "dptopic").exists(), "a session fixture wrote the user's own ledger"
     assert not (home / ".local" / "state").exists()
     assert _git_status() == before
+
+
+# a session fixture that trains in another process with the user's own ledger (the suite's folders taken out of its
+# environment), its model under OUT_FOLDER: a person training beside the suite (OUT_FOLDER outside the run's folders),
+# or a leak of the run itself (OUT_FOLDER "own": a folder of the run's tmp_path_factory)
+BESIDE = textwrap.dedent("""
+    import os, subprocess, sys
+    import pytest
+
+    @pytest.fixture(scope="session", autouse=True)
+    def trains_with_the_users_ledger(tmp_path_factory):
+        d = tmp_path_factory.mktemp("beside")
+        (d / "docs.txt").write_text("\\n".join(["apple banana cherry grape lemon", "river mountain valley ocean"] * 30))
+        out = os.environ["OUT_FOLDER"]
+        out = str(d / "model") if out == "own" else out
+        env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_STATE_HOME")}
+        r = subprocess.run([sys.executable, "-m", "dptopic", "train", "--algorithm", "docdp-cooc", "--corpus",
+                            str(d / "docs.txt"), "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet",
+                            "--out", out], capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+""")
+
+
+@pytest.mark.parametrize("whose", ["another process", "the run"])
+def test_the_ledger_check_blames_only_releases_of_the_run(tmp_path, whose):
+    """A process beside the suite that writes the user's default ledger (a person training while the tests run) does
+    not fail the session; a release of the run's own, its model under the run's temporary folders, does, naming it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "plugin" / "beside_trainer.py").write_text(BESIDE)
+    ledger = home / ".local" / "share" / "dptopic" / "ledger.sqlite"
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_STATE_HOME", "DPTOPIC_LEDGER",
+                                                           "PYTEST_XDIST_WORKER", "PYTEST_CURRENT_TEST")}
+    env.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(tmp_path / "plugin"), str(ROOT / "src")]),
+               OUT_FOLDER=str(tmp_path / "elsewhere" / "model") if whose == "another process" else "own")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                        "-p", "beside_trainer", "-n", "0", "--basetemp", str(tmp_path / "run"),
+                        "tests/corpus/test_identity.py::test_white_space_and_unicode_forms_are_one_text"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert ledger.is_file(), "the process beside the run did not write the user's ledger: the test shows nothing"
+    if whose == "another process":
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        assert "wrote the user's own dataset ledger" not in r.stderr
+    else:
+        assert r.returncode != 0
+        assert "wrote the user's own dataset ledger" in r.stderr and str(tmp_path / "run") in r.stderr
 
 
 def test_every_benchmark_keeps_its_ledger_in_a_folder_of_its_own():

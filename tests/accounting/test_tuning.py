@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from dptopic.accounting import PureDPEvent
-from dptopic.accounting.dataset_ledger import events_from_json, events_to_json
 from dptopic.accounting.events import RDP_ORDERS
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.accounting.ledger import compose_pld, compose_rdp
 from dptopic.accounting.tuning import RandomStoppingEvent, expected_runs, sample_runs
+from dptopic.dataset_ledger.releases import events_from_json, events_to_json
 from dptopic.errors import DPTopicError
 
 ONE_FIT = ((SubsampledGaussianEvent(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1), 1.0), 1),)

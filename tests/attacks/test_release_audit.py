@@ -212,7 +212,7 @@ def test_the_audit_plans_against_the_trainers_release_plan():
 
 def test_the_audited_runs_are_charged_to_the_audits_own_dataset(planted, tmp_path):
     """Issue 75, item 20: release_audit charged the user's own dataset (1 release became 3); its runs are shadows."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     L = tmp_path / "l.sqlite"
     est = DocDPCooccurrence(n_topics=5, epsilon=1, ledger=str(L), dataset="posts")

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.accounting.dataset_ledger import DatasetLedger
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from helpers import one_line_stderr, run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()

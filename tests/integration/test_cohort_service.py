@@ -123,7 +123,7 @@ def test_a_server_in_committee_cohorts_killed_mid_round_resumes_from_its_files_a
     """Each cohort a committee round kept in its own SQLite file: SIGKILL once step 1 is open, started again on the
     same files, the round goes on (the contributors retry) and releases, charged to the dataset ledger once (before
     step 0 was unmasked, not again after the restart)."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     n = 40
     r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "enroll.key", "--count", n, "--out", tmp_path / "inv",

@@ -8,14 +8,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from dptopic.accounting.dataset_ledger import DatasetLedger
+from dptopic.dataset_ledger.ledger import DatasetLedger
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 DEBIT = textwrap.dedent("""
     import sys, time
     from dptopic.accounting import PureDPEvent
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.errors import BudgetExceededError
     import os
     led = DatasetLedger(sys.argv[1])

@@ -313,7 +313,7 @@ def test_a_round_in_committee_cohorts_keeps_each_cohort_in_its_own_schema_charge
     round releases, a server started again on the database reads it back released and charges nothing more, and a
     second server of the round is refused (one process runs its coordinator)."""
     from cohort_helpers import LiveCohortRound, play_all, tiny_bows
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.errors import DPTopicError
     from dptopic.service.cohort_app import CohortServer
 
@@ -350,7 +350,7 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
     """Two server processes of one committee round charged to a dataset ledger: the one that takes the last answer
     of step 0 makes the debit and dies before its unmasking is committed; the answer sent again to the other is
     unmasked there with no second debit (the mark is read from the database under the round's lock)."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_committee as server
     from dptopic.service.secure_committee import StoredCommitteeRound
 

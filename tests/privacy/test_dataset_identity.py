@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import dptopic
-from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.corpus.readers import read_corpus
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError
 from dptopic.models import DocDPCooccurrence
 from helpers import run_dptopic

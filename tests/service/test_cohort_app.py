@@ -91,7 +91,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
 
     import uvicorn
 
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service.cohort_app import create_cohort_app
 
     hold_noise_fixed(monkeypatch)
@@ -123,7 +123,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
 
 def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes: ``(round id, step, releases on the ledger then)``."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_sum as server
 
     seen = []
@@ -139,7 +139,7 @@ def _record_unmaskings(monkeypatch, led) -> list:
 def test_a_round_in_cohorts_is_charged_to_the_dataset_ledger_once_before_any_round_unmasks(tmp_path, monkeypatch):
     """One debit for the whole round (not one per cohort, none for the bridge), at the cohort plan's bound, to every
     person who uploaded in step 0 of their cohort, before any cohort's or the bridge's first unmasking."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
     seen = _record_unmaskings(monkeypatch, led)
@@ -155,7 +155,7 @@ def test_a_round_in_cohorts_is_charged_to_the_dataset_ledger_once_before_any_rou
 
 
 def test_a_round_in_cohorts_the_dataset_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path, monkeypatch):
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
     DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)
@@ -298,8 +298,8 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
     the people who uploaded, not for those gone."""
     import threading
 
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     hold_noise_fixed(monkeypatch)
     n, size, bows = 40, 20, tiny_bows(40)

@@ -138,7 +138,7 @@ def test_an_ordinary_member_of_a_committee_cohort_makes_three_requests(tmp_path,
 def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
     step, releases on the ledger then)``."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_committee, secure_sum
 
     seen = []
@@ -159,7 +159,7 @@ def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_befo
         tmp_path, monkeypatch):
     """As default cohorts: one debit for the whole round, by the coordinator, to every person who uploaded in step 0
     of their cohort, before any cohort uses one answer of its committee and before the bridge unmasks."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
     seen = _record_unmaskings(monkeypatch, led)
@@ -176,7 +176,7 @@ def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_befo
 
 def test_a_round_in_committee_cohorts_the_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path,
                                                                                                  monkeypatch):
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
     DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from dptopic.accounting import PureDPEvent
-from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
 from dptopic.contributor.document_randomizer import DocumentRandomizer
+from dptopic.dataset_ledger.identity import Documents
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from service_helpers import make_words
 
 WORDS = make_words(50)

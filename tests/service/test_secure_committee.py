@@ -296,7 +296,7 @@ def _ledger_round(tmp_path, stored=False, n=8):
 
 
 def _releases(led) -> list:
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     return DatasetLedger(led).releases("clinic-people") if led.exists() else []
 
@@ -304,7 +304,7 @@ def _releases(led) -> list:
 def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is_used(tmp_path, monkeypatch):
     """As the default round: the debit comes once step 0's uploads, signatures and answers are in, before the server
     uses one answer, at the plan's bound, to every uploader of step 0, once for the round."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_committee as server
 
     rnd, led = _ledger_round(tmp_path)
@@ -326,7 +326,7 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
 
 
 def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_path, monkeypatch):
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_committee as server
 
     rnd, led = _ledger_round(tmp_path)

@@ -271,7 +271,7 @@ def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(t
 def test_the_round_is_charged_to_the_dataset_ledger_before_its_first_unmasking(tmp_path, monkeypatch):
     """The debit comes once the uploads, signatures and answers of step 0 are in (nothing spent before the input is
     known good) and before the server unmasks anything: at the plan's bound, to every uploader of step 0, once."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_sum as server
 
     led = tmp_path / "ledger.sqlite"
@@ -292,7 +292,7 @@ def test_the_round_is_charged_to_the_dataset_ledger_before_its_first_unmasking(t
 
 
 def test_a_round_the_dataset_ledger_refuses_fails_before_anything_is_unmasked(tmp_path, monkeypatch):
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.service import secure_sum as server
 
     led = tmp_path / "ledger.sqlite"

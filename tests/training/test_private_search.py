@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dptopic.accounting.card import privacy_card
-from dptopic.accounting.dataset_ledger import DatasetLedger
 from dptopic.corpus import Corpus
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
 from dptopic.models import LDA, DocDPCooccurrence, docdp_cooc
 from dptopic.training import private_search

@@ -45,7 +45,7 @@ def test_a_bad_input_is_refused_before_anything_is_spent(corpus, tmp_path, monke
     """The public corpus is the private one: refused in check_inputs, before the DP set union draws or the trainer
     fits; the ledger holds no release."""
     import dptopic.training.fdptm as fdptm
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     drawn = []
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: drawn.append(1))
@@ -151,9 +151,9 @@ def test_a_built_trainer_and_the_command_line_get_the_same_share_of_the_total(te
 def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp_path, in_total):
     """With a ledger on, the DP set union's event and the trainer's fit are charged to the dataset the user's corpus
     names (its fingerprint, not the restricted corpus's): one release whose total is the card's epsilon."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.accounting.set_union import VOCABULARY_SPEND_RTOL
     from dptopic.corpus.ledger_documents import documents_of
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     corpus = Corpus.from_texts(texts, max_vocab=None)
     L = tmp_path / "l.sqlite"
@@ -178,7 +178,7 @@ def test_a_private_vocabulary_run_is_one_release_of_the_users_dataset(texts, tmp
 def test_a_cap_the_whole_run_would_exceed_refuses_it_before_the_set_union_draws(corpus, tmp_path, monkeypatch):
     """The cap admits the vocabulary's 0.4 alone, not with the trainer's 1: refused before the DP set union draws,
     nothing written."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.errors import BudgetExceededError
     from dptopic.training import fdptm
 
@@ -290,7 +290,7 @@ def _quiet_train(*a, **kw):
 
 def test_a_dataset_name_keeps_the_ledger_the_environment_names(corpus, tmp_path, monkeypatch):
     """Issue 75, item 8: dataset= with the ledger from DPTOPIC_LEDGER is recorded there, as without dataset=."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     L = tmp_path / "env.sqlite"
     monkeypatch.setenv("DPTOPIC_LEDGER", str(L))
@@ -304,8 +304,8 @@ def test_a_dataset_name_keeps_the_ledger_the_environment_names(corpus, tmp_path,
 
 def test_the_run_is_one_release_of_every_document_given(corpus, tmp_path):
     """Held-out documents included: the same corpus with another held-out share is the same documents."""
-    from dptopic.accounting.dataset_ledger import DatasetLedger
     from dptopic.corpus.ledger_documents import documents_of
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     L = tmp_path / "l.sqlite"
     for share in (0.2, 0.3):
@@ -326,7 +326,7 @@ def test_a_bad_ledger_value_is_one_line_naming_the_parameter(corpus, tmp_path, m
 
 
 def test_ledger_true_is_the_default_file_and_false_none(corpus, tmp_path, monkeypatch):
-    from dptopic.accounting.dataset_ledger import default_path
+    from dptopic.dataset_ledger.location import default_path
 
     monkeypatch.chdir(tmp_path)
     _quiet_train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, test_size=0, metrics=False, ledger=True)
@@ -343,7 +343,7 @@ def test_a_ledger_for_a_trainer_that_spends_nothing_is_refused(corpus, tmp_path)
 def test_a_private_vocabulary_without_delta_is_refused_before_the_run_is_charged(corpus, tmp_path, monkeypatch):
     """Issue 75, item 12c: (1, 0) was refused only after the release was written."""
     import dptopic.training.fdptm as fdptm
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("drawn"))
     L = tmp_path / "l.sqlite"

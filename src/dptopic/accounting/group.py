@@ -29,7 +29,7 @@ GROUP_SIZES = (2, 10)
 """The group sizes a privacy card states (``group_privacy``)."""
 
 
-def _scaled(ev, factor: float, gaussian_only_factor: float | None = None):
+def scaled_event(ev, factor: float, gaussian_only_factor: float | None = None):
     """``ev`` with its sensitivity scaled by ``factor`` (see the module's text); None where it cannot be."""
     if isinstance(ev, SubsampledGaussianEvent):
         if ev.sampling_rate < 1:        # a subsampled group is not a scaled sensitivity
@@ -94,7 +94,7 @@ def scaled_epsilon(report: dict, factor: float, delta: float, replacement: bool 
     ledger = PrivacyLedger(unit=str(report.get("unit", "")), relation=str(report.get("neighbouring_relation", "")))
     try:
         for e, n in groups:
-            scaled = _scaled(e, factor, 2 if replacement else None)
+            scaled = scaled_event(e, factor, 2 if replacement else None)
             if scaled is None:
                 return None
             ledger.spend(scaled, n)

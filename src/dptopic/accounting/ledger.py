@@ -173,7 +173,7 @@ def mechanism_key(event) -> tuple:
 RESERVE_HOOK: ContextVar = ContextVar("dptopic_reserve_hook", default=None)
 """Called as ``hook(ledger, [(event, count), ...])`` when a fit's plan is reserved (before its first noise draw) and
 when a ledger that reserved a plan spends beyond it (a replayed sweep): the models layer records the release on the
-dataset ledger there (:mod:`dptopic.accounting.dataset_ledger`). None outside such a fit."""
+dataset ledger there (:mod:`dptopic.dataset_ledger`). None outside such a fit."""
 
 
 @dataclass

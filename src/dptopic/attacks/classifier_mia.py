@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._progress import progress_bar
-from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
+from ..dataset_ledger.charge import shadow_runs
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
 from .lira import (

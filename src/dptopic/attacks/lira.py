@@ -33,11 +33,11 @@ from .._progress import progress_bar
 from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
 from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_card
-from ..accounting.dataset_charge import PARAMS as LEDGER_PARAMS
-from ..accounting.dataset_charge import shadow_runs
 from ..accounting.verify import rounded_up
 from ..contributor.randomizer import Randomizer
 from ..corpus import Corpus
+from ..dataset_ledger.charge import PARAMS as LEDGER_PARAMS
+from ..dataset_ledger.charge import shadow_runs
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning, SmallCorpusWarning, UnknownParameterError
 from ..kernels.em import document_statistic
 from ..models.base import OUTSIDE_GUARANTEE

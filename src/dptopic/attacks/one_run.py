@@ -31,8 +31,8 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
+from ..dataset_ledger.charge import shadow_runs
 from ..errors import DPTopicError, ParameterError
 from ..kernels.em import document_statistic
 from .lira import (

@@ -39,8 +39,8 @@ import math
 
 import numpy as np
 
-from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus, Vocabulary
+from ..dataset_ledger.charge import shadow_runs
 from ..errors import DPTopicError, ParameterError
 from ..mechanisms.observer import observing
 from .lira import (

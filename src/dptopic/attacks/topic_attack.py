@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting.dataset_charge import shadow_runs
 from ..corpus import Corpus
+from ..dataset_ledger.charge import shadow_runs
 from ..errors import DPTopicError
 from ..models.base import GibbsTopicModel
 from ..models.fedlda import FedLDA

@@ -2,7 +2,7 @@
 training commands.
 
 The ledger keeps every private release with the documents it read, across runs and hosts
-(``dptopic.accounting.dataset_ledger``); ``train`` charges it by default. docs/budget.md."""
+(``dptopic.dataset_ledger``); ``train`` charges it by default. docs/budget.md."""
 from __future__ import annotations
 
 import contextlib
@@ -38,9 +38,9 @@ LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger", "dataset": "--
 
 
 def ledger_file(a, must_exist: bool = False):
-    """The ledger of this command (:func:`dptopic.accounting.dataset_ledger.ledger_path`): ``--no-ledger`` (none),
+    """The ledger of this command (:func:`dptopic.dataset_ledger.location.ledger_path`): ``--no-ledger`` (none),
     ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
-    from ..accounting.dataset_ledger import ledger_path  # read on use: the CLI's start-up stays light
+    from ..dataset_ledger.location import ledger_path  # read on use: the CLI's start-up stays light
 
     with flag_errors(LEDGER_FLAGS):
         return ledger_path(getattr(a, "ledger", None), getattr(a, "no_ledger", False), must_exist)
@@ -56,8 +56,10 @@ def training_ledger(a):
     """``train``'s fits charged on the command's ledger, under ``--dataset`` (or the documents' content). An existing
     ledger is checked first, read-only: a corrupt, foreign or newer one is refused in one line before any document
     is read; a new one is created once every input is known good (``dptopic.train``)."""
-    from ..accounting.dataset_ledger import DatasetLedger, check_name, is_url, session  # read on use: start-up
-    from ..accounting.ledger_store import LedgerMissing  # as above
+    from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
+    from ..dataset_ledger.location import session  # as above
+    from ..dataset_ledger.names import check_name  # as above
+    from ..dataset_ledger.store import LedgerMissing, is_url  # as above
 
     path = ledger_file(a)
     given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
@@ -104,7 +106,9 @@ def served_ledger(a) -> dict:
             raise DPTopicError("--dataset names the served releases a ledger records: add --ledger PATH, or drop"
                                " --dataset.")
         return {}
-    from ..accounting.dataset_ledger import DatasetLedger, check_name, ledger_path  # read on use: start-up
+    from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
+    from ..dataset_ledger.location import ledger_path  # as above
+    from ..dataset_ledger.names import check_name  # as above
 
     with flag_errors(LEDGER_FLAGS):
         path = ledger_path(a.ledger)
@@ -116,7 +120,7 @@ def served_ledger(a) -> dict:
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
 def cmd_budget_show(a):
-    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
+    from ..dataset_ledger.ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     ledger = DatasetLedger(ledger_file(a, must_exist=True), read_only=True)
     if a.person_level:
@@ -138,7 +142,7 @@ def cmd_budget_show(a):
 
 
 def cmd_budget_cap(a):
-    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
+    from ..dataset_ledger.ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if (a.dataset is None) == (not a.per_person):

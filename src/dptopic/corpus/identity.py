@@ -9,7 +9,7 @@ multiset of its words (their strings, not their ids) and their counts.
 
 A digest is 64 bits of BLAKE2b, unkeyed, held in memory with the corpus (and saved with a prepared ``.npz``, beside
 the documents themselves); the ledger keys each one with a key of its own before it stores anything
-(:mod:`dptopic.accounting.dataset_ledger`), so no digest leaves the process or the ledger as it is here.
+(:mod:`dptopic.dataset_ledger`), so no digest leaves the process or the ledger as it is here.
 """
 from __future__ import annotations
 

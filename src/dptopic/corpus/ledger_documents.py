@@ -1,4 +1,4 @@
-"""The documents an input holds, as the dataset ledger knows them (:mod:`dptopic.accounting.dataset_charge`): each
+"""The documents an input holds, as the dataset ledger knows them (:mod:`dptopic.dataset_ledger.charge`): each
 document's content digest (:mod:`dptopic.corpus.identity`) and, where the input carries one, its person."""
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from .corpus import Corpus
 from .identity import bag_digests, count_digests, text_digests, token_digests
 
 if TYPE_CHECKING:
-    from ..accounting.dataset_ledger import Documents
+    from ..dataset_ledger.identity import Documents
 
 
 def documents_of(X, user_ids=None) -> Documents | None:
-    """The documents a fit of ``X`` reads, as the ledger knows them (:class:`~dptopic.accounting.dataset_ledger.
+    """The documents a fit of ``X`` reads, as the ledger knows them (:class:`~dptopic.dataset_ledger.identity.
     Documents`): a Corpus read from text by its texts' digests, one without its
     texts (or a count matrix, or a DataFrame) by its bags of words, strings by their texts, token lists by their
     words; their persons from ``user_ids`` or the corpus's own. None for an input that cannot be read twice (an
@@ -52,7 +52,7 @@ def documents_of(X, user_ids=None) -> Documents | None:
 
 
 def _documents(keys, persons, max_tokens) -> Documents | None:
-    from ..accounting.dataset_ledger import Documents  # the ledger's record (SQLite): loaded when a fit is charged
+    from ..dataset_ledger.identity import Documents  # the ledger's record (SQLite): loaded when a fit is charged
 
     if keys is None or not len(keys):
         return None

@@ -41,7 +41,6 @@ from .._validation import (
     validate_params,
     validate_value,
 )
-from ..accounting import dataset_charge
 from ..accounting.card import epsilon_text, privacy_card
 from ..accounting.ledger import claims_no_guarantee, name_guarantee
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
@@ -52,6 +51,7 @@ from ..corpus.corpus import READING, TOKENS_SOURCE, VOCABULARY_CUTS, column_diff
 from ..corpus.ledger_documents import documents_of
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..corpus.shards import SHARD_PATTERN
+from ..dataset_ledger import charge as dataset_charge
 from ..errors import (
     BudgetExceededError,
     CorruptModelError,
@@ -305,7 +305,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # parameter names given up because their meaning changed: name -> the one line that refuses it (constructor and
     # set_params), naming the new parameter; never a silent alias, since the old meaning is not the new one's
     _renamed_params: dict = {}
-    # the dataset ledger (accounting/dataset_charge.py): parameters of every estimator whose fit spends a budget
+    # the dataset ledger (dataset_ledger/charge.py): parameters of every estimator whose fit spends a budget
     ledger = None
     dataset = None
 
@@ -367,7 +367,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
         sig = inspect.signature(cls.__init__)
         params = [p for n, p in sig.parameters.items() if n != "self"]
-        if cls._spends_budget:      # charged to its dataset's ledger (accounting/dataset_charge.py)
+        if cls._spends_budget:      # charged to its dataset's ledger (dataset_ledger/charge.py)
             if callable(getattr(cls, "fit", None)):
                 cls.fit = dataset_charge.charged(cls.fit, documents_of)
             params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)

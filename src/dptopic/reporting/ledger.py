@@ -113,7 +113,7 @@ def print_plan(data: dict, console) -> None:
 
 def cap_lines(dataset: str, epsilon: float, delta: float, where, total: dict) -> list:
     """What ``dptopic budget cap`` says of a cap just set: the cap, the dataset's spend so far (``total``, the
-    ledger's :meth:`~dptopic.accounting.dataset_ledger.DatasetLedger.total`), and a warning when it already spent more
+    ledger's :meth:`~dptopic.dataset_ledger.ledger.DatasetLedger.total`), and a warning when it already spent more
     than the cap."""
     unit = UNIT_WORDS.get(total.get("unit"), "per document")
     lines = [f"dataset {esc(repr(dataset))} capped at epsilon = {epsilon:g}, delta = {delta:g} (ledger {esc(where)});"

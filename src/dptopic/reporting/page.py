@@ -10,10 +10,10 @@ from pathlib import Path
 
 from .._io import load_json
 from ..accounting.card import epsilon_text, privacy_card
-from ..accounting.dataset_charge import current_total
 from ..attacks.lira import claimed_epsilon
 from ..attacks.one_run import bound_figure
 from ..attacks.provenance import mismatch
+from ..dataset_ledger.charge import current_total
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking

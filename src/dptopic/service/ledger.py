@@ -27,7 +27,7 @@ log = logging.getLogger("dptopic.service")
 
 
 def _ledger(location):
-    from ..accounting.dataset_ledger import DatasetLedger  # read when a ledger is named: the server starts light
+    from ..dataset_ledger.ledger import DatasetLedger  # read when a ledger is named: the server starts light
 
     return DatasetLedger(location)
 
@@ -38,8 +38,8 @@ def charge_reports(cfg, persons: dict, first: int, last: int) -> int | None:
     Raises :class:`~dptopic.errors.BudgetExceededError` when a cap refuses it (the batch is then skipped)."""
     if not getattr(cfg, "ledger", None):
         return None
-    from ..accounting.dataset_charge import charge_served  # as above
     from ..accounting.events import PureDPEvent  # as above
+    from ..dataset_ledger.charge import charge_served  # as above
     from . import kinds  # as above
 
     eps = float(kinds.get(cfg.report_kind).epsilon_doc(cfg))
@@ -56,8 +56,8 @@ def charge_fed_round(cfg, rrp, round_: int, participation: dict) -> int | None:
     cost nothing more, and are not charged). Failures are logged: the round is released already."""
     if not getattr(cfg, "ledger", None):
         return None
-    from ..accounting.dataset_charge import charge_served  # as above
     from ..accounting.fedlda import rrp_event, user_spend  # read when a ledger is named: the server starts light
+    from ..dataset_ledger.charge import charge_served  # as above
 
     event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion,
                       vocab_size=len(cfg.fed_vocabulary))
@@ -88,7 +88,7 @@ def charge_secure_round(ledger, dataset, plan, contributors) -> int | None:
     reveal nothing."""
     if not ledger:
         return None
-    from ..accounting.dataset_charge import charge_served  # read when a ledger is named: the server starts light
+    from ..dataset_ledger.charge import charge_served  # read when a ledger is named: the server starts light
 
     groups = [(ev, 1) for ev in plan.releases()]
     try:

@@ -3,13 +3,14 @@
 :func:`plan_budget` builds the trainer from public settings alone (its name or privacy unit, epsilon, delta and its
 own parameters), reads its release plan (the events its fit reserves before its first noise), and asks the ledger
 what that release would do to every total it touches if it read every document of a recorded dataset
-(:meth:`~dptopic.accounting.dataset_ledger.DatasetLedger.plan`): no document is read and nothing is written.
+(:meth:`~dptopic.dataset_ledger.ledger.DatasetLedger.plan`): no document is read and nothing is written.
 ``dptopic budget plan`` prints it.
 """
 from __future__ import annotations
 
-from ..accounting.dataset_ledger import DatasetLedger, ledger_path
 from ..accounting.events import ApproxDPEvent, PureDPEvent
+from ..dataset_ledger.ledger import DatasetLedger
+from ..dataset_ledger.location import ledger_path
 from ..errors import DPTopicError, ParameterError
 from .build import build_model, resolve_algorithm
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import warnings
 
 from .._io import plain_numbers
-from ..accounting.dataset_charge import debit_outside_fit
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.ledger_documents import documents_of
 from ..corpus.private_vocabulary import dp_set_union
+from ..dataset_ledger.charge import debit_outside_fit
 from ..errors import DataVocabularyWarning, DPTopicError
 
 

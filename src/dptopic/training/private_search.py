@@ -38,7 +38,13 @@ import warnings
 import numpy as np
 
 from .._validation import Real, validate_value
-from ..accounting.dataset_charge import (
+from ..accounting.events import ApproxDPEvent
+from ..accounting.ledger import mechanism_key
+from ..accounting.tuning import RandomStoppingEvent, check_search, expected_runs, sample_runs
+from ..corpus.corpus import Corpus, as_corpus, user_ids_of
+from ..corpus.ledger_documents import documents_of
+from ..corpus.wordlist import record_word_list
+from ..dataset_ledger.charge import (
     Charge,
     PlanCaptured,
     annotate,
@@ -48,13 +54,8 @@ from ..accounting.dataset_charge import (
     model_delta,
     total_entry,
 )
-from ..accounting.dataset_ledger import DatasetLedger, release_guarantee
-from ..accounting.events import ApproxDPEvent
-from ..accounting.ledger import mechanism_key
-from ..accounting.tuning import RandomStoppingEvent, check_search, expected_runs, sample_runs
-from ..corpus.corpus import Corpus, as_corpus, user_ids_of
-from ..corpus.ledger_documents import documents_of
-from ..corpus.wordlist import record_word_list
+from ..dataset_ledger.ledger import DatasetLedger
+from ..dataset_ledger.releases import release_guarantee
 from ..errors import DPTopicError, ParameterError
 from ..models.base import REUSE_COVERED
 from .fdptm import compose_privacy
@@ -112,7 +113,7 @@ class RandomStoppingSearch:
     seed : refused (must be None): K and each run's candidate are always drawn from the operating system's entropy,
         since a predictable K or sequence of candidates voids the theorem's bound. The runs' noise is their
         estimator's own.
-    ledger, dataset : as the estimators' (``accounting.dataset_charge``).
+    ledger, dataset : as the estimators' (``dataset_ledger.charge``).
     private_vocabulary : ``(epsilon_vocab, delta_vocab)``: the words chosen once by DP set union (Manzonelli et al.
         2024), before the runs, and composed with the search (the search's epsilon states both; its delta adds
         ``delta_vocab``), as :func:`dptopic.train` composes them with one run; document unit only.

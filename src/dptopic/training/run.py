@@ -34,17 +34,6 @@ from pathlib import Path
 from .._io import check_output_dir
 from .._validation import Int, validate_value
 from ..accounting.card import privacy_card
-from ..accounting.dataset_charge import (
-    after_fit,
-    charging_active,
-    hook,
-    ledger_path,
-    ledger_value,
-    model_delta,
-    open_charge,
-    open_run_charge,
-)
-from ..accounting.dataset_ledger import INHERIT, DatasetLedger, session
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
 from ..advice import too_small_message
@@ -54,6 +43,18 @@ from ..corpus.ledger_documents import documents_of
 from ..corpus.shards import folder_shards
 from ..corpus.summary import median_user_length
 from ..corpus.wordlist import record_word_list
+from ..dataset_ledger.charge import (
+    after_fit,
+    charging_active,
+    hook,
+    ledger_path,
+    ledger_value,
+    model_delta,
+    open_charge,
+    open_run_charge,
+)
+from ..dataset_ledger.ledger import DatasetLedger
+from ..dataset_ledger.location import INHERIT, session
 from ..errors import (
     DPTopicError,
     ForecastWarning,
@@ -416,7 +417,7 @@ def _shards_of(corpus):
 def refuse_idle_ledger(model, names=None) -> None:
     """``ledger=`` or ``dataset=`` given for a trainer whose fit spends no budget (a non-private trainer, or one of
     randomized reports, whose contributors drew the noise): refused in one line rather than silently idle."""
-    from ..accounting.dataset_ledger import SESSION  # the session train() opened
+    from ..dataset_ledger.location import SESSION  # the session train() opened
 
     s = SESSION.get()
     if "ledger" in model.get_params(deep=False) or s is None:
@@ -453,13 +454,13 @@ def open_ledger(result: TrainingResult, inputs: _Inputs, out=None, names=None) -
 def charge_run(result: TrainingResult, inputs: _Inputs, total=None, build=None) -> None:
     """With a ledger on, the run is one release of the documents the user gave (``inputs.corpus``: every document,
     held-out ones included), whatever the trainer's fit reads of them; its fit reserves its plan on it before its
-    first noise (:func:`~dptopic.accounting.dataset_charge.open_charge`). With a private vocabulary the run releases
+    first noise (:func:`~dptopic.dataset_ledger.charge.open_charge`). With a private vocabulary the run releases
     before the fit: the caps are checked for the whole run (the words' DP set union and the trainer's plan) before
     the set union draws, so that a run a cap refuses spends nothing
-    (:func:`~dptopic.accounting.dataset_charge.open_run_charge`). The trainer's plan is read from public settings
+    (:func:`~dptopic.dataset_ledger.charge.open_run_charge`). The trainer's plan is read from public settings
     before its words are known (``release_plan(None)``; ``vocabulary_in_total``: at the share solved for it); its fit
     adds what it reserves to the release, the caps checked again. No ledger: nothing."""
-    # a fit a ledger charges takes ledger= and dataset= (accounting/dataset_charge.py: the estimators' public contract)
+    # a fit a ledger charges takes ledger= and dataset= (dataset_ledger/charge.py: the estimators' public contract)
     if "ledger" not in result.model.get_params(deep=False) or charging_active() \
             or ledger_path(result.model) is None:
         return

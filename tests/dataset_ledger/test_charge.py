@@ -1,4 +1,4 @@
-"""Private fits charged to their dataset's ledger (accounting.dataset_charge), and DocDPCooccurrence's free refit."""
+"""Private fits charged to their dataset's ledger (dataset_ledger.charge), and DocDPCooccurrence's free refit."""
 import warnings
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
-from dptopic.accounting.dataset_ledger import DatasetLedger
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.errors import BudgetExceededError, DPTopicError
 from dptopic.models import HDPLDA, LDA, DocDPCooccurrence, docdp_cooc, load
 from dptopic.moments.refit import suggest_n_topics, topics_at
@@ -200,7 +200,7 @@ def test_the_releases_suggest_the_planted_number_of_topics():
 
 
 def test_audit_shadows_are_charged_to_their_own_dataset(tiny, tmp_path):
-    from dptopic.accounting.dataset_charge import shadow_runs
+    from dptopic.dataset_ledger.charge import shadow_runs
 
     L = tmp_path / "l.sqlite"
     with shadow_runs():

@@ -1,29 +1,21 @@
-"""The dataset ledger's file, its events as JSON, its documents and owners, its totals and caps
-(accounting.dataset_ledger, accounting.ledger_totals)."""
+"""The dataset ledger (dataset_ledger.ledger, with its totals, dataset_ledger.totals): releases with their documents
+and owners, totals and caps, plans, and every stored figure checked when read."""
 import json
 import math
-import os
 import sqlite3
 
 import numpy as np
 import pytest
 
 from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent
-from dptopic.accounting.dataset_ledger import (
-    DatasetLedger,
-    Documents,
-    LedgerFileError,
-    compose_releases,
-    default_path,
-    events_from_json,
-    events_to_json,
-    release_guarantee,
-    total_line,
-)
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
 from dptopic.accounting.group import gaussian_epsilon
 from dptopic.accounting.ledger import compose_pld, compose_rdp
-from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
+from dptopic.dataset_ledger.identity import Documents
+from dptopic.dataset_ledger.ledger import DatasetLedger, total_line
+from dptopic.dataset_ledger.releases import events_from_json, release_guarantee
+from dptopic.dataset_ledger.store import LedgerFileError
+from dptopic.errors import BudgetExceededError, DPTopicError
 
 
 def _gaussian_plan(epsilon=1.0, delta=1e-5):
@@ -33,16 +25,6 @@ def _gaussian_plan(epsilon=1.0, delta=1e-5):
 
 def _docs(n, start=1, persons=None):
     return Documents(np.arange(start, start + n, dtype=np.uint64) * np.uint64(7919), persons)
-
-
-def test_events_round_trip_through_json():
-    groups = [(LaplaceEvent(scale=2.0, changes=(1, 1), discrete=True, label="counts"), 7),
-              (PureDPEvent(0.5, label="sampling"), 7), (ApproxDPEvent(0.3, 1e-7, label="set union"), 1),
-              (SubsampledGaussianEvent(2.0, 0.01), 100)]
-    back = events_from_json(events_to_json(groups))
-    assert [n for _, n in back] == [7, 7, 1, 100]
-    assert [e for e, _ in back] == [e for e, _ in groups]      # the same events (frozen dataclasses compare fields)
-    assert compose_pld(back, 1e-5) == compose_pld(groups, 1e-5)
 
 
 def test_two_releases_at_epsilon_one_total_between_one_and_two(tmp_path):
@@ -70,13 +52,6 @@ def test_a_total_never_falls_and_never_reads_below_a_releases_own_epsilon(tmp_pa
         assert tot["delta_total"] == 1e-5 and "first release" in tot["delta_source"]
         seen.append(tot["epsilon_total"])
     assert seen[0] >= led.releases("p")[0]["epsilon"] and seen[0] <= seen[1] <= seen[2]
-
-
-def test_a_releases_own_figure_is_its_smallest_valid_one():
-    eps, d = release_guarantee([(PureDPEvent(0.5), 2)], 1e-5)
-    assert eps <= 1.0 and d in (0.0, 1e-5)
-    eps, d = release_guarantee([(ApproxDPEvent(0.5, 1e-4), 2)], 1e-5)      # own deltas past delta: basic at theirs
-    assert (eps, d) == (1.0, 2e-4)
 
 
 def test_steps_whose_deltas_add_past_one_claim_no_guarantee_and_keep_the_ledger_readable(tmp_path):
@@ -212,7 +187,7 @@ def test_documents_recorded_without_a_person_join_the_person_another_release_giv
 
 
 def test_a_served_release_charges_persons_with_no_documents(tmp_path):
-    from dptopic.accounting.dataset_charge import charge_served
+    from dptopic.dataset_ledger.charge import charge_served
 
     led = DatasetLedger(tmp_path / "l.sqlite")
     led.debit("corpus", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(4, persons=["a", "b", "c", "d"]))
@@ -280,42 +255,6 @@ def test_dp_accounting_recomputes_the_exported_total(tmp_path):
     assert d["largest"] == [{"release": 1, "group": 1}, {"release": 2, "group": 1}]
 
 
-@pytest.mark.parametrize("content", [b"this is not a database at all" * 100, b"\x00" * 50])
-def test_a_corrupt_file_is_refused_in_one_line(tmp_path, content):
-    p = tmp_path / "l.sqlite"
-    p.write_bytes(content)
-    with pytest.raises(LedgerFileError, match="nothing was spent") as e:
-        DatasetLedger(p)
-    assert "\n" not in str(e.value)
-    assert p.read_bytes() == content
-
-
-def test_another_programs_sqlite_file_is_refused(tmp_path):
-    p = tmp_path / "other.sqlite"
-    con = sqlite3.connect(p)
-    con.execute("CREATE TABLE things (x)")
-    con.commit()
-    con.close()
-    with pytest.raises(LedgerFileError, match="another program"):
-        DatasetLedger(p)
-    con = sqlite3.connect(p)
-    con.execute("PRAGMA application_id = 12345")
-    con.close()
-    with pytest.raises(LedgerFileError, match="another program"):
-        DatasetLedger(p)
-
-
-def test_a_ledger_of_a_newer_version_is_refused(tmp_path):
-    p = tmp_path / "l.sqlite"
-    DatasetLedger(p)
-    con = sqlite3.connect(p)
-    con.execute("UPDATE meta SET value = '99' WHERE key = 'version'")
-    con.commit()
-    con.close()
-    with pytest.raises(LedgerFileError, match="newer dptopic"):
-        DatasetLedger(p)
-
-
 def _edited(tmp_path, sql):
     p = tmp_path / "l.sqlite"
     led = DatasetLedger(p)
@@ -350,110 +289,6 @@ def test_an_edited_ledger_is_refused_in_one_line_naming_the_row(tmp_path, sql, s
         assert says in str(e.value) and "\n" not in str(e.value) and "nothing was spent" in str(e.value)
 
 
-def test_reading_never_creates_or_changes_a_ledger(tmp_path):
-    empty = tmp_path / "empty.sqlite"
-    empty.write_bytes(b"")
-    with pytest.raises(LedgerFileError, match="is an empty file, not a ledger"):
-        DatasetLedger(empty, read_only=True)
-    assert empty.read_bytes() == b""
-    with pytest.raises(DPTopicError, match="no ledger at"):
-        DatasetLedger(tmp_path / "none.sqlite", read_only=True)
-    assert not (tmp_path / "none.sqlite").exists()
-
-
-def test_a_version_one_ledger_is_read_and_upgraded_on_its_first_write(tmp_path):
-    p = tmp_path / "v1.sqlite"
-    con = sqlite3.connect(p)
-    con.executescript("""
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE datasets (name TEXT PRIMARY KEY, cap_epsilon REAL, cap_delta REAL, created TEXT NOT NULL);
-        CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL REFERENCES datasets(name),
-          kind TEXT NOT NULL, trainer TEXT NOT NULL, unit TEXT NOT NULL, events TEXT NOT NULL, epsilon REAL,
-          delta REAL NOT NULL, guarantee INTEGER NOT NULL, time TEXT NOT NULL, model_path TEXT, note TEXT);
-        INSERT INTO meta VALUES ('format', 'dptopic-dataset-ledger'), ('version', '1');
-        INSERT INTO datasets VALUES ('old', NULL, NULL, '2026-01-01T00:00:00Z');
-        PRAGMA application_id = 1146115152;
-    """)
-    eps, d = release_guarantee(_gaussian_plan(), 1e-5)
-    con.execute("INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time) VALUES"
-                " ('old', 'fit', 'T', 'document', ?, ?, ?, 1, '2026-01-01T00:00:00Z')",
-                (events_to_json(_gaussian_plan()), eps, d))
-    con.commit()
-    con.close()
-    before = p.read_bytes()
-    assert DatasetLedger(p, read_only=True).total("old")["n_releases"] == 1
-    assert p.read_bytes() == before
-    led = DatasetLedger(p)
-    led.debit("old", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(5))
-    tot = led.total("old")
-    assert tot["n_releases"] == 2 and 1.0 < tot["epsilon_total"] < 2.0
-
-
-def test_a_symbolic_link_loop_and_a_long_path_are_one_line(tmp_path):
-    loop = tmp_path / "loop.sqlite"
-    os.symlink(loop, loop)
-    for ro in (False, True):
-        with pytest.raises(LedgerFileError, match="symbolic link that leads nowhere"):
-            DatasetLedger(loop, read_only=ro)
-    with pytest.raises(LedgerFileError, match="too long") as e:
-        DatasetLedger(tmp_path / ("x" * 300) / "l.sqlite")
-    assert "OSError" not in str(e.value)
-
-
-def test_a_locked_ledger_gives_up_in_one_line_with_nothing_spent(tmp_path, monkeypatch):
-    from dptopic.accounting import ledger_store
-
-    p = tmp_path / "l.sqlite"
-    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-    monkeypatch.setattr(ledger_store, "LOCK_TIMEOUT", 0.2)
-    holder = sqlite3.connect(p, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        with pytest.raises(DPTopicError, match="stayed locked by another run") as e:
-            DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-        assert "nothing was spent" in str(e.value)
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-    assert len(DatasetLedger(p).releases("d")) == 1
-
-
-def test_a_read_only_ledger_is_read_and_refused_for_writing_in_one_line(tmp_path):
-    p = tmp_path / "l.sqlite"
-    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-    os.chmod(p, 0o444)
-    os.chmod(tmp_path, 0o555)
-    try:
-        if os.access(p, os.W_OK):
-            pytest.skip("this user writes read-only files (root)")
-        assert DatasetLedger(p, read_only=True).total("d")["n_releases"] == 1
-        with pytest.raises(LedgerFileError, match="read-only|cannot be opened|could not be read or written"):
-            DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-    finally:
-        os.chmod(tmp_path, 0o755)
-        os.chmod(p, 0o644)
-
-
-def test_a_read_only_file_is_refused_for_writing_in_one_line(tmp_path, monkeypatch):
-    """As a user who may not write it finds it (whatever user runs the tests): SQLite's own refusal, in one line."""
-    from dptopic.accounting.ledger_store import SQLiteStore
-
-    p = tmp_path / "l.sqlite"
-    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-    monkeypatch.setattr(SQLiteStore, "_connect", lambda self: sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
-                                                                               isolation_level=None))
-    with pytest.raises(LedgerFileError, match="is read-only") as e:
-        DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
-    assert "nothing was spent" in str(e.value) and "\n" not in str(e.value)
-
-
-def test_default_file_is_in_the_users_data_folder(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    assert default_path() == tmp_path / "dptopic" / "ledger.sqlite"
-    monkeypatch.delenv("XDG_DATA_HOME")
-    assert default_path().parts[-4:] == (".local", "share", "dptopic", "ledger.sqlite")
-
-
 def test_bad_names_and_caps_are_refused(tmp_path):
     led = DatasetLedger(tmp_path / "l.sqlite")
     for bad in ("", "a\nb", "x" * 300):
@@ -466,40 +301,3 @@ def test_bad_names_and_caps_are_refused(tmp_path):
     assert led.datasets() == []
 
 
-def test_compose_releases_of_nothing_is_zero():
-    assert compose_releases([])["epsilon_total"] == 0.0
-    assert math.isfinite(compose_releases([])["delta_total"])
-
-
-def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_default(tmp_path, monkeypatch):
-    from dptopic.accounting.dataset_ledger import ENV, ledger_path
-
-    monkeypatch.delenv(ENV, raising=False)
-    assert ledger_path() == default_path() and ledger_path(off=True) is None
-    assert ledger_path(str(tmp_path / "l.sqlite")) == tmp_path / "l.sqlite"
-    assert ledger_path("postgresql://me@db/ledger") == "postgresql://me@db/ledger"
-    monkeypatch.setenv(ENV, str(tmp_path / "env.sqlite"))
-    assert ledger_path() == tmp_path / "env.sqlite"
-    names = {"ledger": "--ledger", "no_ledger": "--no-ledger"}
-    for kw, line in (({"path": "x", "off": True}, "give --ledger PATH or --no-ledger, not both."),
-                     ({"path": " "}, "--ledger needs a file path (or give --no-ledger)."),
-                     ({"must_exist": True}, f"no ledger at {tmp_path / 'env.sqlite'}: nothing has been recorded there"
-                                            f" yet (give --ledger PATH or {ENV} to read another).")):
-        with pytest.raises(ParameterError) as e:
-            ledger_path(**kw)
-        assert e.value.message(names) == line
-
-
-def test_a_ledger_that_cannot_be_used_is_refused_in_the_ledger_parameter(tmp_path):
-    """The ledger's file refusals told a Python caller to "give --ledger PATH": they name the parameter ``ledger``,
-    which the command line writes as its flag."""
-    from dptopic.accounting.ledger_store import LedgerFileError, LedgerMissing
-
-    (tmp_path / "folder").mkdir()
-    for path, read_only, cls in ((tmp_path / "folder", False, LedgerFileError),
-                                 (tmp_path / "none.sqlite", True, LedgerMissing)):
-        with pytest.raises(cls) as e:
-            DatasetLedger(path, read_only=read_only).show()
-        assert isinstance(e.value, ParameterError) and e.value.parameter == "ledger", e.value
-        assert "ledger= PATH" in str(e.value) and "--" not in str(e.value), str(e.value)
-        assert "--ledger PATH" in e.value.message({"ledger": "--ledger"})

@@ -1,4 +1,4 @@
-"""Charging a private fit to the dataset ledger (:mod:`dptopic.accounting.dataset_ledger`).
+"""Charging a private fit to the dataset ledger (:mod:`dptopic.dataset_ledger`).
 
 Every estimator whose fit spends a privacy budget takes two more parameters, ``ledger`` and ``dataset`` (kept by
 ``get_params``, so scikit-learn's ``clone`` keeps them and every fit of a search is charged):
@@ -32,19 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..accounting.dataset_ledger import (
-    ENV,
-    INHERIT,
-    SESSION,
-    DatasetLedger,
-    Documents,
-    check_name,
-    default_path,
-    is_url,
-    total_line,
-)
 from ..accounting.ledger import RESERVE_HOOK
 from ..errors import DPTopicError, ParameterError, user_stacklevel
+from .identity import Documents
+from .ledger import DatasetLedger, total_line
+from .location import INHERIT, SESSION, default_path
+from .names import check_name
+from .store import ENV, is_url
 
 PARAMS = ("ledger", "dataset")
 """The parameters every budget-spending estimator takes besides its own (``TopicModel._param_names``)."""
@@ -366,7 +360,7 @@ def charge_served(ledger, trainer: str, unit: str, groups, persons, *, dataset: 
     ids your corpora's person field holds, and their totals join) to their number of reports or contributions in
     this release. The ledger charges each person for their count (group privacy of the unit, as for documents), so
     that their total spans the central releases that held their documents and the served ones. ``ledger``: a path,
-    URL or :class:`~dptopic.accounting.dataset_ledger.DatasetLedger`; ``dataset``: the collection's name (default:
+    URL or :class:`~dptopic.dataset_ledger.ledger.DatasetLedger`; ``dataset``: the collection's name (default:
     ``people:`` and a keyed digest of the persons). Returns the release's id. The contributors drew their own noise
     before the service saw anything, so a cap cannot stop this release: a release a cap refuses raises
     :class:`~dptopic.errors.BudgetExceededError` and is not recorded, and the service should not use it."""

@@ -1,7 +1,9 @@
-"""The dataset ledger on a PostgreSQL database shared by several hosts (accounting.ledger_store): the same semantics
-as a file, debits that never overshoot a cap together, and a server that goes away mid-debit (a throwaway cluster,
-as the service's tests start one)."""
+"""Where a dataset ledger lives (dataset_ledger.store). A file: corrupt, foreign, newer, locked, read-only or
+unreachable files refused in one line, reading that never writes, a version-1 file upgraded. A PostgreSQL database
+shared by several hosts: the same semantics as a file, debits that never overshoot a cap together, and a server that
+goes away mid-debit (a throwaway cluster, as the service's tests start one)."""
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -13,13 +15,15 @@ import numpy as np
 import pytest
 
 from dptopic.accounting import PureDPEvent
-from dptopic.accounting.dataset_ledger import DatasetLedger, Documents
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise_multiplier
-from dptopic.errors import BudgetExceededError, DPTopicError
+from dptopic.dataset_ledger.identity import Documents
+from dptopic.dataset_ledger.ledger import DatasetLedger
+from dptopic.dataset_ledger.releases import events_to_json, release_guarantee
+from dptopic.dataset_ledger.store import LedgerFileError
+from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
 from helpers import one_line_stderr, run_dptopic
 from service_helpers import PG_BIN, _as_pg_user, throwaway_postgres
 
-pytestmark = pytest.mark.postgres
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
@@ -42,6 +46,161 @@ def _plan(eps=1.0):
     return [(SubsampledGaussianEvent(calibrate_noise_multiplier(eps, 1e-5, 1.0, 1), 1.0), 1)]
 
 
+def _docs(n, start=1, persons=None):
+    return Documents(np.arange(start, start + n, dtype=np.uint64) * np.uint64(7919), persons)
+
+
+# ------------------------------------------------------------------ a file
+@pytest.mark.parametrize("content", [b"this is not a database at all" * 100, b"\x00" * 50])
+def test_a_corrupt_file_is_refused_in_one_line(tmp_path, content):
+    p = tmp_path / "l.sqlite"
+    p.write_bytes(content)
+    with pytest.raises(LedgerFileError, match="nothing was spent") as e:
+        DatasetLedger(p)
+    assert "\n" not in str(e.value)
+    assert p.read_bytes() == content
+
+
+def test_another_programs_sqlite_file_is_refused(tmp_path):
+    p = tmp_path / "other.sqlite"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE things (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerFileError, match="another program"):
+        DatasetLedger(p)
+    con = sqlite3.connect(p)
+    con.execute("PRAGMA application_id = 12345")
+    con.close()
+    with pytest.raises(LedgerFileError, match="another program"):
+        DatasetLedger(p)
+
+
+def test_a_ledger_of_a_newer_version_is_refused(tmp_path):
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p)
+    con = sqlite3.connect(p)
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'version'")
+    con.commit()
+    con.close()
+    with pytest.raises(LedgerFileError, match="newer dptopic"):
+        DatasetLedger(p)
+
+
+def test_reading_never_creates_or_changes_a_ledger(tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(LedgerFileError, match="is an empty file, not a ledger"):
+        DatasetLedger(empty, read_only=True)
+    assert empty.read_bytes() == b""
+    with pytest.raises(DPTopicError, match="no ledger at"):
+        DatasetLedger(tmp_path / "none.sqlite", read_only=True)
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_version_one_ledger_is_read_and_upgraded_on_its_first_write(tmp_path):
+    p = tmp_path / "v1.sqlite"
+    con = sqlite3.connect(p)
+    con.executescript("""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE datasets (name TEXT PRIMARY KEY, cap_epsilon REAL, cap_delta REAL, created TEXT NOT NULL);
+        CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL REFERENCES datasets(name),
+          kind TEXT NOT NULL, trainer TEXT NOT NULL, unit TEXT NOT NULL, events TEXT NOT NULL, epsilon REAL,
+          delta REAL NOT NULL, guarantee INTEGER NOT NULL, time TEXT NOT NULL, model_path TEXT, note TEXT);
+        INSERT INTO meta VALUES ('format', 'dptopic-dataset-ledger'), ('version', '1');
+        INSERT INTO datasets VALUES ('old', NULL, NULL, '2026-01-01T00:00:00Z');
+        PRAGMA application_id = 1146115152;
+    """)
+    eps, d = release_guarantee(_plan(), 1e-5)
+    con.execute("INSERT INTO releases (dataset, kind, trainer, unit, events, epsilon, delta, guarantee, time) VALUES"
+                " ('old', 'fit', 'T', 'document', ?, ?, ?, 1, '2026-01-01T00:00:00Z')",
+                (events_to_json(_plan()), eps, d))
+    con.commit()
+    con.close()
+    before = p.read_bytes()
+    assert DatasetLedger(p, read_only=True).total("old")["n_releases"] == 1
+    assert p.read_bytes() == before
+    led = DatasetLedger(p)
+    led.debit("old", "T", "document", _plan(), 1e-5, documents=_docs(5))
+    tot = led.total("old")
+    assert tot["n_releases"] == 2 and 1.0 < tot["epsilon_total"] < 2.0
+
+
+def test_a_symbolic_link_loop_and_a_long_path_are_one_line(tmp_path):
+    loop = tmp_path / "loop.sqlite"
+    os.symlink(loop, loop)
+    for ro in (False, True):
+        with pytest.raises(LedgerFileError, match="symbolic link that leads nowhere"):
+            DatasetLedger(loop, read_only=ro)
+    with pytest.raises(LedgerFileError, match="too long") as e:
+        DatasetLedger(tmp_path / ("x" * 300) / "l.sqlite")
+    assert "OSError" not in str(e.value)
+
+
+def test_a_locked_ledger_gives_up_in_one_line_with_nothing_spent(tmp_path, monkeypatch):
+    from dptopic.dataset_ledger import store
+
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.2)
+    holder = sqlite3.connect(p, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(DPTopicError, match="stayed locked by another run") as e:
+            DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+        assert "nothing was spent" in str(e.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert len(DatasetLedger(p).releases("d")) == 1
+
+
+def test_a_read_only_ledger_is_read_and_refused_for_writing_in_one_line(tmp_path):
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    os.chmod(p, 0o444)
+    os.chmod(tmp_path, 0o555)
+    try:
+        if os.access(p, os.W_OK):
+            pytest.skip("this user writes read-only files (root)")
+        assert DatasetLedger(p, read_only=True).total("d")["n_releases"] == 1
+        with pytest.raises(LedgerFileError, match="read-only|cannot be opened|could not be read or written"):
+            DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    finally:
+        os.chmod(tmp_path, 0o755)
+        os.chmod(p, 0o644)
+
+
+def test_a_read_only_file_is_refused_for_writing_in_one_line(tmp_path, monkeypatch):
+    """As a user who may not write it finds it (whatever user runs the tests): SQLite's own refusal, in one line."""
+    from dptopic.dataset_ledger.store import SQLiteStore
+
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    monkeypatch.setattr(SQLiteStore, "_connect", lambda self: sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                                                               isolation_level=None))
+    with pytest.raises(LedgerFileError, match="is read-only") as e:
+        DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    assert "nothing was spent" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_ledger_that_cannot_be_used_is_refused_in_the_ledger_parameter(tmp_path):
+    """The ledger's file refusals told a Python caller to "give --ledger PATH": they name the parameter ``ledger``,
+    which the command line writes as its flag."""
+    from dptopic.dataset_ledger.store import LedgerMissing
+
+    (tmp_path / "folder").mkdir()
+    for path, read_only, cls in ((tmp_path / "folder", False, LedgerFileError),
+                                 (tmp_path / "none.sqlite", True, LedgerMissing)):
+        with pytest.raises(cls) as e:
+            DatasetLedger(path, read_only=read_only).show()
+        assert isinstance(e.value, ParameterError) and e.value.parameter == "ledger", e.value
+        assert "ledger= PATH" in str(e.value) and "--" not in str(e.value), str(e.value)
+        assert "--ledger PATH" in e.value.message({"ledger": "--ledger"})
+
+
+# ------------------------------------------------------------------ a shared PostgreSQL database
+@pytest.mark.postgres
 def test_a_shared_ledger_keeps_the_same_totals_as_a_file(url, tmp_path):
     docs = Documents(np.arange(1, 121, dtype=np.uint64), [f"p{i % 30}" for i in range(120)])
     both = [DatasetLedger(url), DatasetLedger(tmp_path / "l.sqlite")]
@@ -69,7 +228,7 @@ def test_a_shared_ledger_keeps_the_same_totals_as_a_file(url, tmp_path):
 DEBITS = textwrap.dedent("""
     import os, sys, time
     from dptopic.accounting import PureDPEvent
-    from dptopic.accounting.dataset_ledger import DatasetLedger
+    from dptopic.dataset_ledger.ledger import DatasetLedger
     from dptopic.errors import BudgetExceededError
     led = DatasetLedger(sys.argv[1])
     open(sys.argv[2] + "." + str(os.getpid()), "w").close()     # ready
@@ -88,6 +247,7 @@ DEBITS = textwrap.dedent("""
 
 @pytest.mark.parametrize("processes, debits, cap", [(3, 10, 2.0),
                                                     pytest.param(8, 50, 10.0, marks=pytest.mark.slow)])
+@pytest.mark.postgres
 def test_concurrent_processes_never_overshoot_one_cap(url, tmp_path, processes, debits, cap):
     """Debits of a pure 0.25 from several processes at once race against one cap (8 processes x 50 debits against
     a cap of 10 in the slow run, which admits 68 of the 400 at delta 1e-5): the cap admits exactly as many as it
@@ -126,6 +286,7 @@ def _restart(pg, stop: bool = True, start: bool = True) -> None:
         assert r.returncode == 0, r.stderr
 
 
+@pytest.mark.postgres
 def test_a_server_that_goes_away_mid_debit_spends_nothing_and_draws_no_noise(pg, url, planted, monkeypatch):
     from dptopic.models import DocDPCooccurrence, docdp_cooc
 
@@ -154,6 +315,7 @@ def test_a_server_that_goes_away_mid_debit_spends_nothing_and_draws_no_noise(pg,
     assert len(DatasetLedger(url).releases("posts")) == 1        # the debit did not commit: nothing recorded
 
 
+@pytest.mark.postgres
 def test_an_unreachable_or_foreign_database_is_one_line(pg, url):
     from sqlalchemy import create_engine, text
 
@@ -171,6 +333,7 @@ def test_an_unreachable_or_foreign_database_is_one_line(pg, url):
         DatasetLedger(url)
 
 
+@pytest.mark.postgres
 def test_a_newer_shared_ledger_is_refused(url):
     from sqlalchemy import create_engine, text
 
@@ -183,6 +346,7 @@ def test_a_newer_shared_ledger_is_refused(url):
         DatasetLedger(url)
 
 
+@pytest.mark.postgres
 def test_the_command_line_trains_against_a_shared_ledger(url, tmp_path):
     (tmp_path / "docs.txt").write_text("\n".join(["apple banana cherry grape lemon", "river mountain valley ocean"]
                                                  * 40))

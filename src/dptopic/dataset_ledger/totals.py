@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .group import _scaled, gaussian_epsilon
+from ..accounting.group import gaussian_epsilon, scaled_event
 
 
 @dataclass
@@ -51,7 +51,7 @@ def _merge(groups) -> list:
 
 def _approx(epsilon: float, delta: float, k: int):
     """A release's own ``(epsilon, delta)`` as one event, for a group of ``k`` (Dwork & Roth 2014, Thm 2.2)."""
-    from .events import ApproxDPEvent, PureDPEvent  # loads numpy: 'dptopic budget' opens its ledger without it
+    from ..accounting.events import ApproxDPEvent, PureDPEvent  # loads numpy: 'dptopic budget' reads without it
 
     eps = epsilon * k
     if not math.isfinite(eps) or eps > 500:
@@ -85,7 +85,7 @@ def in_owner_unit(release: dict, k: int):
     if m == 0:      # a word-level release whose documents' lengths are not recorded
         return None
     if release["unit"] != "word":
-        scaled = [(_scaled(e, float(m)), n) for e, n in release["groups"]]
+        scaled = [(scaled_event(e, float(m)), n) for e, n in release["groups"]]
         if all(e is not None for e, _ in scaled):
             return scaled
     ev = _approx(float(release["epsilon"]), float(release["delta"]), m)
@@ -98,8 +98,8 @@ def compose_at(groups, delta: float, floor: float = 0.0, enough: float | None = 
     below ``floor`` (a release's own figure, itself a bound for the whole). ``enough``: a cap to check against: a
     cheap figure (all but PLD) at or below it is returned without composing the privacy loss distributions, which
     could only lower it (a valid bound, not always the smallest)."""
-    from .events import SubsampledGaussianEvent  # loads numpy: 'dptopic budget' opens its ledger without it
-    from .ledger import compose_pld, compose_rdp, pure_basic_bound  # as above
+    from ..accounting.events import SubsampledGaussianEvent  # loads numpy: 'dptopic budget' reads without it
+    from ..accounting.ledger import compose_pld, compose_rdp, pure_basic_bound  # as above
 
     groups = _merge(groups)
     if not groups:

@@ -9,14 +9,14 @@ its **dataset** is the name a user gave it (``dataset=``) or ``content:`` and a 
 its documents, the same for the same documents in any order, file or format.
 
 Totals are per **owner** of documents, a person where some release gave the documents' person and a document
-otherwise (:mod:`dptopic.accounting.ledger_totals`): every release that held any of their documents, converted to
+otherwise (:mod:`dptopic.dataset_ledger.totals`): every release that held any of their documents, converted to
 the owner's unit by group privacy and composed at one delta. A dataset's total is its largest owner's; overlapping
 document sets (a subset, a file with one document dropped, a union) share the owners they have in common, so a
 release is charged wherever its documents were charged before. A cap ``(epsilon, delta)`` per dataset, and one per
 person for the whole ledger, refuse a release that would take a total past them, before that release draws any
 noise.
 
-A debit is one transaction (:mod:`dptopic.accounting.ledger_store`: SQLite's write lock, or a serializable
+A debit is one transaction (:mod:`dptopic.dataset_ledger.store`: SQLite's write lock, or a serializable
 PostgreSQL transaction behind an advisory lock): it records the documents, reads the releases and caps, checks
 every cap the release touches with it included and writes it, or writes nothing. A release is written before its
 noise is drawn: a run that dies after the debit leaves its release recorded (the safe side).
@@ -28,192 +28,27 @@ Nothing here reads a corpus: the models layer passes the documents' digests (doc
 """
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import math
 import os
 import secrets
-import sys
 import time
-import unicodedata
-from contextvars import ContextVar
-from dataclasses import dataclass
-from pathlib import Path
 
+from ..accounting.verify import rounded_up
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .ledger_store import ENV, LedgerFileError, is_url, open_store
-from .verify import event_from_description, rounded_up
+from .identity import Documents, document_rows, keyed, person_text
+from .location import location
+from .names import check_name
+from .releases import events_to_json, merge, parsed, release_guarantee
+from .store import LedgerFileError, open_store
 
-MAX_NAME = 200
 PERSON_CAP = "person"
 """The ``caps`` row of the cap on every person's (every owner's) total."""
 
 UNITS_NOTE = {"person": "per person", "document": "per document"}
 
 
-def default_path() -> Path:
-    """The ledger file used when none is named: ``$XDG_DATA_HOME/dptopic/ledger.sqlite`` (``~/.local/share`` without
-    it; ``%LOCALAPPDATA%`` on Windows)."""
-    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        xdg = os.environ.get("XDG_DATA_HOME")
-        base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "dptopic" / "ledger.sqlite"
-
-
-def _location(value):
-    """A ledger named by the user: a ``postgresql://`` URL as given, a path with ``~`` expanded."""
-    s = str(value).strip()
-    return s if is_url(s) else Path(os.path.expanduser(s))
-
-
-def ledger_path(path=None, off: bool = False, must_exist: bool = False):
-    """The ledger a run uses: none when ``off``, else ``path``, else ``$DPTOPIC_LEDGER``, else :func:`default_path`
-    (``~`` expanded; a ``postgresql://`` URL kept as a string). ``must_exist``: for reading, a file that is not
-    there is refused."""
-    if off:
-        if path is not None:
-            raise ParameterError("give {ledger} or {no_ledger}, not both.", "ledger", path, others=("no_ledger",),
-                                 flag_template="give {ledger} PATH or {no_ledger}, not both.")
-        return None
-    if path is not None and (not isinstance(path, (str, os.PathLike)) or not str(path).strip()):
-        raise ParameterError("{ledger} needs a file path (or set {no_ledger}).", "ledger", path,
-                             flag_template="{ledger} needs a file path (or give {no_ledger}).")
-    env = os.environ.get(ENV, "").strip()
-    chosen = _location(path) if path is not None else _location(env) if env else default_path()
-    if must_exist and not is_url(chosen) and not os.path.lexists(chosen):
-        raise ParameterError("no ledger at {path}: nothing has been recorded there yet (give {ledger} or {env} to"
-                             " read another).", "ledger", path, flag_template="no ledger at {path}: nothing has been"
-                             " recorded there yet (give {ledger} PATH or {env} to read another).", path=chosen, env=ENV)
-    return chosen
-
-
-def check_name(name, what: str = "dataset") -> str:
-    """A dataset name: a non-empty line of printable text, at most :data:`MAX_NAME` characters."""
-    if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME or not name.isprintable():
-        raise ParameterError("invalid %s name {%s=}: give a non-empty name of printable characters, at most {most}"
-                             " long." % (what, what), what, name, most=MAX_NAME)
-    return name.strip()
-
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-# ------------------------------------------------------------------------------------------------- events as JSON
-def events_to_json(groups) -> str:
-    """``[(event, count), ...]`` as the JSON list a report's ``events`` holds (each event's description with its
-    count): :func:`events_from_json` re-creates the same events from it."""
-    return json.dumps([dict(e.describe(), count=int(n)) for e, n in groups], sort_keys=True, allow_nan=False)
-
-
-def events_from_json(text: str) -> list:
-    """The ``[(event, count), ...]`` a release's JSON describes (:func:`~dptopic.accounting.verify.
-    event_from_description` rebuilds each event; its stated epsilon must agree with its parameters)."""
-    items = json.loads(text)
-    if not isinstance(items, list):
-        raise DPTopicError("a release's events are not a list")
-    out = []
-    for d in items:
-        n = d.get("count") if isinstance(d, dict) else None
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise DPTopicError("a release's event has no whole count >= 1")
-        out.append((event_from_description(d), n))
-    return out
-
-
-def _merge(groups) -> list:
-    merged: dict = {}
-    for e, n in groups:
-        merged[e] = merged.get(e, 0) + int(n)
-    return list(merged.items())
-
-
-_GUARANTEES: dict = {}
-
-
-def release_guarantee(groups, delta: float) -> tuple[float, float]:
-    """A release's own ``(epsilon, delta)``: the smallest valid figure of its events at ``delta`` (PLD, RDP, or basic
-    composition when its events are pure: then delta is 0), as a fit's report names it."""
-    from .ledger import (  # loads numpy: 'dptopic budget' opens its ledger without it
-        compose_pld,
-        compose_rdp,
-        pure_basic_bound,
-    )
-
-    groups = _merge(groups)
-    try:
-        key = (frozenset(groups), float(delta))
-        hash(key)
-    except TypeError:       # an event that is not a frozen dataclass: not memoized
-        key = None
-    if key is not None and key in _GUARANTEES:
-        return _GUARANTEES[key]
-    pure = pure_basic_bound(groups)
-    d_events = sum(getattr(e, "delta_event", 0.0) * n for e, n in groups)
-    if d_events >= delta:        # (epsilon, delta) steps whose own deltas add past delta: basic composition at theirs
-        out = float(sum(e.epsilon * n for e, n in groups)), float(d_events)
-    else:
-        tight = min(compose_pld(groups, delta), compose_rdp(groups, delta))
-        out = (pure, 0.0) if math.isfinite(pure) and pure <= tight * (1 + 1e-9) else (float(tight), float(delta))
-    if key is not None:
-        _GUARANTEES[key] = out
-    return out
-
-
-def compose_releases(releases: list, delta: float | None = None) -> dict:
-    """The total of ``releases`` (dicts with ``groups``, ``epsilon``, ``delta``, ``guarantee``) composed as one
-    owner's, at ``delta`` (None: the first release's that states one): ``epsilon_total`` (None when a release claims
-    no guarantee, or when no figure holds at ``delta``); ``epsilon_basic``/``delta_basic``, the releases' own figures
-    added."""
-    from .ledger_totals import compose_at  # loads numpy: 'dptopic budget' opens its ledger without it
-
-    basic = float(sum(r["epsilon"] for r in releases if r["guarantee"]))
-    d_basic = float(sum(r["delta"] for r in releases if r["guarantee"]))
-    if delta is None:
-        delta = next((float(r["delta"]) for r in releases if r["guarantee"] and r["delta"] > 0), 0.0)
-    out = {"epsilon_total": 0.0, "delta_total": float(delta), "epsilon_basic": basic, "delta_basic": d_basic,
-           "epsilon_method": "no releases"}
-    if not releases:
-        return out
-    without = [r for r in releases if not r["guarantee"]]
-    if without:
-        out.update(epsilon_total=None, epsilon_basic=None, delta_basic=None,
-                   epsilon_method=(f"none: {len(without)} release(s) claim no differential privacy guarantee"
-                                   f" (release {without[0]['id']}, {without[0]['trainer']}), so no total bounds"
-                                   " what was released"))
-        return out
-    floor = max((float(r["epsilon"]) for r in releases if float(r["delta"]) <= delta * (1 + 1e-12)), default=0.0)
-    eps, method = compose_at([g for r in releases for g in r["groups"]], float(delta), floor)
-    out.update(epsilon_total=eps if math.isfinite(eps) else None, epsilon_method=method)
-    return out
-
-
-# ------------------------------------------------------------------------------------------------- the documents
-@dataclass
-class Documents:
-    """What a release read, as the ledger knows it: ``digests``, each document's content digest (unsigned 64-bit, one
-    per document; :mod:`dptopic.corpus.identity`); ``persons``, each document's person (strings, or None without a
-    person field); ``max_tokens``, its longest document's tokens (a word-level release's group per document). With
-    ``digests`` None, ``persons`` alone: a release served to people whose documents never left them (each person's
-    reports, ``counts`` of them)."""
-
-    digests: object = None
-    persons: list | None = None
-    max_tokens: int | None = None
-    counts: list | None = None
-
-    def __post_init__(self):
-        if self.digests is None and not self.persons:
-            raise DPTopicError("a release's documents need their digests or their persons.")
-        if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
-            raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
-
-
-def _person_text(p) -> str:
-    return unicodedata.normalize("NFC", str(p))
 
 
 # ------------------------------------------------------------------------------------------------- the ledger
@@ -223,7 +58,7 @@ class DatasetLedger:
     to read is never created or changed."""
 
     def __init__(self, path, read_only: bool = False):
-        self.path = _location(path) if isinstance(path, (str, os.PathLike)) else path
+        self.path = location(path) if isinstance(path, (str, os.PathLike)) else path
         if isinstance(self.path, (bool, int, float)) or self.path is None:
             raise ParameterError("invalid {ledger=}: give the path of a ledger file or a postgresql:// URL.",
                                  "ledger", path, flag_template="invalid {ledger} {value!r}: give a file path.")
@@ -256,63 +91,12 @@ class DatasetLedger:
         self._key = key
         return key
 
-    @staticmethod
-    def _keyed(key: bytes, data: bytes, what: bytes) -> int:
-        return int.from_bytes(hashlib.blake2b(data, key=key, digest_size=8, person=what).digest(), "little",
-                              signed=True)
-
-    def _doc_rows(self, key: bytes, docs: Documents):
-        """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
-        import numpy as np  # 'dptopic budget' opens its ledger without numpy
-
-        def person_keys(persons) -> np.ndarray:
-            index: dict = {}
-            codes = np.fromiter((index.setdefault(p, len(index)) for p in persons), dtype=np.int64,
-                                count=len(persons))
-            keyed = np.array([self._keyed(key, _person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
-                              for p in index], dtype=np.int64)
-            return keyed[codes] if len(keyed) else np.zeros(0, np.int64)
-
-        if docs.digests is None:
-            owner = person_keys(docs.persons)
-            doc = np.zeros(len(owner), np.int64)
-            reps = np.asarray(docs.counts or [1] * len(owner), dtype=np.int64)
-            person = np.ones(len(owner), np.int64)
-            has_doc = False
-        else:
-            digests = np.asarray(docs.digests, dtype=np.uint64)
-            doc = np.fromiter((self._keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
-                              dtype=np.int64, count=len(digests))
-            owner = person_keys(docs.persons) if docs.persons is not None else doc
-            person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
-            reps = np.ones(len(doc), np.int64)
-            has_doc = True
-        pairs = np.stack([doc, owner, person], axis=1)
-        uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        copies = np.bincount(inverse.ravel(), weights=reps, minlength=len(uniq)).astype(np.int64)
-        h = hashlib.blake2b(key=key, digest_size=16, person=b"ledger-set")
-        h.update(b"docs" if has_doc else b"people")
-        h.update(np.ascontiguousarray(uniq[:, 0] if has_doc else uniq[:, 1]).tobytes())
-        h.update(np.ascontiguousarray(np.where(uniq[:, 2] > 0, uniq[:, 1], 0)).tobytes())
-        h.update(copies.tobytes())
-        content = hashlib.blake2b(key=key, digest_size=8, person=b"ledger-name")
-        ident = uniq[:, 0] if has_doc else uniq[:, 1]
-        order = np.lexsort((ident,))
-        merged_ids, first = np.unique(ident[order], return_index=True)
-        merged_copies = np.add.reduceat(copies[order], first) if len(order) else copies
-        content.update(merged_ids.tobytes())
-        content.update(np.asarray(merged_copies, dtype=np.int64).tobytes())
-        rows = [(int(d) if has_doc else None, int(o), int(p), int(n))
-                for (d, o, p), n in zip(uniq.tolist(), copies.tolist())]
-        prefix = "content:" if has_doc else "people:"
-        return h.hexdigest(), prefix + content.hexdigest(), rows
-
     def _ensure_docset(self, tx, docs: Documents) -> tuple[int, str]:
         """The id of the document set ``docs`` and its content name, recorded now if it is new (its owners resolved:
         a document whose person another set gave belongs to that person, and a set with persons gives theirs to the
         same documents recorded before without one)."""
         key = self._the_key(tx, create=True)
-        fingerprint, content, rows = self._doc_rows(key, docs)
+        fingerprint, content, rows = document_rows(key, docs)
         row = tx.one("SELECT id FROM docsets WHERE fingerprint = ?", (fingerprint,))
         if row is not None:
             return int(row[0]), content
@@ -341,7 +125,7 @@ class DatasetLedger:
             if self.read_only:
                 return "content:(not recorded)"
             key = self.store.run(lambda tx: self._the_key(tx, create=True), write=True)
-        return self._doc_rows(key, docs)[1]
+        return document_rows(key, docs)[1]
 
     # ------------------------------------------------------------------ reading, every figure checked
     def _damaged(self, why: str) -> LedgerFileError:
@@ -351,7 +135,7 @@ class DatasetLedger:
         rid, dataset, kind, trainer, unit, events, eps, delta, guarantee, when, path, note, docset, max_tokens = row
         where = f"release {rid} of dataset {str(dataset)[:60]!r}"
         try:
-            groups, raw = _parsed(events)
+            groups, raw = parsed(events)
         except (ValueError, TypeError, DPTopicError) as e:
             raise self._damaged(f"{where} has damaged events ({' '.join(str(e).split())[:120]})") from None
         if guarantee not in (0, 1):
@@ -467,7 +251,7 @@ class DatasetLedger:
         """The signatures of the owners of ``docsets`` (with ``extra``, a release not written); ``virtual``: the
         document sets a planned release would read, as one more set (id -1) holding each of their owners with their
         most documents in any of them."""
-        from .ledger_totals import signatures  # loads numpy: 'dptopic budget' opens its ledger without it
+        from .totals import signatures  # loads numpy: 'dptopic budget' opens its ledger without it
 
         rows = self._rows(tx, docsets)
         if virtual:
@@ -487,7 +271,7 @@ class DatasetLedger:
                enough: float | None = None) -> dict:
         """The largest owner's total among ``sigs`` touching ``docsets`` (the datasets' named-only releases
         included), at ``delta``."""
-        from .ledger_totals import Signature, compose_signature  # loads numpy, as above
+        from .totals import Signature, compose_signature  # loads numpy, as above
 
         by_id = dict(state["by_id"])
         if extra is not None:
@@ -631,7 +415,7 @@ class DatasetLedger:
         """Every owner's total (what ``dptopic budget show`` lists per person): the largest, the distribution over
         owners (counts of the private data: outside the guarantee) and the person cap. ``delta``: the person cap's, else
         the ledger's first release's."""
-        from .ledger_totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
+        from .totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
 
         def go(tx, st):
             d, source = delta, "as asked"
@@ -665,13 +449,13 @@ class DatasetLedger:
     def person_total(self, person) -> dict:
         """One person's total (their id as the person field gives it), at the person cap's delta, else the ledger's
         first release's: ``{"epsilon", "delta", "releases", "method"}``; ``epsilon`` 0 for a person not recorded."""
-        from .ledger_totals import compose_signature, signatures  # loads numpy: as above
+        from .totals import compose_signature, signatures  # loads numpy: as above
 
         def go(tx, st):
             key = self._the_key(tx, create=False)
             if key is None:
                 return {"epsilon": 0.0, "delta": None, "releases": [], "method": "no person recorded"}
-            o = self._keyed(key, _person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
+            o = keyed(key, person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
             rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner = ?"
                           " GROUP BY docset, owner", (o,))
             d = st["person_cap"][1] if st["person_cap"] else next(
@@ -767,7 +551,7 @@ class DatasetLedger:
                     " docs/budget.md).")
         pc = state["person_cap"]
         if pc is not None and docset is not None:
-            from .ledger_totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
+            from .totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
 
             by_id = {**state["by_id"], new["id"]: new}
             for s in self._sigs(tx, state, {docset}, new):
@@ -813,13 +597,13 @@ class DatasetLedger:
                 name = name or content
                 max_tokens = documents.max_tokens
             self._ensure_dataset(tx, name)
-            whole = _merge((mine["groups"] if mine else []) + groups)
+            whole = merge((mine["groups"] if mine else []) + groups)
             claims = guarantee
             eps, d = release_guarantee(whole, delta) if claims else (math.inf, float(delta))
             if claims and not (math.isfinite(eps) and d < 1):
                 # (epsilon, delta) steps whose own deltas add to 1 or more bound nothing: no guarantee is claimed
                 claims, eps, d = False, math.inf, float(delta)
-            check = _merge(whole + planned) if planned else whole
+            check = merge(whole + planned) if planned else whole
             e_c, d_c = (release_guarantee(check, delta) if guarantee else (math.inf, float(delta))) if planned \
                 else (eps, d)
             if not claims:
@@ -904,22 +688,6 @@ class DatasetLedger:
         self._write(lambda tx: tx.run("UPDATE releases SET model_path = ? WHERE id = ?", (str(path), int(release_id))))
 
 
-_PARSED: dict = {}
-
-
-def _parsed(text) -> tuple:
-    """A release's events as stored: ``(groups, the JSON list)``, parsed once per process (a ledger read at every
-    debit holds the same rows)."""
-    if not isinstance(text, str):
-        raise DPTopicError("a release's events are not JSON text")
-    hit = _PARSED.get(text)
-    if hit is None:
-        hit = _PARSED[text] = (events_from_json(text), json.loads(text))
-        if len(_PARSED) > 4096:
-            _PARSED.pop(next(iter(_PARSED)))
-    return hit
-
-
 def _number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -973,27 +741,3 @@ def total_line(total: dict) -> str:
     return (f"releases recorded for these documents{f' in ledger {where}' if where else ''}: {what} over {n}"
             f" release{'s' if n != 1 else ''}{also}"
             + ("" if total.get("unit") == "person" else "; no person field: the total is per document"))
-
-
-# ------------------------------------------------------------------------------------------------- this process's charge
-INHERIT = object()
-"""A session's ledger left as the environment names it (``DPTOPIC_LEDGER``), not turned off."""
-
-SESSION: ContextVar = ContextVar("dptopic_ledger_session", default=None)
-"""The ledger for the fits a command or a training run makes: ``(path, None when off, or INHERIT; dataset name or
-None)``."""
-
-
-@contextlib.contextmanager
-def session(path=INHERIT, dataset: str | None = None):
-    """Fits inside charge ``path`` (None: the ledger is off, whatever ``DPTOPIC_LEDGER`` says; :data:`INHERIT`: as
-    the environment says) on ``dataset`` unless a model names its own; the command line runs each command in one."""
-    token = SESSION.set((path if path is None or path is INHERIT else _location(path), dataset))
-    try:
-        yield
-    finally:
-        SESSION.reset(token)
-
-
-def open_ledger(path) -> DatasetLedger:
-    return DatasetLedger(path)

@@ -1,0 +1,88 @@
+"""What the ledger knows a release's documents and people by: each document's content digest and each person's id,
+keyed with a key of the ledger's own before anything is stored (the digests and ids never leave it as given), and the
+rows of a document set with its fingerprint and content name."""
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass
+
+from ..errors import DPTopicError
+
+
+@dataclass
+class Documents:
+    """What a release read, as the ledger knows it: ``digests``, each document's content digest (unsigned 64-bit, one
+    per document; :mod:`dptopic.corpus.identity`); ``persons``, each document's person (strings, or None without a
+    person field); ``max_tokens``, its longest document's tokens (a word-level release's group per document). With
+    ``digests`` None, ``persons`` alone: a release served to people whose documents never left them (each person's
+    reports, ``counts`` of them)."""
+
+    digests: object = None
+    persons: list | None = None
+    max_tokens: int | None = None
+    counts: list | None = None
+
+    def __post_init__(self):
+        if self.digests is None and not self.persons:
+            raise DPTopicError("a release's documents need their digests or their persons.")
+        if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
+            raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
+
+
+def person_text(p) -> str:
+    """A person id as the ledger keys it: ``str(p)`` in Unicode's NFC form."""
+    return unicodedata.normalize("NFC", str(p))
+
+
+def keyed(key: bytes, data: bytes, what: bytes) -> int:
+    """``data`` hashed under the ledger's ``key`` for the purpose ``what`` (a signed 64-bit integer, as stored)."""
+    return int.from_bytes(hashlib.blake2b(data, key=key, digest_size=8, person=what).digest(), "little",
+                          signed=True)
+
+
+def document_rows(key: bytes, docs: Documents):
+    """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
+    import numpy as np  # 'dptopic budget' opens its ledger without numpy
+
+    def person_keys(persons) -> np.ndarray:
+        index: dict = {}
+        codes = np.fromiter((index.setdefault(p, len(index)) for p in persons), dtype=np.int64,
+                            count=len(persons))
+        ids = np.array([keyed(key, person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
+                       for p in index], dtype=np.int64)
+        return ids[codes] if len(ids) else np.zeros(0, np.int64)
+
+    if docs.digests is None:
+        owner = person_keys(docs.persons)
+        doc = np.zeros(len(owner), np.int64)
+        reps = np.asarray(docs.counts or [1] * len(owner), dtype=np.int64)
+        person = np.ones(len(owner), np.int64)
+        has_doc = False
+    else:
+        digests = np.asarray(docs.digests, dtype=np.uint64)
+        doc = np.fromiter((keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
+                          dtype=np.int64, count=len(digests))
+        owner = person_keys(docs.persons) if docs.persons is not None else doc
+        person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
+        reps = np.ones(len(doc), np.int64)
+        has_doc = True
+    pairs = np.stack([doc, owner, person], axis=1)
+    uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    copies = np.bincount(inverse.ravel(), weights=reps, minlength=len(uniq)).astype(np.int64)
+    h = hashlib.blake2b(key=key, digest_size=16, person=b"ledger-set")
+    h.update(b"docs" if has_doc else b"people")
+    h.update(np.ascontiguousarray(uniq[:, 0] if has_doc else uniq[:, 1]).tobytes())
+    h.update(np.ascontiguousarray(np.where(uniq[:, 2] > 0, uniq[:, 1], 0)).tobytes())
+    h.update(copies.tobytes())
+    content = hashlib.blake2b(key=key, digest_size=8, person=b"ledger-name")
+    ident = uniq[:, 0] if has_doc else uniq[:, 1]
+    order = np.lexsort((ident,))
+    merged_ids, first = np.unique(ident[order], return_index=True)
+    merged_copies = np.add.reduceat(copies[order], first) if len(order) else copies
+    content.update(merged_ids.tobytes())
+    content.update(np.asarray(merged_copies, dtype=np.int64).tobytes())
+    rows = [(int(d) if has_doc else None, int(o), int(p), int(n))
+            for (d, o, p), n in zip(uniq.tolist(), copies.tolist())]
+    prefix = "content:" if has_doc else "people:"
+    return h.hexdigest(), prefix + content.hexdigest(), rows
