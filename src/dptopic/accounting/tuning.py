@@ -51,8 +51,8 @@ def expected_runs(distribution: str, eta: float = 1.0, gamma: float = 0.1, mu: f
 EXPECTED_RUNS_RANGE = (1.0, 1e6)
 """The mean number of runs a private search may have, ``(low, high]``: above 1 (a search of at most one run on average
 compares nothing: one fit costs less) and at most 10^6 (a mean beyond it runs for days or, as ``gamma`` nears 0, until
-the process is killed; the bound's ``log(E[K])`` term grows with it). One rule for ``RandomStoppingSearch``,
-``dptopic search --expected-runs`` and ``budget plan``'s ``search_runs``."""
+the process is killed; the bound's ``log(E[K])`` term grows with it). One rule for ``RandomStoppingSearch``, the
+mean ``dptopic search`` takes and ``budget plan``'s ``search_runs``."""
 
 _RUNS_SLACK = 1e-9      # 1 / (1 / 1e6) is 1e6 within a rounding error: not refused for it
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import math
 import signal
 import threading
@@ -198,18 +197,16 @@ def cmd_search(a):
                   " secret)")
 
 
-def _train_option_actions() -> list:
-    """:data:`TRAIN_OPTIONS` as ``train``'s parser defines them (copies: search's help of ``--unit`` is its own)."""
+def add_train_options(p) -> None:
+    """:data:`TRAIN_OPTIONS` added to ``p`` as ``train``'s parser defines them (each an option that stores one value:
+    its flags, type, choices, default, metavar and help; search's help of ``--unit`` is its own)."""
     parser = argparse.ArgumentParser(add_help=False)
     add_train_arguments(parser)
-    out = []
     for act in parser._actions:
         if act.dest in TRAIN_OPTIONS:
-            act = copy.copy(act)
-            if act.dest == "unit":
-                act.help = UNIT_HELP
-            out.append(act)
-    return out
+            p.add_argument(*act.option_strings, dest=act.dest, type=act.type, choices=act.choices,
+                           default=act.default, metavar=act.metavar,
+                           help=UNIT_HELP if act.dest == "unit" else act.help)
 
 
 def register(sub) -> None:
@@ -224,8 +221,7 @@ def register(sub) -> None:
     add_corpus_args(p, required=True)
     p.add_argument("--algorithm", choices=SEARCHABLE, default=None,
                    help="each run's trainer (default docdp-cooc, or the one --unit picks)")
-    for act in _train_option_actions():         # --unit, --user-field, --vocabulary ... as train defines them
-        p._add_action(act)
+    add_train_options(p)        # --unit, --user-field, --vocabulary ... as train defines them
     p.add_argument("--epsilon", type=positive_float, required=True, help="each run's budget; the card states the"
                                                                           " search's total")
     p.add_argument("--delta", type=unit_interval, default=1e-5, help="each run's delta and the search's (default 1e-5)")
