@@ -172,7 +172,8 @@ def issue_cases(fx: dict) -> list[Case]:
             if releases() or p.poll() is not None:
                 break
             time.sleep(0.5)
-        if p.poll() is not None: badly("the search ended before it was interrupted: " + p.communicate()[1].decode()[-100:])
+        if p.poll() is not None:
+            badly("the search ended before it was interrupted: " + p.communicate()[1].decode()[-100:])
         p.send_signal(signal.SIGINT)
         try:
             err = p.communicate(timeout=60)[1].decode()

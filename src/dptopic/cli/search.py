@@ -191,6 +191,12 @@ def cmd_search(a):
     console.print(f"private search over {search.privacy_['n_candidates']} candidate(s), a secret number of runs"
                   f" (geometric, {a.expected_runs:g} expected): the best run had {chosen} (score:"
                   f" {search.best_score_:g} supported topics)")
+    if getattr(best, "public_vectors_", None):      # as train says it: the vectors a default may have put in
+        v = best.public_vectors_
+        how = ("used by default; --public-vectors none turns them off" if v.get("default") else
+               "given with --public-vectors")
+        console.print(f"public vectors: {best.public_vectors_note_}, read in the clear (the guarantee does not depend"
+                      f" on them), {how}")
     print_topics(best, 10, console=console)
     print_privacy(best.privacy_, console)
     console.print(f"the best run's model written to {path} (the number of runs is not saved: the guarantee needs it"

@@ -505,8 +505,8 @@ def spent_text(state: dict) -> str:
     or, without a ledger, that nothing records it; a recorded release stays spent whether or not the search ends."""
     ledger, release, spent = state.get("ledger"), state.get("release"), state.get("spent")
     if ledger is None:
-        return (f"its runs drew noise ({spent}) and no ledger records it (the ledger is off)" if spent else
-                "no ledger records it (the ledger is off)")
+        return f"no ledger records what it spent ({spent}; the ledger is off)" if spent else \
+            "no ledger records it (the ledger is off)"
     try:
         dataset = total_entry(ledger, release).get("dataset")
     except (DPTopicError, TypeError, ValueError):
@@ -519,7 +519,7 @@ def interrupted_text(state: dict) -> str:
     """The one line a Ctrl-C that stopped a search prints: what was spent and recorded, and that nothing was released
     (:class:`SearchInterrupted`)."""
     if state.get("release") is None and state.get("spent") is None:
-        return "interrupted before the search drew any noise or recorded anything: nothing was spent or saved"
+        return "interrupted before the search was recorded or ran: nothing was spent or saved"
     return f"interrupted: the search was stopped and released nothing (no model saved); {spent_text(state)}"
 
 
