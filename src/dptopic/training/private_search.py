@@ -255,7 +255,8 @@ class RandomStoppingSearch:
         if inputs.public_corpus is not None:    # over the runs' words (choose_vocabulary restricts it to them)
             run_kw["public_corpus"] = inputs.public_corpus
         if self.score is not None:      # a score given: tried on a stand-in before anything is spent
-            self._try_score(score, fewest, _words_of(X, run_kw), run_kw)
+            words = run_kw.get("vocabulary")
+            self._try_score(score, fewest, list(inputs.corpus.vocabulary.words) if words is None else words, run_kw)
         token = REUSE_COVERED.set(True)     # the candidates' fits are covered by the search's one release
         try:
             with warnings.catch_warnings(record=True) as planned:
@@ -461,16 +462,6 @@ def _with_people(X, user_ids, uncut: bool = False):
     out = corpus.subset(list(range(corpus.n_docs)))
     out.user_ids = people
     return out
-
-
-def _words_of(X, run_kw) -> list:
-    """The words the runs read: the vocabulary given to them, or their corpus's (none for an input without words)."""
-    if run_kw.get("vocabulary") is not None:
-        return list(getattr(run_kw["vocabulary"], "words", run_kw["vocabulary"]))
-    try:
-        return list(as_corpus(X).vocabulary.words)
-    except DPTopicError:
-        return []
 
 
 def _is_number(value) -> bool:
