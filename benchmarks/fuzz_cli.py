@@ -134,6 +134,114 @@ def issue_cases(fx: dict) -> list[Case]:
              if r[-1].rc in (0, 2) and "invalid choice" not in r[-1].err else "no 'dptopic search' command",
              timeout=120))
 
+    # 1b. (issue 92) the search: a reader that goes away, Ctrl-C, the score, the mean number of runs, the unit
+    ledger_import = """
+        try:
+            from dptopic.dataset_ledger.ledger import DatasetLedger
+        except ImportError:         # a checkout from before the ledger's own package
+            from dptopic.accounting.dataset_ledger import DatasetLedger
+        def releases():
+            return DatasetLedger("l.sqlite").releases("d") if Path("l.sqlite").exists() else []
+    """
+    search_argv = ["search", "--corpus", C, "--epsilon", "1", "--grid", "topics=2,3", "--expected-runs", "2",
+                   "--ledger", "l.sqlite", "--dataset", "d", "--out", "best"]
+    add(Case("92 search | head -1: the model its release paid for is saved before anything is printed", [_py(f"""
+        import subprocess
+        {textwrap.indent(textwrap.dedent(ledger_import), " " * 8).strip()}
+        read, write = os.pipe()
+        os.close(read)      # the reader is gone before the first line
+        p = subprocess.Popen([sys.executable, "-m", "dptopic", *{search_argv!r}], stdout=write,
+                             stderr=subprocess.PIPE)
+        os.close(write)
+        err = p.communicate(timeout=150)[1].decode()
+        if "Traceback" in err: wrong("a traceback when the reader went away: " + err.strip().splitlines()[-1][:100])
+        if releases() and not Path("best/model.json").exists():
+            wrong("the search was recorded (a release spent) and no model was saved: it printed before it saved")
+    """)], timeout=200))
+    add(Case("92 search: Ctrl-C stops a search started with SIGINT ignored and says what stays spent", [_py(f"""
+        import signal, subprocess, time
+        {textwrap.indent(textwrap.dedent(ledger_import), " " * 8).strip()}
+        code = ("import sys\\n"
+                "try:\\n    from dptopic.training import private_search\\n"
+                "except ImportError:\\n    from dptopic.models import private_search\\n"
+                "private_search.sample_runs = lambda *a, **k: 10 ** 9\\n"
+                "from dptopic.cli.main import main\\nsys.exit(main(sys.argv[1:]))\\n")
+        p = subprocess.Popen([sys.executable, "-c", code, *{search_argv!r}], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        for _ in range(300):
+            if releases() or p.poll() is not None:
+                break
+            time.sleep(0.5)
+        if p.poll() is not None:
+            badly("the search ended before it was interrupted: " + p.communicate()[1].decode()[-100:])
+        p.send_signal(signal.SIGINT)
+        try:
+            err = p.communicate(timeout=60)[1].decode()
+        except subprocess.TimeoutExpired:
+            p.kill(); p.communicate()
+            wrong("the search was still running 60 s after SIGINT")
+        lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("warning:")]
+        if p.returncode != 130 or len(lines) != 1: badly(f"exit {{p.returncode}}, not one line: {{lines[-3:]}}")
+        if "spent" not in lines[0] or "release" not in lines[0]:
+            badly("the interruption does not say that the recorded release stays spent: " + lines[0][:100])
+        if Path("best").exists(): wrong("an interrupted search saved a model (the best of a number of runs set by"
+                                        " the interruption, which the theorem does not cover)")
+    """)], timeout=200))
+    for what, score in (("returns a string", "lambda m: 'high'"), ("raises", "lambda m: m.no_such_attribute")):
+        add(Case(f"92 search: a score that {what} is refused before anything is spent", [_py(f"""
+            import dptopic
+            {textwrap.indent(textwrap.dedent(ledger_import), " " * 12).strip()}
+            try:
+                from dptopic.training.private_search import RandomStoppingSearch
+            except ImportError:
+                from dptopic.models.private_search import RandomStoppingSearch
+            from dptopic.models import DocDPCooccurrence
+            c = read_corpus({C!r})
+            try:
+                RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {{"n_topics": [2, 3]}}, score={score},
+                                     ledger="l.sqlite", dataset="d").fit(c)
+                wrong("the search ran with a score that {what}")
+            except dptopic.DPTopicError as e:
+                if "score" not in str(e): badly("the refusal does not name score: " + str(e)[:100])
+            except Exception as e:
+                wrong(f"{{type(e).__name__}} after the search was recorded, not a refusal: {{str(e)[:80]}}")
+            if releases(): wrong("the search was recorded (spent) before its score was found wanting")
+        """)], timeout=120))
+    add(Case("92 search: RandomStoppingSearch(gamma=1e-9) is refused, not run until killed", [_py(f"""
+        import dptopic
+        try:
+            from dptopic.training.private_search import RandomStoppingSearch
+        except ImportError:
+            from dptopic.models.private_search import RandomStoppingSearch
+        from dptopic.models import DocDPCooccurrence
+        try:
+            RandomStoppingSearch(DocDPCooccurrence(epsilon=1.0), {{"n_topics": [2]}}, gamma=1e-9,
+                                 ledger=False).fit(read_corpus({C!r}))
+            wrong("a search of 10^9 runs on average ran to its end")
+        except dptopic.DPTopicError as e:
+            if "gamma" not in str(e): badly("the refusal does not name gamma: " + str(e)[:100])
+    """)], timeout=60))
+    for mean in ("0.5", "1e300"):
+        add(Case(f"92 budget plan --search-runs {mean} is refused as search refuses it", [
+            ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--test-size",
+             "0", "--ledger", "l.sqlite", "--dataset", "d", "--out", "m"],
+            ["budget", "plan", "--ledger", "l.sqlite", "--dataset", "d", "--algorithm", "docdp-cooc", "--epsilon",
+             "1", "--search-runs", mean]], names=("--search-runs",), refuse=True, timeout=90))
+        add(Case(f"92 search --expected-runs {mean} is refused in the rule budget plan shares",
+                 [[*search_argv[:8], mean, *search_argv[9:]]], names=("--expected-runs",), refuse=True))
+    add(Case("92 search --unit user --user-field --vocabulary: charged per person", [
+        [*search_argv, "--unit", "user", "--user-field", "user", "--vocabulary", fx["vocab"]],
+        _py(f"""
+            {textwrap.indent(textwrap.dedent(ledger_import), " " * 12).strip()}
+            rel = releases()
+            if len(rel) != 1: wrong("the search took no --unit user (nothing recorded)")
+            r = rel[0]
+            if r["unit"] != "user": wrong(f"the search was charged per {{r['unit']}}, not per person")
+            t = DatasetLedger("l.sqlite").person_total("u0")
+            if [x["group"] for x in t["releases"]] != [1]: wrong(f"a person of 5 documents was charged {{t}}")
+            if not Path("best/model.json").exists(): wrong("no model saved")
+        """)], timeout=150))
+
     # 2. FedLDA's people
     add(Case("2 fed: one client per person of the corpus", [_py(f"""
         import dptopic

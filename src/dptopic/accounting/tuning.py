@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import Real, validate_value
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ._lazy import pld_common, pldlib, rdp_privacy_accountant
 from .events import GAUSSIAN_DISCRETIZATION, RDP_ORDERS
 from .ledger import effective_discretization
@@ -48,7 +48,55 @@ def expected_runs(distribution: str, eta: float = 1.0, gamma: float = 0.1, mu: f
     return eta * (1.0 - gamma) / (gamma * (1.0 - gamma ** eta))
 
 
+EXPECTED_RUNS_RANGE = (1.0, 1e6)
+"""The mean number of runs a private search may have, ``(low, high]``: above 1 (a search of at most one run on average
+compares nothing: one fit costs less) and at most 10^6 (a mean beyond it runs for days or, as ``gamma`` nears 0, until
+the process is killed; the bound's ``log(E[K])`` term grows with it). One rule for ``RandomStoppingSearch``, the
+mean ``dptopic search`` takes and ``budget plan``'s ``search_runs``."""
+
+_RUNS_SLACK = 1e-9      # 1 / (1 / 1e6) is 1e6 within a rounding error: not refused for it
+
+
+def check_expected_runs(mean, name: str = "expected_runs", value=None, **values) -> float:
+    """``mean`` (the mean number of runs of a search) as a float, refused in one line naming ``name`` (a
+    :class:`~dptopic.errors.ParameterError`; ``value``: the value of ``name`` the line shows, when ``mean`` is
+    computed from it, with ``values`` the other parameters it was computed from) unless it lies in
+    :data:`EXPECTED_RUNS_RANGE`."""
+    low, high = EXPECTED_RUNS_RANGE
+    try:
+        m = float(mean)
+    except (TypeError, ValueError, OverflowError):
+        m = math.nan
+    if isinstance(mean, bool) or not (low < m <= high * (1 + _RUNS_SLACK)):
+        given = mean if value is None else value
+        what = ("{%s=}" % name) if value is None else ("{%s=}" % name + "".join(", {%s=}" % k for k in values)
+                                                        + f" gives a mean of {m:.3g} runs")
+        hint = f" (at eta = 1, gamma in [{1 / high:g}, 1))" if name == "gamma" else ""
+        raise ParameterError(what + f": a private search's mean number of runs must lie in ({low:g}, {high:g}]: more"
+                                    " than 1 (else it compares nothing) and at most 10^6 (else it runs for days, or"
+                                    f" until killed); give a mean in that range{hint} (docs/budget.md).",
+                             name, given, values=values)
+    return m
+
+
+def geometric_gamma(mean, name: str = "expected_runs") -> float:
+    """The ``gamma`` of the geometric number of runs (eta = 1, K >= 1) whose mean is ``mean``: E[K] = 1/gamma
+    (:func:`expected_runs`), ``mean`` checked by :func:`check_expected_runs` (refused naming ``name``)."""
+    return 1.0 / check_expected_runs(mean, name)
+
+
+def check_search(distribution: str, eta, gamma, mu) -> float:
+    """A search's distribution of runs checked as the theorem takes it (:func:`check_distribution`) and its mean
+    within :data:`EXPECTED_RUNS_RANGE` (refused naming ``gamma``, or ``mu`` for a Poisson); returns the mean."""
+    check_distribution(distribution, eta, gamma, mu)
+    if distribution == "poisson":
+        return check_expected_runs(mu, "mu")
+    return check_expected_runs(expected_runs(distribution, float(eta), float(gamma)), "gamma", gamma, eta=eta)
+
+
 def check_distribution(distribution: str, eta, gamma, mu) -> None:
+    """The distribution of runs and its parameters as Papernot & Steinke's theorems take them (an event's, read
+    again from a ledger, too); a search's own mean is bounded on top of this by :func:`check_search`."""
     if distribution not in DISTRIBUTIONS:
         raise DPTopicError(f"invalid distribution={distribution!r}: give one of {', '.join(DISTRIBUTIONS)}.")
     if distribution == "poisson":

@@ -1,8 +1,16 @@
 """``search``: a private hyper-parameter search with a random number of runs (Papernot & Steinke 2022), the best run
-alone released and saved (``dptopic.training.private_search.RandomStoppingSearch``; docs/budget.md)."""
+alone released and saved (``dptopic.training.private_search.RandomStoppingSearch``; docs/budget.md).
+
+The unit, the people and the vocabulary are given as ``train`` takes them: its own option definitions (copied from its
+parser, :data:`TRAIN_OPTIONS`), its refusals (``cli/train.py``) and its reading of the corpus, then the library's
+checks of ``dptopic.train`` (``training/run.py``) inside the search."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
+import signal
+import threading
 
 from ..errors import DPTopicError
 from ..models.registry import NOT_SEARCHED, SEARCHABLE, TRAINERS
@@ -12,14 +20,28 @@ from ._common import (
     add_corpus_args,
     add_out_args,
     check_out,
-    corpus_from_args,
     positive_float,
     print_topics,
     unit_interval,
 )
-from ._flags import CORPUS_FLAGS, FORMAT_FLAG, flag_errors
+from ._flags import CORPUS_FLAGS, FORMAT_FLAG, READING_FLAGS, flag_errors
+from ._train_flags import algorithm_flags, algorithm_only, common_flags, flag_applies, parameter_flags
+from ._train_parser import add_train_arguments
 from ._trainers import COMMON_FLAGS
 from .budget import add_ledger_flags, training_ledger
+
+TRAIN_OPTIONS = ("unit", "user_field", "documents_per_user", "person_statistic", "vocabulary", "private_vocabulary",
+                 "vocabulary_policy", "public_vectors", "vectors_route")
+"""The options of ``train`` that ``search`` takes as they are (their definitions copied from train's parser): the
+privacy unit and its people, and every choice of the vocabulary (a public list, a private one, public vectors)."""
+
+TRAINER_OPTIONS = ("documents_per_user", "person_statistic", "public_vectors", "vectors_route")
+"""Of :data:`TRAIN_OPTIONS`, those that set a parameter of the trainer (fixed for every run; ``--grid`` varies one)."""
+
+UNIT_HELP = ("each run's privacy unit, as train takes it: document, or user (one person's documents: --user-field, or a"
+             " folder of folders, one per person; the search is then charged per person); the unit's trainer runs"
+             " (docdp-cooc; --algorithm docdp may be named). word has no trainer a search scores; see"
+             " docs/privacy_units.md")
 
 
 def _grid_entry(text: str) -> tuple:
@@ -34,8 +56,7 @@ def _grid_entry(text: str) -> tuple:
 def _grid(a) -> tuple[dict, dict]:
     """``(param_grid, names)``: each ``--grid`` entry as the trainer's parameter and its values, parsed as ``train``
     parses that option."""
-    from ._train_flags import _train_options, parameter_flags  # the train parser's options: loaded when used
-    from ._train_parser import add_train_arguments  # the train parser's value types: loaded when used
+    from ._train_flags import _train_options  # the train parser's options: loaded when used
 
     parser = argparse.ArgumentParser(add_help=False)
     add_train_arguments(parser)
@@ -60,27 +81,138 @@ def _grid(a) -> tuple[dict, dict]:
     return grid, names
 
 
-def cmd_search(a):
-    from ..training import build_model  # the library's trainers: not at the CLI's start-up
-    from ..training.private_search import RandomStoppingSearch  # loads numba/numpy: not at the CLI's start-up
+def _resolve(a) -> argparse.Namespace:
+    """The flags as read, with the trainer each run gets: ``--algorithm``, or the one ``--unit`` picks (train's
+    rules: its refusals of the person's flags without the unit, of an algorithm the unit does not take, of an epsilon
+    the unit's trainer cannot spend, of flags that do not fit the user unit, each in train's words)."""
+    from .train import (  # train's refusals: one rule for both commands
+        _refuse_person_flags_without_unit,
+        _refuse_user_level_flags,
+        _resolve_unit,
+    )
 
-    grid, names = _grid(a)
+    if a.unit == "word":
+        raise DPTopicError("--unit word trains hdp, whose runs a private search cannot score (it decides no supported"
+                           " topics from its release): give --unit document or user, or train one word-level model"
+                           " with 'dptopic train --unit word'.")
+    # what train reads beside the search's flags, at train's defaults (no topics, iterations or cluster flags here)
+    r = argparse.Namespace(**{"topics": None, "iterations": None, "epsilon_inherent": None, "scheduler": None,
+                              "dask_local": None, **vars(a)})
+    _refuse_person_flags_without_unit(r)
+    if a.unit is not None:
+        r.algorithm, _ = _resolve_unit(r)
+    r.algorithm = r.algorithm or "docdp-cooc"
+    if r.algorithm not in SEARCHABLE:
+        raise DPTopicError(f"--unit {a.unit} trains {r.algorithm}, which a private search does not run: give"
+                           f" --algorithm {' or '.join(SEARCHABLE)}.")
+    for dest in TRAINER_OPTIONS:
+        if getattr(a, dest) is not None and not flag_applies(dest, r.algorithm):
+            algos = algorithm_only()[dest][1]
+            raise DPTopicError(f"--{dest.replace('_', '-')} has no effect with --algorithm {r.algorithm}: it applies"
+                               f" to {'/'.join(algos)} only; drop it or choose one of those algorithms.")
+    _refuse_user_level_flags(r)
+    return r
+
+
+def _fixed(a, grid: dict) -> dict:
+    """The trainer's parameters the copied train options set (the same for every run)."""
+    params = parameter_flags(a.algorithm)
+    out = {}
+    for dest in TRAINER_OPTIONS:
+        value = getattr(a, dest)
+        if value is None:
+            continue
+        if params[dest] in grid:
+            flag = dest.replace("_", "-")
+            raise DPTopicError(f"--{flag} and --grid {flag}=... both set it: give it once (--grid to search its"
+                               " values, or the option alone for every run).")
+        out[params[dest]] = value
+    return out
+
+
+def _names(a, grid_names: dict) -> dict:
+    """The library's parameters as this command's flags (train's, then the grid's and the search's own)."""
+    return {**common_flags(), **algorithm_flags().get(a.algorithm, {}), **READING_FLAGS, **CORPUS_FLAGS,
+            **FORMAT_FLAG, "vocabulary": "--vocabulary", "private_vocabulary": "--private-vocabulary",
+            "vocabulary_policy": "--vocabulary-policy", "unit": "--unit", "corpus": f"--corpus {a.corpus!r}",
+            "epsilon": "--epsilon", "delta": "--delta", "expected_runs": "--expected-runs", **grid_names}
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Ctrl-C (SIGINT) stops the search, even in a process started with SIGINT ignored (a search run in the
+    background of a script inherits that): a search that spends a budget must stop when asked, and say what it
+    spent (``RandomStoppingSearch``'s one line). The disposition the command found is restored at its end."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def cmd_search(a):
+    from ..accounting.tuning import geometric_gamma  # the search's rule of its runs: not at the CLI's start-up
+    from ..training import build_model  # the library's trainers: not at the CLI's start-up
+    from ..training.private_search import RandomStoppingSearch, held_interrupts  # loads numba/numpy: as above
+    from .train import _training_corpus  # train's reading of the corpus and its vocabulary
+
+    a = _resolve(a)
+    grid, grid_names = _grid(a)
+    fixed = _fixed(a, grid)
+    names = _names(a, grid_names)
     check_out(a)
-    with flag_errors({**names, "epsilon": "--epsilon", "delta": "--delta", **CORPUS_FLAGS, **FORMAT_FLAG}), \
-            training_ledger(a):
-        model = build_model(a.algorithm, epsilon=a.epsilon, delta=a.delta, verbose=0)
+    with flag_errors(names), training_ledger(a), _interruptible():
+        gamma = geometric_gamma(a.expected_runs, "expected_runs")
+        model = build_model(a.algorithm, unit=a.unit, epsilon=a.epsilon, delta=a.delta, verbose=0, **fixed)
         model.set_params(**{p: v[0] for p, v in grid.items()}).validate_parameters()    # before the corpus is read
-        search = RandomStoppingSearch(model, grid, delta=a.delta, gamma=1.0 / a.expected_runs)
-        search.fit(corpus_from_args(a))
-    console, best = make_console(), search.best_estimator_
-    chosen = ", ".join(f"{names[p].split(' ')[0]} {v}" for p, v in search.best_params_.items())
+        corpus, vocab = _training_corpus(a)
+        if a.unit == "user" and corpus.user_ids is None:     # a prepared corpus saved without them (train's words)
+            raise DPTopicError(f"--unit user needs each document's person, and {a.corpus!r} carries none: give the"
+                               " JSONL/CSV file it was prepared from with --user-field FIELD, or a folder of folders"
+                               " (one per person).")
+        search = RandomStoppingSearch(model, grid, delta=a.delta, gamma=gamma, private_vocabulary=a.private_vocabulary,
+                                      vocabulary_policy=a.vocabulary_policy)
+        search.fit(corpus, vocabulary=None if vocab is None else (a.vocabulary, vocab), names=names)
+        best = search.best_estimator_
+        # saved before anything is printed: a reader that goes away (| head) or a Ctrl-C while it prints cannot cost
+        # the model its release paid for (the save is atomic; a Ctrl-C during it is held until it ends)
+        try:
+            with held_interrupts():
+                path = best.save(a.out)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted after the search ended; the best run's model was saved to {a.out},"
+                                    " and the search's release stays recorded and spent") from None
+    console = make_console()
+    chosen = ", ".join(f"{grid_names[p].split(' ')[0]} {v}" for p, v in search.best_params_.items())
     console.print(f"private search over {search.privacy_['n_candidates']} candidate(s), a secret number of runs"
                   f" (geometric, {a.expected_runs:g} expected): the best run had {chosen} (score:"
                   f" {search.best_score_:g} supported topics)")
+    if getattr(best, "public_vectors_", None):      # as train says it: the vectors a default may have put in
+        v = best.public_vectors_
+        how = ("used by default; --public-vectors none turns them off" if v.get("default") else
+               "given with --public-vectors")
+        console.print(f"public vectors: {best.public_vectors_note_}, read in the clear (the guarantee does not depend"
+                      f" on them), {how}")
     print_topics(best, 10, console=console)
     print_privacy(best.privacy_, console)
-    console.print(f"the best run's model written to {best.save(a.out)} (the number of runs is not saved: the guarantee"
-                  " needs it secret)")
+    console.print(f"the best run's model written to {path} (the number of runs is not saved: the guarantee needs it"
+                  " secret)")
+
+
+def add_train_options(p) -> None:
+    """:data:`TRAIN_OPTIONS` added to ``p`` as ``train``'s parser defines them (each an option that stores one value:
+    its flags, type, choices, default, metavar and help; search's help of ``--unit`` is its own)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_train_arguments(parser)
+    for act in parser._actions:
+        if act.dest in TRAIN_OPTIONS:
+            p.add_argument(*act.option_strings, dest=act.dest, type=act.type, choices=act.choices,
+                           default=act.default, metavar=act.metavar,
+                           help=UNIT_HELP if act.dest == "unit" else act.help)
 
 
 def register(sub) -> None:
@@ -88,21 +220,23 @@ def register(sub) -> None:
                                       " released", description=(
         "A private hyper-parameter search with a random number of runs K (Papernot & Steinke 2022): each run trains a"
         " candidate drawn at random from --grid; only the best run (by its supported topics, read from its release)"
-        " is released, saved and charged, as one release, on the dataset's ledger. K is drawn from the operating"
-        " system's entropy and never printed or saved: the guarantee needs it secret. The search costs about what 3"
-        " to 5 single fits do (docs/budget.md)."))
+        " is released, saved and charged, as one release, on the dataset's ledger (per person with --unit user)."
+        " K is drawn from the operating system's entropy and never printed or saved: the guarantee needs it secret."
+        " The search costs about what 3 to 5 single fits do (docs/budget.md). Ctrl-C stops it: nothing is released"
+        " then, and the release recorded before the runs stays spent."))
     add_corpus_args(p, required=True)
-    p.add_argument("--algorithm", choices=SEARCHABLE, default="docdp-cooc", help="each run's trainer (default"
-                                                                                 " docdp-cooc)")
+    p.add_argument("--algorithm", choices=SEARCHABLE, default=None,
+                   help="each run's trainer (default docdp-cooc, or the one --unit picks)")
+    add_train_options(p)        # --unit, --user-field, --vocabulary ... as train defines them
     p.add_argument("--epsilon", type=positive_float, required=True, help="each run's budget; the card states the"
                                                                           " search's total")
     p.add_argument("--delta", type=unit_interval, default=1e-5, help="each run's delta and the search's (default 1e-5)")
     p.add_argument("--grid", type=_grid_entry, action="append", required=True, metavar="NAME=V1,V2,...",
                    help="a train option of the trainer and its candidate values, e.g. topics=10,20,40 (repeat it:"
                         " every combination is a candidate)")
-    p.add_argument("--expected-runs", type=_float_arg(lambda v: 1 < v <= 1e6, "must lie in (1, 1e6]"), default=10.0,
-                   metavar="N",
-                   help="the mean of the geometric number of runs (default 10: more runs find better, cost more)")
+    p.add_argument("--expected-runs", type=_float_arg(math.isfinite, "must be a finite number"), default=10.0,
+                   metavar="N", help="the mean of the geometric number of runs, more than 1 and at most 1e6 (default"
+                                     " 10: more runs find better, cost more)")
     add_ledger_flags(p)
     add_out_args(p, "runs/search")
     p.set_defaults(func=cmd_search)

@@ -49,7 +49,8 @@ def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None 
         unfitted estimator.
     ledger : the ledger (a path or ``postgresql://`` URL); None: ``DPTOPIC_LEDGER``, else the default file.
     search_runs : a private search instead of one run: ``RandomStoppingSearch`` with a geometric number of runs of
-        this mean (Papernot & Steinke 2022), each a fit of this trainer.
+        this mean (Papernot & Steinke 2022), each a fit of this trainer; a mean in
+        :data:`~dptopic.accounting.tuning.EXPECTED_RUNS_RANGE`, (1, 10^6], as the search takes it.
     n_words : the words the trainer would keep, where its plan depends on them (a public figure).
 
     Returns
@@ -57,6 +58,10 @@ def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None 
     dict : ``epsilon``/``delta`` of the release itself; ``caps``: per total it touches (its dataset's, the datasets
         sharing its documents, the person cap) the total now and after, the cap and what would remain; ``refused``.
     """
+    if search_runs is not None:     # a mean no search can have: refused before the trainer is built
+        from ..accounting.tuning import check_expected_runs  # the search's rule: only a planned search needs it
+
+        check_expected_runs(search_runs, "search_runs")
     if model is None:
         name = resolve_algorithm(algorithm, unit)
         model = build_model(name, unit=unit, epsilon=epsilon, delta=delta, **params)
@@ -66,14 +71,14 @@ def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None 
     d = float(getattr(model, "delta", None) or delta or 1e-5)
     trainer = type(model).__name__
     if search_runs is not None:
-        from ..accounting.tuning import RandomStoppingEvent  # the search's accountant: only a planned search needs it
+        from ..accounting.tuning import (  # the search's accountant: only a planned search needs it
+            RandomStoppingEvent,
+            geometric_gamma,
+        )
 
-        if not float(search_runs) > 0:
-            raise ParameterError("{search_runs} is the mean number of runs of a search: give a number above 0.",
-                                 "search_runs", search_runs)
-        # a geometric number of runs (eta = 1) of mean (1 - gamma) / gamma
+        # the geometric number of runs dptopic search draws for --expected-runs, the mean checked by the same rule
         event = RandomStoppingEvent((tuple(groups),), "truncated_negative_binomial", 1.0,
-                                    1.0 / (float(search_runs) + 1.0), 0.0)
+                                    geometric_gamma(search_runs, "search_runs"), 0.0)
         groups, trainer = [(event, 1)], f"RandomStoppingSearch({trainer})"
         how += f"; a search of {float(search_runs):g} runs on average (RDP, Papernot & Steinke 2022)"
     led = DatasetLedger(ledger_path(ledger, must_exist=True), read_only=True)
