@@ -769,3 +769,68 @@ def test_a_long_poll_answers_when_the_step_changes_not_at_its_next_look(tmp_path
     view, late = asyncio.run(wait_for_upload0())
     assert view["state"] == "upload0" and late < 1.0
     assert rnd.server._waiters == set()
+
+
+DEEP = b"[" * 1900 + b"]" * 1900
+"""A JSON body of 1,900 nested brackets (3,800 bytes: within the smallest body limit of a round's routes, 4 KiB), past
+Python's recursion limit."""
+
+
+def _round_servers(tmp_path):
+    """``(name, live server, the routes that read a JSON body)`` of every round's server: a single round's, the
+    committee mode's and a round in cohorts' (its root and a cohort's round under its prefix)."""
+    from cohort_helpers import LiveCohortRound
+    from committee_helpers import CommitteeServer
+
+    single = ["/v1/secure/keys", "/v1/secure/shares", "/v1/secure/consistency/0", "/v1/secure/unmask/0"]
+    yield "single", Live(tmp_path / "single"), single
+    (tmp_path / "committee").mkdir()
+    yield "committee", CommitteeServer(tmp_path / "committee", WORDS, 6, dropouts=1), [
+        "/v1/secure/prekeys", "/v1/secure/consistency/0", "/v1/secure/unmask/0"]
+    (tmp_path / "cohorts").mkdir()
+    yield "cohorts", LiveCohortRound(tmp_path / "cohorts", 24, 12), ["/cohorts/0" + p for p in single]
+
+
+def test_every_round_server_answers_deep_json_with_a_400_in_the_apis_shape(tmp_path):
+    """Deeply nested brackets in the body of every route that reads JSON (and in a committee upload's header) are
+    a 400 ``bad_json`` in one line, not a plain-text 500 (the parser's RecursionError)."""
+    import json
+
+    from service_helpers import http
+
+    (tmp_path / "single").mkdir()
+    for name, server, routes in _round_servers(tmp_path):
+        with server as live:
+            for path in routes:
+                status, headers, data = http("POST", live.url + path, DEEP, {"Content-Type": "application/json"})
+                assert status == 400 and headers["content-type"] == "application/json", (name, path, status, data)
+                err = json.loads(data)["error"]
+                assert err["code"] == "bad_json" and "nests" in err["message"], (name, path, err)
+            if name == "committee":
+                status, _, data = http("POST", live.url + "/v1/secure/upload/0", DEEP + b"\x00" * 8,
+                                       {"Dptopic-Meta-Length": str(len(DEEP)), "Dptopic-Contributor": "0001"})
+                assert status == 400 and json.loads(data)["error"]["code"] == "bad_json", data
+
+
+@pytest.mark.parametrize("method, path, status, code", [
+    ("GET", "/no/such/route", 404, "not_found"), ("POST", "/v1/secure/keyz", 404, "not_found"),
+    ("DELETE", "/v1/config", 405, "method_not_allowed"), ("GET", "/v1/admin/secure/close", 405, "method_not_allowed")])
+def test_every_round_server_answers_unknown_routes_and_methods_in_the_apis_shape(tmp_path, method, path, status,
+                                                                                 code):
+    """An unknown route (404) or a method a route does not take (405, with its Allow header) is answered as every
+    refusal is, ``{"error": {"code", "message"}}`` in JSON, by a single round's server, the committee mode's and a
+    round in cohorts' (its root and under a cohort's prefix), not in Starlette's plain text."""
+    import json
+
+    from service_helpers import http
+
+    (tmp_path / "single").mkdir()
+    for name, server, _ in _round_servers(tmp_path):
+        with server as live:
+            for where in [path] + (["/cohorts/0" + path] if name == "cohorts" else []):
+                got, headers, data = http(method, live.url + where)
+                assert got == status and headers["content-type"] == "application/json", (name, where, got, data)
+                err = json.loads(data)["error"]
+                assert err["code"] == code and where.split("/")[-1] in err["message"], (name, where, err)
+                if status == 405:
+                    assert headers.get("allow"), (name, where, headers)

@@ -38,6 +38,7 @@ from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
 from .secure_sum import (
+    ERROR_HANDLERS,
     FIRST_LOOK_S,
     LONG_POLL_S,
     LOOK_EVERY_S,
@@ -48,6 +49,7 @@ from .secure_sum import (
     _phase,
     check_signed,
     hold_round_lock,
+    parse_json,
     process_usage,
     release_document,
     wait_timeout,
@@ -820,9 +822,9 @@ async def http_upload(request):
     data = await request.body()
     try:
         n = int(request.headers.get("dptopic-meta-length", ""))
-        meta = json.loads(data[:n]) if 0 < n <= min(len(data), MAX_META_BYTES) else None
     except ValueError:
-        meta = None
+        n = 0
+    meta = parse_json(data[:n], "the upload's header") if 0 < n <= min(len(data), MAX_META_BYTES) else None
     if not isinstance(meta, dict):
         raise ApiError(400, "bad_upload", "an upload is its JSON header (Dptopic-Meta-Length bytes), then the vector.")
     r = _served(request).rnd
@@ -915,12 +917,6 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
         rnd = CommitteeRound(plan, directory, words, n_topics, **led) if database is None else \
             StoredCommitteeRound(plan, directory, words, n_topics, database, **led)
 
-    async def api_error(request, exc: ApiError):
-        return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
-
-    async def refused(request, exc: DPTopicError):
-        return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
-
     routes = [Route("/v1/config", http_config, methods=["GET"]),
               Route("/v1/secure/round", http_round, methods=["GET"]),
               Route("/v1/secure/prekeys", http_prekeys, methods=["POST"]),
@@ -930,6 +926,6 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
               Route("/v1/admin/secure/close", http_close, methods=["POST"]),
               Route("/v1/secure/timings", http_timings, methods=["GET"]),
               Route("/v1/model", http_model, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, DPTopicError: refused})
+    app = Starlette(routes=routes, exception_handlers=dict(ERROR_HANDLERS))
     app.state.served = _Served(rnd, admin_token, words, n_topics)
     return app

@@ -77,16 +77,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._io import load_bundle
+from .._io import load_bundle, load_json
 from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
 from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
+from .http import unrouted
 from .ledger import charge_secure_round
 from .lifespan import frozen_lifespan
 from .storage import check_backend, safe_url
@@ -1113,14 +1115,25 @@ def _contributor(value) -> str:
     return value
 
 
+def parse_json(data: bytes, what: str = "the body") -> object:
+    """A JSON message of a round's server (a body, an upload's header) read as input from outside: UTF-8, its
+    nesting bounded before it is parsed (:func:`~dptopic._io.load_json`: 3,000 nested brackets cannot exhaust the
+    stack); a 400 ``bad_json`` in one line otherwise, whichever route reads it."""
+    try:
+        return load_json(bytes(data).decode("utf-8"), what)
+    except UnicodeDecodeError:
+        raise ApiError(400, "bad_json", f"{what} is not UTF-8: send UTF-8 JSON.") from None
+    except DPTopicError as e:       # nested too deeply, or a number too long to read
+        raise ApiError(400, "bad_json", " ".join(str(e).split())) from None
+    except ValueError:
+        raise ApiError(400, "bad_json", f"{what} is not JSON.") from None
+
+
 async def _json(request: Request, limit: int) -> dict:
     body = await request.body()
     if len(body) > limit:
         raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        raise ApiError(400, "bad_json", "the body is not JSON.") from None
+    doc = parse_json(body)
     if not isinstance(doc, dict):
         raise ApiError(400, "bad_json", "the body must be a JSON object.")
     return doc
@@ -1381,6 +1394,25 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
+async def _http_error(request: Request, exc: HTTPException):
+    """Starlette's own answers (no such route, a method the route does not take) in the API's JSON error shape."""
+    code, msg = unrouted(request.method, request.url.path, exc.status_code, exc.headers, "docs/secure_sum.md")
+    return JSONResponse({"error": {"code": code, "message": msg}}, exc.status_code, headers=exc.headers)
+
+
+async def _internal_error(request: Request, exc: Exception):
+    log.exception("internal error")
+    return JSONResponse({"error": {"code": "internal_error", "message": f"internal error ({type(exc).__name__}); see"
+                                                                          " the server log."}}, 500)
+
+
+ERROR_HANDLERS = {ApiError: _api_error, DPTopicError: _dptopic_error, HTTPException: _http_error,
+                  Exception: _internal_error}
+"""The exception handlers of every round's server (this one, the committee mode's, a round in cohorts'): each
+refusal, an unknown route or method and an internal error alike answered in the API's JSON error shape
+(``{"error": {"code", "message"}}``)."""
+
+
 def preload_release_code() -> None:
     """Import the code that reads the unmasked sums (:mod:`dptopic.models.secure_sum`, which loads scikit-learn and
     SciPy: about 1.4 s of CPU here), so that the round does not wait for it between step 0's unmasking and step 1's
@@ -1421,8 +1453,7 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
               Route("/v1/secure/timings", get_timings, methods=["GET"]),
               Route("/v1/admin/secure/close", admin_close, methods=["POST"]),
               Route("/v1/model", get_model, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error},
-                    lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=dict(ERROR_HANDLERS), lifespan=lifespan)
     app.state.round = rnd
     app.state.setting_names = rnd.setting_names
     return app
