@@ -35,6 +35,14 @@ def make_words(n: int) -> list[str]:
     return words[:n]
 
 
+def write_token(path: Path, token: str) -> Path:
+    """An admin token file at ``path``, readable by its owner only (as docs/service.md has it written: a token file
+    that others can read is used with a warning, which would be a line more in what a test reads)."""
+    Path(path).write_text(token)
+    os.chmod(path, 0o600)
+    return Path(path)
+
+
 def make_data(tmp: Path, vocab_size: int = 120, n_docs: int = 400, n_prior: int = 80, seed: int = 5):
     """Vocabulary file, prior corpus file and contributor documents (one per line) from a planted LDA corpus."""
     words = make_words(vocab_size)
@@ -44,7 +52,7 @@ def make_data(tmp: Path, vocab_size: int = 120, n_docs: int = 400, n_prior: int 
     (tmp / "vocab.txt").write_text("\n".join(words) + "\n")
     (tmp / "prior.txt").write_text("\n".join(texts[:n_prior]) + "\n")
     (tmp / "docs.txt").write_text("\n".join(texts[n_prior:]) + "\n")
-    (tmp / "token").write_text(TOKEN + "\n")
+    write_token(tmp / "token", TOKEN + "\n")
     return words, texts[n_prior:]
 
 
@@ -621,7 +629,7 @@ class SecureSumServer:
         from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
-        (tmp / "token").write_text(self.TOKEN)
+        write_token(tmp / "token", self.TOKEN)
         make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1")
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
@@ -840,7 +848,7 @@ class SecureServe(Server):
 
     def __init__(self, tmp, rnd: "InProcessRound", database: str | None = None):
         (tmp / "words.txt").write_text("\n".join(rnd.words) + "\n")
-        (tmp / "token").write_text("t" * 24)
+        write_token(tmp / "token", "t" * 24)
         self.rnd = rnd
         super().__init__(tmp, database or f"sqlite:///{tmp}/served.sqlite")
 

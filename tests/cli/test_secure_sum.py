@@ -7,6 +7,7 @@ import stat
 import pytest
 
 from helpers import run_dptopic
+from service_helpers import write_token
 
 pytest.importorskip("cryptography")
 
@@ -355,7 +356,7 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
     from cohort_helpers import LiveCohortRound
 
     write_people(tmp_path / "people.jsonl", 24)
-    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    write_token(tmp_path / "token", LiveCohortRound.TOKEN)
     # 24 people in two cohorts of 12, each tolerating 4 dropouts (the invitations expect 1)
     with LiveCohortRound(tmp_path / "round", 24, 12, dropouts=1, words=WORDS) as live:
         args = ["experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
@@ -451,7 +452,7 @@ def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(t
     from cohort_helpers import LiveCohortRound
 
     write_people(tmp_path / "people.jsonl", 40)
-    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    write_token(tmp_path / "token", LiveCohortRound.TOKEN)
     with LiveCohortRound(tmp_path / "round", 40, 20, dropouts=4, words=WORDS, committee="auto") as live:
         r = run_dptopic("experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
@@ -505,7 +506,7 @@ def test_experiment_plays_a_committee_round_over_http(tmp_path):
     from committee_helpers import CommitteeServer
 
     write_people(tmp_path / "people.jsonl", 8)
-    (tmp_path / "token").write_text("t" * 24)
+    write_token(tmp_path / "token", "t" * 24)
     with CommitteeServer(tmp_path, WORDS, n=8, dropouts=2) as srv:
         r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
@@ -553,3 +554,49 @@ def test_serve_a_round_in_cohorts_with_a_committee_in_each(tmp_path, monkeypatch
     assert server.coordinator.ledger and not any(rnd.charged.is_set() for rnd in server.rounds)
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "3", epsilon=8)
     assert r.returncode == 2 and "--cohort-size 20: cohort 0 of 20" in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- the round's files
+def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_file(invited):
+    """``invite --key``, ``serve --directory`` and ``submit --invitation`` given a file that is not JSON (or a folder)
+    answer one line naming it; ``submit`` says so before it sends a request (no server runs here)."""
+    from helpers import one_line_error
+
+    (invited / "junk.json").write_text("<html>not JSON</html>\n")
+    junk = str(invited / "junk.json")
+    r = run_dptopic("secure-sum", "invite", "--key", junk, "--count", "3", "--out", str(invited / "x"))
+    one_line_error(r, "the enrollment key", junk, "not JSON")
+    assert not (invited / "x").exists()
+    one_line_error(serve(invited, "--directory", junk), "the directory", junk, "not JSON")
+    for bad in (junk, str(invited / "inv")):
+        r = run_dptopic("submit", "--server", "http://127.0.0.1:9", "--corpus", junk, "--invitation", bad,
+                        "--retries", "0")
+        one_line_error(r, "the invitation", bad)
+        assert "127.0.0.1:9" not in r.stderr
+
+
+def test_invite_into_a_folder_it_cannot_write_is_one_line_naming_out_and_the_folder(tmp_path, monkeypatch):
+    """``invite --out`` under a folder this user may not write is one line naming --out, the folder and what to do
+    (not "error: PermissionError: ..."), found before the enrollment key is made."""
+    from dptopic.protocol import enrollment
+    from helpers import one_line_error
+
+    ro, access = tmp_path / "ro", os.access
+    ro.mkdir()
+    monkeypatch.setattr(enrollment.os, "access", lambda p, mode: False if str(p) == str(ro) else access(p, mode))
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "3", "--out",
+                    str(ro / "inv"))
+    one_line_error(r, f"cannot write --out {ro / 'inv'}", f"the folder {ro} is read-only", f"chmod u+w {ro}")
+    assert "PermissionError" not in r.stderr and not (tmp_path / "enroll.key").exists()
+
+
+def test_an_enrollment_key_readable_by_others_is_used_with_a_warning_naming_chmod(invited):
+    """The enrollment key readable by other users: invite still writes the invitations, with one warning line naming
+    the key and ``chmod 600``."""
+    key = invited / "enroll.key"
+    os.chmod(key, 0o644)
+    r = run_dptopic("secure-sum", "invite", "--key", str(key), "--count", "3", "--out", str(invited / "again"))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [f"warning: the enrollment key {key} is readable by other users (mode 0644) and"
+                                     " holds the key that enrolls the round's contributors: make it yours only with"
+                                     f" chmod 600 {key}."]

@@ -308,7 +308,10 @@ def maybe_submit_secure_sum(a) -> bool:
     to a committee-mode round, the keys are the first request (3 requests in all); otherwise the configuration is
     (a committee round whose invitation does not say so then takes 4)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
+    from ..protocol.enrollment import read_invitation  # (as above)
 
+    if getattr(a, "invitation", None) is not None:
+        read_invitation(a.invitation)       # a file that is no invitation: one line naming it, before any request
     if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation):
         if _cohort_invitation(a.invitation):     # its keys go to its cohort first: 3 requests
             submit_cohorts(a, None)
