@@ -411,7 +411,9 @@ def test_serve_a_committee_round_in_its_database_with_a_ledger_and_refuse_it_in_
     assert r.returncode == 2 and "--secure-committee is for --report-kind secure-sum" in r.stderr
 
 
-def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monkeypatch):
+def test_submit_takes_part_in_a_committee_round_in_four_requests_the_configuration_first(tmp_path, monkeypatch):
+    """The configuration first (its epsilon checked against --max-epsilon, the documents read, before any key is
+    sent), then the committee mode's 3 requests."""
     import threading
 
     import numpy as np
@@ -442,9 +444,9 @@ def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monk
         from dptopic.protocol.enrollment import read_invitation
 
         if read_invitation(srv.invitation_files[0])["contributor"] not in srv.round.committee:
-            assert sent == list(REQUESTS_COMMITTEE)
+            assert sent == ["GET /v1/config", *REQUESTS_COMMITTEE]
         else:
-            assert sent[0] == "POST /v1/secure/prekeys" and len(sent) == 7
+            assert sent[:2] == ["GET /v1/config", "POST /v1/secure/prekeys"] and len(sent) == 8
 
 
 @pytest.mark.service
@@ -466,7 +468,7 @@ def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(t
 
 
 @pytest.mark.service
-def test_submit_takes_part_in_a_committee_cohort_in_three_requests(tmp_path, monkeypatch):
+def test_submit_takes_part_in_a_committee_cohort_in_four_requests_the_configuration_first(tmp_path, monkeypatch):
     import threading
 
     from cohort_helpers import LiveCohortRound, play_all, tiny_bows
@@ -498,7 +500,7 @@ def test_submit_takes_part_in_a_committee_cohort_in_three_requests(tmp_path, mon
         others.join(120)
         assert r.returncode == 0, r.stderr
         assert "cohort " in r.stdout
-        assert sent == list(REQUESTS_COMMITTEE), sent
+        assert sent == ["GET /v1/config", *REQUESTS_COMMITTEE], sent
         assert live.server.view()["state"] == "released"
 
 
@@ -600,3 +602,57 @@ def test_an_enrollment_key_readable_by_others_is_used_with_a_warning_naming_chmo
     assert r.stderr.splitlines() == [f"warning: the enrollment key {key} is readable by other users (mode 0644) and"
                                      " holds the key that enrolls the round's contributors: make it yours only with"
                                      f" chmod 600 {key}."]
+
+
+# ----------------------------------------------------------------------------- submit: retries and local limits
+def test_submit_with_an_invitation_retries_its_first_request_as_every_other(invited):
+    """``submit --retries N --invitation`` retries the first ``GET /v1/config`` N times, as every request of a
+    round (a server that is starting answers 503 for a while), and then says how many attempts failed."""
+    from service_helpers import StubServer
+
+    (invited / "mine.txt").write_text("word01 word02\n")
+    seen = []
+
+    def starting(request):
+        seen.append(f"{request.command} {request.path}")
+        return 503, {"error": {"code": "starting", "message": "the server is starting."}}
+    with StubServer(starting) as stub:
+        r = run_dptopic("submit", "--server", stub.url, "--corpus", str(invited / "mine.txt"), "--invitation",
+                        str(invited / "inv" / "invitation-0001.json"), "--state", str(invited / "s.json"),
+                        "--retries", "2")
+    assert r.returncode == 2 and "failed after 3 attempts" in r.stderr, r.stderr
+    assert seen == ["GET /v1/config"] * 3
+
+
+def test_submit_refuses_state_none_with_an_invitation_before_any_request(invited):
+    """``submit --state none --invitation`` is refused before any request: a run stopped after registering its keys
+    could never finish without the state file, and the invitation (one key set) would be spent."""
+    from helpers import one_line_error
+    from service_helpers import StubServer
+
+    (invited / "mine.txt").write_text("word01 word02\n")
+    with StubServer(lambda request: (500, {})) as stub:
+        r = run_dptopic("submit", "--server", stub.url, "--corpus", str(invited / "mine.txt"), "--invitation",
+                        str(invited / "inv" / "invitation-0001.json"), "--state", "none", "--retries", "0")
+        assert stub.connections == []
+    one_line_error(r, "--state none", "invitation", "--state FILE")
+
+
+def test_submit_to_a_committee_round_checks_max_epsilon_and_the_documents_before_its_keys(tmp_path, monkeypatch):
+    """With an invitation to a committee round, ``submit`` checks the server's epsilon against ``--max-epsilon`` and
+    reads the documents before its keys go out: a refusal registers nothing, so the round does not count the person
+    among its registered contributors (a dropout to come), and no state file is begun."""
+    from committee_helpers import CommitteeServer
+    from helpers import one_line_error
+
+    sent = _count_requests(monkeypatch)
+    (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
+    with CommitteeServer(tmp_path, WORDS, n=4) as srv:
+        base = ["submit", "--server", srv.url, "--invitation", str(srv.invitation_files[0]), "--state",
+                str(tmp_path / "state.json")]
+        r = run_dptopic(*base, "--corpus", str(tmp_path / "mine.txt"), "--max-epsilon", "1")
+        one_line_error(r, "above your --max-epsilon 1")
+        r = run_dptopic(*base, "--corpus", str(tmp_path / "missing.txt"))
+        assert r.returncode == 2 and "missing.txt" in r.stderr, r.stderr
+        assert srv.round.keys == {} and srv.round.state == "keys"
+    assert sent == ["GET /v1/config"] * 2 and not (tmp_path / "state.json").exists()

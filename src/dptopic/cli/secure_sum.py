@@ -236,11 +236,10 @@ SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout",
                           "invitation", "lowercase", "stop_words"})
 
 
-def submit_secure_sum(a, cfg: dict | None) -> bool:
+def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's. ``cfg``: the
-    server's ``/v1/config``, or None to try the committee mode first (its first request is the keys, answered with
-    the configuration: 3 requests a round); False when that server runs no committee-mode round (nothing sent but
-    public keys)."""
+    server's ``/v1/config``, whose epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the
+    documents before anything is sent (then the committee mode's 3 requests, or a single round's 8 at most)."""
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
     from ..contributor.secure_sum import check_config  # (as above)
@@ -268,60 +267,49 @@ def submit_secure_sum(a, cfg: dict | None) -> bool:
 
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    if cfg is None or cfg["secure_sum"].get("committee"):   # the committee mode (docs/secure_sum.md): 3 requests
-        from ..contributor.secure_committee import NotCommittee, take_part_committee  # loaded when it runs
+    mine = bow(cfg)     # --max-epsilon and the documents checked before anything is sent
+    if cfg["secure_sum"].get("committee"):      # the committee mode (docs/secure_sum.md)
+        from ..contributor.secure_committee import take_part_committee  # loaded when it runs
 
-        try:
-            s = take_part_committee(a.server, bow, invitation, state, client=client)
-        except NotCommittee:
-            return False
+        def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
+            return mine if config == cfg else bow(config)
+        s = take_part_committee(a.server, bow_of, invitation, state, client=client)
     else:
-        s = take_part(a.server, bow(cfg), invitation, state=state, max_epsilon=limit, client=client)
+        s = take_part(a.server, mine, invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
         make_console().print(line, markup=False)
-    return True
 
 
-def _committee_invitation(path) -> bool:
-    """Whether ``path`` reads as an invitation to a committee-mode round (``dptopic secure-sum invite
-    --committee``)."""
-    from ..protocol.enrollment import read_invitation  # deferred: loads numpy
-
-    try:
-        return read_invitation(path)["committee"]
-    except DPTopicError:
-        return False
-
-
-def _cohort_invitation(path) -> bool:
-    """Whether ``path`` reads as an invitation to a round in cohorts."""
-    from ..protocol.cohort_enrollment import read_cohort_invitation  # deferred: loads numpy
-
-    try:
-        return read_cohort_invitation(path)["cohorts"] is not None
-    except DPTopicError:
-        return False
+def refuse_no_state(a) -> None:
+    """``submit --state none`` with an invitation is refused before anything is sent: the state file is what lets a
+    run stopped after registering its keys finish (one key set per invitation), so without it such a run would spend
+    the invitation for good."""
+    if a.state is not None and a.state.strip().lower() == "none":
+        raise DPTopicError("--state none keeps no record of the keys a secure-sum run registers: a run stopped after"
+                           " registering (Ctrl-C, a lost connection) could never finish, and your invitation (one key"
+                           " set each) would be spent; drop --state none (the state file is readable by you only, and"
+                           " the round's secrets are wiped from it when the round ends) or give --state FILE.")
 
 
 def maybe_submit_secure_sum(a) -> bool:
-    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). With an invitation
-    to a committee-mode round, the keys are the first request (3 requests in all); otherwise the configuration is
-    (a committee round whose invitation does not say so then takes 4)."""
+    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). Its first request is
+    the configuration, whatever the round: the server's epsilon is checked against ``--max-epsilon`` and the
+    documents read before anything is sent (a committee round then takes 4 requests, a single round 9 at most)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
     from ..protocol.enrollment import read_invitation  # (as above)
 
-    if getattr(a, "invitation", None) is not None:
+    invited = getattr(a, "invitation", None) is not None
+    if invited:
         read_invitation(a.invitation)       # a file that is no invitation: one line naming it, before any request
-    if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation):
-        if _cohort_invitation(a.invitation):     # its keys go to its cohort first: 3 requests
-            submit_cohorts(a, None)
-            return True
-        if submit_secure_sum(a, None):
-            return True
-    try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
-        cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
+        refuse_no_state(a)
+    # one look at the configuration, also with an invitation to a committee round (whose keys would otherwise be the
+    # first request): the epsilon is checked against --max-epsilon and the documents read before any key is sent.
+    # With an invitation it is retried as every request of the round is; without one, a server that does not answer
+    # is the usual path's to report (its own first request, with its retries)
+    try:
+        cfg = ServiceClient(a.server, timeout=a.timeout, retries=a.retries if invited else 0).get_json("/v1/config")
     except DPTopicError:
-        if getattr(a, "invitation", None) is not None:
+        if invited:
             raise
         return False
     if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
@@ -336,11 +324,11 @@ def maybe_submit_secure_sum(a) -> bool:
     return True
 
 
-def submit_cohorts(a, cfg: dict | None) -> None:
+def submit_cohorts(a, cfg: dict) -> None:
     """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
-    also plays the bridge (docs/secure_sum.md, Rounds in cohorts). ``cfg``: the server's ``/v1/config``, or None with
-    an invitation to committee cohorts (the keys are the first request, answered with the configuration, read
-    then)."""
+    also plays the bridge (docs/secure_sum.md, Rounds in cohorts). ``cfg``: the server's ``/v1/config``, whose
+    epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the documents before anything is sent
+    (committee cohorts too)."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
     from ..contributor.secure_client import person_bow, state_path  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
@@ -358,25 +346,11 @@ def submit_cohorts(a, cfg: dict | None) -> None:
                            " single round: give your invitation to this round (from its operator).")
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     state = state_path(a.state, invitation)
-    if cfg is None:
-        s = take_part_in_cohorts(a.server, lambda config: _cohort_bow(a, config, limit, person_bow, Vocabulary),
-                                 invitation, state=state, max_epsilon=limit, client_timeout=a.timeout,
-                                 retries=a.retries)
-        return _print_cohorts(s)
     cfg = _checked_cohort_config(a, cfg, limit)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
     _print_cohorts(take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
                                         client_timeout=a.timeout, retries=a.retries))
-
-
-def _cohort_bow(a, config, limit, person_bow, Vocabulary):
-    """The person's bag of words from ``--corpus`` over the vocabulary of ``config`` (its cohort round's), once its
-    epsilon and vocabulary are checked."""
-    cfg = _checked_cohort_config(a, config, limit)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
-    return person_bow(corpus)
 
 
 def _checked_cohort_config(a, cfg: dict, limit: float) -> dict:
@@ -434,7 +408,8 @@ def register(sub) -> None:
                    help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
     i.add_argument("--committee", action="store_true",
                    help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
-                        " cohort): each invitation says so, and submit then takes part in 3 requests")
+                        " cohort): each invitation says so, and submit then takes part in 4 requests (the"
+                        " configuration, then 3)")
     i.set_defaults(func=cmd_invite)
 
 
