@@ -132,14 +132,18 @@ class InProcessCommitteeRound:
     def committee(self) -> list:
         return self.server.committee
 
-    def prekeys(self):
+    def prekeys(self, absent=()):
+        """Every invited contributor posts its keys, but those in ``absent`` (no-shows, who never do)."""
         for c in self.people:
-            self.server.post_prekeys(c.me, [c.prekey()])
+            if c.me not in absent:
+                self.server.post_prekeys(c.me, [c.prekey()])
 
     def open(self):
         """Each contributor's first request: the configuration with the closed roster and the committee."""
         cfg = self.server.config_view()
         for c in self.people:
+            if c.me not in cfg["roster"]:       # never registered
+                continue
             self.requests[c.me].append("GET /v1/config")
             v = self.say("config", c.me, "config", cfg)
             self._run(c, "config", c.check_round, v["roster"], v["committee"])
@@ -147,7 +151,7 @@ class InProcessCommitteeRound:
     def upload(self, phase: int, drop=()):
         view = self.server.view()
         for c in self.people:
-            if c.me in drop or c.me in self.refused:
+            if c.me in drop or c.me in self.refused or c.me not in self.server.keys:
                 continue
             out = self._run(c, f"upload{phase}", c.committee_upload, phase, self.say(f"upload{phase}", c.me, "view",
                                                                                      view))
@@ -219,7 +223,8 @@ class CommitteeServer:
     """A committee-mode round's app (:func:`~dptopic.service.secure_committee.create_committee_app`) under a real
     uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
 
-    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3):
+    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
+                 registration_s: float | None = None):
         from dptopic.protocol.enrollment import make_invitations, read_directory
         from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_committee import create_committee_app
@@ -229,7 +234,7 @@ class CommitteeServer:
         self.invitation_files = sorted((Path(tmp) / "inv").glob("invitation-*.json"))
         self.plan = SecureSumPlan(8.0, 1e-5, n, dropouts, len(words), collusion, committee="auto")
         self.app = create_committee_app(self.plan, read_directory(Path(tmp) / "inv" / "directory.json"), list(words),
-                                        topics, admin_token="t" * 24)
+                                        topics, admin_token="t" * 24, registration_s=registration_s)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
 

@@ -622,7 +622,7 @@ class SecureSumServer:
     TOKEN = "t" * 24
 
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
-                 collusion: int = 0, ledger=None, bits: int | None = None):
+                 collusion: int = 0, ledger=None, bits: int | None = None, registration_s: float | None = None):
         import uvicorn
 
         from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
@@ -638,7 +638,7 @@ class SecureSumServer:
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion, bits)
         cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
-                              ledger=None if ledger is None else str(ledger))
+                              ledger=None if ledger is None else str(ledger), registration_s=registration_s)
         self.cfg = cfg
         self.app = create_secure_sum_app(cfg, freeze_gc=False)     # a test process: nothing frozen
         self.port = free_port()
@@ -738,6 +738,7 @@ class InProcessRound:
                        for k, (b, inv) in enumerate(zip(bows, self.invitations))]
         self.by_id = {c.me: c for c in self.people}
         self.refused: dict = {}      # contributor -> (step, message) of its refusal
+        self.absent: set = set()     # invited contributors who never registered (no-shows)
 
     def config_doc(self) -> dict:
         """What ``GET /v1/config`` serves."""
@@ -768,14 +769,20 @@ class InProcessRound:
             time.sleep(0.02)
         return self.server.view()
 
-    def keys(self):
+    def keys(self, absent=()):
+        """Every invited contributor registers its keys, but those in ``absent`` (no-shows, who never do)."""
+        self.absent = set(absent)
         for c in self.people:
+            if c.me in self.absent:
+                continue
             r = c.registration()
             self.server.post_keys(r["contributor"], r["keys"], r["signature"])
 
     def shares(self):
         roster = self.server.roster_view()
         for c in self.people:
+            if c.me in self.absent:
+                continue
             q = self._run(c, "shares", c.shares_request, self.say("shares", c.me, "roster", roster))
             if q is not None:
                 self.server.post_shares(q["contributor"], q["shares"])
@@ -783,7 +790,7 @@ class InProcessRound:
     def upload(self, phase: int, drop=()):
         view = self.server.view()
         for c in self.people:
-            if c.me in drop or c.me in self.refused:
+            if c.me in drop or c.me in self.refused or c.me in self.absent:
                 continue
             out = self._run(c, f"upload{phase}", c.upload, phase, self.say(f"upload{phase}", c.me, "view", view))
             if out is None:
@@ -828,9 +835,14 @@ class InProcessRound:
                     raise
         return self.wait() if wait else self.server.view()
 
-    def run(self, drop0=()):
-        """Every step; ``drop0``: contributors that mask step 0 and never upload. Returns the final view."""
-        self.keys()
+    def run(self, drop0=(), absent=()):
+        """Every step; ``drop0``: contributors that mask step 0 and never upload; ``absent``: invited contributors
+        who never register (the admin then closes the roster with the others). Returns the final view."""
+        self.keys(absent)
+        if self.server.view()["state"] == "keys":
+            self.server.close()
+        if self.server.view()["state"] != "shares":
+            return self.server.view()
         self.shares()
         for phase in (0, 1):
             if self.server.view()["state"] != f"upload{phase}":

@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+import time
 
 import pytest
 
@@ -656,3 +657,35 @@ def test_submit_to_a_committee_round_checks_max_epsilon_and_the_documents_before
         assert r.returncode == 2 and "missing.txt" in r.stderr, r.stderr
         assert srv.round.keys == {} and srv.round.state == "keys"
     assert sent == ["GET /v1/config"] * 2 and not (tmp_path / "state.json").exists()
+
+
+# ----------------------------------------------------------------------------- no-shows
+def test_serve_says_what_a_no_show_does_and_takes_a_registration_deadline(invited, monkeypatch):
+    """At start the server says when its roster closes and that a contributor who never registers is one of the F
+    dropouts (and, with neither a deadline nor an admin token, that one no-show holds the round); with
+    ``--registration-deadline`` the roster closes that many seconds after the round first opened, in a single round
+    and in a committee round; a bad value or a round in cohorts is refused in one line."""
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve(invited, "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    assert ("roster: it closes once all 100 invited contributors have registered; a contributor who never registers"
+            " is one of the 10 dropouts the plan tolerates: without a registration deadline or an admin token, one"
+            " no-show holds the round at its keys step.") in r.stderr
+    write_token(invited / "token", "t" * 32)
+    r = serve(invited, "--port", str(free_port()), "--registration-deadline", "3600", "--token-file",
+              str(invited / "token"), "--database", f"sqlite:///{invited}/db2")
+    assert r.returncode == 0, r.stderr
+    rnd = got["app"].state.round
+    assert rnd.cfg.registration_s == 3600 and abs(rnd.registration_deadline - time.time() - 3600) < 60
+    assert "at its registration deadline (" in r.stderr and "when the admin closes it" in r.stderr
+    assert "with those registered so far: at least 90 (N - F)" in r.stderr
+    r = serve(invited, "--port", str(free_port()), "--registration-deadline", "60", "--secure-committee", "auto",
+              "--database", f"sqlite:///{invited}/db3")
+    assert r.returncode == 0, r.stderr
+    assert got["app"].state.served.rnd.registration_s == 60 and "up to 10 dropping out" in r.stderr
+    assert "at its registration deadline (" in r.stderr
+    for bad in ("0", "-5", "nan", "soon"):
+        r = serve(invited, "--registration-deadline", bad)
+        assert r.returncode == 2 and "--registration-deadline" in r.stderr, r.stderr

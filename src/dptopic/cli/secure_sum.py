@@ -24,13 +24,15 @@ from .budget import served_ledger
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
               "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
-              "max_words": "--max-words", "committee": "--secure-committee"}
+              "max_words": "--max-words", "committee": "--secure-committee",
+              "registration_s": "--registration-deadline"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size", "max_words", "ledger", "dataset", "secure_committee"})
+                         "cohort_size", "max_words", "ledger", "dataset", "secure_committee",
+                         "registration_deadline"})
 
 
 def add_serve_flags(s) -> None:
@@ -41,7 +43,12 @@ def add_serve_flags(s) -> None:
                    help="--report-kind secure-sum: epsilon per person for the whole round")
     s.add_argument("--min-contributors", type=int, default=None, metavar="N",
                    help="--report-kind secure-sum: the round's contributors (default: the --directory's count; the"
-                        " roster closes when every invited one has registered)")
+                        " roster closes when every invited one has registered, or at --registration-deadline)")
+    s.add_argument("--registration-deadline", type=_deadline_arg, default=None, metavar="SECONDS",
+                   help="--report-kind secure-sum: the roster closes this many seconds after the round first opened"
+                        " (kept in --database across restarts) with those registered, if at least N - F: each invited"
+                        " contributor who never registers is one of the F dropouts (default: none; the roster closes"
+                        " once all have registered, or by the admin)")
     s.add_argument("--dropout-tolerance", type=int, default=None, metavar="F",
                    help="--report-kind secure-sum: how many may drop out with the sum still released (the noise is"
                         " calibrated for the N - F survivors; default N/10)")
@@ -67,6 +74,20 @@ def add_serve_flags(s) -> None:
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
 
 
+def _deadline_arg(value: str) -> float:
+    """``--registration-deadline``: seconds in (0, a year]."""
+    from ..service.secure_sum import MAX_REGISTRATION_S  # loaded when the flag is given: the service loads numpy
+
+    try:
+        v = float(value)
+    except ValueError:
+        v = float("nan")
+    if not 0 < v <= MAX_REGISTRATION_S:
+        raise argparse.ArgumentTypeError(f"{value!r} is not seconds in (0, {MAX_REGISTRATION_S:g}], e.g. 86400 for a"
+                                         " day")
+    return v
+
+
 def _committee_arg(value: str):
     """``--secure-committee``: 'auto' or an integer."""
     if value == "auto":
@@ -87,7 +108,7 @@ def add_submit_flags(u) -> None:
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
     for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size",
-                 "max_words", "secure_committee"):
+                 "max_words", "secure_committee", "registration_deadline"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
@@ -131,7 +152,7 @@ def serve_secure_sum(a, setting_names=None) -> None:
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
-    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app, roster_line  # the service extra
 
     token = read_token_file(a.token_file) if a.token_file else None
     if settings["plan"].committee:
@@ -139,11 +160,14 @@ def serve_secure_sum(a, setting_names=None) -> None:
     with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
         cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
                               admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
+                              registration_s=a.registration_deadline,
                               **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg, setting_names=setting_names)
-        make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        console = make_console(stderr=True)
+        console.print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        console.print(roster_line(cfg.plan, app.state.round.registration_deadline, token is not None), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -156,6 +180,7 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     from ..service import startup  # deferred: loads numpy
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_committee import create_committee_app  # the service extra, checked by the caller
+    from ..service.secure_sum import roster_line  # (as above)
     from ..service.storage import safe_url  # (as above)
 
     if "allow_foreign_tables" in given:
@@ -166,11 +191,13 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     try:
         with flag_errors({"database": "--database"}):
             app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database,
-                                       **ledger)
-        make_console(stderr=True).print(
+                                       registration_s=a.registration_deadline, **ledger)
+        console = make_console(stderr=True)
+        console.print(
             f"dptopic serve: secure sum with a committee of {plan.committee} (threshold {plan.committee_threshold}),"
-            f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, in"
-            f" {safe_url(database)}, at http://{a.host}:{a.port}/", markup=False)
+            f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, up to"
+            f" {plan.dropouts} dropping out, in {safe_url(database)}, at http://{a.host}:{a.port}/", markup=False)
+        console.print(roster_line(plan, app.state.served.rnd.registration_deadline, token is not None), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -195,6 +222,9 @@ def _serve_cohorts(a, setting_names) -> None:
     if a.cohort_size is None:
         raise DPTopicError(f"--directory {a.directory} is a round in cohorts' (from 'dptopic secure-sum invite"
                            " --cohort-size S'): give --cohort-size S, the invitations' cohort size.")
+    if a.registration_deadline is not None:
+        raise DPTopicError("--registration-deadline is not read by a round in cohorts yet (each cohort's roster closes"
+                           " once its members have registered, or by the admin in committee cohorts): drop it.")
     if not _is_cohort_directory_file(a.directory, is_cohort_directory):
         raise DPTopicError(f"--cohort-size needs the directory of a round in cohorts, and --directory {a.directory}"
                            " is not one: write the invitations with 'dptopic secure-sum invite --cohort-size S'.")
