@@ -52,6 +52,7 @@ from .secure_sum import (
     _phase,
     check_signed,
     hold_round_lock,
+    late_registration,
     parse_json,
     process_usage,
     release_document,
@@ -147,7 +148,8 @@ class CommitteeRound:
         if self.state == "keys" and self._deadline_passed():
             raise ApiError(409, "round_closed", "the round's registration deadline has passed: its roster closes with"
                                                 " those registered; nothing stored.")
-        self._need("keys")
+        if self.state != "keys":
+            raise late_registration(contributor, self.state, self.reason)
         used = {k for e in self.keys.values() for k in [e["c"], *e["s"]]}
         if used & {keys["c"], *keys["s"]}:
             raise ApiError(409, "key_reused", "a public key of this set is already registered: draw fresh keys.")

@@ -660,7 +660,8 @@ class SecureRound:
                     return 200, {"replayed": True, **self.view()}
                 raise ApiError(409, "keys_changed", f"contributor {contributor!r} already registered other keys for"
                                                     " this round: one key set per invitation.")
-            self._need("keys")
+            if self.st["state"] != "keys":
+                raise late_registration(contributor, self.st["state"], self.st.get("reason"))
             mine = sorted({keys["c"], *keys["s"]})
             if len(mine) < 1 + len(keys["s"]) or conn.execute(_Q.used, {"p_keys": mine}).first() is not None:
                 raise ApiError(409, "keys_reused", "a public key of this set was already registered by another"
@@ -1176,6 +1177,13 @@ def release_document(plan, vocabulary, n_topics: int, presence, cooc, shares: tu
         arrays = {p.stem: base64.b64encode(p.read_bytes()).decode() for p in sorted(Path(f"{d}/m").glob("*.npy"))}
         meta_json = Path(f"{d}/m/model.json").read_text()
     return {"api_version": "v1", "model_id": 1, "model_version": 1, "model_json": meta_json, "arrays": arrays}
+
+
+def late_registration(contributor: str, state: str, reason: str | None) -> ApiError:
+    """The refusal of a registration that comes once the roster has closed (409 ``round_closed``)."""
+    return ApiError(409, "round_closed", f"the round's roster has closed without contributor {contributor!r} (the round"
+                                         f" is at step {state!r}" + (f": {reason}" if reason else "") + "): it"
+                                         " registered too late; nothing stored.")
 
 
 def roster_line(plan, registration_deadline: float | None, admin: bool) -> str:
