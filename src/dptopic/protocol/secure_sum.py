@@ -18,7 +18,8 @@ own key, so no one can join without an invitation and the server cannot forge a 
    those registered (at least N - F, each with ``T`` of its neighbours among them: one who never registers is a
    dropout, checked by every contributor).
 2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.shamir`) every ``s_p`` private key and ``b_p`` among its
-   registered neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the ``c`` keys.
+   registered neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the
+   ``c`` keys.
 3. ``upload{p}``: the server names the step's members; each checks them (at least N - F, at least ``T`` of its
    neighbours) and uploads ``x + PRG(b_p) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv)`` over its
    neighbours among the members, modulo ``2^bits`` (the plan's ring: 32 bits, or 64 where 32 would cost accuracy),
