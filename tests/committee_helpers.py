@@ -43,6 +43,7 @@ class InProcessCommitteeRound:
         self.by_id = {c.me: c for c in self.people}
         self.refused: dict = {}
         self.requests: dict = {c.me: [] for c in self.people}
+        self.absent: set = set()        # invited contributors who never registered (no-shows)
 
     @classmethod
     def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
@@ -134,15 +135,16 @@ class InProcessCommitteeRound:
 
     def prekeys(self, absent=()):
         """Every invited contributor posts its keys, but those in ``absent`` (no-shows, who never do)."""
+        self.absent = set(absent)
         for c in self.people:
-            if c.me not in absent:
+            if c.me not in self.absent:
                 self.server.post_prekeys(c.me, [c.prekey()])
 
     def open(self):
         """Each contributor's first request: the configuration with the closed roster and the committee."""
         cfg = self.server.config_view()
         for c in self.people:
-            if c.me not in cfg["roster"]:       # never registered
+            if c.me in self.absent:       # never registered
                 continue
             self.requests[c.me].append("GET /v1/config")
             v = self.say("config", c.me, "config", cfg)
@@ -151,7 +153,7 @@ class InProcessCommitteeRound:
     def upload(self, phase: int, drop=()):
         view = self.server.view()
         for c in self.people:
-            if c.me in drop or c.me in self.refused or c.me not in self.server.keys:
+            if c.me in drop or c.me in self.refused or c.me in self.absent:
                 continue
             out = self._run(c, f"upload{phase}", c.committee_upload, phase, self.say(f"upload{phase}", c.me, "view",
                                                                                      view))
