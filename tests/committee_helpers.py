@@ -14,6 +14,9 @@ class InProcessCommitteeRound:
     """``n`` contributors with their invitations and state files, a plan with ``committee`` (default "auto"). Each
     contributor's noisy share of each step (what it masked) is recorded in ``shares`` to check the sum exactly."""
 
+    absent: frozenset = frozenset()
+    """Invited contributors who never registered (no-shows: :meth:`prekeys`)."""
+
     def __init__(self, tmp: Path, n: int = 20, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto"):
         from cohort_helpers import tiny_bows
@@ -43,7 +46,6 @@ class InProcessCommitteeRound:
         self.by_id = {c.me: c for c in self.people}
         self.refused: dict = {}
         self.requests: dict = {c.me: [] for c in self.people}
-        self.absent: set = set()        # invited contributors who never registered (no-shows)
 
     @classmethod
     def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
