@@ -44,7 +44,7 @@ def add_serve_flags(s) -> None:
     s.add_argument("--min-contributors", type=int, default=None, metavar="N",
                    help="--report-kind secure-sum: the round's contributors (default: the --directory's count; the"
                         " roster closes when every invited one has registered, or at --registration-deadline)")
-    s.add_argument("--registration-deadline", type=_deadline_arg, default=None, metavar="SECONDS",
+    s.add_argument("--registration-deadline", type=positive_float, default=None, metavar="SECONDS",
                    help="--report-kind secure-sum: the roster closes this many seconds after the round first opened"
                         " (kept in --database across restarts) with those registered, if at least N - F: each invited"
                         " contributor who never registers is one of the F dropouts (default: none; the roster closes"
@@ -61,7 +61,7 @@ def add_serve_flags(s) -> None:
     s.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
                    help="--report-kind secure-sum: a round in cohorts of at most S contributors each, with a"
                         " second-level sum that pays the noise once (the --directory from 'dptopic secure-sum invite"
-                        " --cohort-size S'; docs/secure_sum.md, Rounds in cohorts)")
+                        " --cohort-size S'; docs/secure_sum_cohorts.md)")
     s.add_argument("--max-words", type=_int_arg(2), default=None, metavar="W",
                    help="--report-kind secure-sum: the most words the second sum holds (default 256): the words of"
                         " highest noisy count in the first sum, post-processing; it bounds each contributor's upload"
@@ -72,20 +72,6 @@ def add_serve_flags(s) -> None:
                         " server processes on one PostgreSQL --database; docs/secure_sum.md)")
     # each option's name as typed, for the refusal of those a secure sum does not read
     s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
-
-
-def _deadline_arg(value: str) -> float:
-    """``--registration-deadline``: seconds in (0, a year]."""
-    from ..service.secure_sum import MAX_REGISTRATION_S  # loaded when the flag is given: the service loads numpy
-
-    try:
-        v = float(value)
-    except ValueError:
-        v = float("nan")
-    if not 0 < v <= MAX_REGISTRATION_S:
-        raise argparse.ArgumentTypeError(f"{value!r} is not seconds in (0, {MAX_REGISTRATION_S:g}], e.g. 86400 for a"
-                                         " day")
-    return v
 
 
 def _committee_arg(value: str):
@@ -189,7 +175,7 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     ledger = served_ledger(a)       # --ledger: the round charged once, before its first unmasking
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
-        with flag_errors({"database": "--database"}):
+        with flag_errors({"database": "--database", "registration_s": "--registration-deadline"}):
             app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database,
                                        registration_s=a.registration_deadline, **ledger)
         console = make_console(stderr=True)
@@ -356,7 +342,7 @@ def maybe_submit_secure_sum(a) -> bool:
 
 def submit_cohorts(a, cfg: dict) -> None:
     """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
-    also plays the bridge (docs/secure_sum.md, Rounds in cohorts). ``cfg``: the server's ``/v1/config``, whose
+    also plays the bridge (docs/secure_sum_cohorts.md). ``cfg``: the server's ``/v1/config``, whose
     epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the documents before anything is sent
     (committee cohorts too)."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
@@ -430,7 +416,7 @@ def register(sub) -> None:
     i.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
                    help="a round in cohorts of at most S contributors each: each invitation is to its cohort's round"
                         " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
-                        " --cohort-size (docs/secure_sum.md, Rounds in cohorts)")
+                        " --cohort-size (docs/secure_sum_cohorts.md)")
     i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
                    help="with --cohort-size: how many of the round may drop out (default N/10; it sets how many"
                         " delegates each cohort has)")

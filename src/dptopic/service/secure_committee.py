@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..corpus import Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
@@ -75,8 +75,8 @@ class CommitteeRound:
                  ledger: str | None = None, ledger_dataset: str | None = None, registration_s: float | None = None):
         if registration_s is not None and (isinstance(registration_s, bool) or not isinstance(
                 registration_s, (int, float)) or not 0 < registration_s <= MAX_REGISTRATION_S):
-            raise DPTopicError(f"invalid registration_s={registration_s!r}: seconds in (0, {MAX_REGISTRATION_S:g}]"
-                               " after the round opens, or None.")
+            raise ParameterError("invalid {registration_s=}: seconds in (0, {most:,d}] after the round first opens"
+                                 " (a year at most).", "registration_s", registration_s, most=int(MAX_REGISTRATION_S))
         self.registration_s = registration_s
         self.opened_at = time.time()    # the registration deadline counts from it (a stored round: as stored)
         if not plan.committee:

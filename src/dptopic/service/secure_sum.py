@@ -221,9 +221,9 @@ class SecureSumConfig:
     def __post_init__(self):
         if self.registration_s is not None and (isinstance(self.registration_s, bool) or not isinstance(
                 self.registration_s, (int, float)) or not 0 < self.registration_s <= MAX_REGISTRATION_S):
-            raise ParameterError("invalid {registration_s=}: seconds in (0, {most:g}] after the round opens, or None"
-                                 " (the roster closes once every invited contributor has registered).",
-                                 "registration_s", self.registration_s, most=MAX_REGISTRATION_S)
+            raise ParameterError("invalid {registration_s=}: seconds in (0, {most:,d}] after the round first opens (a"
+                                 " year at most).", "registration_s", self.registration_s,
+                                 most=int(MAX_REGISTRATION_S))
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if self.plan.vocab_size != len(self.vocabulary):
