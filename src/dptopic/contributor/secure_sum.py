@@ -66,6 +66,9 @@ _ID_SETS: dict = {}
 """Lists of ids a server named that passed :meth:`SecureContributor._id_set`, by directory and content, as sets."""
 _ROSTERS: list = []
 """``(directory, copy)`` of the rosters whose shape passed (:meth:`SecureContributor._check_roster_shape`)."""
+_OUTSIDE: dict = {}
+"""By (a set of ids the server named, the roster's ``id``): the roster and an id of the set outside it, or None
+(:meth:`SecureContributor._outside_roster`)."""
 _SORTED: dict = {}
 """One sorted list per set of ids that a process's contributors record (the directory's members, the members each
 masked with, the uploads each signed), by the set (:func:`_sorted_ids`); and by each list's ``id``, the list and its
@@ -480,8 +483,8 @@ class SecureContributor:
     def _enough(self, ids, what: str, phase: int) -> None:
         """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours,
         every one in the closed roster (once it is known)."""
-        if self.roster is not None:
-            stray = next((i for i in ids if i not in self.roster), None)
+        if self.roster is not None and len(self.roster) < len(self.members):    # a roster without its no-shows
+            stray = self._outside_roster(ids)
             if stray is not None:
                 raise ServerLied(f"the server names {stray[:40]!r} among the {what} of step {phase}, who is not in the"
                                  " round's roster: nothing sent.")
@@ -495,6 +498,17 @@ class SecureContributor:
             raise ServerLied(f"the server names only {mine} of your {len(self.graph[self.me])} neighbours as {what} for"
                              f" step {phase}, fewer than the threshold {self.T}: nothing sent (too few would let it"
                              " unmask your upload alone).")
+
+    def _outside_roster(self, ids) -> str | None:
+        """An id of ``ids`` that is not in the closed roster, or None; looked up once per set and roster in a
+        process (:data:`_OUTSIDE`: its contributors are shown the same sets, N ids each)."""
+        key = (ids if isinstance(ids, frozenset) else frozenset(ids), id(self.roster))
+        found = _OUTSIDE.get(key)
+        if found is None or found[0] is not self.roster:
+            if len(_OUTSIDE) >= 16:
+                _OUTSIDE.clear()
+            found = _OUTSIDE[key] = (self.roster, next((i for i in ids if i not in self.roster), None))
+        return found[1]
 
     def check_roster(self, roster) -> dict:
         """The closed roster ``{id: {"c", "s", "b", "signature"}}`` checked: the directory's members who registered

@@ -379,8 +379,8 @@ class SecureRound:
                                                     {"key": "state", "value": json.dumps({"state": "keys"})}])
                     rows = dict(conn.execute(select(t_state.c.key, t_state.c.value)).all())
                 if "opened_at" not in rows:     # when the round first opened: its registration deadline counts from it
-                    conn.execute(t_state.insert(), [{"key": "opened_at", "value": json.dumps(time.time())}])
                     rows["opened_at"] = json.dumps(time.time())
+                    conn.execute(t_state.insert(), [{"key": "opened_at", "value": rows["opened_at"]}])
                 n_keys = conn.execute(select(func.count()).select_from(t_keys)).scalar()
                 if n_keys and not conn.execute(select(func.count()).select_from(t_used_keys)).scalar():
                     conn.execute(t_used_keys.insert(), [{"key": k} for r in conn.execute(select(t_keys.c.c, t_keys.c.s))
