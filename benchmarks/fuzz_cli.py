@@ -524,6 +524,8 @@ def issue_cases(fx: dict) -> list[Case]:
              "--directory", "inv/directory.json", *extra]],
             names=(extra[0],), refuse=True, server=True, timeout=15))
 
+    cases += secure_sum_operation_cases(fx, 18800)
+
     # 16, 17. totals at one delta; the report's total
     add(Case("16 ledger: a total never falls when a release is added", [_py(f"""
         import dptopic
@@ -630,6 +632,198 @@ def issue_cases(fx: dict) -> list[Case]:
         band = (img[..., :3].mean(axis=2) < 0.5)[: int(0.12 * img.shape[0])]
         if band[:, -4:].any(): wrong("the chart's title runs past its right edge")
     """)]))
+    return cases
+
+
+# the Python cases of a secure-sum round's server: a live app (a single round's or the committee mode's) served by
+# uvicorn on 127.0.0.1 in a thread of the case's process, and one request
+SECURE_PRELUDE = """
+import socket, subprocess, threading, time, urllib.error, urllib.request
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+def serve_app(app):
+    import uvicorn
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", access_log=False))
+    threading.Thread(target=server.run, daemon=True).start()
+    for _ in range(400):
+        if server.started:
+            break
+        time.sleep(0.05)
+    return "http://127.0.0.1:%d" % port
+def call(method, url, body=None, headers=None):
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in (e.headers or {}).items()}, e.read()
+def invited(n=6, committee=False):
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    make_invitations("enroll.key", n, "inv", round_id="r1", committee=committee)
+    return read_directory("inv/directory.json")
+WORDS = ["w%02d" % i for i in range(30)]
+def round_app(n=6, dropouts=2, committee=False):
+    from dptopic.protocol.secure_sum import SecureSumPlan
+    d = invited(n, committee)
+    if committee:
+        from dptopic.service.secure_committee import create_committee_app
+        plan = SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0, committee="auto")
+        return create_committee_app(plan, d, WORDS, 3, admin_token="t" * 24)
+    from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+    cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0), d, n_topics=3,
+                          database="sqlite:///r.db", admin_token="t" * 24)
+    return create_secure_sum_app(cfg, freeze_gc=False)
+def dptopic(*args):
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+"""
+
+
+def _secure(code: str) -> tuple:
+    return ("python", SECURE_PRELUDE + textwrap.dedent(code))
+
+
+def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
+    """The secure sum's operational cases (issue 92's, badly worded: no-shows, submit's first request and limits,
+    the round's files, the round servers' HTTP answers); ``port``: the first TCP port the servers that should refuse
+    may take."""
+    C, V = fx["corpus"], fx["vocab"]
+    invite = ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv"]
+    cases = []
+    add = cases.append
+
+    # no-shows: the roster closes without them within what the plan tolerates, and the server says so at start
+    add(Case("92 secure: a roster closed with one no-show (within F) goes on to the shares", [_secure("""
+        from dptopic.contributor.secure_sum import SecureContributor
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.enrollment import read_invitation
+        from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+        import numpy as np
+        d = invited(6)
+        cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0), d, n_topics=3, database="sqlite:///r.db")
+        rnd = SecureRound(cfg)
+        doc = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": WORDS, "vocab_size": 30,
+               "n_topics": 3, "round_id": "r1", "secure_sum": cfg.plan.to_dict(), "epsilon": 8.0, "delta": 1e-5,
+               "directory": d}
+        bow = (np.array([0, 2]), np.array([1, 2]), np.ones(2, np.int64))
+        for i in range(1, 6):
+            c = SecureContributor(doc, bow, read_invitation("inv/invitation-%04d.json" % i))
+            r = c.registration()
+            rnd.post_keys(r["contributor"], r["keys"], r["signature"])
+        view = rnd.close()
+        if view["state"] != "shares":
+            wrong("one no-show of the 2 the plan tolerates failed the round: " + str(view.get("reason"))[:100])
+        try:
+            from dptopic.service.secure_sum import roster_line
+        except ImportError:
+            badly("the server says nothing at start of what a no-show does")
+    """)], timeout=90))
+    add(Case("92 secure: serve --registration-deadline 0 is refused", [
+        invite, ["serve", "--report-kind", "secure-sum", "--vocabulary", V, "--database", "sqlite:///s.db", "--port",
+                 str(port), "--unit", "user", "--epsilon", "1", "--directory", "inv/directory.json",
+                 "--registration-deadline", "0"]],
+        names=("--registration-deadline",), refuse=True, server=True, timeout=20))
+
+    # submit: the first request retried; every local limit before anything is sent; --state none
+    add(Case("92 secure: submit --retries 2 retries the first GET /v1/config", [invite, _secure(f"""
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        seen = []
+        class H(BaseHTTPRequestHandler):
+            def do_GET(self):
+                seen.append(self.path)
+                body = b'{{"error": {{"code": "starting", "message": "starting"}}}}'
+                self.send_response(503); self.send_header("Content-Length", str(len(body))); self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *a):
+                pass
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        r = dptopic("submit", "--server", "http://127.0.0.1:%d" % srv.server_address[1], "--corpus", {C!r},
+                    "--invitation", "inv/invitation-0001.json", "--state", "s.json", "--retries", "2")
+        if len(seen) != 3:
+            wrong("the first GET /v1/config was tried %d time(s) with --retries 2" % len(seen))
+    """)], timeout=90))
+    add(Case("92 secure: submit to a committee round checks --max-epsilon before its keys", [_secure(f"""
+        app = round_app(6, 2, committee=True)
+        url = serve_app(app)
+        r = dptopic("submit", "--server", url, "--corpus", {C!r}, "--invitation", "inv/invitation-0001.json",
+                    "--state", "s.json", "--max-epsilon", "1", "--retries", "0")
+        if app.state.served.rnd.keys:
+            wrong("the keys were registered before --max-epsilon refused the round")
+    """)], timeout=120))
+    add(Case("92 secure: submit --state none with an invitation", [
+        invite, ["submit", "--server", "http://127.0.0.1:9", "--corpus", C, "--invitation",
+                 "inv/invitation-0001.json", "--state", "none", "--retries", "0"]],
+        names=("--state",), refuse=True))
+
+    # the round's files
+    for flag, what in (("--key", "key"), ("--directory", "directory"), ("--invitation", "invitation")):
+        steps = [("touch", f"junk-{what}.json")]
+        if flag == "--key":
+            steps.append(["secure-sum", "invite", "--key", f"junk-{what}.json", "--count", "3", "--out", "inv"])
+        elif flag == "--directory":
+            steps.append(["serve", "--report-kind", "secure-sum", "--vocabulary", V, "--database", "sqlite:///s.db",
+                          "--port", str(port + 1), "--unit", "user", "--epsilon", "1", "--directory",
+                          f"junk-{what}.json"])
+        else:
+            steps.append(["submit", "--server", "http://127.0.0.1:9", "--corpus", C, "--invitation",
+                          f"junk-{what}.json", "--retries", "0"])
+        add(Case(f"92 secure: {'an' if what[0] in 'aeiou' else 'a'} {what} that is not JSON ({flag})", steps,
+                 names=(f"junk-{what}.json",), refuse=True, server=flag == "--directory", timeout=30))
+    add(Case("92 secure: an invitation others can read is used with a word", [invite, _secure(f"""
+        os.chmod("inv/invitation-0001.json", 0o644)
+        r = dptopic("submit", "--server", "http://127.0.0.1:9", "--corpus", {C!r}, "--invitation",
+                    "inv/invitation-0001.json", "--state", "s.json", "--retries", "0")
+        if "chmod 600" not in r.stderr:
+            badly("an invitation readable by everyone is used without a word")
+    """)]))
+    add(Case("92 secure: a token file others can read is used with a word", [_py("""
+        Path("token").write_text("t" * 32)
+        os.chmod("token", 0o644)
+        from dptopic.service.config import read_token_file
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            read_token_file("token")
+        if not any("chmod 600" in str(x.message) for x in w):
+            badly("an admin token file readable by everyone is used without a word")
+    """)]))
+    add(Case("92 secure: invite --out under a folder it cannot write", [_py("""
+        import contextlib, io
+        from dptopic.cli.main import main
+        from dptopic.protocol import enrollment
+        os.mkdir("ro")
+        real = os.access
+        enrollment.os.access = lambda p, mode: False if os.path.abspath(p) == os.path.abspath("ro") else real(p, mode)
+        real_write = enrollment.atomic_write_bytes
+        def refused(path, *a, **k):       # a folder this user may not write (as root, the kernel lets it)
+            if os.path.abspath(path).startswith(os.path.abspath("ro")):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_write(path, *a, **k)
+        enrollment.atomic_write_bytes = refused
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            main(["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "ro/inv"])
+        line = err.getvalue().strip()
+        if "PermissionError" in line or "ro" not in line or "--out" not in line:
+            badly("invite into a read-only folder says: " + line[:120])
+    """)]))
+
+    # the round servers' HTTP answers: deep JSON, unknown routes and methods, in the API's JSON shape
+    for mode in ("single", "committee"):
+        add(Case(f"92 secure: the {mode} round's server answers deep JSON and unknown routes in JSON", [_secure(f"""
+            url = serve_app(round_app(6, 2, committee={mode == "committee"!r}))
+            path = "/v1/secure/prekeys" if {mode == "committee"!r} else "/v1/secure/keys"
+            status, h, body = call("POST", url + path, b"[" * 3000 + b"]" * 3000)
+            if status != 400 or "json" not in h.get("content-type", ""):
+                badly("3,000 nested brackets: %d %s" % (status, body[:60]))
+            for method, p, want in (("GET", "/no/such/route", 404), ("DELETE", "/v1/config", 405)):
+                status, h, body = call(method, url + p)
+                if status != want or "json" not in h.get("content-type", ""):
+                    badly("%s %s: %d %s, not the API's JSON error" % (method, p, status, body[:40]))
+        """)], timeout=90))
     return cases
 
 
