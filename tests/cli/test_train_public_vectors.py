@@ -42,7 +42,7 @@ def test_corrupt_vectors_file_is_refused_in_one_line_before_anything_is_written(
                     "--public-vectors", bad, "--out", tmp_path / "m", "--no-ledger")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     line = r.stderr.strip().splitlines()[-1]
-    assert "bad.txt" in line and "line 2 has 1 values, not 2" in line
+    assert "bad.txt" in line and "line 2 has 1 value, not 2" in line
     assert not (tmp_path / "m" / "model.json").exists()
 
 

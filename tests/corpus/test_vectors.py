@@ -68,7 +68,7 @@ def test_entry_records_name_sha256_dimension_and_coverage(tmp_path):
 
 
 @pytest.mark.parametrize("content, phrase", [
-    ("space 0.1 0.2\nrocket 0.3\n", "line 2 has 1 values, not 2"),
+    ("space 0.1 0.2\nrocket 0.3\n", "line 2 has 1 value, not 2"),
     ("space 0.1 0.2\nrocket 0.3 abc\n", "line 2 holds a value that is not a number"),
     ("space 0.1 0.2\nrocket nan 0.1\n", "NaN or infinite"),
     ("5 2\nspace 0.1 0.2\n", "announces 5 words but it holds 1"),
@@ -89,7 +89,7 @@ def test_corrupt_npy_and_word_list_are_refused_in_one_line(tmp_path):
         load_public_vectors(p)
     bad = _arr()
     bad[3, 1] = np.inf
-    with pytest.raises(DPTopicError, match="row 4 holds NaN or infinite"):
+    with pytest.raises(DPTopicError, match=r"row 4 \(the vector of 'hockey'\) holds NaN or infinite"):
         load_public_vectors(write_npy(tmp_path, arr=bad, name="inf"))
     (tmp_path / "lonely.npy").write_bytes((tmp_path / "vec.npy").read_bytes())
     with pytest.raises(DPTopicError, match="needs its word list beside it: lonely.txt"):
