@@ -463,12 +463,18 @@ def test_numpy_numbers_are_taken_wherever_train_takes_numbers(texts):
     (dict(vocabulary=[1, 2]), "invalid vocabulary: word 1 is an int"),
     (dict(vocabulary=5), "invalid vocabulary: give a list of words, or the path of a word list"),
     (dict(user_field="user"), "user_field names each document's person under the user unit"),
+    (dict(user_field=5, unit="user"), "invalid user_field=5: give the name of the field"),
+    (dict(model=dptopic.DocDPCooccurrence(n_topics=2), seed="x", private_vocabulary=(1.0, 1e-6)),
+     "invalid seed='x'"),
+    (dict(vocabulary_policy="bogus", private_vocabulary=(1.0, 1e-6)), "invalid vocabulary_policy='bogus'"),
 ])
 def test_wrong_arguments_are_refused_in_one_line_before_anything_is_read(corpus, kw, says, monkeypatch):
     from dptopic.training import fdptm
 
     monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("the words were drawn"))
     kw = {"algorithm": "docdp-cooc", "epsilon": 1.0, **kw}
+    if "unit" in kw:
+        kw.pop("algorithm")
     if "model" in kw:
         kw.pop("algorithm"), kw.pop("epsilon")
     with pytest.raises(DPTopicError) as e:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import check_output_dir
-from .._validation import Int, plain_number, validate_value
+from .._validation import SEED, Int, Options, plain_number, validate_value
 from ..accounting.card import privacy_card
 from ..accounting.dataset_charge import (
     after_fit,
@@ -200,6 +200,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     if isinstance(private_vocabulary, (tuple, list)):
         private_vocabulary = tuple(plain_number(v) for v in private_vocabulary)
     check_call(model=model, algorithm=algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics,
+               seed=seed, vocabulary_policy=vocabulary_policy, user_field=user_field,
                public_corpus=public_corpus, callback=callback, split_as=split_as, metrics=metrics, names=names,
                flags=dict(overwrite=overwrite, save_metrics=save_metrics, vocabulary_in_total=vocabulary_in_total),
                params=params)
@@ -239,13 +240,15 @@ def _estimator_error(parameter: str, value) -> ParameterError | None:
     return None
 
 
-def check_call(*, model=None, algorithm=None, unit=None, epsilon=None, delta=None, n_topics=None,
-               public_corpus=None, callback=None, split_as=None, metrics=True, names=None, flags=None,
-               params=None) -> None:
+def check_call(*, model=None, algorithm=None, unit=None, epsilon=None, delta=None, n_topics=None, seed=None,
+               vocabulary_policy=None, user_field=None, public_corpus=None, callback=None, split_as=None, metrics=True,
+               names=None, flags=None, params=None) -> None:
     """:func:`train`'s arguments checked before anything is read, drawn or recorded, each refused in one line that
     names it: a ``callback`` that cannot be called, a ``model`` or ``split_as`` that is a class or no estimator, a
     ``public_corpus`` that is no :class:`~dptopic.corpus.Corpus`, ``metrics`` other than True, False or
-    "coherence", flags that are not bools, and what would do nothing beside a built ``model``: ``algorithm``,
+    "coherence", flags that are not bools, a ``seed`` no generator takes (the private vocabulary's draws read it
+    too), a ``vocabulary_policy`` other than "gaussian" or "laplace", a ``user_field`` that is no field name, and what
+    would do nothing beside a built ``model``: ``algorithm``,
     ``n_topics`` and the trainer's own parameters (set them on the model), a ``unit`` the model's guarantee is not
     stated in, ``epsilon``/``delta`` without ``unit`` or ``vocabulary_in_total`` (only these read them as the run's
     total)."""
@@ -258,6 +261,12 @@ def check_call(*, model=None, algorithm=None, unit=None, epsilon=None, delta=Non
     for key, value in (flags or {}).items():
         if not isinstance(value, (bool, np.bool_)):
             raise ParameterError("invalid {%s=}: give True or False." % key, key, value)
+    validate_value("seed", seed, SEED)
+    if vocabulary_policy is not None:
+        validate_value("vocabulary_policy", vocabulary_policy, [Options(("gaussian", "laplace"))])
+    if user_field is not None and not isinstance(user_field, str):
+        raise ParameterError("invalid {user_field=}: give the name of the field that holds each document's person.",
+                             "user_field", user_field)
     if not (isinstance(metrics, (bool, np.bool_)) or (isinstance(metrics, str) and metrics == "coherence")):
         raise ParameterError("invalid {metrics=}: give True (every held-out metric), 'coherence' (NPMI and"
                              " diversity alone) or False (none).", "metrics", metrics)
