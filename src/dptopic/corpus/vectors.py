@@ -18,8 +18,9 @@ whose files do not match the hashes it was installed with. A text file is read w
 line longer than a word and its values can be, a NUL byte, or more values than the bound are refused as they are met,
 so that a file of NUL bytes or a device is never read whole; what is not a regular file (a folder, a device, a named
 pipe) is refused before it is opened. Vectors built in Python (:class:`PublicVectors`) pass the same check
-(:func:`check_vectors`) as the files' when they are made and again when a fit reads them. :meth:`PublicVectors.check_covers` refuses vectors that do
-not match the vocabulary's language (fewer than :data:`MIN_COVERAGE` of its words have a vector).
+(:func:`check_vectors`) as the files' when they are made and again when a fit reads them.
+:meth:`PublicVectors.check_covers` refuses vectors that do not match the vocabulary's language (fewer than
+:data:`MIN_COVERAGE` of its words have a vector).
 """
 from __future__ import annotations
 
@@ -78,9 +79,9 @@ MAX_WORD_BYTES = 1024
 """The most bytes (UTF-8) a word of a text file or word list takes (GloVe 6B's longest word takes 68)."""
 VALUE_BYTES = 32
 """The most characters one value of a text file takes with the separator before it (a float written in full,
-``-1.2345678901234567e-308``, takes 24). A line of a ``d``-dimensional file takes at most
-``MAX_WORD_BYTES + d * VALUE_BYTES`` bytes and its line end (a 300-dimensional one, 10,626); the first line, before
-``d`` is known, at most that of :data:`MAX_DIMENSION`."""
+``-1.2345678901234567e-308``, takes 24). A line of a ``d``-dimensional file takes at most ``MAX_WORD_BYTES + d *
+VALUE_BYTES`` bytes before its line end (a 300-dimensional one, 10,624); the first line, before ``d`` is known, at
+most that of :data:`MAX_DIMENSION`."""
 MAX_VALUES = 1 << 30
 """The most values (words x dimension) a text file gives: 4 GiB as float32 (word2vec's Google News vectors hold 0.9
 billion, GloVe 840B 0.66 billion)."""
@@ -101,41 +102,41 @@ def check_vectors(words, vectors, what: str, spec=None) -> tuple[list, np.ndarra
 
     if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple, np.ndarray)):
         raise fail(f": its words are {_kind(words)}: give a list of str, one word per row of the"
-                           " vectors, in the rows' order.")
+                   " vectors, in the rows' order.")
     words = [w.item() if isinstance(w, np.str_) else w for w in words]
     bad = next((i for i, w in enumerate(words) if not isinstance(w, str) or not w), None)
     if bad is not None:
         w = words[bad]
         raise fail(f": word {bad + 1:,} is {'an empty str' if w == '' else _kind(w)}: give each word as"
-                           " a non-empty str.")
+                   " a non-empty str.")
     if not isinstance(vectors, np.ndarray):
         try:
             vectors = np.asarray(vectors)
         except (TypeError, ValueError):
             vectors = None
         if vectors is None or vectors.dtype == object:
-            raise fail(f": its vectors are not an array of numbers: give a 2-D float array, one row"
-                               " per word (words x dimension).")
+            raise fail(": its vectors are not an array of numbers: give a 2-D float array, one row"
+                       " per word (words x dimension).")
     if vectors.dtype.kind in "iu":
         vectors = vectors.astype(np.float64)
     if vectors.ndim != 2 or vectors.dtype.kind != "f" or vectors.shape[1] < 1:
         raise fail(f" holds an array of shape {vectors.shape} and type {vectors.dtype}: give one row of"
-                           " floats per word (words x dimension).")
+                   " floats per word (words x dimension).")
     if vectors.shape[0] != len(words):
         raise fail(f" has {vectors.shape[0]:,} rows but its word list {len(words):,} words: give one"
-                           " word per row, in the rows' order.")
+                   " word per row, in the rows' order.")
     if not len(words):
-        raise fail(f" holds no vectors: give at least one word and its vector.")
+        raise fail(" holds no vectors: give at least one word and its vector.")
     bad = _first_non_finite(vectors)
     if bad is not None:
         raise fail(f": row {bad + 1:,} (the vector of {words[bad]!r}) holds NaN or infinite values (a"
-                           " corrupt file?); give finite vectors.")
+                   " corrupt file?); give finite vectors.")
     return words, vectors
 
 
 def _refused(spec, rest: str) -> ParameterError:
     """The refusal of the vectors ``spec`` names (a name or a path), in one line that starts with the parameter,
-    ``public_vectors`` (the command line writes its flag, ``--public-vectors``), and ``spec``: ``rest`` follows."""
+    ``public_vectors`` (the command line writes its flag in its place), and ``spec``: ``rest`` follows."""
     return ParameterError("{public_vectors} {spec}" + rest.replace("{", "{{").replace("}", "}}"), "public_vectors",
                           spec=repr(str(spec)))
 
@@ -182,8 +183,9 @@ class PublicVectors:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
-            raise DPTopicError(f"PublicVectors: name is {'empty' if isinstance(self.name, str) else _kind(self.name)}: give the"
-                               " vectors a name (a non-empty str), which the privacy card records.")
+            said = "empty" if isinstance(self.name, str) else _kind(self.name)
+            raise DPTopicError(f"PublicVectors: name is {said}: give the vectors a name (a non-empty str), which the"
+                               " privacy card records.")
         self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}")
         if self.sha256 is None:
             self.sha256 = content_sha256(self.words, self.vectors)
@@ -322,11 +324,11 @@ def _load_known(source: KnownSource) -> PublicVectors:
     for p in (vec_path, words_path):
         if not p.is_file():
             raise _refused(source.name, f": {p} is missing from the installed {source.distribution}"
-                               f" package; reinstall it ({EXTRA}).")
+                                        f" package; reinstall it ({EXTRA}).")
         want = hashes.get(f"{source.module}/{p.relative_to(folder).as_posix()}")
         if want is not None and _b64_sha256(bytes.fromhex(file_sha256(p))) != want:
             raise _refused(source.name, f": {p} does not match the hash it was installed with"
-                               f" (a corrupt or altered file); reinstall the {source.distribution} package.")
+                                        f" (a corrupt or altered file); reinstall the {source.distribution} package.")
     vectors = _read_npy(vec_path)
     if words_path.suffix == ".parquet":
         try:
@@ -338,7 +340,7 @@ def _load_known(source: KnownSource) -> PublicVectors:
             words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
         except Exception as e:      # pyarrow raises several types for a damaged file
             raise _refused(source.name, f": cannot read {words_path} ({type(e).__name__});"
-                               f" reinstall the {source.distribution} package.") from None
+                                        f" reinstall the {source.distribution} package.") from None
     else:                           # a word list, one word a line
         words = _read_word_list(words_path, vectors.shape[0])
     words, vectors = check_vectors(words, vectors, f"public vectors {source.name!r} ({vec_path})")
@@ -353,7 +355,7 @@ def _read_npy(path: Path) -> np.ndarray:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:
         raise _refused(str(path), f" is not a readable .npy array ({str(e)[:80]}): give the"
-                           " vectors as a 2-D float array saved with numpy.save.") from None
+                                  " vectors as a 2-D float array saved with numpy.save.") from None
 
 
 def _first_non_finite(arr) -> int | None:
@@ -370,7 +372,7 @@ def _word_list_of(path: Path) -> Path:
         if cand.is_file():
             return cand
     raise _refused(str(path), f" needs its word list beside it: {path.with_suffix('.txt').name}"
-                       " (one word a line, in the rows' order).")
+                              " (one word a line, in the rows' order).")
 
 
 def _read_word_list(path: Path, n_rows: int) -> list:
@@ -437,53 +439,53 @@ def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
                             f"a word of at most {MAX_WORD_BYTES:,} bytes and at most {MAX_DIMENSION:,} values of"
                             f" at most {VALUE_BYTES} characters each")
                     raise _refused(name, f": line {lineno:,} is longer than {limit - 2:,} bytes"
-                                       f" ({what}): not {_TEXT_FORMATS}.")
+                                         f" ({what}): not {_TEXT_FORMATS}.")
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
                     raise _refused(name, f" is not UTF-8 text: byte 0x{raw[e.start]:02x} on line"
-                                       f" {lineno:,} is not valid UTF-8; give {_TEXT_FORMATS}, or a .npy array with"
-                                       " its word list.") from None
+                                         f" {lineno:,} is not valid UTF-8; give {_TEXT_FORMATS}, or a .npy array with"
+                                         " its word list.") from None
                 line = line.rstrip("\r\n").rstrip(" \t")
                 if not line:
                     blank += 1
                     if blank > MAX_BLANK_LINES:
                         raise _refused(name, f" holds more than {MAX_BLANK_LINES:,} blank lines"
-                                           f" (line {lineno:,}): not {_TEXT_FORMATS}.")
+                                             f" (line {lineno:,}): not {_TEXT_FORMATS}.")
                     continue
                 parts = _SEPARATORS.split(line)
                 if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
                     expected, dim = int(parts[0]), int(parts[1])        # word2vec's header
                     if not 1 <= dim <= MAX_DIMENSION or expected * dim > MAX_VALUES:
                         raise _refused(name, f": its first line announces {expected:,} words of"
-                                           f" {dim:,} values: give at most {MAX_DIMENSION:,} values a word and"
-                                           f" {MAX_VALUES:,} in all.")
+                                             f" {dim:,} values: give at most {MAX_DIMENSION:,} values a word and"
+                                             f" {MAX_VALUES:,} in all.")
                     continue
                 if parts[0] == "":
                     raise _refused(name, f": line {lineno:,} starts with a space or tab: give the"
-                                       " word first, then its values.")
+                                         " word first, then its values.")
                 if len(parts) == 1:
                     raise _refused(name, f": line {lineno:,} holds a word and no values: give"
-                                       f" {_TEXT_FORMATS}.")
+                                         f" {_TEXT_FORMATS}.")
                 if dim is None:
                     dim = len(parts) - 1
                 if len(parts) != dim + 1:
                     n = len(parts) - 1
                     raise _refused(name, f": line {lineno:,} has {n:,} value{'s' * (n != 1)},"
-                                       f" not {dim:,} (a corrupt or truncated file); give one word and its {dim:,}"
-                                       " values a line.")
+                                         f" not {dim:,} (a corrupt or truncated file); give one word and its {dim:,}"
+                                         " values a line.")
                 if len(parts[0].encode("utf-8")) > MAX_WORD_BYTES:
                     raise _refused(name, f": the word on line {lineno:,} is longer than"
-                                       f" {MAX_WORD_BYTES:,} bytes: not {_TEXT_FORMATS}.")
+                                         f" {MAX_WORD_BYTES:,} bytes: not {_TEXT_FORMATS}.")
                 if (len(rows) + 1) * dim > MAX_VALUES:
                     raise _refused(name, f" holds more than {MAX_VALUES:,} values ({len(rows):,}"
-                                       f" words of {dim:,} by line {lineno:,}): give fewer words (the most frequent"
-                                       " ones come first in GloVe and word2vec files).")
+                                         f" words of {dim:,} by line {lineno:,}): give fewer words (the most frequent"
+                                         " ones come first in GloVe and word2vec files).")
                 try:
                     rows.append(np.array(parts[1:], dtype=np.float32))
                 except ValueError:
                     raise _refused(name, f": line {lineno:,} holds a value that is not a"
-                                       " number (a corrupt file).") from None
+                                         " number (a corrupt file).") from None
                 words.append(parts[0])
     except _GZIP_ERRORS as e:
         raise _gzip_error(path, e) from None
@@ -493,7 +495,7 @@ def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
         raise _refused(name, f" holds no vectors: give {_TEXT_FORMATS}.")
     if expected is not None and expected != len(rows):
         raise _refused(name, f": its first line announces {expected:,} words but it holds"
-                           f" {len(rows):,} (a truncated file).")
+                             f" {len(rows):,} (a truncated file).")
     return words, np.vstack(rows)
 
 
@@ -534,12 +536,12 @@ def load_public_vectors(spec) -> PublicVectors:
         text = os.fsdecode(text)
     if not text.strip():        # Path("") is the current folder
         raise _refused(text, f": the name is empty; give a name"
-                           f" ({', '.join(KNOWN_SOURCES)}), the path of a vectors file, or 'none'.")
+                             f" ({', '.join(KNOWN_SOURCES)}), the path of a vectors file, or 'none'.")
     if text in KNOWN_SOURCES:
         source = KNOWN_SOURCES[text]
         if not installed(source):
             raise _refused(text, f" are not installed: {EXTRA} (the {source.distribution}"
-                               " package), or give a path to vectors of your own.")
+                                 " package), or give a path to vectors of your own.")
         key = ("package", text, str(_package_folder(source)))
         if key not in _LOADED:
             _LOADED[key] = _load_known(source)

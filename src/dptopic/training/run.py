@@ -232,8 +232,8 @@ def _estimator_error(parameter: str, value) -> ParameterError | None:
     """The refusal of ``value`` as an estimator for ``parameter`` (``model``, ``split_as``): a class, or an object
     that is no estimator; None for an estimator."""
     if isinstance(value, type):
-        return ParameterError("{%s} is the class {cls}, not an estimator: give an unfitted one, {cls}(...)." % parameter,
-                              parameter, cls=value.__name__)
+        return ParameterError("{%s} is the class {cls}, not an estimator: give an unfitted one, {cls}(...)."
+                              % parameter, parameter, cls=value.__name__)
     if not (callable(getattr(value, "fit", None)) and callable(getattr(value, "get_params", None))):
         return ParameterError("invalid {%s}: give an unfitted estimator (one of dptopic.models), not {kind}."
                               % parameter, parameter, kind=_kind(value))
