@@ -89,16 +89,16 @@ MAX_BLANK_LINES = 1000
 """The most blank lines a text file holds (with :data:`MAX_VALUES` and the line bound, the whole read is bounded)."""
 
 
-def check_vectors(words, vectors, what: str, spec=None) -> tuple[list, np.ndarray]:
+def check_vectors(words, vectors, what: str | None = None, spec=None) -> tuple[list, np.ndarray]:
     """``(words, vectors)`` checked, as a list of str and a 2-D float array (an integer array as float64; a file's
-    memory map kept as it is), or refused in one line that starts with ``what`` (the file or the object): words that
-    are not non-empty str, an array that is not words x dimension, a row count that differs from the words', NaN or
-    infinite values. The one check of every :class:`PublicVectors`, whether read from a file or built in Python.
-    ``spec``: the name or path given as ``public_vectors``, which then leads the refusal in its parameter's name (the
-    command line writes its flag), in place of ``what``."""
+    memory map kept as it is), or refused in one line: words that are not non-empty str, an array that is not words x
+    dimension, a row count that differs from the words', NaN or infinite values. The one check of every
+    :class:`PublicVectors`, whether read from a file or built in Python. The refusal starts with ``what`` (the object
+    or source checked), or given ``spec`` (the name or path given as ``public_vectors``: a file read) with the
+    parameter, which the command line writes as its flag, and ``spec``."""
 
     def fail(rest: str) -> DPTopicError:
-        return DPTopicError(what + rest) if spec is None else _refused(spec, rest)
+        return _refused(spec, rest) if spec is not None else DPTopicError(what + rest)
 
     if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple, np.ndarray)):
         raise fail(f": its words are {_kind(words)}: give a list of str, one word per row of the"
@@ -180,13 +180,15 @@ class PublicVectors:
     source: str = "file"            # "package" or "file"
     description: str | None = None
     _index: dict = field(default=None, repr=False)
+    _given: object = field(default=None, repr=False, compare=False)   # the name or path a reader read them from
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             said = "empty" if isinstance(self.name, str) else _kind(self.name)
             raise DPTopicError(f"PublicVectors: name is {said}: give the vectors a name (a non-empty str), which the"
                                " privacy card records.")
-        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}")
+        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}",
+                                                 self._given)
         if self.sha256 is None:
             self.sha256 = content_sha256(self.words, self.vectors)
         elif not isinstance(self.sha256, str) or not _HEX64.fullmatch(self.sha256):
@@ -203,7 +205,8 @@ class PublicVectors:
     def check(self) -> "PublicVectors":
         """The vectors, checked again (:func:`check_vectors`: an object changed since it was made is refused before
         a fit spends anything); returns itself."""
-        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}")
+        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}",
+                                                 self._given)
         return self
 
     @property
@@ -342,15 +345,14 @@ def _load_known(source: KnownSource) -> PublicVectors:
             raise _refused(source.name, f": cannot read {words_path} ({type(e).__name__});"
                                         f" reinstall the {source.distribution} package.") from None
     else:                           # a word list, one word a line
-        words = _read_word_list(words_path, vectors.shape[0])
-    words, vectors = check_vectors(words, vectors, f"public vectors {source.name!r} ({vec_path})")
+        words = _read_word_list(words_path, int(vectors.shape[0]) if vectors.ndim == 2 else None)
     return PublicVectors(name=source.name, words=words, vectors=vectors, sha256=file_sha256(vec_path),
                          version=version, language=source.language, source="package",
-                         description=source.description)
+                         description=source.description, _given=source.name)
 
 
 def _read_npy(path: Path) -> np.ndarray:
-    """A ``.npy`` array, memory-mapped (read without pickle); :func:`check_vectors` checks it."""
+    """A ``.npy`` array, memory-mapped (read without pickle); :class:`PublicVectors` checks it when made."""
     try:
         return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:
@@ -375,15 +377,16 @@ def _word_list_of(path: Path) -> Path:
                               " (one word a line, in the rows' order).")
 
 
-def _read_word_list(path: Path, n_rows: int) -> list:
+def _read_word_list(path: Path, n_rows: int | None) -> list:
     """The words of a word list beside ``n_rows`` rows: one a line (UTF-8, a byte-order mark dropped), at most
-    :data:`MAX_WORD_BYTES` bytes each, so the file is refused unread when it is larger than ``n_rows`` such lines."""
+    :data:`MAX_WORD_BYTES` bytes each, so the file is refused unread when it is larger than ``n_rows`` such lines
+    (None: rows that are no array of vectors, refused once the words are read)."""
     odd = not_a_regular_file(path)
     if odd is not None:
         raise DPTopicError(f"the word list {str(path)!r} {odd}: give a regular file of one word a line.")
-    limit = 3 + n_rows * (MAX_WORD_BYTES + 2)
+    limit = 3 + (n_rows or 0) * (MAX_WORD_BYTES + 2)
     size = path.stat().st_size
-    if size > limit:
+    if n_rows is not None and size > limit:
         raise DPTopicError(f"the word list {str(path)!r} holds {size:,} bytes, more than {n_rows:,} words of at most"
                            f" {MAX_WORD_BYTES:,} bytes a line take ({limit:,}): give the word list of these vectors,"
                            " one word a line.")
@@ -509,17 +512,16 @@ def _load_path(path: Path) -> PublicVectors:
         raise _refused(str(path), f" {odd}: {_OTHER}.")
     if not path.exists():
         raise _refused(str(path), f": no such file{broken_link(path)}; {_OTHER}.")
-    what = f"public vectors {str(path)!r}"      # the refusals below name the parameter and the path
     if path.suffix.lower() == ".npy":
         vectors = _read_npy(path)
         words_path = _word_list_of(path)
-        n_rows = int(vectors.shape[0]) if vectors.ndim >= 1 else 0
-        words, vectors = check_vectors(_read_word_list(words_path, n_rows), vectors, what, spec=path)
+        words = _read_word_list(words_path, int(vectors.shape[0]) if vectors.ndim == 2 else None)
         digest = hashlib.sha256((file_sha256(path) + file_sha256(words_path)).encode()).hexdigest()
     else:
-        words, vectors = check_vectors(*_read_text_vectors(path), what, spec=path)
+        words, vectors = _read_text_vectors(path)
         digest = file_sha256(path)
-    return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file")
+    # checked once, as every PublicVectors is (check_vectors), its refusals naming the path given
+    return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file", _given=path)
 
 
 def load_public_vectors(spec) -> PublicVectors:
