@@ -1,8 +1,10 @@
 """``dptopic.train``: one training run, in the order that keeps every release inside the guarantee.
 
-1. :func:`check_inputs` reads and checks every input before the first release (nothing is drawn until every input
-   is known good); with a private vocabulary and a ledger on, :func:`charge_run` opens the run's one release on the
-   dataset's ledger, the cap checked for the whole run (the words' selection and the trainer's plan);
+1. :func:`check_call` checks the arguments (NumPy's numbers taken as Python's; a wrong type, or what would do nothing,
+   refused), and :func:`check_inputs` reads and checks every input, the trainer's public vectors included, before the
+   first release (nothing is drawn until every input is known good); with a private vocabulary and a ledger on,
+   :func:`charge_run` opens the run's one release on the dataset's ledger, the cap checked for the whole run (the
+   words' selection and the trainer's plan);
 2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
    the corpus's own;
 3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.training.by_unit.split_for`);
@@ -158,8 +160,9 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     epsilon, delta : the total guarantee in the model's unit.
     n_topics : int, topics (default: the trainer's own; 20 with ``unit``).
     test_size : float, the share held out for the metrics (0: none).
-    vocabulary : list of str, a public word list (nothing chosen from the data); or a ``(name, words)`` pair whose
-        name (a file, ``wordfreq:LANG``) the privacy report records.
+    vocabulary : list of str, a public word list (nothing chosen from the data); a path (str or path object) of a word
+        list, one word a line, or ``wordfreq:LANG[:SIZE]``, read as the command line reads its vocabulary and recorded
+        by that name; or a ``(name, words)`` pair whose name (a file, ``wordfreq:LANG``) the privacy report records.
     private_vocabulary : (epsilon_vocab, delta_vocab), the words chosen by DP set union and composed with the
         trainer's guarantee (Manzonelli et al. 2024); ``vocabulary_policy`` "gaussian" (default) or "laplace".
         Its budget adds to the trainer's ``epsilon`` and ``delta``, and the card states the composed total.
@@ -180,7 +183,10 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     dataset : the name the release is recorded under (default: ``content:`` and a digest of the documents).
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
-    model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
+    model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``. Its own
+        parameters hold its settings: ``algorithm``, ``n_topics`` and the trainer's parameters beside it are refused,
+        and so are ``epsilon``/``delta`` except with ``unit`` (the forecast's budget, in a unit the model's guarantee is
+        stated in) or ``vocabulary_in_total`` (the run's total).
     names : mapping, how messages name the inputs (``{parameter: name}``; the command line passes the flag that sets
         each, with the file given).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
@@ -964,6 +970,6 @@ def state_contributors(result: TrainingResult, reports_per_contributor) -> None:
         result.model.for_contributors(reports_per_contributor)
 
 
-__all__ = ["train", "TrainingResult", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
+__all__ = ["train", "TrainingResult", "check_call", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
            "held_out_metrics", "compose_vocabulary", "record_words", "card", "save", "warn_if_few_private_words",
            "check_reports", "fit_reports", "state_contributors", "DOCUMENT_LEVEL"]
