@@ -827,6 +827,164 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     return cases
 
 
+# issue 92's inputs: nothing spent before the input is good, public vectors files, the Python front door
+VECTORS_PY = """
+import gzip
+from dptopic.corpus.vectors import load_public_vectors, PublicVectors
+WORDS = {words!r}
+def vectors_text(sep=" "):
+    return "".join(w + sep + sep.join(f"{{0.1 * (i % 7) + 0.01 * j:.3f}}" for j in range(4)) + "\\n"
+                   for i, w in enumerate(WORDS))
+def releases(path):
+    import sqlite3
+    if not Path(path).exists(): return 0
+    with sqlite3.connect(path) as con: return con.execute("select count(*) from releases").fetchone()[0]
+"""
+
+
+def _releases_recorded(folder, name="l.sqlite") -> int:
+    import sqlite3
+
+    path = Path(folder) / name
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as con:
+        return con.execute("select count(*) from releases").fetchone()[0]
+
+
+def input_cases(fx: dict) -> list[Case]:
+    """Issue 92's cases of bad input: a release spent before the input is known good, public vectors read without a
+    bound, public vectors files read wrongly, and the Python front door (the item leads each id)."""
+    C = fx["corpus"]
+    words = sorted({w for t in TOPIC_WORDS for w in t})
+    pre = VECTORS_PY.format(words=words)
+
+    def vpy(code: str) -> tuple:        # the prelude, then the case's own code (dedented apart)
+        return ("python", pre + textwrap.dedent(code))
+
+    cases = []
+    add = cases.append
+
+    # 1. budget spent before the input is known good
+    add(Case("92 budget: --private-vocabulary with a malformed --public-vectors records nothing", [
+        vpy('Path("bad.txt").write_text("river 0.1 0.2\\nwater 0.3\\n")'),
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2",
+         "--private-vocabulary", "8,1e-6", "--public-vectors", "bad.txt", "--ledger", "l.sqlite", "--dataset", "d",
+         "--out", "m"]], names=("bad.txt", "--public-vectors"), refuse=True, timeout=120,
+        check=lambda r, c: "the vocabulary was drawn and recorded before the vectors were refused"
+        if _releases_recorded(c) else None))
+    add(Case("92 budget: PublicVectors built in Python are checked as files are", [vpy("""
+        import numpy as np, dptopic
+        bad = {"a NaN row": lambda: PublicVectors("x", WORDS, np.where(np.eye(len(WORDS), 4) > 0, np.nan, 1.0)),
+               "401 words for 400 rows": lambda: PublicVectors("x", ["w"] * 401, np.ones((400, 3)), "0" * 64),
+               "a 1-D array": lambda: PublicVectors("x", WORDS, np.ones(len(WORDS)), "0" * 64),
+               "name=None": lambda: PublicVectors(None, WORDS, np.ones((len(WORDS), 4)), None)}
+        for what, make in bad.items():
+            try:
+                make(); wrong(what + " accepted")
+            except dptopic.DPTopicError as e:
+                if "\\n" in str(e): badly(what + ": not one line")
+            except Exception as e:
+                badly(what + f": a raw {type(e).__name__}")
+    """)]))
+    for what, kw in (("a vocabulary policy no set union takes", 'vocabulary_policy="bogus"'),
+                     ("a seed no generator takes beside model=", 'model=DocDPCooccurrence(n_topics=2), seed="x"'),
+                     ("PublicVectors spoiled after they were made", 'public_vectors=spoiled')):
+        add(Case(f"92 budget: {what} is refused before the ledger records anything", [vpy(f"""
+            import numpy as np, dptopic
+            from dptopic.models import DocDPCooccurrence
+            from dptopic.corpus import Corpus
+            texts = [json.loads(x)["text"] for x in Path({C!r}).read_text().splitlines()]
+            c = Corpus.from_texts(texts, max_vocab=None)
+            if "spoiled" in {kw!r}:     # made good (checked when made), then spoiled: checked again when read
+                spoiled = PublicVectors("mine", list(c.vocabulary.words), np.ones((c.vocab_size, 4)))
+                spoiled.vectors[0, 0] = np.nan
+            kw = dict(algorithm="docdp-cooc", epsilon=1.0, n_topics=2)
+            kw = {{}} if "model=" in {kw!r} else kw
+            try:
+                dptopic.train(c, private_vocabulary=(8.0, 1e-6), ledger="l.sqlite", dataset="d", metrics=False,
+                              **kw, {kw})
+                wrong("accepted")
+            except dptopic.DPTopicError:
+                pass
+            except Exception as e:
+                badly(f"a raw {{type(e).__name__}}")
+            if releases("l.sqlite"): wrong("a release was recorded before the refusal")
+        """)], timeout=120))
+
+    # 3. --public-vectors read without a bound
+    add(Case("92 vectors read: a gzipped file of NUL bytes with no newline", [
+        vpy('with gzip.open("zeros.txt.gz", "wb") as f:\n    [f.write(bytes(1 << 20)) for _ in range(64)]'),
+        ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors",
+         "zeros.txt.gz", "--out", "m", "--no-ledger"]], names=("zeros.txt.gz", "--public-vectors"), refuse=True,
+        timeout=60))
+    for dev in ("/dev/zero", "fifo"):
+        path = fx["fifo"] if dev == "fifo" else dev
+        add(Case(f"92 vectors read: --public-vectors {dev}", [
+            ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors", path,
+             "--out", "m", "--no-ledger"]], names=(path, "--public-vectors"), refuse=True, timeout=60))
+
+    # public vectors files
+    add(Case("92 vectors files: tabs, a byte-order mark and .TXT.GZ read as the text format", [vpy("""
+        Path("tabs.tsv").write_text(vectors_text("\\t"))
+        Path("bom.txt").write_bytes(b"\\xef\\xbb\\xbf" + vectors_text().encode())
+        with gzip.open("UP.TXT.GZ", "wt") as f: f.write(vectors_text())
+        import dptopic
+        for name in ("tabs.tsv", "bom.txt", "UP.TXT.GZ"):
+            try:
+                v = load_public_vectors(name)
+            except dptopic.DPTopicError as e:
+                wrong(f"{name} refused: {str(e)[:80]}")
+            if v.words != WORDS: wrong(f"{name}: the words read are not the file's ({v.words[0]!r} first)")
+    """)]))
+    for spec, said in (("", "empty"), (fx["dir"], "folder")):
+        add(Case(f"92 vectors files: --public-vectors {spec!r} says what it is", [
+            ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors", spec,
+             "--out", "m", "--no-ledger"]], names=("--public-vectors",), refuse=True,
+            check=lambda r, c, said=said: None if said in r[-1].err and "no such file" not in r[-1].err
+            else f"the refusal does not say it is {said}"))
+
+    # 4. the Python front door
+    add(Case("92 front door: numpy numbers are numbers", [_py(f"""
+        import numpy as np, dptopic
+        c = read_corpus({C!r})
+        try:
+            dptopic.train(c, unit="document", epsilon=np.float32(2.0), n_topics=np.int64(2), test_size=np.float32(0.2),
+                          ledger=False, metrics=False)
+        except dptopic.DPTopicError as e:
+            wrong("refused: " + str(e)[:100])
+    """)], timeout=120))
+    for what, kw in (("callback=5", "algorithm='docdp-cooc', epsilon=1.0, callback=5"),
+                     ("a class as model=", "model=dptopic.DocDPCooccurrence"),
+                     ("a list as public_corpus=", "algorithm='docdp-cooc', epsilon=1.0, public_corpus=['a b']"),
+                     ("metrics='bogus'", "algorithm='docdp-cooc', epsilon=1.0, metrics='bogus'"),
+                     ("split_as='x'", "algorithm='docdp-cooc', epsilon=1.0, split_as='x'"),
+                     ("user_field= at the document unit", "algorithm='docdp-cooc', epsilon=1.0, user_field='user'"),
+                     ("unit= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), unit='user', epsilon=1.0"),
+                     ("epsilon= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), epsilon=5.0"),
+                     ("n_topics= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), n_topics=5")):
+        add(Case(f"92 front door: {what} is refused in one line before anything is spent", [vpy(f"""
+            import dptopic
+            c = read_corpus({C!r})
+            try:
+                dptopic.train(c, ledger="l.sqlite", dataset="d", test_size=0, {kw})
+                wrong("accepted")
+            except dptopic.DPTopicError as e:
+                if "\\n" in str(e): badly("not one line")
+            except Exception as e:
+                badly(f"a raw {{type(e).__name__}}: {{str(e)[:80]}}")
+            if releases("l.sqlite"): wrong("a release was recorded")
+        """)], timeout=120))
+    add(Case("92 front door: vocabulary='path.txt' is read as a word list", [_py(f"""
+        import dptopic
+        c = read_corpus({C!r})
+        r = dptopic.train(c, algorithm="lda", n_topics=2, n_iter=2, verbose=0, vocabulary={fx['vocab']!r},
+                          test_size=0)
+        if any(len(w) == 1 for w in r.vocabulary): wrong("the path was read as a list of its characters")
+    """)], timeout=120))
+    return cases
+
+
 def _check_useful(r, c):
     out = r[-1].out
     sup = re.search(r"supports:[^\n]*?\b([01]) of (\d+) topics", out)
@@ -1238,7 +1396,7 @@ def main(argv=None) -> int:
     try:
         fx = make_files(tmp, a.seed)
         make_models(tmp, fx, lambda argv, folder, timeout: runner(argv, folder, timeout), print)
-        cases = issue_cases(fx) + sweep_cases(fx, a.sweep, a.seed)
+        cases = issue_cases(fx) + input_cases(fx) + sweep_cases(fx, a.sweep, a.seed)
         if a.only:
             cases = [c for c in cases if a.only in c.id]
         outcomes = [None] * len(cases)
