@@ -632,6 +632,110 @@ def issue_cases(fx: dict) -> list[Case]:
         band = (img[..., :3].mean(axis=2) < 0.5)[: int(0.12 * img.shape[0])]
         if band[:, -4:].any(): wrong("the chart's title runs past its right edge")
     """)]))
+
+    # issue 92: the ledger's and budget's items
+    user_run = ["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "1", "--topics", "2",
+                "--ledger", "l.sqlite", "--dataset", "d", "--out", "m", "--test-size", "0", "--quiet"]
+    for sql, what in (("DELETE FROM docs", "its document rows deleted"),
+                      ("UPDATE docs SET doc = NULL WHERE rowid = 1", "a document row's doc set NULL"),
+                      ("UPDATE docs SET copies = 1000000 WHERE rowid = 1", "a document row's copies set to 10^6")):
+        add(Case(f"92 ledger: a ledger with {what} is refused", [
+            user_run,
+            _py(f"""
+                import sqlite3
+                con = sqlite3.connect("l.sqlite"); con.execute({sql!r}); con.commit(); con.close()
+            """),
+            ["budget", "show", "--ledger", "l.sqlite", "--person-level"]], names=("l.sqlite", "--ledger"),
+            refuse=True, timeout=90))
+    add(Case("92 ledger: --ledger mysql://x@y/z is refused and creates nothing", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "1", "--ledger", "mysql://x@y/z"]], names=("--ledger",),
+        refuse=True, check=lambda r, c: "a file was created for the URL" if (Path(c) / "mysql:").exists() else None))
+    add(Case("92 ledger: --ledger sqlite:///x.sqlite is the file x.sqlite", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "1", "--ledger", "sqlite:///x.sqlite"]],
+        check=lambda r, c: None if (Path(c) / "x.sqlite").is_file() and not (Path(c) / "sqlite:").exists()
+        else "sqlite:///x.sqlite did not name the file x.sqlite"))
+    add(Case("92 ledger: --ledger POSTGRESQL://... is one line", [
+        ["budget", "show", "--ledger", "POSTGRESQL://nobody@127.0.0.1:1/none"]],
+        names=("--ledger", "postgresql://nobody@127.0.0.1:1/none"), refuse=True, timeout=30))
+    add(Case("92 ledger: dataset names the command line refuses are refused in Python", [_py(f"""
+        import dptopic
+        from dptopic.models import DocDPCooccurrence
+        c = read_corpus({C!r})
+        for kw in ({{"dataset": ""}}, {{"dataset": "d", "ledger": False}}, {{"dataset": "content:abc", "ledger": "l"}},
+                   {{"dataset": "audit-shadow:x", "ledger": "l"}}):
+            for fit in (lambda: DocDPCooccurrence(epsilon=1.0, n_topics=2, **kw).fit(c),
+                        lambda: dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, metrics=False, **kw)):
+                try:
+                    fit(); wrong(f"{{kw}} accepted")
+                except dptopic.DPTopicError as e:
+                    if "dataset" not in str(e): badly("the refusal names no dataset: " + str(e)[:80])
+    """)], timeout=90))
+    add(Case("92 ledger: budget cap --dataset content:abc is refused", [
+        ["budget", "cap", "--dataset", "content:abc", "--epsilon", "1", "--ledger", "l.sqlite"]],
+        names=("--dataset",), refuse=True))
+    add(Case("92 ledger: person_total(5) is refused as the person fields refuse it", [_py("""
+        import numpy as np, dptopic
+        from dptopic.accounting import PureDPEvent
+        from dptopic.dataset_ledger.identity import Documents
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        L = DatasetLedger("l.sqlite")
+        L.debit("d", "T", "user", [(PureDPEvent(1.0), 1)], 1e-5,
+                documents=Documents(np.arange(1, 4, dtype=np.uint64), ["5", "5", "6"]))
+        try:
+            if L.person_total(5)["epsilon"] != L.person_total("5")["epsilon"]: wrong("person_total(5) differs from '5'")
+            badly("person_total(5) is taken, where the person fields refuse ids that are not strings")
+        except dptopic.DPTopicError as e:
+            if "person" not in str(e): badly("the refusal names no person: " + str(e)[:80])
+    """)]))
+    add(Case("92 ledger: DatasetLedger('') says it names no ledger", [_py("""
+        import dptopic
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        try:
+            DatasetLedger(""); wrong("DatasetLedger('') opened a ledger")
+        except dptopic.DPTopicError as e:
+            if "folder" in str(e): badly("DatasetLedger('') says: " + str(e)[:80])
+    """)]))
+    add(Case("92 ledger: a damaged key row is refused before the corpus is read", [
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--ledger",
+         "l.sqlite", "--out", "m", "--test-size", "0", "--quiet"],
+        _py("""
+            import sqlite3
+            con = sqlite3.connect("l.sqlite"); con.execute("UPDATE meta SET value = 'xyz' WHERE key = 'key'")
+            con.commit(); con.close()
+        """),
+        ["train", "--corpus", fx["fifo"], "--format", "text", "--algorithm", "docdp-cooc", "--epsilon", "1",
+         "--ledger", "l.sqlite", "--out", "m2"]], names=("l.sqlite", "--ledger"), refuse=True, timeout=60,
+        check=lambda r, c: None if "hashing key" in r[-1].err else "the corpus was read before the ledger was checked"))
+    add(Case("92 ledger: a write that waits for a held ledger says so", [_py("""
+        import sqlite3, numpy as np
+        from dptopic.accounting import PureDPEvent
+        from dptopic.dataset_ledger import store
+        from dptopic.dataset_ledger.identity import Documents
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        import dptopic
+        L = DatasetLedger("l.sqlite")
+        store.LOCK_TIMEOUT = 1.0
+        holder = sqlite3.connect("l.sqlite", isolation_level=None); holder.execute("BEGIN IMMEDIATE")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            try:
+                L.debit("d", "T", "document", [(PureDPEvent(1.0), 1)], 1e-5,
+                        documents=Documents(np.arange(1, 4, dtype=np.uint64)))
+                wrong("a write went through a held ledger")
+            except dptopic.DPTopicError:
+                pass
+        if not [w for w in said if "waiting" in str(w.message)]: badly("a write waits for a held ledger in silence")
+    """)]))
+    add(Case("92 budget: plan --algorithm X --unit U says they cannot be combined", [
+        ["budget", "plan", "--dataset", "d", "--algorithm", "hdp", "--unit", "document", "--epsilon", "1",
+         "--ledger", "l.sqlite"]], names=("--algorithm", "--unit"), refuse=True,
+        check=lambda r, c: None if re.search(r"drop --(algorithm|unit)|cannot be combined", r[-1].err)
+        else "the refusal of both flags says which to keep for neither"))
+    add(Case("92 budget: cap --per-person --dataset D says they cannot be combined", [
+        ["budget", "cap", "--per-person", "--dataset", "d", "--epsilon", "1", "--ledger", "l.sqlite"]],
+        names=("--per-person", "--dataset"), refuse=True,
+        check=lambda r, c: None if "cannot be combined" in r[-1].err
+        else "the refusal of both flags says which to keep for neither"))
     return cases
 
 
