@@ -22,7 +22,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import DPTopicError, ParameterError, user_stacklevel
+from ..kernels.tokenize import add_keys, ascii_letters, rehash, restrict_ids, term_document_counts, tokenize_ascii
 from .files import not_a_regular_file
 
 # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
@@ -340,3 +343,290 @@ def build_vocabulary(token_lists: list[list[str]], max_vocab: int | None = 1000,
     if max_vocab is not None:
         cands = cands[:max_vocab]
     return cands
+
+
+# ------------------------------------------------------------------ texts to token ids, in chunks
+
+_NOT_A_LETTER = re.compile(r"(?![^\W\d_]|[\u200c\u200d])[^\x00-\x7f]")
+"""A character outside ASCII that :data:`_TOKEN` never puts in a word (no letter, no zero-width (non-)joiner): a
+word boundary, like a space. After NFKC and lower-casing, a text with no other character outside ASCII splits as
+the same text with these made spaces, which is ASCII (:meth:`Tokenizer.read`)."""
+
+_WEB_HINTS = ("@", "://", "www.", "mailto:")
+"""What :func:`drop_web_addresses` looks for (in the lower-cased text) before it runs its expression."""
+
+_CHUNK_CHARS = 1 << 23
+"""Characters of text read by one scan of :meth:`Tokenizer.read` (its buffers are a few times this)."""
+
+
+@dataclass(frozen=True)
+class TokenBags:
+    """Documents as token ids: document ``d``'s tokens, in the order of its text, are ``ids[ptr[d]:ptr[d + 1]]``
+    (``ptr``: int64, one more than the documents; ``ids``: int32), each the number of a word of the
+    :class:`Tokenizer` that read them (``tokenizer.words[i]``)."""
+
+    ptr: np.ndarray
+    ids: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        """How many documents."""
+        return len(self.ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        """How many tokens, over all documents."""
+        return len(self.ids)
+
+    def lengths(self) -> np.ndarray:
+        """Each document's number of tokens."""
+        return np.diff(self.ptr)
+
+    def restrict(self, remap) -> "TokenBags":
+        """The same documents with each id ``k`` made ``remap[k]`` (an integer array over the tokenizer's words),
+        the tokens made -1 left out: a vocabulary's cut of the bags, their order kept."""
+        ptr, ids = restrict_ids(self.ids, self.ptr, np.asarray(remap, dtype=np.int64))
+        return TokenBags(ptr, ids)
+
+    def counts(self, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each word's token count and document count over these documents (words ``0 .. n_words-1``)."""
+        return term_document_counts(self.ids, self.ptr, n_words)
+
+
+class Tokenizer:
+    """Reads chunks of texts into token ids without a Python object per token: the same tokens as
+    :meth:`Preprocessor.tokenize` of each text, in the same order, as numbers of words in a table of its own.
+
+    A text that is ASCII once its web addresses are dropped (:func:`drop_web_addresses`), or becomes ASCII when it
+    is normalised as :meth:`Preprocessor.tokenize` normalises it (NFKC, soft hyphens removed, lower-cased) and its
+    characters that no word holds (dashes, bullets, symbols: :data:`_NOT_A_LETTER`) are made spaces, is scanned as
+    bytes by a compiled kernel (:func:`dptopic.kernels.tokenize.tokenize_ascii`): its words are the runs of ASCII
+    letters, exactly :data:`_TOKEN`'s matches in such a text. Any other text (a letter outside ASCII: an accent, another
+    script) is read by :meth:`Preprocessor.tokenize` itself, and its words looked up in the same table.
+
+    ``vocabulary``: words given (a list, or a :class:`~dptopic.corpus.Vocabulary`); word ``i`` of the table is then
+    the vocabulary's word ``i``. ``grow`` (default: True without a vocabulary, else False): every token read is kept
+    and a word first seen is added to the table (``words`` grows; a document's ids are then its whole bag of tokens,
+    before any vocabulary's cut: the ids below ``vocabulary_size`` are the vocabulary's words); without ``grow`` a
+    token not in the vocabulary is dropped. Stop words are in the table too but never read as tokens.
+
+    One tokenizer per process: a worker makes its own from the same settings, and a parent maps a worker's word
+    numbers into its own table with :meth:`word_ids` of the worker's new :meth:`words_from`."""
+
+    def __init__(self, preprocessor: Preprocessor | None = None, vocabulary=None, grow: bool | None = None):
+        self.preprocessor = Preprocessor() if preprocessor is None else preprocessor
+        words = [] if vocabulary is None else [str(w) for w in vocabulary]
+        self.grow = vocabulary is None if grow is None else bool(grow)
+        self.vocabulary_size = len(words)
+        self._cls = ascii_letters(bool(self.preprocessor.lowercase))
+        self._n = 0
+        self._slots = np.full(1 << 12, -1, np.int32)
+        self._hash = np.zeros(1 << 11, np.int64)
+        self._ptr = np.zeros((1 << 11) + 1, np.int64)
+        self._bytes = np.zeros(1 << 16, np.uint8)
+        self._drop = np.zeros(1 << 11, np.uint8)
+        self._words: list[str] = []
+        ids = self._add(words, grow=True, mark_drop=False)
+        if len(set(words)) != len(words) or not np.array_equal(ids, np.arange(len(words))):
+            raise DPTopicError("the vocabulary holds a word more than once: give each word once.")
+        self._add(sorted(self.preprocessor._stop), grow=True, mark_drop=True)
+
+    # ---------------------------------------------------------------- the table
+    @property
+    def n_words(self) -> int:
+        """How many words the table holds (the vocabulary's, the stop words, and every word read since)."""
+        return self._n
+
+    @property
+    def words(self) -> list[str]:
+        """The table's words, in the order of their numbers (the ids :meth:`read` gives)."""
+        if len(self._words) < self._n:
+            self._words.extend(self.words_from(len(self._words)))
+        return self._words
+
+    def words_from(self, start: int) -> list[str]:
+        """The words numbered ``start`` and after: those a worker sends its parent after each chunk."""
+        have = self._words
+        old = have[start:self._n]
+        at = start + len(old)
+        if at >= self._n:
+            return old
+        ptr = self._ptr[at:self._n + 1].tolist()
+        raw = self._bytes[ptr[0]:ptr[-1]].tobytes()
+        a0 = ptr[0]
+        return old + [raw[a - a0:b - a0].decode("utf-8", "surrogatepass") for a, b in zip(ptr[:-1], ptr[1:])]
+
+    def dropped(self):
+        """A boolean per word of the table: a stop word, never read as a token."""
+        return self._drop[:self._n].astype(bool)
+
+    def _room(self, keys: int, nbytes: int) -> None:
+        """Make the table hold ``keys`` more words of ``nbytes`` more bytes (at most half its slots used)."""
+        need = self._n + keys + 1
+        if need > len(self._hash) or 2 * need > len(self._slots):
+            cap = 1 << max(need - 1, 1).bit_length()
+            for name in ("_hash", "_drop"):
+                old = getattr(self, name)
+                setattr(self, name, np.concatenate([old[:self._n], np.zeros(cap - self._n, old.dtype)]))
+            ptr = np.zeros(cap + 1, np.int64)
+            ptr[:self._n + 1] = self._ptr[:self._n + 1]
+            self._ptr = ptr
+            self._slots = np.full(2 * cap, -1, np.int32)
+            rehash(self._slots, self._hash, self._n)
+        used = int(self._ptr[self._n])
+        if used + nbytes > len(self._bytes):
+            grown = np.zeros(max(2 * len(self._bytes), used + nbytes), np.uint8)
+            grown[:used] = self._bytes[:used]
+            self._bytes = grown
+
+    def _add(self, words, grow: bool, mark_drop: bool):
+        """The numbers of ``words`` (strings) in the table, added when ``grow`` (-1: not there, or a stop word)."""
+        encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+        ptr = np.zeros(len(encoded) + 1, np.int64)
+        np.cumsum([len(b) for b in encoded], out=ptr[1:])
+        buf = np.frombuffer(b"".join(encoded), np.uint8)
+        if grow:
+            self._room(len(encoded), len(buf))
+        out = np.empty(len(encoded), np.int64)
+        self._n = add_keys(buf, ptr, self._slots, self._hash, self._ptr, self._bytes, self._drop, self._n, grow,
+                           mark_drop, out)
+        return out
+
+    def word_ids(self, words, grow: bool | None = None):
+        """The numbers of ``words`` in this table (int64; -1 for a word not there or a stop word); words not there
+        are added when ``grow`` (default: this tokenizer's). How a parent maps a worker's words into its own."""
+        return self._add(list(words), self.grow if grow is None else bool(grow), False)
+
+    # ---------------------------------------------------------------- reading
+    def read(self, texts) -> TokenBags:
+        """The token ids of each text of ``texts`` (a list of strings): a :class:`TokenBags`, the tokens of each
+        text exactly :meth:`Preprocessor.tokenize`'s, each the number of its word (``words``). Large inputs are
+        scanned a few megabytes at a time."""
+        if not isinstance(texts, list):
+            texts = list(texts)
+        parts, start, size = [], 0, 0
+        for i, t in enumerate(texts):
+            size += len(t)
+            if size >= _CHUNK_CHARS:
+                parts.append(self._read_chunk(texts[start:i + 1]))
+                start, size = i + 1, 0
+        if start < len(texts) or not parts:
+            parts.append(self._read_chunk(texts[start:]))
+        return concatenate_bags(parts)
+
+    def tokens(self, texts) -> list[list[str]]:
+        """Each text's tokens as strings (:meth:`read`, its ids made words): a check beside
+        :meth:`Preprocessor.tokenize`, not a fast path."""
+        bags = self.read(texts)
+        words = self.words
+        ids = bags.ids.tolist()
+        return [[words[i] for i in ids[a:b]] for a, b in zip(bags.ptr[:-1].tolist(), bags.ptr[1:].tolist())]
+
+    def _scannable(self, text: str) -> str | None:
+        """``text`` as the kernel may scan it (ASCII, splitting into the same tokens), or None if it cannot."""
+        pre = self.preprocessor
+        if not pre.keep_urls:
+            text = drop_web_addresses(text)
+        if text.isascii():
+            return text
+        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+        if pre.lowercase:
+            text = lower_word(text)
+        text = _NOT_A_LETTER.sub(" ", text)
+        return text if text.isascii() else None
+
+    def _read_chunk(self, texts: list) -> TokenBags:
+        pre = self.preprocessor
+        D = len(texts)
+        scan = list(texts)
+        slow: list[int] = []
+        normalised: set = set()             # texts whose web addresses _scannable dropped already
+        joined = "\n".join(scan)
+        if not joined.isascii():            # O(1): Python knows whether a string is ASCII
+            for d, t in enumerate(texts):
+                if not t.isascii():
+                    s = self._scannable(t)
+                    if s is None:
+                        slow.append(d)
+                        s = ""
+                    scan[d] = s
+                    normalised.add(d)
+            joined = "\n".join(scan)
+        if not pre.keep_urls:
+            lowered = joined.lower()
+            if any(h in lowered for h in _WEB_HINTS):
+                ends = np.cumsum([len(t) + 1 for t in scan])
+                hit: set = set()
+                for h in _WEB_HINTS:
+                    at = lowered.find(h)
+                    while at >= 0:
+                        d = int(np.searchsorted(ends, at, side="right"))
+                        hit.add(d)
+                        at = lowered.find(h, int(ends[d]))     # the next document's
+                for d in hit - normalised:
+                    scan[d] = drop_web_addresses(scan[d])      # its own check and expression, as tokenize's
+                joined = "\n".join(scan)
+        buf = np.frombuffer(joined.encode("ascii"), np.uint8)
+        lengths = np.fromiter((len(t) for t in scan), np.int64, count=D)
+        ends = np.cumsum(lengths + 1) - 1
+        starts = ends - lengths
+        m = pre.min_length
+        out = np.empty(int(((lengths + 1) // (m + 1)).sum()), np.int32)
+        out_ptr = np.zeros(D + 1, np.int64)
+        d, n_out = 0, 0
+        while d < D:
+            d, self._n, n_out = tokenize_ascii(buf, starts, ends, d, self._cls, m, self._slots, self._hash, self._ptr,
+                                               self._bytes, self._drop, self._n, self.grow, out, out_ptr, n_out)
+            if d < D:                       # the table is full: make room for this document's words, then go on
+                size = int(lengths[d])
+                self._room((size + 1) // (m + 1) + 1, size)
+        if not slow:
+            return TokenBags(out_ptr, out[:n_out].copy())
+        fast_len = np.diff(out_ptr)
+        slow_ids = []
+        for d in slow:
+            ids = self._add(pre.tokenize(texts[d]), self.grow, False)
+            ids = ids[ids >= 0].astype(np.int32)
+            slow_ids.append(ids)
+            fast_len[d] = len(ids)
+        ptr = np.zeros(D + 1, np.int64)
+        np.cumsum(fast_len, out=ptr[1:])
+        ids = np.empty(int(ptr[-1]), np.int32)
+        keep = np.ones(D, bool)
+        keep[slow] = False
+        n_fast = np.diff(out_ptr)
+        shift = np.repeat(ptr[:-1] - out_ptr[:-1], n_fast)
+        ids[np.arange(n_out) + shift] = out[:n_out]
+        for d, part in zip(slow, slow_ids):
+            ids[ptr[d]:ptr[d + 1]] = part
+        return TokenBags(ptr, ids)
+
+
+def concatenate_bags(parts) -> TokenBags:
+    """One :class:`TokenBags` of the documents of ``parts`` (token bags of the same tokenizer), in order."""
+    parts = list(parts)
+    if len(parts) == 1:
+        return parts[0]
+    ptr = np.zeros(sum(p.n_docs for p in parts) + 1, np.int64)
+    np.cumsum(np.concatenate([np.diff(p.ptr) for p in parts]), out=ptr[1:])
+    return TokenBags(ptr, np.concatenate([p.ids for p in parts]).astype(np.int32, copy=False))
+
+
+def vocabulary_from_counts(words, tf, df, n_docs: int, max_vocab: int | None = 1000, min_df=1,
+                           max_df=None) -> tuple[list[str], int]:
+    """:func:`build_vocabulary`'s words from each word's token count ``tf`` and document count ``df`` over
+    ``n_docs`` documents (``words[i]``'s counts are ``tf[i]`` and ``df[i]``; a word of count 0 was never read):
+    the ``max_vocab`` most frequent (ties alphabetical) of those whose document count lies in ``[min_df, max_df]``,
+    and how many words passed that test."""
+    lo, hi = df_range(min_df, max_df, n_docs)
+    tf, df = np.asarray(tf), np.asarray(df)
+    cand = np.flatnonzero((tf > 0) & (df >= lo) & (df <= hi))
+    n = len(cand)
+    if max_vocab is not None and n > max_vocab:         # only the words that can be among the first max_vocab
+        kth = np.partition(tf[cand], n - max_vocab)[n - max_vocab]
+        cand = cand[tf[cand] >= kth]
+    counts = tf.tolist()
+    order = sorted(cand.tolist(), key=lambda k: (-counts[k], words[k]))
+    if max_vocab is not None:
+        order = order[:max_vocab]
+    return [words[k] for k in order], n
