@@ -256,9 +256,14 @@ class Preprocessor:
         object.__setattr__(self, "_stop", stop)
 
     def tokenize(self, text: str) -> list[str]:
-        sw, n = self._stop, self.min_length
+        """The tokens of ``text``, in its order (the module's rules)."""
         if not self.keep_urls:
             text = drop_web_addresses(text)
+        return self._split(text)
+
+    def _split(self, text: str) -> list[str]:
+        """The tokens of ``text`` whose web addresses were dropped already (or are kept)."""
+        sw, n = self._stop, self.min_length
         if text.isascii():                   # the common case: nothing to normalise
             return [t for t in _TOKEN.findall(text.lower() if self.lowercase else text) if len(t) >= n and t not in sw]
         text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")   # a soft hyphen is no break in a word
@@ -351,6 +356,10 @@ _NOT_A_LETTER = re.compile(r"(?![^\W\d_]|[\u200c\u200d])[^\x00-\x7f]")
 """A character outside ASCII that :data:`_TOKEN` never puts in a word (no letter, no zero-width (non-)joiner): a
 word boundary, like a space. After NFKC and lower-casing, a text with no other character outside ASCII splits as
 the same text with these made spaces, which is ASCII (:meth:`Tokenizer.read`)."""
+
+_WORD_OUTSIDE_ASCII = re.compile(r"(?=[^\x00-\x7f])(?:[^\W\d_]|[\u200c\u200d])")
+"""A character outside ASCII that :data:`_TOKEN` may put in a word: a text without one becomes ASCII when the others
+outside ASCII (:data:`_NOT_A_LETTER`) are made spaces."""
 
 _WEB_HINTS = ("@", "://", "www.", "mailto:")
 """What :func:`drop_web_addresses` looks for (in the lower-cased text) before it runs its expression."""
@@ -522,34 +531,35 @@ class Tokenizer:
         ids = bags.ids.tolist()
         return [[words[i] for i in ids[a:b]] for a, b in zip(bags.ptr[:-1].tolist(), bags.ptr[1:].tolist())]
 
-    def _scannable(self, text: str) -> str | None:
-        """``text`` as the kernel may scan it (ASCII, splitting into the same tokens), or None if it cannot."""
+    def _scannable(self, text: str) -> tuple[str | None, str]:
+        """``text`` as the kernel may scan it (ASCII, splitting into the same tokens), or None if it cannot; and
+        ``text`` with its web addresses dropped (unless kept), which :meth:`Preprocessor._split` splits."""
         pre = self.preprocessor
         if not pre.keep_urls:
             text = drop_web_addresses(text)
         if text.isascii():
-            return text
-        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+            return text, text
+        norm = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
         if pre.lowercase:
-            text = lower_word(text)
-        text = _NOT_A_LETTER.sub(" ", text)
-        return text if text.isascii() else None
+            norm = lower_word(norm)
+        if _WORD_OUTSIDE_ASCII.search(norm) is not None:
+            return None, text
+        return _NOT_A_LETTER.sub(" ", norm), text
 
     def _read_chunk(self, texts: list) -> TokenBags:
         pre = self.preprocessor
         D = len(texts)
         scan = list(texts)
-        slow: list[int] = []
+        slow: dict = {}                     # the texts read by Preprocessor._split, their web addresses dropped
         normalised: set = set()             # texts whose web addresses _scannable dropped already
         joined = "\n".join(scan)
         if not joined.isascii():            # O(1): Python knows whether a string is ASCII
             for d, t in enumerate(texts):
                 if not t.isascii():
-                    s = self._scannable(t)
-                    if s is None:
-                        slow.append(d)
-                        s = ""
-                    scan[d] = s
+                    s, slow[d] = self._scannable(t)
+                    if s is not None:
+                        del slow[d]
+                    scan[d] = s or ""
                     normalised.add(d)
             joined = "\n".join(scan)
         if not pre.keep_urls:
@@ -583,17 +593,18 @@ class Tokenizer:
         if not slow:
             return TokenBags(out_ptr, out[:n_out].copy())
         fast_len = np.diff(out_ptr)
+        words = [pre._split(t) for t in slow.values()]
+        found = self._add([w for ws in words for w in ws], self.grow, False)
+        cuts = np.cumsum([0] + [len(ws) for ws in words])
         slow_ids = []
-        for d in slow:
-            ids = self._add(pre.tokenize(texts[d]), self.grow, False)
-            ids = ids[ids >= 0].astype(np.int32)
+        for i, d in enumerate(slow):
+            ids = found[cuts[i]:cuts[i + 1]]
+            ids = ids[ids >= 0].astype(np.int32)       # not in the vocabulary
             slow_ids.append(ids)
             fast_len[d] = len(ids)
         ptr = np.zeros(D + 1, np.int64)
         np.cumsum(fast_len, out=ptr[1:])
         ids = np.empty(int(ptr[-1]), np.int32)
-        keep = np.ones(D, bool)
-        keep[slow] = False
         n_fast = np.diff(out_ptr)
         shift = np.repeat(ptr[:-1] - out_ptr[:-1], n_fast)
         ids[np.arange(n_out) + shift] = out[:n_out]
