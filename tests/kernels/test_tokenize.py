@@ -8,6 +8,7 @@ from dptopic.kernels.tokenize import (
     restrict_ids,
     term_document_counts,
     tokenize_ascii,
+    web_hint,
 )
 
 
@@ -30,8 +31,9 @@ def test_the_scan_reads_runs_of_letters_folds_case_and_stops_before_a_document_t
     out, out_ptr = np.empty(20, np.int32), np.zeros(3, np.int64)
     # document 0 (18 bytes) holds at most 6 new words of 2 letters or more: with 1 key, 7 fit in 8 keys of 16 slots;
     # document 1 (22 bytes, at most 7) may not fit beside the 3 keys then held
+    no, web = np.zeros(2, np.uint8), np.zeros(2, np.uint8)
     d, n, k = tokenize_ascii(buf, starts, ends, 0, ascii_letters(True), 2, slots, h, ptr, raw, drop, n, True,
-                             out, out_ptr, 0)
+                             out, out_ptr, 0, no, web)
     assert (d, n, k) == (1, 3, 3)           # "ab", "abc" new; "ABC" is "abc"; "the" dropped; "x" short
     assert out[:3].tolist() == [1, 2, 2] and out_ptr[1] == 3
     assert bytes(raw[ptr[1]:ptr[3]]) == b"ababc"
@@ -40,12 +42,30 @@ def test_the_scan_reads_runs_of_letters_folds_case_and_stops_before_a_document_t
     h2[:n], p2[:n + 1], drop2[:n] = h[:n], ptr[:n + 1], drop[:n]
     rehash(bigger, h2, n)
     d, n, k = tokenize_ascii(buf, starts, ends, d, ascii_letters(True), 2, bigger, h2, p2, raw, drop2, n, True,
-                             out, out_ptr, k)
+                             out, out_ptr, k, no, web)
     assert (d, n, k) == (2, 8, 8) and out_ptr.tolist() == [0, 3, 8]
     # without growing, a word not in the table is skipped; without folding, "ABC" is another word
     d, n2, k = tokenize_ascii(buf, starts, ends, 0, ascii_letters(False), 2, bigger, h2, p2, raw, drop2, n, False,
-                              out, out_ptr, 0)
+                              out, out_ptr, 0, no, web)
     assert (d, n2) == (2, n) and out[:k].tolist() == [2, 3, 4, 5, 6, 7] and out_ptr.tolist() == [0, 1, 6]
+    assert not web.any()
+
+
+def test_a_document_that_may_hold_a_web_address_is_left_to_the_caller_when_checked():
+    texts = [b"plain words", b"a@b", b"x://y", b"x:/ /y", b"WwW.site", b"ww.w", b"MailTo:me", b"mail:to", b"www",
+             b"email me at noon"]
+    assert [web_hint(np.frombuffer(t, np.uint8), 0, len(t)) for t in texts] == [
+        False, True, True, False, True, False, True, False, False, False]
+    slots, h, ptr, raw, drop = _table(32)
+    buf = np.frombuffer(b"".join(texts), np.uint8)
+    ends = np.cumsum([len(t) for t in texts])
+    out, out_ptr, web = np.empty(40, np.int32), np.zeros(len(texts) + 1, np.int64), np.zeros(len(texts), np.uint8)
+    check = np.ones(len(texts), np.uint8)
+    check[2] = 0                                    # read whatever it holds
+    _, n, k = tokenize_ascii(buf, ends - [len(t) for t in texts], ends, 0, ascii_letters(True), 1, slots, h, ptr,
+                             raw, drop, 0, True, out, out_ptr, 0, check, web)
+    assert web.tolist() == [0, 1, 0, 0, 1, 0, 1, 0, 0, 0]
+    assert np.diff(out_ptr).tolist() == [2, 0, 2, 2, 0, 2, 0, 2, 1, 4]
 
 
 def test_add_keys_looks_up_adds_and_marks_words():

@@ -361,9 +361,6 @@ _WORD_OUTSIDE_ASCII = re.compile(r"(?=[^\x00-\x7f])(?:[^\W\d_]|[\u200c\u200d])")
 """A character outside ASCII that :data:`_TOKEN` may put in a word: a text without one becomes ASCII when the others
 outside ASCII (:data:`_NOT_A_LETTER`) are made spaces."""
 
-_WEB_HINTS = ("@", "://", "www.", "mailto:")
-"""What :func:`drop_web_addresses` looks for (in the lower-cased text) before it runs its expression."""
-
 _CHUNK_CHARS = 1 << 23
 """Characters of text read by one scan of :meth:`Tokenizer.read` (its buffers are a few times this)."""
 
@@ -513,15 +510,15 @@ class Tokenizer:
         scanned a few megabytes at a time."""
         if not isinstance(texts, list):
             texts = list(texts)
-        parts, start, size = [], 0, 0
-        for i, t in enumerate(texts):
-            size += len(t)
-            if size >= _CHUNK_CHARS:
-                parts.append(self._read_chunk(texts[start:i + 1]))
-                start, size = i + 1, 0
-        if start < len(texts) or not parts:
-            parts.append(self._read_chunk(texts[start:]))
-        return concatenate_bags(parts)
+        ends = np.cumsum(np.fromiter(map(len, texts), np.int64, count=len(texts)))
+        parts, start = [], 0
+        while True:             # chunks of at least _CHUNK_CHARS characters (a text longer than that, alone)
+            stop = len(texts) if not len(texts) else min(len(texts), 1 + int(np.searchsorted(
+                ends, (ends[start - 1] if start else 0) + _CHUNK_CHARS)))
+            parts.append(self._read_chunk(texts[start:stop]))
+            start = stop
+            if start >= len(texts):
+                return concatenate_bags(parts)
 
     def tokens(self, texts) -> list[list[str]]:
         """Each text's tokens as strings (:meth:`read`, its ids made words): a check beside
@@ -546,69 +543,61 @@ class Tokenizer:
             return None, text
         return _NOT_A_LETTER.sub(" ", norm), text
 
-    def _read_chunk(self, texts: list) -> TokenBags:
+    def _read_chunk(self, texts: list, web_dropped: bool = False) -> TokenBags:
+        """:meth:`read` of a chunk of texts (``web_dropped``: their web addresses were dropped already)."""
         pre = self.preprocessor
         D = len(texts)
-        scan = list(texts)
-        slow: dict = {}                     # the texts read by Preprocessor._split, their web addresses dropped
-        normalised: set = set()             # texts whose web addresses _scannable dropped already
-        joined = "\n".join(scan)
+        scan = texts
+        check_web = np.full(D, not (pre.keep_urls or web_dropped), np.uint8)
+        apart: dict = {}                    # the texts read by Preprocessor._split: their tokens, by document
+        joined = "".join(scan)
         if not joined.isascii():            # O(1): Python knows whether a string is ASCII
+            scan, exact = list(texts), {}
             for d, t in enumerate(texts):
                 if not t.isascii():
-                    s, slow[d] = self._scannable(t)
-                    if s is not None:
-                        del slow[d]
+                    s, dropped = self._scannable(t)
+                    if s is None:
+                        exact[d] = dropped
                     scan[d] = s or ""
-                    normalised.add(d)
-            joined = "\n".join(scan)
-        if not pre.keep_urls:
-            lowered = joined.lower()
-            if any(h in lowered for h in _WEB_HINTS):
-                ends = np.cumsum([len(t) + 1 for t in scan])
-                hit: set = set()
-                for h in _WEB_HINTS:
-                    at = lowered.find(h)
-                    while at >= 0:
-                        d = int(np.searchsorted(ends, at, side="right"))
-                        hit.add(d)
-                        at = lowered.find(h, int(ends[d]))     # the next document's
-                for d in hit - normalised:
-                    scan[d] = drop_web_addresses(scan[d])      # its own check and expression, as tokenize's
-                joined = "\n".join(scan)
+                    check_web[d] = 0        # dropped already: once only, before NFKC, as tokenize does
+            joined = "".join(scan)
+            words = [pre._split(t) for t in exact.values()]
+            found = self._add([w for ws in words for w in ws], self.grow, False)
+            cuts = np.cumsum([0] + [len(ws) for ws in words])
+            for i, d in enumerate(exact):
+                ids = found[cuts[i]:cuts[i + 1]]
+                apart[d] = ids[ids >= 0].astype(np.int32)          # without the words outside the vocabulary
         buf = np.frombuffer(joined.encode("ascii"), np.uint8)
-        lengths = np.fromiter((len(t) for t in scan), np.int64, count=D)
-        ends = np.cumsum(lengths + 1) - 1
+        lengths = np.fromiter(map(len, scan), np.int64, count=D)
+        ends = np.cumsum(lengths)
         starts = ends - lengths
         m = pre.min_length
         out = np.empty(int(((lengths + 1) // (m + 1)).sum()), np.int32)
         out_ptr = np.zeros(D + 1, np.int64)
+        web = np.zeros(D, np.uint8)
         d, n_out = 0, 0
         while d < D:
             d, self._n, n_out = tokenize_ascii(buf, starts, ends, d, self._cls, m, self._slots, self._hash, self._ptr,
-                                               self._bytes, self._drop, self._n, self.grow, out, out_ptr, n_out)
+                                               self._bytes, self._drop, self._n, self.grow, out, out_ptr, n_out,
+                                               check_web, web)
             if d < D:                       # the table is full: make room for this document's words, then go on
                 size = int(lengths[d])
                 self._room((size + 1) // (m + 1) + 1, size)
-        if not slow:
+        hinted = np.flatnonzero(web).tolist()
+        if hinted:                          # drop_web_addresses' own check and expression, then read again
+            again = self._read_chunk([drop_web_addresses(scan[d]) for d in hinted], web_dropped=True)
+            for i, d in enumerate(hinted):
+                apart[d] = again.ids[again.ptr[i]:again.ptr[i + 1]]
+        if not apart:
             return TokenBags(out_ptr, out[:n_out].copy())
-        fast_len = np.diff(out_ptr)
-        words = [pre._split(t) for t in slow.values()]
-        found = self._add([w for ws in words for w in ws], self.grow, False)
-        cuts = np.cumsum([0] + [len(ws) for ws in words])
-        slow_ids = []
-        for i, d in enumerate(slow):
-            ids = found[cuts[i]:cuts[i + 1]]
-            ids = ids[ids >= 0].astype(np.int32)       # not in the vocabulary
-            slow_ids.append(ids)
-            fast_len[d] = len(ids)
+        lengths = np.diff(out_ptr)          # the scan's (none for a document read apart), then those read apart
+        for d, ids in apart.items():
+            lengths[d] = len(ids)
         ptr = np.zeros(D + 1, np.int64)
-        np.cumsum(fast_len, out=ptr[1:])
+        np.cumsum(lengths, out=ptr[1:])
         ids = np.empty(int(ptr[-1]), np.int32)
-        n_fast = np.diff(out_ptr)
-        shift = np.repeat(ptr[:-1] - out_ptr[:-1], n_fast)
-        ids[np.arange(n_out) + shift] = out[:n_out]
-        for d, part in zip(slow, slow_ids):
+        ids[np.arange(n_out) + np.repeat(ptr[:-1] - out_ptr[:-1], np.diff(out_ptr))] = out[:n_out]
+        for d, part in apart.items():
             ids[ptr[d]:ptr[d + 1]] = part
         return TokenBags(ptr, ids)
 

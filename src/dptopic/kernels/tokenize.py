@@ -106,14 +106,49 @@ def rehash(slots, key_hash, n_keys):
         slots[s] = k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _lower_is(buf, at, word):
+    """Whether ``buf[at:at + len(word)]`` is ``word`` (lower-case ASCII letters) in either case."""
+    for j in range(word.shape[0]):
+        if buf[at + j] | 32 != word[j]:
+            return False
+    return True
+
+
+_WWW = np.frombuffer(b"www", np.uint8)
+_MAILTO = np.frombuffer(b"mailto", np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def web_hint(buf, a, e):
+    """Whether ``buf[a:e]`` (ASCII) holds what :func:`dptopic.corpus.preprocess.drop_web_addresses` looks for before
+    it runs its expression: ``@``, ``://``, or ``www.`` or ``mailto:`` in either case."""
+    www, mailto = _WWW, _MAILTO
+    for i in range(a, e):
+        b = buf[i]
+        if b == 64:                                         # @
+            return True
+        if b == 58:                                         # :
+            if i + 2 < e and buf[i + 1] == 47 and buf[i + 2] == 47:
+                return True
+            if i - 6 >= a and _lower_is(buf, i - 6, mailto):
+                return True
+        elif b == 46 and i - 3 >= a and _lower_is(buf, i - 3, www):        # .
+            return True
+    return False
+
+
 @njit(cache=True, nogil=True)
 def tokenize_ascii(buf, starts, ends, doc0, cls, min_length, slots, key_hash, key_ptr, key_bytes, drop, n_keys,
-                   grow, out, out_ptr, n_out):
+                   grow, out, out_ptr, n_out, check_web, web):
     """Scan documents ``doc0, doc0+1, ...`` (document ``d`` is ``buf[starts[d]:ends[d]]``, ASCII bytes) for runs of
     letters (``cls[b] != 0``, the run read through ``cls``); a run of at least ``min_length`` letters is looked up in
     the table and, when found and not dropped, its key number is written to ``out``; with ``grow`` a run not found
     is added as a new key first. ``out_ptr[d + 1]`` is where document ``d``'s tokens end in ``out`` (each document's
     tokens in the order of the text).
+
+    A document with ``check_web[d]`` that holds a :func:`web_hint` is not read: ``web[d]`` is set and it gets no
+    token (its caller drops its web addresses and reads it again).
 
     With ``grow``, stops before a document whose letters might not fit in the arrays (more new keys than the table
     holds at half load, or more bytes than ``key_bytes`` has left). Returns ``(next document, n_keys, n_out)``: the
@@ -124,6 +159,10 @@ def tokenize_ascii(buf, starts, ends, doc0, cls, min_length, slots, key_hash, ke
     cap_bytes = key_bytes.shape[0]
     for d in range(doc0, D):
         a, e = starts[d], ends[d]
+        if check_web[d] and web_hint(buf, a, e):
+            web[d] = 1
+            out_ptr[d + 1] = n_out
+            continue
         if grow:
             most = (e - a + 1) // (min_length + 1)         # tokens this document can hold, all new at worst
             if (n_keys + most >= cap_keys or n_keys + most > half
