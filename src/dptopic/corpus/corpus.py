@@ -512,12 +512,17 @@ class Corpus:
         if lowercase == "match":
             if vocabulary is None:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
-            words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False,
                                keep_urls=bool(keep_urls))
-            toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
-            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                         user_ids=user_ids, content_keys=text_digests(texts))
+            tok = Tokenizer(pre, vocabulary=vocabulary, grow=True)       # every token, as written
+            bags = _read_all(tok, texts)
+            # a token counts as written when the vocabulary has it (its first words), else lower-cased
+            index, V = vocabulary._index, len(vocabulary)
+            remap = np.fromiter((k if k < V else index.get(lower_word(w), -1) for k, w in enumerate(tok.words)),
+                                np.int64, count=tok.n_words)
+            return cls._from_bags(bags, tok, texts, labels, doc_ids, vocabulary, max_vocab, min_df, max_df,
+                                  drop_empty, reading=None, user_ids=user_ids, content_keys=text_digests(texts),
+                                  remap=remap)
         if not isinstance(keep_urls, (bool, np.bool_)):
             raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
                                " addresses and @handles) or False (drop them, the default).")
@@ -596,9 +601,11 @@ class Corpus:
 
     @classmethod
     def _from_bags(cls, bags: TokenBags, tok: Tokenizer, texts, labels, doc_ids, vocabulary, max_vocab, min_df,
-                   max_df, drop_empty, reading, user_ids=None, content_keys=None):
+                   max_df, drop_empty, reading, user_ids=None, content_keys=None, remap=None):
         """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read, or,
-        with a ``vocabulary``, only the vocabulary's words), the same corpus without a Python object per token."""
+        with a ``vocabulary``, only the vocabulary's words), the same corpus without a Python object per token.
+        ``remap``: each of the tokenizer's words' id in the given ``vocabulary`` (-1: none), when ``bags`` holds
+        every token read."""
         given = vocabulary is not None
         cut = None
         read_any = bags.n_tokens > 0            # whether the tokenizer kept any word of any document
@@ -611,6 +618,8 @@ class Corpus:
             remap = np.full(tok.n_words, -1, np.int64)
             remap[tok.word_ids(words, grow=False)] = np.arange(len(words))
             docs = bags.restrict(remap)
+        elif remap is not None:
+            docs = bags.restrict(remap)
         else:
             docs = bags                         # the tokenizer's first words are the vocabulary's, and only those
             if docs.n_tokens == 0:              # words outside the vocabulary, or none at all?
@@ -618,12 +627,15 @@ class Corpus:
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
         if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
             raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
-        if drop_empty and docs.n_docs and not read_any:     # the tokenizer itself kept nothing
+        if reading is not None and drop_empty and docs.n_docs and not read_any:     # the tokenizer kept nothing
             raise DPTopicError(no_words_message(docs.n_docs, reading.get("min_length", 3),
                                                 reading.get("stop_words", "english")))
+        if given and drop_empty and docs.n_docs and not read_any:     # no text at all, whatever the vocabulary
+            raise DPTopicError(f"empty corpus: none of the {docs.n_docs} documents holds any word (each text is"
+                               " empty, blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
                           content_keys=content_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
-                                                               READING: reading,
+                                    **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
             out._vocabulary_cut = {"max_vocab": cut[0], "words": cut[1], "tokens_read": bags.n_tokens}
