@@ -187,25 +187,24 @@ RUN = {"sklearn": route_sklearn, "today": route_today, "findall": route_findall,
        "from_texts": route_from_texts}
 
 
-def as_lists(name: str, out) -> list[list[int]]:
-    """A route's output as each document's vocabulary ids (the bag route's own words mapped to the vocabulary's)."""
+def as_arrays(name: str, out) -> tuple[np.ndarray, np.ndarray]:
+    """A route's output as ``(ptr, ids)``: each document's vocabulary ids (the bag route's own words mapped to the
+    vocabulary's, the others left out)."""
     if name in ("kernel", "kernel-doc"):
-        ids, ptr = out.ids.tolist(), out.ptr.tolist()
-        return [ids[a:b] for a, b in zip(ptr[:-1], ptr[1:])]
+        return np.asarray(out.ptr, np.int64), np.asarray(out.ids, np.int64)
     if name == "kernel-bag":
         bags, words = out
-        return [[i for i in d if i >= 0] for d in as_lists("kernel", _mapped(bags, words, _CTX.index))]
+        return as_arrays("kernel", bags.restrict(np.array([_CTX.index.get(w, -1) for w in words], np.int64)))
     if name == "from_texts":
-        ids, ptr = out.word_ids.tolist(), out.doc_ptr.tolist()
-        return [ids[a:b] for a, b in zip(ptr[:-1], ptr[1:])]
-    return out
+        return np.asarray(out.doc_ptr, np.int64), np.asarray(out.word_ids, np.int64)
+    ptr = np.zeros(len(out) + 1, np.int64)
+    np.cumsum([len(d) for d in out], out=ptr[1:])
+    return ptr, np.fromiter((i for d in out for i in d), np.int64, count=int(ptr[-1]))
 
 
-def _mapped(bags, words, index):
-    from dptopic.corpus.preprocess import TokenBags
-
-    remap = np.array([index.get(w, -1) for w in words], np.int64)
-    return TokenBags(bags.ptr, remap[bags.ids])
+def same_tokens(a, b) -> bool:
+    """Whether two routes' ``(ptr, ids)`` are the same."""
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
 # ------------------------------------------------------------------ processes over chunks
@@ -214,11 +213,31 @@ _TEXTS: list = []
 _CTX: Context | None = None
 
 
+_WORKER: dict = {"run": None, "tokenizer": None, "sent": 0}
+
+
+def _bag_chunk(texts, run: int):
+    """The bag route in a worker that keeps its tokenizer over the chunks of one run: this process's id, the words
+    its table first held with this chunk, and the chunk's token bags in its table's numbers."""
+    from dptopic.corpus.preprocess import Tokenizer
+
+    if _WORKER["run"] != run:
+        _WORKER.update(run=run, tokenizer=Tokenizer(_CTX.pre), sent=0)
+    tok = _WORKER["tokenizer"]
+    bags = tok.read(texts)
+    words = tok.words_from(_WORKER["sent"])        # the stop words too, the first time: the numbers start at 0
+    _WORKER["sent"] = tok.n_words
+    return os.getpid(), words, bags
+
+
 def _work(task):
     """One chunk's route in a worker process: its output and the CPU seconds it took there."""
-    name, start, end = task
+    name, start, end, run = task
     cpu = time.process_time()
-    out = RUN[name](_TEXTS[start:end], _CTX)
+    if name == "kernel-bag":
+        out = _bag_chunk(_TEXTS[start:end], run)
+    else:
+        out = RUN[name](_TEXTS[start:end], _CTX)
     return out, time.process_time() - cpu
 
 
@@ -235,19 +254,27 @@ def chunks(texts, chars: int) -> list[tuple[int, int]]:
     return out
 
 
-def run_parallel(pool, name: str, ranges) -> float:
+def run_parallel(pool, name: str, ranges, run: int, keep: list | None = None) -> float:
     """The route over every chunk in the pool's processes, each result received by this process (and, for the bag
-    route, each chunk's words mapped into one table here, as a pipeline's parent does). Returns the workers' CPU
-    seconds."""
-    from dptopic.corpus.preprocess import Tokenizer
+    route, each worker's new words mapped into one table here and each chunk's ids through them, as a pipeline's
+    parent does; the chunks' bags in the parent's table are appended to ``keep`` with that table's words). Returns
+    the workers' CPU seconds."""
+    from dptopic.corpus.preprocess import TokenBags, Tokenizer
 
     parent = Tokenizer(_CTX.pre) if name == "kernel-bag" else None
+    into: dict = {}             # each worker's word numbers in the parent's table
     cpu = 0.0
-    for out, seconds in pool.imap(_work, [(name, a, b) for a, b in ranges]):
+    # a worker takes its chunks in the order given, and imap gives their results in that order
+    for out, seconds in pool.imap(_work, [(name, a, b, run) for a, b in ranges]):
         cpu += seconds
         if parent is not None:
-            bags, words = out
-            parent.word_ids(words)[bags.ids]
+            pid, words, bags = out
+            into[pid] = np.concatenate([into.get(pid, np.zeros(0, np.int64)), parent.word_ids(words)])
+            mapped = into[pid][bags.ids]
+            if keep is not None:
+                keep.append(TokenBags(bags.ptr, mapped))
+    if keep is not None and parent is not None:
+        keep.append(parent.words)
     return cpu
 
 
@@ -263,8 +290,9 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
     _TEXTS, _CTX = texts, Context(vocab)
     for r in routes:                            # compile, warm, and check every route's tokens against the kernel's
         RUN[r](texts[:50], _CTX)
-    want = as_lists("kernel", route_kernel(texts, _CTX))
-    same = {r: "yes" if as_lists(r, RUN[r](texts, _CTX)) == want else "NO" for r in routes if r not in (PEER, "kernel")}
+    want = as_arrays("kernel", route_kernel(texts, _CTX))
+    same = {r: "yes" if same_tokens(as_arrays(r, RUN[r](texts, _CTX)), want) else "NO"
+            for r in routes if r not in (PEER, "kernel")}
     print(f"\n{name}: {len(texts):,} texts, {mb:.1f} MB, vocabulary {len(vocab):,} words; the same tokens as the"
           f" kernel's: {', '.join(f'{r} {s}' for r, s in same.items()) or '-'}", flush=True)
     rows = []
@@ -273,7 +301,15 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
         ctx = multiprocessing.get_context("fork")
         pool = ctx.Pool(P) if P > 1 else None
         if pool is not None:                    # the workers started and warm before any timing
-            pool.map(_work, [(r, 0, 20) for r in routes for _ in range(P)])
+            pool.map(_work, [(r, 0, 20, -1) for r in routes for _ in range(P)])
+            if "kernel-bag" in routes:          # the parent's mapping of its workers' words, checked
+                from dptopic.corpus.preprocess import concatenate_bags
+
+                kept: list = []
+                run_parallel(pool, "kernel-bag", ranges, -2, kept)
+                same = same_tokens(as_arrays("kernel-bag", (concatenate_bags(kept[:-1]), kept[-1])), want)
+                print(f"  {P} processes: kernel-bag's tokens mapped into one table the same as the kernel's:"
+                      f" {'yes' if same else 'NO'}", flush=True)
         times, cpus = {r: [] for r in routes}, {r: [] for r in routes}
         loads = []
         for rep in range(repeats):
@@ -285,7 +321,7 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
                     RUN[r](texts, _CTX)
                     workers = 0.0
                 else:
-                    workers = run_parallel(pool, r, ranges)
+                    workers = run_parallel(pool, r, ranges, rep)
                 times[r].append(time.perf_counter() - t)
                 cpus[r].append(time.process_time() - cpu + workers)
         if pool is not None:

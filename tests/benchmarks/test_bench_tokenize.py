@@ -28,6 +28,7 @@ def test_a_tiny_run_prints_each_routes_rate_and_ratio_beside_the_peer(bench):
     for p in (1, 2):
         for route in ("sklearn", "today", "kernel", "kernel-bag", "from_texts"):
             assert re.search(rf"{p} process\(es\)\s+{route}\s+[\d.]+ MB/s\s+ratio to sklearn\s+[\d.]+;", text), text
+    assert "2 processes: kernel-bag's tokens mapped into one table the same as the kernel's: yes" in text, text
     assert "load (1 min)" in text
 
 
