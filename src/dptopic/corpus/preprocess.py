@@ -416,10 +416,10 @@ class Tokenizer:
     A text that is ASCII once its web addresses are dropped (:func:`drop_web_addresses`), or becomes ASCII when it
     is normalised as :meth:`Preprocessor.tokenize` normalises it (NFKC, soft hyphens removed, lower-cased) and holds
     no letter or joiner outside ASCII (:data:`_WORD_OUTSIDE_ASCII`; its dashes, bullets and symbols made ``?``), is
-    scanned as
-    bytes by a compiled kernel (:func:`dptopic.kernels.tokenize.tokenize_ascii`): its words are the runs of ASCII
-    letters, exactly :data:`_TOKEN`'s matches in such a text. Any other text (a letter outside ASCII: an accent, another
-    script) is read by :meth:`Preprocessor.tokenize` itself, and its words looked up in the same table.
+    scanned as bytes by a compiled kernel (:func:`dptopic.kernels.tokenize.tokenize_ascii`): its words are the runs
+    of ASCII letters, exactly :data:`_TOKEN`'s matches in such a text. Any other text (a letter outside ASCII: an
+    accent, another script) is read by :meth:`Preprocessor.tokenize`'s own code, and its words looked up in the same
+    table. Large inputs are read a few megabytes at a time.
 
     ``vocabulary``: words given (a list, or a :class:`~dptopic.corpus.Vocabulary`); word ``i`` of the table is then
     the vocabulary's word ``i``. ``grow`` (default: True without a vocabulary, else False): every token read is kept
@@ -473,10 +473,6 @@ class Tokenizer:
         a0 = ptr[0]
         return old + [raw[a - a0:b - a0].decode("utf-8", "surrogatepass") for a, b in zip(ptr[:-1], ptr[1:])]
 
-    def dropped(self):
-        """A boolean per word of the table: a stop word, never read as a token."""
-        return self._drop[:self._n].astype(bool)
-
     def _room(self, keys: int, nbytes: int) -> None:
         """Make the table hold ``keys`` more words of ``nbytes`` more bytes (at most half its slots used)."""
         need = self._n + keys + 1
@@ -500,7 +496,7 @@ class Tokenizer:
         """The numbers of ``words`` (strings) in the table, added when ``grow`` (-1: not there, or a stop word)."""
         encoded = [w.encode("utf-8", "surrogatepass") for w in words]
         ptr = np.zeros(len(encoded) + 1, np.int64)
-        np.cumsum([len(b) for b in encoded], out=ptr[1:])
+        np.cumsum(np.fromiter(map(len, encoded), np.int64, count=len(encoded)), out=ptr[1:])
         buf = np.frombuffer(b"".join(encoded), np.uint8)
         if grow:
             self._room(len(encoded), len(buf))
@@ -523,9 +519,8 @@ class Tokenizer:
             texts = list(texts)
         ends = np.cumsum(np.fromiter(map(len, texts), np.int64, count=len(texts)))
         parts, start = [], 0
-        while True:             # chunks of at least _CHUNK_CHARS characters (a text longer than that, alone)
-            stop = len(texts) if not len(texts) else min(len(texts), 1 + int(np.searchsorted(
-                ends, (ends[start - 1] if start else 0) + _CHUNK_CHARS)))
+        while True:             # chunks of _CHUNK_CHARS characters or a little more (a longer text, alone)
+            stop = min(len(texts), 1 + int(np.searchsorted(ends, (ends[start - 1] if start else 0) + _CHUNK_CHARS)))
             parts.append(self._read_chunk(texts[start:stop]))
             start = stop
             if start >= len(texts):
