@@ -235,11 +235,11 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     placed, estimated = m.placed_words(), m.estimated_words()
     assert placed is not None and placed.any() and not (placed & estimated).any()
     words = list(m.vocabulary_.words)
-    lists = m.topic_words(30)
+    lists = m.topic_words(30, mark_placed=True)         # as the terminal and the report print them
     marked = [w for t in lists for w in t if w.endswith(PLACED_MARK)]
     assert marked and all(placed[k, words.index(w[:-1])] for k, t in enumerate(lists) for w in t if w in marked)
     assert all(estimated[k, words.index(w)] for k, t in enumerate(lists) for w in t if not w.endswith(PLACED_MARK))
-    plain = m.topic_words(30, mark_placed=False)
+    plain = m.topic_words(30)
     assert [[w.rstrip(PLACED_MARK) for w in t] for t in lists] == plain
     assert f"marked '{PLACED_MARK}'" in estimated_note(m)
     note = placed_note(m)
@@ -260,7 +260,49 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     m.save(tmp_path / "m")
     np.testing.assert_array_equal(dptopic.load(tmp_path / "m").placed_words(), placed)
     off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
-    assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30) for w in t)
+    assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30, mark_placed=True)
+                                                  for w in t)
+
+
+def test_topic_words_are_vocabulary_words_and_placed_words_says_which_the_vectors_placed(planted, vectors_file):
+    """What a Python caller indexes with carries no mark: ``topic_words`` returns the vocabulary's words, and
+    ``placed_words_`` (topics x words) says which the public vectors placed in each topic; the printing marks them."""
+    import io
+
+    from rich.console import Console
+
+    from dptopic.reporting.terminal import print_topics
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread"), planted.corpus)
+    lists = m.topic_words(30, estimated_only=False)
+    index = {w: i for i, w in enumerate(m.vocabulary_.words)}
+    assert all(w in index for t in lists for w in t)          # every word indexes the vocabulary
+    mask = m.placed_words_
+    assert mask.shape == m.components_.shape and mask.dtype == bool
+    np.testing.assert_array_equal(mask, m.placed_words())
+    assert any(mask[k, index[w]] for k, t in enumerate(lists) for w in t)
+    assert [w for w, _ in m.topic_words(5, weights=True)[0]] == m.topic_words(5)[0]
+    buf = io.StringIO()
+    print_topics(m, 30, console=Console(file=buf, width=1000), show_unsupported=True)
+    printed = buf.getvalue()
+    assert any(f" {w}*" in printed for k, t in enumerate(lists) for w in t if mask[k, index[w]])
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    assert off.placed_words_ is None
+
+
+def test_components_rank_the_words_the_release_estimated_first(planted, vectors_file):
+    """A scikit-learn user reads ``components_``: with public vectors, each topic's 10 most probable words are words
+    its release estimated (the vectors' placed words below them), and each row is still a distribution."""
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread", n_words=30), planted.corpus)
+    placed = m.placed_words()
+    assert placed is not None and placed.any()
+    first = np.argsort(-m.components_, axis=1, kind="stable")[:, :10]
+    assert np.isin(first, m.kept_words_).all()
+    assert not np.take_along_axis(placed, first, axis=1).any()
+    np.testing.assert_allclose(m.components_.sum(axis=1), 1.0, atol=1e-12)
+    assert (m.components_ > 0).all()
 
 
 def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):

@@ -234,7 +234,7 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     t.add_column("topic", justify="right")
     t.add_column("words")
     hidden = []
-    for k, words in enumerate(model.topic_words(n)):
+    for k, words in enumerate(model.topic_words(n, mark_placed=True)):
         if max_topics is not None and k >= max_topics:
             break
         below = supported is not None and not supported[k]
