@@ -291,6 +291,35 @@ def test_topic_words_are_vocabulary_words_and_placed_words_says_which_the_vector
     assert off.placed_words_ is None
 
 
+def test_each_topic_line_says_how_many_of_its_words_the_release_estimated(planted, vectors_file):
+    """A topic listed with words the vectors placed says, on its line, how many of its words the release estimated
+    (its support was decided on those alone, which a line under the table says); a topic of estimated words only
+    says nothing, and a model without vectors neither."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from dptopic.reporting.terminal import print_topics
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread", n_words=30), planted.corpus)
+    buf = io.StringIO()
+    print_topics(m, 20, console=Console(file=buf, width=1000), show_unsupported=True)
+    printed = buf.getvalue()
+    placed, index = m.placed_words(), m.vocabulary_.get
+    said = re.findall(r"\((\d+) of (\d+) words estimated\)", printed)
+    expected = [sum(not placed[k, index(w)] for w in t) for k, t in enumerate(m.topic_words(20))]
+    assert said and [int(e) for e, n in said] == [e for e in expected if e < 20]
+    assert all(n == "20" for _, n in said)
+    if m.supported_topics_.any():
+        assert "by the words its release estimated" in printed
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    buf = io.StringIO()
+    print_topics(off, 20, console=Console(file=buf, width=1000), show_unsupported=True)
+    assert "words estimated" not in buf.getvalue()
+
+
 def test_components_rank_the_words_the_release_estimated_first(planted, vectors_file):
     """A scikit-learn user reads ``components_``: with public vectors, each topic's 10 most probable words are words
     its release estimated (the vectors' placed words below them), and each row is still a distribution."""
