@@ -1,9 +1,9 @@
-"""What a scikit-learn user reads in ``components_`` of ``DocDPCooccurrence`` with public word vectors, before and
-after the words the vectors placed are kept below each topic's first estimated words
-(:func:`dptopic.moments.public_groups.estimated_first`), on the same fits.
+"""What a scikit-learn user reads in ``components_`` of ``DocDPCooccurrence`` with public word vectors, as fitted
+and with a candidate rule applied that keeps the words the vectors placed below each topic's first estimated words
+(:func:`estimated_first`, measured here and not adopted: docs/research/topic_display.md), on the same fits.
 
-Each fit with the default vectors is made once; the topics before the rule are recorded where the fit applies it
-(the rule is post-processing of the topics, so both come from one release), and each is scored as
+Each fit with the default vectors is made once and the rule applied to its topics (post-processing of the topics,
+so both come from one release); each is scored as
 ``bench_utility.py`` scores a trainer: the NPMI ratio of ``components_``' top 10 words by probability (what
 ``model.components_`` shows a scikit-learn user) and in the display order (relevance, ``topic_words``), the coverage
 share of non-private LDA's topics and the downstream accuracy share (``transform`` reads ``components_``), beside
@@ -23,14 +23,51 @@ import time
 import warnings
 from pathlib import Path
 from types import SimpleNamespace
-from unittest import mock
 
 import numpy as np
 
 import _common  # noqa: F401 - this run's own ledger and state folders (no benchmark writes the user's)
 import dptopic
 from bench_utility import CORPORA, DELTA, VECTORS, corpora, floors, measure, row_summary, shares, summarise
-from dptopic.moments import public_groups
+
+ESTIMATED_FIRST = 10
+"""The candidate rule's first words: a topic's 10 most probable words would be words its release estimated."""
+
+
+def estimated_first(beta, kept, placed, top: int = ESTIMATED_FIRST) -> np.ndarray:
+    """The candidate rule: ``beta`` (K x V, rows summing to 1) with the words ``placed`` (placed by public vectors,
+    outside the release's ``kept`` words) kept below each topic's ``top``-th largest weight among ``kept``. In a topic
+    where placed words rise above that weight they are lowered to just below it and their excess is shared among the
+    topic's other placed words in proportion, none lifted above it (water-filling), so the topic's mass outside the
+    release stays as it was; only when every placed word is at the cap does the rest go to the kept words, in
+    proportion. Rows still sum to 1."""
+    beta = np.array(beta, dtype=np.float64)
+    kept, placed = np.asarray(kept, dtype=np.int64), np.asarray(placed, dtype=np.int64)
+    if not len(kept) or not len(placed):
+        return beta
+    n = min(int(top), len(kept))
+    for k in range(beta.shape[0]):
+        cap = np.nextafter(np.partition(beta[k, kept], -n)[-n], 0.0)     # strictly below: ties go to the kept word
+        w = beta[k, placed]
+        if w.max() <= cap:
+            continue
+        order = np.argsort(-w, kind="stable")
+        s = w[order]
+        total = s.sum()
+        rest = np.cumsum(s[::-1])[::-1]           # rest[j]: the mass of the words from the j-th largest on
+        scale = (total - np.arange(len(s)) * cap) / np.maximum(rest, 1e-300)
+        fits = np.flatnonzero(s * scale <= cap)   # the first j whose words below the cap, scaled, stay below it
+        if len(fits):
+            j0 = int(fits[0])
+            s, excess = np.concatenate([np.full(j0, cap), np.minimum(s[j0:] * scale[j0], cap)]), 0.0
+        else:
+            s, excess = np.full(len(s), cap), total - len(s) * cap
+        new = np.empty_like(w)
+        new[order] = s
+        beta[k, placed] = new
+        if excess > 0:
+            beta[k, kept] *= 1.0 + excess / beta[k, kept].sum()
+    return beta
 
 KEYS = ("npmi_ratio", "display_npmi_ratio", "coverage_share", "accuracy_share", "supported", "placed_in_top10")
 RAW = ("npmi", "display_npmi")
@@ -44,22 +81,15 @@ def placed_in_top(components, placed, top=10) -> float:
     return float(np.isin(order, placed).sum(axis=1).mean())
 
 
-def fit_recorded(eps, K):
-    """A default fit with vectors, and the topics before the rule with what it read (``None`` where the fit never
-    applied it: the groups route, where no word is placed outside the release)."""
-    seen = {}
-    real = public_groups.estimated_first
-
-    def record(beta, kept, placed, top=public_groups.ESTIMATED_FIRST):
-        seen.update(beta=np.array(beta), kept=np.asarray(kept), placed=np.asarray(placed))
-        return real(beta, kept, placed, top)
-
-    with mock.patch.object(public_groups, "estimated_first", record):
-        m = dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K, public_vectors=VECTORS)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            m.fit(TRAIN)
-    return m, seen or None
+def fit(eps, K):
+    """A default fit with vectors, and the words its vectors placed (any topic; None where none: the groups route
+    places no word outside the release)."""
+    m = dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K, public_vectors=VECTORS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.fit(TRAIN)
+    placed = m.placed_words()
+    return m, None if placed is None else np.flatnonzero(placed.any(axis=0))
 
 
 def score(model, components, test, reference, base, placed):
@@ -83,8 +113,8 @@ def main(argv=None):
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--cgs-iterations", type=int, default=300)
-    ap.add_argument("--caps", type=int, nargs="+", default=[public_groups.ESTIMATED_FIRST],
-                    help="the rule at these numbers of first words (the default's is scored as 'after')")
+    ap.add_argument("--caps", type=int, nargs="+", default=[ESTIMATED_FIRST],
+                    help="the rule at these numbers of first words (10 is scored as 'after')")
     ap.add_argument("--out", default="runs/placed_words")
     ap.add_argument("--from-json", nargs="+", default=None, help="print earlier runs' files as Markdown")
     a = ap.parse_args(argv)
@@ -114,14 +144,11 @@ def main(argv=None):
         for eps in a.epsilons:
             variants: dict = {}
             for _ in range(a.seeds):
-                m, seen = fit_recorded(eps, a.topics)
-                after = np.array(m.components_)
-                before = after if seen is None else seen["beta"]
-                placed = None if seen is None else seen["placed"]
+                m, placed = fit(eps, a.topics)
+                before = np.array(m.components_)
                 rows = {"before (no rule)": before}
-                rows.update({("after" if c == public_groups.ESTIMATED_FIRST else f"rule at {c}"):
-                             (after if c == public_groups.ESTIMATED_FIRST or seen is None else
-                              public_groups.estimated_first(seen["beta"], seen["kept"], seen["placed"], c))
+                rows.update({("after" if c == ESTIMATED_FIRST else f"rule at {c}"):
+                             (before if placed is None else estimated_first(before, m.kept_words_, placed, c))
                              for c in a.caps})
                 for label, comp in rows.items():
                     r = score(m, comp, test, lda[0], base, placed)

@@ -536,16 +536,6 @@ def issue_cases(fx: dict) -> list[Case]:
         if isinstance(mask, str): wrong("no placed_words_ attribute says which words the vectors placed")
         if mask is None or not mask.any(): wrong("the fixture's vectors placed no word (the case checks nothing)")
     """)], needs=("m_placed",)))
-    add(Case("92 components_: each topic's 10 most probable words are words the release estimated", [_py(f"""
-        import numpy as np
-        from dptopic.models import load
-        m = load({placed!r})
-        first = np.argsort(-m.components_, axis=1, kind="stable")[:, :10]
-        n = int(np.take_along_axis(m.placed_words(), first, axis=1).sum())
-        if n: wrong(f"{{n}} words the vectors placed among the topics' 10 most probable in components_")
-        if not np.allclose(m.components_.sum(axis=1), 1.0): wrong("components_' rows do not sum to 1")
-    """)], needs=("m_placed",)))
-
     def _estimated_counts(r, c):
         lines = [ln for ln in r[-1].out.splitlines() if re.search(r"\w\*", ln)]
         if not lines:

@@ -191,8 +191,9 @@ class Recommendation:
     """``n_docs`` where the forecast at ``n_docs`` is not useful: the documents needed are more than that (said with
     ``docs_for_useful``, so that the count agrees with the verdict: "more than 2,129 and at most 5,000")."""
     epsilon_for_useful: float | None = None
-    """The smallest epsilon at which the forecast for ``n_docs`` is useful (:func:`epsilon_for_useful`), where it is
-    not at ``epsilon``; None when it is, or when no epsilon the unit accepts gets there."""
+    """The smallest epsilon at which the forecast for ``n_docs`` is useful, where it is not at ``epsilon``, once
+    :func:`epsilon_for_useful` has been asked (``dptopic recommend`` asks it); None before, where the forecast is
+    useful, or where no epsilon the unit accepts gets there."""
     smallest_measured_docs: int | None = None
     """The fewest documents of any corpus measured: ``docs_for_useful`` never goes below it, since the table says
     nothing of smaller corpora."""
@@ -396,9 +397,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     ``docdp-cooc`` then uses them.
 
     Where the forecast at ``n_docs`` is not useful, the documents needed are said as more than ``n_docs``
-    (``docs_for_useful_above``) and ``epsilon_for_useful`` is the smallest budget whose forecast for ``n_docs`` is
-    (:func:`epsilon_for_useful`): the two ways to useful topics, read off the same table."""
-    doc = table if isinstance(table, dict) else None
+    (``docs_for_useful_above``); the other way to useful topics, the smallest budget whose forecast for ``n_docs`` is
+    useful, is :func:`epsilon_for_useful` (``dptopic recommend`` and the small-corpus warning ask for it)."""
     if unit == "user":
         rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, vectors, counted="people")
         rec.unit = "user"
@@ -406,10 +406,6 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
     else:
         rec = _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
-    if rec.trainer is not None and str(verdict(rec)).startswith("NOT useful"):
-        rec.docs_for_useful_above = rec.n_docs
-    if rec.trainer is not None and unit in ("document", "user") and verdict(rec) != "useful":
-        rec.epsilon_for_useful = epsilon_for_useful(rec, doc if doc is not None else load_table(table))
     return rec
 
 
@@ -417,12 +413,18 @@ EPSILON_STEP = 1.05
 """:func:`epsilon_for_useful` tries budgets this factor apart (and says the first useful one to two figures)."""
 
 
-def epsilon_for_useful(rec: Recommendation, table: dict) -> float | None:
+def epsilon_for_useful(rec: Recommendation, table=None) -> float | None:
     """The smallest epsilon (above ``rec.epsilon``, up to what the unit's training accepts, among budgets
-    :data:`EPSILON_STEP` apart, to two figures) at which the same forecast, for the same ``n_docs``, topics, length
-    and delta, says "useful": the other way to useful topics than more documents. None when none does. The forecast
-    only grows with epsilon (more budget never hurts, and the support counts grow with it too), so the budgets are
-    searched by bisection. Reads the table only."""
+    :data:`EPSILON_STEP` apart, to two figures) at which the same forecast (:func:`recommend`'s, read from ``table``,
+    the shipped one by default), for the same ``n_docs``, topics, length and delta, says "useful": the other way to
+    useful topics than more documents; also set as ``rec.epsilon_for_useful``. None where the forecast at
+    ``rec.epsilon`` is useful already, for the word unit, or when no budget does. The forecast only grows with epsilon
+    (more budget never hurts, and the support counts grow with it too), so the budgets are searched by bisection.
+    Reads the table only."""
+    rec.epsilon_for_useful = None
+    if rec.trainer is None or rec.unit not in ("document", "user") or verdict(rec) == "useful":
+        return None
+    table = table if isinstance(table, dict) else load_table(table)
     unit = "document" if rec.unit == "user" else rec.unit
     top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
     grid = [float(rec.epsilon)]
@@ -442,6 +444,7 @@ def epsilon_for_useful(rec: Recommendation, table: dict) -> float | None:
     while hi - lo > 1:          # useful(hi) holds, useful(lo) does not
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if useful(mid) else (mid, hi)
+    rec.epsilon_for_useful = grid[hi]
     return grid[hi]
 
 
@@ -574,9 +577,14 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
                          + ", ".join(f"{rec.public_floor[m]:.0%}" for m in rec.below_public)
                          + " on the measured corpora; a private run at this budget adds nothing a public model"
                            " does not (docs/evaluation.md).")
+    if str(verdict(rec)).startswith("NOT useful"):     # the count needed is more than the count given: said so
+        rec.docs_for_useful_above = rec.n_docs
     useful = f"{MEASURE_NAMES[key]} >= {useful_threshold(key)}"
     if rec.expected_share < useful_threshold(key) and floor is None:
-        if rec.docs_for_useful is not None:
+        if rec.docs_for_useful is not None and rec.docs_for_useful_above is not None:
+            rec.notes.append(f"at epsilon = {epsilon:g}, useful topics ({useful}) need {docs_needed_text(rec)}"
+                             f" {counted}.")
+        elif rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful ({useful}) from"
                              f" {docs_needed_text(rec)} {counted}.")
         elif rec.docs_for_useful_beyond:
@@ -867,7 +875,7 @@ def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None
                 " measurements cannot say how far below)")
     else:
         need = f"topics become useful from {docs_needed_text(rec)} {noun} at this epsilon"
-    if rec.epsilon_for_useful is not None:
+    if epsilon_for_useful(rec, table) is not None:     # the other way there: a larger budget for as many
         need += f", or as many at epsilon {rec.epsilon_for_useful:g}"
     share = expected_text(rec)
     if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives

@@ -144,6 +144,8 @@ def test_groups_route_releases_words_and_groups_and_supports_planted_topics(plan
     assert n_cols < len(m.kept_words_)                      # several words share a column
     assert m.supported_topics_.sum() >= 3
     assert "groups of the other words made by public word vectors" in m.privacy_report()["theorem"]
+    # every word with a vector is in the release (its own column or a group's): none is placed outside it
+    assert m.placed_words_ is None and set(m.kept_words_) == set(range(N_WORDS))
 
 
 def test_rectangular_route_releases_rows_against_columns_and_supports_planted_topics(planted, vectors_file, tmp_path):
@@ -318,20 +320,6 @@ def test_each_topic_line_says_how_many_of_its_words_the_release_estimated(plante
     buf = io.StringIO()
     print_topics(off, 20, console=Console(file=buf, width=1000), show_unsupported=True)
     assert "words estimated" not in buf.getvalue()
-
-
-def test_components_rank_the_words_the_release_estimated_first(planted, vectors_file):
-    """A scikit-learn user reads ``components_``: with public vectors, each topic's 10 most probable words are words
-    its release estimated (the vectors' placed words below them), and each row is still a distribution."""
-    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
-                                    vectors_route="spread", n_words=30), planted.corpus)
-    placed = m.placed_words()
-    assert placed is not None and placed.any()
-    first = np.argsort(-m.components_, axis=1, kind="stable")[:, :10]
-    assert np.isin(first, m.kept_words_).all()
-    assert not np.take_along_axis(placed, first, axis=1).any()
-    np.testing.assert_allclose(m.components_.sum(axis=1), 1.0, atol=1e-12)
-    assert (m.components_ > 0).all()
 
 
 def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):

@@ -353,9 +353,11 @@ def test_the_user_level_advice_counts_people():
     """recommend --unit user said "documents" for people."""
     from dptopic.advice import recommend
 
-    rec = recommend("user", 1.0, 100, 20, delta=0.1)
+    rec = recommend("user", 1.0, 100, 20, delta=0.1, vectors=False)
     text = " ".join(rec.notes)
-    assert "epsilon x people (100)" in text and "8,175 people" in text and "large for 100 people" in text
+    # the people from which both the coverage and the supported topics are useful, as the verdict asks
+    assert "epsilon x people (100)" in text and "more than 100 and at most 9,370 people" in text
+    assert "large for 100 people" in text
     assert "epsilon x documents" not in text and "with fewer documents, a word-level" not in text
 
 
@@ -459,18 +461,18 @@ def test_the_people_needed_agree_with_a_verdict_that_is_not_useful_and_a_budget_
     """2,129 people at epsilon 2 were called "NOT useful yet" beside "people for useful topics: 5,000 or fewer": the
     count now says more than the count given (the verdict) and at most what was measured, and the advice names the
     smallest budget whose forecast for that many is useful."""
-    from dptopic.advice import docs_needed_text, verdict
+    from dptopic.advice import docs_needed_text, epsilon_for_useful, verdict
 
     r = recommend("user", 2.0, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)
     assert verdict(r) == "NOT useful yet"
     assert docs_needed_text(r) == "more than 2,129 and at most 5,000"
-    E = r.epsilon_for_useful
-    assert E is not None and 2.0 < E <= 500
+    E = epsilon_for_useful(r, SMALL_PEOPLE_TABLE)
+    assert E is not None and 2.0 < E <= 500 and r.epsilon_for_useful == E
     assert verdict(recommend("user", E, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)) == "useful"
     assert verdict(recommend("user", E / 1.06, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)) != "useful"
     # where the forecast is useful, nothing is said of a larger budget
     useful = recommend("user", E, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)
-    assert useful.epsilon_for_useful is None and useful.docs_for_useful_above is None
+    assert epsilon_for_useful(useful, SMALL_PEOPLE_TABLE) is None and useful.docs_for_useful_above is None
 
 
 def test_the_documents_needed_wait_for_the_supported_topics_the_verdict_asks():

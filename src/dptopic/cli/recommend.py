@@ -27,11 +27,12 @@ def in_flags(text) -> str:
 
 
 def cmd_recommend(a):
-    from ..advice import recommend  # read on use: the CLI's start-up stays light
+    from ..advice import epsilon_for_useful, recommend  # read on use: the CLI's start-up stays light
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
         rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
+    epsilon_for_useful(rec)     # the other way to useful topics than more documents, said beside them
     if a.json:
         print(json.dumps({**rec.to_dict(), "notes": [in_flags(n) for n in rec.notes]}, indent=2))
         return

@@ -344,9 +344,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         the co-occurrence release moved towards their nearest released words' topics; :meth:`placed_words`, read from
         the fitted model alone); None without vectors, or where they placed no word. ``topic_words`` returns plain
         words; ``placed_words_[k, model.vocabulary_.get(w)]`` says whether topic ``k``'s word ``w`` was placed
-        (``dptopic topics`` and the report print such a word with a ``*``). Public vectors never lift a placed word
-        above a topic's 10 most probable estimated words in ``components_``
-        (:func:`~dptopic.moments.public_groups.estimated_first`).
+        (``dptopic topics`` and the report print such a word with a ``*``).
     public_input_ : dict or None
         With ``public_corpus``: what the public documents were and how they were used; ``public_route_`` the route.
     vocabulary_ : Vocabulary

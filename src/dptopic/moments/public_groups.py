@@ -21,8 +21,7 @@ noisy group matrix), never the documents: post-processing (Dwork & Roth 2014, Pr
   noisy counts, and :func:`word_topics`: topics over its columns back to topics over words;
 * :func:`spread_by_vectors`: topics over kept words carried onto words the release did not hold, each such word
   placed in the topics of its nearest kept words (by vector); :func:`spread_tail` (``vectors_route="spread"``) moves
-  each such word by how near its nearest kept words are, and :func:`estimated_first` keeps such words below each
-  topic's first estimated words, so that a topic's most probable words are words its release estimated;
+  each such word by how near its nearest kept words are;
 * :func:`prior_topics`: the floor of public knowledge alone, topics that read no document (k-means clusters of the
   vocabulary weighted by the vectors' own frequency order).
 """
@@ -170,8 +169,7 @@ word stays near the frequency tail: on the election tweets, 40 kept words, a ful
 def spread_tail(beta, kept, E, found, power: float = SPREAD_CONFIDENCE_POWER) -> np.ndarray:
     """``vectors_route="spread"`` (module note): ``beta`` (K x V, the words outside ``kept`` alike in every topic)
     with each such word's tail moved towards the topics of its nearest kept words, by ``c ** power`` (``c`` the mean
-    cosine of its 3 nearest kept words, clipped to [0, 1]), none of them above a topic's 10th kept word
-    (:func:`estimated_first`)."""
+    cosine of its 3 nearest kept words, clipped to [0, 1])."""
     beta = np.asarray(beta, dtype=np.float64)
     V = beta.shape[1]
     kept = np.asarray(kept, dtype=np.int64)
@@ -190,54 +188,7 @@ def spread_tail(beta, kept, E, found, power: float = SPREAD_CONFIDENCE_POWER) ->
         top = -np.partition(-S, 2, axis=1)[:, :3]
         confidence[r] = np.clip(top.mean(axis=1), 0.0, 1.0) ** float(power)
     out = confidence[None, :] * spread + (1.0 - confidence[None, :]) * beta
-    return estimated_first(out / out.sum(axis=1, keepdims=True), kept, rest)
-
-
-ESTIMATED_FIRST = 10
-"""The words of each topic that come first by probability in a model fitted with public word vectors are words its
-release estimated: :func:`estimated_first` keeps a word the vectors placed below the topic's ``ESTIMATED_FIRST``-th
-estimated word. 10 is the number of top words a reader is shown (``topic_words``, ``dptopic topics``) and that NPMI
-scores (docs/research/topic_display.md)."""
-
-
-def estimated_first(beta, kept, placed, top: int = ESTIMATED_FIRST) -> np.ndarray:
-    """``beta`` (K x V, rows summing to 1) with the words ``placed`` (placed by public vectors, outside the release's
-    ``kept`` words) kept below each topic's ``top``-th largest weight among ``kept``: the first ``top`` words of every
-    topic by probability are then words the release estimated. In a topic where placed words rise above that weight,
-    they are lowered to just below it and their excess is shared among the topic's other placed words in proportion
-    to their weights, none lifted above it (water-filling), so the topic's mass outside the release stays as it was;
-    only when every placed word of the topic is at the cap does the rest go to the kept words, in proportion (their
-    order unchanged). Rows still sum to 1; post-processing of the topics and public input."""
-    beta = np.array(beta, dtype=np.float64)
-    kept = np.asarray(kept, dtype=np.int64)
-    placed = np.asarray(placed, dtype=np.int64)
-    if not len(kept) or not len(placed):
-        return beta
-    n = min(int(top), len(kept))
-    for k in range(beta.shape[0]):
-        cap = np.nextafter(np.partition(beta[k, kept], -n)[-n], 0.0)     # strictly below: ties go to the kept word
-        w = beta[k, placed]
-        if w.max() <= cap:
-            continue
-        order = np.argsort(-w, kind="stable")
-        s = w[order]
-        total = s.sum()
-        rest = np.cumsum(s[::-1])[::-1]           # rest[j]: the mass of the words from the j-th largest on
-        j = np.arange(len(s))
-        scale = (total - j * cap) / np.maximum(rest, 1e-300)
-        fits = np.flatnonzero(s * scale <= cap)   # the first j whose words below the cap, scaled, stay below it
-        if len(fits):
-            j0 = int(fits[0])
-            s = np.concatenate([np.full(j0, cap), np.minimum(s[j0:] * scale[j0], cap)])
-            excess = 0.0
-        else:
-            s, excess = np.full(len(s), cap), total - len(s) * cap
-        new = np.empty_like(w)
-        new[order] = s
-        beta[k, placed] = new
-        if excess > 0:
-            beta[k, kept] *= 1.0 + excess / beta[k, kept].sum()
-    return beta         # no renormalising: the mass is kept as it was, and a division could tie a word with the cap
+    return out / out.sum(axis=1, keepdims=True)
 
 
 GROUPS_PER_KEPT_WORD = 0.5
