@@ -827,7 +827,8 @@ def make_models(tmp: Path, fx: dict, run, log) -> None:
                    "3", "--no-ledger", "--test-size", "0"],
         "m_thin": ["train", "--corpus", fx["thin"], "--unit", "user", "--user-field", "user", "--epsilon", "1",
                    "--topics", "3", "--no-ledger", "--test-size", "0", "--max-vocab", "all", "--min-df", "1"],
-        "m_placed": ["train", "--corpus", fx["thin"], "--epsilon", "2", "--topics", "3", "--public-vectors",
+        "m_placed": ["train", "--corpus", fx["thin"], "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "3",
+                     "--public-vectors",
                      fx["thin_vectors"], "--vectors-route", "spread", "--no-ledger", "--test-size", "0",
                      "--max-vocab", "all", "--min-df", "1"],
     }

@@ -325,7 +325,8 @@ def useful_supported(n_topics: int) -> int:
 
 def _support_needed(rows, unit, epsilon, n_topics, length) -> tuple[float, bool]:
     """The documents from which the support test keeps :func:`useful_supported` topics (the median over the corpora,
-    as :func:`_trainer_prediction` reads the headline's); ``(0, False)`` where the rows carry no count (no condition)."""
+    as :func:`_trainer_prediction` reads the headline's); ``(0, False)`` where the rows carry no count (no
+    condition)."""
     by_corpus: dict = {}
     for r in rows:
         if "supported" in r:
@@ -581,7 +582,8 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
         rec.docs_for_useful_above = rec.n_docs
     useful = f"{MEASURE_NAMES[key]} >= {useful_threshold(key)}"
     if rec.expected_share < useful_threshold(key) and floor is None:
-        if rec.docs_for_useful is not None and rec.docs_for_useful_above is not None:
+        if rec.docs_for_useful is not None and rec.docs_for_useful_above is not None and \
+                rec.docs_for_useful_bound == "at most":     # "more than N and at most M"
             rec.notes.append(f"at epsilon = {epsilon:g}, useful topics ({useful}) need {docs_needed_text(rec)}"
                              f" {counted}.")
         elif rec.docs_for_useful is not None:
