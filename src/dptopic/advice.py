@@ -405,9 +405,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.unit = "user"
         document_words = vocabulary_note("document", float(epsilon), float(delta))
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
-    else:
-        rec = _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
-    return rec
+        return rec
+    return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
 
 
 EPSILON_STEP = 1.05
