@@ -736,6 +736,58 @@ def issue_cases(fx: dict) -> list[Case]:
         names=("--per-person", "--dataset"), refuse=True,
         check=lambda r, c: None if "cannot be combined" in r[-1].err
         else "the refusal of both flags says which to keep for neither"))
+    # issue 92, what a new user reads: words public vectors placed, the forecast for few people, the reference
+    placed = fx.get("m_placed", "")
+    add(Case("92 topic_words returns the vocabulary's words; placed_words_ says which the vectors placed", [_py(f"""
+        from dptopic.models import load
+        m = load({placed!r})
+        words = set(m.vocabulary_.words)
+        lists = m.topic_words(30, estimated_only=False)
+        odd = [w for t in lists for w in t if w not in words]
+        if odd: wrong(f"topic_words returns {{len(odd)}} strings that are no word of the vocabulary, e.g. {{odd[0]!r}}")
+        mask = getattr(m, "placed_words_", "missing")
+        if isinstance(mask, str): wrong("no placed_words_ attribute says which words the vectors placed")
+        if mask is None or not mask.any(): wrong("the fixture's vectors placed no word (the case checks nothing)")
+    """)], needs=("m_placed",)))
+    def _estimated_counts(r, c):
+        lines = [ln for ln in r[-1].out.splitlines() if re.search(r"\w\*", ln)]
+        if not lines:
+            return "no placed word is marked '*' in the printed topics"
+        if any("words estimated" not in ln for ln in lines):
+            return "a topic line with placed words does not say how many of its words the release estimated"
+        return None
+    add(Case("92 topics: a topic line with placed words says how many of its words were estimated",
+             [["topics", placed, "--show-unsupported", "-n", "20"]], needs=("m_placed",),
+             check=_estimated_counts))
+
+    def _people_needed(r, c):
+        out = " ".join(r[-1].out.split())
+        if "NOT useful yet" in out and re.search(r"people for useful topics \([^)]*\) at this epsilon: [\d,]+ or fewer",
+                                                 out):
+            return "'NOT useful yet' beside a count of people for useful topics that the 2,129 given may meet"
+        if "NOT useful yet" in out and "to get useful topics" not in out:
+            return "'NOT useful yet' with no word on what to do"
+        return None
+    add(Case("92 recommend --unit user --epsilon 2 --docs 2129: the people needed agree with the verdict",
+             [["recommend", "--unit", "user", "--epsilon", "2", "--docs", "2129"]], check=_people_needed))
+
+    def _fewer_topics(r, c):
+        def count(out):
+            m = re.search(r"topics the budget supports: (?:at most )?(\d+) of", " ".join(out.split()))
+            return int(m.group(1)) if m else None
+        ten, twenty = count(r[0].out), count(r[1].out)
+        if ten is not None and twenty is not None and ten < twenty and "cannot have more" not in r[0].out:
+            return f"--topics 10 forecasts {ten} supported topics against {twenty} at 20, with no word why"
+        return None
+    add(Case("92 recommend --topics 10: fewer supported topics than at 20 say why",
+             [["recommend", "--unit", "user", "--epsilon", "4", "--docs", "2129", "--topics", t] for t in ("10", "20")],
+             check=_fewer_topics))
+    add(Case("92 train --unit user prints the non-private reference beside its perplexity",
+             [["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "2", "--topics", "2",
+               "--no-ledger", "--test-size", "0.3", "--out", "m"]],
+             check=lambda r, c: None if r[-1].rc != 0 or re.search(
+                 r"non-private reference: perplexity [\d.]+", " ".join(r[-1].out.split()))
+             else "a held-out perplexity with no non-private reference beside it", timeout=120))
     return cases
 
 
@@ -1286,6 +1338,15 @@ def make_files(tmp: Path, seed: int) -> dict:
             words += [rng2.choice(common) for _ in range(10)]
             f.write(json.dumps({"text": " ".join(words), "user": f"p{i // 5}"}) + "\n")
     fx["thin"] = str(d / "thin.jsonl")
+    # public vectors of the thin corpus's words (GloVe text), each near its group's axis: the spread places the words
+    # outside a release over the thin corpus in the topics of their group's kept words
+    vec_rng = random.Random(seed + 6)
+    with open(d / "thin_vectors.txt", "w") as f:
+        for k, g in enumerate(groups + [common]):
+            for w in g:
+                f.write(w + " " + " ".join(f"{(1.0 if j == k else 0.0) + vec_rng.gauss(0, 0.3):.4f}" for j in range(6))
+                        + "\n")
+    fx["thin_vectors"] = str(d / "thin_vectors.txt")
     markup = d / "[bold]corpus.jsonl"
     shutil.copy(d / "corpus.jsonl", markup)
     fx["markup_corpus"] = fx["markup_name"] = str(markup)
@@ -1329,6 +1390,10 @@ def make_models(tmp: Path, fx: dict, run, log) -> None:
                    "3", "--no-ledger", "--test-size", "0"],
         "m_thin": ["train", "--corpus", fx["thin"], "--unit", "user", "--user-field", "user", "--epsilon", "1",
                    "--topics", "3", "--no-ledger", "--test-size", "0", "--max-vocab", "all", "--min-df", "1"],
+        "m_placed": ["train", "--corpus", fx["thin"], "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "3",
+                     "--public-vectors",
+                     fx["thin_vectors"], "--vectors-route", "spread", "--no-ledger", "--test-size", "0",
+                     "--max-vocab", "all", "--min-df", "1"],
     }
     for name, argv in jobs.items():
         r = run(argv + ["--out", str(d / name)], d, 300)
