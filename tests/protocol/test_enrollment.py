@@ -13,7 +13,7 @@ pytest.importorskip("cryptography")
 
 
 def test_invitations_and_directory_are_written_and_verify(tmp_path):
-    s = en.make_invitations(tmp_path / "enroll.key", 5, tmp_path / "inv", round_id="r-1")
+    s = en.make_invitations(tmp_path / "enroll.key", 5, tmp_path / "inv", round_id="r-1", collusion=1)
     assert s["key_created"] and s["count"] == 5
     for name in ("enroll.key", "inv/invitation-0001.json"):      # private keys: readable by their owner only
         assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600
@@ -24,14 +24,14 @@ def test_invitations_and_directory_are_written_and_verify(tmp_path):
     assert d["members"]["0003"] == ss.signing_public(inv["signing_key"]).hex()
     assert en.check_directory(d, inv["enrollment_key"]) is d
     # the same key signs a second round; a key file is reused, not replaced
-    again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2")
+    again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2", collusion=0)
     assert not again["key_created"]
     assert en.read_directory(tmp_path / "inv2" / "directory.json")["enrollment_key"] == d["enrollment_key"]
 
 
 def test_a_directory_altered_or_signed_by_another_key_is_refused(tmp_path):
-    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
-    en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r")
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r", collusion=1)
+    en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r", collusion=1)
     d = json.loads((tmp_path / "a" / "directory.json").read_text())
     mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
     stranger = {**d, "members": {**d["members"], "0002": ss.signing_public(ss.new_signing_key()).hex()}}
@@ -52,11 +52,11 @@ def test_bad_inputs_are_one_line(tmp_path):
     with pytest.raises(ParameterError, match="count"):
         en.make_invitations(tmp_path / "k", 2, tmp_path / "x")
     with pytest.raises(ParameterError, match="round_id"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "x", round_id="a/b")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "x", round_id="a/b", collusion=0)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
     with pytest.raises(ParameterError, match="never overwritten"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "full")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "full", collusion=0)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(DPTopicError, match="not a secure-sum invitation"):
         en.read_invitation(tmp_path / "bad.json")
@@ -68,7 +68,7 @@ def test_bad_inputs_are_one_line(tmp_path):
 
 
 def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_path, monkeypatch):
-    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r", collusion=1)
     d = json.loads((tmp_path / "a" / "directory.json").read_text())
     mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
     en._CHECKED.clear()
@@ -89,11 +89,13 @@ def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_pat
 
 
 def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
-    en.make_invitations(tmp_path / "k", 3, tmp_path / "plain", round_id="r")
-    en.make_invitations(tmp_path / "k", 3, tmp_path / "committee", round_id="r", committee=True)
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "plain", round_id="r", collusion=0)
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "committee", round_id="r", committee=True, collusion=0)
     plain = sorted((tmp_path / "plain").glob("invitation-*.json"))[0]
-    assert "committee" not in json.loads(plain.read_text())     # files written before the mode read as before
-    assert en.read_invitation(plain)["committee"] is False
+    assert json.loads(plain.read_text())["committee"] is False and en.read_invitation(plain)["committee"] is False
+    older = {k: v for k, v in json.loads(plain.read_text()).items() if k != "committee"}
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert en.read_invitation(tmp_path / "older.json")["committee"] is False     # a file written before the mode
     assert en.read_invitation(sorted((tmp_path / "committee").glob("invitation-*.json"))[0])["committee"] is True
     doc = json.loads(plain.read_text())
     doc["committee"] = "yes"
@@ -101,4 +103,4 @@ def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
     with pytest.raises(DPTopicError, match="is not a secure-sum invitation"):
         en.read_invitation(plain)
     with pytest.raises(ParameterError, match="committee"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes", collusion=0)

@@ -24,7 +24,7 @@ from .budget import served_ledger
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
               "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
-              "max_words": "--max-words", "committee": "--secure-committee"}
+              "max_words": "--max-words", "committee": "--secure-committee", "directory": "--directory"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
@@ -129,7 +129,7 @@ def serve_secure_sum(a, setting_names=None) -> None:
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=a.collusion,
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
-            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
+            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None, directory=directory)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
 
@@ -257,7 +257,7 @@ def submit_secure_sum(a, cfg: dict | None) -> bool:
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
 
     def bow(config):
-        eps = check_config(config)["plan"].epsilon       # a malformed configuration: one line, before the corpus
+        eps = check_config(config, invitation)["plan"].epsilon      # before the corpus: its plan, mode, epsilon
         if eps > limit * (1 + 1e-12):
             raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
                                f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
@@ -266,9 +266,11 @@ def submit_secure_sum(a, cfg: dict | None) -> bool:
                              vocab_settable=False, drop_empty=False)
         return person_bow(corpus)
 
+    if cfg is not None:
+        check_config(cfg, invitation)       # the plan and mode its invitation pins: one line, nothing sent
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    if cfg is None or cfg["secure_sum"].get("committee"):   # the committee mode (docs/secure_sum.md): 3 requests
+    if cfg is None or invitation["committee"]:      # the mode the invitation names (docs/secure_sum.md): 3 requests
         from ..contributor.secure_committee import NotCommittee, take_part_committee  # loaded when it runs
 
         try:
@@ -425,10 +427,11 @@ def register(sub) -> None:
                         " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
                         " --cohort-size (docs/secure_sum.md, Rounds in cohorts)")
     i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
-                   help="with --cohort-size: how many of the round may drop out (default N/10; it sets how many"
-                        " delegates each cohort has)")
+                   help="how many of the round may drop out (default N/10): pinned in every invitation, the server"
+                        " serves it (with --cohort-size it sets how many delegates each cohort has)")
     i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
-                   help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
+                   help="how many may collude with the server (default ceil(log2 N) + 1): pinned in every invitation,"
+                        " the server serves it and each contributor refuses a server that states another")
     i.add_argument("--committee", action="store_true",
                    help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
                         " cohort): each invitation says so, and submit then takes part in 3 requests")
@@ -440,14 +443,10 @@ def cmd_invite(a) -> None:
     from ..protocol.cohort_enrollment import make_cohort_invitations  # loaded when the command runs, off start-up
     from ..protocol.enrollment import make_invitations  # (as above)
 
-    if a.cohort_size is None:
-        for flag in ("dropout_tolerance", "collusion"):
-            if getattr(a, flag) is not None:
-                raise DPTopicError(f"--{flag.replace('_', '-')} is for a round in cohorts: add --cohort-size S, or"
-                                   " drop it (a single round's are the server's flags).")
     with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
         if a.cohort_size is None:
-            s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee)
+            s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee,
+                                 dropouts=a.dropout_tolerance, collusion=a.collusion)
         else:
             s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
                                         a.round_id, committee=a.committee)
@@ -460,8 +459,10 @@ def cmd_invite(a) -> None:
                   + (f" and --cohort-size {a.cohort_size}{' --secure-committee auto' if a.committee else ''});"
                      f" {s['cohorts']} cohorts, {s['delegates']} delegates each"
                      " (their invitations also to the bridge)." if a.cohort_size is not None
-                     else " and --secure-committee auto)." if a.committee else ")."),
-                  markup=False)
+                     else " and --secure-committee auto)." if a.committee else ").")
+                  + (f" They pin the plan: up to {s['layout']['dropouts']} dropping out and"
+                     f" {s['layout']['collusion']} colluding (the server takes it; each contributor refuses another)."
+                     if a.cohort_size is None else ""), markup=False)
 
 
 # ----------------------------------------------------------------------------- dptopic experiment secure-sum

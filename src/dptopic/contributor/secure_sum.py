@@ -30,7 +30,7 @@ from ..errors import DPTopicError
 from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from ..mechanisms.skellam import SecureUniform, skellam_share
 from ..protocol import shamir
-from ..protocol.enrollment import check_directory
+from ..protocol.enrollment import check_directory, layout_difference, layout_of
 from ..protocol.secure_sum import (
     PHASES,
     ROUND_ID,
@@ -97,6 +97,11 @@ _ACKNOWLEDGED = "acknowledged"
 class ServerLied(DPTopicError):
     """The server said something the protocol does not allow (a roster, a set, a plan or a signature): nothing more is
     sent for this step."""
+
+
+class WrongMode(ServerLied):
+    """The server runs the round in another mode (with a committee or without one) than the invitation names:
+    nothing sent."""
 
 
 class LeftOut(DPTopicError):
@@ -307,9 +312,35 @@ def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the server's configuration
-def check_config(config) -> dict:
+def check_invitation(plan: SecureSumPlan, invitation: dict) -> None:
+    """The server's ``plan`` against what ``invitation`` (a single round's,
+    :func:`~dptopic.protocol.enrollment.read_invitation`'s) pins: the mode (a committee or none) and the operator's
+    layout (the round's size, dropouts and collusion: :data:`~dptopic.protocol.enrollment.LAYOUT_KEYS`). One line
+    naming what differs and what to do, before anything is computed or sent: a server that states fewer colluders
+    lowers the threshold (:mod:`dptopic.protocol.enrollment`'s note)."""
+    rid = str(invitation.get("round_id"))[:64]
+    if bool(plan.committee) != bool(invitation.get("committee", False)):
+        if plan.committee:
+            raise WrongMode(f"this is a committee round: the server runs round {rid!r} with a committee of"
+                            f" {plan.committee}, and your invitation is to a round without one: nothing sent; ask the"
+                            " round's operator (the server must serve the mode its directory names).")
+        raise WrongMode(f"this is a round without a committee: the server runs round {rid!r} without one, and your"
+                        " invitation is to a committee round: nothing sent; ask the round's operator (the server must"
+                        " serve the mode its directory names).")
+    pinned = invitation.get("layout")
+    if pinned is None:
+        raise DPTopicError("your invitation pins no plan (the round's dropouts and collusion: an invitation of an older"
+                           " dptopic): ask the round's operator to invite again; nothing sent.")
+    diff = layout_difference(layout_of(plan), pinned, "{key} {stated} (your invitation: {pinned})")
+    if diff:
+        raise ServerLied(f"the server's plan differs from the one your invitation pins: {diff}; nothing sent (a server"
+                         " that states fewer colluders lowers the threshold); ask the round's operator.")
+
+
+def check_config(config, invitation: dict | None = None) -> dict:
     """A secure-sum server's ``/v1/config``, checked before anything is computed or sent: ``{"plan", "round_id",
-    "vocabulary", "n_topics", "directory"}``; one line naming what is wrong."""
+    "vocabulary", "n_topics", "directory"}``; one line naming what is wrong. ``invitation``: a single round's
+    invitation, whose mode and plan the server's must be (:func:`check_invitation`)."""
     if not isinstance(config, dict) or config.get("report_kind") != "secure-sum":
         raise DPTopicError("this server does not run a secure sum (its /v1/config names no report_kind"
                            " 'secure-sum').")
@@ -318,6 +349,11 @@ def check_config(config) -> dict:
     if not (isinstance(rid, str) and ROUND_ID.fullmatch(rid)):
         raise ServerLied(f"the server's round id {str(rid)[:80]!r} is not 1-64 of A-Z a-z 0-9 _ -: refusing to take"
                          " part.")
+    if invitation is not None:
+        if invitation["round_id"] != rid:
+            raise ServerLied(f"the server runs round {rid!r}, but your invitation is for round"
+                             f" {invitation['round_id']!r}: nothing sent.")
+        check_invitation(plan, invitation)
     if not (isinstance(words, list) and all(isinstance(w, str) for w in words)) or len(words) != plan.vocab_size \
             or config.get("vocab_size") != plan.vocab_size or len(set(words)) != len(words):
         raise ServerLied(f"the server's vocabulary ({len(words) if isinstance(words, list) else 'no list'} words)"
@@ -344,9 +380,13 @@ class SecureContributor:
 
     COMMITTEE = False
     """Whether this class takes part in a committee-mode round (:mod:`dptopic.contributor.secure_committee`)."""
+    PINNED = True
+    """Whether the invitation pins this round's plan and mode (:func:`check_invitation`): a single round's does; a
+    cohort's round and the bridge take their plans from the round's cohort plan, which the invitation's cohort layout
+    pins (:mod:`dptopic.contributor.cohort_client`)."""
 
     def __init__(self, config: dict, bow, invitation: dict, state=None, max_epsilon: float | None = None, rng=None):
-        cfg = check_config(config)
+        cfg = check_config(config, invitation if self.PINNED else None)
         self.plan, self.round_id, self.n_topics = cfg["plan"], cfg["round_id"], cfg["n_topics"]
         if bool(self.plan.committee) != self.COMMITTEE:
             raise DPTopicError("the server's round runs the secure sum " + ("with a committee: take part with"
@@ -761,6 +801,6 @@ def state_file_name(round_id: str, contributor: str) -> str:
     return f"secure-sum-{round_id}-{contributor}.json"
 
 
-__all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "LeftOut", "check_config", "quantize",
-           "squared_norm", "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence",
-           "state_file_name"]
+__all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "WrongMode", "LeftOut", "check_config",
+           "check_invitation", "quantize", "squared_norm", "make_shares", "open_shares", "mask", "person_presence",
+           "person_cooccurrence", "state_file_name"]

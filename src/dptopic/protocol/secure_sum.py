@@ -649,6 +649,29 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
     return from_ring(y, bits)
 
 
+def plan_degree(n: int, dropouts: int, collusion: int) -> int:
+    """Neighbours per contributor of a round of ``n`` with ``dropouts`` dropping out and ``collusion`` colluders: the
+    smallest even degree (at least ``2 t + 2``) whose threshold survives ``dropouts`` random dropouts
+    (:data:`LIVENESS_TARGET`), or everyone else; refused (one line) when even everyone else cannot. Memoised."""
+    key = ("degree", int(n), int(dropouts), int(collusion))
+    if key not in _PLAN_MEMO:
+        n, F, t = key[1:]
+        d = 2 * t + 2
+        while d < n - 1 and neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+            d += 2
+        if d >= n - 1:
+            d = n - 1
+            if threshold_of(d, t) > d or neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+                most = max(0, d - threshold_of(d, t))
+                raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no neighbour graph"
+                                     " survives it (each contributor needs {need} of its {d} neighbours, so at"
+                                     " most {most} may drop out): lower {dropouts} or {collusion}, or enroll more"
+                                     " contributors.", "dropouts", F, values={"collusion": t}, n=n,
+                                     need=threshold_of(d, t), d=d, most=most)
+        _PLAN_MEMO[key] = d
+    return _PLAN_MEMO[key]
+
+
 # ----------------------------------------------------------------------------- the noise plan
 RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as the user unit's default
 MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
@@ -807,25 +830,8 @@ class SecureSumPlan:
 
     @property
     def degree(self) -> int:
-        """Neighbours per contributor: the smallest even degree (at least ``2 t + 2``) whose threshold survives
-        ``dropouts`` random dropouts, or everyone else; refused (one line) when even everyone else cannot."""
-        key = ("degree", self.n, self.dropouts, self.collusion)
-        if key not in _PLAN_MEMO:
-            n, F, t = int(self.n), int(self.dropouts), int(self.collusion)
-            d = 2 * t + 2
-            while d < n - 1 and neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
-                d += 2
-            if d >= n - 1:
-                d = n - 1
-                if threshold_of(d, t) > d or neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
-                    most = max(0, d - threshold_of(d, t))
-                    raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no neighbour graph"
-                                         " survives it (each contributor needs {need} of its {d} neighbours, so at"
-                                         " most {most} may drop out): lower {dropouts} or {collusion}, or enroll more"
-                                         " contributors.", "dropouts", F, values={"collusion": t}, n=n,
-                                         need=threshold_of(d, t), d=d, most=most)
-            _PLAN_MEMO[key] = d
-        return _PLAN_MEMO[key]
+        """Neighbours per contributor (:func:`plan_degree` of ``n``, ``dropouts`` and ``collusion``)."""
+        return plan_degree(int(self.n), int(self.dropouts), int(self.collusion))
 
     @property
     def threshold(self) -> int:
