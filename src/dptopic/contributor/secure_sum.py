@@ -517,11 +517,20 @@ class SecureContributor:
         return ids
 
     def _enough(self, ids, what: str, phase: int) -> None:
-        """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours."""
+        """A set the server names for ``phase`` (``what``: its members or uploads): at least N - F contributors
+        (:meth:`_enough_count`), at least T of this one's neighbours (:meth:`_enough_neighbours`)."""
+        self._enough_count(ids, what, phase)
+        self._enough_neighbours(ids, what, phase)
+
+    def _enough_count(self, ids, what: str, phase: int) -> None:
+        """At least N - F contributors in a set the server names: the noise is planned for that many shares."""
         least = self.plan.n - self.plan.dropouts
         if len(ids) < least:
             raise ServerLied(f"the server names {len(ids)} {what} for step {phase}, fewer than the {least} the noise"
                              " was planned for (N - F): nothing sent.")
+
+    def _enough_neighbours(self, ids, what: str, phase: int) -> None:
+        """At least T of this contributor's neighbours in a set the server names."""
         have = ids if isinstance(ids, frozenset) else set(ids)
         mine = sum(1 for v in self.graph[self.me] if v in have)
         if mine < self.T:
@@ -538,20 +547,33 @@ class SecureContributor:
         if not any(k == self._directory_key and roster == shape for k, shape in _ROSTERS):
             self._check_roster_shape(roster)
         self._live()
+        self._check_own_entry(roster)
+        for v in self.graph[self.me]:
+            self._check_entry_signed(v, roster[v])
+            self._check_entry_keys(v, roster[v])
+        self.roster = roster
+        return roster
+
+    def _check_own_entry(self, roster) -> None:
+        """This contributor's own roster entry holds the keys it registered."""
         mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")}
         if mine != self.secrets.public(self.round_id, self.me):
             raise ServerLied("the server's roster does not hold this contributor's keys: nothing sent.")
-        for v in self.graph[self.me]:
-            e = roster[v]
-            entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
-            if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
-                raise ServerLied(f"the server's roster entry for {v[:40]!r} is not signed by that member's invitation"
-                                 " key: nothing sent.")
-            if not all(valid_x25519(k) for k in [e["c"], *e["s"]]):
-                raise ServerLied(f"the server's roster entry for {v[:40]!r} holds a key that is not a valid X25519 key"
-                                 " of full order: nothing sent.")
-        self.roster = roster
-        return roster
+
+    def _check_entry_signed(self, v: str, e: dict) -> None:
+        """Member ``v``'s roster entry ``e`` is signed by ``v``'s invitation key (the server cannot put keys of its
+        own in a member's place)."""
+        entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
+        if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
+            raise ServerLied(f"the server's roster entry for {v[:40]!r} is not signed by that member's invitation key:"
+                             " nothing sent.")
+
+    def _check_entry_keys(self, v: str, e: dict) -> None:
+        """Member ``v``'s roster entry ``e`` holds X25519 keys of full order (a low-order key makes every agreement
+        with it public)."""
+        if not all(valid_x25519(k) for k in [e["c"], *e["s"]]):
+            raise ServerLied(f"the server's roster entry for {v[:40]!r} holds a key that is not a valid X25519 key of"
+                             " full order: nothing sent.")
 
     def _check_roster_shape(self, roster) -> None:
         """What a roster must be whoever reads it (N entries to look at): exactly the directory's members, every entry
@@ -651,17 +673,11 @@ class SecureContributor:
             raise LeftOut(f"the server left this contributor out of step {phase}.")
         if phase == 1:
             kept = self._check_kept(view.get("kept"))
-            signed0 = self.st["signed"].get("0")
-            if signed0 is None or not member_set <= set(signed0["uploaded"]):
-                raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
-                                 " nothing sent.")
+            self._check_members_of_step1(member_set)
         else:
             kept = None
         self._enough(member_set, "members", phase)
-        before = self.st["masked_with"].get(str(phase))
-        if before is not None and before != sorted(members):
-            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
-                             " nothing sent.")
+        self._check_same_members(phase, members)
         if self.roster is None:
             raise DPTopicError("the roster is needed before an upload (check_roster).")
 
@@ -676,6 +692,20 @@ class SecureContributor:
                     "signature": sign(self.key, upload_message(self.round_id, phase, self.me, body))}
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["signature"]
+
+    def _check_members_of_step1(self, member_set: frozenset) -> None:
+        """Step 1's members all uploaded in step 0, as this contributor signed that step's set."""
+        signed0 = self.st["signed"].get("0")
+        if signed0 is None or not member_set <= set(signed0["uploaded"]):
+            raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
+                             " nothing sent.")
+
+    def _check_same_members(self, phase: int, members: list) -> None:
+        """A step's members are the ones this contributor masked with, if it did (a resumed run)."""
+        before = self.st["masked_with"].get(str(phase))
+        if before is not None and before != sorted(members):
+            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
+                             " nothing sent.")
 
     def _masked_set(self, phase: int) -> frozenset | None:
         """The members this contributor masked with in ``phase`` (from its state), as a set made once."""
@@ -700,13 +730,17 @@ class SecureContributor:
             return uploaded
         if self.me not in up:
             raise LeftOut(f"the server does not count this contributor's upload of step {phase}.")
+        self._check_uploads_masked(phase, up, uploaded, masked_set)
+        self._enough(up, "uploads", phase)
+        self._sets[("uploaded", phase)] = up
+        return uploaded
+
+    def _check_uploads_masked(self, phase: int, up: frozenset, uploaded: list, masked_set: frozenset) -> None:
+        """Every upload the server names is of a member this contributor masked with."""
         if not up <= masked_set:
             stray = next(i for i in uploaded if i not in masked_set)
             raise ServerLied(f"the server names {stray[:40]!r} among the uploads of step {phase}, who was not a member"
                              " this contributor masked with: nothing sent.")
-        self._enough(up, "uploads", phase)
-        self._sets[("uploaded", phase)] = up
-        return uploaded
 
     def consistency(self, phase: int, view: dict) -> dict:
         """``POST /v1/secure/consistency/{phase}``: this contributor's signature over the set of uploads the server
@@ -731,8 +765,11 @@ class SecureContributor:
 
     def _confirmed(self, phase: int, uploaded: frozenset, signatures) -> None:
         """Require ``T`` valid signatures of this contributor's own neighbours over its own set of uploads (verified
-        until ``T`` are found): a server that showed its neighbourhood two sets is caught here, before anything is
-        revealed."""
+        until ``T`` are found), before anything is revealed. Honest contributors sign one set per step, so no two
+        sets gather ``T`` signatures among one contributor's ``d`` neighbours (``2 T - t > d``): this contributor
+        acts on the one set its own neighbourhood signed, and contributors close on the ring act on the same set
+        (:mod:`dptopic.protocol.secure_sum`'s note). Signatures from anyone else count for nothing: a server can
+        gather those for any set it likes."""
         if not isinstance(signatures, dict):
             raise ServerLied(f"the server's consistency signatures of step {phase} are not an object: nothing"
                              " revealed.")
@@ -754,28 +791,40 @@ class SecureContributor:
         self._live()
         uploaded = self._uploaded(phase, view)
         up = self._id_set(uploaded, f"uploads of step {phase}")
-        signed = self.st["signed"].get(str(phase))
-        if signed is None or signed["digest"] != set_digest(up):
-            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
-                             " one you signed: nothing revealed.")
+        self._check_signed_set(phase, up)
         if self.held is None:
             raise DPTopicError("the shares are needed before the unmasking (take_shares).")
 
         def make():
             self._confirmed(phase, up, signatures)
-            for u in self.graph[self.me]:
-                if u in up and len(up.intersection(self.graph[u])) < self.T:
-                    raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
-                                     " neighbours: its self-mask seed would unmask its upload alone; nothing"
-                                     " revealed.")
-            masked = self._masked_set(phase)
-            held = {s: sh for s, sh in self.held.items() if s in masked}
+            self._check_uploaders(up)
+            held = self._answerable(phase)
             answers = self.log.answer(phase, held, up, frozenset(s for s in held if s not in up))   # held: masked
             self.st["revealed"] = self.log.revealed
             return {"answers": answers,
                     "signature": sign(self.key, answers_message(self.round_id, phase, self.me, answers))}
         sent = self._once(f"unmask{phase}", make)
         return {"contributor": self.me, **sent}
+
+    def _check_signed_set(self, phase: int, up: frozenset) -> None:
+        """The set of uploads an unmasking is asked over is the one this contributor signed for the step."""
+        signed = self.st["signed"].get(str(phase))
+        if signed is None or signed["digest"] != set_digest(up):
+            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
+                             " one you signed: nothing revealed.")
+
+    def _check_uploaders(self, up: frozenset) -> None:
+        """Each neighbour the set counts as uploaded has ``T`` of its own neighbours in it: its self-mask seed is
+        revealed only while more than ``d/2`` honest neighbours' masks stay on its upload."""
+        for u in self.graph[self.me]:
+            if u in up and len(up.intersection(self.graph[u])) < self.T:
+                raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
+                                 " neighbours: its self-mask seed would unmask its upload alone; nothing revealed.")
+
+    def _answerable(self, phase: int) -> dict:
+        """The shares this contributor may answer for in ``phase``: those of the members it masked with."""
+        masked = self._masked_set(phase)
+        return {s: sh for s, sh in self.held.items() if s in masked}
 
     def finish(self, outcome: str) -> None:
         """The round is over (``outcome``: released, or failed and why): the secrets are wiped from the state file;
