@@ -95,13 +95,10 @@ class CommitteeContributor(SecureContributor):
         kept = self._check_kept(view.get("kept")) if phase == 1 else None
         if phase == 1 and self._masked_set(0) is None:
             raise LeftOut("this contributor did not upload in step 0.")
-        if phase == 1 and not member_set <= self._masked_set(0):
-            raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
+        if phase == 1:
+            self._check_members_of_step1(member_set)
         self._enough(member_set, "members", phase)
-        before = self.st["masked_with"].get(str(phase))
-        if before is not None and before != sorted(members):
-            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
-                             " nothing sent.")
+        self._check_same_members(phase, members)
 
         def make():
             self.st["masked_with"][str(phase)] = sorted(member_set)
@@ -131,6 +128,12 @@ class CommitteeContributor(SecureContributor):
                                                                   header))}
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["header"], sent["blobs"], sent["signature"]
+
+    def _check_members_of_step1(self, member_set: frozenset) -> None:
+        """Step 1's members were all members of step 0 (in committee mode only the committee signs a set of
+        uploads)."""
+        if not member_set <= self._masked_set(0):
+            raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
 
     # ------------------------------------------------------------ committee members only
     def _member(self) -> None:
