@@ -104,3 +104,31 @@ def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
         en.read_invitation(plain)
     with pytest.raises(ParameterError, match="committee"):
         en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes", collusion=0)
+
+
+def test_every_invitation_and_the_directory_pin_the_operators_plan(tmp_path):
+    """The operator's F and t (default a tenth and ceil(log2 N) + 1) are in every invitation and the directory, read
+    back as written; a plan no round can carry is refused before anything is written, and a file whose plan is
+    malformed or for another size is refused in one line."""
+    s = en.make_invitations(tmp_path / "k", 40, tmp_path / "inv", round_id="r", dropouts=4, collusion=7)
+    pinned = {"count": 40, "dropouts": 4, "collusion": 7}
+    assert s["layout"] == pinned and en.read_directory(tmp_path / "inv" / "directory.json")["layout"] == pinned
+    first = tmp_path / "inv" / "invitation-0001.json"
+    assert en.read_invitation(first)["layout"] == pinned
+    assert en.make_invitations(tmp_path / "k", 100, tmp_path / "d", round_id="r")["layout"] == {
+        "count": 100, "dropouts": 10, "collusion": ss.default_collusion(100)}
+    for kw, why in (({"collusion": 4}, "leave no honest noise share"), ({"dropouts": 5}, "must lie in"),
+                    ({"dropouts": 4, "collusion": 1, "count": 10}, "no neighbour graph survives"),
+                    ({"collusion": -1}, "collusion")):
+        with pytest.raises(ParameterError, match=why):
+            en.make_invitations(tmp_path / "k", kw.pop("count", 5), tmp_path / "bad", **kw)
+    assert not (tmp_path / "bad").exists()
+    for layout in ({"count": 40, "dropouts": 4}, {"count": 40, "dropouts": 4, "collusion": True},
+                   {"count": 41, "dropouts": 4, "collusion": 7}, {"count": 40, "dropouts": 4, "collusion": 39}):
+        doc = {**json.loads(first.read_text()), "layout": layout}
+        (tmp_path / "edited.json").write_text(json.dumps(doc))
+        with pytest.raises(DPTopicError, match="plan \\(layout\\)"):
+            en.read_invitation(tmp_path / "edited.json")
+    older = {k: v for k, v in json.loads(first.read_text()).items() if k != "layout"}     # an older dptopic's
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert en.read_invitation(tmp_path / "older.json")["layout"] is None
