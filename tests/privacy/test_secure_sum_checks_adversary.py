@@ -659,6 +659,9 @@ class Check:
     loosened: object = None
 
 
+ONE_CONSISTENT_VIEW = pointed("test_secure_sum_adversary",
+                              "test_one_consistent_view_with_the_targets_neighbours_dropped_is_refused")
+
 CHECKS = [
     # joining: the plan the invitation pins
     Check("the server's plan is the one the invitation pins (N, F, t) and its mode", "cs.check_invitation",
@@ -693,7 +696,7 @@ CHECKS = [
     Check("the uploads: at least N - F", "SecureContributor._enough_count", dropped_beyond_the_tolerance,
           _only_for("uploads", "_enough_count")),
     Check("the uploads: at least T of its neighbours", "SecureContributor._enough_neighbours",
-          pointed("test_secure_sum_adversary", "test_one_consistent_view_with_the_targets_neighbours_dropped_is_refused"),
+          ONE_CONSISTENT_VIEW,
           _only_for("uploads", "_enough_neighbours")),
     Check("one set of uploads signed per step", "SecureContributor._sign_once", sign_everything,
           lambda self, phase, up, message: (self.st["signed"].setdefault(str(phase), {
@@ -707,7 +710,7 @@ CHECKS = [
     Check("T valid signatures over its set at all", "SecureContributor._confirmed", sign_everything),
     Check("each neighbour counted as uploaded has T of its neighbours among the uploads",
           "SecureContributor._check_uploaders",
-          pointed("test_secure_sum_adversary", "test_one_consistent_view_with_the_targets_neighbours_dropped_is_refused")),
+          ONE_CONSISTENT_VIEW),
     Check("it answers only for the members it masked with", "SecureContributor._answerable",
           answers_for_a_member_not_masked_with, lambda self, phase: dict(self.held)),
     Check("one secret of each neighbour, never both", "cs.RevealLog.answer",

@@ -459,10 +459,9 @@ def cmd_invite(a) -> None:
                   + (f" and --cohort-size {a.cohort_size}{' --secure-committee auto' if a.committee else ''});"
                      f" {s['cohorts']} cohorts, {s['delegates']} delegates each"
                      " (their invitations also to the bridge)." if a.cohort_size is not None
-                     else " and --secure-committee auto)." if a.committee else ").")
-                  + (f" They pin the plan: up to {s['layout']['dropouts']} dropping out and"
-                     f" {s['layout']['collusion']} colluding (the server takes it; each contributor refuses another)."
-                     if a.cohort_size is None else ""), markup=False)
+                     else " and --secure-committee auto)." if a.committee else ").") + ("" if a.cohort_size else
+                  f" They pin up to {s['layout']['dropouts']} dropping out and {s['layout']['collusion']} colluding."),
+                  markup=False)
 
 
 # ----------------------------------------------------------------------------- dptopic experiment secure-sum
