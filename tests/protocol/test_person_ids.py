@@ -3,12 +3,17 @@ invitation its person, the directory each number's pseudonym under the enrollmen
 with nothing written."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("cryptography")
 
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol.person_ids import check_person_ids, read_person_ids, seat_by_person
+from dptopic.protocol import enrollment as en
+from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory, read_cohort_invitation
+from dptopic.protocol.person_ids import check_person_ids, people_of, read_person_ids, seat_by_person
 
 PEOPLE = [f"dev{i:02d}@example.org" for i in range(12)]
 
@@ -58,6 +63,64 @@ def test_ids_in_python_are_checked_as_a_files_are():
                        ([1], "not a string"), ("ab", "a list")):
         with pytest.raises(ParameterError, match=match):
             check_person_ids(bad)
+
+
+def test_invitations_name_their_people_in_a_random_order_and_the_directory_their_pseudonyms(tmp_path):
+    ledger = DatasetLedger(tmp_path / "l.sqlite")
+    s = en.make_invitations(tmp_path / "k", None, tmp_path / "inv", round_id="r1", collusion=1, ids=PEOPLE,
+                            ledger=ledger)
+    assert s["count"] == len(PEOPLE) and s["people"] == len(PEOPLE)
+    invitations = en.read_invitations(tmp_path / "inv")
+    named = [inv["person"] for inv in invitations]
+    assert sorted(named) == sorted(PEOPLE) and named != PEOPLE      # 12! orders: the file's by chance 2e-9
+    d = en.read_directory(tmp_path / "inv" / "directory.json")
+    context, pseudonyms = people_of(d)
+    assert context == "r1" and set(pseudonyms) == set(d["members"])
+    for inv in invitations:     # each number's pseudonym is its person's, as the ledger makes it
+        assert pseudonyms[inv["contributor"]] == ledger.pseudonyms([inv["person"]], "r1")[0]
+    text = (tmp_path / "inv" / "directory.json").read_text()
+    assert not any(p in text for p in PEOPLE)                      # the server's file names no one
+
+
+def test_a_directory_whose_people_were_altered_is_refused(tmp_path):
+    en.make_invitations(tmp_path / "k", None, tmp_path / "inv", round_id="r1", collusion=1, ids=PEOPLE[:4],
+                        ledger=tmp_path / "l.sqlite")
+    path = tmp_path / "inv" / "directory.json"
+    d = json.loads(path.read_text())
+    swapped = dict(d["people"]["pseudonyms"])
+    swapped["0001"], swapped["0002"] = swapped["0002"], swapped["0001"]
+    for people, match in (({**d["people"], "pseudonyms": swapped}, "altered after the operator signed"),
+                          ({**d["people"], "pseudonyms": {k: v for k, v in swapped.items() if k != "0001"}},
+                           "name 3 invitations, its members 4"),
+                          ({"pseudonyms": "x"}, "malformed")):
+        path.write_text(json.dumps({**d, "people": people}))
+        with pytest.raises(DPTopicError, match=match):
+            en.read_directory(path)
+
+
+@pytest.mark.parametrize("count, ids, ledger, match", [
+    (None, PEOPLE[:5] + [PEOPLE[0].upper()], "l", r"ids\[0\] and ids\[5\] name one person"),
+    (7, PEOPLE[:6], "l", r"ids names 6 people and count=7"),
+    (5, PEOPLE[:6], "l", r"ids names 6 people and count=5"),
+    (None, PEOPLE[:6], None, "give ledger too"),
+    (None, PEOPLE[:2], "l", "count=2"),
+])
+def test_invitations_for_bad_ids_are_refused_in_one_line_with_nothing_written(tmp_path, count, ids, ledger, match):
+    with pytest.raises(ParameterError, match=match):
+        en.make_invitations(tmp_path / "k", count, tmp_path / "inv", collusion=1, ids=ids,
+                            ledger=None if ledger is None else tmp_path / ledger)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []        # no key, no folder, no ledger
+
+
+def test_a_round_in_cohorts_names_its_people_for_the_whole_round(tmp_path):
+    ledger = DatasetLedger(tmp_path / "l.sqlite")
+    people = [f"p{i:02d}@x.org" for i in range(24)]
+    make_cohort_invitations(tmp_path / "k", None, tmp_path / "inv", 12, 0, 1, "big", ids=people, ledger=ledger)
+    d = read_cohort_directory(tmp_path / "inv" / "directory.json")
+    context, pseudonyms = people_of(d)
+    invitations = [read_cohort_invitation(f) for f in sorted((tmp_path / "inv").glob("invitation-*.json"))]
+    assert context == "big" and sorted(inv["person"] for inv in invitations) == people
+    assert all(pseudonyms[inv["contributor"]] == ledger.pseudonyms([inv["person"]], "big")[0] for inv in invitations)
 
 
 def test_a_simulation_seats_each_invitation_with_its_person():
