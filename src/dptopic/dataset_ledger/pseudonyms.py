@@ -25,8 +25,8 @@ import re
 from ..errors import ParameterError
 
 COLLECTION = "collection"
-"""The context of the pseudonym a contributor sends a collection server (``dptopic serve --ledger``) with its local
-reports or FedLDA updates: one per person and ledger."""
+"""The context of the pseudonym a contributor sends a collection server (one that charges a dataset ledger) with its
+local reports or FedLDA updates: one per person and ledger."""
 
 PSEUDONYM = re.compile(r"[0-9a-f]{48}")
 """A pseudonym as written (used with fullmatch): 48 lowercase hex digits (the SIV and the 8 bytes it encrypts)."""
