@@ -62,7 +62,8 @@ def test_a_served_round_and_a_central_release_compose_on_the_person_whatever_the
 
     L, by_id = tmp_path / "l.sqlite", tmp_path / "by_id.sqlite"
     _central(tmp_path, L)
-    shutil.copy(L, by_id)           # the same central release, its key inside: the rounds charged by id below
+    for f in tmp_path.glob("l.sqlite*"):     # the same central release and key (beside it, or in it): below, the
+        shutil.copy(f, tmp_path / f.name.replace("l.sqlite", "by_id.sqlite", 1))     # rounds charged by id
     plans = [_round_over_http(tmp_path / "r1", L, PEOPLE, "r1"),
              _round_over_http(tmp_path / "r2", L, PEOPLE[::-1], "r2")]      # each numbered in a random order
     numbers = [{json.loads(f.read_text())["person"]: json.loads(f.read_text())["contributor"]
