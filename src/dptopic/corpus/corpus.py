@@ -29,7 +29,7 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from . import records
-from .identity import mix64, text_digests, token_digests
+from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_keys, token_list_ids
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     Preprocessor,
@@ -384,10 +384,14 @@ class Corpus:
     content_keys : optional per-document digest of its text as read (:mod:`dptopic.corpus.identity`; the readers
         of text set it), by which the dataset ledger knows a document; without it the ledger knows each document by
         its bag of words.
+    token_keys : optional :class:`~dptopic.corpus.identity.TokenKeys`, one row per document: its token bag before
+        the vocabulary's cut, its sketch and its length, taken in the pass that read it (the readers of text set it),
+        by which the ledger also knows it (docs/research/identity.md).
     """
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
-                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None):
+                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None,
+                 token_keys=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -405,6 +409,9 @@ class Corpus:
                 raise DPTopicError(f"content_keys must hold one 64-bit digest per document ({self.n_docs}), not an"
                                    f" array of shape {keys.shape}.")
             self.content_keys = keys.astype(np.uint64, copy=False)
+        if token_keys is not None and (not isinstance(token_keys, TokenKeys) or len(token_keys) != self.n_docs):
+            raise DPTopicError(f"token_keys must be TokenKeys of one row per document ({self.n_docs}).")
+        self.token_keys = token_keys
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -513,7 +520,8 @@ class Corpus:
                                keep_urls=bool(keep_urls))
             toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                         user_ids=user_ids, content_keys=text_digests(texts))
+                                         user_ids=user_ids, content_keys=text_digests(texts),
+                                         token_keys=token_keys(*token_list_ids(toks)))
         if not isinstance(keep_urls, (bool, np.bool_)):
             raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
                                " addresses and @handles) or False (drop them, the default).")
@@ -525,7 +533,7 @@ class Corpus:
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
                                                         min_length, bool(keep_urls)), user_ids=user_ids,
-                                     content_keys=text_digests(texts))
+                                     content_keys=text_digests(texts), token_keys=token_keys(*token_list_ids(toks)))
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -553,11 +561,11 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
         return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                     content_keys=token_digests(docs))
+                                     content_keys=token_digests(docs), token_keys=token_keys(*token_list_ids(docs)))
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                          reading=None, user_ids=None, content_keys=None):
+                          reading=None, user_ids=None, content_keys=None, token_keys=None):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
@@ -582,7 +590,7 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
-                          content_keys=content_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                          content_keys=content_keys, token_keys=token_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
@@ -591,7 +599,7 @@ class Corpus:
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
-                user_ids=None, content_keys=None) -> "Corpus":
+                user_ids=None, content_keys=None, token_keys=None) -> "Corpus":
         """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
         if user_ids is not None:
             user_ids = check_user_ids(user_ids, len(docs))
@@ -621,6 +629,7 @@ class Corpus:
                                   doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
                                   user_ids=None if user_ids is None else [user_ids[i] for i in keep],
                                   content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
+                                  token_keys=None if token_keys is None else token_keys.take(np.asarray(keep, np.int64)),
                                   n_empty_dropped=n_drop, metadata=metadata)
 
     @classmethod
@@ -775,7 +784,8 @@ class Corpus:
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                       metadata=self.metadata, user_ids=pick(self.user_ids),
-                      content_keys=None if self.content_keys is None else self.content_keys[idx])
+                      content_keys=None if self.content_keys is None else self.content_keys[idx],
+                      token_keys=None if self.token_keys is None else self.token_keys.take(idx))
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)
@@ -853,7 +863,8 @@ class Corpus:
         self._check_split(test_size, "a split by person")
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
-            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys)
+            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys,
+            token_keys=self.token_keys)
         k = (int(key) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
         side: dict = {}
         for u in ids:
@@ -894,7 +905,7 @@ class Corpus:
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
-                     content_keys=self.content_keys,
+                     content_keys=self.content_keys, token_keys=self.token_keys,
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
@@ -959,6 +970,9 @@ class Corpus:
                 "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         keys = {} if self.content_keys is None else {"content_keys": self.content_keys}  # the ledger's identity
+        if self.token_keys is not None:     # and its token bags and sketches, with the sketch's parameters
+            keys.update(self.token_keys.arrays())
+            meta["sketch_params"] = SKETCH_PARAMS
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8), **keys)
         atomic_write_bytes(path, buf.getvalue(), private=True)  # documents: readable by their owner only (0600)
@@ -992,6 +1006,7 @@ class Corpus:
                 meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]
                 keys = z["content_keys"] if "content_keys" in z.files else None
+                tokens = {f: z[f] for f in z.files if f.startswith("token_")}
         except DPTopicError:
             raise
         except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:    # cut short or damaged
@@ -1020,8 +1035,12 @@ class Corpus:
         if isinstance(n_drop, bool) or not isinstance(n_drop, int) or n_drop < 0 or not isinstance(extra, (dict, type(None))):
             raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
         try:
+            # token keys made with other sketch parameters are left out (a ledger compares sketches of one kind)
+            tk = (TokenKeys.from_arrays(tokens, len(ptr) - 1) if meta.get("sketch_params") == SKETCH_PARAMS
+                  else None)
             return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"), content_keys=keys)
+                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"), content_keys=keys,
+                       token_keys=tk)
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 
