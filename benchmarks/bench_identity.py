@@ -347,6 +347,17 @@ def run_people(a) -> dict:
     ids_present = set(n_ids) | set(s_ids)
     alias_pairs_present = {tuple(sorted((x, y))) for x, y in aliases if x in ids_present and y in ids_present}
     out["real"] = []
+    everything = dict(ID_LINK_PARAMS, max_holders=50, min_shared=1, min_share=0.0)
+    shared, _, _ = releases_links([(n_texts, n_ids), (s_texts, s_ids)], everything)
+    top = sorted(shared, key=lambda r: -r[2])[:8]
+    out["sharing"] = {"pairs_sharing_a_document": len(shared),
+                      "pairs_sharing_3+": sum(1 for r in shared if r[2] >= 3),
+                      "largest_share_of_3+": max((r[2] / r[3] for r in shared if r[2] >= 3), default=0.0),
+                      "most_shared": [[r[2], r[3], same_person(truth, r[0], r[1])] for r in top]}
+    print(f"id pairs sharing a counted document (held by at most 50 ids): {len(shared)}; sharing 3 or more:"
+          f" {out['sharing']['pairs_sharing_3+']}, whose largest share of the id with fewer is"
+          f" {out['sharing']['largest_share_of_3+']:.3f}; most shared (shared, fewer, .mailmap alias):"
+          f" {out['sharing']['most_shared']}", flush=True)
     for params in grids:
         t = time.perf_counter()
         links, names, _ = releases_links([(n_texts, n_ids), (s_texts, s_ids)], params)
@@ -368,10 +379,7 @@ def run_people(a) -> dict:
               flush=True)
     # re-keyed copies of numpy's commits: sha256 pseudonyms, and the e-mails upper-cased
     out["rekeyed"] = []
-    eligible_docs = Counter()
     _, docs_n = read(n_texts)
-    for e, n in zip(n_ids, docs_n.lengths.tolist()):
-        eligible_docs[e] += n >= ID_LINK_PARAMS["min_tokens"]
     for label, key in (("sha256 pseudonyms", pseudonym), ("upper-cased e-mails", str.upper)):
         for params in grids[:1] if not a.sweep else grids:
             links, names, _ = releases_links([(n_texts, n_ids), (n_texts, [key(e) for e in n_ids])], params)
@@ -381,7 +389,11 @@ def run_people(a) -> dict:
             ids = set(n_ids)
             linked_ids = {x for x, y, *_ in links if twin.get(y) == x} | {y for x, y, *_ in links if twin.get(x) == y}
             covered = sum(1 for e in n_ids if e in linked_ids)
-            enough = {e for e in ids if eligible_docs[e] >= params["min_shared"]}
+            bags: dict = {}             # each id's distinct token bags of min_tokens tokens or more
+            for e, bag, n in zip(n_ids, docs_n.bags.tolist(), docs_n.lengths.tolist()):
+                if n >= params["min_tokens"]:
+                    bags.setdefault(e, set()).add(bag)
+            enough = {e for e in ids if len(bags.get(e, ())) >= params["min_shared"]}
             res = {"copy": label, "params": params, "ids": len(ids), "ids_with_enough_documents": len(enough),
                    "ids_linked_to_their_copy": len(linked_ids), "other_pairs_linked": wrong,
                    "commits_of_linked_ids": covered, "commits": len(n_ids)}
@@ -389,6 +401,8 @@ def run_people(a) -> dict:
             print(f"{label} {params}: {len(linked_ids)} of {len(ids)} ids linked to their copy ({len(enough)} hold at"
                   f" least {params['min_shared']} documents of {params['min_tokens']}+ tokens), {covered:,} of"
                   f" {len(n_ids):,} commits; other pairs linked: {wrong}", flush=True)
+            if wrong:
+                res["other_pairs"] = [(x, y) for x, y, *_ in links if twin.get(y) != x and twin.get(x) != y][:5]
     upper = case_links(sorted(set(n_ids)) + sorted({e.upper() for e in n_ids}))
     out["case_links_upper"] = {"pairs": len(upper), "ids": len(set(n_ids))}
     print(f"upper-cased e-mails joined by case_links: {len(upper)} of {len(set(n_ids))} (ids already upper-case have"

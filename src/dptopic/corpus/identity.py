@@ -131,8 +131,11 @@ def token_bag_digests(doc_ptr, token_ids, words=None, *, hashes=None) -> np.ndar
     ``token_ids[doc_ptr[d]:doc_ptr[d + 1]]``, numbers of ``words`` (strings; or their :func:`word_hashes`, ``hashes``),
     as the tokenizer produced them, before any vocabulary's cut. Order-free: a multiset digest, equal for two documents
     exactly when they hold the same words the same number of times (up to a 2**-64 chance). The same function as
-    :func:`bag_digests`, so a count matrix of the same words and counts has the same digest."""
-    return bag_digests(doc_ptr, token_ids, words, hashes=hashes)
+    :func:`bag_digests`, so a count matrix of the same words and counts has the same digest; 0 (no key) for a
+    document of no token, known by its text alone."""
+    out = bag_digests(doc_ptr, token_ids, words, hashes=hashes)
+    out[np.diff(np.asarray(doc_ptr, dtype=np.int64)) == 0] = 0
+    return out
 
 
 SKETCH_PARAMS = {"scheme": "minhash-affine32", "features": "token multiset", "num_perm": 128, "bands": 32, "rows": 4,
@@ -278,9 +281,7 @@ def token_keys(doc_ptr, token_ids, words=None, *, hashes=None) -> TokenKeys:
         band_hashes(part, R, _BAND_SEEDS, bands[start:stop])
         signature_bytes(part, compact[start:stop])
     lengths = np.diff(doc_ptr).astype(np.int32)
-    bags = bag_digests(doc_ptr, token_ids, hashes=word_hash)
-    bags[lengths == 0] = 0          # no token, no token bag: an empty document is known by its text alone
-    return TokenKeys(bags, bands, compact, lengths)
+    return TokenKeys(token_bag_digests(doc_ptr, token_ids, hashes=word_hash), bands, compact, lengths)
 
 
 def sketch_bands(doc_ptr, token_ids, words=None, *, hashes=None) -> np.ndarray:

@@ -29,7 +29,7 @@ SKETCH_THRESHOLD = 0.7
 """The estimated Jaccard similarity at which two sketched documents are one (measured in docs/research/identity.md;
 ``SKETCH_PARAMS["threshold"]`` of :mod:`dptopic.corpus.identity`, which records it with the sketches' parameters)."""
 
-ID_LINK_PARAMS = {"min_tokens": 5, "max_holders": 3, "min_shared": 3, "min_share": 0.5}
+ID_LINK_PARAMS = {"min_tokens": 3, "max_holders": 3, "min_shared": 3, "min_share": 0.5}
 """The rule of :func:`id_links`, measured on the numpy and scipy commit histories (docs/research/identity.md):
 documents of fewer than ``min_tokens`` tokens, or held by more than ``max_holders`` people, are no evidence; two ids
 are one person when they share at least ``min_shared`` documents that are, and these make at least ``min_share`` of
