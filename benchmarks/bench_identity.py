@@ -41,7 +41,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import draw_words, machine, peak_rss_bytes  # noqa: E402
 from dptopic.corpus import Corpus  # noqa: E402
-from dptopic.corpus.identity import SKETCH_PARAMS, token_keys, token_list_ids  # noqa: E402
+from dptopic.corpus.identity import (  # noqa: E402
+    READ_MIN_TOKENS,
+    SKETCH_PARAMS,
+    bag_digests,
+    token_keys,
+    token_list_ids,
+)
 from dptopic.corpus.ledger_documents import documents_of  # noqa: E402
 from dptopic.corpus.preprocess import Preprocessor  # noqa: E402
 from dptopic.dataset_ledger.people import (  # noqa: E402
@@ -52,6 +58,8 @@ from dptopic.dataset_ledger.people import (  # noqa: E402
     document_links,
     id_links,
     read_aliases,
+    sketch_agreement,
+    sketch_candidates,
 )
 
 FIELDS = ("digests", "bags", "read_bags", "bands", "signatures", "lengths")
@@ -81,7 +89,7 @@ def real_corpora(a) -> dict:
     for name in ("numpy", "scipy"):
         if getattr(a, name):
             out[name] = commits(getattr(a, name))[0]
-    return out
+    return {k: v[:a.max_docs] for k, v in out.items()}
 
 
 def read(texts, vocabulary=None) -> tuple[Corpus, object]:
@@ -165,6 +173,18 @@ def real_links(texts_by: dict) -> dict:
                         "in_order_below_0.5": int((io < 0.5).sum()), "lowest_jaccard": rs[:6],
                         "lowest_in_order": sorted(rs, key=lambda r: r["in_order"])[:6]}
         out["near"][key] = by
+    cand = sketch_candidates(np.where(np.isin(np.arange(len(f["bags"])), np.unique(f["bags"], return_index=True)[1])
+                                      [:, None], f["bands"], np.uint64(0)))
+    out["sketch_candidates"] = {"pairs": len(cand), "verified": int(
+        (sketch_agreement(f["signatures"][cand[:, 0]], f["signatures"][cand[:, 1]]) >= SKETCH_PARAMS["threshold"]).sum()
+        if len(cand) else 0)}
+    out["across_examples"] = {}
+    for i, j in pairs.tolist():
+        a, b = names[owner[i]], names[owner[j]]
+        if a != b:
+            out["across_examples"].setdefault(f"{a}+{b}", []).append([texts_by[a][local[i]][:60],
+                                                                      texts_by[b][local[j]][:60]])
+    out["across_examples"] = {k: v[:8] for k, v in out["across_examples"].items()}
     out["within"] = {k: dict(v) for k, v in out["within"].items()}
     out["across"] = {k: dict(v) for k, v in out["across"].items()}
     return out
@@ -265,10 +285,59 @@ def rewrites(texts_by: dict, seed: int) -> dict:
     return out
 
 
+def join_probability() -> list:
+    """The chance that two sketched documents whose token multisets have Jaccard similarity s are joined: a band in
+    common (1 - (1 - s**rows)**bands) and a signature agreement, over num_perm 8-bit values that agree with
+    probability s + (1 - s)/256, of at least the threshold (corrected as sketch_agreement corrects it)."""
+    from scipy.stats import binom
+
+    K, B, R, t = (SKETCH_PARAMS[k] for k in ("num_perm", "bands", "rows", "threshold"))
+    need = int(np.ceil(K * (t + (1 - t) / 256) - 1e-9))
+    rows = []
+    for s in (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 14 / 16, 15 / 16):
+        band = 1 - (1 - s**R) ** B
+        verify = binom.sf(need - 1, K, s + (1 - s) / 256)
+        rows.append({"jaccard": round(s, 4), "candidate": band, "verified": float(verify),
+                     "joined_at_most": min(band, float(verify))})
+    return rows
+
+
+def short_bags_as_read(texts_by: dict) -> dict:
+    """For each corpus, how many bags as read (no minimum length) are equal between documents of different token
+    bags, by whether they hold fewer than READ_MIN_TOKENS tokens (and how many of those are empty)."""
+    out = {}
+    for name, texts in texts_by.items():
+        c, d = read(texts)
+        full = bag_digests(c.doc_ptr, c.word_ids, c.vocabulary.words)
+        n = c.doc_lengths
+        seen: dict = {}
+        row = Counter()
+        for i, (r, b) in enumerate(zip(full.tolist(), d.bags.tolist())):
+            bags = seen.setdefault(r, set())
+            if bags and b not in bags:
+                row["empty" if n[i] == 0 else "short" if n[i] < READ_MIN_TOKENS else "long"] += 1
+            bags.add(b)
+        out[name] = dict(row)
+    return out
+
+
 def run_documents(a) -> dict:
+    print("the chance two documents are joined, by their Jaccard similarity (at most the lesser of the two):")
+    model = join_probability()
+    for r in model:
+        print(f"  s = {r['jaccard']:.3f}: a band in common {r['candidate']:.3g}, the signatures agree enough"
+              f" {r['verified']:.3g}")
     texts_by = real_corpora(a)
     t = time.perf_counter()
+    short = short_bags_as_read(texts_by)
+    print(f"bags as read equal between different token bags (empty / under {READ_MIN_TOKENS} tokens / more): "
+          + "; ".join(f"{k} {v.get('empty', 0)} / {v.get('short', 0)} / {v.get('long', 0)}" for k, v in short.items()))
     links = real_links(texts_by)
+    links["short_bags_as_read"] = short
+    print(f"sketch candidates (a band in common, one per distinct token bag): {links['sketch_candidates']['pairs']:,};"
+          f" verified: {links['sketch_candidates']['verified']:,}")
+    for key, ex in links["across_examples"].items():
+        print(f"  {key}: {ex[:4]}")
     print("documents joined (pairs, by kind):")
     for key, v in {**links["within"], **links["across"]}.items():
         print(f"  {key:14s} {v}")
@@ -277,7 +346,7 @@ def run_documents(a) -> dict:
             print(f"  {key}: {v['pairs']} pairs joined by the {kind} alone; their token multisets' Jaccard min"
                   f" {v['jaccard_min']:.3f}, median {v['jaccard_median']:.3f}; in-order share < 0.5:"
                   f" {v['in_order_below_0.5']}")
-    out = {"links": links, "rewrites": rewrites(texts_by, a.seed), "sketch": SKETCH_PARAMS,
+    out = {"links": links, "rewrites": rewrites(texts_by, a.seed), "sketch": SKETCH_PARAMS, "model": model,
            "seconds": round(time.perf_counter() - t, 1)}
     return out
 
@@ -426,7 +495,11 @@ def synthetic_texts(n_docs: int, seed: int, length: float = 60.0, V: int = 2000,
 
 
 def run_speed(a) -> dict:
+    import warnings
+
     import datasketch
+
+    warnings.simplefilter("ignore")          # the data-chosen vocabulary's and the refit's notes, each repeat
 
     from dptopic.models import DocDPCooccurrence
 
@@ -486,6 +559,7 @@ def main(argv=None) -> None:
     ap.add_argument("--docs", type=int, default=100_000, help="speed: synthetic documents")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--library-docs", type=int, default=10_000, help="speed: documents datasketch sketches")
+    ap.add_argument("--max-docs", type=int, help="documents: the first N documents of each corpus (a smoke run)")
     ap.add_argument("--seed", type=int, default=93)
     ap.add_argument("--json", help="write the figures to this file")
     a = ap.parse_args(argv)
