@@ -278,8 +278,8 @@ def rewrites(texts_by: dict, seed: int) -> dict:
               " tokens)", flush=True)
         for r in list(REWRITES) + ["UCI file of the counts"]:
             v = row[r]
-            part = (f"; sketched {v['caught_sketched']:,}, 25+ tokens {v['caught_25+']:,}, shorter {v['caught_short']:,}"
-                    if "caught_sketched" in v else "")
+            part = (f"; sketched {v['caught_sketched']:,}, 25+ tokens {v['caught_25+']:,},"
+                    f" shorter {v['caught_short']:,}" if "caught_sketched" in v else "")
             print(f"  {r:28s} caught {v['caught']:>6,} of {v.get('of', len(texts)):,}{part}  by {v['by']}",
                   flush=True)
     return out
@@ -524,7 +524,8 @@ def run_speed(a) -> dict:
         t5 = time.perf_counter()
         kernel, convert, read_bags = t3 - t2, t2 - t1, t5 - t4
         fit = (t4 - t3) - kernel - convert                          # the fit without what the keys added to it
-        rows.append({"fit_s": round(fit, 2), "keys_kernel_s": round(kernel, 2), "token_list_to_ids_s": round(convert, 2),
+        rows.append({"fit_s": round(fit, 2), "keys_kernel_s": round(kernel, 2),
+                     "token_list_to_ids_s": round(convert, 2),
                      "bags_as_read_s": round(read_bags, 2), "tokenize_s": round(t1 - t0, 2),
                      "kernel_share": round((kernel + read_bags) / fit, 4),
                      "with_conversion_share": round((kernel + read_bags + convert) / fit, 4)})

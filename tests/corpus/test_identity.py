@@ -89,7 +89,7 @@ def test_a_bad_digest_array_is_refused():
         Corpus(c.doc_ptr, c.word_ids, c.vocabulary.words, content_keys=np.zeros(2, np.uint64))
 
 
-# ------------------------------------------------------------------------------------------------ what the trainer reads
+# ---------------------------------------------------------------------------------------- what the trainer reads
 LONG = ["the budget deficit and the tax revenue of the nation grew again this year while spending on defense and"
         " schools stayed where congress left it last spring after the long debate",
         "army navy war defense troops marched along the river valley toward the mountain forest and the desert"

@@ -590,7 +590,8 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
-                          content_keys=content_keys, token_keys=token_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                          content_keys=content_keys, token_keys=token_keys,
+                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
@@ -629,7 +630,8 @@ class Corpus:
                                   doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
                                   user_ids=None if user_ids is None else [user_ids[i] for i in keep],
                                   content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
-                                  token_keys=None if token_keys is None else token_keys.take(np.asarray(keep, np.int64)),
+                                  token_keys=None if token_keys is None else token_keys.take(
+                                      np.asarray(keep, np.int64)),
                                   n_empty_dropped=n_drop, metadata=metadata)
 
     @classmethod
