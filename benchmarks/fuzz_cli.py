@@ -524,6 +524,8 @@ def issue_cases(fx: dict) -> list[Case]:
              "--directory", "inv/directory.json", *extra]],
             names=(extra[0],), refuse=True, server=True, timeout=15))
 
+    cases += secure_sum_operation_cases(fx, 18800)
+
     # 16, 17. totals at one delta; the report's total
     add(Case("16 ledger: a total never falls when a release is added", [_py(f"""
         import dptopic
@@ -630,6 +632,460 @@ def issue_cases(fx: dict) -> list[Case]:
         band = (img[..., :3].mean(axis=2) < 0.5)[: int(0.12 * img.shape[0])]
         if band[:, -4:].any(): wrong("the chart's title runs past its right edge")
     """)]))
+
+    # issue 92: the ledger's and budget's items
+    user_run = ["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "1", "--topics", "2",
+                "--ledger", "l.sqlite", "--dataset", "d", "--out", "m", "--test-size", "0", "--quiet"]
+    for sql, what in (("DELETE FROM docs", "its document rows deleted"),
+                      ("UPDATE docs SET doc = NULL WHERE rowid = 1", "a document row's doc set NULL"),
+                      ("UPDATE docs SET copies = 1000000 WHERE rowid = 1", "a document row's copies set to 10^6")):
+        add(Case(f"92 ledger: a ledger with {what} is refused", [
+            user_run,
+            _py(f"""
+                import sqlite3
+                con = sqlite3.connect("l.sqlite"); con.execute({sql!r}); con.commit(); con.close()
+            """),
+            ["budget", "show", "--ledger", "l.sqlite", "--person-level"]], names=("l.sqlite", "--ledger"),
+            refuse=True, timeout=90))
+    add(Case("92 ledger: --ledger mysql://x@y/z is refused and creates nothing", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "1", "--ledger", "mysql://x@y/z"]], names=("--ledger",),
+        refuse=True, check=lambda r, c: "a file was created for the URL" if (Path(c) / "mysql:").exists() else None))
+    add(Case("92 ledger: --ledger sqlite:///x.sqlite is the file x.sqlite", [
+        ["budget", "cap", "--dataset", "d", "--epsilon", "1", "--ledger", "sqlite:///x.sqlite"]],
+        check=lambda r, c: None if (Path(c) / "x.sqlite").is_file() and not (Path(c) / "sqlite:").exists()
+        else "sqlite:///x.sqlite did not name the file x.sqlite"))
+    add(Case("92 ledger: --ledger POSTGRESQL://... is one line", [
+        ["budget", "show", "--ledger", "POSTGRESQL://nobody@127.0.0.1:1/none"]],
+        names=("--ledger", "postgresql://nobody@127.0.0.1:1/none"), refuse=True, timeout=30))
+    add(Case("92 ledger: dataset names the command line refuses are refused in Python", [_py(f"""
+        import dptopic
+        from dptopic.models import DocDPCooccurrence
+        c = read_corpus({C!r})
+        for kw in ({{"dataset": ""}}, {{"dataset": "d", "ledger": False}}, {{"dataset": "content:abc", "ledger": "l"}},
+                   {{"dataset": "audit-shadow:x", "ledger": "l"}}):
+            for fit in (lambda: DocDPCooccurrence(epsilon=1.0, n_topics=2, **kw).fit(c),
+                        lambda: dptopic.train(c, algorithm="docdp-cooc", epsilon=1, n_topics=2, metrics=False, **kw)):
+                try:
+                    fit(); wrong(f"{{kw}} accepted")
+                except dptopic.DPTopicError as e:
+                    if "dataset" not in str(e): badly("the refusal names no dataset: " + str(e)[:80])
+    """)], timeout=90))
+    add(Case("92 ledger: budget cap --dataset content:abc is refused", [
+        ["budget", "cap", "--dataset", "content:abc", "--epsilon", "1", "--ledger", "l.sqlite"]],
+        names=("--dataset",), refuse=True))
+    add(Case("92 ledger: person_total(5) is refused as the person fields refuse it", [_py("""
+        import numpy as np, dptopic
+        from dptopic.accounting import PureDPEvent
+        from dptopic.dataset_ledger.identity import Documents
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        L = DatasetLedger("l.sqlite")
+        L.debit("d", "T", "user", [(PureDPEvent(1.0), 1)], 1e-5,
+                documents=Documents(np.arange(1, 4, dtype=np.uint64), ["5", "5", "6"]))
+        try:
+            if L.person_total(5)["epsilon"] != L.person_total("5")["epsilon"]: wrong("person_total(5) differs from '5'")
+            badly("person_total(5) is taken, where the person fields refuse ids that are not strings")
+        except dptopic.DPTopicError as e:
+            if "person" not in str(e): badly("the refusal names no person: " + str(e)[:80])
+    """)]))
+    add(Case("92 ledger: DatasetLedger('') says it names no ledger", [_py("""
+        import dptopic
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        try:
+            DatasetLedger(""); wrong("DatasetLedger('') opened a ledger")
+        except dptopic.DPTopicError as e:
+            if "folder" in str(e): badly("DatasetLedger('') says: " + str(e)[:80])
+    """)]))
+    add(Case("92 ledger: a damaged key row is refused before the corpus is read", [
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--ledger",
+         "l.sqlite", "--out", "m", "--test-size", "0", "--quiet"],
+        _py("""
+            import sqlite3
+            con = sqlite3.connect("l.sqlite"); con.execute("UPDATE meta SET value = 'xyz' WHERE key = 'key'")
+            con.commit(); con.close()
+        """),
+        ["train", "--corpus", fx["fifo"], "--format", "text", "--algorithm", "docdp-cooc", "--epsilon", "1",
+         "--ledger", "l.sqlite", "--out", "m2"]], names=("l.sqlite", "--ledger"), refuse=True, timeout=60,
+        check=lambda r, c: None if "hashing key" in r[-1].err else "the corpus was read before the ledger was checked"))
+    add(Case("92 ledger: a write that waits for a held ledger says so", [_py("""
+        import sqlite3, numpy as np
+        from dptopic.accounting import PureDPEvent
+        from dptopic.dataset_ledger import store
+        from dptopic.dataset_ledger.identity import Documents
+        from dptopic.dataset_ledger.ledger import DatasetLedger
+        import dptopic
+        L = DatasetLedger("l.sqlite")
+        store.LOCK_TIMEOUT = 1.0
+        holder = sqlite3.connect("l.sqlite", isolation_level=None); holder.execute("BEGIN IMMEDIATE")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            try:
+                L.debit("d", "T", "document", [(PureDPEvent(1.0), 1)], 1e-5,
+                        documents=Documents(np.arange(1, 4, dtype=np.uint64)))
+                wrong("a write went through a held ledger")
+            except dptopic.DPTopicError:
+                pass
+        if not [w for w in said if "waiting" in str(w.message)]: badly("a write waits for a held ledger in silence")
+    """)]))
+    add(Case("92 budget: plan --algorithm X --unit U says they cannot be combined", [
+        ["budget", "plan", "--dataset", "d", "--algorithm", "hdp", "--unit", "document", "--epsilon", "1",
+         "--ledger", "l.sqlite"]], names=("--algorithm", "--unit"), refuse=True,
+        check=lambda r, c: None if re.search(r"drop --(algorithm|unit)|cannot be combined", r[-1].err)
+        else "the refusal of both flags says which to keep for neither"))
+    add(Case("92 budget: cap --per-person --dataset D says they cannot be combined", [
+        ["budget", "cap", "--per-person", "--dataset", "d", "--epsilon", "1", "--ledger", "l.sqlite"]],
+        names=("--per-person", "--dataset"), refuse=True,
+        check=lambda r, c: None if "cannot be combined" in r[-1].err
+        else "the refusal of both flags says which to keep for neither"))
+    return cases
+
+
+# the Python cases of a secure-sum round's server: a live app (a single round's or the committee mode's) served by
+# uvicorn on 127.0.0.1 in a thread of the case's process, and one request
+SECURE_PRELUDE = """
+import socket, subprocess, threading, time, urllib.error, urllib.request
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+def serve_app(app):
+    import uvicorn
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", access_log=False))
+    threading.Thread(target=server.run, daemon=True).start()
+    for _ in range(400):
+        if server.started:
+            break
+        time.sleep(0.05)
+    return "http://127.0.0.1:%d" % port
+def call(method, url, body=None, headers=None):
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in (e.headers or {}).items()}, e.read()
+def invited(n=6, committee=False):
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    make_invitations("enroll.key", n, "inv", round_id="r1", committee=committee)
+    return read_directory("inv/directory.json")
+WORDS = ["w%02d" % i for i in range(30)]
+def round_app(n=6, dropouts=2, committee=False):
+    from dptopic.protocol.secure_sum import SecureSumPlan
+    d = invited(n, committee)
+    if committee:
+        from dptopic.service.secure_committee import create_committee_app
+        plan = SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0, committee="auto")
+        return create_committee_app(plan, d, WORDS, 3, admin_token="t" * 24)
+    from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+    cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0), d, n_topics=3,
+                          database="sqlite:///r.db", admin_token="t" * 24)
+    return create_secure_sum_app(cfg, freeze_gc=False)
+def dptopic(*args):
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+"""
+
+
+def _secure(code: str) -> tuple:
+    return ("python", SECURE_PRELUDE + textwrap.dedent(code))
+
+
+def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
+    """The secure sum's operational cases (issue 92's, badly worded: no-shows, submit's first request and limits,
+    the round's files, the round servers' HTTP answers); ``port``: the first TCP port the servers that should refuse
+    may take."""
+    C, V = fx["corpus"], fx["vocab"]
+    invite = ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv"]
+    cases = []
+    add = cases.append
+
+    # no-shows: the roster closes without them within what the plan tolerates, and the server says so at start
+    add(Case("92 secure: a roster closed with one no-show (within F) goes on to the shares", [_secure("""
+        from dptopic.contributor.secure_sum import SecureContributor
+        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.enrollment import read_invitation
+        from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+        import numpy as np
+        d = invited(6)
+        cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0), d, n_topics=3, database="sqlite:///r.db")
+        rnd = SecureRound(cfg)
+        doc = {"api_version": "v1", "report_kind": "secure-sum", "unit": "user", "vocabulary": WORDS, "vocab_size": 30,
+               "n_topics": 3, "round_id": "r1", "secure_sum": cfg.plan.to_dict(), "epsilon": 8.0, "delta": 1e-5,
+               "directory": d}
+        bow = (np.array([0, 2]), np.array([1, 2]), np.ones(2, np.int64))
+        for i in range(1, 6):
+            c = SecureContributor(doc, bow, read_invitation("inv/invitation-%04d.json" % i))
+            r = c.registration()
+            rnd.post_keys(r["contributor"], r["keys"], r["signature"])
+        view = rnd.close()
+        if view["state"] != "shares":
+            wrong("one no-show of the 2 the plan tolerates failed the round: " + str(view.get("reason"))[:100])
+        try:
+            from dptopic.service.secure_sum import roster_line
+        except ImportError:
+            badly("the server says nothing at start of what a no-show does")
+    """)], timeout=90))
+    add(Case("92 secure: serve --registration-deadline 0 is refused", [
+        invite, ["serve", "--report-kind", "secure-sum", "--vocabulary", V, "--database", "sqlite:///s.db", "--port",
+                 str(port), "--unit", "user", "--epsilon", "1", "--directory", "inv/directory.json",
+                 "--registration-deadline", "0"]],
+        names=("--registration-deadline",), refuse=True, server=True, timeout=20))
+
+    # submit: the first request retried; every local limit before anything is sent; --state none
+    add(Case("92 secure: submit --retries 2 retries the first GET /v1/config", [invite, _secure(f"""
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        seen = []
+        class H(BaseHTTPRequestHandler):
+            def do_GET(self):
+                seen.append(self.path)
+                body = b'{{"error": {{"code": "starting", "message": "starting"}}}}'
+                self.send_response(503); self.send_header("Content-Length", str(len(body))); self.end_headers()
+                self.wfile.write(body)
+            def log_message(self, *a):
+                pass
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        r = dptopic("submit", "--server", "http://127.0.0.1:%d" % srv.server_address[1], "--corpus", {C!r},
+                    "--invitation", "inv/invitation-0001.json", "--state", "s.json", "--retries", "2")
+        if len(seen) != 3:
+            wrong("the first GET /v1/config was tried %d time(s) with --retries 2" % len(seen))
+    """)], timeout=90))
+    add(Case("92 secure: submit to a committee round checks --max-epsilon before its keys", [_secure(f"""
+        app = round_app(6, 2, committee=True)
+        url = serve_app(app)
+        r = dptopic("submit", "--server", url, "--corpus", {C!r}, "--invitation", "inv/invitation-0001.json",
+                    "--state", "s.json", "--max-epsilon", "1", "--retries", "0")
+        if app.state.served.rnd.keys:
+            wrong("the keys were registered before --max-epsilon refused the round")
+    """)], timeout=120))
+    add(Case("92 secure: submit --state none with an invitation", [
+        invite, ["submit", "--server", "http://127.0.0.1:9", "--corpus", C, "--invitation",
+                 "inv/invitation-0001.json", "--state", "none", "--retries", "0"]],
+        names=("--state",), refuse=True))
+
+    # the round's files
+    for flag, what in (("--key", "key"), ("--directory", "directory"), ("--invitation", "invitation")):
+        steps = [("touch", f"junk-{what}.json")]
+        if flag == "--key":
+            steps.append(["secure-sum", "invite", "--key", f"junk-{what}.json", "--count", "3", "--out", "inv"])
+        elif flag == "--directory":
+            steps.append(["serve", "--report-kind", "secure-sum", "--vocabulary", V, "--database", "sqlite:///s.db",
+                          "--port", str(port + 1), "--unit", "user", "--epsilon", "1", "--directory",
+                          f"junk-{what}.json"])
+        else:
+            steps.append(["submit", "--server", "http://127.0.0.1:9", "--corpus", C, "--invitation",
+                          f"junk-{what}.json", "--retries", "0"])
+        add(Case(f"92 secure: {'an' if what[0] in 'aeiou' else 'a'} {what} that is not JSON ({flag})", steps,
+                 names=(f"junk-{what}.json",), refuse=True, server=flag == "--directory", timeout=30))
+    add(Case("92 secure: an invitation others can read is used with a word", [invite, _secure(f"""
+        os.chmod("inv/invitation-0001.json", 0o644)
+        r = dptopic("submit", "--server", "http://127.0.0.1:9", "--corpus", {C!r}, "--invitation",
+                    "inv/invitation-0001.json", "--state", "s.json", "--retries", "0")
+        if "chmod 600" not in r.stderr:
+            badly("an invitation readable by everyone is used without a word")
+    """)]))
+    add(Case("92 secure: a token file others can read is used with a word", [_py("""
+        Path("token").write_text("t" * 32)
+        os.chmod("token", 0o644)
+        from dptopic.service.config import read_token_file
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            read_token_file("token")
+        if not any("chmod 600" in str(x.message) for x in w):
+            badly("an admin token file readable by everyone is used without a word")
+    """)]))
+    add(Case("92 secure: invite --out under a folder it cannot write", [_py("""
+        import contextlib, io
+        from dptopic.cli.main import main
+        from dptopic.protocol import enrollment
+        os.mkdir("ro")
+        real = os.access
+        enrollment.os.access = lambda p, mode: False if os.path.abspath(p) == os.path.abspath("ro") else real(p, mode)
+        real_write = enrollment.atomic_write_bytes
+        def refused(path, *a, **k):       # a folder this user may not write (as root, the kernel lets it)
+            if os.path.abspath(path).startswith(os.path.abspath("ro")):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_write(path, *a, **k)
+        enrollment.atomic_write_bytes = refused
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            main(["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "ro/inv"])
+        line = err.getvalue().strip()
+        if "PermissionError" in line or "ro" not in line or "--out" not in line:
+            badly("invite into a read-only folder says: " + line[:120])
+    """)]))
+
+    # the round servers' HTTP answers: deep JSON, unknown routes and methods, in the API's JSON shape
+    for mode in ("single", "committee"):
+        add(Case(f"92 secure: the {mode} round's server answers deep JSON and unknown routes in JSON", [_secure(f"""
+            url = serve_app(round_app(6, 2, committee={mode == "committee"!r}))
+            path = "/v1/secure/prekeys" if {mode == "committee"!r} else "/v1/secure/keys"
+            status, h, body = call("POST", url + path, b"[" * 3000 + b"]" * 3000)
+            if status != 400 or "json" not in h.get("content-type", ""):
+                badly("3,000 nested brackets: %d %s" % (status, body[:60]))
+            for method, p, want in (("GET", "/no/such/route", 404), ("DELETE", "/v1/config", 405)):
+                status, h, body = call(method, url + p)
+                if status != want or "json" not in h.get("content-type", ""):
+                    badly("%s %s: %d %s, not the API's JSON error" % (method, p, status, body[:40]))
+        """)], timeout=90))
+    return cases
+
+
+# issue 92's inputs: nothing spent before the input is good, public vectors files, the Python front door
+VECTORS_PY = """
+import gzip
+from dptopic.corpus.vectors import load_public_vectors, PublicVectors
+WORDS = {words!r}
+def vectors_text(sep=" "):
+    return "".join(w + sep + sep.join(f"{{0.1 * (i % 7) + 0.01 * j:.3f}}" for j in range(4)) + "\\n"
+                   for i, w in enumerate(WORDS))
+def releases(path):
+    import sqlite3
+    if not Path(path).exists(): return 0
+    with sqlite3.connect(path) as con: return con.execute("select count(*) from releases").fetchone()[0]
+"""
+
+
+def _releases_recorded(folder, name="l.sqlite") -> int:
+    import sqlite3
+
+    path = Path(folder) / name
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as con:
+        return con.execute("select count(*) from releases").fetchone()[0]
+
+
+def input_cases(fx: dict) -> list[Case]:
+    """Issue 92's cases of bad input: a release spent before the input is known good, public vectors read without a
+    bound, public vectors files read wrongly, and the Python front door (the item leads each id)."""
+    C = fx["corpus"]
+    words = sorted({w for t in TOPIC_WORDS for w in t})
+    pre = VECTORS_PY.format(words=words)
+
+    def vpy(code: str) -> tuple:        # the prelude, then the case's own code (dedented apart)
+        return ("python", pre + textwrap.dedent(code))
+
+    cases = []
+    add = cases.append
+
+    # 1. budget spent before the input is known good
+    add(Case("92 budget: --private-vocabulary with a malformed --public-vectors records nothing", [
+        vpy('Path("bad.txt").write_text("river 0.1 0.2\\nwater 0.3\\n")'),
+        ["train", "--corpus", C, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2",
+         "--private-vocabulary", "8,1e-6", "--public-vectors", "bad.txt", "--ledger", "l.sqlite", "--dataset", "d",
+         "--out", "m"]], names=("bad.txt", "--public-vectors"), refuse=True, timeout=120,
+        check=lambda r, c: "the vocabulary was drawn and recorded before the vectors were refused"
+        if _releases_recorded(c) else None))
+    add(Case("92 budget: PublicVectors built in Python are checked as files are", [vpy("""
+        import numpy as np, dptopic
+        bad = {"a NaN row": lambda: PublicVectors("x", WORDS, np.where(np.eye(len(WORDS), 4) > 0, np.nan, 1.0)),
+               "401 words for 400 rows": lambda: PublicVectors("x", ["w"] * 401, np.ones((400, 3)), "0" * 64),
+               "a 1-D array": lambda: PublicVectors("x", WORDS, np.ones(len(WORDS)), "0" * 64),
+               "name=None": lambda: PublicVectors(None, WORDS, np.ones((len(WORDS), 4)), None)}
+        for what, make in bad.items():
+            try:
+                make(); wrong(what + " accepted")
+            except dptopic.DPTopicError as e:
+                if "\\n" in str(e): badly(what + ": not one line")
+            except Exception as e:
+                badly(what + f": a raw {type(e).__name__}")
+    """)]))
+    for what, kw in (("a vocabulary policy no set union takes", 'vocabulary_policy="bogus"'),
+                     ("a seed no generator takes beside model=", 'model=DocDPCooccurrence(n_topics=2), seed="x"'),
+                     ("PublicVectors spoiled after they were made", 'public_vectors=spoiled')):
+        add(Case(f"92 budget: {what} is refused before the ledger records anything", [vpy(f"""
+            import numpy as np, dptopic
+            from dptopic.models import DocDPCooccurrence
+            from dptopic.corpus import Corpus
+            texts = [json.loads(x)["text"] for x in Path({C!r}).read_text().splitlines()]
+            c = Corpus.from_texts(texts, max_vocab=None)
+            if "spoiled" in {kw!r}:     # made good (checked when made), then spoiled: checked again when read
+                spoiled = PublicVectors("mine", list(c.vocabulary.words), np.ones((c.vocab_size, 4)))
+                spoiled.vectors[0, 0] = np.nan
+            kw = dict(algorithm="docdp-cooc", epsilon=1.0, n_topics=2)
+            kw = {{}} if "model=" in {kw!r} else kw
+            try:
+                dptopic.train(c, private_vocabulary=(8.0, 1e-6), ledger="l.sqlite", dataset="d", metrics=False,
+                              **kw, {kw})
+                wrong("accepted")
+            except dptopic.DPTopicError:
+                pass
+            except Exception as e:
+                badly(f"a raw {{type(e).__name__}}")
+            if releases("l.sqlite"): wrong("a release was recorded before the refusal")
+        """)], timeout=120))
+
+    # 3. --public-vectors read without a bound
+    add(Case("92 vectors read: a gzipped file of NUL bytes with no newline", [
+        vpy('with gzip.open("zeros.txt.gz", "wb") as f:\n    [f.write(bytes(1 << 20)) for _ in range(64)]'),
+        ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors",
+         "zeros.txt.gz", "--out", "m", "--no-ledger"]], names=("zeros.txt.gz", "--public-vectors"), refuse=True,
+        timeout=60))
+    for dev in ("/dev/zero", "fifo"):
+        path = fx["fifo"] if dev == "fifo" else dev
+        add(Case(f"92 vectors read: --public-vectors {dev}", [
+            ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors", path,
+             "--out", "m", "--no-ledger"]], names=(path, "--public-vectors"), refuse=True, timeout=60))
+
+    # public vectors files
+    add(Case("92 vectors files: tabs, a byte-order mark and .TXT.GZ read as the text format", [vpy("""
+        Path("tabs.tsv").write_text(vectors_text("\\t"))
+        Path("bom.txt").write_bytes(b"\\xef\\xbb\\xbf" + vectors_text().encode())
+        with gzip.open("UP.TXT.GZ", "wt") as f: f.write(vectors_text())
+        import dptopic
+        for name in ("tabs.tsv", "bom.txt", "UP.TXT.GZ"):
+            try:
+                v = load_public_vectors(name)
+            except dptopic.DPTopicError as e:
+                wrong(f"{name} refused: {str(e)[:80]}")
+            if v.words != WORDS: wrong(f"{name}: the words read are not the file's ({v.words[0]!r} first)")
+    """)]))
+    for spec, said in (("", "empty"), (fx["dir"], "folder")):
+        add(Case(f"92 vectors files: --public-vectors {spec!r} says what it is", [
+            ["train", "--corpus", C, "--unit", "document", "--epsilon", "1", "--topics", "2", "--public-vectors", spec,
+             "--out", "m", "--no-ledger"]], names=("--public-vectors",), refuse=True,
+            check=lambda r, c, said=said: None if said in r[-1].err and "no such file" not in r[-1].err
+            else f"the refusal does not say it is {said}"))
+
+    # 4. the Python front door
+    add(Case("92 front door: numpy numbers are numbers", [_py(f"""
+        import numpy as np, dptopic
+        c = read_corpus({C!r})
+        try:
+            dptopic.train(c, unit="document", epsilon=np.float32(2.0), n_topics=np.int64(2), test_size=np.float32(0.2),
+                          ledger=False, metrics=False)
+        except dptopic.DPTopicError as e:
+            wrong("refused: " + str(e)[:100])
+    """)], timeout=120))
+    for what, kw in (("callback=5", "algorithm='docdp-cooc', epsilon=1.0, callback=5"),
+                     ("a class as model=", "model=dptopic.DocDPCooccurrence"),
+                     ("a list as public_corpus=", "algorithm='docdp-cooc', epsilon=1.0, public_corpus=['a b']"),
+                     ("metrics='bogus'", "algorithm='docdp-cooc', epsilon=1.0, metrics='bogus'"),
+                     ("split_as='x'", "algorithm='docdp-cooc', epsilon=1.0, split_as='x'"),
+                     ("user_field= at the document unit", "algorithm='docdp-cooc', epsilon=1.0, user_field='user'"),
+                     ("unit= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), unit='user', epsilon=1.0"),
+                     ("epsilon= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), epsilon=5.0"),
+                     ("n_topics= beside model=", "model=dptopic.DocDPCooccurrence(n_topics=2), n_topics=5")):
+        add(Case(f"92 front door: {what} is refused in one line before anything is spent", [vpy(f"""
+            import dptopic
+            c = read_corpus({C!r})
+            try:
+                dptopic.train(c, ledger="l.sqlite", dataset="d", test_size=0, {kw})
+                wrong("accepted")
+            except dptopic.DPTopicError as e:
+                if "\\n" in str(e): badly("not one line")
+            except Exception as e:
+                badly(f"a raw {{type(e).__name__}}: {{str(e)[:80]}}")
+            if releases("l.sqlite"): wrong("a release was recorded")
+        """)], timeout=120))
+    add(Case("92 front door: vocabulary='path.txt' is read as a word list", [_py(f"""
+        import dptopic
+        c = read_corpus({C!r})
+        r = dptopic.train(c, algorithm="lda", n_topics=2, n_iter=2, verbose=0, vocabulary={fx['vocab']!r},
+                          test_size=0)
+        if any(len(w) == 1 for w in r.vocabulary): wrong("the path was read as a list of its characters")
+    """)], timeout=120))
     return cases
 
 
@@ -1044,7 +1500,7 @@ def main(argv=None) -> int:
     try:
         fx = make_files(tmp, a.seed)
         make_models(tmp, fx, lambda argv, folder, timeout: runner(argv, folder, timeout), print)
-        cases = issue_cases(fx) + sweep_cases(fx, a.sweep, a.seed)
+        cases = issue_cases(fx) + input_cases(fx) + sweep_cases(fx, a.sweep, a.seed)
         if a.only:
             cases = [c for c in cases if a.only in c.id]
         outcomes = [None] * len(cases)

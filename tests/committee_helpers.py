@@ -14,6 +14,9 @@ class InProcessCommitteeRound:
     """``n`` contributors with their invitations and state files, a plan with ``committee`` (default "auto"). Each
     contributor's noisy share of each step (what it masked) is recorded in ``shares`` to check the sum exactly."""
 
+    absent: frozenset = frozenset()
+    """Invited contributors who never registered (no-shows: :meth:`prekeys`)."""
+
     def __init__(self, tmp: Path, n: int = 20, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto"):
         from cohort_helpers import tiny_bows
@@ -132,14 +135,19 @@ class InProcessCommitteeRound:
     def committee(self) -> list:
         return self.server.committee
 
-    def prekeys(self):
+    def prekeys(self, absent=()):
+        """Every invited contributor posts its keys, but those in ``absent`` (no-shows, who never do)."""
+        self.absent = set(absent)
         for c in self.people:
-            self.server.post_prekeys(c.me, [c.prekey()])
+            if c.me not in self.absent:
+                self.server.post_prekeys(c.me, [c.prekey()])
 
     def open(self):
         """Each contributor's first request: the configuration with the closed roster and the committee."""
         cfg = self.server.config_view()
         for c in self.people:
+            if c.me in self.absent:       # never registered
+                continue
             self.requests[c.me].append("GET /v1/config")
             v = self.say("config", c.me, "config", cfg)
             self._run(c, "config", c.check_round, v["roster"], v["committee"])
@@ -147,7 +155,7 @@ class InProcessCommitteeRound:
     def upload(self, phase: int, drop=()):
         view = self.server.view()
         for c in self.people:
-            if c.me in drop or c.me in self.refused:
+            if c.me in drop or c.me in self.refused or c.me in self.absent:
                 continue
             out = self._run(c, f"upload{phase}", c.committee_upload, phase, self.say(f"upload{phase}", c.me, "view",
                                                                                      view))
@@ -219,7 +227,8 @@ class CommitteeServer:
     """A committee-mode round's app (:func:`~dptopic.service.secure_committee.create_committee_app`) under a real
     uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
 
-    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3):
+    def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
+                 registration_s: float | None = None):
         from dptopic.protocol.enrollment import make_invitations, read_directory
         from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_committee import create_committee_app
@@ -229,7 +238,7 @@ class CommitteeServer:
         self.invitation_files = sorted((Path(tmp) / "inv").glob("invitation-*.json"))
         self.plan = SecureSumPlan(8.0, 1e-5, n, dropouts, len(words), collusion, committee="auto")
         self.app = create_committee_app(self.plan, read_directory(Path(tmp) / "inv" / "directory.json"), list(words),
-                                        topics, admin_token="t" * 24)
+                                        topics, admin_token="t" * 24, registration_s=registration_s)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
 

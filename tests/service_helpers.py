@@ -35,6 +35,14 @@ def make_words(n: int) -> list[str]:
     return words[:n]
 
 
+def write_token(path: Path, token: str) -> Path:
+    """An admin token file at ``path``, readable by its owner only (as docs/service.md has it written: a token file
+    that others can read is used with a warning, which would be a line more in what a test reads)."""
+    Path(path).write_text(token)
+    os.chmod(path, 0o600)
+    return Path(path)
+
+
 def make_data(tmp: Path, vocab_size: int = 120, n_docs: int = 400, n_prior: int = 80, seed: int = 5):
     """Vocabulary file, prior corpus file and contributor documents (one per line) from a planted LDA corpus."""
     words = make_words(vocab_size)
@@ -44,7 +52,7 @@ def make_data(tmp: Path, vocab_size: int = 120, n_docs: int = 400, n_prior: int 
     (tmp / "vocab.txt").write_text("\n".join(words) + "\n")
     (tmp / "prior.txt").write_text("\n".join(texts[:n_prior]) + "\n")
     (tmp / "docs.txt").write_text("\n".join(texts[n_prior:]) + "\n")
-    (tmp / "token").write_text(TOKEN + "\n")
+    write_token(tmp / "token", TOKEN + "\n")
     return words, texts[n_prior:]
 
 
@@ -614,14 +622,14 @@ class SecureSumServer:
     TOKEN = "t" * 24
 
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
-                 collusion: int = 0, ledger=None, bits: int | None = None):
+                 collusion: int = 0, ledger=None, bits: int | None = None, registration_s: float | None = None):
         import uvicorn
 
         from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.protocol.secure_sum import SecureSumPlan
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
-        (tmp / "token").write_text(self.TOKEN)
+        write_token(tmp / "token", self.TOKEN)
         make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1")
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
@@ -630,7 +638,7 @@ class SecureSumServer:
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words), collusion, bits)
         cfg = SecureSumConfig(list(words), self.plan, self.directory, n_topics=topics,
                               database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN,
-                              ledger=None if ledger is None else str(ledger))
+                              ledger=None if ledger is None else str(ledger), registration_s=registration_s)
         self.cfg = cfg
         self.app = create_secure_sum_app(cfg, freeze_gc=False)     # a test process: nothing frozen
         self.port = free_port()
@@ -730,6 +738,7 @@ class InProcessRound:
                        for k, (b, inv) in enumerate(zip(bows, self.invitations))]
         self.by_id = {c.me: c for c in self.people}
         self.refused: dict = {}      # contributor -> (step, message) of its refusal
+        self.absent: set = set()     # invited contributors who never registered (no-shows)
 
     def config_doc(self) -> dict:
         """What ``GET /v1/config`` serves."""
@@ -760,14 +769,20 @@ class InProcessRound:
             time.sleep(0.02)
         return self.server.view()
 
-    def keys(self):
+    def keys(self, absent=()):
+        """Every invited contributor registers its keys, but those in ``absent`` (no-shows, who never do)."""
+        self.absent = set(absent)
         for c in self.people:
+            if c.me in self.absent:
+                continue
             r = c.registration()
             self.server.post_keys(r["contributor"], r["keys"], r["signature"])
 
     def shares(self):
         roster = self.server.roster_view()
         for c in self.people:
+            if c.me in self.absent:
+                continue
             q = self._run(c, "shares", c.shares_request, self.say("shares", c.me, "roster", roster))
             if q is not None:
                 self.server.post_shares(q["contributor"], q["shares"])
@@ -775,7 +790,7 @@ class InProcessRound:
     def upload(self, phase: int, drop=()):
         view = self.server.view()
         for c in self.people:
-            if c.me in drop or c.me in self.refused:
+            if c.me in drop or c.me in self.refused or c.me in self.absent:
                 continue
             out = self._run(c, f"upload{phase}", c.upload, phase, self.say(f"upload{phase}", c.me, "view", view))
             if out is None:
@@ -820,9 +835,14 @@ class InProcessRound:
                     raise
         return self.wait() if wait else self.server.view()
 
-    def run(self, drop0=()):
-        """Every step; ``drop0``: contributors that mask step 0 and never upload. Returns the final view."""
-        self.keys()
+    def run(self, drop0=(), absent=()):
+        """Every step; ``drop0``: contributors that mask step 0 and never upload; ``absent``: invited contributors
+        who never register (the admin then closes the roster with the others). Returns the final view."""
+        self.keys(absent)
+        if self.server.view()["state"] == "keys":
+            self.server.close()
+        if self.server.view()["state"] != "shares":
+            return self.server.view()
         self.shares()
         for phase in (0, 1):
             if self.server.view()["state"] != f"upload{phase}":
@@ -840,7 +860,7 @@ class SecureServe(Server):
 
     def __init__(self, tmp, rnd: "InProcessRound", database: str | None = None):
         (tmp / "words.txt").write_text("\n".join(rnd.words) + "\n")
-        (tmp / "token").write_text("t" * 24)
+        write_token(tmp / "token", "t" * 24)
         self.rnd = rnd
         super().__init__(tmp, database or f"sqlite:///{tmp}/served.sqlite")
 

@@ -123,6 +123,19 @@ def resolve_n_jobs(n_jobs) -> int:
     return max(1, (os.cpu_count() or 1) + 1 + n) if n < 0 else n
 
 
+def plain_number(value: Any) -> Any:
+    """``value`` as Python's number where it is NumPy's (``np.float32(2.0)`` -> ``2.0``, ``np.int64(3)`` -> ``3``,
+    ``np.True_`` -> ``True``); anything else as it is. A front door that takes a number takes NumPy's too, and passes
+    Python's on (a float32 widened exactly), so that no rule further in refuses it as "not a number"."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
 def validate_value(name: str, value: Any, constraints: Iterable) -> Any:
     """Raise a one-line :class:`~dptopic.errors.ParameterError` unless some constraint accepts ``value``; return it.
 

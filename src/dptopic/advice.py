@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._validation import plain_number
 from .accounting.budget import HDP_SPEND_TOLERANCE, hdp_most_epsilon
 from .accounting.units import (
     DOCUMENT_RANKING_NOISE,
@@ -364,6 +365,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     :data:`dptopic.moments.vector_prior.GROUPS_FROM_PER_PERSON`; and the
     floor of the vectors alone beside the dictionaries'); None (default): with them when they are installed, as
     ``docdp-cooc`` then uses them."""
+    # NumPy's numbers taken as Python's (np.float32(2.0) is a budget)
+    epsilon, n_docs, n_topics, doc_length, delta = (plain_number(v) for v in (epsilon, n_docs, n_topics, doc_length,
+                                                                               delta))
     if unit == "user":
         rec = _recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta, vectors, counted="people")
         rec.unit = "user"

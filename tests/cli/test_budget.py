@@ -263,6 +263,13 @@ def test_person_level_show_and_a_cap_per_person(tmp_path):
     (("cap", "--dataset", "posts", "--clear", "--delta", "1e-6"), "--clear (no cap), not both"),
     (("cap", "--epsilon", "1"), "--dataset NAME"),
     (("show", "--person-level", "--dataset", "posts"), "drop --dataset"),
+    (("cap", "--per-person", "--dataset", "posts", "--epsilon", "1"),
+     "--dataset and --per-person cannot be combined: keep --dataset NAME to cap that dataset's total, or --per-person"),
+    (("plan", "--dataset", "posts", "--algorithm", "hdp", "--unit", "document", "--epsilon", "1"),
+     "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."),
+    (("cap", "--dataset", "content:abc", "--epsilon", "1"), "invalid dataset name --dataset content:abc: the ledger"
+                                                             " names datasets itself"),
+    (("cap", "--dataset", "Audit-Shadow:x", "--epsilon", "1"), "invalid dataset name --dataset Audit-Shadow:x"),
 ])
 def test_budget_commands_refuse_what_they_would_ignore(corpus_file, tmp_path, args, says):
     L = tmp_path / "l.sqlite"
@@ -277,6 +284,8 @@ def test_budget_commands_refuse_what_they_would_ignore(corpus_file, tmp_path, ar
     (("--algorithm", "lda", "--ledger", "L"), "--ledger records the releases of private trainers"),
     (("--algorithm", "lda", "--dataset", "posts"), "--dataset records the releases of private trainers"),
     (("--ledger", "OUT/l.sqlite"), "lies inside --out"),
+    (("--dataset", "content:abc"), "invalid dataset name --dataset content:abc: the ledger names datasets itself"),
+    (("--dataset", "people:1f0c9a2b7d4e6a35"), "invalid dataset name --dataset people:1f0c9a2b7d4e6a35"),
 ])
 def test_train_refuses_ledger_flags_it_would_ignore(corpus_file, tmp_path, extra, says):
     out = tmp_path / "m"
@@ -287,6 +296,56 @@ def test_train_refuses_ledger_flags_it_would_ignore(corpus_file, tmp_path, extra
                     *(["--algorithm", "docdp-cooc"] if "--algorithm" not in extra else []), *extra)
     assert says in one_line_stderr(r)
     assert not out.exists() and not (tmp_path / "l.sqlite").exists()
+
+
+def test_budget_plan_takes_the_trainer_as_train_takes_it(corpus_file, tmp_path):
+    """``--algorithm`` with ``--unit`` got the message for neither: both are taken where train takes both (a trainer
+    that bounds a person under ``--unit user``), else refused in train's words."""
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    r = run_dptopic("budget", "plan", "--dataset", "posts", "--algorithm", "docdp-cooc", "--unit", "user",
+                    "--epsilon", "1", "--ledger", L, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["unit"] == "user"
+    assert "--algorithm NAME or --unit UNIT" in one_line_stderr(
+        run_dptopic("budget", "plan", "--dataset", "posts", "--epsilon", "1", "--ledger", L))
+
+
+def test_a_ledger_url_is_taken_by_its_scheme_in_any_case(corpus_file, tmp_path, monkeypatch):
+    """``--ledger mysql://x@y/z`` (and ``sqlite:///x.sqlite``) made a SQLite file at ./mysql:/x@y/z, and
+    ``POSTGRESQL://`` was a traceback: SQLite's URL names its file, PostgreSQL's is read in any case, and any other
+    scheme is refused in one line, nothing created."""
+    monkeypatch.chdir(tmp_path)
+    for args in (("budget", "show"), ("budget", "cap", "--dataset", "posts", "--epsilon", "1"),
+                 ("train", "--corpus", corpus_file / "docs.txt", "--format", "text", "--algorithm", "docdp-cooc",
+                  "--epsilon", "1", "--topics", "2", "--out", "m", "--quiet")):
+        err = one_line_stderr(run_dptopic(*args, "--ledger", "mysql://x@y/z")).strip()
+        assert err == ("error: --ledger mysql://x@y/z is a mysql:// URL: a ledger is a SQLite file (a path, or"
+                       " sqlite:///PATH) or a PostgreSQL database (postgresql://USER@HOST/DB).")
+    assert list(tmp_path.iterdir()) == []
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger="sqlite:///l.sqlite").returncode == 0
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["l.sqlite"]
+    assert len(_show("SQLite:///l.sqlite")["datasets"][0]["releases"]) == 1
+    r = run_dptopic("budget", "show", "--ledger", "POSTGRESQL://nobody@127.0.0.1:1/none")
+    assert "Traceback" not in r.stderr and "nothing was spent" in one_line_stderr(r)
+
+
+def test_train_refuses_a_damaged_ledger_before_it_reads_the_corpus(corpus_file, tmp_path, monkeypatch):
+    """A damaged hashing key was refused only at the debit, after the corpus was read."""
+    import sqlite3
+
+    from dptopic.cli import train
+
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m0", "--dataset", "posts", ledger=L).returncode == 0
+    con = sqlite3.connect(L)
+    con.execute("UPDATE meta SET value = 'not hex' WHERE key = 'key'")
+    con.commit()
+    con.close()
+    monkeypatch.setattr(train, "load_corpus", lambda *a, **k: pytest.fail("the corpus was read"))
+    err = one_line_stderr(_train(corpus_file, tmp_path / "m1", "--dataset", "posts", ledger=L))
+    assert "is damaged: its hashing key" in err and "nothing was spent" in err
+    assert not (tmp_path / "m1").exists()
 
 
 def test_a_report_trainer_refuses_ledger_flags(tmp_path):

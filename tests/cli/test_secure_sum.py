@@ -3,10 +3,12 @@
 import json
 import os
 import stat
+import time
 
 import pytest
 
 from helpers import run_dptopic
+from service_helpers import write_token
 
 pytest.importorskip("cryptography")
 
@@ -355,7 +357,7 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
     from cohort_helpers import LiveCohortRound
 
     write_people(tmp_path / "people.jsonl", 24)
-    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    write_token(tmp_path / "token", LiveCohortRound.TOKEN)
     # 24 people in two cohorts of 12, each tolerating 4 dropouts (the invitations expect 1)
     with LiveCohortRound(tmp_path / "round", 24, 12, dropouts=1, words=WORDS) as live:
         args = ["experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
@@ -410,7 +412,9 @@ def test_serve_a_committee_round_in_its_database_with_a_ledger_and_refuse_it_in_
     assert r.returncode == 2 and "--secure-committee is for --report-kind secure-sum" in r.stderr
 
 
-def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monkeypatch):
+def test_submit_takes_part_in_a_committee_round_in_four_requests_the_configuration_first(tmp_path, monkeypatch):
+    """The configuration first (its epsilon checked against --max-epsilon, the documents read, before any key is
+    sent), then the committee mode's 3 requests."""
     import threading
 
     import numpy as np
@@ -441,9 +445,9 @@ def test_submit_takes_part_in_a_committee_round_in_three_requests(tmp_path, monk
         from dptopic.protocol.enrollment import read_invitation
 
         if read_invitation(srv.invitation_files[0])["contributor"] not in srv.round.committee:
-            assert sent == list(REQUESTS_COMMITTEE)
+            assert sent == ["GET /v1/config", *REQUESTS_COMMITTEE]
         else:
-            assert sent[0] == "POST /v1/secure/prekeys" and len(sent) == 7
+            assert sent[:2] == ["GET /v1/config", "POST /v1/secure/prekeys"] and len(sent) == 8
 
 
 @pytest.mark.service
@@ -451,7 +455,7 @@ def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(t
     from cohort_helpers import LiveCohortRound
 
     write_people(tmp_path / "people.jsonl", 40)
-    (tmp_path / "token").write_text(LiveCohortRound.TOKEN)
+    write_token(tmp_path / "token", LiveCohortRound.TOKEN)
     with LiveCohortRound(tmp_path / "round", 40, 20, dropouts=4, words=WORDS, committee="auto") as live:
         r = run_dptopic("experiment", "secure-sum", "--server", live.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--invitations", str(tmp_path / "round" / "inv"), "--out",
@@ -465,7 +469,7 @@ def test_experiment_plays_a_round_in_committee_cohorts_with_dropouts_over_http(t
 
 
 @pytest.mark.service
-def test_submit_takes_part_in_a_committee_cohort_in_three_requests(tmp_path, monkeypatch):
+def test_submit_takes_part_in_a_committee_cohort_in_four_requests_the_configuration_first(tmp_path, monkeypatch):
     import threading
 
     from cohort_helpers import LiveCohortRound, play_all, tiny_bows
@@ -497,7 +501,7 @@ def test_submit_takes_part_in_a_committee_cohort_in_three_requests(tmp_path, mon
         others.join(120)
         assert r.returncode == 0, r.stderr
         assert "cohort " in r.stdout
-        assert sent == list(REQUESTS_COMMITTEE), sent
+        assert sent == ["GET /v1/config", *REQUESTS_COMMITTEE], sent
         assert live.server.view()["state"] == "released"
 
 
@@ -505,7 +509,7 @@ def test_experiment_plays_a_committee_round_over_http(tmp_path):
     from committee_helpers import CommitteeServer
 
     write_people(tmp_path / "people.jsonl", 8)
-    (tmp_path / "token").write_text("t" * 24)
+    write_token(tmp_path / "token", "t" * 24)
     with CommitteeServer(tmp_path, WORDS, n=8, dropouts=2) as srv:
         r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
                         "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
@@ -553,3 +557,135 @@ def test_serve_a_round_in_cohorts_with_a_committee_in_each(tmp_path, monkeypatch
     assert server.coordinator.ledger and not any(rnd.charged.is_set() for rnd in server.rounds)
     r = serve(tmp_path, "--cohort-size", "20", "--secure-committee", "3", epsilon=8)
     assert r.returncode == 2 and "--cohort-size 20: cohort 0 of 20" in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- the round's files
+def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_file(invited):
+    """``invite --key``, ``serve --directory`` and ``submit --invitation`` given a file that is not JSON (or a folder)
+    answer one line naming it; ``submit`` says so before it sends a request (no server runs here)."""
+    from helpers import one_line_error
+
+    (invited / "junk.json").write_text("<html>not JSON</html>\n")
+    junk = str(invited / "junk.json")
+    r = run_dptopic("secure-sum", "invite", "--key", junk, "--count", "3", "--out", str(invited / "x"))
+    one_line_error(r, "the enrollment key", junk, "not JSON")
+    assert not (invited / "x").exists()
+    one_line_error(serve(invited, "--directory", junk), "the directory", junk, "not JSON")
+    for bad in (junk, str(invited / "inv")):
+        r = run_dptopic("submit", "--server", "http://127.0.0.1:9", "--corpus", junk, "--invitation", bad,
+                        "--retries", "0")
+        one_line_error(r, "the invitation", bad)
+        assert "127.0.0.1:9" not in r.stderr
+
+
+def test_invite_into_a_folder_it_cannot_write_is_one_line_naming_out_and_the_folder(tmp_path, monkeypatch):
+    """``invite --out`` under a folder this user may not write is one line naming --out, the folder and what to do
+    (not "error: PermissionError: ..."), found before the enrollment key is made."""
+    from dptopic.protocol import enrollment
+    from helpers import one_line_error
+
+    ro, access = tmp_path / "ro", os.access
+    ro.mkdir()
+    monkeypatch.setattr(enrollment.os, "access", lambda p, mode: False if str(p) == str(ro) else access(p, mode))
+    r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "3", "--out",
+                    str(ro / "inv"))
+    one_line_error(r, f"cannot write --out {ro / 'inv'}", f"the folder {ro} is read-only", f"chmod u+w {ro}")
+    assert "PermissionError" not in r.stderr and not (tmp_path / "enroll.key").exists()
+
+
+def test_an_enrollment_key_readable_by_others_is_used_with_a_warning_naming_chmod(invited):
+    """The enrollment key readable by other users: invite still writes the invitations, with one warning line naming
+    the key and ``chmod 600``."""
+    key = invited / "enroll.key"
+    os.chmod(key, 0o644)
+    r = run_dptopic("secure-sum", "invite", "--key", str(key), "--count", "3", "--out", str(invited / "again"))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [f"warning: the enrollment key {key} is readable by other users (mode 0644) and"
+                                     " holds the key that enrolls the round's contributors: make it yours only with"
+                                     f" chmod 600 {key}."]
+
+
+# ----------------------------------------------------------------------------- submit: retries and local limits
+def test_submit_with_an_invitation_retries_its_first_request_as_every_other(invited):
+    """``submit --retries N --invitation`` retries the first ``GET /v1/config`` N times, as every request of a
+    round (a server that is starting answers 503 for a while), and then says how many attempts failed."""
+    from service_helpers import StubServer
+
+    (invited / "mine.txt").write_text("word01 word02\n")
+    seen = []
+
+    def starting(request):
+        seen.append(f"{request.command} {request.path}")
+        return 503, {"error": {"code": "starting", "message": "the server is starting."}}
+    with StubServer(starting) as stub:
+        r = run_dptopic("submit", "--server", stub.url, "--corpus", str(invited / "mine.txt"), "--invitation",
+                        str(invited / "inv" / "invitation-0001.json"), "--state", str(invited / "s.json"),
+                        "--retries", "2")
+    assert r.returncode == 2 and "failed after 3 attempts" in r.stderr, r.stderr
+    assert seen == ["GET /v1/config"] * 3
+
+
+def test_submit_refuses_state_none_with_an_invitation_before_any_request(invited):
+    """``submit --state none --invitation`` is refused before any request: a run stopped after registering its keys
+    could never finish without the state file, and the invitation (one key set) would be spent."""
+    from helpers import one_line_error
+    from service_helpers import StubServer
+
+    (invited / "mine.txt").write_text("word01 word02\n")
+    with StubServer(lambda request: (500, {})) as stub:
+        r = run_dptopic("submit", "--server", stub.url, "--corpus", str(invited / "mine.txt"), "--invitation",
+                        str(invited / "inv" / "invitation-0001.json"), "--state", "none", "--retries", "0")
+        assert stub.connections == []
+    one_line_error(r, "--state none", "invitation", "--state FILE")
+
+
+def test_submit_to_a_committee_round_checks_max_epsilon_and_the_documents_before_its_keys(tmp_path, monkeypatch):
+    """With an invitation to a committee round, ``submit`` checks the server's epsilon against ``--max-epsilon`` and
+    reads the documents before its keys go out: a refusal registers nothing, so the round does not count the person
+    among its registered contributors (a dropout to come), and no state file is begun."""
+    from committee_helpers import CommitteeServer
+    from helpers import one_line_error
+
+    sent = _count_requests(monkeypatch)
+    (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
+    with CommitteeServer(tmp_path, WORDS, n=4) as srv:
+        base = ["submit", "--server", srv.url, "--invitation", str(srv.invitation_files[0]), "--state",
+                str(tmp_path / "state.json")]
+        r = run_dptopic(*base, "--corpus", str(tmp_path / "mine.txt"), "--max-epsilon", "1")
+        one_line_error(r, "above your --max-epsilon 1")
+        r = run_dptopic(*base, "--corpus", str(tmp_path / "missing.txt"))
+        assert r.returncode == 2 and "missing.txt" in r.stderr, r.stderr
+        assert srv.round.keys == {} and srv.round.state == "keys"
+    assert sent == ["GET /v1/config"] * 2 and not (tmp_path / "state.json").exists()
+
+
+# ----------------------------------------------------------------------------- no-shows
+def test_serve_says_what_a_no_show_does_and_takes_a_registration_deadline(invited, monkeypatch):
+    """At start the server says when its roster closes and that a contributor who never registers is one of the F
+    dropouts (and, with neither a deadline nor an admin token, that one no-show holds the round); with
+    ``--registration-deadline`` the roster closes that many seconds after the round first opened, in a single round
+    and in a committee round; a bad value or a round in cohorts is refused in one line."""
+    from service_helpers import free_port
+
+    got = served_app(monkeypatch)
+    r = serve(invited, "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    assert ("roster: it closes once all 100 invited contributors have registered; a contributor who never registers"
+            " is one of the 10 dropouts the plan tolerates: without a registration deadline or an admin token, one"
+            " no-show holds the round at its keys step.") in r.stderr
+    write_token(invited / "token", "t" * 32)
+    r = serve(invited, "--port", str(free_port()), "--registration-deadline", "3600", "--token-file",
+              str(invited / "token"), "--database", f"sqlite:///{invited}/db2")
+    assert r.returncode == 0, r.stderr
+    rnd = got["app"].state.round
+    assert rnd.cfg.registration_s == 3600 and abs(rnd.registration_deadline - time.time() - 3600) < 60
+    assert "at its registration deadline (" in r.stderr and "when the admin closes it" in r.stderr
+    assert "with those registered so far: at least 90 (N - F)" in r.stderr
+    r = serve(invited, "--port", str(free_port()), "--registration-deadline", "60", "--secure-committee", "auto",
+              "--database", f"sqlite:///{invited}/db3")
+    assert r.returncode == 0, r.stderr
+    assert got["app"].state.served.rnd.registration_s == 60 and "up to 10 dropping out" in r.stderr
+    assert "at its registration deadline (" in r.stderr
+    for bad in ("0", "-5", "nan", "soon"):
+        r = serve(invited, "--registration-deadline", bad)
+        assert r.returncode == 2 and "--registration-deadline" in r.stderr, r.stderr

@@ -12,7 +12,7 @@ import pytest
 from conftest import cli_ok, cli_output, flat
 from dptopic.cli.main import main
 from helpers import cli_error_line, one_line_stderr, run_dptopic
-from service_helpers import free_port, make_data
+from service_helpers import free_port, make_data, write_token
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
 NO_SERVER = "http://127.0.0.1:9"
@@ -337,7 +337,7 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     assert "not dptopic's" in one_line_stderr(_cli(*base[:-2], "--database", f"sqlite:///{own}"))
     with sqlite3.connect(own) as con:
         assert [r[0] for r in con.execute("select name from sqlite_master")] == ["notes"]   # untouched
-    (tmp_path / "token").write_text("t" * 40)
+    write_token(tmp_path / "token", "t" * 40)
     assert "is a folder, not a file" in one_line_stderr(_cli(*base, "--token-file", str(tmp_path)))
 
 

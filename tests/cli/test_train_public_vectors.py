@@ -3,6 +3,7 @@ nothing written), ``none`` turns them off, and a run with vectors says so and pu
 import json
 
 import numpy as np
+import pytest
 
 from helpers import run_dptopic
 
@@ -42,7 +43,7 @@ def test_corrupt_vectors_file_is_refused_in_one_line_before_anything_is_written(
                     "--public-vectors", bad, "--out", tmp_path / "m", "--no-ledger")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     line = r.stderr.strip().splitlines()[-1]
-    assert "bad.txt" in line and "line 2 has 1 values, not 2" in line
+    assert "bad.txt" in line and "line 2 has 1 value, not 2" in line
     assert not (tmp_path / "m" / "model.json").exists()
 
 
@@ -116,3 +117,50 @@ def test_rectangular_route_per_person_is_refused_in_one_line_naming_the_flags(tm
                       " per-person bound of its statistic is built; give --vectors-route 'auto', 'spread' or"
                       " 'groups'."], err
     assert not (tmp_path / "m").exists()
+
+
+def _releases(ledger) -> int:
+    """How many releases the ledger (SQLite) records; 0 when no ledger was made."""
+    import sqlite3
+
+    if not ledger.exists():
+        return 0
+    with sqlite3.connect(ledger) as con:
+        return con.execute("select count(*) from releases").fetchone()[0]
+
+
+def test_a_malformed_vectors_file_is_refused_before_the_private_vocabulary_is_drawn(tmp_path):
+    """With --private-vocabulary the DP set union is the run's first release: a malformed --public-vectors file is
+    refused before it (exit 2, one line, nothing recorded on the ledger, no model)."""
+    corpus = _corpus(tmp_path / "c.jsonl")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("spaceaa 0.1 0.2\nspaceab 0.3\n")
+    ledger = tmp_path / "l.sqlite"
+    r = run_dptopic("train", "--corpus", corpus, "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2",
+                    "--private-vocabulary", "8,1e-6", "--public-vectors", bad, "--ledger", ledger, "--dataset", "d",
+                    "--out", tmp_path / "m")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [x for x in r.stderr.strip().splitlines() if not x.startswith(("warning:", "note:"))]
+    assert len(lines) == 1 and "bad.txt" in lines[0] and "line 2 has 1 value, not 2" in lines[0], r.stderr
+    assert "private vocabulary:" not in r.stdout and _releases(ledger) == 0
+    assert not (tmp_path / "m" / "model.json").exists()
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("", "the name is empty"),
+    ("folder", "is a folder, not a file"),
+    ("/dev/zero", "is a device (such as /dev/zero or /dev/null), not a regular file"),
+    ("pipe.txt", "is a named pipe (FIFO)"),
+])
+def test_public_vectors_that_are_no_file_are_named_for_what_they_are(tmp_path, spec, says):
+    import os
+
+    corpus = _corpus(tmp_path / "c.jsonl", n=60)
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe.txt")
+    given = spec if spec in ("", "/dev/zero") else tmp_path / spec
+    r = run_dptopic("train", "--corpus", corpus, "--unit", "document", "--epsilon", "1", "--topics", "2",
+                    "--public-vectors", given, "--out", tmp_path / "m", "--no-ledger", timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [x for x in r.stderr.strip().splitlines() if not x.startswith(("warning:", "note:"))]
+    assert len(lines) == 1 and says in lines[0] and "no such file" not in lines[0], r.stderr

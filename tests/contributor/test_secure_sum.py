@@ -283,3 +283,47 @@ def test_under_a_cap_on_the_words_the_server_keeps_the_top_words_and_a_longer_li
         c.upload(1, {**view, "kept": sorted(kept + [sixth])})
     assert "upload1" not in c.st["sent"]
     assert c.upload(1, view) is not None
+
+
+# ----------------------------------------------------------------------------- a roster without its no-shows
+def test_a_roster_without_a_no_show_is_taken_and_the_shares_go_to_the_registered_neighbours(rnd):
+    """A roster that lacks an invited contributor who never registered (one of the F dropouts) is taken: each
+    contributor checks and shares with its registered neighbours only, and a share the server claims came from the
+    no-show is ignored (it has no keys to have made one)."""
+    x = rnd.people[0]
+    rnd.keys(absent=[x.me])
+    rnd.server.close()
+    roster = rnd.server.roster_view()
+    assert x.me not in roster and len(roster) == rnd.plan.n - 1
+    for c in rnd.people[1:]:
+        shares = c.shares_request(roster)["shares"]
+        assert sorted(shares) == sorted(v for v in c.graph[c.me] if v != x.me)
+    c = next(c for c in rnd.people[1:] if x.me in c.graph[c.me])
+    c.take_shares({x.me: "AAAA" * 8})
+    assert x.me not in c.held and c.dropped_shares == []
+
+
+def test_a_roster_with_fewer_than_n_minus_f_or_too_few_neighbours_is_refused(tmp_path):
+    """A contributor refuses a roster of fewer than N - F (the noise was planned for that many), one that leaves it
+    fewer than the threshold of its neighbours (its shares could not be completed), and step members outside the
+    roster: each in one line (``ServerLied``), never a ``KeyError``."""
+    rnd = InProcessRound(tmp_path, n=30, dropouts=3, collusion=1)      # 10 neighbours each, threshold 7
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    me = rnd.people[0]
+    far = [v for v in sorted(roster) if v != me.me and v not in me.graph[me.me]]
+    few = {k: v for k, v in roster.items() if k not in far[:4]}        # 26 of 30, N - F = 27
+    with pytest.raises(ServerLied, match="fewer than the 27 the noise was planned for"):
+        me.check_roster(few)
+    gone = far[0]
+    me.shares_request({k: v for k, v in roster.items() if k != gone})
+    members = sorted(roster)
+    with pytest.raises(ServerLied, match=f"{gone!r} among the members of step 0, who is not in the round's roster"):
+        me.upload(0, {"state": "upload0", "members": members})
+    wide = InProcessRound(tmp_path / "wide", n=60, dropouts=18, collusion=0)      # 36 neighbours, threshold 19
+    wide.keys()
+    roster, me, T = wide.server.roster_view(), wide.people[0], wide.plan.threshold
+    short = {k: v for k, v in roster.items() if k not in me.graph[me.me][:len(me.graph[me.me]) - T + 1]}
+    assert len(short) >= wide.plan.n - wide.plan.dropouts
+    with pytest.raises(ServerLied, match=f"only {T - 1} of your 36 neighbours, fewer than the threshold {T}"):
+        me.check_roster(short)

@@ -36,3 +36,18 @@ def test_a_nul_byte_after_the_first_block_is_refused_naming_its_line(tmp_path):
     path.write_bytes(b"text\n" + b"apple banana cherry\n" * 20_000 + b"grape\x00lemon\n" + b"mango melon\n" * 10)
     with pytest.raises(DPTopicError, match="line 20002"):
         read_corpus(path)
+
+
+def test_a_gz_suffix_in_any_case_is_read_through_gzip(tmp_path):
+    """``corpus.TXT.GZ`` is gzipped text as ``corpus.txt.gz`` is, by the whole-file reader and the line reader."""
+    import gzip
+
+    from dptopic.corpus import files
+
+    path = tmp_path / "corpus.TXT.GZ"
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write("river water boat\nmoney loan bank\n")
+    assert files.read_text_file(path) == "river water boat\nmoney loan bank\n"
+    with files._open_text(path) as fh:
+        assert fh.read().splitlines() == ["river water boat", "money loan bank"]
+    assert files.is_gzip_name("a.Gz") and not files.is_gzip_name("a.gzip")

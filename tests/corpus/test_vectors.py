@@ -68,11 +68,14 @@ def test_entry_records_name_sha256_dimension_and_coverage(tmp_path):
 
 
 @pytest.mark.parametrize("content, phrase", [
-    ("space 0.1 0.2\nrocket 0.3\n", "line 2 has 1 values, not 2"),
+    ("space 0.1 0.2\nrocket 0.3\n", "line 2 has 1 value, not 2"),
     ("space 0.1 0.2\nrocket 0.3 abc\n", "line 2 holds a value that is not a number"),
     ("space 0.1 0.2\nrocket nan 0.1\n", "NaN or infinite"),
     ("5 2\nspace 0.1 0.2\n", "announces 5 words but it holds 1"),
     ("", "holds no vectors"),
+    ("space\t\n", "line 1 holds a word and no values"),      # said as such, not "line 1 has 0 values, not 0"
+    ("space\n", "line 1 holds a word and no values"),
+    (" space 0.1 0.2\n", "line 1 starts with a space or tab"),
 ])
 def test_corrupt_text_file_is_refused_in_one_line(tmp_path, content, phrase):
     path = tmp_path / "bad.txt"
@@ -89,7 +92,7 @@ def test_corrupt_npy_and_word_list_are_refused_in_one_line(tmp_path):
         load_public_vectors(p)
     bad = _arr()
     bad[3, 1] = np.inf
-    with pytest.raises(DPTopicError, match="row 4 holds NaN or infinite"):
+    with pytest.raises(DPTopicError, match=r"row 4 \(the vector of 'hockey'\) holds NaN or infinite"):
         load_public_vectors(write_npy(tmp_path, arr=bad, name="inf"))
     (tmp_path / "lonely.npy").write_bytes((tmp_path / "vec.npy").read_bytes())
     with pytest.raises(DPTopicError, match="needs its word list beside it: lonely.txt"):
@@ -101,7 +104,7 @@ def test_corrupt_npy_and_word_list_are_refused_in_one_line(tmp_path):
 
 
 def test_unknown_name_and_missing_path_are_refused(tmp_path):
-    with pytest.raises(DPTopicError, match="unknown public vectors 'glove-9z'"):
+    with pytest.raises(DPTopicError, match="public_vectors 'glove-9z' names no known vectors and no file"):
         load_public_vectors("glove-9z")
     with pytest.raises(DPTopicError, match="no such file"):
         load_public_vectors(tmp_path / "nothere.txt")
@@ -166,3 +169,132 @@ def test_a_package_file_that_does_not_match_its_install_hash_is_refused(tmp_path
 def test_public_vectors_deep_copy_and_repr_stay_small():
     v = PublicVectors(name="x", words=["a"], vectors=np.zeros((1, 2)), sha256="0" * 64)
     assert "vectors" in repr(v) and v.dimension == 2
+
+
+@pytest.mark.parametrize("make, phrase", [
+    (lambda: PublicVectors("x", WORDS, np.where(np.eye(6, 4) > 0, np.nan, _arr())), "row 1 (the vector of 'space')"
+                                                                                    " holds NaN or infinite"),
+    (lambda: PublicVectors("x", WORDS, np.where(np.eye(6, 4) > 0, np.inf, _arr())), "NaN or infinite"),
+    (lambda: PublicVectors("x", ["w"] * 401, np.zeros((400, 3), np.float32)), "has 400 rows but its word list 401"),
+    (lambda: PublicVectors("x", WORDS, np.zeros(6)), "holds an array of shape (6,)"),
+    (lambda: PublicVectors("x", WORDS, np.zeros((0, 4))), "has 0 rows but its word list 6"),
+    (lambda: PublicVectors("x", [], np.zeros((0, 4))), "holds no vectors"),
+    (lambda: PublicVectors("x", "space rocket", _arr(2)), "its words are a str"),
+    (lambda: PublicVectors("x", ["space", 7], _arr(2)), "word 2 is an int"),
+    (lambda: PublicVectors("x", ["space", ""], _arr(2)), "word 2 is an empty str"),
+    (lambda: PublicVectors("x", WORDS, [["a"] * 4] * 6), "type <U1"),
+    (lambda: PublicVectors(None, WORDS, _arr()), "name is None"),
+    (lambda: PublicVectors("", WORDS, _arr()), "name is empty"),
+    (lambda: PublicVectors("x", WORDS, _arr(), sha256="abc"), "sha256 is a str not 64 lower-case hex digits"),
+    (lambda: PublicVectors("x", WORDS, _arr(), language=5), "language is an int"),
+])
+def test_vectors_built_in_python_are_checked_as_a_file_is(make, phrase):
+    with pytest.raises(DPTopicError) as e:
+        make()
+    assert phrase in str(e.value) and "\n" not in str(e.value)
+
+
+def test_vectors_built_in_python_without_a_digest_get_one_of_their_content():
+    arr = _arr()
+    a = PublicVectors("mine", WORDS, arr)
+    assert a.sha256 == PublicVectors("other", list(WORDS), arr.copy()).sha256 and len(a.sha256) == 64
+    assert a.sha256 != PublicVectors("mine", WORDS[::-1], arr).sha256
+    b = PublicVectors("ints", WORDS[:2], [[1, 2], [3, 4]])        # integers are read as floats
+    assert b.vectors.dtype.kind == "f" and b.dimension == 2
+    assert b.entry(WORDS)["sha256"] == b.sha256
+
+
+def test_vectors_changed_after_they_were_made_are_refused_when_read():
+    v = PublicVectors("mine", WORDS, _arr())
+    v.vectors = np.full((6, 4), np.nan)
+    with pytest.raises(DPTopicError, match="PublicVectors 'mine': row 1 .* NaN or infinite"):
+        load_public_vectors(v)
+    v.vectors, v.words = _arr(5), WORDS
+    with pytest.raises(DPTopicError, match="has 5 rows but its word list 6 words"):
+        load_public_vectors(v)
+
+
+def _read_in_time(spec, seconds=60.0):
+    """``load_public_vectors(spec)``'s refusal, read in a thread that must finish within ``seconds`` (a FIFO would
+    block it for good)."""
+    import threading
+
+    out = {}
+
+    def read():
+        try:
+            load_public_vectors(spec)
+        except DPTopicError as e:
+            out["error"] = str(e)
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"reading {spec} did not end"
+    return out.get("error")
+
+
+@pytest.mark.parametrize("spec, phrase", [
+    ("", "the name is empty"),
+    ("folder", "is a folder, not a file"),
+    ("/dev/zero", "is a device (such as /dev/zero or /dev/null), not a regular file"),
+    ("pipe.txt", "is a named pipe (FIFO)"),
+    ("nothere.txt", "no such file"),
+])
+def test_a_folder_a_device_a_fifo_and_an_empty_name_are_named_for_what_they_are(tmp_path, spec, phrase):
+    import os
+
+    os.mkfifo(tmp_path / "pipe.txt")
+    (tmp_path / "folder").mkdir()
+    error = _read_in_time(spec if spec in ("", "/dev/zero") else str(tmp_path / spec))
+    assert error is not None and phrase in error and "\n" not in error
+    assert spec == "nothere.txt" or "no such file" not in error
+
+
+@pytest.mark.parametrize("payload, phrase", [
+    (b"\x00" * 5_000_000, "holds a NUL byte (on line 1)"),
+    (b"a" * 5_000_000, "line 1 is longer than 132,096 bytes (a word of at most 1,024 bytes and at most 4,096 values"),
+    (b"space 0.1 0.2\n" + b"rocket " + b"1" * 200_000, "line 2 is longer than 1,088 bytes (a word of at most 1,024"
+                                                        " bytes and its 2 values of at most 32 characters each)"),
+    (b"\n" * 5_000_000, "holds more than 1,000 blank lines"),
+    (b"900000000 2\nspace 0.1 0.2\n", "announces 900,000,000 words of 2 values: give at most 4,096 values a word and"
+                                      " 1,073,741,824 in all"),
+])
+def test_a_text_file_is_read_within_the_bounds_of_its_format(tmp_path, payload, phrase):
+    """A gzipped stream of NUL bytes, one endless line, endless blank lines: refused at the first line past the format's
+    bounds, which the message states, never read whole."""
+    path = tmp_path / "big.txt.gz"
+    with gzip.open(path, "wb") as fh:
+        fh.write(payload)
+    error = _read_in_time(path)
+    assert error is not None and phrase in error and "big.txt.gz" in error and "\n" not in error
+
+
+def test_a_file_with_more_values_than_the_bound_is_refused_as_it_is_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(V, "MAX_VALUES", 4 * 4)
+    path = write_glove(tmp_path / "many.txt")
+    with pytest.raises(DPTopicError, match=r"holds more than 16 values \(4 words of 4 by line 5\)"):
+        load_public_vectors(path)
+
+
+def test_tabs_a_byte_order_mark_and_an_upper_case_gz_read_as_the_plain_format(tmp_path):
+    arr = _arr()
+    rows = [w + "\t" + "\t".join(f"{x:.6f}" for x in r) for w, r in zip(WORDS, arr)]
+    (tmp_path / "tabs.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "bom.txt").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "tabs.tsv").read_bytes().replace(b"\t", b" "))
+    write_glove(tmp_path / "upper.txt.gz", arr=arr)
+    (tmp_path / "upper.txt.gz").rename(tmp_path / "UPPER.TXT.GZ")
+    for name in ("tabs.tsv", "bom.txt", "UPPER.TXT.GZ"):
+        v = load_public_vectors(tmp_path / name)
+        assert v.words == WORDS and v.rows_of(["space"]).tolist() == [0], name
+        np.testing.assert_allclose(v.vectors, arr, atol=1e-6)
+    write_npy(tmp_path, arr=arr, name="bomlist")
+    (tmp_path / "bomlist.txt").write_bytes(b"\xef\xbb\xbf" + (tmp_path / "bomlist.txt").read_bytes())
+    assert load_public_vectors(tmp_path / "bomlist.npy").words == WORDS
+
+
+def test_a_word_list_larger_than_its_rows_can_hold_is_refused_unread(tmp_path):
+    p = write_npy(tmp_path, words=WORDS)
+    (tmp_path / "vec.txt").write_text("\n".join(WORDS) + "\n" + "x" * 10_000 + "\n", encoding="utf-8")
+    with pytest.raises(DPTopicError, match="more than 6 words of at most 1,024 bytes a line take"):
+        load_public_vectors(p)

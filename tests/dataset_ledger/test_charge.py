@@ -119,6 +119,31 @@ def test_a_bad_ledger_parameter_is_refused_before_reading(tiny, tmp_path):
     assert not hasattr(m, "components_")
 
 
+@pytest.mark.parametrize("kw, says", [
+    ({"dataset": "", "ledger": "l.sqlite"}, "invalid dataset name dataset=''"),
+    ({"dataset": "content:abc", "ledger": "l.sqlite"}, "the ledger names datasets itself"),
+    ({"dataset": "audit-shadow:x", "ledger": "l.sqlite"}, "the ledger names datasets itself"),
+    ({"dataset": "posts", "ledger": False}, "ledger=False records none"),
+    ({"dataset": "posts"}, "no ledger is on"),
+    ({"ledger": "mysql://x@y/z"}, "is a mysql:// URL"),
+])
+def test_a_dataset_name_or_ledger_the_command_line_refuses_is_refused_before_anything_is_read(kw, says, tiny, tmp_path,
+                                                                                               monkeypatch):
+    """Python took ``dataset=''``, ``dataset=`` with ``ledger=False`` (or with no ledger at all), names that mimic the
+    ledger's own, and a ``mysql://`` ledger (a SQLite file at ./mysql:/...): each is refused in one line naming the
+    parameter, before any document is read, and nothing is created."""
+    from dptopic.dataset_ledger import charge
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DPTOPIC_LEDGER", raising=False)
+    monkeypatch.setattr(charge, "dataset_name", lambda *a: pytest.fail("the documents were read"))
+    m = _cooc(**kw)
+    with pytest.raises(DPTopicError, match=says) as e:
+        m.fit(tiny.corpus)
+    assert getattr(e.value, "parameter", None) in ("dataset", "ledger") and "\n" not in str(e.value)
+    assert not hasattr(m, "components_") and list(tmp_path.iterdir()) == []
+
+
 def test_an_hdp_fit_is_charged_once_with_its_whole_plan(tiny, tmp_path):
     L = tmp_path / "l.sqlite"
     m = HDPLDA(n_topics=3, epsilon_laplace=1.0, n_iter=4, verbose=0, ledger=L, dataset="t").fit(tiny.corpus)

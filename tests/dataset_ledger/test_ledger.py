@@ -15,7 +15,7 @@ from dptopic.dataset_ledger.identity import Documents
 from dptopic.dataset_ledger.ledger import DatasetLedger, total_line
 from dptopic.dataset_ledger.releases import events_from_json, release_guarantee
 from dptopic.dataset_ledger.store import LedgerFileError
-from dptopic.errors import BudgetExceededError, DPTopicError
+from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
 
 
 def _gaussian_plan(epsilon=1.0, delta=1e-5):
@@ -299,5 +299,66 @@ def test_bad_names_and_caps_are_refused(tmp_path):
     with pytest.raises(DPTopicError, match="holds no dataset under dataset='typo': nothing to clear"):
         led.set_cap("typo", None, None, clear=True)
     assert led.datasets() == []
+
+
+def test_a_cap_takes_a_name_of_the_ledger_s_form_only_for_a_dataset_it_holds(tmp_path):
+    """``budget cap`` took names that mimic the ledger's own (``content:abc``, ``audit-shadow:x``), adding a dataset
+    under them: refused, while a content dataset the ledger recorded (or will: its exact content name) is capped."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.debit(None, "T", "document", _gaussian_plan(), 1e-5, documents=_docs(5))
+    (content,) = led.datasets()
+    for mimic in ("content:abc", "audit-shadow:x", "People:p"):
+        with pytest.raises(ParameterError, match="the ledger names datasets itself") as e:
+            led.set_cap(mimic, 5.0, 1e-5)
+        assert e.value.parameter == "dataset"
+    assert led.datasets() == [content]
+    led.set_cap(content, 5.0, 1e-5)
+    ahead = led.content_name(_docs(7, start=100))
+    led.set_cap(ahead, 2.0, 1e-5)
+    assert led.cap(content) == (5.0, 1e-5) and led.cap(ahead) == (2.0, 1e-5)
+
+
+def test_a_person_s_total_takes_the_id_as_a_string_and_refuses_another_type(tmp_path):
+    """``person_total(5)`` answered 0 where ``'5'`` had a total: ids are strings in every door (the corpus readers and
+    a fit's ``user_ids`` refuse others), and another type is refused in one line."""
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.debit("d", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(4, persons=["5", "5", "6", "7"]))
+    assert led.person_total("5")["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    for odd in (5, 5.0, np.int64(5), None):
+        with pytest.raises(ParameterError, match="is .*, not a string") as e:
+            led.person_total(odd)
+        assert e.value.parameter == "person"
+    with pytest.raises(ParameterError, match="not a string"):
+        led.debit("d", "T", "user", _gaussian_plan(), 1e-5, documents=_docs(2, persons=[5, 6]))
+    assert len(led.releases("d")) == 1
+
+
+@pytest.mark.parametrize("path", ["", " "])
+def test_an_empty_path_names_no_ledger(path, tmp_path, monkeypatch):
+    """``DatasetLedger('')`` said "ledger . is a folder"."""
+    monkeypatch.chdir(tmp_path)
+    for read_only in (False, True):
+        with pytest.raises(ParameterError) as e:
+            DatasetLedger(path, read_only=read_only)
+        assert str(e.value) == (f"ledger={path!r} names no ledger: give the path of a ledger file or a"
+                                " postgresql:// URL.")
+        assert e.value.message({"ledger": "--ledger"}) == "--ledger '' names no ledger: give a file path."
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_reads_every_row_before_anything_is_read_or_spent(tmp_path):
+    """A damaged hashing key was refused only at the first debit, after the corpus was read: ``check`` reads every
+    row (the key, every release, the document rows) and refuses a damaged ledger in one line."""
+    p = tmp_path / "l.sqlite"
+    DatasetLedger(p).debit("d", "T", "document", _gaussian_plan(), 1e-5, documents=_docs(3))
+    DatasetLedger(p, read_only=True).check()
+    con = sqlite3.connect(p)
+    con.execute("UPDATE meta SET value = 'xyz' WHERE key = 'key'")
+    con.commit()
+    con.close()
+    led = DatasetLedger(p, read_only=True)      # opening reads the format alone
+    with pytest.raises(LedgerFileError, match="its hashing key") as e:
+        led.check()
+    assert "\n" not in str(e.value) and "nothing was spent" in str(e.value)
 
 

@@ -1,4 +1,6 @@
 """Which ledger a run uses (dataset_ledger.location): the one named, else the environment's, else the default file."""
+from pathlib import Path
+
 import pytest
 
 from dptopic.dataset_ledger.location import default_path
@@ -30,3 +32,46 @@ def test_the_ledger_path_is_the_one_named_else_the_environment_s_else_the_defaul
         with pytest.raises(ParameterError) as e:
             ledger_path(**kw)
         assert e.value.message(names) == line
+
+
+def test_the_environment_s_ledger_is_read_by_its_scheme_too(tmp_path, monkeypatch):
+    from dptopic.dataset_ledger.location import ledger_path
+    from dptopic.dataset_ledger.store import ENV
+    from dptopic.errors import DPTopicError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV, "sqlite:///env.sqlite")
+    assert ledger_path() == Path("env.sqlite")
+    monkeypatch.setenv(ENV, "MySQL://x@y/z")
+    with pytest.raises(DPTopicError) as e:
+        ledger_path()
+    assert str(e.value).startswith(f"{ENV}='MySQL://x@y/z' is a mysql:// URL: a ledger is a SQLite file")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_session_checks_its_dataset_by_the_one_rule_and_refuses_it_with_the_ledger_off(tmp_path):
+    from dptopic.dataset_ledger.location import INHERIT, SESSION, session
+
+    for path, name, says in ((INHERIT, "", "invalid dataset name"), (tmp_path / "l.sqlite", "content:abc",
+                                                                      "the ledger names datasets itself"),
+                             (None, "posts", "ledger=False records none")):
+        with pytest.raises(ParameterError, match=says) as e:
+            with session(path, name):
+                pytest.fail("entered")
+        assert e.value.parameter == "dataset"
+    with session(tmp_path / "l.sqlite", " posts "):
+        assert SESSION.get() == (tmp_path / "l.sqlite", "posts")
+
+
+@pytest.mark.parametrize("kw, says", [({"dataset": ""}, "invalid dataset name dataset=''"),
+                                      ({"dataset": "posts", "ledger": False}, "ledger=False records none"),
+                                      ({"dataset": "audit-shadow:x", "ledger": True}, "names datasets itself")])
+def test_train_refuses_a_dataset_name_the_command_line_refuses(kw, says, tiny, tmp_path, monkeypatch):
+    """``dptopic.train`` took ``dataset=''`` and ``dataset=`` with ``ledger=False`` (the command line refuses both),
+    and names that mimic the ledger's own: refused before anything is read or spent."""
+    import dptopic
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    with pytest.raises(ParameterError, match=says):
+        dptopic.train(tiny.corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=2, metrics=False, **kw)
+    assert not (tmp_path / "dptopic").exists()

@@ -142,17 +142,98 @@ def test_a_locked_ledger_gives_up_in_one_line_with_nothing_spent(tmp_path, monke
 
     p = tmp_path / "l.sqlite"
     DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
-    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.2)
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 0.4)
     holder = sqlite3.connect(p, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(DPTopicError, match="stayed locked by another run") as e:
+        with warnings.catch_warnings(record=True) as said, pytest.raises(DPTopicError, match="stayed locked") as e:
+            warnings.simplefilter("always")
             DatasetLedger(p).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
         assert "nothing was spent" in str(e.value)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert len(DatasetLedger(p).releases("d")) == 1
+    waits = [str(w.message) for w in said if issubclass(w.category, store.LedgerWaitWarning)]
+    assert waits == [f"ledger {p} is held by another run's transaction: waiting up to 0.4 s for it to end (nothing"
+                     " is spent while it waits)."]
+
+
+def _released_once_said(monkeypatch, release):
+    """``store.say_waiting`` that, once it has said so, ends the other run's transaction (``release``): the wait
+    that follows then finds the ledger free."""
+    from dptopic.dataset_ledger import store
+
+    say = store.say_waiting
+
+    def then_release(where):
+        say(where)
+        release()
+
+    monkeypatch.setattr(store, "say_waiting", then_release)
+
+
+def test_a_write_that_finds_the_file_held_says_so_once_and_goes_on_when_it_is_free(tmp_path, monkeypatch):
+    from dptopic.dataset_ledger import store
+
+    p = tmp_path / "l.sqlite"
+    led = DatasetLedger(p)
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 30.0)
+    holder = sqlite3.connect(p, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    _released_once_said(monkeypatch, lambda: holder.execute("ROLLBACK"))
+    plan, docs = _plan(), _docs(3)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        led.debit("d", "T", "document", plan, 1e-5, documents=docs)
+    holder.close()
+    assert [issubclass(w.category, store.LedgerWaitWarning) for w in said] == [True]
+    assert len(led.releases("d")) == 1
+
+
+@pytest.mark.parametrize("text, where", [("sqlite:///rel/l.sqlite", "rel/l.sqlite"), ("SQLite:////abs/l.sqlite",
+                                                                                        "/abs/l.sqlite"),
+                                         ("l.sqlite", "l.sqlite"), ("C://x", "C://x"), ("  ~/l.sqlite ", None)])
+def test_a_file_is_named_by_a_path_or_a_sqlite_url_in_any_case(text, where):
+    from dptopic.dataset_ledger.store import is_url, location_of
+
+    got = location_of(text)
+    assert isinstance(got, Path) and not is_url(text)
+    assert got == (Path(where) if where is not None else Path.home() / "l.sqlite")
+
+
+@pytest.mark.parametrize("text", ["postgresql://me@db/l", "POSTGRESQL://me@db/l", "Postgres://me@db/l",
+                                  "postgresql+psycopg2://me@db/l", "PostgreSQL+PG8000://me@db/l"])
+def test_a_database_is_named_by_its_scheme_in_any_case_and_with_any_driver(text):
+    from dptopic.dataset_ledger.store import is_url, location_of
+
+    assert is_url(text) and location_of(text) == text.split("://")[0].lower() + "://me@db/l"
+
+
+@pytest.mark.parametrize("text, says", [
+    ("mysql://x@y/z", "is a mysql:// URL"), ("HTTP://host/l.sqlite", "is a http:// URL"),
+    ("file:///tmp/l.sqlite", "is a file:// URL"), ("postgres+psycopg://x@y/z", "is a postgres+psycopg:// URL"),
+    ("sqlite://host/l.sqlite", "names no file"), ("sqlite:///:memory:", "names no file"),
+    ("sqlite://", "names no file"),
+])
+def test_a_url_of_another_scheme_is_refused_in_one_line_and_creates_nothing(text, says, tmp_path, monkeypatch):
+    """``--ledger mysql://x@y/z`` created a SQLite file at ./mysql:/x@y/z: every scheme but SQLite's and
+    PostgreSQL's is refused, naming the ledger, before anything is opened."""
+    from dptopic.dataset_ledger.location import ledger_path
+    from dptopic.dataset_ledger.store import ENV
+
+    monkeypatch.chdir(tmp_path)
+    for open_it in (lambda: DatasetLedger(text), lambda: DatasetLedger(text, read_only=True),
+                    lambda: ledger_path(text)):
+        with pytest.raises(ParameterError, match=says.replace("+", "\\+")) as e:
+            open_it()
+        assert e.value.parameter == "ledger" and "\n" not in str(e.value)
+        assert e.value.message({"ledger": "--ledger"}).startswith(f"--ledger {text.strip()} ")
+    monkeypatch.setenv(ENV, text)
+    with pytest.raises(DPTopicError, match=f"^{ENV}=") as e:
+        ledger_path()
+    assert says in str(e.value)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_read_only_ledger_is_read_and_refused_for_writing_in_one_line(tmp_path):
@@ -331,6 +412,50 @@ def test_an_unreachable_or_foreign_database_is_one_line(pg, url):
     eng.dispose()
     with pytest.raises(DPTopicError, match="of another program"):
         DatasetLedger(url)
+
+
+@pytest.mark.postgres
+def test_a_shared_ledger_is_reached_whatever_the_case_of_its_scheme_and_its_driver(url):
+    """``--ledger POSTGRESQL://...`` was a SQLAlchemy traceback; any driver is read with psycopg."""
+    DatasetLedger(url).debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    rest = url.split("://", 1)[1]
+    for text in (f"POSTGRESQL://{rest}", f"Postgres://{rest}", f"postgresql+psycopg2://{rest}"):
+        assert len(DatasetLedger(text, read_only=True).releases("d")) == 1
+
+
+@pytest.mark.postgres
+def test_a_held_shared_ledger_is_waited_for_once_said_and_at_most_its_timeout(url, monkeypatch):
+    """A PostgreSQL ledger waited out another transaction's lock in silence, for as long as it was held: a write now
+    says once that it waits and for what, waits at most LOCK_TIMEOUT, and gives up in one line with nothing spent;
+    a lock released within the wait lets it through."""
+    import psycopg
+
+    from dptopic.dataset_ledger import store
+
+    led = DatasetLedger(url)
+    led.debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+    monkeypatch.setattr(store, "LOCK_TIMEOUT", 1.0)
+    holder = psycopg.connect(url)
+    holder.execute("LOCK TABLE dptopic_ledger.meta IN SHARE ROW EXCLUSIVE MODE")      # a transaction, held open
+    try:
+        with warnings.catch_warnings(record=True) as said, pytest.raises(DPTopicError, match="stayed locked") as e:
+            warnings.simplefilter("always")
+            led.debit("d", "T", "document", _plan(), 1e-5, documents=_docs(3))
+        assert "nothing was spent" in str(e.value) and "\n" not in str(e.value)
+        assert [str(w.message) for w in said if issubclass(w.category, store.LedgerWaitWarning)] == [
+            f"ledger {led.where} is held by another run's transaction: waiting up to 1 s for it to end (nothing is"
+            " spent while it waits)."]
+        assert len(led.releases("d")) == 1
+        monkeypatch.setattr(store, "LOCK_TIMEOUT", 30.0)
+        _released_once_said(monkeypatch, holder.rollback)
+        plan, docs = _plan(), _docs(3)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            led.debit("d", "T", "document", plan, 1e-5, documents=docs)
+        assert [issubclass(w.category, store.LedgerWaitWarning) for w in said] == [True]
+        assert len(led.releases("d")) == 2
+    finally:
+        holder.close()
 
 
 @pytest.mark.postgres

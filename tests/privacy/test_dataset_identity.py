@@ -3,19 +3,26 @@ more white space per JSON line, the same records as CSV, one document dropped), 
 documents it holds, through the command line and through Python; and the same documents get the same dataset from
 both front doors."""
 import csv
+import hashlib
 import json
 import random
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dptopic
+from dptopic.corpus import Corpus
+from dptopic.corpus.identity import SKETCH_PARAMS
+from dptopic.corpus.ledger_documents import documents_of
 from dptopic.corpus.readers import read_corpus
 from dptopic.dataset_ledger.ledger import DatasetLedger
+from dptopic.dataset_ledger.people import ID_LINK_PARAMS, components, document_links, id_links
 from dptopic.errors import BudgetExceededError
 from dptopic.models import DocDPCooccurrence
-from helpers import run_dptopic
+from helpers import FAST, run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 CAP = 1.2           # one release at epsilon 1 fits; a second (1.47 by PLD) does not
@@ -114,21 +121,76 @@ def test_a_name_given_does_not_split_the_documents_from_their_releases(files, ca
     assert r.returncode == 2 and f"dataset '{name}' is capped" in r.stderr
 
 
+# ------------------------------------------------------------------ damaged document rows
+@pytest.fixture(scope="module")
+def per_person(files, tmp_path_factory):
+    """A ledger of two releases of posts.jsonl with its people (30 authors of 5 documents each): a document-level one
+    from Python, which meets each author as a group of 5, and a user-level one from the command line."""
+    d = tmp_path_factory.mktemp("per_person")
+    L = d / "l.sqlite"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dptopic.train(read_corpus(files / "posts.jsonl", vocabulary=WORDS, user_field="author"),
+                      algorithm="docdp-cooc", epsilon=1.0, n_topics=2, test_size=0, ledger=str(L), dataset="posts",
+                      metrics=False)
+    r = run_dptopic(*_user_run(files, L, d / "user"))
+    assert r.returncode == 0, r.stderr
+    tot = DatasetLedger(L).total("posts")
+    assert tot["unit"] == "person" and tot["n_releases"] == 2 and tot["epsilon_total"] > 4
+    return L
+
+
+def _user_run(files, ledger, out):
+    return ("train", "--unit", "user", "--user-field", "author", "--corpus", files / "posts.jsonl", "--vocabulary",
+            files / "words.txt", "--epsilon", "1", "--topics", "2", "--test-size", "0", "--quiet", "--ledger", ledger,
+            "--dataset", "posts", "--out", out)
+
+
+ROW = "rowid = (SELECT MIN(rowid) FROM docs)"
+DAMAGES = [("DELETE FROM docs", "recorded 150 documents, but no document row of it is left"),
+           (f"DELETE FROM docs WHERE {ROW}", "recorded 150 documents, but its rows hold 149"),
+           (f"UPDATE docs SET doc = NULL WHERE {ROW}", "1 document row(s) of document set 1 name no document"),
+           (f"UPDATE docs SET copies = 1000000 WHERE {ROW}", "states 1000000 copies of a document, more than the 150"),
+           (f"UPDATE docs SET copies = 2 WHERE {ROW}", "recorded 150 documents, but its rows hold 151"),
+           (f"UPDATE docs SET docset = 77 WHERE {ROW}", "document rows name document set 77, which is not recorded")]
+
+
+@pytest.mark.parametrize("sql, says", DAMAGES, ids=["all rows deleted", "one row deleted", "doc NULL", "copies 10^6",
+                                                    "copies raised", "a row moved away"])
+def test_a_ledger_whose_document_rows_were_edited_is_refused_before_anything_is_spent(per_person, files, tmp_path,
+                                                                                      sql, says):
+    """``sqlite3 L "delete from docs"`` left a ledger that read as sound, its per-person total of two releases
+    becoming one release's per document: every door now refuses it in one line naming the document set, and a run
+    against it writes nothing, neither to the ledger nor to its model folder."""
+    import shutil
+    import sqlite3
+
+    from dptopic.dataset_ledger.store import LedgerFileError
+
+    L = tmp_path / "l.sqlite"
+    shutil.copy(per_person, L)
+    con = sqlite3.connect(L)
+    con.execute(sql)
+    con.commit()
+    con.close()
+    before = L.read_bytes()
+    led = DatasetLedger(L, read_only=True)
+    for read in (lambda: led.total("posts"), lambda: led.person_summary(), lambda: led.person_total("a1"),
+                 led.check):
+        with pytest.raises(LedgerFileError, match="is damaged") as e:
+            read()
+        assert says in str(e.value) and "nothing was spent" in str(e.value) and "\n" not in str(e.value)
+    shown = run_dptopic("budget", "show", "--ledger", L, "--person-level")
+    assert shown.returncode == 2 and says in shown.stderr and len(shown.stderr.strip().splitlines()) == 1
+    r = run_dptopic(*_user_run(files, L, tmp_path / "again"))
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "again").exists() and L.read_bytes() == before
+
+
 # ------------------------------------------------------------------------------------------------ invariance (no SQL)
 # For every transformation under which the trainer's input is unchanged, the documents' identities match the
 # original's (dataset_ledger/people.document_links over the original and the copy, docs/research/identity.md); one
 # word edited per document still links through the sketch, and ids renamed one to one or hashed link to the originals.
-import hashlib  # noqa: E402
-
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from dptopic.corpus import Corpus  # noqa: E402
-from dptopic.corpus.identity import SKETCH_PARAMS  # noqa: E402
-from dptopic.corpus.ledger_documents import documents_of  # noqa: E402
-from dptopic.dataset_ledger.people import ID_LINK_PARAMS, components, document_links, id_links  # noqa: E402
-from helpers import FAST  # noqa: E402
-
 VOCAB = [f"{a}{b}" for a in ("river", "stone", "cloud", "ember", "frost", "grove", "harbor", "lantern")
          for b in ("a", "o", "en", "ar", "is", "um")]          # 48 words of the trainer's vocabulary
 KEYS = ("digests", "bags", "read_bags", "bands", "signatures")

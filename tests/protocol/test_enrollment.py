@@ -102,3 +102,78 @@ def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
         en.read_invitation(plain)
     with pytest.raises(ParameterError, match="committee"):
         en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes")
+
+
+def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_file(tmp_path):
+    """A file that is not JSON (or a folder in its place) is one line naming the file and where it stops being JSON,
+    not a ``JSONDecodeError``; the same for a round in cohorts' directory and invitation."""
+    from dptopic.protocol import cohort_enrollment as ce
+
+    (tmp_path / "junk.json").write_text("this is not JSON\n")
+    (tmp_path / "folder").mkdir()
+    readers = {"enrollment key": en.load_enrollment_key, "directory": en.read_directory,
+               "invitation": en.read_invitation, "cohort directory": ce.read_cohort_directory,
+               "cohort invitation": ce.read_cohort_invitation}
+    for what, read in readers.items():
+        with pytest.raises(DPTopicError) as e:
+            read(tmp_path / "junk.json")
+        assert "junk.json" in str(e.value) and "not JSON (line 1, column 1)" in str(e.value), (what, e.value)
+        with pytest.raises(DPTopicError) as e:
+            read(tmp_path / "folder")
+        assert "folder" in str(e.value) and "is a folder" in str(e.value), (what, e.value)
+
+
+def test_a_key_or_invitation_readable_by_others_is_used_with_a_warning_naming_it_and_chmod(tmp_path):
+    """The enrollment key and an invitation hold signing keys: written 0600, and read with one warning naming the
+    file and ``chmod 600`` when others can read them (used all the same, as a round's database is); a folder of
+    invitations gives one warning for the folder; the public directory gives none."""
+    import warnings
+
+    en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv", round_id="r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # 0600: not a word
+        en.load_enrollment_key(tmp_path / "enroll.key")
+        en.read_invitations(tmp_path / "inv")
+    for f in [tmp_path / "enroll.key", *sorted((tmp_path / "inv").glob("*.json"))]:
+        os.chmod(f, 0o644)
+    for read, path in ((en.load_enrollment_key, tmp_path / "enroll.key"),
+                       (en.read_invitation, tmp_path / "inv" / "invitation-0002.json")):
+        with pytest.warns(UserWarning) as seen:
+            read(path)
+        assert len(seen) == 1, [str(w.message) for w in seen]
+        line = str(seen[0].message)
+        assert str(path) in line and "mode 0644" in line and f"chmod 600 {path}" in line and "\n" not in line
+    with pytest.warns(UserWarning) as seen:
+        assert len(en.read_invitations(tmp_path / "inv")) == 3
+    assert [str(w.message) for w in seen] == [
+        f"3 of the 3 invitations in {tmp_path / 'inv'} are readable by other users and each holds a contributor's"
+        f" signing key: make them yours only with chmod 600 {tmp_path / 'inv'}/invitation-*.json."]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # the directory is public
+        en.read_directory(tmp_path / "inv" / "directory.json")
+
+
+def test_invitations_into_a_folder_that_cannot_be_written_are_one_line_and_leave_nothing(tmp_path, monkeypatch):
+    """A folder that cannot be written (read-only for this user: found before the key is made; a read-only disk or a
+    full one: found as the files are written) is one line naming ``out`` and the folder with what to do, not a
+    ``PermissionError``; nothing is left behind (no key made, no partial folder of invitations)."""
+    real_access = os.access
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    monkeypatch.setattr(en.os, "access", lambda p, mode: False if str(p) == str(ro) else real_access(p, mode))
+    with pytest.raises(ParameterError) as e:
+        en.make_invitations(tmp_path / "enroll.key", 3, ro / "inv")
+    assert e.value.message({"out": "--out"}).startswith(f"cannot write --out {ro / 'inv'}: the folder {ro} is"
+                                                        " read-only for you")
+    assert f"chmod u+w {ro}" in str(e.value)
+    assert not (tmp_path / "enroll.key").exists() and not (ro / "inv").exists()
+    monkeypatch.setattr(en.os, "access", real_access)
+    en.load_enrollment_key(tmp_path / "enroll.key", create=True)
+
+    def read_only_disk(path, data, private=False):
+        raise PermissionError(13, "Read-only file system", str(path))
+    monkeypatch.setattr(en, "atomic_write_bytes", read_only_disk)
+    with pytest.raises(ParameterError) as e:
+        en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "new" / "inv")
+    assert "out" in e.value.parameters and "Read-only file system" in str(e.value)
+    assert not (tmp_path / "new").exists()      # the folders it made are gone again

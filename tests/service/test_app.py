@@ -206,3 +206,33 @@ def test_the_bodies_idle_timeouts_share_one_timer_and_each_read_times_out_on_its
         assert not r.expired()
 
     asyncio.run(main())
+
+
+def test_the_collection_server_answers_deep_json_unknown_routes_and_methods_in_its_json_shape(tmp_path):
+    """The collection server answers 3,000 nested brackets in every admin route's JSON body with a 400 ``bad_json``
+    in one line, an unknown route with a 404 naming it, and a method a route does not take with a 405 naming the
+    methods it takes (its Allow header too), all in the API's JSON error shape."""
+    import json
+
+    from dptopic.contributor.randomizer import Randomizer
+    from dptopic.service import ServiceConfig
+    from service_helpers import InProcessServer, http
+
+    words = make_words(40)
+    token = "t" * 24
+    cfg = ServiceConfig(words, Randomizer(words, epsilon_word=2.0).f, database=f"sqlite:///{tmp_path / 'u.db'}",
+                        admin_token=token)
+    auth = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    with InProcessServer(cfg) as srv:
+        for path in ("/v1/admin/train", "/v1/admin/rotate"):
+            status, headers, data = http("POST", srv.url + path, b"[" * 3000 + b"]" * 3000, auth)
+            err = json.loads(data)["error"]
+            assert status == 400 and headers["content-type"] == "application/json" and err["code"] == "bad_json"
+            assert "nests" in err["message"], (path, err)
+        status, headers, data = http("GET", srv.url + "/v1/no-such-route")
+        assert status == 404 and headers["content-type"] == "application/json"
+        assert json.loads(data)["error"]["code"] == "not_found" and "/v1/no-such-route" in data.decode()
+        status, headers, data = http("DELETE", srv.url + "/v1/config")
+        err = json.loads(data)["error"]
+        assert status == 405 and err["code"] == "method_not_allowed" and "GET" in headers["allow"]
+        assert "/v1/config" in err["message"] and "DELETE" in err["message"] and "GET" in err["message"]

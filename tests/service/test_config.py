@@ -68,3 +68,24 @@ def test_a_database_keeps_the_settings_key_that_databases_made_before_hold(tmp_p
     _open(db, 5.0)
     with pytest.raises(StorageError, match="fed_epsilon=5.0"):
         _open(db, 2.0)
+
+
+def test_a_token_file_readable_by_others_is_read_with_a_warning_naming_it_and_chmod(tmp_path):
+    """The admin token file (``--token-file``) readable by other users is used with one warning naming the file and
+    ``chmod 600``; a file readable by its owner only gives none."""
+    import os
+    import warnings
+
+    from dptopic.service.config import read_token_file
+
+    token = tmp_path / "admin.token"
+    token.write_text("t" * 32 + "\n")
+    os.chmod(token, 0o600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_token_file(token) == "t" * 32
+    os.chmod(token, 0o640)
+    with pytest.warns(UserWarning) as seen:
+        assert read_token_file(token) == "t" * 32
+    assert len(seen) == 1 and str(token) in str(seen[0].message) and f"chmod 600 {token}" in str(seen[0].message)
+    assert "mode 0640" in str(seen[0].message) and "admin token" in str(seen[0].message)

@@ -418,3 +418,82 @@ def test_a_stored_round_holds_no_blob_in_memory_and_hands_each_member_the_blobs_
         assert {u: v["blob"] for u, v in uploads.items()} == {u: b[m] for u, b in sent.items()}
     assert not rnd.server._blobs
     rnd.server.dispose()
+
+
+# ----------------------------------------------------------------------------- no-shows
+def test_a_roster_closed_without_a_no_show_releases_the_registered_contributors_exact_sums(rnd):
+    """An invited contributor who never posts its keys is one of the F dropouts: the admin closes the roster with the
+    others, every registered contributor takes that roster (it refused one that was not the whole directory
+    before), the committee is drawn from it, and the round releases the exact sums of those who uploaded."""
+    x = sorted(rnd.by_id)[-1]
+    rnd.prekeys(absent=[x])
+    assert rnd.server.state == "keys" and rnd.server.view()["keys_received"] == 19
+    assert rnd.server.close()["state"] == "upload0"
+    rnd.open()
+    assert x not in rnd.committee and not rnd.refused, rnd.refused
+    view = rnd.run_from_open()
+    assert view["state"] == "released" and not rnd.refused, (view, rnd.refused)
+    assert rnd.server.uploaded[0] == sorted(set(rnd.by_id) - {x})
+    for phase in (0, 1):
+        assert np.array_equal(rnd.server.sums[phase], rnd.plain_sum(phase))
+
+
+def test_a_committee_round_closed_with_fewer_than_the_plan_needs_fails_and_refuses_a_late_registration(rnd):
+    absent = sorted(rnd.by_id)[:3]
+    rnd.prekeys(absent=absent)
+    view = rnd.server.close()
+    assert view["state"] == "failed" and view["reason"].startswith(
+        "the roster closed (by the admin) with 17 of the 20 invited contributors registered, fewer than N - F = 18")
+    with pytest.raises(ApiError, match="roster has closed without contributor .* registered too late"):
+        rnd.server.post_prekeys(absent[0], [rnd.by_id[absent[0]].prekey()])
+
+
+def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_releases_over_http(tmp_path):
+    """``registration_s``: the committee server states when its roster closes, closes it at the deadline with those
+    registered (its own task: no request needed) and the round releases without the no-show, whose late keys are
+    refused with nothing stored; a stored round keeps its opening time across a restart."""
+    import json
+    import threading
+    import time
+
+    from cohort_helpers import tiny_bows
+    from committee_helpers import CommitteeServer
+    from dptopic.contributor.secure_committee import take_part_committee
+    from dptopic.protocol.enrollment import read_invitation
+    from dptopic.service.secure_committee import StoredCommitteeRound
+    from service_helpers import http
+
+    words = [f"w{i:03d}" for i in range(30)]
+    bows = tiny_bows(6, 0, 30)
+    with CommitteeServer(tmp_path, words, n=6, dropouts=2, registration_s=3.0) as srv:
+        view = json.loads(http("GET", srv.url + "/v1/secure/round")[2])
+        assert view["state"] == "keys" and view["registration_closes_at"] > time.time()
+        out: dict = {}
+
+        def one(k):
+            try:
+                out[k] = take_part_committee(srv.url, bows[k], srv.invitation_files[k], tmp_path / f"s{k}.json",
+                                             timeout=60)
+            except Exception as e:      # noqa: BLE001 (returned to the test)
+                out[k] = e
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(90)
+        assert all(isinstance(out[k], dict) for k in range(5)), out
+        assert srv.round.state == "released" and len(srv.round.keys) == 5
+        late = read_invitation(srv.invitation_files[5])
+        with pytest.raises(Exception, match="round_closed"):
+            take_part_committee(srv.url, bows[5], late, tmp_path / "s5.json", timeout=5)
+    plan = ss.SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0, committee="auto")
+    from dptopic.protocol.enrollment import read_directory
+
+    directory = read_directory(tmp_path / "inv" / "directory.json")
+    db = f"sqlite:///{tmp_path}/stored.sqlite"
+    first = StoredCommitteeRound(plan, directory, words, 3, db, registration_s=60)
+    first.dispose()
+    time.sleep(0.05)
+    again = StoredCommitteeRound(plan, directory, words, 3, db, registration_s=60)
+    assert again.opened_at == first.opened_at and again.registration_deadline == first.opened_at + 60
+    again.dispose()

@@ -769,3 +769,148 @@ def test_a_long_poll_answers_when_the_step_changes_not_at_its_next_look(tmp_path
     view, late = asyncio.run(wait_for_upload0())
     assert view["state"] == "upload0" and late < 1.0
     assert rnd.server._waiters == set()
+
+
+DEEP = b"[" * 1900 + b"]" * 1900
+"""A JSON body of 1,900 nested brackets (3,800 bytes: within the smallest body limit of a round's routes, 4 KiB), past
+Python's recursion limit."""
+
+
+def _round_servers(tmp_path):
+    """``(name, live server, the routes that read a JSON body)`` of every round's server: a single round's, the
+    committee mode's and a round in cohorts' (its root and a cohort's round under its prefix)."""
+    from cohort_helpers import LiveCohortRound
+    from committee_helpers import CommitteeServer
+
+    single = ["/v1/secure/keys", "/v1/secure/shares", "/v1/secure/consistency/0", "/v1/secure/unmask/0"]
+    yield "single", Live(tmp_path / "single"), single
+    (tmp_path / "committee").mkdir()
+    yield "committee", CommitteeServer(tmp_path / "committee", WORDS, 6, dropouts=1), [
+        "/v1/secure/prekeys", "/v1/secure/consistency/0", "/v1/secure/unmask/0"]
+    (tmp_path / "cohorts").mkdir()
+    yield "cohorts", LiveCohortRound(tmp_path / "cohorts", 24, 12), ["/cohorts/0" + p for p in single]
+
+
+def test_every_round_server_answers_deep_json_with_a_400_in_the_apis_shape(tmp_path):
+    """Deeply nested brackets in the body of every route that reads JSON (and in a committee upload's header) are
+    a 400 ``bad_json`` in one line, not a plain-text 500 (the parser's RecursionError)."""
+    import json
+
+    from service_helpers import http
+
+    (tmp_path / "single").mkdir()
+    for name, server, routes in _round_servers(tmp_path):
+        with server as live:
+            for path in routes:
+                status, headers, data = http("POST", live.url + path, DEEP, {"Content-Type": "application/json"})
+                assert status == 400 and headers["content-type"] == "application/json", (name, path, status, data)
+                err = json.loads(data)["error"]
+                assert err["code"] == "bad_json" and "nests" in err["message"], (name, path, err)
+            if name == "committee":
+                status, _, data = http("POST", live.url + "/v1/secure/upload/0", DEEP + b"\x00" * 8,
+                                       {"Dptopic-Meta-Length": str(len(DEEP)), "Dptopic-Contributor": "0001"})
+                assert status == 400 and json.loads(data)["error"]["code"] == "bad_json", data
+
+
+@pytest.mark.parametrize("method, path, status, code", [
+    ("GET", "/no/such/route", 404, "not_found"), ("POST", "/v1/secure/keyz", 404, "not_found"),
+    ("DELETE", "/v1/config", 405, "method_not_allowed"), ("GET", "/v1/admin/secure/close", 405, "method_not_allowed")])
+def test_every_round_server_answers_unknown_routes_and_methods_in_the_apis_shape(tmp_path, method, path, status,
+                                                                                 code):
+    """An unknown route (404) or a method a route does not take (405, with its Allow header) is answered as every
+    refusal is, ``{"error": {"code", "message"}}`` in JSON, by a single round's server, the committee mode's and a
+    round in cohorts' (its root and under a cohort's prefix), not in Starlette's plain text."""
+    import json
+
+    from service_helpers import http
+
+    (tmp_path / "single").mkdir()
+    for name, server, _ in _round_servers(tmp_path):
+        with server as live:
+            for where in [path] + (["/cohorts/0" + path] if name == "cohorts" else []):
+                got, headers, data = http(method, live.url + where)
+                assert got == status and headers["content-type"] == "application/json", (name, where, got, data)
+                err = json.loads(data)["error"]
+                assert err["code"] == code and where.split("/")[-1] in err["message"], (name, where, err)
+                if status == 405:
+                    assert headers.get("allow"), (name, where, headers)
+
+
+# ----------------------------------------------------------------------------- no-shows: the roster closes without them
+def test_a_roster_closed_without_a_no_show_releases_what_a_dropout_before_upload_would(tmp_path):
+    """An invited contributor who never registers is one of the F dropouts: the admin closes the roster with the
+    others (it failed the round before), and the round releases exactly the sums of a round in which that person
+    registered and then dropped out before uploading (the same seeded statistics and noise), every step still with at
+    least N - F."""
+    from dptopic.service.secure_sum import SecureRound
+
+    dropped = InProcessRound(tmp_path / "dropped", n=10, dropouts=2, collusion=1, seed=3)
+    x = dropped.people[-1].me
+    assert dropped.run(drop0=[x])["state"] == "released"
+    rnd = InProcessRound(tmp_path / "no-show", n=10, dropouts=2, collusion=1, seed=3)
+    rnd.keys(absent=[x])
+    assert rnd.server.view()["state"] == "keys"
+    assert rnd.server.close()["state"] == "shares"
+    rnd.server.engine.dispose()
+    rnd.server = SecureRound(rnd.cfg)       # started again on the same database: the closed roster of 9 reads
+    assert sorted(rnd.server.roster_view()) == sorted(c.me for c in rnd.people if c.me != x)
+    assert rnd.run(absent=[x])["state"] == "released" and rnd.refused == {}
+    assert _released_sums(rnd) == _released_sums(dropped)
+
+
+def test_a_roster_closed_with_fewer_than_the_plan_needs_fails_the_round_in_one_line(tmp_path):
+    """More no-shows than the plan tolerates: the roster's close fails the round, in one line saying how many
+    registered and how many the plan needs; a registration after it is refused, nothing stored."""
+    from dptopic.service.secure_sum import ApiError
+
+    rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
+    rnd.keys(absent=[c.me for c in rnd.people[:3]])
+    view = rnd.server.close()
+    assert view["state"] == "failed" and view["reason"].startswith(
+        "the roster closed (by the admin) with 7 of the 10 invited contributors registered, fewer than 8"
+        " (min_contributors minus dropout_tolerance"), view
+    late = rnd.people[0].registration()
+    with pytest.raises(ApiError, match="roster has closed without contributor .* registered too late"):
+        rnd.server.post_keys(late["contributor"], late["keys"], late["signature"])
+
+
+def test_a_roster_that_leaves_a_contributor_short_of_its_neighbours_fails_before_the_shares(tmp_path):
+    """No-shows among one contributor's neighbours past what it can lose: its shares could not be completed, so the
+    roster's close fails the round naming it (before anyone sends a share), though enough registered in all."""
+    rnd = InProcessRound(tmp_path, n=60, dropouts=18, collusion=0)       # 36 neighbours, threshold 19
+    graph, T = rnd.server.graph(), rnd.server.T
+    target = rnd.people[0].me
+    rnd.keys(absent=graph[target][:len(graph[target]) - T + 1])
+    view = rnd.server.close()
+    assert view["state"] == "failed" and f"contributor {target!r} holding fewer than {T}" in view["reason"], view
+
+
+def test_the_roster_closes_at_its_registration_deadline_and_the_round_releases_over_http(tmp_path):
+    """``registration_s``: the server says when the roster closes (``registration_closes_at``), closes it at the
+    deadline with those registered (a thread of its own: no request is needed) and the round releases without the
+    no-show; that contributor, coming late, is refused in one line with nothing stored."""
+    import json
+
+    from service_helpers import http
+
+    with SecureSumServer(tmp_path, WORDS, n=6, dropouts=2, registration_s=3.0) as live:
+        view = live.call("GET", "/v1/secure/round")[1]
+        assert view["state"] == "keys" and view["registration_closes_at"] > time.time()
+        out = live.play(tmp_path, skip={5})
+        assert all(isinstance(o, dict) for i, o in enumerate(out) if i != 5), out
+        assert live.wait_state("released", "failed")["state"] == "released"
+        late = SecureContributor(live.call("GET", "/v1/config")[1], bow(5), live.invitations[5])
+        status, _, data = http("POST", live.url + "/v1/secure/keys", json.dumps(late.registration()).encode())
+        assert status == 409 and json.loads(data)["error"]["code"] == "round_closed"
+        assert len(live.app.state.round.roster()) == 5
+
+
+def test_too_many_no_shows_at_the_registration_deadline_fail_the_round_with_its_reason(tmp_path):
+    """At the deadline with fewer registered than N - F: the round fails, and every waiting contributor hears the
+    reason (nothing of theirs was sent but public keys)."""
+    with SecureSumServer(tmp_path, WORDS, n=6, dropouts=1, registration_s=2.0) as live:
+        out = live.play(tmp_path, skip={4, 5})
+        view = live.wait_state("failed", "released", timeout=30)
+    assert view["state"] == "failed" and "with 4 of the 6 invited contributors registered, fewer than 5" in \
+        view["reason"], view
+    assert all(isinstance(o, DPTopicError) and "fewer than 5" in str(o) for o in out[:4]), out

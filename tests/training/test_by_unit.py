@@ -98,3 +98,15 @@ def test_a_user_level_split_needs_the_people_and_refuses_two_different_sets_of_t
         split_for(model, c, 0.2, user_ids=[str(i % 4 + 1) for i in range(10)])
     with pytest.raises(DPTopicError, match=r"^user_ids= splits by person"):
         split_for(LDA(n_topics=2), c, 0.2, user_ids=c.user_ids)
+
+
+def test_numpy_numbers_are_taken_as_python_numbers():
+    """for_unit takes NumPy's numbers wherever it takes numbers and builds the trainer with Python's (the word
+    level's budget rule reads them too)."""
+    m = for_unit("document", np.float32(2.0), delta=np.float64(1e-6), n_topics=np.int64(4), n_words=np.int32(300))
+    assert (m.epsilon, m.delta, m.n_topics, m.n_words) == (2.0, 1e-6, 4, 300)
+    assert all(type(v) in (int, float) for v in (m.epsilon, m.delta, m.n_topics, m.n_words))
+    word = for_unit("word", np.float32(2000.0), delta=np.float32(1e-5))
+    assert type(word.delta) is float and word.delta == pytest.approx(1e-5)
+    with pytest.raises(DPTopicError, match="budget too small"):
+        for_unit("word", np.float32(400.0))

@@ -100,3 +100,25 @@ def test_a_private_vocabulary_and_its_topic_model_each_spend_their_share_and_the
     rep = m.privacy_
     assert 0.99 <= rep["topic_model"]["epsilon_pld"] <= 1.0 and rep["vocabulary_selection"]["epsilon"] == 0.5
     assert 0.97 * 1.5 <= rep["epsilon"] <= 1.5
+
+
+def test_public_vectors_are_checked_before_the_vocabulary_is_drawn(tmp_path, monkeypatch):
+    """fit_fdptm reads and checks the estimator's public vectors before DP set union draws: a malformed file, or
+    vectors built in Python and spoiled after, spend nothing."""
+    import numpy as np
+
+    from dptopic.corpus.vectors import PublicVectors
+    from dptopic.errors import DPTopicError
+    from dptopic.training import fdptm
+
+    X = lda_corpus(n_docs=60, vocab_size=30, n_topics=2, doc_length=20, seed=1).corpus
+    monkeypatch.setattr(fdptm, "dp_set_union", lambda *a, **k: pytest.fail("the words were drawn"))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("w0 0.1 0.2\nw1 0.3\n")
+    spoiled = PublicVectors("mine", ["w0", "w1"], np.ones((2, 3)), "0" * 64)
+    spoiled.vectors[1, 0] = np.inf
+    for spec, why in ((str(bad), "line 2 has 1 value, not 2"), (spoiled, "row 2 .* holds NaN or infinite"),
+                      (str(tmp_path), "is a folder, not a file")):
+        with pytest.raises(DPTopicError, match=why):
+            fdptm.fit_fdptm(dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, public_vectors=spec, ledger=False), X,
+                            8.0, 1e-6)

@@ -382,3 +382,137 @@ def test_a_user_level_run_without_people_names_the_parameter_to_a_python_caller(
     with pytest.raises(DPTopicError, match="carries none") as e:
         dptopic.train(corpus, unit="user", epsilon=2.0, ledger=False, metrics=False)
     assert "user_field=" in str(e.value) and "--" not in str(e.value), str(e.value)
+
+
+def _vectors_file(path, words, text=None):
+    rng = np.random.default_rng(1)
+    path.write_text(text if text is not None else
+                    "".join(w + " " + " ".join(f"{x:.4f}" for x in rng.normal(size=4)) + "\n" for w in words))
+    return path
+
+
+@pytest.mark.parametrize("which", ["a malformed file", "a NaN row", "a word too many", "a device"])
+def test_public_vectors_are_checked_before_the_private_vocabulary_is_drawn(texts, tmp_path, monkeypatch, which):
+    """With private_vocabulary, the vectors are read and checked before the DP set union draws (and before the run is
+    charged): a malformed file or malformed PublicVectors spends nothing."""
+    from dptopic.training import fdptm
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    words = list(corpus.vocabulary.words)
+    if which == "a NaN row":            # checked when made, and again when read: made good, then spoiled
+        from dptopic.corpus.vectors import PublicVectors
+
+        spec, why = PublicVectors("mine", words, np.ones((len(words), 4))), "row 3 .* holds NaN or infinite"
+        spec.vectors[2, 1] = np.nan
+    elif which == "a word too many":
+        from dptopic.corpus.vectors import PublicVectors
+
+        spec, why = PublicVectors("mine", words, np.ones((len(words), 4))), "rows but its word list"
+        spec.words = spec.words + ["extra"]
+    elif which == "a malformed file":
+        spec, why = str(_vectors_file(tmp_path / "bad.txt", words, "applea 0.1 0.2\nappleb 0.3\n")), "line 2 has 1"
+    else:
+        spec, why = "/dev/zero", "is a device"
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("the words were drawn"))
+    with pytest.raises(DPTopicError, match=why) as e:
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, private_vocabulary=(8.0, 1e-6),
+                      public_vectors=spec, ledger=str(tmp_path / "l.sqlite"), dataset="d", metrics=False)
+    assert "\n" not in str(e.value)
+
+
+def test_public_vectors_a_trainer_would_not_read_are_refused_before_the_private_vocabulary_is_drawn(texts, tmp_path,
+                                                                                                     monkeypatch):
+    from dptopic.training import fdptm
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    path = _vectors_file(tmp_path / "v.txt", corpus.vocabulary.words)
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("the words were drawn"))
+    with pytest.raises(DPTopicError, match="public_vectors applies to DocDPCooccurrence's default settings only"):
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, private_vocabulary=(8.0, 1e-6),
+                      public_vectors=str(path), recovery="nmf", metrics=False)
+
+
+def test_numpy_numbers_are_taken_wherever_train_takes_numbers(texts):
+    from dptopic.advice import recommend
+
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dptopic.train(corpus, unit="document", epsilon=np.float32(2.0), delta=np.float64(1e-5),
+                          n_topics=np.int64(3), test_size=np.float32(0.25), metrics=False, ledger=False)
+        v = dptopic.train(corpus, algorithm="docdp-cooc", epsilon=np.float32(2.0), n_topics=3,
+                          private_vocabulary=(np.float32(2.0), np.float64(1e-6)), metrics=False, ledger=False)
+    assert r.model.epsilon == 2.0 and type(r.model.epsilon) is float and r.test is not None
+    assert r.card["epsilon"] == pytest.approx(2.0, rel=1e-3) and v.vocabulary_event is not None
+    rec = recommend("document", np.float32(2.0), np.int64(5000), np.int32(20))
+    assert rec.epsilon == 2.0 and rec.trainer
+
+
+@pytest.mark.parametrize("kw, says", [
+    (dict(callback=5), "invalid callback=5: give a function callback(step, result)"),
+    (dict(model=dptopic.DocDPCooccurrence), "model is the class DocDPCooccurrence, not an estimator"),
+    (dict(model="docdp-cooc"), "invalid model: give an unfitted estimator"),
+    (dict(public_corpus=["a b c"]), "invalid public_corpus: give a Corpus of public documents"),
+    (dict(public_corpus=np.ones((3, 3))), "invalid public_corpus: give a Corpus"),
+    (dict(split_as="x"), "invalid split_as: give an unfitted estimator"),
+    (dict(split_as=dptopic.LDA), "split_as is the class LDA"),
+    (dict(metrics="bogus"), "invalid metrics='bogus'"),
+    (dict(metrics=1), "invalid metrics=1"),
+    (dict(names=5), "invalid names"),
+    (dict(overwrite="yes"), "invalid overwrite='yes': give True or False"),
+    (dict(vocabulary=[1, 2]), "invalid vocabulary: word 1 is an int"),
+    (dict(vocabulary=5), "invalid vocabulary: give a list of words, or the path of a word list"),
+    (dict(user_field="user"), "user_field names each document's person under the user unit"),
+    (dict(user_field=5, unit="user"), "invalid user_field=5: give the name of the field"),
+    (dict(model=dptopic.DocDPCooccurrence(n_topics=2), seed="x", private_vocabulary=(1.0, 1e-6)),
+     "invalid seed='x'"),
+    (dict(vocabulary_policy="bogus", private_vocabulary=(1.0, 1e-6)), "invalid vocabulary_policy='bogus'"),
+])
+def test_wrong_arguments_are_refused_in_one_line_before_anything_is_read(corpus, kw, says, monkeypatch):
+    from dptopic.training import fdptm
+
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: pytest.fail("the words were drawn"))
+    kw = {"algorithm": "docdp-cooc", "epsilon": 1.0, **kw}
+    if "unit" in kw:
+        kw.pop("algorithm")
+    if "model" in kw:
+        kw.pop("algorithm"), kw.pop("epsilon")
+    with pytest.raises(DPTopicError) as e:
+        dptopic.train(corpus, ledger=False, **kw)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("kw, says", [
+    (dict(epsilon=5.0), "epsilon beside model would do nothing"),
+    (dict(delta=1e-6), "delta beside model would do nothing"),
+    (dict(n_topics=5), "n_topics beside model would do nothing"),
+    (dict(algorithm="docdp"), "algorithm beside model would do nothing"),
+    (dict(n_words=300), "n_words beside model would do nothing"),
+    (dict(unit="user", epsilon=1.0), "unit='user' beside model: the model's guarantee is stated per document"),
+    (dict(unit="document"), "unit beside model forecasts the topics' use at the run's budget: give epsilon"),
+])
+def test_what_would_do_nothing_beside_a_built_model_is_refused(corpus, kw, says):
+    model = dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0)
+    with pytest.raises(DPTopicError) as e:
+        dptopic.train(corpus, model=model, ledger=False, metrics=False, **kw)
+    assert says in str(e.value) and "\n" not in str(e.value)
+    with warnings.catch_warnings():     # beside unit=, epsilon states the run's total (the forecast reads it)
+        warnings.simplefilter("ignore")
+        r = dptopic.train(corpus, model=model, unit="document", epsilon=1.0, ledger=False, metrics=False)
+    assert r.model is model
+
+
+def test_a_vocabulary_path_is_read_as_the_command_line_reads_it(corpus, tmp_path):
+    from pathlib import Path
+
+    from dptopic.corpus.wordlist import read_vocabulary
+
+    path = tmp_path / "words.txt"
+    path.write_text("applea\n  rivera \n\nstonea\nappleb\n", encoding="utf-8")
+    want = list(read_vocabulary(path).words)
+    for spec in (str(path), Path(path)):
+        r = dptopic.train(corpus, algorithm="lda", vocabulary=spec, n_topics=2, n_iter=2, verbose=0)
+        assert r.vocabulary == want == ["applea", "rivera", "stonea", "appleb"]
+        assert r.model.privacy_["vocabulary_list"]["n_words"] == 4
+    with pytest.raises(DPTopicError, match="vocabulary file .*nothere.txt' not found"):
+        dptopic.train(corpus, algorithm="lda", vocabulary=str(tmp_path / "nothere.txt"), n_topics=2)

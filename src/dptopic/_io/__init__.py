@@ -2,7 +2,7 @@
 :mod:`.json_text` (JSON in and out), :mod:`.atomic` (atomic writes), :mod:`.output` (output folders and their
 marker), :mod:`.bundles` (a model's folder of JSON and arrays) and :mod:`.exports` (CSV tables, figures). Every
 name stays importable from ``dptopic._io``."""
-from .atomic import _exchange, _old_name, _umask, atomic_write_bytes, atomic_write_json  # noqa: F401
+from .atomic import _exchange, _old_name, _umask, atomic_write_bytes, atomic_write_json, warn_if_shared  # noqa: F401
 from .bundles import (  # noqa: F401
     ARRAY_DIGESTS,
     MAX_META_BYTES,

@@ -5,8 +5,11 @@ import ctypes
 import ctypes.util
 import json
 import os
+import shlex
+import stat
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from .json_text import _jsonable
@@ -48,6 +51,22 @@ def atomic_write_bytes(path: Path, data: bytes, private: bool = False) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def warn_if_shared(path, what: str, holds: str) -> bool:
+    """Warn, in one line naming the file and the ``chmod 600`` that mends it, when a file dptopic writes readable by
+    its owner only (``private=True``: a key, an invitation, a token) is readable or writable by other users: it is
+    read and used all the same, as a SQLite round's database is. ``what``: the file as the line names it ("the
+    invitation"); ``holds``: what others could take from it. Whether it warned."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(st.st_mode) or not st.st_mode & 0o077:
+        return False
+    warnings.warn(f"{what} {path} is readable by other users (mode {stat.S_IMODE(st.st_mode):04o}) and holds"
+                  f" {holds}: make it yours only with chmod 600 {shlex.quote(str(path))}.", UserWarning, stacklevel=3)
+    return True
 
 
 def atomic_write_json(path: Path, obj, private: bool = False) -> None:

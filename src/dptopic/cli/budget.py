@@ -58,19 +58,18 @@ def training_ledger(a):
     is read; a new one is created once every input is known good (``dptopic.train``)."""
     from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
     from ..dataset_ledger.location import session  # as above
-    from ..dataset_ledger.names import check_name  # as above
+    from ..dataset_ledger.names import check_name, no_ledger_error  # as above
     from ..dataset_ledger.store import LedgerMissing, is_url  # as above
 
     path = ledger_file(a)
     given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
              if on]
     if a.dataset is not None:
-        with flag_errors(LEDGER_FLAGS):
+        with flag_errors(LEDGER_FLAGS):     # the library's rule for names (dptopic.train's dataset= too)
             check_name(a.dataset)
+            if path is None:
+                raise no_ledger_error(a.dataset)
     if path is None:
-        if getattr(a, "dataset", None) is not None:
-            raise DPTopicError("--dataset names the release a ledger records, and --no-ledger records none: drop"
-                               " --dataset (or --no-ledger).")
         with session(None):
             yield
         return
@@ -90,8 +89,8 @@ def training_ledger(a):
         raise DPTopicError(f"--ledger {path} lies inside --out {out}: keep the ledger outside the model's folder"
                            " (which holds the model alone, and which --overwrite replaces).")
     if is_url(path) or os.path.lexists(path):
-        try:
-            DatasetLedger(path, read_only=True)     # checked now, before the corpus is read; written by the run
+        try:        # every row checked now, before the corpus is read (a damaged key or document row: one line)
+            DatasetLedger(path, read_only=True).check()
         except LedgerMissing:       # a database with no ledger yet: the run creates it
             pass
     with session(path, a.dataset):
@@ -114,7 +113,7 @@ def served_ledger(a) -> dict:
         path = ledger_path(a.ledger)
         if a.dataset is not None:
             check_name(a.dataset)
-    DatasetLedger(path)
+    DatasetLedger(path).check()         # created, or every row checked, before the server starts
     return {"ledger": str(path), "ledger_dataset": a.dataset}
 
 
@@ -145,7 +144,10 @@ def cmd_budget_cap(a):
     from ..dataset_ledger.ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
-    if (a.dataset is None) == (not a.per_person):
+    if a.dataset is not None and a.per_person:
+        raise DPTopicError("--dataset and --per-person cannot be combined: keep --dataset NAME to cap that dataset's"
+                           " total, or --per-person to cap every person's total across datasets.")
+    if a.dataset is None and not a.per_person:
         raise DPTopicError("budget cap needs --dataset NAME (that dataset's total) or --per-person (every person's"
                            " total, across datasets), one of them.")
     if a.clear:
@@ -174,8 +176,10 @@ def cmd_budget_cap(a):
 def cmd_budget_plan(a):
     from ..training.budget import plan_budget  # loads the trainers: not at the CLI's start-up
 
-    if (a.algorithm is None) == (a.unit is None):
+    if a.algorithm is None and a.unit is None:
         raise DPTopicError("budget plan needs the trainer: --algorithm NAME or --unit UNIT (as train takes them).")
+    # both: as train takes them (a unit picks its trainer itself, so the two cannot be combined but where --unit user
+    # takes a trainer that bounds a person), the library's rule in these flags' names
     params = {}
     if a.topics is not None:
         params["n_topics"] = a.topics

@@ -24,13 +24,15 @@ from .budget import served_ledger
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
               "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
-              "max_words": "--max-words", "committee": "--secure-committee"}
+              "max_words": "--max-words", "committee": "--secure-committee",
+              "registration_s": "--registration-deadline"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
 SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contributors", "dropout_tolerance",
                          "collusion", "directory", "vocabulary", "topics", "database", "host", "port", "allow_remote",
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
-                         "cohort_size", "max_words", "ledger", "dataset", "secure_committee"})
+                         "cohort_size", "max_words", "ledger", "dataset", "secure_committee",
+                         "registration_deadline"})
 
 
 def add_serve_flags(s) -> None:
@@ -41,7 +43,12 @@ def add_serve_flags(s) -> None:
                    help="--report-kind secure-sum: epsilon per person for the whole round")
     s.add_argument("--min-contributors", type=int, default=None, metavar="N",
                    help="--report-kind secure-sum: the round's contributors (default: the --directory's count; the"
-                        " roster closes when every invited one has registered)")
+                        " roster closes when every invited one has registered, or at --registration-deadline)")
+    s.add_argument("--registration-deadline", type=positive_float, default=None, metavar="SECONDS",
+                   help="--report-kind secure-sum: the roster closes this many seconds after the round first opened"
+                        " (kept in --database across restarts) with those registered, if at least N - F: each invited"
+                        " contributor who never registers is one of the F dropouts (default: none; the roster closes"
+                        " once all have registered, or by the admin)")
     s.add_argument("--dropout-tolerance", type=int, default=None, metavar="F",
                    help="--report-kind secure-sum: how many may drop out with the sum still released (the noise is"
                         " calibrated for the N - F survivors; default N/10)")
@@ -54,7 +61,7 @@ def add_serve_flags(s) -> None:
     s.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
                    help="--report-kind secure-sum: a round in cohorts of at most S contributors each, with a"
                         " second-level sum that pays the noise once (the --directory from 'dptopic secure-sum invite"
-                        " --cohort-size S'; docs/secure_sum.md, Rounds in cohorts)")
+                        " --cohort-size S'; docs/secure_sum_cohorts.md)")
     s.add_argument("--max-words", type=_int_arg(2), default=None, metavar="W",
                    help="--report-kind secure-sum: the most words the second sum holds (default 256): the words of"
                         " highest noisy count in the first sum, post-processing; it bounds each contributor's upload"
@@ -87,7 +94,7 @@ def add_submit_flags(u) -> None:
 def refuse_secure_flags(a) -> None:
     """Other report kinds: the secure sum's flags are refused in one line."""
     for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit", "collusion", "directory", "cohort_size",
-                 "max_words", "secure_committee"):
+                 "max_words", "secure_committee", "registration_deadline"):
         if getattr(a, flag, None) is not None:
             raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
                                " --report-kind secure-sum.")
@@ -131,7 +138,7 @@ def serve_secure_sum(a, setting_names=None) -> None:
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
-    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app  # the service extra, checked above
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app, roster_line  # the service extra
 
     token = read_token_file(a.token_file) if a.token_file else None
     if settings["plan"].committee:
@@ -139,11 +146,14 @@ def serve_secure_sum(a, setting_names=None) -> None:
     with flag_errors({**PLAN_FLAGS, **(setting_names or {})}):
         cfg = SecureSumConfig(**settings, directory=directory, n_topics=a.topics, database=a.database,
                               admin_token=token, allow_foreign_tables=a.allow_foreign_tables,
+                              registration_s=a.registration_deadline,
                               **served_ledger(a))     # --ledger: the released round on the dataset ledger
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg, setting_names=setting_names)
-        make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        console = make_console(stderr=True)
+        console.print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        console.print(roster_line(cfg.plan, app.state.round.registration_deadline, token is not None), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -156,6 +166,7 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     from ..service import startup  # deferred: loads numpy
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_committee import create_committee_app  # the service extra, checked by the caller
+    from ..service.secure_sum import roster_line  # (as above)
     from ..service.storage import safe_url  # (as above)
 
     if "allow_foreign_tables" in given:
@@ -164,13 +175,15 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     ledger = served_ledger(a)       # --ledger: the round charged once, before its first unmasking
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
-        with flag_errors({"database": "--database"}):
+        with flag_errors({"database": "--database", "registration_s": "--registration-deadline"}):
             app = create_committee_app(plan, directory, vocab, a.topics, admin_token=token, database=database,
-                                       **ledger)
-        make_console(stderr=True).print(
+                                       registration_s=a.registration_deadline, **ledger)
+        console = make_console(stderr=True)
+        console.print(
             f"dptopic serve: secure sum with a committee of {plan.committee} (threshold {plan.committee_threshold}),"
-            f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, in"
-            f" {safe_url(database)}, at http://{a.host}:{a.port}/", markup=False)
+            f" V={plan.vocab_size}, K={a.topics}, epsilon={plan.epsilon:g} per person, {plan.n} contributors, up to"
+            f" {plan.dropouts} dropping out, in {safe_url(database)}, at http://{a.host}:{a.port}/", markup=False)
+        console.print(roster_line(plan, app.state.served.rnd.registration_deadline, token is not None), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet,
                            **server_options(header_timeout=a.header_timeout))
     finally:
@@ -195,6 +208,9 @@ def _serve_cohorts(a, setting_names) -> None:
     if a.cohort_size is None:
         raise DPTopicError(f"--directory {a.directory} is a round in cohorts' (from 'dptopic secure-sum invite"
                            " --cohort-size S'): give --cohort-size S, the invitations' cohort size.")
+    if a.registration_deadline is not None:
+        raise DPTopicError("--registration-deadline is not read by a round in cohorts yet (each cohort's roster closes"
+                           " once its members have registered, or by the admin in committee cohorts): drop it.")
     if not _is_cohort_directory_file(a.directory, is_cohort_directory):
         raise DPTopicError(f"--cohort-size needs the directory of a round in cohorts, and --directory {a.directory}"
                            " is not one: write the invitations with 'dptopic secure-sum invite --cohort-size S'.")
@@ -236,11 +252,10 @@ SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout",
                           "invitation", "lowercase", "stop_words"})
 
 
-def submit_secure_sum(a, cfg: dict | None) -> bool:
+def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's. ``cfg``: the
-    server's ``/v1/config``, or None to try the committee mode first (its first request is the keys, answered with
-    the configuration: 3 requests a round); False when that server runs no committee-mode round (nothing sent but
-    public keys)."""
+    server's ``/v1/config``, whose epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the
+    documents before anything is sent (then the committee mode's 3 requests, or a single round's 8 at most)."""
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
     from ..contributor.secure_sum import check_config  # (as above)
@@ -268,57 +283,49 @@ def submit_secure_sum(a, cfg: dict | None) -> bool:
 
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    if cfg is None or cfg["secure_sum"].get("committee"):   # the committee mode (docs/secure_sum.md): 3 requests
-        from ..contributor.secure_committee import NotCommittee, take_part_committee  # loaded when it runs
+    mine = bow(cfg)     # --max-epsilon and the documents checked before anything is sent
+    if cfg["secure_sum"].get("committee"):      # the committee mode (docs/secure_sum.md)
+        from ..contributor.secure_committee import take_part_committee  # loaded when it runs
 
-        try:
-            s = take_part_committee(a.server, bow, invitation, state, client=client)
-        except NotCommittee:
-            return False
+        def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
+            return mine if config == cfg else bow(config)
+        s = take_part_committee(a.server, bow_of, invitation, state, client=client)
     else:
-        s = take_part(a.server, bow(cfg), invitation, state=state, max_epsilon=limit, client=client)
+        s = take_part(a.server, mine, invitation, state=state, max_epsilon=limit, client=client)
     for line in secure_sum_lines(s):
         make_console().print(line, markup=False)
-    return True
 
 
-def _committee_invitation(path) -> bool:
-    """Whether ``path`` reads as an invitation to a committee-mode round (``dptopic secure-sum invite
-    --committee``)."""
-    from ..protocol.enrollment import read_invitation  # deferred: loads numpy
-
-    try:
-        return read_invitation(path)["committee"]
-    except DPTopicError:
-        return False
-
-
-def _cohort_invitation(path) -> bool:
-    """Whether ``path`` reads as an invitation to a round in cohorts."""
-    from ..protocol.cohort_enrollment import read_cohort_invitation  # deferred: loads numpy
-
-    try:
-        return read_cohort_invitation(path)["cohorts"] is not None
-    except DPTopicError:
-        return False
+def refuse_no_state(a) -> None:
+    """``submit --state none`` with an invitation is refused before anything is sent: the state file is what lets a
+    run stopped after registering its keys finish (one key set per invitation), so without it such a run would spend
+    the invitation for good."""
+    if a.state is not None and a.state.strip().lower() == "none":
+        raise DPTopicError("--state none keeps no record of the keys a secure-sum run registers: a run stopped after"
+                           " registering (Ctrl-C, a lost connection) could never finish, and your invitation (one key"
+                           " set each) would be spent; drop --state none (the state file is readable by you only, and"
+                           " the round's secrets are wiped from it when the round ends) or give --state FILE.")
 
 
 def maybe_submit_secure_sum(a) -> bool:
-    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). With an invitation
-    to a committee-mode round, the keys are the first request (3 requests in all); otherwise the configuration is
-    (a committee round whose invitation does not say so then takes 4)."""
+    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). Its first request is
+    the configuration, whatever the round: the server's epsilon is checked against ``--max-epsilon`` and the
+    documents read before anything is sent (a committee round then takes 4 requests, a single round 9 at most)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
+    from ..protocol.enrollment import read_invitation  # (as above)
 
-    if getattr(a, "invitation", None) is not None and _committee_invitation(a.invitation):
-        if _cohort_invitation(a.invitation):     # its keys go to its cohort first: 3 requests
-            submit_cohorts(a, None)
-            return True
-        if submit_secure_sum(a, None):
-            return True
-    try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
-        cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
+    invited = getattr(a, "invitation", None) is not None
+    if invited:
+        read_invitation(a.invitation)       # a file that is no invitation: one line naming it, before any request
+        refuse_no_state(a)
+    # one look at the configuration, also with an invitation to a committee round (whose keys would otherwise be the
+    # first request): the epsilon is checked against --max-epsilon and the documents read before any key is sent.
+    # With an invitation it is retried as every request of the round is; without one, a server that does not answer
+    # is the usual path's to report (its own first request, with its retries)
+    try:
+        cfg = ServiceClient(a.server, timeout=a.timeout, retries=a.retries if invited else 0).get_json("/v1/config")
     except DPTopicError:
-        if getattr(a, "invitation", None) is not None:
+        if invited:
             raise
         return False
     if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
@@ -333,11 +340,11 @@ def maybe_submit_secure_sum(a) -> bool:
     return True
 
 
-def submit_cohorts(a, cfg: dict | None) -> None:
+def submit_cohorts(a, cfg: dict) -> None:
     """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
-    also plays the bridge (docs/secure_sum.md, Rounds in cohorts). ``cfg``: the server's ``/v1/config``, or None with
-    an invitation to committee cohorts (the keys are the first request, answered with the configuration, read
-    then)."""
+    also plays the bridge (docs/secure_sum_cohorts.md). ``cfg``: the server's ``/v1/config``, whose
+    epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the documents before anything is sent
+    (committee cohorts too)."""
     from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
     from ..contributor.secure_client import person_bow, state_path  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
@@ -355,25 +362,11 @@ def submit_cohorts(a, cfg: dict | None) -> None:
                            " single round: give your invitation to this round (from its operator).")
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     state = state_path(a.state, invitation)
-    if cfg is None:
-        s = take_part_in_cohorts(a.server, lambda config: _cohort_bow(a, config, limit, person_bow, Vocabulary),
-                                 invitation, state=state, max_epsilon=limit, client_timeout=a.timeout,
-                                 retries=a.retries)
-        return _print_cohorts(s)
     cfg = _checked_cohort_config(a, cfg, limit)
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
     _print_cohorts(take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
                                         client_timeout=a.timeout, retries=a.retries))
-
-
-def _cohort_bow(a, config, limit, person_bow, Vocabulary):
-    """The person's bag of words from ``--corpus`` over the vocabulary of ``config`` (its cohort round's), once its
-    epsilon and vocabulary are checked."""
-    cfg = _checked_cohort_config(a, config, limit)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
-    return person_bow(corpus)
 
 
 def _checked_cohort_config(a, cfg: dict, limit: float) -> dict:
@@ -423,7 +416,7 @@ def register(sub) -> None:
     i.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
                    help="a round in cohorts of at most S contributors each: each invitation is to its cohort's round"
                         " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
-                        " --cohort-size (docs/secure_sum.md, Rounds in cohorts)")
+                        " --cohort-size (docs/secure_sum_cohorts.md)")
     i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
                    help="with --cohort-size: how many of the round may drop out (default N/10; it sets how many"
                         " delegates each cohort has)")
@@ -431,7 +424,8 @@ def register(sub) -> None:
                    help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
     i.add_argument("--committee", action="store_true",
                    help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
-                        " cohort): each invitation says so, and submit then takes part in 3 requests")
+                        " cohort): each invitation says so, and submit then takes part in 4 requests (the"
+                        " configuration, then 3)")
     i.set_defaults(func=cmd_invite)
 
 

@@ -390,6 +390,8 @@ def _train(a, console, unit_note=None):
              "private_vocabulary": "--private-vocabulary", "vocabulary": "--vocabulary", "n_topics": "--topics",
              "pad_length": "--pad-length", "out": "--out", "test_size": "--test-size",
              "vocabulary_in_total": "--vocabulary-in-total", "epsilon": "--epsilon", "delta": "--delta"}
+    if a.unit is None and not getattr(a, "vocabulary_in_total", False):    # the model holds its budget
+        epsilon = delta = None
     with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local: the Gibbs and document-level ones
         result = train(
             source, model=model, unit=a.unit, epsilon=epsilon, delta=delta, test_size=a.test_size, out=a.out,

@@ -8,7 +8,8 @@ first); what is computed here sees the person's documents or secrets and runs on
 :class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses
 in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (kept in the state
 file at first contact; a later change is refused), the directory against the enrollment key of its own invitation,
-the roster (exactly the directory's members, each entry signed by its member), each step's members, the set of
+the roster (the directory's members who registered: at least N - F of them, this contributor and the threshold of its
+neighbours among them, each entry signed by its member), each step's members, the set of
 uploads and the consistency signatures over it, the kept words. What it sends is written to the state file before it
 is sent (a resumed run sends the same keys, shares, uploads and answers, signs one set of uploads per step, never
 reveals both secrets of one neighbour), and the round's secrets are wiped from it once the round is over.
@@ -65,6 +66,9 @@ _ID_SETS: dict = {}
 """Lists of ids a server named that passed :meth:`SecureContributor._id_set`, by directory and content, as sets."""
 _ROSTERS: list = []
 """``(directory, copy)`` of the rosters whose shape passed (:meth:`SecureContributor._check_roster_shape`)."""
+_OUTSIDE: dict = {}
+"""By (a set of ids the server named, the roster's ``id``): the roster and an id of the set outside it, or None
+(:meth:`SecureContributor._outside_roster`)."""
 _SORTED: dict = {}
 """One sorted list per set of ids that a process's contributors record (the directory's members, the members each
 masked with, the uploads each signed), by the set (:func:`_sorted_ids`); and by each list's ``id``, the list and its
@@ -477,7 +481,13 @@ class SecureContributor:
         return ids
 
     def _enough(self, ids, what: str, phase: int) -> None:
-        """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours."""
+        """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours,
+        every one in the closed roster (once it is known)."""
+        if self.roster is not None and len(self.roster) < len(self.members):    # a roster without its no-shows
+            stray = self._outside_roster(ids)
+            if stray is not None:
+                raise ServerLied(f"the server names {stray[:40]!r} among the {what} of step {phase}, who is not in the"
+                                 " round's roster: nothing sent.")
         least = self.plan.n - self.plan.dropouts
         if len(ids) < least:
             raise ServerLied(f"the server names {len(ids)} {what} for step {phase}, fewer than the {least} the noise"
@@ -489,19 +499,37 @@ class SecureContributor:
                              f" step {phase}, fewer than the threshold {self.T}: nothing sent (too few would let it"
                              " unmask your upload alone).")
 
+    def _outside_roster(self, ids) -> str | None:
+        """An id of ``ids`` that is not in the closed roster, or None; looked up once per set and roster in a
+        process (:data:`_OUTSIDE`: its contributors are shown the same sets, N ids each)."""
+        key = (ids if isinstance(ids, frozenset) else frozenset(ids), id(self.roster))
+        found = _OUTSIDE.get(key)
+        if found is None or found[0] is not self.roster:
+            if len(_OUTSIDE) >= 16:
+                _OUTSIDE.clear()
+            found = _OUTSIDE[key] = (self.roster, next((i for i in ids if i not in self.roster), None))
+        return found[1]
+
     def check_roster(self, roster) -> dict:
-        """The closed roster ``{id: {"c", "s", "b", "signature"}}`` checked: exactly the directory's members, every key
-        different, this contributor's own entry as registered, and every neighbour's entry signed by that neighbour's
-        key with keys of full order."""
+        """The closed roster ``{id: {"c", "s", "b", "signature"}}`` checked: the directory's members who registered
+        (those who never did are dropouts: at least N - F registered, and the threshold of this contributor's
+        neighbours among them), every key different, this contributor's own entry as registered, and every registered
+        neighbour's entry signed by that neighbour's key with keys of full order."""
         if self.roster is not None and roster == self.roster:
             return self.roster
         if not any(k == self._directory_key and roster == shape for k, shape in _ROSTERS):
             self._check_roster_shape(roster)
         self._live()
-        mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")}
+        mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")} if self.me in roster else None
         if mine != self.secrets.public(self.round_id, self.me):
             raise ServerLied("the server's roster does not hold this contributor's keys: nothing sent.")
+        have = sum(1 for v in self.graph[self.me] if v in roster)
+        if have < self.T:
+            raise ServerLied(f"the server's roster holds only {have} of your {len(self.graph[self.me])} neighbours,"
+                             f" fewer than the threshold {self.T}: nothing sent (your shares could not be completed).")
         for v in self.graph[self.me]:
+            if v not in roster:     # never registered: a dropout, sent nothing
+                continue
             e = roster[v]
             entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
             if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
@@ -514,13 +542,19 @@ class SecureContributor:
         return roster
 
     def _check_roster_shape(self, roster) -> None:
-        """What a roster must be whoever reads it (N entries to look at): exactly the directory's members, every entry
-        well-formed, every public key different. A roster that passed is remembered (a copy, by its content and the
-        directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it, in C."""
-        if not isinstance(roster, dict) or set(roster) != set(self.members):
+        """What a roster must be whoever reads it (N entries to look at): members of the directory, at least N - F of
+        them, every entry well-formed, every public key different. A roster that passed is remembered (a copy, by its
+        content and the directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it,
+        in C."""
+        least = self.plan.n - self.plan.dropouts
+        if not isinstance(roster, dict) or len(roster) < least:
             n = len(roster) if isinstance(roster, dict) else "no"
-            raise ServerLied(f"the server's roster has {n} entries, not the {len(self.members)} members of the round's"
-                             " directory (exactly): nothing sent.")
+            raise ServerLied(f"the server's roster has {n} entries, fewer than the {least} the noise was planned for"
+                             " (N - F of the directory's members): nothing sent.")
+        stray = next((i for i in roster if i not in self.members), None)
+        if stray is not None:
+            raise ServerLied(f"the server's roster names {str(stray)[:40]!r}, who is not in the round's directory:"
+                             " nothing sent.")
         keys = []
         for i, e in roster.items():
             if not (isinstance(e, dict) and isinstance(e.get("c"), str) and isinstance(e.get("s"), list)
@@ -562,7 +596,8 @@ class SecureContributor:
         """``POST /v1/secure/shares``: each neighbour's encrypted shares (made once)."""
         self._live()
         roster = self.check_roster(roster)
-        shares = self._once("shares", lambda: make_shares(self.me, self.secrets, roster, self.round_id, self.graph,
+        mine = {self.me: [v for v in self.graph[self.me] if v in roster]}     # its registered neighbours
+        shares = self._once("shares", lambda: make_shares(self.me, self.secrets, roster, self.round_id, mine,
                                                           self.T, self._agreed))
         return {"contributor": self.me, "shares": shares}
 
@@ -577,7 +612,7 @@ class SecureContributor:
         held = {}
         for s in self.graph[self.me]:
             ct = ciphertexts.get(s)
-            if not isinstance(ct, str):
+            if not isinstance(ct, str) or s not in self.roster:
                 continue
             try:
                 held[s] = open_shares(self.me, self.secrets, self.roster, self.round_id, s, ct, self._agreed)

@@ -158,6 +158,11 @@ def broken_link(path) -> str:
     return f" (it is a symbolic link to {target!r}, which does not exist)"
 
 
+def is_gzip_name(path) -> bool:
+    """Whether ``path``'s name ends in ``.gz``, in any case (``corpus.JSONL.GZ``): such a file is read through gzip."""
+    return Path(path).suffix.lower() == ".gz"
+
+
 def _gzip_error(path, e: BaseException) -> DPTopicError:
     """A ``.gz`` file that cannot be decompressed, in one line naming it: cut short, not gzip at all, or damaged."""
     name = str(path)
@@ -255,7 +260,7 @@ class _GuardedBytes(io.RawIOBase):
 
 def _open_guarded(path, want: str, first=None) -> _GuardedBytes:
     """``path``'s bytes (decompressed when it ends in ``.gz``) through :class:`_GuardedBytes`."""
-    fh = gzip.open(path, "rb") if Path(path).suffix == ".gz" else open(path, "rb")
+    fh = gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")
     return _GuardedBytes(fh, path, want, first)
 
 
@@ -313,7 +318,7 @@ class _CheckedText:
 
     def _fail(self, e: UnicodeDecodeError):
         # the stream decodes ahead in chunks, so find the line again in the raw bytes (on this error path only)
-        opener = gzip.open if Path(self._path).suffix == ".gz" else open
+        opener = gzip.open if is_gzip_name(self._path) else open
         with opener(self._path, "rb") as raw:
             for i, line in enumerate(raw):
                 try:
@@ -363,7 +368,7 @@ def _open_text(path, want: str = "a UTF-8 text file") -> _CheckedText:
     """``path`` as UTF-8 text, read in blocks: a UTF-16 or binary start, and a NUL byte in any block, are refused in
     one line as the block is read (``want``: what to give instead), so a large binary file is never read whole."""
     path = _check_file(path)
-    gz = path.suffix == ".gz"
+    gz = is_gzip_name(path)
 
     def first(block: bytes) -> None:
         _refuse_utf16(path, block)

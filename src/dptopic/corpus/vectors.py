@@ -13,8 +13,14 @@ read in the clear, and the guarantee does not depend on them. Nothing is fetched
 
 Files are checked as they are read and refused in one line naming the file: a line with the wrong number of values,
 a value that is not a number, NaN or infinite values, a word list whose length differs from the rows, a package
-whose files do not match the hashes it was installed with. :meth:`PublicVectors.check_covers` refuses vectors that do
-not match the vocabulary's language (fewer than :data:`MIN_COVERAGE` of its words have a vector).
+whose files do not match the hashes it was installed with. A text file is read within bounds the format sets
+(:data:`MAX_WORD_BYTES`, :data:`VALUE_BYTES`, :data:`MAX_DIMENSION`, :data:`MAX_VALUES`, :data:`MAX_BLANK_LINES`): a
+line longer than a word and its values can be, a NUL byte, or more values than the bound are refused as they are met,
+so that a file of NUL bytes or a device is never read whole; what is not a regular file (a folder, a device, a named
+pipe) is refused before it is opened. Vectors built in Python (:class:`PublicVectors`) pass the same check
+(:func:`check_vectors`) as the files' when they are made and again when a fit reads them.
+:meth:`PublicVectors.check_covers` refuses vectors that do not match the vocabulary's language (fewer than
+:data:`MIN_COVERAGE` of its words have a vector).
 """
 from __future__ import annotations
 
@@ -23,13 +29,15 @@ import gzip
 import hashlib
 import importlib.util
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
+from .files import _GZIP_ERRORS, _gzip_error, _nul_error, _refuse_utf16, broken_link, is_gzip_name, not_a_regular_file
 
 MIN_COVERAGE = 0.5
 """The share of the vocabulary's words that must have a vector: below it the vectors are taken for another language
@@ -65,20 +73,141 @@ EXTRA = "pip install 'dptopic[vectors]'"
 DEFAULT_SOURCE = "glove-6b-50d"
 """The source the ``vectors`` extra installs."""
 
+MAX_DIMENSION = 4096
+"""The most values a vector of a text file holds (GloVe's and word2vec's are 50 to 300)."""
+MAX_WORD_BYTES = 1024
+"""The most bytes (UTF-8) a word of a text file or word list takes (GloVe 6B's longest word takes 68)."""
+VALUE_BYTES = 32
+"""The most characters one value of a text file takes with the separator before it (a float written in full,
+``-1.2345678901234567e-308``, takes 24). A line of a ``d``-dimensional file takes at most ``MAX_WORD_BYTES + d *
+VALUE_BYTES`` bytes before its line end (a 300-dimensional one, 10,624); the first line, before ``d`` is known, at
+most that of :data:`MAX_DIMENSION`."""
+MAX_VALUES = 1 << 30
+"""The most values (words x dimension) a text file gives: 4 GiB as float32 (word2vec's Google News vectors hold 0.9
+billion, GloVe 840B 0.66 billion)."""
+MAX_BLANK_LINES = 1000
+"""The most blank lines a text file holds (with :data:`MAX_VALUES` and the line bound, the whole read is bounded)."""
+
+
+def check_vectors(words, vectors, what: str | None = None, spec=None) -> tuple[list, np.ndarray]:
+    """``(words, vectors)`` checked, as a list of str and a 2-D float array (an integer array as float64; a file's
+    memory map kept as it is), or refused in one line: words that are not non-empty str, an array that is not words x
+    dimension, a row count that differs from the words', NaN or infinite values. The one check of every
+    :class:`PublicVectors`, whether read from a file or built in Python. The refusal starts with ``what`` (the object
+    or source checked), or given ``spec`` (the name or path given as ``public_vectors``: a file read) with the
+    parameter, which the command line writes as its flag, and ``spec``."""
+
+    def fail(rest: str) -> DPTopicError:
+        return _refused(spec, rest) if spec is not None else DPTopicError(what + rest)
+
+    if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple, np.ndarray)):
+        raise fail(f": its words are {_kind(words)}: give a list of str, one word per row of the"
+                   " vectors, in the rows' order.")
+    words = [w.item() if isinstance(w, np.str_) else w for w in words]
+    bad = next((i for i, w in enumerate(words) if not isinstance(w, str) or not w), None)
+    if bad is not None:
+        w = words[bad]
+        raise fail(f": word {bad + 1:,} is {'an empty str' if w == '' else _kind(w)}: give each word as"
+                   " a non-empty str.")
+    if not isinstance(vectors, np.ndarray):
+        try:
+            vectors = np.asarray(vectors)
+        except (TypeError, ValueError):
+            vectors = None
+        if vectors is None or vectors.dtype == object:
+            raise fail(": its vectors are not an array of numbers: give a 2-D float array, one row"
+                       " per word (words x dimension).")
+    if vectors.dtype.kind in "iu":
+        vectors = vectors.astype(np.float64)
+    if vectors.ndim != 2 or vectors.dtype.kind != "f" or vectors.shape[1] < 1:
+        raise fail(f" holds an array of shape {vectors.shape} and type {vectors.dtype}: give one row of"
+                   " floats per word (words x dimension).")
+    if vectors.shape[0] != len(words):
+        raise fail(f" has {vectors.shape[0]:,} rows but its word list {len(words):,} words: give one"
+                   " word per row, in the rows' order.")
+    if not len(words):
+        raise fail(" holds no vectors: give at least one word and its vector.")
+    bad = _first_non_finite(vectors)
+    if bad is not None:
+        raise fail(f": row {bad + 1:,} (the vector of {words[bad]!r}) holds NaN or infinite values (a"
+                   " corrupt file?); give finite vectors.")
+    return words, vectors
+
+
+def _refused(spec, rest: str) -> ParameterError:
+    """The refusal of the vectors ``spec`` names (a name or a path), in one line that starts with the parameter,
+    ``public_vectors`` (the command line writes its flag in its place), and ``spec``: ``rest`` follows."""
+    return ParameterError("{public_vectors} {spec}" + rest.replace("{", "{{").replace("}", "}}"), "public_vectors",
+                          spec=repr(str(spec)))
+
+
+def _kind(value) -> str:
+    """``a str``, ``an int``, ``None``: what a value is, for a refusal."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def content_sha256(words, vectors) -> str:
+    """The sha256 (hex) of vectors given in Python without one: their words (UTF-8, a line each), the array's shape
+    and type, and its values."""
+    h = hashlib.sha256()
+    h.update("\n".join(words).encode("utf-8") + b"\0")
+    h.update(f"{vectors.shape} {vectors.dtype.str}\0".encode())
+    for start in range(0, vectors.shape[0], 100_000):
+        h.update(np.ascontiguousarray(vectors[start:start + 100_000]).tobytes())
+    return h.hexdigest()
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
 
 @dataclass
 class PublicVectors:
     """Word vectors read in the clear: ``words`` (str, most frequent first where the source is so ordered, as GloVe
-    and word2vec files are) and ``vectors`` (one row per word), with what the card records of them."""
+    and word2vec files are) and ``vectors`` (one row per word), with what the card records of them.
+
+    Built in Python, they are checked as a file is (:func:`check_vectors`), when made and again when a fit reads
+    them: a non-empty ``name`` (the card records it), words and rows that match, finite values. ``sha256`` None: the
+    digest of the words and values (:func:`content_sha256`)."""
     name: str
     words: list
     vectors: np.ndarray
-    sha256: str
+    sha256: str | None = None
     version: str | None = None
     language: str | None = None
     source: str = "file"            # "package" or "file"
     description: str | None = None
     _index: dict = field(default=None, repr=False)
+    _given: object = field(default=None, repr=False, compare=False)   # the name or path a reader read them from
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.strip():
+            said = "empty" if isinstance(self.name, str) else _kind(self.name)
+            raise DPTopicError(f"PublicVectors: name is {said}: give the vectors a name (a non-empty str), which the"
+                               " privacy card records.")
+        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}",
+                                                 self._given)
+        if self.sha256 is None:
+            self.sha256 = content_sha256(self.words, self.vectors)
+        elif not isinstance(self.sha256, str) or not _HEX64.fullmatch(self.sha256):
+            raise DPTopicError(f"PublicVectors {self.name!r}: sha256 is {_kind(self.sha256)} not 64 lower-case hex"
+                               " digits: give the hex digest of the vectors' file, or None (the digest of the words"
+                               " and values).")
+        for key in ("version", "language", "description"):
+            if not isinstance(getattr(self, key), (str, type(None))):
+                raise DPTopicError(f"PublicVectors {self.name!r}: {key} is {_kind(getattr(self, key))}: give a str"
+                                   " or None.")
+        if self.source not in ("file", "package"):
+            raise DPTopicError(f"PublicVectors {self.name!r}: source is {self.source!r}: give 'file' or 'package'.")
+
+    def check(self) -> "PublicVectors":
+        """The vectors, checked again (:func:`check_vectors`: an object changed since it was made is refused before
+        a fit spends anything); returns itself."""
+        self.words, self.vectors = check_vectors(self.words, self.vectors, f"PublicVectors {self.name!r}",
+                                                 self._given)
+        return self
 
     @property
     def dimension(self) -> int:
@@ -174,7 +303,7 @@ _LOADED: dict = {}
 def _package_folder(source: KnownSource) -> Path:
     spec = importlib.util.find_spec(source.module)
     if spec is None or not spec.submodule_search_locations:
-        raise DPTopicError(f"public vectors {source.name!r} need the {source.distribution} package: {EXTRA}.")
+        raise _refused(source.name, f" need the {source.distribution} package: {EXTRA}.")
     return Path(list(spec.submodule_search_locations)[0])
 
 
@@ -197,48 +326,38 @@ def _load_known(source: KnownSource) -> PublicVectors:
     vec_path, words_path = folder / source.vectors_file, folder / source.words_file
     for p in (vec_path, words_path):
         if not p.is_file():
-            raise DPTopicError(f"public vectors {source.name!r}: {p} is missing from the installed {source.distribution}"
-                               f" package; reinstall it ({EXTRA}).")
+            raise _refused(source.name, f": {p} is missing from the installed {source.distribution}"
+                                        f" package; reinstall it ({EXTRA}).")
         want = hashes.get(f"{source.module}/{p.relative_to(folder).as_posix()}")
         if want is not None and _b64_sha256(bytes.fromhex(file_sha256(p))) != want:
-            raise DPTopicError(f"public vectors {source.name!r}: {p} does not match the hash it was installed with"
-                               f" (a corrupt or altered file); reinstall the {source.distribution} package.")
+            raise _refused(source.name, f": {p} does not match the hash it was installed with"
+                                        f" (a corrupt or altered file); reinstall the {source.distribution} package.")
+    vectors = _read_npy(vec_path)
     if words_path.suffix == ".parquet":
         try:
             import pyarrow.parquet as pq  # optional: the 'vectors' extra reads the package's word index with it
         except ImportError:
-            raise DPTopicError(f"public vectors {source.name!r}: reading its word index needs pyarrow: {EXTRA}.") \
+            raise _refused(source.name, f": reading its word index needs pyarrow: {EXTRA}.") \
                 from None
         try:
             words = [str(w) for w in pq.read_table(words_path).column(0).to_pylist()]
         except Exception as e:      # pyarrow raises several types for a damaged file
-            raise DPTopicError(f"public vectors {source.name!r}: cannot read {words_path} ({type(e).__name__});"
-                               f" reinstall the {source.distribution} package.") from None
+            raise _refused(source.name, f": cannot read {words_path} ({type(e).__name__});"
+                                        f" reinstall the {source.distribution} package.") from None
     else:                           # a word list, one word a line
-        words = _read_word_list(words_path)
-    vectors = _read_npy(vec_path, len(words))
+        words = _read_word_list(words_path, int(vectors.shape[0]) if vectors.ndim == 2 else None)
     return PublicVectors(name=source.name, words=words, vectors=vectors, sha256=file_sha256(vec_path),
                          version=version, language=source.language, source="package",
-                         description=source.description)
+                         description=source.description, _given=source.name)
 
 
-def _read_npy(path: Path, n_words: int) -> np.ndarray:
+def _read_npy(path: Path) -> np.ndarray:
+    """A ``.npy`` array, memory-mapped (read without pickle); :class:`PublicVectors` checks it when made."""
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        return np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as e:
-        raise DPTopicError(f"public vectors {str(path)!r} is not a readable .npy array ({str(e)[:80]}): give the"
-                           " vectors as a 2-D float array saved with numpy.save.") from None
-    if arr.ndim != 2 or arr.dtype.kind != "f" or arr.shape[1] < 1:
-        raise DPTopicError(f"public vectors {str(path)!r} holds an array of shape {arr.shape} and type {arr.dtype}:"
-                           " give one row of floats per word (words x dimension).")
-    if arr.shape[0] != n_words:
-        raise DPTopicError(f"public vectors {str(path)!r} has {arr.shape[0]:,} rows but its word list {n_words:,}"
-                           " words: give one word per row, in the rows' order.")
-    bad = _first_non_finite(arr)
-    if bad is not None:
-        raise DPTopicError(f"public vectors {str(path)!r}: row {bad + 1:,} holds NaN or infinite values (a corrupt"
-                           " file); give finite vectors.")
-    return arr
+        raise _refused(str(path), f" is not a readable .npy array ({str(e)[:80]}): give the"
+                                  " vectors as a 2-D float array saved with numpy.save.") from None
 
 
 def _first_non_finite(arr) -> int | None:
@@ -254,13 +373,25 @@ def _word_list_of(path: Path) -> Path:
         cand = path.with_suffix(suffix)
         if cand.is_file():
             return cand
-    raise DPTopicError(f"public vectors {str(path)!r} needs its word list beside it: {path.with_suffix('.txt').name}"
-                       " (one word a line, in the rows' order).")
+    raise _refused(str(path), f" needs its word list beside it: {path.with_suffix('.txt').name}"
+                              " (one word a line, in the rows' order).")
 
 
-def _read_word_list(path: Path) -> list:
+def _read_word_list(path: Path, n_rows: int | None) -> list:
+    """The words of a word list beside ``n_rows`` rows: one a line (UTF-8, a byte-order mark dropped), at most
+    :data:`MAX_WORD_BYTES` bytes each, so the file is refused unread when it is larger than ``n_rows`` such lines
+    (None: rows that are no array of vectors, refused once the words are read)."""
+    odd = not_a_regular_file(path)
+    if odd is not None:
+        raise DPTopicError(f"the word list {str(path)!r} {odd}: give a regular file of one word a line.")
+    limit = 3 + (n_rows or 0) * (MAX_WORD_BYTES + 2)
+    size = path.stat().st_size
+    if n_rows is not None and size > limit:
+        raise DPTopicError(f"the word list {str(path)!r} holds {size:,} bytes, more than {n_rows:,} words of at most"
+                           f" {MAX_WORD_BYTES:,} bytes a line take ({limit:,}): give the word list of these vectors,"
+                           " one word a line.")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DPTopicError(f"the word list {str(path)!r} is not UTF-8 text: give one word a line.") from None
     words = text.split("\n")
@@ -274,89 +405,154 @@ def _read_word_list(path: Path) -> list:
     return words
 
 
+_SEPARATORS = re.compile(r"[ \t]+")
+_TEXT_FORMATS = "the GloVe or word2vec text format (a word and its values a line, separated by spaces)"
+
+
+def _line_bound(dim: int | None) -> int:
+    """The most bytes a line of a ``dim``-dimensional text file takes, its line end included (:data:`VALUE_BYTES`)."""
+    return MAX_WORD_BYTES + (MAX_DIMENSION if dim is None else dim) * VALUE_BYTES + 2
+
+
 def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
-    """The GloVe text format (``word v1 ... vd``), or word2vec's (the same after a line ``N d``), gzipped or not."""
-    opener = gzip.open if path.suffix == ".gz" else open
+    """The GloVe text format (``word v1 ... vd``), or word2vec's (the same after a line ``N d``), gzipped or not;
+    values separated by spaces or tabs. Read a line at a time within the format's bounds (module note)."""
+    name = str(path)
     words, rows = [], []
     dim = expected = None
+    blank = 0
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                parts = line.rstrip("\r\n").rstrip(" ").split(" ")
+        with (gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")) as fh:
+            lineno = 0
+            while True:
+                limit = _line_bound(dim)
+                raw = fh.readline(limit + 1)
+                if not raw:
+                    break
+                lineno += 1
+                if lineno == 1:
+                    _refuse_utf16(path, raw[:4096])
+                    if raw.startswith(b"\xef\xbb\xbf"):     # a UTF-8 byte-order mark: not part of the first word
+                        raw = raw[3:]
+                if b"\x00" in raw:
+                    raise _nul_error(path, lineno, _TEXT_FORMATS + ", or a .npy array with its word list")
+                if len(raw) > limit or (len(raw) == limit and not raw.endswith(b"\n")):
+                    what = (f"a word of at most {MAX_WORD_BYTES:,} bytes and its {dim:,} values of at most"
+                            f" {VALUE_BYTES} characters each" if dim is not None else
+                            f"a word of at most {MAX_WORD_BYTES:,} bytes and at most {MAX_DIMENSION:,} values of"
+                            f" at most {VALUE_BYTES} characters each")
+                    raise _refused(name, f": line {lineno:,} is longer than {limit - 2:,} bytes"
+                                         f" ({what}): not {_TEXT_FORMATS}.")
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _refused(name, f" is not UTF-8 text: byte 0x{raw[e.start]:02x} on line"
+                                         f" {lineno:,} is not valid UTF-8; give {_TEXT_FORMATS}, or a .npy array with"
+                                         " its word list.") from None
+                line = line.rstrip("\r\n").rstrip(" \t")
+                if not line:
+                    blank += 1
+                    if blank > MAX_BLANK_LINES:
+                        raise _refused(name, f" holds more than {MAX_BLANK_LINES:,} blank lines"
+                                             f" (line {lineno:,}): not {_TEXT_FORMATS}.")
+                    continue
+                parts = _SEPARATORS.split(line)
                 if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
                     expected, dim = int(parts[0]), int(parts[1])        # word2vec's header
+                    if not 1 <= dim <= MAX_DIMENSION or expected * dim > MAX_VALUES:
+                        raise _refused(name, f": its first line announces {expected:,} words of"
+                                             f" {dim:,} values: give at most {MAX_DIMENSION:,} values a word and"
+                                             f" {MAX_VALUES:,} in all.")
                     continue
-                if parts == [""]:
-                    continue
+                if parts[0] == "":
+                    raise _refused(name, f": line {lineno:,} starts with a space or tab: give the"
+                                         " word first, then its values.")
+                if len(parts) == 1:
+                    raise _refused(name, f": line {lineno:,} holds a word and no values: give"
+                                         f" {_TEXT_FORMATS}.")
                 if dim is None:
                     dim = len(parts) - 1
-                if dim < 1 or len(parts) != dim + 1:
-                    raise DPTopicError(f"public vectors {str(path)!r}: line {lineno:,} has {len(parts) - 1} values,"
-                                       f" not {dim} (a corrupt or truncated file); give one word and its {dim} values"
-                                       " a line.")
+                if len(parts) != dim + 1:
+                    n = len(parts) - 1
+                    raise _refused(name, f": line {lineno:,} has {n:,} value{'s' * (n != 1)},"
+                                         f" not {dim:,} (a corrupt or truncated file); give one word and its {dim:,}"
+                                         " values a line.")
+                if len(parts[0].encode("utf-8")) > MAX_WORD_BYTES:
+                    raise _refused(name, f": the word on line {lineno:,} is longer than"
+                                         f" {MAX_WORD_BYTES:,} bytes: not {_TEXT_FORMATS}.")
+                if (len(rows) + 1) * dim > MAX_VALUES:
+                    raise _refused(name, f" holds more than {MAX_VALUES:,} values ({len(rows):,}"
+                                         f" words of {dim:,} by line {lineno:,}): give fewer words (the most frequent"
+                                         " ones come first in GloVe and word2vec files).")
                 try:
                     rows.append(np.array(parts[1:], dtype=np.float32))
                 except ValueError:
-                    raise DPTopicError(f"public vectors {str(path)!r}: line {lineno:,} holds a value that is not a"
-                                       " number (a corrupt file).") from None
+                    raise _refused(name, f": line {lineno:,} holds a value that is not a"
+                                         " number (a corrupt file).") from None
                 words.append(parts[0])
-    except UnicodeDecodeError:
-        raise DPTopicError(f"public vectors {str(path)!r} is not UTF-8 text: give the GloVe or word2vec text format,"
-                           " or a .npy array with its word list.") from None
-    except (OSError, EOFError) as e:
-        raise DPTopicError(f"public vectors {str(path)!r} cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
+    except _GZIP_ERRORS as e:
+        raise _gzip_error(path, e) from None
+    except OSError as e:
+        raise _refused(name, f" cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
     if not rows:
-        raise DPTopicError(f"public vectors {str(path)!r} holds no vectors: give the GloVe or word2vec text format.")
+        raise _refused(name, f" holds no vectors: give {_TEXT_FORMATS}.")
     if expected is not None and expected != len(rows):
-        raise DPTopicError(f"public vectors {str(path)!r}: its first line announces {expected:,} words but it holds"
-                           f" {len(rows):,} (a truncated file).")
-    arr = np.vstack(rows)
-    bad = _first_non_finite(arr)
-    if bad is not None:
-        raise DPTopicError(f"public vectors {str(path)!r}: the vector of {words[bad]!r} holds NaN or infinite values"
-                           " (a corrupt file); give finite vectors.")
-    return words, arr
+        raise _refused(name, f": its first line announces {expected:,} words but it holds"
+                             f" {len(rows):,} (a truncated file).")
+    return words, np.vstack(rows)
+
+
+_OTHER = (f"give one of {', '.join(KNOWN_SOURCES)} (installed with {EXTRA}), a .npy array beside its word list, or a"
+          " GloVe or word2vec text file")
 
 
 def _load_path(path: Path) -> PublicVectors:
-    if path.is_dir() or not path.exists():
-        raise DPTopicError(f"public vectors {str(path)!r}: no such file; give one of {', '.join(KNOWN_SOURCES)}"
-                           " (installed with " + EXTRA + "), a .npy array beside its word list, or a GloVe or"
-                           " word2vec text file.")
-    if path.suffix == ".npy":
+    odd = not_a_regular_file(path)
+    if odd is not None:       # a folder, /dev/zero, a named pipe: named for what it is, never opened
+        raise _refused(str(path), f" {odd}: {_OTHER}.")
+    if not path.exists():
+        raise _refused(str(path), f": no such file{broken_link(path)}; {_OTHER}.")
+    if path.suffix.lower() == ".npy":
+        vectors = _read_npy(path)
         words_path = _word_list_of(path)
-        words = _read_word_list(words_path)
-        vectors = _read_npy(path, len(words))
+        words = _read_word_list(words_path, int(vectors.shape[0]) if vectors.ndim == 2 else None)
         digest = hashlib.sha256((file_sha256(path) + file_sha256(words_path)).encode()).hexdigest()
     else:
         words, vectors = _read_text_vectors(path)
         digest = file_sha256(path)
-    return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file")
+    # checked once, as every PublicVectors is (check_vectors), its refusals naming the path given
+    return PublicVectors(name=path.name, words=words, vectors=vectors, sha256=digest, source="file", _given=path)
 
 
 def load_public_vectors(spec) -> PublicVectors:
-    """The vectors ``spec`` names: a :class:`PublicVectors` (as it is), a NAME of :data:`KNOWN_SOURCES` (from its
-    installed package) or a PATH (module note). Read once per process for an unchanged file."""
+    """The vectors ``spec`` names: a :class:`PublicVectors` (checked again, :meth:`PublicVectors.check`), a NAME of
+    :data:`KNOWN_SOURCES` (from its installed package) or a PATH (module note). Read once per process for an
+    unchanged file."""
     if isinstance(spec, PublicVectors):
-        return spec
+        return spec.check()
     if not isinstance(spec, (str, os.PathLike)):
         raise DPTopicError(f"public_vectors must be a name ({', '.join(KNOWN_SOURCES)}), a path or 'none'; got"
                            f" {type(spec).__name__}.")
     text = os.fspath(spec)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():        # Path("") is the current folder
+        raise _refused(text, f": the name is empty; give a name"
+                             f" ({', '.join(KNOWN_SOURCES)}), the path of a vectors file, or 'none'.")
     if text in KNOWN_SOURCES:
         source = KNOWN_SOURCES[text]
         if not installed(source):
-            raise DPTopicError(f"public vectors {text!r} are not installed: {EXTRA} (the {source.distribution}"
-                               " package), or give a path to vectors of your own.")
+            raise _refused(text, f" are not installed: {EXTRA} (the {source.distribution}"
+                                 " package), or give a path to vectors of your own.")
         key = ("package", text, str(_package_folder(source)))
         if key not in _LOADED:
             _LOADED[key] = _load_known(source)
         return _LOADED[key]
     path = Path(text).expanduser()
-    if not path.exists() and os.sep not in text and "." not in text:
-        raise DPTopicError(f"unknown public vectors {text!r}: give one of {', '.join(KNOWN_SOURCES)} (installed with"
-                           f" {EXTRA}), a path to vectors of your own, or 'none'.")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink() and os.sep not in text and "." not in text:
+        raise _refused(text, f" names no known vectors and no file: give one of {', '.join(KNOWN_SOURCES)} (installed"
+                             f" with {EXTRA}), a path to vectors of your own, or 'none'.")
+    if not path.exists() or not_a_regular_file(path) is not None:
         return _load_path(path)         # its one-line refusal
     st = path.stat()
     key = ("file", str(path.resolve()), st.st_size, st.st_mtime_ns)

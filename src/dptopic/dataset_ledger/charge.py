@@ -36,9 +36,9 @@ from ..accounting.ledger import RESERVE_HOOK
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from .identity import Documents
 from .ledger import DatasetLedger, total_line
-from .location import INHERIT, SESSION, default_path
-from .names import check_name
-from .store import ENV, is_url
+from .location import INHERIT, SESSION, default_path, location
+from .names import MAX_NAME, check_name, no_ledger_error, valid_name
+from .store import ENV
 
 PARAMS = ("ledger", "dataset")
 """The parameters every budget-spending estimator takes besides its own (``TopicModel._param_names``)."""
@@ -58,8 +58,7 @@ def ledger_value(v):
     if v is True:
         return default_path()
     if isinstance(v, (str, os.PathLike)) and str(v).strip():
-        s = str(v).strip()
-        return s if is_url(s) else Path(os.path.expanduser(s))
+        return location(v)
     if isinstance(v, (str, os.PathLike)):
         raise ParameterError("{ledger=} names no ledger: give the path of a ledger file, True (the default file),"
                              " False (no ledger) or None (DPTOPIC_LEDGER, if set).", "ledger", v)
@@ -78,7 +77,7 @@ def ledger_path(model):
     if s is not None and s[0] is not INHERIT:
         return s[0]
     env = os.environ.get(ENV, "").strip()
-    return ledger_value(env) if env else None
+    return location(env, ENV) if env else None
 
 
 _SHADOW: ContextVar = ContextVar("dptopic_shadow_runs", default=None)
@@ -113,7 +112,7 @@ def dataset_name(model, read_documents: DocumentsReader) -> tuple[str | None, Do
     if shadow is not None:
         s = SESSION.get()
         base = getattr(model, "dataset", None) or (s[1] if s is not None else None) or "unnamed"
-        return check_name(f"{shadow}-shadow:{base}"[:200]), None
+        return valid_name(f"{shadow}-shadow:{base}"[:MAX_NAME]), None
     given = getattr(model, "dataset", None)
     s = SESSION.get()
     name = check_name(given) if given is not None else (check_name(s[1]) if s is not None and s[1] else None)
@@ -203,6 +202,12 @@ def open_charge(model, read_documents: DocumentsReader, trainer: str | None = No
     check_params(model)
     path = ledger_path(model)
     if path is None:
+        s = SESSION.get()
+        named = getattr(model, "dataset", None) or (s[1] if s is not None else None)
+        if named is not None and _SHADOW.get() is None:     # a name with no ledger to record it: not silently idle
+            raise ParameterError("{dataset=} names the release a ledger records, and no ledger is on ({ledger} not"
+                                 " given, and {env} not set): give {ledger} (a file, or True for the default one),"
+                                 " or drop {dataset}.", "dataset", named, others=("ledger",), env=ENV)
         return None
     ledger = DatasetLedger(path)        # a corrupt, foreign or newer file: one line, before any document is read
     name, docs = dataset_name(model, read_documents)
@@ -308,10 +313,13 @@ def record_saved(model, path) -> None:
 
 
 def check_params(model) -> None:
-    """``ledger=`` and ``dataset=``, checked with the other parameters (before anything is read)."""
-    ledger_value(getattr(model, "ledger", None))
+    """``ledger=`` and ``dataset=``, checked with the other parameters (before anything is read): a dataset name by
+    the one rule (:func:`~dptopic.dataset_ledger.names.check_name`), and none with ``ledger=False``."""
+    off = ledger_value(getattr(model, "ledger", None)) is False
     if getattr(model, "dataset", None) is not None:
         check_name(model.dataset)
+        if off:
+            raise no_ledger_error(model.dataset)
 
 
 _NO_MODEL = type("_NoModel", (), {"ledger": None, "dataset": None})

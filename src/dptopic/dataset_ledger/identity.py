@@ -7,7 +7,7 @@ import hashlib
 import unicodedata
 from dataclasses import dataclass
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 
 @dataclass
@@ -38,6 +38,10 @@ class Documents:
     def __post_init__(self):
         if self.digests is None and not self.persons:
             raise DPTopicError("a release's documents need their digests or their persons.")
+        if self.persons is not None:
+            odd = next((p for p in self.persons if not isinstance(p, str)), None)
+            if odd is not None:
+                check_person(odd)
         if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
             raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
         n = 0 if self.digests is None else len(self.digests)
@@ -45,6 +49,17 @@ class Documents:
             v = getattr(self, name)
             if v is not None and len(v) != n:
                 raise DPTopicError(f"{name} must hold one row per document ({n}), not {len(v)}.")
+
+
+def check_person(person) -> str:
+    """A person's id as the ledger takes it: a string, as every person field holds ids (the corpus readers and a
+    fit's ``user_ids`` refuse others); another type is refused in one line, so that ``7`` and ``'7'`` cannot name
+    two people, or one person two ways."""
+    if not isinstance(person, str):
+        raise ParameterError("{person=} is {kind}, not a string: give a person's id as the person field holds it"
+                             " (str(id)), so that 7 and '7' cannot name two people.", "person", person,
+                             kind=type(person).__name__)
+    return person
 
 
 def person_text(p) -> str:

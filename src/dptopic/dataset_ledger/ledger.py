@@ -21,7 +21,8 @@ PostgreSQL transaction behind an advisory lock): it records the documents, reads
 every cap the release touches with it included and writes it, or writes nothing. A release is written before its
 noise is drawn: a run that dies after the debit leaves its release recorded (the safe side).
 
-Every stored figure is checked when read (finite, in range, and each release's epsilon the one its events give),
+Every stored figure is checked when read (finite, in range, and each release's epsilon the one its events give; each
+document set's rows holding exactly the documents it recorded, every row of a set of documents naming its document),
 and a ledger that fails is refused in one line naming the row: totals are always recomputed from the events.
 
 Nothing here reads a corpus: the models layer passes the documents' digests (docs/budget.md).
@@ -35,9 +36,9 @@ import time
 
 from ..accounting.verify import rounded_up
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .identity import Documents, document_rows, keyed, person_text
+from .identity import Documents, check_person, document_rows, keyed, person_text
 from .location import location
-from .names import check_name
+from .names import check_name, valid_name
 from .releases import events_to_json, merge, parsed, release_guarantee
 from .store import LedgerFileError, open_store
 
@@ -58,6 +59,9 @@ class DatasetLedger:
     to read is never created or changed."""
 
     def __init__(self, path, read_only: bool = False):
+        if isinstance(path, (str, os.PathLike)) and not str(path).strip():
+            raise ParameterError("{ledger=} names no ledger: give the path of a ledger file or a postgresql:// URL.",
+                                 "ledger", path, flag_template="{ledger} '' names no ledger: give a file path.")
         self.path = location(path) if isinstance(path, (str, os.PathLike)) else path
         if isinstance(self.path, (bool, int, float)) or self.path is None:
             raise ParameterError("invalid {ledger=}: give the path of a ledger file or a postgresql:// URL.",
@@ -202,16 +206,51 @@ class DatasetLedger:
             if key is not None:
                 self._key = None
                 self._the_key(tx, create=False)         # 64 hex digits, or the ledger is refused
-            bad = tx.one("SELECT docset FROM docs WHERE copies < 1 OR person NOT IN (0, 1) LIMIT 1")
-            if bad is not None:
-                raise self._damaged(f"a document row of document set {bad[0]} has no whole count >= 1")
         for r in releases:
             if r["docset"] is not None and r["docset"] not in docsets:
                 raise self._damaged(f"release {r['id']} names document set {r['docset']}, which is not recorded")
             if r["dataset"] not in datasets:
                 raise self._damaged(f"release {r['id']} names dataset {r['dataset'][:60]!r}, which is not recorded")
+        if self.version >= 2:
+            self._check_documents(tx, docsets)
         return {"releases": releases, "by_id": {r["id"]: r for r in releases}, "caps": caps, "datasets": datasets,
                 "person_cap": person_cap, "docsets": docsets}
+
+    def _check_documents(self, tx, docsets: dict) -> None:
+        """Every document row against the set it belongs to: each set's rows hold the documents it recorded (their
+        copies add to its ``n_docs``, so that no row was dropped and none grew), each row of a set of documents names
+        its document, each count is whole and at least 1, and no row names a set that is not recorded."""
+        rows = tx.all("SELECT docset, SUM(copies), MIN(copies), MAX(copies), SUM(CASE WHEN doc IS NULL THEN 1 ELSE 0"
+                      " END), MIN(person), MAX(person) FROM docs GROUP BY docset")
+        held = {}
+        for sid, total, low, high, nulls, p_low, p_high in rows:
+            total = int(total) if type(total).__name__ == "Decimal" and total == int(total) else total   # PostgreSQL
+            if sid not in docsets:
+                raise self._damaged(f"document rows name document set {sid!r}, which is not recorded")
+            held[sid] = (total, low, high, nulls, p_low, p_high)
+        for sid, ds in docsets.items():
+            n, content = ds["n_docs"], ds["content"]
+            if not isinstance(content, str) or not content.startswith(("content:", "people:")):
+                raise self._damaged(f"document set {sid} has no content name ({str(content)[:40]!r})")
+            if sid not in held:
+                raise self._damaged(f"document set {sid} recorded {n} documents, but no document row of it is left")
+            total, low, high, nulls, p_low, p_high = held[sid]
+            if content.startswith("content:") and nulls:
+                raise self._damaged(f"{nulls} document row(s) of document set {sid} name no document (doc is NULL)")
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (total, low, high)) or low < 1 \
+                    or p_low not in (0, 1) or p_high not in (0, 1):
+                raise self._damaged(f"a document row of document set {sid} has no whole count >= 1")
+            if high > n:
+                raise self._damaged(f"a document row of document set {sid} states {high} copies of a document, more"
+                                    f" than the {n} documents the set recorded")
+            if total != n:
+                raise self._damaged(f"document set {sid} recorded {n} documents, but its rows hold {total}")
+
+    def check(self) -> None:
+        """Read every row of the ledger and check it (every release's figures, the caps, the document sets and their
+        rows, the hashing key), refusing a damaged ledger in one line naming the row; reads, writes nothing. A run
+        calls it before it reads its documents."""
+        self._read(lambda tx, st: None)
 
     def _read(self, fn):
         return self.store.run(lambda tx: fn(tx, self._state(tx)))
@@ -446,10 +485,13 @@ class DatasetLedger:
                     "note": "counts of owners are exact figures of the private data: outside the guarantee"}
         return self._read(go)
 
-    def person_total(self, person) -> dict:
-        """One person's total (their id as the person field gives it), at the person cap's delta, else the ledger's
-        first release's: ``{"epsilon", "delta", "releases", "method"}``; ``epsilon`` 0 for a person not recorded."""
+    def person_total(self, person: str) -> dict:
+        """One person's total (their id as the person field gives it: a string, as every person field holds them;
+        another type is refused), at the person cap's delta, else the ledger's first release's: ``{"epsilon",
+        "delta", "releases", "method"}``; ``epsilon`` 0 for a person not recorded."""
         from .totals import compose_signature, signatures  # loads numpy: as above
+
+        check_person(person)
 
         def go(tx, st):
             key = self._the_key(tx, create=False)
@@ -486,7 +528,7 @@ class DatasetLedger:
         so."""
         from .._validation import Real, validate_value  # loads numpy: 'dptopic budget' opens its ledger without it
 
-        dataset = check_name(dataset)
+        dataset = valid_name(dataset)
         if clear:
             if epsilon is not None or delta is not None:
                 raise ParameterError("give {epsilon} and {delta} (a cap) or {clear} (no cap), not both.", "clear",
@@ -496,7 +538,8 @@ class DatasetLedger:
             delta = float(validate_value("delta", delta, [Real(0, 1, "neither")]))
 
         def go(tx):
-            self._state(tx)
+            state = self._state(tx)
+            check_name(dataset, recorded=state["datasets"])     # a new name by the user's rule
             if clear:
                 if tx.one("SELECT 1 FROM datasets WHERE name = ?", (dataset,)) is None:
                     raise ParameterError("ledger {where} holds no dataset under {dataset=}: nothing to clear ('dptopic budget"
@@ -579,7 +622,7 @@ class DatasetLedger:
         if dataset is None and documents is None and release_id is None:
             raise DPTopicError("a release needs its dataset's name or its documents.")
         if dataset is not None:
-            dataset = check_name(dataset)
+            dataset = valid_name(dataset)       # the ledger's own forms too (an audit's shadows)
         groups = [(e, int(n)) for e, n in groups]
         planned = [(e, int(n)) for e, n in planned]
 
@@ -632,7 +675,7 @@ class DatasetLedger:
         from the ledger alone: no document is read and nothing is written. Returns, for each cap it touches (its
         dataset's, the datasets sharing its documents, the person cap), the total now, after, and what would
         remain; and whether it would be refused."""
-        dataset = check_name(dataset)
+        dataset = valid_name(dataset)       # a recorded dataset, whatever its form
         groups = [(e, int(n)) for e, n in groups]
 
         def go(tx, st):

@@ -9,7 +9,8 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from ..errors import ParameterError
-from .store import ENV, is_url
+from .names import check_name, no_ledger_error
+from .store import ENV, is_url, location_of
 
 
 def default_path() -> Path:
@@ -23,10 +24,13 @@ def default_path() -> Path:
     return base / "dptopic" / "ledger.sqlite"
 
 
-def location(value):
-    """A ledger named by the user: a ``postgresql://`` URL as given, a path with ``~`` expanded."""
-    s = str(value).strip()
-    return s if is_url(s) else Path(os.path.expanduser(s))
+def location(value, given_as: str | None = None):
+    """A ledger named by the user: a ``postgresql://`` URL, or a path with ``~`` expanded (a :class:`~pathlib.Path`
+    as given; text read by its scheme, :func:`~dptopic.dataset_ledger.store.location_of`, which refuses a URL of
+    another scheme in one line; ``given_as``: the environment variable it came from)."""
+    if isinstance(value, os.PathLike):
+        return Path(os.path.expanduser(str(value).strip()))
+    return location_of(value, given_as)
 
 
 def ledger_path(path=None, off: bool = False, must_exist: bool = False):
@@ -42,7 +46,7 @@ def ledger_path(path=None, off: bool = False, must_exist: bool = False):
         raise ParameterError("{ledger} needs a file path (or set {no_ledger}).", "ledger", path,
                              flag_template="{ledger} needs a file path (or give {no_ledger}).")
     env = os.environ.get(ENV, "").strip()
-    chosen = location(path) if path is not None else location(env) if env else default_path()
+    chosen = location(path) if path is not None else location(env, ENV) if env else default_path()
     if must_exist and not is_url(chosen) and not os.path.lexists(chosen):
         raise ParameterError("no ledger at {path}: nothing has been recorded there yet (give {ledger} or {env} to"
                              " read another).", "ledger", path, flag_template="no ledger at {path}: nothing has been"
@@ -62,7 +66,13 @@ None)``."""
 @contextlib.contextmanager
 def session(path=INHERIT, dataset: str | None = None):
     """Fits inside charge ``path`` (None: the ledger is off, whatever ``DPTOPIC_LEDGER`` says; :data:`INHERIT`: as
-    the environment says) on ``dataset`` unless a model names its own; the command line runs each command in one."""
+    the environment says) on ``dataset`` unless a model names its own; the command line runs each command in one.
+    ``dataset`` is checked now (:func:`~dptopic.dataset_ledger.names.check_name`), and refused with the ledger
+    off."""
+    if dataset is not None:
+        dataset = check_name(dataset)
+        if path is None:
+            raise no_ledger_error(dataset)
     token = SESSION.set((path if path is None or path is INHERIT else location(path), dataset))
     try:
         yield

@@ -7,6 +7,14 @@ queue rather than fail and retry (a serialization failure is still retried). Rea
 own and take no write lock. A file opened only to read is opened read-only: reading never creates, upgrades or
 changes a ledger.
 
+A write that finds another run's transaction holding the ledger says so once (a :class:`LedgerWaitWarning`, which
+the command line prints as one ``warning:`` line) and waits at most :data:`LOCK_TIMEOUT` seconds for it, then gives
+up in one line with nothing spent.
+
+A ledger is named by a path or a URL (:func:`location_of`), whose scheme is read in any case: ``sqlite:///PATH``
+(SQLAlchemy's spelling: ``sqlite:////abs/path``) is the file at ``PATH``, ``postgresql://`` (``postgres://``, or
+``postgresql+DRIVER://``, read with psycopg whatever the driver) a database; any other scheme is refused.
+
 SQLite needs nothing beyond Python; PostgreSQL needs the ``service`` extra (SQLAlchemy and psycopg), imported only
 when a ``postgresql://`` ledger is named. The tables of a PostgreSQL ledger live in a schema of their own,
 ``dptopic_ledger``, so they never mix with another program's tables in the same database.
@@ -16,12 +24,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import sqlite3
 import time
+import warnings
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import DPTopicError, ParameterError
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 
 FORMAT = "dptopic-dataset-ledger"
 VERSION = 2
@@ -34,6 +44,8 @@ APPLICATION_ID = 0x44505450
 ENV = "DPTOPIC_LEDGER"
 LOCK_TIMEOUT = 60.0
 """Seconds a write waits for another process's transaction before it gives up with one line."""
+QUICK_LOCK = 0.25
+"""Seconds a write waits in silence: past them it says that it waits, and for what (:class:`LedgerWaitWarning`)."""
 
 PG_SCHEMA = "dptopic_ledger"
 _PG_LOCK = 0x64707467       # the advisory lock every write takes on PostgreSQL ("dptg")
@@ -94,10 +106,51 @@ class LedgerMissing(_LedgerError):
     """No ledger where one was to be read: nothing has been recorded there yet."""
 
 
+_SCHEME = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.\-]*)://")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def url_scheme(location) -> str | None:
+    """The scheme of a ledger named by a URL, in lower case (``POSTGRESQL://`` is ``postgresql``), or None for a path
+    (a Windows drive, ``C://``, is one letter: a path)."""
+    if not isinstance(location, str):
+        return None
+    m = _SCHEME.match(location)
+    return m.group(1).lower() if m is not None and len(m.group(1)) > 1 else None
+
+
 def is_url(location) -> bool:
-    """Whether ``location`` names a PostgreSQL ledger (``postgresql://...``) rather than a file."""
-    return isinstance(location, str) and location.split("://", 1)[0].lower() in (
-        "postgresql", "postgres", "postgresql+psycopg")
+    """Whether ``location`` names a PostgreSQL ledger (``postgresql://...``, in any case and with any driver) rather
+    than a file."""
+    scheme = url_scheme(location)
+    return scheme is not None and (scheme in POSTGRES_SCHEMES or scheme.startswith("postgresql+"))
+
+
+def location_of(text: str, given_as: str | None = None):
+    """The ledger ``text`` names: a ``postgresql://`` URL (its scheme in lower case), or a :class:`~pathlib.Path`
+    (``~`` expanded; ``sqlite:///PATH`` is the file at ``PATH``). A URL of any other scheme, or a ``sqlite://`` URL
+    that names no file, is refused in one line naming ``ledger`` (``given_as``: the environment variable that gave
+    it, named instead)."""
+    s = str(text).strip()
+    scheme = url_scheme(s)
+    if scheme is None:
+        return Path(os.path.expanduser(s))
+    rest = s[_SCHEME.match(s).end():]
+    if is_url(s):
+        return scheme + "://" + rest
+    if scheme == "sqlite":
+        path = rest[1:] if rest.startswith("/") else None       # sqlite:///rel, sqlite:////abs: no host
+        if path and path != ":memory:" and "?" not in path:
+            return Path(os.path.expanduser(path))
+        why = ("names no file: give sqlite:///PATH (a relative path) or sqlite:////PATH (an absolute one), or the"
+               " path alone")
+    else:
+        why = (f"is a {scheme}:// URL: a ledger is a SQLite file (a path, or sqlite:///PATH) or a PostgreSQL"
+               " database (postgresql://USER@HOST/DB)")
+    if given_as is not None:
+        raise DPTopicError(f"{given_as}={s[:80]!r} {why}.")
+    raise ParameterError("{ledger=} " + why + ".", "ledger", s, flag_template="{ledger} {shown} " + why + ".",
+                         shown=s[:200])
 
 
 class Tx:
@@ -149,20 +202,43 @@ class Store:
 
     def run(self, fn, write: bool = False):
         """``fn(tx)`` in one transaction, run again (from the start: nothing of the failed try committed) after a
-        serialization failure, at most :attr:`RETRIES` times."""
-        for attempt in range(self.RETRIES):
+        serialization failure, at most :attr:`RETRIES` times; a write that found the ledger held past
+        :data:`QUICK_LOCK` says so once (:func:`say_waiting`) and is run again waiting up to :data:`LOCK_TIMEOUT`."""
+        attempt, wait = 0, None
+        while True:
             try:
-                with self.transaction(write=write) as tx:
+                with self.transaction(write=write, wait=wait) as tx:
                     return fn(tx)
             except _Retry:
-                if attempt + 1 == self.RETRIES:
+                attempt += 1
+                if attempt == self.RETRIES:
                     raise DPTopicError(f"ledger {self.where}: {self.RETRIES} transactions in a row conflicted with"
                                        " other runs: nothing was spent; run again.") from None
-                time.sleep(0.05 * (attempt + 1))
+                time.sleep(0.05 * attempt)
+            except _Locked:         # held past QUICK_LOCK: said once, then waited for up to LOCK_TIMEOUT
+                if wait is not None:
+                    raise DPTopicError(f"ledger {self.where} stayed locked by another run for {LOCK_TIMEOUT:g} s:"
+                                       " nothing was spent; run again when it ends.") from None
+                say_waiting(self.where)
+                wait = LOCK_TIMEOUT
 
 
 class _Retry(Exception):
     """A transaction that PostgreSQL could not serialize: rolled back, to be run again."""
+
+
+class _Locked(Exception):
+    """A write that did not get the ledger's lock within its wait: rolled back, nothing done."""
+
+
+class LedgerWaitWarning(UserWarning):
+    """A write waits for another run's transaction on the same ledger (said once, before the wait)."""
+
+
+def say_waiting(where: str) -> None:
+    """Say, once per wait, that a write waits for the ledger and for how long at most."""
+    warnings.warn(f"ledger {where} is held by another run's transaction: waiting up to {LOCK_TIMEOUT:g} s for it to"
+                  " end (nothing is spent while it waits).", LedgerWaitWarning, stacklevel=user_stacklevel())
 
 
 # ------------------------------------------------------------------------------------------------------- SQLite
@@ -223,12 +299,17 @@ class SQLiteStore(Store):
             raise self.bad(f"cannot be opened ({e})") from None
 
     @contextlib.contextmanager
-    def transaction(self, write: bool = False):
+    def transaction(self, write: bool = False, wait=None):
+        """One transaction (``write``: with the file's write lock; ``wait`` is the PostgreSQL store's: SQLite waits
+        in :meth:`_begin_write`)."""
         if write and self.read_only:
             raise self.bad("was opened to read only")
         con = self._connect()
         try:
-            con.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            if write:
+                self._begin_write(con)
+            else:
+                con.execute("BEGIN")
             yield Tx(con.cursor(), postgres=False)
             con.execute("COMMIT")
         except sqlite3.OperationalError as e:
@@ -248,6 +329,20 @@ class SQLiteStore(Store):
             raise
         finally:
             con.close()
+
+    def _begin_write(self, con) -> None:
+        """``BEGIN IMMEDIATE``: the file's write lock, waited for in silence for :data:`QUICK_LOCK` seconds, then,
+        once said (:class:`LedgerWaitWarning`), up to :data:`LOCK_TIMEOUT`."""
+        con.execute(f"PRAGMA busy_timeout = {int(min(QUICK_LOCK, LOCK_TIMEOUT) * 1000)}")
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) and "busy" not in str(e):
+                raise
+            say_waiting(self.where)
+            con.execute(f"PRAGMA busy_timeout = {int(LOCK_TIMEOUT * 1000)}")
+            con.execute("BEGIN IMMEDIATE")
+        con.execute(f"PRAGMA busy_timeout = {int(LOCK_TIMEOUT * 1000)}")
 
     @staticmethod
     def _rollback(con) -> None:
@@ -340,7 +435,7 @@ class PostgresStore(Store):
             raise DPTopicError(f"invalid ledger URL {url[:60]!r}: give postgresql://USER@HOST[:PORT]/DATABASE.") \
                 from None
         shown = u.render_as_string(hide_password=True)       # as the user wrote it, without its password
-        if u.drivername in ("postgresql", "postgres"):
+        if u.drivername.split("+")[0] in POSTGRES_SCHEMES:     # any driver named: read with psycopg, dptopic's
             u = u.set(drivername="postgresql+psycopg")
         try:
             import psycopg  # noqa: F401 - optional (the [service] extra), checked here for a one-line message
@@ -356,27 +451,36 @@ class PostgresStore(Store):
         return "give another with {ledger=} URL or {env} (docs/budget.md)"
 
     @contextlib.contextmanager
-    def transaction(self, write: bool = False):
+    def transaction(self, write: bool = False, wait: float | None = None):
+        """One transaction (``write``: serializable, behind the ledger's lock, waited for ``wait`` seconds, by default
+        :data:`QUICK_LOCK`, before :class:`_Locked` is raised)."""
         if write and self.read_only:
             raise self.bad("was opened to read only")
         exc = self._sa.exc
+        wait = min(QUICK_LOCK, LOCK_TIMEOUT) if wait is None else wait
         try:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(isolation_level="SERIALIZABLE" if write else "REPEATABLE READ")
                 with conn.begin():
                     cur = conn.connection.driver_connection.cursor()
                     cur.execute(f"SET LOCAL search_path TO {PG_SCHEMA}")
+                    if write:       # SET takes no snapshot either: the wait is bounded, then said (Store.run)
+                        cur.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait * 1000))}ms'")
                     if write and self.ready:
                         # debits queue here, one at a time, rather than fail and retry: LOCK takes no snapshot, so
                         # the transaction's snapshot is taken after the lock, when the writer before it committed
                         cur.execute(f"LOCK TABLE {PG_SCHEMA}.meta IN SHARE ROW EXCLUSIVE MODE")
                     elif write:     # creating the tables: no table to lock yet
                         cur.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_LOCK,))
+                    if write:
+                        cur.execute("SET LOCAL lock_timeout = DEFAULT")
                     yield Tx(cur, postgres=True)
         except exc.DBAPIError as e:
             code = getattr(getattr(e, "orig", None), "sqlstate", None)
             if code == "40001":
                 raise _Retry() from None
+            if code == "55P03":
+                raise _Locked() from None
             raise self._error(e) from None
         except exc.SQLAlchemyError as e:
             raise self.bad(f"could not be read or written ({' '.join(str(e).split())[:160]})") from None
@@ -384,6 +488,8 @@ class PostgresStore(Store):
             if type(e).__module__.split(".")[0] == "psycopg":
                 if getattr(e, "sqlstate", None) == "40001":
                     raise _Retry() from None
+                if getattr(e, "sqlstate", None) == "55P03":     # lock_not_available: lock_timeout passed
+                    raise _Locked() from None
                 raise self._error(e) from None
             raise
 
@@ -417,7 +523,7 @@ class PostgresStore(Store):
         if not create:
             raise LedgerMissing("no ledger at {where}: nothing has been recorded there yet (give {ledger=} URL or"
                                 " {env} to read another).", where=self.where, env=ENV)
-        with self.transaction(write=True) as tx:
+        def make(tx):
             if present is None:
                 tx.run(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
             if tx.one("SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'meta'",
@@ -427,6 +533,7 @@ class PostgresStore(Store):
                            .replace("CREATE INDEX ", "CREATE INDEX ").replace(" ON docs", f" ON {PG_SCHEMA}.docs")
                            .replace("REFERENCES ", f"REFERENCES {PG_SCHEMA}."))
                 tx.many(f"INSERT INTO {PG_SCHEMA}.meta VALUES (?, ?)", [("format", FORMAT), ("version", str(VERSION))])
+        self.run(make, write=True)      # another run creating it meanwhile: waited for, as a debit waits
         self.ready = True
         return VERSION
 

@@ -560,14 +560,28 @@ class DocDPCooccurrence(_DocumentDPModel):
                                  flag_template=head + "give {background_share} off.")
         return _FitSettings(V, K, n_words, auto, bg_share, n_bg, public)
 
-    def _fit_vectors(self, vocab, setting: "_FitSettings") -> None:
-        """The public word vectors this fit reads (``setting.vectors``, None for none, with each vocabulary word's
-        row), read and checked (language, corrupt file) before anything is spent; ``public_vectors_note_`` says
-        which, or why none."""
+    def check_public_vectors(self, public_corpus=None) -> None:
+        """Every check of the public vectors a fit makes that needs no vocabulary, made before anything is spent
+        (``dptopic.train`` makes it before a private vocabulary is drawn): the route at the unit, settings that read
+        no vectors beside an explicit source, and that source read and checked (a corrupt or unbounded file, vectors
+        built in Python that do not hold together). Their coverage of the vocabulary is checked by ``fit``, once the
+        words are known."""
+        self._refuse_route_at_unit()
+        bg_share = resolve_background_share(self.background_share, int(self.n_topics), self.recovery)
+        applies, why_not = self._vectors_apply(public_corpus, bg_share)
+        resolve_vectors(self.public_vectors, None, applies=applies, why_not=why_not)
+
+    def _refuse_route_at_unit(self) -> None:
         if self.vectors_route == "rectangular" and self.unit == "user":
             raise ParameterError("{vectors_route=} applies at the document unit only, not per person: no per-person"
                                  " bound of its statistic is built; give {vectors_route} 'auto', 'spread' or 'groups'.",
                                  "vectors_route", self.vectors_route, others=("unit",))
+
+    def _fit_vectors(self, vocab, setting: "_FitSettings") -> None:
+        """The public word vectors this fit reads (``setting.vectors``, None for none, with each vocabulary word's
+        row), read and checked (language, corrupt file) before anything is spent; ``public_vectors_note_`` says
+        which, or why none."""
+        self._refuse_route_at_unit()
         applies, why_not = self._vectors_apply(setting.public, setting.bg_share)
         vectors, self.public_vectors_note_, by_default = resolve_vectors(self.public_vectors, list(vocab.words),
                                                                          applies=applies, why_not=why_not)

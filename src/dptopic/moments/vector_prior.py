@@ -95,7 +95,9 @@ def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> t
     ``spec``: ``"auto"``, None, ``"none"``, a name, a path or :class:`~dptopic.corpus.vectors.PublicVectors`.
     ``applies``: whether the fit's other settings use vectors (``why_not`` says why not): ``"auto"`` then uses none,
     and an explicit source is refused in one line. An explicit source that does not cover the vocabulary's language
-    is refused in one line; ``"auto"`` then uses none and says so in ``note``."""
+    is refused in one line; ``"auto"`` then uses none and says so in ``note``. ``vocab_words`` None: the words are not
+    known yet (a private vocabulary is still to be drawn): every check but the coverage is made, and ``"auto"`` chooses
+    nothing yet."""
     if spec is None or (isinstance(spec, str) and spec.lower() in OFF):
         return None, "public vectors off (public_vectors=None)", False
     auto = isinstance(spec, str) and spec == AUTO
@@ -104,10 +106,14 @@ def resolve_vectors(spec, vocab_words, *, applies: bool, why_not: str = "") -> t
             return None, f"public vectors not used: {why_not}", False
         raise ParameterError("{public_vectors} applies to DocDPCooccurrence's default settings only: {why}; drop"
                              " {public_vectors} or those settings.", "public_vectors", MISSING, why=why_not)
+    if auto and vocab_words is None:
+        return None, "public vectors chosen once the vocabulary is known", False
     if auto:
         vectors, note = default_vectors(vocab_words)
         return vectors, note, vectors is not None
     vectors = load_public_vectors(spec)
+    if vocab_words is None:
+        return vectors, "", False
     share = vectors.coverage(vocab_words)
     if share < MIN_COVERAGE:
         raise ParameterError("{public_vectors} ({name}) has vectors for {n:,} of the vocabulary's {V:,} words"

@@ -22,7 +22,7 @@ import json
 import os
 from pathlib import Path
 
-from .._io import atomic_write_bytes, load_json
+from .._io import atomic_write_bytes
 from ..errors import DPTopicError, ParameterError
 from . import cohorts as co
 from .enrollment import (
@@ -30,11 +30,14 @@ from .enrollment import (
     INVITATION_FORMAT,
     MAX_COUNT,
     VERSION,
+    _read,
     check_directory,
+    check_writable_folder,
     contributor_ids,
     directory_message,
     load_enrollment_key,
     read_invitation,
+    writing_folder,
 )
 from .secure_sum import (
     HEX32,
@@ -126,6 +129,9 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
                              " folder (they are never overwritten).", "out", str(out), path=str(out))
+    if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
+        check_writable_folder(Path(key).parent, "key", str(key))
+    check_writable_folder(out, "out", str(out))
     private, created = load_enrollment_key(key, create=True)
     enrollment = signing_public(private).hex()
     public_layout = {k: layout[k] for k in LAYOUT_KEYS}
@@ -150,10 +156,10 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
                                     "signing_key": k.hex()}
     directory = {"format": COHORT_DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id,
                  "layout": public_layout, "cohorts": cohort_dirs, "bridge": bridge_dir}
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
-    for i, doc in sorted(invitations.items()):
-        atomic_write_bytes(out / f"invitation-{i}.json", json.dumps(doc, indent=1).encode() + b"\n", private=True)
+    with writing_folder(out, "out"):
+        atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
+        for i, doc in sorted(invitations.items()):
+            atomic_write_bytes(out / f"invitation-{i}.json", json.dumps(doc, indent=1).encode() + b"\n", private=True)
     return {"round_id": round_id, "count": count, "cohorts": len(groups), "delegates": layout["delegates"],
             "directory": str(out / "directory.json"), "invitations": str(out / f"invitation-{groups[0][0]}.json")
             + " ...", "key_created": created}
@@ -208,13 +214,7 @@ def check_cohort_directory(doc, where: str = "the cohort directory") -> dict:
 
 def read_cohort_directory(path) -> dict:
     """The cohort directory file at ``path``, checked (:func:`check_cohort_directory`)."""
-    p = Path(path)
-    try:
-        text = p.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read the directory {p}: {e.strerror if isinstance(e, OSError) else 'not UTF-8'}.") \
-            from None
-    return check_cohort_directory(load_json(text, f"the directory {p}"), where=f"the directory {p}")
+    return check_cohort_directory(_read(path, "directory"), where=f"the directory {path}")
 
 
 def read_cohort_invitation(path) -> dict:
@@ -222,7 +222,7 @@ def read_cohort_invitation(path) -> dict:
     ``"cohorts": {"round_id", "cohort", "layout"}`` (None for a single round's invitation) and ``"bridge"``: a
     delegate's invitation to the bridge (``read_invitation``'s keys), or None."""
     inv = read_invitation(path)
-    doc = load_json(Path(path).read_text("utf-8"), f"the invitation {path}")
+    doc = _read(path, "invitation")     # read and checked as read_invitation did (a repeated warning is one line)
     cohorts, bridge = doc.get("cohorts"), doc.get("bridge")
     inv["cohorts"], inv["bridge"] = None, None
     if cohorts is None:

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
-from .._io import atomic_write_bytes, load_json
+from .._io import atomic_write_bytes, load_json, warn_if_shared
 from ..errors import DPTopicError, ParameterError
 from .secure_sum import HEX32, HEX_SIG, ROUND_ID, canonical, message, new_signing_key, sign, signing_public, verify
 
@@ -37,21 +41,85 @@ def directory_message(round_id: str, members: dict) -> bytes:
     return message("directory", round_id, members)
 
 
+SECRETS = {"invitation": "your signing key for the round", "enrollment key": "the key that enrolls the round's"
+           " contributors"}
+"""The files of a round that hold a secret, and what: each is written readable by its owner only, and a reader
+warns when others can read it (:func:`~dptopic._io.warn_if_shared`)."""
+
+
+_GIVE = {"invitation": "give the invitation your round's operator sent you",
+         "directory": "give the directory.json that 'dptopic secure-sum invite' wrote",
+         "enrollment key": "give the enrollment key 'dptopic secure-sum invite' created"}
+
+
 def _read(path, what: str) -> dict:
+    """The JSON object in the secure-sum file ``path`` (``what``: "invitation", "directory", "enrollment key"); one
+    line naming the file when it cannot be read, is not UTF-8, is not JSON or not an object. A file of
+    :data:`SECRETS` that others can read is read with a warning naming it."""
     p = Path(path)
     try:
         text = p.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read the {what} {p}: {e.strerror if isinstance(e, OSError) else 'not UTF-8'}.") \
-            from None
-    doc = load_json(text, f"the {what} {p}")
+        why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else "it is a folder, not a file" \
+            if p.is_dir() else e.strerror or type(e).__name__
+        raise DPTopicError(f"cannot read the {what} {p}: {why}; {_GIVE.get(what, 'give another file')}.") from None
+    try:
+        doc = load_json(text, f"the {what} {p}")
+    except DPTopicError:
+        raise
+    except ValueError as e:      # json.JSONDecodeError: where the file stops being JSON
+        raise DPTopicError(f"the {what} {p} is not JSON (line {getattr(e, 'lineno', '?')}, column"
+                           f" {getattr(e, 'colno', '?')}): {_GIVE.get(what, 'give another file')}.") from None
     if not isinstance(doc, dict):
         raise DPTopicError(f"{p} is not a secure-sum {what} (not a JSON object).")
+    if what in SECRETS and doc.get("format") in (KEY_FORMAT, INVITATION_FORMAT):     # a file that holds one
+        warn_if_shared(p, f"the {what}", SECRETS[what])
     return doc
 
 
 def _private_json(path: Path, doc: dict) -> None:
     atomic_write_bytes(path, json.dumps(doc, indent=1).encode() + b"\n", private=True)
+
+
+def _unwritable(folder: Path, parameter: str, path: str, why: str) -> ParameterError:
+    return ParameterError("cannot write {" + parameter + "} {path}: the folder {folder} {why}; give a folder you may"
+                          " write, or make it writable (chmod u+w {folder}).", parameter, path=path,
+                          folder=str(folder), why=why)
+
+
+def check_writable_folder(path: Path, parameter: str, shown: str) -> None:
+    """Refuse, in one line naming ``parameter`` (``out``, ``key``) and the folder, a ``path`` that could not be
+    written: the nearest folder that exists above it (or itself) is not a folder this user may write. Checked before
+    anything is written (root may write anywhere; a disk mounted read-only is found when the files are written,
+    :func:`writing_folder`)."""
+    folder = Path(path).absolute()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        raise _unwritable(folder, parameter, shown, "is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise _unwritable(folder, parameter, shown, "is read-only for you")
+
+
+@contextmanager
+def writing_folder(out: Path, parameter: str):
+    """``with writing_folder(out, "out"):`` writes into the folder ``out`` (made, with its parents, on entry): an
+    ``OSError`` while it writes (a read-only folder or disk, a full disk) is one line naming ``parameter`` and the
+    folder, and a folder it made is removed again with what was written into it."""
+    out = Path(out)
+    made = None
+    if not out.exists():
+        made = out
+        while not made.parent.exists() and made.parent != made:
+            made = made.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        yield out
+    except OSError as e:
+        folder = out if out.is_dir() else (made or out).parent
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        raise _unwritable(folder, parameter, str(out), f"cannot be written ({e.strerror or e})") from None
 
 
 def load_enrollment_key(path, create: bool = False) -> tuple[bytes, bool]:
@@ -62,7 +130,10 @@ def load_enrollment_key(path, create: bool = False) -> tuple[bytes, bool]:
         if not create:
             raise DPTopicError(f"no enrollment key at {p}.")
         key = new_signing_key()
-        _private_json(p, {"format": KEY_FORMAT, "version": VERSION, "private_key": key.hex()})
+        try:
+            _private_json(p, {"format": KEY_FORMAT, "version": VERSION, "private_key": key.hex()})
+        except OSError as e:
+            raise _unwritable(p.parent, "key", str(p), f"cannot be written ({e.strerror or e})") from None
         return key, True
     doc = _read(p, "enrollment key")
     hex_key = doc.get("private_key")
@@ -96,6 +167,9 @@ def make_invitations(key, count: int, out, round_id: str | None = None, committe
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
                              " folder (they are never overwritten).", "out", str(out), path=str(out))
+    if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
+        check_writable_folder(Path(key).parent, "key", str(key))
+    check_writable_folder(out, "out", str(out))
     private, created = load_enrollment_key(key, create=True)
     ids = contributor_ids(count)
     keys = {i: new_signing_key() for i in ids}
@@ -103,13 +177,13 @@ def make_invitations(key, count: int, out, round_id: str | None = None, committe
     enrollment = signing_public(private).hex()
     directory = {"format": DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id, "enrollment_key": enrollment,
                  "members": members, "signature": sign(private, directory_message(round_id, members))}
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
-    for i, k in keys.items():
-        _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
-                                                    "round_id": round_id, "contributor": i, "count": count,
-                                                    "signing_key": k.hex(), "enrollment_key": enrollment,
-                                                    **({"committee": True} if committee else {})})
+    with writing_folder(out, "out"):
+        atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
+        for i, k in keys.items():
+            _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
+                                                        "round_id": round_id, "contributor": i, "count": count,
+                                                        "signing_key": k.hex(), "enrollment_key": enrollment,
+                                                        **({"committee": True} if committee else {})})
     return {"round_id": round_id, "count": count, "directory": str(out / "directory.json"),
             "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
 
@@ -182,4 +256,15 @@ def read_invitations(folder) -> list[dict]:
     if not files:
         raise ParameterError("{invitations} {folder} holds no invitation-*.json: give the folder 'dptopic secure-sum"
                              " invite' wrote.", "invitations", str(folder), folder=str(folder))
-    return [read_invitation(f) for f in files]
+    with warnings.catch_warnings(record=True) as seen:     # one line for the folder, not one per invitation
+        warnings.simplefilter("always")
+        invitations = [read_invitation(f) for f in files]
+    shared = [w for w in seen if str(w.message).startswith("the invitation ")]
+    for w in seen:
+        if w not in shared:
+            warnings.warn(w.message, w.category, stacklevel=2)
+    if shared:
+        warnings.warn(f"{len(shared)} of the {len(files)} invitations in {p} are readable by other users and each"
+                      " holds a contributor's signing key: make them yours only with chmod 600"
+                      f" {shlex.quote(str(p))}/invitation-*.json.", UserWarning, stacklevel=2)
+    return invitations

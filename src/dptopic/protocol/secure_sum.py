@@ -14,9 +14,12 @@ own key, so no one can join without an invitation and the server cannot forge a 
 **Steps** (one state of the round each; every message signed with the sender's invitation key):
 
 1. ``keys``: each contributor registers its X25519 keys (``c`` to encrypt shares, ``s_p`` per phase for the pairwise
-   masks) and a commitment to each phase's self-mask seed ``b_p``, signed. The roster closes at N.
+   masks) and a commitment to each phase's self-mask seed ``b_p``, signed. The roster closes at N, or earlier with
+   those registered (at least N - F, each with ``T`` of its neighbours among them: one who never registers is a
+   dropout, checked by every contributor).
 2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.shamir`) every ``s_p`` private key and ``b_p`` among its
-   neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the ``c`` keys.
+   registered neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the
+   ``c`` keys.
 3. ``upload{p}``: the server names the step's members; each checks them (at least N - F, at least ``T`` of its
    neighbours) and uploads ``x + PRG(b_p) + sum_{v > u} PRG(s_uv) - sum_{v < u} PRG(s_uv)`` over its
    neighbours among the members, modulo ``2^bits`` (the plan's ring: 32 bits, or 64 where 32 would cost accuracy),

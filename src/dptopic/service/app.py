@@ -29,6 +29,7 @@ from ..errors import DPTopicError, ParameterError
 from ..protocol import codec as protocol_codec
 from . import codec, kinds
 from .config import ServiceConfig
+from .http import unrouted
 from .ingest import GroupCommitWriter
 from .lifespan import frozen_lifespan
 from .metrics import Metrics
@@ -972,9 +973,9 @@ async def _api_error(request: Request, exc: ApiError):
 
 
 async def _http_error(request: Request, exc: HTTPException):
-    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    code, msg = unrouted(request.method, request.url.path, exc.status_code, exc.headers)
     request.app.state.service.metrics.error(code)
-    return error_response(exc.status_code, code, exc.detail or code.replace("_", " "))
+    return error_response(exc.status_code, code, msg, headers=exc.headers)
 
 
 async def _storage_error(request: Request, exc: StorageError):

@@ -43,7 +43,7 @@ from ..protocol.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
 from .lifespan import frozen_lifespan
-from .secure_sum import STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
+from .secure_sum import ERROR_HANDLERS, STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
 from .storage import safe_url
 
 log = logging.getLogger("dptopic.service.cohort_app")
@@ -337,14 +337,6 @@ async def admin_close(request: Request):
     return JSONResponse(await run_in_threadpool(s.close))
 
 
-async def _api_error(request: Request, exc: ApiError):
-    return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
-
-
-async def _dptopic_error(request: Request, exc: DPTopicError):
-    return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
-
-
 def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool = True) -> Starlette:
     """The ASGI app of a round in cohorts (every round's database opened and checked at once; module note). The
     coordinator's thread runs while the app is served (its lifespan), and :attr:`state.cohort_server
@@ -359,8 +351,7 @@ def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool 
               Route("/v1/admin/secure/close", admin_close, methods=["POST"]),
               *[Mount(COHORT_PREFIX.format(c=c), app=a) for c, a in enumerate(server.apps)],
               Mount(BRIDGE_PREFIX, app=server.bridge_app)]
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error},
-                    lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=dict(ERROR_HANDLERS), lifespan=lifespan)
     app.state.cohort_server = server
     app.state.setting_names = dict(setting_names or {})
     return app

@@ -6,6 +6,7 @@ import hmac
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._io import warn_if_shared
 from .._validation import Int, IsNone, Real, validate_params
 from ..accounting.events import EPSILON_MAX
 from ..accounting.fedlda import listed_alphabetically
@@ -207,7 +208,8 @@ ServiceConfig.__init__ = _init_refusing_fed_epsilon
 
 
 def read_token_file(path) -> str:
-    """The admin token: the first line of ``path`` (the file should be readable by the server only)."""
+    """The admin token: the first line of ``path`` (the file should be readable by the server only: a warning names it
+    otherwise)."""
     p = Path(path)
     from ..corpus.files import not_a_regular_file, read_text_file  # strict UTF-8, a binary file refused
 
@@ -220,4 +222,5 @@ def read_token_file(path) -> str:
     token = lines[0].strip() if lines else ""
     if not token:
         raise DPTopicError(f"token file {str(path)!r} is empty: write a long random token into it.")
+    warn_if_shared(p, "the token file", "the server's admin token (it closes steps and rounds)")
     return token

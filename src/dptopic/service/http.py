@@ -139,6 +139,19 @@ class _HeaderDeadline:
         # otherwise the connection is between requests: uvicorn's keep-alive timeout closes it when idle
 
 
+def unrouted(method: str, path: str, status: int, headers=None, docs: str = "docs/service.md") -> tuple[str, str]:
+    """``(code, message)`` of the router's own answers in the API's JSON error shape (every server app of the service
+    answers them so): 404 ``not_found``, a route no endpoint has; 405 ``method_not_allowed``, a method the route does
+    not take (``headers``: the answer's, with its ``Allow``); ``docs``: the page that lists the server's endpoints."""
+    path = path[:200]
+    if status == 404:
+        return "not_found", f"no endpoint {path} on this server (its endpoints: {docs})."
+    if status == 405:
+        allow = {k.lower(): v for k, v in dict(headers or {}).items()}.get("allow", "")
+        return "method_not_allowed", f"{path} does not take {method}" + (f": it takes {allow}." if allow else ".")
+    return "http_error", f"{method} {path}: HTTP {status}."
+
+
 def _error_body(msg: str, code: str = "bad_request") -> bytes:
     text = f"malformed HTTP request: {msg}" if code == "bad_request" else msg
     return json.dumps({"error": {"code": code, "message": " ".join(text.split())}}).encode()

@@ -10,9 +10,10 @@ state in one transaction, resumed after a restart; on PostgreSQL several server 
 message under the round's lock). :func:`create_committee_app` serves either; it runs each message on a worker thread
 under the round's lock, the unmasking included, so that the event loop answers views and long polls meanwhile.
 
-Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or by
-:meth:`CommitteeRound.close` with at least N - F), ``upload{p}`` (everyone), ``consistency{p}`` and ``unmask{p}``
-(the committee), then ``released`` (or ``failed``).
+Steps: ``keys`` (prekey bundles of this round; the roster closes when every member of the directory has one, or at
+the registration deadline or by :meth:`CommitteeRound.close` with those registered: at least N - F, each with the
+threshold of its neighbours among them, else the round fails), ``upload{p}`` (everyone), ``consistency{p}`` and
+``unmask{p}`` (the committee), then ``released`` (or ``failed``).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import json
 import logging
 import threading
 import time
+from contextlib import asynccontextmanager
 
 import numpy as np
 from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Text, inspect, select
@@ -32,15 +34,17 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ..corpus import Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..protocol import secure_committee as sc
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
 from .ledger import charge_secure_round
 from .secure_sum import (
+    ERROR_HANDLERS,
     FIRST_LOOK_S,
     LONG_POLL_S,
     LOOK_EVERY_S,
+    MAX_REGISTRATION_S,
     STATE_LOOK_S,
     ApiError,
     _json,
@@ -48,6 +52,8 @@ from .secure_sum import (
     _phase,
     check_signed,
     hold_round_lock,
+    late_registration,
+    parse_json,
     process_usage,
     release_document,
     wait_timeout,
@@ -66,7 +72,13 @@ class CommitteeRound:
     """Whether other server processes may change the round (:class:`StoredCommitteeRound` on PostgreSQL)."""
 
     def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
-                 ledger: str | None = None, ledger_dataset: str | None = None):
+                 ledger: str | None = None, ledger_dataset: str | None = None, registration_s: float | None = None):
+        if registration_s is not None and (isinstance(registration_s, bool) or not isinstance(
+                registration_s, (int, float)) or not 0 < registration_s <= MAX_REGISTRATION_S):
+            raise ParameterError("invalid {registration_s=}: seconds in (0, {most:,d}] after the round first opens"
+                                 " (a year at most).", "registration_s", registration_s, most=int(MAX_REGISTRATION_S))
+        self.registration_s = registration_s
+        self.opened_at = time.time()    # the registration deadline counts from it (a stored round: as stored)
         if not plan.committee:
             raise DPTopicError("a committee round needs a plan with a committee (SecureSumPlan(committee=...)).")
         self.plan = plan
@@ -133,7 +145,11 @@ class CommitteeRound:
                 return {"replayed": True}
             raise ApiError(409, "keys_changed", f"contributor {contributor!r} already registered other keys for this"
                                                 " round: one key set per invitation.")
-        self._need("keys")
+        if self.state == "keys" and self._deadline_passed():
+            raise ApiError(409, "round_closed", "the round's registration deadline has passed: its roster closes with"
+                                                " those registered; nothing stored.")
+        if self.state != "keys":
+            raise late_registration(contributor, self.state, self.reason)
         used = {k for e in self.keys.values() for k in [e["c"], *e["s"]]}
         if used & {keys["c"], *keys["s"]}:
             raise ApiError(409, "key_reused", "a public key of this set is already registered: draw fresh keys.")
@@ -142,12 +158,41 @@ class CommitteeRound:
             self._close_roster()
         return {"registered": True}
 
-    def _close_roster(self) -> None:
-        if len(self.keys) < self.plan.n - self.plan.dropouts:
-            self._fail(f"{len(self.keys)} prekey bundles, fewer than N - F: nothing released")
+    @property
+    def registration_deadline(self) -> float | None:
+        """When the roster closes with those registered (a Unix time), or None: once every one has registered."""
+        return None if self.registration_s is None else self.opened_at + float(self.registration_s)
+
+    def _deadline_passed(self) -> bool:
+        return self.registration_deadline is not None and time.time() >= self.registration_deadline
+
+    def _close_roster(self, when: str = "every invited contributor registered") -> None:
+        """Close the roster with those registered (``when``: why now, for the failure's line): the round goes on
+        with at least N - F of the N invited (each who never registered is one of the F dropouts the plan tolerates:
+        the noise is calibrated for N - F contributors, and every later step needs that many), every one of them with
+        the threshold of its neighbours among them; else it fails, nothing released."""
+        ids = sorted(self.keys)
+        least = self.plan.n - self.plan.dropouts
+        if len(ids) < least:
+            self._fail(f"the roster closed ({when}) with {len(ids)} of the {self.plan.n} invited contributors"
+                       f" registered, fewer than N - F = {least} (each who never registers is one of the dropouts"
+                       " the plan tolerates): nothing released")
+            return
+        short = next((u for u in ids if sum(1 for w in self.graph[u] if w in self.keys) < self.T), None)
+        if short is not None:
+            self._fail(f"the roster closed ({when}) with contributor {short!r} holding fewer than {self.T} of its"
+                       " neighbours among those registered: its uploads could not be unmasked; nothing released")
             return
         self.committee = sc.committee_of(list(self.keys), self.round_id, self.plan.committee)
-        self._open_upload(0, sorted(self.keys))
+        self._open_upload(0, ids)
+
+    def close_roster_if_due(self) -> bool:
+        """At or after the registration deadline, close the roster as it stands (:meth:`_close_roster`); whether
+        the round left the keys step now."""
+        if self.state != "keys" or not self._deadline_passed():
+            return False
+        self._close_roster("at its registration deadline")
+        return True
 
     def _open_upload(self, phase: int, members: list, kept=None) -> None:
         self.state = f"upload{phase}"
@@ -165,7 +210,8 @@ class CommitteeRound:
     def roster(self) -> dict:
         """The closed roster (the prekey bundles of this round)."""
         if self.state == "keys":
-            raise ApiError(409, "not_open", "the roster is handed out once every invited contributor has registered.")
+            raise ApiError(409, "not_open", "the roster is handed out once it has closed (every invited contributor"
+                                            " registered, or the registration deadline passed).")
         return self.keys
 
     def view(self) -> dict:
@@ -175,6 +221,8 @@ class CommitteeRound:
             doc["committee"] = self.committee
         if self.state == "keys":
             doc["keys_received"] = len(self.keys)
+            if self.registration_deadline is not None:      # a Unix time: the roster then closes as it stands
+                doc["registration_closes_at"] = self.registration_deadline
         elif self.state[:-1] in ("upload", "consistency", "unmask"):      # what an admin looks at before a close
             phase = int(self.state[-1])
             doc["received"] = {"upload": self._count.get(phase, 0),
@@ -361,7 +409,7 @@ class CommitteeRound:
         """The admin's close of the open step (its survivors are in): the roster, an upload, a consistency or an
         unmasking step."""
         if self.state == "keys":
-            self._close_roster()
+            self._close_roster("by the admin")
         elif self.state.startswith("upload"):
             self._close_upload(int(self.state[-1]))
         elif self.state.startswith("consistency"):
@@ -441,12 +489,17 @@ class StoredCommitteeRound(CommitteeRound):
                     raise DPTopicError(f"{safe_url(database)} holds a committee round stored by an earlier version of"
                                        " dptopic: give a fresh database for this round.")
                 cmeta.create_all(conn)
+                opened = conn.execute(select(c_state.c.value).where(c_state.c.key == "opened_at")).scalar()
+                if opened is None:      # when the round first opened: its registration deadline counts from it
+                    conn.execute(c_state.insert().values(key="opened_at", value=json.dumps(self.opened_at)))
+                else:
+                    self.opened_at = float(json.loads(opened))
         except SQLAlchemyError as e:
             raise DPTopicError(f"{safe_url(database)} cannot hold the committee round"
                                f" ({' '.join(str(getattr(e, 'orig', e)).split())[:160]}): give a new SQLite file"
                                " (sqlite:///PATH) or a PostgreSQL database the server may write.") from None
         blank = CommitteeRound(plan, directory, vocabulary, n_topics, **kw)
-        self._fresh = {k: v for k, v in blank.__dict__.items() if k != "lock"}
+        self._fresh = {k: v for k, v in blank.__dict__.items() if k not in ("lock", "opened_at")}
         self._reload()
 
         def resume():       # the answers were all in when a server stopped: unmask now (once, whichever process)
@@ -559,7 +612,7 @@ class StoredCommitteeRound(CommitteeRound):
                         st = {"round_id": self.round_id, "plan": self.plan.to_dict(), "state": self.state,
                               "reason": self.reason, "step": self.step, "committee": self.committee,
                               "uploaded": {str(p): u for p, u in self.uploaded.items()}}
-                        conn.execute(c_state.delete())
+                        conn.execute(c_state.delete().where(c_state.c.key != "opened_at"))
                         conn.execute(c_state.insert(), [{"key": k, "value": json.dumps(v)} for k, v in st.items()]
                                      + [{"key": "version", "value": version}])
                     else:
@@ -673,6 +726,14 @@ class StoredCommitteeRound(CommitteeRound):
 
     def close(self) -> dict:
         return self._store(lambda conn, out, seq: None, super().close)
+
+    def close_roster_if_due(self) -> bool:
+        """As :meth:`CommitteeRound.close_roster_if_due`, stored (once, whichever server process gets there)."""
+        self.fresh()
+        if self.state != "keys" or not self._deadline_passed():
+            return False
+        return self._store(lambda conn, out, seq: None,
+                           lambda: {"closed": CommitteeRound.close_roster_if_due(self)})["closed"]
 
     def dispose(self) -> None:
         """Let the database go (its engine)."""
@@ -820,9 +881,9 @@ async def http_upload(request):
     data = await request.body()
     try:
         n = int(request.headers.get("dptopic-meta-length", ""))
-        meta = json.loads(data[:n]) if 0 < n <= min(len(data), MAX_META_BYTES) else None
     except ValueError:
-        meta = None
+        n = 0
+    meta = parse_json(data[:n], "the upload's header") if 0 < n <= min(len(data), MAX_META_BYTES) else None
     if not isinstance(meta, dict):
         raise ApiError(400, "bad_upload", "an upload is its JSON header (Dptopic-Meta-Length bytes), then the vector.")
     r = _served(request).rnd
@@ -900,7 +961,8 @@ async def http_model(request):
 
 def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                          admin_token: str | None = None, database: str | None = None, rnd=None,
-                         ledger: str | None = None, ledger_dataset: str | None = None):
+                         ledger: str | None = None, ledger_dataset: str | None = None,
+                         registration_s: float | None = None):
     """The ASGI app of one committee-mode round: ``/v1/config`` (long-polled
     with ``?wait=upload0`` for the roster and committee), ``/v1/secure/prekeys``, ``/v1/secure/upload/{p}``,
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
@@ -908,18 +970,13 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
     in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
     memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.committee_cohorts`), instead
     of one made from the other arguments. ``ledger``, ``ledger_dataset``: the dataset ledger the round is charged to
-    (:meth:`CommitteeRound._charge`)."""
+    (:meth:`CommitteeRound._charge`). ``registration_s``: the registration deadline, seconds after the round first
+    opened (then the roster closes with those registered, :meth:`CommitteeRound.close_roster_if_due`), or None."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
     if rnd is None:
-        led = {"ledger": ledger, "ledger_dataset": ledger_dataset}
+        led = {"ledger": ledger, "ledger_dataset": ledger_dataset, "registration_s": registration_s}
         rnd = CommitteeRound(plan, directory, words, n_topics, **led) if database is None else \
             StoredCommitteeRound(plan, directory, words, n_topics, database, **led)
-
-    async def api_error(request, exc: ApiError):
-        return JSONResponse({"error": {"code": exc.code, "message": " ".join(exc.message.split())}}, exc.status)
-
-    async def refused(request, exc: DPTopicError):
-        return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
     routes = [Route("/v1/config", http_config, methods=["GET"]),
               Route("/v1/secure/round", http_round, methods=["GET"]),
@@ -930,6 +987,33 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
               Route("/v1/admin/secure/close", http_close, methods=["POST"]),
               Route("/v1/secure/timings", http_timings, methods=["GET"]),
               Route("/v1/model", http_model, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={ApiError: api_error, DPTopicError: refused})
-    app.state.served = _Served(rnd, admin_token, words, n_topics)
+    served = _Served(rnd, admin_token, words, n_topics)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        watcher = asyncio.create_task(_watch_deadline(served)) if rnd.registration_deadline is not None else None
+        try:
+            yield
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    app = Starlette(routes=routes, exception_handlers=dict(ERROR_HANDLERS), lifespan=lifespan)
+    app.state.served = served
     return app
+
+
+async def _watch_deadline(served: _Served) -> None:
+    """Until the roster closes: at the registration deadline close it as it stands (on a worker thread, under the
+    round's lock), and wake the held requests; looks at the round at least once a second."""
+    rnd = served.rnd
+    while rnd.current_state() == "keys":
+        left = rnd.registration_deadline - time.time()
+        if left <= 0:
+            before = rnd.state
+            try:
+                await _call(rnd, rnd.close_roster_if_due)
+            except (ApiError, DPTopicError) as e:       # a database that went away a moment: try again
+                log.warning("closing the roster at its deadline: %s", e)
+            served.moved(before)
+        await asyncio.sleep(min(1.0, left) if left > 0 else 1.0)

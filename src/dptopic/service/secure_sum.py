@@ -6,7 +6,10 @@ first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of
 /v1/secure/round``):
 
 ``keys``          each invited contributor registers its keys, signed with its invitation's key
-                  (``POST /v1/secure/keys``); the roster closes when every member of the directory has.
+                  (``POST /v1/secure/keys``); the roster closes when every member of the directory has, or at the
+                  registration deadline (``registration_s``) or by the admin with those registered: at least
+                  ``n - F`` of them (a contributor who never registers is one of the F dropouts), each with the
+                  threshold of its neighbours among them; else the round fails, in one line.
 ``shares``        each posts its neighbours' encrypted shares (``POST /v1/secure/shares``); closes when every roster
                   member has, or by the admin.
 ``upload{p}``     the signed, masked vector of step p (``POST /v1/secure/upload/{p}``, raw little-endian uint32 or
@@ -77,16 +80,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._io import load_bundle
+from .._io import load_bundle, load_json
 from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
 from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
 from ..protocol import secure_sum as ss
 from ..protocol.enrollment import check_directory
+from .http import unrouted
 from .ledger import charge_secure_round
 from .lifespan import frozen_lifespan
 from .storage import check_backend, safe_url
@@ -175,6 +180,9 @@ class _Q:
                                                              & (t_need.c.have == bindparam("p_threshold")))
 
 
+MAX_REGISTRATION_S = 366 * 86400.0
+"""The longest registration deadline (a year), in seconds after a round opens."""
+
 SQLITE_LOCKS: dict = {}
 """The lock files of the SQLite rounds this process serves, held open while it lives (a POSIX lock is this
 process's: a second server process on the same file is refused; closing the file would release it)."""
@@ -205,8 +213,17 @@ class SecureSumConfig:
     ledger_dataset: str | None = None
     allow_foreign_tables: bool = False
     schema: str | None = None               # PostgreSQL: the schema of the round's tables (one per round in cohorts)
+    registration_s: float | None = None
+    """The registration deadline, in seconds after the round first opened (kept in its database): the roster then
+    closes with those registered, if at least ``n - F`` (:meth:`SecureRound.close_roster_if_due`). None: it closes
+    once every invited contributor has registered, or by the admin (the same rule)."""
 
     def __post_init__(self):
+        if self.registration_s is not None and (isinstance(self.registration_s, bool) or not isinstance(
+                self.registration_s, (int, float)) or not 0 < self.registration_s <= MAX_REGISTRATION_S):
+            raise ParameterError("invalid {registration_s=}: seconds in (0, {most:,d}] after the round first opens (a"
+                                 " year at most).", "registration_s", self.registration_s,
+                                 most=int(MAX_REGISTRATION_S))
         if not isinstance(self.vocabulary, Vocabulary):
             self.vocabulary = Vocabulary(list(self.vocabulary))
         if self.plan.vocab_size != len(self.vocabulary):
@@ -361,6 +378,9 @@ class SecureRound:
                                                     {"key": "round_id", "value": self.round_id},
                                                     {"key": "state", "value": json.dumps({"state": "keys"})}])
                     rows = dict(conn.execute(select(t_state.c.key, t_state.c.value)).all())
+                if "opened_at" not in rows:     # when the round first opened: its registration deadline counts from it
+                    rows["opened_at"] = json.dumps(time.time())
+                    conn.execute(t_state.insert(), [{"key": "opened_at", "value": rows["opened_at"]}])
                 n_keys = conn.execute(select(func.count()).select_from(t_keys)).scalar()
                 if n_keys and not conn.execute(select(func.count()).select_from(t_used_keys)).scalar():
                     conn.execute(t_used_keys.insert(), [{"key": k} for r in conn.execute(select(t_keys.c.c, t_keys.c.s))
@@ -373,6 +393,14 @@ class SecureRound:
                                  why=" ".join(str(getattr(e, "orig", e)).split())[:160]) from None
         self.st, self._model_doc = self._check_stored(rows, n_keys)
         self._st_raw = rows["state"]
+        try:
+            opened = float(json.loads(rows["opened_at"]))
+        except (TypeError, ValueError):
+            raise ParameterError("{database=} holds a damaged secure-sum round (its opening time does not read): give a"
+                                 " new database; the contributors then join a new round.", "database",
+                                 safe_url(cfg.database)) from None
+        #: when the roster closes with those registered (a Unix time), or None: once every one has registered
+        self.registration_deadline = None if cfg.registration_s is None else opened + float(cfg.registration_s)
         if self.st["state"].startswith("unmask"):      # killed between the last answer and the unmasking: resume
             phase = int(self.st["state"][-1])
             with self._txn() as conn:
@@ -462,8 +490,13 @@ class SecureRound:
         state = st.get("state") if isinstance(st, dict) else None
         if state not in STATES:
             raise damaged(f"an unknown step {str(state)[:40]!r}")
-        if state not in ("keys", "failed") and n_keys != self.plan.n:
-            raise damaged(f"{n_keys} registered keys for a closed roster of {self.plan.n}")
+        if state not in ("keys", "failed"):     # the roster's size as it closed (a round stored before: n)
+            try:
+                closed = int(json.loads(rows["roster"])) if "roster" in rows else self.plan.n
+            except (TypeError, ValueError):
+                raise damaged("its roster's size does not read") from None
+            if n_keys != closed or not self.plan.n - self.plan.dropouts <= closed <= self.plan.n:
+                raise damaged(f"{n_keys} registered keys for a closed roster of {closed}")
         ids = set(self.ids)
         for k in ("members", "uploaded", "signers"):
             if k in st and not (isinstance(st[k], list) and set(st[k]) <= ids):
@@ -546,6 +579,8 @@ class SecureRound:
             if st["state"] == "keys":
                 with self.engine.connect() as conn:
                     doc["keys_received"] = conn.execute(select(func.count()).select_from(t_keys)).scalar()
+                if self.registration_deadline is not None:      # a Unix time: the roster then closes as it stands
+                    doc["registration_closes_at"] = self.registration_deadline
             elif st["state"].startswith("upload"):     # an admin closes the step once its survivors are in
                 with self.engine.connect() as conn:
                     doc["uploads_received"] = conn.execute(select(t_sums.c.count).where(
@@ -576,7 +611,8 @@ class SecureRound:
         """``GET /v1/secure/roster``: the closed roster."""
         self.fresh()
         if self.st["state"] == "keys":
-            raise ApiError(409, "not_open", "the roster is handed out once every invited contributor has registered.")
+            raise ApiError(409, "not_open", "the roster is handed out once it has closed (every invited contributor"
+                                            " registered, or the registration deadline passed).")
         return self.roster()
 
     # ------------------------------------------------------------ steps
@@ -609,12 +645,14 @@ class SecureRound:
         check_signed(self.members, contributor, signature, msg)
 
     def post_keys(self, contributor: str, keys, signature) -> tuple[int, dict]:
-        """A member registers its keys (signed)."""
+        """A member registers its keys (signed); after the registration deadline the roster is closed first (a
+        late registration is refused)."""
         self._signed(contributor, signature, ss.keys_message(self.round_id, contributor, keys)
                      if isinstance(keys, dict) and {"c", "s", "b"} <= set(keys) else b"")
         why = ss.check_keys(keys)
         if why is not None:
             raise ApiError(400, "bad_keys", why + ".")
+        self.close_roster_if_due()
         with self._txn() as conn:
             old = conn.execute(_Q.keys_of, {"p_who": contributor}).first()
             if old is not None:
@@ -622,7 +660,8 @@ class SecureRound:
                     return 200, {"replayed": True, **self.view()}
                 raise ApiError(409, "keys_changed", f"contributor {contributor!r} already registered other keys for"
                                                     " this round: one key set per invitation.")
-            self._need("keys")
+            if self.st["state"] != "keys":
+                raise late_registration(contributor, self.st["state"], self.st.get("reason"))
             mine = sorted({keys["c"], *keys["s"]})
             if len(mine) < 1 + len(keys["s"]) or conn.execute(_Q.used, {"p_keys": mine}).first() is not None:
                 raise ApiError(409, "keys_reused", "a public key of this set was already registered by another"
@@ -631,22 +670,74 @@ class SecureRound:
                                           "b": json.dumps(keys["b"]), "signature": signature, "at": time.time()})
             conn.execute(_Q.insert_used, [{"key": k} for k in mine])
             if conn.execute(_Q.n_keys).scalar() >= self.plan.n:
-                self.st = {"state": "shares"}
-                self._save(conn)
+                self._close_roster(conn, "every invited contributor registered")
         return 201, {"replayed": False, "state": self.st["state"]}
+
+    def _close_roster(self, conn, when: str) -> None:
+        """Close the roster with those registered (``when``: why it closes now, for the failure's line): the round
+        goes on to the shares with at least ``n - F`` of the ``n`` invited (each one who never registered is one of
+        the F dropouts the plan tolerates: the noise is calibrated for ``n - F`` contributors, and every later step
+        still needs that many), every one of them with at least the threshold of its neighbours among them; else it
+        fails, nothing released."""
+        ids = sorted(r[0] for r in conn.execute(select(t_keys.c.contributor)))
+        least = self.plan.n - self.plan.dropouts
+        short = self._short(ids)
+        if len(ids) < least:
+            self._fail(ParameterText("the roster closed ({when}) with {count} of the {n} invited contributors"
+                                     " registered, fewer than {least} ({min_contributors} minus {dropout_tolerance}:"
+                                     " each who never registers is one of the dropouts the plan tolerates): nothing"
+                                     " released", "min_contributors", when=when, count=len(ids), n=self.plan.n,
+                                     least=least).message(self.setting_names), conn)
+        elif short is not None:
+            self._fail(f"the roster closed ({when}) with contributor {short!r} holding fewer than {self.T} of its"
+                       " neighbours among those registered: its shares could not be completed; nothing released",
+                       conn)
+        else:
+            self.st = {"state": "shares"}
+            self._save(conn, roster=len(ids))      # its size, checked against the keys on every start
+
+    def close_roster_if_due(self) -> bool:
+        """At or after the registration deadline (:attr:`registration_deadline`), close the roster as it stands
+        (:meth:`_close_roster`), once, whichever server process gets there first; whether the round left the keys
+        step now."""
+        if self.registration_deadline is None or time.time() < self.registration_deadline:
+            return False
+        self.fresh()
+        if self.st["state"] != "keys":
+            return False
+        with self._txn() as conn:
+            if self.st["state"] != "keys":
+                return False
+            self._close_roster(conn, "at its registration deadline")
+        return True
+
+    def watch_deadline(self, stop: threading.Event | None = None) -> None:
+        """Until the roster closes: wait for the registration deadline, then close it (:meth:`close_roster_if_due`;
+        the server runs this on a thread of its own once started). Looks at the round at least once a second."""
+        stop = stop or threading.Event()
+        while self.registration_deadline is not None and not stop.is_set():
+            try:
+                if self.close_roster_if_due() or self.current_state() != "keys":
+                    return
+            except (DPTopicError, SQLAlchemyError) as e:     # a database that went away a moment: try again
+                log.warning("closing the roster at its deadline: %s", e)
+            left = self.registration_deadline - time.time()
+            stop.wait(min(1.0, left) if left > 0 else 1.0)
 
     def post_shares(self, contributor: str, shares) -> tuple[int, dict]:
         """A registered member's encrypted shares, one for each of its neighbours."""
         self.fresh()
         if self.st["state"] == "keys":
             raise ApiError(409, "not_open", "the shares are sent once the roster has closed.")
-        if contributor not in self.members:
-            raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not in this round's roster.")
-        graph = self.graph()
-        if not isinstance(shares, dict) or set(shares) != set(graph[contributor]) or not all(
+        roster = self.roster()
+        if contributor not in roster:
+            raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not in this round's roster (it did"
+                                                " not register before the roster closed).")
+        mine = {v for v in self.graph()[contributor] if v in roster}
+        if not isinstance(shares, dict) or set(shares) != mine or not all(
                 isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9+/]{16,4000}={0,2}", v) for v in shares.values()):
             raise ApiError(400, "wrong_shape", "shares must be one base64 ciphertext for each of your neighbours in"
-                                               " this round's graph, and none for anyone else.")
+                                               " this round's graph that is in the roster, and none for anyone else.")
         body = json.dumps(shares, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
         with self._txn() as conn:
@@ -661,7 +752,7 @@ class SecureRound:
             conn.execute(_Q.insert_share_to, [{"receiver": v, "sender": contributor, "ct": ct}
                                               for v, ct in shares.items()])
             n = conn.execute(_Q.n_shares).scalar()
-            if n >= self.plan.n:
+            if n >= len(roster):
                 self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
         return 201, {"replayed": False}
 
@@ -849,9 +940,7 @@ class SecureRound:
             elif state.startswith("consistency"):
                 self._close_consistency(conn, int(state[-1]))
             elif state == "keys":
-                n = conn.execute(select(func.count()).select_from(t_keys)).scalar()
-                self._fail(f"closed with {n} registered contributors, fewer than the {self.plan.n} invited: nothing"
-                           " released", conn)
+                self._close_roster(conn, "by the admin")
             else:
                 raise ApiError(409, "round_closed", f"the round is at step {state!r}: nothing to close.")
         return self.view()
@@ -1090,6 +1179,34 @@ def release_document(plan, vocabulary, n_topics: int, presence, cooc, shares: tu
     return {"api_version": "v1", "model_id": 1, "model_version": 1, "model_json": meta_json, "arrays": arrays}
 
 
+def late_registration(contributor: str, state: str, reason: str | None) -> ApiError:
+    """The refusal of a registration that comes once the roster has closed (409 ``round_closed``)."""
+    return ApiError(409, "round_closed", f"the round's roster has closed without contributor {contributor!r} (the round"
+                                         f" is at step {state!r}" + (f": {reason}" if reason else "") + "): it"
+                                         " registered too late; nothing stored.")
+
+
+def roster_line(plan, registration_deadline: float | None, admin: bool) -> str:
+    """What a round's server says at start of its roster and of the invited contributors who never register
+    (no-shows): when the roster closes, and that each no-show is one of the plan's F dropouts.
+    ``registration_deadline``: a Unix time, or None; ``admin``: whether the server has an admin token (which can
+    close the roster)."""
+    n, F = int(plan.n), int(plan.dropouts)
+    early = []
+    if registration_deadline is not None:
+        early.append("at its registration deadline ("
+                     + time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(registration_deadline)) + ")")
+    if admin:
+        early.append("when the admin closes it (POST /v1/admin/secure/close)")
+    line = f"roster: it closes once all {n} invited contributors have registered"
+    if early:
+        line += (f"; {' or '.join(early)}, with those registered so far: at least {n - F} (N - F), each with the"
+                 " threshold of its neighbours among them, or the round fails")
+    return (line + f"; a contributor who never registers is one of the {F} dropouts the plan tolerates"
+            + ("" if early else ": without a registration deadline or an admin token, one no-show holds the round at"
+               " its keys step") + ".")
+
+
 def check_signed(members: dict, contributor: str, signature, msg: bytes) -> None:
     """Refuse (403) a message from ``contributor`` unless the operator's directory ``members`` lists it and
     ``signature`` is its invitation key's over ``msg``: the one check of both round servers (this one and the
@@ -1113,14 +1230,25 @@ def _contributor(value) -> str:
     return value
 
 
+def parse_json(data: bytes, what: str = "the body") -> object:
+    """A JSON message of a round's server (a body, an upload's header) read as input from outside: UTF-8, its
+    nesting bounded before it is parsed (:func:`~dptopic._io.load_json`: 3,000 nested brackets cannot exhaust the
+    stack); a 400 ``bad_json`` in one line otherwise, whichever route reads it."""
+    try:
+        return load_json(bytes(data).decode("utf-8"), what)
+    except UnicodeDecodeError:
+        raise ApiError(400, "bad_json", f"{what} is not UTF-8: send UTF-8 JSON.") from None
+    except DPTopicError as e:       # nested too deeply, or a number too long to read
+        raise ApiError(400, "bad_json", " ".join(str(e).split())) from None
+    except ValueError:
+        raise ApiError(400, "bad_json", f"{what} is not JSON.") from None
+
+
 async def _json(request: Request, limit: int) -> dict:
     body = await request.body()
     if len(body) > limit:
         raise ApiError(413, "too_large", f"the body is over {limit} bytes.")
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        raise ApiError(400, "bad_json", "the body is not JSON.") from None
+    doc = parse_json(body)
     if not isinstance(doc, dict):
         raise ApiError(400, "bad_json", "the body must be a JSON object.")
     return doc
@@ -1381,6 +1509,25 @@ async def _dptopic_error(request: Request, exc: DPTopicError):
     return JSONResponse({"error": {"code": "refused", "message": " ".join(str(exc).split())}}, 400)
 
 
+async def _http_error(request: Request, exc: HTTPException):
+    """Starlette's own answers (no such route, a method the route does not take) in the API's JSON error shape."""
+    code, msg = unrouted(request.method, request.url.path, exc.status_code, exc.headers, "docs/secure_sum.md")
+    return JSONResponse({"error": {"code": code, "message": msg}}, exc.status_code, headers=exc.headers)
+
+
+async def _internal_error(request: Request, exc: Exception):
+    log.exception("internal error")
+    return JSONResponse({"error": {"code": "internal_error", "message": f"internal error ({type(exc).__name__}); see"
+                                                                          " the server log."}}, 500)
+
+
+ERROR_HANDLERS = {ApiError: _api_error, DPTopicError: _dptopic_error, HTTPException: _http_error,
+                  Exception: _internal_error}
+"""The exception handlers of every round's server (this one, the committee mode's, a round in cohorts'): each
+refusal, an unknown route or method and an internal error alike answered in the API's JSON error shape
+(``{"error": {"code", "message"}}``)."""
+
+
 def preload_release_code() -> None:
     """Import the code that reads the unmasked sums (:mod:`dptopic.models.secure_sum`, which loads scikit-learn and
     SciPy: about 1.4 s of CPU here), so that the round does not wait for it between step 0's unmasking and step 1's
@@ -1403,10 +1550,13 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
     rnd = (round_class or SecureRound)(cfg)
     rnd.setting_names = dict(setting_names or {})
 
-    def preload_in_background() -> None:
-        threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
+    def started() -> None:
+        if preload:
+            threading.Thread(target=preload_release_code, name="secure-preload", daemon=True).start()
+        if rnd.registration_deadline is not None:       # the roster closes at its deadline, whoever registers
+            threading.Thread(target=rnd.watch_deadline, name="secure-deadline", daemon=True).start()
 
-    lifespan = frozen_lifespan(freeze_gc=freeze_gc, started=preload_in_background if preload else None)
+    lifespan = frozen_lifespan(freeze_gc=freeze_gc, started=started)
 
     routes = [Route("/v1/config", get_config, methods=["GET"]),
               Route("/v1/secure/round", get_round, methods=["GET"]),
@@ -1421,8 +1571,7 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
               Route("/v1/secure/timings", get_timings, methods=["GET"]),
               Route("/v1/admin/secure/close", admin_close, methods=["POST"]),
               Route("/v1/model", get_model, methods=["GET"])]
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error, DPTopicError: _dptopic_error},
-                    lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=dict(ERROR_HANDLERS), lifespan=lifespan)
     app.state.round = rnd
     app.state.setting_names = rnd.setting_names
     return app

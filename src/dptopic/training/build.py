@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 
+from .._validation import plain_number
 from ..errors import DPTopicError, ParameterError
 from ..models.registry import TRAINERS, trainer, unit_algorithm_error
 from .by_unit import UNIT_TRAINERS, for_unit
@@ -43,7 +44,9 @@ def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilo
     the trainer's own ``__init__`` parameters (fed: also ``user_epsilon``, resolved by :func:`dptopic.train` once
     the vocabulary's size is known)."""
     name = resolve_algorithm(algorithm, unit)
-    kw = dict(params)       # None is a value here (clip=None: no clipping; epsilon_laplace=None: no noise)
+    epsilon, delta, n_topics = plain_number(epsilon), plain_number(delta), plain_number(n_topics)
+    # None is a value here (clip=None: no clipping; epsilon_laplace=None: no noise); NumPy's numbers as Python's
+    kw = {k: plain_number(v) for k, v in params.items()}
     if n_topics is not None:
         kw["n_topics"] = n_topics
     if seed is not None:

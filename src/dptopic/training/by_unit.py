@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-from .._validation import Int, Real, validate_value
+from .._validation import Int, Real, plain_number, validate_value
 from ..accounting.budget import HDP_SPEND_TOLERANCE, hdp_budget_error, hdp_total_epsilon
 from ..accounting.events import EPSILON_MAX
 from ..accounting.units import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
@@ -84,6 +84,9 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     or removed; "user": one person's documents added or removed, fit with ``user_ids=``; "word": one token's word
     replaced), the best trainer measured for that unit, with its defaults.
     ``n_topics`` (or scikit-learn's name for it, ``n_components``) defaults to 20, the K the utility table measured."""
+    # NumPy's numbers taken as Python's (np.float32(2.0) is a budget), before any rule reads them
+    epsilon, delta, n_topics = plain_number(epsilon), plain_number(delta), plain_number(n_topics)
+    kw = {k: plain_number(v) for k, v in kw.items()}
     if "n_components" in kw:
         if n_topics is not None:
             raise DPTopicError("give n_topics or scikit-learn's name for it, n_components, not both.")

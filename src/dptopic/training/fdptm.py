@@ -50,6 +50,18 @@ def compose_privacy(estimator, event) -> dict:
     return estimator.privacy_
 
 
+def check_before_release(estimator, public_corpus=None) -> None:
+    """What the estimator reads besides the documents and can check before its words are known, checked before the
+    vocabulary's selection draws anything: its parameters, and its public word vectors (a corrupt, unbounded or
+    malformed source; ``check_public_vectors`` of a trainer that reads them). A refused input then spends nothing."""
+    validate = getattr(estimator, "validate_parameters", None)
+    if validate is not None:
+        validate()
+    check_vectors = getattr(estimator, "check_public_vectors", None)
+    if check_vectors is not None:
+        check_vectors(public_corpus)
+
+
 def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None, alpha: float | None = None,
               mechanism: str = "gaussian", order: str | None = None, seed=None, secure: bool | None = None) -> tuple:
     """Select a private vocabulary from ``X`` and fit ``estimator`` on ``X`` restricted to it.
@@ -60,6 +72,7 @@ def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: in
     ``secure``) draws the selection's noise with OpenDP.
     """
     secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
+    check_before_release(estimator)
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
                                                        order, seed, secure, charge_as=estimator)
 

@@ -1,8 +1,10 @@
 """``dptopic.train``: one training run, in the order that keeps every release inside the guarantee.
 
-1. :func:`check_inputs` reads and checks every input before the first release (nothing is drawn until every input
-   is known good); with a private vocabulary and a ledger on, :func:`charge_run` opens the run's one release on the
-   dataset's ledger, the cap checked for the whole run (the words' selection and the trainer's plan);
+1. :func:`check_call` checks the arguments (NumPy's numbers taken as Python's; a wrong type, or what would do nothing,
+   refused), and :func:`check_inputs` reads and checks every input, the trainer's public vectors included, before the
+   first release (nothing is drawn until every input is known good); with a private vocabulary and a ledger on,
+   :func:`charge_run` opens the run's one release on the dataset's ledger, the cap checked for the whole run (the
+   words' selection and the trainer's plan);
 2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
    the corpus's own;
 3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.training.by_unit.split_for`);
@@ -28,21 +30,24 @@ import inspect
 import math
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .._io import check_output_dir
-from .._validation import Int, validate_value
+from .._validation import SEED, Int, Options, plain_number, validate_value
 from ..accounting.card import privacy_card
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import composed_epsilon, model_epsilon_within_total
 from ..advice import too_small_message
 from ..corpus import without_copies
-from ..corpus.corpus import as_corpus
+from ..corpus.corpus import Corpus, as_corpus
 from ..corpus.ledger_documents import documents_of
 from ..corpus.shards import folder_shards
 from ..corpus.summary import median_user_length
-from ..corpus.wordlist import record_word_list
+from ..corpus.wordlist import read_vocabulary, record_word_list
 from ..dataset_ledger.charge import (
     after_fit,
     charging_active,
@@ -70,7 +75,7 @@ from ..models.registry import trainer_of
 from ..moments.public_prior import refuse_private_as_public
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 from .by_unit import SPLIT_NAMES, split_by, split_for
-from .fdptm import compose_privacy
+from .fdptm import check_before_release, compose_privacy
 
 WORDS_PER_TOPIC = 10
 """The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
@@ -156,8 +161,9 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     epsilon, delta : the total guarantee in the model's unit.
     n_topics : int, topics (default: the trainer's own; 20 with ``unit``).
     test_size : float, the share held out for the metrics (0: none).
-    vocabulary : list of str, a public word list (nothing chosen from the data); or a ``(name, words)`` pair whose
-        name (a file, ``wordfreq:LANG``) the privacy report records.
+    vocabulary : list of str, a public word list (nothing chosen from the data); a path (str or path object) of a word
+        list, one word a line, or ``wordfreq:LANG[:SIZE]``, read as the command line reads its vocabulary and recorded
+        by that name; or a ``(name, words)`` pair whose name (a file, ``wordfreq:LANG``) the privacy report records.
     private_vocabulary : (epsilon_vocab, delta_vocab), the words chosen by DP set union and composed with the
         trainer's guarantee (Manzonelli et al. 2024); ``vocabulary_policy`` "gaussian" (default) or "laplace".
         Its budget adds to the trainer's ``epsilon`` and ``delta``, and the card states the composed total.
@@ -178,7 +184,10 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     dataset : the name the release is recorded under (default: ``content:`` and a digest of the documents).
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
-    model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
+    model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``. Its own
+        parameters hold its settings: ``algorithm``, ``n_topics`` and the trainer's parameters beside it are refused,
+        and so are ``epsilon``/``delta`` except with ``unit`` (the forecast's budget, in a unit the model's guarantee is
+        stated in) or ``vocabulary_in_total`` (the run's total).
     names : mapping, how messages name the inputs (``{parameter: name}``; the command line passes the flag that sets
         each, with the file given).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
@@ -192,6 +201,17 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     TrainingResult
     """
     where = ledger_value(ledger)        # 5, '' or a list: refused in one line naming ledger=
+    # NumPy's numbers taken as Python's (np.float32(2.0) is a budget); every argument checked before anything is read
+    epsilon, delta, n_topics, test_size = (plain_number(v) for v in (epsilon, delta, n_topics, test_size))
+    params = {k: plain_number(v) for k, v in params.items()}
+    if isinstance(private_vocabulary, (tuple, list)):
+        private_vocabulary = tuple(plain_number(v) for v in private_vocabulary)
+    check_call(model=model, algorithm=algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics,
+               seed=seed, vocabulary_policy=vocabulary_policy, user_field=user_field,
+               public_corpus=public_corpus, callback=callback, split_as=split_as, metrics=metrics, names=names,
+               flags=dict(overwrite=overwrite, save_metrics=save_metrics, vocabulary_in_total=vocabulary_in_total),
+               params=params)
+    vocabulary = read_vocabulary_argument(vocabulary)
     run = dict(corpus=corpus, algorithm=algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics,
                test_size=test_size, vocabulary=vocabulary, private_vocabulary=private_vocabulary,
                public_corpus=public_corpus, user_field=user_field, out=out, save_metrics=save_metrics,
@@ -202,6 +222,116 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         return _train(**run)
     with session(INHERIT if where is None else None if where is False else where, dataset):
         return _train(**run)
+
+
+BESIDE_MODEL = ("user_epsilon", "reports_per_contributor")
+"""The parameters of :func:`train`'s ``**params`` that a built ``model`` still takes from it (FedLDA's per-user
+total, solved once the vocabulary is known; the reports each contributor sent); the trainer's own parameters are set
+on the model."""
+
+
+def _kind(value) -> str:
+    name = type(value).__name__
+    return "None" if value is None else f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _estimator_error(parameter: str, value) -> ParameterError | None:
+    """The refusal of ``value`` as an estimator for ``parameter`` (``model``, ``split_as``): a class, or an object
+    that is no estimator; None for an estimator."""
+    if isinstance(value, type):
+        return ParameterError("{%s} is the class {cls}, not an estimator: give an unfitted one, {cls}(...)."
+                              % parameter, parameter, cls=value.__name__)
+    if not (callable(getattr(value, "fit", None)) and callable(getattr(value, "get_params", None))):
+        return ParameterError("invalid {%s}: give an unfitted estimator (one of dptopic.models), not {kind}."
+                              % parameter, parameter, kind=_kind(value))
+    return None
+
+
+def check_call(*, model=None, algorithm=None, unit=None, epsilon=None, delta=None, n_topics=None, seed=None,
+               vocabulary_policy=None, user_field=None, public_corpus=None, callback=None, split_as=None, metrics=True,
+               names=None, flags=None, params=None) -> None:
+    """:func:`train`'s arguments checked before anything is read, drawn or recorded, each refused in one line that
+    names it: a ``callback`` that cannot be called, a ``model`` or ``split_as`` that is a class or no estimator, a
+    ``public_corpus`` that is no :class:`~dptopic.corpus.Corpus`, ``metrics`` other than True, False or
+    "coherence", flags that are not bools, a ``seed`` no generator takes (the private vocabulary's draws read it
+    too), a ``vocabulary_policy`` other than "gaussian" or "laplace", a ``user_field`` that is no field name, and what
+    would do nothing beside a built ``model``: ``algorithm``,
+    ``n_topics`` and the trainer's own parameters (set them on the model), a ``unit`` the model's guarantee is not
+    stated in, ``epsilon``/``delta`` without ``unit`` or ``vocabulary_in_total`` (only these read them as the run's
+    total)."""
+    if names is not None and not isinstance(names, Mapping):
+        raise ParameterError("invalid {names}: give a mapping from each parameter to the name its messages use, not"
+                             " {kind}.", "names", kind=_kind(names))
+    if callback is not None and not callable(callback):
+        raise ParameterError("invalid {callback=}: give a function callback(step, result), or None.", "callback",
+                             callback)
+    for key, value in (flags or {}).items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise ParameterError("invalid {%s=}: give True or False." % key, key, value)
+    validate_value("seed", seed, SEED)
+    if vocabulary_policy is not None:
+        validate_value("vocabulary_policy", vocabulary_policy, [Options(("gaussian", "laplace"))])
+    if user_field is not None and not isinstance(user_field, str):
+        raise ParameterError("invalid {user_field=}: give the name of the field that holds each document's person.",
+                             "user_field", user_field)
+    if not (isinstance(metrics, (bool, np.bool_)) or (isinstance(metrics, str) and metrics == "coherence")):
+        raise ParameterError("invalid {metrics=}: give True (every held-out metric), 'coherence' (NPMI and"
+                             " diversity alone) or False (none).", "metrics", metrics)
+    if public_corpus is not None and not isinstance(public_corpus, Corpus):
+        raise ParameterError("invalid {public_corpus}: give a Corpus of public documents"
+                             " (dptopic.datasets.read_public_corpus reads a file as the command line does), not"
+                             " {kind}.", "public_corpus", kind=_kind(public_corpus))
+    if split_as is not None and _estimator_error("split_as", split_as) is not None:
+        raise _estimator_error("split_as", split_as)
+    if model is None:
+        return
+    refusal = _estimator_error("model", model)
+    if refusal is not None:
+        raise refusal
+    given = [k for k, v in (("algorithm", algorithm), ("n_topics", n_topics)) if v is not None]
+    given += sorted(k for k in (params or {}) if k not in BESIDE_MODEL)
+    if given:
+        raise ParameterError("{%s} beside {model} would do nothing: the model given is the one trained; set it on the"
+                             " model (model.set_params), or drop it." % given[0], given[0], others=("model",))
+    if unit is not None:
+        entry = trainer_of(model)
+        own = getattr(model, "unit", None)
+        units = () if entry is None else entry.units
+        if unit not in units or (own is not None and own != unit):
+            stated = own or (", ".join(units) if units else "none dptopic knows")
+            raise ParameterError("{unit=} beside {model}: the model's guarantee is stated per {stated}, so the run"
+                                 " would forecast for another unit; drop {unit}, or give a model of that unit"
+                                 " (dptopic.for_unit).", "unit", unit, others=("model",), stated=stated)
+        if epsilon is None:
+            raise ParameterError("{unit} beside {model} forecasts the topics' use at the run's budget: give {epsilon}"
+                                 " (and {delta}), the model's total, or drop {unit}.", "unit", unit,
+                                 others=("model",))
+    elif (epsilon is not None or delta is not None) and not (flags or {}).get("vocabulary_in_total"):
+        which = "epsilon" if epsilon is not None else "delta"
+        raise ParameterError("{%s} beside {model} would do nothing: the model's own parameters set its budget; drop"
+                             " {%s} (beside {unit} or {vocabulary_in_total} it states the run's total)."
+                             % (which, which), which, others=("model",))
+
+
+def read_vocabulary_argument(vocabulary):
+    """``vocabulary`` as :func:`train` reads it: a path (str or path object) or ``wordfreq:LANG[:SIZE]`` read as the
+    command line reads its ``vocabulary`` (:func:`dptopic.corpus.wordlist.read_vocabulary`: one word a line), with
+    its name; a list of words (each a str), a :class:`~dptopic.corpus.Vocabulary` or a ``(name, words)`` pair as
+    given."""
+    if isinstance(vocabulary, (str, os.PathLike)):
+        return os.fspath(vocabulary), list(read_vocabulary(vocabulary).words)
+    named = isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None)))
+    words = vocabulary[1] if named else vocabulary
+    if words is None or hasattr(words, "words"):
+        return vocabulary
+    if isinstance(words, (str, bytes)) or not isinstance(words, (list, tuple, np.ndarray)):
+        raise ParameterError("invalid {vocabulary}: give a list of words, or the path of a word list (one word a"
+                             " line), not {kind}.", "vocabulary", kind=_kind(words))
+    bad = next((i for i, w in enumerate(words) if not isinstance(w, str)), None)
+    if bad is not None:
+        raise ParameterError("invalid {vocabulary}: word {i} is {kind}: give the words as str.", "vocabulary",
+                             i=f"{bad + 1:,}", kind=_kind(words[bad]))
+    return vocabulary
 
 
 def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
@@ -230,6 +360,10 @@ def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, voca
             rebuild = _at_share(model, delta)
             model = rebuild(epsilon)
         model.validate_parameters()
+    if user_field is not None and getattr(model, "unit", None) != "user":
+        raise ParameterError("{user_field} names each document's person under the user unit, and {type} is trained"
+                             " per {unit=}: drop {user_field}, or train with {unit} 'user'.", "user_field",
+                             values={"unit": getattr(model, "unit", None) or "document"}, type=type(model).__name__)
     refuse_idle_ledger(model, names or {})
     if _reads_reports(model):
         return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
@@ -321,8 +455,9 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
                  public_corpus=None, user_field=None, out=None, overwrite=False, unit=None, epsilon=None, delta=None,
                  user_epsilon=None, names=None) -> _Inputs:
     """Every input read and checked before the first release: the output folder, the vocabularies (a public list or
-    a private one, not both), the public corpus (never the private data), the people of a user-level run, the held-out
-    share, a shard folder's trainer. Nothing is drawn here."""
+    a private one, not both), the trainer's public word vectors (:func:`~dptopic.training.fdptm.check_before_release`),
+    the public corpus (never the private data), the people of a user-level run, the held-out share, a shard folder's
+    trainer. Nothing is drawn here."""
     names = dict(names or {})
     if out is not None:
         check_output_dir(out, overwrite=overwrite)
@@ -346,6 +481,9 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
                                " union per document, not per person: under the user unit give a public word list"
                                f" ({names.get('vocabulary', 'vocabulary')}) instead.")
         private_vocabulary = check_private_vocabulary(private_vocabulary, names)
+    # the trainer's public word vectors read and checked now, before a private vocabulary draws the words (their
+    # coverage of the words is the fit's to check, once the words are known)
+    check_before_release(model, public_corpus)
     shards = _shards_of(corpus)
     if shards is not None:
         if public_corpus is not None:
@@ -833,6 +971,6 @@ def state_contributors(result: TrainingResult, reports_per_contributor) -> None:
         result.model.for_contributors(reports_per_contributor)
 
 
-__all__ = ["train", "TrainingResult", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
+__all__ = ["train", "TrainingResult", "check_call", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
            "held_out_metrics", "compose_vocabulary", "record_words", "card", "save", "warn_if_few_private_words",
            "check_reports", "fit_reports", "state_contributors", "DOCUMENT_LEVEL"]
