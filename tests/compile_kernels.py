@@ -33,6 +33,10 @@ def fit_each(names) -> None:
     reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
     document_reports = DocumentRandomizer(corpus.vocabulary, epsilon=3.0, simulation=True).randomize(corpus)
     people = [f"p{d // 3}" for d in range(corpus.n_docs)]
+    if "lda" in names:          # the tokenizer's kernels (every test that reads text), in one half
+        from dptopic.corpus import Corpus
+
+        Corpus.from_texts(["a short text read by the kernel", "and one with an @handle", "and café"] * 2)
     for name in names:
         data = {"lp": reports, "olp": reports, "ldp-doc": document_reports}.get(name, corpus)
         for k in (3, 40):

@@ -29,15 +29,20 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from . import records
-from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_keys, token_list_ids
+from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
+from .identity import token_keys as keys_of_tokens
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     Preprocessor,
+    TokenBags,
+    Tokenizer,
     build_vocabulary,
+    concatenate_bags,
     df_range,
     lower_word,
     no_words_message,
     resolve_stop_words,
+    vocabulary_from_counts,
 )
 
 # the checks of one value that the readers of corpus files share (records.py, below this module)
@@ -249,18 +254,18 @@ def tokenising_progress():
         _TOKENISING_PROGRESS.reset(token)
 
 
-def _tokenize_all(pre, texts) -> list:
-    """``pre.tokenize`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
+def _read_all(tok: Tokenizer, texts) -> TokenBags:
+    """``tok.read`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
     if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
-        return [pre.tokenize(t) for t in texts]
-    out: list = []
+        return tok.read(texts)
+    parts: list = []
     step = max(1000, len(texts) // 200)
     # transient: no line left behind (stderr stays the command's own: a one-line error after it stays one line)
     with _progress.progress_bar(len(texts), "tokenising", transient=True) as bar:
         for start in range(0, len(texts), step):
-            out.extend(pre.tokenize(t) for t in texts[start:start + step])
+            parts.append(tok.read(texts[start:start + step]))
             bar.advance(min(step, len(texts) - start))
-    return out
+    return concatenate_bags(parts)
 
 
 def _seed_generator(seed) -> np.random.Generator:
@@ -515,13 +520,17 @@ class Corpus:
         if lowercase == "match":
             if vocabulary is None:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
-            words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False,
                                keep_urls=bool(keep_urls))
-            toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
-            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                         user_ids=user_ids, content_keys=text_digests(texts),
-                                         token_keys=token_keys(*token_list_ids(toks)))
+            tok = Tokenizer(pre, vocabulary=vocabulary, grow=True)       # every token, as written
+            bags = _read_all(tok, texts)
+            # a token counts as written when the vocabulary has it (its first words), else lower-cased
+            index, V = vocabulary._index, len(vocabulary)
+            remap = np.fromiter((k if k < V else index.get(lower_word(w), -1) for k, w in enumerate(tok.words)),
+                                np.int64, count=tok.n_words)
+            return cls._from_bags(bags, tok, texts, labels, doc_ids, vocabulary, max_vocab, min_df, max_df,
+                                  drop_empty, reading=None, user_ids=user_ids, content_keys=text_digests(texts),
+                                  remap=remap, token_keys=keys_of_tokens(bags.ptr, bags.ids, tok.words))
         if not isinstance(keep_urls, (bool, np.bool_)):
             raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
                                " addresses and @handles) or False (drop them, the default).")
@@ -529,11 +538,18 @@ class Corpus:
                            lowercase=bool(lowercase), keep_urls=bool(keep_urls))
         if vocabulary is not None:
             warn_unreachable_words(vocabulary.words, pre)
-        toks = _tokenize_all(pre, texts)
-        return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                     reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
-                                                        min_length, bool(keep_urls)), user_ids=user_ids,
-                                     content_keys=text_digests(texts), token_keys=token_keys(*token_list_ids(toks)))
+        # every token read, a given vocabulary's words first: the token bags before its cut are the ledger's keys
+        tok = Tokenizer(pre, vocabulary=vocabulary, grow=True)
+        bags = _read_all(tok, texts)
+        remap = None
+        if vocabulary is not None:          # the cut to the given vocabulary: its words are the table's first
+            remap = np.arange(tok.n_words, dtype=np.int64)
+            remap[len(vocabulary):] = -1
+        return cls._from_bags(bags, tok, texts, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                              reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
+                                                 min_length, bool(keep_urls)), user_ids=user_ids,
+                              content_keys=text_digests(texts), remap=remap,
+                              token_keys=keys_of_tokens(bags.ptr, bags.ids, tok.words))
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -561,7 +577,7 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
         return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                     content_keys=token_digests(docs), token_keys=token_keys(*token_list_ids(docs)))
+                                     content_keys=token_digests(docs), token_keys=keys_of_tokens(*token_list_ids(docs)))
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
@@ -599,25 +615,72 @@ class Corpus:
         return out
 
     @classmethod
+    def _from_bags(cls, bags: TokenBags, tok: Tokenizer, texts, labels, doc_ids, vocabulary, max_vocab, min_df,
+                   max_df, drop_empty, reading, user_ids=None, content_keys=None, remap=None, token_keys=None):
+        """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read, or,
+        with a ``vocabulary``, only the vocabulary's words), the same corpus without a Python object per token.
+        ``remap``: each of the tokenizer's words' id in the given ``vocabulary`` (-1: none), when ``bags`` holds
+        every token read. ``token_keys``: the documents' keys before the cut (:func:`~dptopic.corpus.identity.
+        token_keys` of ``bags``), kept with the documents kept."""
+        given = vocabulary is not None
+        cut = None
+        read_any = bags.n_tokens > 0            # whether the tokenizer kept any word of any document
+        if not given:
+            tf, df = bags.counts(tok.n_words)
+            words, passed = vocabulary_from_counts(tok.words, tf, df, bags.n_docs, max_vocab, min_df, max_df)
+            if max_vocab is not None and passed > max_vocab:
+                cut = (max_vocab, passed)
+            vocabulary = Vocabulary(words)
+            remap = np.full(tok.n_words, -1, np.int64)
+            remap[tok.word_ids(words, grow=False)] = np.arange(len(words))
+            docs = bags.restrict(remap)
+        elif remap is not None:
+            docs = bags.restrict(remap)
+        else:
+            docs = bags                         # the tokenizer's first words are the vocabulary's, and only those
+            if docs.n_tokens == 0:              # words outside the vocabulary, or none at all?
+                read_any = Tokenizer(tok.preprocessor, vocabulary=vocabulary, grow=True).read(texts).n_tokens > 0
+        doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
+        if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
+            raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
+        if reading is not None and drop_empty and docs.n_docs and not read_any:     # the tokenizer kept nothing
+            raise DPTopicError(no_words_message(docs.n_docs, reading.get("min_length", 3),
+                                                reading.get("stop_words", "english")))
+        if given and drop_empty and docs.n_docs and not read_any:     # no text at all, whatever the vocabulary
+            raise DPTopicError(f"empty corpus: none of the {docs.n_docs} documents holds any word (each text is"
+                               " empty, blank or punctuation only): give documents with text.")
+        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
+                          content_keys=content_keys, token_keys=token_keys,
+                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                                    **({} if reading is None else {READING: reading}),
+                                    **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
+        if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
+            out._vocabulary_cut = {"max_vocab": cut[0], "words": cut[1], "tokens_read": bags.n_tokens}
+        return out
+
+    @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
                 user_ids=None, content_keys=None, token_keys=None) -> "Corpus":
-        """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
+        """The corpus of ``docs`` (word ids: a list per document, or :class:`TokenBags` of the vocabulary's ids).
+        ``given``: the vocabulary is the caller's, not built from ``docs``."""
+        bags = docs if isinstance(docs, TokenBags) else None
+        lengths = bags.lengths() if bags is not None else np.fromiter(map(len, docs), np.int64, count=len(docs))
         if user_ids is not None:
-            user_ids = check_user_ids(user_ids, len(docs))
+            user_ids = check_user_ids(user_ids, len(lengths))
         labels, doc_ids = _sequence("labels", labels), _sequence("doc_ids", doc_ids)
         if labels is not None:      # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
             _check_entries("labels", labels)
         labels, doc_ids = _names("labels", labels), _names("doc_ids", doc_ids)
         for name, vals in (("labels", labels), ("doc_ids", doc_ids)):
-            if vals is not None and len(vals) != len(docs):
-                raise DPTopicError(f"{name} has {len(vals)} entries but there are {len(docs)} documents: give one per"
-                                   " document.")
+            if vals is not None and len(vals) != len(lengths):
+                raise DPTopicError(f"{name} has {len(vals)} entries but there are {len(lengths)} documents: give one"
+                                   " per document.")
         if doc_ids is not None and len(set(doc_ids)) != len(doc_ids):
             seen: set = set()
             dup = next(x for x in doc_ids if x in seen or seen.add(x))
             raise DPTopicError(f"doc_ids holds {dup!r} more than once: give every document its own id.")
-        keep = [i for i, d in enumerate(docs) if len(d) > 0] if drop_empty else list(range(len(docs)))
-        n_drop = len(docs) - len(keep)
+        keep = np.flatnonzero(lengths > 0).tolist() if drop_empty else list(range(len(lengths)))
+        n_drop = len(lengths) - len(keep)
         if not keep:
             raise _empty_corpus_error("empty corpus: every document is empty after preprocessing")
         # a vocabulary built from the documents to model them needs two words; documents kept one row per input
@@ -625,14 +688,17 @@ class Corpus:
         # submit, fed-client), where one distinct word, or none, is a valid contribution
         if len(vocabulary) < 2 and (given or drop_empty):
             raise DPTopicError(f"vocabulary too small: {len(vocabulary)} word(s) survived preprocessing; at least 2 are needed (lower min_df or give more text).")
-        return cls.from_token_ids([docs[i] for i in keep], vocabulary,
-                                  labels=None if labels is None else [labels[i] for i in keep],
-                                  doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
-                                  user_ids=None if user_ids is None else [user_ids[i] for i in keep],
-                                  content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
-                                  token_keys=None if token_keys is None else token_keys.take(
-                                      np.asarray(keep, np.int64)),
-                                  n_empty_dropped=n_drop, metadata=metadata)
+        rows = dict(labels=None if labels is None else [labels[i] for i in keep],
+                    doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
+                    user_ids=None if user_ids is None else [user_ids[i] for i in keep],
+                    content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
+                    token_keys=None if token_keys is None else token_keys.take(np.asarray(keep, np.int64)),
+                    n_empty_dropped=n_drop, metadata=metadata)
+        if bags is None:
+            return cls.from_token_ids([docs[i] for i in keep], vocabulary, **rows)
+        ptr = np.zeros(len(keep) + 1, np.int64)     # an empty document dropped held no ids: the ids stay as they are
+        np.cumsum(lengths[keep], out=ptr[1:])
+        return cls(ptr, bags.ids, vocabulary, **rows)
 
     @classmethod
     def from_bow(cls, X, vocabulary=None) -> "Corpus":
