@@ -506,33 +506,30 @@ def run_speed(a) -> dict:
     t = time.perf_counter()
     texts = synthetic_texts(a.docs, a.seed)
     print(f"{a.docs:,} synthetic texts drawn in {time.perf_counter() - t:.0f} s; {machine()}", flush=True)
+    from dptopic.corpus.preprocess import Tokenizer
+
     pre = Preprocessor()
     rows = []
     for rep in range(a.repeats):
         t0 = time.perf_counter()
-        toks = [pre.tokenize(x) for x in texts]
+        tok = Tokenizer(pre)
+        bags = tok.read(texts)                                     # the reading pass's token ids, before the cut
         t1 = time.perf_counter()
-        ptr, ids, words = token_list_ids(toks)
+        keys = token_keys(bags.ptr, bags.ids, tok.words)           # what the pass adds: digests, sketches, lengths
         t2 = time.perf_counter()
-        keys = token_keys(ptr, ids, words)
-        t3 = time.perf_counter()
-        del toks, ptr, ids
+        del bags, tok
         corpus = Corpus.from_texts(texts, max_vocab=2000)          # reads, and takes the token keys, once more
         DocDPCooccurrence(n_topics=20, epsilon=1.0).fit(corpus)
-        t4 = time.perf_counter()
+        t3 = time.perf_counter()
         docs = documents_of(corpus)                               # the bags as read, beside the keys taken
-        t5 = time.perf_counter()
-        kernel, convert, read_bags = t3 - t2, t2 - t1, t5 - t4
-        fit = (t4 - t3) - kernel - convert                          # the fit without what the keys added to it
-        rows.append({"fit_s": round(fit, 2), "keys_kernel_s": round(kernel, 2),
-                     "token_list_to_ids_s": round(convert, 2),
-                     "bags_as_read_s": round(read_bags, 2), "tokenize_s": round(t1 - t0, 2),
-                     "kernel_share": round((kernel + read_bags) / fit, 4),
-                     "with_conversion_share": round((kernel + read_bags + convert) / fit, 4)})
-        print(f"repeat {rep}: fit {fit:.1f} s (from_texts + DocDPCooccurrence, keys excluded); keys {kernel:.2f} s"
-              f" + bags as read {read_bags:.2f} s = {100 * (kernel + read_bags) / fit:.1f}% of the fit; with the token"
-              f" lists made ids ({convert:.2f} s, which the Tokenizer's ids make unneeded):"
-              f" {100 * (kernel + read_bags + convert) / fit:.1f}%", flush=True)
+        t4 = time.perf_counter()
+        kernel, read_bags = t2 - t1, t4 - t3
+        fit = (t3 - t2) - kernel                                    # the fit without what the keys added to it
+        rows.append({"fit_s": round(fit, 2), "keys_s": round(kernel, 2), "bags_as_read_s": round(read_bags, 2),
+                     "tokenizer_read_s": round(t1 - t0, 2), "share": round((kernel + read_bags) / fit, 4)})
+        print(f"repeat {rep}: fit {fit:.1f} s (Corpus.from_texts + DocDPCooccurrence, the keys taken out); token keys"
+              f" {kernel:.2f} s + bags as read {read_bags:.2f} s = {100 * (kernel + read_bags) / fit:.1f}% of the fit"
+              f" (the Tokenizer's read alone: {t1 - t0:.1f} s)", flush=True)
         assert np.array_equal(docs.bags, corpus.token_keys.bags)     # the fit's documents carry the keys taken
         assert corpus.n_empty_dropped or np.array_equal(corpus.token_keys.bands, keys.bands)
     sample = [pre.tokenize(x) for x in texts[:a.library_docs]]
@@ -540,9 +537,8 @@ def run_speed(a) -> dict:
     datasketch.MinHash.bulk([[w.encode() for w in ts] for ts in sample], num_perm=SKETCH_PARAMS["num_perm"],
                             seed=SKETCH_PARAMS["seed"], scheme="affine32")
     lib = time.perf_counter() - t
-    p, i, w = token_list_ids(sample)
     t = time.perf_counter()
-    token_keys(p, i, w)
+    token_keys(*token_list_ids(sample))
     ours = time.perf_counter() - t
     print(f"datasketch MinHash.bulk: {lib:.2f} s for {len(sample):,} documents ({lib / len(sample) * a.docs:.0f} s"
           f" at {a.docs:,}, extrapolated); token_keys on the same documents {ours:.3f} s", flush=True)

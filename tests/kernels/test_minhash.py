@@ -9,13 +9,14 @@ from dptopic.corpus.identity import (
     _B,
     _BAND_SEEDS,
     SKETCH_PARAMS,
+    bag_digests,
     feature_hashes,
     sketch_signatures,
     token_keys,
     token_list_ids,
     word_hashes,
 )
-from dptopic.kernels.minhash import band_hashes, minhash_signatures
+from dptopic.kernels.minhash import band_hashes, minhash_signatures, signature_bytes
 
 datasketch = pytest.importorskip("datasketch")
 
@@ -94,3 +95,18 @@ def test_the_kernel_fills_only_the_rows_asked_and_counts_them():
     bands = np.zeros((6, B), np.uint64)
     band_hashes(out, R, _BAND_SEEDS, bands)
     assert np.all(bands != 0)
+
+
+def test_the_one_pass_keys_equal_the_signatures_bands_and_bytes_made_apart():
+    docs = _docs(50, 7, 0, 50) + [[]]
+    ptr, ids, words = token_list_ids(docs)
+    keys = token_keys(ptr, ids, words)
+    sig = sketch_signatures(ptr, ids, words)
+    bands = np.zeros((len(docs), B), np.uint64)
+    band_hashes(sig, R, _BAND_SEEDS, bands)
+    compact = np.zeros_like(sig, dtype=np.uint8)
+    signature_bytes(sig, compact)
+    assert np.array_equal(keys.bands, bands) and np.array_equal(keys.signatures, compact)
+    expect = bag_digests(ptr, ids, words)
+    expect[keys.lengths == 0] = 0
+    assert np.array_equal(keys.bags, expect) and keys.bags[-1] == 0

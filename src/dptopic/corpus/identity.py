@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dataset_ledger.people import SKETCH_THRESHOLD
-from ..kernels.minhash import band_hashes, minhash_signatures, signature_bytes
+from ..kernels.minhash import minhash_signatures, sketch_documents
 
 _TEXT = b"dptopic-text"
 _WORD = b"dptopic-word"
@@ -160,10 +160,6 @@ def read_bag_digests(doc_ptr, word_ids, words) -> np.ndarray:
     return out
 
 
-_SKETCH_CHUNK = 1 << 15
-"""Documents sketched at a time: their full 32-bit signatures (512 bytes each) never all held at once."""
-
-
 def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's ``affine32`` permutation parameters for ``MinHash(num_perm, seed, scheme="affine32")``: ``a`` odd,
     ``b`` any, both uint32, drawn from ``numpy.random.RandomState(seed)`` in datasketch's order (a fixed public hash
@@ -269,19 +265,13 @@ def token_keys(doc_ptr, token_ids, words=None, *, hashes=None) -> TokenKeys:
     word_hash = _hashes(words, hashes)
     n = len(doc_ptr) - 1
     K, B, R = SKETCH_PARAMS["num_perm"], SKETCH_PARAMS["bands"], SKETCH_PARAMS["rows"]
+    bags = np.zeros(n, np.uint64)
     bands = np.zeros((n, B), np.uint64)
     compact = np.zeros((n, K), np.uint8)
-    full = np.zeros((min(n, _SKETCH_CHUNK), K), np.uint32)
-    for start in range(0, n, _SKETCH_CHUNK):
-        stop = min(n, start + _SKETCH_CHUNK)
-        part = full[:stop - start]
-        ptr = doc_ptr[start:stop + 1]
-        minhash_signatures(ptr - ptr[0], token_ids[ptr[0]:ptr[-1]], word_hash, _A, _B, SKETCH_PARAMS["min_tokens"],
-                           0, stop - start, part)
-        band_hashes(part, R, _BAND_SEEDS, bands[start:stop])
-        signature_bytes(part, compact[start:stop])
-    lengths = np.diff(doc_ptr).astype(np.int32)
-    return TokenKeys(token_bag_digests(doc_ptr, token_ids, hashes=word_hash), bands, compact, lengths)
+    seen = np.zeros(len(word_hash), np.int32)
+    sketch_documents(doc_ptr, token_ids, word_hash, _A, _B, SKETCH_PARAMS["min_tokens"], R, _BAND_SEEDS, seen, bags,
+                     bands, compact)
+    return TokenKeys(bags, bands, compact, np.diff(doc_ptr).astype(np.int32))
 
 
 def sketch_bands(doc_ptr, token_ids, words=None, *, hashes=None) -> np.ndarray:

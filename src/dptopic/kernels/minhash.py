@@ -102,7 +102,7 @@ def band_hashes(signatures, rows, seeds, out):
             h = seeds[i]
             for r in range(rows):
                 h = mix64(h ^ np.uint64(signatures[d, i * rows + r]))
-            out[d, i] = h if h != 0 else np.uint64(1)
+            out[d, i] = h if h != np.uint64(0) else np.uint64(1)
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +113,7 @@ def signature_bytes(signatures, out):
     for d in range(D):
         for k in range(K):
             v = signatures[d, k]
-            out[d, k] = 0 if v == 0 else np.uint8(fmix32(v ^ np.uint32(0x5BD1E995)) & np.uint32(0xFF))
+            out[d, k] = np.uint8(0) if v == 0 else np.uint8(fmix32(v ^ np.uint32(0x5BD1E995)) & np.uint32(0xFF))
 
 
 @njit(cache=True, nogil=True)
@@ -128,3 +128,43 @@ def agreements(sig_a, sig_b, pairs_a, pairs_b, out):
             if sig_a[i, k] == sig_b[j, k]:
                 c += 1
         out[p] = c
+
+
+@njit(cache=True, nogil=True)
+def sketch_documents(doc_ptr, token_ids, word_hash, a, b, min_tokens, rows, seeds, seen, bags, bands, compact):
+    """Every document's keys in one pass over its tokens, without its full signature kept: ``bags[d]`` (uint64), the
+    mixed sum of its tokens' word hashes (:func:`dptopic.corpus.identity.bag_digests`; 0 for no token);
+    ``bands[d]`` and ``compact[d]``, what :func:`band_hashes` and :func:`signature_bytes` make of its
+    :func:`minhash_signatures` row (zeros below ``min_tokens`` tokens). ``seen`` (int32, one per word id, zeros):
+    scratch for the occurrence count of each word in a document, left zeros."""
+    D = doc_ptr.shape[0] - 1
+    K = a.shape[0]
+    B = bands.shape[1]
+    mins = np.empty(K, np.uint32)
+    for d in range(D):
+        lo, hi = doc_ptr[d], doc_ptr[d + 1]
+        n = hi - lo
+        total = np.uint64(0)
+        for i in range(lo, hi):
+            total += word_hash[token_ids[i]]
+        bags[d] = np.uint64(0) if n == 0 else mix64(total ^ np.uint64(0x5DEECE66D))
+        if n < min_tokens or n == 0:
+            bands[d, :] = 0
+            compact[d, :] = 0
+            continue
+        mins[:] = np.uint32(0xFFFFFFFF)
+        for i in range(lo, hi):
+            w = token_ids[i]
+            seen[w] += 1
+            h = fmix32(feature_hash(word_hash[w], seen[w]))
+            for k in range(K):
+                mins[k] = min(mins[k], np.uint32(a[k] * h + b[k]))
+        for i in range(lo, hi):
+            seen[token_ids[i]] = 0
+        for i in range(B):
+            g = seeds[i]
+            for r in range(rows):
+                g = mix64(g ^ np.uint64(mins[i * rows + r]))
+            bands[d, i] = g if g != np.uint64(0) else np.uint64(1)
+        for k in range(K):
+            compact[d, k] = np.uint8(fmix32(mins[k] ^ np.uint32(0x5BD1E995)) & np.uint32(0xFF))
