@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dataset_ledger.people import SKETCH_THRESHOLD
-from ..kernels.minhash import minhash_signatures, sketch_documents
+from ..kernels.minhash import bag_sums, minhash_signatures, sketch_documents
 
 _TEXT = b"dptopic-text"
 _WORD = b"dptopic-word"
@@ -100,11 +100,9 @@ def bag_digests(doc_ptr, word_ids, words=None, *, hashes=None) -> np.ndarray:
     its word's hash (the word's string, not its id), mixed; the same bag in any order gives the same digest.
     ``hashes``: :func:`word_hashes` of ``words``, when the caller has them."""
     word_hash = _hashes(words, hashes)
-    doc_ptr = np.asarray(doc_ptr, dtype=np.int64)
-    cs = np.zeros(len(word_ids) + 1, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        np.cumsum(word_hash[np.asarray(word_ids, dtype=np.int64)], out=cs[1:])
-        sums = cs[doc_ptr[1:]] - cs[doc_ptr[:-1]]
+    doc_ptr, word_ids = _csr(doc_ptr, word_ids)
+    sums = np.zeros(len(doc_ptr) - 1, np.uint64)
+    bag_sums(doc_ptr, word_ids, word_hash, sums)
     return mix64(sums ^ np.uint64(0x5DEECE66D))
 
 

@@ -168,3 +168,13 @@ def sketch_documents(doc_ptr, token_ids, word_hash, a, b, min_tokens, rows, seed
             bands[d, i] = g if g != np.uint64(0) else np.uint64(1)
         for k in range(K):
             compact[d, k] = np.uint8(fmix32(mins[k] ^ np.uint32(0x5BD1E995)) & np.uint32(0xFF))
+
+
+@njit(cache=True, nogil=True)
+def bag_sums(doc_ptr, token_ids, word_hash, out):
+    """``out[d]`` (uint64): the sum, modulo 2**64, of the word hashes of document ``d``'s tokens."""
+    for d in range(doc_ptr.shape[0] - 1):
+        total = np.uint64(0)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            total += word_hash[token_ids[i]]
+        out[d] = total
