@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dataset_ledger.people import SKETCH_THRESHOLD
-from ..kernels.minhash import bag_sums, minhash_signatures, sketch_documents
+from ..kernels.minhash import bag_sums, minhash_signatures, mix64_array, sketch_documents
 
 _TEXT = b"dptopic-text"
 _WORD = b"dptopic-word"
@@ -68,15 +68,12 @@ def token_digests(token_lists) -> np.ndarray:
 
 def mix64(h: np.ndarray) -> np.ndarray:
     """SplitMix64's finaliser over an array (modulo 2**64): every bit of a sum of word hashes spreads over the whole
-    output."""
-    h = np.asarray(h, dtype=np.uint64).copy()
-    with np.errstate(over="ignore"):
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return h
+    output (the scalar the kernels mix with, :func:`dptopic.kernels.minhash.mix64`)."""
+    h = np.ascontiguousarray(h, dtype=np.uint64)
+    flat = h.reshape(-1)
+    out = np.empty_like(flat)
+    mix64_array(flat, out)
+    return out.reshape(h.shape)
 
 
 def word_hashes(words) -> np.ndarray:

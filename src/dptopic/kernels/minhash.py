@@ -178,3 +178,10 @@ def bag_sums(doc_ptr, token_ids, word_hash, out):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             total += word_hash[token_ids[i]]
         out[d] = total
+
+
+@njit(cache=True, nogil=True)
+def mix64_array(h, out):
+    """``out[i] = mix64(h[i])`` for every ``i`` (uint64 arrays)."""
+    for i in range(h.shape[0]):
+        out[i] = mix64(h[i])
