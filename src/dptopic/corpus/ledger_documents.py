@@ -20,7 +20,7 @@ from .identity import (
     token_keys,
     token_list_ids,
 )
-from .preprocess import Preprocessor
+from .preprocess import Preprocessor, Tokenizer
 
 if TYPE_CHECKING:
     from ..dataset_ledger.identity import Documents
@@ -57,8 +57,9 @@ def documents_of(X, user_ids=None) -> Documents | None:
         return _counts(sp.csr_matrix(np.asarray(X.to_numpy(), dtype=float)), [str(c) for c in X.columns], persons)
     if isinstance(X, (list, tuple)) and X and all(isinstance(d, str) for d in X):
         # a token is at least one character and the next starts after another: at most (length + 1) / 2 of them
-        pre = Preprocessor()
-        tk = token_keys(*token_list_ids([pre.tokenize(d) for d in X]))
+        tok = Tokenizer(Preprocessor())
+        bags = tok.read(list(X))
+        tk = token_keys(bags.ptr, bags.ids, tok.words)
         return _documents(text_digests(X), persons, max((len(d) + 1) // 2 for d in X), tk)
     if isinstance(X, (list, tuple)) and X and all(isinstance(d, (list, tuple)) and all(isinstance(w, str) for w in d)
                                                   for d in X):
