@@ -576,9 +576,9 @@ def run_speed(a) -> dict:
     ours = time.perf_counter() - t
     print(f"datasketch MinHash.bulk: {lib:.2f} s for {len(sample):,} documents ({lib / len(sample) * a.docs:.0f} s"
           f" at {a.docs:,}, extrapolated); token_keys on the same documents {ours:.3f} s", flush=True)
-    return {"docs": a.docs, "repeats": rows, "given_vocabulary_read_s": given, "countvectorizer_s": round(cv, 2), "datasketch_s": round(lib, 3), "datasketch_docs": len(sample),
-            "token_keys_same_docs_s": round(ours, 4), "machine": machine(), "peak_rss_gib":
-            round(peak_rss_bytes() / 2**30, 2)}
+    return {"docs": a.docs, "repeats": rows, "given_vocabulary_read_s": given, "countvectorizer_s": round(cv, 2),
+            "datasketch_s": round(lib, 3), "datasketch_docs": len(sample), "token_keys_same_docs_s": round(ours, 4),
+            "machine": machine(), "peak_rss_gib": round(peak_rss_bytes() / 2**30, 2)}
 
 
 def main(argv=None) -> None:
