@@ -617,11 +617,10 @@ class Corpus:
     @classmethod
     def _from_bags(cls, bags: TokenBags, tok: Tokenizer, texts, labels, doc_ids, vocabulary, max_vocab, min_df,
                    max_df, drop_empty, reading, user_ids=None, content_keys=None, remap=None, token_keys=None):
-        """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read, or,
-        with a ``vocabulary``, only the vocabulary's words), the same corpus without a Python object per token.
-        ``remap``: each of the tokenizer's words' id in the given ``vocabulary`` (-1: none), when ``bags`` holds
-        every token read. ``token_keys``: the documents' keys before the cut (:func:`~dptopic.corpus.identity.
-        token_keys` of ``bags``), kept with the documents kept."""
+        """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read), the
+        same corpus without a Python object per token. ``remap``, with a given ``vocabulary``: each of the
+        tokenizer's words' id in it (-1: none). ``token_keys``: the documents' keys before the cut
+        (:func:`~dptopic.corpus.identity.token_keys` of ``bags``), kept with the documents kept."""
         given = vocabulary is not None
         cut = None
         read_any = bags.n_tokens > 0            # whether the tokenizer kept any word of any document
@@ -634,12 +633,8 @@ class Corpus:
             remap = np.full(tok.n_words, -1, np.int64)
             remap[tok.word_ids(words, grow=False)] = np.arange(len(words))
             docs = bags.restrict(remap)
-        elif remap is not None:
+        else:                                   # every token was read: the given vocabulary's cut
             docs = bags.restrict(remap)
-        else:
-            docs = bags                         # the tokenizer's first words are the vocabulary's, and only those
-            if docs.n_tokens == 0:              # words outside the vocabulary, or none at all?
-                read_any = Tokenizer(tok.preprocessor, vocabulary=vocabulary, grow=True).read(texts).n_tokens > 0
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
         if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
             raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
