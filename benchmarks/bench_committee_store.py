@@ -41,7 +41,8 @@ def make_messages(n: int, vocab: int, work: Path) -> None:
     from dptopic.protocol.secure_sum import SecureSumPlan
     from dptopic.service.secure_committee import CommitteeRound
 
-    make_invitations(work / "enroll.key", n, work / "inv", round_id="bench", committee=True)
+    make_invitations(work / "enroll.key", n, work / "inv", round_id="bench", committee=True, dropouts=n // 10,
+                     collusion=n // 100 + 1)
     directory = read_directory(work / "inv" / "directory.json")
     plan = SecureSumPlan(1.0, 1e-5, n, n // 10, vocab, n // 100 + 1, committee="auto")
     words = [f"w{i:04d}" for i in range(vocab)]

@@ -261,7 +261,7 @@ def http_main(a) -> dict:
     for r in range(a.repeats):
         for committee in (False, True):
             work = Path(tempfile.mkdtemp(prefix="bench-committee-"))
-            make_invitations(work / "enroll.key", a.http, work / "inv", round_id="bench")
+            make_invitations(work / "enroll.key", a.http, work / "inv", round_id="bench", committee=committee)
             (work / "n.json").write_text(json.dumps(a.http))
             up = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
             s = http_round(a.http, a.vocab, committee, a.workers, work, 18000 + 10 * r + int(committee))
@@ -298,10 +298,10 @@ def main(argv=None) -> dict:
 
     n, vocab = a.people, a.vocab
     tmp = Path(tempfile.mkdtemp())
-    make_invitations(tmp / "enroll.key", n, tmp / "inv", round_id="bench")
+    F = int(round(a.dropout * n))
+    make_invitations(tmp / "enroll.key", n, tmp / "inv", round_id="bench", committee=True, dropouts=F)
     directory = read_directory(tmp / "inv" / "directory.json")
     invs = [read_invitation(f) for f in sorted((tmp / "inv").glob("invitation-*.json"))]
-    F = int(round(a.dropout * n))
     plan = SecureSumPlan(1.0, 1e-5, n, F, vocab, committee="auto")
     words = [f"w{i:04d}" for i in range(vocab)]
     server = CommitteeRound(plan, directory, words, a.topics)

@@ -377,11 +377,11 @@ def http_round(src, people: Path, words: Path, n: int, work: Path, port: int, in
     if invitations or cohort_size:
         subprocess.run([*dptopic, "secure-sum", "invite", "--key", str(work / "enroll.key"), "--count", str(n),
                         *cohorts, *(["--dropout-tolerance", str(n // 10)] if cohort_size else []),
-                        *(["--committee"] if committee and cohort_size else []),
+                        *(["--committee"] if committee else []),
                         "--out", str(work / "inv")], env=env, check=True, capture_output=True)
         extra = ["--directory", str(work / "inv" / "directory.json")]
-    # a single round's size and tolerance are the server's flags; a round in cohorts takes them from its invitations
-    size = [] if cohort_size else ["--min-contributors", str(n), "--dropout-tolerance", str(n // 10)]
+    # the invitations pin the tolerance and collusion (a single round's and a round in cohorts'); the server takes them
+    size = [] if cohort_size else ["--min-contributors", str(n)]
     db = f"sqlite:///{work}/round.db" if database is None else fresh_database(database,
                                                                              f"bench_{work.name}".replace("-", "_"))
     store = (["--secure-committee", "auto"] if committee else []) + ["--database", db]

@@ -518,11 +518,61 @@ def issue_cases(fx: dict) -> list[Case]:
     # 15. the secure-sum server's flags (the secure sum's helper): it should refuse, not serve
     for extra in (["--batch-size", "5"], ["--lam", "0.3"], ["--fed-topics", "4"], ["--epsilon", "1e308"]):
         add(Case(f"15 serve secure-sum {' '.join(extra)}", [      # invited contributors first: the server needs them
-            ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv"],
+            ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv", "--collusion", "0"],
             ["serve", "--report-kind", "secure-sum", "--vocabulary", fx["vocab"], "--database",
              "sqlite:///s.db", "--port", str(18700 + len(cases)), "--unit", "user", "--epsilon", "1",
              "--directory", "inv/directory.json", *extra]],
             names=(extra[0],), refuse=True, server=True, timeout=15))
+
+    # issue 92: a single round's plan and mode are the operator's (its invitations and directory pin them)
+    def serve_secure(*extra, directory="inv/directory.json"):
+        return ["serve", "--report-kind", "secure-sum", "--vocabulary", fx["vocab"], "--database", "sqlite:///s.db",
+                "--port", str(18700 + len(cases)), "--unit", "user", "--epsilon", "1", "--directory", directory,
+                *extra]
+
+    invite40 = ["secure-sum", "invite", "--key", "enroll.key", "--count", "40", "--out", "inv", "--collusion", "7",
+                "--dropout-tolerance", "4", "--round-id", "r"]
+    add(Case("92 serve secure-sum --collusion 0 where the invitations pin 7", [invite40, serve_secure(
+        "--collusion", "0")], names=("--collusion",), refuse=True, server=True, timeout=15,
+        check=lambda r, c: None if "the invitations pin" in r[-1].err else "the refusal does not say what is pinned"))
+    add(Case("92 serve secure-sum --secure-committee auto on a plain directory", [invite40, serve_secure(
+        "--secure-committee", "auto")], names=("--secure-committee", "--directory"), refuse=True, server=True,
+        timeout=15))
+    add(Case("92 serve secure-sum: a committee directory without --secure-committee", [
+        [*invite40, "--committee"], serve_secure()], names=("--directory", "--secure-committee"), refuse=True,
+        server=True, timeout=15))
+    add(Case("92 serve secure-sum: a plain round's database restarted in the committee mode", [
+        invite40, ["secure-sum", "invite", "--key", "enroll.key", "--count", "40", "--out", "inv2", "--collusion", "7",
+                   "--dropout-tolerance", "4", "--round-id", "r", "--committee"],
+        _py(f"""
+            from dptopic.protocol.enrollment import read_directory
+            from dptopic.protocol.secure_sum import SecureSumPlan
+            from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+            words = Path({fx["vocab"]!r}).read_text().split()
+            plan = SecureSumPlan(1.0, 1e-5, 40, 4, len(words), 7)
+            SecureRound(SecureSumConfig(words, plan, read_directory("inv/directory.json"), n_topics=2,
+                                        database="sqlite:///s.db")).engine.dispose()
+        """),
+        serve_secure("--secure-committee", "auto", directory="inv2/directory.json")],
+        names=("--database", "s.db"), refuse=True, server=True, timeout=20,
+        check=lambda r, c: None if "without a committee" in r[-1].err else "the refusal does not name the mode"))
+    for stated, why in (("SecureSumPlan(8.0, 1e-5, 40, 4, 30, 0)", "collusion 0"),
+                        ("SecureSumPlan(8.0, 1e-5, 40, 4, 30, 7, committee='auto')", "this is a committee round")):
+        add(Case(f"92 a contributor holding an invitation of t = 7 against {stated}", [invite40, _py(f"""
+            from dptopic.contributor.secure_sum import SecureContributor
+            from dptopic.errors import DPTopicError
+            from dptopic.protocol.enrollment import read_directory, read_invitation
+            from dptopic.protocol.secure_sum import SecureSumPlan
+            plan = {stated}
+            config = {{"report_kind": "secure-sum", "round_id": "r", "vocabulary": [f"w{{i}}" for i in range(30)],
+                       "vocab_size": 30, "n_topics": 3, "epsilon": plan.epsilon, "delta": plan.delta,
+                       "secure_sum": plan.to_dict(), "directory": read_directory("inv/directory.json")}}
+            try:
+                SecureContributor(config, None, read_invitation("inv/invitation-0001.json"))
+                wrong("a contributor accepted a server whose plan or mode its invitation does not pin")
+            except DPTopicError as e:
+                if {why!r} not in str(e): badly("the refusal does not say what differs: " + str(e)[:120])
+        """)], timeout=60))
 
     cases += secure_sum_operation_cases(fx, 18800)
 
@@ -736,6 +786,58 @@ def issue_cases(fx: dict) -> list[Case]:
         names=("--per-person", "--dataset"), refuse=True,
         check=lambda r, c: None if "cannot be combined" in r[-1].err
         else "the refusal of both flags says which to keep for neither"))
+    # issue 92, what a new user reads: words public vectors placed, the forecast for few people, the reference
+    placed = fx.get("m_placed", "")
+    add(Case("92 topic_words returns the vocabulary's words; placed_words_ says which the vectors placed", [_py(f"""
+        from dptopic.models import load
+        m = load({placed!r})
+        words = set(m.vocabulary_.words)
+        lists = m.topic_words(30, estimated_only=False)
+        odd = [w for t in lists for w in t if w not in words]
+        if odd: wrong(f"topic_words returns {{len(odd)}} strings that are no word of the vocabulary, e.g. {{odd[0]!r}}")
+        mask = getattr(m, "placed_words_", "missing")
+        if isinstance(mask, str): wrong("no placed_words_ attribute says which words the vectors placed")
+        if mask is None or not mask.any(): wrong("the fixture's vectors placed no word (the case checks nothing)")
+    """)], needs=("m_placed",)))
+    def _estimated_counts(r, c):
+        lines = [ln for ln in r[-1].out.splitlines() if re.search(r"\w\*", ln)]
+        if not lines:
+            return "no placed word is marked '*' in the printed topics"
+        if any("words estimated" not in ln for ln in lines):
+            return "a topic line with placed words does not say how many of its words the release estimated"
+        return None
+    add(Case("92 topics: a topic line with placed words says how many of its words were estimated",
+             [["topics", placed, "--show-unsupported", "-n", "20"]], needs=("m_placed",),
+             check=_estimated_counts))
+
+    def _people_needed(r, c):
+        out = " ".join(r[-1].out.split())
+        if "NOT useful yet" in out and re.search(r"people for useful topics \([^)]*\) at this epsilon: [\d,]+ or fewer",
+                                                 out):
+            return "'NOT useful yet' beside a count of people for useful topics that the 2,129 given may meet"
+        if "NOT useful yet" in out and "to get useful topics" not in out:
+            return "'NOT useful yet' with no word on what to do"
+        return None
+    add(Case("92 recommend --unit user --epsilon 2 --docs 2129: the people needed agree with the verdict",
+             [["recommend", "--unit", "user", "--epsilon", "2", "--docs", "2129"]], check=_people_needed))
+
+    def _fewer_topics(r, c):
+        def count(out):
+            m = re.search(r"topics the budget supports: (?:at most )?(\d+) of", " ".join(out.split()))
+            return int(m.group(1)) if m else None
+        ten, twenty = count(r[0].out), count(r[1].out)
+        if ten is not None and twenty is not None and ten < twenty and "cannot have more" not in r[0].out:
+            return f"--topics 10 forecasts {ten} supported topics against {twenty} at 20, with no word why"
+        return None
+    add(Case("92 recommend --topics 10: fewer supported topics than at 20 say why",
+             [["recommend", "--unit", "user", "--epsilon", "4", "--docs", "2129", "--topics", t] for t in ("10", "20")],
+             check=_fewer_topics))
+    add(Case("92 train --unit user prints the non-private reference beside its perplexity",
+             [["train", "--corpus", C, "--unit", "user", "--user-field", "user", "--epsilon", "2", "--topics", "2",
+               "--no-ledger", "--test-size", "0.3", "--out", "m"]],
+             check=lambda r, c: None if r[-1].rc != 0 or re.search(
+                 r"non-private reference: perplexity [\d.]+", " ".join(r[-1].out.split()))
+             else "a held-out perplexity with no non-private reference beside it", timeout=120))
     return cases
 
 
@@ -764,14 +866,14 @@ def call(method, url, body=None, headers=None):
             return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read()
     except urllib.error.HTTPError as e:
         return e.code, {k.lower(): v for k, v in (e.headers or {}).items()}, e.read()
-def invited(n=6, committee=False):
+def invited(n=6, committee=False, dropouts=2):
     from dptopic.protocol.enrollment import make_invitations, read_directory
-    make_invitations("enroll.key", n, "inv", round_id="r1", committee=committee)
+    make_invitations("enroll.key", n, "inv", round_id="r1", committee=committee, dropouts=dropouts, collusion=0)
     return read_directory("inv/directory.json")
 WORDS = ["w%02d" % i for i in range(30)]
 def round_app(n=6, dropouts=2, committee=False):
     from dptopic.protocol.secure_sum import SecureSumPlan
-    d = invited(n, committee)
+    d = invited(n, committee, dropouts)
     if committee:
         from dptopic.service.secure_committee import create_committee_app
         plan = SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0, committee="auto")
@@ -795,7 +897,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     the round's files, the round servers' HTTP answers); ``port``: the first TCP port the servers that should refuse
     may take."""
     C, V = fx["corpus"], fx["vocab"]
-    invite = ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv"]
+    invite = ["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "inv", "--collusion", "0"]
     cases = []
     add = cases.append
 
@@ -867,7 +969,8 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     for flag, what in (("--key", "key"), ("--directory", "directory"), ("--invitation", "invitation")):
         steps = [("touch", f"junk-{what}.json")]
         if flag == "--key":
-            steps.append(["secure-sum", "invite", "--key", f"junk-{what}.json", "--count", "3", "--out", "inv"])
+            steps.append(["secure-sum", "invite", "--key", f"junk-{what}.json", "--count", "3", "--out", "inv",
+                          "--collusion", "0"])
         elif flag == "--directory":
             steps.append(["serve", "--report-kind", "secure-sum", "--vocabulary", V, "--database", "sqlite:///s.db",
                           "--port", str(port + 1), "--unit", "user", "--epsilon", "1", "--directory",
@@ -909,7 +1012,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
         enrollment.atomic_write_bytes = refused
         err = io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            main(["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "ro/inv"])
+            main(["secure-sum", "invite", "--key", "enroll.key", "--count", "3", "--out", "ro/inv", "--collusion", "0"])
         line = err.getvalue().strip()
         if "PermissionError" in line or "ro" not in line or "--out" not in line:
             badly("invite into a read-only folder says: " + line[:120])
@@ -1286,6 +1389,15 @@ def make_files(tmp: Path, seed: int) -> dict:
             words += [rng2.choice(common) for _ in range(10)]
             f.write(json.dumps({"text": " ".join(words), "user": f"p{i // 5}"}) + "\n")
     fx["thin"] = str(d / "thin.jsonl")
+    # public vectors of the thin corpus's words (GloVe text), each near its group's axis: the spread places the words
+    # outside a release over the thin corpus in the topics of their group's kept words
+    vec_rng = random.Random(seed + 6)
+    with open(d / "thin_vectors.txt", "w") as f:
+        for k, g in enumerate(groups + [common]):
+            for w in g:
+                f.write(w + " " + " ".join(f"{(1.0 if j == k else 0.0) + vec_rng.gauss(0, 0.3):.4f}" for j in range(6))
+                        + "\n")
+    fx["thin_vectors"] = str(d / "thin_vectors.txt")
     markup = d / "[bold]corpus.jsonl"
     shutil.copy(d / "corpus.jsonl", markup)
     fx["markup_corpus"] = fx["markup_name"] = str(markup)
@@ -1329,6 +1441,10 @@ def make_models(tmp: Path, fx: dict, run, log) -> None:
                    "3", "--no-ledger", "--test-size", "0"],
         "m_thin": ["train", "--corpus", fx["thin"], "--unit", "user", "--user-field", "user", "--epsilon", "1",
                    "--topics", "3", "--no-ledger", "--test-size", "0", "--max-vocab", "all", "--min-df", "1"],
+        "m_placed": ["train", "--corpus", fx["thin"], "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "3",
+                     "--public-vectors",
+                     fx["thin_vectors"], "--vectors-route", "spread", "--no-ledger", "--test-size", "0",
+                     "--max-vocab", "all", "--min-df", "1"],
     }
     for name, argv in jobs.items():
         r = run(argv + ["--out", str(d / name)], d, 300)

@@ -27,7 +27,8 @@ class InProcessCommitteeRound:
 
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
-        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1", committee=True)
+        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1", committee=True,
+                         dropouts=dropouts, collusion=collusion)
         self.directory = read_directory(self.tmp / "inv" / "directory.json")
         self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, committee=committee)
@@ -234,7 +235,8 @@ class CommitteeServer:
         from dptopic.service.secure_committee import create_committee_app
         from service_helpers import free_port
 
-        make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1", committee=True)
+        make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1", committee=True,
+                         dropouts=dropouts, collusion=collusion)
         self.invitation_files = sorted((Path(tmp) / "inv").glob("invitation-*.json"))
         self.plan = SecureSumPlan(8.0, 1e-5, n, dropouts, len(words), collusion, committee="auto")
         self.app = create_committee_app(self.plan, read_directory(Path(tmp) / "inv" / "directory.json"), list(words),

@@ -630,7 +630,8 @@ class SecureSumServer:
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
         write_token(tmp / "token", self.TOKEN)
-        make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1")
+        make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1", dropouts=dropouts,
+                         collusion=collusion)
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
         self.invitations = [read_invitation(f) for f in self.invitation_files]
@@ -721,7 +722,8 @@ class InProcessRound:
 
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
-        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1")
+        make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1", dropouts=dropouts,
+                         collusion=collusion)
         self.directory = read_directory(self.tmp / "inv" / "directory.json")
         self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, bits, max_words)

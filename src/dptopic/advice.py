@@ -188,6 +188,13 @@ class Recommendation:
     """``"at most"`` when even the smallest measured setting was useful (the true threshold lies below it)."""
     docs_for_useful_beyond: bool = False
     """True when the documents needed are more than :data:`MAX_DOCS` (``docs_for_useful`` is then None)."""
+    docs_for_useful_above: int | None = None
+    """``n_docs`` where the forecast at ``n_docs`` is not useful: the documents needed are more than that (said with
+    ``docs_for_useful``, so that the count agrees with the verdict: "more than 2,129 and at most 5,000")."""
+    epsilon_for_useful: float | None = None
+    """The smallest epsilon at which the forecast for ``n_docs`` is useful, where it is not at ``epsilon``, once
+    :func:`epsilon_for_useful` has been asked (``dptopic recommend`` asks it); None before, where the forecast is
+    useful, or where no epsilon the unit accepts gets there."""
     smallest_measured_docs: int | None = None
     """The fewest documents of any corpus measured: ``docs_for_useful`` never goes below it, since the table says
     nothing of smaller corpora."""
@@ -311,6 +318,31 @@ def _docs_needed(x, y, epsilon, target) -> tuple[float, bool] | None:
     return math.exp(min(q - math.log(epsilon), 700.0)), bool(i == 0)     # beyond e^700: more than MAX_DOCS anyway
 
 
+def useful_supported(n_topics: int) -> int:
+    """The supported topics ``recommend`` asks of ``n_topics`` to call them useful (:data:`USEFUL_SUPPORTED_SHARE`,
+    at least 2)."""
+    return max(2, math.ceil(USEFUL_SUPPORTED_SHARE * int(n_topics)))
+
+
+def _support_needed(rows, unit, epsilon, n_topics, length) -> tuple[float, bool]:
+    """The documents from which the support test keeps :func:`useful_supported` topics (the median over the corpora,
+    as :func:`_trainer_prediction` reads the headline's); ``(0, False)`` where the rows carry no count (no
+    condition)."""
+    by_corpus: dict = {}
+    for r in rows:
+        if "supported" in r:
+            by_corpus.setdefault(r.get("corpus"), []).append(r)
+    if not by_corpus or unit != "document":
+        return 0.0, False
+    target = useful_supported(n_topics)
+    return _median_needed([_docs_needed(*_curve(rs, unit, "supported"), epsilon, target) for rs in by_corpus.values()])
+
+
+def _later(*needed) -> tuple[float, bool]:
+    """Of several ``(documents, at most)`` conditions that must all hold, the one met last."""
+    return max(needed, key=lambda n: n[0])
+
+
 def _outside_notes(rec: Recommendation, unit: str, rows, counted: str = "documents") -> list:
     """What the figure is when the point lies outside some corpus's measured range (``counted``: what the count of
     documents counts)."""
@@ -364,7 +396,11 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     level too, since ``vectors_route="auto"`` takes the same route at both units:
     :data:`dptopic.moments.vector_prior.GROUPS_FROM_PER_PERSON`; and the
     floor of the vectors alone beside the dictionaries'); None (default): with them when they are installed, as
-    ``docdp-cooc`` then uses them."""
+    ``docdp-cooc`` then uses them.
+
+    Where the forecast at ``n_docs`` is not useful, the documents needed are said as more than ``n_docs``
+    (``docs_for_useful_above``); the other way to useful topics, the smallest budget whose forecast for ``n_docs`` is
+    useful, is :func:`epsilon_for_useful` (``dptopic recommend`` and the small-corpus warning ask for it)."""
     # NumPy's numbers taken as Python's (np.float32(2.0) is a budget)
     epsilon, n_docs, n_topics, doc_length, delta = (plain_number(v) for v in (epsilon, n_docs, n_topics, doc_length,
                                                                                delta))
@@ -375,6 +411,45 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
         return rec
     return _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors)
+
+
+EPSILON_STEP = 1.05
+""":func:`epsilon_for_useful` tries budgets this factor apart (and says the first useful one to two figures)."""
+
+
+def epsilon_for_useful(rec: Recommendation, table=None) -> float | None:
+    """The smallest epsilon (above ``rec.epsilon``, up to what the unit's training accepts, among budgets
+    :data:`EPSILON_STEP` apart, to two figures) at which the same forecast (:func:`recommend`'s, read from ``table``,
+    the shipped one by default), for the same ``n_docs``, topics, length and delta, says "useful": the other way to
+    useful topics than more documents; also set as ``rec.epsilon_for_useful``. None where the forecast at
+    ``rec.epsilon`` is useful already, for the word unit, or when no budget does. The forecast only grows with epsilon
+    (more budget never hurts, and the support counts grow with it too), so the budgets are searched by bisection.
+    Reads the table only."""
+    rec.epsilon_for_useful = None
+    if rec.trainer is None or rec.unit not in ("document", "user") or verdict(rec) == "useful":
+        return None
+    table = table if isinstance(table, dict) else load_table(table)
+    unit = "document" if rec.unit == "user" else rec.unit
+    top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
+    grid = [float(rec.epsilon)]
+    while grid[-1] * EPSILON_STEP <= top:
+        nxt = float(f"{grid[-1] * EPSILON_STEP:.2g}")
+        grid.append(nxt if nxt > grid[-1] else grid[-1] * EPSILON_STEP)
+
+    def useful(i: int) -> bool:
+        other = _recommend(unit, grid[i], rec.n_docs, rec.n_topics, rec.doc_length, table, rec.delta, rec.vectors,
+                           counted="people" if rec.unit == "user" else "documents")
+        other.unit = rec.unit
+        return verdict(other) == "useful"
+
+    lo, hi = 0, len(grid) - 1
+    if hi == 0 or not useful(hi):
+        return None
+    while hi - lo > 1:          # useful(hi) holds, useful(lo) does not
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if useful(mid) else (mid, hi)
+    rec.epsilon_for_useful = grid[hi]
+    return grid[hi]
 
 
 def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vectors=None, counted: str = "documents"):
@@ -444,7 +519,9 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
     rec.corpus_sides, rec.extrapolated_side = best["sides"], best["side"]
     rec.extrapolated = rec.extrapolated_side is not None
     rec.smallest_measured_docs = min(int(r["n_docs"]) for r in rows)
-    needed = min(s[1]["needed"] for s in scored)            # with whichever trainer gets there first
+    # with whichever trainer gets there first; useful needs both the headline and enough supported topics (verdict)
+    needed = min(_later(s[1]["needed"], _support_needed(by_trainer[s[0]], unit, epsilon, n_topics, length))
+                 for s in scored)
     if needed[0] > MAX_DOCS:
         rec.docs_for_useful_beyond = not math.isinf(needed[0])
     else:
@@ -504,9 +581,15 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
                          + ", ".join(f"{rec.public_floor[m]:.0%}" for m in rec.below_public)
                          + " on the measured corpora; a private run at this budget adds nothing a public model"
                            " does not (docs/evaluation.md).")
+    if str(verdict(rec)).startswith("NOT useful"):     # the count needed is more than the count given: said so
+        rec.docs_for_useful_above = rec.n_docs
     useful = f"{MEASURE_NAMES[key]} >= {useful_threshold(key)}"
     if rec.expected_share < useful_threshold(key) and floor is None:
-        if rec.docs_for_useful is not None:
+        if rec.docs_for_useful is not None and rec.docs_for_useful_above is not None and \
+                rec.docs_for_useful_bound == "at most":     # "more than N and at most M"
+            rec.notes.append(f"at epsilon = {epsilon:g}, useful topics ({useful}) need {docs_needed_text(rec)}"
+                             f" {counted}.")
+        elif rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful ({useful}) from"
                              f" {docs_needed_text(rec)} {counted}.")
         elif rec.docs_for_useful_beyond:
@@ -581,6 +664,7 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
         tested = sorted({int(r["n_topics"]) for r in rows if "supported" in r and "n_topics" in r})
         lo, hi = (int(min(round(v), rec.n_topics)) for v in p["range"])
         rec.supported_topics = {"count": int(min(round(p["ratio"]), rec.n_topics)), "of": rec.n_topics,
+                                "measured": int(round(p["ratio"])), "measured_at": tested,
                                 "range": [lo, hi], "corpora": list(p["per_corpus"]),
                                 "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora"
                                        + ("" if rec.n_topics in tested else f" at K = {', '.join(map(str, tested))}")
@@ -613,8 +697,15 @@ def supported_note(rec: Recommendation) -> str:
     lo, hi = s.get("range") or (s["count"], s["count"])
     spread = (f" ({lo} to {hi} across {corpora_text(s['corpora'])})" if len(s.get("corpora", ())) > 1 and lo != hi
               else "")
+    measured, at = s.get("measured", s["count"]), s.get("measured_at") or []
+    capped = ""
+    if measured > s["count"] and at and s["of"] not in at:
+        # fewer topics than measured: the count the table holds, read at K, is capped at K, not a weaker release
+        capped = (f"; that is every topic asked: at K = {', '.join(map(str, at))} the same budget supported"
+                  f" {measured}, and a model of {s['of']} topics cannot have more than {s['of']}, so the smaller count"
+                  " is not a weaker release")
     return (f"the budget supports {bound}{s['count']} of {s['of']} topics{spread} above the noise of the release (the"
-            f" rest are not told apart from noise; {s['how']}).")
+            f" rest are not told apart from noise; {s['how']}{capped}).")
 
 
 def forecast_inputs(rec: Recommendation, what: str = "documents") -> str:
@@ -678,6 +769,12 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
 def docs_needed_text(rec: Recommendation) -> str:
     """``"about 9,370"``, or ``"9,370 or fewer"`` when the smallest measured setting was already useful (the table
     cannot say how far below it the threshold lies)."""
+    above = rec.docs_for_useful_above
+    if above is not None and rec.docs_for_useful > above:      # the forecast at the count given is not useful
+        return (f"more than {above:,} and at most {rec.docs_for_useful:,}" if rec.docs_for_useful_bound == "at most"
+                else f"about {rec.docs_for_useful:,}")
+    if above is not None:
+        return f"more than {above:,}"
     if rec.docs_for_useful_bound == "at most":
         return f"{rec.docs_for_useful:,} or fewer"
     return f"about {rec.docs_for_useful:,}"
@@ -712,7 +809,7 @@ def verdict(rec: Recommendation) -> str:
     if rec.extrapolated_side == "both":
         return "unknown (outside the measured ranges)"
     s = rec.supported_topics
-    if s is not None and s["count"] < max(2, math.ceil(USEFUL_SUPPORTED_SHARE * s["of"])):
+    if s is not None and s["count"] < useful_supported(s["of"]):
         return (f"NOT useful yet: only {s['count']} of {s['of']} topics stand{'s' if s['count'] == 1 else ''} above the"
                 " noise (the share compares with non-private LDA, which these documents hold back too)")
     return "useful"
@@ -776,11 +873,15 @@ def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None
         need = f"no number of {noun} helps: the {unit}-level trainer cannot reach this epsilon at delta {delta:g}"
     elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
+    elif rec.docs_for_useful_bound == "at most" and rec.docs_for_useful_above is not None:
+        need = f"topics need {docs_needed_text(rec)} {noun} at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured
         need = (f"topics are useful by {rec.docs_for_useful:,} {noun} at this epsilon, perhaps from fewer (the"
                 " measurements cannot say how far below)")
     else:
         need = f"topics become useful from {docs_needed_text(rec)} {noun} at this epsilon"
+    if epsilon_for_useful(rec, table) is not None:     # the other way there: a larger budget for as many
+        need += f", or as many at epsilon {rec.epsilon_for_useful:g}"
     share = expected_text(rec)
     if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives
         return ((f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"

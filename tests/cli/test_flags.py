@@ -66,7 +66,8 @@ BASES = {
               "--topics", "2", "--port", "8799"],
     "submit": ["submit", "--server", NO_SERVER, "--corpus", C, "--retries", "0", "--state", "none"],
     "fed-client": ["fed-client", "--server", NO_SERVER, "--corpus", C, "--retries", "0", "--state", "none"],
-    "secure-sum invite": ["secure-sum", "invite", "--key", OUT + ".key", "--count", "5", "--out", OUT],
+    "secure-sum invite": ["secure-sum", "invite", "--key", OUT + ".key", "--count", "5", "--out", OUT, "--collusion",
+                          "1"],
 }
 
 # what a flag needs besides its command's line to take effect (serve's FedLDA flags need FedLDA on)

@@ -122,3 +122,23 @@ def test_recommend_with_vectors_reads_epsilon_2_and_4_as_measurements(capsys, mo
         measured = max(r["coverage_share"] for r in rows if r["epsilon"] <= eps)     # the curve made non-decreasing
         assert f"20newsgroups {measured:.0%}" in out and "20newsgroups at least" not in out
         assert eps != 2 or ("measured range" not in out and "bound" not in out)
+
+
+def test_recommend_for_too_few_people_says_more_than_them_and_how_to_get_useful_topics(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """The people needed agree with the verdict (not "5,000 or fewer" beside "NOT useful yet" for 2,129 people), and
+    the advice says what to do: more people, or the budget whose forecast for these people is useful."""
+    from package.test_advice import SMALL_PEOPLE_TABLE
+
+    path = tmp_path / "utility_table.json"
+    path.write_text(json.dumps(SMALL_PEOPLE_TABLE))
+    monkeypatch.setattr(dptopic.advice, "TABLE", path)
+    monkeypatch.setattr(dptopic.advice, "vectors_installed", lambda: False)
+    out = _recommend(capsys, "--unit", "user", "--epsilon", 2, "--docs", 2129)
+    assert "-> NOT useful yet" in out
+    assert "people for useful topics (coverage share >= 70%) at this epsilon: more than 2,129 and at most 5,000" in out
+    assert "5,000 or fewer" not in out
+    assert "to get useful topics: more people (above), or a larger budget: at epsilon" in out
+    eps = float(out.split("to get useful topics: more people (above), or a larger budget: at epsilon ")[1].split()[0])
+    assert f"dptopic recommend --unit user --epsilon {eps:g} --docs 2129 --topics 20" in out
+    assert "-> useful" in _recommend(capsys, "--unit", "user", "--epsilon", eps, "--docs", 2129)

@@ -58,7 +58,7 @@ def test_invite_writes_private_invitations_and_a_directory(invited):
     d = json.loads((invited / "inv" / "directory.json").read_text())
     assert d["round_id"] == "spring" and len(d["members"]) == 100 and "private" not in json.dumps(d)
     again = run_dptopic("secure-sum", "invite", "--key", str(invited / "enroll.key"), "--count", "5", "--out",
-                        str(invited / "inv"))
+                        str(invited / "inv"), "--collusion", "1")
     assert again.returncode == 2 and "--out" in again.stderr and "never overwritten" in again.stderr
     small = run_dptopic("secure-sum", "invite", "--key", str(invited / "k2"), "--count", "2", "--out",
                         str(invited / "x"))
@@ -119,6 +119,97 @@ def test_a_database_that_cannot_hold_the_round_is_refused_in_the_servers_flags(i
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert f"--database sqlite:///{invited}/db already holds tables" in r.stderr
     assert "pass --allow-foreign-tables to add" in r.stderr and "=" not in r.stderr.split("sqlite:///")[0]
+
+
+def test_serve_takes_the_plan_its_invitations_pin_and_refuses_another_or_another_mode(tmp_path, monkeypatch):
+    """The operator's F and t are pinned by ``invite`` in every invitation and the directory: ``serve`` takes them,
+    refuses others, and serves only the mode the directory names."""
+    from service_helpers import free_port
+
+    invite(tmp_path, 100, "--dropout-tolerance", "5", "--collusion", "3")
+    got = served_app(monkeypatch)
+    r = serve(tmp_path, "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    plan = got["app"].state.round.cfg.plan
+    assert (plan.dropouts, plan.collusion) == (5, 3) and "up to 5 dropping out and 3 colluding" in r.stderr
+    for flags, why in ((("--collusion", "2"), "--collusion 2 differs from the 3 the invitations pin (--directory):"
+                                              " leave it out"),
+                       (("--dropout-tolerance", "6"), "--dropout-tolerance 6 differs from the 5 the invitations pin"),
+                       (("--secure-committee", "auto"), "--directory names a round without a committee: drop"
+                                                        " --secure-committee")):
+        r = serve(tmp_path, *flags, "--database", f"sqlite:///{tmp_path}/other.db")
+        assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "other.db").exists()         # nothing created before the settings are known good
+    (tmp_path / "c").mkdir()
+    committee = invite(tmp_path / "c", 100, "--committee")
+    r = serve(committee)
+    assert r.returncode == 2 and "--directory names a committee round" in r.stderr, r.stderr
+    assert "serve it with --secure-committee auto" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_stored_round_restarts_only_in_the_mode_it_was_stored_in(tmp_path, monkeypatch):
+    """A plain round's database is refused in the committee mode, and a committee round's without it, in one line
+    (the directories here name the same round in each mode, as two invitations of one round id would)."""
+    from service_helpers import free_port
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "committee").mkdir()
+    plain = invite(tmp_path / "plain", 100)
+    committee = invite(tmp_path / "committee", 100, "--committee")
+    got = served_app(monkeypatch)
+    db = f"sqlite:///{tmp_path}/round.db"
+    assert serve(plain, "--database", db, "--port", str(free_port())).returncode == 0
+    got["app"].state.round.engine.dispose()
+    r = serve(committee, "--secure-committee", "auto", "--database", db)
+    assert r.returncode == 2 and "holds a secure-sum round without a committee: restart the server without the" \
+        " committee mode" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    db2 = f"sqlite:///{tmp_path}/committee.db"
+    r = serve(committee, "--secure-committee", "auto", "--database", db2, "--port", str(free_port()))
+    assert r.returncode == 0, r.stderr
+    r = serve(plain, "--database", db2)
+    assert r.returncode == 2 and "--database" in r.stderr and "holds a committee-mode round: restart the server in" \
+        " the committee mode" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_submit_refuses_a_server_whose_plan_or_mode_is_not_its_invitations(tmp_path):
+    """A single round's contributors pin the operator's F and t and the mode: a server that states t = 0 where the
+    invitation pins 1, or runs the other mode, is refused in one line before the corpus is read or anything is
+    sent."""
+    from committee_helpers import CommitteeServer
+    from service_helpers import SecureSumServer
+
+    (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "committee").mkdir()
+
+    def submit(url, invitation, state):
+        return run_dptopic("submit", "--server", url, "--corpus", str(tmp_path / "mine.txt"), "--invitation",
+                           str(invitation), "--state", str(state), "--retries", "0")
+
+    def edited(path, **changes):
+        doc = json.loads(path.read_text())
+        for k, v in changes.items():
+            doc[k] = {**doc[k], **v} if isinstance(v, dict) else v
+        out = tmp_path / f"edited-{len(list(tmp_path.glob('edited-*')))}.json"
+        out.write_text(json.dumps(doc))
+        out.chmod(0o600)        # as invite writes it (one readable by others is used with a warning)
+        return out
+
+    with SecureSumServer(tmp_path / "plain", WORDS, n=6, dropouts=1, collusion=0) as srv:
+        pinned_t1 = edited(srv.invitation_files[0], layout={"collusion": 1})        # the operator planned t = 1
+        r = submit(srv.url, pinned_t1, tmp_path / "s1.json")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "the server's plan differs from the one your invitation pins: collusion 0 (your invitation: 1)" \
+            in r.stderr
+        r = submit(srv.url, edited(srv.invitation_files[0], committee=True), tmp_path / "s2.json")
+        assert r.returncode == 2 and "this is a round without a committee" in r.stderr, r.stderr
+        assert srv.call("GET", "/v1/secure/round")[1]["state"] == "keys"
+    with CommitteeServer(tmp_path / "committee", WORDS, n=4) as srv:
+        r = submit(srv.url, edited(srv.invitation_files[0], committee=False), tmp_path / "s3.json")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "error: this is a committee round: the server runs round 'round1' with a committee of" in r.stderr
+        assert not srv.round.keys        # nothing posted: the plain invitation read the configuration first
+    assert not any((tmp_path / f"s{k}.json").exists() for k in (1, 2, 3))
 
 
 def test_experiment_plays_a_round_over_http(tmp_path):
@@ -251,10 +342,12 @@ def test_invite_with_a_cohort_size_seats_each_person_in_a_cohort_and_each_delega
 @pytest.mark.parametrize("flags, why", [
     (("--cohort-size", "2"), "--cohort-size"),
     (("--cohort-size", "24"), "--cohort-size 24 holds the whole round of 24"),
-    (("--dropout-tolerance", "2"), "--dropout-tolerance is for a round in cohorts"),
     (("--cohort-size", "12", "--dropout-tolerance", "24"), "--dropout-tolerance 24 must lie in [0, 24)"),
+    (("--dropout-tolerance", "24"), "--dropout-tolerance 24 must lie in [0, 24)"),
+    (("--dropout-tolerance", "10", "--collusion", "10"), "no neighbour graph survives"),
+    (("--collusion", "23"), "--collusion 23 with 24 contributors leave no honest noise share"),
 ])
-def test_invite_refuses_a_bad_cohort_setting_in_one_line(tmp_path, flags, why):
+def test_invite_refuses_a_bad_round_setting_in_one_line(tmp_path, flags, why):
     r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "24", "--out",
                     str(tmp_path / "inv"), *flags)
     assert r.returncode == 2 and why in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
@@ -385,9 +478,10 @@ def test_experiment_plays_a_round_in_cohorts_with_dropouts_over_http(tmp_path):
         assert live.server.view()["state"] == "released"
 
 
-def test_serve_a_committee_round_in_its_database_with_a_ledger_and_refuse_it_in_cohorts(invited, monkeypatch):
+def test_serve_a_committee_round_in_its_database_with_a_ledger_and_refuse_it_in_cohorts(tmp_path, monkeypatch):
     from service_helpers import free_port
 
+    invited = invite(tmp_path, 100, "--committee")
     got = served_app(monkeypatch)
     r = serve(invited, "--secure-committee", "auto", "--topics", "3", "--ledger", str(invited / "l"), "--dataset", "d",
               "--port", str(free_port()))
@@ -527,7 +621,7 @@ def test_invite_committee_writes_invitations_that_say_so_and_with_cohorts_each_c
     from dptopic.protocol.enrollment import read_invitation
 
     r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "3", "--out",
-                    str(tmp_path / "inv"), "--committee")
+                    str(tmp_path / "inv"), "--committee", "--collusion", "0")
     assert r.returncode == 0, r.stderr
     assert "--secure-committee auto" in r.stdout
     assert all(read_invitation(f)["committee"] for f in (tmp_path / "inv").glob("invitation-*.json"))
@@ -567,7 +661,8 @@ def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_f
 
     (invited / "junk.json").write_text("<html>not JSON</html>\n")
     junk = str(invited / "junk.json")
-    r = run_dptopic("secure-sum", "invite", "--key", junk, "--count", "3", "--out", str(invited / "x"))
+    r = run_dptopic("secure-sum", "invite", "--key", junk, "--count", "3", "--out", str(invited / "x"), "--collusion",
+                    "0")
     one_line_error(r, "the enrollment key", junk, "not JSON")
     assert not (invited / "x").exists()
     one_line_error(serve(invited, "--directory", junk), "the directory", junk, "not JSON")
@@ -588,7 +683,7 @@ def test_invite_into_a_folder_it_cannot_write_is_one_line_naming_out_and_the_fol
     ro.mkdir()
     monkeypatch.setattr(enrollment.os, "access", lambda p, mode: False if str(p) == str(ro) else access(p, mode))
     r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "enroll.key"), "--count", "3", "--out",
-                    str(ro / "inv"))
+                    str(ro / "inv"), "--collusion", "0")
     one_line_error(r, f"cannot write --out {ro / 'inv'}", f"the folder {ro} is read-only", f"chmod u+w {ro}")
     assert "PermissionError" not in r.stderr and not (tmp_path / "enroll.key").exists()
 
@@ -598,7 +693,8 @@ def test_an_enrollment_key_readable_by_others_is_used_with_a_warning_naming_chmo
     the key and ``chmod 600``."""
     key = invited / "enroll.key"
     os.chmod(key, 0o644)
-    r = run_dptopic("secure-sum", "invite", "--key", str(key), "--count", "3", "--out", str(invited / "again"))
+    r = run_dptopic("secure-sum", "invite", "--key", str(key), "--count", "3", "--out", str(invited / "again"),
+                    "--collusion", "0")
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == [f"warning: the enrollment key {key} is readable by other users (mode 0644) and"
                                      " holds the key that enrolls the round's contributors: make it yours only with"
@@ -681,7 +777,9 @@ def test_serve_says_what_a_no_show_does_and_takes_a_registration_deadline(invite
     assert rnd.cfg.registration_s == 3600 and abs(rnd.registration_deadline - time.time() - 3600) < 60
     assert "at its registration deadline (" in r.stderr and "when the admin closes it" in r.stderr
     assert "with those registered so far: at least 90 (N - F)" in r.stderr
-    r = serve(invited, "--port", str(free_port()), "--registration-deadline", "60", "--secure-committee", "auto",
+    (invited / "committee").mkdir()
+    committee = invite(invited / "committee", 100, "--committee")       # the mode its directory names
+    r = serve(committee, "--port", str(free_port()), "--registration-deadline", "60", "--secure-committee", "auto",
               "--database", f"sqlite:///{invited}/db3")
     assert r.returncode == 0, r.stderr
     assert got["app"].state.served.rnd.registration_s == 60 and "up to 10 dropping out" in r.stderr

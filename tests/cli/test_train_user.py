@@ -45,6 +45,24 @@ def test_train_unit_user_saves_a_model_whose_unit_is_the_person(people, tmp_path
     assert "each person's contribution" in out
 
 
+def test_train_unit_user_prints_the_non_private_reference_beside_its_perplexity(people, tmp_path, capsys):
+    """The held-out perplexity of a per-person model is read beside non-private LDA's on the same split (by person),
+    scored by the same function (:func:`dptopic.training.reference.nonprivate_reference`), labelled outside the
+    guarantee, as the demo reads its reference."""
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                        people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                        people / "words.txt", "--out", tmp_path / "m", "--quiet", "--seed", "3"])
+    assert rc == 0, err
+    text = " ".join(out.split())
+    mine = re.search(r"held-out per-word perplexity: ([\d.]+) \(paper mode", text)
+    ref = re.search(r"non-private reference: perplexity ([\d.]+) \(paper mode: fold-in Gibbs sampling under the"
+                    r" released topics\), NPMI -?[\d.]+.*?, diversity [\d.]+ \(LDA, 200 sweeps, on the same split;"
+                    r" outside the guarantee: it reads the private documents in the clear; not saved\)", text)
+    assert mine and ref, text
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert "non-private" not in json.dumps(saved)        # printed, never saved
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--unit", "user"], "--unit user needs --user-field FIELD"),
     (["--unit", "user", "--user-field", "user", "--algorithm", "hdp"],

@@ -28,7 +28,9 @@ def test_the_prekey_is_the_rounds_keys_message_signed_with_the_invitation(rnd):
 def test_a_contributor_of_the_other_mode_is_refused_in_one_line(rnd):
     plain = {**rnd.config, "secure_sum": ss.SecureSumPlan(8.0, 1e-5, 12, 1, 30, 1).to_dict()}
     with pytest.raises(DPTopicError, match="without a committee: take part with SecureContributor"):
-        CommitteeContributor(plain, rnd.people[0].bow, rnd.invitations[0])
+        CommitteeContributor(plain, rnd.people[0].bow, {**rnd.invitations[0], "committee": False})
+    with pytest.raises(DPTopicError, match="^this is a round without a committee: .* ask the round's operator"):
+        CommitteeContributor(plain, rnd.people[0].bow, rnd.invitations[0])      # the invitation names the mode
     with pytest.raises(DPTopicError, match="with a committee: take part with CommitteeContributor"):
         SecureContributor(rnd.config, rnd.people[0].bow, rnd.invitations[0])
 

@@ -327,3 +327,26 @@ def test_a_roster_with_fewer_than_n_minus_f_or_too_few_neighbours_is_refused(tmp
     assert len(short) >= wide.plan.n - wide.plan.dropouts
     with pytest.raises(ServerLied, match=f"only {T - 1} of your 36 neighbours, fewer than the threshold {T}"):
         me.check_roster(short)
+
+
+def test_n_minus_f_of_a_roster_without_its_no_shows_is_the_invitations_f_not_the_servers(tmp_path, monkeypatch):
+    """N - F, the fewest a roster (or a step's members) may hold, is counted with the dropouts the invitation pins:
+    were a server's plan stating more dropouts (6 where the invitation pins 3) let through, a roster of 25 of 30 is
+    still refused (27 needed), and so are step members that count 25."""
+    from dptopic.contributor import secure_sum as cs
+    from dptopic.protocol.secure_sum import SecureSumPlan
+
+    rnd = InProcessRound(tmp_path, n=30, dropouts=3, collusion=1)
+    rnd.keys()
+    roster = rnd.server.roster_view()
+    monkeypatch.setattr(cs, "check_invitation", lambda plan, invitation: None)     # the plan check let through
+    stated = SecureSumPlan(rnd.plan.epsilon, rnd.plan.delta, 30, 6, rnd.plan.vocab_size, 1)
+    me = SecureContributor({**rnd.config_doc(), "secure_sum": stated.to_dict()}, rnd.bows[0], rnd.invitations[0])
+    me.st["secrets"], me.secrets = rnd.people[0].st["secrets"], rnd.people[0].secrets      # the keys it registered
+    assert me.plan.dropouts == 6 and me.least == 27
+    far = [v for v in sorted(roster) if v != me.me and v not in me.graph[me.me]]
+    with pytest.raises(ServerLied, match="roster has 25 entries, fewer than the 27 the noise was planned for"):
+        me.check_roster({k: v for k, v in roster.items() if k not in far[:5]})
+    me.shares_request(roster)
+    with pytest.raises(ServerLied, match="names 25 members for step 0, fewer than the 27"):
+        me.upload(0, {"state": "upload0", "members": sorted(set(roster) - set(far[:5]))})

@@ -158,7 +158,7 @@ def test_experiment_spreads_its_contributor_processes_over_two_servers(pg, tmp_p
     from helpers import run_dptopic
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]     # words the tokeniser reads
-    make_invitations(tmp_path / "enroll.key", 10, tmp_path / "inv", round_id="round1")
+    make_invitations(tmp_path / "enroll.key", 10, tmp_path / "inv", round_id="round1", dropouts=2, collusion=1)
     rnd = SimpleNamespace(words=words, plan=SecureSumPlan(8.0, 1e-5, 10, 2, 30, 1), cfg=SimpleNamespace(n_topics=3),
                           tmp=tmp_path)
     rng = np.random.default_rng(0)

@@ -144,6 +144,8 @@ def test_groups_route_releases_words_and_groups_and_supports_planted_topics(plan
     assert n_cols < len(m.kept_words_)                      # several words share a column
     assert m.supported_topics_.sum() >= 3
     assert "groups of the other words made by public word vectors" in m.privacy_report()["theorem"]
+    # every word with a vector is in the release (its own column or a group's): none is placed outside it
+    assert m.placed_words_ is None and set(m.kept_words_) == set(range(N_WORDS))
 
 
 def test_rectangular_route_releases_rows_against_columns_and_supports_planted_topics(planted, vectors_file, tmp_path):
@@ -235,11 +237,11 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     placed, estimated = m.placed_words(), m.estimated_words()
     assert placed is not None and placed.any() and not (placed & estimated).any()
     words = list(m.vocabulary_.words)
-    lists = m.topic_words(30)
+    lists = m.topic_words(30, mark_placed=True)         # as the terminal and the report print them
     marked = [w for t in lists for w in t if w.endswith(PLACED_MARK)]
     assert marked and all(placed[k, words.index(w[:-1])] for k, t in enumerate(lists) for w in t if w in marked)
     assert all(estimated[k, words.index(w)] for k, t in enumerate(lists) for w in t if not w.endswith(PLACED_MARK))
-    plain = m.topic_words(30, mark_placed=False)
+    plain = m.topic_words(30)
     assert [[w.rstrip(PLACED_MARK) for w in t] for t in lists] == plain
     assert f"marked '{PLACED_MARK}'" in estimated_note(m)
     note = placed_note(m)
@@ -260,7 +262,64 @@ def test_words_the_vectors_placed_are_listed_marked_in_topics_report_and_exports
     m.save(tmp_path / "m")
     np.testing.assert_array_equal(dptopic.load(tmp_path / "m").placed_words(), placed)
     off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
-    assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30) for w in t)
+    assert off.placed_words() is None and not any(w.endswith(PLACED_MARK) for t in off.topic_words(30, mark_placed=True)
+                                                  for w in t)
+
+
+def test_topic_words_are_vocabulary_words_and_placed_words_says_which_the_vectors_placed(planted, vectors_file):
+    """What a Python caller indexes with carries no mark: ``topic_words`` returns the vocabulary's words, and
+    ``placed_words_`` (topics x words) says which the public vectors placed in each topic; the printing marks them."""
+    import io
+
+    from rich.console import Console
+
+    from dptopic.reporting.terminal import print_topics
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread"), planted.corpus)
+    lists = m.topic_words(30, estimated_only=False)
+    index = {w: i for i, w in enumerate(m.vocabulary_.words)}
+    assert all(w in index for t in lists for w in t)          # every word indexes the vocabulary
+    mask = m.placed_words_
+    assert mask.shape == m.components_.shape and mask.dtype == bool
+    np.testing.assert_array_equal(mask, m.placed_words())
+    assert any(mask[k, index[w]] for k, t in enumerate(lists) for w in t)
+    assert [w for w, _ in m.topic_words(5, weights=True)[0]] == m.topic_words(5)[0]
+    buf = io.StringIO()
+    print_topics(m, 30, console=Console(file=buf, width=1000), show_unsupported=True)
+    printed = buf.getvalue()
+    assert any(f" {w}*" in printed for k, t in enumerate(lists) for w in t if mask[k, index[w]])
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    assert off.placed_words_ is None
+
+
+def test_each_topic_line_says_how_many_of_its_words_the_release_estimated(planted, vectors_file):
+    """A topic listed with words the vectors placed says, on its line, how many of its words the release estimated
+    (its support was decided on those alone, which a line under the table says); a topic of estimated words only
+    says nothing, and a model without vectors neither."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from dptopic.reporting.terminal import print_topics
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread", n_words=30), planted.corpus)
+    buf = io.StringIO()
+    print_topics(m, 20, console=Console(file=buf, width=1000), show_unsupported=True)
+    printed = buf.getvalue()
+    placed, index = m.placed_words(), m.vocabulary_.get
+    said = re.findall(r"\((\d+) of (\d+) words estimated\)", printed)
+    expected = [sum(not placed[k, index(w)] for w in t) for k, t in enumerate(m.topic_words(20))]
+    assert said and [int(e) for e, n in said] == [e for e in expected if e < 20]
+    assert all(n == "20" for _, n in said)
+    if m.supported_topics_.any():
+        assert "by the words its release estimated" in printed
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    buf = io.StringIO()
+    print_topics(off, 20, console=Console(file=buf, width=1000), show_unsupported=True)
+    assert "words estimated" not in buf.getvalue()
 
 
 def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):

@@ -353,9 +353,11 @@ def test_the_user_level_advice_counts_people():
     """recommend --unit user said "documents" for people."""
     from dptopic.advice import recommend
 
-    rec = recommend("user", 1.0, 100, 20, delta=0.1)
+    rec = recommend("user", 1.0, 100, 20, delta=0.1, vectors=False)
     text = " ".join(rec.notes)
-    assert "epsilon x people (100)" in text and "8,175 people" in text and "large for 100 people" in text
+    # the people from which both the coverage and the supported topics are useful, as the verdict asks
+    assert "epsilon x people (100)" in text and "more than 100 and at most 9,370 people" in text
+    assert "large for 100 people" in text
     assert "epsilon x documents" not in text and "with fewer documents, a word-level" not in text
 
 
@@ -439,3 +441,60 @@ def test_the_advice_names_parameters_and_the_command_line_writes_its_flags():
     assert "user_field='FIELD'" in USER_NOTE and "--unit user --user-field FIELD" in in_flags(USER_NOTE)
     far = recommend("document", 1e9, 100)
     assert "unit='document'" in verdict(far) and "dptopic train --unit document" in in_flags(verdict(far))
+
+
+def _coverage_rows(corpus, points, n_docs=5000, supported=None):
+    """A trainer's rows on one corpus: ``points`` as ``(epsilon, coverage share)``, and ``supported`` counts beside."""
+    return [{"unit": "document", "trainer": "A", "corpus": corpus, "n_docs": n_docs, "n_topics": 20, "epsilon": e,
+             "coverage_share": c, "accuracy_share": 0.9, "npmi_ratio": 0.8,
+             **({} if supported is None else {"supported": supported[i]})} for i, (e, c) in enumerate(points)]
+
+
+# one corpus already useful at its smallest setting, two that need twice the signal: at 2,129 people and epsilon 2
+# (4,258 against 5,000 measured) the median is not useful, while the documents needed read "5,000 or fewer"
+SMALL_PEOPLE_TABLE = {"rows": _coverage_rows("c1", ((1, 0.75), (2, 0.8), (4, 0.85)))
+                      + _coverage_rows("c2", ((1, 0.6), (2, 0.72), (4, 0.8)))
+                      + _coverage_rows("c3", ((1, 0.6), (2, 0.72), (4, 0.8)))}
+
+
+def test_the_people_needed_agree_with_a_verdict_that_is_not_useful_and_a_budget_that_is_is_named():
+    """2,129 people at epsilon 2 were called "NOT useful yet" beside "people for useful topics: 5,000 or fewer": the
+    count now says more than the count given (the verdict) and at most what was measured, and the advice names the
+    smallest budget whose forecast for that many is useful."""
+    from dptopic.advice import docs_needed_text, epsilon_for_useful, verdict
+
+    r = recommend("user", 2.0, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)
+    assert verdict(r) == "NOT useful yet"
+    assert docs_needed_text(r) == "more than 2,129 and at most 5,000"
+    E = epsilon_for_useful(r, SMALL_PEOPLE_TABLE)
+    assert E is not None and 2.0 < E <= 500 and r.epsilon_for_useful == E
+    assert verdict(recommend("user", E, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)) == "useful"
+    assert verdict(recommend("user", E / 1.06, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)) != "useful"
+    # where the forecast is useful, nothing is said of a larger budget
+    useful = recommend("user", E, 2129, 20, table=SMALL_PEOPLE_TABLE, vectors=False)
+    assert epsilon_for_useful(useful, SMALL_PEOPLE_TABLE) is None and useful.docs_for_useful_above is None
+
+
+def test_the_documents_needed_wait_for_the_supported_topics_the_verdict_asks():
+    """Coverage useful everywhere but only 1 of 20 topics supported at the smallest setting: the verdict is "NOT
+    useful yet", so the documents for useful topics are those from which enough topics stand above the noise, not the
+    smallest setting measured."""
+    from dptopic.advice import docs_needed_text, useful_supported, verdict
+
+    table = {"rows": _coverage_rows("c", ((1, 0.8), (2, 0.85), (4, 0.9)), supported=(1, 3, 10))}
+    r = recommend("document", 1.0, 5000, 20, table=table, vectors=False)
+    assert verdict(r).startswith("NOT useful yet: only 1 of 20") and useful_supported(20) == 5
+    assert r.docs_for_useful > 5000 and docs_needed_text(r) == f"about {r.docs_for_useful:,}"
+    assert verdict(recommend("document", 1.0, r.docs_for_useful, 20, table=table, vectors=False)) == "useful"
+
+
+def test_fewer_topics_than_the_table_supports_say_why_their_count_is_smaller():
+    """The table measured at K = 20 supports 12 topics; at K = 10 the forecast is 10 of 10, fewer than 12, and says
+    why: every topic asked, not a weaker release."""
+    from dptopic.advice import supported_note
+
+    table = {"rows": _coverage_rows("c", ((1, 0.8), (2, 0.85)), supported=(12, 14))}
+    ten, twenty = (recommend("document", 1.0, 5000, k, table=table, vectors=False) for k in (10, 20))
+    assert (ten.supported_topics["count"], twenty.supported_topics["count"]) == (10, 12)
+    assert "at K = 20 the same budget supported 12" in supported_note(ten)
+    assert "cannot have more than 10" in supported_note(ten) and "cannot have more" not in supported_note(twenty)

@@ -253,6 +253,28 @@ def test_a_changed_plan_is_refused_by_a_contributor_who_accepted_another(tmp_pat
         SecureContributor(lower, c.bow, rnd.invitations[0])
 
 
+def test_a_plan_other_than_the_invitations_pin_is_refused_by_every_contributor(tmp_path):
+    """The operator planned N = 40 with 4 dropping out and 7 colluders (degree 24, threshold 20); a server that
+    states no colluder (degree 10, threshold 6) would leave the masks to withstand none. Every invitation pins the
+    operator's plan, and each of the 40 refuses the server's before anything is computed or sent; so does each
+    for a server that states other dropouts, or runs the committee mode its invitation does not name."""
+    from dptopic.contributor.secure_sum import SecureContributor, WrongMode
+
+    rnd = InProcessRound(tmp_path, n=40, dropouts=4, collusion=7)
+    assert (rnd.plan.degree, rnd.plan.threshold) == (24, 20)
+    for stated, why in ((ss.SecureSumPlan(8.0, 1e-5, 40, 4, 30, 0), "collusion 0 \\(your invitation: 7\\)"),
+                        (ss.SecureSumPlan(8.0, 1e-5, 40, 6, 30, 7), "dropouts 6 \\(your invitation: 4\\)")):
+        config = {**rnd.config_doc(), "secure_sum": stated.to_dict()}
+        for c, inv in zip(rnd.people, rnd.invitations):
+            with pytest.raises(ServerLied, match="differs from the one your invitation pins: " + why):
+                SecureContributor(config, c.bow, inv, state=tmp_path / f"other-{c.me}.json")
+    committee = {**rnd.config_doc(), "secure_sum": ss.SecureSumPlan(8.0, 1e-5, 40, 4, 30, 7, committee="auto")
+                 .to_dict()}
+    with pytest.raises(WrongMode, match="^this is a committee round: "):
+        SecureContributor(committee, rnd.people[0].bow, rnd.invitations[0])
+    assert not list(tmp_path.glob("other-*.json"))      # nothing written, nothing sent
+
+
 # ----------------------------------------------------------------------------- strangers, forgeries, replays
 def test_strangers_and_forgeries_are_refused_by_the_server(tmp_path):
     from dptopic.service.secure_sum import ApiError

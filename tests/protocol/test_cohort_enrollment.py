@@ -33,7 +33,7 @@ def test_each_invitation_is_to_the_cohort_the_rule_seats_and_each_delegate_also_
 
 def test_a_directory_with_a_part_signed_by_another_key_or_reseated_is_refused(invited, tmp_path):
     d = json.loads((invited / "directory.json").read_text())
-    make_invitations(tmp_path / "other.key", 12, tmp_path / "other", round_id="round1-c0")
+    make_invitations(tmp_path / "other.key", 12, tmp_path / "other", round_id="round1-c0", collusion=1)
     alien = read_directory(tmp_path / "other" / "directory.json")
     with pytest.raises(DPTopicError, match="not the one the round's rule seats|different enrollment keys"):
         ce.check_cohort_directory(dict(d, cohorts=[alien, d["cohorts"][1]]))

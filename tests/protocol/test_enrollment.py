@@ -13,7 +13,7 @@ pytest.importorskip("cryptography")
 
 
 def test_invitations_and_directory_are_written_and_verify(tmp_path):
-    s = en.make_invitations(tmp_path / "enroll.key", 5, tmp_path / "inv", round_id="r-1")
+    s = en.make_invitations(tmp_path / "enroll.key", 5, tmp_path / "inv", round_id="r-1", collusion=1)
     assert s["key_created"] and s["count"] == 5
     for name in ("enroll.key", "inv/invitation-0001.json"):      # private keys: readable by their owner only
         assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o600
@@ -24,14 +24,14 @@ def test_invitations_and_directory_are_written_and_verify(tmp_path):
     assert d["members"]["0003"] == ss.signing_public(inv["signing_key"]).hex()
     assert en.check_directory(d, inv["enrollment_key"]) is d
     # the same key signs a second round; a key file is reused, not replaced
-    again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2")
+    again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2", collusion=0)
     assert not again["key_created"]
     assert en.read_directory(tmp_path / "inv2" / "directory.json")["enrollment_key"] == d["enrollment_key"]
 
 
 def test_a_directory_altered_or_signed_by_another_key_is_refused(tmp_path):
-    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
-    en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r")
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r", collusion=1)
+    en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r", collusion=1)
     d = json.loads((tmp_path / "a" / "directory.json").read_text())
     mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
     stranger = {**d, "members": {**d["members"], "0002": ss.signing_public(ss.new_signing_key()).hex()}}
@@ -52,11 +52,11 @@ def test_bad_inputs_are_one_line(tmp_path):
     with pytest.raises(ParameterError, match="count"):
         en.make_invitations(tmp_path / "k", 2, tmp_path / "x")
     with pytest.raises(ParameterError, match="round_id"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "x", round_id="a/b")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "x", round_id="a/b", collusion=0)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
     with pytest.raises(ParameterError, match="never overwritten"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "full")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "full", collusion=0)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(DPTopicError, match="not a secure-sum invitation"):
         en.read_invitation(tmp_path / "bad.json")
@@ -68,7 +68,7 @@ def test_bad_inputs_are_one_line(tmp_path):
 
 
 def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_path, monkeypatch):
-    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r")
+    en.make_invitations(tmp_path / "k", 4, tmp_path / "a", round_id="r", collusion=1)
     d = json.loads((tmp_path / "a" / "directory.json").read_text())
     mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
     en._CHECKED.clear()
@@ -89,11 +89,13 @@ def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_pat
 
 
 def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
-    en.make_invitations(tmp_path / "k", 3, tmp_path / "plain", round_id="r")
-    en.make_invitations(tmp_path / "k", 3, tmp_path / "committee", round_id="r", committee=True)
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "plain", round_id="r", collusion=0)
+    en.make_invitations(tmp_path / "k", 3, tmp_path / "committee", round_id="r", committee=True, collusion=0)
     plain = sorted((tmp_path / "plain").glob("invitation-*.json"))[0]
-    assert "committee" not in json.loads(plain.read_text())     # files written before the mode read as before
-    assert en.read_invitation(plain)["committee"] is False
+    assert json.loads(plain.read_text())["committee"] is False and en.read_invitation(plain)["committee"] is False
+    older = {k: v for k, v in json.loads(plain.read_text()).items() if k != "committee"}
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert en.read_invitation(tmp_path / "older.json")["committee"] is False     # a file written before the mode
     assert en.read_invitation(sorted((tmp_path / "committee").glob("invitation-*.json"))[0])["committee"] is True
     doc = json.loads(plain.read_text())
     doc["committee"] = "yes"
@@ -101,7 +103,36 @@ def test_an_invitation_says_whether_its_round_runs_a_committee(tmp_path):
     with pytest.raises(DPTopicError, match="is not a secure-sum invitation"):
         en.read_invitation(plain)
     with pytest.raises(ParameterError, match="committee"):
-        en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes")
+        en.make_invitations(tmp_path / "k", 3, tmp_path / "bad", committee="yes", collusion=0)
+
+
+def test_every_invitation_and_the_directory_pin_the_operators_plan(tmp_path):
+    """The operator's F and t (default a tenth and ceil(log2 N) + 1) are in every invitation and the directory, read
+    back as written; a plan no round can carry is refused before anything is written, and a file whose plan is
+    malformed or for another size is refused in one line."""
+    s = en.make_invitations(tmp_path / "k", 40, tmp_path / "inv", round_id="r", dropouts=4, collusion=7)
+    pinned = {"count": 40, "dropouts": 4, "collusion": 7}
+    assert s["layout"] == pinned and en.read_directory(tmp_path / "inv" / "directory.json")["layout"] == pinned
+    first = tmp_path / "inv" / "invitation-0001.json"
+    assert en.read_invitation(first)["layout"] == pinned
+    assert en.make_invitations(tmp_path / "k", 100, tmp_path / "d", round_id="r")["layout"] == {
+        "count": 100, "dropouts": 10, "collusion": ss.default_collusion(100)}
+    for kw, why in (({"collusion": 4}, "leave no honest noise share"), ({"dropouts": 5}, "must lie in"),
+                    ({"dropouts": 4, "collusion": 1, "count": 10}, "no neighbour graph survives"),
+                    ({"collusion": -1}, "collusion")):
+        with pytest.raises(ParameterError, match=why):
+            en.make_invitations(tmp_path / "k", kw.pop("count", 5), tmp_path / "bad", **kw)
+    assert not (tmp_path / "bad").exists()
+    for layout in ({"count": 40, "dropouts": 4}, {"count": 40, "dropouts": 4, "collusion": True},
+                   {"count": 41, "dropouts": 4, "collusion": 7}, {"count": 40, "dropouts": 4, "collusion": 39}):
+        doc = {**json.loads(first.read_text()), "layout": layout}
+        (tmp_path / "edited.json").write_text(json.dumps(doc))
+        with pytest.raises(DPTopicError, match="plan \\(layout\\)"):
+            en.read_invitation(tmp_path / "edited.json")
+    older = {k: v for k, v in json.loads(first.read_text()).items() if k != "layout"}     # an older dptopic's
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert en.read_invitation(tmp_path / "older.json")["layout"] is None
+
 
 
 def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_file(tmp_path):
@@ -129,7 +160,7 @@ def test_a_key_or_invitation_readable_by_others_is_used_with_a_warning_naming_it
     invitations gives one warning for the folder; the public directory gives none."""
     import warnings
 
-    en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv", round_id="r")
+    en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv", round_id="r", collusion=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # 0600: not a word
         en.load_enrollment_key(tmp_path / "enroll.key")
@@ -162,7 +193,7 @@ def test_invitations_into_a_folder_that_cannot_be_written_are_one_line_and_leave
     ro.mkdir()
     monkeypatch.setattr(en.os, "access", lambda p, mode: False if str(p) == str(ro) else real_access(p, mode))
     with pytest.raises(ParameterError) as e:
-        en.make_invitations(tmp_path / "enroll.key", 3, ro / "inv")
+        en.make_invitations(tmp_path / "enroll.key", 3, ro / "inv", collusion=0)
     assert e.value.message({"out": "--out"}).startswith(f"cannot write --out {ro / 'inv'}: the folder {ro} is"
                                                         " read-only for you")
     assert f"chmod u+w {ro}" in str(e.value)
@@ -174,6 +205,6 @@ def test_invitations_into_a_folder_that_cannot_be_written_are_one_line_and_leave
         raise PermissionError(13, "Read-only file system", str(path))
     monkeypatch.setattr(en, "atomic_write_bytes", read_only_disk)
     with pytest.raises(ParameterError) as e:
-        en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "new" / "inv")
+        en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "new" / "inv", collusion=0)
     assert "out" in e.value.parameters and "Read-only file system" in str(e.value)
     assert not (tmp_path / "new").exists()      # the folders it made are gone again

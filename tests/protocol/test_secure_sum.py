@@ -186,11 +186,53 @@ def test_honest_survivors_that_pass_the_threshold_cannot_be_split():
         assert _split_found(n, d, t, d // 2 + 1, 300, rng)
 
 
-def test_two_views_cannot_both_gather_the_threshold_of_signatures():
-    for d, t in ((8, 1), (20, 5), (60, 12)):
-        T = ss.threshold_of(d, t)
-        # honest neighbours sign one view each; the colluders sign both: both views need T
-        assert 2 * T - t > d
+def _two_views_confirmed(plan, threshold: int) -> bool:
+    """Whether a server can make one contributor's signature check (:meth:`SecureContributor._confirmed`, the real
+    one: ``threshold`` valid signatures of its own neighbours over its own set) pass for two different sets of
+    uploads: its honest neighbours each sign one of the two (every split tried), its ``t`` colluding neighbours
+    sign both, and every other contributor of the round signs both (a server can gather those for any set)."""
+    from types import SimpleNamespace
+
+    n, d, t = plan.n, plan.degree, plan.collusion
+    ids = [f"c{i:03d}" for i in range(n)]
+    keys = {i: ss.new_signing_key() for i in ids}
+    graph = ss.neighbour_graph(ids, "r", d)
+    me = ids[0]
+    mates = graph[me]
+    colluders, honest = mates[:t], mates[t:]
+    views = [frozenset(ids), frozenset(ids[:-1])]       # two sets of uploads: the second drops one contributor
+    signed = {k: {i: ss.sign(keys[i], ss.consistency_message("r", 0, v)) for i in ids} for k, v in enumerate(views)}
+    me_ = SimpleNamespace(graph=graph, members={i: ss.signing_public(k).hex() for i, k in keys.items()},
+                          round_id="r", me=me, T=threshold)
+    for a in range(len(honest) + 1):       # a honest neighbours sign the first set, the others the second
+        sides = [set(honest[:a]), set(honest[a:])]
+        passed = 0
+        for k, view in enumerate(views):
+            sigs = {i: signed[k][i] for i in ids if i not in mates or i in colluders or i in sides[k]}
+            try:
+                cs.SecureContributor._confirmed(me_, 0, view, sigs)
+                passed += 1
+            except cs.ServerLied:
+                pass
+        if passed == 2:
+            return True
+    return False
+
+
+@pytest.mark.parametrize("n, dropouts, collusion", [(30, 2, 1), (40, 4, 2), (60, 6, 3)])
+def test_two_views_cannot_both_gather_the_threshold_of_signatures(n, dropouts, collusion):
+    """The bound the unmasking relies on, derived from a plan: a contributor reveals only after ``T`` valid
+    signatures of its own neighbours over its own set; honest contributors sign one set per step and the ``t``
+    colluders sign anything, so two sets both pass one contributor's check only if ``2 T - t <= d``. The plan's
+    threshold keeps ``T > (d + t) / 2`` (the same bound keeps the server from holding both secrets of anyone:
+    ``2 (T - c) > d - c`` for ``c <= t`` colluding neighbours, each honest one revealing one secret). Signatures of
+    contributors that are not the checker's neighbours count for nothing. One less than the bound, the real check
+    passes two sets: the search can fail."""
+    plan = ss.SecureSumPlan(1.0, 1e-5, n, dropouts, 10, collusion)
+    d, t, T = plan.degree, plan.collusion, plan.threshold
+    assert 2 * T - t > d and all(2 * (T - c) > d - c for c in range(t + 1))
+    assert not _two_views_confirmed(plan, T)
+    assert _two_views_confirmed(plan, (d + t) // 2)      # the largest threshold with 2 T - t <= d
 
 
 def test_the_plan_survives_its_dropouts_and_refuses_what_it_cannot():

@@ -43,7 +43,7 @@ def test_a_round_with_a_tenth_dropping_releases_the_uploaders_exact_sums_in_thre
 def test_a_strangers_or_a_forged_prekey_bundle_is_refused(rnd, tmp_path):
     from dptopic.protocol.enrollment import make_invitations, read_invitation
 
-    make_invitations(tmp_path / "other.key", 3, tmp_path / "other", round_id="round1")
+    make_invitations(tmp_path / "other.key", 3, tmp_path / "other", round_id="round1", collusion=0)
     stranger = read_invitation(sorted((tmp_path / "other").glob("invitation-*.json"))[0])
     c = rnd.people[0]
     bundle = c.prekey()
@@ -110,7 +110,8 @@ def _live_committee_round(tmp_path, n: int):
     from dptopic.service.secure_committee import create_committee_app
     from service_helpers import free_port, start_uvicorn, stop_uvicorn
 
-    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1")
+    make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1", committee=True, dropouts=1,
+                     collusion=1)
     plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
     app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
                                [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)

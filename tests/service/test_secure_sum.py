@@ -914,3 +914,51 @@ def test_too_many_no_shows_at_the_registration_deadline_fail_the_round_with_its_
     assert view["state"] == "failed" and "with 4 of the 6 invited contributors registered, fewer than 5" in \
         view["reason"], view
     assert all(isinstance(o, DPTopicError) and "fewer than 5" in str(o) for o in out[:4]), out
+
+
+# ----------------------------------------------------------------------------- the plan and mode the directory names
+def test_the_server_starts_only_the_plan_and_mode_its_directory_names(tmp_path):
+    """The directory names the operator's plan and mode: a server started with another plan, or in the other mode,
+    is refused in one line before it serves or stores anything (its contributors would refuse it); a round's
+    database restarts only in the mode it was stored in."""
+    from dptopic.errors import ParameterError
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.service.secure_committee import CommitteeRound, StoredCommitteeRound
+    from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+    from dptopic.service.startup import secure_sum_settings
+
+    words = [f"w{i:03d}" for i in range(30)]
+    make_invitations(tmp_path / "k", 12, tmp_path / "plain", round_id="r", dropouts=2, collusion=1)
+    make_invitations(tmp_path / "k", 12, tmp_path / "committee", round_id="r", dropouts=2, collusion=1,
+                     committee=True)
+    plain, committee = (read_directory(tmp_path / d / "directory.json") for d in ("plain", "committee"))
+    assert plain["layout"] == {"count": 12, "dropouts": 2, "collusion": 1} and committee["committee"] is True
+    plan = ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1)
+    with pytest.raises(ParameterError, match="directory was written for another plan of the round: collusion 1 in"
+                                             " the invitations, 0 in the plan"):
+        SecureSumConfig(words, ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 0), plain)
+    with pytest.raises(ParameterError, match="directory names a committee round: serve it in the committee mode"):
+        SecureSumConfig(words, plan, committee)
+    with pytest.raises(ParameterError, match="directory names a round without a committee"):
+        CommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), plain, words)
+    settings = secure_sum_settings(words, unit="user", epsilon=8.0, min_contributors=12, directory=plain)
+    assert (settings["plan"].dropouts, settings["plan"].collusion) == (2, 1)      # the invitations' plan
+    with pytest.raises(ParameterError, match="collusion=3 differs from the 1 the invitations pin"):
+        secure_sum_settings(words, unit="user", epsilon=8.0, min_contributors=12, collusion=3, directory=plain)
+    with pytest.raises(ParameterError, match="directory names a committee round"):
+        secure_sum_settings(words, unit="user", epsilon=8.0, min_contributors=12, directory=committee)
+    older = {k: v for k, v in plain.items() if k not in ("layout", "committee")}      # an older dptopic's
+    with pytest.raises(ParameterError, match="names no plan"):
+        secure_sum_settings(words, unit="user", epsilon=8.0, min_contributors=12, directory=older)
+    db = f"sqlite:///{tmp_path}/round.db"
+    SecureRound(SecureSumConfig(words, plan, plain, n_topics=3, database=db)).engine.dispose()
+    with pytest.raises(DPTopicError, match="holds a secure-sum round without a committee: restart the server"
+                                           " without the committee mode"):
+        StoredCommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
+                             database=db)
+    db2 = f"sqlite:///{tmp_path}/committee.db"
+    StoredCommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
+                         database=db2).engine.dispose()
+    with pytest.raises(ParameterError, match="holds a committee-mode round: restart the server in the committee"
+                                             " mode"):
+        SecureRound(SecureSumConfig(words, plan, plain, n_topics=3, database=db2))

@@ -64,12 +64,24 @@ def print_metrics(model, console, baseline=None, saved=True) -> None:
         console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
                       f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
                       f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
-                      f" (completion), UMass {umass_text(baseline['umass_coherence_top10'])}", markup=True)
+                      f" (completion), UMass {umass_text(baseline['umass_coherence_top10'])}"
+                      + _reference_label(model, baseline), markup=True)
 
 
-def print_variational_metrics(model, console, saved: bool) -> None:
+def _reference_label(model, baseline) -> str:
+    """What the reference is, said after its figures where :func:`dptopic.training.reference.nonprivate_reference`
+    computed it: LDA on the same split, read in the clear (outside the guarantee, not saved)."""
+    if "n_iter" not in baseline:
+        return ""
+    return (f" (LDA, {baseline['n_iter']} sweeps, on the same split"
+            + ("; [yellow]outside the guarantee[/]: it reads the private documents in the clear; not saved)"
+               if model.is_private else ")"))
+
+
+def print_variational_metrics(model, console, saved: bool, baseline=None) -> None:
     """The held-out figures of the variational and document-level trainers (``model.metrics_``), a private model's
-    labelled outside the guarantee."""
+    labelled outside the guarantee, beside a non-private ``baseline``'s (the same figures,
+    :func:`dptopic.training.reference.nonprivate_reference`)."""
     m = model.metrics_
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}", markup=True)
@@ -83,6 +95,11 @@ def print_variational_metrics(model, console, saved: bool) -> None:
     if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
         console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
                       " outside the guarantee;[/] " + _SAVED[bool(saved)], markup=True)
+    if baseline is not None:
+        ratio = (f" (ratio {m['npmi_top10'] / baseline['npmi_top10']:.2f})" if baseline["npmi_top10"] > 0 else "")
+        console.print(f"[bold]non-private reference[/]: perplexity {baseline['perplexity_bound']:.1f} ({mode}), NPMI"
+                      f" {baseline['npmi_top10']:.3f}{ratio}, diversity {baseline['topic_diversity_top25']:.3f}"
+                      + _reference_label(model, baseline), markup=True)
 
 
 def print_variational_privacy(rep: dict, console) -> None:
@@ -171,14 +188,28 @@ def _hdp_epsilon_line(model, console) -> None:
                   f" (epsilon_laplace = {eps_l:g} per iteration)", markup=True)
 
 
-def print_training_result(result, console, *, save_metrics: bool = False, show_unsupported: bool = False) -> None:
-    """The topics, the held-out metrics (outside the guarantee), the privacy card, where the model was saved."""
+def print_training_result(result, console, *, save_metrics: bool = False, show_unsupported: bool = False, seed=None,
+                          n_jobs: int = 1) -> None:
+    """The topics, the held-out metrics (outside the guarantee) beside a private model's non-private reference
+    (:func:`~dptopic.training.reference.nonprivate_reference`: LDA on the same split, ``seed`` and ``n_jobs`` its
+    own), the privacy card, where the model was saved."""
     model = result.model
     print_topics(model, 10, console=console, show_unsupported=show_unsupported)
     variational = _variational(model)
     saved = save_metrics or not model.is_private
     if result.metrics:
-        (print_variational_metrics if variational else print_metrics)(model, console, saved=saved)
+        from ..training.reference import (  # fits LDA: read when a run prints, not at start-up
+            nonprivate_reference,
+            reference_too_large,
+        )
+
+        # a private model's figures beside non-private LDA's on the same split, by the same function, as the demo's
+        baseline = nonprivate_reference(result, seed=seed, n_jobs=n_jobs) if model.is_private else None
+        (print_variational_metrics if variational else print_metrics)(model, console, saved=saved, baseline=baseline)
+        skipped = reference_too_large(result) if model.is_private else None
+        if skipped and result.test is not None:
+            console.print(f"[bold]non-private reference[/]: {skipped}; 'dptopic train --algorithm lda' on the same"
+                          " corpus gives it", markup=True)
     _hdp_epsilon_line(model, console)
     (print_variational_privacy if variational else print_privacy)(model.privacy_, console)
     if save_metrics and not model.is_private:

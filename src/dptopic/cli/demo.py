@@ -87,9 +87,8 @@ def _document_level(a, console):
     from ..accounting.card import epsilon_text  # loads numpy, numba and matplotlib: on use
     from ..corpus.corpus import NO_CAP  # (as above)
     from ..datasets import load_corpus  # (as above)
-    from ..evaluation import npmi_and_diversity  # (as above)
-    from ..models import LDA  # (as above)
     from ..training import train  # (as above)
+    from ..training.reference import nonprivate_reference  # (as above)
     from ._training_output import copies_note  # (as above)
 
     b = DEMO_DOCUMENT_BUDGET
@@ -113,9 +112,8 @@ def _document_level(a, console):
                     seed=a.seed, private_vocabulary=(b["epsilon_vocab"], b["delta_vocab"]), test_size=0.2,
                     metrics="coherence", callback=say, out=str(a.out).rstrip("/\\") + "-document",
                     overwrite=a.overwrite, save_metrics=a.save_metrics)
-    model, train_part, test, mine = res.model, res.train, res.test, res.metrics
-    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train_part)
-    ref = npmi_and_diversity(reference, test)
+    model, mine = res.model, res.metrics
+    ref = nonprivate_reference(res, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs)   # LDA on the same split
     print_topics(model, 8, max_topics=a.show_topics, console=console,
                  hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"

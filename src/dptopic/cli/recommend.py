@@ -27,11 +27,12 @@ def in_flags(text) -> str:
 
 
 def cmd_recommend(a):
-    from ..advice import recommend  # read on use: the CLI's start-up stays light
+    from ..advice import epsilon_for_useful, recommend  # read on use: the CLI's start-up stays light
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
         rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
+    epsilon_for_useful(rec)     # the other way to useful topics than more documents, said beside them
     if a.json:
         print(json.dumps({**rec.to_dict(), "notes": [in_flags(n) for n in rec.notes]}, indent=2))
         return
@@ -122,14 +123,21 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
                     + (" (read as people)" if unit == "user" else "")
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
+        short = rec.docs_for_useful_above is not None
         console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
-                  f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
-                                                   f" useful, so fewer may do{smallest})"
-                                                 if rec.docs_for_useful_bound == "at most" else ""))
+                  f" {docs_needed_text(rec)}" + (
+                      f" (not {rec.n_docs:,}, by the forecast above; some corpora were already useful at the"
+                      f" smallest setting measured, and no corpus of fewer than {rec.smallest_measured_docs:,}"
+                      " documents was measured)" if short and
+                      rec.docs_for_useful_bound == "at most" and rec.docs_for_useful > rec.n_docs else
+                      f" (on some measured corpus the smallest setting measured was already useful, so fewer may"
+                      f" do{smallest})" if rec.docs_for_useful_bound == "at most" and not short else ""))
     elif rec.docs_for_useful_beyond:
         useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
         console.print(f"{counted} for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
+    if rec.epsilon_for_useful is not None:
+        console.print(what_to_do(rec, counted))
     for alt in rec.alternatives:
         side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
         console.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
@@ -155,6 +163,16 @@ def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, 
                   + (" --user-field FIELD (or a folder of folders, one per person)" if unit == "user" else ""))
     for n in rec.notes:
         console.print(f"- {in_flags(n)}")
+
+
+def what_to_do(rec, counted: str) -> str:
+    """The line that says how to get useful topics where the forecast at these settings does not promise them: more
+    of what ``--docs`` counts (the line above), or the smallest epsilon whose forecast for this many is useful."""
+    more = f"more {counted}" + (" (above)" if rec.docs_for_useful is not None or rec.docs_for_useful_beyond else "")
+    return (f"to get useful topics: {more}, or a larger budget: at epsilon {rec.epsilon_for_useful:g} the same"
+            f" forecast for {rec.n_docs:,} {counted} is useful (dptopic recommend --unit {rec.unit} --epsilon"
+            f" {rec.epsilon_for_useful:g} --docs {rec.n_docs} --topics {rec.n_topics}); a larger epsilon is a weaker"
+            " guarantee (docs/choosing_a_guarantee.md)")
 
 
 def _doc_count(s: str) -> int:

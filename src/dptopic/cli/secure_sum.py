@@ -24,7 +24,7 @@ from .budget import served_ledger
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
               "collusion": "--collusion", "vocab_size": "--vocabulary", "count": "--count", "out": "--out",
               "round_id": "--round-id", "invitations": "--invitations", "cohort_size": "--cohort-size",
-              "max_words": "--max-words", "committee": "--secure-committee",
+              "max_words": "--max-words", "committee": "--secure-committee", "directory": "--directory",
               "registration_s": "--registration-deadline"}
 
 #: the options of ``dptopic serve`` a secure-sum round reads; any other given is refused in one line
@@ -136,7 +136,7 @@ def serve_secure_sum(a, setting_names=None) -> None:
             vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta, collusion=a.collusion,
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
-            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None)
+            max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None, directory=directory)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum import SecureSumConfig, create_secure_sum_app, roster_line  # the service extra
 
@@ -254,8 +254,9 @@ SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout",
 
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's. ``cfg``: the
-    server's ``/v1/config``, whose epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the
-    documents before anything is sent (then the committee mode's 3 requests, or a single round's 8 at most)."""
+    server's ``/v1/config``, whose plan and mode are checked against the invitation's, its epsilon against
+    ``--max-epsilon``, and whose vocabulary reads the documents before anything is sent (then, in the mode the
+    invitation names, the committee mode's 3 requests or a single round's 8 at most)."""
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
     from ..contributor.secure_sum import check_config  # (as above)
@@ -272,7 +273,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
 
     def bow(config):
-        eps = check_config(config)["plan"].epsilon       # a malformed configuration: one line, before the corpus
+        eps = check_config(config, invitation)["plan"].epsilon      # before the corpus: its plan, mode, epsilon
         if eps > limit * (1 + 1e-12):
             raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
                                f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
@@ -281,10 +282,10 @@ def submit_secure_sum(a, cfg: dict) -> None:
                              vocab_settable=False, drop_empty=False)
         return person_bow(corpus)
 
+    mine = bow(cfg)     # the plan and mode its invitation pins, --max-epsilon, the documents: before anything is sent
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    mine = bow(cfg)     # --max-epsilon and the documents checked before anything is sent
-    if cfg["secure_sum"].get("committee"):      # the committee mode (docs/secure_sum.md)
+    if invitation["committee"]:     # the mode the invitation names, the server's checked to be it (docs/secure_sum.md)
         from ..contributor.secure_committee import take_part_committee  # loaded when it runs
 
         def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
@@ -418,10 +419,11 @@ def register(sub) -> None:
                         " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
                         " --cohort-size (docs/secure_sum_cohorts.md)")
     i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
-                   help="with --cohort-size: how many of the round may drop out (default N/10; it sets how many"
-                        " delegates each cohort has)")
+                   help="how many of the round may drop out (default N/10): pinned in every invitation, the server"
+                        " serves it (with --cohort-size it sets how many delegates each cohort has)")
     i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
-                   help="with --cohort-size: how many may collude with the server (default ceil(log2 N) + 1)")
+                   help="how many may collude with the server (default ceil(log2 N) + 1): pinned in every invitation,"
+                        " the server serves it and each contributor refuses a server that states another")
     i.add_argument("--committee", action="store_true",
                    help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
                         " cohort): each invitation says so, and submit then takes part in 4 requests (the"
@@ -434,14 +436,10 @@ def cmd_invite(a) -> None:
     from ..protocol.cohort_enrollment import make_cohort_invitations  # loaded when the command runs, off start-up
     from ..protocol.enrollment import make_invitations  # (as above)
 
-    if a.cohort_size is None:
-        for flag in ("dropout_tolerance", "collusion"):
-            if getattr(a, flag) is not None:
-                raise DPTopicError(f"--{flag.replace('_', '-')} is for a round in cohorts: add --cohort-size S, or"
-                                   " drop it (a single round's are the server's flags).")
     with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
         if a.cohort_size is None:
-            s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee)
+            s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee,
+                                 dropouts=a.dropout_tolerance, collusion=a.collusion)
         else:
             s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
                                         a.round_id, committee=a.committee)
@@ -454,7 +452,8 @@ def cmd_invite(a) -> None:
                   + (f" and --cohort-size {a.cohort_size}{' --secure-committee auto' if a.committee else ''});"
                      f" {s['cohorts']} cohorts, {s['delegates']} delegates each"
                      " (their invitations also to the bridge)." if a.cohort_size is not None
-                     else " and --secure-committee auto)." if a.committee else ")."),
+                     else " and --secure-committee auto)." if a.committee else ").") + ("" if a.cohort_size else
+                  f" They pin up to {s['layout']['dropouts']} dropping out and {s['layout']['collusion']} colluding."),
                   markup=False)
 
 

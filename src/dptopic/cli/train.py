@@ -402,7 +402,8 @@ def _train(a, console, unit_note=None):
             vocabulary_in_total=getattr(a, "vocabulary_in_total", False),
             callback=lambda step, res: _say_step(step, res, a, console))
     print_training_result(result, console, save_metrics=a.save_metrics,
-                          show_unsupported=getattr(a, "show_unsupported", False))
+                          show_unsupported=getattr(a, "show_unsupported", False), seed=params["seed"],
+                          n_jobs=getattr(a, "jobs", None) or 1)
 
 
 def _say_step(step: str, result, a, console) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ..protocol.cohort_enrollment import plan_layout, read_cohort_invitation, seating
 from ..protocol.cohorts import COHORT_PATH, CohortPlan
+from ..protocol.enrollment import layout_difference
 from .client import ServiceClient
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
 from .secure_client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
@@ -66,7 +67,7 @@ def check_cohort_config(config, invitation: dict) -> tuple[CohortPlan, int]:
         raise ServerLied(f"{' '.join(str(e).split()).rstrip('.')}: nothing sent.") from None
     served, want = plan_layout(plan), accepted["layout"]
     if served != want:
-        diff = ", ".join(f"{k} {served[k]} (accepted: {want[k]})" for k in want if served[k] != want[k])
+        diff = layout_difference(served, want)
         raise ServerLied(f"the server's cohort plan differs from the one your invitation accepted ({diff}): nothing"
                          " sent.")
     if config.get("epsilon") != plan.epsilon or config.get("delta") != plan.delta:

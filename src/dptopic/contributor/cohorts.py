@@ -63,6 +63,8 @@ class CohortContributor(SecureContributor):
     invitation). ``pads``: this person's :class:`Pads` when it is one of the cohort's delegates. The other arguments
     are :class:`SecureContributor`'s."""
 
+    PINNED = False      # its plan is the cohort plan's, which the invitation's cohort layout pins
+
     def __init__(self, config: dict, bow, invitation: dict, cohort_plan: CohortPlan, round_id: str, cohort: int,
                  pads: Pads | None = None, **kw):
         super().__init__(config, bow, invitation, **kw)
@@ -111,6 +113,8 @@ class CohortContributor(SecureContributor):
 class BridgeContributor(SecureContributor):
     """A delegate in the bridge round: it uploads its pads (no statistic, no noise) and refuses a set of uploads that
     leaves any cohort with fewer than ``t + 1`` delegates. The bridge's ids are ``c{cohort}-{id}``."""
+
+    PINNED = False      # its plan is the cohort plan's bridge plan, which the invitation's cohort layout pins
 
     def __init__(self, config: dict, invitation: dict, cohort_plan: CohortPlan, round_id: str, pads: Pads, **kw):
         empty = (np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))

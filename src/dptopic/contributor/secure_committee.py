@@ -67,17 +67,18 @@ class CommitteeContributor(SecureContributor):
         committee_of` of the roster's ids)."""
         roster = self.check_roster(roster)
         mine = sc.committee_of(list(roster), self.round_id, self.plan.committee)
+        self._check_committee(committee, mine)
+        for m in mine:      # its blobs go to them: each entry signed by its member, as a neighbour's
+            self._check_entry_signed(m, roster[m])
+            self._check_entry_keys(m, roster[m])
+        self.committee = mine
+        return mine
+
+    def _check_committee(self, committee, mine: list) -> None:
+        """The committee the server names is the public one the roster gives (``mine``)."""
         if committee != mine:
             raise ServerLied("the server names another committee than the one the roster gives (the first"
                              f" {self.plan.committee} by the round's public hash): nothing sent.")
-        for m in mine:
-            e = roster[m]
-            if not verify(bytes.fromhex(self.members[m]), e.get("signature"),
-                          keys_message(self.round_id, m, {"c": e["c"], "s": e["s"], "b": e["b"]})):
-                raise ServerLied(f"the server's roster entry for committee member {m[:40]!r} is not signed by that"
-                                 " member's invitation key: nothing sent.")
-        self.committee = mine
-        return mine
 
     # ------------------------------------------------------------ everyone: one upload per sum
     def committee_upload(self, phase: int, view: dict) -> tuple[bytes, dict, dict, str]:
@@ -94,13 +95,10 @@ class CommitteeContributor(SecureContributor):
         kept = self._check_kept(view.get("kept")) if phase == 1 else None
         if phase == 1 and self._masked_set(0) is None:
             raise LeftOut("this contributor did not upload in step 0.")
-        if phase == 1 and not member_set <= self._masked_set(0):
-            raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
+        if phase == 1:
+            self._check_members_of_step1(member_set)
         self._enough(member_set, "members", phase)
-        before = self.st["masked_with"].get(str(phase))
-        if before is not None and before != sorted(members):
-            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
-                             " nothing sent.")
+        self._check_same_members(phase, members)
 
         def make():
             self.st["masked_with"][str(phase)] = sorted(member_set)
@@ -131,6 +129,12 @@ class CommitteeContributor(SecureContributor):
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["header"], sent["blobs"], sent["signature"]
 
+    def _check_members_of_step1(self, member_set: frozenset) -> None:
+        """Step 1's members were all members of step 0 (in committee mode only the committee signs a set of
+        uploads)."""
+        if not member_set <= self._masked_set(0):
+            raise ServerLied("the server names members for step 1 who were not members of step 0: nothing sent.")
+
     # ------------------------------------------------------------ committee members only
     def _member(self) -> None:
         if self.committee is None or self.me not in self.committee:
@@ -144,7 +148,7 @@ class CommitteeContributor(SecureContributor):
         masked = self._masked_set(phase)
         if masked is None:
             raise LeftOut(f"this committee member did not upload in step {phase}.")
-        why = sc.set_problem(up, masked, self.graph, self.plan.n - self.plan.dropouts, self.T)
+        why = sc.set_problem(up, masked, self.graph, self.least, self.T)
         if why is not None:
             raise ServerLied(f"the server's set of uploads of step {phase} {why}: nothing signed or revealed.")
         return up
@@ -197,22 +201,31 @@ class CommitteeContributor(SecureContributor):
                 neighbours = sorted(v for v in self.graph[u] if v in masked)
                 try:
                     blob = got["blob"]
-                    root = sc.root_from_path(self.me, sc.blob_digest(blob), got["path"])
-                    ok = root is not None and verify(bytes.fromhex(self.members[u]), got["signature"],
-                                                     sc.signed_upload(self.round_id, phase, u, got["sha"], root,
-                                                                      got["pairs"]))
                     b, pairs = sc.open_blob(self.me, self.secrets.c, self.roster, self.round_id, phase, u, blob,
-                                            neighbours) if ok else (None, None)
+                                            neighbours) if self._upload_signed(phase, u, got) else (None, None)
                 except (DPTopicError, KeyError, TypeError, AttributeError):
                     b = None
                 if b is None:
                     skipped.append(u)       # a replaced or missing blob: nothing revealed for it
                     continue
-                answers[u] = {"b": b.hex(), "pairs": {v: pairs[v].hex() for v in neighbours if v not in up}}
+                answers[u] = {"b": b.hex(), "pairs": {v: pairs[v].hex() for v in self._pairs_revealed(neighbours,
+                                                                                                      up)}}
             return {"answers": answers, "skipped": skipped,
                     "signature": sign(self.key, sc.answers_message(self.round_id, phase, self.me, answers))}
         sent = self._once(f"unmask{phase}", make)
         return {"contributor": self.me, "answers": sent["answers"], "signature": sent["signature"]}
+
+    def _upload_signed(self, phase: int, u: str, got: dict) -> bool:
+        """Whether the blob ``got`` carries is one ``u`` signed with its upload (its digest, by the Merkle path, under
+        the root ``u``'s signature covers)."""
+        root = sc.root_from_path(self.me, sc.blob_digest(got["blob"]), got["path"])
+        return root is not None and verify(bytes.fromhex(self.members[u]), got["signature"],
+                                           sc.signed_upload(self.round_id, phase, u, got["sha"], root, got["pairs"]))
+
+    def _pairs_revealed(self, neighbours: list, up: frozenset) -> list:
+        """The neighbours of an uploader whose pairwise seeds' shares a member reveals: those not in the set of
+        uploads (their masks stay on the sum otherwise; with the uploaded ones' they would come off the upload)."""
+        return [v for v in neighbours if v not in up]
 
     def summary(self) -> dict:
         """What the contributor's run reports (with the committee)."""

@@ -6,11 +6,12 @@ first); what is computed here sees the person's documents or secrets and runs on
 (HTTP, waiting between steps) is :mod:`dptopic.contributor.secure_client`'s.
 
 :class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses
-in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (kept in the state
-file at first contact; a later change is refused), the directory against the enrollment key of its own invitation,
-the roster (the directory's members who registered: at least N - F of them, this contributor and the threshold of its
-neighbours among them, each entry signed by its member), each step's members, the set of
-uploads and the consistency signatures over it, the kept words. What it sends is written to the state file before it
+in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (the plan and mode
+its invitation pins, :func:`check_invitation`; kept in the state file at first contact, a later change is refused),
+the directory against the enrollment key of its own invitation, the roster (the directory's members who registered:
+at least N - F of them, F the dropouts its invitation pins, this contributor and the threshold of its neighbours
+among them, each entry signed by its member), each step's members, the set of uploads and the consistency signatures
+over it, the kept words; each check a method of its own. What it sends is written to the state file before it
 is sent (a resumed run sends the same keys, shares, uploads and answers, signs one set of uploads per step, never
 reveals both secrets of one neighbour), and the round's secrets are wiped from it once the round is over.
 """
@@ -31,7 +32,7 @@ from ..errors import DPTopicError
 from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from ..mechanisms.skellam import SecureUniform, skellam_share
 from ..protocol import shamir
-from ..protocol.enrollment import check_directory
+from ..protocol.enrollment import check_directory, layout_difference, layout_of
 from ..protocol.secure_sum import (
     PHASES,
     ROUND_ID,
@@ -101,6 +102,11 @@ _ACKNOWLEDGED = "acknowledged"
 class ServerLied(DPTopicError):
     """The server said something the protocol does not allow (a roster, a set, a plan or a signature): nothing more is
     sent for this step."""
+
+
+class WrongMode(ServerLied):
+    """The server runs the round in another mode (with a committee or without one) than the invitation names:
+    nothing sent."""
 
 
 class LeftOut(DPTopicError):
@@ -311,9 +317,35 @@ def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- the server's configuration
-def check_config(config) -> dict:
+def check_invitation(plan: SecureSumPlan, invitation: dict) -> None:
+    """The server's ``plan`` against what ``invitation`` (a single round's,
+    :func:`~dptopic.protocol.enrollment.read_invitation`'s) pins: the mode (a committee or none) and the operator's
+    layout (the round's size, dropouts and collusion: :data:`~dptopic.protocol.enrollment.LAYOUT_KEYS`). One line
+    naming what differs and what to do, before anything is computed or sent: a server that states fewer colluders
+    lowers the threshold (:mod:`dptopic.protocol.enrollment`'s note)."""
+    rid = str(invitation.get("round_id"))[:64]
+    if bool(plan.committee) != bool(invitation.get("committee", False)):
+        if plan.committee:
+            raise WrongMode(f"this is a committee round: the server runs round {rid!r} with a committee of"
+                            f" {plan.committee}, and your invitation is to a round without one: nothing sent; ask the"
+                            " round's operator (the server must serve the mode its directory names).")
+        raise WrongMode(f"this is a round without a committee: the server runs round {rid!r} without one, and your"
+                        " invitation is to a committee round: nothing sent; ask the round's operator (the server must"
+                        " serve the mode its directory names).")
+    pinned = invitation.get("layout")
+    if pinned is None:
+        raise DPTopicError("your invitation pins no plan (the round's dropouts and collusion: an invitation of an older"
+                           " dptopic): ask the round's operator to invite again; nothing sent.")
+    diff = layout_difference(layout_of(plan), pinned, "{key} {stated} (your invitation: {pinned})")
+    if diff:
+        raise ServerLied(f"the server's plan differs from the one your invitation pins: {diff}; nothing sent (a server"
+                         " that states fewer colluders lowers the threshold); ask the round's operator.")
+
+
+def check_config(config, invitation: dict | None = None) -> dict:
     """A secure-sum server's ``/v1/config``, checked before anything is computed or sent: ``{"plan", "round_id",
-    "vocabulary", "n_topics", "directory"}``; one line naming what is wrong."""
+    "vocabulary", "n_topics", "directory"}``; one line naming what is wrong. ``invitation``: a single round's
+    invitation, whose mode and plan the server's must be (:func:`check_invitation`)."""
     if not isinstance(config, dict) or config.get("report_kind") != "secure-sum":
         raise DPTopicError("this server does not run a secure sum (its /v1/config names no report_kind"
                            " 'secure-sum').")
@@ -322,6 +354,11 @@ def check_config(config) -> dict:
     if not (isinstance(rid, str) and ROUND_ID.fullmatch(rid)):
         raise ServerLied(f"the server's round id {str(rid)[:80]!r} is not 1-64 of A-Z a-z 0-9 _ -: refusing to take"
                          " part.")
+    if invitation is not None:
+        if invitation["round_id"] != rid:
+            raise ServerLied(f"the server runs round {rid!r}, but your invitation is for round"
+                             f" {invitation['round_id']!r}: nothing sent.")
+        check_invitation(plan, invitation)
     if not (isinstance(words, list) and all(isinstance(w, str) for w in words)) or len(words) != plan.vocab_size \
             or config.get("vocab_size") != plan.vocab_size or len(set(words)) != len(words):
         raise ServerLied(f"the server's vocabulary ({len(words) if isinstance(words, list) else 'no list'} words)"
@@ -348,9 +385,13 @@ class SecureContributor:
 
     COMMITTEE = False
     """Whether this class takes part in a committee-mode round (:mod:`dptopic.contributor.secure_committee`)."""
+    PINNED = True
+    """Whether the invitation pins this round's plan and mode (:func:`check_invitation`): a single round's does; a
+    cohort's round and the bridge take their plans from the round's cohort plan, which the invitation's cohort layout
+    pins (:mod:`dptopic.contributor.cohort_client`)."""
 
     def __init__(self, config: dict, bow, invitation: dict, state=None, max_epsilon: float | None = None, rng=None):
-        cfg = check_config(config)
+        cfg = check_config(config, invitation if self.PINNED else None)
         self.plan, self.round_id, self.n_topics = cfg["plan"], cfg["round_id"], cfg["n_topics"]
         if bool(self.plan.committee) != self.COMMITTEE:
             raise DPTopicError("the server's round runs the secure sum " + ("with a committee: take part with"
@@ -382,6 +423,10 @@ class SecureContributor:
         self.ids = _sorted_ids(frozenset(self.members))     # one list per directory in a process
         self.graph = neighbour_graph(self.ids, self.round_id, self.plan.degree)
         self.T = self.plan.threshold
+        pinned = invitation.get("layout") if self.PINNED else None
+        #: the fewest contributors a roster, a step's members or its uploads may hold: N - F, with F the dropouts the
+        #: invitation pins (the server's plan was checked to state the same, :func:`check_invitation`), else the plan's
+        self.least = self.plan.n - (pinned["dropouts"] if isinstance(pinned, dict) else self.plan.dropouts)
         self.bow = bow
         self.rng = rng
         self.path = None if state is None else Path(state)
@@ -481,17 +526,32 @@ class SecureContributor:
         return ids
 
     def _enough(self, ids, what: str, phase: int) -> None:
-        """A set the server names for ``phase``: at least N - F contributors, at least T of this one's neighbours,
-        every one in the closed roster (once it is known)."""
+        """A set the server names for ``phase`` (``what``: its members or uploads): every one in the closed roster
+        (:meth:`_check_in_roster`), at least N - F contributors (:meth:`_enough_count`), at least T of this one's
+        neighbours (:meth:`_enough_neighbours`)."""
+        self._check_in_roster(ids, what, phase)
+        self._enough_count(ids, what, phase)
+        self._enough_neighbours(ids, what, phase)
+
+    def _check_in_roster(self, ids, what: str, phase: int) -> None:
+        """Every contributor of a set the server names is in the closed roster (once it is known): one who never
+        registered has no keys to mask with or be unmasked by."""
         if self.roster is not None and len(self.roster) < len(self.members):    # a roster without its no-shows
             stray = self._outside_roster(ids)
             if stray is not None:
                 raise ServerLied(f"the server names {stray[:40]!r} among the {what} of step {phase}, who is not in the"
                                  " round's roster: nothing sent.")
-        least = self.plan.n - self.plan.dropouts
+
+    def _enough_count(self, ids, what: str, phase: int) -> None:
+        """At least N - F contributors in a set the server names (F the dropouts the invitation pins,
+        :attr:`least`): the noise is planned for that many shares."""
+        least = self.least
         if len(ids) < least:
             raise ServerLied(f"the server names {len(ids)} {what} for step {phase}, fewer than the {least} the noise"
                              " was planned for (N - F): nothing sent.")
+
+    def _enough_neighbours(self, ids, what: str, phase: int) -> None:
+        """At least T of this contributor's neighbours in a set the server names."""
         have = ids if isinstance(ids, frozenset) else set(ids)
         mine = sum(1 for v in self.graph[self.me] if v in have)
         if mine < self.T:
@@ -520,37 +580,59 @@ class SecureContributor:
         if not any(k == self._directory_key and roster == shape for k, shape in _ROSTERS):
             self._check_roster_shape(roster)
         self._live()
+        self._check_roster_count(roster)
+        self._check_own_entry(roster)
+        self._check_roster_neighbours(roster)
+        for v in self.graph[self.me]:
+            if v not in roster:     # never registered: a dropout, sent nothing
+                continue
+            self._check_entry_signed(v, roster[v])
+            self._check_entry_keys(v, roster[v])
+        self.roster = roster
+        return roster
+
+    def _check_roster_count(self, roster) -> None:
+        """At least N - F of the directory's members registered (F the dropouts the invitation pins,
+        :attr:`least`): each who never did is one of the F dropouts, and the noise is planned for N - F shares."""
+        if len(roster) < self.least:
+            raise ServerLied(f"the server's roster has {len(roster)} entries, fewer than the {self.least} the noise was"
+                             " planned for (N - F of the directory's members): nothing sent.")
+
+    def _check_own_entry(self, roster) -> None:
+        """This contributor's own roster entry holds the keys it registered."""
         mine = {k: roster[self.me].get(k) for k in ("c", "s", "b")} if self.me in roster else None
         if mine != self.secrets.public(self.round_id, self.me):
             raise ServerLied("the server's roster does not hold this contributor's keys: nothing sent.")
+
+    def _check_roster_neighbours(self, roster) -> None:
+        """At least T of this contributor's neighbours registered (are in the roster): its shares could not be
+        completed with fewer, and the set it masks with could not hold the threshold of them."""
         have = sum(1 for v in self.graph[self.me] if v in roster)
         if have < self.T:
             raise ServerLied(f"the server's roster holds only {have} of your {len(self.graph[self.me])} neighbours,"
                              f" fewer than the threshold {self.T}: nothing sent (your shares could not be completed).")
-        for v in self.graph[self.me]:
-            if v not in roster:     # never registered: a dropout, sent nothing
-                continue
-            e = roster[v]
-            entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
-            if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
-                raise ServerLied(f"the server's roster entry for {v[:40]!r} is not signed by that member's invitation"
-                                 " key: nothing sent.")
-            if not all(valid_x25519(k) for k in [e["c"], *e["s"]]):
-                raise ServerLied(f"the server's roster entry for {v[:40]!r} holds a key that is not a valid X25519 key"
-                                 " of full order: nothing sent.")
-        self.roster = roster
-        return roster
+
+    def _check_entry_signed(self, v: str, e: dict) -> None:
+        """Member ``v``'s roster entry ``e`` is signed by ``v``'s invitation key (the server cannot put keys of its
+        own in a member's place)."""
+        entry = {"c": e["c"], "s": e["s"], "b": e["b"]}
+        if not verify(bytes.fromhex(self.members[v]), e.get("signature"), keys_message(self.round_id, v, entry)):
+            raise ServerLied(f"the server's roster entry for {v[:40]!r} is not signed by that member's invitation key:"
+                             " nothing sent.")
+
+    def _check_entry_keys(self, v: str, e: dict) -> None:
+        """Member ``v``'s roster entry ``e`` holds X25519 keys of full order (a low-order key makes every agreement
+        with it public)."""
+        if not all(valid_x25519(k) for k in [e["c"], *e["s"]]):
+            raise ServerLied(f"the server's roster entry for {v[:40]!r} holds a key that is not a valid X25519 key of"
+                             " full order: nothing sent.")
 
     def _check_roster_shape(self, roster) -> None:
-        """What a roster must be whoever reads it (N entries to look at): members of the directory, at least N - F of
-        them, every entry well-formed, every public key different. A roster that passed is remembered (a copy, by its
-        content and the directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it,
-        in C."""
-        least = self.plan.n - self.plan.dropouts
-        if not isinstance(roster, dict) or len(roster) < least:
-            n = len(roster) if isinstance(roster, dict) else "no"
-            raise ServerLied(f"the server's roster has {n} entries, fewer than the {least} the noise was planned for"
-                             " (N - F of the directory's members): nothing sent.")
+        """What a roster must be whoever reads it (N entries to look at): members of the directory, every entry
+        well-formed, every public key different. A roster that passed is remembered (a copy, by its content and the
+        directory, :data:`_ROSTERS`): the other contributors a process plays compare theirs with it, in C."""
+        if not isinstance(roster, dict):
+            raise ServerLied("the server's roster is not an object of the registered members' entries: nothing sent.")
         stray = next((i for i in roster if i not in self.members), None)
         if stray is not None:
             raise ServerLied(f"the server's roster names {str(stray)[:40]!r}, who is not in the round's directory:"
@@ -646,17 +728,11 @@ class SecureContributor:
             raise LeftOut(f"the server left this contributor out of step {phase}.")
         if phase == 1:
             kept = self._check_kept(view.get("kept"))
-            signed0 = self.st["signed"].get("0")
-            if signed0 is None or not member_set <= set(signed0["uploaded"]):
-                raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
-                                 " nothing sent.")
+            self._check_members_of_step1(member_set)
         else:
             kept = None
         self._enough(member_set, "members", phase)
-        before = self.st["masked_with"].get(str(phase))
-        if before is not None and before != sorted(members):
-            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
-                             " nothing sent.")
+        self._check_same_members(phase, members)
         if self.roster is None:
             raise DPTopicError("the roster is needed before an upload (check_roster).")
 
@@ -671,6 +747,20 @@ class SecureContributor:
                     "signature": sign(self.key, upload_message(self.round_id, phase, self.me, body))}
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["signature"]
+
+    def _check_members_of_step1(self, member_set: frozenset) -> None:
+        """Step 1's members all uploaded in step 0, as this contributor signed that step's set."""
+        signed0 = self.st["signed"].get("0")
+        if signed0 is None or not member_set <= set(signed0["uploaded"]):
+            raise ServerLied("the server names members for step 1 who did not upload in step 0 (as you signed it):"
+                             " nothing sent.")
+
+    def _check_same_members(self, phase: int, members: list) -> None:
+        """A step's members are the ones this contributor masked with, if it did (a resumed run)."""
+        before = self.st["masked_with"].get(str(phase))
+        if before is not None and before != sorted(members):
+            raise ServerLied(f"the server names other members for step {phase} than when this contributor masked:"
+                             " nothing sent.")
 
     def _masked_set(self, phase: int) -> frozenset | None:
         """The members this contributor masked with in ``phase`` (from its state), as a set made once."""
@@ -695,13 +785,17 @@ class SecureContributor:
             return uploaded
         if self.me not in up:
             raise LeftOut(f"the server does not count this contributor's upload of step {phase}.")
+        self._check_uploads_masked(phase, up, uploaded, masked_set)
+        self._enough(up, "uploads", phase)
+        self._sets[("uploaded", phase)] = up
+        return uploaded
+
+    def _check_uploads_masked(self, phase: int, up: frozenset, uploaded: list, masked_set: frozenset) -> None:
+        """Every upload the server names is of a member this contributor masked with."""
         if not up <= masked_set:
             stray = next(i for i in uploaded if i not in masked_set)
             raise ServerLied(f"the server names {stray[:40]!r} among the uploads of step {phase}, who was not a member"
                              " this contributor masked with: nothing sent.")
-        self._enough(up, "uploads", phase)
-        self._sets[("uploaded", phase)] = up
-        return uploaded
 
     def consistency(self, phase: int, view: dict) -> dict:
         """``POST /v1/secure/consistency/{phase}``: this contributor's signature over the set of uploads the server
@@ -726,8 +820,11 @@ class SecureContributor:
 
     def _confirmed(self, phase: int, uploaded: frozenset, signatures) -> None:
         """Require ``T`` valid signatures of this contributor's own neighbours over its own set of uploads (verified
-        until ``T`` are found): a server that showed its neighbourhood two sets is caught here, before anything is
-        revealed."""
+        until ``T`` are found), before anything is revealed. Honest contributors sign one set per step, so no two
+        sets gather ``T`` signatures among one contributor's ``d`` neighbours (``2 T - t > d``): this contributor
+        acts on the one set its own neighbourhood signed, and contributors close on the ring act on the same set
+        (:mod:`dptopic.protocol.secure_sum`'s note). Signatures from anyone else count for nothing: a server can
+        gather those for any set it likes."""
         if not isinstance(signatures, dict):
             raise ServerLied(f"the server's consistency signatures of step {phase} are not an object: nothing"
                              " revealed.")
@@ -749,28 +846,40 @@ class SecureContributor:
         self._live()
         uploaded = self._uploaded(phase, view)
         up = self._id_set(uploaded, f"uploads of step {phase}")
-        signed = self.st["signed"].get(str(phase))
-        if signed is None or signed["digest"] != set_digest(up):
-            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
-                             " one you signed: nothing revealed.")
+        self._check_signed_set(phase, up)
         if self.held is None:
             raise DPTopicError("the shares are needed before the unmasking (take_shares).")
 
         def make():
             self._confirmed(phase, up, signatures)
-            for u in self.graph[self.me]:
-                if u in up and len(up.intersection(self.graph[u])) < self.T:
-                    raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
-                                     " neighbours: its self-mask seed would unmask its upload alone; nothing"
-                                     " revealed.")
-            masked = self._masked_set(phase)
-            held = {s: sh for s, sh in self.held.items() if s in masked}
+            self._check_uploaders(up)
+            held = self._answerable(phase)
             answers = self.log.answer(phase, held, up, frozenset(s for s in held if s not in up))   # held: masked
             self.st["revealed"] = self.log.revealed
             return {"answers": answers,
                     "signature": sign(self.key, answers_message(self.round_id, phase, self.me, answers))}
         sent = self._once(f"unmask{phase}", make)
         return {"contributor": self.me, **sent}
+
+    def _check_signed_set(self, phase: int, up: frozenset) -> None:
+        """The set of uploads an unmasking is asked over is the one this contributor signed for the step."""
+        signed = self.st["signed"].get(str(phase))
+        if signed is None or signed["digest"] != set_digest(up):
+            raise ServerLied(f"the server asks for the unmasking of step {phase} over another set of uploads than the"
+                             " one you signed: nothing revealed.")
+
+    def _check_uploaders(self, up: frozenset) -> None:
+        """Each neighbour the set counts as uploaded has ``T`` of its own neighbours in it: its self-mask seed is
+        revealed only while more than ``d/2`` honest neighbours' masks stay on its upload."""
+        for u in self.graph[self.me]:
+            if u in up and len(up.intersection(self.graph[u])) < self.T:
+                raise ServerLied(f"the server counts {u[:40]!r} as uploaded with fewer than {self.T} of its"
+                                 " neighbours: its self-mask seed would unmask its upload alone; nothing revealed.")
+
+    def _answerable(self, phase: int) -> dict:
+        """The shares this contributor may answer for in ``phase``: those of the members it masked with."""
+        masked = self._masked_set(phase)
+        return {s: sh for s, sh in self.held.items() if s in masked}
 
     def finish(self, outcome: str) -> None:
         """The round is over (``outcome``: released, or failed and why): the secrets are wiped from the state file;
@@ -796,6 +905,6 @@ def state_file_name(round_id: str, contributor: str) -> str:
     return f"secure-sum-{round_id}-{contributor}.json"
 
 
-__all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "LeftOut", "check_config", "quantize",
-           "squared_norm", "make_shares", "open_shares", "mask", "person_presence", "person_cooccurrence",
-           "state_file_name"]
+__all__ = ["SecureContributor", "ContributorSecrets", "RevealLog", "ServerLied", "WrongMode", "LeftOut", "check_config",
+           "check_invitation", "quantize", "squared_norm", "make_shares", "open_shares", "mask", "person_presence",
+           "person_cooccurrence", "state_file_name"]

@@ -116,7 +116,8 @@ def _private_training_documents(corpus: Corpus) -> int:
 
 PLACED_MARK = "*"
 """The mark after a word that public word vectors placed in a topic, not its release (:meth:`TopicModel.placed_words`),
-wherever top words are shown: ``topic_words``, ``dptopic topics``, the report and the exports."""
+wherever top words are printed: ``dptopic topics``, ``dptopic train``, the report (``topic_words(...,
+mark_placed=True)``); never in the words ``topic_words`` returns by default, nor in the exports' word columns."""
 READS_TRAINING_DOCUMENTS = ("{name}: {n} of these {total} documents trained a private model in this process (the"
                             " same words with the same counts, in any order: a duplicate counts); what is computed"
                             " from them here (topic proportions, perplexity, coherence) reads their private words and"
@@ -691,7 +692,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     its ranking here (``DocDPCooccurrence``: by relevance, :func:`dptopic.evaluation.topic_quality.relevance`)."""
 
     def topic_words(self, n: int = 10, weights: bool = False, ranking=None, estimated_only: bool = True,
-                    mark_placed: bool = True) -> list:
+                    mark_placed: bool = False) -> list:
         """The first ``n`` words of each topic in the model's display order (:attr:`word_ranking`: most probable first
         unless the model ranks by relevance), or in ``ranking``: ``"probability"``, ``"relevance"`` or
         ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic.
@@ -702,8 +703,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         (the same tail in every topic), and a topic would otherwise show them as its own (a topic has fewer than
         ``n`` words when its release estimated fewer). False: every word, as ranked.
 
-        ``mark_placed`` (default): a word the public vectors placed, not the release, ends with
-        :data:`PLACED_MARK` (``"gun*"``), as ``dptopic topics``, the report and the exports mark it."""
+        The words are the vocabulary's, as a caller indexes with them; which of them public word vectors placed rather
+        than the release estimated is :meth:`placed_words` (``DocDPCooccurrence``'s ``placed_words_``).
+        ``mark_placed``: for printing, a placed word ends with :data:`PLACED_MARK` (``"gun*"``), as ``dptopic topics``
+        and the report print it."""
         self._check_fitted()
         validate_value("n", n, [Int(1, None)])
         scores = np.asarray(ranking_scores(self, ranking), dtype=np.float64)

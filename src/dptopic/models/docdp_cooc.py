@@ -339,6 +339,12 @@ class DocDPCooccurrence(_DocumentDPModel):
         them; None when none were read.
     public_vectors_note_ : str
         Which vectors were used, or why none.
+    placed_words_ : ndarray of shape (n_topics, n_vocabulary), bool, or None
+        Which words the public word vectors placed in each topic rather than the release estimated (the words outside
+        the co-occurrence release moved towards their nearest released words' topics; :meth:`placed_words`, read from
+        the fitted model alone); None without vectors, or where they placed no word. ``topic_words`` returns plain
+        words; ``placed_words_[k, model.vocabulary_.get(w)]`` says whether topic ``k``'s word ``w`` was placed
+        (``dptopic topics`` and the report print such a word with a ``*``).
     public_input_ : dict or None
         With ``public_corpus``: what the public documents were and how they were used; ``public_route_`` the route.
     vocabulary_ : Vocabulary
@@ -775,6 +781,11 @@ class DocDPCooccurrence(_DocumentDPModel):
         mask = np.zeros(phi.shape, dtype=bool)
         mask[np.ix_(themes, np.flatnonzero(moved))] = True
         return mask
+
+    @property
+    def placed_words_(self):
+        """:meth:`placed_words` as an attribute (the Attributes section's ``placed_words_``)."""
+        return self.placed_words()
 
     def refit(self, n_topics: int) -> "DocDPCooccurrence":
         """The topics at ``n_topics`` read from this model's own noisy releases, in place: post-processing, so no

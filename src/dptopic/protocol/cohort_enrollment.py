@@ -28,11 +28,11 @@ from . import cohorts as co
 from .enrollment import (
     DIRECTORY_FORMAT,
     INVITATION_FORMAT,
-    MAX_COUNT,
     VERSION,
     _read,
     check_directory,
     check_writable_folder,
+    checked_counts,
     contributor_ids,
     directory_message,
     load_enrollment_key,
@@ -43,7 +43,6 @@ from .secure_sum import (
     HEX32,
     ROUND_ID,
     canonical,
-    default_collusion,
     new_signing_key,
     ring_order,
     sign,
@@ -58,12 +57,9 @@ def cohort_layout(count: int, cohort_size: int, dropouts: int | None = None, col
     """The layout of a round of ``count`` contributors in cohorts of at most ``cohort_size``: what decides who sits
     together and who is a delegate (``dropouts``: how many may drop out, default a tenth; ``collusion``: default
     :func:`~dptopic.protocol.secure_sum.default_collusion`). Refused in one line where no round in cohorts fits."""
-    for name, v in (("count", count), ("cohort_size", cohort_size)):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ParameterError("invalid {" + name + "=}: an integer.", name, v)
-    if not 3 <= count <= MAX_COUNT:
-        raise ParameterError("invalid {count=}: an integer in [3, {most}] (one invitation per contributor).", "count",
-                             count, most=MAX_COUNT)
+    if isinstance(cohort_size, bool) or not isinstance(cohort_size, int):
+        raise ParameterError("invalid {cohort_size=}: an integer.", "cohort_size", cohort_size)
+    count, dropouts, collusion = checked_counts(count, dropouts, collusion)     # as a single round's
     if cohort_size < 3:
         raise ParameterError("invalid {cohort_size=}: a cohort is a secure sum of at least 3 contributors.",
                              "cohort_size", cohort_size)
@@ -71,12 +67,6 @@ def cohort_layout(count: int, cohort_size: int, dropouts: int | None = None, col
     if len(sizes) < 2:
         raise ParameterError("{cohort_size=} holds the whole round of {n}: a round in one cohort is a plain secure"
                              " sum; give a smaller cohort size, or leave it out.", "cohort_size", cohort_size, n=count)
-    dropouts = count // 10 if dropouts is None else dropouts
-    if isinstance(dropouts, bool) or not isinstance(dropouts, int) or not 0 <= dropouts < count:
-        raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", dropouts, n=count)
-    collusion = default_collusion(count) if collusion is None else collusion
-    if isinstance(collusion, bool) or not isinstance(collusion, int) or collusion < 0:
-        raise ParameterError("invalid {collusion=}: an integer, 0 or more.", "collusion", collusion)
     k = co.delegates_per_cohort(sizes, dropouts / count, collusion, cohort_size)
     return {"count": count, "cohort_size": cohort_size, "dropouts": dropouts, "collusion": collusion,
             "sizes": sizes, "delegates": k}

@@ -11,9 +11,21 @@ Files (JSON, no pickle; the invitation and the enrollment key are written readab
 
 - enrollment key: ``{"format": "dptopic-secure-sum-enrollment-key", "version": 1, "private_key": hex}``;
 - directory: ``{"format": "dptopic-secure-sum-directory", "version": 1, "round_id", "enrollment_key": hex,
-  "members": {id: Ed25519 public key hex}, "signature": hex}`` (the signature covers the round and the members);
+  "members": {id: Ed25519 public key hex}, "signature": hex, "layout": {...}, "committee": bool}`` (the signature
+  covers the round and the members; ``layout`` and ``committee``, what the server must serve, are checked by the
+  server as it starts);
 - invitation: ``{"format": "dptopic-secure-sum-invitation", "version": 1, "round_id", "contributor": id,
-  "count": N, "signing_key": hex, "enrollment_key": hex}``.
+  "count": N, "signing_key": hex, "enrollment_key": hex, "layout": {"count", "dropouts", "collusion"},
+  "committee": bool}``.
+
+**The operator's plan is pinned.** The degree of the neighbour graph and the threshold follow from the round's size
+N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.secure_sum.plan_degree`). A server
+that states fewer colluders than the operator planned for would lower the threshold, and with it what the masks
+withstand, so the operator fixes them when it invites (:func:`round_layout`, :data:`LAYOUT_KEYS`): every invitation
+and the directory name them, with the mode (a committee or none). A contributor refuses a server whose plan or mode
+differs from its invitation's (:mod:`dptopic.contributor.secure_sum`'s ``check_invitation``), and the server refuses
+to start a plan or mode other than its directory's. A round in cohorts pins its layout the same way, with its cohort
+size (:mod:`dptopic.protocol.cohort_enrollment`).
 """
 from __future__ import annotations
 
@@ -27,13 +39,88 @@ from pathlib import Path
 
 from .._io import atomic_write_bytes, load_json, warn_if_shared
 from ..errors import DPTopicError, ParameterError
-from .secure_sum import HEX32, HEX_SIG, ROUND_ID, canonical, message, new_signing_key, sign, signing_public, verify
+from .secure_sum import (
+    HEX32,
+    HEX_SIG,
+    ROUND_ID,
+    canonical,
+    default_collusion,
+    message,
+    new_signing_key,
+    plan_degree,
+    sign,
+    signing_public,
+    verify,
+)
 
 KEY_FORMAT = "dptopic-secure-sum-enrollment-key"
 DIRECTORY_FORMAT = "dptopic-secure-sum-directory"
 INVITATION_FORMAT = "dptopic-secure-sum-invitation"
 VERSION = 1
 MAX_COUNT = 1_000_000
+LAYOUT_KEYS = ("count", "dropouts", "collusion")
+"""What an invitation to a single round pins of the operator's plan, and its directory names (module note): the
+round's size N, how many may drop out (F) and how many may collude with the server (t)."""
+
+
+def checked_counts(count, dropouts=None, collusion=None) -> tuple[int, int, int]:
+    """``(count, dropouts, collusion)`` of a round the operator invites to, checked (one line naming the parameter):
+    ``count`` in [3, :data:`MAX_COUNT`], ``dropouts`` in [0, count) (default a tenth), ``collusion`` 0 or more
+    (default :func:`~dptopic.protocol.secure_sum.default_collusion`). Shared by a single round's layout and a round in
+    cohorts' (:func:`~dptopic.protocol.cohort_enrollment.cohort_layout`)."""
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ParameterError("invalid {count=}: an integer.", "count", count)
+    if not 3 <= count <= MAX_COUNT:
+        raise ParameterError("invalid {count=}: an integer in [3, {most}] (one invitation per contributor).", "count",
+                             count, most=MAX_COUNT)
+    dropouts = count // 10 if dropouts is None else dropouts
+    if isinstance(dropouts, bool) or not isinstance(dropouts, int) or not 0 <= dropouts < count:
+        raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", dropouts, n=count)
+    collusion = default_collusion(count) if collusion is None else collusion
+    if isinstance(collusion, bool) or not isinstance(collusion, int) or collusion < 0:
+        raise ParameterError("invalid {collusion=}: an integer, 0 or more.", "collusion", collusion)
+    return count, dropouts, collusion
+
+
+def round_layout(count: int, dropouts: int | None = None, collusion: int | None = None) -> dict:
+    """The layout a single round's invitations pin (:data:`LAYOUT_KEYS`; defaults as :func:`checked_counts`), refused
+    in one line when no round of that size can carry it: no honest noise share besides the protected person's own
+    (``count - dropouts - collusion - 1 < 1``), or no neighbour graph that survives the dropouts
+    (:func:`~dptopic.protocol.secure_sum.plan_degree`): the server would refuse the same plan."""
+    count, dropouts, collusion = checked_counts(count, dropouts, collusion)
+    if count - dropouts - collusion - 1 < 1:
+        raise ParameterError("{dropouts=} and {collusion=} with {n} contributors leave no honest noise share besides"
+                             " the protected person's own: lower them (their sum at most {most}).", "dropouts",
+                             dropouts, values={"collusion": collusion}, n=count, most=count - 2)
+    plan_degree(count, dropouts, collusion)
+    return {"count": count, "dropouts": dropouts, "collusion": collusion}
+
+
+def layout_of(plan) -> dict:
+    """The layout (:data:`LAYOUT_KEYS`) of a :class:`~dptopic.protocol.secure_sum.SecureSumPlan`: what a server's
+    plan is compared with."""
+    return {"count": int(plan.n), "dropouts": int(plan.dropouts), "collusion": int(plan.collusion)}
+
+
+def layout_difference(stated: dict, pinned: dict, template: str = "{key} {stated} (accepted: {pinned})") -> str:
+    """The keys of ``pinned`` (a layout: a single round's, or a round in cohorts') on which ``stated`` differs, each
+    written by ``template`` (``{key}``, ``{stated}``, ``{pinned}``) and joined by commas; ``""`` when they agree. What
+    a contributor (of a single round or a round in cohorts) and a server say when a plan is not the one the
+    invitations pin."""
+    return ", ".join(template.format(key=k, stated=stated.get(k), pinned=pinned[k]) for k in pinned
+                     if stated.get(k) != pinned[k])
+
+
+def _checked_layout(doc, where: str) -> dict:
+    """A single round's layout as a file states it, checked: exactly :data:`LAYOUT_KEYS`, integers, one a round can
+    carry (:func:`round_layout`)."""
+    if not (isinstance(doc, dict) and set(doc) == set(LAYOUT_KEYS)
+            and all(isinstance(doc[k], int) and not isinstance(doc[k], bool) for k in LAYOUT_KEYS)):
+        raise DPTopicError(f"{where}'s plan (layout) is malformed: count, dropouts and collusion, integers.")
+    try:
+        return round_layout(**doc)
+    except DPTopicError as e:
+        raise DPTopicError(f"{where}'s plan (layout) is refused: {' '.join(str(e).split())}") from None
 
 
 def directory_message(round_id: str, members: dict) -> bytes:
@@ -149,17 +236,19 @@ def contributor_ids(count: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(1, count + 1)]
 
 
-def make_invitations(key, count: int, out, round_id: str | None = None, committee: bool = False) -> dict:
+def make_invitations(key, count: int, out, round_id: str | None = None, committee: bool = False,
+                     dropouts: int | None = None, collusion: int | None = None) -> dict:
     """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
-    ``key`` (created if missing); returns ``{"round_id", "count", "directory", "invitations", "key_created"}``.
-    ``round_id``: the round's name (default: random). ``committee``: the round runs in committee mode
-    (:mod:`dptopic.protocol.secure_committee`); each invitation says so, so that a contributor's first request is
-    its keys (3 requests in all) instead of the configuration."""
+    ``key`` (created if missing); returns ``{"round_id", "count", "layout", "directory", "invitations",
+    "key_created"}``. ``round_id``: the round's name (default: random). ``committee``: the round runs in committee
+    mode (:mod:`dptopic.protocol.secure_committee`); each invitation says so, and a contributor takes part in that
+    mode only (the configuration, then the committee mode's 3 requests). ``dropouts`` (F, default a tenth) and
+    ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.default_collusion`): the operator's plan, pinned in
+    every invitation and the directory (module note, :func:`round_layout`): the server must serve that plan and
+    mode, and each contributor refuses one that states others."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
-    if isinstance(count, bool) or not isinstance(count, int) or not 3 <= count <= MAX_COUNT:
-        raise ParameterError("invalid {count=}: an integer in [3, {most}] (one invitation per contributor).", "count",
-                             count, most=MAX_COUNT)
+    layout = round_layout(count, dropouts, collusion)
     round_id = os.urandom(8).hex() if round_id is None else round_id
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id):
         raise ParameterError("invalid {round_id=}: 1-64 of A-Z a-z 0-9 _ -.", "round_id", round_id)
@@ -176,15 +265,16 @@ def make_invitations(key, count: int, out, round_id: str | None = None, committe
     members = {i: signing_public(k).hex() for i, k in keys.items()}
     enrollment = signing_public(private).hex()
     directory = {"format": DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id, "enrollment_key": enrollment,
-                 "members": members, "signature": sign(private, directory_message(round_id, members))}
+                 "members": members, "signature": sign(private, directory_message(round_id, members)),
+                 "layout": layout, "committee": committee}
     with writing_folder(out, "out"):
         atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
         for i, k in keys.items():
             _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
                                                         "round_id": round_id, "contributor": i, "count": count,
                                                         "signing_key": k.hex(), "enrollment_key": enrollment,
-                                                        **({"committee": True} if committee else {})})
-    return {"round_id": round_id, "count": count, "directory": str(out / "directory.json"),
+                                                        "layout": layout, "committee": committee})
+    return {"round_id": round_id, "count": count, "layout": layout, "directory": str(out / "directory.json"),
             "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
 
 
@@ -223,6 +313,11 @@ def check_directory(doc, enrollment_key: str | None = None, where: str = "the di
         if len(_CHECKED) >= 4:
             _CHECKED.clear()
         _CHECKED[seen] = True
+    if "layout" in doc and _checked_layout(doc["layout"], where)["count"] != len(members):
+        raise DPTopicError(f"{where}'s plan (layout) is for {doc['layout']['count']} contributors, but it lists"
+                           f" {len(members)}.")
+    if not isinstance(doc.get("committee", False), bool):
+        raise DPTopicError(f"{where}'s committee is not true or false.")
     return doc
 
 
@@ -233,8 +328,9 @@ def read_directory(path) -> dict:
 
 def read_invitation(path) -> dict:
     """The invitation file at ``path``, checked: ``{"round_id", "contributor", "count", "signing_key": bytes,
-    "enrollment_key": hex, "committee": bool, "path"}`` (``committee``: the operator invited to a committee-mode
-    round; absent in the file means False)."""
+    "enrollment_key": hex, "committee": bool, "layout", "path"}`` (``committee``: the operator invited to a
+    committee-mode round; absent in the file means False. ``layout``: the operator's plan it pins, :data:`LAYOUT_KEYS`;
+    None in an invitation to a round in cohorts, whose layout is its cohort part's, or of an older dptopic)."""
     doc = _read(path, "invitation")
     rid, who, count, key, enroll = (doc.get(k) for k in ("round_id", "contributor", "count", "signing_key",
                                                           "enrollment_key"))
@@ -245,8 +341,13 @@ def read_invitation(path) -> dict:
             and isinstance(doc.get("committee", False), bool)):
         raise DPTopicError(f"{path} is not a secure-sum invitation (the round's operator writes them with dptopic"
                            " secure-sum invite).")
+    layout = doc.get("layout")
+    if layout is not None and _checked_layout(layout, str(path))["count"] != count:
+        raise DPTopicError(f"{path}'s plan (layout) is for {layout['count']} contributors, its count {count}: ask the"
+                           " round's operator for a new invitation.")
     return {"round_id": rid, "contributor": who, "count": count, "signing_key": bytes.fromhex(key),
-            "enrollment_key": enroll, "committee": doc.get("committee", False), "path": str(path)}
+            "enrollment_key": enroll, "committee": doc.get("committee", False), "layout": layout,
+            "path": str(path)}
 
 
 def read_invitations(folder) -> list[dict]:

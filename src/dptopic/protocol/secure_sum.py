@@ -9,7 +9,9 @@ unmasks. This module holds what both agree on: the plan, the graph, the signed m
 signs the list of their public keys (the *directory*) with an enrollment key the server never holds. A contributor
 gets its invitation (its id, its signing key and the enrollment key's public half) from the operator, and checks the
 directory the server shows against that key: the roster can hold only the directory's N ids, each speaking with its
-own key, so no one can join without an invitation and the server cannot forge a member.
+own key, so no one can join without an invitation and the server cannot forge a member. The invitation also pins the
+operator's plan (N, F, ``t``: the degree and threshold follow from them) and the mode, which the contributor
+requires of the server's.
 
 **Steps** (one state of the round each; every message signed with the sender's invitation key):
 
@@ -32,20 +34,33 @@ own key, so no one can join without an invitation and the server cannot forge a 
    of a neighbour that uploaded, of ``s_p`` of one that did not, never both (:class:`RevealLog`). The server
    reconstructs each seed (checked against its commitment), removes the masks and reads the sum.
 
-**Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most):
+**Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most; degree ``d`` (even) on
+a ring, ``T = d/2 + t + 1``): the contributor's checks (:mod:`dptopic.contributor.secure_sum`) rest on four facts.
 
-- Degree ``d`` (even) on a ring, ``T = d/2 + t + 1``. The server holds both ``b_p`` and ``s_p`` of a contributor
-  ``u`` only with ``T`` shares of each from ``u``'s ``d`` neighbours; its ``c <= t`` colluders give both, each honest
-  neighbour one (:class:`RevealLog`), and ``2 (T - c) > d - c``: it never holds both, whatever views it shows (the
-  split-views attack). On top of that, two conflicting views cannot both gather ``T`` signatures among one
-  contributor's neighbours (``2T - t > d``): a server that shows a neighbourhood two views is caught there and the
-  round fails with nothing revealed.
-- Each honest survivor has more than ``d/2`` honest survivors among its neighbours (``T - t``). On a ring of degree
-  ``d`` such a set cannot be cut in two: a gap of ``d/2`` positions would leave the next member with at most ``d/2``
-  neighbours inside, and any honest survivor on the other side lies within ``d/2`` of the first. So the uploads
-  whose masks the server can remove are those of all honest survivors together: it learns their sum, no smaller one
-  (the members-of-one and dropped-neighbours attacks).
-- The noise is calibrated for the ``N - F - t - 1`` honest shares besides the protected person's own.
+- Fewer than ``T`` shares of a seed reveal nothing of it, and ``T > t``.
+- One secret of each neighbour, never both (:class:`RevealLog`; a contributor signs one set per step and answers
+  once, for that set): each honest neighbour of ``u`` gives the server at most one of ``u``'s two secrets' shares,
+  its ``c <= t`` colluding neighbours both, and ``2 (T - c) > d - c``: the server never holds both ``b_p`` and
+  ``s_p`` of anyone, whatever views it shows (the split-views attack).
+- The set a contributor acts on is its own neighbourhood's: it reveals only after ``T`` valid signatures over its
+  own set from its own neighbours, honest contributors sign one set per step, and ``2 T - t > d``, so no two sets
+  gather ``T`` signatures among one contributor's neighbours; two contributors that act on different sets are more
+  than ``t + 2`` places apart on the ring. Signatures from anyone else count for nothing (a server can gather them
+  for any set).
+- Enough uploaded neighbours: a contributor reveals a neighbour's ``b_p`` share only if the set counts ``T`` of that
+  neighbour's neighbours as uploaded (more than ``d/2`` honest ones, ``T - t``), and its own upload, members and set
+  hold ``T`` of its own. On a ring, honest survivors with that many honest neighbours cannot be cut in two: a gap of
+  ``d/2`` positions would leave the next member with at most ``d/2`` neighbours inside, and any honest survivor on
+  the other side lies within ``d/2`` of the first. So in one set the uploads whose masks the server can remove are
+  those of all honest survivors together: it learns their sum, no smaller one (the members-of-one and
+  dropped-neighbours attacks).
+
+To read ``u`` alone the server needs ``b_p`` (``T`` of ``u``'s neighbours acting on sets that hold ``u``) and the
+pairwise key of each neighbour ``u`` masked with (``T`` of that neighbour's neighbours acting on sets without it),
+while neighbours close on the ring act on one set. ``tests/privacy/test_secure_sum_checks_adversary.py`` searches
+what a server lying to each contributor differently can read against every target of one to three neighbours, and
+disables each check in turn; ``tests/protocol/test_secure_sum.py`` checks the two bounds on plans. The noise is
+calibrated for the ``N - F - t - 1`` honest shares besides the protected person's own.
 
 Fewer than ``T`` of a contributor's neighbours learn nothing of its seeds; the plan chooses ``d`` so that a round
 with ``F`` contributors dropping at random still unmasks (:meth:`SecureSumPlan.degree`), and refuses a plan that
@@ -652,6 +667,29 @@ def unmask_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph
     return from_ring(y, bits)
 
 
+def plan_degree(n: int, dropouts: int, collusion: int) -> int:
+    """Neighbours per contributor of a round of ``n`` with ``dropouts`` dropping out and ``collusion`` colluders: the
+    smallest even degree (at least ``2 t + 2``) whose threshold survives ``dropouts`` random dropouts
+    (:data:`LIVENESS_TARGET`), or everyone else; refused (one line) when even everyone else cannot. Memoised."""
+    key = ("degree", int(n), int(dropouts), int(collusion))
+    if key not in _PLAN_MEMO:
+        n, F, t = key[1:]
+        d = 2 * t + 2
+        while d < n - 1 and neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+            d += 2
+        if d >= n - 1:
+            d = n - 1
+            if threshold_of(d, t) > d or neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
+                most = max(0, d - threshold_of(d, t))
+                raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no neighbour graph"
+                                     " survives it (each contributor needs {need} of its {d} neighbours, so at"
+                                     " most {most} may drop out): lower {dropouts} or {collusion}, or enroll more"
+                                     " contributors.", "dropouts", F, values={"collusion": t}, n=n,
+                                     need=threshold_of(d, t), d=d, most=most)
+        _PLAN_MEMO[key] = d
+    return _PLAN_MEMO[key]
+
+
 # ----------------------------------------------------------------------------- the noise plan
 RANKING_RATIO = 3.0     # the ranking release's noise over the co-occurrence release's, as the user unit's default
 MAX_WORDS = 2000        # the co-occurrence release's words at most (n_words="auto"'s bound)
@@ -810,25 +848,8 @@ class SecureSumPlan:
 
     @property
     def degree(self) -> int:
-        """Neighbours per contributor: the smallest even degree (at least ``2 t + 2``) whose threshold survives
-        ``dropouts`` random dropouts, or everyone else; refused (one line) when even everyone else cannot."""
-        key = ("degree", self.n, self.dropouts, self.collusion)
-        if key not in _PLAN_MEMO:
-            n, F, t = int(self.n), int(self.dropouts), int(self.collusion)
-            d = 2 * t + 2
-            while d < n - 1 and neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
-                d += 2
-            if d >= n - 1:
-                d = n - 1
-                if threshold_of(d, t) > d or neighbours_short(n, F, d, threshold_of(d, t)) > LIVENESS_TARGET:
-                    most = max(0, d - threshold_of(d, t))
-                    raise ParameterError("{dropouts=} with {collusion=} among {n} contributors: no neighbour graph"
-                                         " survives it (each contributor needs {need} of its {d} neighbours, so at"
-                                         " most {most} may drop out): lower {dropouts} or {collusion}, or enroll more"
-                                         " contributors.", "dropouts", F, values={"collusion": t}, n=n,
-                                         need=threshold_of(d, t), d=d, most=most)
-            _PLAN_MEMO[key] = d
-        return _PLAN_MEMO[key]
+        """Neighbours per contributor (:func:`plan_degree` of ``n``, ``dropouts`` and ``collusion``)."""
+        return plan_degree(int(self.n), int(self.dropouts), int(self.collusion))
 
     @property
     def threshold(self) -> int:

@@ -258,7 +258,8 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
 
     notes = ". ".join(x for x in (estimated_note(model), placed_note(model)) if x) or None   # which words, what '*' is
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,
-                         topics=model.topic_words(top, weights=True), evaluation=evaluation, audit=audit,
+                         topics=model.topic_words(top, weights=True, mark_placed=True), evaluation=evaluation,
+                         audit=audit,
                          roc_png=roc_png, source=source, background=[k for k, b in enumerate(background) if b],
                          supported=supported, show_unsupported=show_unsupported,
                          words_ranking=ranking_text(word_ranking(model)), words_note=notes,

@@ -217,11 +217,36 @@ def placed_note(model) -> str | None:
             " vectors alone, no private data (post-processing: inside the guarantee, no budget spent)")
 
 
+def _placed_mark() -> str:
+    from ..models.base import PLACED_MARK  # start-up: the estimators' base loads numpy and numba
+
+    return PLACED_MARK
+
+
+def estimated_counts(model, topics) -> list | None:
+    """For each topic's listed words (``topics``, as ``topic_words`` returns them), how many the release estimated
+    rather than public word vectors placed (:meth:`~dptopic.models.base.TopicModel.placed_words`); None for a model
+    whose vectors placed no word."""
+    placed = model.placed_words() if callable(getattr(model, "placed_words", None)) else None
+    if placed is None:
+        return None
+    index = model.vocabulary_.get
+    return [sum(not placed[k, index(w)] for w in t) for k, t in enumerate(topics)]
+
+
+def estimated_count_text(estimated: int, shown: int) -> str:
+    """``"3 of 10 words estimated"``: how many of a topic's listed words its release estimated, said on each topic
+    line where public word vectors placed some (the others are marked)."""
+    return f"{estimated} of {shown} word{'' if shown == 1 else 's'} estimated"
+
+
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
                  hint="show_unsupported=True shows their words"):
     """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
     stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
-    (``hint`` says how to show them)."""
+    (``hint`` says how to show them). A word public word vectors placed is marked (:data:`~dptopic.models.base.
+    PLACED_MARK`), and a topic that lists some says how many of its words the release estimated
+    (:func:`estimated_count_text`): its support was decided on those."""
     console = console or make_console()
     from rich.table import Table  # rich: loaded only to print
 
@@ -234,7 +259,8 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     t.add_column("topic", justify="right")
     t.add_column("words")
     hidden = []
-    for k, words in enumerate(model.topic_words(n)):
+    counts = estimated_counts(model, model.topic_words(n))
+    for k, words in enumerate(model.topic_words(n, mark_placed=True)):
         if max_topics is not None and k >= max_topics:
             break
         below = supported is not None and not supported[k]
@@ -242,7 +268,8 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
             hidden.append(k)
             continue
         label = str(k) + (" (background)" if background[k] else "") + (" (below the noise)" if below else "")
-        t.add_row(label, " ".join(words))
+        placed = counts is not None and counts[k] < len(words)
+        t.add_row(label, " ".join(words) + (f"  ({estimated_count_text(counts[k], len(words))})" if placed else ""))
     if t.row_count:
         print_table(console, t)
     note = estimated_note(model)
@@ -254,6 +281,10 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     if supported is None:
         return
     console.print(support_summary(supported))
+    if counts is not None and any(supported[k] and counts[k] < n for k in range(len(counts))):
+        console.print(f"a topic stands above the noise by the words its release estimated (counted on its line); the"
+                      f" words marked '{_placed_mark()}' are the public vectors' reading beside them, no part of that"
+                      " test", markup=False, highlight=False)
     below = [k for k in range(len(supported)) if not supported[k]]
     if below:
         names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)

@@ -40,6 +40,7 @@ from ..corpus import Vocabulary
 from ..errors import DPTopicError, ParameterError, ParameterText
 from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
 from ..protocol.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
+from ..protocol.enrollment import layout_difference
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
 from .lifespan import frozen_lifespan
@@ -86,8 +87,7 @@ class CohortSumConfig:
         self.directory = check_cohort_directory(self.directory, where="the config's directory")
         layout, want = self.directory["layout"], plan_layout(self.plan)
         if layout != want:
-            diff = ", ".join(f"{k} {layout[k]} in the invitations, {want[k]} in the plan" for k in want
-                             if layout[k] != want[k])
+            diff = layout_difference(want, layout, "{key} {pinned} in the invitations, {stated} in the plan")
             raise ParameterError("{directory} was written for another layout of the round: {diff}; start the server"
                                  " with the invitations' settings, or invite again.", "directory", diff=diff)
         self._path = self._sqlite_path(self.database)

@@ -50,6 +50,7 @@ from .secure_sum import (
     _json,
     _open_engine,
     _phase,
+    check_directory_plan,
     check_signed,
     hold_round_lock,
     late_registration,
@@ -87,6 +88,7 @@ class CommitteeRound:
         self.members = self.directory["members"]
         if len(self.members) != plan.n:
             raise DPTopicError(f"the directory lists {len(self.members)} contributors, the plan {plan.n}.")
+        check_directory_plan(self.directory, plan)      # the plan and mode its invitations name
         self.vocabulary, self.n_topics = list(vocabulary), int(n_topics)
         self.ledger, self.ledger_dataset = ledger, ledger_dataset
         self._debit = None          # the round's release id on the dataset ledger, once charged
@@ -484,6 +486,10 @@ class StoredCommitteeRound(CommitteeRound):
                 if self.shared:     # server processes starting together: one creates the tables
                     hold_round_lock(conn, self._lock_name)
                 found = inspect(conn)
+                if "secure_round" in found.get_table_names():      # a round restarts in the mode it was stored in
+                    raise DPTopicError(f"{safe_url(database)} holds a secure-sum round without a committee: restart"
+                                       " the server without the committee mode, as it was started, or give a new"
+                                       " database.")
                 if "committee_keys" in found.get_table_names() and "seq" not in {
                         c["name"] for c in found.get_columns("committee_keys")}:
                     raise DPTopicError(f"{safe_url(database)} holds a committee round stored by an earlier version of"

@@ -90,7 +90,7 @@ from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
 from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
 from ..protocol import secure_sum as ss
-from ..protocol.enrollment import check_directory
+from ..protocol.enrollment import check_directory, layout_difference, layout_of
 from .http import unrouted
 from .ledger import charge_secure_round
 from .lifespan import frozen_lifespan
@@ -246,6 +246,7 @@ class SecureSumConfig:
                                  listed=len(self.directory["members"]), n=self.plan.n,
                                  flag_template="{directory} lists {listed} invited contributors, but the round takes"
                                                " {n} ({min_contributors}): give the same number, or invite again.")
+        check_directory_plan(self.directory, self.plan)
         need = self.plan.upload_bytes(max(self.plan.dims)) + 64
         if self.max_body_bytes < need:
             raise ParameterError("{max_body_bytes=} is below the largest secure-sum upload here ({need} bytes): raise"
@@ -255,6 +256,24 @@ class SecureSumConfig:
     def round_id(self) -> str:
         """The round's id: the operator's, from the directory."""
         return self.directory["round_id"]
+
+
+def check_directory_plan(directory: dict, plan: ss.SecureSumPlan) -> None:
+    """The plan and mode a single round's ``directory`` names (:mod:`dptopic.protocol.enrollment`'s note) against the
+    ``plan`` a server is started with; one line otherwise (the contributors' invitations would refuse it). A
+    directory that names neither (a round in cohorts' round, each checked against the cohort directory's layout) is
+    not checked here."""
+    named = directory.get("committee")
+    if named is not None and bool(named) != bool(plan.committee):
+        raise ParameterError("{directory} names a " + ("committee round: serve it in the committee mode"
+                             if named else "round without a committee: serve it without the committee mode")
+                             + " (the mode its invitations name), or invite again.", "directory")
+    layout = directory.get("layout")
+    diff = "" if layout is None else layout_difference(layout_of(plan), layout,
+                                                         "{key} {pinned} in the invitations, {stated} in the plan")
+    if diff:
+        raise ParameterError("{directory} was written for another plan of the round: {diff}; start the server with"
+                             " the invitations' plan, or invite again.", "directory", diff=diff)
 
 
 def _hold_sqlite(path: Path) -> None:
@@ -360,6 +379,10 @@ class SecureRound:
             self.engine = _open_engine(cfg.database, cfg.schema)
             self.shared = self.engine.dialect.name != "sqlite"      # several server processes may share the round
             found = set(inspect(self.engine).get_table_names())
+            if "committee_round" in found and not cfg.allow_foreign_tables:     # a round restarts in its mode
+                raise ParameterError("{database=} holds a committee-mode round: restart the server in the committee"
+                                     " mode, as it was started, or give a new database.", "database",
+                                     safe_url(cfg.database))
             foreign = sorted(found - set(meta.tables))
             if foreign and not cfg.allow_foreign_tables:
                 tables = f"{', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}"

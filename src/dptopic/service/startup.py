@@ -297,7 +297,7 @@ def kept_settings_warning(kept, names=None) -> str | None:
 def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None,
                         cohort_size: int | None = None, max_words: int | None = None, committee=None,
-                        **others) -> dict:
+                        directory: dict | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
     ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
@@ -308,7 +308,10 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     :class:`~dptopic.service.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in the whole
     round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`: "auto", a size, or None/0
     for none), of a single round, served by :func:`~dptopic.service.secure_committee.create_committee_app`, or of
-    each cohort (:class:`~dptopic.protocol.cohorts.CohortPlan`'s ``committee``).
+    each cohort (:class:`~dptopic.protocol.cohorts.CohortPlan`'s ``committee``). ``directory``: a single round's
+    directory (:func:`~dptopic.protocol.enrollment.read_directory`'s), which names the operator's plan and mode
+    (:func:`directory_plan`): ``dropout_tolerance`` and ``collusion`` default to its, and a plan or a mode other than
+    it names is refused.
     ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
@@ -326,6 +329,10 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
             raise ParameterError("{parameter} is not for a secure sum: drop it.", name, others[name],
                                  flag_template="{parameter} is not for {report_kind=}: drop it.",
                                  values={"report_kind": "secure-sum"})
+    if directory is not None and cohort_size is None:
+        pinned = directory_plan(directory, committee)
+        dropout_tolerance = pinned["dropouts"] if dropout_tolerance is None else dropout_tolerance
+        collusion = pinned["collusion"] if collusion is None else collusion
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
     if cohort_size is not None:
         from ..protocol.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
@@ -343,7 +350,35 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         raise ParameterError("{max_body_bytes=} cannot hold the round's largest upload ({need} bytes, the"
                              " co-occurrence triangle over {words} words): raise it, or leave it out.",
                              "max_body_bytes", max_body_bytes, need=need, words=plan_of_upload.max_kept_words)
+    if directory is not None and cohort_size is None:
+        for name, value in (("dropouts", plan.dropouts), ("collusion", plan.collusion)):
+            if value != pinned[name]:
+                raise ParameterError("{" + name + "=} differs from the {pinned} the invitations pin ({directory}):"
+                                     " leave it out (the server takes the invitations'), or invite again.", name,
+                                     value, pinned=pinned[name], others=("directory",))
     return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": need if max_body_bytes is None else max_body_bytes}
+
+
+def directory_plan(directory: dict, committee=None) -> dict:
+    """The operator's plan a single round's ``directory`` names (its layout,
+    :data:`~dptopic.protocol.enrollment.LAYOUT_KEYS`), once the mode a server is started in (``committee``: None or
+    0 for none, else "auto" or a size) is the one it names; one line saying what to do otherwise, before anything is
+    served or stored: a server does not start a round its contributors' invitations would refuse."""
+    named = bool(directory.get("committee", False))
+    if bool(committee) != named:
+        if named:
+            raise ParameterError("{directory} names a committee round (the operator invited with the committee mode):"
+                                 " serve it with {committee}='auto' (or a size).", "directory",
+                                 others=("committee",), flag_template="{directory} names a committee round (the"
+                                 " operator invited with the committee mode): serve it with {committee} auto (or a"
+                                 " size).")
+        raise ParameterError("{directory} names a round without a committee: drop {committee}, or invite again with"
+                             " the committee mode.", "directory", others=("committee",))
+    layout = directory.get("layout")
+    if layout is None:
+        raise ParameterError("{directory} names no plan (its round's dropouts and collusion: a directory of an older"
+                             " dptopic): invite again, and hand the contributors their new invitations.", "directory")
+    return layout
 
 
 def banner(cfg, url: str) -> str:
