@@ -3,19 +3,26 @@ more white space per JSON line, the same records as CSV, one document dropped), 
 documents it holds, through the command line and through Python; and the same documents get the same dataset from
 both front doors."""
 import csv
+import hashlib
 import json
 import random
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dptopic
+from dptopic.corpus import Corpus
+from dptopic.corpus.identity import SKETCH_PARAMS
+from dptopic.corpus.ledger_documents import documents_of
 from dptopic.corpus.readers import read_corpus
 from dptopic.dataset_ledger.ledger import DatasetLedger
+from dptopic.dataset_ledger.people import ID_LINK_PARAMS, components, document_links, id_links
 from dptopic.errors import BudgetExceededError
 from dptopic.models import DocDPCooccurrence
-from helpers import run_dptopic
+from helpers import FAST, run_dptopic
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 CAP = 1.2           # one release at epsilon 1 fits; a second (1.47 by PLD) does not
@@ -178,3 +185,141 @@ def test_a_ledger_whose_document_rows_were_edited_is_refused_before_anything_is_
     r = run_dptopic(*_user_run(files, L, tmp_path / "again"))
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "again").exists() and L.read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------------ invariance (no SQL)
+# For every transformation under which the trainer's input is unchanged, the documents' identities match the
+# original's (dataset_ledger/people.document_links over the original and the copy, docs/research/identity.md); one
+# word edited per document still links through the sketch, and ids renamed one to one or hashed link to the originals.
+VOCAB = [f"{a}{b}" for a in ("river", "stone", "cloud", "ember", "frost", "grove", "harbor", "lantern")
+         for b in ("a", "o", "en", "ar", "is", "um")]          # 48 words of the trainer's vocabulary
+KEYS = ("digests", "bags", "read_bags", "bands", "signatures")
+
+document = st.lists(st.sampled_from(VOCAB), min_size=SKETCH_PARAMS["min_tokens"], max_size=40)
+corpora = st.lists(document, min_size=2, max_size=12)
+
+
+def _read(texts, vocabulary=VOCAB):
+    """The texts as a trainer with a given vocabulary (or every word: None) reads them, and their documents as the
+    ledger knows them."""
+    return documents_of(Corpus.from_texts(texts, vocabulary=vocabulary, max_vocab=None, drop_empty=False))
+
+
+def _joined(a, b) -> np.ndarray:
+    """For each document of ``a``, the group the rules put it in, and the same for ``b`` (one array, a then b)."""
+    fields = {k: np.concatenate([getattr(a, k), getattr(b, k)]) for k in KEYS}
+    return components(len(fields["digests"]), document_links(**fields))
+
+
+def _same_documents(original, copy, order=None) -> bool:
+    n = len(original.digests)
+    g = _joined(original, copy)
+    order = np.arange(n) if order is None else np.asarray(order)
+    return bool(np.all(g[order] == g[n:]))
+
+
+def _upper(t, rng):
+    return t.upper()
+
+
+def _punctuated(t, rng):
+    return " ".join(w + rng.choice([",", ";", "!", "?", ".", ":"]) for w in t.split())
+
+
+def _stop_words(t, rng):
+    return " ".join(f"the {w} of" for w in t.split())
+
+
+def _out_of_vocabulary(t, rng):
+    return f"{t} zyzzyvas quokkaish"
+
+
+def _zero_width(t, rng):
+    return "\u200b".join(t.split(" ")) + "\u200b\ufeff"
+
+
+def _url(t, rng):
+    return f"{t} https://example.org/{rng.integers(1000)} www.example.com/x"
+
+
+def _one_letter_words(t, rng):
+    return f"a {t} x"
+
+
+def _reversed(t, rng):
+    return " ".join(t.split()[::-1])
+
+
+TRANSFORMS = [_upper, _punctuated, _stop_words, _out_of_vocabulary, _zero_width, _url, _one_letter_words, _reversed]
+
+
+@FAST
+@given(docs=corpora, seed=st.integers(0, 2**16))
+def test_a_rewrite_the_trainer_cannot_see_keeps_every_identity(docs, seed):
+    texts = [" ".join(d) for d in docs]
+    original = _read(texts)
+    for transform in TRANSFORMS:
+        rng = np.random.default_rng(seed)
+        copy = _read([transform(t, rng) for t in texts])
+        assert _same_documents(original, copy), transform.__name__
+
+
+@FAST
+@given(docs=corpora, seed=st.integers(0, 2**16))
+def test_line_order_and_file_format_keep_every_identity(tmp_path_factory, docs, seed):
+    texts = [" ".join(d) for d in docs]
+    original = _read(texts)
+    order = np.random.default_rng(seed).permutation(len(texts))
+    assert _same_documents(original, _read([texts[i] for i in order]), order)
+    d = tmp_path_factory.mktemp("formats")
+    (d / "t.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    with open(d / "t.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["text"]] + [[t] for t in texts])
+    for name in ("t.jsonl", "t.csv"):
+        assert _same_documents(original, documents_of(read_corpus(d / name, vocabulary=VOCAB))), name
+    counts = Corpus.from_texts(texts, vocabulary=VOCAB, drop_empty=False)
+    X = counts.to_bow()
+    X.feature_names = VOCAB
+    assert _same_documents(original, documents_of(X))       # the same counts as a matrix (a UCI file's)
+
+
+def _edited(doc, rng):
+    doc = list(doc)
+    doc[int(rng.integers(len(doc)))] = "editedword"
+    return doc
+
+
+@FAST
+@given(docs=corpora, seed=st.integers(0, 2**16))
+def test_one_word_edited_per_document_links_through_the_sketch(docs, seed):
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(d) for d in docs]
+    assert _same_documents(_read(texts), _read([" ".join(_edited(d, rng)) for d in docs]))
+
+
+people = st.lists(st.lists(st.lists(st.sampled_from(VOCAB), min_size=SKETCH_PARAMS["min_tokens"], max_size=30),
+                           min_size=ID_LINK_PARAMS["min_shared"], max_size=6), min_size=2, max_size=6)
+
+
+def _tags(p: int, j: int) -> list[str]:
+    """Fifteen words of document ``j`` of person ``p`` alone (letters only): two documents of different people share
+    at most half their tokens, and are never one document."""
+    return ["tag" + chr(97 + p) + chr(97 + j) + chr(97 + k) for k in range(15)]
+
+
+@FAST
+@given(people=people, seed=st.integers(0, 2**16), hashed=st.booleans())
+def test_ids_renamed_or_hashed_with_one_word_edited_link_to_the_originals(people, seed, hashed):
+    rng = np.random.default_rng(seed)
+    docs = [(f"person{p}@example.org", d + _tags(p, j)) for p, ds in enumerate(people) for j, d in enumerate(ds)]
+    ids = [i for i, _ in docs]
+    rename = {i: (hashlib.sha256(i.encode()).hexdigest()[:16] if hashed else f"renamed{k}")
+              for k, i in enumerate(sorted(set(ids)))}
+    a = _read([" ".join(d) for _, d in docs], None)          # every word read (the tags too: no two bags alike)
+    b = _read([" ".join(_edited(d, rng)) for _, d in docs], None)
+    names = sorted(set(ids)) + sorted(set(rename.values()))
+    code = {n: k for k, n in enumerate(names)}
+    persons = np.array([code[i] for i in ids] + [code[rename[i]] for i in ids])
+    links = id_links(persons, _joined(a, b), np.concatenate([a.lengths, b.lengths]))
+    linked = {tuple(sorted((names[x], names[y]))) for x, y, *_ in links.tolist()}
+    assert linked == {tuple(sorted((i, rename[i]))) for i in set(ids)}      # each person to their copy, no one else

@@ -29,7 +29,8 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from . import records
-from .identity import mix64, text_digests, token_digests
+from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
+from .identity import token_keys as keys_of_tokens
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     Preprocessor,
@@ -388,10 +389,14 @@ class Corpus:
     content_keys : optional per-document digest of its text as read (:mod:`dptopic.corpus.identity`; the readers
         of text set it), by which the dataset ledger knows a document; without it the ledger knows each document by
         its bag of words.
+    token_keys : optional :class:`~dptopic.corpus.identity.TokenKeys`, one row per document: its token bag before
+        the vocabulary's cut, its sketch and its length, taken in the pass that read it (the readers of text set it),
+        by which the ledger also knows it (docs/research/identity.md).
     """
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
-                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None):
+                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None,
+                 token_keys=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -409,6 +414,9 @@ class Corpus:
                 raise DPTopicError(f"content_keys must hold one 64-bit digest per document ({self.n_docs}), not an"
                                    f" array of shape {keys.shape}.")
             self.content_keys = keys.astype(np.uint64, copy=False)
+        if token_keys is not None and (not isinstance(token_keys, TokenKeys) or len(token_keys) != self.n_docs):
+            raise DPTopicError(f"token_keys must be TokenKeys of one row per document ({self.n_docs}).")
+        self.token_keys = token_keys
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -522,7 +530,7 @@ class Corpus:
                                 np.int64, count=tok.n_words)
             return cls._from_bags(bags, tok, texts, labels, doc_ids, vocabulary, max_vocab, min_df, max_df,
                                   drop_empty, reading=None, user_ids=user_ids, content_keys=text_digests(texts),
-                                  remap=remap)
+                                  remap=remap, token_keys=keys_of_tokens(bags.ptr, bags.ids, tok.words))
         if not isinstance(keep_urls, (bool, np.bool_)):
             raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
                                " addresses and @handles) or False (drop them, the default).")
@@ -530,12 +538,18 @@ class Corpus:
                            lowercase=bool(lowercase), keep_urls=bool(keep_urls))
         if vocabulary is not None:
             warn_unreachable_words(vocabulary.words, pre)
-        tok = Tokenizer(pre, vocabulary=vocabulary)
+        # every token read, a given vocabulary's words first: the token bags before its cut are the ledger's keys
+        tok = Tokenizer(pre, vocabulary=vocabulary, grow=True)
         bags = _read_all(tok, texts)
+        remap = None
+        if vocabulary is not None:          # the cut to the given vocabulary: its words are the table's first
+            remap = np.arange(tok.n_words, dtype=np.int64)
+            remap[len(vocabulary):] = -1
         return cls._from_bags(bags, tok, texts, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                               reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
                                                  min_length, bool(keep_urls)), user_ids=user_ids,
-                              content_keys=text_digests(texts))
+                              content_keys=text_digests(texts), remap=remap,
+                              token_keys=keys_of_tokens(bags.ptr, bags.ids, tok.words))
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -563,11 +577,11 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
         return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                                     content_keys=token_digests(docs))
+                                     content_keys=token_digests(docs), token_keys=keys_of_tokens(*token_list_ids(docs)))
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                          reading=None, user_ids=None, content_keys=None):
+                          reading=None, user_ids=None, content_keys=None, token_keys=None):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
@@ -592,7 +606,8 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
-                          content_keys=content_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                          content_keys=content_keys, token_keys=token_keys,
+                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
@@ -601,11 +616,11 @@ class Corpus:
 
     @classmethod
     def _from_bags(cls, bags: TokenBags, tok: Tokenizer, texts, labels, doc_ids, vocabulary, max_vocab, min_df,
-                   max_df, drop_empty, reading, user_ids=None, content_keys=None, remap=None):
-        """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read, or,
-        with a ``vocabulary``, only the vocabulary's words), the same corpus without a Python object per token.
-        ``remap``: each of the tokenizer's words' id in the given ``vocabulary`` (-1: none), when ``bags`` holds
-        every token read."""
+                   max_df, drop_empty, reading, user_ids=None, content_keys=None, remap=None, token_keys=None):
+        """:meth:`_from_token_lists` of texts read by ``tok`` into ``bags`` (its words' ids: every token read), the
+        same corpus without a Python object per token. ``remap``, with a given ``vocabulary``: each of the
+        tokenizer's words' id in it (-1: none). ``token_keys``: the documents' keys before the cut
+        (:func:`~dptopic.corpus.identity.token_keys` of ``bags``), kept with the documents kept."""
         given = vocabulary is not None
         cut = None
         read_any = bags.n_tokens > 0            # whether the tokenizer kept any word of any document
@@ -618,12 +633,8 @@ class Corpus:
             remap = np.full(tok.n_words, -1, np.int64)
             remap[tok.word_ids(words, grow=False)] = np.arange(len(words))
             docs = bags.restrict(remap)
-        elif remap is not None:
+        else:                                   # every token was read: the given vocabulary's cut
             docs = bags.restrict(remap)
-        else:
-            docs = bags                         # the tokenizer's first words are the vocabulary's, and only those
-            if docs.n_tokens == 0:              # words outside the vocabulary, or none at all?
-                read_any = Tokenizer(tok.preprocessor, vocabulary=vocabulary, grow=True).read(texts).n_tokens > 0
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
         if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
             raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
@@ -634,7 +645,8 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {docs.n_docs} documents holds any word (each text is"
                                " empty, blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
-                          content_keys=content_keys, metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                          content_keys=content_keys, token_keys=token_keys,
+                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
@@ -643,7 +655,7 @@ class Corpus:
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
-                user_ids=None, content_keys=None) -> "Corpus":
+                user_ids=None, content_keys=None, token_keys=None) -> "Corpus":
         """The corpus of ``docs`` (word ids: a list per document, or :class:`TokenBags` of the vocabulary's ids).
         ``given``: the vocabulary is the caller's, not built from ``docs``."""
         bags = docs if isinstance(docs, TokenBags) else None
@@ -675,6 +687,7 @@ class Corpus:
                     doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
                     user_ids=None if user_ids is None else [user_ids[i] for i in keep],
                     content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
+                    token_keys=None if token_keys is None else token_keys.take(np.asarray(keep, np.int64)),
                     n_empty_dropped=n_drop, metadata=metadata)
         if bags is None:
             return cls.from_token_ids([docs[i] for i in keep], vocabulary, **rows)
@@ -834,7 +847,8 @@ class Corpus:
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                       metadata=self.metadata, user_ids=pick(self.user_ids),
-                      content_keys=None if self.content_keys is None else self.content_keys[idx])
+                      content_keys=None if self.content_keys is None else self.content_keys[idx],
+                      token_keys=None if self.token_keys is None else self.token_keys.take(idx))
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)
@@ -912,7 +926,8 @@ class Corpus:
         self._check_split(test_size, "a split by person")
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
-            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys)
+            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys,
+            token_keys=self.token_keys)
         k = (int(key) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
         side: dict = {}
         for u in ids:
@@ -953,7 +968,7 @@ class Corpus:
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
-                     content_keys=self.content_keys,
+                     content_keys=self.content_keys, token_keys=self.token_keys,
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
@@ -1018,6 +1033,9 @@ class Corpus:
                 "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         keys = {} if self.content_keys is None else {"content_keys": self.content_keys}  # the ledger's identity
+        if self.token_keys is not None:     # and its token bags and sketches, with the sketch's parameters
+            keys.update(self.token_keys.arrays())
+            meta["sketch_params"] = SKETCH_PARAMS
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8), **keys)
         atomic_write_bytes(path, buf.getvalue(), private=True)  # documents: readable by their owner only (0600)
@@ -1051,6 +1069,7 @@ class Corpus:
                 meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]
                 keys = z["content_keys"] if "content_keys" in z.files else None
+                tokens = {f: z[f] for f in z.files if f.startswith("token_")}
         except DPTopicError:
             raise
         except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:    # cut short or damaged
@@ -1079,8 +1098,12 @@ class Corpus:
         if isinstance(n_drop, bool) or not isinstance(n_drop, int) or n_drop < 0 or not isinstance(extra, (dict, type(None))):
             raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
         try:
+            # token keys made with other sketch parameters are left out (a ledger compares sketches of one kind)
+            tk = (TokenKeys.from_arrays(tokens, len(ptr) - 1) if meta.get("sketch_params") == SKETCH_PARAMS
+                  else None)
             return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"), content_keys=keys)
+                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"), content_keys=keys,
+                       token_keys=tk)
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 

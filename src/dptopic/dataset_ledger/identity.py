@@ -18,12 +18,24 @@ class Documents:
     person field); ``max_tokens``, its longest document's tokens (a word-level release's group per document). With
     ``digests`` None, ``persons`` alone: a release served to people whose documents never left them (each person's
     reports, ``counts`` of them). ``context``: a served release's route (:mod:`dptopic.dataset_ledger.pseudonyms`):
-    a person named by a pseudonym the ledger made for it is the person it stands for; None: no pseudonyms."""
+    a person named by a pseudonym the ledger made for it is the person it stands for; None: no pseudonyms.
+
+    What the trainer reads of each document, beside ``digests`` (:mod:`dptopic.corpus.identity`; each None where the
+    input gives no such key, one row per document otherwise): ``bags``, its token-bag digest before the vocabulary's
+    cut (uint64[n]); ``read_bags``, its bag of words after the cut, as the trainer reads it (uint64[n]: a count
+    matrix or UCI file of the same counts has this digest as its bag); ``bands`` (uint64[n, B]) and ``signatures``
+    (uint8[n, K]), its sketch (zero rows: too short to sketch); ``lengths``, its tokens before the cut (int32[n]).
+    Which of them make two documents one: :func:`dptopic.dataset_ledger.people.document_links`."""
 
     digests: object = None
     persons: list | None = None
     max_tokens: int | None = None
     counts: list | None = None
+    bags: object = None
+    read_bags: object = None
+    bands: object = None
+    signatures: object = None
+    lengths: object = None
     context: str | None = None
 
     def __post_init__(self):
@@ -37,6 +49,11 @@ class Documents:
             check_context(self.context)
         if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
             raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
+        n = 0 if self.digests is None else len(self.digests)
+        for name in ("bags", "read_bags", "bands", "signatures", "lengths"):
+            v = getattr(self, name)
+            if v is not None and len(v) != n:
+                raise DPTopicError(f"{name} must hold one row per document ({n}), not {len(v)}.")
 
 
 def check_person(person) -> str:

@@ -1,0 +1,190 @@
+"""The pure linking rules (dataset_ledger/people.py): which documents are one document, which person ids are one
+person, and the alias files that say so, refused in one line when they cannot be read as one map."""
+import numpy as np
+import pytest
+
+from dptopic.corpus.identity import SKETCH_PARAMS, token_keys, token_list_ids
+from dptopic.dataset_ledger.people import (
+    ID_LINK_PARAMS,
+    SKETCH_THRESHOLD,
+    UnionFind,
+    case_links,
+    components,
+    document_links,
+    id_links,
+    read_aliases,
+    sketch_agreement,
+)
+from dptopic.errors import DPTopicError
+
+WORDS = [f"w{i}" for i in range(500)]
+
+
+def _doc(rng, n=40):
+    return [WORDS[j] for j in rng.integers(0, len(WORDS), n)]
+
+
+# ------------------------------------------------------------------------------------------------ union-find
+def test_union_find_joins_sets_rooted_at_their_least_key():
+    uf = UnionFind([5, 9])
+    assert uf.union(9, 3) and uf.union(5, 3) and not uf.union(9, 5)
+    assert uf.find(9) == uf.find(5) == 3 and uf.find(42) == 42 and 42 not in uf
+    assert uf.sets() == {3: [3, 5, 9]}
+    assert uf.roots(np.array([9, 42])).tolist() == [3, 42]
+    assert components(5, [(4, 1), (1, 2)]).tolist() == [0, 1, 1, 3, 1]
+
+
+# ------------------------------------------------------------------------------------------------ documents
+def test_equal_digests_link_by_kind():
+    digests = np.array([1, 2, 1, 3, 0, 0], np.uint64)       # zeros: no key
+    bags = np.array([10, 11, 12, 13, 0, 0], np.uint64)
+    read = np.array([0, 0, 0, 0, 11, 0], np.uint64)          # document 4's bag as read is document 1's token bag
+    pairs = document_links(digests=digests, bags=bags, read_bags=read)
+    assert {tuple(p) for p in pairs.tolist()} == {(0, 2), (1, 4)}
+    # a text digest never matches a bag digest of the same value
+    assert not len(document_links(digests=np.array([7, 0], np.uint64), bags=np.array([0, 7], np.uint64)))
+
+
+def test_the_sketch_links_one_word_edited_and_not_another_document():
+    rng = np.random.default_rng(0)
+    docs = [_doc(rng) for _ in range(50)]
+    edited = []
+    for ts in docs:
+        ts = ts[:]
+        ts[int(rng.integers(len(ts)))] = "changed"
+        edited.append(ts)
+    keys = token_keys(*token_list_ids(docs + edited))
+    pairs = document_links(bags=keys.bags, bands=keys.bands, signatures=keys.signatures)
+    assert {tuple(p) for p in pairs.tolist()} == {(d, 50 + d) for d in range(50)}
+
+
+def test_a_band_in_common_below_the_threshold_is_no_link():
+    rng = np.random.default_rng(1)
+    a = _doc(rng, 60)
+    b = a[:36] + _doc(rng, 24)        # Jaccard about 0.43: candidates often, never one document
+    keys = token_keys(*token_list_ids([a, b]))
+    share = sketch_agreement(keys.signatures[:1], keys.signatures[1:])[0]
+    assert share < SKETCH_THRESHOLD
+    forced = keys.bands.copy()
+    forced[1, 0] = forced[0, 0]          # a band collision: verified by the signatures, refused
+    assert not len(document_links(bands=forced, signatures=keys.signatures))
+    assert len(document_links(bands=forced, signatures=keys.signatures, threshold=share - 0.01)) == 1
+
+
+def test_agreement_is_corrected_for_bytes():
+    a = np.zeros((1, 256), np.uint8)
+    b = np.arange(256, dtype=np.uint8)[None, :]      # one position of 256 agrees: chance alone
+    assert sketch_agreement(a, b)[0] == 0.0
+    assert sketch_agreement(b, b)[0] == 1.0
+    assert SKETCH_PARAMS["threshold"] == SKETCH_THRESHOLD
+
+
+def test_copies_of_one_bag_are_verified_once():
+    rng = np.random.default_rng(2)
+    doc = _doc(rng)
+    keys = token_keys(*token_list_ids([doc] * 200 + [_doc(rng)]))
+    pairs = document_links(bags=keys.bags, bands=keys.bands, signatures=keys.signatures)
+    assert len(pairs) == 199 and set(components(201, pairs).tolist()) == {0, 200}
+
+
+# ------------------------------------------------------------------------------------------------ people
+def _person_rows(holdings):
+    """persons, groups, lengths from {person: [(group, tokens), ...]}."""
+    rows = [(p, g, n) for p, docs in holdings.items() for g, n in docs]
+    return (np.array([r[0] for r in rows]), np.array([r[1] for r in rows]), np.array([r[2] for r in rows]))
+
+
+def test_a_rekeyed_copy_is_one_person():
+    docs = [(g, 12) for g in range(10)]
+    links = id_links(*_person_rows({1: docs, 2: docs[:6], 3: [(100, 12), (101, 12), (102, 12)]}))
+    assert links.tolist() == [[1, 2, 6, 6]]
+
+
+def test_one_common_short_text_links_no_one():
+    """"Fix typo" (2 tokens) written by many, and one long shared document, are no evidence."""
+    holdings = {p: [(0, 2), (1000 + p, 12), (2000 + p, 12)] for p in range(300)}     # everyone: "fix typo"
+    holdings[1] += [(7, 30)]
+    holdings[2] += [(7, 30)]                                                           # one shared long text
+    assert not len(id_links(*_person_rows(holdings)))
+    many = {p: [(g, 12) for g in range(5)] for p in range(ID_LINK_PARAMS["max_holders"] + 1)}  # boilerplate
+    assert not len(id_links(*_person_rows(many)))
+
+
+def test_the_share_is_of_the_id_with_fewer_documents():
+    big = [(g, 12) for g in range(100)]
+    small = [(g, 12) for g in range(3)] + [(500 + g, 12) for g in range(7)]     # 3 of its 10 found under big
+    assert not len(id_links(*_person_rows({1: big, 2: small})))
+    assert id_links(*_person_rows({1: big, 2: small}), min_share=0.3).tolist() == [[1, 2, 3, 10]]
+
+
+def test_known_aliases_count_as_one_holder():
+    docs = [(g, 12) for g in range(5)]
+    holdings = {1: docs, 2: docs, 3: docs, 4: docs}
+    assert not len(id_links(*_person_rows(holdings)))                  # four holders: boilerplate
+    known = UnionFind()
+    known.union(1, 2)
+    known.union(3, 4)                                                   # two people: each is the other's copy
+    assert id_links(*_person_rows(holdings), known=known).tolist() == [[1, 3, 5, 5]]
+
+
+def test_id_links_refuses_arrays_of_other_lengths():
+    with pytest.raises(DPTopicError, match="one person, group and length per document"):
+        id_links([1, 2], [0], [5, 5])
+
+
+def test_case_links_join_an_address_in_another_case():
+    assert case_links(["Jane@Example.org", "jane@example.org", "bob@x.org", "JANE@EXAMPLE.ORG"]) == [
+        ("JANE@EXAMPLE.ORG", "Jane@Example.org"), ("jane@example.org", "Jane@Example.org")]
+
+
+# ------------------------------------------------------------------------------------------------ alias files
+MAILMAP = """# a comment
+Jane Doe <jane@example.org> <jdoe@old.example.org>
+Jane Doe <jane@example.org> Jane D <JANE@laptop.local>
+Bob <bob@example.org>
+Carol <> carol <>
+Dan <dan@x.org> dan <dan@x.org>
+Eve <eve@x.org> Eve <eve@y.org> trailing words
+"""
+
+
+def test_mailmap_pairs(tmp_path):
+    p = tmp_path / ".mailmap"
+    p.write_text(MAILMAP)
+    assert read_aliases(p) == [("JANE@laptop.local", "jane@example.org"), ("eve@y.org", "eve@x.org"),
+                               ("jdoe@old.example.org", "jane@example.org")]
+
+
+def test_csv_pairs_with_or_without_a_header(tmp_path):
+    p = tmp_path / "aliases.csv"
+    p.write_text("alias,canonical\na1,p1\n\na2 , p1\n")
+    assert read_aliases(p) == [("a1", "p1"), ("a2", "p1")]
+    p.write_text("b,c\nc,d\n")       # a chain: one person
+    assert read_aliases(p) == [("b", "c"), ("c", "d")]
+
+
+@pytest.mark.parametrize("name, text, line, what", [
+    ("aliases.csv", "a,b\na,c\n", 2, "mapped to 'c' here and to 'b' on line 1"),
+    ("aliases.csv", "a,b\nb,c\nc,a\n", 1, "maps back to itself"),
+    ("aliases.csv", "a,b\nb,a\n", 1, "maps back to itself"),
+    ("aliases.csv", "a,b\na,b,c\n", 2, "is not two ids"),
+    ("aliases.csv", "a,\n", 1, "is not two ids"),
+    (".mailmap", "Jane <jane@x.org> <j@y.org>\nJane <jane2@x.org> <j@y.org>\n", 2, "mapped to 'jane2@x.org'"),
+    (".mailmap", "Jane <jane@x.org> <j@y.org>\nJane jane@x.org\n", 2, "is not a .mailmap line"),
+])
+def test_a_bad_alias_file_is_refused_in_one_line(tmp_path, name, text, line, what):
+    p = tmp_path / name
+    p.write_text(text)
+    with pytest.raises(DPTopicError) as e:
+        read_aliases(p)
+    msg = str(e.value)
+    assert "\n" not in msg and f"alias file {str(p)!r}, line {line}:" in msg and what in msg
+
+
+def test_a_missing_or_unreadable_alias_file_is_refused(tmp_path):
+    for path, what in ((tmp_path / "none.csv", "does not exist"), (tmp_path, "is a folder")):
+        with pytest.raises(DPTopicError, match=what):
+            read_aliases(path)
+    (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(DPTopicError, match="not UTF-8"):
+        read_aliases(tmp_path / "bin.csv")
