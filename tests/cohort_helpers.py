@@ -103,13 +103,14 @@ def hold_noise_fixed_here() -> None:
 class LiveCohortRound:
     """A round in cohorts (``dptopic.service.cohort_app``) under a real uvicorn in a thread of this process, on
     127.0.0.1, with the operator's invitations (files in ``tmp/inv``); ``ledger`` and ``dataset``: the dataset ledger
-    the round is charged to; ``database``: the round's (default a SQLite file in ``tmp``)."""
+    the round is charged to; ``database``: the round's (default a SQLite file in ``tmp``); ``ids``: the people the
+    invitations name (their pseudonyms made by ``ledger``)."""
 
     TOKEN = "t" * 24
 
     def __init__(self, tmp, n: int = 24, cohort_size: int = 12, dropouts: int = 0, collusion: int = 1,
                  round_id: str = "round1", topics: int = 3, words=WORDS, ledger=None, dataset=None, database=None,
-                 committee=None):
+                 committee=None, ids=None):
         import uvicorn
 
         from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
@@ -119,7 +120,7 @@ class LiveCohortRound:
 
         self.tmp = Path(tmp)
         make_cohort_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", cohort_size, dropouts, collusion,
-                                round_id, committee=bool(committee))
+                                round_id, committee=bool(committee), ids=ids, ledger=ledger if ids else None)
         self.files = sorted((self.tmp / "inv").glob("invitation-*.json"))
         self.plan = CohortPlan(8.0, 1e-5, n, dropouts, len(words), cohort_size, collusion, committee=committee)
         self.cfg = CohortSumConfig(words, self.plan, read_cohort_directory(self.tmp / "inv" / "directory.json"),

@@ -18,7 +18,7 @@ class InProcessCommitteeRound:
     """Invited contributors who never registered (no-shows: :meth:`prekeys`)."""
 
     def __init__(self, tmp: Path, n: int = 20, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
-                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto"):
+                 epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto", ids=None, ledger=None):
         from cohort_helpers import tiny_bows
         from dptopic.contributor.secure_committee import CommitteeContributor
         from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
@@ -28,7 +28,7 @@ class InProcessCommitteeRound:
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
         make_invitations(self.tmp / "enroll.key", n, self.tmp / "inv", round_id="round1", committee=True,
-                         dropouts=dropouts, collusion=collusion)
+                         dropouts=dropouts, collusion=collusion, ids=ids, ledger=ledger)
         self.directory = read_directory(self.tmp / "inv" / "directory.json")
         self.invitations = [read_invitation(f) for f in sorted((self.tmp / "inv").glob("invitation-*.json"))]
         self.plan = SecureSumPlan(epsilon, 1e-5, n, dropouts, vocab, collusion, committee=committee)

@@ -617,12 +617,14 @@ def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
 
 class SecureSumServer:
     """A ``--report-kind secure-sum`` round's app under a real uvicorn in a thread of this process, on 127.0.0.1, with
-    the operator's invitations (one per contributor: ``invitations``, read; files in ``tmp/invitations``)."""
+    the operator's invitations (one per contributor: ``invitations``, read; files in ``tmp/invitations``; with
+    ``ids``, one per person id, their pseudonyms made by ``ledger``)."""
 
     TOKEN = "t" * 24
 
     def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3,
-                 collusion: int = 0, ledger=None, bits: int | None = None, registration_s: float | None = None):
+                 collusion: int = 0, ledger=None, bits: int | None = None, registration_s: float | None = None,
+                 ids=None, round_id: str = "round1"):
         import uvicorn
 
         from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
@@ -630,8 +632,9 @@ class SecureSumServer:
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
         write_token(tmp / "token", self.TOKEN)
-        make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id="round1", dropouts=dropouts,
-                         collusion=collusion)
+        n = n if ids is None else len(ids)
+        make_invitations(tmp / "enroll.key", n, tmp / "invitations", round_id=round_id, dropouts=dropouts,
+                         collusion=collusion, ids=ids, ledger=ledger if ids is not None else None)
         self.directory = read_directory(tmp / "invitations" / "directory.json")
         self.invitation_files = sorted((tmp / "invitations").glob("invitation-*.json"))
         self.invitations = [read_invitation(f) for f in self.invitation_files]

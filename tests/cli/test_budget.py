@@ -428,3 +428,28 @@ def test_an_unknown_dataset_is_named_by_its_flag_and_shown_as_typed(tmp_path, na
     assert f"holds no dataset under --dataset {name!r}:" in line, line
     line = one_line_stderr(run_dptopic("budget", "cap", "--clear", "--ledger", str(ledger), "--dataset", name))
     assert "--dataset" in line, line
+
+
+def test_budget_pseudonyms_gives_each_person_their_collection_pseudonym_in_a_private_file(tmp_path):
+    import csv
+    import stat
+
+    pytest.importorskip("cryptography")
+    from dptopic.dataset_ledger.pseudonyms import COLLECTION
+
+    people = ["ana@example.org", "Doe, Jo <jo@example.org>"]
+    (tmp_path / "ids.txt").write_text("\n".join(people) + "\n")
+    args = ["budget", "pseudonyms", "--ids", tmp_path / "ids.txt", "--ledger", tmp_path / "l.sqlite", "--out",
+            tmp_path / "p.csv"]
+    r = run_dptopic(*args)
+    assert r.returncode == 0 and "2 pseudonyms" in r.stdout, r.stderr
+    rows = list(csv.reader((tmp_path / "p.csv").open()))
+    assert rows == [["id", "pseudonym"], *map(list, zip(people, DatasetLedger(tmp_path / "l.sqlite").pseudonyms(
+        people, COLLECTION)))]
+    assert stat.S_IMODE((tmp_path / "p.csv").stat().st_mode) == 0o600
+    again = run_dptopic(*args)
+    assert again.returncode == 2 and "--out" in again.stderr and "never overwritten" in again.stderr
+    (tmp_path / "twice.txt").write_text("a@x\nA@x\n")
+    bad = run_dptopic("budget", "pseudonyms", "--ids", tmp_path / "twice.txt", "--ledger", tmp_path / "l.sqlite",
+                      "--out", tmp_path / "q.csv")
+    assert bad.returncode == 2 and "lines 1 and 2 name one person" in bad.stderr and not (tmp_path / "q.csv").exists()

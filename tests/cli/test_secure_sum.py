@@ -787,3 +787,64 @@ def test_serve_says_what_a_no_show_does_and_takes_a_registration_deadline(invite
     for bad in ("0", "-5", "nan", "soon"):
         r = serve(invited, "--registration-deadline", bad)
         assert r.returncode == 2 and "--registration-deadline" in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- invite --ids: the people of a round
+PEOPLE = [f"dev{i}@example.org" for i in range(6)]
+
+
+def _ids(tmp_path, lines, name="ids.txt", encoding="utf-8"):
+    (tmp_path / name).write_bytes(("\n".join(lines) + "\n").encode(encoding))
+    return tmp_path / name
+
+
+def test_invite_with_ids_names_each_person_in_their_invitation_and_no_one_in_the_directory(tmp_path):
+    (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
+    r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "k", "--out", tmp_path / "inv", "--ids",
+                    _ids(tmp_path, PEOPLE), "--ledger", tmp_path / "l.sqlite", "--collusion", "1", "--round-id", "r1")
+    assert r.returncode == 0, r.stderr
+    assert "6 invitations" in r.stdout and f"serve with --ledger {tmp_path / 'l.sqlite'}" in " ".join(r.stdout.split())
+    people = [json.loads(f.read_text())["person"] for f in sorted((tmp_path / "inv").glob("invitation-*.json"))]
+    assert sorted(people) == sorted(PEOPLE)
+    assert not any(p in (tmp_path / "inv" / "directory.json").read_text() for p in PEOPLE)
+
+
+@pytest.mark.parametrize("flags, says", [
+    (("--ids", "dup.txt"), "lines 2 and 6 name one person"),
+    (("--ids", "ids.txt", "--count", "7"), "--ids names 6 people and --count 7"),
+    (("--ids", "ids.txt", "--count", "5"), "--ids names 6 people and --count 5"),
+    (("--ids", "gap.txt"), "the id on line 3 is empty"),
+    (("--ids", "latin1.txt"), "not UTF-8 text"),
+    (("--ids", "none.txt"), "cannot read the ids file"),
+    (("--ids", "."), "it is a folder"),
+    (("--ids", "ids.txt", "--user-field", "author"), "no column 'author'"),
+    (("--count", "6", "--user-field", "author"), "--user-field is read with --ids FILE"),
+    (("--count", "6", "--ledger", "l.sqlite"), "--ledger is read with --ids FILE"),
+    ((), "needs --count N"),
+])
+def test_invite_with_bad_ids_is_one_line_and_writes_nothing(tmp_path, flags, says):
+    from helpers import one_line_error
+
+    _ids(tmp_path, PEOPLE)
+    _ids(tmp_path, PEOPLE[:5] + [PEOPLE[1].upper()], "dup.txt")
+    _ids(tmp_path, PEOPLE[:2] + [""] + PEOPLE[2:], "gap.txt")
+    _ids(tmp_path, ["d\u00e9v@example.org"] + PEOPLE, "latin1.txt", "latin-1")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    flags = [str(tmp_path / f) if f.endswith((".txt", ".sqlite")) or f == "." else f for f in flags]
+    r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "k", "--out", tmp_path / "inv", "--collusion", "1",
+                    *(flags if "--ledger" in flags or "--ids" not in flags else [*flags, "--ledger",
+                                                                                  str(tmp_path / "l.sqlite")]))
+    one_line_error(r, says)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before     # no key, no invitations, no ledger
+
+
+def test_serve_refuses_invitations_naming_people_without_their_ledger(tmp_path):
+    from helpers import one_line_error
+
+    (tmp_path / "v.txt").write_text("\n".join(f"word{i:02d}" for i in range(30)))
+    r = run_dptopic("secure-sum", "invite", "--key", tmp_path / "k", "--out", tmp_path / "inv", "--ids",
+                    _ids(tmp_path, PEOPLE), "--ledger", tmp_path / "l.sqlite", "--collusion", "1")
+    assert r.returncode == 0, r.stderr
+    one_line_error(serve(tmp_path, "--collusion", "1"), "--directory", "give --ledger, the ledger they were written")
+    one_line_error(serve(tmp_path, "--collusion", "1", "--ledger", str(tmp_path / "other.sqlite")), "--directory",
+                   "did not make for this round")

@@ -4,6 +4,7 @@ releases (issue 78, item 8)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import secrets
 
@@ -144,3 +145,129 @@ def test_a_released_secure_sum_round_is_charged_to_its_contributors(tmp_path):
     summary = led.person_summary()
     assert summary["persons"] == 6 and math.isfinite(summary["largest"]["epsilon"])
     assert summary["largest"]["epsilon"] <= 8.0 * (1 + 1e-6)
+
+
+# ----------------------------------------------------------------------------- the people of the central releases
+PEOPLE = ["ana@example.org", "bo@example.org", "cy@example.org", "di@example.org", "ed@example.org",
+          "fay@example.org"]
+
+
+def _central(L, people=PEOPLE, eps: float = 1.0):
+    """A central user-level release of ``eps`` that held one document of each of ``people``."""
+    DatasetLedger(L).debit("central", "DocDPCooccurrence", "user", [(PureDPEvent(eps), 1)], 1e-5,
+                           documents=Documents(np.arange(1, len(people) + 1, dtype=np.uint64), list(people)))
+
+
+def _served(L) -> list:
+    led = DatasetLedger(L)
+    return [r for d in led.datasets() for r in led.releases(d) if r["kind"] == "served"]
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_reports_sent_under_a_persons_collection_pseudonym_are_charged_to_that_person(tmp_path):
+    from dptopic.dataset_ledger.pseudonyms import COLLECTION
+
+    L = tmp_path / "l.sqlite"
+    _central(L)
+    led = DatasetLedger(L)
+    mine = led.pseudonyms([PEOPLE[0]], COLLECTION)[0]
+    of_a_round = led.pseudonyms([PEOPLE[0]], "round1")[0]      # another route's: a person of its own here
+    svc = _service(tmp_path, L)
+    try:
+        docs = _docs(50)
+        _upload(svc, docs[:25], mine)
+        _upload(svc, docs[25:], of_a_round)
+        assert svc.trainer.step()["status"] == "trained"
+    finally:
+        svc.close()
+    assert led.person_total(PEOPLE[0])["epsilon"] == pytest.approx(1.0 + 25 * 2.0, rel=1e-4)
+    assert led.person_summary()["persons"] == len(PEOPLE) + 1
+
+
+def test_a_fedlda_client_under_its_persons_collection_pseudonym_is_charged_to_that_person(tmp_path):
+    from dptopic.dataset_ledger.pseudonyms import COLLECTION
+    from dptopic.service import codec
+    from dptopic.service.config import ServiceConfig
+    from dptopic.service.ledger import charge_fed_round
+
+    L = tmp_path / "l.sqlite"
+    _central(L)
+    led = DatasetLedger(L)
+    cfg = ServiceConfig(WORDS, 0.5, fed_epsilon_per_entry=3.0, fed_topics=2, fed_pad_length=8, ledger=str(L))
+    rid = charge_fed_round(cfg, codec.fed_config(cfg), 0, {p: 1 for p in led.pseudonyms(PEOPLE[:2], COLLECTION)})
+    for p in PEOPLE[:2]:
+        assert {r["release"] for r in led.person_total(p)["releases"]} == {1, rid}
+    assert led.person_summary()["persons"] == len(PEOPLE)
+
+
+@pytest.mark.service
+def test_a_secure_sum_round_whose_invitations_name_people_is_charged_to_them_over_http(tmp_path):
+    from service_helpers import SecureSumServer
+
+    L = tmp_path / "l.sqlite"
+    _central(L)
+    words = [f"word{i:02d}" for i in range(40)]
+    with SecureSumServer(tmp_path, words, dropouts=1, ledger=L, ids=PEOPLE) as live:
+        assert not any(p in json.dumps(live.directory) for p in PEOPLE)     # what the server reads names no one
+        out = live.play(tmp_path)
+        assert all(isinstance(o, dict) for o in out), out
+        assert live.wait_state("released", "failed")["state"] == "released"
+    (served,) = _served(L)
+    led = DatasetLedger(L)
+    for p in PEOPLE:
+        assert {r["release"] for r in led.person_total(p)["releases"]} == {1, served["id"]}, p
+    assert led.person_summary()["persons"] == len(PEOPLE)     # no number of an invitation is a person
+
+
+def test_a_committee_round_whose_invitations_name_people_is_charged_to_them(tmp_path):
+    from committee_helpers import InProcessCommitteeRound
+    from dptopic.service.secure_committee import CommitteeRound
+
+    L = tmp_path / "l.sqlite"
+    people = [f"p{i}@example.org" for i in range(8)]
+    _central(L, people)
+    rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, ids=people, ledger=L)
+    rnd.server = CommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, ledger=str(L), ledger_dataset="clinic")
+    rnd.prekeys()
+    rnd.open()
+    assert rnd.run_from_open()["state"] == "released"
+    (r,) = DatasetLedger(L).releases("clinic")
+    assert all(len(DatasetLedger(L).person_total(p)["releases"]) == 2 for p in people)
+    assert r["unit"] == "user" and DatasetLedger(L).person_summary()["persons"] == 8
+
+
+@pytest.mark.service
+@pytest.mark.filterwarnings("ignore")
+def test_a_round_in_cohorts_whose_invitations_name_people_is_charged_to_them(tmp_path):
+    from cohort_helpers import LiveCohortRound, play_all, tiny_bows
+
+    L = tmp_path / "l.sqlite"
+    people = [f"p{i:02d}@example.org" for i in range(24)]
+    _central(L, people)
+    with LiveCohortRound(tmp_path, 24, 12, ledger=L, dataset="clinic", ids=people) as live:
+        out = play_all(live.url, live.files, tiny_bows(24), tmp_path)
+        assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
+        assert live.server.view()["state"] == "released"
+    assert all(len(DatasetLedger(L).person_total(p)["releases"]) == 2 for p in people)
+    assert DatasetLedger(L).person_summary()["persons"] == 24
+
+
+def test_a_round_named_by_another_ledgers_pseudonyms_or_served_without_one_is_refused(tmp_path):
+    from dptopic.errors import DPTopicError, ParameterError
+    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.service.ledger import charge_secure_round, check_round_people
+
+    make_invitations(tmp_path / "k", None, tmp_path / "inv", round_id="r1", collusion=1, ids=PEOPLE,
+                     ledger=tmp_path / "theirs.sqlite")
+    directory = read_directory(tmp_path / "inv" / "directory.json")
+    assert check_round_people(directory, str(tmp_path / "theirs.sqlite")) == len(PEOPLE)
+    mine = tmp_path / "mine.sqlite"
+    with pytest.raises(ParameterError, match="did not make for this round"):
+        check_round_people(directory, str(mine))
+    with pytest.raises(ParameterError, match="give ledger"):
+        check_round_people(directory, None)
+    plan = SecureSumPlan(8.0, 1e-5, len(PEOPLE), 1, 40, 1)
+    with pytest.raises(DPTopicError, match="refuses the round.*did not make"):
+        charge_secure_round(str(mine), None, plan, sorted(directory["members"]), directory)
+    assert _served(mine) == [] and _served(tmp_path / "theirs.sqlite") == []

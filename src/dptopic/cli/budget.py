@@ -6,8 +6,11 @@ The ledger keeps every private release with the documents it read, across runs a
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
@@ -30,6 +33,33 @@ def add_ledger_flags(p, training: bool = True) -> None:
         p.add_argument("--dataset", default=None, metavar="NAME",
                        help="the name this run's release is recorded under (default: content: and a digest of the"
                             " documents read, the same for the same documents in any file, order or format)")
+
+
+def add_ids_flags(p, required: bool = False) -> None:
+    """``--ids FILE``, ``--user-field F`` and ``--ledger PATH``: the people a served route is charged to, by the ids
+    the central releases' person field holds, and the ledger whose key makes their pseudonyms (docs/budget.md,
+    "Served releases")."""
+    p.add_argument("--ids", required=required, default=None, metavar="FILE",
+                   help="the people, one id a line (UTF-8), as your corpora's person field (train --user-field) holds"
+                        " them: the server sees only pseudonyms the --ledger makes of them, and charges each person"
+                        " on it, as the central releases that held their documents")
+    p.add_argument("--user-field", default=None, metavar="F",
+                   help="--ids is a CSV file with a header row, the ids in its column F")
+    add_ledger_flags(p, training=False)
+
+
+def read_ids(a) -> tuple:
+    """``(ids, ledger)`` of :func:`add_ids_flags`: ``--ids`` read and checked (one line naming the file and line),
+    and the ledger that makes their pseudonyms (``--ledger``, ``DPTOPIC_LEDGER`` or the default file); ``(None,
+    None)`` without ``--ids``, whose companions are then refused."""
+    if a.ids is None:
+        for flag, given in (("--user-field", a.user_field), ("--ledger", a.ledger)):
+            if given is not None:
+                raise DPTopicError(f"{flag} is read with --ids FILE (the people invited): add --ids, or drop {flag}.")
+        return None, None
+    from ..protocol.person_ids import read_person_ids  # read on use: the CLI's start-up stays light
+
+    return read_person_ids(a.ids, a.user_field), ledger_file(a)
 
 
 LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger", "dataset": "--dataset", "out": "--out",
@@ -99,11 +129,13 @@ def training_ledger(a):
 
 def served_ledger(a) -> dict:
     """``--ledger``/``--dataset`` as the server's settings: the ledger checked (or created) before the server starts,
-    a corrupt or foreign one refused in one line."""
+    a corrupt or foreign one refused in one line; a secure-sum ``--directory`` whose invitations name people needs
+    the ledger they were written with (:func:`~dptopic.service.ledger.check_round_people`)."""
     if getattr(a, "ledger", None) is None:
         if getattr(a, "dataset", None) is not None:
             raise DPTopicError("--dataset names the served releases a ledger records: add --ledger PATH, or drop"
                                " --dataset.")
+        _check_round_people(a, None)
         return {}
     from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
     from ..dataset_ledger.location import ledger_path  # as above
@@ -114,7 +146,23 @@ def served_ledger(a) -> dict:
         if a.dataset is not None:
             check_name(a.dataset)
     DatasetLedger(path).check()         # created, or every row checked, before the server starts
+    _check_round_people(a, path)
     return {"ledger": str(path), "ledger_dataset": a.dataset}
+
+
+def _check_round_people(a, path) -> None:
+    """A secure-sum round's ``--directory`` (already read and checked) whose invitations name people: served with
+    the ledger that made their pseudonyms (one line otherwise)."""
+    if getattr(a, "directory", None) is None:
+        return
+    from ..service.ledger import check_round_people  # read on use: start-up
+
+    try:
+        directory = json.loads(Path(a.directory).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return          # its reader refused it first
+    with flag_errors({**LEDGER_FLAGS, "directory": "--directory"}):
+        check_round_people(directory, None if path is None else str(path))
 
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
@@ -171,6 +219,34 @@ def cmd_budget_cap(a):
         return
     for line in cap_lines(a.dataset, a.epsilon, delta, ledger.where, ledger.total(a.dataset)):
         console.print(line, markup=True)    # rich markup, the names in it escaped
+
+
+def cmd_budget_pseudonyms(a):
+    """``dptopic budget pseudonyms``: each person's pseudonym for a collection server, written to a new CSV file."""
+    from .._io import atomic_write_bytes  # read on use: the CLI's start-up stays light
+    from ..dataset_ledger.ledger import DatasetLedger  # as above
+    from ..dataset_ledger.pseudonyms import COLLECTION  # as above
+
+    ids, path = read_ids(a)
+    out = Path(a.out)
+    if out.exists() or not out.parent.is_dir():
+        raise DPTopicError(f"--out {out} {'exists' if out.exists() else 'lies in no folder that exists'}: give a new"
+                           " file in a folder that exists (the pseudonyms are never overwritten).")
+    with flag_errors(LEDGER_FLAGS):
+        ledger = DatasetLedger(path)
+        pseudonyms = ledger.pseudonyms(ids, COLLECTION)
+    text = io.StringIO()
+    w = csv.writer(text, lineterminator="\n")
+    w.writerow(["id", "pseudonym"])
+    w.writerows(zip(ids, pseudonyms))
+    try:
+        atomic_write_bytes(out, text.getvalue().encode("utf-8"), private=True)
+    except OSError as e:
+        raise DPTopicError(f"cannot write --out {out}: {e.strerror or e}.") from None
+    make_console().print(f"{len(ids)} pseudonyms of ledger {ledger.where} in {out} (readable by you only: it links"
+                         " each id to its pseudonym). Give each contributor theirs: submit --contributor P (local"
+                         " reports) or fed-client --client-id P (FedLDA) to a server started with this --ledger, and"
+                         " their releases are charged to them.", markup=False)
 
 
 def cmd_budget_plan(a):
@@ -238,3 +314,8 @@ def register(sub) -> None:
                    help="plan a private search (RandomStoppingSearch) of this mean number of runs instead of one run")
     p.add_argument("--json", action="store_true", help="JSON")
     p.set_defaults(func=cmd_budget_plan)
+    q = bsub.add_parser("pseudonyms", help="each person's pseudonym for a collection server (local reports, FedLDA):"
+                                           " the ledger charges what they send to them, the server never learns who")
+    add_ids_flags(q, required=True)
+    q.add_argument("--out", required=True, metavar="FILE", help="a new CSV file: id,pseudonym (readable by you only)")
+    q.set_defaults(func=cmd_budget_pseudonyms)

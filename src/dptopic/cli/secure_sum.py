@@ -18,7 +18,7 @@ from ._common import (
     read_vocabulary,
 )
 from ._flags import flag_errors
-from .budget import served_ledger
+from .budget import add_ids_flags, read_ids, served_ledger
 
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
@@ -410,7 +410,9 @@ def register(sub) -> None:
     i.add_argument("--key", required=True, metavar="FILE",
                    help="the enrollment key (created, readable by you only, when the file does not exist); keep it"
                         " off the server")
-    i.add_argument("--count", type=_int_arg(3), required=True, metavar="N", help="contributors to invite (at least 3)")
+    i.add_argument("--count", type=_int_arg(3), default=None, metavar="N", help="contributors to invite (at least 3;"
+                   " with --ids, one per id)")
+    add_ids_flags(i)        # --ids FILE: each invitation names its person, the round charged to them (--ledger)
     i.add_argument("--out", required=True, metavar="DIR", help="a new folder for directory.json and the invitations")
     i.add_argument("--round-id", default=None, metavar="ID",
                    help="the round's name (1-64 of A-Z a-z 0-9 _ -; 1-56 with --cohort-size; default random)")
@@ -436,13 +438,16 @@ def cmd_invite(a) -> None:
     from ..protocol.cohort_enrollment import make_cohort_invitations  # loaded when the command runs, off start-up
     from ..protocol.enrollment import make_invitations  # (as above)
 
-    with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance"}):
+    if a.count is None and a.ids is None:
+        raise DPTopicError("secure-sum invite needs --count N (contributors to invite) or --ids FILE (one per id).")
+    ids, ledger = read_ids(a)
+    with flag_errors({**PLAN_FLAGS, "dropouts": "--dropout-tolerance", "ids": "--ids", "ledger": "--ledger"}):
         if a.cohort_size is None:
             s = make_invitations(a.key, a.count, a.out, a.round_id, committee=a.committee,
-                                 dropouts=a.dropout_tolerance, collusion=a.collusion)
+                                 dropouts=a.dropout_tolerance, collusion=a.collusion, ids=ids, ledger=ledger)
         else:
             s = make_cohort_invitations(a.key, a.count, a.out, a.cohort_size, a.dropout_tolerance, a.collusion,
-                                        a.round_id, committee=a.committee)
+                                        a.round_id, committee=a.committee, ids=ids, ledger=ledger)
     console = make_console()
     if s["key_created"]:
         console.print(f"created the enrollment key {a.key} (readable by you only): keep it off the server.",
@@ -453,8 +458,8 @@ def cmd_invite(a) -> None:
                      f" {s['cohorts']} cohorts, {s['delegates']} delegates each"
                      " (their invitations also to the bridge)." if a.cohort_size is not None
                      else " and --secure-committee auto)." if a.committee else ").") + ("" if a.cohort_size else
-                  f" They pin up to {s['layout']['dropouts']} dropping out and {s['layout']['collusion']} colluding."),
-                  markup=False)
+                  f" They pin up to {s['layout']['dropouts']} dropping out and {s['layout']['collusion']} colluding.")
+                  + (f" Each names its person: serve with --ledger {ledger}." if ids else ""), markup=False)
 
 
 # ----------------------------------------------------------------------------- dptopic experiment secure-sum

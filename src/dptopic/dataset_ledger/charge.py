@@ -361,7 +361,8 @@ def open_run_charge(model, read_documents: DocumentsReader, groups, planned, del
 
 
 def charge_served(ledger, trainer: str, unit: str, groups, persons, *, dataset: str | None = None,
-                  delta: float = 1e-5, kind: str = "served", note: str | None = None) -> int:
+                  delta: float = 1e-5, kind: str = "served", note: str | None = None,
+                  context: str | None = None) -> int:
     """Record a release a service made from people whose documents never left them (local reports, a FedLDA round,
     a secure-sum round): ``groups`` (``[(event, count), ...]``) is what **one** report or contribution spends, in
     ``unit``; ``persons`` maps each person (as the collection names them: a contributor's pseudonym; give them the
@@ -371,11 +372,14 @@ def charge_served(ledger, trainer: str, unit: str, groups, persons, *, dataset: 
     URL or :class:`~dptopic.dataset_ledger.ledger.DatasetLedger`; ``dataset``: the collection's name (default:
     ``people:`` and a keyed digest of the persons). Returns the release's id. The contributors drew their own noise
     before the service saw anything, so a cap cannot stop this release: a release a cap refuses raises
-    :class:`~dptopic.errors.BudgetExceededError` and is not recorded, and the service should not use it."""
+    :class:`~dptopic.errors.BudgetExceededError` and is not recorded, and the service should not use it.
+    ``context``: the route's (a secure-sum round's id, or ``"collection"``): a person named by a pseudonym the
+    ledger made for it (:meth:`~dptopic.dataset_ledger.ledger.DatasetLedger.pseudonyms`) is charged as the person
+    it stands for, whom the server never learns; any other name as given."""
     led = ledger if isinstance(ledger, DatasetLedger) else DatasetLedger(ledger)
     items = sorted((str(p), int(n)) for p, n in dict(persons).items() if int(n) > 0)
     if not items:
         raise DPTopicError("a served release covers no person: nothing to record.")
-    docs = Documents(None, [p for p, _ in items], counts=[n for _, n in items])
+    docs = Documents(None, [p for p, _ in items], counts=[n for _, n in items], context=context)
     return led.debit(dataset, trainer, unit, groups, delta, kind=kind, documents=docs,
                      note=note or "served: the contributors drew its noise on their side")

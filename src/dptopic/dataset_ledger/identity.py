@@ -8,6 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..errors import DPTopicError, ParameterError
+from .pseudonyms import check_context, stored_id
 
 
 @dataclass
@@ -16,7 +17,8 @@ class Documents:
     per document; :mod:`dptopic.corpus.identity`); ``persons``, each document's person (strings, or None without a
     person field); ``max_tokens``, its longest document's tokens (a word-level release's group per document). With
     ``digests`` None, ``persons`` alone: a release served to people whose documents never left them (each person's
-    reports, ``counts`` of them).
+    reports, ``counts`` of them). ``context``: a served release's route (:mod:`dptopic.dataset_ledger.pseudonyms`):
+    a person named by a pseudonym the ledger made for it is the person it stands for; None: no pseudonyms.
 
     What the trainer reads of each document, beside ``digests`` (:mod:`dptopic.corpus.identity`; each None where the
     input gives no such key, one row per document otherwise): ``bags``, its token-bag digest before the vocabulary's
@@ -34,6 +36,7 @@ class Documents:
     bands: object = None
     signatures: object = None
     lengths: object = None
+    context: str | None = None
 
     def __post_init__(self):
         if self.digests is None and not self.persons:
@@ -42,6 +45,8 @@ class Documents:
             odd = next((p for p in self.persons if not isinstance(p, str)), None)
             if odd is not None:
                 check_person(odd)
+        if self.context is not None:
+            check_context(self.context)
         if self.digests is not None and self.persons is not None and len(self.persons) != len(self.digests):
             raise DPTopicError(f"{len(self.persons)} persons for {len(self.digests)} documents: give one per document.")
         n = 0 if self.digests is None else len(self.digests)
@@ -73,6 +78,17 @@ def keyed(key: bytes, data: bytes, what: bytes) -> int:
                           signed=True)
 
 
+def person_id(key: bytes, person: str, context: str | None = None) -> int:
+    """The id the ledger of ``key`` stores for ``person``; with a served release's ``context``, a pseudonym it made
+    for that context is read back to the person it stands for (:mod:`~dptopic.dataset_ledger.pseudonyms`), and any
+    other name is keyed as given."""
+    if context is not None:
+        found = stored_id(key, person, context)
+        if found is not None:
+            return found
+    return keyed(key, person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
+
+
 def document_rows(key: bytes, docs: Documents):
     """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
     import numpy as np  # 'dptopic budget' opens its ledger without numpy
@@ -81,8 +97,7 @@ def document_rows(key: bytes, docs: Documents):
         index: dict = {}
         codes = np.fromiter((index.setdefault(p, len(index)) for p in persons), dtype=np.int64,
                             count=len(persons))
-        ids = np.array([keyed(key, person_text(p).encode("utf-8", "surrogatepass"), b"ledger-person")
-                       for p in index], dtype=np.int64)
+        ids = np.array([person_id(key, p, docs.context) for p in index], dtype=np.int64)
         return ids[codes] if len(ids) else np.zeros(0, np.int64)
 
     if docs.digests is None:

@@ -36,7 +36,7 @@ import time
 
 from ..accounting.verify import rounded_up
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .identity import Documents, check_person, document_rows, keyed, person_text
+from .identity import Documents, check_person, document_rows, keyed, person_id, person_text
 from .location import location
 from .names import check_name, valid_name
 from .releases import events_to_json, merge, parsed, release_guarantee
@@ -130,6 +130,34 @@ class DatasetLedger:
                 return "content:(not recorded)"
             key = self.store.run(lambda tx: self._the_key(tx, create=True), write=True)
         return document_rows(key, docs)[1]
+
+    def pseudonyms(self, persons, context: str) -> list[str]:
+        """Each of ``persons``' pseudonym for ``context`` (a secure-sum round's id, or
+        :data:`~dptopic.dataset_ledger.pseudonyms.COLLECTION` for a collection server's contributors): 48 hex digits
+        that name no one without the ledger's key, which a served release charged with that context
+        (:func:`~dptopic.dataset_ledger.charge.charge_served`) charges to the person, as a central release that named
+        them by their id does (:mod:`dptopic.dataset_ledger.pseudonyms`). Needs the ``cryptography`` package (the
+        service extra); creates the ledger's key if it has none (unless opened to read). Spends nothing."""
+        from .pseudonyms import check_context, make  # AES-SIV: the service extra, read on use
+
+        persons = [check_person(p) for p in persons]
+        check_context(context)
+        key = self._key or self.store.run(lambda tx: self._the_key(tx, create=not self.read_only),
+                                          write=not self.read_only)
+        if key is None:
+            raise DPTopicError(f"ledger {self.where} has no key yet (nothing recorded): open it to write once.")
+        return make(key, [person_id(key, p) for p in persons], context)
+
+    def foreign_pseudonyms(self, names, context: str) -> list:
+        """The names of ``names`` that are not pseudonyms this ledger made for ``context`` (:meth:`pseudonyms`):
+        none when every one is (a round's invitations made with this ledger)."""
+        from .pseudonyms import check_context, stored_id  # AES-SIV: the service extra, read on use
+
+        check_context(context)
+        key = self._key or self.store.run(lambda tx: self._the_key(tx, create=False))
+        if key is None:
+            return list(names)
+        return [n for n in names if stored_id(key, n, context) is None]
 
     # ------------------------------------------------------------------ reading, every figure checked
     def _damaged(self, why: str) -> LedgerFileError:

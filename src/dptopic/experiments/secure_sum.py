@@ -25,6 +25,7 @@ from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
 from ..protocol.cohorts import CohortPlan
+from ..protocol.person_ids import seat_by_person
 
 """The longest a contributor process waits for the round to reach its next step."""
 
@@ -354,11 +355,13 @@ def secure_sum_experiment(server, corpus, out, invitations, *, dropout: float | 
     (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
     written to ``out/summary.json`` and returned. ``dropout``: the share of people who drop out after masking (None:
     a tenth in a single round, :func:`experiment_dropout`; in a round in cohorts the dropouts its plan expects, at
-    most each cohort's tolerance, :func:`choose_cohort_dropouts`)."""
+    most each cohort's tolerance, :func:`choose_cohort_dropouts`). Invitations that name their people (written with
+    ``ids``) go each to its person; others to the people in the order of their sorted ids."""
     from .._io import atomic_write_json  # looked up when called: tests patch it at its source
     servers = [server] if isinstance(server, str) else list(server)
     client = client or ServiceClient(servers[0], retries=3)
     cfg = client.get_json("/v1/config")
+    invitations = seat_by_person(list(invitations), np.unique(np.asarray(corpus.user_ids, dtype=str)).tolist())
     if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: one server process
         if len(servers) != 1:
             raise ParameterError("{servers}: a round in cohorts is served by one process; give its address once.",

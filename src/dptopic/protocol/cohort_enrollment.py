@@ -39,6 +39,7 @@ from .enrollment import (
     read_invitation,
     writing_folder,
 )
+from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
 from .secure_sum import (
     HEX32,
     ROUND_ID,
@@ -100,16 +101,21 @@ def _signed_directory(private: bytes, round_id: str, keys: dict) -> dict:
             "signature": sign(private, directory_message(round_id, members))}
 
 
-def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: int | None = None,
-                            collusion: int | None = None, round_id: str | None = None, committee: bool = False) -> dict:
+def make_cohort_invitations(key, count: int | None, out, cohort_size: int, dropouts: int | None = None,
+                            collusion: int | None = None, round_id: str | None = None, committee: bool = False,
+                            ids=None, ledger=None) -> dict:
     """Write the invitations of a round in cohorts and its cohort directory into the new folder ``out`` with the
     enrollment key at ``key`` (created if missing): one invitation per contributor (to its cohort's round; a
     delegate's also to the bridge) and ``directory.json`` (every cohort's signed directory and the bridge's).
     ``committee``: each cohort runs in committee mode (``CohortPlan(committee=...)``); each invitation says so, so
-    that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). Returns
-    ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created"}``."""
+    that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). ``ids`` and
+    ``ledger``: the people the invitations are for, as a single round's
+    (:func:`~dptopic.protocol.enrollment.make_invitations`; the pseudonyms in the cohort directory, for the whole
+    round). Returns ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created",
+    "people"}``."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
+    count, ids = checked_binding(ids, count, ledger)
     layout = cohort_layout(count, cohort_size, dropouts, collusion)
     round_id = os.urandom(8).hex() if round_id is None else round_id
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id) or len(round_id) > 56:
@@ -122,6 +128,7 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
     if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
         check_writable_folder(Path(key).parent, "key", str(key))
     check_writable_folder(out, "out", str(out))
+    persons, pseudonyms = bind(ids, contributor_ids(count), ledger, round_id) if ids is not None else ({}, None)
     private, created = load_enrollment_key(key, create=True)
     enrollment = signing_public(private).hex()
     public_layout = {k: layout[k] for k in LAYOUT_KEYS}
@@ -136,7 +143,8 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
             invitations[i] = {"format": INVITATION_FORMAT, "version": VERSION, "round_id": rid, "contributor": i,
                               "count": len(members), "signing_key": keys[i].hex(), "enrollment_key": enrollment,
                               "cohorts": {"round_id": round_id, "cohort": c, "layout": public_layout},
-                              **({"committee": True} if committee else {})}
+                              **({"committee": True} if committee else {}),
+                              **({"person": persons[i]} if persons else {})}
         for d in ds:
             bridge_keys[bridge_id(c, d)] = (d, new_signing_key())
     brid = co.bridge_round_id(round_id)
@@ -145,14 +153,15 @@ def make_cohort_invitations(key, count: int, out, cohort_size: int, dropouts: in
         invitations[d]["bridge"] = {"round_id": brid, "contributor": b, "count": len(bridge_keys),
                                     "signing_key": k.hex()}
     directory = {"format": COHORT_DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id,
-                 "layout": public_layout, "cohorts": cohort_dirs, "bridge": bridge_dir}
+                 "layout": public_layout, "cohorts": cohort_dirs, "bridge": bridge_dir,
+                 **({PEOPLE_KEY: people_entry(private, round_id, pseudonyms)} if pseudonyms else {})}
     with writing_folder(out, "out"):
         atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
         for i, doc in sorted(invitations.items()):
             atomic_write_bytes(out / f"invitation-{i}.json", json.dumps(doc, indent=1).encode() + b"\n", private=True)
     return {"round_id": round_id, "count": count, "cohorts": len(groups), "delegates": layout["delegates"],
             "directory": str(out / "directory.json"), "invitations": str(out / f"invitation-{groups[0][0]}.json")
-            + " ...", "key_created": created}
+            + " ...", "key_created": created, "people": len(persons)}
 
 
 def is_cohort_directory(doc) -> bool:
@@ -199,6 +208,7 @@ def check_cohort_directory(doc, where: str = "the cohort directory") -> dict:
                            " again.")
     if len(keys) != 1:
         raise DPTopicError(f"{where}'s directories are signed by different enrollment keys: invite again.")
+    check_people(doc, next(iter(keys)), [i for g in groups for i in g], where)
     return doc
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .._io import atomic_write_bytes, load_json, warn_if_shared
 from ..errors import DPTopicError, ParameterError
+from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
 from .secure_sum import (
     HEX32,
     HEX_SIG,
@@ -236,8 +237,8 @@ def contributor_ids(count: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(1, count + 1)]
 
 
-def make_invitations(key, count: int, out, round_id: str | None = None, committee: bool = False,
-                     dropouts: int | None = None, collusion: int | None = None) -> dict:
+def make_invitations(key, count: int | None, out, round_id: str | None = None, committee: bool = False,
+                     dropouts: int | None = None, collusion: int | None = None, ids=None, ledger=None) -> dict:
     """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
     ``key`` (created if missing); returns ``{"round_id", "count", "layout", "directory", "invitations",
     "key_created"}``. ``round_id``: the round's name (default: random). ``committee``: the round runs in committee
@@ -245,9 +246,13 @@ def make_invitations(key, count: int, out, round_id: str | None = None, committe
     mode only (the configuration, then the committee mode's 3 requests). ``dropouts`` (F, default a tenth) and
     ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.default_collusion`): the operator's plan, pinned in
     every invitation and the directory (module note, :func:`round_layout`): the server must serve that plan and
-    mode, and each contributor refuses one that states others."""
+    mode, and each contributor refuses one that states others. ``ids``: the person ids the invitations are for (as
+    the central releases' person field holds them; ``count`` then None or their number) and ``ledger`` (the dataset
+    ledger those releases are recorded on): each invitation names its person, and the directory each number's
+    pseudonym, so that the round is charged to the same people (:mod:`dptopic.protocol.person_ids`)."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
+    count, ids = checked_binding(ids, count, ledger)
     layout = round_layout(count, dropouts, collusion)
     round_id = os.urandom(8).hex() if round_id is None else round_id
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id):
@@ -259,23 +264,28 @@ def make_invitations(key, count: int, out, round_id: str | None = None, committe
     if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
         check_writable_folder(Path(key).parent, "key", str(key))
     check_writable_folder(out, "out", str(out))
+    numbers = contributor_ids(count)
+    persons, pseudonyms = bind(ids, numbers, ledger, round_id) if ids is not None else ({}, None)
     private, created = load_enrollment_key(key, create=True)
-    ids = contributor_ids(count)
+    ids = numbers
     keys = {i: new_signing_key() for i in ids}
     members = {i: signing_public(k).hex() for i, k in keys.items()}
     enrollment = signing_public(private).hex()
     directory = {"format": DIRECTORY_FORMAT, "version": VERSION, "round_id": round_id, "enrollment_key": enrollment,
                  "members": members, "signature": sign(private, directory_message(round_id, members)),
-                 "layout": layout, "committee": committee}
+                 "layout": layout, "committee": committee,
+                 **({PEOPLE_KEY: people_entry(private, round_id, pseudonyms)} if pseudonyms else {})}
     with writing_folder(out, "out"):
         atomic_write_bytes(out / "directory.json", canonical(directory) + b"\n")
         for i, k in keys.items():
             _private_json(out / f"invitation-{i}.json", {"format": INVITATION_FORMAT, "version": VERSION,
                                                         "round_id": round_id, "contributor": i, "count": count,
                                                         "signing_key": k.hex(), "enrollment_key": enrollment,
-                                                        "layout": layout, "committee": committee})
+                                                        "layout": layout, "committee": committee,
+                                                        **({"person": persons[i]} if persons else {})})
     return {"round_id": round_id, "count": count, "layout": layout, "directory": str(out / "directory.json"),
-            "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created}
+            "invitations": str(out / f"invitation-{ids[0]}.json") + " ...", "key_created": created,
+            "people": len(persons)}
 
 
 _CHECKED: dict = {}
@@ -322,15 +332,19 @@ def check_directory(doc, enrollment_key: str | None = None, where: str = "the di
 
 
 def read_directory(path) -> dict:
-    """The directory file at ``path`` (the server's ``directory``), checked (:func:`check_directory`)."""
-    return check_directory(_read(path, "directory"), where=f"the directory {path}")
+    """The directory file at ``path`` (the server's ``directory``), checked (:func:`check_directory`; the people its
+    invitations name too, :func:`~dptopic.protocol.person_ids.check_people`)."""
+    doc = check_directory(_read(path, "directory"), where=f"the directory {path}")
+    check_people(doc, doc["enrollment_key"], doc["members"], where=f"the directory {path}")
+    return doc
 
 
 def read_invitation(path) -> dict:
     """The invitation file at ``path``, checked: ``{"round_id", "contributor", "count", "signing_key": bytes,
     "enrollment_key": hex, "committee": bool, "layout", "path"}`` (``committee``: the operator invited to a
     committee-mode round; absent in the file means False. ``layout``: the operator's plan it pins, :data:`LAYOUT_KEYS`;
-    None in an invitation to a round in cohorts, whose layout is its cohort part's, or of an older dptopic)."""
+    None in an invitation to a round in cohorts, whose layout is its cohort part's, or of an older dptopic.
+    ``person``: the person id it was written for, or None)."""
     doc = _read(path, "invitation")
     rid, who, count, key, enroll = (doc.get(k) for k in ("round_id", "contributor", "count", "signing_key",
                                                           "enrollment_key"))
@@ -338,7 +352,7 @@ def read_invitation(path) -> dict:
             isinstance(rid, str) and ROUND_ID.fullmatch(rid) and isinstance(who, str) and ROUND_ID.fullmatch(who)
             and isinstance(count, int) and not isinstance(count, bool) and 3 <= count <= MAX_COUNT
             and isinstance(key, str) and HEX32.fullmatch(key) and isinstance(enroll, str) and HEX32.fullmatch(enroll)
-            and isinstance(doc.get("committee", False), bool)):
+            and isinstance(doc.get("committee", False), bool) and isinstance(doc.get("person", ""), str)):
         raise DPTopicError(f"{path} is not a secure-sum invitation (the round's operator writes them with dptopic"
                            " secure-sum invite).")
     layout = doc.get("layout")
@@ -347,7 +361,7 @@ def read_invitation(path) -> dict:
                            " round's operator for a new invitation.")
     return {"round_id": rid, "contributor": who, "count": count, "signing_key": bytes.fromhex(key),
             "enrollment_key": enroll, "committee": doc.get("committee", False), "layout": layout,
-            "path": str(path)}
+            "person": doc.get("person"), "path": str(path)}
 
 
 def read_invitations(folder) -> list[dict]:

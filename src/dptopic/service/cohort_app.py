@@ -180,7 +180,7 @@ class CohortServer:
         self.coordinator = Coordinator(self.plan, self.rounds, self.bridge, delegates,
                                        [[bridge_id(c, d) for d in ds] for c, ds in enumerate(delegates)],
                                        cfg.vocabulary, cfg.n_topics, cfg.round_id, ledger=cfg.ledger,
-                                       dataset=cfg.ledger_dataset)
+                                       dataset=cfg.ledger_dataset, directory=cfg.directory)
         self.lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -116,11 +116,13 @@ class Coordinator:
     ``plan``: the round's :class:`CohortPlan`; ``cohorts``: the cohorts' :class:`CohortRound` in order; ``bridge``:
     the bridge's; ``delegates``: each cohort's delegates (their ids in the cohort); ``bridge_ids``: each cohort's
     delegates' ids in the bridge, in the same order. ``ledger`` and ``dataset``: the dataset ledger the whole round is
-    charged to (:meth:`charge`), or None."""
+    charged to (:meth:`charge`), or None; ``directory``: the round's cohort directory (the people its invitations
+    name are charged by their pseudonyms)."""
 
     def __init__(self, plan: CohortPlan, cohorts, bridge: CohortRound, delegates, bridge_ids, vocabulary,
-                 n_topics: int, round_id: str, ledger: str | None = None, dataset: str | None = None):
-        self.ledger, self.dataset = ledger, dataset
+                 n_topics: int, round_id: str, ledger: str | None = None, dataset: str | None = None,
+                 directory: dict | None = None):
+        self.ledger, self.dataset, self.directory = ledger, dataset, directory
         self.plan, self.cohorts, self.bridge = plan, list(cohorts), bridge
         self.rename = {}
         for ds, bs in zip(delegates, bridge_ids):
@@ -195,7 +197,8 @@ class Coordinator:
                 return False        # who took part is known once every cohort's uploads of step 0 are in
             people = {u for r in self.cohorts for u in r.uploaders(0)}
             try:
-                release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people))
+                release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people),
+                                              self.directory)
             except DPTopicError as e:
                 log.error("%s", e)
                 self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")

@@ -365,7 +365,8 @@ class CommitteeRound:
         if not self.ledger or self._charged():
             return True
         try:
-            release = charge_secure_round(self.ledger, self.ledger_dataset, self.plan, self.uploaded[0])
+            release = charge_secure_round(self.ledger, self.ledger_dataset, self.plan, self.uploaded[0],
+                                          self.directory)
         except DPTopicError as e:
             log.error("%s", e)
             self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")

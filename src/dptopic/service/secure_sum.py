@@ -1127,7 +1127,7 @@ class SecureRound:
                 return True
         try:
             release = charge_secure_round(self.cfg.ledger, self.cfg.ledger_dataset, self.plan,
-                                          sorted(self.st["uploaded"]))
+                                          sorted(self.st["uploaded"]), self.cfg.directory)
         except DPTopicError as e:
             log.error("%s", e)
             self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
