@@ -322,6 +322,26 @@ def test_each_topic_line_says_how_many_of_its_words_the_release_estimated(plante
     assert "words estimated" not in buf.getvalue()
 
 
+def test_the_report_page_says_in_each_topic_s_heading_how_many_of_its_words_the_release_estimated(planted,
+                                                                                                  vectors_file):
+    """The HTML report says what the terminal says on each topic line: how many of the topic's listed words its
+    release estimated, for each topic that lists a word the vectors placed; a model without vectors says nothing."""
+    import re
+
+    from dptopic.reporting.page import report_page
+
+    m = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=str(vectors_file),
+                                    vectors_route="spread", n_words=30), planted.corpus)
+    html, _ = report_page(m, top=20, show_unsupported=True)
+    placed, index = m.placed_words(), m.vocabulary_.get
+    expected = [sum(not placed[k, index(w)] for w in t) for k, t in enumerate(m.topic_words(20))]
+    said = re.findall(r"<h3>topic (\d+)[^<]*\((\d+) of (\d+) words estimated\)</h3>", html)
+    assert said and {int(k): int(e) for k, e, _ in said} == {k: e for k, e in enumerate(expected) if e < 20}
+    assert all(n == "20" for *_, n in said)
+    off = quiet_fit(DocDPCooccurrence(n_topics=K, epsilon=2.0, seed=1, public_vectors=None), planted.corpus)
+    assert "words estimated" not in report_page(off, top=20, show_unsupported=True)[0]
+
+
 def test_auto_route_per_person_reads_the_signal_as_the_document_unit_does(planted, vectors_file, monkeypatch):
     """``vectors_route="auto"`` at the user unit takes the groups where the people's first release's signal reaches
     the threshold and its presence reaches ``GROUPS_MIN_PRESENCE``, as the document unit does (on real documents

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 from ..accounting.verify import rounded_up
 from ..errors import DPTopicError
+from .terminal import estimated_count_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -590,7 +591,7 @@ def _floor_section(floor: dict | None) -> str:
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
                   audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
                   supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability",
-                  words_note: str | None = None, floor: dict | None = None) -> str:
+                  words_note: str | None = None, floor: dict | None = None, estimated: list | None = None) -> str:
     """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic)), in the
     order ``words_ranking`` names (``dptopic.evaluation.topic_quality.ranking_text``);
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
@@ -599,7 +600,10 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
     the class ``unsupported`` and shows no words unless ``show_unsupported``. ``words_note``: which words the lists
     leave out (the words the release did not estimate in a topic), said under the heading. ``floor``: for a model
     fitted with public word vectors, the topics the vectors alone give (``{"topics", "note"}``,
-    :func:`dptopic.moments.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``)."""
+    :func:`dptopic.moments.vector_prior.model_floor`), shown after the model's as the floor (``id="public-floor"``).
+    ``estimated``: for a model whose public word vectors placed words, how many of each topic's listed words its
+    release estimated (:func:`~dptopic.reporting.terminal.estimated_counts`), said in the heading of each topic that
+    lists a placed word, as the terminal says it on the topic's line."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
@@ -607,7 +611,8 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
     def topic_card(k, t):
         below = supported is not None and not supported[k]
         head = (f"topic {k}{' (background: corpus-wide words)' if k in bg else ''}"
-                f"{' (below the noise)' if below else ''}")
+                f"{' (below the noise)' if below else ''}"
+                f"{f' ({estimated_count_text(estimated[k], len(t))})' if estimated and estimated[k] < len(t) else ''}")
         if below and not show_unsupported:
             body = ("<p class='note'>Below the noise of the release: words not shown (a report asked to show"
                     " the topics below the noise shows them).</p>")

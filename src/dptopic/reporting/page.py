@@ -18,7 +18,7 @@ from ..errors import DPTopicError, ParameterError
 from ..evaluation import match_models, topic_diversity, topic_quality
 from ..evaluation.topic_quality import ranking_text, size_text, umass_mimno_sum, word_ranking
 from .html import match_yardstick, render_report
-from .terminal import estimated_note, placed_note, topic_support
+from .terminal import estimated_counts, estimated_note, placed_note, topic_support
 
 MARKER = '<meta name="generator" content="dptopic report">'
 
@@ -256,12 +256,14 @@ def report_page(model, *, title=None, top: int = 10, evaluation=None, audit=None
     card = privacy_card(current_total(getattr(model, "privacy_", None) or {}), trainer)
     from ..moments.vector_prior import model_floor  # the estimators: read when a page is made, not at start-up
 
+    topics = model.topic_words(top, weights=True, mark_placed=True)
     notes = ". ".join(x for x in (estimated_note(model), placed_note(model)) if x) or None   # which words, what '*' is
     html = render_report(title=title or f"{trainer} topic model", trainer=trainer, card=card,
-                         topics=model.topic_words(top, weights=True, mark_placed=True), evaluation=evaluation,
+                         topics=topics, evaluation=evaluation,
                          audit=audit,
                          roc_png=roc_png, source=source, background=[k for k, b in enumerate(background) if b],
                          supported=supported, show_unsupported=show_unsupported,
                          words_ranking=ranking_text(word_ranking(model)), words_note=notes,
-                         floor=model_floor(model, top))
+                         floor=model_floor(model, top),
+                         estimated=estimated_counts(model, model.topic_words(top)))
     return html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1), card
