@@ -98,9 +98,6 @@ def test_a_round_is_charged_to_the_person_its_invitation_names_through_an_exact_
     assert led.person_summary()["persons"] == len(PEOPLE) + 3
 
 
-@pytest.mark.skipif(not hasattr(DatasetLedger, "add_aliases"),
-                    reason="the ledger's person links (DatasetLedger.add_aliases) are another branch's: runs once"
-                           " merged")
 def test_a_round_whose_invitation_names_a_linked_id_is_charged_to_the_linked_person(tmp_path):
     from dptopic.protocol.enrollment import make_invitations, read_directory
     from dptopic.protocol.secure_sum import SecureSumPlan

@@ -25,7 +25,9 @@ class Documents:
     cut (uint64[n]); ``read_bags``, its bag of words after the cut, as the trainer reads it (uint64[n]: a count
     matrix or UCI file of the same counts has this digest as its bag); ``bands`` (uint64[n, B]) and ``signatures``
     (uint8[n, K]), its sketch (zero rows: too short to sketch); ``lengths``, its tokens before the cut (int32[n]).
-    Which of them make two documents one: :func:`dptopic.dataset_ledger.people.document_links`."""
+    Which of them make two documents one: :func:`dptopic.dataset_ledger.people.document_links`. ``aliases``: pairs of
+    person ids given as one person (:func:`dptopic.dataset_ledger.people.read_aliases`), linked when the release is
+    recorded."""
 
     digests: object = None
     persons: list | None = None
@@ -37,6 +39,7 @@ class Documents:
     signatures: object = None
     lengths: object = None
     context: str | None = None
+    aliases: list | None = None
 
     def __post_init__(self):
         if self.digests is None and not self.persons:
@@ -89,8 +92,19 @@ def person_id(key: bytes, person: str, context: str | None = None) -> int:
     return keyed(key, person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
 
 
-def document_rows(key: bytes, docs: Documents):
-    """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed."""
+def document_keys(key: bytes, docs: Documents):
+    """Each document's keyed text digest (int64[n]): the id the ledger stores it under unless another key of it finds
+    a recorded document (:func:`dptopic.dataset_ledger.linking.resolve_documents`)."""
+    import numpy as np  # as below
+
+    digests = np.asarray(docs.digests, dtype=np.uint64)
+    return np.fromiter((keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
+                       dtype=np.int64, count=len(digests))
+
+
+def document_rows(key: bytes, docs: Documents, doc=None):
+    """``(fingerprint, content name, rows)``: the document set's rows ``(doc, owner, person, copies)``, keyed;
+    ``doc``: each document's id as resolved (:func:`document_keys`, by default)."""
     import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
     def person_keys(persons) -> np.ndarray:
@@ -107,9 +121,7 @@ def document_rows(key: bytes, docs: Documents):
         person = np.ones(len(owner), np.int64)
         has_doc = False
     else:
-        digests = np.asarray(docs.digests, dtype=np.uint64)
-        doc = np.fromiter((keyed(key, d.to_bytes(8, "little"), b"ledger-doc") for d in digests.tolist()),
-                          dtype=np.int64, count=len(digests))
+        doc = document_keys(key, docs) if doc is None else np.asarray(doc, dtype=np.int64)
         owner = person_keys(docs.persons) if docs.persons is not None else doc
         person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
         reps = np.ones(len(doc), np.int64)

@@ -36,7 +36,7 @@ import time
 
 from ..accounting.verify import rounded_up
 from ..errors import BudgetExceededError, DPTopicError, ParameterError
-from .identity import Documents, check_person, document_rows, keyed, person_id, person_text
+from .identity import Documents, check_person, document_keys, document_rows, keyed, person_id, person_text
 from .location import location
 from .names import check_name, valid_name
 from .releases import events_to_json, merge, parsed, release_guarantee
@@ -100,9 +100,16 @@ class DatasetLedger:
         a document whose person another set gave belongs to that person, and a set with persons gives theirs to the
         same documents recorded before without one)."""
         key = self._the_key(tx, create=True)
-        fingerprint, content, rows = document_rows(key, docs)
+        from .linking import link_people, resolve_documents  # loads numpy: 'dptopic budget' reads without it
+
+        doc = None
+        if self.version >= 3 and docs.digests is not None:
+            doc = resolve_documents(tx, key, docs, document_keys(key, docs))
+        fingerprint, content, rows = document_rows(key, docs, doc)
         row = tx.one("SELECT id FROM docsets WHERE fingerprint = ?", (fingerprint,))
         if row is not None:
+            if self.version >= 3:
+                link_people(tx, key, None, int(row[0]), docs.aliases or ())
             return int(row[0]), content
         persons = int(any(r[2] for r in rows))
         sid = tx.insert("INSERT INTO docsets (fingerprint, content, n_docs, persons, created) VALUES (?, ?, ?, ?, ?)",
@@ -117,6 +124,8 @@ class DatasetLedger:
             tx.run("UPDATE docs SET owner = (SELECT p.owner FROM docs p WHERE p.doc = docs.doc AND p.person = 1"
                    " LIMIT 1), person = 1 WHERE docset = ? AND EXISTS (SELECT 1 FROM docs p WHERE p.doc = docs.doc"
                    " AND p.person = 1)", (sid,))
+        if self.version >= 3:
+            link_people(tx, key, docs, sid, docs.aliases or ())
         return sid, content
 
     def content_name(self, docs: Documents) -> str:
@@ -129,7 +138,12 @@ class DatasetLedger:
             if self.read_only:
                 return "content:(not recorded)"
             key = self.store.run(lambda tx: self._the_key(tx, create=True), write=True)
-        return document_rows(key, docs)[1]
+        if self.version < 3 or docs.digests is None:
+            return document_rows(key, docs)[1]
+        from .linking import resolve_documents  # loads numpy: as in _ensure_docset
+
+        return self.store.run(lambda tx: document_rows(key, docs, resolve_documents(
+            tx, key, docs, document_keys(key, docs), record=False))[1])
 
     def pseudonyms(self, persons, context: str) -> list[str]:
         """Each of ``persons``' pseudonym for ``context`` (a secure-sum round's id, or
@@ -284,22 +298,42 @@ class DatasetLedger:
         return self.store.run(lambda tx: fn(tx, self._state(tx)))
 
     # ------------------------------------------------------------------ totals
-    @staticmethod
-    def _rows(tx, docsets=None):
-        """The owners of ``docsets`` (None: every owner) with, for each, their documents in every document set."""
+    def _person_roots(self, tx) -> dict:
+        """Each linked owner's root (:func:`~dptopic.dataset_ledger.linking.person_roots`); empty before format 3."""
+        from .linking import person_roots  # loads numpy: as above
+
+        return person_roots(tx) if self.version >= 3 else {}
+
+    def _rows(self, tx, docsets=None):
+        """The owners of ``docsets`` (None: every owner) with, for each, their documents in every document set; ids
+        linked as one person (``links``) are one owner, their root."""
         import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
         if docsets is not None and not docsets:
             return (np.zeros(0, np.int64),) * 4
+        roots = self._person_roots(tx)
         if docsets is None:
             rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs GROUP BY docset, owner")
-        else:
+        elif not roots:
             marks = ", ".join("?" * len(docsets))
             rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner IN (SELECT owner FROM"
                           f" docs WHERE docset IN ({marks})) GROUP BY docset, owner", tuple(sorted(docsets)))
+        else:       # the owners of the sets, and every id linked to one of them
+            marks = ", ".join("?" * len(docsets))
+            mine = {int(r[0]) for r in tx.all(f"SELECT DISTINCT owner FROM docs WHERE docset IN ({marks})",
+                                              tuple(sorted(docsets)))}
+            people = {roots.get(o, o) for o in mine}
+            owners = sorted(mine | {o for o, r in roots.items() if r in people})
+            rows = []
+            for start in range(0, len(owners), 500):
+                part = owners[start:start + 500]
+                rows += tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner IN"
+                               f" ({', '.join('?' * len(part))}) GROUP BY docset, owner", tuple(part))
         if not rows:
             return (np.zeros(0, np.int64),) * 4
         a = np.array(rows, dtype=np.int64)
+        if roots:
+            return _as_people(a, roots)
         return a[:, 0], a[:, 1], a[:, 2], a[:, 3]
 
     @staticmethod
@@ -526,8 +560,12 @@ class DatasetLedger:
             if key is None:
                 return {"epsilon": 0.0, "delta": None, "releases": [], "method": "no person recorded"}
             o = keyed(key, person_text(person).encode("utf-8", "surrogatepass"), b"ledger-person")
-            rows = tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner = ?"
-                          " GROUP BY docset, owner", (o,))
+            roots = self._person_roots(tx)
+            root = roots.get(o, o)
+            ids = sorted({o} | {x for x, r in roots.items() if r == root})
+            rows = [(ds, root, n, p) for ds, n, p in tx.all(
+                "SELECT docset, SUM(copies), MAX(person) FROM docs WHERE owner IN"
+                f" ({', '.join('?' * len(ids))}) GROUP BY docset", tuple(ids))]
             d = st["person_cap"][1] if st["person_cap"] else next(
                 (r["delta"] for r in st["releases"] if r["guarantee"] and r["delta"] > 0), 0.0)
             if not rows:
@@ -749,6 +787,19 @@ class DatasetLedger:
                     "caps": rows, "refused": refused}
         return self._read(go)
 
+    def add_aliases(self, pairs, source: str = "aliases") -> int:
+        """Record ``pairs`` of person ids ``(alias, canonical)`` as one person each (git's ``.mailmap`` or a CSV read
+        by :func:`~dptopic.dataset_ledger.people.read_aliases`; ``source`` names it in errors): every total and cap
+        counts them once from now on, earlier releases included (linking only ever charges more). Returns how many
+        pairs joined two people who were apart."""
+        from .linking import link_people  # loads numpy: 'dptopic budget' reads without it
+
+        pairs = [(check_person(a), check_person(b)) for a, b in pairs]
+        if self.read_only:
+            raise DPTopicError(f"ledger {self.where} was opened to read only: aliases from {source} need a ledger"
+                               " that can be written.")
+        return self._write(lambda tx: link_people(tx, self._the_key(tx, create=True), None, 0, pairs)["alias"])
+
     def mark_no_guarantee(self, release_id: int, note: str) -> None:
         """Mark a recorded release as claiming no guarantee (its fit turned out to claim none)."""
         self._write(lambda tx: tx.run("UPDATE releases SET guarantee = 0, epsilon = NULL, note = ? WHERE id = ?",
@@ -757,6 +808,20 @@ class DatasetLedger:
     def set_model_path(self, release_id: int, path) -> None:
         """Where the release's model was saved (``model.save``)."""
         self._write(lambda tx: tx.run("UPDATE releases SET model_path = ? WHERE id = ?", (str(path), int(release_id))))
+
+
+def _as_people(a, roots: dict):
+    """Rows ``(docset, owner, documents, person)`` with each linked owner replaced by its root, one row per set and
+    person (documents added, person the largest)."""
+    import numpy as np  # as in _rows
+
+    owner = np.fromiter((roots.get(int(o), int(o)) for o in a[:, 1]), dtype=np.int64, count=len(a))
+    pairs, inv = np.unique(np.stack([a[:, 0], owner], axis=1), axis=0, return_inverse=True)
+    inv = inv.ravel()
+    docs = np.bincount(inv, weights=a[:, 2], minlength=len(pairs)).astype(np.int64)
+    person = np.zeros(len(pairs), np.int64)
+    np.maximum.at(person, inv, a[:, 3])
+    return pairs[:, 0], pairs[:, 1], docs, person
 
 
 def _number(x) -> bool:

@@ -34,9 +34,11 @@ from urllib.parse import quote
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 
 FORMAT = "dptopic-dataset-ledger"
-VERSION = 2
+VERSION = 3
 """The ledger's format: 1 kept releases per named dataset; 2 adds each release's documents (keyed digests), their
-persons, and caps per person. A version-1 file is upgraded in place on its first write."""
+persons, and caps per person; 3 adds what the trainer reads of each document (its keyed bag digests and sketch
+bands, :data:`_SQLITE_V3`) and the links that make several ids one person. An older file is upgraded in place on its
+first write; read only, it is read as it is (no document of it is known by more than its text, no id linked)."""
 
 APPLICATION_ID = 0x44505450
 """SQLite's application id of a dptopic ledger file ("DPTP"): a SQLite file without it is another program's."""
@@ -69,6 +71,21 @@ _SQLITE_V2 = (
     "ALTER TABLE releases ADD COLUMN docset INTEGER REFERENCES docsets(id)",
     "ALTER TABLE releases ADD COLUMN max_tokens INTEGER",
 )
+_SQLITE_V3 = (
+    # every key a document is known by besides its text (keyed: its token bags before and after the vocabulary's cut,
+    # each band of its sketch; its text digest too), and the document (``docs.doc``) it names
+    "CREATE TABLE doc_keys (key INTEGER NOT NULL, doc INTEGER NOT NULL)",
+    "CREATE INDEX doc_keys_key ON doc_keys (key)",
+    # a document's tokens before the cut (the person rule counts long enough documents) and its compact sketch
+    "CREATE TABLE doc_info (doc INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, sketch BLOB)",
+    # ids that are one person: each linked owner's root, and why it was linked (documents, case, alias)
+    "CREATE TABLE links (owner INTEGER PRIMARY KEY, root INTEGER NOT NULL, why TEXT NOT NULL)",
+    # each person's id folded (case, Unicode form, white space), keyed: the same address in another case
+    "CREATE TABLE id_keys (key INTEGER NOT NULL, owner INTEGER NOT NULL)",
+    "CREATE INDEX id_keys_key ON id_keys (key)",
+)
+_PG_V3 = tuple(t.replace("INTEGER NOT NULL", "BIGINT NOT NULL").replace("INTEGER PRIMARY KEY", "BIGINT PRIMARY KEY")
+               .replace("BLOB", "BYTEA") for t in _SQLITE_V3)
 _PG_TABLES = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE datasets (name TEXT PRIMARY KEY, cap_epsilon DOUBLE PRECISION, cap_delta DOUBLE PRECISION,"
@@ -87,6 +104,7 @@ _PG_TABLES = (
     "CREATE TABLE caps (scope TEXT PRIMARY KEY, epsilon DOUBLE PRECISION NOT NULL, delta DOUBLE PRECISION NOT NULL)",
 )
 TABLES = {"meta", "datasets", "releases", "docsets", "docs", "caps"}
+TABLES_V3 = {"doc_keys", "doc_info", "links", "id_keys"}
 
 
 class _LedgerError(ParameterError):
@@ -372,14 +390,15 @@ class SQLiteStore(Store):
             app = tx.one("PRAGMA application_id")[0]
             tables = {r[0] for r in tx.all("SELECT name FROM sqlite_master WHERE type='table'")}
             if app == APPLICATION_ID:
-                if self._version(tables, tx) == 1:
-                    for stmt in _SQLITE_V2:
+                version = self._version(tables, tx)
+                if version < VERSION:
+                    for stmt in (_SQLITE_V2 if version == 1 else ()) + _SQLITE_V3:
                         tx.run(stmt)
                     tx.run("UPDATE meta SET value = ? WHERE key = 'version'", (str(VERSION),))
                 return VERSION
             if tables:
                 raise self.bad("is another program's SQLite file (it has tables of its own)")
-            for stmt in _SQLITE_TABLES + _SQLITE_V2:
+            for stmt in _SQLITE_TABLES + _SQLITE_V2 + _SQLITE_V3:
                 tx.run(stmt)
             tx.many("INSERT INTO meta VALUES (?, ?)", [("format", FORMAT), ("version", str(VERSION))])
             tx.run(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -394,7 +413,7 @@ class SQLiteStore(Store):
         else:
             meta = dict(tx.all("SELECT key, value FROM meta"))
         version = check_meta(self, meta)
-        if version >= 2 and not TABLES <= tables:
+        if version >= 2 and not TABLES <= tables or version >= 3 and not TABLES_V3 <= tables:
             raise self.bad("is damaged (its tables are missing)")
         return version
 
@@ -514,9 +533,17 @@ class PostgresStore(Store):
             meta = dict(tx.all("SELECT key, value FROM meta")) if "meta" in tables else None
         if meta is not None:
             version = check_meta(self, meta)
-            if not TABLES <= tables:
+            if not TABLES <= tables or version >= 3 and not TABLES_V3 <= tables:
                 raise self.bad("is damaged (its tables are missing)")
             self.ready = True
+            if version < VERSION and create:
+                def upgrade(tx):
+                    if int(tx.one("SELECT value FROM meta WHERE key = 'version'")[0]) < VERSION:
+                        for stmt in _PG_V3:
+                            tx.run(_in_schema(stmt))
+                        tx.run("UPDATE meta SET value = ? WHERE key = 'version'", (str(VERSION),))
+                self.run(upgrade, write=True)
+                return VERSION
             return version
         if tables:
             raise self.bad(f"holds a schema {PG_SCHEMA!r} of another program (it has tables of its own)")
@@ -528,14 +555,17 @@ class PostgresStore(Store):
                 tx.run(f"CREATE SCHEMA IF NOT EXISTS {PG_SCHEMA}")
             if tx.one("SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = 'meta'",
                       (PG_SCHEMA,)) is None:
-                for stmt in _PG_TABLES:
-                    tx.run(stmt.replace("CREATE TABLE ", f"CREATE TABLE {PG_SCHEMA}.")
-                           .replace("CREATE INDEX ", "CREATE INDEX ").replace(" ON docs", f" ON {PG_SCHEMA}.docs")
-                           .replace("REFERENCES ", f"REFERENCES {PG_SCHEMA}."))
+                for stmt in _PG_TABLES + _PG_V3:
+                    tx.run(_in_schema(stmt))
                 tx.many(f"INSERT INTO {PG_SCHEMA}.meta VALUES (?, ?)", [("format", FORMAT), ("version", str(VERSION))])
         self.run(make, write=True)      # another run creating it meanwhile: waited for, as a debit waits
         self.ready = True
         return VERSION
+
+
+def _in_schema(stmt: str) -> str:
+    """A table's statement with its tables named in :data:`PG_SCHEMA`."""
+    return re.sub(r"(CREATE TABLE |REFERENCES | ON )(\w+)", lambda m: f"{m.group(1)}{PG_SCHEMA}.{m.group(2)}", stmt)
 
 
 def open_store(location, read_only: bool = False) -> Store:

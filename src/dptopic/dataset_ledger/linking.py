@@ -1,0 +1,271 @@
+"""How the ledger finds a new release's documents and people among those it holds (format 3,
+:mod:`dptopic.dataset_ledger.store`): the SQL side of the pure rules of :mod:`dptopic.dataset_ledger.people`.
+
+A document is what the trainer reads. Besides its text digest, the ledger keeps every key a document is known by
+(keyed under its secret, as every id it stores: :func:`~dptopic.dataset_ledger.identity.keyed`): its token bag before
+the vocabulary's cut and its bag of words after it (one key space: a count matrix's bag is both), and each band of its
+MinHash sketch, with the compact sketch to verify a band's candidates. A new document that shares any exact key with a
+recorded one, or whose sketch agrees with a recorded sketch a band names (:data:`~dptopic.dataset_ledger.people.
+SKETCH_THRESHOLD`), *is* that document: it is stored under the recorded document's id, so every total that held it
+holds it again. Documents of the new set that are one another are joined first (:func:`~dptopic.dataset_ledger.
+people.document_links`).
+
+A person is every id that holds the same writing. After the new set's rows are written, ids whose documents are
+largely the same (:func:`~dptopic.dataset_ledger.people.id_links`), ids whose folded spelling is the same (case,
+Unicode form, white space: :func:`~dptopic.dataset_ledger.people.folded_id`), and ids given as aliases are linked:
+the ``links`` table holds each linked id's root (union-find, flattened), and every total and cap reads owners through
+it (:func:`person_roots`). Linking errs on the side of charging more: nothing here unlinks.
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .identity import keyed, person_id, person_text
+from .people import ID_LINK_PARAMS, SKETCH_THRESHOLD, document_links, folded_id, id_links, sketch_agreement
+
+_BAG, _BAND, _TEXT, _FOLD = b"ledger-bag", b"ledger-band", b"ledger-dockey", b"ledger-fold"
+CANDIDATES_PER_KEY = 32
+"""A band key shared by more recorded documents than this is verified against the first this many of them only (a run
+of near-copies that long holds exact copies, joined by their bag digests)."""
+UNKNOWN_TOKENS = 1 << 30
+"""The length the person rule reads for a document recorded before format 3 (its length not kept): long enough to
+count, erring on the side of linking."""
+
+
+def _keyed_all(key: bytes, values, what: bytes, salt: bytes = b"") -> np.ndarray:
+    """Each of ``values`` (uint64) hashed under ``key`` for ``what`` (int64, as stored), ``salt`` before each."""
+    h0 = hashlib.blake2b(key=key, digest_size=8, person=what)
+    out = np.empty(len(values), np.int64)
+    raw = np.ascontiguousarray(values, dtype=np.uint64).tobytes()
+    for i in range(len(values)):
+        h = h0.copy()
+        h.update(salt + raw[8 * i: 8 * i + 8])
+        out[i] = int.from_bytes(h.digest(), "little", signed=True)
+    return out
+
+
+def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, keys)``: every key each document of ``docs`` (:class:`~dptopic.dataset_ledger.identity.Documents`)
+    is known by besides its text, keyed: ``index[i]`` the document of ``keys[i]``. Its text digest (as a key of this
+    table), its bag digests (before and after the cut, one key space) and its sketch's bands (each with its band's
+    number: band 3 of one sketch never meets band 5 of another)."""
+    n = len(docs.digests)
+    idx, out = [np.arange(n)], [_keyed_all(key, docs.digests, _TEXT)]
+    for bags in (docs.bags, docs.read_bags):
+        if bags is not None:
+            b = np.asarray(bags, dtype=np.uint64)
+            nz = np.flatnonzero(b)
+            idx.append(nz)
+            out.append(_keyed_all(key, b[nz], _BAG))
+    if docs.bands is not None and docs.signatures is not None:
+        bands = np.asarray(docs.bands, dtype=np.uint64)
+        for j in range(bands.shape[1]):
+            nz = np.flatnonzero(bands[:, j])
+            idx.append(nz)
+            out.append(_keyed_all(key, bands[nz, j], _BAND, bytes([j])))
+    return np.concatenate(idx), np.concatenate(out)
+
+
+def _sketch_bytes(docs, i: int):
+    if docs.signatures is None or docs.bands is None or not np.asarray(docs.bands)[i].any():
+        return None
+    return np.asarray(docs.signatures[i], dtype=np.uint8).tobytes()
+
+
+def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True) -> np.ndarray:
+    """Each document of ``docs`` as the ledger will store it: ``doc`` (its keyed text digest) replaced by a recorded
+    document's id where any of its keys, or its sketch, finds one (module note), and by one id for the documents of
+    the set that are one document; with ``record``, the new keys and sketches recorded (``tx``: the debit's
+    transaction)."""
+    n = len(doc)
+    doc = np.asarray(doc, dtype=np.int64).copy()
+    if docs.digests is None or not n:
+        return doc
+    group = _groups(docs)
+    index, keys = document_keys(key, docs)
+    rec_key, rec_doc = _recorded_keys(tx)
+    none = np.iinfo(np.int64).max
+    found = np.full(n, none, np.int64)
+    # document_keys lists the text and bag keys first, then the bands
+    n_exact = n + sum(int(np.count_nonzero(np.asarray(b, dtype=np.uint64))) for b in (docs.bags, docs.read_bags)
+                      if b is not None)
+    if len(rec_key):
+        lo = np.searchsorted(rec_key, keys, "left")
+        hi = np.searchsorted(rec_key, keys, "right")
+        hit = np.flatnonzero(hi > lo)
+        exact_hit = hit[hit < n_exact]
+        np.minimum.at(found, index[exact_hit], rec_doc[lo[exact_hit]])
+        band_hit = hit[hit >= n_exact]
+        if len(band_hit):
+            _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found)
+    # a group takes the least recorded document any member found, else its members' least text key (the same
+    # documents in any order are stored alike)
+    g_found = np.full(n, none, np.int64)
+    np.minimum.at(g_found, group, found)
+    g_text = np.full(n, none, np.int64)
+    np.minimum.at(g_text, group, doc)
+    doc = np.where(g_found[group] != none, g_found[group], g_text[group])
+    if record:
+        _record_keys(tx, docs, index, keys, doc, rec_key)
+    return doc
+
+
+def _groups(docs) -> np.ndarray:
+    """The set's documents that are one document (:func:`document_links`): each one's least index."""
+    from .people import components
+
+    pairs = document_links(docs.digests, docs.bags, docs.read_bags, docs.bands, docs.signatures)
+    return components(len(docs.digests), pairs)
+
+
+def _recorded_keys(tx) -> tuple[np.ndarray, np.ndarray]:
+    rows = tx.all("SELECT key, doc FROM doc_keys")
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    a = np.array(rows, dtype=np.int64)
+    order = np.lexsort((a[:, 1], a[:, 0]))
+    return a[order, 0], a[order, 1]
+
+
+def _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
+    """The recorded documents a band names for each new sketch, kept where the sketches agree (the threshold)."""
+    pairs = []
+    for h in band_hit:
+        i = int(index[h])
+        for j in range(int(lo[h]), min(int(hi[h]), int(lo[h]) + CANDIDATES_PER_KEY)):
+            pairs.append((i, int(rec_doc[j])))
+    pairs = sorted(set(pairs))
+    wanted = sorted({d for _, d in pairs})
+    sketches = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        marks = ", ".join("?" * len(part))
+        for d, s in tx.all(f"SELECT doc, sketch FROM doc_info WHERE doc IN ({marks}) AND sketch IS NOT NULL",
+                           tuple(part)):
+            sketches[int(d)] = np.frombuffer(bytes(s), dtype=np.uint8)
+    pairs = [(i, d) for i, d in pairs if d in sketches and docs.signatures is not None]
+    if not pairs:
+        return
+    mine = np.asarray(docs.signatures, dtype=np.uint8)[[i for i, _ in pairs]]
+    theirs = np.stack([sketches[d] for _, d in pairs])
+    ok = sketch_agreement(mine, theirs) >= SKETCH_THRESHOLD
+    for (i, d), good in zip(pairs, ok):
+        if good and d < found[i]:
+            found[i] = d
+
+
+def _record_keys(tx, docs, index, keys, doc, rec_key) -> None:
+    """The new keys (each with its document as stored) and the new documents' lengths and sketches."""
+    new = ~np.isin(keys, rec_key) if len(rec_key) else np.ones(len(keys), bool)
+    rows = np.unique(np.stack([keys[new], doc[index[new]]], axis=1), axis=0)
+    tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)", [(int(k), int(d)) for k, d in rows.tolist()])
+    lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
+    known = set()
+    uniq = np.unique(doc)
+    for start in range(0, len(uniq), 500):
+        part = [int(d) for d in uniq[start:start + 500]]
+        marks = ", ".join("?" * len(part))
+        known |= {int(r[0]) for r in tx.all(f"SELECT doc FROM doc_info WHERE doc IN ({marks})", tuple(part))}
+    info = {}
+    for i, d in enumerate(doc.tolist()):
+        if d in known or d in info:
+            continue
+        info[d] = (int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS, _sketch_bytes(docs, i))
+    tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
+            [(d, t, s) for d, (t, s) in info.items()])
+
+
+# ------------------------------------------------------------------------------------------------ people
+def person_roots(tx) -> dict:
+    """Every linked owner's root (``links``): an owner not in it is its own."""
+    return {int(o): int(r) for o, r in tx.all("SELECT owner, root FROM links")}
+
+
+def link_reasons(tx) -> dict:
+    """How many ids were linked to another, by why: ``{"documents": n, "case": n, "alias": n}`` (a root not counted)."""
+    out = {"documents": 0, "case": 0, "alias": 0}
+    for why, n in tx.all("SELECT why, COUNT(*) FROM links WHERE owner <> root GROUP BY why"):
+        out[str(why)] = int(n)
+    return out
+
+
+def _union(tx, roots: dict, pairs, why: str) -> int:
+    """Link each pair of owners ``(a, b)``: the lesser root becomes the root of both people's ids (``links`` written,
+    ``roots`` kept up to date); returns how many pairs joined two people."""
+    joined = 0
+    for a, b in pairs:
+        a, b = int(a), int(b)
+        ra, rb = roots.get(a, a), roots.get(b, b)
+        if ra == rb:
+            continue
+        root, other = min(ra, rb), max(ra, rb)
+        tx.run("UPDATE links SET why = ? WHERE owner = ? AND why = 'root'", (why, other))
+        tx.run("UPDATE links SET root = ? WHERE root = ?", (root, other))
+        for o in [o for o, r in roots.items() if r == other]:
+            roots[o] = root
+        for o, w in ((root, "root"), (other, why), (a, why), (b, why)):
+            if o not in roots:
+                tx.run("INSERT INTO links (owner, root, why) VALUES (?, ?, ?)", (o, root, w))
+                roots[o] = root
+        joined += 1
+    return joined
+
+
+def link_people(tx, key: bytes, docs, sid: int, aliases=()) -> dict:
+    """Link the ids of the document set ``sid`` just written (``docs``, its persons as given) to those the ledger
+    holds: by their documents, by their folded spelling, and by ``aliases`` (pairs of ids). Returns how many pairs
+    each reason joined."""
+    roots = person_roots(tx)
+    done = {"alias": _union(tx, roots, [(person_id(key, a), person_id(key, b)) for a, b in aliases], "alias")}
+    if docs is None or docs.persons is None or docs.context is not None:
+        done["documents"] = done["case"] = 0
+        return done
+    # the same address in another case: each id's folded spelling, keyed
+    people = sorted(set(docs.persons))
+    owners = [person_id(key, p) for p in people]
+    folds = [keyed(key, person_text(folded_id(p)).encode("utf-8", "surrogatepass"), _FOLD) for p in people]
+    have = {}
+    for start in range(0, len(folds), 500):
+        part = folds[start:start + 500]
+        marks = ", ".join("?" * len(part))
+        for k, o in tx.all(f"SELECT key, owner FROM id_keys WHERE key IN ({marks})", tuple(part)):
+            have.setdefault(int(k), set()).add(int(o))
+    pairs, new_rows = [], []
+    for f, o in zip(folds, owners):
+        others = have.get(f, set())
+        pairs += [(o, x) for x in others if x != o]
+        if o not in others:
+            new_rows.append((f, o))
+            have.setdefault(f, set()).add(o)
+    tx.many("INSERT INTO id_keys (key, owner) VALUES (?, ?)", new_rows)
+    done["case"] = _union(tx, roots, pairs, "case")
+    done["documents"] = _union(tx, roots, _document_pairs(tx, sid, roots), "documents")
+    return done
+
+
+def _document_pairs(tx, sid: int, roots: dict) -> list:
+    """Pairs of owners the person rule links (:func:`id_links`) among the set ``sid``'s owners and every owner who
+    holds one of its documents, each with all their documents."""
+    mine = tx.all("SELECT DISTINCT doc, owner FROM docs WHERE docset = ? AND person = 1 AND doc IS NOT NULL", (sid,))
+    if not mine:
+        return []
+    every = np.array(tx.all("SELECT DISTINCT doc, owner FROM docs WHERE person = 1 AND doc IS NOT NULL"),
+                     dtype=np.int64).reshape(-1, 2)
+    mine = np.array(mine, dtype=np.int64)
+    root = np.array([roots.get(int(o), int(o)) for o in every[:, 1]], dtype=np.int64)
+    shared_docs = np.isin(every[:, 0], mine[:, 0])
+    involved = np.unique(root[shared_docs])
+    keep = np.isin(root, involved)
+    d, r = every[keep, 0], root[keep]
+    tokens = {}
+    wanted = np.unique(d).tolist()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        marks = ", ".join("?" * len(part))
+        tokens.update({int(a): int(b) for a, b in tx.all(f"SELECT doc, tokens FROM doc_info WHERE doc IN ({marks})",
+                                                         tuple(part))})
+    n_tokens = np.array([tokens.get(int(x), UNKNOWN_TOKENS) for x in d], dtype=np.int64)
+    links = id_links(r, d, n_tokens, **{k: ID_LINK_PARAMS[k] for k in ("min_tokens", "max_holders")})
+    return [(int(a), int(b)) for a, b, _, _ in links.tolist()]
