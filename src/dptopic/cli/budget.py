@@ -33,6 +33,10 @@ def add_ledger_flags(p, training: bool = True) -> None:
         p.add_argument("--dataset", default=None, metavar="NAME",
                        help="the name this run's release is recorded under (default: content: and a digest of the"
                             " documents read, the same for the same documents in any file, order or format)")
+        p.add_argument("--person-aliases", default=None, metavar="FILE",
+                       help="ids that are one person, linked on the ledger before this run is charged: git's"
+                            " .mailmap format, or a two-column CSV (alias,canonical); every total and cap then"
+                            " counts them once (docs/budget.md)")
 
 
 def add_ids_flags(p, required: bool = False) -> None:
@@ -92,8 +96,16 @@ def training_ledger(a):
     from ..dataset_ledger.store import LedgerMissing, is_url  # as above
 
     path = ledger_file(a)
-    given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None))
-             if on]
+    aliases = ()
+    if getattr(a, "person_aliases", None) is not None:
+        from ..dataset_ledger.people import read_aliases  # loads numpy: as above
+
+        if path is None:
+            raise DPTopicError("--person-aliases links ids on the ledger that records this run, and no ledger is on"
+                               " (--no-ledger): drop one of them.")
+        aliases = read_aliases(a.person_aliases)
+    given = [f for f, on in (("--ledger", a.ledger is not None), ("--dataset", getattr(a, "dataset", None) is not None),
+                             ("--person-aliases", bool(aliases))) if on]
     if a.dataset is not None:
         with flag_errors(LEDGER_FLAGS):     # the library's rule for names (dptopic.train's dataset= too)
             check_name(a.dataset)
@@ -123,7 +135,7 @@ def training_ledger(a):
             DatasetLedger(path, read_only=True).check()
         except LedgerMissing:       # a database with no ledger yet: the run creates it
             pass
-    with session(path, a.dataset):
+    with session(path, a.dataset, aliases):
         yield
 
 

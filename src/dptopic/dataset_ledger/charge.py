@@ -117,6 +117,9 @@ def dataset_name(model, read_documents: DocumentsReader) -> tuple[str | None, Do
     s = SESSION.get()
     name = check_name(given) if given is not None else (check_name(s[1]) if s is not None and s[1] else None)
     docs = read_documents()
+    aliases = s[2] if s is not None and len(s) > 2 else ()
+    if docs is not None and aliases:
+        docs.aliases = list(aliases)
     if name is None and docs is None:
         raise DPTopicError(f"{type(model).__name__}: the ledger is on but this input cannot be known by its content"
                            " (an iterator or a function is read once): give dataset=NAME.")
@@ -211,6 +214,9 @@ def open_charge(model, read_documents: DocumentsReader, trainer: str | None = No
         return None
     ledger = DatasetLedger(path)        # a corrupt, foreign or newer file: one line, before any document is read
     name, docs = dataset_name(model, read_documents)
+    s = SESSION.get()
+    if docs is None and s is not None and len(s) > 2 and s[2]:      # a release known by its name: aliases now
+        ledger.add_aliases(s[2])
     return Charge(ledger, name, trainer or type(model).__name__, model_delta(model) if delta is None else delta,
                   documents=docs)
 

@@ -255,6 +255,12 @@ class DatasetLedger:
                 raise self._damaged(f"release {r['id']} names dataset {r['dataset'][:60]!r}, which is not recorded")
         if self.version >= 2:
             self._check_documents(tx, docsets)
+        if self.version >= 3:
+            from .linking import links_damage  # loads numpy: 'dptopic budget' reads without it
+
+            damage = links_damage(tx)
+            if damage is not None:
+                raise self._damaged(damage)
         return {"releases": releases, "by_id": {r["id"]: r for r in releases}, "caps": caps, "datasets": datasets,
                 "person_cap": person_cap, "docsets": docsets}
 
@@ -491,25 +497,40 @@ class DatasetLedger:
         return self._read(go)
 
     def _overlaps(self, tx, st) -> dict:
-        """Per dataset, the other datasets whose documents it shares and how many owners they share (exact counts of
-        the private data: outside the guarantee)."""
+        """Per dataset, the other datasets whose documents it shares and how many owners they share (ids linked as one
+        person counted once; exact counts of the private data: outside the guarantee). Read from one row per set and
+        owner, not from a join of every document with every other."""
         if self.version < 2:
             return {}
-        rows = tx.all("SELECT a.docset, b.docset, COUNT(DISTINCT a.owner) FROM docs a JOIN docs b ON a.owner ="
-                      " b.owner AND a.docset <> b.docset GROUP BY a.docset, b.docset")
+        import numpy as np  # 'dptopic budget' opens its ledger without numpy
+        import scipy.sparse as sp  # as above
+
         of: dict = {}
         for r in st["releases"]:
             if r["docset"] is not None:
                 of.setdefault(r["docset"], set()).add(r["dataset"])
-        pair: dict = {}
-        for a, b, n in rows:
-            for da in of.get(a, ()):
-                for db in of.get(b, ()):
-                    if da != db:
-                        pair[(da, db)] = max(pair.get((da, db), 0), int(n))
+        rows = tx.all("SELECT DISTINCT docset, owner FROM docs")
+        names = sorted({d for ds in of.values() for d in ds})
+        if not rows or len(names) < 2:
+            return {}
+        roots = self._person_roots(tx)
+        a = np.array(rows, dtype=np.int64)
+        owner = np.fromiter((roots.get(int(o), int(o)) for o in a[:, 1]), dtype=np.int64, count=len(a))
+        code = {n: i for i, n in enumerate(names)}
+        ds_rows, ow_rows = [], []
+        for sid, dsets in of.items():
+            mine = owner[a[:, 0] == sid]
+            for d in dsets:
+                ds_rows.append(np.full(len(mine), code[d]))
+                ow_rows.append(mine)
+        u, inv = np.unique(np.concatenate(ow_rows), return_inverse=True)
+        held = sp.csr_matrix((np.ones(len(inv)), (np.concatenate(ds_rows), inv.ravel())), shape=(len(names), len(u)))
+        held.data[:] = 1.0          # a person in two sets of one dataset counts once
+        shared = (held @ held.T).tocoo()
         out: dict = {}
-        for (da, db), n in sorted(pair.items()):
-            out.setdefault(da, []).append({"dataset": db, "shared_owners": n})
+        for i, j, n in sorted(zip(shared.row.tolist(), shared.col.tolist(), shared.data.tolist())):
+            if i != j and n > 0:
+                out.setdefault(names[i], []).append({"dataset": names[j], "shared_owners": int(round(n))})
         return out
 
     def person_summary(self, delta: float | None = None, top: int = 10) -> dict:
@@ -541,7 +562,13 @@ class DatasetLedger:
                              "releases": [{"release": rid, "group": k} for rid, k in s.releases],
                              "method": s.method})
             largest = dist[0] if dist else None
-            return {"delta": d, "delta_source": source, "owners": owners, "persons": persons,
+            linked = {"ids": 0, "why": {}}
+            if self.version >= 3:
+                from .linking import link_reasons  # loads numpy: as above
+
+                why = link_reasons(tx)
+                linked = {"ids": sum(why.values()), "why": why}
+            return {"delta": d, "delta_source": source, "owners": owners, "persons": persons, "linked": linked,
                     "largest": largest, "distribution": dist[:top] if top else dist,
                     "quantiles": _quantiles(sigs), "person_cap": _cap_dict(st["person_cap"]),
                     "note": "counts of owners are exact figures of the private data: outside the guarantee"}

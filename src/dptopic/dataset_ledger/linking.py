@@ -183,6 +183,27 @@ def person_roots(tx) -> dict:
     return {int(o): int(r) for o, r in tx.all("SELECT owner, root FROM links")}
 
 
+WHY = ("root", "documents", "case", "alias")
+"""Why an id is in ``links``: a root, or linked by its documents, its folded spelling, or an alias given."""
+
+
+def links_damage(tx) -> str | None:
+    """What is wrong with the ``links`` table, or None: every row's reason is one of :data:`WHY`, every root is a
+    root (its own row says so), and a row is a root exactly when it names itself."""
+    rows = tx.all("SELECT owner, root, why FROM links")
+    roots = {}
+    for o, r, why in rows:
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (o, r)) or why not in WHY:
+            return f"a link row ({str(o)[:20]}, {str(r)[:20]}, {str(why)[:20]!r}) is not an id, a root and a reason"
+        roots[o] = (r, why)
+    for o, (r, why) in roots.items():
+        if (why == "root") != (o == r):
+            return f"link row {o} says {why!r} but names {'itself' if o == r else 'another'} as its root"
+        if roots.get(r, (None,))[0] != r:
+            return f"link row {o} names {r} as its root, which is not a root"
+    return None
+
+
 def link_reasons(tx) -> dict:
     """How many ids were linked to another, by why: ``{"documents": n, "case": n, "alias": n}`` (a root not counted)."""
     out = {"documents": 0, "case": 0, "alias": 0}

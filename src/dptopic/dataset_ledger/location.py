@@ -60,20 +60,21 @@ INHERIT = object()
 
 SESSION: ContextVar = ContextVar("dptopic_ledger_session", default=None)
 """The ledger for the fits a command or a training run makes: ``(path, None when off, or INHERIT; dataset name or
-None)``."""
+None; aliases, pairs of person ids that are one person, or ())``."""
 
 
 @contextlib.contextmanager
-def session(path=INHERIT, dataset: str | None = None):
+def session(path=INHERIT, dataset: str | None = None, aliases=()):
     """Fits inside charge ``path`` (None: the ledger is off, whatever ``DPTOPIC_LEDGER`` says; :data:`INHERIT`: as
     the environment says) on ``dataset`` unless a model names its own; the command line runs each command in one.
     ``dataset`` is checked now (:func:`~dptopic.dataset_ledger.names.check_name`), and refused with the ledger
-    off."""
+    off. ``aliases``: pairs of person ids (:func:`~dptopic.dataset_ledger.people.read_aliases`) the ledger links as
+    one person when it records the fits' release (before its caps are checked)."""
     if dataset is not None:
         dataset = check_name(dataset)
         if path is None:
             raise no_ledger_error(dataset)
-    token = SESSION.set((path if path is None or path is INHERIT else location(path), dataset))
+    token = SESSION.set((path if path is None or path is INHERIT else location(path), dataset, tuple(aliases or ())))
     try:
         yield
     finally:

@@ -81,6 +81,14 @@ def print_persons(data: dict, where, console) -> None:
     q = data["quantiles"]
     console.print(f"people: {data['persons']:,}, and {data['owners'] - data['persons']:,} documents whose person no"
                   f" release gave ({OUTSIDE}: exact counts of the private data)")
+    linked = data.get("linked") or {}
+    if linked.get("ids"):
+        why = linked["why"]
+        parts = [f"{why[k]:,} by {text}" for k, text in (("documents", "the documents they share"),
+                                                        ("case", "the same id in another case or form"),
+                                                        ("alias", "an alias given")) if why.get(k)]
+        console.print(f"ids linked to another id as one person: {linked['ids']:,} ({', '.join(parts)}); each person"
+                      " counted once, with every release of each of their ids (docs/budget.md)")
     console.print("distribution of the totals: median " + _g(q.get("0.5")) + ", 90% " + _g(q.get("0.9")) + ", 99% "
                   + _g(q.get("0.99")) + ", largest " + _g(q.get("1.0")))
     for s in data["distribution"]:

@@ -147,7 +147,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
           user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
           client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
           names=None, callback=None, split_as=None, metrics=True, vocabulary_in_total: bool = False,
-          **params) -> TrainingResult:
+          person_aliases=None, **params) -> TrainingResult:
     """Train a topic model as ``dptopic train`` does, in the order that keeps every release inside the guarantee.
 
     Parameters
@@ -182,6 +182,9 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         release is recorded with the documents of ``corpus`` (every one, held-out ones included), known by their
         content: the same documents in another file, order or format are charged as the same.
     dataset : the name the release is recorded under (default: ``content:`` and a digest of the documents).
+    person_aliases : ids that are one person, linked on the ledger when the release is recorded (before its caps are
+        checked): a path of git's ``.mailmap`` or a two-column CSV (``alias,canonical``), or a list of such pairs.
+        Every total and cap counts them once (docs/budget.md).
     backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
     seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
     model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``. Its own
@@ -218,10 +221,32 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
                backend=backend, client=client, seed=seed, model=model, vocabulary_policy=vocabulary_policy,
                overwrite=overwrite, names=names, callback=callback, split_as=split_as, metrics=metrics,
                vocabulary_in_total=vocabulary_in_total, params=params)
-    if where is None and dataset is None:
+    aliases = _person_aliases(person_aliases, where)
+    if where is None and dataset is None and not aliases:
         return _train(**run)
-    with session(INHERIT if where is None else None if where is False else where, dataset):
+    with session(INHERIT if where is None else None if where is False else where, dataset, aliases):
         return _train(**run)
+
+
+def _person_aliases(given, where) -> list:
+    """``person_aliases=`` as pairs of ids: a file read (:func:`~dptopic.dataset_ledger.people.read_aliases`) or
+    pairs checked; refused in one line with the ledger off."""
+    if given is None:
+        return []
+    from ..dataset_ledger.identity import check_person  # the ledger's rule for ids
+    from ..dataset_ledger.people import read_aliases  # as above
+
+    if where is False:
+        raise ParameterError("{person_aliases} links ids on the ledger that records this run, and the ledger is off"
+                             " ({ledger=}): drop one of them.", "person_aliases", given, others=("ledger",))
+    if isinstance(given, (str, os.PathLike)):
+        return read_aliases(given)
+    try:
+        pairs = [(check_person(a), check_person(b)) for a, b in given]
+    except (TypeError, ValueError):
+        raise ParameterError("{person_aliases} takes a .mailmap or CSV path, or a list of (alias, canonical) pairs of"
+                             " id strings.", "person_aliases", given) from None
+    return pairs
 
 
 BESIDE_MODEL = ("user_epsilon", "reports_per_contributor")

@@ -1,0 +1,167 @@
+"""The ledger's side of identity (format 3, :mod:`dptopic.dataset_ledger.linking`): a document stored as the recorded
+document it is (by its bags or its sketch), ids linked by their documents, their folded spelling or an alias, every
+total and cap read through the links, and a damaged link table refused; on SQLite and on PostgreSQL."""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import numpy as np
+import pytest
+
+from dptopic.accounting.events import PureDPEvent
+from dptopic.corpus import Corpus
+from dptopic.corpus.ledger_documents import documents_of
+from dptopic.dataset_ledger.ledger import DatasetLedger
+from dptopic.datasets import sotu_texts
+from dptopic.errors import BudgetExceededError, DPTopicError
+from service_helpers import new_database, throwaway_postgres
+
+ONE = [(PureDPEvent(1.0), 1)]
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return [t for t in sotu_texts()[0] if 40 <= len(t.split()) <= 120][:400]
+
+
+@pytest.fixture(scope="module")
+def pg():
+    yield from throwaway_postgres()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request, tmp_path):
+    if request.param == "sqlite":
+        return tmp_path / "l.sqlite"
+    return new_database(request.getfixturevalue("pg").url, "linking")
+
+
+def _sha(p):
+    return hashlib.sha256(p.encode()).hexdigest()[:16]
+
+
+def _docs(texts, persons=None):
+    return documents_of(Corpus.from_texts(texts, max_vocab=None, user_ids=persons))
+
+
+def _people(texts, n=10, k=4):
+    return texts[:n * k], [f"p{i}@example.org" for i in range(n) for _ in range(k)]
+
+
+def test_an_upper_cased_copy_at_the_document_unit_is_charged_as_the_same_documents(texts, where):
+    led = DatasetLedger(where)
+    led.debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:50]))
+    led.debit("b", "T", "document", ONE, 1e-5, documents=_docs([t.upper() + " !" for t in texts[:50]]))
+    assert led.total("b")["epsilon_total"] == pytest.approx(2.0, abs=1e-3)
+    assert led.total("a")["n_releases"] == 2
+
+
+def test_rekeyed_ids_are_one_person_for_every_total_and_the_person_cap(texts, where):
+    docs, persons = _people(texts)
+    led = DatasetLedger(where)
+    led.set_person_cap(1.5, 1e-5)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
+    with pytest.raises(BudgetExceededError, match="every person is capped"):
+        led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(docs, [_sha(p) for p in persons]))
+    assert len(led.show()["datasets"]) == 1          # refused: nothing of it written, links included
+    led.set_person_cap(None, None, clear=True)
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(docs, [_sha(p) for p in persons]))
+    assert led.person_total(_sha(persons[0]))["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    assert led.person_total(persons[0])["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    summary = led.person_summary()
+    assert summary["persons"] == 10 and summary["linked"] == {"ids": 10, "why": {"documents": 10, "case": 0,
+                                                                                   "alias": 0}}
+    (d,) = [x for x in led.show()["datasets"] if x["name"] == "a"]
+    assert d["overlaps"] == [{"dataset": "b", "shared_owners": 10}]
+
+
+def test_an_id_in_another_case_is_the_same_person_without_a_shared_document(texts, where):
+    led = DatasetLedger(where)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(texts[:4], ["Ana@Example.org"] * 4))
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(texts[4:8], ["ana@example.org"] * 4))
+    assert led.person_total("ana@example.org")["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    assert led.person_summary()["linked"]["why"]["case"] == 1
+
+
+def test_aliases_link_ids_whose_documents_differ(texts, where):
+    led = DatasetLedger(where)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(texts[:4], ["old@example.org"] * 4))
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(texts[4:8], ["new@example.org"] * 4))
+    assert led.person_total("new@example.org")["epsilon"] == pytest.approx(1.0, abs=1e-3)
+    assert led.add_aliases([("old@example.org", "new@example.org")]) == 1
+    assert led.person_total("new@example.org")["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    assert led.person_summary()["persons"] == 1
+
+
+def test_a_text_many_people_write_links_no_one(texts, where):
+    """Forty people each wrote "Fix typo in the docs" and documents of their own: no two of them are one person."""
+    led = DatasetLedger(where)
+    persons, docs = [], []
+    for i in range(40):
+        for t in ("Fix typo in the docs", texts[2 * i], texts[2 * i + 1]):
+            docs.append(t)
+            persons.append(f"dev{i}@example.org")
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(docs[::3], [_sha(p) for p in persons[::3]]))
+    summary = led.person_summary()
+    assert summary["linked"]["ids"] == 0 and summary["persons"] == 80
+
+
+def test_a_near_copy_is_found_by_its_sketch_and_an_unrelated_document_is_not(texts, where):
+    led = DatasetLedger(where)
+    led.debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:30]))
+    edited = [t.replace(t.split()[5], "qxzzyword", 1) for t in texts[:30]]
+    led.debit("b", "T", "document", ONE, 1e-5, documents=_docs(edited))
+    led.debit("c", "T", "document", ONE, 1e-5, documents=_docs(texts[100:130]))
+    assert led.total("b")["epsilon_total"] == pytest.approx(2.0, abs=1e-3)
+    assert led.total("c")["epsilon_total"] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_a_damaged_link_table_is_refused_before_anything_is_spent(texts, tmp_path):
+    L = tmp_path / "l.sqlite"
+    docs, persons = _people(texts, n=3)
+    led = DatasetLedger(L)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs(docs, [_sha(p) for p in persons]))
+    con = sqlite3.connect(L)
+    with con:
+        con.execute("UPDATE links SET root = 12345 WHERE why = 'documents' AND owner IN (SELECT owner FROM links"
+                    " WHERE why = 'documents' LIMIT 1)")
+    con.close()
+    before = L.read_bytes()
+    with pytest.raises(DPTopicError, match="not a root"):
+        DatasetLedger(L).check()
+    with pytest.raises(DPTopicError, match="not a root"):
+        DatasetLedger(L).debit("c", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
+    assert L.read_bytes() == before
+
+
+def test_a_format_2_ledger_is_read_as_it_was_and_upgraded_on_its_first_write(texts, tmp_path):
+    L = tmp_path / "l.sqlite"
+    docs, persons = _people(texts, n=3)
+    DatasetLedger(L).debit("a", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
+    con = sqlite3.connect(L)
+    with con:
+        for t in ("doc_keys", "doc_info", "links", "id_keys"):
+            con.execute(f"DROP TABLE {t}")
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    con.close()
+    ro = DatasetLedger(L, read_only=True)
+    assert ro.version == 2 and ro.person_total(persons[0])["epsilon"] == pytest.approx(1.0, abs=1e-3)
+    led = DatasetLedger(L)
+    assert led.version == 3
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs([t.upper() for t in docs], persons))
+    assert led.person_total(persons[0])["epsilon"] == pytest.approx(2.0, abs=1e-3)
+
+
+def test_the_link_rule_needs_several_shared_documents_and_half_of_the_fewer(texts, where):
+    """One shared long document is no link; three of four are."""
+    led = DatasetLedger(where)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=_docs(texts[:8], ["x@a.org"] * 4 + ["y@a.org"] * 4))
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs([texts[0], *texts[200:203]], ["u@b.org"] * 4))
+    assert led.person_summary()["linked"]["ids"] == 0
+    led.debit("c", "T", "user", ONE, 1e-5, documents=_docs([*texts[4:7], texts[300]], ["v@c.org"] * 4))
+    assert led.person_summary()["linked"]["ids"] == 1
+    assert led.person_total("v@c.org")["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    assert np.isclose(led.person_total("x@a.org")["epsilon"], 1.0, atol=1e-3)
