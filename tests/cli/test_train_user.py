@@ -51,9 +51,11 @@ def test_train_unit_user_prints_the_non_private_reference_beside_its_perplexity(
     guarantee, as the demo reads its reference."""
     rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
                                         people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
-                                        people / "words.txt", "--out", tmp_path / "m", "--quiet", "--seed", "3"])
+                                        people / "words.txt", "--out", tmp_path / "m", "--quiet", "--seed", "3",
+                                        "--test-size", "0.2"])
     assert rc == 0, err
     text = " ".join(out.split())
+    assert "the held-out people are charged on the ledger as the others are" in text
     mine = re.search(r"held-out per-word perplexity: ([\d.]+) \(paper mode", text)
     ref = re.search(r"non-private reference: perplexity ([\d.]+) \(paper mode: fold-in Gibbs sampling under the"
                     r" released topics\), NPMI -?[\d.]+.*?, diversity [\d.]+ \(LDA, 200 sweeps, on the same split;"
@@ -61,6 +63,24 @@ def test_train_unit_user_prints_the_non_private_reference_beside_its_perplexity(
     assert mine and ref, text
     saved = json.loads((tmp_path / "m" / "model.json").read_text())
     assert "non-private" not in json.dumps(saved)        # printed, never saved
+
+
+def test_train_unit_user_releases_every_person_unless_a_held_out_share_is_asked(people, tmp_path, capsys):
+    """Every person a user-level run reads is charged, so by default it holds none out (``--test-size`` 0 at the user
+    unit, in both front doors); the document unit keeps its 20%."""
+    import dptopic
+    from dptopic.corpus.readers import read_corpus
+
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                        people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                        people / "words.txt", "--out", tmp_path / "m", "--quiet", "--no-ledger"])
+    assert rc == 0, err
+    assert "train on all" in " ".join(out.split())
+    corpus = read_corpus(people / "people.jsonl", "jsonl", user_field="user",
+                         vocabulary=(people / "words.txt").read_text().split())
+    assert dptopic.train(corpus, unit="user", epsilon=2.0, n_topics=2, ledger=False, metrics=False).test is None
+    assert dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=2, ledger=False,
+                         metrics=False).test is not None
 
 
 @pytest.mark.parametrize("argv, fragment", [

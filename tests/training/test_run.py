@@ -66,7 +66,7 @@ def test_the_user_unit_splits_whole_people(texts):
     c = Corpus.from_texts(texts, user_ids=people)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = dptopic.train(c, unit="user", epsilon=5.0, n_topics=3)
+        r = dptopic.train(c, unit="user", epsilon=5.0, n_topics=3, test_size=0.2)
     assert r.model.unit == "user"
     train_people, test_people = set(r.train.user_ids), set(r.test.user_ids)
     assert train_people and test_people and not train_people & test_people
@@ -372,7 +372,7 @@ def test_the_run_takes_its_inputs_by_name():
 
     kinds = {p.kind for p in inspect.signature(run._train).parameters.values()}
     assert kinds == {inspect.Parameter.KEYWORD_ONLY}
-    train = set(inspect.signature(run.train).parameters) - {"ledger", "dataset"}
+    train = set(inspect.signature(run.train).parameters) - {"ledger", "dataset", "person_aliases"}
     assert set(inspect.signature(run._train).parameters) == train
 
 

@@ -167,9 +167,10 @@ def add_train_arguments(t) -> None:
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
     add_cluster_args(t)
-    t.add_argument("--test-size", type=held_out_share, default=0.2,
-                   help="share of the documents held out for evaluation (default 0.2); 0 trains on every document"
-                        " and skips the held-out evaluation")
+    t.add_argument("--test-size", type=held_out_share, default=None,
+                   help="share of the documents held out for evaluation (default 0.2; with --unit user 0, which"
+                        " releases every person: held-out people are charged on the ledger as the others are); 0"
+                        " trains on every document and skips the held-out evaluation")
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")

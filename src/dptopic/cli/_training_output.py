@@ -30,8 +30,8 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
             + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
                                                                  " only between runs split alike)" if split else "")
                if test is not None else
-               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
-               " 'dptopic evaluate' on documents kept aside)"))
+               f"train on all {train.n_docs} (no held-out part, so no held-out evaluation: --test-size 0, the"
+               " default with --unit user; run 'dptopic evaluate' on documents kept aside)"))
     if private and word_level:
         line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
     elif private:

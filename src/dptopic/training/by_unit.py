@@ -42,7 +42,9 @@ def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsi
 
 SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
                "stable": "held out by each document's words, as the other trainers split",
-               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
+               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id;"
+                         " the held-out people are charged on the ledger as the others are (the run reads their"
+                         " documents)"}
 """Each way :func:`split_by` splits a training run, in words (the corpus line of ``dptopic train`` and of
 ``dptopic.train``'s notes)."""
 

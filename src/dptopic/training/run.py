@@ -143,7 +143,7 @@ def _say(result: TrainingResult, callback, step: str, line: str | None = None) -
 
 
 def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsilon=None, delta=None,
-          n_topics=None, test_size: float = 0.2, vocabulary=None, private_vocabulary=None, public_corpus=None,
+          n_topics=None, test_size: float | None = None, vocabulary=None, private_vocabulary=None, public_corpus=None,
           user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
           client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
           names=None, callback=None, split_as=None, metrics=True, vocabulary_in_total: bool = False,
@@ -160,7 +160,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         (read with ``user_field=``; ``user_field`` here names that field in the refusal of a corpus without them).
     epsilon, delta : the total guarantee in the model's unit.
     n_topics : int, topics (default: the trainer's own; 20 with ``unit``).
-    test_size : float, the share held out for the metrics (0: none).
+    test_size : float, the share held out for the metrics (0: none). Default: 0.2, and 0 for a user-level model,
+        which releases every person (a held-out person's documents are read by the run and charged like the rest).
     vocabulary : list of str, a public word list (nothing chosen from the data); a path (str or path object) of a word
         list, one word a line, or ``wordfreq:LANG[:SIZE]``, read as the command line reads its vocabulary and recorded
         by that name; or a ``(name, words)`` pair whose name (a file, ``wordfreq:LANG``) the privacy report records.
@@ -248,6 +249,10 @@ def _person_aliases(given, where) -> list:
                              " id strings.", "person_aliases", given) from None
     return pairs
 
+
+DEFAULT_TEST_SIZE = 0.2
+"""The share :func:`train` holds out for the held-out figures when ``test_size`` is not given, except at the user
+unit (none: every person is released, since a held-out person is charged like the rest)."""
 
 BESIDE_MODEL = ("user_epsilon", "reports_per_contributor")
 """The parameters of :func:`train`'s ``**params`` that a built ``model`` still takes from it (FedLDA's per-user
@@ -390,6 +395,8 @@ def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, voca
                              " per {unit=}: drop {user_field}, or train with {unit} 'user'.", "user_field",
                              values={"unit": getattr(model, "unit", None) or "document"}, type=type(model).__name__)
     refuse_idle_ledger(model, names or {})
+    if test_size is None:       # a user-level run holds out no one unless asked: a held-out person is charged too
+        test_size = 0.0 if split_by(model) == "person" else DEFAULT_TEST_SIZE
     if _reads_reports(model):
         return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
                               reports_per_contributor, out, overwrite, callback)
