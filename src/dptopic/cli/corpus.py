@@ -116,7 +116,12 @@ def cmd_corpus_info(a):
             corpus = corpus_from_args(a)
         from ..corpus.summary import corpus_summary  # deferred: loads numpy
 
-        info = corpus_summary(corpus, a.top)
+        aliases = ()
+        if getattr(a, "person_aliases", None) is not None:
+            from ..dataset_ledger.people import read_aliases  # deferred: loads numpy
+
+            aliases = read_aliases(a.person_aliases)
+        info = corpus_summary(corpus, a.top, aliases)
     private = bool(info.get("metadata", {}).get("private")) or a.private
     if private:
         info["warning"] = PRIVATE_STATS_WARNING
@@ -160,6 +165,10 @@ def register(sub) -> None:
     ci.add_argument("--top", type=positive_int, default=20, help="how many of the most frequent words to list (default 20)")
     ci.add_argument("--json", action="store_true", help="print the summary as JSON")
     ci.add_argument("--user-field", default=None, metavar="FIELD", help="the field naming each document's person: also"
-                    " count the people and list ids that look alike (one person's several ids)")
+                    " count the people and list the ids that may be one person, by evidence: the same id in another"
+                    " case or form, largely the same documents, or an alias given")
+    ci.add_argument("--person-aliases", default=None, metavar="FILE",
+                    help="with --user-field: ids that are one person (git's .mailmap, or a two-column CSV), listed"
+                         " together")
     ci.add_argument("--private", action="store_true", help="treat the corpus as private (warn) even if not marked")
     ci.set_defaults(func=cmd_corpus_info)

@@ -17,17 +17,20 @@ MAX_SIMILAR_GROUPS = 20
 """The most groups of near-identical person ids :func:`people_summary` lists."""
 
 
-def corpus_summary(corpus, top: int = 20) -> dict:
+def corpus_summary(corpus, top: int = 20, aliases=()) -> dict:
     """A JSON-ready summary of ``corpus``: ``documents``, ``tokens``, ``vocabulary_size``,
     ``empty_documents_dropped``, ``document_length`` (min, median, mean, max; zeros for no document), the ``top``
     most frequent words (``top_words``: token count, document count and share of documents, ties by word),
     ``words_in_no_document``, ``words_in_most_documents`` (in more than half of the documents, most documents first),
     ``labels`` (count per label, when the corpus has labels) and the scalar ``metadata`` with its ``reading`` and
-    ``vocabulary_cuts`` settings; with the documents' people (``user_ids``), ``people`` (:func:`people_summary`).
+    ``vocabulary_cuts`` settings; with the documents' people (``user_ids``), ``people`` (:func:`people_summary`, with
+    the ``aliases`` given).
     Computed from the documents: not differentially private."""
     out = summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
     if getattr(corpus, "user_ids", None) is not None:
-        out["people"] = people_summary(corpus.user_ids)
+        from .ledger_documents import documents_of  # the ledger's keys: read when a summary names people
+
+        out["people"] = people_summary(corpus.user_ids, documents_of(corpus), aliases)
     return out
 
 
@@ -38,30 +41,58 @@ def _id_key(u: str) -> str:
     return re.sub(r"[\W_]+", "", "".join(c for c in s if not unicodedata.combining(c)))
 
 
-def people_summary(user_ids) -> dict:
+WHY = {"alike": "the same id but for case, accents, width, spaces or punctuation",
+       "documents": "largely the same documents (the ledger's rule: docs/budget.md)",
+       "alias": "given as aliases"}
+"""Each kind of evidence :func:`people_summary` groups ids by, in words."""
+
+
+def people_summary(user_ids, documents=None, aliases=()) -> dict:
     """The people of a corpus (``user_ids``, one per document): how many, their documents (min, median, max) and
-    ``similar_ids``, groups of ids that may name one person: the same once case, accents, width, spaces and
-    punctuation are taken away, or e-mail addresses with the same name before the ``@`` (one person's several
-    addresses). Each id of a group is its own person to every trainer; map them to one id before training if they
-    name one person (docs/privacy_units.md, "One person, several ids"). At most :data:`MAX_SIMILAR_GROUPS` groups,
-    largest first. A statistic of the documents: for a private corpus, outside any guarantee."""
+    ``similar_ids``, groups of ids that may name one person, by evidence (:data:`WHY`): the same id but for case,
+    accents, width, spaces and punctuation; largely the same documents (``documents``, the corpus's documents as the
+    ledger knows them, :func:`~dptopic.corpus.ledger_documents.documents_of`: the rule the ledger links ids by,
+    :func:`~dptopic.dataset_ledger.people.id_links`); or ``aliases`` given (pairs of ids). Two addresses with the same
+    name before the ``@`` are no evidence (``mail@a.org`` and ``mail@b.org`` are two people). Each id of a group is
+    its own person to every trainer unless the ledger links them; map them to one id before training if they name one
+    person (docs/privacy_units.md, "One person, several ids"). At most :data:`MAX_SIMILAR_GROUPS` groups, largest
+    first. A statistic of the documents: for a private corpus, outside any guarantee."""
+    from ..dataset_ledger.people import UnionFind, components, document_links, id_links  # only with people
+
     counts: dict = {}
     for u in user_ids:
         counts[u] = counts.get(u, 0) + 1
     per = np.asarray(list(counts.values()), dtype=np.int64)
-    groups: dict = {}
-    for u in counts:
-        groups.setdefault(("alike", _id_key(u)), set()).add(u)
-        if str(u).count("@") == 1 and str(u).split("@")[0].strip():
-            groups.setdefault(("mail", _id_key(str(u).split("@")[0])), set()).add(u)
-    seen, similar = set(), []
-    for (why, _), ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[1]))):
-        if len(ids) < 2 or any(ids <= other for other in seen):     # one group holding another: the larger one
-            continue
-        seen.add(frozenset(ids))
-        similar.append({"ids": sorted(ids), "documents": int(sum(counts[u] for u in ids)),
-                        "why": ("the same but for case, accents, width, spaces or punctuation" if why == "alike" else
-                                "e-mail addresses with the same name before the @")})
+    ids = list(counts)
+    code = {u: i for i, u in enumerate(ids)}
+    pairs: list = []            # (i, j, why)
+    first: dict = {}
+    for i, u in enumerate(ids):
+        k = _id_key(u)
+        if k in first:
+            pairs.append((first[k], i, "alike"))
+        first.setdefault(k, i)
+    if documents is not None and documents.digests is not None and len(documents.digests) == len(user_ids):
+        groups = components(len(user_ids), document_links(documents.digests, documents.bags, documents.read_bags,
+                                                          documents.bands, documents.signatures))
+        persons = np.fromiter((code[u] for u in user_ids), dtype=np.int64, count=len(user_ids))
+        lengths = documents.lengths if documents.lengths is not None else np.full(len(user_ids), 1 << 30)
+        pairs += [(int(a), int(b), "documents") for a, b, _, _ in id_links(persons, groups, lengths).tolist()]
+    pairs += [(code[a], code[b], "alias") for a, b in aliases if a in code and b in code and a != b]
+    uf = UnionFind()
+    for a, b, _ in pairs:
+        uf.union(a, b)
+    reasons: dict = {}
+    for a, b, why in pairs:
+        reasons.setdefault(uf.find(a), set()).add(why)
+    members: dict = {}
+    for i in range(len(ids)):
+        if i in uf:
+            members.setdefault(uf.find(i), []).append(ids[i])
+    similar = [{"ids": sorted(m, key=str), "documents": int(sum(counts[u] for u in m)),
+                "why": "; ".join(WHY[w] for w in WHY if w in reasons.get(root, ()))}
+               for root, m in members.items() if len(m) > 1]
+    similar.sort(key=lambda g: (-len(g["ids"]), [str(x) for x in g["ids"]]))
     return {"people": len(counts),
             "documents_per_person": {"min": int(per.min()), "median": float(np.median(per)), "max": int(per.max())}
             if per.size else {"min": 0, "median": 0.0, "max": 0},

@@ -23,7 +23,15 @@ import hashlib
 import numpy as np
 
 from .identity import keyed, person_id, person_text
-from .people import ID_LINK_PARAMS, SKETCH_THRESHOLD, document_links, folded_id, id_links, sketch_agreement
+from .people import (
+    ID_LINK_PARAMS,
+    SKETCH_THRESHOLD,
+    components,
+    document_links,
+    folded_id,
+    id_links,
+    sketch_agreement,
+)
 
 _BAG, _BAND, _TEXT, _FOLD = b"ledger-bag", b"ledger-band", b"ledger-dockey", b"ledger-fold"
 CANDIDATES_PER_KEY = 32
@@ -114,8 +122,6 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
 
 def _groups(docs) -> np.ndarray:
     """The set's documents that are one document (:func:`document_links`): each one's least index."""
-    from .people import components
-
     pairs = document_links(docs.digests, docs.bags, docs.read_bags, docs.bands, docs.signatures)
     return components(len(docs.digests), pairs)
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 from ..accounting.verify import rounded_up
 from ..errors import DPTopicError
-from .terminal import estimated_count_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -545,6 +544,12 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
                   "<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,")
                  + base64.b64encode(roc_png).decode("ascii") + "'>")
     return head
+
+
+def estimated_count_text(estimated: int, shown: int) -> str:
+    """``"3 of 10 words estimated"``: how many of a topic's listed words its release estimated, said on each topic
+    line (the terminal) or heading (the page) where public word vectors placed some (the others are marked)."""
+    return f"{estimated} of {shown} word{'' if shown == 1 else 's'} estimated"
 
 
 def standing_text(k: int, n: int) -> str:

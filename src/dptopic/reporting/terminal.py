@@ -234,12 +234,6 @@ def estimated_counts(model, topics) -> list | None:
     return [sum(not placed[k, index(w)] for w in t) for k, t in enumerate(topics)]
 
 
-def estimated_count_text(estimated: int, shown: int) -> str:
-    """``"3 of 10 words estimated"``: how many of a topic's listed words its release estimated, said on each topic
-    line where public word vectors placed some (the others are marked)."""
-    return f"{estimated} of {shown} word{'' if shown == 1 else 's'} estimated"
-
-
 def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
                  hint="show_unsupported=True shows their words"):
     """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
@@ -251,6 +245,7 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     from rich.table import Table  # rich: loaded only to print
 
     from ..evaluation.topic_quality import ranking_text, word_ranking  # start-up: evaluation.topic_quality loads numba
+    from .html import estimated_count_text  # start-up: reporting.html loads numpy
 
     supported, background = topic_support(model)
     # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
@@ -529,9 +524,10 @@ def print_corpus_summary(info: dict, console=None) -> None:
         con.print(f"{plural(p['people'], 'person', 'people')}, documents per person: min {d['min']}, median"
                   f" {d['median']:g}, max {d['max']}")
         if p["similar_ids"]:
-            con.print(f"{plural(p['similar_groups'], 'group')} of similar person ids, each id its own person to every"
-                      " trainer (map the ids of one person to one id before training: docs/privacy_units.md, 'One"
-                      " person, several ids'):")
+            con.print(f"{plural(p['similar_groups'], 'group')} of person ids that may be one person, each id its own"
+                      " person to every trainer unless the ledger links them (it links the same writing, the same id"
+                      " in another case, and aliases given: docs/budget.md; or map the ids of one person to one id"
+                      " before training: docs/privacy_units.md, 'One person, several ids'):")
             for g in p["similar_ids"]:
                 con.print(f"  {', '.join(repr(u) for u in g['ids'])}: {g['documents']} documents ({g['why']})")
 
