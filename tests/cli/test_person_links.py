@@ -93,3 +93,28 @@ def test_person_aliases_in_python_and_their_refusals(files, tmp_path):
     r = run_dptopic("train", "--corpus", files / "orig.jsonl", "--unit", "user", "--user-field", "author",
                     "--epsilon", "1", "--no-ledger", "--person-aliases", files / ".mailmap", "--out", tmp_path / "n")
     assert "--person-aliases" in one_line_stderr(r)
+
+
+def test_budget_plan_on_a_corpus_the_ledger_has_not_seen_writes_nothing(files, tmp_path):
+    """numpy's first release planned against scipy's: the people already charged and the person cap they would meet,
+    with nothing written (the ledger's bytes unchanged) and no ledger created where none was."""
+    L = tmp_path / "l.sqlite"
+    assert _train(files / "orig.jsonl", tmp_path / "m1", L).returncode == 0
+    assert run_dptopic("budget", "cap", "--ledger", L, "--per-person", "--epsilon", "1.2", "--delta",
+                       "1e-5").returncode == 0
+    before = L.read_bytes()
+    r = run_dptopic("budget", "plan", "--ledger", L, "--corpus", files / "rekeyed.jsonl", "--user-field", "author",
+                    "--unit", "user", "--epsilon", "1", "--json")
+    assert r.returncode == 3, r.stderr          # refused: the re-keyed people are the charged ones
+    out = json.loads(r.stdout)
+    assert out["owners"] == N and out["owners_charged_before"] == N and out["refused"]
+    (person,) = [c for c in out["caps"] if c["scope"] == "person"]
+    assert person["refused"] and person["epsilon_after"] > 1.2
+    assert L.read_bytes() == before
+    r = run_dptopic("budget", "plan", "--ledger", L, "--corpus", files / "newer.jsonl", "--user-field", "author",
+                    "--unit", "user", "--epsilon", "1")
+    assert r.returncode == 0 and "0 were charged before" in " ".join(r.stdout.split()), r.stdout + r.stderr
+    fresh = tmp_path / "none.sqlite"
+    r = run_dptopic("budget", "plan", "--ledger", fresh, "--corpus", files / "orig.jsonl", "--user-field", "author",
+                    "--unit", "user", "--epsilon", "1")
+    assert r.returncode == 0 and not fresh.exists(), r.stderr

@@ -60,7 +60,7 @@ def test_a_session_checks_its_dataset_by_the_one_rule_and_refuses_it_with_the_le
                 pytest.fail("entered")
         assert e.value.parameter == "dataset"
     with session(tmp_path / "l.sqlite", " posts "):
-        assert SESSION.get() == (tmp_path / "l.sqlite", "posts")
+        assert SESSION.get() == (tmp_path / "l.sqlite", "posts", ())
 
 
 @pytest.mark.parametrize("kw, says", [({"dataset": ""}, "invalid dataset name dataset=''"),

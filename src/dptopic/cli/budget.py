@@ -273,8 +273,19 @@ def cmd_budget_plan(a):
         params["n_topics"] = a.topics
     with flag_errors({**LEDGER_FLAGS, "n_topics": "--topics", "algorithm": "--algorithm", "unit": "--unit",
                       "n_words": "--words"}):
+        corpus = None
+        if a.corpus is not None:
+            from ..corpus.readers import read_corpus  # loads numpy: only a plan of a corpus reads one
+
+            with flag_errors({"user_field": "--user-field", "path": "--corpus", "format": "--format"}):
+                corpus = read_corpus(a.corpus, a.format, text_field=a.text_field, user_field=a.user_field)
+        elif a.dataset is None:
+            raise DPTopicError("budget plan needs what the run reads: --dataset NAME (a recorded dataset) or"
+                               " --corpus FILE (a corpus the ledger may not have seen).")
+        elif a.user_field is not None:
+            raise DPTopicError("--user-field reads the people of --corpus FILE: give --corpus, or drop --user-field.")
         out = plan_budget(a.dataset, algorithm=a.algorithm, unit=a.unit, epsilon=a.epsilon, delta=a.delta,
-                          ledger=a.ledger, search_runs=a.search_runs, n_words=a.words, **params)
+                          ledger=a.ledger, search_runs=a.search_runs, n_words=a.words, corpus=corpus, **params)
     if a.json:
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
@@ -311,7 +322,17 @@ def register(sub) -> None:
     p = bsub.add_parser("plan", help="what a run or a search would add to each total it touches, and what would"
                                      " remain under each cap: reads no document, spends nothing")
     add_ledger_flags(p, training=False)
-    p.add_argument("--dataset", required=True, metavar="NAME", help="a recorded dataset ('budget show' lists them)")
+    p.add_argument("--dataset", default=None, metavar="NAME",
+                   help="a recorded dataset ('budget show' lists them); with --corpus, the name the run would be"
+                        " recorded under")
+    p.add_argument("--corpus", default=None, metavar="FILE",
+                   help="plan on this corpus, which the ledger need not have seen: its documents are known as a run"
+                        " would record them (digests, sketches, people linked), and nothing is written")
+    p.add_argument("--format", default="auto", choices=("auto", "text", "jsonl", "csv"),
+                   help="--corpus's format (default: by its extension)")
+    p.add_argument("--text-field", default="text", metavar="FIELD", help="--corpus's text field (JSONL/CSV)")
+    p.add_argument("--user-field", default=None, metavar="FIELD",
+                   help="--corpus's field naming each document's person (for a plan per person)")
     p.add_argument("--algorithm", default=None, choices=[n for n, t in TRAINERS.items() if t.units and t.cli
                                                          and t.reads != "reports"],
                    help="the trainer, as train takes it")

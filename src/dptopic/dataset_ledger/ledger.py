@@ -827,6 +827,73 @@ class DatasetLedger:
                                " that can be written.")
         return self._write(lambda tx: link_people(tx, self._the_key(tx, create=True), None, 0, pairs)["alias"])
 
+    def plan_documents(self, documents: Documents, dataset: str | None, trainer: str, unit: str, groups,
+                       delta: float) -> dict:
+        """What a release of ``groups`` reading ``documents`` (a corpus the ledger may never have seen) would do to
+        every total it touches, as :meth:`plan` says it for a recorded dataset: the documents are resolved and their
+        people linked exactly as a debit would (:meth:`_ensure_docset`), inside a transaction that is then rolled
+        back, so nothing is written. ``dataset``: the name it would be recorded under (default: its content name).
+        Also says how many of its people (or documents) the ledger already charged."""
+        groups = [(e, int(n)) for e, n in groups]
+        if dataset is not None:
+            dataset = valid_name(dataset)
+
+        class _Planned(Exception):
+            pass
+
+        def go(tx):
+            sid, content = self._ensure_docset(tx, documents)
+            st = self._state(tx)
+            name = dataset or content
+            eps, d = release_guarantee(groups, delta)
+            new = {"id": -1, "dataset": name, "trainer": trainer, "unit": unit, "groups": groups, "epsilon": eps,
+                   "delta": d, "guarantee": True, "docset": sid, "max_tokens": documents.max_tokens}
+            memo: dict = {}
+            touched = {name}
+            sigs = self._sigs(tx, st, {sid}, new)
+            for sg in sigs:
+                touched |= sg.datasets
+            known = sum(sg.owners for sg in sigs if any(rid != -1 for rid, _ in sg.releases))
+            rows, refused = [], False
+            for ds in sorted(touched):
+                cap = st["caps"].get(ds)
+                dd = cap[1] if cap else (self._delta_of(st, ds)[0] if ds in st["datasets"] else d)
+                before = self._dataset_total(tx, st, ds, memo, delta=dd) if ds in st["datasets"] else None
+                after = self._dataset_total(tx, st, ds, memo, extra=new, delta=dd)
+                e_after = after["epsilon_total"]
+                over = cap is not None and (e_after is None or e_after > cap[0] * (1 + 1e-9))
+                refused |= over
+                rows.append({"scope": "dataset", "dataset": ds, "unit": after["unit"], "delta": dd,
+                             "epsilon_now": before["epsilon_total"] if before else 0.0, "epsilon_after": e_after,
+                             "cap": _cap_dict(cap), "remaining": None if cap is None or e_after is None
+                             else cap[0] - e_after, "refused": over})
+            pc = st["person_cap"]
+            if pc is not None:
+                from .totals import compose_signature  # loads numpy: 'dptopic budget' opens its ledger without it
+
+                worst_after = 0.0
+                for sg in self._sigs(tx, st, {sid}, new):
+                    if sid in sg.docsets:
+                        compose_signature(sg, {**st["by_id"], -1: new}, pc[1], memo)
+                        worst_after = max(worst_after, sg.epsilon)
+                over = not worst_after <= pc[0] * (1 + 1e-9)
+                refused |= over
+                rows.append({"scope": "person", "dataset": name, "unit": "person", "delta": pc[1],
+                             "epsilon_now": None, "epsilon_after": worst_after if math.isfinite(worst_after) else None,
+                             "cap": _cap_dict(pc), "remaining": pc[0] - worst_after if math.isfinite(worst_after)
+                             else None, "refused": over})
+            out = {"dataset": name, "trainer": trainer, "unit": unit, "epsilon": eps, "delta": d, "caps": rows,
+                   "refused": refused, "owners": sum(sg.owners for sg in sigs), "owners_charged_before": known,
+                   "new_dataset": name not in st["datasets"] or not any(r["dataset"] == name
+                                                                       for r in st["releases"])}
+            raise _Planned(out)
+
+        try:
+            self._write(go)
+        except _Planned as p:
+            return p.args[0]
+        raise DPTopicError("the plan was not made")      # go always raises
+
     def mark_no_guarantee(self, release_id: int, note: str) -> None:
         """Mark a recorded release as claiming no guarantee (its fit turned out to claim none)."""
         self._write(lambda tx: tx.run("UPDATE releases SET guarantee = 0, epsilon = NULL, note = ? WHERE id = ?",

@@ -103,9 +103,15 @@ def print_persons(data: dict, where, console) -> None:
 def print_plan(data: dict, console) -> None:
     """``dptopic budget plan``: the release planned and, per total it touches, now, after and what would remain."""
     _g = epsilon_figure
-    console.print(f"ledger: {data['ledger']}; nothing was read or spent")
+    corpus = "owners_charged_before" in data        # planned on a corpus: read, but nothing written
+    console.print(f"ledger: {data['ledger']}; nothing was {'written' if corpus else 'read'} or spent")
     console.print(f"{data['trainer']} on dataset {data['dataset']}: epsilon = {_g(data['epsilon'])}"
                   f" {data['unit']}-level at delta = {data['delta']:.3g} ({data['how']})")
+    if corpus:
+        who = "people or documents"
+        console.print(f"  of the {data['owners']:,} {who} it reads, {data['owners_charged_before']:,} were charged"
+                      f" before ({OUTSIDE}: exact counts of the private data)"
+                      + ("; a dataset the ledger has not recorded" if data.get("new_dataset") else ""))
     for c in data["caps"]:
         scope = f"dataset {esc(c['dataset'])}" if c["scope"] == "dataset" else "every person"
         cap = c["cap"]

@@ -8,9 +8,13 @@ what that release would do to every total it touches if it read every document o
 """
 from __future__ import annotations
 
+import os
+import tempfile
+
 from ..accounting.events import ApproxDPEvent, PureDPEvent
 from ..dataset_ledger.ledger import DatasetLedger
 from ..dataset_ledger.location import ledger_path
+from ..dataset_ledger.store import is_url
 from ..errors import DPTopicError, ParameterError
 from .build import build_model, resolve_algorithm
 
@@ -36,15 +40,18 @@ def release_groups(model, n_words: int | None = None) -> tuple[list, str, str]:
     return [(ev, 1)], unit, "the trainer's claimed (epsilon, delta) as one step (it plans once it has its words)"
 
 
-def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None = None, epsilon=None, delta=None,
-                model=None, ledger=None, search_runs: float | None = None, n_words: int | None = None,
-                **params) -> dict:
+def plan_budget(dataset: str | None = None, *, algorithm: str | None = None, unit: str | None = None, epsilon=None,
+                delta=None, model=None, ledger=None, search_runs: float | None = None, n_words: int | None = None,
+                corpus=None, **params) -> dict:
     """What a run would add to the ledger, reading no document and spending nothing.
 
     Parameters
     ----------
     dataset : str, a dataset the ledger recorded (``dptopic budget show`` lists them): the run is planned on every
-        one of its documents.
+        one of its documents. With ``corpus``: the name the run would be recorded under (default: its content).
+    corpus : a Corpus (read with ``user_field=`` for people) the ledger may not have seen: its documents are known as
+        a training run would record them (their digests and sketches, their people linked by the ledger's rules),
+        inside a transaction rolled back afterwards: nothing is written, nothing spent.
     algorithm, unit, epsilon, delta, **params : the trainer, as :func:`dptopic.train` takes them; or ``model``, an
         unfitted estimator.
     ledger : the ledger (a path or ``postgresql://`` URL); None: ``DPTOPIC_LEDGER``, else the default file.
@@ -81,7 +88,27 @@ def plan_budget(dataset: str, *, algorithm: str | None = None, unit: str | None 
                                     geometric_gamma(search_runs, "search_runs"), 0.0)
         groups, trainer = [(event, 1)], f"RandomStoppingSearch({trainer})"
         how += f"; a search of {float(search_runs):g} runs on average (RDP, Papernot & Steinke 2022)"
-    led = DatasetLedger(ledger_path(ledger, must_exist=True), read_only=True)
-    out = led.plan(dataset, trainer, run_unit, groups, d)
+    if corpus is not None:
+        from ..corpus.ledger_documents import documents_of  # the corpus's keys: only a plan of a corpus reads them
+
+        docs = documents_of(corpus)
+        if docs is None:
+            raise ParameterError("{corpus} has no document the ledger could know: give a Corpus.", "corpus")
+        where = ledger_path(ledger)
+        if is_url(where) or os.path.lexists(where):
+            out = DatasetLedger(where).plan_documents(docs, dataset, trainer, run_unit, groups, d)
+            out.update(how=how, ledger=str(where))
+            return out
+        with tempfile.TemporaryDirectory() as tmp:     # no ledger yet: planned on an empty one, none created
+            out = DatasetLedger(os.path.join(tmp, "empty.sqlite")).plan_documents(docs, dataset, trainer, run_unit,
+                                                                                groups, d)
+        out.update(how=how, ledger=f"{where} (not created yet: the plan reads an empty ledger)")
+        return out
+    elif dataset is None:
+        raise ParameterError("give {dataset} (a recorded dataset) or {corpus} (documents to plan on).", "dataset",
+                             others=("corpus",))
+    else:
+        led = DatasetLedger(ledger_path(ledger, must_exist=True), read_only=True)
+        out = led.plan(dataset, trainer, run_unit, groups, d)
     out.update(how=how, ledger=led.where)
     return out
