@@ -335,12 +335,68 @@ class DatasetLedger:
                 part = owners[start:start + 500]
                 rows += tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner IN"
                                f" ({', '.join('?' * len(part))}) GROUP BY docset, owner", tuple(part))
-        if not rows:
+        a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        if self.version >= 3:
+            a = self._with_held_documents(tx, a, docsets, roots)
+        if not len(a):
             return (np.zeros(0, np.int64),) * 4
-        a = np.array(rows, dtype=np.int64)
         if roots:
             return _as_people(a, roots)
         return a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+
+    def _with_held_documents(self, tx, a, docsets, roots: dict):
+        """``a``'s rows ``(docset, owner, documents, person)`` with each document that several ids hold charged to
+        every one of them: a release that held a document under one id touches every id that holds it (the same
+        writing under a re-keyed or renamed id, whether or not the ids were linked). A document counts so only where it
+        is evidence of the same writing, as for linking (:data:`~dptopic.dataset_ledger.people.ID_LINK_PARAMS`: at
+        least ``min_tokens`` tokens, held by at most ``max_holders`` ids): a short text many people write charges no
+        one for another's release."""
+        import numpy as np  # as in _rows
+
+        from .people import ID_LINK_PARAMS
+
+        p = ID_LINK_PARAMS
+        shared = tx.all(
+            "SELECT d.docset, d.doc, d.owner, d.copies, d.person FROM docs d WHERE d.doc IN (SELECT s.doc FROM docs s"
+            " LEFT JOIN doc_info i ON i.doc = s.doc WHERE s.doc IS NOT NULL AND (i.tokens IS NULL OR i.tokens >= ?)"
+            " GROUP BY s.doc HAVING COUNT(DISTINCT s.owner) BETWEEN 2 AND ?)", (p["min_tokens"], p["max_holders"]))
+        if not shared:
+            return a
+        r = np.array(shared, dtype=np.int64)           # docset, doc, owner, copies, person
+        # each (set, document)'s copies, and each document's holders (owner, person)
+        sd, sd_inv = np.unique(r[:, :2], axis=0, return_inverse=True)
+        sd_copies = np.bincount(sd_inv.ravel(), weights=r[:, 3], minlength=len(sd)).astype(np.int64)
+        holders = np.unique(r[:, [1, 2, 4]], axis=0)                       # doc, owner, person
+        lo = np.searchsorted(holders[:, 0], sd[:, 1], "left")
+        hi = np.searchsorted(holders[:, 0], sd[:, 1], "right")
+        n = hi - lo
+        at = np.repeat(lo, n) + (np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n))
+        cross = np.stack([np.repeat(sd[:, 0], n), holders[at, 1], np.repeat(sd_copies, n), holders[at, 2]], axis=1)
+        minus = np.stack([r[:, 0], r[:, 2], -r[:, 3], np.zeros(len(r), np.int64)], axis=1)
+        if docsets is not None:     # the rows read were those of the owners of docsets: every holder's own rows too
+            have = set(a[:, 1].tolist())
+            extra_owners = sorted(set(holders[:, 1].tolist()) - have)
+            more = []
+            for start in range(0, len(extra_owners), 500):
+                part = extra_owners[start:start + 500]
+                more += tx.all("SELECT docset, owner, SUM(copies), MAX(person) FROM docs WHERE owner IN"
+                               f" ({', '.join('?' * len(part))}) GROUP BY docset, owner", tuple(part))
+            if more:
+                a = np.concatenate([a, np.array(more, dtype=np.int64)])
+            minus = minus[np.isin(minus[:, 1], a[:, 1])]
+        allrows = np.concatenate([a, minus, cross])
+        keys, inv = np.unique(allrows[:, :2], axis=0, return_inverse=True)
+        inv = inv.ravel()
+        k = np.bincount(inv, weights=allrows[:, 2], minlength=len(keys)).astype(np.int64)
+        person = np.zeros(len(keys), np.int64)
+        np.maximum.at(person, inv, allrows[:, 3])
+        out = np.concatenate([keys, k[:, None], person[:, None]], axis=1)[k > 0]
+        if docsets is not None:     # the owners (people) the sets touch, with every row of theirs
+            touched = set(out[np.isin(out[:, 0], list(docsets)), 1].tolist())
+            people = {roots.get(o, o) for o in touched}
+            out = out[np.fromiter((roots.get(int(o), int(o)) in people for o in out[:, 1]), dtype=bool,
+                                  count=len(out))]
+        return out
 
     @staticmethod
     def _delta_of(state, dataset: str) -> tuple[float, str]:
@@ -583,6 +639,8 @@ class DatasetLedger:
         check_person(person)
 
         def go(tx, st):
+            import numpy as np  # as above
+
             key = self._the_key(tx, create=False)
             if key is None:
                 return {"epsilon": 0.0, "delta": None, "releases": [], "method": "no person recorded"}
@@ -590,15 +648,19 @@ class DatasetLedger:
             roots = self._person_roots(tx)
             root = roots.get(o, o)
             ids = sorted({o} | {x for x, r in roots.items() if r == root})
-            rows = [(ds, root, n, p) for ds, n, p in tx.all(
-                "SELECT docset, SUM(copies), MAX(person) FROM docs WHERE owner IN"
-                f" ({', '.join('?' * len(ids))}) GROUP BY docset", tuple(ids))]
+            if self.version >= 3:       # every row a set and its owners, the documents several ids hold counted
+                ds, ow, kk, pp = self._rows(tx, {int(r[0]) for r in tx.all(
+                    f"SELECT DISTINCT docset FROM docs WHERE owner IN ({', '.join('?' * len(ids))})", tuple(ids))})
+                mine = np.fromiter((roots.get(int(x), int(x)) == root for x in ow), dtype=bool, count=len(ow))
+                rows = [(int(a), root, int(b), int(c)) for a, b, c in zip(ds[mine], kk[mine], pp[mine])]
+            else:
+                rows = [(ds, root, n, p) for ds, n, p in tx.all(
+                    "SELECT docset, SUM(copies), MAX(person) FROM docs WHERE owner IN"
+                    f" ({', '.join('?' * len(ids))}) GROUP BY docset", tuple(ids))]
             d = st["person_cap"][1] if st["person_cap"] else next(
                 (r["delta"] for r in st["releases"] if r["guarantee"] and r["delta"] > 0), 0.0)
             if not rows:
                 return {"epsilon": 0.0, "delta": d, "releases": [], "method": "no release holds this person"}
-            import numpy as np  # as above
-
             a = np.array(rows, dtype=np.int64)
             (sig,) = signatures((a[:, 0], a[:, 1], a[:, 2], a[:, 3]), st["releases"])
             compose_signature(sig, st["by_id"], d, {})
