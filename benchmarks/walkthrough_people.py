@@ -8,8 +8,9 @@ command on one ledger with a per-person cap of ``--cap`` (8):
 2. ``budget plan --corpus`` numpy before its first release: how many of its people scipy already charged;
 3. ``train`` numpy at epsilon 4 per person;
 4. the same numpy commits with every e-mail replaced by the first 16 hex digits of its sha256 (a pipeline's
-   pseudonyms), then with every e-mail upper-cased and every message upper-cased: each ``train`` at 4 must be refused
-   by the cap (before, the first was accepted and its card said "8 per person over 1 release");
+   pseudonyms), then with every e-mail upper-cased and every message upper-cased: each ``train`` at the cap's epsilon
+   (8) must be refused, since every one of its people was charged before (before this issue, the first was accepted
+   and its card said "8 per person over 1 release");
 5. a secure-sum round of 300 scipy people, invited by their e-mails (``secure-sum invite --ids`` in Python: the
    invitations, the pseudonyms and the charge a server makes), charged to the same people;
 6. ``budget show`` and ``budget show --person-level``: the time each takes, and the linked ids.
@@ -96,8 +97,9 @@ def main() -> None:
           f" {plan['owners']:,} people, {plan['owners_charged_before']:,} were charged before; refused:"
           f" {plan['refused']}")
     run("train", "--corpus", files["numpy"], *common, "--out", out / "m_numpy", "--overwrite")
+    at_cap = [x if x != eps else str(a.cap) for x in common]
     for name in ("numpy, e-mails hashed", "numpy, upper case"):
-        rc, _, _ = run("train", "--corpus", files[name], *common, "--out", out / f"m_{len(name)}", "--overwrite")
+        rc, _, _ = run("train", "--corpus", files[name], *at_cap, "--out", out / f"m_{len(name)}", "--overwrite")
         print(f"    -> {name}: {'refused' if rc == 2 else 'ACCEPTED'}")
     served_round(L, [e for e in sorted({e for e, _ in scipy})][:300], out)
     for args in (("budget", "show"), ("budget", "show", "--person-level")):
