@@ -32,7 +32,7 @@ import numpy as np
 from .corpus import Corpus, Vocabulary
 from .corpus.corpus import NO_CAP, no_word_of_vocabulary
 from .corpus.files import broken_link, not_a_regular_file
-from .corpus.preprocess import keeps_urls, warn_if_other_tokenizer
+from .corpus.preprocess import DEFAULT_MAX_VOCAB, keeps_urls, warn_if_other_tokenizer
 from .corpus.readers import auto_format, file_suffix, read_corpus
 from .corpus.shards import folder_shards
 from .errors import DPTopicError, ParameterError
@@ -276,8 +276,6 @@ DATASETS = {"demo": load_sotu, "sotu": load_sotu, "20newsgroups": load_20newsgro
 
 
 # ------------------------------------------------------------------ a corpus named as the command line names it
-DEFAULT_MAX_VOCAB = 1000
-"""The vocabulary cap of a vocabulary built from text when none is given (``max_vocab=None``)."""
 
 #: ``stop_words`` where documents are read into a public vocabulary a server published (randomize, submit, fed-client,
 #: a prior corpus): the vocabulary alone says which words count, so that a word it holds, stop word or not, is counted

@@ -43,6 +43,7 @@ from ..corpus import Corpus, Vocabulary
 from ..dataset_ledger.charge import shadow_runs
 from ..errors import DPTopicError, ParameterError
 from ..mechanisms.observer import observing
+from ..models.registry import TRAINERS
 from .lira import (
     ONE_RUN_SEED_NOTE,
     _check_corpus,
@@ -55,10 +56,11 @@ from .lira import (
 )
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
 
-SUPPORTED = ("DocDPCooccurrence", "DocDPEM", "DPSVI", "HDPLDA")
-"""The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of
-DocDPCooccurrence, each noisy EM statistic (topics x words) of DocDPEM, each step's noisy sum of expected sufficient
-statistics (topics x words) of DPSVI, each iteration's Laplace-noised word-topic counts of HDP-LDA."""
+SUPPORTED = tuple(t.where.rsplit(".", 1)[1] for t in TRAINERS.values() if t.audit == "lira+release")
+"""The trainers whose release the audit scores (their class names; the registry's ``audit="lira+release"``): the noisy
+co-occurrence matrix of DocDPCooccurrence, each noisy EM statistic (topics x words) of DocDPEM, each step's noisy
+sum of expected sufficient statistics (topics x words) of DPSVI, each iteration's Laplace-noised word-topic counts
+of HDP-LDA."""
 
 FRESH_WORDS = ("DPSVI", "HDPLDA")
 """The trainers audited with canaries on words of their own that no known document holds (:func:`_fresh_word_audit`):

@@ -135,7 +135,6 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
 
 
 # copies of dptopic.datasets' constants (importing it loads numpy, which the command line's start-up path must not)
-DEFAULT_MAX_VOCAB = 1000
 BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_IN: no people, a documented word cap
 PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 

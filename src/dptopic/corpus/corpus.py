@@ -33,6 +33,7 @@ from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_diges
 from .identity import token_keys as keys_of_tokens
 from .preprocess import (
     BAG_OF_WORDS_FILE,
+    DEFAULT_MAX_VOCAB,
     Preprocessor,
     TokenBags,
     Tokenizer,
@@ -485,7 +486,7 @@ class Corpus:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
-                   max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3,
+                   max_vocab: int | None = DEFAULT_MAX_VOCAB, min_df=1, max_df=None, min_length: int = 3,
                    stop_words="english", lowercase: bool = True, remove_stop_words: bool = True,
                    drop_empty: bool = True, user_ids=None, keep_urls: bool = False) -> "Corpus":
         """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents.
@@ -552,7 +553,7 @@ class Corpus:
                               token_keys=keys_of_tokens(bags.ptr, bags.ids, tok.words))
 
     @classmethod
-    def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
+    def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = DEFAULT_MAX_VOCAB,
                     min_df=1, max_df=None, drop_empty: bool = True) -> "Corpus":
         """Documents already tokenised, one list of words each (what gensim's ``Dictionary`` and tomotopy's
         ``add_doc`` take). The words are used as given: no lowercasing, stop-word removal or length filter. A
@@ -972,7 +973,7 @@ class Corpus:
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
-    def prune(self, max_vocab: int | None = 1000, min_df=1, max_df=None, remove_stop_words: bool = False,
+    def prune(self, max_vocab: int | None = DEFAULT_MAX_VOCAB, min_df=1, max_df=None, remove_stop_words: bool = False,
               stop_words=None) -> "Corpus":
         """Keep the ``max_vocab`` most frequent words (by token count) whose document frequency lies in
         ``[min_df, max_df]`` (counts, or fractions of the documents) and that are not stop words

@@ -78,6 +78,10 @@ URL_FRAGMENTS = frozenset({"http", "https", "www", "com", "org", "edu", "html", 
 20,000 most common): left out of a general word list (:mod:`dptopic.corpus.wordlist`)."""
 
 
+DEFAULT_MAX_VOCAB = 1000
+"""The vocabulary cap of a vocabulary built from text when none is given (``max_vocab=None``): the most frequent
+1,000 words, in every front door (``Corpus.from_texts``, ``read_corpus``, ``load_corpus``, ``dptopic train``)."""
+
 TOKENIZER_VERSION = 5
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
 the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs; 4: Turkish

@@ -13,6 +13,7 @@ from .._io import load_json
 from ..errors import DPTopicError, ParameterError
 from .corpus import Corpus
 from .files import _open_text, broken_link, not_a_regular_file, read_lines
+from .preprocess import DEFAULT_MAX_VOCAB
 from .vocabulary import Vocabulary
 
 TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
@@ -96,8 +97,6 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_settable: bool = True):
         vocab = guess
     return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
-
-DEFAULT_MAX_VOCAB = 1000       # max_vocab when a vocabulary is built from text and none is given
 
 
 FORMATS = ("auto", "text", "jsonl", "csv", "dir", "uci", "npz")

@@ -59,6 +59,15 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     threshold : co-occurrence cells under ``threshold`` noise standard deviations are set to zero.
     reports_per_contributor : how many reports one contributor may have sent (their epsilons add).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1).
+    pair_counts_ : ndarray of shape (n_words, n_words), the debiased co-occurrence counts read from the reports.
+    n_reports_ : int, the reports fitted. ``n_docs_seen_`` : int, the documents they stand for.
+    epsilon_doc_ : float, each report's epsilon (the contributors' randomizer's, per document).
+    vocabulary_ : Vocabulary of n_words words, the reports' public word list.
+    privacy_ : dict, the privacy report: local document-level DP, drawn by the contributors.
     """
 
     _private = True

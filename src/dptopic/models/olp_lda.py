@@ -79,6 +79,17 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
         (reconstruction and sampling); the randomization happened on the contributors' devices and is
         not reproducible from it. Never saved.
     n_jobs, verbose : as :class:`OnlineLDA` (threads for the Gibbs sweeps; 0 silences the progress bar).
+
+    Attributes
+    ----------
+    components_, topic_word_counts_, prior_, n_batches_, n_docs_seen_, vocabulary_, n_features_in_ : as
+        :class:`OnlineLDA`, after the last mini-batch of reports.
+    mu_ : ndarray of shape (n_words,), the prior mean ``μ_t`` of the last batch's word counts (eq. 21).
+    eta_ : ndarray of shape (n_words,), the denoised targets ``η_t`` of the last batch (eq. 19).
+    f_ : float, the flip parameter the reports were denoised with.
+    omega_history_ : list of float, the prior weight ``ω`` each batch used (fixed, or from ``σ²`` by Theorem 6).
+    size_prev_ : int, the previous batch's size ``M^{prev}`` (eq. 21's rescaling).
+    privacy_ : dict, the privacy report: the reports' local guarantee, ``privacy_["stream"]`` the batches taken.
     """
 
     _parameter_constraints = {**OnlineLDA._parameter_constraints,

@@ -99,7 +99,15 @@ class SecureSumTopics(DocDPCooccurrence):
     """Topics released by a secure-sum round (``dptopic serve``'s secure-sum report kind): a
     :class:`~dptopic.models.DocDPCooccurrence` with ``unit="user"`` read from the two sums, whose privacy report names
     the Skellam mechanism, the trust model and the round's settings (``docs/secure_sum.md``). It is not fitted on
-    documents: :func:`secure_sum_topics` builds it."""
+    documents: :func:`secure_sum_topics` builds it.
+
+    Attributes
+    ----------
+    components_, vocabulary_, kept_words_, supported_topics_ : as :class:`~dptopic.models.DocDPCooccurrence`'s, read
+        from the round's two unmasked sums.
+    privacy_ : dict, the privacy report: user-level, the Skellam mechanism on the sums of the honest survivors'
+        shares, the trust model and the round's settings.
+    """
 
     def fit(self, X, y=None, **kw):
         raise DPTopicError("SecureSumTopics comes from a secure-sum round (dptopic serve's secure-sum report kind);"
