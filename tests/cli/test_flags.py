@@ -381,7 +381,7 @@ def test_test_size_zero_trains_on_every_document(tmp_path, capsys, algorithm, ex
         assert main(["train", "--algorithm", algorithm, "--corpus", str(tmp_path / "c.jsonl"), "--topics", "2",
                      "--test-size", size, "--quiet", "--out", str(tmp_path / out), *extra]) in (0, None)
     printed = " ".join(capsys.readouterr().out.split())
-    assert "train on all 40 (--test-size 0: no held-out part" in printed
+    assert "train on all 40 (no held-out part, so no held-out evaluation: --test-size 0" in printed
     whole = json.loads((tmp_path / "all" / "model.json").read_text())
     part = json.loads((tmp_path / "part" / "model.json").read_text())
     if algorithm == "lda":      # a private model does not save the corpus's size
