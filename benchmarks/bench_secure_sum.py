@@ -77,7 +77,7 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.contributor import secure_sum as cs
     from dptopic.mechanisms.skellam import skellam_share
     from dptopic.models.secure_sum import released_words, secure_sum_topics
-    from dptopic.moments.person_bound import group_by_person, user_codes
+    from dptopic.person_bound import group_by_person, user_codes
 
     codes = user_codes(users, corpus.n_docs)
     m = corpus.to_bow()
@@ -570,7 +570,7 @@ def cohort_gap_main(a, vocab_size):
     from dptopic.contributor import secure_sum as cs
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import released_words, secure_sum_topics
-    from dptopic.moments.person_bound import group_by_person, user_codes
+    from dptopic.person_bound import group_by_person, user_codes
     from dptopic.protocol.cohorts import CohortPlan
     from dptopic.protocol.secure_sum import MAX_WORDS, SecureSumPlan
 

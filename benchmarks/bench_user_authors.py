@@ -64,7 +64,7 @@ def friends_lines(per_episode: bool = False):
 
 
 def grouped_statistic(spec: str, vocabulary):
-    """A replacement for the fit's per-person co-occurrence statistic (``dptopic.moments.person_bound
+    """A replacement for the fit's per-person co-occurrence statistic (``dptopic.person_bound
     .cooccurrence_statistic``) by a grouped profile of ``bench_user_routes.py``: ``spec`` is
     ``[joined-]FEATURE-HOW-TAU`` (``counts-agglo-0.2``, ``joined-kept-agglo-0.3``, ...; ``joined-``: each group read
     without self-pairs, ``bench_user_routes.grouped_joined_matrix``), each person's matrix scaled to norm
@@ -98,7 +98,7 @@ def main(argv=None):
     from dptopic.corpus import Corpus
     from dptopic.evaluation import npmi_coherence, topic_coverage
     from dptopic.models import docdp_cooc
-    from dptopic.moments.person_bound import support_view
+    from dptopic.person_bound import support_view
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epsilon", nargs="+", type=float, default=[1.0])

@@ -4,7 +4,7 @@ The corpus, the people and the score are ``bench_user_level.py``'s (3,000 people
 topics planted from LDA on the State of the Union paragraphs; recovery = ``topic_coverage`` against the planted
 topics; the share divides it by non-private LDA's coverage on the same documents). Every route is built from the
 library's per-person statistics (each person's documents summed and scaled to norm at most 1,
-``dptopic.moments.person_bound``) with Gaussian noise at the multipliers ``DocDPCooccurrence(unit="user")``'s plan
+``dptopic.person_bound``) with Gaussian noise at the multipliers ``DocDPCooccurrence(unit="user")``'s plan
 gives at the same (epsilon, delta); run ``r`` draws its noise from a generator seeded by ``r`` and the release's
 shape, so the routes of one run read the same noise where they release the same statistic (paired comparisons).
 Mean and standard error over ``--runs`` runs. ``--routes`` picks routes (``--list`` prints them).
@@ -47,7 +47,7 @@ class Setting:
         import dptopic
         from dptopic.corpus.vectors import load_public_vectors
         from dptopic.kernels.docdp import tokens_to_bow
-        from dptopic.moments.person_bound import group_by_person, person_codes, presence_statistic
+        from dptopic.person_bound import group_by_person, person_codes, presence_statistic
 
         real = source("sotu", a.vocab)
         name = f"plant-{a.topics}-{a.vocab}-{a.iters}-{a.seed}.npz"
@@ -141,7 +141,7 @@ class Run:
 
     def cooccurrence(self, kept):
         """The exact per-person co-occurrence statistic over ``kept`` (the library's kernel)."""
-        from dptopic.moments.person_bound import cooccurrence_statistic
+        from dptopic.person_bound import cooccurrence_statistic
 
         return self.memo(("cooc", tuple(kept)), lambda: cooccurrence_statistic(self.s.people, kept, self.s.V,
                                                                                 self.s.jobs))
@@ -222,8 +222,8 @@ def _groups_route(run, person_statistic="sum"):
     """``vectors_route="groups"`` as the library makes it at the user unit: the co-occurrence release over a quarter
     of the kept words and groups of the other words made by their vectors (``grouped_columns``), each person bounded
     by ``person_statistic``; topics over the groups shared among their words by noisy count, then spread."""
-    from dptopic.moments.person_bound import cooccurrence_statistic
     from dptopic.moments.public_groups import grouped_columns, word_topics
+    from dptopic.person_bound import cooccurrence_statistic
 
     s = run.s
     order, eligible, n_words = run.choice()
@@ -344,8 +344,8 @@ def _histogram(run, n_clusters: int, share: float):
     noisy mass, each topic's words from its noisy row thresholded at 2 noise deviations with the cluster as prior
     (``bench_public_vectors.em_topics``)."""
     from bench_public_vectors import em_topics
-    from dptopic.moments.person_bound import em_statistic
     from dptopic.moments.public_groups import prior_topics
+    from dptopic.person_bound import em_statistic
 
     s = run.s
     prior = prior_topics(s.E, s.found, s.public_rank, n_clusters)
@@ -853,7 +853,7 @@ def person_groups(run, feature: str, tau: float, how: str = "greedy", kept=None)
 def oracle_groups(s):
     """NOT private, a diagnostic: each person's documents grouped by the planted mix each was written from
     (``bench_user_level.draw_people``'s draws replayed), as ``(labels, n_groups)``."""
-    from dptopic.moments.person_bound import person_codes
+    from dptopic.person_bound import person_codes
 
     codes = person_codes(s.users)
     which = np.zeros(len(codes), dtype=np.int64)

@@ -73,7 +73,7 @@ def test_document_level_reports_say_where_their_coins_come_from_and_name_group_p
 
 def _user_report(sigma=3.7308217955163516):
     """A user-level report of one Gaussian release calibrated to epsilon 1 at delta 1e-5 (DocDPCooccurrence's)."""
-    from dptopic.moments.person_bound import USER_RELATION
+    from dptopic.person_bound import USER_RELATION
 
     return {"private": True, "unit": "user", "neighbouring_relation": USER_RELATION, "epsilon": 0.999944,
             "delta": 1e-5, "epsilon_method": "PLD", "scope": "covers the release. NOT covered: the vocabulary.",

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from dptopic.kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow, user_normalised_statistic
 from dptopic.models._docdp_math import normalised_statistic
 from dptopic.moments import document_frequency_statistic, normalised_cooccurrence
-from dptopic.moments.person_bound import group_by_person
+from dptopic.person_bound import group_by_person
 
 V = 8
 COLS = [0, 2, 3, 5, 7]

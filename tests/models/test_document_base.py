@@ -9,7 +9,7 @@ from dptopic.accounting.card import privacy_card
 from dptopic.accounting.gaussian import calibrate_gaussian_pair, calibrate_noise_multiplier
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence, DocDPEM
-from dptopic.moments.person_bound import USER_RELATION
+from dptopic.person_bound import USER_RELATION
 
 TRAINERS = [(DocDPCooccurrence, {}), (DocDPEM, {"n_iter": 2, "inner": 5})]
 
@@ -125,7 +125,7 @@ def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
 
 
 def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
-    from dptopic.moments.person_bound import person_codes
+    from dptopic.person_bound import person_codes
 
     codes = person_codes(["v", "v\u0000", "v", "w", "v\u0000\u0000"])
     assert codes.tolist()[0] == codes.tolist()[2] and len(set(codes.tolist())) == 4
@@ -202,7 +202,7 @@ def test_the_person_profile_is_refused_in_one_line_outside_the_user_unit(planted
 def test_the_person_profile_releases_each_persons_word_profile_at_the_same_noise(planted):
     """person_statistic='profile' changes the co-occurrence statistic only: the same plan, the same first release
     (hence the same words, with the same seed), and the card says how each person was bounded."""
-    from dptopic.moments.person_bound import USER_BOUND
+    from dptopic.person_bound import USER_BOUND
 
     c = planted.corpus
     people = _people(c)

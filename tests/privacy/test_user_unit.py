@@ -9,7 +9,7 @@ from dptopic.errors import DPTopicError
 from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from dptopic.models import DocDPCooccurrence
-from dptopic.moments.person_bound import cooccurrence_statistic, group_by_person, people_of, presence_statistic
+from dptopic.person_bound import cooccurrence_statistic, group_by_person, people_of, presence_statistic
 from dptopic.training.by_unit import split_for
 
 SENSITIVITY = 1.0       # the L2 sensitivity DocDPCooccurrence(unit="user") calibrates its Gaussian noise to
@@ -59,7 +59,7 @@ def test_removing_a_person_of_many_long_documents_moves_the_profile_release_at_m
     others = [list(rng.integers(0, 40, size=6)) for _ in range(200)]
     prolific = [list(rng.integers(0, 5, size=200)) for _ in range(300)]
     ids = [f"p{i}" for i in range(200)]
-    from dptopic.moments.person_bound import person_codes
+    from dptopic.person_bound import person_codes
 
     def released(docs, people):
         c = Corpus.from_token_ids(docs, words)
@@ -74,7 +74,7 @@ def test_removing_a_person_of_many_long_documents_moves_the_profile_release_at_m
 def test_ids_that_differ_by_an_invisible_character_are_refused_and_grouped_as_two_people():
     """ "v" and "v\\u0000" are two ids: the readers refuse the second (a control character), and the grouping the
     trainers use keeps them apart, so removing the documents of "v\\u0000" moves the releases at most 1."""
-    from dptopic.moments.person_bound import person_codes
+    from dptopic.person_bound import person_codes
 
     words = ["fever", "cough", "rash", "sleep"]
     docs = [[0, 1]] + [[2, 3]] * 6 + [[0, 2], [1, 3]]     # "v" writes about 0 and 1, "v\u0000" about 2 and 3

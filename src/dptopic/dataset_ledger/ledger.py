@@ -353,7 +353,7 @@ class DatasetLedger:
         one for another's release."""
         import numpy as np  # as in _rows
 
-        from .people import ID_LINK_PARAMS
+        from .people import ID_LINK_PARAMS  # loads numpy: as in _rows
 
         p = ID_LINK_PARAMS
         shared = tx.all(

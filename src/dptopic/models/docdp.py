@@ -38,7 +38,8 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator, block_statistic
 from ..mechanisms import gaussian_mechanism
-from ..moments.person_bound import (
+from ..moments.support import em_supported_topics
+from ..person_bound import (
     UNITS,
     check_unit,
     em_statistic,
@@ -47,7 +48,6 @@ from ..moments.person_bound import (
     unit_and_relation,
     user_report,
 )
-from ..moments.support import em_supported_topics
 from ._docdp_math import denoise
 from ._document_base import _DocumentDPModel
 from ._document_passes import read_ahead
@@ -94,7 +94,7 @@ class DocDPEM(_DocumentDPModel):
         (``docs/document_dp.md``, "A public corpus as the start"). Not saved with the model.
     unit : ``"document"`` (default) or ``"user"``: one person's documents added or removed (``fit(..., user_ids=)``,
         or a Corpus read with its user ids); each person's contribution to every release is bounded as a whole
-        (:mod:`dptopic.moments.person_bound`; ``docs/privacy_units.md``).
+        (:mod:`dptopic.person_bound`; ``docs/privacy_units.md``).
     documents_per_user : with ``unit="user"``: None (default) sums each person's normalised contributions and scales
         the sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each
         weighted ``1/m``.
@@ -188,7 +188,7 @@ class DocDPEM(_DocumentDPModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                if people is not None:      # each person's contribution bounded as a whole (moments/person_bound.py)
+                if people is not None:      # each person's contribution bounded as a whole (person_bound.py)
                     n_tokens = len(people[0][2])
                     total = em_statistic(people, beta, float(self.alpha), int(self.inner), self._jobs)
                 elif source.client is not None:     # one task per shard on the cluster, added in shard order

@@ -58,18 +58,6 @@ from ..errors import DPTopicError, ForecastWarning, ParameterError, SmallCorpusW
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow, normalised_rectangular_bow
 from ..mechanisms import gaussian_mechanism
 from ..moments import topics_from_cooccurrence
-from ..moments.person_bound import (
-    PERSON_STATISTICS,
-    UNITS,
-    check_unit,
-    cooccurrence_statistic,
-    for_unit_event,
-    people_of,
-    presence_statistic,
-    support_view,
-    unit_and_relation,
-    user_report,
-)
 from ..moments.public_groups import grouped_columns, spread_tail, word_topics
 from ..moments.public_prior import (
     PUBLIC_AUTO_WORDS,
@@ -85,6 +73,18 @@ from ..moments.refit import keep_releases, load_release_arrays, refit_from_relea
 from ..moments.support import cooccurrence_supported_topics, rectangular_supported_topics
 from ..moments.vector_prior import ROUTES as VECTOR_ROUTES
 from ..moments.vector_prior import choose_route, resolve_vectors, vectors_entry
+from ..person_bound import (
+    PERSON_STATISTICS,
+    UNITS,
+    check_unit,
+    cooccurrence_statistic,
+    for_unit_event,
+    people_of,
+    presence_statistic,
+    support_view,
+    unit_and_relation,
+    user_report,
+)
 from ._document_base import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
@@ -239,7 +239,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``"document"``: epsilon covers one document added or removed. ``"user"``: one person's documents added or
         removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to both
         releases is bounded as a whole, so the accounting is the same with the person as the unit
-        (:mod:`dptopic.moments.person_bound`; ``docs/privacy_units.md``).
+        (:mod:`dptopic.person_bound`; ``docs/privacy_units.md``).
     documents_per_user : int or None, default=None
         With ``unit="user"``: None sums each person's normalised documents and scales the sum to norm at most 1; an
         int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted ``1/m`` (``m`` is public;
@@ -253,7 +253,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         words. On 3,000 planted people who write every document from one topic mix, at epsilon 1, it recovered 0.68
         of non-private LDA's topic coverage against the sum's 0.63; on people who write from three mixes, and on
         real speakers (the Friends transcripts), it recovered less than the sum (``docs/research/user_level.md``).
-        Its support tests read the release off the diagonal (:func:`~dptopic.moments.person_bound.support_view`).
+        Its support tests read the release off the diagonal (:func:`~dptopic.person_bound.support_view`).
     backend : {"threads", "dask"}, default="threads"
         Where each pass is summed: threads, or with ``"dask"`` the workers of ``client``, one task per shard; the
         driver adds the noise of each release once (``docs/scaling.md``).
@@ -673,7 +673,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def _release_cooccurrence(self, passes, people, n_people, words: "_WordChoice", V: int, sigma: float, rng):
         """``(noisy, n_docs)``: the co-occurrence release over the kept words (or their columns), each document's
-        (or person's, bounded as a whole: moments/person_bound.py) contribution of Frobenius norm at most 1, kept
+        (or person's, bounded as a whole: person_bound.py) contribution of Frobenius norm at most 1, kept
         (``releases_``) for a refit; ``n_docs`` decides the small-corpus warning only, never saved or released."""
         if words.columns is not None:       # the rectangular release (moments/rectangular.py); document unit only
             stat = passes.sum(normalised_rectangular_bow, words.kept, words.columns, V, self._jobs,

@@ -20,10 +20,10 @@ from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..moments import topics_from_cooccurrence
-from ..moments.person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_text
 from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
 from ..moments.vector_prior import resolve_vectors, vectors_entry
+from ..person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_text
 from ..protocol.secure_sum import SecureSumPlan, triangle_size, triangle_to_matrix
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 

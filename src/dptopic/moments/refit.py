@@ -26,8 +26,8 @@ import numpy as np
 from .._validation import Int, validate_value
 from ..corpus.vectors import OFF, load_public_vectors
 from ..errors import DPTopicError, ParameterError
+from ..person_bound import support_view
 from .factorize import topics_from_cooccurrence
-from .person_bound import support_view
 from .public_groups import spread_tail, word_topics
 from .support import cooccurrence_supported_topics, mass_supported, wigner_edge
 

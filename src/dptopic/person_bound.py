@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
-from ..accounting.events import DOCUMENT_ADD_REMOVE
-from ..errors import DPTopicError, ParameterError
+from .accounting.events import DOCUMENT_ADD_REMOVE
+from .errors import DPTopicError, ParameterError
 
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
@@ -65,7 +65,7 @@ def user_bound_text(documents_per_user, person_statistic: str = "sum") -> str:
 def user_codes(user_ids, n_docs: int) -> np.ndarray:
     """One integer per document, the same for the documents of one person, from ``user_ids`` (one string per
     document; :func:`~dptopic.corpus.corpus.check_user_ids` refuses anything else in one line)."""
-    from ..corpus.corpus import check_user_ids  # start-up: corpus.corpus loads numba
+    from .corpus.corpus import check_user_ids  # start-up: corpus.corpus loads numba
 
     return person_codes(check_user_ids(user_ids, n_docs))
 
@@ -146,7 +146,7 @@ def people_of(model, corpus, passes, rng):
         raise ParameterError("{model}(unit='user') needs the person of each document: pass {user_ids=} to fit (one"
                              " string per document), or a Corpus read with its user ids ({user_field=}).", "user_ids",
                              others=("unit",), model=name)
-    from ..corpus.corpus import USER_FIELD  # start-up: corpus.corpus loads numba
+    from .corpus.corpus import USER_FIELD  # start-up: corpus.corpus loads numba
 
     # where the person of each document was read from (a JSONL field, a CSV column, a folder level), for the report
     model.user_field_ = corpus.metadata.get(USER_FIELD) if isinstance(getattr(corpus, "metadata", None), dict) else None
@@ -157,8 +157,8 @@ def people_of(model, corpus, passes, rng):
 
 def presence_statistic(people, vocab_size: int, n_jobs: int, **kw) -> np.ndarray:
     """The first release's statistic with each person's contribution bounded (``people`` from :func:`people_of`)."""
-    from ..kernels.pair_moments import document_frequency_bow  # start-up: kernels.pair_moments loads numba
-    from ..kernels.user_level import user_document_frequency_bow  # start-up: kernels.user_level loads numba
+    from .kernels.pair_moments import document_frequency_bow  # start-up: kernels.pair_moments loads numba
+    from .kernels.user_level import user_document_frequency_bow  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:
@@ -170,8 +170,8 @@ def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int, groups
                            person_statistic: str = "sum") -> np.ndarray:
     """The co-occurrence release's statistic with each person's contribution bounded (over the groups of the column
     words with ``groups``); ``person_statistic="profile"``: each person's ``u u^T`` (:data:`PERSON_STATISTICS`)."""
-    from ..kernels.pair_moments import normalised_cooccurrence_bow  # start-up: kernels.pair_moments loads numba
-    from ..kernels.user_level import (  # start-up: kernels.user_level loads numba
+    from .kernels.pair_moments import normalised_cooccurrence_bow  # start-up: kernels.pair_moments loads numba
+    from .kernels.user_level import (  # start-up: kernels.user_level loads numba
         user_cooccurrence_bow,
         user_profile_cooccurrence_bow,
     )
@@ -186,8 +186,8 @@ def cooccurrence_statistic(people, columns, vocab_size: int, n_jobs: int, groups
 
 def em_statistic(people, beta: np.ndarray, alpha: float, inner: int, n_jobs: int) -> np.ndarray:
     """One EM iteration's statistic (K x V) with each person's contribution bounded."""
-    from ..kernels.docdp import normalised_statistic  # start-up: kernels.docdp loads numba
-    from ..kernels.user_level import user_normalised_statistic  # start-up: kernels.user_level loads numba
+    from .kernels.docdp import normalised_statistic  # start-up: kernels.docdp loads numba
+    from .kernels.user_level import user_normalised_statistic  # start-up: kernels.user_level loads numba
 
     bow, gptr, weight = people
     if gptr is None:

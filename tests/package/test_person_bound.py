@@ -1,9 +1,9 @@
-"""``moments.person_bound.support_view``: the release the support tests read, per person statistic."""
+"""``person_bound.support_view``: the release the support tests read, per person statistic."""
 import numpy as np
 import pytest
 
-from dptopic.moments.person_bound import PERSON_STATISTICS, support_view
 from dptopic.moments.support import wigner_edge
+from dptopic.person_bound import PERSON_STATISTICS, support_view
 
 
 def test_the_profile_is_read_off_its_diagonal_and_the_sum_as_it_is():
