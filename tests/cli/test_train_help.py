@@ -2,6 +2,7 @@
 options that train reads for it (those it does not, it refuses); plain ``--help`` lists the common options and every
 trainer."""
 import argparse
+import os
 import re
 
 import pytest
@@ -27,10 +28,21 @@ class _Reached(Exception):
     """The command got past every flag check."""
 
 
+def _aliases_file() -> str:
+    """An alias file (empty) for ``--person-aliases``, which names a file that must exist."""
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="dptopic-help-"), ".mailmap")
+    open(path, "w").close()
+    return path
+
+
 def _value(action) -> list:
     """A value the option's own type accepts (not its default, where it has choices)."""
     if action.nargs == 0:
         return []
+    if action.dest == "person_aliases":
+        return [_aliases_file()]
     if action.choices:
         return [next((c for c in action.choices if c != action.default), next(iter(action.choices)))]
     for v in ("1", "10", "0.5", "auto", "all", "1,1e-6"):

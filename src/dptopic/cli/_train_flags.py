@@ -49,7 +49,7 @@ _READS = {
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": lambda t: t.marks_supported_topics,
     # the dataset ledger records the releases of the trainers whose fit spends a budget (docs/budget.md)
-    **{dest: (lambda t: t.spends_budget) for dest in ("ledger", "no_ledger", "dataset")},
+    **{dest: (lambda t: t.spends_budget) for dest in ("ledger", "no_ledger", "dataset", "person_aliases")},
 }
 
 

@@ -434,9 +434,27 @@ class DatasetLedger:
         """The signatures of the owners of ``docsets`` (with ``extra``, a release not written); ``virtual``: the
         document sets a planned release would read, as one more set (id -1) holding each of their owners with their
         most documents in any of them."""
-        from .totals import signatures  # loads numpy: 'dptopic budget' opens its ledger without it
 
         rows = self._rows_of(tx, state, docsets)
+        # the same owners read again with the same release added (the datasets a plan or budget show totals often
+        # share every person): their signatures once per transaction
+        memo = state.setdefault("_sig_memo", [])
+        key = (None if extra is None else (extra["id"], extra.get("docset"), extra["dataset"], id(extra)),
+               tuple(sorted(virtual or ())))
+        for k, seen, out in memo:
+            if k == key and len(seen[1]) == len(rows[1]) and all(a is b or (len(a) == len(b) and (a == b).all())
+                                                                 for a, b in zip(seen, rows)):
+                return out
+        out = self._signatures_of(rows, state, extra, virtual)
+        memo.append((key, rows, out))
+        del memo[:-4]
+        return out
+
+    @staticmethod
+    def _signatures_of(rows, state, extra, virtual) -> list:
+        """:meth:`_sigs`' signatures of ``rows`` (``virtual``: the planned sets as one more set, id -1)."""
+        from .totals import signatures  # as in _sigs
+
         if virtual:
             import numpy as np  # as above
 

@@ -82,8 +82,9 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
 
     Attributes
     ----------
-    components_, topic_word_counts_, prior_, n_batches_, n_docs_seen_, vocabulary_, n_features_in_ : as
-        :class:`OnlineLDA`, after the last mini-batch of reports.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities (rows sum to 1).
+    topic_word_counts_, prior_, n_batches_, n_docs_seen_, vocabulary_, n_features_in_ : as :class:`OnlineLDA`,
+        after the last mini-batch of reports.
     mu_ : ndarray of shape (n_words,), the prior mean ``μ_t`` of the last batch's word counts (eq. 21).
     eta_ : ndarray of shape (n_words,), the denoised targets ``η_t`` of the last batch (eq. 19).
     f_ : float, the flip parameter the reports were denoised with.

@@ -103,8 +103,9 @@ class SecureSumTopics(DocDPCooccurrence):
 
     Attributes
     ----------
-    components_, vocabulary_, kept_words_, supported_topics_ : as :class:`~dptopic.models.DocDPCooccurrence`'s, read
-        from the round's two unmasked sums.
+    components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities read from the round's two
+        unmasked sums (rows sum to 1).
+    vocabulary_, kept_words_, supported_topics_ : as :class:`~dptopic.models.DocDPCooccurrence`'s.
     privacy_ : dict, the privacy report: user-level, the Skellam mechanism on the sums of the honest survivors'
         shares, the trust model and the round's settings.
     """
