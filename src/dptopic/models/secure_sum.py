@@ -101,6 +101,11 @@ class SecureSumTopics(DocDPCooccurrence):
     the Skellam mechanism, the trust model and the round's settings (``docs/secure_sum.md``). It is not fitted on
     documents: :func:`secure_sum_topics` builds it.
 
+    Parameters
+    ----------
+    n_topics, public_vectors, and the rest : as :class:`~dptopic.models.DocDPCooccurrence`'s with ``unit="user"``,
+        set by :func:`secure_sum_topics` from the round's plan (never by a caller: ``fit`` refuses).
+
     Attributes
     ----------
     components_ : ndarray of shape (n_topics, n_words), the topic-word probabilities read from the round's two
