@@ -45,15 +45,15 @@ def build(n_tokens: int, vocab: int, true_k: int = 100, seed: int = 94):
     return corpus.subset(range(n_test, n_docs)), corpus.subset(range(n_test))
 
 
-def dptopic_fit(train, K, iters, n_jobs, parallel, alpha, beta):
+def dptopic_fit(train, K, iters, n_jobs, parallel, sampler, alpha, beta):
     from dptopic import LDA
 
     def go():
         m = LDA(K, alpha=alpha, beta=beta, n_iter=iters, seed=0, n_jobs=n_jobs, verbose=0, eval_every=0,
-                parallel=parallel)
+                parallel=parallel, sampler=sampler)
         m.fit(train)
         return None, m.components_
-    LDA(K, n_iter=1, n_jobs=n_jobs, verbose=0, parallel=parallel).fit(train.subset(range(50)))  # compile
+    LDA(K, n_iter=1, n_jobs=n_jobs, verbose=0, parallel=parallel, sampler=sampler).fit(train.subset(range(50)))  # compile
     return go
 
 
@@ -88,6 +88,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--parallel", default="partition", help="dptopic's thread scheme for n_jobs > 1")
+    ap.add_argument("--samplers", nargs="+", default=["sparse", "warp"], help="dptopic's samplers to run")
     ap.add_argument("--no-tomotopy", action="store_true")
     ap.add_argument("--quality", action="store_true", help="also print held-out perplexity (slow at K = 1,000)")
     args = ap.parse_args(argv)
@@ -98,7 +99,9 @@ def main(argv=None):
           f"documents, V = {train.vocab_size:,}, K = {K}, {args.iters} sweeps; built in {time.perf_counter() - t:.1f} s")
     systems = []
     for n in args.threads:
-        systems.append((f"dptopic n_jobs={n}", n, dptopic_fit(train, K, args.iters, n, args.parallel, alpha, beta)))
+        for smp in args.samplers:
+            systems.append((f"dptopic {smp} n_jobs={n}", n,
+                            dptopic_fit(train, K, args.iters, n, args.parallel, smp, alpha, beta)))
         if not args.no_tomotopy:
             systems.append((f"tomotopy workers={n}", n, tomotopy_fit(train, K, args.iters, n, alpha, beta)))
     times = {name: [] for name, _, _ in systems}

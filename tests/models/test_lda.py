@@ -19,11 +19,16 @@ from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topi
 from helpers import SPEECH_TEXTS, quiet_small_fits
 
 
-@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2)])
+@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2), ("warp", 1), ("warp", 2)])
 def test_planted_topic_recovery(planted, sampler, n_jobs):
     m = LDA(5, alpha=0.1, beta=0.05, n_iter=150, seed=0, sampler=sampler, n_jobs=n_jobs, verbose=0).fit(planted.corpus)
     assert topic_recovery(m.components_, planted.phi) >= 0.9
     assert m.components_.shape == (5, 200) and np.allclose(m.components_.sum(1), 1)
+
+
+def test_warp_sampler_refuses_the_dask_backend(planted):
+    with pytest.raises(DPTopicError, match="sampler='warp' runs on the threads backend only"):
+        LDA(5, n_iter=2, seed=0, sampler="warp", backend="dask", verbose=0).fit(planted.corpus)
 
 
 def test_perplexity_and_likelihood_improve_with_iterations(planted):

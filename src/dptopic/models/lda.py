@@ -29,7 +29,10 @@ class LDA(GibbsTopicModel):
         Both are bit-identical for a fixed seed and ``n_jobs``. The threads backend only: with
         ``backend="dask"`` each shard is swept by its worker as in AD-LDA, and ``parallel`` (saved as given)
         has no effect.
-    sampler : ``"sparse"`` (SparseLDA bucket decomposition), ``"dense"``, or ``"auto"`` (sparse).
+    sampler : ``"sparse"`` (SparseLDA bucket decomposition, exact), ``"dense"`` (exact), ``"warp"`` (word-ordered
+        Metropolis-Hastings passes, WarpLDA, Chen et al. 2016: O(1) per token and the word-topic table read in
+        order, for large ``n_topics`` and vocabularies; not exact, see ``docs/scaling.md``; threads backend only),
+        or ``"auto"`` (sparse).
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
 
@@ -42,7 +45,7 @@ class LDA(GibbsTopicModel):
 
     _never_private = True
     _parameter_constraints = {**GibbsTopicModel._parameter_constraints,
-                              "sampler": [Options(("auto", "sparse", "dense"))],
+                              "sampler": [Options(("auto", "sparse", "dense", "warp"))],
                               "eval_every": [Int(0, None)]}
 
     def __init__(self, n_topics: int = 50, alpha: float = 0.1, beta: float = 0.01, n_iter: int = 200,
@@ -61,9 +64,15 @@ class LDA(GibbsTopicModel):
         self.client = client
         self.parallel = parallel
 
+    def _validate(self) -> None:
+        super()._validate()
+        if self.sampler == "warp" and self.backend != "threads":
+            raise DPTopicError(f"sampler='warp' runs on the threads backend only, not backend={self.backend!r}:"
+                               " use sampler='sparse' there.")
+
     @property
     def _kernel(self) -> str:
-        return "dense" if self.sampler == "dense" else "sparse"
+        return self.sampler if self.sampler in ("dense", "warp") else "sparse"
 
     def _after_sweep(self, it, arrays, corpus) -> str:
         if self.eval_every and ((it + 1) % self.eval_every == 0 or it + 1 == self.n_iter):
