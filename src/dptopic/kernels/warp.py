@@ -29,6 +29,8 @@ so a sweep is a pure function of the state, the seed and the blocks, whatever th
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ._jit import njit
@@ -50,8 +52,8 @@ def word_order(word_ids: np.ndarray, vocab_size: int):
 def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
     """The document pass over documents ``[d0, d1)``: accept word proposals, draw document proposals.
 
-    ``ndk`` rows must be exact for ``zp[:, 0]`` (:func:`sync_docs`); they are kept exact, and ``zd`` with them. ``nk`` is read only (the
-    totals at the start of the pass); the moves' effect on the totals is added to ``dnk``."""
+    ``ndk`` rows must be exact for ``zp[:, 0]`` (:func:`sync_docs`); they are kept exact, and ``zd`` with them.
+    ``nk`` is read only (the totals at the start of the pass); the moves' effect on the totals is added to ``dnk``."""
     K = nk.shape[0]
     ka = K * alpha
     inv_alpha = 1.0 / alpha
@@ -67,7 +69,7 @@ def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
             s = zp[i, 0]
             t = zp[i, 1]
             if t != s:
-                # the word proposal is ∝ n_wt + β: the word factors cancel; what is left is the document's and the totals'
+                # the word proposal is ∝ n_wt + β: the word factors cancel, the document's and the totals' are left
                 num = (cd[t] + alpha) * (nk[s] + dnk[s] - 1 + vbeta)
                 den = (cd[s] - 1 + alpha) * (nk[t] + dnk[t] + vbeta)
                 if next_uniform(state) * den < num:
@@ -184,8 +186,6 @@ class WarpSweeper:
     half done (the counts stay consistent with the assignments only once a sweep completes)."""
 
     def __init__(self, arrays, n_jobs: int):
-        from concurrent.futures import ThreadPoolExecutor
-
         self.arrays = arrays
         V = arrays.nwk.shape[0]
         self.order, self.word_ptr = word_order(arrays.word_ids, V)
