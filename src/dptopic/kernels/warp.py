@@ -41,11 +41,21 @@ AHEAD = 16  # tokens of the word pass's gather whose topic and proposal are pref
 
 
 def word_order(word_ids: np.ndarray, vocab_size: int):
-    """``(order, word_ptr)``: the token indices sorted by word (stable) and the word ranges in that order."""
-    order = np.argsort(word_ids, kind="stable").astype(np.int64)
+    """``(order, word_ptr)``: the token indices sorted by word (stable: a counting sort) and the word ranges."""
     word_ptr = np.zeros(vocab_size + 1, dtype=np.int64)
     np.cumsum(np.bincount(word_ids, minlength=vocab_size), out=word_ptr[1:])
+    order = np.empty(word_ids.shape[0], dtype=np.int64)
+    _counting_order(word_ids, word_ptr, order)
     return order, word_ptr
+
+
+@njit(cache=True, nogil=True)
+def _counting_order(word_ids, word_ptr, order):
+    pos = word_ptr[:-1].copy()
+    for i in range(word_ids.shape[0]):
+        w = word_ids[i]
+        order[pos[w]] = i
+        pos[w] += 1
 
 
 @njit(cache=True, nogil=True)
