@@ -97,8 +97,7 @@ def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
                 zp[i, 1] = zp[a + np.int64(u), 0]
             else:
                 zp[i, 1] = min(np.int64((u - L) * inv_alpha), K - 1)
-        for i in range(a, b):
-            cd[zp[i, 0]] -= 1
+            cd[zp[i, 0]] -= 1   # back to zeros for the next document (the proposals read topics, not cd)
 
 
 @njit(cache=True, nogil=True)
@@ -154,8 +153,7 @@ def word_pass(order, word_ptr, zp, zpw, zw, nwk, nk, dnk, w0, w1, beta, vbeta, s
                 zpw[j, 1] = zw[a + np.int64(u)]
             else:
                 zpw[j, 1] = min(np.int64((u - L) * inv_beta), K - 1)
-        for j in range(a, b):
-            cw[zw[j]] -= 1
+            cw[zw[j]] -= 1      # back to zeros for the next word (the proposals read topics, not cw)
     for j in range(j0, j1):
         i = order[j]
         zp[i, 0] = zpw[j, 0]
