@@ -2,7 +2,7 @@
 
 When the word–topic table leaves the cache (V = 50,000 and K = 1,000: 200 MB of counts), every collapsed Gibbs
 sampler that visits tokens in document order pays one or more random reads of the table per token. WarpLDA's sweep
-visits the table in order instead, in two passes:
+visits the table in order instead, in two passes (one uniform number per token each, two when a proposal differs):
 
 * **the document pass** (tokens in document order): each token's pending *word proposal* is accepted or not with a
   ratio that needs only the document's counts and the topic totals, then a *document proposal* is drawn in O(1)
@@ -24,6 +24,9 @@ order; the word pass reaches them through ``order`` (the tokens sorted by word) 
 were when the word's row of ``nwk`` was last made exact, in word order. ``nwk`` is brought up to date word by word as
 the word pass reaches it, ``ndk`` document by document by :func:`sync_docs`, so after a full sweep (document pass,
 word pass, :func:`sync_docs`) ``ndk``, ``nwk`` and ``nk`` are exactly the counts of ``zp[:, 0]``.
+The row a pass reads (the document's or the word's counts) is rebuilt in a K-vector from the assignments, where it
+stays in L1: ``ndk`` and ``nwk`` are only written, for the tokens that moved. The word pass gathers its tokens'
+topics and proposals into word order first (one random read per token) and scatters them back at its end.
 Every block (a range of documents or words) draws from its own generator state and writes its own topic-total delta,
 so a sweep is a pure function of the state, the seed and the blocks, whatever the threads' timing.
 """
