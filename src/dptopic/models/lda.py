@@ -83,8 +83,13 @@ class LDA(GibbsTopicModel):
         return ""
 
     def _finish(self, arrays, rng) -> np.ndarray:
-        self.topic_word_counts_ = arrays.nwk.T.copy()
-        return super()._finish(arrays, rng)
+        # the posterior mean of GibbsTopicModel._finish, bit for bit, from the K x V counts transposed once, in blocks
+        self.topic_word_counts_ = _transposed(arrays.nwk)
+        V = arrays.nwk.shape[0]
+        phi = self.topic_word_counts_.astype(np.float64)
+        phi += self.beta
+        phi /= (arrays.nk + V * self.beta)[:, None]
+        return phi
 
     def _extra_arrays(self) -> dict:
         return {"topic_word_counts": self.topic_word_counts_} if hasattr(self, "topic_word_counts_") else {}
@@ -102,3 +107,13 @@ class LDA(GibbsTopicModel):
             "plain collapsed Gibbs sampling adds no noise. Its 'inherent' privacy (Zhao et al. Prop. 1-2, Thm 1-2)"
             " depends on the private counts and is vacuous in practice (about 2 log(1+1/beta) per related token and"
             " iteration); see `dptopic privacy inherent`.")
+
+
+def _transposed(a: np.ndarray, rows: int = 256) -> np.ndarray:
+    """``a.T`` as a C-contiguous copy, ``rows`` rows of ``a`` at a time, so that each block is read and written in
+    cache: at V = 50,000 and K = 1,000 about 0.4 s where ``a.T.copy()`` and ``a.T.astype(float)`` took 2.8–4 s
+    together (docs/research/cgs_scaling.md)."""
+    out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+    for start in range(0, a.shape[0], rows):
+        out[:, start:start + rows] = a[start:start + rows].T
+    return out
