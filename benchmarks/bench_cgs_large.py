@@ -18,6 +18,8 @@ threads, and with ``--quality`` the held-out perplexity (document completion, dp
 applied to every system's Phi, on 2% of the documents held out) and its ratio to tomotopy's.
 
     python benchmarks/bench_cgs_large.py --tokens 10000000 --iters 50 --reps 2 --threads 1 2 --quality
+The warp sampler's CPU time on one and two threads (what a second thread adds, whatever the load):
+    python benchmarks/bench_cgs_large.py --tokens 2000000 --cpu-scaling 8
 Smoke run (seconds, figures meaningless):  bench_cgs_large.py --tokens 50000 --vocab 2000 --topics 50 --iters 3
 """
 from __future__ import annotations
@@ -85,6 +87,36 @@ def tomotopy_fit(train, K, iters, workers, alpha, beta):
     return go
 
 
+def cpu_scaling(train, K, sweeps, alpha, beta):
+    """The warp sampler's CPU time per sweep (all threads) on 1 and 2 threads, sweeps interleaved, the first 4 of
+    each left out: CPU(2)/CPU(1) is the work a second thread adds, 2 CPU(1)/CPU(2) the speed-up two free cores allow
+    if no thread waits (other jobs move CPU time far less than wall time)."""
+    from dptopic.kernels import SweepArrays, count_assignments, kernel_state
+    from dptopic.kernels.warp import WarpSweeper
+
+    def make(n):
+        rng = np.random.default_rng(0)
+        z = rng.integers(0, K, train.n_tokens, dtype=np.int32)
+        ndk, nwk, nk = count_assignments(train.word_ids, train.doc_ptr, z, K, train.vocab_size)
+        sw = WarpSweeper(SweepArrays(train.word_ids, train.doc_ptr, z, ndk, nwk, nk), n)
+        return sw, [kernel_state(rng) for _ in range(n)]
+
+    sws, cpu, wall = {n: make(n) for n in (1, 2)}, {1: [], 2: []}, {1: [], 2: []}
+    for it in range(sweeps + 4):
+        for n in ((1, 2) if it % 2 == 0 else (2, 1)):
+            sw, states = sws[n]
+            c, t = time.process_time(), time.perf_counter()
+            sw.sweep(alpha, beta, states)
+            cpu[n].append(time.process_time() - c)
+            wall[n].append(time.perf_counter() - t)
+    c1, c2 = (float(np.median(cpu[n][4:])) for n in (1, 2))
+    for n in (1, 2):
+        print(f"warp, {n} thread(s): CPU {1e3 * np.median(cpu[n][4:]):.1f} ms a sweep, wall "
+              f"{1e3 * np.median(wall[n][4:]):.1f} ms")
+    print(f"CPU(2)/CPU(1) {c2 / c1:.3f}; bound on two free cores 2 CPU(1)/CPU(2) {2 * c1 / c2:.2f}x; "
+          f"load {os.getloadavg()}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=10_000_000)
@@ -97,6 +129,8 @@ def main(argv=None):
     ap.add_argument("--samplers", nargs="+", default=["sparse", "warp"], help="dptopic's samplers to run")
     ap.add_argument("--no-tomotopy", action="store_true")
     ap.add_argument("--quality", action="store_true", help="also print held-out perplexity (slow at K = 1,000)")
+    ap.add_argument("--cpu-scaling", type=int, default=0, metavar="SWEEPS",
+                    help="only time the warp sampler's CPU per sweep on 1 and 2 threads, SWEEPS sweeps each")
     args = ap.parse_args(argv)
     alpha, beta, K = 0.1, 0.01, args.topics
     t = time.perf_counter()
@@ -104,6 +138,8 @@ def main(argv=None):
     print(f"# {machine()}; load {os.getloadavg()}; corpus {train.n_tokens:,} training tokens, {train.n_docs:,} "
           f"documents, V = {train.vocab_size:,}, K = {K}, {args.iters} sweeps; "
           f"built in {time.perf_counter() - t:.1f} s")
+    if args.cpu_scaling:
+        return cpu_scaling(train, K, args.cpu_scaling, alpha, beta)
     systems = []
     for n in args.threads:
         for smp in args.samplers:
