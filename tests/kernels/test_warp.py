@@ -9,7 +9,7 @@ from dptopic.kernels import SweepArrays, kernel_state
 from dptopic.kernels.warp import WarpSweeper, blocks, word_order
 
 
-def _sweeps(corpus, K, n_jobs, n_sweeps, seed=0, check=None):
+def _sweeps(corpus, K, n_jobs, n_sweeps, seed=0, check=None, sync=True):
     z, ndk, nwk, nk = random_state(corpus, K, seed=seed)
     arr = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
     rng = np.random.default_rng(seed)
@@ -17,7 +17,8 @@ def _sweeps(corpus, K, n_jobs, n_sweeps, seed=0, check=None):
         states = [kernel_state(rng) for _ in range(sw.n_shards)]
         for _ in range(n_sweeps):
             sw.sweep(0.1, 0.05, states)
-            sw.sync()
+            if sync:
+                sw.sync()
             if check is not None:
                 check(arr)
     return arr
@@ -37,6 +38,23 @@ def test_counts_match_a_numpy_recount_after_every_sweep(planted, n_jobs):
 
     _sweeps(c, K, n_jobs, 5, check=check)
     assert moved[-1] > c.n_tokens // 2   # the chain moves (a sweep that did nothing would pass the recount)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_reading_the_counts_between_sweeps_does_not_change_the_chain(planted, n_jobs):
+    """ndk catches up with the word pass's moves when it is read (sync) or in the next document pass: the same chain
+    either way, and the same counts once synced."""
+    c, K = planted.corpus, 6
+
+    def nwk_exact_before_sync(arr):     # nwk and nk are exact after every sweep, synced or not
+        assert np.array_equal(arr.nwk.sum(0), arr.nk)
+
+    read = _sweeps(c, K, n_jobs, 5, seed=2)
+    unread = _sweeps(c, K, n_jobs, 5, seed=2, sync=False, check=nwk_exact_before_sync)   # synced once, on close
+    assert np.array_equal(read.z, unread.z) and np.array_equal(read.ndk, unread.ndk)
+    assert np.array_equal(read.nwk, unread.nwk)
+    ndk, nwk = counts_from_z(c, unread.z, K)
+    assert np.array_equal(unread.ndk, ndk) and np.array_equal(unread.nwk, nwk)
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

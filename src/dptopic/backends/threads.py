@@ -54,6 +54,8 @@ class ThreadBackend(Backend):
         return self.arrays.z
 
     def doc_topic_counts(self):
+        if self._sweeper is not None:
+            self._sweeper.sync()    # the warp sampler brings ndk up to date only when it is read
         return self.arrays.ndk
 
     @property

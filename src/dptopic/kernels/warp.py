@@ -22,8 +22,9 @@ accepted move.
 Layout: ``zp`` holds each token's topic and its pending proposal side by side (one cache line for both), in document
 order; the word pass reaches them through ``order`` (the tokens sorted by word) and keeps ``zw``, the topics as they
 were when the word's row of ``nwk`` was last made exact, in word order. ``nwk`` is brought up to date word by word as
-the word pass reaches it, ``ndk`` document by document by :func:`sync_docs`, so after a full sweep (document pass,
-word pass, :func:`sync_docs`) ``ndk``, ``nwk`` and ``nk`` are exactly the counts of ``zp[:, 0]``.
+the word pass reaches it, ``ndk`` document by document as the next document pass reaches it, or by
+:func:`sync_docs` when it is read (:meth:`WarpSweeper.sync`): after a sweep ``nwk`` and ``nk`` are exactly the counts
+of ``zp[:, 0]``, and after :meth:`WarpSweeper.sync` ``ndk`` and ``arrays.z`` too.
 The row a pass reads (the document's or the word's counts) is rebuilt in a K-vector from the assignments, where it
 stays in L1: ``ndk`` and ``nwk`` are only written, for the tokens that moved. The word pass gathers its tokens'
 topics and proposals into word order first (one random read per token) and scatters them back at its end.
@@ -65,7 +66,8 @@ def _counting_order(word_ids, word_ptr, order):
 def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
     """The document pass over documents ``[d0, d1)``: accept word proposals, draw document proposals.
 
-    ``ndk`` rows must be exact for ``zp[:, 0]`` (:func:`sync_docs`); they are kept exact, and ``zd`` with them.
+    ``ndk`` rows count ``zd``; each document's row is first brought up to date with the word pass's moves (as
+    :func:`sync_docs` does), then kept exact, and ``zd`` with it.
     ``nk`` is read only (the totals at the start of the pass); the moves' effect on the totals is added to ``dnk``."""
     K = nk.shape[0]
     ka = K * alpha
@@ -76,8 +78,14 @@ def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
         L = b - a
         if L == 0:
             continue
-        for i in range(a, b):
-            cd[zp[i, 0]] += 1
+        for i in range(a, b):  # the word pass moved some of this document's tokens: the row catches up
+            k = zp[i, 0]
+            k0 = zd[i]
+            if k != k0:
+                ndk[d, k0] -= 1
+                ndk[d, k] += 1
+                zd[i] = k
+            cd[k] += 1
         for i in range(a, b):
             s = zp[i, 0]
             t = zp[i, 1]
@@ -223,9 +231,12 @@ class WarpSweeper:
         self._zd = z.astype(dt)
 
     def sync(self) -> None:
-        """Bring ``arrays.z`` up to date (the sweeper keeps the topics beside the proposals between sweeps)."""
+        """Bring ``arrays.z`` and ``arrays.ndk`` up to date (the sweeper keeps the topics beside the proposals
+        between sweeps, and leaves ``ndk``'s catch-up with the word pass to the next document pass)."""
         if self._zp is not None:
-            self.arrays.z[...] = self._zp[:, 0]
+            a, zp, zd = self.arrays, self._zp, self._zd
+            self._map(lambda p, r: sync_docs(a.doc_ptr, zp, zd, a.ndk, r[0], r[1]), self.doc_blocks)
+            a.z[...] = zp[:, 0]
 
     def close(self) -> None:
         self.sync()
@@ -246,8 +257,9 @@ class WarpSweeper:
         return list(self._pool.map(lambda pr: fn(*pr), list(enumerate(ranges))))
 
     def sweep(self, alpha: float, beta: float, states, word_table=None, clip: float = np.inf) -> None:
-        """One sweep: the document pass, the word pass, then ``ndk`` brought up to date. ``states[p]`` is block
-        ``p``'s generator state (advanced in place). Plain counts only (``word_table`` must be None)."""
+        """One sweep: the document pass, then the word pass (``ndk`` catches up in the next document pass or in
+        :meth:`sync`). ``states[p]`` is block ``p``'s generator state (advanced in place). Plain counts only
+        (``word_table`` must be None)."""
         if word_table is not None:
             raise ValueError("the word-ordered sampler samples plain counts only (no frozen word table)")
         a = self.arrays
@@ -271,4 +283,3 @@ class WarpSweeper:
             nk += delta.astype(nk.dtype)
         for delta in self._map(words, self.word_blocks):
             nk += delta.astype(nk.dtype)
-        self._map(lambda p, r: sync_docs(a.doc_ptr, zp, zd, a.ndk, r[0], r[1]), self.doc_blocks)
