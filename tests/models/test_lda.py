@@ -19,11 +19,16 @@ from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topi
 from helpers import SPEECH_TEXTS, quiet_small_fits
 
 
-@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2)])
+@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2), ("warp", 1), ("warp", 2)])
 def test_planted_topic_recovery(planted, sampler, n_jobs):
     m = LDA(5, alpha=0.1, beta=0.05, n_iter=150, seed=0, sampler=sampler, n_jobs=n_jobs, verbose=0).fit(planted.corpus)
     assert topic_recovery(m.components_, planted.phi) >= 0.9
     assert m.components_.shape == (5, 200) and np.allclose(m.components_.sum(1), 1)
+
+
+def test_warp_sampler_refuses_the_dask_backend(planted):
+    with pytest.raises(DPTopicError, match="sampler='warp' runs on the threads backend only"):
+        LDA(5, n_iter=2, seed=0, sampler="warp", backend="dask", verbose=0).fit(planted.corpus)
 
 
 def test_perplexity_and_likelihood_improve_with_iterations(planted):
@@ -659,3 +664,15 @@ def test_a_non_private_fit_does_not_warn_about_its_vocabulary():
     with warnings.catch_warnings():
         warnings.simplefilter("error", dptopic.DataVocabularyWarning)
         dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit(c)
+
+
+def test_released_topics_are_the_posterior_mean_of_the_counts_bit_for_bit(planted):
+    from dptopic.models.lda import _transposed
+
+    m = LDA(5, alpha=0.1, beta=0.05, n_iter=5, seed=0, verbose=0).fit(planted.corpus)
+    c = m.topic_word_counts_
+    expected = c.astype(np.float64) + 0.05
+    expected /= (c.sum(1) + c.shape[1] * 0.05)[:, None]
+    assert np.array_equal(m.components_, expected) and c.flags.c_contiguous
+    a = np.arange(600 * 7, dtype=np.int32).reshape(600, 7)   # 600 rows: two full blocks of 256 and a part
+    assert np.array_equal(_transposed(a), a.T) and _transposed(a).flags.c_contiguous

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..corpus.shards import ShardSet
 from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
+from ..kernels.warp import WarpSweeper
 from .base import Backend
 
 
@@ -32,7 +33,10 @@ class ThreadBackend(Backend):
         ndk, nwk, nk = count_assignments(corpus.word_ids, corpus.doc_ptr, z, n_topics, corpus.vocab_size)
         self.arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
         self._states = [kernel_state(None if secure_coins else r) for r in worker_rngs]
-        self._sweeper = ShardedSweeper(self.arrays, self.n_jobs, kind, self.parallel)
+        if kind == "warp":  # word-ordered Metropolis-Hastings passes: their own blocks, whatever `parallel` says
+            self._sweeper = WarpSweeper(self.arrays, self.n_jobs)
+        else:
+            self._sweeper = ShardedSweeper(self.arrays, self.n_jobs, kind, self.parallel)
         return self.arrays
 
     @property
@@ -50,6 +54,8 @@ class ThreadBackend(Backend):
         return self.arrays.z
 
     def doc_topic_counts(self):
+        if self._sweeper is not None:
+            self._sweeper.sync()    # the warp sampler brings ndk up to date only when it is read
         return self.arrays.ndk
 
     @property
