@@ -254,6 +254,11 @@ def tokenising_progress():
         _TOKENISING_PROGRESS.reset(token)
 
 
+def tokenising() -> bool:
+    """Whether this runs inside :func:`tokenising_progress` (a reader then shows a bar for a large input)."""
+    return _TOKENISING_PROGRESS.get()
+
+
 def _read_all(tok: Tokenizer, texts) -> TokenBags:
     """``tok.read`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
     if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
