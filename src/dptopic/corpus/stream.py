@@ -113,8 +113,8 @@ def _pool(processes: int):
     """A pool of ``processes`` workers: forked where the system forks (a worker starts at once, with the compiled
     kernels of this process, and a script that reads a corpus needs no ``if __name__ == "__main__"`` guard); a
     worker runs no threaded kernel, so a fork is safe however many threads this process runs."""
-    from concurrent.futures import ProcessPoolExecutor
     import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     return ProcessPoolExecutor(processes, mp_context=mp.get_context(method))
@@ -184,15 +184,16 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                require_ids: bool = True, user_field: str | None = None, *, vocabulary=None,
                max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3, stop_words="english",
                lowercase: bool = True, drop_empty: bool = True, keep_urls: bool = False,
-               processes: int | None = None, chunk_docs: int = CHUNK_DOCS, progress: bool = False):
+               processes: int | None = None, chunk_docs: int | None = None, progress: bool = False):
     """:meth:`Corpus.from_jsonl` of ``path`` (the same settings, the same corpus) read in chunks of ``chunk_docs``
-    lines on ``processes`` cores (None: every core this process may use), never holding the file's text; peak memory
+    lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding the file's text; peak memory
     is the documents' token ids (4 bytes a token), their keys (about 110 bytes a document) and a few chunks' text.
     ``progress``: a bar on stderr counting the documents read."""
     records._check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                                ("id_field", id_field, True), ("user_field", user_field, True))
     validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
     validate_value("min_length", min_length, [Int(1, None)])
+    chunk_docs = CHUNK_DOCS if chunk_docs is None else chunk_docs
     validate_value("chunk_docs", chunk_docs, [Int(1, None)])
     validate_value("processes", processes, [IsNone(), Int(1, None)])
     if not isinstance(lowercase, (bool, np.bool_)) or not isinstance(keep_urls, (bool, np.bool_)):
