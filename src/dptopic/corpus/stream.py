@@ -186,8 +186,9 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                lowercase: bool = True, drop_empty: bool = True, keep_urls: bool = False,
                processes: int | None = None, chunk_docs: int | None = None, progress: bool = False):
     """:meth:`Corpus.from_jsonl` of ``path`` (the same settings, the same corpus) read in chunks of ``chunk_docs``
-    lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding the file's text; peak memory
-    is the documents' token ids (4 bytes a token), their keys (about 110 bytes a document) and a few chunks' text.
+    lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding
+    the file's text; peak memory is the documents' token ids (4 bytes a token, twice while the vocabulary's cut is
+    made), their keys (about 110 bytes a document) and a few chunks' text.
     ``progress``: a bar on stderr counting the documents read."""
     records._check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                                ("id_field", id_field, True), ("user_field", user_field, True))
