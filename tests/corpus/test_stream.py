@@ -60,7 +60,7 @@ def test_read_corpus_reads_jsonl_through_the_stream(tmp_path, monkeypatch):
     p = write_corpus(tmp_path / "c.jsonl", n=300)
     calls = []
     read = stream.read_chunk
-    monkeypatch.setattr(stream, "read_chunk", lambda *a: calls.append(a[1]) or read(*a))
+    monkeypatch.setattr(stream, "read_chunk", lambda *a: calls.append(a[2]) or read(*a))
     monkeypatch.setattr(stream, "CHUNK_DOCS", 100)
     monkeypatch.setattr(stream, "default_processes", lambda: 1)     # a pool's workers would count their own calls
     c = read_corpus(p, text_field="text", id_field="id", user_field="user")
@@ -120,3 +120,14 @@ def test_a_model_trained_on_the_streamed_corpus_is_the_same(tmp_path, unit, kw):
             r = dptopic.train(corpus, unit=unit, epsilon=2.0, n_topics=3, seed=5, metrics=False)
         fitted.append(r.model.components_)
     assert np.array_equal(fitted[0], fitted[1])
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_shards_of_a_corpus_read_as_one_file_of_their_lines(tmp_path, processes):
+    p = write_corpus(tmp_path / "c.jsonl", n=700)
+    lines = p.read_text().splitlines(keepends=True)
+    shards = [tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c2.jsonl"]
+    for q, (a, b) in zip(shards, [(0, 100), (100, 450), (450, len(lines))]):
+        q.write_text("".join(lines[a:b]))
+    got = stream.read_jsonl(shards, user_field="user", processes=processes, chunk_docs=60)
+    assert_same_corpus(got, Corpus.from_jsonl(p, user_field="user"))

@@ -43,7 +43,6 @@ CHUNK_DOCS = 50_000
 class _Settings:
     """What a worker needs to read a chunk as :meth:`Corpus.from_jsonl` reads a file."""
 
-    path: str
     text_field: str
     label_field: str | None
     id_field: str | None
@@ -66,15 +65,15 @@ class _Chunk:
     users: list
 
 
-def read_chunk(settings: _Settings, first_line: int, lines: list) -> _Chunk | None:
-    """The documents of ``lines`` (the file's lines ``first_line``, ``first_line + 1``, ...; blank lines are no
-    documents), read as :meth:`Corpus.from_jsonl` reads them; None for a chunk of blank lines only."""
+def read_chunk(settings: _Settings, path: str, first_line: int, lines: list) -> _Chunk | None:
+    """The documents of ``lines`` (lines ``first_line``, ``first_line + 1``, ... of the file ``path``; blank lines
+    are no documents), read as :meth:`Corpus.from_jsonl` reads them; None for a chunk of blank lines only."""
     s = settings
     texts, labels, ids, users = [], [], [], []
     for n, line in enumerate(lines, first_line):
         if not line.strip():
             continue
-        text, label, doc_id, user = records.jsonl_record(line, n, s.path, s.text_field, s.label_field, s.id_field,
+        text, label, doc_id, user = records.jsonl_record(line, n, path, s.text_field, s.label_field, s.id_field,
                                                          s.user_field)
         texts.append(text)
         labels.append(label)
@@ -91,6 +90,15 @@ def read_chunk(settings: _Settings, first_line: int, lines: list) -> _Chunk | No
 
 def _read_in_worker(args) -> _Chunk | None:
     return read_chunk(*args)
+
+
+def read_file(path: str, settings: _Settings, chunk_docs: int, on_worker: bool = False) -> list:
+    """Every chunk of the JSONL file ``path`` read (:func:`read_chunk`), in order: one shard of a corpus, read where
+    it lies (a Dask worker: :func:`dptopic.backends.dask.read_jsonl_shards`)."""
+    if on_worker and not os.path.isfile(path):
+        raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
+                           " path on every worker (e.g. a shared file system).")
+    return [read_chunk(settings, path, *item) for item in _chunks_of_lines(path, chunk_docs)]
 
 
 def _chunks_of_lines(path, chunk_docs: int):
@@ -120,10 +128,15 @@ def _pool(processes: int):
     return ProcessPoolExecutor(processes, mp_context=mp.get_context(method))
 
 
-def _chunks_read(settings: _Settings, chunk_docs: int, processes: int):
-    """Each chunk read (:func:`read_chunk`), in the file's order: in this process, or ``processes`` workers with at
-    most two chunks each in flight (the text held is a few chunks', whatever the file's size)."""
-    source = _chunks_of_lines(settings.path, chunk_docs)
+def _chunks_read(paths: list, settings: _Settings, chunk_docs: int, processes: int, map_files=None):
+    """Each chunk read (:func:`read_chunk`), in the files' order: by ``map_files(read_file, paths, settings,
+    chunk_docs)`` (each file read where it lies, yielding its chunks in order), in this process, or by ``processes``
+    workers with at most two chunks each in flight (the text held is a few chunks', whatever the files' size)."""
+    if map_files is not None:
+        for chunks in map_files(read_file, paths, settings, chunk_docs):
+            yield from chunks
+        return
+    source = ((path, *item) for path in paths for item in _chunks_of_lines(path, chunk_docs))
     first = next(source, None)
     if first is None:
         return
@@ -151,6 +164,11 @@ def default_processes() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:          # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def _named(paths: list) -> str:
+    """The file named in a message: the one file, or the shards (first and count)."""
+    return repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} (and {len(paths) - 1} more shards)"
 
 
 class _Appended:
@@ -184,12 +202,18 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                require_ids: bool = True, user_field: str | None = None, *, vocabulary=None,
                max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3, stop_words="english",
                lowercase: bool = True, drop_empty: bool = True, keep_urls: bool = False,
-               processes: int | None = None, chunk_docs: int | None = None, progress: bool = False):
+               processes: int | None = None, chunk_docs: int | None = None, progress: bool = False, map_files=None):
     """:meth:`Corpus.from_jsonl` of ``path`` (the same settings, the same corpus) read in chunks of ``chunk_docs``
     lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding
     the file's text; peak memory is the documents' token ids (4 bytes a token, twice while the vocabulary's cut is
     made), their keys (about 110 bytes a document) and a few chunks' text.
-    ``progress``: a bar on stderr counting the documents read."""
+    ``progress``: a bar on stderr counting the documents read.
+
+    ``path`` may be a list of JSONL files, the shards of one corpus: its documents are theirs in order, the corpus
+    :meth:`Corpus.from_jsonl` gives of their lines written into one file (a record's line number in an error is its
+    line in its own file). ``map_files(read_file, paths, *args)``: where the files are read, yielding
+    ``read_file(path, *args)`` for each path in order (:func:`dptopic.backends.dask.read_jsonl_shards` reads each on
+    a Dask worker)."""
     records._check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                                ("id_field", id_field, True), ("user_field", user_field, True))
     validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
@@ -207,12 +231,15 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if vocabulary is not None:
         warn_unreachable_words(vocabulary.words, pre)
     words = None if vocabulary is None else list(vocabulary.words)
-    settings = _Settings(os.fspath(path), text_field, label_field, id_field, user_field, pre, words)
+    paths = [os.fspath(q) for q in path] if isinstance(path, (list, tuple)) else [os.fspath(path)]
+    if not paths:
+        raise DPTopicError("no corpus file given: give a JSONL file, or a list of the JSONL shards of one corpus.")
+    settings = _Settings(text_field, label_field, id_field, user_field, pre, words)
     tok = Tokenizer(pre, vocabulary=words, grow=True)
     out = _Appended(tok)
     with contextlib.ExitStack() as stack:
         bar = None
-        for chunk in _chunks_read(settings, chunk_docs, processes or default_processes()):
+        for chunk in _chunks_read(paths, settings, chunk_docs, processes or default_processes(), map_files):
             if chunk is None:
                 continue
             out.add(chunk)
@@ -222,10 +249,10 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
             if bar is not None:
                 bar.advance(len(chunk.lengths))
     if not out.n_docs:
-        raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
+        raise DPTopicError(f"empty corpus: JSONL file {_named(paths)} holds no records; give one JSON object per line,"
                            f" the text in a field ({text_field!r}).")
     doc_ids = records._ids_or_none(out.doc_ids if id_field is not None else [], id_field, require_ids,
-                                   f"JSONL file {str(path)!r}", "field", "id_field")
+                                   f"JSONL file {_named(paths)}", "field", "id_field")
     df_range(min_df, max_df, out.n_docs)
     bags = out.bags()
     remap = None
