@@ -10,13 +10,18 @@ Routes:
 - ``train``: ``dptopic train CORPUS --unit document --epsilon 1 --topics 20`` as a user runs it: the file read by
   the streaming reader (``dptopic.corpus.stream``: chunks of lines on every core, the text never held whole);
 - ``train-whole``: the same command, the file read whole first (``Corpus.from_jsonl``, the reader before the
-  stream), for the memory and time the stream saves, in the same run.
+  stream), for the memory and time the stream saves, in the same run;
+- ``read-1``, ``read-2``: the streaming reader alone (``stream.read_jsonl``) in 1 and 2 processes.
+
+``--phases`` instead runs the ``train`` command once in a child that prints the time and memory (peak and resident)
+after each of ``dptopic.training.run``'s steps.
 
 The corpus (issue 94): ``--docs`` documents of about 60 words drawn from K = 20 planted topics over V = 2,000 made-up
 words (``bench_tokenize.planted_texts``' draw), written to a JSONL file in pieces (never held whole).
 
     python benchmarks/bench_pipeline.py --docs 1000000                      # the 10^6 target, all routes
     python benchmarks/bench_pipeline.py --docs 10000000 --routes train      # 10^7: time and memory
+    python benchmarks/bench_pipeline.py --docs 1000000 --phases             # where the time and memory go
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ import numpy as np
 from _common import draw_words, machine, table
 from bench_tokenize import planted_words
 
-ROUTES = ("sklearn", "train", "train-whole")
+ROUTES = ("sklearn", "train", "train-whole", "read-1", "read-2")
 HERE = Path(__file__).resolve().parent
 
 
@@ -80,6 +85,47 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+_READ = """
+import sys, time
+from dptopic.corpus import stream
+t = time.perf_counter()
+c = stream.read_jsonl({path!r}, processes={processes})
+print("TIMED", time.perf_counter() - t, c.n_docs)
+"""
+
+_PHASES = """
+import resource, sys, tempfile, time, warnings
+warnings.simplefilter("ignore")
+from dptopic.training import run
+T0 = time.perf_counter()
+
+def say(what):
+    rss = int(open("/proc/self/statm").read().split()[1]) * 4096 / 2**20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{time.perf_counter() - T0:7.1f} s  peak {peak:7.0f} MiB  resident {rss:7.0f} MiB  after {what}",
+          flush=True)
+
+for name in ("check_inputs", "charge_run", "choose_vocabulary", "split", "fit", "held_out_metrics", "save"):
+    def wrap(*a, _f=getattr(run, name), _n=name, **k):
+        r = _f(*a, **k)
+        say(_n)
+        return r
+    setattr(run, name, wrap)
+from dptopic.corpus import readers
+read = readers.read_corpus
+
+def read_timed(*a, **k):
+    c = read(*a, **k)
+    say("reading")
+    return c
+readers.read_corpus = read_timed
+import dptopic.datasets
+dptopic.datasets.read_corpus = read_timed
+from dptopic.cli.main import main
+main(sys.argv[1:])
+"""
+
+
 def timed_child(argv: list[str]) -> dict:
     """Run ``argv``: its wall time (or the ``TIMED`` seconds it printed), CPU time and peak memory (MiB) from
     ``wait4`` (the child's own; a worker it forked and waited for counts in its CPU time)."""
@@ -101,18 +147,23 @@ def route_argv(route: str, path: Path, out_dir: Path, vocab: int, topics: int) -
         return [sys.executable, "-c", _SKLEARN.format(here=str(HERE), path=str(path), vocab=vocab)]
     cli = ["train", "--corpus", str(path), "--unit", "document", "--epsilon", "1", "--topics", str(topics), "--out",
            str(out_dir / f"{route}.model"), "--overwrite"]
+    if route.startswith("read-"):
+        return [sys.executable, "-c", _READ.format(path=str(path), processes=int(route[5:]))]
     if route == "train":
         return [sys.executable, "-m", "dptopic", *cli]
+    if route == "phases":
+        return [sys.executable, "-c", _PHASES, *cli, "--quiet"]
     return [sys.executable, "-c", _WHOLE.format(), *cli]
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=100_000, help="documents of the planted corpus")
-    ap.add_argument("--routes", nargs="+", choices=ROUTES, default=list(ROUTES))
+    ap.add_argument("--routes", nargs="+", choices=ROUTES, default=["sklearn", "train", "train-whole"])
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--phases", action="store_true", help="time each step of one train run instead")
     ap.add_argument("--corpus", type=Path, help="an existing planted JSONL file (default: written to a temp folder)")
     a = ap.parse_args(argv)
     print(machine())
@@ -123,6 +174,11 @@ def main(argv=None) -> None:
             t = time.perf_counter()
             write_planted(path, a.docs, a.vocab)
             print(f"wrote {a.docs:,} documents, {path.stat().st_size / 1e6:.0f} MB, in {time.perf_counter() - t:.0f} s")
+        if a.phases:
+            print(f"load {os.getloadavg()[0]:.1f}")
+            out = subprocess.run(route_argv("phases", path, tmp, a.vocab, a.topics), capture_output=True, text=True)
+            print("\n".join(ln for ln in out.stdout.splitlines() if " after " in ln) or out.stderr[-2000:])
+            return
         rows, seen = [], {r: [] for r in a.routes}
         for rep in range(a.repeats):
             order = a.routes[rep % len(a.routes):] + a.routes[:rep % len(a.routes)]      # rotated, interleaved
