@@ -91,16 +91,18 @@ def test_a_pool_holds_a_few_chunks_of_text_whatever_the_files_size(tmp_path, mon
     assert made[0] > 90 and max(ahead) <= 2 * 2 + 1
 
 
-def test_a_bad_line_in_a_later_chunk_is_refused_as_from_jsonl_refuses_it(tmp_path):
+@pytest.mark.parametrize("bad", ['{"text": 3}', '{"body": "no text field"}'])
+def test_a_bad_line_in_a_later_chunk_is_refused_as_from_jsonl_refuses_it(tmp_path, bad):
     p = write_corpus(tmp_path / "c.jsonl", n=400)
     with open(p, "a") as f:
-        f.write('{"text": 3}\n' + json.dumps({"text": "more words here"}) + "\n")
+        f.write(bad + "\n" + json.dumps({"text": "more words here"}) + "\n")
     with pytest.raises(DPTopicError) as want:
         Corpus.from_jsonl(p)
-    for processes in (1, 2):
+    for processes in (1, 2):        # an error raised in a worker arrives whole: its message and what it names
         with pytest.raises(DPTopicError) as got:
             stream.read_jsonl(p, processes=processes, chunk_docs=50)
         assert str(got.value) == str(want.value) and "line 406" in str(got.value)
+        assert type(got.value) is type(want.value) and vars(got.value) == vars(want.value)
 
 
 def test_an_empty_file_is_refused_as_from_jsonl_refuses_it(tmp_path):
