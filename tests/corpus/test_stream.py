@@ -133,3 +133,26 @@ def test_the_shards_of_a_corpus_read_as_one_file_of_their_lines(tmp_path, proces
         q.write_text("".join(lines[a:b]))
     got = stream.read_jsonl(shards, user_field="user", processes=processes, chunk_docs=60)
     assert_same_corpus(got, Corpus.from_jsonl(p, user_field="user"))
+
+
+def test_the_progress_bar_counts_the_documents_read(tmp_path, monkeypatch):
+    import contextlib
+
+    p = write_corpus(tmp_path / "c.jsonl", n=500)
+    advanced, opened = [], []
+
+    class Bar:
+        def advance(self, n=1, **fields):
+            advanced.append(n)
+
+    @contextlib.contextmanager
+    def bar(total, description, verbose=1, transient=False):
+        opened.append((total, description, transient))
+        yield Bar()
+
+    monkeypatch.setattr(stream._progress, "progress_bar", bar)
+    monkeypatch.setattr(stream, "PROGRESS_MIN_DOCS", 100)
+    c = stream.read_jsonl(p, progress=True, chunk_docs=60, processes=1)
+    assert opened == [(None, "reading", True)] and sum(advanced) == c.n_docs + c.n_empty_dropped
+    stream.read_jsonl(p, chunk_docs=60, processes=1)        # no bar unless asked (the CLI asks)
+    assert len(opened) == 1
