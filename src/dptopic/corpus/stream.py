@@ -238,7 +238,7 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     """:meth:`Corpus.from_jsonl` of ``path`` (the same settings, the same corpus) read in chunks of ``chunk_docs``
     lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding
     the file's text; peak memory is the documents' token ids (4 bytes a token, twice while the vocabulary's cut is
-    made), their keys (about 110 bytes a document) and a few chunks' text.
+    made), their ledger keys (about 400 bytes a document) and a few chunks' text.
     ``progress``: a bar on stderr counting the documents read.
 
     ``path`` may be a list of JSONL files, the shards of one corpus: its documents are theirs in order, the corpus
