@@ -313,3 +313,39 @@ def test_cli_refuses_a_cluster_for_the_user_unit(tmp_path, capsys):
     err = [ln for ln in cap.err.splitlines() if ln.strip()]
     assert rc == 2 and len(err) == 1 and "--dask-local has no effect with --unit user" in err[0]
     assert not (tmp_path / "m").exists()
+
+
+def test_a_jsonl_corpus_in_shards_read_on_the_workers_gives_the_release_of_one_machine(tmp_path, fresh):
+    import warnings
+
+    import dptopic
+    from dptopic.corpus import Corpus
+
+    rng = np.random.default_rng(3)
+    words = ["market", "stocks", "trade", "price", "goal", "match", "team", "score", "café", "vote", "party"]
+    lines = [json.dumps({"text": " ".join(rng.choice(words, size=int(rng.integers(0, 30)))), "user": f"u{i % 30}"})
+             for i in range(900)]
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    shards = []
+    for j, (a, b) in enumerate([(0, 250), (250, 600), (600, 900)]):
+        shards.append(tmp_path / f"part{j}.jsonl")
+        shards[-1].write_text("\n".join(lines[a:b]) + "\n")
+    here = Corpus.from_jsonl(whole, user_field="user")
+    there = dask_backend.read_jsonl_shards(fresh, shards, user_field="user", chunk_docs=100)
+    assert np.array_equal(here.word_ids, there.word_ids) and np.array_equal(here.doc_ptr, there.doc_ptr)
+    assert here.vocabulary.words == there.vocabulary.words and here.user_ids == there.user_ids
+    assert np.array_equal(here.token_keys.bands, there.token_keys.bands)
+    assert np.array_equal(here.content_keys, there.content_keys)
+    fitted = []
+    for corpus in (here, there):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted.append(dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, seed=1,
+                                        metrics=False).model.components_)
+    assert np.array_equal(fitted[0], fitted[1])
+
+
+def test_a_shard_no_worker_can_read_is_refused_in_one_line(tmp_path, fresh):
+    with pytest.raises(DPTopicError, match="cannot read corpus shard .*same path on every worker"):
+        dask_backend.read_jsonl_shards(fresh, [tmp_path / "missing.jsonl"])

@@ -712,3 +712,17 @@ def map_shards(client, fn, items, *args, what: str = "summing the shards' statis
 def _n_workers_here() -> int:
     """A task that does nothing: it runs once a worker is there."""
     return 1
+
+
+def read_jsonl_shards(client, paths, **kw) -> Corpus:
+    """The corpus of the JSONL files ``paths``, the shards of one corpus in order, each read, tokenised and keyed by
+    a worker of ``client`` where it lies (the streaming reader, :func:`dptopic.corpus.stream.read_jsonl`, ``kw`` its
+    settings): the files must be at the same path on every worker (a shared file system). The driver receives each
+    shard's token ids and keys, never its text, and builds the corpus one machine builds from the same lines: a
+    model trained on it is the same release for the same seed."""
+    from ..corpus import stream
+
+    def on_cluster(fn, items, *args):
+        return map_shards(client, fn, items, *args, what="reading the corpus shards", on_worker=True)
+
+    return stream.read_jsonl(list(paths), map_files=on_cluster, **kw)

@@ -255,6 +255,11 @@ def tokenising_progress():
         _TOKENISING_PROGRESS.reset(token)
 
 
+def tokenising() -> bool:
+    """Whether this runs inside :func:`tokenising_progress` (a reader then shows a bar for a large input)."""
+    return _TOKENISING_PROGRESS.get()
+
+
 def _read_all(tok: Tokenizer, texts) -> TokenBags:
     """``tok.read`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
     if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
@@ -687,8 +692,11 @@ class Corpus:
         rows = dict(labels=None if labels is None else [labels[i] for i in keep],
                     doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
                     user_ids=None if user_ids is None else [user_ids[i] for i in keep],
-                    content_keys=None if content_keys is None else np.asarray(content_keys)[keep],
-                    token_keys=None if token_keys is None else token_keys.take(np.asarray(keep, np.int64)),
+                    # every document kept: the keys as they are, not a copy (at 10^6 documents, 380 MB of sketches)
+                    content_keys=None if content_keys is None else np.asarray(content_keys)[keep] if n_drop else
+                    np.asarray(content_keys),
+                    token_keys=token_keys.take(np.asarray(keep, np.int64)) if n_drop and token_keys is not None
+                    else token_keys,
                     n_empty_dropped=n_drop, metadata=metadata)
         if bags is None:
             return cls.from_token_ids([docs[i] for i in keep], vocabulary, **rows)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from .._io import load_json
 from ..errors import DPTopicError, ParameterError
-from .corpus import Corpus
+from . import stream
+from .corpus import Corpus, tokenising
 from .files import _open_text, broken_link, not_a_regular_file, read_lines
 from .preprocess import DEFAULT_MAX_VOCAB
 from .vocabulary import Vocabulary
@@ -178,6 +179,9 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
         max_vocab=max_vocab if drop_empty or cap_given else None, min_df=min_df)
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     ids = dict(require_ids=require_ids) if id_field is not None else {}
+    if fmt == "jsonl" and lowercase != "match":     # read in chunks on every core, never holding the text
+        return stream.read_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
+                                 user_field=user_field, progress=tokenising(), **kw)
     if fmt == "jsonl":
         return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
                           user_field=user_field, **kw)

@@ -277,6 +277,78 @@ def uci_counts(docword: str | os.PathLike, vocab: str | os.PathLike):
     return sp.csr_matrix((c, (d, w)), shape=(D, W)), words
 
 
+def jsonl_record(line: str, n: int, path, text_field: str, label_field, id_field, user_field) -> tuple:
+    """``(text, label, id, user)`` of line ``n`` (not blank) of the JSONL file ``path``, checked as
+    :func:`jsonl_records` checks every line (None for a field not asked for; the id None when the record has none).
+    The streaming reader (:mod:`dptopic.corpus.stream`) reads each chunk's lines with it."""
+    label = doc_id = user = None
+    repeated: set = set()
+    try:
+        rec = load_json(line, f"line {n} of {str(path)!r}", pairs_noting_repeats(repeated))
+    except json.JSONDecodeError:
+        if "\x00" in line:
+            raise _nul_error(path, n, "a JSONL file of UTF-8 text") from None
+        hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
+                " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
+        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON{hint}.") from None
+    if isinstance(rec, list):
+        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is a JSON array, not an object: a JSONL"
+                           " file holds one JSON object per line (write each element of the array on its"
+                           " own line, for example with jq -c '.[]').")
+    for key in (label_field, id_field) if isinstance(rec, dict) else ():   # both are written out
+        v = rec.get(key)
+        if isinstance(v, str) and not _is_utf8(v):
+            raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
+                               " surrogate (an escape such as \\udc00 that is half of a character), which"
+                               " no UTF-8 output can hold: fix the value.")
+    if not isinstance(rec, dict):       # a number, a string, null, true/false
+        kind = "a string" if isinstance(rec, str) else _json_kind(rec)
+        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
+                           f" file holds one JSON object per line, the text in a field ({text_field!r}).")
+    twice = [k for k in (text_field, label_field, id_field) if k is not None and k in repeated]
+    if twice:   # json.loads would keep the last value silently
+        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
+                           " once; keep one value per field.")
+    if text_field not in rec:
+        raise ParameterError("bad JSONL file {path}: line {n} has no field {field} (fields: {fields}); set"
+                             " {text_field} to the field that holds the text.", "text_field", text_field,
+                             path=repr(str(path)), n=n, field=repr(text_field),
+                             fields=_column_list([str(k) for k in rec]))
+    if not isinstance(rec[text_field], str):
+        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
+                           f" {_json_kind(rec[text_field])}, not a string.")
+    if user_field is not None:
+        user = _record_user(rec.get(user_field), user_field in rec, f"bad JSONL file {str(path)!r}: line {n}",
+                            user_field, "field")
+    if label_field is not None:
+        if label_field not in rec:
+            raise ParameterError("bad JSONL file {path}: line {n} has no field {field}, so no label: "
+                                 + _missing_label_fix("label_field") + "; if another field holds them, set"
+                                 " {label_field} to it.", "label_field", label_field, path=repr(str(path)),
+                                 n=n, field=repr(label_field))
+        lab = rec[label_field]
+        if lab is None or (isinstance(lab, str) and _missing_label(lab)):
+            raise ParameterError("bad JSONL file {path}: line {n} has no label (field {field} is {lab}): "
+                                 + _missing_label_fix("label_field") + ".", "label_field", label_field,
+                                 path=repr(str(path)), n=n, field=repr(label_field),
+                                 lab="null" if lab is None else repr(lab))
+        if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
+            raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
+                               f" {_json_kind(lab)}; labels must be strings or numbers.")
+        if isinstance(lab, float) and not math.isfinite(lab):   # NaN, Infinity: not standard JSON
+            raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is {lab!r},"
+                               " not a finite number; labels must be strings or finite numbers.")
+        if isinstance(lab, float) and lab.is_integer() and abs(lab) < 2**53:  # JSON's 1.0 is 1: "1"
+            lab = int(lab)
+        label = lab
+    if id_field is not None:
+        # a record that holds the field holds a string or a number there, whether the field was named
+        # or is transform's default 'id' (null, true/false, an object or a list: refused, never renamed)
+        doc_id = (_record_id(rec[id_field], f"bad JSONL file {str(path)!r}: line {n}", id_field, "field",
+                             null_ok=False) if id_field in rec else None)
+    return rec[text_field], label, doc_id, user
+
+
 def jsonl_records(path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
                   require_ids: bool = True, user_field: str | None = None) -> TextRecords:
     """The records of a JSONL file, one JSON object per line (:meth:`Corpus.from_jsonl` says what each setting does)."""
@@ -287,71 +359,14 @@ def jsonl_records(path, text_field: str = "text", label_field: str | None = None
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
-            repeated: set = set()
-            try:
-                rec = load_json(line, f"line {n} of {str(path)!r}", pairs_noting_repeats(repeated))
-            except json.JSONDecodeError:
-                if "\x00" in line:
-                    raise _nul_error(path, n, "a JSONL file of UTF-8 text") from None
-                hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
-                        " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON{hint}.") from None
-            if isinstance(rec, list):
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is a JSON array, not an object: a JSONL"
-                                   " file holds one JSON object per line (write each element of the array on its"
-                                   " own line, for example with jq -c '.[]').")
-            for key in (label_field, id_field) if isinstance(rec, dict) else ():   # both are written out
-                v = rec.get(key)
-                if isinstance(v, str) and not _is_utf8(v):
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
-                                       " surrogate (an escape such as \\udc00 that is half of a character), which"
-                                       " no UTF-8 output can hold: fix the value.")
-            if not isinstance(rec, dict):       # a number, a string, null, true/false
-                kind = "a string" if isinstance(rec, str) else _json_kind(rec)
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
-                                   f" file holds one JSON object per line, the text in a field ({text_field!r}).")
-            twice = [k for k in (text_field, label_field, id_field) if k is not None and k in repeated]
-            if twice:   # json.loads would keep the last value silently
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
-                                   " once; keep one value per field.")
-            if text_field not in rec:
-                raise ParameterError("bad JSONL file {path}: line {n} has no field {field} (fields: {fields}); set"
-                                     " {text_field} to the field that holds the text.", "text_field", text_field,
-                                     path=repr(str(path)), n=n, field=repr(text_field),
-                                     fields=_column_list([str(k) for k in rec]))
-            if not isinstance(rec[text_field], str):
-                raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
-                                   f" {_json_kind(rec[text_field])}, not a string.")
-            texts.append(rec[text_field])
+            text, label, doc_id, user = jsonl_record(line, n, path, text_field, label_field, id_field, user_field)
+            texts.append(text)
             if user_field is not None:
-                users.append(_record_user(rec.get(user_field), user_field in rec, f"bad JSONL file {str(path)!r}:"
-                                          f" line {n}", user_field, "field"))
+                users.append(user)
             if label_field is not None:
-                if label_field not in rec:
-                    raise ParameterError("bad JSONL file {path}: line {n} has no field {field}, so no label: "
-                                         + _missing_label_fix("label_field") + "; if another field holds them, set"
-                                         " {label_field} to it.", "label_field", label_field, path=repr(str(path)),
-                                         n=n, field=repr(label_field))
-                lab = rec[label_field]
-                if lab is None or (isinstance(lab, str) and _missing_label(lab)):
-                    raise ParameterError("bad JSONL file {path}: line {n} has no label (field {field} is {lab}): "
-                                         + _missing_label_fix("label_field") + ".", "label_field", label_field,
-                                         path=repr(str(path)), n=n, field=repr(label_field),
-                                         lab="null" if lab is None else repr(lab))
-                if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
-                                       f" {_json_kind(lab)}; labels must be strings or numbers.")
-                if isinstance(lab, float) and not math.isfinite(lab):   # NaN, Infinity: not standard JSON
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is {lab!r},"
-                                       " not a finite number; labels must be strings or finite numbers.")
-                if isinstance(lab, float) and lab.is_integer() and abs(lab) < 2**53:  # JSON's 1.0 is 1: "1"
-                    lab = int(lab)
-                labels.append(lab)
+                labels.append(label)
             if id_field is not None:
-                # a record that holds the field holds a string or a number there, whether the field was named
-                # or is transform's default 'id' (null, true/false, an object or a list: refused, never renamed)
-                ids.append(_record_id(rec[id_field], f"bad JSONL file {str(path)!r}: line {n}", id_field, "field",
-                                      null_ok=False) if id_field in rec else None)
+                ids.append(doc_id)
     if not texts:
         raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
                            f" the text in a field ({text_field!r}).")
