@@ -720,7 +720,7 @@ def read_jsonl_shards(client, paths, **kw) -> Corpus:
     settings): the files must be at the same path on every worker (a shared file system). The driver receives each
     shard's token ids and keys, never its text, and builds the corpus one machine builds from the same lines: a
     model trained on it is the same release for the same seed."""
-    from ..corpus import stream
+    from ..corpus import stream  # the streaming reader: loaded only when a corpus is read on the cluster
 
     def on_cluster(fn, items, *args):
         return map_shards(client, fn, items, *args, what="reading the corpus shards", on_worker=True)

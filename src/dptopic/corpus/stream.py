@@ -121,8 +121,8 @@ def _pool(processes: int):
     """A pool of ``processes`` workers: forked where the system forks (a worker starts at once, with the compiled
     kernels of this process, and a script that reads a corpus needs no ``if __name__ == "__main__"`` guard); a
     worker runs no threaded kernel, so a fork is safe however many threads this process runs."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing as mp  # a pool is started only for a corpus large enough to read on several cores
+    from concurrent.futures import ProcessPoolExecutor  # as above
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
     return ProcessPoolExecutor(processes, mp_context=mp.get_context(method))
@@ -165,7 +165,7 @@ def _give_back_memory() -> None:
     global _TRIM
     if _TRIM is None:
         try:
-            import ctypes
+            import ctypes  # glibc's malloc_trim, looked up once, where the platform has it
 
             _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
         except (OSError, AttributeError):        # not glibc
