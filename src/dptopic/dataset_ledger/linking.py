@@ -106,6 +106,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
         exact_hit = hit[hit < n_exact]
         np.minimum.at(found, index[exact_hit], rec_doc[lo[exact_hit]])
         band_hit = hit[hit >= n_exact]
+        band_hit = band_hit[found[index[band_hit]] == none]     # a document an exact key found needs no sketch
         if len(band_hit):
             _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found)
     # a group takes the least recorded document any member found, else its members' least text key (the same
