@@ -111,6 +111,19 @@ def test_cgs_prints_settings_and_ratio_to_tomotopy():
     assert re.search(r"tomotopy workers=1\s+\S+M\s+1\.00x", out), out
 
 
+def test_cgs_large_prints_speeds_ratios_and_perplexities_of_both_samplers():
+    pytest.importorskip("tomotopy")
+    out = _run("bench_cgs_large", ["--tokens", "20000", "--vocab", "500", "--topics", "8", "--iters", "2",
+                                   "--threads", "1", "--quality"])
+    assert re.search(r"corpus [\d,]+ training tokens, [\d,]+ documents, V = 500, K = 8, 2 sweeps", out), out
+    for system in ("dptopic sparse n_jobs=1", "dptopic warp n_jobs=1"):
+        assert re.search(rf"{system}\s+\d+\.\d\d\s+\d+\.\d\d\s+\S+M\s+\S+M\s+\d+\.\d\d\s+\d+\.\d\s+\d\.\d{{4}}",
+                         out), (system, out)
+    assert re.search(r"tomotopy workers=1\s+\d+\.\d\d", out), out
+    out = _run("bench_cgs_large", ["--tokens", "20000", "--vocab", "500", "--topics", "8", "--cpu-scaling", "1"])
+    assert re.search(r"CPU\(2\)/CPU\(1\) \d+\.\d{3}; bound on two free cores", out), out
+
+
 @pytest.mark.slow
 def test_cgs_scaling_prints_each_speed_up_and_the_fraction_of_tomotopys():
     pytest.importorskip("tomotopy")

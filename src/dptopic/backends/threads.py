@@ -54,7 +54,7 @@ class ThreadBackend(Backend):
         return self.arrays.z
 
     def doc_topic_counts(self):
-        if self._sweeper is not None:
+        if isinstance(self._sweeper, WarpSweeper):
             self._sweeper.sync()    # the warp sampler brings ndk up to date only when it is read
         return self.arrays.ndk
 
