@@ -103,8 +103,8 @@ class SecureSumTopics(DocDPCooccurrence):
 
     Parameters
     ----------
-    n_topics, public_vectors, and the rest : as :class:`~dptopic.models.DocDPCooccurrence`'s with ``unit="user"``,
-        set by :func:`secure_sum_topics` from the round's plan (never by a caller: ``fit`` refuses).
+    n_topics : as :class:`~dptopic.models.DocDPCooccurrence`'s with ``unit="user"`` (so are the others), set by
+        :func:`secure_sum_topics` from the round's plan, never by a caller (``fit`` refuses).
 
     Attributes
     ----------
