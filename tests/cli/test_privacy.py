@@ -491,7 +491,7 @@ def test_verify_reads_a_folder_s_model_json_alone(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     _one_line(_cli("privacy", "verify", empty), "holds no model.json")
-    text = " ".join((ROOT / "docs" / "privacy.md").read_text().split())
+    text = " ".join((ROOT / "docs" / "privacy_verify.md").read_text().split())
     assert "from a model folder, its `model.json` alone" in text
 
 

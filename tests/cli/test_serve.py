@@ -226,7 +226,7 @@ def test_serve_help_says_what_every_option_does(capsys):
 def test_service_guide_says_the_headline_is_the_tightest_bound():
     from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 
-    guide = flat((ROOT / "docs" / "service.md").read_text())
+    guide = flat((ROOT / "docs" / "service_guarantees.md").read_text())
     section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
     assert "composes by PLD at its δ" not in section
     # the service guide states the rule by pointing to the privacy guide, where it is stated for every model

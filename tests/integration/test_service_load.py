@@ -452,8 +452,8 @@ def test_a_server_nobody_answers_for_is_still_asked_whether_it_runs():
 
 # ============================================================================ 8/9: the guide and the benchmark
 def test_the_guide_lists_every_upload_error_and_says_validation_comes_before_the_key():
-    guide = _flat((ROOT / "docs" / "service.md").read_text())
-    row = next(ln for ln in (ROOT / "docs" / "service.md").read_text().splitlines()
+    guide = _flat("\n".join((ROOT / "docs" / page).read_text() for page in ("service.md", "service_guarantees.md")))
+    row = next(ln for ln in (ROOT / "docs" / "service_api.md").read_text().splitlines()
                if ln.startswith("| `POST /v1/reports`"))
     for code in ("bad_contributor", "truncated_body", "storage_misconfigured", "storage_unavailable"):
         assert f"`{code}`" in row, code

@@ -255,7 +255,7 @@ def test_word_level_scope_and_the_model_figure_against_topics(word_server):
     assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
     topics = get_json(srv.url + "/v1/topics")[1]
     assert topics["privacy"]["reports_per_contributor"] == most + 5
-    guide = flat((ROOT / "docs" / "service.md").read_text())
+    guide = flat((ROOT / "docs" / "service_guarantees.md").read_text())
     assert "its `reports_per_contributor` is `/v1/topics`'s `max_reports_from_one_contributor`." not in guide
     assert "`/v1/topics` showed when the model's last mini-batch was trained" in guide
 

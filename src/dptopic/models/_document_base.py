@@ -22,7 +22,7 @@ from .registry import TRAINERS
 SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
 GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"
                   " entropy unless a seed is given) through a textbook floating-point sampler, which does not resist"
-                  " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
+                  " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/secure_mode.md).")
 GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the"
                    " trainer's other random choices come from NumPy's PCG64 seeded from fresh OS entropy.")
 """The text of a trainer whose registry entry states no ``secure`` text of its own."""

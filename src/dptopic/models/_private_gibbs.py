@@ -23,7 +23,7 @@ SECURE_COVERS = GIBBS_SECURE     # what secure=True covers: declared with the tr
 STANDARD_COINS = ("standard mode: noise and sampler coins flow from NumPy's PCG64 (fresh OS entropy unless a seed"
                   " is given; the topic sampler and the discrete Laplace noise draw from xorshift128+ streams seeded"
                   " from it) through textbook floating-point samplers, which do not resist floating-point attacks"
-                  " (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
+                  " (Mironov 2012); secure=True hardens the noise (see docs/secure_mode.md).")
 VOCAB_SUPPLIED = "supplied by the user; treated as public (its choice must not depend on the private corpus)"
 VOCAB_FROM_DATA = ("chosen from the training corpus and published in the model; treated as public, i.e. NOT"
                    " protected: pass a public vocabulary (fit(..., vocabulary=...)) to avoid this")
