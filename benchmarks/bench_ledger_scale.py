@@ -114,14 +114,14 @@ def postgres_database(url: str, name: str) -> str:
     return url.rsplit("/", 1)[0] + "/" + name
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=40_000)
     ap.add_argument("--shared", type=int, default=426)
     ap.add_argument("--people", type=int, default=100_000)
     ap.add_argument("--postgres", default=None, metavar="URL",
                     help="also on PostgreSQL: a server whose user may create databases (postgresql://USER@HOST/DB)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     print(f"machine: {machine()}; load {os.getloadavg()[0]:.1f}")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

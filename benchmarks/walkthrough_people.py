@@ -61,14 +61,14 @@ def run(*args, show: bool = True) -> tuple[int, str, float]:
     return r.returncode, r.stdout + r.stderr, took
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scipy", required=True, help="scipy's git directory")
     ap.add_argument("--numpy", required=True, help="numpy's git directory")
     ap.add_argument("--out", default="runs/walkthrough_people", help="a folder for the files and the ledger")
     ap.add_argument("--cap", type=float, default=8.0)
     ap.add_argument("--epsilon", type=float, default=4.0)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     L = out / "ledger.sqlite"

@@ -260,8 +260,6 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
         vocabulary = Vocabulary(vocabulary)
     pre = Preprocessor(min_length=min_length, remove_stop_words=True, stop_words=stop_words,
                        lowercase=bool(lowercase), keep_urls=bool(keep_urls))
-    if vocabulary is not None:
-        warn_unreachable_words(vocabulary.words, pre)
     words = None if vocabulary is None else list(vocabulary.words)
     paths = [os.fspath(q) for q in path] if isinstance(path, (list, tuple)) else [os.fspath(path)]
     if not paths:
@@ -283,6 +281,8 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                 bar.advance(out.n_docs - n, info="documents read")
             if bar is not None:
                 bar.advance(n)
+    if vocabulary is not None:      # once every record is known good (as Corpus.from_jsonl says it)
+        warn_unreachable_words(vocabulary.words, pre)
     if not out.n_docs:
         raise DPTopicError(f"empty corpus: JSONL file {_named(paths)} holds no records; give one JSON object per line,"
                            f" the text in a field ({text_field!r}).")
