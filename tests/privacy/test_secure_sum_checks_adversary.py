@@ -756,7 +756,7 @@ CHECKS = [
     Check("it answers only for the members it masked with", "SecureContributor._answerable",
           answers_for_a_member_not_masked_with, lambda self, phase: dict(self.held)),
     Check("one secret of each neighbour, never both", "cs.RevealLog.answer",
-          pointed("test_secure_sum", "test_a_contributor_never_reveals_both_secrets_of_one_neighbour"),
+          pointed("protocol/secure_sum/test_default", "test_a_contributor_never_reveals_both_secrets_of_one_neighbour"),
           _loosened_reveal_log),
     # the committee mode
     Check("the committee is the public one the roster gives", "CommitteeContributor._check_committee",
