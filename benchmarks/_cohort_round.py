@@ -28,8 +28,8 @@ import numpy as np
 def _directory(enroll_private: bytes, round_id: str, ids) -> tuple[dict, dict]:
     """``(directory, {id: signing key})``: a signed directory of fresh invitation keys (what ``dptopic secure-sum
     invite`` writes, kept in memory)."""
-    from dptopic.protocol.enrollment import DIRECTORY_FORMAT, VERSION, directory_message
-    from dptopic.protocol.secure_sum import new_signing_key, sign, signing_public
+    from dptopic.protocol.secure_sum.default import new_signing_key, sign, signing_public
+    from dptopic.protocol.secure_sum.enrollment import DIRECTORY_FORMAT, VERSION, directory_message
 
     keys = {i: new_signing_key() for i in ids}
     members = {i: signing_public(k).hex() for i, k in keys.items()}
@@ -57,8 +57,8 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
     person's rounding and noise from a seed it gives, in member order), or None for the OS CSPRNG; each delegate's
     fresh :class:`~dptopic.contributor.cohorts.Pads` go into ``pads_of``. Returns ``(server, people, delegates)``."""
     from dptopic.contributor.cohorts import CohortContributor, Pads
-    from dptopic.protocol.cohorts import cohort_round_id
-    from dptopic.protocol.secure_sum import signing_public
+    from dptopic.protocol.secure_sum.cohorts import cohort_round_id
+    from dptopic.protocol.secure_sum.default import signing_public
     from dptopic.service.cohorts import CohortRound
     from dptopic.service.secure_sum import SecureSumConfig
 
@@ -304,7 +304,8 @@ class _RemoteCohort:
 
 
 class CohortSimulation(_Steps):
-    """A round of ``len(bows)`` people under ``plan`` (a :class:`~dptopic.protocol.cohorts.CohortPlan`) in ``tmp``.
+    """A round of ``len(bows)`` people under ``plan`` (a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`) in
+    ``tmp``.
     The rounding and noise are seeded from ``seed`` (one stream a cohort, :func:`cohort_streams`) unless ``secure``;
     the keys, masks and pads always come from the OS CSPRNG. ``workers``: run the cohorts in that many spawned
     processes (None: all in this one). ``progress``: a callable given one line per stage (timings); ``verbose``: each
@@ -313,9 +314,9 @@ class CohortSimulation(_Steps):
     def __init__(self, tmp, plan, bows, words, topics: int = 3, seed: int = 0, secure: bool = False,
                  round_id: str = "round1", progress=None, workers: int | None = None, verbose: bool = False):
         from dptopic.contributor.cohorts import BridgeContributor, Pads
-        from dptopic.protocol.cohorts import bridge_round_id
-        from dptopic.protocol.enrollment import contributor_ids
-        from dptopic.protocol.secure_sum import new_signing_key, signing_public
+        from dptopic.protocol.secure_sum.cohorts import bridge_round_id
+        from dptopic.protocol.secure_sum.default import new_signing_key, signing_public
+        from dptopic.protocol.secure_sum.enrollment import contributor_ids
         from dptopic.service.cohorts import CohortRound, Coordinator
         from dptopic.service.secure_sum import SecureSumConfig
 

@@ -1,4 +1,4 @@
-"""The secure sum's committee mode (``dptopic.protocol.secure_committee``) in process at a realistic size: the real
+"""The secure sum's committee mode (``dptopic.protocol.secure_sum.committee``) in process at a realistic size: the real
 contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`) and server
 (:class:`~dptopic.service.secure_committee.CommitteeRound`) called directly, no HTTP, one process; ``--dropout`` of
 the people leave after masking step 0. Prints, as JSON: the plan's committee and thresholds, the wall time, each
@@ -49,7 +49,7 @@ def bows(n: int, vocab: int, seed: int = 0) -> list:
 
 
 def _plan(n: int, vocab: int, committee):
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
 
     return SecureSumPlan(1.0, 1e-5, n, n // 10, vocab, committee=committee)
 
@@ -58,7 +58,7 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
     """Run one round's server (``--serve``: a process of its own) on ``port``."""
     import uvicorn
 
-    from dptopic.protocol.enrollment import read_directory
+    from dptopic.protocol.secure_sum.enrollment import read_directory
 
     work_ = Path(work)
     words = [f"w{i:04d}" for i in range(vocab)]
@@ -98,7 +98,7 @@ def _part(url: str, work: str, committee: bool, people: list, dropped: list, voc
 
     from dptopic.contributor.secure_client import CountingClient, play_part
     from dptopic.contributor.secure_committee import CommitteeContributor
-    from dptopic.protocol.enrollment import read_invitation
+    from dptopic.protocol.secure_sum.enrollment import read_invitation
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
     all_bows = bows(n, vocab)
@@ -185,7 +185,7 @@ def http_round(n: int, vocab: int, committee: bool, workers: int, work: Path, po
     import urllib.request
     from concurrent.futures import ProcessPoolExecutor
 
-    from dptopic.protocol.secure_committee import committee_of
+    from dptopic.protocol.secure_sum.committee import committee_of
 
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(work), str(n), str(vocab),
                              str(int(committee)), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -255,7 +255,7 @@ def http_main(a) -> dict:
     """``--http N``: the default protocol and the committee mode over HTTP, alternated."""
     import subprocess
 
-    from dptopic.protocol.enrollment import make_invitations
+    from dptopic.protocol.secure_sum.enrollment import make_invitations
 
     out = []
     for r in range(a.repeats):
@@ -292,8 +292,8 @@ def main(argv=None) -> dict:
 
     from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER, CommitteeContributor
     from dptopic.contributor.secure_sum import make_shares
-    from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
     from dptopic.service.secure_committee import CommitteeRound
 
     n, vocab = a.people, a.vocab

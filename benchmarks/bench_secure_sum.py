@@ -2,8 +2,8 @@
 people (as ``bench_user_level.py``: its vocabulary, K = 20, epsilon = 1 per person), and its costs.
 
 Recovery: every person's statistic is computed, quantized, given its Skellam noise share and summed as the
-contributors would (the masks cancel exactly in the sum: ``tests/protocol/test_secure_sum.py``), with ``--dropout``
-of the people dropping out after masking; the topics are read by ``dptopic.models.secure_sum``. Costs: one
+contributors would (the masks cancel exactly in the sum: ``tests/protocol/secure_sum/test_default.py``), with
+``--dropout`` of the people dropping out after masking; the topics are read by ``dptopic.models.secure_sum``. Costs: one
 contributor's upload at the largest size (the triangle over all V words) with the round's neighbours, and the
 server's sum and unmasking of the survivors' uploads at the measured size.
 
@@ -129,7 +129,7 @@ def curves(a, phi, theta, lengths, vocab):
     from dptopic.evaluation import topic_coverage
     from dptopic.models.fedlda import FedLDA
     from dptopic.models.lplda import LPLDA
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
 
     cov = lambda m: topic_coverage(m, (phi, vocab))["coverage"]  # noqa: E731
     rows, points = [], {}
@@ -215,7 +215,7 @@ def draw_curves(a, points):
 def plan_main(a):
     """``--plan``: per N, the 32-bit rule's scale and inflation (or its refusal) beside the plan's choice."""
     from dptopic.errors import DPTopicError
-    from dptopic.protocol.secure_sum import MAX_INFLATION, MAX_WORDS, SecureSumPlan
+    from dptopic.protocol.secure_sum.default import MAX_INFLATION, MAX_WORDS, SecureSumPlan
 
     rows, words = [], MAX_WORDS if a.max_words is None else a.max_words
     for N in a.plan_sizes:
@@ -245,7 +245,7 @@ def plan_main(a):
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
     from dptopic.contributor import secure_sum as cs
-    from dptopic.protocol import secure_sum as ss
+    from dptopic.protocol.secure_sum import default as ss
 
     n = min(plan.n, plan.degree + 1)
     ids = [f"c{i:05d}" for i in range(n)]
@@ -270,7 +270,7 @@ def server_cost(plan, dim, dropout):
     reconstructed from its threshold of Shamir shares, checked against its commitment and expanded, and each dropped
     contributor's pairwise key reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
     from dptopic.contributor import secure_sum as cs
-    from dptopic.protocol import secure_sum as ss
+    from dptopic.protocol.secure_sum import default as ss
 
     n = plan.n
     up = n - int(round(dropout * n))
@@ -279,7 +279,7 @@ def server_cost(plan, dim, dropout):
     t = time.process_time()
     total = ss.ring_sum((block[i % 64] for i in range(up)), plan.bits)
     t_sum = time.process_time() - t
-    from dptopic.protocol import shamir
+    from dptopic.protocol.secure_sum import shamir
 
     secret = bytes(range(32))
     shares = shamir.share(secret, range(1, plan.degree + 1), plan.threshold)
@@ -511,16 +511,18 @@ def http_main(a, vocab, phi, theta, lengths):
 
 def cohort_recovery_main(a, vocab_size):
     """``--cohort-size S`` (without ``--simulate``): recovery of a round in cohorts of at most S (the noise of
-    :class:`~dptopic.protocol.cohorts.CohortPlan`, calibrated for the whole round with each cohort's dropout margin),
+    :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`, calibrated for the whole round with each cohort's dropout
+    margin),
     beside one single round (:class:`SecureSumPlan`) and the central ``--unit user`` trainer, for each ``--seeds``
     (the planted topics, the drawing and the rounding and noise); the masks and pads cancel exactly
-    (``tests/protocol/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their shares. The
+    (``tests/protocol/secure_sum/test_cohorts.py``), so the sums are drawn as the survivors' statistics plus their
+    shares. The
     cohorts' and the single round's noise come from one seed but are independent draws (the Poisson sampler's use of
     the stream depends on its mean): ``--hold-noise`` pairs them."""
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.protocol.cohorts import CohortPlan
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
 
     rows, diffs = [], {}
     for seed in a.seeds:
@@ -571,8 +573,8 @@ def cohort_gap_main(a, vocab_size):
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.person_bound import group_by_person, user_codes
-    from dptopic.protocol.cohorts import CohortPlan
-    from dptopic.protocol.secure_sum import MAX_WORDS, SecureSumPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.default import MAX_WORDS, SecureSumPlan
 
     rows, paired, spread = [], [], {}
     for seed in a.seeds:
@@ -677,7 +679,7 @@ def cohort_simulation_main(a, vocab, phi, theta, lengths):
     from _cohort_round import CohortSimulation, usage
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import secure_sum_topics
-    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
 
     t0 = time.perf_counter()
     bows = people_bows(phi, theta, lengths, vocab, a.simulate, a.seed)
@@ -802,7 +804,7 @@ def main(argv=None):
         return plan_main(a)
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum.default import SecureSumPlan, triangle_size
 
     print(f"{machine()}; secure sum vs central --unit user, epsilon 1 per person, delta={DELTA:g}, K={a.topics},"
           f" V={a.vocab}")

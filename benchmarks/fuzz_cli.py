@@ -545,8 +545,8 @@ def issue_cases(fx: dict) -> list[Case]:
         invite40, ["secure-sum", "invite", "--key", "enroll.key", "--count", "40", "--out", "inv2", "--collusion", "7",
                    "--dropout-tolerance", "4", "--round-id", "r", "--committee"],
         _py(f"""
-            from dptopic.protocol.enrollment import read_directory
-            from dptopic.protocol.secure_sum import SecureSumPlan
+            from dptopic.protocol.secure_sum.enrollment import read_directory
+            from dptopic.protocol.secure_sum.default import SecureSumPlan
             from dptopic.service.secure_sum import SecureRound, SecureSumConfig
             words = Path({fx["vocab"]!r}).read_text().split()
             plan = SecureSumPlan(1.0, 1e-5, 40, 4, len(words), 7)
@@ -561,8 +561,8 @@ def issue_cases(fx: dict) -> list[Case]:
         add(Case(f"92 a contributor holding an invitation of t = 7 against {stated}", [invite40, _py(f"""
             from dptopic.contributor.secure_sum import SecureContributor
             from dptopic.errors import DPTopicError
-            from dptopic.protocol.enrollment import read_directory, read_invitation
-            from dptopic.protocol.secure_sum import SecureSumPlan
+            from dptopic.protocol.secure_sum.enrollment import read_directory, read_invitation
+            from dptopic.protocol.secure_sum.default import SecureSumPlan
             plan = {stated}
             config = {{"report_kind": "secure-sum", "round_id": "r", "vocabulary": [f"w{{i}}" for i in range(30)],
                        "vocab_size": 30, "n_topics": 3, "epsilon": plan.epsilon, "delta": plan.delta,
@@ -867,12 +867,12 @@ def call(method, url, body=None, headers=None):
     except urllib.error.HTTPError as e:
         return e.code, {k.lower(): v for k, v in (e.headers or {}).items()}, e.read()
 def invited(n=6, committee=False, dropouts=2):
-    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
     make_invitations("enroll.key", n, "inv", round_id="r1", committee=committee, dropouts=dropouts, collusion=0)
     return read_directory("inv/directory.json")
 WORDS = ["w%02d" % i for i in range(30)]
 def round_app(n=6, dropouts=2, committee=False):
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
     d = invited(n, committee, dropouts)
     if committee:
         from dptopic.service.secure_committee import create_committee_app
@@ -904,8 +904,8 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     # no-shows: the roster closes without them within what the plan tolerates, and the server says so at start
     add(Case("92 secure: a roster closed with one no-show (within F) goes on to the shares", [_secure("""
         from dptopic.contributor.secure_sum import SecureContributor
-        from dptopic.protocol.secure_sum import SecureSumPlan
-        from dptopic.protocol.enrollment import read_invitation
+        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.enrollment import read_invitation
         from dptopic.service.secure_sum import SecureRound, SecureSumConfig
         import numpy as np
         d = invited(6)
@@ -1000,7 +1000,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     add(Case("92 secure: invite --out under a folder it cannot write", [_py("""
         import contextlib, io
         from dptopic.cli.main import main
-        from dptopic.protocol import enrollment
+        from dptopic.protocol.secure_sum import enrollment
         os.mkdir("ro")
         real = os.access
         enrollment.os.access = lambda p, mode: False if os.path.abspath(p) == os.path.abspath("ro") else real(p, mode)

@@ -37,7 +37,7 @@ def record_shares(monkeypatch) -> dict:
     """Record ``{(round_id, contributor, phase): (quantized statistic, what it masked before its pad)}`` for every
     cohort member's upload."""
     from dptopic.contributor import cohorts as cc
-    from dptopic.protocol.secure_sum import from_ring, to_ring
+    from dptopic.protocol.secure_sum.default import from_ring, to_ring
 
     seen: dict = {}
     last: dict = {}
@@ -63,7 +63,7 @@ def record_shares(monkeypatch) -> dict:
 
 def exact_sum(sim, seen: dict, phase: int, bits: int) -> np.ndarray:
     """The sum, in the ring, of what the survivors of ``phase`` (each cohort's uploads) masked."""
-    from dptopic.protocol.secure_sum import from_ring, ring_dtype, to_ring
+    from dptopic.protocol.secure_sum.default import from_ring, ring_dtype, to_ring
 
     total = None
     for server in sim.servers:
@@ -113,8 +113,8 @@ class LiveCohortRound:
                  committee=None, ids=None):
         import uvicorn
 
-        from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
-        from dptopic.protocol.cohorts import CohortPlan
+        from dptopic.protocol.secure_sum.cohort_enrollment import make_cohort_invitations, read_cohort_directory
+        from dptopic.protocol.secure_sum.cohorts import CohortPlan
         from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
         from service_helpers import free_port
 

@@ -21,8 +21,8 @@ class InProcessCommitteeRound:
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto", ids=None, ledger=None):
         from cohort_helpers import tiny_bows
         from dptopic.contributor.secure_committee import CommitteeContributor
-        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.service.secure_committee import CommitteeRound
 
         self.tmp = Path(tmp)
@@ -58,12 +58,12 @@ class InProcessCommitteeRound:
         (a delegate with its pads)."""
         from cohort_helpers import tiny_bows
         from dptopic.contributor.cohorts import CohortCommitteeContributor, Pads
-        from dptopic.protocol.cohort_enrollment import (
+        from dptopic.protocol.secure_sum.cohort_enrollment import (
             make_cohort_invitations,
             read_cohort_directory,
             read_cohort_invitation,
         )
-        from dptopic.protocol.cohorts import CohortPlan
+        from dptopic.protocol.secure_sum.cohorts import CohortPlan
         from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
 
         tmp = Path(tmp)
@@ -230,8 +230,8 @@ class CommitteeServer:
 
     def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
                  registration_s: float | None = None):
-        from dptopic.protocol.enrollment import make_invitations, read_directory
-        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
         from dptopic.service.secure_committee import create_committee_app
         from service_helpers import free_port
 

@@ -627,8 +627,8 @@ class SecureSumServer:
                  ids=None, round_id: str = "round1"):
         import uvicorn
 
-        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
         write_token(tmp / "token", self.TOKEN)
@@ -719,8 +719,8 @@ class InProcessRound:
         import numpy as np
 
         from dptopic.contributor.secure_sum import SecureContributor
-        from dptopic.protocol.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.protocol.secure_sum import SecureSumPlan
+        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.service.secure_sum import SecureRound, SecureSumConfig
 
         self.tmp = Path(tmp)

@@ -456,7 +456,7 @@ def test_topic_bars_show_three_significant_digits():
 
 
 def test_a_secure_sum_in_cohorts_says_how_it_was_split_and_what_a_cohort_server_learned():
-    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
 
     plan = CohortPlan(1.0, 1e-5, 10_000, 1000, 1000, 2000)
     card = privacy_card({"round": {"cohorts": plan.describe()}}, check=False)

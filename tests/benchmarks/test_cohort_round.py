@@ -7,7 +7,7 @@ from dptopic.accounting.skellam import rounded_norms
 from dptopic.contributor.secure_sum import person_cooccurrence, person_presence, quantize
 from dptopic.mechanisms.skellam import skellam_share
 from dptopic.models.secure_sum import released_words
-from dptopic.protocol import cohorts as co
+from dptopic.protocol.secure_sum import cohorts as co
 
 
 def plain_sums(plan, groups, bows, seed, dropped, topics):
@@ -46,7 +46,7 @@ def test_worker_processes_release_the_plain_sum_of_the_survivors_shares(tmp_path
     assert sim.servers and not any(sim.people)             # every cohort's people live in the workers
     drop = {sim.delegates[0][0], next(i for i in sim.groups[1] if i not in sim.delegates[1])}
     assert sim.run(drop0=drop) == "released"
-    from dptopic.protocol.enrollment import contributor_ids
+    from dptopic.protocol.secure_sum.enrollment import contributor_ids
 
     s0, s1, shares = plain_sums(plan, sim.groups, dict(zip(contributor_ids(40), bows)), 4, drop, 3)
     co_ = sim.coordinator

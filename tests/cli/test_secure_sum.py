@@ -536,7 +536,7 @@ def test_submit_takes_part_in_a_committee_round_in_four_requests_the_configurati
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout and "wiped" in r.stdout
         assert srv.round.state == "released"
-        from dptopic.protocol.enrollment import read_invitation
+        from dptopic.protocol.secure_sum.enrollment import read_invitation
 
         if read_invitation(srv.invitation_files[0])["contributor"] not in srv.round.committee:
             assert sent == ["GET /v1/config", *REQUESTS_COMMITTEE]
@@ -569,7 +569,7 @@ def test_submit_takes_part_in_a_committee_cohort_in_four_requests_the_configurat
     from cohort_helpers import LiveCohortRound, play_all, tiny_bows
     from dptopic.contributor.client import ServiceClient
     from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE
-    from dptopic.protocol.secure_committee import committee_of
+    from dptopic.protocol.secure_sum.committee import committee_of
 
     sent = []
     request = ServiceClient.request
@@ -617,8 +617,8 @@ def test_experiment_plays_a_committee_round_over_http(tmp_path):
 
 
 def test_invite_committee_writes_invitations_that_say_so_and_with_cohorts_each_cohorts(tmp_path):
-    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
-    from dptopic.protocol.enrollment import read_invitation
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
+    from dptopic.protocol.secure_sum.enrollment import read_invitation
 
     r = run_dptopic("secure-sum", "invite", "--key", str(tmp_path / "k"), "--count", "3", "--out",
                     str(tmp_path / "inv"), "--committee", "--collusion", "0")
@@ -676,7 +676,7 @@ def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_f
 def test_invite_into_a_folder_it_cannot_write_is_one_line_naming_out_and_the_folder(tmp_path, monkeypatch):
     """``invite --out`` under a folder this user may not write is one line naming --out, the folder and what to do
     (not "error: PermissionError: ..."), found before the enrollment key is made."""
-    from dptopic.protocol import enrollment
+    from dptopic.protocol.secure_sum import enrollment
     from helpers import one_line_error
 
     ro, access = tmp_path / "ro", os.access

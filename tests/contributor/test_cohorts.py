@@ -2,7 +2,7 @@
 import pytest
 
 from cohort_helpers import WORDS, simulation_class, tiny_bows
-from dptopic.protocol import cohorts as co
+from dptopic.protocol.secure_sum import cohorts as co
 
 pytest.importorskip("cryptography")
 

@@ -5,7 +5,7 @@ import pytest
 from dptopic.contributor.secure_committee import CommitteeContributor
 from dptopic.contributor.secure_sum import SecureContributor
 from dptopic.errors import DPTopicError
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import default as ss
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")

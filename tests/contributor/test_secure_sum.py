@@ -258,7 +258,7 @@ def test_under_a_cap_on_the_words_the_server_keeps_the_top_words_and_a_longer_li
     from sqlalchemy import select
 
     from dptopic.models.secure_sum import released_words
-    from dptopic.protocol.secure_sum import triangle_size
+    from dptopic.protocol.secure_sum.default import triangle_size
     from dptopic.service.secure_sum import t_state
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1, epsilon=200.0, max_words=5)
@@ -334,7 +334,7 @@ def test_n_minus_f_of_a_roster_without_its_no_shows_is_the_invitations_f_not_the
     were a server's plan stating more dropouts (6 where the invitation pins 3) let through, a roster of 25 of 30 is
     still refused (27 needed), and so are step members that count 25."""
     from dptopic.contributor import secure_sum as cs
-    from dptopic.protocol.secure_sum import SecureSumPlan
+    from dptopic.protocol.secure_sum.default import SecureSumPlan
 
     rnd = InProcessRound(tmp_path, n=30, dropouts=3, collusion=1)
     rnd.keys()

@@ -78,7 +78,7 @@ def test_the_default_dropout_is_a_tenth_in_a_single_round():
 # ----------------------------------------------------------------------------- rounds in cohorts
 def _seated(n, size, dropouts, collusion=1, round_id="round1"):
     """A cohort plan and each person's cohort and delegacy, the people in the order of their sorted ids."""
-    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
 
     plan = CohortPlan(8.0, 1e-5, n, dropouts, 30, size, collusion)
     groups = plan.cohorts([f"{i:04d}" for i in range(1, n + 1)], round_id)
@@ -144,7 +144,7 @@ def test_a_round_in_cohorts_with_dropouts_releases_without_the_dropped(tmp_path)
     and the summary counts them."""
     from cohort_helpers import LiveCohortRound, tiny_bows
     from dptopic.experiments.secure_sum import choose_cohort_dropouts, play_cohort_round
-    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 
     with LiveCohortRound(tmp_path, 24, 12, dropouts=1) as live:
         invitations = [read_cohort_invitation(f) for f in live.files]
@@ -174,7 +174,7 @@ def test_a_round_in_cohorts_from_two_processes_releases_the_sums_of_one(tmp_path
     the rounds release the same sums; the summary gives the costs per contributor and the server's own."""
     from cohort_helpers import LiveCohortRound, hold_noise_fixed_here, tiny_bows
     from dptopic.experiments.secure_sum import play_cohort_round
-    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 
     sums, summaries, uploads = {}, {}, {}
     for workers in (1, 2):

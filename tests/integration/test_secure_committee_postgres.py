@@ -118,7 +118,7 @@ def test_two_server_processes_serve_a_committee_round_with_each_request_sent_to_
         CommitteeContributor,
         take_part_committee,
     )
-    from dptopic.protocol import secure_committee as sc
+    from dptopic.protocol.secure_sum import committee as sc
 
     shares = {}
     share = CommitteeContributor._share

@@ -5,7 +5,7 @@ import pytest
 
 from dptopic.errors import DPTopicError
 from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
-from dptopic.protocol.secure_sum import SecureSumPlan, triangle_size
+from dptopic.protocol.secure_sum.default import SecureSumPlan, triangle_size
 
 
 def _released(plan, V=50):

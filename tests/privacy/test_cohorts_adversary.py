@@ -12,8 +12,8 @@ import pytest
 from tests.cohort_helpers import WORDS, exact_sum, record_shares, simulation_class, tiny_bows
 
 from dptopic.accounting.skellam import rounded_norms
-from dptopic.protocol import cohorts as co
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import cohorts as co
+from dptopic.protocol.secure_sum import default as ss
 
 N, SIZE = 60, 20
 
@@ -176,7 +176,7 @@ def test_a_server_that_seats_a_contributor_elsewhere_is_refused_before_anything_
                                                                                        said):
     from dptopic.contributor.cohort_client import take_part_in_cohorts
     from dptopic.contributor.secure_sum import ServerLied
-    from dptopic.protocol.cohort_enrollment import read_cohort_invitation
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 
     live = live_round
     lying = _config_lie(live, how)

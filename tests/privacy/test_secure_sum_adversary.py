@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dptopic.contributor.secure_sum import LeftOut, ServerLied
-from dptopic.protocol import secure_sum as ss
-from dptopic.protocol import shamir
+from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import shamir
 from service_helpers import InProcessRound
 
 pytestmark = pytest.mark.service

@@ -19,7 +19,7 @@ found it once: consistency signatures counted from any member of the round), the
 planned, or gets a share or a signature the protocol forbids. The checks made when a contributor joins (the
 configuration, the plan recomputed from its settings, the directory against the invitation's enrollment key, its own
 key and the round's size in it, the epsilon) are refusals tested where they are made:
-``tests/contributor/test_secure_sum.py`` and ``tests/protocol/test_secure_sum.py``
+``tests/contributor/test_secure_sum.py`` and ``tests/protocol/secure_sum/test_default.py``
 (``test_a_stated_plan_is_recomputed_and_a_tampered_one_refused``), ``tests/privacy/test_secure_sum_adversary.py``
 (``test_a_changed_plan_is_refused_by_a_contributor_who_accepted_another``); the plan the invitation pins is in
 :data:`CHECKS`.
@@ -35,9 +35,9 @@ import pytest
 from dptopic.contributor import secure_sum as cs
 from dptopic.contributor.secure_committee import CommitteeContributor
 from dptopic.contributor.secure_sum import LeftOut, SecureContributor, ServerLied
-from dptopic.protocol import secure_committee as sc
-from dptopic.protocol import secure_sum as ss
-from dptopic.protocol import shamir
+from dptopic.protocol.secure_sum import committee as sc
+from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import shamir
 
 pytestmark = pytest.mark.service
 pytest.importorskip("cryptography")
@@ -678,7 +678,7 @@ _REAL_SET_PROBLEM = sc.set_problem
 
 
 def _set_problem_without_neighbours(uploaded, members, graph, least, threshold):
-    """:func:`~dptopic.protocol.secure_committee.set_problem` without its check of each uploader's neighbours."""
+    """:func:`~dptopic.protocol.secure_sum.committee.set_problem` without its check of each uploader's neighbours."""
     return _REAL_SET_PROBLEM(uploaded, members, graph, least, 0)
 
 
@@ -756,7 +756,7 @@ CHECKS = [
     Check("it answers only for the members it masked with", "SecureContributor._answerable",
           answers_for_a_member_not_masked_with, lambda self, phase: dict(self.held)),
     Check("one secret of each neighbour, never both", "cs.RevealLog.answer",
-          pointed("test_secure_sum", "test_a_contributor_never_reveals_both_secrets_of_one_neighbour"),
+          pointed("protocol/secure_sum/test_default", "test_a_contributor_never_reveals_both_secrets_of_one_neighbour"),
           _loosened_reveal_log),
     # the committee mode
     Check("the committee is the public one the roster gives", "CommitteeContributor._check_committee",
@@ -779,7 +779,7 @@ which goes red without it). Not here, as no lie gets past the code without them:
 (:meth:`SecureContributor._check_entry_keys`: the X25519 agreement itself refuses one, ``tests/protocol/
 test_secure_sum.py::test_the_low_order_list_is_exactly_the_keys_whose_agreement_is_zero``), and a committee blob's
 signature (:meth:`CommitteeContributor._upload_signed`: a blob another than its maker's fails its AES-GCM
-authentication, bound to the uploader, the member and the step, ``tests/protocol/test_secure_committee.py``)."""
+authentication, bound to the uploader, the member and the step, ``tests/protocol/secure_sum/test_committee.py``)."""
 
 
 def _seam(where: str):

@@ -1,10 +1,10 @@
-"""A lying server against the secure sum's committee mode (``dptopic.protocol.secure_committee``): each attack of the
-module note, played with the real contributors and server in process; the server learns no one's statistic, and
+"""A lying server against the secure sum's committee mode (``dptopic.protocol.secure_sum.committee``): each attack of
+the module note, played with the real contributors and server in process; the server learns no one's statistic, and
 where it asks for what it must not have, nothing is revealed."""
 import pytest
 
-from dptopic.protocol import secure_committee as sc
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import committee as sc
+from dptopic.protocol.secure_sum import default as ss
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")

@@ -16,8 +16,8 @@ from cohort_helpers import (
     tiny_bows,
 )
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory
-from dptopic.protocol.cohorts import CohortPlan, cohort_round_id
+from dptopic.protocol.secure_sum.cohort_enrollment import make_cohort_invitations, read_cohort_directory
+from dptopic.protocol.secure_sum.cohorts import CohortPlan, cohort_round_id
 from dptopic.service.cohort_app import CohortServer, CohortSumConfig
 from service_helpers import http
 

@@ -11,7 +11,7 @@ import pytest
 
 from cohort_helpers import LiveCohortRound, exact_sum, play_all, record_shares, tiny_bows
 from dptopic.errors import ParameterError
-from dptopic.protocol.secure_committee import committee_of
+from dptopic.protocol.secure_sum.committee import committee_of
 from service_helpers import http
 
 pytestmark = [pytest.mark.service, pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")]
@@ -196,7 +196,7 @@ def test_a_round_in_committee_cohorts_the_ledger_refuses_fails_every_round_with_
 
 
 def test_a_round_in_committee_cohorts_refuses_a_committee_no_cohort_carries(tmp_path):
-    from dptopic.protocol.cohorts import CohortPlan
+    from dptopic.protocol.secure_sum.cohorts import CohortPlan
 
     with pytest.raises(ParameterError, match="cohort 0 of 20"):
         CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee=4)

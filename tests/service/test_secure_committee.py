@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.protocol import secure_committee as sc
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import committee as sc
+from dptopic.protocol.secure_sum import default as ss
 from dptopic.service.secure_sum import ApiError
 
 pytest.importorskip("cryptography")
@@ -41,7 +41,7 @@ def test_a_round_with_a_tenth_dropping_releases_the_uploaders_exact_sums_in_thre
 
 
 def test_a_strangers_or_a_forged_prekey_bundle_is_refused(rnd, tmp_path):
-    from dptopic.protocol.enrollment import make_invitations, read_invitation
+    from dptopic.protocol.secure_sum.enrollment import make_invitations, read_invitation
 
     make_invitations(tmp_path / "other.key", 3, tmp_path / "other", round_id="round1", collusion=0)
     stranger = read_invitation(sorted((tmp_path / "other").glob("invitation-*.json"))[0])
@@ -106,7 +106,7 @@ def _live_committee_round(tmp_path, n: int):
     ``(app, url)``."""
     import uvicorn
 
-    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
     from dptopic.service.secure_committee import create_committee_app
     from service_helpers import free_port, start_uvicorn, stop_uvicorn
 
@@ -460,7 +460,7 @@ def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_re
     from cohort_helpers import tiny_bows
     from committee_helpers import CommitteeServer
     from dptopic.contributor.secure_committee import take_part_committee
-    from dptopic.protocol.enrollment import read_invitation
+    from dptopic.protocol.secure_sum.enrollment import read_invitation
     from dptopic.service.secure_committee import StoredCommitteeRound
     from service_helpers import http
 
@@ -488,7 +488,7 @@ def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_re
         with pytest.raises(Exception, match="round_closed"):
             take_part_committee(srv.url, bows[5], late, tmp_path / "s5.json", timeout=5)
     plan = ss.SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0, committee="auto")
-    from dptopic.protocol.enrollment import read_directory
+    from dptopic.protocol.secure_sum.enrollment import read_directory
 
     directory = read_directory(tmp_path / "inv" / "directory.json")
     db = f"sqlite:///{tmp_path}/stored.sqlite"

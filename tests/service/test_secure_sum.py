@@ -11,7 +11,7 @@ import pytest
 from dptopic.contributor.secure_client import take_part
 from dptopic.contributor.secure_sum import SecureContributor
 from dptopic.errors import DPTopicError
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import default as ss
 from service_helpers import InProcessRound, SecureSumServer, person_bow
 
 pytestmark = pytest.mark.service
@@ -922,7 +922,7 @@ def test_the_server_starts_only_the_plan_and_mode_its_directory_names(tmp_path):
     is refused in one line before it serves or stores anything (its contributors would refuse it); a round's
     database restarts only in the mode it was stored in."""
     from dptopic.errors import ParameterError
-    from dptopic.protocol.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
     from dptopic.service.secure_committee import CommitteeRound, StoredCommitteeRound
     from dptopic.service.secure_sum import SecureRound, SecureSumConfig
     from dptopic.service.startup import secure_sum_settings

@@ -366,7 +366,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
 
 
 def cohorts_text(report: dict) -> str | None:
-    """A secure sum run in cohorts (:mod:`dptopic.protocol.cohorts`): how the round was split, what each cohort's
+    """A secure sum run in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`): how the round was split, what each
+    cohort's
     server learned, the dropouts and threshold per cohort, and the ring of the total; None for any other round."""
     c = (report.get("round") or {}).get("cohorts") if isinstance(report.get("round"), dict) else None
     if not isinstance(c, dict):

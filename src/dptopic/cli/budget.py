@@ -61,7 +61,7 @@ def read_ids(a) -> tuple:
             if given is not None:
                 raise DPTopicError(f"{flag} is read with --ids FILE (the people invited): add --ids, or drop {flag}.")
         return None, None
-    from ..protocol.person_ids import read_person_ids  # read on use: the CLI's start-up stays light
+    from ..protocol.secure_sum.person_ids import read_person_ids  # read on use: the CLI's start-up stays light
 
     return read_person_ids(a.ids, a.user_field), ledger_file(a)
 

@@ -123,8 +123,10 @@ def serve_secure_sum(a, setting_names=None) -> None:
     if a.directory is None:
         raise DPTopicError("--report-kind secure-sum needs --directory FILE: the operator's signed list of invited"
                            " contributors ('dptopic secure-sum invite' writes it); without one anyone could join.")
-    from ..protocol.cohort_enrollment import is_cohort_directory  # loaded when the command runs, off start-up
-    from ..protocol.enrollment import read_directory  # (as above)
+    from ..protocol.secure_sum.cohort_enrollment import (
+        is_cohort_directory,  # loaded when the command runs, off start-up
+    )
+    from ..protocol.secure_sum.enrollment import read_directory  # (as above)
 
     if a.cohort_size is not None or _is_cohort_directory_file(a.directory, is_cohort_directory):
         return _serve_cohorts(a, setting_names)
@@ -201,7 +203,10 @@ def _is_cohort_directory_file(path, is_cohort_directory) -> bool:
 
 def _serve_cohorts(a, setting_names) -> None:
     """``dptopic serve --report-kind secure-sum --cohort-size S``: a round in cohorts (docs/secure_sum.md)."""
-    from ..protocol.cohort_enrollment import is_cohort_directory, read_cohort_directory  # when the command runs
+    from ..protocol.secure_sum.cohort_enrollment import (  # when the command runs
+        is_cohort_directory,
+        read_cohort_directory,
+    )
     from ..service import startup  # deferred: loads numpy
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
@@ -262,7 +267,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     from ..contributor.secure_sum import check_config  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
-    from ..protocol.enrollment import read_invitation  # (as above)
+    from ..protocol.secure_sum.enrollment import read_invitation  # (as above)
 
     if a.invitation is None:
         raise DPTopicError(f"the server at {a.server} runs a secure sum, which takes invited contributors only: give"
@@ -313,7 +318,7 @@ def maybe_submit_secure_sum(a) -> bool:
     the configuration, whatever the round: the server's epsilon is checked against ``--max-epsilon`` and the
     documents read before anything is sent (a committee round then takes 4 requests, a single round 9 at most)."""
     from ..contributor.client import ServiceClient  # deferred: loads numpy
-    from ..protocol.enrollment import read_invitation  # (as above)
+    from ..protocol.secure_sum.enrollment import read_invitation  # (as above)
 
     invited = getattr(a, "invitation", None) is not None
     if invited:
@@ -350,7 +355,7 @@ def submit_cohorts(a, cfg: dict) -> None:
     from ..contributor.secure_client import person_bow, state_path  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
-    from ..protocol.cohort_enrollment import read_cohort_invitation  # (as above)
+    from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation  # (as above)
 
     if a.invitation is None:
         raise DPTopicError(f"the server at {a.server} runs a secure sum in cohorts, which takes invited contributors"
@@ -435,8 +440,10 @@ def register(sub) -> None:
 
 def cmd_invite(a) -> None:
     """``dptopic secure-sum invite``."""
-    from ..protocol.cohort_enrollment import make_cohort_invitations  # loaded when the command runs, off start-up
-    from ..protocol.enrollment import make_invitations  # (as above)
+    from ..protocol.secure_sum.cohort_enrollment import (
+        make_cohort_invitations,  # loaded when the command runs, off start-up
+    )
+    from ..protocol.secure_sum.enrollment import make_invitations  # (as above)
 
     if a.count is None and a.ids is None:
         raise DPTopicError("secure-sum invite needs --count N (contributors to invite) or --ids FILE (one per id).")
@@ -498,7 +505,7 @@ def cmd_experiment(a) -> None:
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..experiments.secure_sum import secure_sum_experiment  # loaded when the command runs, off the start-up path
-    from ..protocol.enrollment import read_invitations  # (as above)
+    from ..protocol.secure_sum.enrollment import read_invitations  # (as above)
     from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
 
     servers = list(a.server)
@@ -514,7 +521,7 @@ def cmd_experiment(a) -> None:
     client, cfg = ServiceClient(servers[0], retries=3), cfgs[0]
     with flag_errors(PLAN_FLAGS):
         if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: its invitations, one per person
-            from ..protocol.cohort_enrollment import read_cohort_invitation  # (as above)
+            from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation  # (as above)
 
             files = sorted(Path(a.invitations).glob("invitation-*.json")) if Path(a.invitations).is_dir() else []
             if not files:

@@ -2,7 +2,8 @@
 
 The server's root names the cohort plan (``GET /v1/config``); the contributor checks it against its invitation
 (the layout it was invited under: the round's size, the cohort size, the dropouts and collusion that seat the round),
-finds its cohort by the plan's rule (:func:`~dptopic.protocol.cohort_enrollment.seating`: a hash of the round's id
+finds its cohort by the plan's rule (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.seating`: a hash of the
+round's id
 and every id, never the server's say), refuses a server that seats anyone elsewhere, and plays its cohort's round at
 the address the server gives for it (:func:`~dptopic.contributor.secure_client.take_part`, with every check of a
 single round and those of :class:`~dptopic.contributor.cohorts.CohortContributor`). A delegate plays the bridge's
@@ -17,9 +18,9 @@ import threading
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..protocol.cohort_enrollment import plan_layout, read_cohort_invitation, seating
-from ..protocol.cohorts import COHORT_PATH, CohortPlan
-from ..protocol.enrollment import layout_difference
+from ..protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_invitation, seating
+from ..protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
+from ..protocol.secure_sum.enrollment import layout_difference
 from .client import ServiceClient
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
 from .secure_client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
@@ -47,8 +48,8 @@ def _groups(round_id: str, layout: dict) -> list:
 
 def check_cohort_config(config, invitation: dict) -> tuple[CohortPlan, int]:
     """``(plan, cohort)``: the server's cohort plan (its root's ``/v1/config``) checked against ``invitation``
-    (:func:`~dptopic.protocol.cohort_enrollment.read_cohort_invitation`'s) and this person's cohort by the plan's
-    rule; one line naming what the server claimed otherwise, before anything is computed or sent."""
+    (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.read_cohort_invitation`'s) and this person's cohort by the
+    plan's rule; one line naming what the server claimed otherwise, before anything is computed or sent."""
     accepted = invitation.get("cohorts")
     if accepted is None:
         raise DPTopicError("the server runs a round in cohorts, but your invitation is to a single round: ask the"
@@ -105,7 +106,8 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
                          retries: int = 8, leave_after_masking: bool = False,
                          stop: threading.Event | None = None) -> dict:
     """Play one person's part of a round in cohorts at ``server`` (module note), holding ``invitation`` (a file path
-    or :func:`~dptopic.protocol.cohort_enrollment.read_cohort_invitation`'s dict). ``state``: the cohort round's
+    or :func:`~dptopic.protocol.secure_sum.cohort_enrollment.read_cohort_invitation`'s dict). ``state``: the cohort
+    round's
     state file (a delegate's bridge state lies beside it, :func:`bridge_state_path`), or None. Returns the cohort
     round's summary (:func:`~dptopic.contributor.secure_client.take_part`'s) with ``cohort``, ``cohorts`` and, for a
     delegate, ``bridge`` (the bridge round's). ``leave_after_masking``: the person masks its uploads of step 0 (a
@@ -179,8 +181,8 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
                                 client_timeout: float, leave_after_masking: bool, stop) -> dict:
     """:func:`take_part_in_cohorts` with an invitation to a round in committee cohorts. An ordinary member's first
     request is its keys, posted to its cohort's round at the invitation's cohort
-    (:data:`~dptopic.protocol.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round in
-    cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
+    (:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round
+    in cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
     computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_committee
     .take_part_committee`): 3 requests. A delegate (with a state file) reads the configurations first and starts the
     bridge's default round at once, from a thread of its own, before it posts its keys to its cohort: the bridge then

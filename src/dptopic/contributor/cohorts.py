@@ -1,4 +1,4 @@
-"""A person's side of a round in cohorts (:mod:`dptopic.protocol.cohorts`, read its note first).
+"""A person's side of a round in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first).
 
 A member of a cohort is a :class:`~dptopic.contributor.secure_sum.SecureContributor` of its cohort's round with
 three differences: its noise share and quantization scale are the whole round's (:class:`CohortPlan`), not its
@@ -17,8 +17,15 @@ import numpy as np
 from ..accounting.skellam import rounded_norms
 from ..errors import DPTopicError
 from ..mechanisms.skellam import skellam_share
-from ..protocol.cohorts import CohortPlan, bridge_round_id, check_bridge, check_delegates, cohort_round_id, pad
-from ..protocol.secure_sum import PHASES, from_ring, to_ring, triangle_size
+from ..protocol.secure_sum.cohorts import (
+    CohortPlan,
+    bridge_round_id,
+    check_bridge,
+    check_delegates,
+    cohort_round_id,
+    pad,
+)
+from ..protocol.secure_sum.default import PHASES, from_ring, to_ring, triangle_size
 from .secure_committee import CommitteeContributor
 from .secure_sum import SecureContributor, ServerLied, quantize
 
@@ -152,7 +159,8 @@ class BridgeContributor(SecureContributor):
 
 
 class CohortCommitteeContributor(CohortContributor, CommitteeContributor):
-    """One person in a committee-mode cohort (``CohortPlan(committee=...)``; :mod:`dptopic.protocol.cohorts`'s note,
+    """One person in a committee-mode cohort (``CohortPlan(committee=...)``;
+    :mod:`dptopic.protocol.secure_sum.cohorts`'s note,
     "A committee in each cohort"): a :class:`~dptopic.contributor.secure_committee.CommitteeContributor` of its
     cohort's round with :class:`CohortContributor`'s differences (the round's noise and scale, a delegate's pad). On
     the committee, it signs and answers only for a set of uploads that holds at least ``t + 1`` of its cohort's

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DPTopicError
-from ..protocol.enrollment import read_invitation
+from ..protocol.secure_sum.enrollment import read_invitation
 from .client import ServerError, ServiceClient, default_state_folder
 from .secure_sum import LeftOut, SecureContributor, state_file_name
 
@@ -70,7 +70,8 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
               poll: float = 0.5, timeout: float = 3600.0, contributor: SecureContributor | None = None,
               stop: threading.Event | None = None, leave_after_masking: bool = False) -> dict:
     """Run every step of the server's round for one person holding ``invitation`` (a file path or
-    :func:`~dptopic.protocol.enrollment.read_invitation`'s dict); returns a summary. Each message is posted with
+    :func:`~dptopic.protocol.secure_sum.enrollment.read_invitation`'s dict); returns a summary. Each message is posted
+    with
     ``?wait=NEXT`` (post-and-wait): its answer, once the round reaches the next step, carries that step's view (with
     the roster, or the neighbours' consistency signatures, where they are needed next), so a round whose steps each
     close within a long poll (:data:`LONG_POLL_S`) takes :data:`REQUESTS`, 9 requests per contributor: the

@@ -1,4 +1,4 @@
-"""A person's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
+"""A person's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_sum.committee`, read its note
 first): one upload per sum for everyone, the consistency and unmasking steps for the committee's members only.
 
 :class:`CommitteeContributor` is a :class:`~dptopic.contributor.secure_sum.SecureContributor` (the same
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from .._io import atomic_write_bytes
 from ..errors import DPTopicError
-from ..protocol import secure_committee as sc
-from ..protocol.enrollment import read_invitation
-from ..protocol.secure_sum import digest, keys_message, prg, set_digest, sign, to_ring, verify
+from ..protocol.secure_sum import committee as sc
+from ..protocol.secure_sum.default import digest, keys_message, prg, set_digest, sign, to_ring, verify
+from ..protocol.secure_sum.enrollment import read_invitation
 from .client import ServerError, ServiceClient
 from .secure_sum import STATE_FORMAT, STATE_VERSION, ContributorSecrets, LeftOut, SecureContributor, ServerLied
 
@@ -63,7 +63,7 @@ class CommitteeContributor(SecureContributor):
 
     def check_round(self, roster, committee) -> list:
         """The closed roster (checked as today, and every committee member's entry signed by its member) and the
-        committee the server names, refused unless it is the public one (:func:`~dptopic.protocol.secure_committee.
+        committee the server names, refused unless it is the public one (:func:`~dptopic.protocol.secure_sum.committee.
         committee_of` of the roster's ids)."""
         roster = self.check_roster(roster)
         mine = sc.committee_of(list(roster), self.round_id, self.plan.committee)
@@ -142,7 +142,7 @@ class CommitteeContributor(SecureContributor):
 
     def _checked_set(self, phase: int, view: dict) -> frozenset:
         """The set of uploads of ``phase`` the server names, checked as a survivor checks it today
-        (:func:`~dptopic.protocol.secure_committee.set_problem`) against the members this member masked with."""
+        (:func:`~dptopic.protocol.secure_sum.committee.set_problem`) against the members this member masked with."""
         uploaded = self._ids(view.get("uploaded"), f"uploads of step {phase}")
         up = self._id_set(uploaded, f"uploads of step {phase}")
         masked = self._masked_set(phase)
@@ -181,7 +181,7 @@ class CommitteeContributor(SecureContributor):
 
         ``uploads``: ``{uploader: {"sha": hex SHA-256 of its body, "pairs": its pair commitments' digest, "path":
         the Merkle path of this member's blob digest, "signature", "blob"}}`` (the blob addressed to this member;
-        :func:`~dptopic.protocol.secure_committee.signed_upload`)."""
+        :func:`~dptopic.protocol.secure_sum.committee.signed_upload`)."""
         self._live()
         self._member()
         up = self._checked_set(phase, view)

@@ -1,7 +1,7 @@
 """A person's side of a secure-sum round, transport-free: their secrets, every check of what the server says, their
 signed messages, masked uploads and answers.
 
-The protocol, its graph, its signed messages and its plan are :mod:`dptopic.protocol.secure_sum` (read its note
+The protocol, its graph, its signed messages and its plan are :mod:`dptopic.protocol.secure_sum.default` (read its note
 first); what is computed here sees the person's documents or secrets and runs on their machine only. The transport
 (HTTP, waiting between steps) is :mod:`dptopic.contributor.secure_client`'s.
 
@@ -31,9 +31,8 @@ from ..accounting.skellam import rounded_norms
 from ..errors import DPTopicError
 from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
 from ..mechanisms.skellam import SecureUniform, skellam_share
-from ..protocol import shamir
-from ..protocol.enrollment import check_directory, layout_difference, layout_of
-from ..protocol.secure_sum import (
+from ..protocol.secure_sum import shamir
+from ..protocol.secure_sum.default import (
     PHASES,
     ROUND_ID,
     SecureSumPlan,
@@ -58,6 +57,7 @@ from ..protocol.secure_sum import (
     valid_x25519,
     verify,
 )
+from ..protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
 
 STATE_FORMAT = "dptopic-secure-sum-state"
 STATE_VERSION = 2
@@ -319,10 +319,11 @@ def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- the server's configuration
 def check_invitation(plan: SecureSumPlan, invitation: dict) -> None:
     """The server's ``plan`` against what ``invitation`` (a single round's,
-    :func:`~dptopic.protocol.enrollment.read_invitation`'s) pins: the mode (a committee or none) and the operator's
-    layout (the round's size, dropouts and collusion: :data:`~dptopic.protocol.enrollment.LAYOUT_KEYS`). One line
-    naming what differs and what to do, before anything is computed or sent: a server that states fewer colluders
-    lowers the threshold (:mod:`dptopic.protocol.enrollment`'s note)."""
+    :func:`~dptopic.protocol.secure_sum.enrollment.read_invitation`'s) pins: the mode (a committee or none) and the
+    operator's
+    layout (the round's size, dropouts and collusion: :data:`~dptopic.protocol.secure_sum.enrollment.LAYOUT_KEYS`). One
+    line naming what differs and what to do, before anything is computed or sent: a server that states fewer colluders
+    lowers the threshold (:mod:`dptopic.protocol.secure_sum.enrollment`'s note)."""
     rid = str(invitation.get("round_id"))[:64]
     if bool(plan.committee) != bool(invitation.get("committee", False)):
         if plan.committee:
@@ -377,7 +378,7 @@ def check_config(config, invitation: dict | None = None) -> dict:
 
 class SecureContributor:
     """One person (all of ``bow``'s documents) in one round, holding ``invitation``
-    (:func:`~dptopic.protocol.enrollment.read_invitation`'s).
+    (:func:`~dptopic.protocol.secure_sum.enrollment.read_invitation`'s).
 
     ``state``: a JSON file path or None (kept nowhere: a rerun cannot resume). ``rng``: a numpy Generator for a
     simulation's rounding and noise (tests, benchmarks); by default (None) they come from the OS CSPRNG
@@ -823,7 +824,7 @@ class SecureContributor:
         until ``T`` are found), before anything is revealed. Honest contributors sign one set per step, so no two
         sets gather ``T`` signatures among one contributor's ``d`` neighbours (``2 T - t > d``): this contributor
         acts on the one set its own neighbourhood signed, and contributors close on the ring act on the same set
-        (:mod:`dptopic.protocol.secure_sum`'s note). Signatures from anyone else count for nothing: a server can
+        (:mod:`dptopic.protocol.secure_sum.default`'s note). Signatures from anyone else count for nothing: a server can
         gather those for any set it likes."""
         if not isinstance(signatures, dict):
             raise ServerLied(f"the server's consistency signatures of step {phase} are not an object: nothing"

@@ -24,8 +24,8 @@ from ..contributor.secure_client import ORDER, person_bows, play_committee_part,
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
-from ..protocol.cohorts import CohortPlan
-from ..protocol.person_ids import seat_by_person
+from ..protocol.secure_sum.cohorts import CohortPlan
+from ..protocol.secure_sum.person_ids import seat_by_person
 
 """The longest a contributor process waits for the round to reach its next step."""
 
@@ -220,8 +220,8 @@ def choose_cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | 
     person): ``round(dropout * n)`` people (``dropout`` None: the ``dropouts`` the round's ``plan`` expects) chosen at
     random from ``seed`` among those the plan tolerates, person ``i`` being in cohort ``cohort[i]`` and one of its
     delegates when ``delegate[i]``: each cohort at most its dropout tolerance (:attr:`CohortPlan.cohort_dropouts
-    <dptopic.protocol.cohorts.CohortPlan.cohort_dropouts>`), keeping ``collusion + 1`` of its delegates, and the
-    bridge at most its own. A share above what the plan tolerates is refused in one line."""
+    <dptopic.protocol.secure_sum.cohorts.CohortPlan.cohort_dropouts>`), keeping ``collusion + 1`` of its delegates, and
+    the bridge at most its own. A share above what the plan tolerates is refused in one line."""
     cohort = np.asarray(cohort, dtype=np.int64)
     delegate = np.asarray(delegate, dtype=bool)
     n = len(cohort)
@@ -259,7 +259,7 @@ def choose_cohort_dropouts(plan: CohortPlan, cohort, delegate, dropout: float | 
 def play_cohort_round(server: str, bows, invitations, dropout: float | None = None, token: str | None = None, *,
                       seed=None, workers: int | None = None, threads: int = 8, verbose: int = 1,
                       initializer=None) -> dict:
-    """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.cohort_enrollment.
+    """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.secure_sum.cohort_enrollment.
     read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, from ``workers``
     contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of the people
     (:func:`~dptopic.contributor.cohort_client.play_cohort_part`: every round its people play, their cohorts' and the

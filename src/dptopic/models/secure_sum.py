@@ -3,7 +3,7 @@ only).
 
 The releases are those of ``DocDPCooccurrence(unit="user")`` (each person's presence vector with a document entry,
 then each person's co-occurrence matrix over the kept words, both bounded to norm 1 per person), summed by the
-contributors' secure aggregation with Skellam noise (:mod:`dptopic.protocol.secure_sum`) instead of the server's
+contributors' secure aggregation with Skellam noise (:mod:`dptopic.protocol.secure_sum.default`) instead of the server's
 Gaussian noise. The word choice between them and the topics are read as that trainer reads them, by
 ``"refined-anchors"`` recovery; the model is a :class:`SecureSumTopics` (a ``DocDPCooccurrence`` whose privacy report
 is the secure sum's).
@@ -24,7 +24,7 @@ from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
 from ..moments.vector_prior import resolve_vectors, vectors_entry
 from ..person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_text
-from ..protocol.secure_sum import SecureSumPlan, triangle_size, triangle_to_matrix
+from ..protocol.secure_sum.default import SecureSumPlan, triangle_size, triangle_to_matrix
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 
 TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
@@ -53,8 +53,8 @@ COMMITTEE_TRUST_MODEL = (
 
 def trust_model(plan) -> str:
     """The card's trust model for a round run with ``plan``: the committee mode's when the plan has a committee; a
-    round in cohorts' (a :class:`~dptopic.protocol.cohorts.CohortPlan`: its cohorts, delegates and bridge, and a
-    committee per cohort when it has one) for such a plan."""
+    round in cohorts' (a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`: its cohorts, delegates and bridge,
+    and a committee per cohort when it has one) for such a plan."""
     if hasattr(plan, "cohort_plans"):
         return plan.trust_model()
     if plan.committee:
@@ -66,8 +66,8 @@ def trust_model(plan) -> str:
 def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
     """``(kept, counts, sigma_rank, sigma, word_threshold, expected_false)`` from the unmasked first sum (post-
     processing, as ``DocDPCooccurrence``'s ``n_words="auto"`` with ``recovery="refined-anchors"``, at most the plan's
-    :attr:`~dptopic.protocol.secure_sum.SecureSumPlan.max_kept_words` words, those of highest noisy count): ``shares``
-    contributors' noise shares are in it."""
+    :attr:`~dptopic.protocol.secure_sum.default.SecureSumPlan.max_kept_words` words, those of highest noisy count):
+    ``shares`` contributors' noise shares are in it."""
     V = plan.vocab_size
     released = np.asarray(presence_sum, dtype=np.float64) / plan.scale
     if released.shape != (V + 1,):

@@ -1,5 +1,5 @@
 """The server of a round in cohorts (``dptopic serve``'s secure sum with a cohort size): one process serves
-every cohort's round, the bridge and the coordinator (:mod:`dptopic.protocol.cohorts`, read its note first).
+every cohort's round, the bridge and the coordinator (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first).
 
 Each cohort's round and the bridge's is a :class:`~dptopic.service.cohorts.CohortRound`: the secure sum's server,
 with its own SQLite file beside the round's database (``round.db`` gives ``round-c0.db``, ``round-c1.db``, ...,
@@ -12,7 +12,7 @@ bridge's are in for a step, it reads the round's sum, chooses the kept words (st
 or builds the model (step 1) that every cohort then serves.
 
 The root serves what a contributor reads first: ``GET /v1/config`` (the cohort plan, :meth:`CohortPlan.to_dict
-<dptopic.protocol.cohorts.CohortPlan.to_dict>`, each cohort's members and where each round is served; a
+<dptopic.protocol.secure_sum.cohorts.CohortPlan.to_dict>`, each cohort's members and where each round is served; a
 contributor finds its cohort by the plan's rule and refuses a server that seats anyone elsewhere), ``GET
 /v1/secure/round`` (every round's step), ``GET /v1/model`` (the released model, for ``dptopic pull``) and ``POST
 /v1/admin/secure/close`` (the admin closes the round's step, the earliest of its rounds', in every round at that step,
@@ -38,9 +38,9 @@ from starlette.routing import Mount, Route
 
 from ..corpus import Vocabulary
 from ..errors import DPTopicError, ParameterError, ParameterText
-from ..protocol.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
-from ..protocol.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
-from ..protocol.enrollment import layout_difference
+from ..protocol.secure_sum.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
+from ..protocol.secure_sum.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
+from ..protocol.secure_sum.enrollment import layout_difference
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
 from .lifespan import frozen_lifespan
@@ -58,8 +58,9 @@ threads)."""
 @dataclass
 class CohortSumConfig:
     """What the server of a round in cohorts is started with: :class:`~dptopic.service.secure_sum.SecureSumConfig`'s
-    settings, with the round's :class:`~dptopic.protocol.cohorts.CohortPlan` as ``plan`` and the operator's cohort
-    directory (:func:`~dptopic.protocol.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
+    settings, with the round's :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan` as ``plan`` and the operator's
+    cohort directory (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.make_cohort_invitations`) as ``directory``.
+    ``database``:
     a SQLite file; each round's file lies beside it (:meth:`database_of`). ``ledger`` and ``ledger_dataset``: the
     dataset ledger the whole round is charged to, once, before any of its rounds unmasks anything
     (:meth:`~dptopic.service.cohorts.Coordinator.charge`)."""

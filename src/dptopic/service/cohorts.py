@@ -1,4 +1,4 @@
-"""The servers of a round in cohorts (:mod:`dptopic.protocol.cohorts`, read its note first): one
+"""The servers of a round in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first): one
 :class:`CohortRound` per cohort and one for the bridge, and the :class:`Coordinator` that adds their totals.
 
 A :class:`CohortRound` is the secure sum's server (:class:`~dptopic.service.secure_sum.SecureRound`: the same
@@ -6,7 +6,8 @@ admission, checks, durable receipts and running sums, the same unmasking) with o
 release but a padded total (its cohort's sum minus its delegates' pads, or the bridge's sum of pads), uniform in the
 ring, which it keeps (durably) for the coordinator and does not check for a wrap-around (a padded total is meant to
 look like one). The round stays at its unmask step until the coordinator, holding every cohort's padded total and the
-bridge's, reads the round's sum (:func:`~dptopic.protocol.cohorts.combine`), chooses the kept words (step 0, on the
+bridge's, reads the round's sum (:func:`~dptopic.protocol.secure_sum.cohorts.combine`), chooses the kept words (step 0,
+on the
 whole round's presence sum) or builds the model (step 1) and hands them to every cohort: each cohort's server then
 serves the round's model.
 """
@@ -25,8 +26,8 @@ from sqlalchemy import select
 from .._io import load_bundle
 from ..accounting.skellam import rounded_norms
 from ..errors import DPTopicError
-from ..protocol import secure_sum as ss
-from ..protocol.cohorts import CohortPlan, combine
+from ..protocol.secure_sum import default as ss
+from ..protocol.secure_sum.cohorts import CohortPlan, combine
 from .ledger import charge_secure_round
 from .secure_sum import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
 
@@ -186,7 +187,8 @@ class Coordinator:
     def charge(self) -> bool:
         """The whole round charged to the dataset ledger, once, before any cohort's or the bridge's first unmasking
         (each waits for it: :meth:`CohortRound._may_unmask`): once every cohort has closed the uploads of step 0,
-        at the round's plan's bound (:attr:`CohortPlan.round_plan <dptopic.protocol.cohorts.CohortPlan.round_plan>`:
+        at the round's plan's bound (:attr:`CohortPlan.round_plan
+        <dptopic.protocol.secure_sum.cohorts.CohortPlan.round_plan>`:
         the noise is the whole round's), to every person who uploaded to their cohort in step 0
         (:func:`~dptopic.service.ledger.charge_secure_round`, as a single round). The debit is marked in the bridge's
         database (:data:`LEDGER_MARK`): a restart after it charges nothing more, and a process killed between the

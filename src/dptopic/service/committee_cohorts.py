@@ -1,5 +1,5 @@
 """A round in cohorts whose cohorts are committee-mode rounds (``CohortPlan(committee=...)``; read the note of
-:mod:`dptopic.protocol.cohorts`, "A committee in each cohort", first).
+:mod:`dptopic.protocol.secure_sum.cohorts`, "A committee in each cohort", first).
 
 :class:`CommitteeCohortRound` is a cohort's server: a :class:`~dptopic.service.secure_committee.CommitteeRound`
 (the same prekeys, uploads with their committee blobs, signatures and answers, the same checks and refusals) whose
@@ -16,8 +16,8 @@ until the coordinator's one debit of the whole round (:meth:`~dptopic.service.co
 by the coordinator (:meth:`unmask_held`).
 
 :func:`committee_cohort_app` serves one cohort's round at its prefix
-(:data:`~dptopic.protocol.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding the
-round in cohorts' own (``cohort_root``), so that an ordinary member's first request, its keys posted to its cohort,
+(:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding
+the round in cohorts' own (``cohort_root``), so that an ordinary member's first request, its keys posted to its cohort,
 brings everything it checks (3 requests in all)."""
 from __future__ import annotations
 
@@ -149,7 +149,8 @@ class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
 
 def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
                          database: str | None = None, ledger=None, schema: str | None = None):
-    """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.SecureSumPlan`, with
+    """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`,
+    with
     a committee; ``directory``: its signed directory): :func:`~dptopic.service.secure_committee.create_committee_app`
     over a :class:`CommitteeCohortRound`, whose model, once the coordinator hands it over, its ``/v1/model`` serves.
     ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there).

@@ -13,8 +13,8 @@ releases that held their documents and the served ones.
   anything of it, at the plan's bound; a round the ledger refuses fails with nothing revealed.
 
 **The same people as the central releases.** A person is charged under the name the route gives them. The
-operator's invitations to a round can name each person (:mod:`dptopic.protocol.person_ids`): the directory then
-gives each invitation's pseudonym for the round, made by the ledger from the person's id, and the round is charged
+operator's invitations to a round can name each person (:mod:`dptopic.protocol.secure_sum.person_ids`): the directory
+then gives each invitation's pseudonym for the round, made by the ledger from the person's id, and the round is charged
 to those people, whom the server never learns. A contributor of local reports or FedLDA rounds can send the
 pseudonym the ledger made for them for a collection (:data:`~dptopic.dataset_ledger.pseudonyms.COLLECTION`), and is
 then charged as that person; any other name is a person of its own.
@@ -116,7 +116,7 @@ def round_people(directory, ledger, contributors=None) -> tuple[str | None, dict
     context), or, where the invitations name no people, their number (context None). A directory whose pseudonyms
     ``ledger`` (a :class:`~dptopic.dataset_ledger.ledger.DatasetLedger`) did not make is refused in one line: the
     round would be charged to no one."""
-    from ..protocol.person_ids import people_of  # read when a ledger is named: the server starts light
+    from ..protocol.secure_sum.person_ids import people_of  # read when a ledger is named: the server starts light
 
     found = people_of(directory)
     if found is None:
@@ -139,7 +139,7 @@ def check_round_people(directory, ledger) -> int:
     """Before a round starts: the number of people its ``directory``'s invitations name (0 for none), each a
     pseudonym of ``ledger`` (a path or URL, or None) for the round; refused in one line where they name people and
     no ledger, or another ledger, is given (the round could not be charged to them)."""
-    from ..protocol.person_ids import people_of  # read when a ledger is named: the server starts light
+    from ..protocol.secure_sum.person_ids import people_of  # read when a ledger is named: the server starts light
 
     found = people_of(directory)
     if found is None:

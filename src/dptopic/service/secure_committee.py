@@ -1,4 +1,4 @@
-"""The server's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_committee`, read its note
+"""The server's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_sum.committee`, read its note
 first): the prekey bundles, the uploads with their committee blobs, the committee's consistency signatures and
 answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a committee-mode round).
 
@@ -35,9 +35,9 @@ from starlette.routing import Route
 
 from ..corpus import Vocabulary
 from ..errors import DPTopicError, ParameterError
-from ..protocol import secure_committee as sc
-from ..protocol import secure_sum as ss
-from ..protocol.enrollment import check_directory
+from ..protocol.secure_sum import committee as sc
+from ..protocol.secure_sum import default as ss
+from ..protocol.secure_sum.enrollment import check_directory
 from .ledger import charge_secure_round
 from .secure_sum import (
     ERROR_HANDLERS,
@@ -64,8 +64,8 @@ from .storage import safe_url
 log = logging.getLogger("dptopic.service")
 
 class CommitteeRound:
-    """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.SecureSumPlan` with a
-    committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``; ``ledger`` and
+    """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan` with
+    a committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``; ``ledger`` and
     ``ledger_dataset``: the dataset ledger the round is charged to, once, before its first unmasking (:meth:`_charge`),
     or None."""
 

@@ -1,8 +1,8 @@
 """The server of a secure-sum round (``dptopic serve``'s secure-sum kind): one round of secure aggregation of
 per-person statistics.
 
-The server admits, stores, forwards and unmasks; the protocol is :mod:`dptopic.protocol.secure_sum` (read its note
-first) and enrollment :mod:`dptopic.protocol.enrollment`. Steps, each a state of the round (``GET
+The server admits, stores, forwards and unmasks; the protocol is :mod:`dptopic.protocol.secure_sum.default` (read its
+note first) and enrollment :mod:`dptopic.protocol.secure_sum.enrollment`. Steps, each a state of the round (``GET
 /v1/secure/round``):
 
 ``keys``          each invited contributor registers its keys, signed with its invitation's key
@@ -89,8 +89,8 @@ from .._io import load_bundle, load_json
 from ..accounting.skellam import rounded_norms
 from ..corpus import Vocabulary
 from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
-from ..protocol import secure_sum as ss
-from ..protocol.enrollment import check_directory, layout_difference, layout_of
+from ..protocol.secure_sum import default as ss
+from ..protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
 from .http import unrouted
 from .ledger import charge_secure_round
 from .lifespan import frozen_lifespan
@@ -199,8 +199,8 @@ class ApiError(Exception):
 @dataclass
 class SecureSumConfig:
     """What a secure-sum server (``dptopic serve``'s secure-sum kind) is started with: the public vocabulary, the
-    plan, the operator's signed directory of invited contributors (:mod:`dptopic.protocol.enrollment`), and the
-    server's own settings."""
+    plan, the operator's signed directory of invited contributors (:mod:`dptopic.protocol.secure_sum.enrollment`), and
+    the server's own settings."""
 
     vocabulary: object
     plan: ss.SecureSumPlan
@@ -259,8 +259,8 @@ class SecureSumConfig:
 
 
 def check_directory_plan(directory: dict, plan: ss.SecureSumPlan) -> None:
-    """The plan and mode a single round's ``directory`` names (:mod:`dptopic.protocol.enrollment`'s note) against the
-    ``plan`` a server is started with; one line otherwise (the contributors' invitations would refuse it). A
+    """The plan and mode a single round's ``directory`` names (:mod:`dptopic.protocol.secure_sum.enrollment`'s note)
+    against the ``plan`` a server is started with; one line otherwise (the contributors' invitations would refuse it). A
     directory that names neither (a round in cohorts' round, each checked against the cohort directory's layout) is
     not checked here."""
     named = directory.get("committee")

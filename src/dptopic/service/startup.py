@@ -299,21 +299,24 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                         cohort_size: int | None = None, max_words: int | None = None, committee=None,
                         directory: dict | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
-    ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.SecureSumPlan`: ``epsilon`` per person,
+    ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
     most, ``max_words`` words at most in the second sum, default
-    :data:`~dptopic.protocol.secure_sum.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused when it
+    :data:`~dptopic.protocol.secure_sum.default.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused
+    when it
     cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts of at most
-    that many (its plan a :class:`~dptopic.protocol.cohorts.CohortPlan`, the keyword arguments
+    that many (its plan a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`, the keyword arguments
     :class:`~dptopic.service.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in the whole
-    round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`: "auto", a size, or None/0
+    round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_sum.committee`: "auto", a size, or None/0
     for none), of a single round, served by :func:`~dptopic.service.secure_committee.create_committee_app`, or of
-    each cohort (:class:`~dptopic.protocol.cohorts.CohortPlan`'s ``committee``). ``directory``: a single round's
-    directory (:func:`~dptopic.protocol.enrollment.read_directory`'s), which names the operator's plan and mode
+    each cohort (:class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`'s ``committee``). ``directory``: a single
+    round's
+    directory (:func:`~dptopic.protocol.secure_sum.enrollment.read_directory`'s), which names the operator's plan and
+    mode
     (:func:`directory_plan`): ``dropout_tolerance`` and ``collusion`` default to its, and a plan or a mode other than
     it names is refused.
     ``others``: the word-level server's report settings, refused when given."""
-    from ..protocol.secure_sum import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
+    from ..protocol.secure_sum.default import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     if unit != "user":
         raise ParameterError("a secure sum needs unit='user' (the guarantee is per person), not {unit=}.", "unit", unit,
@@ -335,7 +338,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
         collusion = pinned["collusion"] if collusion is None else collusion
     F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
     if cohort_size is not None:
-        from ..protocol.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
+        from ..protocol.secure_sum.cohorts import CohortPlan  # start-up: protocol.cohorts loads numpy
 
         plan = CohortPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary), cohort_size,
                           collusion, max_words=max_words, committee=committee)
@@ -361,7 +364,8 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
 
 def directory_plan(directory: dict, committee=None) -> dict:
     """The operator's plan a single round's ``directory`` names (its layout,
-    :data:`~dptopic.protocol.enrollment.LAYOUT_KEYS`), once the mode a server is started in (``committee``: None or
+    :data:`~dptopic.protocol.secure_sum.enrollment.LAYOUT_KEYS`), once the mode a server is started in (``committee``:
+    None or
     0 for none, else "auto" or a size) is the one it names; one line saying what to do otherwise, before anything is
     served or stored: a server does not start a round its contributors' invitations would refuse."""
     named = bool(directory.get("committee", False))

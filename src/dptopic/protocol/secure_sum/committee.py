@@ -1,14 +1,14 @@
 """The secure sum's committee mode: each contributor sends one message per sum, and a committee of C contributors does
 the consistency and unmasking steps for everyone (``SecureSumPlan(committee=...)``).
 
-Read :mod:`dptopic.protocol.secure_sum`'s note first: the keys, the ring graph, the masks, the checks and the
+Read :mod:`dptopic.protocol.secure_sum.default`'s note first: the keys, the ring graph, the masks, the checks and the
 argument are the same; what changes is *who* holds the shares and when they are sent.
 
 **Steps** (every message signed with the sender's invitation key):
 
 1. ``keys``: each contributor's ``keys`` message (``c``, ``s_p``, ``b_p`` commitments, signed; today's
-   :func:`~dptopic.protocol.secure_sum.keys_message`) is posted before the round opens (a *prekey bundle*, bound to
-   the round's id by its signature). The roster is the bundles of this round; the committee is the first ``C`` of the
+   :func:`~dptopic.protocol.secure_sum.default.keys_message`) is posted before the round opens (a *prekey bundle*, bound
+   to the round's id by its signature). The roster is the bundles of this round; the committee is the first ``C`` of the
    roster by SHA-256 of the round id and the id (:func:`committee_of`): public, recomputed and checked by everyone.
 2. ``upload{p}``: the masked vector (masked with the ring neighbours among the step's members, exactly as today, on
    pairwise seeds :func:`pair_seed_c`), plus, for each committee member ``m``, an AES-GCM blob under a key agreed on
@@ -31,7 +31,7 @@ reconstructed; and the uploader's own ``s_u`` cannot be revealed beside its ``b_
 ``s_uv`` for each neighbour ``v`` lets the server remove exactly the masks with the dropped, and nothing else.
 
 **Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most, as today; no new trust
-assumption): ``T_c = floor((C + t) / 2) + 1`` (:func:`~dptopic.protocol.secure_sum.committee_threshold`).
+assumption): ``T_c = floor((C + t) / 2) + 1`` (:func:`~dptopic.protocol.secure_sum.default.committee_threshold`).
 
 - Two different sets ``U != U'`` cannot both gather ``T_c`` committee signatures: the two signer sets overlap in at
   least ``2 T_c - C >= t + 1`` members, so an honest member would have signed both, and an honest member signs one
@@ -58,8 +58,8 @@ import os
 
 import numpy as np
 
-from ..errors import DPTopicError
-from . import secure_sum as ss
+from ...errors import DPTopicError
+from . import default as ss
 from . import shamir
 
 SHARE = shamir.SHARE_BYTES
@@ -79,7 +79,8 @@ def committee_index(committee) -> dict:
 
 
 def pair_seed_c(private: bytes, peer_public: bytes, round_id: str, phase: int, u: str, v: str) -> bytes:
-    """The pairwise mask seed of ``u`` and ``v`` in committee mode: :func:`~dptopic.protocol.secure_sum.pair_seed`
+    """The pairwise mask seed of ``u`` and ``v`` in committee mode:
+    :func:`~dptopic.protocol.secure_sum.default.pair_seed`
     with its top bit cleared, so that it lies below the Shamir field's prime and can be shared as it is."""
     seed = bytearray(ss.pair_seed(private, peer_public, round_id, phase, u, v))
     seed[0] &= 0x7F

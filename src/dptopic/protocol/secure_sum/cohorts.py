@@ -1,8 +1,8 @@
 """Rounds larger than one cohort: a secure sum of secure sums that pays the noise once.
 
 A round of N contributors is split into C cohorts of a few thousand; each cohort is one round of the secure sum of
-:mod:`dptopic.protocol.secure_sum` (its own roster, neighbour graph, threshold and server), and a second-level round,
-the *bridge*, sums what makes the cohort totals readable. Read that module's note first.
+:mod:`dptopic.protocol.secure_sum.default` (its own roster, neighbour graph, threshold and server), and a second-level
+round, the *bridge*, sums what makes the cohort totals readable. Read that module's note first.
 
 **Why the cohort totals must stay hidden.** Every contributor's Skellam share is calibrated to the whole round (the
 ``N - sum F_c - t - 1`` honest shares besides the protected person's own), so one cohort's total carries about
@@ -43,7 +43,7 @@ single round whose dropout tolerance is ``sum F_c``: each cohort needs its own m
 sums in it, so the total cannot wrap around any more than a single round's.
 
 **A committee in each cohort** (``CohortPlan(committee=...)``). Each cohort may be a committee-mode round
-(:mod:`dptopic.protocol.secure_committee`: an ordinary member makes 3 requests, a committee of the cohort checks and
+(:mod:`dptopic.protocol.secure_sum.committee`: an ordinary member makes 3 requests, a committee of the cohort checks and
 unmasks), its committee sized for ``n_c`` and ``F_c``. Check 1 then moves to who reveals: every honest committee
 member checks that the set of uploads it signs, and the set it answers for, holds ``t + 1`` of the cohort's delegates
 (:func:`check_delegates`), and the committee's threshold ``T_c`` lets at most one set of a step gather signatures, so
@@ -60,8 +60,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from ..errors import DPTopicError, ParameterError
-from . import secure_sum as ss
+from ...errors import DPTopicError, ParameterError
+from . import default as ss
 
 LIVENESS_TARGET = 1e-3
 """A cohort plan keeps the probability that a round with its dropout rate fails for want of survivors (a cohort
@@ -411,7 +411,8 @@ class CohortPlan:
         d = self.describe()
         return (f"secure aggregation in {d['cohorts']} cohorts of {d['cohort_sizes'][0]}-{d['cohort_sizes'][1]}"
                 f" contributors and a second-level sum over {d['delegates_per_cohort']} delegates a cohort (module"
-                " dptopic.protocol.cohorts): the operator runs every cohort's server and may lie and drop; at most"
+                " dptopic.protocol.secure_sum.cohorts): the operator runs every cohort's server and may lie and drop;"
+                " at most"
                 f" {d['collusion']} enrolled contributors in the whole round collude with it; each cohort tolerates"
                 f" {d['cohort_dropouts'][0]}-{d['cohort_dropouts'][1]} dropouts (threshold"
                 f" {d['cohort_threshold'][0]}-{d['cohort_threshold'][1]} of {d['cohort_degree'][0]}-"

@@ -1,5 +1,5 @@
-"""``dptopic.protocol.secure_committee``: the committee's size and threshold (the quorum argument), its public choice,
-the blobs of shares and the committee's unmasking."""
+"""``dptopic.protocol.secure_sum.committee``: the committee's size and threshold (the quorum argument), its public
+choice, the blobs of shares and the committee's unmasking."""
 import hashlib
 import itertools
 
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import secure_committee as sc
-from dptopic.protocol import secure_sum as ss
-from dptopic.protocol import shamir
+from dptopic.protocol.secure_sum import committee as sc
+from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import shamir
 
 pytest.importorskip("cryptography")
 

@@ -5,7 +5,8 @@ Bell et al. 2020), in two phases that each sum one vector. What a contributor co
 secrets is :mod:`dptopic.contributor.secure_sum`; the server (:mod:`dptopic.service.secure_sum`) stores, forwards and
 unmasks. This module holds what both agree on: the plan, the graph, the signed messages and the maths.
 
-**Enrollment** (:mod:`dptopic.protocol.enrollment`). The operator draws one Ed25519 signing key per invitation and
+**Enrollment** (:mod:`dptopic.protocol.secure_sum.enrollment`). The operator draws one Ed25519 signing key per
+invitation and
 signs the list of their public keys (the *directory*) with an enrollment key the server never holds. A contributor
 gets its invitation (its id, its signing key and the enrollment key's public half) from the operator, and checks the
 directory the server shows against that key: the roster can hold only the directory's N ids, each speaking with its
@@ -19,7 +20,8 @@ requires of the server's.
    masks) and a commitment to each phase's self-mask seed ``b_p``, signed. The roster closes at N, or earlier with
    those registered (at least N - F, each with ``T`` of its neighbours among them: one who never registers is a
    dropout, checked by every contributor).
-2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.shamir`) every ``s_p`` private key and ``b_p`` among its
+2. ``shares``: each Shamir-shares (:mod:`dptopic.protocol.secure_sum.shamir`) every ``s_p`` private key and ``b_p``
+   among its
    registered neighbours, threshold ``T``, each neighbour's shares encrypted with AES-GCM under a key agreed on the
    ``c`` keys.
 3. ``upload{p}``: the server names the step's members; each checks them (at least N - F, at least ``T`` of its
@@ -59,14 +61,14 @@ To read ``u`` alone the server needs ``b_p`` (``T`` of ``u``'s neighbours acting
 pairwise key of each neighbour ``u`` masked with (``T`` of that neighbour's neighbours acting on sets without it),
 while neighbours close on the ring act on one set. ``tests/privacy/test_secure_sum_checks_adversary.py`` searches
 what a server lying to each contributor differently can read against every target of one to three neighbours, and
-disables each check in turn; ``tests/protocol/test_secure_sum.py`` checks the two bounds on plans. The noise is
+disables each check in turn; ``tests/protocol/secure_sum/test_default.py`` checks the two bounds on plans. The noise is
 calibrated for the ``N - F - t - 1`` honest shares besides the protected person's own.
 
 Fewer than ``T`` of a contributor's neighbours learn nothing of its seeds; the plan chooses ``d`` so that a round
 with ``F`` contributors dropping at random still unmasks (:meth:`SecureSumPlan.degree`), and refuses a plan that
 cannot.
 
-**Committee mode** (``SecureSumPlan(committee=...)``, :mod:`dptopic.protocol.secure_committee`): the same keys,
+**Committee mode** (``SecureSumPlan(committee=...)``, :mod:`dptopic.protocol.secure_sum.committee`): the same keys,
 graph, masks and checks, but each contributor sends one upload per sum carrying Shamir shares (threshold
 ``T_c = floor((C + t) / 2) + 1`` of ``C``) of ``b_p`` and of its pairwise seeds to a public committee of ``C``
 contributors, which alone signs the set of uploads and answers; no trust beyond the same ``t`` (that module's note).
@@ -86,9 +88,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..accounting.events import EPSILON_MAX
-from ..accounting.skellam import SkellamRelease, calibrate_skellam, rounded_norms, skellam_epsilon, wrap_probability
-from ..errors import DPTopicError, ParameterError
+from ...accounting.events import EPSILON_MAX
+from ...accounting.skellam import SkellamRelease, calibrate_skellam, rounded_norms, skellam_epsilon, wrap_probability
+from ...errors import DPTopicError, ParameterError
 from . import shamir
 
 MODULUS_BITS = 32
@@ -158,7 +160,7 @@ _NO_SALT = bytes(32)
 
 def hkdf(material: bytes, info: bytes) -> bytes:
     """32 bytes of HKDF-SHA256 (RFC 5869, no salt) of ``material`` bound to ``info``: one extract and one expand block,
-    with the standard library's HMAC (``tests/protocol/test_secure_sum.py`` checks it against ``cryptography``'s
+    with the standard library's HMAC (``tests/protocol/secure_sum/test_default.py`` checks it against ``cryptography``'s
     HKDF)."""
     prk = hmac.digest(_NO_SALT, material, "sha256")        # the one-shot C path: a contributor derives hundreds
     return hmac.digest(prk, info + b"\x01", "sha256")
@@ -212,8 +214,8 @@ LOW_ORDER_U = frozenset({0, 1, P25519 - 1,
                          325606250916557431795983626356110631294008115727848805560023387167927233504,
                          39382357235489614581723060781553021112529911719440698176882885853963445705823})
 """The u-coordinates (mod p) of the points of small order on Curve25519 and its twist: an agreement with any of them
-is all zeros, whatever the private key (the list libsodium blocks; ``tests/protocol/test_secure_sum.py`` checks each
-against an agreement)."""
+is all zeros, whatever the private key (the list libsodium blocks; ``tests/protocol/secure_sum/test_default.py`` checks
+each against an agreement)."""
 
 
 def valid_x25519(hex_key) -> bool:
@@ -431,7 +433,7 @@ def threshold_of(degree: int, collusion: int) -> int:
 
 def committee_threshold(size: int, collusion: int) -> int:
     """``T_c = floor((C + t) / 2) + 1``: the committee's signatures over one set, and its shares of one secret, that a
-    step needs (module note of :mod:`dptopic.protocol.secure_committee`: no two sets reach it, and the server never
+    step needs (module note of :mod:`dptopic.protocol.secure_sum.committee`: no two sets reach it, and the server never
     holds it for both of a person's secrets, with ``t`` colluders)."""
     return (int(size) + int(collusion)) // 2 + 1
 
@@ -737,7 +739,7 @@ class SecureSumPlan:
     ``min(vocab_size, max_words)`` words, so a cap also lowers it a little. It bounds what a contributor uploads and
     expands into masks in the second phase, whatever the round's size.
 
-    ``committee``: the committee mode (:mod:`dptopic.protocol.secure_committee`): None or 0 (default) for none,
+    ``committee``: the committee mode (:mod:`dptopic.protocol.secure_sum.committee`): None or 0 (default) for none,
     "auto" for the smallest committee whose threshold ``T_c`` survives ``dropouts`` random dropouts with probability
     ``1 -`` :data:`LIVENESS_TARGET` (:func:`committee_size`), or a size, checked the same way; stored as the size."""
 
@@ -796,7 +798,7 @@ class SecureSumPlan:
             object.__setattr__(self, "bits", int(self.bits))
 
     def _choose_committee(self) -> int:
-        """The committee's size (:mod:`dptopic.protocol.secure_committee`): 0 (off) for None or 0; for "auto" the
+        """The committee's size (:mod:`dptopic.protocol.secure_sum.committee`): 0 (off) for None or 0; for "auto" the
         smallest that survives the plan's dropouts (:func:`committee_size`); a size given is checked the same way."""
         c = self.committee
         if c is None or (isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c == 0):

@@ -19,13 +19,13 @@ Files (JSON, no pickle; the invitation and the enrollment key are written readab
   "committee": bool}``.
 
 **The operator's plan is pinned.** The degree of the neighbour graph and the threshold follow from the round's size
-N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.secure_sum.plan_degree`). A server
-that states fewer colluders than the operator planned for would lower the threshold, and with it what the masks
+N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.secure_sum.default.plan_degree`). A
+server that states fewer colluders than the operator planned for would lower the threshold, and with it what the masks
 withstand, so the operator fixes them when it invites (:func:`round_layout`, :data:`LAYOUT_KEYS`): every invitation
 and the directory name them, with the mode (a committee or none). A contributor refuses a server whose plan or mode
 differs from its invitation's (:mod:`dptopic.contributor.secure_sum`'s ``check_invitation``), and the server refuses
 to start a plan or mode other than its directory's. A round in cohorts pins its layout the same way, with its cohort
-size (:mod:`dptopic.protocol.cohort_enrollment`).
+size (:mod:`dptopic.protocol.secure_sum.cohort_enrollment`).
 """
 from __future__ import annotations
 
@@ -37,10 +37,9 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from .._io import atomic_write_bytes, load_json, warn_if_shared
-from ..errors import DPTopicError, ParameterError
-from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
-from .secure_sum import (
+from ..._io import atomic_write_bytes, load_json, warn_if_shared
+from ...errors import DPTopicError, ParameterError
+from .default import (
     HEX32,
     HEX_SIG,
     ROUND_ID,
@@ -53,6 +52,7 @@ from .secure_sum import (
     signing_public,
     verify,
 )
+from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
 
 KEY_FORMAT = "dptopic-secure-sum-enrollment-key"
 DIRECTORY_FORMAT = "dptopic-secure-sum-directory"
@@ -67,8 +67,8 @@ round's size N, how many may drop out (F) and how many may collude with the serv
 def checked_counts(count, dropouts=None, collusion=None) -> tuple[int, int, int]:
     """``(count, dropouts, collusion)`` of a round the operator invites to, checked (one line naming the parameter):
     ``count`` in [3, :data:`MAX_COUNT`], ``dropouts`` in [0, count) (default a tenth), ``collusion`` 0 or more
-    (default :func:`~dptopic.protocol.secure_sum.default_collusion`). Shared by a single round's layout and a round in
-    cohorts' (:func:`~dptopic.protocol.cohort_enrollment.cohort_layout`)."""
+    (default :func:`~dptopic.protocol.secure_sum.default.default_collusion`). Shared by a single round's layout and a
+    round in cohorts' (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.cohort_layout`)."""
     if isinstance(count, bool) or not isinstance(count, int):
         raise ParameterError("invalid {count=}: an integer.", "count", count)
     if not 3 <= count <= MAX_COUNT:
@@ -87,7 +87,7 @@ def round_layout(count: int, dropouts: int | None = None, collusion: int | None 
     """The layout a single round's invitations pin (:data:`LAYOUT_KEYS`; defaults as :func:`checked_counts`), refused
     in one line when no round of that size can carry it: no honest noise share besides the protected person's own
     (``count - dropouts - collusion - 1 < 1``), or no neighbour graph that survives the dropouts
-    (:func:`~dptopic.protocol.secure_sum.plan_degree`): the server would refuse the same plan."""
+    (:func:`~dptopic.protocol.secure_sum.default.plan_degree`): the server would refuse the same plan."""
     count, dropouts, collusion = checked_counts(count, dropouts, collusion)
     if count - dropouts - collusion - 1 < 1:
         raise ParameterError("{dropouts=} and {collusion=} with {n} contributors leave no honest noise share besides"
@@ -98,8 +98,8 @@ def round_layout(count: int, dropouts: int | None = None, collusion: int | None 
 
 
 def layout_of(plan) -> dict:
-    """The layout (:data:`LAYOUT_KEYS`) of a :class:`~dptopic.protocol.secure_sum.SecureSumPlan`: what a server's
-    plan is compared with."""
+    """The layout (:data:`LAYOUT_KEYS`) of a :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: what a
+    server's plan is compared with."""
     return {"count": int(plan.n), "dropouts": int(plan.dropouts), "collusion": int(plan.collusion)}
 
 
@@ -242,14 +242,15 @@ def make_invitations(key, count: int | None, out, round_id: str | None = None, c
     """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
     ``key`` (created if missing); returns ``{"round_id", "count", "layout", "directory", "invitations",
     "key_created"}``. ``round_id``: the round's name (default: random). ``committee``: the round runs in committee
-    mode (:mod:`dptopic.protocol.secure_committee`); each invitation says so, and a contributor takes part in that
+    mode (:mod:`dptopic.protocol.secure_sum.committee`); each invitation says so, and a contributor takes part in that
     mode only (the configuration, then the committee mode's 3 requests). ``dropouts`` (F, default a tenth) and
-    ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.default_collusion`): the operator's plan, pinned in
+    ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.default.default_collusion`): the operator's plan,
+    pinned in
     every invitation and the directory (module note, :func:`round_layout`): the server must serve that plan and
     mode, and each contributor refuses one that states others. ``ids``: the person ids the invitations are for (as
     the central releases' person field holds them; ``count`` then None or their number) and ``ledger`` (the dataset
     ledger those releases are recorded on): each invitation names its person, and the directory each number's
-    pseudonym, so that the round is charged to the same people (:mod:`dptopic.protocol.person_ids`)."""
+    pseudonym, so that the round is charged to the same people (:mod:`dptopic.protocol.secure_sum.person_ids`)."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
     count, ids = checked_binding(ids, count, ledger)
@@ -333,7 +334,7 @@ def check_directory(doc, enrollment_key: str | None = None, where: str = "the di
 
 def read_directory(path) -> dict:
     """The directory file at ``path`` (the server's ``directory``), checked (:func:`check_directory`; the people its
-    invitations name too, :func:`~dptopic.protocol.person_ids.check_people`)."""
+    invitations name too, :func:`~dptopic.protocol.secure_sum.person_ids.check_people`)."""
     doc = check_directory(_read(path, "directory"), where=f"the directory {path}")
     check_people(doc, doc["enrollment_key"], doc["members"], where=f"the directory {path}")
     return doc

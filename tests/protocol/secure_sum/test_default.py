@@ -1,5 +1,5 @@
-"""``dptopic.protocol.secure_sum``: the plan, the graph and its threshold, the signatures, the keys, the masks and the
-server's unmasking (with ``dptopic.contributor.secure_sum``'s side of each step)."""
+"""``dptopic.protocol.secure_sum.default``: the plan, the graph and its threshold, the signatures, the keys, the masks
+and the server's unmasking (with ``dptopic.contributor.secure_sum``'s side of each step)."""
 import hashlib
 import itertools
 import math
@@ -10,7 +10,7 @@ from scipy import stats
 
 from dptopic.contributor import secure_sum as cs
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import default as ss
 
 pytest.importorskip("cryptography")
 
@@ -335,7 +335,7 @@ def test_signatures_verify_only_their_own_message_and_key():
 
 
 def test_shares_are_checked_as_hex_below_the_prime():
-    from dptopic.protocol import shamir
+    from dptopic.protocol.secure_sum import shamir
 
     assert ss.check_share("00" * shamir.SHARE_BYTES)
     assert not ss.check_share("zz" * shamir.SHARE_BYTES) and not ss.check_share("00" * 10)

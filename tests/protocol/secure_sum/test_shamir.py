@@ -2,7 +2,7 @@
 import pytest
 
 from dptopic.errors import DPTopicError
-from dptopic.protocol import shamir
+from dptopic.protocol.secure_sum import shamir
 
 
 def test_any_threshold_shares_reconstruct_the_secret():

@@ -1,4 +1,4 @@
-"""``dptopic.protocol.enrollment``: the operator's invitations and signed directory."""
+"""``dptopic.protocol.secure_sum.enrollment``: the operator's invitations and signed directory."""
 import json
 import os
 import stat
@@ -6,8 +6,8 @@ import stat
 import pytest
 
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import enrollment as en
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import enrollment as en
 
 pytest.importorskip("cryptography")
 
@@ -138,7 +138,7 @@ def test_every_invitation_and_the_directory_pin_the_operators_plan(tmp_path):
 def test_a_key_directory_or_invitation_that_is_not_json_is_one_line_naming_the_file(tmp_path):
     """A file that is not JSON (or a folder in its place) is one line naming the file and where it stops being JSON,
     not a ``JSONDecodeError``; the same for a round in cohorts' directory and invitation."""
-    from dptopic.protocol import cohort_enrollment as ce
+    from dptopic.protocol.secure_sum import cohort_enrollment as ce
 
     (tmp_path / "junk.json").write_text("this is not JSON\n")
     (tmp_path / "folder").mkdir()

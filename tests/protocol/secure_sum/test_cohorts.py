@@ -1,4 +1,5 @@
-"""protocol/cohorts.py: the plan of a round in cohorts, its pads and checks, and the exactness of the two-level sum
+"""protocol/secure_sum/cohorts.py: the plan of a round in cohorts, its pads and checks, and the exactness of the
+two-level sum
 (every cohort's real server, the bridge and the coordinator, with real contributors) at both ring sizes and several
 cohort splits."""
 import json
@@ -9,8 +10,8 @@ import pytest
 from tests.cohort_helpers import WORDS, exact_sum, record_shares, simulation_class, tiny_bows
 
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import cohorts as co
-from dptopic.protocol import secure_sum as ss
+from dptopic.protocol.secure_sum import cohorts as co
+from dptopic.protocol.secure_sum import default as ss
 
 
 def test_cohorts_split_the_round_evenly_and_by_a_hash_of_the_round():

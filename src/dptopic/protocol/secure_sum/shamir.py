@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import DPTopicError
+from ...errors import DPTopicError
 
 PRIME = 2 ** 255 - 19
 SHARE_BYTES = 32

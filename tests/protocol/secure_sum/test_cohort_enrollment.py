@@ -1,13 +1,13 @@
-"""``dptopic.protocol.cohort_enrollment``: the invitations and directories of a round in cohorts, seated by the rule,
-each directory signed by the one enrollment key; and the cohort plan as a server states it."""
+"""``dptopic.protocol.secure_sum.cohort_enrollment``: the invitations and directories of a round in cohorts, seated by
+the rule, each directory signed by the one enrollment key; and the cohort plan as a server states it."""
 import json
 
 import pytest
 
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import cohort_enrollment as ce
-from dptopic.protocol.cohorts import CohortPlan
-from dptopic.protocol.enrollment import contributor_ids, make_invitations, read_directory
+from dptopic.protocol.secure_sum import cohort_enrollment as ce
+from dptopic.protocol.secure_sum.cohorts import CohortPlan
+from dptopic.protocol.secure_sum.enrollment import contributor_ids, make_invitations, read_directory
 
 
 @pytest.fixture

@@ -30,8 +30,8 @@ import secrets
 import unicodedata
 from pathlib import Path
 
-from ..errors import DPTopicError, ParameterError
-from .secure_sum import HEX32, HEX_SIG, message, sign, verify
+from ...errors import DPTopicError, ParameterError
+from .default import HEX32, HEX_SIG, message, sign, verify
 
 PEOPLE_KEY = "people"
 """The key of a directory's binding of its invitations to people (module note)."""
@@ -39,7 +39,7 @@ PEOPLE_KEY = "people"
 
 def _problem(value) -> str | None:
     """What is wrong with ``value`` as a person id, or None."""
-    from ..corpus.records import invisible_character  # the corpus's rule for user ids (loads numpy)
+    from ...corpus.records import invisible_character  # the corpus's rule for user ids (loads numpy)
 
     if not isinstance(value, str):
         return f"is {type(value).__name__}, not a string"
@@ -156,7 +156,7 @@ def bind(ids: list, numbers: list, ledger, round_id: str) -> tuple[dict, dict]:
     """``({number: person id}, {number: pseudonym})``: each of ``ids`` given one of ``numbers`` (as many) in a
     random order drawn from the operator's OS entropy, and its pseudonym for the round ``round_id`` from ``ledger``
     (a path, URL or :class:`~dptopic.dataset_ledger.ledger.DatasetLedger`)."""
-    from ..dataset_ledger.ledger import DatasetLedger  # read when invitations name people
+    from ...dataset_ledger.ledger import DatasetLedger  # read when invitations name people
 
     order = list(ids)
     secrets.SystemRandom().shuffle(order)
@@ -174,7 +174,7 @@ def check_people(doc: dict, enrollment_key: str, members, where: str = "the dire
     """The pseudonyms ``{number: pseudonym}`` of the directory ``doc`` (its round ``doc["round_id"]``), checked: one
     for each of ``members`` (the numbers of its invitations), 48 hex digits each, signed by the enrollment key
     (``enrollment_key``, hex); None for a directory whose invitations name no people. One line otherwise."""
-    from ..dataset_ledger.pseudonyms import PSEUDONYM  # (the format only)
+    from ...dataset_ledger.pseudonyms import PSEUDONYM  # (the format only)
 
     entry = doc.get(PEOPLE_KEY)
     if entry is None:

@@ -1,4 +1,5 @@
-"""``dptopic.protocol.person_ids``: an operator's ids file, a round's invitations bound to the people it names (each
+"""``dptopic.protocol.secure_sum.person_ids``: an operator's ids file, a round's invitations bound to the people it
+names (each
 invitation its person, the directory each number's pseudonym under the enrollment key), and each refusal one line
 with nothing written."""
 from __future__ import annotations
@@ -11,9 +12,13 @@ pytest.importorskip("cryptography")
 
 from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol import enrollment as en
-from dptopic.protocol.cohort_enrollment import make_cohort_invitations, read_cohort_directory, read_cohort_invitation
-from dptopic.protocol.person_ids import check_person_ids, people_of, read_person_ids, seat_by_person
+from dptopic.protocol.secure_sum import enrollment as en
+from dptopic.protocol.secure_sum.cohort_enrollment import (
+    make_cohort_invitations,
+    read_cohort_directory,
+    read_cohort_invitation,
+)
+from dptopic.protocol.secure_sum.person_ids import check_person_ids, people_of, read_person_ids, seat_by_person
 
 PEOPLE = [f"dev{i:02d}@example.org" for i in range(12)]
 

@@ -1,10 +1,12 @@
-"""Enrollment in a round in cohorts (:mod:`dptopic.protocol.cohorts`): the operator's invitations and directories.
+"""Enrollment in a round in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`): the operator's invitations and
+directories.
 
 A round in cohorts is ``C`` secure-sum rounds (one per cohort) and the bridge, each with its own signed directory
-(:mod:`dptopic.protocol.enrollment`'s format, signed by the one enrollment key). Who sits in which cohort and who is
+(:mod:`dptopic.protocol.secure_sum.enrollment`'s format, signed by the one enrollment key). Who sits in which cohort and
+who is
 a delegate follow from the round's id, its contributors' ids and the cohorts' layout alone (:func:`~dptopic.protocol
-.cohorts.assign`, :meth:`~dptopic.protocol.cohorts.CohortPlan.delegates`), so the operator writes every invitation
-before the server starts, and each contributor checks that the server seats it where the rule does.
+.cohorts.assign`, :meth:`~dptopic.protocol.secure_sum.cohorts.CohortPlan.delegates`), so the operator writes every
+invitation before the server starts, and each contributor checks that the server seats it where the rule does.
 
 Files (JSON; the invitations readable by their owner only):
 
@@ -22,9 +24,18 @@ import json
 import os
 from pathlib import Path
 
-from .._io import atomic_write_bytes
-from ..errors import DPTopicError, ParameterError
+from ..._io import atomic_write_bytes
+from ...errors import DPTopicError, ParameterError
 from . import cohorts as co
+from .default import (
+    HEX32,
+    ROUND_ID,
+    canonical,
+    new_signing_key,
+    ring_order,
+    sign,
+    signing_public,
+)
 from .enrollment import (
     DIRECTORY_FORMAT,
     INVITATION_FORMAT,
@@ -40,15 +51,6 @@ from .enrollment import (
     writing_folder,
 )
 from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
-from .secure_sum import (
-    HEX32,
-    ROUND_ID,
-    canonical,
-    new_signing_key,
-    ring_order,
-    sign,
-    signing_public,
-)
 
 COHORT_DIRECTORY_FORMAT = "dptopic-secure-sum-cohort-directory"
 LAYOUT_KEYS = ("count", "cohort_size", "dropouts", "collusion")
@@ -57,7 +59,8 @@ LAYOUT_KEYS = ("count", "cohort_size", "dropouts", "collusion")
 def cohort_layout(count: int, cohort_size: int, dropouts: int | None = None, collusion: int | None = None) -> dict:
     """The layout of a round of ``count`` contributors in cohorts of at most ``cohort_size``: what decides who sits
     together and who is a delegate (``dropouts``: how many may drop out, default a tenth; ``collusion``: default
-    :func:`~dptopic.protocol.secure_sum.default_collusion`). Refused in one line where no round in cohorts fits."""
+    :func:`~dptopic.protocol.secure_sum.default.default_collusion`). Refused in one line where no round in cohorts
+    fits."""
     if isinstance(cohort_size, bool) or not isinstance(cohort_size, int):
         raise ParameterError("invalid {cohort_size=}: an integer.", "cohort_size", cohort_size)
     count, dropouts, collusion = checked_counts(count, dropouts, collusion)     # as a single round's
@@ -74,7 +77,8 @@ def cohort_layout(count: int, cohort_size: int, dropouts: int | None = None, col
 
 
 def plan_layout(plan: co.CohortPlan) -> dict:
-    """The layout (:func:`cohort_layout`'s keys) a :class:`~dptopic.protocol.cohorts.CohortPlan` seats its round in."""
+    """The layout (:func:`cohort_layout`'s keys) a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan` seats its
+    round in."""
     return {"count": int(plan.n), "cohort_size": int(plan.cohort_size), "dropouts": int(plan.dropouts),
             "collusion": int(plan.collusion)}
 
@@ -110,8 +114,8 @@ def make_cohort_invitations(key, count: int | None, out, cohort_size: int, dropo
     ``committee``: each cohort runs in committee mode (``CohortPlan(committee=...)``); each invitation says so, so
     that a contributor's first request is its keys, posted to its cohort's round (3 requests in all). ``ids`` and
     ``ledger``: the people the invitations are for, as a single round's
-    (:func:`~dptopic.protocol.enrollment.make_invitations`; the pseudonyms in the cohort directory, for the whole
-    round). Returns ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created",
+    (:func:`~dptopic.protocol.secure_sum.enrollment.make_invitations`; the pseudonyms in the cohort directory, for the
+    whole round). Returns ``{"round_id", "count", "cohorts", "delegates", "directory", "invitations", "key_created",
     "people"}``."""
     if not isinstance(committee, bool):
         raise ParameterError("invalid {committee=}: True or False.", "committee", committee)
@@ -218,8 +222,8 @@ def read_cohort_directory(path) -> dict:
 
 
 def read_cohort_invitation(path) -> dict:
-    """An invitation file, checked (:func:`~dptopic.protocol.enrollment.read_invitation`), with its round in cohorts:
-    ``"cohorts": {"round_id", "cohort", "layout"}`` (None for a single round's invitation) and ``"bridge"``: a
+    """An invitation file, checked (:func:`~dptopic.protocol.secure_sum.enrollment.read_invitation`), with its round in
+    cohorts: ``"cohorts": {"round_id", "cohort", "layout"}`` (None for a single round's invitation) and ``"bridge"``: a
     delegate's invitation to the bridge (``read_invitation``'s keys), or None."""
     inv = read_invitation(path)
     doc = _read(path, "invitation")     # read and checked as read_invitation did (a repeated warning is one line)
