@@ -46,7 +46,8 @@ def warn_if_large_delta(delta) -> None:
 
 ON_DASK = (" Trained on a Dask cluster: the workers read the documents and send each shard's exact (noiseless) partial"
            " sums to the driver over Dask's transport, which no guarantee here covers: secure the cluster (TLS,"
-           " trusted workers; docs/scaling.md). The noise is drawn once, on the driver, after every partial is in.")
+           " trusted workers; docs/scaling_cluster.md). The noise is drawn once, on the driver, after every partial is"
+           " in.")
 
 
 def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducible: bool = False,

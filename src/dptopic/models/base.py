@@ -937,7 +937,7 @@ def replay_budget_message(n_replays: int, detail: str) -> str:
             f" budget (epsilon=, from_budget, a word-level total) spends all of it on the planned iterations and has no"
             f" headroom for replays: leave headroom (plan the run below the budget you can spend: HDPLDA's"
             f" epsilon_laplace, eps_L per iteration, whose replays raise the reported epsilon instead of stopping the"
-            f" run), or train on threads (see docs/scaling.md, Recovery).")
+            f" run), or train on threads (see docs/scaling_cluster.md, Recovery).")
 
 
 class GibbsTopicModel(TopicModel):

@@ -99,7 +99,8 @@ class DocDPEM(_DocumentDPModel):
         the sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each
         weighted ``1/m``.
     backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
-        runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
+        runs on the workers, one task per shard, and the driver draws that release's noise once
+        (``docs/scaling_cluster.md``).
 
     Attributes
     ----------

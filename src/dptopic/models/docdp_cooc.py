@@ -256,7 +256,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         Its support tests read the release off the diagonal (:func:`~dptopic.person_bound.support_view`).
     backend : {"threads", "dask"}, default="threads"
         Where each pass is summed: threads, or with ``"dask"`` the workers of ``client``, one task per shard; the
-        driver adds the noise of each release once (``docs/scaling.md``).
+        driver adds the noise of each release once (``docs/scaling_cluster.md``).
     client : distributed.Client or None, default=None
         The Dask client of ``backend="dask"``.
     recovery : {"refined-anchors", "nmf"}, default="refined-anchors"
