@@ -182,3 +182,19 @@ def test_a_person_with_one_or_two_documents_rekeyed_is_charged_through_the_docum
     assert led.person_summary()["linked"]["ids"] == 0
     assert [round(led.person_total(p)["epsilon"], 3) for p in (persons[0], _sha(persons[0]))] == [2.0, 2.0]
     assert round(led.person_total("q0")["epsilon"], 3) == 1.0
+
+
+def test_the_stored_sketches_are_keyed_and_name_no_document_without_the_key(texts, tmp_path):
+    """A sketch of a guessed document cannot be compared with what the ledger holds: each position's byte is stored
+    through a permutation drawn from the ledger's key, so two ledgers store the same document's sketch differently and
+    neither as the raw one; a near copy is still found (test_a_near_copy_is_found_by_its_sketch...)."""
+    docs = _docs(texts[:5])
+    stored = []
+    for name in ("a", "b"):
+        L = tmp_path / f"{name}.sqlite"
+        DatasetLedger(L).debit("d", "T", "document", ONE, 1e-5, documents=docs)
+        con = sqlite3.connect(L)
+        stored.append(sorted(bytes(r[0]) for r in con.execute("SELECT sketch FROM doc_info WHERE sketch IS NOT NULL")))
+        con.close()
+    raw = sorted(np.asarray(docs.signatures[i], dtype=np.uint8).tobytes() for i in range(5))
+    assert len(stored[0]) == 5 and not set(stored[0]) & set(raw) and not set(stored[0]) & set(stored[1])

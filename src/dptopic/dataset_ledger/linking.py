@@ -76,10 +76,32 @@ def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(idx), np.concatenate(out)
 
 
-def _sketch_bytes(docs, i: int):
-    if docs.signatures is None or docs.bands is None or not np.asarray(docs.bands)[i].any():
+_PERMUTATIONS: dict = {}
+
+
+def keyed_sketches(key: bytes, signatures) -> np.ndarray:
+    """Compact sketches (uint8[n, K]) as the ledger stores them: each position's byte sent through a permutation of
+    0..255 of its own, drawn from the ledger's key (the order of the keyed hashes of the 256 values). Two sketches
+    agree at a position exactly when their stored forms do, so verification reads the stored forms as it would the
+    raw ones; without the key, a sketch of a guessed document cannot be compared with what the ledger holds."""
+    sig = np.asarray(signatures, dtype=np.uint8)
+    table = _PERMUTATIONS.get(key)
+    if table is None or table.shape[0] < sig.shape[1]:
+        K = max(sig.shape[1], 128)
+        table = np.empty((K, 256), np.uint8)
+        for j in range(K):
+            h = [hashlib.blake2b(bytes([j % 256, j // 256, v]), key=key, digest_size=8, person=b"ledger-sketch")
+                 .digest() for v in range(256)]
+            table[j, np.argsort(np.frombuffer(b"".join(h), dtype=np.uint64), kind="stable")] = np.arange(256)
+        _PERMUTATIONS.clear()
+        _PERMUTATIONS[key] = table
+    return table[np.arange(sig.shape[1])[None, :], sig]
+
+
+def _sketch_bytes(docs, keyed_sig, i: int):
+    if keyed_sig is None or not np.asarray(docs.bands)[i].any():
         return None
-    return np.asarray(docs.signatures[i], dtype=np.uint8).tobytes()
+    return keyed_sig[i].tobytes()
 
 
 def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True) -> np.ndarray:
@@ -108,7 +130,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
         band_hit = hit[hit >= n_exact]
         band_hit = band_hit[found[index[band_hit]] == none]     # a document an exact key found needs no sketch
         if len(band_hit):
-            _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found)
+            _verify_bands(tx, key, docs, index, band_hit, lo, hi, rec_doc, found)
     # a group takes the least recorded document any member found, else its members' least text key (the same
     # documents in any order are stored alike)
     g_found = np.full(n, none, np.int64)
@@ -117,7 +139,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     np.minimum.at(g_text, group, doc)
     doc = np.where(g_found[group] != none, g_found[group], g_text[group])
     if record:
-        _record_keys(tx, docs, index, keys, doc, rec_key)
+        _record_keys(tx, key, docs, index, keys, doc, rec_key)
     return doc
 
 
@@ -136,7 +158,7 @@ def _recorded_keys(tx) -> tuple[np.ndarray, np.ndarray]:
     return a[order, 0], a[order, 1]
 
 
-def _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
+def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
     """The recorded documents a band names for each new sketch, kept where the sketches agree (the threshold)."""
     pairs = []
     for h in band_hit:
@@ -155,7 +177,7 @@ def _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
     pairs = [(i, d) for i, d in pairs if d in sketches and docs.signatures is not None]
     if not pairs:
         return
-    mine = np.asarray(docs.signatures, dtype=np.uint8)[[i for i, _ in pairs]]
+    mine = keyed_sketches(key, np.asarray(docs.signatures, dtype=np.uint8)[[i for i, _ in pairs]])
     theirs = np.stack([sketches[d] for _, d in pairs])
     ok = sketch_agreement(mine, theirs) >= SKETCH_THRESHOLD
     for (i, d), good in zip(pairs, ok):
@@ -163,7 +185,7 @@ def _verify_bands(tx, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
             found[i] = d
 
 
-def _record_keys(tx, docs, index, keys, doc, rec_key) -> None:
+def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
     """The new keys (each with its document as stored) and the new documents' lengths and sketches."""
     new = ~np.isin(keys, rec_key) if len(rec_key) else np.ones(len(keys), bool)
     rows = np.unique(np.stack([keys[new], doc[index[new]]], axis=1), axis=0)
@@ -176,10 +198,11 @@ def _record_keys(tx, docs, index, keys, doc, rec_key) -> None:
         marks = ", ".join("?" * len(part))
         known |= {int(r[0]) for r in tx.all(f"SELECT doc FROM doc_info WHERE doc IN ({marks})", tuple(part))}
     info = {}
+    keyed_sig = None if docs.signatures is None or docs.bands is None else keyed_sketches(key, docs.signatures)
     for i, d in enumerate(doc.tolist()):
         if d in known or d in info:
             continue
-        info[d] = (int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS, _sketch_bytes(docs, i))
+        info[d] = (int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS, _sketch_bytes(docs, keyed_sig, i))
     tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
             [(d, t, s) for d, (t, s) in info.items()])
 
