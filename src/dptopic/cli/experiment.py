@@ -59,9 +59,9 @@ def register_zhao_central(esub) -> None:
 
 # One registration function per paper's experiments, in the order --help lists them.
 from .experiment_manzonelli import check_classifier_mia_args, check_lira_args, register_manzonelli  # noqa: E402
+from .experiment_secure_sum import register_experiment  # noqa: E402
 from .fed import register_fedlda_experiment  # noqa: E402
 from .local import register_zhao_local  # noqa: E402
-from .secure_sum import register_experiment  # noqa: E402
 from .svi import register_svi_experiment  # noqa: E402
 
 EXPERIMENTS = [register_zhao_central, register_zhao_local, register_svi_experiment, register_fedlda_experiment,
