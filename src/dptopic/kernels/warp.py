@@ -62,6 +62,61 @@ def _counting_order(word_ids, word_ptr, order):
         pos[w] += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _catch_up(zs, zc, counts, r, a, b):
+    """Bring row ``r`` of ``counts`` up to date for the tokens ``[a, b)``: ``zs[:, 0]`` holds their topics now,
+    ``zc`` the topics the row counts (updated)."""
+    for i in range(a, b):
+        k = zs[i, 0]
+        k0 = zc[i]
+        if k != k0:
+            counts[r, k0] -= 1
+            counts[r, k] += 1
+            zc[i] = k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_step(zs, zc, counts, r, a, b, c, nk, dnk, prior, vbeta, state):
+    """One pass's work on one row (a document in the document pass, a word in the word pass) and its tokens
+    ``[a, b)`` of ``zs`` (topic and pending proposal side by side) and ``zc`` (the topics row ``r`` of ``counts``
+    counts).
+
+    The row catches up with the other pass's moves; each pending proposal (drawn by the other pass, ∝ its own
+    counts plus prior, so those factors cancel) is accepted with the ratio of this side's counts and the totals;
+    then a new proposal ∝ this row's counts + ``prior`` is drawn for each token: the topic of a random token of the
+    row, or a uniform topic. ``c`` is a zero K-vector, the row read in L1 (``counts`` is only written), zero again on
+    return; ``nk`` is read only, the moves' effect on the totals added to ``dnk``."""
+    K = nk.shape[0]
+    L = b - a
+    _catch_up(zs, zc, counts, r, a, b)
+    for i in range(a, b):
+        c[zs[i, 0]] += 1
+    for i in range(a, b):
+        s = zs[i, 0]
+        t = zs[i, 1]
+        if t != s:
+            num = (c[t] + prior) * (nk[s] + dnk[s] - 1 + vbeta)
+            den = (c[s] - 1 + prior) * (nk[t] + dnk[t] + vbeta)
+            if next_uniform(state) * den < num:
+                c[s] -= 1
+                c[t] += 1
+                counts[r, s] -= 1
+                counts[r, t] += 1
+                dnk[s] -= 1
+                dnk[t] += 1
+                zs[i, 0] = t
+                zc[i] = t
+    k_prior = K * prior
+    inv_prior = 1.0 / prior
+    for i in range(a, b):  # new proposals, with the row's counts after its moves
+        u = next_uniform(state) * (L + k_prior)
+        if u < L:
+            zs[i, 1] = zs[a + np.int64(u), 0]
+        else:
+            zs[i, 1] = min(np.int64((u - L) * inv_prior), K - 1)
+        c[zs[i, 0]] -= 1   # back to zeros for the next row (the proposals read topics, not c)
+
+
 @njit(cache=True, nogil=True)
 def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
     """The document pass over documents ``[d0, d1)``: accept word proposals, draw document proposals.
@@ -69,46 +124,10 @@ def doc_pass(doc_ptr, zp, zd, ndk, nk, dnk, d0, d1, alpha, vbeta, state):
     ``ndk`` rows count ``zd``; each document's row is first brought up to date with the word pass's moves (as
     :func:`sync_docs` does), then kept exact, and ``zd`` with it.
     ``nk`` is read only (the totals at the start of the pass); the moves' effect on the totals is added to ``dnk``."""
-    K = nk.shape[0]
-    ka = K * alpha
-    inv_alpha = 1.0 / alpha
-    cd = np.zeros(K, dtype=np.int32)  # the document's row, read here (in L1) rather than in ndk: ndk is only written
+    cd = np.zeros(nk.shape[0], dtype=np.int32)
     for d in range(d0, d1):
-        a, b = doc_ptr[d], doc_ptr[d + 1]
-        L = b - a
-        if L == 0:
-            continue
-        for i in range(a, b):  # the word pass moved some of this document's tokens: the row catches up
-            k = zp[i, 0]
-            k0 = zd[i]
-            if k != k0:
-                ndk[d, k0] -= 1
-                ndk[d, k] += 1
-                zd[i] = k
-            cd[k] += 1
-        for i in range(a, b):
-            s = zp[i, 0]
-            t = zp[i, 1]
-            if t != s:
-                # the word proposal is ∝ n_wt + β: the word factors cancel, the document's and the totals' are left
-                num = (cd[t] + alpha) * (nk[s] + dnk[s] - 1 + vbeta)
-                den = (cd[s] - 1 + alpha) * (nk[t] + dnk[t] + vbeta)
-                if next_uniform(state) * den < num:
-                    cd[s] -= 1
-                    cd[t] += 1
-                    ndk[d, s] -= 1
-                    ndk[d, t] += 1
-                    dnk[s] -= 1
-                    dnk[t] += 1
-                    zp[i, 0] = t
-                    zd[i] = t
-        for i in range(a, b):  # document proposals, ∝ n_dk + α with the document's counts after its moves
-            u = next_uniform(state) * (L + ka)
-            if u < L:
-                zp[i, 1] = zp[a + np.int64(u), 0]
-            else:
-                zp[i, 1] = min(np.int64((u - L) * inv_alpha), K - 1)
-            cd[zp[i, 0]] -= 1   # back to zeros for the next document (the proposals read topics, not cd)
+        if doc_ptr[d + 1] > doc_ptr[d]:
+            _row_step(zp, zd, ndk, d, doc_ptr[d], doc_ptr[d + 1], cd, nk, dnk, alpha, vbeta, state)
 
 
 @njit(cache=True, nogil=True)
@@ -118,10 +137,7 @@ def word_pass(order, word_ptr, zp, zpw, zw, nwk, nk, dnk, w0, w1, beta, vbeta, s
 
     The block's topics and proposals are first gathered into word order (``zpw``, one random read per token, with the
     reads ahead prefetched), worked on there in order, and scattered back."""
-    K = nk.shape[0]
-    kb = K * beta
-    inv_beta = 1.0 / beta
-    cw = np.zeros(K, dtype=np.int32)  # the word's row, read here (in L1) rather than in nwk: nwk is only written
+    cw = np.zeros(nk.shape[0], dtype=np.int32)
     j0, j1 = word_ptr[w0], word_ptr[w1]
     for j in range(j0, j1):
         if j + AHEAD < j1:
@@ -130,41 +146,8 @@ def word_pass(order, word_ptr, zp, zpw, zw, nwk, nk, dnk, w0, w1, beta, vbeta, s
         zpw[j, 0] = zp[i, 0]
         zpw[j, 1] = zp[i, 1]
     for w in range(w0, w1):
-        a, b = word_ptr[w], word_ptr[w + 1]
-        L = b - a
-        if L == 0:
-            continue
-        for j in range(a, b):  # the document pass moved some of this word's tokens: the row catches up
-            k = zpw[j, 0]
-            k0 = zw[j]
-            if k != k0:
-                nwk[w, k0] -= 1
-                nwk[w, k] += 1
-                zw[j] = k
-            cw[k] += 1
-        for j in range(a, b):
-            s = zpw[j, 0]
-            t = zpw[j, 1]
-            if t != s:
-                # the document proposal is ∝ n_dt + α: the document factors cancel
-                num = (cw[t] + beta) * (nk[s] + dnk[s] - 1 + vbeta)
-                den = (cw[s] - 1 + beta) * (nk[t] + dnk[t] + vbeta)
-                if next_uniform(state) * den < num:
-                    cw[s] -= 1
-                    cw[t] += 1
-                    nwk[w, s] -= 1
-                    nwk[w, t] += 1
-                    dnk[s] -= 1
-                    dnk[t] += 1
-                    zpw[j, 0] = t
-                    zw[j] = t
-        for j in range(a, b):  # word proposals, ∝ n_wk + β with the word's counts after its moves
-            u = next_uniform(state) * (L + kb)
-            if u < L:
-                zpw[j, 1] = zw[a + np.int64(u)]
-            else:
-                zpw[j, 1] = min(np.int64((u - L) * inv_beta), K - 1)
-            cw[zw[j]] -= 1      # back to zeros for the next word (the proposals read topics, not cw)
+        if word_ptr[w + 1] > word_ptr[w]:
+            _row_step(zpw, zw, nwk, w, word_ptr[w], word_ptr[w + 1], cw, nk, dnk, beta, vbeta, state)
     for j in range(j0, j1):
         i = order[j]
         zp[i, 0] = zpw[j, 0]
@@ -176,13 +159,7 @@ def sync_docs(doc_ptr, zp, zd, ndk, d0, d1):
     """Bring the rows ``[d0, d1)`` of ``ndk`` up to date with the moves of the word pass (``zd``: the topics as
     ``ndk`` counts them, in document order; updated)."""
     for d in range(d0, d1):
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            k = zp[i, 0]
-            k0 = zd[i]
-            if k != k0:
-                ndk[d, k0] -= 1
-                ndk[d, k] += 1
-                zd[i] = k
+        _catch_up(zp, zd, ndk, d, doc_ptr[d], doc_ptr[d + 1])
 
 
 def blocks(ptr: np.ndarray, n_blocks: int) -> list[tuple[int, int]]:
