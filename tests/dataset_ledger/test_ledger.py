@@ -12,9 +12,10 @@ from dptopic.accounting.gaussian import SubsampledGaussianEvent, calibrate_noise
 from dptopic.accounting.group import gaussian_epsilon
 from dptopic.accounting.ledger import compose_pld, compose_rdp
 from dptopic.dataset_ledger.identity import Documents
-from dptopic.dataset_ledger.ledger import DatasetLedger, total_line
+from dptopic.dataset_ledger.ledger import DatasetLedger
 from dptopic.dataset_ledger.releases import events_from_json, release_guarantee
 from dptopic.dataset_ledger.store import LedgerFileError
+from dptopic.dataset_ledger.views import total_line
 from dptopic.errors import BudgetExceededError, DPTopicError, ParameterError
 
 

@@ -1,8 +1,11 @@
 """The dataset ledger: every private release made from a set of documents, kept across runs, processes and hosts, with
 the documents and people it read, their totals and the caps on them (docs/budget.md).
 
-- the ledger itself, :class:`~dptopic.dataset_ledger.ledger.DatasetLedger` (:mod:`~dptopic.dataset_ledger.ledger`):
-  debits, caps, plans and every read checked;
+- the ledger itself, :class:`~dptopic.dataset_ledger.ledger.DatasetLedger` (:mod:`~dptopic.dataset_ledger.ledger`:
+  opening, the key, recording documents, debits and caps), its parts by what they do: every read checked
+  (:mod:`~dptopic.dataset_ledger.checked_state`), the owners' rows (:mod:`~dptopic.dataset_ledger.owner_rows`),
+  totals and the cap check (:mod:`~dptopic.dataset_ledger.owner_totals`), plans (:mod:`~dptopic.dataset_ledger.plans`)
+  and what ``dptopic budget show`` shows (:mod:`~dptopic.dataset_ledger.views`);
 - where it is stored, a SQLite file or a shared PostgreSQL database (:mod:`~dptopic.dataset_ledger.store`), and
   which one a run uses (:mod:`~dptopic.dataset_ledger.location`);
 - what it knows documents and people by, keyed with its own key (:mod:`~dptopic.dataset_ledger.identity`), and the

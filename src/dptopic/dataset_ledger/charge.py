@@ -35,10 +35,11 @@ from typing import Callable
 from ..accounting.ledger import RESERVE_HOOK
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from .identity import Documents
-from .ledger import DatasetLedger, total_line
+from .ledger import DatasetLedger
 from .location import INHERIT, SESSION, default_path, location
 from .names import MAX_NAME, check_name, no_ledger_error, valid_name
 from .store import ENV
+from .views import total_line
 
 PARAMS = ("ledger", "dataset")
 """The parameters every budget-spending estimator takes besides its own (``TopicModel._param_names``)."""
