@@ -418,88 +418,105 @@ def _read_text_vectors(path: Path) -> tuple[list, np.ndarray]:
     """The GloVe text format (``word v1 ... vd``), or word2vec's (the same after a line ``N d``), gzipped or not;
     values separated by spaces or tabs. Read a line at a time within the format's bounds (module note)."""
     name = str(path)
-    words, rows = [], []
-    dim = expected = None
-    blank = 0
+    table = _TextTable(name)
     try:
         with (gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")) as fh:
-            lineno = 0
-            while True:
-                limit = _line_bound(dim)
-                raw = fh.readline(limit + 1)
-                if not raw:
-                    break
+            lineno = 1
+            while (line := _next_text_line(fh, path, lineno, table.dim)) is not None:
+                table.add(lineno, line)
                 lineno += 1
-                if lineno == 1:
-                    _refuse_utf16(path, raw[:4096])
-                    if raw.startswith(b"\xef\xbb\xbf"):     # a UTF-8 byte-order mark: not part of the first word
-                        raw = raw[3:]
-                if b"\x00" in raw:
-                    raise _nul_error(path, lineno, _TEXT_FORMATS + ", or a .npy array with its word list")
-                if len(raw) > limit or (len(raw) == limit and not raw.endswith(b"\n")):
-                    what = (f"a word of at most {MAX_WORD_BYTES:,} bytes and its {dim:,} values of at most"
-                            f" {VALUE_BYTES} characters each" if dim is not None else
-                            f"a word of at most {MAX_WORD_BYTES:,} bytes and at most {MAX_DIMENSION:,} values of"
-                            f" at most {VALUE_BYTES} characters each")
-                    raise _refused(name, f": line {lineno:,} is longer than {limit - 2:,} bytes"
-                                         f" ({what}): not {_TEXT_FORMATS}.")
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise _refused(name, f" is not UTF-8 text: byte 0x{raw[e.start]:02x} on line"
-                                         f" {lineno:,} is not valid UTF-8; give {_TEXT_FORMATS}, or a .npy array with"
-                                         " its word list.") from None
-                line = line.rstrip("\r\n").rstrip(" \t")
-                if not line:
-                    blank += 1
-                    if blank > MAX_BLANK_LINES:
-                        raise _refused(name, f" holds more than {MAX_BLANK_LINES:,} blank lines"
-                                             f" (line {lineno:,}): not {_TEXT_FORMATS}.")
-                    continue
-                parts = _SEPARATORS.split(line)
-                if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
-                    expected, dim = int(parts[0]), int(parts[1])        # word2vec's header
-                    if not 1 <= dim <= MAX_DIMENSION or expected * dim > MAX_VALUES:
-                        raise _refused(name, f": its first line announces {expected:,} words of"
-                                             f" {dim:,} values: give at most {MAX_DIMENSION:,} values a word and"
-                                             f" {MAX_VALUES:,} in all.")
-                    continue
-                if parts[0] == "":
-                    raise _refused(name, f": line {lineno:,} starts with a space or tab: give the"
-                                         " word first, then its values.")
-                if len(parts) == 1:
-                    raise _refused(name, f": line {lineno:,} holds a word and no values: give"
-                                         f" {_TEXT_FORMATS}.")
-                if dim is None:
-                    dim = len(parts) - 1
-                if len(parts) != dim + 1:
-                    n = len(parts) - 1
-                    raise _refused(name, f": line {lineno:,} has {n:,} value{'s' * (n != 1)},"
-                                         f" not {dim:,} (a corrupt or truncated file); give one word and its {dim:,}"
-                                         " values a line.")
-                if len(parts[0].encode("utf-8")) > MAX_WORD_BYTES:
-                    raise _refused(name, f": the word on line {lineno:,} is longer than"
-                                         f" {MAX_WORD_BYTES:,} bytes: not {_TEXT_FORMATS}.")
-                if (len(rows) + 1) * dim > MAX_VALUES:
-                    raise _refused(name, f" holds more than {MAX_VALUES:,} values ({len(rows):,}"
-                                         f" words of {dim:,} by line {lineno:,}): give fewer words (the most frequent"
-                                         " ones come first in GloVe and word2vec files).")
-                try:
-                    rows.append(np.array(parts[1:], dtype=np.float32))
-                except ValueError:
-                    raise _refused(name, f": line {lineno:,} holds a value that is not a"
-                                         " number (a corrupt file).") from None
-                words.append(parts[0])
     except _GZIP_ERRORS as e:
         raise _gzip_error(path, e) from None
     except OSError as e:
         raise _refused(name, f" cannot be read ({type(e).__name__}: {str(e)[:60]}).") from None
-    if not rows:
-        raise _refused(name, f" holds no vectors: give {_TEXT_FORMATS}.")
-    if expected is not None and expected != len(rows):
-        raise _refused(name, f": its first line announces {expected:,} words but it holds"
-                             f" {len(rows):,} (a truncated file).")
-    return words, np.vstack(rows)
+    return table.result()
+
+
+def _next_text_line(fh, path: Path, lineno: int, dim: int | None) -> str | None:
+    """Line ``lineno`` of a text vectors file, decoded and stripped of its line end and trailing blanks, read within
+    the bound of a line of ``dim`` values (:func:`_line_bound`); None at the end of the file."""
+    name = str(path)
+    limit = _line_bound(dim)
+    raw = fh.readline(limit + 1)
+    if not raw:
+        return None
+    if lineno == 1:
+        _refuse_utf16(path, raw[:4096])
+        if raw.startswith(b"\xef\xbb\xbf"):     # a UTF-8 byte-order mark: not part of the first word
+            raw = raw[3:]
+    if b"\x00" in raw:
+        raise _nul_error(path, lineno, _TEXT_FORMATS + ", or a .npy array with its word list")
+    if len(raw) > limit or (len(raw) == limit and not raw.endswith(b"\n")):
+        what = (f"a word of at most {MAX_WORD_BYTES:,} bytes and its {dim:,} values of at most"
+                f" {VALUE_BYTES} characters each" if dim is not None else
+                f"a word of at most {MAX_WORD_BYTES:,} bytes and at most {MAX_DIMENSION:,} values of"
+                f" at most {VALUE_BYTES} characters each")
+        raise _refused(name, f": line {lineno:,} is longer than {limit - 2:,} bytes ({what}): not {_TEXT_FORMATS}.")
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _refused(name, f" is not UTF-8 text: byte 0x{raw[e.start]:02x} on line {lineno:,} is not valid UTF-8;"
+                             f" give {_TEXT_FORMATS}, or a .npy array with its word list.") from None
+    return line.rstrip("\r\n").rstrip(" \t")
+
+
+class _TextTable:
+    """The words and vectors of a text vectors file, added a line at a time, each line checked against the format
+    (a word2vec header first, one word and ``dim`` numbers a line, the bounds of the module note)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.words: list = []
+        self.rows: list = []
+        self.dim = self.expected = None
+        self.blank = 0
+
+    def add(self, lineno: int, line: str) -> None:
+        name, dim = self.name, self.dim
+        if not line:
+            self.blank += 1
+            if self.blank > MAX_BLANK_LINES:
+                raise _refused(name, f" holds more than {MAX_BLANK_LINES:,} blank lines (line {lineno:,}): not"
+                                     f" {_TEXT_FORMATS}.")
+            return
+        parts = _SEPARATORS.split(line)
+        if lineno == 1 and len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            self.expected, self.dim = int(parts[0]), int(parts[1])        # word2vec's header
+            if not 1 <= self.dim <= MAX_DIMENSION or self.expected * self.dim > MAX_VALUES:
+                raise _refused(name, f": its first line announces {self.expected:,} words of {self.dim:,} values:"
+                                     f" give at most {MAX_DIMENSION:,} values a word and {MAX_VALUES:,} in all.")
+            return
+        if parts[0] == "":
+            raise _refused(name, f": line {lineno:,} starts with a space or tab: give the word first, then its"
+                                 " values.")
+        if len(parts) == 1:
+            raise _refused(name, f": line {lineno:,} holds a word and no values: give {_TEXT_FORMATS}.")
+        if dim is None:
+            dim = self.dim = len(parts) - 1
+        if len(parts) != dim + 1:
+            n = len(parts) - 1
+            raise _refused(name, f": line {lineno:,} has {n:,} value{'s' * (n != 1)}, not {dim:,} (a corrupt or"
+                                 f" truncated file); give one word and its {dim:,} values a line.")
+        if len(parts[0].encode("utf-8")) > MAX_WORD_BYTES:
+            raise _refused(name, f": the word on line {lineno:,} is longer than {MAX_WORD_BYTES:,} bytes: not"
+                                 f" {_TEXT_FORMATS}.")
+        if (len(self.rows) + 1) * dim > MAX_VALUES:
+            raise _refused(name, f" holds more than {MAX_VALUES:,} values ({len(self.rows):,} words of {dim:,} by"
+                                 f" line {lineno:,}): give fewer words (the most frequent ones come first in GloVe"
+                                 " and word2vec files).")
+        try:
+            self.rows.append(np.array(parts[1:], dtype=np.float32))
+        except ValueError:
+            raise _refused(name, f": line {lineno:,} holds a value that is not a number (a corrupt file).") from None
+        self.words.append(parts[0])
+
+    def result(self) -> tuple[list, np.ndarray]:
+        if not self.rows:
+            raise _refused(self.name, f" holds no vectors: give {_TEXT_FORMATS}.")
+        if self.expected is not None and self.expected != len(self.rows):
+            raise _refused(self.name, f": its first line announces {self.expected:,} words but it holds"
+                                      f" {len(self.rows):,} (a truncated file).")
+        return self.words, np.vstack(self.rows)
 
 
 _OTHER = (f"give one of {', '.join(KNOWN_SOURCES)} (installed with {EXTRA}), a .npy array beside its word list, or a"

@@ -165,15 +165,7 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
     k_eff = np.where(person > 0, k, 1).astype(np.int64)
     order = np.lexsort((docset, owner))
     docset, owner, k_eff, person = docset[order], owner[order], k_eff[order], person[order]
-    with np.errstate(over="ignore"):
-        code = (docset.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ (k_eff.astype(np.uint64)
-                                                                              * np.uint64(0xC2B2AE3D27D4EB4F))
-        code ^= code >> np.uint64(29)
-        code *= np.uint64(0xBF58476D1CE4E5B9)
-        code ^= code >> np.uint64(32)
-    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    with np.errstate(over="ignore"):
-        sig = np.add.reduceat(code, starts)
+    starts, sig = _owner_codes(docset, owner, k_eff)
     is_person = np.maximum.reduceat(person, starts) > 0
     uniq, first, counts = np.unique(sig, return_index=True, return_counts=True)
     persons = np.bincount(np.searchsorted(uniq, sig), weights=is_person, minlength=len(uniq)).astype(int)
@@ -182,17 +174,7 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
     for u, (i, n, p) in enumerate(zip(first, counts, persons)):
         a, b = starts[i], ends[i]
         pairs = [(int(docset[j]), int(k_eff[j])) for j in range(a, b)]
-        rel = {}
-        dsets = set()
-        for ds, kk in pairs:
-            dsets |= datasets_of.get(ds, set())
-            for r in by_docset.get(ds, []):
-                rel[(r["id"], kk if r["unit"] != "user" else 1)] = 1
-        for d in sorted(dsets):
-            kk = max((kk for ds, kk in pairs if d in datasets_of.get(ds, set())), default=1)
-            for r in named.get(d, []):
-                rel[(r["id"], kk if r["unit"] != "user" else 1)] = 1
-        key = tuple(sorted(rel))
+        key, dsets = _releases_of(pairs, by_docset, datasets_of, named)
         s = out.get(key)
         if s is None:
             s = out[key] = Signature(key, frozenset(ds for ds, _ in pairs), 0, 0, datasets=set(dsets))
@@ -229,3 +211,37 @@ def compose_signature(sig: Signature, by_id: dict, delta: float, memo: dict | No
             floor = max(floor, float(r["epsilon"]))
     memo[key] = compose_at(groups, delta, floor, enough)
     sig.epsilon, sig.method = memo[key]
+
+
+def _owner_codes(docset, owner, k_eff):
+    """``(starts, codes)``: where each owner's rows start (rows sorted by owner, then set) and a 64-bit code of each
+    owner's rows ``(set, documents)``, the same for two owners with the same rows: a sum of a mixed hash of each row
+    (splitmix64's finaliser), so that equal signatures are found by one ``np.unique``."""
+    import numpy as np  # as in signatures
+
+    with np.errstate(over="ignore"):
+        code = (docset.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ (k_eff.astype(np.uint64)
+                                                                              * np.uint64(0xC2B2AE3D27D4EB4F))
+        code ^= code >> np.uint64(29)
+        code *= np.uint64(0xBF58476D1CE4E5B9)
+        code ^= code >> np.uint64(32)
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        return starts, np.add.reduceat(code, starts)
+
+
+def _releases_of(pairs, by_docset: dict, datasets_of: dict, named: dict) -> tuple[tuple, set]:
+    """An owner's releases as ``((release id, group size), ...)`` and the datasets they belong to, from the owner's
+    ``pairs`` ``(document set, documents)``: each release of a set the owner is in, at the owner's documents in it
+    (1 for a user-level release), and each named-only release of those datasets at the owner's most documents in
+    any of the dataset's sets."""
+    rel = {}
+    dsets: set = set()
+    for ds, kk in pairs:
+        dsets |= datasets_of.get(ds, set())
+        for r in by_docset.get(ds, []):
+            rel[(r["id"], kk if r["unit"] != "user" else 1)] = 1
+    for d in sorted(dsets):
+        kk = max((kk for ds, kk in pairs if d in datasets_of.get(ds, set())), default=1)
+        for r in named.get(d, []):
+            rel[(r["id"], kk if r["unit"] != "user" else 1)] = 1
+    return tuple(sorted(rel)), dsets
