@@ -6,6 +6,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from dptopic.corpus import vector_files
 from dptopic.corpus import vectors as V
 from dptopic.corpus.vectors import KnownSource, PublicVectors, default_vectors, load_public_vectors
 from dptopic.errors import DPTopicError
@@ -271,7 +272,7 @@ def test_a_text_file_is_read_within_the_bounds_of_its_format(tmp_path, payload, 
 
 
 def test_a_file_with_more_values_than_the_bound_is_refused_as_it_is_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(V, "MAX_VALUES", 4 * 4)
+    monkeypatch.setattr(vector_files, "MAX_VALUES", 4 * 4)
     path = write_glove(tmp_path / "many.txt")
     with pytest.raises(DPTopicError, match=r"holds more than 16 values \(4 words of 4 by line 5\)"):
         load_public_vectors(path)
