@@ -18,12 +18,12 @@ floating-point additions depends on ``n_jobs``.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ._bow import canonical_bow
 from ._jit import njit
+from ._threads import PoolOwner
 from .engine import make_shards
 
 TINY = 1e-300
@@ -164,25 +164,15 @@ def tokens_to_bow(doc_ptr: np.ndarray, word_ids: np.ndarray, vocab_size: int):
     return ptr, ids, cts
 
 
-class StatisticAccumulator:
+class StatisticAccumulator(PoolOwner):
     """Sums ``S_d`` over blocks of documents given one after another (e.g. shards read from disk), on ``n_jobs``
     threads. With ``n_jobs=1`` the additions happen in document order, whatever the blocks."""
 
     def __init__(self, vocab_size: int, n_topics: int, n_jobs: int = 1):
         self.n_jobs = max(1, int(n_jobs))
         self.buffers = np.zeros((self.n_jobs, int(vocab_size), int(n_topics)))
-        self._pool = ThreadPoolExecutor(self.n_jobs - 1, thread_name_prefix="dptopic-docdp") if self.n_jobs > 1 else None
+        self._start_pool(self.n_jobs - 1, "dptopic-docdp")
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def reset(self) -> None:
         self.buffers[:] = 0.0

@@ -9,11 +9,12 @@ which is exactly sequential CGS and bit-for-bit reproducible for a fixed seed.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import wait
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._threads import PoolOwner
 from .counts import list_positions, undo_moves
 from .dense import dense_sweep
 from .frozen import frozen_sweep
@@ -138,7 +139,7 @@ class Partition:
         self.n_blocks = P
 
 
-class ShardedSweeper:
+class ShardedSweeper(PoolOwner):
     """Runs sweeps over ``n_jobs`` shards in threads and merges their count deltas.
 
     With one shard the sparse sampler keeps its per-word topic lists across sweeps (the
@@ -153,7 +154,7 @@ class ShardedSweeper:
         self.arrays = arrays
         self.kind = kind
         self.shards = make_shards(arrays.doc_ptr, n_jobs)
-        self._pool = ThreadPoolExecutor(len(self.shards) - 1) if len(self.shards) > 1 else None
+        self._start_pool(len(self.shards) - 1)
         self._lists = None
         self._partition = None
         self._zp = None  # partition scheme: z in block order, written back by sync()
@@ -178,15 +179,7 @@ class ShardedSweeper:
         self.sync()
         self._zp = None
         self._lists = None
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().close()
 
     def sweep(self, alpha: float, beta: float, states: list[np.ndarray], word_table=None,
               clip: float = np.inf) -> None:

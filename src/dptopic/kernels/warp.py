@@ -33,12 +33,11 @@ so a sweep is a pure function of the state, the seed and the blocks, whatever th
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 from ._jit import njit
 from ._prefetch import prefetch
+from ._threads import PoolOwner
 from .rng import next_uniform
 
 AHEAD = 16  # tokens of the word pass's gather whose topic and proposal are prefetched ahead (their reads are random)
@@ -173,7 +172,7 @@ def blocks(ptr: np.ndarray, n_blocks: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
-class WarpSweeper:
+class WarpSweeper(PoolOwner):
     """Runs word-ordered sweeps (:func:`doc_pass`, :func:`word_pass`, :func:`sync_docs`) over ``n_jobs`` blocks of
     documents and of words in threads; the same interface as :class:`~dptopic.kernels.engine.ShardedSweeper`.
 
@@ -188,7 +187,7 @@ class WarpSweeper:
         self.doc_blocks = blocks(arrays.doc_ptr, n_jobs)
         self.word_blocks = blocks(self.word_ptr, n_jobs)
         self.n_shards = max(len(self.doc_blocks), len(self.word_blocks))
-        self._pool = ThreadPoolExecutor(self.n_shards) if self.n_shards > 1 else None
+        self._start_pool(self.n_shards if self.n_shards > 1 else 0)
         self._zp = None
 
     def invalidate(self) -> None:
@@ -218,15 +217,7 @@ class WarpSweeper:
     def close(self) -> None:
         self.sync()
         self._zp = None
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        super().close()
 
     def _map(self, fn, ranges):
         if self._pool is None or len(ranges) == 1:
