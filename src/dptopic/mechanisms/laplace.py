@@ -200,12 +200,7 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
     if not scale <= MAX_SCALE:
         raise DPTopicError(f"invalid epsilon={epsilon!r}: with sensitivity {l1:g} the noise scale {scale:.3g} exceeds"
                            f" the samplers' range (0, {MAX_SCALE:g}]; give epsilon >= {l1 / MAX_SCALE:.3g}.")
-    before = values.copy() if observer.active() else None     # out=values noises in place
-    noisy = _release(values, scale, rng, discrete, secure, workers, out)
-    event = LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label, relation=relation)
-    if before is not None:      # a privacy test or a white-box audit watching the fit (mechanisms/observer.py)
-        noisy = _replaced(noisy, observer.observe(before, noisy, float(sum(changes)), "l1", scale, label, event))
-    return noisy, event
+    return _noised(values, scale, rng, changes, discrete, secure, label, relation, workers, out)
 
 
 def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), discrete: bool | None = None,
@@ -217,10 +212,17 @@ def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), disc
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
     check_coins(rng, secure)
+    return _noised(values, scale, rng, changes, discrete, secure, label, relation, workers, out)
+
+
+def _noised(values, scale: float, rng, changes, discrete: bool, secure: bool, label: str, relation: str, workers: int,
+            out):
+    """Both front doors' release at ``scale``: the noised values and the event they spent, shown to an observer
+    where one watches (a privacy test or a white-box audit, mechanisms/observer.py)."""
     before = values.copy() if observer.active() else None     # out=values noises in place
     noisy = _release(values, scale, rng, discrete, secure, workers, out)
     event = LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label, relation=relation)
-    if before is not None:      # a privacy test or a white-box audit watching the fit (mechanisms/observer.py)
+    if before is not None:
         noisy = _replaced(noisy, observer.observe(before, noisy, float(sum(changes)), "l1", scale, label, event))
     return noisy, event
 
