@@ -1,6 +1,6 @@
 """A round in cohorts simulated with the real code on both sides: every cohort's server and the bridge's
-(:class:`dptopic.service.cohorts.CohortRound`, called directly, no HTTP, each on its own SQLite file), the
-:class:`~dptopic.service.cohorts.Coordinator`, and every person as a real contributor
+(:class:`dptopic.service.secure_sum.cohorts.CohortRound`, called directly, no HTTP, each on its own SQLite file), the
+:class:`~dptopic.service.secure_sum.cohorts.Coordinator`, and every person as a real contributor
 (:class:`dptopic.contributor.cohorts.CohortContributor`, a delegate also as a
 :class:`~dptopic.contributor.cohorts.BridgeContributor`). The steps are driven in lock-step, round by round; what a
 server *says* to a contributor goes through :meth:`CohortSimulation.say`, which a test replaces to make it lie.
@@ -59,8 +59,8 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
     from dptopic.contributor.cohorts import CohortContributor, Pads
     from dptopic.protocol.secure_sum.cohorts import cohort_round_id
     from dptopic.protocol.secure_sum.default import signing_public
-    from dptopic.service.cohorts import CohortRound
-    from dptopic.service.secure_sum import SecureSumConfig
+    from dptopic.service.secure_sum.cohorts import CohortRound
+    from dptopic.service.secure_sum.default import SecureSumConfig
 
     rid = cohort_round_id(round_id, c)
     directory, keys = _directory(enroll, rid, members)
@@ -185,7 +185,7 @@ class _Steps:
     def unmask_here(self, phase: int, timeout: float = 3600.0) -> None:
         """Every signer's answers to its round's server, then wait until each round held here has unmasked
         ``phase`` (each server unmasks off the caller's thread) or left the step."""
-        from dptopic.service.secure_sum import ApiError
+        from dptopic.service.secure_sum.default import ApiError
 
         for k, server, people in self.rounds():
             view = server.view()
@@ -317,8 +317,8 @@ class CohortSimulation(_Steps):
         from dptopic.protocol.secure_sum.cohorts import bridge_round_id
         from dptopic.protocol.secure_sum.default import new_signing_key, signing_public
         from dptopic.protocol.secure_sum.enrollment import contributor_ids
-        from dptopic.service.cohorts import CohortRound, Coordinator
-        from dptopic.service.secure_sum import SecureSumConfig
+        from dptopic.service.secure_sum.cohorts import CohortRound, Coordinator
+        from dptopic.service.secure_sum.default import SecureSumConfig
 
         self.tmp, self.plan, self.words = Path(tmp), plan, list(words)
         self.tmp.mkdir(parents=True, exist_ok=True)

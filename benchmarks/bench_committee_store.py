@@ -1,4 +1,4 @@
-"""What storing a committee-mode round costs per message (``dptopic.service.secure_committee``), without HTTP: the
+"""What storing a committee-mode round costs per message (``dptopic.service.secure_sum.committee``), without HTTP: the
 same N contributors' prekeys and step-0 uploads (made once, by the real contributor code) posted straight into the
 round's server object, in memory (``CommitteeRound``) and stored (``StoredCommitteeRound``) on a SQLite file and on
 PostgreSQL, by one server process and, on PostgreSQL, by K processes sharing the round (each message under the round's
@@ -39,7 +39,7 @@ def make_messages(n: int, vocab: int, work: Path) -> None:
     from dptopic.contributor.secure_committee import CommitteeContributor
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-    from dptopic.service.secure_committee import CommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound
 
     make_invitations(work / "enroll.key", n, work / "inv", round_id="bench", committee=True, dropouts=n // 10,
                      collusion=n // 100 + 1)
@@ -72,7 +72,7 @@ def child(work: str, database: str, part: int, parts: int) -> None:
     import resource
 
     from dptopic.protocol.secure_sum.default import SecureSumPlan
-    from dptopic.service.secure_committee import CommitteeRound, StoredCommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound, StoredCommitteeRound
 
     doc = json.loads((Path(work) / "messages.json").read_text())
     plan = SecureSumPlan.from_dict(doc["plan"])

@@ -1,6 +1,6 @@
 """The secure sum's committee mode (``dptopic.protocol.secure_sum.committee``) in process at a realistic size: the real
 contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`) and server
-(:class:`~dptopic.service.secure_committee.CommitteeRound`) called directly, no HTTP, one process; ``--dropout`` of
+(:class:`~dptopic.service.secure_sum.committee.CommitteeRound`) called directly, no HTTP, one process; ``--dropout`` of
 the people leave after masking step 0. Prints, as JSON: the plan's committee and thresholds, the wall time, each
 role's CPU seconds (an ordinary contributor's per step, a committee member's per step, the server's unmasking),
 the bytes of one upload (its vector, its blobs and header, beside what the default protocol sends: its keys, shares
@@ -64,12 +64,12 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
     words = [f"w{i:04d}" for i in range(vocab)]
     directory = read_directory(work_ / "inv" / "directory.json")
     if committee:
-        from dptopic.service.secure_committee import create_committee_app
+        from dptopic.service.secure_sum.committee import create_committee_app
 
         app = create_committee_app(_plan(n, vocab, "auto"), directory, words, 20, admin_token="t" * 24,
                                    database=f"sqlite:///{work_}/committee.db")
     else:
-        from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+        from dptopic.service.secure_sum.default import SecureSumConfig, create_secure_sum_app
 
         cfg = SecureSumConfig(words, _plan(n, vocab, None), directory, n_topics=20,
                               database=f"sqlite:///{work_}/round-{port}.db", admin_token="t" * 24,
@@ -294,7 +294,7 @@ def main(argv=None) -> dict:
     from dptopic.contributor.secure_sum import make_shares
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-    from dptopic.service.secure_committee import CommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound
 
     n, vocab = a.people, a.vocab
     tmp = Path(tempfile.mkdtemp())

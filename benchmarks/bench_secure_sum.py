@@ -673,8 +673,8 @@ def people_bows(phi, theta, lengths, vocab, n: int, seed: int) -> list:
 def cohort_simulation_main(a, vocab, phi, theta, lengths):
     """``--simulate N --cohort-size S``: a whole round of N planted people in cohorts of at most S, the cohorts dealt
     to ``--workers`` processes (the bridge and coordinator here), with the real server code (every cohort's
-    :class:`~dptopic.service.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor code
-    (``benchmarks/_cohort_round.py``), 10% of the people dropping out after masking; prints each stage's time, each
+    :class:`~dptopic.service.secure_sum.cohorts.CohortRound` and the bridge's, on SQLite files) and the real contributor
+    code (``benchmarks/_cohort_round.py``), 10% of the people dropping out after masking; prints each stage's time, each
     process's wall, CPU and peak memory, the servers' sums and the recovery."""
     from _cohort_round import CohortSimulation, usage
     from dptopic.evaluation import topic_coverage

@@ -101,8 +101,8 @@ def hold_noise_fixed_here() -> None:
 
 
 class LiveCohortRound:
-    """A round in cohorts (``dptopic.service.cohort_app``) under a real uvicorn in a thread of this process, on
-    127.0.0.1, with the operator's invitations (files in ``tmp/inv``); ``ledger`` and ``dataset``: the dataset ledger
+    """A round in cohorts (``dptopic.service.secure_sum.cohort_app``) under a real uvicorn in a thread of this process,
+    on 127.0.0.1, with the operator's invitations (files in ``tmp/inv``); ``ledger`` and ``dataset``: the dataset ledger
     the round is charged to; ``database``: the round's (default a SQLite file in ``tmp``); ``ids``: the people the
     invitations name (their pseudonyms made by ``ledger``)."""
 
@@ -115,7 +115,7 @@ class LiveCohortRound:
 
         from dptopic.protocol.secure_sum.cohort_enrollment import make_cohort_invitations, read_cohort_directory
         from dptopic.protocol.secure_sum.cohorts import CohortPlan
-        from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
+        from dptopic.service.secure_sum.cohort_app import CohortSumConfig, create_cohort_app
         from service_helpers import free_port
 
         self.tmp = Path(tmp)

@@ -1,4 +1,4 @@
-"""A committee-mode secure-sum round in process: the real server (:class:`~dptopic.service.secure_committee.
+"""A committee-mode secure-sum round in process: the real server (:class:`~dptopic.service.secure_sum.committee.
 CommitteeRound`) and real contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`), driven
 step by step so that a test can stand between them (what the server *says* is what :meth:`say` returns)."""
 from __future__ import annotations
@@ -23,7 +23,7 @@ class InProcessCommitteeRound:
         from dptopic.contributor.secure_committee import CommitteeContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.service.secure_committee import CommitteeRound
+        from dptopic.service.secure_sum.committee import CommitteeRound
 
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
@@ -51,9 +51,10 @@ class InProcessCommitteeRound:
     @classmethod
     def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
                 vocab: int = 30, topics: int = 3, seed: int = 0, committee="auto"):
-        """``(server, [round of each cohort])``: a round in committee cohorts (``dptopic.service.cohort_app``'s
-        :class:`~dptopic.service.cohort_app.CohortServer`, not served: its coordinator is called by the test) and,
-        for each cohort, this class over that cohort's :class:`~dptopic.service.committee_cohorts
+        """``(server, [round of each cohort])``: a round in committee cohorts
+        (``dptopic.service.secure_sum.cohort_app``'s :class:`~dptopic.service.secure_sum.cohort_app.CohortServer`, not
+        served: its coordinator is called by the test) and,
+        for each cohort, this class over that cohort's :class:`~dptopic.service.secure_sum.committee_cohorts
         .CommitteeCohortRound` and its members as :class:`~dptopic.contributor.cohorts.CohortCommitteeContributor`
         (a delegate with its pads)."""
         from cohort_helpers import tiny_bows
@@ -64,7 +65,7 @@ class InProcessCommitteeRound:
             read_cohort_invitation,
         )
         from dptopic.protocol.secure_sum.cohorts import CohortPlan
-        from dptopic.service.cohort_app import CohortSumConfig, create_cohort_app
+        from dptopic.service.secure_sum.cohort_app import CohortSumConfig, create_cohort_app
 
         tmp = Path(tmp)
         words = [f"w{i:03d}" for i in range(vocab)]
@@ -225,14 +226,14 @@ class InProcessCommitteeRound:
 
 
 class CommitteeServer:
-    """A committee-mode round's app (:func:`~dptopic.service.secure_committee.create_committee_app`) under a real
+    """A committee-mode round's app (:func:`~dptopic.service.secure_sum.committee.create_committee_app`) under a real
     uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
 
     def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
                  registration_s: float | None = None):
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
-        from dptopic.service.secure_committee import create_committee_app
+        from dptopic.service.secure_sum.committee import create_committee_app
         from service_helpers import free_port
 
         make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1", committee=True,
@@ -265,7 +266,7 @@ class CommitteeServer:
 
 
 class CommitteeOverHttp(OverHttp):
-    """The :class:`~dptopic.service.secure_committee.CommitteeRound` calls :class:`InProcessCommitteeRound` makes,
+    """The :class:`~dptopic.service.secure_sum.committee.CommitteeRound` calls :class:`InProcessCommitteeRound` makes,
     over HTTP to the server at ``url`` (its admin token ``token``): a served round driven step by step."""
 
     def __init__(self, url: str, token: str = "t" * 24):

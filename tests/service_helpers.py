@@ -629,7 +629,7 @@ class SecureSumServer:
 
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+        from dptopic.service.secure_sum.default import SecureSumConfig, create_secure_sum_app
 
         write_token(tmp / "token", self.TOKEN)
         n = n if ids is None else len(ids)
@@ -707,10 +707,10 @@ def person_bow(seed: int, vocab: int):
 
 
 class InProcessRound:
-    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.SecureRound`, called directly,
-    no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.SecureContributor`), each holding its own
-    invitation and state file; the steps are driven one by one so that a test can stand between the server and the
-    contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make the server lie).
+    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called
+    directly, no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.SecureContributor`), each holding
+    its own invitation and state file; the steps are driven one by one so that a test can stand between the server and
+    the contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make the server lie).
     The rounding and noise are seeded (a simulation) unless ``secure``."""
 
     def __init__(self, tmp: Path, n: int = 12, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
@@ -721,7 +721,7 @@ class InProcessRound:
         from dptopic.contributor.secure_sum import SecureContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.service.secure_sum import SecureRound, SecureSumConfig
+        from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
 
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
@@ -820,7 +820,7 @@ class InProcessRound:
             self.server.close()
 
     def unmask(self, phase: int, wait: bool = True):
-        from dptopic.service.secure_sum import ApiError
+        from dptopic.service.secure_sum.default import ApiError
 
         view = self.server.view()
         if view["state"] != f"unmask{phase}":
@@ -895,13 +895,13 @@ class SecureServe(Server):
 
 
 class OverHttp:
-    """The :class:`~dptopic.service.secure_sum.SecureRound` methods :class:`InProcessRound` calls, over HTTP."""
+    """The :class:`~dptopic.service.secure_sum.default.SecureRound` methods :class:`InProcessRound` calls, over HTTP."""
 
     def __init__(self, url: str):
         self.url = url
 
     def _call(self, method, path, doc=None, body=None, headers=None):
-        from dptopic.service.secure_sum import ApiError
+        from dptopic.service.secure_sum.default import ApiError
         if doc is not None:
             body, headers = json.dumps(doc).encode(), {"Content-Type": "application/json"}
         status, _, data = http(method, self.url + path, body, headers or {})

@@ -58,7 +58,7 @@ def assert_same_sums(url: str, plain, uploads: int | None = None) -> None:
     by one SQLite process) released; with ``uploads``, each step's running sum holds every receipt exactly once."""
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum import t_state, t_sums, t_uploads
+    from dptopic.service.secure_sum.default import t_state, t_sums, t_uploads
     engine = create_engine(url)
     try:
         with engine.connect() as c, plain.server.engine.connect() as d:
@@ -188,7 +188,7 @@ def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_re
 
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum import ApiError, t_sums, t_uploads
+    from dptopic.service.secure_sum.default import ApiError, t_sums, t_uploads
 
     rnd = InProcessRound(tmp_path / "shared", n=16, dropouts=4, collusion=1, seed=5)
     with two_servers(pg, tmp_path, rnd) as (url, a, b):
@@ -241,7 +241,7 @@ def test_a_round_in_cohorts_on_postgresql_keeps_each_round_in_its_own_schema_and
     noise held fixed, and a server started again on the database reads the released round back."""
     from cohort_helpers import LiveCohortRound, hold_noise_fixed, play_all, tiny_bows
     from dptopic.errors import DPTopicError
-    from dptopic.service.cohort_app import CohortServer
+    from dptopic.service.secure_sum.cohort_app import CohortServer
 
     hold_noise_fixed(monkeypatch)
     bows, url = tiny_bows(24), new_database(pg.url, "secure80")

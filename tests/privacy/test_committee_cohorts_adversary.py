@@ -1,9 +1,9 @@
 """A round in committee cohorts attacked by its own servers (``dptopic.protocol.secure_sum.cohorts``'s note, "A
 committee in each
-cohort"): the real cohort servers (:class:`~dptopic.service.committee_cohorts.CommitteeCohortRound`), coordinator and
-contributors in process, driven by the committee mode's harness (``committee_helpers``). Each lie that would let the
-operator read one cohort's total is refused: a set of uploads short of ``t + 1`` of the cohort's delegates (really
-short, or shown so to a quorum of the committee), and a delegate counted in the bridge but not in its cohort."""
+cohort"): the real cohort servers (:class:`~dptopic.service.secure_sum.committee_cohorts.CommitteeCohortRound`),
+coordinator and contributors in process, driven by the committee mode's harness (``committee_helpers``). Each lie that
+would let the operator read one cohort's total is refused: a set of uploads short of ``t + 1`` of the cohort's delegates
+(really short, or shown so to a quorum of the committee), and a delegate counted in the bridge but not in its cohort."""
 import pytest
 
 from dptopic.protocol.secure_sum import committee as sc

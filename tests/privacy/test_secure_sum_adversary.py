@@ -277,7 +277,7 @@ def test_a_plan_other_than_the_invitations_pin_is_refused_by_every_contributor(t
 
 # ----------------------------------------------------------------------------- strangers, forgeries, replays
 def test_strangers_and_forgeries_are_refused_by_the_server(tmp_path):
-    from dptopic.service.secure_sum import ApiError
+    from dptopic.service.secure_sum.default import ApiError
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     c = rnd.people[0]
@@ -355,7 +355,7 @@ def test_the_released_noise_is_the_planned_noise(tmp_path, bits):
 
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum import t_state
+    from dptopic.service.secure_sum.default import t_state
     with rnd.server.engine.connect() as conn:
         s0 = json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == "sum0")).scalar())
     noise = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8").astype(float)
@@ -370,7 +370,7 @@ def test_two_corpora_replaying_the_same_releases_save_byte_identical_models(tmp_
     """The model is post-processing of the two released sums: a round over other people that replays the first
     round's sums releases the same bytes (nothing of the corpus, the server's clock or its randomness enters it)."""
     import dptopic
-    from dptopic.service import secure_sum as server
+    from dptopic.service.secure_sum import default as server
 
     real, sums = server.ss.unmask_sum, {}
 

@@ -221,7 +221,7 @@ def test_a_secure_sum_round_whose_invitations_name_people_is_charged_to_them_ove
 
 def test_a_committee_round_whose_invitations_name_people_is_charged_to_them(tmp_path):
     from committee_helpers import InProcessCommitteeRound
-    from dptopic.service.secure_committee import CommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound
 
     L = tmp_path / "l.sqlite"
     people = [f"p{i}@example.org" for i in range(8)]

@@ -667,7 +667,7 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
 
 
 COMMITTEE_ORDER = ("keys", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
-"""The steps of a committee-mode round (:mod:`dptopic.service.secure_committee`)."""
+"""The steps of a committee-mode round (:mod:`dptopic.service.secure_sum.committee`)."""
 
 
 def play_committee_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:

@@ -2,8 +2,8 @@
 
 The protocol is SecAgg (Bonawitz et al. 2017) in its malicious-server variant, on a sparse neighbour graph (SecAgg+,
 Bell et al. 2020), in two phases that each sum one vector. What a contributor computes from its documents and
-secrets is :mod:`dptopic.contributor.secure_sum`; the server (:mod:`dptopic.service.secure_sum`) stores, forwards and
-unmasks. This module holds what both agree on: the plan, the graph, the signed messages and the maths.
+secrets is :mod:`dptopic.contributor.secure_sum`; the server (:mod:`dptopic.service.secure_sum.default`) stores,
+forwards and unmasks. This module holds what both agree on: the plan, the graph, the signed messages and the maths.
 
 **Enrollment** (:mod:`dptopic.protocol.secure_sum.enrollment`). The operator draws one Ed25519 signing key per
 invitation and

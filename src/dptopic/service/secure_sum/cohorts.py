@@ -1,7 +1,7 @@
 """The servers of a round in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first): one
 :class:`CohortRound` per cohort and one for the bridge, and the :class:`Coordinator` that adds their totals.
 
-A :class:`CohortRound` is the secure sum's server (:class:`~dptopic.service.secure_sum.SecureRound`: the same
+A :class:`CohortRound` is the secure sum's server (:class:`~dptopic.service.secure_sum.default.SecureRound`: the same
 admission, checks, durable receipts and running sums, the same unmasking) with one change: what it unmasks is not a
 release but a padded total (its cohort's sum minus its delegates' pads, or the bridge's sum of pads), uniform in the
 ring, which it keeps (durably) for the coordinator and does not check for a wrap-around (a padded total is meant to
@@ -23,15 +23,15 @@ from pathlib import Path
 import numpy as np
 from sqlalchemy import select
 
-from .._io import load_bundle
-from ..accounting.skellam import rounded_norms
-from ..errors import DPTopicError
-from ..protocol.secure_sum import default as ss
-from ..protocol.secure_sum.cohorts import CohortPlan, combine
-from .ledger import charge_secure_round
-from .secure_sum import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
+from ..._io import load_bundle
+from ...accounting.skellam import rounded_norms
+from ...errors import DPTopicError
+from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.cohorts import CohortPlan, combine
+from ..ledger import charge_secure_round
+from .default import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
 
-log = logging.getLogger("dptopic.service.cohorts")
+log = logging.getLogger("dptopic.service.secure_sum.cohorts")
 LEDGER_MARK = "ledger_charge"
 """The key, in the bridge's database, of the round's debit on the dataset ledger (:meth:`Coordinator.charge`)."""
 GATE_POLL_S = 0.05
@@ -158,10 +158,10 @@ class Coordinator:
             r.fail(reason)
 
     def advance(self) -> bool:
-        """What a server in cohorts calls whenever a round may have moved (:mod:`dptopic.service.cohort_app`): a
-        failure anywhere fails every round, and each step every round has unmasked is read (:meth:`step`), in order;
-        after a restart the sums are read again from the padded totals each round kept. Returns whether it moved
-        the round on."""
+        """What a server in cohorts calls whenever a round may have moved
+        (:mod:`dptopic.service.secure_sum.cohort_app`): a failure anywhere fails every round, and each step every round
+        has unmasked is read (:meth:`step`), in order; after a restart the sums are read again from the padded totals
+        each round kept. Returns whether it moved the round on."""
         why = self.failed()
         if why is not None:
             if any(r.st["state"] not in ("released", "failed") for r in self.rounds()):
@@ -238,7 +238,7 @@ class Coordinator:
             return False
         self.sums[phase], self.shares[phase] = total, shares
         if phase == 0:
-            from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
+            from ...models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
 
             kept = [int(k) for k in released_words(rp, total, shares, self.n_topics)[0]]
             for r in self.rounds():
@@ -252,7 +252,7 @@ class Coordinator:
     def release_document(self) -> dict:
         """The round's model, as each cohort's ``GET /v1/model`` serves it (post-processing of the two sums and the
         public plan)."""
-        from ..models.secure_sum import secure_sum_topics, trust_model  # start-up: it loads scikit-learn
+        from ...models.secure_sum import secure_sum_topics, trust_model  # start-up: it loads scikit-learn
 
         model = secure_sum_topics(self.plan.round_plan, self.vocabulary, self.n_topics, self.sums[0], self.sums[1],
                                   (self.shares[0], self.shares[1]),

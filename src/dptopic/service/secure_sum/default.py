@@ -85,18 +85,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._io import load_bundle, load_json
-from ..accounting.skellam import rounded_norms
-from ..corpus import Vocabulary
-from ..errors import MISSING, DPTopicError, ParameterError, ParameterText
-from ..protocol.secure_sum import default as ss
-from ..protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
-from .http import unrouted
-from .ledger import charge_secure_round
-from .lifespan import frozen_lifespan
-from .storage import check_backend, safe_url
+from ..._io import load_bundle, load_json
+from ...accounting.skellam import rounded_norms
+from ...corpus import Vocabulary
+from ...errors import MISSING, DPTopicError, ParameterError, ParameterText
+from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
+from ..http import unrouted
+from ..ledger import charge_secure_round
+from ..lifespan import frozen_lifespan
+from ..storage import check_backend, safe_url
 
-log = logging.getLogger("dptopic.service.secure_sum")
+log = logging.getLogger("dptopic.service.secure_sum.default")
 CONTRIBUTOR = ss.ROUND_ID
 UPLOAD_PHASES = ss.PHASES
 STATES = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released",
@@ -237,7 +237,7 @@ class SecureSumConfig:
                                  values={"max_words": self.plan.max_words})
         if self.plan.committee:
             raise ParameterError("{plan}'s committee mode is not served by this round's server: serve it with"
-                                 " dptopic.service.secure_committee.create_committee_app, or plan without a"
+                                 " dptopic.service.secure_sum.committee.create_committee_app, or plan without a"
                                  " committee.", "plan")
         self.directory = check_directory(self.directory, where="the config's directory")
         if len(self.directory["members"]) != self.plan.n:
@@ -346,7 +346,7 @@ def _advisory_key(round_id: str) -> int:
 def hold_round_lock(conn, name: str) -> None:
     """On PostgreSQL, wait for and hold the advisory lock ``name`` (:func:`_advisory_key`) to the end of ``conn``'s
     transaction: the server processes sharing a round take it one at a time (its start-up here; every message of a
-    committee-mode round, :mod:`dptopic.service.secure_committee`)."""
+    committee-mode round, :mod:`dptopic.service.secure_sum.committee`)."""
     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _advisory_key(name)})
 
 
@@ -1161,7 +1161,7 @@ class SecureRound:
             conn.execute(t_state.insert().values(key=f"sum{phase}", value=json.dumps(
                 {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "shares": len(uploaded)})))
             if phase == 0:
-                from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
+                from ...models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
 
                 kept = released_words(self.plan, total, len(uploaded), self.cfg.n_topics)[0]
                 self._open_upload(conn, 1, sorted(uploaded), kept=[int(k) for k in kept])
@@ -1191,7 +1191,7 @@ class SecureRound:
 def release_document(plan, vocabulary, n_topics: int, presence, cooc, shares: tuple[int, int], round_id: str) -> dict:
     """The model a round releases, as ``GET /v1/model`` serves it: built from the two unmasked sums, the public
     settings and the round's id alone (post-processing: the same sums give the same bytes, whatever the corpus)."""
-    from ..models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
+    from ...models.secure_sum import secure_sum_topics  # start-up: models.secure_sum loads scikit-learn
 
     model = secure_sum_topics(plan, vocabulary, n_topics, presence, cooc, shares, {"round_id": round_id})
     with tempfile.TemporaryDirectory() as d:
@@ -1556,7 +1556,7 @@ def preload_release_code() -> None:
     SciPy: about 1.4 s of CPU here), so that the round does not wait for it between step 0's unmasking and step 1's
     opening, when every contributor is waiting (docs/research/secure_sum_cpu.md). Run on a thread of its own once the
     server has started: the server answers at once, as before."""
-    from ..models import secure_sum  # noqa: F401 - start-up: models.secure_sum loads scikit-learn (here, off the start)
+    from ...models import secure_sum  # noqa: F401 - start-up: it loads scikit-learn (here, off the start)
 
 
 def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: bool = True,
@@ -1567,8 +1567,8 @@ def create_secure_sum_app(cfg: SecureSumConfig, setting_names=None, freeze_gc: b
     fields and :func:`~dptopic.service.startup.secure_sum_settings` parameters. ``freeze_gc``: once the server has
     started, every object alive (imports, the round's directory and neighbour graph) is moved out of the cyclic
     collector's full scans (:func:`gc.freeze`, as :func:`dptopic.service.create_app` does). ``round_class``: the
-    round's class (default :class:`SecureRound`; a cohort's, :mod:`dptopic.service.cohort_app`). ``preload``: the
-    code that reads the unmasked sums is imported on a thread of its own once the server has started
+    round's class (default :class:`SecureRound`; a cohort's, :mod:`dptopic.service.secure_sum.cohort_app`). ``preload``:
+    the code that reads the unmasked sums is imported on a thread of its own once the server has started
     (:func:`preload_release_code`), not in the middle of the round."""
     rnd = (round_class or SecureRound)(cfg)
     rnd.setting_names = dict(setting_names or {})

@@ -1,19 +1,19 @@
 """A round in cohorts whose cohorts are committee-mode rounds (``CohortPlan(committee=...)``; read the note of
 :mod:`dptopic.protocol.secure_sum.cohorts`, "A committee in each cohort", first).
 
-:class:`CommitteeCohortRound` is a cohort's server: a :class:`~dptopic.service.secure_committee.CommitteeRound`
+:class:`CommitteeCohortRound` is a cohort's server: a :class:`~dptopic.service.secure_sum.committee.CommitteeRound`
 (the same prekeys, uploads with their committee blobs, signatures and answers, the same checks and refusals) whose
 unmasked sum is a padded total (its cohort's sum minus its delegates' pads), kept for the
-:class:`~dptopic.service.cohorts.Coordinator` as a :class:`~dptopic.service.cohorts.CohortRound` keeps it: the
-round stays at its unmask step until the coordinator opens step 1 with the round's kept words or hands it the
-round's model. It offers the coordinator what a :class:`~dptopic.service.cohorts.CohortRound` does (``padded``,
-``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`). :class:`StoredCommitteeCohortRound`
-keeps it in the cohort's own SQLite file, or its own schema of a PostgreSQL database (a
-:class:`~dptopic.service.secure_committee.StoredCommitteeRound`; one process serves the round in cohorts), so that
-a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
+:class:`~dptopic.service.secure_sum.cohorts.Coordinator` as a :class:`~dptopic.service.secure_sum.cohorts.CohortRound`
+keeps it: the round stays at its unmask step until the coordinator opens step 1 with the round's kept words or hands it
+the round's model. It offers the coordinator what a :class:`~dptopic.service.secure_sum.cohorts.CohortRound` does
+(``padded``, ``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`).
+:class:`StoredCommitteeCohortRound` keeps it in the cohort's own SQLite file, or its own schema of a PostgreSQL database
+(a :class:`~dptopic.service.secure_sum.committee.StoredCommitteeRound`; one process serves the round in cohorts), so
+that a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
 does for default cohorts. With a dataset ledger, a cohort's round never charges it: its unmasking of step 0 is held
-until the coordinator's one debit of the whole round (:meth:`~dptopic.service.cohorts.Coordinator.charge`), then run
-by the coordinator (:meth:`unmask_held`).
+until the coordinator's one debit of the whole round (:meth:`~dptopic.service.secure_sum.cohorts.Coordinator.charge`),
+then run by the coordinator (:meth:`unmask_held`).
 
 :func:`committee_cohort_app` serves one cohort's round at its prefix
 (:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`) with the committee mode's routes, its ``/v1/config`` holding
@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import DPTopicError
-from .secure_committee import CommitteeRound, StoredCommitteeRound, create_committee_app
-from .secure_sum import ApiError
+from ...errors import DPTopicError
+from .committee import CommitteeRound, StoredCommitteeRound, create_committee_app
+from .default import ApiError
 
 
 class CommitteeCohortRound(CommitteeRound):
     """One cohort's committee-mode round, whose unmasked totals are padded and kept for the coordinator (module
-    note). The arguments are :class:`~dptopic.service.secure_committee.CommitteeRound`'s, but ``ledger``: whether
+    note). The arguments are :class:`~dptopic.service.secure_sum.committee.CommitteeRound`'s, but ``ledger``: whether
     the whole round is charged to a dataset ledger (by the coordinator; this round waits for it, :attr:`charged`)."""
 
     def __init__(self, plan, directory: dict, vocabulary, n_topics: int = 3, ledger=None, **kw):
@@ -46,8 +46,8 @@ class CommitteeCohortRound(CommitteeRound):
 
     @property
     def st(self) -> dict:
-        """The round's step and the reason of a failure (as a :class:`~dptopic.service.cohorts.CohortRound` states
-        them to the coordinator)."""
+        """The round's step and the reason of a failure (as a :class:`~dptopic.service.secure_sum.cohorts.CohortRound`
+        states them to the coordinator)."""
         return {"state": self.state, "reason": self.reason}
 
     def _changed(self) -> None:
@@ -128,7 +128,7 @@ class CommitteeCohortRound(CommitteeRound):
 class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
     """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort, or a PostgreSQL
     database, each cohort's round in its own ``schema``) as a
-    :class:`~dptopic.service.secure_committee.StoredCommitteeRound` keeps a round: every accepted message, the
+    :class:`~dptopic.service.secure_sum.committee.StoredCommitteeRound` keeps a round: every accepted message, the
     padded totals (as the step's sums) and the coordinator's moves are committed before they are answered; started
     again on the same file it resumes, and its padded totals are read again for the coordinator."""
 
@@ -151,12 +151,13 @@ def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin
                          database: str | None = None, ledger=None, schema: str | None = None):
     """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`,
     with
-    a committee; ``directory``: its signed directory): :func:`~dptopic.service.secure_committee.create_committee_app`
-    over a :class:`CommitteeCohortRound`, whose model, once the coordinator hands it over, its ``/v1/model`` serves.
-    ``app.state.served.config_extra`` is what its ``/v1/config`` adds (the server in cohorts puts its own there).
-    ``database``: the cohort's SQLite file (:class:`StoredCommitteeCohortRound`), or None: in memory. ``ledger``:
-    whether the coordinator charges the round to a dataset ledger (the round then waits for its debit). ``schema``:
-    on PostgreSQL, the schema that keeps the cohort's round (its round id, as default cohorts keep theirs)."""
+    a committee; ``directory``: its signed directory):
+    :func:`~dptopic.service.secure_sum.committee.create_committee_app` over a :class:`CommitteeCohortRound`, whose
+    model, once the coordinator hands it over, its ``/v1/model`` serves. ``app.state.served.config_extra`` is what its
+    ``/v1/config`` adds (the server in cohorts puts its own there). ``database``: the cohort's SQLite file
+    (:class:`StoredCommitteeCohortRound`), or None: in memory. ``ledger``: whether the coordinator charges the round to
+    a dataset ledger (the round then waits for its debit). ``schema``: on PostgreSQL, the schema that keeps the cohort's
+    round (its round id, as default cohorts keep theirs)."""
     if not plan.committee:
         raise DPTopicError("a committee cohort needs a plan with a committee (CohortPlan(committee=...)).")
     rnd = CommitteeCohortRound(plan, directory, vocabulary, n_topics, ledger=ledger) if database is None else \

@@ -3,9 +3,9 @@ first): the prekey bundles, the uploads with their committee blobs, the committe
 answers, and the unmasking; and its HTTP app (what ``dptopic serve`` runs for a committee-mode round).
 
 :class:`CommitteeRound` runs one round in memory (the same checks and refusals as
-:class:`~dptopic.service.secure_sum.SecureRound`: a message not signed by the member it names, a malformed one, one
-out of its step are refused in one line, :class:`~dptopic.service.secure_sum.ApiError`), driven step by step by the
-tests; :class:`StoredCommitteeRound` keeps it in a database (SQLite or PostgreSQL: each accepted message and the
+:class:`~dptopic.service.secure_sum.default.SecureRound`: a message not signed by the member it names, a malformed one,
+one out of its step are refused in one line, :class:`~dptopic.service.secure_sum.default.ApiError`), driven step by step
+by the tests; :class:`StoredCommitteeRound` keeps it in a database (SQLite or PostgreSQL: each accepted message and the
 state in one transaction, resumed after a restart; on PostgreSQL several server processes share the round, each
 message under the round's lock). :func:`create_committee_app` serves either; it runs each message on a worker thread
 under the round's lock, the unmasking included, so that the event loop answers views and long polls meanwhile.
@@ -33,13 +33,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..corpus import Vocabulary
-from ..errors import DPTopicError, ParameterError
-from ..protocol.secure_sum import committee as sc
-from ..protocol.secure_sum import default as ss
-from ..protocol.secure_sum.enrollment import check_directory
-from .ledger import charge_secure_round
-from .secure_sum import (
+from ...corpus import Vocabulary
+from ...errors import DPTopicError, ParameterError
+from ...protocol.secure_sum import committee as sc
+from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.enrollment import check_directory
+from ..ledger import charge_secure_round
+from ..storage import safe_url
+from .default import (
     ERROR_HANDLERS,
     FIRST_LOOK_S,
     LONG_POLL_S,
@@ -59,7 +60,6 @@ from .secure_sum import (
     release_document,
     wait_timeout,
 )
-from .storage import safe_url
 
 log = logging.getLogger("dptopic.service")
 
@@ -398,10 +398,10 @@ class CommitteeRound:
     def _unmasked_sum(self, phase: int, total, up) -> None:
         """What the round does with step ``phase``'s unmasked sum of the uploads ``up``: step 0 opens step 1 over the
         kept words, step 1 releases (a cohort's round keeps a padded total instead,
-        :mod:`dptopic.service.committee_cohorts`)."""
+        :mod:`dptopic.service.secure_sum.committee_cohorts`)."""
         self.sums[phase], self.shares_of_sum[phase] = total, len(up)
         if phase == 0:
-            from ..models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
+            from ...models.secure_sum import released_words  # start-up: models.secure_sum loads scikit-learn
 
             kept = released_words(self.plan, total, len(up), self.n_topics)[0]
             self._open_upload(1, list(up), kept=[int(k) for k in kept])
@@ -465,9 +465,9 @@ class StoredCommitteeRound(CommitteeRound):
     was; a store that fails reloads the round from the database and answers 503.
 
     Several server processes share a round on PostgreSQL: each message is one transaction that first takes the
-    round's advisory lock (:func:`~dptopic.service.secure_sum.hold_round_lock`), so the processes change the round one
-    at a time, and reads in what the others committed since this process last looked (every stored row carries the
-    change that wrote it, ``seq``; the state row ``version`` counts the changes) before its checks run. What a
+    round's advisory lock (:func:`~dptopic.service.secure_sum.default.hold_round_lock`), so the processes change the
+    round one at a time, and reads in what the others committed since this process last looked (every stored row carries
+    the change that wrote it, ``seq``; the state row ``version`` counts the changes) before its checks run. What a
     process holds in memory is a copy brought up to date that way; the views and long polls read the stored step too
     (:meth:`fresh`, :meth:`current_state`). On SQLite one process serves the round (a second is refused in one line,
     as the default round's is) and its threads take a lock of its own."""
@@ -649,7 +649,7 @@ class StoredCommitteeRound(CommitteeRound):
 
     def current_state(self) -> str:
         """The round's step, for long polling: on PostgreSQL the stored one (whichever process moved it), read at most
-        every :data:`~dptopic.service.secure_sum.STATE_LOOK_S` by this process; this process's own changes at
+        every :data:`~dptopic.service.secure_sum.default.STATE_LOOK_S` by this process; this process's own changes at
         once."""
         if not self.shared:
             return self.state
@@ -779,7 +779,8 @@ class _Served:
     async def wait(self, step: str, timeout: float) -> None:
         """Until the round reaches ``step`` or ``timeout`` passes: woken by this process's changes of step, and where
         other server processes share the round, looking at the stored step between (pauses growing from
-        :data:`~dptopic.service.secure_sum.FIRST_LOOK_S` to :data:`~dptopic.service.secure_sum.LOOK_EVERY_S`)."""
+        :data:`~dptopic.service.secure_sum.default.FIRST_LOOK_S` to
+        :data:`~dptopic.service.secure_sum.default.LOOK_EVERY_S`)."""
         deadline = time.monotonic() + min(timeout, LONG_POLL_S)
         pause = FIRST_LOOK_S if self.rnd.shared else LONG_POLL_S
         while not _reached(self.rnd.current_state(), step) and time.monotonic() < deadline:
@@ -975,10 +976,10 @@ def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_
     ``/v1/secure/consistency/{p}``, ``/v1/secure/unmask/{p}``, ``/v1/secure/round``, ``/v1/admin/secure/close``,
     ``/v1/model``; every post takes ``?wait=STEP`` (post-and-wait) and ``include``. ``database``: the round kept
     in that database (:class:`StoredCommitteeRound`: SQLite or PostgreSQL, resumed after a restart), None: in
-    memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.committee_cohorts`), instead
-    of one made from the other arguments. ``ledger``, ``ledger_dataset``: the dataset ledger the round is charged to
-    (:meth:`CommitteeRound._charge`). ``registration_s``: the registration deadline, seconds after the round first
-    opened (then the roster closes with those registered, :meth:`CommitteeRound.close_roster_if_due`), or None."""
+    memory. ``rnd``: the round, made by the caller (a cohort's, :mod:`dptopic.service.secure_sum.committee_cohorts`),
+    instead of one made from the other arguments. ``ledger``, ``ledger_dataset``: the dataset ledger the round is
+    charged to (:meth:`CommitteeRound._charge`). ``registration_s``: the registration deadline, seconds after the round
+    first opened (then the roster closes with those registered, :meth:`CommitteeRound.close_roster_if_due`), or None."""
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else list(vocabulary)
     if rnd is None:
         led = {"ledger": ledger, "ledger_dataset": ledger_dataset, "registration_s": registration_s}

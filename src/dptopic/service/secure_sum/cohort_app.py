@@ -1,13 +1,13 @@
 """The server of a round in cohorts (``dptopic serve``'s secure sum with a cohort size): one process serves
 every cohort's round, the bridge and the coordinator (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first).
 
-Each cohort's round and the bridge's is a :class:`~dptopic.service.cohorts.CohortRound`: the secure sum's server,
-with its own SQLite file beside the round's database (``round.db`` gives ``round-c0.db``, ``round-c1.db``, ...,
+Each cohort's round and the bridge's is a :class:`~dptopic.service.secure_sum.cohorts.CohortRound`: the secure sum's
+server, with its own SQLite file beside the round's database (``round.db`` gives ``round-c0.db``, ``round-c1.db``, ...,
 ``round-bridge.db``), its own routes under a path prefix, the single round's (``/cohorts/{c}/v1/secure/...``,
 ``/bridge/v1/secure/...``: a contributor's client speaks to its cohort as to a single round's server at that
 address), and the same durability: a server killed at any moment resumes from each round's receipts and running
 sums, and the coordinator reads again the padded totals each round kept. The
-:class:`~dptopic.service.cohorts.Coordinator` runs in the process: once every cohort's padded total and the
+:class:`~dptopic.service.secure_sum.cohorts.Coordinator` runs in the process: once every cohort's padded total and the
 bridge's are in for a step, it reads the round's sum, chooses the kept words (step 0) and opens step 1 everywhere,
 or builds the model (step 1) that every cohort then serves.
 
@@ -36,18 +36,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from ..corpus import Vocabulary
-from ..errors import DPTopicError, ParameterError, ParameterText
-from ..protocol.secure_sum.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
-from ..protocol.secure_sum.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
-from ..protocol.secure_sum.enrollment import layout_difference
+from ...corpus import Vocabulary
+from ...errors import DPTopicError, ParameterError, ParameterText
+from ...protocol.secure_sum.cohort_enrollment import bridge_id, check_cohort_directory, plan_layout
+from ...protocol.secure_sum.cohorts import BRIDGE_PATH, COHORT_PATH, CohortPlan
+from ...protocol.secure_sum.enrollment import layout_difference
+from ..lifespan import frozen_lifespan
+from ..storage import safe_url
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
-from .lifespan import frozen_lifespan
-from .secure_sum import ERROR_HANDLERS, STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
-from .storage import safe_url
+from .default import ERROR_HANDLERS, STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
 
-log = logging.getLogger("dptopic.service.cohort_app")
+log = logging.getLogger("dptopic.service.secure_sum.cohort_app")
 COHORT_PREFIX = COHORT_PATH
 BRIDGE_PREFIX = BRIDGE_PATH
 TICK_S = 0.05
@@ -57,13 +57,13 @@ threads)."""
 
 @dataclass
 class CohortSumConfig:
-    """What the server of a round in cohorts is started with: :class:`~dptopic.service.secure_sum.SecureSumConfig`'s
-    settings, with the round's :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan` as ``plan`` and the operator's
-    cohort directory (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.make_cohort_invitations`) as ``directory``.
-    ``database``:
+    """What the server of a round in cohorts is started with:
+    :class:`~dptopic.service.secure_sum.default.SecureSumConfig`'s settings, with the round's
+    :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan` as ``plan`` and the operator's cohort directory
+    (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
     a SQLite file; each round's file lies beside it (:meth:`database_of`). ``ledger`` and ``ledger_dataset``: the
     dataset ledger the whole round is charged to, once, before any of its rounds unmasks anything
-    (:meth:`~dptopic.service.cohorts.Coordinator.charge`)."""
+    (:meth:`~dptopic.service.secure_sum.cohorts.Coordinator.charge`)."""
 
     vocabulary: object
     plan: CohortPlan
@@ -135,9 +135,9 @@ class CohortSumConfig:
         return f"sqlite:///{p.with_name(f'{p.stem}-{tail}{p.suffix}')}"
 
     def part(self, part) -> SecureSumConfig:
-        """The :class:`~dptopic.service.secure_sum.SecureSumConfig` of cohort ``part``'s round, or the bridge's (with
-        the round's ``ledger``: a :class:`~dptopic.service.cohorts.CohortRound` then waits for the coordinator's one
-        debit before it unmasks step 0; it never charges the ledger itself)."""
+        """The :class:`~dptopic.service.secure_sum.default.SecureSumConfig` of cohort ``part``'s round, or the bridge's
+        (with the round's ``ledger``: a :class:`~dptopic.service.secure_sum.cohorts.CohortRound` then waits for the
+        coordinator's one debit before it unmasks step 0; it never charges the ledger itself)."""
         if part == "bridge":
             plan, directory = self.plan.bridge_plan, self.directory["bridge"]
         else:
@@ -163,7 +163,7 @@ class CohortServer:
         self._held = None
         self._hold()        # before any round is opened (a restart may resume one's unmasking)
         names = dict(setting_names or {})
-        if self.plan.committee:         # each cohort a committee-mode round in its file (service.committee_cohorts)
+        if self.plan.committee:         # each cohort a committee-mode round in its file (.committee_cohorts)
             self.apps = [committee_cohort_app(self.plan.cohort_plans[c], cfg.directory["cohorts"][c],
                                               cfg.vocabulary.words, cfg.n_topics, cfg.admin_token,
                                               database=cfg.database_of(c), ledger=cfg.ledger,
@@ -342,7 +342,7 @@ def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool 
     """The ASGI app of a round in cohorts (every round's database opened and checked at once; module note). The
     coordinator's thread runs while the app is served (its lifespan), and :attr:`state.cohort_server
     <CohortServer>` is the round's. ``setting_names`` and ``freeze_gc``: as
-    :func:`~dptopic.service.secure_sum.create_secure_sum_app`'s."""
+    :func:`~dptopic.service.secure_sum.default.create_secure_sum_app`'s."""
     server = CohortServer(cfg, setting_names)
     lifespan = frozen_lifespan(server.start, server.stop, freeze_gc=freeze_gc)
 

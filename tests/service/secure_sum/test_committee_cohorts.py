@@ -1,6 +1,6 @@
-"""``dptopic.service.committee_cohorts``: a round in cohorts whose cohorts are committee-mode rounds, served by one
-process (``dptopic.service.cohort_app``) and played over HTTP on 127.0.0.1 by the library's client in threads: the
-round's exact sums with a tenth of the people gone after masking, an ordinary member's 3 requests, and the
+"""``dptopic.service.secure_sum.committee_cohorts``: a round in cohorts whose cohorts are committee-mode rounds, served
+by one process (``dptopic.service.secure_sum.cohort_app``) and played over HTTP on 127.0.0.1 by the library's client in
+threads: the round's exact sums with a tenth of the people gone after masking, an ordinary member's 3 requests, and the
 refusals of the configuration."""
 import json
 import threading
@@ -42,7 +42,7 @@ def count_requests(monkeypatch) -> dict:
 def bridge_uploads(live) -> int:
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum import t_uploads
+    from dptopic.service.secure_sum.default import t_uploads
 
     with live.server.bridge.engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == 0)).scalar()
@@ -139,7 +139,8 @@ def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
     step, releases on the ledger then)``."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service import secure_committee, secure_sum
+    from dptopic.service.secure_sum import committee as secure_committee
+    from dptopic.service.secure_sum import default as secure_sum
 
     seen = []
 

@@ -1,6 +1,7 @@
-"""``dptopic.service.cohort_app``: a round in cohorts served by one process (every cohort's round and the bridge under
-their path prefixes, the coordinator in a thread), played over HTTP by the library's client in threads: its routes,
-a release equal to the in-process simulation's with the noise held fixed, a restart that resumes, and its refusals."""
+"""``dptopic.service.secure_sum.cohort_app``: a round in cohorts served by one process (every cohort's round and the
+bridge under their path prefixes, the coordinator in a thread), played over HTTP by the library's client in threads: its
+routes, a release equal to the in-process simulation's with the noise held fixed, a restart that resumes, and its
+refusals."""
 import json
 
 import pytest
@@ -18,7 +19,7 @@ from cohort_helpers import (
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.secure_sum.cohort_enrollment import make_cohort_invitations, read_cohort_directory
 from dptopic.protocol.secure_sum.cohorts import CohortPlan, cohort_round_id
-from dptopic.service.cohort_app import CohortServer, CohortSumConfig
+from dptopic.service.secure_sum.cohort_app import CohortServer, CohortSumConfig
 from service_helpers import http
 
 pytestmark = [pytest.mark.service, pytest.mark.filterwarnings("ignore::dptopic.errors.SmallCorpusWarning")]
@@ -92,7 +93,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
     import uvicorn
 
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.cohort_app import create_cohort_app
+    from dptopic.service.secure_sum.cohort_app import create_cohort_app
 
     hold_noise_fixed(monkeypatch)
     led = tmp_path / "ledger.sqlite"
@@ -124,7 +125,7 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
 def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes: ``(round id, step, releases on the ledger then)``."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service import secure_sum as server
+    from dptopic.service.secure_sum import default as server
 
     seen = []
     real = server.ss.unmask_sum
@@ -250,7 +251,7 @@ def uploads_of_step_0(live) -> list:
     """How many uploads of step 0 each round (every cohort's, then the bridge's) holds a receipt of."""
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum import t_uploads
+    from dptopic.service.secure_sum.default import t_uploads
 
     out = []
     for r in live.server.parts():
