@@ -1,9 +1,9 @@
 """A round in cohorts simulated with the real code on both sides: every cohort's server and the bridge's
 (:class:`dptopic.service.secure_sum.cohorts.CohortRound`, called directly, no HTTP, each on its own SQLite file), the
 :class:`~dptopic.service.secure_sum.cohorts.Coordinator`, and every person as a real contributor
-(:class:`dptopic.contributor.cohorts.CohortContributor`, a delegate also as a
-:class:`~dptopic.contributor.cohorts.BridgeContributor`). The steps are driven in lock-step, round by round; what a
-server *says* to a contributor goes through :meth:`CohortSimulation.say`, which a test replaces to make it lie.
+(:class:`dptopic.contributor.secure_sum.cohorts.CohortContributor`, a delegate also as a
+:class:`~dptopic.contributor.secure_sum.cohorts.BridgeContributor`). The steps are driven in lock-step, round by round;
+what a server *says* to a contributor goes through :meth:`CohortSimulation.say`, which a test replaces to make it lie.
 
 In one process by default; with ``workers=W`` the cohorts are dealt to ``W`` spawned processes (cohort ``c`` to worker
 ``c mod W``), each running its cohorts' servers and people, while the bridge and the coordinator stay in this
@@ -55,8 +55,9 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
                   pads_of: dict):
     """Cohort ``c``'s server and people (``bows``: its members', in order). ``coins``: the cohort's Generator (each
     person's rounding and noise from a seed it gives, in member order), or None for the OS CSPRNG; each delegate's
-    fresh :class:`~dptopic.contributor.cohorts.Pads` go into ``pads_of``. Returns ``(server, people, delegates)``."""
-    from dptopic.contributor.cohorts import CohortContributor, Pads
+    fresh :class:`~dptopic.contributor.secure_sum.cohorts.Pads` go into ``pads_of``. Returns ``(server, people,
+    delegates)``."""
+    from dptopic.contributor.secure_sum.cohorts import CohortContributor, Pads
     from dptopic.protocol.secure_sum.cohorts import cohort_round_id
     from dptopic.protocol.secure_sum.default import signing_public
     from dptopic.service.secure_sum.cohorts import CohortRound
@@ -111,7 +112,7 @@ class _Steps:
         """Round ``where`` has been through ``step`` (``people``: its contributors here); nothing by default."""
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
 
         try:
             return f(*args)
@@ -313,7 +314,7 @@ class CohortSimulation(_Steps):
 
     def __init__(self, tmp, plan, bows, words, topics: int = 3, seed: int = 0, secure: bool = False,
                  round_id: str = "round1", progress=None, workers: int | None = None, verbose: bool = False):
-        from dptopic.contributor.cohorts import BridgeContributor, Pads
+        from dptopic.contributor.secure_sum.cohorts import BridgeContributor, Pads
         from dptopic.protocol.secure_sum.cohorts import bridge_round_id
         from dptopic.protocol.secure_sum.default import new_signing_key, signing_public
         from dptopic.protocol.secure_sum.enrollment import contributor_ids

@@ -36,7 +36,7 @@ def make_messages(n: int, vocab: int, work: Path) -> None:
     import base64
 
     from bench_secure_committee import bows
-    from dptopic.contributor.secure_committee import CommitteeContributor
+    from dptopic.contributor.secure_sum.committee import CommitteeContributor
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
     from dptopic.service.secure_sum.committee import CommitteeRound

@@ -1,5 +1,5 @@
 """The secure sum's committee mode (``dptopic.protocol.secure_sum.committee``) in process at a realistic size: the real
-contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`) and server
+contributors (:class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`) and server
 (:class:`~dptopic.service.secure_sum.committee.CommitteeRound`) called directly, no HTTP, one process; ``--dropout`` of
 the people leave after masking step 0. Prints, as JSON: the plan's committee and thresholds, the wall time, each
 role's CPU seconds (an ordinary contributor's per step, a committee member's per step, the server's unmasking),
@@ -80,7 +80,7 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
 
 def _prekeys(url: str, work: str, people: list, vocab: int) -> float:
     """Post the prekeys of ``people`` (indices) ahead of the round, each with its state file; the seconds taken."""
-    from dptopic.contributor.secure_committee import post_prekey
+    from dptopic.contributor.secure_sum.committee import post_prekey
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
     all_bows, files = bows(n, vocab), sorted((Path(work) / "inv").glob("invitation-*.json"))
@@ -96,8 +96,8 @@ def _part(url: str, work: str, committee: bool, people: list, dropped: list, voc
     schedule for its messages). Returns each person's messages (requests charged to it) and bytes sent."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dptopic.contributor.secure_client import CountingClient, play_part
-    from dptopic.contributor.secure_committee import CommitteeContributor
+    from dptopic.contributor.secure_sum.client import CountingClient, play_part
+    from dptopic.contributor.secure_sum.committee import CommitteeContributor
     from dptopic.protocol.secure_sum.enrollment import read_invitation
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
@@ -290,8 +290,12 @@ def main(argv=None) -> dict:
     if a.http:
         return http_main(a)
 
-    from dptopic.contributor.secure_committee import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER, CommitteeContributor
-    from dptopic.contributor.secure_sum import make_shares
+    from dptopic.contributor.secure_sum.committee import (
+        REQUESTS_COMMITTEE,
+        REQUESTS_COMMITTEE_MEMBER,
+        CommitteeContributor,
+    )
+    from dptopic.contributor.secure_sum.default import make_shares
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
     from dptopic.service.secure_sum.committee import CommitteeRound

@@ -74,7 +74,7 @@ from bench_user_level import draw_people  # noqa: E402
 
 def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
     from dptopic.mechanisms.skellam import skellam_share
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.person_bound import group_by_person, user_codes
@@ -244,7 +244,7 @@ def plan_main(a):
 
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
     from dptopic.protocol.secure_sum import default as ss
 
     n = min(plan.n, plan.degree + 1)
@@ -269,7 +269,7 @@ def server_cost(plan, dim, dropout):
     """Seconds to sum the survivors' uploads in the plan's ring and to unmask them: each survivor's self-mask seed
     reconstructed from its threshold of Shamir shares, checked against its commitment and expanded, and each dropped
     contributor's pairwise key reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
     from dptopic.protocol.secure_sum import default as ss
 
     n = plan.n
@@ -569,7 +569,7 @@ def cohort_gap_main(a, vocab_size):
     cohorts' shares), so the two releases differ only by the cohorts' extra noise; ``R`` noise draws per seed. Prints
     the paired difference in coverage and the spread of one round's coverage over noise draws alone."""
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.person_bound import group_by_person, user_codes

@@ -559,7 +559,7 @@ def issue_cases(fx: dict) -> list[Case]:
     for stated, why in (("SecureSumPlan(8.0, 1e-5, 40, 4, 30, 0)", "collusion 0"),
                         ("SecureSumPlan(8.0, 1e-5, 40, 4, 30, 7, committee='auto')", "this is a committee round")):
         add(Case(f"92 a contributor holding an invitation of t = 7 against {stated}", [invite40, _py(f"""
-            from dptopic.contributor.secure_sum import SecureContributor
+            from dptopic.contributor.secure_sum.default import SecureContributor
             from dptopic.errors import DPTopicError
             from dptopic.protocol.secure_sum.enrollment import read_directory, read_invitation
             from dptopic.protocol.secure_sum.default import SecureSumPlan
@@ -903,7 +903,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
 
     # no-shows: the roster closes without them within what the plan tolerates, and the server says so at start
     add(Case("92 secure: a roster closed with one no-show (within F) goes on to the shares", [_secure("""
-        from dptopic.contributor.secure_sum import SecureContributor
+        from dptopic.contributor.secure_sum.default import SecureContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import read_invitation
         from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig

@@ -36,7 +36,7 @@ def tiny_bows(n: int, seed: int = 0, vocab: int = len(WORDS)) -> list:
 def record_shares(monkeypatch) -> dict:
     """Record ``{(round_id, contributor, phase): (quantized statistic, what it masked before its pad)}`` for every
     cohort member's upload."""
-    from dptopic.contributor import cohorts as cc
+    from dptopic.contributor.secure_sum import cohorts as cc
     from dptopic.protocol.secure_sum.default import from_ring, to_ring
 
     seen: dict = {}
@@ -83,7 +83,7 @@ class FixedCoins:
 def hold_noise_fixed(monkeypatch) -> None:
     """Every cohort member (in this process) rounds to nearest and adds no noise share: two rounds of the same people
     then release the same sums, whatever their keys, masks and pads."""
-    from dptopic.contributor import cohorts as cc
+    from dptopic.contributor.secure_sum import cohorts as cc
 
     quantize = cc.quantize
     monkeypatch.setattr(cc, "quantize", lambda x, scale, bound, rng: quantize(x, scale, bound, FixedCoins()))
@@ -93,7 +93,7 @@ def hold_noise_fixed(monkeypatch) -> None:
 def hold_noise_fixed_here() -> None:
     """:func:`hold_noise_fixed` for the rest of this process's life: the initializer of a spawned contributor process
     (``experiments.secure_sum.play_cohort_round(initializer=...)``), where no test's monkeypatch reaches."""
-    from dptopic.contributor import cohorts as cc
+    from dptopic.contributor.secure_sum import cohorts as cc
 
     quantize = cc.quantize
     cc.quantize = lambda x, scale, bound, rng: quantize(x, scale, bound, FixedCoins())
@@ -176,9 +176,9 @@ class EndedParts(dict):
 
 
 def record_parts(monkeypatch) -> EndedParts:
-    """Record when and how each part (:func:`dptopic.contributor.secure_client.take_part`) of every person a
+    """Record when and how each part (:func:`dptopic.contributor.secure_sum.client.take_part`) of every person a
     :func:`play_all` plays ends, each raised or returned as before."""
-    from dptopic.contributor import cohort_client
+    from dptopic.contributor.secure_sum import cohort_client
 
     parts = EndedParts()
     take_part = cohort_client.take_part
@@ -206,14 +206,14 @@ def bridge_parts(files) -> set:
 
 def play_all(url: str, files, bows, tmp, skip=(), timeout: float = 120.0, stop=None, leave=()) -> list:
     """Every person (``bows[i]`` holding ``files[i]``) plays the round at ``url`` in a thread of its own
-    (:func:`dptopic.contributor.cohort_client.take_part_in_cohorts`); their summaries, or what each raised.
-    ``stop``: an event that ends every part still playing once set (:class:`~dptopic.contributor.secure_client
+    (:func:`dptopic.contributor.secure_sum.cohort_client.take_part_in_cohorts`); their summaries, or what each raised.
+    ``stop``: an event that ends every part still playing once set (:class:`~dptopic.contributor.secure_sum.client
     .Stopped`): a test whose checks are settled (:attr:`EndedParts.settled`) ends the waits of those it does not look
     at, rather than have them wait out their ``timeout`` for steps that never come. ``leave``: the people (indices)
     who mask step 0 and leave without sending it."""
     import threading
 
-    from dptopic.contributor.cohort_client import take_part_in_cohorts
+    from dptopic.contributor.secure_sum.cohort_client import take_part_in_cohorts
 
     out: list = [None] * len(files)
 

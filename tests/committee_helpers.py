@@ -1,5 +1,5 @@
 """A committee-mode secure-sum round in process: the real server (:class:`~dptopic.service.secure_sum.committee.
-CommitteeRound`) and real contributors (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`), driven
+CommitteeRound`) and real contributors (:class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`), driven
 step by step so that a test can stand between them (what the server *says* is what :meth:`say` returns)."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class InProcessCommitteeRound:
     def __init__(self, tmp: Path, n: int = 20, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto", ids=None, ledger=None):
         from cohort_helpers import tiny_bows
-        from dptopic.contributor.secure_committee import CommitteeContributor
+        from dptopic.contributor.secure_sum.committee import CommitteeContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.service.secure_sum.committee import CommitteeRound
@@ -51,14 +51,13 @@ class InProcessCommitteeRound:
     @classmethod
     def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
                 vocab: int = 30, topics: int = 3, seed: int = 0, committee="auto"):
-        """``(server, [round of each cohort])``: a round in committee cohorts
-        (``dptopic.service.secure_sum.cohort_app``'s :class:`~dptopic.service.secure_sum.cohort_app.CohortServer`, not
-        served: its coordinator is called by the test) and,
+        """``(server, [round of each cohort])``: a round in committee cohorts (``dptopic.service.secure_sum.cohort_app``'s
+        :class:`~dptopic.service.secure_sum.cohort_app.CohortServer`, not served: its coordinator is called by the test) and,
         for each cohort, this class over that cohort's :class:`~dptopic.service.secure_sum.committee_cohorts
-        .CommitteeCohortRound` and its members as :class:`~dptopic.contributor.cohorts.CohortCommitteeContributor`
-        (a delegate with its pads)."""
+        .CommitteeCohortRound` and its members as
+        :class:`~dptopic.contributor.secure_sum.cohorts.CohortCommitteeContributor` (a delegate with its pads)."""
         from cohort_helpers import tiny_bows
-        from dptopic.contributor.cohorts import CohortCommitteeContributor, Pads
+        from dptopic.contributor.secure_sum.cohorts import CohortCommitteeContributor, Pads
         from dptopic.protocol.secure_sum.cohort_enrollment import (
             make_cohort_invitations,
             read_cohort_directory,
@@ -123,7 +122,7 @@ class InProcessCommitteeRound:
         return value
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
 
         try:
             return f(*args)

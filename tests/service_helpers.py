@@ -676,7 +676,7 @@ class SecureSumServer:
     def play(self, tmp: Path, skip=()) -> list:
         """Every invited contributor but those in ``skip`` takes part (``take_part``, each in a thread, its state file
         in ``tmp``) with :func:`person_bow` of its index: what each returned, or the exception it raised."""
-        from dptopic.contributor.secure_client import take_part
+        from dptopic.contributor.secure_sum.client import take_part
 
         out: list = [None] * len(self.invitations)
 
@@ -707,8 +707,8 @@ def person_bow(seed: int, vocab: int):
 
 
 class InProcessRound:
-    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called
-    directly, no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.SecureContributor`), each holding
+    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called directly,
+    no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.default.SecureContributor`), each holding
     its own invitation and state file; the steps are driven one by one so that a test can stand between the server and
     the contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make the server lie).
     The rounding and noise are seeded (a simulation) unless ``secure``."""
@@ -718,7 +718,7 @@ class InProcessRound:
                  bits: int | None = None, max_words: int | None = None):
         import numpy as np
 
-        from dptopic.contributor.secure_sum import SecureContributor
+        from dptopic.contributor.secure_sum.default import SecureContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
         from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
@@ -757,7 +757,7 @@ class InProcessRound:
         return value
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
 
         try:
             return f(*args)

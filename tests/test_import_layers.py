@@ -41,11 +41,13 @@ def test_the_trust_boundary_contracts_read_the_imports(tmp_path):
 
 def test_the_contributor_and_the_server_live_in_their_own_folders():
     """What runs on a contributor's machine is found by its folder: the randomizers, the FedLDA client and the
-    secure-sum client are in dptopic/contributor, and the old mixed folders are gone."""
+    secure-sum modules in dptopic/contributor/secure_sum, and the old mixed folders are gone."""
     src = ROOT / "src" / "dptopic"
-    for name in ("randomizer.py", "document_randomizer.py", "fedlda.py", "secure_sum.py", "secure_client.py",
-                 "client.py"):
+    for name in ("randomizer.py", "document_randomizer.py", "fedlda.py", "client.py", "secure_sum/default.py",
+                 "secure_sum/committee.py", "secure_sum/cohorts.py", "secure_sum/client.py",
+                 "secure_sum/cohort_client.py"):
         assert (src / "contributor" / name).is_file(), name
+    assert not [p.name for p in (src / "contributor").glob("*.py") if p.stem.startswith(("secure", "cohort"))]
     assert not (src / "local").exists() and not (src / "federated").exists()
     assert not (src / "service" / "client.py").exists() and not (src / "service" / "secure_client.py").exists()
 

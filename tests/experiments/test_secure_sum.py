@@ -44,7 +44,7 @@ def test_a_round_is_played_from_several_processes_and_its_costs_are_counted(tmp_
 def test_the_dropouts_come_from_the_seed_and_every_contributor_from_the_csprng():
     """The seed chooses who drops out (the only random choice of the experiment); the contributors are built with
     no Generator, so their rounding and noise come from the OS CSPRNG."""
-    from dptopic.contributor import secure_client  # what each contributor process runs
+    from dptopic.contributor.secure_sum import client as secure_client  # what each contributor process runs
 
     src = inspect.getsource(secure_client._play_part)     # both protocols' parts build their people here
     assert "people = [person(cfg, b, inv) for" in src and "rng" not in src

@@ -112,7 +112,7 @@ def test_two_server_processes_serve_a_committee_round_with_each_request_sent_to_
     contributor still makes 3 requests, a committee member 7, and the sums released are the uploaders' exactly."""
     from cohort_helpers import tiny_bows
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_committee import (
+    from dptopic.contributor.secure_sum.committee import (
         REQUESTS_COMMITTEE,
         REQUESTS_COMMITTEE_MEMBER,
         CommitteeContributor,

@@ -67,8 +67,8 @@ def test_a_cohort_server_that_counts_too_few_delegates_is_refused_by_everyone_sh
 
 @pytest.mark.parametrize("checked", [True, False])
 def test_the_delegate_check_is_what_refuses_a_server_that_counts_too_few(tmp_path, monkeypatch, checked):
-    from dptopic.contributor import cohorts as cc
-    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.contributor.secure_sum import cohorts as cc
+    from dptopic.contributor.secure_sum.default import ServerLied
 
     if not checked:
         monkeypatch.setattr(cc, "check_delegates", lambda *a: None)      # without it the same lie is signed
@@ -174,8 +174,8 @@ def _config_lie(live, how):
 ])
 def test_a_server_that_seats_a_contributor_elsewhere_is_refused_before_anything_is_sent(live_round, tmp_path, how,
                                                                                        said):
-    from dptopic.contributor.cohort_client import take_part_in_cohorts
-    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.contributor.secure_sum.cohort_client import take_part_in_cohorts
+    from dptopic.contributor.secure_sum.default import ServerLied
     from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 
     live = live_round
@@ -194,7 +194,7 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
     from sqlalchemy import func, select
     from tests.cohort_helpers import bridge_parts, lie_at, play_all, record_parts  # the service's tests only
 
-    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.contributor.secure_sum.default import ServerLied
     from dptopic.service.secure_sum.default import t_consistency
 
     live = live_round
@@ -239,7 +239,7 @@ def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_t
         record_parts,
     )
 
-    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.contributor.secure_sum.default import ServerLied
     from dptopic.service.secure_sum.default import t_consistency
 
     with LiveCohortRound(tmp_path, N, SIZE, dropouts=N // 10) as live:

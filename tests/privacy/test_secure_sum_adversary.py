@@ -1,18 +1,19 @@
 """The secure sum against the adversaries it names: a server that lies, and strangers who try to join.
 
-Each test plays one lie against the real contributor code (:class:`~dptopic.contributor.secure_sum.SecureContributor`)
-and, where the lie is the server's own, the real server code for everything else (``service_helpers.InProcessRound``);
-then it checks that every honest contributor the lie reached refused at the step named, and that the adversary (the
-server with everything stored and every answer given, and the colluders' own secrets) cannot unmask any
-contributor's upload alone. The two gaps a review found beside the lies are here too: the noise in a release is the
-noise the plan promised, and the released model is post-processing of the released sums alone.
+Each test plays one lie against the real contributor code
+(:class:`~dptopic.contributor.secure_sum.default.SecureContributor`) and, where the lie is the server's own, the real
+server code for everything else (``service_helpers.InProcessRound``); then it checks that every honest contributor the
+lie reached refused at the step named, and that the adversary (the server with everything stored and every answer given,
+and the colluders' own secrets) cannot unmask any contributor's upload alone. The two gaps a review found beside the
+lies are here too: the noise in a release is the noise the plan promised, and the released model is post-processing of
+the released sums alone.
 """
 import json
 
 import numpy as np
 import pytest
 
-from dptopic.contributor.secure_sum import LeftOut, ServerLied
+from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
 from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum import shamir
 from service_helpers import InProcessRound
@@ -238,7 +239,7 @@ def test_kept_words_out_of_the_plan_are_refused(tmp_path, max_words):
 
 
 def test_a_changed_plan_is_refused_by_a_contributor_who_accepted_another(tmp_path):
-    from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.contributor.secure_sum.default import SecureContributor
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys()
@@ -258,7 +259,7 @@ def test_a_plan_other_than_the_invitations_pin_is_refused_by_every_contributor(t
     states no colluder (degree 10, threshold 6) would leave the masks to withstand none. Every invitation pins the
     operator's plan, and each of the 40 refuses the server's before anything is computed or sent; so does each
     for a server that states other dropouts, or runs the committee mode its invitation does not name."""
-    from dptopic.contributor.secure_sum import SecureContributor, WrongMode
+    from dptopic.contributor.secure_sum.default import SecureContributor, WrongMode
 
     rnd = InProcessRound(tmp_path, n=40, dropouts=4, collusion=7)
     assert (rnd.plan.degree, rnd.plan.threshold) == (24, 20)
@@ -325,7 +326,7 @@ def test_forged_and_replayed_consistency_signatures_do_not_count(tmp_path):
 
 
 def test_a_second_set_for_one_step_is_refused_even_after_a_restart(tmp_path):
-    from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.contributor.secure_sum.default import SecureContributor
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=3, collusion=1)
     rnd.keys()

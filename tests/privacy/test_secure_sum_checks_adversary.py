@@ -3,7 +3,7 @@ server can read.
 
 **The search.** A lying server controls every message (each contributor may be told something else) and up to ``t``
 colluding contributors. For a target of one, two or three contributors (neighbours on the ring, or a place apart) it
-plays each of its lies at step 0 against the real contributors (:class:`~dptopic.contributor.secure_sum
+plays each of its lies at step 0 against the real contributors (:class:`~dptopic.contributor.secure_sum.default
 .SecureContributor`), keeps everything it is sent, and :func:`readable` then finds every sum of honest uploads it
 can unmask: any set whose self-mask seeds it holds and whose pairwise masks with the rest it holds or that cancel
 inside the set. A sum of fewer honest uploads than the plan's noise was calibrated for (``N - F - t``) is an
@@ -12,14 +12,14 @@ none; with a planted defect it finds the pair the defect exposes (:func:`test_th
 _check_exposes`), so it can fail.
 
 **Every check, disabled in turn.** :data:`CHECKS` lists each check the contributor's code makes in the default mode
-(the method that makes it, a seam of :class:`~dptopic.contributor.secure_sum.SecureContributor`) and in the
-committee mode (:class:`~dptopic.contributor.secure_committee.CommitteeContributor`), with the lie it stops. Each is
+(the method that makes it, a seam of :class:`~dptopic.contributor.secure_sum.default.SecureContributor`) and in the
+committee mode (:class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`), with the lie it stops. Each is
 played twice: with the check the lie gets the server nothing; with the check removed (or loosened as a reviewer
 found it once: consistency signatures counted from any member of the round), the server reads a sum smaller than
 planned, or gets a share or a signature the protocol forbids. The checks made when a contributor joins (the
 configuration, the plan recomputed from its settings, the directory against the invitation's enrollment key, its own
 key and the round's size in it, the epsilon) are refusals tested where they are made:
-``tests/contributor/test_secure_sum.py`` and ``tests/protocol/secure_sum/test_default.py``
+``tests/contributor/secure_sum/test_default.py`` and ``tests/protocol/secure_sum/test_default.py``
 (``test_a_stated_plan_is_recomputed_and_a_tampered_one_refused``), ``tests/privacy/test_secure_sum_adversary.py``
 (``test_a_changed_plan_is_refused_by_a_contributor_who_accepted_another``); the plan the invitation pins is in
 :data:`CHECKS`.
@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dptopic.contributor import secure_sum as cs
-from dptopic.contributor.secure_committee import CommitteeContributor
-from dptopic.contributor.secure_sum import LeftOut, SecureContributor, ServerLied
+from dptopic.contributor.secure_sum import default as cs
+from dptopic.contributor.secure_sum.committee import CommitteeContributor
+from dptopic.contributor.secure_sum.default import LeftOut, SecureContributor, ServerLied
 from dptopic.protocol.secure_sum import committee as sc
 from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum import shamir
@@ -630,7 +630,7 @@ def other_test_module(name: str):
     places = [here.parent / folder / f"{name}.py"] if folder else [here / f"{name}.py",
                                                                    here.parent / "protocol" / f"{name}.py"]
     path = next(p for p in places if p.exists())
-    key = f"_checked_{path.parent.name}_{name}"
+    key = "_checked_" + "_".join(path.relative_to(here.parent).with_suffix("").parts)    # two test_default.py
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, path)
         sys.modules[key] = importlib.util.module_from_spec(spec)
@@ -708,7 +708,7 @@ CHECKS = [
     Check("the roster: at least N - F registered (F as the invitation pins)", "SecureContributor._check_roster_count",
           roster_of_too_few),
     Check("the roster: at least T of its neighbours registered", "SecureContributor._check_roster_neighbours",
-          pointed("contributor/test_secure_sum",
+          pointed("contributor/secure_sum/test_default",
                   "test_a_roster_with_fewer_than_n_minus_f_or_too_few_neighbours_is_refused")),
     Check("its own roster entry holds the keys it registered", "SecureContributor._check_own_entry",
           own_entry_replaced),

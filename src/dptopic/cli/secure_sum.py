@@ -261,8 +261,8 @@ def submit_secure_sum(a, cfg: dict) -> None:
     ``--max-epsilon``, and whose vocabulary reads the documents before anything is sent (then, in the mode the
     invitation names, the committee mode's 3 requests or a single round's 8 at most)."""
     from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
-    from ..contributor.secure_client import person_bow, state_path, take_part  # (as above)
-    from ..contributor.secure_sum import check_config  # (as above)
+    from ..contributor.secure_sum.client import person_bow, state_path, take_part  # (as above)
+    from ..contributor.secure_sum.default import check_config  # (as above)
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
     from ..protocol.secure_sum.enrollment import read_invitation  # (as above)
@@ -289,7 +289,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     if invitation["committee"]:     # the mode the invitation names, the server's checked to be it (docs/secure_sum.md)
-        from ..contributor.secure_committee import take_part_committee  # loaded when it runs
+        from ..contributor.secure_sum.committee import take_part_committee  # loaded when it runs
 
         def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
             return mine if config == cfg else bow(config)
@@ -349,8 +349,10 @@ def submit_cohorts(a, cfg: dict) -> None:
     also plays the bridge (docs/secure_sum_cohorts.md). ``cfg``: the server's ``/v1/config``, whose
     epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the documents before anything is sent
     (committee cohorts too)."""
-    from ..contributor.cohort_client import take_part_in_cohorts  # loaded when the command runs, off start-up
-    from ..contributor.secure_client import person_bow, state_path  # (as above)
+    from ..contributor.secure_sum.client import person_bow, state_path  # (as above)
+    from ..contributor.secure_sum.cohort_client import (
+        take_part_in_cohorts,  # loaded when the command runs, off start-up
+    )
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
     from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation  # (as above)
@@ -468,7 +470,7 @@ def cmd_invite(a) -> None:
 
 
 def secure_sum_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.contributor.secure_client.take_part`'s summary ``s`` tells its contributor (the line
+    """What :func:`~dptopic.contributor.secure_sum.client.take_part`'s summary ``s`` tells its contributor (the line
     ``dptopic submit`` prints against a secure-sum server)."""
     notes = []
     if s.get("no_vocabulary_word"):

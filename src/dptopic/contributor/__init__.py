@@ -5,8 +5,8 @@
 - :mod:`~dptopic.contributor.document_randomizer`: :class:`DocumentRandomizer`, one word pair per document by k-subset
   selection (LocalDocumentLDA);
 - :mod:`~dptopic.contributor.fedlda`: :class:`FedClient`, a FedLDA participant (Wang, Tong & Shi 2020);
-- :mod:`~dptopic.contributor.secure_sum` and :mod:`~dptopic.contributor.secure_client`: a person's side of a
-  secure-sum round, with every check of what the server says (``docs/secure_sum.md``);
+- :mod:`~dptopic.contributor.secure_sum`: a person's side of a secure-sum round in every mode (default, committee,
+  cohorts), with every check of what the server says, and the HTTP client that runs it (``docs/secure_sum.md``);
 - :mod:`~dptopic.contributor.client`: ``dptopic submit`` and ``dptopic fed-client`` over HTTP.
 
 What both sides agree on (messages, file formats, plans, the pure maths and crypto) is :mod:`dptopic.protocol`; the

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
-from ..contributor.cohort_client import play_cohort_part
-from ..contributor.secure_client import ORDER, person_bows, play_committee_part, play_part
+from ..contributor.secure_sum.client import ORDER, person_bows, play_committee_part, play_part
+from ..contributor.secure_sum.cohort_client import play_cohort_part
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
@@ -68,8 +68,8 @@ def _pool_settings(n: int, invitations, workers: int | None, threads: int) -> in
 def _play_in_pool(target, servers: list, bows, invitations, dropped, workers: int, threads: int, total_msgs: int,
                   title: str, verbose: int, on_message, initializer=None) -> tuple[list, float]:
     """Every person of ``bows`` played from ``workers`` spawned contributor processes, each running ``target`` (a
-    part's function: :func:`~dptopic.contributor.secure_client.play_part`, or for a round in cohorts
-    :func:`~dptopic.contributor.cohort_client.play_cohort_part`) on a contiguous part of the people against
+    part's function: :func:`~dptopic.contributor.secure_sum.client.play_part`, or for a round in cohorts
+    :func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`) on a contiguous part of the people against
     ``servers[w % len(servers)]``; the progress bar counts the ``total_msgs`` messages they report, and
     ``on_message(kind, count)`` is called with each message of a part and, with ``(None, 0)``, at least every quarter
     second (the coordinator's closes). ``initializer``: a function each process runs first (by name). Returns the
@@ -262,9 +262,9 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.secure_sum.cohort_enrollment.
     read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, from ``workers``
     contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of the people
-    (:func:`~dptopic.contributor.cohort_client.play_cohort_part`: every round its people play, their cohorts' and the
-    bridge's, in lock-step in a thread of its own, their messages sent from ``threads`` threads; a delegate plays its
-    cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and
+    (:func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`: every round its people play, their cohorts'
+    and the bridge's, in lock-step in a thread of its own, their messages sent from ``threads`` threads; a delegate
+    plays its cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and
     ``seed`` (the only random choice made here; the contributors' rounding, noise and pads come from the OS CSPRNG)
     mask their step-0 uploads and leave (a delegate in its cohort and the bridge); ``token`` (the admin's) then
     closes step 0 once every survivor's upload is in every round. ``initializer``: a function each contributor

@@ -147,7 +147,7 @@ def test_a_delegate_missing_from_the_bridge_fails_the_round_with_nothing_release
 
 
 def test_a_delegate_keeps_its_pads_in_its_state_file_and_wipes_them_when_the_round_ends(tmp_path):
-    from dptopic.contributor.cohorts import CohortContributor, Pads
+    from dptopic.contributor.secure_sum.cohorts import CohortContributor, Pads
 
     plan = co.CohortPlan(8.0, 1e-5, 40, 4, len(WORDS), 20, collusion=1)
     sim = simulation_class()(tmp_path, plan, tiny_bows(40), WORDS)

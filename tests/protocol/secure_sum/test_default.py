@@ -1,5 +1,5 @@
 """``dptopic.protocol.secure_sum.default``: the plan, the graph and its threshold, the signatures, the keys, the masks
-and the server's unmasking (with ``dptopic.contributor.secure_sum``'s side of each step)."""
+and the server's unmasking (with ``dptopic.contributor.secure_sum.default``'s side of each step)."""
 import hashlib
 import itertools
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dptopic.contributor import secure_sum as cs
+from dptopic.contributor.secure_sum import default as cs
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.secure_sum import default as ss
 

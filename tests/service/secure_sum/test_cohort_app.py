@@ -191,8 +191,8 @@ def test_a_delegates_refusal_in_one_round_stops_its_other_round_at_once(tmp_path
     bridge never opens, is stopped by that refusal (not left waiting in its thread until its timeout). Once both
     parts of both refusing delegates have ended, everyone else (whom no check here concerns) is stopped too, rather
     than left waiting out its timeout for steps that never come."""
-    from dptopic.contributor.secure_client import STOP_HOLD_S, Stopped
-    from dptopic.contributor.secure_sum import ServerLied
+    from dptopic.contributor.secure_sum.client import STOP_HOLD_S, Stopped
+    from dptopic.contributor.secure_sum.default import ServerLied
 
     ended = record_parts(monkeypatch)
     with LiveCohortRound(tmp_path, N, SIZE) as live:
@@ -226,8 +226,8 @@ def drop_after_masking(monkeypatch, gone) -> None:
     it would stop the other part, which may not yet have sent its shares: its round then never reaches step 0)."""
     import threading
 
-    from dptopic.contributor.cohorts import BridgeContributor
-    from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.contributor.secure_sum.cohorts import BridgeContributor
+    from dptopic.contributor.secure_sum.default import SecureContributor
 
     upload = SecureContributor.upload
     both = {who: threading.Barrier(2) for who in gone}      # a delegate's two parts, each once it has masked
@@ -299,7 +299,7 @@ def test_a_round_with_dropouts_over_http_closed_by_the_admin_releases_the_simula
     the people who uploaded, not for those gone."""
     import threading
 
-    from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.contributor.secure_sum.default import SecureContributor
     from dptopic.dataset_ledger.ledger import DatasetLedger
 
     hold_noise_fixed(monkeypatch)

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from dptopic.contributor.secure_client import take_part
-from dptopic.contributor.secure_sum import SecureContributor
+from dptopic.contributor.secure_sum.client import take_part
+from dptopic.contributor.secure_sum.default import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol.secure_sum import default as ss
 from service_helpers import InProcessRound, SecureSumServer, person_bow
@@ -68,11 +68,11 @@ def test_a_round_modulo_2_64_releases_and_its_card_states_the_ring(tmp_path):
 def test_a_contributor_takes_part_in_nine_requests_one_post_and_wait_per_message(tmp_path):
     """Every request a contributor makes in a whole round: the configuration, then one post-and-wait per message
     (keys, shares, and per step its upload, consistency signature and answers), whose answer brings the next step's
-    view with the roster or the neighbours' signatures: 9 at most (secure_client.REQUESTS), with one contributor late
-    by a second and a half (the others wait for it inside their requests); the same checks as with separate
-    requests (a contributor still refuses a roster or signatures that fail: tests/privacy)."""
+    view with the roster or the neighbours' signatures: 9 at most (contributor.secure_sum.client.REQUESTS), with one
+    contributor late by a second and a half (the others wait for it inside their requests); the same checks as with
+    separate requests (a contributor still refuses a roster or signatures that fail: tests/privacy)."""
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_client import REQUESTS
+    from dptopic.contributor.secure_sum.client import REQUESTS
 
     class Counting(ServiceClient):
         def request(self, method, path, *a, **k):

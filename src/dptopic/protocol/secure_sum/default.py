@@ -2,7 +2,7 @@
 
 The protocol is SecAgg (Bonawitz et al. 2017) in its malicious-server variant, on a sparse neighbour graph (SecAgg+,
 Bell et al. 2020), in two phases that each sum one vector. What a contributor computes from its documents and
-secrets is :mod:`dptopic.contributor.secure_sum`; the server (:mod:`dptopic.service.secure_sum.default`) stores,
+secrets is :mod:`dptopic.contributor.secure_sum.default`; the server (:mod:`dptopic.service.secure_sum.default`) stores,
 forwards and unmasks. This module holds what both agree on: the plan, the graph, the signed messages and the maths.
 
 **Enrollment** (:mod:`dptopic.protocol.secure_sum.enrollment`). The operator draws one Ed25519 signing key per
@@ -37,7 +37,8 @@ requires of the server's.
    reconstructs each seed (checked against its commitment), removes the masks and reads the sum.
 
 **Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most; degree ``d`` (even) on
-a ring, ``T = d/2 + t + 1``): the contributor's checks (:mod:`dptopic.contributor.secure_sum`) rest on four facts.
+a ring, ``T = d/2 + t + 1``): the contributor's checks (:mod:`dptopic.contributor.secure_sum.default`) rest on four
+facts.
 
 - Fewer than ``T`` shares of a seed reveal nothing of it, and ``T > t``.
 - One secret of each neighbour, never both (:class:`RevealLog`; a contributor signs one set per step and answers

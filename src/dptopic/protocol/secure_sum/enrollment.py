@@ -23,9 +23,9 @@ N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.s
 server that states fewer colluders than the operator planned for would lower the threshold, and with it what the masks
 withstand, so the operator fixes them when it invites (:func:`round_layout`, :data:`LAYOUT_KEYS`): every invitation
 and the directory name them, with the mode (a committee or none). A contributor refuses a server whose plan or mode
-differs from its invitation's (:mod:`dptopic.contributor.secure_sum`'s ``check_invitation``), and the server refuses
-to start a plan or mode other than its directory's. A round in cohorts pins its layout the same way, with its cohort
-size (:mod:`dptopic.protocol.secure_sum.cohort_enrollment`).
+differs from its invitation's (:mod:`dptopic.contributor.secure_sum.default`'s ``check_invitation``), and the server
+refuses to start a plan or mode other than its directory's. A round in cohorts pins its layout the same way, with its
+cohort size (:mod:`dptopic.protocol.secure_sum.cohort_enrollment`).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A person's side of a round in cohorts (:mod:`dptopic.protocol.secure_sum.cohorts`, read its note first).
 
-A member of a cohort is a :class:`~dptopic.contributor.secure_sum.SecureContributor` of its cohort's round with
+A member of a cohort is a :class:`~dptopic.contributor.secure_sum.default.SecureContributor` of its cohort's round with
 three differences: its noise share and quantization scale are the whole round's (:class:`CohortPlan`), not its
 cohort's; a delegate subtracts its pad from what it masks; and it refuses to sign or reveal over a set of uploads that
 holds fewer than ``t + 1`` of its cohort's delegates. A delegate also plays a :class:`BridgeContributor` in the
@@ -14,10 +14,10 @@ import os
 
 import numpy as np
 
-from ..accounting.skellam import rounded_norms
-from ..errors import DPTopicError
-from ..mechanisms.skellam import skellam_share
-from ..protocol.secure_sum.cohorts import (
+from ...accounting.skellam import rounded_norms
+from ...errors import DPTopicError
+from ...mechanisms.skellam import skellam_share
+from ...protocol.secure_sum.cohorts import (
     CohortPlan,
     bridge_round_id,
     check_bridge,
@@ -25,9 +25,9 @@ from ..protocol.secure_sum.cohorts import (
     cohort_round_id,
     pad,
 )
-from ..protocol.secure_sum.default import PHASES, from_ring, to_ring, triangle_size
-from .secure_committee import CommitteeContributor
-from .secure_sum import SecureContributor, ServerLied, quantize
+from ...protocol.secure_sum.default import PHASES, from_ring, to_ring, triangle_size
+from .committee import CommitteeContributor
+from .default import SecureContributor, ServerLied, quantize
 
 _DELEGATES: dict = {}
 """Each cohort's delegates by ``(round, cohort, count)``, with the list of members they were drawn from: the
@@ -161,11 +161,11 @@ class BridgeContributor(SecureContributor):
 class CohortCommitteeContributor(CohortContributor, CommitteeContributor):
     """One person in a committee-mode cohort (``CohortPlan(committee=...)``;
     :mod:`dptopic.protocol.secure_sum.cohorts`'s note,
-    "A committee in each cohort"): a :class:`~dptopic.contributor.secure_committee.CommitteeContributor` of its
+    "A committee in each cohort"): a :class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor` of its
     cohort's round with :class:`CohortContributor`'s differences (the round's noise and scale, a delegate's pad). On
     the committee, it signs and answers only for a set of uploads that holds at least ``t + 1`` of its cohort's
     delegates. The arguments are :class:`CohortContributor`'s (and ``secrets``, the keys posted before the
-    configuration was known, as :class:`~dptopic.contributor.secure_committee.CommitteeContributor`'s)."""
+    configuration was known, as :class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`'s)."""
 
     def _checked_set(self, phase: int, view: dict) -> frozenset:
         up = super()._checked_set(phase, view)

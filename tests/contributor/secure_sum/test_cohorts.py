@@ -1,4 +1,5 @@
-"""``dptopic.contributor.cohorts``: what a process that plays many contributors of a cohort shares between them."""
+"""``dptopic.contributor.secure_sum.cohorts``: what a process that plays many contributors of a cohort shares between
+them."""
 import pytest
 
 from cohort_helpers import WORDS, simulation_class, tiny_bows

@@ -1,12 +1,12 @@
 """The contributor's side of a secure-sum round over HTTP (``dptopic submit`` with an invitation, against a secure-sum
 server), and a whole round played by many people in one process (``dptopic experiment secure-sum``).
 
-:class:`~dptopic.contributor.secure_sum.SecureContributor` builds and checks every step's message; :func:`take_part`
-runs the steps against a server, waiting between them (``GET /v1/secure/round``); :func:`play_part` plays a part of
-a simulated round's people in one process of ``dptopic experiment secure-sum``'s pool. With a state file, everything a
-step sends is written there (atomically) before it is sent: a resumed run sends the same keys, shares, uploads,
-signature and answers, never a second noise share, key set or signed set for one round; a step the server lost (it
-does not list this contributor) is sent again from there.
+:class:`~dptopic.contributor.secure_sum.default.SecureContributor` builds and checks every step's message;
+:func:`take_part` runs the steps against a server, waiting between them (``GET /v1/secure/round``); :func:`play_part`
+plays a part of a simulated round's people in one process of ``dptopic experiment secure-sum``'s pool. With a state
+file, everything a step sends is written there (atomically) before it is sent: a resumed run sends the same keys,
+shares, uploads, signature and answers, never a second noise share, key set or signed set for one round; a step the
+server lost (it does not list this contributor) is sent again from there.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DPTopicError
-from ..protocol.secure_sum.enrollment import read_invitation
-from .client import ServerError, ServiceClient, default_state_folder
-from .secure_sum import LeftOut, SecureContributor, state_file_name
+from ...errors import DPTopicError
+from ...protocol.secure_sum.enrollment import read_invitation
+from ..client import ServerError, ServiceClient, default_state_folder
+from .default import LeftOut, SecureContributor, state_file_name
 
 ORDER = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 
@@ -79,9 +79,9 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     /v1/secure/round?wait=STEP`` (one request per long poll); ``timeout``: the most seconds each step is waited for,
     counted from the message that waits for it (a post-and-wait is held no longer than that either). The connection
     is kept open between the requests. ``contributor``: the person's side already made from this server's
-    configuration (a cohort's member or a bridge's delegate, :mod:`dptopic.contributor.cohort_client`); ``bow``,
-    ``invitation``, ``state`` and ``max_epsilon`` are then its. ``stop``: an event another thread sets to end this
-    one's part (:class:`Stopped`, raised before the next request; the server then holds each request at most
+    configuration (a cohort's member or a bridge's delegate, :mod:`dptopic.contributor.secure_sum.cohort_client`);
+    ``bow``, ``invitation``, ``state`` and ``max_epsilon`` are then its. ``stop``: an event another thread sets to end
+    this one's part (:class:`Stopped`, raised before the next request; the server then holds each request at most
     :data:`STOP_HOLD_S` seconds, so the part ends that soon).
     ``leave_after_masking``: the person masks its upload of step 0 and leaves without sending it (a dropout, as
     ``dptopic experiment secure-sum`` plays one); the summary then says ``"left": "step 0"``."""
@@ -542,7 +542,7 @@ class PartPlayer:
 
     def play_committee(self, client: CountingClient, seats: list, dropped) -> None:
         """Play every seat ``(person, contributor)`` of ``seats`` (each a
-        :class:`~dptopic.contributor.secure_committee.CommitteeContributor`) through a committee-mode round: the
+        :class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`) through a committee-mode round: the
         prekeys, one upload per step, and for the committee's members their signature and answers of each step;
         those ``dropped`` mask their step-0 upload and leave without sending it."""
         timed, each = self.timed, self._each
@@ -653,7 +653,7 @@ def _play_part(server: str, bows: list, invitations: list, dropped: list, progre
     client = CountingClient(server, k)
     cfg = client.get_json("/v1/config")
     if committee:
-        from .secure_committee import CommitteeContributor as person  # secure_committee imports this module's client
+        from .committee import CommitteeContributor as person  # committee.py imports this module
     else:
         person = SecureContributor
     people = [person(cfg, b, inv) for b, inv in zip(bows, invitations)]
@@ -697,7 +697,7 @@ def person_bows(corpus) -> list:
 
 def state_path(given, invitation: dict):
     """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
-    :func:`~dptopic.contributor.secure_sum.state_file_name`), by default the state folder ``submit`` uses (None
+    :func:`~dptopic.contributor.secure_sum.default.state_file_name`), by default the state folder ``submit`` uses (None
     given); None for ``"none"`` (a rerun then cannot resume). The name comes from the contributor's own invitation,
     never from what a server sends."""
     if given is not None and str(given).strip().lower() == "none":

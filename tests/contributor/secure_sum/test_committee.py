@@ -1,9 +1,9 @@
-"""``dptopic.contributor.secure_committee``: a committee-mode contributor's prekey, its one upload per sum (made once,
-resumed from its state file), and what only a committee member does."""
+"""``dptopic.contributor.secure_sum.committee``: a committee-mode contributor's prekey, its one upload per sum (made
+once, resumed from its state file), and what only a committee member does."""
 import pytest
 
-from dptopic.contributor.secure_committee import CommitteeContributor
-from dptopic.contributor.secure_sum import SecureContributor
+from dptopic.contributor.secure_sum.committee import CommitteeContributor
+from dptopic.contributor.secure_sum.default import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol.secure_sum import default as ss
 
@@ -69,7 +69,7 @@ def test_the_first_request_is_the_keys_and_a_refused_plan_sends_nothing_of_the_d
     configuration is checked before the data is read: a plan above max_epsilon leaves after that one request."""
     import json
 
-    from dptopic.contributor.secure_committee import take_part_committee
+    from dptopic.contributor.secure_sum.committee import take_part_committee
 
     class Stub:
         keep_alive = False

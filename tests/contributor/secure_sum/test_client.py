@@ -1,8 +1,8 @@
-"""``dptopic.contributor.secure_client``: what a pool's contributor process loads, and the garbage collector's time
+"""``dptopic.contributor.secure_sum.client``: what a pool's contributor process loads, and the garbage collector's time
 it counts."""
 import gc
 
-from dptopic.contributor import secure_client
+from dptopic.contributor.secure_sum import client as secure_client
 from dptopic.experiments import secure_sum as experiment
 from helpers import loaded_in_a_new_process
 from service_helpers import StubServer
@@ -12,7 +12,7 @@ def test_a_pools_contributor_process_loads_no_model_code():
     # play_round spawns its processes on play_part: each imports play_part's module (and what it imports), so that
     # module must not reach the models (scikit-learn, two seconds of imports per process)
     assert experiment.play_part is secure_client.play_part
-    assert loaded_in_a_new_process("from dptopic.contributor.secure_client import play_part",
+    assert loaded_in_a_new_process("from dptopic.contributor.secure_sum.client import play_part",
                                    ("sklearn", "dptopic.models", "dptopic.experiments")) == []
 
 

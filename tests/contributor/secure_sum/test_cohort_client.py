@@ -1,4 +1,5 @@
-"""``dptopic.contributor.cohort_client``: a person's part of a round in cohorts, against a live server in cohorts."""
+"""``dptopic.contributor.secure_sum.cohort_client``: a person's part of a round in cohorts, against a live server in
+cohorts."""
 import json
 import threading
 import time
@@ -14,9 +15,9 @@ def test_a_delegates_part_in_both_rounds_ends_within_a_held_request_of_the_calle
     """A delegate waiting in its cohort's round and in the bridge (no one else came) is stopped in both by the
     caller's ``stop``: :class:`Stopped` within a held request, not left to wait out its timeout; what it sent stays
     sent."""
-    from dptopic.contributor.cohort_client import take_part_in_cohorts
-    from dptopic.contributor.secure_client import STOP_HOLD_S, Stopped
-    from dptopic.contributor.secure_sum import SecureContributor
+    from dptopic.contributor.secure_sum.client import STOP_HOLD_S, Stopped
+    from dptopic.contributor.secure_sum.cohort_client import take_part_in_cohorts
+    from dptopic.contributor.secure_sum.default import SecureContributor
 
     stop = threading.Event()
     made, lock, stopped_at = [], threading.Lock(), []

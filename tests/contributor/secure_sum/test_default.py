@@ -1,12 +1,12 @@
-"""``dptopic.contributor.secure_sum``: what a contributor checks of a server's configuration, directory and roster,
-its state file, and what it does with one neighbour's undecryptable shares."""
+"""``dptopic.contributor.secure_sum.default``: what a contributor checks of a server's configuration, directory and
+roster, its state file, and what it does with one neighbour's undecryptable shares."""
 import json
 
 import numpy as np
 import pytest
 
-from dptopic.contributor.secure_client import state_path
-from dptopic.contributor.secure_sum import SecureContributor, ServerLied, check_config, state_file_name
+from dptopic.contributor.secure_sum.client import state_path
+from dptopic.contributor.secure_sum.default import SecureContributor, ServerLied, check_config, state_file_name
 from dptopic.errors import DPTopicError
 from service_helpers import InProcessRound
 
@@ -97,7 +97,7 @@ def test_the_state_files_name_comes_from_the_invitation_never_from_the_server(rn
 def test_a_real_contributor_draws_its_noise_from_the_csprng_whatever_a_simulations_seed(rnd, monkeypatch):
     """``simulate_round`` (``experiment secure-sum --seed``) builds its contributors without a Generator: their
     rounding and noise come from the OS CSPRNG, so the seed fixes only who drops out (and the central model)."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
 
     calls = []
     real = cs.skellam_share
@@ -114,14 +114,14 @@ def test_a_real_contributor_draws_its_noise_from_the_csprng_whatever_a_simulatio
     assert calls == [(None, True)]
     import inspect
 
-    from dptopic.contributor.secure_client import simulate_round
+    from dptopic.contributor.secure_sum.client import simulate_round
     assert "SecureContributor(cfg, b, inv)" in inspect.getsource(simulate_round)
 
 
 def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_place(tmp_path, monkeypatch):
     """A process playing many contributors checks one roster's N entries once (they compare theirs with a copy); a
     roster changed in place after that is not the copy, and is refused as it would be the first time."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys()
@@ -142,7 +142,7 @@ def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_p
 def test_rounding_computes_its_norms_without_blas(monkeypatch):
     """``np.dot`` of a long vector goes to OpenBLAS's thread pool, which spins when many threads of one process call
     it (a pool process plays many contributors from 8 threads): the rounding's norms are numpy's own sums."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
 
     def no_blas(*args, **kwargs):
         raise AssertionError("np.dot called")
@@ -241,7 +241,7 @@ def test_the_contributors_of_one_process_share_their_lists_of_ids(rnd):
 
 
 def test_held_shares_read_as_the_hex_of_each_phases_secret():
-    from dptopic.contributor.secure_sum import HeldShares
+    from dptopic.contributor.secure_sum.default import HeldShares
 
     parts = [bytes([k]) * 32 for k in range(4)]       # s_0 b_0 s_1 b_1
     held = HeldShares(b"".join(parts))
@@ -333,7 +333,7 @@ def test_n_minus_f_of_a_roster_without_its_no_shows_is_the_invitations_f_not_the
     """N - F, the fewest a roster (or a step's members) may hold, is counted with the dropouts the invitation pins:
     were a server's plan stating more dropouts (6 where the invitation pins 3) let through, a roster of 25 of 30 is
     still refused (27 needed), and so are step members that count 25."""
-    from dptopic.contributor import secure_sum as cs
+    from dptopic.contributor.secure_sum import default as cs
     from dptopic.protocol.secure_sum.default import SecureSumPlan
 
     rnd = InProcessRound(tmp_path, n=30, dropouts=3, collusion=1)

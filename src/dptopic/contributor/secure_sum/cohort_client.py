@@ -5,10 +5,10 @@ The server's root names the cohort plan (``GET /v1/config``); the contributor ch
 finds its cohort by the plan's rule (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.seating`: a hash of the
 round's id
 and every id, never the server's say), refuses a server that seats anyone elsewhere, and plays its cohort's round at
-the address the server gives for it (:func:`~dptopic.contributor.secure_client.take_part`, with every check of a
-single round and those of :class:`~dptopic.contributor.cohorts.CohortContributor`). A delegate plays the bridge's
-round too, at the same time (its pads are subtracted in its cohort and added in the bridge), as a
-:class:`~dptopic.contributor.cohorts.BridgeContributor`, with its own state file beside the cohort's.
+the address the server gives for it (:func:`~dptopic.contributor.secure_sum.client.take_part`, with every check of a
+single round and those of :class:`~dptopic.contributor.secure_sum.cohorts.CohortContributor`). A delegate plays the
+bridge's round too, at the same time (its pads are subtracted in its cohort and added in the bridge), as a
+:class:`~dptopic.contributor.secure_sum.cohorts.BridgeContributor`, with its own state file beside the cohort's.
 """
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ import re
 import threading
 from pathlib import Path
 
-from ..errors import DPTopicError
-from ..protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_invitation, seating
-from ..protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
-from ..protocol.secure_sum.enrollment import layout_difference
-from .client import ServiceClient
+from ...errors import DPTopicError
+from ...protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_invitation, seating
+from ...protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
+from ...protocol.secure_sum.enrollment import layout_difference
+from ..client import ServiceClient
+from .client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
-from .secure_client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
-from .secure_committee import take_part_committee
-from .secure_sum import ServerLied, state_file_name
+from .committee import take_part_committee
+from .default import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
 
@@ -109,13 +109,14 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
     or :func:`~dptopic.protocol.secure_sum.cohort_enrollment.read_cohort_invitation`'s dict). ``state``: the cohort
     round's
     state file (a delegate's bridge state lies beside it, :func:`bridge_state_path`), or None. Returns the cohort
-    round's summary (:func:`~dptopic.contributor.secure_client.take_part`'s) with ``cohort``, ``cohorts`` and, for a
+    round's summary (:func:`~dptopic.contributor.secure_sum.client.take_part`'s) with ``cohort``, ``cohorts`` and, for a
     delegate, ``bridge`` (the bridge round's). ``leave_after_masking``: the person masks its uploads of step 0 (a
     delegate's in its cohort and in the bridge) and leaves without sending them (a dropout, as ``dptopic experiment
-    secure-sum`` plays one: :func:`~dptopic.contributor.secure_client.take_part`'s). ``stop``: an event another thread
-    sets to end this person's part in every round it plays (:class:`~dptopic.contributor.secure_client.Stopped`,
-    raised within about :data:`~dptopic.contributor.secure_client.STOP_HOLD_S` seconds: the server then holds each
-    request that long at most)."""
+    secure-sum`` plays one: :func:`~dptopic.contributor.secure_sum.client.take_part`'s). ``stop``: an event another
+    thread sets to end this person's part in every round it plays
+    (:class:`~dptopic.contributor.secure_sum.client.Stopped`, raised within about
+    :data:`~dptopic.contributor.secure_sum.client.STOP_HOLD_S` seconds: the server then holds each request that long at
+    most)."""
     inv = read_cohort_invitation(invitation) if not isinstance(invitation, dict) else invitation
     base = server.rstrip("/")
 
@@ -183,7 +184,7 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
     request is its keys, posted to its cohort's round at the invitation's cohort
     (:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round
     in cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
-    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_committee
+    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_sum.committee
     .take_part_committee`): 3 requests. A delegate (with a state file) reads the configurations first and starts the
     bridge's default round at once, from a thread of its own, before it posts its keys to its cohort: the bridge then
     runs while the cohorts' rosters fill, and no cohort waits on it."""
@@ -247,10 +248,10 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
 def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
                 max_epsilon: float | None = None, secrets: dict | None = None) -> list[tuple]:
     """The rounds one person of a round in cohorts plays, each as ``(name, path, contributor, state)``: its cohort's
-    (``"cohort"``, a :class:`~dptopic.contributor.cohorts.CohortContributor`) and, for a delegate, the bridge's
-    (``"bridge"``, a :class:`~dptopic.contributor.cohorts.BridgeContributor` sharing its pads; in a committee cohort
-    the cohort's is a :class:`~dptopic.contributor.cohorts.CohortCommitteeContributor`, ``secrets`` its keys posted
-    before the configuration was known, or None), after every check of
+    (``"cohort"``, a :class:`~dptopic.contributor.secure_sum.cohorts.CohortContributor`) and, for a delegate, the
+    bridge's (``"bridge"``, a :class:`~dptopic.contributor.secure_sum.cohorts.BridgeContributor` sharing its pads; in a
+    committee cohort the cohort's is a :class:`~dptopic.contributor.secure_sum.cohorts.CohortCommitteeContributor`,
+    ``secrets`` its keys posted before the configuration was known, or None), after every check of
     the root's ``config`` against ``invitation`` (:func:`check_cohort_config`) and of each round's own configuration
     (``round_config(path)``: the round's ``/v1/config`` at that path) against the plan; one line naming what the
     server claimed otherwise, before anything is computed or sent. ``state``: the cohort round's state file or None
@@ -281,16 +282,16 @@ def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
 
 def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process of ``dptopic experiment secure-sum``'s pool in a round in cohorts (spawned; what
-    :func:`~dptopic.contributor.secure_client.play_part` is to a single round): every person of its part is seated
+    :func:`~dptopic.contributor.secure_sum.client.play_part` is to a single round): every person of its part is seated
     (:func:`seat_person`, every check of :func:`take_part_in_cohorts`; rounding, noise and pads from the OS CSPRNG),
     and each round the part's people play (their cohorts' and the bridge's) is played in lock-step in a thread of its
-    own by one :class:`~dptopic.contributor.secure_client.PartPlayer`, whose threads send every round's messages: a
+    own by one :class:`~dptopic.contributor.secure_sum.client.PartPlayer`, whose threads send every round's messages: a
     delegate's cohort round and bridge round move at once, as a delegate's two rounds must. Those marked ``dropped``
     mask their step-0 uploads (a delegate's in its cohort and the bridge) and leave. A person whose message fails
     (or whose seating the server's word fails) takes no further part, in either round, and is returned with its
     reason (``"failed"``); the rest is
-    :meth:`PartPlayer.close <dptopic.contributor.secure_client.PartPlayer.close>`'s, with ``"delegates"``: the part's
-    people who are delegates."""
+    :meth:`PartPlayer.close <dptopic.contributor.secure_sum.client.PartPlayer.close>`'s, with ``"delegates"``: the
+    part's people who are delegates."""
     k = len(bows)
     base = server.rstrip("/")
     config = ServiceClient(base, retries=5).get_json("/v1/config")

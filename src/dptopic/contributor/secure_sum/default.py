@@ -3,7 +3,7 @@ signed messages, masked uploads and answers.
 
 The protocol, its graph, its signed messages and its plan are :mod:`dptopic.protocol.secure_sum.default` (read its note
 first); what is computed here sees the person's documents or secrets and runs on their machine only. The transport
-(HTTP, waiting between steps) is :mod:`dptopic.contributor.secure_client`'s.
+(HTTP, waiting between steps) is :mod:`dptopic.contributor.secure_sum.client`'s.
 
 :class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses
 in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (the plan and mode
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes
-from ..accounting.skellam import rounded_norms
-from ..errors import DPTopicError
-from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
-from ..mechanisms.skellam import SecureUniform, skellam_share
-from ..protocol.secure_sum import shamir
-from ..protocol.secure_sum.default import (
+from ..._io import atomic_write_bytes
+from ...accounting.skellam import rounded_norms
+from ...errors import DPTopicError
+from ...kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
+from ...mechanisms.skellam import SecureUniform, skellam_share
+from ...protocol.secure_sum import shamir
+from ...protocol.secure_sum.default import (
     PHASES,
     ROUND_ID,
     SecureSumPlan,
@@ -57,7 +57,7 @@ from ..protocol.secure_sum.default import (
     valid_x25519,
     verify,
 )
-from ..protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
+from ...protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
 
 STATE_FORMAT = "dptopic-secure-sum-state"
 STATE_VERSION = 2
@@ -385,19 +385,19 @@ class SecureContributor:
     (:class:`~dptopic.mechanisms.skellam.SecureUniform`)."""
 
     COMMITTEE = False
-    """Whether this class takes part in a committee-mode round (:mod:`dptopic.contributor.secure_committee`)."""
+    """Whether this class takes part in a committee-mode round (:mod:`dptopic.contributor.secure_sum.committee`)."""
     PINNED = True
     """Whether the invitation pins this round's plan and mode (:func:`check_invitation`): a single round's does; a
     cohort's round and the bridge take their plans from the round's cohort plan, which the invitation's cohort layout
-    pins (:mod:`dptopic.contributor.cohort_client`)."""
+    pins (:mod:`dptopic.contributor.secure_sum.cohort_client`)."""
 
     def __init__(self, config: dict, bow, invitation: dict, state=None, max_epsilon: float | None = None, rng=None):
         cfg = check_config(config, invitation if self.PINNED else None)
         self.plan, self.round_id, self.n_topics = cfg["plan"], cfg["round_id"], cfg["n_topics"]
         if bool(self.plan.committee) != self.COMMITTEE:
-            raise DPTopicError("the server's round runs the secure sum " + ("with a committee: take part with"
-                               " CommitteeContributor (dptopic.contributor.secure_committee)." if self.plan.committee
-                               else "without a committee: take part with SecureContributor."))
+            raise DPTopicError("the server's round runs the secure sum " + (
+                "with a committee: take part with CommitteeContributor (dptopic.contributor.secure_sum.committee)."
+                if self.plan.committee else "without a committee: take part with SecureContributor."))
         self.V = self.plan.vocab_size
         self.me, self.key = invitation["contributor"], invitation["signing_key"]
         if invitation["round_id"] != self.round_id:

@@ -1,10 +1,10 @@
 """A person's side of a committee-mode secure-sum round (:mod:`dptopic.protocol.secure_sum.committee`, read its note
 first): one upload per sum for everyone, the consistency and unmasking steps for the committee's members only.
 
-:class:`CommitteeContributor` is a :class:`~dptopic.contributor.secure_sum.SecureContributor` (the same
+:class:`CommitteeContributor` is a :class:`~dptopic.contributor.secure_sum.default.SecureContributor` (the same
 configuration, directory, roster and state-file checks, the same keys message as its prekey bundle) whose uploads
 carry the committee's blobs, and which, when it sits on the committee, checks and signs the set of uploads and answers
-for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.ServerLied`).
+for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.default.ServerLied`).
 """
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ import json
 import time
 from pathlib import Path
 
-from .._io import atomic_write_bytes
-from ..errors import DPTopicError
-from ..protocol.secure_sum import committee as sc
-from ..protocol.secure_sum.default import digest, keys_message, prg, set_digest, sign, to_ring, verify
-from ..protocol.secure_sum.enrollment import read_invitation
-from .client import ServerError, ServiceClient
-from .secure_sum import STATE_FORMAT, STATE_VERSION, ContributorSecrets, LeftOut, SecureContributor, ServerLied
+from ..._io import atomic_write_bytes
+from ...errors import DPTopicError
+from ...protocol.secure_sum import committee as sc
+from ...protocol.secure_sum.default import digest, keys_message, prg, set_digest, sign, to_ring, verify
+from ...protocol.secure_sum.enrollment import read_invitation
+from ..client import ServerError, ServiceClient
+from .default import STATE_FORMAT, STATE_VERSION, ContributorSecrets, LeftOut, SecureContributor, ServerLied
 
 
 class CommitteeContributor(SecureContributor):
     """One person in a committee-mode round (the plan's ``committee`` is not 0); the arguments are
-    :class:`~dptopic.contributor.secure_sum.SecureContributor`'s."""
+    :class:`~dptopic.contributor.secure_sum.default.SecureContributor`'s."""
 
     COMMITTEE = True
 
@@ -58,7 +58,7 @@ class CommitteeContributor(SecureContributor):
     # ------------------------------------------------------------ the round's roster and committee
     def prekey(self) -> dict:
         """The prekey bundle for this round (posted before the round opens): this round's keys message, signed with
-        the invitation key (:meth:`~dptopic.contributor.secure_sum.SecureContributor.registration`)."""
+        the invitation key (:meth:`~dptopic.contributor.secure_sum.default.SecureContributor.registration`)."""
         return {"round_id": self.round_id, **self.registration()}
 
     def check_round(self, roster, committee) -> list:
@@ -327,7 +327,8 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     makes it from the configuration (read once the plan is accepted). ``leave_after_masking``: the person masks step 0
     and leaves without sending it (a dropout). ``make``: ``make(config, secrets)`` returns the person's contributor
     for the round's configuration (``secrets``: the keys just posted, or None on a resumed run); default a
-    :class:`CommitteeContributor` (a cohort's member is another, :mod:`dptopic.contributor.cohort_client`)."""
+    :class:`CommitteeContributor` (a cohort's member is another,
+    :mod:`dptopic.contributor.secure_sum.cohort_client`)."""
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
