@@ -51,10 +51,10 @@ class InProcessCommitteeRound:
     @classmethod
     def cohorts(cls, tmp: Path, n: int = 40, cohort_size: int = 20, dropouts: int = 4, collusion: int = 1,
                 vocab: int = 30, topics: int = 3, seed: int = 0, committee="auto"):
-        """``(server, [round of each cohort])``: a round in committee cohorts (``dptopic.service.secure_sum.cohort_app``'s
-        :class:`~dptopic.service.secure_sum.cohort_app.CohortServer`, not served: its coordinator is called by the test) and,
-        for each cohort, this class over that cohort's :class:`~dptopic.service.secure_sum.committee_cohorts
-        .CommitteeCohortRound` and its members as
+        """``(server, [round of each cohort])``: a round in committee cohorts
+        (``dptopic.service.secure_sum.cohort_app``'s :class:`~dptopic.service.secure_sum.cohort_app.CohortServer`, not
+        served: its coordinator is called by the test) and, for each cohort, this class over that cohort's
+        :class:`~dptopic.service.secure_sum.committee_cohorts.CommitteeCohortRound` and its members as
         :class:`~dptopic.contributor.secure_sum.cohorts.CohortCommitteeContributor` (a delegate with its pads)."""
         from cohort_helpers import tiny_bows
         from dptopic.contributor.secure_sum.cohorts import CohortCommitteeContributor, Pads

@@ -707,10 +707,11 @@ def person_bow(seed: int, vocab: int):
 
 
 class InProcessRound:
-    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called directly,
-    no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.default.SecureContributor`), each holding
-    its own invitation and state file; the steps are driven one by one so that a test can stand between the server and
-    the contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make the server lie).
+    """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called
+    directly, no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.default.SecureContributor`),
+    each holding its own invitation and state file; the steps are driven one by one so that a test can stand between
+    the server and the contributors (what the server *says* is what :meth:`say` returns: a test replaces it to make
+    the server lie).
     The rounding and noise are seeded (a simulation) unless ``secure``."""
 
     def __init__(self, tmp: Path, n: int = 12, dropouts: int = 2, collusion: int = 1, vocab: int = 30,
