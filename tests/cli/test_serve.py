@@ -379,3 +379,24 @@ def test_fed_client_lines_name_the_rounds_and_whether_reports_were_reused():
     took_part, note = fed_client_lines(s)
     assert took_part.startswith("took part in 2 round(s) as c; epsilon of your reports (this user): 1.001 basic")
     assert "reused the reports drawn before" in took_part and note == "a note"
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    make_data(tmp_path)
+    args = ["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--host", "0.0.0.0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "--allow-remote" in err
+    port = free_port()  # nothing listens there
+    assert main(["submit", "--server", f"http://127.0.0.1:{port}", "--corpus", str(tmp_path / "docs.txt"),
+                 "--retries", "0", "--timeout", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "running" in err
+    # FedLDA parameters with which an update would carry no entry: refused at start-up, before any database
+    db = tmp_path / "never.db"
+    assert main(["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--database",
+                 f"sqlite:///{db}", "--fed-epsilon-per-entry", "5", "--fed-pad-length", "10", "--fed-sample-ratio",
+                 "0.0001"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "--fed-pad-length 10 is too small" in err
+    assert not db.exists()

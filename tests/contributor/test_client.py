@@ -373,32 +373,6 @@ def test_the_writers_deadline_counts_from_the_oldest_queued_upload():
     assert all(d is not None and t0 + 7.0 <= d <= time.monotonic() + 7.0 for _, d in seen)
 
 
-def test_watchdog_never_shuts_down_a_socket_that_took_a_closed_descriptor_s_number():
-    """libpq may close its descriptor inside a watched wait (the server ended the connection); a socket opened then
-    may get the same number. The watchdog holds its own copy, so the deadline shuts down only the watched socket."""
-    import socket
-    import time
-
-    from dptopic.service.storage import _WATCHDOG
-
-    a, b = socket.socketpair()
-    entry = _WATCHDOG.watch(a.fileno(), time.monotonic() + 0.3)
-    number = a.fileno()
-    a.close()                               # the owner closes it while the wait is still registered
-    c, d = socket.socketpair()
-    try:
-        if c.fileno() != number:
-            pytest.skip("the new socket did not reuse the closed descriptor's number here")
-        b.settimeout(60)
-        assert b.recv(1) == b""             # past the deadline the watched socket is shut down (its peer reads EOF)
-        c.sendall(b"x")                     # the new socket still works
-        assert d.recv(1) == b"x"
-        assert _WATCHDOG.unwatch(entry) is True
-    finally:
-        for s in (b, c, d):
-            s.close()
-
-
 def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
     out = tmp_path / "m"
     r = _cli("pull", "--server", f"http://127.0.0.1:{free_port()}", "--out", str(out), "--retries", "0", "--timeout", "2")

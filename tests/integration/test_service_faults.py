@@ -30,7 +30,8 @@ pytest.importorskip("uvicorn")
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.protocol.reports import new_upload_nonce  # noqa: E402
 from dptopic.service import codec  # noqa: E402
-from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
+from dptopic.service.storage import Storage, Submission  # noqa: E402
+from dptopic.service.storage.schema import models, train_batches  # noqa: E402
 from service_helpers import (  # noqa: E402
     InProcessServer,
     Server,

@@ -185,7 +185,8 @@ def test_the_write_probe_cannot_collide_with_an_upload_and_survives_a_row_with_i
     # version used a key any client could send, after which every start-up failed)
     import re
 
-    from dptopic.service.storage import WRITE_PROBE_KEY, Storage, submissions
+    from dptopic.service.storage import Storage
+    from dptopic.service.storage.schema import WRITE_PROBE_KEY, submissions
 
     assert not re.fullmatch(r"[A-Za-z0-9_\-.:]{8,128}", WRITE_PROBE_KEY)
     st = Storage(f"sqlite:///{tmp_path / 's.db'}")

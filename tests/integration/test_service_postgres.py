@@ -19,16 +19,16 @@ pytest.importorskip("sqlalchemy")
 from dptopic.contributor.client import submit  # noqa: E402
 from dptopic.contributor.randomizer import Randomizer  # noqa: E402
 from dptopic.service import codec  # noqa: E402
-from dptopic.service import storage as storage_mod
 from dptopic.service.config import ServiceConfig  # noqa: E402
 from dptopic.service.storage import (  # noqa: E402
-    _PG_INSERT_LOCK,
     Storage,
     StorageError,
     StoragePermissionError,
     StorageTimeout,
     Submission,
 )
+from dptopic.service.storage import engine as storage_engine  # noqa: E402
+from dptopic.service.storage.database import _PG_INSERT_LOCK  # noqa: E402
 from dptopic.service.trainer import Trainer  # noqa: E402
 from service_helpers import (  # noqa: E402
     PostgresServer,
@@ -282,7 +282,7 @@ def test_an_upgrade_by_a_role_that_does_not_own_the_tables_names_the_owner(pg_ur
 
 # ----------------------------------------------------------------------------- connection loss
 def test_a_database_host_that_never_answers_is_refused_after_the_connect_timeout(monkeypatch):
-    monkeypatch.setattr(storage_mod, "PG_CONNECT_TIMEOUT", 2, raising=False)
+    monkeypatch.setattr(storage_engine, "PG_CONNECT_TIMEOUT", 2)
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(16)       # the kernel completes the handshakes; nobody ever answers the start-up packet

@@ -89,3 +89,24 @@ def test_a_token_file_readable_by_others_is_read_with_a_warning_naming_it_and_ch
         assert read_token_file(token) == "t" * 32
     assert len(seen) == 1 and str(token) in str(seen[0].message) and f"chmod 600 {token}" in str(seen[0].message)
     assert "mode 0640" in str(seen[0].message) and "admin token" in str(seen[0].message)
+
+
+def test_config_refuses_a_short_admin_token():
+    with pytest.raises(Exception, match="shorter than 16"):
+        ServiceConfig(["a", "b"], 0.2, admin_token="short")
+
+
+@pytest.mark.parametrize("key, value", [("fed_pad_length", 10**11), ("fed_topics", 10**6), ("train_interval", 1e300),
+                                        ("n_iter", 10**9), ("fed_report_words", 10**10)])
+def test_config_bounds_what_would_exhaust_memory_or_timers(key, value):
+    with pytest.raises(Exception, match=f"invalid {key}"):
+        ServiceConfig(["a", "b"], 0.2, **{key: value})
+
+
+def test_fed_report_words_refuse_an_alphabetical_vocabulary():
+    """The first N words must be the most common: an alphabetical --vocabulary would keep those that sort first."""
+    words = [f"{c}{d}" for c in "abcdefgh" for d in "xyz"]                  # 24 words in alphabetical order
+    with pytest.raises(Exception, match="^fed_report_words=10 keeps .* but vocabulary is in alphabetical order"):
+        ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)
+    ServiceConfig(words[::-1], 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
+    ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2)                # every word: the order does not matter

@@ -2,11 +2,13 @@
 wait for an upload still being received before a transaction begins."""
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 from dptopic.service.ingest import GroupCommitWriter
-from dptopic.service.storage import Submission
+from dptopic.service.storage import Storage, Submission
+from dptopic.service.storage.schema import submissions
 
 
 class _Recorder:
@@ -168,3 +170,55 @@ def test_the_uploads_of_one_loop_iteration_reach_the_writer_in_one_hand_over():
         writer.stop()
     assert [a[0] for a in answers] == ["stored"] * 5
     assert puts == [5] and storage.batches == [[f"loop-{i:05d}" for i in range(5)]]
+
+
+def test_writer_acknowledges_each_request_after_its_commit_with_one_loop_call_per_transaction(tmp_path):
+    """Requests wait on asyncio futures; each is resolved only once the transaction holding it committed, and a
+    transaction wakes the event loop once, not once per request. A failed commit fails every request it held."""
+    storage = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    committed, gate = set(), threading.Event()
+
+    class GatedStorage:
+        fail = False
+
+        def store(self, batch):
+            gate.wait(10)  # let the requests pile up behind the first transaction
+            if self.fail:
+                raise RuntimeError("disk full")
+            out = storage.store(batch)
+            committed.update(s.idempotency_key for s in batch)
+            return out
+
+    async def run(fail):
+        loop = asyncio.get_running_loop()
+        calls = []
+        real = loop.call_soon_threadsafe
+        loop.call_soon_threadsafe = lambda *a, **k: (calls.append(a[0]), real(*a, **k))[1]
+        backend = GatedStorage()
+        backend.fail = fail
+        writer = GroupCommitWriter(backend).start()
+        try:
+            subs = [Submission(f"{'f' if fail else 'k'}-key-{i:04d}", f"{i:064x}", None, [bytes([i])]) for i in range(20)]
+            futs = [writer.submit_async(s) for s in subs]
+
+            async def acked(sub, fut):
+                outcome, ack = await fut
+                assert sub.idempotency_key in committed  # the commit came first
+                return outcome
+
+            waits = [asyncio.ensure_future(acked(s, f)) for s, f in zip(subs, futs)]
+            await asyncio.sleep(0.05)
+            gate.set()
+            results = await asyncio.gather(*waits, return_exceptions=True)
+            return results, len(calls), writer.transactions
+        finally:
+            writer.stop()
+            gate.clear()
+
+    results, calls, transactions = asyncio.run(run(False))
+    assert results == ["stored"] * 20 and 1 <= transactions < 20 and calls == transactions
+    results, calls, _ = asyncio.run(run(True))
+    assert all(isinstance(r, RuntimeError) and str(r) == "disk full" for r in results) and 1 <= calls < 20
+    with storage.read() as c:
+        assert {r.idempotency_key for r in c.execute(submissions.select())} >= {f"k-key-{i:04d}" for i in range(20)}
+    storage.close()

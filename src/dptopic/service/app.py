@@ -139,7 +139,7 @@ class Service:
                 **self.kind.settings(cfg), **self.fed_settings()}
 
     def fed_settings(self) -> dict:
-        """FedLDA's protocol, bound to the database like the vocabulary (``storage._check_fed``): the per-entry
+        """FedLDA's protocol, bound to the database like the vocabulary (``storage.settings._check_fed``): the per-entry
         epsilon, K, the failure rate (delta), the entries per update and the rule that randomizes them, which the open
         round's model, the stored updates and the epsilon the users spent depend on. ``fed_epsilon`` is ``None`` with
         FedLDA off. ``fed_min_updates`` is not bound: when a round closes changes neither."""
