@@ -98,12 +98,6 @@ def keyed_sketches(key: bytes, signatures) -> np.ndarray:
     return table[np.arange(sig.shape[1])[None, :], sig]
 
 
-def _sketch_bytes(docs, keyed_sig, i: int):
-    if keyed_sig is None or not np.asarray(docs.bands)[i].any():
-        return None
-    return keyed_sig[i].tobytes()
-
-
 def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True) -> np.ndarray:
     """Each document of ``docs`` as the ledger will store it: ``doc`` (its keyed text digest) replaced by a recorded
     document's id where any of its keys, or its sketch, finds one (module note), and by one id for the documents of
@@ -185,11 +179,27 @@ def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found)
             found[i] = d
 
 
+ROWS_PER_INSERT = 100_000
+"""Rows handed to one ``executemany`` when a new set's keys and documents are recorded: the rows of a large set are
+made and written a batch at a time, never held as Python objects all at once (at 10^6 documents a set has 3.5 x 10^7
+keys)."""
+
+
 def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
-    """The new keys (each with its document as stored) and the new documents' lengths and sketches."""
-    new = ~np.isin(keys, rec_key) if len(rec_key) else np.ones(len(keys), bool)
-    rows = np.unique(np.stack([keys[new], doc[index[new]]], axis=1), axis=0)
-    tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)", [(int(k), int(d)) for k, d in rows.tolist()])
+    """The new keys (each with its document as stored; each pair once, in the order of the key, then the document)
+    and the new documents' lengths and sketches, written :data:`ROWS_PER_INSERT` rows at a time."""
+    new = ~_among(keys, rec_key)
+    k, d = keys[new], doc[index[new]]
+    order = np.lexsort((d, k))
+    k, d = k[order], d[order]
+    first = np.ones(len(k), bool)
+    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
+    k, d = k[first], d[first]
+    del order, first
+    for start in range(0, len(k), ROWS_PER_INSERT):
+        tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
+                zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
+    del k, d
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     known = set()
     uniq = np.unique(doc)
@@ -197,14 +207,26 @@ def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
         part = [int(d) for d in uniq[start:start + 500]]
         marks = ", ".join("?" * len(part))
         known |= {int(r[0]) for r in tx.all(f"SELECT doc FROM doc_info WHERE doc IN ({marks})", tuple(part))}
-    info = {}
+    # each new document's first row (its least index), in the order of its first row, as one dict kept them
+    _, first_row = np.unique(doc, return_index=True)
+    first_row = np.sort(first_row)
+    if known:
+        first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     keyed_sig = None if docs.signatures is None or docs.bands is None else keyed_sketches(key, docs.signatures)
-    for i, d in enumerate(doc.tolist()):
-        if d in known or d in info:
-            continue
-        info[d] = (int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS, _sketch_bytes(docs, keyed_sig, i))
-    tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
-            [(d, t, s) for d, (t, s) in info.items()])
+    banded = None if keyed_sig is None else np.asarray(docs.bands).any(axis=1)     # a sketch kept where it has bands
+    for start in range(0, len(first_row), ROWS_PER_INSERT):
+        rows = first_row[start:start + ROWS_PER_INSERT].tolist()
+        tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
+                [(int(doc[i]), int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS,
+                  keyed_sig[i].tobytes() if banded is not None and banded[i] else None) for i in rows])
+
+
+def _among(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is one of ``sorted_keys`` (sorted ascending)."""
+    if not len(sorted_keys):
+        return np.zeros(len(values), bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return sorted_keys[pos] == values
 
 
 # ------------------------------------------------------------------------------------------------ people
