@@ -57,20 +57,30 @@ def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
     table), its bag digests (before and after the cut, one key space) and its sketch's bands (each with its band's
     number: band 3 of one sketch never meets band 5 of another)."""
     n = len(docs.digests)
-    idx, out = [np.arange(n)], [_keyed_all(key, docs.digests, _TEXT)]
+    parts = [(None, np.asarray(docs.digests, dtype=np.uint64), _TEXT, b"")]      # (documents, values, what, salt)
     for bags in (docs.bags, docs.read_bags):
         if bags is not None:
             b = np.asarray(bags, dtype=np.uint64)
             nz = np.flatnonzero(b)
-            idx.append(nz)
-            out.append(_keyed_all(key, b[nz], _BAG))
+            parts.append((nz, b[nz], _BAG, b""))
+    bands = None
     if docs.bands is not None and docs.signatures is not None:
         bands = np.asarray(docs.bands, dtype=np.uint64)
-        for j in range(bands.shape[1]):
-            nz = np.flatnonzero(bands[:, j])
-            idx.append(nz)
-            out.append(_keyed_all(key, bands[nz, j], _BAND, bytes([j])))
-    return np.concatenate(idx), np.concatenate(out)
+    columns = [np.flatnonzero(bands[:, j]) for j in range(bands.shape[1])] if bands is not None else []
+    total = sum(len(p[1]) for p in parts) + sum(len(nz) for nz in columns)
+    # filled in place, one part at a time (a list of parts joined took twice the keys' size at once)
+    index = np.empty(total, np.int32 if n < 2**31 else np.int64)
+    keys = np.empty(total, np.int64)
+    at = 0
+    for docs_of, values, what, salt in parts:
+        index[at:at + len(values)] = np.arange(n) if docs_of is None else docs_of
+        keys[at:at + len(values)] = _keyed_all(key, values, what, salt)
+        at += len(values)
+    for j, nz in enumerate(columns):
+        index[at:at + len(nz)] = nz
+        keys[at:at + len(nz)] = _keyed_all(key, bands[nz, j], _BAND, bytes([j]))
+        at += len(nz)
+    return index, keys
 
 
 _PERMUTATIONS: dict = {}
@@ -141,12 +151,17 @@ def _groups(docs) -> np.ndarray:
 
 
 def _recorded_keys(tx) -> tuple[np.ndarray, np.ndarray]:
-    rows = tx.all("SELECT key, doc FROM doc_keys")
-    if not rows:
+    """Every recorded ``(key, doc)``, sorted by key then document, read :data:`ROWS_PER_INSERT` rows at a time into
+    arrays (a ledger that recorded 10^6 documents holds 3.5 x 10^7 keys: a Python tuple each would take gigabytes)."""
+    blocks = [np.array(rows, dtype=np.int64).reshape(-1, 2)
+              for rows in tx.batches("SELECT key, doc FROM doc_keys", ROWS_PER_INSERT)]
+    if not blocks:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 1], a[:, 0]))
-    return a[order, 0], a[order, 1]
+    rec_key = np.concatenate([b[:, 0] for b in blocks])
+    rec_doc = np.concatenate([b[:, 1] for b in blocks])
+    del blocks
+    order = np.lexsort((rec_doc, rec_key))
+    return rec_key[order], rec_doc[order]
 
 
 def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
@@ -186,13 +201,19 @@ def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
     """The new keys (each with its document as stored; each pair once, in the order of the key, then the document)
     and the new documents' lengths and sketches, written :data:`ROWS_PER_INSERT` rows at a time."""
     new = ~_among(keys, rec_key)
-    k, d = keys[new], doc[index[new]]
+    if new.all():       # a first record: no copy of the keys
+        k, d = keys, doc[index]
+    else:
+        k, d = keys[new], doc[index[new]]
+    del new
     order = np.lexsort((d, k))
-    k, d = k[order], d[order]
+    k = k[order]
+    d = d[order]
+    del order
     first = np.ones(len(k), bool)
     first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
     k, d = k[first], d[first]
-    del order, first
+    del first
     for start in range(0, len(k), ROWS_PER_INSERT):
         tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
                 zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
