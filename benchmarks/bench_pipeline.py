@@ -1,7 +1,8 @@
 """From file to release: ``dptopic train --unit document --epsilon 1`` end to end on a planted JSONL corpus, against
 one scikit-learn ``CountVectorizer(vocabulary=...).fit_transform`` of the same texts (the peer) in the same run, each
 in a child process of its own: wall time (the ratio to the peer's is the figure to read on a loaded machine), CPU
-time, and the child's peak memory (``ru_maxrss`` of ``os.wait4``).
+time, and the child's peak memory (``ru_maxrss`` of ``os.wait4``). Each child is charged to a new, empty ledger in
+the run's temporary folder (a first run's cost; never the user's default ledger).
 
 Routes:
 
@@ -126,11 +127,21 @@ main(sys.argv[1:])
 """
 
 
-def timed_child(argv: list[str]) -> dict:
+def fresh_ledger(tmp: Path) -> dict:
+    """The environment of a child: a new, empty ledger file in ``tmp`` (``DPTOPIC_LEDGER``) and ``tmp`` as the data
+    folder, so a run is charged to a ledger of its own, as a first run is (never the user's default ledger, and never
+    one that earlier runs filled: its recorded keys would be read back and matched)."""
+    fd, path = tempfile.mkstemp(suffix=".sqlite", dir=tmp)
+    os.close(fd)
+    os.unlink(path)
+    return {**os.environ, "DPTOPIC_LEDGER": path, "XDG_DATA_HOME": str(tmp / "data")}
+
+
+def timed_child(argv: list[str], env: dict | None = None) -> dict:
     """Run ``argv``: its wall time (or the ``TIMED`` seconds it printed), CPU time and peak memory (MiB) from
     ``wait4`` (the child's own; a worker it forked and waited for counts in its CPU time)."""
     t = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -176,7 +187,8 @@ def main(argv=None) -> None:
             print(f"wrote {a.docs:,} documents, {path.stat().st_size / 1e6:.0f} MB, in {time.perf_counter() - t:.0f} s")
         if a.phases:
             print(f"load {os.getloadavg()[0]:.1f}")
-            out = subprocess.run(route_argv("phases", path, tmp, a.vocab, a.topics), capture_output=True, text=True)
+            out = subprocess.run(route_argv("phases", path, tmp, a.vocab, a.topics), capture_output=True, text=True,
+                                 env=fresh_ledger(tmp))
             print("\n".join(ln for ln in out.stdout.splitlines() if " after " in ln) or out.stderr[-2000:])
             return
         rows, seen = [], {r: [] for r in a.routes}
@@ -184,7 +196,7 @@ def main(argv=None) -> None:
             order = a.routes[rep % len(a.routes):] + a.routes[:rep % len(a.routes)]      # rotated, interleaved
             for route in order:
                 load = os.getloadavg()[0]
-                r = timed_child(route_argv(route, path, tmp, a.vocab, a.topics))
+                r = timed_child(route_argv(route, path, tmp, a.vocab, a.topics), env=fresh_ledger(tmp))
                 r["load"] = load
                 seen[route].append(r)
         peer = float(np.median([r["wall"] for r in seen["sklearn"]])) if "sklearn" in seen else None

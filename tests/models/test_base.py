@@ -558,6 +558,21 @@ def test_the_same_documents_as_text_a_corpus_or_counts_share_one_fingerprint():
     assert not set(base._document_keys(other)) & set(keys[:1])        # the counts count, not only the words
 
 
+def test_the_fingerprints_taken_a_few_documents_at_a_time_are_each_sorted_bags_digest(monkeypatch):
+    """Bags sorted 2 documents at a time (an empty one among them, skipped or not) give each document the digest of
+    its own sorted ids, as one sort of the whole corpus gave."""
+    import hashlib
+
+    rng = np.random.default_rng(2)
+    docs = [rng.integers(0, 9, n).tolist() for n in (4, 0, 3, 7, 1, 5, 0, 2)]
+    ptr = np.concatenate([[0], np.cumsum([len(d) for d in docs])])
+    c = Corpus(ptr, np.array(sum(docs, []), np.int32), [f"w{i}" for i in range(9)])
+    want = [hashlib.blake2b(np.sort(np.array(d, np.int32)).tobytes(), digest_size=12).digest() for d in docs]
+    monkeypatch.setattr(base, "KEY_BLOCK", 2)
+    assert list(base._document_keys(c)) == want
+    assert list(base._document_keys(c, skip_empty=True)) == [k for k, d in zip(want, docs) if d]
+
+
 @pytest.mark.filterwarnings("ignore::dptopic.errors.DataVocabularyWarning")
 def test_a_refit_on_the_count_matrix_of_the_same_documents_counts_every_document():
     """A fit on a Corpus, then on its count matrix (GridSearchCV's folds, CountVectorizer): every document, duplicates

@@ -34,6 +34,21 @@ def test_train_is_exported_and_returns_a_result_with_every_step_done(corpus, tmp
     assert (tmp_path / "m" / "model.json").exists() and r.path is not None
 
 
+def test_a_large_held_out_part_is_scored_on_evenly_spaced_documents(corpus, monkeypatch):
+    """Above HELD_OUT_SCORED held-out documents, the metrics read that many of them, evenly spaced (the first and the
+    last among them), and say so: n_test_docs the held-out part's size, n_test_docs_scored the documents read; the
+    perplexity is the one of that subset."""
+    monkeypatch.setattr(steps, "HELD_OUT_SCORED", 20)
+    r = dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, test_size=0.3, seed=0, ledger=False)
+    assert r.test.n_docs > 20
+    assert r.metrics["n_test_docs"] == r.test.n_docs and r.metrics["n_test_docs_scored"] == 20
+    part = steps.scored_part(r.test)
+    assert part.n_docs == 20 and np.array_equal(part.doc(0), r.test.doc(0))
+    assert np.array_equal(part.doc(19), r.test.doc(r.test.n_docs - 1))
+    assert r.metrics["perplexity_bound"] == pytest.approx(r.model.perplexity(part))
+    assert any(f"20 of the {r.test.n_docs} held-out documents" in n for n in r.notes)
+
+
 def test_the_steps_run_in_the_issue_s_order(corpus):
     seen = []
     dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, test_size=0.2,

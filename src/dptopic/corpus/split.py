@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DPTopicError
+from .identity import mix64
 
 SPLITS = ("stable", "position", "person")
 
@@ -33,9 +34,29 @@ def held_out_split(corpus, test_size: float = 0.2, by: str = "stable", user_ids=
     return corpus.position_split(test_size) if by == "position" else corpus.stable_split(test_size)
 
 
-def _bags(corpus) -> list:
-    """Each document's bag of words, as bytes that compare equal for the same bag."""
-    return [np.sort(corpus.word_ids[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]]).tobytes() for d in range(corpus.n_docs)]
+def _bags(corpus, docs=None) -> list:
+    """Each document's bag of words (``docs``: those documents only), as bytes that compare equal for the same bag."""
+    docs = range(corpus.n_docs) if docs is None else docs
+    return [np.sort(corpus.word_ids[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]]).tobytes() for d in docs]
+
+
+HASH_BLOCK = 1 << 16
+"""Documents whose bag hashes :func:`_bag_hashes` takes at once (one word hash a token of the block held)."""
+
+
+def _bag_hashes(corpus) -> np.ndarray:
+    """A 64-bit hash of each document's bag of word ids (a sum of the ids' hashes, so any order of the same bag hashes
+    alike), taken :data:`HASH_BLOCK` documents at a time."""
+    out = np.empty(corpus.n_docs, np.uint64)
+    ptr, ids = corpus.doc_ptr, corpus.word_ids
+    for a in range(0, corpus.n_docs, HASH_BLOCK):
+        b = min(a + HASH_BLOCK, corpus.n_docs)
+        with np.errstate(over="ignore"):
+            h = mix64((ids[ptr[a]:ptr[b]].astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
+        cs = np.zeros(len(h) + 1, np.uint64)
+        np.cumsum(h, out=cs[1:])        # sums modulo 2**64
+        out[a:b] = cs[ptr[a + 1:b + 1] - ptr[a]] - cs[ptr[a:b] - ptr[a]]
+    return mix64(out)
 
 
 def without_copies(test, train):
@@ -43,10 +64,20 @@ def without_copies(test, train):
     out. A file may hold the same text several times and a split sends copies to both sides: evaluated on, a copy
     would read training words. When every held-out document is a copy, all are kept (``n_left_out`` 0).
 
+    The bags are compared by a hash first (arrays, a few bytes a document), and only the held-out documents whose
+    hash a training document shares are compared word for word: the same documents are left out as by comparing
+    every bag, without holding every training bag.
+
     Under a private model, ``n_left_out`` is an exact statistic of the private corpus: outside the guarantee.
     """
-    seen = set(_bags(train))
-    keep = [d for d, b in enumerate(_bags(test)) if b not in seen]
-    if not keep or len(keep) == test.n_docs:
+    h_train, h_test = _bag_hashes(train), _bag_hashes(test)
+    candidates = np.flatnonzero(np.isin(h_test, h_train))
+    copy = np.zeros(test.n_docs, bool)
+    if len(candidates):
+        shared = np.flatnonzero(np.isin(h_train, h_test[candidates]))
+        seen = set(_bags(train, shared.tolist()))
+        copy[candidates] = [b in seen for b in _bags(test, candidates.tolist())]
+    keep = np.flatnonzero(~copy)
+    if not len(keep) or len(keep) == test.n_docs:
         return test, 0
     return test.subset(keep), test.n_docs - len(keep)

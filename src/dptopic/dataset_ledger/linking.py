@@ -43,15 +43,12 @@ count, erring on the side of linking."""
 
 
 def _keyed_all(key: bytes, values, what: bytes, salt: bytes = b"") -> np.ndarray:
-    """Each of ``values`` (uint64) hashed under ``key`` for ``what`` (int64, as stored), ``salt`` before each."""
-    h0 = hashlib.blake2b(key=key, digest_size=8, person=what)
-    out = np.empty(len(values), np.int64)
-    raw = np.ascontiguousarray(values, dtype=np.uint64).tobytes()
-    for i in range(len(values)):
-        h = h0.copy()
-        h.update(salt + raw[8 * i: 8 * i + 8])
-        out[i] = int.from_bytes(h.digest(), "little", signed=True)
-    return out
+    """Each of ``values`` (uint64) hashed under ``key`` for ``what`` (int64, as stored), ``salt`` before each: the
+    first 8 bytes of ``blake2b(salt + value, key=key, person=what, digest_size=8)``, compiled
+    (:func:`dptopic.kernels.blake2b.keyed_digests`: no Python call per key)."""
+    from ..kernels.blake2b import keyed_digests  # compiled on first use: 'dptopic budget' reads without numba
+
+    return keyed_digests(key, what, values, salt)
 
 
 def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
@@ -60,20 +57,30 @@ def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
     table), its bag digests (before and after the cut, one key space) and its sketch's bands (each with its band's
     number: band 3 of one sketch never meets band 5 of another)."""
     n = len(docs.digests)
-    idx, out = [np.arange(n)], [_keyed_all(key, docs.digests, _TEXT)]
+    parts = [(None, np.asarray(docs.digests, dtype=np.uint64), _TEXT, b"")]      # (documents, values, what, salt)
     for bags in (docs.bags, docs.read_bags):
         if bags is not None:
             b = np.asarray(bags, dtype=np.uint64)
             nz = np.flatnonzero(b)
-            idx.append(nz)
-            out.append(_keyed_all(key, b[nz], _BAG))
+            parts.append((nz, b[nz], _BAG, b""))
+    bands = None
     if docs.bands is not None and docs.signatures is not None:
         bands = np.asarray(docs.bands, dtype=np.uint64)
-        for j in range(bands.shape[1]):
-            nz = np.flatnonzero(bands[:, j])
-            idx.append(nz)
-            out.append(_keyed_all(key, bands[nz, j], _BAND, bytes([j])))
-    return np.concatenate(idx), np.concatenate(out)
+    columns = [np.flatnonzero(bands[:, j]) for j in range(bands.shape[1])] if bands is not None else []
+    total = sum(len(p[1]) for p in parts) + sum(len(nz) for nz in columns)
+    # filled in place, one part at a time (a list of parts joined took twice the keys' size at once)
+    index = np.empty(total, np.int32 if n < 2**31 else np.int64)
+    keys = np.empty(total, np.int64)
+    at = 0
+    for docs_of, values, what, salt in parts:
+        index[at:at + len(values)] = np.arange(n) if docs_of is None else docs_of
+        keys[at:at + len(values)] = _keyed_all(key, values, what, salt)
+        at += len(values)
+    for j, nz in enumerate(columns):
+        index[at:at + len(nz)] = nz
+        keys[at:at + len(nz)] = _keyed_all(key, bands[nz, j], _BAND, bytes([j]))
+        at += len(nz)
+    return index, keys
 
 
 _PERMUTATIONS: dict = {}
@@ -96,12 +103,6 @@ def keyed_sketches(key: bytes, signatures) -> np.ndarray:
         _PERMUTATIONS.clear()
         _PERMUTATIONS[key] = table
     return table[np.arange(sig.shape[1])[None, :], sig]
-
-
-def _sketch_bytes(docs, keyed_sig, i: int):
-    if keyed_sig is None or not np.asarray(docs.bands)[i].any():
-        return None
-    return keyed_sig[i].tobytes()
 
 
 def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True) -> np.ndarray:
@@ -150,12 +151,17 @@ def _groups(docs) -> np.ndarray:
 
 
 def _recorded_keys(tx) -> tuple[np.ndarray, np.ndarray]:
-    rows = tx.all("SELECT key, doc FROM doc_keys")
-    if not rows:
+    """Every recorded ``(key, doc)``, sorted by key then document, read :data:`ROWS_PER_INSERT` rows at a time into
+    arrays (a ledger that recorded 10^6 documents holds 3.5 x 10^7 keys: a Python tuple each would take gigabytes)."""
+    blocks = [np.array(rows, dtype=np.int64).reshape(-1, 2)
+              for rows in tx.batches("SELECT key, doc FROM doc_keys", ROWS_PER_INSERT)]
+    if not blocks:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    a = np.array(rows, dtype=np.int64)
-    order = np.lexsort((a[:, 1], a[:, 0]))
-    return a[order, 0], a[order, 1]
+    rec_key = np.concatenate([b[:, 0] for b in blocks])
+    rec_doc = np.concatenate([b[:, 1] for b in blocks])
+    del blocks
+    order = np.lexsort((rec_doc, rec_key))
+    return rec_key[order], rec_doc[order]
 
 
 def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
@@ -185,11 +191,33 @@ def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found)
             found[i] = d
 
 
+ROWS_PER_INSERT = 100_000
+"""Rows handed to one ``executemany`` when a new set's keys and documents are recorded: the rows of a large set are
+made and written a batch at a time, never held as Python objects all at once (at 10^6 documents a set has 3.5 x 10^7
+keys)."""
+
+
 def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
-    """The new keys (each with its document as stored) and the new documents' lengths and sketches."""
-    new = ~np.isin(keys, rec_key) if len(rec_key) else np.ones(len(keys), bool)
-    rows = np.unique(np.stack([keys[new], doc[index[new]]], axis=1), axis=0)
-    tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)", [(int(k), int(d)) for k, d in rows.tolist()])
+    """The new keys (each with its document as stored; each pair once, in the order of the key, then the document)
+    and the new documents' lengths and sketches, written :data:`ROWS_PER_INSERT` rows at a time."""
+    new = ~_among(keys, rec_key)
+    if new.all():       # a first record: no copy of the keys
+        k, d = keys, doc[index]
+    else:
+        k, d = keys[new], doc[index[new]]
+    del new
+    order = np.lexsort((d, k))
+    k = k[order]
+    d = d[order]
+    del order
+    first = np.ones(len(k), bool)
+    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
+    k, d = k[first], d[first]
+    del first
+    for start in range(0, len(k), ROWS_PER_INSERT):
+        tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
+                zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
+    del k, d
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     known = set()
     uniq = np.unique(doc)
@@ -197,14 +225,26 @@ def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
         part = [int(d) for d in uniq[start:start + 500]]
         marks = ", ".join("?" * len(part))
         known |= {int(r[0]) for r in tx.all(f"SELECT doc FROM doc_info WHERE doc IN ({marks})", tuple(part))}
-    info = {}
+    # each new document's first row (its least index), in the order of its first row, as one dict kept them
+    _, first_row = np.unique(doc, return_index=True)
+    first_row = np.sort(first_row)
+    if known:
+        first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     keyed_sig = None if docs.signatures is None or docs.bands is None else keyed_sketches(key, docs.signatures)
-    for i, d in enumerate(doc.tolist()):
-        if d in known or d in info:
-            continue
-        info[d] = (int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS, _sketch_bytes(docs, keyed_sig, i))
-    tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
-            [(d, t, s) for d, (t, s) in info.items()])
+    banded = None if keyed_sig is None else np.asarray(docs.bands).any(axis=1)     # a sketch kept where it has bands
+    for start in range(0, len(first_row), ROWS_PER_INSERT):
+        rows = first_row[start:start + ROWS_PER_INSERT].tolist()
+        tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
+                [(int(doc[i]), int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS,
+                  keyed_sig[i].tobytes() if banded is not None and banded[i] else None) for i in rows])
+
+
+def _among(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is one of ``sorted_keys`` (sorted ascending)."""
+    if not len(sorted_keys):
+        return np.zeros(len(values), bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return sorted_keys[pos] == values
 
 
 # ------------------------------------------------------------------------------------------------ people

@@ -127,6 +127,11 @@ def _equal_pairs(keys: np.ndarray) -> np.ndarray:
     return np.stack([first[keep], order[keep]], axis=1).astype(np.int64)
 
 
+PAIRS_PER_CHECK = 1 << 18
+"""Candidate pairs whose sketches :func:`document_links` compares at once: the rows of both sketches are gathered a
+batch at a time (a large set's candidates run to millions, and each pair gathers two sketches)."""
+
+
 def sketch_agreement(sig_a, sig_b) -> np.ndarray:
     """The estimated Jaccard similarity of the token multisets behind each row of ``sig_a`` and the same row of
     ``sig_b`` (compact signatures, uint8[m, K], or full ones, uint32): the share of positions that agree, corrected for
@@ -197,7 +202,8 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
         cand = sketch_candidates(bands)
         if len(cand):
             sig = np.asarray(signatures)
-            ok = sketch_agreement(sig[cand[:, 0]], sig[cand[:, 1]]) >= threshold
+            ok = np.concatenate([sketch_agreement(sig[c[:, 0]], sig[c[:, 1]]) >= threshold
+                                 for c in np.array_split(cand, -(-len(cand) // PAIRS_PER_CHECK))])
             found.append(cand[ok])
     pairs = np.concatenate(found) if found else np.zeros((0, 2), np.int64)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]

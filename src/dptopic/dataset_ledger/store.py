@@ -184,6 +184,16 @@ class Tx:
         self._cur.execute(self._sql(sql), tuple(params))
         return [tuple(r) for r in self._cur.fetchall()]
 
+    def batches(self, sql: str, size: int, params=()):
+        """The rows of ``sql``, ``size`` at a time (lists of tuples); no other statement may run on this transaction
+        until the last batch is read."""
+        self._cur.execute(self._sql(sql), tuple(params))
+        while True:
+            rows = self._cur.fetchmany(size)
+            if not rows:
+                return
+            yield [tuple(r) for r in rows]
+
     def one(self, sql: str, params=()):
         rows = self.all(sql, params)
         return rows[0] if rows else None
