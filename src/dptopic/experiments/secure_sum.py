@@ -19,15 +19,28 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
-from ..contributor.secure_sum.client import ORDER, person_bows, play_committee_part, play_part
-from ..contributor.secure_sum.cohort_client import play_cohort_part
+from ..contributor.secure_sum.client import ORDER
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
 from ..protocol.secure_sum.cohorts import CohortPlan
 from ..protocol.secure_sum.person_ids import seat_by_person
+from .secure_sum_players import play_cohort_part, play_committee_part, play_part
 
-"""The longest a contributor process waits for the round to reach its next step."""
+
+def person_bows(corpus) -> list:
+    """Each person's documents of ``corpus`` (read with its ``user_ids``) as
+    :func:`~dptopic.contributor.secure_sum.client.person_bow`'s arrays, one tuple per person in the order of their
+    sorted ids."""
+    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    return bows
 
 
 def default_workers() -> int:
