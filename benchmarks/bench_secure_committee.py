@@ -80,7 +80,7 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
 
 def _prekeys(url: str, work: str, people: list, vocab: int) -> float:
     """Post the prekeys of ``people`` (indices) ahead of the round, each with its state file; the seconds taken."""
-    from dptopic.contributor.secure_sum.committee import post_prekey
+    from dptopic.contributor.secure_sum.client import post_prekey
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
     all_bows, files = bows(n, vocab), sorted((Path(work) / "inv").glob("invitation-*.json"))
@@ -290,11 +290,8 @@ def main(argv=None) -> dict:
     if a.http:
         return http_main(a)
 
-    from dptopic.contributor.secure_sum.committee import (
-        REQUESTS_COMMITTEE,
-        REQUESTS_COMMITTEE_MEMBER,
-        CommitteeContributor,
-    )
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER
+    from dptopic.contributor.secure_sum.committee import CommitteeContributor
     from dptopic.contributor.secure_sum.default import make_shares
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation

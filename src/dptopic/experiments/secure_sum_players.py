@@ -22,9 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..contributor.client import ServerError, ServiceClient
-from ..contributor.secure_sum.client import ORDER
+from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER
 from ..contributor.secure_sum.cohort_client import seat_person
-from ..contributor.secure_sum.committee import ORDER as COMMITTEE_ORDER
 from ..contributor.secure_sum.committee import CommitteeContributor
 from ..contributor.secure_sum.default import LeftOut, SecureContributor
 from ..errors import DPTopicError

@@ -22,9 +22,8 @@ from ...protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_in
 from ...protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
 from ...protocol.secure_sum.enrollment import layout_difference
 from ..client import ServiceClient
-from .client import STOP_HOLD_S, Stopped, take_part
+from .client import STOP_HOLD_S, Stopped, take_part, take_part_committee
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
-from .committee import take_part_committee
 from .default import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
@@ -184,7 +183,7 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
     request is its keys, posted to its cohort's round at the invitation's cohort
     (:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round
     in cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
-    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_sum.committee
+    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_sum.client
     .take_part_committee`): 3 requests. A delegate (with a state file) reads the configurations first and starts the
     bridge's default round at once, from a thread of its own, before it posts its keys to its cohort: the bridge then
     runs while the cohorts' rosters fill, and no cohort waits on it."""
