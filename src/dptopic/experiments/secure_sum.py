@@ -81,8 +81,8 @@ def _pool_settings(n: int, invitations, workers: int | None, threads: int) -> in
 def _play_in_pool(target, servers: list, bows, invitations, dropped, workers: int, threads: int, total_msgs: int,
                   title: str, verbose: int, on_message, initializer=None) -> tuple[list, float]:
     """Every person of ``bows`` played from ``workers`` spawned contributor processes, each running ``target`` (a
-    part's function: :func:`~dptopic.contributor.secure_sum.client.play_part`, or for a round in cohorts
-    :func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`) on a contiguous part of the people against
+    part's function: :func:`~dptopic.experiments.secure_sum_players.play_part`, or for a round in cohorts
+    :func:`~dptopic.experiments.secure_sum_players.play_cohort_part`) on a contiguous part of the people against
     ``servers[w % len(servers)]``; the progress bar counts the ``total_msgs`` messages they report, and
     ``on_message(kind, count)`` is called with each message of a part and, with ``(None, 0)``, at least every quarter
     second (the coordinator's closes). ``initializer``: a function each process runs first (by name). Returns the
@@ -275,7 +275,7 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.secure_sum.cohort_enrollment.
     read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, from ``workers``
     contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of the people
-    (:func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`: every round its people play, their cohorts'
+    (:func:`~dptopic.experiments.secure_sum_players.play_cohort_part`: every round its people play, their cohorts'
     and the bridge's, in lock-step in a thread of its own, their messages sent from ``threads`` threads; a delegate
     plays its cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and
     ``seed`` (the only random choice made here; the contributors' rounding, noise and pads come from the OS CSPRNG)

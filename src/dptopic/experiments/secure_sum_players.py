@@ -398,15 +398,15 @@ def play_committee_part(server: str, bows: list, invitations: list, dropped: lis
 
 def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
     """One contributor process of ``dptopic experiment secure-sum``'s pool in a round in cohorts (spawned; what
-    :func:`~dptopic.contributor.secure_sum.client.play_part` is to a single round): every person of its part is seated
+    :func:`~dptopic.experiments.secure_sum_players.play_part` is to a single round): every person of its part is seated
     (:func:`seat_person`, every check of :func:`take_part_in_cohorts`; rounding, noise and pads from the OS CSPRNG),
     and each round the part's people play (their cohorts' and the bridge's) is played in lock-step in a thread of its
-    own by one :class:`~dptopic.contributor.secure_sum.client.PartPlayer`, whose threads send every round's messages: a
+    own by one :class:`~dptopic.experiments.secure_sum_players.PartPlayer`, whose threads send every round's messages: a
     delegate's cohort round and bridge round move at once, as a delegate's two rounds must. Those marked ``dropped``
     mask their step-0 uploads (a delegate's in its cohort and the bridge) and leave. A person whose message fails
     (or whose seating the server's word fails) takes no further part, in either round, and is returned with its
     reason (``"failed"``); the rest is
-    :meth:`PartPlayer.close <dptopic.contributor.secure_sum.client.PartPlayer.close>`'s, with ``"delegates"``: the
+    :meth:`PartPlayer.close <dptopic.experiments.secure_sum_players.PartPlayer.close>`'s, with ``"delegates"``: the
     part's people who are delegates."""
     k = len(bows)
     base = server.rstrip("/")
