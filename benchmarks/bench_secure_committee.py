@@ -10,11 +10,11 @@ and vector) and the requests per contributor, and whether the sums are exact.
 
 ``--http N``: a round of N over HTTP on 127.0.0.1, the default protocol (its server app on a SQLite file) and the
 committee mode (its app, in memory), alternated ``--repeats`` times, each server a process of its own and the
-contributors played by ``--workers`` processes in lock-step (the default: ``secure_client.play_part``, as ``dptopic
-experiment secure-sum`` plays them; the committee: the same schedule for its messages), the same people, 10% leaving
-after masking step 0; the committee's prekeys posted ahead, timed apart; an admin closes a step once its survivors
-are in. Prints the wall time, the messages (requests charged to a person; the part's shared waits are not) and bytes
-sent per surviving contributor, and the server process's CPU seconds, with ``uptime`` beside each:
+contributors played by ``--workers`` processes in lock-step (the default: ``experiments.secure_sum_players.play_part``,
+as ``dptopic experiment secure-sum`` plays them; the committee: the same schedule for its messages), the same people,
+10% leaving after masking step 0; the committee's prekeys posted ahead, timed apart; an admin closes a step once its
+survivors are in. Prints the wall time, the messages (requests charged to a person; the part's shared waits are not) and
+bytes sent per surviving contributor, and the server process's CPU seconds, with ``uptime`` beside each:
 
     python benchmarks/bench_secure_committee.py --http 1000 --repeats 1
 """
@@ -80,7 +80,7 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
 
 def _prekeys(url: str, work: str, people: list, vocab: int) -> float:
     """Post the prekeys of ``people`` (indices) ahead of the round, each with its state file; the seconds taken."""
-    from dptopic.contributor.secure_sum.committee import post_prekey
+    from dptopic.contributor.secure_sum.client import post_prekey
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
     all_bows, files = bows(n, vocab), sorted((Path(work) / "inv").glob("invitation-*.json"))
@@ -92,12 +92,12 @@ def _prekeys(url: str, work: str, people: list, vocab: int) -> float:
 
 def _part(url: str, work: str, committee: bool, people: list, dropped: list, vocab: int, threads: int = 8) -> dict:
     """One contributor process, its people played in lock-step from ``threads`` threads (the default protocol:
-    ``secure_client.play_part``, as ``dptopic experiment secure-sum`` plays it; the committee mode: the same
-    schedule for its messages). Returns each person's messages (requests charged to it) and bytes sent."""
+    ``experiments.secure_sum_players.play_part``, as ``dptopic experiment secure-sum`` plays it; the committee mode: the
+    same schedule for its messages). Returns each person's messages (requests charged to it) and bytes sent."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from dptopic.contributor.secure_sum.client import CountingClient, play_part
     from dptopic.contributor.secure_sum.committee import CommitteeContributor
+    from dptopic.experiments.secure_sum_players import CountingClient, play_part
     from dptopic.protocol.secure_sum.enrollment import read_invitation
 
     n = int(json.loads((Path(work) / "n.json").read_text()))
@@ -290,11 +290,8 @@ def main(argv=None) -> dict:
     if a.http:
         return http_main(a)
 
-    from dptopic.contributor.secure_sum.committee import (
-        REQUESTS_COMMITTEE,
-        REQUESTS_COMMITTEE_MEMBER,
-        CommitteeContributor,
-    )
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER
+    from dptopic.contributor.secure_sum.committee import CommitteeContributor
     from dptopic.contributor.secure_sum.default import make_shares
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation

@@ -514,7 +514,7 @@ def test_submit_takes_part_in_a_committee_round_in_four_requests_the_configurati
     import numpy as np
 
     from committee_helpers import CommitteeServer
-    from dptopic.contributor.secure_sum.committee import REQUESTS_COMMITTEE, take_part_committee
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE, take_part_committee
 
     sent = _count_requests(monkeypatch)
 
@@ -568,7 +568,7 @@ def test_submit_takes_part_in_a_committee_cohort_in_four_requests_the_configurat
 
     from cohort_helpers import LiveCohortRound, play_all, tiny_bows
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_sum.committee import REQUESTS_COMMITTEE
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE
     from dptopic.protocol.secure_sum.committee import committee_of
 
     sent = []

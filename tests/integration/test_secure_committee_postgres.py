@@ -112,12 +112,8 @@ def test_two_server_processes_serve_a_committee_round_with_each_request_sent_to_
     contributor still makes 3 requests, a committee member 7, and the sums released are the uploaders' exactly."""
     from cohort_helpers import tiny_bows
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_sum.committee import (
-        REQUESTS_COMMITTEE,
-        REQUESTS_COMMITTEE_MEMBER,
-        CommitteeContributor,
-        take_part_committee,
-    )
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER, take_part_committee
+    from dptopic.contributor.secure_sum.committee import CommitteeContributor
     from dptopic.protocol.secure_sum import committee as sc
 
     shares = {}

@@ -289,7 +289,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     state = state_path(a.state, invitation)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     if invitation["committee"]:     # the mode the invitation names, the server's checked to be it (docs/secure_sum.md)
-        from ..contributor.secure_sum.committee import take_part_committee  # loaded when it runs
+        from ..contributor.secure_sum.client import take_part_committee  # loaded when it runs
 
         def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
             return mine if config == cfg else bow(config)

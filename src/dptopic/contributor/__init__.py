@@ -8,6 +8,8 @@
 - :mod:`~dptopic.contributor.secure_sum`: a person's side of a secure-sum round in every mode (default, committee,
   cohorts), with every check of what the server says, and the HTTP client that runs it (``docs/secure_sum.md``);
 - :mod:`~dptopic.contributor.client`: ``dptopic submit`` and ``dptopic fed-client`` over HTTP.
+- :mod:`~dptopic.contributor.pull`: ``dptopic pull``'s fetch of a server's released model (loading it is
+  :mod:`dptopic.reporting.pull`'s).
 
 What both sides agree on (messages, file formats, plans, the pure maths and crypto) is :mod:`dptopic.protocol`; the
 server is :mod:`dptopic.service`, which never imports this package, nor this package it. Names are imported on first

@@ -5,12 +5,18 @@
 * :mod:`.park_svi` -- Park et al., private SVI: Fig. 1 (perplexity vs epsilon) and Table 1 (top words).
 * :mod:`.fedlda` -- Wang, Tong & Shi, FedLDA poster: budget / topics / sampling-ratio figures and the table.
 * :mod:`.manzonelli_lira` -- Manzonelli et al. 2024: LiRA (Table 1, Figs. 2-3), FDPTM (Figs. 4-6); Zhao et al. Fig. 7.
-"""
-from .fedlda import fedlda_experiment
-from .manzonelli_lira import classifier_mia_experiment, fdptm_experiment, lira_experiment
-from .park_svi import svi_tradeoff
-from .zhao_central import hdp_utility, topic_attack_experiment
-from .zhao_local import ldp_utility, olp_experiment
+* :mod:`.secure_sum` -- ``dptopic experiment secure-sum``: a secure-sum round played by every person of a corpus, its
+  contributor processes in :mod:`.secure_sum_players`.
 
-__all__ = ["hdp_utility", "topic_attack_experiment", "ldp_utility", "olp_experiment", "fedlda_experiment",
-           "svi_tradeoff", "lira_experiment", "fdptm_experiment", "classifier_mia_experiment"]
+Names are imported on first use: a spawned contributor process of the secure-sum experiment imports
+:mod:`.secure_sum_players` (and so this package) without the models the other experiments load.
+"""
+from .._lazy_names import lazy_names as _lazy_names
+
+_EXPORTS = {"hdp_utility": "zhao_central", "topic_attack_experiment": "zhao_central", "ldp_utility": "zhao_local",
+            "olp_experiment": "zhao_local", "fedlda_experiment": "fedlda", "svi_tradeoff": "park_svi",
+            "lira_experiment": "manzonelli_lira", "fdptm_experiment": "manzonelli_lira",
+            "classifier_mia_experiment": "manzonelli_lira"}
+__all__ = list(_EXPORTS)
+
+__getattr__, __dir__ = _lazy_names(__name__, _EXPORTS, globals())

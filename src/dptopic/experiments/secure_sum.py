@@ -19,15 +19,28 @@ import numpy as np
 
 from .._progress import progress_bar
 from ..contributor.client import ServiceClient
-from ..contributor.secure_sum.client import ORDER, person_bows, play_committee_part, play_part
-from ..contributor.secure_sum.cohort_client import play_cohort_part
+from ..contributor.secure_sum.client import ORDER
 from ..errors import DPTopicError, ParameterError
 from ..evaluation import topic_coverage
 from ..models import DocDPCooccurrence, model_from_blobs
 from ..protocol.secure_sum.cohorts import CohortPlan
 from ..protocol.secure_sum.person_ids import seat_by_person
+from .secure_sum_players import play_cohort_part, play_committee_part, play_part
 
-"""The longest a contributor process waits for the round to reach its next step."""
+
+def person_bows(corpus) -> list:
+    """Each person's documents of ``corpus`` (read with its ``user_ids``) as
+    :func:`~dptopic.contributor.secure_sum.client.person_bow`'s arrays, one tuple per person in the order of their
+    sorted ids."""
+    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    return bows
 
 
 def default_workers() -> int:
@@ -68,8 +81,8 @@ def _pool_settings(n: int, invitations, workers: int | None, threads: int) -> in
 def _play_in_pool(target, servers: list, bows, invitations, dropped, workers: int, threads: int, total_msgs: int,
                   title: str, verbose: int, on_message, initializer=None) -> tuple[list, float]:
     """Every person of ``bows`` played from ``workers`` spawned contributor processes, each running ``target`` (a
-    part's function: :func:`~dptopic.contributor.secure_sum.client.play_part`, or for a round in cohorts
-    :func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`) on a contiguous part of the people against
+    part's function: :func:`~dptopic.experiments.secure_sum_players.play_part`, or for a round in cohorts
+    :func:`~dptopic.experiments.secure_sum_players.play_cohort_part`) on a contiguous part of the people against
     ``servers[w % len(servers)]``; the progress bar counts the ``total_msgs`` messages they report, and
     ``on_message(kind, count)`` is called with each message of a part and, with ``(None, 0)``, at least every quarter
     second (the coordinator's closes). ``initializer``: a function each process runs first (by name). Returns the
@@ -262,7 +275,7 @@ def play_cohort_round(server: str, bows, invitations, dropout: float | None = No
     """Play every person of ``bows`` (holding ``invitations``, :func:`~dptopic.protocol.secure_sum.cohort_enrollment.
     read_cohort_invitation`'s, in order) over HTTP against the round in cohorts served at ``server``, from ``workers``
     contributor processes (spawned; by default :func:`default_workers`), each playing a contiguous part of the people
-    (:func:`~dptopic.contributor.secure_sum.cohort_client.play_cohort_part`: every round its people play, their cohorts'
+    (:func:`~dptopic.experiments.secure_sum_players.play_cohort_part`: every round its people play, their cohorts'
     and the bridge's, in lock-step in a thread of its own, their messages sent from ``threads`` threads; a delegate
     plays its cohort's round and the bridge's). The people :func:`choose_cohort_dropouts` chooses from ``dropout`` and
     ``seed`` (the only random choice made here; the contributors' rounding, noise and pads come from the OS CSPRNG)

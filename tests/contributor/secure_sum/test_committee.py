@@ -69,7 +69,7 @@ def test_the_first_request_is_the_keys_and_a_refused_plan_sends_nothing_of_the_d
     configuration is checked before the data is read: a plan above max_epsilon leaves after that one request."""
     import json
 
-    from dptopic.contributor.secure_sum.committee import take_part_committee
+    from dptopic.contributor.secure_sum.client import take_part_committee
 
     class Stub:
         keep_alive = False

@@ -135,7 +135,7 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
 
     from cohort_helpers import tiny_bows
     from dptopic.contributor.client import ServiceClient
-    from dptopic.contributor.secure_sum.committee import (
+    from dptopic.contributor.secure_sum.client import (
         PREKEY_REQUESTS,
         REQUESTS_COMMITTEE,
         REQUESTS_COMMITTEE_MEMBER,
@@ -459,7 +459,7 @@ def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_re
 
     from cohort_helpers import tiny_bows
     from committee_helpers import CommitteeServer
-    from dptopic.contributor.secure_sum.committee import take_part_committee
+    from dptopic.contributor.secure_sum.client import take_part_committee
     from dptopic.protocol.secure_sum.enrollment import read_invitation
     from dptopic.service.secure_sum.committee import StoredCommitteeRound
     from service_helpers import http

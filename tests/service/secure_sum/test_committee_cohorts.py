@@ -79,7 +79,7 @@ def test_a_round_in_committee_cohorts_releases_the_exact_sum_with_a_tenth_gone_a
     """Each cohort a committee round (its committee by the plan's rule for its size), a tenth of the people masking
     step 0 and leaving (a delegate among them): the round releases the exact sum of what its survivors masked, and
     an ordinary member makes 3 requests (its keys, posted to its cohort, then its two uploads)."""
-    from dptopic.contributor.secure_sum.committee import REQUESTS_COMMITTEE
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE
 
     seen = record_shares(monkeypatch)
     sent = count_requests(monkeypatch)
@@ -121,7 +121,7 @@ def test_a_round_in_committee_cohorts_releases_the_exact_sum_with_a_tenth_gone_a
 def test_an_ordinary_member_of_a_committee_cohort_makes_three_requests(tmp_path, monkeypatch):
     """No one gone, every step closing as its last message comes: an ordinary member's requests are its keys (to its
     cohort, answered with everything it checks) and its two uploads, each answered with the next step."""
-    from dptopic.contributor.secure_sum.committee import REQUESTS_COMMITTEE
+    from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE
 
     sent = count_requests(monkeypatch)
     with LiveCohortRound(tmp_path / "live", 40, 20, dropouts=0, committee="auto") as live:

@@ -22,9 +22,8 @@ from ...protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_in
 from ...protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
 from ...protocol.secure_sum.enrollment import layout_difference
 from ..client import ServiceClient
-from .client import STOP_HOLD_S, CountingClient, PartPlayer, Stopped, take_part
+from .client import STOP_HOLD_S, Stopped, take_part, take_part_committee
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
-from .committee import take_part_committee
 from .default import ServerLied, state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
@@ -184,7 +183,7 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
     request is its keys, posted to its cohort's round at the invitation's cohort
     (:data:`~dptopic.protocol.secure_sum.cohorts.COHORT_PATH`), answered with the cohort's configuration and the round
     in cohorts' own (``cohort_root``), every check of :func:`seat_person` made on it before anything of the data is
-    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_sum.committee
+    computed; then the cohort's committee-mode round (:func:`~dptopic.contributor.secure_sum.client
     .take_part_committee`): 3 requests. A delegate (with a state file) reads the configurations first and starts the
     bridge's default round at once, from a thread of its own, before it posts its keys to its cohort: the bridge then
     runs while the cohorts' rosters fill, and no cohort waits on it."""
@@ -280,67 +279,4 @@ def seat_person(config: dict, bow, invitation: dict, round_config, state=None,
     return seats
 
 
-def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, progress, threads: int = 8) -> dict:
-    """One contributor process of ``dptopic experiment secure-sum``'s pool in a round in cohorts (spawned; what
-    :func:`~dptopic.contributor.secure_sum.client.play_part` is to a single round): every person of its part is seated
-    (:func:`seat_person`, every check of :func:`take_part_in_cohorts`; rounding, noise and pads from the OS CSPRNG),
-    and each round the part's people play (their cohorts' and the bridge's) is played in lock-step in a thread of its
-    own by one :class:`~dptopic.contributor.secure_sum.client.PartPlayer`, whose threads send every round's messages: a
-    delegate's cohort round and bridge round move at once, as a delegate's two rounds must. Those marked ``dropped``
-    mask their step-0 uploads (a delegate's in its cohort and the bridge) and leave. A person whose message fails
-    (or whose seating the server's word fails) takes no further part, in either round, and is returned with its
-    reason (``"failed"``); the rest is
-    :meth:`PartPlayer.close <dptopic.contributor.secure_sum.client.PartPlayer.close>`'s, with ``"delegates"``: the
-    part's people who are delegates."""
-    k = len(bows)
-    base = server.rstrip("/")
-    config = ServiceClient(base, retries=5).get_json("/v1/config")
-    clients: dict = {}
-    configs: dict = {}
-
-    def round_config(path: str) -> dict:
-        if path not in clients:
-            clients[path] = CountingClient(base + path, k)
-            configs[path] = clients[path].get_json("/v1/config")
-        return configs[path]
-
-    player = PartPlayer(k, progress, threads, keep_going=True)
-    committee = bool(CohortPlan.from_dict(config["cohorts"]["plan"]).committee)
-    seats: dict = {}
-    delegates = []
-    for i, (bow, inv) in enumerate(zip(bows, invitations)):
-        try:
-            seated = seat_person(config, bow, inv, round_config)
-        except DPTopicError as e:       # a refusal of what the server said: this person takes no part
-            player.failed[i] = " ".join(str(e).split())[:300]
-            continue
-        for name, path, who, _ in seated:
-            seats.setdefault(path, []).append((i, who))
-            if name == "bridge":
-                delegates.append(i)
-    player.freeze()
-    errors: list = []
-
-    def play(path):
-        try:
-            if path != config["cohorts"]["bridge"] and committee:       # a committee cohort: 3 requests each
-                player.play_committee(clients[path], seats[path], dropped)
-            else:
-                player.play(clients[path], seats[path], dropped, "bridge" if path == config["cohorts"]["bridge"]
-                            else "cohort")
-        except BaseException as e:      # noqa: BLE001 (raised in the caller's thread below)
-            errors.append(e)
-
-    rounds = [threading.Thread(target=play, args=(path,), name=f"secure-sum-round{path}", daemon=True)
-              for path in seats]
-    for thread in rounds:       # every round at once: a delegate's two rounds each need the other's steps
-        thread.start()
-    for thread in rounds:
-        thread.join()
-    out = player.close(list(clients.values()))
-    if errors:
-        raise errors[0]
-    return {**out, "delegates": delegates}
-
-
-__all__ = ["check_cohort_config", "take_part_in_cohorts", "bridge_state_path", "seat_person", "play_cohort_part"]
+__all__ = ["check_cohort_config", "take_part_in_cohorts", "bridge_state_path", "seat_person"]

@@ -249,9 +249,12 @@ class HeldShares(Mapping):
 
 
 def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict, round_id: str, phase: int,
-         members, graph: dict, bits: int = 32) -> np.ndarray:
+         members, graph: dict, bits: int = 32, seed_of=pair_seed, seeds: dict | None = None) -> np.ndarray:
     """The masked upload of ``values`` (signed integers) for ``phase``: self mask plus the pairwise masks with the
-    neighbours among ``members`` (the phase's participants), modulo ``2^bits`` (the plan's ring)."""
+    neighbours among ``members`` (the phase's participants), modulo ``2^bits`` (the plan's ring). ``seed_of``: the
+    mode's pairwise seed (the committee mode's is
+    :func:`~dptopic.protocol.secure_sum.committee.pair_seed_c`); ``seeds``: a dict that gets each neighbour's seed
+    (the committee mode shares them)."""
     dim = len(values)
     y = to_ring(values, bits)
     y += prg(secrets.b[phase], dim, bits)
@@ -259,7 +262,10 @@ def mask(values: np.ndarray, me: str, secrets: ContributorSecrets, roster: dict,
     for v in graph[me]:
         if v not in members:
             continue
-        m = prg(pair_seed(secrets.s[phase], bytes.fromhex(roster[v]["s"][phase]), round_id, phase, me, v), dim, bits)
+        seed = seed_of(secrets.s[phase], bytes.fromhex(roster[v]["s"][phase]), round_id, phase, me, v)
+        if seeds is not None:
+            seeds[v] = seed
+        m = prg(seed, dim, bits)
         if me < v:
             y += m
         else:
@@ -433,10 +439,7 @@ class SecureContributor:
         self.path = None if state is None else Path(state)
         self.st = self._load() if self.path is not None else None
         if self.st is None:
-            self.st = {"format": STATE_FORMAT, "version": STATE_VERSION, "round_id": self.round_id,
-                       "contributor": self.me, "plan": self.plan.to_dict(),
-                       "secrets": ContributorSecrets.new().to_dict(), "sent": {}, "revealed": {}, "masked_with": {},
-                       "signed": {}, "finished": None}
+            self.st = new_state(self.round_id, self.me, self.plan.to_dict(), ContributorSecrets.new().to_dict())
             self._write()
         #: the round is over for this contributor (released, or failed and why): its secrets were wiped
         self.finished = self.st.get("finished")
@@ -450,12 +453,9 @@ class SecureContributor:
 
     # ------------------------------------------------------------ the state file
     def _load(self):
-        if not self.path.exists():
+        st = read_state(self.path, strict=True)
+        if st is None:
             return None
-        try:
-            st = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            raise DPTopicError(f"{self.path} is not a secure-sum state file: give another state file.") from None
         if not isinstance(st, dict) or st.get("format") != STATE_FORMAT or st.get("version") != STATE_VERSION:
             raise DPTopicError(f"{self.path} is not a secure-sum state file of this version: give another state"
                                " file.")
@@ -723,31 +723,42 @@ class SecureContributor:
         made once), after checking the step's members (and at step 1 the kept words). Raises :class:`LeftOut` when
         the server leaves this contributor out."""
         self._live()
-        members = self._ids(view.get("members"), f"members of step {phase}")
-        member_set = self._id_set(members, f"members of step {phase}")
-        if self.me not in member_set:
-            raise LeftOut(f"the server left this contributor out of step {phase}.")
-        if phase == 1:
-            kept = self._check_kept(view.get("kept"))
-            self._check_members_of_step1(member_set)
-        else:
-            kept = None
-        self._enough(member_set, "members", phase)
-        self._check_same_members(phase, members)
+        member_set, kept = self._step_members(phase, view)
         if self.roster is None:
             raise DPTopicError("the roster is needed before an upload (check_roster).")
 
         def make():
-            self.st["masked_with"][str(phase)] = _sorted_ids(member_set)     # one list per set in a process
-            x = self.statistic(phase, kept)
-            noisy = self._share(phase, x)
-            y = mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, member_set, self.graph,
-                     self.plan.bits)
-            body = y.tobytes()
+            body = self._masked(phase, member_set, kept).tobytes()
             return {"body": base64.b64encode(body).decode(),
                     "signature": sign(self.key, upload_message(self.round_id, phase, self.me, body))}
         sent = self._once(f"upload{phase}", make)
         return base64.b64decode(sent["body"]), sent["signature"]
+
+    def _step_members(self, phase: int, view: dict) -> tuple[frozenset, list | None]:
+        """``(members, kept)`` of the step ``view`` shows, checked before anything is masked (either mode): the
+        members distinct ids of the directory, this contributor among them (else :class:`LeftOut`), at step 1 the
+        kept words and the members of step 1 (:meth:`_check_members_of_step1`), enough of them
+        (:meth:`_enough`), and on a resumed run the members this contributor masked with."""
+        members = self._ids(view.get("members"), f"members of step {phase}")
+        member_set = self._id_set(members, f"members of step {phase}")
+        if self.me not in member_set:
+            raise LeftOut(f"the server left this contributor out of step {phase}.")
+        kept = None
+        if phase == 1:
+            kept = self._check_kept(view.get("kept"))
+            self._check_members_of_step1(member_set)
+        self._enough(member_set, "members", phase)
+        self._check_same_members(phase, members)
+        return member_set, kept
+
+    def _masked(self, phase: int, member_set: frozenset, kept, seed_of=pair_seed, seeds: dict | None = None):
+        """This person's statistic of ``phase``, quantized with its noise share and masked with ``member_set``
+        (:func:`mask`; ``seed_of`` and ``seeds`` its), the members recorded in the state first (one list per set
+        in a process)."""
+        self.st["masked_with"][str(phase)] = _sorted_ids(member_set)
+        noisy = self._share(phase, self.statistic(phase, kept))
+        return mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, member_set, self.graph,
+                    self.plan.bits, seed_of, seeds)
 
     def _check_members_of_step1(self, member_set: frozenset) -> None:
         """Step 1's members all uploaded in step 0, as this contributor signed that step's set."""
@@ -896,6 +907,30 @@ class SecureContributor:
                 "neighbours": len(self.graph[self.me]), "threshold": self.T,
                 "undecryptable_shares": len(self.dropped_shares),
                 "no_vocabulary_word": bool(len(self.bow[1]) == 0)}
+
+
+def new_state(round_id: str, contributor: str, plan: dict | None, secrets: dict) -> dict:
+    """A fresh state file's content for a round and a contributor: its ``plan`` (None until one is accepted: keys
+    drawn before the configuration was known, :func:`~dptopic.contributor.secure_sum.client.take_part_committee`) and
+    ``secrets`` (:meth:`ContributorSecrets.to_dict`), nothing sent yet."""
+    return {"format": STATE_FORMAT, "version": STATE_VERSION, "round_id": round_id, "contributor": contributor,
+            "plan": plan, "secrets": secrets, "sent": {}, "revealed": {}, "masked_with": {}, "signed": {},
+            "finished": None}
+
+
+def read_state(path, strict: bool = False):
+    """The state file at ``path`` as a dict; None when there is none (``path`` None, or no file) or it cannot be read
+    as a JSON object. With ``strict``, a file that is not JSON is refused in one line, and any JSON it holds is
+    returned for the caller's checks to name what is wrong."""
+    if path is None or not Path(path).exists():
+        return None
+    try:
+        st = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        if strict:
+            raise DPTopicError(f"{path} is not a secure-sum state file: give another state file.") from None
+        return None
+    return st if strict or isinstance(st, dict) else None
 
 
 def state_file_name(round_id: str, contributor: str) -> str:
