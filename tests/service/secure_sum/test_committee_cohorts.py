@@ -42,7 +42,7 @@ def count_requests(monkeypatch) -> dict:
 def bridge_uploads(live) -> int:
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum.default import t_uploads
+    from dptopic.service.secure_sum.database import t_uploads
 
     with live.server.bridge.engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == 0)).scalar()

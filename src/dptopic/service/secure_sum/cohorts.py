@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import tempfile
 import threading
 from pathlib import Path
@@ -28,10 +27,11 @@ from ...accounting.skellam import rounded_norms
 from ...errors import DPTopicError
 from ...protocol.secure_sum import default as ss
 from ...protocol.secure_sum.cohorts import CohortPlan, combine
-from ..ledger import charge_secure_round
-from .default import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
+from .config import STATES, SecureSumConfig
+from .database import t_state, t_uploads
+from .default import SecureRound
+from .state import charge_or_fail
 
-log = logging.getLogger("dptopic.service.secure_sum.cohorts")
 LEDGER_MARK = "ledger_charge"
 """The key, in the bridge's database, of the round's debit on the dataset ledger (:meth:`Coordinator.charge`)."""
 GATE_POLL_S = 0.05
@@ -198,12 +198,9 @@ class Coordinator:
             if any(STATES.index(r.st["state"]) < STATES.index("consistency0") for r in self.cohorts):
                 return False        # who took part is known once every cohort's uploads of step 0 are in
             people = {u for r in self.cohorts for u in r.uploaders(0)}
-            try:
-                release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people),
-                                              self.directory)
-            except DPTopicError as e:
-                log.error("%s", e)
-                self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+            charged, release = charge_or_fail(self._fail, self.ledger, self.dataset, self.plan.round_plan,
+                                              sorted(people), self.directory)
+            if not charged:
                 return False
             with self.bridge.lock, self.bridge.engine.begin() as conn:
                 conn.execute(t_state.insert().values(key=LEDGER_MARK, value=json.dumps(
