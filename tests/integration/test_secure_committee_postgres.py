@@ -370,17 +370,17 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
         answers[m] = rnd.by_id[m].committee_unmask(0, v, a.signatures(0), v["uploads"])
     for m in signers[:-1]:
         a.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def killed(*args, **kw):
         raise SystemExit("killed after the debit")
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    monkeypatch.setattr(server, "unmask_committee_sum", killed)
     last = answers[signers[-1]]
     with pytest.raises(SystemExit):
         a.post_unmask(0, signers[-1], last["answers"], last["signature"])
     a.dispose()
     assert len(DatasetLedger(led).releases("clinic")) == 1
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    monkeypatch.setattr(server, "unmask_committee_sum", real)
     b.post_unmask(0, signers[-1], last["answers"], last["signature"])
     assert b.state == "upload1", b.reason
     assert len(DatasetLedger(led).releases("clinic")) == 1

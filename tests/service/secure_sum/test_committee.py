@@ -311,12 +311,12 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
 
     rnd, led = _ledger_round(tmp_path)
     seen = []
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def unmask(running, keys, round_id, phase, *a, **k):
         seen.append((phase, len(_releases(led))))
         return real(running, keys, round_id, phase, *a, **k)
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", unmask)
+    monkeypatch.setattr(server, "unmask_committee_sum", unmask)
     rnd.prekeys()
     rnd.open()
     drop = [i for i in sorted(rnd.by_id) if i not in rnd.committee][:1]
@@ -334,7 +334,7 @@ def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_pa
     rnd, led = _ledger_round(tmp_path)
     DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
     unmasked = []
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
+    monkeypatch.setattr(server, "unmask_committee_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
     view = rnd.run()
     assert view["state"] == "failed" and "ledger" in view["reason"] and "nothing" in view["reason"], view
     assert unmasked == [] and rnd.server.sums == {} and _releases(led) == []
@@ -358,16 +358,16 @@ def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again
         answers[m] = rnd.by_id[m].committee_unmask(0, v, rnd.server.signatures(0), v["uploads"])
     for m in signers[:-1]:
         rnd.server.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def killed(*a, **k):
         raise SystemExit("killed after the debit")
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    monkeypatch.setattr(server, "unmask_committee_sum", killed)
     last = answers[signers[-1]]
     with pytest.raises(SystemExit):
         rnd.server.post_unmask(0, signers[-1], last["answers"], last["signature"])
     assert len(_releases(led)) == 1
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    monkeypatch.setattr(server, "unmask_committee_sum", real)
     rnd.server.dispose()
     rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db",
                                       ledger=str(led), ledger_dataset="clinic-people")

@@ -151,7 +151,7 @@ def _record_unmaskings(monkeypatch, led) -> list:
             seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
             return real(total, keys, round_id, phase, *a, **k)
         monkeypatch.setattr(module, name, unmask)
-    recorded(secure_committee.sc, "unmask_committee_sum")
+    recorded(secure_committee, "unmask_committee_sum")
     recorded(secure_sum.ss, "unmask_sum")
     return seen
 

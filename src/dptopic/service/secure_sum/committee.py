@@ -40,6 +40,73 @@ from .state import charge_or_fail
 log = logging.getLogger("dptopic.service")
 
 
+def check_header(header, committee, neighbours) -> str | None:
+    """Why an upload's ``header`` is malformed, or None: a blob digest for exactly the committee's members, a
+    commitment for exactly the uploader's ``neighbours`` among the step's members."""
+    if not (isinstance(header, dict) and set(header) == {"blobs", "pairs"} and isinstance(header["blobs"], dict)
+            and isinstance(header["pairs"], dict)):
+        return "the header must be {'blobs': {member: sha256}, 'pairs': {neighbour: sha256}}"
+    if set(header["blobs"]) != set(committee):
+        return "the header's blobs are not addressed to exactly the round's committee"
+    if set(header["pairs"]) != set(neighbours):
+        return "the header's pair commitments are not for exactly the uploader's neighbours among the members"
+    if not all(isinstance(h, str) and ss.HEX32.fullmatch(h) for h in [*header["blobs"].values(),
+                                                                       *header["pairs"].values()]):
+        return "each digest and commitment is a SHA-256 in lower-case hex"
+    return None
+
+
+def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph, threshold: int,
+                         committee, members, uploaded, headers: dict, responses: dict) -> np.ndarray:
+    """The sum of the uploads of ``uploaded`` (``total``: their sum in the ring), unmasked, as signed integers.
+
+    ``headers``: each uploader's upload header (its pair commitments); ``responses``: ``{member: {uploader: {"b":
+    hex, "pairs": {neighbour: hex}}}}`` from the committee. Each seed is checked against its commitment. Raises (one
+    line) when a needed seed has fewer than ``threshold`` shares, or none that reconstruct it."""
+    index = sc.committee_index(committee)
+    members, uploaded = frozenset(members), frozenset(uploaded)
+    y = np.array(total)
+    bits = 8 * y.dtype.itemsize
+    y = y.astype(ss.ring_dtype(bits))
+    dim = len(y)
+    for u in sorted(uploaded):
+        b_shares, pair_shares = {}, {}
+        for m, answers in responses.items():
+            a = answers.get(u) if m in index else None
+            if not isinstance(a, dict):
+                continue
+            if ss.check_share(a.get("b")):
+                b_shares[index[m]] = bytes.fromhex(a["b"])
+            pairs = a.get("pairs")
+            for v, sh in (pairs.items() if isinstance(pairs, dict) else ()):
+                if v in members and v not in uploaded and ss.check_share(sh):
+                    pair_shares.setdefault(v, {})[index[m]] = bytes.fromhex(sh)
+        if len(b_shares) < threshold:
+            raise DPTopicError(f"only {len(b_shares)} of the {threshold} committee shares needed to unmask"
+                               f" contributor {u[:40]!r} arrived: the sum cannot be read.")
+        want = roster[u]["b"][phase]
+        seed = ss.reconstruct_checked(b_shares, threshold, lambda s: ss.seed_commitment(round_id, u, phase, s) == want,
+                                      f"{u[:40]!r}")
+        y -= ss.prg(seed, dim, bits)
+        for v in graph[u]:
+            if v not in members or v in uploaded:
+                continue
+            got = pair_shares.get(v, {})
+            if len(got) < threshold:
+                raise DPTopicError(f"only {len(got)} of the {threshold} committee shares needed to remove the mask of"
+                                   f" {u[:40]!r} with {v[:40]!r} arrived: the sum cannot be read.")
+            commit = headers[u]["pairs"][v]
+            seed = ss.reconstruct_checked(got, threshold,
+                                          lambda s: sc.pair_commitment(round_id, phase, u, v, s) == commit,
+                                          f"the pair {u[:40]!r}, {v[:40]!r}")
+            m = ss.prg(seed, dim, bits)
+            if u < v:       # u added +m when u < v
+                y -= m
+            else:
+                y += m
+    return ss.from_ring(y, bits)
+
+
 class CommitteeRound:
     """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan` with
     a committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``; ``ledger`` and
@@ -262,7 +329,7 @@ class CommitteeRound:
             raise ApiError(403, "not_member", f"{contributor!r} is not a member of step {phase}.")
         if len(body) != self.plan.upload_bytes(self.dim(phase)):
             raise ApiError(400, "bad_upload", f"an upload of step {phase} holds {self.dim(phase)} ring elements.")
-        why = sc.check_header(header, self.committee, [v for v in self.graph[contributor] if v in members])
+        why = check_header(header, self.committee, [v for v in self.graph[contributor] if v in members])
         if why is not None:
             raise ApiError(400, "bad_header", why + ".")
         if not isinstance(blobs, dict) or set(blobs) != set(self.committee) or not all(
@@ -357,7 +424,7 @@ class CommitteeRound:
         up = self.step["uploaded"]
         headers = {u: self._receipts[(phase, u)][1] for u in up}
         try:
-            total = sc.unmask_committee_sum(self._running, self.keys, self.round_id, phase, self.graph, self.Tc,
+            total = unmask_committee_sum(self._running, self.keys, self.round_id, phase, self.graph, self.Tc,
                                             self.committee, self.step["members"], up, headers,
                                             self._answers.get(phase, {}))
         except DPTopicError as e:

@@ -120,24 +120,31 @@ class SecureRound(RoundState):
     def _signed(self, contributor: str, signature, msg: bytes) -> None:
         check_signed(self.members, contributor, signature, msg)
 
-    @staticmethod
-    def _first(conn, query, params: dict, same, refused: str) -> bool:
-        """Whether a contributor's message is new (none stored under ``query`` with ``params``): False when the stored
-        one is the same (``same(row)``: a replay, acknowledged as such); a 409 ``second_upload`` saying ``refused``
-        when it differs (one message per contributor and step)."""
-        old = conn.execute(query, params).first()
-        if old is None:
-            return True
-        if same(old):
-            return False
-        raise ApiError(409, "second_upload", refused)
+    _ONCE = {"shares": (_Q.shares_sha, None, "sent other shares: one set per round", None),
+             "upload": (_Q.upload_sha, "members", "uploaded other bytes for step {phase}: one upload per contributor"
+                        " and step", "is not a member of step {phase}"),
+             "consistency": (_Q.signature_of, "uploaded", "signed step {phase}", "is not among the uploads of step"
+                             " {phase}"),
+             "unmask": (_Q.unmask_sha, "signers", "answered step {phase}", "did not sign the uploads of step {phase}")}
+    """For each message stored once per contributor and step: the statement that finds the stored one, who may send
+    it (the step's members, uploaders or signers), and what a second one and an outsider are told."""
 
-    def _member(self, step: str, contributor: str, key: str, refused: str) -> None:
-        """Refuse a message out of ``step`` (409), or from a contributor not among the round's ``key`` (its members,
-        uploads or signers) with a 403 saying ``refused``."""
-        self._need(step)
-        if contributor not in self._in(key):
-            raise ApiError(403, "not_in_round", refused)
+    def _admit(self, conn, step: str, contributor: str, same, phase: int | None = None) -> bool:
+        """Whether ``contributor``'s message of ``step`` (and ``phase``) is to be stored: False for a replay of the
+        stored one (``same(row)``, acknowledged as such); refused with a 409 ``second_upload`` when another one is
+        stored, a 409 out of its step, or a 403 ``not_in_round`` from a contributor who may not send it
+        (:data:`_ONCE`). The same steps for every message of the round."""
+        query, among, twice, outsider = self._ONCE[step]
+        old = conn.execute(query, {"p_who": contributor} if phase is None else {"p_phase": phase, "p_who": contributor}
+                           ).first()
+        if old is not None:
+            if same(old):
+                return False
+            raise ApiError(409, "second_upload", f"contributor {contributor!r} already {twice.format(phase=phase)}.")
+        self._need(step if phase is None else f"{step}{phase}")
+        if among is not None and contributor not in self._in(among):
+            raise ApiError(403, "not_in_round", f"contributor {contributor!r} {outsider.format(phase=phase)}.")
+        return True
 
     def post_keys(self, contributor: str, keys, signature) -> tuple[int, dict]:
         """A member registers its keys (signed); after the registration deadline the roster is closed first (a
@@ -181,10 +188,8 @@ class SecureRound(RoundState):
         body = json.dumps(shares, sort_keys=True)
         sha = hashlib.sha256(body.encode()).hexdigest()
         with self._txn() as conn:
-            if not self._first(conn, _Q.shares_sha, {"p_who": contributor}, lambda old: old.sha == sha,
-                               f"contributor {contributor!r} already sent other shares: one set per round."):
+            if not self._admit(conn, "shares", contributor, lambda old: old.sha == sha):
                 return 200, {"replayed": True}
-            self._need("shares")
             conn.execute(_Q.insert_shares, {"sender": contributor, "body": "", "sha": sha})
             conn.execute(_Q.insert_share_to, [{"receiver": v, "sender": contributor, "ct": ct}
                                               for v, ct in shares.items()])
@@ -200,14 +205,10 @@ class SecureRound(RoundState):
         with self.lock:     # held until the running sum in memory follows the commit
             with self._txn() as conn:
                 extra = {}
-                if not self._first(conn, _Q.upload_sha, {"p_phase": phase, "p_who": contributor},
-                                   lambda old: old.sha == sha, f"contributor {contributor!r} already uploaded other"
-                                   f" bytes for step {phase}: one upload per contributor and step."):
+                if not self._admit(conn, "upload", contributor, lambda old: old.sha == sha, phase):
                     if phase == 0:
                         extra["shares"] = self.shares_for(contributor, conn)
                     return 200, {"replayed": True, **extra}
-                self._member(f"upload{phase}", contributor, "members",
-                             f"contributor {contributor!r} is not a member of step {phase}.")
                 want = self.plan.upload_bytes(self.dim(phase))
                 if len(body) != want:
                     raise ApiError(400, "wrong_shape", f"an upload of step {phase} is {self.dim(phase)} little-endian"
@@ -230,12 +231,8 @@ class SecureRound(RoundState):
     def post_consistency(self, phase: int, contributor: str, signature) -> tuple[int, dict]:
         """An uploader's signature over the set of uploads of ``phase``."""
         with self._txn() as conn:
-            if not self._first(conn, _Q.signature_of, {"p_phase": phase, "p_who": contributor},
-                               lambda old: old.signature == signature,
-                               f"contributor {contributor!r} already signed step {phase}."):
+            if not self._admit(conn, "consistency", contributor, lambda old: old.signature == signature, phase):
                 return 200, {"replayed": True}
-            self._member(f"consistency{phase}", contributor, "uploaded",
-                         f"contributor {contributor!r} is not among the uploads of step {phase}.")
             self._signed(contributor, signature, self._uploads_message(phase))
             conn.execute(_Q.insert_signature, {"phase": phase, "contributor": contributor, "signature": signature})
             n = conn.execute(_Q.n_signatures, {"p_phase": phase}).scalar()
@@ -276,12 +273,8 @@ class SecureRound(RoundState):
         sha = hashlib.sha256(body.encode()).hexdigest()
         start = False
         with self._txn() as conn:
-            if not self._first(conn, _Q.unmask_sha, {"p_phase": phase, "p_who": contributor},
-                               lambda old: old.sha == sha,
-                               f"contributor {contributor!r} already answered step {phase}."):
+            if not self._admit(conn, "unmask", contributor, lambda old: old.sha == sha, phase):
                 return 200, {"replayed": True}
-            self._member(f"unmask{phase}", contributor, "signers",
-                         f"contributor {contributor!r} did not sign the uploads of step {phase}.")
             self._signed(contributor, signature, ss.answers_message(self.round_id, phase, contributor, answers)
                          if isinstance(answers, dict) else b"")
             self._check_answers(phase, contributor, answers)
