@@ -62,7 +62,8 @@ def test_the_servers_secure_sum_lives_in_one_folder_and_keeps_its_own_maths():
         assert (service / "secure_sum" / f"{name}.py").is_file(), name
     for old in ("secure_sum.py", "secure_committee.py", "cohorts.py", "cohort_app.py", "committee_cohorts.py"):
         assert not (service / old).exists(), old
-    moved = {"service.secure_sum.committee": ("protocol.secure_sum.committee", "unmask_committee_sum", "check_header"),
+    moved = {"service.secure_sum.committee_state": ("protocol.secure_sum.committee", "unmask_committee_sum"),
+             "service.secure_sum.committee": ("protocol.secure_sum.committee", "check_header"),
              "service.secure_sum.cohorts": ("protocol.secure_sum.cohorts", "combine"),
              "service.ledger": ("protocol.secure_sum.person_ids", "people_of")}
     for server, (protocol, *names) in moved.items():

@@ -351,7 +351,7 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
     of step 0 makes the debit and dies before its unmasking is committed; the answer sent again to the other is
     unmasked there with no second debit (the mark is read from the database under the round's lock)."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
     from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     url, led = new_database(pg.url, "committee80"), tmp_path / "ledger.sqlite"

@@ -307,7 +307,7 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
     """As the default round: the debit comes once step 0's uploads, signatures and answers are in, before the server
     uses one answer, at the plan's bound, to every uploader of step 0, once for the round."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
 
     rnd, led = _ledger_round(tmp_path)
     seen = []
@@ -329,7 +329,7 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
 
 def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_path, monkeypatch):
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
 
     rnd, led = _ledger_round(tmp_path)
     DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
@@ -343,7 +343,7 @@ def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_pa
 def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again(tmp_path, monkeypatch):
     """The server dies after the debit is made and marked, before the unmasking is committed (the last answer is
     lost with it); a new server on the same database takes the answer again and unmasks without a second debit."""
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
     from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     rnd, led = _ledger_round(tmp_path, stored=True)

@@ -139,7 +139,7 @@ def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
     step, releases on the ledger then)``."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as secure_committee
+    from dptopic.service.secure_sum import committee_state as secure_committee
     from dptopic.service.secure_sum import default as secure_sum
 
     seen = []

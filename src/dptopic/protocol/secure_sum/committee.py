@@ -24,7 +24,7 @@ argument are the same; what changes is *who* holds the shares and when they are 
    for each ``u`` in ``U`` its share of ``b_u`` and of ``s_uv`` for each neighbour ``v`` of ``u`` among the members
    but not in ``U``; never a pairwise seed of two uploaders. The server reconstructs each seed (checked against its
    commitment) and removes the masks (the server's
-   :func:`~dptopic.service.secure_sum.committee.unmask_committee_sum`).
+   :func:`~dptopic.service.secure_sum.committee_state.unmask_committee_sum`).
 
 **A fix to the design of docs/research/secure_sum_round_trips.md**: a contributor shares its *pairwise seeds*, not its
 ``s_p`` private key. A neighbour ``v`` that drops before uploading never sends anything, so its ``s_v`` could not be

@@ -284,3 +284,19 @@ class SecureRound(RoundState):
         if start:
             self._start_unmask(phase)
         return 201, {"replayed": False}
+
+    def close(self) -> dict:
+        """The admin's close of the step under way (the shares, an upload or a consistency step)."""
+        with self._txn() as conn:
+            state = self.st["state"]
+            if state == "shares":
+                self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
+            elif state.startswith("upload"):
+                self._close_upload(conn, int(state[-1]))
+            elif state.startswith("consistency"):
+                self._close_consistency(conn, int(state[-1]))
+            elif state == "keys":
+                self._close_roster(conn, "by the admin")
+            else:
+                raise ApiError(409, "round_closed", f"the round is at step {state!r}: nothing to close.")
+        return self.view()

@@ -1,6 +1,6 @@
 """The default round's steps (:class:`RoundState`): its roster and registration deadline, the opening and
 closing of each step (with the failures that end the round: fewer than ``n - F`` survivors, a contributor short of
-its threshold of neighbours), the admin's close, the counting of the unmasking's answers, the unmasking itself (off
+its threshold of neighbours), the counting of the unmasking's answers, the unmasking itself (off
 the request's thread, once, with the dataset ledger charged first) and the release.
 
 An upload whose maker is left with fewer than the threshold of its neighbours among the uploads cannot be unmasked,
@@ -30,7 +30,7 @@ from ...errors import DPTopicError, ParameterText
 from ...protocol.secure_sum import default as ss
 from ..ledger import charge_secure_round
 from .config import ApiError, SecureSumConfig
-from .database import _Q, t_consistency, t_counts, t_keys, t_need, t_shares, t_state, t_unmask, t_uploads
+from .database import _Q, t_consistency, t_counts, t_keys, t_need, t_state, t_unmask, t_uploads
 from .store import RoundStore
 
 log = logging.getLogger("dptopic.service.secure_sum")
@@ -210,22 +210,6 @@ class RoundState(RoundStore):
             self.st = dict(self.st, state=f"unmask{phase}", signers=signers)
             self._save(conn)
             self._need_counts(conn, phase)
-
-    def close(self) -> dict:
-        """The admin's close of the step under way (the shares, an upload or a consistency step)."""
-        with self._txn() as conn:
-            state = self.st["state"]
-            if state == "shares":
-                self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
-            elif state.startswith("upload"):
-                self._close_upload(conn, int(state[-1]))
-            elif state.startswith("consistency"):
-                self._close_consistency(conn, int(state[-1]))
-            elif state == "keys":
-                self._close_roster(conn, "by the admin")
-            else:
-                raise ApiError(409, "round_closed", f"the round is at step {state!r}: nothing to close.")
-        return self.view()
 
     def _needed(self, phase: int) -> dict:
         """The seeds the unmasking of ``phase`` needs: each uploader's self-mask seed (``"b"``) and the key of each
