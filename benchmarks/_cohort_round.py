@@ -61,7 +61,7 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
     from dptopic.protocol.secure_sum.cohorts import cohort_round_id
     from dptopic.protocol.secure_sum.default import signing_public
     from dptopic.service.secure_sum.cohorts import CohortRound
-    from dptopic.service.secure_sum.default import SecureSumConfig
+    from dptopic.service.secure_sum.config import SecureSumConfig
 
     rid = cohort_round_id(round_id, c)
     directory, keys = _directory(enroll, rid, members)
@@ -186,7 +186,7 @@ class _Steps:
     def unmask_here(self, phase: int, timeout: float = 3600.0) -> None:
         """Every signer's answers to its round's server, then wait until each round held here has unmasked
         ``phase`` (each server unmasks off the caller's thread) or left the step."""
-        from dptopic.service.secure_sum.default import ApiError
+        from dptopic.service.secure_sum.config import ApiError
 
         for k, server, people in self.rounds():
             view = server.view()
@@ -319,7 +319,7 @@ class CohortSimulation(_Steps):
         from dptopic.protocol.secure_sum.default import new_signing_key, signing_public
         from dptopic.protocol.secure_sum.enrollment import contributor_ids
         from dptopic.service.secure_sum.cohorts import CohortRound, Coordinator
-        from dptopic.service.secure_sum.default import SecureSumConfig
+        from dptopic.service.secure_sum.config import SecureSumConfig
 
         self.tmp, self.plan, self.words = Path(tmp), plan, list(words)
         self.tmp.mkdir(parents=True, exist_ok=True)

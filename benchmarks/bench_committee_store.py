@@ -72,7 +72,8 @@ def child(work: str, database: str, part: int, parts: int) -> None:
     import resource
 
     from dptopic.protocol.secure_sum.default import SecureSumPlan
-    from dptopic.service.secure_sum.committee import CommitteeRound, StoredCommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     doc = json.loads((Path(work) / "messages.json").read_text())
     plan = SecureSumPlan.from_dict(doc["plan"])

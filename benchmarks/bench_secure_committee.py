@@ -64,12 +64,13 @@ def serve(work: str, n: int, vocab: int, committee: bool, port: int) -> None:
     words = [f"w{i:04d}" for i in range(vocab)]
     directory = read_directory(work_ / "inv" / "directory.json")
     if committee:
-        from dptopic.service.secure_sum.committee import create_committee_app
+        from dptopic.service.secure_sum.committee_app import create_committee_app
 
         app = create_committee_app(_plan(n, vocab, "auto"), directory, words, 20, admin_token="t" * 24,
                                    database=f"sqlite:///{work_}/committee.db")
     else:
-        from dptopic.service.secure_sum.default import SecureSumConfig, create_secure_sum_app
+        from dptopic.service.secure_sum.config import SecureSumConfig
+        from dptopic.service.secure_sum.default_app import create_secure_sum_app
 
         cfg = SecureSumConfig(words, _plan(n, vocab, None), directory, n_topics=20,
                               database=f"sqlite:///{work_}/round-{port}.db", admin_token="t" * 24,

@@ -547,7 +547,8 @@ def issue_cases(fx: dict) -> list[Case]:
         _py(f"""
             from dptopic.protocol.secure_sum.enrollment import read_directory
             from dptopic.protocol.secure_sum.default import SecureSumPlan
-            from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
+            from dptopic.service.secure_sum.config import SecureSumConfig
+            from dptopic.service.secure_sum.default import SecureRound
             words = Path({fx["vocab"]!r}).read_text().split()
             plan = SecureSumPlan(1.0, 1e-5, 40, 4, len(words), 7)
             SecureRound(SecureSumConfig(words, plan, read_directory("inv/directory.json"), n_topics=2,
@@ -875,10 +876,11 @@ def round_app(n=6, dropouts=2, committee=False):
     from dptopic.protocol.secure_sum.default import SecureSumPlan
     d = invited(n, committee, dropouts)
     if committee:
-        from dptopic.service.secure_sum.committee import create_committee_app
+        from dptopic.service.secure_sum.committee_app import create_committee_app
         plan = SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0, committee="auto")
         return create_committee_app(plan, d, WORDS, 3, admin_token="t" * 24)
-    from dptopic.service.secure_sum.default import SecureSumConfig, create_secure_sum_app
+    from dptopic.service.secure_sum.config import SecureSumConfig
+    from dptopic.service.secure_sum.default_app import create_secure_sum_app
     cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, n, dropouts, 30, 0), d, n_topics=3,
                           database="sqlite:///r.db", admin_token="t" * 24)
     return create_secure_sum_app(cfg, freeze_gc=False)
@@ -906,7 +908,8 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
         from dptopic.contributor.secure_sum.default import SecureContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import read_invitation
-        from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
+        from dptopic.service.secure_sum.config import SecureSumConfig
+        from dptopic.service.secure_sum.default import SecureRound
         import numpy as np
         d = invited(6)
         cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0), d, n_topics=3, database="sqlite:///r.db")
@@ -923,7 +926,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
         if view["state"] != "shares":
             wrong("one no-show of the 2 the plan tolerates failed the round: " + str(view.get("reason"))[:100])
         try:
-            from dptopic.service.secure_sum.default import roster_line
+            from dptopic.service.secure_sum.config import roster_line
         except ImportError:
             badly("the server says nothing at start of what a no-show does")
     """)], timeout=90))

@@ -225,14 +225,15 @@ class InProcessCommitteeRound:
 
 
 class CommitteeServer:
-    """A committee-mode round's app (:func:`~dptopic.service.secure_sum.committee.create_committee_app`) under a real
-    uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its vocabulary."""
+    """A committee-mode round's app (:func:`~dptopic.service.secure_sum.committee_app.create_committee_app`) under a
+    real uvicorn in a thread of this process, on 127.0.0.1: ``n`` invitations in ``tmp/inv``, ``words`` its
+    vocabulary."""
 
     def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
                  registration_s: float | None = None):
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
-        from dptopic.service.secure_sum.committee import create_committee_app
+        from dptopic.service.secure_sum.committee_app import create_committee_app
         from service_helpers import free_port
 
         make_invitations(Path(tmp) / "enroll.key", n, Path(tmp) / "inv", round_id="round1", committee=True,

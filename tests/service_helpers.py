@@ -629,7 +629,8 @@ class SecureSumServer:
 
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.service.secure_sum.default import SecureSumConfig, create_secure_sum_app
+        from dptopic.service.secure_sum.config import SecureSumConfig
+        from dptopic.service.secure_sum.default_app import create_secure_sum_app
 
         write_token(tmp / "token", self.TOKEN)
         n = n if ids is None else len(ids)
@@ -722,7 +723,8 @@ class InProcessRound:
         from dptopic.contributor.secure_sum.default import SecureContributor
         from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
-        from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
+        from dptopic.service.secure_sum.config import SecureSumConfig
+        from dptopic.service.secure_sum.default import SecureRound
 
         self.tmp = Path(tmp)
         self.words = [f"w{i:03d}" for i in range(vocab)]
@@ -821,7 +823,7 @@ class InProcessRound:
             self.server.close()
 
     def unmask(self, phase: int, wait: bool = True):
-        from dptopic.service.secure_sum.default import ApiError
+        from dptopic.service.secure_sum.config import ApiError
 
         view = self.server.view()
         if view["state"] != f"unmask{phase}":
@@ -902,7 +904,7 @@ class OverHttp:
         self.url = url
 
     def _call(self, method, path, doc=None, body=None, headers=None):
-        from dptopic.service.secure_sum.default import ApiError
+        from dptopic.service.secure_sum.config import ApiError
         if doc is not None:
             body, headers = json.dumps(doc).encode(), {"Content-Type": "application/json"}
         status, _, data = http(method, self.url + path, body, headers or {})

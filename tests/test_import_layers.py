@@ -52,6 +52,27 @@ def test_the_contributor_and_the_server_live_in_their_own_folders():
     assert not (src / "service" / "client.py").exists() and not (src / "service" / "secure_client.py").exists()
 
 
+def test_the_servers_secure_sum_lives_in_one_folder_and_keeps_its_own_maths():
+    """The server's side of the secure sum is one package, ``service/secure_sum/`` (a module per mode, as
+    ``protocol/secure_sum/``), with no module left at the old places; what only the server computes (the committee's
+    unmasking and header check, the coordinator's combined sum, the people a directory names) is there too, and the
+    protocol keeps what both sides agree on."""
+    import importlib
+
+    service = ROOT / "src" / "dptopic" / "service"
+    for name in ("default", "committee", "cohorts", "cohort_app", "committee_cohorts"):
+        assert (service / "secure_sum" / f"{name}.py").is_file(), name
+    for old in ("secure_sum.py", "secure_committee.py", "cohorts.py", "cohort_app.py", "committee_cohorts.py"):
+        assert not (service / old).exists(), old
+    moved = {"service.secure_sum.committee_state": ("protocol.secure_sum.committee", "unmask_committee_sum"),
+             "service.secure_sum.committee": ("protocol.secure_sum.committee", "check_header"),
+             "service.secure_sum.cohorts": ("protocol.secure_sum.cohorts", "combine"),
+             "service.ledger": ("protocol.secure_sum.person_ids", "people_of")}
+    for server, (protocol, *names) in moved.items():
+        for name in names:
+            assert hasattr(importlib.import_module(f"dptopic.{server}"), name), (server, name)
+            assert not hasattr(importlib.import_module(f"dptopic.{protocol}"), name), (protocol, name)
+
 def test_the_check_catches_an_import_running_up(tmp_path):
     """The same contract with two layers swapped is broken: the check reads the imports, not just the file."""
     text = (ROOT / "pyproject.toml").read_text()

@@ -112,7 +112,7 @@ def _uploads(live, phase: int) -> list[set]:
     """Who uploaded in ``phase`` in each round of ``live`` (every cohort's, then the bridge's)."""
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_uploads
+    from dptopic.service.secure_sum.database import t_uploads
 
     out = []
     for r in live.server.parts():

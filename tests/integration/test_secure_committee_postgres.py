@@ -46,7 +46,7 @@ def two_servers(pg, tmp_path, rnd):
 
 def stored(url: str) -> tuple[dict, dict]:
     """The round's unmasked sums and its sets of uploads, as the database holds them."""
-    from dptopic.service.secure_sum.committee import c_state, c_sums
+    from dptopic.service.secure_sum.committee_store import c_state, c_sums
 
     engine = create_engine(url)
     try:
@@ -69,7 +69,7 @@ def assert_exact_sums(url: str, shares: dict, dropped=()) -> None:
 def test_two_server_objects_share_a_committee_round_on_postgresql(tmp_path, pg):
     """Two rounds on one database, as two server processes hold them (each its own copy in memory), every call to
     the next: each reads in what the other stored before it checks a message; one opened again halfway."""
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     url = new_database(pg.url, "committee80")
     rnd = InProcessCommitteeRound(tmp_path, n=10, dropouts=1, collusion=1, seed=5)
@@ -193,7 +193,7 @@ def test_a_server_process_killed_mid_step_leaves_the_round_to_the_other(tmp_path
     """Step 1's uploads sent at once, half to each process; one process is killed with SIGKILL once some are in.
     What it acknowledged is stored; the contributors send the rest (and again what it did not answer) to the other
     process, which finishes the round with the exact sums."""
-    from dptopic.service.secure_sum.default import ApiError
+    from dptopic.service.secure_sum.config import ApiError
 
     rnd = InProcessCommitteeRound(tmp_path, n=16, dropouts=2, collusion=1, seed=4)
     url, (a, b) = two_servers(pg, tmp_path, rnd)
@@ -347,8 +347,8 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
     of step 0 makes the debit and dies before its unmasking is committed; the answer sent again to the other is
     unmasked there with no second debit (the mark is read from the database under the round's lock)."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound
+    from dptopic.service.secure_sum import committee_state as server
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     url, led = new_database(pg.url, "committee80"), tmp_path / "ledger.sqlite"
     rnd = InProcessCommitteeRound(tmp_path, n=8, dropouts=1, collusion=1, seed=3)
@@ -366,17 +366,17 @@ def test_a_process_that_dies_after_the_debit_leaves_the_round_to_the_other_which
         answers[m] = rnd.by_id[m].committee_unmask(0, v, a.signatures(0), v["uploads"])
     for m in signers[:-1]:
         a.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def killed(*args, **kw):
         raise SystemExit("killed after the debit")
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    monkeypatch.setattr(server, "unmask_committee_sum", killed)
     last = answers[signers[-1]]
     with pytest.raises(SystemExit):
         a.post_unmask(0, signers[-1], last["answers"], last["signature"])
     a.dispose()
     assert len(DatasetLedger(led).releases("clinic")) == 1
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    monkeypatch.setattr(server, "unmask_committee_sum", real)
     b.post_unmask(0, signers[-1], last["answers"], last["signature"])
     assert b.state == "upload1", b.reason
     assert len(DatasetLedger(led).releases("clinic")) == 1

@@ -50,7 +50,7 @@ def test_a_committee_server_killed_resumes_and_releases_the_exact_sums(tmp_path)
         srv.stop()
     from sqlalchemy import create_engine, select
 
-    from dptopic.service.secure_sum.committee import c_sums
+    from dptopic.service.secure_sum.committee_store import c_sums
     engine = create_engine(srv.database)
     with engine.connect() as conn:
         sums = {r.phase: np.frombuffer(r.data, dtype=np.int64) for r in conn.execute(select(c_sums))}

@@ -58,7 +58,7 @@ def assert_same_sums(url: str, plain, uploads: int | None = None) -> None:
     by one SQLite process) released; with ``uploads``, each step's running sum holds every receipt exactly once."""
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_state, t_sums, t_uploads
+    from dptopic.service.secure_sum.database import t_state, t_sums, t_uploads
     engine = create_engine(url)
     try:
         with engine.connect() as c, plain.server.engine.connect() as d:
@@ -188,7 +188,8 @@ def test_uploads_racing_a_close_on_the_other_process_are_in_the_closed_set_or_re
 
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import ApiError, t_sums, t_uploads
+    from dptopic.service.secure_sum.config import ApiError
+    from dptopic.service.secure_sum.database import t_sums, t_uploads
 
     rnd = InProcessRound(tmp_path / "shared", n=16, dropouts=4, collusion=1, seed=5)
     with two_servers(pg, tmp_path, rnd) as (url, a, b):

@@ -78,7 +78,7 @@ def test_a_server_killed_resumes_and_releases_the_same_sums(tmp_path, points):
     assert json.loads(model["model_json"])["privacy"]["unit"] == "user"
     from sqlalchemy import create_engine, select
 
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
     engine = create_engine(srv.database)
     with engine.connect() as a, direct.engine.connect() as b:
         for p in (0, 1):

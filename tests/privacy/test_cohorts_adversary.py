@@ -195,7 +195,7 @@ def test_a_bridge_that_hides_a_cohorts_delegates_is_refused_by_every_delegate_ov
     from tests.cohort_helpers import bridge_parts, lie_at, play_all, record_parts  # the service's tests only
 
     from dptopic.contributor.secure_sum.default import ServerLied
-    from dptopic.service.secure_sum.default import t_consistency
+    from dptopic.service.secure_sum.database import t_consistency
 
     live = live_round
 
@@ -240,7 +240,7 @@ def test_a_bridge_with_a_dropout_margin_that_leaves_a_cohort_out_is_refused_by_t
     )
 
     from dptopic.contributor.secure_sum.default import ServerLied
-    from dptopic.service.secure_sum.default import t_consistency
+    from dptopic.service.secure_sum.database import t_consistency
 
     with LiveCohortRound(tmp_path, N, SIZE, dropouts=N // 10) as live:
         bp, last = live.plan.bridge_plan, len(live.plan.sizes) - 1

@@ -278,7 +278,7 @@ def test_a_plan_other_than_the_invitations_pin_is_refused_by_every_contributor(t
 
 # ----------------------------------------------------------------------------- strangers, forgeries, replays
 def test_strangers_and_forgeries_are_refused_by_the_server(tmp_path):
-    from dptopic.service.secure_sum.default import ApiError
+    from dptopic.service.secure_sum.config import ApiError
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     c = rnd.people[0]
@@ -356,7 +356,7 @@ def test_the_released_noise_is_the_planned_noise(tmp_path, bits):
 
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
     with rnd.server.engine.connect() as conn:
         s0 = json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == "sum0")).scalar())
     noise = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8").astype(float)

@@ -138,7 +138,8 @@ def serve_secure_sum(a, setting_names=None) -> None:
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None, directory=directory)
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
-    from ..service.secure_sum.default import SecureSumConfig, create_secure_sum_app, roster_line  # the service extra
+    from ..service.secure_sum.config import SecureSumConfig, roster_line  # the service extra
+    from ..service.secure_sum.default_app import create_secure_sum_app  # (as above)
 
     token = read_token_file(a.token_file) if a.token_file else None
     if settings["plan"].committee:
@@ -165,8 +166,8 @@ def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     ``--database`` (SQLite by default) and resumed after a restart."""
     from ..service import startup  # deferred: loads numpy
     from ..service.http import server_options  # loaded when the command runs, off the start-up path
-    from ..service.secure_sum.committee import create_committee_app  # the service extra, checked by the caller
-    from ..service.secure_sum.default import roster_line  # (as above)
+    from ..service.secure_sum.committee_app import create_committee_app  # the service extra, checked by the caller
+    from ..service.secure_sum.config import roster_line  # (as above)
     from ..service.storage import safe_url  # (as above)
 
     if "allow_foreign_tables" in given:

@@ -86,6 +86,27 @@ def charge_fed_round(cfg, rrp, round_: int, participation: dict) -> int | None:
     return ids[-1] if ids else None
 
 
+def people_of(directory) -> tuple[str, dict] | None:
+    """``(context, {number: pseudonym})`` of a single round's or a round in cohorts' directory (the context: its
+    round's id), checked (:func:`~dptopic.protocol.secure_sum.person_ids.check_people`); None when its invitations
+    name no people. The server's reading of the people an operator's invitations name (the protocol's
+    :mod:`~dptopic.protocol.secure_sum.person_ids` writes and checks them)."""
+    from ..protocol.secure_sum.default import HEX32  # read when a ledger is named: the server starts light
+    from ..protocol.secure_sum.person_ids import PEOPLE_KEY, check_people  # as above
+
+    if not isinstance(directory, dict) or directory.get(PEOPLE_KEY) is None:
+        return None
+    if isinstance(directory.get("cohorts"), list):      # a round in cohorts: one enrollment key signs every part
+        parts = [d for d in directory["cohorts"] if isinstance(d, dict)]
+        key = parts[0].get("enrollment_key") if parts else None
+        members = [i for d in parts for i in (d.get("members") or {})]
+    else:
+        key, members = directory.get("enrollment_key"), list(directory.get("members") or {})
+    if not isinstance(key, str) or not HEX32.fullmatch(key) or not isinstance(directory.get("round_id"), str):
+        raise DPTopicError("the directory's people cannot be checked: it names no enrollment key or round.")
+    return directory["round_id"], check_people(directory, key, members)
+
+
 def charge_secure_round(ledger, dataset, plan, contributors, directory=None) -> int | None:
     """Charge a secure-sum round to its contributors before anything of it is unmasked: the two releases at the
     plan's bound (the noise the guarantee rests on, and the largest co-occurrence release the plan allows: the kept
@@ -116,7 +137,6 @@ def round_people(directory, ledger, contributors=None) -> tuple[str | None, dict
     context), or, where the invitations name no people, their number (context None). A directory whose pseudonyms
     ``ledger`` (a :class:`~dptopic.dataset_ledger.ledger.DatasetLedger`) did not make is refused in one line: the
     round would be charged to no one."""
-    from ..protocol.secure_sum.person_ids import people_of  # read when a ledger is named: the server starts light
 
     found = people_of(directory)
     if found is None:
@@ -139,7 +159,6 @@ def check_round_people(directory, ledger) -> int:
     """Before a round starts: the number of people its ``directory``'s invitations name (0 for none), each a
     pseudonym of ``ledger`` (a path or URL, or None) for the round; refused in one line where they name people and
     no ledger, or another ledger, is given (the round could not be charged to them)."""
-    from ..protocol.secure_sum.person_ids import people_of  # read when a ledger is named: the server starts light
 
     found = people_of(directory)
     if found is None:

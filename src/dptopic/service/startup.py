@@ -298,7 +298,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None,
                         cohort_size: int | None = None, max_words: int | None = None, committee=None,
                         directory: dict | None = None, **others) -> dict:
-    """The keyword arguments of :class:`~dptopic.service.secure_sum.default.SecureSumConfig` for a secure-sum round over
+    """The keyword arguments of :class:`~dptopic.service.secure_sum.config.SecureSumConfig` for a secure-sum round over
     ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: ``epsilon`` per person,
     ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
     most, ``max_words`` words at most in the second sum, default
@@ -309,8 +309,8 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     :class:`~dptopic.service.secure_sum.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in
     the whole round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_sum.committee`: "auto", a size,
     or None/0
-    for none), of a single round, served by :func:`~dptopic.service.secure_sum.committee.create_committee_app`, or of
-    each cohort (:class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`'s ``committee``). ``directory``: a single
+    for none), of a single round, served by :func:`~dptopic.service.secure_sum.committee_app.create_committee_app`, or
+    of each cohort (:class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`'s ``committee``). ``directory``: a single
     round's
     directory (:func:`~dptopic.protocol.secure_sum.enrollment.read_directory`'s), which names the operator's plan and
     mode
@@ -391,7 +391,7 @@ def banner(cfg, url: str) -> str:
     epsilon shown rounded up) and ``url``."""
     from .status import fmt_epsilon as eps  # off the CLI start: cli.serve imports this module
 
-    if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.default.SecureSumConfig)
+    if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.config.SecureSumConfig)
         plan = cfg.plan
         return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
                 f" person (delta={plan.delta:g}), {plan.n} invited contributors (round {cfg.round_id}), up to"

@@ -208,7 +208,7 @@ def test_a_round_whose_contributors_drop_what_was_acknowledged_releases_the_same
     assert views[0]["state"] == views[1]["state"] == "released"
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
 
     def released(r):        # the unmasked sums the server keeps (the masks differ, the sums do not)
         with r.server.engine.connect() as conn:
@@ -255,7 +255,7 @@ def test_under_a_cap_on_the_words_the_server_keeps_the_top_words_and_a_longer_li
 
     from dptopic.models.secure_sum import released_words
     from dptopic.protocol.secure_sum.default import triangle_size
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1, epsilon=200.0, max_words=5)
     assert rnd.plan.max_kept_words == 5 and rnd.plan.dims == (31, triangle_size(5))

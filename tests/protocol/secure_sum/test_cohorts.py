@@ -73,22 +73,6 @@ def test_the_checks_count_delegates_in_a_cohort_and_in_every_cohort_of_the_bridg
     assert "cohort 1" in co.check_bridge(["a", "b", "c"], [["a", "b"], ["c", "d"]], 1)
 
 
-@pytest.mark.parametrize("bits", [32, 64])
-def test_pads_cancel_in_the_combined_sum_and_a_missing_pad_is_refused(bits):
-    rng = np.random.default_rng(0)
-    s = [rng.integers(-1000, 1000, 7) for _ in range(3)]
-    seeds = {d: bytes([k]) * 32 for k, d in enumerate("abcdef")}
-    delegates = [["a", "b"], ["c", "d"], ["e", "f"]]
-    padded = [ss.from_ring(ss.to_ring(x, bits) - sum(co.pad(seeds[d], 7, bits) for d in ds), bits)
-              for x, ds in zip(s, delegates)]
-    bridge = ss.from_ring(sum(co.pad(seeds[d], 7, bits) for d in seeds), bits)
-    assert not np.array_equal(padded[0], s[0])
-    out = co.combine(padded, bridge, bits, list(seeds), list(seeds))
-    assert np.array_equal(out, s[0] + s[1] + s[2])
-    with pytest.raises(DPTopicError, match="differ"):
-        co.combine(padded, bridge, bits, list(seeds), list(seeds)[:-1])
-
-
 @pytest.mark.parametrize("bits,n,size", [(32, 60, 20), (64, 40, 20), pytest.param(64, 60, 20, marks=pytest.mark.slow),
                                           pytest.param(32, 60, 30, marks=pytest.mark.slow)])
 def test_the_released_sums_are_exactly_the_survivors_sums(tmp_path, monkeypatch, bits, n, size):

@@ -18,7 +18,8 @@ from dptopic.protocol.secure_sum.cohort_enrollment import (
     read_cohort_directory,
     read_cohort_invitation,
 )
-from dptopic.protocol.secure_sum.person_ids import check_person_ids, people_of, read_person_ids, seat_by_person
+from dptopic.protocol.secure_sum.person_ids import check_person_ids, read_person_ids, seat_by_person
+from dptopic.service.ledger import people_of
 
 PEOPLE = [f"dev{i:02d}@example.org" for i in range(12)]
 

@@ -251,7 +251,7 @@ def uploads_of_step_0(live) -> list:
     """How many uploads of step 0 each round (every cohort's, then the bridge's) holds a receipt of."""
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum.default import t_uploads
+    from dptopic.service.secure_sum.database import t_uploads
 
     out = []
     for r in live.server.parts():

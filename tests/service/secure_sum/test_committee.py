@@ -9,7 +9,7 @@ import pytest
 
 from dptopic.protocol.secure_sum import committee as sc
 from dptopic.protocol.secure_sum import default as ss
-from dptopic.service.secure_sum.default import ApiError
+from dptopic.service.secure_sum.config import ApiError
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")
@@ -107,7 +107,7 @@ def _live_committee_round(tmp_path, n: int):
     import uvicorn
 
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
-    from dptopic.service.secure_sum.committee import create_committee_app
+    from dptopic.service.secure_sum.committee_app import create_committee_app
     from service_helpers import free_port, start_uvicorn, stop_uvicorn
 
     make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1", committee=True, dropouts=1,
@@ -185,7 +185,7 @@ def test_over_http_an_ordinary_contributor_makes_three_requests_and_a_committee_
 
 def test_the_sql_round_server_refuses_a_committee_plan_in_one_line(rnd):
     from dptopic.errors import ParameterError
-    from dptopic.service.secure_sum.default import SecureSumConfig
+    from dptopic.service.secure_sum.config import SecureSumConfig
 
     with pytest.raises(ParameterError, match="committee mode is not served"):
         SecureSumConfig(rnd.words, rnd.plan, rnd.directory, n_topics=3)
@@ -217,7 +217,7 @@ def test_a_stored_round_restarted_at_every_step_releases_the_exact_sums_and_a_re
     import json
 
     from committee_helpers import InProcessCommitteeRound
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound, c_answers, c_state
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound, c_answers, c_state
 
     rnd = InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
     url = f"sqlite:///{tmp_path}/committee.db"
@@ -287,7 +287,8 @@ def test_a_committee_member_downloads_its_own_blob_and_a_path_not_every_header(r
 
 def _ledger_round(tmp_path, stored=False, n=8):
     from committee_helpers import InProcessCommitteeRound
-    from dptopic.service.secure_sum.committee import CommitteeRound, StoredCommitteeRound
+    from dptopic.service.secure_sum.committee import CommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     rnd = InProcessCommitteeRound(tmp_path, n=n, dropouts=1, collusion=1)
     led = {"ledger": str(tmp_path / "ledger.sqlite"), "ledger_dataset": "clinic-people"}
@@ -306,16 +307,16 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
     """As the default round: the debit comes once step 0's uploads, signatures and answers are in, before the server
     uses one answer, at the plan's bound, to every uploader of step 0, once for the round."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
 
     rnd, led = _ledger_round(tmp_path)
     seen = []
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def unmask(running, keys, round_id, phase, *a, **k):
         seen.append((phase, len(_releases(led))))
         return real(running, keys, round_id, phase, *a, **k)
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", unmask)
+    monkeypatch.setattr(server, "unmask_committee_sum", unmask)
     rnd.prekeys()
     rnd.open()
     drop = [i for i in sorted(rnd.by_id) if i not in rnd.committee][:1]
@@ -328,12 +329,12 @@ def test_a_committee_round_is_charged_once_before_any_answer_of_its_committee_is
 
 def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_path, monkeypatch):
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as server
+    from dptopic.service.secure_sum import committee_state as server
 
     rnd, led = _ledger_round(tmp_path)
     DatasetLedger(led).set_cap("clinic-people", 0.5, 1e-5)      # below the round's epsilon (8)
     unmasked = []
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
+    monkeypatch.setattr(server, "unmask_committee_sum", lambda *a, **k: unmasked.append(a[3]) or a[0])
     view = rnd.run()
     assert view["state"] == "failed" and "ledger" in view["reason"] and "nothing" in view["reason"], view
     assert unmasked == [] and rnd.server.sums == {} and _releases(led) == []
@@ -342,8 +343,8 @@ def test_a_committee_round_the_ledger_refuses_fails_with_nothing_unmasked(tmp_pa
 def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again(tmp_path, monkeypatch):
     """The server dies after the debit is made and marked, before the unmasking is committed (the last answer is
     lost with it); a new server on the same database takes the answer again and unmasks without a second debit."""
-    from dptopic.service.secure_sum import committee as server
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound
+    from dptopic.service.secure_sum import committee_state as server
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     rnd, led = _ledger_round(tmp_path, stored=True)
     rnd.prekeys()
@@ -357,16 +358,16 @@ def test_a_stored_committee_round_restarted_after_its_debit_is_not_charged_again
         answers[m] = rnd.by_id[m].committee_unmask(0, v, rnd.server.signatures(0), v["uploads"])
     for m in signers[:-1]:
         rnd.server.post_unmask(0, m, answers[m]["answers"], answers[m]["signature"])
-    real = server.sc.unmask_committee_sum
+    real = server.unmask_committee_sum
 
     def killed(*a, **k):
         raise SystemExit("killed after the debit")
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", killed)
+    monkeypatch.setattr(server, "unmask_committee_sum", killed)
     last = answers[signers[-1]]
     with pytest.raises(SystemExit):
         rnd.server.post_unmask(0, signers[-1], last["answers"], last["signature"])
     assert len(_releases(led)) == 1
-    monkeypatch.setattr(server.sc, "unmask_committee_sum", real)
+    monkeypatch.setattr(server, "unmask_committee_sum", real)
     rnd.server.dispose()
     rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db",
                                       ledger=str(led), ledger_dataset="clinic-people")
@@ -399,7 +400,7 @@ def test_a_stored_round_holds_no_blob_in_memory_and_hands_each_member_the_blobs_
     """The blobs (C an upload, most of a large round's bytes) stay in the database until a member reads its own: the
     server object keeps none, and each member's view carries exactly the blob every uploader addressed to it."""
     from committee_helpers import InProcessCommitteeRound
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 
     rnd = InProcessCommitteeRound(tmp_path, n=12, dropouts=1, collusion=1)
     rnd.server = StoredCommitteeRound(rnd.plan, rnd.directory, rnd.words, 3, f"sqlite:///{tmp_path}/c.db")
@@ -461,7 +462,7 @@ def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_re
     from committee_helpers import CommitteeServer
     from dptopic.contributor.secure_sum.client import take_part_committee
     from dptopic.protocol.secure_sum.enrollment import read_invitation
-    from dptopic.service.secure_sum.committee import StoredCommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
     from service_helpers import http
 
     words = [f"w{i:03d}" for i in range(30)]

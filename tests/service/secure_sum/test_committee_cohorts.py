@@ -42,7 +42,7 @@ def count_requests(monkeypatch) -> dict:
 def bridge_uploads(live) -> int:
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum.default import t_uploads
+    from dptopic.service.secure_sum.database import t_uploads
 
     with live.server.bridge.engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == 0)).scalar()
@@ -139,7 +139,7 @@ def _record_unmaskings(monkeypatch, led) -> list:
     """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
     step, releases on the ledger then)``."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee as secure_committee
+    from dptopic.service.secure_sum import committee_state as secure_committee
     from dptopic.service.secure_sum import default as secure_sum
 
     seen = []
@@ -151,7 +151,7 @@ def _record_unmaskings(monkeypatch, led) -> list:
             seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
             return real(total, keys, round_id, phase, *a, **k)
         monkeypatch.setattr(module, name, unmask)
-    recorded(secure_committee.sc, "unmask_committee_sum")
+    recorded(secure_committee, "unmask_committee_sum")
     recorded(secure_sum.ss, "unmask_sum")
     return seen
 

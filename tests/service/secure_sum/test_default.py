@@ -153,7 +153,7 @@ def test_one_contributors_bad_answer_is_refused_alone_and_the_round_goes_on(tmp_
     bad = {k: dict(v) for k, v in q["answers"].items()}
     first = next(iter(bad))
     bad[first]["share"] = "zz" * 66
-    from dptopic.service.secure_sum.default import ApiError
+    from dptopic.service.secure_sum.config import ApiError
 
     signature = ss.sign(rnd.invitations[0]["signing_key"], ss.answers_message("round1", 0, c.me, bad))
     with pytest.raises(ApiError) as e:
@@ -189,7 +189,7 @@ def test_an_answer_is_counted_by_the_rows_it_touches_and_the_counters_match_a_re
     needed seed (N of each) per answer; the counters equal a recount from the stored rows at every answer."""
     from sqlalchemy import event, func, select
 
-    from dptopic.service.secure_sum.default import t_counts, t_need, t_unmask
+    from dptopic.service.secure_sum.database import t_counts, t_need, t_unmask
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys()
@@ -234,7 +234,7 @@ def test_a_contributors_messages_run_statements_built_once_not_one_per_message(t
     by the messages (12 people send about a hundred), and every one of the per-message queries is among them."""
     from sqlalchemy import event
 
-    from dptopic.service.secure_sum.default import _Q
+    from dptopic.service.secure_sum.database import _Q
 
     rnd = InProcessRound(tmp_path, n=12, dropouts=2, collusion=1)
     executed = []
@@ -253,7 +253,7 @@ def test_the_views_lists_are_encoded_once_per_state_and_read_as_the_plain_view(t
     state, and its bytes read back as the plain view."""
     import json
 
-    from dptopic.service.secure_sum.default import _encode
+    from dptopic.service.secure_sum.web import _encode
 
     rnd = InProcessRound(tmp_path, n=8, dropouts=1, collusion=1)
     rnd.keys()
@@ -311,7 +311,7 @@ def test_a_round_the_dataset_ledger_refuses_fails_before_anything_is_unmasked(tm
 def _stored_sum(rnd, phase):
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
     with rnd.server.engine.connect() as conn:
         return conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{phase}")).scalar()
 
@@ -321,7 +321,7 @@ def _released_sums(rnd) -> list:
 
     from sqlalchemy import select
 
-    from dptopic.service.secure_sum.default import t_state
+    from dptopic.service.secure_sum.database import t_state
     with rnd.server.engine.connect() as conn:
         return [json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == f"sum{p}")).scalar())
                 for p in (0, 1)]
@@ -334,6 +334,7 @@ def test_a_restart_at_every_step_resumes_from_the_running_sums_and_receipts(tmp_
     half is sent again after the restart, and the database keeps one running sum per step, not the uploads."""
     from sqlalchemy import func, inspect, select
 
+    from dptopic.service.secure_sum import database
     from dptopic.service.secure_sum import default as server
 
     plain = InProcessRound(tmp_path / "plain", n=10, dropouts=2, collusion=1, seed=3)
@@ -367,8 +368,8 @@ def test_a_restart_at_every_step_resumes_from_the_running_sums_and_receipts(tmp_
     assert _released_sums(rnd) == _released_sums(plain)
     with rnd.server.engine.connect() as conn:
         assert "secure_uploads" not in inspect(rnd.server.engine).get_table_names()
-        sums = {r.phase: r.count for r in conn.execute(select(server.t_sums))}
-        receipts = conn.execute(select(func.count()).select_from(server.t_uploads)).scalar()
+        sums = {r.phase: r.count for r in conn.execute(select(database.t_sums))}
+        receipts = conn.execute(select(func.count()).select_from(database.t_uploads)).scalar()
     assert sums == {0: 9, 1: 9} and receipts == 18
 
 
@@ -431,7 +432,8 @@ def test_a_damaged_round_is_refused_on_restart_in_one_line(tmp_path, damage, why
 def test_another_services_database_and_a_file_that_is_no_database_are_refused(tmp_path):
     import sqlite3
 
-    from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
+    from dptopic.service.secure_sum.config import SecureSumConfig
+    from dptopic.service.secure_sum.default import SecureRound
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     con = sqlite3.connect(tmp_path / "theirs.sqlite")
@@ -452,7 +454,7 @@ def uploads_received(live, phase: int) -> int:
     """How many upload receipts of step ``phase`` the live server's database holds."""
     from sqlalchemy import func, select
 
-    from dptopic.service.secure_sum.default import t_uploads
+    from dptopic.service.secure_sum.database import t_uploads
 
     with live.app.state.round.engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == phase)).scalar()
@@ -562,7 +564,7 @@ def test_a_post_and_wait_answer_after_its_step_closed_is_acknowledged_late_with_
     is refused as before (409 round_closed)."""
     import json as _json
 
-    from dptopic.service.secure_sum import default as server
+    from dptopic.service.secure_sum import default_app as server
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys()
@@ -592,7 +594,7 @@ def test_uploads_from_many_threads_are_each_in_the_running_sum_once(tmp_path, mo
     from sqlalchemy import select
 
     from dptopic.service.secure_sum import default as server
-    from dptopic.service.secure_sum.default import t_sums, t_uploads
+    from dptopic.service.secure_sum.database import t_sums, t_uploads
 
     real = server.SecureRound._txn
 
@@ -642,7 +644,8 @@ def test_the_admin_answers_name_the_token_setting_in_the_servers_names(tmp_path)
 
     from starlette.requests import Request
 
-    from dptopic.service.secure_sum.default import ApiError, admin_close
+    from dptopic.service.secure_sum.config import ApiError
+    from dptopic.service.secure_sum.default_app import admin_close
 
     rnd = InProcessRound(tmp_path, n=6, dropouts=1, collusion=0)
     rnd.server.cfg.admin_token = None
@@ -663,7 +666,7 @@ def test_the_rounds_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
     import asyncio
     import gc
 
-    from dptopic.service.secure_sum.default import create_secure_sum_app
+    from dptopic.service.secure_sum.default_app import create_secure_sum_app
 
     cfg = InProcessRound(tmp_path, n=12).cfg
 
@@ -687,7 +690,7 @@ def test_the_release_code_is_loaded_off_the_round_once_the_server_has_started(tm
     import asyncio
     import threading
 
-    from dptopic.service.secure_sum import default as server
+    from dptopic.service.secure_sum import default_app as server
 
     cfg = InProcessRound(tmp_path, n=12).cfg
     started, release = [], threading.Event()
@@ -715,7 +718,7 @@ def test_preloading_imports_what_the_unmasking_reads():
     import subprocess
     import sys
 
-    code = ("import sys; from dptopic.service.secure_sum.default import preload_release_code; "
+    code = ("import sys; from dptopic.service.secure_sum.web import preload_release_code; "
             "print('dptopic.models.secure_sum' in sys.modules, end=' '); preload_release_code(); "
             "print('dptopic.models.secure_sum' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -744,7 +747,7 @@ def test_a_long_poll_answers_when_the_step_changes_not_at_its_next_look(tmp_path
 
     from starlette.requests import Request
 
-    from dptopic.service.secure_sum import default as server
+    from dptopic.service.secure_sum import default_app as server
 
     monkeypatch.setattr(server, "FIRST_LOOK_S", 60.0)     # looks alone would not see the change for a minute
     monkeypatch.setattr(server, "LOOK_EVERY_S", 60.0)
@@ -861,7 +864,7 @@ def test_a_roster_closed_without_a_no_show_releases_what_a_dropout_before_upload
 def test_a_roster_closed_with_fewer_than_the_plan_needs_fails_the_round_in_one_line(tmp_path):
     """More no-shows than the plan tolerates: the roster's close fails the round, in one line saying how many
     registered and how many the plan needs; a registration after it is refused, nothing stored."""
-    from dptopic.service.secure_sum.default import ApiError
+    from dptopic.service.secure_sum.config import ApiError
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys(absent=[c.me for c in rnd.people[:3]])
@@ -923,8 +926,10 @@ def test_the_server_starts_only_the_plan_and_mode_its_directory_names(tmp_path):
     database restarts only in the mode it was stored in."""
     from dptopic.errors import ParameterError
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
-    from dptopic.service.secure_sum.committee import CommitteeRound, StoredCommitteeRound
-    from dptopic.service.secure_sum.default import SecureRound, SecureSumConfig
+    from dptopic.service.secure_sum.committee import CommitteeRound
+    from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
+    from dptopic.service.secure_sum.config import SecureSumConfig
+    from dptopic.service.secure_sum.default import SecureRound
     from dptopic.service.startup import secure_sum_settings
 
     words = [f"w{i:03d}" for i in range(30)]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from ..._io import atomic_write_bytes
 from ...errors import DPTopicError, ParameterError
@@ -42,12 +41,12 @@ from .enrollment import (
     VERSION,
     _read,
     check_directory,
-    check_writable_folder,
     checked_counts,
     contributor_ids,
     directory_message,
     load_enrollment_key,
     read_invitation,
+    writable_out,
     writing_folder,
 )
 from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
@@ -125,13 +124,7 @@ def make_cohort_invitations(key, count: int | None, out, cohort_size: int, dropo
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id) or len(round_id) > 56:
         raise ParameterError("invalid {round_id=}: 1-56 of A-Z a-z 0-9 _ - (a cohort's round adds its number).",
                              "round_id", round_id)
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
-                             " folder (they are never overwritten).", "out", str(out), path=str(out))
-    if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
-        check_writable_folder(Path(key).parent, "key", str(key))
-    check_writable_folder(out, "out", str(out))
+    out = writable_out(out, key)
     persons, pseudonyms = bind(ids, contributor_ids(count), ledger, round_id) if ids is not None else ({}, None)
     private, created = load_enrollment_key(key, create=True)
     enrollment = signing_public(private).hex()

@@ -19,7 +19,8 @@ the cohort in a hash order of the round id: :meth:`CohortPlan.delegates`) each d
 - In the bridge (a round of the ``C k`` delegates, with its own keys, graph and threshold) each uploads ``PRG(pad)``;
   its server unmasks ``B``, the sum of the pads of the delegates that uploaded there.
 - The coordinator releases ``sum_c Y_c + B``: the round's total, exactly, when the delegates that uploaded in the
-  cohorts are those that uploaded in the bridge (:func:`combine` checks it; otherwise nothing is released).
+  cohorts are those that uploaded in the bridge (the server's
+  :func:`~dptopic.service.secure_sum.cohorts.combine` checks it; otherwise nothing is released).
 
 **What a lying operator learns** (it runs every cohort server and the bridge; at most ``t`` colluding contributors
 in the whole round, anywhere). Two checks, made by the honest contributors before they reveal a share:
@@ -49,8 +50,8 @@ member checks that the set of uploads it signs, and the set it answers for, hold
 (:func:`check_delegates`), and the committee's threshold ``T_c`` lets at most one set of a step gather signatures, so
 the one ``Y_c`` the operator can unmask is padded by an honest delegate's pad, as above. The bridge (``C k``
 delegates) stays a default round, its survivors making check 2: a delegate's extra requests are not the common case,
-and its own checks are unchanged. Nothing else moves: :func:`combine` still refuses a delegate counted on one side
-only.
+and its own checks are unchanged. Nothing else moves: the coordinator
+(:func:`~dptopic.service.secure_sum.cohorts.combine`) still refuses a delegate counted on one side only.
 """
 from __future__ import annotations
 
@@ -156,22 +157,6 @@ def check_bridge(uploaded, delegates_by_cohort, collusion: int) -> str | None:
             return (f"the bridge's uploads hold {have} delegates of cohort {c}, fewer than {collusion + 1}: its sum of"
                     " pads could leave that cohort out")
     return None
-
-
-def combine(cohort_totals, bridge_total, bits: int, cohort_delegates_uploaded, bridge_uploaded) -> np.ndarray:
-    """The round's sum (signed integers) from the cohorts' unmasked, padded totals (ring vectors) and the bridge's
-    unmasked sum of pads; refused (one line) unless the delegates that uploaded in the cohorts are exactly those that
-    uploaded in the bridge (a pad in one and not the other leaves the sum unreadable)."""
-    a, b = set(cohort_delegates_uploaded), set(bridge_uploaded)
-    if a != b:
-        extra = sorted(a ^ b)[:3]
-        raise DPTopicError(f"the delegates that uploaded in the cohorts and in the bridge differ ({', '.join(extra)}"
-                           f"{', ...' if len(a ^ b) > 3 else ''}): the round's sum cannot be read; nothing released.")
-    dtype = ss.ring_dtype(bits)
-    total = np.asarray(bridge_total).astype(np.int64).astype(np.uint64).astype(dtype)
-    for y in cohort_totals:
-        total += np.asarray(y).astype(np.int64).astype(np.uint64).astype(dtype)
-    return ss.from_ring(total, bits)
 
 
 def delegates_per_cohort(sizes, rate: float, collusion: int, cohort_size=None) -> int:
@@ -428,6 +413,6 @@ class CohortPlan:
                 " round besides the protected person's own")
 
 
-__all__ = ["CohortPlan", "assign", "cohort_sizes", "cohort_dropouts", "check_delegates", "check_bridge", "combine",
+__all__ = ["CohortPlan", "assign", "cohort_sizes", "cohort_dropouts", "check_delegates", "check_bridge",
            "pad", "cohort_round_id", "bridge_round_id", "COHORT_PATH", "BRIDGE_PATH", "delegates_per_cohort",
            "LIVENESS_TARGET", "DEFAULT_COHORT_SIZE"]

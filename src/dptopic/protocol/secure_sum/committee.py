@@ -23,7 +23,8 @@ argument are the same; what changes is *who* holds the shares and when they are 
 4. ``unmask{p}`` (committee only): a member answers only after ``T_c`` valid committee signatures over its own ``U``:
    for each ``u`` in ``U`` its share of ``b_u`` and of ``s_uv`` for each neighbour ``v`` of ``u`` among the members
    but not in ``U``; never a pairwise seed of two uploaders. The server reconstructs each seed (checked against its
-   commitment) and removes the masks (:func:`unmask_committee_sum`).
+   commitment) and removes the masks (the server's
+   :func:`~dptopic.service.secure_sum.committee_state.unmask_committee_sum`).
 
 **A fix to the design of docs/research/secure_sum_round_trips.md**: a contributor shares its *pairwise seeds*, not its
 ``s_p`` private key. A neighbour ``v`` that drops before uploading never sends anything, so its ``s_v`` could not be
@@ -55,8 +56,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-
-import numpy as np
 
 from ...errors import DPTopicError
 from . import default as ss
@@ -237,22 +236,6 @@ def answers_message(round_id: str, phase: int, member: str, answers: dict) -> by
     return ss.message("committee-unmask", round_id, int(phase), member, ss.digest(ss.canonical(answers)))
 
 
-def check_header(header, committee, neighbours) -> str | None:
-    """Why an upload's ``header`` is malformed, or None: a blob digest for exactly the committee's members, a
-    commitment for exactly the uploader's ``neighbours`` among the step's members."""
-    if not (isinstance(header, dict) and set(header) == {"blobs", "pairs"} and isinstance(header["blobs"], dict)
-            and isinstance(header["pairs"], dict)):
-        return "the header must be {'blobs': {member: sha256}, 'pairs': {neighbour: sha256}}"
-    if set(header["blobs"]) != set(committee):
-        return "the header's blobs are not addressed to exactly the round's committee"
-    if set(header["pairs"]) != set(neighbours):
-        return "the header's pair commitments are not for exactly the uploader's neighbours among the members"
-    if not all(isinstance(h, str) and ss.HEX32.fullmatch(h) for h in [*header["blobs"].values(),
-                                                                       *header["pairs"].values()]):
-        return "each digest and commitment is a SHA-256 in lower-case hex"
-    return None
-
-
 def set_problem(uploaded, members, graph, least: int, threshold: int) -> str | None:
     """Why a set of uploads cannot be signed or answered for (a committee member's check), or None: it must be a
     subset of the step's members, hold at least ``least`` (N - F), and give every uploader at least ``threshold`` of
@@ -271,58 +254,7 @@ def set_problem(uploaded, members, graph, least: int, threshold: int) -> str | N
     return None
 
 
-def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: int, graph, threshold: int,
-                         committee, members, uploaded, headers: dict, responses: dict) -> np.ndarray:
-    """The sum of the uploads of ``uploaded`` (``total``: their sum in the ring), unmasked, as signed integers.
-
-    ``headers``: each uploader's upload header (its pair commitments); ``responses``: ``{member: {uploader: {"b":
-    hex, "pairs": {neighbour: hex}}}}`` from the committee. Each seed is checked against its commitment. Raises (one
-    line) when a needed seed has fewer than ``threshold`` shares, or none that reconstruct it."""
-    index = committee_index(committee)
-    members, uploaded = frozenset(members), frozenset(uploaded)
-    y = np.array(total)
-    bits = 8 * y.dtype.itemsize
-    y = y.astype(ss.ring_dtype(bits))
-    dim = len(y)
-    for u in sorted(uploaded):
-        b_shares, pair_shares = {}, {}
-        for m, answers in responses.items():
-            a = answers.get(u) if m in index else None
-            if not isinstance(a, dict):
-                continue
-            if ss.check_share(a.get("b")):
-                b_shares[index[m]] = bytes.fromhex(a["b"])
-            pairs = a.get("pairs")
-            for v, sh in (pairs.items() if isinstance(pairs, dict) else ()):
-                if v in members and v not in uploaded and ss.check_share(sh):
-                    pair_shares.setdefault(v, {})[index[m]] = bytes.fromhex(sh)
-        if len(b_shares) < threshold:
-            raise DPTopicError(f"only {len(b_shares)} of the {threshold} committee shares needed to unmask"
-                               f" contributor {u[:40]!r} arrived: the sum cannot be read.")
-        want = roster[u]["b"][phase]
-        seed = ss.reconstruct_checked(b_shares, threshold, lambda s: ss.seed_commitment(round_id, u, phase, s) == want,
-                                      f"{u[:40]!r}")
-        y -= ss.prg(seed, dim, bits)
-        for v in graph[u]:
-            if v not in members or v in uploaded:
-                continue
-            got = pair_shares.get(v, {})
-            if len(got) < threshold:
-                raise DPTopicError(f"only {len(got)} of the {threshold} committee shares needed to remove the mask of"
-                                   f" {u[:40]!r} with {v[:40]!r} arrived: the sum cannot be read.")
-            commit = headers[u]["pairs"][v]
-            seed = ss.reconstruct_checked(got, threshold,
-                                          lambda s: pair_commitment(round_id, phase, u, v, s) == commit,
-                                          f"the pair {u[:40]!r}, {v[:40]!r}")
-            m = ss.prg(seed, dim, bits)
-            if u < v:       # u added +m when u < v
-                y -= m
-            else:
-                y += m
-    return ss.from_ring(y, bits)
-
-
 __all__ = ["committee_of", "committee_index", "pair_seed_c", "pair_commitment", "make_blobs", "open_blob",
-           "upload_message", "consistency_message", "answers_message", "check_header", "set_problem",
-           "unmask_committee_sum", "blob_digest", "blobs_root", "blob_tree", "blob_path", "root_from_path",
+           "upload_message", "consistency_message", "answers_message", "set_problem",
+           "blob_digest", "blobs_root", "blob_tree", "blob_path", "root_from_path",
            "pairs_digest", "signed_upload"]

@@ -237,6 +237,21 @@ def contributor_ids(count: int) -> list[str]:
     return [f"{i:0{width}d}" for i in range(1, count + 1)]
 
 
+def writable_out(out, key) -> Path:
+    """The folder ``out`` that invitations are written into, checked before anything is written (both kinds of
+    invitations, a single round's and a round in cohorts'): new or empty, and writable, as the folder of the
+    enrollment key at ``key`` when the key is still to be made (nothing written, or all); one line naming the
+    parameter otherwise."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
+                             " folder (they are never overwritten).", "out", str(out), path=str(out))
+    if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
+        check_writable_folder(Path(key).parent, "key", str(key))
+    check_writable_folder(out, "out", str(out))
+    return out
+
+
 def make_invitations(key, count: int | None, out, round_id: str | None = None, committee: bool = False,
                      dropouts: int | None = None, collusion: int | None = None, ids=None, ledger=None) -> dict:
     """Write ``count`` invitations and the signed directory into the new folder ``out`` with the enrollment key at
@@ -258,13 +273,7 @@ def make_invitations(key, count: int | None, out, round_id: str | None = None, c
     round_id = os.urandom(8).hex() if round_id is None else round_id
     if not isinstance(round_id, str) or not ROUND_ID.fullmatch(round_id):
         raise ParameterError("invalid {round_id=}: 1-64 of A-Z a-z 0-9 _ -.", "round_id", round_id)
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ParameterError("{out} {path} exists and is not an empty folder: invitations are written into a new"
-                             " folder (they are never overwritten).", "out", str(out), path=str(out))
-    if not Path(key).exists():      # both folders checked before the key is made: nothing written, or all
-        check_writable_folder(Path(key).parent, "key", str(key))
-    check_writable_folder(out, "out", str(out))
+    out = writable_out(out, key)
     numbers = contributor_ids(count)
     persons, pseudonyms = bind(ids, numbers, ledger, round_id) if ids is not None else ({}, None)
     private, created = load_enrollment_key(key, create=True)

@@ -31,7 +31,7 @@ import unicodedata
 from pathlib import Path
 
 from ...errors import DPTopicError, ParameterError
-from .default import HEX32, HEX_SIG, message, sign, verify
+from .default import HEX_SIG, message, sign, verify
 
 PEOPLE_KEY = "people"
 """The key of a directory's binding of its invitations to people (module note)."""
@@ -211,18 +211,3 @@ def seat_by_person(invitations: list, people: list) -> list:
                            + ": give the invitations written for the people of this corpus (with their ids).")
     return [by[p] for p in want]
 
-
-def people_of(directory) -> tuple[str, dict] | None:
-    """``(context, {number: pseudonym})`` of a single round's or a round in cohorts' directory (the context: its
-    round's id), checked (:func:`check_people`); None when its invitations name no people."""
-    if not isinstance(directory, dict) or directory.get(PEOPLE_KEY) is None:
-        return None
-    if isinstance(directory.get("cohorts"), list):      # a round in cohorts: one enrollment key signs every part
-        parts = [d for d in directory["cohorts"] if isinstance(d, dict)]
-        key = parts[0].get("enrollment_key") if parts else None
-        members = [i for d in parts for i in (d.get("members") or {})]
-    else:
-        key, members = directory.get("enrollment_key"), list(directory.get("members") or {})
-    if not isinstance(key, str) or not HEX32.fullmatch(key) or not isinstance(directory.get("round_id"), str):
-        raise DPTopicError("the directory's people cannot be checked: it names no enrollment key or round.")
-    return directory["round_id"], check_people(directory, key, members)

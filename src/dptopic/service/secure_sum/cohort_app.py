@@ -45,7 +45,10 @@ from ..lifespan import frozen_lifespan
 from ..storage import safe_url
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
-from .default import ERROR_HANDLERS, STATES, ApiError, SecureSumConfig, _advisory_key, create_secure_sum_app
+from .config import STATES, ApiError, SecureSumConfig
+from .database import _advisory_key
+from .default_app import create_secure_sum_app
+from .web import ERROR_HANDLERS
 
 log = logging.getLogger("dptopic.service.secure_sum.cohort_app")
 COHORT_PREFIX = COHORT_PATH
@@ -58,7 +61,7 @@ threads)."""
 @dataclass
 class CohortSumConfig:
     """What the server of a round in cohorts is started with:
-    :class:`~dptopic.service.secure_sum.default.SecureSumConfig`'s settings, with the round's
+    :class:`~dptopic.service.secure_sum.config.SecureSumConfig`'s settings, with the round's
     :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan` as ``plan`` and the operator's cohort directory
     (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.make_cohort_invitations`) as ``directory``. ``database``:
     a SQLite file; each round's file lies beside it (:meth:`database_of`). ``ledger`` and ``ledger_dataset``: the
@@ -135,7 +138,7 @@ class CohortSumConfig:
         return f"sqlite:///{p.with_name(f'{p.stem}-{tail}{p.suffix}')}"
 
     def part(self, part) -> SecureSumConfig:
-        """The :class:`~dptopic.service.secure_sum.default.SecureSumConfig` of cohort ``part``'s round, or the bridge's
+        """The :class:`~dptopic.service.secure_sum.config.SecureSumConfig` of cohort ``part``'s round, or the bridge's
         (with the round's ``ledger``: a :class:`~dptopic.service.secure_sum.cohorts.CohortRound` then waits for the
         coordinator's one debit before it unmasks step 0; it never charges the ledger itself)."""
         if part == "bridge":
@@ -342,7 +345,7 @@ def create_cohort_app(cfg: CohortSumConfig, setting_names=None, freeze_gc: bool 
     """The ASGI app of a round in cohorts (every round's database opened and checked at once; module note). The
     coordinator's thread runs while the app is served (its lifespan), and :attr:`state.cohort_server
     <CohortServer>` is the round's. ``setting_names`` and ``freeze_gc``: as
-    :func:`~dptopic.service.secure_sum.default.create_secure_sum_app`'s."""
+    :func:`~dptopic.service.secure_sum.default_app.create_secure_sum_app`'s."""
     server = CohortServer(cfg, setting_names)
     lifespan = frozen_lifespan(server.start, server.stop, freeze_gc=freeze_gc)
 

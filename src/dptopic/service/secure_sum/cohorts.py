@@ -6,7 +6,7 @@ admission, checks, durable receipts and running sums, the same unmasking) with o
 release but a padded total (its cohort's sum minus its delegates' pads, or the bridge's sum of pads), uniform in the
 ring, which it keeps (durably) for the coordinator and does not check for a wrap-around (a padded total is meant to
 look like one). The round stays at its unmask step until the coordinator, holding every cohort's padded total and the
-bridge's, reads the round's sum (:func:`~dptopic.protocol.secure_sum.cohorts.combine`), chooses the kept words (step 0,
+bridge's, reads the round's sum (:func:`combine`), chooses the kept words (step 0,
 on the
 whole round's presence sum) or builds the model (step 1) and hands them to every cohort: each cohort's server then
 serves the round's model.
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import logging
 import tempfile
 import threading
 from pathlib import Path
@@ -27,15 +26,32 @@ from ..._io import load_bundle
 from ...accounting.skellam import rounded_norms
 from ...errors import DPTopicError
 from ...protocol.secure_sum import default as ss
-from ...protocol.secure_sum.cohorts import CohortPlan, combine
-from ..ledger import charge_secure_round
-from .default import STATES, SecureRound, SecureSumConfig, t_state, t_uploads
+from ...protocol.secure_sum.cohorts import CohortPlan
+from .config import STATES, SecureSumConfig
+from .database import t_state, t_uploads
+from .default import SecureRound
+from .state import charge_or_fail
 
-log = logging.getLogger("dptopic.service.secure_sum.cohorts")
 LEDGER_MARK = "ledger_charge"
 """The key, in the bridge's database, of the round's debit on the dataset ledger (:meth:`Coordinator.charge`)."""
 GATE_POLL_S = 0.05
 """How often an unmasking that waits for the ledger's debit looks whether the round failed or the server stopped."""
+
+
+def combine(cohort_totals, bridge_total, bits: int, cohort_delegates_uploaded, bridge_uploaded) -> np.ndarray:
+    """The round's sum (signed integers) from the cohorts' unmasked, padded totals (ring vectors) and the bridge's
+    unmasked sum of pads; refused (one line) unless the delegates that uploaded in the cohorts are exactly those that
+    uploaded in the bridge (a pad in one and not the other leaves the sum unreadable)."""
+    a, b = set(cohort_delegates_uploaded), set(bridge_uploaded)
+    if a != b:
+        extra = sorted(a ^ b)[:3]
+        raise DPTopicError(f"the delegates that uploaded in the cohorts and in the bridge differ ({', '.join(extra)}"
+                           f"{', ...' if len(a ^ b) > 3 else ''}): the round's sum cannot be read; nothing released.")
+    dtype = ss.ring_dtype(bits)
+    total = np.asarray(bridge_total).astype(np.int64).astype(np.uint64).astype(dtype)
+    for y in cohort_totals:
+        total += np.asarray(y).astype(np.int64).astype(np.uint64).astype(dtype)
+    return ss.from_ring(total, bits)
 
 
 class CohortRound(SecureRound):
@@ -198,12 +214,9 @@ class Coordinator:
             if any(STATES.index(r.st["state"]) < STATES.index("consistency0") for r in self.cohorts):
                 return False        # who took part is known once every cohort's uploads of step 0 are in
             people = {u for r in self.cohorts for u in r.uploaders(0)}
-            try:
-                release = charge_secure_round(self.ledger, self.dataset, self.plan.round_plan, sorted(people),
-                                              self.directory)
-            except DPTopicError as e:
-                log.error("%s", e)
-                self._fail(f"{' '.join(str(e).split())[:300]}: nothing revealed, nothing released")
+            charged, release = charge_or_fail(self._fail, self.ledger, self.dataset, self.plan.round_plan,
+                                              sorted(people), self.directory)
+            if not charged:
                 return False
             with self.bridge.lock, self.bridge.engine.begin() as conn:
                 conn.execute(t_state.insert().values(key=LEDGER_MARK, value=json.dumps(

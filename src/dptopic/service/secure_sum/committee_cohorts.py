@@ -9,8 +9,8 @@ keeps it: the round stays at its unmask step until the coordinator opens step 1 
 the round's model. It offers the coordinator what a :class:`~dptopic.service.secure_sum.cohorts.CohortRound` does
 (``padded``, ``st``, ``charged``, ``halt``, :meth:`open_step1`, :meth:`release`, :meth:`fail`).
 :class:`StoredCommitteeCohortRound` keeps it in the cohort's own SQLite file, or its own schema of a PostgreSQL database
-(a :class:`~dptopic.service.secure_sum.committee.StoredCommitteeRound`; one process serves the round in cohorts), so
-that a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
+(a :class:`~dptopic.service.secure_sum.committee_store.StoredCommitteeRound`; one process serves the round in cohorts),
+so that a server killed at any moment resumes every cohort, and the coordinator reads their padded totals again, as it
 does for default cohorts. With a dataset ledger, a cohort's round never charges it: its unmasking of step 0 is held
 until the coordinator's one debit of the whole round (:meth:`~dptopic.service.secure_sum.cohorts.Coordinator.charge`),
 then run by the coordinator (:meth:`unmask_held`).
@@ -24,8 +24,10 @@ from __future__ import annotations
 import threading
 
 from ...errors import DPTopicError
-from .committee import CommitteeRound, StoredCommitteeRound, create_committee_app
-from .default import ApiError
+from .committee import CommitteeRound
+from .committee_app import create_committee_app
+from .committee_store import StoredCommitteeRound
+from .config import ApiError
 
 
 class CommitteeCohortRound(CommitteeRound):
@@ -128,7 +130,7 @@ class CommitteeCohortRound(CommitteeRound):
 class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
     """A :class:`CommitteeCohortRound` kept in ``database`` (a SQLite file, one per cohort, or a PostgreSQL
     database, each cohort's round in its own ``schema``) as a
-    :class:`~dptopic.service.secure_sum.committee.StoredCommitteeRound` keeps a round: every accepted message, the
+    :class:`~dptopic.service.secure_sum.committee_store.StoredCommitteeRound` keeps a round: every accepted message, the
     padded totals (as the step's sums) and the coordinator's moves are committed before they are answered; started
     again on the same file it resumes, and its padded totals are read again for the coordinator."""
 
@@ -152,7 +154,7 @@ def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin
     """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`,
     with
     a committee; ``directory``: its signed directory):
-    :func:`~dptopic.service.secure_sum.committee.create_committee_app` over a :class:`CommitteeCohortRound`, whose
+    :func:`~dptopic.service.secure_sum.committee_app.create_committee_app` over a :class:`CommitteeCohortRound`, whose
     model, once the coordinator hands it over, its ``/v1/model`` serves. ``app.state.served.config_extra`` is what its
     ``/v1/config`` adds (the server in cohorts puts its own there). ``database``: the cohort's SQLite file
     (:class:`StoredCommitteeCohortRound`), or None: in memory. ``ledger``: whether the coordinator charges the round to
