@@ -447,6 +447,13 @@ def test_a_command_imports_its_own_module_and_no_other_commands():
     assert loaded == ["dptopic.cli.privacy"], loaded
 
 
+def test_the_privacy_calculators_load_no_model():
+    """``privacy verify`` reads a saved model; the calculators beside it in cli/privacy.py stay quick."""
+    from helpers import loaded_in_a_new_process
+
+    assert loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), ["numba", "sklearn"]) == []
+
+
 def test_a_command_whose_module_loads_numba_refuses_an_unusable_numba_num_threads_in_one_line():
     """Its module is imported when the parser is built, before any flag is read: ``audit --help`` too."""
     import os

@@ -7,7 +7,6 @@ from ..accounting.calculators import compose, fed_report_words, hdp_calculator, 
 from ..errors import DPTopicError
 from ..reporting.calculators import compose_lines, fed_report_words_lines, hdp_lines, inherent_lines
 from ..reporting.terminal import make_console, print_verification, warn
-from ..reporting.verification import verify_saved_model
 from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
 
@@ -79,6 +78,8 @@ def cmd_privacy_fed_report_words(a):
 
 
 def cmd_privacy_verify(a):
+    from ..reporting.verification import verify_saved_model  # verify alone loads the models: the calculators stay quick
+
     v = verify_saved_model(a.model)
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
         print(json.dumps(v.to_dict(), indent=2))      # infinity written "inf", as model.json does
