@@ -197,7 +197,7 @@ def print_training_result(result, console, *, save_metrics: bool = False, show_u
     variational = _variational(model)
     saved = save_metrics or not model.is_private
     if result.metrics:
-        from ..training.reference import (  # fits LDA: read when a run prints, not at start-up
+        from ..training.reference import (  # randomize loads this module: trainers on use
             nonprivate_reference,
             reference_too_large,
         )

@@ -8,7 +8,15 @@ from pathlib import Path
 from .. import attacks
 from .._io import check_output_folder, refuse_other_writer
 from ..attacks import audit as run
-from ..attacks.audit import SETTING_KEYS, audit_corpus, saved_procedure, trainer_procedure
+from ..attacks.audit import (
+    COVERAGE_LIMIT,
+    MAX_SHADOWS,
+    ONE_RUN_CANARIES,
+    SETTING_KEYS,
+    audit_corpus,
+    saved_procedure,
+    trainer_procedure,
+)
 from ..attacks.lira import ALGORITHMS, guarantee_epsilon_parameter
 from ..errors import DPTopicError
 from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
@@ -24,9 +32,6 @@ from ._common import (
 from ._flags import READING_FLAGS, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
-
-# copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
-COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
 
 # how the library's audit settings (and its corpus reading's) are written on this command line
 NAMES = {**{k: "--" + k.replace("_", "-") for k in (

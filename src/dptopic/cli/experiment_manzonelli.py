@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..attacks.audit import MAX_SHADOWS
 from ..experiments import manzonelli_lira as ml
 from ..experiments.manzonelli_lira import check_classifier_trainers, check_lira_settings
 from ..reporting.terminal import esc, make_console, print_checks
@@ -22,7 +23,6 @@ from ._common import (
     unit_interval,
 )
 from ._flags import flag_errors
-from .audit import MAX_SHADOWS
 
 
 def parse_set(items, flag):
