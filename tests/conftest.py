@@ -106,6 +106,18 @@ holds it in the working folder until the process ends. Not counted after each te
 lock would be blamed on this one's test); one left when the session ends is (:func:`pytest_sessionfinish`)."""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _command_modules_loaded():
+    """Every command's module under dptopic.cli is imported once, before the first test, as ``dptopic`` imports one
+    when its command runs (cli/main.py's command table). Otherwise the first test that ran a command would import its
+    module, and a name that test had patched (``monkeypatch.setattr(_common, "experiment_corpora", ...)``) would stay
+    bound in the module after the test: what a later test runs would hang on which test ran first."""
+    from dptopic.cli.main import COMMANDS, command_module
+
+    for name in COMMANDS:
+        command_module(name)
+
+
 @pytest.fixture(autouse=True)
 def _nothing_written_at_the_root():
     """No test writes into the repository's working folder (a ledger named ``1`` was committed twice from a run's

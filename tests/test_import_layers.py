@@ -337,6 +337,7 @@ DYNAMIC_IMPORTS = {
     "_lazy_names.py": "a package's public names, imported from its own modules on first read (PEP 562)",
     "models/registry.py": "a trainer's class, from the models/ module its registry entry names, on first read",
     "accounting/_lazy.py": "dp-accounting's modules (a third-party package) on first use",
+    "cli/main.py": "a command's module under dptopic.cli, from the command table (COMMANDS), when that command runs",
 }
 """The modules that import by a name computed at run time (``importlib.import_module``, ``__import__``), which the
 layer check cannot follow; each loads a module of its own package or a third-party one, so no arrow between

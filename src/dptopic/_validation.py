@@ -148,8 +148,7 @@ def validate_value(name: str, value: Any, constraints: Iterable) -> Any:
     for_flags = [c for c in constraints if getattr(c, "flags", True)] or constraints
     flag_allowed = " or ".join(c.describe() for c in for_flags)
     raise ParameterError("invalid {parameter=}: must be {allowed}.", name, value, allowed=allowed,
-                         flag_template=None if flag_allowed == allowed else "invalid {parameter=}: must be"
-                                                                            " {flag_allowed}.",
+                         key=None if flag_allowed == allowed else "_validation.validate_value",
                          flag_allowed=flag_allowed)
 
 

@@ -493,7 +493,7 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
                 f" budget measured is {lowest_eps:g}. Word-level guarantees are stated in the hundreds per word"
                 " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead")
         rec.notes.append(ParameterText("{head} (recommend with {unit=}).", "unit", "document", head=head,
-                                       flag_template="{head} (dptopic recommend {unit=})."))
+                                       key="advice.recommend"))
         tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
         if tested and n_topics not in tested:
             rec.notes.append(f"the word-level measurements (budgets from {lowest_eps:g}) were taken at K ="
@@ -553,9 +553,7 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
             "training with {unit=} (dptopic.for_unit) cannot reach epsilon = {eps:g}: its trainer makes two"
             " Gaussian releases (the word ranking with {noise:g} times the co-occurrence's noise), and the smallest"
             " epsilon they reach at {at} {dlt:g} is {least:g}; give at least that (or a larger delta).", "unit",
-            unit, flag_template="dptopic train {unit=} (dptopic.for_unit) cannot reach epsilon = {eps:g}: its trainer"
-            " makes two Gaussian releases (the word ranking with {noise:g} times the co-occurrence's noise), and the"
-            " smallest epsilon they reach at {at} {dlt:g} is {least:g}; give at least that (or a larger delta).",
+            unit, key="advice.recommend.2",
             eps=epsilon, noise=DOCUMENT_RANKING_NOISE, at=at, dlt=float(delta),
             least=rounded_up(floor, 4)))
     if large_delta(delta, n_docs):
@@ -603,19 +601,14 @@ def _recommend(unit, epsilon, n_docs, n_topics, doc_length, table, delta, vector
                 "with fewer documents, a word-level guarantee ({advice} {unit=}) protects each word rather than each"
                 " document: a document of L words then has L x epsilon; local DP needs far more contributors still"
                 " (docs/choosing_a_guarantee.md).", "unit", "word", advice="recommend with",
-                flag_template="with fewer documents, a word-level guarantee (dptopic recommend {unit=}) protects each"
-                " word rather than each document: a document of L words then has L x epsilon; local DP needs far"
-                " more contributors still (docs/choosing_a_guarantee.md)."))
+                key="advice.recommend.4"))
     rec.notes.append(vocabulary_note(unit, float(epsilon), float(delta)))
     if rec.trainer == "docdp-cooc" and rec.vectors:
         rec.notes.append(ParameterText(
             "forecast with public word vectors (installed: docdp-cooc uses them by default when they cover the"
             " vocabulary's language; {public_vectors=} turns them off): measured with glove-6b-50d, the floor beside"
             " it the higher of public dictionaries' and the vectors' alone (docs/research/public_vectors.md).",
-            "public_vectors", None, flag_template="forecast with public word vectors (installed: docdp-cooc uses them"
-            " by default when they cover the vocabulary's language; {public_vectors} none turns them off): measured"
-            " with glove-6b-50d, the floor beside it the higher of public dictionaries' and the vectors' alone"
-            " (docs/research/public_vectors.md)."))
+            "public_vectors", None, key="advice.recommend.3"))
     if rec.trainer == "docdp-cooc":
         rec.notes.append(ParameterText(
             "docdp-cooc reads its topics by refined anchor words, which come closer to non-private LDA's as the"
@@ -730,8 +723,7 @@ _USER_NOTE = ("user-level (one person's documents added or removed; {how}): each
               " each, N people recovered the topics better than N documents did at the document level, so the"
               " figures are conservative (docs/research/user_level.md).")
 USER_NOTE = ParameterText(_USER_NOTE.format(how="a training run with {unit=} and {user_field=field}"), "unit", "user",
-                          field="FIELD",
-                          flag_template=_USER_NOTE.format(how="dptopic train {unit=} {user_field=field}"))
+                          field="FIELD", key="advice.user_note")
 """How the user-level advice is read off the document-level measurements."""
 
 
@@ -739,8 +731,8 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
     """What keeps the vocabulary inside the guarantee the advice is about (the suggested run names a public list);
     the private-vocabulary example splits this ``epsilon`` and ``delta`` 60/40 and in halves. It names the
     parameters (``vocabulary``, ``private_vocabulary``) as data: the command line writes them as its flags."""
-    def text(flags: bool) -> str:
-        pair = "{private_vocabulary} EPS_V,DELTA_V" if flags else "{private_vocabulary}=(EPS_V, DELTA_V)"
+    def text() -> str:
+        pair = "{private_vocabulary}=(EPS_V, DELTA_V)"
         listed = "{vocabulary=public} (one word per line, from public text of the same domain"
         chosen = " the words are chosen from the private documents and the guarantee is partial (docs/privacy.md)."
         if unit == "word":
@@ -751,8 +743,7 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
         if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that a run would refuse
             return (listed + ") keeps the words out of the private data; " + pair + " chooses them by DP set union"
                     " inside a budget of at most {most:g} (docs/privacy.md).")
-        split = ("{epsilon=e_t:.3g} {delta=half:.3g} {private_vocabulary} {e_v:.3g},{half:.3g}" if flags else
-                 "{epsilon=e_t:.3g}, {delta=half:.3g}, {private_vocabulary}=({e_v:.3g}, {half:.3g})")
+        split = "{epsilon=e_t:.3g}, {delta=half:.3g}, {private_vocabulary}=({e_v:.3g}, {half:.3g})"
         return (listed + ") keeps the words out of the private data; without a list of your domain,"
                 " {vocabulary=general} (a general English word list; it needs the wordfreq package) does too, and"
                 " the whole budget still goes to the topics: at epsilon 1 it gave more coherent topics than DP set"
@@ -760,7 +751,10 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
                 " inside the budget (e.g. " + split + " for a total of epsilon {total:g}, delta {total_delta:g}: the"
                 " trainer then has less, so expect less than the figure above); with none of these," + chosen)
 
-    return ParameterText(text(False), "vocabulary", flag_template=text(True), values={"unit": unit},
+    return ParameterText(text(), "vocabulary", values={"unit": unit},
+                         key=("advice.vocabulary_note.word" if unit == "word" else "advice.vocabulary_note.user"
+                              if unit == "user" else "advice.vocabulary_note.large"
+                              if epsilon > UNIT_EPSILON_MAX["document"] else "advice.vocabulary_note"),
                          others=("private_vocabulary",), public=PUBLIC_WORDS, general="wordfreq:en",
                          most=UNIT_EPSILON_MAX["document"], e_t=0.6 * epsilon, e_v=0.4 * epsilon, half=delta / 2,
                          total=epsilon, total_delta=delta)
@@ -799,8 +793,7 @@ def verdict(rec: Recommendation) -> str:
            else UNIT_EPSILON_MAX.get(rec.unit, math.inf))
     if rec.epsilon > top * (HDP_SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return ParameterText("outside what training with {unit=} accepts (epsilon up to {top:g})", "unit",
-                             rec.unit, flag_template="outside what dptopic train {unit=} accepts (epsilon up to"
-                             " {top:g})", top=top)
+                             rec.unit, key="advice.verdict", top=top)
     if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
     if rec.extrapolated_side == "below":

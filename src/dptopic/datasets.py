@@ -451,25 +451,27 @@ def check_user_corpus(spec, fmt: str = "auto", user_field: str | None = None) ->
     """Whether the corpus ``spec`` can give each document's person (``unit="user"``), checked before it is read:
     refused in one line for a built-in corpus (no people), a shard folder (streamed, while each person's documents are
     grouped in memory), a JSONL/CSV file without ``user_field``, or a format that holds no people."""
-    def refuse(template: str, **fields):
+    def refuse(template: str, key: str, **fields):
         raise ParameterError(template.format(field="{user_field}=FIELD"), "unit", "user", others=("user_field",),
-                             flag_template=template.format(field="{user_field} FIELD"), **fields)
+                             key=key, **fields)
 
     if spec in BUILT_IN:
-        refuse("{{unit=}} needs each document's person, and the built-in corpus {{name!r}} has none: give a JSONL/CSV"
-               " file with {field}, or a folder of folders (one per person).", name=spec or "demo")
+        refuse("{{unit=}} needs each document's person, and the built-in corpus {{name!r}} has none:"
+               " give a JSONL/CSV file with {field}, or a folder of folders (one per person).",
+               key="datasets.user_corpus.built_in", name=spec or "demo")
     if Path(spec).is_dir() and folder_shards(Path(spec)):
         refuse("{{unit=}} groups each person's documents in memory, and a shard folder is streamed: give the"
-               " JSONL/CSV file the shards were prepared from, with {field}.")
+               " JSONL/CSV file the shards were prepared from, with {field}.", key="datasets.user_corpus.shards")
     fmt = corpus_format(spec, fmt)
     if fmt == "auto":       # no such path: reading it says so
         return
     if user_field is None and fmt in ("jsonl", "csv"):
-        refuse("{{unit=}} needs {field}: the JSONL field / CSV column holding each document's person (a string in"
-               " every record).")
+        refuse("{{unit=}} needs {field}: the JSONL field / CSV column holding each document's person"
+               " (a string in every record).", key="datasets.user_corpus.no_field")
     if fmt not in USER_FORMATS:
-        refuse("{{unit=}} needs each document's person, and a {{fmt}} corpus has none: give a JSONL/CSV file with"
-               " {field}, or a folder of folders (one per person).", fmt=fmt)
+        refuse("{{unit=}} needs each document's person, and a {{fmt}} corpus has none: give a JSONL/CSV"
+               " file with {field}, or a folder of folders (one per person).", key="datasets.user_corpus.format",
+               fmt=fmt)
 
 
 def _literal(text: str) -> str:

@@ -90,9 +90,14 @@ class ParameterLine:
         The refused value (``MISSING`` when the line refuses no single value).
     values : mapping, optional
         The values of the other parameters the line writes as ``{p=}``.
+    key : str, optional
+        The line's name, for a front door that writes it in a sentence of its own, not only in its own names (the
+        command line names its option where Python reads "pass overwrite=True"). The front door keeps its
+        sentence under this key (the command line's are in ``dptopic/cli/_flag_templates.py``) and registers them
+        with :func:`use_flag_templates`; :meth:`message` uses it when ``names`` renames a parameter of the line. Same
+        fields as ``template``; each parameter it names is one the line names (in ``template`` or ``others``).
     flag_template : str, optional
-        The line for a caller who sets the parameters by other names (flags), when its sentence differs, not only its
-        names: :meth:`message` uses it when ``names`` renames a parameter of the line. Same fields as ``template``.
+        That sentence itself, written where the error is made: for the code of a front door (the server's).
     others : iterable of str, optional
         Parameters the line concerns besides those its fields name (a mapping: its values).
     **fields
@@ -107,13 +112,16 @@ class ParameterLine:
     parameters : tuple of str
         Every parameter the line names, ``parameter`` first.
     template, flag_template : str
-        The message's templates.
+        The message's templates (``flag_template``: None when no front door wrote one).
+    key : str or None
+        The line's name for a front door's own sentence.
     """
 
-    def __init__(self, template: str, parameter: str, value=MISSING, *, values=None, flag_template=None, others=(),
-                 **fields):
+    def __init__(self, template: str, parameter: str, value=MISSING, *, values=None, key=None, flag_template=None,
+                 others=(), **fields):
         self.template = template
-        self.flag_template = flag_template
+        self.key = key
+        self._flag_template = flag_template
         self.parameter = parameter
         self.value = value
         self.fields = dict(fields)
@@ -129,6 +137,14 @@ class ParameterLine:
         self.parameters = tuple(named)
         if isinstance(self, BaseException):        # an error or a warning carries its line as its argument
             super().__init__(self.message())
+
+    @property
+    def flag_template(self) -> str | None:
+        """The line for a caller who sets the parameters by other names (flags), when its sentence differs, not only
+        its names: the one written with it, else the one a front door registered for its ``key``."""
+        if self._flag_template is not None:
+            return self._flag_template
+        return _FLAG_TEMPLATES.get(self.key) if self.key is not None else None
 
     def _parameter_of(self, field):
         """The parameter a template field names, or None (``value``, a plain field, literal text)."""
@@ -204,6 +220,17 @@ class ParameterLine:
 
     def __str__(self) -> str:
         return self.message()
+
+
+_FLAG_TEMPLATES: dict = {}
+"""A front door's sentences, by :class:`ParameterLine` key (:func:`use_flag_templates`)."""
+
+
+def use_flag_templates(templates: dict) -> None:
+    """Register a front door's sentences for the lines it writes in its own names (``{key: template}``; the command
+    line registers its table, ``dptopic/cli/_flag_templates.py``, when it is imported): :meth:`ParameterLine.message`
+    uses ``templates[line.key]`` when ``names`` renames a parameter of the line."""
+    _FLAG_TEMPLATES.update(templates)
 
 
 class ParameterError(ParameterLine, DPTopicError):

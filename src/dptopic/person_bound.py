@@ -125,8 +125,7 @@ def check_unit(model, user_ids) -> None:
             raise ParameterError("{person_statistic=} makes each person's contribution from all their documents:"
                                  " give {model}(unit='user', ...) with it, or leave it out.", "person_statistic",
                                  model.person_statistic, others=("unit",), model=name,
-                                 flag_template="{person_statistic=} makes each person's contribution from all their"
-                                               " documents: give {unit} user with it, or leave it out.")
+                                 key="person_bound.check_unit")
         if model.documents_per_user is not None:
             raise ParameterError("{person_statistic=} reads every document of each person: leave"
                                  " {documents_per_user} out (None).", "person_statistic", model.person_statistic,

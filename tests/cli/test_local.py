@@ -17,7 +17,8 @@ def test_experiment_olp_passes_a_flags_range_error_through_as_it_is(tiny, tmp_pa
     --batches ...")."""
     from dptopic.cli import _common
 
-    monkeypatch.setattr(_common, "experiment_corpora", lambda name, max_docs=None: (tiny.corpus, tiny.corpus))
+    monkeypatch.setattr(_common, "experiment_corpora", lambda name, max_docs=None, max_test_docs=None: (tiny.corpus,
+                                                                                                  tiny.corpus))
     line = _error_line(capsys, ["experiment", "olp", "--topics", "1000000000000", "--batches", "1", "--batch-size", "5",
                                "--prior-size", "5", "--prior-sizes", "5", "--batch-sizes", "5", "--out", tmp_path / "olp"])
     assert line.startswith("error: invalid --topics 1000000000000:"), line

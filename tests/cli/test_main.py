@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from dptopic.cli.main import main
+from dptopic.cli.main import COMMANDS, main
 from dptopic.corpus import Corpus
 from helpers import run_dptopic
 
@@ -416,3 +416,50 @@ def test_a_library_warnings_advice_is_written_in_the_commands_flags(tmp_path):
     assert r.returncode == 0, r.stderr
     warning = [ln for ln in r.stderr.splitlines() if "never counted" in ln]
     assert len(warning) == 1 and "--stop-words none" in warning[0] and "stop_words=" not in warning[0], r.stderr
+
+
+# ---------------------------------------------------------------- the command table (cli/main.py's COMMANDS)
+def test_the_command_table_lists_every_command_with_its_modules_own_summary_in_order():
+    from dptopic.cli.main import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert [(c.dest, c.help) for c in sub._choices_actions] == [(name, s) for name, (_, s) in COMMANDS.items()]
+
+
+HELP = ("import contextlib, io\nfrom dptopic.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
+        "    except SystemExit:\n        pass\n")
+COMMAND_MODULES = sorted({f"dptopic.cli.{module}" for module, _ in COMMANDS.values()})
+
+
+def test_top_level_help_imports_no_command_module_and_no_numpy():
+    from helpers import loaded_in_a_new_process
+
+    assert loaded_in_a_new_process(HELP.format(argv=["--help"]), [*COMMAND_MODULES, "numpy", "numba", "scipy"]) == []
+
+
+def test_a_command_imports_its_own_module_and_no_other_commands():
+    from helpers import loaded_in_a_new_process
+
+    loaded = loaded_in_a_new_process(HELP.format(argv=["audit", "--help"]), COMMAND_MODULES)
+    assert loaded == ["dptopic.cli.audit"], loaded
+    loaded = loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), COMMAND_MODULES)
+    assert loaded == ["dptopic.cli.privacy"], loaded
+
+
+def test_the_privacy_calculators_load_no_model():
+    """``privacy verify`` reads a saved model; the calculators beside it in cli/privacy.py stay quick."""
+    from helpers import loaded_in_a_new_process
+
+    assert loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), ["numba", "sklearn"]) == []
+
+
+def test_a_command_whose_module_loads_numba_refuses_an_unusable_numba_num_threads_in_one_line():
+    """Its module is imported when the parser is built, before any flag is read: ``audit --help`` too."""
+    import os
+
+    from helpers import run_dptopic_process
+
+    r = run_dptopic_process("audit", "--help", env=dict(os.environ, NUMBA_NUM_THREADS="0"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("error: ") and "NUMBA_NUM_THREADS" in r.stderr, r.stderr

@@ -380,7 +380,7 @@ def test_argparse_errors_are_one_line(argv, capsys):
 def test_ctrl_c_during_startup_exits_130(monkeypatch, capsys):
     import dptopic.cli.main as cli
 
-    def interrupted():
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)

@@ -481,14 +481,11 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", pa
         if command is None or f"dptopic {command}" in writers or not writers:
             raise _refusal("{parameter} {path!r} already holds a dptopic {what}: pass overwrite=True to write this"
                            " run's files over it, or choose another {parameter}.", parameter, path, what=what,
-                           flag_template="{parameter} {path!r} already holds a dptopic {what}: pass {overwrite} to"
-                                         " write this run's files over it, or choose another {parameter}.")
+                           key="_io.output.check_output_folder.2")
         raise _refusal("{parameter} {path!r} already holds results of {writers}: pass overwrite=True to write this"
                        " run's beside them (nothing they wrote is deleted), or choose another {parameter}.", parameter,
                        path, writers=", ".join(writers),
-                       flag_template="{parameter} {path!r} already holds results of {writers}: pass {overwrite} to"
-                                     " write this run's beside them (nothing they wrote is deleted), or choose another"
-                                     " {parameter}.")
+                       key="_io.output.check_output_folder")
     return p
 
 
@@ -614,11 +611,12 @@ def marked_run(path, command: str):
     mark_output_folder(path, command, done=True)
 
 
-def _refusal(template: str, parameter: str, path, flag_template: str | None = None, **fields) -> ParameterError:
+def _refusal(template: str, parameter: str, path, key: str | None = None, **fields) -> ParameterError:
     """A refusal of the output path ``path`` given as ``parameter`` (``{parameter}`` and ``{path!r}`` in
-    ``template``); a ``flag_template`` also names ``overwrite``, which a front door may write as its flag."""
-    return ParameterError(template, parameter, str(path), flag_template=flag_template, path=str(path),
-                          others=("overwrite",) if flag_template else (), **fields)
+    ``template``); one with a ``key`` also names ``overwrite``, which a front door may write as its flag in a sentence
+    of its own (:class:`~dptopic.errors.ParameterLine`'s ``key``)."""
+    return ParameterError(template, parameter, str(path), key=key, path=str(path),
+                          others=("overwrite",) if key else (), **fields)
 
 
 def _out_path(path, parameter: str, what: str, kind: str) -> Path:
@@ -637,8 +635,7 @@ def _may_replace(ours: bool, overwrite: bool, path, what: str, parameter: str, k
     if not overwrite:
         raise _refusal("{parameter} {path!r} already holds a dptopic {what}: pass overwrite=True to replace it, or"
                        " choose another {parameter}.", parameter, path, what=what,
-                       flag_template="{parameter} {path!r} already holds a dptopic {what}: pass {overwrite} to replace"
-                                     " it, or choose another {parameter}.")
+                       key="_io.output.may_replace")
 
 
 def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", parameter: str = "out") -> Path:

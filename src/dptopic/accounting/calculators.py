@@ -86,23 +86,20 @@ def _pairs(parameter: str, pairs, zero_ok: bool) -> list:
         if e is None or not (0 <= e <= EPSILON_MAX) or (e == 0 and not zero_ok):
             rng = f"{'[' if zero_ok else '('}0, {EPSILON_MAX:g}]"
             raise ParameterError("{parameter} pair ({eps}, {n}): its epsilon must be a number in {rng}.", parameter,
-                                 (eps, n), flag_template="{parameter} {eps} {n}: EPS must be a number in {rng}.",
+                                 (eps, n), key="accounting.calculators.pairs",
                                  rng=rng, **fields)
         if parameter == "laplace" and not math.isfinite(1.0 / e):
             # a subnormal epsilon: its Laplace scale 1/epsilon is not a finite number (the mechanism takes none)
             raise ParameterError("{parameter} pair ({eps}, {n}): the epsilon is so small that the Laplace scale 1/epsilon"
                                  " overflows; give an epsilon of at least 1e-308 (one that small adds next to nothing).",
-                                 parameter, (eps, n), flag_template="{parameter} {eps} {n}: EPS is so small that the"
-                                 " Laplace scale 1/EPS overflows; give EPS of at least 1e-308 (an epsilon that small"
-                                 " adds next to nothing).", **fields)
+                                 parameter, (eps, n), key="accounting.calculators.pairs.2", **fields)
         try:
             k = int(n)
         except (TypeError, ValueError):
             k = None
         if k is None or k != float(n) or not 1 <= k <= MAX_COUNT:
             raise ParameterError("{parameter} pair ({eps}, {n}): its count must be a whole number in [1, {most:g}].",
-                                 parameter, (eps, n), flag_template="{parameter} {eps} {n}: COUNT must be a whole number"
-                                 " in [1, {most:g}].", most=MAX_COUNT, **fields)
+                                 parameter, (eps, n), key="accounting.calculators.pairs.3", most=MAX_COUNT, **fields)
         out.append((e, k))
     return out
 
@@ -119,7 +116,7 @@ def compose(laplace=(), pure=(), delta: float = 1e-5, unit: str = "word") -> dic
         led.spend(PureDPEvent(eps), n)
     if led.n_events == 0:
         raise ParameterError("nothing to compose: give {laplace} and/or {pure} pairs (epsilon, count).", "laplace",
-                             flag_template="nothing to compose: give {laplace} EPS COUNT and/or {pure} EPS COUNT.",
+                             key="accounting.calculators.compose",
                              others=("pure",))
     return led.report(delta)
 

@@ -54,8 +54,7 @@ class LaplaceEvent:
         if not top.accepts(self.epsilon):   # the epsilon of one release: set by the caller's epsilon, said so
             raise ParameterError("invalid epsilon (sensitivity/scale)={value}: must be {allowed}.", "epsilon",
                                  self.epsilon, allowed=top.describe(),
-                                 flag_template="{epsilon} is too large: the epsilon of each noisy release it sets"
-                                 " (sensitivity/scale = {value}) must be {allowed}; lower {epsilon}.")
+                                 key="accounting.events.post_init")
 
     @property
     def l1_sensitivity(self) -> float:

@@ -172,9 +172,7 @@ def unreachable_budget(epsilon: float, delta: float, floor: float, top: float, w
     if math.isinf(floor):   # no noise reaches a finite epsilon at this delta: the delta is what to change
         return ParameterError(head + "the smallest reachable epsilon is inf (give a larger {epsilon} or {delta}"
                               + more + ").", "delta", delta, values={"epsilon": epsilon}, top=top, what=what,
-                              flag_template="budget unreachable: {delta=:g} is too small for the privacy accountant"
-                              " (no noise reaches a finite epsilon at it); give a larger {delta} (the default is"
-                              " 1e-5).")
+                              key="accounting.gaussian.unreachable_budget")
     return ParameterError(head + "the smallest reachable epsilon is {floor:.4g} (give a larger {epsilon} or {delta}"
                           + more + ").", "epsilon", epsilon, values={"delta": delta}, top=top, what=what, floor=floor)
 

@@ -406,8 +406,7 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     if user_level and corpus.user_ids is None:
         raise ParameterError("a user-level model is audited on documents with their person: give a corpus read with"
                              " its user ids ({user_field}=FIELD).", "user_field",
-                             flag_template="a user-level model is audited on documents with their person: give"
-                             " {user_field} FIELD.")
+                             key="attacks.release_audit.release_audit")
     seed = _check_seed(seed)
     root = seed if isinstance(seed, (np.random.Generator, np.random.SeedSequence)) else np.random.SeedSequence(seed)
     if isinstance(root, np.random.Generator):

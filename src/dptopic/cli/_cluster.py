@@ -6,6 +6,9 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..backends.cluster import check_scheduler_address as check
+from ..backends.cluster import dask_cluster
+from ..corpus.shards import folder_shards
 from ..errors import DPTopicError
 from ._common import add_corpus_args, positive_int
 
@@ -14,7 +17,6 @@ MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
 
 def _local_workers(s: str) -> int:
     """``--dask-local N``: a whole number of worker processes in [1, MAX_LOCAL_WORKERS]."""
-
     n = positive_int(s)
     if n > MAX_LOCAL_WORKERS:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_LOCAL_WORKERS} worker processes on one machine (this"
@@ -38,23 +40,17 @@ def add_cluster_args(p) -> None:
 @contextmanager
 def cluster_from_args(a):
     """Yield ``(backend, client)`` for the model: ``("threads", None)`` unless a cluster was asked for."""
-    from ..backends.cluster import dask_cluster  # the backends load numpy: not at the CLI's start-up
-
     with dask_cluster(a.scheduler, a.dask_local, {"scheduler": "--scheduler", "local_workers": "--dask-local"}) as pair:
         yield pair
 
 
 def check_scheduler_address(address: str) -> str:
     """``--scheduler``'s address, checked (:func:`dptopic.backends.cluster.check_scheduler_address`)."""
-    from ..backends.cluster import check_scheduler_address as check  # the backends load numpy: as above
-
     return check(address, "--scheduler")
 
 
 def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
-    from ..corpus.shards import folder_shards  # read on use: the CLI's start-up stays light
-
     if spec is None:
         return None
     p = Path(spec)
@@ -73,8 +69,6 @@ _NOT_PREPARED_WITH = ("private_vocabulary", "vocabulary_policy", "test_size")   
 def _corpus_flags() -> dict:
     """``{dest: (flag, default)}`` for every option of train that says how a corpus is read: the options of
     :func:`add_corpus_args`, read from a parser it builds (a flag added there is covered here), and train's own."""
-
-
     p = argparse.ArgumentParser(add_help=False)
     add_corpus_args(p)
     flags = {act.dest: (act.option_strings[0], act.default) for act in p._actions if act.dest != "corpus"}

@@ -92,7 +92,7 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir, claim_output  # deferred: _io's bundles load numpy
+    from .._io import check_output_dir, claim_output  # main imports _common: on use
 
     # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
     # and the check below cannot pass for two runs at once
@@ -143,27 +143,27 @@ PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alon
 # line's start-up path must not. A reader's ``format`` and ``vocabulary`` errors are written in flags.
 def load_corpus(*args, **kw):
     """:func:`dptopic.datasets.load_corpus`, its errors in flags (``--corpus``)."""
-    from ..datasets import load_corpus as read  # start-up: datasets loads numpy
+    from ..datasets import load_corpus as read  # main imports _common: on use
     with flag_errors(READING_FLAGS):
         return read(*args, **kw)
 
 
 def read_into_model(*args, **kw):
     """:func:`dptopic.datasets.read_into_model` (documents in a saved model's words), its errors in flags."""
-    from ..datasets import read_into_model as read  # start-up: datasets loads numpy
+    from ..datasets import read_into_model as read  # main imports _common: on use
     with flag_errors({**READING_FLAGS, "corpus": "--corpus", "reference": "--reference"}):
         return read(*args, **kw)
 
 
 def experiment_corpora(*args, **kw):
     """:func:`dptopic.datasets.experiment_corpora`: an experiment's (train, test)."""
-    from ..datasets import experiment_corpora as read  # start-up: datasets loads numpy
+    from ..datasets import experiment_corpora as read  # main imports _common: on use
     return read(*args, **kw)
 
 
 def read_vocabulary(*args, **kw):
     """:func:`dptopic.corpus.wordlist.read_vocabulary` (``--vocabulary FILE | wordfreq:LANG[:SIZE]``)."""
-    from ..corpus.wordlist import read_vocabulary as read  # start-up: corpus loads numpy
+    from ..corpus.wordlist import read_vocabulary as read  # main imports _common: on use
     with flag_errors({"vocabulary": "--vocabulary"}):
         return read(*args, **kw)
 
@@ -173,8 +173,13 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
     text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
     if fmt != "auto" or spec in BUILT_IN_CORPORA:
         return None
-    from ..corpus.files import tab_header_rows  # start-up: corpus loads numpy
-    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated  # as above
+    from ..corpus.files import tab_header_rows  # main imports _common: on use
+    from ..corpus.readers import (  # main imports _common: on use
+        FORMAT_NAMES,
+        auto_format,
+        file_suffix,
+        is_tab_separated,
+    )
 
     p = Path(spec)
     chosen = auto_format(p)
@@ -210,7 +215,7 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
     about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
     the topics, as fit would."""
     if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary  # deferred: the models load numba
+        from ..models.base import check_topics_fit_vocabulary  # main imports _common: on use
 
         check_topics_fit_vocabulary(n_topics, vocab_size)
     if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
@@ -373,7 +378,7 @@ def experiment_seed(a, console) -> int:
 def parse_settings(items, flag: str = "--set") -> dict:
     """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible, and
     ``none``/``None``/``null`` as None."""
-    from .._io import load_json  # read on use: the CLI's start-up stays light
+    from .._io import load_json  # main imports _common: on use
 
     out = {}
     for it in items or []:

@@ -16,7 +16,10 @@ from __future__ import annotations
 import functools
 from contextlib import contextmanager
 
-from ..errors import DPTopicError, ParameterError
+from ..errors import DPTopicError, ParameterError, use_flag_templates
+from ._flag_templates import FLAG_TEMPLATES
+
+use_flag_templates(FLAG_TEMPLATES)     # the library's lines with a sentence of the command line's own
 
 # Flags shared by every command that reads a corpus with the preprocessing options (_common.add_preprocessing_args).
 CORPUS_FLAGS = {"max_vocab": "--max-vocab", "min_df": "--min-df", "max_df": "--max-df", "stop_words": "--stop-words",

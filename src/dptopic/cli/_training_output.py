@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
+from ..accounting.card import epsilon_text
 from ..reporting.terminal import esc, print_privacy, styled
 from ._common import print_topics
 
@@ -23,7 +24,7 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
     statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
     ``--save-metrics`` asks for: ``saved``)."""
-    from ..training.by_unit import SPLIT_NAMES  # numpy: loaded when a corpus line is printed, not at start-up
+    from ..training.by_unit import SPLIT_NAMES  # randomize loads this module: trainers on use
 
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); "
@@ -112,7 +113,6 @@ def print_variational_privacy(rep: dict, console) -> None:
                   f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
     if "epsilon_moments_accountant" not in rep:
         return
-    from ..accounting.card import epsilon_text  # the card's accountants: not on the command line's start-up path
 
     ma = rep.get("epsilon_moments_accountant_paper")
     sc = rep.get("epsilon_strong_composition")
@@ -138,7 +138,7 @@ def copies_note(result, console) -> None:
 
 def _variational(model) -> bool:
     """Whether the model's held-out figures are the variational ones (svi, online-vb, the document-level trainers)."""
-    from ..models.registry import trainer_of  # reads the estimator classes: not at the command line's start-up
+    from ..models.registry import trainer_of  # randomize loads this module: trainers on use
 
     t = trainer_of(model)
     return t is not None and (t.name in ("svi", "online-vb") or {"document", "user"} <= set(t.units))
@@ -148,7 +148,7 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
                         save_metrics: bool = False) -> None:
     """What a front door prints as :func:`dptopic.train` goes (its ``callback``): the private vocabulary, the
     corpus's sizes and split, the held-out copies, FedLDA's pad-length note."""
-    from ..training.by_unit import split_by  # the estimators: read when a run prints, not at start-up
+    from ..training.by_unit import split_by  # randomize loads this module: trainers on use
 
     model = result.model
     if step == "vocabulary" and result.vocabulary_event is not None:
@@ -160,7 +160,7 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
         console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
                       f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)", markup=True)
     elif step == "split":
-        from ..models import CDPLDA, HDPLDA  # the estimator classes: as above
+        from ..models import CDPLDA, HDPLDA  # randomize loads this module: trainers on use
 
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and private_vocabulary is None
@@ -182,7 +182,6 @@ def _hdp_epsilon_line(model, console) -> None:
     eps_l = getattr(model, "epsilon_laplace_", None)
     if eps_l is None or not isinstance(model.privacy_, dict) or model.privacy_.get("epsilon") is None:
         return
-    from ..accounting.card import epsilon_text  # the card's accountants: not at start-up
 
     console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(model.privacy_['epsilon'])} per word in total"
                   f" (epsilon_laplace = {eps_l:g} per iteration)", markup=True)
@@ -198,7 +197,7 @@ def print_training_result(result, console, *, save_metrics: bool = False, show_u
     variational = _variational(model)
     saved = save_metrics or not model.is_private
     if result.metrics:
-        from ..training.reference import (  # fits LDA: read when a run prints, not at start-up
+        from ..training.reference import (  # randomize loads this module: trainers on use
             nonprivate_reference,
             reference_too_large,
         )
@@ -222,8 +221,6 @@ def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
     """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
     examples, no statistic of the paragraphs) and, beside a document-level model's ``document_epsilon``, how the two
     compare."""
-    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
-
     per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
     ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
     shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
@@ -238,8 +235,6 @@ def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
 
 def print_reports(reports, console) -> None:
     """What a local trainer reads: the reports' number, their vocabulary's size and the randomizer's epsilon."""
-    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
-
     if hasattr(reports, "epsilon_word"):
         console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
                       f" (eps_word={epsilon_text(reports.epsilon_word)})", markup=True)
@@ -251,8 +246,6 @@ def print_reports(reports, console) -> None:
 def print_local_result(result, console, *, batch_size=None, seeded: bool = False) -> None:
     """A model trained on local reports (LP-LDA, OLP-LDA, LocalDocumentLDA): its stream of mini-batches (OLP-LDA,
     ``batch_size``), topics, card, guarantee per word and per document, and where it was saved."""
-    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
-
     model, p = result.model, result.model.privacy_
     if batch_size is not None:
         console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports", markup=True)

@@ -5,6 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import attacks
+from .._io import check_output_folder, refuse_other_writer
+from ..attacks import audit as run
+from ..attacks.audit import (
+    COVERAGE_LIMIT,
+    MAX_SHADOWS,
+    ONE_RUN_CANARIES,
+    SETTING_KEYS,
+    audit_corpus,
+    saved_procedure,
+    trainer_procedure,
+)
+from ..attacks.lira import ALGORITHMS, guarantee_epsilon_parameter
 from ..errors import DPTopicError
 from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
 from ._common import (
@@ -20,9 +33,6 @@ from ._flags import READING_FLAGS, flag_errors
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 
-# copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
-COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
-
 # how the library's audit settings (and its corpus reading's) are written on this command line
 NAMES = {**{k: "--" + k.replace("_", "-") for k in (
     "algorithm", "topics", "iterations", "alpha", "beta", "epsilon", "delta", "confidence", "seed", "shadows", "targets",
@@ -33,8 +43,6 @@ NAMES = {**{k: "--" + k.replace("_", "-") for k in (
 
 def _trainer_from_args(a):
     """The :class:`~dptopic.attacks.audit.AuditedProcedure` of ``--model`` or ``--algorithm``."""
-    from ..attacks.audit import saved_procedure, trainer_procedure  # deferred: loads numpy
-
     if a.model is None:
         return trainer_procedure(a.algorithm, topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta,
                                  epsilon=a.epsilon, delta=a.delta, settings=parse_settings(a.set), names=NAMES)
@@ -50,8 +58,6 @@ def _trainer_from_args(a):
 def _audit_corpus(a, model):
     """``(corpus, note, read)``: the audited documents and how they were read
     (:func:`dptopic.attacks.audit.audit_corpus`)."""
-    from ..attacks.audit import audit_corpus  # deferred: loads numpy
-
     corpus, note, read = audit_corpus(
         a.corpus, model, fmt=a.format, uci_vocab=a.vocab, text_field=a.text_field, label_field=a.label_field,
         vocabulary=read_vocabulary(a.vocabulary) if a.vocabulary else None,
@@ -70,11 +76,6 @@ def audit_flag_names(a) -> dict:
     names = {**READING_FLAGS, "n_canaries": "--canaries",
              "canary_unit": "--canary-unit", "canary_documents": "--canary-documents"}
     if a.model is None and a.algorithm is not None:
-        from ..attacks.audit import SETTING_KEYS  # deferred: loads numpy
-        from ..attacks.lira import (
-            ALGORITHMS,  # as above
-            guarantee_epsilon_parameter,  # as above
-        )
 
         if a.algorithm in ALGORITHMS:
             key = guarantee_epsilon_parameter(a.algorithm)
@@ -102,11 +103,6 @@ def _corpus_record(a, read: dict) -> dict:
 
 
 def _audit(a):
-    # deferred: the attacks and _io's bundles load numpy, which the command line's start-up must not
-    from .. import attacks  # loaded when the command runs, off the start-up path
-    from .._io import check_output_folder, refuse_other_writer  # loaded when the command runs, off the start-up path
-    from ..attacks import audit as run  # loaded when the command runs, off the start-up path
-
     console, m, unit, K = make_console(), None, "document", 1
     design = run.audit_design(a.design, a.score, canaries=a.canaries, canary_length=a.canary_length,
                               canary_unit=a.canary_unit, canary_documents=a.canary_documents, shadows=a.shadows,

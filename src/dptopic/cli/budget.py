@@ -12,10 +12,19 @@ import json
 import os
 from pathlib import Path
 
+from .._io import atomic_write_bytes
+from ..dataset_ledger.ledger import DatasetLedger
+from ..dataset_ledger.location import ledger_path, session
+from ..dataset_ledger.names import check_name, no_ledger_error
+from ..dataset_ledger.people import read_aliases
+from ..dataset_ledger.pseudonyms import COLLECTION
+from ..dataset_ledger.store import LedgerMissing, is_url
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
+from ..protocol.secure_sum.person_ids import read_person_ids
 from ..reporting.ledger import cap_lines, person_cap_lines, print_ledger, print_persons, print_plan
 from ..reporting.terminal import make_console
+from ..service.ledger import check_round_people
 from ._common import positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 
@@ -61,7 +70,6 @@ def read_ids(a) -> tuple:
             if given is not None:
                 raise DPTopicError(f"{flag} is read with --ids FILE (the people invited): add --ids, or drop {flag}.")
         return None, None
-    from ..protocol.secure_sum.person_ids import read_person_ids  # read on use: the CLI's start-up stays light
 
     return read_person_ids(a.ids, a.user_field), ledger_file(a)
 
@@ -74,8 +82,6 @@ LEDGER_FLAGS = {"ledger": "--ledger", "no_ledger": "--no-ledger", "dataset": "--
 def ledger_file(a, must_exist: bool = False):
     """The ledger of this command (:func:`dptopic.dataset_ledger.location.ledger_path`): ``--no-ledger`` (none),
     ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
-    from ..dataset_ledger.location import ledger_path  # read on use: the CLI's start-up stays light
-
     with flag_errors(LEDGER_FLAGS):
         return ledger_path(getattr(a, "ledger", None), getattr(a, "no_ledger", False), must_exist)
 
@@ -90,15 +96,9 @@ def training_ledger(a):
     """``train``'s fits charged on the command's ledger, under ``--dataset`` (or the documents' content). An existing
     ledger is checked first, read-only: a corrupt, foreign or newer one is refused in one line before any document
     is read; a new one is created once every input is known good (``dptopic.train``)."""
-    from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
-    from ..dataset_ledger.location import session  # as above
-    from ..dataset_ledger.names import check_name, no_ledger_error  # as above
-    from ..dataset_ledger.store import LedgerMissing, is_url  # as above
-
     path = ledger_file(a)
     aliases = ()
     if getattr(a, "person_aliases", None) is not None:
-        from ..dataset_ledger.people import read_aliases  # loads numpy: as above
 
         if path is None:
             raise DPTopicError("--person-aliases links ids on the ledger that records this run, and no ledger is on"
@@ -149,9 +149,6 @@ def served_ledger(a) -> dict:
                                " --dataset.")
         _check_round_people(a, None)
         return {}
-    from ..dataset_ledger.ledger import DatasetLedger  # read on use: start-up
-    from ..dataset_ledger.location import ledger_path  # as above
-    from ..dataset_ledger.names import check_name  # as above
 
     with flag_errors(LEDGER_FLAGS):
         path = ledger_path(a.ledger)
@@ -167,7 +164,6 @@ def _check_round_people(a, path) -> None:
     the ledger that made their pseudonyms (one line otherwise)."""
     if getattr(a, "directory", None) is None:
         return
-    from ..service.ledger import check_round_people  # read on use: start-up
 
     try:
         directory = json.loads(Path(a.directory).read_text(encoding="utf-8"))
@@ -179,8 +175,6 @@ def _check_round_people(a, path) -> None:
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
 def cmd_budget_show(a):
-    from ..dataset_ledger.ledger import DatasetLedger  # read on use: the CLI's start-up stays light
-
     ledger = DatasetLedger(ledger_file(a, must_exist=True), read_only=True)
     if a.person_level:
         if a.dataset is not None:
@@ -201,8 +195,6 @@ def cmd_budget_show(a):
 
 
 def cmd_budget_cap(a):
-    from ..dataset_ledger.ledger import DatasetLedger  # read on use: the CLI's start-up stays light
-
     path = ledger_file(a)
     if a.dataset is not None and a.per_person:
         raise DPTopicError("--dataset and --per-person cannot be combined: keep --dataset NAME to cap that dataset's"
@@ -235,10 +227,6 @@ def cmd_budget_cap(a):
 
 def cmd_budget_pseudonyms(a):
     """``dptopic budget pseudonyms``: each person's pseudonym for a collection server, written to a new CSV file."""
-    from .._io import atomic_write_bytes  # read on use: the CLI's start-up stays light
-    from ..dataset_ledger.ledger import DatasetLedger  # as above
-    from ..dataset_ledger.pseudonyms import COLLECTION  # as above
-
     ids, path = read_ids(a)
     out = Path(a.out)
     if out.exists() or not out.parent.is_dir():
@@ -262,7 +250,7 @@ def cmd_budget_pseudonyms(a):
 
 
 def cmd_budget_plan(a):
-    from ..training.budget import plan_budget  # loads the trainers: not at the CLI's start-up
+    from ..training.budget import plan_budget  # budget plan alone: not show, cap
 
     if a.algorithm is None and a.unit is None:
         raise DPTopicError("budget plan needs the trainer: --algorithm NAME or --unit UNIT (as train takes them).")
@@ -275,7 +263,7 @@ def cmd_budget_plan(a):
                       "n_words": "--words"}):
         corpus = None
         if a.corpus is not None:
-            from ..corpus.readers import read_corpus  # loads numpy: only a plan of a corpus reads one
+            from ..corpus.readers import read_corpus  # budget plan alone: not show, cap
 
             with flag_errors({"user_field": "--user-field", "path": "--corpus", "format": "--format"}):
                 corpus = read_corpus(a.corpus, a.format, text_field=a.text_field, user_field=a.user_field)

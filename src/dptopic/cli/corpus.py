@@ -5,7 +5,14 @@ import json
 import sys
 from pathlib import Path
 
+from .._io import marked_run
+from ..backends import write_shards
+from ..corpus.corpus import tokenising_progress
+from ..corpus.shards import ShardSet, check_prepared_out, folder_shards
+from ..corpus.summary import corpus_summary, shard_set_summary
+from ..dataset_ledger.people import read_aliases
 from ..errors import DPTopicError
+from ..protocol.document_reports import report_file_summary
 from ..reporting.terminal import esc, make_console, prepared_line, print_corpus_summary
 from ._common import (
     add_corpus_args,
@@ -50,18 +57,13 @@ def _prepared_corpus(a):
 @with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary", "out": "--out", "n_shards": "--shards",
                   "directory": "--out"})
 def cmd_corpus_prepare(a):
-    from ..corpus.shards import check_prepared_out  # deferred: loads numpy
-
     check_prepared_out(a.out, a.shards, a.overwrite)
-    from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
 
     with tokenising_progress():
         corpus = _prepared_corpus(a)
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from .._io import marked_run  # deferred: loads numpy
-        from ..backends import write_shards  # loaded when the command runs, off the start-up path
 
         with marked_run(a.out, "corpus prepare"):      # corpus.shard_folder.SHARD_RUN: a folder is a shard set
             # the new set is written under temporary names and takes the old one's place only once complete: a run
@@ -79,9 +81,6 @@ PRIVATE_STATS_WARNING = ("these statistics are computed from private documents a
 def _shard_summary(a):
     """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
-    from ..corpus.shards import ShardSet, folder_shards  # deferred: loads numpy
-    from ..corpus.summary import shard_set_summary  # loaded when the command runs, off the start-up path
-
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
     if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not folder_shards(p):
         return None
@@ -98,9 +97,6 @@ def _shard_summary(a):
 
 @with_flag_names(CORPUS_FLAGS)
 def cmd_corpus_info(a):
-    from ..corpus.corpus import tokenising_progress  # deferred: loads numpy
-    from ..protocol.document_reports import report_file_summary  # deferred: loads numpy
-
     reports = report_file_summary(a.corpus)
     if reports is not None:
         if a.json:
@@ -114,11 +110,9 @@ def cmd_corpus_info(a):
         a.unit = "user" if a.user_field is not None else None     # the people, read as train --unit user reads them
         with tokenising_progress():
             corpus = corpus_from_args(a)
-        from ..corpus.summary import corpus_summary  # deferred: loads numpy
 
         aliases = ()
         if getattr(a, "person_aliases", None) is not None:
-            from ..dataset_ledger.people import read_aliases  # deferred: loads numpy
 
             aliases = read_aliases(a.person_aliases)
         info = corpus_summary(corpus, a.top, aliases)

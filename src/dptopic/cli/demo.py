@@ -6,17 +6,23 @@ from __future__ import annotations
 import os
 import warnings
 
-from ..reporting.terminal import esc, make_console
+from ..accounting.card import epsilon_text
+from ..corpus.corpus import NO_CAP
+from ..datasets import load_corpus
+from ..models import HDPLDA, LDA
+from ..reporting.demo_figures import check_figures_out, write_demo_figures
+from ..reporting.terminal import esc, make_console, print_privacy
+from ..training import train
+from ..training.reference import nonprivate_reference
 from ._common import add_out_args, check_out, jobs_int, positive_float, positive_int, print_topics, seed_int
 from ._flags import with_flag_names
+from ._training_output import copies_note, print_metrics, print_training_step, word_level_guarantee
 
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
                   "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
                   "seed": "--seed"})
 def cmd_demo(a):
-    from ..reporting.demo_figures import check_figures_out  # loads numpy and matplotlib: on use
-
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
     check_figures_out(a.out, a.overwrite)
     run_demo(a, make_console())
@@ -31,13 +37,6 @@ def run_demo(a, console) -> None:
     """The demo, printed on ``console``: first the guarantee a review board accepts (one paragraph protected, epsilon
     = 1 in all), then the word-level model, whose epsilon is per word; the models and figures saved. ``a``: the
     parsed flags."""
-    from ..datasets import load_corpus  # loads numpy, numba and matplotlib: on use
-    from ..models import HDPLDA, LDA  # (as above)
-    from ..reporting.demo_figures import write_demo_figures  # (as above)
-    from ..reporting.terminal import print_privacy  # (as above)
-    from ..training import train  # (as above)
-    from ._training_output import print_metrics, print_training_step, word_level_guarantee  # (as above)
-
     document = None if a.word_level_only else _document_level(a, console)
     console.rule(("dptopic demo, part 2" if document else "dptopic demo") + ": HDP-LDA, word-level DP (epsilon per"
                  " word)")
@@ -84,13 +83,6 @@ def _document_level(a, console):
     paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
     --private-vocabulary``, through :func:`dptopic.train`); its NPMI is read beside non-private LDA on the same words
     and split. Returns the folder the model was saved to and the model."""
-    from ..accounting.card import epsilon_text  # loads numpy, numba and matplotlib: on use
-    from ..corpus.corpus import NO_CAP  # (as above)
-    from ..datasets import load_corpus  # (as above)
-    from ..training import train  # (as above)
-    from ..training.reference import nonprivate_reference  # (as above)
-    from ._training_output import copies_note  # (as above)
-
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
     console.rule(f"dptopic demo, part 1: document-level DP: epsilon = {total_eps:g} per paragraph in all")

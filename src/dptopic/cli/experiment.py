@@ -7,16 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import experiments
+from .._io import check_output_folder, marked_run, refuse_other_writer
+from ..experiments.measuring import MEASUREMENT_NOTE, measuring
+from ..experiments.park_svi import check_svi_grid
 from ..reporting.terminal import esc, make_console, print_verdict
-from ._common import add_common_experiment_args, epsilon_value, experiment_corpora, positive_int
+from . import _common
+from ._common import add_common_experiment_args, epsilon_value, positive_int
 from ._flags import flag_errors
 
 
 def cmd_hdp_utility(a):
-    from .. import experiments  # deferred: loads numpy
-
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     out = Path(a.out)
     s = experiments.hdp_utility(train, test, out, eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
@@ -30,10 +33,8 @@ def cmd_hdp_utility(a):
 
 
 def cmd_topic_attack(a):
-    from .. import experiments  # deferred: loads numpy
-
     console = make_console()
-    train, _ = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, _ = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     out = Path(a.out)
     s = experiments.topic_attack_experiment(train, out, n_topics=a.topics, n_iter=a.iterations,
                                             seeds=list(range(a.seeds)), n_targets=a.targets,
@@ -97,8 +98,6 @@ def experiment_flag_names(name: str, a) -> dict:
 
 def _check_svi(a) -> None:
     """``experiment svi``: every (sigma, q) of the grid builds a valid DP-SVI before the corpus is read."""
-    from ..experiments.park_svi import check_svi_grid  # deferred: loads numpy
-
     check_svi_grid(a.sigmas, a.sampling_rates, n_topics=a.topics, n_epochs=a.epochs, clip=a.clip, delta=a.delta,
                    tau0=a.tau0)
 
@@ -114,13 +113,6 @@ def _guard_out(name, func):
     earlier runs wrote that this one did not write again stay, listed as ``earlier``, and a run that fails leaves
     every file and listing as it was."""
     def run(a):
-        # deferred: loads numpy (the command line's start-up must not)
-        from .._io import check_output_folder, marked_run, refuse_other_writer  # when the command runs
-        from ..experiments.measuring import (  # loaded when the command runs, off the start-up path
-            MEASUREMENT_NOTE,
-            measuring,
-        )
-
         command = f"experiment {name}"
         check = EXPERIMENT_CHECKS.get(name)
         if check is not None:

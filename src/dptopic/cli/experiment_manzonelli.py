@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..attacks.audit import MAX_SHADOWS
+from ..experiments import manzonelli_lira as ml
+from ..experiments.manzonelli_lira import check_classifier_trainers, check_lira_settings
 from ..reporting.terminal import esc, make_console, print_checks
 from ._common import (
     _int_arg,
@@ -20,7 +23,6 @@ from ._common import (
     unit_interval,
 )
 from ._flags import flag_errors
-from .audit import MAX_SHADOWS
 
 
 def parse_set(items, flag):
@@ -35,8 +37,6 @@ SWEEP_FLAGS = {"dp_algorithm": "--dp-algorithm", "eps_t_grid": "--eps-t-grid", "
 
 def check_lira_args(a) -> None:
     """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
-    from ..experiments.manzonelli_lira import check_lira_settings  # deferred: loads numpy
-
     with flag_errors(SWEEP_FLAGS):
         check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
                             dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid,
@@ -46,15 +46,11 @@ def check_lira_args(a) -> None:
 
 def check_classifier_mia_args(a) -> None:
     """``experiment classifier-mia``'s trainers, checked before the corpus is read or any folder written."""
-    from ..experiments.manzonelli_lira import check_classifier_trainers  # deferred: loads numpy
-
     with flag_errors({"algorithms": "--algorithms"}):
         check_classifier_trainers(a.algorithms)
 
 
 def cmd_lira(a):
-    from ..experiments import manzonelli_lira as ml  # deferred: loads numpy
-
     started = time.perf_counter()
     console = make_console()
     check_lira_args(a)
@@ -84,8 +80,6 @@ def cmd_lira(a):
 
 
 def cmd_classifier_mia(a):
-    from ..experiments import manzonelli_lira as ml  # deferred: loads numpy
-
     console = make_console()
     check_classifier_mia_args(a)
     corpus = load_corpus(a.corpus, text_field=a.text_field, label_field=a.label_field, max_vocab=a.max_vocab)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contributor.client import ServiceClient
+from ..corpus import Vocabulary
 from ..errors import DPTopicError
+from ..experiments.secure_sum import secure_sum_experiment
+from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
+from ..protocol.secure_sum.enrollment import read_invitations
 from ..reporting.terminal import make_console
+from ..service.config import read_token_file
 from ._common import PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, positive_int
 from ._flags import flag_errors
 from .secure_sum import PLAN_FLAGS
@@ -42,12 +48,6 @@ def register_experiment(esub) -> None:
 
 
 def cmd_experiment(a) -> None:
-    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
-    from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..experiments.secure_sum import secure_sum_experiment  # loaded when the command runs, off the start-up path
-    from ..protocol.secure_sum.enrollment import read_invitations  # (as above)
-    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-
     servers = list(a.server)
     cfgs = []
     for server in servers:
@@ -61,7 +61,6 @@ def cmd_experiment(a) -> None:
     client, cfg = ServiceClient(servers[0], retries=3), cfgs[0]
     with flag_errors(PLAN_FLAGS):
         if isinstance(cfg.get("cohorts"), dict):        # a round in cohorts: its invitations, one per person
-            from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation  # (as above)
 
             files = sorted(Path(a.invitations).glob("invitation-*.json")) if Path(a.invitations).is_dir() else []
             if not files:

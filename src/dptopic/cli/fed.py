@@ -1,7 +1,9 @@
 """``train --algorithm fed``'s flags, as :class:`~dptopic.models.FedLDA`'s parameters; ``experiment fedlda``."""
 from __future__ import annotations
 
+from .. import experiments
 from ..errors import DPTopicError
+from ..experiments.fedlda import fedlda_lines
 from ..reporting.terminal import make_console
 from ._common import add_seed_arg, experiment_seed, jobs_int, positive_float, positive_int, unit_interval, words_or
 from ._flags import flag_errors
@@ -63,13 +65,10 @@ def refuse_fed_flags(a) -> None:
 
 
 def cmd_fedlda_experiment(a):
-    from ..experiments import fedlda_experiment  # loads numba/numpy: not at the CLI's start-up
-    from ..experiments.fedlda import fedlda_lines  # loads numba/numpy: not at the CLI's start-up
-
     console = make_console()
     seed = experiment_seed(a, console)
     with flag_errors({"epsilon_per_entry": "--eps-table"}):     # the table's epsilons are per entry, as the paper's
-        s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
+        s = experiments.fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
                               rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
                               figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
                               rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
@@ -79,7 +78,6 @@ def cmd_fedlda_experiment(a):
 
 
 def register_fedlda_experiment(esub) -> None:
-
     p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
                                        " downstream-classification table")
     p.add_argument("--tasks", nargs="+", choices=("20ng", "sotu"), default=["20ng", "sotu"],

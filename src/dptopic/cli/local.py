@@ -9,16 +9,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .._io import check_output_file
+from ..accounting.card import epsilon_text as _eps
+from ..contributor.document_randomizer import DocumentRandomizer
+from ..contributor.randomizer import Randomizer
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
+from ..protocol.document_reports import MAGIC as DOC_MAGIC
+from ..protocol.document_reports import REPORT_ITEM_BYTES, DocumentReportSet, report_size
+from ..protocol.reports import MAGIC, ReportSet
 from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note, print_verdict
+from . import _common
 from ._common import (
     FORMATS,
     PUBLIC_VOCABULARY_DECIDES,
     add_common_experiment_args,
     add_seed_arg,
     epsilon_value,
-    experiment_corpora,
     experiment_seed,
     load_corpus,
     positive_float,
@@ -45,8 +52,6 @@ def cmd_randomize(a):
 
 
 def _randomize(a):
-    from .._io import check_output_file  # read on use: the CLI's start-up stays light
-
     if a.unit == "document":
         if a.epsilon_word is not None or a.f is not None:
             raise DPTopicError("--unit document takes --epsilon-doc (per document); --epsilon-word/--f are for --unit word.")
@@ -74,9 +79,6 @@ LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size get
 
 def is_report_file(path) -> bool:
     """Whether ``path`` is a report file (word- or document-level), which ``randomize --overwrite`` may replace."""
-    from ..protocol.document_reports import MAGIC as DOC_MAGIC  # loads numpy: not at the CLI's start-up
-    from ..protocol.reports import MAGIC  # (as above)
-
     try:
         with open(path, "rb") as fh:
             return fh.read(len(MAGIC)) in (MAGIC, DOC_MAGIC)
@@ -87,9 +89,6 @@ def is_report_file(path) -> bool:
 def randomize_words(corpus, vocabulary, out, console, *, epsilon_word=None, f=None) -> None:
     """LP-LDA's per-word reports of ``corpus`` (every document, those with no vocabulary word included: dropping them
     would make the number of reports an exact function of the raw text), saved to ``out``."""
-    from ..accounting.card import epsilon_text as _eps  # read on use: the CLI's start-up stays light
-    from ..contributor.randomizer import Randomizer  # loads numpy: not at the CLI's start-up
-
     rz = Randomizer(vocabulary, epsilon_word=epsilon_word, f=f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(out)
@@ -106,9 +105,6 @@ def randomize_words(corpus, vocabulary, out, console, *, epsilon_word=None, f=No
 def randomize_documents(corpus, vocabulary, out, console, *, epsilon_doc: float) -> None:
     """One word pair per document of ``corpus`` by k-subset selection, saved to ``out`` (a warning first when each
     report is large: :func:`warn_large_document_reports`)."""
-    from ..accounting.card import epsilon_text as _eps  # read on use: the CLI's start-up stays light
-    from ..contributor.document_randomizer import DocumentRandomizer  # loads numpy: not at the CLI's start-up
-
     rz = DocumentRandomizer(vocabulary, epsilon_doc)  # OS CSPRNG; no seed, ever
     warn_large_document_reports(rz.vocab_size, rz.epsilon, corpus.n_docs)
     reports = rz.randomize(corpus)
@@ -133,8 +129,6 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
     """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`
     (:func:`dptopic.protocol.document_reports.report_size`: the size per document, the total, and the --epsilon-doc or
     vocabulary size that keep a report under the limit); the mechanism is unchanged."""
-    from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size  # loads numpy: not at the CLI's start-up
-
     per_doc, eps_min, v_max = report_size(vocab_size, epsilon, LARGE_REPORT_BYTES)
     if eps_min is None:
         return
@@ -189,9 +183,7 @@ def add_train_args(t) -> None:
 def train_local(a, console, params: dict) -> None:
     """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
     reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
-    from ..protocol.document_reports import DocumentReportSet  # read on use: the CLI's start-up stays light
-    from ..protocol.reports import ReportSet  # read on use: the CLI's start-up stays light
-    from ..training import train  # loads numba/numpy: not at the CLI's start-up
+    from ..training import train  # train's reports alone, not randomize
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
@@ -206,7 +198,7 @@ def train_local(a, console, params: dict) -> None:
     print_reports(reports, console)
     vocab = vocab or reports.vocabulary
     if vocab is None:
-        from ..training.run import no_vocabulary_error  # read on use: the CLI's start-up stays light
+        from ..training.run import no_vocabulary_error  # train's reports alone, not randomize
 
         with flag_errors({"vocabulary": "--vocabulary"}):
             raise no_vocabulary_error()
@@ -220,10 +212,10 @@ def train_local(a, console, params: dict) -> None:
 
 # ------------------------------------------------------------------ experiments
 def cmd_ldp_utility(a):
-    from .. import experiments  # read on use: the CLI's start-up stays light
+    from .. import experiments  # experiments alone, not randomize
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
                                 progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
@@ -234,10 +226,10 @@ def cmd_ldp_utility(a):
 
 
 def cmd_olp(a):
-    from .. import experiments  # read on use: the CLI's start-up stays light
+    from .. import experiments  # experiments alone, not randomize
 
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     try:
         s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                        n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
@@ -255,7 +247,6 @@ def cmd_olp(a):
 
 
 def register_zhao_local(esub) -> None:
-
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
     u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])

@@ -1,6 +1,7 @@
 """The ``dptopic`` command line.
 
-One module per command group; each has ``register(subparsers)``. Every user error
+One module per command group; each has ``register(subparsers)``, found through the command table (``COMMANDS``)
+when its command runs. Every user error
 ends in one line on stderr (``error: ...``) and exit status 2: a bad option as much as
 a bad file or parameter (:class:`~dptopic.errors.DPTopicError`). Ctrl-C exits with
 status 130 and one line, whenever it comes.
@@ -8,6 +9,7 @@ status 130 and one line, whenever it comes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import re
@@ -16,28 +18,45 @@ import warnings
 
 from .. import __version__
 from ..errors import DPTopicError, ParameterWarning
-from . import (
-    _common,
-    audit,
-    budget,
-    corpus,
-    experiment,
-    local,
-    privacy,
-    recommend,
-    refit,
-    report,
-    results,
-    search,
-    secure_sum,
-    serve,
-    train,
-)
+from . import _common
 from ._flags import OUTPUT_FLAGS, WARNING_FLAGS, flag_message
 
-# Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, refit, search, recommend, results, corpus, privacy, budget, experiment, local, audit, report,
-                  serve, secure_sum]
+# The command table, in the order ``--help`` lists it: a command's name, the module under ``dptopic.cli`` that
+# registers and runs it (its ``register(subparsers)``), and the line ``--help`` shows. A command's module is imported
+# only when that command runs; ``dptopic --help`` imports none (the summaries are here, checked against each
+# module's own by tests/cli/test_main.py). A new command: a row here and ``register`` in its module.
+COMMANDS = {
+    "train": ("train", "train a topic model, evaluate it and save it"),
+    "demo": ("train", "the main job: topic models of the demo corpus under document-level DP at epsilon = 1, then"
+                      " private HDP-LDA (word-level; hybrid differentially private LDA, Zhao et al.) with a"
+                      " non-private reference; figures as PNG"),
+    "evaluate": ("train", "perplexity and coherence of a saved model on a corpus"),
+    "topics": ("train", "show a saved model's topics and privacy report"),
+    "refit": ("refit", "read a saved docdp-cooc model's topics at another K from its releases (free)"),
+    "search": ("search", "private hyper-parameter search: a secret random number of runs, the best one released"),
+    "recommend": ("recommend", "which trainer and settings for a guarantee, the topic coverage and downstream accuracy"
+                               " to expect and how many topics the budget supports (reads no data)"),
+    "transform": ("results", "document-topic proportions of documents under a saved model (CSV or .npy)"),
+    "export": ("results", "export a saved model for other tools (pyLDAvis)"),
+    "pull": ("results", "fetch a collection server's current model into a model folder"),
+    "corpus": ("corpus", "corpus tools"),
+    "privacy": ("privacy", "privacy calculators"),
+    "budget": ("budget", "the dataset ledger: every private release, its documents, totals and caps"),
+    "experiment": ("experiment", "reproduce the papers' figures (CSV + PNG + a verdict)"),
+    "randomize": ("local", "contributor side: turn documents into locally private reports"),
+    "audit": ("audit", "attack shadow models retrained with a model's training procedure (LiRA) and compare with"
+                       " its privacy claim"),
+    "report": ("report", "one self-contained HTML report: topics, evaluation, privacy card, audit"),
+    "serve": ("serve", "run the collection server (local-DP reports, OLP-LDA, FedLDA rounds)"),
+    "submit": ("serve", "contributor side: randomize your documents locally and upload the reports"),
+    "fed-client": ("serve", "take part in FedLDA rounds with your documents (kept local)"),
+    "secure-sum": ("secure_sum", "the operator's side of a secure-sum round (invitations)"),
+}
+
+
+def command_module(name: str):
+    """The module that registers and runs command ``name`` (imported now, on first use)."""
+    return importlib.import_module(f"{__package__}.{COMMANDS[name][0]}")
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -93,17 +112,37 @@ class ArgumentParser(argparse.ArgumentParser):
         return ns
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only=None) -> argparse.ArgumentParser:
+    """The command line's parser. Every command's own parser by default (the docs and tests read them all); with
+    ``only``, the parser of that command's module alone, and for every other command a stub carrying its name and
+    summary, so that its module is not imported."""
     ap = ArgumentParser(prog="dptopic", description="Differentially private topic models (LDA) and auditing.")
     ap.add_argument("--version", action="version", version=f"dptopic {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in COMMAND_GROUPS:
-        group.register(sub)
+    wanted = None if only is None else COMMANDS.get(only, ("",))[0]     # "": no module, every command a stub
+    registered = set()
+    for name, (module, summary) in COMMANDS.items():
+        if wanted is None or module == wanted:
+            if module not in registered:        # a module registers all its commands at once, in the table's order
+                registered.add(module)
+                command_module(name).register(sub)
+        else:
+            sub.add_parser(name, help=summary, add_help=False)
     return ap
 
 
+def _command_named(argv) -> str | None:
+    """The command the arguments name: the first that is not an option (the top level takes no option values)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    return next((str(word) for word in args if not str(word).startswith("-")), None)
+
+
 def _run(argv) -> int:
-    parser = build_parser()
+    try:    # imports the command's module: one that loads numba checks NUMBA_NUM_THREADS first (dptopic.kernels)
+        parser = build_parser(only=_command_named(argv) or "")
+    except DPTopicError as e:
+        print(f"error: {flag_message(e, OUTPUT_FLAGS)}", file=sys.stderr)
+        return 2
     a = parser.parse_args(argv)
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     # the command's warning settings end with it (a caller of main() in the same process keeps its own)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import json
 
+from ..accounting.calculators import compose, fed_report_words, hdp_calculator, inherent_bounds
 from ..errors import DPTopicError
+from ..reporting.calculators import compose_lines, fed_report_words_lines, hdp_lines, inherent_lines
 from ..reporting.terminal import make_console, print_verification, warn
 from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
@@ -27,9 +29,6 @@ def _print(lines) -> None:
 @with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations", "n_t": "--n-t",
                   "max_n_tprime": "--max-n-tprime"})
 def cmd_privacy_inherent(a):
-    from ..accounting.calculators import inherent_bounds  # loaded when the command runs, off the start-up path
-    from ..reporting.calculators import inherent_lines  # as above
-
     _print(inherent_lines(inherent_bounds(a.n_t, a.max_n_tprime, a.beta, a.cmax, a.iterations)))
 
 
@@ -39,8 +38,6 @@ HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-
 
 
 def cmd_privacy_hdp(a):
-    from ..accounting.calculators import hdp_calculator  # loads numpy: off the start-up path
-    from ..reporting.calculators import hdp_lines  # as above
 
     # with --clip, eps_I follows from it (a refusal of eps_I names --clip), unless both were given
     from_clip = FROM_CLIP if a.clip is not None and a.epsilon_inherent is None else {}
@@ -55,8 +52,6 @@ def cmd_privacy_hdp(a):
 
 @with_flag_names({"laplace": "--laplace", "pure": "--pure"})
 def cmd_privacy_compose(a):
-    from ..accounting.calculators import compose  # deferred: loads numpy
-    from ..reporting.calculators import compose_lines  # as above
 
     # the unit the figures are stated per: argparse allows COMPOSE_UNITS
     _print(compose_lines(compose(a.laplace, a.pure, a.delta, a.unit), a.unit, a.delta))
@@ -71,9 +66,6 @@ _fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie
 
 @with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
-    from ..accounting.calculators import fed_report_words  # deferred: loads numpy
-    from ..reporting.calculators import fed_report_words_lines  # as above
-
     if a.old_epsilon is not None:
         raise DPTopicError("--epsilon is now --epsilon-per-entry here: the reports' word count follows from the epsilon"
                            " per entry, not FedLDA's per-user total (train --algorithm fed --epsilon).")
@@ -86,7 +78,7 @@ def cmd_privacy_fed_report_words(a):
 
 
 def cmd_privacy_verify(a):
-    from ..reporting.verification import verify_saved_model  # deferred: loads numpy
+    from ..reporting.verification import verify_saved_model  # verify alone loads the models: the calculators stay quick
 
     v = verify_saved_model(a.model)
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed

@@ -7,8 +7,27 @@ import argparse
 import json
 import math
 
-from ..models.registry import for_unit_trainer
+from .. import advice
+from ..accounting.units import TRAIN_DELTA
+from ..advice import (
+    BELOW_PUBLIC,
+    LARGE_DELTA,
+    MAX_DOCS,
+    MEASURE_NAMES,
+    PUBLIC_WORDS,
+    docs_needed_text,
+    epsilon_for_useful,
+    forecast_inputs,
+    large_delta,
+    range_text,
+    suggested_delta,
+    supported_note,
+    useful_threshold,
+    verdict,
+)
+from ..models.registry import for_unit_trainer, train_refusal_error
 from ..reporting.terminal import esc, make_console, plural
+from ..service.startup import SECURE_SUM_PEOPLE
 from ._common import positive_float, positive_int, unit_interval
 from ._flags import WARNING_FLAGS, flag_errors
 from ._trainers import trainer_flag
@@ -27,11 +46,9 @@ def in_flags(text) -> str:
 
 
 def cmd_recommend(a):
-    from ..advice import epsilon_for_useful, recommend  # read on use: the CLI's start-up stays light
-
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
-        rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
+        rec = advice.recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
     epsilon_for_useful(rec)     # the other way to useful topics than more documents, said beside them
     if a.json:
         print(json.dumps({**rec.to_dict(), "notes": [in_flags(n) for n in rec.notes]}, indent=2))
@@ -47,8 +64,6 @@ def cmd_recommend(a):
 
 def secure_sum_note(people: int) -> str:
     """``dptopic recommend --unit user``'s line on the secure sum for a corpus of ``people`` people."""
-    from ..service.startup import SECURE_SUM_PEOPLE  # read on use: a light start
-
     if people >= SECURE_SUM_PEOPLE:
         return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
                 " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
@@ -61,24 +76,6 @@ def secure_sum_note(people: int) -> str:
 def print_recommendation(rec, console, *, unit: str, epsilon: float, docs: int, topics: int, delta: float) -> None:
     """Print ``rec`` (:func:`dptopic.advice.recommend`'s, for these settings) for a reader at a terminal; the last
     lines (each note) follow it. Reads no data."""
-    from ..accounting.units import TRAIN_DELTA  # read on use: the CLI's start-up stays light
-    from ..advice import (  # read on use: the CLI's start-up stays light
-        BELOW_PUBLIC,
-        LARGE_DELTA,
-        MAX_DOCS,
-        MEASURE_NAMES,
-        PUBLIC_WORDS,
-        docs_needed_text,
-        forecast_inputs,
-        large_delta,
-        range_text,
-        suggested_delta,
-        supported_note,
-        useful_threshold,
-        verdict,
-    )
-    from ..models.registry import train_refusal_error  # (as above)
-
     counted = plural(docs, "person") if unit == "user" else plural(docs, "document")
     if unit == "user":
         counted = counted.replace("persons", "people")
@@ -177,7 +174,6 @@ def what_to_do(rec, counted: str) -> str:
 
 def _doc_count(s: str) -> int:
     """A positive whole number of documents, also written as ``1e6`` (an estimate is often given so)."""
-
     try:
         return positive_int(s)
     except argparse.ArgumentTypeError:

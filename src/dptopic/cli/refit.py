@@ -6,6 +6,9 @@ Only a trainer whose saved releases determine the topics at any K allows it: ``d
 from __future__ import annotations
 
 from ..errors import DPTopicError
+from ..models import load
+from ..models.registry import trainer_of
+from ..moments.refit import suggest_n_topics
 from ..reporting.terminal import esc, make_console
 from ._common import add_model_arg, add_out_args, check_out, positive_int, print_topics
 from ._flags import with_flag_names
@@ -13,8 +16,6 @@ from ._flags import with_flag_names
 
 @with_flag_names({"n_topics": "--topics"})
 def cmd_refit(a):
-    from ..models import load  # loads numba/numpy: not at the CLI's start-up
-
     if a.topics is None and not a.suggest:
         raise DPTopicError("refit needs --topics K (the number of topics to read), or --suggest.")
     model = load(a.model)
@@ -22,7 +23,6 @@ def cmd_refit(a):
         raise DPTopicError(refit_refusal(a.model, model))
     console, topics = make_console(), a.topics
     if a.suggest:
-        from ..moments.refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
 
         s = suggest_n_topics(model)
         console.print(f"from the releases alone (free): {s['outliers']} eigenvalue(s) of the co-occurrence release"
@@ -43,8 +43,6 @@ def cmd_refit(a):
 
 def refit_refusal(path, model) -> str | None:
     """Why ``refit`` cannot read ``model``'s topics at another K, and what gives them instead; None when it can."""
-    from ..models.registry import trainer_of  # the estimator classes: loaded when used
-
     entry, name = trainer_of(model), f"{path!r} holds a {type(model).__name__} model"
     if entry is not None and entry.reads == "reports":
         return (f"{name} trained on randomized reports, which are the release: train again on the same reports with"

@@ -3,17 +3,16 @@ from __future__ import annotations
 
 import sys
 
+from .. import load
+from .._io import atomic_write_bytes, check_output_file
 from ..errors import DPTopicError
+from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page
 from ..reporting.terminal import make_console
 from ._common import add_model_arg, owner_only_note, positive_int, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args, flag_errors
 
 
 def cmd_report(a):
-    from .. import load  # deferred: loads numpy
-    from .._io import atomic_write_bytes, check_output_file  # loaded when the command runs, off the start-up path
-    from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page  # when the command runs
-
     out = check_output_file(a.out, is_report, overwrite=a.overwrite, what="report")
     if out.suffix.lower() not in (".html", ".htm"):
         raise DPTopicError(f"--out {a.out!r} must end in .html: the report is one HTML file.")

@@ -4,6 +4,18 @@ from __future__ import annotations
 import json
 import sys
 
+from .. import load
+from .._io import atomic_write_bytes
+from ..contributor.client import ServiceClient
+from ..reporting.export import (
+    SPREAD_WARNING,
+    check_export_out,
+    check_theta_out,
+    private_input_note,
+    pyldavis_export,
+    write_theta_table,
+)
+from ..reporting.pull import pull
 from ..reporting.terminal import make_console, warn
 from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
 from ._flags import add_reading_args, with_flag_names
@@ -16,8 +28,6 @@ def _add_input_args(p, what: str) -> None:
 
 
 def _model_and_docs(a):
-    from .. import load  # deferred: loads numpy
-
     model = load(a.model)
     given = getattr(a, "id_field", None)
     docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, parameter="corpus", keep_empty=True,
@@ -31,8 +41,6 @@ DEFAULT_ID_FIELD = "id"     # transform's doc_id column: this JSONL field / CSV 
 
 
 def cmd_transform(a):
-    from ..reporting.export import check_theta_out, private_input_note, write_theta_table  # deferred: loads numpy
-
     out = check_theta_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
     theta = model.transform(docs)
@@ -49,8 +57,6 @@ def export_warnings(doc: dict, model, kept_words_only: bool = False, corpus_publ
     """The warnings ``dptopic export`` gives about the document it wrote (``reporting.export.pyldavis_export``): most
     of the topics' weight spread over the words outside the kept ones (``reporting.export.SPREAD_WARNING``), and
     figures read from documents not declared public."""
-    from ..reporting.export import SPREAD_WARNING  # deferred: loads numpy
-
     out = []
     sm = doc.get("smoothing")
     if sm and not kept_words_only and sm["weight_outside_kept_words"] >= SPREAD_WARNING:
@@ -71,9 +77,6 @@ EXPORT_FLAGS = {"kept_words_only": "--kept-words-only", "show_unsupported": "--s
 
 @with_flag_names(EXPORT_FLAGS)
 def cmd_export(a):
-    from .._io import atomic_write_bytes  # deferred: loads numpy
-    from ..reporting.export import check_export_out, pyldavis_export  # when the command runs
-
     out = check_export_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
     if a.show_unsupported:
@@ -92,9 +95,6 @@ def cmd_export(a):
 
 @with_flag_names({"fed": "--fed"})
 def cmd_pull(a):
-    from ..contributor.client import ServiceClient  # deferred: loads numpy
-    from ..reporting.pull import pull  # deferred: loads numpy
-
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)
     make_console().print(pull_line(info, a.fed))

@@ -12,9 +12,12 @@ import math
 import signal
 import threading
 
+from ..accounting.tuning import geometric_gamma
 from ..errors import DPTopicError
 from ..models.registry import NOT_SEARCHED, SEARCHABLE, TRAINERS
 from ..reporting.terminal import make_console, print_privacy
+from ..training import build_model
+from ..training.private_search import RandomStoppingSearch, held_interrupts
 from ._common import (
     _float_arg,
     add_corpus_args,
@@ -25,10 +28,11 @@ from ._common import (
     unit_interval,
 )
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, READING_FLAGS, flag_errors
-from ._train_flags import algorithm_flags, algorithm_only, common_flags, flag_applies, parameter_flags
+from ._train_flags import _train_options, algorithm_flags, algorithm_only, common_flags, flag_applies, parameter_flags
 from ._train_parser import add_train_arguments
 from ._trainers import COMMON_FLAGS
 from .budget import add_ledger_flags, training_ledger
+from .train import _refuse_person_flags_without_unit, _refuse_user_level_flags, _resolve_unit, _training_corpus
 
 TRAIN_OPTIONS = ("unit", "user_field", "documents_per_user", "person_statistic", "vocabulary", "private_vocabulary",
                  "vocabulary_policy", "public_vectors", "vectors_route")
@@ -56,8 +60,6 @@ def _grid_entry(text: str) -> tuple:
 def _grid(a) -> tuple[dict, dict]:
     """``(param_grid, names)``: each ``--grid`` entry as the trainer's parameter and its values, parsed as ``train``
     parses that option."""
-    from ._train_flags import _train_options  # the train parser's options: loaded when used
-
     parser = argparse.ArgumentParser(add_help=False)
     add_train_arguments(parser)
     actions = {act.dest: act for act in parser._actions if act.option_strings}
@@ -85,12 +87,6 @@ def _resolve(a) -> argparse.Namespace:
     """The flags as read, with the trainer each run gets: ``--algorithm``, or the one ``--unit`` picks (train's
     rules: its refusals of the person's flags without the unit, of an algorithm the unit does not take, of an epsilon
     the unit's trainer cannot spend, of flags that do not fit the user unit, each in train's words)."""
-    from .train import (  # train's refusals: one rule for both commands
-        _refuse_person_flags_without_unit,
-        _refuse_user_level_flags,
-        _resolve_unit,
-    )
-
     if a.unit == "word":
         raise DPTopicError("--unit word trains hdp, whose runs a private search cannot score (it decides no supported"
                            " topics from its release): give --unit document or user, or train one word-level model"
@@ -155,11 +151,6 @@ def _interruptible():
 
 
 def cmd_search(a):
-    from ..accounting.tuning import geometric_gamma  # the search's rule of its runs: not at the CLI's start-up
-    from ..training import build_model  # the library's trainers: not at the CLI's start-up
-    from ..training.private_search import RandomStoppingSearch, held_interrupts  # loads numba/numpy: as above
-    from .train import _training_corpus  # train's reading of the corpus and its vocabulary
-
     a = _resolve(a)
     grid, grid_names = _grid(a)
     fixed = _fixed(a, grid)

@@ -5,7 +5,9 @@ import argparse
 import logging
 import warnings
 
+from ..accounting.verify import fmt_epsilon
 from ..errors import DPTopicError
+from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT
 from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
 from ._common import (
     PUBLIC_VOCABULARY_DECIDES,
@@ -44,7 +46,7 @@ _seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600]
 
 
 def _loopback(host) -> bool:
-    from ..service.startup import LOOPBACK  # deferred: loads numpy
+    from ..service.startup import LOOPBACK  # server side: not submit
 
     return host in LOOPBACK
 
@@ -96,8 +98,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16; :func:`dptopic.service.startup.above_client_limit`): contributors who keep their
     default refuse to send anything. A warning, not a refusal: a contributor may raise the limit."""
-    from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT  # deferred: loads numpy
-    from ..service.startup import above_client_limit  # deferred: loads numpy
+    from ..service.startup import above_client_limit  # server side: not submit
 
     for parameter, eps, client in above_client_limit(cfg, fed_user_budget):
         flag = (f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
@@ -110,8 +111,8 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file  # deferred: the service loads numpy
-    from ..service.startup import FED_DEFAULTS, serve_config  # loaded when the command runs, off the start-up path
+    from ..service.config import read_token_file  # server side: not submit
+    from ..service.startup import FED_DEFAULTS, serve_config  # server side: not submit
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
@@ -167,7 +168,7 @@ def cmd_serve(a):
 
 
 def _serve(a):
-    from ..service import create_app, startup  # deferred: loads numpy
+    from ..service import create_app, startup  # server side: not submit
 
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
@@ -183,8 +184,8 @@ def _serve(a):
 
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
-    from ..service.http import server_options  # deferred: loads numpy
-    from ..service.startup import banner, check_database, kept_settings_warning, run_server  # when the command runs
+    from ..service.http import server_options  # server side: not submit
+    from ..service.startup import banner, check_database, kept_settings_warning, run_server  # server side: not submit
 
     probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -212,7 +213,7 @@ CLIENT_FLAGS = {"state": "--state", "contributor": "--contributor", "client_id":
 
 @with_flag_names(CLIENT_FLAGS)
 def cmd_submit(a):
-    from ..contributor.client import ServiceClient, default_state_folder, submit  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, submit  # contributor side: not serve
 
     if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
         return
@@ -244,7 +245,7 @@ def _limit(a) -> dict:
 
 @with_flag_names(CLIENT_FLAGS)
 def cmd_fed_client(a):
-    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # deferred: loads numpy
+    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # contributor side: not serve
 
     console = make_console()
     corpus = _client_corpus(a)
@@ -262,8 +263,6 @@ def cmd_fed_client(a):
 def submit_lines(s: dict, server: str) -> list[str]:
     """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
     prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
-    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
-
     eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
     kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
             " running it again, without randomizing again" if s["state"] else
@@ -299,8 +298,6 @@ def submit_lines(s: dict, server: str) -> list[str]:
 def fed_client_lines(s: dict) -> list[str]:
     """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
     fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
-    from ..accounting.verify import fmt_epsilon  # read on use: the CLI's start-up stays light
-
     eps = fmt_epsilon     # rounded up: never below what was spent
     if s["state"] is None:
         kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import experiments
+from ..experiments.park_svi import svi_lines
 from ..reporting.terminal import esc, make_console, print_verdict
-from ._common import experiment_corpora, positive_float, positive_int, seeds_int
+from . import _common
+from ._common import positive_float, positive_int, seeds_int
 
 
 def _passes(text: str):
@@ -33,11 +36,8 @@ def add_svi_args(t) -> None:
 
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
-    from .. import experiments  # read on use: the CLI's start-up stays light
-    from ..experiments.park_svi import svi_lines  # loads numpy: not at the CLI's start-up
-
     console = make_console()
-    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     s = experiments.svi_tradeoff(train, test, a.out, name=a.corpus, sigmas=tuple(a.sigmas),
                                  sampling_rates=tuple(a.sampling_rates), n_topics=a.topics, n_epochs=a.epochs,
                                  clip=a.clip, delta=a.delta, tau0=a.tau0, seeds=tuple(range(a.seeds)),

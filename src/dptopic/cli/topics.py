@@ -5,6 +5,10 @@ import argparse
 import json
 import sys
 
+from ..models import load
+from ..reporting import export
+from ..reporting.export import topics_csv, topics_document
+from ..reporting.page import evaluation_figures
 from ..reporting.terminal import esc, make_console, print_privacy
 from ._common import (
     add_corpus_args,
@@ -25,7 +29,6 @@ MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, st
 
 def _window_int(s: str) -> int:
     """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
-
     v = positive_int(s)
     if v > MAX_WINDOW:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_WINDOW} tokens (a window longer than every document"
@@ -35,9 +38,6 @@ def _window_int(s: str) -> int:
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    from ..models import load  # loads numba/numpy: not at the CLI's start-up
-    from ..reporting.page import evaluation_figures  # as above
-
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
     # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
@@ -58,8 +58,6 @@ def cmd_evaluate(a):
 
 
 def cmd_topics(a):
-    from ..models import load  # loads numba/numpy: not at the CLI's start-up
-
     model = load(a.model)
     if a.show_unsupported:
         refuse_show_unsupported(model, a.model)
@@ -67,7 +65,6 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
-    from ..reporting.export import topics_csv, topics_document  # loads numpy: not at the CLI's start-up
 
     if a.format == "json":
         print(json.dumps(topics_document(model, a.n, a.model, a.show_unsupported, names=TOPICS_FLAGS), indent=2))
@@ -81,9 +78,7 @@ def cmd_topics(a):
 def privacy_card_line(model, path) -> str:
     """One line pointing a CSV's reader to the model's privacy card
     (:func:`dptopic.reporting.export.privacy_card_line`)."""
-    from ..reporting.export import privacy_card_line as line  # loads numpy: not at the CLI's start-up
-
-    return line(model, path, TOPICS_FLAGS)
+    return export.privacy_card_line(model, path, TOPICS_FLAGS)
 
 
 def print_quality(q: dict, console, *, top_n: int, asked_top_n: int, vocab_size: int, mode: str, compare_to=None,

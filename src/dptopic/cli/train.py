@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
+
+from ..accounting import plan
+from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from ..accounting.units import UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..backends import training_source
+from ..corpus.corpus import tokenising_progress
+from ..datasets import check_user_corpus, corpus_format, read_public_corpus
 from ..errors import DPTopicError
+from ..mechanisms import laplace
 from ..models.registry import TRAINERS, train_refusal_error, unit_algorithm_error
 from ..reporting.terminal import make_console
+from ..training import build_model, train
+from ..training.by_unit import trainer_for_unit
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
 from ._common import (
     BUILT_IN_CORPORA,
@@ -144,7 +154,6 @@ def _refuse_user_level_flags(a) -> None:
     named without the unit is refused first, ``_refuse_person_flags_without_unit``."""
     if a.unit != "user":
         return
-    from ..datasets import check_user_corpus  # loads numpy: not at the CLI's start-up
 
     with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
         if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
@@ -160,8 +169,6 @@ def _refuse_user_level_flags(a) -> None:
 
 def _corpus_format(a) -> str:
     """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
-    from ..datasets import corpus_format  # loads numpy: not at the CLI's start-up
-
     with flag_errors(FORMAT_FLAG):
         return corpus_format(a.corpus, a.format)
 
@@ -182,8 +189,6 @@ def _training_corpus(a):
     ``--vocabulary``: over that public word list, no word chosen from the data. ``--private-vocabulary``: every word
     kept (DP set union, in :func:`dptopic.train`, chooses them inside its own budget). Otherwise the vocabulary comes
     from the data (``--max-vocab``/``--min-df``) and is treated as public."""
-    from ..corpus.corpus import tokenising_progress  # read on use: the CLI's start-up stays light
-
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
     if a.vocabulary is not None:
@@ -242,7 +247,6 @@ def _resolve_unit(a) -> tuple:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..training.by_unit import trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
@@ -276,11 +280,6 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import (  # read on use: the CLI's start-up stays light
-        hdp_iterations_within,
-        smallest_hdp_budget,
-    )
-
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
     n_iter, delta, budget = int(n_iter), float(a.delta), float(a.epsilon)
@@ -338,10 +337,9 @@ def _train(a, console, unit_note=None):
     """Check the flags, map them to ``dptopic.train``'s parameters, call it and print what it returns."""
     _refuse_foreign_flags(a)
     if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
-        from ..mechanisms.laplace import require_opendp  # read on use: the CLI's start-up stays light
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
-        require_opendp()
+        laplace.require_opendp()
     if unit_note:   # printed once every flag is known to apply (rich markup: fixed words only)
         console.print(unit_note, markup=True)
     check_out(a)
@@ -355,8 +353,6 @@ def _train(a, console, unit_note=None):
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
     _refuse_user_level_flags(a)         # the person's flags fit the unit, before any corpus is read
-    from ..datasets import read_public_corpus  # loads numpy: not at the CLI's start-up
-    from ..training import build_model, train  # the library's run (not on the command line's start-up path)
 
     if flag_applies("user_budget", a.algorithm):        # fed: its budget per entry, per user or a per-user total
         refuse_fed_flags(a)
@@ -367,9 +363,8 @@ def _train(a, console, unit_note=None):
     epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
     model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
     if a.algorithm in _DOC:
-        from ..accounting.plan import refuse_unreachable  # loads numpy: not at the CLI's start-up
 
-        refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
+        plan.refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
 
     with flag_errors({"public_corpus": "--public-corpus", "public_text_field": "--public-text-field",
                       "corpus": "--corpus"}):
@@ -377,7 +372,6 @@ def _train(a, console, unit_note=None):
             a.public_corpus, private=a.corpus, text_field=a.text_field, public_text_field=a.public_text_field,
             lowercase=a.lowercase)
     if shards is not None:
-        from ..backends import training_source  # loads numba/numpy: not at the CLI's start-up
 
         source, vocab = training_source(shards), None      # a bad shard folder is refused before a cluster starts
     else:
@@ -413,7 +407,6 @@ def _say_step(step: str, result, a, console) -> None:
         v = result.model.public_vectors_
         how = ("used by default; --public-vectors none turns them off" if v.get("default") else
                "given with --public-vectors")
-        from rich.markup import escape  # rich: loaded only to print
 
         console.print(f"[bold]public vectors[/]: {escape(result.model.public_vectors_note_)}, read in the clear (the"
                       f" guarantee does not depend on them), {how}", markup=True, highlight=False)
@@ -423,7 +416,6 @@ def _say_step(step: str, result, a, console) -> None:
 
 
 def register(sub) -> None:
-
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
     add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'

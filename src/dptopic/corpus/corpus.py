@@ -53,9 +53,8 @@ from .vocabulary import Vocabulary
 
 def _empty_corpus_error(head: str) -> ParameterError:
     """An empty corpus after preprocessing: the settings that keep more words, in the caller's names."""
-    return ParameterError(head + "; give more text or lower {min_df}/min_length.", "min_df",
-                          flag_template=head + "; give more text, or keep more words: lower {min_df}, raise {max_df},"
-                          " or check {stop_words} and {vocabulary}.")
+    return ParameterError("{head}; give more text or lower {min_df}/min_length.", "min_df", head=head,
+                          key="corpus.corpus.empty_corpus", others=("max_df", "stop_words", "vocabulary"))
 
 
 def _word_hashes(words, key: int) -> np.ndarray:
@@ -962,8 +961,7 @@ class Corpus:
             what = what or f"{self.n_docs} documents"
             raise ParameterError("the split put all {what} in one part: give more {unit}, or another {test_size} or"
                                  " key.", "test_size", what=what, unit=what.split()[-1],
-                                 flag_template="the split put all {what} in one part: give more {unit}, or another"
-                                               " {test_size}.")
+                                 key="corpus.corpus.parts")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":

@@ -88,8 +88,7 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_settable: bool = True):
                     " be found beside it: name the pair docword.NAME.txt and vocab.NAME.txt, side by side")
             raise ParameterError(head + " (the UCI vocabulary is read from there; {vocabulary=} is the public word"
                                  " list the documents are read into).", "vocab", None, name=repr(p.name),
-                                 flag_template=head + " (this command reads the UCI vocabulary from there;"
-                                 " {vocabulary=} is the public word list the documents are read into).")
+                                 key="corpus.readers.uci_vocabulary")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
             raise ParameterError("a UCI corpus needs its vocabulary file, and there is no {guess} beside {name}: "

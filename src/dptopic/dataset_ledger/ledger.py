@@ -60,11 +60,11 @@ class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
     def __init__(self, path, read_only: bool = False):
         if isinstance(path, (str, os.PathLike)) and not str(path).strip():
             raise ParameterError("{ledger=} names no ledger: give the path of a ledger file or a postgresql:// URL.",
-                                 "ledger", path, flag_template="{ledger} '' names no ledger: give a file path.")
+                                 "ledger", path, key="dataset_ledger.ledger.init")
         self.path = location(path) if isinstance(path, (str, os.PathLike)) else path
         if isinstance(self.path, (bool, int, float)) or self.path is None:
             raise ParameterError("invalid {ledger=}: give the path of a ledger file or a postgresql:// URL.",
-                                 "ledger", path, flag_template="invalid {ledger} {value!r}: give a file path.")
+                                 "ledger", path, key="dataset_ledger.ledger.init.2")
         self.store = open_store(self.path, read_only=read_only)
         self.read_only = read_only
         self.version = self.store.open(create=not read_only)

@@ -40,17 +40,17 @@ def ledger_path(path=None, off: bool = False, must_exist: bool = False):
     if off:
         if path is not None:
             raise ParameterError("give {ledger} or {no_ledger}, not both.", "ledger", path, others=("no_ledger",),
-                                 flag_template="give {ledger} PATH or {no_ledger}, not both.")
+                                 key="dataset_ledger.location.ledger_path.3")
         return None
     if path is not None and (not isinstance(path, (str, os.PathLike)) or not str(path).strip()):
         raise ParameterError("{ledger} needs a file path (or set {no_ledger}).", "ledger", path,
-                             flag_template="{ledger} needs a file path (or give {no_ledger}).")
+                             key="dataset_ledger.location.ledger_path")
     env = os.environ.get(ENV, "").strip()
     chosen = location(path) if path is not None else location(env, ENV) if env else default_path()
     if must_exist and not is_url(chosen) and not os.path.lexists(chosen):
         raise ParameterError("no ledger at {path}: nothing has been recorded there yet (give {ledger} or {env} to"
-                             " read another).", "ledger", path, flag_template="no ledger at {path}: nothing has been"
-                             " recorded there yet (give {ledger} PATH or {env} to read another).", path=chosen, env=ENV)
+                             " read another).", "ledger", path, key="dataset_ledger.location.ledger_path.2",
+                             path=chosen, env=ENV)
     return chosen
 
 

@@ -59,5 +59,4 @@ def no_ledger_error(dataset) -> ParameterError:
     own flag for it is ``no_ledger``)."""
     return ParameterError("{dataset=} names the release a ledger records, and ledger=False records none: drop"
                           " {dataset} (or give a ledger).", "dataset", dataset, others=("no_ledger",),
-                          flag_template="{dataset} names the release a ledger records, and {no_ledger} records none:"
-                          " drop {dataset} (or {no_ledger}).")
+                          key="dataset_ledger.names.no_ledger_error")

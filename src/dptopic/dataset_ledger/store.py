@@ -167,8 +167,8 @@ def location_of(text: str, given_as: str | None = None):
                " database (postgresql://USER@HOST/DB)")
     if given_as is not None:
         raise DPTopicError(f"{given_as}={s[:80]!r} {why}.")
-    raise ParameterError("{ledger=} " + why + ".", "ledger", s, flag_template="{ledger} {shown} " + why + ".",
-                         shown=s[:200])
+    raise ParameterError("{ledger=} {why}.", "ledger", s, key="dataset_ledger.store.ledger_url", shown=s[:200],
+                         why=why)
 
 
 class Tx:

@@ -106,8 +106,7 @@ def check_scale(scale, what: str = "noise scale") -> float:
         spec = ".4g" if isinstance(scale, (float, np.floating)) else ""
         raise ParameterError("invalid {parameter}={value:%s}: the Laplace samplers support scales in (0, {top:g}], i.e."
                              " {epsilon} >= sensitivity/{top:g}; raise {epsilon}." % spec, what, scale, top=MAX_SCALE,
-                             flag_template="{epsilon} is too small: its noise scale {value:%s} is beyond the Laplace"
-                             " samplers' range (0, {top:g}] (epsilon >= sensitivity/{top:g}); raise {epsilon}." % spec)
+                             key="mechanisms.laplace.check_scale" if spec else "mechanisms.laplace.check_scale.exact")
     return float(scale)
 
 

@@ -563,7 +563,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         if bg_share is not None and K <= n_bg:
             head = "{n_topics=} leaves no topic beside the {n_bg} background topics: raise {n_topics} or "
             raise ParameterError(head + "lower {n_background}.", "n_topics", K, n_bg=n_bg,
-                                 flag_template=head + "give {background_share} off.")
+                                 key="models.docdp_cooc.background",
+                                 others=("n_background", "background_share"))
         return _FitSettings(V, K, n_words, auto, bg_share, n_bg, public)
 
     def check_public_vectors(self, public_corpus=None) -> None:

@@ -307,8 +307,7 @@ class FedLDA(GibbsTopicModel):
             raise ParameterError("invalid {pad_length=pad}: must be an integer in [1, {most:g}].", "pad_length",
                                  values={"user_epsilon": user_epsilon}, most=MAX_PAD_LENGTH,
                                  pad=int(math.ceil(pad - 1e-9)) if pad < 1e15 else float(format(pad, ".3g")),
-                                 flag_template="{user_epsilon=:g} is too large: it would give each user {pad} entries,"
-                                 " more than the {most:g} an update may hold; give a smaller {user_epsilon}.")
+                                 key="models.fedlda.from_user_budget", others=("user_epsilon",))
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
             pad -= 1
@@ -417,8 +416,7 @@ class FedLDA(GibbsTopicModel):
             raise ParameterError("give {epsilon=} (the per-user total, split over the entries) or {epsilon_per_entry=} (its"
                                  " figure per reported word), not both.", "epsilon_per_entry", self.epsilon_per_entry,
                                  values={"epsilon": self.epsilon},
-                                 flag_template="give {epsilon} (the per-user total, split over the entries) or"
-                                 " {epsilon_per_entry} (its figure per reported word), not both.")
+                                 key="models.fedlda.validate")
         if self.epsilon is not None:
             per, spent = self._entry_epsilon(), self._entries_spent()
             if not 0 < per <= EPSILON_MAX:
@@ -651,8 +649,7 @@ class FedLDA(GibbsTopicModel):
             return ParameterError(head + " is too small for a vocabulary of {V} words: {why}; use a larger {epsilon}.",
                                   "epsilon", self.epsilon, per=e.value, n=self._entries_spent(), V=e.fields["V"],
                                   why=e.fields["why"],
-                                  flag_template="{epsilon=:g} is too small for a vocabulary of {V} words: at the"
-                                  " epsilon per entry it leaves ({per:g}) {why}; give a larger {epsilon}.")
+                                  key="models.fedlda.per_user_error")
         rest = str(e).partition(" ")[2]
         return ParameterError(head + " {rest}", "epsilon", self.epsilon, per=e.value, n=self._entries_spent(),
                               rest=rest)

@@ -145,8 +145,7 @@ class HDPLDA(_PrivateGibbs):
         if "epsilon_laplace" in kw:
             raise ParameterError("from_budget solves {epsilon_laplace} from {epsilon}: leave it out, or build"
                                  " HDPLDA({epsilon_laplace}=...) directly.", "epsilon_laplace", kw["epsilon_laplace"],
-                                 others=("epsilon",), flag_template="give {epsilon} (the whole run's epsilon per word;"
-                                 " eps_L is solved from it) or {epsilon_laplace} (eps_L per iteration), not both.")
+                                 others=("epsilon",), key="models.hdp_lda.from_budget")
         discrete, extra = kw.get("noise", "discrete") == "discrete", 1 if kw.get("final_release") == "fresh" else 0
         refusal = hdp_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)  # one rule
         if refusal is not None:

@@ -127,7 +127,7 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
             tail = ": Theorem 6 ties them, omega = Mf(2-f)/(Mf(2-f) + 4 sigma2 (1-f)^2)."
             raise ParameterError("give exactly one of {omega} and {sigma2} (set {omega}=None when you give {sigma2})"
                                  + tail, "omega", self.omega,
-                                 flag_template="give {omega} or {sigma2}, not both" + tail)
+                                 key="models.olp_lda.validate")
 
     def _no_prior(self) -> bool:
         return isinstance(self.prior_corpus, str) and self.prior_corpus == "none"

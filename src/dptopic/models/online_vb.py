@@ -79,9 +79,7 @@ class OnlineVB(_VariationalLDA):
         if isinstance(n, float) and not (math.isfinite(n) and n.is_integer()):     # DPSVI's epochs may be fractional
             raise ParameterError("invalid {n_epochs=:g}: OnlineVB makes whole passes over the corpus; give an integer"
                                  " >= 1 (DPSVI takes fractional epochs).", "n_epochs", n,
-                                 flag_template="invalid {n_epochs=:g} for online-vb: it makes whole passes over the"
-                                 " corpus; give an integer >= 1 (svi takes fractional epochs: steps = round(epochs /"
-                                 " q)).")
+                                 key="models.online_vb.validate")
         super()._validate()
 
     def _step(self, lam, t, batch, D, rng):

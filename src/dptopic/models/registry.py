@@ -290,13 +290,10 @@ def unit_algorithm_error(unit: str | None, algorithm: str | None) -> ParameterEr
         return ParameterError("{unit=} needs a trainer that bounds each person's documents as a whole: {default} (the"
                               " default) or {alternatives}; {algorithm=} cannot give it.", "algorithm", algorithm,
                               values={"unit": unit}, default=default, alternatives=" or ".join(others),
-                              flag_template="{unit=} needs a trainer that bounds each person's documents as a whole:"
-                              " {default} (the default) or {alternatives}; {algorithm=} cannot give it: drop"
-                              " {algorithm}, or choose one of those.")
+                              key="models.registry.unit_algorithm_error.2")
     return ParameterError("{unit=} picks the trainer itself: leave {algorithm} out, or leave {unit} out.", "algorithm",
                           algorithm, values={"unit": unit},
-                          flag_template="{unit} picks the trainer itself: drop {algorithm}, or drop {unit} to choose"
-                          " one by hand.")
+                          key="models.registry.unit_algorithm_error")
 
 
 def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_RANKING_NOISE) -> float:

@@ -288,21 +288,18 @@ def _check_export(model, kept, supported, kept_words_only: bool, show_unsupporte
         raise ParameterError(
             "{kept_words_only} applies to a document-level model ({levels}), whose topics spread weight they did not"
             " estimate over the other words; the model is {cls}, which estimates every word: drop {kept_words_only}.",
-            "kept_words_only", True, flag_template="{kept_words_only} applies to a document-level model ({levels}),"
-            " whose topics spread weight they did not estimate over the other words; {model} {source!r} is {cls},"
-            " which estimates every word: drop {kept_words_only}.", levels=", ".join(KEPT_WORDS_ESTIMATORS),
+            "kept_words_only", True, key="reporting.export.check_export", others=("model",),
+            levels=", ".join(KEPT_WORDS_ESTIMATORS),
             cls=type(model).__name__, **where)
     if kept_words_only and not len(kept):
         raise ParameterError("the model's release estimated no word above the noise, so there are no kept words to"
                              " export: drop {kept_words_only}.", "kept_words_only", True,
-                             flag_template="{model} {source!r}: its release estimated no word above the noise, so"
-                             " there are no kept words to export: drop {kept_words_only}.", **where)
+                             key="reporting.export.check_export.2", others=("model",), **where)
     if supported is not None and not show_unsupported and not any(supported):
         raise ParameterError("none of the model's {n} topics stands above the noise of its release, so there is"
                              " nothing to export; set {show_unsupported}=True to export them all, noise included.",
-                             "show_unsupported", False, flag_template="{model} {source!r}: none of its {n} topics"
-                             " stands above the noise of its release, so there is nothing to export; pass"
-                             " {show_unsupported} to export them all, noise included.", n=len(supported), **where)
+                             "show_unsupported", False, key="reporting.export.check_export.3", others=("model",),
+                             n=len(supported), **where)
 
 
 def check_export_out(path, overwrite: bool = False) -> Path:

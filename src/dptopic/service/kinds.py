@@ -33,8 +33,7 @@ def _epsilon_of_other_kind() -> ParameterError:
     """The refusal of a budget of the other report kind: word-level reports are randomized with ``f`` (the flip
     parameter; on a command line its epsilon per word), document-level ones with ``epsilon_doc``."""
     return ParameterError("word-level reports need {f}; document-level reports take {epsilon_doc} instead.", "f",
-                          flag_template="word-level reports need {epsilon_word}; document-level reports take"
-                                        " {epsilon_doc} instead.")
+                          key="service.kinds.epsilon_of_other_kind", others=("epsilon_doc", "epsilon_word"))
 
 class ReportKind(ABC):
     """One kind of report. Subclasses set the class attributes and implement the abstract methods."""

@@ -49,7 +49,7 @@ def check_host(host: str, allow_remote: bool = False) -> None:
     if host not in LOOPBACK and not allow_remote:
         exposes = "{host=} would expose the server beyond this machine: put it behind a TLS reverse proxy and "
         raise ParameterError(exposes + "pass allow_remote=True to confirm.", "host", host,
-                             flag_template=exposes + "pass {allow_remote} to confirm.", others=("allow_remote",))
+                             key="service.startup.check_host", others=("allow_remote",))
 
 
 def check_port_free(host: str, port: int, keep: bool = False) -> list:
@@ -149,8 +149,7 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
         given = next(k for k, v in fed.items() if v is not None)
         raise ParameterError("{parameter} has no effect without FedLDA: give {fed_epsilon_per_entry} (or"
                              " {fed_user_budget}) to run FedLDA rounds, or drop it.", f"fed_{given}", fed[given],
-                             flag_template="{parameter} has no effect without FedLDA: add {fed_epsilon_per_entry}"
-                             " EPS_ENTRY (or {fed_user_budget} EPS_USER) to run FedLDA rounds, or drop it.")
+                             key="service.startup.serve_config")
     fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
     if report_kind == "document":
         if epsilon_word is not None:
@@ -270,8 +269,7 @@ def check_database(cfg, allow_foreign_tables: bool = False):
     if foreign and not allow_foreign_tables:
         held = "{database=} already holds tables that are not dptopic's ({tables}): give a new database, or pass "
         raise ParameterError(held + "allow_foreign_tables=True to add the service's tables beside them.", "database",
-                             cfg.database, flag_template=held + "{allow_foreign_tables} to add the service's tables"
-                             " beside them.", others=("allow_foreign_tables",),
+                             cfg.database, key="service.startup.check_database", others=("allow_foreign_tables",),
                              tables=", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else ""))
     probe = Service(cfg, start_trainer=False)
     probe.preflight()
@@ -321,17 +319,18 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
 
     if unit != "user":
         raise ParameterError("a secure sum needs unit='user' (the guarantee is per person), not {unit=}.", "unit", unit,
-                             flag_template="{report_kind=} needs {unit} user (the guarantee is per person).",
+                             key="service.startup.secure_sum_settings", others=("report_kind",),
                              values={"report_kind": "secure-sum"})
     if epsilon is None or min_contributors is None:
         raise ParameterError("a secure sum needs {epsilon} (per person) and {min_contributors}.",
-                             "epsilon" if epsilon is None else "min_contributors", others=("min_contributors",),
-                             flag_template="{report_kind=} needs {epsilon} E (per person) and {min_contributors} N.",
+                             "epsilon" if epsilon is None else "min_contributors",
+                             others=("min_contributors", "report_kind"),
+                             key="service.startup.secure_sum_settings.2",
                              values={"report_kind": "secure-sum"})
     for name in ("epsilon_word", "epsilon_doc", "prior"):
         if others.get(name) is not None:
             raise ParameterError("{parameter} is not for a secure sum: drop it.", name, others[name],
-                                 flag_template="{parameter} is not for {report_kind=}: drop it.",
+                                 key="service.startup.secure_sum_settings.3", others=("report_kind",),
                                  values={"report_kind": "secure-sum"})
     if directory is not None and cohort_size is None:
         pinned = directory_plan(directory, committee)
@@ -374,9 +373,7 @@ def directory_plan(directory: dict, committee=None) -> dict:
         if named:
             raise ParameterError("{directory} names a committee round (the operator invited with the committee mode):"
                                  " serve it with {committee}='auto' (or a size).", "directory",
-                                 others=("committee",), flag_template="{directory} names a committee round (the"
-                                 " operator invited with the committee mode): serve it with {committee} auto (or a"
-                                 " size).")
+                                 others=("committee",), key="service.startup.directory_plan")
         raise ParameterError("{directory} names a round without a committee: drop {committee}, or invite again with"
                              " the committee mode.", "directory", others=("committee",))
     layout = directory.get("layout")

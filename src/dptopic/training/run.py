@@ -945,8 +945,7 @@ def no_vocabulary_error() -> ParameterError:
     """The refusal of a report file that does not embed its vocabulary when no ``vocabulary`` is given (one sentence
     for ``train_batch`` and the command line, which writes it in its flags)."""
     return ParameterError("the report file does not embed its vocabulary: give {vocabulary=} (the public word list).",
-                          "vocabulary", flag_template="the report file does not embed its vocabulary: give {vocabulary}"
-                                                      " FILE (the public word list).")
+                          "vocabulary", key="training.run.no_vocabulary_error")
 
 
 def _reads_reports(model) -> bool:
