@@ -13,7 +13,6 @@ whatever the experiment's seed.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import threading
 import time
@@ -22,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..contributor.client import ServerError, ServiceClient
-from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER
+from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER, post_json, post_upload
 from ..contributor.secure_sum.cohort_client import seat_person
 from ..contributor.secure_sum.committee import CommitteeContributor
 from ..contributor.secure_sum.default import LeftOut, SecureContributor
@@ -75,13 +74,18 @@ class CountingClient(ServiceClient):
         return status, rh, data
 
 
-def _post_counted(client: CountingClient, i: int, path: str, doc: dict) -> dict:
+def _counted(client: CountingClient, i: int, send, *args):
+    """``send(client, *args)`` (a contributor's :func:`~dptopic.contributor.secure_sum.client.post_json` or
+    :func:`~dptopic.contributor.secure_sum.client.post_upload`), its request charged to person ``i``."""
     client.who = i
     try:
-        _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+        return send(client, *args)
     finally:
         client.who = -1
-    return json.loads(data)
+
+
+def _post_counted(client: CountingClient, i: int, path: str, doc: dict) -> dict:
+    return _counted(client, i, post_json, path, doc)[0]
 
 
 def _wait(client: CountingClient, step: str, order: tuple) -> dict:
@@ -217,16 +221,10 @@ class PartPlayer:
                     return False
                 if phase == 0 and dropped[i]:
                     return False        # masked, then gone
-                client.who = i
-                try:
-                    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
-                                                {"Content-Type": "application/octet-stream",
-                                                 "Dptopic-Contributor": c.me, "Dptopic-Signature": sig})
-                finally:
-                    client.who = -1
+                answer = _counted(client, i, post_upload, phase, c.me, body, sig)
                 self.upload_bytes.append(len(body))
                 if phase == 0:
-                    timed(i, c.take_shares, json.loads(data).get("shares") or {})
+                    timed(i, c.take_shares, answer.get("shares") or {})
                 return True
 
             each(seats, upload)
@@ -282,15 +280,9 @@ class PartPlayer:
                 body, header, blobs, sig = timed(i, c.committee_upload, phase, view)
                 if phase == 0 and dropped[i]:
                     return False        # masked, then gone
-                meta = json.dumps({"header": header, "blobs": blobs}).encode()
-                client.who = i
-                try:
-                    client.request("POST", f"/v1/secure/upload/{phase}", meta + body,
-                                   {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
-                                    "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
-                finally:
-                    client.who = -1
-                self.upload_bytes.append(len(meta) + len(body))
+                before = client.up[i]
+                _counted(client, i, post_upload, phase, c.me, body, sig, "", {"header": header, "blobs": blobs})
+                self.upload_bytes.append(int(client.up[i] - before))        # the blobs' header and the vector
                 return True
 
             each(seats, upload)
