@@ -102,6 +102,15 @@ def _wait(client: CountingClient, step: str, order: tuple) -> dict:
             raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
 
 
+def _upload_step(client: CountingClient, phase: int, order: tuple) -> tuple[dict, set]:
+    """The view at step ``upload{phase}`` of a round of ``order``'s steps (one line if the round is past it), and the
+    step's members."""
+    view = _wait(client, f"upload{phase}", order)
+    if view["state"] != f"upload{phase}":
+        raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
+    return view, set(view["members"])
+
+
 class CollectorTime:
     """The CPU time (``time.thread_time`` of the thread it ran on) and number of the cyclic garbage collector's runs
     in this process, by generation, from creation until :meth:`close`: what of a pool process's CPU the collector
@@ -206,10 +215,7 @@ class PartPlayer:
         each(seats, lambda i, c: _post_counted(client, i, "/v1/secure/shares", timed(i, c.shares_request, roster))
              or True)
         for phase in (0, 1):
-            view = _wait(client, f"upload{phase}", ORDER)
-            if view["state"] != f"upload{phase}":
-                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-            members = set(view["members"])
+            view, members = _upload_step(client, phase, ORDER)
 
             def upload(i, c, phase=phase, view=view):
                 if c.me not in members:
@@ -269,10 +275,7 @@ class PartPlayer:
         view = client.get_json("/v1/secure/round?contributor=-&include=roster")
         each(seats, lambda i, c: timed(i, c.check_round, view["roster"], view["committee"]) and False)
         for phase in (0, 1):
-            view = _wait(client, f"upload{phase}", COMMITTEE_ORDER)
-            if view["state"] != f"upload{phase}":
-                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-            members = set(view["members"])
+            view, members = _upload_step(client, phase, COMMITTEE_ORDER)
 
             def upload(i, c, phase=phase, view=view):
                 if c.me not in members:
