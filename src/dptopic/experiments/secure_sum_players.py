@@ -13,7 +13,6 @@ whatever the experiment's seed.
 from __future__ import annotations
 
 import gc
-import json
 import os
 import threading
 import time
@@ -22,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..contributor.client import ServerError, ServiceClient
-from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER
+from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER, post_json, post_upload
 from ..contributor.secure_sum.cohort_client import seat_person
 from ..contributor.secure_sum.committee import CommitteeContributor
 from ..contributor.secure_sum.default import LeftOut, SecureContributor
@@ -75,13 +74,18 @@ class CountingClient(ServiceClient):
         return status, rh, data
 
 
-def _post_counted(client: CountingClient, i: int, path: str, doc: dict) -> dict:
+def _counted(client: CountingClient, i: int, send, *args):
+    """``send(client, *args)`` (a contributor's :func:`~dptopic.contributor.secure_sum.client.post_json` or
+    :func:`~dptopic.contributor.secure_sum.client.post_upload`), its request charged to person ``i``."""
     client.who = i
     try:
-        _, _, data = client.request("POST", path, json.dumps(doc).encode(), {"Content-Type": "application/json"})
+        return send(client, *args)
     finally:
         client.who = -1
-    return json.loads(data)
+
+
+def _post_counted(client: CountingClient, i: int, path: str, doc: dict) -> dict:
+    return _counted(client, i, post_json, path, doc)[0]
 
 
 def _wait(client: CountingClient, step: str, order: tuple) -> dict:
@@ -96,6 +100,15 @@ def _wait(client: CountingClient, step: str, order: tuple) -> dict:
             return view
         if time.monotonic() > end:
             raise DPTopicError(f"the round did not reach step {step!r} within {STEP_TIMEOUT_S:g} s.")
+
+
+def _upload_step(client: CountingClient, phase: int, order: tuple) -> tuple[dict, set]:
+    """The view at step ``upload{phase}`` of a round of ``order``'s steps (one line if the round is past it), and the
+    step's members."""
+    view = _wait(client, f"upload{phase}", order)
+    if view["state"] != f"upload{phase}":
+        raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
+    return view, set(view["members"])
 
 
 class CollectorTime:
@@ -202,10 +215,7 @@ class PartPlayer:
         each(seats, lambda i, c: _post_counted(client, i, "/v1/secure/shares", timed(i, c.shares_request, roster))
              or True)
         for phase in (0, 1):
-            view = _wait(client, f"upload{phase}", ORDER)
-            if view["state"] != f"upload{phase}":
-                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-            members = set(view["members"])
+            view, members = _upload_step(client, phase, ORDER)
 
             def upload(i, c, phase=phase, view=view):
                 if c.me not in members:
@@ -217,16 +227,10 @@ class PartPlayer:
                     return False
                 if phase == 0 and dropped[i]:
                     return False        # masked, then gone
-                client.who = i
-                try:
-                    _, _, data = client.request("POST", f"/v1/secure/upload/{phase}", body,
-                                                {"Content-Type": "application/octet-stream",
-                                                 "Dptopic-Contributor": c.me, "Dptopic-Signature": sig})
-                finally:
-                    client.who = -1
+                answer = _counted(client, i, post_upload, phase, c.me, body, sig)
                 self.upload_bytes.append(len(body))
                 if phase == 0:
-                    timed(i, c.take_shares, json.loads(data).get("shares") or {})
+                    timed(i, c.take_shares, answer.get("shares") or {})
                 return True
 
             each(seats, upload)
@@ -271,10 +275,7 @@ class PartPlayer:
         view = client.get_json("/v1/secure/round?contributor=-&include=roster")
         each(seats, lambda i, c: timed(i, c.check_round, view["roster"], view["committee"]) and False)
         for phase in (0, 1):
-            view = _wait(client, f"upload{phase}", COMMITTEE_ORDER)
-            if view["state"] != f"upload{phase}":
-                raise DPTopicError(f"the round is at {view['state']!r}, not upload{phase}.")
-            members = set(view["members"])
+            view, members = _upload_step(client, phase, COMMITTEE_ORDER)
 
             def upload(i, c, phase=phase, view=view):
                 if c.me not in members:
@@ -282,15 +283,9 @@ class PartPlayer:
                 body, header, blobs, sig = timed(i, c.committee_upload, phase, view)
                 if phase == 0 and dropped[i]:
                     return False        # masked, then gone
-                meta = json.dumps({"header": header, "blobs": blobs}).encode()
-                client.who = i
-                try:
-                    client.request("POST", f"/v1/secure/upload/{phase}", meta + body,
-                                   {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me,
-                                    "Dptopic-Signature": sig, "Dptopic-Meta-Length": str(len(meta))})
-                finally:
-                    client.who = -1
-                self.upload_bytes.append(len(meta) + len(body))
+                before = client.up[i]
+                _counted(client, i, post_upload, phase, c.me, body, sig, "", {"header": header, "blobs": blobs})
+                self.upload_bytes.append(int(client.up[i] - before))        # the blobs' header and the vector
                 return True
 
             each(seats, upload)

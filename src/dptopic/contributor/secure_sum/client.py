@@ -1,7 +1,7 @@
 """The contributor's side of a secure-sum round over HTTP (``dptopic submit`` with an invitation, against a secure-sum
 server), in either mode: :func:`take_part` (the default round) and :func:`take_part_committee` (the committee mode),
-their posting, uploading and waiting for a step written once (:class:`_Steps`, :func:`_post_json`,
-:func:`_post_upload`).
+their posting, uploading and waiting for a step written once (:class:`_Steps`, :func:`post_json`,
+:func:`post_upload`).
 
 :class:`~dptopic.contributor.secure_sum.default.SecureContributor` (and
 :class:`~dptopic.contributor.secure_sum.committee.CommitteeContributor`) builds and checks every step's message; the
@@ -29,14 +29,14 @@ from .default import ContributorSecrets, LeftOut, SecureContributor, new_state, 
 ORDER = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 
 
-def _post_json(client: ServiceClient, path: str, doc: dict) -> tuple[dict, int]:
+def post_json(client: ServiceClient, path: str, doc: dict) -> tuple[dict, int]:
     """``POST`` of ``doc`` as JSON: the answer, and the bytes sent."""
     body = json.dumps(doc).encode()
     _, _, data = client.request("POST", path, body, {"Content-Type": "application/json"})
     return json.loads(data), len(body)
 
 
-def _post_upload(client: ServiceClient, phase: int, me: str, body: bytes, signature: str, query: str = "",
+def post_upload(client: ServiceClient, phase: int, me: str, body: bytes, signature: str, query: str = "",
                  meta: dict | None = None) -> dict:
     """``POST /v1/secure/upload/{phase}``: the masked vector ``body``, signed; in committee mode its ``meta`` (the
     header and the committee's blobs) goes first, its length in ``Dptopic-Meta-Length``."""
@@ -173,12 +173,12 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     steps = _Steps(client, c, ORDER, timeout, poll, stop)
     wait_for, then = steps.wait_for, steps.then
     sent = []
-    answer, _ = _post_json(client, "/v1/secure/keys" + then("shares", "roster"), c.registration())
+    answer, _ = post_json(client, "/v1/secure/keys" + then("shares", "roster"), c.registration())
     view = wait_for("shares", "roster", answer.get("view"))
     roster = view.get("roster")
     c.check_roster(roster if roster is not None else client.get_json("/v1/secure/roster"))
     if view["state"] == "shares":
-        answer, _ = _post_json(client, "/v1/secure/shares" + then("upload0"), c.shares_request(c.roster))
+        answer, _ = post_json(client, "/v1/secure/shares" + then("upload0"), c.shares_request(c.roster))
         view = answer.get("view") or view
         sent.append("shares")
     for phase in (0, 1):        # view: the latest the server gave (a step may have passed while this one waited)
@@ -190,7 +190,7 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
                 return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
             if phase == 0 and leave_after_masking:
                 return {**c.summary(), "steps": sent, "left": "step 0"}        # masked, then gone
-            answer = _post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
+            answer = post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
             if phase == 0 and isinstance(answer.get("shares"), dict):
                 c.take_shares(answer["shares"])
             view = answer.get("view") or view
@@ -199,7 +199,7 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
         if view["state"] == f"consistency{phase}":
             try:
                 path = f"/v1/secure/consistency/{phase}" + then(f"unmask{phase}", "signatures")
-                answer, _ = _post_json(client, path, c.consistency(phase, view))
+                answer, _ = post_json(client, path, c.consistency(phase, view))
                 view = answer.get("view") or view
                 if not answer.get("late"):
                     sent.append(f"consistency{phase}")
@@ -217,7 +217,7 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
                 signatures = client.get_json(f"/v1/secure/signatures/{phase}")
             try:
                 path = f"/v1/secure/unmask/{phase}" + then("upload1" if phase == 0 else "released")
-                answer, _ = _post_json(client, path, c.unmask(phase, view, signatures))
+                answer, _ = post_json(client, path, c.unmask(phase, view, signatures))
                 view = answer.get("view") or view
                 if not answer.get("late"):
                     sent.append(f"unmask{phase}")
@@ -254,7 +254,7 @@ def post_prekey(server: str, bow, invitation, state, client=None, max_epsilon: f
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
     c = CommitteeContributor(client.get_json("/v1/config"), bow, invitation, state=state, max_epsilon=max_epsilon)
-    _post_json(client, "/v1/secure/prekeys", {"contributor": c.me, "bundles": [c.prekey()]})
+    post_json(client, "/v1/secure/prekeys", {"contributor": c.me, "bundles": [c.prekey()]})
     c.st["sent"].setdefault("prekey", True)
     c._write()
     return c
@@ -317,7 +317,7 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     else:
         secrets, bundle, new = _drawn_keys(invitation, state)
         try:
-            out, _ = _post_json(client, f"/v1/secure/prekeys?{wait}&include=roster",
+            out, _ = post_json(client, f"/v1/secure/prekeys?{wait}&include=roster",
                                 {"contributor": invitation["contributor"], "bundles": [bundle]})
         except ServerError as e:
             if e.status not in (404, 405):
@@ -352,7 +352,7 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
             if phase == 0 and leave_after_masking:
                 return {**c.summary(), "steps": sent, "left": "step 0", "state": kept}
             nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
-            view = _post_upload(client, phase, c.me, body, sig, f"?wait={nxt}",
+            view = post_upload(client, phase, c.me, body, sig, f"?wait={nxt}",
                                 {"header": header, "blobs": blobs}).get("view") or view
             sent.append(f"upload{phase}")
         if not member:
@@ -360,7 +360,7 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
         view = wait_for(f"consistency{phase}", view=view)
         if view["state"] == f"consistency{phase}":      # the set of uploads is all a signature needs
             q = c.committee_consistency(phase, view)
-            view = _post_json(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
+            view = post_json(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
                                       "signatures", q)[0].get("view") or view
             sent.append(f"consistency{phase}")
         view = wait_for(f"unmask{phase}", "committee,signatures", view)
@@ -369,7 +369,7 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
                 view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
             q = c.committee_unmask(phase, view, view["signatures"], view["uploads"])
             nxt = "upload1" if phase == 0 else "released"
-            view = _post_json(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q)[0].get("view") or view
+            view = post_json(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q)[0].get("view") or view
             sent.append(f"unmask{phase}")
     wait_for("released", view=view)
     c.finish("released")

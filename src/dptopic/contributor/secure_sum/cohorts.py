@@ -64,7 +64,22 @@ def _check_cohort_plan(c: SecureContributor, cohort_plan: CohortPlan, plan) -> N
                          " tolerance, collusion or ring): refusing to take part.")
 
 
-class CohortContributor(SecureContributor):
+class _DelegatesChecked(SecureContributor):
+    """A contributor of a round in cohorts: a set of uploads it signs or reveals over keeps enough delegates
+    (:meth:`_delegates_problem`: a cohort's ``t + 1``, or each cohort's in the bridge), refused otherwise."""
+
+    def _delegates_problem(self, uploaded) -> str | None:
+        raise NotImplementedError
+
+    def _uploaded(self, phase: int, view: dict) -> list:
+        uploaded = super()._uploaded(phase, view)
+        why = self._delegates_problem(uploaded)
+        if why is not None:
+            raise ServerLied(f"the server names uploads of step {phase} where {why}: nothing signed or revealed.")
+        return uploaded
+
+
+class CohortContributor(_DelegatesChecked):
     """One person in cohort ``cohort`` of a round in cohorts (``round_id``: the whole round's id;
     ``cohort_plan``: the round's :class:`CohortPlan`, which the contributor holds from the operator, as its
     invitation). ``pads``: this person's :class:`Pads` when it is one of the cohort's delegates. The other arguments
@@ -109,15 +124,11 @@ class CohortContributor(SecureContributor):
         bits = self.plan.bits
         return from_ring(to_ring(noisy, bits) - self.pads.vector(phase, len(noisy), bits), bits)
 
-    def _uploaded(self, phase: int, view: dict) -> list:
-        uploaded = super()._uploaded(phase, view)
-        why = check_delegates(uploaded, self.delegates, int(self.cohort_plan.collusion))
-        if why is not None:
-            raise ServerLied(f"the server names uploads of step {phase} where {why}: nothing signed or revealed.")
-        return uploaded
+    def _delegates_problem(self, uploaded) -> str | None:
+        return check_delegates(uploaded, self.delegates, int(self.cohort_plan.collusion))
 
 
-class BridgeContributor(SecureContributor):
+class BridgeContributor(_DelegatesChecked):
     """A delegate in the bridge round: it uploads its pads (no statistic, no noise) and refuses a set of uploads that
     leaves any cohort with fewer than ``t + 1`` delegates. The bridge's ids are ``c{cohort}-{id}``."""
 
@@ -150,12 +161,8 @@ class BridgeContributor(SecureContributor):
         bits = self.plan.bits
         return from_ring(self.pads.vector(phase, len(x), bits), bits)
 
-    def _uploaded(self, phase: int, view: dict) -> list:
-        uploaded = super()._uploaded(phase, view)
-        why = check_bridge(uploaded, self.delegates_by_cohort, int(self.cohort_plan.collusion))
-        if why is not None:
-            raise ServerLied(f"the server names uploads of step {phase} where {why}: nothing signed or revealed.")
-        return uploaded
+    def _delegates_problem(self, uploaded) -> str | None:
+        return check_bridge(uploaded, self.delegates_by_cohort, int(self.cohort_plan.collusion))
 
 
 class CohortCommitteeContributor(CohortContributor, CommitteeContributor):
