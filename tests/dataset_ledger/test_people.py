@@ -188,3 +188,53 @@ def test_a_missing_or_unreadable_alias_file_is_refused(tmp_path):
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00")
     with pytest.raises(DPTopicError, match="not UTF-8"):
         read_aliases(tmp_path / "bin.csv")
+
+
+def _candidates_as_row_pairs(bands, window):
+    """sketch_candidates' rule written out with row pairs: in each band, each sketched document and the next
+    ``window`` of its run of equal values."""
+    bands = np.asarray(bands, dtype=np.uint64)
+    sketched = np.flatnonzero(bands[:, 0] != 0)
+    out = set()
+    for col in range(bands.shape[1]):
+        v = bands[sketched, col]
+        order = np.argsort(v, kind="stable")
+        v, docs = v[order], sketched[order]
+        for i in range(len(v)):
+            for step in range(1, window + 1):
+                if i + step < len(v) and v[i + step] == v[i]:
+                    out.add((min(docs[i], docs[i + step]), max(docs[i], docs[i + step])))
+    return np.array(sorted(out), dtype=np.int64).reshape(-1, 2)
+
+
+def test_the_candidate_pairs_are_each_bands_neighbours_in_its_runs_sorted_once():
+    """Bands of few values (long runs, so the window cuts them), rows left unsketched: the candidates are the pairs
+    the rule gives, each once, in the order of (i, j)."""
+    from dptopic.dataset_ledger import people
+
+    rng = np.random.default_rng(4)
+    bands = rng.integers(1, 6, (400, 5)).astype(np.uint64)
+    bands[rng.random(400) < 0.1] = 0
+    got = people.sketch_candidates(bands)
+    want = _candidates_as_row_pairs(bands, people.WINDOW)
+    assert len(want) > 1000
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert people.sketch_candidates(np.zeros((3, 4), np.uint64)).shape == (0, 2)
+
+
+def test_the_candidate_pairs_are_found_as_one_code_a_pair():
+    """4.2 x 10^6 candidate pairs (20,000 documents, bands of 199 values): the traced peak stays under 50 bytes a pair
+    (40 measured, the 16 of the answer included; pairs of rows joined and sorted as rows took 66)."""
+    import tracemalloc
+
+    from dptopic.dataset_ledger import people
+
+    bands = np.random.default_rng(4).integers(1, 200, (20000, 8)).astype(np.uint64)
+    tracemalloc.start()
+    try:
+        pairs = people.sketch_candidates(bands)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(pairs) > 4_000_000
+    assert peak / len(pairs) < 50, f"{peak / len(pairs):.0f} bytes a pair"

@@ -198,26 +198,20 @@ keys)."""
 
 
 def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
-    """The new keys (each with its document as stored; each pair once, in the order of the key, then the document)
-    and the new documents' lengths and sketches, written :data:`ROWS_PER_INSERT` rows at a time."""
-    new = ~_among(keys, rec_key)
-    if new.all():       # a first record: no copy of the keys
-        k, d = keys, doc[index]
-    else:
-        k, d = keys[new], doc[index[new]]
-    del new
-    order = np.lexsort((d, k))
-    k = k[order]
-    d = d[order]
-    del order
-    first = np.ones(len(k), bool)
-    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
-    k, d = k[first], d[first]
-    del first
-    for start in range(0, len(k), ROWS_PER_INSERT):
-        tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
-                zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
-    del k, d
+    """The new keys (each with its document as stored; each pair once) and the new documents' lengths and sketches,
+    written :data:`ROWS_PER_INSERT` rows at a time. The keys are taken part by part as :func:`document_keys` lists
+    them (the text and bag keys, then each band's), each part's pairs in the order of the key, then the document: an
+    equal pair only ever comes from one part (a band's keys are salted with its number), so no part's arrays are held
+    beside another's (at 10^6 documents the whole set's sorted copies took about 2 GB)."""
+    n = len(doc)
+    bounds = [0, n + sum(int(np.count_nonzero(np.asarray(b, dtype=np.uint64))) for b in (docs.bags, docs.read_bags)
+                         if b is not None)]
+    if docs.bands is not None and docs.signatures is not None:
+        bounds += (bounds[1] + np.cumsum(np.count_nonzero(np.asarray(docs.bands, dtype=np.uint64), axis=0))).tolist()
+    if bounds[-1] != len(keys):         # keys listed otherwise: one part
+        bounds = [0, len(keys)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        _record_part(tx, keys[a:b], index[a:b], doc, rec_key)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     known = set()
     uniq = np.unique(doc)
@@ -237,6 +231,23 @@ def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
         tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
                 [(int(doc[i]), int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS,
                   keyed_sig[i].tobytes() if banded is not None and banded[i] else None) for i in rows])
+
+
+def _record_part(tx, keys, index, doc, rec_key) -> None:
+    """One part's new ``(key, doc)`` pairs (``keys[i]`` of document ``index[i]``), each once, sorted, written."""
+    new = ~_among(keys, rec_key)
+    k, d = (keys, doc[index]) if new.all() else (keys[new], doc[index[new]])
+    del new
+    order = np.lexsort((d, k))
+    k = k[order]
+    d = d[order]
+    del order
+    first = np.ones(len(k), bool)
+    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
+    k, d = k[first], d[first]
+    for start in range(0, len(k), ROWS_PER_INSERT):
+        tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
+                zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
 
 
 def _among(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:

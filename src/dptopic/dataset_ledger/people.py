@@ -152,23 +152,29 @@ def sketch_candidates(bands) -> np.ndarray:
     """Pairs ``(i, j)``, ``i < j``, of documents whose bands (uint64[n, B]; zero rows: not sketched) agree in some
     band: the candidates of locality-sensitive hashing, to be verified by :func:`sketch_agreement`."""
     bands = np.asarray(bands, dtype=np.uint64)
-    out = []
+    n = np.int64(len(bands))
+    out = []        # each band's pairs as one int64 code, i * n + j (i < j), made unique band by band
     sketched = np.flatnonzero(bands[:, 0] != 0) if bands.size else np.zeros(0, np.int64)
     for col in range(bands.shape[1] if bands.ndim == 2 else 0):
         v = bands[sketched, col]
         order = np.argsort(v, kind="stable")
         v, docs = v[order], sketched[order]
+        codes = []
         for step in range(1, WINDOW + 1):
             if step >= len(v):
                 break
             same = np.flatnonzero(v[step:] == v[:-step])
             if not len(same):
                 break
-            out.append(np.stack([docs[same], docs[same + step]], axis=1))
+            a, b = docs[same], docs[same + step]
+            codes.append(np.minimum(a, b) * n + np.maximum(a, b))
+        if codes:
+            out.append(np.unique(np.concatenate(codes)))
     if not out:
         return np.zeros((0, 2), np.int64)
-    pairs = np.sort(np.concatenate(out), axis=1)
-    return np.unique(pairs, axis=0).astype(np.int64)
+    codes = np.unique(np.concatenate(out))      # sorted: the pairs in the order of (i, j)
+    del out
+    return np.stack([codes // n, codes % n], axis=1).astype(np.int64)
 
 
 def document_links(digests=None, bags=None, read_bags=None, bands=None, signatures=None,
