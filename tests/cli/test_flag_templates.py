@@ -14,10 +14,9 @@ from dptopic.errors import ParameterError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "dptopic"
 
-STILL_WRITTEN = {"contributor/client.py": 2, "contributor/randomizer.py": 1, "service/cohort_app.py": 2,
-                 "service/secure_sum.py": 4, "corpus/private_vocabulary.py": 1}
-"""The library's calls that still write a command line's sentence (``flag_template=``), by module: the secure sum's
-server and contributor modules, being moved this round, take keys once they are merged; private_vocabulary's
+STILL_WRITTEN = {"contributor/client.py": 2, "corpus/private_vocabulary.py": 1}
+"""The library's calls that still write a command line's sentence (``flag_template=``), by module: the contributor's
+client rewrites a line it caught (its own sentence is built from the caught line's), and private_vocabulary's
 sentence begins with the names of the cuts it found (parameters known only at run time)."""
 
 

@@ -83,8 +83,7 @@ class Randomizer(FlipParameterMixin):
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         if len(self.vocabulary) < 1:
             raise ParameterError("empty {vocabulary}: give at least one word.", "vocabulary",
-                                 flag_template="empty vocabulary: give at least one word (one word per line in"
-                                 " {vocabulary}).")
+                                 key="contributor.randomizer.empty_vocabulary")
         self.f = check_reporting_f(resolve_f(f, epsilon_word))
         validate_value("seed", seed, SEED)
         if simulation not in (True, False) or secure not in (True, False, None):

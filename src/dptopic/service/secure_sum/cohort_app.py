@@ -333,11 +333,11 @@ async def admin_close(request: Request):
     if token is None:
         raise ApiError(403, "admin_disabled", ParameterText(
             "admin endpoints are disabled: start the server with an {admin_token}.", "admin_token",
-            flag_template="admin endpoints are disabled: start the server with {admin_token}.").message(names))
+            key="service.secure_sum.admin_disabled").message(names))
     if not auth.startswith("Bearer ") or not hmac.compare_digest(auth[7:].strip().encode(), token.encode()):
         raise ApiError(403, "wrong_token", ParameterText(
             "send 'Authorization: Bearer TOKEN' (the server's {admin_token}).", "admin_token",
-            flag_template="send 'Authorization: Bearer TOKEN' (the token from {admin_token}).").message(names))
+            key="service.secure_sum.wrong_token").message(names))
     return JSONResponse(await run_in_threadpool(s.close))
 
 

@@ -77,9 +77,8 @@ class SecureSumConfig:
         if len(self.directory["members"]) != self.plan.n:
             raise ParameterError("{directory} lists {listed} invited contributors, but the round takes {n} (the plan's"
                                  " n): give the same number, or invite again.", "directory",
-                                 listed=len(self.directory["members"]), n=self.plan.n,
-                                 flag_template="{directory} lists {listed} invited contributors, but the round takes"
-                                               " {n} ({min_contributors}): give the same number, or invite again.")
+                                 listed=len(self.directory["members"]), n=self.plan.n, others=("min_contributors",),
+                                 key="service.secure_sum.config.directory_size")
         check_directory_plan(self.directory, self.plan)
         need = self.plan.upload_bytes(max(self.plan.dims)) + 64
         if self.max_body_bytes < need:

@@ -196,11 +196,11 @@ async def admin_close(request: Request):
     if token is None:
         raise ApiError(403, "admin_disabled", _in_names(
             request, "admin endpoints are disabled: start the server with an {admin_token}.", "admin_token",
-            flag_template="admin endpoints are disabled: start the server with {admin_token}."))
+            key="service.secure_sum.admin_disabled"))
     if not auth.startswith("Bearer ") or not hmac.compare_digest(auth[7:].strip().encode(), token.encode()):
         raise ApiError(403, "wrong_token", _in_names(
             request, "send 'Authorization: Bearer TOKEN' (the server's {admin_token}).", "admin_token",
-            flag_template="send 'Authorization: Bearer TOKEN' (the token from {admin_token})."))
+            key="service.secure_sum.wrong_token"))
     return JSONResponse(await run_in_threadpool(r.close))
 
 

@@ -74,8 +74,7 @@ class RoundStore:
                 line = "{database=} already holds tables that are not the secure sum's ({tables}): give a new database,"
                 raise ParameterError(line + " or pass allow_foreign_tables=True to add the round's tables beside them.",
                                      "database", safe_url(cfg.database), tables=tables,
-                                     flag_template=line + " or pass {allow_foreign_tables} to add the round's tables"
-                                                          " beside them.")
+                                     others=("allow_foreign_tables",), key="service.secure_sum.store.foreign_tables")
             with self.engine.begin() as conn:
                 if self.shared:     # server processes starting together: one creates the tables and the round
                     hold_round_lock(conn, self.round_id)
