@@ -23,7 +23,7 @@ def _lint(config: Path) -> subprocess.CompletedProcess:
 def test_imports_keep_to_the_layers():
     run = _lint(ROOT / "pyproject.toml")
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    assert "3 kept, 0 broken" in run.stdout
+    assert "4 kept, 0 broken" in run.stdout
 
 
 def test_the_trust_boundary_contracts_read_the_imports(tmp_path):
@@ -37,6 +37,20 @@ def test_the_trust_boundary_contracts_read_the_imports(tmp_path):
     run = _lint(config)
     assert run.returncode != 0 and "the server never imports the contributor's code BROKEN" in run.stdout, \
         run.stdout[-2000:]
+
+
+def test_the_secure_sum_modes_contract_reads_the_imports(tmp_path):
+    """The contract that keeps the contributor's secure-sum modes free of its transport is checked against the
+    imports: aimed at a module the committee mode does import (the default mode's), it is broken."""
+    text = (ROOT / "pyproject.toml").read_text()
+    aimed = text.replace('forbidden_modules = ["dptopic.contributor.client", "dptopic.contributor.secure_sum.client",',
+                         'forbidden_modules = ["dptopic.contributor.secure_sum.default", "dptopic.contributor.client",')
+    assert aimed != text
+    config = tmp_path / "pyproject.toml"
+    config.write_text(aimed)
+    run = _lint(config)
+    assert run.returncode != 0 and "the contributor's secure-sum modes never import its transport BROKEN" in \
+        run.stdout, run.stdout[-2000:]
 
 
 def test_the_contributor_and_the_server_live_in_their_own_folders():
