@@ -146,10 +146,12 @@ FLAG_TEMPLATES = {
                                      " EPS_ENTRY (or {fed_user_budget} EPS_USER) to run FedLDA rounds, or drop it."),
     "training.run.no_vocabulary_error": ("the report file does not embed its vocabulary: give {vocabulary} FILE (the"
                                          " public word list)."),
-    "contributor.randomizer.empty_vocabulary": "empty vocabulary: give at least one word (one word per line in {vocabulary}).",
+    "contributor.randomizer.empty_vocabulary": ("empty vocabulary: give at least one word (one word per line in"
+                                                " {vocabulary})."),
     "service.secure_sum.admin_disabled": "admin endpoints are disabled: start the server with {admin_token}.",
-    "service.secure_sum.config.directory_size": ("{directory} lists {listed} invited contributors, but the round takes {n}"
-                                                 " ({min_contributors}): give the same number, or invite again."),
+    "service.secure_sum.config.directory_size": ("{directory} lists {listed} invited contributors, but the round"
+                                                 " takes {n} ({min_contributors}): give the same number, or invite"
+                                                 " again."),
     "service.secure_sum.wrong_token": "send 'Authorization: Bearer TOKEN' (the token from {admin_token}).",
     "service.secure_sum.store.foreign_tables": ("{database=} already holds tables that are not the secure sum's"
                                                 " ({tables}): give a new database, or pass {allow_foreign_tables} to"
