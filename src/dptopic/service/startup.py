@@ -296,42 +296,25 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                         dropout_tolerance=None, collusion=None, max_body_bytes: int | None = None,
                         cohort_size: int | None = None, max_words: int | None = None, committee=None,
                         directory: dict | None = None, **others) -> dict:
-    """The keyword arguments of :class:`~dptopic.service.secure_sum.config.SecureSumConfig` for a secure-sum round over
-    ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: ``epsilon`` per person,
-    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion`` colluders at
-    most, ``max_words`` words at most in the second sum, default
+    """The keyword arguments of :class:`~dptopic.service.secure_sum.config.SecureSumConfig` for a secure-sum round
+    over ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: ``epsilon`` per
+    person, ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion``
+    colluders at most, ``max_words`` words at most in the second sum, default
     :data:`~dptopic.protocol.secure_sum.default.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused
-    when it
-    cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts of at most
-    that many (its plan a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`, the keyword arguments
-    :class:`~dptopic.service.secure_sum.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected in
-    the whole round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_sum.committee`: "auto", a size,
-    or None/0
-    for none), of a single round, served by :func:`~dptopic.service.secure_sum.committee_app.create_committee_app`, or
-    of each cohort (:class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`'s ``committee``). ``directory``: a single
-    round's
-    directory (:func:`~dptopic.protocol.secure_sum.enrollment.read_directory`'s), which names the operator's plan and
-    mode
-    (:func:`directory_plan`): ``dropout_tolerance`` and ``collusion`` default to its, and a plan or a mode other than
-    it names is refused.
+    when it cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts
+    of at most that many (its plan a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`, the keyword arguments
+    :class:`~dptopic.service.secure_sum.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected
+    in the whole round). ``committee``: the committee mode (:mod:`dptopic.protocol.secure_sum.committee`: "auto", a
+    size, or None/0 for none), of a single round, served by
+    :func:`~dptopic.service.secure_sum.committee_app.create_committee_app`, or of each cohort
+    (:class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`'s ``committee``). ``directory``: a single round's
+    directory (:func:`~dptopic.protocol.secure_sum.enrollment.read_directory`'s), which names the operator's plan
+    and mode (:func:`directory_plan`): ``dropout_tolerance`` and ``collusion`` default to its, and a plan or a mode
+    other than it names is refused.
     ``others``: the word-level server's report settings, refused when given."""
     from ..protocol.secure_sum.default import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
-    if unit != "user":
-        raise ParameterError("a secure sum needs unit='user' (the guarantee is per person), not {unit=}.", "unit", unit,
-                             key="service.startup.secure_sum_settings", others=("report_kind",),
-                             values={"report_kind": "secure-sum"})
-    if epsilon is None or min_contributors is None:
-        raise ParameterError("a secure sum needs {epsilon} (per person) and {min_contributors}.",
-                             "epsilon" if epsilon is None else "min_contributors",
-                             others=("min_contributors", "report_kind"),
-                             key="service.startup.secure_sum_settings.2",
-                             values={"report_kind": "secure-sum"})
-    for name in ("epsilon_word", "epsilon_doc", "prior"):
-        if others.get(name) is not None:
-            raise ParameterError("{parameter} is not for a secure sum: drop it.", name, others[name],
-                                 key="service.startup.secure_sum_settings.3", others=("report_kind",),
-                                 values={"report_kind": "secure-sum"})
+    _refuse_other_settings(unit, epsilon, min_contributors, others)
     if directory is not None and cohort_size is None:
         pinned = directory_plan(directory, committee)
         dropout_tolerance = pinned["dropouts"] if dropout_tolerance is None else dropout_tolerance
@@ -360,6 +343,26 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                                      " leave it out (the server takes the invitations'), or invite again.", name,
                                      value, pinned=pinned[name], others=("directory",))
     return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": need if max_body_bytes is None else max_body_bytes}
+
+
+def _refuse_other_settings(unit, epsilon, min_contributors, others: dict) -> None:
+    """A secure sum's own settings, before its plan is made: the user unit, an epsilon per person and a number of
+    contributors, none of the word-level server's report settings."""
+    if unit != "user":
+        raise ParameterError("a secure sum needs unit='user' (the guarantee is per person), not {unit=}.", "unit", unit,
+                             key="service.startup.secure_sum_settings", others=("report_kind",),
+                             values={"report_kind": "secure-sum"})
+    if epsilon is None or min_contributors is None:
+        raise ParameterError("a secure sum needs {epsilon} (per person) and {min_contributors}.",
+                             "epsilon" if epsilon is None else "min_contributors",
+                             others=("min_contributors", "report_kind"),
+                             key="service.startup.secure_sum_settings.2",
+                             values={"report_kind": "secure-sum"})
+    for name in ("epsilon_word", "epsilon_doc", "prior"):
+        if others.get(name) is not None:
+            raise ParameterError("{parameter} is not for a secure sum: drop it.", name, others[name],
+                                 key="service.startup.secure_sum_settings.3", others=("report_kind",),
+                                 values={"report_kind": "secure-sum"})
 
 
 def directory_plan(directory: dict, committee=None) -> dict:
