@@ -417,18 +417,7 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
 
     player = PartPlayer(k, progress, threads, keep_going=True)
     committee = bool(CohortPlan.from_dict(config["cohorts"]["plan"]).committee)
-    seats: dict = {}
-    delegates = []
-    for i, (bow, inv) in enumerate(zip(bows, invitations)):
-        try:
-            seated = seat_person(config, bow, inv, round_config)
-        except DPTopicError as e:       # a refusal of what the server said: this person takes no part
-            player.failed[i] = " ".join(str(e).split())[:300]
-            continue
-        for name, path, who, _ in seated:
-            seats.setdefault(path, []).append((i, who))
-            if name == "bridge":
-                delegates.append(i)
+    seats, delegates = _seat_part(config, bows, invitations, round_config, player)
     player.freeze()
     errors: list = []
 
@@ -452,6 +441,25 @@ def play_cohort_part(server: str, bows: list, invitations: list, dropped: list, 
     if errors:
         raise errors[0]
     return {**out, "delegates": delegates}
+
+
+def _seat_part(config: dict, bows: list, invitations: list, round_config, player: PartPlayer) -> tuple[dict, list]:
+    """Seat every person of a pool's part in the rounds their invitation names (:func:`seat_person`): ``(seats,
+    delegates)``, the seats ``(person, contributor)`` of each round's path and the people who are delegates. A person
+    the server's word fails to seat is marked failed in ``player`` and takes no part."""
+    seats: dict = {}
+    delegates = []
+    for i, (bow, inv) in enumerate(zip(bows, invitations)):
+        try:
+            seated = seat_person(config, bow, inv, round_config)
+        except DPTopicError as e:       # a refusal of what the server said: this person takes no part
+            player.failed[i] = " ".join(str(e).split())[:300]
+            continue
+        for name, path, who, _ in seated:
+            seats.setdefault(path, []).append((i, who))
+            if name == "bridge":
+                delegates.append(i)
+    return seats, delegates
 
 
 __all__ = ["CountingClient", "CollectorTime", "PartPlayer", "build_people", "play_part", "play_committee_part",
