@@ -393,3 +393,20 @@ def parse_settings(items, flag: str = "--set") -> dict:
         except ValueError:
             out[k.strip()] = v
     return out
+
+
+MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails
+MAX_RETRIES = 1000
+
+
+_timeout_arg = _float_arg(lambda v: 0 < v <= MAX_TIMEOUT, f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
+_retries_arg = _int_arg(0, MAX_RETRIES)     # pull --retries; serve's too
+
+
+def add_request_args(p, per: str, retries: int, retrying: str) -> None:
+    """``--timeout`` (seconds ``per`` request or attempt) and ``--retries`` (default ``retries``, ``retrying``: when)
+    of a command that talks to a server."""
+    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
+                   help=f"seconds per {per}, in (0, {MAX_TIMEOUT:g}] (default 30)")
+    p.add_argument("--retries", type=_retries_arg, default=retries,
+                   help=f"retries {retrying}, 0 to {MAX_RETRIES} (default {retries})")

@@ -17,7 +17,13 @@ from ..reporting.export import (
 )
 from ..reporting.pull import pull
 from ..reporting.terminal import make_console, warn
-from ._common import _float_arg, _int_arg, add_model_arg, owner_only_note, read_into_model, refuse_show_unsupported
+from ._common import (
+    add_model_arg,
+    add_request_args,
+    owner_only_note,
+    read_into_model,
+    refuse_show_unsupported,
+)
 from ._flags import add_reading_args, with_flag_names
 
 
@@ -98,23 +104,6 @@ def cmd_pull(a):
     info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
                 fed=a.fed)
     make_console().print(pull_line(info, a.fed))
-
-
-MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails
-MAX_RETRIES = 1000
-
-
-_timeout_arg = _float_arg(lambda v: 0 < v <= MAX_TIMEOUT, f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
-_retries_arg = _int_arg(0, MAX_RETRIES)     # pull --retries; serve's too
-
-
-def add_request_args(p, per: str, retries: int, retrying: str) -> None:
-    """``--timeout`` (seconds ``per`` request or attempt) and ``--retries`` (default ``retries``, ``retrying``: when)
-    of a command that talks to a server."""
-    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
-                   help=f"seconds per {per}, in (0, {MAX_TIMEOUT:g}] (default 30)")
-    p.add_argument("--retries", type=_retries_arg, default=retries,
-                   help=f"retries {retrying}, 0 to {MAX_RETRIES} (default {retries})")
 
 
 def pull_line(info: dict, fed: bool = False) -> str:

@@ -10,9 +10,12 @@ from ..errors import DPTopicError
 from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT
 from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
 from ._common import (
+    MAX_TIMEOUT,
     PUBLIC_VOCABULARY_DECIDES,
     _float_arg,
     _int_arg,
+    _timeout_arg,
+    add_request_args,
     load_corpus,
     positive_float,
     positive_int,
@@ -21,7 +24,6 @@ from ._common import (
 )
 from ._flags import add_reading_args, flag_errors, with_flag_names
 from .budget import served_ledger
-from .results import MAX_TIMEOUT, _timeout_arg, add_request_args
 from .secure_sum import (
     add_serve_flags,
     add_submit_flags,
