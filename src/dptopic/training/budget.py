@@ -78,32 +78,9 @@ def plan_budget(dataset: str | None = None, *, algorithm: str | None = None, uni
     d = float(getattr(model, "delta", None) or delta or 1e-5)
     trainer = type(model).__name__
     if search_runs is not None:
-        from ..accounting.tuning import (  # the search's accountant: only a planned search needs it
-            RandomStoppingEvent,
-            geometric_gamma,
-        )
-
-        # the geometric number of runs dptopic search draws for --expected-runs, the mean checked by the same rule
-        event = RandomStoppingEvent((tuple(groups),), "truncated_negative_binomial", 1.0,
-                                    geometric_gamma(search_runs, "search_runs"), 0.0)
-        groups, trainer = [(event, 1)], f"RandomStoppingSearch({trainer})"
-        how += f"; a search of {float(search_runs):g} runs on average (RDP, Papernot & Steinke 2022)"
+        groups, trainer, how = _as_search(groups, trainer, how, search_runs)
     if corpus is not None:
-        from ..corpus.ledger_documents import documents_of  # the corpus's keys: only a plan of a corpus reads them
-
-        docs = documents_of(corpus)
-        if docs is None:
-            raise ParameterError("{corpus} has no document the ledger could know: give a Corpus.", "corpus")
-        where = ledger_path(ledger)
-        if is_url(where) or os.path.lexists(where):
-            out = DatasetLedger(where).plan_documents(docs, dataset, trainer, run_unit, groups, d)
-            out.update(how=how, ledger=str(where))
-            return out
-        with tempfile.TemporaryDirectory() as tmp:     # no ledger yet: planned on an empty one, none created
-            out = DatasetLedger(os.path.join(tmp, "empty.sqlite")).plan_documents(docs, dataset, trainer, run_unit,
-                                                                                groups, d)
-        out.update(how=how, ledger=f"{where} (not created yet: the plan reads an empty ledger)")
-        return out
+        return _plan_corpus(corpus, dataset, ledger, trainer, run_unit, groups, d, how)
     elif dataset is None:
         raise ParameterError("give {dataset} (a recorded dataset) or {corpus} (documents to plan on).", "dataset",
                              others=("corpus",))
@@ -111,4 +88,40 @@ def plan_budget(dataset: str | None = None, *, algorithm: str | None = None, uni
         led = DatasetLedger(ledger_path(ledger, must_exist=True), read_only=True)
         out = led.plan(dataset, trainer, run_unit, groups, d)
     out.update(how=how, ledger=led.where)
+    return out
+
+
+def _as_search(groups, trainer: str, how: str, search_runs: float):
+    """A planned release's events as a private search's: ``RandomStoppingSearch`` with a geometric number of runs of
+    mean ``search_runs``, each the release ``groups``; ``(groups, trainer, how)`` of the search."""
+    from ..accounting.tuning import (  # the search's accountant: only a planned search needs it
+        RandomStoppingEvent,
+        geometric_gamma,
+    )
+
+    # the geometric number of runs dptopic search draws for --expected-runs, the mean checked by the same rule
+    event = RandomStoppingEvent((tuple(groups),), "truncated_negative_binomial", 1.0,
+                                geometric_gamma(search_runs, "search_runs"), 0.0)
+    groups, trainer = [(event, 1)], f"RandomStoppingSearch({trainer})"
+    how += f"; a search of {float(search_runs):g} runs on average (RDP, Papernot & Steinke 2022)"
+    return groups, trainer, how
+
+
+def _plan_corpus(corpus, dataset, ledger, trainer: str, run_unit: str, groups, d: float, how: str) -> dict:
+    """:func:`plan_budget` of a corpus the ledger may not have seen (its documents resolved and linked in a rolled-back
+    transaction), on an empty ledger when none exists yet (none is created)."""
+    from ..corpus.ledger_documents import documents_of  # the corpus's keys: only a plan of a corpus reads them
+
+    docs = documents_of(corpus)
+    if docs is None:
+        raise ParameterError("{corpus} has no document the ledger could know: give a Corpus.", "corpus")
+    where = ledger_path(ledger)
+    if is_url(where) or os.path.lexists(where):
+        out = DatasetLedger(where).plan_documents(docs, dataset, trainer, run_unit, groups, d)
+        out.update(how=how, ledger=str(where))
+        return out
+    with tempfile.TemporaryDirectory() as tmp:     # no ledger yet: planned on an empty one, none created
+        out = DatasetLedger(os.path.join(tmp, "empty.sqlite")).plan_documents(docs, dataset, trainer, run_unit,
+                                                                            groups, d)
+    out.update(how=how, ledger=f"{where} (not created yet: the plan reads an empty ledger)")
     return out
