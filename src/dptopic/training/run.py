@@ -288,7 +288,10 @@ def check_call(*, model=None, algorithm=None, unit=None, epsilon=None, delta=Non
     would do nothing beside a built ``model``: ``algorithm``,
     ``n_topics`` and the trainer's own parameters (set them on the model), a ``unit`` the model's guarantee is not
     stated in, ``epsilon``/``delta`` without ``unit`` or ``vocabulary_in_total`` (only these read them as the run's
-    total)."""
+    total).
+
+    Over 60 lines on purpose: one refusal after another, each two to four lines, in the order a reader of the call
+    meets the arguments; split, the order would be spread over functions that each check a few."""
     if names is not None and not isinstance(names, Mapping):
         raise ParameterError("invalid {names}: give a mapping from each parameter to the name its messages use, not"
                              " {kind}.", "names", kind=_kind(names))
@@ -367,7 +370,11 @@ def read_vocabulary_argument(vocabulary):
 def _train(*, corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
            names, callback, split_as, metrics, vocabulary_in_total, params) -> TrainingResult:
-    """:func:`train`'s run, inside the ledger's session; every argument by its name (train's own)."""
+    """:func:`train`'s run, inside the ledger's session; every argument by its name (train's own).
+
+    Over 60 lines on purpose: the run's steps in the order they spend (the model's share of the total, the model,
+    the split, the private vocabulary, the fit, the metrics, the save), each a call to a function of its own, so that
+    the order in which privacy is spent reads in one place."""
     user_epsilon = params.pop("user_epsilon", None)
     reports_per_contributor = params.pop("reports_per_contributor", None)
     total = None
