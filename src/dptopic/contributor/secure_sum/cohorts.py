@@ -69,7 +69,9 @@ class _DelegatesChecked(SecureContributor):
     (:meth:`_delegates_problem`: a cohort's ``t + 1``, or each cohort's in the bridge), refused otherwise."""
 
     def _delegates_problem(self, uploaded) -> str | None:
-        raise NotImplementedError
+        """What is wrong with the delegates among ``uploaded``, or None; each kind of contributor gives its rule. A
+        contributor without one refuses every set (fail closed)."""
+        return "no rule says which delegates it must keep"
 
     def _uploaded(self, phase: int, view: dict) -> list:
         uploaded = super()._uploaded(phase, view)
