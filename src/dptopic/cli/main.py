@@ -13,7 +13,9 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
+import threading
 import warnings
 
 from .. import __version__
@@ -221,16 +223,39 @@ def _interrupt_hook(previous):
     return hook
 
 
+def _counting_interrupts(seen: list):
+    """Python's own Ctrl-C handler, which also notes that a Ctrl-C came (``seen``): a Ctrl-C that lands inside an
+    extension module's import (numpy's, while a command's module loads) can reach the caller as an ImportError."""
+
+    def handler(signum, frame):
+        seen.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    return handler
+
+
 def main(argv=None) -> int:
     previous = sys.unraisablehook
     sys.unraisablehook = _interrupt_hook(previous)
+    seen: list = []
+    handler = None
+    if threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        handler = signal.signal(signal.SIGINT, _counting_interrupts(seen))
     try:
         return _run(argv)
     except KeyboardInterrupt as e:      # a client's Ctrl-C carries what was sent and spent before it
         print(str(e) if str(e).startswith("interrupted") else "interrupted", file=sys.stderr)
         return 130
+    except ImportError:
+        if not seen:
+            raise
+        print("interrupted", file=sys.stderr)      # the Ctrl-C stopped an import: nothing was read or spent
+        return 130
     finally:
         sys.unraisablehook = previous
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
 
 
 if __name__ == "__main__":
