@@ -156,3 +156,12 @@ def test_the_progress_bar_counts_the_documents_read(tmp_path, monkeypatch):
     assert opened == [(None, "reading", True)] and sum(advanced) == c.n_docs + c.n_empty_dropped
     stream.read_jsonl(p, chunk_docs=60, processes=1)        # no bar unless asked (the CLI asks)
     assert len(opened) == 1
+
+
+def test_chunks_are_joined_as_numpy_concatenates_them_each_let_go_once_copied():
+    rng = np.random.default_rng(3)
+    for shape in ((7,), (5, 32)):
+        parts = [rng.integers(0, 2**63, (n, *shape[1:]), dtype=np.uint64) for n in (3, 0, 9, 1)]
+        want = np.concatenate(parts)
+        got = stream._joined(parts)
+        assert got.dtype == want.dtype and np.array_equal(got, want) and parts == []

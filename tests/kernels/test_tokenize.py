@@ -6,6 +6,7 @@ from dptopic.kernels.tokenize import (
     ascii_letters,
     rehash,
     restrict_ids,
+    take_documents,
     term_document_counts,
     tokenize_ascii,
     web_hint,
@@ -88,3 +89,29 @@ def test_restrict_and_counts():
     assert new_ptr.tolist() == [0, 3, 3, 5] and new_ids.tolist() == [2, 0, 2, 1, 1]
     tf, df = term_document_counts(ids, ptr, 4)
     assert tf.tolist() == [1, 1, 2, 2] and df.tolist() == [1, 1, 1, 1]
+
+
+def test_restrict_ids_is_numpys_cut_at_the_kept_size():
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 30, 400)
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 50, ptr[-1]).astype(np.int32)
+    remap = np.where(rng.random(50) < 0.4, -1, rng.permutation(50)).astype(np.int64)
+    new_ptr, new_ids = restrict_ids(ids, ptr, remap)
+    mapped = remap[ids]
+    kept = mapped >= 0
+    doc = np.repeat(np.arange(len(lengths)), lengths)
+    assert new_ids.dtype == np.int32 and new_ids.tolist() == mapped[kept].tolist()
+    assert new_ptr.tolist() == np.concatenate([[0], np.cumsum(np.bincount(doc[kept], minlength=len(lengths)))]).tolist()
+
+
+def test_take_documents_is_numpys_gather_of_the_documents_rows():
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(0, 25, 300)
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 1000, ptr[-1]).astype(np.int32)
+    for index in (rng.permutation(300)[:120], np.array([5, 5, 0, 299]), np.flatnonzero(lengths == 0)):
+        out_ptr = np.concatenate([[0], np.cumsum(lengths[index])])
+        got = take_documents(ids, ptr, index.astype(np.int64), out_ptr)
+        want = np.concatenate([ids[ptr[d]:ptr[d + 1]] for d in index]) if len(index) else ids[:0]
+        assert got.dtype == ids.dtype and got.tolist() == want.tolist()

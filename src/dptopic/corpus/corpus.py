@@ -28,6 +28,7 @@ from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
+from ..kernels.tokenize import take_documents
 from . import records
 from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
 from .identity import token_keys as keys_of_tokens
@@ -640,6 +641,8 @@ class Corpus:
             docs = bags.restrict(remap)
         else:                                   # every token was read: the given vocabulary's cut
             docs = bags.restrict(remap)
+        tokens_read = bags.n_tokens
+        del bags            # every token read, let go once cut (a caller that passes its bags holds them no longer)
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
         if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
             raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
@@ -655,7 +658,7 @@ class Corpus:
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
         if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
-            out._vocabulary_cut = {"max_vocab": cut[0], "words": cut[1], "tokens_read": bags.n_tokens}
+            out._vocabulary_cut = {"max_vocab": cut[0], "words": cut[1], "tokens_read": tokens_read}
         return out
 
     @classmethod
@@ -846,12 +849,7 @@ class Corpus:
         lengths = self.doc_lengths[idx]
         ptr = np.zeros(len(idx) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        if len(idx):
-            starts = self.doc_ptr[idx]
-            gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(ptr[-1])
-            ids = self.word_ids[gather]
-        else:
-            ids = np.zeros(0, np.int32)
+        ids = take_documents(self.word_ids, self.doc_ptr, idx, ptr) if len(idx) else np.zeros(0, np.int32)
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                       metadata=self.metadata, user_ids=pick(self.user_ids),
