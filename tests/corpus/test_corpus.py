@@ -1041,3 +1041,23 @@ def test_user_ids_holding_control_or_format_characters_are_refused_naming_the_fi
     assert "\n" not in str(e.value)
     kept = Corpus.from_texts(["apple", "grape"], user_ids=["ann\u00e9", "\u4e2d\u6587 x"])     # visible characters
     assert kept.user_ids[1] == "\u4e2d\u6587 x"
+
+
+def test_a_subsets_token_keys_are_its_rows_gathered_only_when_read():
+    import tracemalloc
+
+    texts = [f"word{i % 7} apple banana cherry delta echo foxtrot golf hotel word{i % 11}" for i in range(3000)]
+    c = Corpus.from_texts(texts, min_df=1)
+    rows = np.random.default_rng(0).permutation(c.n_docs)[:2000]
+    tracemalloc.start()
+    part = c.subset(rows)
+    inner = part.subset(np.arange(500, 1500))
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    keys_bytes = sum(getattr(c.token_keys, f).nbytes for f in c.token_keys.FIELDS)
+    assert held < keys_bytes / 4            # the parts hold their tokens and an index, not a copy of the keys
+    rows_copy = rows.copy()
+    rows[:] = 0                             # the caller's index changed after the subset: the rows stay those given
+    for got, want in ((part, rows_copy), (inner, rows_copy[500:1500])):
+        for f in c.token_keys.FIELDS:
+            assert np.array_equal(getattr(got.token_keys, f), getattr(c.token_keys, f)[want])
