@@ -20,11 +20,15 @@ from pathlib import Path
 
 from ..._io import atomic_write_bytes
 from ...errors import DPTopicError
-from ...protocol.secure_sum.default import keys_message, sign
+from ...protocol.secure_sum.crypto import sign
+from ...protocol.secure_sum.default import keys_message
 from ...protocol.secure_sum.enrollment import read_invitation
 from ..client import ServerError, ServiceClient, default_state_folder
+from .checks import LeftOut
 from .committee import CommitteeContributor
-from .default import ContributorSecrets, LeftOut, SecureContributor, new_state, read_state, state_file_name
+from .default import SecureContributor
+from .masks import ContributorSecrets
+from .state import new_state, read_state, state_file_name
 
 ORDER = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 
@@ -384,7 +388,7 @@ def person_bow(corpus) -> tuple:
 
 def state_path(given, invitation: dict):
     """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
-    :func:`~dptopic.contributor.secure_sum.default.state_file_name`), by default the state folder ``submit`` uses (None
+    :func:`~dptopic.contributor.secure_sum.state.state_file_name`), by default the state folder ``submit`` uses (None
     given); None for ``"none"`` (a rerun then cannot resume). The name comes from the contributor's own invitation,
     never from what a server sends."""
     if given is not None and str(given).strip().lower() == "none":

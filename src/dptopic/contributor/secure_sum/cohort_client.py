@@ -22,9 +22,10 @@ from ...protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_in
 from ...protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
 from ...protocol.secure_sum.enrollment import layout_difference
 from ..client import ServiceClient
+from .checks import ServerLied
 from .client import STOP_HOLD_S, Stopped, take_part, take_part_committee
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
-from .default import ServerLied, state_file_name
+from .state import state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
 

@@ -11,7 +11,7 @@ from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Te
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...errors import DPTopicError
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.plan import SecureSumPlan
 from ..storage import safe_url
 from .committee import CommitteeRound
 from .config import ApiError
@@ -89,7 +89,7 @@ class StoredCommitteeRound(CommitteeRound):
     (:meth:`fresh`, :meth:`current_state`). On SQLite one process serves the round (a second is refused in one line,
     as the default round's is) and its threads take a lock of its own."""
 
-    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+    def __init__(self, plan: SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                  database: str = "sqlite:///dptopic-secure-committee.db", schema: str | None = None, **kw):
         super().__init__(plan, directory, vocabulary, n_topics, **kw)
         self.database = database
