@@ -573,12 +573,12 @@ def _noted(e: DPTopicError, note: str, strip: bool = False) -> DPTopicError:
     return ServerError(line, e.status, e.code) if isinstance(e, ServerError) else DPTopicError(line)
 
 
-def _state_refusal(template: str, value=MISSING, **fields) -> ParameterError:
+def _state_refusal(template: str, value=MISSING, key: str | None = None, **fields) -> ParameterError:
     """A refusal of the contributor's ``state`` (its file or folder, ``value``; a ``path`` field: the file in it);
-    ``{none}`` in ``template`` says how to keep nothing (``state=None``)."""
+    ``{none}`` in ``template`` says how to keep nothing (``state=None``). Such a line names itself by ``key``: the
+    command line says it its own way (``{state} none``, ``dptopic/cli/_flag_templates.py``)."""
     return ParameterError(template.replace("{none}", "state=None"), "state",
-                          MISSING if value is MISSING else str(value),
-                          flag_template=template.replace("{none}", "{state} none"), **fields)
+                          MISSING if value is MISSING else str(value), key=key, **fields)
 
 
 def _state_folder_or_file(state) -> Path:
@@ -612,7 +612,8 @@ def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
             os.unlink(tmp)
     except OSError as e:
         raise _state_refusal("cannot write the {what} {path!r} ({why}): give {state} a path you can write to, or"
-                             " {none}.", what=what, path=str(path), why=type(e).__name__) from None
+                             " {none}.", key="contributor.client.create_exclusive", what=what, path=str(path),
+                             why=type(e).__name__) from None
     return True
 
 
@@ -722,7 +723,8 @@ def _write_submit_state(path, kept: dict) -> None:
         atomic_write_bytes(Path(path), _submit_state_bytes(kept), private=True)
     except OSError as e:
         raise _state_refusal("cannot write the submit state file {path!r} ({why}): give {state} a path you can write"
-                             " to, or {none}.", path=str(path), why=type(e).__name__) from None
+                             " to, or {none}.", key="contributor.client.write_submit_state", path=str(path),
+                             why=type(e).__name__) from None
 
 
 PSEUDONYMS_FILE = "contributor-pseudonyms.json"
@@ -824,7 +826,8 @@ def default_state_folder():
     except OSError as e:
         raise _state_refusal("cannot create {path!r} to keep your randomized reports ({why}): give {state} a file"
                              " (or {none} to draw new reports every run, which spends the per-user epsilon again).",
-                             path=str(folder), why=type(e).__name__) from None
+                             key="contributor.client.default_state_folder", path=str(folder),
+                             why=type(e).__name__) from None
     return folder
 
 
@@ -885,7 +888,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         if rrp.exclusion != "none":
             raise _state_refusal("{state} keeps reports drawn once, which only the 'none' rule does: this server's"
                                  " rule {rule!r} draws new entries every round; give {none}.", state,
-                                 rule=rrp.exclusion)
+                                 key="contributor.client.fed_participate", rule=rrp.exclusion)
         state = fed_state_path(state, key)
         saved = _load_fed_state(state, key, client_id)
     if saved is None:
