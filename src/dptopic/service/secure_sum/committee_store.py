@@ -15,7 +15,7 @@ from ...protocol.secure_sum.plan import SecureSumPlan
 from ..storage import safe_url
 from .committee import CommitteeRound
 from .config import ApiError
-from .database import _open_engine, hold_round_lock
+from .engine import _open_engine, hold_round_lock
 from .store import STATE_LOOK_S
 
 cmeta = MetaData()
@@ -82,7 +82,7 @@ class StoredCommitteeRound(CommitteeRound):
     was; a store that fails reloads the round from the database and answers 503.
 
     Several server processes share a round on PostgreSQL: each message is one transaction that first takes the
-    round's advisory lock (:func:`~dptopic.service.secure_sum.database.hold_round_lock`), so the processes change the
+    round's advisory lock (:func:`~dptopic.service.secure_sum.engine.hold_round_lock`), so the processes change the
     round one at a time, and reads in what the others committed since this process last looked (every stored row carries
     the change that wrote it, ``seq``; the state row ``version`` counts the changes) before its checks run. What a
     process holds in memory is a copy brought up to date that way; the views and long polls read the stored step too

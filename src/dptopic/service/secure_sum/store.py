@@ -19,7 +19,8 @@ from ...protocol.secure_sum.messages import canonical, digest
 from ...protocol.secure_sum.ring import triangle_size
 from ..storage import safe_url
 from .config import STATES, ApiError, SecureSumConfig
-from .database import _Q, _open_engine, hold_round_lock, meta, t_keys, t_state, t_sums, t_unmask, t_used_keys
+from .database import _Q, meta, t_keys, t_state, t_sums, t_unmask, t_used_keys
+from .engine import _open_engine, hold_round_lock
 
 STATE_LOOK_S = 0.1
 """On PostgreSQL, the least time between two reads of a round's step from the database by one server process's long
