@@ -1,6 +1,6 @@
-"""``dptopic.protocol.secure_sum.default`` and the modules it builds on (``plan``, ``graph``, ``crypto``, ``messages``,
-``ring``): the plan, the graph and its threshold, the signatures, the keys, the masks and the server's unmasking (with
-the contributor's side of each step, ``dptopic.contributor.secure_sum``)."""
+"""``dptopic.protocol.secure_sum.default``: the step messages' checks, the masks and the server's unmasking, with the
+contributor's side of each step (``dptopic.contributor.secure_sum``), and the module note's bounds (no cut of the
+honest survivors, no two views confirmed). The plan, the graph, the crypto and the ring have files of their own."""
 import hashlib
 import itertools
 import math
@@ -13,14 +13,9 @@ from dptopic.contributor.secure_sum import default as cs
 from dptopic.contributor.secure_sum.checks import ServerLied
 from dptopic.contributor.secure_sum.masks import ContributorSecrets, RevealLog, make_shares, mask, open_shares
 from dptopic.contributor.secure_sum.person_statistics import quantize
-from dptopic.errors import DPTopicError, ParameterError
+from dptopic.errors import DPTopicError
 from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum.crypto import (
-    _VERIFIED,
-    LOW_ORDER_U,
-    P25519,
-    agree,
-    hkdf,
     new_private_key,
     new_signing_key,
     public_key,
@@ -28,27 +23,18 @@ from dptopic.protocol.secure_sum.crypto import (
     sign,
     signing_public,
     valid_x25519,
-    verify,
 )
 from dptopic.protocol.secure_sum.graph import (
-    _GRAPH_MEMO,
-    LIVENESS_TARGET,
-    holder_index,
     neighbour_graph,
-    neighbours_short,
     ring_order,
     threshold_of,
 )
-from dptopic.protocol.secure_sum.messages import PROTOCOL
-from dptopic.protocol.secure_sum.plan import DEFAULT_MAX_WORDS, MAX_INFLATION, MAX_WORDS, WRAP_SHARE, SecureSumPlan
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
 from dptopic.protocol.secure_sum.ring import (
     from_ring,
-    matrix_to_triangle,
     ring_dtype,
     ring_sum,
     to_ring,
-    triangle_size,
-    triangle_to_matrix,
 )
 
 pytest.importorskip("cryptography")
@@ -112,29 +98,6 @@ def test_a_64_bit_upload_is_uniform_in_its_high_bits():
     assert stats.chisquare(counts).pvalue > 1e-4
 
 
-def test_the_plan_chooses_its_ring_and_scale():
-    """32 bits while they cost at most 1% of noise; 64 bits beyond, where a million contributors get the central
-    figure's noise (1.67 times it modulo 2^32, over all V = 1,000 words) and ten million a plan at all (refused modulo
-    2^32)."""
-    small = SecureSumPlan(1.0, 1e-5, 1000, 100, 1000)
-    assert small.bits == 32 and small.scale == 2 ** 16 and small.noise_inflation <= MAX_INFLATION
-    million = SecureSumPlan(1.0, 1e-5, 10 ** 6, 10 ** 5, 1000)
-    assert million.bits == 64 and million.noise_inflation <= 1.05
-    assert million.calibrated()[1] <= million.delta * WRAP_SHARE
-    old = SecureSumPlan(1.0, 1e-5, 10 ** 6, 10 ** 5, 1000, bits=32, max_words=MAX_WORDS)
-    assert old.scale == 2 ** 8 and old.noise_inflation == pytest.approx(1.67, abs=0.01)
-    assert million.mu_shares[1] / million.scale ** 2 < old.mu_shares[1] / old.scale ** 2 / 2.5
-    ten = SecureSumPlan(1.0, 1e-5, 10 ** 7, 10 ** 6, 1000)
-    assert ten.bits == 64 and ten.noise_inflation <= 1.05
-    with pytest.raises(DPTopicError, match="wrap-around"):
-        SecureSumPlan(1.0, 1e-5, 10 ** 7, 10 ** 6, 1000, bits=32, max_words=MAX_WORDS).calibrated()
-    card = million.to_dict()        # what the card's parameters and /v1/config state
-    assert card["modulus_bits"] == 64 and card["noise_inflation"] <= 1.05 and "wrap_probability" in card
-    assert SecureSumPlan.from_dict(card) == million
-    with pytest.raises(DPTopicError, match="scale"):
-        SecureSumPlan.from_dict({**card, "scale": 256.0})
-    with pytest.raises(ParameterError, match="bits"):
-        SecureSumPlan(1.0, 1e-5, 1000, 100, 1000, bits=16)
 
 
 def test_too_few_shares_is_one_line_and_a_wrong_share_is_outvoted():
@@ -274,68 +237,20 @@ def test_two_views_cannot_both_gather_the_threshold_of_signatures(n, dropouts, c
     assert _two_views_confirmed(plan, (d + t) // 2)      # the largest threshold with 2 T - t <= d
 
 
-def test_the_plan_survives_its_dropouts_and_refuses_what_it_cannot():
-    plan = SecureSumPlan(1.0, 1e-5, 3000, 300, 200)
-    d, T = plan.degree, plan.threshold
-    assert d % 2 == 0 and T == d // 2 + plan.collusion + 1 and T <= d
-    assert neighbours_short(3000, 300, d, T) <= LIVENESS_TARGET
-    assert neighbours_short(3000, 300, d - 2, threshold_of(d - 2, plan.collusion)) > LIVENESS_TARGET
-    assert SecureSumPlan(1.0, 1e-5, 3000, 900, 200).degree > d        # 30% dropping out needs more neighbours
-    with pytest.raises(ParameterError, match="no neighbour graph survives"):
-        SecureSumPlan(1.0, 1e-5, 40, 15, 50, collusion=6)
-    with pytest.raises(ParameterError, match="epsilon"):
-        SecureSumPlan(1e308, 1e-5, 40, 4, 50)
 
 
-def test_the_noise_leaves_out_the_colluders_and_the_persons_own_share():
-    plan = SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
-    assert plan.honest == 40 - 4 - 3 - 1
-    eps = [e for _, e in plan.epsilon_by_colluders()]
-    assert eps[-1] == pytest.approx(1.0, rel=1e-3) and all(a < b for a, b in zip(eps, eps[1:]))
 
 
-def test_noise_shares_add_up_to_the_planned_noise():
-    from dptopic.mechanisms.skellam import skellam_share
-
-    plan = SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
-    rng = np.random.default_rng(0)
-    total = sum(skellam_share(np.zeros(20_000, np.int64), plan.mu_shares[1], plan.scale, rng)[0]
-                for _ in range(plan.honest))
-    var = 2 * plan.calibrated()[0][1]
-    assert abs(total.var() / var - 1) < 5 * math.sqrt(2 / 20_000)
 
 
-def test_a_stated_plan_is_recomputed_and_a_tampered_one_refused():
-    plan = SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3)
-    assert SecureSumPlan.from_dict(plan.to_dict()) == plan
-    for key, value in (("threshold", plan.threshold - 1), ("degree", 4), ("mu_shares", [1.0, 1.0]),
-                       ("protocol", "dptopic-secure-sum/1"), ("collusion", "3"), ("epsilon", float("nan"))):
-        with pytest.raises(DPTopicError):
-            SecureSumPlan.from_dict({**plan.to_dict(), key: value})
-    with pytest.raises(DPTopicError, match="not an object"):
-        SecureSumPlan.from_dict([1, 2])
 
 
 LOW_ORDER = ["00" * 32, "01" + "00" * 31, "ec" + "ff" * 30 + "7f",
              "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"]
 
 
-def _encode(u: int) -> str:
-    return u.to_bytes(32, "little").hex()
 
 
-def test_the_low_order_list_is_exactly_the_keys_whose_agreement_is_zero():
-    """Every listed point, in each encoding X25519 reads as it (plus p below 2^255, the ignored high bit set), agrees
-    to all zeros (cryptography refuses it); a random key does not."""
-    for u in LOW_ORDER_U:
-        for enc in {u, u + P25519 if u + P25519 < 2 ** 255 else u, u | (1 << 255)}:
-            with pytest.raises(DPTopicError):
-                agree(new_private_key(), bytes.fromhex(_encode(enc)))
-            assert not valid_x25519(_encode(enc))
-    for _ in range(20):
-        k = public_key(new_private_key())
-        agree(new_private_key(), k)
-        assert valid_x25519(k.hex())
 
 
 def test_low_order_and_malformed_keys_are_refused():
@@ -351,26 +266,8 @@ def test_low_order_and_malformed_keys_are_refused():
     assert ss.check_keys({"c": good, "s": s}) is not None
 
 
-def test_hkdf_is_rfc_5869s():
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-    for material, info in ((b"k" * 32, b"dptopic"), (bytes(32), b""), (b"\x01" * 32, b"x" * 200)):
-        want = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(material)
-        assert hkdf(material, info) == want
 
 
-def test_signatures_verify_only_their_own_message_and_key():
-    key = new_signing_key()
-    pub = signing_public(key)
-    msg = ss.consistency_message("r", 0, ["a", "b"])
-    sig = sign(key, msg)
-    assert verify(pub, sig, msg)
-    assert not verify(pub, sig, ss.consistency_message("r", 1, ["a", "b"]))       # another step
-    assert not verify(pub, sig, ss.consistency_message("r", 0, ["a"]))           # another set
-    assert not verify(signing_public(new_signing_key()), sig, msg)          # another key
-    flipped = sig[:-2] + format(int(sig[-2:], 16) ^ 1, "02x")      # one bit of the last byte changed
-    assert not verify(pub, flipped, msg) and not verify(pub, "zz", msg) and not verify(pub, None, msg)
 
 
 def test_shares_are_checked_as_hex_below_the_prime():
@@ -393,96 +290,17 @@ def test_randomized_rounding_is_unbiased_and_within_its_norm_bound():
     assert np.abs(qs.mean(axis=0) - 64 * x).max() < 5 * 0.5 / math.sqrt(400)
 
 
-def test_triangle_round_trip_keeps_the_frobenius_norm():
-    rng = np.random.default_rng(1)
-    m = rng.random((6, 6))
-    m = m + m.T
-    v = matrix_to_triangle(m)
-    assert np.isclose(np.linalg.norm(v), np.linalg.norm(m))
-    assert np.allclose(triangle_to_matrix(v, 6), m)
 
 
-def test_the_graph_is_regular_and_symmetric():
-    ids = [f"c{i:03d}" for i in range(200)]
-    g = neighbour_graph(ids, "r", 20)
-    assert all(len(v) == 20 for v in g.values())
-    assert all(u in g[v] for u in ids for v in g[u])
-    assert neighbour_graph(ids[:10], "r", 20) == {i: [j for j in ids[:10] if j != i] for i in ids[:10]}
 
 
-def _whole_graph(ids, round_id, degree):
-    """The whole graph built row by row from the ring, as the protocol states it (the reference)."""
-    ring = sorted(ids, key=lambda i: hashlib.sha256(f"{PROTOCOL}/ring/{round_id}/{i}".encode()).digest())
-    n, h = len(ring), degree // 2
-    if degree >= n - 1:
-        return {i: sorted(j for j in ids if j != i) for i in ids}
-    return {i: sorted(ring[(k + o) % n] for o in range(-h, h + 1) if o != 0) for k, i in enumerate(ring)}
 
 
-@pytest.mark.parametrize("n,degree", [(9, 8), (9, 20), (50, 6), (301, 52)])
-def test_one_contributors_rows_equal_the_whole_graphs_rows(n, degree):
-    ids = [f"p{i:04d}" for i in range(n)]
-    whole = _whole_graph(ids, "round-x", degree)
-    _GRAPH_MEMO.clear()
-    g = neighbour_graph(list(reversed(ids)), "round-x", degree)
-    me = ids[n // 3]
-    assert g[me] == whole[me]
-    assert all(g[v] == whole[v] for v in g[me])
-    assert g.rows_computed() == min(n, len(whole[me]) + 1)     # a contributor's rows only, not the whole graph
-    assert dict(g.items()) == whole and len(g) == n and sorted(g) == sorted(ids)
-    assert me in g and "stranger" not in g and g.get("stranger") is None
-    with pytest.raises(KeyError):
-        g["stranger"]
 
 
-def test_holder_indices_are_the_sorted_places_made_once_and_read_only():
-    ids = [f"p{i:03d}" for i in range(40)]
-    roster = {i: {} for i in reversed(ids)}
-    assert dict(holder_index(roster)) == {i: k + 1 for k, i in enumerate(ids)} == dict(holder_index(ids))
-    index = holder_index(roster)
-    assert holder_index(roster) is index          # every contributor a process plays indexes the same ids
-    with pytest.raises(TypeError):
-        index["p000"] = 7
 
 
-def test_a_plan_caps_the_words_of_its_second_sum_and_states_the_cap():
-    """``max_words`` bounds the second sum's triangle (default 256 words), is checked, stated in ``/v1/config`` and
-    read back; a plan over fewer words than the cap sums them all; the smaller triangle needs a little less noise."""
-    plan = SecureSumPlan(1.0, 1e-5, 100_000, 10_000, 1000)
-    assert plan.max_words == DEFAULT_MAX_WORDS == 256 and plan.max_kept_words == 256
-    assert plan.dims == (1001, triangle_size(256)) and plan.upload_bytes(plan.dims[1]) == 4 * 32_896
-    assert plan.bits == 32 and uncapped_bits(plan) == 64     # the smaller triangle rounds in 2^32 at 1% inflation
-    uncapped = SecureSumPlan(1.0, 1e-5, 100_000, 10_000, 1000, max_words=MAX_WORDS)
-    assert uncapped.max_kept_words == 1000 and plan.mu_shares[1] < uncapped.mu_shares[1]
-    assert SecureSumPlan(1.0, 1e-5, 100, 10, 50).max_kept_words == 50
-    stated = plan.to_dict()
-    assert stated["max_words"] == 256 and SecureSumPlan.from_dict(stated) == plan
-    older = {**uncapped.to_dict(), "max_words": MAX_WORDS}       # a server of the first version stated 2,000
-    assert SecureSumPlan.from_dict(older) == uncapped
-    with pytest.raises(DPTopicError, match="noise shares differ"):      # a cap changes the noise a contributor checks
-        SecureSumPlan.from_dict({**stated, "max_words": 300})
-    for bad in (1, 2001, 2.5, True, "256"):
-        with pytest.raises(ParameterError, match="max_words"):
-            SecureSumPlan(1.0, 1e-5, 100, 10, 50, max_words=bad)
 
 
-def uncapped_bits(plan) -> int:
-    """The ring the same plan chooses over every word (``max_words`` at :data:`~MAX_WORDS`)."""
-    return SecureSumPlan(plan.epsilon, plan.delta, plan.n, plan.dropouts, plan.vocab_size,
-                            max_words=MAX_WORDS).bits
 
 
-def test_a_verified_signature_is_remembered_by_its_bytes_and_nothing_else_passes():
-    """A process verifies the same (key, signature, message) once; a changed message, key or signature is verified
-    afresh and refused, and an invalid triple is never remembered."""
-    key, other = new_signing_key(), new_signing_key()
-    pub = signing_public(key)
-    sig = sign(key, b"hello")
-    _VERIFIED.clear()
-    assert verify(pub, sig, b"hello") and len(_VERIFIED) == 1
-    assert verify(pub, sig, b"hello") and len(_VERIFIED) == 1
-    assert not verify(pub, sig, b"hellO")
-    assert not verify(signing_public(other), sig, b"hello")
-    assert not verify(pub, sign(other, b"hello"), b"hello")
-    assert not verify(pub + b"\x00", sig, b"hello") and not verify(pub[:31], sig, b"hello")
-    assert len(_VERIFIED) == 1

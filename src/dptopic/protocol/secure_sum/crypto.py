@@ -62,7 +62,7 @@ _NO_SALT = bytes(32)
 
 def hkdf(material: bytes, info: bytes) -> bytes:
     """32 bytes of HKDF-SHA256 (RFC 5869, no salt) of ``material`` bound to ``info``: one extract and one expand block,
-    with the standard library's HMAC (``tests/protocol/secure_sum/test_default.py`` checks it against ``cryptography``'s
+    with the standard library's HMAC (``tests/protocol/secure_sum/test_crypto.py`` checks it against ``cryptography``'s
     HKDF)."""
     prk = hmac.digest(_NO_SALT, material, "sha256")        # the one-shot C path: a contributor derives hundreds
     return hmac.digest(prk, info + b"\x01", "sha256")
@@ -116,7 +116,7 @@ LOW_ORDER_U = frozenset({0, 1, P25519 - 1,
                          325606250916557431795983626356110631294008115727848805560023387167927233504,
                          39382357235489614581723060781553021112529911719440698176882885853963445705823})
 """The u-coordinates (mod p) of the points of small order on Curve25519 and its twist: an agreement with any of them
-is all zeros, whatever the private key (the list libsodium blocks; ``tests/protocol/secure_sum/test_default.py`` checks
+is all zeros, whatever the private key (the list libsodium blocks; ``tests/protocol/secure_sum/test_crypto.py`` checks
 each against an agreement)."""
 
 
