@@ -283,6 +283,13 @@ def check_server_config(cfg, server: str, reads: str = "reports") -> dict:
     if reads == "fed":
         fed_settings(cfg, server)
         return cfg
+    _check_report_settings(cfg, server, got, words)
+    return cfg
+
+
+def _check_report_settings(cfg: dict, server: str, got: dict, words: list) -> None:
+    """:func:`check_server_config`'s checks for ``submit``: the upload limits, the report kind, its format (``got``)
+    and the kind's randomizer settings over ``words``, each refusal one line naming the server."""
     for key in ("max_reports_per_request", "max_body_bytes"):
         if not _positive_int(cfg.get(key)):
             raise _config_error(server, key, cfg.get(key), "a positive integer", key not in cfg)
@@ -306,7 +313,6 @@ def check_server_config(cfg, server: str, reads: str = "reports") -> dict:
         raise DPTopicError(f"the server at {server} asks for {kind} reports with settings this dptopic refuses"
                            f" ({' '.join(str(e).split()).rstrip('.')}): nothing was randomized or sent; upgrade"
                            " dptopic (or the server).") from None
-    return cfg
 
 
 #: FedLDA settings a server must send (the others have RRPConfig's defaults)
