@@ -65,9 +65,11 @@ class LeftOut(DPTopicError):
     """The server left this contributor out of a step (it is not among the step's members or uploads)."""
 
 
-
 class ServerChecks:
-    """The checks of what the server says (module note), as methods of the contributor that makes them."""
+    """The checks of what the server says (module note), as methods of the contributor that makes them: they read
+    its ``members`` (the directory), ``me``, ``graph``, ``T``, ``least``, ``roster``, ``plan``, ``V``, ``st`` (the
+    state), ``round_id`` and ``secrets``, which :class:`~dptopic.contributor.secure_sum.default.SecureContributor`
+    sets."""
 
     def _ids(self, value, what: str) -> list:
         self._id_set(value, what)

@@ -10,15 +10,15 @@ are a module each beside this one: every check of what the server says and the r
 (:mod:`~dptopic.contributor.secure_sum.state`). The transport (HTTP, waiting between steps) is
 :mod:`dptopic.contributor.secure_sum.client`'s.
 
-:class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses
-in one line naming what the server claimed (:class:`ServerLied`): the configuration and the plan (the plan and mode
-its invitation pins, :func:`check_invitation`; kept in the state file at first contact, a later change is refused),
-the directory against the enrollment key of its own invitation, the roster (the directory's members who registered:
-at least N - F of them, F the dropouts its invitation pins, this contributor and the threshold of its neighbours
-among them, each entry signed by its member), each step's members, the set of uploads and the consistency signatures
-over it, the kept words; each check a method of its own. What it sends is written to the state file before it
-is sent (a resumed run sends the same keys, shares, uploads and answers, signs one set of uploads per step, never
-reveals both secrets of one neighbour), and the round's secrets are wiped from it once the round is over.
+:class:`SecureContributor` checks everything the server tells it before it masks and before it reveals, and refuses in
+one line naming what the server claimed (:class:`~dptopic.contributor.secure_sum.checks.ServerLied`): the configuration
+and the plan (the plan and mode its invitation pins, :func:`check_invitation`; kept in the state file at first contact,
+a later change is refused), the directory against the enrollment key of its own invitation, the roster (the directory's
+members who registered: at least N - F of them, F the dropouts its invitation pins, this contributor and the threshold
+of its neighbours among them, each entry signed by its member), each step's members, the set of uploads and the
+consistency signatures over it, the kept words; each check a method of its own. What it sends is written to the state
+file before it is sent (a resumed run sends the same keys, shares, uploads and answers, signs one set of uploads per
+step, never reveals both secrets of one neighbour), and the round's secrets are wiped from it once the round is over.
 """
 from __future__ import annotations
 
@@ -266,8 +266,8 @@ class SecureContributor(ServerChecks, StateFile):
 
     def _masked(self, phase: int, member_set: frozenset, kept, seed_of=pair_seed, seeds: dict | None = None):
         """This person's statistic of ``phase``, quantized with its noise share and masked with ``member_set``
-        (:func:`mask`; ``seed_of`` and ``seeds`` its), the members recorded in the state first (one list per set
-        in a process)."""
+        (:func:`~dptopic.contributor.secure_sum.masks.mask`; ``seed_of`` and ``seeds`` its), the members recorded in the
+        state first (one list per set in a process)."""
         self.st["masked_with"][str(phase)] = _sorted_ids(member_set)
         noisy = self._share(phase, self.statistic(phase, kept))
         return mask(noisy, self.me, self.secrets, self.roster, self.round_id, phase, member_set, self.graph,

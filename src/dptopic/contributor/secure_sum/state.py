@@ -16,12 +16,13 @@ STATE_VERSION = 2
 
 
 _ACKNOWLEDGED = "acknowledged"
-"""What a step's kept message becomes once :meth:`SecureContributor.acknowledged` drops it."""
-
+"""What a step's kept message becomes once :meth:`StateFile.acknowledged` drops it."""
 
 
 class StateFile:
-    """The state file of a contributor (``path``; None: kept in memory only), read and written as its steps go."""
+    """The state file of a contributor (``path``; None: kept in memory only), read and written as its steps go: the
+    part of :class:`~dptopic.contributor.secure_sum.default.SecureContributor` that keeps ``st`` (its ``round_id``,
+    ``me`` and ``plan`` checked against a file it resumes)."""
 
     def _load(self):
         st = read_state(self.path, strict=True)

@@ -40,7 +40,7 @@ def neighbours_short(n: int, dropouts: int, degree: int, threshold: int) -> floa
 
 def threshold_of(degree: int, collusion: int) -> int:
     """The Shamir threshold, the consistency signatures and the neighbours in a set a contributor requires:
-    ``degree // 2 + collusion + 1`` (module note)."""
+    ``degree // 2 + collusion + 1`` (:mod:`dptopic.protocol.secure_sum.default`'s note)."""
     return degree // 2 + collusion + 1
 
 

@@ -168,7 +168,7 @@ class SecureSumPlan:
         return _PLAN_MEMO[key]
 
     def _choose_bits(self) -> int:
-        """The ring (module note, :class:`SecureSumPlan`): 32 bits when they cost no accuracy, else 64."""
+        """The ring (:class:`SecureSumPlan`): 32 bits when they cost no accuracy, else 64."""
         for bits in RING_BITS:
             _, wrap, inflation = self._ring_noise(bits)
             if wrap <= self.delta * WRAP_SHARE and inflation <= MAX_INFLATION:
