@@ -151,9 +151,8 @@ FLAG_TEMPLATES = {
     "contributor.client.default_state_folder": ("cannot create {path!r} to keep your randomized reports ({why}): give"
                                                 " {state} a file (or {state} none to draw new reports every run,"
                                                 " which spends the per-user epsilon again)."),
-    "contributor.client.fed_participate": ("{state} keeps reports drawn once, which only the 'none' rule does: this"
-                                           " server's rule {rule!r} draws new entries every round; give {state}"
-                                           " none."),
+    "contributor.client.fed_reports": ("{state} keeps reports drawn once, which only the 'none' rule does: this"
+                                       " server's rule {rule!r} draws new entries every round; give {state} none."),
     "contributor.client.write_submit_state": ("cannot write the submit state file {path!r} ({why}): give {state} a"
                                               " path you can write to, or {state} none."),
     "contributor.randomizer.empty_vocabulary": ("empty vocabulary: give at least one word (one word per line in"
