@@ -28,7 +28,7 @@ import numpy as np
 def _directory(enroll_private: bytes, round_id: str, ids) -> tuple[dict, dict]:
     """``(directory, {id: signing key})``: a signed directory of fresh invitation keys (what ``dptopic secure-sum
     invite`` writes, kept in memory)."""
-    from dptopic.protocol.secure_sum.default import new_signing_key, sign, signing_public
+    from dptopic.protocol.secure_sum.crypto import new_signing_key, sign, signing_public
     from dptopic.protocol.secure_sum.enrollment import DIRECTORY_FORMAT, VERSION, directory_message
 
     keys = {i: new_signing_key() for i in ids}
@@ -59,7 +59,7 @@ def _build_cohort(tmp, plan, c: int, members, bows, words, topics: int, enroll: 
     delegates)``."""
     from dptopic.contributor.secure_sum.cohorts import CohortContributor, Pads
     from dptopic.protocol.secure_sum.cohorts import cohort_round_id
-    from dptopic.protocol.secure_sum.default import signing_public
+    from dptopic.protocol.secure_sum.crypto import signing_public
     from dptopic.service.secure_sum.cohorts import CohortRound
     from dptopic.service.secure_sum.config import SecureSumConfig
 
@@ -112,7 +112,7 @@ class _Steps:
         """Round ``where`` has been through ``step`` (``people``: its contributors here); nothing by default."""
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.checks import LeftOut, ServerLied
 
         try:
             return f(*args)
@@ -316,7 +316,7 @@ class CohortSimulation(_Steps):
                  round_id: str = "round1", progress=None, workers: int | None = None, verbose: bool = False):
         from dptopic.contributor.secure_sum.cohorts import BridgeContributor, Pads
         from dptopic.protocol.secure_sum.cohorts import bridge_round_id
-        from dptopic.protocol.secure_sum.default import new_signing_key, signing_public
+        from dptopic.protocol.secure_sum.crypto import new_signing_key, signing_public
         from dptopic.protocol.secure_sum.enrollment import contributor_ids
         from dptopic.service.secure_sum.cohorts import CohortRound, Coordinator
         from dptopic.service.secure_sum.config import SecureSumConfig

@@ -37,8 +37,8 @@ def make_messages(n: int, vocab: int, work: Path) -> None:
 
     from bench_secure_committee import bows
     from dptopic.contributor.secure_sum.committee import CommitteeContributor
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.secure_sum.committee import CommitteeRound
 
     make_invitations(work / "enroll.key", n, work / "inv", round_id="bench", committee=True, dropouts=n // 10,
@@ -71,7 +71,7 @@ def child(work: str, database: str, part: int, parts: int) -> None:
     import base64
     import resource
 
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.secure_sum.committee import CommitteeRound
     from dptopic.service.secure_sum.committee_store import StoredCommitteeRound
 

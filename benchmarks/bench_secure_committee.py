@@ -49,7 +49,7 @@ def bows(n: int, vocab: int, seed: int = 0) -> list:
 
 
 def _plan(n: int, vocab: int, committee):
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     return SecureSumPlan(1.0, 1e-5, n, n // 10, vocab, committee=committee)
 
@@ -293,9 +293,9 @@ def main(argv=None) -> dict:
 
     from dptopic.contributor.secure_sum.client import REQUESTS_COMMITTEE, REQUESTS_COMMITTEE_MEMBER
     from dptopic.contributor.secure_sum.committee import CommitteeContributor
-    from dptopic.contributor.secure_sum.default import make_shares
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.contributor.secure_sum.masks import make_shares
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.secure_sum.committee import CommitteeRound
 
     n, vocab = a.people, a.vocab

@@ -74,7 +74,7 @@ from bench_user_level import draw_people  # noqa: E402
 
 def secure_topics(corpus, users, plan, K, dropout, rng):
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.contributor.secure_sum import default as cs
+    from dptopic.contributor.secure_sum.person_statistics import person_cooccurrence, person_presence, quantize
     from dptopic.mechanisms.skellam import skellam_share
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.person_bound import group_by_person, user_codes
@@ -93,9 +93,9 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     def total(phase, kept=None):
         s = None
         for g in np.flatnonzero(stay):
-            x = cs.person_presence(bow(g), plan.vocab_size) if phase == 0 else \
-                cs.person_cooccurrence(bow(g), kept, plan.vocab_size)
-            q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
+            x = person_presence(bow(g), plan.vocab_size) if phase == 0 else \
+                person_cooccurrence(bow(g), kept, plan.vocab_size)
+            q = quantize(x, plan.scale, rounded_norms(plan.scale, len(x))[0], rng)
             y, _ = skellam_share(q, plan.mu_shares[phase], plan.scale, rng)
             s = y if s is None else s + y
         return s
@@ -129,7 +129,7 @@ def curves(a, phi, theta, lengths, vocab):
     from dptopic.evaluation import topic_coverage
     from dptopic.models.fedlda import FedLDA
     from dptopic.models.lplda import LPLDA
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     cov = lambda m: topic_coverage(m, (phi, vocab))["coverage"]  # noqa: E731
     rows, points = [], {}
@@ -215,7 +215,7 @@ def draw_curves(a, points):
 def plan_main(a):
     """``--plan``: per N, the 32-bit rule's scale and inflation (or its refusal) beside the plan's choice."""
     from dptopic.errors import DPTopicError
-    from dptopic.protocol.secure_sum.default import MAX_INFLATION, MAX_WORDS, SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import MAX_INFLATION, MAX_WORDS, SecureSumPlan
 
     rows, words = [], MAX_WORDS if a.max_words is None else a.max_words
     for N in a.plan_sizes:
@@ -244,24 +244,26 @@ def plan_main(a):
 
 def upload_cost(plan, V, rng):
     """CPU seconds and bytes of one upload over all V words (the largest), with the round's neighbours."""
-    from dptopic.contributor.secure_sum import default as cs
-    from dptopic.protocol.secure_sum import default as ss
+    from dptopic.contributor.secure_sum.masks import ContributorSecrets, mask
+    from dptopic.contributor.secure_sum.person_statistics import quantize
+    from dptopic.protocol.secure_sum.graph import neighbour_graph
+    from dptopic.protocol.secure_sum.ring import triangle_size
 
     n = min(plan.n, plan.degree + 1)
     ids = [f"c{i:05d}" for i in range(n)]
-    sec = {i: cs.ContributorSecrets.new(1) for i in ids}
+    sec = {i: ContributorSecrets.new(1) for i in ids}
     roster = {i: sec[i].public("r", i) for i in ids}
-    graph = ss.neighbour_graph(ids, "r", n - 1)
-    dim = ss.triangle_size(V)
+    graph = neighbour_graph(ids, "r", n - 1)
+    dim = triangle_size(V)
     x = rng.random(dim)
     x /= np.linalg.norm(x)
     t = time.process_time()
     from dptopic.accounting.skellam import rounded_norms
     from dptopic.mechanisms.skellam import skellam_share
 
-    q = cs.quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
+    q = quantize(x, plan.scale, rounded_norms(plan.scale, dim)[0], rng)
     y, _ = skellam_share(q, plan.mu_shares[1], plan.scale, rng)
-    body = cs.mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids, graph, plan.bits).tobytes()
+    body = mask(y, ids[0], sec[ids[0]], roster, "r", 0, ids, graph, plan.bits).tobytes()
     return time.process_time() - t, len(body)
 
 
@@ -269,32 +271,34 @@ def server_cost(plan, dim, dropout):
     """Seconds to sum the survivors' uploads in the plan's ring and to unmask them: each survivor's self-mask seed
     reconstructed from its threshold of Shamir shares, checked against its commitment and expanded, and each dropped
     contributor's pairwise key reconstructed and its masks with its neighbours agreed (X25519, HKDF) and expanded."""
-    from dptopic.contributor.secure_sum import default as cs
+    from dptopic.contributor.secure_sum.masks import ContributorSecrets
     from dptopic.protocol.secure_sum import default as ss
+    from dptopic.protocol.secure_sum.crypto import pair_seed, prg, seed_commitment
+    from dptopic.protocol.secure_sum.ring import ring_sum
 
     n = plan.n
     up = n - int(round(dropout * n))
     rng = np.random.default_rng(0)
     block = rng.integers(0, 2**63, (64, dim), dtype=np.uint64).astype(plan.dtype)
     t = time.process_time()
-    total = ss.ring_sum((block[i % 64] for i in range(up)), plan.bits)
+    total = ring_sum((block[i % 64] for i in range(up)), plan.bits)
     t_sum = time.process_time() - t
     from dptopic.protocol.secure_sum import shamir
 
     secret = bytes(range(32))
     shares = shamir.share(secret, range(1, plan.degree + 1), plan.threshold)
-    want = ss.seed_commitment("r", "a", 0, secret)
-    peer = cs.ContributorSecrets.new(1)
+    want = seed_commitment("r", "a", 0, secret)
+    peer = ContributorSecrets.new(1)
     peer_public = bytes.fromhex(peer.public("r", "p")["s"][0])
     t = time.process_time()
     for _ in range(up):         # each survivor's self-mask seed from its shares, checked, expanded and removed
-        seed = ss.reconstruct_checked(shares, plan.threshold, lambda s: ss.seed_commitment("r", "a", 0, s) == want,
+        seed = ss.reconstruct_checked(shares, plan.threshold, lambda s: seed_commitment("r", "a", 0, s) == want,
                                       "a")
-        total -= ss.prg(seed, dim, plan.bits)
+        total -= prg(seed, dim, plan.bits)
     for _ in range(n - up):     # each dropped contributor's key, and its masks with its neighbours
         key = shamir.reconstruct(shares, plan.threshold, 32)
         for k in range(plan.degree):
-            total -= ss.prg(ss.pair_seed(key, peer_public, "r", 0, "a", str(k)), dim, plan.bits)
+            total -= prg(pair_seed(key, peer_public, "r", 0, "a", str(k)), dim, plan.bits)
     return t_sum, time.process_time() - t
 
 
@@ -522,7 +526,7 @@ def cohort_recovery_main(a, vocab_size):
     import dptopic
     from dptopic.evaluation import topic_coverage
     from dptopic.protocol.secure_sum.cohorts import CohortPlan
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     rows, diffs = [], {}
     for seed in a.seeds:
@@ -569,12 +573,12 @@ def cohort_gap_main(a, vocab_size):
     cohorts' shares), so the two releases differ only by the cohorts' extra noise; ``R`` noise draws per seed. Prints
     the paired difference in coverage and the spread of one round's coverage over noise draws alone."""
     from dptopic.accounting.skellam import rounded_norms
-    from dptopic.contributor.secure_sum import default as cs
+    from dptopic.contributor.secure_sum.person_statistics import person_cooccurrence, person_presence, quantize
     from dptopic.evaluation import topic_coverage
     from dptopic.models.secure_sum import released_words, secure_sum_topics
     from dptopic.person_bound import group_by_person, user_codes
     from dptopic.protocol.secure_sum.cohorts import CohortPlan
-    from dptopic.protocol.secure_sum.default import MAX_WORDS, SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import MAX_WORDS, SecureSumPlan
 
     rows, paired, spread = [], [], {}
     for seed in a.seeds:
@@ -609,11 +613,11 @@ def cohort_gap_main(a, vocab_size):
                 qrng, s = np.random.default_rng([seed, 11]), None
                 for b in bows:
                     x = stat(b)
-                    q = cs.quantize(x, scale, rounded_norms(scale, len(x))[0], qrng)
+                    q = quantize(x, scale, rounded_norms(scale, len(x))[0], qrng)
                     s = q if s is None else s + q
                 return s
 
-            q0 = quantized_sum(lambda b: cs.person_presence(b, len(vocab)))
+            q0 = quantized_sum(lambda b: person_presence(b, len(vocab)))
             q1_cache: dict = {}
             shares = len(survivors)
             for r in range(a.hold_noise):
@@ -634,7 +638,7 @@ def cohort_gap_main(a, vocab_size):
                     kept = released_words(plan, s0, shares, a.topics)[0]
                     key = tuple(int(k) for k in kept)
                     if key not in q1_cache:
-                        q1_cache[key] = quantized_sum(lambda b, kept=kept: cs.person_cooccurrence(b, kept, len(vocab)))
+                        q1_cache[key] = quantized_sum(lambda b, kept=kept: person_cooccurrence(b, kept, len(vocab)))
                     s1 = q1_cache[key] + noise(plan, 1, len(q1_cache[key]))
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -804,7 +808,8 @@ def main(argv=None):
         return plan_main(a)
     import dptopic
     from dptopic.evaluation import topic_coverage
-    from dptopic.protocol.secure_sum.default import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
+    from dptopic.protocol.secure_sum.ring import triangle_size
 
     print(f"{machine()}; secure sum vs central --unit user, epsilon 1 per person, delta={DELTA:g}, K={a.topics},"
           f" V={a.vocab}")

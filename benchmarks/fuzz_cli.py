@@ -546,7 +546,7 @@ def issue_cases(fx: dict) -> list[Case]:
                    "--dropout-tolerance", "4", "--round-id", "r", "--committee"],
         _py(f"""
             from dptopic.protocol.secure_sum.enrollment import read_directory
-            from dptopic.protocol.secure_sum.default import SecureSumPlan
+            from dptopic.protocol.secure_sum.plan import SecureSumPlan
             from dptopic.service.secure_sum.config import SecureSumConfig
             from dptopic.service.secure_sum.default import SecureRound
             words = Path({fx["vocab"]!r}).read_text().split()
@@ -563,7 +563,7 @@ def issue_cases(fx: dict) -> list[Case]:
             from dptopic.contributor.secure_sum.default import SecureContributor
             from dptopic.errors import DPTopicError
             from dptopic.protocol.secure_sum.enrollment import read_directory, read_invitation
-            from dptopic.protocol.secure_sum.default import SecureSumPlan
+            from dptopic.protocol.secure_sum.plan import SecureSumPlan
             plan = {stated}
             config = {{"report_kind": "secure-sum", "round_id": "r", "vocabulary": [f"w{{i}}" for i in range(30)],
                        "vocab_size": 30, "n_topics": 3, "epsilon": plan.epsilon, "delta": plan.delta,
@@ -873,7 +873,7 @@ def invited(n=6, committee=False, dropouts=2):
     return read_directory("inv/directory.json")
 WORDS = ["w%02d" % i for i in range(30)]
 def round_app(n=6, dropouts=2, committee=False):
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     d = invited(n, committee, dropouts)
     if committee:
         from dptopic.service.secure_sum.committee_app import create_committee_app
@@ -906,7 +906,7 @@ def secure_sum_operation_cases(fx: dict, port: int) -> list[Case]:
     # no-shows: the roster closes without them within what the plan tolerates, and the server says so at start
     add(Case("92 secure: a roster closed with one no-show (within F) goes on to the shares", [_secure("""
         from dptopic.contributor.secure_sum.default import SecureContributor
-        from dptopic.protocol.secure_sum.default import SecureSumPlan
+        from dptopic.protocol.secure_sum.plan import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import read_invitation
         from dptopic.service.secure_sum.config import SecureSumConfig
         from dptopic.service.secure_sum.default import SecureRound

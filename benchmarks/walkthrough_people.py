@@ -111,8 +111,8 @@ def served_round(L: Path, ids: list, out: Path) -> None:
     import shutil
 
     from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.ledger import charge_secure_round
 
     inv = out / "invitations"

@@ -37,7 +37,7 @@ def record_shares(monkeypatch) -> dict:
     """Record ``{(round_id, contributor, phase): (quantized statistic, what it masked before its pad)}`` for every
     cohort member's upload."""
     from dptopic.contributor.secure_sum import cohorts as cc
-    from dptopic.protocol.secure_sum.default import from_ring, to_ring
+    from dptopic.protocol.secure_sum.ring import from_ring, to_ring
 
     seen: dict = {}
     last: dict = {}
@@ -63,7 +63,7 @@ def record_shares(monkeypatch) -> dict:
 
 def exact_sum(sim, seen: dict, phase: int, bits: int) -> np.ndarray:
     """The sum, in the ring, of what the survivors of ``phase`` (each cohort's uploads) masked."""
-    from dptopic.protocol.secure_sum.default import from_ring, ring_dtype, to_ring
+    from dptopic.protocol.secure_sum.ring import from_ring, ring_dtype, to_ring
 
     total = None
     for server in sim.servers:

@@ -21,8 +21,8 @@ class InProcessCommitteeRound:
                  epsilon: float = 8.0, topics: int = 3, seed: int = 0, committee="auto", ids=None, ledger=None):
         from cohort_helpers import tiny_bows
         from dptopic.contributor.secure_sum.committee import CommitteeContributor
-        from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum.plan import SecureSumPlan
         from dptopic.service.secure_sum.committee import CommitteeRound
 
         self.tmp = Path(tmp)
@@ -122,7 +122,7 @@ class InProcessCommitteeRound:
         return value
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.checks import LeftOut, ServerLied
 
         try:
             return f(*args)
@@ -231,8 +231,8 @@ class CommitteeServer:
 
     def __init__(self, tmp: Path, words, n: int, dropouts: int = 0, collusion: int = 0, topics: int = 3,
                  registration_s: float | None = None):
-        from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
+        from dptopic.protocol.secure_sum.plan import SecureSumPlan
         from dptopic.service.secure_sum.committee_app import create_committee_app
         from service_helpers import free_port
 

@@ -627,8 +627,8 @@ class SecureSumServer:
                  ids=None, round_id: str = "round1"):
         import uvicorn
 
-        from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum.plan import SecureSumPlan
         from dptopic.service.secure_sum.config import SecureSumConfig
         from dptopic.service.secure_sum.default_app import create_secure_sum_app
 
@@ -721,8 +721,8 @@ class InProcessRound:
         import numpy as np
 
         from dptopic.contributor.secure_sum.default import SecureContributor
-        from dptopic.protocol.secure_sum.default import SecureSumPlan
         from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory, read_invitation
+        from dptopic.protocol.secure_sum.plan import SecureSumPlan
         from dptopic.service.secure_sum.config import SecureSumConfig
         from dptopic.service.secure_sum.default import SecureRound
 
@@ -760,7 +760,7 @@ class InProcessRound:
         return value
 
     def _run(self, c, step, f, *args):
-        from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
+        from dptopic.contributor.secure_sum.checks import LeftOut, ServerLied
 
         try:
             return f(*args)

@@ -87,6 +87,23 @@ def test_the_servers_secure_sum_lives_in_one_folder_and_keeps_its_own_maths():
             assert hasattr(importlib.import_module(f"dptopic.{server}"), name), (server, name)
             assert not hasattr(importlib.import_module(f"dptopic.{protocol}"), name), (protocol, name)
 
+
+def test_the_secure_sums_two_largest_modules_are_split_by_purpose():
+    """Each side's ``default.py`` keeps its mode's own part; what every mode shares is a module named by what it does
+    (the protocol's plan, graph, crypto, messages and ring; the contributor's checks, masks, statistics and state
+    file), and no module of the secure sum's three folders is over 600 lines."""
+    src = ROOT / "src" / "dptopic"
+    parts = {"protocol": ("default", "plan", "graph", "crypto", "messages", "ring", "shamir"),
+             "contributor": ("default", "checks", "masks", "person_statistics", "state")}
+    for side, names in parts.items():
+        for name in names:
+            assert (src / side / "secure_sum" / f"{name}.py").is_file(), (side, name)
+    long = [f"{path.relative_to(src)} {n}" for side in ("protocol", "contributor", "service")
+            for path in sorted((src / side / "secure_sum").glob("*.py"))
+            if (n := path.read_text(encoding="utf-8").count("\n")) > 600]
+    assert not long, "secure-sum modules over 600 lines: " + ", ".join(long)
+
+
 def test_the_check_catches_an_import_running_up(tmp_path):
     """The same contract with two layers swapped is broken: the check reads the imports, not just the file."""
     text = (ROOT / "pyproject.toml").read_text()
@@ -415,7 +432,8 @@ MODULE_GETATTRS = {
     "errors.py": "NotFittedError, made on first use so that the command line does not import scikit-learn",
     "__init__.py": "a package's public names, each read from the module it lives in on first use (_lazy_names.py)",
     **dict.fromkeys(("accounting/__init__.py", "contributor/__init__.py", "kernels/__init__.py",
-                     "mechanisms/__init__.py", "models/__init__.py", "experiments/__init__.py"),
+                     "mechanisms/__init__.py", "models/__init__.py", "experiments/__init__.py",
+                     "protocol/secure_sum/__init__.py"),
                     "the same, for that package"),
 }
 """The modules with a module ``__getattr__`` (PEP 562), and why: each makes a name that lives in that package on

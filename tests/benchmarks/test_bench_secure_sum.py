@@ -40,7 +40,7 @@ def test_curves_print_every_route_and_draw_the_png(bench, planted, monkeypatch, 
 def test_the_costs_are_timed_with_the_rounds_graph_and_threshold(bench):
     import numpy as np
 
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     plan = SecureSumPlan(1.0, 1e-5, 40, 4, 30, collusion=2)
     cpu, size = bench.upload_cost(plan, 30, np.random.default_rng(0))
@@ -105,7 +105,7 @@ def test_the_cohorts_release_is_paired_with_one_rounds_with_the_noise_held_fixed
 
 def bench_plan(cohort_plan):
     """One round's plan with the cohort plan's people and expected dropouts."""
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     return SecureSumPlan(cohort_plan.epsilon, cohort_plan.delta, cohort_plan.n, cohort_plan.dropouts,
                          cohort_plan.vocab_size)

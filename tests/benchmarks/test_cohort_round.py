@@ -4,7 +4,7 @@ import numpy as np
 from tests.cohort_helpers import WORDS, simulation_class, tiny_bows
 
 from dptopic.accounting.skellam import rounded_norms
-from dptopic.contributor.secure_sum.default import person_cooccurrence, person_presence, quantize
+from dptopic.contributor.secure_sum.person_statistics import person_cooccurrence, person_presence, quantize
 from dptopic.mechanisms.skellam import skellam_share
 from dptopic.models.secure_sum import released_words
 from dptopic.protocol.secure_sum import cohorts as co

@@ -14,15 +14,18 @@ from dptopic.errors import ParameterError
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "dptopic"
 
-STILL_WRITTEN = {"contributor/client.py": 2, "corpus/private_vocabulary.py": 1}
-"""The library's calls that still write a command line's sentence (``flag_template=``), by module: the contributor's
-client rewrites a line it caught (its own sentence is built from the caught line's), and private_vocabulary's
-sentence begins with the names of the cuts it found (parameters known only at run time)."""
+STILL_WRITTEN = {"contributor/client.py": 1, "corpus/private_vocabulary.py": 1}
+"""The library's calls that still pass ``flag_template=``, by module, neither expressible as a key (a fixed sentence):
+the contributor's client adds a note made at run time (what was acknowledged, what was spent) to a line it caught,
+whatever that line is, so it carries the caught line's own command-line sentence with the note after it (it writes
+no sentence of its own); private_vocabulary's line begins with the cuts it found, one to six parameters known only
+at run time (each written as its flag on the command line), which no one sentence with fixed fields can name."""
 
 
-LINE_MAKERS = ("ParameterLine", "ParameterText", "_refusal", "refuse")
+LINE_MAKERS = ("ParameterLine", "ParameterText", "_refusal", "refuse", "_state_refusal")
 """The calls that make a library line besides the errors' and warnings' classes: ``_io/output.py``'s refusal of an
-output path and ``datasets.check_user_corpus``'s ``refuse`` pass their ``key`` on."""
+output path, ``datasets.check_user_corpus``'s ``refuse`` and the contributor's client's refusal of its state
+(``_state_refusal``) pass their ``key`` on."""
 
 
 def _makes_a_line(call: ast.Call) -> bool:

@@ -153,8 +153,8 @@ def test_experiment_spreads_its_contributor_processes_over_two_servers(pg, tmp_p
 
     import numpy as np
 
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from helpers import run_dptopic
 
     words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]     # words the tokeniser reads

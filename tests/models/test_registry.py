@@ -188,7 +188,8 @@ FROM_SUMS = {"secure-sum"}          # built from a secure-sum round's two sums, 
 def _secure_sum_model(corpus):
     """A SecureSumTopics of a simulated round over ``corpus``'s vocabulary (as tests/models/test_secure_sum.py)."""
     from dptopic.models.secure_sum import released_words, secure_sum_topics
-    from dptopic.protocol.secure_sum.default import SecureSumPlan, triangle_size
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
+    from dptopic.protocol.secure_sum.ring import triangle_size
 
     V = corpus.vocab_size
     plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)

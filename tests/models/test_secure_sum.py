@@ -5,7 +5,8 @@ import pytest
 
 from dptopic.errors import DPTopicError
 from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
-from dptopic.protocol.secure_sum.default import SecureSumPlan, triangle_size
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
+from dptopic.protocol.secure_sum.ring import triangle_size
 
 
 def _released(plan, V=50):

@@ -13,7 +13,7 @@ from tests.cohort_helpers import WORDS, exact_sum, record_shares, simulation_cla
 
 from dptopic.accounting.skellam import rounded_norms
 from dptopic.protocol.secure_sum import cohorts as co
-from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import ring as ss
 
 N, SIZE = 60, 20
 

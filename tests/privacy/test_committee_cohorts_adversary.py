@@ -6,8 +6,8 @@ would let the operator read one cohort's total is refused: a set of uploads shor
 (really short, or shown so to a quorum of the committee), and a delegate counted in the bridge but not in its cohort."""
 import pytest
 
+from dptopic.protocol import secure_sum as ss
 from dptopic.protocol.secure_sum import committee as sc
-from dptopic.protocol.secure_sum import default as ss
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from dptopic.contributor.secure_sum.default import LeftOut, ServerLied
-from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol import secure_sum as ss
 from dptopic.protocol.secure_sum import shamir
 from service_helpers import InProcessRound
 

@@ -35,8 +35,8 @@ import pytest
 from dptopic.contributor.secure_sum import default as cs
 from dptopic.contributor.secure_sum.committee import CommitteeContributor
 from dptopic.contributor.secure_sum.default import LeftOut, SecureContributor, ServerLied
+from dptopic.protocol import secure_sum as ss
 from dptopic.protocol.secure_sum import committee as sc
-from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum import shamir
 
 pytestmark = pytest.mark.service

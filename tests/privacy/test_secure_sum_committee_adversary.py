@@ -4,7 +4,7 @@ where it asks for what it must not have, nothing is revealed."""
 import pytest
 
 from dptopic.protocol.secure_sum import committee as sc
-from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum import crypto as ss
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")

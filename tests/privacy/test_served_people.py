@@ -82,8 +82,8 @@ def test_a_served_round_and_a_central_release_compose_on_the_person_whatever_the
 def test_a_round_is_charged_to_the_person_its_invitation_names_through_an_exact_id(tmp_path):
     """Without the ledger's person links (issue 93's second item, another branch): the round reaches the person of
     the central release through the very id their person field holds, and no one else."""
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.ledger import charge_secure_round
 
     L = tmp_path / "l.sqlite"
@@ -99,8 +99,8 @@ def test_a_round_is_charged_to_the_person_its_invitation_names_through_an_exact_
 
 
 def test_a_round_whose_invitation_names_a_linked_id_is_charged_to_the_linked_person(tmp_path):
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.ledger import charge_secure_round
 
     L = tmp_path / "l.sqlite"

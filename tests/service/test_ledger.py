@@ -254,8 +254,8 @@ def test_a_round_in_cohorts_whose_invitations_name_people_is_charged_to_them(tmp
 
 def test_a_round_named_by_another_ledgers_pseudonyms_or_served_without_one_is_refused(tmp_path):
     from dptopic.errors import DPTopicError, ParameterError
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
     from dptopic.protocol.secure_sum.enrollment import make_invitations, read_directory
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
     from dptopic.service.ledger import charge_secure_round, check_round_people
 
     make_invitations(tmp_path / "k", None, tmp_path / "inv", round_id="r1", collusion=1, ids=PEOPLE,

@@ -146,6 +146,15 @@ FLAG_TEMPLATES = {
                                      " EPS_ENTRY (or {fed_user_budget} EPS_USER) to run FedLDA rounds, or drop it."),
     "training.run.no_vocabulary_error": ("the report file does not embed its vocabulary: give {vocabulary} FILE (the"
                                          " public word list)."),
+    "contributor.client.create_exclusive": ("cannot write the {what} {path!r} ({why}): give {state} a path you can"
+                                            " write to, or {state} none."),
+    "contributor.client.default_state_folder": ("cannot create {path!r} to keep your randomized reports ({why}): give"
+                                                " {state} a file (or {state} none to draw new reports every run,"
+                                                " which spends the per-user epsilon again)."),
+    "contributor.client.fed_reports": ("{state} keeps reports drawn once, which only the 'none' rule does: this"
+                                       " server's rule {rule!r} draws new entries every round; give {state} none."),
+    "contributor.client.write_submit_state": ("cannot write the submit state file {path!r} ({why}): give {state} a"
+                                              " path you can write to, or {state} none."),
     "contributor.randomizer.empty_vocabulary": ("empty vocabulary: give at least one word (one word per line in"
                                                 " {vocabulary})."),
     "service.secure_sum.admin_disabled": "admin endpoints are disabled: start the server with {admin_token}.",

@@ -283,6 +283,13 @@ def check_server_config(cfg, server: str, reads: str = "reports") -> dict:
     if reads == "fed":
         fed_settings(cfg, server)
         return cfg
+    _check_report_settings(cfg, server, got, words)
+    return cfg
+
+
+def _check_report_settings(cfg: dict, server: str, got: dict, words: list) -> None:
+    """:func:`check_server_config`'s checks for ``submit``: the upload limits, the report kind, its format (``got``)
+    and the kind's randomizer settings over ``words``, each refusal one line naming the server."""
     for key in ("max_reports_per_request", "max_body_bytes"):
         if not _positive_int(cfg.get(key)):
             raise _config_error(server, key, cfg.get(key), "a positive integer", key not in cfg)
@@ -306,7 +313,6 @@ def check_server_config(cfg, server: str, reads: str = "reports") -> dict:
         raise DPTopicError(f"the server at {server} asks for {kind} reports with settings this dptopic refuses"
                            f" ({' '.join(str(e).split()).rstrip('.')}): nothing was randomized or sent; upgrade"
                            " dptopic (or the server).") from None
-    return cfg
 
 
 #: FedLDA settings a server must send (the others have RRPConfig's defaults)
@@ -451,33 +457,24 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     if state is not None:
         path, kept = _find_submit_state(state, settings, local)
     if kept is None:
-        reports = rz.randomize(local)  # one report per document, the empty ones included
-        nb = kind.bytes_per_report(reports)
-        per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
-        if chunk_reports:
-            per_request = min(per_request, chunk_reports)
-        kept = {"settings": settings, "salt": secrets.token_hex(16), "n_reports": int(reports.n_reports),
-                "acknowledged": {}, "contributors": {},
-                "uploads": [{"reports": b - a, "key": new_key(), "body": codec.encode_reports(reports[a:b])}
-                            for a, b in _chunks(reports.n_reports, per_request)]}
-        if state is not None:          # kept before anything leaves the device; a run that kept its reports first wins
-            kept["documents"] = _documents_digest(local, kept["salt"])
-            other = _create_submit_state(path, kept)
-            if other is not None:
-                kept = other
+        kept = _randomized(kind, rz, local, cfg, settings, chunk_reports, state, path)
     here = client.server
-    saved_name = kept["contributors"].get(here)
-    if contributor is not None and saved_name is not None and str(contributor) != saved_name:
-        raise ParameterError("the reports kept in {path!r} were sent to {here} as {saved!r}, not {contributor=}:"
-                             " leave out {contributor} to finish sending them as before.", "contributor",
-                             str(contributor)[:40], path=str(path), here=here, saved=saved_name)
-    contributor = saved_name or (str(contributor) if contributor is not None else
-                                 (state is not None and _kept_pseudonym(state, here)) or secrets.token_hex(8))
-    if state is not None and kept["contributors"].get(here) != contributor:
-        kept["contributors"][here] = contributor
-        _write_submit_state(path, kept)
-        if Path(state).is_dir():
-            _keep_pseudonym(state, here, contributor)
+    contributor = _pseudonym(kept, here, contributor, state, path)
+    counts, contributor, held_by_server = _send_uploads(client, kept, here, contributor, state, path)
+    return {**counts, "n_documents": kept["n_reports"], "contributor": contributor,
+            "contributor_from_server": held_by_server, "report_kind": kind.name,
+            **kind.epsilons(rz), "state": None if path is None else str(path),
+            "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
+            "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),
+            "vocab_size": len(vocab), "attempts": client.attempts}
+
+
+def _send_uploads(client, kept: dict, here: str, contributor: str, state, path) -> tuple:
+    """:func:`submit`'s kept uploads sent to ``here`` under ``contributor`` (those it acknowledged before skipped),
+    the acknowledged ones written to the state file every :data:`STATE_WRITE_INTERVAL` seconds, at the end and on an
+    error (:func:`_upload_failure` says what was acknowledged). ``(the summary's counts, the pseudonym the server
+    tallies them under, whether the server named it)``: a replay answered with another pseudonym makes it this run's,
+    kept from then on."""
     acked = set(kept["acknowledged"].get(here, []))
     sent = replayed = replayed_reports = already = uploads = 0
     held_by_server = False
@@ -511,37 +508,34 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                 if isinstance(held, str) and codec.PSEUDONYM.fullmatch(held) and held != contributor:
                     contributor, held_by_server = held, True
                     if state is not None:
-                        kept["contributors"][here] = contributor
-                        _write_submit_state(path, kept)
-                        if Path(state).is_dir():
-                            _keep_pseudonym(state, here, contributor)
+                        _keep_contributor(kept, here, contributor, state, path)
             acked.add(i)
             if time.monotonic() - last_write > STATE_WRITE_INTERVAL:
                 keep_acknowledged()
                 last_write = time.monotonic()
     except (DPTopicError, KeyboardInterrupt) as e:
         keep_acknowledged()
-        if isinstance(e, KeyboardInterrupt):    # Ctrl-C: say what was acknowledged, as a failure does
-            raise KeyboardInterrupt(_interrupted("interrupted", sent + already, kept["n_reports"], path)) from None
-        if getattr(e, "code", None) == "duplicate_body":
-            # these bytes (with their upload nonce) were stored under another key: a copy of the kept reports was
-            # uploaded by someone else or another state folder; sending them again cannot help, nor can the run
-            raise ServerError(f"{str(e).rstrip().rstrip('.')}; {sent + already} of the {kept['n_reports']} reports"
-                              " were acknowledged before it. These kept bytes were already posted under another key"
-                              " (taken from this state file, or with its keys edited, and posted by another client):"
-                              " running again gets the same answer; nothing more can be sent from this state file.",
-                              e.status, e.code) from None
-        raise _noted(e, _interrupted("", sent + already, kept["n_reports"], path), strip=True) from None
+        raise _upload_failure(e, sent + already, kept, path) from None
     if uploads:
         keep_acknowledged()
-    return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "replayed_reports": replayed_reports,
-            "stored_reports": sent - replayed_reports, "already_acknowledged": already,
-            "n_documents": kept["n_reports"], "contributor": contributor,
-            "contributor_from_server": held_by_server, "report_kind": kind.name,
-            **kind.epsilons(rz), "state": None if path is None else str(path),
-            "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
-            "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),
-            "vocab_size": len(vocab), "attempts": client.attempts}
+    return ({"reports": sent, "uploads": uploads, "replayed_acks": replayed, "replayed_reports": replayed_reports,
+             "stored_reports": sent - replayed_reports, "already_acknowledged": already}, contributor, held_by_server)
+
+
+def _upload_failure(e: BaseException, acknowledged: int, kept: dict, path) -> BaseException:
+    """What :func:`submit` raises when an upload failed or was interrupted (``e``) with ``acknowledged`` reports in:
+    the same kind of line, saying what the server holds and whether running again would spend epsilon again."""
+    if isinstance(e, KeyboardInterrupt):    # Ctrl-C: say what was acknowledged, as a failure does
+        return KeyboardInterrupt(_interrupted("interrupted", acknowledged, kept["n_reports"], path))
+    if getattr(e, "code", None) == "duplicate_body":
+        # these bytes (with their upload nonce) were stored under another key: a copy of the kept reports was
+        # uploaded by someone else or another state folder; sending them again cannot help, nor can the run
+        return ServerError(f"{str(e).rstrip().rstrip('.')}; {acknowledged} of the {kept['n_reports']} reports were"
+                           " acknowledged before it. These kept bytes were already posted under another key (taken"
+                           " from this state file, or with its keys edited, and posted by another client): running"
+                           " again gets the same answer; nothing more can be sent from this state file.",
+                           e.status, e.code)
+    return _noted(e, _interrupted("", acknowledged, kept["n_reports"], path), strip=True)
 
 
 STATE_WRITE_INTERVAL = 10.0
@@ -573,12 +567,58 @@ def _noted(e: DPTopicError, note: str, strip: bool = False) -> DPTopicError:
     return ServerError(line, e.status, e.code) if isinstance(e, ServerError) else DPTopicError(line)
 
 
-def _state_refusal(template: str, value=MISSING, **fields) -> ParameterError:
+def _state_refusal(template: str, value=MISSING, key: str | None = None, **fields) -> ParameterError:
     """A refusal of the contributor's ``state`` (its file or folder, ``value``; a ``path`` field: the file in it);
-    ``{none}`` in ``template`` says how to keep nothing (``state=None``)."""
+    ``{none}`` in ``template`` says how to keep nothing (``state=None``). Such a line names itself by ``key``: the
+    command line says it its own way (``{state} none``, ``dptopic/cli/_flag_templates.py``)."""
     return ParameterError(template.replace("{none}", "state=None"), "state",
-                          MISSING if value is MISSING else str(value),
-                          flag_template=template.replace("{none}", "{state} none"), **fields)
+                          MISSING if value is MISSING else str(value), key=key, **fields)
+
+
+def _randomized(kind, rz, local, cfg: dict, settings: dict, chunk_reports, state, path) -> dict:
+    """:func:`submit`'s reports, randomized once (one a document, the empty ones included) and cut into uploads that
+    each fit the server's limits, with a fresh key each; kept in ``path`` before anything leaves the device, where
+    ``state`` is given (a run that kept its reports first wins: its are returned)."""
+    reports = rz.randomize(local)
+    nb = kind.bytes_per_report(reports)
+    per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
+    if chunk_reports:
+        per_request = min(per_request, chunk_reports)
+    kept = {"settings": settings, "salt": secrets.token_hex(16), "n_reports": int(reports.n_reports),
+            "acknowledged": {}, "contributors": {},
+            "uploads": [{"reports": b - a, "key": new_key(), "body": codec.encode_reports(reports[a:b])}
+                        for a, b in _chunks(reports.n_reports, per_request)]}
+    if state is not None:
+        kept["documents"] = _documents_digest(local, kept["salt"])
+        other = _create_submit_state(path, kept)
+        if other is not None:
+            kept = other
+    return kept
+
+
+def _pseudonym(kept: dict, here: str, contributor, state, path) -> str:
+    """The pseudonym :func:`submit` sends its reports to ``here`` under: the one kept reports went there under
+    (another one given is refused in one line), else the one given, the one kept for ``here`` in a state folder, or a
+    fresh random one; kept in the state for ``here``."""
+    saved_name = kept["contributors"].get(here)
+    if contributor is not None and saved_name is not None and str(contributor) != saved_name:
+        raise ParameterError("the reports kept in {path!r} were sent to {here} as {saved!r}, not {contributor=}:"
+                             " leave out {contributor} to finish sending them as before.", "contributor",
+                             str(contributor)[:40], path=str(path), here=here, saved=saved_name)
+    contributor = saved_name or (str(contributor) if contributor is not None else
+                                 (state is not None and _kept_pseudonym(state, here)) or secrets.token_hex(8))
+    if state is not None and kept["contributors"].get(here) != contributor:
+        _keep_contributor(kept, here, contributor, state, path)
+    return contributor
+
+
+def _keep_contributor(kept: dict, here: str, contributor: str, state, path) -> None:
+    """Keep ``contributor`` as the pseudonym of ``here`` in the submit state file (and in the state folder's own
+    list, for a folder)."""
+    kept["contributors"][here] = contributor
+    _write_submit_state(path, kept)
+    if Path(state).is_dir():
+        _keep_pseudonym(state, here, contributor)
 
 
 def _state_folder_or_file(state) -> Path:
@@ -612,7 +652,8 @@ def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
             os.unlink(tmp)
     except OSError as e:
         raise _state_refusal("cannot write the {what} {path!r} ({why}): give {state} a path you can write to, or"
-                             " {none}.", what=what, path=str(path), why=type(e).__name__) from None
+                             " {none}.", key="contributor.client.create_exclusive", what=what, path=str(path),
+                             why=type(e).__name__) from None
     return True
 
 
@@ -722,7 +763,8 @@ def _write_submit_state(path, kept: dict) -> None:
         atomic_write_bytes(Path(path), _submit_state_bytes(kept), private=True)
     except OSError as e:
         raise _state_refusal("cannot write the submit state file {path!r} ({why}): give {state} a path you can write"
-                             " to, or {none}.", path=str(path), why=type(e).__name__) from None
+                             " to, or {none}.", key="contributor.client.write_submit_state", path=str(path),
+                             why=type(e).__name__) from None
 
 
 PSEUDONYMS_FILE = "contributor-pseudonyms.json"
@@ -824,7 +866,8 @@ def default_state_folder():
     except OSError as e:
         raise _state_refusal("cannot create {path!r} to keep your randomized reports ({why}): give {state} a file"
                              " (or {none} to draw new reports every run, which spends the per-user epsilon again).",
-                             path=str(folder), why=type(e).__name__) from None
+                             key="contributor.client.default_state_folder", path=str(folder),
+                             why=type(e).__name__) from None
     return folder
 
 
@@ -836,6 +879,34 @@ def _create_fed_state(path, key: dict, client_id: str, sets) -> bool:
                        "note": "randomized reports, drawn once on this device and sent every round; reusing them"
                                " spends no more epsilon, drawing new ones spends it again"}).encode("utf-8")
     return _create_exclusive(Path(path), data, "FedLDA state file")
+
+
+def _fed_reports(local, rrp, vocab, state, client_id):
+    """:func:`fed_participate`'s FedLDA client, ``(client, the kept (client id, reports) or None, the state file or
+    None)``: its reports drawn anew (and kept before anything leaves the device, where ``state`` is given: a run that
+    kept its reports first wins), or those a state file kept for the same settings, under its client id."""
+    from .fedlda import fed_client  # start-up: the FedLDA client loads numba
+
+    # a user without any of them still takes part, with padding only, under every rule (the floor and tail rules
+    # always replace a padding entry, as the 'none' rule randomizes it): whether someone takes part, and how many
+    # entries they send, says nothing about their text
+    key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)), len(vocab))
+    saved = None
+    if state is not None:
+        if rrp.exclusion != "none":
+            raise _state_refusal("{state} keeps reports drawn once, which only the 'none' rule does: this server's"
+                                 " rule {rule!r} draws new entries every round; give {none}.", state,
+                                 key="contributor.client.fed_reports", rule=rrp.exclusion)
+        state = fed_state_path(state, key)
+        saved = _load_fed_state(state, key, client_id)
+    if saved is None:
+        fc = fed_client(client_id or secrets.token_hex(8), local, rrp)
+        # kept before anything leaves the device; a run that started at the same time and kept its reports first wins
+        if state is not None and not _create_fed_state(state, key, fc.client_id, fc.sets):
+            saved = _load_fed_state(state, key, client_id)
+    if saved is not None:
+        fc = fed_client(saved[0], local, rrp, reports=saved[1])
+    return fc, saved, state
 
 
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
@@ -863,7 +934,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     client = client or ServiceClient(server)
     cfg = check_server_config(client.config(), client.server, "fed")
     from ..corpus import Vocabulary  # start-up: corpus loads numba
-    from .fedlda import fed_client, fed_privacy  # start-up: the FedLDA client loads numba
+    from .fedlda import fed_privacy  # start-up: the FedLDA client loads numba
 
     rrp, report_words = fed_settings(cfg, client.server)
     vocab = Vocabulary(list(cfg["vocabulary"])[:report_words])  # FedLDA's report words
@@ -876,25 +947,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         _refuse_above(float(total), check_max_epsilon(max_user_epsilon),
                       f"a per-user epsilon (basic composition, {rounds} round{'s' if rounds != 1 else ''})", client.server,
                       "max_user_epsilon")
-    # a user without any of them still takes part, with padding only, under every rule (the floor and tail rules
-    # always replace a padding entry, as the 'none' rule randomizes it): whether someone takes part, and how many
-    # entries they send, says nothing about their text
-    key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)), len(vocab))
-    saved = None
-    if state is not None:
-        if rrp.exclusion != "none":
-            raise _state_refusal("{state} keeps reports drawn once, which only the 'none' rule does: this server's"
-                                 " rule {rule!r} draws new entries every round; give {none}.", state,
-                                 rule=rrp.exclusion)
-        state = fed_state_path(state, key)
-        saved = _load_fed_state(state, key, client_id)
-    if saved is None:
-        fc = fed_client(client_id or secrets.token_hex(8), local, rrp)
-        # kept before anything leaves the device; a run that started at the same time and kept its reports first wins
-        if state is not None and not _create_fed_state(state, key, fc.client_id, fc.sets):
-            saved = _load_fed_state(state, key, client_id)
-    if saved is not None:
-        fc = fed_client(saved[0], local, rrp, reports=saved[1])
+    fc, saved, state = _fed_reports(local, rrp, vocab, state, client_id)
     done, last_round, deadline, sent, stale = [], -1, time.monotonic() + timeout, 0, 0
     user_limit = None if max_user_epsilon is None else check_max_epsilon(max_user_epsilon)
 

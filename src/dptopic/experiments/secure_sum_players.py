@@ -21,10 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..contributor.client import ServerError, ServiceClient
+from ..contributor.secure_sum.checks import LeftOut
 from ..contributor.secure_sum.client import COMMITTEE_ORDER, ORDER, post_json, post_upload
 from ..contributor.secure_sum.cohort_client import seat_person
 from ..contributor.secure_sum.committee import CommitteeContributor
-from ..contributor.secure_sum.default import LeftOut, SecureContributor
+from ..contributor.secure_sum.default import SecureContributor
 from ..errors import DPTopicError
 from ..protocol.secure_sum.cohorts import CohortPlan
 

@@ -24,7 +24,8 @@ from ..moments.public_groups import spread_tail
 from ..moments.support import cooccurrence_supported_topics
 from ..moments.vector_prior import resolve_vectors, vectors_entry
 from ..person_bound import USER_NOT_COVERED, USER_RELATION, user_bound_text
-from ..protocol.secure_sum.default import SecureSumPlan, triangle_size, triangle_to_matrix
+from ..protocol.secure_sum.plan import SecureSumPlan
+from ..protocol.secure_sum.ring import triangle_size, triangle_to_matrix
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 
 TRUST_MODEL = ("secure aggregation against a server that may lie and drop contributors (Bonawitz et al. 2017,"
@@ -66,7 +67,7 @@ def trust_model(plan) -> str:
 def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
     """``(kept, counts, sigma_rank, sigma, word_threshold, expected_false)`` from the unmasked first sum (post-
     processing, as ``DocDPCooccurrence``'s ``n_words="auto"`` with ``recovery="refined-anchors"``, at most the plan's
-    :attr:`~dptopic.protocol.secure_sum.default.SecureSumPlan.max_kept_words` words, those of highest noisy count):
+    :attr:`~dptopic.protocol.secure_sum.plan.SecureSumPlan.max_kept_words` words, those of highest noisy count):
     ``shares`` contributors' noise shares are in it."""
     V = plan.vocab_size
     released = np.asarray(presence_sum, dtype=np.float64) / plan.scale

@@ -91,7 +91,7 @@ def people_of(directory) -> tuple[str, dict] | None:
     round's id), checked (:func:`~dptopic.protocol.secure_sum.person_ids.check_people`); None when its invitations
     name no people. The server's reading of the people an operator's invitations name (the protocol's
     :mod:`~dptopic.protocol.secure_sum.person_ids` writes and checks them)."""
-    from ..protocol.secure_sum.default import HEX32  # read when a ledger is named: the server starts light
+    from ..protocol.secure_sum.messages import HEX32  # read when a ledger is named: the server starts light
     from ..protocol.secure_sum.person_ids import PEOPLE_KEY, check_people  # as above
 
     if not isinstance(directory, dict) or directory.get(PEOPLE_KEY) is None:

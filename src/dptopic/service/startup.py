@@ -297,10 +297,10 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
                         cohort_size: int | None = None, max_words: int | None = None, committee=None,
                         directory: dict | None = None, **others) -> dict:
     """The keyword arguments of :class:`~dptopic.service.secure_sum.config.SecureSumConfig` for a secure-sum round
-    over ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: ``epsilon`` per
+    over ``vocabulary``: its plan (:class:`~dptopic.protocol.secure_sum.plan.SecureSumPlan`: ``epsilon`` per
     person, ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth, ``collusion``
     colluders at most, ``max_words`` words at most in the second sum, default
-    :data:`~dptopic.protocol.secure_sum.default.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused
+    :data:`~dptopic.protocol.secure_sum.plan.DEFAULT_MAX_WORDS`) and an upload limit: ``max_body_bytes``, refused
     when it cannot hold the round's largest upload (None: that upload's size). ``cohort_size``: a round in cohorts
     of at most that many (its plan a :class:`~dptopic.protocol.secure_sum.cohorts.CohortPlan`, the keyword arguments
     :class:`~dptopic.service.secure_sum.cohort_app.CohortSumConfig`'s; ``dropout_tolerance`` the dropouts expected
@@ -312,7 +312,7 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     and mode (:func:`directory_plan`): ``dropout_tolerance`` and ``collusion`` default to its, and a plan or a mode
     other than it names is refused.
     ``others``: the word-level server's report settings, refused when given."""
-    from ..protocol.secure_sum.default import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
+    from ..protocol.secure_sum.plan import SecureSumPlan  # start-up: protocol.secure_sum loads numpy
 
     _refuse_other_settings(unit, epsilon, min_contributors, others)
     if directory is not None and cohort_size is None:

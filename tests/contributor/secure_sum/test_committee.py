@@ -6,6 +6,8 @@ from dptopic.contributor.secure_sum.committee import CommitteeContributor
 from dptopic.contributor.secure_sum.default import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum.crypto import verify
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")
@@ -22,11 +24,11 @@ def test_the_prekey_is_the_rounds_keys_message_signed_with_the_invitation(rnd):
     c = rnd.people[0]
     b = c.prekey()
     assert b["round_id"] == rnd.server.round_id and b["contributor"] == c.me
-    assert ss.verify(bytes.fromhex(c.members[c.me]), b["signature"], ss.keys_message(c.round_id, c.me, b["keys"]))
+    assert verify(bytes.fromhex(c.members[c.me]), b["signature"], ss.keys_message(c.round_id, c.me, b["keys"]))
 
 
 def test_a_contributor_of_the_other_mode_is_refused_in_one_line(rnd):
-    plain = {**rnd.config, "secure_sum": ss.SecureSumPlan(8.0, 1e-5, 12, 1, 30, 1).to_dict()}
+    plain = {**rnd.config, "secure_sum": SecureSumPlan(8.0, 1e-5, 12, 1, 30, 1).to_dict()}
     with pytest.raises(DPTopicError, match="without a committee: take part with SecureContributor"):
         CommitteeContributor(plain, rnd.people[0].bow, {**rnd.invitations[0], "committee": False})
     with pytest.raises(DPTopicError, match="^this is a round without a committee: .* ask the round's operator"):

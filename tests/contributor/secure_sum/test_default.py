@@ -1,12 +1,15 @@
-"""``dptopic.contributor.secure_sum.default``: what a contributor checks of a server's configuration, directory and
-roster, its state file, and what it does with one neighbour's undecryptable shares."""
+"""``dptopic.contributor.secure_sum.default`` and its parts (``checks``, ``state``, ``masks``, ``person_statistics``):
+what a contributor checks of a server's configuration, directory and roster, its state file, and what it does with
+one neighbour's undecryptable shares."""
 import json
 
 import numpy as np
 import pytest
 
+from dptopic.contributor.secure_sum.checks import ServerLied
 from dptopic.contributor.secure_sum.client import state_path
-from dptopic.contributor.secure_sum.default import SecureContributor, ServerLied, check_config, state_file_name
+from dptopic.contributor.secure_sum.default import SecureContributor, check_config
+from dptopic.contributor.secure_sum.state import state_file_name
 from dptopic.errors import DPTopicError
 from service_helpers import InProcessRound
 
@@ -118,11 +121,12 @@ def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_p
     """A process playing many contributors checks one roster's N entries once (they compare theirs with a copy); a
     roster changed in place after that is not the copy, and is refused as it would be the first time."""
     from dptopic.contributor.secure_sum import default as cs
+    from dptopic.contributor.secure_sum.checks import _ROSTERS
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     rnd.keys()
     roster = rnd.server.roster_view()
-    cs._ROSTERS.clear()
+    _ROSTERS.clear()
     shapes = []
     real = cs.SecureContributor._check_roster_shape
     monkeypatch.setattr(cs.SecureContributor, "_check_roster_shape", lambda self, r: shapes.append(1) or real(self, r))
@@ -138,7 +142,7 @@ def test_a_roster_checked_for_one_contributor_is_checked_again_when_changed_in_p
 def test_rounding_computes_its_norms_without_blas(monkeypatch):
     """``np.dot`` of a long vector goes to OpenBLAS's thread pool, which spins when many threads of one process call
     it (a pool process plays many contributors from 8 threads): the rounding's norms are numpy's own sums."""
-    from dptopic.contributor.secure_sum import default as cs
+    from dptopic.contributor.secure_sum.person_statistics import quantize, squared_norm
 
     def no_blas(*args, **kwargs):
         raise AssertionError("np.dot called")
@@ -147,10 +151,10 @@ def test_rounding_computes_its_norms_without_blas(monkeypatch):
     x /= np.sqrt(np.square(x).sum())
     monkeypatch.setattr(np, "dot", no_blas)
     bound = 200.0 + np.sqrt(23_000)
-    q = cs.quantize(x, 200.0, bound, np.random.default_rng(1))
+    q = quantize(x, 200.0, bound, np.random.default_rng(1))
     assert q.dtype == np.int64 and int(np.square(q).sum()) <= bound ** 2
     assert np.all(np.abs(q - 200.0 * x) < 1)
-    assert cs.squared_norm(np.array([3.0, 4.0])) == 25.0
+    assert squared_norm(np.array([3.0, 4.0])) == 25.0
 
 
 def _stateless(rnd, k: int):
@@ -237,7 +241,7 @@ def test_the_contributors_of_one_process_share_their_lists_of_ids(rnd):
 
 
 def test_held_shares_read_as_the_hex_of_each_phases_secret():
-    from dptopic.contributor.secure_sum.default import HeldShares
+    from dptopic.contributor.secure_sum.masks import HeldShares
 
     parts = [bytes([k]) * 32 for k in range(4)]       # s_0 b_0 s_1 b_1
     held = HeldShares(b"".join(parts))
@@ -254,7 +258,7 @@ def test_under_a_cap_on_the_words_the_server_keeps_the_top_words_and_a_longer_li
     from sqlalchemy import select
 
     from dptopic.models.secure_sum import released_words
-    from dptopic.protocol.secure_sum.default import triangle_size
+    from dptopic.protocol.secure_sum.ring import triangle_size
     from dptopic.service.secure_sum.database import t_state
 
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1, epsilon=200.0, max_words=5)
@@ -330,7 +334,7 @@ def test_n_minus_f_of_a_roster_without_its_no_shows_is_the_invitations_f_not_the
     were a server's plan stating more dropouts (6 where the invitation pins 3) let through, a roster of 25 of 30 is
     still refused (27 needed), and so are step members that count 25."""
     from dptopic.contributor.secure_sum import default as cs
-    from dptopic.protocol.secure_sum.default import SecureSumPlan
+    from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
     rnd = InProcessRound(tmp_path, n=30, dropouts=3, collusion=1)
     rnd.keys()

@@ -11,7 +11,9 @@ from tests.cohort_helpers import WORDS, exact_sum, record_shares, simulation_cla
 
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.secure_sum import cohorts as co
-from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum.graph import committee_size
+from dptopic.protocol.secure_sum.plan import SecureSumPlan, ring_scale
+from dptopic.protocol.secure_sum.ring import from_ring, ring_sum, to_ring, triangle_size
 
 
 def test_cohorts_split_the_round_evenly_and_by_a_hash_of_the_round():
@@ -39,7 +41,7 @@ def test_the_plan_pays_the_noise_once_for_the_whole_round():
     assert plan.mu_shares == rp.mu_shares and plan.scale == rp.scale
     assert all(p.bits == rp.bits and p.collusion == plan.collusion for p in [*plan.cohort_plans, plan.bridge_plan])
     # the cohorts' margins cost a little noise against one round with the same dropouts, never less
-    single = ss.SecureSumPlan(1.0, 1e-5, 10_000, 1000, 1000)
+    single = SecureSumPlan(1.0, 1e-5, 10_000, 1000, 1000)
     assert plan.noise_cost == pytest.approx(math.sqrt(single.honest / rp.honest), rel=1e-9)
     assert 1.0 < plan.noise_cost < 1.03
     # each cohort has t + 1 delegates or more, and the bridge holds them all
@@ -50,11 +52,11 @@ def test_the_plan_pays_the_noise_once_for_the_whole_round():
 
 def test_the_ring_is_chosen_for_the_whole_round_not_a_cohort():
     plan = co.CohortPlan(1.0, 1e-5, 1_000_000, 100_000, 1000, 5000)
-    assert plan.ring_bits == ss.SecureSumPlan(1.0, 1e-5, 1_000_000, sum(plan.cohort_dropouts), 1000).bits == 64
-    assert plan.scale == ss.ring_scale(64, 1_000_000)
+    assert plan.ring_bits == SecureSumPlan(1.0, 1e-5, 1_000_000, sum(plan.cohort_dropouts), 1000).bits == 64
+    assert plan.scale == ring_scale(64, 1_000_000)
     small = co.CohortPlan(1.0, 1e-5, 30_000, 3000, 1000, 2000, bits=32)
     # modulo 2^32 a cohort of 2,000 alone could quantize at 2^16; the sum of 30,000 needs 2^13
-    assert small.scale == ss.ring_scale(32, 30_000) == 2 ** 13 < small.cohort_plans[0].scale
+    assert small.scale == ring_scale(32, 30_000) == 2 ** 13 < small.cohort_plans[0].scale
 
 
 def test_the_plan_refuses_one_cohort_and_cohorts_too_small_for_their_dropouts():
@@ -117,7 +119,7 @@ def test_under_a_cap_on_the_words_step_1_sums_the_top_words_exactly(tmp_path, mo
     kept = released_words(plan.round_plan, co_.sums[0], co_.shares[0], 3)[0]
     counts = co_.sums[0][:len(WORDS)].astype(float)
     assert len(kept) == 6 and set(kept) == set(np.argsort(-counts, kind="stable")[:6].tolist())
-    assert len(co_.sums[1]) == ss.triangle_size(6)
+    assert len(co_.sums[1]) == triangle_size(6)
     meta = json.loads(co_.model_doc["model_json"])
     assert meta["privacy"]["parameters"]["max_words"] == 6 and meta["privacy"]["parameters"]["n_words"] == 6
 
@@ -157,7 +159,7 @@ def test_a_committee_in_each_cohort_is_sized_by_the_auto_rule_for_the_cohort_and
 
     plan = co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250, committee="auto")
     for p, s, f in zip(plan.cohort_plans, plan.sizes, plan.cohort_dropouts):
-        assert p.committee == ss.committee_size(s, f, int(plan.collusion)) and p.committee < s
+        assert p.committee == committee_size(s, f, int(plan.collusion)) and p.committee < s
     assert plan.bridge_plan.committee == 0
     assert co.CohortPlan(8.0, 1e-5, 1000, 100, 30, 250).cohort_plans[0].committee == 0
     d = plan.to_dict()
@@ -204,11 +206,11 @@ def test_committee_cohorts_read_the_survivors_exact_sum_with_a_tenth_gone_after_
         pads += [(f"c{c}-{d}", rnd.by_id[d].pads.vector(0, dim, bits)) for d in rnd.delegates if d not in gone]
         gone_all += gone
     assert any(m in rnd.committee for rnd in rounds for m in gone_all)
-    server.bridge.padded[0] = (ss.from_ring(ss.ring_sum((p for _, p in pads), bits), bits), sorted(b for b, _ in pads))
+    server.bridge.padded[0] = (from_ring(ring_sum((p for _, p in pads), bits), bits), sorted(b for b, _ in pads))
     server.advance()
     assert server.coordinator.failed() is None
-    masked = (ss.to_ring(rnd.shares[(u, 0)], bits) + (rnd.by_id[u].pads.vector(0, dim, bits)
+    masked = (to_ring(rnd.shares[(u, 0)], bits) + (rnd.by_id[u].pads.vector(0, dim, bits)
                                                       if u in rnd.delegates else 0)
               for rnd in rounds for u in rnd.server.padded[0][1])
-    assert (server.coordinator.sums[0] == ss.from_ring(ss.ring_sum(masked, bits), bits)).all()
+    assert (server.coordinator.sums[0] == from_ring(ring_sum(masked, bits), bits)).all()
     assert all(r.state == "upload1" for r in server.rounds)

@@ -8,8 +8,17 @@ import pytest
 
 from dptopic.errors import DPTopicError, ParameterError
 from dptopic.protocol.secure_sum import committee as sc
-from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum import shamir
+from dptopic.protocol.secure_sum.crypto import public_key
+from dptopic.protocol.secure_sum.graph import (
+    LIVENESS_TARGET,
+    committee_fails,
+    committee_size,
+    committee_threshold,
+    neighbour_graph,
+)
+from dptopic.protocol.secure_sum.messages import PROTOCOL
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
 
 pytest.importorskip("cryptography")
 
@@ -18,49 +27,49 @@ def test_the_committee_threshold_keeps_every_set_and_secret_below_what_colluders
     for size, t in itertools.product(range(3, 60), range(0, 20)):
         if size < t + 2:
             continue
-        tc = ss.committee_threshold(size, t)
+        tc = committee_threshold(size, t)
         assert t < tc <= size
         assert 2 * tc - size > t                # two signer quorums share an honest member
         assert 2 * (tc - t) > size - t          # honest members, one secret each, never give both of a pair
 
 
 def test_the_plan_chooses_the_smallest_committee_that_survives_its_dropouts():
-    plan = ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee="auto")
+    plan = SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee="auto")
     c, tc = plan.committee, plan.committee_threshold
     assert tc == (c + 11) // 2 + 1
-    assert ss.committee_fails(1000, 100, c, tc) <= ss.LIVENESS_TARGET
-    assert ss.committee_fails(1000, 100, c - 1, ss.committee_threshold(c - 1, 11)) > ss.LIVENESS_TARGET
-    assert ss.SecureSumPlan(1.0, 1e-5, 1000, 300, 50, collusion=11, committee="auto").committee > c
-    assert ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11).committee == 0      # off by default
-    assert "committee" not in ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11).to_dict()
-    assert ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=c + 5).committee == c + 5
+    assert committee_fails(1000, 100, c, tc) <= LIVENESS_TARGET
+    assert committee_fails(1000, 100, c - 1, committee_threshold(c - 1, 11)) > LIVENESS_TARGET
+    assert SecureSumPlan(1.0, 1e-5, 1000, 300, 50, collusion=11, committee="auto").committee > c
+    assert SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11).committee == 0      # off by default
+    assert "committee" not in SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11).to_dict()
+    assert SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=c + 5).committee == c + 5
 
 
 def test_a_committee_that_cannot_survive_is_refused_in_one_line():
     with pytest.raises(ParameterError, match="committee=13.*would fail"):
-        ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=13)
+        SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=13)
     for bad in (-1, 1, "big", 1001, True):
         with pytest.raises(ParameterError, match="committee"):
-            ss.SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=bad)
+            SecureSumPlan(1.0, 1e-5, 1000, 100, 50, collusion=11, committee=bad)
     with pytest.raises(ParameterError, match="no committee survives"):
-        ss.committee_size(40, 30, 3)
+        committee_size(40, 30, 3)
 
 
 def test_a_stated_committee_is_recomputed_and_a_tampered_one_refused():
-    plan = ss.SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3, committee="auto")
-    assert ss.SecureSumPlan.from_dict(plan.to_dict()) == plan
+    plan = SecureSumPlan(1.0, 1e-5, 40, 4, 50, collusion=3, committee="auto")
+    assert SecureSumPlan.from_dict(plan.to_dict()) == plan
     assert plan.to_dict()["committee"] == plan.committee
     with pytest.raises(DPTopicError, match="committee_threshold"):
-        ss.SecureSumPlan.from_dict({**plan.to_dict(), "committee_threshold": plan.committee_threshold - 1})
+        SecureSumPlan.from_dict({**plan.to_dict(), "committee_threshold": plan.committee_threshold - 1})
     with pytest.raises(DPTopicError):
-        ss.SecureSumPlan.from_dict({**plan.to_dict(), "committee": 2})
+        SecureSumPlan.from_dict({**plan.to_dict(), "committee": 2})
 
 
 def test_the_committee_is_a_public_function_of_the_roster_and_the_round():
     ids = [f"c{i:03d}" for i in range(50)]
     a = sc.committee_of(ids, "r1", 7)
     assert a == sc.committee_of(list(reversed(ids)), "r1", 7) and len(a) == 7 and a == sorted(a)
-    want = sorted(sorted(ids, key=lambda i: hashlib.sha256(f"{ss.PROTOCOL}/committee/r1/{i}".encode()).digest())[:7])
+    want = sorted(sorted(ids, key=lambda i: hashlib.sha256(f"{PROTOCOL}/committee/r1/{i}".encode()).digest())[:7])
     assert a == want
     assert sc.committee_of(ids, "r2", 7) != a
 
@@ -75,7 +84,7 @@ def _keys(i):
 def test_a_blob_holds_the_members_shares_and_threshold_of_them_give_the_seeds_back():
     ids = [f"c{i:02d}" for i in range(8)]
     sec = {i: _keys(i) for i in ids}
-    roster = {i: {"c": ss.public_key(sec[i][0]).hex(), "s": [ss.public_key(sec[i][1]).hex()]} for i in ids}
+    roster = {i: {"c": public_key(sec[i][0]).hex(), "s": [public_key(sec[i][1]).hex()]} for i in ids}
     committee, tc = ids[:5], 3
     seeds = {v: sc.pair_seed_c(sec["c07"][1], bytes.fromhex(roster[v]["s"][0]), "r", 0, "c07", v) for v in ids[5:7]}
     assert seeds["c05"] == sc.pair_seed_c(sec["c05"][1], bytes.fromhex(roster["c07"]["s"][0]), "r", 0, "c05", "c07")
@@ -94,7 +103,7 @@ def test_a_blob_holds_the_members_shares_and_threshold_of_them_give_the_seeds_ba
 
 def test_a_set_is_refused_unless_every_uploader_keeps_its_threshold_of_neighbours():
     ids = [f"c{i:02d}" for i in range(12)]
-    graph = ss.neighbour_graph(ids, "r", 4)
+    graph = neighbour_graph(ids, "r", 4)
     assert sc.set_problem(ids, ids, graph, 10, 3) is None
     assert "fewer than the 11" in sc.set_problem(ids[:10], ids, graph, 11, 3)
     assert "not a member" in sc.set_problem(ids, ids[:-1], graph, 10, 3)

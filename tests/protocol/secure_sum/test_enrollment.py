@@ -6,8 +6,9 @@ import stat
 import pytest
 
 from dptopic.errors import DPTopicError, ParameterError
-from dptopic.protocol.secure_sum import default as ss
 from dptopic.protocol.secure_sum import enrollment as en
+from dptopic.protocol.secure_sum.crypto import new_signing_key, signing_public
+from dptopic.protocol.secure_sum.graph import default_collusion
 
 pytest.importorskip("cryptography")
 
@@ -21,7 +22,7 @@ def test_invitations_and_directory_are_written_and_verify(tmp_path):
     assert d["round_id"] == "r-1" and sorted(d["members"]) == en.contributor_ids(5)
     inv = en.read_invitation(tmp_path / "inv" / "invitation-0003.json")
     assert inv["contributor"] == "0003" and inv["count"] == 5
-    assert d["members"]["0003"] == ss.signing_public(inv["signing_key"]).hex()
+    assert d["members"]["0003"] == signing_public(inv["signing_key"]).hex()
     assert en.check_directory(d, inv["enrollment_key"]) is d
     # the same key signs a second round; a key file is reused, not replaced
     again = en.make_invitations(tmp_path / "enroll.key", 3, tmp_path / "inv2", collusion=0)
@@ -34,7 +35,7 @@ def test_a_directory_altered_or_signed_by_another_key_is_refused(tmp_path):
     en.make_invitations(tmp_path / "other", 4, tmp_path / "b", round_id="r", collusion=1)
     d = json.loads((tmp_path / "a" / "directory.json").read_text())
     mine = en.read_invitation(tmp_path / "a" / "invitation-0001.json")["enrollment_key"]
-    stranger = {**d, "members": {**d["members"], "0002": ss.signing_public(ss.new_signing_key()).hex()}}
+    stranger = {**d, "members": {**d["members"], "0002": signing_public(new_signing_key()).hex()}}
     with pytest.raises(DPTopicError, match="altered"):
         en.check_directory(stranger, mine)
     theirs = json.loads((tmp_path / "b" / "directory.json").read_text())
@@ -78,7 +79,7 @@ def test_a_directory_checked_once_is_checked_again_when_any_byte_changes(tmp_pat
     for _ in range(3):      # a process playing many contributors of one round: verified once
         assert en.check_directory(d, mine) is d
     assert len(calls) == 1
-    d["members"]["0002"] = ss.signing_public(ss.new_signing_key()).hex()      # altered in place, after the check
+    d["members"]["0002"] = signing_public(new_signing_key()).hex()      # altered in place, after the check
     with pytest.raises(DPTopicError, match="altered"):
         en.check_directory(d, mine)
     d["members"]["0002"] = [1]      # unhashable where a key belongs: malformed, not a crash
@@ -116,7 +117,7 @@ def test_every_invitation_and_the_directory_pin_the_operators_plan(tmp_path):
     first = tmp_path / "inv" / "invitation-0001.json"
     assert en.read_invitation(first)["layout"] == pinned
     assert en.make_invitations(tmp_path / "k", 100, tmp_path / "d", round_id="r")["layout"] == {
-        "count": 100, "dropouts": 10, "collusion": ss.default_collusion(100)}
+        "count": 100, "dropouts": 10, "collusion": default_collusion(100)}
     for kw, why in (({"collusion": 4}, "leave no honest noise share"), ({"dropouts": 5}, "must lie in"),
                     ({"dropouts": 4, "collusion": 1, "count": 10}, "no neighbour graph survives"),
                     ({"collusion": -1}, "collusion")):

@@ -9,6 +9,8 @@ import pytest
 
 from dptopic.protocol.secure_sum import committee as sc
 from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum.crypto import sign
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
 from dptopic.service.secure_sum.config import ApiError
 
 pytest.importorskip("cryptography")
@@ -47,7 +49,7 @@ def test_a_strangers_or_a_forged_prekey_bundle_is_refused(rnd, tmp_path):
     stranger = read_invitation(sorted((tmp_path / "other").glob("invitation-*.json"))[0])
     c = rnd.people[0]
     bundle = c.prekey()
-    forged = {**bundle, "signature": ss.sign(stranger["signing_key"], ss.keys_message("round1", c.me,
+    forged = {**bundle, "signature": sign(stranger["signing_key"], ss.keys_message("round1", c.me,
                                                                                        bundle["keys"]))}
     with pytest.raises(ApiError, match="not signed by"):
         rnd.server.post_prekeys(c.me, [forged])
@@ -112,7 +114,7 @@ def _live_committee_round(tmp_path, n: int):
 
     make_invitations(tmp_path / "enroll.key", n, tmp_path / "inv", round_id="round1", committee=True, dropouts=1,
                      collusion=1)
-    plan = ss.SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
+    plan = SecureSumPlan(8.0, 1e-5, n, 1, 30, 1, committee="auto")
     app = create_committee_app(plan, read_directory(tmp_path / "inv" / "directory.json"),
                                [f"w{i:03d}" for i in range(30)], 3, admin_token="t" * 24)
     port = free_port()
@@ -200,10 +202,10 @@ def test_malformed_answers_from_a_committee_member_are_ignored_and_a_changed_one
     u = rnd.server.step["uploaded"][0]
     bad = {u: {"b": "zz", "pairs": ["not", "a", "dict"]}, "x": 3}
     key = rnd.by_id[m].key
-    rnd.server.post_unmask(0, m, bad, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, bad)))
+    rnd.server.post_unmask(0, m, bad, sign(key, sc.answers_message(rnd.server.round_id, 0, m, bad)))
     other = {"x": 4}
     with pytest.raises(ApiError, match="already stored"):
-        rnd.server.post_unmask(0, m, other, ss.sign(key, sc.answers_message(rnd.server.round_id, 0, m, other)))
+        rnd.server.post_unmask(0, m, other, sign(key, sc.answers_message(rnd.server.round_id, 0, m, other)))
     rnd.refused[m] = ("test", "answered already")        # the others answer; theirs suffice
     rnd.unmask(0)
     assert rnd.server.state == "upload1", rnd.server.reason
@@ -488,7 +490,7 @@ def test_a_committee_roster_closes_at_its_registration_deadline_and_the_round_re
         late = read_invitation(srv.invitation_files[5])
         with pytest.raises(Exception, match="round_closed"):
             take_part_committee(srv.url, bows[5], late, tmp_path / "s5.json", timeout=5)
-    plan = ss.SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0, committee="auto")
+    plan = SecureSumPlan(8.0, 1e-5, 6, 2, 30, 0, committee="auto")
     from dptopic.protocol.secure_sum.enrollment import read_directory
 
     directory = read_directory(tmp_path / "inv" / "directory.json")

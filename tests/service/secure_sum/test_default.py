@@ -12,6 +12,8 @@ from dptopic.contributor.secure_sum.client import take_part
 from dptopic.contributor.secure_sum.default import SecureContributor
 from dptopic.errors import DPTopicError
 from dptopic.protocol.secure_sum import default as ss
+from dptopic.protocol.secure_sum.crypto import sign
+from dptopic.protocol.secure_sum.plan import SecureSumPlan
 from service_helpers import InProcessRound, SecureSumServer, person_bow
 
 pytestmark = pytest.mark.service
@@ -131,7 +133,7 @@ def test_admission_takes_an_invitation_and_a_signature(tmp_path):
         # a low-order key, signed by the member itself, is refused: refused alone, the member may register again
         low = people[1].registration()
         low["keys"] = {**low["keys"], "c": "01" + "00" * 31}
-        low["signature"] = ss.sign(live.invitations[1]["signing_key"], ss.keys_message("round1", people[1].me,
+        low["signature"] = sign(live.invitations[1]["signing_key"], ss.keys_message("round1", people[1].me,
                                                                                          low["keys"]))
         status, err = live.call("POST", "/v1/secure/keys", low)
         assert status == 400 and err["error"]["code"] == "bad_keys"
@@ -155,7 +157,7 @@ def test_one_contributors_bad_answer_is_refused_alone_and_the_round_goes_on(tmp_
     bad[first]["share"] = "zz" * 66
     from dptopic.service.secure_sum.config import ApiError
 
-    signature = ss.sign(rnd.invitations[0]["signing_key"], ss.answers_message("round1", 0, c.me, bad))
+    signature = sign(rnd.invitations[0]["signing_key"], ss.answers_message("round1", 0, c.me, bad))
     with pytest.raises(ApiError) as e:
         rnd.server.post_unmask(0, c.me, bad, signature)
     assert e.value.code == "wrong_shape" and rnd.server.view()["state"] == "unmask0"
@@ -938,14 +940,14 @@ def test_the_server_starts_only_the_plan_and_mode_its_directory_names(tmp_path):
                      committee=True)
     plain, committee = (read_directory(tmp_path / d / "directory.json") for d in ("plain", "committee"))
     assert plain["layout"] == {"count": 12, "dropouts": 2, "collusion": 1} and committee["committee"] is True
-    plan = ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1)
+    plan = SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1)
     with pytest.raises(ParameterError, match="directory was written for another plan of the round: collusion 1 in"
                                              " the invitations, 0 in the plan"):
-        SecureSumConfig(words, ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 0), plain)
+        SecureSumConfig(words, SecureSumPlan(8.0, 1e-5, 12, 2, 30, 0), plain)
     with pytest.raises(ParameterError, match="directory names a committee round: serve it in the committee mode"):
         SecureSumConfig(words, plan, committee)
     with pytest.raises(ParameterError, match="directory names a round without a committee"):
-        CommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), plain, words)
+        CommitteeRound(SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), plain, words)
     settings = secure_sum_settings(words, unit="user", epsilon=8.0, min_contributors=12, directory=plain)
     assert (settings["plan"].dropouts, settings["plan"].collusion) == (2, 1)      # the invitations' plan
     with pytest.raises(ParameterError, match="collusion=3 differs from the 1 the invitations pin"):
@@ -959,10 +961,10 @@ def test_the_server_starts_only_the_plan_and_mode_its_directory_names(tmp_path):
     SecureRound(SecureSumConfig(words, plan, plain, n_topics=3, database=db)).engine.dispose()
     with pytest.raises(DPTopicError, match="holds a secure-sum round without a committee: restart the server"
                                            " without the committee mode"):
-        StoredCommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
+        StoredCommitteeRound(SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
                              database=db)
     db2 = f"sqlite:///{tmp_path}/committee.db"
-    StoredCommitteeRound(ss.SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
+    StoredCommitteeRound(SecureSumPlan(8.0, 1e-5, 12, 2, 30, 1, committee="auto"), committee, words, 3,
                          database=db2).engine.dispose()
     with pytest.raises(ParameterError, match="holds a committee-mode round: restart the server in the committee"
                                              " mode"):

@@ -2,7 +2,9 @@
 
 What a contributor computes and checks, transport-free (each sees the person's documents or secrets):
 
-- :mod:`.default`: :class:`~.default.SecureContributor`, the default round (every check of what the server says);
+- :mod:`.default`: :class:`~.default.SecureContributor`, the default round, built of :mod:`.checks` (every check
+  of what the server says), :mod:`.masks` (the round's secrets, shares and masks), :mod:`.person_statistics`
+  (the person's bounded statistics) and :mod:`.state` (the state file);
 - :mod:`.committee`: :class:`~.committee.CommitteeContributor`, the committee mode;
 - :mod:`.cohorts`: a cohort's member and a bridge's delegate (rounds in cohorts).
 

@@ -20,11 +20,15 @@ from pathlib import Path
 
 from ..._io import atomic_write_bytes
 from ...errors import DPTopicError
-from ...protocol.secure_sum.default import keys_message, sign
+from ...protocol.secure_sum.crypto import sign
+from ...protocol.secure_sum.default import keys_message
 from ...protocol.secure_sum.enrollment import read_invitation
 from ..client import ServerError, ServiceClient, default_state_folder
+from .checks import LeftOut
 from .committee import CommitteeContributor
-from .default import ContributorSecrets, LeftOut, SecureContributor, new_state, read_state, state_file_name
+from .default import SecureContributor
+from .masks import ContributorSecrets
+from .state import new_state, read_state, state_file_name
 
 ORDER = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released")
 
@@ -184,49 +188,72 @@ def take_part(server: str, bow, invitation, state=None, max_epsilon: float | Non
     for phase in (0, 1):        # view: the latest the server gave (a step may have passed while this one waited)
         view = wait_for(f"upload{phase}", view=view)
         if view["state"] == f"upload{phase}":
-            try:
-                body, sig = c.upload(phase, view)
-            except LeftOut:
-                return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
-            if phase == 0 and leave_after_masking:
-                return {**c.summary(), "steps": sent, "left": "step 0"}        # masked, then gone
-            answer = post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
-            if phase == 0 and isinstance(answer.get("shares"), dict):
-                c.take_shares(answer["shares"])
-            view = answer.get("view") or view
-            sent.append(f"upload{phase}")
+            view, left = _upload(client, c, then, phase, view, sent, leave_after_masking)
+            if left is not None:
+                return {**c.summary(), "steps": sent, **left}
         view = wait_for(f"consistency{phase}", view=view)
         if view["state"] == f"consistency{phase}":
             try:
-                path = f"/v1/secure/consistency/{phase}" + then(f"unmask{phase}", "signatures")
-                answer, _ = post_json(client, path, c.consistency(phase, view))
-                view = answer.get("view") or view
-                if not answer.get("late"):
-                    sent.append(f"consistency{phase}")
+                view = _consistency(client, c, then, phase, view, sent)
             except LeftOut:
                 return {**c.summary(), "steps": sent, "left_out": f"step {phase}"}
-            except ServerError as e:
-                if not _closed(e):
-                    raise
         view = wait_for(f"unmask{phase}", "signatures", view)
         if view["state"] == f"unmask{phase}" and str(phase) in c.st["signed"] and c.me in view.get("signers", ()):
-            if c.held is None:
-                c.take_shares(client.get_json(f"/v1/secure/shares?contributor={c.me}"))
-            signatures = view.get("signatures")
-            if signatures is None:
-                signatures = client.get_json(f"/v1/secure/signatures/{phase}")
-            try:
-                path = f"/v1/secure/unmask/{phase}" + then("upload1" if phase == 0 else "released")
-                answer, _ = post_json(client, path, c.unmask(phase, view, signatures))
-                view = answer.get("view") or view
-                if not answer.get("late"):
-                    sent.append(f"unmask{phase}")
-            except ServerError as e:     # the others' shares sufficed: the step closed before this answer
-                if not _closed(e):
-                    raise
+            view = _unmask(client, c, then, phase, view, sent)
     wait_for("released", view=view)
     c.finish("released")
     return {**c.summary(), "steps": sent, "state": None if state is None else str(state)}
+
+
+def _upload(client, c, then, phase: int, view: dict, sent: list, leave_after_masking: bool) -> tuple:
+    """Step ``upload{phase}`` of :func:`take_part`: the masked upload, posted and waited on (at step 0 its answer
+    brings the neighbours' shares). ``(the next view, None)``, or ``(view, what the summary says)`` when the server
+    leaves this person out or the person leaves after masking."""
+    try:
+        body, sig = c.upload(phase, view)
+    except LeftOut:
+        return view, {"left_out": f"step {phase}"}
+    if phase == 0 and leave_after_masking:
+        return view, {"left": "step 0"}        # masked, then gone
+    answer = post_upload(client, phase, c.me, body, sig, then(f"consistency{phase}"))
+    if phase == 0 and isinstance(answer.get("shares"), dict):
+        c.take_shares(answer["shares"])
+    sent.append(f"upload{phase}")
+    return answer.get("view") or view, None
+
+
+def _consistency(client, c, then, phase: int, view: dict, sent: list) -> dict:
+    """Step ``consistency{phase}`` of :func:`take_part`: the signature over the set of uploads, posted and waited on
+    (:func:`_post_step`); the next view."""
+    path = f"/v1/secure/consistency/{phase}" + then(f"unmask{phase}", "signatures")
+    return _post_step(client, path, c.consistency(phase, view), f"consistency{phase}", view, sent)
+
+
+def _unmask(client, c, then, phase: int, view: dict, sent: list) -> dict:
+    """Step ``unmask{phase}`` of :func:`take_part`: the shares the unmasking needs (fetched if the view lacks them),
+    posted and waited on (:func:`_post_step`); the next view."""
+    if c.held is None:
+        c.take_shares(client.get_json(f"/v1/secure/shares?contributor={c.me}"))
+    signatures = view.get("signatures")
+    if signatures is None:
+        signatures = client.get_json(f"/v1/secure/signatures/{phase}")
+    path = f"/v1/secure/unmask/{phase}" + then("upload1" if phase == 0 else "released")
+    return _post_step(client, path, c.unmask(phase, view, signatures), f"unmask{phase}", view, sent)
+
+
+def _post_step(client, path: str, message: dict, step: str, view: dict, sent: list) -> dict:
+    """``message`` posted to ``path`` (a post-and-wait) for ``step``: the next view. A step that closed before it
+    arrived (the others' messages sufficed) is no error, and a message the server took as late is not counted in
+    ``sent``."""
+    try:
+        answer, _ = post_json(client, path, message)
+    except ServerError as e:
+        if not _closed(e):
+            raise
+        return view
+    if not answer.get("late"):
+        sent.append(step)
+    return answer.get("view") or view
 
 
 # ----------------------------------------------------------------------------- the committee mode
@@ -305,6 +332,43 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
     client = client or ServiceClient(server)
     client.keep_alive = True
     invitation = read_invitation(invitation) if not isinstance(invitation, dict) else invitation
+    c, doc, view = _join_committee(server, client, invitation, state, timeout, max_epsilon, make)
+    c.bow = bow(doc) if callable(bow) else bow
+    kept = None if state is None else str(state)
+    if c.finished:
+        return {**c.summary(), "steps": [], "finished": c.finished, "state": kept}
+    wait_for = _Steps(client, c, COMMITTEE_ORDER, timeout).wait_for
+    view = wait_for("upload0", "roster", view)
+    if "roster" not in view:
+        view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=roster")
+    c.check_round(view["roster"], view.get("committee"))
+    member = c.me in c.committee
+    sent = []
+    for phase in (0, 1):
+        view = wait_for(f"upload{phase}", view=view)
+        if view["state"] == f"upload{phase}":
+            try:
+                body, header, blobs, sig = c.committee_upload(phase, view)
+            except LeftOut:
+                return {**c.summary(), "steps": sent, "left_out": f"step {phase}", "state": kept}
+            if phase == 0 and leave_after_masking:
+                return {**c.summary(), "steps": sent, "left": "step 0", "state": kept}
+            nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
+            view = post_upload(client, phase, c.me, body, sig, f"?wait={nxt}",
+                                {"header": header, "blobs": blobs}).get("view") or view
+            sent.append(f"upload{phase}")
+        if member:
+            view = _committee_member_steps(client, c, wait_for, phase, view, sent)
+    wait_for("released", view=view)
+    c.finish("released")
+    return {**c.summary(), "steps": sent, "state": kept}
+
+
+def _join_committee(server: str, client, invitation: dict, state, timeout: float, max_epsilon, make) -> tuple:
+    """How :func:`take_part_committee`'s person joins: ``(contributor, configuration, view)``. On a resumed run (the
+    state file holds a plan or keys posted ahead) the configuration is long-polled for; else fresh keys are posted
+    (:func:`_drawn_keys`), held until the roster closes, and the answer brings the configuration and the view.
+    :class:`NotCommittee` for a server or a state file of a round without a committee."""
     wait = f"wait=upload0&timeout={min(LONG_POLL_S, timeout):g}"
     st = read_state(state)
     if st is not None and isinstance(st.get("plan"), dict) and not st["plan"].get("committee"):
@@ -331,49 +395,28 @@ def take_part_committee(server: str, bow, invitation, state, client=None, timeou
         c.st["sent"]["prekey"] = True
         c._write()
         view = out.get("view")
-    c.bow = bow(doc) if callable(bow) else bow
-    kept = None if state is None else str(state)
-    if c.finished:
-        return {**c.summary(), "steps": [], "finished": c.finished, "state": kept}
-    wait_for = _Steps(client, c, COMMITTEE_ORDER, timeout).wait_for
-    view = wait_for("upload0", "roster", view)
-    if "roster" not in view:
-        view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=roster")
-    c.check_round(view["roster"], view.get("committee"))
-    member = c.me in c.committee
-    sent = []
-    for phase in (0, 1):
-        view = wait_for(f"upload{phase}", view=view)
-        if view["state"] == f"upload{phase}":
-            try:
-                body, header, blobs, sig = c.committee_upload(phase, view)
-            except LeftOut:
-                return {**c.summary(), "steps": sent, "left_out": f"step {phase}", "state": kept}
-            if phase == 0 and leave_after_masking:
-                return {**c.summary(), "steps": sent, "left": "step 0", "state": kept}
-            nxt = f"consistency{phase}" if member else ("upload1" if phase == 0 else "released")
-            view = post_upload(client, phase, c.me, body, sig, f"?wait={nxt}",
-                                {"header": header, "blobs": blobs}).get("view") or view
-            sent.append(f"upload{phase}")
-        if not member:
-            continue
-        view = wait_for(f"consistency{phase}", view=view)
-        if view["state"] == f"consistency{phase}":      # the set of uploads is all a signature needs
-            q = c.committee_consistency(phase, view)
-            view = post_json(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
-                                      "signatures", q)[0].get("view") or view
-            sent.append(f"consistency{phase}")
-        view = wait_for(f"unmask{phase}", "committee,signatures", view)
-        if view["state"] == f"unmask{phase}" and c.me in view.get("signers", ()):
-            if "uploads" not in view or "signatures" not in view:
-                view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
-            q = c.committee_unmask(phase, view, view["signatures"], view["uploads"])
-            nxt = "upload1" if phase == 0 else "released"
-            view = post_json(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q)[0].get("view") or view
-            sent.append(f"unmask{phase}")
-    wait_for("released", view=view)
-    c.finish("released")
-    return {**c.summary(), "steps": sent, "state": kept}
+    return c, doc, view
+
+
+def _committee_member_steps(client, c, wait_for, phase: int, view: dict, sent: list) -> dict:
+    """A committee member's steps of ``phase`` in :func:`take_part_committee`: its signature over the set of uploads,
+    then its answers for the unmasking once the committee's quorum signed (each posted and waited on); the next
+    view."""
+    view = wait_for(f"consistency{phase}", view=view)
+    if view["state"] == f"consistency{phase}":      # the set of uploads is all a signature needs
+        q = c.committee_consistency(phase, view)
+        view = post_json(client, f"/v1/secure/consistency/{phase}?wait=unmask{phase}&include=committee,"
+                                  "signatures", q)[0].get("view") or view
+        sent.append(f"consistency{phase}")
+    view = wait_for(f"unmask{phase}", "committee,signatures", view)
+    if view["state"] == f"unmask{phase}" and c.me in view.get("signers", ()):
+        if "uploads" not in view or "signatures" not in view:
+            view = client.get_json(f"/v1/secure/round?contributor={c.me}&include=committee,signatures")
+        q = c.committee_unmask(phase, view, view["signatures"], view["uploads"])
+        nxt = "upload1" if phase == 0 else "released"
+        view = post_json(client, f"/v1/secure/unmask/{phase}?wait={nxt}", q)[0].get("view") or view
+        sent.append(f"unmask{phase}")
+    return view
 
 
 def person_bow(corpus) -> tuple:
@@ -384,7 +427,7 @@ def person_bow(corpus) -> tuple:
 
 def state_path(given, invitation: dict):
     """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
-    :func:`~dptopic.contributor.secure_sum.default.state_file_name`), by default the state folder ``submit`` uses (None
+    :func:`~dptopic.contributor.secure_sum.state.state_file_name`), by default the state folder ``submit`` uses (None
     given); None for ``"none"`` (a rerun then cannot resume). The name comes from the contributor's own invitation,
     never from what a server sends."""
     if given is not None and str(given).strip().lower() == "none":

@@ -22,9 +22,10 @@ from ...protocol.secure_sum.cohort_enrollment import plan_layout, read_cohort_in
 from ...protocol.secure_sum.cohorts import COHORT_PATH, CohortPlan
 from ...protocol.secure_sum.enrollment import layout_difference
 from ..client import ServiceClient
+from .checks import ServerLied
 from .client import STOP_HOLD_S, Stopped, take_part, take_part_committee
 from .cohorts import BridgeContributor, CohortCommitteeContributor, CohortContributor, Pads
-from .default import ServerLied, state_file_name
+from .state import state_file_name
 
 PATH = re.compile(r"/[A-Za-z0-9_/-]{0,200}")
 
@@ -140,6 +141,17 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
 
     parts = [(name, clients[path], who, st)
              for name, path, who, st in seat_person(config, bow, inv, round_config, state, max_epsilon)]
+    out = _play_together(parts, poll, timeout, client_timeout, leave_after_masking, stop)
+    return {**out["cohort"], "cohort": parts[0][2].cohort, "cohorts": len(parts[0][2].cohort_plan.sizes),
+            "bridge": out.get("bridge")}
+
+
+def _play_together(parts: list, poll: float, timeout: float, client_timeout: float, leave_after_masking: bool,
+                   stop) -> dict:
+    """:func:`take_part_in_cohorts`'s rounds of one person played at once, a thread each (a delegate's cohort round
+    and bridge: each step of one needs the other's): ``{name: summary}`` of ``parts`` (``(name, client, contributor,
+    state)``). The first refusal or failure is raised at once, once the other round ended (within a held request);
+    :class:`~dptopic.contributor.secure_sum.client.Stopped` when the caller's ``stop`` ended a round not finished."""
     out: dict = {}
     moved = threading.Event()
     # a delegate's refusal in one round ends the other; the caller's stop ends every round of this person
@@ -173,8 +185,7 @@ def take_part_in_cohorts(server: str, bow, invitation, state=None, max_epsilon: 
     stopped = next((e for e in out.values() if isinstance(e, Stopped)), None)
     if stopped is not None:     # the caller's stop ended a round this person had not finished
         raise stopped
-    return {**out["cohort"], "cohort": parts[0][2].cohort, "cohorts": len(parts[0][2].cohort_plan.sizes),
-            "bridge": out.get("bridge")}
+    return out
 
 
 def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_epsilon, timeout: float, poll: float,
@@ -214,15 +225,7 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
     def make(doc, secrets):
         if seated:          # a delegate, seated before its keys went out
             return seated[0][2]
-        root = doc.get("cohort_root") if isinstance(doc, dict) else None
-        if not isinstance(root, dict):
-            raise DPTopicError("this server's cohort round names no round in cohorts (its /v1/config holds no"
-                               " cohort_root): is it a dptopic server of this version, run with a committee?")
-        paths = (root.get("cohorts") or {}).get("paths") if isinstance(root.get("cohorts"), dict) else None
-        if not isinstance(paths, list) or int(inv["cohorts"]["cohort"]) >= len(paths) \
-                or paths[int(inv["cohorts"]["cohort"])] != path:
-            raise ServerLied(f"the server serves your cohort elsewhere than {path}: nothing sent but public keys.")
-        seat(root, doc, secrets)
+        seat(_cohort_root(doc, inv, path), doc, secrets)
         return seated[0][2]
 
     if inv["bridge"] is not None and state is not None:
@@ -242,6 +245,20 @@ def _take_part_committee_cohort(base: str, client, bow, inv: dict, state, max_ep
     member = seated[0][2] if seated else None
     return {**out, "cohort": int(inv["cohorts"]["cohort"]),
             "cohorts": len(member.cohort_plan.sizes) if member is not None else None, "bridge": bridge.get("out")}
+
+
+def _cohort_root(doc, inv: dict, path: str) -> dict:
+    """The round in cohorts' configuration (``cohort_root``) a committee cohort's configuration ``doc`` carries,
+    checked to serve the invitation's cohort at ``path``; one line otherwise."""
+    root = doc.get("cohort_root") if isinstance(doc, dict) else None
+    if not isinstance(root, dict):
+        raise DPTopicError("this server's cohort round names no round in cohorts (its /v1/config holds no"
+                           " cohort_root): is it a dptopic server of this version, run with a committee?")
+    paths = (root.get("cohorts") or {}).get("paths") if isinstance(root.get("cohorts"), dict) else None
+    if not isinstance(paths, list) or int(inv["cohorts"]["cohort"]) >= len(paths) \
+            or paths[int(inv["cohorts"]["cohort"])] != path:
+        raise ServerLied(f"the server serves your cohort elsewhere than {path}: nothing sent but public keys.")
+    return root
 
 
 def seat_person(config: dict, bow, invitation: dict, round_config, state=None,

@@ -25,9 +25,12 @@ from ...protocol.secure_sum.cohorts import (
     cohort_round_id,
     pad,
 )
-from ...protocol.secure_sum.default import PHASES, from_ring, to_ring, triangle_size
+from ...protocol.secure_sum.messages import PHASES
+from ...protocol.secure_sum.ring import from_ring, to_ring, triangle_size
+from .checks import ServerLied
 from .committee import CommitteeContributor
-from .default import SecureContributor, ServerLied, quantize
+from .default import SecureContributor
+from .person_statistics import quantize
 
 _DELEGATES: dict = {}
 """Each cohort's delegates by ``(round, cohort, count)``, with the list of members they were drawn from: the

@@ -4,7 +4,7 @@ first): one upload per sum for everyone, the consistency and unmasking steps for
 :class:`CommitteeContributor` is a :class:`~dptopic.contributor.secure_sum.default.SecureContributor` (the same
 configuration, directory, roster and state-file checks, the same keys message as its prekey bundle) whose uploads
 carry the committee's blobs, and which, when it sits on the committee, checks and signs the set of uploads and answers
-for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.default.ServerLied`). Its checks of a
+for it. Every refusal is one line (:class:`~dptopic.contributor.secure_sum.checks.ServerLied`). Its checks of a
 step's members, its masking and its check of the set it signed are the default round's, with the mode's pairwise
 seed (:meth:`~dptopic.contributor.secure_sum.default.SecureContributor._step_members`, ``_masked``,
 ``_check_signed_set``); over HTTP it is :func:`~dptopic.contributor.secure_sum.client.take_part_committee`.
@@ -15,8 +15,12 @@ import base64
 
 from ...errors import DPTopicError
 from ...protocol.secure_sum import committee as sc
-from ...protocol.secure_sum.default import digest, sign, verify
-from .default import STATE_FORMAT, ContributorSecrets, LeftOut, SecureContributor, ServerLied, read_state
+from ...protocol.secure_sum.crypto import sign, verify
+from ...protocol.secure_sum.messages import digest
+from .checks import LeftOut, ServerLied
+from .default import SecureContributor
+from .masks import ContributorSecrets
+from .state import STATE_FORMAT, read_state
 
 
 class CommitteeContributor(SecureContributor):

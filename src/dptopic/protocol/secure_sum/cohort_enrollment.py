@@ -26,15 +26,7 @@ import os
 from ..._io import atomic_write_bytes
 from ...errors import DPTopicError, ParameterError
 from . import cohorts as co
-from .default import (
-    HEX32,
-    ROUND_ID,
-    canonical,
-    new_signing_key,
-    ring_order,
-    sign,
-    signing_public,
-)
+from .crypto import new_signing_key, sign, signing_public
 from .enrollment import (
     DIRECTORY_FORMAT,
     INVITATION_FORMAT,
@@ -49,6 +41,8 @@ from .enrollment import (
     writable_out,
     writing_folder,
 )
+from .graph import ring_order
+from .messages import HEX32, ROUND_ID, canonical
 from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
 
 COHORT_DIRECTORY_FORMAT = "dptopic-secure-sum-cohort-directory"
@@ -58,7 +52,7 @@ LAYOUT_KEYS = ("count", "cohort_size", "dropouts", "collusion")
 def cohort_layout(count: int, cohort_size: int, dropouts: int | None = None, collusion: int | None = None) -> dict:
     """The layout of a round of ``count`` contributors in cohorts of at most ``cohort_size``: what decides who sits
     together and who is a delegate (``dropouts``: how many may drop out, default a tenth; ``collusion``: default
-    :func:`~dptopic.protocol.secure_sum.default.default_collusion`). Refused in one line where no round in cohorts
+    :func:`~dptopic.protocol.secure_sum.graph.default_collusion`). Refused in one line where no round in cohorts
     fits."""
     if isinstance(cohort_size, bool) or not isinstance(cohort_size, int):
         raise ParameterError("invalid {cohort_size=}: an integer.", "cohort_size", cohort_size)

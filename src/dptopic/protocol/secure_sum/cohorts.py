@@ -62,7 +62,9 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from ...errors import DPTopicError, ParameterError
-from . import default as ss
+from .crypto import hkdf, prg
+from .graph import default_collusion, ring_order
+from .plan import SecureSumPlan
 
 LIVENESS_TARGET = 1e-3
 """A cohort plan keeps the probability that a round with its dropout rate fails for want of survivors (a cohort
@@ -108,7 +110,7 @@ def cohort_sizes(n: int, cohort_size: int) -> list[int]:
 def assign(ids, round_id: str, sizes) -> list[list[str]]:
     """The cohorts' members: the ids in their ring order of the round (:func:`~secure_sum.ring_order`, a hash of the
     round id and the id, so the operator cannot choose who sits together by naming them), cut into ``sizes``."""
-    order = ss.ring_order(ids, f"{round_id}/cohorts")
+    order = ring_order(ids, f"{round_id}/cohorts")
     out, at = [], 0
     for s in sizes:
         out.append(sorted(order[at:at + s]))
@@ -134,7 +136,7 @@ def bridge_round_id(round_id: str) -> str:
 
 def pad(seed: bytes, dim: int, bits: int) -> np.ndarray:
     """A delegate's pad of ``dim`` ring elements from its 32-byte seed (the secure sum's PRG on a derived key)."""
-    return ss.prg(ss.hkdf(seed, PAD_LABEL), dim, bits)
+    return prg(hkdf(seed, PAD_LABEL), dim, bits)
 
 
 def check_delegates(uploaded, delegates, collusion: int) -> str | None:
@@ -213,7 +215,7 @@ class CohortPlan:
         if not 0 <= self.dropouts < self.n:
             raise ParameterError("{dropouts=} must lie in [0, {n}).", "dropouts", self.dropouts, n=self.n)
         if self.collusion is None:
-            object.__setattr__(self, "collusion", ss.default_collusion(int(self.n)))
+            object.__setattr__(self, "collusion", default_collusion(int(self.n)))
         c = self.committee
         if c is None or (isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c == 0):
             object.__setattr__(self, "committee", 0)
@@ -246,11 +248,11 @@ class CohortPlan:
         return [cohort_dropouts(s, self.rate, target) for s in self.sizes]
 
     @cached_property
-    def round_plan(self) -> ss.SecureSumPlan:
+    def round_plan(self) -> SecureSumPlan:
         """The whole round as one plan: its noise (calibrated for ``N - sum F_c - t - 1`` honest shares), ring and
         scale are every cohort's; its privacy events are the release's."""
         try:
-            return ss.SecureSumPlan(self.epsilon, self.delta, int(self.n), sum(self.cohort_dropouts), self.vocab_size,
+            return SecureSumPlan(self.epsilon, self.delta, int(self.n), sum(self.cohort_dropouts), self.vocab_size,
                                     int(self.collusion), self.bits, self.max_words)
         except ParameterError as e:
             if e.parameter == "dropouts":
@@ -266,13 +268,13 @@ class CohortPlan:
         return self.round_plan.bits
 
     @cached_property
-    def cohort_plans(self) -> list[ss.SecureSumPlan]:
+    def cohort_plans(self) -> list[SecureSumPlan]:
         """Each cohort's plan: its graph, threshold and dropout tolerance, and its committee with :attr:`committee`
         (its noise figures are not used: the contributors take the round's, :attr:`mu_shares`)."""
         plans = []
         for c, (s, f) in enumerate(zip(self.sizes, self.cohort_dropouts)):
             try:
-                plans.append(ss.SecureSumPlan(self.epsilon, self.delta, s, f, self.vocab_size, int(self.collusion),
+                plans.append(SecureSumPlan(self.epsilon, self.delta, s, f, self.vocab_size, int(self.collusion),
                                               self.ring_bits, self.max_words, committee=self.committee or None))
             except DPTopicError as e:
                 raise ParameterError("{cohort_size=}: cohort {c} of {s} cannot carry its dropout tolerance {f} with {t}"
@@ -287,7 +289,7 @@ class CohortPlan:
         return delegates_per_cohort(self.sizes, self.rate, int(self.collusion), self.cohort_size)
 
     @cached_property
-    def bridge_plan(self) -> ss.SecureSumPlan:
+    def bridge_plan(self) -> SecureSumPlan:
         """The bridge's plan: a round of the ``C k`` delegates (their pads; no noise is added there)."""
         nb = len(self.sizes) * self.n_delegates
         fb = min(cohort_dropouts(nb, self.rate, LIVENESS_TARGET / 4),
@@ -296,12 +298,12 @@ class CohortPlan:
         # carries (a delegate's dropout then fails the round more often; each cohort's t + 1 are needed anyway)
         for f in range(fb, 0, -1):
             try:
-                return ss.SecureSumPlan(self.epsilon, self.delta, nb, f, self.vocab_size, int(self.collusion),
+                return SecureSumPlan(self.epsilon, self.delta, nb, f, self.vocab_size, int(self.collusion),
                                         self.ring_bits, self.max_words)
             except DPTopicError:
                 continue
         try:
-            return ss.SecureSumPlan(self.epsilon, self.delta, nb, 0, self.vocab_size, int(self.collusion),
+            return SecureSumPlan(self.epsilon, self.delta, nb, 0, self.vocab_size, int(self.collusion),
                                     self.ring_bits, self.max_words)
         except DPTopicError as e:
             raise ParameterError("{cohort_size=}: the bridge of {nb} delegates cannot carry {fb} dropouts with {t}"
@@ -317,7 +319,7 @@ class CohortPlan:
 
     def delegates(self, members, round_id: str, cohort: int) -> list[str]:
         """Cohort ``cohort``'s delegates: the first :attr:`n_delegates` of its members in a hash order of the round."""
-        return sorted(ss.ring_order(members, f"{round_id}/delegates/{cohort}")[:self.n_delegates])
+        return sorted(ring_order(members, f"{round_id}/delegates/{cohort}")[:self.n_delegates])
 
     @property
     def scale(self) -> float:
@@ -333,7 +335,7 @@ class CohortPlan:
     def noise_cost(self) -> float:
         """The per-entry noise over that of a single round of ``n`` with ``dropouts`` (the price of the cohorts'
         dropout margins: their tolerances sum above ``dropouts``)."""
-        single = ss.SecureSumPlan(self.epsilon, self.delta, int(self.n), int(self.dropouts), self.vocab_size,
+        single = SecureSumPlan(self.epsilon, self.delta, int(self.n), int(self.dropouts), self.vocab_size,
                                   int(self.collusion), self.ring_bits, self.max_words)
         # the noise in a sum of m shares is m mu / honest: the same survivors, fewer honest shares planned for
         return math.sqrt(self.round_plan.mu_shares[1] / single.mu_shares[1]) * single.scale / self.scale

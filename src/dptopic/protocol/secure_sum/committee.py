@@ -32,7 +32,7 @@ reconstructed; and the uploader's own ``s_u`` cannot be revealed beside its ``b_
 ``s_uv`` for each neighbour ``v`` lets the server remove exactly the masks with the dropped, and nothing else.
 
 **Why a lying server learns no one's statistic** (with ``t`` colluding contributors at most, as today; no new trust
-assumption): ``T_c = floor((C + t) / 2) + 1`` (:func:`~dptopic.protocol.secure_sum.default.committee_threshold`).
+assumption): ``T_c = floor((C + t) / 2) + 1`` (:func:`~dptopic.protocol.secure_sum.graph.committee_threshold`).
 
 - Two different sets ``U != U'`` cannot both gather ``T_c`` committee signatures: the two signer sets overlap in at
   least ``2 T_c - C >= t + 1`` members, so an honest member would have signed both, and an honest member signs one
@@ -58,8 +58,9 @@ import hashlib
 import os
 
 from ...errors import DPTopicError
-from . import default as ss
 from . import shamir
+from .crypto import agree, crypto, hkdf, pair_seed
+from .messages import HEX32, PROTOCOL, canonical, digest, message, set_digest
 
 SHARE = shamir.SHARE_BYTES
 
@@ -68,7 +69,7 @@ def committee_of(ids, round_id: str, size: int) -> list:
     """The round's committee: the first ``size`` of ``ids`` by SHA-256 of the round id, "committee" and the id, in
     sorted order. Anyone who holds the roster recomputes it."""
     def rank(i):
-        return hashlib.sha256(f"{ss.PROTOCOL}/committee/{round_id}/{i}".encode()).digest()
+        return hashlib.sha256(f"{PROTOCOL}/committee/{round_id}/{i}".encode()).digest()
     return sorted(sorted(ids, key=rank)[:int(size)])
 
 
@@ -79,9 +80,9 @@ def committee_index(committee) -> dict:
 
 def pair_seed_c(private: bytes, peer_public: bytes, round_id: str, phase: int, u: str, v: str) -> bytes:
     """The pairwise mask seed of ``u`` and ``v`` in committee mode:
-    :func:`~dptopic.protocol.secure_sum.default.pair_seed`
+    :func:`~dptopic.protocol.secure_sum.crypto.pair_seed`
     with its top bit cleared, so that it lies below the Shamir field's prime and can be shared as it is."""
-    seed = bytearray(ss.pair_seed(private, peer_public, round_id, phase, u, v))
+    seed = bytearray(pair_seed(private, peer_public, round_id, phase, u, v))
     seed[0] &= 0x7F
     if int.from_bytes(seed, "big") >= shamir.PRIME:       # probability 2^-250: the 19 values in [p, 2^255)
         raise DPTopicError("a pairwise seed fell above the Shamir field's prime: start the round again.")
@@ -92,12 +93,12 @@ def pair_commitment(round_id: str, phase: int, u: str, v: str, seed: bytes) -> s
     """The public commitment (hex SHA-256) to the pairwise seed of ``u`` and ``v``: the server checks the seed it
     reconstructs against it."""
     a, b = sorted((u, v))
-    return hashlib.sha256(f"{ss.PROTOCOL}/committee-pair/{round_id}/{phase}/{a}/{b}/".encode() + seed).hexdigest()
+    return hashlib.sha256(f"{PROTOCOL}/committee-pair/{round_id}/{phase}/{a}/{b}/".encode() + seed).hexdigest()
 
 
 def blob_key(my_c: bytes, their_c_public: bytes, round_id: str, sender: str, member: str) -> bytes:
     """The AES-GCM key of the blob ``sender`` addresses to committee ``member`` (agreed on their ``c`` keys)."""
-    return ss.hkdf(ss.agree(my_c, their_c_public), f"{ss.PROTOCOL}/committee/{round_id}/{sender}/{member}".encode())
+    return hkdf(agree(my_c, their_c_public), f"{PROTOCOL}/committee/{round_id}/{sender}/{member}".encode())
 
 
 def _aad(round_id: str, phase: int, sender: str, member: str) -> bytes:
@@ -108,7 +109,7 @@ def make_blobs(me: str, c_private: bytes, roster: dict, round_id: str, phase: in
                pair_seeds: dict, threshold: int) -> dict:
     """``{member: base64}``: each committee member's shares of ``b_seed`` and of each pairwise seed (``pair_seeds``:
     ``{neighbour: seed}``, in the neighbours' sorted order), encrypted to that member."""
-    crypto = ss.crypto()
+    c = crypto()
     index = committee_index(committee)
     holders = [index[m] for m in sorted(committee)]
     per = {m: [] for m in committee}
@@ -120,7 +121,7 @@ def make_blobs(me: str, c_private: bytes, roster: dict, round_id: str, phase: in
     for m in sorted(committee):
         key = blob_key(c_private, bytes.fromhex(roster[m]["c"]), round_id, me, m)
         nonce = os.urandom(12)
-        out[m] = base64.b64encode(nonce + crypto["AESGCM"](key).encrypt(nonce, b"".join(per[m]),
+        out[m] = base64.b64encode(nonce + c["AESGCM"](key).encrypt(nonce, b"".join(per[m]),
                                                                         _aad(round_id, phase, me, m))).decode()
     return out
 
@@ -130,11 +131,11 @@ def open_blob(me: str, c_private: bytes, roster: dict, round_id: str, phase: int
     """``(share of b, {neighbour: share of the pairwise seed})`` of the blob ``sender`` addressed to ``me``;
     ``neighbours``: the sender's neighbours among the step's members (sorted), as its header names them. One line when
     it does not decrypt or does not hold one share each."""
-    crypto = ss.crypto()
+    c = crypto()
     try:
         raw = base64.b64decode(blob, validate=True)
         key = blob_key(c_private, bytes.fromhex(roster[sender]["c"]), round_id, sender, me)
-        plain = crypto["AESGCM"](key).decrypt(raw[:12], raw[12:], _aad(round_id, phase, sender, me))
+        plain = c["AESGCM"](key).decrypt(raw[:12], raw[12:], _aad(round_id, phase, sender, me))
         ok = len(plain) == SHARE * (1 + len(neighbours))
     except Exception:       # a tampered or misaddressed blob: nothing learned, nothing revealed for it
         ok = False
@@ -145,11 +146,11 @@ def open_blob(me: str, c_private: bytes, roster: dict, round_id: str, phase: int
 
 
 def _leaf(member: str, digest: str) -> bytes:
-    return hashlib.sha256(f"{ss.PROTOCOL}/committee-leaf/{member}/{digest}".encode()).digest()
+    return hashlib.sha256(f"{PROTOCOL}/committee-leaf/{member}/{digest}".encode()).digest()
 
 
 def _node(left: bytes, right: bytes) -> bytes:
-    return hashlib.sha256(f"{ss.PROTOCOL}/committee-node/".encode() + left + right).digest()
+    return hashlib.sha256(f"{PROTOCOL}/committee-node/".encode() + left + right).digest()
 
 
 def _levels(blobs: dict) -> list:
@@ -170,7 +171,7 @@ def blobs_root(blobs: dict) -> str:
     """The Merkle root (hex) of an upload's blob digests (``{member: digest}``, leaves in the members' sorted order):
     what the upload's signature covers of its blobs, so that a member checks it from its own blob and a path."""
     if not blobs:
-        return ss.digest(b"")
+        return digest(b"")
     return _levels(blobs)[-1][0].hex()
 
 
@@ -195,7 +196,7 @@ def root_from_path(member: str, digest: str, path) -> str | None:
         return None
     for step in path:
         if not (isinstance(step, list) and len(step) == 2 and step[0] in ("L", "R") and isinstance(step[1], str)
-                and ss.HEX32.fullmatch(step[1])):
+                and HEX32.fullmatch(step[1])):
             return None
         sib = bytes.fromhex(step[1])
         node = _node(sib, node) if step[0] == "L" else _node(node, sib)
@@ -204,13 +205,13 @@ def root_from_path(member: str, digest: str, path) -> str | None:
 
 def pairs_digest(pairs: dict) -> str:
     """The digest of an upload's pair commitments (``{neighbour: commitment}``)."""
-    return ss.digest(ss.canonical(pairs))
+    return digest(canonical(pairs))
 
 
 def signed_upload(round_id: str, phase: int, contributor: str, body_sha: str, root: str, pairs: str) -> bytes:
     """What an upload's signature covers: the masked vector's SHA-256, its blobs' Merkle root and its pair
     commitments' digest (a committee member checks it from its own blob, its path and the two digests)."""
-    return ss.message("committee-upload", round_id, int(phase), contributor, str(body_sha), str(root), str(pairs))
+    return message("committee-upload", round_id, int(phase), contributor, str(body_sha), str(root), str(pairs))
 
 
 def upload_message(round_id: str, phase: int, contributor: str, body_sha: str, header: dict) -> bytes:
@@ -223,17 +224,17 @@ def upload_message(round_id: str, phase: int, contributor: str, body_sha: str, h
 
 def blob_digest(blob: str) -> str:
     """The digest an upload's header holds for one blob."""
-    return ss.digest(blob.encode())
+    return digest(blob.encode())
 
 
 def consistency_message(round_id: str, phase: int, uploaded) -> bytes:
     """What a committee member signs at the consistency step of ``phase``: the set of uploads it was shown."""
-    return ss.message("committee-consistency", round_id, int(phase), ss.set_digest(uploaded))
+    return message("committee-consistency", round_id, int(phase), set_digest(uploaded))
 
 
 def answers_message(round_id: str, phase: int, member: str, answers: dict) -> bytes:
     """What a committee member signs with its unmasking answers of ``phase``."""
-    return ss.message("committee-unmask", round_id, int(phase), member, ss.digest(ss.canonical(answers)))
+    return message("committee-unmask", round_id, int(phase), member, digest(canonical(answers)))
 
 
 def set_problem(uploaded, members, graph, least: int, threshold: int) -> str | None:

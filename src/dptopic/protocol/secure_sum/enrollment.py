@@ -19,7 +19,7 @@ Files (JSON, no pickle; the invitation and the enrollment key are written readab
   "committee": bool}``.
 
 **The operator's plan is pinned.** The degree of the neighbour graph and the threshold follow from the round's size
-N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.secure_sum.default.plan_degree`). A
+N, the dropout tolerance F and the collusion bound t (:func:`~dptopic.protocol.secure_sum.graph.plan_degree`). A
 server that states fewer colluders than the operator planned for would lower the threshold, and with it what the masks
 withstand, so the operator fixes them when it invites (:func:`round_layout`, :data:`LAYOUT_KEYS`): every invitation
 and the directory name them, with the mode (a committee or none). A contributor refuses a server whose plan or mode
@@ -39,19 +39,9 @@ from pathlib import Path
 
 from ..._io import atomic_write_bytes, load_json, warn_if_shared
 from ...errors import DPTopicError, ParameterError
-from .default import (
-    HEX32,
-    HEX_SIG,
-    ROUND_ID,
-    canonical,
-    default_collusion,
-    message,
-    new_signing_key,
-    plan_degree,
-    sign,
-    signing_public,
-    verify,
-)
+from .crypto import new_signing_key, sign, signing_public, verify
+from .graph import default_collusion, plan_degree
+from .messages import HEX32, HEX_SIG, ROUND_ID, canonical, message
 from .person_ids import PEOPLE_KEY, bind, check_people, checked_binding, people_entry
 
 KEY_FORMAT = "dptopic-secure-sum-enrollment-key"
@@ -67,7 +57,7 @@ round's size N, how many may drop out (F) and how many may collude with the serv
 def checked_counts(count, dropouts=None, collusion=None) -> tuple[int, int, int]:
     """``(count, dropouts, collusion)`` of a round the operator invites to, checked (one line naming the parameter):
     ``count`` in [3, :data:`MAX_COUNT`], ``dropouts`` in [0, count) (default a tenth), ``collusion`` 0 or more
-    (default :func:`~dptopic.protocol.secure_sum.default.default_collusion`). Shared by a single round's layout and a
+    (default :func:`~dptopic.protocol.secure_sum.graph.default_collusion`). Shared by a single round's layout and a
     round in cohorts' (:func:`~dptopic.protocol.secure_sum.cohort_enrollment.cohort_layout`)."""
     if isinstance(count, bool) or not isinstance(count, int):
         raise ParameterError("invalid {count=}: an integer.", "count", count)
@@ -87,7 +77,7 @@ def round_layout(count: int, dropouts: int | None = None, collusion: int | None 
     """The layout a single round's invitations pin (:data:`LAYOUT_KEYS`; defaults as :func:`checked_counts`), refused
     in one line when no round of that size can carry it: no honest noise share besides the protected person's own
     (``count - dropouts - collusion - 1 < 1``), or no neighbour graph that survives the dropouts
-    (:func:`~dptopic.protocol.secure_sum.default.plan_degree`): the server would refuse the same plan."""
+    (:func:`~dptopic.protocol.secure_sum.graph.plan_degree`): the server would refuse the same plan."""
     count, dropouts, collusion = checked_counts(count, dropouts, collusion)
     if count - dropouts - collusion - 1 < 1:
         raise ParameterError("{dropouts=} and {collusion=} with {n} contributors leave no honest noise share besides"
@@ -98,7 +88,7 @@ def round_layout(count: int, dropouts: int | None = None, collusion: int | None 
 
 
 def layout_of(plan) -> dict:
-    """The layout (:data:`LAYOUT_KEYS`) of a :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`: what a
+    """The layout (:data:`LAYOUT_KEYS`) of a :class:`~dptopic.protocol.secure_sum.plan.SecureSumPlan`: what a
     server's plan is compared with."""
     return {"count": int(plan.n), "dropouts": int(plan.dropouts), "collusion": int(plan.collusion)}
 
@@ -259,7 +249,7 @@ def make_invitations(key, count: int | None, out, round_id: str | None = None, c
     "key_created"}``. ``round_id``: the round's name (default: random). ``committee``: the round runs in committee
     mode (:mod:`dptopic.protocol.secure_sum.committee`); each invitation says so, and a contributor takes part in that
     mode only (the configuration, then the committee mode's 3 requests). ``dropouts`` (F, default a tenth) and
-    ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.default.default_collusion`): the operator's plan,
+    ``collusion`` (t, default :func:`~dptopic.protocol.secure_sum.graph.default_collusion`): the operator's plan,
     pinned in
     every invitation and the directory (module note, :func:`round_layout`): the server must serve that plan and
     mode, and each contributor refuses one that states others. ``ids``: the person ids the invitations are for (as

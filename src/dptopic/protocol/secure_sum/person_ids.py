@@ -31,7 +31,8 @@ import unicodedata
 from pathlib import Path
 
 from ...errors import DPTopicError, ParameterError
-from .default import HEX_SIG, message, sign, verify
+from .crypto import sign, verify
+from .messages import HEX_SIG, message
 
 PEOPLE_KEY = "people"
 """The key of a directory's binding of its invitations to people (module note)."""

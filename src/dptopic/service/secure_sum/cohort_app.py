@@ -46,8 +46,8 @@ from ..storage import safe_url
 from .cohorts import CohortRound, Coordinator
 from .committee_cohorts import CommitteeCohortRound, committee_cohort_app, wake_on_change
 from .config import STATES, ApiError, SecureSumConfig
-from .database import _advisory_key
 from .default_app import create_secure_sum_app
+from .engine import _advisory_key
 from .web import ERROR_HANDLERS
 
 log = logging.getLogger("dptopic.service.secure_sum.cohort_app")

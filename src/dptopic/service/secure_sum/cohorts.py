@@ -25,8 +25,9 @@ from sqlalchemy import select
 from ..._io import load_bundle
 from ...accounting.skellam import rounded_norms
 from ...errors import DPTopicError
-from ...protocol.secure_sum import default as ss
 from ...protocol.secure_sum.cohorts import CohortPlan
+from ...protocol.secure_sum.messages import PHASES
+from ...protocol.secure_sum.ring import from_ring, ring_dtype
 from .config import STATES, SecureSumConfig
 from .database import t_state, t_uploads
 from .default import SecureRound
@@ -47,11 +48,11 @@ def combine(cohort_totals, bridge_total, bits: int, cohort_delegates_uploaded, b
         extra = sorted(a ^ b)[:3]
         raise DPTopicError(f"the delegates that uploaded in the cohorts and in the bridge differ ({', '.join(extra)}"
                            f"{', ...' if len(a ^ b) > 3 else ''}): the round's sum cannot be read; nothing released.")
-    dtype = ss.ring_dtype(bits)
+    dtype = ring_dtype(bits)
     total = np.asarray(bridge_total).astype(np.int64).astype(np.uint64).astype(dtype)
     for y in cohort_totals:
         total += np.asarray(y).astype(np.int64).astype(np.uint64).astype(dtype)
-    return ss.from_ring(total, bits)
+    return from_ring(total, bits)
 
 
 class CohortRound(SecureRound):
@@ -68,7 +69,7 @@ class CohortRound(SecureRound):
             self.charged.set()
         super().__init__(cfg)     # (a restart may start the unmasking here: it waits for the coordinator's look)
         with self.engine.connect() as conn:
-            for phase in range(ss.PHASES):
+            for phase in range(PHASES):
                 raw = conn.execute(select(t_state.c.value).where(t_state.c.key == f"padded{phase}")).scalar()
                 if raw is not None:
                     doc = json.loads(raw)
@@ -191,7 +192,7 @@ class Coordinator:
             moved = True
         for r in self.rounds():     # a committee cohort's unmasking held until the debit runs now
             r.unmask_held()
-        for phase in range(ss.PHASES):
+        for phase in range(PHASES):
             if phase not in self.sums:
                 if not self.ready(phase):
                     break

@@ -24,7 +24,7 @@ import logging
 import numpy as np
 
 from ...protocol.secure_sum import committee as sc
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.messages import HEX32, canonical, digest
 from .committee_state import CommitteeState
 from .config import (
     ApiError,
@@ -46,7 +46,7 @@ def check_header(header, committee, neighbours) -> str | None:
         return "the header's blobs are not addressed to exactly the round's committee"
     if set(header["pairs"]) != set(neighbours):
         return "the header's pair commitments are not for exactly the uploader's neighbours among the members"
-    if not all(isinstance(h, str) and ss.HEX32.fullmatch(h) for h in [*header["blobs"].values(),
+    if not all(isinstance(h, str) and HEX32.fullmatch(h) for h in [*header["blobs"].values(),
                                                                        *header["pairs"].values()]):
         return "each digest and commitment is a SHA-256 in lower-case hex"
     return None
@@ -55,7 +55,7 @@ def check_header(header, committee, neighbours) -> str | None:
 
 
 class CommitteeRound(CommitteeState):
-    """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan` with
+    """One committee-mode round in memory: ``plan`` (a :class:`~dptopic.protocol.secure_sum.plan.SecureSumPlan` with
     a committee), the operator's ``directory``, the public ``vocabulary`` and ``n_topics``; ``ledger`` and
     ``ledger_dataset``: the dataset ledger the round is charged to, once, before its first unmasking (:meth:`_charge`),
     or None."""
@@ -154,7 +154,7 @@ class CommitteeRound(CommitteeState):
 
     def post_upload(self, phase: int, contributor: str, body: bytes, header, blobs, signature) -> dict:
         """A member's masked upload of ``phase`` with its committee blobs, signed over both."""
-        sha = ss.digest(bytes(body))
+        sha = digest(bytes(body))
         self._signed(contributor, signature, sc.upload_message(self.round_id, phase, contributor, sha, header)
                      if isinstance(header, dict) else b"")
         old = self._receipts.get((phase, contributor))
@@ -204,7 +204,7 @@ class CommitteeRound(CommitteeState):
                      if isinstance(answers, dict) else b"")
         old = self._answers.get(phase, {}).get(member)
         if old is not None:
-            if ss.canonical(old) == ss.canonical(answers):
+            if canonical(old) == canonical(answers):
                 return {"replayed": True}
             raise ApiError(409, "answers_changed", f"{member!r}'s answers of step {phase} are already stored: one"
                                                    " each.")

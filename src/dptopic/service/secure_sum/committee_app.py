@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from ...corpus import Vocabulary
 from ...errors import DPTopicError
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.plan import SecureSumPlan
 from .committee import CommitteeRound
 from .committee_store import StoredCommitteeRound
 from .config import ApiError
@@ -255,7 +255,7 @@ async def http_model(request):
     return _respond(s.model)
 
 
-def create_committee_app(plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+def create_committee_app(plan: SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                          admin_token: str | None = None, database: str | None = None, rnd=None,
                          ledger: str | None = None, ledger_dataset: str | None = None,
                          registration_s: float | None = None):

@@ -151,7 +151,7 @@ class StoredCommitteeCohortRound(CommitteeCohortRound, StoredCommitteeRound):
 
 def committee_cohort_app(plan, directory: dict, vocabulary, n_topics: int, admin_token: str | None = None,
                          database: str | None = None, ledger=None, schema: str | None = None):
-    """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.default.SecureSumPlan`,
+    """The app of one committee-mode cohort (``plan``: its :class:`~dptopic.protocol.secure_sum.plan.SecureSumPlan`,
     with
     a committee; ``directory``: its signed directory):
     :func:`~dptopic.service.secure_sum.committee_app.create_committee_app` over a :class:`CommitteeCohortRound`, whose

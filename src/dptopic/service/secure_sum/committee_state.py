@@ -12,7 +12,11 @@ import numpy as np
 from ...errors import DPTopicError, ParameterError
 from ...protocol.secure_sum import committee as sc
 from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.crypto import prg, seed_commitment
 from ...protocol.secure_sum.enrollment import check_directory
+from ...protocol.secure_sum.graph import neighbour_graph
+from ...protocol.secure_sum.plan import SecureSumPlan
+from ...protocol.secure_sum.ring import from_ring, ring_dtype, triangle_size
 from .config import (
     MAX_REGISTRATION_S,
     ApiError,
@@ -34,7 +38,7 @@ def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: 
     members, uploaded = frozenset(members), frozenset(uploaded)
     y = np.array(total)
     bits = 8 * y.dtype.itemsize
-    y = y.astype(ss.ring_dtype(bits))
+    y = y.astype(ring_dtype(bits))
     dim = len(y)
     for u in sorted(uploaded):
         b_shares, pair_shares = {}, {}
@@ -52,9 +56,9 @@ def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: 
             raise DPTopicError(f"only {len(b_shares)} of the {threshold} committee shares needed to unmask"
                                f" contributor {u[:40]!r} arrived: the sum cannot be read.")
         want = roster[u]["b"][phase]
-        seed = ss.reconstruct_checked(b_shares, threshold, lambda s: ss.seed_commitment(round_id, u, phase, s) == want,
+        seed = ss.reconstruct_checked(b_shares, threshold, lambda s: seed_commitment(round_id, u, phase, s) == want,
                                       f"{u[:40]!r}")
-        y -= ss.prg(seed, dim, bits)
+        y -= prg(seed, dim, bits)
         for v in graph[u]:
             if v not in members or v in uploaded:
                 continue
@@ -66,12 +70,12 @@ def unmask_committee_sum(total: np.ndarray, roster: dict, round_id: str, phase: 
             seed = ss.reconstruct_checked(got, threshold,
                                           lambda s: sc.pair_commitment(round_id, phase, u, v, s) == commit,
                                           f"the pair {u[:40]!r}, {v[:40]!r}")
-            m = ss.prg(seed, dim, bits)
+            m = prg(seed, dim, bits)
             if u < v:       # u added +m when u < v
                 y -= m
             else:
                 y += m
-    return ss.from_ring(y, bits)
+    return from_ring(y, bits)
 
 
 class CommitteeState:
@@ -81,7 +85,7 @@ class CommitteeState:
     shared = False
     """Whether other server processes may change the round (:class:`StoredCommitteeRound` on PostgreSQL)."""
 
-    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+    def __init__(self, plan: SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                  ledger: str | None = None, ledger_dataset: str | None = None, registration_s: float | None = None):
         if registration_s is not None and (isinstance(registration_s, bool) or not isinstance(
                 registration_s, (int, float)) or not 0 < registration_s <= MAX_REGISTRATION_S):
@@ -101,7 +105,7 @@ class CommitteeState:
         self.vocabulary, self.n_topics = list(vocabulary), int(n_topics)
         self.ledger, self.ledger_dataset = ledger, ledger_dataset
         self._debit = None          # the round's release id on the dataset ledger, once charged
-        self.graph = ss.neighbour_graph(sorted(self.members), self.round_id, plan.degree)
+        self.graph = neighbour_graph(sorted(self.members), self.round_id, plan.degree)
         self.T, self.Tc = plan.threshold, plan.committee_threshold
         self.state = "keys"
         self.reason: str | None = None
@@ -180,7 +184,7 @@ class CommitteeState:
 
     def dim(self, phase: int) -> int:
         """Entries of step ``phase``'s vector."""
-        return self.plan.vocab_size + 1 if phase == 0 else ss.triangle_size(len(self.step["kept"]))
+        return self.plan.vocab_size + 1 if phase == 0 else triangle_size(len(self.step["kept"]))
 
     def _close_upload(self, phase: int) -> None:
         uploaded = sorted(u for p, u in self._receipts if p == phase)

@@ -11,11 +11,11 @@ from sqlalchemy import Column, Integer, LargeBinary, MetaData, String, Table, Te
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...errors import DPTopicError
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.plan import SecureSumPlan
 from ..storage import safe_url
 from .committee import CommitteeRound
 from .config import ApiError
-from .database import _open_engine, hold_round_lock
+from .engine import _open_engine, hold_round_lock
 from .store import STATE_LOOK_S
 
 cmeta = MetaData()
@@ -82,14 +82,14 @@ class StoredCommitteeRound(CommitteeRound):
     was; a store that fails reloads the round from the database and answers 503.
 
     Several server processes share a round on PostgreSQL: each message is one transaction that first takes the
-    round's advisory lock (:func:`~dptopic.service.secure_sum.database.hold_round_lock`), so the processes change the
+    round's advisory lock (:func:`~dptopic.service.secure_sum.engine.hold_round_lock`), so the processes change the
     round one at a time, and reads in what the others committed since this process last looked (every stored row carries
     the change that wrote it, ``seq``; the state row ``version`` counts the changes) before its checks run. What a
     process holds in memory is a copy brought up to date that way; the views and long polls read the stored step too
     (:meth:`fresh`, :meth:`current_state`). On SQLite one process serves the round (a second is refused in one line,
     as the default round's is) and its threads take a lock of its own."""
 
-    def __init__(self, plan: ss.SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
+    def __init__(self, plan: SecureSumPlan, directory: dict, vocabulary, n_topics: int = 3,
                  database: str = "sqlite:///dptopic-secure-committee.db", schema: str | None = None, **kw):
         super().__init__(plan, directory, vocabulary, n_topics, **kw)
         self.database = database

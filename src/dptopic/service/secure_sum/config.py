@@ -9,9 +9,12 @@ from dataclasses import dataclass, field
 from ...corpus import Vocabulary
 from ...errors import ParameterError
 from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.crypto import verify
 from ...protocol.secure_sum.enrollment import check_directory, layout_difference, layout_of
+from ...protocol.secure_sum.messages import PHASES
+from ...protocol.secure_sum.plan import SecureSumPlan
 
-UPLOAD_PHASES = ss.PHASES
+UPLOAD_PHASES = PHASES
 
 
 STATES = ("keys", "shares", "upload0", "consistency0", "unmask0", "upload1", "consistency1", "unmask1", "released",
@@ -37,7 +40,7 @@ class SecureSumConfig:
     the server's own settings."""
 
     vocabulary: object
-    plan: ss.SecureSumPlan
+    plan: SecureSumPlan
     directory: dict
     n_topics: int = 20
     database: str = "sqlite:///dptopic-secure-sum.db"
@@ -91,7 +94,7 @@ class SecureSumConfig:
         return self.directory["round_id"]
 
 
-def check_directory_plan(directory: dict, plan: ss.SecureSumPlan) -> None:
+def check_directory_plan(directory: dict, plan: SecureSumPlan) -> None:
     """The plan and mode a single round's ``directory`` names (:mod:`dptopic.protocol.secure_sum.enrollment`'s note)
     against the ``plan`` a server is started with; one line otherwise (the contributors' invitations would refuse it). A
     directory that names neither (a round in cohorts' round, each checked against the cohort directory's layout) is
@@ -155,6 +158,6 @@ def check_signed(members: dict, contributor: str, signature, msg: bytes) -> None
     if contributor not in members:
         raise ApiError(403, "not_enrolled", f"contributor {str(contributor)[:40]!r} holds no invitation to this round"
                                             " (it is not in the operator's directory).")
-    if not ss.verify(bytes.fromhex(members[contributor]), signature, msg):
+    if not verify(bytes.fromhex(members[contributor]), signature, msg):
         raise ApiError(403, "bad_signature", f"the request is not signed by {contributor!r}'s invitation key (or"
                                              " not over this step's message): refused.")

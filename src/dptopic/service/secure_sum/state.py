@@ -28,6 +28,7 @@ from ..._io import load_bundle
 from ...accounting.skellam import rounded_norms
 from ...errors import DPTopicError, ParameterText
 from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.graph import neighbour_graph
 from ..ledger import charge_secure_round
 from .config import ApiError, SecureSumConfig
 from .database import _Q, t_consistency, t_counts, t_keys, t_need, t_state, t_unmask, t_uploads
@@ -43,7 +44,7 @@ class RoundState(RoundStore):
     setting_names: dict = {}      # how the round's failure reasons name its settings (create_secure_sum_app's)
 
     def __init__(self, cfg: SecureSumConfig):
-        self._graph = ss.neighbour_graph(sorted(cfg.directory["members"]), cfg.round_id, cfg.plan.degree)
+        self._graph = neighbour_graph(sorted(cfg.directory["members"]), cfg.round_id, cfg.plan.degree)
         self.T = cfg.plan.threshold
         self._roster = None
         self._unmasking = None

@@ -15,10 +15,12 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from ...errors import DPTopicError, ParameterError
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.messages import canonical, digest
+from ...protocol.secure_sum.ring import triangle_size
 from ..storage import safe_url
 from .config import STATES, ApiError, SecureSumConfig
-from .database import _Q, _open_engine, hold_round_lock, meta, t_keys, t_state, t_sums, t_unmask, t_used_keys
+from .database import _Q, meta, t_keys, t_state, t_sums, t_unmask, t_used_keys
+from .engine import _open_engine, hold_round_lock
 
 STATE_LOOK_S = 0.1
 """On PostgreSQL, the least time between two reads of a round's step from the database by one server process's long
@@ -158,7 +160,7 @@ class RoundStore:
 
     def _settings(self) -> dict:
         return {"plan": self.plan.to_dict(), "n_topics": self.cfg.n_topics,
-                "directory_sha256": ss.digest(ss.canonical(self.cfg.directory)),
+                "directory_sha256": digest(canonical(self.cfg.directory)),
                 "vocabulary_sha256": hashlib.sha256("\n".join(self.cfg.vocabulary.words).encode()).hexdigest()}
 
     def _check_stored(self, rows: dict, n_keys: int) -> tuple[dict, dict | None]:
@@ -247,7 +249,7 @@ class RoundStore:
 
     def dim(self, phase: int) -> int:
         """Entries of an upload of ``phase``."""
-        return self.plan.vocab_size + 1 if phase == 0 else ss.triangle_size(len(self.st["kept"]))
+        return self.plan.vocab_size + 1 if phase == 0 else triangle_size(len(self.st["kept"]))
 
     def _running(self, conn, phase: int) -> tuple[np.ndarray, int]:
         """``(running sum, uploads in it)`` of ``phase``: kept in memory, read from the database after a restart or when

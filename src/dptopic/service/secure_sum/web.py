@@ -14,14 +14,14 @@ from starlette.responses import JSONResponse, Response
 
 from ..._io import load_json
 from ...errors import MISSING, DPTopicError, ParameterText
-from ...protocol.secure_sum import default as ss
+from ...protocol.secure_sum.messages import ROUND_ID
 from ..http import unrouted
 from .config import ApiError
 
 log = logging.getLogger("dptopic.service.secure_sum")
 
 
-CONTRIBUTOR = ss.ROUND_ID
+CONTRIBUTOR = ROUND_ID
 
 
 def _contributor(value) -> str:
