@@ -201,3 +201,26 @@ def test_a_round_in_committee_cohorts_refuses_a_committee_no_cohort_carries(tmp_
 
     with pytest.raises(ParameterError, match="cohort 0 of 20"):
         CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee=4)
+
+
+
+def test_the_admins_close_at_the_root_wakes_the_requests_each_committee_cohort_holds(tmp_path):
+    """The admin's close at the root (``POST /v1/admin/secure/close``) closes each committee cohort's roster (all
+    but a tenth registered) off the cohort's event loop: every cohort is told, so its held long polls see the new
+    step at once, not at their 20-second timeout (which every contributor of a round with dropouts waited out once
+    per step the admin closed)."""
+    from dptopic.contributor.secure_sum.client import _drawn_keys
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
+
+    live = LiveCohortRound(tmp_path / "live", 40, 20, dropouts=4, committee="auto")
+    rounds = {r.round_id: r for r in live.server.rounds}
+    for f in live.files[2:-2]:          # two of each cohort's 20 never register
+        inv = read_cohort_invitation(f)
+        rounds[inv["round_id"]].post_prekeys(inv["contributor"], [_drawn_keys(inv, None)[1]])
+    woken = []
+    for c, r in enumerate(live.server.rounds):
+        r.on_change = lambda c=c: woken.append(c)
+    assert [r.state for r in live.server.rounds] == ["keys", "keys"] and woken == []
+    live.server.close()
+    assert [r.state for r in live.server.rounds] == ["upload0", "upload0"]
+    assert sorted(set(woken)) == [0, 1], woken
