@@ -44,12 +44,14 @@ test-deps: $(STAMP)
 # compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
 # Python caches none, and each process the tests start (servers, command runs) would compile it again. So are its
 # numba kernels, into their cache, in two processes (tests/compile_kernels.py): on a fresh clone every test worker
-# would otherwise compile the same kernels at the same time.
+# would otherwise compile the same kernels at the same time. The workers steal queued tests from each other
+# (--dist worksteal): a worker that runs out takes half of the other's queue instead of idling while it finishes a
+# tail of long tests.
 test: test-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/python tests/compile_kernels.py
-	$(BIN)/python -m pytest -q -n auto --durations=25
+	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
 test-slow: $(STAMP)

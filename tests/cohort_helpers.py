@@ -147,6 +147,53 @@ class LiveCohortRound:
         stop_uvicorn(self.uvicorn, self.thread)
 
 
+def record_unmaskings(monkeypatch, led, dataset: str = "clinic") -> list:
+    """Every unmasking any round of this process makes (a default cohort's or the bridge's, a committee cohort's):
+    ``(round id, step, releases of ``dataset`` on the dataset ledger ``led`` then)``."""
+    from dptopic.dataset_ledger.ledger import DatasetLedger
+    from dptopic.service.secure_sum import committee_state
+    from dptopic.service.secure_sum import default as secure_sum
+
+    seen: list = []
+
+    def recorded(module, name):
+        real = getattr(module, name)
+
+        def unmask(total, keys, round_id, phase, *a, **k):
+            seen.append((round_id, phase, len(DatasetLedger(led).releases(dataset)) if Path(led).exists() else 0))
+            return real(total, keys, round_id, phase, *a, **k)
+        monkeypatch.setattr(module, name, unmask)
+    recorded(committee_state, "unmask_committee_sum")
+    recorded(secure_sum.ss, "unmask_sum")
+    return seen
+
+
+def check_the_ledgers_refusal_fails_every_round(tmp, monkeypatch, n: int, cohort_size: int, **kw) -> None:
+    """A round in cohorts (``kw``: :class:`LiveCohortRound`'s, a committee) charged to a dataset ledger whose cap
+    (epsilon 0.5) is below the round's epsilon (8), every person playing: no play ends with a summary, the cohorts and
+    the bridge fail with a reason naming the ledger and saying nothing was revealed, no round unmasks anything and the
+    ledger holds no release."""
+    import time
+
+    from dptopic.dataset_ledger.ledger import DatasetLedger
+
+    led = Path(tmp) / "ledger.sqlite"
+    DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)
+    seen = record_unmaskings(monkeypatch, led)
+    with LiveCohortRound(Path(tmp) / "live", n, cohort_size, ledger=led, dataset="clinic", **kw) as live:
+        out = play_all(live.url, live.files, tiny_bows(n), Path(tmp) / "live", timeout=60)
+        deadline = time.monotonic() + 30     # the players may give up before the coordinator has failed every round
+        while live.server.view()["bridge"] != "failed" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        view = live.server.view()
+        padded = [r.padded for r in live.server.parts()]
+    assert not any(isinstance(o, dict) for o in out)
+    assert view["state"] == "failed" and view["cohorts"] == ["failed", "failed"] and view["bridge"] == "failed"
+    assert "ledger" in view["reason"] and "nothing revealed" in view["reason"], view["reason"]
+    assert seen == [] and padded == [{}, {}, {}]
+    assert DatasetLedger(led).releases("clinic") == []
+
+
 class EndedParts(dict):
     """``{(round id, contributor id): (time.monotonic(), summary or what it raised)}``: every part of a round in
     cohorts a person of this process played (its cohort's round, a delegate's bridge round) that has ended

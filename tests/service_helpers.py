@@ -707,6 +707,22 @@ def person_bow(seed: int, vocab: int):
     return np.array(ptr), np.array(ids), np.ones(len(ids), np.int64)
 
 
+def record_noise_draws(monkeypatch) -> list:
+    """``[(the Generator given, secure), ...]``: each noise share a contributor of this process draws
+    (``dptopic.contributor.secure_sum.default.skellam_share``, drawn as before): a person built without a Generator
+    draws from the OS CSPRNG, ``(None, True)``."""
+    from dptopic.contributor.secure_sum import default as cs
+
+    calls: list = []
+    real = cs.skellam_share
+
+    def spy(*a, **k):
+        calls.append((a[3] if len(a) > 3 else k.get("rng"), k.get("secure")))
+        return real(*a, **k)
+    monkeypatch.setattr(cs, "skellam_share", spy)
+    return calls
+
+
 class InProcessRound:
     """A secure-sum round with the real server (:class:`~dptopic.service.secure_sum.default.SecureRound`, called
     directly, no HTTP) and real contributors (:class:`~dptopic.contributor.secure_sum.default.SecureContributor`),

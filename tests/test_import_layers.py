@@ -1,14 +1,67 @@
 """The package's layers (``[tool.importlinter]`` in pyproject.toml): imports run from ``cli`` down to ``kernels`` and
 never up, so a module can be read knowing only the layers below it. The check is import-linter's, over every import
 in ``src/dptopic``, those inside functions included."""
+import ast
+import io
 import os
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+_READ: dict = {}
+"""What this module's checks read of a source text (its syntax tree, every node, the imports inside its functions,
+the lines of its comments), each made once (every check reads the whole of src/dptopic; the trees are read, never
+changed); emptied when the module's tests end."""
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _read_each_text_once():
+    yield
+    _READ.clear()
+
+
+def _once(kind: str, text: str, make):
+    key = (kind, text)
+    if key not in _READ:
+        _READ[key] = make()
+    return _READ[key]
+
+
+def _tree(text: str) -> ast.Module:
+    """``ast.parse(text)``."""
+    return _once("tree", text, lambda: ast.parse(text))
+
+
+def _nodes(text: str) -> list:
+    """Every node of ``text``'s tree (``ast.walk``'s order)."""
+    return _once("nodes", text, lambda: list(ast.walk(_tree(text))))
+
+
+def _imports_inside_functions(text: str) -> list:
+    """The import statements of ``text`` that lie inside a function or method (at any depth), in the order of the
+    source."""
+    def make() -> list:
+        found = []
+
+        def visit(node, inside: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if inside and isinstance(child, (ast.Import, ast.ImportFrom)):
+                    found.append(child)
+                visit(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        visit(_tree(text), False)
+        return found
+    return _once("inside", text, make)
+
+
+def _commented_lines(text: str) -> set:
+    """The numbers of ``text``'s lines that hold a ``#`` comment."""
+    return _once("comments", text, lambda: {t.start[0] for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                                            if t.type == tokenize.COMMENT})
 
 
 def _lint(config: Path) -> subprocess.CompletedProcess:
@@ -120,8 +173,6 @@ def test_the_check_catches_an_import_running_up(tmp_path):
 def _module_level_lines(path: Path) -> set:
     """The line numbers of the imports a module runs when it is imported: those of its top-level code (under ``if``,
     ``try`` and ``with`` too), not those inside functions or under ``if TYPE_CHECKING``."""
-    import ast
-
     lines: set = set()
 
     def visit(body):
@@ -137,7 +188,7 @@ def _module_level_lines(path: Path) -> set:
             elif isinstance(node, ast.With):
                 visit(node.body)
 
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    visit(_tree(path.read_text(encoding="utf-8")).body)
     return lines
 
 
@@ -241,14 +292,12 @@ def private_imports_across_packages(src: Path, package: str = "dptopic") -> list
     """``(importer, line, imported)`` for each import from another package of ``package`` of a private module
     (``models._document_base``) or a private name (``from ..corpus.corpus import _open_text``); the shared root
     modules (:data:`SHARED_ROOT_MODULES`) excepted."""
-    import ast
-
     found = []
     for path in sorted((src / package).rglob("*.py")):
         parts = list(path.relative_to(src).with_suffix("").parts)
         is_package = parts[-1] == "__init__"
         parts = parts[:-1] if is_package else parts
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path.read_text(encoding="utf-8")):
             if not isinstance(node, ast.ImportFrom):
                 continue
             if node.level:
@@ -297,10 +346,6 @@ def unexplained_imports(root: Path, places=IMPORTS_SAY_WHY, skip=NOT_YET) -> lis
     """``(path, line, import)`` for each import inside a function (a method's too) with no ``#`` comment on any of
     its lines, in ``places`` (folders and modules under ``root``): an import inside a function says why it is not at
     the top (a heavy or optional dependency, start-up time, a circle it avoids), or moves there."""
-    import ast
-    import io
-    import tokenize
-
     found = []
     for place in places:
         paths = [root / place] if place.endswith(".py") else sorted((root / place).rglob("*.py"))
@@ -308,15 +353,10 @@ def unexplained_imports(root: Path, places=IMPORTS_SAY_WHY, skip=NOT_YET) -> lis
             if path.relative_to(root).as_posix() in skip:
                 continue
             text = path.read_text(encoding="utf-8")
-            commented = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                         if t.type == tokenize.COMMENT}
-            for fn in ast.walk(ast.parse(text)):
-                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    continue
-                for node in ast.walk(fn):
-                    if isinstance(node, (ast.Import, ast.ImportFrom)) and not commented & set(
-                            range(node.lineno, (node.end_lineno or node.lineno) + 1)):
-                        found.append((path.relative_to(root).as_posix(), node.lineno, ast.unparse(node)))
+            commented = _commented_lines(text)
+            for node in _imports_inside_functions(text):
+                if not commented & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+                    found.append((path.relative_to(root).as_posix(), node.lineno, ast.unparse(node)))
     return sorted(set(found))
 
 
@@ -337,19 +377,14 @@ def test_the_import_check_finds_an_unexplained_one(tmp_path):
 def shadowing_imports(root: Path) -> list:
     """``(path, line, name)`` for each import inside a function of a name the module already imports at its top: the
     import makes the name local to the whole function, so a branch that skips it reads an unbound name."""
-    import ast
-
     found = []
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        top = {(a.asname or a.name).split(".")[0] for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
-               for a in node.names}
-        for func in ast.walk(tree):
-            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for node in ast.walk(func):
-                    if isinstance(node, (ast.Import, ast.ImportFrom)):
-                        found += [(str(path.relative_to(root)), node.lineno, a.asname or a.name.split(".")[0])
-                                  for a in node.names if (a.asname or a.name.split(".")[0]) in top]
+        text = path.read_text(encoding="utf-8")
+        top = {(a.asname or a.name).split(".")[0] for node in _tree(text).body
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+        for node in _imports_inside_functions(text):
+            found += [(str(path.relative_to(root)), node.lineno, a.asname or a.name.split(".")[0])
+                      for a in node.names if (a.asname or a.name.split(".")[0]) in top]
     return found
 
 
@@ -377,11 +412,9 @@ layers hides there."""
 
 def dynamic_imports(root: Path) -> list:
     """``(module, line)`` for each ``import_module``/``__import__`` under ``root`` (a call, or the name imported)."""
-    import ast
-
     found = []
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(path.read_text(encoding="utf-8")):
             name = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else
                     node.name if isinstance(node, ast.alias) else None)
             if name in ("import_module", "__import__"):
@@ -442,11 +475,9 @@ first read; none serves a name that moved away (the device three old paths kept 
 
 def module_getattrs(root: Path) -> list:
     """The modules under ``root`` that define or assign a module-level ``__getattr__``."""
-    import ast
-
     found = []
     for path in sorted(root.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        for node in _tree(path.read_text(encoding="utf-8")).body:
             names = ([node.name] if isinstance(node, ast.FunctionDef) else
                      [n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)]
                      if isinstance(node, ast.Assign) else [])
@@ -497,12 +528,10 @@ def test_models_holds_the_estimators_and_not_the_run_machinery():
 def names_taken_from(src: Path, module: str, under: tuple) -> dict:
     """``{importer: names}``: what each module in the folders ``under`` of ``src/dptopic`` imports from ``module``
     (``"advice"``: ``dptopic.advice``), at module level or inside a function."""
-    import ast
-
     found: dict = {}
     for folder in under:
         for path in sorted((src / "dptopic" / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in _nodes(path.read_text(encoding="utf-8")):
                 if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == module and (
                         node.level or (node.module or "").startswith("dptopic.")):
                     found.setdefault(path.relative_to(src / "dptopic").as_posix(), set()).update(
@@ -517,7 +546,6 @@ def test_the_forecast_sits_below_the_estimators_and_no_import_runs_up():
     and holds only the forecast. DocDPCooccurrence's ``fit`` and the training run warn with that one forecast
     (``too_small_message``), so advice sits below the models, reads nothing of theirs, and the layer contract ignores
     no import: none runs up."""
-    import ast
     import tomllib
 
     taken = names_taken_from(ROOT / "src", "advice", ("models", "training"))

@@ -8,7 +8,7 @@ import pytest
 from dptopic.experiments import secure_sum as experiment
 from dptopic.experiments import secure_sum_players as players
 from helpers import loaded_in_a_new_process
-from service_helpers import InProcessRound, StubServer
+from service_helpers import InProcessRound, StubServer, record_noise_draws
 
 pytest.importorskip("cryptography")
 
@@ -104,17 +104,9 @@ def test_a_pools_people_draw_their_rounding_and_noise_from_the_csprng_whatever_t
     """The experiment's seed chooses who drops out; each person a pool's process plays (either mode) is built with no
     Generator, so its rounding and noise shares come from the OS CSPRNG: two people built from the same documents
     and invitation mask different noise."""
-    from dptopic.contributor.secure_sum import default as cs
     from dptopic.mechanisms.skellam import SecureUniform
 
-    calls = []
-    real = cs.skellam_share
-
-    def spy(*a, **k):
-        calls.append((a[3] if len(a) > 3 else k.get("rng"), k.get("secure")))
-        return real(*a, **k)
-
-    monkeypatch.setattr(cs, "skellam_share", spy)
+    calls = record_noise_draws(monkeypatch)
     if committee:
         from committee_helpers import InProcessCommitteeRound
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import select
 import socket
 import struct
 
@@ -194,18 +195,29 @@ def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, 
         silent = socket.create_connection(("127.0.0.1", srv.port))
         slow = socket.create_connection(("127.0.0.1", srv.port))
         slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        # a slow drip keeps sending, a byte every 0.3 s: the deadline counts from the request's start, not per byte
+        # a slow drip keeps sending, a byte every 0.3 s: the deadline counts from the request's start, not per byte,
+        # so the server answers (or closes) while the drip still sends
         t0 = time.monotonic()
         drip = socket.create_connection(("127.0.0.1", srv.port))
         drip.sendall(b"GET /healthz HTTP/1.1\r\n")
-        closed = None
+        closed = answered = None
         while time.monotonic() - t0 < 4:
             try:
                 drip.sendall(b"X")
             except OSError:
                 closed = time.monotonic() - t0
                 break
-            time.sleep(0.3)
+            if select.select([drip], [], [], 0.3)[0]:       # the server's answer or its close is in: stop dripping
+                try:
+                    got = drip.recv(1, socket.MSG_PEEK)     # (left for _wait_answer below)
+                except OSError:
+                    got = b""
+                if got:
+                    answered = time.monotonic() - t0
+                else:
+                    closed = time.monotonic() - t0
+                break
+        assert closed is not None or answered is not None, "a drip of bytes kept the request past its deadline"
         got, took = _wait_answer(silent, 5)
         assert got == b"" and took < 3                      # nothing sent: closed without an answer
         got, took = _wait_answer(slow, 5)
@@ -220,10 +232,11 @@ def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, 
         # a request that sends its headers at once is served, and keeps its kept-alive connection past the deadline
         with socket.create_connection(("127.0.0.1", srv.port)) as ok:
             ok.settimeout(3)
-            for _ in range(2):      # the second request on the same connection, after the deadline has passed
-                ok.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                assert _one_response(ok).startswith(b"HTTP/1.1 200")
-                time.sleep(1.5)
+            ok.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _one_response(ok).startswith(b"HTTP/1.1 200")
+            time.sleep(1.5)         # the second request on the same connection, after the deadline has passed
+            ok.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _one_response(ok).startswith(b"HTTP/1.1 200")
 
 
 @pytest.mark.service

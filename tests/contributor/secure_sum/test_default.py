@@ -11,7 +11,7 @@ from dptopic.contributor.secure_sum.client import state_path
 from dptopic.contributor.secure_sum.default import SecureContributor, check_config
 from dptopic.contributor.secure_sum.state import state_file_name
 from dptopic.errors import DPTopicError
-from service_helpers import InProcessRound
+from service_helpers import InProcessRound, record_noise_draws
 
 pytest.importorskip("cryptography")
 pytest.importorskip("starlette")
@@ -100,15 +100,7 @@ def test_the_state_files_name_comes_from_the_invitation_never_from_the_server(rn
 def test_a_contributor_built_without_a_generator_draws_its_noise_from_the_csprng(rnd, monkeypatch):
     """A contributor built without a Generator (``submit``, and every person of ``experiment secure-sum``'s pool:
     tests/experiments/test_secure_sum_players.py) draws its rounding and noise from the OS CSPRNG."""
-    from dptopic.contributor.secure_sum import default as cs
-
-    calls = []
-    real = cs.skellam_share
-
-    def spy(*a, **k):
-        calls.append((a[3] if len(a) > 3 else k.get("rng"), k.get("secure")))
-        return real(*a, **k)
-    monkeypatch.setattr(cs, "skellam_share", spy)
+    calls = record_noise_draws(monkeypatch)
     rnd.keys()
     rnd.shares()
     live = SecureContributor(rnd.config_doc(), rnd.bows[0], rnd.invitations[0], state=rnd.people[0].path)

@@ -9,10 +9,12 @@ import pytest
 from cohort_helpers import (
     WORDS,
     LiveCohortRound,
+    check_the_ledgers_refusal_fails_every_round,
     hold_noise_fixed,
     lie_at,
     play_all,
     record_parts,
+    record_unmaskings,
     simulation_class,
     tiny_bows,
 )
@@ -122,28 +124,13 @@ def test_a_server_stopped_mid_round_and_started_again_on_its_databases_finishes_
     assert len(DatasetLedger(led).releases("clinic")) == 1
 
 
-def _record_unmaskings(monkeypatch, led) -> list:
-    """Every unmasking any round of this process makes: ``(round id, step, releases on the ledger then)``."""
-    from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import default as server
-
-    seen = []
-    real = server.ss.unmask_sum
-
-    def unmask(total, roster, round_id, phase, *a, **k):
-        seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
-        return real(total, roster, round_id, phase, *a, **k)
-    monkeypatch.setattr(server.ss, "unmask_sum", unmask)
-    return seen
-
-
 def test_a_round_in_cohorts_is_charged_to_the_dataset_ledger_once_before_any_round_unmasks(tmp_path, monkeypatch):
     """One debit for the whole round (not one per cohort, none for the bridge), at the cohort plan's bound, to every
     person who uploaded in step 0 of their cohort, before any cohort's or the bridge's first unmasking."""
     from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
-    seen = _record_unmaskings(monkeypatch, led)
+    seen = record_unmaskings(monkeypatch, led)
     with LiveCohortRound(tmp_path, N, SIZE, ledger=led, dataset="clinic") as live:
         out = play_all(live.url, live.files, tiny_bows(N), tmp_path)
         assert all(isinstance(o, dict) for o in out), [o for o in out if not isinstance(o, dict)]
@@ -156,20 +143,7 @@ def test_a_round_in_cohorts_is_charged_to_the_dataset_ledger_once_before_any_rou
 
 
 def test_a_round_in_cohorts_the_dataset_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path, monkeypatch):
-    from dptopic.dataset_ledger.ledger import DatasetLedger
-
-    led = tmp_path / "ledger.sqlite"
-    DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)
-    seen = _record_unmaskings(monkeypatch, led)
-    with LiveCohortRound(tmp_path, N, SIZE, ledger=led, dataset="clinic") as live:
-        out = play_all(live.url, live.files, tiny_bows(N), tmp_path, timeout=60)
-        view = live.server.view()
-        padded = [r.padded for r in live.server.parts()]
-    assert not any(isinstance(o, dict) for o in out)
-    assert view["state"] == "failed" and view["cohorts"] == ["failed", "failed"] and view["bridge"] == "failed"
-    assert "ledger" in view["reason"] and "nothing revealed" in view["reason"], view["reason"]
-    assert seen == [] and padded == [{}, {}, {}]
-    assert DatasetLedger(led).releases("clinic") == []
+    check_the_ledgers_refusal_fails_every_round(tmp_path, monkeypatch, N, SIZE)
 
 
 def test_the_config_refuses_a_directory_of_another_layout_and_a_database_that_is_not_sqlite(tmp_path):

@@ -9,7 +9,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from cohort_helpers import LiveCohortRound, exact_sum, play_all, record_shares, tiny_bows
+from cohort_helpers import (
+    LiveCohortRound,
+    check_the_ledgers_refusal_fails_every_round,
+    exact_sum,
+    play_all,
+    record_shares,
+    record_unmaskings,
+    tiny_bows,
+)
 from dptopic.errors import ParameterError
 from dptopic.protocol.secure_sum.committee import committee_of
 from service_helpers import http
@@ -135,27 +143,6 @@ def test_an_ordinary_member_of_a_committee_cohort_makes_three_requests(tmp_path,
     assert all(sent[who] == list(REQUESTS_COMMITTEE) for who in ordinary), {w: sent[w] for w in ordinary}
 
 
-def _record_unmaskings(monkeypatch, led) -> list:
-    """Every unmasking any round of this process makes (the cohorts' committee ones and the bridge's): ``(round id,
-    step, releases on the ledger then)``."""
-    from dptopic.dataset_ledger.ledger import DatasetLedger
-    from dptopic.service.secure_sum import committee_state as secure_committee
-    from dptopic.service.secure_sum import default as secure_sum
-
-    seen = []
-
-    def recorded(module, name):
-        real = getattr(module, name)
-
-        def unmask(total, keys, round_id, phase, *a, **k):
-            seen.append((round_id, phase, len(DatasetLedger(led).releases("clinic")) if led.exists() else 0))
-            return real(total, keys, round_id, phase, *a, **k)
-        monkeypatch.setattr(module, name, unmask)
-    recorded(secure_committee, "unmask_committee_sum")
-    recorded(secure_sum.ss, "unmask_sum")
-    return seen
-
-
 def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_before_any_answer_is_used(
         tmp_path, monkeypatch):
     """As default cohorts: one debit for the whole round, by the coordinator, to every person who uploaded in step 0
@@ -163,7 +150,7 @@ def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_befo
     from dptopic.dataset_ledger.ledger import DatasetLedger
 
     led = tmp_path / "ledger.sqlite"
-    seen = _record_unmaskings(monkeypatch, led)
+    seen = record_unmaskings(monkeypatch, led)
     with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", ledger=led, dataset="clinic") as live:
         out = play_and_close(live, tiny_bows(40), [], tmp_path / "live")
         assert all(isinstance(o, dict) for o in out), out
@@ -177,23 +164,7 @@ def test_a_round_in_committee_cohorts_is_charged_to_the_dataset_ledger_once_befo
 
 def test_a_round_in_committee_cohorts_the_ledger_refuses_fails_every_round_with_nothing_unmasked(tmp_path,
                                                                                                  monkeypatch):
-    from dptopic.dataset_ledger.ledger import DatasetLedger
-
-    led = tmp_path / "ledger.sqlite"
-    DatasetLedger(led).set_cap("clinic", 0.5, 1e-5)      # below the round's epsilon (8)
-    seen = _record_unmaskings(monkeypatch, led)
-    with LiveCohortRound(tmp_path / "live", 40, 20, committee="auto", ledger=led, dataset="clinic") as live:
-        out = play_all(live.url, live.files, tiny_bows(40), tmp_path / "live", timeout=60)
-        deadline = time.monotonic() + 30     # the players may give up before the coordinator has failed every round
-        while live.server.view()["bridge"] != "failed" and time.monotonic() < deadline:
-            time.sleep(0.05)
-        view = live.server.view()
-        padded = [r.padded for r in live.server.parts()]
-    assert not any(isinstance(o, dict) for o in out)
-    assert view["state"] == "failed" and view["cohorts"] == ["failed", "failed"] and view["bridge"] == "failed"
-    assert "ledger" in view["reason"] and "nothing revealed" in view["reason"], view["reason"]
-    assert seen == [] and padded == [{}, {}, {}]
-    assert DatasetLedger(led).releases("clinic") == []
+    check_the_ledgers_refusal_fails_every_round(tmp_path, monkeypatch, 40, 20, committee="auto")
 
 
 def test_a_round_in_committee_cohorts_refuses_a_committee_no_cohort_carries(tmp_path):
@@ -201,3 +172,26 @@ def test_a_round_in_committee_cohorts_refuses_a_committee_no_cohort_carries(tmp_
 
     with pytest.raises(ParameterError, match="cohort 0 of 20"):
         CohortPlan(8.0, 1e-5, 40, 4, 30, 20, 1, committee=4)
+
+
+
+def test_the_admins_close_at_the_root_wakes_the_requests_each_committee_cohort_holds(tmp_path):
+    """The admin's close at the root (``POST /v1/admin/secure/close``) closes each committee cohort's roster (all
+    but a tenth registered) off the cohort's event loop: every cohort is told, so its held long polls see the new
+    step at once, not at their 20-second timeout (which every contributor of a round with dropouts waited out once
+    per step the admin closed)."""
+    from dptopic.contributor.secure_sum.client import _drawn_keys
+    from dptopic.protocol.secure_sum.cohort_enrollment import read_cohort_invitation
+
+    live = LiveCohortRound(tmp_path / "live", 40, 20, dropouts=4, committee="auto")
+    rounds = {r.round_id: r for r in live.server.rounds}
+    for f in live.files[2:-2]:          # two of each cohort's 20 never register
+        inv = read_cohort_invitation(f)
+        rounds[inv["round_id"]].post_prekeys(inv["contributor"], [_drawn_keys(inv, None)[1]])
+    woken = []
+    for c, r in enumerate(live.server.rounds):
+        r.on_change = lambda c=c: woken.append(c)
+    assert [r.state for r in live.server.rounds] == ["keys", "keys"] and woken == []
+    live.server.close()
+    assert [r.state for r in live.server.rounds] == ["upload0", "upload0"]
+    assert sorted(set(woken)) == [0, 1], woken

@@ -77,6 +77,13 @@ class CommitteeCohortRound(CommitteeRound):
         self._apply(lambda: self._unmask(0) if self.state == "unmask0" else None)
         self._changed()
 
+    def close(self) -> dict:
+        """The admin's close of the open step; the requests the cohort's app holds are woken (the close at the root
+        runs off the cohort's event loop: unwoken, each long poll would wait out its timeout)."""
+        out = super().close()
+        self._changed()
+        return out
+
     def _unmask(self, phase: int) -> None:
         if phase in self.padded:        # kept once; an admin's close at this step reads nothing again
             return
