@@ -1,7 +1,9 @@
 import json
+import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -429,22 +431,91 @@ def test_the_command_table_lists_every_command_with_its_modules_own_summary_in_o
 HELP = ("import contextlib, io\nfrom dptopic.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
         "    except SystemExit:\n        pass\n")
-COMMAND_MODULES = sorted({f"dptopic.cli.{module}" for module, _ in COMMANDS.values()})
+COMMAND_MODULES = sorted({f"dptopic.cli.parsers.{module}" for module, _ in COMMANDS.values()})
+RUN_MODULES = sorted(f"dptopic.cli.{p.stem}" for p in (Path(__file__).parents[2] / "src" / "dptopic" / "cli").glob("*.py")
+                     if not p.stem.startswith("_") and p.stem != "main")
+LIBRARY = ("numpy", "numba", "scipy", "sklearn")
 
 
 def test_top_level_help_imports_no_command_module_and_no_numpy():
     from helpers import loaded_in_a_new_process
 
-    assert loaded_in_a_new_process(HELP.format(argv=["--help"]), [*COMMAND_MODULES, "numpy", "numba", "scipy"]) == []
+    assert loaded_in_a_new_process(HELP.format(argv=["--help"]), [*COMMAND_MODULES, *RUN_MODULES, *LIBRARY]) == []
 
 
-def test_a_command_imports_its_own_module_and_no_other_commands():
+def test_a_command_imports_its_own_parser_and_no_other_commands():
     from helpers import loaded_in_a_new_process
 
-    loaded = loaded_in_a_new_process(HELP.format(argv=["audit", "--help"]), COMMAND_MODULES)
-    assert loaded == ["dptopic.cli.audit"], loaded
-    loaded = loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), COMMAND_MODULES)
-    assert loaded == ["dptopic.cli.privacy"], loaded
+    loaded = loaded_in_a_new_process(HELP.format(argv=["audit", "--help"]), [*COMMAND_MODULES, *RUN_MODULES])
+    assert loaded == ["dptopic.cli.parsers.audit"], loaded
+    loaded = loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]),
+                                     [*COMMAND_MODULES, *RUN_MODULES])
+    assert loaded == ["dptopic.cli.parsers.privacy"], loaded
+
+
+# every command's help, and a flag error of each kind argparse finds: an unknown flag, a bad choice, a missing value
+PARSE_ONLY = """
+import argparse, contextlib, io, json, sys
+from dptopic.cli.main import build_parser, main
+
+def leaves(p, words):
+    subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield words, p
+    for name, sub in (subs[0].choices.items() if subs else ()):
+        yield from leaves(sub, [*words, name])
+
+lines = []
+for words, p in leaves(build_parser(), []):
+    lines += [[*words, "--help"], [*words, "--no-such-flag"]]
+    for act in p._actions:
+        if act.option_strings and act.nargs is None:         # an option that takes one value, given none
+            lines.append([*words, act.option_strings[-1]])
+        if act.option_strings and act.choices:
+            lines.append([*words, act.option_strings[-1], "no-such-choice"])
+lines += [["train", "--algorithm", name, "--help"] for name in ("lda", "hdp", "docdp-cooc", "fed", "olp")]
+lines += [["train", "--unit", unit, "--help"] for unit in ("word", "document", "user")]
+statuses = set()
+for argv in lines:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit as e:
+            statuses.add(e.code)
+print(json.dumps({"lines": len(lines), "statuses": sorted(map(str, statuses)),
+                  "loaded": sorted(m for m in sys.modules if m.split(".")[0] in %r
+                                   or m.startswith("dptopic.models.") and m != "dptopic.models.registry"
+                                   or m in %r)}))
+"""
+
+
+def test_no_command_s_help_or_flag_error_loads_the_library_or_its_run_code():
+    """Every command's parser is built, every help printed and a flag error of each kind made, in one process: none
+    loads numpy, numba, scipy, scikit-learn, a trainer (``dptopic.models``' estimators: the registry alone is read)
+    or a module that runs a command (cli/parsers/ builds the parsers; cli/main.py imports the run code once the
+    arguments parsed)."""
+    from helpers import SRC
+
+    code = PARSE_ONLY % (LIBRARY, RUN_MODULES)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": SRC})
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["lines"] > 300 and result["statuses"] == ["0", "2"], result    # helps (0) and flag errors (2)
+    assert result["loaded"] == [], result["loaded"]
+
+
+def test_train_help_in_a_real_process_imports_no_library():
+    """``python -X importtime -m dptopic train --help`` lists every module the process imported."""
+    from helpers import run_dptopic_process
+
+    r = run_dptopic_process("train", "--help", env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert r.returncode == 0 and "--algorithm" in r.stdout, r.stderr
+    imported = {line.rpartition("|")[2].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "dptopic.cli.parsers.train" in imported and "argparse" in imported, sorted(imported)
+    heavy = sorted(m for m in imported if m.split(".")[0] in LIBRARY or m in RUN_MODULES
+                   or m.startswith("dptopic.models.") and m != "dptopic.models.registry")
+    assert heavy == [], heavy
 
 
 def test_the_privacy_calculators_load_no_model():
@@ -454,12 +525,13 @@ def test_the_privacy_calculators_load_no_model():
     assert loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), ["numba", "sklearn"]) == []
 
 
-def test_a_command_whose_module_loads_numba_refuses_an_unusable_numba_num_threads_in_one_line():
-    """Its module is imported when the parser is built, before any flag is read: ``audit --help`` too."""
-    import os
-
+def test_an_unusable_numba_num_threads_leaves_help_and_stops_the_run_in_one_line(tmp_path):
+    """A command's help loads no numba, so it is printed; the run is refused before its run code loads numba."""
     from helpers import run_dptopic_process
 
-    r = run_dptopic_process("audit", "--help", env=dict(os.environ, NUMBA_NUM_THREADS="0"))
+    env = dict(os.environ, NUMBA_NUM_THREADS="0")
+    r = run_dptopic_process("audit", "--help", env=env)
+    assert r.returncode == 0 and "--shadows" in r.stdout and not r.stderr, r.stderr
+    r = run_dptopic_process("audit", "--algorithm", "lda", "--corpus", "demo", "--out", tmp_path / "a", env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("error: ") and "NUMBA_NUM_THREADS" in r.stderr, r.stderr

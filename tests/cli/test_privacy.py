@@ -66,7 +66,7 @@ def _hdp(n_iter=20):
 
 # ---------------------------------------------------------------- 1. privacy hdp's beta is the trainer's
 def test_hdp_calculator_default_beta_is_hdplda_s_and_gives_the_trained_model_s_figures():
-    from dptopic.cli.privacy import HDP_DEFAULT_BETA
+    from dptopic.cli.parsers.privacy import HDP_DEFAULT_BETA
     from dptopic.models import HDPLDA
 
     assert inspect.signature(HDPLDA).parameters["beta"].default == HDP_DEFAULT_BETA == 1.0

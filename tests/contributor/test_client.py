@@ -320,7 +320,7 @@ def test_a_redone_update_above_the_users_epsilon_limit_is_not_sent(sleeps):
 def test_database_timeout_flag_reaches_the_storage(tmp_path):
     import argparse
 
-    from dptopic.cli import serve as serve_cli
+    from dptopic.cli.parsers import serve as serve_cli
 
     p = argparse.ArgumentParser()
     serve_cli.register(p.add_subparsers())

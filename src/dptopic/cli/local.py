@@ -21,26 +21,13 @@ from ..protocol.reports import MAGIC, ReportSet
 from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note, print_verdict
 from . import _common
 from ._common import (
-    FORMATS,
     PUBLIC_VOCABULARY_DECIDES,
-    add_common_experiment_args,
-    add_seed_arg,
-    epsilon_value,
     experiment_seed,
     load_corpus,
-    positive_float,
-    positive_int,
     read_vocabulary,
 )
 from ._flags import flag_errors
 from ._training_output import print_local_result, print_reports
-
-
-def _flip_args(p):
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--epsilon-word", type=positive_float, default=None,
-                   help="per-word local epsilon (Zhao et al. Thm 4); the document's epsilon is V times it")
-    g.add_argument("--f", type=float, default=None, help="flip parameter in (0, 1) instead of --epsilon-word")
 
 
 def cmd_randomize(a):
@@ -138,48 +125,6 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
           f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
 
 
-def register(sub) -> None:
-    r = sub.add_parser("randomize", help="contributor side: turn documents into locally private reports",
-                       description="Randomize documents on the contributor's side. --unit word (Zhao et al. 2020,"
-                                   " Sec. V): each document becomes its word-presence vector over the public"
-                                   " vocabulary, every bit flipped with probability f/2 (private per word). --unit"
-                                   " document: two of the document's tokens, as a word pair, through k-subset"
-                                   " selection (private per document). Only the report file leaves the"
-                                   " device. There is no seed option: a known seed would let anyone undo the"
-                                   " randomization; coins come from the OS CSPRNG.")
-    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line, or wordfreq:LANG[:SIZE] (a general word"
-                        " list of that language; pip install 'dptopic[wordlist]')")
-    r.add_argument("--unit", choices=("word", "document"), default="word",
-                   help="word (default): LP-LDA's per-word reports (eps_doc = V x eps_word); document: one word pair"
-                        " per document by k-subset selection, eps_doc per document (docs/local_dp.md)")
-    r.add_argument("--epsilon-doc", type=positive_float, default=None,
-                   help="--unit document: the per-document epsilon (default 8); use a vocabulary of a few hundred"
-                        " frequent words")
-    _flip_args(r)
-    r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
-    r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    r.add_argument("--out", required=True, help="report file to write (a new file, or a report file with --overwrite)")
-    r.add_argument("--overwrite", action="store_true", help="replace --out if it is a report file")
-    r.set_defaults(func=cmd_randomize)
-
-
-def add_train_args(t) -> None:
-    """The ``train`` options of the local-DP algorithms."""
-    t.add_argument("--reports", default=None, help="lp/olp/ldp-doc: report file written by 'dptopic randomize'")
-    t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
-    t.add_argument("--batch-size", type=positive_int, default=None,
-                   help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
-    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1] (default 0.5)")
-    t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
-    t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
-    t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
-    t.add_argument("--reports-per-contributor", type=positive_int, default=None, metavar="N",
-                   help="lp/olp/ldp-doc: state the guarantee for contributors who sent up to N reports each (their"
-                        " epsilons add, basic composition; default 1: one report per contributor). A public figure"
-                        " the server knows of its store, as dptopic serve states it")
-
-
 def train_local(a, console, params: dict) -> None:
     """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
     reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
@@ -246,24 +191,3 @@ def cmd_olp(a):
                                       "olp_summary.json"])
 
 
-def register_zhao_local(esub) -> None:
-    u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
-    add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
-    u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
-    u.add_argument("--max-test-docs", type=positive_int, default=None)
-    u.set_defaults(func=cmd_ldp_utility)
-    o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
-    o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
-    o.add_argument("--topics", type=positive_int, default=50)
-    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch (default 50)")
-    o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
-    o.add_argument("--out", default="runs/olp-experiment", help="results folder (default runs/olp-experiment)")
-    o.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
-    o.add_argument("--batch-size", type=positive_int, default=160)
-    o.add_argument("--batches", type=positive_int, default=15)
-    o.add_argument("--prior-size", type=positive_int, default=500)
-    o.add_argument("--prior-sizes", type=positive_int, nargs="+", default=[100, 250, 500, 1000])
-    o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
-    add_seed_arg(o)
-    o.add_argument("--max-test-docs", type=positive_int, default=None)
-    o.set_defaults(func=cmd_olp)

@@ -15,7 +15,7 @@ from ..corpus.corpus import tokenising_progress
 from ..datasets import check_user_corpus, corpus_format, read_public_corpus
 from ..errors import DPTopicError
 from ..mechanisms import laplace
-from ..models.registry import TRAINERS, train_refusal_error, unit_algorithm_error
+from ..models.registry import TRAINERS, train_refusal_error
 from ..reporting.terminal import make_console
 from ..training import build_model, train
 from ..training.by_unit import trainer_for_unit
@@ -46,20 +46,17 @@ from ._train_flags import (
     flag_shown,
     parameter_flags,
 )
-from ._train_help import PLAIN, add_help
-from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
+from ._train_parser import DEFAULT_EPSILON_INHERENT
 from ._trainers import trainer_flag
 from ._training_output import print_training_result, print_training_step
 from .budget import training_ledger
-from .demo import register as register_demo
 from .fed import refuse_fed_flags
 from .local import train_local
+from .parsers.train import unit_algorithm_refusal
 from .topics import privacy_card_line
-from .topics import register as register_topics
 
-__all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
+__all__ = ["cmd_train", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "privacy_card_line", "_RETIRED"]     # the last two: their old import path
-
 
 
 def _refuse_foreign_flags(a) -> None:
@@ -269,13 +266,6 @@ def _resolve_unit(a) -> tuple:
                        " (docs/privacy_units.md)")
 
 
-def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
-    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in its flags: one rule for the
-    command, its ``--help`` and ``dptopic.train`` (``dptopic.models.registry.unit_algorithm_error``)."""
-    error = unit_algorithm_error(unit, algorithm)
-    return None if error is None else error.message({"unit": "--unit", "algorithm": "--algorithm"})
-
-
 def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
@@ -415,12 +405,3 @@ def _say_step(step: str, result, a, console) -> None:
                             vocabulary_policy=getattr(a, "vocabulary_policy", None), save_metrics=a.save_metrics)
 
 
-def register(sub) -> None:
-    t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
-                       add_help=False)
-    add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
-    add_train_arguments(t)
-    t.set_defaults(func=cmd_train)
-
-    register_demo(sub)
-    register_topics(sub)
