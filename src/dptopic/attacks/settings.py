@@ -1,5 +1,5 @@
 """The audit's bounds and defaults (:mod:`dptopic.attacks.audit` reads them): a module of constants, which imports
-nothing, so that ``dptopic audit --help`` and ``experiment lira --help`` state them without loading the attacks."""
+nothing, so that the command line's help states them without loading the attacks."""
 from __future__ import annotations
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish

@@ -2,8 +2,8 @@
 alone released and saved (``dptopic.training.private_search.RandomStoppingSearch``; docs/budget.md).
 
 The unit, the people and the vocabulary are given as ``train`` takes them: its own option definitions (copied from its
-parser, ``TRAIN_OPTIONS`` in cli/parsers/search.py), its refusals (``cli/train.py``) and its reading of the corpus, then the library's
-checks of ``dptopic.train`` (``training/run.py``) inside the search."""
+parser: ``TRAIN_OPTIONS``, cli/parsers/search.py), its refusals (``cli/train.py``) and its reading of the corpus, then
+the library's checks of ``dptopic.train`` (``training/run.py``) inside the search."""
 from __future__ import annotations
 
 import argparse
@@ -29,7 +29,8 @@ from .budget import training_ledger
 from .train import _refuse_person_flags_without_unit, _refuse_user_level_flags, _resolve_unit, _training_corpus
 
 TRAINER_OPTIONS = ("documents_per_user", "person_statistic", "public_vectors", "vectors_route")
-"""Of ``TRAIN_OPTIONS`` (cli/parsers/search.py), those that set a parameter of the trainer (fixed for every run; ``--grid`` varies one)."""
+"""Of ``TRAIN_OPTIONS`` (cli/parsers/search.py), those that set a parameter of the trainer (fixed for every run;
+``--grid`` varies one)."""
 
 
 def _grid(a) -> tuple[dict, dict]:
