@@ -805,7 +805,7 @@ def _flat(s: str) -> str:
 # 8 ------------------------------------------------------------------------------------------------------------
 def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
     from dptopic.accounting.ledger import claims_no_guarantee
-    from dptopic.cli.privacy import NO_GUARANTEE_EXIT
+    from dptopic.cli.verify import NO_GUARANTEE_EXIT
     from dptopic.reporting.verification import events_text as _events_text
 
     assert _events_text({"events": [{"count": 256}]}) == "1 event repeated 256 times"

@@ -114,7 +114,7 @@ def _one_line(e: pytest.ExceptionInfo) -> str:
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
+    from dptopic.cli.submit import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 

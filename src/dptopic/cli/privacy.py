@@ -1,13 +1,10 @@
 """``privacy``: the privacy calculators."""
 from __future__ import annotations
 
-import json
-
 from ..accounting.calculators import compose, fed_report_words, hdp_calculator, inherent_bounds
 from ..errors import DPTopicError
 from ..reporting.calculators import compose_lines, fed_report_words_lines, hdp_lines, inherent_lines
-from ..reporting.terminal import make_console, print_verification, warn
-from ._common import ExitStatus
+from ..reporting.terminal import make_console, warn
 from ._flags import FROM_CLIP, flag_errors, with_flag_names
 
 
@@ -59,21 +56,3 @@ def cmd_privacy_fed_report_words(a):
     n = f["report_words"]
     _print(fed_report_words_lines(f) + [f"  dptopic train --algorithm fed --report-words {n}; dptopic serve"
                                         f" --fed-epsilon-per-entry {f['epsilon']:g} --fed-report-words {n}"])
-
-
-def cmd_privacy_verify(a):
-    from ..reporting.verification import verify_saved_model  # verify alone loads the models: the calculators stay quick
-
-    v = verify_saved_model(a.model)
-    if a.format == "json":          # for a script or a review board's records; the exit status still says failed
-        print(json.dumps(v.to_dict(), indent=2))      # infinity written "inf", as model.json does
-    else:
-        print_verification(v, a.model, make_console(), NO_GUARANTEE_EXIT)
-    v.raise_unless_checked()        # exit status 2 unless the figures were checked and hold (`verify && ship`)
-    return ExitStatus(NO_GUARANTEE_EXIT if v.no_guarantee else 0)
-
-
-NO_GUARANTEE_EXIT = 3
-"""``privacy verify``'s exit status for a report whose figures hold but whose events give no guarantee."""
-
-

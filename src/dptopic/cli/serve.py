@@ -1,31 +1,30 @@
-"""``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
+"""``serve``: the collection server (its clients, ``submit`` and ``fed-client``: cli/submit.py). See docs/service.md."""
 from __future__ import annotations
 
 import logging
 import warnings
 
-from ..accounting.verify import fmt_epsilon
 from ..errors import DPTopicError
 from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT
-from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
+from ..reporting.terminal import make_console
+from ..service import create_app, startup
+from ..service.config import read_token_file
+from ..service.http import server_options
 from ._common import (
     PUBLIC_VOCABULARY_DECIDES,
     load_corpus,
     read_vocabulary,
 )
-from ._flags import flag_errors, with_flag_names
+from ._flags import flag_errors
 from .budget import served_ledger
 from .secure_sum import (
-    maybe_submit_secure_sum,
     refuse_secure_flags,
     serve_secure_sum,
 )
 
 
 def _loopback(host) -> bool:
-    from ..service.startup import LOOPBACK  # server side: not submit
-
-    return host in LOOPBACK
+    return host in startup.LOOPBACK
 
 
 # settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
@@ -75,9 +74,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16; :func:`dptopic.service.startup.above_client_limit`): contributors who keep their
     default refuse to send anything. A warning, not a refusal: a contributor may raise the limit."""
-    from ..service.startup import above_client_limit  # server side: not submit
-
-    for parameter, eps, client in above_client_limit(cfg, fed_user_budget):
+    for parameter, eps, client in startup.above_client_limit(cfg, fed_user_budget):
         flag = (f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
                 if parameter == "fed_user_budget" else SERVE_FLAGS[parameter])
         warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that dptopic {client}"
@@ -88,9 +85,6 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file  # server side: not submit
-    from ..service.startup import FED_DEFAULTS, serve_config  # server side: not submit
-
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
                            " EPS_ENTRY (a per-user total: --fed-user-budget EPS_USER).")
@@ -104,15 +98,14 @@ def build_config(a):
                             stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
-    return serve_config(vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc,
-                        prior=prior, admin_token=read_token_file(a.token_file) if a.token_file else None,
-                        fed_user_budget=a.fed_user_budget, fed_epsilon_per_entry=a.fed_epsilon,
-                        **{f"fed_{k}": getattr(a, f"fed_{k}") for k in FED_DEFAULTS},
-                        database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations,
-                        lam=a.lam, omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta,
-                        train_interval=a.train_interval, max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
-                        database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request,
-                        **served_ledger(a))
+    return startup.serve_config(
+        vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc, prior=prior,
+        admin_token=read_token_file(a.token_file) if a.token_file else None, fed_user_budget=a.fed_user_budget,
+        fed_epsilon_per_entry=a.fed_epsilon, **{f"fed_{k}": getattr(a, f"fed_{k}") for k in startup.FED_DEFAULTS},
+        database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam,
+        omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
+        max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout, database_timeout=a.database_timeout,
+        max_reports_per_request=a.max_reports_per_request, **served_ledger(a))
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by protocol.fedlda.check_config) as serve's flags (cli._flags)
@@ -144,8 +137,6 @@ def cmd_serve(a):
 
 
 def _serve(a):
-    from ..service import create_app, startup  # server side: not submit
-
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
@@ -160,133 +151,17 @@ def _serve(a):
 
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
-    from ..service.http import server_options  # server side: not submit
-    from ..service.startup import banner, check_database, kept_settings_warning, run_server  # server side: not submit
-
-    probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
+    probe = startup.check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    console.print(banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
-    kept = kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
+    console.print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+    kept = startup.kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
         console.print(kept, markup=True)
     app = create_app(cfg, setting_names=serve_flag_names(a))   # its answers name the server's settings by their flags
-    if not run_server(app, sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
+    if not startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
                       **server_options(header_timeout=a.header_timeout)):
         raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
-
-
-def _client_corpus(a):
-    # every document stays, even one that tokenisation empties: one report per document, whatever the text
-    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
-                       stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
-
-
-# the contributors' parameters (contributor.client's submit and fed_participate) as submit's and fed-client's flags
-CLIENT_FLAGS = {"state": "--state", "contributor": "--contributor", "client_id": "--client-id",
-                "max_epsilon": "--max-epsilon", "max_user_epsilon": "--max-user-epsilon"}
-
-
-@with_flag_names(CLIENT_FLAGS)
-def cmd_submit(a):
-    from ..contributor.client import ServiceClient, default_state_folder, submit  # contributor side: not serve
-
-    if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
-        return
-
-    corpus = _client_corpus(a)
-    state = _state(a, default_state_folder)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
-
-    n = s["n_documents"]
-    if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
-        print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
-    else:
-        print_empty_note(s["documents_without_vocabulary_words"], n)
-    console = make_console()
-    for line in submit_lines(s, a.server):
-        console.print(line, markup=False)
-
-
-def _state(a, default_state_folder):
-    """``--state``: the folder given, none (``none``), or the default one."""
-    return default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
-
-
-def _limit(a) -> dict:
-    """``max_epsilon`` for the library call: the contributor's --max-epsilon, else the library's default."""
-    return {} if a.max_epsilon is None else {"max_epsilon": a.max_epsilon}
-
-
-@with_flag_names(CLIENT_FLAGS)
-def cmd_fed_client(a):
-    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # contributor side: not serve
-
-    console = make_console()
-    corpus = _client_corpus(a)
-    state = _state(a, default_state_folder)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
-                        client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
-                        **_limit(a),
-                        on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    took_part, note = fed_client_lines(s)
-    console.print(took_part, markup=False)
-    console.print(note, style="yellow", markup=False)
-
-
-def submit_lines(s: dict, server: str) -> list[str]:
-    """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
-    prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
-    eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
-    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
-            " running it again, without randomizing again" if s["state"] else
-            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
-    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
-    lines = [f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be tallied as"
-             f" one contributor on another machine); {kept}."]
-    if s["already_acknowledged"]:
-        lines.append(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
-                     " earlier run: not randomized or sent again" + ("." if s["reports"] else
-                                                                      "; nothing was sent, nothing more spent."))
-    if s.get("replayed_reports"):
-        lines.append(f"{plural(s['replayed_reports'], 'report')} had already been stored by {server} (an earlier run,"
-                     " perhaps under another address of this server): replayed, nothing new stored, nothing more"
-                     " spent.")
-    stored = s.get("stored_reports", s["reports"])
-    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
-        lines.append(f"{plural(stored, 'randomized report')} uploaded to {server} in"
-                     f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
-    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
-    lines.append(f"Privacy of {these} (V={s['vocab_size']}; "
-                 + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
-                 + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
-                 + ("" if s["epsilon_word"] is None else
-                    f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
-                 + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
-                 + ("spent once however often the kept reports are sent" if s["state"] else
-                    "spent again by every run on these documents, since the reports were not kept (--state none)")
-                 + "). Raw text never left this machine.")
-    return lines
-
-
-def fed_client_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
-    fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
-    eps = fmt_epsilon     # rounded up: never below what was spent
-    if s["state"] is None:
-        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
-    elif s["reused_reports"]:
-        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
-                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
-                " new documents need new reports: --state none, or another --state, at a new cost)")
-    else:
-        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
-                " nothing more")
-    return [f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
-            f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.",
-            s["note"]]
 
 
 __all__ = ["build_config"]

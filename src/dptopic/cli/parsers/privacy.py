@@ -1,4 +1,4 @@
-"""``privacy``'s parser: the calculators' flags (run by cli/privacy.py)."""
+"""``privacy``'s parser: the calculators' flags (run by cli/privacy.py) and verify's (cli/verify.py)."""
 from __future__ import annotations
 
 from ...accounting.units import HDP_DEFAULT_BETA
@@ -97,4 +97,4 @@ def register(sub) -> None:
     pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
     pv.add_argument("--format", choices=("table", "json"), default="table",
                     help="table (default) or json: the status, the reason and every figure stated and recomputed")
-    pv.set_defaults(run="privacy:cmd_privacy_verify")
+    pv.set_defaults(run="verify:cmd_privacy_verify")

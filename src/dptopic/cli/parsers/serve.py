@@ -145,7 +145,7 @@ def register(sub) -> None:
                         " hold a salted digest of your documents (readable by you only); 'none' keeps nothing and"
                         " takes a fresh pseudonym every run")
     add_submit_flags(u)
-    u.set_defaults(run="serve:cmd_submit")
+    u.set_defaults(run="submit:cmd_submit")
 
     f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",
                        description="Take part in a 'dptopic serve --fed-epsilon-per-entry' server's FedLDA rounds: your"
@@ -170,4 +170,4 @@ def register(sub) -> None:
                    help=f"seconds between looks for the next round, in (0, {MAX_TIMEOUT:g}]")
     f.add_argument("--round-timeout", type=_timeout_arg, default=600.0,
                    help=f"give up waiting for a round after this many seconds, in (0, {MAX_TIMEOUT:g}]")
-    f.set_defaults(run="serve:cmd_fed_client")
+    f.set_defaults(run="submit:cmd_fed_client")
