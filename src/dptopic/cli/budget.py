@@ -22,7 +22,7 @@ from ..dataset_ledger.store import LedgerMissing, is_url
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ..protocol.secure_sum.person_ids import read_person_ids
-from ..reporting.ledger import cap_lines, person_cap_lines, print_ledger, print_persons, print_plan
+from ..reporting.ledger import cap_lines, person_cap_lines, print_ledger, print_persons
 from ..reporting.terminal import make_console
 from ..service.ledger import check_round_people
 from ._flags import flag_errors
@@ -214,38 +214,3 @@ def cmd_budget_pseudonyms(a):
                          " each id to its pseudonym). Give each contributor theirs: submit --contributor P (local"
                          " reports) or fed-client --client-id P (FedLDA) to a server started with this --ledger, and"
                          " their releases are charged to them.", markup=False)
-
-
-def cmd_budget_plan(a):
-    from ..training.budget import plan_budget  # budget plan alone: not show, cap
-
-    if a.algorithm is None and a.unit is None:
-        raise DPTopicError("budget plan needs the trainer: --algorithm NAME or --unit UNIT (as train takes them).")
-    # both: as train takes them (a unit picks its trainer itself, so the two cannot be combined but where --unit user
-    # takes a trainer that bounds a person), the library's rule in these flags' names
-    params = {}
-    if a.topics is not None:
-        params["n_topics"] = a.topics
-    with flag_errors({**LEDGER_FLAGS, "n_topics": "--topics", "algorithm": "--algorithm", "unit": "--unit",
-                      "n_words": "--words"}):
-        corpus = None
-        if a.corpus is not None:
-            from ..corpus.readers import read_corpus  # budget plan alone: not show, cap
-
-            with flag_errors({"user_field": "--user-field", "path": "--corpus", "format": "--format"}):
-                corpus = read_corpus(a.corpus, a.format, text_field=a.text_field, user_field=a.user_field)
-        elif a.dataset is None:
-            raise DPTopicError("budget plan needs what the run reads: --dataset NAME (a recorded dataset) or"
-                               " --corpus FILE (a corpus the ledger may not have seen).")
-        elif a.user_field is not None:
-            raise DPTopicError("--user-field reads the people of --corpus FILE: give --corpus, or drop --user-field.")
-        out = plan_budget(a.dataset, algorithm=a.algorithm, unit=a.unit, epsilon=a.epsilon, delta=a.delta,
-                          ledger=a.ledger, search_runs=a.search_runs, n_words=a.words, corpus=corpus, **params)
-    if a.json:
-        print(json.dumps(out, indent=2, allow_nan=False))
-    else:
-        print_plan(out, make_console())
-    if out["refused"]:
-        raise SystemExit(3)
-
-

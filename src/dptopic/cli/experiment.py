@@ -10,10 +10,12 @@ from pathlib import Path
 
 from .. import experiments
 from .._io import check_output_folder, marked_run, refuse_other_writer
+from ..errors import DPTopicError
 from ..experiments.measuring import MEASUREMENT_NOTE, measuring
 from ..experiments.park_svi import check_svi_grid
 from ..reporting.terminal import esc, make_console, print_verdict
 from . import _common
+from ._common import experiment_seed
 from ._flags import flag_errors
 from .experiment_manzonelli import check_classifier_mia_args, check_lira_args
 from .main import command_function
@@ -110,3 +112,36 @@ def run_experiment(a):
     # experiment only
     with marked_run(a.out, command), measuring(), flag_errors(experiment_flag_names(name, a)):
         return func(a)
+
+
+# ------------------------------------------------------------------ experiments
+def cmd_ldp_utility(a):
+    console = make_console()
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                n_iter=a.iterations, seeds=list(range(a.seeds)),
+                                progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
+    console.print(f"non-private {s['non_private']:.1f} (presence only {s['non_private_presence_only']:.1f})")
+    for e, lp, c in zip(s["eps_grid"], s["lp_lda"], s["cdp_lda"]):
+        console.print(f"eps={e:g}: LP-LDA {lp:.1f}  CDP-LDA {c:.1f}")
+    print_verdict(console, s, a.out, ["ldp_utility.csv", "ldp_utility.png", "ldp_utility_summary.json"])
+
+
+
+def cmd_olp(a):
+    console = make_console()
+    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    try:
+        s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                       n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
+                                       prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
+                                       batch_sizes=tuple(a.batch_sizes), seed=experiment_seed(a, console),
+                                       progress=lambda f, x: console.print(f"  {f} {x} done"))
+    except DPTopicError:        # a flag's own range error, already one line naming it
+        raise
+    except ValueError as e:
+        raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
+    for k, (first, last) in s["fig8_first_last"].items():
+        console.print(f"Fig. 8 {k}: perplexity {first:.1f} after batch 1 -> {last:.1f} after batch {a.batches}")
+    print_verdict(console, s, a.out, ["olp_batches.csv", "olp_prior_size.csv", "olp_batch_size.csv", "olp.png",
+                                      "olp_summary.json"])

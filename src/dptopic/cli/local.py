@@ -1,33 +1,28 @@
 """``randomize`` (contributor side: a corpus read over the public vocabulary becomes one locally private report per
 document, word-level by :class:`~dptopic.contributor.Randomizer`, document-level by
 :class:`~dptopic.contributor.DocumentRandomizer`, saved to a report file, with what was written and its guarantee
-printed) and the server-side training of ``train --algorithm lp|olp``. The notes' counts
+printed; the server's side, ``train --algorithm lp|olp|ldp-doc``, is cli/train_reports.py's). The notes' counts
 (:func:`~dptopic.reporting.terminal.print_empty_note`) are exact counts of the contributor's documents, printed on
 their machine and never sent."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .._io import check_output_file
 from ..accounting.card import epsilon_text as _eps
 from ..contributor.document_randomizer import DocumentRandomizer
 from ..contributor.randomizer import Randomizer
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS
 from ..protocol.document_reports import MAGIC as DOC_MAGIC
-from ..protocol.document_reports import REPORT_ITEM_BYTES, DocumentReportSet, report_size
-from ..protocol.reports import MAGIC, ReportSet
-from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note, print_verdict
-from . import _common
+from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size
+from ..protocol.reports import MAGIC
+from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note
 from ._common import (
     PUBLIC_VOCABULARY_DECIDES,
-    experiment_seed,
     load_corpus,
     read_vocabulary,
 )
 from ._flags import flag_errors
-from ._training_output import print_local_result, print_reports
 
 
 def cmd_randomize(a):
@@ -123,71 +118,5 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
           f" {per_doc // REPORT_ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')}"
           f" will write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
           f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
-
-
-def train_local(a, console, params: dict) -> None:
-    """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
-    reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
-    from ..training import train  # train's reports alone, not randomize
-
-    if a.reports is None:
-        raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
-                           " (written by 'dptopic randomize').")
-    if "prior_corpus" in TRAINERS[a.algorithm].parameters() and a.prior is None:     # olp
-        raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
-                           " contributors ('none' to run without prior data).")
-    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
-    with flag_errors({"algorithm": "--algorithm"}):     # reports of the other level name the trainer that reads them
-        reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
-    print_reports(reports, console)
-    vocab = vocab or reports.vocabulary
-    if vocab is None:
-        from ..training.run import no_vocabulary_error  # train's reports alone, not randomize
-
-        with flag_errors({"vocabulary": "--vocabulary"}):
-            raise no_vocabulary_error()
-    if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
-        params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
-                                             stop_words=PUBLIC_VOCABULARY_DECIDES)
-    params["reports_per_contributor"] = getattr(a, "reports_per_contributor", None)
-    result = train(reports, algorithm=a.algorithm, vocabulary=vocab, out=a.out, overwrite=a.overwrite, **params)
-    print_local_result(result, console, batch_size=getattr(result.model, "batch_size", None), seeded=a.seed is not None)
-
-
-# ------------------------------------------------------------------ experiments
-def cmd_ldp_utility(a):
-    from .. import experiments  # experiments alone, not randomize
-
-    console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
-    s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
-                                n_iter=a.iterations, seeds=list(range(a.seeds)),
-                                progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
-    console.print(f"non-private {s['non_private']:.1f} (presence only {s['non_private_presence_only']:.1f})")
-    for e, lp, c in zip(s["eps_grid"], s["lp_lda"], s["cdp_lda"]):
-        console.print(f"eps={e:g}: LP-LDA {lp:.1f}  CDP-LDA {c:.1f}")
-    print_verdict(console, s, a.out, ["ldp_utility.csv", "ldp_utility.png", "ldp_utility_summary.json"])
-
-
-def cmd_olp(a):
-    from .. import experiments  # experiments alone, not randomize
-
-    console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
-    try:
-        s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
-                                       n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
-                                       prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
-                                       batch_sizes=tuple(a.batch_sizes), seed=experiment_seed(a, console),
-                                       progress=lambda f, x: console.print(f"  {f} {x} done"))
-    except DPTopicError:        # a flag's own range error, already one line naming it
-        raise
-    except ValueError as e:
-        raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
-    for k, (first, last) in s["fig8_first_last"].items():
-        console.print(f"Fig. 8 {k}: perplexity {first:.1f} after batch 1 -> {last:.1f} after batch {a.batches}")
-    print_verdict(console, s, a.out, ["olp_batches.csv", "olp_prior_size.csv", "olp_batch_size.csv", "olp.png",
-                                      "olp_summary.json"])
 
 

@@ -51,9 +51,9 @@ from ._trainers import trainer_flag
 from ._training_output import print_training_result, print_training_step
 from .budget import training_ledger
 from .fed import refuse_fed_flags
-from .local import train_local
 from .parsers.train import unit_algorithm_refusal
 from .topics import privacy_card_line
+from .train_reports import train_local
 
 __all__ = ["cmd_train", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "privacy_card_line", "_RETIRED"]     # the last two: their old import path

@@ -89,7 +89,7 @@ def register(sub) -> None:
     p.add_argument("--search-runs", type=positive_float, default=None, metavar="MEAN",
                    help="plan a private search (RandomStoppingSearch) of this mean number of runs instead of one run")
     p.add_argument("--json", action="store_true", help="JSON")
-    p.set_defaults(run="budget:cmd_budget_plan")
+    p.set_defaults(run="budget_plan:cmd_budget_plan")
     q = bsub.add_parser("pseudonyms", help="each person's pseudonym for a collection server (local reports, FedLDA):"
                                            " the ledger charges what they send to them, the server never learns who")
     add_ids_flags(q, required=True)

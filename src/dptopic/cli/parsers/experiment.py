@@ -36,7 +36,7 @@ def register_zhao_local(esub) -> None:
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
     u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
     u.add_argument("--max-test-docs", type=positive_int, default=None)
-    u.set_defaults(run="local:cmd_ldp_utility")
+    u.set_defaults(run="experiment:cmd_ldp_utility")
     o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
     o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     o.add_argument("--topics", type=positive_int, default=50)
@@ -51,7 +51,7 @@ def register_zhao_local(esub) -> None:
     o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
     add_seed_arg(o)
     o.add_argument("--max-test-docs", type=positive_int, default=None)
-    o.set_defaults(run="local:cmd_olp")
+    o.set_defaults(run="experiment:cmd_olp")
 
 
 def register_svi_experiment(esub) -> None:
