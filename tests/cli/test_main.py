@@ -226,7 +226,7 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_pat
 
 def test_builtin_corpus_keeps_one_row_per_paragraph_for_transform(tmp_path):
     """transform --corpus demo wrote 23,280 rows for 23,431 paragraphs: the built-in corpora ignored drop_empty."""
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
     from dptopic.corpus import Vocabulary
     from dptopic.datasets import load_sotu
 
@@ -346,7 +346,7 @@ def test_public_vocabulary_npz_is_read_as_prepared_by_audit_and_refuses_stop_wor
     capsys.readouterr()
     assert main(["audit", "--model", str(tmp_path / "m"), "--corpus", pub, "--shadows", "4", "--seed", "0",
                  "--out", str(tmp_path / "a")]) in (0, None), capsys.readouterr().err
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
 
     assert load_corpus(pub, max_vocab=None, min_df=1).vocab_size == len(WORDS)       # serve/submit's reading
     assert main(["train", "--corpus", pub, "--algorithm", "hdp", "--stop-words", "english", "--topics", "2",

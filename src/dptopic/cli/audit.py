@@ -17,13 +17,9 @@ from ..attacks.audit import (
 from ..attacks.lira import ALGORITHMS, guarantee_epsilon_parameter
 from ..errors import DPTopicError
 from ..reporting.terminal import audit_heading, audit_results_table, esc, make_console, print_audit_summary, print_table
-from ._common import (
-    note_vocabulary_cut,
-    parse_settings,
-    read_vocabulary,
-    user_args,
-)
+from ._common import note_vocabulary_cut, user_args
 from ._flags import READING_FLAGS, flag_errors
+from ._run_common import parse_settings, read_vocabulary
 
 BUILT_IN = (None, "demo", "sotu", "20newsgroups")     # corpora documented with their vocabulary's cap
 

@@ -14,13 +14,9 @@ from ..dataset_ledger.people import read_aliases
 from ..errors import DPTopicError
 from ..protocol.document_reports import report_file_summary
 from ..reporting.terminal import esc, make_console, prepared_line, print_corpus_summary
-from ._common import (
-    corpus_from_args,
-    load_corpus,
-    read_vocabulary,
-    refuse_data_cuts,
-)
+from ._common import refuse_data_cuts
 from ._flags import CORPUS_FLAGS, with_flag_names
+from ._run_common import corpus_from_args, load_corpus, read_vocabulary
 
 
 def corpus_hints(info: dict, max_df_given: bool, stop_words_given: bool, sharded: bool = False) -> str | None:

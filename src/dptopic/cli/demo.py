@@ -13,8 +13,9 @@ from ..reporting.demo_figures import check_figures_out, write_demo_figures
 from ..reporting.terminal import esc, make_console, print_privacy
 from ..training import train
 from ..training.reference import nonprivate_reference
-from ._common import check_out, print_topics
+from ._common import print_topics
 from ._flags import with_flag_names
+from ._run_common import check_out
 from ._training_output import copies_note, print_metrics, print_training_step, word_level_guarantee
 
 

@@ -14,7 +14,7 @@ from ..errors import DPTopicError
 from ..experiments.measuring import MEASUREMENT_NOTE, measuring
 from ..experiments.park_svi import check_svi_grid
 from ..reporting.terminal import esc, make_console, print_verdict
-from . import _common
+from . import _run_common
 from ._common import experiment_seed
 from ._flags import flag_errors
 from .experiment_manzonelli import check_classifier_mia_args, check_lira_args
@@ -23,7 +23,7 @@ from .main import command_function
 
 def cmd_hdp_utility(a):
     console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, test = _run_common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     out = Path(a.out)
     s = experiments.hdp_utility(train, test, out, eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
@@ -38,7 +38,7 @@ def cmd_hdp_utility(a):
 
 def cmd_topic_attack(a):
     console = make_console()
-    train, _ = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, _ = _run_common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     out = Path(a.out)
     s = experiments.topic_attack_experiment(train, out, n_topics=a.topics, n_iter=a.iterations,
                                             seeds=list(range(a.seeds)), n_targets=a.targets,
@@ -117,7 +117,7 @@ def run_experiment(a):
 # ------------------------------------------------------------------ experiments
 def cmd_ldp_utility(a):
     console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    train, test = _run_common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                 n_iter=a.iterations, seeds=list(range(a.seeds)),
                                 progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
@@ -130,7 +130,7 @@ def cmd_ldp_utility(a):
 
 def cmd_olp(a):
     console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
+    train, test = _run_common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
     try:
         s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                        n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,

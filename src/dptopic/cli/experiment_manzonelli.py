@@ -8,16 +8,13 @@ from pathlib import Path
 from ..experiments import manzonelli_lira as ml
 from ..experiments.manzonelli_lira import check_classifier_trainers, check_lira_settings
 from ..reporting.terminal import esc, make_console, print_checks
-from ._common import (
-    experiment_seed,
-    load_corpus,
-    parse_settings,
-)
+from ._common import experiment_seed
 from ._flags import flag_errors
+from ._run_common import load_corpus, parse_settings
 
 
 def parse_set(items, flag):
-    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._common.parse_settings`)."""
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._run_common.parse_settings`)."""
     return parse_settings(items, flag)
 
 

@@ -12,8 +12,9 @@ from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 from ..protocol.secure_sum.enrollment import read_invitations
 from ..reporting.terminal import make_console
 from ..service.config import read_token_file
-from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus
+from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
+from ._run_common import load_corpus
 from .secure_sum import PLAN_FLAGS
 
 

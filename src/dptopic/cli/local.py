@@ -17,12 +17,9 @@ from ..protocol.document_reports import MAGIC as DOC_MAGIC
 from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size
 from ..protocol.reports import MAGIC
 from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note
-from ._common import (
-    PUBLIC_VOCABULARY_DECIDES,
-    load_corpus,
-    read_vocabulary,
-)
+from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
+from ._run_common import load_corpus, read_vocabulary
 
 
 def cmd_randomize(a):

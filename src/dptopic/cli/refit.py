@@ -10,8 +10,9 @@ from ..models import load
 from ..models.registry import trainer_of
 from ..moments.refit import suggest_n_topics
 from ..reporting.terminal import esc, make_console
-from ._common import check_out, print_topics
+from ._common import print_topics
 from ._flags import with_flag_names
+from ._run_common import check_out
 
 
 @with_flag_names({"n_topics": "--topics"})

@@ -8,8 +8,9 @@ from .._io import atomic_write_bytes, check_output_file
 from ..errors import DPTopicError
 from ..reporting.page import audit_for_page, is_report, page_evaluation, report_page
 from ..reporting.terminal import make_console
-from ._common import owner_only_note, read_into_model, refuse_show_unsupported
+from ._common import owner_only_note, refuse_show_unsupported
 from ._flags import flag_errors
+from ._run_common import read_into_model
 
 
 def cmd_report(a):

@@ -17,12 +17,9 @@ from ..reporting.export import (
 )
 from ..reporting.pull import pull
 from ..reporting.terminal import make_console, warn
-from ._common import (
-    owner_only_note,
-    read_into_model,
-    refuse_show_unsupported,
-)
+from ._common import owner_only_note, refuse_show_unsupported
 from ._flags import with_flag_names
+from ._run_common import read_into_model
 from .parsers.results import DEFAULT_ID_FIELD
 
 

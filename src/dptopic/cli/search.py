@@ -17,11 +17,9 @@ from ..models.registry import NOT_SEARCHED, SEARCHABLE, TRAINERS
 from ..reporting.terminal import make_console, print_privacy
 from ..training import build_model
 from ..training.private_search import RandomStoppingSearch, held_interrupts
-from ._common import (
-    check_out,
-    print_topics,
-)
+from ._common import print_topics
 from ._flags import CORPUS_FLAGS, FORMAT_FLAG, READING_FLAGS, flag_errors
+from ._run_common import check_out
 from ._train_flags import _train_options, algorithm_flags, algorithm_only, common_flags, flag_applies, parameter_flags
 from ._train_parser import add_train_arguments
 from ._trainers import COMMON_FLAGS

@@ -17,10 +17,8 @@ from ..reporting.terminal import make_console
 from ..service import startup
 from ..service.config import read_token_file
 from ..service.http import server_options
-from ._common import (
-    read_vocabulary,
-)
 from ._flags import flag_errors
+from ._run_common import read_vocabulary
 from .budget import read_ids, served_ledger
 
 #: the plan's parameters as the flags that set them

@@ -10,12 +10,9 @@ from ..reporting.terminal import make_console
 from ..service import create_app, startup
 from ..service.config import read_token_file
 from ..service.http import server_options
-from ._common import (
-    PUBLIC_VOCABULARY_DECIDES,
-    load_corpus,
-    read_vocabulary,
-)
+from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
+from ._run_common import load_corpus, read_vocabulary
 from .budget import served_ledger
 from .secure_sum import (
     refuse_secure_flags,

@@ -13,8 +13,9 @@ from ..protocol.codec import DEFAULT_MAX_EPSILON
 from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 from ..protocol.secure_sum.enrollment import read_invitation
 from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
-from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus
+from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import with_flag_names
+from ._run_common import load_corpus
 
 
 def _client_corpus(a):

@@ -7,13 +7,13 @@ from pathlib import Path
 from .. import experiments
 from ..experiments.park_svi import svi_lines
 from ..reporting.terminal import esc, make_console, print_verdict
-from . import _common
+from . import _run_common
 
 
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
     console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs)
+    train, test = _run_common.experiment_corpora(a.corpus, max_docs=a.max_docs)
     s = experiments.svi_tradeoff(train, test, a.out, name=a.corpus, sigmas=tuple(a.sigmas),
                                  sampling_rates=tuple(a.sampling_rates), n_topics=a.topics, n_epochs=a.epochs,
                                  clip=a.clip, delta=a.delta, tau0=a.tau0, seeds=tuple(range(a.seeds)),

@@ -9,12 +9,9 @@ from ..reporting import export
 from ..reporting.export import topics_csv, topics_document
 from ..reporting.page import evaluation_figures
 from ..reporting.terminal import esc, make_console, print_privacy
-from ._common import (
-    load_corpus,
-    print_topics,
-    refuse_show_unsupported,
-)
+from ._common import print_topics, refuse_show_unsupported
 from ._flags import with_flag_names
+from ._run_common import load_corpus
 
 # how topics names the parameters of the topics' documents (reporting.export.topics_document, topics_csv)
 TOPICS_FLAGS = {"show_unsupported": "--show-unsupported", "model": "--model", "format": "--format"}

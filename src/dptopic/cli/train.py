@@ -20,18 +20,9 @@ from ..reporting.terminal import make_console
 from ..training import build_model, train
 from ..training.by_unit import trainer_for_unit
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (
-    BUILT_IN_CORPORA,
-    NO_VOCAB_CAP,
-    check_out,
-    corpus_from_args,
-    load_corpus,
-    read_vocabulary,
-    refuse_data_cuts,
-    say_reading,
-    user_args,
-)
+from ._common import BUILT_IN_CORPORA, NO_VOCAB_CAP, refuse_data_cuts, user_args
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
+from ._run_common import check_out, corpus_from_args, load_corpus, read_vocabulary, say_reading
 from ._train_flags import (
     _CORPUS_ALGOS,
     _DOC,
