@@ -121,9 +121,6 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
             + (f"; pass {public_flag} when they are public" if public_flag else "; change its mode to share it") + ")")
 
 
-# copies of dptopic.datasets' constants (importing it loads numpy, which the command line's start-up path must not)
-BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_IN: no people, a documented word cap
-PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
 def vocabulary_cut_note(corpus) -> str | None:

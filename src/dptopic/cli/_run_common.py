@@ -10,12 +10,13 @@ from .._io import check_output_dir, claim_output, load_json
 from ..corpus.files import tab_header_rows
 from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated
 from ..corpus.wordlist import read_vocabulary as _read_vocabulary
+from ..datasets import BUILT_IN
 from ..datasets import experiment_corpora as _experiment_corpora
 from ..datasets import load_corpus as _load_corpus
 from ..datasets import read_into_model as _read_into_model
 from ..errors import DPTopicError
 from ..models.base import check_topics_fit_vocabulary
-from ._common import BUILT_IN_CORPORA, note_vocabulary_cut, user_args
+from ._common import note_vocabulary_cut, user_args
 from ._flags import READING_FLAGS, flag_errors
 
 
@@ -57,7 +58,7 @@ def read_vocabulary(*args, **kw):
 def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
     """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
     text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
-    if fmt != "auto" or spec in BUILT_IN_CORPORA:
+    if fmt != "auto" or spec in BUILT_IN:
         return None
     p = Path(spec)
     chosen = auto_format(p)
@@ -95,7 +96,7 @@ def corpus_from_args(a):
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
                          lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a),
                          keep_urls=getattr(a, "keep_urls", None))
-    if getattr(a, "max_vocab", None) is None and a.corpus not in BUILT_IN_CORPORA:
+    if getattr(a, "max_vocab", None) is None and a.corpus not in BUILT_IN:
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
 

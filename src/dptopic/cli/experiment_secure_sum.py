@@ -6,13 +6,13 @@ from pathlib import Path
 
 from ..contributor.client import ServiceClient
 from ..corpus import Vocabulary
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..experiments.secure_sum import secure_sum_experiment
 from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 from ..protocol.secure_sum.enrollment import read_invitations
 from ..reporting.terminal import make_console
 from ..service.config import read_token_file
-from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
 from ._run_common import load_corpus
 from .secure_sum import PLAN_FLAGS

@@ -12,12 +12,12 @@ from .._io import check_output_file
 from ..accounting.card import epsilon_text as _eps
 from ..contributor.document_randomizer import DocumentRandomizer
 from ..contributor.randomizer import Randomizer
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..protocol.document_reports import MAGIC as DOC_MAGIC
 from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size
 from ..protocol.reports import MAGIC
 from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note
-from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
 from ._run_common import load_corpus, read_vocabulary
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 import logging
 import warnings
 
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT
 from ..reporting.terminal import make_console
 from ..service import create_app, startup
 from ..service.config import read_token_file
 from ..service.http import server_options
-from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
 from ._run_common import load_corpus, read_vocabulary
 from .budget import served_ledger

@@ -8,12 +8,12 @@ from ..contributor.secure_sum.client import person_bow, state_path, take_part, t
 from ..contributor.secure_sum.cohort_client import take_part_in_cohorts
 from ..contributor.secure_sum.default import check_config
 from ..corpus import Vocabulary
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..protocol.codec import DEFAULT_MAX_EPSILON
 from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 from ..protocol.secure_sum.enrollment import read_invitation
 from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
-from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import with_flag_names
 from ._run_common import load_corpus
 

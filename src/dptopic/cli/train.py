@@ -12,7 +12,7 @@ from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from ..accounting.units import UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..backends import training_source
 from ..corpus.corpus import tokenising_progress
-from ..datasets import check_user_corpus, corpus_format, read_public_corpus
+from ..datasets import BUILT_IN, check_user_corpus, corpus_format, read_public_corpus
 from ..errors import DPTopicError
 from ..mechanisms import laplace
 from ..models.registry import TRAINERS, train_refusal_error
@@ -20,7 +20,7 @@ from ..reporting.terminal import make_console
 from ..training import build_model, train
 from ..training.by_unit import trainer_for_unit
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import BUILT_IN_CORPORA, NO_VOCAB_CAP, refuse_data_cuts, user_args
+from ._common import NO_VOCAB_CAP, refuse_data_cuts, user_args
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._run_common import check_out, corpus_from_args, load_corpus, read_vocabulary, say_reading
 from ._train_flags import (
@@ -120,7 +120,7 @@ def _refuse_person_flags_without_unit(a) -> None:
     if a.unit is not None:
         raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
                            f" --unit user instead, or drop {given}.")
-    if a.corpus in BUILT_IN_CORPORA:
+    if a.corpus in BUILT_IN:
         raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
                            " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
                            f" FIELD (or a folder of folders, one per person), or drop {given}.")
@@ -144,7 +144,7 @@ def _refuse_user_level_flags(a) -> None:
         return
 
     with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
-        if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
+        if a.corpus in BUILT_IN:        # what --corpus names is refused first
             check_user_corpus(a.corpus)
         if a.private_vocabulary is not None:
             raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person:"

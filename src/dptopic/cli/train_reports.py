@@ -2,13 +2,13 @@
 ``dptopic randomize`` (cli/local.py, the contributor's side) writes."""
 from __future__ import annotations
 
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ..protocol.document_reports import DocumentReportSet
 from ..protocol.reports import ReportSet
 from ..training import train
 from ..training.run import no_vocabulary_error
-from ._common import PUBLIC_VOCABULARY_DECIDES
 from ._flags import flag_errors
 from ._run_common import load_corpus, read_vocabulary
 from ._training_output import print_local_result, print_reports
