@@ -1,6 +1,7 @@
 """``privacy``'s parser: the calculators' flags (run by cli/privacy.py) and verify's (cli/verify.py)."""
 from __future__ import annotations
 
+from ...accounting.bounds import EPSILON_MAX, MAX_COUNT
 from ...accounting.units import HDP_DEFAULT_BETA
 from .._common import _float_arg, _int_arg, epsilon_budget, positive_float, positive_int, unit_interval
 
@@ -12,7 +13,7 @@ MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the ite
 
 
 
-MAX_HDP_ITERATIONS = 10**7  # the PLD accountant's bound on an event's count (accounting.ledger.MAX_COUNT)
+MAX_HDP_ITERATIONS = MAX_COUNT  # the PLD accountant's bound on an event's count
 
 
 COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states its figures per
@@ -24,8 +25,8 @@ _token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n
 MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabulary; the rule walks its words in order
 
 
-# fed-report-words --epsilon-per-entry: the range train --algorithm fed accepts (accounting.events.EPSILON_MAX)
-_fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie in (0, 500]")
+# fed-report-words --epsilon-per-entry: the range train --algorithm fed accepts
+_fed_epsilon = _float_arg(lambda v: 0 < v <= EPSILON_MAX, f"an epsilon per entry must lie in (0, {EPSILON_MAX:g}]")
 
 
 def register(sub) -> None:
