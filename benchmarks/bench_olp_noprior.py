@@ -24,7 +24,7 @@ def main(argv=None) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    from dptopic.cli._common import experiment_corpora
+    from dptopic.cli._run_common import experiment_corpora
     from dptopic.evaluation.topic_quality import npmi_coherence
     from dptopic.experiments import zhao_local as z
     from dptopic.models import LDA, OLPLDA

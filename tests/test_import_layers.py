@@ -464,8 +464,8 @@ def test_no_module_keeps_an_old_name():
 MODULE_GETATTRS = {
     "errors.py": "NotFittedError, made on first use so that the command line does not import scikit-learn",
     "__init__.py": "a package's public names, each read from the module it lives in on first use (_lazy_names.py)",
-    **dict.fromkeys(("accounting/__init__.py", "contributor/__init__.py", "kernels/__init__.py",
-                     "mechanisms/__init__.py", "models/__init__.py", "experiments/__init__.py",
+    **dict.fromkeys(("accounting/__init__.py", "attacks/__init__.py", "contributor/__init__.py",
+                     "kernels/__init__.py", "mechanisms/__init__.py", "models/__init__.py", "experiments/__init__.py",
                      "protocol/secure_sum/__init__.py"),
                     "the same, for that package"),
 }

@@ -47,7 +47,7 @@ def test_hdp_calculator_answers_one_question_at_a_time(kw, parameter):
 
 
 def test_the_default_beta_is_hdplda_s_and_the_command_line_s():
-    from dptopic.cli.privacy import HDP_DEFAULT_BETA as cli_copy
+    from dptopic.cli.parsers.privacy import HDP_DEFAULT_BETA as cli_copy
     from dptopic.models import HDPLDA
 
     assert inspect.signature(HDPLDA).parameters["beta"].default == HDP_DEFAULT_BETA == cli_copy

@@ -666,7 +666,7 @@ def test_report_refuses_an_audit_of_another_model(files, tmp_path, capsys):
 
 
 def test_audit_reads_the_corpus_as_evaluate_does(tmp_path, capsys):
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
     from dptopic.datasets import sotu_texts
 
     src = tmp_path / "docs.txt"

@@ -596,9 +596,10 @@ def test_score_release_audits_dpsvi_and_hdp_lda(docs, tmp_path, capsys, trainer,
 
 
 def test_the_audit_help_states_the_library_bounds():
-    """cli/audit.py keeps copies of the audit's bounds for its help (the library loads numpy at start-up)."""
+    """The audit's parser states the bounds the library's audit reads: both from dptopic.attacks.settings, which
+    loads nothing (the attacks load numpy)."""
     from dptopic.attacks import audit as library
-    from dptopic.cli import audit
+    from dptopic.cli.parsers import audit
 
     assert (audit.COVERAGE_LIMIT, audit.MAX_SHADOWS, audit.ONE_RUN_CANARIES) == (
         library.COVERAGE_LIMIT, library.MAX_SHADOWS, library.ONE_RUN_CANARIES)

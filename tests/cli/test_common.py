@@ -11,7 +11,7 @@ import pytest
 
 import dptopic
 from dptopic import CDPLDA, CDPLDAPlus
-from dptopic.cli._common import load_corpus
+from dptopic.cli._run_common import load_corpus
 from dptopic.cli._training_output import corpus_line
 from dptopic.errors import DPTopicError
 from dptopic.reporting.terminal import make_console
@@ -61,7 +61,7 @@ def test_same_documents_as_jsonl_csv_text_and_folder_give_one_corpus(tmp_path):
     (tmp_path / "dir").mkdir()
     for i, d in enumerate(DOCS):
         (tmp_path / "dir" / f"{i}.txt").write_text(d, encoding="utf-8")
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
 
     got = []
     for name in ("c.jsonl", "c.csv", "c.txt", "dir"):
@@ -202,7 +202,7 @@ def test_topic_quality_reads_texts_as_evaluate_does(tmp_path):
     m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(dptopic.Corpus.from_texts(texts, stop_words=None))
     assert "the" in m.vocabulary_.words          # a stop word the model kept: text must be read with it
     texts = texts + ["nothing here matches"] * 5  # documents with none of the model's words: dropped, as evaluate does
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
 
     f = tmp_path / "ref.txt"
     f.write_text("\n".join(texts))
@@ -220,7 +220,7 @@ def test_topic_quality_reads_texts_as_evaluate_does(tmp_path):
     ("wordfreq:en:10:2", "write wordfreq:LANG or wordfreq:LANG:SIZE"),
 ])
 def test_bad_specs_are_one_line_errors(spec, message):
-    from dptopic.cli._common import read_vocabulary
+    from dptopic.cli._run_common import read_vocabulary
 
     with pytest.raises(DPTopicError) as e:
         read_vocabulary(spec)

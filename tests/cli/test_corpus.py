@@ -266,7 +266,7 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
+    from dptopic.cli.submit import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 

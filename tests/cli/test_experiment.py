@@ -131,9 +131,9 @@ def test_the_docs_figures_folder_takes_its_documented_fedlda_command(tmp_path):
 
 # ---- arguments checked before any work; the classes that exist; help for every flag
 def test_svi_sampling_rate_is_refused_before_the_corpus_is_read(tmp_path, capsys, monkeypatch):
-    from dptopic.cli import _common
+    from dptopic.cli import _run_common
 
-    monkeypatch.setattr(_common, "experiment_corpora", lambda *a, **k: pytest.fail("the corpus was read"))
+    monkeypatch.setattr(_run_common, "experiment_corpora", lambda *a, **k: pytest.fail("the corpus was read"))
     err = _bad(["experiment", "svi", "--sampling-rates", "0.1", "1.5", "--out", tmp_path / "s"], capsys)
     assert "--sampling-rates" in err and "1.5" in err and not (tmp_path / "s").exists()
 

@@ -15,9 +15,9 @@ def _error_line(capsys, argv) -> str:
 def test_experiment_olp_passes_a_flags_range_error_through_as_it_is(tiny, tmp_path, monkeypatch, capsys):
     """A range error of a flag was glued to the hint about the training set's size ("...[1, 100000].: use fewer
     --batches ...")."""
-    from dptopic.cli import _common
+    from dptopic.cli import _run_common
 
-    monkeypatch.setattr(_common, "experiment_corpora", lambda name, max_docs=None, max_test_docs=None: (tiny.corpus,
+    monkeypatch.setattr(_run_common, "experiment_corpora", lambda name, max_docs=None, max_test_docs=None: (tiny.corpus,
                                                                                                   tiny.corpus))
     line = _error_line(capsys, ["experiment", "olp", "--topics", "1000000000000", "--batches", "1", "--batch-size", "5",
                                "--prior-size", "5", "--prior-sizes", "5", "--batch-sizes", "5", "--out", tmp_path / "olp"])

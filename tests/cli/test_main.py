@@ -1,7 +1,9 @@
 import json
+import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -224,7 +226,7 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_pat
 
 def test_builtin_corpus_keeps_one_row_per_paragraph_for_transform(tmp_path):
     """transform --corpus demo wrote 23,280 rows for 23,431 paragraphs: the built-in corpora ignored drop_empty."""
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
     from dptopic.corpus import Vocabulary
     from dptopic.datasets import load_sotu
 
@@ -344,7 +346,7 @@ def test_public_vocabulary_npz_is_read_as_prepared_by_audit_and_refuses_stop_wor
     capsys.readouterr()
     assert main(["audit", "--model", str(tmp_path / "m"), "--corpus", pub, "--shadows", "4", "--seed", "0",
                  "--out", str(tmp_path / "a")]) in (0, None), capsys.readouterr().err
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
 
     assert load_corpus(pub, max_vocab=None, min_df=1).vocab_size == len(WORDS)       # serve/submit's reading
     assert main(["train", "--corpus", pub, "--algorithm", "hdp", "--stop-words", "english", "--topics", "2",
@@ -429,22 +431,97 @@ def test_the_command_table_lists_every_command_with_its_modules_own_summary_in_o
 HELP = ("import contextlib, io\nfrom dptopic.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main({argv!r})\n"
         "    except SystemExit:\n        pass\n")
-COMMAND_MODULES = sorted({f"dptopic.cli.{module}" for module, _ in COMMANDS.values()})
+COMMAND_MODULES = sorted({f"dptopic.cli.parsers.{module}" for module, _ in COMMANDS.values()})
+CLI = Path(__file__).parents[2] / "src" / "dptopic" / "cli"
+RUN_MODULES = sorted(f"dptopic.cli.{p.stem}" for p in CLI.glob("*.py")
+                     if not p.stem.startswith("_") and p.stem != "main")
+LIBRARY = ("numpy", "numba", "scipy", "sklearn")
 
 
 def test_top_level_help_imports_no_command_module_and_no_numpy():
     from helpers import loaded_in_a_new_process
 
-    assert loaded_in_a_new_process(HELP.format(argv=["--help"]), [*COMMAND_MODULES, "numpy", "numba", "scipy"]) == []
+    assert loaded_in_a_new_process(HELP.format(argv=["--help"]), [*COMMAND_MODULES, *RUN_MODULES, *LIBRARY]) == []
 
 
-def test_a_command_imports_its_own_module_and_no_other_commands():
+def test_a_command_imports_its_own_parser_and_no_other_commands():
     from helpers import loaded_in_a_new_process
 
-    loaded = loaded_in_a_new_process(HELP.format(argv=["audit", "--help"]), COMMAND_MODULES)
-    assert loaded == ["dptopic.cli.audit"], loaded
-    loaded = loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), COMMAND_MODULES)
-    assert loaded == ["dptopic.cli.privacy"], loaded
+    loaded = loaded_in_a_new_process(HELP.format(argv=["audit", "--help"]), [*COMMAND_MODULES, *RUN_MODULES])
+    assert loaded == ["dptopic.cli.parsers.audit"], loaded
+    loaded = loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]),
+                                     [*COMMAND_MODULES, *RUN_MODULES])
+    assert loaded == ["dptopic.cli.parsers.privacy"], loaded
+
+
+# every command's help, and a flag error of each kind argparse finds: an unknown flag, a bad choice, a missing value
+PARSE_ONLY = """
+import argparse, contextlib, io, json, sys
+from dptopic.cli.main import build_parser, main
+
+def leaves(p, words):
+    subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield words, p
+    for name, sub in (subs[0].choices.items() if subs else ()):
+        yield from leaves(sub, [*words, name])
+
+lines = []
+for words, p in leaves(build_parser(), []):
+    lines += [[*words, "--help"], [*words, "--no-such-flag"]]
+    for act in p._actions:
+        if act.option_strings and act.nargs is None:         # an option that takes one value, given none
+            lines.append([*words, act.option_strings[-1]])
+        if act.option_strings and act.choices:
+            lines.append([*words, act.option_strings[-1], "no-such-choice"])
+lines += [["train", "--algorithm", name, "--help"] for name in ("lda", "hdp", "docdp-cooc", "fed", "olp")]
+lines += [["train", "--unit", unit, "--help"] for unit in ("word", "document", "user")]
+statuses = set()
+for argv in lines:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit as e:
+            statuses.add(e.code)
+print(json.dumps({"lines": len(lines), "statuses": sorted(map(str, statuses)),
+                  "loaded": sorted(m for m in sys.modules if m.split(".")[0] in %r
+                                   or m.startswith("dptopic.models.") and m != "dptopic.models.registry"
+                                   or m in %r)}))
+"""
+
+
+def test_no_command_s_help_or_flag_error_loads_the_library_or_its_run_code():
+    """Every command's parser is built, every help printed and a flag error of each kind made, in one process: none
+    loads numpy, numba, scipy, scikit-learn, a trainer (``dptopic.models``' estimators: the registry alone is read)
+    or a module that runs a command (cli/parsers/ builds the parsers; cli/main.py imports the run code once the
+    arguments parsed)."""
+    from helpers import SRC
+
+    code = PARSE_ONLY % (LIBRARY, RUN_MODULES)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": SRC})
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert result["lines"] > 300 and result["statuses"] == ["0", "2"], result    # helps (0) and flag errors (2)
+    assert result["loaded"] == [], result["loaded"]
+
+
+def test_train_help_in_a_real_process_imports_no_library():
+    """``python -m dptopic train --help`` as a real process, which writes the modules it imported at its exit (-X
+    importtime lists no module imported by importlib.import_module, as cli/main.py imports a command's parser)."""
+    from helpers import SRC
+
+    dump = ("import atexit, json, runpy, sys\n"
+            "atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))\n"
+            "sys.argv = ['dptopic', 'train', '--help']\nrunpy.run_module('dptopic', run_name='__main__')\n")
+    r = subprocess.run([sys.executable, "-c", dump], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": SRC})
+    assert r.returncode == 0 and "--algorithm" in r.stdout, r.stderr
+    imported = json.loads(r.stderr.strip().splitlines()[-1])
+    heavy = sorted(m for m in imported if m.split(".")[0] in LIBRARY or m in RUN_MODULES
+                   or m.startswith("dptopic.models.") and m != "dptopic.models.registry")
+    assert heavy == [], heavy
+    assert "dptopic.cli.parsers.train" in imported and "dptopic.cli._trainer_facts" in imported, imported
 
 
 def test_the_privacy_calculators_load_no_model():
@@ -454,12 +531,13 @@ def test_the_privacy_calculators_load_no_model():
     assert loaded_in_a_new_process(HELP.format(argv=["privacy", "inherent", "--help"]), ["numba", "sklearn"]) == []
 
 
-def test_a_command_whose_module_loads_numba_refuses_an_unusable_numba_num_threads_in_one_line():
-    """Its module is imported when the parser is built, before any flag is read: ``audit --help`` too."""
-    import os
-
+def test_an_unusable_numba_num_threads_leaves_help_and_stops_the_run_in_one_line(tmp_path):
+    """A command's help loads no numba, so it is printed; the run is refused before its run code loads numba."""
     from helpers import run_dptopic_process
 
-    r = run_dptopic_process("audit", "--help", env=dict(os.environ, NUMBA_NUM_THREADS="0"))
+    env = dict(os.environ, NUMBA_NUM_THREADS="0")
+    r = run_dptopic_process("audit", "--help", env=env)
+    assert r.returncode == 0 and "--shadows" in r.stdout and not r.stderr, r.stderr
+    r = run_dptopic_process("audit", "--algorithm", "lda", "--corpus", "demo", "--out", tmp_path / "a", env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.startswith("error: ") and "NUMBA_NUM_THREADS" in r.stderr, r.stderr

@@ -66,7 +66,7 @@ def _hdp(n_iter=20):
 
 # ---------------------------------------------------------------- 1. privacy hdp's beta is the trainer's
 def test_hdp_calculator_default_beta_is_hdplda_s_and_gives_the_trained_model_s_figures():
-    from dptopic.cli.privacy import HDP_DEFAULT_BETA
+    from dptopic.cli.parsers.privacy import HDP_DEFAULT_BETA
     from dptopic.models import HDPLDA
 
     assert inspect.signature(HDPLDA).parameters["beta"].default == HDP_DEFAULT_BETA == 1.0
@@ -805,7 +805,7 @@ def _flat(s: str) -> str:
 # 8 ------------------------------------------------------------------------------------------------------------
 def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
     from dptopic.accounting.ledger import claims_no_guarantee
-    from dptopic.cli.privacy import NO_GUARANTEE_EXIT
+    from dptopic.cli.verify import NO_GUARANTEE_EXIT
     from dptopic.reporting.verification import events_text as _events_text
 
     assert _events_text({"events": [{"count": 256}]}) == "1 event repeated 256 times"

@@ -114,7 +114,7 @@ def _one_line(e: pytest.ExceptionInfo) -> str:
 
 # ---------------------------------------------------------------- 3. a contributor's text; corpus info/prepare
 def _client(path):
-    from dptopic.cli.serve import _client_corpus  # what submit and fed-client read
+    from dptopic.cli.submit import _client_corpus  # what submit and fed-client read
 
     return _client_corpus(argparse.Namespace(corpus=str(path), format="auto", text_field="text"))
 
@@ -197,6 +197,6 @@ def test_a_corpus_given_as_the_vocabulary_is_refused_in_one_line(tmp_path, capsy
     assert "holds text, not words" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "r.dpr").exists()
     # an n-gram vocabulary (a few words per line) is still a vocabulary
-    from dptopic.cli._common import read_vocabulary
+    from dptopic.cli._run_common import read_vocabulary
     (tmp_path / "ngrams.txt").write_text("new york\nunited states\ntax\nbank\n")
     assert len(read_vocabulary(tmp_path / "ngrams.txt")) == 4

@@ -288,7 +288,7 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     assert len(update) <= codec.fed_largest_update(rrp, 10)
 def test_a_contributors_rare_word_is_not_cut_before_the_servers_vocabulary_applies(tmp_path):
     """The text is read keeping every word: a default cap of 1,000 dropped the rarest before the mapping."""
-    from dptopic.cli.serve import _client_corpus
+    from dptopic.cli.submit import _client_corpus
 
     filler = [f"fill{a}{b}{c}" for a in "abcdefghij" for b in "abcdefghij" for c in "abcdefghijklmno"]   # 1,500
     p = tmp_path / "mine.txt"
@@ -359,7 +359,7 @@ def _submitted(**kw):
 
 
 def test_submit_lines_total_the_documents_epsilon_and_say_the_reports_were_not_kept():
-    from dptopic.cli.serve import submit_lines
+    from dptopic.cli.submit import submit_lines
 
     lines = submit_lines(_submitted(), "http://server")
     assert "reports not kept (--state none)" in lines[0]
@@ -372,7 +372,7 @@ def test_submit_lines_total_the_documents_epsilon_and_say_the_reports_were_not_k
 
 
 def test_fed_client_lines_name_the_rounds_and_whether_reports_were_reused():
-    from dptopic.cli.serve import fed_client_lines
+    from dptopic.cli.submit import fed_client_lines
 
     s = {"state": "/s", "reused_reports": True, "rounds": [1, 2], "client": "c", "epsilon_basic": 1.00001,
          "epsilon_pld": 0.5, "delta": 1e-5, "note": "a note"}

@@ -1,5 +1,7 @@
 """``dptopic.cli._train_flags``: which ``train`` option each trainer reads, read from the trainer registry."""
 
+from pathlib import Path
+
 import pytest
 
 from dptopic.cli import _train_flags as tf
@@ -53,3 +55,12 @@ def test_building_the_command_line_imports_no_estimator():
     command runs (cli/main.py's command table)."""
     assert loaded_in_a_new_process("from dptopic.cli.main import build_parser; build_parser(only='')",
                                    ("numpy", "numba", "sklearn", "dptopic.models.lda")) == []
+
+
+def test_the_trainer_facts_table_is_what_the_classes_say():
+    """``train``'s help reads the trainers' parameters from cli/_trainer_facts.py, so that it imports no trainer;
+    after a change to a trainer's signature, ``python -m dptopic.cli._trainer_facts`` writes the table again."""
+    from dptopic.cli import _trainer_facts
+
+    assert _trainer_facts.FACTS == _trainer_facts.facts_of_classes(), "run: python -m dptopic.cli._trainer_facts"
+    assert _trainer_facts.source(_trainer_facts.FACTS) == Path(_trainer_facts.__file__).read_text(encoding="utf-8")

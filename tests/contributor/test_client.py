@@ -321,9 +321,10 @@ def test_database_timeout_flag_reaches_the_storage(tmp_path):
     import argparse
 
     from dptopic.cli import serve as serve_cli
+    from dptopic.cli.parsers import serve as serve_parser
 
     p = argparse.ArgumentParser()
-    serve_cli.register(p.add_subparsers())
+    serve_parser.register(p.add_subparsers())
     words = make_words(20)
     (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "2",
@@ -556,7 +557,7 @@ def _err_line(capsys, argv) -> str:
 
 def test_a_state_file_is_refused_naming_the_state_parameter_and_serves_flags_write_it(tmp_path):
     """The library names its parameter (``state='…'``, ``state=None``); submit and fed-client write their flags."""
-    from dptopic.cli.serve import CLIENT_FLAGS
+    from dptopic.cli.submit import CLIENT_FLAGS
     from dptopic.errors import ParameterError
 
     bad = tmp_path / "notes.json"

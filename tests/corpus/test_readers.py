@@ -404,7 +404,7 @@ def test_blank_lines_do_not_count_in_a_fraction_of_documents_and_a_cr_only_file_
     # after blank lines became numbered documents, a file of paragraphs set apart by blank lines
     # counted them in --max-df 0.5's denominator and kept a word in 90% of the paragraphs; a file with classic Mac
     # line endings (carriage returns only) became one document
-    from dptopic.cli._common import load_corpus
+    from dptopic.cli._run_common import load_corpus
 
     words = "tax budget war peace health school river mountain valley ocean forest desert".split()
     rng = np.random.default_rng(0)

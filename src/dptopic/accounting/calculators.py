@@ -15,8 +15,7 @@ from .events import EPSILON_MAX, LaplaceEvent, PureDPEvent
 from .fedlda import check_informative, report_words_for, subset_report_variance, subset_size
 from .inherent import eps_iter_static, eps_related, hdp_clip_bound, hdp_epsilon_inherent
 from .ledger import MAX_COUNT, PrivacyLedger
-
-HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.hdp_lda.HDPLDA), the calculator's default too
+from .units import HDP_DEFAULT_BETA
 
 
 def inherent_bounds(n_t: int, max_n_tprime: int, beta: float = 0.01, cmax: float | None = None, n_iter: int = 1) -> dict:

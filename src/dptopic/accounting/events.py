@@ -15,13 +15,9 @@ import numpy as np
 from .._validation import Int, Real, validate_value
 from ..errors import DPTopicError, ParameterError
 from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
+from .bounds import EPSILON_MAX
 
 DISCRETIZATION = 1e-4
-
-EPSILON_MAX = 500.0
-"""Largest per-event epsilon the events accept: beyond it ``exp(eps)`` overflows in the PLD/RDP
-computations, and a step that loose protects nothing anyway."""
-
 
 def _check_event_eps(eps, what: str) -> None:
     validate_value(what, eps, [Real(0, EPSILON_MAX)])

@@ -12,6 +12,7 @@ import numpy as np
 from .._validation import Int, Real, validate_value
 from ..errors import BudgetExceededError, DPTopicError
 from ._lazy import rdp_privacy_accountant
+from .bounds import MAX_COUNT
 from .events import DISCRETIZATION, RDP_ORDERS, LaplaceEvent, PureDPEvent
 
 WORD_RELATION = ("word-level replacement: D' is D with one token's word replaced by another word"
@@ -24,10 +25,6 @@ def non_private_report(reason: str, unit: str = "word", relation: str = WORD_REL
     return {"private": False, "epsilon": float("inf"), "delta": None, "unit": unit,
             "neighbouring_relation": relation, "theorem": "none: no differential privacy guarantee is claimed",
             "reason": reason, **extra}
-
-
-MAX_COUNT = 10**7
-"""Most repetitions of one event the accountants compose (the estimators' largest n_iter)."""
 
 
 def _check_delta(delta) -> float:

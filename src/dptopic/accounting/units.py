@@ -21,6 +21,9 @@ WORD_ITERATIONS = 50
 WORD_EPSILON_INHERENT = 10.0
 """HDPLDA's inherent part per iteration (``HDPLDA.DEFAULT_EPSILON_INHERENT``, not imported: accounting loads no
 estimator): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
+HDP_DEFAULT_BETA = 1.0
+"""HDPLDA's default topic-word prior beta (not imported, as above), the default of the privacy calculator of HDP-LDA
+(``accounting.calculators.hdp_calculator``, ``dptopic privacy hdp``)."""
 DOCUMENT_RANKING_NOISE = 3.0
 """The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
 defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in

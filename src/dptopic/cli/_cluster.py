@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -10,31 +9,7 @@ from ..backends.cluster import check_scheduler_address as check
 from ..backends.cluster import dask_cluster
 from ..corpus.shards import folder_shards
 from ..errors import DPTopicError
-from ._common import add_corpus_args, positive_int
-
-MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
-
-
-def _local_workers(s: str) -> int:
-    """``--dask-local N``: a whole number of worker processes in [1, MAX_LOCAL_WORKERS]."""
-    n = positive_int(s)
-    if n > MAX_LOCAL_WORKERS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_LOCAL_WORKERS} worker processes on one machine (this"
-                                         " one has {} cores), got {}; for more, start a Dask cluster and give"
-                                         " --scheduler".format(_cores(), s))
-    return n
-
-
-def _cores() -> str:
-    return str(os.cpu_count() or "an unknown number of")
-
-
-def add_cluster_args(p) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="train on this Dask cluster (needs dptopic[dask]); --corpus may then be a shard directory")
-    g.add_argument("--dask-local", type=_local_workers, default=None, metavar="N",
-                   help=f"start a local Dask cluster of N worker processes (at most {MAX_LOCAL_WORKERS}) and train on it")
+from ._common import add_corpus_args
 
 
 @contextmanager

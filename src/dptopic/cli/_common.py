@@ -1,19 +1,19 @@
-"""Helpers shared by the command groups: argument types, the corpus and model flags, and the library's corpus readers
-with their errors in the command's words. What a Python user needs too lives in the library: the printers of the card
-and the topics in :mod:`dptopic.reporting.terminal` (re-exported here, as the commands import them from here), the
-readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
+"""Helpers shared by the command groups and light at import (the parsers of cli/parsers/ import them): argument types,
+the corpus and model flags, the notes a command prints. The library's readers, as the commands' run code calls them
+with their errors in the command's words, are cli/_run_common.py's. What a Python user needs too lives in the library:
+the printers of the card and the topics in :mod:`dptopic.reporting.terminal` (re-exported here, as the commands import
+them from here), the readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
 import math
 import secrets
 import sys
-from pathlib import Path
 
 from ..errors import DPTopicError
 from ..reporting.terminal import print_topics as _print_topics
 from ..reporting.terminal import topic_support
-from ._flags import FORMATS, READING_FLAGS, flag_errors
+from ._flags import FORMATS
 
 
 def _float_arg(check, what):
@@ -89,19 +89,6 @@ def add_out_args(p, default: str, what: str = "model") -> None:
     p.add_argument("--overwrite", action="store_true", help=f"replace --out if it already holds a dptopic {what}")
 
 
-def check_out(a, *suffixes: str) -> None:
-    """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
-    ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir, claim_output  # main imports _common: on use
-
-    # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
-    # and the check below cannot pass for two runs at once
-    for out in (a.out, *(str(a.out).rstrip("/\\") + suf for suf in suffixes)):
-        check_output_dir(out, overwrite=a.overwrite)      # a path that may be written at all
-        claim_output(out)
-        check_output_dir(out, overwrite=a.overwrite)      # and still may, now that it is held
-
-
 def eps_delta_pair(s: str) -> tuple:
     """``EPS,DELTA`` with EPS in (0, 500] (the accountants' range) and DELTA in (0, 1)."""
     parts = s.split(",")
@@ -134,67 +121,6 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
             + (f"; pass {public_flag} when they are public" if public_flag else "; change its mode to share it") + ")")
 
 
-# copies of dptopic.datasets' constants (importing it loads numpy, which the command line's start-up path must not)
-BUILT_IN_CORPORA = (None, "demo", "sotu", "20newsgroups")     # datasets.BUILT_IN: no people, a documented word cap
-PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
-
-
-# The library's readers of corpora and word lists, imported when first called: they load numpy, which the command
-# line's start-up path must not. A reader's ``format`` and ``vocabulary`` errors are written in flags.
-def load_corpus(*args, **kw):
-    """:func:`dptopic.datasets.load_corpus`, its errors in flags (``--corpus``)."""
-    from ..datasets import load_corpus as read  # main imports _common: on use
-    with flag_errors(READING_FLAGS):
-        return read(*args, **kw)
-
-
-def read_into_model(*args, **kw):
-    """:func:`dptopic.datasets.read_into_model` (documents in a saved model's words), its errors in flags."""
-    from ..datasets import read_into_model as read  # main imports _common: on use
-    with flag_errors({**READING_FLAGS, "corpus": "--corpus", "reference": "--reference"}):
-        return read(*args, **kw)
-
-
-def experiment_corpora(*args, **kw):
-    """:func:`dptopic.datasets.experiment_corpora`: an experiment's (train, test)."""
-    from ..datasets import experiment_corpora as read  # main imports _common: on use
-    return read(*args, **kw)
-
-
-def read_vocabulary(*args, **kw):
-    """:func:`dptopic.corpus.wordlist.read_vocabulary` (``--vocabulary FILE | wordfreq:LANG[:SIZE]``)."""
-    from ..corpus.wordlist import read_vocabulary as read  # main imports _common: on use
-    with flag_errors({"vocabulary": "--vocabulary"}):
-        return read(*args, **kw)
-
-
-def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
-    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
-    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
-    if fmt != "auto" or spec in BUILT_IN_CORPORA:
-        return None
-    from ..corpus.files import tab_header_rows  # main imports _common: on use
-    from ..corpus.readers import (  # main imports _common: on use
-        FORMAT_NAMES,
-        auto_format,
-        file_suffix,
-        is_tab_separated,
-    )
-
-    p = Path(spec)
-    chosen = auto_format(p)
-    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
-          f"by its extension {file_suffix(p)!r}")
-    if chosen == "csv" and is_tab_separated(p):
-        rows = tab_header_rows(p)
-        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
-                "tab-separated values with one header row")
-    else:
-        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
-    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
-             .get(chosen, ""))
-    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
-            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
 def vocabulary_cut_note(corpus) -> str | None:
@@ -207,23 +133,6 @@ def vocabulary_cut_note(corpus) -> str | None:
     return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
             f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
             f" (--max-vocab all keeps them all).")
-
-
-def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
-    """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
-    (once), said just before the first step that spends or trains, once the input is known good (so that an error
-    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
-    the topics, as fit would."""
-    if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary  # main imports _common: on use
-
-        check_topics_fit_vocabulary(n_topics, vocab_size)
-    if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
-        return
-    a._reading_said = True
-    note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
-    if note is not None:
-        print(f"note: {note}", file=sys.stderr)
 
 
 def add_corpus_args(p, required=False, preprocessing=True):
@@ -303,17 +212,6 @@ def refuse_data_cuts(a, given: str) -> None:
                            " or the other.")
 
 
-def corpus_from_args(a):
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
-                         max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a),
-                         keep_urls=getattr(a, "keep_urls", None))
-    if getattr(a, "max_vocab", None) is None and a.corpus not in BUILT_IN_CORPORA:
-        note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
-    return corpus
-
-
-
 class ExitStatus(int):
     """What a command function returns to end with a status of its own (``privacy verify``'s 3); any other return
     value is ignored and a command that returns ends with 0."""
@@ -350,7 +248,6 @@ def refuse_show_unsupported(model, spec) -> None:
                            " docdp-cooc and svi, make one), so every topic is shown already: drop --show-unsupported.")
 
 
-
 # ------------------------------------------------------------- experiments (shared by every experiment command)
 def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/experiment"):
     p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
@@ -373,26 +270,6 @@ def experiment_seed(a, console) -> int:
         a.seed = secrets.randbelow(2**31)
         console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
     return a.seed
-
-
-def parse_settings(items, flag: str = "--set") -> dict:
-    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible, and
-    ``none``/``None``/``null`` as None."""
-    from .._io import load_json  # main imports _common: on use
-
-    out = {}
-    for it in items or []:
-        if "=" not in it:
-            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
-        k, v = it.split("=", 1)
-        if v.strip() in ("none", "None", "null"):       # Python's and JSON's spelling of "no value"
-            out[k.strip()] = None
-            continue
-        try:
-            out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
-        except ValueError:
-            out[k.strip()] = v
-    return out
 
 
 MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails

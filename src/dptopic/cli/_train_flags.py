@@ -1,7 +1,8 @@
 """Which ``dptopic train`` option each trainer reads, read from the trainer registry.
 
-A trainer reads the option that sets one of its parameters (``Trainer.parameters()``, each set by
-:func:`~dptopic.cli._trainers.trainer_flag`), the options of its own that set none (``cli._trainers.OWN_OPTIONS``),
+A trainer reads the option that sets one of its parameters (``Trainer.parameters()``, as cli/_trainer_facts.py holds
+them; each set by :func:`~dptopic.cli._trainers.trainer_flag`), the options of its own that set none
+(``cli._trainers.OWN_OPTIONS``),
 and the options of what it trains on and where it runs (:data:`_READS`, by registry facts: ``reads``, ``dask``, the
 keywords of ``fit``). An option no trainer's parameter or rule names (``--out``, ``--topics`` ...) every trainer
 reads. Given to a trainer that does not read it, an option is
@@ -18,12 +19,19 @@ from functools import lru_cache
 from ..models.registry import TRAINERS, for_unit_trainer
 from ._flags import CORPUS_FLAGS
 from ._train_parser import add_train_arguments
+from ._trainer_facts import FACTS
 from ._trainers import own_options, trainer_flag
 
 _CLI = tuple(t for t in TRAINERS.values() if t.cli)          # the choices of --algorithm
 _DOC = tuple(t.name for t in _CLI if {"document", "user"} <= set(t.units))     # --unit user takes them
 _CORPUS_ALGOS = tuple(t.name for t in _CLI if t.reads == "corpus")
 _STREAMS_SHARDS = tuple(t.name for t in _CLI if t.streams_shards)   # they read a 'corpus prepare --shards' folder
+
+
+def _facts(t) -> dict:
+    """What the command line reads of trainer ``t``'s class (its parameters, ``fit``'s keywords ...), from the table
+    written from the classes (cli/_trainer_facts.py): the help lists every trainer's options without importing one."""
+    return FACTS[t.name]
 
 
 def _reads_corpus(t) -> bool:
@@ -36,20 +44,21 @@ _READS = {
                                         "lowercase", "test_size", "private_vocabulary", "vocabulary_policy",
                                         "vocabulary_in_total")},
     # a trainer with a public prior corpus (olp: --prior) reads it with them
-    **{dest: (lambda t: t.reads == "corpus" or "prior_corpus" in t.parameters()) for dest in ("text_field", "format",
+    **{dest: (lambda t: t.reads == "corpus" or "prior_corpus" in _facts(t)["parameters"]) for dest in ("text_field",
+                                                                                                      "format",
                                                                                               "vocab")},
     # lp/olp/ldp-doc train on randomized reports (--reports), never on a corpus
     "reports": lambda t: t.reads == "reports", "reports_per_contributor": lambda t: t.reads == "reports",
     # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
     "scheduler": lambda t: t.dask, "dask_local": lambda t: t.dask,
     # the person of each document (fit's user_ids=), and a public corpus (fit's public_corpus=)
-    "user_field": lambda t: "user_ids" in t.fit_parameters(),
-    "public_corpus": lambda t: "public_corpus" in t.fit_parameters(),
-    "public_text_field": lambda t: "public_corpus" in t.fit_parameters(),
+    "user_field": lambda t: "user_ids" in _facts(t)["fit_parameters"],
+    "public_corpus": lambda t: "public_corpus" in _facts(t)["fit_parameters"],
+    "public_text_field": lambda t: "public_corpus" in _facts(t)["fit_parameters"],
     # the trainers that decide which topics stand above the noise (supported_topics_)
-    "show_unsupported": lambda t: t.marks_supported_topics,
+    "show_unsupported": lambda t: _facts(t)["marks_supported_topics"],
     # the dataset ledger records the releases of the trainers whose fit spends a budget (docs/budget.md)
-    **{dest: (lambda t: t.spends_budget) for dest in ("ledger", "no_ledger", "dataset", "person_aliases")},
+    **{dest: (lambda t: _facts(t)["spends_budget"]) for dest in ("ledger", "no_ledger", "dataset", "person_aliases")},
 }
 
 
@@ -60,8 +69,7 @@ def _dest(flag: str) -> str:
 @lru_cache(maxsize=None)
 def _parameter_dests(name: str) -> dict:
     """``{dest: parameter}``: the train options that set a parameter of the trainer ``name``."""
-    t = TRAINERS[name]
-    return {_dest(trainer_flag(name, p)): p for p in t.parameters() if trainer_flag(name, p) is not None}
+    return {_dest(trainer_flag(name, p)): p for p in FACTS[name]["parameters"] if trainer_flag(name, p) is not None}
 
 
 @lru_cache(maxsize=None)
@@ -105,7 +113,7 @@ def algorithm_flags() -> dict:
     options = _train_options()
     table = {}
     for t in _CLI:
-        dests = {**{_dest(trainer_flag(t.name, p)): p for p in t.fit_parameters()
+        dests = {**{_dest(trainer_flag(t.name, p)): p for p in _facts(t)["fit_parameters"]
                     if _dest(trainer_flag(t.name, p)) in _READS},
                  **_parameter_dests(t.name)}
         table[t.name] = {p: "--" + dest.replace("_", "-") for dest, p in dests.items()

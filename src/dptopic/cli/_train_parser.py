@@ -1,7 +1,9 @@
 """``dptopic train``'s options (its parser; cli/train.py maps them to :func:`dptopic.train`'s parameters)."""
 from __future__ import annotations
 
-from ._cluster import add_cluster_args
+import argparse
+import os
+
 from ._common import (
     add_corpus_args,
     add_out_args,
@@ -15,10 +17,7 @@ from ._common import (
     words_or,
 )
 from ._train_help import TRAINERS
-from .budget import add_ledger_flags
-from .fed import add_fed_args
-from .local import add_train_args
-from .svi import add_svi_args
+from .parsers.budget import add_ledger_flags
 
 DEFAULT_EPSILON_INHERENT = 10.0
 
@@ -182,3 +181,103 @@ def add_train_arguments(t) -> None:
     add_train_args(t)
     add_fed_args(t)
     add_svi_args(t)
+
+
+MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
+
+
+def _local_workers(s: str) -> int:
+    """``--dask-local N``: a whole number of worker processes in [1, MAX_LOCAL_WORKERS]."""
+    n = positive_int(s)
+    if n > MAX_LOCAL_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_LOCAL_WORKERS} worker processes on one machine (this"
+                                         " one has {} cores), got {}; for more, start a Dask cluster and give"
+                                         " --scheduler".format(_cores(), s))
+    return n
+
+
+def _cores() -> str:
+    return str(os.cpu_count() or "an unknown number of")
+
+
+def add_cluster_args(p) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="train on this Dask cluster (needs dptopic[dask]); --corpus may then be a shard directory")
+    g.add_argument("--dask-local", type=_local_workers, default=None, metavar="N",
+                   help=f"start a local Dask cluster of N worker processes (at most {MAX_LOCAL_WORKERS}) and train on it")
+
+
+def add_fed_args(t) -> None:
+    g = t.add_argument_group("FedLDA (--algorithm fed; see docs/fedlda.md)")
+    g.add_argument("--clients", type=positive_int, default=None,
+                   help="fed: split the corpus into N users (default: one user per document)")
+    g.add_argument("--rounds", type=positive_int, default=50, help="fed: communication rounds (default 50)")
+    g.add_argument("--epsilon-per-entry", type=positive_float, default=None, metavar="EPS_ENTRY",
+                   help="fed: epsilon per reported entry (one word), the component, instead of --epsilon (the per-user"
+                        " total); default 5 per entry when neither is given")
+    g.add_argument("--failure-rate", type=unit_interval, default=0.1,
+                   help="fed: Theorem 1's failure rate, the excluded rare-word mass (default 0.1; floor/tail only);"
+                        " not the delta of a guarantee")
+    g.add_argument("--gamma", type=float, default=1.0, help="fed: Zipf exponent gamma >= 1 (default 1)")
+    g.add_argument("--sample-ratio", type=float, default=1.0, help="fed: fraction in (0, 1] of the update sent (default 1)")
+    g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling (default 512)")
+    g.add_argument("--user-budget", type=positive_float, default=None, metavar="EPS_USER",
+                   help="fed, exclusion none: a per-user total (entries x epsilon per entry) instead of --epsilon and"
+                        " --pad-length; the split that estimates words best is chosen for the vocabulary"
+                        " (FedLDA.from_user_budget, docs/fedlda.md)")
+    g.add_argument("--variant", choices=("another", "coincide"), default="another",
+                   help="fed: a perturbed word is always another word (default) or may coincide")
+    g.add_argument("--exclusion", choices=("none", "floor", "tail"), default="none",
+                   help="fed: 'none' (default: full guarantee, reports randomized once), 'floor' (per word, partial)"
+                        " or 'tail' (the poster's, assumes Zipf)")
+    g.add_argument("--subset-size", type=int, default=0,
+                   help="fed, exclusion none: words per randomized report (default 0: chosen from epsilon)")
+    g.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
+                   help="fed, exclusion none: clients label their reports by EM of their topic proportions (default)"
+                        " or by a Gibbs chain")
+    g.add_argument("--report-words", type=words_or("auto", "all"), default=None, metavar="N|auto|all",
+                   help="fed, exclusion none: reports range over the vocabulary's first N words (its most common);"
+                        " auto (default) keeps those the reports can estimate, from epsilon, the vocabulary size and"
+                        " the number of reports (docs/fedlda.md); all with --private-vocabulary, whose words have no"
+                        " order the guarantee covers")
+    g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
+                   help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
+
+
+def add_train_args(t) -> None:
+    """The ``train`` options of the local-DP algorithms."""
+    t.add_argument("--reports", default=None, help="lp/olp/ldp-doc: report file written by 'dptopic randomize'")
+    t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
+    t.add_argument("--batch-size", type=positive_int, default=None,
+                   help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
+    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1] (default 0.5)")
+    t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
+    t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
+    t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
+    t.add_argument("--reports-per-contributor", type=positive_int, default=None, metavar="N",
+                   help="lp/olp/ldp-doc: state the guarantee for contributors who sent up to N reports each (their"
+                        " epsilons add, basic composition; default 1: one report per contributor). A public figure"
+                        " the server knows of its store, as dptopic serve states it")
+
+
+def _passes(text: str):
+    """``--epochs``: a number of passes, an integer where it is one (online-vb makes whole passes; svi takes a
+    fraction), range-checked by the trainer."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    return int(v) if v.is_integer() else v
+
+
+def add_svi_args(t) -> None:
+    g = t.add_argument_group("svi / online-vb (stochastic variational inference)")
+    g.add_argument("--sampling-rate", type=float, default=0.05,
+                   help="svi: probability q that each document joins a step's mini-batch (default 0.05)")
+    g.add_argument("--noise-multiplier", type=float, default=None,
+                   help="svi: noise std / clip; the run's epsilon is reported (instead of --epsilon)")
+    g.add_argument("--max-doc-len", type=int, default=500, help="svi: tokens kept per document (default 500)")
+    g.add_argument("--epochs", type=_passes, default=None,
+                   help="svi: expected passes, steps = round(epochs/q) (default 1); online-vb: passes (default 10)")
+    g.add_argument("--no-clip", action="store_true", help="svi: no clipping (sensitivity = --max-doc-len)")

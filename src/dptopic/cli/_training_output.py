@@ -1,7 +1,5 @@
 """A training run as terminal text: the held-out figures (outside the guarantee where a private model's), the notes of
 each step of :func:`dptopic.train` and what it returns (what ``dptopic train`` and ``dptopic demo`` print).
-
-Light at import, as :mod:`dptopic.reporting.terminal`: what a function reads from the library is imported inside it.
 """
 from __future__ import annotations
 
@@ -9,7 +7,11 @@ import math
 from types import SimpleNamespace
 
 from ..accounting.card import epsilon_text
+from ..models import CDPLDA, HDPLDA
+from ..models.registry import trainer_of
 from ..reporting.terminal import esc, print_privacy, styled
+from ..training.by_unit import SPLIT_NAMES, split_by
+from ..training.reference import nonprivate_reference, reference_too_large
 from ._common import print_topics
 
 _SAVED = {True: "saved in model.json, labelled as such.",
@@ -24,8 +26,6 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
     statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
     ``--save-metrics`` asks for: ``saved``)."""
-    from ..training.by_unit import SPLIT_NAMES  # randomize loads this module: trainers on use
-
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); "
             + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
@@ -138,8 +138,6 @@ def copies_note(result, console) -> None:
 
 def _variational(model) -> bool:
     """Whether the model's held-out figures are the variational ones (svi, online-vb, the document-level trainers)."""
-    from ..models.registry import trainer_of  # randomize loads this module: trainers on use
-
     t = trainer_of(model)
     return t is not None and (t.name in ("svi", "online-vb") or {"document", "user"} <= set(t.units))
 
@@ -148,8 +146,6 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
                         save_metrics: bool = False) -> None:
     """What a front door prints as :func:`dptopic.train` goes (its ``callback``): the private vocabulary, the
     corpus's sizes and split, the held-out copies, FedLDA's pad-length note."""
-    from ..training.by_unit import split_by  # randomize loads this module: trainers on use
-
     model = result.model
     if step == "vocabulary" and result.vocabulary_event is not None:
         eps_v, delta_v = private_vocabulary
@@ -160,8 +156,6 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
         console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
                       f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)", markup=True)
     elif step == "split":
-        from ..models import CDPLDA, HDPLDA  # randomize loads this module: trainers on use
-
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and private_vocabulary is None
         by = split_by(model)
@@ -197,11 +191,6 @@ def print_training_result(result, console, *, save_metrics: bool = False, show_u
     variational = _variational(model)
     saved = save_metrics or not model.is_private
     if result.metrics:
-        from ..training.reference import (  # randomize loads this module: trainers on use
-            nonprivate_reference,
-            reference_too_large,
-        )
-
         # a private model's figures beside non-private LDA's on the same split, by the same function, as the demo's
         baseline = nonprivate_reference(result, seed=seed, n_jobs=n_jobs) if model.is_private else None
         (print_variational_metrics if variational else print_metrics)(model, console, saved=saved, baseline=baseline)

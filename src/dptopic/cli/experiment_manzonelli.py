@@ -5,28 +5,16 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..attacks.audit import MAX_SHADOWS
 from ..experiments import manzonelli_lira as ml
 from ..experiments.manzonelli_lira import check_classifier_trainers, check_lira_settings
 from ..reporting.terminal import esc, make_console, print_checks
-from ._common import (
-    _int_arg,
-    add_seed_arg,
-    epsilon_budget,
-    epsilon_value,
-    experiment_seed,
-    jobs_int,
-    load_corpus,
-    parse_settings,
-    positive_float,
-    positive_int,
-    unit_interval,
-)
+from ._common import experiment_seed
 from ._flags import flag_errors
+from ._run_common import load_corpus, parse_settings
 
 
 def parse_set(items, flag):
-    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._common.parse_settings`)."""
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.cli._run_common.parse_settings`)."""
     return parse_settings(items, flag)
 
 
@@ -97,60 +85,3 @@ def cmd_classifier_mia(a):
     console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")
 
 
-def register_manzonelli(esub) -> None:
-    p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
-    p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path (default: 20newsgroups)")
-    p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
-    p.add_argument("--topics", type=_int_arg(1, 100_000), default=20, help="number of topics k (default 20)")
-    p.add_argument("--max-vocab", type=_int_arg(2), default=1000, help="most frequent words kept (default 1000)")
-    p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
-    p.add_argument("--trainer", choices=("sklearn", "cgs"), default="sklearn",
-                   help="sklearn LatentDirichletAllocation (the paper's) or dptopic's collapsed Gibbs LDA (default sklearn)")
-    p.add_argument("--cgs-iterations", type=positive_int, default=100,
-                   help="Gibbs sweeps of the cgs trainer (default 100)")
-    p.add_argument("--targets", type=positive_int, default=None, help="shadows attacked in turn (default all)")
-    p.add_argument("--k-grid", type=_int_arg(1, 100_000), nargs="+", default=None,
-                   help="Fig. 3: numbers of topics (each at most 100,000)")
-    p.add_argument("--private-vocabulary", type=epsilon_budget, nargs="+", default=None, metavar="EPS_V",
-                   help="Figs. 4-6: FDPTM with DP set union at each EPS_V")
-    p.add_argument("--delta-v", type=unit_interval, default=1e-4,
-                   help="delta of the private vocabulary selection (default 1e-4)")
-    p.add_argument("--dp-algorithm", default=None,
-                   help="Fig. 5: a private trainer for the topic model part (svi: document-level DP-SVI, calibrated"
-                        " to each eps_T)")
-    p.add_argument("--eps-t-grid", type=positive_float, nargs="+", default=None,
-                   help="Fig. 5: the topic model's epsilon values (with --dp-algorithm)")
-    p.add_argument("--dp-set", action="append", metavar="NAME=VALUE",
-                   help="another parameter of the --dp-algorithm trainer, e.g. sampling_rate=0.2 (repeatable)")
-    add_seed_arg(p)
-    p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows (default 2)")
-    p.add_argument("--out", default="runs/lira", help="a new or empty folder for the results (default runs/lira)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=cmd_lira)
-
-    c = esub.add_parser("classifier-mia", help="Zhao et al. Fig. 7: membership inference on a topic-model classifier")
-    c.add_argument("--corpus", default="20newsgroups",
-                   help="'20newsgroups', 'demo' (party labels) or a labelled path (default: 20newsgroups)")
-    c.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    c.add_argument("--label-field", default=None,
-                   help="JSONL field / CSV column holding each document's label (default: none; 'demo' and"
-                        " '20newsgroups' carry their own)")
-    c.add_argument("--classes", nargs="+", default=None, help="the two (or more) labels kept (default: every label)")
-    c.add_argument("--subsample", type=positive_int, default=1800, help="random documents kept (default 1800)")
-    c.add_argument("--max-vocab", type=_int_arg(2), default=1000, help="most frequent words kept (default 1000)")
-    c.add_argument("--algorithms", nargs="+", default=["lda", "cdp"],
-                   help="trainers attacked (default: lda cdp); private ones at every --eps-grid value")
-    c.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
-                   help="epsilon values of the private trainers (default 0.5 1 2 5)")
-    c.add_argument("--topics", type=_int_arg(1, 100_000), default=50, help="number of topics (default 50)")
-    c.add_argument("--iterations", type=positive_int, default=100, help="training iterations (default 100)")
-    c.add_argument("--shadows", type=_int_arg(1, MAX_SHADOWS), default=5,
-                   help=f"shadow classifiers (default 5; at most {MAX_SHADOWS:,})")
-    c.add_argument("--replicates", type=_int_arg(1, 1000), default=1,
-                   help="independent replicates of the whole attack (default 1: standard errors of the records scored"
-                        " only; 2 or more: of the replicates' spread, which counts training and noise too)")
-    add_seed_arg(c)
-    c.add_argument("--out", default="runs/classifier-mia",
-                   help="a new or empty folder for the results (default runs/classifier-mia)")
-    c.add_argument("--quiet", action="store_true", help="no progress bars")
-    c.set_defaults(func=cmd_classifier_mia)

@@ -6,45 +6,16 @@ from pathlib import Path
 
 from ..contributor.client import ServiceClient
 from ..corpus import Vocabulary
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..experiments.secure_sum import secure_sum_experiment
 from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation
 from ..protocol.secure_sum.enrollment import read_invitations
 from ..reporting.terminal import make_console
 from ..service.config import read_token_file
-from ._common import PUBLIC_VOCABULARY_DECIDES, _float_arg, load_corpus, positive_int
 from ._flags import flag_errors
+from ._run_common import load_corpus
 from .secure_sum import PLAN_FLAGS
-
-_share = _float_arg(lambda v: 0 <= v < 1, "a share must lie in [0, 1), e.g. 0.1")
-
-
-def register_experiment(esub) -> None:
-    p = esub.add_parser("secure-sum", help="a secure-sum round played by every person of a corpus, over HTTP")
-    p.add_argument("--server", required=True, nargs="+", metavar="URL",
-                   help="a dptopic serve --report-kind secure-sum server; several addresses: server processes sharing"
-                        " the round's PostgreSQL database, the contributor processes spread across them")
-    p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
-    p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
-    p.add_argument("--invitations", required=True, metavar="DIR",
-                   help="the round's invitations ('dptopic secure-sum invite --out DIR'), one per person in the order"
-                        " of the people's sorted ids")
-    p.add_argument("--format", default="auto", help="format of --corpus (auto: by its name; text = one document per"
-                   " line)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--dropout", type=_share, default=None,
-                   help="share of people who drop out after masking, chosen with --seed (default 0.1; in a round in"
-                        " cohorts the dropouts its invitations expect, and at most what each cohort tolerates)")
-    p.add_argument("--token-file", default=None, help="the server's admin token (to close a step)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="who drops out, and the central model's noise (the contributors' own rounding and noise"
-                        " always come from the OS CSPRNG)")
-    p.add_argument("--workers", type=positive_int, default=None,
-                   help="contributor processes, each playing a share of the people, in a single round or a round in"
-                        " cohorts alike (default: one per core, at most 8)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--out", required=True, help="folder for summary.json and the model")
-    p.set_defaults(func=cmd_experiment)
 
 
 def cmd_experiment(a) -> None:

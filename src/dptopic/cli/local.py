@@ -1,46 +1,25 @@
 """``randomize`` (contributor side: a corpus read over the public vocabulary becomes one locally private report per
 document, word-level by :class:`~dptopic.contributor.Randomizer`, document-level by
 :class:`~dptopic.contributor.DocumentRandomizer`, saved to a report file, with what was written and its guarantee
-printed) and the server-side training of ``train --algorithm lp|olp``. The notes' counts
+printed; the server's side, ``train --algorithm lp|olp|ldp-doc``, is cli/train_reports.py's). The notes' counts
 (:func:`~dptopic.reporting.terminal.print_empty_note`) are exact counts of the contributor's documents, printed on
 their machine and never sent."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .._io import check_output_file
 from ..accounting.card import epsilon_text as _eps
 from ..contributor.document_randomizer import DocumentRandomizer
 from ..contributor.randomizer import Randomizer
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
-from ..models.registry import TRAINERS
 from ..protocol.document_reports import MAGIC as DOC_MAGIC
-from ..protocol.document_reports import REPORT_ITEM_BYTES, DocumentReportSet, report_size
-from ..protocol.reports import MAGIC, ReportSet
-from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note, print_verdict
-from . import _common
-from ._common import (
-    FORMATS,
-    PUBLIC_VOCABULARY_DECIDES,
-    add_common_experiment_args,
-    add_seed_arg,
-    epsilon_value,
-    experiment_seed,
-    load_corpus,
-    positive_float,
-    positive_int,
-    read_vocabulary,
-)
+from ..protocol.document_reports import REPORT_ITEM_BYTES, report_size
+from ..protocol.reports import MAGIC
+from ..reporting.terminal import esc, make_console, plural, print_empty_note, print_no_pair_note
 from ._flags import flag_errors
-from ._training_output import print_local_result, print_reports
-
-
-def _flip_args(p):
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--epsilon-word", type=positive_float, default=None,
-                   help="per-word local epsilon (Zhao et al. Thm 4); the document's epsilon is V times it")
-    g.add_argument("--f", type=float, default=None, help="flip parameter in (0, 1) instead of --epsilon-word")
+from ._run_common import load_corpus, read_vocabulary
 
 
 def cmd_randomize(a):
@@ -138,132 +117,3 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
           f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
 
 
-def register(sub) -> None:
-    r = sub.add_parser("randomize", help="contributor side: turn documents into locally private reports",
-                       description="Randomize documents on the contributor's side. --unit word (Zhao et al. 2020,"
-                                   " Sec. V): each document becomes its word-presence vector over the public"
-                                   " vocabulary, every bit flipped with probability f/2 (private per word). --unit"
-                                   " document: two of the document's tokens, as a word pair, through k-subset"
-                                   " selection (private per document). Only the report file leaves the"
-                                   " device. There is no seed option: a known seed would let anyone undo the"
-                                   " randomization; coins come from the OS CSPRNG.")
-    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line, or wordfreq:LANG[:SIZE] (a general word"
-                        " list of that language; pip install 'dptopic[wordlist]')")
-    r.add_argument("--unit", choices=("word", "document"), default="word",
-                   help="word (default): LP-LDA's per-word reports (eps_doc = V x eps_word); document: one word pair"
-                        " per document by k-subset selection, eps_doc per document (docs/local_dp.md)")
-    r.add_argument("--epsilon-doc", type=positive_float, default=None,
-                   help="--unit document: the per-document epsilon (default 8); use a vocabulary of a few hundred"
-                        " frequent words")
-    _flip_args(r)
-    r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
-    r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    r.add_argument("--out", required=True, help="report file to write (a new file, or a report file with --overwrite)")
-    r.add_argument("--overwrite", action="store_true", help="replace --out if it is a report file")
-    r.set_defaults(func=cmd_randomize)
-
-
-def add_train_args(t) -> None:
-    """The ``train`` options of the local-DP algorithms."""
-    t.add_argument("--reports", default=None, help="lp/olp/ldp-doc: report file written by 'dptopic randomize'")
-    t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
-    t.add_argument("--batch-size", type=positive_int, default=None,
-                   help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
-    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1] (default 0.5)")
-    t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
-    t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
-    t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
-    t.add_argument("--reports-per-contributor", type=positive_int, default=None, metavar="N",
-                   help="lp/olp/ldp-doc: state the guarantee for contributors who sent up to N reports each (their"
-                        " epsilons add, basic composition; default 1: one report per contributor). A public figure"
-                        " the server knows of its store, as dptopic serve states it")
-
-
-def train_local(a, console, params: dict) -> None:
-    """``train --algorithm lp|olp|ldp-doc`` with the trainer's ``params`` (cli/train.py's, from its flags): read the
-    reports (and olp's prior), train through :func:`dptopic.train`, print and save."""
-    from ..training import train  # train's reports alone, not randomize
-
-    if a.reports is None:
-        raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
-                           " (written by 'dptopic randomize').")
-    if "prior_corpus" in TRAINERS[a.algorithm].parameters() and a.prior is None:     # olp
-        raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
-                           " contributors ('none' to run without prior data).")
-    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    document = "document" in TRAINERS[a.algorithm].units      # ldp-doc: document-level reports
-    with flag_errors({"algorithm": "--algorithm"}):     # reports of the other level name the trainer that reads them
-        reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
-    print_reports(reports, console)
-    vocab = vocab or reports.vocabulary
-    if vocab is None:
-        from ..training.run import no_vocabulary_error  # train's reports alone, not randomize
-
-        with flag_errors({"vocabulary": "--vocabulary"}):
-            raise no_vocabulary_error()
-    if params.get("prior_corpus") not in (None, "none"):      # olp's public prior, over the reports' words
-        params["prior_corpus"] = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
-                                             stop_words=PUBLIC_VOCABULARY_DECIDES)
-    params["reports_per_contributor"] = getattr(a, "reports_per_contributor", None)
-    result = train(reports, algorithm=a.algorithm, vocabulary=vocab, out=a.out, overwrite=a.overwrite, **params)
-    print_local_result(result, console, batch_size=getattr(result.model, "batch_size", None), seeded=a.seed is not None)
-
-
-# ------------------------------------------------------------------ experiments
-def cmd_ldp_utility(a):
-    from .. import experiments  # experiments alone, not randomize
-
-    console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
-    s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
-                                n_iter=a.iterations, seeds=list(range(a.seeds)),
-                                progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
-    console.print(f"non-private {s['non_private']:.1f} (presence only {s['non_private_presence_only']:.1f})")
-    for e, lp, c in zip(s["eps_grid"], s["lp_lda"], s["cdp_lda"]):
-        console.print(f"eps={e:g}: LP-LDA {lp:.1f}  CDP-LDA {c:.1f}")
-    print_verdict(console, s, a.out, ["ldp_utility.csv", "ldp_utility.png", "ldp_utility_summary.json"])
-
-
-def cmd_olp(a):
-    from .. import experiments  # experiments alone, not randomize
-
-    console = make_console()
-    train, test = _common.experiment_corpora(a.corpus, max_docs=a.max_docs, max_test_docs=a.max_test_docs)
-    try:
-        s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
-                                       n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
-                                       prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
-                                       batch_sizes=tuple(a.batch_sizes), seed=experiment_seed(a, console),
-                                       progress=lambda f, x: console.print(f"  {f} {x} done"))
-    except DPTopicError:        # a flag's own range error, already one line naming it
-        raise
-    except ValueError as e:
-        raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
-    for k, (first, last) in s["fig8_first_last"].items():
-        console.print(f"Fig. 8 {k}: perplexity {first:.1f} after batch 1 -> {last:.1f} after batch {a.batches}")
-    print_verdict(console, s, a.out, ["olp_batches.csv", "olp_prior_size.csv", "olp_batch_size.csv", "olp.png",
-                                      "olp_summary.json"])
-
-
-def register_zhao_local(esub) -> None:
-    u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
-    add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
-    u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
-    u.add_argument("--max-test-docs", type=positive_int, default=None)
-    u.set_defaults(func=cmd_ldp_utility)
-    o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
-    o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
-    o.add_argument("--topics", type=positive_int, default=50)
-    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch (default 50)")
-    o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
-    o.add_argument("--out", default="runs/olp-experiment", help="results folder (default runs/olp-experiment)")
-    o.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
-    o.add_argument("--batch-size", type=positive_int, default=160)
-    o.add_argument("--batches", type=positive_int, default=15)
-    o.add_argument("--prior-size", type=positive_int, default=500)
-    o.add_argument("--prior-sizes", type=positive_int, nargs="+", default=[100, 250, 500, 1000])
-    o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
-    add_seed_arg(o)
-    o.add_argument("--max-test-docs", type=positive_int, default=None)
-    o.set_defaults(func=cmd_olp)

@@ -1,7 +1,9 @@
 """The ``dptopic`` command line.
 
-One module per command group; each has ``register(subparsers)``, found through the command table (``COMMANDS``)
-when its command runs. Every user error
+The command table (``COMMANDS``) names, for each command, the module under :mod:`dptopic.cli.parsers` that builds its
+parser (its ``register(subparsers)``): those import argparse and light constants only, so that ``--help`` and every
+flag error load no library. Each parser names the function that runs the command as ``run="module:function"`` under
+``dptopic.cli`` (``set_defaults``); :func:`main` imports that module once the arguments parsed. Every user error
 ends in one line on stderr (``error: ...``) and exit status 2: a bad option as much as
 a bad file or parameter (:class:`~dptopic.errors.DPTopicError`). Ctrl-C exits with
 status 130 and one line, whenever it comes.
@@ -23,17 +25,18 @@ from ..errors import DPTopicError, ParameterWarning
 from . import _common
 from ._flags import OUTPUT_FLAGS, WARNING_FLAGS, flag_message
 
-# The command table, in the order ``--help`` lists it: a command's name, the module under ``dptopic.cli`` that
-# registers and runs it (its ``register(subparsers)``), and the line ``--help`` shows. A command's module is imported
-# only when that command runs; ``dptopic --help`` imports none (the summaries are here, checked against each
-# module's own by tests/cli/test_main.py). A new command: a row here and ``register`` in its module.
+# The command table, in the order ``--help`` lists it: a command's name, the module under ``dptopic.cli.parsers`` that
+# registers its parser (``register(subparsers)``), and the line ``--help`` shows. A command's parser module is imported
+# only when that command is given; ``dptopic --help`` imports none (the summaries are here, checked against each
+# parser's own by tests/cli/test_main.py). A new command: a row here, ``register`` in its parser module, and the
+# function its parser names (``run=``) in a module of dptopic.cli (CONTRIBUTING.md, "Adding a command").
 COMMANDS = {
     "train": ("train", "train a topic model, evaluate it and save it"),
-    "demo": ("train", "the main job: topic models of the demo corpus under document-level DP at epsilon = 1, then"
+    "demo": ("demo", "the main job: topic models of the demo corpus under document-level DP at epsilon = 1, then"
                       " private HDP-LDA (word-level; hybrid differentially private LDA, Zhao et al.) with a"
                       " non-private reference; figures as PNG"),
-    "evaluate": ("train", "perplexity and coherence of a saved model on a corpus"),
-    "topics": ("train", "show a saved model's topics and privacy report"),
+    "evaluate": ("topics", "perplexity and coherence of a saved model on a corpus"),
+    "topics": ("topics", "show a saved model's topics and privacy report"),
     "refit": ("refit", "read a saved docdp-cooc model's topics at another K from its releases (free)"),
     "search": ("search", "private hyper-parameter search: a secret random number of runs, the best one released"),
     "recommend": ("recommend", "which trainer and settings for a guarantee, the topic coverage and downstream accuracy"
@@ -57,8 +60,16 @@ COMMANDS = {
 
 
 def command_module(name: str):
-    """The module that registers and runs command ``name`` (imported now, on first use)."""
-    return importlib.import_module(f"{__package__}.{COMMANDS[name][0]}")
+    """The module that registers command ``name``'s parser (imported now, on first use)."""
+    return importlib.import_module(f"{__package__}.parsers.{COMMANDS[name][0]}")
+
+
+def command_function(run: str):
+    """The function a parser names to run its command, ``"module:function"`` under ``dptopic.cli``: its module is
+    imported here, once the command's arguments parsed (the one place run code is imported: a command's ``--help``
+    and its flag errors load none of the library it runs)."""
+    module, _, function = run.partition(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -116,8 +127,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def build_parser(only=None) -> argparse.ArgumentParser:
     """The command line's parser. Every command's own parser by default (the docs and tests read them all); with
-    ``only``, the parser of that command's module alone, and for every other command a stub carrying its name and
-    summary, so that its module is not imported."""
+    ``only``, the parser of that command's parser module alone, and for every other command a stub carrying its name
+    and summary, so that its module is not imported. Building a parser imports no run code (``run=`` names it)."""
     ap = ArgumentParser(prog="dptopic", description="Differentially private topic models (LDA) and auditing.")
     ap.add_argument("--version", action="version", version=f"dptopic {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -140,12 +151,7 @@ def _command_named(argv) -> str | None:
 
 
 def _run(argv) -> int:
-    try:    # imports the command's module: one that loads numba checks NUMBA_NUM_THREADS first (dptopic.kernels)
-        parser = build_parser(only=_command_named(argv) or "")
-    except DPTopicError as e:
-        print(f"error: {flag_message(e, OUTPUT_FLAGS)}", file=sys.stderr)
-        return 2
-    a = parser.parse_args(argv)
+    a = build_parser(only=_command_named(argv) or "").parse_args(argv)
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     # the command's warning settings end with it (a caller of main() in the same process keeps its own)
     with warnings.catch_warnings():
@@ -170,6 +176,8 @@ def _dispatch(a) -> int:
         from ..kernels import check_numba_threads  # numba's own check of NUMBA_NUM_THREADS is a traceback
 
         check_numba_threads()
+        if not hasattr(a, "func"):       # the command's run code, named by its parser: imported now
+            a.func = command_function(vars(a).pop("run"))
         _common.resolve_model_arg(a)
         rc = a.func(a)
     except DPTopicError as e:

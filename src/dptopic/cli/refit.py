@@ -10,8 +10,9 @@ from ..models import load
 from ..models.registry import trainer_of
 from ..moments.refit import suggest_n_topics
 from ..reporting.terminal import esc, make_console
-from ._common import add_model_arg, add_out_args, check_out, positive_int, print_topics
+from ._common import print_topics
 from ._flags import with_flag_names
+from ._run_common import check_out
 
 
 @with_flag_names({"n_topics": "--topics"})
@@ -60,14 +61,3 @@ def refit_refusal(path, model) -> str | None:
     return None
 
 
-def register(sub) -> None:
-    p = sub.add_parser("refit", help="read a saved docdp-cooc model's topics at another K from its releases (free)",
-                       description="Read the topics of a saved model at another number of topics from the noisy"
-                                   " releases it saved: post-processing, nothing spent (docs/budget.md).")
-    add_model_arg(p, "a saved docdp-cooc model folder")
-    p.add_argument("--topics", type=positive_int, default=None, metavar="K", help="the number of topics to read")
-    p.add_argument("--suggest", action="store_true",
-                   help="choose K from the releases alone (the support test) and print each candidate's supported"
-                        " topics; with --topics, only print")
-    add_out_args(p, "runs/refit")
-    p.set_defaults(func=cmd_refit)

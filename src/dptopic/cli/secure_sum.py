@@ -1,22 +1,25 @@
-"""``dptopic serve --report-kind secure-sum``, ``dptopic submit --invitation`` against it, ``dptopic secure-sum
-invite`` (the operator's invitations) and ``dptopic experiment secure-sum`` (docs/secure_sum.md)."""
+"""The operator's side of a secure sum: ``dptopic serve --report-kind secure-sum`` and ``dptopic secure-sum invite``
+(the invitations); the contributor's, ``dptopic submit --invitation``, is cli/submit.py's (docs/secure_sum.md). The
+web stack (the ``service`` extra) is imported once ``need_service_extra`` found it."""
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ..reporting.terminal import make_console
-from ._common import (
-    PUBLIC_VOCABULARY_DECIDES,
-    _int_arg,
-    load_corpus,
-    positive_float,
-    read_vocabulary,
+from ..protocol.secure_sum.cohort_enrollment import (
+    is_cohort_directory,
+    make_cohort_invitations,
+    read_cohort_directory,
 )
+from ..protocol.secure_sum.enrollment import make_invitations, read_directory
+from ..reporting.terminal import make_console
+from ..service import startup
+from ..service.config import read_token_file
+from ..service.http import server_options
 from ._flags import flag_errors
-from .budget import add_ids_flags, read_ids, served_ledger
+from ._run_common import read_vocabulary
+from .budget import read_ids, served_ledger
 
 #: the plan's parameters as the flags that set them
 PLAN_FLAGS = {"epsilon": "--epsilon", "delta": "--delta", "n": "--min-contributors", "dropouts": "--dropout-tolerance",
@@ -31,62 +34,6 @@ SERVE_READS = frozenset({"report_kind", "unit", "epsilon", "delta", "min_contrib
                          "allow_foreign_tables", "token_file", "max_body_bytes", "quiet", "header_timeout",
                          "cohort_size", "max_words", "ledger", "dataset", "secure_committee",
                          "registration_deadline"})
-
-
-def add_serve_flags(s) -> None:
-    """The secure sum's flags of ``dptopic serve``."""
-    s.add_argument("--unit", choices=("user",), default=None,
-                   help="--report-kind secure-sum: the privacy unit, user (one person's documents)")
-    s.add_argument("--epsilon", type=positive_float, default=None,
-                   help="--report-kind secure-sum: epsilon per person for the whole round")
-    s.add_argument("--min-contributors", type=int, default=None, metavar="N",
-                   help="--report-kind secure-sum: the round's contributors (default: the --directory's count; the"
-                        " roster closes when every invited one has registered, or at --registration-deadline)")
-    s.add_argument("--registration-deadline", type=positive_float, default=None, metavar="SECONDS",
-                   help="--report-kind secure-sum: the roster closes this many seconds after the round first opened"
-                        " (kept in --database across restarts) with those registered, if at least N - F: each invited"
-                        " contributor who never registers is one of the F dropouts (default: none; the roster closes"
-                        " once all have registered, or by the admin)")
-    s.add_argument("--dropout-tolerance", type=int, default=None, metavar="F",
-                   help="--report-kind secure-sum: how many may drop out with the sum still released (the noise is"
-                        " calibrated for the N - F survivors; default N/10)")
-    s.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
-                   help="--report-kind secure-sum: how many invited contributors may collude with the server (default"
-                        " ceil(log2 N) + 1; the noise leaves their shares out)")
-    s.add_argument("--directory", default=None, metavar="FILE",
-                   help="--report-kind secure-sum: the operator's signed list of invited contributors"
-                        " (directory.json, from 'dptopic secure-sum invite'); only they can join")
-    s.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
-                   help="--report-kind secure-sum: a round in cohorts of at most S contributors each, with a"
-                        " second-level sum that pays the noise once (the --directory from 'dptopic secure-sum invite"
-                        " --cohort-size S'; docs/secure_sum_cohorts.md)")
-    s.add_argument("--max-words", type=_int_arg(2), default=None, metavar="W",
-                   help="--report-kind secure-sum: the most words the second sum holds (default 256): the words of"
-                        " highest noisy count in the first sum, post-processing; it bounds each contributor's upload"
-                        " whatever the round's size (docs/secure_sum.md)")
-    s.add_argument("--secure-committee", type=_committee_arg, default=None, metavar="C",
-                   help="--report-kind secure-sum: the committee mode, 'auto' or a size: each contributor makes 3"
-                        " requests and a committee of C contributors checks and unmasks (kept in --database; several"
-                        " server processes on one PostgreSQL --database; docs/secure_sum.md)")
-    # each option's name as typed, for the refusal of those a secure sum does not read
-    s.set_defaults(_flag_names={a.dest: max(a.option_strings, key=len) for a in s._actions if a.option_strings})
-
-
-def _committee_arg(value: str):
-    """``--secure-committee``: 'auto' or an integer."""
-    if value == "auto":
-        return value
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not 'auto' nor an integer") from None
-
-
-def add_submit_flags(u) -> None:
-    """The secure sum's flags of ``dptopic submit``."""
-    u.add_argument("--invitation", default=None, metavar="FILE",
-                   help="a secure-sum server: your invitation from the round's operator (invitation-NNNN.json); the"
-                        " server cannot let anyone join without one")
 
 
 def refuse_secure_flags(a) -> None:
@@ -112,19 +59,12 @@ def _refuse_other_flags(a, reads, what: str) -> None:
 def serve_secure_sum(a, setting_names=None) -> None:
     """``dptopic serve --report-kind secure-sum``; ``setting_names``: the flags of ``serve`` by setting, in which the
     server's answers and failure reasons name its settings."""
-    from ..service import startup  # deferred: loads numpy
-    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-
     _refuse_other_flags(a, SERVE_READS, "--report-kind secure-sum")
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     if a.directory is None:
         raise DPTopicError("--report-kind secure-sum needs --directory FILE: the operator's signed list of invited"
                            " contributors ('dptopic secure-sum invite' writes it); without one anyone could join.")
-    from ..protocol.secure_sum.cohort_enrollment import (
-        is_cohort_directory,  # loaded when the command runs, off start-up
-    )
-    from ..protocol.secure_sum.enrollment import read_directory  # (as above)
 
     if a.cohort_size is not None or _is_cohort_directory_file(a.directory, is_cohort_directory):
         return _serve_cohorts(a, setting_names)
@@ -137,7 +77,6 @@ def serve_secure_sum(a, setting_names=None) -> None:
             min_contributors=a.min_contributors if a.min_contributors is not None else len(directory["members"]),
             dropout_tolerance=a.dropout_tolerance, max_words=a.max_words, committee=a.secure_committee,
             max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None, directory=directory)
-    from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum.config import SecureSumConfig, roster_line  # the service extra
     from ..service.secure_sum.default_app import create_secure_sum_app  # (as above)
 
@@ -164,8 +103,6 @@ def serve_secure_sum(a, setting_names=None) -> None:
 def _serve_committee(a, plan, directory, vocab, token, given) -> None:
     """``dptopic serve --report-kind secure-sum --secure-committee C``: a committee-mode round, kept in
     ``--database`` (SQLite by default) and resumed after a restart."""
-    from ..service import startup  # deferred: loads numpy
-    from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum.committee_app import create_committee_app  # the service extra, checked by the caller
     from ..service.secure_sum.config import roster_line  # (as above)
     from ..service.storage import safe_url  # (as above)
@@ -202,13 +139,6 @@ def _is_cohort_directory_file(path, is_cohort_directory) -> bool:
 
 def _serve_cohorts(a, setting_names) -> None:
     """``dptopic serve --report-kind secure-sum --cohort-size S``: a round in cohorts (docs/secure_sum.md)."""
-    from ..protocol.secure_sum.cohort_enrollment import (  # when the command runs
-        is_cohort_directory,
-        read_cohort_directory,
-    )
-    from ..service import startup  # deferred: loads numpy
-    from ..service.config import read_token_file  # loaded when the command runs, off the start-up path
-
     if a.cohort_size is None:
         raise DPTopicError(f"--directory {a.directory} is a round in cohorts' (from 'dptopic secure-sum invite"
                            " --cohort-size S'): give --cohort-size S, the invitations' cohort size.")
@@ -234,7 +164,6 @@ def _serve_cohorts(a, setting_names) -> None:
             min_contributors=pick["count"], dropout_tolerance=pick["dropouts"], cohort_size=a.cohort_size,
             max_words=a.max_words, max_body_bytes=a.max_body_bytes if "max_body_bytes" in given else None,
             committee=a.secure_committee)
-    from ..service.http import server_options  # loaded when the command runs, off the start-up path
     from ..service.secure_sum.cohort_app import CohortSumConfig, cohort_banner, create_cohort_app  # the service extra
 
     token = read_token_file(a.token_file) if a.token_file else None
@@ -252,200 +181,8 @@ def _serve_cohorts(a, setting_names) -> None:
         startup.close_all(sockets)
 
 
-SUBMIT_READS = frozenset({"server", "corpus", "format", "text_field", "timeout", "retries", "max_epsilon", "state",
-                          "invitation", "lowercase", "stop_words"})
-
-
-def submit_secure_sum(a, cfg: dict) -> None:
-    """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's. ``cfg``: the
-    server's ``/v1/config``, whose plan and mode are checked against the invitation's, its epsilon against
-    ``--max-epsilon``, and whose vocabulary reads the documents before anything is sent (then, in the mode the
-    invitation names, the committee mode's 3 requests or a single round's 8 at most)."""
-    from ..contributor.client import ServiceClient  # loaded when the command runs, off the start-up path
-    from ..contributor.secure_sum.client import person_bow, state_path, take_part  # (as above)
-    from ..contributor.secure_sum.default import check_config  # (as above)
-    from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
-    from ..protocol.secure_sum.enrollment import read_invitation  # (as above)
-
-    if a.invitation is None:
-        raise DPTopicError(f"the server at {a.server} runs a secure sum, which takes invited contributors only: give"
-                           " --invitation FILE (from the round's operator).")
-    if getattr(a, "contributor", None) is not None:
-        raise DPTopicError("--contributor is not read by a secure sum: your id is your invitation's; drop it.")
-    invitation = read_invitation(a.invitation)
-    limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
-
-    def bow(config):
-        eps = check_config(config, invitation)["plan"].epsilon      # before the corpus: its plan, mode, epsilon
-        if eps > limit * (1 + 1e-12):
-            raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
-                               f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
-        corpus = load_corpus(a.corpus, a.format, None, a.text_field, None,
-                             vocabulary=Vocabulary(config["vocabulary"]), stop_words=PUBLIC_VOCABULARY_DECIDES,
-                             vocab_settable=False, drop_empty=False)
-        return person_bow(corpus)
-
-    mine = bow(cfg)     # the plan and mode its invitation pins, --max-epsilon, the documents: before anything is sent
-    state = state_path(a.state, invitation)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    if invitation["committee"]:     # the mode the invitation names, the server's checked to be it (docs/secure_sum.md)
-        from ..contributor.secure_sum.client import take_part_committee  # loaded when it runs
-
-        def bow_of(config):     # the configuration the keys were answered with: the one looked at, or checked anew
-            return mine if config == cfg else bow(config)
-        s = take_part_committee(a.server, bow_of, invitation, state, client=client)
-    else:
-        s = take_part(a.server, mine, invitation, state=state, max_epsilon=limit, client=client)
-    for line in secure_sum_lines(s):
-        make_console().print(line, markup=False)
-
-
-def refuse_no_state(a) -> None:
-    """``submit --state none`` with an invitation is refused before anything is sent: the state file is what lets a
-    run stopped after registering its keys finish (one key set per invitation), so without it such a run would spend
-    the invitation for good."""
-    if a.state is not None and a.state.strip().lower() == "none":
-        raise DPTopicError("--state none keeps no record of the keys a secure-sum run registers: a run stopped after"
-                           " registering (Ctrl-C, a lost connection) could never finish, and your invitation (one key"
-                           " set each) would be spent; drop --state none (the state file is readable by you only, and"
-                           " the round's secrets are wiped from it when the round ends) or give --state FILE.")
-
-
-def maybe_submit_secure_sum(a) -> bool:
-    """``dptopic submit``: True when the server runs a secure sum (and this took part in it). Its first request is
-    the configuration, whatever the round: the server's epsilon is checked against ``--max-epsilon`` and the
-    documents read before anything is sent (a committee round then takes 4 requests, a single round 9 at most)."""
-    from ..contributor.client import ServiceClient  # deferred: loads numpy
-    from ..protocol.secure_sum.enrollment import read_invitation  # (as above)
-
-    invited = getattr(a, "invitation", None) is not None
-    if invited:
-        read_invitation(a.invitation)       # a file that is no invitation: one line naming it, before any request
-        refuse_no_state(a)
-    # one look at the configuration, also with an invitation to a committee round (whose keys would otherwise be the
-    # first request): the epsilon is checked against --max-epsilon and the documents read before any key is sent.
-    # With an invitation it is retried as every request of the round is; without one, a server that does not answer
-    # is the usual path's to report (its own first request, with its retries)
-    try:
-        cfg = ServiceClient(a.server, timeout=a.timeout, retries=a.retries if invited else 0).get_json("/v1/config")
-    except DPTopicError:
-        if invited:
-            raise
-        return False
-    if not isinstance(cfg, dict) or cfg.get("report_kind") != "secure-sum":
-        if getattr(a, "invitation", None) is not None:
-            raise DPTopicError(f"--invitation is for a secure-sum server, and the server at {a.server} runs none:"
-                               " drop it.")
-        return False
-    if "cohorts" in cfg:
-        submit_cohorts(a, cfg)
-    else:
-        submit_secure_sum(a, cfg)
-    return True
-
-
-def submit_cohorts(a, cfg: dict) -> None:
-    """``dptopic submit`` against a round in cohorts: every document of ``--corpus`` is this person's; a delegate
-    also plays the bridge (docs/secure_sum_cohorts.md). ``cfg``: the server's ``/v1/config``, whose
-    epsilon is checked against ``--max-epsilon`` and whose vocabulary reads the documents before anything is sent
-    (committee cohorts too)."""
-    from ..contributor.secure_sum.client import person_bow, state_path  # (as above)
-    from ..contributor.secure_sum.cohort_client import (
-        take_part_in_cohorts,  # loaded when the command runs, off start-up
-    )
-    from ..corpus import Vocabulary  # deferred: loads numpy
-    from ..protocol.codec import DEFAULT_MAX_EPSILON  # (as above)
-    from ..protocol.secure_sum.cohort_enrollment import read_cohort_invitation  # (as above)
-
-    if a.invitation is None:
-        raise DPTopicError(f"the server at {a.server} runs a secure sum in cohorts, which takes invited contributors"
-                           " only: give --invitation FILE (from the round's operator).")
-    if getattr(a, "contributor", None) is not None:
-        raise DPTopicError("--contributor is not read by a secure sum: your id is your invitation's; drop it.")
-    invitation = read_cohort_invitation(a.invitation)
-    if invitation["cohorts"] is None:
-        raise DPTopicError(f"the server at {a.server} runs a round in cohorts, and --invitation {a.invitation} is to a"
-                           " single round: give your invitation to this round (from its operator).")
-    limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
-    state = state_path(a.state, invitation)
-    cfg = _checked_cohort_config(a, cfg, limit)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
-                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False, drop_empty=False)
-    _print_cohorts(take_part_in_cohorts(a.server, person_bow(corpus), invitation, state=state, max_epsilon=limit,
-                                        client_timeout=a.timeout, retries=a.retries))
-
-
-def _checked_cohort_config(a, cfg: dict, limit: float) -> dict:
-    """The server's configuration, its epsilon within ``limit`` and its vocabulary stated (one line otherwise)."""
-    eps = cfg.get("epsilon")
-    if not isinstance(eps, (int, float)) or isinstance(eps, bool):
-        raise DPTopicError(f"the server at {a.server} states no epsilon: is it a dptopic server of this version?")
-    if eps > limit * (1 + 1e-12):
-        raise DPTopicError(f"the server asks for epsilon {eps:g} per person, above your --max-epsilon {limit:g}"
-                           f"{' (the default)' if a.max_epsilon is None else ''}: nothing computed or sent.")
-    words = cfg.get("vocabulary")
-    if not (isinstance(words, list) and all(isinstance(w, str) for w in words)):
-        raise DPTopicError(f"the server at {a.server} states no vocabulary: is it a dptopic server of this version?")
-    return cfg
-
-
-def _print_cohorts(s: dict) -> None:
-    """What submit prints of a round in cohorts (its summary, then its cohort and a delegate's bridge)."""
-    console = make_console()
-    for line in secure_sum_lines(s):
-        console.print(line, markup=False)
-    bridge = s.get("bridge")
-    console.print(f"cohort {s['cohort']} of {s['cohorts']}"
-                  + ("; a delegate of its cohort: also took part in the bridge (its pads"
-                     + (f", sent this run: {', '.join(bridge['steps'])})" if bridge and bridge.get("steps") else ")")
-                     if bridge is not None else "") + ".", markup=False)
-
-
-# ----------------------------------------------------------------------------- dptopic secure-sum invite
-def register(sub) -> None:
-    """``dptopic secure-sum``: the operator's commands."""
-    g = sub.add_parser("secure-sum", help="the operator's side of a secure-sum round (invitations)",
-                       description="Commands for the operator of a secure-sum round (docs/secure_sum.md).")
-    gsub = g.add_subparsers(dest="secure_sum_command", required=True, metavar="COMMAND")
-    i = gsub.add_parser("invite", help="write one invitation per contributor and the signed directory",
-                        description="Draw one signing key per contributor, write each to its own invitation file"
-                                    " (hand each to its contributor only) and sign the list of their public keys, the"
-                                    " directory that the server is started with (--directory). The enrollment key"
-                                    " stays here: a server that does not hold it cannot enroll anyone.")
-    i.add_argument("--key", required=True, metavar="FILE",
-                   help="the enrollment key (created, readable by you only, when the file does not exist); keep it"
-                        " off the server")
-    i.add_argument("--count", type=_int_arg(3), default=None, metavar="N", help="contributors to invite (at least 3;"
-                   " with --ids, one per id)")
-    add_ids_flags(i)        # --ids FILE: each invitation names its person, the round charged to them (--ledger)
-    i.add_argument("--out", required=True, metavar="DIR", help="a new folder for directory.json and the invitations")
-    i.add_argument("--round-id", default=None, metavar="ID",
-                   help="the round's name (1-64 of A-Z a-z 0-9 _ -; 1-56 with --cohort-size; default random)")
-    i.add_argument("--cohort-size", type=_int_arg(3), default=None, metavar="S",
-                   help="a round in cohorts of at most S contributors each: each invitation is to its cohort's round"
-                        " (seated by the round's rule), a delegate's also to the bridge; serve with the same"
-                        " --cohort-size (docs/secure_sum_cohorts.md)")
-    i.add_argument("--dropout-tolerance", type=_int_arg(0), default=None, metavar="F",
-                   help="how many of the round may drop out (default N/10): pinned in every invitation, the server"
-                        " serves it (with --cohort-size it sets how many delegates each cohort has)")
-    i.add_argument("--collusion", type=_int_arg(0), default=None, metavar="T",
-                   help="how many may collude with the server (default ceil(log2 N) + 1): pinned in every invitation,"
-                        " the server serves it and each contributor refuses a server that states another")
-    i.add_argument("--committee", action="store_true",
-                   help="the round runs in committee mode (serve with --secure-committee; with --cohort-size, each"
-                        " cohort): each invitation says so, and submit then takes part in 4 requests (the"
-                        " configuration, then 3)")
-    i.set_defaults(func=cmd_invite)
-
-
 def cmd_invite(a) -> None:
     """``dptopic secure-sum invite``."""
-    from ..protocol.secure_sum.cohort_enrollment import (
-        make_cohort_invitations,  # loaded when the command runs, off start-up
-    )
-    from ..protocol.secure_sum.enrollment import make_invitations  # (as above)
-
     if a.count is None and a.ids is None:
         raise DPTopicError("secure-sum invite needs --count N (contributors to invite) or --ids FILE (one per id).")
     ids, ledger = read_ids(a)
@@ -470,25 +207,3 @@ def cmd_invite(a) -> None:
                   + (f" Each names its person: serve with --ledger {ledger}." if ids else ""), markup=False)
 
 
-def secure_sum_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.contributor.secure_sum.client.take_part`'s summary ``s`` tells its contributor (the line
-    ``dptopic submit`` prints against a secure-sum server)."""
-    notes = []
-    if s.get("no_vocabulary_word"):
-        notes.append("note: your documents hold none of the round's words, so your statistic is all zeros; you took"
-                     " part with your share of the noise only.")
-    if s.get("undecryptable_shares"):
-        notes.append(f"note: the shares of {s['undecryptable_shares']} neighbour(s) did not decrypt for you and were"
-                     " left out (each such neighbour's seeds then lack your share).")
-    if "left_out" in s:
-        return [f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed before this"
-                " run took part); nothing of yours is in the sum.", *notes]
-    if s.get("finished"):
-        return [f"contributor {s['contributor']}: nothing new sent, the round is over for you ({s['finished']}); its"
-                f" secrets were wiped from {s['state']}.", *notes]
-    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
-    return [f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person"
-            f" (delta {s['delta']:g}) for the whole round, with at most {s['collusion']} contributors colluding with"
-            f" the server; {s['neighbours']} neighbours, threshold {s['threshold']}."
-            + (f" What was sent is kept in {s['state']}, the round's secrets wiped from it." if s.get("state") else ""),
-            *notes]

@@ -1,56 +1,27 @@
-"""``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
+"""``serve``: the collection server (its clients, ``submit`` and ``fed-client``: cli/submit.py). See docs/service.md."""
 from __future__ import annotations
 
-import argparse
 import logging
 import warnings
 
-from ..accounting.verify import fmt_epsilon
+from ..datasets import PUBLIC_VOCABULARY_DECIDES
 from ..errors import DPTopicError
 from ..protocol.codec import DEFAULT_MAX_EPSILON as LIMIT
-from ..reporting.terminal import make_console, plural, print_empty_note, print_no_pair_note
-from ._common import (
-    MAX_TIMEOUT,
-    PUBLIC_VOCABULARY_DECIDES,
-    _float_arg,
-    _int_arg,
-    _timeout_arg,
-    add_request_args,
-    load_corpus,
-    positive_float,
-    positive_int,
-    read_vocabulary,
-    unit_interval,
-)
-from ._flags import add_reading_args, flag_errors, with_flag_names
+from ..reporting.terminal import make_console
+from ..service import create_app, startup
+from ..service.config import read_token_file
+from ..service.http import server_options
+from ._flags import flag_errors
+from ._run_common import load_corpus, read_vocabulary
 from .budget import served_ledger
 from .secure_sum import (
-    add_serve_flags,
-    add_submit_flags,
-    maybe_submit_secure_sum,
     refuse_secure_flags,
     serve_secure_sum,
 )
 
 
-def _port(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= v <= 65535:
-        raise argparse.ArgumentTypeError(f"a TCP port lies in 1-65535, got {text}")
-    return v
-
-
-# serve --header-timeout and --database-timeout
-_seconds_arg = _float_arg(lambda v: 0 < v <= 3600, "must be seconds in (0, 3600], e.g. 30")
-
-
 def _loopback(host) -> bool:
-    from ..service.startup import LOOPBACK  # server side: not submit
-
-    return host in LOOPBACK
+    return host in startup.LOOPBACK
 
 
 # settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
@@ -100,9 +71,7 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16; :func:`dptopic.service.startup.above_client_limit`): contributors who keep their
     default refuse to send anything. A warning, not a refusal: a contributor may raise the limit."""
-    from ..service.startup import above_client_limit  # server side: not submit
-
-    for parameter, eps, client in above_client_limit(cfg, fed_user_budget):
+    for parameter, eps, client in startup.above_client_limit(cfg, fed_user_budget):
         flag = (f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
                 if parameter == "fed_user_budget" else SERVE_FLAGS[parameter])
         warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that dptopic {client}"
@@ -113,9 +82,6 @@ def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file  # server side: not submit
-    from ..service.startup import FED_DEFAULTS, serve_config  # server side: not submit
-
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
                            " EPS_ENTRY (a per-user total: --fed-user-budget EPS_USER).")
@@ -129,16 +95,14 @@ def build_config(a):
                             stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
-    return serve_config(vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc,
-                        prior=prior, admin_token=read_token_file(a.token_file) if a.token_file else None,
-                        fed_user_budget=a.fed_user_budget, fed_epsilon_per_entry=a.fed_epsilon,
-                        **{f"fed_{k}": getattr(a, f"fed_{k}") for k in FED_DEFAULTS},
-                        database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations,
-                        lam=a.lam, omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta,
-                        train_interval=a.train_interval, max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
-                        database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request,
-                        **served_ledger(a))
-
+    return startup.serve_config(
+        vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc, prior=prior,
+        admin_token=read_token_file(a.token_file) if a.token_file else None, fed_user_budget=a.fed_user_budget,
+        fed_epsilon_per_entry=a.fed_epsilon, **{f"fed_{k}": getattr(a, f"fed_{k}") for k in startup.FED_DEFAULTS},
+        database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam,
+        omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
+        max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout, database_timeout=a.database_timeout,
+        max_reports_per_request=a.max_reports_per_request, **served_ledger(a))
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by protocol.fedlda.check_config) as serve's flags (cli._flags)
@@ -170,8 +134,6 @@ def cmd_serve(a):
 
 
 def _serve(a):
-    from ..service import create_app, startup  # server side: not submit
-
     startup.need_service_extra()
     startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
@@ -186,275 +148,17 @@ def _serve(a):
 
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
-    from ..service.http import server_options  # server side: not submit
-    from ..service.startup import banner, check_database, kept_settings_warning, run_server  # server side: not submit
-
-    probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
+    probe = startup.check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    console.print(banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
-    kept = kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
+    console.print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+    kept = startup.kept_settings_warning(probe.settings_kept_by_model(), {**SERVE_FLAGS, "prior": "--prior"})
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
         console.print(kept, markup=True)
     app = create_app(cfg, setting_names=serve_flag_names(a))   # its answers name the server's settings by their flags
-    if not run_server(app, sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
+    if not startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
                       **server_options(header_timeout=a.header_timeout)):
         raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
 
 
-def _client_corpus(a):
-    # every document stays, even one that tokenisation empties: one report per document, whatever the text
-    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
-                       stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_settable=False)
-
-
-# the contributors' parameters (contributor.client's submit and fed_participate) as submit's and fed-client's flags
-CLIENT_FLAGS = {"state": "--state", "contributor": "--contributor", "client_id": "--client-id",
-                "max_epsilon": "--max-epsilon", "max_user_epsilon": "--max-user-epsilon"}
-
-
-@with_flag_names(CLIENT_FLAGS)
-def cmd_submit(a):
-    from ..contributor.client import ServiceClient, default_state_folder, submit  # contributor side: not serve
-
-    if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
-        return
-
-    corpus = _client_corpus(a)
-    state = _state(a, default_state_folder)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
-
-    n = s["n_documents"]
-    if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
-        print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
-    else:
-        print_empty_note(s["documents_without_vocabulary_words"], n)
-    console = make_console()
-    for line in submit_lines(s, a.server):
-        console.print(line, markup=False)
-
-
-def _state(a, default_state_folder):
-    """``--state``: the folder given, none (``none``), or the default one."""
-    return default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
-
-
-def _limit(a) -> dict:
-    """``max_epsilon`` for the library call: the contributor's --max-epsilon, else the library's default."""
-    return {} if a.max_epsilon is None else {"max_epsilon": a.max_epsilon}
-
-
-@with_flag_names(CLIENT_FLAGS)
-def cmd_fed_client(a):
-    from ..contributor.client import ServiceClient, default_state_folder, fed_participate  # contributor side: not serve
-
-    console = make_console()
-    corpus = _client_corpus(a)
-    state = _state(a, default_state_folder)
-    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
-                        client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
-                        **_limit(a),
-                        on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    took_part, note = fed_client_lines(s)
-    console.print(took_part, markup=False)
-    console.print(note, style="yellow", markup=False)
-
-
-def submit_lines(s: dict, server: str) -> list[str]:
-    """What :func:`~dptopic.contributor.client.submit`'s summary ``s`` tells its contributor (the lines ``dptopic submit``
-    prints): the pseudonym, where the reports are kept, what was sent, and the privacy of the documents."""
-    eps, n = fmt_epsilon, s["n_documents"]     # an epsilon shown is rounded up: never below what was spent
-    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
-            " running it again, without randomizing again" if s["state"] else
-            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
-    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
-    lines = [f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be tallied as"
-             f" one contributor on another machine); {kept}."]
-    if s["already_acknowledged"]:
-        lines.append(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
-                     " earlier run: not randomized or sent again" + ("." if s["reports"] else
-                                                                      "; nothing was sent, nothing more spent."))
-    if s.get("replayed_reports"):
-        lines.append(f"{plural(s['replayed_reports'], 'report')} had already been stored by {server} (an earlier run,"
-                     " perhaps under another address of this server): replayed, nothing new stored, nothing more"
-                     " spent.")
-    stored = s.get("stored_reports", s["reports"])
-    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
-        lines.append(f"{plural(stored, 'randomized report')} uploaded to {server} in"
-                     f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
-    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
-    lines.append(f"Privacy of {these} (V={s['vocab_size']}; "
-                 + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
-                 + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
-                 + ("" if s["epsilon_word"] is None else
-                    f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
-                 + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
-                 + ("spent once however often the kept reports are sent" if s["state"] else
-                    "spent again by every run on these documents, since the reports were not kept (--state none)")
-                 + "). Raw text never left this machine.")
-    return lines
-
-
-def fed_client_lines(s: dict) -> list[str]:
-    """What :func:`~dptopic.contributor.client.fed_participate`'s summary ``s`` tells its participant (the lines ``dptopic
-    fed-client`` prints): the rounds, the epsilon of its reports and whether they were kept."""
-    eps = fmt_epsilon     # rounded up: never below what was spent
-    if s["state"] is None:
-        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
-    elif s["reused_reports"]:
-        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
-                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
-                " new documents need new reports: --state none, or another --state, at a new cost)")
-    else:
-        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
-                " nothing more")
-    return [f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
-            f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.",
-            s["note"]]
-
-
-def _client_args(p):
-    p.add_argument("--server", required=True, help="base URL of the server, e.g. http://127.0.0.1:8000")
-    p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
-    add_reading_args(p, vocab=False)
-    add_request_args(p, "HTTP attempt", 8, "per request (exponential backoff)")
-    p.add_argument("--max-epsilon", type=positive_float, default=None, metavar="EPS",
-                   help="the largest epsilon per report you accept (per word for word-level reports, per document for"
-                        " document-level ones, per entry for FedLDA; default 16): a server asking for more is refused"
-                        " before anything is randomized")
-
-
-def register(sub) -> None:
-    s = sub.add_parser("serve", help="run the collection server (local-DP reports, OLP-LDA, FedLDA rounds)",
-                       description="Collect randomized reports over HTTP, store them durably (SQLite or PostgreSQL),"
-                                   " train OLP-LDA on them exactly once, and run FedLDA rounds. See docs/service.md.")
-    s.add_argument("--database", default="sqlite:///dptopic-service.db",
-                   help="SQLAlchemy URL: sqlite:///PATH (default) or postgresql+psycopg://USER@HOST/DB")
-    s.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1, this machine only; another needs --allow-remote)")
-    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
-    s.add_argument("--allow-foreign-tables", action="store_true",
-                   help="let --database be a database that already holds other tables (the service adds its own)")
-    s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
-    s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line, or wordfreq:LANG[:SIZE] (a general word list of that"
-                        " language; pip install 'dptopic[wordlist]')")
-    s.add_argument("--report-kind", choices=("word", "document", "secure-sum"), default="word",
-                   help="the reports the server takes: word (default; per-word LP-LDA reports, OLP-LDA topics) or"
-                        " document (one word pair per document, eps_doc per document; docs/local_dp.md)")
-    s.add_argument("--epsilon-doc", type=positive_float, default=None,
-                   help="--report-kind document: the per-document epsilon the contributors use (default 8)")
-    s.add_argument("--epsilon-word", type=positive_float, default=None,
-                   help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
-    s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
-    add_reading_args(s, "--prior", vocab=False)
-    s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
-    s.add_argument("--topics", type=positive_int, default=20,
-                   help="topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
-                        " document; default 20)")
-    s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch (default 160)")
-    s.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch (default 50)")
-    s.add_argument("--prior-iterations", type=positive_int, default=200, help="Gibbs sweeps on the prior corpus (default 200)")
-    s.add_argument("--lam", type=float, default=0.5, help="OLP-LDA correlation factor lambda in [0, 1] (default 0.5)")
-    s.add_argument("--omega", type=float, default=0.4, help="OLP-LDA prior weight omega in [0, 1] (default 0.4)")
-    s.add_argument("--delta", type=unit_interval, default=1e-5, help="delta of the tight epsilon(delta) reports (default 1e-5)")
-    s.add_argument("--train-interval", type=float, default=2.0, help="seconds between trainer passes (0: admin only; default 2)")
-    s.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024,
-                   help="largest request body accepted, in bytes; a larger upload is refused with 413 (default"
-                        " 4194304, 4 MiB)")
-    s.add_argument("--body-timeout", type=positive_float, default=30.0, metavar="SECONDS",
-                   help="a request body that goes this long without a byte arriving is refused with 408 (default 30;"
-                        " at most 3600)")
-    s.add_argument("--header-timeout", type=_seconds_arg, default=30.0, metavar="SECONDS",
-                   help="a request's line and headers must arrive within this many seconds of the connection (or of"
-                        " the request's first byte): slower ones get 408 and a connection that sends nothing is"
-                        " closed (default 30; at most 3600)")
-    s.add_argument("--database-timeout", type=_seconds_arg, default=15.0, metavar="SECONDS",
-                   help="PostgreSQL: an upload (or any request) whose database work takes longer is refused with 503,"
-                        " so a database that stopped answering is not waited on for ever; the trainer's commit gets"
-                        " ten times as long, at least 300 s (default 15; at most 3600)")
-    s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
-                   help="most reports in one upload; more are refused with 413 (default 10000)")
-    s.add_argument("--fed-epsilon-per-entry", dest="fed_epsilon", type=positive_float, default=None,
-                   metavar="EPS_ENTRY",
-                   help="enable FedLDA rounds with this epsilon per reported entry (one word; Wang et al. 2020, Thm 1),"
-                        " a component, not the per-user total: a user spends it once for each of its entries"
-                        " (--fed-pad-length x --fed-sample-ratio), as FedLDA(epsilon_per_entry=...); for a per-user"
-                        " total give --fed-user-budget instead")
-    s.add_argument("--fed-user-budget", type=positive_float, default=None, metavar="EPS_USER",
-                   help="enable FedLDA rounds with this per-user total (entries x epsilon per entry) instead of"
-                        " --fed-epsilon-per-entry and --fed-pad-length: the split that estimates words best for the"
-                        " vocabulary (FedLDA.from_user_budget, docs/fedlda.md)")
-    s.add_argument("--fed-epsilon", dest="retired_fed_epsilon", default=None, metavar="EPS",
-                   help="refused: the epsilon per entry is now --fed-epsilon-per-entry (a per-user total:"
-                        " --fed-user-budget)")
-    s.add_argument("--fed-topics", type=positive_int, default=None, help="FedLDA topics (default 20)")
-    s.add_argument("--fed-failure-rate", type=unit_interval, default=None,
-                   help="refused: the floor/tail rules' excluded rare-word mass (train --algorithm fed"
-                        " --exclusion); the server's rounds use the 'none' rule, which excludes nothing")
-    s.add_argument("--fed-pad-length", type=positive_int, default=None, help="FedLDA entries per update (default 512)")
-    s.add_argument("--fed-sample-ratio", type=float, default=None, help="FedLDA share of entries sent (default 1)")
-    s.add_argument("--fed-min-updates", type=int, default=None,
-                   help="close a FedLDA round after this many updates (0: only by the admin; default 2)")
-    s.add_argument("--fed-report-words", type=_int_arg(2), default=None, metavar="N",
-                   help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
-                        " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
-    s.add_argument("--ledger", default=None, metavar="PATH",
-                   help="a dataset ledger (a file, or postgresql://USER@HOST/DB) that records each served release"
-                        " (a batch of reports, a FedLDA or secure-sum round), charged to the contributors it covers by"
-                        " their pseudonym, so that a person's total spans central and served releases (default: none;"
-                        " docs/budget.md)")
-    s.add_argument("--dataset", default=None, metavar="NAME",
-                   help="with --ledger: the name the served releases are recorded under (default: by the persons"
-                        " they cover)")
-    s.add_argument("--quiet", action="store_true", help="no access log")
-
-    add_serve_flags(s)
-    s.set_defaults(func=cmd_serve)
-
-    u = sub.add_parser("submit", help="contributor side: randomize your documents locally and upload the reports",
-                       description="Fetch the server's public vocabulary and f, randomize your documents on this"
-                                   " machine (coins from the OS CSPRNG) and upload only the randomized reports, with"
-                                   " retries that never count twice. Raw text never leaves the process.")
-    _client_args(u)
-    u.add_argument("--contributor", default=None,
-                   help="pseudonym under which the server tallies your epsilon (default: the one kept for this server"
-                        " in the --state folder, else a fresh random one, printed)")
-    u.add_argument("--state", default=None, metavar="FILE",
-                   help="where your randomized reports are kept, with which uploads each server acknowledged, so that"
-                        " a run stopped part-way is finished by running it again without randomizing again (a file,"
-                        " or a folder; default: $XDG_STATE_HOME/dptopic or ~/.local/state/dptopic); the folder also"
-                        " keeps one pseudonym per server, so your runs are tallied as one contributor, and the files"
-                        " hold a salted digest of your documents (readable by you only); 'none' keeps nothing and"
-                        " takes a fresh pseudonym every run")
-    add_submit_flags(u)
-    u.set_defaults(func=cmd_submit)
-
-    f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",
-                       description="Take part in a 'dptopic serve --fed-epsilon-per-entry' server's FedLDA rounds: your"
-                                   " documents, topic assignments and proportions stay on this machine; each round"
-                                   " sends one update of randomized reports (docs/fedlda.md), and the epsilon spent is"
-                                   " printed, also when the server refuses an update.")
-    _client_args(f)
-    f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
-    f.add_argument("--max-user-epsilon", type=positive_float, default=None, metavar="EPS",
-                   help="refuse, before anything is randomized, a server whose rounds would spend more than EPS for"
-                        " you in all (epsilon per entry x entries, basic composition): --max-epsilon limits one entry"
-                        " only, and the server chooses how many entries an update holds (default: no such limit)")
-    f.add_argument("--client-id", default=None,
-                   help="pseudonym (default: the one kept with your reports, else a fresh random one; a run naming"
-                        " another id than the kept one is refused)")
-    f.add_argument("--state", default=None, metavar="FILE",
-                   help="where your randomized reports are kept between runs, so that taking part again spends"
-                        " nothing more (a file, or a folder; default: $XDG_STATE_HOME/dptopic or"
-                        " ~/.local/state/dptopic); 'none' draws new reports every run, which spends the per-user"
-                        " epsilon again")
-    f.add_argument("--poll", type=_timeout_arg, default=1.0,
-                   help=f"seconds between looks for the next round, in (0, {MAX_TIMEOUT:g}]")
-    f.add_argument("--round-timeout", type=_timeout_arg, default=600.0,
-                   help=f"give up waiting for a round after this many seconds, in (0, {MAX_TIMEOUT:g}]")
-    f.set_defaults(func=cmd_fed_client)
-
-
-__all__ = ["register", "build_config"]
+__all__ = ["build_config"]

@@ -12,26 +12,17 @@ from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from ..accounting.units import UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..backends import training_source
 from ..corpus.corpus import tokenising_progress
-from ..datasets import check_user_corpus, corpus_format, read_public_corpus
+from ..datasets import BUILT_IN, check_user_corpus, corpus_format, read_public_corpus
 from ..errors import DPTopicError
 from ..mechanisms import laplace
-from ..models.registry import TRAINERS, train_refusal_error, unit_algorithm_error
+from ..models.registry import TRAINERS, train_refusal_error
 from ..reporting.terminal import make_console
 from ..training import build_model, train
 from ..training.by_unit import trainer_for_unit
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (
-    BUILT_IN_CORPORA,
-    NO_VOCAB_CAP,
-    check_out,
-    corpus_from_args,
-    load_corpus,
-    read_vocabulary,
-    refuse_data_cuts,
-    say_reading,
-    user_args,
-)
+from ._common import NO_VOCAB_CAP, refuse_data_cuts, user_args
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
+from ._run_common import check_out, corpus_from_args, load_corpus, read_vocabulary, say_reading
 from ._train_flags import (
     _CORPUS_ALGOS,
     _DOC,
@@ -46,20 +37,17 @@ from ._train_flags import (
     flag_shown,
     parameter_flags,
 )
-from ._train_help import PLAIN, add_help
-from ._train_parser import DEFAULT_EPSILON_INHERENT, add_train_arguments
+from ._train_parser import DEFAULT_EPSILON_INHERENT
 from ._trainers import trainer_flag
 from ._training_output import print_training_result, print_training_step
 from .budget import training_ledger
-from .demo import register as register_demo
 from .fed import refuse_fed_flags
-from .local import train_local
+from .parsers.train import unit_algorithm_refusal
 from .topics import privacy_card_line
-from .topics import register as register_topics
+from .train_reports import train_local
 
-__all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
+__all__ = ["cmd_train", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "privacy_card_line", "_RETIRED"]     # the last two: their old import path
-
 
 
 def _refuse_foreign_flags(a) -> None:
@@ -132,7 +120,7 @@ def _refuse_person_flags_without_unit(a) -> None:
     if a.unit is not None:
         raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
                            f" --unit user instead, or drop {given}.")
-    if a.corpus in BUILT_IN_CORPORA:
+    if a.corpus in BUILT_IN:
         raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
                            " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
                            f" FIELD (or a folder of folders, one per person), or drop {given}.")
@@ -156,7 +144,7 @@ def _refuse_user_level_flags(a) -> None:
         return
 
     with flag_errors({"unit": "--unit", "user_field": "--user-field", **FORMAT_FLAG}):
-        if a.corpus in BUILT_IN_CORPORA:        # what --corpus names is refused first
+        if a.corpus in BUILT_IN:        # what --corpus names is refused first
             check_user_corpus(a.corpus)
         if a.private_vocabulary is not None:
             raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person:"
@@ -267,13 +255,6 @@ def _resolve_unit(a) -> tuple:
                        " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
                        f"[bold]--unit user[/]: training {algorithm} with each person's documents bounded as a whole"
                        " (docs/privacy_units.md)")
-
-
-def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
-    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not), in its flags: one rule for the
-    command, its ``--help`` and ``dptopic.train`` (``dptopic.models.registry.unit_algorithm_error``)."""
-    error = unit_algorithm_error(unit, algorithm)
-    return None if error is None else error.message({"unit": "--unit", "algorithm": "--algorithm"})
 
 
 def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
@@ -415,12 +396,3 @@ def _say_step(step: str, result, a, console) -> None:
                             vocabulary_policy=getattr(a, "vocabulary_policy", None), save_metrics=a.save_metrics)
 
 
-def register(sub) -> None:
-    t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
-                       add_help=False)
-    add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
-    add_train_arguments(t)
-    t.set_defaults(func=cmd_train)
-
-    register_demo(sub)
-    register_topics(sub)

@@ -69,7 +69,7 @@ def test_a_person_with_no_vocabulary_word_takes_part_with_a_note(tmp_path):
     rnd = InProcessRound(tmp_path, n=10, dropouts=2, collusion=1)
     c = SecureContributor(rnd.config_doc(), empty, rnd.invitations[0])
     assert c.summary()["no_vocabulary_word"] is True
-    from dptopic.cli.secure_sum import secure_sum_lines
+    from dptopic.cli.submit import secure_sum_lines
 
     lines = secure_sum_lines({**c.summary(), "steps": ["upload0"], "state": None})
     assert any("hold none of the round's words" in line for line in lines)
