@@ -909,6 +909,107 @@ def _fed_reports(local, rrp, vocab, state, client_id):
     return fc, saved, state
 
 
+class _FedRun:
+    """:func:`fed_participate`'s rounds for one FedLDA client ``fc``: ``done`` (one entry a round its update was
+    taken in) and ``sent`` (the updates that left the device, each spent whether or not the server kept it)."""
+
+    def __init__(self, client, fc, rrp, vocab_size: int, rounds: int, poll: float, timeout: float, saved,
+                 user_limit, on_round):
+        self.client, self.fc, self.rrp, self.vocab_size, self.rounds = client, fc, rrp, vocab_size, rounds
+        self.poll, self.timeout, self.saved, self.user_limit, self.on_round = poll, timeout, saved, user_limit, on_round
+        self.done: list = []
+        self.sent = 0
+
+    def spent_text(self) -> str:
+        """What this run has spent, for an error after an update left the device (rounded up, never below)."""
+        from .fedlda import fed_privacy  # start-up: the FedLDA client loads numba
+
+        eps = fmt_epsilon(fed_privacy(self.rrp, self.sent, vocab_size=self.vocab_size)["epsilon_basic"])
+        if self.saved is not None:
+            return (f"your reports, drawn in an earlier run, spend epsilon {eps} by basic composition in all; this run"
+                    " spent nothing more")
+        return (f"spent so far: epsilon {eps} by basic composition over {self.sent} update"
+                f"{'s' if self.sent != 1 else ''} that left this device, whether or not the server kept them")
+
+    def interrupted(self, kept: bool) -> str:
+        """The line of a run interrupted after an update left the device: what it spent, and what running again
+        spends (nothing more where the reports are ``kept``)."""
+        again = ("run the same command again to take part in later rounds: it reuses the kept reports and spends"
+                 " nothing more" if kept else "running again draws new reports, which spends epsilon again (no state"
+                 " kept)")
+        n = len(self.done)
+        return f"interrupted after {n} round{'s' if n != 1 else ''} ({self.spent_text()}); {again}."
+
+    def play(self) -> None:
+        """Take part until ``rounds`` rounds took this client's update: each newly opened round is answered once (a
+        round the kept reports already answered is skipped; one that closed first is retried in the next,
+        :meth:`_stale`); one line when no new round opens within ``timeout`` seconds."""
+        last_round, deadline, stale = -1, time.monotonic() + self.timeout, 0
+        while len(self.done) < self.rounds:
+            rnd, msg = self._open_round()
+            if rnd <= last_round:
+                if time.monotonic() > deadline:
+                    raise DPTopicError(f"round {last_round + 1} did not open within {self.timeout:g} s: other clients"
+                                       " or the admin must close the current round.")
+                time.sleep(self.poll)
+                continue
+            self._check_redone(rnd)
+            update = self.fc.run_round(msg)
+            self.sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
+            try:
+                ack = self.client.post_bytes("/v1/fed/updates", update, new_key())
+            except ServerError as e:
+                if e.code == "duplicate_update" and self.saved is not None:
+                    # an earlier run with these same reports already took part in this round: wait for the next one
+                    last_round = rnd
+                    continue
+                self._stale(e, stale, rnd)
+                stale += 1
+                continue
+            stale = 0
+            last_round = rnd
+            self.done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
+            if self.on_round is not None:
+                self.on_round(self.done[-1])
+
+    def _open_round(self) -> tuple:
+        """``(round number, the global model message)`` of the server's open round."""
+        _, headers, msg = self.client.request("GET", "/v1/fed/round")
+        try:
+            return int({k.lower(): v for k, v in headers.items()}["dptopic-round"]), msg
+        except (KeyError, ValueError):
+            raise ServerError(f"{self.client.server} sent a FedLDA round without a round number (Dptopic-Round): is"
+                              " it a dptopic server?") from None
+
+    def _check_redone(self, rnd: int) -> None:
+        """Updates redone after a stale_round refusal: the per-user limit was checked for ``rounds`` updates up front,
+        so one more is checked before it is drawn."""
+        if self.user_limit is None or self.sent < self.rounds:
+            return
+        from .fedlda import fed_privacy  # start-up: the FedLDA client loads numba
+
+        total = float(fed_privacy(self.rrp, self.sent + 1, vocab_size=self.vocab_size)["epsilon_basic"])
+        if total > self.user_limit:
+            raise ParameterError("another update for round {round} (updates refused as stale_round were redone) would"
+                                 " bring this run's spend to epsilon {total}, above your limit {value:g}"
+                                 " ({parameter}): stopped before sending it.", "max_user_epsilon", self.user_limit,
+                                 round=rnd, total=fmt_epsilon(total))
+
+    def _stale(self, e, stale: int, rnd: int) -> None:
+        """An update refused (``e``): unless the round closed while it was sampled (stale_round), raised as it is;
+        else a pause that grows with each refusal in a row (``stale`` before this one) before the next round, and
+        one line once they are :data:`STALE_RETRIES` (rounds that close faster than this client answers are not
+        chased without end)."""
+        if e.code != "stale_round":
+            raise e
+        if stale >= STALE_RETRIES:
+            raise ServerError(f"the open round closed before this client's update arrived, {stale + 1} times in a row"
+                              f" (lastly round {rnd}): the rounds close faster than this client can answer (other"
+                              " clients fill them first); run it again later, or ask the operator to let a round"
+                              " wait for more updates.", e.status, e.code) from None
+        time.sleep(min(STALE_MAX_PAUSE, STALE_PAUSE * 2 ** stale) * (0.5 + _JITTER.random() / 2))
+
+
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
                     client_id: str | None = None, client: ServiceClient | None = None, on_round=None,
                     state=None, max_epsilon: float = DEFAULT_MAX_EPSILON, max_user_epsilon: float | None = None) -> dict:
@@ -948,80 +1049,21 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                       f"a per-user epsilon (basic composition, {rounds} round{'s' if rounds != 1 else ''})", client.server,
                       "max_user_epsilon")
     fc, saved, state = _fed_reports(local, rrp, vocab, state, client_id)
-    done, last_round, deadline, sent, stale = [], -1, time.monotonic() + timeout, 0, 0
     user_limit = None if max_user_epsilon is None else check_max_epsilon(max_user_epsilon)
-
-    def spent_text() -> str:
-        """What this run has spent, for an error after an update left the device (rounded up, never below)."""
-        eps = fmt_epsilon(fed_privacy(rrp, sent, vocab_size=len(vocab))["epsilon_basic"])
-        if saved is not None:
-            return (f"your reports, drawn in an earlier run, spend epsilon {eps} by basic composition in all; this run"
-                    " spent nothing more")
-        return (f"spent so far: epsilon {eps} by basic composition over {sent} update{'s' if sent != 1 else ''} that"
-                " left this device, whether or not the server kept them")
-
+    run = _FedRun(client, fc, rrp, len(vocab), rounds, poll, timeout, saved, user_limit, on_round)
     try:
-        while len(done) < rounds:
-            _, headers, msg = client.request("GET", "/v1/fed/round")
-            try:
-                rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
-            except (KeyError, ValueError):
-                raise ServerError(f"{client.server} sent a FedLDA round without a round number (Dptopic-Round): is it"
-                                  " a dptopic server?") from None
-            if rnd <= last_round:
-                if time.monotonic() > deadline:
-                    raise DPTopicError(f"round {last_round + 1} did not open within {timeout:g} s: other clients or the"
-                                       " admin must close the current round.")
-                time.sleep(poll)
-                continue
-            if user_limit is not None and sent >= rounds:
-                # updates redone after a stale_round refusal: the limit was checked for `rounds` updates up front
-                total = float(fed_privacy(rrp, sent + 1, vocab_size=len(vocab))["epsilon_basic"])
-                if total > user_limit:
-                    raise ParameterError("another update for round {round} (updates refused as stale_round were"
-                                         " redone) would bring this run's spend to epsilon {total}, above your limit"
-                                         " {value:g} ({parameter}): stopped before sending it.", "max_user_epsilon",
-                                         user_limit, round=rnd, total=fmt_epsilon(total))
-            update = fc.run_round(msg)
-            sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
-            try:
-                ack = client.post_bytes("/v1/fed/updates", update, new_key())
-            except ServerError as e:
-                if e.code == "duplicate_update" and saved is not None:
-                    # an earlier run with these same reports already took part in this round: wait for the next one
-                    last_round = rnd
-                    continue
-                if e.code != "stale_round":
-                    raise
-                # the round closed while we sampled: take part in the next one, after a pause that grows with each
-                # refusal in a row (rounds that close faster than this client answers are not chased without end)
-                if stale >= STALE_RETRIES:
-                    raise ServerError(f"the open round closed before this client's update arrived, {stale + 1} times"
-                                      f" in a row (lastly round {rnd}): the rounds close faster than this client can"
-                                      " answer (other clients fill them first); run it again later, or ask the"
-                                      " operator to let a round wait for more updates.", e.status, e.code) from None
-                time.sleep(min(STALE_MAX_PAUSE, STALE_PAUSE * 2 ** stale) * (0.5 + _JITTER.random() / 2))
-                stale += 1
-                continue
-            stale = 0
-            last_round = rnd
-            done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
-            if on_round is not None:
-                on_round(done[-1])
+        run.play()
     except DPTopicError as e:
         # any failure once an update has left (a refused upload, a round that does not open, a broadcast of another
         # vocabulary, a server gone) says what was spent: the participant's privacy cost is not undone by the failure
-        if sent == 0:
+        if run.sent == 0:
             raise
-        raise _noted(e, f" ({spent_text()})") from None
+        raise _noted(e, f" ({run.spent_text()})") from None
     except KeyboardInterrupt:       # Ctrl-C: what left the device is spent all the same
-        if sent == 0:
+        if run.sent == 0:
             raise
-        again = ("running again draws new reports, which spends epsilon again (no state kept)" if state is None else
-                 "run the same command again to take part in later rounds: it reuses the kept reports and spends"
-                 " nothing more")
-        raise KeyboardInterrupt(f"interrupted after {len(done)} round{'s' if len(done) != 1 else ''} ({spent_text()});"
-                                f" {again}.") from None
+        raise KeyboardInterrupt(run.interrupted(kept=state is not None)) from None
+    done, sent = run.done, run.sent
     priv = fed_privacy(rrp, sent, vocab_size=len(vocab))
     return {"client": fc.client_id, "reused_reports": saved is not None, "state": None if state is None else str(state),
             "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
