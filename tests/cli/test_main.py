@@ -476,6 +476,7 @@ for words, p in leaves(build_parser(), []):
             lines.append([*words, act.option_strings[-1], "no-such-choice"])
 lines += [["train", "--algorithm", name, "--help"] for name in ("lda", "hdp", "docdp-cooc", "fed", "olp")]
 lines += [["train", "--unit", unit, "--help"] for unit in ("word", "document", "user")]
+lines += [["--version"], ["no-such-command"], ["train", "--algorithm"]]
 statuses = set()
 for argv in lines:
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
