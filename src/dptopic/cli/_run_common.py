@@ -15,7 +15,6 @@ from ..datasets import experiment_corpora as _experiment_corpora
 from ..datasets import load_corpus as _load_corpus
 from ..datasets import read_into_model as _read_into_model
 from ..errors import DPTopicError
-from ..models.base import check_topics_fit_vocabulary
 from ._common import note_vocabulary_cut, user_args
 from ._flags import READING_FLAGS, flag_errors
 
@@ -76,13 +75,10 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
             f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
-def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
+def say_reading(a) -> None:
     """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
     (once), said just before the first step that spends or trains, once the input is known good (so that an error
-    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
-    the topics, as fit would."""
-    if n_topics is not None and vocab_size is not None:
-        check_topics_fit_vocabulary(n_topics, vocab_size)
+    about the input stays the one line on stderr)."""
     if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
         return
     a._reading_said = True

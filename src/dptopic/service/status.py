@@ -50,58 +50,75 @@ cause in the server log. Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.
 """
 
 
+def _topic_rows(view, cfg) -> str:
+    rows = "".join(
+        f"<tr><td>{t['topic']}</td><td class='words'>{escape(' '.join(t['words']))}</td></tr>" for t in view["topics"])
+    return rows or ("<tr><td colspan='2'>No topics yet: the first mini-batch of "
+                    f"{cfg.batch_size} reports has not been trained.</td></tr>")
+
+
+def _contributor_rows(service, contributors, document_kind: bool) -> str:
+    rows = ""
+    for rank, c in enumerate(contributors, 1):   # pseudonyms are not shown: this page is public
+        p = service.contributor_privacy(c["reports"])
+        who = f"{rank}" + (" (one upload without a pseudonym)" if c["contributor"] is None else "")
+        word_cell = "" if document_kind else f"<td>{fmt_epsilon(p['epsilon_contributor_word_basic'])}</td>"
+        rows += (f"<tr><td>{who}</td><td>{c['reports']}</td>{word_cell}"
+                 f"<td>{fmt_epsilon(p['epsilon_contributor_doc_basic'])}</td></tr>")
+    return rows
+
+
+def _fed_section(service, storage) -> str:
+    """The FedLDA section (empty without FedLDA rounds): the open round, its guarantee, the clients ranked."""
+    if service.rrp is None:
+        return ""
+    fed = storage.fed_participation(25)
+    rows_fed = "".join(f"<tr><td>{rank}</td><td>{f['rounds']}</td></tr>" for rank, f in enumerate(fed, 1)) \
+        or "<tr><td colspan='2'>No update received yet.</td></tr>"
+    rnd, _ = storage.fed_round()
+    return (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
+            f" {fmt_epsilon(service.rrp.epsilon_per_entry)}, {_plural(service.rrp.n_entries, 'entry', 'entries')}"
+            " per update: epsilon"
+            f" {fmt_epsilon(service.rrp.epsilon_per_entry * service.rrp.n_entries)} per user (basic composition),"
+            " spent once"
+            " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
+            " fed-client keeps them in its state file); a user who draws new reports spends it again, and"
+            " this server cannot tell. The model of the latest closed round, with its privacy report:"
+            " <code>GET /v1/fed/model</code> (<code>dptopic pull</code>, for the FedLDA model).</p>"
+            "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
+
+
+def _prior_note(view, cfg) -> str:
+    # the active model's own record decides (a restart without prior keeps the prior it was started from); before
+    # any model, this start's prior
+    used = used_prior(view.get("privacy"))
+    if used is None:
+        used = getattr(cfg, "prior", None) is not None
+    return ("" if not used else
+            " and of the prior corpus, which it uses in the clear and no epsilon covers (it must be public or"
+            " consented data)")
+
+
 def render_status(service) -> str:
+    """The service's public page: what it holds and trained, the topics, each contributor's epsilon, FedLDA."""
     cfg, storage = service.cfg, service.storage
     view = service.model_view(10)
     counts = storage.counts()
     contributors = storage.contributors(SHOWN)
-    fed = storage.fed_participation(25) if service.rrp is not None else []
-    rows_topics = "".join(
-        f"<tr><td>{t['topic']}</td><td class='words'>{escape(' '.join(t['words']))}</td></tr>" for t in view["topics"])
-    if not rows_topics:
-        rows_topics = ("<tr><td colspan='2'>No topics yet: the first mini-batch of "
-                       f"{cfg.batch_size} reports has not been trained.</td></tr>")
+    rows_topics = _topic_rows(view, cfg)
     document_kind = cfg.report_kind == "document"
     units_note = ("Each report protects one whole document (eps_doc); a contributor's reports compose over all their"
                   " documents." if document_kind else
                   "Word level: each of the contributor's documents differs in the presence of one word. Document"
                   " level: any change of all their documents.")
     word_header = "" if document_kind else "<th>eps, word level</th>"
-    rows_contrib = ""
-    for rank, c in enumerate(contributors, 1):   # pseudonyms are not shown: this page is public
-        p = service.contributor_privacy(c["reports"])
-        who = f"{rank}" + (" (one upload without a pseudonym)" if c["contributor"] is None else "")
-        word_cell = "" if document_kind else f"<td>{fmt_epsilon(p['epsilon_contributor_word_basic'])}</td>"
-        rows_contrib += (f"<tr><td>{who}</td><td>{c['reports']}</td>{word_cell}"
-                         f"<td>{fmt_epsilon(p['epsilon_contributor_doc_basic'])}</td></tr>")
+    rows_contrib = _contributor_rows(service, contributors, document_kind)
     n_all = counts["contributors"] + counts["anonymous_uploads"]
     shown = (f"The {len(contributors)} with the most reports of {n_all}" if n_all > len(contributors)
              else f"All {n_all}")
-    rows_fed = "".join(f"<tr><td>{rank}</td><td>{f['rounds']}</td></tr>" for rank, f in enumerate(fed, 1)) \
-        or "<tr><td colspan='2'>No update received yet.</td></tr>"
-    fed_html = ""
-    if service.rrp is not None:
-        rnd, _ = storage.fed_round()
-        fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
-                    f" {fmt_epsilon(service.rrp.epsilon_per_entry)}, {_plural(service.rrp.n_entries, 'entry', 'entries')}"
-                    " per update: epsilon"
-                    f" {fmt_epsilon(service.rrp.epsilon_per_entry * service.rrp.n_entries)} per user (basic composition),"
-                    " spent once"
-                    " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
-                    " fed-client keeps them in its state file); a user who draws new reports spends it again, and"
-                    " this server cannot tell. The model of the latest closed round, with its privacy report:"
-                    " <code>GET /v1/fed/model</code> (<code>dptopic pull</code>, for the FedLDA model).</p>"
-                    "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
+    fed_html = _fed_section(service, storage)
     kind = kinds.get(cfg.report_kind)
-
-    # the active model's own record decides (a restart without prior keeps the prior it was started from); before
-    # any model, this start's prior
-    used = used_prior(view.get("privacy"))
-    if used is None:
-        used = getattr(cfg, "prior", None) is not None
-    prior_html = ("" if not used else
-                  " and of the prior corpus, which it uses in the clear and no epsilon covers (it must be public or"
-                  " consented data)")
+    prior_html = _prior_note(view, cfg)
     privacy_html, model_name = kind.privacy_line(cfg, _fmt, fmt_epsilon), kind.model_name
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">

@@ -62,41 +62,10 @@ class Trainer:
             # the saved report states the guarantee of the contributor with the most reports in the store, not of
             # one report (read before training: a failed read must not log a batch the model took as skipped)
             most = max(1, self.storage.max_reports_per_contributor())
-            # the batch on the dataset ledger before the model reads it, charged to its contributors
-            # (service/ledger.py): a batch a cap refuses is skipped; a ledger that cannot be written stops the step,
-            # the batch kept
-            refused = None
-            if getattr(self.cfg, "ledger", None):
-                try:
-                    charge_reports(self.cfg, self.storage.report_contributors(first, last), first, last)
-                except BudgetExceededError as e:
-                    refused = f"refused by the dataset ledger: {e}"
+            refused = self._ledger_refusal(first, last)
             if self._model is None:
                 self._model = kinds.new_trainer(self.cfg)
-            t0 = time.perf_counter()
-            status, note, meta, arrays = "trained", None, None, None
-            ok = False
-            try:
-                try:
-                    if refused:
-                        raise DPTopicError(refused)
-                    # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
-                    # (GET /v1/admin/models) and logged once per batch below
-                    # the library's steps for a batch (dptopic.training.train_batch): checked, partial_fit, the
-                    # guarantee restated for the contributor with the most reports, the card
-                    note = codec.train_batch(self._model, reports, self.cfg.vocabulary, most)
-                    meta, arrays = codec.model_to_blobs(self._model)
-                except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
-                    status, note = "skipped", str(e)
-                seconds = time.perf_counter() - t0
-                ok = self.storage.commit_batch(row["id"], row["version"], first, last, len(rows), meta, arrays,
-                                               status, note, seconds)
-            finally:
-                if not ok:
-                    # memory may be ahead of the database (the model took this batch, then saving it or the commit
-                    # failed, or it was another trainer's): reload next time, or the batch would be trained into the
-                    # in-memory model again on the next try and the model saved then would hold it twice
-                    self._row = self._model = None
+            ok, status, note, seconds = self._train_and_commit(row, rows, reports, most, refused)
             if not ok:
                 return None
             if note:
@@ -114,6 +83,48 @@ class Trainer:
         if self.on_batch is not None:
             self.on_batch(done)
         return done
+
+    def _ledger_refusal(self, first: int, last: int) -> str | None:
+        """The batch on the dataset ledger before the model reads it, charged to its contributors
+        (service/ledger.py): a batch a cap refuses is skipped (its refusal returned); a ledger that cannot be written
+        stops the step, the batch kept."""
+        if not getattr(self.cfg, "ledger", None):
+            return None
+        try:
+            charge_reports(self.cfg, self.storage.report_contributors(first, last), first, last)
+        except BudgetExceededError as e:
+            return f"refused by the dataset ledger: {e}"
+        return None
+
+    def _train_and_commit(self, row, rows, reports, most, refused) -> tuple:
+        """The batch trained (or skipped, with its reason) and committed with the model: ``(committed, status, note,
+        seconds)``."""
+        first, last = rows[0][0], rows[-1][0]
+        t0 = time.perf_counter()
+        status, note, meta, arrays = "trained", None, None, None
+        ok = False
+        try:
+            try:
+                if refused:
+                    raise DPTopicError(refused)
+                # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
+                # (GET /v1/admin/models) and logged once per batch by step
+                # the library's steps for a batch (dptopic.training.train_batch): checked, partial_fit, the
+                # guarantee restated for the contributor with the most reports, the card
+                note = codec.train_batch(self._model, reports, self.cfg.vocabulary, most)
+                meta, arrays = codec.model_to_blobs(self._model)
+            except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
+                status, note = "skipped", str(e)
+            seconds = time.perf_counter() - t0
+            ok = self.storage.commit_batch(row["id"], row["version"], first, last, len(rows), meta, arrays,
+                                           status, note, seconds)
+        finally:
+            if not ok:
+                # memory may be ahead of the database (the model took this batch, then saving it or the commit
+                # failed, or it was another trainer's): reload next time, or the batch would be trained into the
+                # in-memory model again on the next try and the model saved then would hold it twice
+                self._row = self._model = None
+        return ok, status, note, seconds
 
     def drain(self, force: bool = False, max_batches: int = 1000) -> list[dict]:
         out = []
