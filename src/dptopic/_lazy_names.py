@@ -6,6 +6,8 @@ accountant nor the Gibbs samplers)."""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 
 
 def lazy_names(package: str, where: dict, module_globals: dict):
@@ -21,4 +23,20 @@ def lazy_names(package: str, where: dict, module_globals: dict):
     def __dir__():
         return sorted(set(module_globals) | set(where))
 
+    if any(name == module for name, module in where.items()):
+        sys.modules[package].__class__ = _named_like_their_modules(package, where)
     return __getattr__, __dir__
+
+
+def _named_like_their_modules(package: str, where: dict) -> type:
+    """A module class for ``package`` whose exported names include one named as the submodule that defines it
+    (``dptopic.attacks.classifier_mia``, a function): once that submodule is imported, by anyone, the import system
+    binds it on the package under that name, which would hide the function behind the module. The binding gives way to
+    the exported object, as the eager ``from .classifier_mia import classifier_mia`` of an ``__init__`` made it."""
+    def __setattr__(self, name, value):
+        if (where.get(name) == name and isinstance(value, types.ModuleType)
+                and value.__name__ == f"{package}.{name}" and hasattr(value, name)):
+            value = getattr(value, name)
+        types.ModuleType.__setattr__(self, name, value)
+
+    return type("PackageExports", (types.ModuleType,), {"__setattr__": __setattr__})

@@ -104,9 +104,19 @@ trainer (cli/_trainers.py), and what other parts of the redesign still rewrite: 
 utility_table.json, which is data)."""
 
 
+GENERATED_FROM_THE_REGISTRY = {
+    "dptopic/cli/_trainer_facts.py": "what the command line's help reads of each registered class, written from the"
+                                     " registry by `python -m dptopic.cli._trainer_facts` (tests/cli/test_train_flags.py"
+                                     " fails when it differs), so that `dptopic train --help` loads no trainer",
+}
+"""Files that hold trainer names because a program wrote them from the registry, not as a table kept by hand."""
+
+
 def _files_naming(pattern) -> dict:
     out = {}
     for path in sorted((SRC / "dptopic").rglob("*")):
+        if str(path.relative_to(SRC)) in GENERATED_FROM_THE_REGISTRY:
+            continue
         if path.suffix in (".py", ".json") and path.is_file():
             n = len(pattern.findall(path.read_text(encoding="utf-8")))
             if n:

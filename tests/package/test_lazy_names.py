@@ -30,3 +30,22 @@ def test_the_local_randomizers_load_without_the_gaussian_accountant_or_the_sampl
             " 'dptopic.kernels.dense', 'dptopic.mechanisms.laplace') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_a_name_exported_from_a_submodule_of_the_same_name_stays_the_name_once_that_submodule_is_imported(
+        tmp_path, monkeypatch):
+    # as dptopic.attacks.classifier_mia (a function in attacks/classifier_mia.py): importing the submodule first binds
+    # the module on the package, which hid the function once the package imported its names on first use
+    pkg = tmp_path / "lazy_pkg_same_name"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from dptopic._lazy_names import lazy_names\n"
+                                     "__getattr__, __dir__ = lazy_names(__name__, {'thing': 'thing', 'other': 'more'},"
+                                     " globals())\n")
+    (pkg / "thing.py").write_text("def thing():\n    return 'the function'\n")
+    (pkg / "more.py").write_text("other = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("lazy_pkg_same_name.thing")
+    importlib.import_module("lazy_pkg_same_name.more")
+    package = sys.modules["lazy_pkg_same_name"]
+    assert package.thing() == "the function" and package.other == 2
+    assert isinstance(package.more, type(sys))          # a submodule of another name stays the module
