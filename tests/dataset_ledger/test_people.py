@@ -274,6 +274,20 @@ def test_each_bands_candidates_verified_as_made_link_what_the_one_list_of_candid
             assert np.array_equal(document_links(bands=bands, signatures=signatures), want)
         finally:
             people.PAIRS_PER_CHECK = kept
+    # with bags: a copy's sketch is not paired (its bag joins it), as when its bands were zeroed
+    bags = np.arange(1, len(bands) + 1, dtype=np.uint64)
+    bags[1::9] = bags[0]
+    bags[5::50] = 0
+    seen, zeroed = set(), bands.copy()
+    for i, g in enumerate(bags.tolist()):                  # each bag's first document keeps its bands
+        if g and g in seen:
+            zeroed[i] = 0
+        seen.add(g)
+    cand = people.sketch_candidates(zeroed)
+    ok = sketch_agreement(sig[cand[:, 0]], sig[cand[:, 1]]) >= SKETCH_THRESHOLD
+    copies = np.array([(0, j) for j in range(1, len(bags)) if bags[j] == bags[0]])
+    want = np.unique(np.concatenate([cand[ok], copies]), axis=0)
+    assert np.array_equal(document_links(bags=bags, bands=bands, signatures=sig), want)
 
 
 def test_verifying_the_candidates_holds_one_bands_pairs_not_every_pair():

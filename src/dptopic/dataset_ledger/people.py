@@ -163,11 +163,15 @@ WINDOW = 32
 the run only (near-duplicate runs that long are exact copies already joined by their bag digests)."""
 
 
-def _band_pairs(bands: np.ndarray):
+def _band_pairs(bands: np.ndarray, keep: np.ndarray | None = None):
     """Each band's candidate pairs, a step of its sorted runs at a time: ``(lo, hi)``, int64 arrays of the documents
     (``lo < hi``) ``step`` places apart (1 to :data:`WINDOW`) in a run of equal values of the band. Within one band
-    every pair comes once (each document has one place in the band's order); a pair may come again in another band."""
-    sketched = np.flatnonzero(bands[:, 0] != 0) if bands.size else np.zeros(0, np.int64)
+    every pair comes once (each document has one place in the band's order); a pair may come again in another band.
+    ``keep``: the documents to pair (bool[n]; the others as if their bands were zero)."""
+    if not bands.size:
+        return
+    sketched = bands[:, 0] != 0
+    sketched = np.flatnonzero(sketched if keep is None else sketched & keep)
     for col in range(bands.shape[1] if bands.ndim == 2 else 0):
         v = bands[sketched, col]
         order = np.argsort(v, kind="stable")
@@ -223,17 +227,17 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
         found.append(pairs % n)
     if bands is not None and signatures is not None and len(bands):
         bands = np.asarray(bands, dtype=np.uint64)
+        keep = None
         if bags is not None:     # one sketch per distinct bag: equal bags are joined above, and share every band
             b = np.asarray(bags, dtype=np.uint64)
             first = np.unique(b, return_index=True)[1]
             keep = np.zeros(len(b), bool)
             keep[first] = True
             keep |= b == 0
-            bands = np.where(keep[:, None], bands, np.uint64(0))
         sig = np.asarray(signatures)
         # each band's candidates verified as they are made (:func:`sketch_candidates` less the one list of every
         # distinct pair: a pair two bands name is verified twice, with the same answer)
-        for lo, hi in _band_pairs(bands):
+        for lo, hi in _band_pairs(bands, keep):      # (a copy of the bands with the others zeroed took 256 MB)
             for at in range(0, len(lo), PAIRS_PER_CHECK):
                 a, b = lo[at:at + PAIRS_PER_CHECK], hi[at:at + PAIRS_PER_CHECK]
                 ok = _pair_agreement(sig, a, b) >= threshold
