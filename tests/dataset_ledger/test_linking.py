@@ -330,3 +330,47 @@ def test_recording_a_first_set_hashes_its_keys_a_part_at_a_time():
     finally:
         tracemalloc.stop()
     assert peak / n_keys < 20, f"{peak / n_keys:.0f} bytes a key"
+
+
+def test_a_first_sets_keys_index_is_built_after_them_with_the_schemas_statement(texts, tmp_path, monkeypatch):
+    """On SQLite the record of a first set drops the keys' index and builds it once after writing the keys: the index
+    is there after, made by the schema's statement and used by a lookup, and the second set finds the first's
+    documents; a record that fails midway rolls back to the index and no keys."""
+    from dptopic.dataset_ledger import linking
+    from dptopic.dataset_ledger.store import DOC_KEYS_INDEX
+
+    path = tmp_path / "l.sqlite"
+    led = DatasetLedger(path)
+    led.debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:100]))
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT sql FROM sqlite_master WHERE name = 'doc_keys_key'").fetchall() == [
+            (DOC_KEYS_INDEX,)]
+        plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT doc FROM doc_keys WHERE key = 5"))
+        assert "doc_keys_key" in plan
+        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] > 30 * 100
+    finally:
+        con.close()
+    led.debit("b", "T", "document", ONE, 1e-5, documents=_docs([t.upper() for t in texts[:100]]))
+    assert led.total("b")["epsilon_total"] == pytest.approx(2.0, abs=1e-3) and led.total("a")["n_releases"] == 2
+
+    broken = tmp_path / "broken.sqlite"
+    DatasetLedger(broken).content_name(_docs(texts[:10]))
+    calls = []
+
+    def fail_second(*a):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return record(*a)
+    record = linking._record_part
+    monkeypatch.setattr(linking, "_record_part", fail_second)
+    with pytest.raises(RuntimeError, match="disk full"):
+        DatasetLedger(broken).debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:100]))
+    con = sqlite3.connect(broken)
+    try:
+        assert con.execute("SELECT sql FROM sqlite_master WHERE name = 'doc_keys_key'").fetchall() == [
+            (DOC_KEYS_INDEX,)]
+        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] == 0
+    finally:
+        con.close()

@@ -226,6 +226,11 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     copies about 2 GB)."""
     parts = _key_parts(docs)
     n_exact = sum(1 for p in parts if p[0] != _BAND)
+    # a first set on SQLite: the keys' index built once after they are written (one sort), not row by row (3.5 x 10^7
+    # keys at 10^6 documents: 54 -> 34 s of CPU); the same statement makes it, and a failed record rolls the drop back
+    rebuild = not len(rec_key) and not getattr(tx, "postgres", True)
+    if rebuild:
+        tx.run("DROP INDEX doc_keys_key")
     # the exact keys (text and bags) are one part of the record, as they were when the whole set's keys were listed
     exact = [_part_keys(key, docs, p) for p in parts[:n_exact]]
     _record_part(tx, np.concatenate([k for _, k in exact]), np.concatenate([i for i, _ in exact]), doc, rec_key)
@@ -233,6 +238,10 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     for part in parts[n_exact:]:
         index, keys = _part_keys(key, docs, part)
         _record_part(tx, keys, index, doc, rec_key)
+    if rebuild:
+        from .store import DOC_KEYS_INDEX
+
+        tx.run(DOC_KEYS_INDEX)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     from ..kernels.sketch_pairs import sorted_unique  # np.unique's hash table costs 2.5 us a value (its note)
 
