@@ -36,7 +36,7 @@ import time
 
 from ..errors import DPTopicError, ParameterError
 from .checked_state import PERSON_CAP, CheckedState
-from .identity import Documents, check_person, document_keys, document_rows, person_id
+from .identity import Documents, check_person, document_keys, document_rows, document_table, person_id
 from .location import location
 from .names import check_name, valid_name
 from .owner_rows import OwnerRows
@@ -52,6 +52,11 @@ def _now() -> str:
 
 
 # ------------------------------------------------------------------------------------------------- the ledger
+ROWS_PER_WRITE = 100_000
+"""A new document set's ``docs`` rows made and written this many at a time (10^6 rows as Python tuples took 200 MB,
+twice over while they were written)."""
+
+
 class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
     """One ledger: a SQLite file (a path) or a PostgreSQL database (``postgresql://USER@HOST/DB``). Opening it checks
     that it is a dptopic ledger, creating one (or upgrading a version-1 file) unless ``read_only``: a ledger opened
@@ -104,17 +109,20 @@ class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
         doc = None
         if self.version >= 3 and docs.digests is not None:
             doc = resolve_documents(tx, key, docs, document_keys(key, docs))
-        fingerprint, content, rows = document_rows(key, docs, doc)
+        fingerprint, content, table, has_doc = document_table(key, docs, doc)
         row = tx.one("SELECT id FROM docsets WHERE fingerprint = ?", (fingerprint,))
         if row is not None:
             if self.version >= 3:
                 link_people(tx, key, None, int(row[0]), docs.aliases or ())
             return int(row[0]), content
-        persons = int(any(r[2] for r in rows))
+        persons = int(table[:, 2].any())
         sid = tx.insert("INSERT INTO docsets (fingerprint, content, n_docs, persons, created) VALUES (?, ?, ?, ?, ?)",
-                        (fingerprint, content, sum(r[3] for r in rows), persons, _now()))
-        tx.many("INSERT INTO docs (docset, doc, owner, person, copies) VALUES (?, ?, ?, ?, ?)",
-                [(sid, d, o, p, n) for d, o, p, n in rows])
+                        (fingerprint, content, int(table[:, 3].sum()), persons, _now()))
+        for start in range(0, len(table), ROWS_PER_WRITE):      # the rows made a batch at a time
+            tx.many("INSERT INTO docs (docset, doc, owner, person, copies) VALUES (?, ?, ?, ?, ?)",
+                    [(sid, d if has_doc else None, o, p, n) for d, o, p, n in
+                     table[start:start + ROWS_PER_WRITE].tolist()])
+        del table
         if persons:     # documents recorded before without their person: theirs now
             tx.run("UPDATE docs SET owner = (SELECT n.owner FROM docs n WHERE n.docset = ? AND n.doc = docs.doc"
                    " LIMIT 1), person = 1 WHERE person = 0 AND doc IN (SELECT doc FROM docs WHERE docset = ?)",

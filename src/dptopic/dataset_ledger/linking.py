@@ -51,35 +51,50 @@ def _keyed_all(key: bytes, values, what: bytes, salt: bytes = b"") -> np.ndarray
     return keyed_digests(key, what, values, salt)
 
 
+def _key_parts(docs) -> list:
+    """The parts of :func:`document_keys`, in its order, as ``(what, column)``: the text digests and the bag digests
+    before and after the cut (the exact keys, ``_TEXT`` or ``_BAG`` and the array), then each band of the sketch
+    (``_BAND`` and its number: band 3 of one sketch never meets band 5 of another). A part's values are taken and
+    hashed only when it is read (:func:`_part_keys`): no part's arrays are held beside another's."""
+    parts = [(_TEXT, docs.digests)] + [(_BAG, bags) for bags in (docs.bags, docs.read_bags) if bags is not None]
+    if docs.bands is not None and docs.signatures is not None:
+        parts += [(_BAND, j) for j in range(np.shape(docs.bands)[1])]
+    return parts
+
+
+def _part_keys(key: bytes, docs, part) -> tuple[np.ndarray, np.ndarray]:
+    """``(index, keys)`` of one part of :func:`_key_parts`: each nonzero value's document and its keyed digest (the
+    text digests: every document's, in order)."""
+    what, column = part
+    n = len(docs.digests)
+    if what == _BAND:
+        values = np.asarray(docs.bands, dtype=np.uint64)[:, column]
+        salt = bytes([column])
+    else:
+        values, salt = np.asarray(column, dtype=np.uint64), b""
+    index = np.arange(n) if what == _TEXT else np.flatnonzero(values)
+    if what != _TEXT:
+        values = values[index]
+    return index.astype(np.int32 if n < 2**31 else np.int64, copy=False), _keyed_all(key, values, what, salt)
+
+
 def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
     """``(index, keys)``: every key each document of ``docs`` (:class:`~dptopic.dataset_ledger.identity.Documents`)
     is known by besides its text, keyed: ``index[i]`` the document of ``keys[i]``. Its text digest (as a key of this
     table), its bag digests (before and after the cut, one key space) and its sketch's bands (each with its band's
-    number: band 3 of one sketch never meets band 5 of another)."""
+    number), the parts of :func:`_key_parts` one after another (the ledger's record reads them a part at a time)."""
     n = len(docs.digests)
-    parts = [(None, np.asarray(docs.digests, dtype=np.uint64), _TEXT, b"")]      # (documents, values, what, salt)
-    for bags in (docs.bags, docs.read_bags):
-        if bags is not None:
-            b = np.asarray(bags, dtype=np.uint64)
-            nz = np.flatnonzero(b)
-            parts.append((nz, b[nz], _BAG, b""))
-    bands = None
-    if docs.bands is not None and docs.signatures is not None:
-        bands = np.asarray(docs.bands, dtype=np.uint64)
-    columns = [np.flatnonzero(bands[:, j]) for j in range(bands.shape[1])] if bands is not None else []
-    total = sum(len(p[1]) for p in parts) + sum(len(nz) for nz in columns)
+    parts = _key_parts(docs)
+    total = sum(n if what == _TEXT else int(np.count_nonzero(np.asarray(docs.bands, dtype=np.uint64)[:, c]))
+                if what == _BAND else int(np.count_nonzero(np.asarray(c, dtype=np.uint64))) for what, c in parts)
     # filled in place, one part at a time (a list of parts joined took twice the keys' size at once)
     index = np.empty(total, np.int32 if n < 2**31 else np.int64)
     keys = np.empty(total, np.int64)
     at = 0
-    for docs_of, values, what, salt in parts:
-        index[at:at + len(values)] = np.arange(n) if docs_of is None else docs_of
-        keys[at:at + len(values)] = _keyed_all(key, values, what, salt)
-        at += len(values)
-    for j, nz in enumerate(columns):
-        index[at:at + len(nz)] = nz
-        keys[at:at + len(nz)] = _keyed_all(key, bands[nz, j], _BAND, bytes([j]))
-        at += len(nz)
+    for part in parts:
+        i, k = _part_keys(key, docs, part)
+        index[at:at + len(k)], keys[at:at + len(k)] = i, k
+        at += len(k)
     return index, keys
 
 
@@ -109,29 +124,34 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     """Each document of ``docs`` as the ledger will store it: ``doc`` (its keyed text digest) replaced by a recorded
     document's id where any of its keys, or its sketch, finds one (module note), and by one id for the documents of
     the set that are one document; with ``record``, the new keys and sketches recorded (``tx``: the debit's
-    transaction)."""
+    transaction). The keys are hashed a part at a time (:func:`_key_parts`), never the whole set's at once, and not
+    looked up in a ledger that holds none."""
     n = len(doc)
     doc = np.asarray(doc, dtype=np.int64).copy()
     if docs.digests is None or not n:
         return doc
     group = _groups(docs)
-    index, keys = document_keys(key, docs)
+    parts = _key_parts(docs)
+    n_exact = sum(1 for p in parts if p[0] != _BAND)
     rec_key, rec_doc = _recorded_keys(tx)
     none = np.iinfo(np.int64).max
     found = np.full(n, none, np.int64)
-    # document_keys lists the text and bag keys first, then the bands
-    n_exact = n + sum(int(np.count_nonzero(np.asarray(b, dtype=np.uint64))) for b in (docs.bags, docs.read_bags)
-                      if b is not None)
     if len(rec_key):
-        lo = np.searchsorted(rec_key, keys, "left")
-        hi = np.searchsorted(rec_key, keys, "right")
-        hit = np.flatnonzero(hi > lo)
-        exact_hit = hit[hit < n_exact]
-        np.minimum.at(found, index[exact_hit], rec_doc[lo[exact_hit]])
-        band_hit = hit[hit >= n_exact]
-        band_hit = band_hit[found[index[band_hit]] == none]     # a document an exact key found needs no sketch
-        if len(band_hit):
-            _verify_bands(tx, key, docs, index, band_hit, lo, hi, rec_doc, found)
+        hits = []          # each band part's hits: the document, and the run of the recorded keys it names
+        for p, part in enumerate(parts):
+            index, keys = _part_keys(key, docs, part)
+            lo = np.searchsorted(rec_key, keys, "left")
+            hi = np.searchsorted(rec_key, keys, "right")
+            hit = np.flatnonzero(hi > lo)
+            if p < n_exact:
+                np.minimum.at(found, index[hit], rec_doc[lo[hit]])
+            elif len(hit):
+                hits.append((index[hit], lo[hit], hi[hit]))
+        if hits:
+            index, lo, hi = (np.concatenate(x) for x in zip(*hits))
+            band_hit = np.flatnonzero(found[index] == none)     # a document an exact key found needs no sketch
+            if len(band_hit):
+                _verify_bands(tx, key, docs, index, band_hit, lo, hi, rec_doc, found)
     # a group takes the least recorded document any member found, else its members' least text key (the same
     # documents in any order are stored alike)
     g_found = np.full(n, none, np.int64)
@@ -140,7 +160,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     np.minimum.at(g_text, group, doc)
     doc = np.where(g_found[group] != none, g_found[group], g_text[group])
     if record:
-        _record_keys(tx, key, docs, index, keys, doc, rec_key)
+        _record_keys(tx, key, docs, doc, rec_key)
     return doc
 
 
@@ -197,24 +217,36 @@ made and written a batch at a time, never held as Python objects all at once (at
 keys)."""
 
 
-def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
+def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     """The new keys (each with its document as stored; each pair once) and the new documents' lengths and sketches,
-    written :data:`ROWS_PER_INSERT` rows at a time. The keys are taken part by part as :func:`document_keys` lists
-    them (the text and bag keys, then each band's), each part's pairs in the order of the key, then the document: an
-    equal pair only ever comes from one part (a band's keys are salted with its number), so no part's arrays are held
-    beside another's (at 10^6 documents the whole set's sorted copies took about 2 GB)."""
-    n = len(doc)
-    bounds = [0, n + sum(int(np.count_nonzero(np.asarray(b, dtype=np.uint64))) for b in (docs.bags, docs.read_bags)
-                         if b is not None)]
-    if docs.bands is not None and docs.signatures is not None:
-        bounds += (bounds[1] + np.cumsum(np.count_nonzero(np.asarray(docs.bands, dtype=np.uint64), axis=0))).tolist()
-    if bounds[-1] != len(keys):         # keys listed otherwise: one part
-        bounds = [0, len(keys)]
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        _record_part(tx, keys[a:b], index[a:b], doc, rec_key)
+    written :data:`ROWS_PER_INSERT` rows at a time. The keys are hashed and written part by part as
+    :func:`_key_parts` lists them (the text and bag keys, then each band's), each part's pairs in the order of the
+    key, then the document: an equal pair only ever comes from one part (a band's keys are salted with its number),
+    so no part's arrays are held beside another's (at 10^6 documents the whole set's keys took 420 MB, their sorted
+    copies about 2 GB)."""
+    parts = _key_parts(docs)
+    n_exact = sum(1 for p in parts if p[0] != _BAND)
+    # a first set on SQLite: the keys' index built once after they are written (one sort), not row by row (3.5 x 10^7
+    # keys at 10^6 documents: 54 -> 34 s of CPU); the same statement makes it, and a failed record rolls the drop back
+    rebuild = not len(rec_key) and not getattr(tx, "postgres", True)
+    if rebuild:
+        tx.run("DROP INDEX doc_keys_key")
+    # the exact keys (text and bags) are one part of the record, as they were when the whole set's keys were listed
+    exact = [_part_keys(key, docs, p) for p in parts[:n_exact]]
+    _record_part(tx, np.concatenate([k for _, k in exact]), np.concatenate([i for i, _ in exact]), doc, rec_key)
+    del exact
+    for part in parts[n_exact:]:
+        index, keys = _part_keys(key, docs, part)
+        _record_part(tx, keys, index, doc, rec_key)
+    if rebuild:
+        from .store import DOC_KEYS_INDEX
+
+        tx.run(DOC_KEYS_INDEX)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
+    from ..kernels.sketch_pairs import sorted_unique  # np.unique's hash table costs 2.5 us a value (its note)
+
     known = set()
-    uniq = np.unique(doc)
+    uniq = sorted_unique(doc)
     for start in range(0, len(uniq), 500):
         part = [int(d) for d in uniq[start:start + 500]]
         marks = ", ".join("?" * len(part))
@@ -224,13 +256,15 @@ def _record_keys(tx, key: bytes, docs, index, keys, doc, rec_key) -> None:
     first_row = np.sort(first_row)
     if known:
         first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
-    keyed_sig = None if docs.signatures is None or docs.bands is None else keyed_sketches(key, docs.signatures)
-    banded = None if keyed_sig is None else np.asarray(docs.bands).any(axis=1)     # a sketch kept where it has bands
+    sketched = docs.signatures is not None and docs.bands is not None
+    banded = np.asarray(docs.bands).any(axis=1) if sketched else None     # a sketch kept where it has bands
     for start in range(0, len(first_row), ROWS_PER_INSERT):
-        rows = first_row[start:start + ROWS_PER_INSERT].tolist()
+        rows = first_row[start:start + ROWS_PER_INSERT]
+        # the batch's sketches keyed (a row's keyed form depends on that row alone): never the whole set's at once
+        keyed_sig = keyed_sketches(key, np.asarray(docs.signatures)[rows]) if sketched else None
         tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
                 [(int(doc[i]), int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS,
-                  keyed_sig[i].tobytes() if banded is not None and banded[i] else None) for i in rows])
+                  keyed_sig[r].tobytes() if sketched and banded[i] else None) for r, i in enumerate(rows.tolist())])
 
 
 def _record_part(tx, keys, index, doc, rec_key) -> None:

@@ -128,8 +128,15 @@ def _equal_pairs(keys: np.ndarray) -> np.ndarray:
 
 
 PAIRS_PER_CHECK = 1 << 18
-"""Candidate pairs whose sketches :func:`document_links` compares at once: the rows of both sketches are gathered a
-batch at a time (a large set's candidates run to millions, and each pair gathers two sketches)."""
+"""Candidate pairs :func:`document_links` verifies at once (each band's pairs are made and verified a batch at a
+time: a large set's candidates run to tens of millions, 3.8 x 10^7 distinct ones at 10^6 planted documents)."""
+
+
+def _share_score(share: np.ndarray, compact: bool) -> np.ndarray:
+    """:func:`sketch_agreement` from the share of positions that agree (float64)."""
+    if compact:
+        share = (share - 1 / 256) / (1 - 1 / 256)
+    return np.clip(share, 0.0, 1.0)
 
 
 def sketch_agreement(sig_a, sig_b) -> np.ndarray:
@@ -138,9 +145,17 @@ def sketch_agreement(sig_a, sig_b) -> np.ndarray:
     8-bit values' chance agreement (2**-8) when the signatures are bytes."""
     a, b = np.asarray(sig_a), np.asarray(sig_b)
     share = (a == b).mean(axis=1) if a.size else np.zeros(len(a))
-    if a.dtype == np.uint8:
-        share = (share - 1 / 256) / (1 - 1 / 256)
-    return np.clip(share, 0.0, 1.0)
+    return _share_score(share, a.dtype == np.uint8)
+
+
+def _pair_agreement(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``sketch_agreement(sig[a], sig[b])``, bit for bit, without gathering the rows (the compiled count of equal
+    positions: :func:`dptopic.kernels.sketch_pairs.agreements`)."""
+    from ..kernels.sketch_pairs import agreements  # compiled on first use: 'dptopic budget' reads without numba
+
+    if not sig.size or not len(a):
+        return _share_score(np.zeros(len(a)), sig.dtype == np.uint8)
+    return _share_score(agreements(sig, a, b) / sig.shape[1], sig.dtype == np.uint8)
 
 
 WINDOW = 32
@@ -148,18 +163,20 @@ WINDOW = 32
 the run only (near-duplicate runs that long are exact copies already joined by their bag digests)."""
 
 
-def sketch_candidates(bands) -> np.ndarray:
-    """Pairs ``(i, j)``, ``i < j``, of documents whose bands (uint64[n, B]; zero rows: not sketched) agree in some
-    band: the candidates of locality-sensitive hashing, to be verified by :func:`sketch_agreement`."""
-    bands = np.asarray(bands, dtype=np.uint64)
-    n = np.int64(len(bands))
-    out = []        # each band's pairs as one int64 code, i * n + j (i < j), made unique band by band
-    sketched = np.flatnonzero(bands[:, 0] != 0) if bands.size else np.zeros(0, np.int64)
+def _band_pairs(bands: np.ndarray, keep: np.ndarray | None = None):
+    """Each band's candidate pairs, a step of its sorted runs at a time: ``(lo, hi)``, int64 arrays of the documents
+    (``lo < hi``) ``step`` places apart (1 to :data:`WINDOW`) in a run of equal values of the band. Within one band
+    every pair comes once (each document has one place in the band's order); a pair may come again in another band.
+    ``keep``: the documents to pair (bool[n]; the others as if their bands were zero)."""
+    if not bands.size:
+        return
+    sketched = bands[:, 0] != 0
+    sketched = np.flatnonzero(sketched if keep is None else sketched & keep)
     for col in range(bands.shape[1] if bands.ndim == 2 else 0):
         v = bands[sketched, col]
         order = np.argsort(v, kind="stable")
         v, docs = v[order], sketched[order]
-        codes = []
+        del order
         for step in range(1, WINDOW + 1):
             if step >= len(v):
                 break
@@ -167,14 +184,26 @@ def sketch_candidates(bands) -> np.ndarray:
             if not len(same):
                 break
             a, b = docs[same], docs[same + step]
-            codes.append(np.minimum(a, b) * n + np.maximum(a, b))
-        if codes:
-            out.append(np.unique(np.concatenate(codes)))
+            yield np.minimum(a, b), np.maximum(a, b)
+
+
+def sketch_candidates(bands) -> np.ndarray:
+    """Pairs ``(i, j)``, ``i < j``, of documents whose bands (uint64[n, B]; zero rows: not sketched) agree in some
+    band: the candidates of locality-sensitive hashing, to be verified by :func:`sketch_agreement`; each once, in
+    the order of ``(i, j)``."""
+    from ..kernels.sketch_pairs import sorted_unique  # not np.unique: its hash table (the kernel's module note)
+
+    bands = np.asarray(bands, dtype=np.uint64)
+    n = np.int64(len(bands))
+    out = [lo * n + hi for lo, hi in _band_pairs(bands)]        # each pair as one int64 code, i * n + j
     if not out:
         return np.zeros((0, 2), np.int64)
-    codes = np.unique(np.concatenate(out))      # sorted: the pairs in the order of (i, j)
+    codes = sorted_unique(np.concatenate(out), overwrite=True)  # sorted: the pairs in the order of (i, j)
     del out
-    return np.stack([codes // n, codes % n], axis=1).astype(np.int64)
+    pairs = np.empty((len(codes), 2), np.int64)
+    np.floor_divide(codes, n, out=pairs[:, 0])
+    np.remainder(codes, n, out=pairs[:, 1])
+    return pairs
 
 
 def document_links(digests=None, bags=None, read_bags=None, bands=None, signatures=None,
@@ -198,19 +227,22 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
         found.append(pairs % n)
     if bands is not None and signatures is not None and len(bands):
         bands = np.asarray(bands, dtype=np.uint64)
+        keep = None
         if bags is not None:     # one sketch per distinct bag: equal bags are joined above, and share every band
             b = np.asarray(bags, dtype=np.uint64)
             first = np.unique(b, return_index=True)[1]
             keep = np.zeros(len(b), bool)
             keep[first] = True
             keep |= b == 0
-            bands = np.where(keep[:, None], bands, np.uint64(0))
-        cand = sketch_candidates(bands)
-        if len(cand):
-            sig = np.asarray(signatures)
-            ok = np.concatenate([sketch_agreement(sig[c[:, 0]], sig[c[:, 1]]) >= threshold
-                                 for c in np.array_split(cand, -(-len(cand) // PAIRS_PER_CHECK))])
-            found.append(cand[ok])
+        sig = np.asarray(signatures)
+        # each band's candidates verified as they are made (:func:`sketch_candidates` less the one list of every
+        # distinct pair: a pair two bands name is verified twice, with the same answer)
+        for lo, hi in _band_pairs(bands, keep):      # (a copy of the bands with the others zeroed took 256 MB)
+            for at in range(0, len(lo), PAIRS_PER_CHECK):
+                a, b = lo[at:at + PAIRS_PER_CHECK], hi[at:at + PAIRS_PER_CHECK]
+                ok = _pair_agreement(sig, a, b) >= threshold
+                if ok.any():
+                    found.append(np.stack([a[ok], b[ok]], axis=1))
     pairs = np.concatenate(found) if found else np.zeros((0, 2), np.int64)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     return np.unique(np.sort(pairs, axis=1), axis=0).astype(np.int64) if len(pairs) else pairs.astype(np.int64)

@@ -71,11 +71,14 @@ _SQLITE_V2 = (
     "ALTER TABLE releases ADD COLUMN docset INTEGER REFERENCES docsets(id)",
     "ALTER TABLE releases ADD COLUMN max_tokens INTEGER",
 )
+DOC_KEYS_INDEX = "CREATE INDEX doc_keys_key ON doc_keys (key)"
+"""The index of the recorded keys (format 3); the record of a first set on SQLite builds it after writing the keys
+(:func:`dptopic.dataset_ledger.linking.resolve_documents`), with this statement."""
 _SQLITE_V3 = (
     # every key a document is known by besides its text (keyed: its token bags before and after the vocabulary's cut,
     # each band of its sketch; its text digest too), and the document (``docs.doc``) it names
     "CREATE TABLE doc_keys (key INTEGER NOT NULL, doc INTEGER NOT NULL)",
-    "CREATE INDEX doc_keys_key ON doc_keys (key)",
+    DOC_KEYS_INDEX,
     # a document's tokens before the cut (the person rule counts long enough documents) and its compact sketch
     "CREATE TABLE doc_info (doc INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, sketch BLOB)",
     # ids that are one person: each linked owner's root, and why it was linked (documents, case, alias)
@@ -176,6 +179,11 @@ class Tx:
 
     def __init__(self, cursor, postgres: bool):
         self._cur, self._pg = cursor, postgres
+
+    @property
+    def postgres(self) -> bool:
+        """Whether this transaction is on PostgreSQL (else SQLite)."""
+        return self._pg
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s") if self._pg else sql

@@ -1,0 +1,59 @@
+"""The dataset ledger's candidate pairs of sketched documents, compiled where NumPy would gather: how many positions
+of two compact sketches agree, for many pairs of rows of one table, without copying either row
+(:func:`dptopic.dataset_ledger.people.document_links` verifies millions of candidate pairs; gathering both sketches
+of a batch of pairs took two copies of the batch's rows and a boolean table of their comparison).
+
+Also :func:`sorted_unique`, the sorted distinct values of an integer array by one sort: NumPy 2.3 and later find an
+integer array's distinct values with a hash table (``np.unique`` without ``return_index``, ``return_inverse`` or
+``return_counts``), which took 2.5 µs and 57 bytes a value on 10^7 int64 here, against 0.015 µs and the array's size
+for a sort (numpy/numpy#28375 tracks the hash table's cost; docs/research/pipeline.md has the figures).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import njit
+
+
+@njit(cache=True, nogil=True)
+def _agreements(sig, a, b, out):
+    K = sig.shape[1]
+    for p in range(a.shape[0]):
+        i, j = a[p], b[p]
+        n = 0
+        for k in range(K):
+            if sig[i, k] == sig[j, k]:
+                n += 1
+        out[p] = n
+
+
+def agreements(signatures: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """For each ``p``, how many positions of rows ``a[p]`` and ``b[p]`` of ``signatures`` (uint8[n, K] or uint32) are
+    equal: int32[len(a)], ``(signatures[a] == signatures[b]).sum(axis=1)`` without gathering the rows."""
+    sig = np.ascontiguousarray(signatures)
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    b = np.ascontiguousarray(b, dtype=np.int64)
+    if len(a) != len(b):
+        raise ValueError(f"agreements needs as many first rows as second rows, not {len(a)} and {len(b)}")
+    out = np.empty(len(a), np.int32)
+    if len(a):
+        if a.min() < 0 or b.min() < 0 or a.max() >= len(sig) or b.max() >= len(sig):
+            raise IndexError(f"agreements: a row index outside 0..{len(sig) - 1}")
+        _agreements(sig, a, b, out)
+    return out
+
+
+def sorted_unique(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
+    """The distinct values of the 1-D integer array ``values``, ascending: ``np.unique(values)``, by one sort (not
+    NumPy's hash table: module note). ``overwrite``: ``values`` may be sorted in place (no copy)."""
+    v = np.asarray(values).ravel()
+    if overwrite and v.flags.writeable:
+        v.sort()
+    else:
+        v = np.sort(v)
+    if len(v) < 2:
+        return v
+    keep = np.empty(len(v), bool)
+    keep[0] = True
+    np.not_equal(v[1:], v[:-1], out=keep[1:])
+    return v[keep]

@@ -1,0 +1,46 @@
+"""The compiled agreement of pairs of sketch rows (``kernels/sketch_pairs.py``) against NumPy's gather and compare,
+and its sort-based distinct values against ``np.unique``."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dptopic.kernels.sketch_pairs import agreements, sorted_unique
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
+def test_the_agreements_are_numpys_count_of_equal_positions(dtype):
+    rng = np.random.default_rng(5)
+    sig = rng.integers(0, 4, (300, 128)).astype(dtype)           # few values: every count from 0 to 128 is likely
+    sig[7] = sig[3]
+    a = np.concatenate([rng.integers(0, 300, 5000), [3, 7, 0]])
+    b = np.concatenate([rng.integers(0, 300, 5000), [7, 3, 0]])
+    got = agreements(sig, a, b)
+    assert got.dtype == np.int32
+    assert np.array_equal(got, (sig[a] == sig[b]).sum(axis=1))
+    assert got[-3:].tolist() == [128, 128, 128]
+    assert agreements(sig, a[:0], b[:0]).shape == (0,)
+
+
+def test_the_agreements_refuse_rows_outside_the_table_and_unequal_lengths():
+    sig = np.zeros((4, 8), np.uint8)
+    with pytest.raises(IndexError):
+        agreements(sig, np.array([0, 4]), np.array([1, 1]))
+    with pytest.raises(IndexError):
+        agreements(sig, np.array([-1]), np.array([1]))
+    with pytest.raises(ValueError):
+        agreements(sig, np.array([0, 1]), np.array([1]))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32])
+def test_sorted_unique_is_np_unique(dtype):
+    rng = np.random.default_rng(6)
+    for values in (rng.integers(0, 50, 1000), rng.integers(0, 2**31 - 1, 5000), np.zeros(0, np.int64),
+                   np.array([9]), np.array([3, 3, 3])):
+        v = values.astype(dtype)
+        want = np.unique(v)
+        got = sorted_unique(v)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.array_equal(v, values.astype(dtype))                    # the input left as it was
+        w = v.copy()
+        assert np.array_equal(sorted_unique(w, overwrite=True), want)
