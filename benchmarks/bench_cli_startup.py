@@ -49,10 +49,10 @@ def _run(argv: list) -> tuple[float, int | None]:
     return seconds, modules
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=7)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     runs = [None, *COMMANDS]
     times: dict = {i: [] for i in range(len(runs))}
     modules: dict = {}

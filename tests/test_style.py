@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("src", "tests", "benchmarks")
 
-LONG_LINES = {"src": 376, "tests": 220, "benchmarks": 44}
+LONG_LINES = {"src": 374, "tests": 220, "benchmarks": 44}
 """Lines over 120 characters in each folder's Python files (issue #77 counted 403 in src/ before the linter): a
 folder may have no more, and one that has fewer has its allowance lowered."""
 

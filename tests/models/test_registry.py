@@ -105,9 +105,10 @@ utility_table.json, which is data)."""
 
 
 GENERATED_FROM_THE_REGISTRY = {
-    "dptopic/cli/_trainer_facts.py": "what the command line's help reads of each registered class, written from the"
-                                     " registry by `python -m dptopic.cli._trainer_facts` (tests/cli/test_train_flags.py"
-                                     " fails when it differs), so that `dptopic train --help` loads no trainer",
+    "dptopic/cli/_trainer_facts.py": (
+        "what the command line's help reads of each registered class, written from the registry by"
+        " `python -m dptopic.cli._trainer_facts` (tests/cli/test_train_flags.py fails when it differs), so that"
+        " `dptopic train --help` loads no trainer"),
 }
 """Files that hold trainer names because a program wrote them from the registry, not as a table kept by hand."""
 

@@ -32,6 +32,7 @@ from .people import (
     id_links,
     sketch_agreement,
 )
+from .store import DOC_KEYS_INDEX
 
 _BAG, _BAND, _TEXT, _FOLD = b"ledger-bag", b"ledger-band", b"ledger-dockey", b"ledger-fold"
 CANDIDATES_PER_KEY = 32
@@ -239,11 +240,9 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
         index, keys = _part_keys(key, docs, part)
         _record_part(tx, keys, index, doc, rec_key)
     if rebuild:
-        from .store import DOC_KEYS_INDEX
-
         tx.run(DOC_KEYS_INDEX)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
-    from ..kernels.sketch_pairs import sorted_unique  # np.unique's hash table costs 2.5 us a value (its note)
+    from ..kernels.sketch_pairs import sorted_unique  # compiled on first use: 'dptopic budget' reads without numba
 
     known = set()
     uniq = sorted_unique(doc)
