@@ -44,14 +44,17 @@ test-deps: $(STAMP)
 # compiled once before the suite: where PYTHONDONTWRITEBYTECODE is set (as on this machine),
 # Python caches none, and each process the tests start (servers, command runs) would compile it again. So are its
 # numba kernels, into their cache, in two processes (tests/compile_kernels.py): on a fresh clone every test worker
-# would otherwise compile the same kernels at the same time. The workers steal queued tests from each other
+# would otherwise compile the same kernels at the same time. The suite itself runs with PYTHONDONTWRITEBYTECODE
+# unset, so that pytest keeps the test modules it rewrites (their asserts) in __pycache__ (git ignores it): where
+# nothing is kept, each worker of each run rewrites and compiles all the test modules again, 11.6 of a worker's 17.8 s
+# of collection (CPU; CONTRIBUTING.md, "To keep the suite fast"). The workers steal queued tests from each other
 # (--dist worksteal): a worker that runs out takes half of the other's queue instead of idling while it finishes a
 # tail of long tests.
 test: test-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/python tests/compile_kernels.py
-	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n auto --dist worksteal --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
 test-slow: $(STAMP)

@@ -477,9 +477,48 @@ class NoServer:
         self.started = True
 
 
+def _stops_at_once(server) -> None:
+    """Make ``server`` (a ``uvicorn.Server`` not yet started) stop as soon as :func:`stop_uvicorn` asks, instead of at
+    its next tick (uvicorn looks at ``should_exit`` every 0.1 s) and after the 0.1 s it gives open connections to
+    finish: with no connection open and no task running, its shutdown closes the listening sockets and runs the app's
+    lifespan shutdown (``stop()``: a database closed), as uvicorn's does, and nothing else; otherwise it is
+    uvicorn's own. A stop took 0.17 s, 24 of them 4 s of tests/service/secure_sum/test_default.py's wall time."""
+    import asyncio
+
+    wake = asyncio.Event()
+    real_shutdown = server.shutdown
+
+    async def main_loop():
+        loop = asyncio.get_running_loop()
+        server.wake = lambda: loop.call_soon_threadsafe(wake.set)
+        counter = 0
+        while not await server.on_tick(counter):        # the ticks as uvicorn's (its date header, its request cap)
+            counter = (counter + 1) % 864000
+            try:
+                await asyncio.wait_for(wake.wait(), 0.1)
+            except asyncio.TimeoutError:
+                pass
+
+    async def shutdown(sockets=None):
+        if server.server_state.connections or server.server_state.tasks:
+            return await real_shutdown(sockets=sockets)
+        for listening in server.servers:
+            listening.close()
+        for sock in sockets or []:
+            sock.close()
+        for listening in server.servers:
+            await listening.wait_closed()
+        if not server.force_exit:
+            await server.lifespan.shutdown()
+
+    server.main_loop, server.shutdown = main_loop, shutdown
+
+
 def start_uvicorn(server, what: str) -> threading.Thread:
     """Run ``server`` (a ``uvicorn.Server``) in a daemon thread of this process and wait until it listens (60 s at
-    most; ``what`` names it in the failure): the thread."""
+    most; ``what`` names it in the failure): the thread. :func:`stop_uvicorn` stops it at once
+    (:func:`_stops_at_once`)."""
+    _stops_at_once(server)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -493,6 +532,9 @@ def start_uvicorn(server, what: str) -> threading.Thread:
 def stop_uvicorn(server, thread: threading.Thread) -> None:
     """Stop a server :func:`start_uvicorn` started, and wait for its thread (30 s at most)."""
     server.should_exit = True
+    wake = getattr(server, "wake", None)
+    if wake is not None:
+        wake()
     thread.join(30)
 
 

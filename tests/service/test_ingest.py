@@ -166,10 +166,22 @@ def test_the_uploads_of_one_loop_iteration_reach_the_writer_in_one_hand_over():
 
     try:
         answers = asyncio.run(main())
+        handed_over = list(puts)                        # before stop(), whose empty hand-over wakes the writer
     finally:
         writer.stop()
     assert [a[0] for a in answers] == ["stored"] * 5
-    assert puts == [5] and storage.batches == [[f"loop-{i:05d}" for i in range(5)]]
+    assert handed_over == [5] and storage.batches == [[f"loop-{i:05d}" for i in range(5)]]
+
+
+def test_stop_wakes_the_writer_waiting_for_uploads():
+    """``stop()`` ends the writer's wait for uploads at once (a server stops without waiting out the writer's poll):
+    here the wait is made a minute long, and the writer's thread has ended when ``stop`` returns."""
+    writer = GroupCommitWriter(_Recorder(0.0))
+    real_get = writer._q.get
+    writer._q.get = lambda block=True, timeout=None: real_get(block, 60 if block else None)
+    writer.start()
+    writer.stop(timeout=10)
+    assert not writer._thread.is_alive()
 
 
 def test_writer_acknowledges_each_request_after_its_commit_with_one_loop_call_per_transaction(tmp_path):

@@ -215,6 +215,7 @@ class GroupCommitWriter:
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
+        self._q.put([])     # wakes the writer's wait for uploads (0.2 s) at once: an empty hand-over stores nothing
         self._thread.join(timeout)
         if self._syncer is not None:
             self._syncer.shutdown(wait=True)
