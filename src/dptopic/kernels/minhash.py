@@ -117,20 +117,6 @@ def signature_bytes(signatures, out):
 
 
 @njit(cache=True, nogil=True)
-def agreements(sig_a, sig_b, pairs_a, pairs_b, out):
-    """``out[p]``: how many positions of rows ``pairs_a[p]`` of ``sig_a`` and ``pairs_b[p]`` of ``sig_b`` hold equal
-    values."""
-    K = sig_a.shape[1]
-    for p in range(pairs_a.shape[0]):
-        i, j = pairs_a[p], pairs_b[p]
-        c = 0
-        for k in range(K):
-            if sig_a[i, k] == sig_b[j, k]:
-                c += 1
-        out[p] = c
-
-
-@njit(cache=True, nogil=True)
 def sketch_documents(doc_ptr, token_ids, word_hash, a, b, min_tokens, rows, seeds, seen, bags, bands, compact):
     """Every document's keys in one pass over its tokens, without its full signature kept: ``bags[d]`` (uint64), the
     mixed sum of its tokens' word hashes (:func:`dptopic.corpus.identity.bag_digests`; 0 for no token);
