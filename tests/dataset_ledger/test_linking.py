@@ -1,6 +1,6 @@
-"""The ledger's side of identity (format 3, :mod:`dptopic.dataset_ledger.linking`): a document stored as the recorded
-document it is (by its bags or its sketch), ids linked by their documents, their folded spelling or an alias, every
-total and cap read through the links, and a damaged link table refused; on SQLite and on PostgreSQL."""
+"""The ledger's side of identity (formats 3 and 4, :mod:`dptopic.dataset_ledger.linking`): a document stored as the
+recorded document it is (by its bags or its sketch), ids linked by their documents, their folded spelling or an alias,
+every total and cap read through the links, a damaged link table or key block refused; on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import hashlib
@@ -143,14 +143,14 @@ def test_a_format_2_ledger_is_read_as_it_was_and_upgraded_on_its_first_write(tex
     DatasetLedger(L).debit("a", "T", "user", ONE, 1e-5, documents=_docs(docs, persons))
     con = sqlite3.connect(L)
     with con:
-        for t in ("doc_keys", "doc_info", "links", "id_keys"):
+        for t in ("doc_keys", "doc_info", "links", "id_keys", "key_blocks"):
             con.execute(f"DROP TABLE {t}")
         con.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
     con.close()
     ro = DatasetLedger(L, read_only=True)
     assert ro.version == 2 and ro.person_total(persons[0])["epsilon"] == pytest.approx(1.0, abs=1e-3)
     led = DatasetLedger(L)
-    assert led.version == 3
+    assert led.version == 4
     led.debit("b", "T", "user", ONE, 1e-5, documents=_docs([t.upper() for t in docs], persons))
     assert led.person_total(persons[0])["epsilon"] == pytest.approx(2.0, abs=1e-3)
 
@@ -200,10 +200,20 @@ def test_the_stored_sketches_are_keyed_and_name_no_document_without_the_key(text
     assert len(stored[0]) == 5 and not set(stored[0]) & set(raw) and not set(stored[0]) & set(stored[1])
 
 
+def _pairs(blocks):
+    """The ``(key, doc)`` pairs key blocks hold, block after block (rows ``(n, keys, docs)``)."""
+    out = []
+    for n, k, d in blocks:
+        k, d = np.frombuffer(k, "<i8"), np.frombuffer(d, "<i8")
+        assert len(k) == len(d) == n
+        out += list(zip(k.tolist(), d.tolist()))
+    return out
+
+
 def _rows(path):
     con = sqlite3.connect(path)
     try:
-        return (con.execute("SELECT key, doc FROM doc_keys ORDER BY rowid").fetchall(),
+        return (_pairs(con.execute("SELECT n, keys, docs FROM key_blocks ORDER BY id").fetchall()),
                 con.execute("SELECT doc, tokens, sketch FROM doc_info ORDER BY rowid").fetchall())
     finally:
         con.close()
@@ -215,7 +225,7 @@ def test_a_large_set_is_recorded_a_batch_at_a_time_with_the_rows_written_at_once
     first's documents alike."""
     import shutil
 
-    from dptopic.dataset_ledger import linking, people
+    from dptopic.dataset_ledger import key_blocks, linking, people
 
     first, second = _docs(texts[:120]), _docs(texts[60:200] + texts[:10])
     DatasetLedger(tmp_path / "whole.sqlite").content_name(first)        # the ledger's key drawn, nothing recorded
@@ -228,10 +238,14 @@ def test_a_large_set_is_recorded_a_batch_at_a_time_with_the_rows_written_at_once
         return _rows(path), led.total("b")
     whole = record(tmp_path / "whole.sqlite")
     monkeypatch.setattr(linking, "ROWS_PER_INSERT", 7)
+    monkeypatch.setattr(key_blocks, "BLOCK_PAIRS", 7)
     monkeypatch.setattr(people, "PAIRS_PER_CHECK", 5)
     batched = record(tmp_path / "batched.sqlite")
     assert len(whole[0][0]) > 7 and len(whole[0][1]) > 7
     assert batched[0] == whole[0]
+    con = sqlite3.connect(tmp_path / "batched.sqlite")
+    assert con.execute("SELECT MAX(n), SUM(n) FROM key_blocks").fetchone() == (7, len(whole[0][0]))
+    con.close()
     assert batched[1]["epsilon_total"] == whole[1]["epsilon_total"] and batched[1]["n_releases"] == 2
 
 
@@ -255,6 +269,9 @@ def test_recording_a_sets_keys_holds_arrays_not_a_python_object_per_key(tmp_path
         def many(self, sql, rows):
             for _ in rows:
                 pass
+
+        def run(self, sql, params=()):
+            pass
 
         def all(self, sql, params=()):
             return []
@@ -281,8 +298,16 @@ class _RowsTx:
             if self.keep:
                 kept.append(r)
 
+    def run(self, sql, params=()):
+        assert sql.startswith("INSERT INTO key_blocks")
+        if self.keep:
+            self.rows.setdefault("key_blocks", []).extend(_pairs([params]))
+
     def all(self, sql, params=()):
         return []
+
+    def one(self, sql, params=()):
+        return (0,)
 
     def batches(self, sql, size, params=()):
         return iter(())
@@ -305,7 +330,7 @@ def test_a_first_sets_keys_hashed_a_part_at_a_time_are_the_whole_sets_keys_recor
     want = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         want += sorted(set(zip(keys[a:b].tolist(), doc[index[a:b]].tolist())))
-    assert tx.rows["doc_keys"] == want and len(want) > 30 * 150
+    assert tx.rows["key_blocks"] == want and len(want) > 30 * 150
 
 
 def test_recording_a_first_set_hashes_its_keys_a_part_at_a_time():
@@ -332,25 +357,25 @@ def test_recording_a_first_set_hashes_its_keys_a_part_at_a_time():
     assert peak / n_keys < 20, f"{peak / n_keys:.0f} bytes a key"
 
 
-def test_a_first_sets_keys_index_is_built_after_them_with_the_schemas_statement(texts, tmp_path, monkeypatch):
-    """On SQLite the record of a first set drops the keys' index and builds it once after writing the keys: the index
-    is there after, made by the schema's statement and used by a lookup, and the second set finds the first's
-    documents; a record that fails midway rolls back to the index and no keys."""
+def test_a_sets_keys_are_written_as_sorted_blocks_and_a_failed_record_leaves_none(texts, tmp_path, monkeypatch):
+    """Format 4: a first set's keys are written as key blocks, each ``n`` pairs sorted by key then document (a row a
+    block, not a row a key: the format 3 table stays empty), and the second set finds the first's documents through
+    them; a record that fails midway rolls back to no block and no release."""
     from dptopic.dataset_ledger import linking
-    from dptopic.dataset_ledger.store import DOC_KEYS_INDEX
 
     path = tmp_path / "l.sqlite"
     led = DatasetLedger(path)
     led.debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:100]))
     con = sqlite3.connect(path)
     try:
-        assert con.execute("SELECT sql FROM sqlite_master WHERE name = 'doc_keys_key'").fetchall() == [
-            (DOC_KEYS_INDEX,)]
-        plan = " ".join(str(r) for r in con.execute("EXPLAIN QUERY PLAN SELECT doc FROM doc_keys WHERE key = 5"))
-        assert "doc_keys_key" in plan
-        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] > 30 * 100
+        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] == 0
+        blocks = con.execute("SELECT n, keys, docs FROM key_blocks ORDER BY id").fetchall()
     finally:
         con.close()
+    assert sum(n for n, _, _ in blocks) > 30 * 100
+    for n, k, d in blocks:
+        pairs = list(zip(np.frombuffer(k, "<i8").tolist(), np.frombuffer(d, "<i8").tolist()))
+        assert len(pairs) == n and pairs == sorted(set(pairs))
     led.debit("b", "T", "document", ONE, 1e-5, documents=_docs([t.upper() for t in texts[:100]]))
     assert led.total("b")["epsilon_total"] == pytest.approx(2.0, abs=1e-3) and led.total("a")["n_releases"] == 2
 
@@ -363,14 +388,71 @@ def test_a_first_sets_keys_index_is_built_after_them_with_the_schemas_statement(
         if len(calls) == 2:
             raise RuntimeError("disk full")
         return record(*a)
-    record = linking._record_part
-    monkeypatch.setattr(linking, "_record_part", fail_second)
+    record = linking.write_pairs
+    monkeypatch.setattr(linking, "write_pairs", fail_second)
     with pytest.raises(RuntimeError, match="disk full"):
         DatasetLedger(broken).debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:100]))
+    assert len(calls) == 2
     con = sqlite3.connect(broken)
     try:
-        assert con.execute("SELECT sql FROM sqlite_master WHERE name = 'doc_keys_key'").fetchall() == [
-            (DOC_KEYS_INDEX,)]
-        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] == 0
+        assert con.execute("SELECT COUNT(*) FROM key_blocks").fetchone()[0] == 0
+        assert con.execute("SELECT COUNT(*) FROM releases").fetchone()[0] == 0
     finally:
         con.close()
+
+
+def _to_format_3(path):
+    """Rewrite a format 4 ledger as format 3 wrote it: each block's pairs as ``doc_keys`` rows, no key blocks."""
+    con = sqlite3.connect(path)
+    with con:
+        pairs = _pairs(con.execute("SELECT n, keys, docs FROM key_blocks ORDER BY id").fetchall())
+        con.executemany("INSERT INTO doc_keys (key, doc) VALUES (?, ?)", pairs)
+        con.execute("DROP TABLE key_blocks")
+        con.execute("UPDATE meta SET value = '3' WHERE key = 'version'")
+    con.close()
+    return len(pairs)
+
+
+def test_a_format_3_ledgers_rows_are_read_as_they_were_and_kept_beside_blocks_once_upgraded(texts, tmp_path):
+    """A format 3 ledger (its keys a row each) read only is read as it is: a re-spelled copy of its set has the same
+    content name and the file is unchanged. Its first write upgrades it to format 4: the old rows stay and still find
+    their documents (a re-keyed release of them links each id to its hashed spelling), and the new keys go to blocks."""
+    path = tmp_path / "l.sqlite"
+    persons = [f"p{i}@example.org" for i in range(10)]
+    first = _docs(texts[:60], persons * 6)
+    led = DatasetLedger(path)
+    led.debit("a", "T", "user", ONE, 1e-5, documents=first)
+    name = led.content_name(_docs(texts[:60]))
+    n_pairs = _to_format_3(path)
+    before = path.read_bytes()
+    ro = DatasetLedger(path, read_only=True)
+    assert ro.version == 3 and ro.content_name(_docs([t.upper() for t in texts[:60]])) == name
+    assert path.read_bytes() == before
+    led = DatasetLedger(path)
+    assert led.version == 4
+    led.debit("b", "T", "user", ONE, 1e-5, documents=_docs([t.upper() for t in texts[:60]] + texts[100:110],
+                                                             [_sha(p) for p in persons] * 7))
+    assert led.person_summary()["linked"]["ids"] == 10
+    assert led.person_total(persons[0])["epsilon"] == pytest.approx(2.0, abs=1e-3)
+    con = sqlite3.connect(path)
+    try:
+        assert con.execute("SELECT COUNT(*) FROM doc_keys").fetchone()[0] == n_pairs
+        assert con.execute("SELECT SUM(n) FROM key_blocks").fetchone()[0] > 0
+    finally:
+        con.close()
+
+
+def test_a_damaged_key_block_is_refused_in_one_line_with_nothing_spent(texts, tmp_path):
+    path = tmp_path / "l.sqlite"
+    DatasetLedger(path).debit("a", "T", "document", ONE, 1e-5, documents=_docs(texts[:20]))
+    con = sqlite3.connect(path)
+    with con:
+        con.execute("UPDATE key_blocks SET keys = substr(keys, 1, 16) WHERE id = (SELECT MIN(id) FROM key_blocks)")
+    con.close()
+    before = path.read_bytes()
+    for call in (lambda led: led.check(),
+                 lambda led: led.debit("b", "T", "document", ONE, 1e-5, documents=_docs(texts[20:40]))):
+        with pytest.raises(DPTopicError, match=r"is damaged: key block \d+ does not hold") as e:
+            call(DatasetLedger(path))
+        assert "\n" not in str(e.value)
+    assert path.read_bytes() == before

@@ -558,19 +558,29 @@ def test_the_same_documents_as_text_a_corpus_or_counts_share_one_fingerprint():
     assert not set(base._document_keys(other)) & set(keys[:1])        # the counts count, not only the words
 
 
-def test_the_fingerprints_taken_a_few_documents_at_a_time_are_each_sorted_bags_digest(monkeypatch):
-    """Bags sorted 2 documents at a time (an empty one among them, skipped or not) give each document the digest of
-    its own sorted ids, as one sort of the whole corpus gave."""
-    import hashlib
+def test_each_fingerprint_is_numpys_sum_of_its_ids_hashes():
+    """Each document's fingerprint (an empty one among them, skipped or not) is NumPy's sum modulo 2**64 of the mixed
+    hash of its ids, mixed once more; the set of them counts each of some, duplicates each time."""
+    from dptopic.corpus.identity import mix64
 
     rng = np.random.default_rng(2)
     docs = [rng.integers(0, 9, n).tolist() for n in (4, 0, 3, 7, 1, 5, 0, 2)]
     ptr = np.concatenate([[0], np.cumsum([len(d) for d in docs])])
     c = Corpus(ptr, np.array(sum(docs, []), np.int32), [f"w{i}" for i in range(9)])
-    want = [hashlib.blake2b(np.sort(np.array(d, np.int32)).tobytes(), digest_size=12).digest() for d in docs]
-    monkeypatch.setattr(base, "KEY_BLOCK", 2)
-    assert list(base._document_keys(c)) == want
-    assert list(base._document_keys(c, skip_empty=True)) == [k for k, d in zip(want, docs) if d]
+    h = mix64(np.arange(9, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(base._KEY_SALT))
+    with np.errstate(over="ignore"):
+        sums = np.array([np.sum(h[np.array(d, np.int64)], dtype=np.uint64) for d in docs], np.uint64)
+    want = mix64(sums ^ np.uint64(0x5DEECE66D)).tolist()
+    assert base._document_keys(c).tolist() == want and len(set(want)) == len(want) - 1    # the two empty ones alike
+    assert base._document_keys(c, skip_empty=True).tolist() == [k for k, d in zip(want, docs) if d]
+    seen = base.Fingerprints()
+    assert seen.count(want) == 0 and not seen
+    seen.update(np.array(want[:3], np.uint64))
+    seen.update(want[2:4])
+    assert len(seen) == 4 and sorted(seen) == sorted(want[:4])
+    assert seen.count(want + want[:1]) == 6 and seen.count([]) == 0     # the first four, the second empty, the first
+    seen.clear()
+    assert seen.count(want) == 0
 
 
 @pytest.mark.filterwarnings("ignore::dptopic.errors.DataVocabularyWarning")

@@ -101,6 +101,10 @@ class CheckedState:
             from .linking import links_damage  # loads numpy: 'dptopic budget' reads without it
 
             damage = links_damage(tx)
+            if damage is None and self.version >= 4:
+                from .key_blocks import blocks_damage  # why: with links_damage, past 'dptopic budget's numpy-free reads
+
+                damage = blocks_damage(tx)
             if damage is not None:
                 raise self._damaged(damage)
         return {"releases": releases, "by_id": {r["id"]: r for r in releases}, "caps": caps, "datasets": datasets,

@@ -108,7 +108,7 @@ class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
 
         doc = None
         if self.version >= 3 and docs.digests is not None:
-            doc = resolve_documents(tx, key, docs, document_keys(key, docs))
+            doc = resolve_documents(tx, key, docs, document_keys(key, docs), blocks=self.version >= 4)
         fingerprint, content, table, has_doc = document_table(key, docs, doc)
         row = tx.one("SELECT id FROM docsets WHERE fingerprint = ?", (fingerprint,))
         if row is not None:
@@ -150,7 +150,7 @@ class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
         from .linking import resolve_documents  # loads numpy: as in _ensure_docset
 
         return self.store.run(lambda tx: document_rows(key, docs, resolve_documents(
-            tx, key, docs, document_keys(key, docs), record=False))[1])
+            tx, key, docs, document_keys(key, docs), record=False, blocks=self.version >= 4))[1])
 
     def pseudonyms(self, persons, context: str) -> list[str]:
         """Each of ``persons``' pseudonym for ``context`` (a secure-sum round's id, or

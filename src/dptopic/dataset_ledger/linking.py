@@ -1,5 +1,6 @@
-"""How the ledger finds a new release's documents and people among those it holds (format 3,
-:mod:`dptopic.dataset_ledger.store`): the SQL side of the pure rules of :mod:`dptopic.dataset_ledger.people`.
+"""How the ledger finds a new release's documents and people among those it holds (formats 3 and 4,
+:mod:`dptopic.dataset_ledger.store`; the keys stored as :mod:`dptopic.dataset_ledger.key_blocks`): the SQL side of
+the pure rules of :mod:`dptopic.dataset_ledger.people`.
 
 A document is what the trainer reads. Besides its text digest, the ledger keeps every key a document is known by
 (keyed under its secret, as every id it stores: :func:`~dptopic.dataset_ledger.identity.keyed`): its token bag before
@@ -23,6 +24,7 @@ import hashlib
 import numpy as np
 
 from .identity import keyed, person_id, person_text
+from .key_blocks import read_pairs, write_pairs
 from .people import (
     ID_LINK_PARAMS,
     SKETCH_THRESHOLD,
@@ -32,7 +34,6 @@ from .people import (
     id_links,
     sketch_agreement,
 )
-from .store import DOC_KEYS_INDEX
 
 _BAG, _BAND, _TEXT, _FOLD = b"ledger-bag", b"ledger-band", b"ledger-dockey", b"ledger-fold"
 CANDIDATES_PER_KEY = 32
@@ -121,12 +122,13 @@ def keyed_sketches(key: bytes, signatures) -> np.ndarray:
     return table[np.arange(sig.shape[1])[None, :], sig]
 
 
-def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True) -> np.ndarray:
+def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True, blocks: bool = True) -> np.ndarray:
     """Each document of ``docs`` as the ledger will store it: ``doc`` (its keyed text digest) replaced by a recorded
     document's id where any of its keys, or its sketch, finds one (module note), and by one id for the documents of
     the set that are one document; with ``record``, the new keys and sketches recorded (``tx``: the debit's
     transaction). The keys are hashed a part at a time (:func:`_key_parts`), never the whole set's at once, and not
-    looked up in a ledger that holds none."""
+    looked up in a ledger that holds none. ``blocks``: the ledger has format 4's key blocks (a format 3 ledger read
+    without upgrading has its rows only)."""
     n = len(doc)
     doc = np.asarray(doc, dtype=np.int64).copy()
     if docs.digests is None or not n:
@@ -134,7 +136,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     group = _groups(docs)
     parts = _key_parts(docs)
     n_exact = sum(1 for p in parts if p[0] != _BAND)
-    rec_key, rec_doc = _recorded_keys(tx)
+    rec_key, rec_doc = read_pairs(tx, blocks)
     none = np.iinfo(np.int64).max
     found = np.full(n, none, np.int64)
     if len(rec_key):
@@ -169,20 +171,6 @@ def _groups(docs) -> np.ndarray:
     """The set's documents that are one document (:func:`document_links`): each one's least index."""
     pairs = document_links(docs.digests, docs.bags, docs.read_bags, docs.bands, docs.signatures)
     return components(len(docs.digests), pairs)
-
-
-def _recorded_keys(tx) -> tuple[np.ndarray, np.ndarray]:
-    """Every recorded ``(key, doc)``, sorted by key then document, read :data:`ROWS_PER_INSERT` rows at a time into
-    arrays (a ledger that recorded 10^6 documents holds 3.5 x 10^7 keys: a Python tuple each would take gigabytes)."""
-    blocks = [np.array(rows, dtype=np.int64).reshape(-1, 2)
-              for rows in tx.batches("SELECT key, doc FROM doc_keys", ROWS_PER_INSERT)]
-    if not blocks:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    rec_key = np.concatenate([b[:, 0] for b in blocks])
-    rec_doc = np.concatenate([b[:, 1] for b in blocks])
-    del blocks
-    order = np.lexsort((rec_doc, rec_key))
-    return rec_key[order], rec_doc[order]
 
 
 def _verify_bands(tx, key: bytes, docs, index, band_hit, lo, hi, rec_doc, found) -> None:
@@ -227,11 +215,6 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     copies about 2 GB)."""
     parts = _key_parts(docs)
     n_exact = sum(1 for p in parts if p[0] != _BAND)
-    # a first set on SQLite: the keys' index built once after they are written (one sort), not row by row (3.5 x 10^7
-    # keys at 10^6 documents: 54 -> 34 s of CPU); the same statement makes it, and a failed record rolls the drop back
-    rebuild = not len(rec_key) and not getattr(tx, "postgres", True)
-    if rebuild:
-        tx.run("DROP INDEX doc_keys_key")
     # the exact keys (text and bags) are one part of the record, as they were when the whole set's keys were listed
     exact = [_part_keys(key, docs, p) for p in parts[:n_exact]]
     _record_part(tx, np.concatenate([k for _, k in exact]), np.concatenate([i for i, _ in exact]), doc, rec_key)
@@ -239,20 +222,18 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     for part in parts[n_exact:]:
         index, keys = _part_keys(key, docs, part)
         _record_part(tx, keys, index, doc, rec_key)
-    if rebuild:
-        tx.run(DOC_KEYS_INDEX)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     from ..kernels.sketch_pairs import sorted_unique  # compiled on first use: 'dptopic budget' reads without numba
 
     known = set()
-    uniq = sorted_unique(doc)
+    uniq = sorted_unique(doc) if len(rec_key) else doc[:0]     # a ledger without keys has no document's info
     for start in range(0, len(uniq), 500):
         part = [int(d) for d in uniq[start:start + 500]]
         marks = ", ".join("?" * len(part))
         known |= {int(r[0]) for r in tx.all(f"SELECT doc FROM doc_info WHERE doc IN ({marks})", tuple(part))}
-    # each new document's first row (its least index), in the order of its first row, as one dict kept them
+    # each new document's first row (its least index), in the order of the document's id: the table's own order
+    # (its primary key), so that each row is appended to its b-tree, not put in at a random place (9 -> 2 s at 10^6)
     _, first_row = np.unique(doc, return_index=True)
-    first_row = np.sort(first_row)
     if known:
         first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     sketched = docs.signatures is not None and docs.bands is not None
@@ -267,7 +248,8 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
 
 
 def _record_part(tx, keys, index, doc, rec_key) -> None:
-    """One part's new ``(key, doc)`` pairs (``keys[i]`` of document ``index[i]``), each once, sorted, written."""
+    """One part's new ``(key, doc)`` pairs (``keys[i]`` of document ``index[i]``), each once, sorted, written as
+    key blocks."""
     new = ~_among(keys, rec_key)
     k, d = (keys, doc[index]) if new.all() else (keys[new], doc[index[new]])
     del new
@@ -277,10 +259,7 @@ def _record_part(tx, keys, index, doc, rec_key) -> None:
     del order
     first = np.ones(len(k), bool)
     first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
-    k, d = k[first], d[first]
-    for start in range(0, len(k), ROWS_PER_INSERT):
-        tx.many("INSERT INTO doc_keys (key, doc) VALUES (?, ?)",
-                zip(k[start:start + ROWS_PER_INSERT].tolist(), d[start:start + ROWS_PER_INSERT].tolist()))
+    write_pairs(tx, k[first], d[first])
 
 
 def _among(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-import hashlib
 import inspect
 import math
 import os
@@ -48,6 +47,7 @@ from ..accounting.verify import Verification, check_run, verify_report
 from ..backends import BACKENDS, ShardSet, make_backend, training_source
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import READING, TOKENS_SOURCE, VOCABULARY_CUTS, column_difference, is_text_column, is_token_lists
+from ..corpus.identity import bag_digests, mix64
 from ..corpus.ledger_documents import documents_of
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, keeps_urls, tokenizer_info, warn_if_other_tokenizer
 from ..corpus.shards import SHARD_PATTERN
@@ -74,7 +74,36 @@ from .registry import class_named
 _CLONED_PRIVATE = weakref.WeakSet()
 """Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""
 
-_PRIVATE_DOCS: set = set()
+class Fingerprints:
+    """A set of 64-bit document fingerprints held as one sorted array (8 bytes a document: a Python set of them took
+    about 90 bytes, 90 MB at 10^6 documents): :meth:`count` how many of some are in it, :meth:`update` with more."""
+
+    def __init__(self):
+        self._sorted = np.zeros(0, np.uint64)
+
+    def count(self, keys) -> int:
+        """How many of ``keys`` (each, duplicates each time) are in the set."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        if not len(self._sorted) or not len(keys):
+            return 0
+        at = np.minimum(np.searchsorted(self._sorted, keys), len(self._sorted) - 1)
+        return int(np.count_nonzero(self._sorted[at] == keys))
+
+    def update(self, keys) -> None:
+        keys = np.fromiter(keys, np.uint64) if not isinstance(keys, np.ndarray) else keys.astype(np.uint64)
+        self._sorted = np.unique(np.concatenate([self._sorted, keys]))
+
+    def clear(self) -> None:
+        self._sorted = np.zeros(0, np.uint64)
+
+    def __len__(self) -> int:
+        return len(self._sorted)
+
+    def __iter__(self):
+        return iter(self._sorted.tolist())
+
+
+_PRIVATE_DOCS = Fingerprints()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
 REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
@@ -82,33 +111,30 @@ REUSE_COVERED: ContextVar = ContextVar("dptopic_reuse_covered", default=False)
 covered by the search's one release, so it is not warned of."""
 
 
-KEY_BLOCK = 1 << 16
-"""Documents whose bags :func:`_document_keys` sorts at once (a whole corpus's tokens sorted together took three
-int64 arrays of its size: about 1 GB at 10^6 documents)."""
+_KEY_SALT = 0x243F6A8885A308D3
+"""The salt of the word ids' hashes in :func:`_document_keys`."""
 
 
-def _document_keys(corpus: Corpus, skip_empty: bool = False):
-    """A short hash of each document's bag of words (its word ids with their counts, in any order: a Corpus read
-    from text and the same documents as a count matrix agree), to recognise the same document later in this process;
-    the bags sorted :data:`KEY_BLOCK` documents at a time."""
-    ptr, ids = corpus.doc_ptr, corpus.word_ids
-    for a in range(0, corpus.n_docs, KEY_BLOCK):
-        b = min(a + KEY_BLOCK, corpus.n_docs)
-        p = ptr[a:b + 1] - ptr[a]
-        block = ids[ptr[a]:ptr[b]]
-        doc = np.repeat(np.arange(b - a), np.diff(p))
-        bags = block[np.lexsort((block, doc))].astype(np.int32, copy=False)   # each document's ids in increasing order
-        for d in range(b - a):
-            if not skip_empty or p[d + 1] > p[d]:
-                yield hashlib.blake2b(bags[p[d]:p[d + 1]].tobytes(), digest_size=12).digest()
+def _document_keys(corpus: Corpus, skip_empty: bool = False) -> np.ndarray:
+    """A short fingerprint of each document's bag of words (uint64: its word ids with their counts, in any order: a
+    Corpus read from text and the same documents as a count matrix agree), to recognise the same document later in
+    this process: the sum over its tokens of a 64-bit hash of the token's word id (:func:`~dptopic.corpus.identity.
+    bag_digests`, compiled: one pass over the tokens). Not a secret and not stored; two of 10^7 distinct documents
+    share one with a chance of about 3 x 10^-6, which would only say that a fit re-used a document it did not."""
+    ptr = np.asarray(corpus.doc_ptr, dtype=np.int64)
+    ids = corpus.word_ids
+    n_ids = max(len(corpus.vocabulary.words), int(ids.max()) + 1 if len(ids) else 0)
+    hashes = mix64(np.arange(n_ids, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(_KEY_SALT))
+    keys = bag_digests(ptr, ids, hashes=hashes)
+    return keys[np.diff(ptr) > 0] if skip_empty else keys
 
 
 def _warn_if_documents_reused(name: str, corpus) -> None:
     """``corpus``: a Corpus, or a list of them (FedLDA's users). Counts documents, a duplicate each time it occurs."""
     parts = corpus if isinstance(corpus, (list, tuple)) else [corpus]
-    keys = [k for c in parts for k in _document_keys(c, skip_empty=True)]
+    keys = np.concatenate([_document_keys(c, skip_empty=True) for c in parts])
     n_docs = sum(c.n_docs for c in parts)
-    again = sum(k in _PRIVATE_DOCS for k in keys)
+    again = _PRIVATE_DOCS.count(keys)
     _PRIVATE_DOCS.update(keys)
     if again and not REUSE_COVERED.get():
         warnings.warn(f"{name}: {again} of these {n_docs} training documents (exact counts of the private data:"
@@ -122,7 +148,7 @@ def _private_training_documents(corpus: Corpus) -> int:
     """How many (non-empty) documents of ``corpus`` trained a private model earlier in this process."""
     if not _PRIVATE_DOCS:
         return 0
-    return sum(k in _PRIVATE_DOCS for k in _document_keys(corpus, skip_empty=True))
+    return _PRIVATE_DOCS.count(_document_keys(corpus, skip_empty=True))
 
 
 PLACED_MARK = "*"
