@@ -347,6 +347,32 @@ def _sides(c, key=0):
     return [tuple(d) for d in map(tr.doc, range(tr.n_docs))], [tuple(d) for d in map(te.doc, range(te.n_docs))]
 
 
+def test_the_stable_splits_sides_are_numpys_sums_of_the_keyed_word_hashes():
+    """The sides as NumPy computes them (each document's sum of its words' keyed hashes by a cumulative sum over the
+    tokens, mixed; the k-th copy of a bag mixed with k): the compiled sum the split takes splits alike."""
+    from dptopic.corpus.corpus import _word_hashes
+    from dptopic.corpus.identity import mix64
+
+    c = _corpus(3000, seed=4)
+    c = Corpus.from_token_ids([list(c.doc(d)) for d in range(c.n_docs)] + [list(c.doc(0))] * 3, c.vocabulary.words)
+    for key in (0, 9):
+        cs = np.zeros(c.n_tokens + 1, np.uint64)
+        np.cumsum(_word_hashes(c.vocabulary.words, key)[c.word_ids], out=cs[1:])
+        h = mix64(cs[c.doc_ptr[1:]] - cs[c.doc_ptr[:-1]])
+        copy = np.zeros(len(h), np.uint64)
+        seen = {}
+        for d, v in enumerate(h.tolist()):
+            copy[d] = seen.get(v, 0)
+            seen[v] = seen.get(v, 0) + 1
+        with np.errstate(over="ignore"):
+            u = (mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
+        tr, te = c.stable_split(0.2, key=key)
+        want = np.flatnonzero(u < 0.2)
+        assert te.n_docs == len(want) and [tuple(te.doc(i)) for i in range(te.n_docs)] == [tuple(c.doc(d))
+                                                                                            for d in want]
+        assert tr.n_docs + te.n_docs == c.n_docs
+
+
 def test_adding_a_document_moves_no_other_and_the_share_is_the_fraction():
     """A random permutation (train_test_split) moves many documents when one is added; the stable split none."""
     c = _corpus(2000)

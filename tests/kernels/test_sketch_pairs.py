@@ -1,11 +1,11 @@
 """The compiled agreement of pairs of sketch rows (``kernels/sketch_pairs.py``) against NumPy's gather and compare,
-and its sort-based distinct values against ``np.unique``."""
+its sort-based distinct values against ``np.unique``, and its pairs' sort against ``np.lexsort``."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dptopic.kernels.sketch_pairs import agreements, sorted_unique
+from dptopic.kernels.sketch_pairs import agreements, sort_pairs, sorted_unique
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
@@ -44,3 +44,28 @@ def test_sorted_unique_is_np_unique(dtype):
         assert np.array_equal(v, values.astype(dtype))                    # the input left as it was
         w = v.copy()
         assert np.array_equal(sorted_unique(w, overwrite=True), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("n", [0, 1, 2, 5000])
+def test_pairs_are_sorted_as_numpys_lexsort_orders_them(dtype, n):
+    """Runs of equal firsts (few distinct values), the extremes of the type, and equal pairs: both arrays in the order
+    ``np.lexsort((second, first))`` gives; the inputs unchanged."""
+    rng = np.random.default_rng(n)
+    info = np.iinfo(dtype)
+    first = rng.integers(0, 40, n).astype(dtype)
+    second = rng.integers(-5 if dtype == np.int64 else 0, 30, n).astype(dtype)
+    if n > 4:
+        first[:4] = [info.min, info.max, info.max, info.min]
+        second[:4] = [info.max, info.min, info.max, info.max]
+    keep = first.copy(), second.copy()
+    a, b = sort_pairs(first, second)
+    order = np.lexsort((second, first))
+    assert a.dtype == first.dtype and b.dtype == second.dtype
+    assert np.array_equal(a, first[order]) and np.array_equal(b, second[order])
+    assert np.array_equal(first, keep[0]) and np.array_equal(second, keep[1])
+
+
+def test_sorting_pairs_refuses_arrays_of_two_lengths():
+    with pytest.raises(ValueError, match="one length"):
+        sort_pairs(np.zeros(3, np.int64), np.zeros(2, np.int64))

@@ -253,10 +253,9 @@ def _record_part(tx, keys, index, doc, rec_key) -> None:
     new = ~_among(keys, rec_key)
     k, d = (keys, doc[index]) if new.all() else (keys[new], doc[index[new]])
     del new
-    order = np.lexsort((d, k))
-    k = k[order]
-    d = d[order]
-    del order
+    from ..kernels.sketch_pairs import sort_pairs  # compiled on first use: 'dptopic budget' reads without numba
+
+    k, d = sort_pairs(k, d)
     first = np.ones(len(k), bool)
     first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
     write_pairs(tx, k[first], d[first])

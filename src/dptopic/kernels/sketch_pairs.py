@@ -3,7 +3,10 @@ of two compact sketches agree, for many pairs of rows of one table, without copy
 (:func:`dptopic.dataset_ledger.people.document_links` verifies millions of candidate pairs; gathering both sketches
 of a batch of pairs took two copies of the batch's rows and a boolean table of their comparison).
 
-Also :func:`sorted_unique`, the sorted distinct values of an integer array by one sort: NumPy 2.3 and later find an
+Also :func:`sort_pairs`, pairs sorted by their first value then their second (``np.lexsort``'s order) by one
+unstable sort of the first and a sort of each run of equal firsts (0.05 s against lexsort's 0.25 s for 10^6 random
+int64 pairs here: the ledger sorts 33 parts of 10^6 keys at 10^6 documents), and :func:`sorted_unique`, the sorted
+distinct values of an integer array by one sort: NumPy 2.3 and later find an
 integer array's distinct values with a hash table (``np.unique`` without ``return_index``, ``return_inverse`` or
 ``return_counts``), which took 2.5 µs and 57 bytes a value on 10^7 int64 here, against 0.015 µs and the array's size
 for a sort (numpy/numpy#28375 tracks the hash table's cost; docs/research/pipeline.md has the figures).
@@ -57,3 +60,31 @@ def sorted_unique(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     keep[0] = True
     np.not_equal(v[1:], v[:-1], out=keep[1:])
     return v[keep]
+
+
+@njit(cache=True, nogil=True)
+def _sort_runs(first, second):
+    n = first.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and first[j] == first[i]:
+            j += 1
+        if j - i > 1:
+            second[i:j] = np.sort(second[i:j])
+        i = j
+
+
+def sort_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, second)`` (1-D integer arrays of one length) reordered by first value, then second: the arrays
+    ``np.lexsort((second, first))`` would order, as new arrays, by one unstable ``argsort`` of ``first`` and a
+    compiled sort of the ``second`` values of each run of equal firsts (module note)."""
+    first, second = np.asarray(first), np.asarray(second)
+    if first.shape != second.shape or first.ndim != 1:
+        raise ValueError(f"sort_pairs needs two 1-D arrays of one length, not shapes {first.shape} and {second.shape}")
+    order = np.argsort(first)
+    a = first[order]
+    b = np.ascontiguousarray(second[order])
+    del order
+    _sort_runs(a, b)
+    return a, b
