@@ -40,3 +40,13 @@ def test_no_values_give_no_digests_and_bad_settings_are_refused():
         keyed_digests(b"k", b"p", np.zeros(1, np.uint64), b"ab")
     with pytest.raises(ValueError):
         keyed_digests(bytes(65), b"p", np.zeros(1, np.uint64))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_digests_hashed_in_slices_on_threads_are_the_single_threads(threads):
+    """Three slices of 2**16 and more on threads give each value its own digest (hashlib's, at every slice's edges)."""
+    values = np.arange(3 * 2**16 + 11, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    one = keyed_digests(b"key", b"p", values, b"\x03", threads=1)
+    assert np.array_equal(keyed_digests(b"key", b"p", values, b"\x03", threads=threads), one)
+    edges = np.array([0, 1, 2**16 - 1, 2**16, 2**16 + 1, len(values) // 2, len(values) - 1])
+    assert np.array_equal(one[edges], _hashlib(b"key", b"p", values[edges], b"\x03"))

@@ -15,3 +15,31 @@ def test_a_pool_is_made_only_for_threads_beyond_the_callers_and_shut_down_at_the
     assert owner._pool is None
     with pytest.raises(RuntimeError):       # shut down: takes no more work
         pool.submit(lambda: 3)
+
+
+@pytest.mark.parametrize("n,threads,min_slice,parts", [(0, 4, 1, 1), (10, 1, 1, 1), (10, 3, 1, 3), (10, 8, 4, 2),
+                                                       (7, 4, 100, 1), (100, None, 1, None)])
+def test_slices_cover_the_range_once_each_the_first_on_the_callers_thread(n, threads, min_slice, parts):
+    import threading
+
+    from dptopic.kernels._threads import run_in_slices, usable_cores
+
+    seen = []
+    run_in_slices(lambda a, b: seen.append((a, b, threading.get_ident())), n, threads, min_slice)
+    seen.sort()
+    want = min(usable_cores(), n) if parts is None else parts
+    assert len(seen) == want
+    assert [a for a, _, _ in seen] == [0] + [b for _, b, _ in seen[:-1]] and seen[-1][1] == n
+    assert all(b - a >= min(min_slice, n) for a, b, _ in seen)
+    assert seen[0][2] == threading.get_ident()          # the first slice on the caller's thread
+    assert want == 1 or any(t != threading.get_ident() for _, _, t in seen)     # the others on the pool's
+
+
+def test_a_failing_slice_is_raised_to_the_caller():
+    from dptopic.kernels._threads import run_in_slices
+
+    def work(a, b):
+        if a > 0:
+            raise ValueError("slice failed")
+    with pytest.raises(ValueError, match="slice failed"):
+        run_in_slices(work, 10, 2, 1)

@@ -24,3 +24,31 @@ class PoolOwner:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the machine's count)."""
+    import os  # why: only a driver that splits its work asks
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:          # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_in_slices(work, n: int, threads: int | None = None, min_slice: int = 1 << 16) -> None:
+    """Call ``work(start, stop)`` over ``range(n)`` cut into one contiguous slice a thread (``threads``: the usable
+    cores when None), each at least ``min_slice`` long; on the caller's thread alone when one slice holds it all.
+    ``work`` must release the GIL (a ``nogil`` kernel) and write only its own slice of the output, so that the result
+    is the one a single call over ``range(n)`` gives."""
+    threads = usable_cores() if threads is None else max(1, int(threads))
+    parts = max(1, min(threads, n // max(1, min_slice)))
+    if parts == 1:
+        work(0, n)
+        return
+    bounds = [n * i // parts for i in range(parts + 1)]
+    with ThreadPoolExecutor(parts - 1, thread_name_prefix="dptopic-slice") as pool:
+        done = [pool.submit(work, a, b) for a, b in zip(bounds[1:-1], bounds[2:])]
+        work(bounds[0], bounds[1])
+        for f in done:
+            f.result()
