@@ -456,3 +456,19 @@ def test_a_damaged_key_block_is_refused_in_one_line_with_nothing_spent(texts, tm
             call(DatasetLedger(path))
         assert "\n" not in str(e.value)
     assert path.read_bytes() == before
+
+
+def test_keys_looked_up_in_sorted_order_find_numpys_runs():
+    """Each value's run of equal recorded keys, found by searching the values in sorted order, is NumPy's
+    ``searchsorted`` of each side for the values as given (repeated values, values before, between and after the
+    recorded ones); and a sorted value's membership is whether its run is not empty."""
+    from dptopic.dataset_ledger import linking
+
+    rng = np.random.default_rng(8)
+    recorded = np.sort(np.concatenate([rng.integers(-50, 50, 300), [-2**63, 2**63 - 1]])).astype(np.int64)
+    values = np.concatenate([rng.integers(-60, 60, 500), [-2**63, 2**63 - 1, 7, 7]]).astype(np.int64)
+    lo, hi = linking._runs(recorded, values)
+    assert np.array_equal(lo, np.searchsorted(recorded, values, "left"))
+    assert np.array_equal(hi, np.searchsorted(recorded, values, "right"))
+    v = np.sort(values)
+    assert np.array_equal(linking._among_sorted(v, recorded), np.isin(v, recorded))

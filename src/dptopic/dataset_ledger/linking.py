@@ -143,8 +143,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
         hits = []          # each band part's hits: the document, and the run of the recorded keys it names
         for p, part in enumerate(parts):
             index, keys = _part_keys(key, docs, part)
-            lo = np.searchsorted(rec_key, keys, "left")
-            hi = np.searchsorted(rec_key, keys, "right")
+            lo, hi = _runs(rec_key, keys)
             hit = np.flatnonzero(hi > lo)
             if p < n_exact:
                 np.minimum.at(found, index[hit], rec_doc[lo[hit]])
@@ -250,23 +249,36 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
 def _record_part(tx, keys, index, doc, rec_key) -> None:
     """One part's new ``(key, doc)`` pairs (``keys[i]`` of document ``index[i]``), each once, sorted, written as
     key blocks."""
-    new = ~_among(keys, rec_key)
-    k, d = (keys, doc[index]) if new.all() else (keys[new], doc[index[new]])
-    del new
     from ..kernels.sketch_pairs import sort_pairs  # compiled on first use: 'dptopic budget' reads without numba
 
-    k, d = sort_pairs(k, d)
-    first = np.ones(len(k), bool)
-    first[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
-    write_pairs(tx, k[first], d[first])
+    k, d = sort_pairs(keys, doc[index])
+    # each pair once, and a key the ledger holds not again (looked up in sorted order, as _runs explains)
+    keep = np.ones(len(k), bool)
+    keep[1:] = (k[1:] != k[:-1]) | (d[1:] != d[:-1])
+    if len(rec_key):
+        keep &= ~_among_sorted(k, rec_key)
+    write_pairs(tx, k[keep], d[keep])
 
 
-def _among(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is one of ``sorted_keys`` (sorted ascending)."""
-    if not len(sorted_keys):
-        return np.zeros(len(values), bool)
+def _among_sorted(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` (sorted ascending) is one of ``sorted_keys`` (sorted ascending)."""
     pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
     return sorted_keys[pos] == values
+
+
+def _runs(sorted_keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``: the run ``sorted_keys[lo[i]:hi[i]]`` equal to each of ``values``, as ``np.searchsorted`` of
+    each side gives it. The values are looked up in sorted order, so that each search starts where the last one
+    ended (NumPy's binary search keeps its bound for a sorted needle): at 10^6 documents a ledger that holds 3.5 x
+    10^7 keys was searched 10^8 times in random order, each search a walk through memory, about 100 s; sorted, the
+    searches walk the recorded keys once."""
+    order = np.argsort(values)
+    lo = np.empty(len(values), np.int64)
+    hi = np.empty(len(values), np.int64)
+    v = values[order]
+    lo[order] = np.searchsorted(sorted_keys, v, "left")
+    hi[order] = np.searchsorted(sorted_keys, v, "right")
+    return lo, hi
 
 
 # ------------------------------------------------------------------------------------------------ people
