@@ -363,3 +363,23 @@ def test_check_reads_every_row_before_anything_is_read_or_spent(tmp_path):
     assert "\n" not in str(e.value) and "nothing was spent" in str(e.value)
 
 
+
+
+def test_owner_rows_read_a_few_at_a_time_give_the_same_totals(tmp_path, monkeypatch):
+    """The owner rows the totals are computed from, read as arrays 2 rows at a time, give every total (per dataset,
+    per release, per person) that one read of them all gives."""
+    from dptopic.dataset_ledger import owner_rows
+
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    persons = [f"p{i % 7}" for i in range(30)]
+    led.debit("a", "T", "user", [(PureDPEvent(1.0), 1)], 1e-5, documents=_docs(30, persons=persons))
+    led.debit("b", "T", "user", [(PureDPEvent(0.5), 1)], 1e-5, documents=_docs(20, start=11, persons=persons[10:]))
+    led.debit("c", "T", "document", [(PureDPEvent(0.25), 1)], 1e-5, documents=_docs(9, start=3))
+
+    def totals():
+        return ([led.total(d) for d in "abc"], [led.release_total(i) for i in (1, 2, 3)],
+                [led.person_total(p) for p in sorted(set(persons))])
+    whole = totals()
+    monkeypatch.setattr(owner_rows, "ROWS_AT_ONCE", 2)
+    assert totals() == whole
+    assert whole[2][0]["epsilon"] > 1.0         # a person in both user-level sets: both charged
