@@ -7,9 +7,9 @@ secret, and the document it names); what is stored is the same as format 3's tab
 which a format 3 ledger still holds and is read beside the blocks (:func:`read_pairs`).
 
 Why blocks: at 10^6 documents a set has 3.5 x 10^7 keys. Written a row a key with an index on the key, the record
-took about 55 s of a 125 s run and the file 1.8 KB a document; as 34 blocks it takes about a second and 16 bytes a key
-(``docs/research/pipeline.md``). The keys are never looked up one by one in SQL: the record reads them all and
-searches them in memory (keyed hashes spread over the whole range, so no range of them is worth an index).
+took about 55 s of a 125 s run and the file 1.8 KB a document; as about 35 blocks it takes about a second and 16
+bytes a key (``docs/research/pipeline.md``). The keys are never looked up one by one in SQL: the record reads them
+all and searches them in memory (keyed hashes spread over the whole range, so no range of them is worth an index).
 """
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ _SQLITE_V3 = (
 _SQLITE_V4 = (
     # the same (key, doc) pairs as doc_keys, a block of them a row: ``n`` pairs, sorted by key then document, each
     # column n little-endian int64 (:mod:`dptopic.dataset_ledger.key_blocks`); at 10^6 documents 3.5 x 10^7 pairs
-    # are 34 rows, written and read in seconds, where a row a pair and its index took a minute
+    # are about 35 rows, written and read in seconds, where a row a pair and its index took a minute
     "CREATE TABLE key_blocks (id INTEGER PRIMARY KEY AUTOINCREMENT, n INTEGER NOT NULL, keys BLOB NOT NULL,"
     " docs BLOB NOT NULL)",
 )
