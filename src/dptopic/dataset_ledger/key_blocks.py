@@ -23,17 +23,14 @@ BLOCK_PAIRS = 1 << 20
 _INT64 = np.dtype("<i8")
 
 
-def write_pairs(tx, keys: np.ndarray, docs: np.ndarray) -> int:
+def write_pairs(tx, keys: np.ndarray, docs: np.ndarray) -> None:
     """Write the pairs ``(keys[i], docs[i])`` (int64, sorted by key then document, each once) as blocks of at most
-    :data:`BLOCK_PAIRS`; returns how many blocks were written."""
-    written = 0
+    :data:`BLOCK_PAIRS`."""
     for start in range(0, len(keys), BLOCK_PAIRS):
         k = np.ascontiguousarray(keys[start:start + BLOCK_PAIRS], dtype=_INT64)
         d = np.ascontiguousarray(docs[start:start + BLOCK_PAIRS], dtype=_INT64)
         # the arrays' own memory handed over (a buffer, not a bytes copy): SQLite and psycopg read it as a blob
         tx.run("INSERT INTO key_blocks (n, keys, docs) VALUES (?, ?, ?)", (len(k), memoryview(k), memoryview(d)))
-        written += 1
-    return written
 
 
 ROWS_AT_ONCE = 100_000
