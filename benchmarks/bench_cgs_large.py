@@ -117,6 +117,21 @@ def cpu_scaling(train, K, sweeps, alpha, beta):
           f"load {os.getloadavg()}")
 
 
+def scaling(times: dict, name: str, n: int, first: int) -> list[str]:
+    """The speed-up of ``name`` from ``first`` threads to ``n`` (its median sweeps' time at ``first`` over that at
+    ``n``), and its ratio to tomotopy's speed-up over the same threads (the issue's scaling target: at least 0.9 at 4,
+    8 and 16). A dash where a system did not run at both counts."""
+    family = name.rsplit("=", 1)[0]
+    base, peer, peer_base = (times.get(f"{family}={first}"), times.get(f"tomotopy workers={n}"),
+                             times.get(f"tomotopy workers={first}"))
+    if not base or n == first:
+        return ["-", "-"]
+    own = float(np.median(base)) / float(np.median(times[name]))
+    if name.startswith("tomotopy") or not peer or not peer_base:
+        return [f"{own:.2f}x", "-"]
+    return [f"{own:.2f}x", f"{own / (float(np.median(peer_base)) / float(np.median(peer))):.2f}"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--tokens", type=int, default=10_000_000)
@@ -128,6 +143,9 @@ def main(argv=None):
     ap.add_argument("--parallel", default="partition", help="dptopic's thread scheme for n_jobs > 1")
     ap.add_argument("--samplers", nargs="+", default=["sparse", "warp"], help="dptopic's samplers to run")
     ap.add_argument("--no-tomotopy", action="store_true")
+    ap.add_argument("--tomotopy-threads", type=int, nargs="+", metavar="N",
+                    help="tomotopy's worker counts, a subset of --threads (default: all of them; tomotopy on one "
+                         "worker takes about 100 s at the default size)")
     ap.add_argument("--quality", action="store_true", help="also print held-out perplexity (slow at K = 1,000)")
     ap.add_argument("--cpu-scaling", type=int, default=0, metavar="SWEEPS",
                     help="only time the warp sampler's CPU per sweep on 1 and 2 threads, SWEEPS sweeps each")
@@ -145,7 +163,7 @@ def main(argv=None):
         for smp in args.samplers:
             systems.append((f"dptopic {smp} n_jobs={n}", n,
                             dptopic_fit(train, K, args.iters, n, args.parallel, smp, alpha, beta)))
-        if not args.no_tomotopy:
+        if not args.no_tomotopy and (args.tomotopy_threads is None or n in args.tomotopy_threads):
             systems.append((f"tomotopy workers={n}", n, tomotopy_fit(train, K, args.iters, n, alpha, beta)))
     times = {name: [] for name, _, _ in systems}
     totals = {name: [] for name, _, _ in systems}
@@ -158,18 +176,20 @@ def main(argv=None):
             print(f"#   rep {rep}: {name} sweeps {sweeps:.2f} s, fit {total:.2f} s (load {os.getloadavg()[0]:.2f})",
                   flush=True)
     rows, work = [], train.n_tokens * args.iters
+    first = min(args.threads)
     for name, n, _ in systems:
         med = float(np.median(times[name]))
         peer = f"tomotopy workers={n}"
         ratio = float(np.median(times[peer])) / med if peer in times and peer != name else float("nan")
         row = [name, f"{med:.2f}", f"{float(np.median(totals[name])):.2f}", f"{work / med / 1e6:.2f}M",
-               f"{work / med / n / 1e6:.2f}M", f"{ratio:.2f}"]
+               f"{work / med / n / 1e6:.2f}M", f"{ratio:.2f}", *scaling(times, name, n, first)]
         if args.quality:
             ppl = perplexity(phis[name], test, alpha, mode="completion", seed=0)
             peer_ppl = perplexity(phis[peer], test, alpha, mode="completion", seed=0) if peer in phis else np.nan
             row += [f"{ppl:.1f}", f"{ppl / peer_ppl:.4f}"]
         rows.append(row)
-    header = ["system", "sweeps s", "fit s", "tokens/s", "tokens/s/core", "vs tomotopy"]
+    header = ["system", "sweeps s", "fit s", "tokens/s", "tokens/s/core", "vs tomotopy", f"scaling over {first}",
+              "/ tomotopy's"]
     table(rows, header + (["perplexity", "vs tomotopy"] if args.quality else []))
     print(f"# load at the end {os.getloadavg()}")
 
