@@ -19,11 +19,23 @@ from dptopic.evaluation import cv_coherence, npmi_coherence, topic_quality, topi
 from helpers import SPEECH_TEXTS, quiet_small_fits
 
 
-@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2), ("warp", 1), ("warp", 2)])
+@pytest.mark.parametrize("sampler,n_jobs", [("sparse", 1), ("dense", 1), ("sparse", 2), ("warp", 1), ("warp", 2),
+                                             ("warp", 4)])
 def test_planted_topic_recovery(planted, sampler, n_jobs):
     m = LDA(5, alpha=0.1, beta=0.05, n_iter=150, seed=0, sampler=sampler, n_jobs=n_jobs, verbose=0).fit(planted.corpus)
     assert topic_recovery(m.components_, planted.phi) >= 0.9
     assert m.components_.shape == (5, 200) and np.allclose(m.components_.sum(1), 1)
+
+
+def test_auto_sampler_is_the_exact_one_below_four_threads_and_the_warp_one_from_four(planted):
+    small = planted.corpus.subset(range(60))
+    ran = {n: LDA(5, n_iter=3, seed=0, n_jobs=n, verbose=0).fit(small) for n in (1, 3, 4)}
+    assert {n: m.sampler_ for n, m in ran.items()} == {1: "sparse", 3: "sparse", 4: "warp"}
+    warp = LDA(5, n_iter=3, seed=0, n_jobs=4, sampler="warp", verbose=0).fit(small)
+    assert np.array_equal(ran[4].components_, warp.components_)      # the same chain as asked for by name
+    exact = LDA(5, n_iter=3, seed=0, n_jobs=4, sampler="sparse", verbose=0).fit(small)
+    assert not np.array_equal(ran[4].components_, exact.components_)
+    assert LDA(5, n_iter=3, seed=0, n_jobs=4, parallel="adlda", verbose=0).fit(small).sampler_ == "sparse"
 
 
 def test_warp_sampler_refuses_the_dask_backend(planted):

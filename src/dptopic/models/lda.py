@@ -9,6 +9,10 @@ from ..errors import DPTopicError
 from ..evaluation import joint_log_likelihood
 from .base import GibbsTopicModel
 
+# sampler="auto" runs the word-ordered sampler from this many threads on (measured on 16 cores: the exact sampler's
+# partition scheme gained nothing from 8 threads to 16; docs/research/cgs_scaling.md)
+WARP_FROM_THREADS = 4
+
 
 class LDA(GibbsTopicModel):
     """Latent Dirichlet allocation by collapsed Gibbs sampling (Griffiths & Steyvers 2004).
@@ -32,13 +36,18 @@ class LDA(GibbsTopicModel):
     sampler : ``"sparse"`` (SparseLDA bucket decomposition, exact), ``"dense"`` (exact), ``"warp"`` (word-ordered
         Metropolis-Hastings passes, WarpLDA, Chen et al. 2016: O(1) per token and the word-topic table read in
         order, for large ``n_topics`` and vocabularies; not exact, see ``docs/scaling.md``; threads backend only),
-        or ``"auto"`` (sparse).
+        or ``"auto"``: the exact sparse sampler on 1 to 3 threads, ``"warp"`` from 4 threads on the threads backend
+        with ``parallel="partition"``
+        (on 16 cores the exact sampler's partition stopped scaling at 8 threads, 0.7-1.2x tomotopy at 16, while
+        the warp sampler ran at 1.9-3.9x tomotopy with held-out perplexity within 1.3% of tomotopy's exact
+        sampler: ``docs/research/cgs_scaling.md``). ``sampler_`` says which one ran.
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
 
     Attributes
     ----------
     components_ : (K, V) topic–word probabilities, rows sum to 1.
+    sampler_ : the sampler the last fit ran (``"sparse"``, ``"dense"`` or ``"warp"``); not saved.
     log_likelihood_ : list of ``(iteration, log p(w, z))``.
     privacy_ : ``{"private": False, ...}``.
     """
@@ -72,7 +81,10 @@ class LDA(GibbsTopicModel):
 
     @property
     def _kernel(self) -> str:
-        return self.sampler if self.sampler in ("dense", "warp") else "sparse"
+        if self.sampler == "auto":
+            threads = self.backend == "threads" and self.parallel == "partition"   # AD-LDA asked for: kept exact
+            return "warp" if threads and self._jobs >= WARP_FROM_THREADS else "sparse"
+        return self.sampler
 
     def _after_sweep(self, it, arrays, corpus) -> str:
         if self.eval_every and ((it + 1) % self.eval_every == 0 or it + 1 == self.n_iter):
@@ -83,6 +95,7 @@ class LDA(GibbsTopicModel):
         return ""
 
     def _finish(self, arrays, rng) -> np.ndarray:
+        self.sampler_ = self._kernel
         # the posterior mean of GibbsTopicModel._finish, bit for bit, from the K x V counts transposed once, in blocks
         self.topic_word_counts_ = _transposed(arrays.nwk)
         V = arrays.nwk.shape[0]
