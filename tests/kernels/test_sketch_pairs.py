@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dptopic.kernels.sketch_pairs import agreements, sort_pairs, sorted_unique
+from dptopic.kernels.sketch_pairs import agreements, sort_pairs, sorted_columns, sorted_unique
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
@@ -20,6 +20,15 @@ def test_the_agreements_are_numpys_count_of_equal_positions(dtype):
     assert np.array_equal(got, (sig[a] == sig[b]).sum(axis=1))
     assert got[-3:].tolist() == [128, 128, 128]
     assert agreements(sig, a[:0], b[:0]).shape == (0,)
+
+
+def test_the_agreements_cut_into_slices_a_thread_are_the_one_calls():
+    rng = np.random.default_rng(6)
+    sig = rng.integers(0, 3, (500, 64)).astype(np.uint8)
+    a, b = rng.integers(0, 500, (2, 3 * 65536 + 7))          # three slices of at least 2^16 pairs, uneven
+    want = (sig[a] == sig[b]).sum(axis=1)
+    for threads in (1, 2, 3, 8):
+        assert np.array_equal(agreements(sig, a, b, threads=threads), want)
 
 
 def test_the_agreements_refuse_rows_outside_the_table_and_unequal_lengths():
@@ -69,3 +78,16 @@ def test_pairs_are_sorted_as_numpys_lexsort_orders_them(dtype, n):
 def test_sorting_pairs_refuses_arrays_of_two_lengths():
     with pytest.raises(ValueError, match="one length"):
         sort_pairs(np.zeros(3, np.int64), np.zeros(2, np.int64))
+
+
+@pytest.mark.parametrize("ahead", [0, 1, 3])
+def test_sorted_columns_are_each_columns_values_at_the_rows_lexsorted_with_their_rows(ahead):
+    rng = np.random.default_rng(7)
+    table = rng.integers(0, 50, (2000, 9)).astype(np.uint64)       # many ties: the rows must order them
+    rows = np.flatnonzero(rng.random(2000) < 0.7)
+    got = list(sorted_columns(table, rows, ahead))
+    assert len(got) == 9
+    for c, (v, r) in enumerate(got):
+        order = np.lexsort((rows, table[rows, c]))
+        assert np.array_equal(v, table[rows, c][order]) and np.array_equal(r, rows[order])
+    assert list(sorted_columns(np.zeros(5, np.uint64), rows[:0], ahead)) == []

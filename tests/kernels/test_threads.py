@@ -43,3 +43,48 @@ def test_a_failing_slice_is_raised_to_the_caller():
             raise ValueError("slice failed")
     with pytest.raises(ValueError, match="slice failed"):
         run_in_slices(work, 10, 2, 1)
+
+
+@pytest.mark.parametrize("ahead", [0, 1, 3, None])
+def test_ordered_ahead_yields_each_result_in_order_with_at_most_ahead_started_beyond_the_one_consumed(ahead):
+    import threading
+    import time
+
+    from dptopic.kernels._threads import ordered_ahead, usable_cores
+
+    started, lock, consumed = [], threading.Lock(), []
+
+    def work(i):
+        with lock:
+            started.append((i, len(consumed)))     # the item, and how many results were consumed when it started
+        time.sleep(0.05 if i == 0 else 0.002 * (i % 3))   # uneven: later items finish first, the first last
+        return i * i
+
+    for r in ordered_ahead(work, range(12), ahead):
+        consumed.append(r)
+    assert consumed == [i * i for i in range(12)]
+    assert sorted(i for i, _ in started) == list(range(12))
+    limit = min(4, usable_cores() - 1) if ahead is None else ahead
+    # never more than `ahead` + 1 items beyond those consumed (the next one to yield, and `ahead` more)
+    assert all(i <= n + limit + 1 for i, n in started)
+    assert limit == 0 or max(i - n for i, n in started) >= 1      # and some were worked on ahead
+
+
+def test_ordered_ahead_passes_a_failure_on_and_starts_nothing_more_once_the_consumer_stops():
+    from dptopic.kernels._threads import ordered_ahead
+
+    def fail_at_2(i):
+        if i == 2:
+            raise ValueError("item 2")
+        return i
+
+    got = []
+    with pytest.raises(ValueError, match="item 2"):
+        for r in ordered_ahead(fail_at_2, range(10), 2):
+            got.append(r)
+    assert got == [0, 1]
+    seen = []
+    gen = ordered_ahead(lambda i: seen.append(i) or i, range(100), 2)
+    assert next(gen) == 0
+    gen.close()
+    assert len(seen) <= 4                          # the first, and at most `ahead` + 1 more submitted

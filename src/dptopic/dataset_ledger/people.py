@@ -168,14 +168,15 @@ def _band_pairs(bands: np.ndarray, keep: np.ndarray | None = None):
     (``lo < hi``) ``step`` places apart (1 to :data:`WINDOW`) in a run of equal values of the band. Within one band
     every pair comes once (each document has one place in the band's order); a pair may come again in another band.
     ``keep``: the documents to pair (bool[n]; the others as if their bands were zero)."""
-    from ..kernels.sketch_pairs import sort_pairs  # compiled on first use: 'dptopic budget' reads without numba
+    from ..kernels.sketch_pairs import sorted_columns  # compiled on first use: 'dptopic budget' reads without numba
 
     if not bands.size:
         return
     sketched = bands[:, 0] != 0
     sketched = np.flatnonzero(sketched if keep is None else sketched & keep)
-    for col in range(bands.shape[1] if bands.ndim == 2 else 0):
-        v, docs = sort_pairs(bands[sketched, col], sketched)    # each run of equal values in the documents' order
+    # each band sorted with each run of equal values in the documents' order; the next bands are sorted on the
+    # other cores while this one's pairs are verified
+    for v, docs in sorted_columns(bands, sketched):
         for step in range(1, WINDOW + 1):
             if step >= len(v):
                 break

@@ -52,3 +52,30 @@ def run_in_slices(work, n: int, threads: int | None = None, min_slice: int = 1 <
         work(bounds[0], bounds[1])
         for f in done:
             f.result()
+
+
+def ordered_ahead(work, items, ahead: int | None = None):
+    """``work(item)`` for each of ``items``, yielded in their order, while up to ``ahead`` of the next items are
+    worked on in threads (None: one fewer than the usable cores, at most 4, so that at most that many results wait
+    in memory). ``work`` should spend its time in code that releases the GIL (NumPy's sorts, a ``nogil`` kernel);
+    the results are those of calling it in order on one thread. Nothing is worked on ahead when ``ahead`` is 0."""
+    from collections import deque  # why: only a driver that overlaps its steps asks
+
+    items = iter(items)
+    ahead = min(4, usable_cores() - 1) if ahead is None else max(0, int(ahead))
+    if ahead == 0:
+        for item in items:
+            yield work(item)
+        return
+    with ThreadPoolExecutor(ahead, thread_name_prefix="dptopic-ahead") as pool:
+        waiting = deque(pool.submit(work, item) for _, item in zip(range(ahead + 1), items))
+        try:
+            while waiting:
+                result = waiting.popleft().result()
+                for item in items:          # the next item, if any, takes the freed place
+                    waiting.append(pool.submit(work, item))
+                    break
+                yield result
+        finally:
+            for f in waiting:              # a consumer that stopped early: nothing more is started
+                f.cancel()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
+from ._threads import ordered_ahead, run_in_slices
 
 
 @njit(cache=True, nogil=True)
@@ -30,9 +31,10 @@ def _agreements(sig, a, b, out):
         out[p] = n
 
 
-def agreements(signatures: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def agreements(signatures: np.ndarray, a: np.ndarray, b: np.ndarray, threads: int | None = None) -> np.ndarray:
     """For each ``p``, how many positions of rows ``a[p]`` and ``b[p]`` of ``signatures`` (uint8[n, K] or uint32) are
-    equal: int32[len(a)], ``(signatures[a] == signatures[b]).sum(axis=1)`` without gathering the rows."""
+    equal: int32[len(a)], ``(signatures[a] == signatures[b]).sum(axis=1)`` without gathering the rows, on
+    ``threads`` threads (None: every usable core; the result does not depend on it)."""
     sig = np.ascontiguousarray(signatures)
     a = np.ascontiguousarray(a, dtype=np.int64)
     b = np.ascontiguousarray(b, dtype=np.int64)
@@ -42,7 +44,8 @@ def agreements(signatures: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarr
     if len(a):
         if a.min() < 0 or b.min() < 0 or a.max() >= len(sig) or b.max() >= len(sig):
             raise IndexError(f"agreements: a row index outside 0..{len(sig) - 1}")
-        _agreements(sig, a, b, out)
+        # each pair's count depends on its two rows alone: the pairs are cut into a slice a core
+        run_in_slices(lambda lo, hi: _agreements(sig, a[lo:hi], b[lo:hi], out[lo:hi]), len(a), threads)
     return out
 
 
@@ -88,3 +91,12 @@ def sort_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.nd
     del order
     _sort_runs(a, b)
     return a, b
+
+
+def sorted_columns(table: np.ndarray, rows: np.ndarray, ahead: int | None = None):
+    """For each column ``c`` of the 2-D ``table``, in order: ``sort_pairs(table[rows, c], rows)``, the column's
+    values at ``rows`` sorted with their rows (ties by row). The next columns are sorted on other cores while the
+    caller works on this one (``ahead`` of them at most: :func:`~dptopic.kernels._threads.ordered_ahead`); the
+    results do not depend on it."""
+    columns = range(table.shape[1] if table.ndim == 2 else 0)
+    return ordered_ahead(lambda c: sort_pairs(table[rows, c], rows), columns, ahead)
