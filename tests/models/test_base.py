@@ -1901,3 +1901,19 @@ def test_an_unseeded_private_trainer_fails_fit_idempotence_by_design():
     for phrase in ("**seeded**", "check_fit_idempotent", "random_state", "return_estimator=True",
                    "fit randomized report sets"):
         assert phrase in text, phrase
+
+
+def test_fold_in_threads_sets_the_threads_for_a_while_and_the_figures_do_not_move(planted):
+    from dptopic.models.base import fold_in_threads
+
+    m = LDA(5, n_iter=20, seed=0, verbose=0).fit(planted.corpus)
+    alone = (m.perplexity(planted.corpus, mode="completion"), m.transform(planted.corpus))
+    assert m._fold_in_jobs() == 1
+    with fold_in_threads(m, 3):
+        assert m._fold_in_jobs() == 3
+        spread = (m.perplexity(planted.corpus, mode="completion"), m.transform(planted.corpus))
+        with fold_in_threads(m, 2):
+            assert m._fold_in_jobs() == 2
+        assert m._fold_in_jobs() == 3
+    assert m._fold_in_jobs() == 1 and not hasattr(m, "_fold_in_threads")
+    assert alone[0] == spread[0] and np.array_equal(alone[1], spread[1])

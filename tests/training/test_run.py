@@ -531,3 +531,25 @@ def test_a_vocabulary_path_is_read_as_the_command_line_reads_it(corpus, tmp_path
         assert r.model.privacy_["vocabulary_list"]["n_words"] == 4
     with pytest.raises(DPTopicError, match="vocabulary file .*nothere.txt' not found"):
         dptopic.train(corpus, algorithm="lda", vocabulary=str(tmp_path / "nothere.txt"), n_topics=2)
+
+
+def test_the_held_out_scores_fold_in_on_every_usable_core_whatever_the_trainers_threads(corpus, monkeypatch):
+    import importlib
+
+    import dptopic.kernels
+
+    perplexity_module = importlib.import_module("dptopic.evaluation.perplexity")   # the package names a function so
+    monkeypatch.setattr(dptopic.kernels, "usable_cores", lambda: 3)                # as on a 3-core machine
+
+    seen = []
+    real = perplexity_module.infer_theta
+
+    def spy(*args, **kw):
+        seen.append(args[7] if len(args) >= 8 else kw.get("n_jobs", 1))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(perplexity_module, "infer_theta", spy)
+    r = dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, test_size=0.3, seed=0, ledger=False)
+    assert "perplexity_bound" in r.metrics
+    assert seen and set(seen) == {3}
+    assert r.model.n_jobs == 1 and r.model._fold_in_jobs() == 1   # the model's own setting once the scores are taken

@@ -127,6 +127,7 @@ _WHERE = {
     **dict.fromkeys(("rrp_replace", "sample_labels", "subset_client_sweep", "subset_select", "subset_signal_add",
                      "subset_theta_em"), "rrp"),
     "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse", "segment_sums": "_bow",
+    "usable_cores": "_threads",
     **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
 }
 

@@ -165,6 +165,25 @@ MIN_PRIOR = 1e-8
 """Smallest Dirichlet prior (alpha, beta, eta) accepted: smaller ones make sampling weights and digammas overflow."""
 
 
+@contextmanager
+def fold_in_threads(model, threads: int | None = None):
+    """Within the block, ``model``'s fold-in inference (``transform``, ``perplexity``) runs on ``threads`` threads
+    (None: every usable core) whatever its ``n_jobs``: the result does not depend on them (each document's chain has
+    its own stream). A training run's held-out scores use it, as its reading and its ledger use every core, while
+    ``n_jobs`` sets the trainer's own threads."""
+    from ..kernels import usable_cores  # why: the kernels load on first use
+
+    before = getattr(model, "_fold_in_threads", None)
+    model._fold_in_threads = usable_cores() if threads is None else max(1, int(threads))
+    try:
+        yield model
+    finally:
+        if before is None:
+            del model._fold_in_threads
+        else:
+            model._fold_in_threads = before
+
+
 def vocabulary_given(X) -> bool:
     """A :class:`Corpus` (or shard set) whose vocabulary its maker supplied (``vocabulary_supplied``): a private fit
     on it records the vocabulary as supplied, as ``fit(vocabulary=...)`` does."""
@@ -641,7 +660,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return resolve_n_jobs(getattr(self, "n_jobs", 1))
 
     def _fold_in_jobs(self) -> int:
-        """Threads for fold-in inference: the model's ``n_jobs`` where it has one (the result does not depend on it)."""
+        """Threads for fold-in inference: the model's ``n_jobs`` where it has one (the result does not depend on it),
+        or those :func:`fold_in_threads` sets for a while."""
+        if getattr(self, "_fold_in_threads", None):
+            return self._fold_in_threads
         try:
             return self._jobs
         except (TypeError, ValueError):  # a value fit() would refuse: fold-in still runs, on one thread

