@@ -37,10 +37,9 @@ class LDA(GibbsTopicModel):
         Metropolis-Hastings passes, WarpLDA, Chen et al. 2016: O(1) per token and the word-topic table read in
         order, for large ``n_topics`` and vocabularies; not exact, see ``docs/scaling.md``; threads backend only),
         or ``"auto"``: the exact sparse sampler on 1 to 3 threads, ``"warp"`` from 4 threads on the threads backend
-        with ``parallel="partition"``
-        (on 16 cores the exact sampler's partition stopped scaling at 8 threads, 0.7-1.2x tomotopy at 16, while
-        the warp sampler ran at 1.9-3.9x tomotopy with held-out perplexity within 1.3% of tomotopy's exact
-        sampler: ``docs/research/cgs_scaling.md``). ``sampler_`` says which one ran.
+        with ``parallel="partition"`` (on 16 cores the exact sampler's partition stopped scaling at 8 threads,
+        0.6-1.2x tomotopy at 16, while the warp sampler ran at 1.9-3.9x tomotopy with held-out perplexity within
+        1.3% of tomotopy's exact sampler: ``docs/research/cgs_scaling.md``). ``sampler_`` says which one ran.
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
 
