@@ -9,6 +9,7 @@
 #   big     the word-ordered sampler at V = 50,000, K = 1,000 on 10M tokens: one core, and 16 against tomotopy's
 #   cgs200  as cgs50 at K = 200
 #   phases  where the 10^6 run's time goes, step by step
+#   jobs    the 10^6 run with the trainer on every core (`--jobs`), under /usr/bin/time
 # numba's caches are filled first, while the 10^6 corpus is written (two processes on an idle machine), so that
 # no timed step compiles.
 set -u
@@ -34,6 +35,7 @@ step() {
 }
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|L2|L3)' || true    # hardware threads a core: read the scaling with it
 "$PY" -c "import sys, numpy, numba, sklearn, tomotopy, dptopic
 print('Python', sys.version.split()[0], 'numpy', numpy.__version__, 'numba', numba.__version__, 'scikit-learn',
       sklearn.__version__, 'tomotopy', tomotopy.__version__, 'dptopic', dptopic.__version__)" || exit 1
@@ -53,3 +55,8 @@ step big 150 "$PY" bench_cgs_large.py --tokens "$big" --vocab "$bigv" --topics "
 step cgs200 150 "$PY" bench_cgs_large.py --tokens "$cgs" --vocab 5000 --topics 200 --iters 20 \
     --threads 1 4 8 16 --samplers sparse warp
 step phases 90 "$PY" bench_pipeline.py --corpus "$corpus" --phases
+ledger=$(mktemp -d)
+step jobs 120 env DPTOPIC_LEDGER="$ledger/ledger.sqlite" XDG_DATA_HOME="$ledger" /usr/bin/time -f "%e s wall, %U s user, %S s system, %M KB peak" "$PY" -m dptopic \
+    train --corpus "$corpus" --unit document --epsilon 1 --topics 20 --out "$ledger/m" --overwrite --quiet \
+    --jobs "$(nproc)"
+rm -rf "$ledger"
