@@ -117,9 +117,15 @@ def test_cgs_large_prints_speeds_ratios_and_perplexities_of_both_samplers():
                                    "--threads", "1", "--quality"])
     assert re.search(r"corpus [\d,]+ training tokens, [\d,]+ documents, V = 500, K = 8, 2 sweeps", out), out
     for system in ("dptopic sparse n_jobs=1", "dptopic warp n_jobs=1"):
-        assert re.search(rf"{system}\s+\d+\.\d\d\s+\d+\.\d\d\s+\S+M\s+\S+M\s+\d+\.\d\d\s+\d+\.\d\s+\d\.\d{{4}}",
-                         out), (system, out)
+        # time, fit, tokens/s, per core, vs tomotopy, the two scaling columns ("-" on the fewest threads), quality
+        assert re.search(rf"{system}\s+\d+\.\d\d\s+\d+\.\d\d\s+\S+M\s+\S+M\s+\d+\.\d\d\s+-\s+-\s+\d+\.\d\s+"
+                         r"\d\.\d{4}", out), (system, out)
     assert re.search(r"tomotopy workers=1\s+\d+\.\d\d", out), out
+    out = _run("bench_cgs_large", ["--tokens", "20000", "--vocab", "500", "--topics", "8", "--iters", "2",
+                                   "--threads", "1", "2", "--samplers", "warp", "--tomotopy-threads", "2"])
+    assert "scaling over 1" in out and "/ tomotopy's" in out, out
+    assert re.search(r"dptopic warp n_jobs=2\s+.*\s\d+\.\d\dx\s+-\s*$", out, re.M), out   # no tomotopy on 1 worker
+    assert "tomotopy workers=1" not in out, out
     out = _run("bench_cgs_large", ["--tokens", "20000", "--vocab", "500", "--topics", "8", "--cpu-scaling", "1"])
     assert re.search(r"CPU\(2\)/CPU\(1\) \d+\.\d{3}; bound on two free cores", out), out
 
