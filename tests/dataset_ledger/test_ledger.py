@@ -383,3 +383,40 @@ def test_owner_rows_read_a_few_at_a_time_give_the_same_totals(tmp_path, monkeypa
     monkeypatch.setattr(owner_rows, "ROWS_AT_ONCE", 2)
     assert totals() == whole
     assert whole[2][0]["epsilon"] > 1.0         # a person in both user-level sets: both charged
+
+
+def test_the_shared_documents_query_finds_what_filtering_each_row_before_grouping_found():
+    """The held-documents query counts holders first and reads lengths only for what it found; the rule it must keep
+    (the query it replaced): a row counts where its document is long enough or has no length, and a document is
+    shared when 2 to max_holders distinct owners hold it."""
+    import random
+    import sqlite3
+
+    from dptopic.dataset_ledger.owner_rows import SHARED_DOCUMENTS
+    from dptopic.dataset_ledger.people import ID_LINK_PARAMS
+
+    before = ("SELECT d.docset, d.doc, d.owner, d.copies, d.person FROM docs d WHERE d.doc IN (SELECT s.doc FROM docs s"
+              " LEFT JOIN doc_info i ON i.doc = s.doc WHERE s.doc IS NOT NULL AND (i.tokens IS NULL OR i.tokens >= ?)"
+              " GROUP BY s.doc HAVING COUNT(DISTINCT s.owner) BETWEEN 2 AND ?)")
+    p = ID_LINK_PARAMS
+    rnd = random.Random(3)
+    found_some = False
+    for _ in range(30):
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE TABLE docs (docset INTEGER, doc INTEGER, owner INTEGER, person INTEGER, copies INTEGER)")
+        db.execute("CREATE TABLE doc_info (doc INTEGER PRIMARY KEY, tokens INTEGER NOT NULL, sketch BLOB)")
+        for doc in range(40):
+            holders = rnd.choice([1, 2, p["max_holders"], p["max_holders"] + 1])
+            for owner in rnd.sample(range(8), holders):
+                for _ in range(rnd.choice([1, 1, 2])):        # an owner may hold a document in two sets
+                    db.execute("INSERT INTO docs VALUES (?, ?, ?, ?, ?)", (rnd.randint(1, 3), doc, owner,
+                                                                        rnd.randint(0, 1), rnd.randint(1, 2)))
+            if rnd.random() < 0.8:                             # some documents have no length recorded
+                db.execute("INSERT INTO doc_info VALUES (?, ?, NULL)", (doc, rnd.choice([1, p["min_tokens"] - 1,
+                                                                                         p["min_tokens"], 50])))
+        db.execute("INSERT INTO docs VALUES (1, NULL, 99, 0, 1)")   # a row with no document
+        want = sorted(db.execute(before, (p["min_tokens"], p["max_holders"])).fetchall())
+        got = sorted(db.execute(SHARED_DOCUMENTS, (p["max_holders"], p["min_tokens"])).fetchall())
+        assert got == want
+        found_some |= bool(want)
+    assert found_some

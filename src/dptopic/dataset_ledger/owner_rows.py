@@ -4,6 +4,15 @@ read as one owner (:mod:`~dptopic.dataset_ledger.linking`), and a document sever
 (:mod:`~dptopic.dataset_ledger.people`)."""
 from __future__ import annotations
 
+SHARED_DOCUMENTS = (
+    "SELECT d.docset, d.doc, d.owner, d.copies, d.person FROM docs d WHERE d.doc IN (SELECT c.doc FROM (SELECT s.doc"
+    " FROM docs s WHERE s.doc IS NOT NULL GROUP BY s.doc HAVING COUNT(DISTINCT s.owner) BETWEEN 2 AND ?) c"
+    " LEFT JOIN doc_info i ON i.doc = c.doc WHERE i.tokens IS NULL OR i.tokens >= ?)")
+"""The rows of every document held by 2 to ``max_holders`` owners and long enough to count (``min_tokens``; a document
+with no length recorded counts). The holders are counted first and only the documents found are looked up in
+``doc_info``: a document's length is one value, so this is the filter applied before the grouping, and a ledger
+charged per document (one owner a document) joins nothing (10^6 documents: 0.62 -> 0.31 s; 10^7: 6.6 -> 3.1-3.7 s)."""
+
 
 class OwnerRows:
     """:class:`~dptopic.dataset_ledger.ledger.DatasetLedger`'s reading of owner rows (``_rows``, ``_rows_of``)."""
@@ -89,10 +98,7 @@ class OwnerRows:
         from .people import ID_LINK_PARAMS  # loads numpy: as in _rows
 
         p = ID_LINK_PARAMS
-        shared = tx.all(
-            "SELECT d.docset, d.doc, d.owner, d.copies, d.person FROM docs d WHERE d.doc IN (SELECT s.doc FROM docs s"
-            " LEFT JOIN doc_info i ON i.doc = s.doc WHERE s.doc IS NOT NULL AND (i.tokens IS NULL OR i.tokens >= ?)"
-            " GROUP BY s.doc HAVING COUNT(DISTINCT s.owner) BETWEEN 2 AND ?)", (p["min_tokens"], p["max_holders"]))
+        shared = tx.all(SHARED_DOCUMENTS, (p["max_holders"], p["min_tokens"]))
         if not shared:
             return a
         r = np.array(shared, dtype=np.int64)           # docset, doc, owner, copies, person
