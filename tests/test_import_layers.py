@@ -284,7 +284,7 @@ def test_the_circle_check_within_packages_counts_imports_inside_functions(tmp_pa
     assert import_cycles_within_packages("cyc2") == [["cyc2.p.a", "cyc2.p.b"]]      # p.c <-> q.d crosses packages
 
 
-SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_shared_filters")
+SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_shared_filters", "_memory")
 """dptopic's own private modules at its root, shared by every package (they belong to no package)."""
 
 

@@ -165,3 +165,49 @@ def test_chunks_are_joined_as_numpy_concatenates_them_each_let_go_once_copied():
         want = np.concatenate(parts)
         got = stream._joined(parts)
         assert got.dtype == want.dtype and np.array_equal(got, want) and parts == []
+
+
+@pytest.mark.parametrize("reading", [READINGS[0], READINGS[4], READINGS[5]])
+@pytest.mark.parametrize("processes,chunk_docs", [(1, 7), (2, 113)])
+def test_a_corpus_past_keys_in_memory_keeps_its_keys_on_disk_and_reads_the_same(tmp_path, monkeypatch, reading,
+                                                                                 processes, chunk_docs):
+    from dptopic.corpus import key_file
+
+    p = write_corpus(tmp_path / "c.jsonl")
+    fields = dict(id_field="id", user_field="user", label_field="label")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = stream.read_jsonl(p, **fields, **reading, processes=processes, chunk_docs=chunk_docs)
+        monkeypatch.setattr(key_file, "KEYS_IN_MEMORY", 100)
+        got = stream.read_jsonl(p, **fields, **reading, processes=processes, chunk_docs=chunk_docs)
+    assert isinstance(got._token_keys, key_file.KeysOnDisk) and isinstance(want._token_keys, TokenKeys)
+    assert_same_corpus(got, want)
+    assert got.token_keys is not got.token_keys         # read back at each read, held by its reader alone
+    rows = np.arange(0, got.n_docs, 3)
+    assert_same_corpus(got.subset(rows), want.subset(rows))
+    assert isinstance(got.restrict(got.vocabulary.words[:2], drop_empty=False)._token_keys, key_file.KeysOnDisk)
+    assert_same_corpus(Corpus.load(got.save(tmp_path / "got.npz")), Corpus.load(want.save(tmp_path / "want.npz")))
+
+
+@pytest.mark.parametrize("fails_at", ["open", "append"])
+def test_keys_the_temporary_folder_cannot_take_stay_in_memory(tmp_path, monkeypatch, fails_at):
+    from dptopic.corpus import key_file
+
+    p = write_corpus(tmp_path / "c.jsonl")
+    want = stream.read_jsonl(p, processes=1, chunk_docs=50)
+    monkeypatch.setattr(key_file, "KEYS_IN_MEMORY", 100)
+    if fails_at == "open":
+        def no_file(*a, **k):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(key_file.tempfile, "TemporaryFile", no_file)
+    else:
+        appended = key_file.KeysOnDisk.append
+
+        def full_after_some(self, keys):
+            if len(self) > 300:
+                raise OSError(28, "No space left on device")
+            appended(self, keys)
+        monkeypatch.setattr(key_file.KeysOnDisk, "append", full_after_some)
+    got = stream.read_jsonl(p, processes=1, chunk_docs=50)
+    assert isinstance(got._token_keys, TokenKeys)
+    assert_same_corpus(got, want)

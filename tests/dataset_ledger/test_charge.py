@@ -259,3 +259,20 @@ def test_a_private_vocabulary_is_a_release_of_its_own(tmp_path):
     fit_fdptm(_cooc(n_topics=2, ledger=L, dataset="posts"), texts, 1.0, 1e-6)
     kinds = [r["kind"] for r in DatasetLedger(L).releases("posts")]
     assert kinds == ["vocabulary", "fit"]
+
+
+def test_a_charge_lets_its_documents_go_once_recorded_and_adds_to_its_release_by_id(tiny, tmp_path):
+    from dptopic.accounting import ApproxDPEvent
+    from dptopic.corpus.ledger_documents import documents_of
+    from dptopic.dataset_ledger.charge import Charge
+
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    charge = Charge(led, "posts", "DocDPCooccurrence", 1e-5, documents=documents_of(tiny.corpus))
+    first = charge.debit("document", [(ApproxDPEvent(0.5, 0.0, label="first", unit="document"), 1)])
+    assert charge.documents is None         # recorded: the release's id names them from here on
+    assert charge.debit("document", [(ApproxDPEvent(0.25, 0.0, label="second", unit="document"), 1)]) == first
+    (release,) = led.releases("posts")
+    assert 0.5 < release["epsilon"] <= 0.75 and len(release["groups"]) == 2      # both halves, one release
+    again = Charge(led, "posts", "DocDPCooccurrence", 1e-5, documents=documents_of(tiny.corpus))
+    again.debit("document", [(ApproxDPEvent(0.5, 0.0, label="first", unit="document"), 1)])
+    assert len({r["docset"] for r in led.releases("posts")}) == 1      # the same documents, the same set

@@ -21,6 +21,7 @@ import threading
 import warnings
 
 from .. import __version__
+from .._memory import map_large_blocks
 from ..errors import DPTopicError, ParameterWarning
 from . import _common
 from ._flags import OUTPUT_FLAGS, WARNING_FLAGS, flag_message
@@ -243,6 +244,7 @@ def _counting_interrupts(seen: list):
 
 
 def main(argv=None) -> int:
+    map_large_blocks()          # a freed array's memory back to the system at once (dptopic._memory)
     previous = sys.unraisablehook
     sys.unraisablehook = _interrupt_hook(previous)
     seen: list = []

@@ -33,6 +33,7 @@ from ..kernels.tokenize import take_documents
 from . import records
 from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
 from .identity import token_keys as keys_of_tokens
+from .key_file import KeysOnDisk
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     DEFAULT_MAX_VOCAB,
@@ -69,6 +70,14 @@ def _word_hashes(words, key: int) -> np.ndarray:
 MAX_TOKENS = 2**31 - 1
 """Most tokens a corpus holds (token positions are indexed by int32 in the kernels' callers)."""
 CORPUS_FORMAT_VERSION = 1   # of the .npz header that Corpus.save writes and Corpus.load reads
+
+
+def _kept_keys(keys, rows: np.ndarray):
+    """The keys of the documents ``rows`` keeps (None: none were taken), where they were held: on disk or in
+    memory."""
+    if keys is None:
+        return None
+    return keys.kept(rows) if isinstance(keys, KeysOnDisk) else keys.take(rows)
 
 
 def _index_array(name: str, x, dtype) -> np.ndarray:
@@ -421,7 +430,8 @@ class Corpus:
                 raise DPTopicError(f"content_keys must hold one 64-bit digest per document ({self.n_docs}), not an"
                                    f" array of shape {keys.shape}.")
             self.content_keys = keys.astype(np.uint64, copy=False)
-        if token_keys is not None and (not isinstance(token_keys, TokenKeys) or len(token_keys) != self.n_docs):
+        if token_keys is not None and (not isinstance(token_keys, (TokenKeys, KeysOnDisk))
+                                       or len(token_keys) != self.n_docs):
             raise DPTopicError(f"token_keys must be TokenKeys of one row per document ({self.n_docs}).")
         self._token_keys = token_keys
         self._token_keys_of = None      # a subset's (its corpus's keys, its rows), gathered when first read
@@ -431,11 +441,17 @@ class Corpus:
         """The documents' :class:`~dptopic.corpus.identity.TokenKeys` (None: not taken). A :meth:`subset` gathers
         its rows of its corpus's keys when they are first read: a split's parts are trained on and scored by their
         tokens, and their keys (about 380 bytes a document, 375 MB at 10^6 documents) are read only where a part is
-        itself charged or saved."""
+        itself charged or saved. Keys the reader kept on disk (a corpus of more than ``KEYS_IN_MEMORY`` documents read
+        from text: :mod:`dptopic.corpus.key_file`) are read back at each read, and the copy goes with its reader."""
         if self._token_keys_of is not None:
             keys, rows = self._token_keys_of
             self._token_keys, self._token_keys_of = keys.take(rows), None
-        return self._token_keys
+        keys = self._token_keys
+        return keys.load() if isinstance(keys, KeysOnDisk) else keys
+
+    def _held_keys(self) -> TokenKeys | KeysOnDisk | None:
+        """The keys as this corpus holds them, for a copy of it: keys on disk stay there."""
+        return self.token_keys if self._token_keys_of is not None else self._token_keys
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -710,8 +726,7 @@ class Corpus:
                     # every document kept: the keys as they are, not a copy (at 10^6 documents, 380 MB of sketches)
                     content_keys=None if content_keys is None else np.asarray(content_keys)[keep] if n_drop else
                     np.asarray(content_keys),
-                    token_keys=token_keys.take(np.asarray(keep, np.int64)) if n_drop and token_keys is not None
-                    else token_keys,
+                    token_keys=_kept_keys(token_keys, np.asarray(keep, np.int64)) if n_drop else token_keys,
                     n_empty_dropped=n_drop, metadata=metadata)
         if bags is None:
             return cls.from_token_ids([docs[i] for i in keep], vocabulary, **rows)
@@ -953,7 +968,7 @@ class Corpus:
         src = self if ids is self.user_ids else Corpus(
             self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
             n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids, content_keys=self.content_keys,
-            token_keys=self.token_keys)
+            token_keys=self._held_keys())
         k = (int(key) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
         side: dict = {}
         for u in ids:
@@ -993,7 +1008,7 @@ class Corpus:
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
-                     content_keys=self.content_keys, token_keys=self.token_keys,
+                     content_keys=self.content_keys, token_keys=self._held_keys(),
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 

@@ -25,13 +25,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _progress
+from .._memory import give_back
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError
-from . import records
+from . import key_file, records
 from .corpus import PROGRESS_MIN_DOCS, USER_FIELD, Corpus, reading_of, warn_unreachable_words
 from .files import _open_text
 from .identity import TokenKeys, text_digests
 from .identity import token_keys as keys_of_tokens
+from .key_file import KeysOnDisk
 from .preprocess import Preprocessor, TokenBags, Tokenizer, df_range
 from .vocabulary import Vocabulary
 
@@ -159,22 +161,10 @@ def _chunks_read(paths: list, settings: _Settings, chunk_docs: int, processes: i
 
 
 def _give_back_memory() -> None:
-    """Return the freed heap to the system (glibc's ``malloc_trim``; nothing elsewhere). A chunk's text and arrays,
-    freed once it is read, otherwise stay in this process's resident memory as holes between the arrays kept: about
-    a third of the corpus's size at 3 x 10^5 documents (docs/research/pipeline.md)."""
-    global _TRIM
-    if _TRIM is None:
-        try:
-            import ctypes  # glibc's malloc_trim, looked up once, where the platform has it
-
-            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):        # not glibc
-            _TRIM = False
-    if _TRIM:
-        _TRIM(0)
-
-
-_TRIM = None
+    """Return the freed heap to the system (:func:`dptopic._memory.give_back`). A chunk's text and arrays, freed once
+    it is read, otherwise stay in this process's resident memory as holes between the arrays kept: about a third of
+    the corpus's size at 3 x 10^5 documents (docs/research/pipeline.md)."""
+    give_back()
 
 
 def default_processes() -> int:
@@ -198,17 +188,38 @@ class _Appended:
         self.lengths, self.ids, self.content, self.keys = [], [], [], []
         self.labels, self.doc_ids, self.users = [], [], []
         self.n_docs = 0
+        #: the keys' files once ``key_file.KEYS_IN_MEMORY`` documents are read (False: they could not be written)
+        self.on_disk = None
 
     def add(self, chunk: _Chunk) -> None:
         to_parent = self.tok.word_ids(chunk.words)      # each of the chunk's word numbers in this table
         self.ids.append(to_parent[chunk.ids].astype(np.int32))
         self.lengths.append(chunk.lengths)
         self.content.append(chunk.content)
-        self.keys.append(chunk.keys)
         self.labels += chunk.labels
         self.doc_ids += chunk.doc_ids
         self.users += chunk.users
         self.n_docs += len(chunk.lengths)
+        self._keep_keys(chunk.keys)
+
+    def _keep_keys(self, keys: TokenKeys) -> None:
+        """A chunk's keys, in memory up to ``key_file.KEYS_IN_MEMORY`` documents, then in the keys' files (in memory
+        again where the files cannot be written)."""
+        if self.on_disk:
+            try:
+                self.on_disk.append(keys)
+                return
+            except OSError:     # no room left in the temporary folder: every key in memory from here on
+                self.keys = [self.on_disk.load()]
+                self.on_disk.close()
+                self.on_disk = False
+        self.keys.append(keys)
+        if self.on_disk is None and self.n_docs >= key_file.KEYS_IN_MEMORY:
+            try:
+                self.on_disk = KeysOnDisk(TokenKeys.concatenate(self.keys))
+                self.keys.clear()
+            except OSError:     # no temporary folder to write to: the keys stay in memory
+                self.on_disk = False
 
     def bags(self) -> TokenBags:
         """The documents' token bags, the chunks' arrays let go as they are joined."""
@@ -217,8 +228,11 @@ class _Appended:
         np.cumsum(lengths, out=ptr[1:])
         return TokenBags(ptr, _joined(self.ids))
 
-    def token_keys(self) -> TokenKeys:
-        """The documents' keys, each column joined as :func:`_joined` joins (the chunks' keys let go as copied)."""
+    def token_keys(self) -> TokenKeys | KeysOnDisk:
+        """The documents' keys: their files, or each column joined as :func:`_joined` joins (the chunks' keys let go
+        as copied)."""
+        if self.on_disk:
+            return self.on_disk
         columns = {f: [getattr(k, f) for k in self.keys] for f in TokenKeys.FIELDS}
         self.keys.clear()
         return TokenKeys(*(_joined(columns[f]) for f in TokenKeys.FIELDS))

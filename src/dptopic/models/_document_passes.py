@@ -59,8 +59,23 @@ def document_source(model, X, vocabulary, user_ids=None):
     if vocab is not None and corpus.vocabulary != vocab:
         corpus = corpus.restrict(vocab).require_nonempty()
     vocab = corpus.vocabulary
-    bow = tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
-    return DocumentPasses([bow], vocab), vocab, corpus
+    return DocumentPasses([CountedCorpus(corpus)], vocab), vocab, corpus
+
+
+class CountedCorpus:
+    """A corpus in memory as one block, its bag of words made at the first pass and kept for the next ones. A fit
+    reserves its releases on the ledger before its first pass, so the ledger's record of the documents (their keys)
+    and these counts (at 10^6 documents, 410 MB) are not held at once (docs/research/pipeline.md)."""
+
+    def __init__(self, corpus: Corpus):
+        self.corpus, self._bow = corpus, None
+
+    def bow(self):
+        """``(ptr, ids, counts)`` of the corpus (:func:`~dptopic.kernels.docdp.tokens_to_bow`), made once."""
+        if self._bow is None:
+            c = self.corpus
+            self._bow = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
+        return self._bow
 
 
 class DocumentPasses:
@@ -90,7 +105,8 @@ class DocumentPasses:
         documents (one per worker by default), sent with the tasks; shards are read by the workers themselves."""
         self.client = client
         if len(self.blocks) == 1 and not isinstance(self.blocks[0], str):
-            self.blocks = split_bow(self.blocks[0], min_blocks or max(n_workers(client), 1))
+            bow = self.blocks[0].bow() if isinstance(self.blocks[0], CountedCorpus) else self.blocks[0]
+            self.blocks = split_bow(bow, min_blocks or max(n_workers(client), 1))
         return self
 
     def sum(self, fn, *args, **kwargs):
@@ -116,7 +132,10 @@ def split_bow(bow, n: int) -> list:
 
 
 def _block_bow(block, vocab: Vocabulary, on_worker: bool = False):
-    """A block's bag of words: a shard path is read (and mapped onto ``vocab``), a bag of words taken as it is."""
+    """A block's bag of words: a shard path is read (and mapped onto ``vocab``), a corpus in memory counted once
+    (:class:`CountedCorpus`), a bag of words taken as it is."""
+    if isinstance(block, CountedCorpus):
+        return block.bow()
     if not isinstance(block, str):
         return block
     if on_worker:

@@ -1,0 +1,107 @@
+"""A large corpus's document keys kept on disk (:class:`KeysOnDisk`) while its tokens are in memory.
+
+A corpus read from text carries each document's :class:`~dptopic.corpus.identity.TokenKeys` (about 400 bytes a
+document, 380 MB at 10^6), read for one thing: the dataset ledger's record of the documents when a private fit is
+charged (``dptopic.corpus.ledger_documents.documents_of``). The streaming reader writes them, chunk by chunk, to
+temporary files once a corpus reaches :data:`KEYS_IN_MEMORY` documents; each read of the corpus's ``token_keys``
+reads them back whole, and that copy goes with its reader. A training run then holds them only while the ledger
+records the documents, not through its split, fit and metrics (docs/research/pipeline.md, "The peak at 10^6
+documents under 1.5 GiB").
+
+The files have no name (``tempfile.TemporaryFile``): the operating system removes them when the corpus is let go or
+the process ends, however it ends, and no other process can open them by a path. They hold the documents' token-bag
+digests and sketches, from which the texts cannot be read back but which say which documents are alike, in the
+system's temporary folder (``TMPDIR``). Where it cannot take them (no room, no such folder), the keys stay in memory.
+"""
+from __future__ import annotations
+
+import tempfile
+import threading
+
+import numpy as np
+
+from .identity import TokenKeys
+
+KEYS_IN_MEMORY = 100_000
+"""The documents up to which a corpus read from text keeps its keys in memory (about 40 MB of them)."""
+
+
+class KeysOnDisk:
+    """:class:`~dptopic.corpus.identity.TokenKeys` in temporary files, one per column, rows appended in order.
+
+    ``len()`` is the rows written; :meth:`load` reads them back whole, :meth:`take` some rows (in memory), and
+    :meth:`kept` some rows into new files. Raises ``OSError`` where the files cannot be made or written (the caller
+    keeps the keys in memory then)."""
+
+    def __init__(self, first: TokenKeys):
+        self._files: dict = {}
+        self._rows: dict = {}
+        self._lock = threading.Lock()
+        self.n = 0
+        try:
+            for f in TokenKeys.FIELDS:
+                column = np.asarray(getattr(first, f))
+                self._rows[f] = (column.dtype, column.shape[1:])
+                self._files[f] = tempfile.TemporaryFile(prefix="dptopic-keys-")
+        except OSError:
+            self.close()
+            raise
+        self.append(first)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, keys: TokenKeys) -> None:
+        """Write the rows of ``keys`` after those written (each column of the dtype and row shape of the first)."""
+        columns = {f: np.ascontiguousarray(getattr(keys, f), dtype=self._rows[f][0]) for f in TokenKeys.FIELDS}
+        for f, column in columns.items():
+            if column.shape[1:] != self._rows[f][1] or len(column) != len(keys):
+                raise ValueError(f"token keys' {f} has rows of shape {column.shape[1:]}, not {self._rows[f][1]}")
+        if not len(keys):
+            return
+        with self._lock:
+            for f, column in columns.items():
+                fh = self._files[f]
+                fh.seek(0, 2)
+                fh.write(memoryview(column).cast("B"))
+                fh.flush()
+            self.n += len(keys)
+
+    def column(self, field: str) -> np.ndarray:
+        """One column, every row, read into a new array."""
+        dtype, row = self._rows[field]
+        out = np.empty((self.n, *row), dtype)
+        if not out.size:
+            return out
+        view = memoryview(out).cast("B")
+        with self._lock:
+            fh = self._files[field]
+            fh.seek(0)
+            got = 0
+            while got < len(view):
+                n = fh.readinto(view[got:])
+                if not n:
+                    raise OSError(f"a temporary file of the documents' keys ended after {got} of {len(view)} bytes")
+                got += n
+        return out
+
+    def load(self) -> TokenKeys:
+        """Every row, in memory."""
+        return TokenKeys(*(self.column(f) for f in TokenKeys.FIELDS))
+
+    def take(self, index) -> TokenKeys:
+        """The rows of ``index`` (an integer array or a boolean mask), in its order, in memory (one column read at a
+        time)."""
+        return TokenKeys(*(self.column(f)[index] for f in TokenKeys.FIELDS))
+
+    def kept(self, index) -> "KeysOnDisk":
+        """The rows of ``index`` in new files (read through memory: :meth:`take`, then written)."""
+        return KeysOnDisk(self.take(index))
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
+        self._files = {}
+
+    def __del__(self):
+        self.close()

@@ -1,0 +1,68 @@
+"""The documents' keys on disk (dptopic.corpus.key_file): the same rows as in memory, in files without a name."""
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+from dptopic.corpus.identity import TokenKeys, token_keys
+from dptopic.corpus.key_file import KeysOnDisk
+
+
+def some_keys(n_docs: int, seed: int) -> TokenKeys:
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 40, n_docs)
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    return token_keys(ptr, rng.integers(0, 30, int(ptr[-1])), [f"w{i}" for i in range(30)])
+
+
+def assert_same_keys(a: TokenKeys, b: TokenKeys) -> None:
+    for f in TokenKeys.FIELDS:
+        x, y = getattr(a, f), getattr(b, f)
+        assert x.dtype == y.dtype and np.array_equal(x, y), f
+
+
+def test_chunks_appended_read_back_as_their_concatenation():
+    chunks = [some_keys(n, seed) for seed, n in enumerate([50, 1, 0, 37])]
+    on_disk = KeysOnDisk(chunks[0])
+    for c in chunks[1:]:
+        on_disk.append(c)
+    whole = TokenKeys.concatenate(chunks)
+    assert len(on_disk) == len(whole) == 88
+    assert_same_keys(on_disk.load(), whole)
+    assert_same_keys(on_disk.load(), whole)         # read again: the files are not consumed
+
+
+def test_rows_taken_or_kept_are_the_rows_of_the_keys_in_memory():
+    keys = some_keys(60, 1)
+    on_disk = KeysOnDisk(keys)
+    rows = np.array([59, 0, 3, 3, 17])
+    assert_same_keys(on_disk.take(rows), keys.take(rows))
+    kept = on_disk.kept(rows)
+    assert isinstance(kept, KeysOnDisk) and len(kept) == 5
+    assert_same_keys(kept.load(), keys.take(rows))
+    mask = np.arange(60) % 7 == 0
+    assert_same_keys(on_disk.take(mask), keys.take(mask))
+
+
+def test_keys_of_another_shape_are_refused_and_nothing_is_written():
+    keys = some_keys(10, 2)
+    on_disk = KeysOnDisk(keys)
+    odd = TokenKeys(keys.bags, keys.bands[:, :3], keys.signatures, keys.lengths)
+    with pytest.raises(ValueError, match="bands"):
+        on_disk.append(odd)
+    assert len(on_disk) == 10
+    assert_same_keys(on_disk.load(), keys)
+
+
+def test_the_files_have_no_name_in_the_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    on_disk = KeysOnDisk(some_keys(20, 3))
+    assert len(on_disk) == 20 and os.listdir(tmp_path) == []
+
+
+def test_a_file_cut_short_is_an_os_error_not_short_keys():
+    on_disk = KeysOnDisk(some_keys(20, 4))
+    on_disk._files["bands"].truncate(100)
+    with pytest.raises(OSError, match="ended after"):
+        on_disk.load()
