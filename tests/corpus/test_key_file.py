@@ -66,3 +66,23 @@ def test_a_file_cut_short_is_an_os_error_not_short_keys():
     on_disk._files["bands"].truncate(100)
     with pytest.raises(OSError, match="ended after"):
         on_disk.load()
+
+
+def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once(tmp_path, monkeypatch):
+    from dptopic.corpus import Corpus
+    from dptopic.corpus.ledger_documents import documents_of
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(1, 30, 40)
+    ptr = np.concatenate([[0], np.cumsum(lengths)])
+    ids = rng.integers(0, 12, int(ptr[-1]))
+    words = [f"w{i}" for i in range(12)]
+    keys = token_keys(ptr, ids, words)
+    corpus = Corpus(ptr, ids, words, token_keys=KeysOnDisk(keys))
+    reads = []
+    load = KeysOnDisk.load
+    monkeypatch.setattr(KeysOnDisk, "load", lambda self: reads.append(1) or load(self))
+    docs = documents_of(corpus)
+    assert len(reads) == 1 and np.array_equal(docs.bands, keys.bands)
+    corpus.save(tmp_path / "c.npz")
+    assert len(reads) == 2

@@ -1073,8 +1073,9 @@ class Corpus:
                 "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         keys = {} if self.content_keys is None else {"content_keys": self.content_keys}  # the ledger's identity
-        if self.token_keys is not None:     # and its token bags and sketches, with the sketch's parameters
-            keys.update(self.token_keys.arrays())
+        token = self.token_keys     # read once: keys on disk are read back at each read
+        if token is not None:     # and its token bags and sketches, with the sketch's parameters
+            keys.update(token.arrays())
             meta["sketch_params"] = SKETCH_PARAMS
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8), **keys)

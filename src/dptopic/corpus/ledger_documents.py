@@ -47,7 +47,9 @@ def documents_of(X, user_ids=None) -> Documents | None:
         read = read_bag_digests(X.doc_ptr, X.word_ids, X.vocabulary.words)
         persons = persons if persons is not None else X.user_ids
         lengths = X.doc_lengths
-        tk = X.token_keys if X.token_keys is not None else token_keys(X.doc_ptr, X.word_ids, X.vocabulary.words)
+        tk = X.token_keys       # read once: keys on disk are read back at each read (dptopic.corpus.key_file)
+        if tk is None:
+            tk = token_keys(X.doc_ptr, X.word_ids, X.vocabulary.words)
         return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0, tk, read)
     if sp.issparse(X) or isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "uif":
         m = sp.csr_matrix(X)
