@@ -160,13 +160,6 @@ def _chunks_read(paths: list, settings: _Settings, chunk_docs: int, processes: i
             yield pending.popleft().result()
 
 
-def _give_back_memory() -> None:
-    """Return the freed heap to the system (:func:`dptopic._memory.give_back`). A chunk's text and arrays, freed once
-    it is read, otherwise stay in this process's resident memory as holes between the arrays kept: about a third of
-    the corpus's size at 3 x 10^5 documents (docs/research/pipeline.md)."""
-    give_back()
-
-
 def default_processes() -> int:
     """The cores this process may run on."""
     try:
@@ -252,7 +245,7 @@ def _joined(parts: list) -> np.ndarray:
         out[at:at + n] = parts[i]
         parts[i] = None
         at += n
-        _give_back_memory()
+        give_back()
     parts.clear()
     return out
 
@@ -302,7 +295,7 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
             n = len(chunk.lengths)
             out.add(chunk)
             del chunk
-            _give_back_memory()
+            give_back()
             if bar is None and progress and out.n_docs >= PROGRESS_MIN_DOCS:     # a small input: read in a moment
                 bar = stack.enter_context(_progress.progress_bar(None, "reading", transient=True))
                 bar.advance(out.n_docs - n, info="documents read")
@@ -328,5 +321,5 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if user_field:
         c.metadata[USER_FIELD] = f"field {user_field!r}"
     del out
-    _give_back_memory()
+    give_back()
     return c
