@@ -65,7 +65,8 @@ def document_source(model, X, vocabulary, user_ids=None):
 class CountedCorpus:
     """A corpus in memory as one block, its bag of words made at the first pass and kept for the next ones. A fit
     reserves its releases on the ledger before its first pass, so the ledger's record of the documents (their keys)
-    and these counts (at 10^6 documents, 410 MB) are not held at once (docs/research/pipeline.md)."""
+    and these counts (at 10^6 documents, 410 MB) are not held at once (docs/research/pipeline.md). On a Dask cluster
+    the corpus is counted earlier, when :meth:`DocumentPasses.on_cluster` cuts it into the workers' blocks."""
 
     def __init__(self, corpus: Corpus):
         self.corpus, self._bow = corpus, None
@@ -105,8 +106,7 @@ class DocumentPasses:
         documents (one per worker by default), sent with the tasks; shards are read by the workers themselves."""
         self.client = client
         if len(self.blocks) == 1 and not isinstance(self.blocks[0], str):
-            bow = self.blocks[0].bow() if isinstance(self.blocks[0], CountedCorpus) else self.blocks[0]
-            self.blocks = split_bow(bow, min_blocks or max(n_workers(client), 1))
+            self.blocks = split_bow(_block_bow(self.blocks[0], self.vocab), min_blocks or max(n_workers(client), 1))
         return self
 
     def sum(self, fn, *args, **kwargs):
