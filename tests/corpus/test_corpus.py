@@ -1087,3 +1087,61 @@ def test_a_subsets_token_keys_are_its_rows_gathered_only_when_read():
     for got, want in ((part, rows_copy), (inner, rows_copy[500:1500])):
         for f in c.token_keys.FIELDS:
             assert np.array_equal(getattr(got.token_keys, f), getattr(c.token_keys, f)[want])
+
+
+def _random_corpus(n_docs: int, vocab: int = 50, seed: int = 1, longest: int = 8) -> Corpus:
+    rng = np.random.default_rng(seed)
+    ptr = np.concatenate([[0], np.cumsum(rng.integers(0, longest + 1, n_docs))])
+    return Corpus(ptr, rng.integers(0, vocab, int(ptr[-1])).astype(np.int32), [f"w{i}" for i in range(vocab)])
+
+
+def test_a_subset_holds_an_index_until_its_tokens_are_read_and_then_its_documents():
+    import tracemalloc
+
+    c = _random_corpus(20_000, longest=80)
+    rows = np.random.default_rng(2).permutation(c.n_docs)[:15_000]
+    tracemalloc.start()
+    part = c.subset(rows)
+    inner = part.subset(np.arange(1_000, 9_000))
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert held < c.word_ids.nbytes / 4     # the parts' indexes and pointers (their tokens: 160 bytes a document)
+    want = rows.copy()
+    rows[:] = 0                             # the caller's index changed after the subset: the rows stay those given
+    assert part.n_tokens == sum(len(c.doc(d)) for d in want) and inner.n_docs == 8_000
+    for got, docs in ((part, want), (inner, want[1_000:9_000])):
+        assert [got.doc(d).tolist() for d in range(got.n_docs)] == [c.doc(d).tolist() for d in docs]
+        assert got.word_ids.dtype == np.int32 and np.array_equal(np.diff(got.doc_ptr), c.doc_lengths[docs])
+
+
+@pytest.mark.parametrize("block_docs", [1, 7, 4_096, 50_000])
+def test_token_blocks_are_the_tokens_a_block_of_documents_at_a_time(block_docs):
+    c = _random_corpus(5_000)
+    rows = np.random.default_rng(3).permutation(c.n_docs)[:3_000]
+    for corpus, gathered in ((c, c), (c.subset(rows), c.subset(rows)), (c.subset(rows).subset(np.arange(500)),
+                                                                         c.subset(rows[:500]))):
+        blocks = list(corpus.token_blocks(block_docs))
+        assert len(blocks) == -(-corpus.n_docs // block_docs)
+        assert all(len(p) - 1 <= block_docs and p[0] == 0 and p[-1] == len(ids) for p, ids in blocks)
+        assert np.array_equal(np.concatenate([ids for _, ids in blocks]), gathered.word_ids)
+        lengths = np.concatenate([np.diff(p) for p, _ in blocks])
+        assert np.array_equal(lengths, gathered.doc_lengths)
+    with pytest.raises(DPTopicError, match="block_docs"):
+        next(c.token_blocks(0))
+
+
+def test_token_blocks_of_a_subset_gather_a_block_at_a_time_never_the_whole(monkeypatch):
+    from dptopic.corpus import corpus as corpus_module
+
+    gathered = []
+    take = corpus_module.take_documents
+    monkeypatch.setattr(corpus_module, "take_documents", lambda ids, ptr, index, out: (
+        gathered.append(len(index)), take(ids, ptr, index, out))[1])
+    part = _random_corpus(5_000).subset(np.arange(0, 5_000, 2))
+    assert sum(len(ids) for _, ids in part.token_blocks(300)) == part.n_tokens
+    assert gathered and max(gathered) == 300 and sum(gathered) == part.n_docs
+    part.word_ids
+    assert gathered[-1] == part.n_docs      # a read of its tokens gathers them all, once, and keeps them
+    part.word_ids
+    list(part.token_blocks(300))
+    assert len(gathered) == -(-part.n_docs // 300) + 1

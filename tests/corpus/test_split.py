@@ -105,3 +105,24 @@ def test_without_copies_holds_arrays_not_a_bag_object_per_training_document(monk
         tracemalloc.stop()
     assert n_left_out == 0 and kept is test
     assert peak / corpus.n_docs < 60, f"{peak / corpus.n_docs:.0f} bytes a document"
+
+
+def test_without_copies_gathers_a_parts_tokens_a_block_at_a_time(monkeypatch):
+    """The parts of a split read their corpus's tokens: comparing them gathers a hash block (and the candidates) at a
+    time, never a whole part (at 10^6 documents the training part's 150 MB beside the corpus)."""
+    from dptopic.corpus import corpus as corpus_module
+    from dptopic.corpus import split
+
+    gathered = []
+    take = corpus_module.take_documents
+    monkeypatch.setattr(corpus_module, "take_documents", lambda ids, ptr, index, out: (
+        gathered.append(len(index)), take(ids, ptr, index, out))[1])
+    monkeypatch.setattr(split, "HASH_BLOCK", 500)
+    rng = np.random.default_rng(1)
+    docs = [rng.integers(0, 40, rng.integers(1, 30)).tolist() for _ in range(4_000)]
+    corpus = Corpus.from_token_ids(docs + docs[:50], [f"w{i}" for i in range(40)])
+    train, test = corpus.subset(np.arange(3_000)), corpus.subset(np.arange(3_000, corpus.n_docs))
+    kept, n_left_out = without_copies(test, train)
+    assert n_left_out >= 50 and max(gathered) <= 500 and sum(gathered) < train.n_docs + 2 * test.n_docs
+    want = _copies_by_every_bag(corpus.subset(np.arange(3_000, corpus.n_docs)), corpus.subset(np.arange(3_000)))
+    assert [kept.doc(d).tolist() for d in range(kept.n_docs)] == [test.doc(d).tolist() for d in want]

@@ -392,6 +392,19 @@ def _is_number(v) -> bool:
     return True
 
 
+TOKEN_BLOCK_DOCS = 1 << 16
+"""Documents in one block of :meth:`Corpus.token_blocks` by default: about 16 MB of tokens at 60 words a document."""
+
+
+class _Rows:
+    """A subset's tokens not yet gathered: rows ``rows`` of the CSR arrays ``ptr``, ``ids`` (:meth:`Corpus.subset`)."""
+
+    __slots__ = ("ids", "ptr", "rows")
+
+    def __init__(self, ids: np.ndarray, ptr: np.ndarray, rows: np.ndarray):
+        self.ids, self.ptr, self.rows = ids, ptr, rows
+
+
 class Corpus:
     """A tokenised corpus.
 
@@ -414,7 +427,12 @@ class Corpus:
                  n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None, content_keys=None,
                  token_keys=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
-        self.word_ids = _index_array("word_ids", word_ids, np.int32)
+        #: a subset's tokens as ``(ids, ptr, rows)`` of the corpus it was taken from, gathered when first read
+        self._word_ids_of = None
+        if isinstance(word_ids, _Rows):
+            self._word_ids, self._word_ids_of = None, (word_ids.ids, word_ids.ptr, word_ids.rows)
+        else:
+            self._word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         self.labels = _names("labels", labels)
         self.doc_ids = _names("doc_ids", doc_ids)
@@ -453,12 +471,52 @@ class Corpus:
         """The keys as this corpus holds them, for a copy of it: keys on disk stay there."""
         return self.token_keys if self._token_keys_of is not None else self._token_keys
 
+    @property
+    def word_ids(self) -> np.ndarray:
+        """The tokens' vocabulary ids (int32), document after document. A :meth:`subset` gathers its documents' ids
+        from its corpus when they are first read, and keeps them: a split's training part is read a block of
+        documents at a time (:meth:`token_blocks`) by the trainers that count it, so at 10^6 documents its 190 MB are
+        never held beside the corpus and the ledger's record (docs/research/pipeline.md). Until then the subset reads
+        its corpus's arrays: change them in place and it reads the change."""
+        if self._word_ids_of is not None:
+            ids, ptr, rows = self._word_ids_of
+            self._word_ids = take_documents(ids, ptr, rows, self.doc_ptr) if len(rows) else np.zeros(0, np.int32)
+            self._word_ids_of = None
+        return self._word_ids
+
+    def __getstate__(self) -> dict:
+        """A copy (``copy.deepcopy``) holds its documents' ids, not its corpus's arrays and an index, so two copies of
+        one corpus are alike whether or not its ids were read."""
+        state = dict(self.__dict__)
+        if self._word_ids_of is not None:
+            ids, ptr, rows = self._word_ids_of
+            state["_word_ids_of"] = None
+            state["_word_ids"] = take_documents(ids, ptr, rows, self.doc_ptr) if len(rows) else np.zeros(0, np.int32)
+        return state
+
+    def token_blocks(self, block_docs: int | None = None):
+        """``(ptr, ids)`` of ``block_docs`` (None: :data:`TOKEN_BLOCK_DOCS`) documents at a time, in order: ``ptr``
+        (int64, from 0) and ``ids`` (the block's tokens, int32), document ``d`` of the block being
+        ``ids[ptr[d]:ptr[d + 1]]``. A corpus's blocks are views of its arrays; a :meth:`subset` whose ids were not read
+        gathers each block from its corpus and holds none of them."""
+        block_docs = TOKEN_BLOCK_DOCS if block_docs is None else block_docs
+        validate_value("block_docs", block_docs, [Int(1, None)])
+        for a in range(0, self.n_docs, block_docs):
+            b = min(a + block_docs, self.n_docs)
+            ptr = self.doc_ptr[a:b + 1] - self.doc_ptr[a]
+            if self._word_ids_of is None:
+                yield ptr, self._word_ids[self.doc_ptr[a]:self.doc_ptr[b]]
+            else:
+                ids, src_ptr, rows = self._word_ids_of
+                yield ptr, take_documents(ids, src_ptr, rows[a:b], ptr)
+
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
-        p, w, V = self.doc_ptr, self.word_ids, len(self.vocabulary)
-        if p.ndim != 1 or len(p) < 1 or p[0] != 0 or p[-1] != len(w) or np.any(np.diff(p) < 0):
+        p, w, V = self.doc_ptr, self._word_ids, len(self.vocabulary)
+        n = len(w) if w is not None else int(p[-1])     # a subset's lengths are its corpus's, checked there
+        if p.ndim != 1 or len(p) < 1 or p[0] != 0 or p[-1] != n or np.any(np.diff(p) < 0):
             raise DPTopicError("corrupt corpus: doc_ptr must start at 0, be non-decreasing and end at the number of tokens.")
-        if len(w) and (w.min() < 0 or w.max() >= V):
+        if w is not None and len(w) and (w.min() < 0 or w.max() >= V):
             bad = int(w.min()) if w.min() < 0 else int(w.max())
             raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V} words.")
         D = len(p) - 1
@@ -472,7 +530,7 @@ class Corpus:
 
     @property
     def n_tokens(self) -> int:
-        return len(self.word_ids)
+        return int(self.doc_ptr[-1])
 
     @property
     def vocab_size(self) -> int:
@@ -877,7 +935,10 @@ class Corpus:
         lengths = self.doc_lengths[idx]
         ptr = np.zeros(len(idx) + 1, dtype=np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        ids = take_documents(self.word_ids, self.doc_ptr, idx, ptr) if len(idx) else np.zeros(0, np.int32)
+        if self._word_ids_of is None:
+            ids = _Rows(self._word_ids, self.doc_ptr, idx.copy())   # the rows as they are now (the caller's may change)
+        else:
+            ids = _Rows(self._word_ids_of[0], self._word_ids_of[1], self._word_ids_of[2][idx])
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         out = Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                      metadata=self.metadata, user_ids=pick(self.user_ids),

@@ -36,8 +36,10 @@ def held_out_split(corpus, test_size: float = 0.2, by: str = "stable", user_ids=
 
 def _bags(corpus, docs=None) -> list:
     """Each document's bag of words (``docs``: those documents only), as bytes that compare equal for the same bag."""
-    docs = range(corpus.n_docs) if docs is None else docs
-    return [np.sort(corpus.word_ids[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]]).tobytes() for d in docs]
+    if docs is not None:        # those documents' tokens alone (a split's part gathers no other document's)
+        corpus = corpus.subset(np.asarray(docs, dtype=np.int64))
+    ptr, ids = corpus.doc_ptr, corpus.word_ids
+    return [np.sort(ids[ptr[d]:ptr[d + 1]]).tobytes() for d in range(corpus.n_docs)]
 
 
 HASH_BLOCK = 1 << 16
@@ -48,14 +50,14 @@ def _bag_hashes(corpus) -> np.ndarray:
     """A 64-bit hash of each document's bag of word ids (a sum of the ids' hashes, so any order of the same bag hashes
     alike), taken :data:`HASH_BLOCK` documents at a time."""
     out = np.empty(corpus.n_docs, np.uint64)
-    ptr, ids = corpus.doc_ptr, corpus.word_ids
-    for a in range(0, corpus.n_docs, HASH_BLOCK):
-        b = min(a + HASH_BLOCK, corpus.n_docs)
+    a = 0
+    for ptr, ids in corpus.token_blocks(HASH_BLOCK):     # a split's part: each block gathered, none held
         with np.errstate(over="ignore"):
-            h = mix64((ids[ptr[a]:ptr[b]].astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
+            h = mix64((ids.astype(np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
         cs = np.zeros(len(h) + 1, np.uint64)
         np.cumsum(h, out=cs[1:])        # sums modulo 2**64
-        out[a:b] = cs[ptr[a + 1:b + 1] - ptr[a]] - cs[ptr[a:b] - ptr[a]]
+        out[a:a + len(ptr) - 1] = cs[ptr[1:]] - cs[ptr[:-1]]
+        a += len(ptr) - 1
     return mix64(out)
 
 

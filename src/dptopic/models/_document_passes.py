@@ -59,24 +59,47 @@ def document_source(model, X, vocabulary, user_ids=None):
     if vocab is not None and corpus.vocabulary != vocab:
         corpus = corpus.restrict(vocab).require_nonempty()
     vocab = corpus.vocabulary
-    return DocumentPasses([CountedCorpus(corpus)], vocab), vocab, corpus
+    # a user-level fit groups each person's documents from one bag of words (person_bound.people_of)
+    counted = CountedCorpus(corpus, whole=getattr(model, "unit", "document") == "user")
+    return DocumentPasses([counted], vocab), vocab, corpus
+
+
+COUNT_BLOCK_DOCS = 1 << 17
+"""A corpus in memory of more documents than this is counted a block of this many documents at a time, again at each
+pass (:class:`CountedCorpus`): about 90 MB of counts a block at 60 words a document."""
 
 
 class CountedCorpus:
-    """A corpus in memory as one block, its bag of words made at the first pass and kept for the next ones. A fit
-    reserves its releases on the ledger before its first pass, so the ledger's record of the documents (their keys)
-    and these counts (at 10^6 documents, 410 MB) are not held at once (docs/research/pipeline.md). On a Dask cluster
-    the corpus is counted earlier, when :meth:`DocumentPasses.on_cluster` cuts it into the workers' blocks."""
+    """A corpus in memory, counted when a pass first reads it. A fit reserves its releases on the ledger before its
+    first pass, so the ledger's record of the documents (their keys) and these counts are not held at once.
 
-    def __init__(self, corpus: Corpus):
+    A corpus of at most :data:`COUNT_BLOCK_DOCS` documents (or ``whole``) is one block, its bag of words made once
+    and kept for the next passes. A larger one is counted a block of documents at a time, again at each pass, and
+    no block is kept: its counts (12 bytes a distinct word of a document, three times its tokens: 410 MB at 10^6
+    documents) are never held whole, and a split's part is gathered a block at a time
+    (:meth:`~dptopic.corpus.Corpus.token_blocks`). The blocks hold the same counts; a pass adds their statistics in
+    block order, so a sum's last bits may differ from one block's (docs/research/pipeline.md). On a Dask cluster
+    the corpus is counted whole, when :meth:`DocumentPasses.on_cluster` cuts it into the workers' blocks."""
+
+    def __init__(self, corpus: Corpus, whole: bool = False):
         self.corpus, self._bow = corpus, None
+        self.blocked = not whole and corpus.n_docs > COUNT_BLOCK_DOCS
 
     def bow(self):
-        """``(ptr, ids, counts)`` of the corpus (:func:`~dptopic.kernels.docdp.tokens_to_bow`), made once."""
+        """``(ptr, ids, counts)`` of the whole corpus (:func:`~dptopic.kernels.docdp.tokens_to_bow`), made once."""
         if self._bow is None:
             c = self.corpus
             self._bow = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
         return self._bow
+
+    def bows(self):
+        """One pass's bag-of-words blocks: the whole corpus's (made once), or each block's, counted now."""
+        if not self.blocked:
+            yield self.bow()
+            return
+        V = self.corpus.vocab_size
+        for ptr, ids in self.corpus.token_blocks(COUNT_BLOCK_DOCS):
+            yield tokens_to_bow(ptr, ids, V)
 
 
 class DocumentPasses:
@@ -99,7 +122,8 @@ class DocumentPasses:
     def __call__(self):
         if self.factory is not None:
             return self.factory()
-        return (_block_bow(b, self.vocab) for b in self.blocks)
+        return (bow for b in self.blocks
+                for bow in (b.bows() if isinstance(b, CountedCorpus) else (_block_bow(b, self.vocab),)))
 
     def on_cluster(self, client, min_blocks: int | None = None) -> "DocumentPasses":
         """Sum on the Dask cluster of ``client`` from now on. A corpus in memory is cut into ``min_blocks`` blocks of

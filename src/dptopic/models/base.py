@@ -122,10 +122,11 @@ def _document_keys(corpus: Corpus, skip_empty: bool = False) -> np.ndarray:
     bag_digests`, compiled: one pass over the tokens). Not a secret and not stored; two of 10^7 distinct documents
     share one with a chance of about 3 x 10^-6, which would only say that a fit re-used a document it did not."""
     ptr = np.asarray(corpus.doc_ptr, dtype=np.int64)
-    ids = corpus.word_ids
-    n_ids = max(len(corpus.vocabulary.words), int(ids.max()) + 1 if len(ids) else 0)
+    n_ids = len(corpus.vocabulary.words)       # a corpus's ids lie below it (checked when it was made)
     hashes = mix64(np.arange(n_ids, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(_KEY_SALT))
-    keys = bag_digests(ptr, ids, hashes=hashes)
+    # a block of documents at a time: a split's training part is gathered a block at a time, never whole
+    blocks = [bag_digests(p, ids, hashes=hashes) for p, ids in corpus.token_blocks()]
+    keys = np.concatenate(blocks) if blocks else np.zeros(0, np.uint64)
     return keys[np.diff(ptr) > 0] if skip_empty else keys
 
 
