@@ -63,12 +63,12 @@ def test_the_files_have_no_name_in_the_temporary_folder(tmp_path, monkeypatch):
 
 def test_a_file_cut_short_is_an_os_error_not_short_keys():
     on_disk = KeysOnDisk(some_keys(20, 4))
-    on_disk._files["bands"].truncate(100)
+    on_disk._files["bands:3"].truncate(100)
     with pytest.raises(OSError, match="ended after"):
         on_disk.load()
 
 
-def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once(tmp_path, monkeypatch):
+def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_bands_there(tmp_path, monkeypatch):
     from dptopic.corpus import Corpus
     from dptopic.corpus.ledger_documents import documents_of
 
@@ -80,9 +80,33 @@ def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once(tmp_path, monke
     keys = token_keys(ptr, ids, words)
     corpus = Corpus(ptr, ids, words, token_keys=KeysOnDisk(keys))
     reads = []
-    load = KeysOnDisk.load
-    monkeypatch.setattr(KeysOnDisk, "load", lambda self: reads.append(1) or load(self))
+    load, column = KeysOnDisk.load, KeysOnDisk.column
+    monkeypatch.setattr(KeysOnDisk, "load", lambda self: reads.append("load") or load(self))
+    monkeypatch.setattr(KeysOnDisk, "column", lambda self, f: reads.append(f) or column(self, f))
     docs = documents_of(corpus)
-    assert len(reads) == 1 and np.array_equal(docs.bands, keys.bands)
+    # each column read once but the bands, which stay on disk for the ledger's record to read a band at a time
+    assert sorted(reads) == ["bags", "lengths", "signatures"] and docs.bands.column(2).tolist() == keys.bands[:, 2].tolist()
+    assert np.array_equal(np.asarray(docs.bands), keys.bands) and np.array_equal(docs.signatures, keys.signatures)
+    reads.clear()
     corpus.save(tmp_path / "c.npz")
-    assert len(reads) == 2
+    assert reads.count("load") == 1
+
+
+def test_the_bands_are_kept_a_file_a_band_and_read_a_band_at_a_time():
+    from dptopic.corpus.key_file import BandsOnDisk
+
+    chunks = [some_keys(n, seed) for seed, n in enumerate([30, 0, 12])]
+    on_disk = KeysOnDisk(chunks[0])
+    for c in chunks[1:]:
+        on_disk.append(c)
+    whole = TokenKeys.concatenate(chunks)
+    kept = on_disk.with_bands_on_disk()
+    bands = kept.bands
+    assert isinstance(bands, BandsOnDisk) and np.shape(bands) == whole.bands.shape == (42, on_disk.n_bands)
+    assert len(bands) == 42 and bands.size == whole.bands.size and bands.ndim == 2
+    for j in range(on_disk.n_bands):
+        got = bands.column(j)
+        assert got.dtype == np.uint64 and np.array_equal(got, whole.bands[:, j])
+    assert np.array_equal(np.asarray(bands), whole.bands) and np.asarray(bands, dtype=np.int64).dtype == np.int64
+    for f in ("bags", "signatures", "lengths"):
+        assert np.array_equal(getattr(kept, f), getattr(whole, f))

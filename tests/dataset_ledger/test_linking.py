@@ -472,3 +472,37 @@ def test_keys_looked_up_in_sorted_order_find_numpys_runs():
     assert np.array_equal(hi, np.searchsorted(recorded, values, "right"))
     v = np.sort(values)
     assert np.array_equal(linking._among_sorted(v, recorded), np.isin(v, recorded))
+
+
+def test_documents_whose_bands_stay_on_disk_are_recorded_as_those_in_memory_a_band_at_a_time(texts, tmp_path,
+                                                                                               monkeypatch):
+    """A corpus whose keys the reader kept on disk gives the ledger its sketch bands a band at a time
+    (dptopic.corpus.key_file.BandsOnDisk): the same rows, in the same order, under the same ledger key, as the bands
+    in memory, and the whole table of bands is never read."""
+    import shutil
+
+    from dptopic.corpus.key_file import BandsOnDisk, KeysOnDisk
+
+    def on_disk(c):
+        return Corpus(c.doc_ptr, c.word_ids, c.vocabulary, content_keys=c.content_keys,
+                      token_keys=KeysOnDisk(c.token_keys))
+    corpora = [Corpus.from_texts(t, max_vocab=None) for t in (texts[:120], texts[60:200] + texts[:10])]
+    DatasetLedger(tmp_path / "memory.sqlite").content_name(documents_of(corpora[0]))    # the key drawn, no record
+    shutil.copy(tmp_path / "memory.sqlite", tmp_path / "disk.sqlite")
+
+    def record(path, sets):
+        led = DatasetLedger(path)
+        for name, docs in zip("ab", sets):
+            led.debit(name, "T", "document", ONE, 1e-5, documents=docs)
+        return _rows(path), led.total("b")
+    memory = record(tmp_path / "memory.sqlite", [documents_of(c) for c in corpora])
+    kept = [documents_of(on_disk(c)) for c in corpora]
+    assert all(isinstance(d.bands, BandsOnDisk) for d in kept)
+    assert np.array_equal(np.asarray(kept[0].bands), documents_of(corpora[0]).bands)
+    read = []
+    monkeypatch.setattr(BandsOnDisk, "__array__", lambda self, *a, **k: pytest.fail("every band read at once"))
+    monkeypatch.setattr(KeysOnDisk, "band", lambda self, j, band=KeysOnDisk.band: read.append(j) or band(self, j))
+    disk = record(tmp_path / "disk.sqlite", kept)
+    assert disk[0] == memory[0] and len(memory[0][0]) > 100
+    assert disk[1]["epsilon_total"] == memory[1]["epsilon_total"] == pytest.approx(2.0, abs=1e-3)
+    assert read and set(read) == set(range(kept[0].bands.shape[1]))

@@ -91,3 +91,22 @@ def test_sorted_columns_are_each_columns_values_at_the_rows_lexsorted_with_their
         order = np.lexsort((rows, table[rows, c]))
         assert np.array_equal(v, table[rows, c][order]) and np.array_equal(r, rows[order])
     assert list(sorted_columns(np.zeros(5, np.uint64), rows[:0], ahead)) == []
+
+
+@pytest.mark.parametrize("ahead", [0, 2])
+def test_sorted_columns_of_a_table_read_a_column_at_a_time_are_those_of_the_array(ahead):
+    rng = np.random.default_rng(8)
+    table = rng.integers(0, 30, (1500, 6)).astype(np.uint64)
+    rows = np.flatnonzero(rng.random(1500) < 0.5)
+    read = []
+
+    class Columns:
+        ndim, shape = 2, table.shape
+
+        def column(self, c):
+            read.append(c)
+            return table[:, c].copy()
+    got = list(sorted_columns(Columns(), rows, ahead))
+    assert sorted(read) == list(range(6))
+    for (v, r), (v2, r2) in zip(got, sorted_columns(table, rows, ahead), strict=True):
+        assert np.array_equal(v, v2) and np.array_equal(r, r2)

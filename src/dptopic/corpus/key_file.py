@@ -27,7 +27,9 @@ KEYS_IN_MEMORY = 100_000
 
 
 class KeysOnDisk:
-    """:class:`~dptopic.corpus.identity.TokenKeys` in temporary files, one per column, rows appended in order.
+    """:class:`~dptopic.corpus.identity.TokenKeys` in temporary files, one per column, rows appended in order; the
+    sketch's bands one file per band, so that the ledger's record reads one band at a time (:meth:`band`,
+    :meth:`with_bands_on_disk`).
 
     ``len()`` is the rows written; :meth:`load` reads them back whole, :meth:`take` some rows (in memory), and
     :meth:`kept` some rows into new files. Raises ``OSError`` where the files cannot be made or written (the caller
@@ -42,11 +44,22 @@ class KeysOnDisk:
             for f in TokenKeys.FIELDS:
                 column = np.asarray(getattr(first, f))
                 self._rows[f] = (column.dtype, column.shape[1:])
-                self._files[f] = tempfile.TemporaryFile(prefix="dptopic-keys-")
+                for name in self._file_names(f):
+                    self._files[name] = tempfile.TemporaryFile(prefix="dptopic-keys-")
         except OSError:
             self.close()
             raise
         self.append(first)
+
+    def _file_names(self, field: str) -> list:
+        """The files of one column: the bands' one per band (``bands:0``, ...), any other column's one."""
+        if field == "bands":
+            return [f"bands:{j}" for j in range(int(np.prod(self._rows[field][1], dtype=np.int64)))]
+        return [field]
+
+    @property
+    def n_bands(self) -> int:
+        return len(self._file_names("bands"))
 
     def __len__(self) -> int:
         return self.n
@@ -61,21 +74,36 @@ class KeysOnDisk:
             return
         with self._lock:
             for f, column in columns.items():
-                fh = self._files[f]
-                fh.seek(0, 2)
-                fh.write(memoryview(column).cast("B"))
-                fh.flush()
+                parts = [np.ascontiguousarray(column[:, j]) for j in range(column.shape[1])] if f == "bands" \
+                    else [column]
+                for name, part in zip(self._file_names(f), parts):
+                    fh = self._files[name]
+                    fh.seek(0, 2)
+                    fh.write(memoryview(part).cast("B"))
+                    fh.flush()
             self.n += len(keys)
 
     def column(self, field: str) -> np.ndarray:
         """One column, every row, read into a new array."""
         dtype, row = self._rows[field]
-        out = np.empty((self.n, *row), dtype)
+        if field == "bands":
+            out = np.empty((self.n, *row), dtype)
+            for j in range(self.n_bands):
+                out[:, j] = self.band(j)
+            return out
+        return self._read(field, np.empty((self.n, *row), dtype))
+
+    def band(self, j: int) -> np.ndarray:
+        """Band ``j`` of every row's sketch (uint64[n]), read into a new array."""
+        return self._read(f"bands:{j}", np.empty(self.n, self._rows["bands"][0]))
+
+    def _read(self, name: str, out: np.ndarray) -> np.ndarray:
+        """The file ``name`` read whole into ``out``."""
         if not out.size:
             return out
         view = memoryview(out).cast("B")
         with self._lock:
-            fh = self._files[field]
+            fh = self._files[name]
             fh.seek(0)
             got = 0
             while got < len(view):
@@ -84,6 +112,11 @@ class KeysOnDisk:
                     raise OSError(f"a temporary file of the documents' keys ended after {got} of {len(view)} bytes")
                 got += n
         return out
+
+    def with_bands_on_disk(self) -> TokenKeys:
+        """Every row in memory but the sketch's bands, which stay here as :class:`BandsOnDisk` (read a band at a time:
+        the ledger's record; 256 of the 400 bytes a document)."""
+        return TokenKeys(*(BandsOnDisk(self) if f == "bands" else self.column(f) for f in TokenKeys.FIELDS))
 
     def load(self) -> TokenKeys:
         """Every row, in memory."""
@@ -105,3 +138,33 @@ class KeysOnDisk:
 
     def __del__(self):
         self.close()
+
+
+class BandsOnDisk:
+    """The sketch bands (uint64[n, B]) of a :class:`KeysOnDisk`, read a band at a time (:meth:`column`). Whatever
+    reads them as an array (``np.asarray``) reads them all."""
+
+    ndim = 2
+    dtype = np.dtype(np.uint64)
+
+    def __init__(self, keys: KeysOnDisk):
+        self.keys = keys
+
+    @property
+    def shape(self) -> tuple:
+        return (len(self.keys), self.keys.n_bands)
+
+    @property
+    def size(self) -> int:
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def column(self, j: int) -> np.ndarray:
+        """Band ``j`` of every row (uint64[n])."""
+        return self.keys.band(j)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.keys.column("bands")
+        return out if dtype is None else out.astype(dtype, copy=False)

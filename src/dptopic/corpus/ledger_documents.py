@@ -20,6 +20,7 @@ from .identity import (
     token_keys,
     token_list_ids,
 )
+from .key_file import KeysOnDisk
 from .preprocess import Preprocessor, Tokenizer
 
 if TYPE_CHECKING:
@@ -47,7 +48,10 @@ def documents_of(X, user_ids=None) -> Documents | None:
         read = read_bag_digests(X.doc_ptr, X.word_ids, X.vocabulary.words)
         persons = persons if persons is not None else X.user_ids
         lengths = X.doc_lengths
-        tk = X.token_keys       # read once: keys on disk are read back at each read (dptopic.corpus.key_file)
+        held = X._held_keys()
+        # read once: keys on disk are read back at each read (dptopic.corpus.key_file), and their sketch bands are
+        # read by the ledger's record a band at a time
+        tk = held.with_bands_on_disk() if isinstance(held, KeysOnDisk) else X.token_keys
         if tk is None:
             tk = token_keys(X.doc_ptr, X.word_ids, X.vocabulary.words)
         return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0, tk, read)

@@ -28,6 +28,8 @@ from .key_blocks import read_pairs, write_pairs
 from .people import (
     ID_LINK_PARAMS,
     SKETCH_THRESHOLD,
+    any_band,
+    band_column,
     components,
     document_links,
     folded_id,
@@ -70,7 +72,7 @@ def _part_keys(key: bytes, docs, part) -> tuple[np.ndarray, np.ndarray]:
     what, column = part
     n = len(docs.digests)
     if what == _BAND:
-        values = np.asarray(docs.bands, dtype=np.uint64)[:, column]
+        values = band_column(docs.bands, column)
         salt = bytes([column])
     else:
         values, salt = np.asarray(column, dtype=np.uint64), b""
@@ -87,7 +89,7 @@ def document_keys(key: bytes, docs) -> tuple[np.ndarray, np.ndarray]:
     number), the parts of :func:`_key_parts` one after another (the ledger's record reads them a part at a time)."""
     n = len(docs.digests)
     parts = _key_parts(docs)
-    total = sum(n if what == _TEXT else int(np.count_nonzero(np.asarray(docs.bands, dtype=np.uint64)[:, c]))
+    total = sum(n if what == _TEXT else int(np.count_nonzero(band_column(docs.bands, c)))
                 if what == _BAND else int(np.count_nonzero(np.asarray(c, dtype=np.uint64))) for what, c in parts)
     # filled in place, one part at a time (a list of parts joined took twice the keys' size at once)
     index = np.empty(total, np.int32 if n < 2**31 else np.int64)
@@ -237,7 +239,7 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     if known:
         first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     sketched = docs.signatures is not None and docs.bands is not None
-    banded = np.asarray(docs.bands).any(axis=1) if sketched else None     # a sketch kept where it has bands
+    banded = any_band(docs.bands) if sketched else None     # a sketch kept where it has bands
     for start in range(0, len(first_row), ROWS_PER_INSERT):
         rows = first_row[start:start + ROWS_PER_INSERT]
         # the batch's sketches keyed (a row's keyed form depends on that row alone): never the whole set's at once

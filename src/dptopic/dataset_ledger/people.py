@@ -163,7 +163,23 @@ WINDOW = 32
 the run only (near-duplicate runs that long are exact copies already joined by their bag digests)."""
 
 
-def _band_pairs(bands: np.ndarray, keep: np.ndarray | None = None):
+def band_column(bands, j: int) -> np.ndarray:
+    """Band ``j`` of every document (uint64[n]) of ``bands``: an array (uint64[n, B]), or bands read a band at a time
+    (:class:`dptopic.corpus.key_file.BandsOnDisk`, ``column(j)``)."""
+    if hasattr(bands, "column"):
+        return bands.column(j)
+    return np.asarray(bands, dtype=np.uint64)[:, j]
+
+
+def any_band(bands) -> np.ndarray:
+    """Whether each document has a nonzero band (bool[n]), a band at a time (:func:`band_column`)."""
+    out = np.zeros(len(bands), bool)
+    for j in range(np.shape(bands)[1]):
+        out |= band_column(bands, j) != 0
+    return out
+
+
+def _band_pairs(bands, keep: np.ndarray | None = None):
     """Each band's candidate pairs, a step of its sorted runs at a time: ``(lo, hi)``, int64 arrays of the documents
     (``lo < hi``) ``step`` places apart (1 to :data:`WINDOW`) in a run of equal values of the band. Within one band
     every pair comes once (each document has one place in the band's order); a pair may come again in another band.
@@ -172,7 +188,7 @@ def _band_pairs(bands: np.ndarray, keep: np.ndarray | None = None):
 
     if not bands.size:
         return
-    sketched = bands[:, 0] != 0
+    sketched = band_column(bands, 0) != 0
     sketched = np.flatnonzero(sketched if keep is None else sketched & keep)
     # each band sorted with each run of equal values in the documents' order; the next bands are sorted on the
     # other cores while this one's pairs are verified
@@ -226,7 +242,8 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
         pairs = _equal_pairs(np.concatenate(bag_kinds))
         found.append(pairs % n)
     if bands is not None and signatures is not None and len(bands):
-        bands = np.asarray(bands, dtype=np.uint64)
+        if not hasattr(bands, "column"):        # bands on disk stay there, read a band at a time
+            bands = np.asarray(bands, dtype=np.uint64)
         keep = None
         if bags is not None:     # one sketch per distinct bag: equal bags are joined above, and share every band
             b = np.asarray(bags, dtype=np.uint64)

@@ -93,10 +93,13 @@ def sort_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.nd
     return a, b
 
 
-def sorted_columns(table: np.ndarray, rows: np.ndarray, ahead: int | None = None):
+def sorted_columns(table, rows: np.ndarray, ahead: int | None = None):
     """For each column ``c`` of the 2-D ``table``, in order: ``sort_pairs(table[rows, c], rows)``, the column's
     values at ``rows`` sorted with their rows (ties by row). The next columns are sorted on other cores while the
     caller works on this one (``ahead`` of them at most: :func:`~dptopic.kernels._threads.ordered_ahead`); the
-    results do not depend on it."""
+    results do not depend on it. ``table`` may be any object with a 2-D ``shape`` and a ``column(c)`` reading one
+    column (a table on disk, read a column at a time)."""
     columns = range(table.shape[1] if table.ndim == 2 else 0)
+    if hasattr(table, "column"):
+        return ordered_ahead(lambda c: sort_pairs(table.column(c)[rows], rows), columns, ahead)
     return ordered_ahead(lambda c: sort_pairs(table[rows, c], rows), columns, ahead)
