@@ -85,7 +85,8 @@ def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_b
     monkeypatch.setattr(KeysOnDisk, "column", lambda self, f: reads.append(f) or column(self, f))
     docs = documents_of(corpus)
     # each column read once but the bands, which stay on disk for the ledger's record to read a band at a time
-    assert sorted(reads) == ["bags", "lengths", "signatures"] and docs.bands.column(2).tolist() == keys.bands[:, 2].tolist()
+    assert sorted(reads) == ["bags", "lengths", "signatures"]
+    assert docs.bands.column(2).tolist() == keys.bands[:, 2].tolist()
     assert np.array_equal(np.asarray(docs.bands), keys.bands) and np.array_equal(docs.signatures, keys.signatures)
     reads.clear()
     corpus.save(tmp_path / "c.npz")
