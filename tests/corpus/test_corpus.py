@@ -1131,11 +1131,11 @@ def test_token_blocks_are_the_tokens_a_block_of_documents_at_a_time(block_docs):
 
 
 def test_token_blocks_of_a_subset_gather_a_block_at_a_time_never_the_whole(monkeypatch):
-    from dptopic.corpus import corpus as corpus_module
+    from dptopic.corpus import token_file
 
     gathered = []
-    take = corpus_module.take_documents
-    monkeypatch.setattr(corpus_module, "take_documents", lambda ids, ptr, index, out: (
+    take = token_file.take_documents
+    monkeypatch.setattr(token_file, "take_documents", lambda ids, ptr, index, out: (
         gathered.append(len(index)), take(ids, ptr, index, out))[1])
     part = _random_corpus(5_000).subset(np.arange(0, 5_000, 2))
     assert sum(len(ids) for _, ids in part.token_blocks(300)) == part.n_tokens

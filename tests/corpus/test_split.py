@@ -110,12 +110,11 @@ def test_without_copies_holds_arrays_not_a_bag_object_per_training_document(monk
 def test_without_copies_gathers_a_parts_tokens_a_block_at_a_time(monkeypatch):
     """The parts of a split read their corpus's tokens: comparing them gathers a hash block (and the candidates) at a
     time, never a whole part (at 10^6 documents the training part's 150 MB beside the corpus)."""
-    from dptopic.corpus import corpus as corpus_module
-    from dptopic.corpus import split
+    from dptopic.corpus import split, token_file
 
     gathered = []
-    take = corpus_module.take_documents
-    monkeypatch.setattr(corpus_module, "take_documents", lambda ids, ptr, index, out: (
+    take = token_file.take_documents
+    monkeypatch.setattr(token_file, "take_documents", lambda ids, ptr, index, out: (
         gathered.append(len(index)), take(ids, ptr, index, out))[1])
     monkeypatch.setattr(split, "HASH_BLOCK", 500)
     rng = np.random.default_rng(1)

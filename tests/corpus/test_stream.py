@@ -211,3 +211,17 @@ def test_keys_the_temporary_folder_cannot_take_stay_in_memory(tmp_path, monkeypa
     got = stream.read_jsonl(p, processes=1, chunk_docs=50)
     assert isinstance(got._token_keys, TokenKeys)
     assert_same_corpus(got, want)
+
+
+def test_a_corpus_past_tokens_in_memory_keeps_its_ids_on_disk_and_reads_the_same(tmp_path, monkeypatch):
+    from dptopic.corpus import token_file
+
+    p = write_corpus(tmp_path / "c.jsonl")
+    fields = dict(id_field="id", user_field="user", label_field="label")
+    want = stream.read_jsonl(p, **fields, processes=1, chunk_docs=200)
+    monkeypatch.setattr(token_file, "TOKENS_IN_MEMORY", 100)
+    got = stream.read_jsonl(p, **fields, processes=1, chunk_docs=200)
+    assert isinstance(got._word_ids, token_file.TokensOnDisk) and isinstance(want._word_ids, np.ndarray)
+    rows = np.arange(0, got.n_docs, 3)
+    assert np.array_equal(got.subset(rows).word_ids, want.subset(rows).word_ids)
+    assert_same_corpus(got, want)

@@ -78,14 +78,15 @@ def test_a_fit_counted_in_blocks_releases_what_one_block_releases_and_gathers_no
     """The noise held fixed (one seed), a training part counted 64 documents at a time releases the topics it
     releases counted whole, up to the order of the blocks' float sums; its tokens are gathered a block at a time."""
     from dptopic.corpus import corpus as corpus_module
+    from dptopic.corpus import token_file
 
     train = planted.corpus.subset(np.arange(0, planted.corpus.n_docs, 3) % planted.corpus.n_docs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         whole = make().fit(train.subset(np.arange(train.n_docs))).components_
         gathered = []
-        take = corpus_module.take_documents
-        monkeypatch.setattr(corpus_module, "take_documents", lambda ids, ptr, index, out: (
+        take = token_file.take_documents
+        monkeypatch.setattr(token_file, "take_documents", lambda ids, ptr, index, out: (
             gathered.append(len(index)), take(ids, ptr, index, out))[1])
         monkeypatch.setattr(_document_passes, "COUNT_BLOCK_DOCS", 64)
         monkeypatch.setattr(corpus_module, "TOKEN_BLOCK_DOCS", 64)

@@ -553,3 +553,30 @@ def test_the_held_out_scores_fold_in_on_every_usable_core_whatever_the_trainers_
     assert "perplexity_bound" in r.metrics
     assert seen and set(seen) == {3}
     assert r.model.n_jobs == 1 and r.model._fold_in_jobs() == 1   # the model's own setting once the scores are taken
+
+
+@pytest.mark.parametrize("algorithm", ["docdp-cooc", "docdp"])
+def test_a_run_on_a_corpus_whose_ids_are_on_disk_reads_them_a_block_at_a_time_and_trains_the_same(
+        corpus, tmp_path, monkeypatch, algorithm):
+    """The streaming reader leaves a large corpus's ids on disk (dptopic.corpus.token_file): a document-level run
+    splits, records, trains and scores it a block of documents at a time, never reading the ids whole, and releases
+    what the same corpus in memory releases (the noise held fixed by one seed)."""
+    from dptopic.corpus import corpus as corpus_module
+    from dptopic.corpus.token_file import TokensOnDisk
+    from dptopic.models import _document_passes
+
+    monkeypatch.setattr(corpus_module, "TOKEN_BLOCK_DOCS", 37)
+    monkeypatch.setattr(_document_passes, "COUNT_BLOCK_DOCS", 50)
+    kw = dict(algorithm=algorithm, epsilon=2.0, n_topics=3, test_size=0.3, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = dptopic.train(corpus, ledger=str(tmp_path / "a.sqlite"), **kw)
+        disk = Corpus(corpus.doc_ptr, corpus.word_ids.copy(), corpus.vocabulary, doc_ids=corpus.doc_ids,
+                      content_keys=corpus.content_keys, token_keys=corpus.token_keys)
+        assert disk._tokens_to_disk()
+        monkeypatch.setattr(TokensOnDisk, "load", lambda self: pytest.fail("the corpus's ids read whole"))
+        got = dptopic.train(disk, ledger=str(tmp_path / "b.sqlite"), **kw)
+    assert isinstance(disk._word_ids, TokensOnDisk)
+    np.testing.assert_allclose(got.model.components_, want.model.components_, rtol=1e-12)
+    assert got.metrics == pytest.approx(want.metrics, rel=1e-9)
+    assert got.model.privacy_["dataset_ledger"]["epsilon_total"] == want.model.privacy_["dataset_ledger"]["epsilon_total"]

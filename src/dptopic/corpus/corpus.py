@@ -29,7 +29,6 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from ..kernels.minhash import bag_sums
-from ..kernels.tokenize import take_documents
 from . import records
 from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
 from .identity import token_keys as keys_of_tokens
@@ -51,6 +50,7 @@ from .preprocess import (
 
 # the checks of one value that the readers of corpus files share (records.py, below this module)
 from .records import USER_FIELD, _blank, _is_utf8, _missing_label, invisible_character
+from .token_file import TokensOnDisk, gather
 from .vocabulary import Vocabulary
 
 
@@ -431,6 +431,8 @@ class Corpus:
         self._word_ids_of = None
         if isinstance(word_ids, _Rows):
             self._word_ids, self._word_ids_of = None, (word_ids.ids, word_ids.ptr, word_ids.rows)
+        elif isinstance(word_ids, TokensOnDisk):
+            self._word_ids = word_ids
         else:
             self._word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -474,41 +476,69 @@ class Corpus:
     @property
     def word_ids(self) -> np.ndarray:
         """The tokens' vocabulary ids (int32), document after document. A :meth:`subset` gathers its documents' ids
-        from its corpus when they are first read, and keeps them: a split's training part is read a block of
-        documents at a time (:meth:`token_blocks`) by the trainers that count it, so at 10^6 documents its 190 MB are
-        never held beside the corpus and the ledger's record (docs/research/pipeline.md). Until then the subset reads
-        its corpus's arrays: change them in place and it reads the change."""
+        from its corpus when they are first read, and keeps them; a corpus the streaming reader left on disk
+        (:mod:`dptopic.corpus.token_file`) reads them back once, and keeps them. A training run reads neither whole:
+        its split, its ledger's record and its trainer read a block of documents at a time (:meth:`token_blocks`), so
+        at 10^6 documents neither the corpus's 190 MB nor its training part's 150 MB are held beside the ledger's
+        record and the counts (docs/research/pipeline.md). Until it is read, a subset reads its corpus's arrays:
+        change them in place and it reads the change."""
         if self._word_ids_of is not None:
-            ids, ptr, rows = self._word_ids_of
-            self._word_ids = take_documents(ids, ptr, rows, self.doc_ptr) if len(rows) else np.zeros(0, np.int32)
-            self._word_ids_of = None
+            self._word_ids, self._word_ids_of = self._gathered(), None
+        elif isinstance(self._word_ids, TokensOnDisk):
+            self._word_ids = self._word_ids.load()
         return self._word_ids
 
+    def _gathered(self) -> np.ndarray:
+        """A subset's ids, gathered from its corpus a block at a time into one array (rows of a corpus on disk are
+        read as the ranges they span, never the whole file at once)."""
+        out = np.empty(self.n_tokens, np.int32)
+        for a, b, ptr, ids in self._blocks(TOKEN_BLOCK_DOCS):
+            out[self.doc_ptr[a]:self.doc_ptr[b]] = ids
+        return out
+
+    def _tokens_to_disk(self) -> bool:
+        """Move the token ids to a temporary file (:mod:`dptopic.corpus.token_file`); False, and the ids kept in
+        memory, where the file cannot be written."""
+        if self._word_ids_of is not None or isinstance(self._word_ids, TokensOnDisk):
+            return False
+        try:
+            self._word_ids = TokensOnDisk(self._word_ids)
+        except OSError:
+            return False
+        return True
+
     def __getstate__(self) -> dict:
-        """A copy (``copy.deepcopy``) holds its documents' ids, not its corpus's arrays and an index, so two copies of
-        one corpus are alike whether or not its ids were read."""
+        """A copy (``copy.deepcopy``) holds its documents' ids, not its corpus's arrays and an index, nor a file, so two
+        copies of one corpus are alike whether or not its ids were read."""
         state = dict(self.__dict__)
         if self._word_ids_of is not None:
-            ids, ptr, rows = self._word_ids_of
-            state["_word_ids_of"] = None
-            state["_word_ids"] = take_documents(ids, ptr, rows, self.doc_ptr) if len(rows) else np.zeros(0, np.int32)
+            state["_word_ids_of"], state["_word_ids"] = None, self._gathered()
+        elif isinstance(self._word_ids, TokensOnDisk):
+            state["_word_ids"] = self._word_ids.load()
         return state
 
     def token_blocks(self, block_docs: int | None = None):
         """``(ptr, ids)`` of ``block_docs`` (None: :data:`TOKEN_BLOCK_DOCS`) documents at a time, in order: ``ptr``
         (int64, from 0) and ``ids`` (the block's tokens, int32), document ``d`` of the block being
         ``ids[ptr[d]:ptr[d + 1]]``. A corpus's blocks are views of its arrays; a :meth:`subset` whose ids were not read
-        gathers each block from its corpus and holds none of them."""
+        gathers each block from its corpus, and a corpus on disk reads each block from its file: neither holds any."""
         block_docs = TOKEN_BLOCK_DOCS if block_docs is None else block_docs
         validate_value("block_docs", block_docs, [Int(1, None)])
+        for _, _, ptr, ids in self._blocks(block_docs):
+            yield ptr, ids
+
+    def _blocks(self, block_docs: int):
+        """``(first, stop, ptr, ids)`` of each block of :meth:`token_blocks`."""
         for a in range(0, self.n_docs, block_docs):
             b = min(a + block_docs, self.n_docs)
             ptr = self.doc_ptr[a:b + 1] - self.doc_ptr[a]
-            if self._word_ids_of is None:
-                yield ptr, self._word_ids[self.doc_ptr[a]:self.doc_ptr[b]]
-            else:
+            if self._word_ids_of is not None:
                 ids, src_ptr, rows = self._word_ids_of
-                yield ptr, take_documents(ids, src_ptr, rows[a:b], ptr)
+                yield a, b, ptr, gather(ids, src_ptr, rows[a:b], ptr)
+            elif isinstance(self._word_ids, TokensOnDisk):
+                yield a, b, ptr, self._word_ids.read(self.doc_ptr[a], self.doc_ptr[b])
+            else:
+                yield a, b, ptr, self._word_ids[self.doc_ptr[a]:self.doc_ptr[b]]
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -516,7 +546,7 @@ class Corpus:
         n = len(w) if w is not None else int(p[-1])     # a subset's lengths are its corpus's, checked there
         if p.ndim != 1 or len(p) < 1 or p[0] != 0 or p[-1] != n or np.any(np.diff(p) < 0):
             raise DPTopicError("corrupt corpus: doc_ptr must start at 0, be non-decreasing and end at the number of tokens.")
-        if w is not None and len(w) and (w.min() < 0 or w.max() >= V):
+        if isinstance(w, np.ndarray) and len(w) and (w.min() < 0 or w.max() >= V):     # ids on disk: checked before
             bad = int(w.min()) if w.min() < 0 else int(w.max())
             raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V} words.")
         D = len(p) - 1
@@ -553,6 +583,9 @@ class Corpus:
         return f"Corpus({self.n_docs} documents, {self.n_tokens} tokens, V={self.vocab_size})"
 
     def doc(self, d: int) -> np.ndarray:
+        if isinstance(self._word_ids, TokensOnDisk):        # that document alone, read from the file
+            d = range(self.n_docs)[d]
+            return self._word_ids.read(self.doc_ptr[d], self.doc_ptr[d + 1])
         return self.word_ids[self.doc_ptr[d]:self.doc_ptr[d + 1]]
 
     def doc_words(self, d: int) -> list[str]:
@@ -982,8 +1015,8 @@ class Corpus:
         # each document's sum of its words' hashes, modulo 2**64, compiled: no array of the tokens' size (a gather of
         # the hashes and its cumulative sum took two, 800 MB at 10^6 documents, the split's peak)
         sums = np.empty(self.n_docs, dtype=np.uint64)
-        bag_sums(np.ascontiguousarray(self.doc_ptr, dtype=np.int64), np.ascontiguousarray(self.word_ids),
-                 word_hash, sums)
+        for a, b, ptr, ids in self._blocks(TOKEN_BLOCK_DOCS):       # a block at a time: a corpus on disk stays there
+            bag_sums(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ids), word_hash, sums[a:b])
         h = mix64(sums)
         # the k-th copy of a bag of words hashes with k: copies spread over both parts, and adding one more copy
         # adds one document to one part (which copy is which does not matter: they are the same document)

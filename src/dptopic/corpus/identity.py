@@ -147,10 +147,11 @@ this many tokens (:func:`read_bag_digests`): shorter bags of unrelated documents
 docs/research/identity.md); a bag that equals the token bag is a key through it anyway."""
 
 
-def read_bag_digests(doc_ptr, word_ids, words) -> np.ndarray:
+def read_bag_digests(doc_ptr, word_ids, words=None, *, hashes=None) -> np.ndarray:
     """Each document's bag of words after the vocabulary's cut, as the trainer reads it (uint64[n]; :func:`bag_digests`
-    of the corpus's own ids and words), 0 for a bag of fewer than :data:`READ_MIN_TOKENS` tokens (no key)."""
-    out = bag_digests(doc_ptr, word_ids, words)
+    of the corpus's own ids and words, or their ``hashes``), 0 for a bag of fewer than :data:`READ_MIN_TOKENS` tokens
+    (no key)."""
+    out = bag_digests(doc_ptr, word_ids, words, hashes=hashes)
     out[np.diff(np.asarray(doc_ptr, dtype=np.int64)) < READ_MIN_TOKENS] = 0
     return out
 

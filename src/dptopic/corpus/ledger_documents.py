@@ -19,6 +19,7 @@ from .identity import (
     token_digests,
     token_keys,
     token_list_ids,
+    word_hashes,
 )
 from .key_file import KeysOnDisk
 from .preprocess import Preprocessor, Tokenizer
@@ -43,9 +44,12 @@ def documents_of(X, user_ids=None) -> Documents | None:
 
     persons = None if user_ids is None else [str(u) for u in user_ids]
     if isinstance(X, Corpus):
-        keys = X.content_keys if X.content_keys is not None else bag_digests(X.doc_ptr, X.word_ids,
-                                                                             X.vocabulary.words)
-        read = read_bag_digests(X.doc_ptr, X.word_ids, X.vocabulary.words)
+        hashes = word_hashes(X.vocabulary.words)
+        # a block of documents at a time: a corpus on disk, or a split's part, is read so (its tokens never whole)
+        blocks = list(zip(*[(bag_digests(p, ids, hashes=hashes) if X.content_keys is None else None,
+                             read_bag_digests(p, ids, hashes=hashes)) for p, ids in X.token_blocks()])) or [[], []]
+        keys = X.content_keys if X.content_keys is not None else _joined(blocks[0], np.uint64)
+        read = _joined(blocks[1], np.uint64)
         persons = persons if persons is not None else X.user_ids
         lengths = X.doc_lengths
         held = X._held_keys()
@@ -79,6 +83,10 @@ def documents_of(X, user_ids=None) -> Documents | None:
         return _documents(np.concatenate([p.digests for p in parts]), persons or people,
                           max(p.max_tokens or 0 for p in parts), tk, np.concatenate([p.read_bags for p in parts]))
     return None
+
+
+def _joined(parts, dtype) -> np.ndarray:
+    return np.concatenate(parts) if len(parts) else np.zeros(0, dtype)
 
 
 def _counts(m, words: list, persons) -> Documents | None:

@@ -28,7 +28,7 @@ from .. import _progress
 from .._memory import give_back
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError
-from . import key_file, records
+from . import key_file, records, token_file
 from .corpus import PROGRESS_MIN_DOCS, USER_FIELD, Corpus, reading_of, warn_unreachable_words
 from .files import _open_text
 from .identity import TokenKeys, text_digests
@@ -321,5 +321,7 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if user_field:
         c.metadata[USER_FIELD] = f"field {user_field!r}"
     del out
+    if c.n_docs >= token_file.TOKENS_IN_MEMORY:     # read a block at a time from here on (its module note)
+        c._tokens_to_disk()
     give_back()
     return c

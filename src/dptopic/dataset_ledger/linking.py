@@ -28,7 +28,6 @@ from .key_blocks import read_pairs, write_pairs
 from .people import (
     ID_LINK_PARAMS,
     SKETCH_THRESHOLD,
-    any_band,
     band_column,
     components,
     document_links,
@@ -220,8 +219,10 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     exact = [_part_keys(key, docs, p) for p in parts[:n_exact]]
     _record_part(tx, np.concatenate([k for _, k in exact]), np.concatenate([i for i, _ in exact]), doc, rec_key)
     del exact
+    banded = np.zeros(len(doc), bool)      # a sketch is kept where it has a band: noted as each band is read
     for part in parts[n_exact:]:
         index, keys = _part_keys(key, docs, part)
+        banded[index] = True
         _record_part(tx, keys, index, doc, rec_key)
     lengths = None if docs.lengths is None else np.asarray(docs.lengths, dtype=np.int64)
     from ..kernels.sketch_pairs import sorted_unique  # compiled on first use: 'dptopic budget' reads without numba
@@ -239,7 +240,6 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     if known:
         first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     sketched = docs.signatures is not None and docs.bands is not None
-    banded = any_band(docs.bands) if sketched else None     # a sketch kept where it has bands
     for start in range(0, len(first_row), ROWS_PER_INSERT):
         rows = first_row[start:start + ROWS_PER_INSERT]
         # the batch's sketches keyed (a row's keyed form depends on that row alone): never the whole set's at once

@@ -171,14 +171,6 @@ def band_column(bands, j: int) -> np.ndarray:
     return np.asarray(bands, dtype=np.uint64)[:, j]
 
 
-def any_band(bands) -> np.ndarray:
-    """Whether each document has a nonzero band (bool[n]), a band at a time (:func:`band_column`)."""
-    out = np.zeros(len(bands), bool)
-    for j in range(np.shape(bands)[1]):
-        out |= band_column(bands, j) != 0
-    return out
-
-
 def _band_pairs(bands, keep: np.ndarray | None = None):
     """Each band's candidate pairs, a step of its sorted runs at a time: ``(lo, hi)``, int64 arrays of the documents
     (``lo < hi``) ``step`` places apart (1 to :data:`WINDOW`) in a run of equal values of the band. Within one band
