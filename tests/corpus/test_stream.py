@@ -213,14 +213,23 @@ def test_keys_the_temporary_folder_cannot_take_stay_in_memory(tmp_path, monkeypa
     assert_same_corpus(got, want)
 
 
-def test_a_corpus_past_tokens_in_memory_keeps_its_ids_on_disk_and_reads_the_same(tmp_path, monkeypatch):
+@pytest.mark.parametrize("reading", READINGS)
+def test_a_corpus_past_tokens_in_memory_keeps_its_ids_on_disk_and_reads_the_same(tmp_path, monkeypatch, reading):
+    """Past TOKENS_IN_MEMORY documents the chunks' ids go to a file, the vocabulary is counted and cut from it a block
+    at a time into another, and the corpus keeps its ids there: the same corpus as read in memory."""
     from dptopic.corpus import token_file
 
     p = write_corpus(tmp_path / "c.jsonl")
     fields = dict(id_field="id", user_field="user", label_field="label")
-    want = stream.read_jsonl(p, **fields, processes=1, chunk_docs=200)
-    monkeypatch.setattr(token_file, "TOKENS_IN_MEMORY", 100)
-    got = stream.read_jsonl(p, **fields, processes=1, chunk_docs=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = stream.read_jsonl(p, **fields, **reading, processes=1, chunk_docs=200)
+        monkeypatch.setattr(token_file, "TOKENS_IN_MEMORY", 100)
+        monkeypatch.setattr(token_file, "BLOCK_DOCS", 70)
+        load = token_file.TokensOnDisk.load
+        monkeypatch.setattr(token_file.TokensOnDisk, "load", lambda self: pytest.fail("the ids read whole"))
+        got = stream.read_jsonl(p, **fields, **reading, processes=1, chunk_docs=200)
+        monkeypatch.setattr(token_file.TokensOnDisk, "load", load)
     assert isinstance(got._word_ids, token_file.TokensOnDisk) and isinstance(want._word_ids, np.ndarray)
     rows = np.arange(0, got.n_docs, 3)
     assert np.array_equal(got.subset(rows).word_ids, want.subset(rows).word_ids)

@@ -58,13 +58,19 @@ def test_gather_from_disk_is_take_documents_and_reads_the_span_of_increasing_row
     assert np.array_equal(want, np.concatenate([c.doc(d) for d in rows]) if len(rows) else want)
     if len(rows) and np.all(np.diff(rows) > 0):
         assert spans == [(c.doc_ptr[rows[0]], c.doc_ptr[rows[-1] + 1])]
+        monkeypatch.setattr(token_file, "SPAN_TOKENS", 40)          # spread rows: a window at a time
+        spans.clear()
+        assert np.array_equal(gather(f, c.doc_ptr, rows, out_ptr), want)
+        assert all(b - a <= 40 + 25 for a, b in spans) and (len(spans) > 1 or c.doc_ptr[rows[-1] + 1]
+                                                            - c.doc_ptr[rows[0]] <= 65)
 
 
 def test_a_corpus_on_disk_reads_as_in_memory_a_block_at_a_time(monkeypatch):
     c = random_corpus()
     d = on_disk(c)
     monkeypatch.setattr(TokensOnDisk, "load", lambda self: pytest.fail("the ids read whole"))
-    assert d.n_tokens == c.n_tokens and [d.doc(i).tolist() for i in (0, 7, 399)] == [c.doc(i).tolist() for i in (0, 7, 399)]
+    assert d.n_tokens == c.n_tokens
+    assert [d.doc(i).tolist() for i in (0, 7, 399)] == [c.doc(i).tolist() for i in (0, 7, 399)]
     for (p, ids), (p2, ids2) in zip(d.token_blocks(33), c.token_blocks(33), strict=True):
         assert np.array_equal(p, p2) and np.array_equal(ids, ids2)
     for got, want in zip(d.stable_split(0.3, key=4), c.stable_split(0.3, key=4)):

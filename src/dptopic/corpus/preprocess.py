@@ -27,6 +27,8 @@ import numpy as np
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..kernels.tokenize import add_keys, ascii_letters, rehash, restrict_ids, term_document_counts, tokenize_ascii
 from .files import not_a_regular_file
+from .token_file import TokensOnDisk
+from .token_file import blocks as token_blocks
 
 # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
 # between two letters stays in the word (Persian "می‌خواهم" is one word)
@@ -404,13 +406,35 @@ class TokenBags:
 
     def restrict(self, remap) -> "TokenBags":
         """The same documents with each id ``k`` made ``remap[k]`` (an integer array over the tokenizer's words),
-        the tokens made -1 left out: a vocabulary's cut of the bags, their order kept."""
-        ptr, ids = restrict_ids(self.ids, self.ptr, np.asarray(remap, dtype=np.int64))
-        return TokenBags(ptr, ids)
+        the tokens made -1 left out: a vocabulary's cut of the bags, their order kept. Ids on disk
+        (:class:`~dptopic.corpus.token_file.TokensOnDisk`) are cut a block of documents at a time into a new file."""
+        remap = np.asarray(remap, dtype=np.int64)
+        if not isinstance(self.ids, TokensOnDisk):
+            ptr, ids = restrict_ids(self.ids, self.ptr, remap)
+            return TokenBags(ptr, ids)
+        lengths = np.empty(self.n_docs, np.int64)
+        out = None
+        for a, b, p, ids in token_blocks(self.ids, self.ptr):
+            q, cut = restrict_ids(ids, p, remap)
+            lengths[a:b] = np.diff(q)
+            if out is None:
+                out = TokensOnDisk(cut)
+            else:
+                out.append(cut)
+        ptr = np.zeros(self.n_docs + 1, np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        return TokenBags(ptr, out if out is not None else np.zeros(0, np.int32))
 
     def counts(self, n_words: int) -> tuple[np.ndarray, np.ndarray]:
-        """Each word's token count and document count over these documents (words ``0 .. n_words-1``)."""
-        return term_document_counts(self.ids, self.ptr, n_words)
+        """Each word's token count and document count over these documents (words ``0 .. n_words-1``), a block of
+        documents at a time where the ids are on disk."""
+        if not isinstance(self.ids, TokensOnDisk):
+            return term_document_counts(self.ids, self.ptr, n_words)
+        tf, df = None, None
+        for _, _, p, ids in token_blocks(self.ids, self.ptr):
+            t, d = term_document_counts(ids, p, n_words)
+            tf, df = (t, d) if tf is None else (tf + t, df + d)
+        return (tf, df) if tf is not None else term_document_counts(np.zeros(0, np.int32), self.ptr[:1], n_words)
 
 
 class Tokenizer:

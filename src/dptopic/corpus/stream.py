@@ -183,10 +183,12 @@ class _Appended:
         self.n_docs = 0
         #: the keys' files once ``key_file.KEYS_IN_MEMORY`` documents are read (False: they could not be written)
         self.on_disk = None
+        #: the token ids' file once ``token_file.TOKENS_IN_MEMORY`` documents are read (False: it could not be written)
+        self.ids_on_disk = None
 
     def add(self, chunk: _Chunk) -> None:
         to_parent = self.tok.word_ids(chunk.words)      # each of the chunk's word numbers in this table
-        self.ids.append(to_parent[chunk.ids].astype(np.int32))
+        self._keep_ids(to_parent[chunk.ids].astype(np.int32), self.n_docs + len(chunk.lengths))
         self.lengths.append(chunk.lengths)
         self.content.append(chunk.content)
         self.labels += chunk.labels
@@ -194,6 +196,26 @@ class _Appended:
         self.users += chunk.users
         self.n_docs += len(chunk.lengths)
         self._keep_keys(chunk.keys)
+
+    def _keep_ids(self, ids: np.ndarray, n_docs: int) -> None:
+        """A chunk's token ids (numbers of this table, before the vocabulary's cut), in memory up to
+        ``token_file.TOKENS_IN_MEMORY`` documents, then in the ids' file (in memory again where it cannot be
+        written): the cut is then made a block at a time from the file into another (``TokenBags.restrict``).
+        ``n_docs``: the documents read with this chunk."""
+        if self.ids_on_disk:
+            try:
+                self.ids_on_disk.append(ids)
+                return
+            except OSError:     # no room left in the temporary folder: every id in memory from here on
+                self.ids = [self.ids_on_disk.load()]
+                self.ids_on_disk.close()
+                self.ids_on_disk = False
+        self.ids.append(ids)
+        if self.ids_on_disk is None and n_docs >= token_file.TOKENS_IN_MEMORY:
+            try:
+                self.ids_on_disk = token_file.TokensOnDisk(_joined(self.ids))
+            except OSError:     # no temporary folder to write to: the ids stay in memory
+                self.ids_on_disk = False
 
     def _keep_keys(self, keys: TokenKeys) -> None:
         """A chunk's keys, in memory up to ``key_file.KEYS_IN_MEMORY`` documents, then in the keys' files (in memory
@@ -219,7 +241,7 @@ class _Appended:
         lengths = _joined(self.lengths)
         ptr = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        return TokenBags(ptr, _joined(self.ids))
+        return TokenBags(ptr, self.ids_on_disk or _joined(self.ids))
 
     def token_keys(self) -> TokenKeys | KeysOnDisk:
         """The documents' keys: their files, or each column joined as :func:`_joined` joins (the chunks' keys let go
@@ -321,7 +343,5 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if user_field:
         c.metadata[USER_FIELD] = f"field {user_field!r}"
     del out
-    if c.n_docs >= token_file.TOKENS_IN_MEMORY:     # read a block at a time from here on (its module note)
-        c._tokens_to_disk()
     give_back()
     return c

@@ -33,21 +33,28 @@ class TokensOnDisk:
     dtype = np.dtype(np.int32)
 
     def __init__(self, ids: np.ndarray):
-        ids = np.ascontiguousarray(ids, dtype=self.dtype)
         self._lock = threading.Lock()
+        self.n = 0
         self._fh = tempfile.TemporaryFile(prefix="dptopic-tokens-")
         try:
-            view = memoryview(ids).cast("B")
-            for at in range(0, len(view), 1 << 26):         # 64 MiB a write
-                self._fh.write(view[at:at + (1 << 26)])
-            self._fh.flush()
+            self.append(ids)
         except OSError:
             self.close()
             raise
-        self.n = len(ids)
 
     def __len__(self) -> int:
         return self.n
+
+    def append(self, ids: np.ndarray) -> None:
+        """Write ``ids`` after those written."""
+        ids = np.ascontiguousarray(ids, dtype=self.dtype)
+        view = memoryview(ids).cast("B")
+        with self._lock:
+            self._fh.seek(0, 2)
+            for at in range(0, len(view), 1 << 26):         # 64 MiB a write
+                self._fh.write(view[at:at + (1 << 26)])
+            self._fh.flush()
+            self.n += len(ids)
 
     def read(self, start: int, stop: int) -> np.ndarray:
         """Ids ``start`` to ``stop`` (a new array)."""
@@ -81,10 +88,15 @@ class TokensOnDisk:
         self.close()
 
 
+SPAN_TOKENS = 1 << 22
+"""Tokens :func:`gather` reads from disk at once at most, beside a document's own (16 MiB)."""
+
+
 def gather(ids, ptr: np.ndarray, rows: np.ndarray, out_ptr: np.ndarray) -> np.ndarray:
     """The token ids of documents ``rows`` (in their order) of the corpus ``(ptr, ids)``, laid end to end as
     ``out_ptr`` says (:func:`~dptopic.kernels.tokenize.take_documents`). ``ids`` in memory, or on disk: increasing
-    rows (a split's, a block of them) are read as the one range they span; others read the ids whole."""
+    rows (a split's, a block of them) are read as the ranges they span, :data:`SPAN_TOKENS` at a time; others read
+    the ids whole."""
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
         return np.zeros(0, np.int32)
@@ -92,7 +104,30 @@ def gather(ids, ptr: np.ndarray, rows: np.ndarray, out_ptr: np.ndarray) -> np.nd
         return take_documents(ids, ptr, rows, out_ptr)
     if len(rows) > 1 and not np.all(rows[1:] > rows[:-1]):
         return take_documents(ids.load(), ptr, rows, out_ptr)
-    lo, hi = int(ptr[rows[0]]), int(ptr[rows[-1] + 1])
-    span = ids.read(lo, hi)
-    starts = np.asarray(ptr[rows], dtype=np.int64) - lo
-    return take_documents(span, starts, np.arange(len(rows), dtype=np.int64), out_ptr)
+    starts = np.asarray(ptr[rows], dtype=np.int64)
+    out = np.empty(int(out_ptr[-1]), np.int32)
+    # rows spread over the file (a sample of held-out documents) read a window of SPAN_TOKENS at a time: never the
+    # whole file for a few of its documents
+    window = (starts - starts[0]) // SPAN_TOKENS
+    cuts = np.concatenate([[0], np.flatnonzero(window[1:] != window[:-1]) + 1, [len(rows)]])
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        lo, hi = int(starts[a]), int(ptr[rows[b - 1] + 1])
+        part = out_ptr[a:b + 1] - out_ptr[a]
+        out[out_ptr[a]:out_ptr[b]] = take_documents(ids.read(lo, hi), starts[a:b] - lo,
+                                                    np.arange(b - a, dtype=np.int64), part)
+    return out
+
+
+BLOCK_DOCS = 1 << 16
+"""Documents read at once by :func:`blocks` (about 16 MB of tokens at 60 words a document)."""
+
+
+def blocks(ids, ptr: np.ndarray, block_docs: int | None = None):
+    """``(first, stop, block ptr from 0, block ids)`` of ``block_docs`` documents at a time of the CSR ``(ptr, ids)``,
+    ``ids`` in memory (views) or on disk (read)."""
+    block_docs = BLOCK_DOCS if block_docs is None else block_docs
+    n = len(ptr) - 1
+    for a in range(0, n, block_docs):
+        b = min(a + block_docs, n)
+        lo, hi = int(ptr[a]), int(ptr[b])
+        yield a, b, ptr[a:b + 1] - lo, ids.read(lo, hi) if isinstance(ids, TokensOnDisk) else ids[lo:hi]
