@@ -7,8 +7,11 @@ same one-line errors as :func:`~dptopic.corpus.records.jsonl_records`), tokenise
 ids (int32) and length, its content digest and its ledger keys (:func:`~dptopic.corpus.identity.token_keys`, taken
 in the same pass, from the chunk's own words: a key depends on the words, never on their numbers), and its label, id
 and person. The chunk's text is then dropped. This process maps each chunk's word numbers into one table
-(:meth:`Tokenizer.word_ids` of the chunk's words) and appends the ids to compact arrays; once every chunk is read, the
-vocabulary is chosen from the counts and cut exactly as :meth:`Corpus.from_texts` chooses and cuts it. The corpus is
+(:meth:`Tokenizer.word_ids` of the chunk's words) and appends the ids to compact arrays, or past
+:data:`~dptopic.corpus.token_file.TOKENS_IN_MEMORY` documents to a temporary file (and the keys past
+:data:`~dptopic.corpus.key_file.KEYS_IN_MEMORY` to theirs); once every chunk is read, the vocabulary is chosen from
+the counts and cut exactly as :meth:`Corpus.from_texts` chooses and cuts it (a block of documents at a time from a
+file, into another that the corpus keeps: :mod:`dptopic.corpus.token_file`). The corpus is
 the one :meth:`Corpus.from_jsonl` gives (the same arrays, ids, keys and metadata), so a model trained on it is the
 same for the same seed (``tests/corpus/test_stream.py``).
 
@@ -279,8 +282,9 @@ def read_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                processes: int | None = None, chunk_docs: int | None = None, progress: bool = False, map_files=None):
     """:meth:`Corpus.from_jsonl` of ``path`` (the same settings, the same corpus) read in chunks of ``chunk_docs``
     lines (None: :data:`CHUNK_DOCS`) on ``processes`` cores (None: every core this process may use), never holding
-    the file's text; peak memory is the documents' token ids (4 bytes a token, twice while the vocabulary's cut is
-    made), their ledger keys (about 400 bytes a document) and a few chunks' text.
+    the file's text; peak memory is a few chunks' text and, per document, its length, digest and fields, its token
+    ids (4 bytes a token, twice while the vocabulary's cut is made) and ledger keys (about 400 bytes) up to 100,000
+    documents, and past them a block's (the ids and keys in temporary files: docs/scaling.md).
     ``progress``: a bar on stderr counting the documents read.
 
     ``path`` may be a list of JSONL files, the shards of one corpus: its documents are theirs in order, the corpus
