@@ -189,27 +189,32 @@ def test_a_corpus_past_keys_in_memory_keeps_its_keys_on_disk_and_reads_the_same(
     assert_same_corpus(Corpus.load(got.save(tmp_path / "got.npz")), Corpus.load(want.save(tmp_path / "want.npz")))
 
 
-@pytest.mark.parametrize("fails_at", ["open", "append"])
-def test_keys_the_temporary_folder_cannot_take_stay_in_memory(tmp_path, monkeypatch, fails_at):
-    from dptopic.corpus import key_file
+@pytest.mark.parametrize("fails_at", ["open", "append keys", "append ids"])
+def test_keys_and_ids_the_temporary_folder_cannot_take_stay_in_memory(tmp_path, monkeypatch, fails_at):
+    """No temporary folder, or one that runs out of room partway: the keys or the ids that could not be written are
+    kept in memory, with none lost (the corpus read in memory)."""
+    from dptopic.corpus import key_file, token_file
 
     p = write_corpus(tmp_path / "c.jsonl")
     want = stream.read_jsonl(p, processes=1, chunk_docs=50)
     monkeypatch.setattr(key_file, "KEYS_IN_MEMORY", 100)
+    monkeypatch.setattr(token_file, "TOKENS_IN_MEMORY", 100)
     if fails_at == "open":
         def no_file(*a, **k):
             raise OSError(28, "No space left on device")
         monkeypatch.setattr(key_file.tempfile, "TemporaryFile", no_file)
     else:
-        appended = key_file.KeysOnDisk.append
+        store = key_file.KeysOnDisk if fails_at == "append keys" else token_file.TokensOnDisk
+        appended = store.append
 
-        def full_after_some(self, keys):
+        def full_after_some(self, part):
             if len(self) > 300:
                 raise OSError(28, "No space left on device")
-            appended(self, keys)
-        monkeypatch.setattr(key_file.KeysOnDisk, "append", full_after_some)
+            appended(self, part)
+        monkeypatch.setattr(store, "append", full_after_some)
     got = stream.read_jsonl(p, processes=1, chunk_docs=50)
-    assert isinstance(got._token_keys, TokenKeys)
+    assert isinstance(got._token_keys, TokenKeys) == (fails_at != "append ids")
+    assert isinstance(got._word_ids, np.ndarray) == (fails_at != "append keys")
     assert_same_corpus(got, want)
 
 

@@ -176,83 +176,77 @@ def _named(paths: list) -> str:
     return repr(paths[0]) if len(paths) == 1 else f"{paths[0]!r} (and {len(paths) - 1} more shards)"
 
 
+class _Spill:
+    """Chunks' parts (token ids, keys) kept in memory until ``limit()`` documents are read, then in a store on disk
+    made by ``to_disk(parts)`` (:class:`~dptopic.corpus.token_file.TokensOnDisk`,
+    :class:`~dptopic.corpus.key_file.KeysOnDisk`: ``append``, ``load``, ``close``) and appended to as they come; in
+    memory again, every part, where the store cannot be made or written (no temporary folder, no room left)."""
+
+    def __init__(self, limit, to_disk):
+        self.limit, self.to_disk = limit, to_disk
+        self.parts: list = []
+        #: the store once ``limit()`` documents are read (False: it could not be made or written)
+        self.on_disk = None
+
+    def add(self, part, n_docs: int) -> None:
+        """Keep ``part``; ``n_docs``: the documents read with it."""
+        if self.on_disk:
+            try:
+                self.on_disk.append(part)
+                return
+            except OSError:     # no room left in the temporary folder: every part in memory from here on
+                self.parts = [self.on_disk.load()]
+                self.on_disk.close()
+                self.on_disk = False
+        self.parts.append(part)
+        if self.on_disk is None and n_docs >= self.limit():
+            try:
+                self.on_disk = self.to_disk(self.parts)
+                self.parts = []
+            except OSError:     # no temporary folder to write to: the parts stay in memory
+                self.on_disk = False
+
+
 class _Appended:
-    """The chunks' arrays, appended as they come, joined once at the end."""
+    """The chunks' arrays, appended as they come, joined once at the end. The token ids (numbers of this table,
+    before the vocabulary's cut) past ``token_file.TOKENS_IN_MEMORY`` documents and the keys past
+    ``key_file.KEYS_IN_MEMORY`` go to temporary files (:class:`_Spill`): the cut is then made a block at a time from
+    the ids' file into another (``TokenBags.restrict``)."""
 
     def __init__(self, tok: Tokenizer):
         self.tok = tok
-        self.lengths, self.ids, self.content, self.keys = [], [], [], []
+        self.lengths, self.content = [], []
         self.labels, self.doc_ids, self.users = [], [], []
+        self.ids = _Spill(lambda: token_file.TOKENS_IN_MEMORY,
+                          lambda parts: token_file.TokensOnDisk(np.concatenate(parts)))
+        self.keys = _Spill(lambda: key_file.KEYS_IN_MEMORY, lambda parts: KeysOnDisk(TokenKeys.concatenate(parts)))
         self.n_docs = 0
-        #: the keys' files once ``key_file.KEYS_IN_MEMORY`` documents are read (False: they could not be written)
-        self.on_disk = None
-        #: the token ids' file once ``token_file.TOKENS_IN_MEMORY`` documents are read (False: it could not be written)
-        self.ids_on_disk = None
 
     def add(self, chunk: _Chunk) -> None:
         to_parent = self.tok.word_ids(chunk.words)      # each of the chunk's word numbers in this table
-        self._keep_ids(to_parent[chunk.ids].astype(np.int32), self.n_docs + len(chunk.lengths))
         self.lengths.append(chunk.lengths)
         self.content.append(chunk.content)
         self.labels += chunk.labels
         self.doc_ids += chunk.doc_ids
         self.users += chunk.users
         self.n_docs += len(chunk.lengths)
-        self._keep_keys(chunk.keys)
-
-    def _keep_ids(self, ids: np.ndarray, n_docs: int) -> None:
-        """A chunk's token ids (numbers of this table, before the vocabulary's cut), in memory up to
-        ``token_file.TOKENS_IN_MEMORY`` documents, then in the ids' file (in memory again where it cannot be
-        written): the cut is then made a block at a time from the file into another (``TokenBags.restrict``).
-        ``n_docs``: the documents read with this chunk."""
-        if self.ids_on_disk:
-            try:
-                self.ids_on_disk.append(ids)
-                return
-            except OSError:     # no room left in the temporary folder: every id in memory from here on
-                self.ids = [self.ids_on_disk.load()]
-                self.ids_on_disk.close()
-                self.ids_on_disk = False
-        self.ids.append(ids)
-        if self.ids_on_disk is None and n_docs >= token_file.TOKENS_IN_MEMORY:
-            try:
-                self.ids_on_disk = token_file.TokensOnDisk(_joined(self.ids))
-            except OSError:     # no temporary folder to write to: the ids stay in memory
-                self.ids_on_disk = False
-
-    def _keep_keys(self, keys: TokenKeys) -> None:
-        """A chunk's keys, in memory up to ``key_file.KEYS_IN_MEMORY`` documents, then in the keys' files (in memory
-        again where the files cannot be written)."""
-        if self.on_disk:
-            try:
-                self.on_disk.append(keys)
-                return
-            except OSError:     # no room left in the temporary folder: every key in memory from here on
-                self.keys = [self.on_disk.load()]
-                self.on_disk.close()
-                self.on_disk = False
-        self.keys.append(keys)
-        if self.on_disk is None and self.n_docs >= key_file.KEYS_IN_MEMORY:
-            try:
-                self.on_disk = KeysOnDisk(TokenKeys.concatenate(self.keys))
-                self.keys.clear()
-            except OSError:     # no temporary folder to write to: the keys stay in memory
-                self.on_disk = False
+        self.ids.add(to_parent[chunk.ids].astype(np.int32), self.n_docs)
+        self.keys.add(chunk.keys, self.n_docs)
 
     def bags(self) -> TokenBags:
         """The documents' token bags, the chunks' arrays let go as they are joined."""
         lengths = _joined(self.lengths)
         ptr = np.zeros(len(lengths) + 1, np.int64)
         np.cumsum(lengths, out=ptr[1:])
-        return TokenBags(ptr, self.ids_on_disk or _joined(self.ids))
+        return TokenBags(ptr, self.ids.on_disk or _joined(self.ids.parts))
 
     def token_keys(self) -> TokenKeys | KeysOnDisk:
         """The documents' keys: their files, or each column joined as :func:`_joined` joins (the chunks' keys let go
         as copied)."""
-        if self.on_disk:
-            return self.on_disk
-        columns = {f: [getattr(k, f) for k in self.keys] for f in TokenKeys.FIELDS}
-        self.keys.clear()
+        if self.keys.on_disk:
+            return self.keys.on_disk
+        columns = {f: [getattr(k, f) for k in self.keys.parts] for f in TokenKeys.FIELDS}
+        self.keys.parts.clear()
         return TokenKeys(*(_joined(columns[f]) for f in TokenKeys.FIELDS))
 
 
