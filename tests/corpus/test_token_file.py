@@ -18,8 +18,8 @@ def random_corpus(n_docs: int = 400, vocab: int = 30, seed: int = 0) -> Corpus:
 
 
 def on_disk(c: Corpus) -> Corpus:
-    out = Corpus(c.doc_ptr, c.word_ids.copy(), c.vocabulary)
-    assert out._tokens_to_disk() and isinstance(out._word_ids, TokensOnDisk)
+    out = Corpus(c.doc_ptr, TokensOnDisk(c.word_ids), c.vocabulary)
+    assert isinstance(out._word_ids, TokensOnDisk)
     return out
 
 
@@ -89,15 +89,16 @@ def test_a_corpus_on_disk_read_whole_keeps_its_ids_and_a_copy_holds_them():
     assert isinstance(twin._word_ids, np.ndarray) and np.array_equal(twin.word_ids, c.word_ids)
     assert isinstance(d._word_ids, TokensOnDisk)
     assert d.word_ids is d.word_ids and np.array_equal(d.word_ids, c.word_ids)      # read back once, then kept
-    assert not d._tokens_to_disk() or isinstance(d._word_ids, TokensOnDisk)
+    assert isinstance(d._word_ids, np.ndarray)
 
 
-def test_ids_the_temporary_folder_cannot_take_stay_in_memory(monkeypatch):
+def test_a_temporary_folder_that_cannot_take_the_ids_is_an_os_error(monkeypatch):
+    """The reader keeps the ids in memory on an OSError (tests/corpus/test_stream.py): none other is raised."""
     def no_file(*a, **k):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(token_file.tempfile, "TemporaryFile", no_file)
-    c = random_corpus()
-    assert not c._tokens_to_disk() and isinstance(c._word_ids, np.ndarray)
+    with pytest.raises(OSError):
+        TokensOnDisk(np.arange(10, dtype=np.int32))
 
 
 def test_the_ledgers_documents_of_a_corpus_on_disk_are_those_in_memory(monkeypatch):
@@ -106,8 +107,8 @@ def test_the_ledgers_documents_of_a_corpus_on_disk_are_those_in_memory(monkeypat
     words = [f"word{chr(97 + k // 26)}{chr(97 + k % 26)}" for k in range(37)]
     texts = [" ".join(words[(i * j) % 37] for j in range(3 + i % 20)) for i in range(300)]
     c = Corpus.from_texts(texts, max_vocab=None)
-    d = Corpus(c.doc_ptr, c.word_ids.copy(), c.vocabulary, content_keys=c.content_keys, token_keys=c.token_keys)
-    assert d._tokens_to_disk()
+    d = Corpus(c.doc_ptr, TokensOnDisk(c.word_ids), c.vocabulary, content_keys=c.content_keys,
+               token_keys=c.token_keys)
     monkeypatch.setattr(TokensOnDisk, "load", lambda self: pytest.fail("the ids read whole"))
     got, want = documents_of(d), documents_of(c)
     for f in ("digests", "read_bags", "bags", "signatures", "lengths"):

@@ -571,9 +571,8 @@ def test_a_run_on_a_corpus_whose_ids_are_on_disk_reads_them_a_block_at_a_time_an
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = dptopic.train(corpus, ledger=str(tmp_path / "a.sqlite"), **kw)
-        disk = Corpus(corpus.doc_ptr, corpus.word_ids.copy(), corpus.vocabulary, doc_ids=corpus.doc_ids,
+        disk = Corpus(corpus.doc_ptr, TokensOnDisk(corpus.word_ids), corpus.vocabulary, doc_ids=corpus.doc_ids,
                       content_keys=corpus.content_keys, token_keys=corpus.token_keys)
-        assert disk._tokens_to_disk()
         monkeypatch.setattr(TokensOnDisk, "load", lambda self: pytest.fail("the corpus's ids read whole"))
         got = dptopic.train(disk, ledger=str(tmp_path / "b.sqlite"), **kw)
     assert isinstance(disk._word_ids, TokensOnDisk)

@@ -51,6 +51,7 @@ from .preprocess import (
 # the checks of one value that the readers of corpus files share (records.py, below this module)
 from .records import USER_FIELD, _blank, _is_utf8, _missing_label, invisible_character
 from .token_file import TokensOnDisk, gather
+from .token_file import blocks as token_file_blocks
 from .vocabulary import Vocabulary
 
 
@@ -496,17 +497,6 @@ class Corpus:
             out[self.doc_ptr[a]:self.doc_ptr[b]] = ids
         return out
 
-    def _tokens_to_disk(self) -> bool:
-        """Move the token ids to a temporary file (:mod:`dptopic.corpus.token_file`); False, and the ids kept in
-        memory, where the file cannot be written."""
-        if self._word_ids_of is not None or isinstance(self._word_ids, TokensOnDisk):
-            return False
-        try:
-            self._word_ids = TokensOnDisk(self._word_ids)
-        except OSError:
-            return False
-        return True
-
     def __getstate__(self) -> dict:
         """A copy (``copy.deepcopy``) holds its documents' ids, not its corpus's arrays and an index, nor a file, so two
         copies of one corpus are alike whether or not its ids were read."""
@@ -529,16 +519,14 @@ class Corpus:
 
     def _blocks(self, block_docs: int):
         """``(first, stop, ptr, ids)`` of each block of :meth:`token_blocks`."""
+        if self._word_ids_of is None:       # views of the ids in memory, or read from their file
+            yield from token_file_blocks(self._word_ids, self.doc_ptr, block_docs)
+            return
+        ids, src_ptr, rows = self._word_ids_of
         for a in range(0, self.n_docs, block_docs):
             b = min(a + block_docs, self.n_docs)
             ptr = self.doc_ptr[a:b + 1] - self.doc_ptr[a]
-            if self._word_ids_of is not None:
-                ids, src_ptr, rows = self._word_ids_of
-                yield a, b, ptr, gather(ids, src_ptr, rows[a:b], ptr)
-            elif isinstance(self._word_ids, TokensOnDisk):
-                yield a, b, ptr, self._word_ids.read(self.doc_ptr[a], self.doc_ptr[b])
-            else:
-                yield a, b, ptr, self._word_ids[self.doc_ptr[a]:self.doc_ptr[b]]
+            yield a, b, ptr, gather(ids, src_ptr, rows[a:b], ptr)
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:

@@ -45,11 +45,13 @@ def documents_of(X, user_ids=None) -> Documents | None:
     persons = None if user_ids is None else [str(u) for u in user_ids]
     if isinstance(X, Corpus):
         hashes = word_hashes(X.vocabulary.words)
-        # a block of documents at a time: a corpus on disk, or a split's part, is read so (its tokens never whole)
-        blocks = list(zip(*[(bag_digests(p, ids, hashes=hashes) if X.content_keys is None else None,
-                             read_bag_digests(p, ids, hashes=hashes)) for p, ids in X.token_blocks()])) or [[], []]
-        keys = X.content_keys if X.content_keys is not None else _joined(blocks[0], np.uint64)
-        read = _joined(blocks[1], np.uint64)
+        digests, read = [], []
+        for p, ids in X.token_blocks():      # a block at a time: a corpus on disk, or a split's part, never whole
+            if X.content_keys is None:
+                digests.append(bag_digests(p, ids, hashes=hashes))
+            read.append(read_bag_digests(p, ids, hashes=hashes))
+        keys = X.content_keys if X.content_keys is not None else _joined(digests)
+        read = _joined(read)
         persons = persons if persons is not None else X.user_ids
         lengths = X.doc_lengths
         held = X._held_keys()
@@ -85,8 +87,9 @@ def documents_of(X, user_ids=None) -> Documents | None:
     return None
 
 
-def _joined(parts, dtype) -> np.ndarray:
-    return np.concatenate(parts) if len(parts) else np.zeros(0, dtype)
+def _joined(parts: list) -> np.ndarray:
+    """The blocks' digests end to end (none for a corpus of no document)."""
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint64)
 
 
 def _counts(m, words: list, persons) -> Documents | None:
