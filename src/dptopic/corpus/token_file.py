@@ -5,8 +5,9 @@ bytes a token: 190 MB at 10^6 documents of 60 words, 1.9 GB at 10^7). A training
 split hashes each document's bag, the ledger digests it, the trainer counts it. Each of those reads a block of
 documents at a time (:meth:`dptopic.corpus.Corpus.token_blocks`), so past :data:`TOKENS_IN_MEMORY` documents the
 reader writes each chunk's ids to a temporary file as it reads them, counts the vocabulary from it and cuts it a
-block at a time into another, which the corpus keeps; the split's parts gather their blocks from it. Whatever reads a corpus's ``word_ids`` whole (a save, a restriction to other words, a count matrix) reads
-the file back once, and the corpus keeps them in memory from then on (docs/research/pipeline.md).
+block at a time into another, which the corpus keeps; the split's parts gather their blocks from it. Whatever
+reads a corpus's ``word_ids`` whole (a save, a restriction to other words, a count matrix) reads the file back
+once, and the corpus keeps them in memory from then on (docs/research/pipeline.md).
 
 The file has no name (``tempfile.TemporaryFile``): the operating system removes it when the corpus is let go or the
 process ends, and no other process can open it by a path. It holds the documents' word ids in order, from which the
