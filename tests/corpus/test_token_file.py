@@ -9,6 +9,7 @@ import pytest
 
 from dptopic.corpus import Corpus, token_file
 from dptopic.corpus.token_file import TokensOnDisk, gather
+from dptopic.errors import DPTopicError
 
 
 def random_corpus(n_docs: int = 400, vocab: int = 30, seed: int = 0) -> Corpus:
@@ -53,6 +54,7 @@ def test_gather_from_disk_is_take_documents_and_reads_the_span_of_increasing_row
     spans = []
     read = TokensOnDisk.read
     monkeypatch.setattr(TokensOnDisk, "read", lambda self, a, b: spans.append((a, b)) or read(self, a, b))
+    monkeypatch.setattr(TokensOnDisk, "load", lambda self: pytest.fail("the ids read whole"))
     got = gather(f, c.doc_ptr, rows, out_ptr)
     assert got.dtype == np.int32 and np.array_equal(got, want)
     assert np.array_equal(want, np.concatenate([c.doc(d) for d in rows]) if len(rows) else want)
@@ -77,9 +79,16 @@ def test_a_corpus_on_disk_reads_as_in_memory_a_block_at_a_time(monkeypatch):
         assert np.array_equal(got.doc_ptr, want.doc_ptr)
         assert all(np.array_equal(a[1], b[1]) for a, b in zip(got.token_blocks(50), want.token_blocks(50)))
         assert np.array_equal(got.word_ids, want.word_ids)        # a part gathered from the file, a span at a time
-    sub = d.subset(np.arange(399, 0, -3))                         # rows not in order: read whole, once
-    monkeypatch.undo()
-    assert np.array_equal(sub.word_ids, c.subset(np.arange(399, 0, -3)).word_ids)
+    rows = np.concatenate([np.arange(399, 0, -3), [5, 5, 0]])     # rows in another order, and repeated
+    sub = d.subset(rows)
+    assert np.array_equal(sub.word_ids, c.subset(rows).word_ids)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(d.subset(rows).token_blocks(17),
+                                                          c.subset(rows).token_blocks(17), strict=True))
+
+
+def test_ids_on_disk_outside_the_vocabulary_are_refused():
+    with pytest.raises(DPTopicError, match="unknown word id 30"):
+        Corpus(np.array([0, 2, 3]), TokensOnDisk(np.array([1, 30, 2], np.int32)), [f"w{i}" for i in range(30)])
 
 
 def test_a_corpus_on_disk_read_whole_keeps_its_ids_and_a_copy_holds_them():

@@ -113,3 +113,25 @@ def test_the_rectangular_release_draws_the_noise_its_plan_calibrated(tmp_path):
     assert abs(noise.mean()) < 4 * planned / np.sqrt(n)
     # the sample variance's standard error is sigma^2 sqrt(2 / (n - 1)) for Gaussian noise
     assert abs(noise.var(ddof=1) / planned ** 2 - 1.0) < 4 * np.sqrt(2.0 / (n - 1))
+
+
+@pytest.mark.parametrize("trainer", ["docdp-cooc", "docdp"])
+def test_a_corpus_counted_a_block_at_a_time_moves_within_its_sensitivity(harness, tmp_path, monkeypatch, trainer):
+    """A large corpus is read a few documents at a time and counted a block at a time at each pass
+    (models._document_passes.COUNT_BLOCK_DOCS, corpus.TOKEN_BLOCK_DOCS, here 3 and 2): one document added moves each
+    release by at most its sensitivity, the noise held fixed."""
+    from dptopic.corpus import corpus as corpus_module
+    from dptopic.models import _document_passes
+
+    monkeypatch.setattr(_document_passes, "COUNT_BLOCK_DOCS", 3)
+    monkeypatch.setattr(corpus_module, "TOKEN_BLOCK_DOCS", 2)
+    blocks = []
+    count = _document_passes.tokens_to_bow
+    monkeypatch.setattr(_document_passes, "tokens_to_bow", lambda ptr, *a: blocks.append(len(ptr) - 1) or
+                        count(ptr, *a))
+    d = harness.background(11, people=8).plus([["wba", "wbb", "wbc", "wbd"]], "one")
+    pair = harness.Pair("one document, counted in blocks", "document", d, d.without_user("one"))
+    a = harness.train["library"](pair, trainer, pair.d, tmp_path / "d")
+    b = harness.train["library"](pair, trainer, pair.d2, tmp_path / "d2", replay=a)
+    assert a.releases and blocks and max(blocks) <= 3 and len(blocks) > 2     # counted in blocks, at each pass
+    harness.within_sensitivity(a, b)

@@ -534,9 +534,13 @@ class Corpus:
         n = len(w) if w is not None else int(p[-1])     # a subset's lengths are its corpus's, checked there
         if p.ndim != 1 or len(p) < 1 or p[0] != 0 or p[-1] != n or np.any(np.diff(p) < 0):
             raise DPTopicError("corrupt corpus: doc_ptr must start at 0, be non-decreasing and end at the number of tokens.")
-        if isinstance(w, np.ndarray) and len(w) and (w.min() < 0 or w.max() >= V):     # ids on disk: checked before
-            bad = int(w.min()) if w.min() < 0 else int(w.max())
-            raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V} words.")
+        # ids on disk checked a block at a time; a subset's were checked in its corpus
+        for block in ([w] if isinstance(w, np.ndarray) else (b[3] for b in token_file_blocks(w, p)) if w is not None
+                      else ()):
+            if len(block) and (block.min() < 0 or block.max() >= V):
+                bad = int(block.min()) if block.min() < 0 else int(block.max())
+                raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V}"
+                                   " words.")
         D = len(p) - 1
         for name, vals in (("labels", self.labels), ("doc_ids", self.doc_ids)):
             if vals is not None and len(vals) != D:

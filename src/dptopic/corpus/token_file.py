@@ -95,20 +95,29 @@ SPAN_TOKENS = 1 << 22
 
 def gather(ids, ptr: np.ndarray, rows: np.ndarray, out_ptr: np.ndarray) -> np.ndarray:
     """The token ids of documents ``rows`` (in their order) of the corpus ``(ptr, ids)``, laid end to end as
-    ``out_ptr`` says (:func:`~dptopic.kernels.tokenize.take_documents`). ``ids`` in memory, or on disk: increasing
-    rows (a split's, a block of them) are read as the ranges they span, :data:`SPAN_TOKENS` at a time; others read
-    the ids whole."""
+    ``out_ptr`` says (:func:`~dptopic.kernels.tokenize.take_documents`). ``ids`` in memory, or on disk: the rows are
+    read in the file's order as the ranges they span, :data:`SPAN_TOKENS` at a time (rows in another order gathered
+    so, then put in theirs), never the whole file for a few of its documents."""
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
         return np.zeros(0, np.int32)
     if not isinstance(ids, TokensOnDisk):
         return take_documents(ids, ptr, rows, out_ptr)
-    if len(rows) > 1 and not np.all(rows[1:] > rows[:-1]):
-        return take_documents(ids.load(), ptr, rows, out_ptr)
+    if np.all(rows[1:] >= rows[:-1]):
+        return _gather_in_order(ids, ptr, rows, out_ptr)
+    order = np.argsort(rows, kind="stable")
+    in_order = rows[order]
+    order_ptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(ptr[in_order + 1] - ptr[in_order], out=order_ptr[1:])
+    where = np.empty(len(rows), np.int64)
+    where[order] = np.arange(len(rows), dtype=np.int64)     # row i's place among the rows in the file's order
+    return take_documents(_gather_in_order(ids, ptr, in_order, order_ptr), order_ptr, where, out_ptr)
+
+
+def _gather_in_order(ids: TokensOnDisk, ptr: np.ndarray, rows: np.ndarray, out_ptr: np.ndarray) -> np.ndarray:
+    """:func:`gather` of non-decreasing ``rows`` from the file, a window of :data:`SPAN_TOKENS` at a time."""
     starts = np.asarray(ptr[rows], dtype=np.int64)
     out = np.empty(int(out_ptr[-1]), np.int32)
-    # rows spread over the file (a sample of held-out documents) read a window of SPAN_TOKENS at a time: never the
-    # whole file for a few of its documents
     window = (starts - starts[0]) // SPAN_TOKENS
     cuts = np.concatenate([[0], np.flatnonzero(window[1:] != window[:-1]) + 1, [len(rows)]])
     for a, b in zip(cuts[:-1], cuts[1:]):
