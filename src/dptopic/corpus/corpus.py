@@ -33,6 +33,7 @@ from . import records
 from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
 from .identity import token_keys as keys_of_tokens
 from .key_file import KeysOnDisk
+from .numbered_ids import NumberedIds
 from .preprocess import (
     BAG_OF_WORDS_FILE,
     DEFAULT_MAX_VOCAB,
@@ -98,8 +99,8 @@ def _index_array(name: str, x, dtype) -> np.ndarray:
 def _names(name: str, values) -> list[str] | None:
     """Labels or document ids as strings, one per document; a missing one (None) is refused rather than written as
     'None', and so is a single string (which would be read letter by letter)."""
-    if values is None:
-        return None
+    if values is None or isinstance(values, NumberedIds):      # default ids: strings already, made when read
+        return values
     if isinstance(values, (str, bytes)):
         raise DPTopicError(f"{name} must be a list with one entry per document, not a single string.")
     try:
@@ -189,11 +190,23 @@ def user_ids_of(corpus, user_ids=None, where: str = "user_ids") -> list[str] | N
     return given
 
 
+def _kept_names(values, keep):
+    """The entries ``keep`` of a per-document list (default ids: the same, made when read)."""
+    if isinstance(values, NumberedIds):
+        return values.take(np.asarray(keep, dtype=np.int64))
+    return [values[i] for i in keep]
+
+
+def _listed(values):
+    """A per-document list as JSON writes it (default ids made now: a saved corpus's header is as it was)."""
+    return list(values) if isinstance(values, NumberedIds) else values
+
+
 def _sequence(name: str, values):
     """``labels=`` or ``doc_ids=`` as a list in document order; None stays None, and a single string is left for
     :func:`_names` to refuse. A dict or set (no document order), a table or 2-D array (a DataFrame's ``df[['label']]``)
     or a NumPy scalar is refused in one line, never read as its keys, its column names or one entry per row."""
-    if values is None or isinstance(values, (str, bytes)):
+    if values is None or isinstance(values, (str, bytes, NumberedIds)):
         return values
     kind = type(values).__name__
     if isinstance(values, (dict, set, frozenset)) or (hasattr(values, "keys") and not hasattr(values, "ndim")):
@@ -714,7 +727,7 @@ class Corpus:
             vocabulary = Vocabulary(vocabulary)
         index = vocabulary._index
         docs = [[index[w] for w in ts if w in index] for ts in toks]
-        doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
+        doc_ids = doc_ids if doc_ids is not None else NumberedIds(len(docs))
         if given and drop_empty and toks and not any(docs) and any(toks):
             raise DPTopicError(no_word_of_vocabulary(len(docs), vocabulary))
         if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
@@ -755,7 +768,7 @@ class Corpus:
             docs = bags.restrict(remap)
         tokens_read = bags.n_tokens
         del bags            # every token read, let go once cut (a caller that passes its bags holds them no longer)
-        doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(docs.n_docs)]
+        doc_ids = doc_ids if doc_ids is not None else NumberedIds(docs.n_docs)
         if given and drop_empty and docs.n_docs and docs.n_tokens == 0 and read_any:
             raise DPTopicError(no_word_of_vocabulary(docs.n_docs, vocabulary))
         if reading is not None and drop_empty and docs.n_docs and not read_any:     # the tokenizer kept nothing
@@ -790,7 +803,7 @@ class Corpus:
             if vals is not None and len(vals) != len(lengths):
                 raise DPTopicError(f"{name} has {len(vals)} entries but there are {len(lengths)} documents: give one"
                                    " per document.")
-        if doc_ids is not None and len(set(doc_ids)) != len(doc_ids):
+        if doc_ids is not None and not isinstance(doc_ids, NumberedIds) and len(set(doc_ids)) != len(doc_ids):
             seen: set = set()
             dup = next(x for x in doc_ids if x in seen or seen.add(x))
             raise DPTopicError(f"doc_ids holds {dup!r} more than once: give every document its own id.")
@@ -807,7 +820,7 @@ class Corpus:
         if len(vocabulary) < 2 and (given or drop_empty):
             raise DPTopicError(f"vocabulary too small: {len(vocabulary)} word(s) survived preprocessing; at least 2 are needed (lower min_df or give more text).")
         rows = dict(labels=None if labels is None else [labels[i] for i in keep] if n_drop else labels,
-                    doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep] if n_drop else doc_ids,
+                    doc_ids=None if doc_ids is None else _kept_names(doc_ids, keep) if n_drop else doc_ids,
                     user_ids=None if user_ids is None else [user_ids[i] for i in keep] if n_drop else user_ids,
                     # every document kept: the keys as they are, not a copy (at 10^6 documents, 380 MB of sketches)
                     content_keys=None if content_keys is None else np.asarray(content_keys)[keep] if n_drop else
@@ -967,7 +980,7 @@ class Corpus:
             ids = _Rows(self._word_ids, self.doc_ptr, idx.copy())   # the rows as they are now (the caller's may change)
         else:
             ids = _Rows(self._word_ids_of[0], self._word_ids_of[1], self._word_ids_of[2][idx])
-        pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
+        pick = lambda v: None if v is None else _kept_names(v, idx)  # noqa: E731
         out = Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                      metadata=self.metadata, user_ids=pick(self.user_ids),
                      content_keys=None if self.content_keys is None else self.content_keys[idx])
@@ -1158,7 +1171,7 @@ class Corpus:
             raise DPTopicError(f"{str(path)!r} is a folder: give the name of the .npz file to write (for example"
                                f" {str(path / 'corpus.npz')!r}).")
         meta = {"format": "dptopic-corpus", "version": CORPUS_FORMAT_VERSION, "vocabulary": self.vocabulary.words,
-                "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
+                "labels": self.labels, "doc_ids": _listed(self.doc_ids), "n_empty_dropped": self.n_empty_dropped,
                 "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         keys = {} if self.content_keys is None else {"content_keys": self.content_keys}  # the ledger's identity
