@@ -68,7 +68,8 @@ def test_a_file_cut_short_is_an_os_error_not_short_keys():
         on_disk.load()
 
 
-def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_bands_there(tmp_path, monkeypatch):
+def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_sketches_there(tmp_path,
+                                                                                            monkeypatch):
     from dptopic.corpus import Corpus
     from dptopic.corpus.ledger_documents import documents_of
 
@@ -84,8 +85,9 @@ def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_b
     monkeypatch.setattr(KeysOnDisk, "load", lambda self: reads.append("load") or load(self))
     monkeypatch.setattr(KeysOnDisk, "column", lambda self, f: reads.append(f) or column(self, f))
     docs = documents_of(corpus)
-    # each column read once but the bands, which stay on disk for the ledger's record to read a band at a time
-    assert sorted(reads) == ["bags", "lengths", "signatures"]
+    # each column read once but the sketches, which stay on disk for the ledger's record to read a band at a time,
+    # and the signatures whole only where it compares them
+    assert sorted(reads) == ["bags", "lengths"]
     assert docs.bands.column(2).tolist() == keys.bands[:, 2].tolist()
     assert np.array_equal(np.asarray(docs.bands), keys.bands) and np.array_equal(docs.signatures, keys.signatures)
     reads.clear()
@@ -101,7 +103,7 @@ def test_the_bands_are_kept_a_file_a_band_and_read_a_band_at_a_time():
     for c in chunks[1:]:
         on_disk.append(c)
     whole = TokenKeys.concatenate(chunks)
-    kept = on_disk.with_bands_on_disk()
+    kept = on_disk.with_sketches_on_disk()
     bands = kept.bands
     assert isinstance(bands, BandsOnDisk) and np.shape(bands) == whole.bands.shape == (42, on_disk.n_bands)
     assert len(bands) == 42 and bands.size == whole.bands.size and bands.ndim == 2
@@ -111,3 +113,28 @@ def test_the_bands_are_kept_a_file_a_band_and_read_a_band_at_a_time():
     assert np.array_equal(np.asarray(bands), whole.bands) and np.asarray(bands, dtype=np.int64).dtype == np.int64
     for f in ("bags", "signatures", "lengths"):
         assert np.array_equal(getattr(kept, f), getattr(whole, f))
+
+
+@pytest.mark.parametrize("bucket_bytes", [1 << 30, 3000])
+def test_signatures_on_disk_are_read_in_any_order_a_batch_at_a_time_never_whole(bucket_bytes, monkeypatch):
+    """SignaturesOnDisk.batches gives the rows asked for, in the order asked, a batch at a time: from one read in
+    order (one bucket), or through temporary buckets (many), the file read a chunk at a time, never whole."""
+    import dptopic.corpus.key_file as kf
+
+    chunks = [some_keys(n, seed) for seed, n in enumerate([300, 7, 250])]
+    on_disk = KeysOnDisk(chunks[0])
+    for c in chunks[1:]:
+        on_disk.append(c)
+    whole = TokenKeys.concatenate(chunks).signatures
+    sig = on_disk.with_sketches_on_disk().signatures
+    assert isinstance(sig, kf.SignaturesOnDisk) and sig.shape == whole.shape and len(sig) == 557
+    assert sig.size == whole.size and sig.dtype == whole.dtype and np.array_equal(np.asarray(sig), whole)
+    monkeypatch.setattr(kf, "CHUNK_ROWS", 64)
+    monkeypatch.setattr(kf, "BUCKET_BYTES", bucket_bytes)
+    monkeypatch.setattr(KeysOnDisk, "column", lambda *a: pytest.fail("the whole column read"))
+    rows = np.random.default_rng(3).permutation(557)[:401]
+    got = list(sig.batches(rows, 50))
+    assert [len(b) for b in got] == [50] * 8 + [1]
+    assert np.array_equal(np.concatenate(got), whole[rows])
+    assert all(b.flags.c_contiguous and b.dtype == whole.dtype for b in got)
+    assert list(sig.batches(rows[:0], 50)) == []

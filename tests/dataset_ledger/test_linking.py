@@ -474,14 +474,17 @@ def test_keys_looked_up_in_sorted_order_find_numpys_runs():
     assert np.array_equal(linking._among_sorted(v, recorded), np.isin(v, recorded))
 
 
-def test_documents_whose_bands_stay_on_disk_are_recorded_as_those_in_memory_a_band_at_a_time(texts, tmp_path,
-                                                                                               monkeypatch):
+def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a_band_at_a_time(texts, tmp_path,
+                                                                                                  monkeypatch):
     """A corpus whose keys the reader kept on disk gives the ledger its sketch bands a band at a time
-    (dptopic.corpus.key_file.BandsOnDisk): the same rows, in the same order, under the same ledger key, as the bands
-    in memory, and the whole table of bands is never read."""
+    (dptopic.corpus.key_file.BandsOnDisk) and its signatures in the order the record writes them
+    (dptopic.corpus.key_file.SignaturesOnDisk): the same rows, in the same order, under the same ledger key, as the
+    sketches in memory, and the whole table of bands is never read."""
     import shutil
 
-    from dptopic.corpus.key_file import BandsOnDisk, KeysOnDisk
+    from dptopic.corpus import key_file
+    from dptopic.corpus.key_file import BandsOnDisk, KeysOnDisk, SignaturesOnDisk
+    from dptopic.dataset_ledger import linking
 
     def on_disk(c):
         return Corpus(c.doc_ptr, c.word_ids, c.vocabulary, content_keys=c.content_keys,
@@ -497,7 +500,16 @@ def test_documents_whose_bands_stay_on_disk_are_recorded_as_those_in_memory_a_ba
         return _rows(path), led.total("b")
     memory = record(tmp_path / "memory.sqlite", [documents_of(c) for c in corpora])
     kept = [documents_of(on_disk(c)) for c in corpora]
-    assert all(isinstance(d.bands, BandsOnDisk) for d in kept)
+    assert all(isinstance(d.bands, BandsOnDisk) and isinstance(d.signatures, SignaturesOnDisk) for d in kept)
+    # the new documents' sketches in the order of their ids, several batches through several buckets
+    monkeypatch.setattr(linking, "ROWS_PER_INSERT", 16)
+    monkeypatch.setattr(key_file, "BUCKET_BYTES", 3 * 16 * (kept[0].signatures.shape[1] + 8))
+    monkeypatch.setattr(key_file, "CHUNK_ROWS", 40)
+    buckets = []
+    made = key_file.tempfile.TemporaryFile
+    monkeypatch.setattr(key_file.tempfile, "TemporaryFile", lambda *a, **k: buckets.append(1) or made(*a, **k))
+    monkeypatch.setattr(SignaturesOnDisk, "__array__", lambda self, *a, **k: buckets.append("whole")
+                        or KeysOnDisk.column(self.keys, "signatures"))
     assert np.array_equal(np.asarray(kept[0].bands), documents_of(corpora[0]).bands)
     read = []
     monkeypatch.setattr(BandsOnDisk, "__array__", lambda self, *a, **k: pytest.fail("every band read at once"))
@@ -506,3 +518,6 @@ def test_documents_whose_bands_stay_on_disk_are_recorded_as_those_in_memory_a_ba
     assert disk[0] == memory[0] and len(memory[0][0]) > 100
     assert disk[1]["epsilon_total"] == memory[1]["epsilon_total"] == pytest.approx(2.0, abs=1e-3)
     assert read and set(read) == set(range(kept[0].bands.shape[1]))
+    # read whole where sketches are compared (each set's among its own, the second's with the first's), else in order
+    # through buckets
+    assert buckets.count("whole") == 3 and buckets.count(1) >= 4      # at least two buckets a set

@@ -101,22 +101,31 @@ class KeysOnDisk:
         """The file ``name`` read whole into ``out``."""
         if not out.size:
             return out
-        view = memoryview(out).cast("B")
         with self._lock:
             fh = self._files[name]
             fh.seek(0)
-            got = 0
-            while got < len(view):
-                n = fh.readinto(view[got:])
-                if not n:
-                    raise OSError(f"a temporary file of the documents' keys ended after {got} of {len(view)} bytes")
-                got += n
+            _read_into(fh, memoryview(out).cast("B"))
         return out
 
-    def with_bands_on_disk(self) -> TokenKeys:
-        """Every row in memory but the sketch's bands, which stay here as :class:`BandsOnDisk` (read a band at a time:
-        the ledger's record; 256 of the 400 bytes a document)."""
-        return TokenKeys(*(BandsOnDisk(self) if f == "bands" else self.column(f) for f in TokenKeys.FIELDS))
+    def with_sketches_on_disk(self) -> TokenKeys:
+        """Every row in memory but the sketch's bands and compact signatures, which stay here: the bands as
+        :class:`BandsOnDisk` (read a band at a time by the ledger's record: 256 of the 400 bytes a document), the
+        signatures as :class:`SignaturesOnDisk` (read whole only while the record compares the set's sketches, and
+        in order otherwise: 128 bytes)."""
+        on_disk = {"bands": BandsOnDisk, "signatures": SignaturesOnDisk}
+        return TokenKeys(*(on_disk[f](self) if f in on_disk else self.column(f) for f in TokenKeys.FIELDS))
+
+    def chunks(self, field: str, rows: int):
+        """``(start, array)``: column ``field`` (not the bands) read in order, ``rows`` rows at a time."""
+        dtype, row = self._rows[field]
+        width = int(np.prod(row, dtype=np.int64)) * dtype.itemsize
+        for start in range(0, self.n, rows):
+            out = np.empty((min(rows, self.n - start), *row), dtype)
+            with self._lock:
+                fh = self._files[field]
+                fh.seek(start * width)
+                _read_into(fh, memoryview(out).cast("B"))
+            yield start, out
 
     def load(self) -> TokenKeys:
         """Every row, in memory."""
@@ -138,6 +147,101 @@ class KeysOnDisk:
 
     def __del__(self):
         self.close()
+
+
+def _read_into(fh, view: memoryview) -> None:
+    """Fill ``view`` from ``fh`` where it stands; a file that ends first is an ``OSError`` (never short keys)."""
+    got = 0
+    while got < len(view):
+        n = fh.readinto(view[got:])
+        if not n:
+            raise OSError(f"a temporary file of the documents' keys ended after {got} of {len(view)} bytes")
+        got += n
+
+
+CHUNK_ROWS = 1 << 18
+"""Rows of a column read at once when it is read in order (:meth:`KeysOnDisk.chunks`: 32 MiB of signatures)."""
+BUCKET_BYTES = 32 << 20
+"""The most bytes of rows :meth:`SignaturesOnDisk.batches` keeps in one temporary bucket (read back whole)."""
+
+
+class SignaturesOnDisk:
+    """The compact signatures (uint8[n, K]) of a :class:`KeysOnDisk`, left on disk: read whole (``np.asarray``)
+    where a step compares sketches at random, or some rows in a given order a batch at a time (:meth:`batches`)."""
+
+    ndim = 2
+
+    def __init__(self, keys: KeysOnDisk):
+        self.keys = keys
+        self.dtype = keys._rows["signatures"][0]
+
+    @property
+    def shape(self) -> tuple:
+        return (len(self.keys), *self.keys._rows["signatures"][1])
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.keys.column("signatures")
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def batches(self, rows, size: int):
+        """The rows ``rows`` (integers, each row at most once), ``size`` at a time in the order of ``rows``: each
+        batch an array ``[len(batch), K]``. The file is read once, in order; each row is put in the temporary bucket
+        of its batch's group (:data:`BUCKET_BYTES` of rows a bucket), and each bucket is read back whole and put in
+        order when its batches are reached. At no time are more rows than one chunk and one bucket in memory (the
+        ledger's record wants its new documents' sketches in the order of their ids, which is no order of the rows:
+        read as they were wanted, the whole column was held)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        width = int(np.prod(self.shape[1:], dtype=np.int64))
+        per_bucket = max(1, BUCKET_BYTES // max(1, size * (width + 8))) * size
+        n_buckets = -(-len(rows) // per_bucket)
+        if n_buckets <= 1:      # one bucket: the rows read as one batch group, no temporary file
+            whole = self._take(rows)
+            for start in range(0, len(rows), size):
+                yield whole[start:start + size]
+            return
+        place = np.full(len(self.keys), -1, np.int64)
+        place[rows] = np.arange(len(rows))
+        record = np.dtype([("at", "<i8"), ("row", self.dtype, (width,))])
+        files = [tempfile.TemporaryFile(prefix="dptopic-keys-") for _ in range(n_buckets)]
+        try:
+            for start, chunk in self.keys.chunks("signatures", CHUNK_ROWS):
+                at = place[start:start + len(chunk)]
+                mine = np.flatnonzero(at >= 0)
+                out = np.empty(len(mine), record)
+                out["at"], out["row"] = at[mine], chunk[mine].reshape(len(mine), width)
+                bucket = out["at"] // per_bucket
+                for b in np.unique(bucket).tolist():
+                    files[b].write(memoryview(np.ascontiguousarray(out[bucket == b])).cast("B"))
+            del place
+            for fh in files:
+                got = np.empty(fh.tell() // record.itemsize, record)
+                fh.seek(0)
+                _read_into(fh, memoryview(got).cast("B"))
+                fh.close()
+                order = np.argsort(got["at"])       # each place once: a batch gathered, not the bucket sorted
+                for start in range(0, len(got), size):
+                    yield got["row"][order[start:start + size]].reshape(-1, *self.shape[1:])
+                del got, order
+        finally:
+            for fh in files:
+                fh.close()
+
+    def _take(self, rows: np.ndarray) -> np.ndarray:
+        """The rows ``rows`` in their order, the column read a chunk at a time."""
+        out = np.empty((len(rows), *self.shape[1:]), self.dtype)
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        for start, chunk in self.keys.chunks("signatures", CHUNK_ROWS):
+            lo, hi = np.searchsorted(sorted_rows, [start, start + len(chunk)])
+            out[order[lo:hi]] = chunk[sorted_rows[lo:hi] - start]
+        return out
 
 
 class BandsOnDisk:

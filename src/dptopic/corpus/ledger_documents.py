@@ -57,7 +57,7 @@ def documents_of(X, user_ids=None) -> Documents | None:
         held = X._held_keys()
         # read once: keys on disk are read back at each read (dptopic.corpus.key_file), and their sketch bands are
         # read by the ledger's record a band at a time
-        tk = held.with_bands_on_disk() if isinstance(held, KeysOnDisk) else X.token_keys
+        tk = held.with_sketches_on_disk() if isinstance(held, KeysOnDisk) else X.token_keys
         if tk is None:
             tk = token_keys(X.doc_ptr, X.word_ids, X.vocabulary.words)
         return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0, tk, read)

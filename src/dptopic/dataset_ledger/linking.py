@@ -240,13 +240,25 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     if known:
         first_row = first_row[~np.isin(doc[first_row], np.fromiter(known, np.int64, len(known)))]
     sketched = docs.signatures is not None and docs.bands is not None
+    sketches = _sketch_batches(docs.signatures, first_row, ROWS_PER_INSERT) if sketched else None
     for start in range(0, len(first_row), ROWS_PER_INSERT):
         rows = first_row[start:start + ROWS_PER_INSERT]
         # the batch's sketches keyed (a row's keyed form depends on that row alone): never the whole set's at once
-        keyed_sig = keyed_sketches(key, np.asarray(docs.signatures)[rows]) if sketched else None
+        keyed_sig = keyed_sketches(key, next(sketches)) if sketched else None
         tx.many("INSERT INTO doc_info (doc, tokens, sketch) VALUES (?, ?, ?)",
                 [(int(doc[i]), int(lengths[i]) if lengths is not None else UNKNOWN_TOKENS,
                   keyed_sig[r].tobytes() if sketched and banded[i] else None) for r, i in enumerate(rows.tolist())])
+
+
+def _sketch_batches(signatures, rows: np.ndarray, size: int):
+    """The sketches of the documents ``rows``, ``size`` at a time in that order: signatures left on disk
+    (:class:`dptopic.corpus.key_file.SignaturesOnDisk`) are read in order, never whole (the order of the new
+    documents' ids is no order of their rows)."""
+    if hasattr(signatures, "batches"):
+        yield from signatures.batches(rows, size)
+        return
+    for start in range(0, len(rows), size):
+        yield np.asarray(signatures)[rows[start:start + size]]
 
 
 def _record_part(tx, keys, index, doc, rec_key) -> None:
