@@ -521,3 +521,34 @@ def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a
     # read whole where sketches are compared (each set's among its own, the second's with the first's), else in order
     # through buckets
     assert buckets.count("whole") == 3 and buckets.count(1) >= 4      # at least two buckets a set
+
+
+def test_a_temporary_folder_that_fills_during_the_record_records_and_spends_nothing(texts, tmp_path, monkeypatch):
+    """The record's buckets of signatures (dptopic.corpus.key_file.SignaturesOnDisk.batches) fail to be written: the
+    debit stops in an OSError and the ledger holds no release, no document set and no key."""
+    from dptopic.corpus import key_file
+    from dptopic.corpus.key_file import KeysOnDisk
+    from dptopic.dataset_ledger import linking
+
+    c = Corpus.from_texts(texts[:120], max_vocab=None)
+    docs = documents_of(Corpus(c.doc_ptr, c.word_ids, c.vocabulary, content_keys=c.content_keys,
+                               token_keys=KeysOnDisk(c.token_keys)))
+    led = DatasetLedger(tmp_path / "l.sqlite")
+    led.content_name(docs)       # the ledger and its key made first
+    before = _rows(tmp_path / "l.sqlite")
+    monkeypatch.setattr(linking, "ROWS_PER_INSERT", 16)
+    monkeypatch.setattr(key_file, "BUCKET_BYTES", 3 * 16 * (docs.signatures.shape[1] + 8))
+
+    class Full:
+        def __init__(self, *a, **k):
+            pass
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+        def close(self):
+            pass
+    monkeypatch.setattr(key_file.tempfile, "TemporaryFile", Full)
+    with pytest.raises(OSError, match="No space"):
+        led.debit("a", "T", "document", ONE, 1e-5, documents=docs)
+    assert _rows(tmp_path / "l.sqlite") == before and led.releases("a") == []

@@ -12,6 +12,9 @@ The files have no name (``tempfile.TemporaryFile``): the operating system remove
 the process ends, however it ends, and no other process can open them by a path. They hold the documents' token-bag
 digests and sketches, from which the texts cannot be read back but which say which documents are alike, in the
 system's temporary folder (``TMPDIR``). Where it cannot take them (no room, no such folder), the keys stay in memory.
+The ledger's record puts its new documents' signatures in order through temporary files of the same kind
+(:meth:`SignaturesOnDisk.batches`); a folder that fills while they are written stops the record in one ``OSError``,
+inside the ledger's transaction: nothing is recorded or spent.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ KEYS_IN_MEMORY = 100_000
 class KeysOnDisk:
     """:class:`~dptopic.corpus.identity.TokenKeys` in temporary files, one per column, rows appended in order; the
     sketch's bands one file per band, so that the ledger's record reads one band at a time (:meth:`band`,
-    :meth:`with_bands_on_disk`).
+    :meth:`with_sketches_on_disk`), and its signatures read in order (:meth:`chunks`).
 
     ``len()`` is the rows written; :meth:`load` reads them back whole, :meth:`take` some rows (in memory), and
     :meth:`kept` some rows into new files. Raises ``OSError`` where the files cannot be made or written (the caller
