@@ -7,6 +7,7 @@ import sys
 from .. import load
 from .._io import atomic_write_bytes
 from ..contributor.client import ServiceClient
+from ..corpus.numbered_ids import NumberedIds
 from ..reporting.export import (
     SPREAD_WARNING,
     check_export_out,
@@ -35,7 +36,7 @@ def cmd_transform(a):
     out = check_theta_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
     theta = model.transform(docs)
-    write_theta_table(out, theta, docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)])
+    write_theta_table(out, theta, docs.doc_ids or NumberedIds(docs.n_docs))
     if getattr(model, "privacy_", {}).get("private"):
         print(f"warning: {private_input_note(model, {'corpus': '--corpus'})}.", file=sys.stderr)
     empty = int((docs.doc_lengths == 0).sum())

@@ -14,6 +14,7 @@ from ..errors import DPTopicError, ParameterError
 from . import stream
 from .corpus import Corpus, tokenising
 from .files import _open_text, broken_link, not_a_regular_file, read_lines
+from .numbered_ids import NumberedIds
 from .preprocess import DEFAULT_MAX_VOCAB
 from .vocabulary import Vocabulary
 
@@ -197,6 +198,6 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
         return Corpus.from_texts(lines, **kw)
     # blank lines (paragraphs apart) are no documents: left out before the vocabulary is built, so that a fraction
     # min_df/max_df counts the documents only, yet the ids keep their line numbers and the blanks are counted
-    c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
+    c = Corpus.from_texts([lines[i] for i in keep], doc_ids=NumberedIds(len(keep), keep), **kw)
     c.n_empty_dropped += len(lines) - len(keep)
     return c

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import DPTopicError
 from .corpus import Corpus
+from .numbered_ids import NumberedIds
 
 
 @dataclass
@@ -57,6 +58,6 @@ def lda_corpus(n_docs: int = 1000, vocab_size: int = 1000, n_topics: int = 10, d
         if len(idx):
             words[idx] = rng.choice(vocab_size, size=len(idx), p=phi[k])
     vocab = [f"w{i}" for i in range(vocab_size)]
-    corpus = Corpus(ptr, words, vocab, doc_ids=[f"doc{i}" for i in range(n_docs)],
+    corpus = Corpus(ptr, words, vocab, doc_ids=NumberedIds(n_docs),
                     metadata={"source": "synthetic-lda", "alpha": alpha, "beta": beta, "n_topics": n_topics})
     return SyntheticLDA(corpus, phi, theta, z)
