@@ -479,17 +479,18 @@ def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a
     """A corpus whose keys the reader kept on disk gives the ledger its sketch bands a band at a time
     (dptopic.corpus.key_file.BandsOnDisk) and its signatures in the order the record writes them
     (dptopic.corpus.key_file.SignaturesOnDisk): the same rows, in the same order, under the same ledger key, as the
-    sketches in memory, and the whole table of bands is never read."""
+    sketches in memory, and neither the whole table of bands nor that of signatures is ever read."""
     import shutil
 
     from dptopic.corpus import key_file
     from dptopic.corpus.key_file import BandsOnDisk, KeysOnDisk, SignaturesOnDisk
-    from dptopic.dataset_ledger import linking
+    from dptopic.dataset_ledger import linking, people
 
     def on_disk(c):
         return Corpus(c.doc_ptr, c.word_ids, c.vocabulary, content_keys=c.content_keys,
                       token_keys=KeysOnDisk(c.token_keys))
-    corpora = [Corpus.from_texts(t, max_vocab=None) for t in (texts[:120], texts[60:200] + texts[:10])]
+    edited = [t + " quixotically" for t in texts[:12]]      # near copies, found by their sketches
+    corpora = [Corpus.from_texts(t, max_vocab=None) for t in (texts[:120] + edited[:6], texts[60:200] + edited)]
     DatasetLedger(tmp_path / "memory.sqlite").content_name(documents_of(corpora[0]))    # the key drawn, no record
     shutil.copy(tmp_path / "memory.sqlite", tmp_path / "disk.sqlite")
 
@@ -508,8 +509,11 @@ def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a
     buckets = []
     made = key_file.tempfile.TemporaryFile
     monkeypatch.setattr(key_file.tempfile, "TemporaryFile", lambda *a, **k: buckets.append(1) or made(*a, **k))
-    monkeypatch.setattr(SignaturesOnDisk, "__array__", lambda self, *a, **k: buckets.append("whole")
-                        or KeysOnDisk.column(self.keys, "signatures"))
+    monkeypatch.setattr(SignaturesOnDisk, "__array__", lambda self, *a, **k: pytest.fail("every sketch read at once"))
+    monkeypatch.setattr(people, "VERIFIED_ROWS", 6)       # the candidates verified a few rows at a time
+    taken = []
+    monkeypatch.setattr(SignaturesOnDisk, "take", lambda self, rows, take=SignaturesOnDisk.take: taken.append(len(rows))
+                        or take(self, rows))
     assert np.array_equal(np.asarray(kept[0].bands), documents_of(corpora[0]).bands)
     read = []
     monkeypatch.setattr(BandsOnDisk, "__array__", lambda self, *a, **k: pytest.fail("every band read at once"))
@@ -518,9 +522,9 @@ def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a
     assert disk[0] == memory[0] and len(memory[0][0]) > 100
     assert disk[1]["epsilon_total"] == memory[1]["epsilon_total"] == pytest.approx(2.0, abs=1e-3)
     assert read and set(read) == set(range(kept[0].bands.shape[1]))
-    # read whole where sketches are compared (each set's among its own, the second's with the first's), else in order
-    # through buckets
-    assert buckets.count("whole") == 3 and buckets.count(1) >= 4      # at least two buckets a set
+    # never read whole: the candidates bounded on two bits a position, those the bound lets through (and the second
+    # set's candidates among the first's) verified on a few rows at a time, the new sketches in order through buckets
+    assert sum(t <= 6 for t in taken) >= 3 and buckets.count(1) >= 4      # at least two buckets a set
 
 
 def test_a_temporary_folder_that_fills_during_the_record_records_and_spends_nothing(texts, tmp_path, monkeypatch):

@@ -2,6 +2,8 @@
 person, and the alias files that say so, refused in one line when they cannot be read as one map."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dptopic.corpus.identity import SKETCH_PARAMS, token_keys, token_list_ids
 from dptopic.dataset_ledger.people import (
@@ -288,6 +290,85 @@ def test_each_bands_candidates_verified_as_made_link_what_the_one_list_of_candid
     copies = np.array([(0, j) for j in range(1, len(bags)) if bags[j] == bags[0]])
     want = np.unique(np.concatenate([cand[ok], copies]), axis=0)
     assert np.array_equal(document_links(bags=bags, bands=bands, signatures=sig), want)
+
+
+class _SketchesOnDisk:
+    """Signatures as the ledger's record reads them from disk (dptopic.corpus.key_file.SignaturesOnDisk): in order a
+    chunk at a time, or some rows; never as one array."""
+
+    def __init__(self, sig, chunk=7):
+        self.sig, self.chunk, self.taken = sig, chunk, []
+        self.shape, self.dtype, self.ndim = sig.shape, sig.dtype, 2
+
+    def __len__(self):
+        return len(self.sig)
+
+    def chunks(self):
+        return ((s, self.sig[s:s + self.chunk]) for s in range(0, len(self.sig), self.chunk))
+
+    def take(self, rows):
+        self.taken.append(len(rows))
+        return self.sig[rows]
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the signatures read whole")
+
+
+def test_candidates_bounded_on_two_bits_link_what_their_signatures_link_held_and_read_any_way(monkeypatch):
+    """The two-bit bound lets through every candidate that reaches the threshold (and few others): the links are those
+    of the signatures verified directly, whether the passing pairs are verified at once or a few at a time, on
+    signatures in memory or on disk (read a few rows at a time, never whole)."""
+    from dptopic.dataset_ledger import people
+    from dptopic.kernels.sketch_pairs import bounded_agreements
+
+    bands, sig = _clustered_sketches()
+    cand = people.sketch_candidates(bands)
+    ok = sketch_agreement(sig[cand[:, 0]], sig[cand[:, 1]]) >= SKETCH_THRESHOLD
+    want = np.unique(cand[ok], axis=0)
+    bound = bounded_agreements(people._low_bits_of(sig), 128, cand[:, 0], cand[:, 1])
+    passed = bound >= people._least_agreement(128, True, SKETCH_THRESHOLD)
+    assert passed[ok].all() and ok.sum() <= passed.sum() < len(cand) // 2
+    for held, rows in ((1 << 20, 1 << 19), (5, 4)):
+        monkeypatch.setattr(people, "HELD_PAIRS", held)
+        monkeypatch.setattr(people, "VERIFIED_ROWS", rows)
+        assert np.array_equal(document_links(bands=bands, signatures=sig), want)
+        disk = _SketchesOnDisk(sig)
+        assert np.array_equal(document_links(bands=bands, signatures=disk), want)
+        assert disk.taken and max(disk.taken) <= rows
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), redraw=st.floats(0.0, 0.5), threshold=st.sampled_from([0.3, 0.5, 0.7, 0.9]),
+       wide=st.booleans())
+def test_any_sketches_bounded_then_verified_link_as_every_candidate_verified(seed, redraw, threshold, wide):
+    """Property: for families of sketches at any spread, any threshold, bytes or 32-bit values, the links of
+    document_links (the bound, then the signatures) are every band candidate verified on its signatures."""
+    from dptopic.dataset_ledger import people
+
+    rng = np.random.default_rng(seed)
+    n, K = 120, 32
+    sig = rng.integers(0, 256, (6, K))[rng.integers(0, 6, n)]
+    sig = np.where(rng.random((n, K)) < redraw, rng.integers(0, 256, (n, K)), sig)
+    sig = (sig * 65537 + 3).astype(np.uint32) if wide else sig.astype(np.uint8)
+    quads = (sig.astype(np.uint64) & np.uint64(255)).reshape(n, 8, 4)
+    bands = (quads[..., 0] | quads[..., 1] << np.uint64(8) | quads[..., 2] << np.uint64(16)
+             | quads[..., 3] << np.uint64(24)) + np.uint64(1)
+    cand = people.sketch_candidates(bands)
+    ok = sketch_agreement(sig[cand[:, 0]], sig[cand[:, 1]]) >= threshold
+    want = np.unique(cand[ok], axis=0).reshape(-1, 2)
+    assert np.array_equal(document_links(bands=bands, signatures=sig, threshold=threshold), want)
+    assert np.array_equal(document_links(bands=bands, signatures=_SketchesOnDisk(sig), threshold=threshold), want)
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_the_least_agreement_is_where_the_verified_share_first_reaches_the_threshold(compact):
+    from dptopic.dataset_ledger import people
+
+    for K in (1, 7, 128, 256):
+        counts = np.arange(K + 1)
+        for threshold in (0.0, 0.3, SKETCH_THRESHOLD, 0.999, 1.0, 1.5):
+            need = people._least_agreement(K, compact, threshold)
+            assert np.array_equal(people._share_score(counts / K, compact) >= threshold, counts >= need)
 
 
 def test_verifying_the_candidates_holds_one_bands_pairs_not_every_pair():

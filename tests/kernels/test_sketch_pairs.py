@@ -1,11 +1,22 @@
 """The compiled agreement of pairs of sketch rows (``kernels/sketch_pairs.py``) against NumPy's gather and compare,
-its sort-based distinct values against ``np.unique``, and its pairs' sort against ``np.lexsort``."""
+and its two-bit bound against NumPy's count on the low bits; its sort-based distinct values against ``np.unique``, and
+its pairs' sort in place against ``np.lexsort``."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dptopic.kernels.sketch_pairs import agreements, sort_pairs, sorted_columns, sorted_unique
+from dptopic.kernels import sketch_pairs
+from dptopic.kernels.sketch_pairs import (
+    agreements,
+    bounded_agreements,
+    distinct_pairs_in_place,
+    low_bits,
+    sort_pairs,
+    sort_pairs_in_place,
+    sorted_columns,
+    sorted_unique,
+)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32])
@@ -110,3 +121,88 @@ def test_sorted_columns_of_a_table_read_a_column_at_a_time_are_those_of_the_arra
     assert sorted(read) == list(range(6))
     for (v, r), (v2, r2) in zip(got, sorted_columns(table, rows, ahead), strict=True):
         assert np.array_equal(v, v2) and np.array_equal(r, r2)
+
+
+def _pair_orders():
+    """Inputs a quicksort meets badly: sorted, reversed, one value, two values, an organ pipe, and random ones."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    yield np.arange(n), np.zeros(n)
+    yield np.arange(n)[::-1].copy(), np.arange(n)
+    yield np.full(n, 5), rng.integers(0, 3, n)
+    yield rng.integers(0, 2, n), rng.integers(0, 2, n)
+    yield np.concatenate([np.arange(n // 2), np.arange(n // 2)[::-1]]), rng.integers(-9, 9, n)
+    yield rng.integers(-2**62, 2**62, n), rng.integers(-2**62, 2**62, n)
+    yield rng.integers(0, 40, 17), rng.integers(0, 4, 17)
+
+
+@pytest.mark.parametrize("dtypes", [(np.int64, np.int64), (np.uint64, np.int32), (np.int64, np.int32)])
+def test_pairs_sorted_in_place_are_in_lexsorts_order(dtypes):
+    for first, second in _pair_orders():
+        first, second = first.astype(dtypes[0]), second.astype(dtypes[1])
+        order = np.lexsort((second, first))
+        a, b = first.copy(), second.copy()
+        sort_pairs_in_place(a, b)
+        assert np.array_equal(a, first[order]) and np.array_equal(b, second[order])
+
+
+def test_the_heap_sort_beneath_the_depth_limit_sorts_its_range_alone():
+    """The introsort's fallback, reached only on inputs that defeat its pivots: it sorts [lo, hi) and nothing else."""
+    for first, second in _pair_orders():
+        a, b = first.astype(np.int64), second.astype(np.int64)
+        lo, hi = len(a) // 5, len(a) - len(a) // 7
+        want_a, want_b = a.copy(), b.copy()
+        order = np.lexsort((b[lo:hi], a[lo:hi]))
+        want_a[lo:hi], want_b[lo:hi] = a[lo:hi][order], b[lo:hi][order]
+        sketch_pairs._heap_sort(a, b, lo, hi)
+        assert np.array_equal(a, want_a) and np.array_equal(b, want_b)
+
+
+def test_sorting_in_place_refuses_a_copy_it_could_not_write_back():
+    a = np.arange(10)
+    with pytest.raises(ValueError, match="contiguous, writable"):
+        sort_pairs_in_place(a[::2], np.zeros(5, np.int64))
+    a.setflags(write=False)
+    with pytest.raises(ValueError, match="contiguous, writable"):
+        sort_pairs_in_place(a, np.zeros(10, np.int64))
+    with pytest.raises(ValueError, match="one length"):
+        sort_pairs_in_place(np.zeros(3, np.int64), np.zeros(2, np.int64))
+
+
+def test_distinct_pairs_in_place_are_numpys_unique_rows():
+    rng = np.random.default_rng(12)
+    for n in (0, 1, 2, 4000):
+        a, b = rng.integers(0, 20, n), rng.integers(0, 3, n)
+        sort_pairs_in_place(a, b)
+        want = np.unique(np.stack([a, b], axis=1), axis=0)
+        m = distinct_pairs_in_place(a, b)
+        assert m == len(want) and np.array_equal(np.stack([a[:m], b[:m]], axis=1), want.reshape(-1, 2))
+
+
+@pytest.mark.parametrize("dtype, K", [(np.uint8, 128), (np.uint8, 40), (np.uint32, 7), (np.uint8, 0)])
+def test_the_two_bit_bound_is_numpys_count_on_the_low_bits_and_never_below_the_agreements(dtype, K):
+    rng = np.random.default_rng(K)
+    base = rng.integers(0, 256, (1, K))
+    sig = np.where(rng.random((300, K)) < rng.uniform(0, 1, (300, 1)), rng.integers(0, 256, (300, K)), base)
+    sig = (sig * (7919 if dtype == np.uint32 else 1)).astype(dtype)
+    a, b = rng.integers(0, 300, 5000), rng.integers(0, 300, 5000)
+    packed = low_bits(sig)
+    assert packed.shape == (300, -(-K // 32)) and packed.dtype == np.uint64
+    got = bounded_agreements(packed, K, a, b)
+    assert np.array_equal(got, ((sig[a] & 3) == (sig[b] & 3)).sum(axis=1))
+    assert (got >= agreements(sig, a, b)).all()
+    assert np.array_equal(bounded_agreements(packed, K, a, b, threads=3), got)
+    out = np.full_like(packed, 99)
+    assert np.array_equal(low_bits(sig, out=out), packed) and np.array_equal(out, packed)
+
+
+def test_the_two_bit_bound_refuses_what_it_cannot_read():
+    packed = low_bits(np.zeros((4, 8), np.uint8))
+    with pytest.raises(IndexError, match="outside"):
+        bounded_agreements(packed, 8, np.array([0]), np.array([4]))
+    with pytest.raises(ValueError, match="as many"):
+        bounded_agreements(packed, 8, np.array([0, 1]), np.array([2]))
+    with pytest.raises(ValueError, match="out of shape"):
+        low_bits(np.zeros((4, 8), np.uint8), out=np.zeros((4, 2), np.uint64))
+    with pytest.raises(ValueError, match="2-D"):
+        low_bits(np.zeros(8, np.uint8))

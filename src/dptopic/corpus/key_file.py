@@ -169,8 +169,9 @@ BUCKET_BYTES = 32 << 20
 
 
 class SignaturesOnDisk:
-    """The compact signatures (uint8[n, K]) of a :class:`KeysOnDisk`, left on disk: read whole (``np.asarray``)
-    where a step compares sketches at random, or some rows in a given order a batch at a time (:meth:`batches`)."""
+    """The compact signatures (uint8[n, K]) of a :class:`KeysOnDisk`, left on disk: read in order a chunk at a time
+    (:meth:`chunks`), some rows (:meth:`take`), or some rows in a given order a batch at a time (:meth:`batches`).
+    Whatever reads them as an array (``np.asarray``) reads them all."""
 
     ndim = 2
 
@@ -205,7 +206,7 @@ class SignaturesOnDisk:
         per_bucket = max(1, BUCKET_BYTES // max(1, size * (width + 8))) * size
         n_buckets = -(-len(rows) // per_bucket)
         if n_buckets <= 1:      # one bucket: the rows read as one batch group, no temporary file
-            whole = self._take(rows)
+            whole = self.take(rows)
             for start in range(0, len(rows), size):
                 yield whole[start:start + size]
             return
@@ -236,8 +237,14 @@ class SignaturesOnDisk:
             for fh in files:
                 fh.close()
 
-    def _take(self, rows: np.ndarray) -> np.ndarray:
-        """The rows ``rows`` in their order, the column read a chunk at a time."""
+    def chunks(self, rows: int = CHUNK_ROWS):
+        """``(start, table)`` for each ``rows`` rows in order: the column read once, a chunk at a time."""
+        return self.keys.chunks("signatures", rows)
+
+    def take(self, rows) -> np.ndarray:
+        """The rows ``rows`` (integers, any order, repeats allowed) in their order, the column read once a chunk at
+        a time: only the rows asked for are held."""
+        rows = np.asarray(rows, dtype=np.int64)
         out = np.empty((len(rows), *self.shape[1:]), self.dtype)
         order = np.argsort(rows, kind="stable")
         sorted_rows = rows[order]

@@ -61,9 +61,10 @@ def read_pairs(tx, blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:
             keys[at:at + n] = np.frombuffer(k, dtype=_INT64)
             docs[at:at + n] = np.frombuffer(d, dtype=_INT64)
             at += n
-    from ..kernels.sketch_pairs import sort_pairs  # why: compiled on first use ('dptopic budget' reads no keys)
+    from ..kernels.sketch_pairs import sort_pairs_in_place  # why: compiled on first use ('dptopic budget': no keys)
 
-    return sort_pairs(keys, docs)       # np.lexsort's order, by one argsort (the kernel's module note)
+    sort_pairs_in_place(keys, docs)     # np.lexsort's order, in place: no sorted copies (the kernel's module note)
+    return keys, docs
 
 
 def blocks_damage(tx) -> str | None:

@@ -128,8 +128,8 @@ def _equal_pairs(keys: np.ndarray) -> np.ndarray:
 
 
 PAIRS_PER_CHECK = 1 << 18
-"""Candidate pairs :func:`document_links` verifies at once (each band's pairs are made and verified a batch at a
-time: a large set's candidates run to tens of millions, 3.8 x 10^7 distinct ones at 10^6 planted documents)."""
+"""Candidate pairs :func:`document_links` bounds at once (each band's pairs are made and bounded a batch at a time: a
+large set's candidates run to tens of millions, 3.8 x 10^7 distinct ones at 10^6 planted documents)."""
 
 
 def _share_score(share: np.ndarray, compact: bool) -> np.ndarray:
@@ -158,6 +158,56 @@ def _pair_agreement(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
     return _share_score(agreements(sig, a, b) / sig.shape[1], sig.dtype == np.uint8)
 
 
+HELD_PAIRS = 1 << 20
+"""Candidate pairs whose two-bit bound reaches the threshold (:func:`document_links`) held before they are verified
+on the signatures together: signatures on disk are read once for each :data:`VERIFIED_ROWS` of their rows."""
+VERIFIED_ROWS = 1 << 19
+"""Rows of signatures on disk read for one verification of held pairs (64 MiB of 128-byte sketches)."""
+
+
+def _least_agreement(K: int, compact: bool, threshold: float) -> int:
+    """The fewest of ``K`` positions two sketches must agree at for :func:`sketch_agreement` to reach ``threshold``
+    (``K + 1`` when none is enough), by the same arithmetic as :func:`_pair_agreement`."""
+    ok = _share_score(np.arange(K + 1) / K, compact) >= threshold
+    return int(np.argmax(ok)) if ok.any() else K + 1
+
+
+def _low_bits_of(signatures) -> np.ndarray:
+    """:func:`dptopic.kernels.sketch_pairs.low_bits` of ``signatures``: an array, or signatures on disk
+    (:class:`dptopic.corpus.key_file.SignaturesOnDisk`) read once in order, a chunk at a time."""
+    from ..kernels.sketch_pairs import low_bits  # compiled on first use: 'dptopic budget' reads without numba
+
+    if not hasattr(signatures, "chunks"):
+        return low_bits(signatures)
+    out = np.empty((len(signatures), -(-signatures.shape[1] // 32)), np.uint64)
+    for start, chunk in signatures.chunks():
+        low_bits(chunk.reshape(len(chunk), -1), out=out[start:start + len(chunk)])
+    return out
+
+
+def _verified(signatures, held: list, threshold: float) -> list:
+    """The pairs of ``held`` (a list of ``(a, b)`` arrays) whose sketches reach ``threshold``, as int64[m, 2] arrays:
+    verified on ``signatures`` as :func:`_pair_agreement` verifies them; signatures on disk read a part at a time,
+    the rows of :data:`VERIFIED_ROWS` // 2 pairs at once (:meth:`~dptopic.corpus.key_file.SignaturesOnDisk.take`)."""
+    if not held:
+        return []
+    a = np.concatenate([x for x, _ in held])
+    b = np.concatenate([y for _, y in held])
+    if isinstance(signatures, np.ndarray):
+        ok = _pair_agreement(signatures, a, b) >= threshold
+        return [np.stack([a[ok], b[ok]], axis=1).astype(np.int64)]
+    from ..kernels.sketch_pairs import sorted_unique  # compiled on first use: 'dptopic budget' reads none
+
+    out, step = [], max(1, VERIFIED_ROWS // 2)
+    for at in range(0, len(a), step):
+        pa, pb = a[at:at + step], b[at:at + step]
+        rows = sorted_unique(np.concatenate([pa, pb]).astype(np.int64), overwrite=True)
+        table = signatures.take(rows)
+        ok = _pair_agreement(table, np.searchsorted(rows, pa), np.searchsorted(rows, pb)) >= threshold
+        out.append(np.stack([pa[ok], pb[ok]], axis=1).astype(np.int64))
+    return out
+
+
 WINDOW = 32
 """Within a band's run of equal values longer than this, each document is verified against the next ``WINDOW`` of
 the run only (near-duplicate runs that long are exact copies already joined by their bag digests)."""
@@ -182,6 +232,8 @@ def _band_pairs(bands, keep: np.ndarray | None = None):
         return
     sketched = band_column(bands, 0) != 0
     sketched = np.flatnonzero(sketched if keep is None else sketched & keep)
+    if len(bands) < 2**31:      # each band's rows sorted as 4-byte numbers: 12 bytes a document a band, not 16
+        sketched = sketched.astype(np.int32)
     # each band sorted with each run of equal values in the documents' order; the next bands are sorted on the
     # other cores while this one's pairs are verified
     for v, docs in sorted_columns(bands, sketched):
@@ -224,7 +276,12 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
     reads); ``bands`` (uint64[n, B]) and ``signatures`` (uint8[n, K]), the sketches (:func:`dptopic.corpus.identity.
     token_keys`). A zero digest, or a row of zero bands, is no key. Text digests match text digests; bag digests before
     and after the cut match one another (a count matrix's bag is both); two sketched documents match when a band agrees
-    and :func:`sketch_agreement` reaches ``threshold``. Pure: no state, no SQL."""
+    and :func:`sketch_agreement` reaches ``threshold``. Pure: no state, no SQL.
+
+    ``signatures`` may also be signatures on disk (:class:`dptopic.corpus.key_file.SignaturesOnDisk`): each band's
+    candidates are first bounded on two bits a position (:func:`dptopic.kernels.sketch_pairs.low_bits`, 32 bytes a
+    document, read once in order), and only the pairs whose bound reaches the threshold are verified on their rows
+    (:data:`VERIFIED_ROWS` at a time); the signatures are never read whole. The links are the same either way."""
     found = []
     if digests is not None:
         found.append(_equal_pairs(digests))
@@ -243,15 +300,29 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
             keep = np.zeros(len(b), bool)
             keep[first] = True
             keep |= b == 0
-        sig = np.asarray(signatures)
-        # each band's candidates verified as they are made (:func:`sketch_candidates` less the one list of every
-        # distinct pair: a pair two bands name is verified twice, with the same answer)
+        # each band's candidates bounded as they are made on two bits a position (a quarter of the signatures,
+        # which stay where they are), and only those the bound lets through verified on the signatures
+        # (:func:`sketch_candidates` less the one list of every distinct pair: a pair two bands name is verified twice,
+        # with the same answer)
+        from ..kernels.sketch_pairs import bounded_agreements  # compiled on first use: 'dptopic budget' reads none
+
+        sig = signatures if hasattr(signatures, "chunks") else np.asarray(signatures)   # on disk, it stays there
+        K = int(sig.shape[1]) if sig.ndim == 2 else 0
+        need = _least_agreement(K, np.dtype(sig.dtype) == np.uint8, threshold) if K else 0
+        packed = _low_bits_of(sig)
+        held, n_held = [], 0
         for lo, hi in _band_pairs(bands, keep):      # (a copy of the bands with the others zeroed took 256 MB)
             for at in range(0, len(lo), PAIRS_PER_CHECK):
                 a, b = lo[at:at + PAIRS_PER_CHECK], hi[at:at + PAIRS_PER_CHECK]
-                ok = _pair_agreement(sig, a, b) >= threshold
-                if ok.any():
-                    found.append(np.stack([a[ok], b[ok]], axis=1))
+                maybe = bounded_agreements(packed, K, a, b) >= need
+                if maybe.any():
+                    held.append((a[maybe], b[maybe]))
+                    n_held += int(np.count_nonzero(maybe))
+                if n_held >= HELD_PAIRS:
+                    found.extend(_verified(sig, held, threshold))
+                    held, n_held = [], 0
+        found.extend(_verified(sig, held, threshold))
+        del packed
     pairs = np.concatenate(found) if found else np.zeros((0, 2), np.int64)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     return np.unique(np.sort(pairs, axis=1), axis=0).astype(np.int64) if len(pairs) else pairs.astype(np.int64)

@@ -56,9 +56,10 @@ def run_in_slices(work, n: int, threads: int | None = None, min_slice: int = 1 <
 
 def ordered_ahead(work, items, ahead: int | None = None):
     """``work(item)`` for each of ``items``, yielded in their order, while up to ``ahead`` of the next items are
-    worked on in threads (None: one fewer than the usable cores, at most 4, so that at most that many results wait
-    in memory). ``work`` should spend its time in code that releases the GIL (NumPy's sorts, a ``nogil`` kernel);
-    the results are those of calling it in order on one thread. Nothing is worked on ahead when ``ahead`` is 0."""
+    worked on in threads (None: one fewer than the usable cores, at most 4): besides the result the caller holds, at
+    most ``ahead`` are in memory, done or being made. ``work`` should spend its time in code that releases the GIL
+    (NumPy's sorts, a ``nogil`` kernel); the results are those of calling it in order on one thread. Nothing is
+    worked on ahead when ``ahead`` is 0."""
     from collections import deque  # why: only a driver that overlaps its steps asks
 
     items = iter(items)
@@ -68,7 +69,8 @@ def ordered_ahead(work, items, ahead: int | None = None):
             yield work(item)
         return
     with ThreadPoolExecutor(ahead, thread_name_prefix="dptopic-ahead") as pool:
-        waiting = deque(pool.submit(work, item) for _, item in zip(range(ahead + 1), items))
+        # ``ahead`` at work while the caller holds a result: each result it takes frees one place
+        waiting = deque(pool.submit(work, item) for _, item in zip(range(ahead), items))
         try:
             while waiting:
                 result = waiting.popleft().result()
