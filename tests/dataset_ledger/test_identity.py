@@ -2,6 +2,8 @@
 field holds them, and one id is one keyed person whatever its Unicode form."""
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from dptopic.dataset_ledger.identity import Documents, check_person, document_rows, person_text
 from dptopic.errors import ParameterError
@@ -47,6 +49,63 @@ def test_the_table_of_a_sets_rows_is_its_rows(kind):
     assert has_doc == (kind != "persons")
     assert [(d if has_doc else None, o, p, n) for d, o, p, n in table.tolist()] == rows
     assert any(r[3] > 1 for r in rows)
+
+
+def _rows_by_numpys_unique(key, docs, doc=None):
+    """document_table as np.unique of the rows wrote it (the reference): fingerprint, content name and table."""
+    import hashlib
+
+    from dptopic.dataset_ledger.identity import document_keys, person_id
+
+    def person_keys(persons):
+        return np.array([person_id(key, p, docs.context) for p in persons], dtype=np.int64).reshape(-1)
+
+    if docs.digests is None:
+        owner = person_keys(docs.persons)
+        doc, person = np.zeros(len(owner), np.int64), np.ones(len(owner), np.int64)
+        reps, has_doc = np.asarray(docs.counts or [1] * len(owner), dtype=np.int64), False
+    else:
+        doc = document_keys(key, docs) if doc is None else np.asarray(doc, dtype=np.int64)
+        owner = person_keys(docs.persons) if docs.persons is not None else doc
+        person = np.full(len(doc), 1 if docs.persons is not None else 0, np.int64)
+        reps, has_doc = np.ones(len(doc), np.int64), True
+    uniq, inverse = np.unique(np.stack([doc, owner, person], axis=1), axis=0, return_inverse=True)
+    copies = np.bincount(inverse.ravel(), weights=reps, minlength=len(uniq)).astype(np.int64)
+    h = hashlib.blake2b(key=key, digest_size=16, person=b"ledger-set")
+    h.update(b"docs" if has_doc else b"people")
+    h.update(np.ascontiguousarray(uniq[:, 0] if has_doc else uniq[:, 1]).tobytes())
+    h.update(np.ascontiguousarray(np.where(uniq[:, 2] > 0, uniq[:, 1], 0)).tobytes())
+    h.update(copies.tobytes())
+    content = hashlib.blake2b(key=key, digest_size=8, person=b"ledger-name")
+    ident = uniq[:, 0] if has_doc else uniq[:, 1]
+    order = np.lexsort((ident,))
+    merged, first = np.unique(ident[order], return_index=True)
+    content.update(merged.tobytes())
+    content.update(np.asarray(np.add.reduceat(copies[order], first) if len(order) else copies, np.int64).tobytes())
+    prefix = "content:" if has_doc else "people:"
+    return h.hexdigest(), prefix + content.hexdigest(), np.concatenate([uniq, copies[:, None]], axis=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 300), distinct=st.integers(1, 400), people=st.integers(0, 20), served=st.booleans(),
+       resolved=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_a_sets_rows_sorted_in_place_are_those_numpys_unique_gives(n, distinct, people, served, resolved, seed):
+    """Property: for any set (copies, persons or none, a set of people with counts, ids already resolved as the
+    record gives them), document_table's fingerprint, content name and rows are those of np.unique of the rows."""
+    from dptopic.dataset_ledger.identity import document_table
+
+    rng = np.random.default_rng(seed)
+    persons = [f"p{int(i)}" for i in rng.integers(0, people, n)] if people else None
+    if served:
+        assume(n > 0)                   # a set of people without documents names at least one
+        docs = Documents(None, persons or [f"q{i}" for i in range(n)], counts=rng.integers(1, 5, n).tolist())
+        doc = None
+    else:
+        docs = Documents(rng.integers(1, distinct + 1, n).astype(np.uint64), persons, 10)
+        doc = rng.integers(-2**63, 2**63 - 1, distinct + 1)[rng.integers(0, distinct + 1, n)] if resolved else None
+    fingerprint, content, table, _ = document_table(KEY, docs, doc)
+    want = _rows_by_numpys_unique(KEY, docs, doc)
+    assert (fingerprint, content) == want[:2] and np.array_equal(table, want[2].reshape(-1, 4))
 
 
 def test_a_large_sets_rows_are_written_a_batch_at_a_time(tmp_path):

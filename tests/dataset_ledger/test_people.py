@@ -360,6 +360,27 @@ def test_any_sketches_bounded_then_verified_link_as_every_candidate_verified(see
     assert np.array_equal(document_links(bands=bands, signatures=_SketchesOnDisk(sig), threshold=threshold), want)
 
 
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 12), max_size=200), wide=st.booleans())
+def test_equal_keys_sorted_in_place_join_each_run_to_its_first_index(keys, wide):
+    """Property: _equal_pairs is the star of each run of equal nonzero keys to its least index, in the order a stable
+    argsort of the keys gives (the reference written with NumPy)."""
+    from dptopic.dataset_ledger.people import _equal_pairs
+
+    k = np.array(keys, dtype=np.uint64) * (np.uint64(2**61 + 3) if wide else np.uint64(1))
+    idx = np.flatnonzero(k)
+    order = idx[np.argsort(k[idx], kind="stable")]
+    want, start = [], 0
+    for i in range(1, len(order)):
+        if k[order[i]] != k[order[i - 1]]:
+            start = i                   # a new run: its first index, in the stable order
+        else:
+            want.append((int(order[start]), int(order[i])))
+    got = _equal_pairs(k)
+    assert got.dtype == np.int64 and got.shape[1] == 2
+    assert [tuple(p) for p in got.tolist()] == want
+
+
 @pytest.mark.parametrize("compact", [True, False])
 def test_the_least_agreement_is_where_the_verified_share_first_reaches_the_threshold(compact):
     from dptopic.dataset_ledger import people
