@@ -142,3 +142,28 @@ def test_fold_in_threads_return_exactly_what_one_thread_returns(planted):
         np.testing.assert_array_equal(infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 12, 6, seed=2, n_jobs=jobs), one)
     for mode in ("paper", "completion"):
         assert perplexity(phi, c, 0.1, mode, 12, 6, seed=1, n_jobs=3) == perplexity(phi, c, 0.1, mode, 12, 6, seed=1)
+
+
+def test_the_paper_perplexity_of_a_corpus_read_a_block_at_a_time_is_the_whole_corpus_score(planted, monkeypatch):
+    """Several blocks of documents: each document's θ is the one the whole corpus's fold-in gives (a stream of its
+    own), the log-likelihoods are summed block by block, and a part of a corpus has its tokens gathered a block at a
+    time, never whole."""
+    import importlib
+
+    module = importlib.import_module("dptopic.evaluation.perplexity")
+
+    c, phi, _, _ = planted
+    whole = perplexity(phi, c, 0.1, "paper", 60, 20, seed=3)
+    theta = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 60, 20, seed=np.random.default_rng(3))
+    monkeypatch.setattr(module, "PERPLEXITY_BLOCK_DOCS", 7)
+    assert c.n_docs > 7 * 3
+    ll = n = 0
+    for a in range(0, c.n_docs, 7):
+        part = c.subset(np.arange(a, min(a + 7, c.n_docs)))
+        got = token_log_likelihood(part.word_ids, part.doc_ptr, theta[a:a + 7], np.ascontiguousarray(phi.T))
+        ll, n = ll + got[0], n + got[1]
+    blocks = perplexity(phi, c, 0.1, "paper", 60, 20, seed=3)
+    assert blocks == math.exp(-ll / n) and blocks == pytest.approx(whole, rel=1e-12)
+    part = c.subset(np.arange(1, c.n_docs, 2))
+    assert perplexity(phi, part, 0.1, "paper", 60, 20, seed=3) > 1
+    assert part._word_ids is None             # the part's tokens were gathered a block at a time only
