@@ -1089,6 +1089,25 @@ def test_a_subsets_token_keys_are_its_rows_gathered_only_when_read():
             assert np.array_equal(getattr(got.token_keys, f), getattr(c.token_keys, f)[want])
 
 
+def test_a_part_and_a_part_of_it_hold_one_index_for_their_tokens_keys_and_default_ids():
+    """A part's tokens, keys and default ids (doc0, doc1, ...) are gathered from one read-only index of the first
+    corpus's rows (three copies of it took 24 bytes a document); its ids, keys and tokens are those of the rows."""
+    texts = [f"word{i % 7} apple banana cherry delta echo foxtrot golf hotel word{i % 11}" for i in range(3000)]
+    c = Corpus.from_texts(texts, min_df=1)
+    assert c.token_keys is not None
+    rows = np.random.default_rng(5).permutation(c.n_docs)[:2000]
+    part = c.subset(rows)
+    inner = part.subset(np.arange(500, 1500))
+    assert part.doc_ids._numbers is part._word_ids_of[2]
+    for got, want in ((part, rows), (inner, rows[500:1500])):
+        index = got._word_ids_of[2]
+        assert got._token_keys_of[1] is index and not index.flags.writeable and np.array_equal(index, want)
+    for got, want in ((part, rows), (inner, rows[500:1500])):
+        assert list(got.doc_ids) == [f"doc{i}" for i in want]
+        assert np.array_equal(got.token_keys.bags, c.token_keys.bags[want])
+        assert [got.doc(d).tolist() for d in range(got.n_docs)] == [c.doc(d).tolist() for d in want]
+
+
 def _random_corpus(n_docs: int, vocab: int = 50, seed: int = 1, longest: int = 8) -> Corpus:
     rng = np.random.default_rng(seed)
     ptr = np.concatenate([[0], np.cumsum(rng.integers(0, longest + 1, n_docs))])

@@ -542,13 +542,13 @@ def test_the_held_out_scores_fold_in_on_every_usable_core_whatever_the_trainers_
     monkeypatch.setattr(dptopic.kernels, "usable_cores", lambda: 3)                # as on a 3-core machine
 
     seen = []
-    real = perplexity_module.infer_theta
+    real = perplexity_module._fold_in        # each block's fold-in, as infer_theta's
 
     def spy(*args, **kw):
         seen.append(args[7] if len(args) >= 8 else kw.get("n_jobs", 1))
         return real(*args, **kw)
 
-    monkeypatch.setattr(perplexity_module, "infer_theta", spy)
+    monkeypatch.setattr(perplexity_module, "_fold_in", spy)
     r = dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, test_size=0.3, seed=0, ledger=False)
     assert "perplexity_bound" in r.metrics
     assert seen and set(seen) == {3}

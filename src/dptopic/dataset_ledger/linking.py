@@ -137,7 +137,7 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     looked up in a ledger that holds none. ``blocks``: the ledger has format 4's key blocks (a format 3 ledger read
     without upgrading has its rows only)."""
     n = len(doc)
-    doc = np.asarray(doc, dtype=np.int64).copy()
+    doc = np.asarray(doc, dtype=np.int64)        # read, never written: the caller's array, not a copy of it
     if docs.digests is None or not n:
         return doc
     group = _groups(docs)
@@ -161,6 +161,8 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
             band_hit = np.flatnonzero(found[index] == none)     # a document an exact key found needs no sketch
             if len(band_hit):
                 _verify_bands(tx, key, docs, index, band_hit, lo, hi, rec_doc, found)
+            del index, lo, hi, band_hit
+        del hits
     # a group takes the least recorded document any member found, else its members' least text key (the same
     # documents in any order are stored alike)
     g_found = np.full(n, none, np.int64)
@@ -168,6 +170,8 @@ def resolve_documents(tx, key: bytes, docs, doc: np.ndarray, record: bool = True
     g_text = np.full(n, none, np.int64)
     np.minimum.at(g_text, group, doc)
     doc = np.where(g_found[group] != none, g_found[group], g_text[group])
+    # 8 bytes a document each, and the ledger's documents 8 bytes a key it holds: not held while the keys are recorded
+    del group, found, g_found, g_text, rec_doc
     if record:
         _record_keys(tx, key, docs, doc, rec_key)
     return doc
