@@ -288,10 +288,11 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
     and after the cut match one another (a count matrix's bag is both); two sketched documents match when a band agrees
     and :func:`sketch_agreement` reaches ``threshold``. Pure: no state, no SQL.
 
-    ``signatures`` may also be signatures on disk (:class:`dptopic.corpus.key_file.SignaturesOnDisk`): each band's
-    candidates are first bounded on two bits a position (:func:`dptopic.kernels.sketch_pairs.low_bits`, 32 bytes a
-    document, read once in order), and only the pairs whose bound reaches the threshold are verified on their rows
-    (:data:`VERIFIED_ROWS` at a time); the signatures are never read whole. The links are the same either way."""
+    Each band's candidates are first bounded on two bits a position (:func:`dptopic.kernels.sketch_pairs.low_bits`,
+    32 bytes a document), and only the pairs whose bound reaches the threshold are verified on their signatures: the
+    links of verifying every candidate. ``signatures`` may also be signatures on disk
+    (:class:`dptopic.corpus.key_file.SignaturesOnDisk`), read once in order for the bound and then the passing pairs'
+    rows, :data:`VERIFIED_ROWS` at a time: never whole."""
     found = []
     if digests is not None:
         found.append(_equal_pairs(digests))
