@@ -60,8 +60,9 @@ def _fold_in(phi_wk, word_ids, doc_ptr, alpha, n_iter, burn_in, base, n_jobs) ->
 PERPLEXITY_BLOCK_DOCS = 1 << 16
 """Documents whose θ :func:`perplexity` (``mode="paper"``) folds in and scores at once: a corpus's tokens are read a
 block at a time (:meth:`~dptopic.corpus.Corpus.token_blocks`) and neither its tokens nor every document's θ are held
-(2 x 10^6 documents of 60 words held 0.5 GB of tokens and, at K = 20, 0.3 GB of θ). A corpus of one block scores as one call; a larger one
-sums its blocks' log-likelihoods, which may differ from one sum in the last bits of the result."""
+(2 x 10^6 documents of 60 words held 0.5 GB of tokens and, at K = 20, 0.3 GB of θ). A corpus of one block scores as
+one call; a larger one sums its blocks' log-likelihoods, which may differ from one sum in the last bits of the
+result."""
 
 
 def split_completion(word_ids, doc_ptr, rng: np.random.Generator):
