@@ -38,17 +38,22 @@ def agreements(signatures: np.ndarray, a: np.ndarray, b: np.ndarray, threads: in
     """For each ``p``, how many positions of rows ``a[p]`` and ``b[p]`` of ``signatures`` (uint8[n, K] or uint32) are
     equal: int32[len(a)], ``(signatures[a] == signatures[b]).sum(axis=1)`` without gathering the rows, on
     ``threads`` threads (None: every usable core; the result does not depend on it)."""
-    sig = np.ascontiguousarray(signatures)
+    return _count_pairs(_agreements, np.ascontiguousarray(signatures), a, b, threads, "agreements")
+
+
+def _count_pairs(kernel, table: np.ndarray, a, b, threads: int | None, what: str) -> np.ndarray:
+    """``kernel(table, a, b, out)`` over the pairs of rows ``(a[p], b[p])`` of ``table`` (checked: as many of each,
+    every row in the table), int32[len(a)], the pairs cut into a slice a thread (each pair's count depends on its two
+    rows alone)."""
     a = np.ascontiguousarray(a, dtype=np.int64)
     b = np.ascontiguousarray(b, dtype=np.int64)
     if len(a) != len(b):
-        raise ValueError(f"agreements needs as many first rows as second rows, not {len(a)} and {len(b)}")
+        raise ValueError(f"{what} needs as many first rows as second rows, not {len(a)} and {len(b)}")
     out = np.empty(len(a), np.int32)
     if len(a):
-        if a.min() < 0 or b.min() < 0 or a.max() >= len(sig) or b.max() >= len(sig):
-            raise IndexError(f"agreements: a row index outside 0..{len(sig) - 1}")
-        # each pair's count depends on its two rows alone: the pairs are cut into a slice a core
-        run_in_slices(lambda lo, hi: _agreements(sig, a[lo:hi], b[lo:hi], out[lo:hi]), len(a), threads)
+        if a.min() < 0 or b.min() < 0 or a.max() >= len(table) or b.max() >= len(table):
+            raise IndexError(f"{what}: a row index outside 0..{len(table) - 1}")
+        run_in_slices(lambda lo, hi: kernel(table, a[lo:hi], b[lo:hi], out[lo:hi]), len(a), threads)
     return out
 
 
@@ -109,18 +114,9 @@ def bounded_agreements(packed: np.ndarray, K: int, a: np.ndarray, b: np.ndarray,
     of a signature table) agree in their two lowest bits: int32[len(a)], an upper bound of :func:`agreements` of the
     signatures themselves (equal for every pair whose positions differ in those bits wherever they differ), on
     ``threads`` threads (None: every usable core)."""
-    packed = np.ascontiguousarray(packed, dtype=np.uint64)
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    b = np.ascontiguousarray(b, dtype=np.int64)
-    if len(a) != len(b):
-        raise ValueError(f"bounded_agreements needs as many first rows as second rows, not {len(a)} and {len(b)}")
-    out = np.empty(len(a), np.int32)
-    if len(a):
-        if a.min() < 0 or b.min() < 0 or a.max() >= len(packed) or b.max() >= len(packed):
-            raise IndexError(f"bounded_agreements: a row index outside 0..{len(packed) - 1}")
-        run_in_slices(lambda lo, hi: _bounded_agreements(packed, int(K), a[lo:hi], b[lo:hi], out[lo:hi]), len(a),
-                      threads)
-    return out
+    K = int(K)
+    return _count_pairs(lambda t, x, y, out: _bounded_agreements(t, K, x, y, out),
+                        np.ascontiguousarray(packed, dtype=np.uint64), a, b, threads, "bounded_agreements")
 
 
 def sorted_unique(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
