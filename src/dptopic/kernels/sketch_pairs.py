@@ -247,17 +247,6 @@ def sort_pairs_in_place(first: np.ndarray, second: np.ndarray) -> None:
     _sort_pairs_in_place(first, second)
 
 
-def sort_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, second)`` (1-D integer arrays of one length) reordered by first value, then second: the arrays
-    ``np.lexsort((second, first))`` would order, as new arrays (a copy of each sorted by
-    :func:`sort_pairs_in_place`)."""
-    first, second = np.asarray(first), np.asarray(second)
-    _check_pairs(first, second, "sort_pairs")
-    a, b = np.array(first, order="C"), np.array(second, order="C")
-    _sort_pairs_in_place(a, b)
-    return a, b
-
-
 @njit(cache=True, nogil=True)
 def _distinct_pairs_in_place(first, second):
     n = first.shape[0]
@@ -280,8 +269,8 @@ def distinct_pairs_in_place(first: np.ndarray, second: np.ndarray) -> int:
 
 
 def sorted_columns(table, rows: np.ndarray, ahead: int | None = None):
-    """For each column ``c`` of the 2-D ``table``, in order: ``sort_pairs(table[rows, c], rows)``, the column's
-    values at ``rows`` sorted with their rows (ties by row). The next columns are sorted on other cores while the
+    """For each column ``c`` of the 2-D ``table``, in order: the column's values at ``rows`` sorted with their rows
+    (ties by row; :func:`sort_pairs_in_place` on copies of both). The next columns are sorted on other cores while the
     caller works on this one (``ahead`` of them at most: :func:`~dptopic.kernels._threads.ordered_ahead`); the
     results do not depend on it. ``table`` may be any object with a 2-D ``shape`` and a ``column(c)`` reading one
     column (a table on disk, read a column at a time)."""
