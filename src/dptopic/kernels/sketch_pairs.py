@@ -7,12 +7,13 @@ the signatures' memory, so that the signatures stay on disk while the candidates
 
 Also :func:`sort_pairs_in_place`, pairs sorted by their first value then their second (``np.lexsort``'s order) in
 place by a compiled introsort: no index array and no sorted copies beside the two arrays (16 bytes a pair against
-40 for NumPy's ``argsort`` of the first and both gathered; 3.2 s against 5.8 s for 3 x 10^7 random int64 pairs here,
-the ledger's exact keys at 10^7 documents), with :func:`distinct_pairs_in_place` after it; and
-:func:`sorted_unique`, the sorted distinct values of an integer array by one sort: NumPy 2.3 and later find an
-integer array's distinct values with a hash table (``np.unique`` without ``return_index``, ``return_inverse`` or
-``return_counts``), which took 2.5 µs and 57 bytes a value on 10^7 int64 here, against 0.015 µs and the array's size
-for a sort (numpy/numpy#28375 tracks the hash table's cost; docs/research/pipeline.md has the figures).
+40 for NumPy's ``argsort`` of the first and both gathered; 3.35 s against 6.89 s for 3 x 10^7 random int64 pairs
+here, the ledger's exact keys at 10^7 documents: ``benchmarks/bench_pair_sort.py``), with
+:func:`distinct_pairs_in_place` after it; and :func:`sorted_unique`, the sorted distinct values of an integer array
+by one sort: NumPy 2.3 and later find an integer array's distinct values with a hash table (``np.unique``
+without ``return_index``, ``return_inverse`` or ``return_counts``), which took 2.5 µs and 57 bytes a value on 10^7
+int64 here, against 0.015 µs and the array's size for a sort (numpy/numpy#28375 tracks the hash table's cost;
+docs/research/pipeline.md has the figures).
 """
 from __future__ import annotations
 
