@@ -30,8 +30,13 @@ class OwnerTotals:
     def _sigs(self, tx, state, docsets, extra=None, virtual=None) -> list:
         """The signatures of the owners of ``docsets`` (with ``extra``, a release not written); ``virtual``: the
         document sets a planned release would read, as one more set (id -1) holding each of their owners with their
-        most documents in any of them."""
+        most documents in any of them. A first read of the sets' owners, as stored, is counted a batch at a time
+        (:meth:`_sorted_batches`): no array of the owners is made."""
+        batches = None if virtual else self._sorted_batches(tx, state, docsets)
+        if batches is not None:
+            from .totals import sorted_signatures  # loads numpy: 'dptopic budget' opens its ledger without it
 
+            return sorted_signatures(batches, state["releases"], extra)
         rows = self._rows_of(tx, state, docsets)
         # the same owners read again with the same release added (the datasets a plan or budget show totals often
         # share every person): their signatures once per transaction

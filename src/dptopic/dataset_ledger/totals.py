@@ -149,11 +149,34 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
     import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
     docset, owner, k, person = (np.asarray(a) for a in rows)
-    if not len(owner):
-        return []
-    allr = list(releases) + ([extra] if extra is not None else [])
+    order = np.lexsort((docset, owner))
+    return sorted_signatures([(docset[order], owner[order], k[order], person[order])], releases, extra)
+
+
+def sorted_signatures(batches, releases: list, extra: dict | None = None) -> list:
+    """:func:`signatures` of rows read a batch at a time: ``batches`` yields ``(docset, owner, documents, person)``
+    arrays whose rows run in the order of the owner across the batches (an owner's rows may go on into the next
+    batch). What is kept between batches is the rows of one owner and, for each distinct signature, its first
+    owner's rows and its counts: a ledger of 10^7 owners is read without an array of its owners (the card's total
+    at the end of a 10^7-document run held 1 GB of rows, their sorted copies and codes)."""
+    import numpy as np  # as in signatures
+
+    firsts: dict = {}       # each owner code: [its first owner's (set, documents) pairs, owners, persons]
+    carry = None
+    for batch in batches:
+        batch = tuple(np.asarray(a, dtype=np.int64) for a in batch)
+        if carry is not None:
+            batch = tuple(np.concatenate([c, b]) for c, b in zip(carry, batch))
+        if not len(batch[1]):
+            continue
+        last = int(np.searchsorted(batch[1], batch[1][-1], "left"))     # the last owner's rows may go on
+        carry = tuple(a[last:] for a in batch)
+        _count_owners(tuple(a[:last] for a in batch), firsts)
+    if carry is not None:
+        _count_owners(carry, firsts)
     by_docset: dict = {}
     datasets_of: dict = {}
+    allr = list(releases) + ([extra] if extra is not None else [])
     for r in allr:
         if r.get("docset") is not None:
             by_docset.setdefault(int(r["docset"]), []).append(r)
@@ -162,18 +185,9 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
     for r in allr:
         if r.get("docset") is None:
             named.setdefault(r["dataset"], []).append(r)
-    k_eff = np.where(person > 0, k, 1).astype(np.int64)
-    order = np.lexsort((docset, owner))
-    docset, owner, k_eff, person = docset[order], owner[order], k_eff[order], person[order]
-    starts, sig = _owner_codes(docset, owner, k_eff)
-    is_person = np.maximum.reduceat(person, starts) > 0
-    uniq, first, counts = np.unique(sig, return_index=True, return_counts=True)
-    persons = np.bincount(np.searchsorted(uniq, sig), weights=is_person, minlength=len(uniq)).astype(int)
-    ends = np.r_[starts[1:], len(owner)]
     out: dict = {}
-    for u, (i, n, p) in enumerate(zip(first, counts, persons)):
-        a, b = starts[i], ends[i]
-        pairs = [(int(docset[j]), int(k_eff[j])) for j in range(a, b)]
+    for code in sorted(firsts):
+        pairs, n, p = firsts[code]
         key, dsets = _releases_of(pairs, by_docset, datasets_of, named)
         s = out.get(key)
         if s is None:
@@ -181,9 +195,33 @@ def signatures(rows, releases: list, extra: dict | None = None) -> list:
         else:
             s.docsets = s.docsets | frozenset(ds for ds, _ in pairs)
             s.datasets |= dsets
-        s.owners += int(n)
-        s.persons += int(p)
+        s.owners += n
+        s.persons += p
     return list(out.values())
+
+
+def _count_owners(rows, firsts: dict) -> None:
+    """Add the owners of ``rows`` (sorted by owner; every row of each owner) to ``firsts``
+    (:func:`sorted_signatures`): one code an owner (:func:`_owner_codes`), and for a code not seen before, its first
+    owner's ``(set, documents)`` pairs; a document of no known person counts once whatever its copies."""
+    import numpy as np  # as in signatures
+
+    docset, owner, k, person = rows
+    if not len(owner):
+        return
+    k_eff = np.where(person > 0, k, 1).astype(np.int64)
+    starts, sig = _owner_codes(docset, owner, k_eff)
+    is_person = np.maximum.reduceat(person, starts) > 0
+    uniq, first, counts = np.unique(sig, return_index=True, return_counts=True)
+    persons = np.bincount(np.searchsorted(uniq, sig), weights=is_person, minlength=len(uniq)).astype(int)
+    ends = np.r_[starts[1:], len(owner)]
+    for code, i, n, p in zip(uniq.tolist(), first, counts, persons):
+        seen = firsts.get(code)
+        if seen is None:
+            firsts[code] = [[(int(docset[j]), int(k_eff[j])) for j in range(starts[i], ends[i])], int(n), int(p)]
+        else:
+            seen[1] += int(n)
+            seen[2] += int(p)
 
 
 def compose_signature(sig: Signature, by_id: dict, delta: float, memo: dict | None = None,
