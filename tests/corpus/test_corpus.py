@@ -1,3 +1,4 @@
+import copy
 import csv
 import decimal
 import gzip
@@ -1090,8 +1091,9 @@ def test_a_subsets_token_keys_are_its_rows_gathered_only_when_read():
 
 
 def test_a_part_and_a_part_of_it_hold_one_index_for_their_tokens_keys_and_default_ids():
-    """A part's tokens, keys and default ids (doc0, doc1, ...) are gathered from one read-only index of the first
-    corpus's rows (three copies of it took 24 bytes a document); its ids, keys and tokens are those of the rows."""
+    """A part's tokens, keys, text digests and default ids (doc0, doc1, ...) are gathered from one read-only index of
+    the first corpus's rows (three copies of it took 24 bytes a document, and the digests 8 more); its ids, keys,
+    digests and tokens are those of the rows, and a copy of the part holds its digests."""
     texts = [f"word{i % 7} apple banana cherry delta echo foxtrot golf hotel word{i % 11}" for i in range(3000)]
     c = Corpus.from_texts(texts, min_df=1)
     assert c.token_keys is not None
@@ -1102,6 +1104,10 @@ def test_a_part_and_a_part_of_it_hold_one_index_for_their_tokens_keys_and_defaul
     for got, want in ((part, rows), (inner, rows[500:1500])):
         index = got._word_ids_of[2]
         assert got._token_keys_of[1] is index and not index.flags.writeable and np.array_equal(index, want)
+        assert got._content_keys_of[0] is c.content_keys and got._content_keys_of[1] is index
+        assert got.content_keys.dtype == np.uint64 and np.array_equal(got.content_keys, c.content_keys[want])
+        held = copy.deepcopy(got)
+        assert held._content_keys_of is None and np.array_equal(held.content_keys, c.content_keys[want])
     for got, want in ((part, rows), (inner, rows[500:1500])):
         assert list(got.doc_ids) == [f"doc{i}" for i in want]
         assert np.array_equal(got.token_keys.bags, c.token_keys.bags[want])

@@ -15,6 +15,7 @@ from dptopic.kernels.sketch_pairs import (
     sort_pairs_in_place,
     sorted_columns,
     sorted_unique,
+    taken_in_place,
 )
 
 
@@ -174,24 +175,29 @@ def test_distinct_pairs_in_place_are_numpys_unique_rows():
         assert m == len(want) and np.array_equal(np.stack([a[:m], b[:m]], axis=1), want.reshape(-1, 2))
 
 
-@pytest.mark.parametrize("dtype, K", [(np.uint8, 128), (np.uint8, 40), (np.uint32, 7), (np.uint8, 0)])
-def test_the_two_bit_bound_is_numpys_count_on_the_low_bits_and_never_below_the_agreements(dtype, K):
+@pytest.mark.parametrize("bits", [1, 2])
+@pytest.mark.parametrize("dtype, K", [(np.uint8, 128), (np.uint8, 40), (np.uint32, 7), (np.uint8, 0), (np.uint8, 65)])
+def test_the_low_bit_bound_is_numpys_count_on_the_low_bits_and_never_below_the_agreements(dtype, K, bits):
     rng = np.random.default_rng(K)
     base = rng.integers(0, 256, (1, K))
     sig = np.where(rng.random((300, K)) < rng.uniform(0, 1, (300, 1)), rng.integers(0, 256, (300, K)), base)
     sig = (sig * (7919 if dtype == np.uint32 else 1)).astype(dtype)
     a, b = rng.integers(0, 300, 5000), rng.integers(0, 300, 5000)
-    packed = low_bits(sig)
-    assert packed.shape == (300, -(-K // 32)) and packed.dtype == np.uint64
-    got = bounded_agreements(packed, K, a, b)
-    assert np.array_equal(got, ((sig[a] & 3) == (sig[b] & 3)).sum(axis=1))
+    packed = low_bits(sig, bits=bits)
+    assert packed.shape == (300, -(-K * bits // 64)) and packed.dtype == np.uint64
+    got = bounded_agreements(packed, K, a, b, bits=bits)
+    mask = (1 << bits) - 1
+    assert np.array_equal(got, ((sig[a] & mask) == (sig[b] & mask)).sum(axis=1))
     assert (got >= agreements(sig, a, b)).all()
-    assert np.array_equal(bounded_agreements(packed, K, a, b, threads=3), got)
+    assert np.array_equal(bounded_agreements(packed, K, a, b, threads=3, bits=bits), got)
     out = np.full_like(packed, 99)
-    assert np.array_equal(low_bits(sig, out=out), packed) and np.array_equal(out, packed)
+    assert np.array_equal(low_bits(sig, out=out, bits=bits), packed) and np.array_equal(out, packed)
+    if bits == 1 and K:         # the library's width: one bit, at least as loose as two
+        assert np.array_equal(low_bits(sig), packed)
+        assert (got >= bounded_agreements(low_bits(sig, bits=2), K, a, b, bits=2)).all()
 
 
-def test_the_two_bit_bound_refuses_what_it_cannot_read():
+def test_the_low_bit_bound_refuses_what_it_cannot_read():
     packed = low_bits(np.zeros((4, 8), np.uint8))
     with pytest.raises(IndexError, match="outside"):
         bounded_agreements(packed, 8, np.array([0]), np.array([4]))
@@ -201,3 +207,30 @@ def test_the_two_bit_bound_refuses_what_it_cannot_read():
         low_bits(np.zeros((4, 8), np.uint8), out=np.zeros((4, 2), np.uint64))
     with pytest.raises(ValueError, match="2-D"):
         low_bits(np.zeros(8, np.uint8))
+    with pytest.raises(ValueError, match="1 or 2 bits"):
+        low_bits(np.zeros((4, 8), np.uint8), bits=3)
+    with pytest.raises(ValueError, match="at 1 bit"):         # two bits' words read as one bit's
+        bounded_agreements(low_bits(np.zeros((4, 128), np.uint8), bits=2), 128, np.array([0]), np.array([1]))
+
+
+@pytest.mark.parametrize("rows", [[], [0], [0, 1, 2, 3, 4, 5, 6, 7], [3], [1, 4, 7], [0, 2, 3, 6]])
+def test_values_taken_in_place_at_increasing_rows_are_numpys_gather_over_the_front_of_the_column(rows):
+    values = np.arange(10, 18, dtype=np.uint64) * np.uint64(3)
+    want = values[np.array(rows, dtype=np.int64)]
+    column = values.copy()
+    got = taken_in_place(column, np.array(rows, dtype=np.int32))
+    assert np.array_equal(got, want)
+    assert got.base is column or got is column or not len(rows)        # written over the column: no second array
+
+
+@pytest.mark.parametrize("rows", [[2, 1], [1, 1], [0, 9]])
+def test_values_taken_at_rows_not_increasing_or_out_of_range_are_gathered_as_numpy_gathers_them(rows):
+    values = np.arange(8, dtype=np.uint64)
+    rows = np.array(rows)
+    if rows.max() >= len(values):
+        with pytest.raises(IndexError):
+            taken_in_place(values.copy(), rows)
+        return
+    column = values.copy()
+    assert np.array_equal(taken_in_place(column, rows), values[rows])
+    assert np.array_equal(column, values)          # not written over

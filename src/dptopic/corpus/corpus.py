@@ -457,6 +457,8 @@ class Corpus:
         self._vocabulary_cut = None     # {"max_vocab", "words", "tokens_read"}: a max_vocab that cut words (from_texts)
         self._check()
         self.user_ids = None if user_ids is None else check_user_ids(user_ids, self.n_docs)
+        #: a part's text digests as ``(digests, rows)`` of the corpus it was taken from, gathered when read
+        self._content_keys_of = None
         self.content_keys = None
         if content_keys is not None:
             keys = np.asarray(content_keys)
@@ -518,6 +520,8 @@ class Corpus:
             state["_word_ids_of"], state["_word_ids"] = None, self._gathered()
         elif isinstance(self._word_ids, TokensOnDisk):
             state["_word_ids"] = self._word_ids.load()
+        if self._content_keys_of is not None:
+            state["_content_keys_of"], state["_content_keys"] = None, self.content_keys
         return state
 
     def token_blocks(self, block_docs: int | None = None):
@@ -989,7 +993,15 @@ class Corpus:
         pick = lambda v: None if v is None else _kept_names(v, idx)  # noqa: E731
         out = Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
                      metadata=self.metadata, user_ids=pick(self.user_ids),
-                     content_keys=None if self.content_keys is None else self.content_keys[idx])
+                     content_keys=None)
+        # the text digests, as the tokens, named by the first corpus's rows and gathered when read (a part of 8 x 10^6
+        # documents held 61 MB of them through the ledger's record, which reads the whole corpus's)
+        if self._content_keys_of is not None:
+            src, src_rows = self._content_keys_of
+            same = self._word_ids_of is not None and src_rows is self._word_ids_of[2]
+            out._content_keys_of = (src, rows if same else src_rows[idx])
+        elif self._content_keys is not None:
+            out._content_keys_of = (self._content_keys, idx)
         if self._token_keys is not None or self._token_keys_of is not None:
             if self._token_keys_of is None:
                 out._token_keys_of = (self._token_keys, idx)
@@ -998,6 +1010,19 @@ class Corpus:
                 same = self._word_ids_of is not None and src is self._word_ids_of[2]
                 out._token_keys_of = (self._token_keys_of[0], rows if same else src[idx])
         return out
+
+    @property
+    def content_keys(self):
+        """Each document's text digest as read (uint64[n]), or None. A part of a corpus (:meth:`subset`) gathers its
+        own from the corpus's when read: each read is a new array, and none is held by the part."""
+        if self._content_keys_of is None:
+            return self._content_keys
+        keys, rows = self._content_keys_of
+        return keys[rows]
+
+    @content_keys.setter
+    def content_keys(self, value):
+        self._content_keys, self._content_keys_of = value, None
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)

@@ -114,7 +114,7 @@ class KeysOnDisk:
         """Every row in memory but the sketch's bands and compact signatures, which stay here: the bands as
         :class:`BandsOnDisk` (read a band at a time by the ledger's record: 256 of the 400 bytes a document), the
         signatures as :class:`SignaturesOnDisk` (never read whole by the record: in order a chunk at a time for the
-        sketches' two-bit bound, and some rows for the pairs it verifies: 128 bytes)."""
+        sketches' one-bit bound, and some rows for the pairs it verifies: 128 bytes)."""
         on_disk = {"bands": BandsOnDisk, "signatures": SignaturesOnDisk}
         return TokenKeys(*(on_disk[f](self) if f in on_disk else self.column(f) for f in TokenKeys.FIELDS))
 

@@ -169,7 +169,7 @@ def _pair_agreement(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
 
 
 HELD_PAIRS = 1 << 20
-"""Candidate pairs whose two-bit bound reaches the threshold (:func:`document_links`) held before they are verified
+"""Candidate pairs whose one-bit bound reaches the threshold (:func:`document_links`) held before they are verified
 on the signatures together: signatures on disk are read once for each :data:`VERIFIED_ROWS` of their rows."""
 VERIFIED_ROWS = 1 << 19
 """Rows of signatures on disk read for one verification of held pairs (64 MiB of 128-byte sketches)."""
@@ -185,11 +185,11 @@ def _least_agreement(K: int, compact: bool, threshold: float) -> int:
 def _low_bits_of(signatures) -> np.ndarray:
     """:func:`dptopic.kernels.sketch_pairs.low_bits` of ``signatures``: an array, or signatures on disk
     (:class:`dptopic.corpus.key_file.SignaturesOnDisk`) read once in order, a chunk at a time."""
-    from ..kernels.sketch_pairs import low_bits  # compiled on first use: 'dptopic budget' reads without numba
+    from ..kernels.sketch_pairs import BOUND_BITS, low_bits  # compiled on first use: 'dptopic budget' reads none
 
     if not hasattr(signatures, "chunks"):
         return low_bits(signatures)
-    out = np.empty((len(signatures), -(-signatures.shape[1] // 32)), np.uint64)
+    out = np.empty((len(signatures), -(-signatures.shape[1] * BOUND_BITS // 64)), np.uint64)
     for start, chunk in signatures.chunks():
         low_bits(chunk.reshape(len(chunk), -1), out=out[start:start + len(chunk)])
     return out
@@ -288,9 +288,9 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
     and after the cut match one another (a count matrix's bag is both); two sketched documents match when a band agrees
     and :func:`sketch_agreement` reaches ``threshold``. Pure: no state, no SQL.
 
-    Each band's candidates are first bounded on two bits a position (:func:`dptopic.kernels.sketch_pairs.low_bits`,
-    32 bytes a document), and only the pairs whose bound reaches the threshold are verified on their signatures: the
-    links of verifying every candidate. ``signatures`` may also be signatures on disk
+    Each band's candidates are first bounded on the lowest bit of each position
+    (:func:`dptopic.kernels.sketch_pairs.low_bits`, 16 bytes a document), and only the pairs whose bound reaches the
+    threshold are verified on their signatures: the links of verifying every candidate. ``signatures`` may also be signatures on disk
     (:class:`dptopic.corpus.key_file.SignaturesOnDisk`), read once in order for the bound and then the passing pairs'
     rows, :data:`VERIFIED_ROWS` at a time: never whole."""
     found = []
@@ -311,7 +311,7 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
             keep = np.zeros(len(b), bool)
             keep[first] = True
             keep |= b == 0
-        # each band's candidates bounded as they are made on two bits a position (a quarter of the signatures,
+        # each band's candidates bounded as they are made on one bit a position (an eighth of the signatures,
         # which stay where they are), and only those the bound lets through verified on the signatures
         # (:func:`sketch_candidates` less the one list of every distinct pair: a pair two bands name is verified twice,
         # with the same answer)

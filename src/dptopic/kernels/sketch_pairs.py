@@ -2,7 +2,7 @@
 of two compact sketches agree, for many pairs of rows of one table, without copying either row
 (:func:`dptopic.dataset_ledger.people.document_links` verifies millions of candidate pairs; gathering both sketches
 of a batch of pairs took two copies of the batch's rows and a boolean table of their comparison), and an upper bound
-of that count from the two lowest bits of each position (:func:`low_bits`, :func:`bounded_agreements`: a quarter of
+of that count from the lowest bit of each position (:func:`low_bits`, :func:`bounded_agreements`: an eighth of
 the signatures' memory, so that the signatures stay on disk while the candidates are bounded).
 
 Also :func:`sort_pairs_in_place`, pairs sorted by their first value then their second (``np.lexsort``'s order) in
@@ -59,31 +59,43 @@ def _count_pairs(kernel, table: np.ndarray, a, b, threads: int | None, what: str
 
 
 @njit(cache=True, nogil=True)
-def _pack_low_bits(sig, out):
+def _pack_low_bits(sig, bits, out):
     n, K = sig.shape
+    per = 64 // bits
+    mask = (1 << bits) - 1
     for i in range(n):
         for w in range(out.shape[1]):
             out[i, w] = 0
         for k in range(K):
-            out[i, k >> 5] |= np.uint64(sig[i, k] & 3) << np.uint64(2 * (k & 31))
+            out[i, k // per] |= np.uint64(sig[i, k] & mask) << np.uint64(bits * (k % per))
 
 
-def low_bits(signatures: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """The two lowest bits of each position of ``signatures`` (an integer table ``[n, K]``), 32 positions to a
-    64-bit word: uint64[n, ceil(K / 32)], position ``k`` at bits ``2 (k mod 32)`` of word ``k // 32`` (the rest
-    zero). Two rows that agree at a position agree in its two bits, so :func:`bounded_agreements` of the packed rows
-    is never below :func:`agreements` of the rows, at a quarter of a byte signature's memory. ``out``: where to put
-    them (its rows, ``[n, ceil(K / 32)]``)."""
+BOUND_BITS = 1
+"""The low bits of each sketch position :func:`low_bits` keeps by default: one (16 bytes a document for 128
+positions). Two bits let through fewer candidates to verify on the signatures but take twice the memory through the
+ledger's comparison of a set's sketches (``benchmarks/bench_sketch_bound.py``: on 20 Newsgroups one bit let 80% of the
+band candidates through, two 57%, 43% reaching the threshold; on 2 x 10^5 planted documents one bit 0.24%, two none;
+at 10^7 documents the two bits held 305 MiB at the run's peak)."""
+
+
+def low_bits(signatures: np.ndarray, out: np.ndarray | None = None, bits: int = BOUND_BITS) -> np.ndarray:
+    """The ``bits`` lowest bits (1 or 2) of each position of ``signatures`` (an integer table ``[n, K]``),
+    ``64 // bits`` positions to a 64-bit word: uint64[n, ceil(K bits / 64)], position ``k`` at bits
+    ``bits (k mod (64 / bits))`` of word ``k // (64 / bits)`` (the rest zero). Two rows that agree at a position agree
+    in its low bits, so :func:`bounded_agreements` of the packed rows is never below :func:`agreements` of the rows, at
+    ``bits / 8`` of a byte signature's memory. ``out``: where to put them (its rows, ``[n, words]``)."""
     sig = np.ascontiguousarray(signatures)
     if sig.ndim != 2:
         raise ValueError(f"low_bits needs a 2-D table of signatures, not shape {sig.shape}")
-    words = -(-sig.shape[1] // 32)
+    if bits not in (1, 2):
+        raise ValueError(f"low_bits keeps 1 or 2 bits a position, not {bits!r}")
+    words = -(-sig.shape[1] * bits // 64)
     if out is None:
         out = np.empty((len(sig), words), np.uint64)
     elif out.shape != (len(sig), words) or out.dtype != np.uint64:
         raise ValueError(f"low_bits needs out of shape {(len(sig), words)} and uint64, not {out.shape} {out.dtype}")
     if sig.size:
-        _pack_low_bits(sig, out)
+        _pack_low_bits(sig, bits, out)
     elif out.size:
         out[:] = 0
     return out
@@ -98,26 +110,32 @@ def _bits_set(x):
 
 
 @njit(cache=True, nogil=True)
-def _bounded_agreements(packed, K, a, b, out):
+def _bounded_agreements(packed, K, bits, a, b, out):
     W = packed.shape[1]
     for p in range(a.shape[0]):
         i, j = a[p], b[p]
         differ = 0
         for w in range(W):
             x = packed[i, w] ^ packed[j, w]
-            differ += _bits_set((x | (x >> np.uint64(1))) & np.uint64(0x5555555555555555))
+            if bits == 2:       # a position differs where either of its two bits does
+                x = (x | (x >> np.uint64(1))) & np.uint64(0x5555555555555555)
+            differ += _bits_set(x)
         out[p] = K - differ
 
 
 def bounded_agreements(packed: np.ndarray, K: int, a: np.ndarray, b: np.ndarray,
-                       threads: int | None = None) -> np.ndarray:
+                       threads: int | None = None, bits: int = BOUND_BITS) -> np.ndarray:
     """For each ``p``, how many of the ``K`` positions of rows ``a[p]`` and ``b[p]`` of ``packed`` (:func:`low_bits`
-    of a signature table) agree in their two lowest bits: int32[len(a)], an upper bound of :func:`agreements` of the
-    signatures themselves (equal for every pair whose positions differ in those bits wherever they differ), on
-    ``threads`` threads (None: every usable core)."""
-    K = int(K)
-    return _count_pairs(lambda t, x, y, out: _bounded_agreements(t, K, x, y, out),
-                        np.ascontiguousarray(packed, dtype=np.uint64), a, b, threads, "bounded_agreements")
+    of a signature table, ``bits`` a position) agree in their low bits: int32[len(a)], an upper bound of
+    :func:`agreements` of the signatures themselves (equal for every pair whose positions differ in those bits
+    wherever they differ), on ``threads`` threads (None: every usable core)."""
+    K, bits = int(K), int(bits)
+    packed = np.ascontiguousarray(packed, dtype=np.uint64)
+    if bits not in (1, 2) or packed.ndim != 2 or packed.shape[1] != -(-K * bits // 64):
+        raise ValueError(f"bounded_agreements needs low_bits of {K} positions at {bits} bit(s) each"
+                         f" ({-(-K * bits // 64)} words a row), not an array of shape {packed.shape}")
+    return _count_pairs(lambda t, x, y, out: _bounded_agreements(t, K, bits, x, y, out), packed, a, b, threads,
+                        "bounded_agreements")
 
 
 def sorted_unique(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
@@ -269,16 +287,42 @@ def distinct_pairs_in_place(first: np.ndarray, second: np.ndarray) -> int:
     return int(_distinct_pairs_in_place(first, second))
 
 
+@njit(cache=True, nogil=True)
+def _increasing(rows):
+    for i in range(1, rows.shape[0]):
+        if rows[i] <= rows[i - 1]:
+            return False
+    return rows.shape[0] == 0 or rows[0] >= 0
+
+
+@njit(cache=True, nogil=True)
+def _gather_in_place(values, rows):
+    for i in range(rows.shape[0]):      # rows[i] >= i (increasing, from 0 up): no value is read after it is written
+        values[i] = values[rows[i]]
+
+
+def taken_in_place(values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``values[rows]`` for increasing ``rows`` (each in range), written over the front of ``values`` (which the caller
+    gives up: a column read for this alone) and returned as a view of it: no second array of the column's size."""
+    rows = np.asarray(rows)
+    if len(rows) and rows[-1] >= len(values) or not (values.ndim == 1 and values.flags.c_contiguous
+                                                      and values.flags.writeable) or not _increasing(rows):
+        return values[rows]
+    _gather_in_place(values, rows)
+    return values[:len(rows)]
+
+
 def sorted_columns(table, rows: np.ndarray, ahead: int | None = None):
     """For each column ``c`` of the 2-D ``table``, in order: the column's values at ``rows`` sorted with their rows
     (ties by row; :func:`sort_pairs_in_place` on copies of both). The next columns are sorted on other cores while the
     caller works on this one (``ahead`` of them at most: :func:`~dptopic.kernels._threads.ordered_ahead`); the
     results do not depend on it. ``table`` may be any object with a 2-D ``shape`` and a ``column(c)`` reading one
-    column (a table on disk, read a column at a time)."""
+    column (a table on disk, read a column at a time: increasing ``rows`` are then gathered over the column read,
+    :func:`taken_in_place`)."""
     columns = range(table.shape[1] if table.ndim == 2 else 0)
 
     def sort(c):
-        values = table.column(c)[rows] if hasattr(table, "column") else table[rows, c]
+        values = taken_in_place(table.column(c), rows) if hasattr(table, "column") else table[rows, c]
         at = np.array(rows, order="C")
         _sort_pairs_in_place(values, at)
         return values, at
