@@ -10,6 +10,7 @@ from dptopic.kernels import sketch_pairs
 from dptopic.kernels.sketch_pairs import (
     agreements,
     bounded_agreements,
+    counted_pairs_in_place,
     distinct_pairs_in_place,
     low_bits,
     sort_pairs_in_place,
@@ -234,3 +235,18 @@ def test_values_taken_at_rows_not_increasing_or_out_of_range_are_gathered_as_num
     column = values.copy()
     assert np.array_equal(taken_in_place(column, rows), values[rows])
     assert np.array_equal(column, values)          # not written over
+
+
+def test_counted_pairs_in_place_are_numpys_distinct_pairs_and_counts_for_two_arrays_or_one():
+    rng = np.random.default_rng(12)
+    for n in (0, 1, 2, 5000):
+        a, b = rng.integers(0, 30, n), rng.integers(0, 4, n)
+        sort_pairs_in_place(a, b)
+        want, counts = np.unique(np.stack([a, b], axis=1), axis=0, return_counts=True)
+        m, got = counted_pairs_in_place(a, b)
+        assert m == len(want) and np.array_equal(np.stack([a[:m], b[:m]], axis=1), want.reshape(-1, 2))
+        assert np.array_equal(got[:m], counts)
+        one = np.sort(rng.integers(0, 50, n))
+        values, counts = np.unique(one, return_counts=True)
+        m, got = counted_pairs_in_place(one, one)          # a value paired with itself: one array
+        assert m == len(values) and np.array_equal(one[:m], values) and np.array_equal(got[:m], counts)

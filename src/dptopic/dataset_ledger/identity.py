@@ -155,19 +155,21 @@ def document_table(key: bytes, docs: Documents, doc=None):
 def _counted_rows(doc, owner, person: int):
     """The rows ``(doc, owner, person, copies)`` of a set of documents: each distinct ``(doc, owner)`` once, in their
     order (``np.unique(..., axis=0)``'s), with ``person`` (one value for the set) and how many documents it stands
-    for. Sorted in place on copies of the two columns, 16 bytes a document (``np.unique`` of the rows with their
-    inverse took about 150 bytes a document: 1.4 GB at 10^7)."""
+    for. Sorted in place on copies of the two columns (one, where each document is its own owner), the distinct rows
+    and their counts then moved to the front of the copies (``np.unique`` of the rows with their inverse took about
+    150 bytes a document, 1.4 GB at 10^7; an index of the first rows and its gathers 40 more)."""
     import numpy as np  # 'dptopic budget' opens its ledger without numpy
 
-    from ..kernels.sketch_pairs import sort_pairs_in_place  # why: compiled on first use, as the record's keys
+    from ..kernels.sketch_pairs import counted_pairs_in_place, sort_pairs_in_place  # why: compiled on first use
 
     d = np.array(doc, dtype=np.int64)
-    o = np.array(owner, dtype=np.int64)
-    sort_pairs_in_place(d, o)
-    first = np.ones(len(d), bool)
-    first[1:] = (d[1:] != d[:-1]) | (o[1:] != o[:-1])
-    first = np.flatnonzero(first)
-    table = np.empty((len(first), 4), np.int64)
-    table[:, 0], table[:, 1], table[:, 2] = d[first], o[first], person
-    table[:, 3] = np.diff(np.append(first, len(d)))
+    if owner is doc:        # each document its own owner: the pairs (d, d), one column sorted
+        d.sort()
+        o = d
+    else:
+        o = np.array(owner, dtype=np.int64)
+        sort_pairs_in_place(d, o)
+    m, counts = counted_pairs_in_place(d, o)
+    table = np.empty((m, 4), np.int64)
+    table[:, 0], table[:, 1], table[:, 2], table[:, 3] = d[:m], o[:m], person, counts[:m]
     return table

@@ -288,6 +288,33 @@ def distinct_pairs_in_place(first: np.ndarray, second: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True)
+def _counted_pairs_in_place(first, second, counts):
+    n = first.shape[0]
+    if n == 0:
+        return 0
+    m = 0
+    counts[0] = 1
+    for i in range(1, n):
+        if first[i] != first[m] or second[i] != second[m]:
+            m += 1
+            first[m] = first[i]
+            second[m] = second[i]
+            counts[m] = 1
+        else:
+            counts[m] += 1
+    return m + 1
+
+
+def counted_pairs_in_place(first: np.ndarray, second: np.ndarray) -> tuple[int, np.ndarray]:
+    """:func:`distinct_pairs_in_place` with how many times each distinct pair came: ``(m, counts)``, the pairs at
+    ``first[:m]``, ``second[:m]`` and their counts at ``counts[:m]`` (int64). ``second`` may be ``first`` itself
+    (pairs of a value with itself: one array sorted)."""
+    _check_pairs(first, second, "counted_pairs_in_place")
+    counts = np.empty(len(first), np.int64)
+    return int(_counted_pairs_in_place(first, second, counts)), counts
+
+
+@njit(cache=True, nogil=True)
 def _increasing(rows):
     for i in range(1, rows.shape[0]):
         if rows[i] <= rows[i - 1]:
