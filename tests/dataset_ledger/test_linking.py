@@ -314,7 +314,7 @@ class _RowsTx:
 
 
 def test_a_first_sets_keys_hashed_a_part_at_a_time_are_the_whole_sets_keys_recorded_part_by_part(texts):
-    """The record hashes its keys a part at a time (the text and bags, then each band): its rows are the rule
+    """The record hashes its keys a part at a time (the text, the bags, then each band): its rows are the rule
     written out over the whole set's keys (document_keys): each part's new (key, document) pairs, once, sorted."""
     from dptopic.dataset_ledger import linking
     from dptopic.dataset_ledger.identity import document_keys as text_keys
@@ -326,7 +326,7 @@ def test_a_first_sets_keys_hashed_a_part_at_a_time_are_the_whole_sets_keys_recor
     assert len(np.unique(doc)) < len(doc)
     index, keys = linking.document_keys(key, docs)
     n_bands = np.count_nonzero(np.asarray(docs.bands, dtype=np.uint64), axis=0)
-    bounds = np.concatenate([[0], len(keys) - n_bands.sum() + np.concatenate([[0], np.cumsum(n_bands)])])
+    bounds = np.concatenate([[0, len(doc)], len(keys) - n_bands.sum() + np.concatenate([[0], np.cumsum(n_bands)])])
     want = []
     for a, b in zip(bounds[:-1], bounds[1:]):
         want += sorted(set(zip(keys[a:b].tolist(), doc[index[a:b]].tolist())))
