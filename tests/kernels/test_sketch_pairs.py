@@ -13,6 +13,7 @@ from dptopic.kernels.sketch_pairs import (
     counted_pairs_in_place,
     distinct_pairs_in_place,
     low_bits,
+    ranks_among_equal,
     sort_pairs_in_place,
     sorted_columns,
     sorted_unique,
@@ -250,3 +251,12 @@ def test_counted_pairs_in_place_are_numpys_distinct_pairs_and_counts_for_two_arr
         values, counts = np.unique(one, return_counts=True)
         m, got = counted_pairs_in_place(one, one)          # a value paired with itself: one array
         assert m == len(values) and np.array_equal(one[:m], values) and np.array_equal(got[:m], counts)
+
+
+def test_ranks_among_equal_values_count_the_equal_values_before_each():
+    rng = np.random.default_rng(13)
+    for n in (0, 1, 7, 3000):
+        values = rng.integers(0, 40, n).astype(np.uint64) * np.uint64(2**60 // 40)
+        want = np.array([int(np.count_nonzero(values[:i] == values[i])) for i in range(n)], dtype=np.uint64)
+        got = ranks_among_equal(values)
+        assert got.dtype == np.uint64 and np.array_equal(got, want)

@@ -29,6 +29,7 @@ from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError, ParameterError, ParameterWarning
 from ..kernels import segment_sums
 from ..kernels.minhash import bag_sums
+from ..kernels.sketch_pairs import ranks_among_equal
 from . import records
 from .identity import SKETCH_PARAMS, TokenKeys, mix64, text_digests, token_digests, token_list_ids
 from .identity import token_keys as keys_of_tokens
@@ -1060,13 +1061,11 @@ class Corpus:
         for a, b, ptr, ids in self._blocks(TOKEN_BLOCK_DOCS):       # a block at a time: a corpus on disk stays there
             bag_sums(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(ids), word_hash, sums[a:b])
         h = mix64(sums)
+        del sums
         # the k-th copy of a bag of words hashes with k: copies spread over both parts, and adding one more copy
-        # adds one document to one part (which copy is which does not matter: they are the same document)
-        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        copy = np.empty(len(h), dtype=np.uint64)
-        copy[order] = np.arange(len(h), dtype=np.uint64) - np.repeat(
-            np.searchsorted(inverse[order], np.arange(len(first))), np.bincount(inverse)).astype(np.uint64)
+        # adds one document to one part (which copy is which does not matter: they are the same document); each
+        # copy's k by one sort in place (np.unique's inverse and its stable argsort took 90 bytes a document)
+        copy = ranks_among_equal(h)
         with np.errstate(over="ignore"):
             u = (mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
         return self._parts(u < test_size)
