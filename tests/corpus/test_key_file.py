@@ -85,9 +85,12 @@ def test_the_ledgers_documents_and_a_save_read_keys_on_disk_once_and_leave_the_s
     monkeypatch.setattr(KeysOnDisk, "load", lambda self: reads.append("load") or load(self))
     monkeypatch.setattr(KeysOnDisk, "column", lambda self, f: reads.append(f) or column(self, f))
     docs = documents_of(corpus)
-    # each column read once but the sketches, which stay on disk for the ledger's record to read a band at a time,
-    # and the signatures whole only where it compares them
+    # no column read: the sketches stay on disk for the ledger's record to read a band at a time, the signatures
+    # never whole, the bags and lengths whole by each step that reads them; the read bags are written beside them
+    assert reads == []
+    assert np.array_equal(np.asarray(docs.bags), keys.bags) and np.array_equal(np.asarray(docs.lengths), keys.lengths)
     assert sorted(reads) == ["bags", "lengths"]
+    assert np.asarray(docs.read_bags).dtype == np.uint64 and len(docs.read_bags) == 40
     assert docs.bands.column(2).tolist() == keys.bands[:, 2].tolist()
     assert np.array_equal(np.asarray(docs.bands), keys.bands) and np.array_equal(docs.signatures, keys.signatures)
     reads.clear()
@@ -138,3 +141,30 @@ def test_signatures_on_disk_are_read_in_any_order_a_batch_at_a_time_never_whole(
     assert np.array_equal(np.concatenate(got), whole[rows])
     assert all(b.flags.c_contiguous and b.dtype == whole.dtype for b in got)
     assert list(sig.batches(rows[:0], 50)) == []
+
+
+def test_a_column_on_disk_reads_back_the_array_written_each_time_it_is_read():
+    from dptopic.corpus.key_file import ColumnOnDisk
+
+    values = np.arange(1000, dtype=np.uint64) * np.uint64(2**40 + 7)
+    col = ColumnOnDisk.of_array(values)
+    assert isinstance(col, ColumnOnDisk) and len(col) == 1000 and col.shape == (1000,) and col.dtype == np.uint64
+    first, again = np.asarray(col), np.asarray(col)
+    assert np.array_equal(first, values) and np.array_equal(again, values) and first is not again
+    first[:] = 0                                            # a read is the caller's: the file is unchanged
+    assert np.array_equal(np.asarray(col, dtype=np.int64), values.astype(np.int64))
+    assert len(np.asarray(ColumnOnDisk.of_array(values[:0]))) == 0
+    with pytest.raises(ValueError, match="1-D"):
+        ColumnOnDisk.of_array(values.reshape(10, 100))
+
+
+def test_a_column_that_cannot_be_written_to_disk_stays_the_array(monkeypatch):
+    from dptopic.corpus import key_file
+
+    def no_room(*a, **k):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(key_file.tempfile, "TemporaryFile", no_room)
+    values = np.arange(5, dtype=np.uint64)
+    assert key_file.ColumnOnDisk.of_array(values) is not None
+    assert np.array_equal(key_file.ColumnOnDisk.of_array(values), values)
+    assert isinstance(key_file.ColumnOnDisk.of_array(values), np.ndarray)

@@ -111,12 +111,14 @@ class KeysOnDisk:
         return out
 
     def with_sketches_on_disk(self) -> TokenKeys:
-        """Every row in memory but the sketch's bands and compact signatures, which stay here: the bands as
-        :class:`BandsOnDisk` (read a band at a time by the ledger's record: 256 of the 400 bytes a document), the
-        signatures as :class:`SignaturesOnDisk` (never read whole by the record: in order a chunk at a time for the
-        sketches' one-bit bound, and some rows for the pairs it verifies: 128 bytes)."""
+        """Every column left here: the sketch's bands as :class:`BandsOnDisk` (read a band at a time by the ledger's
+        record: 256 of the 400 bytes a document), the signatures as :class:`SignaturesOnDisk` (never read whole by
+        the record: in order a chunk at a time for the sketches' one-bit bound, and some rows for the pairs it
+        verifies: 128 bytes), the bag digests and lengths as :class:`ColumnOnDisk` (read whole by each step of the
+        record that reads them, and let go after it: not held through the comparison of the sketches, 12 bytes)."""
         on_disk = {"bands": BandsOnDisk, "signatures": SignaturesOnDisk}
-        return TokenKeys(*(on_disk[f](self) if f in on_disk else self.column(f) for f in TokenKeys.FIELDS))
+        return TokenKeys(*(on_disk[f](self) if f in on_disk else ColumnOnDisk.of_keys(self, f)
+                           for f in TokenKeys.FIELDS))
 
     def chunks(self, field: str, rows: int):
         """``(start, array)``: column ``field`` (not the bands) read in order, ``rows`` rows at a time."""
@@ -252,6 +254,68 @@ class SignaturesOnDisk:
             lo, hi = np.searchsorted(sorted_rows, [start, start + len(chunk)])
             out[order[lo:hi]] = chunk[sorted_rows[lo:hi] - start]
         return out
+
+
+class ColumnOnDisk:
+    """One column (1-D) left in a temporary file: a column of a :class:`KeysOnDisk` (:meth:`of_keys`), or an array
+    written to a file of its own (:meth:`of_array`). Whatever reads it as an array (``np.asarray``) reads it whole,
+    each time: nothing is held between two reads."""
+
+    ndim = 1
+
+    def __init__(self, read, n: int, dtype):
+        self._read_all, self.n, self.dtype = read, int(n), np.dtype(dtype)
+
+    @classmethod
+    def of_keys(cls, keys: KeysOnDisk, field: str) -> ColumnOnDisk:
+        """Column ``field`` of ``keys`` (one value a row)."""
+        dtype, row = keys._rows[field]
+        if row != ():
+            raise ValueError(f"ColumnOnDisk holds a column of one value a row, not {field!r} of rows {row}")
+        return cls(lambda: keys.column(field), keys.n, dtype)
+
+    @classmethod
+    def of_array(cls, values) -> ColumnOnDisk | np.ndarray:
+        """``values`` (1-D) written to a temporary file of their own; the array itself where no file can be made or
+        written (``TMPDIR`` full or missing)."""
+        values = np.ascontiguousarray(values)
+        if values.ndim != 1:
+            raise ValueError(f"ColumnOnDisk holds a 1-D column, not shape {values.shape}")
+        try:
+            fh = tempfile.TemporaryFile(prefix="dptopic-keys-")
+        except OSError:
+            return values
+        try:
+            fh.write(memoryview(values).cast("B"))
+            fh.flush()
+        except OSError:
+            fh.close()
+            return values
+        n, dtype, lock = len(values), values.dtype, threading.Lock()
+
+        def read() -> np.ndarray:        # (the file and its size, never the array written)
+            out = np.empty(n, dtype)
+            if n:
+                with lock:
+                    fh.seek(0)
+                    _read_into(fh, memoryview(out).cast("B"))
+            return out
+        return cls(read, n, dtype)
+
+    @property
+    def shape(self) -> tuple:
+        return (self.n,)
+
+    @property
+    def size(self) -> int:
+        return self.n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __array__(self, dtype=None, copy=None):
+        out = self._read_all()
+        return out if dtype is None else out.astype(dtype, copy=False)
 
 
 class BandsOnDisk:

@@ -21,7 +21,7 @@ from .identity import (
     token_list_ids,
     word_hashes,
 )
-from .key_file import KeysOnDisk
+from .key_file import ColumnOnDisk, KeysOnDisk
 from .preprocess import Preprocessor, Tokenizer
 
 if TYPE_CHECKING:
@@ -46,18 +46,23 @@ def documents_of(X, user_ids=None) -> Documents | None:
     if isinstance(X, Corpus):
         hashes = word_hashes(X.vocabulary.words)
         digests, read = [], []
+        keys = X.content_keys       # read once (a part of a corpus gathers its digests at each read)
         for p, ids in X.token_blocks():      # a block at a time: a corpus on disk, or a split's part, never whole
-            if X.content_keys is None:
+            if keys is None:
                 digests.append(bag_digests(p, ids, hashes=hashes))
             read.append(read_bag_digests(p, ids, hashes=hashes))
-        keys = X.content_keys if X.content_keys is not None else _joined(digests)
+        keys = keys if keys is not None else _joined(digests)
         read = _joined(read)
         persons = persons if persons is not None else X.user_ids
         lengths = X.doc_lengths
         held = X._held_keys()
         # read once: keys on disk are read back at each read (dptopic.corpus.key_file), and their sketch bands are
         # read by the ledger's record a band at a time
-        tk = held.with_sketches_on_disk() if isinstance(held, KeysOnDisk) else X.token_keys
+        if isinstance(held, KeysOnDisk):        # a large corpus: its read bags on disk beside its keys
+            tk = held.with_sketches_on_disk()
+            read = ColumnOnDisk.of_array(read)
+        else:
+            tk = X.token_keys
         if tk is None:
             tk = token_keys(X.doc_ptr, X.word_ids, X.vocabulary.words)
         return _documents(keys, persons, int(lengths.max()) if len(lengths) else 0, tk, read)
@@ -120,5 +125,6 @@ def _documents(keys, persons, max_tokens, tk: TokenKeys | None = None, read_bags
     if persons is not None and len(persons) != len(keys):
         persons = None          # a fit refuses persons that do not match its documents, in its own words
     extra = {} if tk is None else dict(bags=tk.bags, bands=tk.bands, signatures=tk.signatures, lengths=tk.lengths)
-    return Documents(np.asarray(keys, dtype=np.uint64), persons, max_tokens or None,
-                     read_bags=None if read_bags is None else np.asarray(read_bags, dtype=np.uint64), **extra)
+    if read_bags is not None and not isinstance(read_bags, ColumnOnDisk):
+        read_bags = np.asarray(read_bags, dtype=np.uint64)
+    return Documents(np.asarray(keys, dtype=np.uint64), persons, max_tokens or None, read_bags=read_bags, **extra)

@@ -301,16 +301,17 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
         n = len(bag_kinds[0])
         pairs = _equal_pairs(np.concatenate(bag_kinds))
         found.append(pairs % n)
+    del bag_kinds       # bags on disk (a large corpus's) read again where needed: not held through the bands
     if bands is not None and signatures is not None and len(bands):
         if not hasattr(bands, "column"):        # bands on disk stay there, read a band at a time
             bands = np.asarray(bands, dtype=np.uint64)
         keep = None
         if bags is not None:     # one sketch per distinct bag: equal bags are joined above, and share every band
             b = np.asarray(bags, dtype=np.uint64)
-            first = np.unique(b, return_index=True)[1]
             keep = np.zeros(len(b), bool)
-            keep[first] = True
+            keep[np.unique(b, return_index=True)[1]] = True       # (the index, 8 bytes a document, not held)
             keep |= b == 0
+            del b
         # each band's candidates bounded as they are made on one bit a position (an eighth of the signatures,
         # which stay where they are), and only those the bound lets through verified on the signatures
         # (:func:`sketch_candidates` less the one list of every distinct pair: a pair two bands name is verified twice,
