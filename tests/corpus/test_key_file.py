@@ -168,3 +168,26 @@ def test_a_column_that_cannot_be_written_to_disk_stays_the_array(monkeypatch):
     assert key_file.ColumnOnDisk.of_array(values) is not None
     assert np.array_equal(key_file.ColumnOnDisk.of_array(values), values)
     assert isinstance(key_file.ColumnOnDisk.of_array(values), np.ndarray)
+
+
+def test_signatures_taken_at_any_rows_are_those_rows_and_skip_the_stretches_that_hold_none(monkeypatch):
+    """SignaturesOnDisk.take gives the rows asked for (any order, repeats) as the table in memory does, reading in
+    order only the stretches of TAKE_ROWS rows that hold one of them."""
+    import dptopic.corpus.key_file as kf
+
+    chunks = [some_keys(n, seed) for seed, n in enumerate([300, 7, 250])]
+    on_disk = KeysOnDisk(chunks[0])
+    for c in chunks[1:]:
+        on_disk.append(c)
+    whole = TokenKeys.concatenate(chunks).signatures
+    sig = on_disk.with_sketches_on_disk().signatures
+    monkeypatch.setattr(kf, "TAKE_ROWS", 50)
+    read = []
+    between = KeysOnDisk.rows_between
+    monkeypatch.setattr(KeysOnDisk, "rows_between", lambda self, f, a, b: read.append((a, b)) or between(self, f, a, b))
+    monkeypatch.setattr(KeysOnDisk, "column", lambda *a: pytest.fail("the whole column read"))
+    for rows in ([556, 3, 3, 120, 0, 555], [], list(range(557))[::-1]):
+        read.clear()
+        got = sig.take(np.array(rows, dtype=np.int64))
+        assert got.shape == (len(rows), whole.shape[1]) and np.array_equal(got, whole[np.array(rows, dtype=np.int64)])
+        assert read == sorted({(r // 50 * 50, min(r // 50 * 50 + 50, 557)) for r in rows})

@@ -122,15 +122,20 @@ class KeysOnDisk:
 
     def chunks(self, field: str, rows: int):
         """``(start, array)``: column ``field`` (not the bands) read in order, ``rows`` rows at a time."""
+        for start in range(0, self.n, rows):
+            yield start, self.rows_between(field, start, min(start + rows, self.n))
+
+    def rows_between(self, field: str, start: int, stop: int) -> np.ndarray:
+        """Rows ``start`` to ``stop`` (not included) of column ``field`` (not the bands), read into a new array."""
         dtype, row = self._rows[field]
         width = int(np.prod(row, dtype=np.int64)) * dtype.itemsize
-        for start in range(0, self.n, rows):
-            out = np.empty((min(rows, self.n - start), *row), dtype)
+        out = np.empty((max(0, stop - start), *row), dtype)
+        if out.size:
             with self._lock:
                 fh = self._files[field]
                 fh.seek(start * width)
                 _read_into(fh, memoryview(out).cast("B"))
-            yield start, out
+        return out
 
     def load(self) -> TokenKeys:
         """Every row, in memory."""
@@ -166,6 +171,9 @@ def _read_into(fh, view: memoryview) -> None:
 
 CHUNK_ROWS = 1 << 18
 """Rows of a column read at once when it is read in order (:meth:`KeysOnDisk.chunks`: 32 MiB of signatures)."""
+TAKE_ROWS = 1 << 15
+"""Rows of signatures read at once by :meth:`SignaturesOnDisk.take` (4 MiB of 128-byte sketches): a stretch that
+holds none of the rows asked for is not read."""
 BUCKET_BYTES = 32 << 20
 """The most bytes of rows :meth:`SignaturesOnDisk.batches` keeps in one temporary bucket (read back whole)."""
 
@@ -244,13 +252,17 @@ class SignaturesOnDisk:
         return self.keys.chunks("signatures", rows)
 
     def take(self, rows) -> np.ndarray:
-        """The rows ``rows`` (integers, any order, repeats allowed) in their order, the column read once a chunk at
-        a time: only the rows asked for are held."""
+        """The rows ``rows`` (integers, any order, repeats allowed) in their order, the column read once in order
+        :data:`TAKE_ROWS` at a time, skipping the stretches that hold none of them: only the rows asked for are
+        held."""
         rows = np.asarray(rows, dtype=np.int64)
         out = np.empty((len(rows), *self.shape[1:]), self.dtype)
         order = np.argsort(rows, kind="stable")
         sorted_rows = rows[order]
-        for start, chunk in self.keys.chunks("signatures", CHUNK_ROWS):
+        n = len(self)
+        for start in np.unique(sorted_rows // TAKE_ROWS) * TAKE_ROWS if len(rows) else ():
+            start = int(start)
+            chunk = self.keys.rows_between("signatures", start, min(start + TAKE_ROWS, n))
             lo, hi = np.searchsorted(sorted_rows, [start, start + len(chunk)])
             out[order[lo:hi]] = chunk[sorted_rows[lo:hi] - start]
         return out

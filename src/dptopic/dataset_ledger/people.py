@@ -171,8 +171,8 @@ def _pair_agreement(sig: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray
 HELD_PAIRS = 1 << 20
 """Candidate pairs whose one-bit bound reaches the threshold (:func:`document_links`) held before they are verified
 on the signatures together: signatures on disk are read once for each :data:`VERIFIED_ROWS` of their rows."""
-VERIFIED_ROWS = 1 << 19
-"""Rows of signatures on disk read for one verification of held pairs (64 MiB of 128-byte sketches)."""
+VERIFIED_ROWS = 1 << 18
+"""Rows of signatures on disk read for one verification of held pairs (32 MiB of 128-byte sketches)."""
 
 
 def _least_agreement(K: int, compact: bool, threshold: float) -> int:
