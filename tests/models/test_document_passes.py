@@ -75,21 +75,31 @@ def test_a_user_level_fit_counts_its_corpus_whole(planted, counted, monkeypatch)
                                   lambda: DocDPEM(n_topics=5, epsilon=1.0, n_iter=3, seed=0)])
 def test_a_fit_counted_in_blocks_releases_what_one_block_releases_and_gathers_no_whole_part(planted, monkeypatch,
                                                                                                make):
-    """The noise held fixed (one seed), a training part counted 64 documents at a time releases the topics it
-    releases counted whole, up to the order of the blocks' float sums; its tokens are gathered a block at a time."""
+    """The noise held fixed (one seed), a training part counted 64 documents at a time releases what it releases
+    counted whole, up to the order of the blocks' float sums, and its topics follow; its tokens are gathered a block
+    at a time. The topics are compared more loosely than the release: the co-occurrence trainer's factorization of
+    its release (post-processing) carries a difference in the last bits of the sums to a few parts in 10^6 (on some
+    machines' BLAS)."""
     from dptopic.corpus import corpus as corpus_module
     from dptopic.corpus import token_file
 
     train = planted.corpus.subset(np.arange(0, planted.corpus.n_docs, 3) % planted.corpus.n_docs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        whole = make().fit(train.subset(np.arange(train.n_docs))).components_
+        one = make().fit(train.subset(np.arange(train.n_docs)))
+        whole = one.components_
         gathered = []
         take = token_file.take_documents
         monkeypatch.setattr(token_file, "take_documents", lambda ids, ptr, index, out: (
             gathered.append(len(index)), take(ids, ptr, index, out))[1])
         monkeypatch.setattr(_document_passes, "COUNT_BLOCK_DOCS", 64)
         monkeypatch.setattr(corpus_module, "TOKEN_BLOCK_DOCS", 64)
-        blocked = make().fit(train).components_
+        model = make().fit(train)
+        blocked = model.components_
     assert gathered and max(gathered) <= 64
-    np.testing.assert_allclose(blocked, whole, rtol=1e-9, atol=1e-12)
+    released = [k for k, v in getattr(one, "releases_", {}).items() if isinstance(v, np.ndarray)]
+    assert released or not hasattr(one, "releases_")
+    for k in released:
+        np.testing.assert_allclose(model.releases_[k], one.releases_[k], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-9 if not released else 1e-4, atol=1e-12 if not released
+                               else 1e-8)

@@ -290,9 +290,9 @@ def document_links(digests=None, bags=None, read_bags=None, bands=None, signatur
 
     Each band's candidates are first bounded on the lowest bit of each position
     (:func:`dptopic.kernels.sketch_pairs.low_bits`, 16 bytes a document), and only the pairs whose bound reaches the
-    threshold are verified on their signatures: the links of verifying every candidate. ``signatures`` may also be signatures on disk
-    (:class:`dptopic.corpus.key_file.SignaturesOnDisk`), read once in order for the bound and then the passing pairs'
-    rows, :data:`VERIFIED_ROWS` at a time: never whole."""
+    threshold are verified on their signatures: the links of verifying every candidate. ``signatures`` may also be
+    signatures on disk (:class:`dptopic.corpus.key_file.SignaturesOnDisk`), read once in order for the bound and then
+    the passing pairs' rows, :data:`VERIFIED_ROWS` at a time: never whole."""
     found = []
     if digests is not None:
         found.append(_equal_pairs(digests))
