@@ -118,18 +118,23 @@ def test_the_bands_are_kept_a_file_a_band_and_read_a_band_at_a_time():
         assert np.array_equal(getattr(kept, f), getattr(whole, f))
 
 
+def _signatures_written_in_three_chunks():
+    """Keys of 557 documents written to disk in three appends (one of 7 rows): the keys, the signatures in memory and
+    the signatures on disk."""
+    chunks = [some_keys(n, seed) for seed, n in enumerate([300, 7, 250])]
+    on_disk = KeysOnDisk(chunks[0])
+    for c in chunks[1:]:
+        on_disk.append(c)
+    return on_disk, TokenKeys.concatenate(chunks).signatures, on_disk.with_sketches_on_disk().signatures
+
+
 @pytest.mark.parametrize("bucket_bytes", [1 << 30, 3000])
 def test_signatures_on_disk_are_read_in_any_order_a_batch_at_a_time_never_whole(bucket_bytes, monkeypatch):
     """SignaturesOnDisk.batches gives the rows asked for, in the order asked, a batch at a time: from one read in
     order (one bucket), or through temporary buckets (many), the file read a chunk at a time, never whole."""
     import dptopic.corpus.key_file as kf
 
-    chunks = [some_keys(n, seed) for seed, n in enumerate([300, 7, 250])]
-    on_disk = KeysOnDisk(chunks[0])
-    for c in chunks[1:]:
-        on_disk.append(c)
-    whole = TokenKeys.concatenate(chunks).signatures
-    sig = on_disk.with_sketches_on_disk().signatures
+    on_disk, whole, sig = _signatures_written_in_three_chunks()
     assert isinstance(sig, kf.SignaturesOnDisk) and sig.shape == whole.shape and len(sig) == 557
     assert sig.size == whole.size and sig.dtype == whole.dtype and np.array_equal(np.asarray(sig), whole)
     monkeypatch.setattr(kf, "CHUNK_ROWS", 64)
@@ -175,12 +180,7 @@ def test_signatures_taken_at_any_rows_are_those_rows_and_skip_the_stretches_that
     order only the stretches of TAKE_ROWS rows that hold one of them."""
     import dptopic.corpus.key_file as kf
 
-    chunks = [some_keys(n, seed) for seed, n in enumerate([300, 7, 250])]
-    on_disk = KeysOnDisk(chunks[0])
-    for c in chunks[1:]:
-        on_disk.append(c)
-    whole = TokenKeys.concatenate(chunks).signatures
-    sig = on_disk.with_sketches_on_disk().signatures
+    on_disk, whole, sig = _signatures_written_in_three_chunks()
     monkeypatch.setattr(kf, "TAKE_ROWS", 50)
     read = []
     between = KeysOnDisk.rows_between
