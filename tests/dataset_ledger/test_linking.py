@@ -463,6 +463,7 @@ def test_keys_looked_up_in_sorted_order_find_numpys_runs():
     ``searchsorted`` of each side for the values as given (repeated values, values before, between and after the
     recorded ones); and a sorted value's membership is whether its run is not empty."""
     from dptopic.dataset_ledger import linking
+    from dptopic.kernels.sketch_pairs import among_sorted
 
     rng = np.random.default_rng(8)
     recorded = np.sort(np.concatenate([rng.integers(-50, 50, 300), [-2**63, 2**63 - 1]])).astype(np.int64)
@@ -471,7 +472,7 @@ def test_keys_looked_up_in_sorted_order_find_numpys_runs():
     assert np.array_equal(lo, np.searchsorted(recorded, values, "left"))
     assert np.array_equal(hi, np.searchsorted(recorded, values, "right"))
     v = np.sort(values)
-    assert np.array_equal(linking._among_sorted(v, recorded), np.isin(v, recorded))
+    assert np.array_equal(among_sorted(v, recorded), np.isin(v, recorded))
 
 
 def test_documents_whose_sketches_stay_on_disk_are_recorded_as_those_in_memory_a_band_at_a_time(texts, tmp_path,

@@ -9,6 +9,7 @@ import pytest
 from dptopic.kernels import sketch_pairs
 from dptopic.kernels.sketch_pairs import (
     agreements,
+    among_sorted,
     bounded_agreements,
     counted_pairs_in_place,
     distinct_pairs_in_place,
@@ -260,3 +261,12 @@ def test_ranks_among_equal_values_count_the_equal_values_before_each():
         want = np.array([int(np.count_nonzero(values[:i] == values[i])) for i in range(n)], dtype=np.uint64)
         got = ranks_among_equal(values)
         assert got.dtype == np.uint64 and np.array_equal(got, want)
+
+
+def test_values_among_sorted_keys_are_those_numpys_isin_finds():
+    rng = np.random.default_rng(14)
+    for n_keys, n_values in ((0, 5), (1, 5), (40, 0), (300, 1000)):
+        keys = np.sort(rng.integers(0, 500, n_keys).astype(np.uint64))
+        values = rng.integers(0, 520, n_values).astype(np.uint64)
+        got = among_sorted(values, keys)
+        assert got.dtype == bool and np.array_equal(got, np.isin(values, keys))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DPTopicError
+from ..kernels.sketch_pairs import among_sorted
 from .identity import mix64
 
 SPLITS = ("stable", "position", "person")
@@ -61,15 +62,6 @@ def _bag_hashes(corpus) -> np.ndarray:
     return mix64(out)
 
 
-def _among_sorted(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is one of ``sorted_keys`` (sorted ascending): ``np.isin`` by binary search."""
-    if not len(sorted_keys):
-        return np.zeros(len(values), bool)
-    pos = np.searchsorted(sorted_keys, values)
-    np.minimum(pos, len(sorted_keys) - 1, out=pos)
-    return sorted_keys[pos] == values
-
-
 def without_copies(test, train):
     """``(held_out, n_left_out)``: the held-out documents that repeat no training document, and how many were left
     out. A file may hold the same text several times and a split sends copies to both sides: evaluated on, a copy
@@ -83,10 +75,10 @@ def without_copies(test, train):
     """
     h_train, h_test = _bag_hashes(train), _bag_hashes(test)
     # one sorted copy searched (np.isin sorted both sides joined, with an index: about 40 bytes a document)
-    candidates = np.flatnonzero(_among_sorted(h_test, np.sort(h_train)))
+    candidates = np.flatnonzero(among_sorted(h_test, np.sort(h_train)))
     copy = np.zeros(test.n_docs, bool)
     if len(candidates):
-        shared = np.flatnonzero(_among_sorted(h_train, np.sort(h_test[candidates])))
+        shared = np.flatnonzero(among_sorted(h_train, np.sort(h_test[candidates])))
         seen = set(_bags(train, shared.tolist()))
         copy[candidates] = [b in seen for b in _bags(test, candidates.tolist())]
     keep = np.flatnonzero(~copy)

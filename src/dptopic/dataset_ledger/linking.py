@@ -294,6 +294,7 @@ def _record_part(tx, keys, owners, rec_key) -> None:
     the caller lets go: they are sorted in place), each once, sorted, written as key blocks. Nothing but the two
     arrays is held (at 10^7 documents, an index and sorted copies of the exact keys beside them took 1.2 GB more)."""
     from ..kernels.sketch_pairs import (  # compiled on first use: 'dptopic budget' reads without numba
+        among_sorted,
         distinct_pairs_in_place,
         sort_pairs_in_place,
     )
@@ -304,15 +305,9 @@ def _record_part(tx, keys, owners, rec_key) -> None:
     m = distinct_pairs_in_place(k, d)           # each pair once
     k, d = k[:m], d[:m]
     if len(rec_key):        # a key the ledger holds not again (looked up in sorted order, as _runs explains)
-        keep = ~_among_sorted(k, rec_key)
+        keep = ~among_sorted(k, rec_key)
         k, d = k[keep], d[keep]
     write_pairs(tx, k, d)
-
-
-def _among_sorted(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` (sorted ascending) is one of ``sorted_keys`` (sorted ascending)."""
-    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
-    return sorted_keys[pos] == values
 
 
 def _runs(sorted_keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

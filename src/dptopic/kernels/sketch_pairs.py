@@ -163,6 +163,17 @@ def ranks_among_equal(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def among_sorted(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is one of ``sorted_keys`` (1-D, sorted ascending): ``np.isin`` by binary search,
+    with no join of the two and no index (``np.isin`` sorts both sides joined)."""
+    values = np.asarray(values)
+    if not len(sorted_keys):
+        return np.zeros(values.shape, bool)
+    pos = np.searchsorted(sorted_keys, values)
+    np.minimum(pos, len(sorted_keys) - 1, out=pos)
+    return sorted_keys[pos] == values
+
+
 def sorted_unique(values: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     """The distinct values of the 1-D integer array ``values``, ascending: ``np.unique(values)``, by one sort (not
     NumPy's hash table: module note). ``overwrite``: ``values`` may be sorted in place (no copy)."""

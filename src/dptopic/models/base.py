@@ -67,7 +67,7 @@ from ..evaluation import infer_theta, umass_coherence
 from ..evaluation import perplexity as _perplexity
 from ..evaluation.topic_quality import ranking_scores
 from ..kernels import SweepArrays
-from ..kernels.sketch_pairs import sorted_unique
+from ..kernels.sketch_pairs import among_sorted, sorted_unique
 from ..protocol.document_reports import DocumentReportSet
 from ..protocol.reports import ReportSet
 from .registry import class_named
@@ -85,10 +85,7 @@ class Fingerprints:
     def count(self, keys) -> int:
         """How many of ``keys`` (each, duplicates each time) are in the set."""
         keys = np.asarray(keys, dtype=np.uint64)
-        if not len(self._sorted) or not len(keys):
-            return 0
-        at = np.minimum(np.searchsorted(self._sorted, keys), len(self._sorted) - 1)
-        return int(np.count_nonzero(self._sorted[at] == keys))
+        return int(np.count_nonzero(among_sorted(keys, self._sorted)))
 
     def update(self, keys) -> None:
         keys = np.fromiter(keys, np.uint64) if not isinstance(keys, np.ndarray) else keys.astype(np.uint64)
