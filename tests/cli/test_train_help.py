@@ -2,7 +2,6 @@
 options that train reads for it (those it does not, it refuses); plain ``--help`` lists the common options and every
 trainer."""
 import argparse
-import os
 import re
 
 import pytest
@@ -28,13 +27,14 @@ class _Reached(Exception):
     """The command got past every flag check."""
 
 
-def _aliases_file() -> str:
-    """An alias file (empty) for ``--person-aliases``, which names a file that must exist."""
-    import tempfile
+ALIASES: list[str] = []   # the empty alias file --person-aliases names: it must exist (made in pytest's own tmp)
 
-    path = os.path.join(tempfile.mkdtemp(prefix="dptopic-help-"), ".mailmap")
-    open(path, "w").close()
-    return path
+
+@pytest.fixture(autouse=True, scope="module")
+def _empty_aliases(tmp_path_factory):
+    path = tmp_path_factory.mktemp("help") / ".mailmap"
+    path.touch()
+    ALIASES[:] = [str(path)]
 
 
 def _value(action) -> list:
@@ -42,7 +42,7 @@ def _value(action) -> list:
     if action.nargs == 0:
         return []
     if action.dest == "person_aliases":
-        return [_aliases_file()]
+        return list(ALIASES)
     if action.choices:
         return [next((c for c in action.choices if c != action.default), next(iter(action.choices)))]
     for v in ("1", "10", "0.5", "auto", "all", "1,1e-6"):
