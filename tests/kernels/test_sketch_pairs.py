@@ -143,6 +143,32 @@ def test_pairs_sorted_in_place_are_in_lexsorts_order(dtypes):
         assert np.array_equal(a, first[order]) and np.array_equal(b, second[order])
 
 
+@pytest.mark.parametrize("threads", [2, 3, 5])
+def test_pairs_sorted_on_threads_are_in_lexsorts_order(threads, monkeypatch):
+    """The ranges the first partitions make, sorted on threads: the one-thread order, on the inputs a quicksort meets
+    badly (the threshold lowered so that 3,000 pairs are split into many ranges; ranges of one pair and of none)."""
+    monkeypatch.setattr(sketch_pairs, "PARALLEL_SORT_FROM", 64)
+    for first, second in _pair_orders():
+        first, second = first.astype(np.int64), second.astype(np.int32)
+        order = np.lexsort((second, first))
+        a, b = first.copy(), second.copy()
+        sort_pairs_in_place(a, b, threads=threads)
+        assert np.array_equal(a, first[order]) and np.array_equal(b, second[order])
+
+
+def test_many_pairs_sorted_on_two_threads_are_the_one_threads():
+    rng = np.random.default_rng(13)
+    n = sketch_pairs.PARALLEL_SORT_FROM * 3 + 7
+    first, second = rng.integers(0, n // 4, n), rng.integers(0, 9, n)
+    one = first.copy(), second.copy()
+    sort_pairs_in_place(*one, threads=1)
+    two = first.copy(), second.copy()
+    sort_pairs_in_place(*two, threads=2)
+    order = np.lexsort((second, first))
+    assert np.array_equal(one[0], first[order]) and np.array_equal(one[1], second[order])
+    assert np.array_equal(two[0], one[0]) and np.array_equal(two[1], one[1])
+
+
 def test_the_heap_sort_beneath_the_depth_limit_sorts_its_range_alone():
     """The introsort's fallback, reached only on inputs that defeat its pivots: it sorts [lo, hi) and nothing else."""
     for first, second in _pair_orders():
