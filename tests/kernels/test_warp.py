@@ -6,6 +6,7 @@ import pytest
 
 from conftest import counts_from_z, random_state
 from dptopic.kernels import SweepArrays, kernel_state
+from dptopic.kernels.rng import PyXorShift
 from dptopic.kernels.warp import WarpSweeper, blocks, word_order
 
 
@@ -84,3 +85,60 @@ def test_a_frozen_word_table_is_refused(planted):
     with WarpSweeper(SweepArrays(c.word_ids, c.doc_ptr, z, ndk, nwk, nk), 1) as sw:
         with pytest.raises(ValueError, match="plain counts only"):
             sw.sweep(0.1, 0.05, [kernel_state(np.random.default_rng(0))], word_table=nwk.astype(float))
+
+
+def _python_sweeps(corpus, K, z, state, alpha, beta, n_sweeps):
+    """The word-ordered sweeps of one block written plainly (the module note's rules, NumPy for the bookkeeping and
+    :class:`~dptopic.kernels.rng.PyXorShift` for the draws): the topics after ``n_sweeps`` sweeps."""
+    rng = PyXorShift(state)
+    z, proposal = z.astype(np.int64), z.astype(np.int64)       # no pending proposal before the first document pass
+    nk = np.bincount(z, minlength=K).astype(np.int64)
+    vbeta = beta * corpus.vocab_size
+    by_word = np.argsort(corpus.word_ids, kind="stable")
+    rows_of = {"docs": [np.arange(a, b) for a, b in zip(corpus.doc_ptr[:-1], corpus.doc_ptr[1:])],
+               "words": np.split(by_word, np.cumsum(np.bincount(corpus.word_ids, minlength=corpus.vocab_size))[:-1])}
+
+    def row_step(tokens, prior, dnk):
+        c = np.bincount(z[tokens], minlength=K)
+        for i in tokens:            # each pending proposal accepted or not, the other side's counts cancelled
+            s, t = z[i], proposal[i]
+            if t != s:
+                num = (c[t] + prior) * (nk[s] + dnk[s] - 1 + vbeta)
+                den = (c[s] - 1 + prior) * (nk[t] + dnk[t] + vbeta)
+                if rng.uniform() * den < num:
+                    c[s] -= 1
+                    c[t] += 1
+                    dnk[s] -= 1
+                    dnk[t] += 1
+                    z[i] = t
+        L = len(tokens)
+        for i in tokens:            # a new proposal: a random token's topic of the row, or a uniform topic
+            u = rng.uniform() * (L + K * prior)
+            proposal[i] = z[tokens[int(u)]] if u < L else min(int((u - L) * (1.0 / prior)), K - 1)
+
+    for _ in range(n_sweeps):
+        for side, prior in (("docs", alpha), ("words", beta)):
+            dnk = np.zeros(K, np.int64)     # the totals move only at the end of a pass
+            for tokens in rows_of[side]:
+                if len(tokens):
+                    row_step(tokens, prior, dnk)
+            nk += dnk
+    return z
+
+
+@pytest.mark.parametrize("alpha, beta", [(0.1, 0.05), (2.0, 0.5)])
+def test_one_blocks_chain_is_the_plain_python_sweeps(planted, alpha, beta):
+    """The kernel's chain on one thread, topic for topic, against the sweeps written plainly: the same draws from
+    the same stream, the same acceptances and the same proposals (branch-free moves, registers, prefetches and the
+    counts kept on the side change none of them)."""
+    c, K = planted.corpus, 6
+    z, ndk, nwk, nk = random_state(c, K, seed=5)
+    state = kernel_state(np.random.default_rng(5))
+    want = _python_sweeps(c, K, z, state.copy(), alpha, beta, 3)
+    arr = SweepArrays(c.word_ids, c.doc_ptr, z.copy(), ndk, nwk, nk)
+    with WarpSweeper(arr, 1) as sw:
+        for _ in range(3):
+            sw.sweep(alpha, beta, [state])
+        sw.sync()
+    assert (arr.z != random_state(c, K, seed=5)[0]).mean() > 0.3
+    assert np.array_equal(arr.z, want)

@@ -31,6 +31,14 @@ def xorshift_step(s0, s1):
 
 
 @njit(inline="always", cache=True)
+def uniform_step(s0, s1):
+    """:func:`xorshift_step` with a double in [0, 1) in place of the bits: ``(s0, s1, u)``, ``u`` the number
+    :func:`next_uniform` draws from the same state."""
+    s0, s1, bits = xorshift_step(s0, s1)
+    return s0, s1, (bits >> _S11) * _INV53
+
+
+@njit(inline="always", cache=True)
 def next_uint64(state):
     """Advance ``state`` (uint64[2]) in place; return 64 random bits."""
     s0, s1, bits = xorshift_step(state[0], state[1])

@@ -38,9 +38,9 @@ import numpy as np
 from ._jit import njit
 from ._prefetch import prefetch
 from ._threads import PoolOwner
-from .rng import next_uniform
+from .rng import uniform_step
 
-AHEAD = 16  # tokens of the word pass's gather whose topic and proposal are prefetched ahead (their reads are random)
+AHEAD = 32  # tokens of the word pass's gather whose topic and proposal are prefetched ahead (their reads are random)
 
 
 def word_order(word_ids: np.ndarray, vocab_size: int):
@@ -67,11 +67,10 @@ def _catch_up(zs, zc, counts, r, a, b):
     ``zc`` the topics the row counts (updated)."""
     for i in range(a, b):
         k = zs[i, 0]
-        k0 = zc[i]
-        if k != k0:
-            counts[r, k0] -= 1
-            counts[r, k] += 1
-            zc[i] = k
+        moved = np.int32(k != zc[i])    # as often moved as not: no branch
+        counts[r, zc[i]] -= moved
+        counts[r, k] += moved
+        zc[i] = k
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -87,6 +86,7 @@ def _row_step(zs, zc, counts, r, a, b, c, nk, dnk, prior, vbeta, state):
     return; ``nk`` is read only, the moves' effect on the totals added to ``dnk``."""
     K = nk.shape[0]
     L = b - a
+    s0, s1 = state[0], state[1]     # the generator in registers for the row (stores to the counts could alias it)
     _catch_up(zs, zc, counts, r, a, b)
     for i in range(a, b):
         c[zs[i, 0]] += 1
@@ -96,24 +96,28 @@ def _row_step(zs, zc, counts, r, a, b, c, nk, dnk, prior, vbeta, state):
         if t != s:
             num = (c[t] + prior) * (nk[s] + dnk[s] - 1 + vbeta)
             den = (c[s] - 1 + prior) * (nk[t] + dnk[t] + vbeta)
-            if next_uniform(state) * den < num:
-                c[s] -= 1
-                c[t] += 1
-                counts[r, s] -= 1
-                counts[r, t] += 1
-                dnk[s] -= 1
-                dnk[t] += 1
-                zs[i, 0] = t
-                zc[i] = t
+            s0, s1, u = uniform_step(s0, s1)
+            move = np.int64(u * den < num)      # no branch on a coin flip: each count moves by 0 or 1
+            c[s] -= move
+            c[t] += move
+            counts[r, s] -= move
+            counts[r, t] += move
+            dnk[s] -= move
+            dnk[t] += move
+            k = t if move else s
+            zs[i, 0] = k
+            zc[i] = k
     k_prior = K * prior
     inv_prior = 1.0 / prior
     for i in range(a, b):  # new proposals, with the row's counts after its moves
-        u = next_uniform(state) * (L + k_prior)
-        if u < L:
-            zs[i, 1] = zs[a + np.int64(u), 0]
-        else:
-            zs[i, 1] = min(np.int64((u - L) * inv_prior), K - 1)
+        s0, s1, u = uniform_step(s0, s1)
+        u *= L + k_prior
+        mine = zs[a + min(np.int64(u), L - 1), 0]     # both read, one kept: no branch on the coin either
+        uniform = min(np.int64((u - L) * inv_prior), K - 1)
+        zs[i, 1] = mine if u < L else uniform
         c[zs[i, 0]] -= 1   # back to zeros for the next row (the proposals read topics, not c)
+    state[0] = s0
+    state[1] = s1
 
 
 @njit(cache=True, nogil=True)
@@ -148,6 +152,8 @@ def word_pass(order, word_ptr, zp, zpw, zw, nwk, nk, dnk, w0, w1, beta, vbeta, s
         if word_ptr[w + 1] > word_ptr[w]:
             _row_step(zpw, zw, nwk, w, word_ptr[w], word_ptr[w + 1], cw, nk, dnk, beta, vbeta, state)
     for j in range(j0, j1):
+        if j + AHEAD < j1:
+            prefetch(zp, 2 * order[j + AHEAD])
         i = order[j]
         zp[i, 0] = zpw[j, 0]
         zp[i, 1] = zpw[j, 1]
