@@ -29,6 +29,7 @@ Nothing here reads a corpus: the models layer passes the documents' digests (doc
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import secrets
@@ -118,10 +119,11 @@ class DatasetLedger(CheckedState, OwnerRows, OwnerTotals, Plans, Views):
         persons = int(table[:, 2].any())
         sid = tx.insert("INSERT INTO docsets (fingerprint, content, n_docs, persons, created) VALUES (?, ?, ?, ?, ?)",
                         (fingerprint, content, int(table[:, 3].sum()), persons, _now()))
-        for start in range(0, len(table), ROWS_PER_WRITE):      # the rows made a batch at a time
+        for start in range(0, len(table), ROWS_PER_WRITE):      # the rows made a batch at a time, a column at once
+            batch = table[start:start + ROWS_PER_WRITE]
             tx.many("INSERT INTO docs (docset, doc, owner, person, copies) VALUES (?, ?, ?, ?, ?)",
-                    [(sid, d if has_doc else None, o, p, n) for d, o, p, n in
-                     table[start:start + ROWS_PER_WRITE].tolist()])
+                    zip(itertools.repeat(sid), batch[:, 0].tolist() if has_doc else itertools.repeat(None),
+                        batch[:, 1].tolist(), batch[:, 2].tolist(), batch[:, 3].tolist()))
         del table
         if persons:     # documents recorded before without their person: theirs now
             tx.run("UPDATE docs SET owner = (SELECT n.owner FROM docs n WHERE n.docset = ? AND n.doc = docs.doc"
