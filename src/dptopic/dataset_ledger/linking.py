@@ -272,8 +272,9 @@ def _record_keys(tx, key: bytes, docs, doc, rec_key) -> None:
     sketches = _sketch_batches(docs.signatures, first_row, ROWS_PER_INSERT) if sketched else None
     for start in range(0, len(first_row), ROWS_PER_INSERT):
         rows = first_row[start:start + ROWS_PER_INSERT]
-        # each column of the batch made at once (no NumPy scalar a row: the rows' tuples took 1.1 s at 10^6 documents); the batch's
-        # sketches keyed (a row's keyed form depends on that row alone): never the whole set's at once
+        # each column of the batch made at once (no NumPy scalar a row: the rows' tuples took 1.1 s at 10^6
+        # documents); the batch's sketches keyed (a row's keyed form depends on that row alone): never the whole
+        # set's at once
         tokens = lengths[rows].tolist() if lengths is not None else itertools.repeat(UNKNOWN_TOKENS)
         sketch = itertools.repeat(None)
         if sketched:
